@@ -1,0 +1,34 @@
+# The two commands of the README: `make demo` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch is only needed by `memlint confirm` / `estimate` and their tests; pinned so pip takes the
+# local CPU build instead of the newest CUDA one.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: demo test venv clean-venv
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.test-installed: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test]' '$(TORCH_SPEC)'
+	touch $@
+
+venv: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	@echo "== memlint check fixtures/"
+	-$(BIN)/memlint check fixtures/
+	@echo
+	@echo "== memlint check --diff --unsafe-fixes fixtures/  (what --fix would change; nothing is written)"
+	-$(BIN)/memlint check --diff --unsafe-fixes fixtures/
+
+test: $(VENV)/.test-installed
+	$(BIN)/python -m pytest
+
+clean-venv:
+	rm -rf $(VENV)

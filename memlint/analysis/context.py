@@ -1,0 +1,592 @@
+"""The shared analysis state, updated as the engine's single traversal walks a file.
+
+Rules read it (`ctx.resolve(node)`, `ctx.grad_mode`, `ctx.in_loop`, `ctx.holds_graph(expr)`) but never
+change it.  The engine calls `on_visit` before the rules see a node and `on_leave` after them, so a
+rule looking at an assignment sees the names as they were before that assignment ran.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Union
+
+import libcst as cst
+
+from memlint.analysis import tables, values
+from memlint.analysis.values import Kind, Value
+
+FunctionKey = tuple  # ("func", name) or ("method", class_name, name)
+Loop = Union[cst.For, cst.While]
+
+
+class GradMode(enum.Enum):
+    ENABLED = "enabled"
+    DISABLED = "disabled"
+    UNKNOWN = "unknown"  # e.g. torch.set_grad_enabled(is_training)
+
+    @property
+    def records_graph(self) -> Optional[bool]:
+        return {GradMode.ENABLED: True, GradMode.DISABLED: False}.get(self)
+
+
+@dataclass
+class Binding:
+    value: Value
+    qualified: Optional[str] = None  # what an import or an alias of one refers to: "torch.nn"
+
+
+@dataclass
+class Frame:
+    """One scope: the module, a class body or a function body."""
+
+    kind: str  # "module" | "class" | "function"
+    node: cst.CSTNode
+    key: Optional[FunctionKey] = None
+    class_name: Optional[str] = None  # the class a method belongs to, or the class of a class body
+    names: dict[str, Binding] = field(default_factory=dict)
+    params: set[str] = field(default_factory=set)
+    grad: list[GradMode] = field(default_factory=lambda: [GradMode.ENABLED])
+    loops: list[Loop] = field(default_factory=list)
+    # Conditions entered inside this frame, with the loop depth at which each was entered.
+    conditions: list[tuple[cst.CSTNode, int]] = field(default_factory=list)
+    handlers: list[cst.ExceptHandler] = field(default_factory=list)
+    # For each name, the loop it was last (re)bound in, or None when bound outside any loop.
+    bound_in_loop: dict[str, Optional[Loop]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call of a function defined in this file, and the context it was called from."""
+
+    callee: FunctionKey
+    callers: tuple[FunctionKey, ...]  # enclosing functions, outermost first
+    grad: GradMode
+    in_loop: bool
+    # Inside the innermost loop, behind an `if` (periodic or opt-in) or in an exception handler.
+    conditional: bool
+
+
+@dataclass
+class FileFacts:
+    """What is known once the whole file has been seen (for conditions that look ahead)."""
+
+    defined: set[FunctionKey]
+    call_sites: dict[FunctionKey, list[CallSite]]
+    no_grad_functions: set[FunctionKey]
+    loop_called_functions: set[FunctionKey]
+
+
+class Context:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.frames: list[Frame] = [Frame("module", module)]
+        self.module_classes: dict[str, cst.ClassDef] = {}  # nn.Module subclasses defined in the file
+        self.class_attributes: dict[str, dict[str, Value]] = {}  # class -> self.<attr> -> value
+        self.no_grad_decorators: set[str] = set()
+        self.defined_functions: set[FunctionKey] = set()
+        self.call_sites: dict[FunctionKey, list[CallSite]] = {}
+        self._ambiguous = _module_names_bound_twice(module)
+        self._facts: Optional[FileFacts] = None
+        self.visit_handlers: dict[type, Callable[[cst.CSTNode], None]] = {
+            cst.FunctionDef: self._visit_function,
+            cst.ClassDef: self._visit_class,
+            cst.For: self._visit_for,
+            cst.While: self._visit_loop,
+            cst.With: self._visit_with,
+            cst.If: self._visit_if,
+            cst.ExceptHandler: self._visit_handler,
+            cst.Call: self._visit_call,
+            cst.Expr: self._visit_expression_statement,
+        }
+        self.leave_handlers: dict[type, Callable[[cst.CSTNode], None]] = {
+            cst.FunctionDef: self._leave_frame,
+            cst.ClassDef: self._leave_frame,
+            cst.For: self._leave_loop,
+            cst.While: self._leave_loop,
+            cst.With: self._leave_with,
+            cst.If: self._leave_if,
+            cst.ExceptHandler: self._leave_handler,
+            cst.Import: self._leave_import,
+            cst.ImportFrom: self._leave_import_from,
+            cst.Assign: self._leave_assign,
+            cst.AnnAssign: self._leave_ann_assign,
+            cst.AugAssign: self._leave_aug_assign,
+        }
+
+    # ------------------------------------------------------------------ queries for rules
+
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    @property
+    def grad_mode(self) -> GradMode:
+        return self.frame.grad[-1]
+
+    @property
+    def loops(self) -> list[Loop]:
+        return self.frame.loops
+
+    @property
+    def in_loop(self) -> bool:
+        return bool(self.frame.loops)
+
+    @property
+    def loop(self) -> Optional[Loop]:
+        return self.frame.loops[-1] if self.frame.loops else None
+
+    @property
+    def conditional_in_loop(self) -> bool:
+        """Inside the innermost loop, is the current code behind an `if` or in an exception handler?"""
+        depth = len(self.frame.loops)
+        return any(d == depth for _, d in self.frame.conditions) or bool(self.frame.handlers)
+
+    @property
+    def in_function(self) -> bool:
+        return self.frame.kind == "function"
+
+    @property
+    def function_key(self) -> Optional[FunctionKey]:
+        return self.frame.key
+
+    @property
+    def function_chain(self) -> tuple[FunctionKey, ...]:
+        return tuple(f.key for f in self.frames if f.key is not None)
+
+    @property
+    def function_node(self) -> Optional[cst.FunctionDef]:
+        node = self.frame.node
+        return node if isinstance(node, cst.FunctionDef) else None
+
+    @property
+    def class_name(self) -> Optional[str]:
+        return self.frame.class_name
+
+    @property
+    def in_module_class(self) -> bool:
+        return self.frame.class_name in self.module_classes
+
+    def resolve(self, expr: cst.CSTNode) -> Optional[str]:
+        """Qualified name an expression refers to through imports: `nn.ReLU` -> "torch.nn.ReLU"."""
+        if isinstance(expr, cst.Name):
+            binding = self._lookup(expr.value)
+            return binding.qualified if binding else None
+        if isinstance(expr, cst.Attribute):
+            base = self.resolve(expr.value)
+            return f"{base}.{expr.attr.value}" if base else None
+        return None
+
+    def resolve_callee(self, call: cst.Call) -> Optional[str]:
+        return self.resolve(call.func)
+
+    def value_of(self, expr: cst.BaseExpression) -> Value:
+        return values.evaluate(expr, self)
+
+    def holds_graph(self, expr: cst.BaseExpression) -> Optional[bool]:
+        """True: carries autograd history; False: certainly not; None: cannot tell."""
+        return values.evaluate(expr, self).graph
+
+    def lookup_value(self, name: str) -> Value:
+        binding = self._lookup(name)
+        return binding.value if binding else values.UNKNOWN
+
+    def lookup_self_attribute(self, attr: str) -> Value:
+        class_name = self.frame.class_name
+        if class_name is None:
+            return values.UNKNOWN
+        return self.class_attributes.get(class_name, {}).get(attr, values.UNKNOWN)
+
+    def is_builtin(self, name: str) -> bool:
+        return self._lookup(name) is None and name not in self._ambiguous
+
+    def is_param(self, name: str) -> bool:
+        return name in self.frame.params and name in self.frame.names
+
+    def bound_in_current_loop(self, name: str) -> bool:
+        """Was `name` last bound inside the innermost loop (so it is reset on every iteration)?"""
+        loop = self.loop
+        return loop is not None and self.frame.bound_in_loop.get(name, None) is loop
+
+    def facts(self) -> FileFacts:
+        """Facts about the whole file; only meaningful once the traversal is over."""
+        if self._facts is None:
+            self._facts = FileFacts(
+                defined=set(self.defined_functions),
+                call_sites=self.call_sites,
+                no_grad_functions=self._no_grad_functions(),
+                loop_called_functions=self._loop_called_functions(),
+            )
+        return self._facts
+
+    # ------------------------------------------------------------------ traversal hooks
+
+    def on_visit(self, node: cst.CSTNode) -> None:
+        handler = self.visit_handlers.get(type(node))
+        if handler is not None:
+            handler(node)
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        handler = self.leave_handlers.get(type(node))
+        if handler is not None:
+            handler(node)
+
+    def _visit_function(self, node: cst.FunctionDef) -> None:
+        outer = self.frame
+        name = node.name.value
+        self._bind(name, Binding(values.FUNCTION))
+        class_name = outer.class_name if outer.kind == "class" else None
+        key: FunctionKey = ("method", class_name, name) if class_name else ("func", name)
+        self.defined_functions.add(key)
+        frame = Frame("function", node, key=key, class_name=class_name or (outer.class_name if outer.kind == "function" else None))
+        frame.grad = [self._base_grad_mode(node, is_method=class_name is not None)]
+        params = node.params
+        all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
+        for extra in (params.star_arg, params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                all_params.append(extra)
+        for index, param in enumerate(all_params):
+            value = values.UNKNOWN
+            if index == 0 and class_name is not None and class_name in self.module_classes:
+                value = values.MODULE  # `self` of an nn.Module: calling it runs the model
+            elif param.annotation is not None and self._is_module_type(param.annotation.annotation):
+                value = values.MODULE
+            frame.names[param.name.value] = Binding(value)
+            frame.params.add(param.name.value)
+        self.frames.append(frame)
+
+    def _visit_class(self, node: cst.ClassDef) -> None:
+        name = node.name.value
+        self._bind(name, Binding(values.FUNCTION))
+        if any(self._is_module_type(base.value) for base in node.bases):
+            self.module_classes[name] = node
+        self.class_attributes.setdefault(name, {})
+        self.frames.append(Frame("class", node, class_name=name))
+
+    def _leave_frame(self, node: cst.CSTNode) -> None:
+        self.frames.pop()
+
+    def _visit_for(self, node: cst.For) -> None:
+        self._bind_target(node.target, values.UNKNOWN)
+        self._visit_loop(node)
+
+    def _visit_loop(self, node: Loop) -> None:
+        self.frame.loops.append(node)
+
+    def _leave_loop(self, node: Loop) -> None:
+        self.frame.loops.pop()
+
+    def _visit_with(self, node: cst.With) -> None:
+        mode = self.grad_mode
+        for item in node.items:
+            mode = self._grad_mode_of_context(item.item) or mode
+            if item.asname is not None:
+                self._bind_target(item.asname.name, values.UNKNOWN)
+            if mode is GradMode.DISABLED:
+                self._note_no_grad_decorator_body(node)
+        self.frame.grad.append(mode)
+
+    def _leave_with(self, node: cst.With) -> None:
+        self.frame.grad.pop()
+
+    def _visit_if(self, node: cst.If) -> None:
+        self.frame.conditions.append((node, len(self.frame.loops)))
+
+    def _leave_if(self, node: cst.If) -> None:
+        self.frame.conditions.pop()
+
+    def _visit_handler(self, node: cst.ExceptHandler) -> None:
+        self.frame.handlers.append(node)
+        if node.name is not None:
+            self._bind_target(node.name.name, values.OTHER)
+
+    def _leave_handler(self, node: cst.ExceptHandler) -> None:
+        self.frame.handlers.pop()
+
+    def _visit_call(self, node: cst.Call) -> None:
+        func = node.func
+        callee: Optional[FunctionKey] = None
+        if isinstance(func, cst.Name) and self.resolve(func) is None:
+            callee = ("func", func.value)
+        elif (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+            and self.frame.class_name is not None
+        ):
+            callee = ("method", self.frame.class_name, func.attr.value)
+        elif isinstance(func, cst.Call) and self.resolve(func.func) in tables.NO_GRAD_CONTEXTS:
+            # `return torch.no_grad()(fn)`: this function makes `fn` run without gradients.
+            if any(isinstance(a.value, cst.Name) and a.value.value in self.frame.params for a in node.args):
+                self._mark_no_grad_decorator()
+        if callee is None:
+            return
+        site = CallSite(
+            callee=callee,
+            callers=self.function_chain,
+            grad=self.grad_mode,
+            in_loop=self.in_loop,
+            conditional=self.conditional_in_loop,
+        )
+        self.call_sites.setdefault(callee, []).append(site)
+
+    def _visit_expression_statement(self, node: cst.Expr) -> None:
+        # `torch.set_grad_enabled(False)` as a statement: the rest of the block runs without grad.
+        call = node.value
+        if isinstance(call, cst.Call) and self.resolve(call.func) in tables.SET_GRAD_ENABLED:
+            self.frame.grad[-1] = _literal_flag(call) or GradMode.UNKNOWN
+
+    def _leave_import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            dotted = _dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._bind(alias.asname.name.value, Binding(values.OTHER, qualified=dotted))
+            else:
+                top = dotted.split(".")[0]
+                self._bind(top, Binding(values.OTHER, qualified=top))
+
+    def _leave_import_from(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        module = _dotted(node.module) if node.module is not None else ""
+        relative = bool(node.relative)
+        for alias in node.names:
+            imported = _dotted(alias.name)
+            local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else imported
+            qualified = None if relative else f"{module}.{imported}"
+            self._bind(local, Binding(values.OTHER, qualified=qualified))
+
+    def _leave_assign(self, node: cst.Assign) -> None:
+        value = values.evaluate(node.value, self)
+        alias = self.resolve(node.value)
+        for target in node.targets:
+            if alias is not None and isinstance(target.target, cst.Name):
+                self._bind(target.target.value, Binding(values.OTHER, qualified=alias))
+                continue
+            self._bind_target(target.target, value)
+
+    def _leave_ann_assign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind_target(node.target, values.evaluate(node.value, self))
+
+    def _leave_aug_assign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            name = node.target.value
+            old = self.lookup_value(name)
+            new = values._combine(old, values.evaluate(node.value, self))
+            binding = self.frame.names.get(name)
+            self.frame.names[name] = Binding(new, binding.qualified if binding else None)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _lookup(self, name: str) -> Optional[Binding]:
+        current = self.frames[-1]
+        binding = current.names.get(name)
+        if binding is not None:
+            return binding
+        for frame in reversed(self.frames[:-1]):
+            if frame.kind == "class":
+                continue  # class bodies are not visible from their methods
+            binding = frame.names.get(name)
+            if binding is not None:
+                if frame.kind == "module" and name in self._ambiguous and current.kind != "module":
+                    return Binding(values.UNKNOWN)  # rebound later at module level: cannot tell which
+                return binding
+        return None
+
+    def _bind(self, name: str, binding: Binding) -> None:
+        self.frame.names[name] = binding
+        self.frame.bound_in_loop[name] = self.loop
+
+    def _bind_target(self, target: cst.BaseExpression, value: Value) -> None:
+        if isinstance(target, cst.Name):
+            self._bind(target.value, Binding(value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                inner = element.value
+                if isinstance(inner, cst.StarredElement):
+                    inner = inner.value
+                self._bind_target(inner, values.element_of(value))
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value, values.UNKNOWN)
+        elif (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+            and self.frame.class_name is not None
+        ):
+            self.class_attributes.setdefault(self.frame.class_name, {})[target.attr.value] = value
+
+    def _is_module_type(self, expr: cst.BaseExpression) -> bool:
+        qualified = self.resolve(expr)
+        if qualified in tables.MODULE_BASES:
+            return True
+        if qualified is not None and qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[1][:1].isupper():
+            return True
+        return isinstance(expr, cst.Name) and expr.value in self.module_classes
+
+    def _base_grad_mode(self, node: cst.FunctionDef, *, is_method: bool) -> GradMode:
+        name = node.name.value
+        if is_method and (name in tables.NO_GRAD_HOOKS or name.startswith(tables.NO_GRAD_HOOK_PREFIXES)):
+            return GradMode.DISABLED
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            mode = self._grad_mode_of_context(expr)
+            if mode is None and not isinstance(expr, cst.Call):
+                qualified = self.resolve(expr)
+                if qualified in tables.NO_GRAD_CONTEXTS:
+                    mode = GradMode.DISABLED
+                elif qualified in tables.ENABLE_GRAD_CONTEXTS:
+                    mode = GradMode.ENABLED
+            if mode is None:
+                target = expr.func if isinstance(expr, cst.Call) else expr
+                if isinstance(target, cst.Name) and target.value in self.no_grad_decorators:
+                    mode = GradMode.DISABLED
+            if mode is not None:
+                return mode
+        return GradMode.ENABLED
+
+    def _grad_mode_of_context(self, expr: cst.BaseExpression) -> Optional[GradMode]:
+        if not isinstance(expr, cst.Call):
+            return None
+        qualified = self.resolve(expr.func)
+        if qualified in tables.NO_GRAD_CONTEXTS:
+            if qualified.endswith("inference_mode") and expr.args:
+                return GradMode.DISABLED if _literal_flag(expr) is GradMode.ENABLED else (
+                    GradMode.ENABLED if _literal_flag(expr) is GradMode.DISABLED else GradMode.UNKNOWN
+                )
+            return GradMode.DISABLED
+        if qualified in tables.ENABLE_GRAD_CONTEXTS:
+            return GradMode.ENABLED
+        if qualified in tables.SET_GRAD_ENABLED:
+            return _literal_flag(expr) or GradMode.UNKNOWN
+        return None
+
+    def _note_no_grad_decorator_body(self, node: cst.With) -> None:
+        """`with torch.no_grad(): return fn(*args)` inside a wrapper makes its outer function a decorator."""
+        params = {p for f in self.frames if f.kind == "function" for p in f.params}
+        if not params:
+            return
+        for call in _calls_in(node.body):
+            if isinstance(call.func, cst.Name) and call.func.value in params:
+                self._mark_no_grad_decorator()
+                return
+
+    def _mark_no_grad_decorator(self) -> None:
+        outermost = next((f for f in self.frames if f.kind == "function"), None)
+        if outermost is not None and outermost.key is not None:
+            self.no_grad_decorators.add(outermost.key[-1])
+
+    def _no_grad_functions(self) -> set[FunctionKey]:
+        """Functions whose every call in this file runs without gradient tracking."""
+        result: set[FunctionKey] = set()
+        changed = True
+        while changed:
+            changed = False
+            for key in self.defined_functions - result:
+                sites = self.call_sites.get(key)
+                if sites and all(
+                    site.grad is GradMode.DISABLED or any(c in result for c in site.callers) for site in sites
+                ):
+                    result.add(key)
+                    changed = True
+        return result
+
+    def _loop_called_functions(self) -> set[FunctionKey]:
+        """Functions called on every iteration of a loop (directly or through other such functions)."""
+        result: set[FunctionKey] = set()
+        changed = True
+        while changed:
+            changed = False
+            for key in self.defined_functions - result:
+                for site in self.call_sites.get(key, ()):
+                    unconditional_in_loop = site.in_loop and not site.conditional
+                    via_loop_helper = bool(site.callers) and site.callers[-1] in result and not site.conditional
+                    if unconditional_in_loop or via_loop_helper:
+                        result.add(key)
+                        changed = True
+                        break
+        return result
+
+
+def _literal_flag(call: cst.Call) -> Optional[GradMode]:
+    """`set_grad_enabled(False)` -> DISABLED, `(True)` -> ENABLED, anything else -> None."""
+    if not call.args:
+        return None
+    value = call.args[0].value
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return GradMode.ENABLED if value.value == "True" else GradMode.DISABLED
+    return None
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _calls_in(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            yield current
+        stack.extend(current.children)
+
+
+def _module_names_bound_twice(module: cst.Module) -> set[str]:
+    """Module-level names bound by an import and also by something else (def, class, assignment).
+
+    Function bodies run after the module has finished loading, so for them such a name is ambiguous.
+    `name = None` (the usual `except ImportError` fallback) does not count.
+    """
+    imported: dict[str, set[str]] = {}
+    other: set[str] = set()
+
+    def scan(statements) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Import):
+                        for alias in small.names:
+                            if alias.asname is not None:
+                                name, source = alias.asname.name.value, _dotted(alias.name)
+                            else:
+                                name = source = _dotted(alias.name).split(".")[0]
+                            imported.setdefault(name, set()).add(source)
+                    elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                        for alias in small.names:
+                            name = alias.asname.name.value if alias.asname else _dotted(alias.name)
+                            imported.setdefault(name, set()).add(_dotted(small.module) if small.module else ".")
+                    elif isinstance(small, (cst.Assign, cst.AnnAssign)):
+                        if isinstance(small.value, cst.Name) and small.value.value == "None":
+                            continue
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                        other.update(t.value for t in targets if isinstance(t, cst.Name))
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                other.add(statement.name.value)
+            elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.TryStar)):
+                for block in _blocks_of(statement):
+                    scan(block)
+
+    scan(module.body)
+    ambiguous = {name for name in imported if name in other}
+    ambiguous.update(name for name, sources in imported.items() if len(sources) > 1)
+    return ambiguous
+
+
+def _blocks_of(statement: cst.CSTNode):
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        yield body.body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body.body
+    for attr in ("orelse", "finalbody"):
+        extra = getattr(statement, attr, None)
+        while extra is not None:
+            block = getattr(extra, "body", None)
+            if isinstance(block, cst.IndentedBlock):
+                yield block.body
+            extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None

@@ -1,0 +1,116 @@
+"""Data tables the analysis and rules consult (kept as data, not code, in the TorchFix manner)."""
+
+from __future__ import annotations
+
+import re
+
+# Context managers and decorators that turn gradient tracking off.
+NO_GRAD_CONTEXTS = frozenset(
+    {
+        "torch.no_grad",
+        "torch.inference_mode",
+        "torch.autograd.no_grad",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autograd.inference_mode",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
+# Context managers that turn it back on inside a no-grad region.
+ENABLE_GRAD_CONTEXTS = frozenset(
+    {"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"}
+)
+SET_GRAD_ENABLED = frozenset(
+    {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
+)
+
+# Methods a framework already runs without gradient tracking (PyTorch Lightning's evaluation loops
+# run under torch.no_grad / inference_mode, hooks included).
+NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "validation_step_end", "test_step_end"})
+NO_GRAD_HOOK_PREFIXES = ("on_validation_", "on_test_", "on_predict_")
+
+# Base classes that make a class an nn.Module.
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+        "pytorch_lightning.LightningModule",
+        "pytorch_lightning.core.LightningModule",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "lightning.pytorch.core.LightningModule",
+        "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel",
+    }
+)
+
+# torch.nn.functional losses: they return a 0-d tensor (with the default reduction).
+FUNCTIONAL_LOSSES = frozenset(
+    {
+        "binary_cross_entropy",
+        "binary_cross_entropy_with_logits",
+        "cosine_embedding_loss",
+        "cross_entropy",
+        "ctc_loss",
+        "gaussian_nll_loss",
+        "hinge_embedding_loss",
+        "huber_loss",
+        "kl_div",
+        "l1_loss",
+        "margin_ranking_loss",
+        "mse_loss",
+        "multi_margin_loss",
+        "multilabel_margin_loss",
+        "multilabel_soft_margin_loss",
+        "nll_loss",
+        "poisson_nll_loss",
+        "smooth_l1_loss",
+        "soft_margin_loss",
+        "triplet_margin_loss",
+        "triplet_margin_with_distance_loss",
+    }
+)
+
+# torch functions that build a fresh tensor with no autograd history.
+TENSOR_FACTORIES = frozenset(
+    {
+        "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
+        "linspace", "logspace", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like",
+        "randn", "randn_like", "randperm", "tensor", "zeros", "zeros_like",
+    }
+)  # fmt: skip
+
+# Tensor methods whose result keeps the receiver's autograd history.  The value says whether the
+# result is a 0-d tensor: True (always, when called without arguments), "same" (as the receiver), False.
+GRAPH_PRESERVING_METHODS: dict[str, object] = {
+    "sum": True, "mean": True, "norm": True, "prod": True, "std": True, "var": True,
+    "cpu": "same", "cuda": "same", "to": "same", "float": "same", "double": "same", "half": "same",
+    "bfloat16": "same", "clone": "same", "contiguous": "same", "abs": "same", "neg": "same",
+    "mul": "same", "div": "same", "add": "same", "sub": "same", "pow": "same", "sqrt": "same",
+    "log": "same", "exp": "same", "squeeze": "same", "type_as": "same",
+    "view": False, "reshape": False, "unsqueeze": False, "flatten": False, "permute": False,
+    "transpose": False, "t": False, "expand": False, "expand_as": False, "repeat": False,
+    "softmax": False, "log_softmax": False, "sigmoid": False, "tanh": False, "relu": False,
+    "masked_fill": False, "narrow": False, "select": False, "gather": False, "index_select": False,
+    "matmul": False, "mm": False, "bmm": False, "view_as": False, "reshape_as": False,
+}  # fmt: skip
+
+# Tensor methods and attributes whose result never carries autograd history.
+GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "argmax", "argmin", "size", "dim", "numel", "eq", "ne"})
+GRAPH_FREE_ATTRIBUTES = frozenset(
+    {"data", "grad", "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "is_leaf"}
+)
+
+# Names a call is taken to run a model or a loss on, when the analysis cannot see what they hold.
+_MODEL_WORDS = (
+    "model|net|network|module|encoder|decoder|backbone|classifier|generator|discriminator|critic|"
+    "actor|policy|teacher|student|transformer|unet|vae|autoencoder|head"
+)
+MODEL_NAME = re.compile(rf"^(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)*$|^[a-z]*(?:model|net)\d*$")
+LOSS_NAME = re.compile(
+    r"^(?:[a-z0-9]+_)*(?:criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|compute_loss)"
+    r"(?:_[a-z0-9]+)*$|^criterion\d*$"
+)
+
+# Calls that run backward through their argument or receiver.
+BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})

@@ -1,0 +1,156 @@
+"""How a name is used elsewhere in its function: for gradients, as a tensor, as a number, or in a way
+that lets it escape where the analysis cannot follow."""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Collection
+
+import libcst as cst
+
+from memlint.analysis import tables
+from memlint.analysis.walk import with_parents
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+
+class Use(enum.Enum):
+    GRADIENT = "gradient"  # reaches backward() / autograd.grad: the graph is wanted
+    TENSOR = "tensor"  # used as a tensor (a method, a torch function)
+    NUMERIC = "numeric"  # printed, formatted, logged, compared, arithmetic with numbers
+    ESCAPES = "escapes"  # returned, stored on an object, passed to code we cannot see
+
+
+# Calls that only read a number: printing, formatting, logging and progress bars.
+_NUMERIC_FUNCTIONS = frozenset({"print", "float", "int", "round", "str", "repr", "format", "len", "bool"})
+_PASS_THROUGH_FUNCTIONS = frozenset({"sum", "max", "min", "abs", "sorted"})
+_LOGGING_METHODS = frozenset(
+    {
+        "info", "debug", "warning", "warn", "error", "critical", "log", "log_dict", "log_metrics",
+        "add_scalar", "add_scalars", "set_postfix", "set_description", "write", "format", "report",
+    }
+)  # fmt: skip
+_NUMERIC_MODULES = ("numpy.", "math.", "statistics.")
+_CONTAINER_METHODS = frozenset({"append", "extend", "clear", "pop", "insert", "copy", "keys", "values", "items", "get"})
+
+
+def classify_uses(
+    scope: cst.CSTNode, name: str, ctx: "Context", *, skip: Collection[cst.CSTNode] = (), is_container: bool = False
+) -> set[Use]:
+    """Uses of `name` inside `scope`, other than bindings and the statements in `skip`."""
+    uses: set[Use] = set()
+    derived: list[str] = []
+    skip_ids = {id(node) for node in skip}
+    for node, parents in with_parents(scope):
+        if not (isinstance(node, cst.Name) and node.value == name):
+            continue
+        if any(id(p) in skip_ids for p in parents) or _is_binding(node, parents):
+            continue
+        if isinstance(parents[-1], (cst.FunctionDef, cst.ClassDef, cst.Param)):
+            continue
+        use, target = _classify(node, parents, ctx, is_container)
+        if use is not None:
+            uses.add(use)
+        if target is not None and target != name:
+            derived.append(target)
+    for other in derived[:8]:  # `mean = total / n; mean.backward()`: follow what the name flows into
+        uses |= {u for u in classify_uses(scope, other, ctx) if u in (Use.GRADIENT, Use.ESCAPES, Use.TENSOR)}
+    return uses
+
+
+def _is_binding(node: cst.Name, parents: tuple[cst.CSTNode, ...]) -> bool:
+    parent = parents[-1]
+    if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and getattr(parent, "target", None) is node:
+        return True
+    if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
+        return True
+    return isinstance(parent, (cst.Tuple, cst.List, cst.Element)) and any(isinstance(p, cst.AssignTarget) for p in parents[-3:])
+
+
+def _classify(node: cst.CSTNode, parents: tuple[cst.CSTNode, ...], ctx: "Context", is_container: bool):
+    """(use, name the value flows into) for one occurrence, looking outward through its parents."""
+    child = node
+    element = False  # the occurrence is an element of a container accumulator: losses[-1]
+    for index in range(len(parents) - 1, -1, -1):
+        parent = parents[index]
+        outer = parents[:index]
+        if isinstance(parent, cst.Attribute) and parent.value is child:
+            method = parent.attr.value
+            if is_container and not element and method in _CONTAINER_METHODS:
+                return None, None
+            if method in tables.BACKWARD_METHODS or _reaches_backward(outer):
+                return Use.GRADIENT, None
+            return Use.TENSOR, None
+        if isinstance(parent, cst.Subscript) and parent.value is child:
+            element = True
+        elif isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation,
+                                 cst.ComparisonTarget, cst.SubscriptElement, cst.Index, cst.Slice,
+                                 cst.Element, cst.DictElement, cst.List, cst.Tuple, cst.Dict, cst.Set,
+                                 cst.StarredElement, cst.FormattedStringExpression)):  # fmt: skip
+            if isinstance(parent, cst.FormattedStringExpression):
+                return Use.NUMERIC, None
+        elif isinstance(parent, cst.Arg):
+            pass
+        elif isinstance(parent, cst.Call):
+            use = _call_use(parent, outer, ctx)
+            if use is not _CONTINUE:
+                return use, None
+        elif isinstance(parent, (cst.Return, cst.Yield)):
+            return Use.ESCAPES, None
+        elif isinstance(parent, cst.Assign):
+            targets = [t.target for t in parent.targets]
+            if len(targets) == 1 and isinstance(targets[0], cst.Name):
+                return Use.NUMERIC, targets[0].value
+            return Use.ESCAPES, None
+        elif isinstance(parent, (cst.AugAssign, cst.AnnAssign)):
+            target = parent.target
+            return (Use.NUMERIC, target.value) if isinstance(target, cst.Name) else (Use.ESCAPES, None)
+        elif isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)):
+            return Use.NUMERIC, None
+        elif isinstance(parent, (cst.Expr, cst.SimpleStatementLine)):
+            return Use.NUMERIC, None
+        elif isinstance(parent, cst.Del):
+            return None, None
+        else:
+            return Use.ESCAPES, None
+        child = parent
+    return Use.ESCAPES, None
+
+
+_CONTINUE = object()
+
+
+def _call_use(call: cst.Call, outer: tuple[cst.CSTNode, ...], ctx: "Context"):
+    func = call.func
+    qualified = ctx.resolve(func)
+    if qualified in tables.AUTOGRAD_FUNCTIONS:
+        return Use.GRADIENT
+    if qualified is not None:
+        if qualified == "torch.tensor" or qualified.startswith(_NUMERIC_MODULES):
+            return Use.NUMERIC
+        if qualified.startswith("torch."):
+            return Use.GRADIENT if _reaches_backward(outer) else Use.TENSOR
+        return Use.ESCAPES
+    if isinstance(func, cst.Name) and ctx.is_builtin(func.value):
+        if func.value in _NUMERIC_FUNCTIONS:
+            return Use.NUMERIC
+        if func.value in _PASS_THROUGH_FUNCTIONS:
+            return Use.GRADIENT if _reaches_backward(outer) else _CONTINUE
+    if isinstance(func, cst.Attribute):
+        method = func.attr.value
+        if method in tables.BACKWARD_METHODS:  # accelerator.backward(total), self.manual_backward(total)
+            return Use.GRADIENT
+        if method in _LOGGING_METHODS:
+            return Use.NUMERIC
+    return Use.ESCAPES
+
+
+def _reaches_backward(outer: tuple[cst.CSTNode, ...]) -> bool:
+    """Is the expression, somewhere up its chain of calls, the receiver of backward()?"""
+    for parent in reversed(outer):
+        if isinstance(parent, cst.Attribute) and parent.attr.value in tables.BACKWARD_METHODS:
+            return True
+        if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return False
+    return False

@@ -1,0 +1,229 @@
+"""What an expression evaluates to, as far as memory is concerned.
+
+A small, flow-sensitive abstraction: is the value a tensor, a number, a module; does it carry
+autograd history (`graph`), and is it a 0-d tensor such as a loss (`scalar`).  `graph is None`
+means the analysis cannot tell, and rules stay silent then.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis import tables
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+
+class Kind(enum.Enum):
+    UNKNOWN = "unknown"
+    NUMBER = "number"  # a Python number, string or bool
+    TENSOR = "tensor"
+    MODULE = "module"  # an nn.Module instance (or a loss function): calling it runs a model
+    FUNCTION = "function"  # a function or class defined in this file
+    OTHER = "other"  # anything else we know is not a tensor
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: Kind
+    graph: Optional[bool] = None
+    scalar: bool = False
+    # For MODULE values: the call result is a loss (a 0-d tensor).
+    is_loss: bool = False
+
+    @property
+    def known_no_graph(self) -> bool:
+        return self.graph is False
+
+
+UNKNOWN = Value(Kind.UNKNOWN)
+NUMBER = Value(Kind.NUMBER, graph=False, scalar=True)
+OTHER = Value(Kind.OTHER, graph=False)
+FUNCTION = Value(Kind.FUNCTION, graph=False)
+MODULE = Value(Kind.MODULE, graph=False)
+LOSS_MODULE = Value(Kind.MODULE, graph=False, is_loss=True)
+
+_NUMBER_BUILTINS = frozenset({"float", "int", "bool", "round", "len", "str", "repr", "format"})
+
+
+def tensor(graph: Optional[bool], scalar: bool = False) -> Value:
+    return Value(Kind.TENSOR, graph=graph, scalar=scalar)
+
+
+def evaluate(expr: cst.BaseExpression, ctx: "Context") -> Value:
+    """Abstract value of `expr` in the current state of `ctx`."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                         cst.ConcatenatedString, cst.FormattedString)):  # fmt: skip
+        return NUMBER
+    if isinstance(expr, cst.Name):
+        if expr.value in ("True", "False", "None"):
+            return OTHER
+        return ctx.lookup_value(expr.value)
+    if isinstance(expr, cst.Attribute):
+        return _attribute(expr, ctx)
+    if isinstance(expr, cst.Subscript):
+        base = evaluate(expr.value, ctx)
+        if base.kind is Kind.TENSOR or base.graph:
+            return tensor(base.graph)
+        return UNKNOWN
+    if isinstance(expr, cst.BinaryOperation):
+        return _combine(evaluate(expr.left, ctx), evaluate(expr.right, ctx))
+    if isinstance(expr, cst.UnaryOperation):
+        if isinstance(expr.operator, cst.Not):
+            return OTHER
+        return evaluate(expr.expression, ctx)
+    if isinstance(expr, (cst.Comparison, cst.BooleanOperation)):
+        return OTHER if not _is_tensor_comparison(expr, ctx) else tensor(False)
+    if isinstance(expr, cst.IfExp):
+        return _join(evaluate(expr.body, ctx), evaluate(expr.orelse, ctx))
+    if isinstance(expr, cst.Call):
+        return _call(expr, ctx)
+    return UNKNOWN  # containers, comprehensions, lambdas, awaits: not tracked
+
+
+def element_of(value: Value) -> Value:
+    """Value bound by unpacking `value` (`loss, logits = model(x)`)."""
+    if value.graph:
+        return tensor(True)
+    if value.graph is False and value.kind is Kind.TENSOR:
+        return tensor(False)
+    return UNKNOWN
+
+
+def _is_tensor_comparison(expr: cst.BaseExpression, ctx: "Context") -> bool:
+    if isinstance(expr, cst.Comparison):
+        return evaluate(expr.left, ctx).kind is Kind.TENSOR
+    return False
+
+
+def _combine(left: Value, right: Value) -> Value:
+    if left.graph or right.graph:
+        scalar = all(v.scalar for v in (left, right) if v.graph is not False or v.kind is Kind.TENSOR)
+        return tensor(True, scalar=scalar)
+    if left.graph is False and right.graph is False:
+        if left.kind is Kind.NUMBER and right.kind is Kind.NUMBER:
+            return NUMBER
+        return tensor(False, scalar=left.scalar and right.scalar)
+    return UNKNOWN
+
+
+def _join(a: Value, b: Value) -> Value:
+    if a == b:
+        return a
+    if a.graph and b.graph:
+        return tensor(True, scalar=a.scalar and b.scalar)
+    if a.graph is False and b.graph is False:
+        return tensor(False) if Kind.TENSOR in (a.kind, b.kind) else OTHER
+    return UNKNOWN
+
+
+def _attribute(expr: cst.Attribute, ctx: "Context") -> Value:
+    attr = expr.attr.value
+    if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return ctx.lookup_self_attribute(attr)
+    if ctx.resolve(expr) is not None:  # torch.float32, np.pi, ...: a module attribute, not a tensor
+        return OTHER
+    base = evaluate(expr.value, ctx)
+    if attr in tables.GRAPH_FREE_ATTRIBUTES:
+        return tensor(False) if attr in ("data", "grad") and base.kind is Kind.TENSOR else OTHER
+    if base.kind is Kind.MODULE:
+        return MODULE  # a submodule: model.encoder
+    if base.graph:  # a field of a model's output: outputs.loss, outputs.logits
+        return tensor(True, scalar=attr == "loss")
+    return UNKNOWN
+
+
+def _call(call: cst.Call, ctx: "Context") -> Value:
+    func = call.func
+    qualified = ctx.resolve(func)
+    if qualified is not None:
+        return _torch_call(qualified, call, ctx)
+    if isinstance(func, cst.Attribute):
+        method = func.attr.value
+        receiver = evaluate(func.value, ctx)
+        if method in tables.GRAPH_FREE_METHODS:
+            if method == "detach":
+                return tensor(False, scalar=receiver.scalar)
+            return NUMBER if method in ("item", "tolist", "size", "dim", "numel") else OTHER
+        if receiver.kind is Kind.MODULE:
+            return _model_output(ctx, is_loss=receiver.is_loss) if method == "forward" else UNKNOWN
+        if receiver.kind is Kind.TENSOR or receiver.graph is not None:
+            preserve = tables.GRAPH_PRESERVING_METHODS.get(method)
+            if preserve is None:
+                return UNKNOWN
+            if preserve == "same":
+                scalar = receiver.scalar
+            else:
+                scalar = bool(preserve) and not call.args
+            return tensor(receiver.graph, scalar=scalar)
+    if isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS and ctx.is_builtin(func.value):
+        return NUMBER
+    callee = evaluate(func, ctx) if isinstance(func, (cst.Name, cst.Attribute)) else UNKNOWN
+    if callee.kind is Kind.MODULE:
+        return _model_output(ctx, is_loss=callee.is_loss)
+    if isinstance(func, cst.Name) and func.value == "self" and ctx.in_module_class:
+        return _model_output(ctx, is_loss=False)
+    if callee.kind in (Kind.UNKNOWN, Kind.FUNCTION) and _looks_like_model(func, ctx):
+        name = func.value if isinstance(func, cst.Name) else func.attr.value  # type: ignore[union-attr]
+        is_loss = tables.LOSS_NAME.match(name) is not None
+        if callee.kind is Kind.FUNCTION and not is_loss:
+            return UNKNOWN  # a local helper named like a model: we can see it is not one
+        return _model_output(ctx, is_loss=is_loss)
+    return UNKNOWN
+
+
+def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:
+    """`model(x)`, `criterion(out, y)`, `self.net(x)`, `trainer.model(x)` when we cannot see the binding."""
+    if isinstance(func, cst.Name):
+        name = func.value
+    elif isinstance(func, cst.Attribute):
+        receiver = func.value
+        # `importlib.import_module(...)`: a function of an imported module, not a model.
+        if ctx.resolve(receiver) is not None:
+            return False
+        name = func.attr.value
+    else:
+        return False
+    return bool(tables.MODEL_NAME.match(name) or tables.LOSS_NAME.match(name))
+
+
+def _model_output(ctx: "Context", *, is_loss: bool) -> Value:
+    return tensor(ctx.grad_mode.records_graph, scalar=is_loss)
+
+
+def _args_graph(call: cst.Call, ctx: "Context") -> Optional[bool]:
+    values = [evaluate(arg.value, ctx) for arg in call.args if arg.keyword is None]
+    if any(v.graph for v in values):
+        return True
+    if values and all(v.graph is False for v in values):
+        return False
+    return None
+
+
+def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
+    if not qualified.startswith("torch"):
+        return UNKNOWN
+    module, _, name = qualified.rpartition(".")
+    if module.startswith("torch.nn") and module != "torch.nn.functional" and name[:1].isupper():
+        return LOSS_MODULE if name.endswith("Loss") else MODULE
+    if module == "torch.nn.functional":
+        if name in tables.FUNCTIONAL_LOSSES:
+            first = evaluate(call.args[0].value, ctx) if call.args else UNKNOWN
+            reduced = not any(
+                arg.keyword is not None and arg.keyword.value == "reduction" for arg in call.args
+            )
+            graph = False if first.graph is False else ctx.grad_mode.records_graph
+            return tensor(graph, scalar=reduced)
+        return tensor(_args_graph(call, ctx))
+    if module == "torch" and name in tables.TENSOR_FACTORIES:
+        return tensor(False)
+    if module == "torch":
+        graph = _args_graph(call, ctx)
+        single = len(call.args) == 1 and name in ("sum", "mean", "norm", "prod")
+        return tensor(graph, scalar=single)
+    return UNKNOWN

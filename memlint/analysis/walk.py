@@ -1,0 +1,34 @@
+"""Small, targeted walks over a subtree, for the rare questions a single forward pass cannot answer
+(what happens to a name after a loop).  Only run on nodes a rule already suspects."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = list(reversed(node.children))
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]]:
+    """Every node under `node` in source order, with its ancestors (nearest last)."""
+    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(child, (node,)) for child in reversed(node.children)]
+    while stack:
+        current, parents = stack.pop()
+        yield current, parents
+        inner = parents + (current,)
+        stack.extend((child, inner) for child in reversed(current.children))
+
+
+def calls_method(node: cst.CSTNode, names: frozenset[str]) -> bool:
+    """Does the subtree call a method with one of these names (`x.backward()`)?"""
+    return any(
+        isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in names
+        for n in descendants(node)
+    )

@@ -1,0 +1,255 @@
+"""The command line: `memlint [check] [PATHS]`, `memlint rule CODE`, `memlint rules`."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Optional, Sequence
+
+import click
+
+from memlint import __version__, registry
+from memlint.config import ConfigError, ConfigFile, Selection, build_settings, discover, load_config_file
+from memlint.diagnostics import Diagnostic
+from memlint.files import discover_files
+from memlint.report import FORMATS, ReportOptions, is_applicable, reporter_for
+from memlint.runner import FileResult, Mode, run
+
+
+class DefaultToCheck(click.Group):
+    """`memlint --fix src/` means `memlint check --fix src/`, as with Ruff."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="memlint")
+def main() -> None:
+    """memlint: find, fix and measure GPU-memory anti-patterns in PyTorch code."""
+
+
+def _codes(values: Sequence[str]) -> list[str]:
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+def fail(message: str) -> "click.exceptions.Exit":
+    click.echo(f"memlint: error: {message}", err=True)
+    return click.exceptions.Exit(2)
+
+
+def load_settings(paths: Sequence[Path], config: Optional[Path], cli: Selection, unsafe_fixes: Optional[bool]):
+    """Settings for a run, or exit 2 with the problem named."""
+    try:
+        if config is not None:
+            config_file = load_config_file(config)
+        else:
+            existing = [Path(os.path.abspath(p)) for p in paths if os.path.exists(p)]
+            start = Path(os.path.commonpath(existing)) if existing else Path.cwd()
+            config_file = discover(start)
+        return build_settings(config_file, cli, unsafe_fixes=unsafe_fixes)
+    except ConfigError as error:
+        raise fail(str(error)) from None
+    except registry.RegistryError as error:
+        raise fail(f"cannot load rules: {error}") from None
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--fix", is_flag=True, help="Apply fixes (safe ones; add --unsafe-fixes for the rest).")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply (and show) unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them.")
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (replaces the default set).")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="full", show_default=True)
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when fixes were applied, even if none remain.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file.")
+@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Use this config file.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes [default: number of cores].")
+@click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too.")
+def check(
+    paths: tuple[Path, ...],
+    fix: bool,
+    unsafe_fixes: Optional[bool],
+    diff: bool,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    statistics: bool,
+    exit_zero: bool,
+    exit_non_zero_on_fix: bool,
+    show_fixes: bool,
+    config: Optional[Path],
+    no_cache: bool,
+    jobs: Optional[int],
+    force_exclude: bool,
+) -> None:
+    """Check PATHS (files or directories, default ".") and optionally fix what was found."""
+    paths = paths or (Path("."),)
+    selection = Selection(_codes(select) or None, _codes(extend_select), _codes(ignore))
+    settings = load_settings(paths, config, selection, unsafe_fixes)
+    discovery = discover_files(paths, settings, force_exclude=force_exclude)
+    for problem in discovery.problems:
+        click.echo(f"memlint: warning: {problem}", err=True)
+    mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes)
+    results = run(discovery.files, settings, mode, jobs=jobs)
+    for result in results:
+        if result.error:
+            click.echo(f"memlint: warning: {result.error}", err=True)
+        for dropped in result.dropped:
+            click.echo(
+                f"memlint: warning: {dropped.filename}:{dropped.location.row}:{dropped.location.column}: "
+                f"the {dropped.code} fix was not applied: it would produce code that does not parse",
+                err=True,
+            )
+    diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
+    fixed_total = sum(sum(r.fixed.values()) for r in results)
+    options = ReportOptions(
+        format=output_format,
+        unsafe_fixes=settings.unsafe_fixes,
+        show_fixes=show_fixes,
+        color=sys.stdout.isatty() and "NO_COLOR" not in os.environ,
+    )
+    if diff:
+        _print_diffs(results)
+        click.echo(f"Would fix {fixed_total} error{'s' if fixed_total != 1 else ''}.", err=True)
+        raise click.exceptions.Exit(1 if fixed_total else 0)
+    if statistics:
+        click.echo(_statistics(diagnostics, options), nl=False)
+    else:
+        click.echo(reporter_for(output_format).render(diagnostics, options), nl=False)
+    if output_format in ("full", "concise"):
+        if show_fixes and fixed_total:
+            click.echo(_fix_listing(results), nl=False)
+        click.echo(_summary(diagnostics, fixed_total, options), nl=False)
+    raise click.exceptions.Exit(_exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix))
+
+
+def _exit_code(diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool) -> int:
+    if any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
+        return 2
+    if exit_non_zero_on_fix and fixed:
+        return 1
+    if diagnostics and not exit_zero:
+        return 1
+    return 0
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _summary(diagnostics: list[Diagnostic], fixed: int, options: ReportOptions) -> str:
+    applicable = sum(is_applicable(d, options.unsafe_fixes) for d in diagnostics)
+    hidden = sum(d.fix is not None and not d.fix.is_safe for d in diagnostics) if not options.unsafe_fixes else 0
+    if not diagnostics:
+        return f"Fixed {_plural(fixed, 'error')}.\n" if fixed else "All checks passed!\n"
+    lines = []
+    if fixed:
+        lines.append(f"Found {_plural(len(diagnostics) + fixed, 'error')} ({fixed} fixed, {len(diagnostics)} remaining).")
+    else:
+        lines.append(f"Found {_plural(len(diagnostics), 'error')}.")
+    if applicable:
+        extra = f" ({_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option)" if hidden else ""
+        lines.append(f"[*] {applicable} fixable with the `--fix` option{extra}.")
+    elif hidden:
+        lines.append(f"No fixes available ({_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option).")
+    return "\n".join(lines) + "\n"
+
+
+def _statistics(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
+    counts = Counter(d.code for d in diagnostics)
+    names = {d.code: d.name for d in diagnostics}
+    fixable = {d.code for d in diagnostics if is_applicable(d, options.unsafe_fixes)}
+    ordered = sorted(counts, key=lambda code: (-counts[code], code))
+    if options.format in ("json", "json-lines"):
+        rows = [{"code": c, "name": names[c], "count": counts[c], "fixable": c in fixable} for c in ordered]
+        return json.dumps(rows, indent=2) + "\n"
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    return "".join(
+        f"{counts[c]:>{width}}\t{c}\t{'[*]' if c in fixable else '[ ]'} {names[c]}\n" for c in ordered
+    )
+
+
+def _fix_listing(results: list[FileResult]) -> str:
+    total = sum(sum(r.fixed.values()) for r in results)
+    lines = [f"Fixed {_plural(total, 'error')}:"]
+    names = {rule.code: rule.name for rule in registry.all_rules()}
+    for result in results:
+        if result.fixed:
+            lines.append(f"- {result.filename}:")
+            for code, count in sorted(result.fixed.items()):
+                lines.append(f"    {count} × {code} ({names.get(code, '')})")
+    return "\n".join(lines) + "\n\n"
+
+
+def _print_diffs(results: list[FileResult]) -> None:
+    for result in results:
+        if result.fixed_text is None or result.original is None:
+            continue
+        diff = difflib.unified_diff(
+            result.original.splitlines(keepends=True),
+            result.fixed_text.splitlines(keepends=True),
+            fromfile=f"a/{result.filename}",
+            tofile=f"b/{result.filename}",
+        )
+        for line in diff:
+            click.echo(line if line.endswith(("\n", "\r")) else line + "\n", nl=False)
+
+
+@main.command("rule")
+@click.argument("code")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rule_command(code: str, output_format: str) -> None:
+    """Show the documentation of one rule (by code or name)."""
+    rule = registry.find_rule(code)
+    if rule is None:
+        raise fail(f"unknown rule '{code}' (see `memlint rules`)")
+    if output_format == "json":
+        click.echo(json.dumps(_rule_json(rule), indent=2))
+        return
+    click.echo(f"# {rule.name} ({rule.code})\n")
+    default = "enabled by default" if rule.default_enabled else "off by default (select it to enable)"
+    click.echo(f"Severity: {rule.severity.value} · Fix: {rule.fix_safety} · {default}\n")
+    click.echo(rule.documentation())
+
+
+def _rule_json(rule) -> dict:
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "severity": rule.severity.value,
+        "default_enabled": rule.default_enabled,
+        "fix": rule.fix_safety,
+        "summary": rule.summary(),
+        "explanation": rule.documentation(),
+    }
+
+
+@main.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_command(output_format: str) -> None:
+    """List every rule."""
+    rules = registry.all_rules()
+    if output_format == "json":
+        click.echo(json.dumps([_rule_json(r) for r in rules], indent=2))
+        return
+    name_width = max(len(r.name) for r in rules)
+    for r in rules:
+        default = "" if r.default_enabled else " (off by default)"
+        click.echo(f"{r.code}  {r.name:<{name_width}}  {r.severity.value:<7}  fix: {r.fix_safety:<6}  {r.summary()}{default}")
+
+
+def run_main() -> None:  # console-script entry point
+    main()

@@ -1,0 +1,101 @@
+"""The values every part of memlint passes around: findings, fixes and edits."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Applicability(str, enum.Enum):
+    """Whether a fix may change behaviour: safe fixes run with --fix, unsafe ones need --unsafe-fixes."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A 1-based row and a 1-based column (counted in characters)."""
+
+    row: int
+    column: int
+
+    def to_json(self) -> dict:
+        return {"row": self.row, "column": self.column}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two character offsets of the source with `content`."""
+
+    start: int
+    end: int
+    content: str
+    location: Location
+    end_location: Location
+
+    def to_json(self) -> dict:
+        return {
+            "content": self.content,
+            "location": self.location.to_json(),
+            "end_location": self.end_location.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+    @property
+    def is_safe(self) -> bool:
+        return self.applicability is Applicability.SAFE
+
+    def to_json(self) -> dict:
+        return {
+            "applicability": self.applicability.value,
+            "message": self.message,
+            "edits": [edit.to_json() for edit in self.edits],
+        }
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    severity: Severity
+    filename: str
+    location: Location
+    end_location: Location
+    fix: Optional[Fix] = None
+    url: Optional[str] = None
+    # 1-based index of the notebook cell the finding is in; None for plain Python files.
+    cell: Optional[int] = None
+    # (row, text) of the lines around the finding, for the code frame of the `full` format.
+    frame: tuple[tuple[int, str], ...] = field(default=(), compare=False, repr=False)
+
+    def sort_key(self) -> tuple:
+        return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "severity": self.severity.value,
+            "filename": self.filename,
+            "location": self.location.to_json(),
+            "end_location": self.end_location.to_json(),
+            "fix": self.fix.to_json() if self.fix else None,
+            "url": self.url,
+            "cell": self.cell,
+        }

@@ -1,0 +1,275 @@
+"""Linting one source text: parse once, one traversal for every rule, then positions, fixes and
+suppressions for what was reported."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import warnings
+from typing import Iterable, Optional, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from memlint import registry
+from memlint.analysis.context import Context
+from memlint.config import Settings
+from memlint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
+from memlint.rule import NodeFix, Report, Rule, rule_url
+from memlint.suppressions import file_suppressions, line_suppresses
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class _Traversal(cst.CSTVisitor):
+    """Walks the tree once, updating the shared context and calling every rule's handlers."""
+
+    def __init__(self, ctx: Context, rules: Sequence[Rule]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.rules = list(rules)
+        self.failures: list[tuple[Rule, BaseException, cst.CSTNode]] = []
+        self._visit: dict[type, list] = {}
+        self._leave: dict[type, list] = {}
+
+    def _handlers(self, table: dict[type, list], prefix: str, node_type: type) -> list:
+        handlers = table.get(node_type)
+        if handlers is None:
+            name = prefix + node_type.__name__
+            handlers = [(rule, getattr(rule, name)) for rule in self.rules if hasattr(rule, name)]
+            table[node_type] = handlers
+        return handlers
+
+    def _call(self, handlers: list, node: cst.CSTNode) -> None:
+        for rule, method in handlers:
+            try:
+                method(node)
+            except Exception as error:  # a broken rule must not stop the others: it becomes ML900
+                self.failures.append((rule, error, node))
+                self.rules.remove(rule)
+                self._visit.clear()
+                self._leave.clear()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.ctx.on_visit(node)
+        handlers = self._handlers(self._visit, "visit_", type(node))
+        if handlers:
+            self._call(handlers, node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        handlers = self._handlers(self._leave, "leave_", type(original_node))
+        if handlers:
+            self._call(handlers, original_node)
+        self.ctx.on_leave(original_node)
+
+    # libcst calls these for every field of every node; memlint has no attribute visitors.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+
+class _Positions:
+    """Line table of a source text: offsets <-> 1-based (row, column)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
+    def offset(self, line: int, column: int) -> int:
+        """`line` 1-based, `column` 0-based, as libcst reports them."""
+        return self.starts[line - 1] + column
+
+    def location(self, offset: int) -> Location:
+        line = bisect.bisect_right(self.starts, offset) - 1
+        return Location(line + 1, offset - self.starts[line] + 1)
+
+    def frame(self, first: int, last: int, context: int = 1, limit: int = 8) -> tuple[tuple[int, str], ...]:
+        """The finding's lines with `context` lines around them, at most `limit` lines."""
+        rows = range(max(1, first - context), min(len(self.starts), last + context) + 1)
+        return tuple((row, self.line_text(row)) for row in list(rows)[:limit])
+
+    def line_text(self, row: int) -> str:
+        if row - 1 >= len(self.starts):
+            return ""
+        start = self.starts[row - 1]
+        end = self.starts[row] if row < len(self.starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+
+def syntax_error(text: str, filename: str, libcst_error: Optional[Exception] = None) -> Diagnostic:
+    """ML000 with CPython's message and position when it has one (clearer than the parser's)."""
+    message, row, column = None, 1, 1
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        message = error.msg
+        row, column = error.lineno or 1, max(error.offset or 1, 1)
+    except (ValueError, RecursionError, MemoryError) as error:
+        message = str(error) or type(error).__name__
+    if message is None:
+        if isinstance(libcst_error, cst.ParserSyntaxError):
+            message = libcst_error.message
+            row, column = libcst_error.raw_line, libcst_error.raw_column + 1
+        else:
+            message = f"cannot parse: {libcst_error}"
+    return reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {message}", filename, row, column, Severity.ERROR)
+
+
+def reserved_diagnostic(
+    code_name: tuple[str, str], message: str, filename: str, row: int = 1, column: int = 1,
+    severity: Severity = Severity.ERROR,
+) -> Diagnostic:  # fmt: skip
+    code, name = code_name
+    location = Location(row, column)
+    return Diagnostic(code, name, message, severity, filename, location, location)
+
+
+def parse(text: str) -> cst.Module:
+    return cst.parse_module(text)
+
+
+def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
+    """All findings for one Python source text, sorted; no fixes are applied."""
+    if "torch" not in text:  # a file that never mentions torch cannot have a finding
+        return []
+    rule_classes = settings.rules_for(filename)
+    if not rule_classes:
+        return []
+    try:
+        module = parse(text)
+    except cst.ParserSyntaxError as error:
+        return [syntax_error(text, filename, error)]
+    except (RecursionError, MemoryError) as error:
+        return [syntax_error(text, filename, error)]
+    reports: list[Report] = []
+    ctx = Context(module)
+    rules = [rule_class(ctx, reports, settings.options) for rule_class in rule_classes]
+    traversal = _Traversal(ctx, rules)
+    try:
+        module.visit(traversal)
+    except RecursionError:
+        return [reserved_diagnostic(registry.SYNTAX_ERROR, "code is nested too deeply to analyse", filename)]
+    except Exception as error:  # the shared analysis itself failed: nothing reported is trustworthy
+        return [_internal_error("memlint.analysis", error, filename)]
+    facts = ctx.facts()
+    for rule in traversal.rules:
+        try:
+            rule.finish(facts)
+        except Exception as error:
+            traversal.failures.append((rule, error, module))
+    reports = [r for r in reports if _holds_in_file(r, facts, traversal.failures)]
+    return _diagnostics(module, text, filename, reports, traversal.failures)
+
+
+def _holds_in_file(report: Report, facts, failures) -> bool:
+    if any(report.rule is rule for rule, _, _ in failures):
+        return False
+    chain = report.grad_sensitive_chain
+    return chain is None or not any(key in facts.no_grad_functions for key in chain)
+
+
+def _internal_error(origin: str, error: BaseException, filename: str, row: int = 1, column: int = 1) -> Diagnostic:
+    message = f"{origin} raised {type(error).__name__}: {error}; other rules ran normally"
+    return reserved_diagnostic(registry.INTERNAL_ERROR, message, filename, row, column)
+
+
+def _diagnostics(
+    module: cst.Module, text: str, filename: str, reports: list[Report], failures: list
+) -> list[Diagnostic]:
+    if not reports and not failures:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = _Positions(text)
+    suppressed_file = file_suppressions(text)
+    result: list[Diagnostic] = []
+    for rule, error, node in failures:
+        where = positions.get(node)
+        row, column = (where.start.line, where.start.column + 1) if where else (1, 1)
+        result.append(_internal_error(f"rule {rule.code} ({rule.name})", error, filename, row, column))
+    seen: set[tuple] = set()
+    for report in reports:
+        rule = report.rule
+        where = positions[report.node]
+        start = Location(where.start.line, where.start.column + 1)
+        end = Location(where.end.line, where.end.column + 1)
+        key = (rule.code, start, end, report.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        if any(s.covers(rule.code) for s in suppressed_file):
+            continue
+        if line_suppresses(lines.line_text(start.row), rule.code):
+            continue
+        fix = _materialize(report.fix, module, text, lines) if report.fix else None
+        frame = lines.frame(start.row, end.row)
+        result.append(
+            Diagnostic(
+                code=rule.code,
+                name=rule.name,
+                message=report.message,
+                severity=rule.severity,
+                filename=filename,
+                location=start,
+                end_location=end,
+                fix=fix,
+                url=rule_url(rule.code),
+                frame=frame,
+            )
+        )
+    result.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _materialize(node_fix: NodeFix, module: cst.Module, text: str, lines: _Positions) -> Optional[Fix]:
+    """Turn node replacements into minimal text edits by diffing the regenerated module."""
+    edits = []
+    for old, new in node_fix.replacements:
+        new_text = module.deep_replace(old, new).code
+        edit = minimal_edit(text, new_text, lines)
+        if edit is not None:
+            edits.append(edit)
+    if not edits:
+        return None
+    edits.sort(key=lambda e: e.start)
+    return Fix(node_fix.message, node_fix.applicability, tuple(edits))
+
+
+def minimal_edit(old: str, new: str, lines: _Positions) -> Optional[Edit]:
+    """The single edit that turns `old` into `new` (they differ in one region)."""
+    if old == new:
+        return None
+    limit = min(len(old), len(new))
+    prefix = _common_length(lambda k: old[:k] == new[:k], limit)
+    suffix_limit = limit - prefix
+    suffix = _common_length(lambda k: k == 0 or old[-k:] == new[-k:], suffix_limit)
+    start, end = prefix, len(old) - suffix
+    content = new[prefix : len(new) - suffix]
+    return Edit(start, end, content, lines.location(start), lines.location(end))
+
+
+def _common_length(matches, limit: int) -> int:
+    """Largest k <= limit with matches(k), for a predicate that is monotone (true up to some k)."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if matches(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    pieces, cursor = [], 0
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        pieces.append(text[cursor : edit.start])
+        pieces.append(edit.content)
+        cursor = edit.end
+    pieces.append(text[cursor:])
+    return "".join(pieces)

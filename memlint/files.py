@@ -1,0 +1,56 @@
+"""Which files a run looks at: explicit files always, directories walked for *.py, excludes pruned."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from memlint.config import Settings
+
+SOURCE_SUFFIXES = (".py",)
+
+
+@dataclass
+class Discovery:
+    files: list[Path] = field(default_factory=list)
+    # Problems with the paths given (missing, unreadable): reported on stderr, the run goes on.
+    problems: list[str] = field(default_factory=list)
+
+
+def discover_files(paths: Sequence[Path], settings: Settings, *, force_exclude: bool = False) -> Discovery:
+    found: dict[str, Path] = {}
+    result = Discovery()
+    for path in paths:
+        if not os.path.lexists(path):
+            result.problems.append(f"{path}: no such file or directory")
+            continue
+        if path.is_dir():
+            if force_exclude and settings.is_excluded(path):
+                continue
+            for file in _walk(path, settings, result):
+                found.setdefault(os.path.normpath(file), file)
+        elif path.is_file():
+            if force_exclude and settings.is_excluded(path):
+                continue
+            found.setdefault(os.path.normpath(path), path)
+        else:
+            result.problems.append(f"{path}: not a regular file or directory")
+    result.files = [found[key] for key in sorted(found)]
+    return result
+
+
+def _walk(root: Path, settings: Settings, result: Discovery):
+    def on_error(error: OSError) -> None:
+        result.problems.append(f"{error.filename}: {error.strerror}")
+
+    # followlinks=False: a symlink loop cannot make the walk infinite.
+    for directory, subdirectories, filenames in os.walk(root, onerror=on_error):
+        base = Path(directory)
+        subdirectories[:] = sorted(d for d in subdirectories if not settings.is_excluded(base / d))
+        for name in sorted(filenames):
+            if name.endswith(SOURCE_SUFFIXES):
+                file = base / name
+                if not settings.is_excluded(file) and file.is_file():
+                    yield file

@@ -1,0 +1,47 @@
+"""Suppression comments: `# noqa: ML001`, `# memlint: ignore[ML001]`, `# memlint: ignore-file[...]`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+_CODES = r"[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*"
+_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
+_IGNORE = re.compile(rf"#\s*memlint:\s*ignore(?!-file)(?:\[\s*(?P<codes>{_CODES})\s*\])?")
+_IGNORE_FILE = re.compile(
+    rf"^[ \t]*#[ \t]*memlint:[ \t]*ignore-file(?:\[\s*(?P<bracket>{_CODES})\s*\]|:\s*(?P<colon>{_CODES}))?",
+    re.MULTILINE,
+)
+
+
+def _split(codes: str) -> frozenset[str]:
+    return frozenset(code.strip().upper() for code in codes.split(","))
+
+
+@dataclass(frozen=True)
+class FileSuppression:
+    codes: Optional[frozenset[str]]  # None: every code
+
+    def covers(self, code: str) -> bool:
+        return self.codes is None or code in self.codes
+
+
+def file_suppressions(text: str) -> list[FileSuppression]:
+    found = []
+    for match in _IGNORE_FILE.finditer(text):
+        codes = match.group("bracket") or match.group("colon")
+        found.append(FileSuppression(_split(codes) if codes else None))
+    return found
+
+
+def line_suppresses(line: str, code: str) -> bool:
+    """Does a comment on this physical line suppress `code`?"""
+    if "#" not in line:
+        return False
+    for pattern in (_NOQA, _IGNORE):
+        for match in pattern.finditer(line):
+            codes = match.group("codes")
+            if codes is None or code in _split(codes):
+                return True
+    return False
