@@ -14,6 +14,11 @@ FORMATS = {
     "concise": "text",
     "json": "json_format",
     "json-lines": "json_format",
+    "sarif": "sarif",
+    "github": "github",
+    "gitlab": "gitlab",
+    "rdjson": "rdjson",
+    "junit": "junit",
 }
 
 

@@ -1,0 +1,77 @@
+"""What several output formats need: the rule catalogue with the reserved codes, cell-aware
+messages and column conversions from a finding's code frame."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from memlint import registry
+from memlint.diagnostics import Diagnostic, Severity
+from memlint.rule import rule_url
+
+TOOL_NAME = "memlint"
+TOOL_URL = "https://github.com/memlint/memlint"
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    name: str
+    summary: str
+    documentation: str
+    severity: Severity
+    url: str
+
+
+_RESERVED_DOCS = {
+    registry.SYNTAX_ERROR[0]: (
+        "The file could not be parsed as Python",
+        "## What it does\nReports a file that is not valid Python (or not a valid notebook), so no rule "
+        "could look at it.\n\n## Why is this bad?\nmemlint cannot check code it cannot parse; fix the "
+        "syntax error and run memlint again.",
+    ),
+    registry.INTERNAL_ERROR[0]: (
+        "memlint itself failed on this file",
+        "## What it does\nReports that a rule or the shared analysis raised an exception on this file. "
+        "The other rules ran normally.\n\n## Why is this bad?\nIt is a bug in memlint (or in a "
+        "third-party rule): please report it with the file that triggers it.",
+    ),
+}
+
+
+def rule_catalogue() -> list[RuleInfo]:
+    """Every rule, followed by the reserved codes ML000 and ML900."""
+    rules = [
+        RuleInfo(r.code, r.name, r.summary(), r.documentation(), r.severity, rule_url(r.code))
+        for r in registry.all_rules()
+    ]
+    for code, name in (registry.SYNTAX_ERROR, registry.INTERNAL_ERROR):
+        summary, docs = _RESERVED_DOCS[code]
+        rules.append(RuleInfo(code, name, summary, docs, Severity.ERROR, rule_url(code)))
+    return rules
+
+
+def located_message(diagnostic: Diagnostic) -> str:
+    """The message, prefixed with the notebook cell when the positions are relative to one."""
+    if diagnostic.cell is not None:
+        return f"cell {diagnostic.cell}: {diagnostic.message}"
+    return diagnostic.message
+
+
+def frame_line(diagnostic: Diagnostic, row: int) -> Optional[str]:
+    for frame_row, text in diagnostic.frame:
+        if frame_row == row:
+            return text
+    return None
+
+
+def utf8_column(diagnostic: Diagnostic, row: int, column: int) -> int:
+    """A 1-based character column as a 1-based UTF-8 byte column (reviewdog counts bytes).
+
+    Uses the finding's code frame; a row outside it is assumed to be ASCII up to the column.
+    """
+    text = frame_line(diagnostic, row)
+    if text is None:
+        return column
+    return len(text[: column - 1].encode("utf-8", "surrogatepass")) + 1
