@@ -213,7 +213,7 @@ def _diagnostics(
                 code=rule.code,
                 name=rule.name,
                 message=report.message,
-                severity=rule.severity,
+                severity=report.severity or rule.severity,
                 filename=filename,
                 location=start,
                 end_location=end,

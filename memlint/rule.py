@@ -79,6 +79,9 @@ class Report:
     # Enclosing functions when the finding only holds where gradients are recorded; the engine drops
     # it when the file shows that one of them only ever runs without gradient tracking.
     grad_sensitive_chain: Optional[tuple["FunctionKey", ...]] = None
+    # A rule whose findings differ in severity (ML007: a crash is an error, a missing option a
+    # warning) sets it per finding; None means the rule's own severity.
+    severity: Optional[Severity] = None
 
 
 class Rule:
@@ -105,9 +108,10 @@ class Rule:
         fix: Optional[NodeFix] = None,
         *,
         grad_sensitive: bool = False,
+        severity: Optional[Severity] = None,
     ) -> None:
         chain = self.ctx.function_chain if grad_sensitive else None
-        self._reports.append(Report(self, node, message, fix, chain))
+        self._reports.append(Report(self, node, message, fix, chain, severity))
 
     @staticmethod
     def replace(

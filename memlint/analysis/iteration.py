@@ -1,0 +1,154 @@
+"""How often code runs: on every iteration of a loop, and whether that loop is a training or
+evaluation loop (one that runs a model step per iteration) rather than an epoch loop, a loop over
+models in a benchmark, or a loop over files.
+
+"Every iteration" means: in the loop body (or in a function that the loop calls in the same file,
+see `step_loop_called_functions`), not behind an `if` that makes it periodic or opt-in (a modulo
+counter, a config flag), and not in an exception handler (an out-of-memory fallback).  An `if` that
+only asks whether an accelerator exists (`if torch.cuda.is_available():`) does not make code
+periodic.  Everything here is syntactic and cheap; it is only run on nodes a rule already suspects.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterator, Optional, Union
+
+import libcst as cst
+
+from memlint.analysis import tables
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context, FileFacts, FunctionKey
+
+Loop = Union[cst.For, cst.While]
+
+# Iterables whose name says they yield batches: `train_loader`, `dataloader`, `tqdm(val_dl)`, `batches`.
+_BATCH_SOURCE = re.compile(r"(?:^|_)(?:loader|dataloader|dl|batches|batch_iter|data_iter|train_iter|val_iter)(?:_|$|\d)|loader$", re.I)
+# Receivers of `.step()` that update weights (not a learning-rate scheduler's step).
+_OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$", re.I)
+# Conditions that only ask whether an accelerator is there: they hold on every iteration or never.
+_DEVICE_CHECK_CALLS = frozenset({"is_available", "device_count"})
+
+
+def condition_is_device_check(test: cst.BaseExpression) -> bool:
+    """`torch.cuda.is_available()`, `device.type == "cuda"`, `x.is_cuda`: not periodic, not opt-in."""
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute):
+        return test.func.attr.value in _DEVICE_CHECK_CALLS
+    if isinstance(test, cst.Attribute):
+        return test.attr.value == "is_cuda"
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        other = test.comparisons[0].comparator
+        if isinstance(other, cst.SimpleString) and other.evaluated_value in ("cuda", "mps", "xpu"):
+            return True
+    if isinstance(test, cst.BooleanOperation):
+        return condition_is_device_check(test.left) and condition_is_device_check(test.right)
+    return False
+
+
+def every_iteration(ctx: "Context") -> bool:
+    """Does the code being visited run on every iteration of its innermost loop?
+
+    Outside any loop, "iteration" means every call of the enclosing function: the question is then
+    whether the code runs unconditionally in that function.
+    """
+    frame = ctx.frame
+    if frame.handlers:
+        return False
+    depth = len(frame.loops)
+    return all(condition_is_device_check(node.test) for node, d in frame.conditions if d == depth)
+
+
+def own_statements(loop: Loop) -> Iterator[cst.CSTNode]:
+    """Nodes of the loop's body and iterable, not descending into nested loops, functions or classes."""
+    stack: list[cst.CSTNode] = [loop.body]
+    if isinstance(loop, cst.For):
+        stack.append(loop.iter)
+    else:
+        stack.append(loop.test)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in node.children:
+            if isinstance(child, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            stack.append(child)
+
+
+def _callee_name(call: cst.Call) -> Optional[str]:
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _receiver_name(call: cst.Call) -> Optional[str]:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        receiver = func.value
+        if isinstance(receiver, cst.Attribute):
+            return receiver.attr.value
+        if isinstance(receiver, cst.Name):
+            return receiver.value
+    return None
+
+
+def _names_in(node: cst.CSTNode) -> Iterator[str]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            yield current.value
+        stack.extend(current.children)
+
+
+def is_step_loop(loop: Loop) -> bool:
+    """Does every iteration of this loop run a training or evaluation step on a batch?
+
+    Evidence in the loop's own body (not in a nested loop): a backward call, an optimizer step, a
+    call of something named like a model or a loss (`model(x)`, `self.net(x)`, `criterion(...)`), or
+    iterating over something named like a data loader.
+    """
+    if isinstance(loop, cst.For) and any(_BATCH_SOURCE.search(name) for name in _names_in(loop.iter)):
+        return True
+    for node in own_statements(loop):
+        if not isinstance(node, cst.Call):
+            continue
+        name = _callee_name(node)
+        if name is None:
+            continue
+        if name in tables.BACKWARD_METHODS and isinstance(node.func, cst.Attribute):
+            return True
+        if name == "step" and _OPTIMIZER_NAME.search(_receiver_name(node) or ""):
+            return True
+        if name in ("training_step", "train_step", "validation_step", "eval_step", "test_step", "predict_step"):
+            return True
+        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and node.func.value.value in (
+            "torch", "F", "np", "math",
+        ):
+            continue
+        if tables.MODEL_NAME.match(name) or tables.LOSS_NAME.match(name):
+            return True
+    return False
+
+
+def step_loop_called_functions(facts: "FileFacts") -> set["FunctionKey"]:
+    """Functions of this file called on every iteration of a training/evaluation loop, directly or
+    through other such functions (each call unconditional where it is made)."""
+    result: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for key in facts.defined - result:
+            for site in facts.call_sites.get(key, ()):
+                if site.conditional:
+                    continue
+                direct = site.loop is not None and is_step_loop(site.loop)
+                via_helper = site.loop is None and bool(site.callers) and site.callers[-1] in result
+                if direct or via_helper:
+                    result.add(key)
+                    changed = True
+                    break
+    return result

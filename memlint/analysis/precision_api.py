@@ -1,0 +1,111 @@
+"""Tables about numeric precision and PyTorch's mixed-precision API (data, in the TorchFix manner),
+and small questions about dtype expressions that several rules ask."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+AUTOCAST = frozenset(
+    {
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.amp.autocast_mode.autocast",
+        "torch.cuda.amp.autocast",
+        "torch.cuda.amp.autocast_mode.autocast",
+        "torch.cpu.amp.autocast",
+        "torch.cpu.amp.autocast_mode.autocast",
+    }
+)
+GRAD_SCALERS = frozenset(
+    {
+        "torch.amp.GradScaler",
+        "torch.amp.grad_scaler.GradScaler",
+        "torch.cuda.amp.GradScaler",
+        "torch.cuda.amp.grad_scaler.GradScaler",
+        "torch.cpu.amp.GradScaler",
+        "torch.cpu.amp.grad_scaler.GradScaler",
+    }
+)
+
+# Deprecated spellings -> (replacement under torch.amp, device argument, old positional parameters).
+# The old constructors take their options in a different positional order from torch.amp.autocast, so
+# positional arguments are rewritten as keywords.
+DEPRECATED_AMP: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "torch.cuda.amp.autocast": ("autocast", "cuda", ("enabled", "dtype", "cache_enabled")),
+    "torch.cuda.amp.autocast_mode.autocast": ("autocast", "cuda", ("enabled", "dtype", "cache_enabled")),
+    "torch.cpu.amp.autocast": ("autocast", "cpu", ("enabled", "dtype", "cache_enabled")),
+    "torch.cpu.amp.autocast_mode.autocast": ("autocast", "cpu", ("enabled", "dtype", "cache_enabled")),
+    "torch.cuda.amp.GradScaler": (
+        "GradScaler", "cuda", ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    ),
+    "torch.cuda.amp.grad_scaler.GradScaler": (
+        "GradScaler", "cuda", ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    ),
+    "torch.cpu.amp.GradScaler": (
+        "GradScaler", "cpu", ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    ),
+    "torch.cpu.amp.grad_scaler.GradScaler": (
+        "GradScaler", "cpu", ("init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled"),
+    ),
+}  # fmt: skip
+
+# Optimizers that keep two moment estimates per parameter (and divide by sqrt(v) + eps).
+ADAM_FAMILY = frozenset(
+    f"torch.optim.{name}" for name in ("Adam", "AdamW", "NAdam", "RAdam", "Adamax", "SparseAdam")
+) | frozenset(f"torch.optim.{module}.{name}" for module, name in (
+    ("adam", "Adam"), ("adamw", "AdamW"), ("nadam", "NAdam"), ("radam", "RAdam"), ("adamax", "Adamax"),
+))  # fmt: skip
+
+FLOAT64_DTYPES = frozenset({"torch.float64", "torch.double"})
+FLOAT16_DTYPES = frozenset({"torch.float16", "torch.half"})
+LOW_PRECISION_DTYPES = FLOAT16_DTYPES | frozenset({"torch.bfloat16"})
+
+# Tensor / module methods that cast to a dtype.
+FLOAT64_METHODS = frozenset({"double"})
+FLOAT16_METHODS = frozenset({"half"})
+
+
+def dtype_of(expr: cst.BaseExpression, ctx: "Context") -> Optional[str]:
+    """`torch.float64` -> "torch.float64" (through imports); anything else -> None."""
+    qualified = ctx.resolve(expr)
+    if qualified is not None and qualified.startswith("torch."):
+        return qualified
+    return None
+
+
+def cast_target(call: cst.Call, ctx: "Context") -> Optional[str]:
+    """The dtype a `.double()` / `.half()` / `.to(torch.float64)` / `.to(dtype=...)` / `.type(...)` call
+    casts its receiver to, as a qualified torch dtype; None when it is not such a cast."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    method = func.attr.value
+    if method in FLOAT64_METHODS and not call.args:
+        return "torch.float64"
+    if method in FLOAT16_METHODS and not call.args:
+        return "torch.float16"
+    if method == "bfloat16" and not call.args:
+        return "torch.bfloat16"
+    if method in ("to", "type"):
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value == "dtype":
+                dtype = dtype_of(arg.value, ctx)
+                if dtype in FLOAT64_DTYPES | LOW_PRECISION_DTYPES:
+                    return dtype
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def has_star_args(call: cst.Call) -> bool:
+    return any(arg.star for arg in call.args)
