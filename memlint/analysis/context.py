@@ -65,6 +65,7 @@ class CallSite:
     in_loop: bool
     # Inside the innermost loop, behind an `if` (periodic or opt-in) or in an exception handler.
     conditional: bool
+    loop: Optional[Loop] = None  # the innermost loop around the call, when there is one
 
 
 @dataclass
@@ -327,6 +328,7 @@ class Context:
             grad=self.grad_mode,
             in_loop=self.in_loop,
             conditional=self.conditional_in_loop,
+            loop=self.loop,
         )
         self.call_sites.setdefault(callee, []).append(site)
 
