@@ -18,6 +18,7 @@ from memlint.diagnostics import Diagnostic
 from memlint.files import discover_files
 from memlint.report import FORMATS, ReportOptions, is_applicable, reporter_for
 from memlint.runner import FileResult, Mode, run
+from memlint.stdin import check_stdin, wants_stdin
 
 
 class DefaultToCheck(click.Group):
@@ -77,6 +78,7 @@ def load_settings(paths: Sequence[Path], config: Optional[Path], cli: Selection,
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes [default: number of cores].")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too.")
+@click.option("--stdin-filename", type=click.Path(path_type=Path), help="Read the source from standard input (path `-`) and show, configure and exclude it as this file.")
 def check(
     paths: tuple[Path, ...],
     fix: bool,
@@ -94,10 +96,16 @@ def check(
     no_cache: bool,
     jobs: Optional[int],
     force_exclude: bool,
+    stdin_filename: Optional[Path],
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
-    paths = paths or (Path("."),)
     selection = Selection(_codes(select) or None, _codes(extend_select), _codes(ignore))
+    if wants_stdin(paths, stdin_filename):
+        raise click.exceptions.Exit(check_stdin(
+            paths, stdin_filename, selection=selection, config=config, unsafe_fixes=unsafe_fixes, fix=fix, diff=diff,
+            output_format=output_format, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
+        ))  # fmt: skip
+    paths = paths or (Path("."),)
     settings = load_settings(paths, config, selection, unsafe_fixes)
     discovery = discover_files(paths, settings, force_exclude=force_exclude)
     for problem in discovery.problems:

@@ -1,0 +1,88 @@
+"""`memlint check --stdin-filename path.py -`: lint (or fix) standard input, for editors.
+
+The filename decides the configuration that applies (discovered from its directory), the
+per-file-ignores and the excludes; it is also the name findings are shown under. With `--fix` the
+fixed source goes to standard output, unchanged when nothing was fixed or the file is excluded, and
+the findings to standard error, so that an editor can replace its buffer with what it reads back.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+import click
+
+from memlint import registry
+from memlint.config import Selection
+from memlint.diagnostics import Diagnostic
+from memlint.engine import reserved_diagnostic
+from memlint.report import ReportOptions, reporter_for
+from memlint.runner import FileResult, Mode, display_name, process_text
+from memlint.source import UndecodableSource, decode
+
+STDIN = Path("-")
+
+
+def wants_stdin(paths: Sequence[Path], stdin_filename: Optional[Path]) -> bool:
+    return STDIN in paths or (stdin_filename is not None and not paths)
+
+
+def check_stdin(
+    paths: Sequence[Path],
+    stdin_filename: Optional[Path],
+    *,
+    selection: Selection,
+    config: Optional[Path],
+    unsafe_fixes: Optional[bool],
+    fix: bool,
+    diff: bool,
+    output_format: str,
+    exit_zero: bool,
+    exit_non_zero_on_fix: bool,
+) -> int:
+    """Run on standard input and return the exit code (the output is written here)."""
+    from memlint.cli import _exit_code, _summary, fail, load_settings
+
+    if len([p for p in paths if p != STDIN]) or list(paths).count(STDIN) > 1:
+        raise fail("`-` (standard input) cannot be combined with other paths")
+    path = stdin_filename or STDIN
+    settings = load_settings([path] if stdin_filename else [], config, selection, unsafe_fixes)
+    filename = display_name(path) if stdin_filename else "-"
+    data = sys.stdin.buffer.read()
+    fixing = fix or diff
+    excluded = stdin_filename is not None and settings.is_excluded(stdin_filename)
+    try:
+        source = decode(data)
+    except UndecodableSource as error:
+        source = None
+        result = FileResult(filename, [reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {error}", filename)])
+    if excluded:
+        result = FileResult(filename)
+    elif source is not None:
+        mode = Mode(fix=fixing, write=False, unsafe=settings.unsafe_fixes)
+        result = process_text(source.text, filename, settings, mode)
+    options = ReportOptions(format=output_format, unsafe_fixes=settings.unsafe_fixes)
+    diagnostics = sorted(result.diagnostics, key=Diagnostic.sort_key)
+    fixed = sum(result.fixed.values())
+    if diff:
+        if result.fixed_text is not None and result.original is not None:
+            lines = difflib.unified_diff(
+                result.original.splitlines(keepends=True), result.fixed_text.splitlines(keepends=True),
+                fromfile=f"a/{filename}", tofile=f"b/{filename}",
+            )  # fmt: skip
+            click.echo("".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines), nl=False)
+        click.echo(f"Would fix {fixed} error{'s' if fixed != 1 else ''}.", err=True)
+        return 1 if fixed else 0
+    report = reporter_for(output_format).render(diagnostics, options)
+    if output_format in ("full", "concise"):
+        report += _summary(diagnostics, fixed, options)
+    if fix:
+        sys.stdout.buffer.write(source.encode(result.fixed_text) if source and result.fixed_text is not None else data)
+        sys.stdout.buffer.flush()
+        click.echo(report, nl=False, err=True)
+    else:
+        click.echo(report, nl=False)
+    return _exit_code(diagnostics, fixed, exit_zero, exit_non_zero_on_fix)

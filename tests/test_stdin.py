@@ -1,0 +1,70 @@
+"""`memlint check --stdin-filename PATH -`, as an editor calls it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from integration_helpers import SOURCE_WITH_FINDINGS, memlint
+
+CONFIG = """\
+[tool.memlint]
+extend-exclude = ["generated"]
+per-file-ignores = { "legacy/*" = ["ML001"] }
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text(CONFIG, encoding="utf-8")
+    return tmp_path
+
+
+def test_stdin_is_linted_under_the_given_name(project: Path):
+    result = memlint("check", "--output-format", "json", "--stdin-filename", "src/train.py", "-",
+                     cwd=project, input=SOURCE_WITH_FINDINGS)  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    findings = json.loads(result.stdout)
+    assert [(f["filename"], f["location"]["row"]) for f in findings] == [("src/train.py", 9), ("src/train.py", 14)]
+
+
+def test_fix_writes_the_fixed_source_to_stdout_and_findings_to_stderr(project: Path):
+    (project / "train.py").write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
+    assert memlint("check", "--fix", "train.py", cwd=project).returncode == 0
+    expected = (project / "train.py").read_text(encoding="utf-8")
+    assert expected != SOURCE_WITH_FINDINGS
+
+    result = memlint("check", "--fix", "--stdin-filename", "train.py", "-", cwd=project, input=SOURCE_WITH_FINDINGS)
+    assert result.returncode == 0
+    assert result.stdout == expected
+    assert "Fixed 2 errors." in result.stderr
+
+    # Findings that remain are reported on stderr, never mixed into the source.
+    unfixable = "import torch\nfor x in torch.zeros(3)\n    pass\n"
+    result = memlint("check", "--fix", "--output-format", "concise", "--stdin-filename", "b.py", "-",
+                     cwd=project, input=unfixable)  # fmt: skip
+    assert result.returncode == 1
+    assert result.stdout == unfixable
+    assert "b.py:2:" in result.stderr and "ML000" in result.stderr
+
+
+def test_per_file_ignores_and_excludes_follow_the_stdin_filename(project: Path):
+    ignored = memlint("check", "--stdin-filename", "legacy/old.py", "-", cwd=project, input=SOURCE_WITH_FINDINGS)
+    assert ignored.returncode == 0, ignored.stdout
+    excluded = memlint("check", "--fix", "--stdin-filename", "generated/x.py", "-", cwd=project, input=SOURCE_WITH_FINDINGS)
+    assert excluded.returncode == 0
+    assert excluded.stdout == SOURCE_WITH_FINDINGS  # passed through unchanged
+
+
+def test_diff_of_stdin(project: Path):
+    result = memlint("check", "--diff", "--stdin-filename", "t.py", "-", cwd=project, input=SOURCE_WITH_FINDINGS)
+    assert result.returncode == 1
+    assert "--- a/t.py" in result.stdout and "+    ).item()" in result.stdout
+
+
+def test_stdin_cannot_be_mixed_with_paths(project: Path):
+    result = memlint("check", "-", "other.py", cwd=project, input="")
+    assert result.returncode == 2
+    assert "cannot be combined" in result.stderr and "Traceback" not in result.stderr
