@@ -1,0 +1,280 @@
+"""ML009 cache-flush-in-loop."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from memlint.analysis.iteration import every_iteration, is_step_loop, step_loop_called_functions
+from memlint.diagnostics import Severity
+from memlint.rule import Invalid, Rule, Valid
+
+_EMPTY_CACHE = frozenset(
+    {
+        "torch.cuda.empty_cache",
+        "torch.cuda.memory.empty_cache",
+        "torch.mps.empty_cache",
+        "torch.xpu.empty_cache",
+        "torch.xpu.memory.empty_cache",
+    }
+)
+_GC_COLLECT = "gc.collect"
+# Methods a framework calls once per batch (Lightning hooks, HF Trainer's step methods).
+_PER_BATCH_HOOKS = frozenset(
+    {
+        "training_step", "validation_step", "test_step", "predict_step",
+        "on_train_batch_start", "on_train_batch_end", "on_validation_batch_start", "on_validation_batch_end",
+        "on_test_batch_start", "on_test_batch_end", "on_predict_batch_start", "on_predict_batch_end",
+        "on_before_backward", "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad",
+        "on_step_begin", "on_step_end",
+    }
+)  # fmt: skip
+
+
+class CacheFlushInLoop(Rule):
+    """
+    ## What it does
+    Finds `torch.cuda.empty_cache()` or `gc.collect()` executed on every iteration of a training or
+    evaluation loop: in the loop body, in a function the loop calls in the same file (the call inside
+    the helper is reported), or in a per-batch hook of Lightning (`training_step`,
+    `on_train_batch_end`, ...) or of a `transformers` trainer callback (`on_step_end`).
+
+    A loop counts as a training or evaluation loop when its own body (not a nested loop) calls
+    backward, an optimizer's `step()`, something named like a model or a loss, or when it iterates
+    over something named like a data loader. Not reported: a flush once per epoch (in an outer loop)
+    or after the loop; behind an `if` (a modulo counter, a config flag); in an exception handler (an
+    out-of-memory fallback). A condition that only checks that CUDA is available does not count.
+
+    ## Why is this bad?
+    `empty_cache()` returns the caching allocator's free blocks to the driver. It does not free any
+    tensor that is still referenced, so it cannot lower the peak of the step; the next iteration then
+    pays for `cudaMalloc` again for the same blocks, which slows training. `gc.collect()` runs a full
+    garbage-collection pass on every step for the same non-benefit.
+
+    ## Example
+    ```python
+    for x, y in train_loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        torch.cuda.empty_cache()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in train_loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    torch.cuda.empty_cache()  # once, after the loop, if another process needs the memory
+    ```
+
+    ## Fix safety
+    No automatic fix: where the flush belongs (after the loop, once per epoch, in an OOM handler) is
+    a judgement call; the message says where to move it.
+
+    ## Measured effect
+    Per the PyTorch memory notes (../spec/memory-facts.md): `empty_cache()` every iteration does
+    not lower the peak allocated memory; it only releases cached blocks, which the next iteration
+    allocates again. No runtime figure of its own yet.
+    """
+
+    code = "ML009"
+    name = "cache-flush-in-loop"
+    severity = Severity.WARNING
+    fix_safety = "none"
+
+    VALID = [
+        Valid(  # once per epoch
+            """
+import torch
+for epoch in range(10):
+    for x, y in train_loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    torch.cuda.empty_cache()
+"""
+        ),
+        Valid(  # every k steps
+            """
+import torch
+for step, (x, y) in enumerate(train_loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    if step % 100 == 0:
+        torch.cuda.empty_cache()
+"""
+        ),
+        Valid(  # opt-in through a config flag
+            """
+import gc
+for batch in loader:
+    out = model(batch)
+    if args.free_memory:
+        gc.collect()
+"""
+        ),
+        Valid(  # only in the out-of-memory handler
+            """
+import torch
+for batch in loader:
+    try:
+        out = model(batch)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+"""
+        ),
+        Valid(  # a loop over models in a benchmark, not a training loop
+            """
+import gc
+import torch
+for name in ["resnet18", "resnet50"]:
+    build_and_measure(name)
+    gc.collect()
+    torch.cuda.empty_cache()
+"""
+        ),
+        Valid(  # a project's own function called empty_cache
+            """
+import torch
+def empty_cache():
+    CACHE.clear()
+for batch in loader:
+    out = model(batch)
+    empty_cache()
+"""
+        ),
+        Valid(  # the helper is called only conditionally
+            """
+import torch
+def cleanup():
+    torch.cuda.empty_cache()
+for step, batch in enumerate(loader):
+    out = model(batch)
+    if step % 50 == 0:
+        cleanup()
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(  # the source article's tip: clean up at the beginning of every iteration
+            """
+import torch
+for epoch in range(epochs):
+    torch.cuda.empty_cache()
+    optimizer.zero_grad()
+    outputs = network(input)
+    loss = criterion(outputs, label)
+    loss.backward()
+    optimizer.step()
+""",
+            line=3,
+            column=5,
+            message="every iteration",
+        ),
+        Invalid(  # in a helper the training loop calls
+            """
+import torch
+def free_memory():
+    torch.cuda.empty_cache()
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        free_memory()
+""",
+            line=3,
+            column=5,
+            message="free_memory",
+        ),
+        Invalid(  # gc.collect through an alias, behind a CUDA availability check
+            """
+import gc as garbage
+import torch
+for x, y in val_loader:
+    with torch.no_grad():
+        preds = model(x)
+    if torch.cuda.is_available():
+        garbage.collect()
+""",
+            line=7,
+            column=9,
+        ),
+        Invalid(  # a Lightning per-batch hook
+            """
+import torch
+import lightning as L
+class Model(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        loss = self(batch).sum()
+        torch.cuda.empty_cache()
+        return loss
+""",
+            line=6,
+            column=9,
+            message="training_step",
+        ),
+    ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._in_helpers: list[tuple[cst.Call, str, tuple]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.ctx
+        qualified = ctx.resolve(node.func)
+        if qualified not in _EMPTY_CACHE and qualified != _GC_COLLECT:
+            return
+        if not every_iteration(ctx):
+            return
+        what = "torch.cuda.empty_cache()" if qualified != _GC_COLLECT else "gc.collect()"
+        loop = ctx.loop
+        if loop is not None:
+            if is_step_loop(loop):
+                self.report(node, _message(what, f"every iteration of `{_header(loop, ctx)}`", qualified))
+            return
+        key = ctx.function_key
+        if key is None:
+            return
+        if key[0] == "method" and key[-1] in _PER_BATCH_HOOKS:
+            self.report(node, _message(what, f"every batch (`{key[-1]}` runs once per batch)", qualified))
+            return
+        self._in_helpers.append((node, what, key, qualified))
+
+    def finish(self, facts) -> None:
+        if not self._in_helpers:
+            return
+        per_step = step_loop_called_functions(facts)
+        for node, what, key, qualified in self._in_helpers:
+            if key in per_step:
+                where = f"every iteration of a training/evaluation loop (through `{key[-1]}()`)"
+                self.report(node, _message(what, where, qualified))
+
+
+def _header(loop, ctx) -> str:
+    if isinstance(loop, cst.For):
+        text = f"for {ctx.module.code_for_node(loop.target)} in {ctx.module.code_for_node(loop.iter)}"
+    else:
+        text = f"while {ctx.module.code_for_node(loop.test)}"
+    text = " ".join(text.split())
+    return text if len(text) <= 50 else text[:49] + "…"
+
+
+def _message(what: str, where: str, qualified: Optional[str]) -> str:
+    if qualified == _GC_COLLECT:
+        effect = (
+            "a full garbage-collection pass per step frees no tensor that is still referenced and "
+            "slows every step"
+        )
+    else:
+        effect = (
+            "it frees no live tensor, so the peak does not drop, and it returns the cached blocks so "
+            "the next iteration pays for cudaMalloc again"
+        )
+    return f"`{what}` runs on {where}: {effect}; call it once after the loop (or per epoch) if at all"
