@@ -18,6 +18,7 @@ from memlint.diagnostics import Diagnostic
 from memlint.files import discover_files
 from memlint.report import FORMATS, ReportOptions, is_applicable, reporter_for
 from memlint.runner import FileResult, Mode, run
+from memlint.review import review_command
 from memlint.stdin import check_stdin, wants_stdin
 
 
@@ -34,6 +35,9 @@ class DefaultToCheck(click.Group):
 @click.version_option(__version__, "--version", prog_name="memlint")
 def main() -> None:
     """memlint: find, fix and measure GPU-memory anti-patterns in PyTorch code."""
+
+
+main.add_command(review_command)
 
 
 def _codes(values: Sequence[str]) -> list[str]:
