@@ -95,7 +95,7 @@ def _receiver_name(call: cst.Call) -> Optional[str]:
     return None
 
 
-def _names_in(node: cst.CSTNode) -> Iterator[str]:
+def names_in(node: cst.CSTNode) -> Iterator[str]:
     stack = [node]
     while stack:
         current = stack.pop()
@@ -111,8 +111,13 @@ def is_step_loop(loop: Loop) -> bool:
     call of something named like a model or a loss (`model(x)`, `self.net(x)`, `criterion(...)`), or
     iterating over something named like a data loader.
     """
-    if isinstance(loop, cst.For) and any(_BATCH_SOURCE.search(name) for name in _names_in(loop.iter)):
+    if isinstance(loop, cst.For) and any(_BATCH_SOURCE.search(name) for name in names_in(loop.iter)):
         return True
+    return runs_model(loop)
+
+
+def runs_model(loop: Loop) -> bool:
+    """Does the loop's own body call backward, an optimizer step, or something named like a model?"""
     for node in own_statements(loop):
         if not isinstance(node, cst.Call):
             continue

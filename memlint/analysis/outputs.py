@@ -1,0 +1,72 @@
+"""Is a value a model's output (logits, predictions, features), still where the model left it?
+
+Values.py answers "does it carry autograd history"; this answers "did it come out of a model, and
+has it not been moved to the host or reduced to a metric since".  A rule keeps the names it has seen
+bound to such values (per function) and passes them in as `known`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Collection
+
+import libcst as cst
+
+from memlint.analysis import tables
+from memlint.analysis.values import Kind
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+# Methods whose result stays on the receiver's device and keeps one value per sample (or more).
+_KEEPS_DEVICE = frozenset(
+    {
+        "detach", "softmax", "log_softmax", "sigmoid", "tanh", "argmax", "argmin", "float", "half", "bfloat16",
+        "double", "long", "int", "view", "reshape", "squeeze", "unsqueeze", "flatten", "clone", "contiguous",
+        "permute", "transpose", "round", "exp", "abs", "logits", "to_dense",
+    }
+)  # fmt: skip
+# torch functions that do the same to their first argument.
+_TORCH_KEEPS_DEVICE = frozenset({"softmax", "log_softmax", "sigmoid", "argmax", "argmin", "squeeze", "flatten"})
+_NOT_OUTPUT_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "loss"})
+
+
+def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str] = ()) -> bool:
+    """`model(x)`, `self.net(x)`, `outputs.logits`, `out[0]`, `logits.argmax(1)`, `probs.detach()`."""
+    if isinstance(expr, cst.Name):
+        return expr.value in known
+    if isinstance(expr, cst.Subscript):
+        return model_output(expr.value, ctx, known)
+    if isinstance(expr, cst.Attribute):
+        if ctx.resolve(expr) is not None or expr.attr.value in _NOT_OUTPUT_ATTRIBUTES:
+            return False
+        return model_output(expr.value, ctx, known) and not _is_self_attribute(expr)
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    qualified = ctx.resolve(func)
+    if qualified is not None:
+        module, _, name = qualified.rpartition(".")
+        if module in ("torch", "torch.nn.functional") and name in _TORCH_KEEPS_DEVICE and expr.args:
+            return model_output(expr.args[0].value, ctx, known)
+        return False
+    if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
+        return model_output(func.value, ctx, known)
+    return _runs_model(func, ctx)
+
+
+def _runs_model(func: cst.BaseExpression, ctx: "Context") -> bool:
+    if isinstance(func, cst.Name) and func.value == "self":
+        return ctx.in_module_class
+    value = ctx.value_of(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+    if value is not None and value.kind is Kind.MODULE:
+        return not value.is_loss
+    if value is not None and value.kind is Kind.FUNCTION:
+        return False
+    if isinstance(func, cst.Attribute) and ctx.resolve(func.value) is not None:
+        return False
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+    return name is not None and tables.MODEL_NAME.match(name) is not None and not tables.LOSS_NAME.match(name)
+
+
+def _is_self_attribute(expr: cst.Attribute) -> bool:
+    return isinstance(expr.value, cst.Name) and expr.value.value == "self"

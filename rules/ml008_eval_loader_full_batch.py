@@ -1,0 +1,237 @@
+"""ML008 eval-loader-full-batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from memlint.analysis.loaders import handed_to_model, loader_feeds_model
+from memlint.analysis.precision_api import keyword
+from memlint.diagnostics import Severity
+from memlint.rule import Invalid, Rule, Valid
+
+_DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+
+@dataclass
+class _Candidate:
+    call: cst.Call
+    batch: str  # the batch_size expression, for the message
+    name: Optional[str] = None  # the name the loader is bound to
+    feeds: bool = False  # known to feed a model where it is created
+
+
+class EvalLoaderFullBatch(Rule):
+    """
+    ## What it does
+    Finds a `torch.utils.data.DataLoader` whose batch size is the size of its whole dataset —
+    `batch_size=len(dataset)`, `len(x.dataset)`, `dataset.__len__()`, or a variable holding one of
+    those — when the loader feeds a model: it is iterated by a loop that calls a model (or moves the
+    batch to the device), handed to a call that runs one (`trainer.fit(model, loader)`,
+    `evaluate(model, loader)`), or returned from a `*_dataloader` hook (Lightning).
+
+    Not reported: a loader no model consumes in the file (it only materialises data on the CPU,
+    e.g. to compute normalisation statistics), a batch size that is the length of some other
+    collection, and any function merely named `DataLoader`.
+
+    ## Why is this bad?
+    The whole split goes through the model in one forward pass, so activation memory scales with
+    the dataset instead of the batch: an evaluation that fits with the training batch size runs
+    out of memory once the validation set grows.
+
+    ## Example
+    ```python
+    val_loader = DataLoader(val_set, batch_size=len(val_set))
+    for x, y in val_loader:
+        preds = model(x)
+    ```
+
+    ## Use instead
+    ```python
+    val_loader = DataLoader(val_set, batch_size=train_batch_size)
+    for x, y in val_loader:
+        preds = model(x)
+    ```
+
+    ## Fix safety
+    No automatic fix: the right batch size (usually the training one) is not in the code, and
+    metrics computed per batch (a mean of batch means) change with it.
+
+    ## Measured effect
+    Not measured by memlint's fixtures yet: activation memory of the forward pass grows linearly
+    with the batch, so here with the size of the split.
+    """
+
+    code = "ML008"
+    name = "eval-loader-full-batch"
+    severity = Severity.WARNING
+    fix_safety = "none"
+
+    VALID = [
+        Valid(
+            """
+import torch
+from torch.utils.data import DataLoader
+val_loader = DataLoader(val_set, batch_size=64)
+for x, y in val_loader:
+    preds = model(x)
+"""
+        ),
+        Valid(  # only materialises the data on the CPU: no model in sight
+            """
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(train_set, batch_size=len(train_set))
+images, _ = next(iter(loader))
+mean, std = images.mean(dim=(0, 2, 3)), images.std(dim=(0, 2, 3))
+"""
+        ),
+        Valid(  # a project's own DataLoader
+            """
+import torch
+from mydata import DataLoader
+loader = DataLoader(ds, batch_size=len(ds))
+for x in loader:
+    out = model(x)
+"""
+        ),
+        Valid(  # the length of something else
+            """
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=len(devices) * 8)
+for x in loader:
+    out = model(x)
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+from torch.utils.data import DataLoader
+val_loader = DataLoader(val_set, batch_size=len(val_set))
+model.eval()
+with torch.no_grad():
+    for x, y in val_loader:
+        preds = model(x)
+""",
+            line=3,
+            column=14,
+            message="whole",
+        ),
+        Invalid(  # a variable holding the length, handed to an evaluation function
+            """
+import torch.utils.data as data
+n = len(test_data)
+loader = data.DataLoader(test_data, n, shuffle=False)
+evaluate(net, loader)
+""",
+            line=3,
+            column=10,
+        ),
+        Invalid(  # a Lightning hook returning the loader
+            """
+import torch
+from torch.utils.data import DataLoader
+import lightning as L
+class Model(L.LightningModule):
+    def val_dataloader(self):
+        return DataLoader(self.val_ds, batch_size=self.val_ds.__len__())
+""",
+            line=6,
+            column=16,
+        ),
+    ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._candidates: dict[int, _Candidate] = {}
+        self._lengths: dict[tuple, str] = {}  # (function, name) -> the code of X in `name = len(X)`
+        self._bound: dict[int, str] = {}  # id(DataLoader call) -> the name it is assigned to
+        self._fed: set[int] = set()  # DataLoader calls known to feed a model where they are created
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        name = target.value if isinstance(target, cst.Name) else (
+            target.attr.value if isinstance(target, cst.Attribute) else None
+        )
+        if name is None:
+            return
+        length = self._length_of(node.value)
+        if length is not None and isinstance(target, cst.Name):
+            self._lengths[(self.ctx.function_key, name)] = length
+        elif isinstance(target, cst.Name):
+            self._lengths.pop((self.ctx.function_key, name), None)
+        if isinstance(node.value, cst.Call):
+            self._bound[id(node.value)] = name
+
+    def visit_Return(self, node: cst.Return) -> None:
+        function = self.ctx.function_node
+        if isinstance(node.value, cst.Call) and function is not None and function.name.value.endswith("dataloader"):
+            self._fed.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for arg in node.args:
+            if isinstance(arg.value, cst.Call) and handed_to_model(node):
+                self._fed.add(id(arg.value))
+        if self.ctx.resolve(node.func) not in _DATALOADER:
+            return
+        dataset = _argument(node, 0, "dataset")
+        batch = _argument(node, 1, "batch_size")
+        if dataset is None or batch is None:
+            return
+        if not self._is_whole_split(batch, dataset):
+            return
+        code = self.ctx.module.code_for_node
+        self._candidates[id(node)] = _Candidate(node, " ".join(code(batch).split()), self._bound.get(id(node)))
+
+    def _is_whole_split(self, batch: cst.BaseExpression, dataset: cst.BaseExpression) -> bool:
+        code = self.ctx.module.code_for_node
+        length = self._length_of(batch)
+        if length is None and isinstance(batch, cst.Name):
+            length = self._lengths.get((self.ctx.function_key, batch.value))
+        if length is None:
+            return False
+        return length == code(dataset) or length.endswith(".dataset")
+
+    def _length_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """`len(X)` / `X.__len__()` -> the code of X."""
+        if not isinstance(expr, cst.Call):
+            return None
+        func = expr.func
+        code = self.ctx.module.code_for_node
+        if isinstance(func, cst.Name) and func.value == "len" and self.ctx.is_builtin("len") and len(expr.args) == 1:
+            return code(expr.args[0].value)
+        if isinstance(func, cst.Attribute) and func.attr.value == "__len__" and not expr.args:
+            return code(func.value)
+        return None
+
+    def finish(self, facts) -> None:
+        for candidate in self._candidates.values():
+            name = self._bound.get(id(candidate.call))
+            feeds = id(candidate.call) in self._fed or (
+                name is not None and loader_feeds_model(self.ctx.module, name)
+            )
+            if not feeds:
+                continue
+            self.report(
+                candidate.call,
+                f"`batch_size={candidate.batch}` puts the whole split through the model in one forward pass: "
+                "activation memory grows with the size of the dataset; use the training batch size",
+            )
+
+
+def _argument(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpression]:
+    arg = keyword(call, name)
+    if arg is not None:
+        return arg.value
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[: position + 1]):
+        return None
+    return positional[position].value if len(positional) > position else None

@@ -1,0 +1,269 @@
+"""ML010 float64-training."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from memlint.analysis import GradMode, Kind
+from memlint.analysis.precision_api import FLOAT64_DTYPES, cast_target, dtype_of, keyword
+from memlint.analysis.tables import BACKWARD_METHODS, MODEL_NAME
+from memlint.diagnostics import Severity
+from memlint.rule import Invalid, Rule, Valid
+
+_SET_DEFAULT_DTYPE = frozenset({"torch.set_default_dtype"})
+_PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_GRADCHECK = frozenset(
+    {"torch.autograd.gradcheck", "torch.autograd.gradgradcheck", "torch.autograd.gradcheck.gradcheck",
+     "torch.autograd.gradcheck.gradgradcheck"}
+)  # fmt: skip
+
+
+class Float64Training(Rule):
+    """
+    ## What it does
+    Finds training in float64: `model.double()` (or `.to(torch.float64)`) on a module, an input cast
+    with `.double()` / `.to(torch.float64)` that is fed to a model with gradients on,
+    `torch.set_default_dtype(torch.float64)`, and layers or `nn.Parameter`s created with
+    `dtype=torch.float64`. Only in files that train (they call backward or build a `torch.optim`
+    optimizer) and do not run `torch.autograd.gradcheck` (which needs float64).
+
+    Not reported: float64 in metric bookkeeping (accuracy counters, `.double()` on a comparison,
+    sums of losses), local computations cast back, buffers, and casts of values that never reach a
+    model in the file.
+
+    ## Why is this bad?
+    float64 doubles the bytes of every parameter, gradient, optimizer state and activation compared
+    with float32 (and is 4 to 64 times slower on most GPUs); deep-learning training does not need
+    its precision.
+
+    ## Example
+    ```python
+    model = Net().double()
+    optimizer = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        loss = criterion(model(x.double()), y)
+        loss.backward()
+    ```
+
+    ## Use instead
+    ```python
+    model = Net()
+    optimizer = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        loss = criterion(model(x.float()), y)
+        loss.backward()
+    ```
+
+    ## Fix safety
+    No automatic fix: where float64 came from (data loaded as float64 NumPy arrays is common) and
+    whether a computation needs it is for the author to decide.
+
+    ## Measured effect
+    Arithmetic, not a fixture: 8 instead of 4 bytes per parameter for weights and gradients, 16
+    instead of 8 for Adam's state, and twice the activation memory.
+    """
+
+    code = "ML010"
+    name = "float64-training"
+    severity = Severity.WARNING
+    fix_safety = "none"
+
+    VALID = [
+        Valid(  # metric bookkeeping
+            """
+import torch
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    correct += (out.argmax(1) == y).double().sum()
+"""
+        ),
+        Valid(  # gradcheck needs float64
+            """
+import torch
+from torch.autograd import gradcheck
+layer = MyLayer().double()
+x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+assert gradcheck(layer, (x,))
+out = layer(x)
+out.sum().backward()
+"""
+        ),
+        Valid(  # no training in the file
+            """
+import torch
+model = load_model().double()
+with torch.no_grad():
+    print(model(batch))
+"""
+        ),
+        Valid(  # a local computation cast back
+            """
+import torch
+for x, y in loader:
+    cov = (x.double().T @ x.double()).float()
+    loss = criterion(model(x), y)
+    loss.backward()
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(
+            """
+import torch
+model = Net().double()
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+            line=2,
+            column=9,
+            message="float64",
+        ),
+        Invalid(  # an input cast fed to the model
+            """
+import torch
+for x, y in loader:
+    x = x.to(torch.float64)
+    loss = criterion(model(x), y)
+    loss.backward()
+""",
+            line=3,
+            column=9,
+        ),
+        Invalid(  # a global default
+            """
+import torch
+torch.set_default_dtype(torch.double)
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+""",
+            line=2,
+            column=1,
+        ),
+        Invalid(  # a layer built in float64
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(10, 10, dtype=torch.float64)
+def train(net, loader, opt):
+    for x in loader:
+        net(x).sum().backward()
+""",
+            line=6,
+            column=19,
+        ),
+    ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._found: list[tuple[cst.CSTNode, str]] = []
+        self._trains = False
+        self._gradcheck = False
+        # Names bound to a float64 cast in the current function: (function, name) -> the cast call.
+        self._cast_names: dict[tuple, cst.Call] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        key = (self.ctx.function_key, node.targets[0].target.value)
+        value = node.value
+        if isinstance(value, cst.Call) and cast_target(value, self.ctx) in FLOAT64_DTYPES and not self._is_module(value.func.value):  # type: ignore[attr-defined]
+            self._cast_names[key] = value
+        else:
+            self._cast_names.pop(key, None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.ctx
+        func = node.func
+        qualified = ctx.resolve(func)
+        if isinstance(func, cst.Attribute) and func.attr.value in BACKWARD_METHODS:
+            self._trains = True
+        if qualified is not None:
+            if _is_optimizer(qualified):
+                self._trains = True
+            if qualified in _GRADCHECK:
+                self._gradcheck = True
+            if qualified in _SET_DEFAULT_DTYPE and node.args and dtype_of(node.args[0].value, ctx) in FLOAT64_DTYPES:
+                self._found.append((node, "`torch.set_default_dtype(float64)` makes every parameter and activation float64"))
+                return
+            if self._is_float64_layer(qualified, node):
+                self._found.append((node, "this layer is created in float64: its weights, gradients and optimizer state take twice the memory"))
+                return
+        if isinstance(func, cst.Attribute) and cast_target(node, ctx) in FLOAT64_DTYPES:
+            if self._is_module(func.value):
+                self._found.append((node, "the model is cast to float64: weights, gradients, optimizer state and activations take twice the memory of float32"))
+            return
+        if self._runs_model(node) and ctx.grad_mode is GradMode.ENABLED:
+            for arg in node.args:
+                cast = self._float64_input(arg.value)
+                if cast is not None:
+                    self._found.append((cast, "a float64 input is fed to the model with gradients on: its activations (and a float64 model's parameters) take twice the memory"))
+
+    def _float64_input(self, value: cst.BaseExpression) -> Optional[cst.Call]:
+        if isinstance(value, cst.Call) and cast_target(value, self.ctx) in FLOAT64_DTYPES:
+            return value
+        if isinstance(value, cst.Name):
+            return self._cast_names.get((self.ctx.function_key, value.value))
+        return None
+
+    def _is_float64_layer(self, qualified: str, node: cst.Call) -> bool:
+        dtype = keyword(node, "dtype")
+        if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[1][:1].isupper() and qualified not in _PARAMETER:
+            return dtype is not None and dtype_of(dtype.value, self.ctx) in FLOAT64_DTYPES
+        if qualified in _PARAMETER and node.args:
+            inner = node.args[0].value
+            if isinstance(inner, cst.Call):
+                inner_dtype = keyword(inner, "dtype")
+                if inner_dtype is not None and dtype_of(inner_dtype.value, self.ctx) in FLOAT64_DTYPES:
+                    return True
+                return cast_target(inner, self.ctx) in FLOAT64_DTYPES
+        return False
+
+    def _is_module(self, expr: cst.BaseExpression) -> bool:
+        """A module instance: known from the analysis, named like a model, or `Net()` of this file."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("cuda", "to", "cpu", "train"):
+            expr = expr.func.value
+        if self.ctx.value_of(expr).kind is Kind.MODULE:
+            return True
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in self.ctx.module_classes:
+            return True
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value[:1].isupper() and not self.ctx.resolve(expr.func):
+            return expr.func.value.endswith(("Net", "Model", "Module", "Network"))
+        name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
+        return name is not None and MODEL_NAME.match(name) is not None and name not in ("module",)
+
+    def _runs_model(self, call: cst.Call) -> bool:
+        func = call.func
+        if isinstance(func, cst.Name) and func.value == "self":
+            return self.ctx.in_module_class
+        if self.ctx.resolve(func) is not None:
+            return False
+        if self.ctx.value_of(func).kind is Kind.MODULE:
+            return True
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        return name is not None and MODEL_NAME.match(name) is not None
+
+    def finish(self, facts) -> None:
+        if not self._trains or self._gradcheck:
+            return
+        for node, message in self._found:
+            self.report(node, f"{message}; train in float32 (or mixed precision)")
+
+
+def _is_optimizer(qualified: str) -> bool:
+    """`torch.optim.Adam`, `torch.optim.sgd.SGD` (not a learning-rate scheduler)."""
+    return (
+        qualified.startswith("torch.optim.")
+        and "lr_scheduler" not in qualified
+        and qualified.rsplit(".", 1)[1][:1].isupper()
+    )
