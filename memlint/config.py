@@ -232,9 +232,18 @@ class Settings:
         except ValueError:
             return PurePosixPath(Path(path).as_posix())
 
-    def is_excluded(self, path: Path) -> bool:
+    def is_excluded(self, path: Path, patterns: Optional[Sequence[str]] = None) -> bool:
         relative = self.relative(path)
-        return any(_glob_matches(pattern, relative) for pattern in self.exclude)
+        return any(_glob_matches(pattern, relative) for pattern in (self.exclude if patterns is None else patterns))
+
+    def excludes_below(self, directory: Path) -> tuple[str, ...]:
+        """The exclude patterns that apply inside a directory named on the command line.
+
+        Naming a directory explicitly overrides the patterns that exclude the directory itself
+        (`memlint build/gen` lints it even though `build` is excluded by default).
+        """
+        relative = self.relative(directory)
+        return tuple(p for p in self.exclude if not _glob_matches(p, relative))
 
     def ignored_codes(self, filename: str) -> frozenset[str]:
         relative = self.relative(Path(filename))

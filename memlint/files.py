@@ -1,4 +1,5 @@
-"""Which files a run looks at: explicit files always, directories walked for *.py, excludes pruned."""
+"""Which files a run looks at: explicit files always, directories walked for *.py and *.ipynb, excludes
+pruned."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Sequence
 
 from memlint.config import Settings
 
-SOURCE_SUFFIXES = (".py",)
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
 @dataclass
@@ -45,12 +46,13 @@ def _walk(root: Path, settings: Settings, result: Discovery):
     def on_error(error: OSError) -> None:
         result.problems.append(f"{error.filename}: {error.strerror}")
 
+    patterns = settings.excludes_below(root)
     # followlinks=False: a symlink loop cannot make the walk infinite.
     for directory, subdirectories, filenames in os.walk(root, onerror=on_error):
         base = Path(directory)
-        subdirectories[:] = sorted(d for d in subdirectories if not settings.is_excluded(base / d))
+        subdirectories[:] = sorted(d for d in subdirectories if not settings.is_excluded(base / d, patterns))
         for name in sorted(filenames):
             if name.endswith(SOURCE_SUFFIXES):
                 file = base / name
-                if not settings.is_excluded(file) and file.is_file():
+                if not settings.is_excluded(file, patterns) and file.is_file():
                     yield file

@@ -381,6 +381,8 @@ print(sum(history) / len(history))
         loop = ctx.loop
         if loop is None or ctx.holds_graph(value) is not True:
             return
+        if _in_forward_pass(ctx) or _iterates_over_layers(loop):
+            return  # collecting a forward pass's outputs (features, intermediates) is what forward does
         if not container and ctx.grad_mode is not GradMode.ENABLED:
             return  # `+=` under no_grad builds no graph around the old value
         name = _base_name(accumulator)
@@ -431,12 +433,10 @@ print(sum(history) / len(history))
         )
         extend = isinstance(candidate.node, cst.Call) and candidate.node.func.attr.value == "extend"
         method = "item" if candidate.scalar and Use.TENSOR not in uses and not extend else "detach"
-        fix = self.replace(
-            candidate.value,
-            method_call(candidate.value, method),
-            f"Accumulate `{_short(module.code_for_node(method_call(candidate.value, method)))}`",
-            safe=not escapes,
-        )
+        replacement = method_call(candidate.value, method)
+        shown = module.code_for_node(replacement)
+        hint = f"Accumulate `{shown}`" if len(shown) <= 40 else f"Accumulate the value's `.{method}()`"
+        fix = self.replace(candidate.value, replacement, hint, safe=not escapes)
         self.report(candidate.node, message, fix, grad_sensitive=True)
 
 
@@ -446,6 +446,27 @@ def _base_name(expr: cst.BaseExpression) -> Optional[str]:
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
         return expr.value.value
     return None
+
+
+def _in_forward_pass(ctx) -> bool:
+    """Inside an nn.Module's methods or a `forward*` function: code that autograd runs through."""
+    function = ctx.function_node
+    return ctx.in_module_class or (function is not None and function.name.value.startswith("forward"))
+
+
+def _iterates_over_layers(loop: cst.CSTNode) -> bool:
+    """`for block in self.blocks: x = block(x)`: the loop variable is called, so it is a layer."""
+    if not isinstance(loop, cst.For):
+        return False
+    targets = {n.value for n in (loop.target, *descendants(loop.target)) if isinstance(n, cst.Name)}
+    for node in descendants(loop.body):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Subscript):
+                func = func.slice[0].slice.value if func.slice and isinstance(func.slice[0].slice, cst.Index) else func
+            if isinstance(func, cst.Name) and func.value in targets:
+                return True
+    return False
 
 
 def _short(text: str, limit: int = 40) -> str:

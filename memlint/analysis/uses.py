@@ -143,6 +143,8 @@ def _call_use(call: cst.Call, outer: tuple[cst.CSTNode, ...], ctx: "Context"):
             return Use.GRADIENT
         if method in _LOGGING_METHODS:
             return Use.NUMERIC
+    if _reaches_backward(outer):  # scaler.scale(total).backward()
+        return Use.GRADIENT
     return Use.ESCAPES
 
 
