@@ -14,6 +14,7 @@ from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.engine import lint_text, reserved_diagnostic
 from memlint.fixes import FileChangedError, fix_text, write_atomically
+from memlint.notebooks import fix_notebook, is_notebook, lint_notebook
 from memlint.source import UndecodableSource, decode
 
 # Below this many files, starting worker processes costs more than it saves.
@@ -47,9 +48,10 @@ def display_name(path: Path) -> str:
 
 
 def process_text(text: str, filename: str, settings: Settings, mode: Mode) -> FileResult:
+    lint, fix = (lint_notebook, fix_notebook) if is_notebook(filename) else (lint_text, fix_text)
     if not mode.fix:
-        return FileResult(filename, lint_text(text, filename, settings))
-    outcome = fix_text(text, filename, settings, unsafe=mode.unsafe)
+        return FileResult(filename, lint(text, filename, settings))
+    outcome = fix(text, filename, settings, unsafe=mode.unsafe)
     result = FileResult(filename, outcome.remaining, fixed=outcome.fixed, dropped=outcome.dropped)
     if outcome.text != text:
         result.original, result.fixed_text = text, outcome.text
