@@ -1,0 +1,204 @@
+"""ML015 pure-half-precision-training."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from memlint.analysis.call_edits import dotted
+from memlint.analysis.precision_api import ADAM_FAMILY, AUTOCAST, FLOAT16_DTYPES, GRAD_SCALERS, cast_target, keyword
+from memlint.analysis.walk import descendants
+from memlint.diagnostics import Severity
+from memlint.rule import Invalid, Rule, Valid
+
+_MOVES = ("cuda", "to", "cpu", "train")
+_PARAMETER_METHODS = ("parameters", "named_parameters")
+
+
+class PureHalfPrecisionTraining(Rule):
+    """
+    ## What it does
+    Finds a model cast to float16 (`model.half()`, `model.to(torch.float16)`,
+    `model = Net().cuda().half()`) whose parameters are then given to an Adam-family optimizer
+    (`Adam`, `AdamW`, `NAdam`, `RAdam`, `Adamax`, `SparseAdam`, resolved through imports) in a file
+    that uses no `GradScaler` and no autocast. The cast is reported.
+
+    The model is matched by name: the expression cast (`model`, `self.model`, or the name the cast
+    result is assigned to) must be the one whose `.parameters()` the optimizer receives. When the
+    optimizer gets a variable holding the parameters, or the file uses autocast, a GradScaler, or a
+    framework's mixed-precision wrapper (`accelerator.autocast()`), nothing is reported.
+
+    ## Why is this bad?
+    With float16 weights the optimizer updates them in float16: updates smaller than the weight's
+    precision (about 1e-3 relative) are rounded away, Adam's `eps=1e-8` underflows to zero in
+    float16 (so a zero second moment divides by zero), and small gradients flush to zero without a
+    loss scaler. Training stalls or diverges. Mixed precision (autocast with float32 master weights
+    and a GradScaler) gets most of the memory saving, on activations, without these failures; bf16
+    has float32's exponent range and needs no scaler.
+
+    ## Example
+    ```python
+    model = Net().cuda().half()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    ```
+
+    ## Fix safety
+    No automatic fix: moving to autocast changes the training loop in several places.
+
+    ## Measured effect
+    Not measured by memlint's fixtures: pure fp16 halves weights, gradients and Adam state compared
+    with fp32 (2+2+4 instead of 4+4+8 bytes per parameter), which is why it is tempting; autocast
+    keeps fp32 model state and shrinks activations instead.
+    """
+
+    code = "ML015"
+    name = "pure-half-precision-training"
+    severity = Severity.WARNING
+    fix_safety = "none"
+
+    VALID = [
+        Valid(  # a GradScaler in the file: mixed precision is managed
+            """
+import torch
+model = Net().cuda().half()
+optimizer = torch.optim.Adam(model.parameters())
+scaler = torch.amp.GradScaler("cuda")
+"""
+        ),
+        Valid(  # SGD has no eps to underflow (the source article's observation)
+            """
+import torch
+model.cuda().half()
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+"""
+        ),
+        Valid(  # another model is cast (an inference teacher)
+            """
+import torch
+teacher = load_teacher().half()
+optimizer = torch.optim.AdamW(student.parameters())
+"""
+        ),
+        Valid(  # a project's own Adam
+            """
+import torch
+from myopt import Adam
+model = Net().half()
+optimizer = Adam(model.parameters())
+"""
+        ),
+    ]
+
+    INVALID = [
+        Invalid(  # the source article's recipe, with Adam
+            """
+import torch.optim as optim
+from torchvision.models import resnet18
+myNet = resnet18().cuda()
+myNet.cuda().half()
+optimizer_adam = optim.Adam(myNet.parameters(), lr=1e-3)
+""",
+            line=4,
+            column=1,
+            message="Adam",
+        ),
+        Invalid(
+            """
+import torch
+class Trainer:
+    def setup(self):
+        self.model = build().to(torch.float16)
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4)
+""",
+            line=4,
+            column=22,
+        ),
+    ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._casts: list[tuple[cst.Call, set[str]]] = []
+        self._optimized: dict[str, str] = {}  # model expression -> optimizer class
+        self._mixed = False
+        self._assigned: Optional[str] = None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        self._assigned = dotted(target) if target is not None else None
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        self._assigned = None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.ctx
+        func = node.func
+        qualified = ctx.resolve(func)
+        if qualified in AUTOCAST or qualified in GRAD_SCALERS:
+            self._mixed = True
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value == "autocast":
+            self._mixed = True  # accelerator.autocast(), fabric.autocast()
+            return
+        if qualified in ADAM_FAMILY:
+            params = node.args[0].value if node.args and node.args[0].keyword is None else None
+            params_arg = keyword(node, "params")
+            params = params_arg.value if params_arg is not None else params
+            if params is not None:
+                for model in _models_in(params):
+                    self._optimized[model] = qualified.rsplit(".", 1)[1]
+            return
+        if isinstance(func, cst.Attribute) and cast_target(node, ctx) in FLOAT16_DTYPES:
+            names = set()
+            receiver = _strip_moves(func.value)
+            if isinstance(receiver, (cst.Name, cst.Attribute)):
+                names.add(dotted(receiver))
+            if self._assigned:
+                names.add(self._assigned)
+            names.discard("")
+            if names:
+                self._casts.append((node, names))
+
+    def finish(self, facts) -> None:
+        if self._mixed:
+            return
+        for node, names in self._casts:
+            optimizer = next((self._optimized[n] for n in names if n in self._optimized), None)
+            if optimizer is None:
+                continue
+            model = sorted(names)[0]
+            self.report(
+                node,
+                f"`{model}` is cast to float16 and trained with {optimizer} without autocast or a GradScaler: "
+                "fp16 weights lose small updates, Adam's eps (1e-8) underflows and small gradients flush to "
+                'zero; keep fp32 weights and use torch.autocast with torch.amp.GradScaler("cuda"), or bf16',
+            )
+
+
+def _strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES:
+        expr = expr.func.value
+    return expr
+
+
+def _models_in(params: cst.BaseExpression) -> set[str]:
+    """`model.parameters()` anywhere in the optimizer's params -> {"model"}."""
+    found = set()
+    for node in [params, *descendants(params)]:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PARAMETER_METHODS:
+            name = dotted(_strip_moves(node.func.value))
+            if name:
+                found.add(name)
+    return found
