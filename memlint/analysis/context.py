@@ -89,6 +89,7 @@ class Context:
         self.call_sites: dict[FunctionKey, list[CallSite]] = {}
         self._ambiguous = _module_names_bound_twice(module)
         self._facts: Optional[FileFacts] = None
+        self._memo: dict[object, object] = {}
         self.visit_handlers: dict[type, Callable[[cst.CSTNode], None]] = {
             cst.FunctionDef: self._visit_function,
             cst.ClassDef: self._visit_class,
@@ -208,6 +209,18 @@ class Context:
         """Was `name` last bound inside the innermost loop (so it is reset on every iteration)?"""
         loop = self.loop
         return loop is not None and self.frame.bound_in_loop.get(name, None) is loop
+
+    def memo(self, key: object, build: Callable[[], object]) -> object:
+        """A whole-file analysis computed once per file, on first request (`build()`)."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def module_binding(self, name: str) -> Optional[Binding]:
+        """What `name` is bound to at module level (imports seen so far), ignoring inner scopes."""
+        if name in self._ambiguous:
+            return None
+        return self.frames[0].names.get(name)
 
     def facts(self) -> FileFacts:
         """Facts about the whole file; only meaningful once the traversal is over."""

@@ -1,0 +1,61 @@
+"""Activations and dropouts that can run in place, and where their `inplace` argument sits
+(data, in the TorchFix manner)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+# torch.nn class -> index of `inplace` among its positional parameters.
+INPLACE_MODULES: dict[str, int] = {
+    "ReLU": 0, "ReLU6": 0, "LeakyReLU": 1, "ELU": 1, "SELU": 0, "CELU": 1, "Hardtanh": 2,
+    "Hardswish": 0, "Hardsigmoid": 0, "SiLU": 0, "Mish": 0, "Threshold": 2, "RReLU": 2,
+    "Dropout": 1, "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1, "FeatureAlphaDropout": 1,
+}  # fmt: skip
+# torch.nn.functional function -> index of `inplace` among its positional parameters.
+INPLACE_FUNCTIONS: dict[str, int] = {
+    "relu": 1, "relu6": 1, "leaky_relu": 2, "elu": 2, "selu": 1, "celu": 2, "hardtanh": 3,
+    "hardswish": 1, "hardsigmoid": 1, "silu": 1, "mish": 1, "threshold": 3, "rrelu": 4,
+    "dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3, "alpha_dropout": 3, "feature_alpha_dropout": 3,
+}  # fmt: skip
+
+
+def inplace_argument(call: cst.Call, position: int) -> tuple[Optional[cst.Arg], Optional[bool]]:
+    """The `inplace` argument of `call` and its literal value: (None, False) when it is not passed,
+    (arg, None) when it is not a literal (`inplace=inplace`)."""
+    positional = 0
+    for argument in call.args:
+        if argument.star:
+            return argument, None  # `*args` may carry it
+        if argument.keyword is not None:
+            if argument.keyword.value == "inplace":
+                return argument, _literal(argument.value)
+            continue
+        if positional == position:
+            return argument, _literal(argument.value)
+        positional += 1
+    return None, False
+
+
+def with_inplace(call: cst.Call, position: int) -> cst.Call:
+    """`call` with its `inplace` argument set to True (replacing a literal False, or added)."""
+    argument, _ = inplace_argument(call, position)
+    if argument is not None:
+        args = [a.with_changes(value=cst.Name("True")) if a is argument else a for a in call.args]
+        return call.with_changes(args=args)
+    no_space = cst.SimpleWhitespace("")
+    equal = cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space)
+    added = cst.Arg(keyword=cst.Name("inplace"), value=cst.Name("True"), equal=equal)
+    args = list(call.args)
+    if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT:
+        comma = args[-1].comma
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        added = added.with_changes(comma=comma)
+    return call.with_changes(args=[*args, added])
+
+
+def _literal(expr: cst.BaseExpression) -> Optional[bool]:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None

@@ -1,0 +1,170 @@
+"""Constant folding of the sizes people write in layer constructors: literals, arithmetic, module-level
+constants, a function's own straight-line assignments and its parameters' defaults.
+
+`fold(expr, env)` returns an int or float, or None when the value cannot be known statically (a
+config attribute, a call, a name bound more than once).  Silence on None is the rules' policy.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Callable, Mapping, Optional, Union
+
+import libcst as cst
+
+Number = Union[int, float]
+# name -> the expression it is bound to (folded lazily, so constants may refer to each other)
+Env = Mapping[str, cst.BaseExpression]
+
+_OPERATORS: dict[type, Callable[[Number, Number], Number]] = {
+    cst.Add: operator.add,
+    cst.Subtract: operator.sub,
+    cst.Multiply: operator.mul,
+    cst.FloorDivide: operator.floordiv,
+    cst.Divide: operator.truediv,
+    cst.Modulo: operator.mod,
+    cst.Power: operator.pow,
+}
+_LIMIT = 10**15  # anything larger is not a layer size: give up rather than compute huge powers
+
+
+def fold(expr: cst.BaseExpression, env: Env = {}, _depth: int = 0) -> Optional[Number]:
+    if _depth > 20:
+        return None
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    if isinstance(expr, cst.Float):
+        return float(expr.evaluated_value)
+    if isinstance(expr, cst.Name):
+        bound = env.get(expr.value)
+        return fold(bound, env, _depth + 1) if bound is not None else None
+    if isinstance(expr, cst.UnaryOperation):
+        inner = fold(expr.expression, env, _depth + 1)
+        if inner is None:
+            return None
+        if isinstance(expr.operator, cst.Minus):
+            return -inner
+        return inner if isinstance(expr.operator, cst.Plus) else None
+    if isinstance(expr, cst.BinaryOperation):
+        function = _OPERATORS.get(type(expr.operator))
+        left = fold(expr.left, env, _depth + 1)
+        right = fold(expr.right, env, _depth + 1)
+        if function is None or left is None or right is None:
+            return None
+        if isinstance(expr.operator, cst.Power) and (abs(right) > 64 or abs(left) > _LIMIT):
+            return None
+        try:
+            result = function(left, right)
+        except (ArithmeticError, ValueError):
+            return None
+        return result if isinstance(result, (int, float)) and abs(result) < _LIMIT else None
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "int" and len(expr.args) == 1:
+        inner = fold(expr.args[0].value, env, _depth + 1)
+        return int(inner) if inner is not None else None
+    return None
+
+
+def fold_int(expr: cst.BaseExpression, env: Env = {}) -> Optional[int]:
+    value = fold(expr, env)
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    return value
+
+
+def factors(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`512 * 7 * 7` -> [512, 7, 7]; anything that is not a product -> [expr]."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply) and not expr.lpar:
+        return factors(expr.left) + factors(expr.right)
+    return [expr]
+
+
+def single_assignments(statements: Union[list, tuple]) -> dict[str, cst.BaseExpression]:
+    """Names bound exactly once by a plain `name = value` among these statements (not in nested
+    blocks); a name also bound anywhere else in the block (nested too) is left out."""
+    counts: dict[str, int] = {}
+    values: dict[str, cst.BaseExpression] = {}
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    name = small.targets[0].target.value
+                    counts[name] = counts.get(name, 0) + 1
+                    values[name] = small.value
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+                    name = small.target.value
+                    counts[name] = counts.get(name, 0) + 1
+                    values[name] = small.value
+                elif isinstance(small, (cst.AugAssign, cst.Assign, cst.AnnAssign)):
+                    for target in _targets(small):
+                        counts[target] = counts.get(target, 0) + 2
+        else:
+            for name in _names_bound_in(statement):
+                counts[name] = counts.get(name, 0) + 2
+    return {name: values[name] for name, count in counts.items() if count == 1 and name in values}
+
+
+def _targets(small: cst.CSTNode) -> list[str]:
+    if isinstance(small, cst.Assign):
+        return [n for t in small.targets for n in _names_of(t.target)]
+    if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+        return _names_of(small.target)
+    return []
+
+
+def _names_of(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names_of(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_of(target.value)
+    return []
+
+
+def _names_bound_in(statement: cst.CSTNode) -> list[str]:
+    """Names (re)bound anywhere inside a compound statement: assignments, loop targets, with-as."""
+    from memlint.analysis.walk import descendants
+
+    names: list[str] = []
+    for node in descendants(statement):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            names.extend(_targets(node))
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            names.extend(_names_of(node.target))
+        elif isinstance(node, cst.AsName):
+            names.extend(_names_of(node.name))
+    if isinstance(statement, (cst.For,)):
+        names.extend(_names_of(statement.target))
+    return names
+
+
+def module_env(module: cst.Module) -> dict[str, cst.BaseExpression]:
+    """Module-level constants: `HIDDEN = 512`, `FEATURES = HIDDEN * 7 * 7`."""
+    return single_assignments(module.body)
+
+
+def function_env(function: cst.FunctionDef, outer: Env) -> dict[str, cst.BaseExpression]:
+    """What names mean inside `function` for folding: module constants, then parameter defaults
+    (the constructor-default convention: `def __init__(self, num_classes=1000)`), then the
+    function's own single assignments at its top level.  A parameter without a default hides the
+    module constant of the same name."""
+    env: dict[str, cst.BaseExpression] = dict(outer)
+    params = function.params
+    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        env.pop(param.name.value, None)
+        if param.default is not None:
+            env[param.name.value] = param.default
+    for extra in (params.star_arg, params.star_kwarg):
+        if isinstance(extra, cst.Param):
+            env.pop(extra.name.value, None)
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    assigned: set[str] = set()
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            assigned.update(n for small in statement.body for n in _targets(small))
+        else:
+            assigned.update(_names_bound_in(statement))
+    for name in assigned:
+        env.pop(name, None)
+    env.update(single_assignments(body))
+    return env

@@ -1,0 +1,273 @@
+"""Evaluation context: code that runs a model to evaluate it rather than to train it.
+
+Three kinds of evidence, strongest region first:
+- the function's name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
+  `inference`, `eval_epoch`, ...): the whole body is the region;
+- `model.eval()` / `self.eval()` / `model.train(False)` earlier in the same function, in a block that
+  encloses the call (so it certainly ran), with no `.train()` in between: the rest of that block;
+- a loop over a loader whose name marks it as validation / test data (`val_loader`, `test_dl`,
+  `self.val_dataloader()`, `tqdm(dev_loader)`): the loop body.
+
+`regions(ctx, scope)` maps every call inside `scope` (a function, or the module) that is in an
+evaluation region to that region.  A region that computes gradients (`.backward()`,
+`torch.autograd.grad`, `torch.func.*`) is no evaluation region: saliency maps and adversarial
+examples run the model in eval mode on purpose.  For a function named as an evaluation the region
+is the whole function; a training function that validates afterwards keeps its validation region.  Calls inside an explicit `torch.enable_grad()` are
+left out too.  Computed once per scope, on request.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Union
+
+import libcst as cst
+
+from memlint.analysis import tables, values
+from memlint.analysis.values import Kind
+from memlint.analysis.walk import descendants
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+Scope = Union[cst.FunctionDef, cst.Module]
+
+_EVAL_WORDS = frozenset(
+    {"evaluate", "evaluation", "eval", "validate", "validation", "val", "test", "testing", "predict",
+     "prediction", "predictions", "infer", "inference"}
+)  # fmt: skip
+# Function names with an evaluation word that are about something else: argument checking, config.
+_NOT_EVALUATION = frozenset(
+    {"args", "arguments", "config", "configs", "kwargs", "input", "inputs", "shape", "shapes", "params",
+     "param", "dtype", "type", "types", "options", "settings", "path", "paths", "file", "files", "name",
+     "names", "key", "keys", "mode", "split", "splits", "size", "sizes", "format", "schema", "device",
+     "state", "dict", "attention", "mask", "transform", "transforms", "dataset", "datasets", "loader",
+     "dataloader", "dataloaders", "metric", "metrics", "step", "set", "fn", "func", "function", "hook",
+     "hooks", "callback", "callbacks", "is", "should", "can", "has", "get", "set", "setup", "prepare",
+     "init", "load", "save", "log", "reset", "update", "end", "start", "batch", "sample", "samples"}
+)  # fmt: skip
+_LOADER_WORDS = frozenset(
+    {"loader", "loaders", "dataloader", "dataloaders", "dl", "dls", "iter", "iterator", "batches", "ds",
+     "dataset"}
+)  # fmt: skip
+_SPLIT_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev", "holdout"})
+_GRADIENT_FUNCTIONS = ("torch.autograd.", "torch.func.", "functorch.")
+
+
+@dataclass(frozen=True)
+class Region:
+    node: cst.CSTNode  # the function, the `.eval()` statement, or the loop
+    kind: str  # "function-name" | "eval-call" | "loader"
+    description: str  # for messages: "in `evaluate`", "after `model.eval()`", "in the loop over `val_loader`"
+    loop: Optional[Union[cst.For, cst.While]] = None  # the loop region, for "loader"
+    block: tuple = ()  # for "eval-call": the statements of the block the `.eval()` call is in
+
+
+def name_tokens(name: str) -> list[str]:
+    """`evalEpoch` / `eval_epoch` / `_EvalEpoch2` -> ["eval", "epoch"]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [t for t in re.split(r"[_\W\d]+", spaced.lower()) if t]
+
+
+def is_evaluation_function_name(name: str) -> bool:
+    tokens = name_tokens(name)
+    if not tokens or not any(t in _EVAL_WORDS for t in tokens):
+        return False
+    if name.startswith("test_") and len(tokens) > 1 and tokens[1] not in ("epoch", "loop", "step", "model"):
+        return False  # pytest's convention: a unit test, not an evaluation
+    return not any(t in _NOT_EVALUATION for t in tokens)
+
+
+def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
+    """The name in a loop's iterable that marks it as validation / test data, if any."""
+    for node in [expr, *descendants(expr)]:
+        name = None
+        if isinstance(node, cst.Name):
+            name = node.value
+        elif isinstance(node, cst.Attribute):
+            name = node.attr.value
+        if name is None:
+            continue
+        tokens = name_tokens(name)
+        if any(t in _SPLIT_WORDS for t in tokens) and any(t in _LOADER_WORDS for t in tokens):
+            return name
+    return None
+
+
+def is_model_call(call: cst.Call, ctx: "Context") -> bool:
+    """`model(x)`, `self.net(x)`, `self(x)` in a module class, `model.forward(x)`: a call that runs a
+    model (not a loss function, not a constructor, not a method such as `model.generate`)."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        return values.evaluate(func.value, ctx).kind is Kind.MODULE
+    if isinstance(func, cst.Name) and func.value == "self":
+        return ctx.in_module_class
+    if not isinstance(func, (cst.Name, cst.Attribute)) or ctx.resolve(func) is not None:
+        return False
+    callee = values.evaluate(func, ctx)
+    if callee.kind is Kind.MODULE:
+        return not callee.is_loss
+    if callee.kind is not Kind.UNKNOWN:
+        return False
+    if isinstance(func, cst.Attribute) and ctx.resolve(func.value) is not None:
+        return False
+    name = func.value if isinstance(func, cst.Name) else func.attr.value
+    return bool(tables.MODEL_NAME.match(name)) and not tables.LOSS_NAME.match(name)
+
+
+def regions(ctx: "Context", scope: Scope) -> dict[int, Region]:
+    """id(call) -> its evaluation region, for the calls directly in `scope` (not nested functions)."""
+    return ctx.memo(("evaluation", id(scope)), lambda: _Scanner(ctx, scope).run())  # type: ignore[return-value]
+
+
+def computes_gradients(node: cst.CSTNode, ctx: "Context") -> bool:
+    for inner in descendants(node):
+        if not isinstance(inner, cst.Call):
+            continue
+        func = inner.func
+        if isinstance(func, cst.Attribute) and func.attr.value in tables.BACKWARD_METHODS:
+            return True
+        qualified = ctx.resolve(func)
+        if qualified is not None and qualified.startswith(_GRADIENT_FUNCTIONS):
+            return True
+    return False
+
+
+class _Scanner:
+    def __init__(self, ctx: "Context", scope: Scope) -> None:
+        self.ctx = ctx
+        self.scope = scope
+        self.result: dict[int, Region] = {}
+
+    def run(self) -> dict[int, Region]:
+        scope = self.scope
+        if isinstance(scope, cst.FunctionDef):
+            if any(self._enables_grad(d.decorator) for d in scope.decorators):
+                return {}
+            if is_evaluation_function_name(scope.name.value):
+                if not computes_gradients(scope, self.ctx):
+                    region = Region(scope, "function-name", f"in `{scope.name.value}`, whose name says it evaluates")
+                    self._claim([scope.body], region)
+                return self.result
+            body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else ()
+        else:
+            body = scope.body
+        self._block(body)
+        return self.result
+
+    def _block(self, statements) -> None:
+        region: Optional[Region] = None
+        pending: list[cst.CSTNode] = []
+        for statement in statements:
+            if region is None:
+                call = _eval_mode_call(statement, self.ctx)
+                if call is not None:
+                    description = f"after `{self.ctx.module.code_for_node(call)}`"
+                    region, pending = Region(statement, "eval-call", description, block=tuple(statements)), []
+                    continue
+            elif _train_mode_call(statement) or self._trains_inside(statement):
+                self._claim(pending, region)  # `model.train()` (even in a nested block) ends the region
+                region, pending = None, []
+                continue
+            if region is not None:
+                pending.append(statement)
+                continue
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
+                continue
+            if isinstance(statement, cst.For):
+                loader = is_evaluation_loader(statement.iter)
+                if loader is not None:
+                    self._claim([statement.body], Region(statement, "loader", f"in the loop over `{loader}`", statement))
+                    continue
+            if isinstance(statement, cst.With) and any(self._enables_grad(item.item) for item in statement.items):
+                continue
+            for block in _child_blocks(statement):
+                self._block(block)
+        if region is not None:
+            self._claim(pending, region)
+
+    def _trains_inside(self, statement: cst.CSTNode) -> bool:
+        if isinstance(statement, cst.SimpleStatementLine):
+            return False
+        return any(_is_train_call(n) for n in descendants(statement))
+
+    def _claim(self, nodes: list, region: Region) -> None:
+        """Mark the calls in `nodes` as in `region`, unless the region computes gradients."""
+        if region.kind != "function-name" and any(computes_gradients(n, self.ctx) for n in nodes):
+            return
+        stack = list(nodes)
+        while stack:
+            current = stack.pop()
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(current, cst.With) and any(self._enables_grad(item.item) for item in current.items):
+                continue
+            if isinstance(current, cst.Call):
+                self.result.setdefault(id(current), region)
+            stack.extend(current.children)
+
+    def _enables_grad(self, expr: cst.BaseExpression) -> bool:
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        qualified = self.ctx.resolve(target)
+        if qualified in tables.ENABLE_GRAD_CONTEXTS:
+            return True
+        if qualified in tables.SET_GRAD_ENABLED and isinstance(expr, cst.Call):
+            return not (expr.args and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == "False")
+        return False
+
+
+def _eval_mode_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
+    """`model.eval()` / `self.eval()` / `model.train(False)` as a statement of its own (also
+    `model = model.eval()`), on a receiver that is a model."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu", "requires_grad_"):
+        call = call.func.value  # `model.eval().to(device)`
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return None
+    method = call.func.attr.value
+    is_eval = (method == "eval" and not call.args) or (
+        method == "train" and len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
+    )
+    if not is_eval:
+        return None
+    receiver = call.func.value
+    if isinstance(receiver, cst.Name) and receiver.value == "self":
+        return call if ctx.in_module_class else None
+    if ctx.resolve(receiver) is not None:
+        return None
+    value = values.evaluate(receiver, ctx)
+    if value.kind is Kind.MODULE:
+        return call
+    name = receiver.value if isinstance(receiver, cst.Name) else receiver.attr.value if isinstance(receiver, cst.Attribute) else ""
+    return call if value.kind is Kind.UNKNOWN and tables.MODEL_NAME.match(name) else None
+
+
+def _is_train_call(node: cst.CSTNode) -> bool:
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "train"):
+        return False
+    return not (len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False")
+
+
+def _train_mode_call(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return any(_is_train_call(n) for n in descendants(statement))
+
+
+def _child_blocks(statement: cst.CSTNode):
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        yield body.body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body.body
+    for attr in ("orelse", "finalbody"):
+        extra = getattr(statement, attr, None)
+        while extra is not None:
+            block = getattr(extra, "body", None)
+            if isinstance(block, cst.IndentedBlock):
+                yield block.body
+            extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None

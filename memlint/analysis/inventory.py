@@ -1,0 +1,545 @@
+"""A static inventory of the `nn.Module` classes a file defines: the layers each `__init__` builds
+(with constant-folded sizes and parameter counts), and which layers `forward` feeds a flattened
+feature map.  ML005 and ML006 read it; `inventory(ctx)` builds it once per file.
+
+Everything is best-effort and errs towards "unknown": a parameter count is None as soon as one
+layer's size cannot be folded, a layer is built by a call memlint does not know, or layers are
+built in a loop or behind a condition.  Rules stay silent on None.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis import tables
+from memlint.analysis.constants import Env, fold, fold_int, function_env, module_env
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+# torch.nn layers without parameters (their count is 0).
+PARAMETER_FREE = frozenset(
+    {
+        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Hardtanh", "Hardswish",
+        "Hardsigmoid", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Tanhshrink",
+        "Threshold", "RReLU", "GLU", "LogSigmoid", "Hardshrink", "Softshrink", "Softmin",
+        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "Flatten", "Unflatten", "Identity",
+        "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
+        "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+        "ReplicationPad1d", "ReplicationPad2d", "ChannelShuffle",
+    }
+)  # fmt: skip
+# Layers whose output is not needed for their own backward (an in-place op right after them is safe).
+OUTPUT_NOT_SAVED = frozenset(
+    {
+        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
+        "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+        "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm", "LayerNorm",
+        "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Embedding",
+        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+    }
+)  # fmt: skip
+CONTAINERS = frozenset({"Sequential", "ModuleList"})
+
+
+@dataclass
+class Layer:
+    call: cst.Call
+    kind: Optional[str]  # "Linear" for torch.nn layers, "local:Block" for a class of this file, None
+    params: Optional[int]
+    children: list["Layer"] = field(default_factory=list)  # of a Sequential / ModuleList, in order
+    in_features: Optional[int] = None  # Linear only
+    out_features: Optional[int] = None
+
+
+@dataclass
+class ModuleClass:
+    name: str
+    node: cst.ClassDef
+    attributes: dict[str, Layer] = field(default_factory=dict)  # self.<attr> = <layer> in __init__
+    param_count: Optional[int] = None
+    forward: Optional[cst.FunctionDef] = None
+    flatten_fed: set[str] = field(default_factory=set)  # attrs forward calls on a flattened tensor
+
+
+def inventory(ctx: "Context") -> dict[str, ModuleClass]:
+    """The nn.Module classes defined at the top level of the file, by name."""
+    return _builder(ctx).classes_described()
+
+
+def layer_of(ctx: "Context", call: cst.Call, env: Env) -> Optional[Layer]:
+    """What a layer constructor call builds (None when it is not one memlint knows)."""
+    return _builder(ctx).layer(call, env)
+
+
+def env_here(ctx: "Context") -> Env:
+    """Names foldable at the current point of the traversal: module constants, and the current
+    function's defaults and single assignments."""
+    builder = _builder(ctx)
+    function = ctx.function_node
+    if function is None:
+        return builder.module_env
+    return ctx.memo(("fold-env", id(function)), lambda: function_env(function, builder.module_env))  # type: ignore[return-value]
+
+
+def _builder(ctx: "Context") -> "_Builder":
+    return ctx.memo("inventory", lambda: _Builder(ctx))  # type: ignore[return-value]
+
+
+def torch_nn_name(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:
+    """"Linear" for `nn.Linear`, `torch.nn.Linear`, `from torch.nn import Linear as L` (module level)."""
+    qualified = resolve_global(ctx, expr)
+    if qualified and qualified.startswith("torch.nn.") and qualified.count(".") >= 2:
+        last = qualified.rsplit(".", 1)[1]
+        if last[:1].isupper() and not qualified.startswith("torch.nn.functional."):
+            return last
+    return None
+
+
+def resolve_global(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.Name):
+        binding = ctx.module_binding(expr.value)
+        return binding.qualified if binding else None
+    if isinstance(expr, cst.Attribute):
+        base = resolve_global(ctx, expr.value)
+        return f"{base}.{expr.attr.value}" if base else None
+    return None
+
+
+def is_flatten(expr: cst.BaseExpression, ctx: "Context", flat_layers: frozenset[str] = frozenset()) -> bool:
+    """`torch.flatten(x, 1)`, `x.flatten(1)`, `x.view(x.size(0), -1)`, `x.reshape(n, -1)`, `self.flatten(x)`."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    qualified = resolve_global(ctx, func)
+    if qualified in ("torch.flatten", "torch.nn.functional.flatten"):
+        return len(expr.args) >= 2 and fold(expr.args[1].value) == 1
+    if isinstance(func, cst.Attribute):
+        method = func.attr.value
+        if method == "flatten":
+            return len(expr.args) == 1 and fold(expr.args[0].value) == 1
+        if method in ("view", "reshape") and len(expr.args) == 2:
+            return fold(expr.args[1].value) == -1
+        if isinstance(func.value, cst.Name) and func.value.value == "self" and method in flat_layers:
+            return True
+    return False
+
+
+class _Builder:
+    def __init__(self, ctx: "Context") -> None:
+        self.ctx = ctx
+        self.module_env = module_env(ctx.module)
+        self.classes: dict[str, cst.ClassDef] = {}
+        self.result: dict[str, ModuleClass] = {}
+        self._active: set[str] = set()
+
+        for statement in ctx.module.body:
+            if isinstance(statement, cst.ClassDef) and self._is_module_class(statement):
+                self.classes[statement.name.value] = statement
+        self._described = False
+
+    def classes_described(self) -> dict[str, ModuleClass]:
+        if not self._described:
+            self._described = True
+            for name in self.classes:
+                self.result[name] = self._describe(name)
+        return self.result
+
+    def _is_module_class(self, node: cst.ClassDef) -> bool:
+        for base in node.bases:
+            qualified = resolve_global(self.ctx, base.value)
+            if qualified in tables.MODULE_BASES or torch_nn_name(self.ctx, base.value):
+                return True
+            if isinstance(base.value, cst.Name) and base.value.value in self.classes:
+                return True
+        return False
+
+    # ------------------------------------------------------------------ one class
+
+    def _describe(self, name: str, args: Optional[cst.Call] = None) -> ModuleClass:
+        node = self.classes[name]
+        described = ModuleClass(name, node)
+        methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+        described.forward = methods.get("forward")
+        init = methods.get("__init__")
+        count: Optional[int] = self._base_params(node)
+        if init is not None:
+            env = function_env(init, self.module_env)
+            if args is not None:
+                env = _bind_call(init, args, env)
+            init_count = self._init_layers(init, env, described)
+            count = None if count is None or init_count is None else count + init_count
+        described.param_count = count
+        if described.forward is not None:
+            described.flatten_fed = self._flatten_fed(described)
+        return described
+
+    def _base_params(self, node: cst.ClassDef) -> Optional[int]:
+        total = 0
+        for base in node.bases:
+            qualified = resolve_global(self.ctx, base.value)
+            if isinstance(base.value, cst.Name) and base.value.value in self.classes:
+                inner = self._local_params(base.value.value, None)
+                if inner is None:
+                    return None
+                total += inner
+            elif qualified not in tables.MODULE_BASES and torch_nn_name(self.ctx, base.value) != "Module":
+                return None  # nn.Sequential subclasses, frameworks' own bases: not followed
+        return total
+
+    def _init_layers(self, init: cst.FunctionDef, env: Env, described: ModuleClass) -> Optional[int]:
+        total: Optional[int] = 0
+        local_calls = {k: v for k, v in env.items() if isinstance(v, cst.Call)}
+        for statement in init.body.body if isinstance(init.body, cst.IndentedBlock) else ():
+            if not isinstance(statement, cst.SimpleStatementLine):
+                if _assigns_self(statement):
+                    total = None  # layers built in a loop or behind a condition: not counted
+                continue
+            for small in statement.body:
+                if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    attrs = [t.attr.value for t in targets if _is_self_attribute(t)]
+                    if not attrs or small.value is None:
+                        continue
+                    value = small.value
+                    if isinstance(value, cst.Name) and value.value in local_calls:
+                        value = local_calls[value.value]
+                    layer = self.layer(value, env) if isinstance(value, cst.Call) else None
+                    if layer is not None:
+                        for attr in attrs:
+                            described.attributes[attr] = layer
+                    if isinstance(value, cst.Call):
+                        params = layer.params if layer is not None else self._non_module_call(value)
+                        total = None if total is None or params is None else total + params
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    call = small.value
+                    func = call.func
+                    if isinstance(func, cst.Attribute) and func.attr.value in ("add_module", "register_parameter"):
+                        layer = self.layer(call.args[1].value, env) if len(call.args) == 2 else None
+                        total = None if total is None or layer is None or layer.params is None else total + layer.params
+        return total
+
+    def _non_module_call(self, call: cst.Call) -> Optional[int]:
+        """Parameters held by a call that is not a layer: 0 when it is a plain Python builtin."""
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in ("int", "float", "bool", "str", "len", "list", "dict", "tuple", "set"):
+            return 0
+        qualified = resolve_global(self.ctx, func)
+        if qualified and qualified.startswith("torch.") and not qualified.startswith("torch.nn."):
+            return 0  # torch.zeros(...) buffers, torch.device(...): not parameters
+        return None
+
+    # ------------------------------------------------------------------ one layer constructor
+
+    def layer(self, call: cst.Call, env: Env) -> Optional[Layer]:
+        func = call.func
+        kind = torch_nn_name(self.ctx, func)
+        if kind is not None:
+            return self._torch_layer(kind, call, env)
+        if resolve_global(self.ctx, func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return Layer(call, "Parameter", _tensor_elements(call, env, self.ctx))
+        if isinstance(func, cst.Name) and func.value in self.classes:
+            return Layer(call, f"local:{func.value}", self._local_params(func.value, call))
+        return None
+
+    def _local_params(self, name: str, call: Optional[cst.Call]) -> Optional[int]:
+        if name in self._active:  # recursive construction: give up
+            return None
+        self._active.add(name)
+        try:
+            return self._describe(name, call).param_count
+        finally:
+            self._active.discard(name)
+
+    def _torch_layer(self, kind: str, call: cst.Call, env: Env) -> Layer:
+        layer = Layer(call, kind, None)
+        args = _arguments(call)
+
+        def arg(position: int, keyword: str, default: Optional[cst.BaseExpression] = None):
+            return args.get(keyword, args.get(position, default))
+
+        def number(position: int, keyword: str, default: Optional[int] = None) -> Optional[int]:
+            expr = arg(position, keyword)
+            return default if expr is None else fold_int(expr, env)
+
+        def flag(position: int, keyword: str, default: bool) -> Optional[bool]:
+            expr = arg(position, keyword)
+            if expr is None:
+                return default
+            if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+                return expr.value == "True"
+            bound = env.get(expr.value) if isinstance(expr, cst.Name) else None
+            if isinstance(bound, cst.Name) and bound.value in ("True", "False"):
+                return bound.value == "True"
+            return None
+
+        if kind in PARAMETER_FREE:
+            layer.params = 0
+        elif kind in ("Linear", "Bilinear") and kind == "Linear":
+            n_in, n_out, bias = number(0, "in_features"), number(1, "out_features"), flag(2, "bias", True)
+            layer.in_features, layer.out_features = n_in, n_out
+            if None not in (n_in, n_out, bias):
+                layer.params = n_in * n_out + (n_out if bias else 0)
+        elif kind.startswith(("Conv", "ConvTranspose")) and kind[-2:] in ("1d", "2d", "3d"):
+            dims = int(kind[-2])
+            n_in, n_out = number(0, "in_channels"), number(1, "out_channels")
+            groups = number(6 if not kind.startswith("ConvTranspose") else 6, "groups", 1)
+            bias = flag(7 if kind.startswith("Conv") and not kind.startswith("ConvTranspose") else 7, "bias", True)
+            kernel = _kernel_elements(arg(2, "kernel_size"), dims, env)
+            if None not in (n_in, n_out, groups, bias, kernel) and groups:
+                layer.params = n_in // groups * n_out * kernel + (n_out if bias else 0)
+        elif kind in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"):
+            n, affine = number(0, "num_features"), flag(3, "affine", True)
+            if n is not None and affine is not None:
+                layer.params = 2 * n if affine else 0
+        elif kind in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"):
+            n, affine = number(0, "num_features"), flag(3, "affine", False)
+            if n is not None and affine is not None:
+                layer.params = 2 * n if affine else 0
+        elif kind == "GroupNorm":
+            n, affine = number(1, "num_channels"), flag(3, "affine", True)
+            if n is not None and affine is not None:
+                layer.params = 2 * n if affine else 0
+        elif kind in ("LayerNorm", "RMSNorm"):
+            shape = arg(0, "normalized_shape")
+            n = _shape_elements(shape, env) if shape is not None else None
+            affine = flag(2, "elementwise_affine", True)
+            if n is not None and affine is not None:
+                layer.params = (2 if kind == "LayerNorm" else 1) * n if affine else 0
+        elif kind == "Embedding":
+            n, d = number(0, "num_embeddings"), number(1, "embedding_dim")
+            if n is not None and d is not None:
+                layer.params = n * d
+        elif kind == "MultiheadAttention":
+            e = number(0, "embed_dim")
+            if e is not None and "kdim" not in args and "vdim" not in args and flag(3, "bias", True):
+                layer.params = 4 * e * e + 4 * e
+        elif kind in CONTAINERS:
+            layer.children, layer.params = self._container(call, env)
+        return layer
+
+    def _container(self, call: cst.Call, env: Env) -> tuple[list[Layer], Optional[int]]:
+        children: list[Layer] = []
+        total: Optional[int] = 0
+        elements: list[cst.BaseExpression] = []
+        multiplier = 1
+        for argument in call.args:
+            value = argument.value
+            if argument.star == "*" and isinstance(value, (cst.List, cst.Tuple)):
+                elements.extend(e.value for e in value.elements)
+            elif argument.star == "" and isinstance(value, (cst.List, cst.Tuple)):
+                elements.extend(e.value for e in value.elements)
+            elif argument.star == "" and isinstance(value, cst.ListComp):
+                repeats = _range_count(value.for_in, env)
+                if repeats is None or value.for_in.inner_for_in is not None:
+                    return children, None
+                elements.append(value.elt)
+                multiplier = repeats
+            elif argument.star == "" and _is_ordered_dict(value, self.ctx):
+                pairs = value.args[0].value.elements if value.args and isinstance(value.args[0].value, (cst.List, cst.Tuple)) else []  # type: ignore[union-attr]
+                for pair in pairs:
+                    if isinstance(pair.value, cst.Tuple) and len(pair.value.elements) == 2:
+                        elements.append(pair.value.elements[1].value)
+                    else:
+                        return children, None
+            elif argument.star == "" and argument.keyword is None:
+                elements.append(value)
+            else:
+                return children, None
+        for element in elements:
+            child = self.layer(element, env) if isinstance(element, cst.Call) else None
+            if child is None:
+                total = None
+                continue
+            children.append(child)
+            total = None if total is None or child.params is None else total + child.params
+        return children, (None if total is None else total * multiplier)
+
+    # ------------------------------------------------------------------ forward
+
+    def _flatten_fed(self, described: ModuleClass) -> set[str]:
+        """Attributes forward calls on a value that a flatten produced (directly or through dropout /
+        activations)."""
+        flat_layers = frozenset(a for a, l in described.attributes.items() if l.kind == "Flatten")
+        passthrough = frozenset(a for a, l in described.attributes.items() if l.params == 0 and l.kind != "Flatten")
+        fed: set[str] = set()
+        flat_names: set[str] = set()
+
+        def feeds(expr: cst.BaseExpression) -> bool:
+            if isinstance(expr, cst.Name):
+                return expr.value in flat_names
+            if is_flatten(expr, self.ctx, flat_layers):
+                return True
+            if isinstance(expr, cst.Call) and _self_attr(expr.func) in passthrough and expr.args:
+                return feeds(expr.args[0].value)
+            return False
+
+        def note_calls(expr: cst.CSTNode) -> None:
+            from memlint.analysis.walk import descendants
+
+            for node in [expr, *descendants(expr)]:
+                if isinstance(node, cst.Call) and node.args and _self_attr(node.func) is not None:
+                    if feeds(node.args[0].value):
+                        fed.add(_self_attr(node.func))  # type: ignore[arg-type]
+
+        def scan(statements) -> None:
+            for statement in statements:
+                if isinstance(statement, cst.SimpleStatementLine):
+                    for small in statement.body:
+                        note_calls(small)
+                        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                            name = small.targets[0].target.value
+                            (flat_names.add if feeds(small.value) else flat_names.discard)(name)
+                else:
+                    for block in _blocks(statement):
+                        scan(block)
+
+        forward = described.forward
+        if forward is not None and isinstance(forward.body, cst.IndentedBlock):
+            scan(forward.body.body)
+        return fed
+
+
+def first_linear_after_flatten(layers: list[Layer], *, flattened_input: bool) -> list[Layer]:
+    """The Linear layers of a Sequential that receive a flattened map: the first one after an
+    `nn.Flatten()` (or after the start, when the Sequential's input is flattened), with only
+    parameter-free layers (dropout, activations) in between."""
+    found: list[Layer] = []
+    flat = flattened_input
+    for layer in layers:
+        if layer.kind == "Flatten":
+            flat = True
+        elif layer.kind == "Linear" and flat:
+            found.append(layer)
+            flat = False
+        elif layer.params != 0:
+            flat = False
+    return found
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _arguments(call: cst.Call) -> dict:
+    """Positional arguments by index and keyword arguments by name (no */** unpacking)."""
+    result: dict = {}
+    position = 0
+    for argument in call.args:
+        if argument.star:
+            result["*"] = argument.value
+            continue
+        if argument.keyword is not None:
+            result[argument.keyword.value] = argument.value
+        else:
+            result[position] = argument.value
+            position += 1
+    return result
+
+
+def _bind_call(function: cst.FunctionDef, call: cst.Call, env: Env) -> dict:
+    """`Block(64, hidden=128)` against `def __init__(self, channels, hidden=256)`."""
+    bound = dict(env)
+    params = [p for p in [*function.params.posonly_params, *function.params.params]][1:]  # skip self
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        for p in params:
+            bound.pop(p.name.value, None)
+        return bound
+    for param, argument in zip(params, positional):
+        bound[param.name.value] = argument.value
+    for argument in call.args:
+        if argument.keyword is not None:
+            bound[argument.keyword.value] = argument.value
+    return bound
+
+
+def _kernel_elements(expr: Optional[cst.BaseExpression], dims: int, env: Env) -> Optional[int]:
+    if expr is None:
+        return None
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        sizes = [fold_int(e.value, env) for e in expr.elements]
+        return None if None in sizes else math.prod(sizes)  # type: ignore[arg-type]
+    size = fold_int(expr, env)
+    return None if size is None else size**dims
+
+
+def _shape_elements(expr: cst.BaseExpression, env: Env) -> Optional[int]:
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        sizes = [fold_int(e.value, env) for e in expr.elements]
+        return None if None in sizes else math.prod(sizes)  # type: ignore[arg-type]
+    return fold_int(expr, env)
+
+
+def _tensor_elements(call: cst.Call, env: Env, ctx: "Context") -> Optional[int]:
+    """`nn.Parameter(torch.zeros(a, b))` -> a * b."""
+    if not call.args or not isinstance(call.args[0].value, cst.Call):
+        return None
+    inner = call.args[0].value
+    qualified = resolve_global(ctx, inner.func)
+    if qualified not in ("torch.zeros", "torch.ones", "torch.randn", "torch.rand", "torch.empty"):
+        return None
+    sizes = [a.value for a in inner.args if a.keyword is None]
+    if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
+        return _shape_elements(sizes[0], env)
+    folded = [fold_int(s, env) for s in sizes]
+    return None if not folded or None in folded else math.prod(folded)  # type: ignore[arg-type]
+
+
+def _range_count(comp: cst.CompFor, env: Env) -> Optional[int]:
+    iterable = comp.iter
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+        if len(iterable.args) == 1:
+            return fold_int(iterable.args[0].value, env)
+    return None
+
+
+def _is_ordered_dict(expr: cst.BaseExpression, ctx: "Context") -> bool:
+    return isinstance(expr, cst.Call) and resolve_global(ctx, expr.func) in (
+        "collections.OrderedDict",
+        "typing.OrderedDict",
+    )
+
+
+def _is_self_attribute(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
+def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    return expr.attr.value if _is_self_attribute(expr) else None  # type: ignore[union-attr]
+
+
+def _assigns_self(statement: cst.CSTNode) -> bool:
+    from memlint.analysis.walk import descendants
+
+    for node in descendants(statement):
+        if isinstance(node, cst.AssignTarget) and _is_self_attribute(node.target):
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+            "add_module", "register_parameter", "append", "extend",
+        ):  # fmt: skip
+            return True
+    return False
+
+
+def _blocks(statement: cst.CSTNode):
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        yield body.body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body.body
+    for attr in ("orelse", "finalbody"):
+        extra = getattr(statement, attr, None)
+        while extra is not None:
+            block = getattr(extra, "body", None)
+            if isinstance(block, cst.IndentedBlock):
+                yield block.body
+            extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None

@@ -1,0 +1,78 @@
+"""Optimizer state per parameter: the single table every rule and command reads (ML006 checks a
+budget with it; `memlint estimate` uses it for the optimizer step).
+
+Bytes of persistent state per fp32 parameter, on top of the 4 B weight and 4 B gradient, as
+measured with PyTorch 2.13 (docs/memory-facts: SGD 0, SGD+momentum 4, RMSprop 4, Adagrad 4,
+Adam/AdamW 8, Adam with amsgrad 12, torch.optim.Adafactor ~0.01, 8-bit AdamW ~2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+WEIGHT_BYTES = 4  # fp32
+GRADIENT_BYTES = 4  # fp32; mixed precision (autocast) keeps fp32 weights, gradients and state
+
+
+@dataclass(frozen=True)
+class OptimizerState:
+    name: str  # how messages name it
+    bytes_per_param: float  # persistent state, fp32
+    momentum_bytes: float = 0.0  # extra when `momentum` is non-zero (SGD)
+    amsgrad_bytes: float = 0.0  # extra when `amsgrad=True`
+    adam_family: bool = False  # keeps two moments per parameter
+
+
+# Qualified class name -> its state.  Keys are what `ctx.resolve` returns for the constructor.
+OPTIMIZERS: dict[str, OptimizerState] = {
+    "torch.optim.SGD": OptimizerState("SGD", 0, momentum_bytes=4),
+    "torch.optim.RMSprop": OptimizerState("RMSprop", 4, momentum_bytes=4),
+    "torch.optim.Adagrad": OptimizerState("Adagrad", 4),
+    "torch.optim.Adadelta": OptimizerState("Adadelta", 8),
+    "torch.optim.Rprop": OptimizerState("Rprop", 8),
+    "torch.optim.ASGD": OptimizerState("ASGD", 4),
+    "torch.optim.Adam": OptimizerState("Adam", 8, amsgrad_bytes=4, adam_family=True),
+    "torch.optim.AdamW": OptimizerState("AdamW", 8, amsgrad_bytes=4, adam_family=True),
+    "torch.optim.NAdam": OptimizerState("NAdam", 8, adam_family=True),
+    "torch.optim.RAdam": OptimizerState("RAdam", 8, adam_family=True),
+    "torch.optim.Adamax": OptimizerState("Adamax", 8, adam_family=True),
+    "torch.optim.SparseAdam": OptimizerState("SparseAdam", 8, adam_family=True),
+    "torch.optim.Adafactor": OptimizerState("torch.optim.Adafactor", 0.01),
+    "transformers.Adafactor": OptimizerState("Adafactor", 0.01),
+    "transformers.optimization.Adafactor": OptimizerState("Adafactor", 0.01),
+    "bitsandbytes.optim.AdamW8bit": OptimizerState("8-bit AdamW", 2),
+    "bitsandbytes.optim.Adam8bit": OptimizerState("8-bit Adam", 2),
+    "bitsandbytes.optim.PagedAdamW8bit": OptimizerState("paged 8-bit AdamW", 2),
+}
+# The same classes under their defining modules (`from torch.optim.adam import Adam`).
+for _qualified, _state in list(OPTIMIZERS.items()):
+    if _qualified.startswith("torch.optim."):
+        _class = _qualified.rsplit(".", 1)[1]
+        OPTIMIZERS.setdefault(f"torch.optim.{_class.lower()}.{_class}", _state)
+OPTIMIZERS["torch.optim.sparse_adam.SparseAdam"] = OPTIMIZERS["torch.optim.SparseAdam"]
+OPTIMIZERS["torch.optim._adafactor.Adafactor"] = OPTIMIZERS["torch.optim.Adafactor"]
+
+# The lighter alternatives messages suggest, with their state per parameter.
+ALTERNATIVES: tuple[tuple[str, float], ...] = (
+    ("SGD with momentum", 4),
+    ("torch.optim.Adafactor (factored second moment)", 0.01),
+    ("8-bit AdamW from bitsandbytes", 2),
+)
+
+
+def lookup(qualified: Optional[str]) -> Optional[OptimizerState]:
+    return OPTIMIZERS.get(qualified or "")
+
+
+def state_bytes_per_param(qualified: str, *, momentum: bool = False, amsgrad: bool = False) -> Optional[float]:
+    """Persistent optimizer state per parameter in bytes, or None for an optimizer not in the table."""
+    state = lookup(qualified)
+    if state is None:
+        return None
+    return state.bytes_per_param + (state.momentum_bytes if momentum else 0) + (state.amsgrad_bytes if amsgrad else 0)
+
+
+def training_bytes_per_param(state_bytes: float) -> float:
+    """Weights + gradients + optimizer state, per fp32 parameter."""
+    return WEIGHT_BYTES + GRADIENT_BYTES + state_bytes

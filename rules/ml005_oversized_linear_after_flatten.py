@@ -1,0 +1,254 @@
+"""ML005 oversized-linear-after-flatten."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from memlint.analysis.constants import Env, factors, fold_int
+from memlint.analysis.inventory import env_here, first_linear_after_flatten, inventory, layer_of, torch_nn_name
+from memlint.diagnostics import Severity
+from memlint.rule import Invalid, Rule, Valid
+from memlint.units import format_bytes
+
+# fp32 weights + fp32 gradients + Adam's two fp32 moments (memlint/optimizers.py has the table).
+_TRAINING_BYTES_PER_PARAM = 16
+
+
+class OversizedLinearAfterFlatten(Rule):
+    """
+    ## What it does
+    Finds an `nn.Linear(in_features, out_features)` fed by a flattened spatial feature map whose
+    weight count `in_features * out_features` exceeds `max-linear-params` (default 8,388,608).
+    Evidence that the layer follows a flatten: it is the first Linear after `nn.Flatten()` in a
+    `nn.Sequential` (with only dropout or activations in between); or the class's `forward`
+    flattens (`torch.flatten(x, 1)`, `x.view(x.size(0), -1)`, `x.reshape(n, -1)`, `nn.Flatten`)
+    and then calls the layer (or a Sequential that starts with it); or `in_features` is written as
+    a product of channels and spatial sizes (`512 * 7 * 7`, `c * s ** 2`).
+
+    Both sizes are constant-folded: literals, arithmetic, module-level constants, the function's
+    own assignments and its parameters' defaults (`num_classes=1000`). Accepted limits (silence
+    when unsure): sizes read from a config object, computed by a call or passed in by the caller
+    are not folded, and the rule says nothing about them; a big layer fed by anything but a
+    flatten (a vocabulary projection, an MLP) is not this rule's business.
+
+    ## Why is this bad?
+    Flattening a `C x H x W` map multiplies the first classifier layer's input by the spatial size.
+    That one layer then dominates the model: its weights, their gradients and the optimizer's state
+    for them. Global pooling before the flatten (`nn.AdaptiveAvgPool2d(1)`) reduces `in_features`
+    to `C` with little or no accuracy cost in modern architectures.
+
+    ## Example
+    ```python
+    classifier = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096), nn.ReLU(), nn.Linear(4096, 10))
+    ```
+
+    ## Use instead
+    ```python
+    classifier = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 4096), nn.ReLU(), nn.Linear(4096, 10))
+    ```
+
+    ## Fix safety
+    No automatic fix: pooling or a narrower layer changes the architecture (and invalidates
+    pretrained weights).
+
+    ## Measured effect
+    Arithmetic, not a measurement: `nn.Linear(512 * 7 * 7, 4096)` (torchvision's VGG) holds
+    102,760,448 weights, 392 MiB in fp32 and 1.53 GiB with fp32 gradients and Adam's two moments
+    (16 B/parameter); after `nn.AdaptiveAvgPool2d(1)` the same layer is `nn.Linear(512, 4096)`,
+    2,097,152 weights (8 MiB).
+    """
+
+    code = "ML005"
+    name = "oversized-linear-after-flatten"
+    severity = Severity.WARNING
+    fix_safety = "none"
+
+    VALID = [
+        Valid(  # global pooling first: small in_features
+            """
+from torch import nn
+head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 4096))
+"""
+        ),
+        Valid(  # a big in_features with a small product (below max-linear-params)
+            """
+from torch import nn
+head = nn.Sequential(nn.Flatten(), nn.Linear(64 * 7 * 7, 128))
+"""
+        ),
+        Valid(  # large, but not fed by a flatten: a vocabulary projection
+            """
+from torch import nn
+lm_head = nn.Linear(4096, 50000)
+"""
+        ),
+        Valid(  # cannot be folded: silent
+            """
+from torch import nn
+def head(config):
+    return nn.Sequential(nn.Flatten(), nn.Linear(config.channels * 7 * 7, config.hidden))
+"""
+        ),
+        Valid(  # a user's own Linear is not torch's
+            """
+import torch
+class Linear:
+    def __init__(self, a, b):
+        pass
+layer = Linear(512 * 7 * 7, 4096)
+"""
+        ),
+        Valid(  # the second Linear after a flatten is fed by the first, not by the map
+            """
+from torch import nn
+head = nn.Sequential(nn.Flatten(), nn.Linear(512, 4096), nn.ReLU(), nn.Linear(4096, 4096))
+"""
+        ),
+        Valid(  # a raised threshold
+            """
+from torch import nn
+head = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096))
+""",
+            config={"max-linear-params": 200_000_000},
+        ),
+    ]
+
+    INVALID = [
+        Invalid(  # product evidence, torchvision's VGG classifier
+            """
+from torch import nn
+classifier = nn.Sequential(
+    nn.Linear(512 * 7 * 7, 4096),
+    nn.ReLU(True),
+)
+""",
+            line=3,
+            column=5,
+            message="nn.Linear(512 * 7 * 7, 4096) holds 102,760,448 weights: 392 MiB in fp32, 1.53 GiB with gradients and Adam state",
+        ),
+        Invalid(  # after nn.Flatten in a Sequential; sizes from module constants; aliases
+            """
+import torch.nn as tnn
+from torch.nn import Linear as Dense
+CHANNELS = 256
+SPATIAL = 14 * 14
+head = tnn.Sequential(tnn.Flatten(), tnn.Dropout(0.5), Dense(CHANNELS * SPATIAL, 1024))
+""",
+            line=5,
+            column=56,
+            message="51,380,224 weights",
+        ),
+        Invalid(  # forward flattens, then calls the layer; out_features from a constructor default
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, num_classes=1000, width=2048):
+        super().__init__()
+        self.features = nn.Conv2d(3, 64, 3)
+        self.fc = nn.Linear(64 * 28 * 28, width)
+        self.out = nn.Linear(width, num_classes)
+    def forward(self, x):
+        x = self.features(x)
+        x = x.view(x.size(0), -1)
+        return self.out(self.fc(x))
+""",
+            line=7,
+            column=19,
+            message="nn.Linear(64 * 28 * 28, width)",
+        ),
+        Invalid(  # forward flattens with torch.flatten and feeds a Sequential (AlexNet)
+            """
+import torch
+import torch.nn as nn
+class AlexNetLike(nn.Module):
+    def __init__(self, num_classes: int = 1000, dropout: float = 0.5) -> None:
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d((6, 6))
+        self.classifier = nn.Sequential(
+            nn.Dropout(p=dropout),
+            nn.Linear(9216, 4096),
+            nn.ReLU(inplace=True),
+            nn.Linear(4096, num_classes),
+        )
+    def forward(self, x):
+        x = self.avgpool(x)
+        x = torch.flatten(x, 1)
+        return self.classifier(x)
+""",
+            line=9,
+            column=13,
+            message="37,748,736 weights",
+        ),
+    ]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._reported: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.ctx
+        kind = torch_nn_name(ctx, node.func)
+        if kind is None or ctx.resolve(node.func) is None:
+            return
+        if kind == "Linear" and node.args and not node.args[0].keyword and _spatial_product(node.args[0].value):
+            self._consider(node, env_here(ctx))
+        elif kind == "Sequential":
+            env = env_here(ctx)
+            layer = layer_of(ctx, node, env)
+            if layer is not None:
+                for linear in first_linear_after_flatten(layer.children, flattened_input=False):
+                    self._consider(linear.call, env)
+
+    def finish(self, facts) -> None:
+        for described in inventory(self.ctx).values():
+            for attribute in sorted(described.flatten_fed):
+                layer = described.attributes.get(attribute)
+                if layer is None:
+                    continue
+                if layer.kind == "Linear":
+                    self._decide(layer.call, layer.in_features, layer.out_features)
+                elif layer.kind == "Sequential":
+                    for linear in first_linear_after_flatten(layer.children, flattened_input=True):
+                        self._decide(linear.call, linear.in_features, linear.out_features)
+
+    def _consider(self, call: cst.Call, env: Env) -> None:
+        arguments = {**{i: a.value for i, a in enumerate(call.args) if a.keyword is None}}
+        arguments.update({a.keyword.value: a.value for a in call.args if a.keyword is not None})
+        n_in = arguments.get("in_features", arguments.get(0))
+        n_out = arguments.get("out_features", arguments.get(1))
+        if n_in is None or n_out is None:
+            return
+        self._decide(call, fold_int(n_in, env), fold_int(n_out, env))
+
+    def _decide(self, call: cst.Call, n_in: Optional[int], n_out: Optional[int]) -> None:
+        if n_in is None or n_out is None or id(call) in self._reported:
+            return
+        weights = n_in * n_out
+        if weights <= self.options.get("max-linear-params", 8_388_608):
+            return
+        self._reported.add(id(call))
+        code = self.ctx.module.code_for_node
+        parts = [(f"{a.keyword.value}=" if a.keyword else "") + " ".join(code(a.value).split()) for a in call.args]
+        text = f"nn.Linear({', '.join(parts)})"
+        if len(text) > 70:
+            text = text[:69] + "…"
+        message = (
+            f"{text} holds {weights:,} weights: {format_bytes(4 * weights)} in fp32, "
+            f"{format_bytes(_TRAINING_BYTES_PER_PARAM * weights)} with gradients and Adam state; it is fed a "
+            "flattened feature map: pool first (`nn.AdaptiveAvgPool2d(1)` before the flatten) or use a narrower layer"
+        )
+        self.report(call, message)
+
+
+def _spatial_product(expr: cst.BaseExpression) -> bool:
+    """`512 * 7 * 7`, `c * h * w`, `c * s ** 2`: channels times a spatial size."""
+    parts = factors(expr)
+    if len(parts) >= 3:
+        return True
+    return len(parts) == 2 and any(
+        isinstance(p, cst.BinaryOperation) and isinstance(p.operator, cst.Power) and fold_int(p.right) == 2 for p in parts
+    )
+
