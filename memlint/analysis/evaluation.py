@@ -43,9 +43,9 @@ _NOT_EVALUATION = frozenset(
      "param", "dtype", "type", "types", "options", "settings", "path", "paths", "file", "files", "name",
      "names", "key", "keys", "mode", "split", "splits", "size", "sizes", "format", "schema", "device",
      "state", "dict", "attention", "mask", "transform", "transforms", "dataset", "datasets", "loader",
-     "dataloader", "dataloaders", "metric", "metrics", "step", "set", "fn", "func", "function", "hook",
+     "dataloader", "dataloaders", "metric", "metrics", "set", "fn", "func", "function", "hook",
      "hooks", "callback", "callbacks", "is", "should", "can", "has", "get", "set", "setup", "prepare",
-     "init", "load", "save", "log", "reset", "update", "end", "start", "batch", "sample", "samples"}
+     "init", "load", "save", "log", "reset", "update", "end", "start"}
 )  # fmt: skip
 _LOADER_WORDS = frozenset(
     {"loader", "loaders", "dataloader", "dataloaders", "dl", "dls", "iter", "iterator", "batches", "ds",
@@ -147,7 +147,7 @@ class _Scanner:
                 return {}
             if is_evaluation_function_name(scope.name.value):
                 if not computes_gradients(scope, self.ctx):
-                    region = Region(scope, "function-name", f"in `{scope.name.value}`, whose name says it evaluates")
+                    region = Region(scope, "function-name", f"in `{scope.name.value}` (its name says it evaluates)")
                     self._claim([scope.body], region)
                 return self.result
             body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else ()
