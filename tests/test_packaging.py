@@ -1,0 +1,83 @@
+"""A wheel built from a clean checkout, installed into a fresh virtual environment, works."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+
+import pytest
+
+from conftest import EVAL_LOOP, REPO, write
+
+
+def _tracked_files() -> list[str]:
+    """The files a clean clone would have: tracked ones plus new ones git does not ignore."""
+    result = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO, capture_output=True, check=False
+    )
+    if result.returncode != 0:
+        pytest.skip("not a git checkout")
+    return [name for name in result.stdout.decode().split("\0") if name]
+
+
+def test_every_package_is_listed_in_pyproject():
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    listed = set(config["tool"]["setuptools"]["packages"])
+    present = {
+        ".".join(path.parent.relative_to(REPO).parts)
+        for path in (REPO / "memlint").rglob("__init__.py")
+        if "__pycache__" not in path.parts
+    }
+    assert present | {"memlint.rules"} == listed
+
+
+@pytest.mark.slow
+def test_wheel_from_clean_checkout_installs_and_runs(tmp_path):
+    checkout = tmp_path / "checkout"
+    for name in _tracked_files():
+        source = REPO / name
+        if source.is_file():
+            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, checkout / name)
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", str(wheels), str(checkout)],
+        check=True,
+        timeout=300,
+    )
+    (wheel,) = wheels.glob("memlint-*.whl")
+    environment = tmp_path / "venv"
+    venv.create(environment, with_pip=True)
+    python = environment / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], check=True, timeout=600)
+
+    project = tmp_path / "project"
+    write(project / "train.py", EVAL_LOOP)
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    check = subprocess.run(
+        [str(environment / "bin" / "memlint"), "check", "--select", "ML001", "train.py"],
+        cwd=project, capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert check.returncode == 1, check.stderr
+    assert "train.py:6:5: ML001" in check.stdout
+    listing = subprocess.run(
+        [str(python), "-m", "memlint", "rules"], cwd=project, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert listing.returncode == 0, listing.stderr
+    shipped = [line.split()[0] for line in listing.stdout.splitlines()]
+    expected = sorted(p.name[:5].upper() for p in (REPO / "rules").glob("ml[0-9][0-9][0-9]_*.py"))
+    assert shipped == expected  # every rule module of rules/ ships inside the wheel as memlint.rules
+    imported = subprocess.run(
+        [str(python), "-c", "import memlint.rules, memlint; print(memlint.rules.__file__)"],
+        cwd=project, capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert "site-packages" in imported.stdout
