@@ -18,6 +18,7 @@ from memlint.diagnostics import Diagnostic
 from memlint.files import discover_files
 from memlint.report import FORMATS, ReportOptions, is_applicable, reporter_for
 from memlint.runner import FileResult, Mode, run
+from memlint.adoption import adopt, check_adoption_options
 from memlint.review import review_command
 from memlint.stdin import check_stdin, wants_stdin
 
@@ -83,6 +84,9 @@ def load_settings(paths: Sequence[Path], config: Optional[Path], cli: Selection,
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes [default: number of cores].")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too.")
 @click.option("--stdin-filename", type=click.Path(path_type=Path), help="Read the source from standard input (path `-`) and show, configure and exclude it as this file.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for the current findings.")
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Report only findings not recorded in this baseline file.")
+@click.option("--write-baseline", is_flag=True, help="Record the current findings in the --baseline file.")
 def check(
     paths: tuple[Path, ...],
     fix: bool,
@@ -101,6 +105,9 @@ def check(
     jobs: Optional[int],
     force_exclude: bool,
     stdin_filename: Optional[Path],
+    add_noqa: bool,
+    baseline: Optional[Path],
+    write_baseline: bool,
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     selection = Selection(_codes(select) or None, _codes(extend_select), _codes(ignore))
@@ -109,6 +116,7 @@ def check(
             paths, stdin_filename, selection=selection, config=config, unsafe_fixes=unsafe_fixes, fix=fix, diff=diff,
             output_format=output_format, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
         ))  # fmt: skip
+    check_adoption_options(fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline)
     paths = paths or (Path("."),)
     settings = load_settings(paths, config, selection, unsafe_fixes)
     discovery = discover_files(paths, settings, force_exclude=force_exclude)
@@ -126,6 +134,8 @@ def check(
                 err=True,
             )
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
+    if add_noqa or baseline is not None:
+        diagnostics = adopt(diagnostics, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline)
     fixed_total = sum(sum(r.fixed.values()) for r in results)
     options = ReportOptions(
         format=output_format,

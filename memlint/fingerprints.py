@@ -22,10 +22,16 @@ def finding_text(diagnostic: Diagnostic) -> str:
     return "\n".join(" ".join(line.split()) for line in lines)
 
 
-def content_fingerprint(diagnostic: Diagnostic) -> str:
-    """Hex digest of file + code + the finding's source text (the message when there is none)."""
+def text_fingerprint(diagnostic: Diagnostic) -> str:
+    """Hex digest of code + the finding's source text (the message when there is none); no path."""
     text = finding_text(diagnostic) or diagnostic.message
-    payload = "\0".join((diagnostic.filename, diagnostic.code, text))
+    payload = "\0".join((diagnostic.code, text))
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def content_fingerprint(diagnostic: Diagnostic) -> str:
+    """Hex digest of file + code + the finding's source text."""
+    payload = "\0".join((diagnostic.filename, text_fingerprint(diagnostic)))
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

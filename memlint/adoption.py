@@ -1,0 +1,49 @@
+"""The `check` options for adopting memlint on legacy code: `--add-noqa`, `--baseline`,
+`--write-baseline` (what they do lives in memlint/noqa.py and memlint/baseline.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+import click
+
+from memlint.baseline import BaselineError, new_findings, write_baseline as write_baseline_file
+from memlint.diagnostics import Diagnostic
+from memlint.noqa import add_noqa_to_files
+
+
+def _fail(message: str) -> click.exceptions.Exit:
+    click.echo(f"memlint: error: {message}", err=True)
+    return click.exceptions.Exit(2)
+
+
+def check_adoption_options(*, fix: bool, diff: bool, add_noqa: bool, baseline: Optional[Path], write_baseline: bool) -> None:
+    if write_baseline and baseline is None:
+        raise _fail("--write-baseline needs --baseline FILE")
+    if (add_noqa or write_baseline) and (fix or diff):
+        raise _fail(f"{'--add-noqa' if add_noqa else '--write-baseline'} cannot be combined with --fix or --diff")
+    if add_noqa and baseline is not None:
+        raise _fail("--add-noqa cannot be combined with --baseline")
+
+
+def adopt(diagnostics: Sequence[Diagnostic], *, add_noqa: bool, baseline: Optional[Path], write_baseline: bool) -> list[Diagnostic]:
+    """Findings to report after the baseline; exits after --add-noqa and --write-baseline."""
+    if add_noqa:
+        outcome = add_noqa_to_files(diagnostics)
+        for problem in outcome.problems:
+            click.echo(f"memlint: warning: {problem}", err=True)
+        message = f"Added {outcome.added} noqa directive{'' if outcome.added == 1 else 's'}."
+        if outcome.skipped:
+            message += f" {outcome.skipped} finding(s) are on lines that cannot take a comment."
+        click.echo(message, err=True)
+        raise click.exceptions.Exit(0)
+    assert baseline is not None
+    try:
+        if write_baseline:
+            count = write_baseline_file(baseline, diagnostics)
+            click.echo(f"Wrote {count} finding{'' if count == 1 else 's'} to the baseline {baseline}.", err=True)
+            raise click.exceptions.Exit(0)
+        return new_findings(baseline, diagnostics)
+    except BaselineError as error:
+        raise _fail(str(error)) from None

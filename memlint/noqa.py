@@ -1,0 +1,117 @@
+"""`--add-noqa`: write `# noqa: CODE` on the line of each current finding, so that memlint can be
+adopted on legacy code and only new findings are reported.
+
+Codes are merged into a `# noqa: ...` comment already on the line (including other tools' codes);
+a line whose end lies inside a multi-line string or after a backslash continuation cannot carry a
+comment, and is left alone (counted as skipped). Notebooks are not edited.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from memlint import registry
+from memlint.diagnostics import Diagnostic
+from memlint.fixes import FileChangedError, write_atomically
+from memlint.notebooks import is_notebook
+from memlint.source import UndecodableSource, decode
+from memlint.suppressions import line_suppresses
+
+_NOQA_CODES = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)", re.IGNORECASE)
+_NOT_SUPPRESSIBLE = {registry.SYNTAX_ERROR[0], registry.INTERNAL_ERROR[0]}
+
+
+@dataclass
+class NoqaOutcome:
+    added: int = 0  # codes written
+    skipped: int = 0  # findings whose line cannot take a comment
+    problems: list[str] = field(default_factory=list)
+
+
+def _rows_that_cannot_end_with_a_comment(text: str) -> set[int]:
+    rows: set[int] = set()
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return set(range(1, text.count("\n") + 2))
+    for token in tokens:
+        if token.start[0] != token.end[0] and token.type not in (tokenize.NEWLINE, tokenize.NL):
+            rows.update(range(token.start[0], token.end[0]))  # a string spanning lines
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.rstrip().endswith("\\"):
+            rows.add(number)
+    return rows
+
+
+def with_noqa(line: str, codes: Iterable[str]) -> str:
+    """The line (without its newline) with `codes` in its noqa comment."""
+    codes = [code for code in codes if not line_suppresses(line, code)]
+    if not codes:
+        return line
+    match = _NOQA_CODES.search(line)
+    if match:
+        existing = [c.strip() for c in match.group("codes").split(",")]
+        merged = ", ".join(dict.fromkeys([*existing, *sorted(codes)]))
+        return line[: match.start("codes")] + merged + line[match.end("codes") :]
+    return f"{line.rstrip()}  # noqa: {', '.join(sorted(codes))}"
+
+
+def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int, int]:
+    """(new text, codes added, findings skipped) for one file's text."""
+    by_row: dict[int, set[str]] = defaultdict(set)
+    skipped = 0
+    blocked = _rows_that_cannot_end_with_a_comment(text)
+    for d in diagnostics:
+        if d.code in _NOT_SUPPRESSIBLE:
+            continue
+        if d.location.row in blocked:
+            skipped += 1
+        else:
+            by_row[d.location.row].add(d.code)
+    lines = text.splitlines(keepends=True)
+    added = 0
+    for row, codes in by_row.items():
+        if row > len(lines):
+            continue
+        line = lines[row - 1]
+        body = line.rstrip("\r\n")
+        new_body = with_noqa(body, codes)
+        if new_body != body:
+            added += len([c for c in codes if not line_suppresses(body, c)])
+            lines[row - 1] = new_body + line[len(body) :]
+    return "".join(lines), added, skipped
+
+
+def add_noqa_to_files(diagnostics: Iterable[Diagnostic]) -> NoqaOutcome:
+    outcome = NoqaOutcome()
+    by_file: dict[str, list[Diagnostic]] = defaultdict(list)
+    for d in diagnostics:
+        by_file[d.filename].append(d)
+    for filename, found in sorted(by_file.items()):
+        if is_notebook(filename):
+            outcome.problems.append(f"{filename}: --add-noqa does not edit notebooks ({len(found)} findings left)")
+            continue
+        path = Path(filename)
+        try:
+            data = path.read_bytes()
+            source = decode(data)
+        except (OSError, UndecodableSource) as error:
+            outcome.problems.append(f"{filename}: cannot read: {error}")
+            continue
+        new_text, added, skipped = add_noqa(source.text, found)
+        outcome.skipped += skipped
+        if new_text == source.text:
+            continue
+        try:
+            write_atomically(path, source.encode(new_text), expected=data)
+        except (FileChangedError, OSError) as error:
+            outcome.problems.append(f"{filename}: not written: {error}")
+            continue
+        outcome.added += added
+    return outcome
