@@ -224,7 +224,10 @@ class _Builder:
                     call = small.value
                     func = call.func
                     if isinstance(func, cst.Attribute) and func.attr.value in ("add_module", "register_parameter"):
-                        layer = self.layer(call.args[1].value, env) if len(call.args) == 2 else None
+                        value = call.args[1].value if len(call.args) == 2 else None
+                        if isinstance(value, cst.Name) and value.value == "None":
+                            continue  # `register_parameter("bias", None)`: nothing
+                        layer = self.layer(value, env) if isinstance(value, cst.Call) else None
                         total = None if total is None or layer is None or layer.params is None else total + layer.params
         return total
 
