@@ -8,6 +8,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.fixes import method_call
+from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.outputs import model_output
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
@@ -17,11 +18,15 @@ class DeviceOutputsAccumulated(Rule):
     """
     ## What it does
     Finds model outputs (logits, predictions, features) appended to a list across the iterations of
-    a loop while still on the accelerator: `preds.append(output)`, `outs.append(logits.detach())`,
-    `feats.extend(model(x))`, with no `.cpu()` on the way. Only in files that put something on a
-    device (`.cuda()`, `.to(...)`, `device=`).
+    a loop over a data split while still on the accelerator: `preds.append(output)`,
+    `outs.append(logits.detach())`, `feats.extend(model(x))`, with no `.cpu()` on the way. A loop
+    over a data split iterates something named like a loader (`val_loader`, `test_dataloader`,
+    `enumerate(tqdm(loader))`, `test_dataset`). Only in files that put something on a device
+    (`.cuda()`, `.to(...)`, `device=`).
 
-    Not reported: values moved to the host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`) or reduced
+    Not reported: loops that are not a pass over data — a decoding loop inside a model that
+    collects per-step tokens or logits to concatenate them, a loop over chunks or layers — whose
+    length does not grow with the dataset; values moved to the host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`) or reduced
     to a metric (`.sum()`, `.mean()`); lists created inside the loop; values that still carry
     autograd history (that is ML001 accumulated-graph); values the analysis cannot trace to a model
     call (a helper's return value). Per-batch hooks that append to `self.outputs` (Lightning's
@@ -107,6 +112,16 @@ with torch.no_grad():
         batch_out = []
         batch_out.append(model(x.cuda()))
         save(batch_out)
+"""
+        ),
+        Valid(  # a decoding loop inside a model: bounded by the sequence length, and needed on the device
+            """
+import torch
+tokens = []
+for _ in range(max_length):
+    logits = self.decoder(hidden.to(device))
+    next_token = logits.argmax(-1)
+    tokens.append(next_token)
 """
         ),
         Valid(  # a helper's result we cannot trace
@@ -195,6 +210,8 @@ for batch in val_loader:
             return
         if method not in ("append", "extend") or len(node.args) != 1 or not ctx.in_loop:
             return
+        if not any(iterates_batches(loop) for loop in ctx.loops):
+            return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
         accumulator = func.value
         if not isinstance(accumulator, (cst.Name, cst.Attribute)):
             return

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 import libcst as cst
 
 from memlint.analysis.call_edits import attribute_chain, positional_to_keywords, prepend_argument
+from memlint.analysis.iteration import names_in
 from memlint.analysis.precision_api import DEPRECATED_AMP
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 
 Import = Union[cst.Import, cst.ImportFrom]
+_VERSION_NAME = re.compile(r"version|_GREATER|_LESS|_EQUAL|_AVAILABLE|^hasattr$|_TORCH_\d|TORCH_\d", re.I)
 
 
 @dataclass
@@ -39,7 +42,10 @@ class DeprecatedAmpApi(Rule):
     Finds calls of the deprecated mixed-precision constructors `torch.cuda.amp.autocast(...)`,
     `torch.cuda.amp.GradScaler(...)`, `torch.cpu.amp.autocast(...)` and `torch.cpu.amp.GradScaler(...)`,
     however they are imported (`from torch.cuda.amp import autocast, GradScaler`,
-    `from torch.cuda import amp`). A project's own `autocast` is never reported.
+    `from torch.cuda import amp`). A project's own `autocast` is never reported, nor is a call that
+    is a compatibility fallback for old PyTorch: behind a version check
+    (`... if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()`) or in the `except` branch of
+    a `try` that used the new API first.
 
     ## Why is this bad?
     They are deprecated in current PyTorch (each call emits a `FutureWarning`) in favour of the
@@ -96,6 +102,21 @@ import torch
 from mytools.amp import autocast
 with autocast():
     out = model(x)
+"""
+        ),
+        Valid(  # a fallback for old PyTorch behind a version check
+            """
+import torch
+scaler = torch.amp.GradScaler(device=device) if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()
+"""
+        ),
+        Valid(  # a fallback in the except branch
+            """
+import torch
+try:
+    scaler = torch.amp.GradScaler(device=device)
+except (AttributeError, TypeError):
+    scaler = torch.cuda.amp.GradScaler()
 """
         ),
         Valid(  # the new API imported by name
@@ -196,6 +217,7 @@ with torch.amp.autocast("cpu"):
         self._skip: set[int] = set()  # Name nodes that are not uses (attribute names, keywords)
         self._uses: dict[str, list[cst.Name]] = {}
         self._sites: list[_Site] = []
+        self._guards: list[bool] = []  # enclosing conditional expressions: is each a version check?
 
     # ------------------------------------------------------------------ what the file imports and uses
 
@@ -247,10 +269,21 @@ with torch.amp.autocast("cpu"):
 
     # ------------------------------------------------------------------ the calls
 
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._guards.append(_is_version_check(node.test))
+
+    def leave_IfExp(self, node: cst.IfExp) -> None:
+        self._guards.pop()
+
+    def _compatibility_fallback(self) -> bool:
+        """Behind a version check, or in the `except` of a try that used the new API first."""
+        frame = self.ctx.frame
+        return bool(frame.handlers) or any(self._guards) or any(_is_version_check(n.test) for n, _ in frame.conditions)
+
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         old = ctx.resolve(node.func)
-        if old not in DEPRECATED_AMP:
+        if old not in DEPRECATED_AMP or self._compatibility_fallback():
             return
         new_name, device, positional = DEPRECATED_AMP[old]
         root = _root_name(node.func)
@@ -332,6 +365,11 @@ with torch.amp.autocast("cpu"):
 
     def _torch_is_bound_elsewhere(self) -> bool:
         return self.ctx.frames[0].names.get("torch") is not None
+
+
+def _is_version_check(test: cst.BaseExpression) -> bool:
+    """`_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`, `hasattr(torch, "amp")`."""
+    return any(_VERSION_NAME.search(name) for name in names_in(test))
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
