@@ -273,5 +273,10 @@ def rules_command(output_format: str) -> None:
         click.echo(f"{r.code}  {r.name:<{name_width}}  {r.severity.value:<7}  fix: {r.fix_safety:<6}  {r.summary()}{default}")
 
 
+from memlint.confirm.command import confirm_command  # noqa: E402  (torch-free; torch loads in its children)
+
+main.add_command(confirm_command)
+
+
 def run_main() -> None:  # console-script entry point
     main()

@@ -1,0 +1,153 @@
+"""An exact tracker of live tensor storage on any device, CPU included.
+
+A `TorchDispatchMode` sees every tensor an operator returns. Each storage is counted once (views
+share their base's storage), the first time it is seen, and uncounted by a weakref finalizer when
+the storage object dies. Tensors that existed before the mode was entered (a model's parameters)
+are invisible to it and must be added with `track`. Everything here imports torch: only
+`memlint.confirm` and `memlint.estimate` load this module.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+CUDA_BLOCK = 512  # the CUDA caching allocator rounds each block up to a multiple of 512 bytes
+
+
+def rounded(nbytes: int) -> int:
+    """Bytes the CUDA caching allocator would hand out for a storage of `nbytes`."""
+    return 0 if nbytes <= 0 else -(-nbytes // CUDA_BLOCK) * CUDA_BLOCK
+
+
+@dataclass
+class _Entry:
+    nbytes: int
+    category: str  # the tracker's category when the storage was first seen
+    role: Optional[str] = None  # what it turned out to be (`mark`), e.g. "gradients"
+
+
+@dataclass
+class Usage:
+    live: int = 0
+    live_rounded: int = 0
+    peak: int = 0
+    peak_rounded: int = 0
+    # bytes per category at the moment of `peak`
+    peak_breakdown: dict = field(default_factory=dict)
+    # (entry, bytes) of every storage live at `peak` (only with snapshot_peak=True); the entries
+    # are the live ones, so a later `mark` still reaches those that were live at the peak
+    peak_storages: list = field(default_factory=list)
+
+
+class StorageTracker(TorchDispatchMode):
+    """Counts live tensor-storage bytes; `peak` is the exact high-water mark.
+
+    With `timeline=True`, the live byte count after every operator is recorded (for plots). New
+    storages are counted under `self.category` (set it per phase: "activations", ...); the bytes per
+    category at the peak are kept, and with `snapshot_peak=True` every storage live at the peak.
+    """
+
+    def __init__(self, *, timeline: bool = False, max_points: int = 200_000, snapshot_peak: bool = False) -> None:
+        super().__init__()
+        self.usage = Usage()
+        self._entries: dict[int, _Entry] = {}
+        self._by_category: dict[str, int] = {}
+        self.category = "other"  # what newly seen storages are counted as
+        self.timeline: Optional[list[int]] = [] if timeline else None
+        self._max_points = max_points
+        self._snapshot_peak = snapshot_peak
+
+    # ------------------------------------------------------------------ counting
+
+    @staticmethod
+    def key(tensor: torch.Tensor) -> int:
+        """The identity of a tensor's storage (shared by all its views)."""
+        return tensor.untyped_storage()._cdata
+
+    def _key(self, storage) -> int:
+        return storage._cdata  # the address of the C++ StorageImpl: one per real buffer
+
+    def _see(self, tensor: torch.Tensor, category: Optional[str] = None) -> None:
+        storage = tensor.untyped_storage()
+        key = self._key(storage)
+        nbytes = storage.nbytes()
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = _Entry(0, category or self.category)
+            self._entries[key] = entry
+            weakref.finalize(storage, self._forget, key)
+        if entry.nbytes != nbytes:  # new, or resized in place (resize_, out=)
+            old, entry.nbytes = entry.nbytes, nbytes
+            self._add(entry, nbytes - old, rounded(nbytes) - rounded(old))
+
+    def _add(self, entry: _Entry, delta: int, delta_rounded: int) -> None:
+        usage = self.usage
+        usage.live += delta
+        usage.live_rounded += delta_rounded
+        self._by_category[entry.category] = self._by_category.get(entry.category, 0) + delta
+        if usage.live > usage.peak:
+            usage.peak = usage.live
+            usage.peak_breakdown = dict(self._by_category)
+            if self._snapshot_peak:
+                usage.peak_storages = [(e, e.nbytes) for e in self._entries.values()]
+        if usage.live_rounded > usage.peak_rounded:
+            usage.peak_rounded = usage.live_rounded
+
+    def _forget(self, key: int) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._add(entry, -entry.nbytes, -rounded(entry.nbytes))
+            self._record()
+
+    def _record(self) -> None:
+        if self.timeline is not None and len(self.timeline) < self._max_points:
+            self.timeline.append(self.usage.live)
+
+    # ------------------------------------------------------------------ public API
+
+    def track(self, tensors: Iterable, category: Optional[str] = None) -> None:
+        """Count tensors created before the mode was entered (parameters, buffers, inputs)."""
+        for value in tensors:
+            if isinstance(value, torch.nn.Module):
+                self.track(value.parameters(), category)
+                self.track(value.buffers(), category)
+            elif isinstance(value, torch.Tensor):
+                self._see(value, category)
+        self._record()
+
+    def mark(self, tensors: Iterable, role: str) -> None:
+        """Record what the live storages of `tensors` are (gradients, optimizer state...)."""
+        for tensor in tensors:
+            entry = self._entries.get(self.key(tensor))
+            if entry is not None:
+                entry.role = role
+
+    def peak_by_role(self) -> dict:
+        """Bytes live at the peak by role (as marked), else by the category they were created in."""
+        totals: dict = {}
+        for entry, nbytes in self.usage.peak_storages:
+            kind = entry.role or entry.category
+            totals[kind] = totals.get(kind, 0) + nbytes
+        return totals
+
+    def reset_peak(self) -> None:
+        self.usage.peak = self.usage.live
+        self.usage.peak_rounded = self.usage.live_rounded
+        self.usage.peak_breakdown = dict(self._by_category)
+
+    def live_by_category(self) -> dict:
+        return {k: v for k, v in self._by_category.items() if v}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for value in tree_flatten(out)[0]:
+            if isinstance(value, torch.Tensor):
+                self._see(value)
+        self._record()
+        return out
