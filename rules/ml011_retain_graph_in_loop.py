@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import remove_argument
-from memlint.analysis.iteration import every_iteration
+from memlint.analysis.iteration import every_iteration, own_statements
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.diagnostics import Severity
@@ -31,6 +31,10 @@ class RetainGraphInLoop(Rule):
     loop calls unconditionally in the same file) when no second backward or `torch.autograd.grad`
     call goes through the same graph: nothing else in the loop, in the function, or in the helpers
     the loop calls runs backward.
+
+    When a name is fed back into the call that rebinds it (`out, hidden = model(x, hidden)`), the
+    graph is carried across iterations: the message says to detach that state, and there is no fix
+    (dropping `retain_graph=True` alone would make the next backward fail).
 
     Not reported: a second backward in the same loop or function (GAN updates, multi-loss training,
     gradient penalties: they need the retained graph); a backward behind an `if` or in an exception
@@ -173,6 +177,20 @@ for x, y in loader:
     step(model, x, y, opt)
 """,
         ),
+        Invalid(  # a recurrent state carried across iterations: detach it, no fix
+            """
+import torch
+hidden = None
+for x, y in loader:
+    out, hidden = rnn_model(x, hidden)
+    loss = criterion(out, y)
+    loss.backward(retain_graph=True)
+    optimizer.step()
+""",
+            line=6,
+            column=5,
+            message="hidden = hidden.detach()",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -209,6 +227,17 @@ for x, y in loader:
                 continue
             if self._another_backward(candidate, loop, facts):
                 continue
+            carried = _carried_state(loop) if loop is not None else None
+            if carried is not None:
+                # Dropping retain_graph would make the next backward fail: the state must be detached.
+                self.report(
+                    candidate.node,
+                    f"`backward(retain_graph=True)` on every iteration while `{carried}` carries each iteration's "
+                    "graph into the next: the retained graph grows with every iteration; detach "
+                    f"`{carried}` at the start of each iteration (`{carried} = {carried}.detach()`) and drop "
+                    "`retain_graph=True`",
+                )
+                continue
             arg = keyword(candidate.node, "retain_graph")
             fix = self.replace(candidate.node, remove_argument(candidate.node, arg), "Drop `retain_graph=True`", safe=False)
             self.report(
@@ -231,3 +260,22 @@ for x, y in loader:
             if other.function == candidate.function or other.function in helpers:
                 return True
         return False
+
+
+def _carried_state(loop) -> Optional[str]:
+    """`out, hidden = model(x, hidden)` in the loop: a name fed back into the call that rebinds it."""
+    for node in own_statements(loop):
+        if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call):
+            continue
+        targets = set()
+        for target in node.targets:
+            inner = target.target
+            elements = inner.elements if isinstance(inner, (cst.Tuple, cst.List)) else [inner]
+            for element in elements:
+                value = element.value if isinstance(element, (cst.Element, cst.StarredElement)) else element
+                if isinstance(value, cst.Name):
+                    targets.add(value.value)
+        for arg in node.value.args:
+            if isinstance(arg.value, cst.Name) and arg.value.value in targets:
+                return arg.value.value
+    return None
