@@ -7,7 +7,7 @@ from typing import Optional, Union
 
 import libcst as cst
 
-from memlint.analysis import GradMode
+from memlint.analysis import GradMode, Kind
 from memlint.analysis.fixes import method_call
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.analysis.uses import Use, classify_uses
@@ -208,6 +208,64 @@ def train(model, loader, accelerator):
     accelerator.backward(total)
 """
         ),
+        Valid(  # a forward pass collecting feature maps: the caller backpropagates through them
+            """
+import torch
+from torch import nn
+class Backbone(nn.Module):
+    def forward_features(self, x):
+        features = []
+        for stage in self.stages:
+            x = stage(x)
+            features.append(x)
+        return features
+"""
+        ),
+        Valid(  # a loop over layers, outside any forward method
+            """
+import torch
+def run_blocks(blocks, x):
+    outs = []
+    for block in blocks:
+        x = block(x)
+        outs.append(x)
+    return torch.cat(outs)
+"""
+        ),
+        Valid(  # a tensor updated step by step (sampling loop): an update rule, not a statistic
+            """
+import torch
+latents = torch.randn(1, 4, 64, 64)
+for t in range(50):
+    velocity = model(latents, t)
+    latents = latents + velocity / 50
+"""
+        ),
+        Valid(  # `decoder` here is a bound method, not a model
+            """
+import torch
+def decode(self, ids):
+    decoder = self.wp_decode
+    texts = []
+    for row in ids:
+        texts.append(decoder(row))
+    return texts
+"""
+        ),
+        Valid(  # Hugging Face pipelines run `_forward` inside inference_context()
+            """
+import torch
+from transformers import Pipeline
+class QA(Pipeline):
+    def _forward(self, inputs):
+        return self.infer_all(inputs)
+    def infer_all(self, inputs):
+        logits = []
+        for batch in inputs:
+            logits.append(self.model(**batch).logits)
+        return logits
+"""
+        ),
     ]
 
     INVALID = [
@@ -344,6 +402,38 @@ for batch in loader:
 print(sum(history) / len(history))
 """,
         ),
+        Invalid(  # a training method on the model itself (not a forward pass)
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def fit(self, loader, optimizer):
+        epoch_loss = 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(self(x), y)
+            loss.backward()
+            optimizer.step()
+            epoch_loss += loss
+        print(epoch_loss)
+""",
+            line=11,
+            column=13,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def fit(self, loader, optimizer):
+        epoch_loss = 0
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(self(x), y)
+            loss.backward()
+            optimizer.step()
+            epoch_loss += loss.item()
+        print(epoch_loss)
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -385,6 +475,8 @@ print(sum(history) / len(history))
             return  # collecting a forward pass's outputs (features, intermediates) is what forward does
         if not container and ctx.grad_mode is not GradMode.ENABLED:
             return  # `+=` under no_grad builds no graph around the old value
+        if not _started_as_statistic(accumulator, ctx):
+            return  # `x = x + f(x)` on a tensor is an update rule, not a running statistic
         name = _base_name(accumulator)
         if name is not None and isinstance(accumulator, cst.Name) and ctx.bound_in_current_loop(name):
             return  # reset on every iteration
@@ -448,10 +540,28 @@ def _base_name(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def _started_as_statistic(accumulator: cst.BaseExpression, ctx) -> bool:
+    """Was the accumulator started as a number or an empty container (`total = 0`, `losses = []`)?
+
+    Running statistics start that way; a tensor updated in a loop (`latents = latents + step`,
+    `embeddings += table(ids)`) is a computation, and is left alone.
+    """
+    if isinstance(accumulator, cst.Subscript):
+        accumulator = accumulator.value
+    if isinstance(accumulator, cst.Name):
+        start = ctx.initial_value(accumulator.value)
+    elif isinstance(accumulator, cst.Attribute) and isinstance(accumulator.value, cst.Name) and accumulator.value.value == "self":
+        start = ctx.lookup_self_attribute(accumulator.attr.value)
+    else:
+        return False
+    return start.kind in (Kind.NUMBER, Kind.CONTAINER)
+
+
 def _in_forward_pass(ctx) -> bool:
-    """Inside an nn.Module's methods or a `forward*` function: code that autograd runs through."""
+    """Inside a forward function (`forward`, `_forward_impl`, `forward_features`, `__call__`): collecting
+    outputs there is part of the model's computation, and the caller backpropagates through them."""
     function = ctx.function_node
-    return ctx.in_module_class or (function is not None and function.name.value.startswith("forward"))
+    return function is not None and ("forward" in function.name.value or function.name.value == "__call__")
 
 
 def _iterates_over_layers(loop: cst.CSTNode) -> bool:

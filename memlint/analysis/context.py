@@ -15,6 +15,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.values import Kind, Value
+from memlint.tree import children
 
 FunctionKey = tuple  # ("func", name) or ("method", class_name, name)
 Loop = Union[cst.For, cst.While]
@@ -53,6 +54,8 @@ class Frame:
     handlers: list[cst.ExceptHandler] = field(default_factory=list)
     # For each name, the loop it was last (re)bound in, or None when bound outside any loop.
     bound_in_loop: dict[str, Optional[Loop]] = field(default_factory=dict)
+    # For each name, its value when it was last bound by `=` (augmented assignments do not count).
+    initial_values: dict[str, Value] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ class Context:
         self.module_classes: dict[str, cst.ClassDef] = {}  # nn.Module subclasses defined in the file
         self.class_attributes: dict[str, dict[str, Value]] = {}  # class -> self.<attr> -> value
         self.no_grad_decorators: set[str] = set()
+        # class -> methods its framework base class runs under no_grad (HF pipelines' `_forward`)
+        self.framework_no_grad_methods: dict[str, frozenset[str]] = {}
         self.defined_functions: set[FunctionKey] = set()
         self.call_sites: dict[FunctionKey, list[CallSite]] = {}
         self._ambiguous = _module_names_bound_twice(module)
@@ -193,6 +198,16 @@ class Context:
         binding = self._lookup(name)
         return binding.value if binding else values.UNKNOWN
 
+    def initial_value(self, name: str) -> Value:
+        """The value `name` had when last bound by `=`: what an accumulator was started with."""
+        current = self.frames[-1]
+        if name in current.names:
+            return current.initial_values.get(name, values.UNKNOWN)
+        for frame in reversed(self.frames[:-1]):
+            if frame.kind != "class" and name in frame.names:
+                return frame.initial_values.get(name, values.UNKNOWN)
+        return values.UNKNOWN
+
     def lookup_self_attribute(self, attr: str) -> Value:
         class_name = self.frame.class_name
         if class_name is None:
@@ -254,6 +269,8 @@ class Context:
         self.defined_functions.add(key)
         frame = Frame("function", node, key=key, class_name=class_name or (outer.class_name if outer.kind == "function" else None))
         frame.grad = [self._base_grad_mode(node, is_method=class_name is not None)]
+        if class_name is not None and name in self.framework_no_grad_methods.get(class_name, ()):
+            frame.grad = [GradMode.DISABLED]
         params = node.params
         all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
         for extra in (params.star_arg, params.star_kwarg):
@@ -274,6 +291,10 @@ class Context:
         self._bind(name, Binding(values.FUNCTION))
         if any(self._is_module_type(base.value) for base in node.bases):
             self.module_classes[name] = node
+        for base in node.bases:
+            base_name = _dotted(base.value).rsplit(".", 1)[-1]
+            if base_name in tables.NO_GRAD_FRAMEWORK_METHODS:
+                self.framework_no_grad_methods[name] = tables.NO_GRAD_FRAMEWORK_METHODS[base_name]
         self.class_attributes.setdefault(name, {})
         self.frames.append(Frame("class", node, class_name=name))
 
@@ -372,7 +393,7 @@ class Context:
             self._bind(local, Binding(values.OTHER, qualified=qualified))
 
     def _leave_assign(self, node: cst.Assign) -> None:
-        value = values.evaluate(node.value, self)
+        value = values.alias_value(node.value, self)
         alias = self.resolve(node.value)
         for target in node.targets:
             if alias is not None and isinstance(target.target, cst.Name):
@@ -412,6 +433,7 @@ class Context:
     def _bind(self, name: str, binding: Binding) -> None:
         self.frame.names[name] = binding
         self.frame.bound_in_loop[name] = self.loop
+        self.frame.initial_values[name] = binding.value
 
     def _bind_target(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Name):
@@ -548,7 +570,7 @@ def _calls_in(node: cst.CSTNode):
         current = stack.pop()
         if isinstance(current, cst.Call):
             yield current
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def _module_names_bound_twice(module: cst.Module) -> set[str]:

@@ -25,7 +25,8 @@ class Kind(enum.Enum):
     TENSOR = "tensor"
     MODULE = "module"  # an nn.Module instance (or a loss function): calling it runs a model
     FUNCTION = "function"  # a function or class defined in this file
-    OTHER = "other"  # anything else we know is not a tensor
+    CONTAINER = "container"  # a list, dict or set built here (its elements are not tracked)
+    OTHER = "other"  # anything else we know is not a tensor (or, with graph None, cannot tell)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,13 @@ OTHER = Value(Kind.OTHER, graph=False)
 FUNCTION = Value(Kind.FUNCTION, graph=False)
 MODULE = Value(Kind.MODULE, graph=False)
 LOSS_MODULE = Value(Kind.MODULE, graph=False, is_loss=True)
+CONTAINER = Value(Kind.CONTAINER)
+# Another name for something we cannot see (`decode = self.wp_decode`): not a guess that it is a model.
+OPAQUE = Value(Kind.OTHER)
+
+_CONTAINER_DISPLAYS = (cst.List, cst.Dict, cst.Set)
+_CONTAINER_BUILDERS = frozenset({"list", "dict", "set"})
+_CONTAINER_FACTORIES = frozenset({"collections.defaultdict", "collections.OrderedDict", "collections.deque"})
 
 _NUMBER_BUILTINS = frozenset({"float", "int", "bool", "round", "len", "str", "repr", "format"})
 
@@ -81,6 +89,8 @@ def evaluate(expr: cst.BaseExpression, ctx: "Context") -> Value:
         return OTHER if not _is_tensor_comparison(expr, ctx) else tensor(False)
     if isinstance(expr, cst.IfExp):
         return _join(evaluate(expr.body, ctx), evaluate(expr.orelse, ctx))
+    if isinstance(expr, _CONTAINER_DISPLAYS):
+        return CONTAINER
     if isinstance(expr, cst.Call):
         return _call(expr, ctx)
     return UNKNOWN  # containers, comprehensions, lambdas, awaits: not tracked
@@ -138,11 +148,29 @@ def _attribute(expr: cst.Attribute, ctx: "Context") -> Value:
     return UNKNOWN
 
 
+def alias_value(expr: cst.BaseExpression, ctx: "Context") -> Value:
+    """What a name bound to another name or attribute holds (`net = self.net`, `decode = self.wp_decode`)."""
+    value = evaluate(expr, ctx)
+    if value.kind is not Kind.UNKNOWN or not isinstance(expr, (cst.Name, cst.Attribute)):
+        return value
+    if _looks_like_model(expr, ctx):
+        return MODULE if not tables.LOSS_NAME.match(_last_name(expr)) else LOSS_MODULE
+    return OPAQUE
+
+
+def _last_name(expr: cst.BaseExpression) -> str:
+    return expr.value if isinstance(expr, cst.Name) else expr.attr.value  # type: ignore[union-attr]
+
+
 def _call(call: cst.Call, ctx: "Context") -> Value:
     func = call.func
     qualified = ctx.resolve(func)
+    if qualified in _CONTAINER_FACTORIES:
+        return CONTAINER
     if qualified is not None:
         return _torch_call(qualified, call, ctx)
+    if isinstance(func, cst.Name) and func.value in _CONTAINER_BUILDERS and ctx.is_builtin(func.value):
+        return CONTAINER
     if isinstance(func, cst.Attribute):
         method = func.attr.value
         receiver = evaluate(func.value, ctx)
