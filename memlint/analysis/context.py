@@ -396,6 +396,10 @@ class Context:
         value = values.alias_value(node.value, self)
         alias = self.resolve(node.value)
         for target in node.targets:
+            if _is_none(node.value) and isinstance(target.target, cst.Name):
+                existing = self.frame.names.get(target.target.value)
+                if existing is not None and existing.qualified is not None:
+                    continue  # `except ImportError: F = None` keeps the import for the analysis
             if alias is not None and isinstance(target.target, cst.Name):
                 self._bind(target.target.value, Binding(values.OTHER, qualified=alias))
                 continue
@@ -554,6 +558,10 @@ def _literal_flag(call: cst.Call) -> Optional[GradMode]:
     if isinstance(value, cst.Name) and value.value in ("True", "False"):
         return GradMode.ENABLED if value.value == "True" else GradMode.DISABLED
     return None
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _dotted(node: cst.BaseExpression) -> str:

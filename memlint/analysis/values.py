@@ -53,6 +53,9 @@ CONTAINER = Value(Kind.CONTAINER)
 OPAQUE = Value(Kind.OTHER)
 
 _CONTAINER_DISPLAYS = (cst.List, cst.Dict, cst.Set)
+_MODULE_RETURNING_METHODS = frozenset(
+    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "to_empty"}
+)
 _CONTAINER_BUILDERS = frozenset({"list", "dict", "set"})
 _CONTAINER_FACTORIES = frozenset({"collections.defaultdict", "collections.OrderedDict", "collections.deque"})
 
@@ -179,6 +182,8 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
                 return tensor(False, scalar=receiver.scalar)
             return NUMBER if method in ("item", "tolist", "size", "dim", "numel") else OTHER
         if receiver.kind is Kind.MODULE:
+            if method in _MODULE_RETURNING_METHODS:  # model.to(device), model.eval(): the module itself
+                return receiver
             return _model_output(ctx, is_loss=receiver.is_loss) if method == "forward" else UNKNOWN
         if receiver.kind is Kind.TENSOR or receiver.graph is not None:
             preserve = tables.GRAPH_PRESERVING_METHODS.get(method)
@@ -191,6 +196,8 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             return tensor(receiver.graph, scalar=scalar)
     if isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS and ctx.is_builtin(func.value):
         return NUMBER
+    if isinstance(func, cst.Name) and func.value in ctx.module_classes and ctx.lookup_value(func.value).kind is Kind.FUNCTION:
+        return LOSS_MODULE if func.value.endswith("Loss") else MODULE  # an nn.Module class of this file
     callee = evaluate(func, ctx) if isinstance(func, (cst.Name, cst.Attribute)) else UNKNOWN
     if callee.kind is Kind.MODULE:
         return _model_output(ctx, is_loss=callee.is_loss)

@@ -1,0 +1,172 @@
+"""The shared analysis, queried the way rules query it: through a probe rule that records what the
+Context says at each `probe(...)` call of a snippet."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from memlint.analysis import GradMode
+from memlint.config import Settings
+from memlint.engine import lint_text
+from memlint.rule import Rule
+
+PROBES: list[dict] = []
+
+
+class Probe(Rule):
+    code = "ML998"
+    name = "probe"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "probe":
+            arg = node.args[0].value
+            PROBES.append(
+                {
+                    "resolve": self.ctx.resolve(arg),
+                    "grad": self.ctx.grad_mode,
+                    "graph": self.ctx.holds_graph(arg),
+                    "scalar": self.ctx.value_of(arg).scalar,
+                    "loop": self.ctx.in_loop,
+                }
+            )
+
+    def finish(self, facts) -> None:
+        PROBES.append({"no_grad_functions": facts.no_grad_functions})
+
+
+def probe(source: str, monkeypatch) -> list[dict]:
+    PROBES.clear()
+    monkeypatch.setattr(Settings, "rules_for", lambda self, filename: [Probe])
+    text = "import torch\n" + textwrap.dedent(source)
+    assert lint_text(text, "probe.py", Settings(enabled=frozenset())) == []
+    return PROBES[:-1]
+
+
+def facts_of(source: str, monkeypatch) -> dict:
+    probe(source, monkeypatch)
+    return PROBES[-1]
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("import torch.nn as nn\nprobe(nn.ReLU)", "torch.nn.ReLU"),
+        ("from torch import nn\nprobe(nn.ReLU)", "torch.nn.ReLU"),
+        ("from torch.nn import ReLU as R\nprobe(R)", "torch.nn.ReLU"),
+        ("import torch.nn.functional as F\nprobe(F.relu)", "torch.nn.functional.relu"),
+        ("from torch.utils.checkpoint import checkpoint as ckpt\nprobe(ckpt)", "torch.utils.checkpoint.checkpoint"),
+        ("import torch.utils.checkpoint\nprobe(torch.utils.checkpoint.checkpoint)", "torch.utils.checkpoint.checkpoint"),
+        ("F = torch.nn.functional\nprobe(F.relu)", "torch.nn.functional.relu"),
+        # A user's own function, a parameter, a later import, a rebinding: not torch's.
+        ("def checkpoint(f): pass\nprobe(checkpoint)", None),
+        ("def f(F):\n    probe(F.relu)", None),
+        ("probe(nn.ReLU)\nfrom torch import nn", None),
+        ("from torch.nn import ReLU\nReLU = object\nprobe(ReLU)", None),
+        # Rebound later at module level: ambiguous inside functions, which run after the module loads.
+        ("from torch.utils.checkpoint import checkpoint\ndef f():\n    probe(checkpoint)\ndef checkpoint(x): pass", None),
+        # The usual optional-import fallback does not make a name ambiguous.
+        ("try:\n    from torch.nn import functional as F\nexcept ImportError:\n    F = None\ndef f():\n    probe(F.relu)", "torch.nn.functional.relu"),
+    ],
+)
+def test_resolution(source, expected, monkeypatch):
+    (result,) = probe(source, monkeypatch)
+    assert result["resolve"] == expected
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("probe(x)", GradMode.ENABLED),
+        ("with torch.no_grad():\n    probe(x)", GradMode.DISABLED),
+        ("with torch.inference_mode():\n    probe(x)", GradMode.DISABLED),
+        ("with torch.inference_mode(False):\n    probe(x)", GradMode.ENABLED),
+        ("with torch.no_grad():\n    with torch.enable_grad():\n        probe(x)", GradMode.ENABLED),
+        ("with torch.set_grad_enabled(False):\n    probe(x)", GradMode.DISABLED),
+        ("with torch.set_grad_enabled(training):\n    probe(x)", GradMode.UNKNOWN),
+        ("torch.set_grad_enabled(False)\nprobe(x)", GradMode.DISABLED),
+        ("@torch.no_grad()\ndef f():\n    probe(x)", GradMode.DISABLED),
+        ("@torch.no_grad\ndef f():\n    probe(x)", GradMode.DISABLED),
+        ("@torch.inference_mode()\ndef f():\n    probe(x)", GradMode.DISABLED),
+        ("from torch import no_grad as ng\n@ng()\ndef f():\n    probe(x)", GradMode.DISABLED),
+        ("class M:\n    def validation_step(self, b, i):\n        probe(x)", GradMode.DISABLED),
+        ("class M:\n    def training_step(self, b, i):\n        probe(x)", GradMode.ENABLED),
+        # A project's own decorator that wraps no_grad, defined in the same file.
+        (
+            "import functools\n"
+            "def evaluation(fn):\n"
+            "    @functools.wraps(fn)\n"
+            "    def inner(*a, **k):\n"
+            "        with torch.no_grad():\n"
+            "            return fn(*a, **k)\n"
+            "    return inner\n"
+            "@evaluation\n"
+            "def f():\n"
+            "    probe(x)",
+            GradMode.DISABLED,
+        ),
+        ("def no_grad_eval(fn):\n    return torch.no_grad()(fn)\n@no_grad_eval\ndef f():\n    probe(x)", GradMode.DISABLED),
+        # A function body does not inherit the with-block it is defined in.
+        ("with torch.no_grad():\n    def f():\n        probe(x)", GradMode.ENABLED),
+    ],
+)
+def test_grad_mode(source, expected, monkeypatch):
+    results = [r for r in probe(source, monkeypatch)]
+    assert results[-1]["grad"] is expected
+
+
+def test_functions_only_called_without_grad(monkeypatch):
+    source = """
+    def helper(m, x):
+        return m(x)
+    def only_eval(m, x):
+        return helper(m, x)
+    def mixed(m, x):
+        return m(x)
+    class Runner:
+        def run(self):
+            with torch.no_grad():
+                self.step()
+                mixed(model, x)
+        def step(self):
+            pass
+    with torch.no_grad():
+        only_eval(model, x)
+    mixed(model, x)
+    """
+    facts = facts_of(source, monkeypatch)
+    assert facts["no_grad_functions"] == {("func", "only_eval"), ("func", "helper"), ("method", "Runner", "step")}
+
+
+@pytest.mark.parametrize(
+    "source, graph, scalar",
+    [
+        ("loss = criterion(model(x), y)\nprobe(loss)", True, True),
+        ("out = model(x)\nprobe(out)", True, False),
+        ("out = self_model(x)\nprobe(out.sum())", True, True),
+        ("import torch.nn.functional as F\nprobe(F.cross_entropy(logits, y))", True, True),
+        ("import torch.nn.functional as F\nprobe(F.cross_entropy(logits, y, reduction='none'))", True, False),
+        ("from torch import nn\nnet = nn.Linear(2, 2)\nprobe(net(x))", True, False),
+        ("from torch import nn\nclass Net(nn.Module):\n    pass\nclf = Net().to('cuda')\nprobe(clf(x))", True, False),
+        ("outputs = model(**batch)\nprobe(outputs.loss)", True, True),
+        ("outputs = model(**batch)\nprobe(outputs[0] * 2)", True, False),
+        ("loss = criterion(model(x), y)\nprobe(loss / 4)", True, True),
+        ("loss = criterion(model(x), y)\nprobe(loss.item())", False, True),
+        ("loss = criterion(model(x), y)\nprobe(loss.detach())", False, True),
+        ("loss = criterion(model(x), y)\nprobe(loss.data)", False, False),
+        ("loss = criterion(model(x), y)\nprobe(float(loss))", False, True),
+        ("loss = criterion(model(x), y)\nloss = loss.item()\nprobe(loss)", False, True),
+        ("with torch.no_grad():\n    out = model(x)\nprobe(out)", False, False),
+        ("probe(torch.zeros(3))", False, False),
+        ("probe(train_step(batch))", None, False),
+        ("def f(x):\n    probe(x)", None, False),
+        ("decode = self.wp_decode\nprobe(decode(ids))", None, False),
+    ],
+)
+def test_holds_graph(source, graph, scalar, monkeypatch):
+    (result,) = probe(source, monkeypatch)
+    assert result["graph"] is graph
+    if graph is not None:
+        assert result["scalar"] is scalar
