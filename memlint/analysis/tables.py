@@ -111,7 +111,7 @@ _MODEL_WORDS = (
 MODEL_NAME = re.compile(rf"^(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)*$|^[a-z]*(?:model|net)\d*$")
 LOSS_NAME = re.compile(
     r"^(?:[a-z0-9]+_)*(?:criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|compute_loss)"
-    r"(?:_[a-z0-9]+)*$|^criterion\d*$"
+    r"(?:_[a-z0-9]+)*$|^criterion\d*$|^loss$"
 )
 
 # Calls that run backward through their argument or receiver.
