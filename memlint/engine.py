@@ -7,7 +7,7 @@ import ast
 import bisect
 import re
 import warnings
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -16,60 +16,12 @@ from memlint import registry
 from memlint.analysis.context import Context
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
-from memlint.rule import NodeFix, Report, Rule, rule_url
+from memlint.rule import NodeFix, Report, rule_url
 from memlint.suppressions import file_suppressions, line_suppresses
+from memlint.traversal import Traversal
+from memlint.tree import parse_module
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
-class _Traversal(cst.CSTVisitor):
-    """Walks the tree once, updating the shared context and calling every rule's handlers."""
-
-    def __init__(self, ctx: Context, rules: Sequence[Rule]) -> None:
-        super().__init__()
-        self.ctx = ctx
-        self.rules = list(rules)
-        self.failures: list[tuple[Rule, BaseException, cst.CSTNode]] = []
-        self._visit: dict[type, list] = {}
-        self._leave: dict[type, list] = {}
-
-    def _handlers(self, table: dict[type, list], prefix: str, node_type: type) -> list:
-        handlers = table.get(node_type)
-        if handlers is None:
-            name = prefix + node_type.__name__
-            handlers = [(rule, getattr(rule, name)) for rule in self.rules if hasattr(rule, name)]
-            table[node_type] = handlers
-        return handlers
-
-    def _call(self, handlers: list, node: cst.CSTNode) -> None:
-        for rule, method in handlers:
-            try:
-                method(node)
-            except Exception as error:  # a broken rule must not stop the others: it becomes ML900
-                self.failures.append((rule, error, node))
-                self.rules.remove(rule)
-                self._visit.clear()
-                self._leave.clear()
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.ctx.on_visit(node)
-        handlers = self._handlers(self._visit, "visit_", type(node))
-        if handlers:
-            self._call(handlers, node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        handlers = self._handlers(self._leave, "leave_", type(original_node))
-        if handlers:
-            self._call(handlers, original_node)
-        self.ctx.on_leave(original_node)
-
-    # libcst calls these for every field of every node; memlint has no attribute visitors.
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
 
 
 class _Positions:
@@ -131,7 +83,7 @@ def reserved_diagnostic(
 
 
 def parse(text: str) -> cst.Module:
-    return cst.parse_module(text)
+    return parse_module(text)
 
 
 def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
@@ -150,9 +102,9 @@ def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
     reports: list[Report] = []
     ctx = Context(module)
     rules = [rule_class(ctx, reports, settings.options) for rule_class in rule_classes]
-    traversal = _Traversal(ctx, rules)
+    traversal = Traversal(ctx, rules)
     try:
-        module.visit(traversal)
+        traversal.walk(module)
     except RecursionError:
         return [reserved_diagnostic(registry.SYNTAX_ERROR, "code is nested too deeply to analyse", filename)]
     except Exception as error:  # the shared analysis itself failed: nothing reported is trustworthy

@@ -7,23 +7,18 @@ from typing import Iterator
 
 import libcst as cst
 
-
-def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = list(reversed(node.children))
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
+# `children(node)` equals `node.children` without libcst rebuilding the node to list them.
+from memlint.tree import children, descendants  # noqa: F401  (re-exported for the analyses)
 
 
 def with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]]:
     """Every node under `node` in source order, with its ancestors (nearest last)."""
-    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(child, (node,)) for child in reversed(node.children)]
+    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(child, (node,)) for child in reversed(children(node))]
     while stack:
         current, parents = stack.pop()
         yield current, parents
         inner = parents + (current,)
-        stack.extend((child, inner) for child in reversed(current.children))
+        stack.extend((child, inner) for child in reversed(children(current)))
 
 
 def calls_method(node: cst.CSTNode, names: frozenset[str]) -> bool:

@@ -1,0 +1,126 @@
+"""memlint.tree and memlint.traversal read trees faster than libcst's visitors; they must see exactly
+what libcst would."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from memlint import tree
+from memlint.traversal import Traversal
+
+SOURCE = textwrap.dedent(
+    '''\
+    """Module docstring."""
+    from __future__ import annotations
+    import torch, torch.nn as nn  # a comment
+    from torch.utils.checkpoint import (checkpoint as ckpt,)
+
+    @torch.no_grad()
+    def evaluate(model: nn.Module, loader, *args, scale: float = 1.0, **kw) -> float:
+        total = 0
+        for i, (x, y) in enumerate(loader):
+            with torch.autocast("cuda"), open("f") as f:
+                out = model(x)[0, ..., 1:2] if i % 2 else lambda q=3: q ** 2
+            total += out.sum().item() + (-x).mean()
+            print(f"{total!r:>10} {x=} {y:{scale}.{2}}")
+        while total and not False:
+            total -= 1
+        try:
+            pass
+        except (ValueError, TypeError) as error:
+            raise RuntimeError() from error
+        finally:
+            del total
+        return [a async for a in b], {k: v for k, v in kw.items()}, {*args}, (yield)
+
+    class Net(nn.Module):
+        x: int = 3
+        def forward(self, x, /, y):
+            global g
+            return self.seq(x) @ y if x is not None and y not in [1, 2] else ~x
+    match command:
+        case [Point(x=0), *rest] | {"k": _}:
+            pass
+    '''
+)
+
+
+def _libcst_order(module: cst.Module) -> list:
+    events = []
+
+    class Recorder(cst.CSTVisitor):
+        def on_visit(self, node):
+            events.append(("visit", node))
+            return True
+
+        def on_leave(self, node):
+            events.append(("leave", node))
+
+    module.visit(Recorder())
+    return events
+
+
+def test_children_are_libcst_children_in_the_same_order():
+    module = cst.parse_module(SOURCE)
+    stack, seen = [module], 0
+    while stack:
+        node = stack.pop()
+        mine, theirs = tree.children(node), node.children
+        assert len(mine) == len(theirs) and all(a is b for a, b in zip(mine, theirs)), type(node).__name__
+        stack.extend(mine)
+        seen += 1
+    assert seen > 300
+    visited = [node for event, node in _libcst_order(module) if event == "visit"]
+    assert list(tree.descendants(module)) == visited[1:]  # everything below the module, pre-order
+
+
+def test_parse_without_validation_builds_the_same_tree_and_restores_validation():
+    fast, stock = tree.parse_module(SOURCE), cst.parse_module(SOURCE)
+    assert fast.deep_equals(stock) and fast.code == SOURCE
+    try:
+        cst.Name("not an identifier")
+    except cst.CSTValidationError:
+        pass
+    else:
+        raise AssertionError("validation of hand-built nodes was left switched off")
+
+
+def test_traversal_visits_in_libcst_order_with_every_handler():
+    module = cst.parse_module(SOURCE)
+    events = []
+
+    class Everything:
+        """A stand-in rule with a handler for every node type, whitespace included."""
+
+        def __getattr__(self, name):
+            if name.startswith(("visit_", "leave_")):
+                return lambda node: events.append((name[:5], node))
+            raise AttributeError(name)
+
+    class Ctx:
+        visit_handlers: dict = {}
+        leave_handlers: dict = {cst.Comment: lambda node: None}  # forces whitespace to be walked
+
+    Traversal(Ctx(), [Everything()]).walk(module)
+    assert [(e, id(n)) for e, n in events] == [(e, id(n)) for e, n in _libcst_order(module)]
+
+
+def test_traversal_skips_whitespace_and_punctuation_nobody_asks_for():
+    module = cst.parse_module(SOURCE)
+    seen = []
+
+    class Calls:
+        def visit_Call(self, node):
+            seen.append(node)
+
+    class Ctx:
+        visit_handlers: dict = {}
+        leave_handlers: dict = {}
+
+    traversal = Traversal(Ctx(), [Calls()])
+    assert cst.Comma in traversal._skip and cst.SimpleWhitespace in traversal._skip
+    traversal.walk(module)
+    expected = [n for e, n in _libcst_order(module) if e == "visit" and isinstance(n, cst.Call)]
+    assert seen == expected and len(seen) >= 8
