@@ -219,6 +219,16 @@ def evaluate(model, x):
     return out
 """
         ),
+        Valid(  # methods of a model are not model calls, even when named like one
+            """
+import torch
+from torch import nn
+def summarize(model: nn.Module):
+    model.eval()
+    model.fuse_model()
+    return [m for m in model.modules()]
+"""
+        ),
         Valid(  # a user's own `eval` method on something that is not a model
             """
 import torch

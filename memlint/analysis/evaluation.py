@@ -52,6 +52,12 @@ _LOADER_WORDS = frozenset(
      "dataset"}
 )  # fmt: skip
 _SPLIT_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev", "holdout"})
+# `model.fuse_model()`, `model.get_encoder()`: methods, not submodules, though named like one.
+_METHOD_VERBS = frozenset(
+    {"fuse", "get", "build", "init", "load", "save", "prepare", "convert", "reset", "set", "freeze", "unfreeze",
+     "create", "make", "setup", "register", "compile", "export", "quantize", "prune", "tie", "resize", "print",
+     "apply", "enable", "disable", "update", "copy", "clone", "wrap", "unwrap"}
+)  # fmt: skip
 _GRADIENT_FUNCTIONS = ("torch.autograd.", "torch.func.", "functorch.")
 
 
@@ -105,6 +111,12 @@ def is_model_call(call: cst.Call, ctx: "Context") -> bool:
         return ctx.in_module_class
     if not isinstance(func, (cst.Name, cst.Attribute)) or ctx.resolve(func) is not None:
         return False
+    if isinstance(func, cst.Attribute) and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
+        # `model.encoder(x)` runs a submodule; `model.modules()`, `model.fuse_model()` are methods
+        attr = func.attr.value
+        if name_tokens(attr)[:1] and name_tokens(attr)[0] in _METHOD_VERBS:
+            return False
+        return bool(tables.MODEL_NAME.match(attr)) and not tables.LOSS_NAME.match(attr)
     callee = values.evaluate(func, ctx)
     if callee.kind is Kind.MODULE:
         return not callee.is_loss
@@ -114,6 +126,10 @@ def is_model_call(call: cst.Call, ctx: "Context") -> bool:
         return False
     name = func.value if isinstance(func, cst.Name) else func.attr.value
     return bool(tables.MODEL_NAME.match(name)) and not tables.LOSS_NAME.match(name)
+
+
+def _is_self(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "self"
 
 
 def regions(ctx: "Context", scope: Scope) -> dict[int, Region]:
