@@ -3,7 +3,8 @@ adopted on legacy code and only new findings are reported.
 
 Codes are merged into a `# noqa: ...` comment already on the line (including other tools' codes);
 a line whose end lies inside a multi-line string or after a backslash continuation cannot carry a
-comment, and is left alone (counted as skipped). Notebooks are not edited.
+comment, and is left alone (counted as skipped). In notebooks the comments go into the cells'
+sources, leaving the rest of the JSON as it was.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
 from memlint import registry
 from memlint.diagnostics import Diagnostic
 from memlint.fixes import FileChangedError, write_atomically
-from memlint.notebooks import is_notebook
+from memlint.notebooks import NotebookError, code_cells, is_notebook, write_sources
 from memlint.source import UndecodableSource, decode
 from memlint.suppressions import line_suppresses
 
@@ -62,11 +63,15 @@ def with_noqa(line: str, codes: Iterable[str]) -> str:
     return f"{line.rstrip()}  # noqa: {', '.join(sorted(codes))}"
 
 
-def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int, int]:
-    """(new text, codes added, findings skipped) for one file's text."""
+def add_noqa(text: str, diagnostics: Iterable[Diagnostic], *, python: Optional[str] = None) -> tuple[str, int, int]:
+    """(new text, codes added, findings skipped) for one file's text.
+
+    `python` is the same text as Python can tokenize it, line for line (a notebook cell with its
+    IPython lines masked), when `text` itself cannot be.
+    """
     by_row: dict[int, set[str]] = defaultdict(set)
     skipped = 0
-    blocked = _rows_that_cannot_end_with_a_comment(text)
+    blocked = _rows_that_cannot_end_with_a_comment(text if python is None else python)
     for d in diagnostics:
         if d.code in _NOT_SUPPRESSIBLE:
             continue
@@ -88,23 +93,41 @@ def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int, in
     return "".join(lines), added, skipped
 
 
+def _add_noqa_to_notebook(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int, int]:
+    """Comments in the cells the findings are in; only those cells' sources change."""
+    cells = {cell.index: cell for cell in code_cells(text, "notebook.ipynb")}
+    by_cell: dict[int, list[Diagnostic]] = defaultdict(list)
+    for d in diagnostics:
+        if d.cell is not None:
+            by_cell[d.cell].append(d)
+    sources: dict[int, str] = {}
+    added = skipped = 0
+    for index, found in by_cell.items():
+        cell = cells.get(index)
+        if cell is None:
+            continue
+        new_source, cell_added, cell_skipped = add_noqa(cell.source, found, python=cell.masked)
+        added, skipped = added + cell_added, skipped + cell_skipped
+        if new_source != cell.source:
+            sources[index] = new_source
+    return (write_sources(text, sources) if sources else text), added, skipped
+
+
 def add_noqa_to_files(diagnostics: Iterable[Diagnostic]) -> NoqaOutcome:
     outcome = NoqaOutcome()
     by_file: dict[str, list[Diagnostic]] = defaultdict(list)
     for d in diagnostics:
         by_file[d.filename].append(d)
     for filename, found in sorted(by_file.items()):
-        if is_notebook(filename):
-            outcome.problems.append(f"{filename}: --add-noqa does not edit notebooks ({len(found)} findings left)")
-            continue
         path = Path(filename)
         try:
             data = path.read_bytes()
             source = decode(data)
-        except (OSError, UndecodableSource) as error:
+            edit = _add_noqa_to_notebook if is_notebook(filename) else add_noqa
+            new_text, added, skipped = edit(source.text, found)
+        except (OSError, UndecodableSource, NotebookError) as error:
             outcome.problems.append(f"{filename}: cannot read: {error}")
             continue
-        new_text, added, skipped = add_noqa(source.text, found)
         outcome.skipped += skipped
         if new_text == source.text:
             continue

@@ -142,6 +142,11 @@ def _read(text: str, filename: str) -> _Notebook:
     return notebook
 
 
+def code_cells(text: str, filename: str) -> list[_Cell]:
+    """The notebook's code cells that parse (IPython lines masked); NotebookError if unreadable."""
+    return _read(text, filename).code
+
+
 # ---------------------------------------------------------------------------- positions
 
 

@@ -128,3 +128,12 @@ def test_ipython_syntax_is_masked_into_parseable_python(source: str):
 def test_cells_in_another_language_are_skipped():
     assert mask_magics("%%bash\nls") is None
     assert mask_magics("%%writefile x.py\nimport torch") is None
+
+
+def test_add_noqa_in_a_notebook_edits_only_the_cell(project: Path):
+    result = memlint("check", "--add-noqa", "train.ipynb", cwd=project)
+    assert result.returncode == 0 and "Added 1 noqa directive." in result.stderr
+    expected = notebook()
+    expected["cells"][5]["source"] = LOOP.replace("total += loss\n", "total += loss  # noqa: ML001\n").splitlines(True)
+    assert (project / "train.ipynb").read_text(encoding="utf-8") == nbformat_text(expected)
+    assert memlint("check", "train.ipynb", cwd=project).returncode == 0

@@ -6,6 +6,7 @@ be reachable); PRE_COMMIT_HOME is a temporary directory, shared by the tests of 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,6 +18,22 @@ import pytest
 from integration_helpers import REPO, SOURCE_WITH_FINDINGS
 
 pre_commit = pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install -e '.[test]')")
+
+# A notebook whose second cell has the finding of SOURCE_WITH_FINDINGS's second loop.
+NOTEBOOK = json.dumps(
+    {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# notes"]},
+            {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+             "source": SOURCE_WITH_FINDINGS.splitlines(keepends=True)},
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    },
+    indent=1,
+    sort_keys=True,
+) + "\n"  # fmt: skip
 
 CONFIG = """\
 [tool.memlint]
@@ -60,6 +77,8 @@ def user_repo(tmp_path: Path) -> Path:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
     (tmp_path / "README.md").write_text("not python\n", encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "train.ipynb").write_text(NOTEBOOK, encoding="utf-8")
     git("init", "-q", cwd=tmp_path)
     git("add", "-A", cwd=tmp_path)
     git("commit", "-q", "-m", "initial", cwd=tmp_path)
@@ -81,6 +100,7 @@ def test_check_hook_reports_and_honours_excludes(hook_repo: Path, user_repo: Pat
     assert "src/train.py:9:5: ML001" in output
     assert "src/train.py:14:47: ML001" in output
     assert "generated/train.py" not in output  # passed by pre-commit, excluded by --force-exclude
+    assert "notebooks/train.ipynb:cell 2:14:47: ML001" in output  # jupyter files are passed too
     assert (user_repo / "src/train.py").read_text(encoding="utf-8") == SOURCE_WITH_FINDINGS
 
 
@@ -97,4 +117,6 @@ def test_fix_hook_rewrites_files_like_memlint_fix(hook_repo: Path, user_repo: Pa
     assert "files were modified by this hook" in output
     assert (user_repo / "src/train.py").read_text(encoding="utf-8") == expected
     assert (user_repo / "generated/train.py").read_text(encoding="utf-8") == SOURCE_WITH_FINDINGS
+    fixed_notebook = json.loads((user_repo / "notebooks/train.ipynb").read_text(encoding="utf-8"))
+    assert "".join(fixed_notebook["cells"][1]["source"]) == expected
 

@@ -19,6 +19,7 @@ class RuleInfo:
     code: str
     name: str
     summary: str
+    description: str  # the "What it does" section
     documentation: str
     severity: Severity
     url: str
@@ -43,12 +44,13 @@ _RESERVED_DOCS = {
 def rule_catalogue() -> list[RuleInfo]:
     """Every rule, followed by the reserved codes ML000 and ML900."""
     rules = [
-        RuleInfo(r.code, r.name, r.summary(), r.documentation(), r.severity, rule_url(r.code))
+        RuleInfo(r.code, r.name, r.summary(), r.doc_sections().get("What it does", r.summary()), r.documentation(),
+                 r.severity, rule_url(r.code))  # fmt: skip
         for r in registry.all_rules()
     ]
     for code, name in (registry.SYNTAX_ERROR, registry.INTERNAL_ERROR):
         summary, docs = _RESERVED_DOCS[code]
-        rules.append(RuleInfo(code, name, summary, docs, Severity.ERROR, rule_url(code)))
+        rules.append(RuleInfo(code, name, summary, summary, docs, Severity.ERROR, rule_url(code)))
     return rules
 
 

@@ -72,7 +72,7 @@ def _rules() -> list[dict]:
             "id": info.code,
             "name": info.name,
             "shortDescription": {"text": info.summary},
-            "fullDescription": {"text": info.summary},
+            "fullDescription": {"text": info.description},
             "help": {"text": info.documentation, "markdown": info.documentation},
             "helpUri": info.url,
             "defaultConfiguration": {"level": LEVELS[info.severity]},
