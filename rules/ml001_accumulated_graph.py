@@ -25,6 +25,12 @@ class _Candidate:
     container: bool  # list.append / extend rather than +=
     scalar: bool
     loop: Union[cst.For, cst.While]
+    in_module_class: bool  # in a method of an nn.Module subclass: model code
+
+    @property
+    def escapes_by_name(self) -> bool:
+        """Stored on an object (`self.losses`): later uses are out of sight."""
+        return self.name is None or not isinstance(self.accumulator, (cst.Name, cst.Subscript))
 
 
 class AccumulatedGraph(Rule):
@@ -266,6 +272,30 @@ class QA(Pipeline):
         return logits
 """
         ),
+        Valid(  # per-image loss terms of one batch, stacked and returned for the caller's backward
+            """
+import torch
+import torch.nn.functional as F
+def detection_loss(predictions, targets):
+    terms = []
+    for pred, target in zip(predictions, targets):
+        terms.append(F.smooth_l1_loss(pred, target, reduction="sum"))
+    return torch.stack(terms).sum()
+"""
+        ),
+        Valid(  # model code collecting per-image embeddings for its output
+            """
+import torch
+from torch import nn
+class VisionLanguage(nn.Module):
+    def image_features(self, images, out):
+        features = []
+        for image in images:
+            features.append(self.projector(image))
+        out.features = features
+        return out
+"""
+        ),
     ]
 
     INVALID = [
@@ -482,7 +512,8 @@ class Net(nn.Module):
             return  # reset on every iteration
         if name is not None and container and ctx.bound_in_current_loop(name):
             return
-        candidate = _Candidate(node, value, accumulator, name, container, ctx.value_of(value).scalar, loop)
+        scalar = ctx.value_of(value).scalar
+        candidate = _Candidate(node, value, accumulator, name, container, scalar, loop, ctx.in_module_class)
         scope = ctx.function_node or ctx.module
         self._pending.setdefault(id(scope), []).append(candidate)
 
@@ -503,9 +534,12 @@ class Net(nn.Module):
                 uses = classify_uses(scope, candidate.name, self.ctx, skip=same, is_container=candidate.container)
             if Use.GRADIENT in uses:
                 continue
-            self._report(candidate, uses)
+            escapes = Use.ESCAPES in uses or candidate.escapes_by_name
+            if escapes and (Use.TENSOR in uses or candidate.in_module_class):
+                continue  # builds a tensor result for the caller (per-image losses, features): a computation
+            self._report(candidate, uses, escapes)
 
-    def _report(self, candidate: _Candidate, uses: set[Use]) -> None:
+    def _report(self, candidate: _Candidate, uses: set[Use], escapes: bool) -> None:
         module = self.ctx.module
         accumulator = _short(module.code_for_node(candidate.accumulator))
         value = _short(module.code_for_node(candidate.value))
@@ -520,9 +554,6 @@ class Net(nn.Module):
                 "saved stay alive: memory grows with each iteration"
             )
         message = f"`{accumulator}` accumulates `{value}`, which carries autograd history: {effect}"
-        escapes = Use.ESCAPES in uses or candidate.name is None or not isinstance(
-            candidate.accumulator, (cst.Name, cst.Subscript)
-        )
         extend = isinstance(candidate.node, cst.Call) and candidate.node.func.attr.value == "extend"
         method = "item" if candidate.scalar and Use.TENSOR not in uses and not extend else "detach"
         replacement = method_call(candidate.value, method)

@@ -52,6 +52,8 @@ def classify_uses(
         use, target = _classify(node, parents, ctx, is_container)
         if use is not None:
             uses.add(use)
+            if any(isinstance(p, (cst.Return, cst.Yield)) for p in parents):
+                uses.add(Use.ESCAPES)  # `return torch.stack(losses).sum()`: also leaves the function
         if target is not None and target != name:
             derived.append(target)
     for other in derived[:8]:  # `mean = total / n; mean.backward()`: follow what the name flows into
