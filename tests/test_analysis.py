@@ -151,6 +151,7 @@ def test_functions_only_called_without_grad(monkeypatch):
         ("from torch import nn\nnet = nn.Linear(2, 2)\nprobe(net(x))", True, False),
         ("from torch import nn\nclass Net(nn.Module):\n    pass\nclf = Net().to('cuda')\nprobe(clf(x))", True, False),
         ("outputs = model(**batch)\nprobe(outputs.loss)", True, True),
+        ("from ..modeling_utils import PreTrainedModel\nclass M(PreTrainedModel):\n    def f(self, x):\n        probe(self(x))", True, False),
         ("class T:\n    def step(self, x, y):\n        probe(self.loss(self.model(x), y))", True, True),
         ("outputs = model(**batch)\nprobe(outputs[0] * 2)", True, False),
         ("loss = criterion(model(x), y)\nprobe(loss / 4)", True, True),

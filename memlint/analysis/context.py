@@ -464,6 +464,9 @@ class Context:
             return True
         if qualified is not None and qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[1][:1].isupper():
             return True
+        if isinstance(expr, cst.Name) and expr.value in tables.MODULE_BASE_NAMES and qualified is None:
+            binding = self._lookup(expr.value)
+            return binding is not None and binding.value is values.OTHER  # a relative import of one
         return isinstance(expr, cst.Name) and expr.value in self.module_classes
 
     def _base_grad_mode(self, node: cst.FunctionDef, *, is_method: bool) -> GradMode:

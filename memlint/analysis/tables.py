@@ -46,6 +46,10 @@ MODULE_BASES = frozenset(
     }
 )
 
+# The same base classes by name, for a library's own code that imports them relatively
+# (`from ...modeling_utils import PreTrainedModel` inside transformers).
+MODULE_BASE_NAMES = frozenset({"PreTrainedModel", "LightningModule"})
+
 # torch.nn.functional losses: they return a 0-d tensor (with the default reduction).
 FUNCTIONAL_LOSSES = frozenset(
     {
