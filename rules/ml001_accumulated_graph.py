@@ -9,6 +9,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.fixes import method_call
+from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.analysis.uses import Use, classify_uses
 from memlint.analysis.walk import calls_method, descendants
@@ -464,6 +465,27 @@ class Net(nn.Module):
         print(epoch_loss)
 """,
         ),
+        Invalid(  # a pass over a data split, collected and returned: every batch's graph is kept
+            """
+import torch
+def predict(model, test_loader):
+    outputs = []
+    for x, _ in test_loader:
+        outputs.append(model(x))
+    return torch.cat(outputs)
+""",
+            line=5,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+def predict(model, test_loader):
+    outputs = []
+    for x, _ in test_loader:
+        outputs.append(model(x).detach())
+    return torch.cat(outputs)
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -535,7 +557,7 @@ class Net(nn.Module):
             if Use.GRADIENT in uses:
                 continue
             escapes = Use.ESCAPES in uses or candidate.escapes_by_name
-            if escapes and (Use.TENSOR in uses or candidate.in_module_class):
+            if escapes and (Use.TENSOR in uses or candidate.in_module_class) and not iterates_batches(candidate.loop):
                 continue  # builds a tensor result for the caller (per-image losses, features): a computation
             self._report(candidate, uses, escapes)
 
