@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import every_iteration
+from memlint.analysis.iteration import every_iteration, is_step_loop, step_loop_called_functions
 from memlint.analysis.precision_api import keyword
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
@@ -30,8 +30,11 @@ class HostThenDevice(Rule):
     ## What it does
     Finds a tensor created on the host and then moved to the accelerator — `torch.zeros(n).cuda()`,
     `torch.randn(...).to(device)`, `torch.tensor(data).cuda()` — inside an `nn.Module`'s `forward`,
-    or on every iteration of a loop (in its body, or in a function the loop calls unconditionally
-    in the same file).
+    or on every iteration of a training or evaluation loop (in its body, or in a function the loop
+    calls unconditionally in the same file). A training or evaluation loop iterates over something
+    named like a data loader or calls backward, an optimizer step or something named like a model;
+    one-off loops (over layers when fusing them for deployment, over files) are not hot paths and
+    are not reported.
 
     Only torch's factories count (resolved through imports), only when the factory has no `device=`
     of its own, and only when the target is recognisably a device: `.cuda()`, `.to("cuda")`,
@@ -116,6 +119,15 @@ for x in loader:
     buf = zeros(8).cuda()
 """
         ),
+        Valid(  # a one-off loop over branches (reparameterisation), not a training loop
+            """
+import torch
+def fuse(kernel, n):
+    return kernel, torch.zeros(n).to(kernel.device)
+for conv, bn in zip(convs, bns):
+    k, b = fuse(conv.weight, bn.num_features)
+"""
+        ),
         Valid(  # from_numpy must start on the host
             """
 import torch
@@ -180,6 +192,27 @@ for step in range(steps):
     fake = generator(noise)
 """,
         ),
+        Invalid(  # in a helper the training loop calls on every iteration
+            """
+import torch
+def make_targets(labels):
+    return torch.tensor(labels).cuda()
+for images, labels in train_loader:
+    loss = criterion(model(images.cuda()), make_targets(labels))
+    loss.backward()
+""",
+            line=3,
+            column=12,
+            message="make_targets",
+            fixed="""
+import torch
+def make_targets(labels):
+    return torch.tensor(labels, device="cuda")
+for images, labels in train_loader:
+    loss = criterion(model(images.cuda()), make_targets(labels))
+    loss.backward()
+""",
+        ),
         Invalid(  # requires_grad: reported without a fix
             """
 import torch
@@ -212,15 +245,19 @@ for x in loader:
         if device is None:
             return
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
-        if in_forward or (ctx.in_loop and every_iteration(ctx)):
+        if in_forward or (ctx.in_loop and every_iteration(ctx) and is_step_loop(ctx.loop)):
             self._report(node, factory, device, "inside `forward`" if in_forward else "on every loop iteration")
         elif not ctx.in_loop and ctx.function_key is not None and every_iteration(ctx):
             self._in_helpers.append((node, ctx.function_key))
 
     def finish(self, facts) -> None:
+        if not self._in_helpers:
+            return
+        per_step = step_loop_called_functions(facts)
         for node, key in self._in_helpers:
-            if key in facts.loop_called_functions:
-                self._report(node, node.func.value, _target_device(node), f"in `{key[-1]}()`, which a loop calls on every iteration")
+            if key in per_step:
+                where = f"in `{key[-1]}()`, which a training/evaluation loop calls on every iteration"
+                self._report(node, node.func.value, _target_device(node), where)
 
     def _report(self, node: cst.Call, factory: cst.Call, device: Optional[cst.BaseExpression], where: str) -> None:
         module = self.ctx.module
