@@ -15,6 +15,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from memlint import registry
 from memlint.analysis.context import Context
 from memlint.config import Settings
+from memlint.depth import depth_error
 from memlint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
 from memlint.rule import NodeFix, Report, rule_url
 from memlint.suppressions import file_suppressions, line_suppresses
@@ -93,6 +94,10 @@ def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
+    too_deep = depth_error(text)  # libcst's native parser would overflow the C stack on such code
+    if too_deep is not None:
+        message, row, column = too_deep
+        return [reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {message}", filename, row, column)]
     try:
         module = parse(text)
     except cst.ParserSyntaxError as error:
