@@ -18,6 +18,9 @@ from memlint.diagnostics import Diagnostic
 from memlint.files import discover_files
 from memlint.report import FORMATS, ReportOptions, is_applicable, reporter_for
 from memlint.runner import FileResult, Mode, run
+from memlint.cache import open_cache
+from memlint.progress import progress_for
+from memlint.clean_command import clean_command
 from memlint.adoption import adopt, check_adoption_options
 from memlint.review import review_command
 from memlint.stdin import check_stdin, wants_stdin
@@ -39,6 +42,7 @@ def main() -> None:
 
 
 main.add_command(review_command)
+main.add_command(clean_command)
 
 
 def _codes(values: Sequence[str]) -> list[str]:
@@ -81,6 +85,7 @@ def load_settings(paths: Sequence[Path], config: Optional[Path], cli: Selection,
 @click.option("--show-fixes", is_flag=True, help="List the fixes applied, per file.")
 @click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Use this config file.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), envvar="MEMLINT_CACHE_DIR", help="Where to keep the result cache [default: .memlint_cache in the project root].")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes [default: number of cores].")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too.")
 @click.option("--stdin-filename", type=click.Path(path_type=Path), help="Read the source from standard input (path `-`) and show, configure and exclude it as this file.")
@@ -102,6 +107,7 @@ def check(
     show_fixes: bool,
     config: Optional[Path],
     no_cache: bool,
+    cache_dir: Optional[Path],
     jobs: Optional[int],
     force_exclude: bool,
     stdin_filename: Optional[Path],
@@ -123,7 +129,9 @@ def check(
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
     mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes)
-    results = run(discovery.files, settings, mode, jobs=jobs)
+    cache = None if no_cache else open_cache(cache_dir, settings)
+    with progress_for(len(discovery.files), output_format) as advance:
+        results = run(discovery.files, settings, mode, jobs=jobs, cache=cache, progress=advance)
     for result in results:
         if result.error:
             click.echo(f"memlint: warning: {result.error}", err=True)

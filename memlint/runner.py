@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from memlint import registry
+from memlint.cache import Cache
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.engine import lint_text, reserved_diagnostic
@@ -58,12 +59,25 @@ def process_text(text: str, filename: str, settings: Settings, mode: Mode) -> Fi
     return result
 
 
-def process_file(path: Path, settings: Settings, mode: Mode) -> FileResult:
+def process_file(path: Path, settings: Settings, mode: Mode, cache: Optional[Cache] = None) -> FileResult:
     filename = display_name(path)
     try:
         data = path.read_bytes()
     except OSError as error:
         return FileResult(filename, error=f"{filename}: cannot read: {error.strerror or error}")
+    if cache is not None and not mode.fix:  # runs that fix are never cached
+        key = cache.key(data, filename)
+        cached = cache.get(key)
+        if cached is not None:
+            return FileResult(filename, cached)
+        result = _process_data(path, filename, data, settings, mode)
+        if result.error is None and not any(d.code == registry.INTERNAL_ERROR[0] for d in result.diagnostics):
+            cache.put(key, result.diagnostics)
+        return result
+    return _process_data(path, filename, data, settings, mode)
+
+
+def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mode: Mode) -> FileResult:
     try:
         source = decode(data)
     except UndecodableSource as error:
@@ -77,16 +91,61 @@ def process_file(path: Path, settings: Settings, mode: Mode) -> FileResult:
     return result
 
 
-def _process_many(args: tuple[Path, Settings, Mode]) -> FileResult:
-    return process_file(*args)
+def _process_chunk(paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None) -> list[FileResult]:
+    return [process_file(path, settings, mode, cache) for path in paths]
 
 
-def run(files: Sequence[Path], settings: Settings, mode: Mode, *, jobs: Optional[int] = None) -> list[FileResult]:
-    """Results in the order of `files` (which discovery sorted), whatever the number of jobs."""
+def _cached(path: Path, cache: Cache) -> Optional[FileResult]:
+    """The stored result for an unchanged file, looked up in this process (no worker needed)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    filename = display_name(path)
+    diagnostics = cache.get(cache.key(data, filename))
+    return FileResult(filename, diagnostics) if diagnostics is not None else None
+
+
+def run(
+    files: Sequence[Path],
+    settings: Settings,
+    mode: Mode,
+    *,
+    jobs: Optional[int] = None,
+    cache: Optional[Cache] = None,
+    progress: Optional[Callable[[int], None]] = None,
+) -> list[FileResult]:
+    """Results in the order of `files` (which discovery sorted), whatever the number of jobs.
+
+    With a cache, unchanged files are answered from it here and only the rest go to workers.
+    `progress(n)` is called as each batch of n files is done.
+    """
     jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or len(files) < PARALLEL_THRESHOLD:
-        return [process_file(path, settings, mode) for path in files]
+    done: dict[int, FileResult] = {}
+    if cache is not None and not mode.fix:
+        for index, path in enumerate(files):
+            hit = _cached(path, cache)
+            if hit is not None:
+                done[index] = hit
+        if done and progress:
+            progress(len(done))
+    todo = [index for index in range(len(files)) if index not in done]
+    if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
+        for index in todo:
+            done[index] = process_file(files[index], settings, mode, cache)
+            if progress:
+                progress(1)
+        return [done[index] for index in range(len(files))]
     registry.all_rules()  # import the rules once, before forking
-    chunk = max(1, len(files) // (jobs * 8))
+    size = max(1, len(todo) // (jobs * 8))
+    chunks = [todo[start : start + size] for start in range(0, len(todo), size)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_process_many, [(path, settings, mode) for path in files], chunksize=chunk))
+        futures = {
+            pool.submit(_process_chunk, [files[i] for i in chunk], settings, mode, cache): chunk for chunk in chunks
+        }
+        for future in as_completed(futures):
+            chunk = futures[future]
+            done.update(zip(chunk, future.result()))
+            if progress:
+                progress(len(chunk))
+    return [done[index] for index in range(len(files))]

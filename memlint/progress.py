@@ -1,0 +1,30 @@
+"""A progress bar on stderr for long runs, only where a person is watching: stderr is a terminal
+and the output is meant for people (not json, sarif, ... which tools read)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Callable, Iterator, Optional
+
+HUMAN_FORMATS = ("full", "concise")
+# Fewer files than this finish before a bar would be worth reading.
+MIN_FILES = 100
+
+
+def wanted(total: int, output_format: str, stream=None) -> bool:
+    stream = stream if stream is not None else sys.stderr
+    isatty = getattr(stream, "isatty", None)
+    return total >= MIN_FILES and output_format in HUMAN_FORMATS and bool(isatty and isatty())
+
+
+@contextlib.contextmanager
+def progress_for(total: int, output_format: str) -> Iterator[Optional[Callable[[int], None]]]:
+    """Yields `advance(n)` when a bar is shown, else None."""
+    if not wanted(total, output_format):
+        yield None
+        return
+    import click
+
+    with click.progressbar(length=total, label="Checking", file=sys.stderr, show_pos=True, width=30) as bar:
+        yield bar.update
