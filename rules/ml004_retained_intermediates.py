@@ -133,6 +133,17 @@ class Net(torch.nn.Module):
 """,
             config={"min-retained-chain": 4},
         ),
+        Valid(  # metadata, not activations: position ids built from the input's shape
+            """
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        grid = torch.tensor([[1, x.shape[2], x.shape[3]]])
+        ids = make_position_ids(grid)
+        pos = self.rotary(ids)
+        return self.blocks(x, pos)
+"""
+        ),
         Valid(  # not a forward
             """
 import torch
@@ -245,9 +256,10 @@ def _longest_chain(function: cst.FunctionDef) -> tuple[list[str], Optional[str]]
     links: dict[str, str] = {}
     sources: dict[str, Optional[str]] = {}
     single = {n for n in bound if bound[n] == 1 and used[n] == 1}
+    activations = _activation_names(function)
     for statement in function.body.body:  # type: ignore[union-attr]
         target, value = _simple_assignment(statement)
-        if target is None or target not in single or not _allocates(value):
+        if target is None or target not in single or target not in activations or not _allocates(value):
             continue
         inputs = [n.value for n in descendants(value) if isinstance(n, cst.Name) and n.value in single and n.value in sources]
         if len(inputs) == 1:
@@ -267,6 +279,40 @@ def _longest_chain(function: cst.FunctionDef) -> tuple[list[str], Optional[str]]
     first_value = _value_of(function, best[0])
     source = _first_argument_name(first_value) if first_value is not None else None
     return best, source
+
+
+def _activation_names(function: cst.FunctionDef) -> set[str]:
+    """Names that may hold activations: forward's inputs and what is computed from them (not
+    through `.shape`, `.size()`, `.dtype`, `.device` or `len()`, which give metadata)."""
+    params = function.params
+    names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]} - {"self", "cls"}
+    for extra in (params.star_arg, params.star_kwarg):
+        if isinstance(extra, cst.Param):
+            names.add(extra.name.value)
+    for statement in function.body.body:  # type: ignore[union-attr]
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and small.value is not None:
+                    if _refers_to_data(small.value, names):
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                        names.update(n.value for t in targets for n in [t, *descendants(t)] if isinstance(n, cst.Name))
+        else:  # names bound in nested blocks: cannot tell, assume they may hold data
+            names.update(n.value for n in descendants(statement) if isinstance(n, cst.Name))
+    return names
+
+
+def _refers_to_data(expr: cst.CSTNode, names: set[str]) -> bool:
+    if isinstance(expr, cst.Name):
+        return expr.value in names
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("shape", "dtype", "device", "ndim", "is_cuda"):
+        return False
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("size", "dim", "numel", "get_device"):
+            return False
+        if isinstance(func, cst.Name) and func.value == "len":
+            return False
+    return any(_refers_to_data(child, names) for child in expr.children)
 
 
 def _is_store(node: cst.Name, parents: tuple) -> bool:

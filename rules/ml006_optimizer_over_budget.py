@@ -18,9 +18,10 @@ _BUDGET = {"gpu-memory": "1GiB"}
 class OptimizerOverBudget(Rule):
     """
     ## What it does
-    Active only when `gpu-memory` is set in `[tool.memlint]` (e.g. `gpu-memory = "24GiB"`, with an
-    optional `memory-headroom`, default 0.5, kept free for activations and the allocator). For each
-    Adam-family optimizer (`Adam`, `AdamW`, `NAdam`, `RAdam`, `Adamax`, `amsgrad=True`) it estimates
+    Finds an Adam-family optimizer whose model needs more memory for weights, gradients and
+    optimizer state than the configured GPU memory budget allows. Active only when `gpu-memory`
+    is set in `[tool.memlint]` (`gpu-memory = "24GiB"`, with an optional `memory-headroom`, default
+    0.5, kept free for activations and the allocator). For each Adam-family optimizer (`Adam`, `AdamW`, `NAdam`, `RAdam`, `Adamax`, `amsgrad=True`) it estimates
     the parameter count of the model passed to it, statically: the layer constructors of the model's
     class in the same file (`model = Net(...)`, `self.parameters()` in a LightningModule,
     `nn.Sequential(...)`), with sizes constant-folded. It reports when fp32 weights + gradients +

@@ -56,7 +56,9 @@ _SPLIT_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluat
 _METHOD_VERBS = frozenset(
     {"fuse", "get", "build", "init", "load", "save", "prepare", "convert", "reset", "set", "freeze", "unfreeze",
      "create", "make", "setup", "register", "compile", "export", "quantize", "prune", "tie", "resize", "print",
-     "apply", "enable", "disable", "update", "copy", "clone", "wrap", "unwrap"}
+     "apply", "enable", "disable", "update", "copy", "clone", "wrap", "unwrap", "postprocess", "preprocess",
+     "process", "dispatch", "move", "cast", "check", "validate", "replace", "patch", "find", "is", "has", "add",
+     "remove", "attach", "detach", "offload", "shard", "parallelize", "unpack", "pack"}
 )  # fmt: skip
 _GRADIENT_FUNCTIONS = ("torch.autograd.", "torch.func.", "functorch.")
 
@@ -113,10 +115,7 @@ def is_model_call(call: cst.Call, ctx: "Context") -> bool:
         return False
     if isinstance(func, cst.Attribute) and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
         # `model.encoder(x)` runs a submodule; `model.modules()`, `model.fuse_model()` are methods
-        attr = func.attr.value
-        if name_tokens(attr)[:1] and name_tokens(attr)[0] in _METHOD_VERBS:
-            return False
-        return bool(tables.MODEL_NAME.match(attr)) and not tables.LOSS_NAME.match(attr)
+        return _named_like_model(func.attr.value)
     callee = values.evaluate(func, ctx)
     if callee.kind is Kind.MODULE:
         return not callee.is_loss
@@ -124,7 +123,14 @@ def is_model_call(call: cst.Call, ctx: "Context") -> bool:
         return False
     if isinstance(func, cst.Attribute) and ctx.resolve(func.value) is not None:
         return False
-    name = func.value if isinstance(func, cst.Name) else func.attr.value
+    return _named_like_model(func.value if isinstance(func, cst.Name) else func.attr.value)
+
+
+def _named_like_model(name: str) -> bool:
+    """`model`, `self.encoder`, `teacher_net`; not `prepare_model` or `postprocess_model` (verbs)."""
+    tokens = name_tokens(name)
+    if tokens and tokens[0] in _METHOD_VERBS:
+        return False
     return bool(tables.MODEL_NAME.match(name)) and not tables.LOSS_NAME.match(name)
 
 
@@ -161,7 +167,9 @@ class _Scanner:
         if isinstance(scope, cst.FunctionDef):
             if any(self._enables_grad(d.decorator) for d in scope.decorators):
                 return {}
-            if is_evaluation_function_name(scope.name.value):
+            # A method of an nn.Module named `predict...` / `inference...` is a building block of its
+            # forward (it runs in training too): its name is no evidence.
+            if is_evaluation_function_name(scope.name.value) and not _in_module_like_class(self.ctx):
                 if not computes_gradients(scope, self.ctx):
                     region = Region(scope, "function-name", f"in `{scope.name.value}` (its name says it evaluates)")
                     self._claim([scope.body], region)
@@ -231,6 +239,23 @@ class _Scanner:
         if qualified in tables.SET_GRAD_ENABLED and isinstance(expr, cst.Call):
             return not (expr.args and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == "False")
         return False
+
+
+def _in_module_like_class(ctx: "Context") -> bool:
+    """In a method of an nn.Module subclass, or of a class that looks like one though its base is
+    imported from elsewhere (it defines `forward`, or is named `...Model` / `...ForSegmentation`)."""
+    if ctx.in_module_class:
+        return True
+    frame = next((f for f in reversed(ctx.frames) if f.kind == "class"), None)
+    if frame is None or not isinstance(frame.node, cst.ClassDef):
+        return False
+    node = frame.node
+    if _MODULE_LIKE_CLASS.search(node.name.value):
+        return True
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body)
+
+
+_MODULE_LIKE_CLASS = re.compile(r"(?:Model|Module|Net|Network|Head|Encoder|Decoder)$|For[A-Z]")
 
 
 def _eval_mode_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
