@@ -68,7 +68,9 @@ def test_evaluation_loaders():
     assert is_evaluation_loader(cst.parse_expression("tqdm(self.val_loader, desc='val')")) == "val_loader"
     assert is_evaluation_loader(cst.parse_expression("enumerate(test_dl)")) == "test_dl"
     assert is_evaluation_loader(cst.parse_expression("trainer.dev_dataloader()")) == "dev_dataloader"
+    assert is_evaluation_loader(cst.parse_expression("testloader")) == "testloader"
     assert is_evaluation_loader(cst.parse_expression("train_loader")) is None
+    assert is_evaluation_loader(cst.parse_expression("trainloader")) is None
     assert is_evaluation_loader(cst.parse_expression("tests")) is None
 
 

@@ -60,6 +60,7 @@ _METHOD_VERBS = frozenset(
      "process", "dispatch", "move", "cast", "check", "validate", "replace", "patch", "find", "is", "has", "add",
      "remove", "attach", "detach", "offload", "shard", "parallelize", "unpack", "pack"}
 )  # fmt: skip
+_JOINED_LOADER = re.compile(r"^(?:val|valid|validation|test|eval|dev)(?:loader|dataloader|dl|ds|dataset|iter|batches)s?$")
 _GRADIENT_FUNCTIONS = ("torch.autograd.", "torch.func.", "functorch.")
 
 
@@ -99,6 +100,8 @@ def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
             continue
         tokens = name_tokens(name)
         if any(t in _SPLIT_WORDS for t in tokens) and any(t in _LOADER_WORDS for t in tokens):
+            return name
+        if any(_JOINED_LOADER.match(t) for t in tokens):  # `testloader`, `valloader` (tutorial style)
             return name
     return None
 
@@ -271,7 +274,11 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call
         return None
     method = call.func.attr.value
     is_eval = (method == "eval" and not call.args) or (
-        method == "train" and len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"
+        method == "train"
+        and len(call.args) == 1
+        and (call.args[0].keyword is None or call.args[0].keyword.value == "mode")
+        and isinstance(call.args[0].value, cst.Name)
+        and call.args[0].value.value == "False"
     )
     if not is_eval:
         return None
