@@ -286,5 +286,10 @@ from memlint.confirm.command import confirm_command  # noqa: E402  (torch-free; 
 main.add_command(confirm_command)
 
 
+from memlint.estimate.command import estimate_command  # noqa: E402  (torch loads only when it runs)
+
+main.add_command(estimate_command)
+
+
 def run_main() -> None:  # console-script entry point
     main()

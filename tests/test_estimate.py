@@ -1,0 +1,250 @@
+"""`memlint estimate`: fake-tensor simulation against real CPU runs, and the command as users call it."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memlint.cli import main
+
+torch = pytest.importorskip("torch")
+
+from memlint.estimate.simulate import StepConfig, simulate  # noqa: E402
+
+MODELS = '''
+import torch
+from torch import nn
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+
+
+def cnn():
+    return nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10),
+    )
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(128, 4, 512, dropout=0.0, batch_first=True) for _ in range(2)
+        )
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def first_logit(output):
+    return output[..., 0].mean()
+'''
+
+CASES = {"mlp": ((128, 256),), "cnn": ((16, 3, 32, 32),), "Block": ((8, 64, 128),)}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("estimate") / "models.py"
+    path.write_text(MODELS)
+    return path
+
+
+def _load(path: Path, name: str):
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace[name]
+
+
+def _real_peak(factory, shapes, optimizer_name: str) -> int:
+    """Peak bytes of two real training steps on CPU, from torch.profiler's allocation events, plus
+    the parameters and buffers that exist before profiling starts. Written independently of
+    memlint.estimate so the comparison means something."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.manual_seed(0)
+    model = factory()
+    optimizer = {
+        "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=True),
+        "sgd-momentum": lambda p: torch.optim.SGD(p, lr=1e-2, momentum=0.9, foreach=True),
+    }[optimizer_name](model.parameters())
+    resident = sum(t.untyped_storage().nbytes() for t in [*model.parameters(), *model.buffers()])
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for _ in range(2):
+            inputs = [torch.randn(shape) for shape in shapes]
+            model(*inputs).float().mean().backward()
+            del inputs
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+    events = sorted((e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"), key=lambda e: e.start_ns())
+    live = peak = 0
+    for event in events:
+        live += event.nbytes()
+        peak = max(peak, live)
+    return resident + peak
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("optimizer", ["adam", "sgd-momentum"])
+def test_estimate_is_within_ten_percent_of_a_real_cpu_run(models, name, optimizer):
+    factory = _load(models, name)
+    estimate = simulate(factory, StepConfig(CASES[name], optimizer=optimizer))
+    real = _real_peak(factory, CASES[name], optimizer)
+    assert abs(estimate.peak_bytes - real) <= 0.10 * real, (estimate.peak_bytes, real)
+    assert sum(estimate.breakdown.values()) == estimate.peak_bytes
+    params = sum(p.numel() for p in factory().parameters())
+    assert estimate.params == params
+    assert estimate.breakdown["parameters"] >= 4 * params
+
+
+def test_breakdown_names_optimizer_state_and_gradients(models):
+    factory = _load(models, "mlp")
+    params = sum(p.numel() for p in factory().parameters())
+    adam = simulate(factory, StepConfig(CASES["mlp"], optimizer="adam"))
+    sgd = simulate(factory, StepConfig(CASES["mlp"], optimizer="sgd"))
+    tensors = len(list(factory().parameters()))
+    # exp_avg + exp_avg_sq in fp32, and a 4-byte step counter per parameter tensor
+    assert adam.breakdown["optimizer_state"] == 8 * params + 4 * tensors
+    assert sgd.breakdown["optimizer_state"] == 0
+    assert adam.breakdown["gradients"] == 4 * params
+
+
+def _estimate(*args: str):
+    return CliRunner().invoke(main, ["estimate", *args])
+
+
+def test_cli_json_has_the_documented_keys_and_ranks_what_ifs(models):
+    result = _estimate(f"{models}:Block", "--input-shape", "8,64,128", "--gpu-memory", "1GiB", "--output-format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert {"params", "peak_bytes", "fits", "breakdown", "what_if"} <= set(data)
+    assert data["fits"] is True
+    assert set(data["breakdown"]) == {"parameters", "gradients", "optimizer_state", "activations", "temporaries"}
+    changes = {row["change"]: row for row in data["what_if"]}
+    assert {"SGD with momentum", "Adafactor", "8-bit AdamW", "bf16 autocast"} <= set(changes)
+    peaks = [row["peak_bytes"] for row in data["what_if"] if row["peak_bytes"] is not None]
+    assert peaks == sorted(peaks)
+    assert changes["SGD with momentum"]["peak_bytes"] < data["peak_bytes"]
+    assert changes["gradient checkpointing of the top-level blocks"]["peak_bytes"] <= data["peak_bytes"]
+
+
+def test_cli_text_reports_a_budget_that_does_not_fit(models):
+    result = _estimate(f"{models}:mlp", "--input-shape", "128,256", "--gpu-memory", "10MiB", "--no-what-if")
+    assert result.exit_code == 1
+    assert "does NOT fit in 10.0 MiB" in result.output
+    assert "optimizer state" in result.output
+
+
+def test_cli_custom_loss_and_int_inputs(models, tmp_path):
+    source = """
+    from torch import nn
+
+
+    def embedder():
+        return nn.Sequential(nn.Embedding(1000, 64), nn.Linear(64, 64))
+    """
+    path = tmp_path / "emb.py"
+    path.write_text(textwrap.dedent(source))
+    result = _estimate(
+        f"{path}:embedder", "--input-shape", "4,32", "--input-dtype", "int64", "--vocab-size", "1000",
+        "--loss", f"{models}:first_logit", "--optimizer", "sgd", "--no-what-if", "--output-format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["params"] == 1000 * 64 + 64 * 64 + 64
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nope.py:f", "--input-shape", "1,2"], "no such file"),
+        (["{models}", "--input-shape", "1,2"], "expected PATH.py:FACTORY"),
+        (["{models}:missing", "--input-shape", "1,2"], "defines no 'missing'"),
+        (["{models}:mlp", "--input-shape", "1,x"], "comma-separated integers"),
+        (["{models}:mlp", "--input-shape", "2,3"], "the training step failed"),
+        (["{models}:mlp", "--input-shape", "2,256", "--gpu-memory", "lots"], "--gpu-memory"),
+    ],
+)
+def test_bad_input_gives_a_clear_message(models, args, message):
+    result = _estimate(*[a.format(models=models) for a in args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+SEVEN_B = '''
+from torch import nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, dim=4096, hidden=11008, heads=32):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.RMSNorm(dim), nn.RMSNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.out = nn.Linear(dim, dim, bias=False)
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, d // self.heads).unbind(2)
+        a = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+        x = x + self.out(a.transpose(1, 2).reshape(b, t, d))
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, vocab=32000, dim=4096, layers=32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.blocks = nn.ModuleList(Block(dim) for _ in range(layers))
+        self.norm = nn.RMSNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x))
+'''
+
+
+def test_a_seven_billion_parameter_model_is_estimated_quickly_in_little_memory(tmp_path):
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "llama.py"
+    path.write_text(SEVEN_B)
+    command = [
+        sys.executable, "-m", "memlint", "estimate", f"{path}:Llama", "--input-shape", "1,512",
+        "--input-dtype", "int64", "--vocab-size", "32000", "--gpu-memory", "80GiB", "--no-what-if",
+        "--output-format", "json",
+    ]  # fmt: skip
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    seconds = time.perf_counter() - started
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # Linux: KiB
+    assert done.returncode == 1, done.stderr  # does not fit in 80 GiB with Adam in fp32
+    data = json.loads(done.stdout)
+    assert data["params"] == 6_738_415_616
+    assert data["fits"] is False
+    # fp32 weights + gradients + Adam's two moments = 16 bytes/parameter, all live in the step
+    assert data["breakdown"]["parameters"] == 4 * data["params"]
+    assert data["breakdown"]["optimizer_state"] >= 8 * data["params"]
+    assert data["peak_bytes"] >= 16 * data["params"]
+    assert seconds < 60, seconds
+    assert rss < 3 * 2**30, rss
