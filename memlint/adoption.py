@@ -18,7 +18,11 @@ def _fail(message: str) -> click.exceptions.Exit:
     return click.exceptions.Exit(2)
 
 
-def check_adoption_options(*, fix: bool, diff: bool, add_noqa: bool, baseline: Optional[Path], write_baseline: bool) -> None:
+def check_adoption_options(
+    *, fix: bool, diff: bool, add_noqa: bool, baseline: Optional[Path], write_baseline: bool, stdin: bool = False
+) -> None:
+    if stdin and (add_noqa or baseline is not None):
+        raise _fail(f"{'--add-noqa' if add_noqa else '--baseline'} works on files, not on standard input")
     if write_baseline and baseline is None:
         raise _fail("--write-baseline needs --baseline FILE")
     if (add_noqa or write_baseline) and (fix or diff):

@@ -117,12 +117,15 @@ def check(
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     selection = Selection(_codes(select) or None, _codes(extend_select), _codes(ignore))
+    check_adoption_options(
+        fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline,
+        stdin=wants_stdin(paths, stdin_filename),
+    )  # fmt: skip
     if wants_stdin(paths, stdin_filename):
         raise click.exceptions.Exit(check_stdin(
             paths, stdin_filename, selection=selection, config=config, unsafe_fixes=unsafe_fixes, fix=fix, diff=diff,
             output_format=output_format, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
         ))  # fmt: skip
-    check_adoption_options(fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline)
     paths = paths or (Path("."),)
     settings = load_settings(paths, config, selection, unsafe_fixes)
     discovery = discover_files(paths, settings, force_exclude=force_exclude)

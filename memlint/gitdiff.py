@@ -7,7 +7,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 # Lines of a hunk's context GitHub shows around each change: review comments may sit on them too.
@@ -93,3 +93,11 @@ def changed_lines(base: str, paths: Sequence[Path], cwd: Path) -> ChangedLines:
             continue
         lines[name] = set(range(1, count + 1))
     return ChangedLines(root, lines)
+
+
+def text_at(base: str, path: str, root: Path) -> Optional[str]:
+    """The file's text at `base` (raw blob, no filters), or None when it did not exist there."""
+    try:
+        return _git(["cat-file", "blob", f"{base}:{path}"], root)
+    except GitError:
+        return None

@@ -18,7 +18,8 @@ import click
 from memlint.config import Selection
 from memlint.diagnostics import Diagnostic
 from memlint.engine import apply_edits
-from memlint.gitdiff import ChangedLines, GitError, changed_lines
+from memlint.gitdiff import ChangedLines, GitError, changed_lines, text_at
+from memlint.notebooks import is_notebook
 from memlint.report import is_applicable
 from memlint.runner import Mode, display_name, run
 from memlint.source import UndecodableSource, decode
@@ -126,6 +127,24 @@ def build_comments(diagnostics: Sequence[Diagnostic], path: str, text: str, chan
     return comments
 
 
+def _code_sources(text: Optional[str]) -> Optional[list[str]]:
+    try:
+        cells = json.loads(text)["cells"] if text is not None else None
+        return [("".join(c["source"]) if isinstance(c["source"], list) else c["source"]) for c in cells]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def changed_cells(file: Path, base_text: Optional[str]) -> set[int]:
+    """1-based indices of the notebook's cells whose source does not appear in the base version."""
+    try:
+        current = _code_sources(decode(file.read_bytes()).text) or []
+    except (OSError, UndecodableSource):
+        return set()
+    before = set(_code_sources(base_text) or ())
+    return {index for index, source in enumerate(current, start=1) if source not in before}
+
+
 def collect(base: str, paths: Sequence[Path], settings, cwd: Path) -> Review:
     changes = changed_lines(base, paths, cwd)
     files: dict[str, tuple[Path, str]] = {}  # display name -> (file, repository path)
@@ -138,14 +157,16 @@ def collect(base: str, paths: Sequence[Path], settings, cwd: Path) -> Review:
     unplaced: list[tuple[str, Diagnostic]] = []
     for result in results:
         file, repo_path = files[result.filename]
+        if is_notebook(repo_path):
+            # Cell-relative positions cannot be placed on the notebook's JSON diff: list the findings
+            # of the cells whose source is new since the base instead.
+            cells = changed_cells(file, text_at(base, repo_path, changes.root))
+            unplaced.extend((repo_path, d) for d in sorted(result.diagnostics, key=Diagnostic.sort_key) if d.cell in cells)
+            continue
         on_changed = [
             d for d in sorted(result.diagnostics, key=Diagnostic.sort_key)
-            if d.cell is not None or changes.changed(repo_path, d.location.row, d.end_location.row)
+            if changes.changed(repo_path, d.location.row, d.end_location.row)
         ]  # fmt: skip
-        if repo_path.endswith(".ipynb"):
-            # Cell-relative positions cannot be placed on the notebook's JSON diff; list them instead.
-            unplaced.extend((repo_path, d) for d in on_changed)
-            continue
         if not on_changed:
             continue
         try:

@@ -86,3 +86,9 @@ def test_baseline_errors_are_clear(tmp_path: Path):
     assert alone.returncode == 2 and "needs --baseline" in alone.stderr
     for output in (missing, bad, alone):
         assert "Traceback" not in output.stderr
+
+
+def test_adoption_options_refuse_standard_input(tmp_path: Path):
+    for option in (["--add-noqa"], ["--baseline", "b.json"]):
+        result = memlint("check", *option, "--stdin-filename", "a.py", "-", cwd=tmp_path, input=SOURCE_WITH_FINDINGS)
+        assert result.returncode == 2 and "standard input" in result.stderr

@@ -148,3 +148,21 @@ def test_parse_diff_handles_pure_additions_deletions_and_quoted_names():
         '--- a/"sp\\303\\251cial.py"\n+++ "b/sp\\303\\251cial.py"\n@@ -0,0 +1 @@\n+z\n'
     )
     assert parse_diff(diff) == {"x.py": {4, 5, 12}, "spécial.py": {1}}
+
+
+def test_notebook_findings_of_changed_cells_are_listed_in_the_body(repo: Path):
+    def nb(*sources: str) -> str:
+        cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                  "source": s.splitlines(keepends=True)} for s in sources]  # fmt: skip
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+
+    loop = "for x, y in loader:\n    loss = criterion(model(x), y)\n    {name} += loss\n"
+    setup = "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2)\ncriterion = nn.MSELoss()\nold = 0.0\nnew = 0.0\n"
+    (repo / "train.ipynb").write_text(nb(setup, loop.format(name="old")), encoding="utf-8")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "notebook", cwd=repo)
+    (repo / "train.ipynb").write_text(nb(setup, loop.format(name="old"), loop.format(name="new")), encoding="utf-8")
+    payload = json.loads(memlint("review", "--base", "HEAD", cwd=repo).stdout)
+    assert payload["comments"] == []
+    assert "`train.ipynb` cell 3, line 3: **ML001** `new` accumulates" in payload["body"]
+    assert "cell 2" not in payload["body"]  # unchanged cell, old finding
