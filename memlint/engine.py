@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import os
 import re
 import warnings
 from typing import Iterable, Optional
@@ -163,7 +164,7 @@ def _diagnostics(
             continue
         if line_suppresses(lines.line_text(start.row), rule.code):
             continue
-        fix = _materialize(report.fix, module, text, lines) if report.fix else None
+        fix = _materialize(report.fix, module, text, lines, positions) if report.fix else None
         frame = lines.frame(start.row, end.row)
         result.append(
             Diagnostic(
@@ -183,18 +184,50 @@ def _diagnostics(
     return result
 
 
-def _materialize(node_fix: NodeFix, module: cst.Module, text: str, lines: _Positions) -> Optional[Fix]:
+def _materialize(
+    node_fix: NodeFix, module: cst.Module, text: str, lines: _Positions, positions=None
+) -> Optional[Fix]:
     """Turn node replacements into minimal text edits by diffing the regenerated module."""
     edits = []
     for old, new in node_fix.replacements:
-        new_text = module.deep_replace(old, new).code
-        edit = minimal_edit(text, new_text, lines)
+        edit = _in_place_edit(old, new, module, text, lines, positions)
+        if edit is None:
+            new_text = module.deep_replace(old, new).code
+            edit = minimal_edit(text, new_text, lines)
         if edit is not None:
             edits.append(edit)
     if not edits:
         return None
     edits.sort(key=lambda e: e.start)
     return Fix(node_fix.message, node_fix.applicability, tuple(edits))
+
+
+def _in_place_edit(old, new, module: cst.Module, text: str, lines: _Positions, positions) -> Optional[Edit]:
+    """The edit for one replacement without regenerating the whole module (which makes a file with
+    many fixes quadratic), when that gives the same text: the old node prints exactly as the source
+    holds it and the new one prints on one line, so no indentation from its context is involved.
+    None means: use the whole-module way."""
+    if positions is None or not isinstance(new, cst.CSTNode):  # removals and flattening: whole module
+        return None
+    where = positions.get(old)
+    if where is None:
+        return None
+    new_code = module.code_for_node(new)
+    if "\n" in new_code or "\r" in new_code:
+        return None
+    start = lines.offset(where.start.line, where.start.column)
+    end = lines.offset(where.end.line, where.end.column)
+    old_code = text[start:end]
+    if module.code_for_node(old) != old_code:
+        return None
+    if old_code == new_code:
+        return None
+    prefix = len(os.path.commonprefix([old_code, new_code]))
+    limit = min(len(old_code), len(new_code)) - prefix
+    suffix = len(os.path.commonprefix([old_code[::-1], new_code[::-1]]))
+    suffix = min(suffix, limit)
+    first, last = start + prefix, end - suffix
+    return Edit(first, last, new_code[prefix : len(new_code) - suffix], lines.location(first), lines.location(last))
 
 
 def minimal_edit(old: str, new: str, lines: _Positions) -> Optional[Edit]:

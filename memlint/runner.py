@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
@@ -82,7 +83,11 @@ def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mo
         source = decode(data)
     except UndecodableSource as error:
         return FileResult(filename, [reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {error}", filename)])
-    result = process_text(source.text, filename, settings, mode)
+    try:
+        result = process_text(source.text, filename, settings, mode)
+    except Exception as error:  # a bug in memlint must cost one file, not the run
+        message = f"memlint raised {type(error).__name__} while checking this file: {error}"
+        return FileResult(filename, [reserved_diagnostic(registry.INTERNAL_ERROR, message, filename)])
     if mode.write and result.fixed_text is not None:
         try:
             write_atomically(path, source.encode(result.fixed_text), expected=data)
@@ -104,6 +109,26 @@ def _cached(path: Path, cache: Cache) -> Optional[FileResult]:
     filename = display_name(path)
     diagnostics = cache.get(cache.key(data, filename))
     return FileResult(filename, diagnostics) if diagnostics is not None else None
+
+
+def _isolated(paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None) -> list[FileResult]:
+    """One file at a time in a worker of its own, after a worker died: the file that kills a worker
+    again (a segfault in the parser, the memory killer, os._exit) becomes an ML900 finding."""
+    results = []
+    pool = ProcessPoolExecutor(max_workers=1)
+    try:
+        for path in paths:
+            try:
+                results.append(pool.submit(process_file, path, settings, mode, cache).result())
+            except BrokenProcessPool:
+                pool.shutdown(wait=False)
+                pool = ProcessPoolExecutor(max_workers=1)
+                name = display_name(path)
+                message = "the worker process checking this file died (a crash or out of memory); other files were checked"
+                results.append(FileResult(name, [reserved_diagnostic(registry.INTERNAL_ERROR, message, name)]))
+    finally:
+        pool.shutdown(wait=True)
+    return results
 
 
 def run(
@@ -145,7 +170,11 @@ def run(
         }
         for future in as_completed(futures):
             chunk = futures[future]
-            done.update(zip(chunk, future.result()))
+            try:
+                chunk_results = future.result()
+            except BrokenProcessPool:  # a worker died: the chunks it took down are checked again
+                chunk_results = _isolated([files[i] for i in chunk], settings, mode, cache)
+            done.update(zip(chunk, chunk_results))
             if progress:
                 progress(len(chunk))
     return [done[index] for index in range(len(files))]
