@@ -93,6 +93,8 @@ RULE_OPTIONS = ("gpu-memory", "memory-headroom", "max-linear-params", "prefer-in
 
 def validate(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
     """Checked values for the keys present in `raw`; ConfigError names the first bad key."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{source}: expected a table of settings, got {type(raw).__name__} {raw!r}")
     result: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in SCHEMA:
@@ -130,12 +132,20 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {error}") from None
 
 
+def _tool_memlint(data: dict[str, Any], path: Path) -> Any:
+    """The [tool.memlint] value of a parsed pyproject (None when absent), whatever `tool` holds."""
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: invalid value for 'tool': expected a table, got {type(tool).__name__}")
+    return tool.get("memlint")
+
+
 def load_config_file(path: Path) -> ConfigFile:
     """A config given with --config: `memlint.toml` (top-level keys) or a pyproject with [tool.memlint]."""
     data = _read_toml(path)
     if path.name == "pyproject.toml" or "tool" in data:
-        table = data.get("tool", {}).get("memlint", {})
-        return ConfigFile(path, validate(table, f"{path} [tool.memlint]"))
+        table = _tool_memlint(data, path)
+        return ConfigFile(path, validate({} if table is None else table, f"{path} [tool.memlint]"))
     return ConfigFile(path, validate(data, str(path)))
 
 
@@ -151,8 +161,9 @@ def discover(start: Path) -> ConfigFile:
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file():
             data = _read_toml(pyproject)
-            if "memlint" in data.get("tool", {}):
-                return ConfigFile(pyproject, validate(data["tool"]["memlint"], f"{pyproject} [tool.memlint]"))
+            table = _tool_memlint(data, pyproject)
+            if table is not None:
+                return ConfigFile(pyproject, validate(table, f"{pyproject} [tool.memlint]"))
     return ConfigFile(None, {})
 
 
