@@ -250,3 +250,23 @@ def test_check_never_imports_torch():
     )
     root = Path(__file__).resolve().parents[1]
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True, timeout=120)
+
+
+def test_plot_writes_one_png_per_fixture(tmp_path):
+    pytest.importorskip("matplotlib")
+    _write(tmp_path, "keep.py", KEEP_FOUR)
+    _write(tmp_path, "keep.after.py", KEEP_ONE)
+    plots = tmp_path / "plots"
+    result = _confirm(str(tmp_path / "keep.py"), "--plot", str(plots))
+    assert result.exit_code == 0, result.output
+    (png,) = plots.iterdir()
+    assert png.name == "keep.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_select_keeps_only_fixtures_with_the_selected_rules(tmp_path):
+    _write(tmp_path, "eval_loop.py", ML001_EVAL)
+    _write(tmp_path, "keep.py", KEEP_FOUR)
+    _write(tmp_path, "keep.after.py", KEEP_ONE)
+    result = _confirm(str(tmp_path), "--select", "ML001", "--output-format", "json")
+    assert result.exit_code == 0, result.output
+    assert [Path(row["fixture"]).name for row in json.loads(result.output)] == ["eval_loop.py"]

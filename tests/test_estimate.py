@@ -248,3 +248,15 @@ def test_a_seven_billion_parameter_model_is_estimated_quickly_in_little_memory(t
     assert data["peak_bytes"] >= 16 * data["params"]
     assert seconds < 60, seconds
     assert rss < 3 * 2**30, rss
+
+
+def test_budget_defaults_to_the_configured_gpu_memory(models, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.memlint]\ngpu-memory = "10MiB"\n')
+    (project / "models.py").write_text(models.read_text())
+    monkeypatch.chdir(project)
+    result = _estimate("models.py:mlp", "--input-shape", "128,256", "--no-what-if", "--output-format", "json")
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    assert data["budget_bytes"] == 10 * 2**20 and data["fits"] is False

@@ -179,8 +179,8 @@ def confirm(
             except VariantError as error:
                 results.append(Measurement(Fixture(path, display), options.device, {"ok": False, "error": str(error)}, None))
                 continue
-            if options.select and not fixture.codes and fixture.after_source != "after-file":
-                continue  # nothing selected applies to this fixture
+            if options.select and not fixture.codes:
+                continue  # none of the selected rules applies to this fixture
             progress(f"{display}: before")
             cwd = path.resolve().parent
             before = run_variant(path, display, cwd, options, scratch / "before")
