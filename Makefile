@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # local CPU build instead of the newest CUDA one.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: demo test venv clean-venv
+.PHONY: demo test fuzz venv clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest
+
+# The generated-program property test with many more examples (EXAMPLES=2000 by default).
+fuzz: $(VENV)/.test-installed
+	$(BIN)/python bench/fuzz.py $(or $(EXAMPLES),2000)
 
 clean-venv:
 	rm -rf $(VENV)

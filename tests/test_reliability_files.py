@@ -4,6 +4,7 @@ exit code stays 0 or 1 (never a traceback)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -170,7 +171,10 @@ def _generated(size: int) -> str:
 def _timed_check(project: Path, name: str, size: int) -> float:
     (project / name).write_text(_generated(size))
     started = time.perf_counter()
-    result = memlint_subprocess("check", "--output-format", "concise", "--no-cache", name, cwd=project)
+    result = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--output-format", "concise", "--no-cache", name],
+        cwd=project, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
     elapsed = time.perf_counter() - started
     assert result.returncode == 1, result.stderr
     assert f"{name}:6:5: ML001" in result.stdout
