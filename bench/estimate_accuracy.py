@@ -124,6 +124,8 @@ def main() -> None:
     print("meta, `scaled_dot_product_attention` takes the math path that materialises the attention")
     print("weights, and the two-layer transformer above was overestimated by 15% (15,782,504 B against")
     print("13,701,736 B); autocast also ignores meta tensors. Fake CPU tensors dispatch like CPU tensors.")
+    print("Mixed precision (`--dtype bf16-autocast`, the bf16 what-if) runs under CPU autocast, whose list of")
+    print("operators cast to lower precision is close to CUDA's but not identical: treat it as an estimate.")
 
 
 if __name__ == "__main__":
