@@ -128,7 +128,8 @@ def as_markdown(measurements: Sequence[Measurement], command: str = "memlint con
             "CPU peaks come from the exact tensor-storage tracker (every storage counted once, from the",
             "operator that creates it until it is freed); the 512-rounded columns round each storage up",
             "to a multiple of 512 bytes as CUDA's caching allocator does: that is the figure to compare",
-            "with `torch.cuda.max_memory_allocated()`.",
+            "with `torch.cuda.max_memory_allocated()`. Memory made without an operator (`torch.from_numpy`,",
+            "storages unpickled by `torch.load`) is counted only once an operator returns it or a view of it.",
             "",
         ]
     header = ["fixture", "codes", "before (B)", "after (B)", "before, 512-rounded (B)", "after, 512-rounded (B)", "saved", "same result", "after variant"]
