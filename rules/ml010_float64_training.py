@@ -27,7 +27,8 @@ class Float64Training(Rule):
     with `.double()` / `.to(torch.float64)` that is fed to a model with gradients on,
     `torch.set_default_dtype(torch.float64)`, and layers or `nn.Parameter`s created with
     `dtype=torch.float64`. Only in files that train (they call backward or build a `torch.optim`
-    optimizer) and do not run `torch.autograd.gradcheck` (which needs float64).
+    optimizer) and do not check gradients numerically (`gradcheck`, `gradgradcheck`, which need
+    float64). A single submodule cast on purpose (`model.fc1.double()`) is not reported.
 
     Not reported: float64 in metric bookkeeping (accuracy counters, `.double()` on a comparison,
     sums of losses), local computations cast back, buffers, and casts of values that never reach a
@@ -90,6 +91,14 @@ x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
 assert gradcheck(layer, (x,))
 out = layer(x)
 out.sum().backward()
+"""
+        ),
+        Valid(  # one sensitive layer kept in float64 on purpose
+            """
+import torch
+model = Net()
+model.head.double()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 """
         ),
         Valid(  # no training in the file
@@ -229,10 +238,20 @@ def train(net, loader, opt):
                 return cast_target(inner, self.ctx) in FLOAT64_DTYPES
         return False
 
+    def visit_Name(self, node: cst.Name) -> None:
+        # Test code that checks gradients numerically needs float64 (`gradcheck`, `check_gradgrad=`).
+        if "gradcheck" in node.value or "gradgrad" in node.value:
+            self._gradcheck = True
+
     def _is_module(self, expr: cst.BaseExpression) -> bool:
-        """A module instance: known from the analysis, named like a model, or `Net()` of this file."""
+        """A whole model: known from the analysis, named like a model, or `Net()` of this file.
+
+        A submodule (`model.fc1.double()`) is left alone: casting one sensitive layer is deliberate.
+        """
         while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("cuda", "to", "cpu", "train"):
             expr = expr.func.value
+        if isinstance(expr, cst.Attribute) and not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return False
         if self.ctx.value_of(expr).kind is Kind.MODULE:
             return True
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in self.ctx.module_classes:

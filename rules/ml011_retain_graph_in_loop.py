@@ -15,6 +15,10 @@ from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 
 
+# Objects whose `.backward(loss)` runs backward through their argument.
+_BACKWARD_WRAPPERS = frozenset({"accelerator", "fabric", "engine", "model_engine", "deepspeed", "strategy", "trainer"})
+
+
 @dataclass
 class _Backward:
     node: cst.Call
@@ -36,7 +40,8 @@ class RetainGraphInLoop(Rule):
     graph is carried across iterations: the message says to detach that state, and there is no fix
     (dropping `retain_graph=True` alone would make the next backward fail).
 
-    Not reported: a second backward in the same loop or function (GAN updates, multi-loss training,
+    Not reported: a loss computed before the loop (the same graph is backpropagated on every
+    iteration, which needs the retained graph); a second backward in the same loop or function (GAN updates, multi-loss training,
     gradient penalties: they need the retained graph); a backward behind an `if` or in an exception
     handler; `retain_graph=` given as anything but the literal `True`.
 
@@ -129,6 +134,14 @@ for x, y in loader:
     loss.backward(retain_graph=False)
 """
         ),
+        Valid(  # the same graph backpropagated again and again: retain_graph is required
+            """
+import torch
+loss = model(x).sum()
+for _ in range(1000):
+    loss.backward(retain_graph=True)
+"""
+        ),
     ]
 
     INVALID = [
@@ -212,8 +225,22 @@ for x, y in loader:
             and retain.value.value == "True"
         )
         self._backwards.append(
-            _Backward(node, ctx.function_key, tuple(ctx.loops), retains, every_iteration(ctx))
+            _Backward(node, ctx.function_key, tuple(ctx.loops), retains, every_iteration(ctx) and self._fresh_loss(node))
         )
+
+    def _fresh_loss(self, node: cst.Call) -> bool:
+        """Is the loss recomputed on every iteration (bound in the loop, or locally in a helper)?
+
+        `for _ in range(n): loss.backward(retain_graph=True)` with `loss` computed before the loop
+        backpropagates the same graph again and again: there retain_graph is required.
+        """
+        ctx = self.ctx
+        names = _loss_names(node, ctx)
+        if not names:
+            return False
+        if ctx.in_loop:
+            return all(ctx.bound_in_current_loop(name) for name in names)
+        return all(name in ctx.frame.names and not ctx.is_param(name) for name in names)
 
     def finish(self, facts) -> None:
         for candidate in self._backwards:
@@ -279,3 +306,35 @@ def _carried_state(loop) -> Optional[str]:
             if isinstance(arg.value, cst.Name) and arg.value.value in targets:
                 return arg.value.value
     return None
+
+
+def _loss_names(call: cst.Call, ctx) -> list[str]:
+    """The variables the backward goes through: `loss` in `loss.backward()`,
+    `scaler.scale(loss).backward()`, `accelerator.backward(loss)`, `torch.autograd.backward([loss])`."""
+    func = call.func
+    positional = [a.value for a in call.args if a.keyword is None]
+    exprs = positional
+    if isinstance(func, cst.Attribute) and ctx.resolve(func) is None:
+        receiver = func.value
+        wrapper = func.attr.value == "manual_backward" or (
+            isinstance(receiver, (cst.Name, cst.Attribute)) and _last(receiver) in _BACKWARD_WRAPPERS
+        )
+        if isinstance(receiver, cst.Call):  # scaler.scale(loss).backward()
+            exprs = [a.value for a in receiver.args if a.keyword is None]
+        elif not wrapper:  # loss.backward(gradient): the receiver is the loss
+            exprs = [receiver]
+    return [name for expr in exprs for name in _root_names(expr, ctx)]
+
+
+def _last(expr: cst.BaseExpression) -> str:
+    return expr.value if isinstance(expr, cst.Name) else expr.attr.value  # type: ignore[union-attr]
+
+
+def _root_names(expr: cst.BaseExpression, ctx) -> list[str]:
+    if isinstance(expr, cst.Name):
+        return [] if ctx.resolve(expr) is not None or expr.value == "self" else [expr.value]
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [n for element in expr.elements for n in _root_names(element.value, ctx)]
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return _root_names(expr.value, ctx)
+    return []
