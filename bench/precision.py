@@ -2,7 +2,7 @@
 selected rules to a report, with a reproducible random sample to triage.
 
     python bench/precision.py --select ML002,ML003 [--corpus timm ...] [--sample 30]
-        [--option gpu-memory=24GiB] [--triage bench/triage/ml002-ml006.csv]
+        [--option gpu-memory=24GiB] [--triage bench/triage/ml002-ml006.csv] [--reuse]
 
 Writes under bench/out/ (git-ignored), named after the selection:
 - findings-<sel>.jsonl   every finding: corpus, path relative to the corpus, row, column, code, message
@@ -13,7 +13,8 @@ Writes under bench/out/ (git-ignored), named after the selection:
 A triage file is CSV `key,verdict,note` with verdict `TP` or `FP`; `key` is `CODE corpus/path:row`
 as printed in the sample.  With --triage, the summary counts the verdicts per rule and lists sampled
 findings that have none yet.  The corpora are run with an empty configuration (plus --option values)
-so that this repository's own excludes do not apply to them.
+so that this repository's own excludes do not apply to them.  --reuse recomputes the sample and
+summary from the last findings file (after editing verdicts) without running memlint again.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--option", action="append", default=[], help="config KEY=VALUE, e.g. gpu-memory=24GiB")
     parser.add_argument("--triage", type=Path, help="CSV of verdicts (key,verdict,note) to compute precision")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--reuse", action="store_true", help="re-read the last findings file instead of running memlint")
     args = parser.parse_args(argv)
 
     codes = sorted({c.strip().upper() for c in args.select.split(",") if c.strip()})
@@ -119,9 +121,16 @@ def main(argv: list[str]) -> int:
     findings: list[dict] = []
     roots: dict[str, Path] = {}
     timings: dict[str, float] = {}
+    findings_file = OUT / f"findings-{tag}.jsonl"
+    if args.reuse and not findings_file.exists():
+        raise SystemExit(f"--reuse: {findings_file} does not exist yet")
     for name in args.corpus or list(corpora.CORPORA):
         root = corpora.fetch(name)
         roots[name] = root
+        if args.reuse:
+            with findings_file.open(encoding="utf-8") as handle:
+                findings += [f for f in map(json.loads, handle) if f["corpus"] == name]
+            continue
         started = time.perf_counter()
         print(f"memlint over {name} ...", file=sys.stderr)
         for item in run_memlint(root, ",".join(codes), config, args.jobs):
@@ -135,9 +144,12 @@ def main(argv: list[str]) -> int:
             )  # fmt: skip
         timings[name] = time.perf_counter() - started
 
-    with (OUT / f"findings-{tag}.jsonl").open("w", encoding="utf-8") as handle:
-        for finding in findings:
-            handle.write(json.dumps({"key": finding_key(finding), **finding}) + "\n")
+    if not args.reuse:
+        with findings_file.open("w", encoding="utf-8") as handle:
+            for finding in findings:
+                handle.write(json.dumps({"key": finding_key(finding), **finding}) + "\n")
+    for finding in findings:
+        finding.pop("key", None)
 
     by_rule: dict[str, list[dict]] = defaultdict(list)
     for finding in findings:
@@ -172,7 +184,8 @@ def main(argv: list[str]) -> int:
             f"| {code} | " + " | ".join(map(str, per_corpus))
             + f" | {sum(per_corpus)} | {len(items)} | {tp} | {fp} | {len(items) - tp - fp} | {precision} |"
         )  # fmt: skip
-    lines += ["", "Seconds per corpus: " + ", ".join(f"{n} {t:.0f}" for n, t in timings.items())]
+    if timings:
+        lines += ["", "Seconds per corpus: " + ", ".join(f"{n} {t:.0f}" for n, t in timings.items())]
     if args.triage:
         lines += ["", f"Untriaged sampled findings: {len(untriaged)}"] + [f"- {key}" for key in untriaged]
     (OUT / f"summary-{tag}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
