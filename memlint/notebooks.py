@@ -230,9 +230,11 @@ def _fixed_sources(notebook: _Notebook, fixed_module: str) -> dict[int, str]:
     if [int(m.group(1)) for m in markers] != [cell.index for cell in notebook.code]:
         return {}  # a fix moved code across cells: leave the notebook alone
     changed = {}
+    # Code a fix put above the first boundary (an import at the top of the module) joins the first cell.
+    preamble = fixed_module[: markers[0].start()] if markers else ""
     for number, (cell, marker) in enumerate(zip(notebook.code, markers)):
         end = markers[number + 1].start() if number + 1 < len(markers) else len(fixed_module)
-        chunk = fixed_module[marker.end() + 1 : end]
+        chunk = (preamble if number == 0 else "") + fixed_module[marker.end() + 1 : end]
         source = _unmask(chunk, cell)
         if source is not None and source != cell.source:
             changed[cell.index] = source

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
 import click
 
 from memlint.config import Selection
-from memlint.diagnostics import Diagnostic
+from memlint.diagnostics import Diagnostic, Edit
 from memlint.engine import apply_edits
 from memlint.gitdiff import ChangedLines, GitError, changed_lines, text_at
 from memlint.notebooks import is_notebook
@@ -65,7 +65,7 @@ def comment_body(comment: Comment) -> str:
     if d.url:
         parts.append(f"See [{d.code}]({d.url}) for why this costs memory and when it is safe to change.")
     if comment.suggestion is not None and d.fix is not None:
-        kind = "" if d.fix.is_safe else " (unsafe fix: check that the value is not used as a tensor later)"
+        kind = "" if d.fix.is_safe else " (unsafe: it may change behaviour, see the rule's Fix safety section)"
         fence = _fence(comment.suggestion)
         parts.append(f"Suggested fix{kind}: {d.fix.message}\n\n{fence}suggestion\n{comment.suggestion}\n{fence}")
     elif comment.note:
@@ -94,9 +94,7 @@ def _suggestion(text: str, d: Diagnostic, first: int, last: int) -> Optional[str
     return replaced.replace("\r\n", "\n").rstrip("\r")
 
 
-def _shifted(edit, offset: int):
-    from dataclasses import replace
-
+def _shifted(edit: Edit, offset: int) -> Edit:
     return replace(edit, start=edit.start - offset, end=edit.end - offset)
 
 

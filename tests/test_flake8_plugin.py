@@ -28,6 +28,7 @@ def test_the_entry_point_is_registered(tmp_path: Path):
 def test_flake8_reports_memlint_findings_at_memlint_positions(tmp_path: Path):
     source = SOURCE_WITH_FINDINGS + "for x, y in loader:\n    total += criterion(model(x), y)  # noqa: ML001\n"
     (tmp_path / "train.py").write_text(source, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.memlint]\nselect = ["ML001"]\n', encoding="utf-8")
     result = flake8("--select", "ML", "--format", "%(path)s|%(row)d|%(col)d|%(code)s|%(text)s", "train.py", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     reported = [line.split("|", 4) for line in result.stdout.splitlines()]
@@ -41,7 +42,7 @@ def test_flake8_reports_memlint_findings_at_memlint_positions(tmp_path: Path):
 
 
 def test_flake8_follows_the_memlint_configuration(tmp_path: Path):
-    (tmp_path / "pyproject.toml").write_text('[tool.memlint]\nignore = ["ML001"]\n', encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.memlint]\nselect = ["ML001"]\nignore = ["ML001"]\n', encoding="utf-8")
     (tmp_path / "train.py").write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
     result = flake8("--select", "ML", "train.py", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout == ""

@@ -137,3 +137,12 @@ def test_add_noqa_in_a_notebook_edits_only_the_cell(project: Path):
     expected["cells"][5]["source"] = LOOP.replace("total += loss\n", "total += loss  # noqa: ML001\n").splitlines(True)
     assert (project / "train.ipynb").read_text(encoding="utf-8") == nbformat_text(expected)
     assert memlint("check", "train.ipynb", cwd=project).returncode == 0
+
+
+def test_code_a_fix_adds_above_the_first_cell_goes_into_that_cell():
+    from memlint.notebooks import _fixed_sources, _read
+
+    nb = {"cells": [markdown("# t"), code("x = torch.zeros(1)\n%time f()")], "metadata": {}, "nbformat": 4,
+          "nbformat_minor": 5}  # fmt: skip
+    parsed = _read(json.dumps(nb), "a.ipynb")
+    assert _fixed_sources(parsed, "import torch\n" + parsed.module) == {2: "import torch\nx = torch.zeros(1)\n%time f()"}

@@ -37,6 +37,7 @@ NOTEBOOK = json.dumps(
 
 CONFIG = """\
 [tool.memlint]
+select = ["ML001"]
 extend-exclude = ["generated"]
 """
 
@@ -107,7 +108,8 @@ def test_check_hook_reports_and_honours_excludes(hook_repo: Path, user_repo: Pat
 def test_fix_hook_rewrites_files_like_memlint_fix(hook_repo: Path, user_repo: Path, pre_commit_home: Path, tmp_path_factory):
     expected_dir = tmp_path_factory.mktemp("expected")
     (expected_dir / "train.py").write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "memlint", "check", "--fix", "train.py"], cwd=expected_dir, capture_output=True)
+    subprocess.run([sys.executable, "-m", "memlint", "check", "--select", "ML001", "--fix", "train.py"], cwd=expected_dir,
+                   capture_output=True)  # fmt: skip
     expected = (expected_dir / "train.py").read_text(encoding="utf-8")
     assert expected != SOURCE_WITH_FINDINGS
 

@@ -131,13 +131,18 @@ def test_unsafe_fixes_are_not_suggested_unless_asked(repo: Path):
     source = "def evaluate(loader):\n" + "".join("    " + line if line.strip() else line for line in source.splitlines(True)[3:]) + "    return total\n"
     source = "import torch\nfrom torch import nn\n\n" + source
     (repo / "src" / "esc.py").write_text(source, encoding="utf-8")
-    check = json.loads(memlint("check", "--output-format", "json", "src/esc.py", cwd=repo).stdout)
+    check = json.loads(memlint("check", "--select", "ML001", "--output-format", "json", "src/esc.py", cwd=repo).stdout)
     if not check or check[0]["fix"] is None or check[0]["fix"]["applicability"] != "unsafe":
         pytest.skip("no unsafe ML001 fix for this snippet in this version of the rule")
-    safe_only = json.loads(memlint("review", "--base", "HEAD", cwd=repo).stdout)["comments"]
-    assert safe_only and "```suggestion" not in safe_only[0]["body"] and "--unsafe-fixes" in safe_only[0]["body"]
-    unsafe = json.loads(memlint("review", "--base", "HEAD", "--unsafe-fixes", cwd=repo).stdout)["comments"]
-    assert "```suggestion" in unsafe[0]["body"] and "unsafe fix" in unsafe[0]["body"]
+    def ml001(*extra: str) -> dict:
+        comments = json.loads(memlint("review", "--base", "HEAD", "--select", "ML001", *extra, cwd=repo).stdout)["comments"]
+        assert len(comments) == 1
+        return comments[0]
+
+    safe_only = ml001()
+    assert "```suggestion" not in safe_only["body"] and "--unsafe-fixes" in safe_only["body"]
+    unsafe = ml001("--unsafe-fixes")
+    assert "```suggestion" in unsafe["body"] and "(unsafe: it may change behaviour" in unsafe["body"]
 
 
 def test_parse_diff_handles_pure_additions_deletions_and_quoted_names():
