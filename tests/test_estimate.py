@@ -260,3 +260,17 @@ def test_budget_defaults_to_the_configured_gpu_memory(models, tmp_path, monkeypa
     assert result.exit_code == 1
     data = json.loads(result.output)
     assert data["budget_bytes"] == 10 * 2**20 and data["fits"] is False
+
+
+@pytest.mark.parametrize("name", ["mlp", "Block"])
+def test_optimizer_what_ifs_reuse_forward_and_backward_exactly(models, name):
+    from dataclasses import replace
+
+    from memlint.estimate.simulate import with_optimizer
+
+    factory = _load(models, name)
+    config = StepConfig(CASES[name], optimizer="adam")
+    base = simulate(factory, config)
+    for other in ("sgd-momentum", "adafactor", "adamw-8bit"):
+        full = simulate(factory, replace(config, optimizer=other))
+        assert with_optimizer(factory, config, base, other).peak_bytes == full.peak_bytes, other

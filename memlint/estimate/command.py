@@ -82,7 +82,7 @@ def estimate_command(
         estimate = simulate(factory, config, loss_fn=loss_fn)
     except SimulationError as error:
         raise _fail(str(error).splitlines()[0]) from None
-    alternatives = simulate_what_if(factory, config, loss_fn=loss_fn) if what_if else []
+    alternatives = simulate_what_if(factory, config, loss_fn=loss_fn, base=estimate) if what_if else []
 
     def fits(peak: Optional[int]) -> Optional[bool]:
         return None if budget is None or peak is None else peak <= budget

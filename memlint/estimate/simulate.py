@@ -52,6 +52,9 @@ class StepEstimate:
     peak_bytes: int
     breakdown: dict = field(default_factory=dict)
     note: str = ""
+    # for re-using this step with another optimizer (see `with_optimizer`)
+    forward_backward_peak: int = 0  # the peak before the optimizer step, its state included
+    state_bytes: int = 0  # persistent optimizer state
 
 
 class _Checkpointed(nn.Module):
@@ -170,7 +173,10 @@ def simulate(
             raise SimulationError(f"the optimizer step failed: {type(error).__name__}: {error}") from error
         tracker = StorageTracker(snapshot_peak=True)
         tracker.track([model], "parameters")
+        before_state = tracker.usage.live
         tracker.track(_state_tensors(optimizer), "optimizer_state")
+        state_bytes = tracker.usage.live - before_state
+        forward_backward_peak = 0
         try:
             with tracker:
                 for _ in range(steps):
@@ -185,6 +191,7 @@ def simulate(
                         loss.backward()
                         del loss, batch
                         tracker.mark((p.grad for p in params if p.grad is not None), "gradients")
+                    forward_backward_peak = max(forward_backward_peak, tracker.usage.peak)
                     optimizer.step()
                     tracker.mark(_state_tensors(optimizer), "optimizer_state")
                     optimizer.zero_grad(set_to_none=True)
@@ -197,7 +204,39 @@ def simulate(
         peak_bytes=tracker.usage.peak,
         breakdown=_breakdown(tracker.peak_by_role()),
         note=note,
+        forward_backward_peak=forward_backward_peak,
+        state_bytes=state_bytes,
     )
+
+
+def with_optimizer(factory, config: StepConfig, base: StepEstimate, optimizer_name: str) -> StepEstimate:
+    """The same step with another optimizer, without simulating forward and backward again: they
+    do not depend on the optimizer, except through the state that is resident meanwhile. The peak
+    is the larger of the base forward/backward peak with the other state, and the other optimizer's
+    step (weights, gradients, state and its temporaries)."""
+    with _backend(True), warnings.catch_warnings(), _quiet_fake_tensor_log():
+        warnings.simplefilter("ignore")
+        model = factory()
+        if config.dtype == "bf16":
+            model = model.to(torch.bfloat16)
+        params = [p for p in model.parameters() if p.requires_grad]
+        optimizer = make_optimizer(optimizer_name, params)
+        try:
+            _create_optimizer_state(params, optimizer)
+            tracker = StorageTracker()
+            tracker.track([model], "parameters")
+            before_state = tracker.usage.live
+            tracker.track(_state_tensors(optimizer), "optimizer_state")
+            state_bytes = tracker.usage.live - before_state
+            with tracker:
+                for p in params:
+                    p.grad = torch.zeros_like(p)
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+        except Exception as error:
+            raise SimulationError(f"the optimizer step failed: {type(error).__name__}: {error}") from error
+    peak = max(base.forward_backward_peak - base.state_bytes + state_bytes, tracker.usage.peak)
+    return StepEstimate(params=base.params, peak_bytes=peak, state_bytes=state_bytes)
 
 
 def _state_tensors(optimizer) -> list:
@@ -231,8 +270,11 @@ WHAT_IF: tuple[tuple[str, dict], ...] = (
 )
 
 
-def what_if(factory, config: StepConfig, *, loss_fn=None) -> list[tuple[str, Optional[StepEstimate], str]]:
-    """The same step with each technique applied (skipping those already in use)."""
+def what_if(
+    factory, config: StepConfig, *, loss_fn=None, base: Optional[StepEstimate] = None
+) -> list[tuple[str, Optional[StepEstimate], str]]:
+    """The same step with each technique applied (skipping those already in use). With the `base`
+    estimate, another optimizer is costed without simulating forward and backward again."""
     results = []
     for change, fields in WHAT_IF:
         if all(getattr(config, k) == v for k, v in fields.items()):
@@ -240,6 +282,9 @@ def what_if(factory, config: StepConfig, *, loss_fn=None) -> list[tuple[str, Opt
         if "accumulation_steps" in fields and not any(s and s[0] >= 2 for s in config.input_shapes):
             continue
         try:
+            if base is not None and list(fields) == ["optimizer"] and config.accumulation_steps == 1:
+                results.append((change, with_optimizer(factory, config, base, fields["optimizer"]), ""))
+                continue
             results.append((change, simulate(factory, replace(config, **fields), loss_fn=loss_fn), ""))
         except SimulationError as error:
             results.append((change, None, str(error)))
