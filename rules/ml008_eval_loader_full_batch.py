@@ -60,8 +60,9 @@ class EvalLoaderFullBatch(Rule):
     metrics computed per batch (a mean of batch means) change with it.
 
     ## Measured effect
-    Not measured by memlint's fixtures yet: activation memory of the forward pass grows linearly
-    with the batch, so here with the size of the split.
+    `fixtures/ml008_full_batch_loader.py`, PyTorch 2.13 on CPU, exact tensor-storage tracker, `memlint confirm fixtures` (docs/measured-savings.md): an evaluation loader with
+    `batch_size=len(dataset)` peaks at 26,296,360 B; with a fixed batch size, 8,586,280 B
+    (16.9 MiB, 67.3% less), same result.
     """
 
     code = "ML008"

@@ -77,8 +77,9 @@ class RetainGraphInLoop(Rule):
     detach the carried state.
 
     ## Measured effect
-    Not measured by memlint's fixtures yet. The saved activations of one extra training step stay
-    alive at the peak (the ML001 fixture's MLP saves about 4.5 MiB of activations per batch of 256).
+    `fixtures/ml011_retain_graph.py`, PyTorch 2.13 on CPU, exact tensor-storage tracker, `memlint confirm fixtures` (docs/measured-savings.md): with `retain_graph=True` on every
+    iteration the peak is 16,629,852 B; after memlint's fix, 14,518,360 B (2.01 MiB, 12.7% less:
+    one step's saved activations), same result.
     """
 
     code = "ML011"
