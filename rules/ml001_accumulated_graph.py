@@ -88,6 +88,12 @@ class AccumulatedGraph(Rule):
     and 36.1 MiB with `loss.item()` (about 4.5 MiB retained per iteration). With a backward per
     iteration the peak does not change (57,870,424 B vs 57,870,420 B) but the autograd graph grows
     from 17 to 226 nodes.
+
+    Fixtures, `memlint confirm fixtures` (PyTorch 2.13.0+cpu, exact tensor-storage tracker;
+    docs/measured-savings.md): `ml001_eval_loop.py` (10 batches of 128 through an MLP
+    256-1024-1024-10, no backward): 27,640,924 B before, 10,822,712 B after (16.0 MiB, 60.8%
+    saved); `ml001_train_loop.py` (backward per step): 12,289,116 B before, 12,289,112 B after (no
+    change).
     """
 
     code = "ML001"

@@ -78,6 +78,11 @@ class EvalWithoutNoGrad(Rule):
     PyTorch 2.13 on CPU (exact tensor-storage tracker): peak 36.1 MiB with gradients on, 29.1 MiB
     under `torch.no_grad()`. The saving is the activations of one forward; it grows with batch size
     and depth, and without bound when outputs are kept across iterations (ML001).
+
+    Fixture `ml002_eval_without_no_grad.py`, `memlint confirm fixtures` (PyTorch 2.13.0+cpu, exact
+    tensor-storage tracker; docs/measured-savings.md): 5 batches of 256 through an MLP
+    256-1024-1024-10 with memlint's `@torch.no_grad()` fix: 10,827,824 B before, 8,710,184 B after
+    (2.0 MiB, 19.6% saved).
     """
 
     code = "ML002"

@@ -77,6 +77,11 @@ class ActivationNotInplace(Rule):
     Conv-BN-ReLU CNN, PyTorch 2.13 on CPU (exact tensor-storage tracker): forward-only peak 161.7 MiB
     with `nn.ReLU()`, 129.7 MiB with `nn.ReLU(inplace=True)` (one activation per ReLU); the full
     training-step peak is 193.7 MiB either way, because it is reached in backward.
+
+    Fixtures, `memlint confirm fixtures` (PyTorch 2.13.0+cpu, exact tensor-storage tracker;
+    docs/measured-savings.md): three conv-BN-ReLU blocks (32 channels, batch 16 at 64x64) with
+    memlint's `inplace=True` fix: forward pass 59,587,904 B before, 51,201,988 B after (8.0 MiB,
+    14.1% saved); full training step 68,057,624 B before, 68,057,624 B after (no change).
     """
 
     code = "ML003"

@@ -70,6 +70,12 @@ class RetainedIntermediates(Rule):
     input for backward, so the tensors are alive anyway); the forward under `torch.no_grad()` peaks
     at 49.1 MiB versus 47.1 MiB (one activation). The gain is for inference, or when the retained
     tensor is not saved for backward.
+
+    Fixtures, `memlint confirm fixtures` (PyTorch 2.13.0+cpu, exact tensor-storage tracker;
+    docs/measured-savings.md): four Linear layers (512-2048-2048-2048-10), batch 256,
+    `out_1..out_3` versus reusing `x`: training step 78,334,040 B before, 78,334,040 B after (no
+    change); forward under `torch.no_grad()` 44,681,256 B before, 42,573,864 B after (2.0 MiB, 4.7%
+    saved): one 256x2048 activation.
     """
 
     code = "ML004"
