@@ -234,6 +234,30 @@ def summarize(model: nn.Module):
     return [m for m in model.modules()]
 """
         ),
+        Valid(  # `predict` on a model class is part of its forward (it runs in training too)
+            """
+import torch
+from torch import nn
+from transformers.models.mask2former import Mask2FormerBase
+class SegmenterForUniversalSegmentation(Mask2FormerBase):
+    def __init__(self, config):
+        super().__init__(config)
+        self.class_predictor = nn.Linear(8, 2)
+    def predict(self, logits):
+        return self.class_predictor(logits)
+    def forward(self, x):
+        return self.predict(self.backbone(x))
+"""
+        ),
+        Valid(  # verbs named like models are not models: prepare_model, postprocess_model
+            """
+import torch
+def evaluation_loop(self, model, dataloader):
+    model = self.accelerator.prepare_model(model, evaluation_mode=True)
+    model.eval()
+    quantizer.postprocess_model(model)
+"""
+        ),
         Valid(  # a user's own `eval` method on something that is not a model
             """
 import torch

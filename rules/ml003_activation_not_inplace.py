@@ -152,6 +152,18 @@ class Head(nn.Module):
         return F.relu(x)
 """
         ),
+        Valid(  # a parameter registered as None, a functional form on a parameter (timm's csatv2)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Dct(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_parameter("bias", None)
+    def forward(self, x):
+        return F.relu(F.linear(x, self.weights, self.bias))
+"""
+        ),
         Valid(  # intermediate outputs of the Sequential are collected
             """
 from torch import nn
