@@ -289,6 +289,34 @@ class Net(nn.Module):
         return F.relu(self.bn(x), inplace=True)
 """,
         ),
+        Invalid(  # nested in another call, the PyTorch tutorial's CNN
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 5)
+        self.pool = nn.MaxPool2d(2, 2)
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        return x
+""",
+            line=9,
+            column=23,
+            fixed="""
+import torch.nn as nn
+import torch.nn.functional as F
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 6, 5)
+        self.pool = nn.MaxPool2d(2, 2)
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x), inplace=True))
+        return x
+""",
+        ),
         Invalid(  # functional form on the name the previous line bound, rebound right away
             """
 from torch import nn
@@ -404,20 +432,26 @@ class Net(nn.Module):
                 previous = statement
 
     def _check_statement(self, statement, previous, fresh, function: cst.FunctionDef) -> None:
-        ctx = self.ctx
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return
         small = statement.body[0]
+        direct: Optional[cst.BaseExpression] = None  # the statement's own value: `x = F.relu(x)`
+        target: Optional[str] = None
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-            target: Optional[str] = small.targets[0].target.value
-            call = small.value
-        elif isinstance(small, cst.Return) and small.value is not None:
-            target, call = None, small.value
-        else:
+            target, direct = small.targets[0].target.value, small.value
+        elif isinstance(small, cst.Return):
+            direct = small.value
+        elif not isinstance(small, cst.Expr):
             return
-        if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword or call.args[0].star:
+        for call in [n for n in [small, *descendants(small)] if isinstance(n, cst.Call)]:
+            if _inside_lambda(small, call):
+                continue
+            self._check_call(call, statement, previous, fresh, function, target if call is direct else None, call is direct)
+
+    def _check_call(self, call: cst.Call, statement, previous, fresh, function, target, is_direct: bool) -> None:
+        if not call.args or call.args[0].keyword or call.args[0].star:
             return
-        qualified = ctx.resolve(call.func) or ""
+        qualified = self.ctx.resolve(call.func) or ""
         module, _, function_name = qualified.rpartition(".")
         if module != "torch.nn.functional" or function_name not in INPLACE_FUNCTIONS:
             return
@@ -425,9 +459,9 @@ class Net(nn.Module):
         if value is not False or (argument is not None and _statement_has_comment(statement)):
             return
         source = call.args[0].value
-        if fresh(source):
+        if fresh(source):  # a temporary: `F.relu(self.bn(x))`, also nested in another call
             after = _self_attr(source.func)  # type: ignore[union-attr]
-        elif isinstance(source, cst.Name) and _binds_fresh(previous, source.value, fresh):
+        elif is_direct and isinstance(source, cst.Name) and _binds_fresh(previous, source.value, fresh):
             if target != source.value and _occurrences(function, source.value) != 2:
                 return  # used again later (or bound elsewhere): not provably dead
             after = _self_attr(previous.body[0].value.func)  # type: ignore[union-attr]
@@ -436,6 +470,13 @@ class Net(nn.Module):
         message = f"`F.{function_name}` on the fresh output of `self.{after}` can run in place: `inplace=True` {_EFFECT}"
         fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`")
         self.report(call, message, fix)
+
+
+def _inside_lambda(root: cst.CSTNode, target: cst.CSTNode) -> bool:
+    for node in descendants(root):
+        if isinstance(node, cst.Lambda) and any(n is target for n in descendants(node)):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------- helpers
