@@ -133,6 +133,15 @@ classifier = nn.Sequential(
             column=5,
             message="nn.Linear(512 * 7 * 7, 4096) holds 102,760,448 weights: 392 MiB in fp32, 1.53 GiB with gradients and Adam state",
         ),
+        Invalid(  # keyword arguments
+            """
+import torch.nn as nn
+fc = nn.Linear(in_features=128 * 16 * 16, out_features=1024)
+""",
+            line=2,
+            column=6,
+            message="33,554,432 weights",
+        ),
         Invalid(  # after nn.Flatten in a Sequential; sizes from module constants; aliases
             """
 import torch.nn as tnn
@@ -198,8 +207,12 @@ class AlexNetLike(nn.Module):
         kind = torch_nn_name(ctx, node.func)
         if kind is None or ctx.resolve(node.func) is None:
             return
-        if kind == "Linear" and node.args and not node.args[0].keyword and _spatial_product(node.args[0].value):
-            self._consider(node, env_here(ctx))
+        if kind == "Linear":
+            first = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "in_features"), None)
+            if first is None and node.args and node.args[0].keyword is None and not node.args[0].star:
+                first = node.args[0].value
+            if first is not None and _spatial_product(first):
+                self._consider(node, env_here(ctx))
         elif kind == "Sequential":
             env = env_here(ctx)
             layer = layer_of(ctx, node, env)

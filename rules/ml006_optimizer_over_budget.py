@@ -155,6 +155,18 @@ def train():
             config={"gpu-memory": "4GiB", "memory-headroom": 0.4},
             message="20 B/parameter",
         ),
+        Invalid(  # the model is built at module level, the optimizer in a function
+            """
+import torch
+from torch import nn
+model = nn.Sequential(nn.Linear(8192, 8192), nn.ReLU(), nn.Linear(8192, 8192))
+def train(loader):
+    opt = torch.optim.Adam(model.parameters())
+""",
+            line=5,
+            column=11,
+            config=_BUDGET,
+        ),
         Invalid(  # a LightningModule's configure_optimizers over self.parameters()
             """
 import torch
@@ -238,6 +250,9 @@ class Lit(L.LightningModule):
         if isinstance(model, cst.Name):
             scope = id(ctx.function_node or ctx.module)
             bound = self._bindings.get((scope, model.value))
+            if bound is None and (scope, model.value) not in self._bindings and ctx.resolve(model) is None:
+                if ctx.function_node is not None and model.value not in ctx.frame.names:
+                    bound = self._bindings.get((id(ctx.module), model.value))  # a module-level model
             constructor = _strip_device_moves(bound) if bound is not None else None
             if isinstance(constructor, cst.Call):
                 layer = layer_of(ctx, constructor, env_here(ctx))
