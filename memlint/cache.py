@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +48,9 @@ def open_cache(option: Optional[Path], settings) -> "Cache":
 
 
 def code_stamp() -> str:
-    """A digest of the code that computes findings: edits to a rule invalidate the cache even
-    when the version number did not change (as during development)."""
+    """A digest of the code that computes findings (memlint, its rules, third-party rule modules,
+    libcst's version): edits to a rule invalidate the cache even when the version number did not
+    change, as during development."""
     import libcst
 
     import memlint
@@ -63,9 +65,15 @@ def code_stamp() -> str:
                     if name.endswith((".py", ".yaml", ".yml", ".json", ".toml")):
                         stat = os.stat(os.path.join(base, name))
                         parts.append(f"{os.path.relpath(os.path.join(base, name), directory)}:{stat.st_size}:{stat.st_mtime_ns}")
-    from importlib.metadata import entry_points
+    from memlint.registry import all_rules  # loaded by the run anyway; includes third-party rules
 
-    parts.extend(f"{e.name}={e.value}" for e in entry_points(group="memlint.rules"))
+    for module in sorted({rule.__module__ for rule in all_rules()}):
+        path = getattr(sys.modules.get(module), "__file__", None)
+        if path and os.path.exists(path):
+            stat = os.stat(path)
+            parts.append(f"{module}:{stat.st_size}:{stat.st_mtime_ns}")
+        else:
+            parts.append(module)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -139,14 +147,22 @@ class Cache:
                 os.replace(temporary, target)
 
 
+class NotACache(Exception):
+    """`memlint clean` was pointed at something memlint did not create."""
+
+
 def clean(directory: Path) -> bool:
-    """Remove a cache directory; False when there was none."""
-    if not directory.exists():
+    """Remove a cache directory; False when there was none.  Refuses a directory that is not
+    empty and has no memlint CACHEDIR.TAG (a mistyped --cache-dir must not delete a project)."""
+    if not directory.exists() and not directory.is_symlink():
         return False
-    if directory.is_dir() and not directory.is_symlink():
-        shutil.rmtree(directory)
-    else:
-        directory.unlink()
+    if directory.is_symlink() or not directory.is_dir():
+        raise NotACache(f"{directory} is not a directory memlint created")
+    tag = directory / "CACHEDIR.TAG"
+    ours = tag.is_file() and "created by memlint" in tag.read_text(errors="replace")
+    if not ours and any(directory.iterdir()):
+        raise NotACache(f"{directory} has no memlint CACHEDIR.TAG; not removing it")
+    shutil.rmtree(directory)
     return True
 
 

@@ -17,7 +17,7 @@ import click
 )
 def clean_command(cache_dir: Optional[Path]) -> None:
     """Remove the result cache (the next check recomputes every file)."""
-    from memlint.cache import cache_directory, clean
+    from memlint.cache import NotACache, cache_directory, clean
     from memlint.config import ConfigError, discover
 
     try:
@@ -27,6 +27,9 @@ def clean_command(cache_dir: Optional[Path]) -> None:
     directory = cache_directory(cache_dir, root)
     try:
         removed = clean(directory)
+    except NotACache as error:
+        click.echo(f"memlint: error: {error}", err=True)
+        raise click.exceptions.Exit(2) from None
     except OSError as error:
         click.echo(f"memlint: error: cannot remove {directory}: {error.strerror or error}", err=True)
         raise click.exceptions.Exit(2) from None

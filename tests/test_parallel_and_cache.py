@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -180,3 +183,38 @@ def test_progress_bar_only_for_people_watching_long_runs():
     for machine_format in ("json", "json-lines", "sarif", "github", "gitlab", "rdjson", "junit"):
         assert not progress.wanted(many, machine_format, _Terminal())
     assert not progress.wanted(many, "full", io.StringIO())  # not a terminal
+
+
+def test_clean_refuses_a_directory_memlint_did_not_create(project):
+    keep = write(project / "src" / "model.py", "import torch\n")
+    result = invoke("clean", "--cache-dir", str(project / "src"))
+    assert result.exit_code == 2 and "CACHEDIR.TAG" in result.output
+    assert keep.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_progress_bar_on_a_terminal(project):
+    for index in range(progress.MIN_FILES + 5):
+        write(project / f"m{index:03d}.py", f"import torch\nx{index} = torch.zeros(1)\n")
+    controller, terminal = os.openpty()
+    try:
+        env = {**os.environ, "NO_COLOR": "1"}
+        result = subprocess.run(
+            [sys.executable, "-m", "memlint", "check", "--no-cache", "--jobs", "1", "."],
+            cwd=project, stdout=subprocess.PIPE, stderr=terminal, env=env, timeout=300,
+        )  # fmt: skip
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal side is closed and drained
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert result.returncode == 0
+    assert b"Checking" in shown and f"{progress.MIN_FILES + 5}/{progress.MIN_FILES + 5}".encode() in shown
+    assert b"Checking" not in result.stdout

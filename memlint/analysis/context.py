@@ -251,6 +251,8 @@ class Context:
     # ------------------------------------------------------------------ traversal hooks
 
     def on_visit(self, node: cst.CSTNode) -> None:
+        # The engine's Traversal calls visit_handlers/leave_handlers directly (one lookup per node
+        # type, not per node): register per-node work in those tables, not here.
         handler = self.visit_handlers.get(type(node))
         if handler is not None:
             handler(node)
