@@ -90,13 +90,16 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return result
 
 
-def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node below `node`, in source order (pre-order)."""
+def descendants(node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
+    """Every node below `node`, in source order (pre-order); nodes of the `skip` types are yielded
+    but not entered."""
     stack = children(node)
     stack.reverse()
     while stack:
         current = stack.pop()
         yield current
+        if skip and isinstance(current, skip):
+            continue
         below = children(current)
         below.reverse()
         stack.extend(below)

@@ -121,13 +121,20 @@ def _names_of(target: cst.BaseExpression) -> list[str]:
     return []
 
 
+_NEW_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
 def _names_bound_in(statement: cst.CSTNode) -> list[str]:
     """Names (re)bound anywhere inside a compound statement: assignments, loop targets, with-as."""
     from memlint.analysis.walk import descendants
 
     names: list[str] = []
-    for node in descendants(statement):
-        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return [statement.name.value]  # its body binds names of its own scope, not of this one
+    for node in descendants(statement, skip=_NEW_SCOPES):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            names.append(node.name.value)
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             names.extend(_targets(node))
         elif isinstance(node, (cst.For, cst.CompFor)):
             names.extend(_names_of(node.target))
