@@ -9,7 +9,7 @@ import libcst as cst
 
 from memlint.analysis.activations import INPLACE_FUNCTIONS, INPLACE_MODULES, inplace_argument, with_inplace
 from memlint.analysis.inventory import OUTPUT_NOT_SAVED, inventory, torch_nn_name
-from memlint.analysis.walk import descendants
+from memlint.analysis.walk import children, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 
@@ -552,7 +552,7 @@ def _blocks_of(function: cst.FunctionDef):
             continue
         if isinstance(node, cst.IndentedBlock):
             yield node.body
-        stack.extend(node.children)
+        stack.extend(children(node))
 
 
 def _unpacked_into_sequential_only(function: cst.FunctionDef, name: str, ctx) -> bool:

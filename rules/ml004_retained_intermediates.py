@@ -7,7 +7,7 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import descendants, with_parents
+from memlint.analysis.walk import children, descendants, with_parents
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 
@@ -318,7 +318,7 @@ def _refers_to_data(expr: cst.CSTNode, names: set[str]) -> bool:
             return False
         if isinstance(func, cst.Name) and func.value == "len":
             return False
-    return any(_refers_to_data(child, names) for child in expr.children)
+    return any(_refers_to_data(child, names) for child in children(expr))
 
 
 def _is_store(node: cst.Name, parents: tuple) -> bool:

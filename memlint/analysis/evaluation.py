@@ -26,7 +26,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.values import Kind
-from memlint.analysis.walk import descendants
+from memlint.analysis.walk import children, descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -232,7 +232,7 @@ class _Scanner:
                 continue
             if isinstance(current, cst.Call):
                 self.result.setdefault(id(current), region)
-            stack.extend(current.children)
+            stack.extend(children(current))
 
     def _enables_grad(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.tree import children
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context, FileFacts, FunctionKey
@@ -73,7 +74,7 @@ def own_statements(loop: Loop) -> Iterator[cst.CSTNode]:
     while stack:
         node = stack.pop()
         yield node
-        for child in node.children:
+        for child in children(node):
             if isinstance(child, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
             stack.append(child)
@@ -105,7 +106,7 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
         current = stack.pop()
         if isinstance(current, cst.Name):
             yield current.value
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def is_step_loop(loop: Loop) -> bool:
