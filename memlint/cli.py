@@ -180,7 +180,9 @@ def _exit_code(diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_
 
 
 def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {word}es" if word.endswith(("x", "s")) else f"{count} {word}s"
 
 
 def _summary(diagnostics: list[Diagnostic], fixed: int, options: ReportOptions) -> str:
