@@ -13,9 +13,6 @@ import time
 import warnings
 from pathlib import Path
 
-# bench/ holds a profile.py, which would shadow the standard library's (torch imports cProfile).
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     import torch

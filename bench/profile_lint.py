@@ -1,4 +1,4 @@
-"""Profile `memlint check` in one process: `python bench/profile.py DIR [MAX_FILES] [SORT]`.
+"""Profile `memlint check` in one process: `python bench/profile_lint.py DIR [MAX_FILES] [SORT]`.
 
 Runs the default rule set over the files memlint discovers under DIR (the first MAX_FILES of them)
 with cProfile and prints the CPU time and the 40 most expensive functions (SORT: tottime or
