@@ -8,10 +8,8 @@ real training steps, plus the parameters and buffers that exist before profiling
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
-from pathlib import Path
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
