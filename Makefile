@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # local CPU build instead of the newest CUDA one.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: demo test fuzz venv clean-venv
+.PHONY: demo test fuzz docs venv clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,9 @@ test: $(VENV)/.test-installed
 # The generated-program property test with many more examples (EXAMPLES=2000 by default).
 fuzz: $(VENV)/.test-installed
 	$(BIN)/python bench/fuzz.py $(or $(EXAMPLES),2000)
+
+docs: $(VENV)/.installed
+	$(BIN)/python -m memlint.ruledocs docs/rules
 
 clean-venv:
 	rm -rf $(VENV)

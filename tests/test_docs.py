@@ -1,0 +1,23 @@
+"""The generated rule pages match the rule modules, and the README lists every rule."""
+
+from __future__ import annotations
+
+from conftest import REPO
+
+from memlint.registry import all_rules
+from memlint.ruledocs import pages
+
+
+def test_rule_pages_are_current():
+    stale = [
+        name for name, text in pages().items()
+        if not (REPO / "docs" / "rules" / name).is_file()
+        or (REPO / "docs" / "rules" / name).read_text(encoding="utf-8") != text
+    ]  # fmt: skip
+    assert not stale, f"regenerate with `python -m memlint.ruledocs docs/rules` (make docs): {stale}"
+
+
+def test_readme_lists_every_rule():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = [r.code for r in all_rules() if f"| {r.code} | {r.name} |" not in readme]
+    assert not missing
