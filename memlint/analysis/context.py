@@ -15,6 +15,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.values import Kind, Value
+from memlint.analysis.walk import nested_blocks
 from memlint.tree import children
 
 FunctionKey = tuple  # ("func", name) or ("method", class_name, name)
@@ -618,25 +619,10 @@ def _module_names_bound_twice(module: cst.Module) -> set[str]:
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 other.add(statement.name.value)
             elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.TryStar)):
-                for block in _blocks_of(statement):
+                for block in nested_blocks(statement):
                     scan(block)
 
     scan(module.body)
     ambiguous = {name for name in imported if name in other}
     ambiguous.update(name for name, sources in imported.items() if len(sources) > 1)
     return ambiguous
-
-
-def _blocks_of(statement: cst.CSTNode):
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.IndentedBlock):
-        yield body.body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body.body
-    for attr in ("orelse", "finalbody"):
-        extra = getattr(statement, attr, None)
-        while extra is not None:
-            block = getattr(extra, "body", None)
-            if isinstance(block, cst.IndentedBlock):
-                yield block.body
-            extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None

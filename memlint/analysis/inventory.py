@@ -17,6 +17,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.constants import Env, fold, fold_int, function_env, module_env
+from memlint.analysis.walk import nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -403,7 +404,7 @@ class _Builder:
                             name = small.targets[0].target.value
                             (flat_names.add if feeds(small.value) else flat_names.discard)(name)
                 else:
-                    for block in _blocks(statement):
+                    for block in nested_blocks(statement):
                         scan(block)
 
         forward = described.forward
@@ -531,18 +532,3 @@ def _assigns_self(statement: cst.CSTNode) -> bool:
         ):  # fmt: skip
             return True
     return False
-
-
-def _blocks(statement: cst.CSTNode):
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.IndentedBlock):
-        yield body.body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body.body
-    for attr in ("orelse", "finalbody"):
-        extra = getattr(statement, attr, None)
-        while extra is not None:
-            block = getattr(extra, "body", None)
-            if isinstance(block, cst.IndentedBlock):
-                yield block.body
-            extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None

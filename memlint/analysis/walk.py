@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import libcst as cst
 
@@ -27,3 +27,20 @@ def calls_method(node: cst.CSTNode, names: frozenset[str]) -> bool:
         isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in names
         for n in descendants(node)
     )
+
+
+def nested_blocks(statement: cst.CSTNode) -> Iterator[Sequence[cst.BaseStatement]]:
+    """The statement lists directly inside a compound statement: its body, its handlers' bodies,
+    `else` / `elif` / `finally` blocks (not blocks nested deeper)."""
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        yield body.body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body.body
+    for attr in ("orelse", "finalbody"):
+        extra = getattr(statement, attr, None)
+        while extra is not None:
+            block = getattr(extra, "body", None)
+            if isinstance(block, cst.IndentedBlock):
+                yield block.body
+            extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None
