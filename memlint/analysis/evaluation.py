@@ -26,7 +26,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.values import Kind
-from memlint.analysis.walk import children, descendants
+from memlint.analysis.walk import children, descendants, nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -209,7 +209,7 @@ class _Scanner:
                     continue
             if isinstance(statement, cst.With) and any(self._enables_grad(item.item) for item in statement.items):
                 continue
-            for block in _child_blocks(statement):
+            for block in nested_blocks(statement):
                 self._block(block)
         if region is not None:
             self._claim(pending, region)
@@ -304,18 +304,3 @@ def _train_mode_call(statement: cst.CSTNode) -> bool:
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     return any(_is_train_call(n) for n in descendants(statement))
-
-
-def _child_blocks(statement: cst.CSTNode):
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.IndentedBlock):
-        yield body.body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body.body
-    for attr in ("orelse", "finalbody"):
-        extra = getattr(statement, attr, None)
-        while extra is not None:
-            block = getattr(extra, "body", None)
-            if isinstance(block, cst.IndentedBlock):
-                yield block.body
-            extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None
