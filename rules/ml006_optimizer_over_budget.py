@@ -60,7 +60,7 @@ class OptimizerOverBudget(Rule):
     ~0.01 B, 8-bit AdamW ~2 B (the table is `memlint/optimizers.py`, shared with `memlint estimate`).
 
     Fixture `ml006_adam_state.py`, `memlint confirm fixtures` (PyTorch 2.13.0+cpu, exact
-    tensor-storage tracker; docs/measured-savings.md): a 4.5M-parameter MLP, two steps with Adam
+    tensor-storage tracker; docs/measured-savings.md): a 4.2M-parameter MLP, two steps with Adam
     versus SGD with momentum: 92,717,756 B before, 51,214,976 B after (39.6 MiB, 44.8% saved).
     """
 
