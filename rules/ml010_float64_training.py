@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import GradMode, Kind
+from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.precision_api import FLOAT64_DTYPES, cast_target, dtype_of, keyword
 from memlint.analysis.tables import BACKWARD_METHODS, MODEL_NAME
 from memlint.diagnostics import Severity
@@ -213,7 +214,7 @@ def train(net, loader, opt):
             if self._is_module(func.value):
                 self._found.append((node, "the model is cast to float64: weights, gradients, optimizer state and activations take twice the memory of float32"))
             return
-        if self._runs_model(node) and ctx.grad_mode is GradMode.ENABLED:
+        if is_model_call(node, ctx) and ctx.grad_mode is GradMode.ENABLED:
             for arg in node.args:
                 cast = self._float64_input(arg.value)
                 if cast is not None:
@@ -261,17 +262,6 @@ def train(net, loader, opt):
             return expr.func.value.endswith(("Net", "Model", "Module", "Network"))
         name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
         return name is not None and MODEL_NAME.match(name) is not None and name not in ("module",)
-
-    def _runs_model(self, call: cst.Call) -> bool:
-        func = call.func
-        if isinstance(func, cst.Name) and func.value == "self":
-            return self.ctx.in_module_class
-        if self.ctx.resolve(func) is not None:
-            return False
-        if self.ctx.value_of(func).kind is Kind.MODULE:
-            return True
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-        return name is not None and MODEL_NAME.match(name) is not None
 
     def finish(self, facts) -> None:
         if not self._trains or self._gradcheck:

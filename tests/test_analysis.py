@@ -163,6 +163,9 @@ def test_functions_only_called_without_grad(monkeypatch):
         ("with torch.no_grad():\n    out = model(x)\nprobe(out)", False, False),
         ("probe(torch.zeros(3))", False, False),
         ("probe(train_step(batch))", None, False),
+        # `build_model(cfg)` builds a model (a verb first), it does not run one; calling its result does.
+        ("model = build_model(cfg)\nprobe(model(x))", True, False),
+        ("probe(prepare_model(net))", None, False),
         ("def f(x):\n    probe(x)", None, False),
         ("decode = self.wp_decode\nprobe(decode(ids))", None, False),
     ],

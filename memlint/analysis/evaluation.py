@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables, values
-from memlint.analysis.values import Kind
+from memlint.analysis.values import Kind, name_tokens
 from memlint.analysis.walk import children, descendants, nested_blocks
 
 if TYPE_CHECKING:
@@ -52,14 +52,6 @@ _LOADER_WORDS = frozenset(
      "dataset"}
 )  # fmt: skip
 _SPLIT_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev", "holdout"})
-# `model.fuse_model()`, `model.get_encoder()`: methods, not submodules, though named like one.
-_METHOD_VERBS = frozenset(
-    {"fuse", "get", "build", "init", "load", "save", "prepare", "convert", "reset", "set", "freeze", "unfreeze",
-     "create", "make", "setup", "register", "compile", "export", "quantize", "prune", "tie", "resize", "print",
-     "apply", "enable", "disable", "update", "copy", "clone", "wrap", "unwrap", "postprocess", "preprocess",
-     "process", "dispatch", "move", "cast", "check", "validate", "replace", "patch", "find", "is", "has", "add",
-     "remove", "attach", "detach", "offload", "shard", "parallelize", "unpack", "pack"}
-)  # fmt: skip
 _JOINED_LOADER = re.compile(r"^(?:val|valid|validation|test|eval|dev)(?:loader|dataloader|dl|ds|dataset|iter|batches)s?$")
 _GRADIENT_FUNCTIONS = ("torch.autograd.", "torch.func.", "functorch.")
 
@@ -71,12 +63,6 @@ class Region:
     description: str  # for messages: "in `evaluate`", "after `model.eval()`", "in the loop over `val_loader`"
     loop: Optional[Union[cst.For, cst.While]] = None  # the loop region, for "loader"
     block: tuple = ()  # for "eval-call": the statements of the block the `.eval()` call is in
-
-
-def name_tokens(name: str) -> list[str]:
-    """`evalEpoch` / `eval_epoch` / `_EvalEpoch2` -> ["eval", "epoch"]."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [t for t in re.split(r"[_\W\d]+", spaced.lower()) if t]
 
 
 def is_evaluation_function_name(name: str) -> bool:
@@ -118,7 +104,7 @@ def is_model_call(call: cst.Call, ctx: "Context") -> bool:
         return False
     if isinstance(func, cst.Attribute) and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
         # `model.encoder(x)` runs a submodule; `model.modules()`, `model.fuse_model()` are methods
-        return _named_like_model(func.attr.value)
+        return values.named_like_model(func.attr.value)
     callee = values.evaluate(func, ctx)
     if callee.kind is Kind.MODULE:
         return not callee.is_loss
@@ -126,15 +112,7 @@ def is_model_call(call: cst.Call, ctx: "Context") -> bool:
         return False
     if isinstance(func, cst.Attribute) and ctx.resolve(func.value) is not None:
         return False
-    return _named_like_model(func.value if isinstance(func, cst.Name) else func.attr.value)
-
-
-def _named_like_model(name: str) -> bool:
-    """`model`, `self.encoder`, `teacher_net`; not `prepare_model` or `postprocess_model` (verbs)."""
-    tokens = name_tokens(name)
-    if tokens and tokens[0] in _METHOD_VERBS:
-        return False
-    return bool(tables.MODEL_NAME.match(name)) and not tables.LOSS_NAME.match(name)
+    return values.named_like_model(func.value if isinstance(func, cst.Name) else func.attr.value)
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.values import named_like_model
 from memlint.tree import children
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def runs_model(loop: Loop) -> bool:
             "torch", "F", "np", "math",
         ):
             continue
-        if tables.MODEL_NAME.match(name) or tables.LOSS_NAME.match(name):
+        if named_like_model(name) or tables.LOSS_NAME.match(name):
             return True
     return False
 

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Collection
 
 import libcst as cst
 
-from memlint.analysis import tables
-from memlint.analysis.values import Kind
+from memlint.analysis.evaluation import is_model_call
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -51,21 +50,7 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
-    return _runs_model(func, ctx)
-
-
-def _runs_model(func: cst.BaseExpression, ctx: "Context") -> bool:
-    if isinstance(func, cst.Name) and func.value == "self":
-        return ctx.in_module_class
-    value = ctx.value_of(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
-    if value is not None and value.kind is Kind.MODULE:
-        return not value.is_loss
-    if value is not None and value.kind is Kind.FUNCTION:
-        return False
-    if isinstance(func, cst.Attribute) and ctx.resolve(func.value) is not None:
-        return False
-    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-    return name is not None and tables.MODEL_NAME.match(name) is not None and not tables.LOSS_NAME.match(name)
+    return is_model_call(expr, ctx)
 
 
 def _is_self_attribute(expr: cst.Attribute) -> bool:

@@ -113,6 +113,16 @@ _MODEL_WORDS = (
     "actor|policy|teacher|student|transformer|unet|vae|autoencoder|head"
 )
 MODEL_NAME = re.compile(rf"^(?:[a-z0-9]+_)*(?:{_MODEL_WORDS})(?:_[a-z0-9]+)*$|^[a-z]*(?:model|net)\d*$")
+# A leading verb makes a model-like name a function that handles models (`build_model`,
+# `prepare_model`) or a method of one (`model.fuse_model()`, `model.get_encoder()`).
+NON_MODEL_VERBS = frozenset(
+    {"fuse", "get", "build", "init", "load", "save", "prepare", "convert", "reset", "set", "freeze", "unfreeze",
+     "create", "make", "setup", "register", "compile", "export", "quantize", "prune", "tie", "resize", "print",
+     "apply", "enable", "disable", "update", "copy", "clone", "wrap", "unwrap", "postprocess", "preprocess",
+     "process", "dispatch", "move", "cast", "check", "validate", "replace", "patch", "find", "is", "has", "add",
+     "remove", "attach", "detach", "offload", "shard", "parallelize", "unpack", "pack"}
+)  # fmt: skip
+_JOINED_LOADER = re.compile(r"^(?:val|valid|validation|test|eval|dev)(?:loader|dataloader|dl|ds|dataset|iter|batches)s?$")
 LOSS_NAME = re.compile(
     r"^(?:[a-z0-9]+_)*(?:criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|compute_loss)"
     r"(?:_[a-z0-9]+)*$|^criterion\d*$|^loss$"

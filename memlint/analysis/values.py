@@ -8,6 +8,7 @@ means the analysis cannot tell, and rules stay silent then.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
@@ -224,7 +225,21 @@ def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:
         name = func.attr.value
     else:
         return False
-    return bool(tables.MODEL_NAME.match(name) or tables.LOSS_NAME.match(name))
+    return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
+
+
+def name_tokens(name: str) -> list[str]:
+    """`evalEpoch` / `eval_epoch` / `_EvalEpoch2` -> ["eval", "epoch"]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [t for t in re.split(r"[_\W\d]+", spaced.lower()) if t]
+
+
+def named_like_model(name: str) -> bool:
+    """`model`, `self.encoder`, `teacher_net`; not `build_model` or `prepare_model` (verbs), not a loss."""
+    tokens = name_tokens(name)
+    if tokens and tokens[0] in tables.NON_MODEL_VERBS:
+        return False
+    return bool(tables.MODEL_NAME.match(name)) and not tables.LOSS_NAME.match(name)
 
 
 def _model_output(ctx: "Context", *, is_loss: bool) -> Value:
