@@ -9,7 +9,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.fixes import method_call
-from memlint.analysis.iteration import iterates_batches
+from memlint.analysis.iteration import iterates_batches, iterates_layers
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.analysis.uses import Use, classify_uses
 from memlint.analysis.walk import calls_method, descendants
@@ -529,7 +529,7 @@ def predict(model, test_loader):
         loop = ctx.loop
         if loop is None or ctx.holds_graph(value) is not True:
             return
-        if _in_forward_pass(ctx) or _iterates_over_layers(loop):
+        if _in_forward_pass(ctx) or iterates_layers(loop):
             return  # collecting a forward pass's outputs (features, intermediates) is what forward does
         if not container and ctx.grad_mode is not GradMode.ENABLED:
             return  # `+=` under no_grad builds no graph around the old value
@@ -621,21 +621,6 @@ def _in_forward_pass(ctx) -> bool:
     outputs there is part of the model's computation, and the caller backpropagates through them."""
     function = ctx.function_node
     return function is not None and ("forward" in function.name.value or function.name.value == "__call__")
-
-
-def _iterates_over_layers(loop: cst.CSTNode) -> bool:
-    """`for block in self.blocks: x = block(x)`: the loop variable is called, so it is a layer."""
-    if not isinstance(loop, cst.For):
-        return False
-    targets = {n.value for n in (loop.target, *descendants(loop.target)) if isinstance(n, cst.Name)}
-    for node in descendants(loop.body):
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Subscript):
-                func = func.slice[0].slice.value if func.slice and isinstance(func.slice[0].slice, cst.Index) else func
-            if isinstance(func, cst.Name) and func.value in targets:
-                return True
-    return False
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -18,7 +18,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.values import named_like_model
-from memlint.tree import children
+from memlint.tree import children, descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context, FileFacts, FunctionKey
@@ -124,6 +124,22 @@ def iterates_batches(loop: Loop) -> bool:
     """`for x, y in val_loader`, `for i, batch in enumerate(tqdm(test_dataloader))`: a pass over a
     data split, one batch per iteration (not a decoding loop inside a model, not a loop over layers)."""
     return isinstance(loop, cst.For) and any(_BATCH_SOURCE.search(name) for name in names_in(loop.iter))
+
+
+def iterates_layers(loop: Loop) -> bool:
+    """`for block in self.blocks: x = block(x)`: the loop variable (or what it indexes) is called,
+    so the loop runs a model's layers, not training or evaluation steps."""
+    if not isinstance(loop, cst.For):
+        return False
+    targets = {n.value for n in (loop.target, *descendants(loop.target)) if isinstance(n, cst.Name)}
+    for node in descendants(loop.body):
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Subscript):
+                func = func.slice[0].slice.value if func.slice and isinstance(func.slice[0].slice, cst.Index) else func
+            if isinstance(func, cst.Name) and func.value in targets:
+                return True
+    return False
 
 
 def runs_model(loop: Loop) -> bool:
