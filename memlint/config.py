@@ -190,9 +190,9 @@ def _matches(selector: str, code: str, default_enabled: bool) -> bool:
 
 
 def check_selectors(selectors: Sequence[str], where: str) -> None:
-    from memlint.registry import RESERVED_CODES, all_rules
+    from memlint.registry import RESERVED_CODES, rule_entries
 
-    codes = [rule.code for rule in all_rules()] + sorted(RESERVED_CODES)
+    codes = [rule.code for rule in rule_entries()] + sorted(RESERVED_CODES)
     for selector in selectors:
         upper = selector.strip().upper()
         if upper != "ALL" and not any(code.startswith(upper) for code in codes):
@@ -200,9 +200,9 @@ def check_selectors(selectors: Sequence[str], where: str) -> None:
 
 
 def resolve_selection(layers: Sequence[Selection]) -> frozenset[str]:
-    from memlint.registry import all_rules
+    from memlint.registry import rule_entries
 
-    rules = all_rules()
+    rules = rule_entries()
     enabled = {rule.code for rule in rules if rule.default_enabled}
     for layer in layers:
         if layer.select is not None:
@@ -264,14 +264,18 @@ class Settings:
                 ignored |= codes
         return frozenset(ignored)
 
+    def codes_for(self, filename: str) -> frozenset[str]:
+        """The codes of the rules that run on `filename` (enabled, not ignored for it)."""
+        if not self.per_file_ignores:
+            return self.enabled
+        ignored = self.ignored_codes(filename)
+        return frozenset(code for code in self.enabled if not any(code.startswith(prefix) for prefix in ignored))
+
     def rules_for(self, filename: str) -> list:
         from memlint.registry import all_rules
 
-        ignored = self.ignored_codes(filename) if self.per_file_ignores else frozenset()
-        return [
-            rule for rule in all_rules()
-            if rule.code in self.enabled and not any(rule.code.startswith(prefix) for prefix in ignored)
-        ]  # fmt: skip
+        codes = self.codes_for(filename)
+        return [rule for rule in all_rules() if rule.code in codes]
 
     def fingerprint(self) -> str:
         """Stable digest of everything that changes findings (for the cache)."""

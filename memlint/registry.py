@@ -1,14 +1,17 @@
-"""Finding the rules: every module of the built-in `memlint.rules` package, plus third-party rules
-registered under the `memlint.rules` entry-point group (an entry point names a Rule subclass or a
-module that defines some)."""
+"""Finding the rules: the built-in ones listed in `memlint.rules.CATALOGUE` (one module each), plus
+third-party rules registered under the `memlint.rules` entry-point group (an entry point names a
+Rule subclass or a module that defines some).
+
+`rule_entries()` answers "which rules exist, and which are on by default" without importing the
+built-in rule modules (and with them libcst); `all_rules()` imports the rule classes.
+"""
 
 from __future__ import annotations
 
 import functools
 import importlib
 import inspect
-import pkgutil
-from importlib.metadata import entry_points
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Iterable
 
@@ -24,6 +27,13 @@ class RegistryError(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class RuleEntry:
+    code: str
+    name: str
+    default_enabled: bool
+
+
 def _rules_in(module: ModuleType) -> Iterable[type[Rule]]:
     for _, obj in inspect.getmembers(module, inspect.isclass):
         if issubclass(obj, Rule) and obj is not Rule and obj.__module__ == module.__name__:
@@ -31,9 +41,24 @@ def _rules_in(module: ModuleType) -> Iterable[type[Rule]]:
 
 
 @functools.lru_cache(maxsize=1)
+def third_party_rules() -> tuple[type[Rule], ...]:
+    """The rule classes named by `memlint.rules` entry points, in entry-point order."""
+    from importlib.metadata import entry_points
+
+    found: list[type[Rule]] = []
+    for entry in entry_points(group="memlint.rules"):
+        loaded = entry.load()
+        if inspect.isclass(loaded) and issubclass(loaded, Rule):
+            found.append(loaded)
+        elif inspect.ismodule(loaded):
+            found.extend(_rules_in(loaded))
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
     """Every known rule class, sorted by code."""
-    import memlint.rules as package
+    from memlint.rules import CATALOGUE
 
     found: dict[str, type[Rule]] = {}
 
@@ -45,18 +70,24 @@ def all_rules() -> tuple[type[Rule], ...]:
             raise RegistryError(f"{origin}: rule code {code} is defined twice")
         found[code] = rule
 
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+    for _, _, _, module_name in CATALOGUE:
+        module = importlib.import_module(f"memlint.rules.{module_name}")
         for rule in _rules_in(module):
             add(rule, module.__name__)
-    for entry in entry_points(group="memlint.rules"):
-        loaded = entry.load()
-        if inspect.isclass(loaded) and issubclass(loaded, Rule):
-            add(loaded, f"entry point {entry.name}")
-        elif inspect.ismodule(loaded):
-            for rule in _rules_in(loaded):
-                add(rule, f"entry point {entry.name}")
+    for rule in third_party_rules():
+        add(rule, f"entry point rule {rule.__module__}.{rule.__name__}")
     return tuple(found[code] for code in sorted(found))
+
+
+@functools.lru_cache(maxsize=1)
+def rule_entries() -> tuple[RuleEntry, ...]:
+    """Code, name and default of every rule, sorted by code; built-in rules are not imported."""
+    from memlint.rules import CATALOGUE
+
+    if third_party_rules():  # already imported (libcst with them): all_rules() also validates them
+        return tuple(RuleEntry(r.code, r.name, r.default_enabled) for r in all_rules())
+    entries = {code: RuleEntry(code, name, enabled) for code, name, enabled, _ in CATALOGUE}
+    return tuple(entries[code] for code in sorted(entries))
 
 
 def rules_by_code() -> dict[str, type[Rule]]:

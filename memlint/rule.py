@@ -25,11 +25,11 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional
 
-import libcst as cst
-
 from memlint.diagnostics import Applicability, Severity
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from memlint.analysis.context import Context, FileFacts, FunctionKey
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Measured effect")

@@ -7,16 +7,11 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.tables import VIEW_METHODS
 from memlint.analysis.walk import children, descendants, with_parents
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 
-# Tensor methods that return a view (or metadata): a chain of these retains no extra memory.
-_VIEW_METHODS = frozenset(
-    {"view", "reshape", "permute", "transpose", "t", "flatten", "unflatten", "squeeze", "unsqueeze", "expand",
-     "expand_as", "view_as", "reshape_as", "narrow", "select", "chunk", "split", "unbind", "contiguous", "size",
-     "dim", "detach", "float", "to", "type_as", "movedim", "mT", "T"}
-)  # fmt: skip
 _BLOCKERS = (cst.Lambda, cst.FunctionDef, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -349,7 +344,7 @@ def _allocates(value: Optional[cst.BaseExpression]) -> bool:
     if not isinstance(value, cst.Call):
         return False
     func = value.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _VIEW_METHODS:
+    if isinstance(func, cst.Attribute) and func.attr.value in VIEW_METHODS:
         return False
     return True
 

@@ -10,14 +10,10 @@ import libcst as cst
 from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.iteration import every_iteration, is_step_loop, step_loop_called_functions
 from memlint.analysis.precision_api import keyword
+from memlint.analysis.tables import TORCH_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 
-# torch factories that build a tensor from sizes or data, on the CPU unless told otherwise.
-_FACTORIES = frozenset(
-    {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor",
-     "rand", "randn", "randint", "randperm"}
-)  # fmt: skip
 # Their values depend on the device's random generator: moving creation to the device changes them.
 _RANDOM = frozenset({"rand", "randn", "randint", "randperm"})
 # Factory keywords that `device=` can join without changing the result.
@@ -237,7 +233,7 @@ for x in loader:
         if not isinstance(factory, cst.Call):
             return
         qualified = ctx.resolve(factory.func)
-        if qualified is None or qualified.rpartition(".")[0] != "torch" or qualified.rpartition(".")[2] not in _FACTORIES:
+        if qualified is None or qualified.rpartition(".")[0] != "torch" or qualified.rpartition(".")[2] not in TORCH_FACTORIES:
             return
         if keyword(factory, "device") is not None or any(a.star for a in factory.args):
             return

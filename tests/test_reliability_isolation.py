@@ -28,9 +28,13 @@ class ExplodingRule(Rule):
 
 @pytest.fixture
 def with_exploding_rule(monkeypatch):
-    rules = registry.all_rules() + (ExplodingRule,)
-    monkeypatch.setattr(registry, "all_rules", lambda: rules)
-    return rules
+    """ExplodingRule installed as a third-party rule (one the prescreen has no check for)."""
+    monkeypatch.setattr(registry, "third_party_rules", lambda: (ExplodingRule,))
+    registry.all_rules.cache_clear()
+    registry.rule_entries.cache_clear()
+    yield registry.all_rules()
+    registry.all_rules.cache_clear()
+    registry.rule_entries.cache_clear()
 
 
 def test_a_raising_rule_is_ml900_and_everything_else_is_still_reported(project, with_exploding_rule):

@@ -7,18 +7,7 @@ from typing import Optional
 
 import libcst as cst
 
-# torch.nn class -> index of `inplace` among its positional parameters.
-INPLACE_MODULES: dict[str, int] = {
-    "ReLU": 0, "ReLU6": 0, "LeakyReLU": 1, "ELU": 1, "SELU": 0, "CELU": 1, "Hardtanh": 2,
-    "Hardswish": 0, "Hardsigmoid": 0, "SiLU": 0, "Mish": 0, "Threshold": 2, "RReLU": 2,
-    "Dropout": 1, "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1, "FeatureAlphaDropout": 1,
-}  # fmt: skip
-# torch.nn.functional function -> index of `inplace` among its positional parameters.
-INPLACE_FUNCTIONS: dict[str, int] = {
-    "relu": 1, "relu6": 1, "leaky_relu": 2, "elu": 2, "selu": 1, "celu": 2, "hardtanh": 3,
-    "hardswish": 1, "hardsigmoid": 1, "silu": 1, "mish": 1, "threshold": 3, "rrelu": 4,
-    "dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3, "alpha_dropout": 3, "feature_alpha_dropout": 3,
-}  # fmt: skip
+from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES  # noqa: F401  (re-exported)
 
 
 def inplace_argument(call: cst.Call, position: int) -> tuple[Optional[cst.Arg], Optional[bool]]:

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables, values
-from memlint.analysis.values import Kind, name_tokens
+from memlint.analysis.naming import is_evaluation_function_name, names_evaluation_data
+from memlint.analysis.values import Kind
 from memlint.analysis.walk import children, descendants, nested_blocks
 
 if TYPE_CHECKING:
@@ -33,26 +34,6 @@ if TYPE_CHECKING:
 
 Scope = Union[cst.FunctionDef, cst.Module]
 
-_EVAL_WORDS = frozenset(
-    {"evaluate", "evaluation", "eval", "validate", "validation", "val", "test", "testing", "predict",
-     "prediction", "predictions", "infer", "inference"}
-)  # fmt: skip
-# Function names with an evaluation word that are about something else: argument checking, config.
-_NOT_EVALUATION = frozenset(
-    {"args", "arguments", "config", "configs", "kwargs", "input", "inputs", "shape", "shapes", "params",
-     "param", "dtype", "type", "types", "options", "settings", "path", "paths", "file", "files", "name",
-     "names", "key", "keys", "mode", "split", "splits", "size", "sizes", "format", "schema", "device",
-     "state", "dict", "attention", "mask", "transform", "transforms", "dataset", "datasets", "loader",
-     "dataloader", "dataloaders", "metric", "metrics", "set", "fn", "func", "function", "hook",
-     "hooks", "callback", "callbacks", "is", "should", "can", "has", "get", "set", "setup", "prepare",
-     "init", "load", "save", "log", "reset", "update", "end", "start"}
-)  # fmt: skip
-_LOADER_WORDS = frozenset(
-    {"loader", "loaders", "dataloader", "dataloaders", "dl", "dls", "iter", "iterator", "batches", "ds",
-     "dataset"}
-)  # fmt: skip
-_SPLIT_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev", "holdout"})
-_JOINED_LOADER = re.compile(r"^(?:val|valid|validation|test|eval|dev)(?:loader|dataloader|dl|ds|dataset|iter|batches)s?$")
 _GRADIENT_FUNCTIONS = ("torch.autograd.", "torch.func.", "functorch.")
 
 
@@ -65,15 +46,6 @@ class Region:
     block: tuple = ()  # for "eval-call": the statements of the block the `.eval()` call is in
 
 
-def is_evaluation_function_name(name: str) -> bool:
-    tokens = name_tokens(name)
-    if not tokens or not any(t in _EVAL_WORDS for t in tokens):
-        return False
-    if name.startswith("test_") and len(tokens) > 1 and tokens[1] not in ("epoch", "loop", "step", "model"):
-        return False  # pytest's convention: a unit test, not an evaluation
-    return not any(t in _NOT_EVALUATION for t in tokens)
-
-
 def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
     """The name in a loop's iterable that marks it as validation / test data, if any."""
     for node in [expr, *descendants(expr)]:
@@ -84,10 +56,7 @@ def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
             name = node.attr.value
         if name is None:
             continue
-        tokens = name_tokens(name)
-        if any(t in _SPLIT_WORDS for t in tokens) and any(t in _LOADER_WORDS for t in tokens):
-            return name
-        if any(_JOINED_LOADER.match(t) for t in tokens):  # `testloader`, `valloader` (tutorial style)
+        if names_evaluation_data(name):
             return name
     return None
 

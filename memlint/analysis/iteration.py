@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.naming import BATCH_SOURCE
 from memlint.analysis.values import named_like_model
 from memlint.tree import children, descendants
 
@@ -25,12 +26,6 @@ if TYPE_CHECKING:
 
 Loop = Union[cst.For, cst.While]
 
-# Iterables whose name says they yield batches: `train_loader`, `dataloader`, `tqdm(val_dl)`, `batches`.
-_BATCH_SOURCE = re.compile(
-    r"(?:^|_)(?:loader|dataloader|dl|batches|batch_iter|data_iter|train_iter|val_iter|test_iter|eval_iter)(?:_|$|\d)"
-    r"|loader$|^(?:train|val|valid|validation|test|eval)_(?:data|dataset|set|ds)$",
-    re.I,
-)
 # Receivers of `.step()` that update weights (not a learning-rate scheduler's step).
 _OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$", re.I)
 # Conditions that only ask whether an accelerator is there: they hold on every iteration or never.
@@ -123,7 +118,7 @@ def is_step_loop(loop: Loop) -> bool:
 def iterates_batches(loop: Loop) -> bool:
     """`for x, y in val_loader`, `for i, batch in enumerate(tqdm(test_dataloader))`: a pass over a
     data split, one batch per iteration (not a decoding loop inside a model, not a loop over layers)."""
-    return isinstance(loop, cst.For) and any(_BATCH_SOURCE.search(name) for name in names_in(loop.iter))
+    return isinstance(loop, cst.For) and any(BATCH_SOURCE.search(name) for name in names_in(loop.iter))
 
 
 def iterates_layers(loop: Loop) -> bool:

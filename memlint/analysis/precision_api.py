@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.tables import ADAM_CLASSES
+
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
@@ -56,7 +58,7 @@ DEPRECATED_AMP: dict[str, tuple[str, str, tuple[str, ...]]] = {
 
 # Optimizers that keep two moment estimates per parameter (and divide by sqrt(v) + eps).
 ADAM_FAMILY = frozenset(
-    f"torch.optim.{name}" for name in ("Adam", "AdamW", "NAdam", "RAdam", "Adamax", "SparseAdam")
+    f"torch.optim.{name}" for name in ADAM_CLASSES
 ) | frozenset(f"torch.optim.{module}.{name}" for module, name in (
     ("adam", "Adam"), ("adamw", "AdamW"), ("nadam", "NAdam"), ("radam", "RAdam"), ("adamax", "Adamax"),
 ))  # fmt: skip

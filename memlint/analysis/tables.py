@@ -122,7 +122,6 @@ NON_MODEL_VERBS = frozenset(
      "process", "dispatch", "move", "cast", "check", "validate", "replace", "patch", "find", "is", "has", "add",
      "remove", "attach", "detach", "offload", "shard", "parallelize", "unpack", "pack"}
 )  # fmt: skip
-_JOINED_LOADER = re.compile(r"^(?:val|valid|validation|test|eval|dev)(?:loader|dataloader|dl|ds|dataset|iter|batches)s?$")
 LOSS_NAME = re.compile(
     r"^(?:[a-z0-9]+_)*(?:criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|compute_loss)"
     r"(?:_[a-z0-9]+)*$|^criterion\d*$|^loss$"
@@ -131,3 +130,30 @@ LOSS_NAME = re.compile(
 # Calls that run backward through their argument or receiver.
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
+
+# torch.nn class -> index of `inplace` among its positional parameters.
+INPLACE_MODULES: dict[str, int] = {
+    "ReLU": 0, "ReLU6": 0, "LeakyReLU": 1, "ELU": 1, "SELU": 0, "CELU": 1, "Hardtanh": 2,
+    "Hardswish": 0, "Hardsigmoid": 0, "SiLU": 0, "Mish": 0, "Threshold": 2, "RReLU": 2,
+    "Dropout": 1, "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1, "FeatureAlphaDropout": 1,
+}  # fmt: skip
+# torch.nn.functional function -> index of `inplace` among its positional parameters.
+INPLACE_FUNCTIONS: dict[str, int] = {
+    "relu": 1, "relu6": 1, "leaky_relu": 2, "elu": 2, "selu": 1, "celu": 2, "hardtanh": 3,
+    "hardswish": 1, "hardsigmoid": 1, "silu": 1, "mish": 1, "threshold": 3, "rrelu": 4,
+    "dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3, "alpha_dropout": 3, "feature_alpha_dropout": 3,
+}  # fmt: skip
+
+# torch factories that build a tensor from sizes or data, on the CPU unless told otherwise.
+TORCH_FACTORIES = frozenset(
+    {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor",
+     "rand", "randn", "randint", "randperm"}
+)  # fmt: skip
+# torch.optim classes that keep two moment estimates per parameter (and divide by sqrt(v) + eps).
+ADAM_CLASSES = ("Adam", "AdamW", "NAdam", "RAdam", "Adamax", "SparseAdam")
+# Tensor methods that return a view (or metadata): a chain of these allocates nothing.
+VIEW_METHODS = frozenset(
+    {"view", "reshape", "permute", "transpose", "t", "flatten", "unflatten", "squeeze", "unsqueeze", "expand",
+     "expand_as", "view_as", "reshape_as", "narrow", "select", "chunk", "split", "unbind", "contiguous", "size",
+     "dim", "detach", "float", "to", "type_as", "movedim", "mT", "T"}
+)  # fmt: skip

@@ -8,13 +8,13 @@ means the analysis cannot tell, and rules stay silent then.
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.naming import name_tokens
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -226,12 +226,6 @@ def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:
     else:
         return False
     return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
-
-
-def name_tokens(name: str) -> list[str]:
-    """`evalEpoch` / `eval_epoch` / `_EvalEpoch2` -> ["eval", "epoch"]."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    return [t for t in re.split(r"[_\W\d]+", spaced.lower()) if t]
 
 
 def named_like_model(name: str) -> bool:

@@ -1,0 +1,129 @@
+"""Is the prescreen sound on real code, and how much does it save?
+
+    python bench/prescreen_check.py [--corpus timm ...] [--jobs 2]
+
+For every file of the pinned corpora that mentions torch, runs every rule (ML017 and ML006 with a
+1 MiB budget included, so that each rule reports as often as it can) through the full analysis,
+WITHOUT the prescreen, and asks each rule's prescreen check separately.  A finding of rule X in a
+file where X's check said "no" is a soundness failure: the script lists them and exits 1.  It also
+prints, per corpus, how many files and bytes each check lets through and how many the prescreen
+as a whole sends to libcst with the default rules, and the CPU time of the prescreen against the
+full analysis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import corpora  # noqa: E402  (bench/corpora.py)
+
+from memlint.checker import check_text  # noqa: E402
+from memlint.config import Selection, Settings, build_settings, discover  # noqa: E402
+from memlint.files import discover_files  # noqa: E402
+from memlint.prescreen import Source, needs_analysis  # noqa: E402
+from memlint.prescreen.checks import TEXT_CHECKS, TREE_CHECKS  # noqa: E402
+from memlint.registry import rule_entries  # noqa: E402
+
+CORPORA = ("timm", "transformers", "torchvision", "pytorch-lightning")
+CHECKS = {**TEXT_CHECKS, **TREE_CHECKS}
+
+
+def _settings(root: Path) -> Settings:
+    every = [entry.code for entry in rule_entries()]
+    settings = build_settings(discover(root), Selection(select=every))
+    return replace(settings, options={**settings.options, "gpu-memory": 1 << 20})
+
+
+def _screen_file(path: Path, settings: Settings, default_codes: frozenset[str]) -> dict:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    row = {"path": str(path), "bytes": len(text.encode("utf-8", "replace")), "torch": "torch" in text}
+    if not row["torch"]:
+        return row
+    start = time.process_time()
+    source = Source(text)
+    compiled = source.tree is not None
+    row["compiled"] = compiled
+    row["needed"] = (not compiled) or needs_analysis(source, default_codes, settings.options)
+    row["screen_s"] = time.process_time() - start
+    row["passes"] = sorted(code for code, check in CHECKS.items() if not compiled or _check(check, source, settings))
+    start = time.process_time()
+    row["found"] = sorted({d.code for d in check_text(text, str(path), settings)})
+    row["full_s"] = time.process_time() - start
+    return row
+
+
+def _check(check, source: Source, settings: Settings) -> bool:
+    if check in TREE_CHECKS.values() and not source.structure_is_reliable:
+        return True
+    return check(source, settings.options)
+
+
+def _screen_chunk(paths: list[Path], settings: Settings, default_codes: frozenset[str]) -> list[dict]:
+    return [_screen_file(path, settings, default_codes) for path in paths]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", action="append", choices=CORPORA)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    default_codes = frozenset(entry.code for entry in rule_entries() if entry.default_enabled)
+    failures = 0
+    for name in args.corpus or CORPORA:
+        root = corpora.fetch(name)
+        settings = _settings(root)
+        files = discover_files([root], settings).files
+        chunks = [files[i : i + 8] for i in range(0, len(files), 8)]
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            rows = [row for chunk in pool.map(_screen_chunk, chunks, [settings] * len(chunks), [default_codes] * len(chunks)) for row in chunk]
+        failures += _report(name, root, rows)
+    print("soundness failures:", failures)
+    return 1 if failures else 0
+
+
+def _report(name: str, root: Path, rows: list[dict]) -> int:
+    torch_rows = [r for r in rows if r["torch"]]
+    total_bytes = sum(r["bytes"] for r in torch_rows)
+    unsound = [(r["path"], code) for r in torch_rows for code in r["found"] if code in CHECKS and code not in r["passes"]]
+    needed = [r for r in torch_rows if r["needed"]]
+    found_files = [r for r in torch_rows if r["found"]]
+    missed = [r["path"] for r in found_files if not r["needed"] and set(r["found"]) & set(_default_found(r))]
+    print(f"\n## {name} ({len(rows)} files, {len(torch_rows)} mention torch, {total_bytes / 1e6:.1f} MB)")
+    print(f"libcst parses (default rules): {len(needed)} files, {sum(r['bytes'] for r in needed) / 1e6:.1f} MB "
+          f"({100 * sum(r['bytes'] for r in needed) / max(total_bytes, 1):.0f}% of the bytes that mention torch)")
+    screen = sum(r["screen_s"] for r in torch_rows)
+    full = sum(r["full_s"] for r in torch_rows)
+    print(f"CPU: prescreen {screen:.1f} s, full analysis of every torch file {full:.1f} s")
+    passes = Counter(code for r in torch_rows for code in r["passes"])
+    passed_bytes = Counter()
+    for r in torch_rows:
+        for code in r["passes"]:
+            passed_bytes[code] += r["bytes"]
+    reports = Counter(code for r in torch_rows for code in r["found"])
+    print("| rule | files its check lets through | their share of the bytes | files with a finding |")
+    print("|---|---:|---:|---:|")
+    for code in sorted(CHECKS):
+        print(f"| {code} | {passes[code]} | {100 * passed_bytes[code] / max(total_bytes, 1):.0f}% | {reports[code]} |")
+    for path, code in unsound:
+        print(f"UNSOUND: {code} reports in {Path(path).relative_to(root)} but its check said no")
+    for path in missed:
+        print(f"UNSOUND: {Path(path).relative_to(root)} has findings but was screened out")
+    return len(unsound) + len(missed)
+
+
+def _default_found(row: dict) -> list[str]:
+    return [code for code in row["found"] if code != "ML017"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

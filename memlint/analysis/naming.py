@@ -1,0 +1,57 @@
+"""What identifiers say, as plain string tests: no libcst here, so the prescreen
+(memlint/prescreen) can ask the same questions as the analysis without parsing."""
+
+from __future__ import annotations
+
+import re
+
+# Iterables whose name says they yield batches: `train_loader`, `dataloader`, `tqdm(val_dl)`, `batches`.
+BATCH_SOURCE = re.compile(
+    r"(?:^|_)(?:loader|dataloader|dl|batches|batch_iter|data_iter|train_iter|val_iter|test_iter|eval_iter)(?:_|$|\d)"
+    r"|loader$|^(?:train|val|valid|validation|test|eval)_(?:data|dataset|set|ds)$",
+    re.I,
+)
+
+_EVAL_WORDS = frozenset(
+    {"evaluate", "evaluation", "eval", "validate", "validation", "val", "test", "testing", "predict",
+     "prediction", "predictions", "infer", "inference"}
+)  # fmt: skip
+# Function names with an evaluation word that are about something else: argument checking, config.
+_NOT_EVALUATION = frozenset(
+    {"args", "arguments", "config", "configs", "kwargs", "input", "inputs", "shape", "shapes", "params",
+     "param", "dtype", "type", "types", "options", "settings", "path", "paths", "file", "files", "name",
+     "names", "key", "keys", "mode", "split", "splits", "size", "sizes", "format", "schema", "device",
+     "state", "dict", "attention", "mask", "transform", "transforms", "dataset", "datasets", "loader",
+     "dataloader", "dataloaders", "metric", "metrics", "set", "fn", "func", "function", "hook",
+     "hooks", "callback", "callbacks", "is", "should", "can", "has", "get", "set", "setup", "prepare",
+     "init", "load", "save", "log", "reset", "update", "end", "start"}
+)  # fmt: skip
+_LOADER_WORDS = frozenset(
+    {"loader", "loaders", "dataloader", "dataloaders", "dl", "dls", "iter", "iterator", "batches", "ds",
+     "dataset"}
+)  # fmt: skip
+_SPLIT_WORDS = frozenset({"val", "valid", "validation", "test", "eval", "evaluation", "dev", "holdout"})
+_JOINED_LOADER = re.compile(r"^(?:val|valid|validation|test|eval|dev)(?:loader|dataloader|dl|ds|dataset|iter|batches)s?$")
+
+
+def name_tokens(name: str) -> list[str]:
+    """`evalEpoch` / `eval_epoch` / `_EvalEpoch2` -> ["eval", "epoch"]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [t for t in re.split(r"[_\W\d]+", spaced.lower()) if t]
+
+
+def is_evaluation_function_name(name: str) -> bool:
+    tokens = name_tokens(name)
+    if not tokens or not any(t in _EVAL_WORDS for t in tokens):
+        return False
+    if name.startswith("test_") and len(tokens) > 1 and tokens[1] not in ("epoch", "loop", "step", "model"):
+        return False  # pytest's convention: a unit test, not an evaluation
+    return not any(t in _NOT_EVALUATION for t in tokens)
+
+
+def names_evaluation_data(name: str) -> bool:
+    """`val_loader`, `test_dl`, `valloader`: a name that marks an iterable as validation / test data."""
+    tokens = name_tokens(name)
+    if any(t in _SPLIT_WORDS for t in tokens) and any(t in _LOADER_WORDS for t in tokens):
+        return True
+    return any(_JOINED_LOADER.match(t) for t in tokens)  # `testloader`, `valloader` (tutorial style)

@@ -1,0 +1,163 @@
+"""The full analysis of one source text: parse with libcst once, one traversal for every rule, then
+positions, fixes and suppressions for what was reported.  Reached only for files the prescreen
+could not clear (memlint.engine.lint_text)."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from memlint import registry
+from memlint.analysis.context import Context
+from memlint.config import Settings
+from memlint.depth import depth_error
+from memlint.diagnostics import Diagnostic, Edit, Fix, Location
+from memlint.engine import Positions, minimal_edit, reserved_diagnostic, syntax_error
+from memlint.rule import NodeFix, Report, rule_url
+from memlint.suppressions import file_suppressions, line_suppresses
+from memlint.traversal import Traversal
+from memlint.tree import parse_module
+
+
+def check_text(text: str, filename: str, settings: Settings, *, depth_checked: bool = False) -> list[Diagnostic]:
+    """All findings of the rules that run on `filename`, sorted; no fixes are applied.
+    `depth_checked`: CPython has compiled the text, so it is not too deeply nested for libcst."""
+    rule_classes = settings.rules_for(filename)
+    if not rule_classes:
+        return []
+    too_deep = None if depth_checked else depth_error(text)  # libcst's native parser would overflow the C stack
+    if too_deep is not None:
+        message, row, column = too_deep
+        return [reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {message}", filename, row, column)]
+    try:
+        module = parse_module(text)
+    except cst.ParserSyntaxError as error:
+        return [syntax_error(text, filename, error)]
+    except (RecursionError, MemoryError) as error:
+        return [syntax_error(text, filename, error)]
+    reports: list[Report] = []
+    ctx = Context(module)
+    rules = [rule_class(ctx, reports, settings.options) for rule_class in rule_classes]
+    traversal = Traversal(ctx, rules)
+    try:
+        traversal.walk(module)
+    except RecursionError:
+        return [reserved_diagnostic(registry.SYNTAX_ERROR, "code is nested too deeply to analyse", filename)]
+    except Exception as error:  # the shared analysis itself failed: nothing reported is trustworthy
+        return [_internal_error("memlint.analysis", error, filename)]
+    facts = ctx.facts()
+    for rule in traversal.rules:
+        try:
+            rule.finish(facts)
+        except Exception as error:
+            traversal.failures.append((rule, error, module))
+    reports = [r for r in reports if _holds_in_file(r, facts, traversal.failures)]
+    return _diagnostics(module, text, filename, reports, traversal.failures)
+
+
+def _holds_in_file(report: Report, facts, failures) -> bool:
+    if any(report.rule is rule for rule, _, _ in failures):
+        return False
+    chain = report.grad_sensitive_chain
+    return chain is None or not any(key in facts.no_grad_functions for key in chain)
+
+
+def _internal_error(origin: str, error: BaseException, filename: str, row: int = 1, column: int = 1) -> Diagnostic:
+    message = f"{origin} raised {type(error).__name__}: {error}; other rules ran normally"
+    return reserved_diagnostic(registry.INTERNAL_ERROR, message, filename, row, column)
+
+
+def _diagnostics(
+    module: cst.Module, text: str, filename: str, reports: list[Report], failures: list
+) -> list[Diagnostic]:
+    if not reports and not failures:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = Positions(text)
+    suppressed_file = file_suppressions(text)
+    result: list[Diagnostic] = []
+    for rule, error, node in failures:
+        where = positions.get(node)
+        row, column = (where.start.line, where.start.column + 1) if where else (1, 1)
+        result.append(_internal_error(f"rule {rule.code} ({rule.name})", error, filename, row, column))
+    seen: set[tuple] = set()
+    for report in reports:
+        rule = report.rule
+        where = positions[report.node]
+        start = Location(where.start.line, where.start.column + 1)
+        end = Location(where.end.line, where.end.column + 1)
+        key = (rule.code, start, end, report.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        if any(s.covers(rule.code) for s in suppressed_file):
+            continue
+        if line_suppresses(lines.line_text(start.row), rule.code):
+            continue
+        fix = _materialize(report.fix, module, text, lines, positions) if report.fix else None
+        frame = lines.frame(start.row, end.row)
+        result.append(
+            Diagnostic(
+                code=rule.code,
+                name=rule.name,
+                message=report.message,
+                severity=report.severity or rule.severity,
+                filename=filename,
+                location=start,
+                end_location=end,
+                fix=fix,
+                url=rule_url(rule.code),
+                frame=frame,
+            )
+        )
+    result.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _materialize(
+    node_fix: NodeFix, module: cst.Module, text: str, lines: Positions, positions=None
+) -> Optional[Fix]:
+    """Turn node replacements into minimal text edits by diffing the regenerated module."""
+    edits = []
+    for old, new in node_fix.replacements:
+        edit = _in_place_edit(old, new, module, text, lines, positions)
+        if edit is None:
+            new_text = module.deep_replace(old, new).code
+            edit = minimal_edit(text, new_text, lines)
+        if edit is not None:
+            edits.append(edit)
+    if not edits:
+        return None
+    edits.sort(key=lambda e: e.start)
+    return Fix(node_fix.message, node_fix.applicability, tuple(edits))
+
+
+def _in_place_edit(old, new, module: cst.Module, text: str, lines: Positions, positions) -> Optional[Edit]:
+    """The edit for one replacement without regenerating the whole module (which makes a file with
+    many fixes quadratic), when that gives the same text: the old node prints exactly as the source
+    holds it and the new one prints on one line, so no indentation from its context is involved.
+    None means: use the whole-module way."""
+    if positions is None or not isinstance(new, cst.CSTNode):  # removals and flattening: whole module
+        return None
+    where = positions.get(old)
+    if where is None:
+        return None
+    new_code = module.code_for_node(new)
+    if "\n" in new_code or "\r" in new_code:
+        return None
+    start = lines.offset(where.start.line, where.start.column)
+    end = lines.offset(where.end.line, where.end.column)
+    old_code = text[start:end]
+    if module.code_for_node(old) != old_code:
+        return None
+    if old_code == new_code:
+        return None
+    prefix = len(os.path.commonprefix([old_code, new_code]))
+    limit = min(len(old_code), len(new_code)) - prefix
+    suffix = len(os.path.commonprefix([old_code[::-1], new_code[::-1]]))
+    suffix = min(suffix, limit)
+    first, last = start + prefix, end - suffix
+    return Edit(first, last, new_code[prefix : len(new_code) - suffix], lines.location(first), lines.location(last))

@@ -1,0 +1,111 @@
+"""A source text as the prescreen sees it: its identifiers, and CPython's AST of it."""
+
+from __future__ import annotations
+
+import ast
+import re
+import unicodedata
+import warnings
+from functools import cached_property
+from typing import Iterable, Iterator, Optional
+
+# Words that can be identifiers; found in code, strings and comments alike, which only ever
+# makes a check answer "maybe" more often.
+_WORD = re.compile(r"[^\W\d]\w*")
+
+
+class Source:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def identifiers(self) -> frozenset[str]:
+        return frozenset(_WORD.findall(self.text))
+
+    def mentions(self, *words: str) -> bool:
+        """Does any of `words` occur as an identifier-like word anywhere in the text?"""
+        return not self.identifiers.isdisjoint(words)
+
+    @cached_property
+    def tree(self) -> Optional[ast.Module]:
+        """CPython's AST, or None when CPython cannot compile the text (a syntax error, code nested
+        too deeply, syntax newer than this interpreter): the full analysis then decides and reports."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return compile(self.text, "<prescreen>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    @cached_property
+    def structure_is_reliable(self) -> bool:
+        """CPython normalises identifiers (NFKC) where libcst keeps them as written; a text whose
+        words change under normalisation is left to the full analysis instead of the AST checks."""
+        return self.tree is not None and all(
+            word.isascii() or unicodedata.normalize("NFKC", word) == word for word in self.identifiers
+        )
+
+    @cached_property
+    def _by_type(self) -> dict[type, list[ast.AST]]:
+        found: dict[type, list[ast.AST]] = {}
+        for node in ast.walk(self.tree):  # type: ignore[arg-type]
+            found.setdefault(type(node), []).append(node)
+        return found
+
+    def nodes(self, *types: type) -> Iterator[ast.AST]:
+        for kind in types:
+            yield from self._by_type.get(kind, ())
+
+    @cached_property
+    def _aliases(self) -> dict[str, set[str]]:
+        """original name -> local names bound to it by `import ... as`, `from ... import ... as` and
+        `local = dotted.name` (the bindings the analysis resolves qualified names through)."""
+        aliases: dict[str, set[str]] = {}
+        for node in self.nodes(ast.Import, ast.ImportFrom):
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.asname:
+                    aliases.setdefault(alias.name.rpartition(".")[2], set()).add(alias.asname)
+        for node in self.nodes(ast.Assign):
+            original = final_name(node.value)  # type: ignore[attr-defined]
+            if original is not None:
+                for target in node.targets:  # type: ignore[attr-defined]
+                    if isinstance(target, ast.Name):
+                        aliases.setdefault(original, set()).add(target.id)
+        return aliases
+
+    def names_for(self, originals: Iterable[str]) -> set[str]:
+        """The names under which any of `originals` may be called here (themselves and aliases)."""
+        found = set(originals)
+        pending = list(found)
+        while pending:
+            for local in self._aliases.get(pending.pop(), ()):
+                if local not in found:
+                    found.add(local)
+                    pending.append(local)
+        return found
+
+
+def final_name(expr: ast.AST) -> Optional[str]:
+    """`nn.functional.relu` -> "relu", `relu` -> "relu"; anything else -> None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return None
+
+
+def words_in(node: ast.AST) -> Iterator[str]:
+    """Every string held by the subtree: names, attributes, keywords, string constants."""
+    for inner in ast.walk(node):
+        for value in inner.__dict__.values():
+            if isinstance(value, str):
+                yield value
+
+
+def statement_lists(root: ast.AST) -> Iterator[list[ast.stmt]]:
+    """Every statement list (body, else, handlers' bodies, ...) inside `root`, nested scopes included."""
+    for node in ast.walk(root):
+        for field in ("body", "orelse", "finalbody"):
+            value = getattr(node, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                yield value
