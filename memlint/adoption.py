@@ -1,5 +1,6 @@
 """The `check` options for adopting memlint on legacy code: `--add-noqa`, `--baseline`,
-`--write-baseline` (what they do lives in memlint/noqa.py and memlint/baseline.py)."""
+`--write-baseline` (what they do lives in memlint/noqa.py and memlint/baseline.py, imported only
+when one of these options is used: a plain check validates the options and needs nothing else)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ from typing import Optional, Sequence
 
 import click
 
-from memlint.baseline import BaselineError, new_findings, write_baseline as write_baseline_file
 from memlint.diagnostics import Diagnostic
-from memlint.noqa import add_noqa_to_files
 
 
 def _fail(message: str) -> click.exceptions.Exit:
@@ -34,6 +33,8 @@ def check_adoption_options(
 def adopt(diagnostics: Sequence[Diagnostic], *, add_noqa: bool, baseline: Optional[Path], write_baseline: bool) -> list[Diagnostic]:
     """Findings to report after the baseline; exits after --add-noqa and --write-baseline."""
     if add_noqa:
+        from memlint.noqa import add_noqa_to_files
+
         outcome = add_noqa_to_files(diagnostics)
         for problem in outcome.problems:
             click.echo(f"memlint: warning: {problem}", err=True)
@@ -43,6 +44,8 @@ def adopt(diagnostics: Sequence[Diagnostic], *, add_noqa: bool, baseline: Option
         click.echo(message, err=True)
         raise click.exceptions.Exit(0)
     assert baseline is not None
+    from memlint.baseline import BaselineError, new_findings, write_baseline as write_baseline_file
+
     try:
         if write_baseline:
             count = write_baseline_file(baseline, diagnostics)

@@ -2,9 +2,9 @@
 
 The key covers the file's bytes, the name it is reported under, the effective configuration
 (`Settings.fingerprint()`, which includes memlint's version) and a stamp of the code that produced
-the findings (memlint's and the rules' source files, libcst's version), so any change to any of
-them is a miss.  Only lint results are cached, never runs that fix.  An entry that cannot be read
-or does not decode is a miss; entries are written to a temporary file and renamed into place, so
+the findings (memlint's and the rules' source files, libcst's installed files), so any change to
+any of them is a miss.  Only lint results are cached, never runs that fix.  An entry that cannot be
+read or does not decode is a miss; entries are written to a temporary file and renamed into place, so
 workers writing at the same time never leave a partial entry behind.
 """
 
@@ -13,9 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -49,14 +47,14 @@ def open_cache(option: Optional[Path], settings) -> "Cache":
 
 def code_stamp() -> str:
     """A digest of the code that computes findings (memlint, its rules, third-party rule modules,
-    libcst's version): edits to a rule invalidate the cache even when the version number did not
-    change, as during development."""
-    import libcst
-
+    libcst's installed files): edits to a rule invalidate the cache even when the version number
+    did not change, as during development.  Nothing here imports libcst or a built-in rule module:
+    a run answered from the cache (or by the prescreen) never needs them."""
     import memlint
     import memlint.rules
+    from memlint.registry import third_party_rules  # loaded by the settings anyway
 
-    parts = [getattr(libcst, "__version__", "") or _distribution_version("libcst")]
+    parts = _libcst_stamp()
     for package in (memlint, memlint.rules):
         for directory in package.__path__:
             for base, subdirectories, names in os.walk(directory):
@@ -65,9 +63,7 @@ def code_stamp() -> str:
                     if name.endswith((".py", ".yaml", ".yml", ".json", ".toml")):
                         stat = os.stat(os.path.join(base, name))
                         parts.append(f"{os.path.relpath(os.path.join(base, name), directory)}:{stat.st_size}:{stat.st_mtime_ns}")
-    from memlint.registry import all_rules  # loaded by the run anyway; includes third-party rules
-
-    for module in sorted({rule.__module__ for rule in all_rules()}):
+    for module in sorted({rule.__module__ for rule in third_party_rules()}):
         path = getattr(sys.modules.get(module), "__file__", None)
         if path and os.path.exists(path):
             stat = os.stat(path)
@@ -77,13 +73,20 @@ def code_stamp() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def _distribution_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
+def _libcst_stamp() -> list[str]:
+    """Name, size and mtime of the files at the top of the installed libcst package (its version
+    file and native parser among them), found without importing it; an upgrade rewrites them."""
+    from importlib.util import find_spec
 
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return ""
+    spec = find_spec("libcst")
+    directories = spec.submodule_search_locations if spec is not None else None
+    parts = ["libcst"]
+    for directory in directories or ():
+        with os.scandir(directory) as entries:
+            for entry in sorted((e for e in entries if e.is_file()), key=lambda e: e.name):
+                stat = entry.stat()
+                parts.append(f"libcst/{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return parts
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,8 @@ class Cache:
 
     def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
         """Store an entry; a cache that cannot be written only costs speed, never the run."""
+        import tempfile  # only runs that write entries need it
+
         path = self._path(key)
         try:
             self.prepare()
@@ -137,6 +142,8 @@ class Cache:
         """Create the directory with its CACHEDIR.TAG and a .gitignore that ignores everything."""
         if (self.directory / ".gitignore").exists():
             return
+        import tempfile
+
         self.directory.mkdir(parents=True, exist_ok=True)
         for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by memlint.\n*\n")):
             target = self.directory / name
@@ -162,6 +169,8 @@ def clean(directory: Path) -> bool:
     ours = tag.is_file() and "created by memlint" in tag.read_text(errors="replace")
     if not ours and any(directory.iterdir()):
         raise NotACache(f"{directory} has no memlint CACHEDIR.TAG; not removing it")
+    import shutil  # `memlint clean` only
+
     shutil.rmtree(directory)
     return True
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+import importlib
 import json
 import os
 import sys
@@ -13,40 +13,58 @@ from typing import Optional, Sequence
 import click
 
 from memlint import __version__, registry
-from memlint.config import ConfigError, ConfigFile, Selection, build_settings, discover, load_config_file
+from memlint.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
+from memlint.config import ConfigError, Selection, build_settings, discover, load_config_file
 from memlint.diagnostics import Diagnostic
 from memlint.files import discover_files
+from memlint.progress import progress_for
 from memlint.report import FORMATS, ReportOptions, is_applicable, reporter_for
 from memlint.runner import FileResult, Mode, run
-from memlint.cache import open_cache
-from memlint.progress import progress_for
-from memlint.clean_command import clean_command
-from memlint.adoption import adopt, check_adoption_options
-from memlint.review import review_command
-from memlint.stdin import check_stdin, wants_stdin
+
+# Subcommands that checking does not need, imported only when one of them runs (or `--help` lists
+# them): `memlint check f.py` on every commit must not pay for git, torch-probing or cache-cleaning
+# code.  A new subcommand in a module of its own is one line here.
+LAZY_COMMANDS = {
+    "clean": ("memlint.clean_command", "clean_command"),
+    "confirm": ("memlint.confirm.command", "confirm_command"),  # torch-free; torch loads in its children
+    "estimate": ("memlint.estimate.command", "estimate_command"),  # torch loads only when it runs
+    "review": ("memlint.review", "review_command"),
+}
+STDIN = Path("-")  # the path that means standard input (memlint/stdin.py)
 
 
-class DefaultToCheck(click.Group):
-    """`memlint --fix src/` means `memlint check --fix src/`, as with Ruff."""
+class MemlintGroup(click.Group):
+    """The `memlint` group: commands in LAZY_COMMANDS are imported on first use, and a command line
+    that does not start with a command name is a check (`memlint --fix src/` means
+    `memlint check --fix src/`, as with Ruff)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> Optional[click.Command]:
+        if name not in self.commands and name in LAZY_COMMANDS:
+            module, attribute = LAZY_COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module), attribute), name)
+        return self.commands.get(name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        if not args or args[0] not in (*self.commands, *LAZY_COMMANDS, "--help", "-h", "--version"):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
 
-@click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=MemlintGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="memlint")
 def main() -> None:
     """memlint: find, fix and measure GPU-memory anti-patterns in PyTorch code."""
 
 
-main.add_command(review_command)
-main.add_command(clean_command)
-
-
 def _codes(values: Sequence[str]) -> list[str]:
     return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+def wants_stdin(paths: Sequence[Path], stdin_filename: Optional[Path]) -> bool:
+    return STDIN in paths or (stdin_filename is not None and not paths)
 
 
 def fail(message: str) -> "click.exceptions.Exit":
@@ -117,11 +135,13 @@ def check(
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     selection = Selection(_codes(select) or None, _codes(extend_select), _codes(ignore))
+    stdin = wants_stdin(paths, stdin_filename)
     check_adoption_options(
-        fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline,
-        stdin=wants_stdin(paths, stdin_filename),
+        fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, stdin=stdin,
     )  # fmt: skip
-    if wants_stdin(paths, stdin_filename):
+    if stdin:
+        from memlint.stdin import check_stdin  # editors only
+
         raise click.exceptions.Exit(check_stdin(
             paths, stdin_filename, selection=selection, config=config, unsafe_fixes=unsafe_fixes, fix=fix, diff=diff,
             output_format=output_format, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
@@ -132,7 +152,11 @@ def check(
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
     mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes)
-    cache = None if no_cache else open_cache(cache_dir, settings)
+    cache = None
+    if not no_cache:
+        from memlint.cache import open_cache  # not needed with --no-cache
+
+        cache = open_cache(cache_dir, settings)
     with progress_for(len(discovery.files), output_format) as advance:
         results = run(discovery.files, settings, mode, jobs=jobs, cache=cache, progress=advance)
     for result in results:
@@ -230,6 +254,8 @@ def _fix_listing(results: list[FileResult]) -> str:
 
 
 def _print_diffs(results: list[FileResult]) -> None:
+    import difflib  # only for --diff
+
     for result in results:
         if result.fixed_text is None or result.original is None:
             continue
@@ -284,16 +310,6 @@ def rules_command(output_format: str) -> None:
     for r in rules:
         default = "" if r.default_enabled else " (off by default)"
         click.echo(f"{r.code}  {r.name:<{name_width}}  {r.severity.value:<7}  fix: {r.fix_safety:<6}  {r.summary()}{default}")
-
-
-from memlint.confirm.command import confirm_command  # noqa: E402  (torch-free; torch loads in its children)
-
-main.add_command(confirm_command)
-
-
-from memlint.estimate.command import estimate_command  # noqa: E402  (torch loads only when it runs)
-
-main.add_command(estimate_command)
 
 
 def run_main() -> None:  # console-script entry point

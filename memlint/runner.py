@@ -1,23 +1,26 @@
-"""Running a check (or a fix) over many files, in worker processes when there are enough of them."""
+"""Running a check (or a fix) over many files, in worker processes when there are enough of them.
+
+What only some runs need is imported where it is used, so that checking one file (a pre-commit hook,
+an editor) starts fast: the process pool (40-50 ms of multiprocessing imports here) only when workers
+start, the fix code only when fixing, the notebook code only for a notebook.
+"""
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from memlint import registry
-from memlint.cache import Cache
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.engine import lint_text, reserved_diagnostic
-from memlint.fixes import FileChangedError, fix_text, write_atomically
-from memlint.notebooks import fix_notebook, is_notebook, lint_notebook
 from memlint.source import UndecodableSource, decode
+
+if TYPE_CHECKING:
+    from memlint.cache import Cache
 
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 8
@@ -50,7 +53,12 @@ def display_name(path: Path) -> str:
 
 
 def process_text(text: str, filename: str, settings: Settings, mode: Mode) -> FileResult:
-    lint, fix = (lint_notebook, fix_notebook) if is_notebook(filename) else (lint_text, fix_text)
+    if filename.endswith(".ipynb"):  # the notebook and fix code are imported only when used
+        from memlint.notebooks import fix_notebook as fix, lint_notebook as lint
+    else:
+        lint = lint_text
+        if mode.fix:
+            from memlint.fixes import fix_text as fix
     if not mode.fix:
         return FileResult(filename, lint(text, filename, settings))
     outcome = fix(text, filename, settings, unsafe=mode.unsafe)
@@ -89,6 +97,8 @@ def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mo
         message = f"memlint raised {type(error).__name__} while checking this file: {error}"
         return FileResult(filename, [reserved_diagnostic(registry.INTERNAL_ERROR, message, filename)])
     if mode.write and result.fixed_text is not None:
+        from memlint.fixes import FileChangedError, write_atomically
+
         try:
             write_atomically(path, source.encode(result.fixed_text), expected=data)
         except (FileChangedError, OSError) as error:
@@ -114,6 +124,9 @@ def _cached(path: Path, cache: Cache) -> Optional[FileResult]:
 def _isolated(paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None) -> list[FileResult]:
     """One file at a time in a worker of its own, after a worker died: the file that kills a worker
     again (a segfault in the parser, the memory killer, os._exit) becomes an ML900 finding."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     results = []
     pool = ProcessPoolExecutor(max_workers=1)
     try:
@@ -161,6 +174,9 @@ def run(
             if progress:
                 progress(1)
         return [done[index] for index in range(len(files))]
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     registry.all_rules()  # import the rules once, before forking
     size = max(1, len(todo) // (jobs * 8))
     chunks = [todo[start : start + size] for start in range(0, len(todo), size)]

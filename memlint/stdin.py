@@ -23,13 +23,6 @@ from memlint.report import ReportOptions, reporter_for
 from memlint.runner import FileResult, Mode, display_name, process_text
 from memlint.source import UndecodableSource, decode
 
-STDIN = Path("-")
-
-
-def wants_stdin(paths: Sequence[Path], stdin_filename: Optional[Path]) -> bool:
-    return STDIN in paths or (stdin_filename is not None and not paths)
-
-
 def check_stdin(
     paths: Sequence[Path],
     stdin_filename: Optional[Path],
@@ -44,7 +37,7 @@ def check_stdin(
     exit_non_zero_on_fix: bool,
 ) -> int:
     """Run on standard input and return the exit code (the output is written here)."""
-    from memlint.cli import _exit_code, _summary, fail, load_settings
+    from memlint.cli import STDIN, _exit_code, _summary, fail, load_settings
 
     if len([p for p in paths if p != STDIN]) or list(paths).count(STDIN) > 1:
         raise fail("`-` (standard input) cannot be combined with other paths")
