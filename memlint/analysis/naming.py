@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
+
+from memlint.analysis import tables
 
 # Iterables whose name says they yield batches: `train_loader`, `dataloader`, `tqdm(val_dl)`, `batches`.
 BATCH_SOURCE = re.compile(
@@ -55,3 +58,12 @@ def names_evaluation_data(name: str) -> bool:
     if any(t in _SPLIT_WORDS for t in tokens) and any(t in _LOADER_WORDS for t in tokens):
         return True
     return any(_JOINED_LOADER.match(t) for t in tokens)  # `testloader`, `valloader` (tutorial style)
+
+
+@functools.lru_cache(maxsize=4096)  # asked for the same few names again and again
+def named_like_model(name: str) -> bool:
+    """`model`, `self.encoder`, `teacher_net`; not `build_model` or `prepare_model` (verbs), not a loss."""
+    tokens = name_tokens(name)
+    if tokens and tokens[0] in tables.NON_MODEL_VERBS:
+        return False
+    return bool(tables.MODEL_NAME.match(name)) and not tables.LOSS_NAME.match(name)

@@ -157,3 +157,15 @@ VIEW_METHODS = frozenset(
      "expand_as", "view_as", "reshape_as", "narrow", "select", "chunk", "split", "unbind", "contiguous", "size",
      "dim", "detach", "float", "to", "type_as", "movedim", "mT", "T"}
 )  # fmt: skip
+# Layers whose output is not needed for their own backward (an in-place op right after them is safe).
+OUTPUT_NOT_SAVED = frozenset(
+    {
+        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
+        "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+        "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm", "LayerNorm",
+        "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Embedding",
+        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+    }
+)  # fmt: skip

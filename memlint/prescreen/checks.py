@@ -12,6 +12,7 @@ without the prescreen on whole corpora.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from typing import Any, Callable, Mapping
 
 from memlint.analysis.naming import BATCH_SOURCE, is_evaluation_function_name, names_evaluation_data
@@ -20,9 +21,11 @@ from memlint.analysis.tables import (
     BACKWARD_METHODS,
     INPLACE_FUNCTIONS,
     INPLACE_MODULES,
+    OUTPUT_NOT_SAVED,
     TORCH_FACTORIES,
     VIEW_METHODS,
 )
+from memlint.prescreen.graph import History
 from memlint.prescreen.source import Source, final_name, statement_lists, words_in
 
 Check = Callable[[Source, Mapping[str, Any]], bool]
@@ -45,44 +48,120 @@ def _argument_count(call: ast.Call) -> int:
 
 
 def accumulated_graph(source: Source, options: Mapping[str, Any]) -> bool:
-    """An accumulation (`+=`, `-=`, `x = x + ...`, `.append(v)`, `.extend(v)`) inside a loop, in
-    a function not named like a forward pass (`*forward*`, `__call__`)."""
+    """An accumulation (`+=`, `-=`, `x = x + v`, `.append(v)`, `.extend(v)`) inside a loop of the
+    same function, that loop not running layers, the function not named like a forward pass
+    (`*forward*`, `__call__`), into a name or `self.<attr>` that some assignment could have started
+    as a number or a container, of a value that could carry autograd history."""
     if not source.mentions("for", "while"):
         return False
-    return _accumulates_in_loop(source.tree, in_forward=False, in_loop=False)  # type: ignore[arg-type]
+    started = _possible_statistics(source)
+    if not started:
+        return False
+    return _accumulates_in_loop(source.tree, None, None, started, History(source))  # type: ignore[arg-type]
 
 
-def _accumulates_in_loop(node: ast.AST, *, in_forward: bool, in_loop: bool) -> bool:
+# Expressions it never values as a number or a container: what an accumulator cannot start as.
+_NOT_A_STATISTIC = (ast.Tuple, ast.Compare, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                    ast.GeneratorExp, ast.Subscript, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Starred)  # fmt: skip
+
+
+def _could_start_statistic(value) -> bool:
+    if value is None or isinstance(value, _NOT_A_STATISTIC):
+        return False
+    if isinstance(value, ast.Constant) and (value.value is None or isinstance(value.value, bool)):
+        return False
+    return not (isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not))
+
+
+def _possible_statistics(source: Source) -> set[str]:
+    """Names, and `self.<attr>` as ".attr", that some binding could start as a number or container."""
+    found: set[str] = set()
+    for node in source.nodes(ast.Assign, ast.AnnAssign):
+        if not _could_start_statistic(node.value):  # type: ignore[attr-defined]
+            continue
+        for target in node.targets if isinstance(node, ast.Assign) else [node.target]:  # type: ignore[attr-defined]
+            if isinstance(target, ast.Name):
+                found.add(target.id)
+            elif _is_self_attribute(target):
+                found.add("." + target.attr)  # type: ignore[attr-defined]
+    for item in source.nodes(ast.withitem):
+        if isinstance(item.optional_vars, ast.Name):  # type: ignore[attr-defined]
+            found.add(item.optional_vars.id)  # type: ignore[attr-defined]
+    return found
+
+
+def _accumulates_in_loop(node: ast.AST, function, loop, started: set[str], history: History) -> bool:
+    """`function`: the innermost function's name (None at module or class level); `loop`: the
+    innermost loop of that function, as the analysis keeps one loop stack per function."""
     for child in ast.iter_child_nodes(node):
-        child_forward, child_loop = in_forward, in_loop
+        child_function, child_loop = function, loop
         if isinstance(child, _FUNCTIONS):
-            child_forward = "forward" in child.name or child.name == "__call__"
+            child_function, child_loop = child.name, None
         elif isinstance(child, ast.ClassDef):
-            child_forward = False  # a class body is no function: the analysis sees no forward there
+            child_function, child_loop = None, None
         elif isinstance(child, _LOOPS):
-            child_loop = True
-        elif in_loop and not in_forward and _is_accumulation(child):
+            child_loop = child
+        elif loop is not None and _accumulates(child, started, history) and not _forward_like(function) and not _runs_layers(loop):
             return True
-        if _accumulates_in_loop(child, in_forward=child_forward, in_loop=child_loop):
+        if _accumulates_in_loop(child, child_function, child_loop, started, history):
             return True
     return False
 
 
-def _is_accumulation(node: ast.AST) -> bool:
-    if isinstance(node, ast.AugAssign):
-        return isinstance(node.op, (ast.Add, ast.Sub))
-    if isinstance(node, ast.Assign):
-        target = node.targets[0] if len(node.targets) == 1 else None
+def _forward_like(function) -> bool:
+    return function is not None and ("forward" in function or function == "__call__")
+
+
+def _accumulates(node: ast.AST, started: set[str], history: History) -> bool:
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
+        accumulator, value = node.target, node.value
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
         value = node.value
-        return (
-            isinstance(target, ast.Name)
-            and isinstance(value, ast.BinOp)
-            and isinstance(value.op, ast.Add)
-            and any(isinstance(side, ast.Name) and side.id == target.id for side in (value.left, value.right))
-        )
-    if isinstance(node, ast.Call):
-        func = node.func
-        return isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and _argument_count(node) == 1
+        if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)):
+            return False
+        name = node.targets[0].id
+        sides = [(l, r) for l, r in ((value.left, value.right), (value.right, value.left)) if isinstance(l, ast.Name) and l.id == name]
+        if not sides:
+            return False
+        accumulator, value = sides[0]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
+        if _argument_count(node) != 1:
+            return False
+        accumulator = node.func.value
+        value = node.args[0] if node.args else node.keywords[0].value
+        if isinstance(value, ast.Starred):
+            value = value.value
+    else:
+        return False
+    return _statistic_key(accumulator) in started and history.possible(value)
+
+
+def _statistic_key(accumulator: ast.AST):
+    if isinstance(accumulator, ast.Subscript):
+        accumulator = accumulator.value
+    if isinstance(accumulator, ast.Name):
+        return accumulator.id
+    if _is_self_attribute(accumulator):
+        return "." + accumulator.attr  # type: ignore[attr-defined]
+    return None
+
+
+def _runs_layers(loop: ast.AST) -> bool:
+    """The analysis's test for a loop over layers: its body calls the loop variable (`block(x)`,
+    `self.blocks[i](x)`)."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Subscript):
+                index = func.slice
+                func = index.elts[0] if isinstance(index, ast.Tuple) and index.elts else index
+            if isinstance(func, ast.Name) and func.id in targets:
+                return True
     return False
 
 
@@ -112,24 +191,64 @@ def activation_not_inplace(source: Source, options: Mapping[str, Any]) -> bool:
     """`nn.Sequential` holding an in-place-capable module; or, in a `forward`, an in-place-capable
     `F.<activation>` applied to `self.<layer>(...)` directly or to the name the previous statement
     bound to it."""
-    if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES):
+    if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source):
         return True
     if not source.mentions(*INPLACE_FUNCTIONS):
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
+    layers = _attributes_holding_layers(source)
+    self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
+        (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
+    )
     for function in source.nodes(*_FUNCTIONS):
         if function.name != "forward":  # type: ignore[attr-defined]
             continue
         for statements in statement_lists(function):
             previous = None
             for statement in statements:
-                if _applies_inplace_function(statement, previous, functional):
+                if _applies_inplace_function(statement, previous, functional, layers, self_rebound):
                     return True
                 previous = statement
     return False
 
 
-def _applies_inplace_function(statement: ast.stmt, previous, functional: set[str]) -> bool:
+def _attributes_holding_layers(source: Source) -> set[str]:
+    """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`), or
+    assigned a name (which may hold one)."""
+    layer_names = source.names_for(OUTPUT_NOT_SAVED)
+    found: set[str] = set()
+    for node in source.nodes(ast.Assign, ast.AnnAssign):
+        value = node.value  # type: ignore[attr-defined]
+        if not (isinstance(value, ast.Name) or (isinstance(value, ast.Call) and final_name(value.func) in layer_names)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        found.update(t.attr for t in targets if _is_self_attribute(t))
+    return found
+
+
+def _layer_pair_in_a_sequence(source: Source) -> bool:
+    """An in-place-capable module right after a layer that does not save its output, in the
+    arguments of `Sequential(...)` or in a list / tuple display (`OrderedDict` pairs included)."""
+    inplace, before = source.names_for(INPLACE_MODULES), source.names_for(OUTPUT_NOT_SAVED)
+    sequential = source.names_for(["Sequential"])
+    sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
+    sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
+    for elements in sequences:
+        layers = [_layer_of(element) for element in elements]
+        for previous, layer in zip(layers, layers[1:]):
+            if previous in before and layer in inplace:
+                return True
+    return False
+
+
+def _layer_of(element: ast.AST):
+    """The constructor name of a sequence element: `nn.ReLU()` or `("relu", nn.ReLU())` -> "ReLU"."""
+    if isinstance(element, ast.Tuple) and len(element.elts) == 2:
+        element = element.elts[1]
+    return final_name(element.func) if isinstance(element, ast.Call) else None
+
+
+def _applies_inplace_function(statement: ast.stmt, previous, functional: set[str], layers: set[str], self_rebound: bool) -> bool:
     if isinstance(statement, ast.Assign):
         single_name = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
         direct = statement.value if single_name else None
@@ -140,26 +259,38 @@ def _applies_inplace_function(statement: ast.stmt, previous, functional: set[str
     for call in ast.walk(statement):
         if not isinstance(call, ast.Call) or final_name(call.func) not in functional or not call.args:
             continue
+        if _root_name(call.func) == "self" and not self_rebound:
+            continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
         first = call.args[0]
-        if isinstance(first, ast.Call) and _is_self_attribute(first.func):
+        if isinstance(first, ast.Call) and _self_attribute(first.func) in layers:
             return True
-        if call is direct and isinstance(first, ast.Name) and _binds_self_layer_output(previous, first.id):
+        if call is direct and isinstance(first, ast.Name) and _binds_layer_output(previous, first.id, layers):
             return True
     return False
+
+
+def _root_name(expr: ast.AST):
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def _is_self_attribute(expr: ast.AST) -> bool:
     return isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"
 
 
-def _binds_self_layer_output(statement, name: str) -> bool:
+def _self_attribute(expr: ast.AST):
+    return expr.attr if _is_self_attribute(expr) else None  # type: ignore[attr-defined]
+
+
+def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
     return (
         isinstance(statement, ast.Assign)
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
         and statement.targets[0].id == name
         and isinstance(statement.value, ast.Call)
-        and _is_self_attribute(statement.value.func)
+        and _self_attribute(statement.value.func) in layers
     )
 
 
@@ -167,58 +298,132 @@ def _binds_self_layer_output(statement, name: str) -> bool:
 
 def retained_intermediates(source: Source, options: Mapping[str, Any]) -> bool:
     """A `forward` whose top-level statements assign calls to names in a chain at least
-    `min-retained-chain` long, each call reading the name bound by an earlier one."""
+    `min-retained-chain` long, each call reading the name bound by an earlier one, leaving out
+    names the rule certainly rejects: those bound or read more than once."""
     if not source.mentions("forward"):
         return False
     needed = options.get("min-retained-chain", 3)
     for function in source.nodes(*_FUNCTIONS):
-        if function.name == "forward" and _longest_chain(function.body) >= needed:  # type: ignore[attr-defined]
+        if function.name != "forward" or _longest_chain(function.body) < needed:  # type: ignore[attr-defined]
+            continue
+        if _longest_chain(function.body, _used_or_bound_twice(function)) >= needed:  # type: ignore[arg-type]
             return True
     return False
 
 
-def _longest_chain(statements: list[ast.stmt]) -> int:
+def _longest_chain(statements: list[ast.stmt], excluded: frozenset[str] = frozenset()) -> int:
     length: dict[str, int] = {}  # name -> the longest chain ending in it
     best = 0
     for statement in statements:
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
             continue
-        value = statement.value
-        if not isinstance(value, ast.Call) or (isinstance(value.func, ast.Attribute) and value.func.attr in VIEW_METHODS):
+        value, target = statement.value, statement.targets[0].id
+        if target in excluded or not isinstance(value, ast.Call):
+            continue
+        if isinstance(value.func, ast.Attribute) and value.func.attr in VIEW_METHODS:
             continue
         earlier = [length[word] for word in set(words_in(value)) if word in length]
-        target = statement.targets[0].id
         length[target] = max(length.get(target, 0), 1 + max(earlier, default=0))
         best = max(best, length[target])
     return best
 
 
+# Where a name is only ever read, for libcst as well: not an element of a display (which the rule
+# may count as an unpacking target) and not a parameter default (which it counts as a binding).
+_NOT_SURELY_READ_IN = (ast.Tuple, ast.List, ast.Set, ast.Starred, ast.arguments)
+
+
+def _used_or_bound_twice(function: ast.FunctionDef) -> frozenset[str]:
+    """Names the rule counts at least twice as bound, or at least twice as read, in `function`:
+    a lower bound of its counts, from the bindings and reads both parsers agree on."""
+    bound: Counter[str] = Counter(a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs])
+    used: Counter[str] = Counter()
+    stack: list[tuple[ast.AST, ast.AST]] = [(child, function) for child in function.body]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and not isinstance(parent, _NOT_SURELY_READ_IN):
+                used[node.id] += 1
+            elif isinstance(node.ctx, ast.Store) and _is_direct_target(node, parent):
+                bound[node.id] += 1
+        stack.extend((child, node) for child in ast.iter_child_nodes(node))
+    return frozenset(name for counts in (bound, used) for name, count in counts.items() if count >= 2)
+
+
+def _is_direct_target(name: ast.Name, parent: ast.AST) -> bool:
+    if isinstance(parent, ast.Assign):
+        return name in parent.targets
+    return isinstance(parent, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension)) and parent.target is name
+
+
 # ---------------------------------------------------------------------------- ML005
 
-_FOLDABLE = (ast.Constant, ast.Name, ast.UnaryOp, ast.BinOp, ast.Call, ast.Starred, ast.unaryop, ast.operator, ast.Load)
+_ARITHMETIC = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Starred, ast.unaryop, ast.operator, ast.Load)
 
 
 def oversized_linear_after_flatten(source: Source, options: Mapping[str, Any]) -> bool:
-    """A `Linear(...)` with two arguments that could fold to numbers (literals, names, arithmetic,
-    `int()`): the rule needs both sizes as numbers."""
+    """A `Linear(...)` with two arguments that could fold to numbers: the rule needs both sizes."""
     if not source.mentions("Linear"):
         return False
     linear = source.names_for(["Linear"])
+    folding = _Folding(source)
     for call in source.nodes(ast.Call):
         if final_name(call.func) in linear:  # type: ignore[attr-defined]
             values = [*call.args, *(k.value for k in call.keywords)]  # type: ignore[attr-defined]
-            if sum(1 for value in values if _could_fold(value)) >= 2:
+            if sum(1 for value in values if folding.could_fold(value)) >= 2:
                 return True
     return False
 
 
-def _could_fold(expr: ast.AST) -> bool:
-    for node in ast.walk(expr):
-        if not isinstance(node, _FOLDABLE):
-            return False
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id == "int"):
-            return False
-    return True
+class _Folding:
+    """Could an expression fold to a number the way `analysis/constants.py` folds it: literals,
+    arithmetic, `int(...)`, and names whose value, given by some `name = ...`, `name: T = ...` or
+    parameter default in the file, could fold itself?  (The analysis uses one such binding; any
+    of them is a loosening.)"""
+
+    def __init__(self, source: Source) -> None:
+        self.bindings: dict[str, list[ast.AST]] = {}
+        for node in source.nodes(ast.Assign, ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and node.value is not None:  # type: ignore[attr-defined]
+                self.bindings.setdefault(targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
+        for arguments in source.nodes(ast.arguments):
+            positional = [*arguments.posonlyargs, *arguments.args]  # type: ignore[attr-defined]
+            defaults = arguments.defaults  # type: ignore[attr-defined]
+            pairs = [*zip(positional[len(positional) - len(defaults):], defaults), *zip(arguments.kwonlyargs, arguments.kw_defaults)]  # type: ignore[attr-defined]
+            for argument, default in pairs:
+                if default is not None:
+                    self.bindings.setdefault(argument.arg, []).append(default)
+        self.names: dict[str, bool] = {}
+
+    def could_fold(self, expr: ast.AST) -> bool:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name):
+                if node.id != "int" and not self._name_could_fold(node.id):
+                    return False
+            elif isinstance(node, ast.Call):
+                if not (isinstance(node.func, ast.Name) and node.func.id == "int"):
+                    return False
+            elif not isinstance(node, _ARITHMETIC):
+                return False
+        return True
+
+    def _name_could_fold(self, name: str) -> bool:
+        if name not in self.names:
+            self.names[name] = True  # a name defined through itself: assume it may fold (a loosening)
+            self.names[name] = any(self.could_fold(value) for value in self.bindings.get(name, ()))
+        return self.names[name]
+
+
+# ---------------------------------------------------------------------------- ML007
+
+
+def checkpoint_misuse(source: Source, options: Mapping[str, Any]) -> bool:
+    """A call of `torch.utils.checkpoint`, its `checkpoint` or its `checkpoint_sequential`."""
+    if not source.mentions("utils") or not source.mentions("checkpoint", "checkpoint_sequential"):
+        return False
+    names = source.names_for(["checkpoint", "checkpoint_sequential"])
+    return any(final_name(call.func) in names for call in source.nodes(ast.Call))  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------- ML013
@@ -252,7 +457,7 @@ def device_outputs_accumulated(source: Source, options: Mapping[str, Any]) -> bo
         if not any(BATCH_SOURCE.search(word) for word in words_in(loop.iter)):  # type: ignore[attr-defined]
             continue
         for node in ast.walk(loop):
-            if isinstance(node, ast.Call) and _is_accumulation(node):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend") and _argument_count(node) == 1:
                 return True
     return False
 
@@ -278,7 +483,6 @@ _BACKWARD = tuple(BACKWARD_METHODS)
 # Checks that need only the words of the text come first: they are the cheapest.
 TEXT_CHECKS: dict[str, Check] = {
     "ML006": _optimizer_over_budget,
-    "ML007": _words(("checkpoint", "checkpoint_sequential")),
     "ML008": _words(("DataLoader",), ("len", "__len__")),
     "ML009": _words(("empty_cache", "collect")),
     "ML010": _words((*_BACKWARD, "optim"), ("float64", "double")),
@@ -295,6 +499,7 @@ TREE_CHECKS: dict[str, Check] = {
     "ML003": activation_not_inplace,
     "ML004": retained_intermediates,
     "ML005": oversized_linear_after_flatten,
+    "ML007": checkpoint_misuse,
     "ML013": host_then_device,
     "ML014": device_outputs_accumulated,
 }

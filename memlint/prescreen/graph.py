@@ -1,0 +1,171 @@
+"""Could an expression carry autograd history, by the rules of `memlint.analysis.values`?
+
+An over-approximation on CPython's AST: it answers False only where the analysis certainly gives
+no history: literals and displays, graph-free methods (`.item()`, `.detach()`), calls of the
+file's own classes and functions or of names imported from outside torch, `torch.nn` layer
+constructors, and names or `self` attributes every assignment of which is such a value.  History
+starts at model calls, `self(...)`, functional losses and torch operations on such values; any
+call not ruled out above counts as a possible start.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from memlint.analysis import tables
+from memlint.analysis.naming import named_like_model
+from memlint.prescreen.source import Source
+
+# Never history: literals, displays, comparisons, lambdas, comprehensions (values.evaluate).
+NO_HISTORY = (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.Compare, ast.BoolOp,
+              ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
+_BUILTIN_RESULTS = frozenset({"list", "dict", "set", "float", "int", "bool", "round", "len", "str", "repr", "format"})
+
+
+class History:
+    def __init__(self, source: Source) -> None:
+        self.values: dict[str, list[ast.AST]] = {}  # name, or ".attr" for self.attr -> assigned values
+        self.other_bindings: set[str] = set()  # names bound by anything but an import, a def or a class
+        self.imports: dict[str, list[Optional[str]]] = {}  # name -> qualified paths (None: relative)
+        self.definitions: set[str] = set()  # names of the file's functions and classes
+        for node in source.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+            for target in targets:
+                for key in _keys_bound_by(target):
+                    self.values.setdefault(key, []).append(node.value)  # type: ignore[attr-defined]
+        for item in source.nodes(ast.withitem):
+            for key in _keys_bound_by(item.optional_vars) if item.optional_vars is not None else ():  # type: ignore[attr-defined]
+                self.values.setdefault(key, []).append(item.context_expr)  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Name):
+            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+                self.other_bindings.add(node.id)  # type: ignore[attr-defined]
+        for node in source.nodes(ast.arg):
+            self.other_bindings.add(node.arg)  # type: ignore[attr-defined]
+        for node in source.nodes(ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+            if node.name:  # type: ignore[attr-defined]
+                self.other_bindings.add(node.name)  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Global, ast.Nonlocal, ast.MatchMapping):
+            self.other_bindings.update(getattr(node, "names", None) or [getattr(node, "rest", None) or ""])
+        for node in source.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            self.definitions.add(node.name)  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Import):
+            for alias in node.names:  # type: ignore[attr-defined]
+                local = alias.asname or alias.name.partition(".")[0]
+                self.imports.setdefault(local, []).append(alias.name if alias.asname else local)
+        for node in source.nodes(ast.ImportFrom):
+            for alias in node.names:  # type: ignore[attr-defined]
+                qualified = None if node.level else f"{node.module}.{alias.name}"  # type: ignore[attr-defined]
+                self.imports.setdefault(alias.asname or alias.name, []).append(qualified)
+        self.functional_losses = source.names_for(tables.FUNCTIONAL_LOSSES)
+        self._memo: dict[str, bool] = {}
+
+    def possible(self, expr: ast.AST) -> bool:
+        if isinstance(expr, NO_HISTORY):
+            return False
+        if isinstance(expr, ast.UnaryOp):
+            return not isinstance(expr.op, ast.Not) and self.possible(expr.operand)
+        if isinstance(expr, ast.BinOp):
+            return self.possible(expr.left) or self.possible(expr.right)
+        if isinstance(expr, ast.IfExp):
+            return self.possible(expr.body) or self.possible(expr.orelse)
+        if isinstance(expr, ast.Subscript):
+            return self.possible(expr.value)
+        if isinstance(expr, ast.Name):
+            return self._assigned_value_possible(expr.id)
+        if isinstance(expr, ast.Attribute):
+            if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+                return self._assigned_value_possible("." + expr.attr)
+            return not self._only_imported(_root(expr)) and self.possible(expr.value)
+        if isinstance(expr, ast.Call):
+            return self._call_possible(expr)
+        return True  # await, yield, starred, ...: not followed
+
+    def _assigned_value_possible(self, key: str) -> bool:
+        if key not in self._memo:
+            self._memo[key] = True  # defined through itself: assume it may (a loosening)
+            self._memo[key] = any(self.possible(value) for value in self.values.get(key, ()))
+        return self._memo[key]
+
+    def _call_possible(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in self.functional_losses:
+                return True
+            if name in self.other_bindings or name in self.values:
+                return True  # bound to a value: may be a model
+            if self._only_imported(name):
+                if all(path is None or not path.startswith("torch") for path in self.imports[name]):
+                    return False  # imported from outside torch (or relatively): not followed, no history
+                return self._torch_call_possible(call)
+            if name in self.definitions and name not in self.imports:
+                return bool(tables.LOSS_NAME.match(name))  # the file's own class or function
+            if name in self.definitions or name in self.imports:
+                return True
+            if name in _BUILTIN_RESULTS:
+                return False
+            return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
+        if isinstance(func, ast.Attribute):
+            root = _root(func)
+            if self._only_imported(root):
+                paths = [self._qualified(path, func) for path in self.imports[root]]  # type: ignore[index]
+                if all(path is not None and not path.startswith("torch") for path in paths):
+                    return False  # a function of a module from outside torch
+                if all(path is not None and _is_torch_layer(path) for path in paths):
+                    return False  # `nn.Linear(...)`: a module, not a tensor
+                return func.attr in self.functional_losses or self._torch_call_possible(call)
+            if func.attr in tables.GRAPH_FREE_METHODS and not self._may_resolve(root):
+                return False  # `.item()`, `.detach()`, `.size()` on a value
+            return True
+        return True
+
+    def _may_resolve(self, root: Optional[str]) -> bool:
+        """Could `root.<...>` name something through an import (so that torch decides the result)?"""
+        if root is None:
+            return False
+        return root in self.imports or any(isinstance(v, (ast.Name, ast.Attribute)) for v in self.values.get(root, ()))
+
+    def _torch_call_possible(self, call: ast.Call) -> bool:
+        """A torch function: history only from a loss or from its arguments."""
+        name = call.func.id if isinstance(call.func, ast.Name) else call.func.attr  # type: ignore[attr-defined]
+        if name in self.functional_losses:
+            return True
+        return any(self.possible(a) for a in call.args) or any(self.possible(k.value) for k in call.keywords)
+
+    def _only_imported(self, name: Optional[str]) -> bool:
+        return name is not None and name in self.imports and name not in self.other_bindings and name not in self.values and name not in self.definitions
+
+    @staticmethod
+    def _qualified(path: Optional[str], func: ast.Attribute) -> Optional[str]:
+        if path is None:
+            return None
+        parts = []
+        node: ast.AST = func
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        return ".".join([path, *reversed(parts)])
+
+
+def _keys_bound_by(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return ["." + target.attr]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [key for element in target.elts for key in _keys_bound_by(element)]
+    if isinstance(target, ast.Starred):
+        return _keys_bound_by(target.value)
+    return []
+
+
+def _root(expr: ast.AST) -> Optional[str]:
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def _is_torch_layer(qualified: str) -> bool:
+    module, _, name = qualified.rpartition(".")
+    return module.startswith("torch.nn") and module != "torch.nn.functional" and name[:1].isupper()

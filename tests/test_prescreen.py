@@ -1,0 +1,161 @@
+"""The prescreen must never clear a file a rule reports in, and must clear ordinary model code."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from memlint.config import Settings
+from memlint.engine import lint_text
+from memlint.prescreen import Source, needs_analysis
+from memlint.prescreen.checks import TEXT_CHECKS, TREE_CHECKS
+from memlint.registry import all_rules, rule_entries
+from memlint.rules import CATALOGUE
+from memlint.testing import settings_for, source_of
+
+CHECKS = {**TEXT_CHECKS, **TREE_CHECKS}
+INVALID = [(rule, index, example) for rule in all_rules() for index, example in enumerate(rule.INVALID)]
+DEFAULT_CODES = frozenset(entry.code for entry in rule_entries() if entry.default_enabled)
+
+
+def test_every_built_in_rule_has_exactly_one_check():
+    assert set(TEXT_CHECKS).isdisjoint(TREE_CHECKS)
+    assert set(CHECKS) == {code for code, *_ in CATALOGUE}
+
+
+def test_the_catalogue_matches_the_rule_classes():
+    assert [(code, name, enabled) for code, name, enabled, _ in CATALOGUE] == [
+        (rule.code, rule.name, rule.default_enabled) for rule in all_rules()
+    ]
+    assert [module for *_, module in CATALOGUE] == [rule.__module__.rpartition(".")[2] for rule in all_rules()]
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), INVALID, ids=lambda v: getattr(v, "code", str(v)))
+def test_the_check_of_a_rule_lets_through_each_of_its_invalid_examples(rule, index, example):
+    source = Source(source_of(example))
+    options = settings_for(rule, example.config).options
+    assert source.tree is not None and source.structure_is_reliable
+    assert CHECKS[rule.code](source, options), f"{rule.code} INVALID[{index}] would be screened out"
+
+
+def _screened(code: str, snippet: str, options=None) -> bool:
+    """True when the prescreen clears `snippet` for the rules `code` (comma-separated)."""
+    source = Source(textwrap.dedent(snippet).lstrip("\n"))
+    return not needs_analysis(source, frozenset(code.split(",")), options or {})
+
+
+MODEL_CODE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Attention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.q = nn.Linear(config.hidden_size, config.hidden_size)
+        self.k = nn.Linear(config.hidden_size, config.hidden_size)
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, hidden_states, mask=None):
+        query = self.q(hidden_states)
+        key = self.k(hidden_states)
+        scores = torch.matmul(query, key.transpose(-1, -2))
+        if mask is not None:
+            scores = scores + mask
+        weights = F.softmax(scores, dim=-1)
+        weights = F.dropout(weights, p=0.1, training=self.training)
+        all_states = ()
+        for layer in self.layers:
+            all_states += (hidden_states,)
+            hidden_states = layer(hidden_states)
+        positions = torch.arange(10, device=hidden_states.device)
+        return self.drop(weights) + positions
+"""
+
+
+def test_ordinary_model_code_is_cleared_for_every_default_rule():
+    assert not needs_analysis(Source(MODEL_CODE), DEFAULT_CODES, {})
+    assert lint_text(MODEL_CODE, "model.py", Settings(enabled=DEFAULT_CODES)) == []
+
+
+@pytest.mark.parametrize(
+    ("code", "snippet"),
+    [
+        # accumulation in a loop outside forward
+        ("ML001", "def run(xs):\n    total = 0\n    for x in xs:\n        total += model(x)\n"),
+        ("ML001", "def run(xs):\n    out = []\n    while xs:\n        out.append(xs.pop())\n"),
+        # an evaluation region of each kind
+        ("ML002", "def validate(model, x):\n    return model(x)\n"),
+        ("ML002", "model.eval()\ny = model(x)\n"),
+        ("ML002", "for batch in val_loader:\n    y = model(batch)\n"),
+        # an F.<activation> on a fresh layer output, also through an alias
+        ("ML003", "from torch.nn.functional import relu as r\nclass N:\n    def __init__(self):\n        self.bn = nn.BatchNorm2d(3)\n    def forward(self, x):\n        return r(self.bn(x))\n"),
+        ("ML003", "class N:\n    def __init__(self):\n        self.fc = nn.Linear(3, 3)\n    def forward(self, x):\n        h = self.fc(x)\n        x = F.relu(h)\n        return x\n"),
+        ("ML003", "net = nn.Sequential(OrderedDict([('fc', nn.Linear(3, 3)), ('act', nn.ReLU())]))\n"),
+        ("ML004", "class N:\n    def forward(self, x):\n        a = self.l1(x)\n        b = self.l2(a)\n        c = self.l3(b)\n        return c\n"),
+        ("ML005", "import torch.nn as nn\nfc = nn.Linear(512 * 7 * 7, 4096)\n"),
+        ("ML005", "from torch.nn import Linear as L\nC = 512\nfc = L(in_features=C * 49, out_features=C)\n"),
+        ("ML007", "from torch.utils.checkpoint import checkpoint as ckpt\ny = ckpt(layer, x)\n"),
+        ("ML007", "import torch.utils.checkpoint\ny = torch.utils.checkpoint(layer, x)\n"),
+        ("ML013", "x = torch.zeros(3).to(device)\n"),
+        ("ML013", "from torch import ones as o\nx = o(3).cuda()\n"),
+        ("ML014", "for batch in test_loader:\n    outs.append(model(batch))\ny = x.to('cuda')\n"),
+    ],
+)
+def test_a_check_lets_through_what_its_rule_looks_at(code, snippet):
+    assert not _screened(code, snippet)
+
+
+@pytest.mark.parametrize(
+    ("code", "snippet"),
+    [
+        ("ML001", "class N:\n    def forward(self, x):\n        outs = []\n        for b in self.blocks:\n            outs.append(b(x))\n"),
+        ("ML001", "def f(xs):\n    total = 0\n    total += 1\n"),
+        ("ML002", "def train(model, loader):\n    for x in train_loader:\n        model(x).backward()\n"),
+        ("ML003", "class N:\n    def forward(self, x):\n        h = self.bn(x)\n        y = self.other(x)\n        return F.relu(h)\n"),
+        ("ML003", "class N:\n    def forward(self, x):\n        x = self.act(self.fc(x))\n        return self.dropout(x)\n"),
+        ("ML003", "net = nn.Sequential(nn.Linear(3, 3), nn.GELU(), nn.Dropout(0.1))\n"),
+        ("ML004", "class N:\n    def forward(self, x):\n        x = self.l1(x)\n        x = self.l2(x)\n        return x\n"),
+        ("ML004", "class N:\n    def forward(self, x):\n        a = self.l1(x)\n        b = a.view(-1)\n        c = self.l3(b)\n        return c\n"),
+        ("ML005", "fc = nn.Linear(config.hidden_size, config.vocab_size)\n"),
+        ("ML004", "class N:\n    def forward(self, x):\n        a = self.l1(x)\n        b = self.l2(a)\n        c = self.l3(b)\n        return c + b\n"),
+        ("ML007", "state = torch.load(args.checkpoint)\n"),
+        ("ML013", "x = torch.zeros(3, device=device).to(dtype)\n"),
+        ("ML014", "for x in range(3):\n    outs.append(x)\ny = x.to('cuda')\n"),
+        ("ML006", "opt = torch.optim.Adam(model.parameters())\n"),  # no gpu-memory budget configured
+        ("ML016", "with torch.autocast('cuda'):\n    y = model(x)\n"),
+    ],
+)
+def test_a_check_clears_what_its_rule_cannot_report(code, snippet):
+    assert _screened(code, snippet)
+
+
+def test_the_budget_option_reopens_the_optimizer_check():
+    snippet = "opt = torch.optim.Adam(model.parameters())\n"
+    assert not _screened("ML006", snippet, {"gpu-memory": 1 << 30})
+
+
+def test_the_chain_length_option_is_respected():
+    snippet = "class N:\n    def forward(self, x):\n        a = self.l1(x)\n        b = self.l2(a)\n        return b\n"
+    assert _screened("ML004", snippet, {"min-retained-chain": 3})
+    assert not _screened("ML004", snippet, {"min-retained-chain": 2})
+
+
+def test_a_rule_without_a_check_always_runs():
+    assert not _screened("ML899", "import torch\n")
+
+
+def test_code_cpython_cannot_compile_goes_to_the_full_analysis_and_reports_ml000():
+    text = "import torch\ndef f(:\n"
+    assert Source(text).tree is None
+    (finding,) = lint_text(text, "broken.py", Settings(enabled=DEFAULT_CODES))
+    assert finding.code == "ML000"
+
+
+def test_identifiers_that_python_normalises_skip_the_structural_checks():
+    # CPython reads `ｆorward` as `forward`; libcst keeps it as written.  Such a file is not judged by its AST.
+    text = "import torch\nclass N:\n    def ｆorward(self, x):\n        return x\n"
+    source = Source(text)
+    assert source.tree is not None and not source.structure_is_reliable
+    assert needs_analysis(source, frozenset({"ML004"}), {})
