@@ -84,7 +84,8 @@ def test_ordinary_model_code_is_cleared_for_every_default_rule():
     [
         # accumulation in a loop outside forward
         ("ML001", "def run(xs):\n    total = 0\n    for x in xs:\n        total += model(x)\n"),
-        ("ML001", "def run(xs):\n    out = []\n    while xs:\n        out.append(xs.pop())\n"),
+        ("ML001", "def run(xs):\n    out = []\n    while xs:\n        out.append(model(xs.pop()))\n"),
+        ("ML001", "import torch.nn.functional as F\ndef run(self, xs):\n    self.seen = []\n    for x in xs:\n        y = F.cross_entropy(x, t)\n        self.seen.append(y)\n"),
         # an evaluation region of each kind
         ("ML002", "def validate(model, x):\n    return model(x)\n"),
         ("ML002", "model.eval()\ny = model(x)\n"),
@@ -112,6 +113,9 @@ def test_a_check_lets_through_what_its_rule_looks_at(code, snippet):
     [
         ("ML001", "class N:\n    def forward(self, x):\n        outs = []\n        for b in self.blocks:\n            outs.append(b(x))\n"),
         ("ML001", "def f(xs):\n    total = 0\n    total += 1\n"),
+        ("ML001", "def run(xs):\n    out = []\n    while xs:\n        out.append(xs.pop().item())\n"),
+        ("ML001", "class Block: ...\nclass Net:\n    def __init__(self, n):\n        self.blocks = []\n        for i in range(n):\n            self.blocks.append(Block(i))\n"),
+        ("ML001", "from PIL import Image\ndef load(paths):\n    images = []\n    for p in paths:\n        images.append(Image.open(p))\n"),
         ("ML002", "def train(model, loader):\n    for x in train_loader:\n        model(x).backward()\n"),
         ("ML003", "class N:\n    def forward(self, x):\n        h = self.bn(x)\n        y = self.other(x)\n        return F.relu(h)\n"),
         ("ML003", "class N:\n    def forward(self, x):\n        x = self.act(self.fc(x))\n        return self.dropout(x)\n"),

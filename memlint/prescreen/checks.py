@@ -169,18 +169,32 @@ def _runs_layers(loop: ast.AST) -> bool:
 
 
 def eval_without_no_grad(source: Source, options: Mapping[str, Any]) -> bool:
-    """An evaluation region: a function named as an evaluation, `.eval()` / `.train(False)`, or a
-    loop over validation / test data."""
+    """A call that could run a model inside an evaluation region: a function named as an
+    evaluation, a function (or the module) that calls `.eval()` / `.train(False)`, or a loop over
+    validation / test data."""
+    history = History(source)
+
+    def runs_a_model(root: ast.AST) -> bool:
+        return any(isinstance(node, ast.Call) and history.may_run_model(node) for node in ast.walk(root))
+
     for function in source.nodes(*_FUNCTIONS):
-        if is_evaluation_function_name(function.name):  # type: ignore[attr-defined]
+        if is_evaluation_function_name(function.name) and runs_a_model(function):  # type: ignore[attr-defined]
             return True
-    for call in _calls_method(source, "eval", "train"):
-        count = _argument_count(call)
-        if (call.func.attr == "eval" and count == 0) or (call.func.attr == "train" and count == 1):  # type: ignore[attr-defined]
+    for scope in [source.tree, *source.nodes(*_FUNCTIONS)]:
+        if _calls_eval_mode(scope) and runs_a_model(scope):  # type: ignore[arg-type]
             return True
     for loop in source.nodes(ast.For, ast.AsyncFor):
-        if any(names_evaluation_data(word) for word in words_in(loop.iter)):  # type: ignore[attr-defined]
+        if any(names_evaluation_data(word) for word in words_in(loop.iter)) and runs_a_model(loop):  # type: ignore[attr-defined]
             return True
+    return False
+
+
+def _calls_eval_mode(scope: ast.AST) -> bool:
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            count = _argument_count(node)
+            if (node.func.attr == "eval" and count == 0) or (node.func.attr == "train" and count == 1):
+                return True
     return False
 
 

@@ -26,27 +26,46 @@ _BUILTIN_RESULTS = frozenset({"list", "dict", "set", "float", "int", "bool", "ro
 class History:
     def __init__(self, source: Source) -> None:
         self.values: dict[str, list[ast.AST]] = {}  # name, or ".attr" for self.attr -> assigned values
-        self.other_bindings: set[str] = set()  # names bound by anything but an import, a def or a class
         self.imports: dict[str, list[Optional[str]]] = {}  # name -> qualified paths (None: relative)
         self.definitions: set[str] = set()  # names of the file's functions and classes
+        # Parameters the analysis may value as a module: `self`, annotated ones, methods' first.
+        self.module_params: set[str] = {"self"}
+        # Names bound in other ways than by an assignment, a loop target, a plain parameter, an
+        # import or a definition (`del`, `except ... as`, `global`, match captures): not followed.
+        self.other_bindings: set[str] = set()
+        targets_seen: set[int] = set()
         for node in source.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             for target in targets:
+                targets_seen.update(id(n) for n in ast.walk(target))
                 for key in _keys_bound_by(target):
                     self.values.setdefault(key, []).append(node.value)  # type: ignore[attr-defined]
         for item in source.nodes(ast.withitem):
-            for key in _keys_bound_by(item.optional_vars) if item.optional_vars is not None else ():  # type: ignore[attr-defined]
-                self.values.setdefault(key, []).append(item.context_expr)  # type: ignore[attr-defined]
+            if item.optional_vars is not None:  # type: ignore[attr-defined]
+                targets_seen.update(id(n) for n in ast.walk(item.optional_vars))  # type: ignore[attr-defined]
+                for key in _keys_bound_by(item.optional_vars):  # type: ignore[attr-defined]
+                    self.values.setdefault(key, []).append(item.context_expr)  # type: ignore[attr-defined]
+        for loop in source.nodes(ast.For, ast.AsyncFor, ast.comprehension):
+            targets_seen.update(id(n) for n in ast.walk(loop.target))  # type: ignore[attr-defined]  # valued "unknown"
         for node in source.nodes(ast.Name):
-            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+            if not isinstance(node.ctx, ast.Load) and id(node) not in targets_seen:  # type: ignore[attr-defined]
                 self.other_bindings.add(node.id)  # type: ignore[attr-defined]
-        for node in source.nodes(ast.arg):
-            self.other_bindings.add(node.arg)  # type: ignore[attr-defined]
         for node in source.nodes(ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
             if node.name:  # type: ignore[attr-defined]
                 self.other_bindings.add(node.name)  # type: ignore[attr-defined]
-        for node in source.nodes(ast.Global, ast.Nonlocal, ast.MatchMapping):
-            self.other_bindings.update(getattr(node, "names", None) or [getattr(node, "rest", None) or ""])
+        for node in source.nodes(ast.MatchMapping):
+            if node.rest:  # type: ignore[attr-defined]
+                self.other_bindings.add(node.rest)  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Global, ast.Nonlocal):
+            self.other_bindings.update(node.names)  # type: ignore[attr-defined]
+        for node in source.nodes(ast.arg):
+            if node.annotation is not None:  # type: ignore[attr-defined]
+                self.module_params.add(node.arg)  # type: ignore[attr-defined]
+        for node in source.nodes(ast.ClassDef):
+            for method in node.body:  # type: ignore[attr-defined]
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    first = [*method.args.posonlyargs, *method.args.args][:1]
+                    self.module_params.update(a.arg for a in first)
         for node in source.nodes(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             self.definitions.add(node.name)  # type: ignore[attr-defined]
         for node in source.nodes(ast.Import):
@@ -58,7 +77,7 @@ class History:
                 qualified = None if node.level else f"{node.module}.{alias.name}"  # type: ignore[attr-defined]
                 self.imports.setdefault(alias.asname or alias.name, []).append(qualified)
         self.functional_losses = source.names_for(tables.FUNCTIONAL_LOSSES)
-        self._memo: dict[str, bool] = {}
+        self._carrying: Optional[set[str]] = None  # names and ".attr"s that may carry history
 
     def possible(self, expr: ast.AST) -> bool:
         if isinstance(expr, NO_HISTORY):
@@ -82,49 +101,86 @@ class History:
         return True  # await, yield, starred, ...: not followed
 
     def _assigned_value_possible(self, key: str) -> bool:
-        if key not in self._memo:
-            self._memo[key] = True  # defined through itself: assume it may (a loosening)
-            self._memo[key] = any(self.possible(value) for value in self.values.get(key, ()))
-        return self._memo[key]
+        if self._carrying is None:
+            self._carrying = self._solve()
+        return key in self._carrying
+
+    def _solve(self, rounds: int = 12) -> set[str]:
+        """The least set of names whose assigned values may carry history, given that set: history
+        needs a source, so a name that only ever receives its own value (`x = f(x)`) does not
+        start it.  Grown from nothing until it no longer changes."""
+        self._carrying = set()
+        for _ in range(rounds):
+            grown = {key for key, values in self.values.items() if key not in self._carrying and any(self.possible(v) for v in values)}
+            if not grown:
+                return self._carrying
+            self._carrying |= grown
+        return set(self.values)  # not settled: every assigned name may (a loosening)
 
     def _call_possible(self, call: ast.Call) -> bool:
         func = call.func
         if isinstance(func, ast.Name):
-            name = func.id
-            if name in self.functional_losses:
-                return True
-            if name in self.other_bindings or name in self.values:
-                return True  # bound to a value: may be a model
-            if self._only_imported(name):
-                if all(path is None or not path.startswith("torch") for path in self.imports[name]):
-                    return False  # imported from outside torch (or relatively): not followed, no history
-                return self._torch_call_possible(call)
-            if name in self.definitions and name not in self.imports:
-                return bool(tables.LOSS_NAME.match(name))  # the file's own class or function
-            if name in self.definitions or name in self.imports:
-                return True
-            if name in _BUILTIN_RESULTS:
-                return False
-            return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
+            return self._name_call_possible(func.id, call)
         if isinstance(func, ast.Attribute):
-            root = _root(func)
-            if self._only_imported(root):
-                paths = [self._qualified(path, func) for path in self.imports[root]]  # type: ignore[index]
-                if all(path is not None and not path.startswith("torch") for path in paths):
-                    return False  # a function of a module from outside torch
-                if all(path is not None and _is_torch_layer(path) for path in paths):
-                    return False  # `nn.Linear(...)`: a module, not a tensor
-                return func.attr in self.functional_losses or self._torch_call_possible(call)
-            if func.attr in tables.GRAPH_FREE_METHODS and not self._may_resolve(root):
-                return False  # `.item()`, `.detach()`, `.size()` on a value
-            return True
+            return self._method_call_possible(func, call)
         return True
+
+    def _name_call_possible(self, name: str, call: ast.Call) -> bool:
+        if name in self.functional_losses or _named_like_model_or_loss(name):
+            return True
+        if name in self.values or name in self.other_bindings or name in self.module_params:
+            return True  # may be bound to a module
+        if self._only_imported(name):
+            if all(path is None or not path.startswith("torch") for path in self.imports[name]):
+                return False  # imported from outside torch (or relatively): not followed, no history
+            return self._torch_call_possible(call)
+        if name in self.imports:
+            return True  # imported and also defined here
+        # The file's own class or function (not named like a loss), a builtin, a plain parameter
+        # or a loop variable: the analysis sees no model in it.
+        return False
+
+    def _method_call_possible(self, func: ast.Attribute, call: ast.Call) -> bool:
+        root = _root(func)
+        if self._only_imported(root):
+            paths = [self._qualified(path, func) for path in self.imports[root]]  # type: ignore[index]
+            if all(path is not None and not path.startswith("torch") for path in paths):
+                return False  # a function of a module from outside torch
+            if all(path is not None and _is_torch_layer(path) for path in paths):
+                return False  # `nn.Linear(...)`: a module, not a tensor
+            return func.attr in self.functional_losses or self._torch_call_possible(call)
+        if self._may_resolve(root):
+            return True  # through an alias of an import: torch decides
+        method = func.attr
+        if method in tables.GRAPH_FREE_METHODS:
+            return False  # `.item()`, `.detach()`, `.size()` on a value
+        if method == "forward" or _named_like_model_or_loss(method):
+            return True  # `model.forward(x)`, `trainer.model(x)`, `self.criterion(out, y)`
+        if isinstance(func.value, ast.Name) and func.value.id == "self" and "." + method in self.values:
+            return True  # `self.fc(x)` with `self.fc = ...` assigned: may be a module
+        return self.possible(func.value)  # a tensor method keeps its receiver's history
 
     def _may_resolve(self, root: Optional[str]) -> bool:
         """Could `root.<...>` name something through an import (so that torch decides the result)?"""
         if root is None:
             return False
         return root in self.imports or any(isinstance(v, (ast.Name, ast.Attribute)) for v in self.values.get(root, ()))
+
+    def may_run_model(self, call: ast.Call) -> bool:
+        """Could `evaluation.is_model_call` hold for `call`?"""
+        func = call.func
+        if isinstance(func, ast.Name):
+            name = func.id
+            if self._only_imported(name) or (name in self.definitions and name not in self.imports):
+                return False  # resolves to an import, or a class / function of this file
+            return named_like_model(name) or name in self.values or name in self.other_bindings or name in self.module_params
+        if not isinstance(func, ast.Attribute):
+            return False
+        if func.attr == "forward" or named_like_model(func.attr):
+            return True
+        if self._only_imported(_root(func)) and all(path is not None for path in self.imports[_root(func)]):  # type: ignore[index]
+            return False  # resolves to something imported
+        return isinstance(func.value, ast.Name) and func.value.id == "self" and "." + func.attr in self.values
 
     def _torch_call_possible(self, call: ast.Call) -> bool:
         """A torch function: history only from a loss or from its arguments."""
@@ -146,6 +202,10 @@ class History:
             parts.append(node.attr)
             node = node.value
         return ".".join([path, *reversed(parts)])
+
+
+def _named_like_model_or_loss(name: str) -> bool:
+    return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
 
 
 def _keys_bound_by(target: ast.AST) -> list[str]:
