@@ -57,12 +57,7 @@ def code_stamp() -> str:
     parts = _libcst_stamp()
     for package in (memlint, memlint.rules):
         for directory in package.__path__:
-            for base, subdirectories, names in os.walk(directory):
-                subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
-                for name in sorted(names):
-                    if name.endswith((".py", ".yaml", ".yml", ".json", ".toml")):
-                        stat = os.stat(os.path.join(base, name))
-                        parts.append(f"{os.path.relpath(os.path.join(base, name), directory)}:{stat.st_size}:{stat.st_mtime_ns}")
+            parts.extend(_source_stamps(directory))
     for module in sorted({rule.__module__ for rule in third_party_rules()}):
         path = getattr(sys.modules.get(module), "__file__", None)
         if path and os.path.exists(path):
@@ -71,6 +66,20 @@ def code_stamp() -> str:
         else:
             parts.append(module)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _source_stamps(directory: str, prefix: str = "") -> list[str]:
+    """`relative/path:size:mtime` of the source and data files under `directory`, sorted."""
+    stamps = []
+    with os.scandir(directory) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if entry.is_dir():
+                if entry.name != "__pycache__":
+                    stamps.extend(_source_stamps(entry.path, f"{prefix}{entry.name}/"))
+            elif entry.name.endswith((".py", ".yaml", ".yml", ".json", ".toml")):
+                stat = entry.stat()
+                stamps.append(f"{prefix}{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return stamps
 
 
 def _libcst_stamp() -> list[str]:

@@ -166,3 +166,18 @@ def test_the_cache_key_follows_libcst_files_without_importing_libcst(tmp_path, m
     assert cache.code_stamp() == before
     version.write_text("__version__ = '1.10.0'\n")
     assert cache.code_stamp() != before
+
+
+def test_the_cache_key_follows_every_source_file_under_the_package(tmp_path):
+    import time
+
+    from memlint.cache import _source_stamps
+
+    write(tmp_path / "pkg" / "__init__.py", "")
+    nested = write(tmp_path / "pkg" / "analysis" / "walk.py", "x = 1\n")
+    write(tmp_path / "pkg" / "__pycache__" / "walk.cpython-311.pyc", "ignored")
+    before = _source_stamps(str(tmp_path / "pkg"))
+    assert [stamp.rsplit(":", 2)[0] for stamp in before] == ["__init__.py", "analysis/walk.py"]
+    time.sleep(0.01)
+    nested.write_text("x = 2\n")
+    assert _source_stamps(str(tmp_path / "pkg")) != before
