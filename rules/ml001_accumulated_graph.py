@@ -12,7 +12,7 @@ from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, iterates_layers
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.analysis.uses import Use, classify_uses
-from memlint.analysis.walk import calls_method, descendants
+from memlint.analysis.walk import calls_method, code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 
@@ -631,4 +631,4 @@ def _short(text: str, limit: int = 40) -> str:
 def _has_backward(loop: cst.CSTNode, ctx) -> bool:
     if calls_method(loop, BACKWARD_METHODS):
         return True
-    return any(isinstance(n, cst.Call) and ctx.resolve(n.func) in AUTOGRAD_FUNCTIONS for n in descendants(loop))
+    return any(isinstance(n, cst.Call) and ctx.resolve(n.func) in AUTOGRAD_FUNCTIONS for n in code_descendants(loop))

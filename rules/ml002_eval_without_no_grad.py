@@ -8,7 +8,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.evaluation import Region, is_model_call, regions
-from memlint.analysis.walk import descendants
+from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 
@@ -431,7 +431,7 @@ def evaluate(model: nn.Module, batches):
             decorated = scope.with_changes(decorators=[*scope.decorators, cst.Decorator(decorator=guard)])
             return self.replace(scope, decorated, f"Decorate `{scope.name.value}` with `@{label}`", safe=False)
         statement = self._statement_to_wrap(call, region)
-        if statement is None or any(isinstance(n, (cst.Yield, cst.Await)) for n in descendants(statement)):
+        if statement is None or any(isinstance(n, (cst.Yield, cst.Await)) for n in code_descendants(statement)):
             return None
         wrapped = cst.With(
             items=[cst.WithItem(item=guard)],
@@ -457,7 +457,7 @@ def evaluate(model: nn.Module, batches):
         if region.node not in body:
             return False
         before = body[: body.index(region.node)]
-        return not any(isinstance(n, cst.Call) and _looks_like_run(n) for s in before for n in descendants(s))
+        return not any(isinstance(n, cst.Call) and _looks_like_run(n) for s in before for n in code_descendants(s))
 
     @staticmethod
     def _statement_to_wrap(call: cst.Call, region: Region):
@@ -465,7 +465,7 @@ def evaluate(model: nn.Module, batches):
             return region.loop
         if region.kind == "eval-call":
             for statement in region.block:
-                if statement is not region.node and any(n is call for n in descendants(statement)):
+                if statement is not region.node and any(n is call for n in code_descendants(statement)):
                     return statement
         return None
 

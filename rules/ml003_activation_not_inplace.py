@@ -9,7 +9,7 @@ import libcst as cst
 
 from memlint.analysis.activations import INPLACE_FUNCTIONS, INPLACE_MODULES, inplace_argument, with_inplace
 from memlint.analysis.inventory import OUTPUT_NOT_SAVED, inventory, torch_nn_name
-from memlint.analysis.walk import children, descendants
+from memlint.analysis.walk import code_children, code_descendants, code_with_parents, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 
@@ -443,10 +443,18 @@ class Net(nn.Module):
             direct = small.value
         elif not isinstance(small, cst.Expr):
             return
-        for call in [n for n in [small, *descendants(small)] if isinstance(n, cst.Call)]:
-            if _inside_lambda(small, call):
+        for call in [n for n in [small, *code_descendants(small)] if type(n) is cst.Call]:
+            if not self._functional_inplace(call) or _inside_lambda(small, call):
                 continue
             self._check_call(call, statement, previous, fresh, function, target if call is direct else None, call is direct)
+
+    def _functional_inplace(self, call: cst.Call) -> bool:
+        """`F.relu(x, ...)` or another functional form with an `inplace` parameter (the cheap test first)."""
+        if not call.args or call.args[0].keyword or call.args[0].star:
+            return False
+        qualified = self.ctx.resolve(call.func) or ""
+        module, _, function_name = qualified.rpartition(".")
+        return module == "torch.nn.functional" and function_name in INPLACE_FUNCTIONS
 
     def _check_call(self, call: cst.Call, statement, previous, fresh, function, target, is_direct: bool) -> None:
         if not call.args or call.args[0].keyword or call.args[0].star:
@@ -473,8 +481,8 @@ class Net(nn.Module):
 
 
 def _inside_lambda(root: cst.CSTNode, target: cst.CSTNode) -> bool:
-    for node in descendants(root):
-        if isinstance(node, cst.Lambda) and any(n is target for n in descendants(node)):
+    for node in code_descendants(root):
+        if type(node) is cst.Lambda and any(n is target for n in code_descendants(node)):
             return True
     return False
 
@@ -540,7 +548,7 @@ def _binds_fresh(previous, name: str, fresh) -> bool:
 
 
 def _occurrences(function: cst.FunctionDef, name: str) -> int:
-    return sum(1 for n in descendants(function.body) if isinstance(n, cst.Name) and n.value == name)
+    return sum(1 for n in code_descendants(function.body) if type(n) is cst.Name and n.value == name)
 
 
 def _blocks_of(function: cst.FunctionDef):
@@ -548,36 +556,44 @@ def _blocks_of(function: cst.FunctionDef):
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        kind = type(node)
+        if kind in _NO_BLOCKS_INSIDE:
             continue
-        if isinstance(node, cst.IndentedBlock):
+        if kind is cst.IndentedBlock:
             yield node.body
-        stack.extend(children(node))
+        stack.extend(code_children(node))
+
+
+# A nested function or class has blocks of its own; a simple statement line has no block in it.
+_NO_BLOCKS_INSIDE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.SimpleStatementLine})
 
 
 def _unpacked_into_sequential_only(function: cst.FunctionDef, name: str, ctx) -> bool:
     """Is the list `name` turned into `nn.Sequential(*name)` and otherwise only extended?"""
-    unpacked = False
-    for node in descendants(function.body):
-        if isinstance(node, cst.Call) and torch_nn_name(ctx, node.func) == "Sequential":
-            if any(a.star == "*" and isinstance(a.value, cst.Name) and a.value.value == name for a in node.args):
-                unpacked = True
-    if not unpacked:
+    nodes = list(code_descendants(function.body))
+    # `type(...) is` for isinstance: libcst's concrete node classes have no subclasses.
+    if not any(
+        type(node) is cst.Call
+        and any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in node.args)
+        and torch_nn_name(ctx, node.func) == "Sequential"
+        for node in nodes
+    ):
         return False
-    for node in descendants(function.body):
-        if isinstance(node, cst.Call) and any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args):
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Call and any(type(a.value) is cst.Name and a.value.value == name for a in node.args):
             if torch_nn_name(ctx, node.func) != "Sequential":
                 return False  # passed somewhere else as well
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == name:
+        elif kind is cst.Subscript and type(node.value) is cst.Name and node.value.value == name:
             return False  # `layers[-1]` replaced or read
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name:
+        elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:
             if node.attr.value not in ("append", "extend"):
                 return False
     return True
 
 
 def _class_node(module: cst.Module, name: str) -> Optional[cst.ClassDef]:
-    for node in descendants(module):
+    for node in code_descendants(module):
         if isinstance(node, cst.ClassDef) and node.name.value == name:
             return node
     return None
@@ -587,9 +603,7 @@ def _used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str) 
     """Is `self.<attribute>` used in the class in any way but being called or assigned?"""
     if class_node is None:
         return True
-    from memlint.analysis.walk import with_parents
-
-    for node, parents in with_parents(class_node):
+    for node, parents in code_with_parents(class_node):
         if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and _self_attr(node) == attribute):
             continue
         parent = parents[-1]

@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.tables import VIEW_METHODS
-from memlint.analysis.walk import children, descendants, with_parents
+from memlint.analysis.walk import code_children, code_descendants, code_with_parents
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 
@@ -239,12 +239,13 @@ class Net(torch.nn.Module):
 def _longest_chain(function: cst.FunctionDef) -> tuple[list[str], Optional[str]]:
     bound: Counter[str] = Counter()
     used: Counter[str] = Counter()
-    for node, parents in with_parents(function.body):
-        if isinstance(node, cst.Name):
+    for node, parents in code_with_parents(function.body, nearest=4):  # all _is_store looks at
+        if type(node) is cst.Name:
             parent = parents[-1]
-            if isinstance(parent, cst.Attribute) and parent.attr is node:
+            kind = type(parent)
+            if kind is cst.Attribute and parent.attr is node:
                 continue
-            if isinstance(parent, cst.Arg) and parent.keyword is node:
+            if kind is cst.Arg and parent.keyword is node:
                 continue
             if _is_store(node, parents):
                 bound[node.value] += 1
@@ -262,10 +263,10 @@ def _longest_chain(function: cst.FunctionDef) -> tuple[list[str], Optional[str]]
         target, value = _simple_assignment(statement)
         if target is None or target not in single or target not in activations or not _allocates(value):
             continue
-        inputs = [n.value for n in descendants(value) if isinstance(n, cst.Name) and n.value in single and n.value in sources]
+        names_in = [n.value for n in code_descendants(value) if type(n) is cst.Name]
+        inputs = [n for n in names_in if n in single and n in sources]
         if len(inputs) == 1:
             links[target] = inputs[0]
-        names_in = [n.value for n in descendants(value) if isinstance(n, cst.Name)]
         sources[target] = names_in[0] if names_in else None
     best: list[str] = []
     for tail in links:
@@ -296,9 +297,9 @@ def _activation_names(function: cst.FunctionDef) -> set[str]:
                 if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and small.value is not None:
                     if _refers_to_data(small.value, names):
                         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                        names.update(n.value for t in targets for n in [t, *descendants(t)] if isinstance(n, cst.Name))
+                        names.update(n.value for t in targets for n in [t, *code_descendants(t)] if type(n) is cst.Name)
         else:  # names bound in nested blocks: cannot tell, assume they may hold data
-            names.update(n.value for n in descendants(statement) if isinstance(n, cst.Name))
+            names.update(n.value for n in code_descendants(statement) if type(n) is cst.Name)
     return names
 
 
@@ -313,22 +314,23 @@ def _refers_to_data(expr: cst.CSTNode, names: set[str]) -> bool:
             return False
         if isinstance(func, cst.Name) and func.value == "len":
             return False
-    return any(_refers_to_data(child, names) for child in children(expr))
+    return any(_refers_to_data(child, names) for child in code_children(expr))
 
 
 def _is_store(node: cst.Name, parents: tuple) -> bool:
     parent = parents[-1]
-    if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and getattr(parent, "target", None) is node:
+    kind = type(parent)  # concrete libcst node classes have no subclasses: `type(...) in` is isinstance
+    if kind in _TARGET_HOLDERS and getattr(parent, "target", None) is node:
         return True
-    if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is node:
+    if kind in _BINDERS:
         return True
-    if isinstance(parent, cst.AsName):
-        return True
-    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef)):
-        return True
-    return isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)) and any(
-        isinstance(p, (cst.AssignTarget, cst.For, cst.CompFor)) for p in parents[-4:]
-    )
+    return kind in _UNPACKING and any(type(p) in _UNPACKING_TARGETS for p in parents[-4:])
+
+
+_TARGET_HOLDERS = frozenset({cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor})
+_BINDERS = frozenset({cst.AsName, cst.Param, cst.FunctionDef, cst.ClassDef})
+_UNPACKING = frozenset({cst.Tuple, cst.List, cst.Element, cst.StarredElement})
+_UNPACKING_TARGETS = frozenset({cst.AssignTarget, cst.For, cst.CompFor})
 
 
 def _simple_assignment(statement: cst.CSTNode) -> tuple[Optional[str], Optional[cst.BaseExpression]]:
@@ -369,8 +371,8 @@ def _first_argument_name(value: cst.BaseExpression) -> Optional[str]:
 
 def _fix(function: cst.FunctionDef, chain: list[str], source: Optional[str]) -> Optional[NodeFix]:
     names = set(chain)
-    for node in descendants(function.body):
-        if isinstance(node, _BLOCKERS) and any(isinstance(n, cst.Name) and n.value in names for n in descendants(node)):
+    for node in code_descendants(function.body):
+        if isinstance(node, _BLOCKERS) and any(isinstance(n, cst.Name) and n.value in names for n in code_descendants(node)):
             return None  # a closure or comprehension refers to the chain
         if isinstance(node, cst.Del):
             return None
@@ -388,11 +390,11 @@ def _used_after_chain_start(function: cst.FunctionDef, first: str, name: str) ->
     started = False
     for statement in function.body.body:  # type: ignore[union-attr]
         target, value = _simple_assignment(statement)
-        if started and any(isinstance(n, cst.Name) and n.value == name for n in descendants(statement)):
+        if started and any(isinstance(n, cst.Name) and n.value == name for n in code_descendants(statement)):
             return True
         if target == first:
             started = True
-            if sum(1 for n in descendants(value) if isinstance(n, cst.Name) and n.value == name) > 1:
+            if sum(1 for n in code_descendants(value) if isinstance(n, cst.Name) and n.value == name) > 1:
                 return True
     return False
 

@@ -214,7 +214,7 @@ def train(net, loader, opt):
             if self._is_module(func.value):
                 self._found.append((node, "the model is cast to float64: weights, gradients, optimizer state and activations take twice the memory of float32"))
             return
-        if is_model_call(node, ctx) and ctx.grad_mode is GradMode.ENABLED:
+        if ctx.grad_mode is GradMode.ENABLED and is_model_call(node, ctx):
             for arg in node.args:
                 cast = self._float64_input(arg.value)
                 if cast is not None:
@@ -242,7 +242,7 @@ def train(net, loader, opt):
 
     def visit_Name(self, node: cst.Name) -> None:
         # Test code that checks gradients numerically needs float64 (`gradcheck`, `check_gradgrad=`).
-        if "gradcheck" in node.value or "gradgrad" in node.value:
+        if not self._gradcheck and ("gradcheck" in node.value or "gradgrad" in node.value):
             self._gradcheck = True
 
     def _is_module(self, expr: cst.BaseExpression) -> bool:

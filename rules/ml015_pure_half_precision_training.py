@@ -8,7 +8,7 @@ import libcst as cst
 
 from memlint.analysis.call_edits import dotted
 from memlint.analysis.precision_api import ADAM_FAMILY, AUTOCAST, FLOAT16_DTYPES, GRAD_SCALERS, cast_target, keyword
-from memlint.analysis.walk import descendants
+from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 
@@ -196,7 +196,7 @@ def _strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
 def _models_in(params: cst.BaseExpression) -> set[str]:
     """`model.parameters()` anywhere in the optimizer's params -> {"model"}."""
     found = set()
-    for node in [params, *descendants(params)]:
+    for node in [params, *code_descendants(params)]:
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PARAMETER_METHODS:
             name = dotted(_strip_moves(node.func.value))
             if name:

@@ -156,7 +156,7 @@ for x, y in loader:
             self._mixed = True
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if _PRECISION_STRING.search(node.value):
+        if not self._mixed and _PRECISION_STRING.search(node.value):  # docstrings are long: search until found
             self._mixed = True
 
     def finish(self, facts) -> None:

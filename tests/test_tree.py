@@ -124,3 +124,57 @@ def test_traversal_skips_whitespace_and_punctuation_nobody_asks_for():
     traversal.walk(module)
     expected = [n for e, n in _libcst_order(module) if e == "visit" and isinstance(n, cst.Call)]
     assert seen == expected and len(seen) >= 8
+
+
+def test_code_children_leave_out_only_layout_nodes():
+    module = cst.parse_module(SOURCE)
+    everything = list(tree.descendants(module))
+    for node in [module, *everything]:
+        expected = [child for child in node.children if type(child) not in tree.LAYOUT]
+        mine = tree.code_children(node)
+        assert len(mine) == len(expected) and all(a is b for a, b in zip(mine, expected)), type(node).__name__
+        if type(node) in tree.LAYOUT:  # why leaving them out loses nothing
+            assert all(type(inner) in tree.LAYOUT for inner in tree.descendants(node))
+    code = list(tree.code_descendants(module))
+    assert code == [node for node in everything if type(node) not in tree.LAYOUT]
+    assert len(code) < len(everything) / 2
+    skip = (cst.FunctionDef,)
+    assert list(tree.code_descendants(module, skip)) == [
+        n for n in tree.descendants(module, skip) if type(n) not in tree.LAYOUT
+    ]
+
+
+def test_code_with_parents_keeps_every_code_node_with_its_ancestors():
+    from memlint.analysis.walk import code_with_parents, with_parents
+
+    module = cst.parse_module(SOURCE)
+    full = [(n, p) for n, p in with_parents(module) if type(n) not in tree.LAYOUT]
+    mine = list(code_with_parents(module))
+    assert [n for n, _ in mine] == [n for n, _ in full]
+    assert all(p1 == p2 for (_, p1), (_, p2) in zip(mine, full))
+    assert all(p1 == p2[-2:] for (_, p1), (_, p2) in zip(code_with_parents(module, nearest=2), full))
+
+
+def test_resolve_follows_rebinding_while_rules_share_answers():
+    from memlint.analysis.context import Context
+
+    source = textwrap.dedent(
+        """\
+        import torch as t
+        t.zeros(1)
+        t = t.nn
+        t.Linear(1, 1)
+        t = make()
+        t.Linear(1, 1)
+        """
+    )
+    module = cst.parse_module(source)
+    ctx = Context(module)
+    answers = []
+
+    class Probe:
+        def visit_Call(self, node):
+            answers.append((ctx.resolve(node.func), ctx.resolve(node.func)))
+
+    Traversal(ctx, [Probe()]).walk(module)
+    assert answers == [("torch.zeros", "torch.zeros"), ("torch.nn.Linear",) * 2, (None, None), (None, None)]

@@ -122,24 +122,30 @@ def _names_of(target: cst.BaseExpression) -> list[str]:
 
 
 _NEW_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_BINDING_NODES = frozenset(
+    {cst.FunctionDef, cst.ClassDef, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.AsName}
+)
 
 
 def _names_bound_in(statement: cst.CSTNode) -> list[str]:
     """Names (re)bound anywhere inside a compound statement: assignments, loop targets, with-as."""
-    from memlint.analysis.walk import descendants
+    from memlint.analysis.walk import code_descendants
 
     names: list[str] = []
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return [statement.name.value]  # its body binds names of its own scope, not of this one
-    for node in descendants(statement, skip=_NEW_SCOPES):
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+    for node in code_descendants(statement, skip=_NEW_SCOPES):
+        kind = type(node)  # concrete libcst classes have no subclasses: a set lookup, not isinstance
+        if kind not in _BINDING_NODES:
+            continue
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
             names.append(node.name.value)
-        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            names.extend(_targets(node))
-        elif isinstance(node, (cst.For, cst.CompFor)):
+        elif kind is cst.For or kind is cst.CompFor:
             names.extend(_names_of(node.target))
-        elif isinstance(node, cst.AsName):
+        elif kind is cst.AsName:
             names.extend(_names_of(node.name))
+        else:
+            names.extend(_targets(node))
     if isinstance(statement, (cst.For,)):
         names.extend(_names_of(statement.target))
     return names

@@ -16,7 +16,7 @@ import libcst as cst
 from memlint.analysis import tables, values
 from memlint.analysis.values import Kind, Value
 from memlint.analysis.walk import nested_blocks
-from memlint.tree import children
+from memlint.tree import code_children
 
 FunctionKey = tuple  # ("func", name) or ("method", class_name, name)
 Loop = Union[cst.For, cst.While]
@@ -96,7 +96,10 @@ class Context:
         self._ambiguous = _module_names_bound_twice(module)
         self._facts: Optional[FileFacts] = None
         self._memo: dict[object, object] = {}
-        self.visit_handlers: dict[type, Callable[[cst.CSTNode], None]] = {
+        # id(expr) -> (expr, what resolve(expr) answered): every rule resolves the callee of every
+        # call.  Only this object's handlers change what names mean, so each of them empties it.
+        self._resolved: dict[int, tuple[cst.CSTNode, Optional[str]]] = {}
+        visit_handlers: dict[type, Callable[[cst.CSTNode], None]] = {
             cst.FunctionDef: self._visit_function,
             cst.ClassDef: self._visit_class,
             cst.For: self._visit_for,
@@ -107,7 +110,7 @@ class Context:
             cst.Call: self._visit_call,
             cst.Expr: self._visit_expression_statement,
         }
-        self.leave_handlers: dict[type, Callable[[cst.CSTNode], None]] = {
+        leave_handlers: dict[type, Callable[[cst.CSTNode], None]] = {
             cst.FunctionDef: self._leave_frame,
             cst.ClassDef: self._leave_frame,
             cst.For: self._leave_loop,
@@ -121,6 +124,20 @@ class Context:
             cst.AnnAssign: self._leave_ann_assign,
             cst.AugAssign: self._leave_aug_assign,
         }
+        self.visit_handlers = {cls: self._forgetting_names(h) for cls, h in visit_handlers.items()}
+        self.leave_handlers = {cls: self._forgetting_names(h) for cls, h in leave_handlers.items()}
+
+    def _forgetting_names(self, handler: Callable[[cst.CSTNode], None]) -> Callable[[cst.CSTNode], None]:
+        """`handler`, emptying the resolve cache before (what rules cached) and after (what the
+        handler cached before it rebound a name)."""
+        resolved = self._resolved
+
+        def run(node: cst.CSTNode) -> None:
+            resolved.clear()
+            handler(node)
+            resolved.clear()
+
+        return run
 
     # ------------------------------------------------------------------ queries for rules
 
@@ -177,13 +194,20 @@ class Context:
 
     def resolve(self, expr: cst.CSTNode) -> Optional[str]:
         """Qualified name an expression refers to through imports: `nn.ReLU` -> "torch.nn.ReLU"."""
-        if isinstance(expr, cst.Name):
+        known = self._resolved.get(id(expr))
+        if known is not None and known[0] is expr:  # the cache holds expr, so its id is not reused
+            return known[1]
+        kind = type(expr)  # libcst's concrete node classes have no subclasses
+        if kind is cst.Name:
             binding = self._lookup(expr.value)
-            return binding.qualified if binding else None
-        if isinstance(expr, cst.Attribute):
+            result = binding.qualified if binding else None
+        elif kind is cst.Attribute:
             base = self.resolve(expr.value)
-            return f"{base}.{expr.attr.value}" if base else None
-        return None
+            result = f"{base}.{expr.attr.value}" if base else None
+        else:
+            return None
+        self._resolved[id(expr)] = (expr, result)
+        return result
 
     def resolve_callee(self, call: cst.Call) -> Optional[str]:
         return self.resolve(call.func)
@@ -343,17 +367,18 @@ class Context:
 
     def _visit_call(self, node: cst.Call) -> None:
         func = node.func
+        kind = type(func)
         callee: Optional[FunctionKey] = None
-        if isinstance(func, cst.Name) and self.resolve(func) is None:
+        if kind is cst.Name and self.resolve(func) is None:
             callee = ("func", func.value)
         elif (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            kind is cst.Attribute
+            and type(func.value) is cst.Name
             and func.value.value == "self"
             and self.frame.class_name is not None
         ):
             callee = ("method", self.frame.class_name, func.attr.value)
-        elif isinstance(func, cst.Call) and self.resolve(func.func) in tables.NO_GRAD_CONTEXTS:
+        elif kind is cst.Call and self.resolve(func.func) in tables.NO_GRAD_CONTEXTS:
             # `return torch.no_grad()(fn)`: this function makes `fn` run without gradients.
             if any(isinstance(a.value, cst.Name) and a.value.value in self.frame.params for a in node.args):
                 self._mark_no_grad_decorator()
@@ -399,11 +424,11 @@ class Context:
         value = values.alias_value(node.value, self)
         alias = self.resolve(node.value)
         for target in node.targets:
-            if _is_none(node.value) and isinstance(target.target, cst.Name):
+            if _is_none(node.value) and type(target.target) is cst.Name:
                 existing = self.frame.names.get(target.target.value)
                 if existing is not None and existing.qualified is not None:
                     continue  # `except ImportError: F = None` keeps the import for the analysis
-            if alias is not None and isinstance(target.target, cst.Name):
+            if alias is not None and type(target.target) is cst.Name:
                 self._bind(target.target.value, Binding(values.OTHER, qualified=alias))
                 continue
             self._bind_target(target.target, value)
@@ -443,18 +468,19 @@ class Context:
         self.frame.initial_values[name] = binding.value
 
     def _bind_target(self, target: cst.BaseExpression, value: Value) -> None:
-        if isinstance(target, cst.Name):
+        kind = type(target)
+        if kind is cst.Name:
             self._bind(target.value, Binding(value))
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif kind is cst.Tuple or kind is cst.List:
             for element in target.elements:
                 inner = element.value
-                if isinstance(inner, cst.StarredElement):
+                if type(inner) is cst.StarredElement:
                     inner = inner.value
                 self._bind_target(inner, values.element_of(value))
-        elif isinstance(target, cst.StarredElement):
+        elif kind is cst.StarredElement:
             self._bind_target(target.value, values.UNKNOWN)
         elif (
-            isinstance(target, cst.Attribute)
+            kind is cst.Attribute
             and isinstance(target.value, cst.Name)
             and target.value.value == "self"
             and self.frame.class_name is not None
@@ -567,7 +593,7 @@ def _literal_flag(call: cst.Call) -> Optional[GradMode]:
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+    return type(node) is cst.Name and node.value == "None"
 
 
 def _dotted(node: cst.BaseExpression) -> str:
@@ -582,9 +608,9 @@ def _calls_in(node: cst.CSTNode):
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Call):
+        if type(current) is cst.Call:
             yield current
-        stack.extend(children(current))
+        stack.extend(code_children(current))
 
 
 def _module_names_bound_twice(module: cst.Module) -> set[str]:

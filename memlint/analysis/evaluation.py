@@ -27,7 +27,7 @@ import libcst as cst
 from memlint.analysis import tables, values
 from memlint.analysis.naming import is_evaluation_function_name, names_evaluation_data
 from memlint.analysis.values import Kind
-from memlint.analysis.walk import children, descendants, nested_blocks
+from memlint.analysis.walk import code_children, code_descendants, nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -48,7 +48,7 @@ class Region:
 
 def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
     """The name in a loop's iterable that marks it as validation / test data, if any."""
-    for node in [expr, *descendants(expr)]:
+    for node in [expr, *code_descendants(expr)]:
         name = None
         if isinstance(node, cst.Name):
             name = node.value
@@ -65,13 +65,14 @@ def is_model_call(call: cst.Call, ctx: "Context") -> bool:
     """`model(x)`, `self.net(x)`, `self(x)` in a module class, `model.forward(x)`: a call that runs a
     model (not a loss function, not a constructor, not a method such as `model.generate`)."""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+    kind = type(func)  # libcst's concrete node classes have no subclasses: as isinstance, but cheaper
+    if kind is cst.Attribute and func.attr.value == "forward":
         return values.evaluate(func.value, ctx).kind is Kind.MODULE
-    if isinstance(func, cst.Name) and func.value == "self":
+    if kind is cst.Name and func.value == "self":
         return ctx.in_module_class
-    if not isinstance(func, (cst.Name, cst.Attribute)) or ctx.resolve(func) is not None:
+    if (kind is not cst.Name and kind is not cst.Attribute) or ctx.resolve(func) is not None:
         return False
-    if isinstance(func, cst.Attribute) and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
+    if kind is cst.Attribute and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
         # `model.encoder(x)` runs a submodule; `model.modules()`, `model.fuse_model()` are methods
         return values.named_like_model(func.attr.value)
     callee = values.evaluate(func, ctx)
@@ -79,13 +80,13 @@ def is_model_call(call: cst.Call, ctx: "Context") -> bool:
         return not callee.is_loss
     if callee.kind is not Kind.UNKNOWN:
         return False
-    if isinstance(func, cst.Attribute) and ctx.resolve(func.value) is not None:
+    if kind is cst.Attribute and ctx.resolve(func.value) is not None:
         return False
-    return values.named_like_model(func.value if isinstance(func, cst.Name) else func.attr.value)
+    return values.named_like_model(func.value if kind is cst.Name else func.attr.value)
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "self"
+    return type(expr) is cst.Name and expr.value == "self"
 
 
 def regions(ctx: "Context", scope: Scope) -> dict[int, Region]:
@@ -94,8 +95,8 @@ def regions(ctx: "Context", scope: Scope) -> dict[int, Region]:
 
 
 def computes_gradients(node: cst.CSTNode, ctx: "Context") -> bool:
-    for inner in descendants(node):
-        if not isinstance(inner, cst.Call):
+    for inner in code_descendants(node):
+        if type(inner) is not cst.Call:
             continue
         func = inner.func
         if isinstance(func, cst.Attribute) and func.attr.value in tables.BACKWARD_METHODS:
@@ -164,7 +165,7 @@ class _Scanner:
     def _trains_inside(self, statement: cst.CSTNode) -> bool:
         if isinstance(statement, cst.SimpleStatementLine):
             return False
-        return any(_is_train_call(n) for n in descendants(statement))
+        return any(_is_train_call(n) for n in code_descendants(statement))
 
     def _claim(self, nodes: list, region: Region) -> None:
         """Mark the calls in `nodes` as in `region`, unless the region computes gradients."""
@@ -179,7 +180,7 @@ class _Scanner:
                 continue
             if isinstance(current, cst.Call):
                 self.result.setdefault(id(current), region)
-            stack.extend(children(current))
+            stack.extend(code_children(current))
 
     def _enables_grad(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr
@@ -250,4 +251,4 @@ def _is_train_call(node: cst.CSTNode) -> bool:
 def _train_mode_call(statement: cst.CSTNode) -> bool:
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
-    return any(_is_train_call(n) for n in descendants(statement))
+    return any(_is_train_call(n) for n in code_descendants(statement))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.tables import OUTPUT_NOT_SAVED
 from memlint.analysis.constants import Env, fold, fold_int, function_env, module_env
 from memlint.analysis.walk import nested_blocks
 
@@ -35,18 +36,6 @@ PARAMETER_FREE = frozenset(
         "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
         "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
         "ReplicationPad1d", "ReplicationPad2d", "ChannelShuffle",
-    }
-)  # fmt: skip
-# Layers whose output is not needed for their own backward (an in-place op right after them is safe).
-OUTPUT_NOT_SAVED = frozenset(
-    {
-        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
-        "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
-        "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm", "LayerNorm",
-        "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Embedding",
-        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-        "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
     }
 )  # fmt: skip
 CONTAINERS = frozenset({"Sequential", "ModuleList"})
@@ -388,10 +377,10 @@ class _Builder:
             return False
 
         def note_calls(expr: cst.CSTNode) -> None:
-            from memlint.analysis.walk import descendants
+            from memlint.analysis.walk import code_descendants
 
-            for node in [expr, *descendants(expr)]:
-                if isinstance(node, cst.Call) and node.args and _self_attr(node.func) is not None:
+            for node in [expr, *code_descendants(expr)]:
+                if type(node) is cst.Call and node.args and _self_attr(node.func) is not None:
                     if feeds(node.args[0].value):
                         fed.add(_self_attr(node.func))  # type: ignore[arg-type]
 
@@ -514,7 +503,7 @@ def _is_ordered_dict(expr: cst.BaseExpression, ctx: "Context") -> bool:
 
 
 def _is_self_attribute(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+    return type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self"
 
 
 def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
@@ -522,9 +511,9 @@ def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
 
 
 def _assigns_self(statement: cst.CSTNode) -> bool:
-    from memlint.analysis.walk import descendants
+    from memlint.analysis.walk import code_descendants
 
-    for node in descendants(statement):
+    for node in code_descendants(statement):
         if isinstance(node, cst.AssignTarget) and _is_self_attribute(node.target):
             return True
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (

@@ -19,7 +19,7 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.naming import BATCH_SOURCE
 from memlint.analysis.values import named_like_model
-from memlint.tree import children, descendants
+from memlint.tree import code_children, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context, FileFacts, FunctionKey
@@ -61,7 +61,8 @@ def every_iteration(ctx: "Context") -> bool:
 
 
 def own_statements(loop: Loop) -> Iterator[cst.CSTNode]:
-    """Nodes of the loop's body and iterable, not descending into nested loops, functions or classes."""
+    """Nodes of the loop's body and iterable, not descending into nested loops, functions or classes
+    (nor into whitespace, comments, operators and brackets)."""
     stack: list[cst.CSTNode] = [loop.body]
     if isinstance(loop, cst.For):
         stack.append(loop.iter)
@@ -70,10 +71,13 @@ def own_statements(loop: Loop) -> Iterator[cst.CSTNode]:
     while stack:
         node = stack.pop()
         yield node
-        for child in children(node):
-            if isinstance(child, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        for child in code_children(node):
+            if type(child) in _OWN_SCOPE_ENDS:
                 continue
             stack.append(child)
+
+
+_OWN_SCOPE_ENDS = frozenset({cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def _callee_name(call: cst.Call) -> Optional[str]:
@@ -100,9 +104,9 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        if type(current) is cst.Name:
             yield current.value
-        stack.extend(children(current))
+        stack.extend(code_children(current))
 
 
 def is_step_loop(loop: Loop) -> bool:
@@ -126,8 +130,8 @@ def iterates_layers(loop: Loop) -> bool:
     so the loop runs a model's layers, not training or evaluation steps."""
     if not isinstance(loop, cst.For):
         return False
-    targets = {n.value for n in (loop.target, *descendants(loop.target)) if isinstance(n, cst.Name)}
-    for node in descendants(loop.body):
+    targets = {n.value for n in (loop.target, *code_descendants(loop.target)) if isinstance(n, cst.Name)}
+    for node in code_descendants(loop.body):
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Subscript):

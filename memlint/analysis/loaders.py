@@ -10,7 +10,7 @@ import re
 import libcst as cst
 
 from memlint.analysis.iteration import names_in, runs_model
-from memlint.analysis.walk import descendants
+from memlint.analysis.walk import code_descendants
 
 # Calls that hand a loader to something that runs a model on its batches.
 _CONSUMERS = re.compile(
@@ -21,7 +21,7 @@ _MODEL_ARG = re.compile(r"(?:^|_)(?:model|net|module|trainer)(?:_|$)", re.I)
 
 
 def _moves_to_device(loop: cst.CSTNode) -> bool:
-    for node in descendants(loop):
+    for node in code_descendants(loop):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to"):
             return True
     return False
@@ -30,7 +30,7 @@ def _moves_to_device(loop: cst.CSTNode) -> bool:
 def loader_feeds_model(scope: cst.CSTNode, name: str) -> bool:
     """Is the loader bound to `name` iterated by a loop that runs a model (or moves batches to the
     device), or handed to a call that does (`trainer.fit(model, loader)`, `evaluate(model, loader)`)?"""
-    for node in descendants(scope):
+    for node in code_descendants(scope):
         if isinstance(node, cst.For) and name in set(names_in(node.iter)):
             if runs_model(node) or _moves_to_device(node.body):
                 return True

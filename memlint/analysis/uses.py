@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Collection
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.walk import with_parents
+from memlint.analysis.walk import code_with_parents
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -42,7 +42,7 @@ def classify_uses(
     uses: set[Use] = set()
     derived: list[str] = []
     skip_ids = {id(node) for node in skip}
-    for node, parents in with_parents(scope):
+    for node, parents in code_with_parents(scope):
         if not (isinstance(node, cst.Name) and node.value == name):
             continue
         if any(id(p) in skip_ids for p in parents) or _is_binding(node, parents):

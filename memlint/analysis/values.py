@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.naming import name_tokens
+from memlint.analysis.naming import named_like_model
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -69,35 +69,43 @@ def tensor(graph: Optional[bool], scalar: bool = False) -> Value:
 
 def evaluate(expr: cst.BaseExpression, ctx: "Context") -> Value:
     """Abstract value of `expr` in the current state of `ctx`."""
-    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                         cst.ConcatenatedString, cst.FormattedString)):  # fmt: skip
-        return NUMBER
-    if isinstance(expr, cst.Name):
+    # Concrete libcst node classes have no subclasses, so `type(expr) is X` answers isinstance
+    # without going through ABCMeta (the costliest part of this function when written with isinstance).
+    kind = type(expr)
+    if kind is cst.Name:
         if expr.value in ("True", "False", "None"):
             return OTHER
         return ctx.lookup_value(expr.value)
-    if isinstance(expr, cst.Attribute):
+    if kind is cst.Attribute:
         return _attribute(expr, ctx)
-    if isinstance(expr, cst.Subscript):
+    if kind is cst.Call:
+        return _call(expr, ctx)
+    if kind in _LITERALS:
+        return NUMBER
+    if kind is cst.Subscript:
         base = evaluate(expr.value, ctx)
         if base.kind is Kind.TENSOR or base.graph:
             return tensor(base.graph)
         return UNKNOWN
-    if isinstance(expr, cst.BinaryOperation):
+    if kind is cst.BinaryOperation:
         return _combine(evaluate(expr.left, ctx), evaluate(expr.right, ctx))
-    if isinstance(expr, cst.UnaryOperation):
-        if isinstance(expr.operator, cst.Not):
+    if kind is cst.UnaryOperation:
+        if type(expr.operator) is cst.Not:
             return OTHER
         return evaluate(expr.expression, ctx)
-    if isinstance(expr, (cst.Comparison, cst.BooleanOperation)):
+    if kind is cst.Comparison or kind is cst.BooleanOperation:
         return OTHER if not _is_tensor_comparison(expr, ctx) else tensor(False)
-    if isinstance(expr, cst.IfExp):
+    if kind is cst.IfExp:
         return _join(evaluate(expr.body, ctx), evaluate(expr.orelse, ctx))
-    if isinstance(expr, _CONTAINER_DISPLAYS):
+    if kind in _CONTAINER_DISPLAY_TYPES:
         return CONTAINER
-    if isinstance(expr, cst.Call):
-        return _call(expr, ctx)
     return UNKNOWN  # containers, comprehensions, lambdas, awaits: not tracked
+
+
+_LITERALS = frozenset(
+    {cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString}
+)
+_CONTAINER_DISPLAY_TYPES = frozenset(_CONTAINER_DISPLAYS)
 
 
 def element_of(value: Value) -> Value:
@@ -138,7 +146,7 @@ def _join(a: Value, b: Value) -> Value:
 
 def _attribute(expr: cst.Attribute, ctx: "Context") -> Value:
     attr = expr.attr.value
-    if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+    if type(expr.value) is cst.Name and expr.value.value == "self":
         return ctx.lookup_self_attribute(attr)
     if ctx.resolve(expr) is not None:  # torch.float32, np.pi, ...: a module attribute, not a tensor
         return OTHER
@@ -155,11 +163,14 @@ def _attribute(expr: cst.Attribute, ctx: "Context") -> Value:
 def alias_value(expr: cst.BaseExpression, ctx: "Context") -> Value:
     """What a name bound to another name or attribute holds (`net = self.net`, `decode = self.wp_decode`)."""
     value = evaluate(expr, ctx)
-    if value.kind is not Kind.UNKNOWN or not isinstance(expr, (cst.Name, cst.Attribute)):
+    if value.kind is not Kind.UNKNOWN or type(expr) not in _NAME_OR_ATTRIBUTE:
         return value
     if _looks_like_model(expr, ctx):
         return MODULE if not tables.LOSS_NAME.match(_last_name(expr)) else LOSS_MODULE
     return OPAQUE
+
+
+_NAME_OR_ATTRIBUTE = frozenset({cst.Name, cst.Attribute})
 
 
 def _last_name(expr: cst.BaseExpression) -> str:
@@ -168,14 +179,15 @@ def _last_name(expr: cst.BaseExpression) -> str:
 
 def _call(call: cst.Call, ctx: "Context") -> Value:
     func = call.func
+    kind = type(func)
     qualified = ctx.resolve(func)
     if qualified in _CONTAINER_FACTORIES:
         return CONTAINER
     if qualified is not None:
         return _torch_call(qualified, call, ctx)
-    if isinstance(func, cst.Name) and func.value in _CONTAINER_BUILDERS and ctx.is_builtin(func.value):
+    if kind is cst.Name and func.value in _CONTAINER_BUILDERS and ctx.is_builtin(func.value):
         return CONTAINER
-    if isinstance(func, cst.Attribute):
+    if kind is cst.Attribute:
         method = func.attr.value
         receiver = evaluate(func.value, ctx)
         if method in tables.GRAPH_FREE_METHODS:
@@ -195,17 +207,17 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             else:
                 scalar = bool(preserve) and not call.args
             return tensor(receiver.graph, scalar=scalar)
-    if isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS and ctx.is_builtin(func.value):
+    if kind is cst.Name and func.value in _NUMBER_BUILTINS and ctx.is_builtin(func.value):
         return NUMBER
-    if isinstance(func, cst.Name) and func.value in ctx.module_classes and ctx.lookup_value(func.value).kind is Kind.FUNCTION:
+    if kind is cst.Name and func.value in ctx.module_classes and ctx.lookup_value(func.value).kind is Kind.FUNCTION:
         return LOSS_MODULE if func.value.endswith("Loss") else MODULE  # an nn.Module class of this file
-    callee = evaluate(func, ctx) if isinstance(func, (cst.Name, cst.Attribute)) else UNKNOWN
+    callee = evaluate(func, ctx) if kind in _NAME_OR_ATTRIBUTE else UNKNOWN
     if callee.kind is Kind.MODULE:
         return _model_output(ctx, is_loss=callee.is_loss)
-    if isinstance(func, cst.Name) and func.value == "self" and ctx.in_module_class:
+    if kind is cst.Name and func.value == "self" and ctx.in_module_class:
         return _model_output(ctx, is_loss=False)
     if callee.kind in (Kind.UNKNOWN, Kind.FUNCTION) and _looks_like_model(func, ctx):
-        name = func.value if isinstance(func, cst.Name) else func.attr.value  # type: ignore[union-attr]
+        name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
         is_loss = tables.LOSS_NAME.match(name) is not None
         if callee.kind is Kind.FUNCTION and not is_loss:
             return UNKNOWN  # a local helper named like a model: we can see it is not one
@@ -215,9 +227,10 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
 
 def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:
     """`model(x)`, `criterion(out, y)`, `self.net(x)`, `trainer.model(x)` when we cannot see the binding."""
-    if isinstance(func, cst.Name):
+    kind = type(func)
+    if kind is cst.Name:
         name = func.value
-    elif isinstance(func, cst.Attribute):
+    elif kind is cst.Attribute:
         receiver = func.value
         # `importlib.import_module(...)`: a function of an imported module, not a model.
         if ctx.resolve(receiver) is not None:
@@ -226,14 +239,6 @@ def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:
     else:
         return False
     return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
-
-
-def named_like_model(name: str) -> bool:
-    """`model`, `self.encoder`, `teacher_net`; not `build_model` or `prepare_model` (verbs), not a loss."""
-    tokens = name_tokens(name)
-    if tokens and tokens[0] in tables.NON_MODEL_VERBS:
-        return False
-    return bool(tables.MODEL_NAME.match(name)) and not tables.LOSS_NAME.match(name)
 
 
 def _model_output(ctx: "Context", *, is_loss: bool) -> Value:

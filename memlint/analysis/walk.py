@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
-# `children(node)` equals `node.children` without libcst rebuilding the node to list them.
-from memlint.tree import children, descendants  # noqa: F401  (re-exported for the analyses)
+# `children(node)` equals `node.children` without libcst rebuilding the node to list them; the
+# `code_` forms leave out whitespace, comments, operators and brackets (memlint.tree.LAYOUT).
+from memlint.tree import children, code_children, code_descendants, descendants  # noqa: F401  (re-exported)
 
 
 def with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]]:
@@ -21,11 +22,31 @@ def with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, tuple[cst.CST
         stack.extend((child, inner) for child in reversed(children(current)))
 
 
+def code_with_parents(
+    node: cst.CSTNode, nearest: Optional[int] = None
+) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]]:
+    """`with_parents(node)` without the LAYOUT nodes (which are nobody's parents but each other's);
+    with `nearest`, only that many of the closest ancestors (cheaper deep down a function)."""
+    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(child, (node,)) for child in reversed(code_children(node))]
+    pop, append = stack.pop, stack.append
+    keep = -nearest if nearest else None
+    while stack:
+        current, parents = pop()
+        yield current, parents
+        below = code_children(current)
+        if below:
+            inner = parents + (current,)
+            if keep is not None:
+                inner = inner[keep:]
+            for child in reversed(below):
+                append((child, inner))
+
+
 def calls_method(node: cst.CSTNode, names: frozenset[str]) -> bool:
     """Does the subtree call a method with one of these names (`x.backward()`)?"""
     return any(
-        isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in names
-        for n in descendants(node)
+        type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in names
+        for n in code_descendants(node)
     )
 
 
