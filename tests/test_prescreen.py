@@ -97,6 +97,7 @@ def test_ordinary_model_code_is_cleared_for_every_default_rule():
         ("ML004", "class N:\n    def forward(self, x):\n        a = self.l1(x)\n        b = self.l2(a)\n        c = self.l3(b)\n        return c\n"),
         ("ML005", "import torch.nn as nn\nfc = nn.Linear(512 * 7 * 7, 4096)\n"),
         ("ML005", "from torch.nn import Linear as L\nC = 512\nfc = L(in_features=C * 49, out_features=C)\n"),
+        ("ML005", "def head(c=512, n=1000):\n    k = c * 7\n    return nn.Linear(k * 7, int(n))\n"),
         ("ML007", "from torch.utils.checkpoint import checkpoint as ckpt\ny = ckpt(layer, x)\n"),
         ("ML007", "import torch.utils.checkpoint\ny = torch.utils.checkpoint(layer, x)\n"),
         ("ML013", "x = torch.zeros(3).to(device)\n"),
@@ -123,6 +124,8 @@ def test_a_check_lets_through_what_its_rule_looks_at(code, snippet):
         ("ML004", "class N:\n    def forward(self, x):\n        x = self.l1(x)\n        x = self.l2(x)\n        return x\n"),
         ("ML004", "class N:\n    def forward(self, x):\n        a = self.l1(x)\n        b = a.view(-1)\n        c = self.l3(b)\n        return c\n"),
         ("ML005", "fc = nn.Linear(config.hidden_size, config.vocab_size)\n"),
+        # sizes that are parameters without a number: `None` defaults, names defined through themselves
+        ("ML005", "def build(c_in, hidden=None):\n    hidden = hidden or c_in\n    hidden = hidden // 2\n    return nn.Linear(c_in, hidden)\n"),
         ("ML004", "class N:\n    def forward(self, x):\n        a = self.l1(x)\n        b = self.l2(a)\n        c = self.l3(b)\n        return c + b\n"),
         ("ML007", "state = torch.load(args.checkpoint)\n"),
         ("ML013", "x = torch.zeros(3, device=device).to(dtype)\n"),

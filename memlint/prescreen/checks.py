@@ -57,7 +57,11 @@ def accumulated_graph(source: Source, options: Mapping[str, Any]) -> bool:
     started = _possible_statistics(source)
     if not started:
         return False
-    return _accumulates_in_loop(source.tree, None, None, started, History(source))  # type: ignore[arg-type]
+    history = source.memo("history", lambda: History(source))
+    for node in source.nodes(ast.AugAssign, ast.Assign, ast.Call):
+        if _accumulates(node, started, history) and _in_a_loop_that_steps(source, node):
+            return True
+    return False
 
 
 # Expressions it never values as a number or a container: what an accumulator cannot start as.
@@ -90,22 +94,18 @@ def _possible_statistics(source: Source) -> set[str]:
     return found
 
 
-def _accumulates_in_loop(node: ast.AST, function, loop, started: set[str], history: History) -> bool:
-    """`function`: the innermost function's name (None at module or class level); `loop`: the
-    innermost loop of that function, as the analysis keeps one loop stack per function."""
-    for child in ast.iter_child_nodes(node):
-        child_function, child_loop = function, loop
-        if isinstance(child, _FUNCTIONS):
-            child_function, child_loop = child.name, None
-        elif isinstance(child, ast.ClassDef):
-            child_function, child_loop = None, None
-        elif isinstance(child, _LOOPS):
-            child_loop = child
-        elif loop is not None and _accumulates(child, started, history) and not _forward_like(function) and not _runs_layers(loop):
-            return True
-        if _accumulates_in_loop(child, child_function, child_loop, started, history):
-            return True
-    return False
+def _in_a_loop_that_steps(source: Source, node: ast.AST) -> bool:
+    """Is the innermost loop around `node` in its own function (the analysis keeps one loop stack
+    per function and class) not a loop over layers, in a function not named like a forward?"""
+    loop = None
+    for ancestor in source.ancestors(node):
+        if isinstance(ancestor, _FUNCTIONS):
+            return loop is not None and not _forward_like(ancestor.name) and not _runs_layers(loop)
+        if isinstance(ancestor, ast.ClassDef):
+            break
+        if loop is None and isinstance(ancestor, _LOOPS):
+            loop = ancestor
+    return loop is not None and not _runs_layers(loop)  # at module or class level
 
 
 def _forward_like(function) -> bool:
@@ -169,33 +169,35 @@ def _runs_layers(loop: ast.AST) -> bool:
 
 
 def eval_without_no_grad(source: Source, options: Mapping[str, Any]) -> bool:
-    """A call that could run a model inside an evaluation region: a function named as an
-    evaluation, a function (or the module) that calls `.eval()` / `.train(False)`, or a loop over
-    validation / test data."""
-    history = History(source)
-
-    def runs_a_model(root: ast.AST) -> bool:
-        return any(isinstance(node, ast.Call) and history.may_run_model(node) for node in ast.walk(root))
-
-    for function in source.nodes(*_FUNCTIONS):
-        if is_evaluation_function_name(function.name) and runs_a_model(function):  # type: ignore[attr-defined]
-            return True
-    for scope in [source.tree, *source.nodes(*_FUNCTIONS)]:
-        if _calls_eval_mode(scope) and runs_a_model(scope):  # type: ignore[arg-type]
-            return True
-    for loop in source.nodes(ast.For, ast.AsyncFor):
-        if any(names_evaluation_data(word) for word in words_in(loop.iter)) and runs_a_model(loop):  # type: ignore[attr-defined]
-            return True
-    return False
-
-
-def _calls_eval_mode(scope: ast.AST) -> bool:
-    for node in ast.walk(scope):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            count = _argument_count(node)
-            if (node.func.attr == "eval" and count == 0) or (node.func.attr == "train" and count == 1):
+    """A call that could run a model inside an evaluation region: in a function named as an
+    evaluation, in a function (or the module) that calls `.eval()` / `.train(False)`, or in a loop
+    over validation / test data."""
+    history = source.memo("history", lambda: History(source))
+    model_calls = [call for call in source.nodes(ast.Call) if history.may_run_model(call)]  # type: ignore[arg-type]
+    if not model_calls:
+        return False
+    eval_scopes = {id(_scope_of(source, call)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)}  # type: ignore[arg-type]
+    if id(source.tree) in eval_scopes:
+        return True  # `.eval()` at module level: the region may reach any call
+    for call in model_calls:
+        for ancestor in source.ancestors(call):
+            if isinstance(ancestor, _FUNCTIONS) and (id(ancestor) in eval_scopes or is_evaluation_function_name(ancestor.name)):
+                return True
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(ancestor.iter)):
                 return True
     return False
+
+
+def _sets_eval_mode(call: ast.Call) -> bool:
+    if not isinstance(call.func, ast.Attribute):
+        return False
+    count = _argument_count(call)
+    return (call.func.attr == "eval" and count == 0) or (call.func.attr == "train" and count == 1)
+
+
+def _scope_of(source: Source, node: ast.AST) -> ast.AST:
+    """The innermost function around `node`, or the module."""
+    return next((a for a in source.ancestors(node) if isinstance(a, _FUNCTIONS)), source.tree)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------- ML003
@@ -390,10 +392,10 @@ def oversized_linear_after_flatten(source: Source, options: Mapping[str, Any]) -
 
 
 class _Folding:
-    """Could an expression fold to a number the way `analysis/constants.py` folds it: literals,
-    arithmetic, `int(...)`, and names whose value, given by some `name = ...`, `name: T = ...` or
-    parameter default in the file, could fold itself?  (The analysis uses one such binding; any
-    of them is a loosening.)"""
+    """Could an expression fold to a number the way `analysis/constants.py` folds it: int and
+    float literals, arithmetic, `int(...)`, and names whose value, given by some `name = ...`,
+    `name: T = ...` or parameter default in the file, could fold itself?  (The analysis uses one
+    such binding; any of them is a loosening.)"""
 
     def __init__(self, source: Source) -> None:
         self.bindings: dict[str, list[ast.AST]] = {}
@@ -408,25 +410,31 @@ class _Folding:
             for argument, default in pairs:
                 if default is not None:
                     self.bindings.setdefault(argument.arg, []).append(default)
-        self.names: dict[str, bool] = {}
+        # The least set of names that fold, grown until it settles: a name defined only through
+        # itself (`n = n // 2`) never folds.
+        self.foldable: set[str] = set()
+        for _ in range(12):
+            grown = {n for n, values in self.bindings.items() if n not in self.foldable and any(map(self.could_fold, values))}
+            if not grown:
+                break
+            self.foldable |= grown
+        else:
+            self.foldable = set(self.bindings)  # not settled: every bound name may fold (a loosening)
 
     def could_fold(self, expr: ast.AST) -> bool:
         for node in ast.walk(expr):
             if isinstance(node, ast.Name):
-                if node.id != "int" and not self._name_could_fold(node.id):
+                if node.id != "int" and node.id not in self.foldable:
                     return False
             elif isinstance(node, ast.Call):
                 if not (isinstance(node.func, ast.Name) and node.func.id == "int"):
                     return False
+            elif isinstance(node, ast.Constant):
+                if type(node.value) not in (int, float):
+                    return False
             elif not isinstance(node, _ARITHMETIC):
                 return False
         return True
-
-    def _name_could_fold(self, name: str) -> bool:
-        if name not in self.names:
-            self.names[name] = True  # a name defined through itself: assume it may fold (a loosening)
-            self.names[name] = any(self.could_fold(value) for value in self.bindings.get(name, ()))
-        return self.names[name]
 
 
 # ---------------------------------------------------------------------------- ML007

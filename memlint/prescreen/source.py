@@ -7,7 +7,7 @@ import re
 import unicodedata
 import warnings
 from functools import cached_property
-from typing import Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 # Words that can be identifiers; found in code, strings and comments alike, which only ever
 # makes a check answer "maybe" more often.
@@ -17,6 +17,7 @@ _WORD = re.compile(r"[^\W\d]\w*")
 class Source:
     def __init__(self, text: str) -> None:
         self.text = text
+        self._memo: dict[str, Any] = {}
 
     @cached_property
     def identifiers(self) -> frozenset[str]:
@@ -46,15 +47,44 @@ class Source:
         )
 
     @cached_property
-    def _by_type(self) -> dict[type, list[ast.AST]]:
-        found: dict[type, list[ast.AST]] = {}
-        for node in ast.walk(self.tree):  # type: ignore[arg-type]
-            found.setdefault(type(node), []).append(node)
-        return found
+    def _index(self) -> tuple[dict[type, list[ast.AST]], dict[int, ast.AST]]:
+        """Every node by type, and every node's parent (by id), from one walk of the tree."""
+        by_type: dict[type, list[ast.AST]] = {}
+        parents: dict[int, ast.AST] = {}
+        stack: list[ast.AST] = [self.tree]  # type: ignore[list-item]
+        while stack:
+            node = stack.pop()
+            by_type.setdefault(type(node), []).append(node)
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            parents[id(item)] = node
+                            stack.append(item)
+                elif isinstance(value, ast.AST):
+                    parents[id(value)] = node
+                    stack.append(value)
+        return by_type, parents
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """A whole-file fact computed once, on first request, for every check that asks."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
 
     def nodes(self, *types: type) -> Iterator[ast.AST]:
+        by_type = self._index[0]
         for kind in types:
-            yield from self._by_type.get(kind, ())
+            yield from by_type.get(kind, ())
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        """The nodes enclosing `node`, innermost first."""
+        parents = self._index[1]
+        current = parents.get(id(node))
+        while current is not None:
+            yield current
+            current = parents.get(id(current))
 
     @cached_property
     def _aliases(self) -> dict[str, set[str]]:
