@@ -13,6 +13,7 @@ TorchFix lives in its own environment, bench/.venv-torchfix (git-ignored), creat
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -92,6 +93,9 @@ def snapshot_source() -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(REPO / "memlint", target / "memlint", ignore=ignore)
     shutil.copytree(REPO / "rules", target / "memlint" / "rules", ignore=ignore, dirs_exist_ok=True)
+    # Bytecode, as an installed package has it (pip compiles on install; this environment may
+    # set PYTHONDONTWRITEBYTECODE, which would make every measured start compile memlint again).
+    compileall.compile_dir(str(target), quiet=1)
     SNAPSHOT["PYTHONPATH"] = str(target)
     return target
 

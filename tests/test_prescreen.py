@@ -24,13 +24,6 @@ def test_every_built_in_rule_has_exactly_one_check():
     assert set(CHECKS) == {code for code, *_ in CATALOGUE}
 
 
-def test_the_catalogue_matches_the_rule_classes():
-    assert [(code, name, enabled) for code, name, enabled, _ in CATALOGUE] == [
-        (rule.code, rule.name, rule.default_enabled) for rule in all_rules()
-    ]
-    assert [module for *_, module in CATALOGUE] == [rule.__module__.rpartition(".")[2] for rule in all_rules()]
-
-
 @pytest.mark.parametrize(("rule", "index", "example"), INVALID, ids=lambda v: getattr(v, "code", str(v)))
 def test_the_check_of_a_rule_lets_through_each_of_its_invalid_examples(rule, index, example):
     source = Source(source_of(example))
