@@ -178,3 +178,60 @@ def test_resolve_follows_rebinding_while_rules_share_answers():
 
     Traversal(ctx, [Probe()]).walk(module)
     assert answers == [("torch.zeros", "torch.zeros"), ("torch.nn.Linear",) * 2, (None, None), (None, None)]
+
+
+def test_remembered_answers_follow_rebinding():
+    from memlint.analysis.context import Context
+    from memlint.analysis.evaluation import is_model_call
+
+    source = textwrap.dedent(
+        """\
+        import torch
+        class Net(torch.nn.Module):
+            pass
+        net = Net()
+        net(x)
+        net = 3
+        net(x)
+        """
+    )
+    module = cst.parse_module(source)
+    ctx = Context(module)
+    answers = []
+
+    class Probe:
+        def visit_Call(self, node):
+            if isinstance(node.func, cst.Name) and node.func.value == "net":
+                answers.append((is_model_call(node, ctx), is_model_call(node, ctx)))
+
+    Traversal(ctx, [Probe()]).walk(module)
+    assert answers == [(True, True), (False, False)]
+
+
+def test_cached_resolve_is_forgotten_when_a_name_is_rebound():
+    from memlint.analysis.context import Context
+
+    source = textwrap.dedent(
+        """\
+        import torch.nn.functional as F
+        def f(x):
+            y = F.relu(x)
+            F = make()
+        """
+    )
+    module = cst.parse_module(source)
+    ctx = Context(module)
+    seen = []
+
+    class Probe:
+        def visit_Call(self, node):
+            if isinstance(node.func, cst.Attribute):
+                seen.append(node)
+                self.first = ctx.resolve(node.func)
+
+        def leave_FunctionDef(self, node):
+            self.last = ctx.resolve(seen[0].func)  # the same node, after `F` was rebound
+
+    probe = Probe()
+    Traversal(ctx, [probe]).walk(module)
+    assert (probe.first, probe.last) == ("torch.nn.functional.relu", None)

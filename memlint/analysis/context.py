@@ -96,9 +96,11 @@ class Context:
         self._ambiguous = _module_names_bound_twice(module)
         self._facts: Optional[FileFacts] = None
         self._memo: dict[object, object] = {}
-        # id(expr) -> (expr, what resolve(expr) answered): every rule resolves the callee of every
-        # call.  Only this object's handlers change what names mean, so each of them empties it.
+        # id(expr) -> (expr, what resolve(expr) answered), and (id(node), question) -> (node, answer)
+        # for `remember`: every rule resolves the callee of every call.  Only this object's handlers
+        # change what names mean, so each of them empties both (but `_visit_call`, which binds nothing).
         self._resolved: dict[int, tuple[cst.CSTNode, Optional[str]]] = {}
+        self._answers: dict[tuple[int, str], tuple[cst.CSTNode, object]] = {}
         visit_handlers: dict[type, Callable[[cst.CSTNode], None]] = {
             cst.FunctionDef: self._visit_function,
             cst.ClassDef: self._visit_class,
@@ -125,19 +127,35 @@ class Context:
             cst.AugAssign: self._leave_aug_assign,
         }
         self.visit_handlers = {cls: self._forgetting_names(h) for cls, h in visit_handlers.items()}
+        self.visit_handlers[cst.Call] = self._visit_call  # it only records the call site
         self.leave_handlers = {cls: self._forgetting_names(h) for cls, h in leave_handlers.items()}
 
     def _forgetting_names(self, handler: Callable[[cst.CSTNode], None]) -> Callable[[cst.CSTNode], None]:
-        """`handler`, emptying the resolve cache before (what rules cached) and after (what the
-        handler cached before it rebound a name)."""
-        resolved = self._resolved
+        """`handler`, emptying the caches before (what rules cached) and after (what the handler
+        cached before it rebound a name)."""
+        resolved, answers = self._resolved, self._answers
 
         def run(node: cst.CSTNode) -> None:
             resolved.clear()
+            answers.clear()
             handler(node)
             resolved.clear()
+            answers.clear()
 
         return run
+
+    def remember(self, question: str, node: cst.CSTNode, answer: Callable[[], object]) -> object:
+        """`answer()`, computed once for all the rules that ask `question` about `node` while the
+        names in scope stay as they are (until the next handler of this object that binds a name,
+        enters or leaves a scope, a loop, a condition or a `with`).  For questions whose answer
+        depends on nothing else than the node and those names."""
+        key = (id(node), question)
+        known = self._answers.get(key)
+        if known is not None and known[0] is node:  # the cache holds node, so its id is not reused
+            return known[1]
+        result = answer()
+        self._answers[key] = (node, result)
+        return result
 
     # ------------------------------------------------------------------ queries for rules
 

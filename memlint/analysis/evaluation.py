@@ -64,6 +64,11 @@ def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
 def is_model_call(call: cst.Call, ctx: "Context") -> bool:
     """`model(x)`, `self.net(x)`, `self(x)` in a module class, `model.forward(x)`: a call that runs a
     model (not a loss function, not a constructor, not a method such as `model.generate`)."""
+    # Asked by several rules about the same call; the answer depends only on the bindings in scope.
+    return ctx.remember("model-call", call, lambda: _runs_model(call, ctx))  # type: ignore[return-value]
+
+
+def _runs_model(call: cst.Call, ctx: "Context") -> bool:
     func = call.func
     kind = type(func)  # libcst's concrete node classes have no subclasses: as isinstance, but cheaper
     if kind is cst.Attribute and func.attr.value == "forward":
