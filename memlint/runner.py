@@ -106,6 +106,13 @@ def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mo
     return result
 
 
+def _size_of(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def _process_chunk(paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None) -> list[FileResult]:
     return [process_file(path, settings, mode, cache) for path in paths]
 
@@ -177,8 +184,11 @@ def run(
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    registry.all_rules()  # import the rules once, before forking
-    size = max(1, len(todo) // (jobs * 8))
+    registry.all_rules()  # import the rules and libcst once, before forking
+    # Largest files first, in small chunks, so that no worker is left with a long tail at the end
+    # (the results go back in discovery order whatever order they come in).
+    todo.sort(key=lambda index: -_size_of(files[index]))
+    size = max(1, len(todo) // (jobs * 32))
     chunks = [todo[start : start + size] for start in range(0, len(todo), size)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = {

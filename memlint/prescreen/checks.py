@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Optional
 
 from memlint.analysis.naming import BATCH_SOURCE, is_evaluation_function_name, names_evaluation_data
 from memlint.analysis.tables import (
@@ -26,7 +26,7 @@ from memlint.analysis.tables import (
     VIEW_METHODS,
 )
 from memlint.prescreen.graph import History
-from memlint.prescreen.source import Source, final_name, statement_lists, words_in
+from memlint.prescreen.source import Source, final_name, words_in
 
 Check = Callable[[Source, Mapping[str, Any]], bool]
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -216,16 +216,37 @@ def activation_not_inplace(source: Source, options: Mapping[str, Any]) -> bool:
     self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
     )
-    for function in source.nodes(*_FUNCTIONS):
-        if function.name != "forward":  # type: ignore[attr-defined]
+    for call in source.nodes(ast.Call):
+        if final_name(call.func) not in functional or not call.args:  # type: ignore[attr-defined]
             continue
-        for statements in statement_lists(function):
-            previous = None
-            for statement in statements:
-                if _applies_inplace_function(statement, previous, functional, layers, self_rebound):
-                    return True
-                previous = statement
+        if _root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
+            continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
+        statement, previous, function = _statement_around(source, call)
+        if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers):  # type: ignore[attr-defined]
+            return True
     return False
+
+
+def _statement_around(source: Source, node: ast.AST):
+    """The innermost statement holding `node`, the statement before it in its block (or None),
+    and the innermost function around them (or None)."""
+    statement = previous = function = None
+    child = node
+    for ancestor in source.ancestors(node):
+        if statement is None and isinstance(child, ast.stmt):
+            statement = child
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(ancestor, field, None)
+                if isinstance(block, list):
+                    index = next((i for i, s in enumerate(block) if s is child), None)
+                    if index is not None:
+                        previous = block[index - 1] if index > 0 else None
+                        break
+        if isinstance(ancestor, _FUNCTIONS):
+            function = ancestor
+            break
+        child = ancestor
+    return statement, previous, function
 
 
 def _attributes_holding_layers(source: Source) -> set[str]:
@@ -264,7 +285,9 @@ def _layer_of(element: ast.AST):
     return final_name(element.func) if isinstance(element, ast.Call) else None
 
 
-def _applies_inplace_function(statement: ast.stmt, previous, functional: set[str], layers: set[str], self_rebound: bool) -> bool:
+def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str]) -> bool:
+    """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in a simple statement, or
+    `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
     if isinstance(statement, ast.Assign):
         single_name = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
         direct = statement.value if single_name else None
@@ -272,17 +295,10 @@ def _applies_inplace_function(statement: ast.stmt, previous, functional: set[str
         direct = statement.value
     else:
         return False
-    for call in ast.walk(statement):
-        if not isinstance(call, ast.Call) or final_name(call.func) not in functional or not call.args:
-            continue
-        if _root_name(call.func) == "self" and not self_rebound:
-            continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
-        first = call.args[0]
-        if isinstance(first, ast.Call) and _self_attribute(first.func) in layers:
-            return True
-        if call is direct and isinstance(first, ast.Name) and _binds_layer_output(previous, first.id, layers):
-            return True
-    return False
+    first = call.args[0]
+    if isinstance(first, ast.Call) and _self_attribute(first.func) in layers:
+        return True
+    return call is direct and isinstance(first, ast.Name) and _binds_layer_output(previous, first.id, layers)
 
 
 def _root_name(expr: ast.AST):
@@ -382,13 +398,14 @@ def oversized_linear_after_flatten(source: Source, options: Mapping[str, Any]) -
     if not source.mentions("Linear"):
         return False
     linear = source.names_for(["Linear"])
+    calls = [call for call in source.nodes(ast.Call) if final_name(call.func) in linear]  # type: ignore[attr-defined]
+    sizes = [[*call.args, *(k.value for k in call.keywords)] for call in calls]  # type: ignore[attr-defined]
+    # Cheap shapes first: most layers take `config.hidden_size`, which never folds.
+    sizes = [values for values in sizes if sum(1 for v in values if _could_fold(v, None)) >= 2]
+    if not sizes:
+        return False
     folding = _Folding(source)
-    for call in source.nodes(ast.Call):
-        if final_name(call.func) in linear:  # type: ignore[attr-defined]
-            values = [*call.args, *(k.value for k in call.keywords)]  # type: ignore[attr-defined]
-            if sum(1 for value in values if folding.could_fold(value)) >= 2:
-                return True
-    return False
+    return any(sum(1 for value in values if folding.could_fold(value)) >= 2 for values in sizes)
 
 
 class _Folding:
@@ -422,19 +439,24 @@ class _Folding:
             self.foldable = set(self.bindings)  # not settled: every bound name may fold (a loosening)
 
     def could_fold(self, expr: ast.AST) -> bool:
-        for node in ast.walk(expr):
-            if isinstance(node, ast.Name):
-                if node.id != "int" and node.id not in self.foldable:
-                    return False
-            elif isinstance(node, ast.Call):
-                if not (isinstance(node.func, ast.Name) and node.func.id == "int"):
-                    return False
-            elif isinstance(node, ast.Constant):
-                if type(node.value) not in (int, float):
-                    return False
-            elif not isinstance(node, _ARITHMETIC):
+        return _could_fold(expr, self.foldable)
+
+
+def _could_fold(expr: ast.AST, foldable: Optional[set[str]]) -> bool:
+    """`foldable`: the names that fold; None: suppose every name does."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name):
+            if foldable is not None and node.id != "int" and node.id not in foldable:
                 return False
-        return True
+        elif isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id == "int"):
+                return False
+        elif isinstance(node, ast.Constant):
+            if type(node.value) not in (int, float):
+                return False
+        elif not isinstance(node, _ARITHMETIC):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------- ML007

@@ -11,7 +11,7 @@ call not ruled out above counts as a possible start.
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Iterator, Optional
 
 from memlint.analysis import tables
 from memlint.analysis.naming import named_like_model
@@ -38,8 +38,9 @@ class History:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             for target in targets:
                 targets_seen.update(id(n) for n in ast.walk(target))
-                for key in _keys_bound_by(target):
-                    self.values.setdefault(key, []).append(node.value)  # type: ignore[attr-defined]
+                if node.value is not None:  # `x: int` binds nothing  # type: ignore[attr-defined]
+                    for key in _keys_bound_by(target):
+                        self.values.setdefault(key, []).append(node.value)  # type: ignore[attr-defined]
         for item in source.nodes(ast.withitem):
             if item.optional_vars is not None:  # type: ignore[attr-defined]
                 targets_seen.update(id(n) for n in ast.walk(item.optional_vars))  # type: ignore[attr-defined]
@@ -77,7 +78,9 @@ class History:
                 qualified = None if node.level else f"{node.module}.{alias.name}"  # type: ignore[attr-defined]
                 self.imports.setdefault(alias.asname or alias.name, []).append(qualified)
         self.functional_losses = source.names_for(tables.FUNCTIONAL_LOSSES)
-        self._carrying: Optional[set[str]] = None  # names and ".attr"s that may carry history
+        self._settled: dict[str, bool] = {}  # name or ".attr" -> may it carry history
+        self._open: set[str] = set()  # the keys being settled now, and those of them found to carry
+        self._carrying: set[str] = set()
 
     def possible(self, expr: ast.AST) -> bool:
         if isinstance(expr, NO_HISTORY):
@@ -101,21 +104,34 @@ class History:
         return True  # await, yield, starred, ...: not followed
 
     def _assigned_value_possible(self, key: str) -> bool:
-        if self._carrying is None:
-            self._carrying = self._solve()
-        return key in self._carrying
+        if key in self._settled:
+            return self._settled[key]
+        if key in self._open:
+            return key in self._carrying
+        self._settle(key)
+        return self._settled[key]
 
-    def _solve(self, rounds: int = 12) -> set[str]:
-        """The least set of names whose assigned values may carry history, given that set: history
-        needs a source, so a name that only ever receives its own value (`x = f(x)`) does not
-        start it.  Grown from nothing until it no longer changes."""
+    def _settle(self, key: str, rounds: int = 12) -> None:
+        """Decide `key` and every key its assigned values read, transitively: the least set of them
+        that may carry history, given that set (history needs a source, so a name that only ever
+        receives its own value, `x = f(x)`, does not start it), grown from nothing until it no
+        longer changes."""
+        pending, self._open = [key], set()
+        while pending:
+            current = pending.pop()
+            if current not in self._open and current not in self._settled:
+                self._open.add(current)
+                pending.extend(k for value in self.values.get(current, ()) for k in _keys_read_by(value))
         self._carrying = set()
         for _ in range(rounds):
-            grown = {key for key, values in self.values.items() if key not in self._carrying and any(self.possible(v) for v in values)}
+            grown = {k for k in self._open - self._carrying if any(self.possible(v) for v in self.values.get(k, ()))}
             if not grown:
-                return self._carrying
+                break
             self._carrying |= grown
-        return set(self.values)  # not settled: every assigned name may (a loosening)
+        else:
+            self._carrying = set(self._open)  # not settled: all of them may (a loosening)
+        self._settled.update((k, k in self._carrying) for k in self._open)
+        self._open, self._carrying = set(), set()
 
     def _call_possible(self, call: ast.Call) -> bool:
         func = call.func
@@ -206,6 +222,15 @@ class History:
 
 def _named_like_model_or_loss(name: str) -> bool:
     return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
+
+
+def _keys_read_by(expr: ast.AST) -> Iterator[str]:
+    """The names and `self` attributes (".attr") `History.possible(expr)` may look up."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            yield "." + node.attr
 
 
 def _keys_bound_by(target: ast.AST) -> list[str]:

@@ -12,6 +12,9 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 # Words that can be identifiers; found in code, strings and comments alike, which only ever
 # makes a check answer "maybe" more often.
 _WORD = re.compile(r"[^\W\d]\w*")
+# Fields that hold only shared singletons (`ast.Load()`, `ast.Add()`) or strings: not indexed.
+_LEAF_FIELDS = frozenset({"ctx", "op", "id", "attr", "arg", "name", "asname", "module", "kind", "type_comment", "level", "conversion"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class Source:
@@ -54,8 +57,12 @@ class Source:
         stack: list[ast.AST] = [self.tree]  # type: ignore[list-item]
         while stack:
             node = stack.pop()
-            by_type.setdefault(type(node), []).append(node)
-            for field in node._fields:
+            kind = type(node)
+            by_type.setdefault(kind, []).append(node)
+            fields = _CHILD_FIELDS.get(kind)
+            if fields is None:
+                fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+            for field in fields:
                 value = getattr(node, field, None)
                 if isinstance(value, list):
                     for item in value:
