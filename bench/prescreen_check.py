@@ -1,6 +1,6 @@
 """Is the prescreen sound on real code, and how much does it save?
 
-    python bench/prescreen_check.py [--corpus timm ...] [--jobs 2]
+    python bench/prescreen_check.py [--corpus timm ...] [--dir DIR ...] [--jobs 2]
 
 For every file of the pinned corpora that mentions torch, runs every rule (ML017 and ML006 with a
 1 MiB budget included, so that each rule reports as often as it can) through the full analysis,
@@ -75,12 +75,13 @@ def _screen_chunk(paths: list[Path], settings: Settings, default_codes: frozense
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", action="append", choices=CORPORA)
+    parser.add_argument("--dir", action="append", type=Path, default=[], help="also (or only) check this directory")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     default_codes = frozenset(entry.code for entry in rule_entries() if entry.default_enabled)
     failures = 0
-    for name in args.corpus or CORPORA:
-        root = corpora.fetch(name)
+    roots = [(name, corpora.fetch(name)) for name in (args.corpus or ([] if args.dir else CORPORA))]
+    for name, root in [*roots, *((str(d), d.resolve()) for d in args.dir)]:
         settings = _settings(root)
         files = discover_files([root], settings).files
         chunks = [files[i : i + 8] for i in range(0, len(files), 8)]
