@@ -8,7 +8,6 @@ import os
 from typing import Optional
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from memlint import registry
 from memlint.analysis.context import Context
@@ -16,6 +15,7 @@ from memlint.config import Settings
 from memlint.depth import depth_error
 from memlint.diagnostics import Diagnostic, Edit, Fix, Location
 from memlint.engine import Positions, minimal_edit, reserved_diagnostic, syntax_error
+from memlint.positions import node_positions
 from memlint.rule import NodeFix, Report, rule_url
 from memlint.suppressions import file_suppressions, line_suppresses
 from memlint.traversal import Traversal
@@ -75,7 +75,9 @@ def _diagnostics(
 ) -> list[Diagnostic]:
     if not reports and not failures:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    wanted = [node for _, _, node in failures] + [report.node for report in reports]
+    wanted += [old for report in reports if report.fix for old, _ in report.fix.replacements]
+    positions = node_positions(module, text, wanted)
     lines = Positions(text)
     suppressed_file = file_suppressions(text)
     result: list[Diagnostic] = []

@@ -26,7 +26,7 @@ from memlint.analysis.tables import (
     VIEW_METHODS,
 )
 from memlint.prescreen.graph import History
-from memlint.prescreen.source import Source, final_name, words_in
+from memlint.prescreen.source import Source, final_name, root_name, words_in
 
 Check = Callable[[Source, Mapping[str, Any]], bool]
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -219,7 +219,7 @@ def activation_not_inplace(source: Source, options: Mapping[str, Any]) -> bool:
     for call in source.nodes(ast.Call):
         if final_name(call.func) not in functional or not call.args:  # type: ignore[attr-defined]
             continue
-        if _root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
+        if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
         statement, previous, function = _statement_around(source, call)
         if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers):  # type: ignore[attr-defined]
@@ -299,12 +299,6 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     if isinstance(first, ast.Call) and _self_attribute(first.func) in layers:
         return True
     return call is direct and isinstance(first, ast.Name) and _binds_layer_output(previous, first.id, layers)
-
-
-def _root_name(expr: ast.AST):
-    while isinstance(expr, ast.Attribute):
-        expr = expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def _is_self_attribute(expr: ast.AST) -> bool:

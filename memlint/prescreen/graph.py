@@ -15,7 +15,7 @@ from typing import Iterator, Optional
 
 from memlint.analysis import tables
 from memlint.analysis.naming import named_like_model
-from memlint.prescreen.source import Source
+from memlint.prescreen.source import Source, root_name
 
 # Never history: literals, displays, comparisons, lambdas, comprehensions (values.evaluate).
 NO_HISTORY = (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.Compare, ast.BoolOp,
@@ -98,7 +98,7 @@ class History:
         if isinstance(expr, ast.Attribute):
             if isinstance(expr.value, ast.Name) and expr.value.id == "self":
                 return self._assigned_value_possible("." + expr.attr)
-            return not self._only_imported(_root(expr)) and self.possible(expr.value)
+            return not self._only_imported(root_name(expr)) and self.possible(expr.value)
         if isinstance(expr, ast.Call):
             return self._call_possible(expr)
         return True  # await, yield, starred, ...: not followed
@@ -157,7 +157,7 @@ class History:
         return False
 
     def _method_call_possible(self, func: ast.Attribute, call: ast.Call) -> bool:
-        root = _root(func)
+        root = root_name(func)
         if self._only_imported(root):
             paths = [self._qualified(path, func) for path in self.imports[root]]  # type: ignore[index]
             if all(path is not None and not path.startswith("torch") for path in paths):
@@ -194,7 +194,7 @@ class History:
             return False
         if func.attr == "forward" or named_like_model(func.attr):
             return True
-        if self._only_imported(_root(func)) and all(path is not None for path in self.imports[_root(func)]):  # type: ignore[index]
+        if self._only_imported(root_name(func)) and all(path is not None for path in self.imports[root_name(func)]):  # type: ignore[index]
             return False  # resolves to something imported
         return isinstance(func.value, ast.Name) and func.value.id == "self" and "." + func.attr in self.values
 
@@ -243,12 +243,6 @@ def _keys_bound_by(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Starred):
         return _keys_bound_by(target.value)
     return []
-
-
-def _root(expr: ast.AST) -> Optional[str]:
-    while isinstance(expr, ast.Attribute):
-        expr = expr.value
-    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def _is_torch_layer(qualified: str) -> bool:

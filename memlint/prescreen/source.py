@@ -131,18 +131,16 @@ def final_name(expr: ast.AST) -> Optional[str]:
     return None
 
 
+def root_name(expr: ast.AST) -> Optional[str]:
+    """`torch.nn.functional.relu` -> "torch"; None when the chain does not start with a name."""
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
 def words_in(node: ast.AST) -> Iterator[str]:
     """Every string held by the subtree: names, attributes, keywords, string constants."""
     for inner in ast.walk(node):
         for value in inner.__dict__.values():
             if isinstance(value, str):
-                yield value
-
-
-def statement_lists(root: ast.AST) -> Iterator[list[ast.stmt]]:
-    """Every statement list (body, else, handlers' bodies, ...) inside `root`, nested scopes included."""
-    for node in ast.walk(root):
-        for field in ("body", "orelse", "finalbody"):
-            value = getattr(node, field, None)
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 yield value
