@@ -2,85 +2,18 @@
 
     .venv/bin/python bench/estimate_accuracy.py > docs/estimate-accuracy.md
 
-The real peak is measured independently of memlint: torch.profiler's allocation events over two
-real training steps, plus the parameters and buffers that exist before profiling starts.
+The real peak is measured independently of memlint (bench/estimate_reference.py): torch.profiler's
+allocation events over two real training steps, plus the parameters and buffers that exist before
+profiling starts.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    import torch
-    from torch import nn
-    from torch.profiler import ProfilerActivity, profile
+from estimate_reference import CASES, OPTIMIZERS, real_peak, torch  # bench/estimate_reference.py, next to this file
 
 from memlint.estimate.simulate import StepConfig, simulate
-
-
-class Encoder(nn.Module):
-    def __init__(self, layers=2, dim=128):
-        super().__init__()
-        self.layers = nn.ModuleList(nn.TransformerEncoderLayer(dim, 4, 4 * dim, dropout=0.0, batch_first=True) for _ in range(layers))
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-
-def mlp():
-    return nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
-
-
-def cnn():
-    return nn.Sequential(
-        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
-        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10),
-    )  # fmt: skip
-
-
-def wide_cnn():
-    return nn.Sequential(
-        nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(64, 128, 3, padding=1), nn.BatchNorm2d(128), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 100),
-    )  # fmt: skip
-
-
-CASES = [
-    ("MLP 256-1024-1024-10", mlp, (128, 256)),
-    ("CNN conv-BN-ReLU x2", cnn, (16, 3, 32, 32)),
-    ("CNN with pooling, batch 32 at 64x64", wide_cnn, (32, 3, 64, 64)),
-    ("2 transformer encoder layers (d=128)", Encoder, (8, 64, 128)),
-]
-OPTIMIZERS = {
-    "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=True),
-    "sgd-momentum": lambda p: torch.optim.SGD(p, lr=1e-2, momentum=0.9, foreach=True),
-}
-
-
-def real_peak(factory, shape, optimizer_name: str) -> int:
-    torch.manual_seed(0)
-    model = factory()
-    optimizer = OPTIMIZERS[optimizer_name](model.parameters())
-    resident = sum(t.untyped_storage().nbytes() for t in [*model.parameters(), *model.buffers()])
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        for _ in range(2):
-            inputs = torch.randn(shape)
-            model(inputs).float().mean().backward()
-            del inputs
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-    events = sorted((e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"), key=lambda e: e.start_ns())
-    live = peak = 0
-    for event in events:
-        live += event.nbytes()
-        peak = max(peak, live)
-    return resident + peak
 
 
 def main() -> None:
@@ -100,7 +33,7 @@ def main() -> None:
             started = time.perf_counter()
             estimate = simulate(factory, StepConfig((shape,), optimizer=optimizer))
             seconds = time.perf_counter() - started
-            real = real_peak(factory, shape, optimizer)
+            real = real_peak(factory, (shape,), optimizer)
             error = (estimate.peak_bytes - real) / real
             shown = "x".join(map(str, shape))
             print(f"| {name} | {shown} | {optimizer} | {estimate.peak_bytes:,} | {real:,} | {error:+.2%} | {seconds:.1f} |")

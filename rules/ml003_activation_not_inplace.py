@@ -7,8 +7,9 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.activations import INPLACE_FUNCTIONS, INPLACE_MODULES, inplace_argument, with_inplace
-from memlint.analysis.inventory import OUTPUT_NOT_SAVED, inventory, torch_nn_name
+from memlint.analysis.activations import inplace_argument, with_inplace
+from memlint.analysis.inventory import inventory, torch_nn_name
+from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid

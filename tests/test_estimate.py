@@ -15,82 +15,23 @@ torch = pytest.importorskip("torch")
 
 from memlint.estimate.simulate import StepConfig, simulate  # noqa: E402
 
-MODELS = '''
-import torch
-from torch import nn
-
-
-def mlp():
-    return nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
-
-
-def cnn():
-    return nn.Sequential(
-        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
-        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10),
-    )
-
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = nn.ModuleList(
-            nn.TransformerEncoderLayer(128, 4, 512, dropout=0.0, batch_first=True) for _ in range(2)
-        )
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-
-def first_logit(output):
-    return output[..., 0].mean()
-'''
-
-CASES = {"mlp": ((128, 256),), "cnn": ((16, 3, 32, 32),), "Block": ((8, 64, 128),)}
+# Reference models and the independent real-run measurement, shared with bench/estimate_accuracy.py.
+REFERENCE = Path(__file__).resolve().parent.parent / "bench" / "estimate_reference.py"
+CASES = {"mlp": ((128, 256),), "cnn": ((16, 3, 32, 32),), "Encoder": ((8, 64, 128),)}
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("estimate") / "models.py"
-    path.write_text(MODELS)
-    return path
+def models() -> Path:
+    return REFERENCE
 
 
 def _load(path: Path, name: str):
-    namespace: dict = {}
+    namespace: dict = {"__name__": "reference"}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     return namespace[name]
 
 
-def _real_peak(factory, shapes, optimizer_name: str) -> int:
-    """Peak bytes of two real training steps on CPU, from torch.profiler's allocation events, plus
-    the parameters and buffers that exist before profiling starts. Written independently of
-    memlint.estimate so the comparison means something."""
-    from torch.profiler import ProfilerActivity, profile
-
-    torch.manual_seed(0)
-    model = factory()
-    optimizer = {
-        "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=True),
-        "sgd-momentum": lambda p: torch.optim.SGD(p, lr=1e-2, momentum=0.9, foreach=True),
-    }[optimizer_name](model.parameters())
-    resident = sum(t.untyped_storage().nbytes() for t in [*model.parameters(), *model.buffers()])
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        for _ in range(2):
-            inputs = [torch.randn(shape) for shape in shapes]
-            model(*inputs).float().mean().backward()
-            del inputs
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-    events = sorted((e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"), key=lambda e: e.start_ns())
-    live = peak = 0
-    for event in events:
-        live += event.nbytes()
-        peak = max(peak, live)
-    return resident + peak
+_real_peak = _load(REFERENCE, "real_peak")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -118,12 +59,28 @@ def test_breakdown_names_optimizer_state_and_gradients(models):
     assert adam.breakdown["gradients"] == 4 * params
 
 
+def test_state_of_the_simulated_8bit_adamw_and_adafactor(models):
+    factory = _load(models, "mlp")
+    shapes = [p.shape for p in factory().parameters()]
+
+    def eight_bit(shape):
+        n = shape.numel()
+        return 2 * n + 2 * 4 * -(-n // 2048) if n >= 4096 else 8 * n
+
+    def adafactor(shape):
+        return 4 * (shape[:-1].numel() + (shape[:-2] + shape[-1:]).numel()) if len(shape) >= 2 else 4 * shape.numel()
+
+    for name, per_tensor in (("adamw-8bit", eight_bit), ("adafactor", adafactor)):
+        estimate = simulate(factory, StepConfig(CASES["mlp"], optimizer=name))
+        assert estimate.breakdown["optimizer_state"] == sum(per_tensor(shape) for shape in shapes), name
+
+
 def _estimate(*args: str):
     return CliRunner().invoke(main, ["estimate", *args])
 
 
 def test_cli_json_has_the_documented_keys_and_ranks_what_ifs(models):
-    result = _estimate(f"{models}:Block", "--input-shape", "8,64,128", "--gpu-memory", "1GiB", "--output-format", "json")
+    result = _estimate(f"{models}:Encoder", "--input-shape", "8,64,128", "--gpu-memory", "1GiB", "--output-format", "json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert {"params", "peak_bytes", "fits", "breakdown", "what_if"} <= set(data)
@@ -262,7 +219,7 @@ def test_budget_defaults_to_the_configured_gpu_memory(models, tmp_path, monkeypa
     assert data["budget_bytes"] == 10 * 2**20 and data["fits"] is False
 
 
-@pytest.mark.parametrize("name", ["mlp", "Block"])
+@pytest.mark.parametrize("name", ["mlp", "Encoder"])
 def test_optimizer_what_ifs_reuse_forward_and_backward_exactly(models, name):
     from dataclasses import replace
 

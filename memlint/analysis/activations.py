@@ -1,13 +1,11 @@
-"""Activations and dropouts that can run in place, and where their `inplace` argument sits
-(data, in the TorchFix manner)."""
+"""Reading and setting the `inplace` argument of an activation or dropout call (which ones can
+run in place, and where the argument sits, is data in `tables.INPLACE_MODULES` / `INPLACE_FUNCTIONS`)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 import libcst as cst
-
-from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES  # noqa: F401  (re-exported)
 
 
 def inplace_argument(call: cst.Call, position: int) -> tuple[Optional[cst.Arg], Optional[bool]]:

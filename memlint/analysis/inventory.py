@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.tables import OUTPUT_NOT_SAVED
 from memlint.analysis.constants import Env, fold, fold_int, function_env, module_env
 from memlint.analysis.walk import nested_blocks
 

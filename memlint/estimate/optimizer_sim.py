@@ -19,12 +19,15 @@ EIGHT_BIT_BLOCK = 2048  # one fp32 scale per block of elements, per moment
 CHOICES = ("sgd", "sgd-momentum", "adam", "adamw", "adam-amsgrad", "adafactor", "adamw-8bit")
 
 
-class AdamW8bitStateSim(torch.optim.Optimizer):
-    """Allocates what bitsandbytes' AdamW8bit keeps; the update itself is plain AdamW arithmetic
-    done in place, so the step's transient stays small as in the fused 8-bit kernel."""
+class _StateSim(torch.optim.Optimizer):
+    """An optimizer that allocates a real optimizer's state on its first step (`_new_state`) and
+    updates in place with plain SGD arithmetic, so the step's transient stays small."""
 
-    def __init__(self, params, lr: float = 1e-3) -> None:
+    def __init__(self, params, lr: float) -> None:
         super().__init__(params, {"lr": lr})
+
+    def _new_state(self, p: torch.Tensor) -> dict:
+        raise NotImplementedError
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -32,44 +35,42 @@ class AdamW8bitStateSim(torch.optim.Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                state = self.state[p]
-                if not state:
-                    if p.numel() >= EIGHT_BIT_MIN_ELEMENTS:
-                        blocks = -(-p.numel() // EIGHT_BIT_BLOCK)
-                        state["state1"] = torch.zeros_like(p, dtype=torch.uint8)
-                        state["state2"] = torch.zeros_like(p, dtype=torch.uint8)
-                        state["absmax1"] = torch.zeros(blocks, dtype=torch.float32, device=p.device)
-                        state["absmax2"] = torch.zeros(blocks, dtype=torch.float32, device=p.device)
-                    else:
-                        state["state1"] = torch.zeros_like(p, dtype=torch.float32)
-                        state["state2"] = torch.zeros_like(p, dtype=torch.float32)
+                if not self.state[p]:
+                    self.state[p].update(self._new_state(p))
                 p.add_(p.grad, alpha=-group["lr"])
         return None
 
 
-class AdafactorStateSim(torch.optim.Optimizer):
+class AdamW8bitStateSim(_StateSim):
+    """Allocates what bitsandbytes' AdamW8bit keeps; its fused 8-bit kernel updates in place too."""
+
+    def __init__(self, params, lr: float = 1e-3) -> None:
+        super().__init__(params, lr)
+
+    def _new_state(self, p: torch.Tensor) -> dict:
+        if p.numel() < EIGHT_BIT_MIN_ELEMENTS:
+            return {"state1": torch.zeros_like(p, dtype=torch.float32), "state2": torch.zeros_like(p, dtype=torch.float32)}
+        blocks = -(-p.numel() // EIGHT_BIT_BLOCK)
+        return {
+            "state1": torch.zeros_like(p, dtype=torch.uint8),
+            "state2": torch.zeros_like(p, dtype=torch.uint8),
+            "absmax1": torch.zeros(blocks, dtype=torch.float32, device=p.device),
+            "absmax2": torch.zeros(blocks, dtype=torch.float32, device=p.device),
+        }
+
+
+class AdafactorStateSim(_StateSim):
     """Allocates what torch.optim.Adafactor keeps: for a matrix, one row and one column vector of
     second-moment statistics (factored); for a vector, a full second moment. torch's own class
     branches on a tensor value in its step, which fake tensors cannot provide."""
 
     def __init__(self, params, lr: float = 1e-2) -> None:
-        super().__init__(params, {"lr": lr})
+        super().__init__(params, lr)
 
-    @torch.no_grad()
-    def step(self, closure=None):
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if not state:
-                    if p.dim() >= 2:
-                        state["row_var"] = p.new_zeros(p.shape[:-1])
-                        state["col_var"] = p.new_zeros(p.shape[:-2] + p.shape[-1:])
-                    else:
-                        state["variance"] = torch.zeros_like(p)
-                p.add_(p.grad, alpha=-group["lr"])
-        return None
+    def _new_state(self, p: torch.Tensor) -> dict:
+        if p.dim() >= 2:
+            return {"row_var": p.new_zeros(p.shape[:-1]), "col_var": p.new_zeros(p.shape[:-2] + p.shape[-1:])}
+        return {"variance": torch.zeros_like(p)}
 
 
 def make_optimizer(name: str, params: list) -> torch.optim.Optimizer:

@@ -172,12 +172,14 @@ def eval_without_no_grad(source: Source, options: Mapping[str, Any]) -> bool:
     """A call that could run a model inside an evaluation region: in a function named as an
     evaluation, in a function (or the module) that calls `.eval()` / `.train(False)`, or in a loop
     over validation / test data."""
+    eval_scopes = {id(_scope_of(source, call)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)}  # type: ignore[arg-type]
+    named = any(is_evaluation_function_name(f.name) for f in source.nodes(*_FUNCTIONS))  # type: ignore[attr-defined]
+    loops = any(names_evaluation_data(w) for loop in source.nodes(ast.For, ast.AsyncFor) for w in words_in(loop.iter))  # type: ignore[attr-defined]
+    if not (eval_scopes or named or loops):
+        return False  # no evaluation region at all
     history = source.memo("history", lambda: History(source))
     model_calls = [call for call in source.nodes(ast.Call) if history.may_run_model(call)]  # type: ignore[arg-type]
-    if not model_calls:
-        return False
-    eval_scopes = {id(_scope_of(source, call)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)}  # type: ignore[arg-type]
-    if id(source.tree) in eval_scopes:
+    if model_calls and id(source.tree) in eval_scopes:
         return True  # `.eval()` at module level: the region may reach any call
     for call in model_calls:
         for ancestor in source.ancestors(call):

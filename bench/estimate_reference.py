@@ -1,0 +1,86 @@
+"""Reference models and an independent measurement of a real training step's peak memory, shared by
+bench/estimate_accuracy.py (which writes docs/estimate-accuracy.md) and tests/test_estimate.py.
+
+The measurement does not use memlint: torch.profiler's allocation events over two real training
+steps on CPU, plus the parameters and buffers that exist before profiling starts.  The file is
+also a model file for `memlint estimate PATH:FACTORY`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    import torch
+    from torch import nn
+    from torch.profiler import ProfilerActivity, profile
+
+
+class Encoder(nn.Module):
+    def __init__(self, layers=2, dim=128):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.TransformerEncoderLayer(dim, 4, 4 * dim, dropout=0.0, batch_first=True) for _ in range(layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+
+
+def cnn():
+    return nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10),
+    )  # fmt: skip
+
+
+def wide_cnn():
+    return nn.Sequential(
+        nn.Conv2d(3, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(64, 128, 3, padding=1), nn.BatchNorm2d(128), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 100),
+    )  # fmt: skip
+
+
+CASES = [
+    ("MLP 256-1024-1024-10", mlp, (128, 256)),
+    ("CNN conv-BN-ReLU x2", cnn, (16, 3, 32, 32)),
+    ("CNN with pooling, batch 32 at 64x64", wide_cnn, (32, 3, 64, 64)),
+    ("2 transformer encoder layers (d=128)", Encoder, (8, 64, 128)),
+]
+OPTIMIZERS = {
+    "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=True),
+    "sgd-momentum": lambda p: torch.optim.SGD(p, lr=1e-2, momentum=0.9, foreach=True),
+}
+
+
+def real_peak(factory, shapes, optimizer_name: str) -> int:
+    """Peak bytes of two real training steps on CPU; `shapes`: one input shape per model argument."""
+    torch.manual_seed(0)
+    model = factory()
+    optimizer = OPTIMIZERS[optimizer_name](model.parameters())
+    resident = sum(t.untyped_storage().nbytes() for t in [*model.parameters(), *model.buffers()])
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for _ in range(2):
+            inputs = [torch.randn(shape) for shape in shapes]
+            model(*inputs).float().mean().backward()
+            del inputs
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+    events = sorted((e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"), key=lambda e: e.start_ns())
+    live = peak = 0
+    for event in events:
+        live += event.nbytes()
+        peak = max(peak, live)
+    return resident + peak
+
+
+def first_logit(output):
+    """A custom loss for `memlint estimate --loss`."""
+    return output[..., 0].mean()
