@@ -18,6 +18,7 @@ from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.engine import lint_text, reserved_diagnostic
 from memlint.source import UndecodableSource, decode
+from memlint.workers import new_pool, worker_count
 
 if TYPE_CHECKING:
     from memlint.cache import Cache
@@ -131,18 +132,17 @@ def _cached(path: Path, cache: Cache) -> Optional[FileResult]:
 def _isolated(paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None) -> list[FileResult]:
     """One file at a time in a worker of its own, after a worker died: the file that kills a worker
     again (a segfault in the parser, the memory killer, os._exit) becomes an ML900 finding."""
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     results = []
-    pool = ProcessPoolExecutor(max_workers=1)
+    pool = new_pool(1)
     try:
         for path in paths:
             try:
                 results.append(pool.submit(process_file, path, settings, mode, cache).result())
             except BrokenProcessPool:
                 pool.shutdown(wait=False)
-                pool = ProcessPoolExecutor(max_workers=1)
+                pool = new_pool(1)
                 name = display_name(path)
                 message = "the worker process checking this file died (a crash or out of memory); other files were checked"
                 results.append(FileResult(name, [reserved_diagnostic(registry.INTERNAL_ERROR, message, name)]))
@@ -175,13 +175,14 @@ def run(
         if done and progress:
             progress(len(done))
     todo = [index for index in range(len(files)) if index not in done]
+    jobs = worker_count(jobs, len(todo))
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         for index in todo:
             done[index] = process_file(files[index], settings, mode, cache)
             if progress:
                 progress(1)
         return [done[index] for index in range(len(files))]
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     registry.all_rules()  # import the rules and libcst once, before forking
@@ -190,7 +191,7 @@ def run(
     todo.sort(key=lambda index: -_size_of(files[index]))
     size = max(1, len(todo) // (jobs * 32))
     chunks = [todo[start : start + size] for start in range(0, len(todo), size)]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with new_pool(jobs) as pool:
         futures = {
             pool.submit(_process_chunk, [files[i] for i in chunk], settings, mode, cache): chunk for chunk in chunks
         }
