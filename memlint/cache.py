@@ -6,6 +6,14 @@ the findings (memlint's and the rules' source files, libcst's installed files), 
 any of them is a miss.  Only lint results are cached, never runs that fix.  An entry that cannot be
 read or does not decode is a miss; entries are written to a temporary file and renamed into place, so
 workers writing at the same time never leave a partial entry behind.
+
+The cache directory is the user's disk, so memlint is careful with it (docs/reliability.md):
+- it never adopts a directory it did not create: an existing directory that is neither empty nor
+  marked as a memlint cache (our CACHEDIR.TAG and MARKER) is not used, and the run goes on without a
+  cache (a cache only costs or saves time; it must never be the reason a lint fails);
+- it reads only regular files of bounded size, without following a symbolic link or waiting on a
+  FIFO, and treats an entry whose fields have the wrong types as a miss;
+- `clean` removes only the names memlint writes and never follows a symbolic link.
 """
 
 from __future__ import annotations
@@ -13,21 +21,38 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
 
 DEFAULT_DIRECTORY = ".memlint_cache"
 ENVIRONMENT_VARIABLE = "MEMLINT_CACHE_DIR"
 FORMAT = "v1"  # bump when the entry layout changes
+CACHEDIR_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
 CACHEDIR_TAG = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    f"{CACHEDIR_SIGNATURE}\n"
     "# This file is a cache directory tag created by memlint.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
+GITIGNORE = "# Created by memlint.\n*\n"
+# The file that says "memlint made this directory": with our CACHEDIR.TAG, it is what lets memlint
+# use a non-empty directory as its cache, and what lets `memlint clean` empty it.
+MARKER = ".memlint-cache"
+MARKER_TEXT = "memlint result cache: `memlint clean` removes it.\n"
+ENTRY_LIMIT = 64 * 1024 * 1024  # an entry larger than this is not read (nor written)
+_SMALL_FILE_LIMIT = 4096  # the tag, the marker, .gitignore
+
+# The names memlint writes, by level; `clean` removes these and nothing else.  Temporary files come
+# from tempfile.mkstemp (random part of [a-z0-9_]); `.tmp-*` are those of memlint before the marker.
+_TOP_FILES = re.compile(r"(CACHEDIR\.TAG|\.gitignore|\.memlint-cache|\.(CACHEDIR\.TAG|gitignore|memlint-cache)\.[a-z0-9_]+\.tmp|\.tmp-[a-z0-9_]+)")
+_FORMAT_DIRECTORY = re.compile(r"v[0-9]+")
+_SHARD_DIRECTORY = re.compile(r"[0-9a-f]{2}")
+_ENTRY_FILES = re.compile(r"([0-9a-f]{64}\.json|\.[0-9a-f]{64}\.[a-z0-9_]+\.tmp|\.tmp-[a-z0-9_]+\.json)")
 
 
 def cache_directory(option: Optional[Path], root: Path) -> Path:
@@ -40,9 +65,88 @@ def cache_directory(option: Optional[Path], root: Path) -> Path:
     return root / DEFAULT_DIRECTORY
 
 
-def open_cache(option: Optional[Path], settings) -> "Cache":
-    """The cache a run uses, for these settings (`--cache-dir` given as `option`)."""
-    return Cache.open(cache_directory(option, settings.root), settings.fingerprint())
+def open_cache(option: Optional[Path], settings, warn: Callable[[str], None]) -> Optional["Cache"]:
+    """The cache a run uses, for these settings (`--cache-dir` given as `option`); None, after one
+    warning, when that directory is not one memlint may use."""
+    directory = cache_directory(option, settings.root)
+    problem = unusable(directory)
+    if problem is not None:
+        warn(f"not using {directory} as the cache: {problem}; running without a cache (name another --cache-dir, or pass --no-cache)")
+        return None
+    return Cache.open(directory, settings.fingerprint())
+
+
+def unusable(directory: Path) -> Optional[str]:
+    """Why memlint may not keep its cache in `directory`, or None if it may: the directory does not
+    exist yet, is empty, or is a cache memlint made (our tag and marker, or, from memlint versions
+    before the marker, our tag with only names memlint writes beside it)."""
+    try:
+        if not os.path.lexists(directory):
+            return None
+        if not os.path.isdir(directory):
+            return "it is not a directory"
+        empty = not os.listdir(directory)
+    except OSError as error:
+        return f"it cannot be read ({error.strerror or error})"
+    if empty or _is_marked(directory) or (_is_ours(directory, "CACHEDIR.TAG") and _only_our_names(directory)):
+        return None
+    return "it is not empty and memlint did not create it"
+
+
+def _only_our_names(directory: Path) -> bool:
+    """Does `directory` hold nothing but names memlint writes at the top of its cache?"""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    return all(_TOP_FILES.fullmatch(name) or _FORMAT_DIRECTORY.fullmatch(name) for name in names)
+
+
+_IDENTITY = (".gitignore", "CACHEDIR.TAG", MARKER)  # the order `clean` removes them in
+
+
+def _is_ours(directory: Path, name: str) -> bool:
+    """Is `directory/name` (one of _IDENTITY) a regular file with the content memlint writes?"""
+    content = read_regular_file(directory / name, _SMALL_FILE_LIMIT)
+    if content is None:
+        return False
+    text = content.decode("utf-8", "replace")
+    if name == "CACHEDIR.TAG":
+        return text.startswith(CACHEDIR_SIGNATURE) and "created by memlint" in text
+    return text == (MARKER_TEXT if name == MARKER else GITIGNORE)
+
+
+def _is_marked(directory: Path) -> bool:
+    return _is_ours(directory, MARKER) and _is_ours(directory, "CACHEDIR.TAG")
+
+
+def read_regular_file(path: Path, limit: int) -> Optional[bytes]:
+    """The bytes of `path` if it is a regular file of at most `limit` bytes, else None (also when it
+    cannot be read).  A symbolic link is not followed (an entry linked to /dev/zero would be read
+    forever), and a FIFO is never opened for a blocking read (it would wait for a writer forever)."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+        handle = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        status = os.fstat(handle)  # what was opened, should the name have been replaced since lstat
+        if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
+            return None
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(handle, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks) if size <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
 
 
 def code_stamp() -> str:
@@ -120,11 +224,15 @@ class Cache:
         return self.directory / FORMAT / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> Optional[list[Diagnostic]]:
+        data = read_regular_file(self._path(key), ENTRY_LIMIT)
+        if data is None:  # missing, unreadable, too large, or not a regular file: recompute
+            return None
         try:
-            with open(self._path(key), "rb") as handle:
-                entry = json.loads(handle.read())
+            entry = json.loads(data)
+            if not isinstance(entry, dict) or not isinstance(entry.get("diagnostics"), list):
+                return None
             return [_decode(item) for item in entry["diagnostics"]]
-        except Exception:  # missing, unreadable, truncated or from another layout: recompute
+        except Exception:  # truncated, from another layout, or crafted with fields of the wrong types
             return None
 
     def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
@@ -133,10 +241,13 @@ class Cache:
 
         path = self._path(key)
         try:
-            self.prepare()
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.prepare():
+                return
             payload = json.dumps({"diagnostics": [_encode(d) for d in diagnostics]}, separators=(",", ":"))
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+            if len(payload) > ENTRY_LIMIT:  # it would never be read back
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as out:
                     out.write(payload)
@@ -147,41 +258,122 @@ class Cache:
         except OSError:
             pass
 
-    def prepare(self) -> None:
-        """Create the directory with its CACHEDIR.TAG and a .gitignore that ignores everything."""
-        if (self.directory / ".gitignore").exists():
-            return
+    def prepare(self) -> bool:
+        """Make the directory memlint's cache: the marker first, then CACHEDIR.TAG and a .gitignore
+        that ignores everything.  False, writing nothing, when it holds anything else (`open_cache`
+        checked the directory before the run; this is for what appeared since).  Names memlint
+        writes are accepted without the tag: workers starting together see each other's
+        temporary files while the first of them writes the marker."""
+        if stat.S_ISREG(_lstat_mode(self.directory / MARKER)):
+            return True
+        if os.path.lexists(self.directory) and not (os.path.isdir(self.directory) and _only_our_names(self.directory)):
+            return False
         import tempfile
 
         self.directory.mkdir(parents=True, exist_ok=True)
-        for name, content in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# Created by memlint.\n*\n")):
+        for name, content in ((MARKER, MARKER_TEXT), ("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", GITIGNORE)):
             target = self.directory / name
-            if not target.exists():
-                handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    out.write(content)
-                os.replace(temporary, target)
+            if not os.path.lexists(target):
+                handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=f".{name.lstrip('.')}.", suffix=".tmp")
+                try:
+                    with os.fdopen(handle, "w", encoding="utf-8") as out:
+                        out.write(content)
+                    os.replace(temporary, target)
+                except BaseException:
+                    _remove_quietly(temporary)
+                    raise
+        return True
+
+
+def _lstat_mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
 
 
 class NotACache(Exception):
     """`memlint clean` was pointed at something memlint did not create."""
 
 
-def clean(directory: Path) -> bool:
-    """Remove a cache directory; False when there was none.  Refuses a directory that is not
-    empty and has no memlint CACHEDIR.TAG (a mistyped --cache-dir must not delete a project)."""
-    if not directory.exists() and not directory.is_symlink():
-        return False
-    if directory.is_symlink() or not directory.is_dir():
-        raise NotACache(f"{directory} is not a directory memlint created")
-    tag = directory / "CACHEDIR.TAG"
-    ours = tag.is_file() and "created by memlint" in tag.read_text(errors="replace")
-    if not ours and any(directory.iterdir()):
-        raise NotACache(f"{directory} has no memlint CACHEDIR.TAG; not removing it")
-    import shutil  # `memlint clean` only
+@dataclass
+class Cleaned:
+    """What `clean` did: how many of memlint's files it removed, whether the directory itself went
+    (only when nothing else was left in it) and what it left there because memlint did not write it."""
 
-    shutil.rmtree(directory)
-    return True
+    removed: int = 0
+    directory_removed: bool = False
+    kept: list[str] = field(default_factory=list)
+
+
+def clean(directory: Path) -> Optional[Cleaned]:
+    """Remove memlint's cache from `directory`: the entries, the marker, the tag and the .gitignore
+    memlint wrote, then the directory if nothing else is left; None when there is no such directory.
+    Only those names are removed, never other files, and no symbolic link is followed (a link is
+    left where it is).  Refuses a directory that is not empty and has neither our tag nor our marker:
+    a mistyped --cache-dir must not touch a project."""
+    if not os.path.lexists(directory):
+        return None
+    if os.path.islink(directory):
+        raise NotACache(f"{directory} is a symbolic link; memlint clean does not follow it (name the directory it points to)")
+    if not os.path.isdir(directory):
+        raise NotACache(f"{directory} is not a directory memlint created")
+    if os.listdir(directory) and not (_is_ours(directory, MARKER) or _is_ours(directory, "CACHEDIR.TAG")):
+        raise NotACache(f"{directory} has no memlint CACHEDIR.TAG; not removing anything from it")
+    result = Cleaned()
+    for entry in _scan(directory):
+        if entry.name in _IDENTITY:
+            continue  # last, below
+        if _FORMAT_DIRECTORY.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+            _clean_format_directory(Path(entry.path), result)
+        elif _TOP_FILES.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+            _remove_file(entry.path, result)
+        else:
+            result.kept.append(entry.name)
+    # The files that say "this is memlint's cache" go last, so that an interrupted clean can be run
+    # again; each only when it is memlint's (a .gitignore of the user's stays).
+    for name in _IDENTITY:
+        if not os.path.lexists(directory / name):
+            continue
+        if _is_ours(directory, name):
+            _remove_file(str(directory / name), result)
+        else:
+            result.kept.append(name)
+    result.kept.sort()
+    if not result.kept and not os.listdir(directory):
+        os.rmdir(os.path.abspath(directory))  # abspath: `--cache-dir .` cannot be removed by that name
+        result.directory_removed = True
+    return result
+
+
+def _scan(directory: Path) -> list[os.DirEntry]:
+    with os.scandir(directory) as entries:
+        return sorted(entries, key=lambda entry: entry.name)
+
+
+def _clean_format_directory(directory: Path, result: Cleaned) -> None:
+    for shard in _scan(directory):
+        relative = f"{directory.name}/{shard.name}"
+        if not (_SHARD_DIRECTORY.fullmatch(shard.name) and shard.is_dir(follow_symlinks=False)):
+            result.kept.append(relative)
+            continue
+        for entry in _scan(Path(shard.path)):
+            if _ENTRY_FILES.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                _remove_file(entry.path, result)
+            else:
+                result.kept.append(f"{relative}/{entry.name}")
+        _remove_empty_directory(shard.path)
+    _remove_empty_directory(str(directory))
+
+
+def _remove_file(path: str, result: Cleaned) -> None:
+    os.unlink(path)
+    result.removed += 1
+
+
+def _remove_empty_directory(path: str) -> None:
+    if not os.listdir(path):
+        os.rmdir(path)
 
 
 def _remove_quietly(path: str) -> None:
@@ -222,24 +414,61 @@ def _encode(d: Diagnostic) -> dict:
 
 
 def _decode(item: dict) -> Diagnostic:
+    """The Diagnostic an entry stores; ValueError when a field is missing or has the wrong type (an
+    entry written by hand must be a miss here, not a TypeError later when findings are sorted)."""
     fix = None
-    if item["fix"] is not None:
+    if _field(item, "fix", (dict, type(None))) is not None:
         raw = item["fix"]
-        edits = tuple(
-            Edit(int(start), int(end), str(content), Location(*start_at), Location(*end_at))
-            for start, end, content, start_at, end_at in raw["edits"]
-        )
-        fix = Fix(str(raw["message"]), Applicability(raw["applicability"]), edits)
+        edits = []
+        for edit in _field(raw, "edits", list):
+            if not isinstance(edit, list) or len(edit) != 5:
+                raise ValueError("an edit is not a list of five fields")
+            start, end, content, start_at, end_at = edit
+            edits.append(Edit(_count(start), _count(end), _text(content), _decode_location(start_at), _decode_location(end_at)))
+        fix = Fix(_text(_field(raw, "message", str)), Applicability(_field(raw, "applicability", str)), tuple(edits))
+    frame = []
+    for line in _field(item, "frame", list):
+        if not isinstance(line, list) or len(line) != 2:
+            raise ValueError("a frame line is not a [row, text] pair")
+        frame.append((_count(line[0]), _text(line[1])))
+    cell = _field(item, "cell", (int, type(None)))
     return Diagnostic(
-        code=str(item["code"]),
-        name=str(item["name"]),
-        message=str(item["message"]),
-        severity=Severity(item["severity"]),
-        filename=str(item["filename"]),
-        location=Location(*item["location"]),
-        end_location=Location(*item["end_location"]),
+        code=_field(item, "code", str),
+        name=_field(item, "name", str),
+        message=_field(item, "message", str),
+        severity=Severity(_field(item, "severity", str)),
+        filename=_field(item, "filename", str),
+        location=_decode_location(_field(item, "location", list)),
+        end_location=_decode_location(_field(item, "end_location", list)),
         fix=fix,
-        url=item["url"],
-        cell=item["cell"],
-        frame=tuple((int(row), str(text)) for row, text in item["frame"]),
+        url=_field(item, "url", (str, type(None))),
+        cell=None if cell is None else _count(cell),
+        frame=tuple(frame),
     )
+
+
+def _field(record, name: str, types):
+    if not isinstance(record, dict) or name not in record:
+        raise ValueError(f"no field {name!r}")
+    value = record[name]
+    if isinstance(value, bool) or not isinstance(value, types):  # JSON's true is not a number here
+        raise ValueError(f"field {name!r} has the wrong type")
+    return value
+
+
+def _count(value) -> int:
+    if type(value) is not int or value < 0:
+        raise ValueError("not a count")
+    return value
+
+
+def _text(value) -> str:
+    if type(value) is not str:
+        raise ValueError("not a string")
+    return value
+
+
+def _decode_location(value) -> Location:
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValueError("a location is not a [row, column] pair")
+    return Location(_count(value[0]), _count(value[1]))

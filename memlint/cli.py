@@ -52,6 +52,17 @@ class MemlintGroup(click.Group):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
+    def main(self, *args, **kwargs):
+        """Click's main, with a bug in memlint reported as one line and exit 2: an uncaught exception
+        would otherwise print a traceback and exit 1, which means "findings left" to CI."""
+        try:
+            return super().main(*args, **kwargs)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort, BrokenPipeError):
+            raise  # click's own exits (only reach here outside standalone mode) and a closed pipe
+        except Exception as error:
+            report_internal_error(error)
+            sys.exit(2)
+
 
 @click.group(cls=MemlintGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="memlint")
@@ -61,6 +72,21 @@ def main() -> None:
 
 def _codes(values: Sequence[str]) -> list[str]:
     return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+TRACEBACK_VARIABLE = "MEMLINT_TRACEBACK"  # set to 1 to see the traceback of an internal error
+
+
+def report_internal_error(error: Exception) -> None:
+    message = " ".join(str(error).split())  # one line, whatever the exception's text holds
+    click.echo(f"memlint: error: internal error: {type(error).__name__}: {message}", err=True)
+    hint = f" (set {TRACEBACK_VARIABLE}=1 to print the traceback)"
+    if os.environ.get(TRACEBACK_VARIABLE):
+        import traceback
+
+        traceback.print_exception(error, file=sys.stderr)
+        hint = ""
+    click.echo(f"memlint: this is a bug in memlint {__version__}; please report it with the command that caused it{hint}", err=True)
 
 
 def wants_stdin(paths: Sequence[Path], stdin_filename: Optional[Path]) -> bool:
@@ -156,7 +182,7 @@ def check(
     if not no_cache:
         from memlint.cache import open_cache  # not needed with --no-cache
 
-        cache = open_cache(cache_dir, settings)
+        cache = open_cache(cache_dir, settings, warn=lambda message: click.echo(f"memlint: warning: {message}", err=True))
     with progress_for(len(discovery.files), output_format) as advance:
         results = run(discovery.files, settings, mode, jobs=jobs, cache=cache, progress=advance)
     for result in results:
