@@ -196,6 +196,20 @@ def test_a_fifo_in_place_of_an_entry_does_not_hang(cached):
     assert _check_again(project).stdout == expected
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("name", ["CACHEDIR.TAG", MARKER, ".gitignore"])
+def test_a_fifo_in_place_of_the_cache_files_does_not_hang_check_or_clean(cached, name):
+    project, expected, _ = cached
+    fifo = project / ".memlint_cache" / name
+    fifo.unlink()
+    os.mkfifo(fifo)
+    assert _check_again(project).stdout == expected
+    cleaned = memlint_subprocess("clean", cwd=project)  # times out if it waits on the FIFO
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert cleaned.stderr.endswith(f"kept what memlint did not write there: {name}\n")
+    assert fifo.exists() and os.listdir(project / ".memlint_cache") == [name]
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_an_entry_linked_to_dev_zero_is_not_read(cached):
     project, expected, entry = cached
