@@ -165,8 +165,8 @@ def code_stamp() -> str:
     for module in sorted({rule.__module__ for rule in third_party_rules()}):
         path = getattr(sys.modules.get(module), "__file__", None)
         if path and os.path.exists(path):
-            stat = os.stat(path)
-            parts.append(f"{module}:{stat.st_size}:{stat.st_mtime_ns}")
+            status = os.stat(path)
+            parts.append(f"{module}:{status.st_size}:{status.st_mtime_ns}")
         else:
             parts.append(module)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
@@ -181,8 +181,8 @@ def _source_stamps(directory: str, prefix: str = "") -> list[str]:
                 if entry.name != "__pycache__":
                     stamps.extend(_source_stamps(entry.path, f"{prefix}{entry.name}/"))
             elif entry.name.endswith((".py", ".yaml", ".yml", ".json", ".toml")):
-                stat = entry.stat()
-                stamps.append(f"{prefix}{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+                status = entry.stat()
+                stamps.append(f"{prefix}{entry.name}:{status.st_size}:{status.st_mtime_ns}")
     return stamps
 
 
@@ -197,8 +197,8 @@ def _libcst_stamp() -> list[str]:
     for directory in directories or ():
         with os.scandir(directory) as entries:
             for entry in sorted((e for e in entries if e.is_file()), key=lambda e: e.name):
-                stat = entry.stat()
-                parts.append(f"libcst/{entry.name}:{stat.st_size}:{stat.st_mtime_ns}")
+                status = entry.stat()
+                parts.append(f"libcst/{entry.name}:{status.st_size}:{status.st_mtime_ns}")
     return parts
 
 
