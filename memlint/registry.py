@@ -101,7 +101,7 @@ def all_rules() -> tuple[type[Rule], ...]:
         found[code] = rule
 
     for _, _, _, module_name in CATALOGUE:
-        module = importlib.import_module(f"memlint.rules.{module_name}")
+        module = importlib.import_module(f"memlint.rules.{module_name}.rule")
         for rule in _rules_in(module):
             add(rule, module.__name__)
     for rule in third_party_rules():

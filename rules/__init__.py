@@ -1,6 +1,7 @@
-"""memlint's rule catalogue: one module per rule, named after its code (`ml001_accumulated_graph`).
+"""memlint's rule catalogue: one package per rule, named after its code (`ml001_accumulated_graph/`, the
+rule class in its `rule.py`).
 
-CATALOGUE names every built-in rule (code, name, on by default, module) so that choosing rules and
+CATALOGUE names every built-in rule (code, name, on by default, folder) so that choosing rules and
 deciding which files need analysis import neither the rules nor libcst (about 0.2 s of start-up);
 tests/test_registry.py checks it against the rule classes.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -23,21 +24,25 @@ def _tracked_files() -> list[str]:
     return [name for name in result.stdout.decode().split("\0") if name]
 
 
-def test_every_package_is_listed_in_pyproject():
-    import sys
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:
-        import tomli as tomllib
-    config = tomllib.loads((REPO / "pyproject.toml").read_text())
-    listed = set(config["tool"]["setuptools"]["packages"])
+def test_every_package_ships():
+    """setup.py's package list holds every package of memlint/ and every rule folder of rules/."""
+    spec = importlib.util.spec_from_file_location("memlint_setup", REPO / "setup.py")
+    setup_module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup_module)  # defines packages(); setup() runs only as __main__
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        listed = set(setup_module.packages())
+    finally:
+        os.chdir(cwd)
     present = {
         ".".join(path.parent.relative_to(REPO).parts)
         for path in (REPO / "memlint").rglob("__init__.py")
         if "__pycache__" not in path.parts
     }
-    assert present | {"memlint.rules"} == listed
+    present |= {"memlint.rules"} | {f"memlint.rules.{path.parent.name}" for path in (REPO / "rules").glob("*/__init__.py")}
+    assert present == listed
+    assert len([name for name in listed if name.startswith("memlint.rules.ml")]) >= 17
 
 
 @pytest.mark.slow
@@ -74,8 +79,8 @@ def test_wheel_from_clean_checkout_installs_and_runs(tmp_path):
     )
     assert listing.returncode == 0, listing.stderr
     shipped = [line.split()[0] for line in listing.stdout.splitlines()]
-    expected = sorted(p.name[:5].upper() for p in (REPO / "rules").glob("ml[0-9][0-9][0-9]_*.py"))
-    assert shipped == expected  # every rule module of rules/ ships inside the wheel as memlint.rules
+    expected = sorted(p.parent.name[:5].upper() for p in (REPO / "rules").glob("ml[0-9][0-9][0-9]_*/rule.py"))
+    assert shipped == expected  # every rule folder of rules/ ships inside the wheel as memlint.rules
     imported = subprocess.run(
         [str(python), "-c", "import memlint.rules, memlint; print(memlint.rules.__file__)"],
         cwd=project, capture_output=True, text=True, env=env, timeout=60,

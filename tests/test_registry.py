@@ -18,7 +18,7 @@ def test_the_catalogue_matches_the_rule_classes():
     assert [(code, name, enabled) for code, name, enabled, _ in CATALOGUE] == [
         (rule.code, rule.name, rule.default_enabled) for rule in all_rules()
     ]
-    assert [module for *_, module in CATALOGUE] == [rule.__module__.rpartition(".")[2] for rule in all_rules()]
+    assert [module for *_, module in CATALOGUE] == [rule.__module__.split(".")[2] for rule in all_rules()]
     assert [(e.code, e.name, e.default_enabled) for e in rule_entries()] == [(r.code, r.name, r.default_enabled) for r in all_rules()]
 
 

@@ -1,0 +1,1 @@
+"""ML001 accumulated-graph: the rule (rule.py)."""

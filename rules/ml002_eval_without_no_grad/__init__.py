@@ -1,0 +1,1 @@
+"""ML002 eval-without-no-grad: the rule (rule.py)."""

@@ -1,0 +1,1 @@
+"""ML003 activation-not-inplace: the rule (rule.py)."""

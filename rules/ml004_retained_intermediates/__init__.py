@@ -1,0 +1,1 @@
+"""ML004 retained-intermediates: the rule (rule.py)."""

@@ -1,0 +1,1 @@
+"""ML005 oversized-linear-after-flatten: the rule (rule.py)."""

@@ -1,0 +1,1 @@
+"""ML006 optimizer-over-budget: the rule (rule.py)."""

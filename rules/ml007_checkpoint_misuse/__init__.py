@@ -1,0 +1,1 @@
+"""ML007 checkpoint-misuse: the rule (rule.py)."""

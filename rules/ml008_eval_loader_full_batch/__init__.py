@@ -1,0 +1,1 @@
+"""ML008 eval-loader-full-batch: the rule (rule.py)."""

@@ -1,0 +1,1 @@
+"""ML009 cache-flush-in-loop: the rule (rule.py)."""

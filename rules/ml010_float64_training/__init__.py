@@ -1,0 +1,1 @@
+"""ML010 float64-training: the rule (rule.py)."""

@@ -1,0 +1,1 @@
+"""ML011 retain-graph-in-loop: the rule (rule.py)."""

@@ -1,0 +1,1 @@
+"""ML012 zero-grad-keeps-buffers: the rule (rule.py)."""

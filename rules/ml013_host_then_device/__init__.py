@@ -1,0 +1,1 @@
+"""ML013 host-then-device: the rule (rule.py)."""

@@ -1,0 +1,1 @@
+"""ML014 device-outputs-accumulated: the rule (rule.py)."""

@@ -1,0 +1,1 @@
+"""ML015 pure-half-precision-training: the rule (rule.py)."""

@@ -1,0 +1,1 @@
+"""ML016 deprecated-amp-api: the rule (rule.py)."""

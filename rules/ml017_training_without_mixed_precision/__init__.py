@@ -1,0 +1,1 @@
+"""ML017 training-without-mixed-precision: the rule (rule.py)."""
