@@ -19,7 +19,7 @@ from memlint.diagnostics import Diagnostic
 from memlint.files import discover_files
 from memlint.progress import progress_for
 from memlint.report import FORMATS, ReportOptions, is_applicable, reporter_for
-from memlint.runner import FileResult, Mode, run
+from memlint.runner import FileResult, Mode, fixed_count, run
 
 # Subcommands that checking does not need, imported only when one of them runs (or `--help` lists
 # them): `memlint check f.py` on every commit must not pay for git, torch-probing or cache-cleaning
@@ -177,7 +177,13 @@ def check(
     discovery = discover_files(paths, settings, force_exclude=force_exclude)
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
-    mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes)
+    # Fixes are written only inside the paths named (a symlink out of them is refused, docs/usage.md).
+    roots = tuple(os.path.realpath(p) for p in paths) if fix and not diff else None
+    mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes, roots=roots)
+    if mode.write and discovery.temporaries:
+        from memlint.tempfiles import remove_stale  # left by a `--fix` that was killed while writing
+
+        remove_stale(discovery.temporaries)
     cache = None
     if not no_cache:
         from memlint.cache import open_cache  # not needed with --no-cache
@@ -186,8 +192,8 @@ def check(
     with progress_for(len(discovery.files), output_format) as advance:
         results = run(discovery.files, settings, mode, jobs=jobs, cache=cache, progress=advance)
     for result in results:
-        if result.error:
-            click.echo(f"memlint: warning: {result.error}", err=True)
+        if result.error:  # a fix that was not written is an error; an unreadable file a warning
+            click.echo(f"memlint: {'error' if result.unwritten else 'warning'}: {result.error}", err=True)
         for dropped in result.dropped:
             click.echo(
                 f"memlint: warning: {dropped.filename}:{dropped.location.row}:{dropped.location.column}: "
@@ -197,7 +203,7 @@ def check(
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
     if add_noqa or baseline is not None:
         diagnostics = adopt(diagnostics, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline)
-    fixed_total = sum(sum(r.fixed.values()) for r in results)
+    fixed_total = fixed_count(results)
     options = ReportOptions(
         format=output_format,
         unsafe_fixes=settings.unsafe_fixes,
@@ -216,11 +222,14 @@ def check(
         if show_fixes and fixed_total:
             click.echo(_fix_listing(results), nl=False)
         click.echo(_summary(diagnostics, fixed_total, options), nl=False)
-    raise click.exceptions.Exit(_exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix))
+    unwritten = any(r.unwritten for r in results)
+    raise click.exceptions.Exit(_exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix, unwritten=unwritten))
 
 
-def _exit_code(diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool) -> int:
-    if any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
+def _exit_code(
+    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, unwritten: bool = False
+) -> int:
+    if unwritten or any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
         return 2
     if exit_non_zero_on_fix and fixed:
         return 1
@@ -268,7 +277,7 @@ def _statistics(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
 
 
 def _fix_listing(results: list[FileResult]) -> str:
-    total = sum(sum(r.fixed.values()) for r in results)
+    total = fixed_count(results)
     lines = [f"Fixed {_plural(total, 'error')}:"]
     names = {rule.code: rule.name for rule in registry.all_rules()}
     for result in results:

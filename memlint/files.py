@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from memlint.config import Settings
+from memlint.tempfiles import is_temporary
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
@@ -18,6 +19,9 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     # Problems with the paths given (missing, unreadable): reported on stderr, the run goes on.
     problems: list[str] = field(default_factory=list)
+    # memlint's own temporary files seen in the walk (memlint/tempfiles.py): never linted; `--fix`
+    # removes those a killed run left behind.
+    temporaries: list[Path] = field(default_factory=list)
 
 
 def discover_files(paths: Sequence[Path], settings: Settings, *, force_exclude: bool = False) -> Discovery:
@@ -52,7 +56,9 @@ def _walk(root: Path, settings: Settings, result: Discovery):
         base = Path(directory)
         subdirectories[:] = sorted(d for d in subdirectories if not settings.is_excluded(base / d, patterns))
         for name in sorted(filenames):
-            if name.endswith(SOURCE_SUFFIXES):
+            if is_temporary(name):
+                result.temporaries.append(base / name)
+            elif name.endswith(SOURCE_SUFFIXES):
                 file = base / name
                 if not settings.is_excluded(file, patterns) and file.is_file():
                     yield file

@@ -4,12 +4,17 @@ parse, and write files atomically."""
 from __future__ import annotations
 
 import ast
+import bisect
+import errno
 import os
+import re
+import stat
 import tempfile
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional, Sequence
 
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
@@ -21,70 +26,232 @@ MAX_ROUNDS = 10
 @dataclass
 class FixOutcome:
     text: str
-    fixed: Counter = field(default_factory=Counter)  # code -> number of fixes applied
+    fixed: Counter = field(default_factory=Counter)  # code -> number of findings whose fix was applied
     remaining: list[Diagnostic] = field(default_factory=list)
     # Fixes that would have produced code that does not parse: they were not applied.
     dropped: list[Diagnostic] = field(default_factory=list)
 
 
-def parses(text: str, filename: str = "<fix>") -> bool:
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends Python's tokenizer knows
+
+
+def _compile(text: str, filename: str = "<fix>") -> Optional[ast.Module]:
+    """CPython's AST of `text`, or None when it does not compile: the one place fixes are checked."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            return compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+        return None
 
 
-def _fix_key(diagnostic: Diagnostic) -> tuple:
+def parses(text: str, filename: str = "<fix>") -> bool:
+    return _compile(text, filename) is not None
+
+
+# One fix as plain data: its edits as sorted (start, end, content) triples. Findings whose fixes have
+# the same edits share one fix (ML016 fixes every call through one import line with one fix).
+Edits = tuple[tuple[int, int, str], ...]
+
+
+def _edits(diagnostic: Diagnostic) -> Edits:
     assert diagnostic.fix is not None
-    return (diagnostic.code, diagnostic.message, tuple((e.content, e.start, e.end) for e in diagnostic.fix.edits))
+    return tuple(sorted((e.start, e.end, e.content) for e in diagnostic.fix.edits))
 
 
-def _non_overlapping(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """Fixes in source order, skipping any whose edits touch a region an earlier one already edits."""
-    chosen, taken = [], []
-    for diagnostic in sorted(diagnostics, key=lambda d: (d.fix.edits[0].start, d.code)):
-        spans = [(e.start, e.end) for e in diagnostic.fix.edits]
-        if any(s <= te and ts <= e for s, e in spans for ts, te in taken):
-            continue  # overlapping or touching: the next round re-lints and gets a fresh fix
-        chosen.append(diagnostic)
-        taken.extend(spans)
+@dataclass
+class _Group:
+    """One fix and the findings that carry it."""
+
+    edits: Edits
+    findings: list[Diagnostic]
+
+
+def _non_overlapping(diagnostics: list[Diagnostic]) -> list[_Group]:
+    """The fixes to apply in one round, in source order, skipping any whose edits overlap or touch a
+    region an earlier one already edits (the next round re-lints and gets a fresh fix for it).
+
+    Sort and sweep: the taken spans are kept sorted and disjoint, so the only one that can meet a new
+    span is the last one starting at or before its end (O(n log n) for n fixes).
+    """
+    groups: dict[Edits, _Group] = {}
+    for diagnostic in diagnostics:
+        edits = _edits(diagnostic)
+        groups.setdefault(edits, _Group(edits, [])).findings.append(diagnostic)
+    chosen: list[_Group] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for group in sorted(groups.values(), key=lambda g: (g.edits[0][0], g.findings[0].code)):
+        if any(_meets(starts, ends, start, end) for start, end, _ in group.edits):
+            continue
+        for start, end, _ in group.edits:
+            index = bisect.bisect_right(starts, start)
+            starts.insert(index, start)  # nearly always at the end: fixes come in source order
+            ends.insert(index, end)
+        chosen.append(group)
     return chosen
 
 
+def _meets(starts: list[int], ends: list[int], start: int, end: int) -> bool:
+    index = bisect.bisect_right(starts, end) - 1
+    return index >= 0 and ends[index] >= start
+
+
+def _apply(text: str, groups: list[_Group], offset: int = 0) -> str:
+    """`text` (the part of the file that starts at `offset`) with the edits of `groups` applied."""
+    pieces, cursor = [], 0
+    for start, end, content in sorted(edit for group in groups for edit in group.edits):
+        pieces.append(text[cursor : start - offset])
+        pieces.append(content)
+        cursor = end - offset
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def _cuts(text: str) -> Optional[list[int]]:
+    """Offsets where the file can be cut into pieces that compile alone: the starts of the lines that
+    begin a top-level statement (a statement after `;` on the same line is no cut). None when the
+    text does not compile."""
+    tree = _compile(text)
+    if tree is None:
+        return None
+    line_starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
+    cuts, previous_end = [0], 0
+    for node in tree.body:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+        if first > previous_end and line_starts[first - 1] > cuts[-1]:
+            cuts.append(line_starts[first - 1])
+        previous_end = node.end_lineno or first
+    return cuts
+
+
+def _regions(text: str, groups: list[_Group]) -> list[tuple[int, int, list[_Group]]]:
+    """(start, end, fixes) for each run of top-level statements the fixes touch; a fix that touches
+    several statements joins them into one region. Regions do not overlap."""
+    cuts = _cuts(text)
+    if cuts is None:
+        return [(0, len(text), groups)]
+    ranges = []
+    for group in groups:
+        first = min(start for start, _, _ in group.edits)
+        last = max(max(end - 1, start) for start, end, _ in group.edits)
+        ranges.append((bisect.bisect_right(cuts, first) - 1, bisect.bisect_right(cuts, last) - 1, group))
+    ranges.sort(key=lambda item: item[0])
+    merged: list[list] = []
+    for first, last, group in ranges:
+        if merged and first <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], last)
+            merged[-1][2].append(group)
+        else:
+            merged.append([first, last, [group]])
+    bounds = [*cuts, len(text)]
+    return [(bounds[first], bounds[last + 1], members) for first, last, members in merged]
+
+
+def _search(source: str, offset: int, groups: list[_Group], filename: str) -> tuple[list[_Group], list[_Group]]:
+    """Split the fixes of `source` (the part of the file at `offset`), whose edits together do not
+    compile, into (fixes to apply now, fixes that break the code on their own).
+
+    Halving finds each fix that breaks the code with about 2·log2(k) compiles of `source`. Fixes
+    that compile in halves but not all together (rare) are cut to the longest prefix that compiles;
+    the others wait for the next round, which re-lints first.
+    """
+    bad: list[_Group] = []
+
+    def find_bad(part: list[_Group]) -> None:  # `part` does not compile
+        if len(part) == 1:
+            bad.extend(part)
+            return
+        half = len(part) // 2
+        for side in (part[:half], part[half:]):
+            if not parses(_apply(source, side, offset), filename):
+                find_bad(side)
+
+    find_bad(groups)
+    broken = {id(group) for group in bad}
+    good = [group for group in groups if id(group) not in broken]
+    if not good or parses(_apply(source, good, offset), filename):
+        return good, bad
+    compiling, failing = 0, len(good)  # a prefix of `compiling` fixes compiles, one of `failing` does not
+    while failing - compiling > 1:
+        middle = (compiling + failing) // 2
+        if parses(_apply(source, good[:middle], offset), filename):
+            compiling = middle
+        else:
+            failing = middle
+    if compiling == 0:  # the first fix alone does not compile
+        return [], [*bad, good[0]]
+    return good[:compiling], bad
+
+
+def _compiling_fixes(text: str, groups: list[_Group], filename: str) -> tuple[str, list[_Group], list[_Group]]:
+    """(the new text, the fixes applied, the fixes that break the code) for one round.
+
+    One compile when every fix is fine. Otherwise each region of top-level statements holding fixes
+    is compiled alone (together the size of the file) and searched only when it fails, so one bad
+    fix among thousands costs a few compiles of its region, not one compile of the file per fix.
+    """
+    new_text = _apply(text, groups)
+    if parses(new_text, filename):
+        return new_text, groups, []
+    kept: list[_Group] = []
+    bad: list[_Group] = []
+    for start, end, members in _regions(text, groups):
+        source = text[start:end]
+        if parses(_apply(source, members, start), filename):
+            kept.extend(members)
+        else:
+            good, broken = _search(source, start, members, filename)
+            kept.extend(good)
+            bad.extend(broken)
+    new_text = _apply(text, kept)
+    if kept and not parses(new_text, filename):
+        # The regions compile alone but not together (a fix moved a `from __future__` import, say):
+        # the same search over the whole file.
+        kept, broken = _search(text, 0, kept, filename)
+        bad.extend(broken)
+        new_text = _apply(text, kept)
+    return new_text, kept, bad
+
+
+def _moved(edits: Edits, applied: list[tuple[int, int, str]]) -> Edits:
+    """`edits` of the text before a round, at their offsets in the text after it."""
+    ends, shift, shifts = [], 0, [0]
+    for start, end, content in applied:  # sorted, disjoint
+        ends.append(end)
+        shift += len(content) - (end - start)
+        shifts.append(shift)
+
+    def move(position: int) -> int:
+        return position + shifts[bisect.bisect_right(ends, position)]
+
+    return tuple((move(start), move(end), content) for start, end, content in edits)
+
+
 def fix_text(text: str, filename: str, settings: Settings, *, unsafe: bool) -> FixOutcome:
-    """Apply every applicable fix to `text`, re-linting after each round, until nothing changes."""
+    """Apply every applicable fix to `text`, re-linting after each round, until nothing changes.
+
+    `fixed` counts findings: a fix shared by several findings fixes each of them (see
+    `fix_count`)."""
     outcome = FixOutcome(text)
-    rejected: set[tuple] = set()
+    rejected: set[tuple[str, str, Edits]] = set()  # fixes that broke the code, at current offsets
     diagnostics = lint_text(text, filename, settings)
     for _ in range(MAX_ROUNDS):
         candidates = [
             d for d in diagnostics
-            if d.fix is not None and (unsafe or d.fix.is_safe) and _fix_key(d) not in rejected
+            if d.fix is not None and (unsafe or d.fix.is_safe) and (d.code, d.message, _edits(d)) not in rejected
         ]  # fmt: skip
         if not candidates:
             break
-        chosen = _non_overlapping(candidates)
-        new_text = apply_edits(text, [e for d in chosen for e in d.fix.edits])
-        if not parses(new_text, filename):
-            # Find the fixes that break the code on their own, drop them, and keep the rest.
-            good = []
-            for diagnostic in chosen:
-                if parses(apply_edits(text, diagnostic.fix.edits), filename):
-                    good.append(diagnostic)
-                else:
-                    rejected.add(_fix_key(diagnostic))
-                    outcome.dropped.append(diagnostic)
-            chosen = good
-            new_text = apply_edits(text, [e for d in chosen for e in d.fix.edits])
-            if not chosen or not parses(new_text, filename):
-                chosen = chosen[:1]
-                new_text = apply_edits(text, chosen[0].fix.edits) if chosen else text
-        if not chosen:
+        new_text, applied, broken = _compiling_fixes(text, _non_overlapping(candidates), filename)
+        for group in broken:
+            rejected.update((d.code, d.message, group.edits) for d in group.findings)
+            outcome.dropped.extend(group.findings)
+        if not applied:
             continue
-        outcome.fixed.update(d.code for d in chosen)
+        edits = sorted(edit for group in applied for edit in group.edits)
+        rejected = {(code, message, _moved(old, edits)) for code, message, old in rejected}
+        outcome.fixed.update(d.code for group in applied for d in group.findings)
         text = new_text
         diagnostics = lint_text(text, filename, settings)
     outcome.text = text
@@ -96,27 +263,128 @@ class FileChangedError(Exception):
     """The file on disk changed after memlint read it; it was not overwritten."""
 
 
-def write_atomically(path: Path, data: bytes, *, expected: bytes | None = None) -> None:
-    """Replace `path` with `data` via a temporary file and a rename, keeping its permissions.
+class WriteRefused(OSError):
+    """memlint will not write this file (read-only, or a link out of the paths being checked)."""
 
-    With `expected`, refuse (FileChangedError) when the file no longer holds those bytes.
+
+def within(path: str, roots: Sequence[str]) -> bool:
+    """Is the real path `path` one of `roots` (real paths) or inside one of them?"""
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def _read_only(path: Path, info: os.stat_result) -> bool:
+    """No write bit at all (which root ignores), or not writable by this user."""
+    effective = os.access in os.supports_effective_ids
+    return not info.st_mode & 0o222 or not os.access(path, os.W_OK, effective_ids=effective)
+
+
+def write_atomically(
+    path: Path, data: bytes, *, expected: Optional[bytes] = None, roots: Optional[Sequence[str]] = None
+) -> None:
+    """Write fixed code to `path` without ever leaving it half written, and keep what it is:
+
+    - refuse (WriteRefused) a read-only file, and with `roots`, a file whose real path (through
+      symlinks) is outside them: a symlink found in a linted directory that points elsewhere;
+    - a symlink keeps pointing where it did: the file it names is written;
+    - normally a temporary file beside the file (named by memlint.tempfiles), fsync, the same mode,
+      owner and group, then a rename over the file: a crash leaves the old or the new file;
+    - in place, when a rename would change what the file is: it has other hard links (a rename would
+      split them), its owner or group cannot be given to a new file (another user's file we may
+      write), or its directory is not writable;
+    - with `expected`, refuse (FileChangedError) when the file no longer holds those bytes.
     """
     path = Path(path)
-    if expected is not None and path.read_bytes() != expected:
+    target = Path(os.path.realpath(path))
+    if roots is not None and not within(str(target), roots):
+        raise WriteRefused(
+            f"it is a symlink to {target}, outside the paths being checked (name that file to fix it)"
+        )
+    if expected is not None and target.read_bytes() != expected:
         raise FileChangedError(f"{path} changed on disk since it was read; not overwritten")
-    mode = path.stat().st_mode
-    target = path.resolve()  # write through a symlink to the file it names
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".memlint-tmp", dir=target.parent)
+    info = os.stat(target)
+    if not stat.S_ISREG(info.st_mode):
+        raise WriteRefused("not a regular file")
+    if _read_only(target, info):
+        raise WriteRefused(f"the file is read-only (mode {stat.S_IMODE(info.st_mode):04o})")
+    if info.st_nlink > 1:
+        _write_in_place(target, data, expected)
+        return
+    from memlint.tempfiles import SUFFIX, prefix_for, remove_stale, stale_beside
+
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=prefix_for(target.name), suffix=SUFFIX, dir=target.parent)
+    except PermissionError:  # a directory we may not add to, holding a file we may write
+        _write_in_place(target, data, expected)
+        return
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, mode & 0o7777)
-        os.replace(temporary, target)
+            new = os.fstat(handle.fileno())
+        owner_kept = _give_owner(temporary, new, info)
+        if owner_kept:
+            os.chmod(temporary, stat.S_IMODE(info.st_mode))  # after chown, which may clear set-id bits
+            os.replace(temporary, target)
     except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
+        _unlink(temporary)
         raise
+    if not owner_kept:
+        _unlink(temporary)
+        _write_in_place(target, data, expected)
+        return
+    remove_stale(stale_beside(target))  # left by a run that was killed while writing this file
+
+
+def _give_owner(temporary: str, new: os.stat_result, old: os.stat_result) -> bool:
+    """Give the temporary file the owner and group of the file it replaces; False when not allowed."""
+    if (new.st_uid, new.st_gid) == (old.st_uid, old.st_gid):
+        return True
+    try:
+        os.chown(temporary, old.st_uid, old.st_gid)
+    except (PermissionError, AttributeError):  # not root (or not in the group); no chown on Windows
+        return False
+    return True
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _write_in_place(target: Path, data: bytes, expected: Optional[bytes]) -> None:
+    """Overwrite the file's own bytes, keeping its inode (links, owner, ACLs). Not atomic: the space
+    is reserved first (so a full disk fails before a byte changes) and any failure while writing puts
+    the original bytes back; only a kill during the write itself can leave a partial file."""
+    with open(target, "r+b") as handle:
+        original = handle.read()
+        if expected is not None and original != expected:
+            raise FileChangedError(f"{target} changed on disk since it was read; not overwritten")
+        descriptor = handle.fileno()
+        if len(data) > len(original) and hasattr(os, "posix_fallocate"):
+            try:
+                os.posix_fallocate(descriptor, 0, len(data))
+            except OSError as error:
+                if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    os.ftruncate(descriptor, len(original))  # in case the size grew before it failed
+                    raise
+        try:
+            handle.seek(0)
+            handle.write(data)
+            handle.truncate()
+            handle.flush()
+            os.fsync(descriptor)
+        except BaseException as error:
+            try:
+                handle.seek(0)
+                handle.write(original)
+                handle.truncate()
+                handle.flush()
+                os.fsync(descriptor)
+            except OSError as restoring:
+                raise OSError(
+                    f"writing failed ({error}) and so did putting the original back ({restoring}): the file may be damaged"
+                ) from error
+            raise

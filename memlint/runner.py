@@ -32,6 +32,9 @@ class Mode:
     fix: bool = False  # compute fixes
     write: bool = False  # write fixed files back (False for --diff)
     unsafe: bool = False
+    # Real paths of the paths named on the command line: a fix is never written to a file outside
+    # them (a symlink found in a directory that points elsewhere). None: no such limit.
+    roots: Optional[tuple[str, ...]] = None
 
 
 @dataclass
@@ -43,6 +46,14 @@ class FileResult:
     fixed: Counter = field(default_factory=Counter)
     dropped: list[Diagnostic] = field(default_factory=list)
     error: Optional[str] = None  # an I/O problem, reported on stderr
+    unwritten: bool = False  # its fixes could not be written: an error (exit 2), nothing counted as fixed
+
+
+def fixed_count(results: Sequence[FileResult]) -> int:
+    """The number every fix message shows (`Fixed N`, `Would fix N`, `(N fixed, ...)`, --show-fixes):
+    findings whose fix was applied. A fix several findings share (ML016's per import line) counts once
+    per finding, as `check`'s "[*] N fixable" counts the findings whose fix applies."""
+    return sum(sum(result.fixed.values()) for result in results)
 
 
 def display_name(path: Path) -> str:
@@ -101,8 +112,11 @@ def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mo
         from memlint.fixes import FileChangedError, write_atomically
 
         try:
-            write_atomically(path, source.encode(result.fixed_text), expected=data)
+            write_atomically(path, source.encode(result.fixed_text), expected=data, roots=mode.roots)
         except (FileChangedError, OSError) as error:
+            # The file keeps its findings: report those of the text on disk, and nothing as fixed.
+            unfixed = process_text(source.text, filename, settings, Mode())
+            result = FileResult(filename, unfixed.diagnostics, unwritten=True)
             result.error = f"{filename}: fixes not written: {error}"
     return result
 

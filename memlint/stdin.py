@@ -20,7 +20,7 @@ from memlint.config import Selection
 from memlint.diagnostics import Diagnostic
 from memlint.engine import reserved_diagnostic
 from memlint.report import ReportOptions, reporter_for
-from memlint.runner import FileResult, Mode, display_name, process_text
+from memlint.runner import FileResult, Mode, display_name, fixed_count, process_text
 from memlint.source import UndecodableSource, decode
 
 def check_stdin(
@@ -59,7 +59,7 @@ def check_stdin(
         result = process_text(source.text, filename, settings, mode)
     options = ReportOptions(format=output_format, unsafe_fixes=settings.unsafe_fixes)
     diagnostics = sorted(result.diagnostics, key=Diagnostic.sort_key)
-    fixed = sum(result.fixed.values())
+    fixed = fixed_count([result])
     if diff:
         if result.fixed_text is not None and result.original is not None:
             lines = difflib.unified_diff(

@@ -88,7 +88,8 @@ def test_a_failure_mid_write_leaves_the_original_and_no_temporary_file(project, 
     else:
         monkeypatch.setattr(fixes.os, failing, fail)
     result = _fix("train.py")
-    assert "memlint: warning: train.py: fixes not written: [Errno 28] No space left on device" in result.output
+    assert "memlint: error: train.py: fixes not written: [Errno 28] No space left on device" in result.output
+    assert result.exit_code == 2 and "Fixed" not in result.output and "1 fixable" in result.output
     assert path.read_bytes() == original
     assert _leftovers(project) == []
 
@@ -119,7 +120,7 @@ def test_a_file_changed_since_it_was_read_is_not_overwritten(project, monkeypatc
 
     monkeypatch.setattr(runner, "process_text", process_text)
     result = _fix("train.py")
-    assert "memlint: warning: train.py: fixes not written:" in result.output
+    assert "memlint: error: train.py: fixes not written:" in result.output and result.exit_code == 2
     assert "changed on disk since it was read; not overwritten" in result.output
     assert path.read_text() == edited_by_someone_else
     assert _leftovers(project) == []

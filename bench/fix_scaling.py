@@ -1,0 +1,101 @@
+"""How `--fix` scales with the number of fixes in one file, with and without one fix that breaks the code.
+
+    python bench/fix_scaling.py 1000 2000 4000
+
+Builds a training script with N accumulations `tK += loss` (ML001, each fixed to `tK += loss.item()`, an unsafe fix),
+ten per training function, and optionally one call `break_here()` that a test rule (ML898, installed
+for this process only) "fixes" into code that does not parse. Times `fixes.fix_text` on it, which is
+what `memlint check --fix` runs per file, and checks that every good fix was applied and the bad one
+dropped. Prints one line per size: fixes, bytes, seconds without and with the bad fix, the number of
+compiles with the bad fix, and how many "not applied" warnings the bad fix gave (should be 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import libcst as cst
+
+from memlint import fixes, registry
+from memlint.config import RULE_OPTIONS, SCHEMA, Settings
+from memlint.diagnostics import Applicability, Severity
+from memlint.rule import NodeFix, Rule
+
+PER_FUNCTION = 10
+
+
+class BreakingFixRule(Rule):
+    """Reports `break_here()`; its fix replaces the call with an unclosed bracket."""
+
+    code = "ML898"
+    name = "bench-breaking-fix"
+    severity = Severity.WARNING
+    fix_safety = "safe"
+
+    def visit_Call(self, node):
+        if isinstance(node.func, cst.Name) and node.func.value == "break_here":
+            broken = cst.Name("broken")
+            object.__setattr__(broken, "value", "broken(")  # past libcst's validation: prints `broken(`
+            self.report(node, "a fix that does not parse", NodeFix("break", Applicability.SAFE, ((node, broken),)))
+
+
+def program(count: int, bad: bool) -> str:
+    parts = ["import torch\n"]
+    for function in range(0, count, PER_FUNCTION):
+        names = [f"t{k}" for k in range(function, min(count, function + PER_FUNCTION))]
+        parts.append(f"\n\ndef step_{function}(model, loader, criterion):\n")
+        parts.append("    " + " = ".join(names) + " = 0.0\n")
+        parts.append("    for x, y in loader:\n        loss = criterion(model(x), y)\n")
+        parts.extend(f"        {name} += loss\n" for name in names)
+        if bad and function == (count // 2) // PER_FUNCTION * PER_FUNCTION:
+            parts.append("        break_here()\n")
+        parts.append(f"    return {', '.join(names)}\n")
+    return "".join(parts)
+
+
+def settings() -> Settings:
+    options = {key: SCHEMA[key][1] for key in RULE_OPTIONS}
+    return Settings(enabled=frozenset({"ML001", "ML898"}), options=options)
+
+
+def measure(count: int, bad: bool) -> tuple[float, int, int]:
+    text = program(count, bad)
+    compiles = 0
+    real = fixes.parses
+
+    def counting(source, filename="<fix>"):
+        nonlocal compiles
+        compiles += 1
+        return real(source, filename)
+
+    fixes.parses = counting
+    try:
+        start = time.perf_counter()
+        outcome = fixes.fix_text(text, "bench.py", settings(), unsafe=True)
+        seconds = time.perf_counter() - start
+    finally:
+        fixes.parses = real
+    assert outcome.fixed["ML001"] == count, outcome.fixed
+    assert bool(outcome.dropped) == bad, outcome.dropped
+    assert fixes.parses(outcome.text) and outcome.text.count(".item()") == count
+    return seconds, compiles, len(outcome.dropped)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sizes", nargs="*", type=int, default=[1000, 2000, 4000])
+    args = parser.parse_args()
+    registry.third_party_rules = lambda: (BreakingFixRule,)  # this process only
+    registry.all_rules.cache_clear()
+    registry.rule_entries.cache_clear()
+    print("fixes  bytes     all good (s)  one bad (s)  compiles  'not applied' warnings")
+    for count in args.sizes:
+        good, _, _ = measure(count, bad=False)
+        broken, compiles, warnings = measure(count, bad=True)
+        print(f"{count:<6} {len(program(count, True)):<9} {good:<13.1f} {broken:<12.1f} {compiles:<9} {warnings}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
