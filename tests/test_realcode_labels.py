@@ -1,0 +1,152 @@
+"""The real-code corpus list and its labels are well formed (no corpus download needed), and the scoring
+script computes precision and recall from them as documented."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memlint.registry import RESERVED_CODES, rule_entries
+
+REPO = Path(__file__).resolve().parent.parent
+REPOS_FILE = REPO / "bench" / "realcode_repos.toml"
+LABELS_FILE = REPO / "bench" / "labels" / "realcode.csv"
+SCORE = REPO / "bench" / "realcode_score.py"
+# The evaluation exclusions live beside the checkout in this workplace (../shared); elsewhere the
+# check that needs them is skipped.
+EXCLUSIONS_FILE = REPO.parent / "shared" / "eval-exclusions.md"
+
+COLUMNS = ["repo", "commit", "path", "line", "rule", "verdict", "why"]
+LINE = re.compile(r"^(\d+:)?\d+$")  # ROW, or CELL:ROW in a notebook
+
+
+def corpus() -> list[dict]:
+    with open(REPOS_FILE, "rb") as handle:
+        return tomllib.load(handle)["repo"]
+
+
+def labels() -> list[dict]:
+    with open(LABELS_FILE, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert reader.fieldnames == COLUMNS
+        return list(reader)
+
+
+def test_corpus_repositories_are_pinned_and_distinct():
+    entries = corpus()
+    assert len(entries) >= 18
+    names = [entry["name"] for entry in entries]
+    assert len({name.lower() for name in names}) == len(names)
+    for entry in entries:
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+", entry["name"]), entry
+        assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), entry
+        assert entry.get("style"), f"{entry['name']}: say what kind of code it is"
+        for sub in entry.get("paths", []):
+            assert not sub.startswith("/") and ".." not in Path(sub).parts, sub
+
+
+def test_corpus_leaves_out_the_evaluation_repositories():
+    if not EXCLUSIONS_FILE.is_file():
+        pytest.skip("the evaluation exclusion list is not beside this checkout")
+    excluded = {
+        line[2:].strip().lower()
+        for line in EXCLUSIONS_FILE.read_text(encoding="utf-8").splitlines()
+        if line.startswith("- ") and "/" in line
+    }
+    assert len(excluded) > 10  # the list was read, not an empty match
+    used = {entry["name"].lower() for entry in corpus()} | {row["repo"].lower() for row in labels()}
+    assert not used & excluded
+
+
+def test_labels_are_facts_about_pinned_places():
+    pinned = {entry["name"]: entry["commit"] for entry in corpus()}
+    codes = {rule.code for rule in rule_entries()} | set(RESERVED_CODES)
+    rows = labels()
+    assert rows
+    for number, row in enumerate(rows, start=2):
+        where = f"{LABELS_FILE.name}:{number}"
+        assert row["repo"] in pinned, f"{where}: {row['repo']} is not in {REPOS_FILE.name}"
+        assert row["commit"] == pinned[row["repo"]], f"{where}: commit differs from the pinned one"
+        assert row["rule"] in codes, f"{where}: unknown rule {row['rule']}"
+        assert row["verdict"] in ("TP", "FP", "FN"), f"{where}: verdict {row['verdict']!r}"
+        path = Path(row["path"])
+        assert path.suffix in (".py", ".ipynb") and not path.is_absolute() and ".." not in path.parts, where
+        assert LINE.match(row["line"]), f"{where}: line {row['line']!r}"
+        assert (":" in row["line"]) == (path.suffix == ".ipynb"), f"{where}: notebooks use CELL:ROW"
+        why = row["why"].strip()
+        assert why and len(why) <= 240 and "\n" not in why, f"{where}: one short line of why"
+    places = Counter((row["repo"], row["path"], row["line"], row["rule"]) for row in rows)
+    assert not [place for place, count in places.items() if count > 1], "one verdict per place and rule"
+
+
+def run_score(tmp_path: Path, findings: list[dict], rows: list[list[str]], *args: str) -> str:
+    findings_file = tmp_path / "findings.json"
+    findings_file.write_text(json.dumps(findings))
+    labels_file = tmp_path / "labels.csv"
+    with open(labels_file, "w", newline="") as handle:
+        csv.writer(handle).writerows([COLUMNS, *rows])
+    done = subprocess.run(
+        [sys.executable, str(SCORE), "--findings", str(findings_file), "--labels", str(labels_file), *args],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def finding(code: str, filename: str, row: int, cell: int | None = None) -> dict:
+    return {"code": code, "filename": filename, "location": {"row": row, "column": 1}, "cell": cell}
+
+
+def table_row(output: str, code: str) -> list[str]:
+    return next(line.split() for line in output.splitlines() if line.startswith(code + " "))
+
+
+def test_score_counts_verdicts_misses_and_unjudged(tmp_path):
+    sha = "0" * 40
+    findings = [
+        finding("ML001", "a__b/train.py", 10),
+        finding("ML001", "a__b/train.py", 20),
+        finding("ML001", "a__b/nb.ipynb", 3, cell=4),
+        finding("ML001", "a__b/new.py", 5),  # no label yet
+        finding("ML013", "a__b/train.py", 7),
+    ]
+    rows = [
+        ["a/b", sha, "train.py", "10", "ML001", "TP", "x"],
+        ["a/b", sha, "train.py", "20", "ML001", "FP", "x"],
+        ["a/b", sha, "nb.ipynb", "4:3", "ML001", "FN", "found now: counts as a true finding"],
+        ["a/b", sha, "other.py", "9", "ML001", "FN", "still missed"],
+        ["a/b", sha, "train.py", "7", "ML013", "TP", "x"],
+        ["a/b", sha, "gone.py", "1", "ML013", "TP", "no longer reported: a miss"],
+    ]
+    output = run_score(tmp_path, findings, rows, "--show-missed")
+    # rule findings judged TP FP precision missed recall unjudged
+    assert table_row(output, "ML001") == ["ML001", "4", "3", "2", "1", "67%", "1", "73%", "1"]
+    assert table_row(output, "ML013") == ["ML013", "1", "1", "1", "0", "100%", "1", "50%", "0"]
+    assert "ML001 a/b new.py:5" in output.split("unjudged (")[1]
+    missed = output.split("missed (")[1]
+    assert "other.py:9" in missed and "gone.py:1" in missed and "nb.ipynb" not in missed
+
+
+def test_score_judges_only_a_sample_of_large_rules(tmp_path):
+    findings = [finding("ML003", "a__b/m.py", row) for row in range(1, 31)]
+    output = run_score(tmp_path, findings, [], "--sample", "4")
+    assert table_row(output, "ML003")[-1] == "4"  # four unjudged in the sample, the other 26 not sampled
+
+
+def test_score_refuses_a_label_file_with_other_columns(tmp_path):
+    (tmp_path / "labels.csv").write_text("repo,verdict\na/b,TP\n")
+    (tmp_path / "findings.json").write_text("[]")
+    done = subprocess.run(
+        [sys.executable, str(SCORE), "--findings", str(tmp_path / "findings.json"), "--labels",
+         str(tmp_path / "labels.csv")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "columns" in done.stderr and "Traceback" not in done.stderr
