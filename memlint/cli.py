@@ -177,7 +177,8 @@ def check(
     discovery = discover_files(paths, settings, force_exclude=force_exclude)
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
-    # Fixes are written only inside the paths named (a symlink out of them is refused, docs/usage.md).
+    discovery.files = _one_name_per_file(discovery.files)
+    # Fixes are written only inside the paths named (a symlink out of them is refused, docs/reliability.md).
     roots = tuple(os.path.realpath(p) for p in paths) if fix and not diff else None
     mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes, roots=roots)
     if mode.write and discovery.temporaries:
@@ -224,6 +225,23 @@ def check(
         click.echo(_summary(diagnostics, fixed_total, options), nl=False)
     unwritten = any(r.unwritten for r in results)
     raise click.exceptions.Exit(_exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix, unwritten=unwritten))
+
+
+def _one_name_per_file(files: list[Path]) -> list[Path]:
+    """A file found under two names (a symlink beside the file it names, a hard link) is checked and
+    fixed once, so that its findings are not counted twice and two writes to it cannot race. The name
+    kept is the first that is not a symlink."""
+    chosen: dict[object, Path] = {}
+    for path in files:
+        try:
+            info = os.stat(path)
+            key: object = (info.st_dev, info.st_ino)
+        except OSError:
+            key = os.fspath(path)  # reported when it is read
+        if key not in chosen or (os.path.islink(chosen[key]) and not os.path.islink(path)):
+            chosen[key] = path
+    kept = {id(path) for path in chosen.values()}
+    return [path for path in files if id(path) in kept]
 
 
 def _exit_code(

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
-from memlint.engine import apply_edits, lint_text
+from memlint.engine import lint_text
 
 MAX_ROUNDS = 10
 
@@ -206,33 +206,37 @@ def _compiling_fixes(text: str, groups: list[_Group], filename: str) -> tuple[st
             bad.extend(broken)
     new_text = _apply(text, kept)
     if kept and not parses(new_text, filename):
-        # The regions compile alone but not together (a fix moved a `from __future__` import, say):
-        # the same search over the whole file.
+        # The regions compile alone but not together (a fix removed the line break that ends its
+        # statement, say): the same search over the whole file.
         kept, broken = _search(text, 0, kept, filename)
         bad.extend(broken)
         new_text = _apply(text, kept)
     return new_text, kept, bad
 
 
-def _moved(edits: Edits, applied: list[tuple[int, int, str]]) -> Edits:
-    """`edits` of the text before a round, at their offsets in the text after it."""
+def _mover(applied: list[tuple[int, int, str]]):
+    """A function that moves edits of the text before a round to their offsets in the text after it
+    (`applied`: the round's edits, sorted and disjoint)."""
     ends, shift, shifts = [], 0, [0]
-    for start, end, content in applied:  # sorted, disjoint
+    for start, end, content in applied:
         ends.append(end)
         shift += len(content) - (end - start)
         shifts.append(shift)
 
-    def move(position: int) -> int:
-        return position + shifts[bisect.bisect_right(ends, position)]
+    def move(edits: Edits) -> Edits:
+        return tuple(
+            (start + shifts[bisect.bisect_right(ends, start)], end + shifts[bisect.bisect_right(ends, end)], content)
+            for start, end, content in edits
+        )
 
-    return tuple((move(start), move(end), content) for start, end, content in edits)
+    return move
 
 
 def fix_text(text: str, filename: str, settings: Settings, *, unsafe: bool) -> FixOutcome:
     """Apply every applicable fix to `text`, re-linting after each round, until nothing changes.
 
-    `fixed` counts findings: a fix shared by several findings fixes each of them (see
-    `fix_count`)."""
+    `fixed` counts findings: a fix shared by several findings fixes each of them (the count
+    `runner.fixed_count` shows)."""
     outcome = FixOutcome(text)
     rejected: set[tuple[str, str, Edits]] = set()  # fixes that broke the code, at current offsets
     diagnostics = lint_text(text, filename, settings)
@@ -249,8 +253,8 @@ def fix_text(text: str, filename: str, settings: Settings, *, unsafe: bool) -> F
             outcome.dropped.extend(group.findings)
         if not applied:
             continue
-        edits = sorted(edit for group in applied for edit in group.edits)
-        rejected = {(code, message, _moved(old, edits)) for code, message, old in rejected}
+        move = _mover(sorted(edit for group in applied for edit in group.edits))
+        rejected = {(code, message, move(old)) for code, message, old in rejected}
         outcome.fixed.update(d.code for group in applied for d in group.findings)
         text = new_text
         diagnostics = lint_text(text, filename, settings)
