@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional
 
 from memlint.diagnostics import Applicability, Severity
+from memlint.sentences import first_sentence
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -146,8 +147,7 @@ class Rule:
     def summary(cls) -> str:
         """The first sentence of "What it does", for listings."""
         what = cls.doc_sections().get("What it does", "")
-        first = what.split("\n\n")[0].replace("\n", " ")
-        return first.split(". ")[0].rstrip(".")
+        return first_sentence(what.split("\n\n")[0])
 
 
 def rule_url(code: str) -> str:
