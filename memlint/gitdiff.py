@@ -1,9 +1,16 @@
-"""Which lines changed since a git ref, from `git diff --unified=0` (no external diff drivers, no
-textconv filters: reading a diff must never run code from the repository under review)."""
+"""Which lines changed since a git ref, from `git diff --unified=0`.
+
+Reading a diff must never run a command that the repository under review can select: git runs here
+without external diff drivers, textconv, clean/smudge filters (a `.gitattributes` in a pull request can
+pick any filter driver configured on the machine, git-lfs's included), fsmonitor hooks, hooks or a
+pager. Untracked files are read by memlint itself: regular files only, never through a symlink.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +39,65 @@ class ChangedLines:
         return any(abs(row - changed) <= GITHUB_CONTEXT for changed in self.lines.get(path, ()))
 
 
-def _git(args: Sequence[str], cwd: Path) -> str:
-    command = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false", *args]
+# Settings that keep git from running configured commands: fsmonitor hooks, hooks, a pager.
+# Diff drivers and textconv are turned off by --no-ext-diff / --no-textconv on the diff itself.
+_SAFE_CONFIG = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", os.devnull),
+    ("core.pager", "cat"),
+    ("core.quotePath", "false"),
+    ("diff.external", ""),
+)
+_FILTER_KEY = re.compile(r"^filter\.(.+)\.(?:clean|smudge|process|required)$", re.DOTALL)
+
+
+def _environment(config: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """The environment with `config` added as GIT_CONFIG_KEY_n/VALUE_n after any the user set (unlike
+    `-c key=value`, these take names containing `=` as they are)."""
+    environment = {name: value for name, value in os.environ.items() if name not in ("GIT_EXTERNAL_DIFF", "GIT_PAGER")}
     try:
-        completed = subprocess.run(command, cwd=cwd, capture_output=True, timeout=300)
+        count = int(environment.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        count = 0
+    for index, (key, value) in enumerate(config, start=count):
+        environment[f"GIT_CONFIG_KEY_{index}"] = key
+        environment[f"GIT_CONFIG_VALUE_{index}"] = value
+    environment["GIT_CONFIG_COUNT"] = str(count + len(config))
+    return environment
+
+
+def _filter_drivers(cwd: Path) -> list[str]:
+    """Names of the filter drivers configured for this repository (any config file git reads)."""
+    listing = _run_git(["config", "--null", "--get-regexp", r"^filter\."], cwd, _SAFE_CONFIG, allow=(1,))
+    names = []
+    for entry in filter(None, listing.split("\0")):
+        match = _FILTER_KEY.match(entry.split("\n", 1)[0])
+        if match and match.group(1) not in names:
+            names.append(match.group(1))
+    return names
+
+
+def _without_filters(drivers: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """Config that empties every driver's commands: git then compares the file's bytes as they are."""
+    return tuple(
+        (f"filter.{name}.{key}", value)
+        for name in drivers
+        for key, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false"))
+    )
+
+
+def _git(args: Sequence[str], cwd: Path) -> str:
+    return _run_git(args, cwd, _SAFE_CONFIG + _without_filters(_filter_drivers(cwd)))
+
+
+def _run_git(args: Sequence[str], cwd: Path, config: Sequence[tuple[str, str]], allow: Sequence[int] = ()) -> str:
+    command = ["git", "--no-pager", *args]
+    try:
+        completed = subprocess.run(command, cwd=cwd, capture_output=True, timeout=300, env=_environment(config))
     except FileNotFoundError:
         raise GitError("git is not installed") from None
+    if completed.returncode in allow:
+        return completed.stdout.decode("utf-8", "surrogateescape")
     if completed.returncode != 0:
         message = completed.stderr.decode("utf-8", "replace").strip() or f"exit status {completed.returncode}"
         raise GitError(message)
@@ -87,12 +147,38 @@ def changed_lines(base: str, paths: Sequence[Path], cwd: Path) -> ChangedLines:
     # Files not yet added to git are new in the working tree: every line of them is a change.
     untracked = _git(["ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--", *[str(p) for p in paths]], cwd)
     for name in filter(None, untracked.split("\0")):
-        try:
-            count = (root / name).read_bytes().count(b"\n") + 1
-        except OSError:
-            continue
-        lines[name] = set(range(1, count + 1))
+        count = _line_count(root, name)
+        if count is not None:
+            lines[name] = set(range(1, count + 1))
     return ChangedLines(root, lines)
+
+
+def regular_file_in(root: Path, name: str) -> bool:
+    """Whether `name` (relative to the repository's top level) is a regular file inside it, reached
+    without a symlink: a symlink may point at /dev/zero, a FIFO or a file outside the repository."""
+    path = root / name
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == os.path.realpath(root)
+    except (OSError, ValueError):
+        return False
+
+
+def _line_count(root: Path, name: str) -> Optional[int]:
+    """Lines of an untracked regular file, read in blocks (a large file costs no memory)."""
+    if not regular_file_in(root, name):
+        return None
+    count = 1
+    try:
+        with open(root / name, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return None  # replaced since the check
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                count += block.count(b"\n")
+    except OSError:
+        return None
+    return count
 
 
 def text_at(base: str, path: str, root: Path) -> Optional[str]:

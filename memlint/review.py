@@ -2,7 +2,8 @@
 pull-request review payload (comments with ```suggestion blocks built from the fixes) or markdown.
 
 The command reads files and runs git; it never imports or executes the code under review (git runs
-without external diff drivers or textconv filters, see memlint/gitdiff.py).
+without external diff drivers, textconv or clean filters, hooks or fsmonitor, see memlint/gitdiff.py),
+and reads only regular files inside the repository, never through a symlink.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import click
 from memlint.config import Selection
 from memlint.diagnostics import Diagnostic, Edit
 from memlint.engine import apply_edits
-from memlint.gitdiff import ChangedLines, GitError, changed_lines, text_at
+from memlint.gitdiff import ChangedLines, GitError, changed_lines, regular_file_in, text_at
 from memlint.notebooks import is_notebook
 from memlint.report import is_applicable
 from memlint.runner import Mode, display_name, run
@@ -104,15 +105,17 @@ def build_comments(diagnostics: Sequence[Diagnostic], path: str, text: str, chan
     for d in diagnostics:
         first, last = d.location.row, d.end_location.row
         suggestion, note = None, ""
+        # `check --fix` applies only safe fixes: an unsafe one needs --unsafe-fixes as well.
+        command = "`memlint check --fix`" if d.fix is None or d.fix.is_safe else "`memlint check --fix --unsafe-fixes`"
         if d.fix is not None and not is_applicable(d, unsafe):
-            note = "An unsafe fix is available: `memlint check --fix --unsafe-fixes` applies it."
+            note = f"An unsafe fix is available: {command} applies it."
         elif d.fix is not None:
             fix_first = min(first, *(e.location.row for e in d.fix.edits))
             fix_last = max(last, *(e.end_location.row for e in d.fix.edits))
             if not all(changes.commentable(path, row) for row in range(fix_first, fix_last + 1)):
-                note = "The fix reaches lines outside this change: run `memlint check --fix` to apply it."
+                note = f"The fix reaches lines outside this change: run {command} to apply it."
             elif any(fix_first <= b and a <= fix_last for a, b in suggested):
-                note = "This fix overlaps another suggestion: apply that one, then run `memlint check --fix`."
+                note = f"This fix overlaps another suggestion: apply that one, then run {command}."
             else:
                 suggestion = _suggestion(text, d, fix_first, fix_last)
                 if suggestion is not None:
@@ -148,7 +151,8 @@ def collect(base: str, paths: Sequence[Path], settings, cwd: Path) -> Review:
     files: dict[str, tuple[Path, str]] = {}  # display name -> (file, repository path)
     for repo_path in sorted(changes.lines):
         file = changes.root / repo_path
-        if repo_path.endswith(REVIEWABLE_SUFFIXES) and file.is_file() and not settings.is_excluded(file):
+        reviewable = repo_path.endswith(REVIEWABLE_SUFFIXES) and regular_file_in(changes.root, repo_path)
+        if reviewable and not settings.is_excluded(file):
             files[display_name(file)] = (file, repo_path)
     results = run([file for file, _ in files.values()], settings, Mode(), jobs=1)
     comments: list[Comment] = []
