@@ -10,6 +10,29 @@ from memlint.diagnostics import Diagnostic
 from memlint.report import ReportOptions, is_applicable
 
 
+# Characters that would change what a terminal shows: C0/C1 controls (ANSI escapes, newlines),
+# and the bidirectional-text controls that reorder what follows them.
+_BIDI = {0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
+def shown_name(name: str) -> str:
+    """A file name as text output shows it: control characters, bidi controls and undecodable bytes
+    (surrogate escapes) written as `\\x1b`, `\\u202e`, `\\xff`, so the name shown is the name on disk,
+    neither stripped by click nor interpreted by the terminal. Backslashes are kept (Windows paths)."""
+    out = []
+    for char in name:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, kept by os.fsdecode
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code < 0x20 or 0x7F <= code < 0xA0:
+            out.append(f"\\x{code:02x}")
+        elif code in _BIDI:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 class TextReporter:
     def __init__(self, full: bool) -> None:
         self.full = full
@@ -26,7 +49,7 @@ class TextReporter:
         return click.style(text, **style) if options.color else text
 
     def _header(self, d: Diagnostic, options: ReportOptions) -> str:
-        where = f"{d.filename}:"
+        where = f"{shown_name(d.filename)}:"
         if d.cell is not None:
             where += f"cell {d.cell}:"
         where += f"{d.location.row}:{d.location.column}:"
