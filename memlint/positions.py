@@ -19,6 +19,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from memlint.tree import children
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_FINAL_NEWLINE = re.compile(r"(?:\r\n|\r|\n)\Z")
 
 
 def node_positions(module: cst.Module, text: str, wanted: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, CodeRange]:
@@ -66,7 +67,13 @@ def _lines_before_statements(module: cst.Module, text: str, last: int) -> list[i
     """For statements 0..last, the number of source lines before each one starts."""
     codes = [module.code_for_node(statement) for statement in module.body]
     footer = "".join(module.code_for_node(line) for line in module.footer)
-    offset = len(text) - sum(len(code) for code in codes) - len(footer)  # the header's length
+    generated = sum(len(code) for code in codes) + len(footer)
+    if not module.has_trailing_newline:
+        # The module's code drops the final newline token, which the last statement or footer line
+        # generates on its own: the text is that much shorter than the pieces.
+        ending = _FINAL_NEWLINE.search(footer or codes[-1])
+        generated -= len(ending.group()) if ending else 0
+    offset = len(text) - generated  # the header's length
     lines = len(_NEWLINE.findall(text, 0, offset))
     result: list[int] = []
     for code in codes[: last + 1]:
