@@ -4,9 +4,9 @@
 
 For every file of the pinned corpora that mentions torch, runs every rule (ML017 and ML006 with a
 1 MiB budget included, so that each rule reports as often as it can) through the full analysis,
-WITHOUT the prescreen, and asks each rule's prescreen check separately.  A finding of rule X in a
-file where X's check said "no" is a soundness failure: the script lists them and exits 1.  It also
-prints, per corpus, how many files and bytes each check lets through and how many the prescreen
+WITHOUT the prescreen, and asks each rule's screen (trigger words, screen.py) separately.  A finding
+of rule X in a file where X's screen said "no" is a soundness failure: the script lists them and
+exits 1.  It also prints, per corpus, how many files and bytes each screen lets through and how many the prescreen
 as a whole sends to libcst with the default rules, and the CPU time of the prescreen against the
 full analysis.
 """
@@ -30,12 +30,11 @@ import corpora  # noqa: E402  (bench/corpora.py)
 from memlint.checker import check_text  # noqa: E402
 from memlint.config import Selection, Settings, build_settings, discover  # noqa: E402
 from memlint.files import discover_files  # noqa: E402
-from memlint.prescreen import Source, needs_analysis  # noqa: E402
-from memlint.prescreen.checks import TEXT_CHECKS, TREE_CHECKS  # noqa: E402
-from memlint.registry import rule_entries  # noqa: E402
+from memlint.prescreen import Source, needs_analysis, screen_holds  # noqa: E402
+from memlint.registry import builtin_rules, rule_entries  # noqa: E402
 
 CORPORA = ("timm", "transformers", "torchvision", "pytorch-lightning")
-CHECKS = {**TEXT_CHECKS, **TREE_CHECKS}
+SCREENED = frozenset(builtin.meta.code for builtin in builtin_rules())  # the rules with a screen
 
 
 def _settings(root: Path) -> Settings:
@@ -55,17 +54,11 @@ def _screen_file(path: Path, settings: Settings, default_codes: frozenset[str]) 
     row["compiled"] = compiled
     row["needed"] = (not compiled) or needs_analysis(source, default_codes, settings.options)
     row["screen_s"] = time.process_time() - start
-    row["passes"] = sorted(code for code, check in CHECKS.items() if not compiled or _check(check, source, settings))
+    row["passes"] = sorted(code for code in SCREENED if not compiled or screen_holds(source, code, settings.options))
     start = time.process_time()
     row["found"] = sorted({d.code for d in check_text(text, str(path), settings)})
     row["full_s"] = time.process_time() - start
     return row
-
-
-def _check(check, source: Source, settings: Settings) -> bool:
-    if check in TREE_CHECKS.values() and not source.structure_is_reliable:
-        return True
-    return check(source, settings.options)
 
 
 def _screen_chunk(paths: list[Path], settings: Settings, default_codes: frozenset[str]) -> list[dict]:
@@ -95,11 +88,11 @@ def main() -> int:
 def _report(name: str, root: Path, rows: list[dict]) -> int:
     torch_rows = [r for r in rows if r["torch"]]
     total_bytes = sum(r["bytes"] for r in torch_rows)
-    unsound = [(r["path"], code) for r in torch_rows for code in r["found"] if code in CHECKS and code not in r["passes"]]
+    unsound = [(r["path"], code) for r in torch_rows for code in r["found"] if code in SCREENED and code not in r["passes"]]
     needed = [r for r in torch_rows if r["needed"]]
     found_files = [r for r in torch_rows if r["found"]]
     missed = [r["path"] for r in found_files if not r["needed"] and set(_default_found(r))]
-    errors = Counter(code for r in torch_rows for code in r["found"] if code not in CHECKS)
+    errors = Counter(code for r in torch_rows for code in r["found"] if code not in SCREENED)
     print(f"\n## {name} ({len(rows)} files, {len(torch_rows)} mention torch, {total_bytes / 1e6:.1f} MB)")
     print(f"libcst parses (default rules): {len(needed)} files, {sum(r['bytes'] for r in needed) / 1e6:.1f} MB "
           f"({100 * sum(r['bytes'] for r in needed) / max(total_bytes, 1):.0f}% of the bytes that mention torch)")
@@ -112,14 +105,14 @@ def _report(name: str, root: Path, rows: list[dict]) -> int:
         for code in r["passes"]:
             passed_bytes[code] += r["bytes"]
     reports = Counter(code for r in torch_rows for code in r["found"])
-    print("| rule | files its check lets through | their share of the bytes | files with a finding |")
+    print("| rule | files its screen lets through | their share of the bytes | files with a finding |")
     print("|---|---:|---:|---:|")
-    for code in sorted(CHECKS):
+    for code in sorted(SCREENED):
         print(f"| {code} | {passes[code]} | {100 * passed_bytes[code] / max(total_bytes, 1):.0f}% | {reports[code]} |")
     if errors:
         print(f"not rule findings (ML000 syntax errors, ML900 internal errors): {dict(errors)}")
     for path, code in unsound:
-        print(f"UNSOUND: {code} reports in {Path(path).relative_to(root)} but its check said no")
+        print(f"UNSOUND: {code} reports in {Path(path).relative_to(root)} but its screen said no")
     for path in missed:
         print(f"UNSOUND: {Path(path).relative_to(root)} has findings but was screened out")
     return len(unsound) + len(missed)
@@ -127,7 +120,7 @@ def _report(name: str, root: Path, rows: list[dict]) -> int:
 
 def _default_found(row: dict) -> list[str]:
     """The row's findings of rules that are on by default (what `needed` was decided for)."""
-    return [code for code in row["found"] if code in CHECKS and code != "ML017"]
+    return [code for code in row["found"] if code in SCREENED and code != "ML017"]
 
 
 if __name__ == "__main__":

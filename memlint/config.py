@@ -18,7 +18,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
-from memlint.units import parse_size
+from memlint.registry import rule_options
+from memlint.rule import boolean
 
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".hg", ".ipynb_checkpoints", ".memlint_cache", ".mypy_cache",
@@ -40,30 +41,6 @@ def _string_list(value: Any) -> list[str]:
     raise ValueError("expected a list of strings")
 
 
-def _bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise ValueError("expected true or false")
-
-
-def _fraction(value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1:
-        return float(value)
-    raise ValueError("expected a number from 0 up to (not including) 1")
-
-
-def _positive_int(value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    raise ValueError("expected a positive integer")
-
-
-def _chain_length(value: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 2:
-        return value
-    raise ValueError("expected an integer of at least 2")
-
-
 def _per_file_ignores(value: Any) -> dict[str, list[str]]:
     if isinstance(value, dict) and all(
         isinstance(k, str) and isinstance(v, list) and all(isinstance(c, str) for c in v) for k, v in value.items()
@@ -72,7 +49,8 @@ def _per_file_ignores(value: Any) -> dict[str, list[str]]:
     raise ValueError('expected a table of glob = ["CODE", ...]')
 
 
-# key -> (validator, default).  Keys a rule reads are listed here too, so that a typo is an error.
+# key -> (validator, default).  The options rules read come from their meta.py files (below), so
+# that a typo in one is an error too.
 SCHEMA: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "select": (_string_list, None),
     "extend-select": (_string_list, []),
@@ -80,15 +58,11 @@ SCHEMA: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "exclude": (_string_list, None),
     "extend-exclude": (_string_list, []),
     "per-file-ignores": (_per_file_ignores, {}),
-    "unsafe-fixes": (_bool, False),
-    "gpu-memory": (parse_size, None),
-    "memory-headroom": (_fraction, 0.5),
-    "max-linear-params": (_positive_int, 8_388_608),
-    "prefer-inference-mode": (_bool, False),
-    "min-retained-chain": (_chain_length, 3),
+    "unsafe-fixes": (boolean, False),
 }
-# Keys that are rule options (passed to rules as `self.options[key]`).
-RULE_OPTIONS = ("gpu-memory", "memory-headroom", "max-linear-params", "prefer-inference-mode", "min-retained-chain")
+# Keys that are rule options (passed to rules as `self.options[key]`), from the rules' metas.
+RULE_OPTIONS = tuple(option.key for option in rule_options())
+SCHEMA.update((option.key, (option.check, option.default)) for option in rule_options())
 
 
 def validate(raw: Mapping[str, Any], source: str) -> dict[str, Any]:

@@ -1,9 +1,12 @@
-"""Finding the rules: the built-in ones listed in `memlint.rules.CATALOGUE` (one module each), plus
+"""Finding the rules: the built-in ones, one folder each in the `memlint.rules` package, plus
 third-party rules registered under the `memlint.rules` entry-point group (an entry point names a
 Rule subclass or a module that defines some).
 
-`rule_entries()` answers "which rules exist, and which are on by default" without importing the
-built-in rule modules (and with them libcst); `all_rules()` imports the rule classes.
+A rule folder (`rules/ml001_accumulated_graph/`) holds `meta.py` (its `META`: code, name, default,
+options, trigger words), an optional `screen.py` and `rule.py` (the Rule class).  `builtin_rules()`
+finds the folders and reads their metas, so `rule_entries()` and `rule_options()` answer "which
+rules exist, which are on by default, which options do they read" without importing the rule
+modules (and with them libcst); `all_rules()` imports the rule classes.
 """
 
 from __future__ import annotations
@@ -12,12 +15,13 @@ import functools
 import importlib
 import inspect
 import os
+import pkgutil
 import sys
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Iterable
 
-from memlint.rule import CODE_PATTERN, Rule
+from memlint.rule import CODE_PATTERN, Meta, Option, Rule
 
 # Codes reserved for findings that are not rules.
 SYNTAX_ERROR = ("ML000", "invalid-syntax")
@@ -34,6 +38,51 @@ class RuleEntry:
     code: str
     name: str
     default_enabled: bool
+
+
+@dataclass(frozen=True)
+class BuiltinRule:
+    folder: str  # the subpackage of memlint.rules: "ml001_accumulated_graph"
+    meta: Meta
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_rules() -> tuple[BuiltinRule, ...]:
+    """Every rule folder of `memlint.rules` with its meta, sorted by code; imports only the metas."""
+    import memlint.rules
+
+    found: dict[str, BuiltinRule] = {}
+    for info in pkgutil.iter_modules(memlint.rules.__path__):
+        if not info.ispkg:
+            continue
+        origin = f"memlint.rules.{info.name}.meta"
+        try:
+            module = importlib.import_module(origin)
+        except ModuleNotFoundError as error:
+            if error.name != origin:
+                raise
+            raise RegistryError(f"rule folder {info.name} has no meta.py") from None
+        meta = getattr(module, "META", None)
+        if not isinstance(meta, Meta):
+            raise RegistryError(f"{origin}: META is not a memlint.rule.Meta")
+        if not CODE_PATTERN.match(meta.code) or meta.code in RESERVED_CODES:
+            raise RegistryError(f"{origin}: invalid code {meta.code!r}")
+        if meta.code in found:
+            raise RegistryError(f"{origin}: rule code {meta.code} is defined twice")
+        found[meta.code] = BuiltinRule(info.name, meta)
+    return tuple(found[code] for code in sorted(found))
+
+
+@functools.lru_cache(maxsize=1)
+def rule_options() -> tuple[Option, ...]:
+    """The options the built-in rules read, in code order; a key belongs to one rule only."""
+    options: dict[str, Option] = {}
+    for builtin in builtin_rules():
+        for option in builtin.meta.options:
+            if option.key in options:
+                raise RegistryError(f"{builtin.meta.code}: option '{option.key}' is declared by another rule")
+            options[option.key] = option
+    return tuple(options.values())
 
 
 def _rules_in(module: ModuleType) -> Iterable[type[Rule]]:
@@ -88,8 +137,6 @@ def third_party_rules() -> tuple[type[Rule], ...]:
 @functools.lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
     """Every known rule class, sorted by code."""
-    from memlint.rules import CATALOGUE
-
     found: dict[str, type[Rule]] = {}
 
     def add(rule: type[Rule], origin: str) -> None:
@@ -100,9 +147,12 @@ def all_rules() -> tuple[type[Rule], ...]:
             raise RegistryError(f"{origin}: rule code {code} is defined twice")
         found[code] = rule
 
-    for _, _, _, module_name in CATALOGUE:
-        module = importlib.import_module(f"memlint.rules.{module_name}.rule")
-        for rule in _rules_in(module):
+    for builtin in builtin_rules():
+        module = importlib.import_module(f"memlint.rules.{builtin.folder}.rule")
+        rules = list(_rules_in(module))
+        if not any(rule.meta is builtin.meta for rule in rules):
+            raise RegistryError(f"{module.__name__}: no rule class names its folder's META (`meta = META`)")
+        for rule in rules:
             add(rule, module.__name__)
     for rule in third_party_rules():
         add(rule, f"entry point rule {rule.__module__}.{rule.__name__}")
@@ -112,12 +162,9 @@ def all_rules() -> tuple[type[Rule], ...]:
 @functools.lru_cache(maxsize=1)
 def rule_entries() -> tuple[RuleEntry, ...]:
     """Code, name and default of every rule, sorted by code; built-in rules are not imported."""
-    from memlint.rules import CATALOGUE
-
     if third_party_rules():  # already imported (libcst with them): all_rules() also validates them
         return tuple(RuleEntry(r.code, r.name, r.default_enabled) for r in all_rules())
-    entries = {code: RuleEntry(code, name, enabled) for code, name, enabled, _ in CATALOGUE}
-    return tuple(entries[code] for code in sorted(entries))
+    return tuple(RuleEntry(b.meta.code, b.meta.name, b.meta.default_enabled) for b in builtin_rules())
 
 
 def rules_by_code() -> dict[str, type[Rule]]:

@@ -15,6 +15,12 @@ analysis) about the code and call `self.report(...)`; they never walk the tree t
         fix_safety = "safe"
         VALID = [Valid("...")]
         INVALID = [Invalid("...", line=4, column=9, fixed="...")]
+
+A built-in rule is a folder of the top-level rules/ directory (shipped as `memlint.rules`): its
+`meta.py` holds a `Meta` (code, name, default, options, trigger words) that memlint reads without
+importing the rule or libcst, its optional `screen.py` a necessary condition of its reporting on
+CPython's AST, and its `rule.py` the class, which names the meta (`meta = META`) instead of
+repeating code, name and default.  Third-party rules set `code` and `name` themselves.
 """
 
 from __future__ import annotations
@@ -23,10 +29,11 @@ import inspect
 import re
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Optional
 
 from memlint.diagnostics import Applicability, Severity
 from memlint.sentences import first_sentence
+from memlint.units import parse_size
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -35,6 +42,68 @@ if TYPE_CHECKING:
 
 DOC_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Measured effect")
 CODE_PATTERN = re.compile(r"^[A-Z]{1,4}[0-9]{3}$")
+
+
+# ---------------------------------------------------------------------------- meta
+
+
+@dataclass(frozen=True)
+class Option:
+    """A `[tool.memlint]` key a rule reads: its default and `check`, which turns the configured
+    value into the one the rule sees or raises ValueError with what was expected."""
+
+    key: str
+    default: Any
+    check: Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What memlint needs to know about a built-in rule before importing it (rules/*/meta.py).
+
+    `words`: the trigger words, groups of identifiers; the rule can only report in a text that
+    mentions at least one word of every group (anywhere: code, strings or comments).  They are the
+    cheapest part of the rule's screen, asked before its `screen.py`.
+    """
+
+    code: str
+    name: str
+    default_enabled: bool = True
+    options: tuple[Option, ...] = ()
+    words: tuple[tuple[str, ...], ...] = ()
+
+
+def boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError("expected true or false")
+
+
+def fraction(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1:
+        return float(value)
+    raise ValueError("expected a number from 0 up to (not including) 1")
+
+
+def positive_int(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise ValueError("expected a positive integer")
+
+
+def integer_at_least(minimum: int) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= minimum:
+            return value
+        raise ValueError(f"expected an integer of at least {minimum}")
+
+    return check
+
+
+size = parse_size  # "24GiB", "80GB" or a number of bytes
+
+
+# ---------------------------------------------------------------------------- examples
 
 
 @dataclass(frozen=True)
@@ -86,6 +155,8 @@ class Report:
 
 
 class Rule:
+    # A built-in rule's meta.py; code, name and default_enabled are taken from it.
+    meta: ClassVar[Optional[Meta]] = None
     code: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[Severity] = Severity.WARNING
@@ -95,10 +166,23 @@ class Rule:
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        meta = cls.__dict__.get("meta")
+        if meta is not None:
+            cls.code, cls.name, cls.default_enabled = meta.code, meta.name, meta.default_enabled
+
     def __init__(self, ctx: "Context", reports: list[Report], options: Mapping[str, Any]) -> None:
         self.ctx = ctx
         self.options = options
         self._reports = reports
+
+    def option(self, key: str) -> Any:
+        """The configured value of one of the rule's options, or the default its meta gives."""
+        if key in self.options:
+            return self.options[key]
+        defaults = {option.key: option.default for option in self.meta.options} if self.meta else {}
+        return defaults[key]  # KeyError: the rule reads an option its meta does not declare
 
     # -------------------------------------------------------------- for rule authors
 

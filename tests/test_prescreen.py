@@ -8,28 +8,27 @@ import pytest
 
 from memlint.config import Settings
 from memlint.engine import lint_text
-from memlint.prescreen import Source, needs_analysis
-from memlint.prescreen.checks import TEXT_CHECKS, TREE_CHECKS
-from memlint.registry import all_rules, rule_entries
-from memlint.rules import CATALOGUE
+from memlint.prescreen import Source, _screen, needs_analysis, screen_holds
+from memlint.registry import all_rules, builtin_rules, rule_entries
 from memlint.testing import settings_for, source_of
 
-CHECKS = {**TEXT_CHECKS, **TREE_CHECKS}
 INVALID = [(rule, index, example) for rule in all_rules() for index, example in enumerate(rule.INVALID)]
 DEFAULT_CODES = frozenset(entry.code for entry in rule_entries() if entry.default_enabled)
 
 
-def test_every_built_in_rule_has_exactly_one_check():
-    assert set(TEXT_CHECKS).isdisjoint(TREE_CHECKS)
-    assert set(CHECKS) == {code for code, *_ in CATALOGUE}
+def test_every_built_in_rule_has_a_screen():
+    """Trigger words in its meta.py, or a screen.py, or both: no built-in rule runs on every file."""
+    for builtin in builtin_rules():
+        assert builtin.meta.words or _screen(builtin.meta.code) is not None, builtin.folder
+        assert all(builtin.meta.words), f"{builtin.folder}: an empty group of words would clear every file"
 
 
 @pytest.mark.parametrize(("rule", "index", "example"), INVALID, ids=lambda v: getattr(v, "code", str(v)))
-def test_the_check_of_a_rule_lets_through_each_of_its_invalid_examples(rule, index, example):
+def test_the_screen_of_a_rule_lets_through_each_of_its_invalid_examples(rule, index, example):
     source = Source(source_of(example))
     options = settings_for(rule, example.config).options
     assert source.tree is not None and source.structure_is_reliable
-    assert CHECKS[rule.code](source, options), f"{rule.code} INVALID[{index}] would be screened out"
+    assert screen_holds(source, rule.code, options), f"{rule.code} INVALID[{index}] would be screened out"
 
 
 def _screened(code: str, snippet: str, options=None) -> bool:
@@ -98,7 +97,7 @@ def test_ordinary_model_code_is_cleared_for_every_default_rule():
         ("ML014", "for batch in test_loader:\n    outs.append(model(batch))\ny = x.to('cuda')\n"),
     ],
 )
-def test_a_check_lets_through_what_its_rule_looks_at(code, snippet):
+def test_a_screen_lets_through_what_its_rule_looks_at(code, snippet):
     assert not _screened(code, snippet)
 
 
@@ -127,11 +126,11 @@ def test_a_check_lets_through_what_its_rule_looks_at(code, snippet):
         ("ML016", "with torch.autocast('cuda'):\n    y = model(x)\n"),
     ],
 )
-def test_a_check_clears_what_its_rule_cannot_report(code, snippet):
+def test_a_screen_clears_what_its_rule_cannot_report(code, snippet):
     assert _screened(code, snippet)
 
 
-def test_the_budget_option_reopens_the_optimizer_check():
+def test_the_budget_option_reopens_the_optimizer_screen():
     snippet = "opt = torch.optim.Adam(model.parameters())\n"
     assert not _screened("ML006", snippet, {"gpu-memory": 1 << 30})
 
@@ -142,7 +141,7 @@ def test_the_chain_length_option_is_respected():
     assert not _screened("ML004", snippet, {"min-retained-chain": 2})
 
 
-def test_a_rule_without_a_check_always_runs():
+def test_a_rule_without_a_screen_always_runs():
     assert not _screened("ML899", "import torch\n")
 
 
@@ -153,9 +152,12 @@ def test_code_cpython_cannot_compile_goes_to_the_full_analysis_and_reports_ml000
     assert finding.code == "ML000"
 
 
-def test_identifiers_that_python_normalises_skip_the_structural_checks():
-    # CPython reads `ｆorward` as `forward`; libcst keeps it as written.  Such a file is not judged by its AST.
-    text = "import torch\nclass N:\n    def ｆorward(self, x):\n        return x\n"
+def test_identifiers_that_python_normalises_skip_the_structural_screens():
+    # CPython reads `ｘ` as `x`; libcst keeps it as written.  Such a file is not judged by its AST.
+    text = "import torch\nclass N:\n    def forward(self, ｘ):\n        return x\n"
     source = Source(text)
     assert source.tree is not None and not source.structure_is_reliable
     assert needs_analysis(source, frozenset({"ML004"}), {})
+    # The trigger words are matched as written, as libcst's names are: `ｆorward` is not ML004's `forward`.
+    text = "import torch\nclass N:\n    def ｆorward(self, x):\n        return x\n"
+    assert not needs_analysis(Source(text), frozenset({"ML004"}), {})

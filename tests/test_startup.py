@@ -54,7 +54,7 @@ NEVER = ("torch", "memlint.confirm", "memlint.estimate", "memlint.review", "meml
 NOT_FOR_ONE_CLEAN_FILE = (
     "libcst",
     "memlint.checker",
-    "memlint.rules",  # the rule modules (the package itself, the catalogue, is allowed)
+    "memlint.rules",  # the rule.py modules (the rule folders' meta.py and screen.py are allowed)
     "memlint.notebooks",
     "memlint.fixes",
     "memlint.baseline",
@@ -77,10 +77,14 @@ def run_probe(*args: str, cwd: Path) -> tuple[int, str, set[str]]:
 
 
 def loaded(modules: set[str], packages: tuple[str, ...]) -> list[str]:
-    """The modules of `packages` that were imported (`memlint.rules` counts its rule modules only)."""
-    return sorted(
-        m for m in modules if any(m.startswith(p + ".") or (m == p and p != "memlint.rules") for p in packages)
-    )
+    """The modules of `packages` that were imported (`memlint.rules` counts its rule.py modules only)."""
+    return sorted(m for m in modules if any(_belongs(m, p) for p in packages))
+
+
+def _belongs(module: str, package: str) -> bool:
+    if package == "memlint.rules":
+        return module.startswith("memlint.rules.") and module.endswith(".rule")
+    return module == package or module.startswith(package + ".")
 
 
 def test_a_clean_torch_file_needs_neither_libcst_nor_the_other_commands(project):

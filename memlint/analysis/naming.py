@@ -67,3 +67,9 @@ def named_like_model(name: str) -> bool:
     if tokens and tokens[0] in tables.NON_MODEL_VERBS:
         return False
     return bool(tables.MODEL_NAME.match(name)) and not tables.LOSS_NAME.match(name)
+
+
+def is_forward_name(name: str) -> bool:
+    """A function that computes a model's forward pass: `forward`, `_forward_impl`,
+    `forward_features`, `__call__`."""
+    return "forward" in name or name == "__call__"

@@ -2,32 +2,86 @@
 
 libcst's parse costs several times CPython's, and most files of a large code base (the modelling
 code of a model zoo, utilities) cannot have a finding.  Before parsing with libcst the engine asks,
-for every rule that runs on the file, a necessary condition of that rule reporting
-(`memlint.prescreen.checks`), using only the file's words and CPython's AST.  When none holds the
-file has no finding and libcst never sees it (nor is it imported, for a single clean file).  The
-answer is an over-approximation by construction: a check may say "maybe" for a file without
-findings, never "no" for a file with one.
+for every rule that runs on the file, a necessary condition of that rule reporting: its screen.
+A built-in rule's screen is its trigger words (`Meta.words` in its meta.py: the text must mention
+one word of every group) and, where those are not the whole condition, its folder's `screen.py`,
+which looks at CPython's AST.  When no rule's screen holds, the file has no finding and libcst
+never sees it (nor is it imported, for a single clean file).  The answer is an over-approximation
+by construction: a screen may say "maybe" for a file without findings, never "no" for a file with
+one.  A rule without a screen (a third-party rule) always runs.
+
+This package holds what the screens share: `Source` (the file's words and its AST, indexed once)
+and `History` (could an expression carry autograd history, by the rules of analysis/values.py).
 """
 
 from __future__ import annotations
 
-from typing import Any, Collection, Mapping
+import functools
+import importlib
+from typing import Any, Callable, Collection, Mapping, Optional
 
-from memlint.prescreen.checks import TEXT_CHECKS, TREE_CHECKS
+from memlint import registry
 from memlint.prescreen.source import Source
+from memlint.rule import Meta
 
-__all__ = ["Source", "needs_analysis"]
+__all__ = ["Source", "needs_analysis", "screen_holds"]
+
+Screen = Callable[[Source, Mapping[str, Any]], bool]
 
 
 def needs_analysis(source: Source, codes: Collection[str], options: Mapping[str, Any]) -> bool:
-    """Could any of the rules `codes` report in `source`?  (True for a rule without a check.)"""
-    if any(code not in TEXT_CHECKS and code not in TREE_CHECKS for code in codes):
+    """Could any of the rules `codes` report in `source`?  (True for a rule without a screen.)"""
+    metas = _metas()
+    if any(code not in metas for code in codes):
         return True
-    if any(TEXT_CHECKS[code](source, options) for code in codes if code in TEXT_CHECKS):
-        return True
-    tree_codes = [code for code in codes if code in TREE_CHECKS]
-    if not tree_codes:
+    # The trigger words first: they are the cheapest, and most rules need nothing else.
+    candidates = [code for code in codes if _mentions_words(source, metas[code].words)]
+    if not candidates:
         return False
+    if any(_screen(code) is None for code in candidates):
+        return True
     if not source.structure_is_reliable:
         return True
-    return any(TREE_CHECKS[code](source, options) for code in tree_codes)
+    options = _with_defaults(options)
+    return any(_screen(code)(source, options) for code in candidates)  # type: ignore[misc]
+
+
+def screen_holds(source: Source, code: str, options: Mapping[str, Any]) -> bool:
+    """Could rule `code` alone report in `source`?  (The question `needs_analysis` asks per rule.)"""
+    return needs_analysis(source, (code,), options)
+
+
+def _mentions_words(source: Source, words: tuple[tuple[str, ...], ...]) -> bool:
+    return all(source.mentions(*group) for group in words)
+
+
+@functools.lru_cache(maxsize=1)
+def _metas() -> dict[str, Meta]:
+    return {builtin.meta.code: builtin.meta for builtin in registry.builtin_rules()}
+
+
+@functools.lru_cache(maxsize=None)
+def _screen(code: str) -> Optional[Screen]:
+    """The `screen` function of a built-in rule's screen.py, imported on first use; None without one."""
+    folder = next(b.folder for b in registry.builtin_rules() if b.meta.code == code)
+    name = f"memlint.rules.{folder}.screen"
+    try:
+        return importlib.import_module(name).screen
+    except ModuleNotFoundError as error:
+        if error.name != name:
+            raise
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _defaults() -> dict[str, Any]:
+    return {option.key: option.default for option in registry.rule_options()}
+
+
+def _with_defaults(options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The rules' option defaults under the given values (settings built from a configuration
+    hold every option; a caller may give only some)."""
+    defaults = _defaults()
+    if defaults.keys() <= options.keys():
+        return options
+    return {**defaults, **options}

@@ -144,3 +144,21 @@ def words_in(node: ast.AST) -> Iterator[str]:
         for value in inner.__dict__.values():
             if isinstance(value, str):
                 yield value
+
+
+# The small questions several screens ask of CPython's AST.
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def argument_count(call: ast.Call) -> int:
+    return len(call.args) + len(call.keywords)
+
+
+def is_self_attribute(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self"
+
+
+def self_attribute(expr: ast.AST) -> Optional[str]:
+    """`self.fc` -> "fc"; anything else -> None."""
+    return expr.attr if is_self_attribute(expr) else None  # type: ignore[attr-defined]

@@ -10,11 +10,13 @@ import libcst as cst
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, iterates_layers
+from memlint.analysis.naming import is_forward_name
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.analysis.uses import Use, classify_uses
 from memlint.analysis.walk import calls_method, code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml001_accumulated_graph.meta import META
 
 
 @dataclass
@@ -96,8 +98,7 @@ class AccumulatedGraph(Rule):
     change).
     """
 
-    code = "ML001"
-    name = "accumulated-graph"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "mixed"
 
@@ -620,7 +621,7 @@ def _in_forward_pass(ctx) -> bool:
     """Inside a forward function (`forward`, `_forward_impl`, `forward_features`, `__call__`): collecting
     outputs there is part of the model's computation, and the caller backpropagates through them."""
     function = ctx.function_node
-    return function is not None and ("forward" in function.name.value or function.name.value == "__call__")
+    return function is not None and is_forward_name(function.name.value)
 
 
 def _short(text: str, limit: int = 40) -> str:

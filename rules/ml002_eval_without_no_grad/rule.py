@@ -11,6 +11,7 @@ from memlint.analysis.evaluation import Region, is_model_call, regions
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
+from memlint.rules.ml002_eval_without_no_grad.meta import META
 
 
 class EvalWithoutNoGrad(Rule):
@@ -85,8 +86,7 @@ class EvalWithoutNoGrad(Rule):
     (2.0 MiB, 19.6% saved).
     """
 
-    code = "ML002"
-    name = "eval-without-no-grad"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "unsafe"
 
@@ -424,7 +424,7 @@ def evaluate(model: nn.Module, batches):
         torch_name = self._torch_name()
         if torch_name is None:
             return None
-        method = "inference_mode" if self.options.get("prefer-inference-mode") else "no_grad"
+        method = "inference_mode" if self.option("prefer-inference-mode") else "no_grad"
         guard = cst.Call(func=cst.Attribute(value=cst.Name(torch_name), attr=cst.Name(method)))
         label = f"{torch_name}.{method}()"
         if isinstance(scope, cst.FunctionDef) and scope.asynchronous is None and self._whole_body(region, scope):

@@ -13,6 +13,7 @@ from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_N
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml003_activation_not_inplace.meta import META
 
 _EFFECT = (
     "saves one activation buffer at the forward peak; the training-step peak, reached in backward, "
@@ -85,8 +86,7 @@ class ActivationNotInplace(Rule):
     14.1% saved); full training step 68,057,624 B before, 68,057,624 B after (no change).
     """
 
-    code = "ML003"
-    name = "activation-not-inplace"
+    meta = META
     severity = Severity.INFO
     fix_safety = "safe"
 

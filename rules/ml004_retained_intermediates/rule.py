@@ -7,10 +7,12 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.chains import longest_chain
 from memlint.analysis.tables import VIEW_METHODS
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
+from memlint.rules.ml004_retained_intermediates.meta import META
 
 _BLOCKERS = (cst.Lambda, cst.FunctionDef, cst.ClassDef, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
@@ -73,8 +75,7 @@ class RetainedIntermediates(Rule):
     saved): one 256x2048 activation.
     """
 
-    code = "ML004"
-    name = "retained-intermediates"
+    meta = META
     severity = Severity.INFO
     fix_safety = "safe"
 
@@ -224,7 +225,7 @@ class Net(torch.nn.Module):
         if node.name.value != "forward" or self.ctx.class_name is None or not isinstance(node.body, cst.IndentedBlock):
             return
         chain, source = _longest_chain(node)
-        if len(chain) < self.options.get("min-retained-chain", 3):
+        if len(chain) < self.option("min-retained-chain"):
             return
         names = " -> ".join(f"`{n}`" for n in chain)
         message = (
@@ -254,9 +255,10 @@ def _longest_chain(function: cst.FunctionDef) -> tuple[list[str], Optional[str]]
     params = function.params
     for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
         bound[param.name.value] += 1
-    # name -> (the single earlier chain name it consumes, its statement index)
-    links: dict[str, str] = {}
-    sources: dict[str, Optional[str]] = {}
+    # Each allocating assignment of a name bound and used once, with the single earlier such name
+    # it consumes (none when it reads zero or several of them): the links of a chain.
+    steps: list[tuple[str, list[str]]] = []
+    earlier: set[str] = set()
     single = {n for n in bound if bound[n] == 1 and used[n] == 1}
     activations = _activation_names(function)
     for statement in function.body.body:  # type: ignore[union-attr]
@@ -264,19 +266,11 @@ def _longest_chain(function: cst.FunctionDef) -> tuple[list[str], Optional[str]]
         if target is None or target not in single or target not in activations or not _allocates(value):
             continue
         names_in = [n.value for n in code_descendants(value) if type(n) is cst.Name]
-        inputs = [n for n in names_in if n in single and n in sources]
-        if len(inputs) == 1:
-            links[target] = inputs[0]
-        sources[target] = names_in[0] if names_in else None
-    best: list[str] = []
-    for tail in links:
-        chain = [tail]
-        while chain[-1] in links:
-            chain.append(links[chain[-1]])
-        chain.reverse()
-        if len(chain) > len(best):
-            best = chain
-    if not best:
+        inputs = [n for n in names_in if n in single and n in earlier]
+        steps.append((target, inputs if len(inputs) == 1 else []))
+        earlier.add(target)
+    best = longest_chain(steps)
+    if len(best) < 2:
         return [], None
     first_value = _value_of(function, best[0])
     source = _first_argument_name(first_value) if first_value is not None else None

@@ -10,6 +10,7 @@ from memlint.analysis.constants import Env, factors, fold_int
 from memlint.analysis.inventory import env_here, first_linear_after_flatten, inventory, layer_of, torch_nn_name
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml005_oversized_linear_after_flatten.meta import META
 from memlint.units import format_bytes
 
 # fp32 weights + fp32 gradients + Adam's two fp32 moments (memlint/optimizers.py has the table).
@@ -65,8 +66,7 @@ class OversizedLinearAfterFlatten(Rule):
     the flatten: 201,554,108 B before, 3,795,096 B after (188.6 MiB, 98.1% saved).
     """
 
-    code = "ML005"
-    name = "oversized-linear-after-flatten"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "none"
 
@@ -245,7 +245,7 @@ class AlexNetLike(nn.Module):
         if n_in is None or n_out is None or id(call) in self._reported:
             return
         weights = n_in * n_out
-        if weights <= self.options.get("max-linear-params", 8_388_608):
+        if weights <= self.option("max-linear-params"):
             return
         self._reported.add(id(call))
         code = self.ctx.module.code_for_node

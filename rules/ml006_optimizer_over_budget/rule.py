@@ -10,6 +10,7 @@ from memlint import optimizers
 from memlint.analysis.inventory import env_here, inventory, layer_of
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml006_optimizer_over_budget.meta import META
 from memlint.units import format_bytes
 
 _BUDGET = {"gpu-memory": "1GiB"}
@@ -64,8 +65,7 @@ class OptimizerOverBudget(Rule):
     versus SGD with momentum: 92,717,756 B before, 51,214,976 B after (39.6 MiB, 44.8% saved).
     """
 
-    code = "ML006"
-    name = "optimizer-over-budget"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "none"
 
@@ -191,7 +191,7 @@ class Lit(L.LightningModule):
         self._bindings: dict[tuple[int, str], Optional[cst.BaseExpression]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self.options.get("gpu-memory") is None:
+        if self.option("gpu-memory") is None:
             return
         scope = id(self.ctx.function_node or self.ctx.module)
         for target in node.targets:
@@ -201,7 +201,7 @@ class Lit(L.LightningModule):
                 self._bindings[key] = node.value if key not in self._bindings else None
 
     def visit_Call(self, node: cst.Call) -> None:
-        budget_total = self.options.get("gpu-memory")
+        budget_total = self.option("gpu-memory")
         if budget_total is None:
             return
         qualified = self.ctx.resolve(node.func)
@@ -220,7 +220,7 @@ class Lit(L.LightningModule):
             return
         per_param = optimizers.training_bytes_per_param(state.bytes_per_param + (state.amsgrad_bytes if amsgrad else 0))
         needed = count * per_param
-        headroom = self.options.get("memory-headroom", 0.5)
+        headroom = self.option("memory-headroom")
         budget = budget_total * (1 - headroom)
         if needed <= budget:
             return

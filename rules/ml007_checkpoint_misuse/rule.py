@@ -11,6 +11,7 @@ from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.precision_api import has_star_args, keyword
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml007_checkpoint_misuse.meta import META
 
 _CHECKPOINT = frozenset({"torch.utils.checkpoint.checkpoint"})
 _CHECKPOINT_SEQUENTIAL = frozenset({"torch.utils.checkpoint.checkpoint_sequential"})
@@ -78,8 +79,7 @@ class CheckpointMisuse(Rule):
     callable` after the layer has already run.
     """
 
-    code = "ML007"
-    name = "checkpoint-misuse"
+    meta = META
     severity = Severity.ERROR
     fix_safety = "mixed"
 

@@ -11,6 +11,7 @@ from memlint.analysis.loaders import handed_to_model, loader_feeds_model
 from memlint.analysis.precision_api import keyword
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml008_eval_loader_full_batch.meta import META
 
 _DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
@@ -65,8 +66,7 @@ class EvalLoaderFullBatch(Rule):
     (16.9 MiB, 67.3% less), same result.
     """
 
-    code = "ML008"
-    name = "eval-loader-full-batch"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "none"
 

@@ -9,6 +9,7 @@ import libcst as cst
 from memlint.analysis.iteration import every_iteration, is_step_loop, step_loop_called_functions
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml009_cache_flush_in_loop.meta import META
 
 _EMPTY_CACHE = frozenset(
     {
@@ -83,8 +84,7 @@ class CacheFlushInLoop(Rule):
     `empty_cache()` likewise frees no live tensor.
     """
 
-    code = "ML009"
-    name = "cache-flush-in-loop"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "none"
 

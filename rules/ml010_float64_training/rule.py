@@ -12,6 +12,7 @@ from memlint.analysis.precision_api import FLOAT64_DTYPES, cast_target, dtype_of
 from memlint.analysis.tables import BACKWARD_METHODS, MODEL_NAME
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml010_float64_training.meta import META
 
 _SET_DEFAULT_DTYPE = frozenset({"torch.set_default_dtype"})
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -68,8 +69,7 @@ class Float64Training(Rule):
     state and activations all halve), same result within tolerance.
     """
 
-    code = "ML010"
-    name = "float64-training"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "none"
 

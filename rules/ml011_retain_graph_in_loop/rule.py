@@ -13,6 +13,7 @@ from memlint.analysis.precision_api import keyword
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml011_retain_graph_in_loop.meta import META
 
 
 # Objects whose `.backward(loss)` runs backward through their argument.
@@ -82,8 +83,7 @@ class RetainGraphInLoop(Rule):
     one step's saved activations), same result.
     """
 
-    code = "ML011"
-    name = "retain-graph-in-loop"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "unsafe"
 

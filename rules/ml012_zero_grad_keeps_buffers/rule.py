@@ -9,6 +9,7 @@ import libcst as cst
 from memlint.analysis.call_edits import remove_argument
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml012_zero_grad_keeps_buffers.meta import META
 
 
 class ZeroGradKeepsBuffers(Rule):
@@ -46,8 +47,7 @@ class ZeroGradKeepsBuffers(Rule):
     same result.
     """
 
-    code = "ML012"
-    name = "zero-grad-keeps-buffers"
+    meta = META
     severity = Severity.INFO
     fix_safety = "unsafe"
 

@@ -13,6 +13,7 @@ from memlint.analysis.precision_api import keyword
 from memlint.analysis.tables import TORCH_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml013_host_then_device.meta import META
 
 # Their values depend on the device's random generator: moving creation to the device changes them.
 _RANDOM = frozenset({"rand", "randn", "randint", "randperm"})
@@ -70,8 +71,7 @@ class HostThenDevice(Rule):
     host-to-device copy per call.
     """
 
-    code = "ML013"
-    name = "host-then-device"
+    meta = META
     severity = Severity.INFO
     fix_safety = "mixed"
 

@@ -12,6 +12,7 @@ from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.outputs import model_output
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml014_device_outputs_accumulated.meta import META
 
 
 class DeviceOutputsAccumulated(Rule):
@@ -65,8 +66,7 @@ class DeviceOutputsAccumulated(Rule):
     device figure.
     """
 
-    code = "ML014"
-    name = "device-outputs-accumulated"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "unsafe"
 

@@ -11,6 +11,7 @@ from memlint.analysis.precision_api import ADAM_FAMILY, AUTOCAST, FLOAT16_DTYPES
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml015_pure_half_precision_training.meta import META
 
 _MOVES = ("cuda", "to", "cpu", "train")
 _PARAMETER_METHODS = ("parameters", "named_parameters")
@@ -64,8 +65,7 @@ class PureHalfPrecisionTraining(Rule):
     keeps fp32 model state and shrinks activations instead.
     """
 
-    code = "ML015"
-    name = "pure-half-precision-training"
+    meta = META
     severity = Severity.WARNING
     fix_safety = "none"
 

@@ -13,6 +13,7 @@ from memlint.analysis.iteration import names_in
 from memlint.analysis.precision_api import DEPRECATED_AMP
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
+from memlint.rules.ml016_deprecated_amp_api.meta import META
 
 Import = Union[cst.Import, cst.ImportFrom]
 _VERSION_NAME = re.compile(r"version|_GREATER|_LESS|_EQUAL|_AVAILABLE|^hasattr$|_TORCH_\d|TORCH_\d", re.I)
@@ -82,8 +83,7 @@ class DeprecatedAmpApi(Rule):
     None on memory: the replacement does exactly the same thing without the deprecation warning.
     """
 
-    code = "ML016"
-    name = "deprecated-amp-api"
+    meta = META
     severity = Severity.INFO
     fix_safety = "safe"
 

@@ -10,6 +10,7 @@ from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
+from memlint.rules.ml017_training_without_mixed_precision.meta import META
 
 _OPTIMIZER = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|optimizer$", re.I)
 # Configuration that asks a framework for mixed precision (Lightning, accelerate, transformers).
@@ -65,10 +66,8 @@ class TrainingWithoutMixedPrecision(Rule):
     activations, not model state.
     """
 
-    code = "ML017"
-    name = "training-without-mixed-precision"
+    meta = META
     severity = Severity.INFO
-    default_enabled = False
     fix_safety = "none"
 
     VALID = [

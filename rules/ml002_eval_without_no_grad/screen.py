@@ -1,0 +1,46 @@
+"""ML002's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
+
+A call that could run a model inside an evaluation region: in a function named as an evaluation,
+in a function (or the module) that calls `.eval()` / `.train(False)`, or in a loop over validation
+/ test data.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Mapping
+
+from memlint.analysis.naming import is_evaluation_function_name, names_evaluation_data
+from memlint.prescreen.history import History
+from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
+
+
+def screen(source: Source, options: Mapping[str, Any]) -> bool:
+    eval_scopes = {id(_scope_of(source, call)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)}  # type: ignore[arg-type]
+    named = any(is_evaluation_function_name(f.name) for f in source.nodes(*FUNCTIONS))  # type: ignore[attr-defined]
+    loops = any(names_evaluation_data(w) for loop in source.nodes(ast.For, ast.AsyncFor) for w in words_in(loop.iter))  # type: ignore[attr-defined]
+    if not (eval_scopes or named or loops):
+        return False  # no evaluation region at all
+    history = source.memo("history", lambda: History(source))
+    model_calls = [call for call in source.nodes(ast.Call) if history.may_run_model(call)]  # type: ignore[arg-type]
+    if model_calls and id(source.tree) in eval_scopes:
+        return True  # `.eval()` at module level: the region may reach any call
+    for call in model_calls:
+        for ancestor in source.ancestors(call):
+            if isinstance(ancestor, FUNCTIONS) and (id(ancestor) in eval_scopes or is_evaluation_function_name(ancestor.name)):
+                return True
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(ancestor.iter)):
+                return True
+    return False
+
+
+def _sets_eval_mode(call: ast.Call) -> bool:
+    if not isinstance(call.func, ast.Attribute):
+        return False
+    count = argument_count(call)
+    return (call.func.attr == "eval" and count == 0) or (call.func.attr == "train" and count == 1)
+
+
+def _scope_of(source: Source, node: ast.AST) -> ast.AST:
+    """The innermost function around `node`, or the module."""
+    return next((a for a in source.ancestors(node) if isinstance(a, FUNCTIONS)), source.tree)  # type: ignore[arg-type]

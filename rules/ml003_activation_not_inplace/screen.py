@@ -1,0 +1,120 @@
+"""ML003's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
+
+`nn.Sequential` holding an in-place-capable module right after a layer that does not save its
+output; or, in a `forward`, an in-place-capable `F.<activation>` applied to `self.<layer>(...)`
+directly or to the name the previous statement bound to it.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Mapping
+
+from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
+
+
+def screen(source: Source, options: Mapping[str, Any]) -> bool:
+    if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source):
+        return True
+    if not source.mentions(*INPLACE_FUNCTIONS):
+        return False
+    functional = source.names_for(INPLACE_FUNCTIONS)
+    layers = _attributes_holding_layers(source)
+    self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
+        (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
+    )
+    for call in source.nodes(ast.Call):
+        if final_name(call.func) not in functional or not call.args:  # type: ignore[attr-defined]
+            continue
+        if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
+            continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
+        statement, previous, function = _statement_around(source, call)
+        if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _statement_around(source: Source, node: ast.AST):
+    """The innermost statement holding `node`, the statement before it in its block (or None),
+    and the innermost function around them (or None)."""
+    statement = previous = function = None
+    child = node
+    for ancestor in source.ancestors(node):
+        if statement is None and isinstance(child, ast.stmt):
+            statement = child
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(ancestor, field, None)
+                if isinstance(block, list):
+                    index = next((i for i, s in enumerate(block) if s is child), None)
+                    if index is not None:
+                        previous = block[index - 1] if index > 0 else None
+                        break
+        if isinstance(ancestor, FUNCTIONS):
+            function = ancestor
+            break
+        child = ancestor
+    return statement, previous, function
+
+
+def _attributes_holding_layers(source: Source) -> set[str]:
+    """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`), or
+    assigned a name (which may hold one)."""
+    layer_names = source.names_for(OUTPUT_NOT_SAVED)
+    found: set[str] = set()
+    for node in source.nodes(ast.Assign, ast.AnnAssign):
+        value = node.value  # type: ignore[attr-defined]
+        if not (isinstance(value, ast.Name) or (isinstance(value, ast.Call) and final_name(value.func) in layer_names)):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        found.update(t.attr for t in targets if is_self_attribute(t))
+    return found
+
+
+def _layer_pair_in_a_sequence(source: Source) -> bool:
+    """An in-place-capable module right after a layer that does not save its output, in the
+    arguments of `Sequential(...)` or in a list / tuple display (`OrderedDict` pairs included)."""
+    inplace, before = source.names_for(INPLACE_MODULES), source.names_for(OUTPUT_NOT_SAVED)
+    sequential = source.names_for(["Sequential"])
+    sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
+    sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
+    for elements in sequences:
+        layers = [_layer_of(element) for element in elements]
+        for previous, layer in zip(layers, layers[1:]):
+            if previous in before and layer in inplace:
+                return True
+    return False
+
+
+def _layer_of(element: ast.AST):
+    """The constructor name of a sequence element: `nn.ReLU()` or `("relu", nn.ReLU())` -> "ReLU"."""
+    if isinstance(element, ast.Tuple) and len(element.elts) == 2:
+        element = element.elts[1]
+    return final_name(element.func) if isinstance(element, ast.Call) else None
+
+
+def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str]) -> bool:
+    """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in a simple statement, or
+    `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
+    if isinstance(statement, ast.Assign):
+        single_name = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+        direct = statement.value if single_name else None
+    elif isinstance(statement, (ast.Return, ast.Expr)):
+        direct = statement.value
+    else:
+        return False
+    first = call.args[0]
+    if isinstance(first, ast.Call) and self_attribute(first.func) in layers:
+        return True
+    return call is direct and isinstance(first, ast.Name) and _binds_layer_output(previous, first.id, layers)
+
+
+def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and statement.targets[0].id == name
+        and isinstance(statement.value, ast.Call)
+        and self_attribute(statement.value.func) in layers
+    )

@@ -1,0 +1,11 @@
+"""ML011 retain-graph-in-loop: what memlint knows about the rule without importing it (rule.py) or libcst."""
+
+from __future__ import annotations
+
+from memlint.rule import Meta
+
+META = Meta(
+    code="ML011",
+    name="retain-graph-in-loop",
+    words=(("retain_graph",), ("True",)),  # the text mentions `retain_graph=True`
+)
