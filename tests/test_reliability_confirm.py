@@ -87,7 +87,7 @@ MODELS = textwrap.dedent(
     [
         ("models.py:raises", "building the model failed: ValueError: bad factory"),
         ("models.py:not_a_module", "the factory returned int, not a torch.nn.Module"),
-        ("models.py:ForwardFails", "the training step failed: RuntimeError: forward fails"),
+        ("models.py:ForwardFails", "the forward pass failed: RuntimeError: forward fails"),
         ("models.py:missing", "models.py defines no 'missing'"),
         ("broken.py:f", "broken.py: importing it failed: SyntaxError"),
         ("absent.py:f", "absent.py: no such file"),

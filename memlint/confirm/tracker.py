@@ -43,6 +43,7 @@ class Usage:
     # (entry, bytes) of every storage live at `peak` (only with snapshot_peak=True); the entries
     # are the live ones, so a later `mark` still reaches those that were live at the peak
     peak_storages: list = field(default_factory=list)
+    peak_phase: str = ""  # the tracker's `phase` when the peak was reached
 
 
 class StorageTracker(TorchDispatchMode):
@@ -53,12 +54,18 @@ class StorageTracker(TorchDispatchMode):
     category at the peak are kept, and with `snapshot_peak=True` every storage live at the peak.
     """
 
-    def __init__(self, *, timeline: bool = False, max_points: int = 200_000, snapshot_peak: bool = False) -> None:
+    def __init__(
+        self, *, timeline: bool = False, max_points: int = 200_000, snapshot_peak: bool = False, kernels=None
+    ) -> None:
         super().__init__()
+        # optional: `kernels.adjust(func, args, kwargs, out)` -> (out, scratch bytes), for memory an
+        # operator's (fake) kernel does not show (memlint.estimate.kernels)
+        self._kernels = kernels
         self.usage = Usage()
         self._entries: dict[int, _Entry] = {}
         self._by_category: dict[str, int] = {}
         self.category = "other"  # what newly seen storages are counted as
+        self.phase = ""  # what is running (set by the caller), recorded with the peak
         self.timeline: Optional[list[int]] = [] if timeline else None
         self._max_points = max_points
         self._snapshot_peak = snapshot_peak
@@ -94,6 +101,7 @@ class StorageTracker(TorchDispatchMode):
         if usage.live > usage.peak:
             usage.peak = usage.live
             usage.peak_breakdown = dict(self._by_category)
+            usage.peak_phase = self.phase
             if self._snapshot_peak:
                 usage.peak_storages = [(e, e.nbytes) for e in self._entries.values()]
         if usage.live_rounded > usage.peak_rounded:
@@ -104,6 +112,16 @@ class StorageTracker(TorchDispatchMode):
         if entry is not None:
             self._add(entry, -entry.nbytes, -rounded(entry.nbytes))
             self._record()
+
+    def spike(self, nbytes: int, category: str = "temporaries") -> None:
+        """Count `nbytes` live for an instant: scratch an operator allocates and frees inside."""
+        key = -len(self._entries) - 1
+        while key in self._entries:
+            key -= 1
+        entry = self._entries[key] = _Entry(nbytes, category)
+        self._add(entry, nbytes, rounded(nbytes))
+        del self._entries[key]
+        self._add(entry, -nbytes, -rounded(nbytes))
 
     def _record(self) -> None:
         if self.timeline is not None and len(self.timeline) < self._max_points:
@@ -146,8 +164,13 @@ class StorageTracker(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
+        scratch = 0
+        if self._kernels is not None:
+            out, scratch = self._kernels.adjust(func, args, kwargs or {}, out)
         for value in tree_flatten(out)[0]:
             if isinstance(value, torch.Tensor):
                 self._see(value)
+        if scratch:
+            self.spike(scratch)
         self._record()
         return out

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
 import click
 
-from memlint.units import format_bytes, parse_size
+from memlint.estimate.report import as_text, reserve_for
+from memlint.units import parse_size
 
 OPTIMIZERS = ("sgd", "sgd-momentum", "adam", "adamw", "adam-amsgrad", "adafactor", "adamw-8bit")
 DTYPES = ("float32", "bf16-autocast", "fp16-autocast", "bf16")
@@ -31,15 +35,55 @@ def _configured_budget(path: Path) -> Optional[int]:
         raise _fail(str(error)) from None
 
 
+@contextlib.contextmanager
+def _importable(*targets: Optional[str]):
+    """The folders of the model and loss files stay on sys.path for the whole run: factories
+    import sibling modules when they are called, not only when their file is imported."""
+    folders = []
+    for target in targets:
+        if target and ":" in target:
+            folder = str(Path(target.rpartition(":")[0]).resolve().parent)
+            if folder not in folders:
+                folders.append(folder)
+    sys.path[:0] = folders
+    try:
+        yield
+    finally:
+        for folder in folders:
+            if folder in sys.path:
+                sys.path.remove(folder)
+
+
+def _reserve(value: str) -> Optional[int]:
+    """None for "auto" (the assumed reserve), else bytes; 0 is allowed here."""
+    text = value.strip().lower()
+    if text == "auto":
+        return None
+    if re.fullmatch(r"0+(\.0*)?\s*[a-z]*", text):
+        return 0
+    return parse_size(value)
+
+
+def _quiet_torch_import() -> None:
+    """torch warns "Failed to initialize NumPy" on import when numpy is absent: nothing here needs it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import torch  # noqa: F401
+
+
 @click.command("estimate")
 @click.argument("target")
 @click.option("--input-shape", "input_shapes", multiple=True, required=True, help="One per model input, e.g. 32,3,224,224.")
-@click.option("--input-dtype", type=click.Choice(["float32", "int64"]), default="float32", show_default=True)
+@click.option("--input-dtype", type=click.Choice(["float32", "int64"]), default="float32", show_default=True, help="int64 for token ids (with --vocab-size).")
 @click.option("--vocab-size", type=click.IntRange(min=1), default=2, show_default=True, help="Upper bound of int64 inputs (token ids).")
 @click.option("--loss", "loss_target", help="PATH.py:FN taking the model output and returning the loss [default: mean of the output].")
 @click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="adam", show_default=True)
 @click.option("--dtype", type=click.Choice(DTYPES), default="float32", show_default=True)
 @click.option("--gpu-memory", help="Memory budget, e.g. 24GiB [default: the configured gpu-memory].")
+@click.option(
+    "--reserve", default="auto", show_default=True,
+    help="Memory the budget must keep besides the peak, e.g. 1GiB or 0 [auto: 512 MiB CUDA context + 10% of the peak].",
+)  # fmt: skip
 @click.option("--what-if/--no-what-if", default=True, show_default=True, help="Also simulate the alternatives.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def estimate_command(
@@ -51,6 +95,7 @@ def estimate_command(
     optimizer: str,
     dtype: str,
     gpu_memory: Optional[str],
+    reserve: str,
     what_if: bool,
     output_format: str,
 ) -> None:
@@ -62,6 +107,40 @@ def estimate_command(
     """
     if importlib.util.find_spec("torch") is None:
         raise _fail("`memlint estimate` needs PyTorch, which is not installed: pip install 'memlint[torch]'")
+    try:
+        budget = parse_size(gpu_memory) if gpu_memory else _configured_budget(Path(target.rsplit(":", 1)[0]))
+    except ValueError as error:
+        raise _fail(f"--gpu-memory: {error}") from None
+    try:
+        fixed_reserve = _reserve(reserve)
+    except ValueError as error:
+        raise _fail(f"--reserve: {error}, 0 or auto") from None
+    _quiet_torch_import()
+    with _importable(target, loss_target):
+        result = _run(target, input_shapes, input_dtype, vocab_size, loss_target, optimizer, dtype, what_if)
+    reserve_bytes = reserve_for(result["peak_bytes"], fixed_reserve)
+
+    def fits(peak: Optional[int]) -> Optional[bool]:
+        return None if budget is None or peak is None else peak + reserve_for(peak, fixed_reserve) <= budget
+
+    for row in result["what_if"]:
+        row["fits"] = fits(row["peak_bytes"])
+    result |= {
+        "budget_bytes": budget,
+        "reserve_bytes": reserve_bytes,
+        "reserve_fixed": fixed_reserve,
+        "needed_bytes": result["peak_bytes"] + reserve_bytes,
+        "fits": fits(result["peak_bytes"]),
+    }
+    if output_format == "json":
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(as_text(result), nl=False)
+    if result["fits"] is False:
+        sys.exit(1)
+
+
+def _run(target, input_shapes, input_dtype, vocab_size, loss_target, optimizer, dtype, what_if) -> dict:
     from memlint.estimate.loader import LoadError, load_callable
 
     try:
@@ -73,67 +152,28 @@ def estimate_command(
         loss_fn = load_callable(loss_target, "FN") if loss_target else None
     except (LoadError, ValueError) as error:
         raise _fail(str(error)) from None
-    try:
-        budget = parse_size(gpu_memory) if gpu_memory else _configured_budget(Path(target.rsplit(":", 1)[0]))
-    except ValueError as error:
-        raise _fail(f"--gpu-memory: {error}") from None
     config = StepConfig(shapes, input_dtype=input_dtype, optimizer=optimizer, dtype=dtype, vocabulary=vocab_size)
     try:
         estimate = simulate(factory, config, loss_fn=loss_fn)
     except SimulationError as error:
-        raise _fail(str(error).splitlines()[0]) from None
+        raise _fail(" ".join(str(error).split())) from None
     alternatives = simulate_what_if(factory, config, loss_fn=loss_fn, base=estimate) if what_if else []
-
-    def fits(peak: Optional[int]) -> Optional[bool]:
-        return None if budget is None or peak is None else peak <= budget
-
     rows = [
-        {"change": change, "peak_bytes": est.peak_bytes if est else None, "fits": fits(est.peak_bytes if est else None),
+        {"change": change, "peak_bytes": est.peak_bytes if est else None,
          **({"note": note or est.note} if (note or (est and est.note)) else {})}
         for change, est, note in alternatives
     ]  # fmt: skip
     rows.sort(key=lambda row: (row["peak_bytes"] is None, row["peak_bytes"] or 0))
-    result = {
+    return {
         "model": target,
         "params": estimate.params,
         "peak_bytes": estimate.peak_bytes,
-        "budget_bytes": budget,
-        "fits": fits(estimate.peak_bytes),
+        "peak_phase": estimate.peak_phase,
+        "forward_only": estimate.forward_only,
+        "note": estimate.note,
         "breakdown": estimate.breakdown,
         "what_if": rows,
+        "measured": estimate.measured,
+        "unsimulated": estimate.unsimulated,
         "config": {"input_shapes": [list(s) for s in shapes], "input_dtype": input_dtype, "optimizer": optimizer, "dtype": dtype},
     }
-    if output_format == "json":
-        click.echo(json.dumps(result, indent=2))
-    else:
-        click.echo(_text(result), nl=False)
-    if result["fits"] is False:
-        sys.exit(1)
-
-
-def _fits_word(value: Optional[bool]) -> str:
-    return {True: "fits", False: "does NOT fit", None: "no budget given"}[value]
-
-
-def _text(result: dict) -> str:
-    config = result["config"]
-    shapes = " ".join("x".join(map(str, s)) for s in config["input_shapes"])
-    lines = [
-        f"{result['model']}: {result['params']:,} parameters; inputs {shapes} {config['input_dtype']}; "
-        f"optimizer {config['optimizer']}; {config['dtype']}",
-        f"peak of one training step: {format_bytes(result['peak_bytes'])} ({result['peak_bytes']:,} B)"
-        + (f" — {_fits_word(result['fits'])} in {format_bytes(result['budget_bytes'])}" if result["budget_bytes"] else ""),
-        "",
-        "at the peak:",
-    ]
-    for kind, nbytes in result["breakdown"].items():
-        lines.append(f"  {kind.replace('_', ' '):<17}{format_bytes(nbytes):>12}")
-    if result["what_if"]:
-        lines += ["", "what if (sorted by peak):"]
-        width = max(len(row["change"]) for row in result["what_if"])
-        for row in result["what_if"]:
-            peak = format_bytes(row["peak_bytes"]) if row["peak_bytes"] is not None else "failed"
-            extra = f"  {_fits_word(row['fits'])}" if result["budget_bytes"] else ""
-            note = f"  ({row['note'].splitlines()[0]})" if row.get("note") else ""
-            lines.append(f"  {row['change']:<{width}}  {peak:>10}{extra}{note}")
-    return "\n".join(lines) + "\n"

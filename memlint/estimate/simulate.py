@@ -18,12 +18,18 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # "Failed to initialize NumPy" when numpy is absent
     import torch
     from torch import nn
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch._subclasses.fake_tensor import (
+        DataDependentOutputException,
+        DynamicOutputShapeException,
+        FakeTensorMode,
+        UnsupportedOperatorException,
+    )
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
     from torch.utils._pytree import tree_flatten
-    from torch.utils.checkpoint import checkpoint
 
 from memlint.confirm.tracker import StorageTracker
+from memlint.estimate.checkpointing import checkpoint_blocks, describe
+from memlint.estimate.kernels import KernelScratch
 from memlint.estimate.optimizer_sim import make_optimizer
 
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries")
@@ -55,38 +61,10 @@ class StepEstimate:
     # for re-using this step with another optimizer (see `with_optimizer`)
     forward_backward_peak: int = 0  # the peak before the optimizer step, its state included
     state_bytes: int = 0  # persistent optimizer state
-
-
-class _Checkpointed(nn.Module):
-    """Runs a block under non-reentrant activation checkpointing."""
-
-    def __init__(self, block: nn.Module) -> None:
-        super().__init__()
-        self.block = block
-
-    def forward(self, *args, **kwargs):
-        return checkpoint(self.block, *args, use_reentrant=False, **kwargs)
-
-
-def top_level_blocks(model: nn.Module) -> Optional[nn.Module]:
-    """The repeated blocks to checkpoint: the ModuleList/Sequential holding most parameters."""
-    best, best_params = None, 0
-    for module in model.modules():
-        if isinstance(module, (nn.ModuleList, nn.Sequential)) and len(module) >= 2:
-            count = sum(p.numel() for p in module.parameters())
-            if count > best_params:
-                best, best_params = module, count
-    return best
-
-
-def checkpoint_blocks(model: nn.Module) -> int:
-    container = top_level_blocks(model)
-    if container is None:
-        return 0
-    for index in range(len(container)):
-        if any(True for _ in container[index].parameters()):
-            container[index] = _Checkpointed(container[index])
-    return len(container)
+    peak_phase: str = ""  # where the peak was reached: "forward pass", "backward pass", ...
+    forward_only: bool = False  # no trainable parameters: only the forward pass was simulated
+    measured: list = field(default_factory=list)  # memory measured on a real kernel (kernels.py)
+    unsimulated: list = field(default_factory=list)  # memory known to be missing from the figure
 
 
 def default_loss(output) -> torch.Tensor:
@@ -121,11 +99,22 @@ def _autocast(config: StepConfig):
     return contextlib.nullcontext()
 
 
-def _backend(fake: bool):
+def _fake_mode() -> FakeTensorMode:
     """Fake CPU tensors allocate nothing yet dispatch like CPU tensors (the same attention kernel,
     autocast applies). The meta device would be faster, but picks other kernels: it overestimated
-    a transformer block by 15%."""
-    return FakeTensorMode(shape_env=ShapeEnv()) if fake else contextlib.nullcontext()
+    a transformer block by 15%.
+
+    `Tensor.__deepcopy__` deep-copies a tensor's `__dict__`, and a fake tensor's holds its mode: so
+    `copy.deepcopy(module)` (what `nn.TransformerEncoder` does with its layer, and EMA or teacher
+    copies) would make tensors of a second fake mode that cannot meet the first ("Mixing fake modes
+    NYI"). The mode copies as itself. Tensors made outside it (a module-level constant) are converted."""
+    mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
+    mode.__deepcopy__ = lambda memo: mode  # copy.deepcopy looks the hook up on the instance
+    return mode
+
+
+def _backend(fake: bool):
+    return _fake_mode() if fake else contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -140,6 +129,67 @@ def _quiet_fake_tensor_log():
         logger.setLevel(level)
 
 
+_VALUE_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException, GuardOnDataDependentSymNode)
+
+
+def _explain(stage: str, error: Exception, hint: str = "") -> SimulationError:
+    if isinstance(error, _VALUE_DEPENDENT):
+        message = (
+            f"{stage} failed: it depends on the values in tensors ({type(error).__name__}: "
+            f"{' '.join(str(error).split())[:200]}), which a simulation without data cannot follow "
+            "(.item(), .tolist(), nonzero(), a Python `if` on a tensor)"
+        )
+    elif isinstance(error, UnsupportedOperatorException):
+        message = f"{stage} failed: the operator {error.func} cannot run on fake tensors (it has no fake implementation)"
+    else:
+        message = f"{stage} failed: {type(error).__name__}: {error}"
+    return SimulationError(message + (f"; {hint}" if hint else ""))
+
+
+@contextlib.contextmanager
+def _stage(name: str, hint: Callable[[Exception], str] = lambda error: ""):
+    """Errors inside become a SimulationError that names the stage that really failed."""
+    try:
+        yield
+    except SimulationError:
+        raise
+    except Exception as error:
+        raise _explain(name, error, hint(error)) from error
+
+
+def _input_hint(model: nn.Module, config: StepConfig) -> Callable[[Exception], str]:
+    """A forward that fails on float inputs while the model embeds tokens wants int64 inputs."""
+
+    def hint(error: Exception) -> str:
+        text = str(error)
+        embeds = any(isinstance(m, (nn.Embedding, nn.EmbeddingBag)) for m in model.modules())
+        if config.input_dtype != "int64" and (embeds or "indices" in text or "Long" in text):
+            return "if the model takes token ids, pass --input-dtype int64 and --vocab-size (the vocabulary size)"
+        return ""
+
+    return hint
+
+
+def build_model(factory: Callable[[], nn.Module], config: StepConfig) -> nn.Module:
+    """Call the factory (inside the fake mode when there is one) and apply the dtype."""
+    with _stage("building the model"):
+        model = factory()
+    if not isinstance(model, nn.Module):
+        raise SimulationError(f"the factory returned {type(model).__name__}, not a torch.nn.Module")
+    if config.dtype == "bf16":
+        with _stage("converting the model to bf16"):
+            model = model.to(torch.bfloat16)
+    return model
+
+
+def caveats(model: nn.Module) -> list[str]:
+    """Memory a CUDA run has that this CPU-kernel simulation cannot show, by what the model holds."""
+    found = []
+    if any(isinstance(m, nn.RNNBase) for m in model.modules()):
+        found.append("on CUDA, cuDNN's RNN reserve space and workspace (nn.LSTM, nn.GRU, nn.RNN) are not simulated")
+    return found
+
+
 def simulate(
     factory: Callable[[], nn.Module],
     config: StepConfig,
@@ -150,55 +200,59 @@ def simulate(
 ) -> StepEstimate:
     """Peak tensor bytes of `steps` training steps of `factory()` and what they are made of."""
     loss_fn = loss_fn or default_loss
+    kernels = KernelScratch() if fake else None
     with _backend(fake), warnings.catch_warnings(), _quiet_fake_tensor_log():
         warnings.simplefilter("ignore")
         torch.manual_seed(0)
-        try:
-            model = factory()
-        except Exception as error:
-            raise SimulationError(f"building the model failed: {type(error).__name__}: {error}") from error
-        if not isinstance(model, nn.Module):
-            raise SimulationError(f"the factory returned {type(model).__name__}, not a torch.nn.Module")
-        if config.dtype == "bf16":
-            model = model.to(torch.bfloat16)
+        model = build_model(factory, config)
         note = ""
-        if config.checkpoint_blocks and not checkpoint_blocks(model):
-            note = "no repeated blocks (ModuleList/Sequential) to checkpoint"
+        if config.checkpoint_blocks:
+            blocks = checkpoint_blocks(model)
+            note = f"checkpoints {describe(blocks)}" if blocks else "no repeated blocks to checkpoint"
         model.train()
         params = [p for p in model.parameters() if p.requires_grad]
-        optimizer = make_optimizer(config.optimizer, params)
-        try:
+        forward_hint = _input_hint(model, config)
+        if not params:
+            return _forward_only(model, config, kernels, forward_hint)
+        with _stage("creating the optimizer"):
+            optimizer = make_optimizer(config.optimizer, params)
+        with _stage("creating the optimizer's state (a first step on zero gradients)"):
             _create_optimizer_state(params, optimizer)
-        except Exception as error:
-            raise SimulationError(f"the optimizer step failed: {type(error).__name__}: {error}") from error
-        tracker = StorageTracker(snapshot_peak=True)
+        tracker = StorageTracker(snapshot_peak=True, kernels=kernels)
         tracker.track([model], "parameters")
         before_state = tracker.usage.live
         tracker.track(_state_tensors(optimizer), "optimizer_state")
         state_bytes = tracker.usage.live - before_state
         forward_backward_peak = 0
-        try:
-            with tracker:
-                for _ in range(steps):
-                    for micro in range(config.accumulation_steps):
-                        tracker.category = "activations"
-                        batch = _inputs(config, micro)
-                        with _autocast(config):
-                            loss = loss_fn(model(*batch))
-                        tracker.category = "temporaries"
+        with tracker:
+            for _ in range(steps):
+                for micro in range(config.accumulation_steps):
+                    tracker.category, tracker.phase = "activations", "forward pass"
+                    batch = _inputs(config, micro)
+                    with _stage("the forward pass", forward_hint), _autocast(config):
+                        output = model(*batch)
+                    with _stage("the loss"), _autocast(config):
+                        loss = loss_fn(output)
+                        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+                            raise SimulationError("the loss is not a one-element tensor (pass --loss PATH.py:FN)")
+                    del output
+                    tracker.category, tracker.phase = "temporaries", "backward pass"
+                    with _stage("the backward pass"):
                         if config.accumulation_steps > 1:
                             loss = loss / config.accumulation_steps
+                        if not loss.requires_grad:
+                            raise SimulationError("the loss does not depend on any trainable parameter")
                         loss.backward()
-                        del loss, batch
-                        tracker.mark((p.grad for p in params if p.grad is not None), "gradients")
-                    forward_backward_peak = max(forward_backward_peak, tracker.usage.peak)
+                    del loss, batch
+                    tracker.mark((p.grad for p in params if p.grad is not None), "gradients")
+                forward_backward_peak = max(forward_backward_peak, tracker.usage.peak)
+                tracker.phase = "optimizer step"
+                with _stage("the optimizer step"):
                     optimizer.step()
-                    tracker.mark(_state_tensors(optimizer), "optimizer_state")
+                tracker.mark(_state_tensors(optimizer), "optimizer_state")
+                tracker.phase = "zero_grad"
+                with _stage("zero_grad"):
                     optimizer.zero_grad(set_to_none=True)
-        except SimulationError:
-            raise
-        except Exception as error:
-            raise SimulationError(f"the training step failed: {type(error).__name__}: {error}") from error
     return StepEstimate(
         params=sum(p.numel() for p in model.parameters()),
         peak_bytes=tracker.usage.peak,
@@ -206,6 +260,31 @@ def simulate(
         note=note,
         forward_backward_peak=forward_backward_peak,
         state_bytes=state_bytes,
+        peak_phase=tracker.usage.peak_phase,
+        measured=list(kernels.notes) if kernels else [],
+        unsimulated=caveats(model) + (list(kernels.unsimulated) if kernels else []),
+    )
+
+
+def _forward_only(model: nn.Module, config: StepConfig, kernels, hint) -> StepEstimate:
+    """A model without trainable parameters has no backward and no optimizer step: its forward."""
+    tracker = StorageTracker(snapshot_peak=True, kernels=kernels)
+    tracker.track([model], "parameters")
+    with tracker:
+        tracker.category, tracker.phase = "activations", "forward pass"
+        batch = _inputs(config, 0)
+        with _stage("the forward pass", hint), _autocast(config):
+            output = model(*batch)
+        del output, batch
+    return StepEstimate(
+        params=sum(p.numel() for p in model.parameters()),
+        peak_bytes=tracker.usage.peak,
+        breakdown=_breakdown(tracker.peak_by_role()),
+        note="the model has no trainable parameters: this is its forward pass alone (no backward, no optimizer step)",
+        peak_phase=tracker.usage.peak_phase,
+        forward_only=True,
+        measured=list(kernels.notes) if kernels else [],
+        unsimulated=caveats(model) + (list(kernels.unsimulated) if kernels else []),
     )
 
 
@@ -216,25 +295,22 @@ def with_optimizer(factory, config: StepConfig, base: StepEstimate, optimizer_na
     step (weights, gradients, state and its temporaries)."""
     with _backend(True), warnings.catch_warnings(), _quiet_fake_tensor_log():
         warnings.simplefilter("ignore")
-        model = factory()
-        if config.dtype == "bf16":
-            model = model.to(torch.bfloat16)
+        model = build_model(factory, config)
         params = [p for p in model.parameters() if p.requires_grad]
-        optimizer = make_optimizer(optimizer_name, params)
-        try:
+        with _stage("creating the optimizer"):
+            optimizer = make_optimizer(optimizer_name, params)
+        with _stage("creating the optimizer's state (a first step on zero gradients)"):
             _create_optimizer_state(params, optimizer)
-            tracker = StorageTracker()
-            tracker.track([model], "parameters")
-            before_state = tracker.usage.live
-            tracker.track(_state_tensors(optimizer), "optimizer_state")
-            state_bytes = tracker.usage.live - before_state
-            with tracker:
-                for p in params:
-                    p.grad = torch.zeros_like(p)
-                optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
-        except Exception as error:
-            raise SimulationError(f"the optimizer step failed: {type(error).__name__}: {error}") from error
+        tracker = StorageTracker()
+        tracker.track([model], "parameters")
+        before_state = tracker.usage.live
+        tracker.track(_state_tensors(optimizer), "optimizer_state")
+        state_bytes = tracker.usage.live - before_state
+        with tracker, _stage("the optimizer step"):
+            for p in params:
+                p.grad = torch.zeros_like(p)
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
     peak = max(base.forward_backward_peak - base.state_bytes + state_bytes, tracker.usage.peak)
     return StepEstimate(params=base.params, peak_bytes=peak, state_bytes=state_bytes)
 
@@ -265,7 +341,7 @@ WHAT_IF: tuple[tuple[str, dict], ...] = (
     ("Adafactor", {"optimizer": "adafactor"}),
     ("8-bit AdamW", {"optimizer": "adamw-8bit"}),
     ("bf16 autocast", {"dtype": "bf16-autocast"}),
-    ("gradient checkpointing of the top-level blocks", {"checkpoint_blocks": True}),
+    ("gradient checkpointing of every repeated block", {"checkpoint_blocks": True}),
     ("half the batch, 2-step gradient accumulation", {"accumulation_steps": 2}),
 )
 
@@ -276,6 +352,8 @@ def what_if(
     """The same step with each technique applied (skipping those already in use). With the `base`
     estimate, another optimizer is costed without simulating forward and backward again."""
     results = []
+    if base is not None and base.forward_only:
+        return results  # no backward, no optimizer: none of the techniques applies
     for change, fields in WHAT_IF:
         if all(getattr(config, k) == v for k, v in fields.items()):
             continue
@@ -285,7 +363,14 @@ def what_if(
             if base is not None and list(fields) == ["optimizer"] and config.accumulation_steps == 1:
                 results.append((change, with_optimizer(factory, config, base, fields["optimizer"]), ""))
                 continue
-            results.append((change, simulate(factory, replace(config, **fields), loss_fn=loss_fn), ""))
+            estimate = simulate(factory, replace(config, **fields), loss_fn=loss_fn)
+            if "checkpoint_blocks" in fields and base is not None and estimate.peak_bytes >= base.peak_bytes:
+                why = "the peak is in the optimizer step" if base.peak_phase == "optimizer step" else ""
+                estimate.note = "; ".join(filter(None, [estimate.note, "saves nothing here" + (f": {why}" if why else "")]))
+            missing = [text for text in estimate.unsimulated if base is None or text not in base.unsimulated]
+            if missing:
+                estimate.note = "; ".join(filter(None, [estimate.note, "not simulated: " + "; ".join(missing)]))
+            results.append((change, estimate, ""))
         except SimulationError as error:
             results.append((change, None, str(error)))
     return results
