@@ -130,8 +130,8 @@ def test_score_counts_verdicts_misses_and_unjudged(tmp_path):
     # rule findings judged TP FP precision missed recall unjudged
     assert table_row(output, "ML001") == ["ML001", "4", "3", "2", "1", "67%", "1", "73%", "1"]
     assert table_row(output, "ML013") == ["ML013", "1", "1", "1", "0", "100%", "1", "50%", "0"]
-    assert "ML001 a/b new.py:5" in output.split("unjudged (")[1]
-    missed = output.split("missed (")[1]
+    assert "ML001 a/b new.py:5" in output.split("\nunjudged (")[1]
+    missed = output.split("\nmissed (")[1]
     assert "other.py:9" in missed and "gone.py:1" in missed and "nb.ipynb" not in missed
 
 
