@@ -6,15 +6,17 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.constants import Env, factors, fold_int
+from memlint import optimizers
+from memlint.analysis.constants import Env, factors, fold, fold_int
 from memlint.analysis.inventory import env_here, first_linear_after_flatten, inventory, layer_of, torch_nn_name
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml005_oversized_linear_after_flatten.meta import META
 from memlint.units import format_bytes
 
-# fp32 weights + fp32 gradients + Adam's two fp32 moments (memlint/optimizers.py has the table).
-_TRAINING_BYTES_PER_PARAM = 16
+# Positional index of the arguments that change an optimizer's state (torch.optim's signatures).
+_MOMENTUM_POSITION = {"SGD": 2, "RMSprop": 5}
+_AMSGRAD_POSITION = {"Adam": 5, "AdamW": 5}
 
 
 class OversizedLinearAfterFlatten(Rule):
@@ -33,6 +35,11 @@ class OversizedLinearAfterFlatten(Rule):
     when unsure): sizes read from a config object, computed by a call or passed in by the caller
     are not folded, and the rule says nothing about them; a big layer fed by anything but a
     flatten (a vocabulary projection, an MLP) is not this rule's business.
+
+    The message counts the layer's fp32 weights and gradients, plus the state of the file's
+    optimizer when the file builds exactly one kind (`memlint/optimizers.py`: SGD 0 B/parameter,
+    with momentum 4, Adam 8, ...); with no optimizer, several kinds, or one whose settings cannot
+    be read, it says nothing about optimizer state.
 
     ## Why is this bad?
     Flattening a `C x H x W` map multiplies the first classifier layer's input by the spatial size.
@@ -131,7 +138,7 @@ classifier = nn.Sequential(
 """,
             line=3,
             column=5,
-            message="nn.Linear(512 * 7 * 7, 4096) holds 102,760,448 weights: 392 MiB in fp32, 1.53 GiB with gradients and Adam state",
+            message="nn.Linear(512 * 7 * 7, 4096) holds 102,760,448 weights: 392 MiB in fp32, 784 MiB with gradients; it is fed",
         ),
         Invalid(  # keyword arguments
             """
@@ -196,14 +203,70 @@ class AlexNetLike(nn.Module):
             column=13,
             message="37,748,736 weights",
         ),
+        Invalid(  # the file's optimizer is SGD with momentum: its state is counted, not Adam's
+            """
+import torch
+from torch import nn
+model = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+""",
+            line=3,
+            column=37,
+            message="392 MiB in fp32, 1.15 GiB with gradients and the state of SGD with momentum (4 B/parameter)",
+        ),
+        Invalid(  # plain SGD keeps no state
+            """
+from torch import nn, optim
+model = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096))
+optimizer = optim.SGD(model.parameters(), 0.1)
+""",
+            line=2,
+            column=37,
+            message="392 MiB in fp32, 784 MiB with gradients (SGD keeps no optimizer state)",
+        ),
+        Invalid(  # Adam, built after the model class
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(512 * 7 * 7, 4096)
+    def forward(self, x):
+        return self.fc(torch.flatten(x, 1))
+net = Net()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
+""",
+            line=6,
+            column=19,
+            message="1.53 GiB with gradients and the state of AdamW (8 B/parameter)",
+        ),
+        Invalid(  # two kinds of optimizer, or one whose momentum cannot be read: no state is claimed
+            """
+import torch
+from torch import nn
+model = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096))
+if args.sgd:
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=args.momentum)
+else:
+    optimizer = torch.optim.Adam(model.parameters())
+""",
+            line=3,
+            column=37,
+            message="392 MiB in fp32, 784 MiB with gradients; it is fed",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._reported: set[int] = set()
+        self._pending: list[tuple[cst.Call, str, int]] = []  # (layer, how it is written, weights)
+        # The optimizers the file builds: (name, state bytes per parameter), None when unreadable.
+        self._optimizers: list[Optional[tuple[str, float]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
+        self._note_optimizer(node)
         kind = torch_nn_name(ctx, node.func)
         if kind is None or ctx.resolve(node.func) is None:
             return
@@ -231,6 +294,52 @@ class AlexNetLike(nn.Module):
                 elif layer.kind == "Sequential":
                     for linear in first_linear_after_flatten(layer.children, flattened_input=True):
                         self._decide(linear.call, linear.in_features, linear.out_features)
+        # Reported once the whole file is seen: the optimizer is usually built after the model.
+        with_state = self._state_clause()
+        for call, text, weights in self._pending:
+            message = (
+                f"{text} holds {weights:,} weights: {format_bytes(optimizers.WEIGHT_BYTES * weights)} in fp32, "
+                f"{with_state(weights)}; it is fed a flattened feature map: pool first "
+                "(`nn.AdaptiveAvgPool2d(1)` before the flatten) or use a narrower layer"
+            )
+            self.report(call, message)
+
+    def _note_optimizer(self, call: cst.Call) -> None:
+        qualified = self.ctx.resolve(call.func)
+        if not qualified:
+            return
+        state = optimizers.lookup(qualified)
+        if state is None:
+            if _looks_like_optimizer(qualified):
+                self._optimizers.append(None)  # an optimizer whose state memlint does not know
+            return
+        name = qualified.rsplit(".", 1)[1]
+        momentum = _flag(call, "momentum", _MOMENTUM_POSITION.get(name), self._fold) if state.momentum_bytes else False
+        amsgrad = _flag(call, "amsgrad", _AMSGRAD_POSITION.get(name), self._fold) if state.amsgrad_bytes else False
+        if momentum is None or amsgrad is None:
+            self._optimizers.append(None)
+            return
+        label = state.name + (" with momentum" if momentum else "") + (" with amsgrad" if amsgrad else "")
+        extra = (state.momentum_bytes if momentum else 0) + (state.amsgrad_bytes if amsgrad else 0)
+        self._optimizers.append((label, state.bytes_per_param + extra))
+
+    def _fold(self, expr: cst.BaseExpression):
+        return fold(expr, env_here(self.ctx))
+
+    def _state_clause(self):
+        """How the message counts training memory: weights and gradients, plus the optimizer's state
+        when the file builds exactly one kind of optimizer that memlint knows."""
+        kinds = set(self._optimizers)
+        per_param = optimizers.WEIGHT_BYTES + optimizers.GRADIENT_BYTES
+        if len(kinds) != 1 or None in kinds:
+            return lambda weights: f"{format_bytes(per_param * weights)} with gradients"
+        ((label, state_bytes),) = kinds
+        if state_bytes == 0:
+            return lambda weights: f"{format_bytes(per_param * weights)} with gradients ({label} keeps no optimizer state)"
+        return lambda weights: (
+            f"{format_bytes((per_param + state_bytes) * weights)} with gradients and the state of {label} "
+            f"({state_bytes:g} B/parameter)"
+        )
 
     def _consider(self, call: cst.Call, env: Env) -> None:
         arguments = {**{i: a.value for i, a in enumerate(call.args) if a.keyword is None}}
@@ -253,12 +362,33 @@ class AlexNetLike(nn.Module):
         text = f"nn.Linear({', '.join(parts)})"
         if len(text) > 70:
             text = text[:69] + "…"
-        message = (
-            f"{text} holds {weights:,} weights: {format_bytes(4 * weights)} in fp32, "
-            f"{format_bytes(_TRAINING_BYTES_PER_PARAM * weights)} with gradients and Adam state; it is fed a "
-            "flattened feature map: pool first (`nn.AdaptiveAvgPool2d(1)` before the flatten) or use a narrower layer"
-        )
-        self.report(call, message)
+        self._pending.append((call, text, weights))
+
+
+def _flag(call: cst.Call, keyword: str, position: Optional[int], fold_value) -> Optional[bool]:
+    """Whether an optimizer argument (`momentum=0.9`, `amsgrad=True`) is set: False when absent,
+    None when it is there but not a literal memlint can read."""
+    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        return None  # `SGD(params, **config)`: anything may be set
+    if value is None and position is not None and len(positional) > position:
+        value = positional[position].value
+    if value is None:
+        return False
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return value.value == "True"
+    number = fold_value(value)
+    return None if number is None else number != 0
+
+
+def _looks_like_optimizer(qualified: str) -> bool:
+    """A constructor that builds an optimizer memlint has no state figure for: another torch.optim
+    class (`LBFGS`), or one from a library (`apex.optimizers.FusedAdam`, `timm.optim.create_optimizer_v2`)."""
+    parts = qualified.lower().split(".")
+    if "lr_scheduler" in parts or "swa_utils" in parts:
+        return False
+    return any(part in ("optim", "optimizer", "optimizers") for part in parts[:-1]) or "optimizer" in parts[-1]
 
 
 def _spatial_product(expr: cst.BaseExpression) -> bool:
