@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -36,6 +37,17 @@ def _cnn():
     return model, torch.randn(4, 3, 32, 32)
 
 
+def _cnn_with_pointwise_conv():
+    # aten runs a 1x1 convolution with oneDNN when it has more than one thread and with its own
+    # kernel otherwise (ConvParams::use_mkldnn): the thread count changes which kernel runs.
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 16, 1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 10),
+    )  # fmt: skip
+    return model, torch.randn(4, 3, 32, 32)
+
+
 def _transformer():
     return torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True), torch.randn(4, 16, 64)
 
@@ -46,6 +58,29 @@ def _training_step(model, inputs):
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
+
+
+@contextlib.contextmanager
+def _threads(count: int):
+    """torch's intra-op thread count at `count` inside the block, as it was after it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _tracker_peak(build) -> int:
+    """The tracker's peak over one training step of a freshly built model, above what existed before."""
+    torch.manual_seed(0)
+    model, inputs = build()
+    tracker = StorageTracker()
+    tracker.track([model, inputs])  # created before the mode: counted explicitly, then excluded
+    baseline = tracker.usage.live
+    with tracker:
+        _training_step(model, inputs)
+    return tracker.usage.peak - baseline
 
 
 def _profiler_peak(run) -> int:
@@ -64,21 +99,32 @@ def _profiler_peak(run) -> int:
 
 @pytest.mark.parametrize("build", [_mlp, _cnn, _transformer], ids=["mlp", "cnn-batchnorm", "transformer-block"])
 def test_tracker_agrees_with_profiler_memory_events(build):
-    torch.manual_seed(0)
-    model, inputs = build()
-    expected = _profiler_peak(lambda: _training_step(model, inputs))
-
-    torch.manual_seed(0)
-    model, inputs = build()
-    tracker = StorageTracker()
-    tracker.track([model, inputs])  # created before the mode: counted explicitly, then excluded
-    baseline = tracker.usage.live
-    with tracker:
-        _training_step(model, inputs)
-    measured = tracker.usage.peak - baseline
+    # The reference runs on one thread. The profiler counts every block of the CPU allocator,
+    # including scratch memory that no tensor owns: oneDNN's convolution kernels take per-thread
+    # buffers (convolution_backward's partial weight gradients: 16 KB more at the peak with 4
+    # threads than with 1 on the 2-core AVX2 machine, 30 KB with 2 threads on the one issue 13 was
+    # found on; the size depends on the thread count and the CPU's vector instructions). The tracker,
+    # a TorchDispatchMode, only ever sees tensors, so at the default thread count the two drifted
+    # apart past the tolerance. That scratch is the reference's, not the measurement's: what the
+    # tracker measures is the same at any thread count (the two tests below), so `memlint confirm`
+    # does not pin its fixtures to one thread, and this comparison does.
+    with _threads(1):
+        torch.manual_seed(0)
+        model, inputs = build()
+        expected = _profiler_peak(lambda: _training_step(model, inputs))
+        measured = _tracker_peak(build)
     assert expected > 0
-    # The profiler also sees the allocator's scalar temporaries; storage bytes are the rest.
+    # The profiler also sees the allocator's scalar temporaries and the weights oneDNN reorders for
+    # itself; storage bytes are the rest.
     assert abs(measured - expected) <= max(1024, 0.01 * expected), (measured, expected)
+
+
+def test_tracker_is_independent_of_the_thread_count():
+    peaks = {}
+    for count in (1, 2, 4):
+        with _threads(count):
+            peaks[count] = _tracker_peak(_cnn_with_pointwise_conv)
+    assert peaks[1] > 0 and peaks[1] == peaks[2] == peaks[4], peaks
 
 
 def test_views_are_counted_once_and_freed_storage_is_uncounted():
@@ -151,6 +197,30 @@ def test_known_saving_from_an_after_file_is_measured_exactly(tmp_path):
     assert row["saved_fraction"] == pytest.approx(row["saved_bytes"] / row["before"]["peak_bytes"], abs=1e-6)
     assert row["before"]["peak_bytes_rounded"] % 512 == 0
     assert row["equivalent"] is True
+
+
+CONV_STEP = """
+import torch
+torch.set_num_threads({threads})
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+    torch.nn.Conv2d(16, 16, 1), torch.nn.Flatten(), torch.nn.Linear(16 * 16 * 16, 10),
+)
+model(torch.randn(4, 3, 16, 16)).square().mean().backward()
+assert torch.get_num_threads() == {threads}  # an error in the report otherwise
+"""
+
+
+def test_measured_peak_does_not_depend_on_the_thread_count(tmp_path):
+    # What users of `memlint confirm` see: the same fixture at 1 and at 4 threads (the scratch
+    # memory oneDNN's kernels take per thread is not tensor storage and is not counted).
+    _write(tmp_path, "one_thread.py", CONV_STEP.format(threads=1))
+    _write(tmp_path, "four_threads.py", CONV_STEP.format(threads=4))
+    result = _confirm(str(tmp_path), "--output-format", "json")
+    assert result.exit_code == 0, result.output  # each ran at its thread count
+    rows = {Path(row["fixture"]).name: row["before"] for row in json.loads(result.output)}
+    assert rows["one_thread.py"]["peak_bytes"] == rows["four_threads.py"]["peak_bytes"] > 0
 
 
 ML001_EVAL = """
