@@ -11,13 +11,12 @@ periodic.  Everything here is syntactic and cheap; it is only run on nodes a rul
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Iterator, Optional, Union
 
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.naming import BATCH_SOURCE
+from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.values import named_like_model
 from memlint.tree import code_children, code_descendants
 
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
 
 Loop = Union[cst.For, cst.While]
 
-# Receivers of `.step()` that update weights (not a learning-rate scheduler's step).
-_OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$", re.I)
 # Conditions that only ask whether an accelerator is there: they hold on every iteration or never.
 _DEVICE_CHECK_CALLS = frozenset({"is_available", "device_count"})
 

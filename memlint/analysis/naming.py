@@ -73,3 +73,7 @@ def is_forward_name(name: str) -> bool:
     """A function that computes a model's forward pass: `forward`, `_forward_impl`,
     `forward_features`, `__call__`."""
     return "forward" in name or name == "__call__"
+
+
+# Receivers of `.step()` that update weights (not a learning-rate scheduler's step).
+OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$", re.I)

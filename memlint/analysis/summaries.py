@@ -1,0 +1,883 @@
+"""Per-file summaries for the project pass (memlint/project.py): what one file defines, imports and
+calls, as plain data (JSON-serialisable), from CPython's AST.  No libcst here.
+
+A summary says, for each module-level function and each method of a module-level class (keyed
+"name" and "Class.name"; "" is the module's own code):
+
+- `grad`: the grad mode its decorators or its framework give it ("off", "on", "?"; absent: none);
+  `decorators`: the dotted names of its other decorators (a project's own no-grad decorator may
+  be defined in another file); `wraps_no_grad`: it is such a decorator itself;
+- `hook`: "no-grad" (Lightning evaluation hooks, HF pipelines' `_forward`), "per-batch" (hooks a
+  framework calls once per batch), "training" (`training_step`: gradients are taken of its result);
+- `model`: does it run a model (alternatives, see below); `trains`: does it call backward,
+  `torch.autograd.grad` or an optimizer's `step()`; `flush`: the flush it runs on every call
+  (`torch.cuda.empty_cache()`, `gc.collect()`, not in a loop, behind an `if` or in a handler);
+- `returns`: per `return` statement, the alternatives that would make its value carry autograd
+  history (every return must have one); absent when it never returns such a value;
+- `calls`: its call sites of functions that may be the project's: the callee as written (a
+  reference, below), the grad mode the code around the call sets, the loop around it and whether
+  the call is behind an `if` or in an exception handler.
+
+References to other code, resolved by the project pass: ["n", name] (a module-level name),
+["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
+["i", "Class", method] (`obj.m()` with `obj = Class(...)` earlier in the function), ["c"] (`self`
+is an nn.Module: `self(x)`), ["a", attr] (`self.attr` was built by a constructor that may be an
+nn.Module class).  An alternative is `true` (certainly) or one of these references.
+
+The history rules here are those of memlint.analysis.values, read as "certainly": model calls,
+`self(x)` in an nn.Module, losses, and arithmetic, fields and graph-preserving methods of those.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Iterator, Optional
+
+from memlint.analysis import tables
+from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, named_like_model
+
+FORMAT = 1
+
+EMPTY_CACHE = frozenset(
+    {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
+     "torch.xpu.empty_cache", "torch.xpu.memory.empty_cache"}
+)  # fmt: skip
+GC_COLLECT = "gc.collect"
+_FLUSHES = EMPTY_CACHE | {GC_COLLECT}
+# Tensor methods: a call of one through an attribute chain (`self.x.view()`) is nothing of the project's.
+_TENSOR_METHODS = frozenset({*tables.GRAPH_PRESERVING_METHODS, *tables.GRAPH_FREE_METHODS, *tables.VIEW_METHODS})
+# Methods a framework calls once per batch (Lightning hooks, HF Trainer callbacks' step methods).
+PER_BATCH_HOOKS = frozenset(
+    {
+        "training_step", "validation_step", "test_step", "predict_step",
+        "on_train_batch_start", "on_train_batch_end", "on_validation_batch_start", "on_validation_batch_end",
+        "on_test_batch_start", "on_test_batch_end", "on_predict_batch_start", "on_predict_batch_end",
+        "on_before_backward", "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad",
+        "on_step_begin", "on_step_end",
+    }
+)  # fmt: skip
+# Functions whose result a framework backpropagates (Lightning, HF Trainer).
+TRAINING_HOOKS = frozenset({"training_step"})
+_STEP_NAMES = frozenset({"training_step", "train_step", "validation_step", "eval_step", "test_step", "predict_step"})
+# Modules whose functions are never the project's: calls through them are not recorded.
+_FOREIGN_ROOTS = frozenset(
+    {"torch", "numpy", "math", "os", "sys", "re", "json", "time", "random", "logging", "warnings", "typing",
+     "collections", "functools", "itertools", "copy", "inspect", "dataclasses", "abc", "pathlib", "shutil",
+     "subprocess", "gc", "pickle", "argparse", "builtins", "contextlib", "enum", "string", "io", "glob"}
+)  # fmt: skip
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# Expressions `_alternatives` may find history in.
+_MAY_CARRY = frozenset({ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Attribute, ast.Name, ast.Tuple})
+_SCOPE_ENDS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Module)
+
+
+def summarize(source) -> Optional[dict]:
+    """The summary of a `memlint.prescreen.Source` (its AST and node index are shared with the
+    screens); None when CPython cannot compile it."""
+    if source.tree is None:
+        return None
+    return _Summary(source).run()
+
+
+def dotted(expr: ast.AST) -> Optional[str]:
+    """`a.b.c` -> "a.b.c"; None for anything that is not a chain of names."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+class _Summary:
+    def __init__(self, source) -> None:
+        self.source = source
+        self.tree: ast.Module = source.tree
+        self.imports: dict[str, list] = {}  # local name -> [module, name or None, level]
+        self.defs: set[str] = set()  # module-level functions and classes
+        self.classes: dict[str, dict[str, Any]] = {}
+        # "" is the module's own code, "?" the code of nested functions (who calls them is unknown)
+        self.functions: dict[str, dict[str, Any]] = {"": {"calls": []}, "?": {"calls": []}}
+        self.keys: dict[int, str] = {}  # id(function node) -> key
+        self.nodes: dict[str, ast.AST] = {}  # key -> function node
+        self.periodic = False
+        self.class_of: dict[int, str] = {}  # id(method node) -> class name
+        self.locals: dict[str, dict[str, list[ast.Assign]]] = {}  # key -> name -> its assignments
+        self.constructed: Optional[set[str]] = None
+        self.self_attributes: Optional[tuple[set[str], dict[str, set[str]]]] = None
+        self.loop_index: dict[int, int] = {}
+        self.step_loops: Optional[set[int]] = None
+        self.training_loops: set[int] = set()
+
+    # ------------------------------------------------------------------ the module's names
+
+    def run(self) -> dict:
+        self._module_names(self.tree.body)
+        no_grad_decorators = self._no_grad_decorators()
+        for key, record in self.functions.items():
+            if key and key != "?":
+                self._decorations(key, record, no_grad_decorators)
+        for call in self.source.nodes(ast.Call):
+            self._call(call)  # type: ignore[arg-type]
+        for node in self.source.nodes(ast.Return):
+            if node.value is not None:  # type: ignore[attr-defined]
+                self._return(node)  # type: ignore[arg-type]
+        for node in self.source.nodes(ast.Yield, ast.YieldFrom):
+            key = self._function_of(node)
+            if key:
+                self.functions[key]["returns"] = None  # a generator: calling it returns no tensor
+        return {
+            "format": FORMAT,
+            "imports": self.imports,
+            "defs": sorted(self.defs),
+            "classes": self.classes,
+            "functions": {k: _compact(r) for k, r in self.functions.items()},
+        }
+
+    def _module_names(self, statements) -> None:
+        imported: dict[str, list] = {}
+        twice: set[str] = set()
+        others: set[str] = set()
+        for statement in self._module_statements(statements):
+            if isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    local = alias.asname or alias.name.partition(".")[0]
+                    target = [alias.name if alias.asname else local, None, 0]
+                    if local in imported and imported[local] != target:
+                        twice.add(local)
+                    imported[local] = target
+            elif isinstance(statement, ast.ImportFrom):
+                for alias in statement.names:
+                    if alias.name == "*":
+                        continue
+                    local = alias.asname or alias.name
+                    target = [statement.module or "", alias.name, statement.level]
+                    if local in imported and imported[local] != target:
+                        twice.add(local)
+                    imported[local] = target
+            elif isinstance(statement, _FUNCTIONS):
+                others.add(statement.name)
+                self._function(statement, statement.name, None)
+            elif isinstance(statement, ast.ClassDef):
+                others.add(statement.name)
+                self._class(statement)
+            elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                if isinstance(statement.value, ast.Constant) and statement.value.value is None:
+                    continue  # `except ImportError: helper = None` keeps the import
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                others.update(t.id for t in targets if isinstance(t, ast.Name))
+        # A name bound twice (two imports, or an import and a definition) is ambiguous: dropped.
+        ambiguous = twice | (set(imported) & others)
+        self.imports = {k: v for k, v in imported.items() if k not in ambiguous}
+        self.defs = {name for name in others if name not in ambiguous and (name in self.functions or name in self.classes)}
+        for name in ambiguous:
+            self.functions.pop(name, None)
+            if self.classes.pop(name, None) is not None:
+                for key in [k for k in self.functions if k.startswith(name + ".")]:
+                    del self.functions[key]
+                self.keys = {i: k for i, k in self.keys.items() if k in self.functions}
+
+    def _module_statements(self, statements) -> Iterator[ast.stmt]:
+        for statement in statements:
+            yield statement
+            if isinstance(statement, ast.If):
+                yield from self._module_statements(statement.body)
+                yield from self._module_statements(statement.orelse)
+            elif isinstance(statement, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                for block in (statement.body, statement.orelse, statement.finalbody):
+                    yield from self._module_statements(block)
+                for handler in statement.handlers:
+                    yield from self._module_statements(handler.body)
+            elif isinstance(statement, (ast.With, ast.AsyncWith)):
+                yield from self._module_statements(statement.body)
+
+    def _class(self, node: ast.ClassDef) -> None:
+        bases = [name for name in (dotted(b) for b in node.bases) if name]
+        record: dict[str, Any] = {"bases": bases}
+        self.classes[node.name] = record
+        for statement in node.body:
+            if isinstance(statement, _FUNCTIONS):
+                self._function(statement, f"{node.name}.{statement.name}", node.name)
+
+    def _function(self, node, key: str, class_name: Optional[str]) -> None:
+        self.keys[id(node)] = key
+        self.nodes[key] = node
+        if class_name is not None:
+            self.class_of[id(node)] = class_name
+        record: dict[str, Any] = {"line": node.lineno, "calls": []}
+        if class_name is not None and node.args.args + node.args.posonlyargs:
+            record["self"] = (node.args.posonlyargs + node.args.args)[0].arg
+        self.functions[key] = record
+
+    # ------------------------------------------------------------------ qualified names in this file
+
+    def qualify(self, name: Optional[str]) -> Optional[str]:
+        """What a dotted name means through this file's absolute imports: "nn.Linear" -> "torch.nn.Linear"."""
+        if name is None:
+            return None
+        root, _, rest = name.partition(".")
+        target = self.imports.get(root)
+        if target is None or target[2]:
+            return None
+        base = target[0] if target[1] is None else f"{target[0]}.{target[1]}"
+        return f"{base}.{rest}" if rest else base
+
+    def _may_be_the_projects(self, name: str) -> bool:
+        """Could `name` refer to the project's code: a module-level definition or a non-foreign import?"""
+        root = name.partition(".")[0]
+        return root in self.defs or (root in self.imports and not self._is_foreign(name))
+
+    def _is_foreign(self, name: str) -> bool:
+        target = self.imports.get(name.partition(".")[0])
+        return target is not None and not target[2] and target[0].partition(".")[0] in _FOREIGN_ROOTS
+
+    # ------------------------------------------------------------------ decorators and hooks
+
+    def _no_grad_decorators(self) -> set[str]:
+        """The file's functions that make the function they wrap run without gradients: their body
+        calls one of their parameters inside `with torch.no_grad()`, or returns `torch.no_grad()(fn)`."""
+        found: set[str] = set()
+        if not self.source.mentions("no_grad", "inference_mode"):
+            return found
+        for node in self.source.nodes(ast.With, ast.AsyncWith, ast.Call):
+            if isinstance(node, ast.Call):
+                if not (isinstance(node.func, ast.Call) and self.qualify(dotted(node.func.func)) in tables.NO_GRAD_CONTEXTS):
+                    continue
+                calls = [node]
+            elif any(self._context_mode(item.context_expr) == "off" for item in node.items):  # type: ignore[attr-defined]
+                calls = [n for s in node.body for n in ast.walk(s) if isinstance(n, ast.Call)]  # type: ignore[attr-defined]
+            else:
+                continue
+            outermost = None
+            params: set[str] = set()
+            for ancestor in self.source.ancestors(node):
+                if isinstance(ancestor, _FUNCTIONS):
+                    outermost = ancestor
+                    params.update(a.arg for a in (*ancestor.args.posonlyargs, *ancestor.args.args, *ancestor.args.kwonlyargs))
+            if outermost is None or id(outermost) not in self.keys:
+                continue
+            for call in calls:
+                arguments = call.args if call is node else [call.func]
+                if any(isinstance(a, ast.Name) and a.id in params for a in arguments):
+                    found.add(self.keys[id(outermost)])
+                    break
+        for key in found:
+            self.functions[key]["wraps_no_grad"] = True
+        return found
+
+    def _decorations(self, key: str, record: dict, no_grad_decorators: set[str]) -> None:
+        node = self.nodes[key]
+        class_name = self.class_of.get(id(node))
+        name = node.name
+        if class_name is not None:
+            if name in tables.NO_GRAD_HOOKS or name.startswith(tables.NO_GRAD_HOOK_PREFIXES):
+                record["hook"] = "no-grad"
+                record["grad"] = "off"
+            elif any(name in tables.NO_GRAD_FRAMEWORK_METHODS.get(b.rpartition(".")[2], ()) for b in self.classes[class_name]["bases"]):
+                record["hook"] = "no-grad"
+                record["grad"] = "off"
+            if name in PER_BATCH_HOOKS:
+                record.setdefault("hook", "per-batch")
+            if name in TRAINING_HOOKS:
+                record["hook"] = "training"
+        if "grad" in record:
+            return
+        others = []
+        for decorator in node.decorator_list:
+            mode = self._context_mode(decorator)
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            qualified = self.qualify(dotted(target))
+            if mode is None and not isinstance(decorator, ast.Call):
+                if qualified in tables.NO_GRAD_CONTEXTS:
+                    mode = "off"
+                elif qualified in tables.ENABLE_GRAD_CONTEXTS:
+                    mode = "on"
+            if mode is None and isinstance(target, ast.Name) and target.id in no_grad_decorators:
+                mode = "off"
+            if mode is not None:
+                record["grad"] = mode
+                return
+            written = dotted(target)
+            if written is not None and self._may_be_the_projects(written):
+                others.append(written)  # maybe a project's own no-grad decorator, from another file
+        if others:
+            record["decorators"] = others
+
+    def _context_mode(self, expr: ast.AST) -> Optional[str]:
+        """The grad mode `with <expr>:` (or `@<expr>`) sets: "off", "on", "?", or None (not a grad context)."""
+        if not isinstance(expr, ast.Call):
+            return None
+        qualified = self.qualify(dotted(expr.func))
+        if qualified in tables.NO_GRAD_CONTEXTS:
+            if qualified.endswith("inference_mode") and expr.args:
+                flag = _literal_flag(expr)
+                return "off" if flag == "on" else "on" if flag == "off" else "?"
+            return "off"
+        if qualified in tables.ENABLE_GRAD_CONTEXTS:
+            return "on"
+        if qualified in tables.SET_GRAD_ENABLED:
+            return _literal_flag(expr) or "?"
+        return None
+
+    # ------------------------------------------------------------------ where a node runs
+
+    def _where(self, node: ast.AST) -> Optional[tuple[str, Optional[str], Optional[ast.AST], bool]]:
+        """(function key, grad mode set around it or None, innermost loop or None, conditional) for
+        a node directly in a summarised function or the module's code; None inside a nested function
+        or a class body.  Conditional, as memlint.analysis.context's call sites: behind an `if`
+        inside the innermost loop (anywhere in the function when there is no loop) or in an
+        exception handler.  `self.periodic` is set when one of those `if`s asks more than whether
+        an accelerator is there (memlint.analysis.iteration.every_iteration)."""
+        grad: Optional[str] = None
+        loop: Optional[ast.AST] = None
+        conditional = False
+        self.periodic = False
+        child = node
+        for parent in self.source.ancestors(node):
+            kind = type(parent)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                if child in parent.decorator_list or _in(child, parent.args.defaults):
+                    return None
+                return self.keys.get(id(parent), "?"), grad, loop, conditional
+            if kind is ast.ClassDef:
+                return None  # a class body runs once, when the module is loaded
+            if kind is ast.Module:
+                return "", grad, loop, conditional
+            if kind is ast.If:
+                if child is not parent.test and loop is None:
+                    conditional = True
+                    self.periodic = self.periodic or not _device_check(parent.test)
+            elif kind is ast.ExceptHandler:
+                conditional = self.periodic = True
+            elif kind in (ast.For, ast.AsyncFor):
+                if loop is None and child is not parent.iter and child is not parent.target and not _in(child, parent.orelse):
+                    loop = parent
+            elif kind is ast.While:
+                if loop is None and not _in(child, parent.orelse):
+                    loop = parent
+            elif kind in (ast.With, ast.AsyncWith):
+                if grad is None and _in(child, parent.body):
+                    for item in reversed(parent.items):
+                        mode = self._context_mode(item.context_expr)
+                        if mode is not None:
+                            grad = mode
+                            break
+            if grad is None and isinstance(child, ast.stmt) and self._has_set_grad_statements:
+                grad = self._set_before(parent, child)
+            child = parent
+        return None
+
+    @property
+    def _has_set_grad_statements(self) -> bool:
+        return self.source.memo("summary-set-grad", lambda: self.source.mentions("set_grad_enabled"))
+
+    def _set_before(self, parent: ast.AST, child: ast.stmt) -> Optional[str]:
+        """`torch.set_grad_enabled(False)` as a statement earlier in the block holding `child`."""
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and child in block:
+                for statement in reversed(block[: block.index(child)]):
+                    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+                        if self.qualify(dotted(statement.value.func)) in tables.SET_GRAD_ENABLED:
+                            return _literal_flag(statement.value) or "?"
+        return None
+
+    # ------------------------------------------------------------------ calls
+
+    def _call(self, call: ast.Call) -> None:
+        """Record what a call tells about its function: a call site of maybe-project code, a model
+        run, a flush, a gradient computation.  Most calls (`x.view()`, `self.fc(x)`, `F.relu(x)`)
+        tell nothing and are left after a few dictionary lookups."""
+        func = call.func
+        reference = model = flush = None
+        trains = False
+        if type(func) is ast.Name:
+            name = func.id
+            if name == "self":
+                model = ["c"]
+            elif name in self.imports:
+                qualified = self.qualify(name)
+                if qualified in _FLUSHES:
+                    flush = qualified
+                elif qualified in tables.AUTOGRAD_FUNCTIONS:
+                    trains = True
+                elif not self._is_foreign(name) and not name[:1].isupper():
+                    reference = ["n", name]  # (a capitalised name is taken for a class: its constructor)
+            elif name in self.defs and name not in self.classes:
+                reference = ["n", name]
+            elif named_like_model(name):
+                model = True
+        elif type(func) is ast.Attribute:
+            attr = func.attr
+            receiver = func.value
+            if attr in tables.BACKWARD_METHODS:
+                trains = True
+            elif attr == "step" and OPTIMIZER_NAME.search(_receiver_name(func) or ""):
+                trains = True
+            elif attr == "forward":
+                model = True
+            if type(receiver) is ast.Name:
+                root = receiver.id
+                if root == "self":
+                    if attr not in self._self_attributes()[0]:
+                        reference = ["s", attr]  # a method, not a submodule (`self.fc = ...`)
+                    if named_like_model(attr):
+                        model = True
+                elif root in self.imports:
+                    qualified = self.qualify(f"{root}.{attr}")
+                    if qualified in _FLUSHES:
+                        flush = qualified
+                    elif qualified in tables.AUTOGRAD_FUNCTIONS:
+                        trains = True
+                    elif not self._is_foreign(root) and not attr[:1].isupper():
+                        reference = ["d", f"{root}.{attr}"]
+                elif root in self.classes:
+                    reference = ["d", f"{root}.{attr}"]  # `Class.method(...)`
+                else:
+                    if named_like_model(attr):
+                        model = True
+                    if root in self._constructed_names():
+                        reference = ["v", root, attr]  # maybe a method of an instance of a known class
+            elif attr not in _TENSOR_METHODS:
+                chain = dotted(func)
+                if chain is not None and chain.partition(".")[0] in self.imports:
+                    qualified = self.qualify(chain)
+                    if qualified in _FLUSHES:
+                        flush = qualified
+                    elif qualified in tables.AUTOGRAD_FUNCTIONS:
+                        trains = True
+                    elif not self._is_foreign(chain) and not attr[:1].isupper():
+                        reference = ["d", chain]
+                elif named_like_model(attr) and not (chain or "").startswith("self."):
+                    model = True  # `trainer.model(x)`
+        if reference is None and model is None and flush is None and not trains:
+            return
+        where = self._where(call)
+        if where is None:
+            return
+        key, grad, loop, conditional = where
+        record = self.functions[key]
+        if reference is not None and reference[0] == "s" and ("." not in key or func.value.id != record.get("self")):  # type: ignore[union-attr]
+            reference = None  # `self` is not the method's first parameter here
+        if key == "?":
+            model = flush = None
+            trains = False
+            if reference is not None and reference[0] == "v":
+                reference = None
+        if reference is not None and reference[0] == "v":
+            constructor = self._instance_class(key, reference[1])
+            reference = ["i", constructor, reference[2]] if constructor else None
+        if model == ["c"] and "." not in key:
+            model = None
+        if model is not None:
+            record.setdefault("model", []).append(model)
+        if trains and loop is None:
+            record["trains"] = True  # (in a loop, the loop's fact says so)
+        if flush is not None and loop is None and not self.periodic and key and "flush" not in record:
+            record["flush"] = flush
+        if reference is not None:
+            record["calls"].append([reference, grad, self._loop_fact(loop), conditional])
+
+    def _constructed_names(self) -> set[str]:
+        """Names some `name = Capitalised(...)` binds anywhere in the file (a cheap filter for `obj.m()`)."""
+        if self.constructed is None:
+            self.constructed = {
+                node.targets[0].id  # type: ignore[attr-defined]
+                for node in self.source.nodes(ast.Assign)
+                if len(node.targets) == 1 and type(node.targets[0]) is ast.Name  # type: ignore[attr-defined]
+                and type(node.value) is ast.Call  # type: ignore[attr-defined]
+                and (dotted(node.value.func) or "").rpartition(".")[2][:1].isupper()  # type: ignore[attr-defined]
+            }  # fmt: skip
+        return self.constructed
+
+    def _self_attributes(self) -> tuple[set[str], dict[str, set[str]]]:
+        """The attributes assigned on `self` anywhere in the file, and per class; the classes'
+        `attrs` (attribute -> the constructor that built it) are recorded on the way."""
+        if self.self_attributes is not None:
+            return self.self_attributes
+        anywhere: set[str] = set()
+        per_class: dict[str, set[str]] = {}
+        for node in self.source.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
+            targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
+            for target in targets:
+                elements = ast.walk(target) if type(target) in (ast.Tuple, ast.List) else (target,)
+                for element in elements:
+                    if type(element) is not ast.Attribute or type(element.value) is not ast.Name or element.value.id != "self":
+                        continue
+                    anywhere.add(element.attr)
+                    value = getattr(node, "value", None)
+                    if element is not target or type(value) is not ast.Call:
+                        continue
+                    constructor = dotted(value.func)
+                    class_name = self._class_around(node) if constructor and constructor.rpartition(".")[2][:1].isupper() else None
+                    if class_name is not None:
+                        per_class.setdefault(class_name, set()).add(element.attr)
+                        attrs = self.classes[class_name].setdefault("attrs", {})
+                        attrs[element.attr] = self.qualify(constructor) or constructor
+        self.self_attributes = (anywhere, per_class)
+        return self.self_attributes
+
+    def _class_around(self, node: ast.AST) -> Optional[str]:
+        for ancestor in self.source.ancestors(node):
+            if isinstance(ancestor, _FUNCTIONS):
+                if id(ancestor) in self.class_of:
+                    return self.class_of[id(ancestor)]
+            elif isinstance(ancestor, ast.ClassDef):
+                return None
+        return None
+
+    def _instance_class(self, key: str, name: str) -> Optional[str]:
+        """`obj = Trainer(...)` bound once in the function: "Trainer" (as written)."""
+        values = self._local_values(key).get(name)
+        if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call):
+            return None
+        constructor = dotted(values[0].value.func)
+        if constructor is None or not constructor.rpartition(".")[2][:1].isupper():
+            return None
+        root = constructor.partition(".")[0]
+        return constructor if root in self.defs or root in self.imports else None
+
+    def _loop_fact(self, loop: Optional[ast.AST]) -> Optional[list]:
+        """None (not in a loop), or [index, header of a training/evaluation loop or None, whether
+        the loop's own statements compute gradients]."""
+        if loop is None:
+            return None
+        index = self.loop_index.setdefault(id(loop), len(self.loop_index))
+        if self.step_loops is None:
+            self.step_loops, self.training_loops = self._find_step_loops()
+        return [index, _header(loop) if id(loop) in self.step_loops else None, id(loop) in self.training_loops]
+
+    def _find_step_loops(self) -> tuple[set[int], set[int]]:
+        """The loops that memlint.analysis.iteration.is_step_loop accepts: over something named like a
+        data loader, or whose own statements (not a nested loop's, function's or lambda's) call
+        backward, an optimizer's step, a step function, or something named like a model or a loss.
+        Found from the evidence up (few calls are evidence), not from every loop down."""
+        found: set[int] = set()
+        training: set[int] = set()
+        for loop in self.source.nodes(ast.For, ast.AsyncFor):
+            if any(BATCH_SOURCE.search(w) for w in _names(loop.iter)):  # type: ignore[attr-defined]
+                found.add(id(loop))
+        for call in self.source.nodes(ast.Call):
+            evidence = _is_step_evidence(call)  # type: ignore[arg-type]
+            if not evidence:
+                evidence = "trains" if self.qualify(dotted(call.func)) in tables.AUTOGRAD_FUNCTIONS else None  # type: ignore[attr-defined]
+            if not evidence:
+                continue
+            child = call
+            for parent in self.source.ancestors(call):
+                kind = type(parent)
+                if kind in _LOOPS:
+                    if not _in(child, parent.orelse):  # type: ignore[attr-defined]
+                        found.add(id(parent))
+                        if evidence == "trains":
+                            training.add(id(parent))
+                    break
+                if kind in _SCOPE_ENDS:
+                    break
+                child = parent
+        return found, training
+
+    # ------------------------------------------------------------------ returned values
+
+    def _return(self, node: ast.Return) -> None:
+        key = self._function_of(node)
+        if not key:
+            return
+        record = self.functions[key]
+        if "returns" in record and record["returns"] is None:
+            return
+        alternatives = self._alternatives(node.value, key, 0) if type(node.value) in _MAY_CARRY else []  # type: ignore[arg-type]
+        if alternatives and self._grad_at(node) == "off":
+            alternatives = []
+        if not alternatives:
+            record["returns"] = None  # one return without history: the function's value may have none
+            return
+        record.setdefault("returns", []).append(alternatives)
+
+    def _alternatives(self, expr: ast.AST, key: str, depth: int) -> list:
+        """What would make `expr` carry autograd history: [True] when it certainly does, references
+        when it does if one of them does, [] when it need not."""
+        if depth > 6:
+            return []
+        kind = type(expr)
+        if kind is ast.Call:
+            return self._call_alternatives(expr, key, depth)  # type: ignore[arg-type]
+        if kind is ast.BinOp:
+            return _union(self._alternatives(expr.left, key, depth + 1), self._alternatives(expr.right, key, depth + 1))  # type: ignore[attr-defined]
+        if kind is ast.UnaryOp:
+            return [] if isinstance(expr.op, ast.Not) else self._alternatives(expr.operand, key, depth + 1)  # type: ignore[attr-defined]
+        if kind is ast.Subscript:
+            return self._alternatives(expr.value, key, depth + 1)  # type: ignore[attr-defined]
+        if kind is ast.Attribute:
+            if expr.attr in tables.GRAPH_FREE_ATTRIBUTES or dotted(expr) and dotted(expr).partition(".")[0] in ("self", *self.imports):  # type: ignore[attr-defined]
+                return []
+            return self._alternatives(expr.value, key, depth + 1)  # type: ignore[attr-defined]
+        if kind is ast.Name:
+            values = self._local_values(key).get(expr.id)  # type: ignore[attr-defined]
+            if not values:
+                return []
+            found = [self._alternatives(v.value, key, depth + 1) if self._grad_at(v) != "off" else [] for v in values]
+            if len(found) == 1:
+                return found[0]
+            return [True] if all(True in f for f in found) else []
+        if kind is ast.Tuple and expr.elts:  # type: ignore[attr-defined]
+            # `loss, logits = helper(...)`: every element takes the value's history (values.element_of)
+            found = [self._alternatives(e, key, depth + 1) for e in expr.elts]  # type: ignore[attr-defined]
+            return [True] if all(True in f for f in found) else []
+        return []
+
+    def _call_alternatives(self, call: ast.Call, key: str, depth: int) -> list:
+        func = call.func
+        chain = dotted(func)
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name == "self":
+                return [["c"]] if "." in key else []
+            qualified = self.qualify(name)
+            if qualified is not None:
+                return self._torch_alternatives(qualified, call, key, depth) if qualified.startswith("torch") else (
+                    [] if self._is_foreign(name) else [["n", name]]
+                )
+            if name in self.defs:
+                return [["n", name]]
+            return [True] if named_like_model(name) or tables.LOSS_NAME.match(name) else []
+        if not isinstance(func, ast.Attribute):
+            return []
+        attr = func.attr
+        root = chain.partition(".")[0] if chain else None
+        if root in self.imports and chain is not None:
+            qualified = self.qualify(chain)
+            if qualified is not None and qualified.startswith("torch"):
+                return self._torch_alternatives(qualified, call, key, depth)
+            return [] if self._is_foreign(chain) else [["d", chain]]
+        if attr in tables.GRAPH_FREE_METHODS:
+            return []
+        if attr == "forward":
+            return [True]
+        if root == "self" and chain is not None and chain.count(".") == 1 and "." in key:
+            class_name = key.partition(".")[0]
+            if attr in self._self_attributes()[1].get(class_name, ()):
+                if named_like_model(attr) or tables.LOSS_NAME.match(attr):
+                    return [True]
+                return [["a", attr]]
+            return [True] if named_like_model(attr) or tables.LOSS_NAME.match(attr) else [["s", attr]]
+        if root in self.defs and chain is not None and chain.count(".") == 1:
+            return [["d", chain]]
+        if attr in tables.GRAPH_PRESERVING_METHODS:
+            return self._alternatives(func.value, key, depth + 1)
+        if chain is not None and chain.count(".") == 1 and root not in self.imports:
+            constructor = self._instance_class(key, root)  # type: ignore[arg-type]
+            if constructor:
+                return [["i", constructor, attr]]
+        if named_like_model(attr) or tables.LOSS_NAME.match(attr):
+            return [True]
+        return []
+
+    def _torch_alternatives(self, qualified: str, call: ast.Call, key: str, depth: int) -> list:
+        module, _, name = qualified.rpartition(".")
+        if module == "torch.nn.functional" and name in tables.FUNCTIONAL_LOSSES:
+            return [True]
+        if module.startswith("torch.nn") and name[:1].isupper():
+            return []  # a layer or loss constructor
+        if module == "torch" and name in tables.TENSOR_FACTORIES:
+            return []
+        if module in ("torch", "torch.nn.functional"):
+            found: list = []
+            for argument in call.args:
+                found = _union(found, self._alternatives(argument, key, depth + 1))
+            return found
+        return []
+
+    def _grad_at(self, statement: ast.AST) -> Optional[str]:
+        where = self._where(statement)
+        return where[1] if where is not None else None
+
+    def _local_values(self, key: str) -> dict[str, list[ast.Assign]]:
+        """name -> the plain `=` assignments to it in the function; a name bound in any other way as
+        well (a parameter, a loop target, `+=`, `with ... as`) maps to nothing.  Found by walking the
+        function's statements (not its expressions), on first request."""
+        known = self.locals.get(key)
+        if known is None:
+            known = self.locals[key] = _bindings(self.nodes[key] if key else self.tree)
+        return known
+
+    def _function_of(self, node: ast.AST) -> Optional[str]:
+        for ancestor in self.source.ancestors(node):
+            if isinstance(ancestor, _FUNCTIONS):
+                return self.keys.get(id(ancestor))
+            if isinstance(ancestor, (ast.ClassDef, ast.Lambda)):
+                return None
+            if isinstance(ancestor, ast.Module):
+                return ""
+        return None
+
+
+# ---------------------------------------------------------------------------- local names
+
+
+def _bindings(scope: ast.AST) -> dict[str, list[ast.Assign]]:
+    """What `_Summary._local_values` answers for one function (or the module's own code)."""
+    assigned: dict[str, list[ast.Assign]] = {}
+    other: set[str] = set()
+    if isinstance(scope, _FUNCTIONS):
+        arguments = scope.args
+        other.update(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
+        other.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    stack = list(scope.body)  # type: ignore[attr-defined]
+    while stack:
+        statement = stack.pop()
+        kind = type(statement)
+        if kind is ast.Assign:
+            targets = statement.targets
+            if len(targets) == 1 and type(targets[0]) is ast.Name:
+                assigned.setdefault(targets[0].id, []).append(statement)
+            else:
+                other.update(_stored_names(targets))
+            continue
+        if kind in _SIMPLE_STATEMENTS:
+            continue
+        if kind in (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor):
+            other.update(_stored_names([statement.target]))
+        elif kind in (ast.With, ast.AsyncWith):
+            other.update(_stored_names([i.optional_vars for i in statement.items if i.optional_vars is not None]))
+        elif kind in (*_FUNCTIONS, ast.ClassDef):
+            other.add(statement.name)
+            continue  # a nested scope
+        elif kind in (ast.Import, ast.ImportFrom):
+            other.update((a.asname or a.name).partition(".")[0] for a in statement.names)
+        elif kind in (ast.Global, ast.Nonlocal):
+            other.update(statement.names)
+        elif kind is ast.ExceptHandler and statement.name:
+            other.add(statement.name)
+        for field in _BLOCK_FIELDS.get(kind, ()):
+            stack.extend(getattr(statement, field))
+    for name in other:
+        assigned[name] = []
+    return assigned
+
+
+# Statements that hold no other statement and bind no name (a walrus in them is not followed).
+_SIMPLE_STATEMENTS = frozenset({ast.Expr, ast.Return, ast.Pass, ast.Break, ast.Continue, ast.Raise, ast.Assert, ast.Delete})
+_BLOCK_FIELDS = {
+    ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.ExceptHandler: ("body",),
+    ast.Match: ("cases",), ast.match_case: ("body",),
+}  # fmt: skip
+if hasattr(ast, "TryStar"):
+    _BLOCK_FIELDS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
+
+
+def _stored_names(targets) -> Iterator[str]:
+    for target in targets:
+        for node in ast.walk(target):
+            if type(node) is ast.Name:
+                yield node.id
+
+
+# ---------------------------------------------------------------------------- loops
+
+
+def _is_step_evidence(call: ast.Call) -> Optional[str]:
+    """Does this call, in a loop's own statements, make it a training or evaluation loop
+    (memlint.analysis.iteration.runs_model)?  "trains" for backward and an optimizer's step,
+    "runs" for the rest, None when it is no evidence."""
+    func = call.func
+    kind = type(func)
+    if kind is ast.Name:
+        name = func.id  # type: ignore[attr-defined]
+    elif kind is ast.Attribute:
+        name = func.attr  # type: ignore[attr-defined]
+        if name in tables.BACKWARD_METHODS:
+            return "trains"
+        if name == "step" and OPTIMIZER_NAME.search(_receiver_name(func) or ""):
+            return "trains"
+        if type(func.value) is ast.Name and func.value.id in ("torch", "F", "np", "math"):  # type: ignore[attr-defined]
+            return None
+    else:
+        return None
+    if name in _STEP_NAMES or named_like_model(name) or tables.LOSS_NAME.match(name):
+        return "runs"
+    return None
+
+
+def _names(expr: ast.AST) -> Iterator[str]:
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+
+
+def _receiver_name(func: ast.AST) -> Optional[str]:
+    if isinstance(func, ast.Attribute):
+        receiver = func.value
+        if isinstance(receiver, ast.Attribute):
+            return receiver.attr
+        if isinstance(receiver, ast.Name):
+            return receiver.id
+    return None
+
+
+def _header(loop: ast.AST) -> str:
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        target = loop.target
+        names = ", ".join(map(ast.unparse, target.elts)) if isinstance(target, ast.Tuple) and target.elts else ast.unparse(target)
+        text = f"for {names} in {ast.unparse(loop.iter)}"
+    else:
+        text = f"while {ast.unparse(loop.test)}"  # type: ignore[attr-defined]
+    text = " ".join(text.split())
+    return text if len(text) <= 50 else text[:49] + "…"
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _device_check(test: ast.AST) -> bool:
+    """memlint.analysis.iteration.condition_is_device_check on CPython's AST."""
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute):
+        return test.func.attr in ("is_available", "device_count")
+    if isinstance(test, ast.Attribute):
+        return test.attr == "is_cuda"
+    if isinstance(test, ast.Compare) and len(test.comparators) == 1:
+        other = test.comparators[0]
+        return isinstance(other, ast.Constant) and other.value in ("cuda", "mps", "xpu")
+    if isinstance(test, ast.BoolOp):
+        return all(_device_check(value) for value in test.values)
+    return False
+
+
+def _literal_flag(call: ast.Call) -> Optional[str]:
+    if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, bool):
+        return "on" if call.args[0].value else "off"
+    return None
+
+
+def _in(node: ast.AST, block) -> bool:
+    return any(node is statement for statement in block)
+
+
+def _union(first: list, second: list) -> list:
+    if True in first or not second:
+        return first
+    if True in second or not first:
+        return second
+    return first + [item for item in second if item not in first]
+
+
+def _compact(record: dict) -> dict:
+    """The record without empty entries, alternatives deduplicated."""
+    result = {}
+    for key, value in record.items():
+        if key == "model":
+            value = [True] if True in value else [list(v) for v in {tuple(v): None for v in value}]
+        elif key == "returns" and value:
+            value = [[True] if True in alternatives else alternatives for alternatives in value]
+        if value is None or value == [] or key in ("line", "self"):
+            continue
+        result[key] = value
+    return result

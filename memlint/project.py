@@ -1,0 +1,608 @@
+"""The project pass: what the linted files tell about each other, resolved before any rule decides.
+
+Each file's summary (memlint/analysis/summaries.py: what it defines, imports and calls, as plain
+data) is computed once per content and cached.  This module names each file as a module (from its
+path and the packages around it), resolves the calls the summaries record to the functions and
+methods of the other files, and computes, over the whole call graph:
+
+- the functions only ever called without gradient tracking (every call site, transitively; a
+  function with no call site in the project stays unknown), and those another file calls with
+  gradients on;
+- the functions called from training code with gradients on (a training step, a loop that calls
+  backward), which an evaluation rule must not ask to run under no_grad;
+- the functions called on every iteration of a training or evaluation loop, or once per batch by a
+  framework hook (transitively, through unconditional calls);
+- the functions that run a flush on every call, directly or through helpers;
+- the functions that return a value carrying autograd history (transitively through helpers);
+- the classes that are nn.Modules through bases defined in other files.
+
+What one file's lint may depend on is cut out as its `FileView`: the facts about the functions
+and classes it defines and about the callees it calls.  The view is plain data with a digest, so
+the result cache can key a file's findings on exactly the facts it depends on.
+
+The project is the set of files summarised: the files being linted (and, with `project-context`,
+the other Python files under the project root).  Code outside it (an installed package, a file
+not linted) is unknown, and the rules stay as silent about it as they are within one file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+from memlint.analysis import tables
+
+FunctionKey = tuple  # as memlint.analysis.context: ("func", name) or ("method", class_name, name)
+
+
+@dataclass(frozen=True)
+class FileView:
+    """What the project pass knows that one file's findings depend on.  Function keys are the
+    summary's: "name" for a module-level function, "Class.name" for a method."""
+
+    no_grad: frozenset[str] = frozenset()  # every call in the project runs it without gradients
+    grad_elsewhere: frozenset[str] = frozenset()  # another file calls it with gradients on
+    trained: tuple[tuple[str, str], ...] = ()  # key -> the training code that calls it with gradients on
+    per_step: tuple[tuple[str, str], ...] = ()  # key -> the loop or hook that runs it on every step
+    module_classes: frozenset[str] = frozenset()  # classes defined here that are nn.Modules
+    history_calls: frozenset[str] = frozenset()  # callees as written here ("helper", "utils.helper")
+    history_methods: frozenset[str] = frozenset()  # "Class.method": `self.method()` there returns history
+
+    @property
+    def digest(self) -> str:
+        payload = json.dumps(
+            [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
+             sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods)],
+            separators=(",", ":"), ensure_ascii=False,
+        )  # fmt: skip
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    @property
+    def widens_screens(self) -> bool:
+        """Could these facts make a rule's screen answer "maybe" where it answered "no" without them?
+        (Only the history facts reach a screen: memlint/prescreen/history.py.)"""
+        return bool(self.history_calls or self.history_methods)
+
+    def trained_by(self, chain: Iterable[FunctionKey]) -> Optional[str]:
+        """The training code that calls one of the functions `chain` with gradients on, if any."""
+        trained = dict(self.trained)
+        for key in chain:
+            found = trained.get(key_string(key))
+            if found is not None:
+                return found
+        return None
+
+    def per_step_of(self, key: FunctionKey) -> Optional[str]:
+        return dict(self.per_step).get(key_string(key))
+
+
+EMPTY_VIEW = FileView()
+
+
+def key_string(key: FunctionKey) -> str:
+    """memlint.analysis.context's ("method", "Net", "forward") -> "Net.forward"; ("func", "f") -> "f"."""
+    return f"{key[1]}.{key[2]}" if key[0] == "method" else key[1]
+
+
+def function_key(key: str) -> FunctionKey:
+    owner, _, name = key.rpartition(".")
+    return ("method", owner, name) if owner else ("func", name)
+
+
+# ---------------------------------------------------------------------------- module names
+
+
+class _Names:
+    """Module names of files, from the packages (directories with __init__.py) around them."""
+
+    def __init__(self) -> None:
+        self._is_package: dict[str, bool] = {}
+
+    def _package(self, directory: str) -> bool:
+        known = self._is_package.get(directory)
+        if known is None:
+            known = self._is_package[directory] = os.path.isfile(os.path.join(directory, "__init__.py"))
+        return known
+
+    def of(self, path: Path, extra_levels: int = 3) -> tuple[str, list[str]]:
+        """The file's canonical name (from the outermost package around it, or its stem outside any)
+        and a few longer names through the directories above (`models.net` for models/net.py in a
+        directory without __init__.py, as a script beside `models/` imports it)."""
+        absolute = os.path.abspath(path)
+        directory, filename = os.path.split(absolute)
+        stem = filename[: -len(".py")] if filename.endswith(".py") else filename
+        parts = [] if stem == "__init__" else [stem]
+        while self._package(directory):
+            directory, name = os.path.split(directory)
+            parts.insert(0, name)
+            if not name:
+                break
+        canonical = ".".join(parts)
+        aliases = []
+        for _ in range(extra_levels):
+            directory, name = os.path.split(directory)
+            if not name or not name.isidentifier():
+                break
+            parts.insert(0, name)
+            aliases.append(".".join(parts))
+        return canonical, aliases
+
+
+# ---------------------------------------------------------------------------- resolution
+
+
+@dataclass
+class _File:
+    index: int
+    path: Path
+    shown: str
+    summary: dict
+    module: str
+    directory: str
+    is_package: bool  # an __init__.py: relative imports start from the module itself
+
+
+@dataclass
+class _Site:
+    caller: tuple  # (file index, key); key "?" is code in a nested function
+    callee: tuple
+    grad: Optional[str]  # "off", "on", "?", or None (the caller's own mode)
+    loop: Optional[list]  # None, or [loop index, header of a step loop or None, trains in it]
+    conditional: bool
+    ref: list
+
+
+class Project:
+    """The resolved facts of a set of summarised files."""
+
+    def __init__(self, files: Sequence[tuple[Path, str, Optional[dict]]]) -> None:
+        names = _Names()
+        self.files: list[Optional[_File]] = []
+        self._modules: dict[str, list[int]] = {}
+        aliases: dict[str, list[int]] = {}
+        for index, (path, shown, summary) in enumerate(files):
+            if summary is None:
+                self.files.append(None)
+                continue
+            canonical, longer = names.of(path)
+            record = _File(index, Path(path), shown, summary, canonical, os.path.dirname(os.path.abspath(path)),
+                           os.path.basename(str(path)) == "__init__.py")  # fmt: skip
+            self.files.append(record)
+            if canonical:
+                self._modules.setdefault(canonical, []).append(index)
+            for alias in longer:
+                aliases.setdefault(alias, []).append(index)
+        for alias, indices in aliases.items():
+            self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
+        self._resolved: dict[tuple, Optional[tuple]] = {}
+        self._module_class: dict[tuple, bool] = {}
+        self._sites: list[_Site] = []
+        self._incoming: dict[tuple, list[_Site]] = {}
+        self._outgoing: dict[tuple, list[_Site]] = {}
+        self._collect_sites()
+        self.no_grad = self._no_grad()
+        self.trained = self._trained()
+        self.per_step = self._per_step()
+        self.history = self._history()
+
+    # ------------------------------------------------------------------ names to code
+
+    def _module(self, name: str, importer: _File) -> Optional[int]:
+        """The file of module `name` as `importer` sees it: a unique match, or the one beside it."""
+        candidates = self._modules.get(name)
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        near = [i for i in candidates if self.files[i].directory.startswith(importer.directory)]  # type: ignore[union-attr]
+        return near[0] if len(near) == 1 else None
+
+    def _import_target(self, file: _File, target: list) -> Optional[str]:
+        """The absolute dotted name an import binds: ["pkg.mod", "f", 0] -> "pkg.mod.f"."""
+        module, name, level = target
+        if level:
+            package = file.module.split(".") if file.module else []
+            if not file.is_package:
+                package = package[:-1]
+            if level - 1 > len(package):
+                return None
+            base = package[: len(package) - (level - 1)]
+            module = ".".join([*base, module] if module else base)
+        if not module:
+            return name
+        return f"{module}.{name}" if name else module
+
+    def _lookup(self, qualified: str, importer: _File, depth: int = 0) -> Optional[tuple]:
+        """The project code an absolute dotted name means: ("func", file, key), ("class", file,
+        name), ("module", file), or None (not the project's, or cannot tell)."""
+        if depth > 8:
+            return None
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            index = self._module(".".join(parts[:cut]), importer)
+            if index is None:
+                continue
+            rest = parts[cut:]
+            if not rest:
+                return ("module", index)
+            return self._member(self.files[index], rest, depth)  # type: ignore[arg-type]
+        return None
+
+    def _member(self, file: _File, rest: list[str], depth: int) -> Optional[tuple]:
+        summary = file.summary
+        first = rest[0]
+        if first in summary["classes"] and first in summary["defs"]:
+            if len(rest) == 1:
+                return ("class", file.index, first)
+            if len(rest) == 2:
+                return self._method(("class", file.index, first), rest[1], depth)
+            return None
+        if first in summary["functions"] and first in summary["defs"]:
+            return ("func", file.index, first) if len(rest) == 1 else None
+        target = summary["imports"].get(first)
+        if target is not None:
+            absolute = self._import_target(file, target)
+            if absolute is not None:
+                return self._lookup(".".join([absolute, *rest[1:]]), file, depth + 1)
+        return None
+
+    def _name(self, file: _File, written: str, depth: int = 0) -> Optional[tuple]:
+        """What a dotted name as written in `file` means (its root a definition or an import there)."""
+        first, _, rest = written.partition(".")
+        parts = [first, *rest.split(".")] if rest else [first]
+        return self._member(file, parts, depth)
+
+    def _method(self, owner: tuple, name: str, depth: int = 0) -> Optional[tuple]:
+        """Method `name` of a project class, looked up through its project bases (first match)."""
+        if depth > 8:
+            return None
+        _, index, class_name = owner
+        file = self.files[index]
+        key = f"{class_name}.{name}"
+        if key in file.summary["functions"]:  # type: ignore[union-attr]
+            return ("func", index, key)
+        for base in file.summary["classes"][class_name]["bases"]:  # type: ignore[union-attr]
+            resolved = self._name(file, base, depth + 1)  # type: ignore[arg-type]
+            if resolved is not None and resolved[0] == "class":
+                found = self._method(resolved, name, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def resolve(self, index: int, key: str, ref: list) -> Optional[tuple]:
+        """The (file, key) of the project function a reference in function `key` of file `index`
+        calls, or None."""
+        memo_key = (index, key if ref[0] in ("s", "i") else "", tuple(ref))
+        if memo_key in self._resolved:
+            return self._resolved[memo_key]
+        file = self.files[index]
+        found = None
+        kind = ref[0]
+        if kind in ("n", "d"):
+            found = self._name(file, ref[1])  # type: ignore[arg-type]
+            if found is not None and found[0] == "class":
+                found = None  # a constructor
+        elif kind == "s" and "." in key:
+            found = self._method(("class", index, key.partition(".")[0]), ref[1])
+        elif kind == "i":
+            owner = self._name(file, ref[1])  # type: ignore[arg-type]
+            found = self._method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
+        result = (found[1], found[2]) if found is not None and found[0] == "func" else None
+        self._resolved[memo_key] = result
+        return result
+
+    def is_module_class(self, index: int, class_name: str, depth: int = 0) -> bool:
+        """Is the class an nn.Module (or a LightningModule, a PreTrainedModel), through its bases in
+        any summarised file?"""
+        memo_key = (index, class_name)
+        known = self._module_class.get(memo_key)
+        if known is not None:
+            return known
+        if depth > 12:
+            return False
+        self._module_class[memo_key] = False  # a cycle of bases is no nn.Module
+        file = self.files[index]
+        answer = False
+        for base in file.summary["classes"][class_name]["bases"]:  # type: ignore[union-attr]
+            if self._is_module_base(file, base, depth):  # type: ignore[arg-type]
+                answer = True
+                break
+        self._module_class[memo_key] = answer
+        return answer
+
+    def _is_module_base(self, file: _File, base: str, depth: int) -> bool:
+        root, _, rest = base.partition(".")
+        target = file.summary["imports"].get(root)
+        if target is not None and not target[2]:
+            absolute = self._import_target(file, target)
+            qualified = f"{absolute}.{rest}" if rest else absolute
+            if _is_torch_module_name(qualified):
+                return True
+        elif target is not None and base in tables.MODULE_BASE_NAMES:
+            return True  # a library's own relative import of PreTrainedModel / LightningModule
+        resolved = self._name(file, base)
+        return resolved is not None and resolved[0] == "class" and self.is_module_class(resolved[1], resolved[2], depth + 1)
+
+    def _constructs_module(self, file: _File, class_name: str, attr: str) -> bool:
+        """Was `self.attr` built by an nn.Module class (`nn.Linear(...)`, a project module class)?"""
+        constructor = file.summary["classes"][class_name].get("attrs", {}).get(attr)
+        if constructor is None:
+            return False
+        if _is_torch_module_name(constructor):
+            return True
+        resolved = self._name(file, constructor)
+        return resolved is not None and resolved[0] == "class" and self.is_module_class(resolved[1], resolved[2])
+
+    # ------------------------------------------------------------------ the call graph
+
+    def _functions(self):
+        for file in self.files:
+            if file is not None:
+                for key, record in file.summary["functions"].items():
+                    yield file, key, record
+
+    def _collect_sites(self) -> None:
+        for file, key, record in self._functions():
+            caller = (file.index, key)
+            for ref, grad, loop, conditional in record.get("calls", ()):
+                callee = self.resolve(file.index, key, ref)
+                if callee is None:
+                    continue
+                site = _Site(caller, callee, grad, loop, conditional, ref)
+                self._sites.append(site)
+                self._incoming.setdefault(callee, []).append(site)
+                self._outgoing.setdefault(caller, []).append(site)
+
+    def record(self, function: tuple) -> dict:
+        return self.files[function[0]].summary["functions"].get(function[1], {})  # type: ignore[union-attr]
+
+    def base_grad(self, function: tuple) -> Optional[str]:
+        """The grad mode a function's decorators or its framework give it, whoever calls it."""
+        record = self.record(function)
+        if function[1] == "?":
+            return "?"
+        if function[1] == "":
+            return "on"  # a script's own code runs with gradients on
+        if "grad" in record:
+            return record["grad"]
+        for decorator in record.get("decorators", ()):
+            found = self._name(self.files[function[0]], decorator)  # type: ignore[arg-type]
+            if found is not None and found[0] == "func" and self.record((found[1], found[2])).get("wraps_no_grad"):
+                return "off"
+        return None
+
+    def _no_grad(self) -> set[tuple]:
+        """Functions every call site of which runs without gradients: the site's own code turns
+        them off, or its caller is such a function (least fixed point, from the callers down)."""
+        result: set[tuple] = set()
+        pending: dict[tuple, int] = {}
+        ready: list[tuple] = []
+        bases: dict[tuple, Optional[str]] = {}
+
+        def base(function: tuple) -> Optional[str]:
+            if function not in bases:
+                bases[function] = self.base_grad(function)
+            return bases[function]
+
+        for callee, sites in self._incoming.items():
+            open_sites = 0
+            for site in sites:
+                if site.grad == "off" or (site.grad is None and base(site.caller) == "off"):
+                    continue
+                if site.grad is None and base(site.caller) is None:
+                    open_sites += 1  # decided by the caller's own callers
+                else:
+                    open_sites = -1  # on, or cannot tell: never
+                    break
+            if open_sites == 0:
+                ready.append(callee)
+            elif open_sites > 0:
+                pending[callee] = open_sites
+        while ready:
+            function = ready.pop()
+            if function in result:
+                continue
+            result.add(function)
+            for site in self._outgoing.get(function, ()):
+                if site.grad is None and site.callee in pending:
+                    pending[site.callee] -= 1
+                    if pending[site.callee] == 0:
+                        ready.append(site.callee)
+        return result
+
+    def runs_with_grad(self, site: _Site) -> bool:
+        """Does this call certainly run with gradients on (as far as the project shows)?"""
+        if site.grad is not None:
+            return site.grad == "on"
+        base = self.base_grad(site.caller)
+        if base is not None:
+            return base == "on"
+        return site.caller not in self.no_grad
+
+    def _trained(self) -> dict[tuple, str]:
+        """Functions called with gradients on from training code: a training step (`training_step`,
+        or a function that calls backward or an optimizer's step outside any loop), a loop that
+        does, or a function so called."""
+        result: dict[tuple, str] = {}
+        ready: list[tuple] = []
+        for site in self._sites:
+            if not self.runs_with_grad(site):
+                continue
+            record = self.record(site.caller)
+            in_training_loop = site.loop is not None and site.loop[2]
+            if record.get("hook") == "training" or (record.get("trains") and site.loop is None) or in_training_loop:
+                if site.callee not in result:
+                    result[site.callee] = self._describe(site.caller, site.loop)
+                    ready.append(site.callee)
+        while ready:
+            function = ready.pop()
+            for site in self._outgoing.get(function, ()):
+                if site.callee not in result and self.runs_with_grad(site):
+                    result[site.callee] = result[function]
+                    ready.append(site.callee)
+        return result
+
+    def _loop_runs_steps(self, site: _Site) -> bool:
+        """Is the loop around the site a training or evaluation loop: by its own evidence, or because
+        the function the site calls runs a model or computes gradients itself?"""
+        if site.loop is None:
+            return False
+        if site.loop[1] is not None:
+            return True
+        record = self.record(site.callee)
+        return bool(record.get("trains")) or self._runs_model(site.callee)
+
+    def _runs_model(self, function: tuple) -> bool:
+        record = self.record(function)
+        file = self.files[function[0]]
+        class_name = function[1].partition(".")[0] if "." in function[1] else None
+        for alternative in record.get("model", ()):
+            if alternative is True:
+                return True
+            if alternative == ["c"] and class_name and self.is_module_class(function[0], class_name):
+                return True
+            if alternative[0] == "a" and class_name and self._constructs_module(file, class_name, alternative[1]):  # type: ignore[arg-type]
+                return True
+        return False
+
+    def _per_step(self) -> dict[tuple, str]:
+        """Functions run on every iteration of a training or evaluation loop, or once per batch by a
+        framework hook: called unconditionally there, or from such a function unconditionally and
+        outside any loop of its own."""
+        result: dict[tuple, str] = {}
+        ready: list[tuple] = []
+        for site in self._sites:
+            if site.conditional or site.callee in result:
+                continue
+            if self._loop_runs_steps(site):
+                where = self._describe(site.caller, site.loop)
+            elif site.loop is None and self.record(site.caller).get("hook") in ("per-batch", "training"):
+                where = self._describe(site.caller, None)
+            else:
+                continue
+            result[site.callee] = where
+            ready.append(site.callee)
+        while ready:
+            function = ready.pop()
+            for site in self._outgoing.get(function, ()):
+                if not site.conditional and site.loop is None and site.callee not in result:
+                    result[site.callee] = result[function]
+                    ready.append(site.callee)
+        return result
+
+    def reaches_flush(self, function: tuple, depth: int = 0) -> Optional[str]:
+        """The flush a call of `function` runs every time, directly or through helpers it calls
+        unconditionally outside its loops."""
+        record = self.record(function)
+        if "flush" in record:
+            return record["flush"]
+        if depth > 8:
+            return None
+        for site in self._outgoing.get(function, ()):
+            if not site.conditional and site.loop is None:
+                found = self.reaches_flush(site.callee, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _history(self) -> set[tuple]:
+        """Functions whose every return carries autograd history when called with gradients on
+        (least fixed point: a helper returning another helper's result counts once that one does)."""
+        candidates = [
+            (file.index, key) for file, key, record in self._functions()
+            if record.get("returns") and self.base_grad((file.index, key)) != "off"
+        ]  # fmt: skip
+        result: set[tuple] = set()
+        changed = True
+        while changed:
+            changed = False
+            for function in candidates:
+                if function in result:
+                    continue
+                if all(any(self._holds(function, a, result) for a in returned) for returned in self.record(function)["returns"]):
+                    result.add(function)
+                    changed = True
+        return result
+
+    def _holds(self, function: tuple, alternative, known: set[tuple]) -> bool:
+        if alternative is True:
+            return True
+        index, key = function
+        class_name = key.partition(".")[0] if "." in key else None
+        kind = alternative[0]
+        if kind == "c":
+            return class_name is not None and self.is_module_class(index, class_name)
+        if kind == "a":
+            return class_name is not None and self._constructs_module(self.files[index], class_name, alternative[1])  # type: ignore[arg-type]
+        callee = self.resolve(index, key, alternative)
+        return callee is not None and callee in known
+
+    def _describe(self, function: tuple, loop: Optional[list]) -> str:
+        file = self.files[function[0]]
+        key = function[1]
+        if key == "":
+            where = f"the module code of {file.shown}"  # type: ignore[union-attr]
+        elif key == "?":
+            where = f"a nested function in {file.shown}"  # type: ignore[union-attr]
+        else:
+            where = f"`{key}()` in {file.shown}"  # type: ignore[union-attr]
+        if loop is not None and loop[1]:
+            return f"the loop `{loop[1]}` in {where}"
+        return where
+
+    # ------------------------------------------------------------------ one file's view
+
+    def view(self, index: int) -> FileView:
+        file = self.files[index]
+        if file is None:
+            return EMPTY_VIEW
+        functions = file.summary["functions"]
+        keys = [k for k in functions if k and k != "?"]
+        grad_elsewhere = set()
+        for key in keys:
+            for site in self._incoming.get((index, key), ()):
+                if site.caller[0] != index and self.runs_with_grad(site):
+                    grad_elsewhere.add(key)
+                    break
+        history_calls: set[str] = set()
+        history_methods: set[str] = set()
+        for key, record in functions.items():
+            for ref, *_ in record.get("calls", ()):
+                if ref[0] not in ("n", "d", "s"):
+                    continue
+                callee = self.resolve(index, key, ref)
+                if callee is None or callee not in self.history:
+                    continue
+                if ref[0] == "s":
+                    history_methods.add(f"{key.partition('.')[0]}.{ref[1]}")
+                else:
+                    history_calls.add(ref[1])
+        return FileView(
+            no_grad=frozenset(k for k in keys if (index, k) in self.no_grad),
+            grad_elsewhere=frozenset(grad_elsewhere),
+            trained=tuple(sorted((k, self.trained[(index, k)]) for k in keys if (index, k) in self.trained)),
+            per_step=tuple(sorted((k, self.per_step[(index, k)]) for k in keys if (index, k) in self.per_step)),
+            module_classes=frozenset(c for c in file.summary["classes"] if c in file.summary["defs"] and self.is_module_class(index, c)),
+            history_calls=frozenset(history_calls),
+            history_methods=frozenset(history_methods),
+        )
+
+
+def _is_torch_module_name(qualified: str) -> bool:
+    if qualified in tables.MODULE_BASES:
+        return True
+    module, _, name = qualified.rpartition(".")
+    return module.startswith("torch.nn") and module != "torch.nn.functional" and name[:1].isupper()
+
+
+def single_file_view(summary: Optional[dict], filename: str) -> FileView:
+    """The view of a file linted alone (standard input, the flake8 plugin, a notebook): the project
+    is that one file."""
+    if summary is None:
+        return EMPTY_VIEW
+    path = Path(filename) if filename not in ("-", "<stdin>") else Path("stdin.py")
+    return Project([(path, filename, summary)]).view(0)
