@@ -1,11 +1,11 @@
-"""The generated rule pages match the rule modules, and the README lists every rule."""
+"""The generated rule pages and the README's table of rules match the rule classes."""
 
 from __future__ import annotations
 
 from conftest import REPO
 
 from memlint.registry import all_rules
-from memlint.ruledocs import pages
+from memlint.ruledocs import pages, with_readme_table
 
 
 def test_rule_pages_are_current():
@@ -21,3 +21,4 @@ def test_readme_lists_every_rule():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     missing = [r.code for r in all_rules() if f"| {r.code} | {r.name} |" not in readme]
     assert not missing
+    assert with_readme_table(readme) == readme, "regenerate the README's table of rules with `make docs`"
