@@ -216,7 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     paths = commands.add_parser("paths", help="print each repository's folder")
     paths.set_defaults(run=cmd_paths)
     args = parser.parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except subprocess.CalledProcessError as error:  # git could not fetch or read a pinned commit
+        print(f"realcode: {' '.join(map(str, error.cmd))} failed (exit {error.returncode})", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
