@@ -56,20 +56,29 @@ CASES = [
 ]
 OPTIMIZERS = {
     "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=True),
+    "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=True),
     "sgd-momentum": lambda p: torch.optim.SGD(p, lr=1e-2, momentum=0.9, foreach=True),
 }
+
+
+def _loss(output) -> torch.Tensor:
+    """The mean of the first floating-point tensor in the output (a tensor, a tuple, a dict)."""
+    if isinstance(output, torch.Tensor):
+        return output.float().mean()
+    values = output.values() if isinstance(output, dict) else output
+    return next(_loss(v) for v in values if isinstance(v, (torch.Tensor, dict, tuple, list)))
 
 
 def real_peak(factory, shapes, optimizer_name: str) -> int:
     """Peak bytes of two real training steps on CPU; `shapes`: one input shape per model argument."""
     torch.manual_seed(0)
     model = factory()
-    optimizer = OPTIMIZERS[optimizer_name](model.parameters())
+    optimizer = OPTIMIZERS[optimizer_name]([p for p in model.parameters() if p.requires_grad])
     resident = sum(t.untyped_storage().nbytes() for t in [*model.parameters(), *model.buffers()])
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         for _ in range(2):
             inputs = [torch.randn(shape) for shape in shapes]
-            model(*inputs).float().mean().backward()
+            _loss(model(*inputs)).backward()
             del inputs
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)

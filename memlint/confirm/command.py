@@ -49,7 +49,12 @@ def _resolve_device(requested: str) -> str:
 @click.option("--output-format", type=click.Choice(sorted(report.RENDERERS)), default="text", show_default=True)
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True, help="Seconds per variant.")
 @click.option("--memory-limit", default="4GiB", show_default=True, help="Address space each CPU variant may add.")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), help="Write a PNG per fixture here.")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), help="Write a PNG per fixture here (CPU only).")
+@click.option(
+    "--default-device", is_flag=True,
+    help="Make the measured device torch's default device in the scripts, for scripts that never choose one "
+    "(it breaks DataLoader(shuffle=True) without a generator).",
+)  # fmt: skip
 def confirm_command(
     fixtures: tuple[Path, ...],
     device: str,
@@ -58,13 +63,22 @@ def confirm_command(
     timeout: float,
     memory_limit: str,
     plot_dir: Optional[Path],
+    default_device: bool,
 ) -> None:
-    """Measure peak tensor memory of FIXTURES (default fixtures/) before and after memlint's fixes.
+    """Measure peak tensor memory of FIXTURES before and after memlint's fixes.
 
-    FIXTURES are Python scripts (or directories of them); they are executed, so run only code you
-    trust. The "after" variant is `<name>.after.py` when it exists, otherwise the script with all of
-    memlint's fixes (safe and unsafe) applied in a temporary directory.
+    FIXTURES are Python scripts (or directories of them, e.g. memlint's own fixtures/); they are
+    executed, so run only code you trust. The "after" variant is `<name>.after.py` when it exists,
+    otherwise the script with all of memlint's fixes (safe and unsafe) applied in a temporary
+    directory. Scripts run as written, on the device they choose: `--device cuda` measures the GPU
+    memory of a script that puts its tensors there (the environment variable MEMLINT_DEVICE names
+    the measured device for scripts that want to follow it).
     """
+    if not fixtures:
+        raise _fail(
+            "which scripts? memlint confirm SCRIPT.py|DIR ... runs each before and after memlint's fixes "
+            "and measures its peak memory (memlint's own examples: memlint confirm fixtures/)"
+        )
     try:
         limit = parse_size(memory_limit)
     except ValueError as error:
@@ -74,7 +88,7 @@ def confirm_command(
 
         if not plot.available():
             raise _fail("--plot needs matplotlib: pip install matplotlib")
-    paths, problems = find_fixtures(fixtures or (Path("fixtures"),))
+    paths, problems = find_fixtures(fixtures)
     for problem in problems:
         click.echo(f"memlint: error: {problem}", err=True)
     if problems:
@@ -82,7 +96,18 @@ def confirm_command(
     if not paths:
         raise _fail("no fixtures to run (expected Python scripts)")
     codes = [c.strip() for value in select for c in value.split(",") if c.strip()]
-    options = Options(device=_resolve_device(device), timeout=timeout, memory_limit=limit, timeline=plot_dir is not None, select=codes or None)
+    resolved = _resolve_device(device)
+    if plot_dir is not None and resolved == "cuda":
+        click.echo(
+            "memlint: --plot writes nothing on CUDA: the plot is the CPU tracker's timeline of live tensor "
+            "memory, and on CUDA memlint reads max_memory_allocated, which has none (use --device cpu)",
+            err=True,
+        )
+        plot_dir = None
+    options = Options(
+        device=resolved, timeout=timeout, memory_limit=limit, timeline=plot_dir is not None, select=codes or None,
+        default_device=default_device,
+    )  # fmt: skip
     try:
         measurements = confirm([(p, _display(p)) for p in paths], options)
     except Exception as error:  # bad --select and similar configuration problems
@@ -92,8 +117,9 @@ def confirm_command(
             raise _fail(str(error)) from None
         raise
     if output_format == "markdown":
-        shown = " ".join(str(f) for f in fixtures) or "fixtures"
+        shown = " ".join(str(f) for f in fixtures)
         extra = (f" --device {device}" if device != "auto" else "") + (f" --select {','.join(codes)}" if codes else "")
+        extra += " --default-device" if default_device else ""
         rendered = report.as_markdown(measurements, f"memlint confirm {shown}{extra} --output-format markdown")
     else:
         rendered = report.RENDERERS[output_format](measurements)

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import sys
 import time
 import traceback
@@ -35,6 +36,7 @@ gc.freeze()
 
 MAX_RESULT_ELEMENTS = 1_000_000
 TIMELINE_POINTS = 2_000
+UNUSED_DEVICE_BYTES = 64 * 2**10  # a CUDA peak below this means the script did not use the GPU
 
 
 def _cap_address_space(limit_bytes: int) -> None:
@@ -51,10 +53,21 @@ def _cap_address_space(limit_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
-def _plain_result(value):
-    """A fixture's `result` as JSON: a number, or {"shape", "values"} for a tensor; None if absent."""
+def _plain_result(value, depth: int = 0):
+    """A fixture's `result` as JSON: a number, {"shape", "values"} for a tensor, {"items": [...]} for
+    a tuple or list and {"keys": {...}} for a dict of those; None if absent; {"unsupported": why}."""
     if value is None:
         return None
+    if isinstance(value, (tuple, list, dict)) and depth < 4:
+        if isinstance(value, dict):
+            if not all(isinstance(k, (str, int, float, bool)) for k in value):
+                return {"unsupported": "a dict with keys other than strings and numbers cannot be compared"}
+            parts = {str(k): _plain_result(v, depth + 1) for k, v in value.items()}
+            found = next((p for p in parts.values() if isinstance(p, dict) and "unsupported" in p), None)
+            return found or {"keys": parts}
+        parts = [_plain_result(v, depth + 1) for v in value]
+        found = next((p for p in parts if isinstance(p, dict) and "unsupported" in p), None)
+        return found or {"items": parts}
     if isinstance(value, torch.Tensor):
         value = value.detach().to("cpu")
         if value.numel() > MAX_RESULT_ELEMENTS:
@@ -88,23 +101,88 @@ def _execute(code, path: str) -> dict:
     return namespace
 
 
-def _measure_cpu(code, path: str, timeline: bool) -> dict:
-    tracker = StorageTracker(timeline=timeline)
-    with tracker:
+class _HostSampler:
+    """Host heap in use after every backward pass, for the growth per training step that device
+    peaks cannot show (ML001 in a loop with backward: every step's autograd graph stays reachable
+    from the accumulator and lives on the host). glibc's mallinfo2: bytes handed out by malloc,
+    which is where the C++ autograd nodes and CPU tensor storage live (Python's small objects come
+    from its own arenas and are not counted)."""
+
+    def __init__(self) -> None:
+        self.samples: list[int] = []
+        self._mallinfo = _mallinfo2()
+        self._original = torch.autograd.backward
+
+    def __enter__(self) -> "_HostSampler":
+        if self._mallinfo is not None:
+            original, samples, read = self._original, self.samples, self._mallinfo
+
+            def backward(*args, **kwargs):
+                result = original(*args, **kwargs)
+                samples.append(read())
+                return result
+
+            torch.autograd.backward = backward  # Tensor.backward calls torch.autograd.backward
+        return self
+
+    def __exit__(self, *exc) -> None:
+        torch.autograd.backward = self._original
+
+    def report(self) -> dict:
+        """The median growth between backward passes from the second on (the first steps create the
+        gradients and the optimizer's state); the median keeps one-off allocations out."""
+        if self._mallinfo is None:
+            return {}
+        found = {"backward_calls": len(self.samples)}
+        if len(self.samples) >= 4:
+            steady = self.samples[1:]
+            found["host_growth_per_step"] = statistics.median(b - a for a, b in zip(steady, steady[1:]))
+        return found
+
+
+def _mallinfo2():
+    """A function returning glibc's bytes in use (small blocks + mmapped), or None elsewhere."""
+    import ctypes
+
+    class Info(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    try:
+        function = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return None
+    function.restype = Info
+
+    def read() -> int:
+        info = function()
+        return info.uordblks + info.hblkhd
+
+    return read
+
+
+def _measure_cpu(code, path: str, timeline: bool, default_device: bool) -> dict:
+    tracker = StorageTracker(timeline=timeline, device_type="cpu")
+    with _HostSampler() as host, tracker:
         namespace = _execute(code, path)
     points = list(tracker.timeline or [])  # the script's run, not the teardown of its globals after it
     measured = {
         "peak_bytes": tracker.usage.peak,
         "peak_bytes_rounded": tracker.usage.peak_rounded,
         "method": "tensor-storage tracker (TorchDispatchMode)",
+        **host.report(),
     }
+    if tracker.other_devices:
+        measured["other_devices"] = dict(tracker.other_devices)
     if timeline:
         measured["timeline"] = _downsample(points)
     return measured | {"_namespace": namespace}
 
 
-def _measure_cuda(code, path: str, timeline: bool) -> dict:
-    torch.set_default_device("cuda")
+def _measure_cuda(code, path: str, timeline: bool, default_device: bool) -> dict:
+    if default_device:
+        # Only on request (--default-device), for scripts that never choose a device: it changes
+        # what the script does (DataLoader(shuffle=True) without a generator fails, pytorch#118084).
+        torch.set_default_device("cuda")
     # Warm-up: cuBLAS/cuDNN workspaces and lazy module state go through the allocator once.
     warmup = _execute(code, path)
     del warmup
@@ -114,17 +192,30 @@ def _measure_cuda(code, path: str, timeline: bool) -> dict:
     torch.cuda.reset_peak_memory_stats()
     baseline = torch.cuda.memory_allocated()
     baseline_requested = torch.cuda.memory_stats().get("requested_bytes.all.current", 0)
-    namespace = _execute(code, path)
+    with _HostSampler() as host:
+        namespace = _execute(code, path)
     torch.cuda.synchronize()
     stats = torch.cuda.memory_stats()
+    peak = torch.cuda.max_memory_allocated() - baseline
+    if peak < UNUSED_DEVICE_BYTES:
+        raise _NotOnDevice(
+            f"the script allocated only {peak:,} B on the GPU: it keeps its tensors elsewhere, so this is no "
+            "measurement of it on CUDA (memlint confirm does not move tensors; the script chooses its "
+            "device, e.g. from the MEMLINT_DEVICE environment variable, or pass --default-device)"
+        )
     measured = {
-        "peak_bytes": torch.cuda.max_memory_allocated() - baseline,
+        "peak_bytes": peak,
         "peak_bytes_requested": stats.get("requested_bytes.all.peak", 0) - baseline_requested,
         "baseline_bytes": baseline,
         "method": "torch.cuda.max_memory_allocated after a warm-up run, baseline subtracted",
         "gpu": torch.cuda.get_device_name(),
+        **host.report(),
     }
     return measured | {"_namespace": namespace}
+
+
+class _NotOnDevice(Exception):
+    """The script did not use the device it is measured on."""
 
 
 def measure(job: dict) -> dict:
@@ -139,9 +230,10 @@ def measure(job: dict) -> dict:
         sys.argv = [path]
         sys.path.insert(0, job["cwd"])
         os.chdir(job["cwd"])
+        os.environ["MEMLINT_DEVICE"] = job["device"]  # for scripts that follow the measured device
         started, cpu_started = time.perf_counter(), time.process_time()
         measure_variant = _measure_cuda if job["device"] == "cuda" else _measure_cpu
-        measured = measure_variant(code, path, job.get("timeline", False))
+        measured = measure_variant(code, path, job.get("timeline", False), job.get("default_device", False))
         namespace = measured.pop("_namespace")
         report |= measured
         report["seconds"] = round(time.perf_counter() - started, 3)
@@ -150,12 +242,26 @@ def measure(job: dict) -> dict:
         report["ok"] = True
     except MemoryError:
         report |= {"ok": False, "error": "out of memory (MemoryError under the address-space cap)"}
+    except _NotOnDevice as error:
+        report |= {"ok": False, "error": str(error)}
     except BaseException as error:  # the fixture's own failure is the finding; report it
         frames = traceback.extract_tb(error.__traceback__)
         inside = [f for f in frames if f.filename == job["display"]]
-        where = f" (line {inside[-1].lineno})" if inside else ""
+        where = f" ({_where(inside[-1].lineno, job.get('line_map'))})" if inside else ""
         report |= {"ok": False, "error": f"{type(error).__name__}: {error}{where}".strip()}
     return report
+
+
+def _where(line: int, line_map) -> str:
+    """The line in the user's file; for memlint's fixed copy, with the copy's own line beside it."""
+    if not line_map:
+        return f"line {line}"
+    original = line_map[line - 1] if 0 < line <= len(line_map) else None
+    if original == line:
+        return f"line {line}"
+    if original is None:
+        return f"line {line} of memlint's fixed copy"
+    return f"line {original}, line {line} of memlint's fixed copy"
 
 
 def probe() -> dict:

@@ -8,7 +8,28 @@ from typing import Optional, Sequence
 from memlint.confirm.runner import Measurement
 from memlint.units import format_bytes
 
-PUBLIC_KEYS = ("ok", "error", "peak_bytes", "peak_bytes_rounded", "peak_bytes_requested", "baseline_bytes", "seconds", "cpu_seconds", "method", "gpu")
+PUBLIC_KEYS = (
+    "ok", "error", "peak_bytes", "peak_bytes_rounded", "peak_bytes_requested", "baseline_bytes", "seconds",
+    "cpu_seconds", "method", "gpu", "host_growth_per_step", "backward_calls", "other_devices",
+)  # fmt: skip
+
+# What the numbers can and cannot show, printed under them.
+LIMITS = {
+    "cpu": (
+        "CPU peaks: live tensor storage, counted by a TorchDispatchMode. Two limits: running under a "
+        "dispatch mode can change what an operator does (nn.Linear on a non-contiguous 3-D input adds "
+        "its bias out of place), and scratch a kernel allocates and frees inside itself (oneDNN, MKL) "
+        "is not seen."
+    ),
+    "cuda": (
+        "CUDA peaks: torch.cuda.max_memory_allocated() after a warm-up run, baseline subtracted; the "
+        "CUDA context and the allocator's reserved-but-unused memory are not included."
+    ),
+    "host": (
+        "host/step: growth of the C heap in use (glibc mallinfo2) per backward pass, from the second "
+        "on (needs at least 4 backward calls): the autograd graphs an accumulator keeps live there."
+    ),
+}
 
 
 def _side(report: Optional[dict]) -> Optional[dict]:
@@ -53,6 +74,34 @@ def _saved(m: Measurement) -> str:
     return f"{format_bytes(m.saved_bytes)} ({m.saved_fraction:.1%})" if m.saved_fraction is not None else format_bytes(m.saved_bytes)
 
 
+def _host(m: Measurement) -> str:
+    """'+5,449 → +2' bytes of host growth per backward, before and after; '—' when not measured."""
+    sides = [r.get("host_growth_per_step") if r and r.get("ok") else None for r in (m.before, m.after)]
+    if sides[0] is None:
+        return "—"
+    shown = [f"{v:+,.0f}" if v is not None else "—" for v in sides]
+    return shown[0] if m.after is None else f"{shown[0]} → {shown[1]}"
+
+
+def _notes(measurements: Sequence[Measurement]) -> list[str]:
+    lines = []
+    for m in measurements:
+        if m.note and m.note != "memlint changes nothing here":
+            lines.append(f"{m.fixture.display}: {m.note}")
+        for label, report in (("before", m.before), ("after", m.after)):
+            for device, nbytes in ((report or {}).get("other_devices") or {}).items():
+                lines.append(f"{m.fixture.display} ({label}): also put {nbytes:,} B of tensors on {device}, not measured")
+    return lines
+
+
+def _limits(measurements: Sequence[Measurement]) -> list[str]:
+    devices = {m.device for m in measurements}
+    shown = [LIMITS[d] for d in ("cpu", "cuda") if d in devices]
+    if any(_host(m) != "—" for m in measurements):
+        shown.append(LIMITS["host"])
+    return shown
+
+
 def _equivalent(m: Measurement) -> str:
     return {True: "yes", False: "NO", None: "—"}[m.equivalent]
 
@@ -78,6 +127,7 @@ def _rows(measurements: Sequence[Measurement]) -> list[list[str]]:
                 _peak(m.before),
                 _peak(after) if after is not None else ("same" if m.before.get("ok") else "—"),
                 _saved(m),
+                _host(m),
                 _equivalent(m),
                 {"after-file": ".after.py", "memlint-fix": "memlint fix", "none": "none"}[m.fixture.after_source],
             ]
@@ -85,7 +135,7 @@ def _rows(measurements: Sequence[Measurement]) -> list[list[str]]:
     return rows
 
 
-HEADER = ["fixture", "codes", "device", "before (B)", "after (B)", "saved", "same result", "after variant"]
+HEADER = ["fixture", "codes", "device", "before (B)", "after (B)", "saved", "host/step (B)", "same result", "after variant"]
 
 
 def as_text(measurements: Sequence[Measurement]) -> str:
@@ -101,6 +151,11 @@ def as_text(measurements: Sequence[Measurement]) -> str:
     errors = _errors(measurements)
     if errors:
         lines += ["", "Failures:", *(f"  {e}" for e in errors)]
+    notes = _notes(measurements)
+    if notes:
+        lines += ["", "Notes:", *(f"  {n}" for n in notes)]
+    for text in _limits(measurements):
+        lines += ["", text]
     return "\n".join(lines) + "\n"
 
 
@@ -132,26 +187,36 @@ def as_markdown(measurements: Sequence[Measurement], command: str = "memlint con
             "storages unpickled by `torch.load`) is counted only once an operator returns it or a view of it.",
             "",
         ]
-    header = ["fixture", "codes", "before (B)", "after (B)", "before, 512-rounded (B)", "after, 512-rounded (B)", "saved", "same result", "after variant"]
+    header = [
+        "fixture", "codes", "before (B)", "after (B)", "before, 512-rounded (B)", "after, 512-rounded (B)", "saved",
+        "host/step (B)", "same result", "after variant",
+    ]  # fmt: skip
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join("---" for _ in header) + "|")
     for m, row in zip(measurements, _rows(measurements)):
         after = m.after if m.after is not None else (m.before if m.before.get("ok") else None)
-        cells = [f"`{row[0]}`", row[1], row[3], row[4], _peak(m.before, True), _peak(after, True), row[5], row[6], row[7]]
+        cells = [f"`{row[0]}`", row[1], row[3], row[4], _peak(m.before, True), _peak(after, True), row[5], row[6], row[7], row[8]]
         lines.append("| " + " | ".join(cells) + " |")
     errors = _errors(measurements)
     if errors:
         lines += ["", "Failures:", "", *(f"- {e}" for e in errors)]
+    notes = _notes(measurements)
+    if notes:
+        lines += ["", "Notes:", "", *(f"- {n}" for n in notes)]
+    for text in _limits(measurements):
+        lines += ["", text]
     if "cuda" not in devices:
         lines += [
             "",
             "## CUDA",
             "",
             "This run measured on CPU only, so there are no CUDA figures beside these. On a machine with",
-            "a GPU, `memlint confirm fixtures --device cuda --output-format markdown` gives the CUDA",
-            "table (`max_memory_allocated` after a warm-up run, baseline subtracted) to compare with the",
-            "512-rounded columns. Expect one honest difference: `.cpu()` is a no-op on CPU, so fixtures",
-            "whose fix moves tensors to the host (ML014) save nothing here and device memory on CUDA.",
+            "a GPU, `memlint confirm fixtures --device cuda --default-device --output-format markdown`",
+            "gives the CUDA table (`max_memory_allocated` after a warm-up run, baseline subtracted) to",
+            "compare with the 512-rounded columns; the fixtures never choose a device, so",
+            "`--default-device` puts them on the GPU. Expect one honest difference: `.cpu()` is a no-op on",
+            "CPU, so fixtures whose fix moves tensors to the host (ML014) save nothing here and device",
+            "memory on CUDA.",
         ]
     summaries = [(m.fixture.display, m.fixture.summary) for m in measurements if m.fixture.summary]
     if summaries:

@@ -59,6 +59,7 @@ class Options:
     memory_limit: int = 4 * 2**30
     timeline: bool = False
     select: Optional[Sequence[str]] = None
+    default_device: bool = False  # torch.set_default_device(device) in the script (--default-device)
 
 
 _context = None
@@ -85,7 +86,7 @@ def probe(scratch: Path, timeout: float = 120.0) -> dict:
     return _run_child(job, timeout)
 
 
-def run_variant(script: Path, display: str, cwd: Path, options: Options, scratch: Path) -> dict:
+def run_variant(script: Path, display: str, cwd: Path, options: Options, scratch: Path, line_map=None) -> dict:
     """Measure one script in a child; a report dict with "ok", and "error" when it failed."""
     report_path, log_path = scratch / "report.json", scratch / "output.log"
     job = {
@@ -95,6 +96,8 @@ def run_variant(script: Path, display: str, cwd: Path, options: Options, scratch
         "device": options.device,
         "memory_limit": options.memory_limit,
         "timeline": options.timeline,
+        "default_device": options.default_device,
+        "line_map": line_map or [],
         "report": str(report_path),
         "log": str(log_path),
     }
@@ -155,12 +158,38 @@ def same_result(before, after) -> Optional[bool]:
     if isinstance(before, dict) != isinstance(after, dict):
         return False
     if isinstance(before, dict):
+        if set(before) != set(after):
+            return False
+        if "items" in before:
+            if len(before["items"]) != len(after["items"]):
+                return False
+            return _all_same(same_result(b, a) for b, a in zip(before["items"], after["items"]))
+        if "keys" in before:
+            if set(before["keys"]) != set(after["keys"]):
+                return False
+            return _all_same(same_result(before["keys"][k], after["keys"][k]) for k in before["keys"])
         if before["shape"] != after["shape"]:
             return False
         return all(_close(a, b) for a, b in zip(after["values"], before["values"]))
     if isinstance(before, str) or isinstance(after, str):  # nan / inf
         return str(before) == str(after)
     return _close(float(after), float(before))
+
+
+def _all_same(answers) -> Optional[bool]:
+    answers = list(answers)
+    if False in answers:
+        return False
+    return None if None in answers else True
+
+
+def result_note(before: dict, after: Optional[dict]) -> str:
+    """Why the results could not be compared, when a script set one that memlint cannot read."""
+    for report in (before, after):
+        value = (report or {}).get("result")
+        if isinstance(value, dict) and "unsupported" in value:
+            return f"result not compared: {value['unsupported']}"
+    return ""
 
 
 def confirm(
@@ -190,7 +219,8 @@ def confirm(
             else:
                 progress(f"{display}: after ({fixture.after_source})")
                 after_display = fixture.after_path.name if fixture.after_source == "after-file" else display
-                measurement.after = run_variant(fixture.after_path, after_display, cwd, options, scratch / "after")
+                measurement.after = run_variant(fixture.after_path, after_display, cwd, options, scratch / "after", fixture.line_map)
                 measurement.equivalent = same_result(before.get("result"), measurement.after.get("result"))
+                measurement.note = result_note(before, measurement.after)
             results.append(measurement)
     return results

@@ -55,15 +55,25 @@ class StorageTracker(TorchDispatchMode):
     """
 
     def __init__(
-        self, *, timeline: bool = False, max_points: int = 200_000, snapshot_peak: bool = False, kernels=None
+        self,
+        *,
+        timeline: bool = False,
+        max_points: int = 200_000,
+        snapshot_peak: bool = False,
+        kernels=None,
+        device_type: Optional[str] = None,
     ) -> None:
         super().__init__()
+        # with a device type, storages elsewhere are not counted, only summed per device (first sight)
+        self._device_type = device_type
+        self.other_devices: dict[str, int] = {}
         # optional: `kernels.adjust(func, args, kwargs, out)` -> (out, scratch bytes), for memory an
         # operator's (fake) kernel does not show (memlint.estimate.kernels)
         self._kernels = kernels
         self.usage = Usage()
         self._entries: dict[int, _Entry] = {}
         self._by_category: dict[str, int] = {}
+        self._elsewhere: set = set()
         self.category = "other"  # what newly seen storages are counted as
         self.phase = ""  # what is running (set by the caller), recorded with the peak
         self.timeline: Optional[list[int]] = [] if timeline else None
@@ -81,6 +91,9 @@ class StorageTracker(TorchDispatchMode):
         return storage._cdata  # the address of the C++ StorageImpl: one per real buffer
 
     def _see(self, tensor: torch.Tensor, category: Optional[str] = None) -> None:
+        if self._device_type is not None and tensor.device.type != self._device_type:
+            self._see_elsewhere(tensor)
+            return
         storage = tensor.untyped_storage()
         key = self._key(storage)
         nbytes = storage.nbytes()
@@ -92,6 +105,18 @@ class StorageTracker(TorchDispatchMode):
         if entry.nbytes != nbytes:  # new, or resized in place (resize_, out=)
             old, entry.nbytes = entry.nbytes, nbytes
             self._add(entry, nbytes - old, rounded(nbytes) - rounded(old))
+
+    def _see_elsewhere(self, tensor: torch.Tensor) -> None:
+        try:
+            storage = tensor.untyped_storage()
+        except (RuntimeError, NotImplementedError):  # tensors without storage (sparse, nested)
+            return
+        key = ("elsewhere", self._key(storage))
+        if key not in self._elsewhere:
+            self._elsewhere.add(key)
+            weakref.finalize(storage, self._elsewhere.discard, key)
+            device = tensor.device.type
+            self.other_devices[device] = self.other_devices.get(device, 0) + storage.nbytes()
 
     def _add(self, entry: _Entry, delta: int, delta_rounded: int) -> None:
         usage = self.usage

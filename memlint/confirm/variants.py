@@ -5,6 +5,7 @@ to a temporary directory so the user's file is never touched)."""
 from __future__ import annotations
 
 import ast
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
@@ -28,6 +29,8 @@ class Fixture:
     after_source: str = "none"  # "after-file", "memlint-fix" or "none" (nothing to change)
     after_path: Optional[Path] = None
     fixed: dict = field(default_factory=dict)  # code -> fixes applied (memlint-fix only)
+    # memlint-fix only: for each line of the fixed copy, its line in the user's file (None: changed)
+    line_map: list = field(default_factory=list)
     summary: str = ""  # the script's docstring: what the fixture demonstrates
 
 
@@ -46,6 +49,20 @@ def find_fixtures(targets: Sequence[Path]) -> tuple[list[Path], list[str]]:
 
 def after_file(path: Path) -> Path:
     return path.with_name(path.name[: -len(".py")] + AFTER_SUFFIX) if path.suffix == ".py" else path
+
+
+def line_map(original: str, fixed: str) -> list:
+    """For each line of `fixed`, the 1-based line of `original` it came from unchanged, or the first
+    line of the region it replaces (None past the end), so errors name the user's lines."""
+    old, new = original.splitlines(), fixed.splitlines()
+    mapped: list = [None] * len(new)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            if tag == "equal":
+                mapped[j] = i1 + (j - j1) + 1
+            elif i1 < len(old):
+                mapped[j] = min(i1 + (j - j1), i2 - 1 if i2 > i1 else i1) + 1
+    return mapped
 
 
 def _docstring(text: str) -> str:
@@ -74,4 +91,5 @@ def prepare(path: Path, display: str, select: Optional[Sequence[str]], workdir: 
         target.write_text(outcome.text, encoding="utf-8")
         fixture.after_source, fixture.after_path = "memlint-fix", target
         fixture.fixed = dict(outcome.fixed)
+        fixture.line_map = line_map(text, outcome.text)
     return fixture

@@ -1,0 +1,262 @@
+"""`memlint estimate` on the models people train: a sweep over torchvision and timm, and a comparison
+with real CPU training steps. Results go into docs/estimate-accuracy.md.
+
+torchvision and timm are not dependencies of memlint; run this in a separate virtual environment
+(torchvision must match its torch exactly), with this repository on PYTHONPATH:
+
+    python3.11 -m venv zoo && zoo/bin/pip install torch==2.14.1 torchvision==0.29.1 timm
+    PYTHONPATH=. nice -n 19 zoo/bin/python bench/estimate_zoo.py sweep   > zoo-sweep.md
+    PYTHONPATH=. nice -n 19 zoo/bin/python bench/estimate_zoo.py compare > zoo-compare.md
+
+`sweep` estimates one AdamW training step of every torchvision classification, detection and
+segmentation model and of a sample of timm architectures (up to two per timm module: the smallest-
+sounding name and the first), batch 2 at each model's default resolution, on fake tensors. Each
+model ends as "ok", as "cannot be simulated" with memlint's message, or as a crash (any other
+exception: a bug in memlint). `compare` measures real CPU training steps of a dozen models with
+torch.profiler (bench/estimate_reference.py, independent of memlint) beside the estimate.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import signal
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # estimate_reference
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    import torch
+    from torch import nn
+
+from memlint.estimate.simulate import SimulationError, StepConfig, simulate  # noqa: E402
+
+TIMEOUT = 600  # seconds per model
+BATCH = 2
+SMALL = re.compile(r"(^|_)(pico|femto|atto|nano|tiny|mini|small|xs|s|b0|18|lite0|050|100|t)(_|$)")
+
+
+class Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Timeout(f"no result after {TIMEOUT} s")
+
+
+# ---------------------------------------------------------------------------- models
+
+
+class DetectionStep(nn.Module):
+    """A torchvision detector's training step: images plus one box per image give a loss dict."""
+
+    def __init__(self, model: nn.Module, kind: str) -> None:
+        super().__init__()
+        self.model, self.kind = model, kind
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        targets = []
+        for image in images:
+            height, width = image.shape[-2:]
+            target = {"boxes": torch.tensor([[8.0, 8.0, 48.0, 40.0]]), "labels": torch.tensor([1])}
+            if self.kind == "mask":
+                target["masks"] = torch.zeros(1, height, width, dtype=torch.uint8)
+            if self.kind == "keypoint":
+                target["keypoints"] = torch.ones(1, 17, 3) * 16
+            targets.append(target)
+        losses = self.model(list(images), targets)
+        return sum(losses.values())
+
+
+def torchvision_models() -> list[tuple[str, object, tuple]]:
+    import torchvision
+    from torchvision import models
+
+    found = []
+    for name in models.list_models(module=models):
+        size = 299 if name == "inception_v3" else 224
+        kwargs = {"aux_logits": True, "init_weights": False} if name in ("inception_v3", "googlenet") else {}
+        found.append((f"torchvision {name}", lambda name=name, kw=kwargs: models.get_model(name, weights=None, **kw), (BATCH, 3, size, size)))
+    for name in models.list_models(module=models.segmentation):
+        found.append((f"torchvision {name}", lambda name=name: models.get_model(name, weights=None, weights_backbone=None), (BATCH, 3, 224, 224)))
+    for name in models.list_models(module=models.detection):
+        kind = "mask" if "mask" in name else "keypoint" if "keypoint" in name else "box"
+        size = 320 if "ssdlite" in name else 300 if "ssd" in name else 224
+
+        def build(name=name, kind=kind):
+            return DetectionStep(models.get_model(name, weights=None, weights_backbone=None), kind)
+
+        found.append((f"torchvision {name}", build, (BATCH, 3, size, size)))
+    del torchvision
+    return found
+
+
+def timm_models() -> list[tuple[str, object, tuple]]:
+    import timm
+
+    found = []
+    for module in timm.list_modules():
+        names = sorted(timm.list_models(module=module))
+        small = [n for n in names if SMALL.search(n)]
+        for name in dict.fromkeys([*(small[:1] or names[:1]), names[0]]):
+            size = timm.get_pretrained_cfg(name).input_size if timm.get_pretrained_cfg(name) else (3, 224, 224)
+            found.append((f"timm {name}", lambda name=name: timm.create_model(name, pretrained=False), (BATCH, *size)))
+    return found
+
+
+def sweep() -> None:
+    signal.signal(signal.SIGALRM, _alarm)
+    torch.set_num_threads(1)
+    import timm
+    import torchvision
+
+    zoo = torchvision_models() + timm_models()
+    print("# `memlint estimate` over torchvision and timm")
+    print()
+    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, timm {timm.__version__}; AdamW, fp32, batch {BATCH}.")
+    print()
+    print("| model | input | parameters | estimated peak (B) | seconds | outcome |")
+    print("|---|---|---|---|---|---|")
+    counts = {"ok": 0, "cannot be simulated": 0, "crash": 0}
+    for name, factory, shape in zoo:
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        signal.alarm(TIMEOUT)
+        params = peak = ""
+        try:
+            estimate = simulate(factory, StepConfig((shape,), optimizer="adamw"))
+            params, peak, outcome = f"{estimate.params:,}", f"{estimate.peak_bytes:,}", "ok"
+            if estimate.unsimulated:
+                outcome += "; not simulated: " + "; ".join(estimate.unsimulated)
+            counts["ok"] += 1
+        except SimulationError as error:
+            outcome = "cannot be simulated: " + " ".join(str(error).split())[:300]
+            counts["cannot be simulated"] += 1
+        except Exception as error:  # a bug in memlint: the sweep's reason to exist
+            outcome = f"CRASH: {type(error).__name__}: {' '.join(str(error).split())[:300]}"
+            traceback.print_exc(file=sys.stderr)
+            counts["crash"] += 1
+        finally:
+            signal.alarm(0)
+        seconds = time.perf_counter() - started
+        shown = "x".join(map(str, shape))
+        print(f"| {name} | {shown} | {params} | {peak} | {seconds:.1f} | {outcome.replace('|', '/')} |", flush=True)
+    print()
+    print(f"{len(zoo)} models: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".")
+
+
+# ---------------------------------------------------------------------------- real steps
+
+
+class UNet(nn.Module):
+    """A small U-Net: two down and two up stages with skip connections."""
+
+    class Double(nn.Module):
+        def __init__(self, cin: int, cout: int) -> None:
+            super().__init__()
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+                nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+            )  # fmt: skip
+
+        def forward(self, x):
+            return self.body(x)
+
+    def __init__(self, width: int = 16) -> None:
+        super().__init__()
+        w = width
+        self.down1, self.down2, self.bottom = self.Double(3, w), self.Double(w, 2 * w), self.Double(2 * w, 4 * w)
+        self.up2, self.up1 = nn.ConvTranspose2d(4 * w, 2 * w, 2, 2), nn.ConvTranspose2d(2 * w, w, 2, 2)
+        self.dec2, self.dec1 = self.Double(4 * w, 2 * w), self.Double(2 * w, w)
+        self.head = nn.Conv2d(w, 2, 1)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(nn.functional.max_pool2d(d1, 2))
+        b = self.bottom(nn.functional.max_pool2d(d2, 2))
+        u2 = self.dec2(torch.cat([self.up2(b), d2], 1))
+        u1 = self.dec1(torch.cat([self.up1(u2), d1], 1))
+        return self.head(u1)
+
+
+class Recurrent(nn.Module):
+    def __init__(self, cell: type, features: int = 128, hidden: int = 256, layers: int = 2) -> None:
+        super().__init__()
+        self.rnn = cell(features, hidden, num_layers=layers, batch_first=True)
+        self.head = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0])
+
+
+def stock_encoder():
+    """nn.TransformerEncoder deep-copies its layer (copy.deepcopy) for each of its layers."""
+    layer = nn.TransformerEncoderLayer(128, 4, 512, dropout=0.1, batch_first=True)
+    return nn.TransformerEncoder(layer, 3, enable_nested_tensor=False)
+
+
+class EMA(nn.Module):
+    """A model with an exponential-moving-average copy made by copy.deepcopy (frozen)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64))
+        self.ema = copy.deepcopy(self.model).requires_grad_(False)
+
+    def forward(self, x):
+        with torch.no_grad():
+            target = self.ema(x)
+        return (self.model(x) - target).square()
+
+
+def compared_models() -> list[tuple[str, object, tuple]]:
+    import timm
+    from torchvision import models
+
+    tv = lambda name, **kw: (lambda: models.get_model(name, weights=None, **kw))  # noqa: E731
+    return [
+        ("torchvision resnet18", tv("resnet18"), (4, 3, 64, 64)),
+        ("torchvision mobilenet_v3_small", tv("mobilenet_v3_small"), (4, 3, 96, 96)),
+        ("torchvision efficientnet_b0", tv("efficientnet_b0"), (2, 3, 96, 96)),
+        ("torchvision densenet121", tv("densenet121"), (2, 3, 64, 64)),
+        ("torchvision lraspp_mobilenet_v3_large (segmentation)", tv("lraspp_mobilenet_v3_large", weights_backbone=None), (2, 3, 96, 96)),
+        ("timm vit_tiny_patch16_224 (ViT)", lambda: timm.create_model("vit_tiny_patch16_224", pretrained=False), (2, 3, 224, 224)),
+        ("timm convnext_atto", lambda: timm.create_model("convnext_atto", pretrained=False), (2, 3, 96, 96)),
+        ("U-Net (bench/estimate_zoo.py)", UNet, (2, 3, 64, 64)),
+        ("nn.LSTM, 2 layers of 256", lambda: Recurrent(nn.LSTM), (8, 64, 128)),
+        ("nn.GRU, 2 layers of 256", lambda: Recurrent(nn.GRU), (8, 64, 128)),
+        ("stock nn.TransformerEncoder (deepcopy), 3 layers", stock_encoder, (8, 64, 128)),
+        ("MLP with a deepcopy EMA twin", EMA, (64, 64)),
+    ]
+
+
+def compare() -> None:
+    from estimate_reference import real_peak
+
+    import timm
+    import torchvision
+
+    torch.set_num_threads(1)
+    print("| model | input | parameters | estimated (B) | real (B) | error |")
+    print("|---|---|---|---|---|---|")
+    worst = 0.0
+    for name, factory, shape in compared_models():
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        estimate = simulate(factory, StepConfig((shape,), optimizer="adamw"))
+        real = real_peak(factory, (shape,), "adamw")
+        error = (estimate.peak_bytes - real) / real
+        worst = max(worst, abs(error))
+        shown = "x".join(map(str, shape))
+        print(f"| {name} | {shown} | {estimate.params:,} | {estimate.peak_bytes:,} | {real:,} | {error:+.3%} |", flush=True)
+    print()
+    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, timm {timm.__version__}, CPU, one thread; "
+          f"largest error {worst:.3%}.")  # fmt: skip
+
+
+if __name__ == "__main__":
+    {"sweep": sweep, "compare": compare}[sys.argv[1] if len(sys.argv) > 1 else "sweep"]()
