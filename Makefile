@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # local CPU build instead of the newest CUDA one.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: demo test fuzz docs venv clean-venv
+.PHONY: demo test determinism fuzz docs venv clean-venv
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.test-installed
 	$(BIN)/python -m pytest
+
+# The suite in a fresh clone of HEAD at 1, 2 and 4 threads, each in a random order, twice over (about six
+# times `make test`); fails if any run fails or leaves a file in the clone. See docs/reliability.md.
+determinism: $(VENV)/.test-installed
+	$(BIN)/python bench/determinism.py
 
 # The generated-program property test with many more examples (EXAMPLES=2000 by default).
 fuzz: $(VENV)/.test-installed

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -54,16 +56,42 @@ def pytest_configure(config):
             pass
         else:
             torch.set_num_threads(threads)
+    _deterministic_hypothesis(config)
+
+
+def _deterministic_hypothesis(config) -> None:
+    """Generated-program tests draw the same examples on every run, whatever ran before them."""
     try:
         from hypothesis import settings
+        from hypothesis.configuration import set_hypothesis_home_dir
     except ImportError:
         return
-    # Generated-program tests draw the same examples on every run, and no example database under
-    # the checkout carries failures from one run (or one checkout) into the next. `make fuzz`
-    # explores with random draws instead (`--hypothesis-profile=memlint-explore`).
+    # Same seed every run, and no example database under the checkout carrying failures from one run
+    # (or one checkout) into the next. `make fuzz` explores with random draws instead
+    # (`--hypothesis-profile=memlint-explore`).
     settings.register_profile("memlint-deterministic", derandomize=True, database=None)
     settings.register_profile("memlint-explore", derandomize=False, database=None)
     settings.load_profile("memlint-deterministic")
+    # Hypothesis also caches Unicode tables and the constants of local modules under .hypothesis/ in
+    # the working directory: keep them out of the checkout, fresh for every run.
+    config._memlint_hypothesis_home = tempfile.mkdtemp(prefix="memlint-hypothesis-")
+    set_hypothesis_home_dir(config._memlint_hypothesis_home)
+    # It also draws constants from the source of every local module imported so far, so the programs
+    # generated depended on which tests had run before (test order). Its built-in constants remain.
+    # (A private hook: if a later Hypothesis moves it, the run is merely less independent of order.)
+    try:
+        from hypothesis.internal.conjecture import providers
+
+        no_constants = providers.Constants()
+        providers._get_local_constants = lambda: no_constants
+    except (ImportError, AttributeError):
+        pass
+
+
+def pytest_unconfigure(config):
+    home = getattr(config, "_memlint_hypothesis_home", None)
+    if home:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -77,20 +105,6 @@ def _isolated_environment(monkeypatch):
             monkeypatch.delenv(name)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _hypothesis_storage(tmp_path_factory):
-    """Hypothesis caches what it learns (constants of the source, Unicode tables) under .hypothesis/
-    in the working directory: keep it out of the checkout and fresh for every run."""
-    try:
-        from hypothesis.configuration import set_hypothesis_home_dir
-    except ImportError:
-        yield
-        return
-    set_hypothesis_home_dir(tmp_path_factory.mktemp("hypothesis"))
-    yield
-    set_hypothesis_home_dir(None)
 
 
 @pytest.fixture(autouse=True)

@@ -173,8 +173,6 @@ def test_the_cache_key_follows_libcst_files_without_importing_libcst(tmp_path, m
 
 
 def test_the_cache_key_follows_every_source_file_under_the_package(tmp_path):
-    import time
-
     from memlint.cache import _source_stamps
 
     write(tmp_path / "pkg" / "__init__.py", "")
@@ -182,6 +180,9 @@ def test_the_cache_key_follows_every_source_file_under_the_package(tmp_path):
     write(tmp_path / "pkg" / "__pycache__" / "walk.cpython-311.pyc", "ignored")
     before = _source_stamps(str(tmp_path / "pkg"))
     assert [stamp.rsplit(":", 2)[0] for stamp in before] == ["__init__.py", "analysis/walk.py"]
-    time.sleep(0.01)
-    nested.write_text("x = 2\n")
+    nested.write_text("x = 2\n")  # same size: only the modification time tells
+    # An edit a second later, set explicitly: how soon a rewrite shows a new mtime depends on the
+    # file system's timestamp granularity (coarse on some), which a short sleep does not guarantee.
+    later = nested.stat().st_mtime_ns + 1_000_000_000
+    os.utime(nested, ns=(later, later))
     assert _source_stamps(str(tmp_path / "pkg")) != before
