@@ -213,11 +213,16 @@ class Cache:
     def open(cls, directory: Path, settings_fingerprint: str) -> "Cache":
         return cls(Path(directory), hashlib.sha256(f"{settings_fingerprint}\n{code_stamp()}".encode()).hexdigest())
 
-    def key(self, data: bytes, filename: str) -> str:
+    def key(self, data: bytes, filename: str, facts: str = "") -> str:
+        """The key of a file's findings: its bytes, its name and the digest of the project facts
+        its findings depend on (memlint.project.FileView.digest)."""
+        return self.key_for(content_digest(data), filename, facts)
+
+    def key_for(self, content: str, filename: str, facts: str = "", kind: str = "findings") -> str:
+        """As `key`, from the bytes' `content_digest`; `kind` "summary" for a file's summary entry."""
         digest = hashlib.sha256()
-        digest.update(self.salt.encode())
-        digest.update(b"\0" + filename.encode("utf-8", "surrogateescape") + b"\0")
-        digest.update(data)
+        digest.update(f"{self.salt}\0{kind}\0{content}\0{facts}\0".encode())
+        digest.update(filename.encode("utf-8", "surrogateescape"))
         return digest.hexdigest()
 
     def _path(self, key: str) -> Path:
@@ -235,15 +240,41 @@ class Cache:
         except Exception:  # truncated, from another layout, or crafted with fields of the wrong types
             return None
 
+    def get_summary(self, key: str) -> Optional[dict]:
+        """A stored summary entry ({"summary": ..., "screened": ...}, memlint/prepare.py), checked
+        field by field: what it holds goes into the project pass, so a damaged or crafted entry must
+        be a miss, not a crash there."""
+        from memlint.analysis.summaries import is_valid
+
+        data = read_regular_file(self._path(key), ENTRY_LIMIT)
+        if data is None:
+            return None
+        try:
+            entry = json.loads(data)
+        except Exception:
+            return None
+        if not isinstance(entry, dict) or set(entry) != {"summary", "screened"}:
+            return None
+        if not (entry["screened"] is None or type(entry["screened"]) is bool):
+            return None
+        if not (entry["summary"] is None or is_valid(entry["summary"])):
+            return None
+        return entry
+
+    def put_summary(self, key: str, entry: dict) -> None:
+        self._store(key, json.dumps(entry, separators=(",", ":")))
+
     def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
         """Store an entry; a cache that cannot be written only costs speed, never the run."""
+        self._store(key, json.dumps({"diagnostics": [_encode(d) for d in diagnostics]}, separators=(",", ":")))
+
+    def _store(self, key: str, payload: str) -> None:
         import tempfile  # only runs that write entries need it
 
         path = self._path(key)
         try:
             if not self.prepare():
                 return
-            payload = json.dumps({"diagnostics": [_encode(d) for d in diagnostics]}, separators=(",", ":"))
             if len(payload) > ENTRY_LIMIT:  # it would never be read back
                 return
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -283,6 +314,10 @@ class Cache:
                     _remove_quietly(temporary)
                     raise
         return True
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _lstat_mode(path: Path) -> int:

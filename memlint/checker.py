@@ -16,15 +16,19 @@ from memlint.depth import depth_error
 from memlint.diagnostics import Diagnostic, Edit, Fix, Location
 from memlint.engine import Positions, minimal_edit, reserved_diagnostic, syntax_error
 from memlint.positions import node_positions
+from memlint.project import FileView
 from memlint.rule import NodeFix, Report, rule_url
 from memlint.suppressions import file_suppressions, line_suppresses
 from memlint.traversal import Traversal
 from memlint.tree import parse_module
 
 
-def check_text(text: str, filename: str, settings: Settings, *, depth_checked: bool = False) -> list[Diagnostic]:
+def check_text(
+    text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None
+) -> list[Diagnostic]:
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
-    `depth_checked`: CPython has compiled the text, so it is not too deeply nested for libcst."""
+    `depth_checked`: CPython has compiled the text, so it is not too deeply nested for libcst.
+    `project`: what the project pass knows about this file (memlint/project.py); none by default."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
@@ -39,7 +43,7 @@ def check_text(text: str, filename: str, settings: Settings, *, depth_checked: b
     except (RecursionError, MemoryError) as error:
         return [syntax_error(text, filename, error)]
     reports: list[Report] = []
-    ctx = Context(module)
+    ctx = Context(module, project)
     rules = [rule_class(ctx, reports, settings.options) for rule_class in rule_classes]
     traversal = Traversal(ctx, rules)
     try:

@@ -8,12 +8,15 @@ import ast
 import bisect
 import re
 import warnings
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from memlint import registry
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic, Edit, Location, Severity
 from memlint.prescreen import Source, needs_analysis
+
+if TYPE_CHECKING:
+    from memlint.project import FileView
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -78,21 +81,35 @@ def reserved_diagnostic(
     return Diagnostic(code, name, message, severity, filename, location, location)
 
 
-def lint_text(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
-    """All findings for one Python source text, sorted; no fixes are applied."""
+def lint_text(
+    text: str, filename: str, settings: Settings, project: Optional[FileView] = None, *, screened: bool = False
+) -> list[Diagnostic]:
+    """All findings for one Python source text, sorted; no fixes are applied.
+
+    `project`: what the project pass knows about this file (memlint/project.py); without it the
+    file is a project of its own (its own summary, resolved alone).  `screened`: the caller has
+    compiled the text and its screens let it through already (memlint/prepare.py), so neither is
+    done again."""
     if "torch" not in text:  # a file that never mentions torch cannot have a finding
         return []
     codes = settings.codes_for(filename)
     if not codes:
         return []
-    source = Source(text)
-    compiled = source.tree is not None  # else the full analysis reports the syntax error
-    if compiled and not needs_analysis(source, codes, settings.options):
-        return []
-    del source  # its AST is not needed any more
+    if not screened:
+        source = Source(text)
+        compiled = source.tree is not None  # else the full analysis reports the syntax error
+        if compiled and project is None:
+            from memlint.analysis.summaries import summarize
+            from memlint.project import single_file_view
+
+            project = single_file_view(summarize(source), filename)
+        source.project = project  # the screens follow the project's facts
+        if compiled and not needs_analysis(source, codes, settings.options):
+            return []
+        del source  # its AST is not needed any more
     from memlint.checker import check_text
 
-    return check_text(text, filename, settings, depth_checked=compiled)
+    return check_text(text, filename, settings, depth_checked=screened or compiled, project=project)
 
 
 def minimal_edit(old: str, new: str, lines: Positions) -> Optional[Edit]:

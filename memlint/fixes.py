@@ -232,14 +232,15 @@ def _mover(applied: list[tuple[int, int, str]]):
     return move
 
 
-def fix_text(text: str, filename: str, settings: Settings, *, unsafe: bool) -> FixOutcome:
+def fix_text(text: str, filename: str, settings: Settings, *, unsafe: bool, project=None) -> FixOutcome:
     """Apply every applicable fix to `text`, re-linting after each round, until nothing changes.
 
     `fixed` counts findings: a fix shared by several findings fixes each of them (the count
-    `runner.fixed_count` shows)."""
+    `runner.fixed_count` shows).  `project`: the project pass's facts about the file as it was read
+    (memlint/project.py), used for every round."""
     outcome = FixOutcome(text)
     rejected: set[tuple[str, str, Edits]] = set()  # fixes that broke the code, at current offsets
-    diagnostics = lint_text(text, filename, settings)
+    diagnostics = lint_text(text, filename, settings, project)
     for _ in range(MAX_ROUNDS):
         candidates = [
             d for d in diagnostics
@@ -257,7 +258,7 @@ def fix_text(text: str, filename: str, settings: Settings, *, unsafe: bool) -> F
         rejected = {(code, message, move(old)) for code, message, old in rejected}
         outcome.fixed.update(d.code for group in applied for d in group.findings)
         text = new_text
-        diagnostics = lint_text(text, filename, settings)
+        diagnostics = lint_text(text, filename, settings, project)
     outcome.text = text
     outcome.remaining = diagnostics
     return outcome

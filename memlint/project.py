@@ -47,7 +47,7 @@ class FileView:
     no_grad: frozenset[str] = frozenset()  # every call in the project runs it without gradients
     grad_elsewhere: frozenset[str] = frozenset()  # another file calls it with gradients on
     trained: tuple[tuple[str, str], ...] = ()  # key -> the training code that calls it with gradients on
-    per_step: tuple[tuple[str, str], ...] = ()  # key -> the loop or hook that runs it on every step
+    per_step: tuple[tuple[str, str], ...] = ()  # key -> "every iteration of the loop ... in ..." / "every batch (...)"
     module_classes: frozenset[str] = frozenset()  # classes defined here that are nn.Modules
     history_calls: frozenset[str] = frozenset()  # callees as written here ("helper", "utils.helper")
     history_methods: frozenset[str] = frozenset()  # "Class.method": `self.method()` there returns history
@@ -180,6 +180,7 @@ class Project:
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
         self._resolved: dict[tuple, Optional[tuple]] = {}
         self._module_class: dict[tuple, bool] = {}
+        self._flushes: Optional[dict[tuple, str]] = None
         self._sites: list[_Site] = []
         self._incoming: dict[tuple, list[_Site]] = {}
         self._outgoing: dict[tuple, list[_Site]] = {}
@@ -479,9 +480,9 @@ class Project:
             if site.conditional or site.callee in result:
                 continue
             if self._loop_runs_steps(site):
-                where = self._describe(site.caller, site.loop)
+                where = f"every iteration of {self._describe(site.caller, site.loop)}"
             elif site.loop is None and self.record(site.caller).get("hook") in ("per-batch", "training"):
-                where = self._describe(site.caller, None)
+                where = f"every batch ({self._describe(site.caller, None)} runs once per batch)"
             else:
                 continue
             result[site.callee] = where
@@ -494,20 +495,23 @@ class Project:
                     ready.append(site.callee)
         return result
 
-    def reaches_flush(self, function: tuple, depth: int = 0) -> Optional[str]:
-        """The flush a call of `function` runs every time, directly or through helpers it calls
-        unconditionally outside its loops."""
-        record = self.record(function)
-        if "flush" in record:
-            return record["flush"]
-        if depth > 8:
-            return None
-        for site in self._outgoing.get(function, ()):
-            if not site.conditional and site.loop is None:
-                found = self.reaches_flush(site.callee, depth + 1)
-                if found is not None:
-                    return found
-        return None
+    def reaches_flush(self, function: tuple) -> Optional[str]:
+        """The flush a call of `function` runs every time: its own, or one of the helpers it calls
+        unconditionally outside its loops (from the flushes up to their callers, once)."""
+        if self._flushes is None:
+            self._flushes = {}
+            ready = []
+            for file, key, record in self._functions():
+                if "flush" in record:
+                    self._flushes[(file.index, key)] = record["flush"]
+                    ready.append((file.index, key))
+            while ready:
+                callee = ready.pop()
+                for site in self._incoming.get(callee, ()):
+                    if not site.conditional and site.loop is None and site.caller not in self._flushes:
+                        self._flushes[site.caller] = self._flushes[callee]
+                        ready.append(site.caller)
+        return self._flushes.get(function)
 
     def _history(self) -> set[tuple]:
         """Functions whose every return carries autograd history when called with gradients on

@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 from memlint import registry
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
+from memlint.cache import content_digest
 from memlint.engine import lint_text, reserved_diagnostic
+from memlint.prepare import UNREADABLE, Prepared, prepare_data, prepare_file
 from memlint.source import UndecodableSource, decode
 from memlint.workers import new_pool, worker_count
 
 if TYPE_CHECKING:
     from memlint.cache import Cache
+    from memlint.project import FileView
 
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 8
@@ -64,47 +67,63 @@ def display_name(path: Path) -> str:
         return Path(path).as_posix()
 
 
-def process_text(text: str, filename: str, settings: Settings, mode: Mode) -> FileResult:
+@dataclass(frozen=True)
+class Task:
+    """What the project pass (phase one of `run`) hands to the lint of one file."""
+
+    view: Optional[FileView] = None  # the project facts it depends on; None: the file is its own project
+    digest: Optional[str] = None  # its bytes' digest in phase one: findings of other bytes are not cached
+    screened: bool = False  # phase one compiled it and its screens let it through
+
+
+def process_text(text: str, filename: str, settings: Settings, mode: Mode, task: Task = Task()) -> FileResult:
     if filename.endswith(".ipynb"):  # the notebook and fix code are imported only when used
         from memlint.notebooks import fix_notebook as fix, lint_notebook as lint
+
+        if not mode.fix:  # a notebook is a project of its own
+            return FileResult(filename, lint(text, filename, settings))
+        outcome = fix(text, filename, settings, unsafe=mode.unsafe)
+    elif not mode.fix:
+        return FileResult(filename, lint_text(text, filename, settings, task.view, screened=task.screened))
     else:
-        lint = lint_text
-        if mode.fix:
-            from memlint.fixes import fix_text as fix
-    if not mode.fix:
-        return FileResult(filename, lint(text, filename, settings))
-    outcome = fix(text, filename, settings, unsafe=mode.unsafe)
+        from memlint.fixes import fix_text
+
+        outcome = fix_text(text, filename, settings, unsafe=mode.unsafe, project=task.view)
     result = FileResult(filename, outcome.remaining, fixed=outcome.fixed, dropped=outcome.dropped)
     if outcome.text != text:
         result.original, result.fixed_text = text, outcome.text
     return result
 
 
-def process_file(path: Path, settings: Settings, mode: Mode, cache: Optional[Cache] = None) -> FileResult:
+def process_file(
+    path: Path, settings: Settings, mode: Mode, cache: Optional[Cache] = None, task: Task = Task()
+) -> FileResult:
     filename = display_name(path)
     try:
         data = path.read_bytes()
     except OSError as error:
         return FileResult(filename, error=f"{filename}: cannot read: {error.strerror or error}")
-    if cache is not None and not mode.fix:  # runs that fix are never cached
-        key = cache.key(data, filename)
+    if task.digest is not None and content_digest(data) != task.digest:
+        task = Task(task.view)  # changed since phase one: not screened with these bytes, not cached
+    elif cache is not None and not mode.fix:  # runs that fix are never cached
+        key = cache.key(data, filename, task.view.digest if task.view is not None else "")
         cached = cache.get(key)
         if cached is not None:
             return FileResult(filename, cached)
-        result = _process_data(path, filename, data, settings, mode)
+        result = _process_data(path, filename, data, settings, mode, task)
         if result.error is None and not any(d.code == registry.INTERNAL_ERROR[0] for d in result.diagnostics):
             cache.put(key, result.diagnostics)
         return result
-    return _process_data(path, filename, data, settings, mode)
+    return _process_data(path, filename, data, settings, mode, task)
 
 
-def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mode: Mode) -> FileResult:
+def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mode: Mode, task: Task = Task()) -> FileResult:
     try:
         source = decode(data)
     except UndecodableSource as error:
         return FileResult(filename, [reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {error}", filename)])
     try:
-        result = process_text(source.text, filename, settings, mode)
+        result = process_text(source.text, filename, settings, mode, task)
     except Exception as error:  # a bug in memlint must cost one file, not the run
         message = f"memlint raised {type(error).__name__} while checking this file: {error}"
         return FileResult(filename, [reserved_diagnostic(registry.INTERNAL_ERROR, message, filename)])
@@ -115,7 +134,7 @@ def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mo
             write_atomically(path, source.encode(result.fixed_text), expected=data, roots=mode.roots)
         except (FileChangedError, OSError) as error:
             # The file keeps its findings: report those of the text on disk, and nothing as fixed.
-            unfixed = process_text(source.text, filename, settings, Mode())
+            unfixed = process_text(source.text, filename, settings, Mode(), Task(task.view))
             result = FileResult(filename, unfixed.diagnostics, unwritten=True)
             result.error = f"{filename}: fixes not written: {error}"
     return result
@@ -128,22 +147,20 @@ def _size_of(path: Path) -> int:
         return 0
 
 
-def _process_chunk(paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None) -> list[FileResult]:
-    return [process_file(path, settings, mode, cache) for path in paths]
+def _process_chunk(
+    paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None, tasks: Optional[Sequence[Task]] = None
+) -> list[FileResult]:
+    tasks = tasks or [Task()] * len(paths)
+    return [process_file(path, settings, mode, cache, task) for path, task in zip(paths, tasks)]
 
 
-def _cached(path: Path, cache: Cache) -> Optional[FileResult]:
-    """The stored result for an unchanged file, looked up in this process (no worker needed)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    filename = display_name(path)
-    diagnostics = cache.get(cache.key(data, filename))
-    return FileResult(filename, diagnostics) if diagnostics is not None else None
+def _prepare_chunk(paths: Sequence[Path], settings: Settings, cache: Optional[Cache]) -> list[Prepared]:
+    return [prepare_file(path, display_name(path), settings, cache) for path in paths]
 
 
-def _isolated(paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None) -> list[FileResult]:
+def _isolated(
+    paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None, tasks: Optional[Sequence[Task]] = None
+) -> list[FileResult]:
     """One file at a time in a worker of its own, after a worker died: the file that kills a worker
     again (a segfault in the parser, the memory killer, os._exit) becomes an ML900 finding."""
     from concurrent.futures.process import BrokenProcessPool
@@ -151,9 +168,9 @@ def _isolated(paths: Sequence[Path], settings: Settings, mode: Mode, cache: Opti
     results = []
     pool = new_pool(1)
     try:
-        for path in paths:
+        for path, task in zip(paths, tasks or [Task()] * len(paths)):
             try:
-                results.append(pool.submit(process_file, path, settings, mode, cache).result())
+                results.append(pool.submit(process_file, path, settings, mode, cache, task).result())
             except BrokenProcessPool:
                 pool.shutdown(wait=False)
                 pool = new_pool(1)
@@ -163,6 +180,84 @@ def _isolated(paths: Sequence[Path], settings: Settings, mode: Mode, cache: Opti
     finally:
         pool.shutdown(wait=True)
     return results
+
+
+def _chunks(indices: list[int], files: Sequence[Path], jobs: int) -> list[list[int]]:
+    """Largest files first, in small chunks, so that no worker is left with a long tail at the end
+    (results go back in discovery order whatever order they come in)."""
+    indices = sorted(indices, key=lambda index: -_size_of(files[index]))
+    size = max(1, len(indices) // (jobs * 32))
+    return [indices[start : start + size] for start in range(0, len(indices), size)]
+
+
+class _Workers:
+    """The process pool both phases share, started on first need (with the rules and libcst imported
+    first, so that no worker imports them again), and started afresh if a worker died."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.pool = None
+
+    def get(self):
+        if self.pool is None:
+            registry.all_rules()  # import the rules and libcst once, before forking
+            self.pool = new_pool(self.jobs)
+        return self.pool
+
+    def broken(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False)
+            self.pool = None
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            self.pool = None
+
+
+def _prepare_all(
+    files: Sequence[Path], settings: Settings, cache: Optional[Cache], workers: _Workers
+) -> list[Prepared]:
+    """Phase one: every file's summary and screen answer, from the cache where it has them."""
+    prepared: dict[int, Prepared] = {}
+    todo = list(range(len(files)))
+    if cache is not None:  # answered here, without a worker: each file is read and hashed once
+        todo = []
+        for index, path in enumerate(files):
+            try:
+                data = path.read_bytes()
+            except OSError:
+                prepared[index] = UNREADABLE
+                continue
+            if path.suffix == ".ipynb":
+                prepared[index] = prepare_data(data, display_name(path), settings, cache)
+                continue
+            entry = cache.get_summary(cache.key_for(content_digest(data), display_name(path), kind="summary"))
+            if entry is not None:
+                prepared[index] = Prepared(content_digest(data), entry["summary"], entry["screened"])
+            else:
+                todo.append(index)
+    if workers.jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
+        for index in todo:
+            prepared[index] = prepare_file(files[index], display_name(files[index]), settings, cache)
+        return [prepared[index] for index in range(len(files))]
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = workers.get()
+    futures = {
+        pool.submit(_prepare_chunk, [files[i] for i in chunk], settings, cache): chunk
+        for chunk in _chunks(todo, files, workers.jobs)
+    }
+    for future in as_completed(futures):
+        chunk = futures[future]
+        try:
+            prepared.update(zip(chunk, future.result()))
+        except BrokenProcessPool:  # phase two checks these files one by one and reports the crash
+            prepared.update((index, UNREADABLE) for index in chunk)
+    if any(isinstance(f.exception(), BrokenProcessPool) for f in futures):
+        workers.broken()
+    return [prepared[index] for index in range(len(files))]
 
 
 def run(
@@ -176,46 +271,56 @@ def run(
 ) -> list[FileResult]:
     """Results in the order of `files` (which discovery sorted), whatever the number of jobs.
 
-    With a cache, unchanged files are answered from it here and only the rest go to workers.
-    `progress(n)` is called as each batch of n files is done.
+    Two phases: every file's summary (memlint/prepare.py), resolved into the project's facts in this
+    process (memlint/project.py); then the lint of each file with the facts it depends on.  With a
+    cache, unchanged summaries and findings (keyed on the file and on those facts) are answered here
+    and only the rest go to workers.  `progress(n)` is called as each batch of n files is done.
     """
+    from memlint.project import Project
+
     jobs = jobs or os.cpu_count() or 1
-    done: dict[int, FileResult] = {}
-    if cache is not None and not mode.fix:
+    workers = _Workers(worker_count(jobs, len(files)))
+    try:
+        prepared = _prepare_all(files, settings, cache if not mode.fix else None, workers)  # fixing writes no entry
+        project = Project([(path, display_name(path), p.summary) for path, p in zip(files, prepared)])
+        done: dict[int, FileResult] = {}
+        tasks: dict[int, Task] = {}
         for index, path in enumerate(files):
-            hit = _cached(path, cache)
-            if hit is not None:
-                done[index] = hit
+            view, ready = project.view(index), prepared[index]
+            if ready.screened is False and not view.widens_screens:
+                done[index] = FileResult(display_name(path))  # no rule can report, whatever the facts
+            elif cache is not None and not mode.fix and ready.digest is not None:
+                hit = cache.get(cache.key_for(ready.digest, display_name(path), view.digest))
+                if hit is not None:
+                    done[index] = FileResult(display_name(path), hit)
+            if index not in done:
+                tasks[index] = Task(view, ready.digest, ready.screened is True)
         if done and progress:
             progress(len(done))
-    todo = [index for index in range(len(files)) if index not in done]
-    jobs = worker_count(jobs, len(todo))
-    if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
-        for index in todo:
-            done[index] = process_file(files[index], settings, mode, cache)
-            if progress:
-                progress(1)
-        return [done[index] for index in range(len(files))]
-    from concurrent.futures import as_completed
-    from concurrent.futures.process import BrokenProcessPool
+        todo = [index for index in range(len(files)) if index not in done]
+        if workers.jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
+            for index in todo:
+                done[index] = process_file(files[index], settings, mode, cache, tasks[index])
+                if progress:
+                    progress(1)
+            return [done[index] for index in range(len(files))]
+        from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
 
-    registry.all_rules()  # import the rules and libcst once, before forking
-    # Largest files first, in small chunks, so that no worker is left with a long tail at the end
-    # (the results go back in discovery order whatever order they come in).
-    todo.sort(key=lambda index: -_size_of(files[index]))
-    size = max(1, len(todo) // (jobs * 32))
-    chunks = [todo[start : start + size] for start in range(0, len(todo), size)]
-    with new_pool(jobs) as pool:
+        pool = workers.get()
         futures = {
-            pool.submit(_process_chunk, [files[i] for i in chunk], settings, mode, cache): chunk for chunk in chunks
+            pool.submit(_process_chunk, [files[i] for i in chunk], settings, mode, cache, [tasks[i] for i in chunk]): chunk
+            for chunk in _chunks(todo, files, workers.jobs)
         }
         for future in as_completed(futures):
             chunk = futures[future]
             try:
                 chunk_results = future.result()
             except BrokenProcessPool:  # a worker died: the chunks it took down are checked again
-                chunk_results = _isolated([files[i] for i in chunk], settings, mode, cache)
+                chunk_results = _isolated([files[i] for i in chunk], settings, mode, cache, [tasks[i] for i in chunk])
             done.update(zip(chunk, chunk_results))
             if progress:
                 progress(len(chunk))
-    return [done[index] for index in range(len(files))]
+        return [done[index] for index in range(len(files))]
+    finally:
+        workers.close()

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import textwrap
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -24,8 +25,11 @@ def _finding() -> str:
     return textwrap.dedent(find_rule("ML001").INVALID[0].code).lstrip("\n")
 
 
-def _entries(directory: Path) -> list[Path]:
-    return sorted(directory.glob("v1/*/*.json"))
+def _entries(directory: Path, kind: Optional[str] = None) -> list[Path]:
+    """The cache's entries; `kind` "diagnostics" (a file's findings) or "summary" (its summary for
+    the project pass) keeps those of one kind."""
+    entries = sorted(directory.glob("v1/*/*.json"))
+    return [e for e in entries if kind is None or next(iter(json.loads(e.read_text()))) == kind]
 
 
 def _listing(directory: Path) -> list[str]:
@@ -90,7 +94,8 @@ def test_an_empty_directory_becomes_a_cache_without_a_warning(project):
     (project / "empty").mkdir()
     result = memlint_subprocess("check", "--cache-dir", "empty", ".", cwd=project)
     assert result.returncode == 1 and result.stderr == ""
-    assert (project / "empty" / MARKER).is_file() and len(_entries(project / "empty")) == 1
+    assert (project / "empty" / MARKER).is_file()
+    assert len(_entries(project / "empty", "diagnostics")) == len(_entries(project / "empty", "summary")) == 1
 
 
 # ------------------------------------------------------------------ memlint clean
@@ -102,7 +107,8 @@ def test_clean_removes_a_normal_cache(project):
     invoke("check", ".")
     cache = project / ".memlint_cache"
     assert {".gitignore", "CACHEDIR.TAG", MARKER, "v1"} == {path.name for path in cache.iterdir()}
-    assert len(_entries(cache)) == 2
+    # Both files' summaries, and the findings of the one the screens let through.
+    assert len(_entries(cache, "summary")) == 2 and len(_entries(cache, "diagnostics")) == 1
     result = memlint_subprocess("clean", cwd=project)
     assert result.returncode == 0 and result.stderr == f"Removed {cache}\n"
     assert not cache.exists()
@@ -113,7 +119,7 @@ def test_clean_keeps_what_memlint_did_not_write_and_follows_no_link(project, tmp
     write(project / "train.py", _finding())
     invoke("check", ".")
     cache = project / ".memlint_cache"
-    (entry,) = _entries(cache)
+    (entry,) = _entries(cache, "diagnostics")
     # Files outside the cache, named the way memlint names its own, behind symbolic links.
     outside = tmp_path_factory.mktemp("outside")
     victim_entry = write(outside / "ab" / ("0" * 64 + ".json"), "precious\n")
@@ -161,23 +167,24 @@ def test_a_cache_from_before_the_marker_is_used_without_a_warning(project):
     (cache / MARKER).unlink()
     result = memlint_subprocess("check", ".", cwd=project)
     assert result.returncode == 1 and result.stderr == ""
-    write(project / "other.py", "import torch\n")  # a miss: its entry is written, and the marker with it
+    write(project / "other.py", "import torch\n")  # a miss: its summary is written, and the marker with it
     result = memlint_subprocess("check", ".", cwd=project)
     assert result.returncode == 1 and result.stderr == ""
-    assert (cache / MARKER).is_file() and len(_entries(cache)) == 2
+    assert (cache / MARKER).is_file() and len(_entries(cache, "summary")) == 2
 
 
 # ------------------------------------------------------------------ entries an adversary planted
 
 
-@pytest.fixture
-def cached(project):
-    """A project with one file with a finding, its expected output and its single cache entry."""
+@pytest.fixture(params=["diagnostics", "summary"])
+def cached(project, request):
+    """A project with one file with a finding, its expected output and one of its two cache entries
+    (its findings, its summary for the project pass)."""
     write(project / "train.py", _finding())
     expected = memlint_subprocess("check", "--no-cache", "--output-format", "json", ".", cwd=project)
     assert expected.returncode == 1
     memlint_subprocess("check", "--output-format", "json", ".", cwd=project)
-    (entry,) = _entries(project / ".memlint_cache")
+    (entry,) = _entries(project / ".memlint_cache", request.param)
     return project, expected.stdout, entry
 
 
@@ -216,14 +223,15 @@ def test_an_entry_linked_to_dev_zero_is_not_read(cached):
     entry.unlink()
     entry.symlink_to("/dev/zero")
     assert _check_again(project).stdout == expected
-    assert Cache(entry.parent, "").get(entry.stem) is None
+    assert Cache(entry.parent, "").get(entry.stem) is None and Cache(entry.parent, "").get_summary(entry.stem) is None
 
 
 def test_an_entry_larger_than_the_limit_is_not_read(cached):
     project, expected, entry = cached
     with open(entry, "r+b") as handle:
         handle.truncate(ENTRY_LIMIT + 1)  # sparse: no disk needed, but reading it would take the memory
-    assert Cache(entry.parent.parent.parent, "").get(entry.stem) is None
+    cache = Cache(entry.parent.parent.parent, "")
+    assert cache.get(entry.stem) is None and cache.get_summary(entry.stem) is None
     assert _check_again(project).stdout == expected
 
 
@@ -246,6 +254,8 @@ def _crafted(entry: dict) -> list[dict]:
 def test_crafted_entries_are_misses_not_crashes(cached):
     project, expected, entry = cached
     original = json.loads(entry.read_text())
+    if "summary" in original:
+        return _crafted_summaries(project, expected, entry, original)
     cache = Cache(entry.parent.parent.parent, "")
     assert cache.get(entry.stem) is not None  # the genuine entry is a hit
     for variant in _crafted(original):
@@ -253,3 +263,40 @@ def test_crafted_entries_are_misses_not_crashes(cached):
         assert cache.get(entry.stem) is None, variant
     entry.write_text(json.dumps({"diagnostics": [{**original["diagnostics"][0], "location": ["1", "x"]}]}))
     assert _check_again(project).stdout == expected  # the TypeError the issue reproduced
+
+
+def _crafted_summary_variants(entry: dict) -> list[dict]:
+    """Summary entries with the right shape almost everywhere and one field wrong."""
+    summary = entry["summary"]
+    function = {"calls": [[["n", "helper"], None, [0, "for x in loader", True], False]], "returns": [[True]]}
+    good = {**summary, "functions": {**summary["functions"], "helper": function}}
+    site = function["calls"][0]
+    variants: list = [[], {"summary": summary}, {"summary": summary, "screened": 1}, {"summary": [], "screened": True}]
+    for field, bad in [
+        ("format", 99), ("format", True), ("imports", []), ("imports", {"x": ["m", None]}), ("imports", {"x": ["m", None, -1]}),
+        ("imports", {"x": [1, None, 0]}), ("defs", "helper"), ("defs", [1]), ("classes", {"C": {"bases": "B"}}),
+        ("classes", {"C": {"bases": [], "attrs": {"fc": 1}}}), ("classes", {"C": {}}), ("functions", []),
+        ("functions", {"": {"calls": []}}), ("functions", {**good["functions"], "Missing.m": {}}),
+        ("extra", {}),
+    ]:
+        variants.append({"summary": {**good, field: bad}, "screened": True})
+    for field, bad in [
+        ("grad", "off!"), ("hook", "daily"), ("trains", 1), ("flush", None), ("decorators", [None]), ("model", [["x"]]),
+        ("returns", [[]]), ("returns", [["c", "x"]]), ("calls", [site[:3]]), ("calls", [[["n"], None, None, False]]),
+        ("calls", [[["n", "f"], "sometimes", None, False]]), ("calls", [[["n", "f"], None, [0, None], False]]),
+        ("calls", [[["n", "f"], None, ["0", None, False], False]]), ("calls", [[["i", "C"], None, None, False]]),
+        ("calls", [[["n", "f"], None, None, 0]]), ("unknown", True),
+    ]:
+        broken = {**function, field: bad}
+        variants.append({"summary": {**good, "functions": {**good["functions"], "helper": broken}}, "screened": True})
+    return variants
+
+
+def _crafted_summaries(project: Path, expected: str, entry: Path, original: dict) -> None:
+    cache = Cache(entry.parent.parent.parent, "")
+    assert cache.get_summary(entry.stem) == original  # the genuine entry is a hit
+    for variant in _crafted_summary_variants(original):
+        entry.write_text(json.dumps(variant))
+        assert cache.get_summary(entry.stem) is None, variant
+    entry.write_text(json.dumps(_crafted_summary_variants(original)[-1]))
+    assert _check_again(project).stdout == expected

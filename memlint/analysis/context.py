@@ -16,6 +16,7 @@ import libcst as cst
 from memlint.analysis import tables, values
 from memlint.analysis.values import Kind, Value
 from memlint.analysis.walk import nested_blocks
+from memlint.project import EMPTY_VIEW, FileView, key_string
 from memlint.tree import code_children
 
 FunctionKey = tuple  # ("func", name) or ("method", class_name, name)
@@ -83,8 +84,11 @@ class FileFacts:
 
 
 class Context:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, project: Optional[FileView] = None) -> None:
         self.module = module
+        # What the project pass (memlint/project.py) knows about this file's functions, classes and
+        # callees from the other files linted with it (and from this file's own summary).
+        self.project = project if project is not None else EMPTY_VIEW
         self.frames: list[Frame] = [Frame("module", module)]
         self.module_classes: dict[str, cst.ClassDef] = {}  # nn.Module subclasses defined in the file
         self.class_attributes: dict[str, dict[str, Value]] = {}  # class -> self.<attr> -> value
@@ -274,6 +278,12 @@ class Context:
             self._memo[key] = build()
         return self._memo[key]
 
+    def binds_at_module_level(self, name: str) -> bool:
+        """Does `name`, where the traversal is, mean what the module binds (or will have bound by
+        the time a function runs) rather than a local name?"""
+        binding = self._lookup(name)
+        return binding is None or (binding is self.module_binding(name))
+
     def module_binding(self, name: str) -> Optional[Binding]:
         """What `name` is bound to at module level (imports seen so far), ignoring inner scopes."""
         if name in self._ambiguous:
@@ -334,7 +344,7 @@ class Context:
     def _visit_class(self, node: cst.ClassDef) -> None:
         name = node.name.value
         self._bind(name, Binding(values.FUNCTION))
-        if any(self._is_module_type(base.value) for base in node.bases):
+        if name in self.project.module_classes or any(self._is_module_type(base.value) for base in node.bases):
             self.module_classes[name] = node
         for base in node.bases:
             base_name = _dotted(base.value).rsplit(".", 1)[-1]
@@ -569,12 +579,16 @@ class Context:
             self.no_grad_decorators.add(outermost.key[-1])
 
     def _no_grad_functions(self) -> set[FunctionKey]:
-        """Functions whose every call in this file runs without gradient tracking."""
-        result: set[FunctionKey] = set()
+        """Functions whose every call runs without gradient tracking: in this file, or in the project
+        (the project pass sees the call sites in the other files); a function another file calls
+        with gradients on is not one, whatever this file's own calls say."""
+        project = self.project
+        result = {key for key in self.defined_functions if key_string(key) in project.no_grad}
+        blocked = {key for key in self.defined_functions if key_string(key) in project.grad_elsewhere}
         changed = True
         while changed:
             changed = False
-            for key in self.defined_functions - result:
+            for key in self.defined_functions - result - blocked:
                 sites = self.call_sites.get(key)
                 if sites and all(
                     site.grad is GradMode.DISABLED or any(c in result for c in site.callers) for site in sites

@@ -881,3 +881,111 @@ def _compact(record: dict) -> dict:
             continue
         result[key] = value
     return result
+
+
+# ---------------------------------------------------------------------------- checking a stored summary
+
+
+def is_valid(summary: object) -> bool:
+    """Is `summary` shaped as `summarize` makes them, down to every field's type?  A summary read
+    back from the cache feeds the project pass, which indexes into it without further checks."""
+    try:
+        _check_summary(summary)
+    except (TypeError, ValueError, KeyError):
+        return False
+    return True
+
+
+_GRADS = (None, "off", "on", "?")
+_HOOKS = ("no-grad", "per-batch", "training")
+
+
+def _require(condition: bool) -> None:
+    if not condition:
+        raise ValueError("not a summary")
+
+
+def _strings(value: object) -> None:
+    _require(type(value) is list and all(type(item) is str for item in value))  # type: ignore[union-attr]
+
+
+def _check_summary(summary: object) -> None:
+    _require(type(summary) is dict and set(summary) == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(summary["format"] == FORMAT and type(summary["format"]) is int)  # type: ignore[index]
+    imports, classes, functions = summary["imports"], summary["classes"], summary["functions"]  # type: ignore[index]
+    _require(type(imports) is dict and type(classes) is dict and type(functions) is dict)
+    for local, target in imports.items():
+        _require(type(local) is str and type(target) is list and len(target) == 3)
+        _require(type(target[0]) is str and (target[1] is None or type(target[1]) is str))
+        _require(type(target[2]) is int and target[2] >= 0)
+    _strings(summary["defs"])  # type: ignore[index]
+    for name, record in classes.items():
+        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs"} and "bases" in record)
+        _strings(record["bases"])
+        attrs = record.get("attrs", {})
+        _require(type(attrs) is dict and all(type(k) is str and type(v) is str for k, v in attrs.items()))
+    _require("" in functions and "?" in functions)
+    for key, record in functions.items():
+        _require(type(key) is str and type(record) is dict)
+        if "." in key:
+            _require(key.partition(".")[0] in classes)
+        _check_function(record)
+
+
+def _check_function(record: dict) -> None:
+    for field, value in record.items():
+        if field == "grad":
+            _require(value in _GRADS[1:] and type(value) is str)
+        elif field == "hook":
+            _require(value in _HOOKS and type(value) is str)
+        elif field in ("wraps_no_grad", "trains"):
+            _require(value is True)
+        elif field == "flush":
+            _require(type(value) is str)
+        elif field == "decorators":
+            _strings(value)
+        elif field == "model":
+            _require(type(value) is list)
+            for alternative in value:
+                _check_alternative(alternative)
+        elif field == "returns":
+            _require(type(value) is list)
+            for alternatives in value:
+                _require(type(alternatives) is list and bool(alternatives))
+                for alternative in alternatives:
+                    _check_alternative(alternative)
+        elif field == "calls":
+            _require(type(value) is list)
+            for site in value:
+                _require(type(site) is list and len(site) == 4)
+                reference, grad, loop, conditional = site
+                _check_reference(reference)
+                _require(grad in _GRADS and (grad is None or type(grad) is str) and type(conditional) is bool)
+                if loop is not None:
+                    _require(type(loop) is list and len(loop) == 3 and type(loop[0]) is int)
+                    _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool)
+        else:
+            raise ValueError(f"unknown field {field}")
+
+
+def _check_alternative(alternative: object) -> None:
+    if alternative is True:
+        return
+    _require(type(alternative) is list and len(alternative) >= 1)
+    if alternative[0] == "c":  # type: ignore[index]
+        _require(len(alternative) == 1)  # type: ignore[arg-type]
+    elif alternative[0] == "a":  # type: ignore[index]
+        _require(len(alternative) == 2 and type(alternative[1]) is str)  # type: ignore[arg-type, index]
+    else:
+        _check_reference(alternative)
+
+
+def _check_reference(reference: object) -> None:
+    _require(type(reference) is list and bool(reference))
+    kind = reference[0]  # type: ignore[index]
+    if kind in ("n", "d", "s"):
+        _require(len(reference) == 2 and type(reference[1]) is str)  # type: ignore[arg-type, index]
+    elif kind == "i":
+        _require(len(reference) == 3 and type(reference[1]) is str and type(reference[2]) is str)  # type: ignore[arg-type, index]
+    else:
+        raise ValueError("unknown reference")

@@ -15,6 +15,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.naming import named_like_model
+from memlint.analysis.project_facts import returns_history
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -181,6 +182,9 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     func = call.func
     kind = type(func)
     qualified = ctx.resolve(func)
+    project = ctx.project
+    if (project.history_calls or project.history_methods) and returns_history(call, ctx):
+        return _model_output(ctx, is_loss=False)  # a project function that returns a model's output
     if qualified in _CONTAINER_FACTORIES:
         return CONTAINER
     if qualified is not None:

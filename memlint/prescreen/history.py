@@ -78,6 +78,10 @@ class History:
                 qualified = None if node.level else f"{node.module}.{alias.name}"  # type: ignore[attr-defined]
                 self.imports.setdefault(alias.asname or alias.name, []).append(qualified)
         self.functional_losses = source.names_for(tables.FUNCTIONAL_LOSSES)
+        # The project pass's callees that return history, as written here (memlint/project.py).
+        project = source.project
+        self.project_calls: frozenset[str] = project.history_calls if project is not None else frozenset()
+        self.project_methods = frozenset(m.rpartition(".")[2] for m in project.history_methods) if project is not None else frozenset()
         self._settled: dict[str, bool] = {}  # name or ".attr" -> may it carry history
         self._open: set[str] = set()  # the keys being settled now, and those of them found to carry
         self._carrying: set[str] = set()
@@ -144,6 +148,8 @@ class History:
     def _name_call_possible(self, name: str, call: ast.Call) -> bool:
         if name in self.functional_losses or _named_like_model_or_loss(name):
             return True
+        if name in self.project_calls:
+            return True  # a project function that returns a model's output (memlint/project.py)
         if name in self.values or name in self.other_bindings or name in self.module_params:
             return True  # may be bound to a module
         if self._only_imported(name):
@@ -158,6 +164,11 @@ class History:
 
     def _method_call_possible(self, func: ast.Attribute, call: ast.Call) -> bool:
         root = root_name(func)
+        if self.project_calls or self.project_methods:
+            if root == "self" and isinstance(func.value, ast.Name) and func.attr in self.project_methods:
+                return True  # `self.step(x)` where the project says that method returns history
+            if _dotted(func) in self.project_calls:
+                return True  # `utils.compute_loss(...)`, likewise
         if self._only_imported(root):
             paths = [self._qualified(path, func) for path in self.imports[root]]  # type: ignore[index]
             if all(path is not None and not path.startswith("torch") for path in paths):
@@ -248,3 +259,14 @@ def _keys_bound_by(target: ast.AST) -> list[str]:
 def _is_torch_layer(qualified: str) -> bool:
     module, _, name = qualified.rpartition(".")
     return module.startswith("torch.nn") and module != "torch.nn.functional" and name[:1].isupper()
+
+
+def _dotted(expr: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))

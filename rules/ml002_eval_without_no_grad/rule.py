@@ -410,6 +410,8 @@ def evaluate(model: nn.Module, batches):
         region = regions(ctx, scope).get(id(node))
         if region is None or id(region.node) in self._reported:
             return
+        if ctx.project.trained_by(ctx.function_chain) is not None:
+            return  # training code (here or in another file) runs it with gradients on: they are needed
         self._reported.add(id(region.node))
         call_text = _short(ctx.module.code_for_node(node))
         message = (

@@ -252,9 +252,13 @@ class Model(L.LightningModule):
         if not self._in_helpers:
             return
         per_step = step_loop_called_functions(facts)
+        project = self.ctx.project
         for node, what, key, qualified in self._in_helpers:
             if key in per_step:
                 where = f"every iteration of a training/evaluation loop (through `{key[-1]}()`)"
+                self.report(node, _message(what, where, qualified))
+            elif project.per_step_of(key) is not None:  # a loop or a per-batch hook, maybe in another file
+                where = f"{project.per_step_of(key)}, through `{key[-1]}()`"
                 self.report(node, _message(what, where, qualified))
 
 
