@@ -169,3 +169,25 @@ OUTPUT_NOT_SAVED = frozenset(
         "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
     }
 )  # fmt: skip
+
+# What autograd keeps of an op's input and output for backward (PyTorch 2.13, read from each op's
+# `grad_fn._saved_*`): a tensor neither its maker nor its reader keeps is held only by the names
+# that refer to it.  Layers by class name, functions by name (`torch.X`, `torch.nn.functional.X`,
+# `Tensor.X`); "add" stands for `+`, `-` and unary minus, "scale" for `*` or `/` by a number.
+# Keep their output, not their input:
+KEEPS_OUTPUT_ONLY = frozenset(
+    {"ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "exp"}
+)  # fmt: skip
+# Keep neither (dropout keeps its mask):
+KEEPS_NEITHER = frozenset(
+    {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "dropout", "dropout1d", "dropout2d", "dropout3d", "add", "scale"}
+)  # fmt: skip
+# Keep their input, not their output (layers: OUTPUT_NOT_SAVED and these):
+KEEPS_INPUT_ONLY = OUTPUT_NOT_SAVED | frozenset(
+    {
+        "GELU", "SiLU", "LeakyReLU", "ELU", "SELU", "ReLU6", "Hardtanh", "Hardswish", "Mish", "Softplus",
+        "linear", "conv1d", "conv2d", "conv3d", "layer_norm", "batch_norm", "group_norm", "instance_norm",
+        "gelu", "silu", "leaky_relu", "elu", "selu", "relu6", "hardtanh", "hardswish", "mish", "softplus",
+        "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "matmul", "mm", "bmm",
+    }
+)  # fmt: skip

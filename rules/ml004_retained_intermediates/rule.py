@@ -8,7 +8,10 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.chains import longest_chain
-from memlint.analysis.tables import VIEW_METHODS
+from memlint.analysis.context import GradMode
+from memlint.analysis.inventory import inventory
+from memlint.analysis.saved import keeps_input, keeps_output, op_kind, reader_of
+from memlint.analysis.tables import KEEPS_INPUT_ONLY, KEEPS_OUTPUT_ONLY, NO_GRAD_HOOKS, VIEW_METHODS
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -20,70 +23,98 @@ _BLOCKERS = (cst.Lambda, cst.FunctionDef, cst.ClassDef, cst.ListComp, cst.SetCom
 class RetainedIntermediates(Rule):
     """
     ## What it does
-    Finds a `forward` that binds a chain of distinct names, each used exactly once by the next
-    step, so that all of them stay alive until the function returns:
-    `out_1 = self.conv1(x); out_2 = self.conv2(out_1); out_3 = self.conv3(out_2)`. Reported once,
-    on the `def forward` line, listing the names of the longest chain (at least
-    `min-retained-chain` names, default 3).
+    Finds local names that keep an activation alive after its last use, where that costs memory.
+    A chain of distinct names, each bound once and read once by the next step
+    (`out_1 = self.fc1(x); out_2 = self.fc2(out_1); out_3 = self.fc3(out_2)`, at least
+    `min-retained-chain` names, default 3), keeps every tensor until the function returns. That
+    matters in two places:
 
-    Not reported: names rebound in place (`x = layer(x)`); values that must coexist (a name used
-    twice, e.g. a branch later combined by `torch.cat` or `+`, or also returned); chains of views
-    (`.view`, `.permute`, ...: they allocate nothing); chains behind `if` / `for` blocks. Accepted
-    limits: long skip connections are not reported (keeping a skip alive is usually required; the
-    remedy, checkpointing, is a design decision), and only straight-line statements at the top of
-    `forward` are followed.
+    - without gradient tracking: a function decorated with `@torch.no_grad()` /
+      `@torch.inference_mode()` (or a decorator of the file that wraps them), Lightning's
+      `validation_step` / `test_step` / `predict_step`, a Hugging Face pipeline's `_forward`, or a
+      `with torch.no_grad():` block at the top of a function. Nothing else holds the tensors there,
+      so every name that outlives its use holds its activation;
+    - in `forward` with gradients on, a name whose tensor autograd does not keep: it is made by an
+      op that does not save its output (`nn.Linear`, a convolution, a norm, GELU) and read by one
+      that does not save its input (`relu`, `sigmoid`, `tanh`, `softmax`, dropout, `+`, scaling
+      by a number). The tables are in `memlint/analysis/tables.py`; tests/test_saved_tables.py
+      checks them against the tensors PyTorch's autograd saves.
+
+    Reported once per function (or `with` block), on its first line, naming the tensors held after
+    their last use; a name whose reader is the last statement that may allocate is not counted.
+
+    Not reported: a named chain in a `forward` with gradients on whose layers save their inputs
+    (`hidden = self.encoder(ids); pooled = self.pooler(hidden); logits = self.head(pooled)`:
+    autograd keeps each tensor for backward, so a name costs nothing); names rebound in place
+    (`x = layer(x)`); values that must coexist (a name used twice, also returned or combined
+    later); chains of views (`.view`, `.permute`, ...: they allocate nothing); layers of the
+    project's own or ops that may run in place (what they keep is unknown). Accepted limits: only
+    straight-line statements at the top of the function (or of the `with` block) are followed, and
+    a `forward` only ever called under `torch.no_grad()` by its callers is judged as training code.
 
     ## Why is this bad?
-    A local name keeps its tensor alive until it is rebound or the function returns. Reusing one
-    name lets each intermediate be freed as soon as the next step has consumed it.
+    A local name keeps its tensor alive until it is rebound, deleted or the function returns. When
+    nothing else needs the tensor (no gradient tracking, or an op pair that autograd does not keep
+    it for), the name alone raises the peak by that tensor while the rest of the function runs.
 
     ## Example
     ```python
-    def forward(self, x):
-        out_1 = self.conv1(x)
-        out_2 = self.conv2(out_1)
-        out_3 = self.conv3(out_2)
-        return out_3
+    @torch.no_grad()
+    def predict(self, x):
+        out_1 = self.fc1(x)
+        out_2 = self.fc2(out_1)
+        out_3 = self.fc3(out_2)
+        return self.fc4(out_3)
     ```
 
     ## Use instead
     ```python
-    def forward(self, x):
-        x = self.conv1(x)
-        x = self.conv2(x)
-        x = self.conv3(x)
-        return x
+    @torch.no_grad()
+    def predict(self, x):
+        out_1 = self.fc1(x)
+        out_2 = self.fc2(out_1)
+        del out_1
+        out_3 = self.fc3(out_2)
+        del out_2
+        return self.fc4(out_3)
     ```
 
+    Reusing one name (`x = self.fc1(x)`) frees as much; the fix keeps the names and deletes them
+    instead, since a readable name (`hidden`, `pooled`) is worth more than a shorter line.
+
     ## Fix safety
-    Renames the chain to one name: the function's input when it is not used after the chain
-    starts, otherwise the chain's first name. Safe: every renamed name is bound once and used once,
-    by the next step, and nothing else (a closure, a comprehension, `locals()`, `del`) refers to it;
-    when something might, there is no fix.
+    Inserts `del name` after the statement that reads each reported name last. Unsafe: the name is
+    bound once and read once, and nothing else (a closure, a comprehension, `locals()`, `del`)
+    refers to it, or there is no fix; but code added later that reads the name would fail with
+    `NameError`, so the change is left to the user (`--unsafe-fixes`).
 
     ## Measured effect
-    Three convolutions with named `out_1..out_3` versus reusing `x`, PyTorch 2.13 on CPU (exact
+    Three Linear layers with named `out_1..out_3` versus reusing `x`, PyTorch 2.13 on CPU (exact
     tensor-storage tracker): a training step peaks at 83.2 MiB either way (each layer saves its
-    input for backward, so the tensors are alive anyway); the forward under `torch.no_grad()` peaks
-    at 49.1 MiB versus 47.1 MiB (one activation). The gain is for inference, or when the retained
-    tensor is not saved for backward.
+    input for backward, so the tensors are alive anyway: not reported); the forward under
+    `torch.no_grad()` peaks at 49.1 MiB versus 47.1 MiB (one activation).
 
     Fixtures, `memlint confirm fixtures` (PyTorch 2.13.0+cpu, exact tensor-storage tracker;
-    docs/measured-savings.md): four Linear layers (512-2048-2048-2048-10), batch 256,
-    `out_1..out_3` versus reusing `x`: training step 78,334,040 B before, 78,334,040 B after (no
-    change); forward under `torch.no_grad()` 44,681,256 B before, 42,573,864 B after (2.0 MiB, 4.7%
-    saved): one 256x2048 activation.
+    docs/measured-savings.md), memlint's fix against the file as written:
+    `ml004_retained_no_grad.py` (a `@torch.no_grad()` method over four Linear layers, batch 256)
+    63,471,616 B before, 59,277,312 B after (4.00 MiB, two 256x2048 activations);
+    `ml004_retained_forward.py` (forward only, autograd on: `hidden` from a Linear read by ReLU)
+    35,199,016 B before, 34,140,200 B after (1.01 MiB: the peak still holds `hidden` while ReLU
+    reads it, so what is saved is what the rest of forward allocates, up to one activation);
+    `ml004_retained_training.py` (the same model, a full SGD step) 55,175,256 B either way: the
+    step's peak is in backward, after `forward` has returned and dropped the name.
     """
 
     meta = META
     severity = Severity.INFO
-    fix_safety = "safe"
+    fix_safety = "unsafe"
 
     VALID = [
         Valid(  # rebinding one name
             """
 import torch
 class Net(torch.nn.Module):
+    @torch.no_grad()
     def forward(self, x):
         x = self.conv1(x)
         x = self.conv2(x)
@@ -91,10 +122,105 @@ class Net(torch.nn.Module):
         return x
 """
         ),
+        Valid(  # a named chain under autograd: every layer saves its input, so the names cost nothing
+            """
+import torch
+class Net(torch.nn.Module):
+    def forward(self, x):
+        out_1 = self.conv1(x)
+        out_2 = self.conv2(out_1)
+        out_3 = self.conv3(out_2)
+        return out_3
+"""
+        ),
+        Valid(  # readable names under autograd (a false positive whose fix renamed them into `input_ids`)
+            """
+import torch
+from torch import nn
+class Classifier(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+        self.pooler = nn.Linear(768, 768)
+        self.classifier = nn.Linear(768, 2)
+    def forward(self, input_ids, attention_mask=None):
+        hidden = self.encoder(input_ids, attention_mask=attention_mask)
+        pooled = self.pooler(hidden)
+        logits = self.classifier(pooled)
+        return logits
+"""
+        ),
+        Valid(  # under autograd, the reader keeps its input (GELU saves it): nothing to free
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 256)
+        self.fc2 = nn.Linear(256, 64)
+    def forward(self, x):
+        h = self.fc1(x)
+        a = F.gelu(h)
+        y = self.fc2(a)
+        return self.norm(y)
+"""
+        ),
+        Valid(  # under autograd, the maker keeps its output (ReLU saves it): nothing to free
+            """
+import torch
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 256)
+        self.fc2 = nn.Linear(256, 64)
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        a = torch.sigmoid(h)
+        y = self.fc2(a)
+        return self.norm(y)
+"""
+        ),
+        Valid(  # under autograd, a block of the project's own: what it keeps is unknown
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.fc = nn.Linear(64, 64)
+    def forward(self, x):
+        h = self.block(x)
+        a = torch.relu(h)
+        y = self.fc(a)
+        return self.out(y)
+"""
+        ),
+        Valid(  # an in-place activation: its output is its input, nothing extra is held
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 64)
+        self.act = nn.ReLU(inplace=True)
+        self.fc2 = nn.Linear(64, 64)
+    def forward(self, x):
+        h = self.fc1(x)
+        a = self.act(h)
+        y = self.fc2(a)
+        return self.out(y)
+"""
+        ),
         Valid(  # the values must coexist: combined later
             """
 import torch
 class Net(torch.nn.Module):
+    @torch.no_grad()
     def forward(self, x):
         a = self.conv1(x)
         b = self.conv2(a)
@@ -106,16 +232,28 @@ class Net(torch.nn.Module):
             """
 import torch
 class Net(torch.nn.Module):
+    @torch.no_grad()
     def forward(self, x):
         h = self.fc1(x)
         y = self.fc2(h)
         return y
 """
         ),
+        Valid(  # a no-grad function with two chained names: shorter than min-retained-chain
+            """
+import torch
+@torch.no_grad()
+def predict(model, x):
+    a = model.enc(x)
+    b = model.mid(a)
+    return b
+"""
+        ),
         Valid(  # views allocate nothing
             """
 import torch
 class Net(torch.nn.Module):
+    @torch.no_grad()
     def forward(self, x):
         a = x.view(x.size(0), -1)
         b = a.permute(1, 0)
@@ -126,12 +264,12 @@ class Net(torch.nn.Module):
         Valid(  # a longer minimum configured
             """
 import torch
-class Net(torch.nn.Module):
-    def forward(self, x):
-        out_1 = self.conv1(x)
-        out_2 = self.conv2(out_1)
-        out_3 = self.conv3(out_2)
-        return out_3
+@torch.no_grad()
+def predict(model, x):
+    out_1 = model.conv1(x)
+    out_2 = model.conv2(out_1)
+    out_3 = model.conv3(out_2)
+    return model.head(out_3)
 """,
             config={"min-retained-chain": 4},
         ),
@@ -139,6 +277,7 @@ class Net(torch.nn.Module):
             """
 import torch
 class Net(torch.nn.Module):
+    @torch.no_grad()
     def forward(self, x):
         grid = torch.tensor([[1, x.shape[2], x.shape[3]]])
         ids = make_position_ids(grid)
@@ -146,98 +285,255 @@ class Net(torch.nn.Module):
         return self.blocks(x, pos)
 """
         ),
-        Valid(  # not a forward
+        Valid(  # a helper with gradients on: neither a forward nor an inference path
             """
 import torch
 def helper(conv1, conv2, conv3, x):
     out_1 = conv1(x)
     out_2 = conv2(out_1)
     out_3 = conv3(out_2)
-    return out_3
+    return conv3(out_3)
 """
         ),
     ]
 
     INVALID = [
-        Invalid(
+        Invalid(  # a no-grad method: every name that outlives its use holds an activation
             """
 import torch
 class Net(torch.nn.Module):
-    def forward(self, x):
-        out_1 = self.conv1(x)
-        out_2 = self.conv2(out_1)
-        out_3 = self.conv3(out_2)
-        return out_3
-""",
-            line=3,
-            column=5,
-            message="`out_1` -> `out_2` -> `out_3`",
-            fixed="""
-import torch
-class Net(torch.nn.Module):
-    def forward(self, x):
-        x = self.conv1(x)
-        x = self.conv2(x)
-        x = self.conv3(x)
-        return x
-""",
-        ),
-        Invalid(  # the input is used after the chain starts: reuse the chain's first name
-            """
-import torch
-import torch.nn.functional as F
-class Block(torch.nn.Module):
-    def forward(self, x):
-        h1 = self.norm(x)  # pre-norm
-        h2 = F.gelu(self.fc1(h1))
-        h3 = self.fc2(h2)
-        return x + h3
+    @torch.no_grad()
+    def predict(self, x):
+        out_1 = self.fc1(x)
+        out_2 = self.fc2(out_1)
+        out_3 = self.fc3(out_2)
+        return self.fc4(out_3)
 """,
             line=4,
             column=5,
+            message="`predict` runs without gradient tracking (`@torch.no_grad()`) and keeps `out_1`, `out_2` alive after their last use; nothing else holds them",
+            unsafe=True,
             fixed="""
 import torch
-import torch.nn.functional as F
-class Block(torch.nn.Module):
+class Net(torch.nn.Module):
+    @torch.no_grad()
+    def predict(self, x):
+        out_1 = self.fc1(x)
+        out_2 = self.fc2(out_1)
+        del out_1
+        out_3 = self.fc3(out_2)
+        del out_2
+        return self.fc4(out_3)
+""",
+        ),
+        Invalid(  # a no_grad block at the top of a function; readable names are kept
+            """
+import torch
+def embed(model, images):
+    with torch.inference_mode():
+        features = model.backbone(images)  # (B, C, H, W)
+        pooled = model.pool(features)
+        embedding = model.proj(pooled)
+        normed = torch.nn.functional.normalize(embedding)
+    return normed
+""",
+            line=3,
+            column=5,
+            message="inside a `with` block without gradient tracking, `features`, `pooled` are kept alive after their last use",
+            unsafe=True,
+            fixed="""
+import torch
+def embed(model, images):
+    with torch.inference_mode():
+        features = model.backbone(images)  # (B, C, H, W)
+        pooled = model.pool(features)
+        del features
+        embedding = model.proj(pooled)
+        del pooled
+        normed = torch.nn.functional.normalize(embedding)
+    return normed
+""",
+        ),
+        Invalid(  # forward with gradients on: Linear does not keep its output and ReLU keeps its output, not its input
+            """
+import torch
+from torch import nn
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(512, 2048)
+        self.fc2 = nn.Linear(2048, 2048)
+        self.fc3 = nn.Linear(2048, 10)
     def forward(self, x):
-        h1 = self.norm(x)  # pre-norm
-        h1 = F.gelu(self.fc1(h1))
-        h1 = self.fc2(h1)
-        return x + h1
+        hidden = self.fc1(x)
+        activated = torch.relu(hidden)
+        projected = self.fc2(activated)
+        return self.fc3(projected)
+""",
+            line=9,
+            column=5,
+            message="`hidden` (made by `self.fc1`, nn.Linear, which keeps its input, not its output; read by `torch.relu`, which keeps its output, not its input)",
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(512, 2048)
+        self.fc2 = nn.Linear(2048, 2048)
+        self.fc3 = nn.Linear(2048, 10)
+    def forward(self, x):
+        hidden = self.fc1(x)
+        activated = torch.relu(hidden)
+        del hidden
+        projected = self.fc2(activated)
+        return self.fc3(projected)
 """,
         ),
         Invalid(  # a closure refers to a name of the chain: reported without a fix
             """
 import torch
 class Net(torch.nn.Module):
+    @torch.no_grad()
     def forward(self, x):
         a = self.l1(x)
         b = self.l2(a)
-        c = self.l3(b)
-        return (lambda: c)()
+        c = (lambda: self.l3(b))()
+        return self.l4(c)
 """,
-            line=3,
+            line=4,
             column=5,
         ),
     ]
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._grad: dict[int, GradMode] = {}  # functions and `with` blocks: the grad mode inside
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._grad[id(node)] = self.ctx.grad_mode  # the context has entered the function already
+
+    def visit_With(self, node: cst.With) -> None:
+        if self.ctx.function_node is not None:
+            self._grad[id(node)] = self.ctx.grad_mode
+
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if node.name.value != "forward" or self.ctx.class_name is None or not isinstance(node.body, cst.IndentedBlock):
+        mode = self._grad.pop(id(node), GradMode.ENABLED)
+        if not isinstance(node.body, cst.IndentedBlock):
             return
-        chain, source = _longest_chain(node)
+        name = node.name.value
+        class_name = self.ctx.class_name
+        layers = {}
+        if class_name is not None:
+            described = inventory(self.ctx).get(class_name)
+            layers = described.attributes if described is not None else {}
+        if mode is GradMode.DISABLED and _inference_function(node):
+            self._check(node, node, node.body.body, layers, f"`{name}` runs without gradient tracking ({_why(node)}) and")
+        elif name == "forward" and class_name is not None:
+            self._check(node, node, node.body.body, layers, None)
+        for statement in node.body.body:
+            if isinstance(statement, cst.With) and self._grad.pop(id(statement), None) is GradMode.DISABLED:
+                if isinstance(statement.body, cst.IndentedBlock):
+                    intro = "inside a `with` block without gradient tracking,"
+                    self._check(node, statement, statement.body.body, layers, intro)
+
+    def _check(self, function, owner, statements, layers, no_grad_intro: Optional[str]) -> None:
+        """Report the names of the longest chain in `statements` held after their last use (all of
+        them without gradient tracking; under autograd, those autograd does not keep)."""
+        chain, values = _longest_chain(function, statements)
         if len(chain) < self.option("min-retained-chain"):
             return
-        names = " -> ".join(f"`{n}`" for n in chain)
-        message = (
-            f"`forward` keeps {names} alive until it returns, though each is used once by the next step; "
-            "reusing one name frees each as soon as it is consumed. Under autograd this saves nothing when the "
-            "next layer saves its input anyway; under no-grad (inference), or when a retained tensor is not "
-            "saved for backward, it saves one activation per retained tensor"
-        )
-        self.report(node, message, _fix(node, chain, source))
+        held: list[tuple[str, int, str]] = []  # (name, index of the statement that reads it last, why)
+        for name in chain:
+            last = _reader_index(statements, name)
+            if last is None or not any(_may_allocate(s) for s in statements[last + 1 :]):
+                continue
+            if no_grad_intro is not None:
+                held.append((name, last, ""))
+                continue
+            reader = reader_of(_value(statements[last]), name)
+            if reader is None:
+                continue
+            if keeps_output(values[name], self.ctx, layers) is False and keeps_input(reader, self.ctx, layers) is False:
+                held.append((name, last, _reason(name, values[name], reader, self.ctx, layers)))
+        if not held:
+            return
+        names = ", ".join(f"`{n}`" for n, _, _ in held)
+        many = len(held) > 1
+        their, them = ("their", "them") if many else ("its", "it")
+        if no_grad_intro is None:
+            reasons = "; ".join(why for _, _, why in held)
+            message = (
+                f"`forward` keeps {names} alive after {their} last use, though autograd does not need {them}: "
+                f"{reasons}. Only the name holds the tensor until `forward` returns: `del` {them} once read to "
+                f"lower forward's peak by up to one activation{' each' if many else ''} (a training step's peak, "
+                "often reached in backward, may not change)"
+            )
+        else:
+            kept = f"keeps {names}" if no_grad_intro.endswith("and") else f"{names} {'are' if many else 'is'} kept"
+            message = (
+                f"{no_grad_intro} {kept} alive after {their} last use; nothing else holds {them}, so "
+                f"{'each adds' if many else 'it adds'} up to one activation to the peak of what follows: `del` {them} "
+                "once read (or reuse one name)"
+            )
+        self.report(owner, message, _fix(function, owner, statements, held))
 
 
-def _longest_chain(function: cst.FunctionDef) -> tuple[list[str], Optional[str]]:
+def _inference_function(function: cst.FunctionDef) -> bool:
+    """A function the context found to run without gradients for a reason its screen can see: a
+    decorator, a Lightning evaluation hook, a Hugging Face pipeline's `_forward`."""
+    name = function.name.value
+    return bool(function.decorators) or name in NO_GRAD_HOOKS or name == "_forward"
+
+
+def _why(function: cst.FunctionDef) -> str:
+    if len(function.decorators) == 1:
+        return f"`@{' '.join(cst.Module([]).code_for_node(function.decorators[0].decorator).split())}`"
+    if function.decorators:
+        return "decorated"
+    return "a Hugging Face pipeline step" if function.name.value == "_forward" else "a Lightning evaluation hook"
+
+
+def _value(statement: cst.CSTNode) -> cst.CSTNode:
+    target, value = _simple_assignment(statement)
+    return value if value is not None else statement
+
+
+def _reader_index(statements, name: str) -> Optional[int]:
+    """Index of the statement that reads `name` (the rule only follows names read once)."""
+    for index, statement in enumerate(statements):
+        target, value = _simple_assignment(statement)
+        searched = value if value is not None else statement
+        if any(type(n) is cst.Name and n.value == name for n in code_descendants(searched)):
+            return index
+    return None
+
+
+def _may_allocate(statement: cst.CSTNode) -> bool:
+    """Could the statement allocate a tensor (a call or arithmetic)?  `return x` cannot."""
+    return any(isinstance(n, (cst.Call, cst.BinaryOperation)) for n in code_descendants(statement))
+
+
+def _reason(name: str, value: cst.BaseExpression, reader: cst.BaseExpression, ctx, layers) -> str:
+    """`h` (made by `self.fc1`, nn.Linear, which keeps its input, not its output; read by ...)."""
+    code = ctx.module.code_for_node
+
+    def describe(expr: cst.BaseExpression) -> str:
+        if not isinstance(expr, cst.Call):
+            return f"`{' '.join(code(expr).split())}`"
+        text = f"`{code(expr.func)}`"
+        kind = op_kind(expr, ctx, layers)
+        return f"{text}, nn.{kind}" if kind and kind[:1].isupper() else text
+
+    maker = op_kind(value, ctx, layers)
+    kept = "its input, not its output" if maker in KEEPS_INPUT_ONLY else "neither its input nor its output"
+    read = "its output, not its input" if op_kind(reader, ctx, layers) in KEEPS_OUTPUT_ONLY else "neither"
+    return f"`{name}` (made by {describe(value)}, which keeps {kept}; read by {describe(reader)}, which keeps {read})"
+
+
+def _longest_chain(function: cst.FunctionDef, statements) -> tuple[list[str], dict[str, cst.BaseExpression]]:
+    """The longest chain in `statements` (a block of `function`), and each chained name's value."""
     bound: Counter[str] = Counter()
     used: Counter[str] = Counter()
     for node, parents in code_with_parents(function.body, nearest=4):  # all _is_store looks at
@@ -258,23 +554,21 @@ def _longest_chain(function: cst.FunctionDef) -> tuple[list[str], Optional[str]]
     # Each allocating assignment of a name bound and used once, with the single earlier such name
     # it consumes (none when it reads zero or several of them): the links of a chain.
     steps: list[tuple[str, list[str]]] = []
+    values: dict[str, cst.BaseExpression] = {}
     earlier: set[str] = set()
     single = {n for n in bound if bound[n] == 1 and used[n] == 1}
     activations = _activation_names(function)
-    for statement in function.body.body:  # type: ignore[union-attr]
+    for statement in statements:
         target, value = _simple_assignment(statement)
         if target is None or target not in single or target not in activations or not _allocates(value):
             continue
         names_in = [n.value for n in code_descendants(value) if type(n) is cst.Name]
         inputs = [n for n in names_in if n in single and n in earlier]
         steps.append((target, inputs if len(inputs) == 1 else []))
+        values[target] = value
         earlier.add(target)
     best = longest_chain(steps)
-    if len(best) < 2:
-        return [], None
-    first_value = _value_of(function, best[0])
-    source = _first_argument_name(first_value) if first_value is not None else None
-    return best, source
+    return (best, values) if len(best) >= 2 else ([], {})
 
 
 def _activation_names(function: cst.FunctionDef) -> set[str]:
@@ -345,26 +639,10 @@ def _allocates(value: Optional[cst.BaseExpression]) -> bool:
     return True
 
 
-def _value_of(function: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:
-    for statement in function.body.body:  # type: ignore[union-attr]
-        target, value = _simple_assignment(statement)
-        if target == name:
-            return value
-    return None
-
-
-def _first_argument_name(value: cst.BaseExpression) -> Optional[str]:
-    if isinstance(value, cst.Call):
-        for argument in value.args:
-            if isinstance(argument.value, cst.Name) and not argument.keyword:
-                return argument.value.value
-            if isinstance(argument.value, cst.Call):
-                return _first_argument_name(argument.value)
-    return None
-
-
-def _fix(function: cst.FunctionDef, chain: list[str], source: Optional[str]) -> Optional[NodeFix]:
-    names = set(chain)
+def _fix(function: cst.FunctionDef, owner: cst.CSTNode, statements, held) -> Optional[NodeFix]:
+    """`del name` after the statement that reads each held name, unless something else might
+    refer to the names (a closure, a comprehension, `locals()`, an existing `del`)."""
+    names = {name for name, _, _ in held}
     for node in code_descendants(function.body):
         if isinstance(node, _BLOCKERS) and any(isinstance(n, cst.Name) and n.value in names for n in code_descendants(node)):
             return None  # a closure or comprehension refers to the chain
@@ -372,38 +650,15 @@ def _fix(function: cst.FunctionDef, chain: list[str], source: Optional[str]) -> 
             return None
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("locals", "vars", "eval", "exec"):
             return None
-    params = {p.name.value for p in [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]}
-    new = chain[0]
-    if source is not None and source in params and not _used_after_chain_start(function, chain[0], source):
-        new = source
-    renamed = function.with_changes(body=function.body.visit(_Rename(names, new)))
-    return Rule.replace(function, renamed, f"Reuse `{new}` for {', '.join(f'`{n}`' for n in chain)}")
-
-
-def _used_after_chain_start(function: cst.FunctionDef, first: str, name: str) -> bool:
-    started = False
-    for statement in function.body.body:  # type: ignore[union-attr]
-        target, value = _simple_assignment(statement)
-        if started and any(isinstance(n, cst.Name) and n.value == name for n in code_descendants(statement)):
-            return True
-        if target == first:
-            started = True
-            if sum(1 for n in code_descendants(value) if isinstance(n, cst.Name) and n.value == name) > 1:
-                return True
-    return False
-
-
-class _Rename(cst.CSTTransformer):
-    def __init__(self, names: set[str], new: str) -> None:
-        super().__init__()
-        self.names = names
-        self.new = new
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
-        return updated.with_changes(value=self.new) if original.value in self.names else updated
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
-        return updated.with_changes(attr=original.attr)
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return updated.with_changes(keyword=original.keyword)
+    after: dict[int, list[str]] = {}
+    for name, index, _ in held:
+        after.setdefault(index, []).append(name)
+    body: list[cst.BaseStatement] = []
+    for index, statement in enumerate(statements):
+        body.append(statement)
+        for name in after.get(index, ()):
+            body.append(cst.SimpleStatementLine(body=[cst.Del(target=cst.Name(name))]))
+    block = owner.body
+    new_owner = owner.with_changes(body=block.with_changes(body=body))
+    listed = ", ".join(f"`{n}`" for n, _, _ in held)
+    return Rule.replace(owner, new_owner, f"Delete {listed} after {'their' if len(held) > 1 else 'its'} last use", safe=False)
