@@ -9,8 +9,9 @@ torchvision and timm are not dependencies of memlint; run this in a separate vir
     PYTHONPATH=. nice -n 19 zoo/bin/python bench/estimate_zoo.py compare > zoo-compare.md
 
 `sweep` estimates one AdamW training step of every torchvision classification, detection and
-segmentation model and of a sample of timm architectures (up to two per timm module: the smallest-
-sounding name and the first), batch 2 at each model's default resolution, on fake tensors. Each
+segmentation model and of a sample of timm architectures (one per timm module, the smallest-
+sounding name, and a list of popular ones), batch 2 at each model's default resolution, on fake
+tensors (the time of a fake step grows with the number of operators, not with their sizes). Each
 model ends as "ok", as "cannot be simulated" with memlint's message, or as a crash (any other
 exception: a bug in memlint). `compare` measures real CPU training steps of a dozen models with
 torch.profiler (bench/estimate_reference.py, independent of memlint) beside the estimate.
@@ -36,7 +37,7 @@ with warnings.catch_warnings():
 
 from memlint.estimate.simulate import SimulationError, StepConfig, simulate  # noqa: E402
 
-TIMEOUT = 600  # seconds per model
+TIMEOUT = 300  # seconds per model
 BATCH = 2
 SMALL = re.compile(r"(^|_)(pico|femto|atto|nano|tiny|mini|small|xs|s|b0|18|lite0|050|100|t)(_|$)")
 
@@ -96,16 +97,29 @@ def torchvision_models() -> list[tuple[str, object, tuple]]:
     return found
 
 
+# Architectures people train most, beside one per timm module.
+POPULAR = (
+    "resnet50", "efficientnet_b0", "convnext_tiny", "vit_small_patch16_224", "vit_base_patch16_224",
+    "swin_tiny_patch4_window7_224", "deit_small_patch16_224", "regnety_016", "mobilenetv3_large_100",
+    "efficientnetv2_rw_s", "resnext50_32x4d", "densenet121", "eva02_tiny_patch14_224", "maxvit_tiny_tf_224",
+)  # fmt: skip
+
+
 def timm_models() -> list[tuple[str, object, tuple]]:
     import timm
 
-    found = []
+    picked = []
     for module in timm.list_modules():
         names = sorted(timm.list_models(module=module))
         small = [n for n in names if SMALL.search(n)]
-        for name in dict.fromkeys([*(small[:1] or names[:1]), names[0]]):
-            size = timm.get_pretrained_cfg(name).input_size if timm.get_pretrained_cfg(name) else (3, 224, 224)
-            found.append((f"timm {name}", lambda name=name: timm.create_model(name, pretrained=False), (BATCH, *size)))
+        picked.append((small or names)[0])
+    available = set(timm.list_models())
+    picked += [name for name in POPULAR if name in available]
+    found = []
+    for name in dict.fromkeys(picked):
+        config = timm.get_pretrained_cfg(name)
+        size = tuple(config.input_size) if config and config.input_size else (3, 224, 224)
+        found.append((f"timm {name}", lambda name=name: timm.create_model(name, pretrained=False), (BATCH, *size)))
     return found
 
 

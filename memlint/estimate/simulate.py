@@ -21,10 +21,13 @@ with warnings.catch_warnings():
     from torch._subclasses.fake_tensor import (
         DataDependentOutputException,
         DynamicOutputShapeException,
+        FakeTensor,
         FakeTensorMode,
         UnsupportedOperatorException,
     )
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
+    from torch.nn.modules.module import register_module_buffer_registration_hook, register_module_parameter_registration_hook
+    from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
 from memlint.confirm.tracker import StorageTracker
@@ -107,14 +110,62 @@ def _fake_mode() -> FakeTensorMode:
     `Tensor.__deepcopy__` deep-copies a tensor's `__dict__`, and a fake tensor's holds its mode: so
     `copy.deepcopy(module)` (what `nn.TransformerEncoder` does with its layer, and EMA or teacher
     copies) would make tensors of a second fake mode that cannot meet the first ("Mixing fake modes
-    NYI"). The mode copies as itself. Tensors made outside it (a module-level constant) are converted."""
+    NYI"). The mode copies as itself. Tensors made outside it (a module-level constant, a mask kept
+    as a plain attribute) are converted when an operator meets them."""
     mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
     mode.__deepcopy__ = lambda memo: mode  # copy.deepcopy looks the hook up on the instance
     return mode
 
 
-def _backend(fake: bool):
-    return _fake_mode() if fake else contextlib.nullcontext()
+@contextlib.contextmanager
+def _fake_parameters(mode: Optional[FakeTensorMode]):
+    """While the factory runs, for real, every parameter and buffer becomes a fake tensor as it is
+    registered on its module, so the model never exists in real memory (an `empty` parameter is
+    never touched; the largest one is the most that is ever allocated). Running the factory for
+    real rather than under the fake mode lets model code compute with small tensors at
+    construction: timm's `[x.item() for x in torch.linspace(0, drop_path_rate, depth)]` and the
+    `if rate > 0.0` after it cannot run on fake values."""
+    if mode is None:
+        yield
+        return
+
+    def to_fake(module, name, value):
+        if value is None or isinstance(value, FakeTensor):
+            return None  # unchanged (a tied weight registered again is fake already)
+        return mode.from_tensor(value, static_shapes=True)
+
+    handles = [register_module_parameter_registration_hook(to_fake), register_module_buffer_registration_hook(to_fake)]
+    try:
+        with _ZeroValuedFakes():
+            yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+class _ZeroValuedFakes(TorchDispatchMode):
+    """While the model is built, a value read from a fake parameter (`bool(mask.any())` in torch's
+    own `trunc_normal_`, which redraws until no value is out of range) reads as zero: the values of
+    parameters do not change the memory of a step, and a fake tensor has none."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in _SCALAR_READS and args and isinstance(args[0], FakeTensor):
+            return False if func is _IS_NONZERO or args[0].dtype == torch.bool else 0 if not args[0].is_floating_point() else 0.0
+        return func(*args, **(kwargs or {}))
+
+
+_IS_NONZERO = torch.ops.aten.is_nonzero.default
+_SCALAR_READS = (torch.ops.aten._local_scalar_dense.default, _IS_NONZERO)
+
+
+def _fake_leftovers(model: nn.Module, mode: FakeTensorMode) -> None:
+    """Parameters and buffers put in place without registration (`module._parameters[name] = p`,
+    reassigning a registered buffer) are converted after the factory returns."""
+    for module in model.modules():
+        for table in (module._parameters, module._buffers):
+            for name, value in table.items():
+                if value is not None and not isinstance(value, FakeTensor):
+                    table[name] = mode.from_tensor(value, static_shapes=True)
 
 
 @contextlib.contextmanager
@@ -153,7 +204,7 @@ def _stage(name: str, hint: Callable[[Exception], str] = lambda error: ""):
         yield
     except SimulationError:
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # model code calling sys.exit() is a failure too
         raise _explain(name, error, hint(error)) from error
 
 
@@ -170,12 +221,14 @@ def _input_hint(model: nn.Module, config: StepConfig) -> Callable[[Exception], s
     return hint
 
 
-def build_model(factory: Callable[[], nn.Module], config: StepConfig) -> nn.Module:
-    """Call the factory (inside the fake mode when there is one) and apply the dtype."""
-    with _stage("building the model"):
+def build_model(factory: Callable[[], nn.Module], config: StepConfig, mode: Optional[FakeTensorMode]) -> nn.Module:
+    """Call the factory (its parameters and buffers made fake when there is a fake mode) and apply the dtype."""
+    with _stage("building the model"), _fake_parameters(mode):
         model = factory()
     if not isinstance(model, nn.Module):
         raise SimulationError(f"the factory returned {type(model).__name__}, not a torch.nn.Module")
+    if mode is not None:
+        _fake_leftovers(model, mode)
     if config.dtype == "bf16":
         with _stage("converting the model to bf16"):
             model = model.to(torch.bfloat16)
@@ -201,10 +254,13 @@ def simulate(
     """Peak tensor bytes of `steps` training steps of `factory()` and what they are made of."""
     loss_fn = loss_fn or default_loss
     kernels = KernelScratch() if fake else None
-    with _backend(fake), warnings.catch_warnings(), _quiet_fake_tensor_log():
+    mode = _fake_mode() if fake else None
+    with warnings.catch_warnings(), _quiet_fake_tensor_log():
         warnings.simplefilter("ignore")
         torch.manual_seed(0)
-        model = build_model(factory, config)
+        model = build_model(factory, config, mode)
+    with mode if mode is not None else contextlib.nullcontext(), warnings.catch_warnings(), _quiet_fake_tensor_log():
+        warnings.simplefilter("ignore")
         note = ""
         if config.checkpoint_blocks:
             blocks = checkpoint_blocks(model)
@@ -293,9 +349,12 @@ def with_optimizer(factory, config: StepConfig, base: StepEstimate, optimizer_na
     do not depend on the optimizer, except through the state that is resident meanwhile. The peak
     is the larger of the base forward/backward peak with the other state, and the other optimizer's
     step (weights, gradients, state and its temporaries)."""
-    with _backend(True), warnings.catch_warnings(), _quiet_fake_tensor_log():
+    mode = _fake_mode()
+    with warnings.catch_warnings(), _quiet_fake_tensor_log():
         warnings.simplefilter("ignore")
-        model = build_model(factory, config)
+        model = build_model(factory, config, mode)
+    with mode, warnings.catch_warnings(), _quiet_fake_tensor_log():
+        warnings.simplefilter("ignore")
         params = [p for p in model.parameters() if p.requires_grad]
         with _stage("creating the optimizer"):
             optimizer = make_optimizer(optimizer_name, params)
