@@ -48,11 +48,62 @@ def wide_cnn():
     )  # fmt: skip
 
 
+class UNet(nn.Module):
+    """A small U-Net: two down and two up stages with skip connections."""
+
+    class Double(nn.Module):
+        def __init__(self, cin: int, cout: int) -> None:
+            super().__init__()
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+                nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+            )  # fmt: skip
+
+        def forward(self, x):
+            return self.body(x)
+
+    def __init__(self, width: int = 16) -> None:
+        super().__init__()
+        w = width
+        self.down1, self.down2, self.bottom = self.Double(3, w), self.Double(w, 2 * w), self.Double(2 * w, 4 * w)
+        self.up2, self.up1 = nn.ConvTranspose2d(4 * w, 2 * w, 2, 2), nn.ConvTranspose2d(2 * w, w, 2, 2)
+        self.dec2, self.dec1 = self.Double(4 * w, 2 * w), self.Double(2 * w, w)
+        self.head = nn.Conv2d(w, 2, 1)
+
+    def forward(self, x):
+        d1 = self.down1(x)
+        d2 = self.down2(nn.functional.max_pool2d(d1, 2))
+        b = self.bottom(nn.functional.max_pool2d(d2, 2))
+        u2 = self.dec2(torch.cat([self.up2(b), d2], 1))
+        u1 = self.dec1(torch.cat([self.up1(u2), d1], 1))
+        return self.head(u1)
+
+
+class Recurrent(nn.Module):
+    def __init__(self, cell: type, features: int = 128, hidden: int = 256, layers: int = 2) -> None:
+        super().__init__()
+        self.rnn = cell(features, hidden, num_layers=layers, batch_first=True)
+        self.head = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0])
+
+
+def stock_encoder():
+    """nn.TransformerEncoder deep-copies its layer (copy.deepcopy) for each of its layers."""
+    layer = nn.TransformerEncoderLayer(128, 4, 512, dropout=0.1, batch_first=True)
+    return nn.TransformerEncoder(layer, 3, enable_nested_tensor=False)
+
+
 CASES = [
     ("MLP 256-1024-1024-10", mlp, (128, 256)),
     ("CNN conv-BN-ReLU x2", cnn, (16, 3, 32, 32)),
     ("CNN with pooling, batch 32 at 64x64", wide_cnn, (32, 3, 64, 64)),
     ("2 transformer encoder layers (d=128)", Encoder, (8, 64, 128)),
+    ("stock nn.TransformerEncoder (deepcopy), 3 layers", stock_encoder, (8, 64, 128)),
+    ("nn.LSTM, 2 layers of 256", lambda: Recurrent(nn.LSTM), (8, 64, 128)),
+    ("nn.GRU, 2 layers of 256", lambda: Recurrent(nn.GRU), (8, 64, 128)),
+    ("U-Net, 16 channels", UNet, (2, 3, 64, 64)),
 ]
 OPTIMIZERS = {
     "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=True),

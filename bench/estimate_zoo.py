@@ -5,7 +5,7 @@ torchvision and timm are not dependencies of memlint; run this in a separate vir
 (torchvision must match its torch exactly), with this repository on PYTHONPATH:
 
     python3.11 -m venv zoo && zoo/bin/pip install torch==2.14.1 torchvision==0.29.1 timm
-    PYTHONPATH=. nice -n 19 zoo/bin/python bench/estimate_zoo.py sweep   > zoo-sweep.md
+    PYTHONPATH=. nice -n 19 zoo/bin/python bench/estimate_zoo.py sweep   > zoo-sweep.md  # or: sweep timm
     PYTHONPATH=. nice -n 19 zoo/bin/python bench/estimate_zoo.py compare > zoo-compare.md
 
 `sweep` estimates one AdamW training step of every torchvision classification, detection and
@@ -34,6 +34,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     import torch
     from torch import nn
+
+from estimate_reference import Recurrent, UNet, stock_encoder  # noqa: E402
 
 from memlint.estimate.simulate import SimulationError, StepConfig, simulate  # noqa: E402
 
@@ -123,13 +125,14 @@ def timm_models() -> list[tuple[str, object, tuple]]:
     return found
 
 
-def sweep() -> None:
+def sweep(which: str = "all") -> None:
+    """`which`: all, torchvision or timm (two processes make use of two cores)."""
     signal.signal(signal.SIGALRM, _alarm)
     torch.set_num_threads(1)
     import timm
     import torchvision
 
-    zoo = torchvision_models() + timm_models()
+    zoo = (torchvision_models() if which in ("all", "torchvision") else []) + (timm_models() if which in ("all", "timm") else [])
     print("# `memlint estimate` over torchvision and timm")
     print()
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, timm {timm.__version__}; AdamW, fp32, batch {BATCH}.")
@@ -167,53 +170,6 @@ def sweep() -> None:
 # ---------------------------------------------------------------------------- real steps
 
 
-class UNet(nn.Module):
-    """A small U-Net: two down and two up stages with skip connections."""
-
-    class Double(nn.Module):
-        def __init__(self, cin: int, cout: int) -> None:
-            super().__init__()
-            self.body = nn.Sequential(
-                nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
-                nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
-            )  # fmt: skip
-
-        def forward(self, x):
-            return self.body(x)
-
-    def __init__(self, width: int = 16) -> None:
-        super().__init__()
-        w = width
-        self.down1, self.down2, self.bottom = self.Double(3, w), self.Double(w, 2 * w), self.Double(2 * w, 4 * w)
-        self.up2, self.up1 = nn.ConvTranspose2d(4 * w, 2 * w, 2, 2), nn.ConvTranspose2d(2 * w, w, 2, 2)
-        self.dec2, self.dec1 = self.Double(4 * w, 2 * w), self.Double(2 * w, w)
-        self.head = nn.Conv2d(w, 2, 1)
-
-    def forward(self, x):
-        d1 = self.down1(x)
-        d2 = self.down2(nn.functional.max_pool2d(d1, 2))
-        b = self.bottom(nn.functional.max_pool2d(d2, 2))
-        u2 = self.dec2(torch.cat([self.up2(b), d2], 1))
-        u1 = self.dec1(torch.cat([self.up1(u2), d1], 1))
-        return self.head(u1)
-
-
-class Recurrent(nn.Module):
-    def __init__(self, cell: type, features: int = 128, hidden: int = 256, layers: int = 2) -> None:
-        super().__init__()
-        self.rnn = cell(features, hidden, num_layers=layers, batch_first=True)
-        self.head = nn.Linear(hidden, 10)
-
-    def forward(self, x):
-        return self.head(self.rnn(x)[0])
-
-
-def stock_encoder():
-    """nn.TransformerEncoder deep-copies its layer (copy.deepcopy) for each of its layers."""
-    layer = nn.TransformerEncoderLayer(128, 4, 512, dropout=0.1, batch_first=True)
-    return nn.TransformerEncoder(layer, 3, enable_nested_tensor=False)
-
-
 class EMA(nn.Module):
     """A model with an exponential-moving-average copy made by copy.deepcopy (frozen)."""
 
@@ -241,7 +197,7 @@ def compared_models() -> list[tuple[str, object, tuple]]:
         ("torchvision lraspp_mobilenet_v3_large (segmentation)", tv("lraspp_mobilenet_v3_large", weights_backbone=None), (2, 3, 96, 96)),
         ("timm vit_tiny_patch16_224 (ViT)", lambda: timm.create_model("vit_tiny_patch16_224", pretrained=False), (2, 3, 224, 224)),
         ("timm convnext_atto", lambda: timm.create_model("convnext_atto", pretrained=False), (2, 3, 96, 96)),
-        ("U-Net (bench/estimate_zoo.py)", UNet, (2, 3, 64, 64)),
+        ("U-Net (bench/estimate_reference.py)", UNet, (2, 3, 64, 64)),
         ("nn.LSTM, 2 layers of 256", lambda: Recurrent(nn.LSTM), (8, 64, 128)),
         ("nn.GRU, 2 layers of 256", lambda: Recurrent(nn.GRU), (8, 64, 128)),
         ("stock nn.TransformerEncoder (deepcopy), 3 layers", stock_encoder, (8, 64, 128)),
@@ -273,4 +229,5 @@ def compare() -> None:
 
 
 if __name__ == "__main__":
-    {"sweep": sweep, "compare": compare}[sys.argv[1] if len(sys.argv) > 1 else "sweep"]()
+    command, *rest = sys.argv[1:] or ["sweep"]
+    {"sweep": sweep, "compare": compare}[command](*rest)
