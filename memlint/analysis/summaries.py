@@ -31,10 +31,11 @@ The history rules here are those of memlint.analysis.values, read as "certainly"
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any, Iterator, Optional
 
 from memlint.analysis import tables
-from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, named_like_model
+from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name, named_like_model
 
 FORMAT = 1
 
@@ -443,8 +444,8 @@ class _Summary:
                     if root in self._constructed_names():
                         reference = ["v", root, attr]  # maybe a method of an instance of a known class
             elif attr not in _TENSOR_METHODS:
-                chain = dotted(func)
-                if chain is not None and chain.partition(".")[0] in self.imports:
+                chain = dotted(func) if _root(receiver) in self.imports else None
+                if chain is not None:
                     qualified = self.qualify(chain)
                     if qualified in _FLUSHES:
                         flush = qualified
@@ -452,7 +453,7 @@ class _Summary:
                         trains = True
                     elif not self._is_foreign(chain) and not attr[:1].isupper():
                         reference = ["d", chain]
-                elif named_like_model(attr) and not (chain or "").startswith("self."):
+                elif named_like_model(attr) and _root(receiver) != "self":
                     model = True  # `trainer.model(x)`
         if reference is None and model is None and flush is None and not trains:
             return
@@ -489,8 +490,7 @@ class _Summary:
                 node.targets[0].id  # type: ignore[attr-defined]
                 for node in self.source.nodes(ast.Assign)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name  # type: ignore[attr-defined]
-                and type(node.value) is ast.Call  # type: ignore[attr-defined]
-                and (dotted(node.value.func) or "").rpartition(".")[2][:1].isupper()  # type: ignore[attr-defined]
+                and type(node.value) is ast.Call and _final_name(node.value.func)[:1].isupper()  # type: ignore[attr-defined]
             }  # fmt: skip
         return self.constructed
 
@@ -563,7 +563,7 @@ class _Summary:
                 found.add(id(loop))
         for call in self.source.nodes(ast.Call):
             evidence = _is_step_evidence(call)  # type: ignore[arg-type]
-            if not evidence:
+            if not evidence and _final_name(call.func) in ("grad", "backward"):  # type: ignore[attr-defined]
                 evidence = "trains" if self.qualify(dotted(call.func)) in tables.AUTOGRAD_FUNCTIONS else None  # type: ignore[attr-defined]
             if not evidence:
                 continue
@@ -585,8 +585,8 @@ class _Summary:
 
     def _return(self, node: ast.Return) -> None:
         key = self._function_of(node)
-        if not key:
-            return
+        if not key or is_forward_name(key.rpartition(".")[2]):
+            return  # (a forward pass's output: rules leave forward passes alone, and `.forward` is known)
         record = self.functions[key]
         if "returns" in record and record["returns"] is None:
             return
@@ -800,9 +800,23 @@ def _is_step_evidence(call: ast.Call) -> Optional[str]:
             return None
     else:
         return None
-    if name in _STEP_NAMES or named_like_model(name) or tables.LOSS_NAME.match(name):
-        return "runs"
-    return None
+    return "runs" if _runs_by_name(name) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _runs_by_name(name: str) -> bool:
+    return name in _STEP_NAMES or named_like_model(name) or tables.LOSS_NAME.match(name) is not None
+
+
+def _final_name(expr: ast.AST) -> str:
+    kind = type(expr)
+    return expr.id if kind is ast.Name else expr.attr if kind is ast.Attribute else ""  # type: ignore[attr-defined]
+
+
+def _root(expr: ast.AST) -> Optional[str]:
+    while type(expr) is ast.Attribute:
+        expr = expr.value  # type: ignore[attr-defined]
+    return expr.id if type(expr) is ast.Name else None  # type: ignore[attr-defined]
 
 
 def _names(expr: ast.AST) -> Iterator[str]:
