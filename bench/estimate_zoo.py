@@ -5,7 +5,8 @@ torchvision and timm are not dependencies of memlint; run this in a separate vir
 (torchvision must match its torch exactly), with this repository on PYTHONPATH:
 
     python3.11 -m venv zoo && zoo/bin/pip install torch==2.14.1 torchvision==0.29.1 timm
-    PYTHONPATH=. nice -n 19 zoo/bin/python bench/estimate_zoo.py sweep   > zoo-sweep.md  # or: sweep timm
+    PYTHONPATH=. nice -n 19 zoo/bin/python bench/estimate_zoo.py sweep   > zoo-sweep.md
+    # or side by side: sweep all 1/4 > a.md, ..., sweep all 4/4 > d.md, then: merge a.md b.md c.md d.md
     PYTHONPATH=. nice -n 19 zoo/bin/python bench/estimate_zoo.py compare > zoo-compare.md
 
 `sweep` estimates one AdamW training step of every torchvision classification, detection and
@@ -125,14 +126,18 @@ def timm_models() -> list[tuple[str, object, tuple]]:
     return found
 
 
-def sweep(which: str = "all") -> None:
-    """`which`: all, torchvision or timm (two processes make use of two cores)."""
+def sweep(which: str = "all", shard: str = "1/1", *done: str) -> None:
+    """`which`: all, torchvision or timm; `shard` K/N runs every Nth model from the Kth (processes
+    side by side); models named in the `done` tables (earlier outputs) are skipped."""
     signal.signal(signal.SIGALRM, _alarm)
     torch.set_num_threads(1)
     import timm
     import torchvision
 
     zoo = (torchvision_models() if which in ("all", "torchvision") else []) + (timm_models() if which in ("all", "timm") else [])
+    finished = {line.split("|")[1].strip() for path in done for line in Path(path).read_text().splitlines() if line.startswith("| t")}
+    index, count = (int(part) for part in shard.split("/"))
+    zoo = [entry for entry in zoo if entry[0] not in finished][index - 1 :: count]
     print("# `memlint estimate` over torchvision and timm")
     print()
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, timm {timm.__version__}; AdamW, fp32, batch {BATCH}.")
@@ -228,6 +233,29 @@ def compare() -> None:
           f"largest error {worst:.3%}.")  # fmt: skip
 
 
+def merge(*paths: str) -> None:
+    """One table from the tables of several `sweep` runs (shards), torchvision first, and the counts."""
+    rows = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            if line.startswith("| t"):
+                rows[line.split("|")[1].strip()] = line
+    ordered = sorted(rows.items(), key=lambda item: (not item[0].startswith("torchvision"), item[0]))
+    print("| model | input | parameters | estimated peak (B) | seconds | outcome |")
+    print("|---|---|---|---|---|---|")
+    for _, line in ordered:
+        print(line)
+    outcomes = [line.rsplit("|", 2)[1].strip() for _, line in ordered]
+    counts = {
+        "ok": sum(o.startswith("ok") for o in outcomes),
+        "cannot be simulated": sum(o.startswith("cannot") for o in outcomes),
+        "crash": sum(o.startswith("CRASH") for o in outcomes),
+    }
+    families = {"torchvision": sum(n.startswith("torchvision") for n in rows), "timm": sum(n.startswith("timm") for n in rows)}
+    print()
+    print(f"{len(rows)} models ({families['torchvision']} torchvision, {families['timm']} timm): " + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".")
+
+
 if __name__ == "__main__":
     command, *rest = sys.argv[1:] or ["sweep"]
-    {"sweep": sweep, "compare": compare}[command](*rest)
+    {"sweep": sweep, "compare": compare, "merge": merge}[command](*rest)
