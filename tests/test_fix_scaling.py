@@ -25,7 +25,7 @@ from memlint.rule import NodeFix, Rule
 FINDING = re.compile(r"^(?P<indent> *)v(?P<k>[0-9]+) = (?P<one>1)(?P<bad>  # bad)?$", re.M)
 
 
-def fake_lint(text: str, filename: str, settings) -> list[Diagnostic]:
+def fake_lint(text: str, filename: str, settings, project=None) -> list[Diagnostic]:
     found = []
     for match in FINDING.finditer(text):
         start = match.start("one")
@@ -112,7 +112,7 @@ def test_fixes_that_compile_piece_by_piece_but_not_together_are_found_by_the_who
     file joins two statements on one line. The search over the whole file keeps the second fix."""
     text = "v1 = 1\nv2 = 1\n"
 
-    def lint(source, filename, settings):
+    def lint(source, filename, settings, project=None):
         where = Location(1, 1)
         found = []
         for name, start, content, end in (("v1", 5, "2", 7), ("v2", 12, "2", 13)):
@@ -168,7 +168,7 @@ def test_non_overlapping_sweep_agrees_with_the_definition():
 def test_findings_sharing_one_fix_are_each_counted_fixed(monkeypatch):
     text = "a = 1\nb = 1\n"
 
-    def lint(source, filename, settings):
+    def lint(source, filename, settings, project=None):
         if "a = 2" in source:
             return []
         edits = [(4, 5, "2"), (10, 11, "2")]  # one fix for both lines, as ML016 gives per import line
