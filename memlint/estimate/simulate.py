@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
+import traceback
 import warnings
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 with warnings.catch_warnings():
@@ -183,17 +186,29 @@ def _quiet_fake_tensor_log():
 _VALUE_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException, GuardOnDataDependentSymNode)
 
 
-def _explain(stage: str, error: Exception, hint: str = "") -> SimulationError:
+_LIBRARIES = (str(Path(torch.__file__).parent), str(Path(__file__).resolve().parent.parent), contextlib.__file__.rsplit("/", 1)[0])
+
+
+def _user_frame(error: BaseException) -> str:
+    """" (at model.py:12)": the innermost frame of the failing code outside torch and memlint."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_LIBRARIES)]
+    return f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+
+
+def _explain(stage: str, error: BaseException, hint: str = "") -> SimulationError:
+    where = _user_frame(error)
     if isinstance(error, _VALUE_DEPENDENT):
+        text = " ".join(str(error).split())
+        caused = re.search(r"Caused by: \(([^)]*)\)", str(error))
+        detail = type(error).__name__ + where if where else f"{type(error).__name__} at {caused.group(1)}" if caused else f"{type(error).__name__}: {text[:160]}"
         message = (
-            f"{stage} failed: it depends on the values in tensors ({type(error).__name__}: "
-            f"{' '.join(str(error).split())[:200]}), which a simulation without data cannot follow "
-            "(.item(), .tolist(), nonzero(), a Python `if` on a tensor)"
+            f"{stage} failed: it depends on the values in tensors ({detail.replace(' (at', ',').rstrip(')')}), which a "
+            "simulation without data cannot follow (.item(), .tolist(), nonzero(), a Python `if` on a tensor)"
         )
     elif isinstance(error, UnsupportedOperatorException):
-        message = f"{stage} failed: the operator {error.func} cannot run on fake tensors (it has no fake implementation)"
+        message = f"{stage} failed: the operator {error.func} cannot run on fake tensors (it has no fake implementation){where}"
     else:
-        message = f"{stage} failed: {type(error).__name__}: {error}"
+        message = f"{stage} failed: {type(error).__name__}: {error}{where}"
     return SimulationError(message + (f"; {hint}" if hint else ""))
 
 
