@@ -115,6 +115,17 @@ OPS = {
     "matmul": (_vector, lambda x: torch.matmul(x, torch.randn(16, 8))),
     "mm": (_vector, lambda x: torch.mm(x, torch.randn(16, 8))),
     "bmm": (lambda: torch.randn(2, 4, 16), lambda x: torch.bmm(x, torch.randn(2, 16, 8))),
+    "sqrt": (lambda: torch.rand(4, 16) + 1, torch.sqrt),
+    "rsqrt": (lambda: torch.rand(4, 16) + 1, torch.rsqrt),
+    "sum": (_vector, lambda x: torch.sum(x, -1)),
+    "mean": (_vector, lambda x: x.mean(-1)),
+    "cumsum": (_vector, lambda x: torch.cumsum(x, 1)),
+    "cat": (_vector, lambda x: torch.cat([x, torch.randn(4, 16)])),
+    "pow": (_vector, lambda x: x.pow(2)),
+    "square": (_vector, torch.square),
+    "clamp": (_vector, lambda x: torch.clamp(x, min=0.1)),
+    "abs": (_vector, torch.abs),
+    "log": (lambda: torch.rand(4, 16) + 1, torch.log),
 }
 
 

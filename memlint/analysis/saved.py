@@ -19,7 +19,12 @@ if TYPE_CHECKING:
     from memlint.analysis.inventory import Layer
 
 # Tensor methods (out of place) that the tables know.
-_TENSOR_METHODS = frozenset({"relu", "sigmoid", "tanh", "exp", "softmax", "log_softmax", "matmul", "mm", "bmm"})
+# Receivers of those methods that hold tensors (not `self.norm.sum`, where the attribute may be anything).
+_TENSOR_RECEIVERS = (cst.Name, cst.BinaryOperation, cst.UnaryOperation, cst.Call, cst.Subscript)
+TENSOR_METHODS = frozenset(
+    {"relu", "sigmoid", "tanh", "exp", "softmax", "log_softmax", "matmul", "mm", "bmm", "sqrt", "rsqrt", "sum", "mean",
+     "cumsum", "pow", "square", "clamp", "abs", "log"}
+)  # fmt: skip
 
 
 def op_kind(expr: cst.BaseExpression, ctx: "Context", layers: Mapping[str, "Layer"]) -> Optional[str]:
@@ -51,8 +56,8 @@ def op_kind(expr: cst.BaseExpression, ctx: "Context", layers: Mapping[str, "Laye
         if position is not None and inplace_argument(expr, position)[1] is not False:
             return None
         return name
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in _TENSOR_METHODS:
-        return func.attr.value  # `h.relu()`, `h.softmax(-1)`: methods of the tensor in a local name
+    if isinstance(func, cst.Attribute) and func.attr.value in TENSOR_METHODS and isinstance(func.value, _TENSOR_RECEIVERS):
+        return func.attr.value  # `h.relu()`, `(a - b).pow(2)`: a method of a tensor held in a name or computed
     return None
 
 

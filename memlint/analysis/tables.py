@@ -176,11 +176,13 @@ OUTPUT_NOT_SAVED = frozenset(
 # `Tensor.X`); "add" stands for `+`, `-` and unary minus, "scale" for `*` or `/` by a number.
 # Keep their output, not their input:
 KEEPS_OUTPUT_ONLY = frozenset(
-    {"ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "exp"}
+    {"ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "exp",
+     "sqrt", "rsqrt"}
 )  # fmt: skip
 # Keep neither (dropout keeps its mask):
 KEEPS_NEITHER = frozenset(
-    {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "dropout", "dropout1d", "dropout2d", "dropout3d", "add", "scale"}
+    {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "dropout", "dropout1d", "dropout2d", "dropout3d", "add", "scale",
+     "sum", "mean", "cumsum", "cat"}
 )  # fmt: skip
 # Keep their input, not their output (layers: OUTPUT_NOT_SAVED and these):
 KEEPS_INPUT_ONLY = OUTPUT_NOT_SAVED | frozenset(
@@ -189,5 +191,13 @@ KEEPS_INPUT_ONLY = OUTPUT_NOT_SAVED | frozenset(
         "linear", "conv1d", "conv2d", "conv3d", "layer_norm", "batch_norm", "group_norm", "instance_norm",
         "gelu", "silu", "leaky_relu", "elu", "selu", "relu6", "hardtanh", "hardswish", "mish", "softplus",
         "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "matmul", "mm", "bmm",
+        "pow", "square", "clamp", "abs", "log",
     }
+)  # fmt: skip
+# Reductions: their result is small (a statistic), never an activation worth a finding; ops that keep
+# the shape of their one tensor operand keep it small.
+REDUCTIONS = frozenset({"sum", "mean"})
+SHAPE_KEEPING = frozenset(
+    {"cumsum", "sqrt", "rsqrt", "exp", "log", "abs", "pow", "square", "clamp", "scale", "relu", "sigmoid", "tanh",
+     "softmax", "log_softmax"}
 )  # fmt: skip

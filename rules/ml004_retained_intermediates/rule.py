@@ -10,8 +10,8 @@ import libcst as cst
 from memlint.analysis.chains import longest_chain
 from memlint.analysis.context import GradMode
 from memlint.analysis.inventory import inventory
-from memlint.analysis.saved import keeps_input, keeps_output, op_kind, reader_of
-from memlint.analysis.tables import KEEPS_INPUT_ONLY, KEEPS_OUTPUT_ONLY, NO_GRAD_HOOKS, VIEW_METHODS
+from memlint.analysis.saved import TENSOR_METHODS, keeps_input, keeps_output, op_kind, reader_of
+from memlint.analysis.tables import KEEPS_INPUT_ONLY, KEEPS_OUTPUT_ONLY, REDUCTIONS, SHAPE_KEEPING, VIEW_METHODS
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -23,18 +23,18 @@ _BLOCKERS = (cst.Lambda, cst.FunctionDef, cst.ClassDef, cst.ListComp, cst.SetCom
 class RetainedIntermediates(Rule):
     """
     ## What it does
-    Finds local names that keep an activation alive after its last use, where that costs memory.
-    A chain of distinct names, each bound once and read once by the next step
-    (`out_1 = self.fc1(x); out_2 = self.fc2(out_1); out_3 = self.fc3(out_2)`, at least
-    `min-retained-chain` names, default 3), keeps every tensor until the function returns. That
+    Finds local names in a module's `forward` that keep an activation alive after its last use,
+    where that costs memory. A chain of distinct names, each bound once and read once by the next
+    step (`out_1 = self.fc1(x); out_2 = self.fc2(out_1); out_3 = self.fc3(out_2)`, at least
+    `min-retained-chain` names, default 3), keeps every tensor until `forward` returns. That
     matters in two places:
 
-    - without gradient tracking: a function decorated with `@torch.no_grad()` /
-      `@torch.inference_mode()` (or a decorator of the file that wraps them), Lightning's
-      `validation_step` / `test_step` / `predict_step`, a Hugging Face pipeline's `_forward`, or a
-      `with torch.no_grad():` block at the top of a function. Nothing else holds the tensors there,
-      so every name that outlives its use holds its activation;
-    - in `forward` with gradients on, a name whose tensor autograd does not keep: it is made by an
+    - without gradient tracking: a `forward` decorated with `@torch.no_grad()` /
+      `@torch.inference_mode()` (or a decorator of the file that wraps them; a frozen encoder, a
+      teacher), or a `with torch.no_grad():` block at the top of `forward`. Nothing else holds the
+      tensors there, so every name that outlives its use holds its activation, when the op reading
+      it returns a fresh tensor (a submodule, a torch function, arithmetic);
+    - with gradients on, a name whose tensor autograd does not keep: it is made by an
       op that does not save its output (`nn.Linear`, a convolution, a norm, GELU) and read by one
       that does not save its input (`relu`, `sigmoid`, `tanh`, `softmax`, dropout, `+`, scaling
       by a number). The tables are in `memlint/analysis/tables.py`; tests/test_saved_tables.py
@@ -47,10 +47,14 @@ class RetainedIntermediates(Rule):
     (`hidden = self.encoder(ids); pooled = self.pooler(hidden); logits = self.head(pooled)`:
     autograd keeps each tensor for backward, so a name costs nothing); names rebound in place
     (`x = layer(x)`); values that must coexist (a name used twice, also returned or combined
-    later); chains of views (`.view`, `.permute`, ...: they allocate nothing); layers of the
-    project's own or ops that may run in place (what they keep is unknown). Accepted limits: only
-    straight-line statements at the top of the function (or of the `with` block) are followed, and
-    a `forward` only ever called under `torch.no_grad()` by its callers is judged as training code.
+    later); chains of views (`.view`, `.permute`, ...: they allocate nothing); statistics (a
+    `sum` or `mean` and what keeps its shape: small tensors, not activations); layers of the
+    project's own or ops that may run in place (what they keep is unknown); a name read by a method
+    of the class or an object's constructor (a distribution keeps its parameters). Accepted limits:
+    only `forward` is looked at (other no-grad methods, `generate` and `sample` above all, mostly
+    juggle index tensors and objects), only straight-line statements at its top (or of the `with`
+    block) are followed, and a `forward` only ever called under `torch.no_grad()` by its callers
+    is judged as training code.
 
     ## Why is this bad?
     A local name keeps its tensor alive until it is rebound, deleted or the function returns. When
@@ -60,7 +64,7 @@ class RetainedIntermediates(Rule):
     ## Example
     ```python
     @torch.no_grad()
-    def predict(self, x):
+    def forward(self, x):
         out_1 = self.fc1(x)
         out_2 = self.fc2(out_1)
         out_3 = self.fc3(out_2)
@@ -70,7 +74,7 @@ class RetainedIntermediates(Rule):
     ## Use instead
     ```python
     @torch.no_grad()
-    def predict(self, x):
+    def forward(self, x):
         out_1 = self.fc1(x)
         out_2 = self.fc2(out_1)
         del out_1
@@ -84,9 +88,9 @@ class RetainedIntermediates(Rule):
 
     ## Fix safety
     Inserts `del name` after the statement that reads each reported name last. Unsafe: the name is
-    bound once and read once, and nothing else (a closure, a comprehension, `locals()`, `del`)
-    refers to it, or there is no fix; but code added later that reads the name would fail with
-    `NameError`, so the change is left to the user (`--unsafe-fixes`).
+    bound once and read once, and nothing else (a closure, a comprehension, `locals()`) refers to
+    it, or there is no fix; but code added later that reads the name would fail with `NameError`,
+    so the change is left to the user (`--unsafe-fixes`).
 
     ## Measured effect
     Three Linear layers with named `out_1..out_3` versus reusing `x`, PyTorch 2.13 on CPU (exact
@@ -96,7 +100,7 @@ class RetainedIntermediates(Rule):
 
     Fixtures, `memlint confirm fixtures` (PyTorch 2.13.0+cpu, exact tensor-storage tracker;
     docs/measured-savings.md), memlint's fix against the file as written:
-    `ml004_retained_no_grad.py` (a `@torch.no_grad()` method over four Linear layers, batch 256)
+    `ml004_retained_no_grad.py` (a `@torch.no_grad()` forward over four Linear layers, batch 256)
     63,471,616 B before, 59,277,312 B after (4.00 MiB, two 256x2048 activations);
     `ml004_retained_forward.py` (forward only, autograd on: `hidden` from a Linear read by ReLU)
     35,199,016 B before, 34,140,200 B after (1.01 MiB: the peak still holds `hidden` while ReLU
@@ -239,14 +243,30 @@ class Net(torch.nn.Module):
         return y
 """
         ),
-        Valid(  # a no-grad function with two chained names: shorter than min-retained-chain
+        Valid(  # a no-grad method other than forward: generation code juggles index tensors and objects
             """
 import torch
-@torch.no_grad()
-def predict(model, x):
-    a = model.enc(x)
-    b = model.mid(a)
-    return b
+class Model(torch.nn.Module):
+    @torch.no_grad()
+    def generate(self, input_ids):
+        starts = torch.where(input_ids == 1, 1, 0)
+        previous = torch.cummax(starts, dim=-1).values
+        roles = input_ids.gather(1, previous)
+        return self.decode(roles)
+"""
+        ),
+        Valid(  # a no-grad forward whose names are read by a method and an object that keep them
+            """
+import torch
+class Head(torch.nn.Module):
+    @torch.no_grad()
+    def forward(self, hidden):
+        params = self.proj(hidden)
+        distr = self.output_distribution(params)
+        samples = distr.sample()
+        return self.post(samples)
+    def output_distribution(self, params):
+        return torch.distributions.Normal(*params)
 """
         ),
         Valid(  # views allocate nothing
@@ -264,12 +284,13 @@ class Net(torch.nn.Module):
         Valid(  # a longer minimum configured
             """
 import torch
-@torch.no_grad()
-def predict(model, x):
-    out_1 = model.conv1(x)
-    out_2 = model.conv2(out_1)
-    out_3 = model.conv3(out_2)
-    return model.head(out_3)
+class Net(torch.nn.Module):
+    @torch.no_grad()
+    def forward(self, x):
+        out_1 = self.conv1(x)
+        out_2 = self.conv2(out_1)
+        out_3 = self.conv3(out_2)
+        return self.head(out_3)
 """,
             config={"min-retained-chain": 4},
         ),
@@ -298,12 +319,12 @@ def helper(conv1, conv2, conv3, x):
     ]
 
     INVALID = [
-        Invalid(  # a no-grad method: every name that outlives its use holds an activation
+        Invalid(  # a no-grad forward: every name that outlives its use holds an activation
             """
 import torch
 class Net(torch.nn.Module):
     @torch.no_grad()
-    def predict(self, x):
+    def forward(self, x):
         out_1 = self.fc1(x)
         out_2 = self.fc2(out_1)
         out_3 = self.fc3(out_2)
@@ -311,13 +332,13 @@ class Net(torch.nn.Module):
 """,
             line=4,
             column=5,
-            message="`predict` runs without gradient tracking (`@torch.no_grad()`) and keeps `out_1`, `out_2` alive after their last use; nothing else holds them",
+            message="`forward` runs without gradient tracking (`@torch.no_grad()`) and keeps `out_1`, `out_2` alive after their last use; nothing else holds them",
             unsafe=True,
             fixed="""
 import torch
 class Net(torch.nn.Module):
     @torch.no_grad()
-    def predict(self, x):
+    def forward(self, x):
         out_1 = self.fc1(x)
         out_2 = self.fc2(out_1)
         del out_1
@@ -326,32 +347,34 @@ class Net(torch.nn.Module):
         return self.fc4(out_3)
 """,
         ),
-        Invalid(  # a no_grad block at the top of a function; readable names are kept
+        Invalid(  # a no_grad block at the top of forward (a teacher); readable names are kept
             """
 import torch
-def embed(model, images):
-    with torch.inference_mode():
-        features = model.backbone(images)  # (B, C, H, W)
-        pooled = model.pool(features)
-        embedding = model.proj(pooled)
-        normed = torch.nn.functional.normalize(embedding)
-    return normed
+class Distiller(torch.nn.Module):
+    def forward(self, images):
+        with torch.no_grad():
+            features = self.teacher_backbone(images)  # (B, C, H, W)
+            pooled = self.teacher_pool(features)
+            logits = self.teacher_head(pooled)
+            targets = torch.softmax(logits, -1)
+        return self.student(images), targets
 """,
-            line=3,
-            column=5,
+            line=4,
+            column=9,
             message="inside a `with` block without gradient tracking, `features`, `pooled` are kept alive after their last use",
             unsafe=True,
             fixed="""
 import torch
-def embed(model, images):
-    with torch.inference_mode():
-        features = model.backbone(images)  # (B, C, H, W)
-        pooled = model.pool(features)
-        del features
-        embedding = model.proj(pooled)
-        del pooled
-        normed = torch.nn.functional.normalize(embedding)
-    return normed
+class Distiller(torch.nn.Module):
+    def forward(self, images):
+        with torch.no_grad():
+            features = self.teacher_backbone(images)  # (B, C, H, W)
+            pooled = self.teacher_pool(features)
+            del features
+            logits = self.teacher_head(pooled)
+            del pooled
+            targets = torch.softmax(logits, -1)
+        return self.student(images), targets
 """,
         ),
         Invalid(  # forward with gradients on: Linear does not keep its output and ReLU keeps its output, not its input
@@ -391,7 +414,7 @@ class Mlp(nn.Module):
         return self.fc3(projected)
 """,
         ),
-        Invalid(  # a closure refers to a name of the chain: reported without a fix
+        Invalid(  # `locals()` may read the names: reported without a fix
             """
 import torch
 class Net(torch.nn.Module):
@@ -399,7 +422,8 @@ class Net(torch.nn.Module):
     def forward(self, x):
         a = self.l1(x)
         b = self.l2(a)
-        c = (lambda: self.l3(b))()
+        c = self.l3(b)
+        self.trace(locals())
         return self.l4(c)
 """,
             line=4,
@@ -409,34 +433,57 @@ class Net(torch.nn.Module):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._grad: dict[int, GradMode] = {}  # functions and `with` blocks: the grad mode inside
+        self._grad: dict[int, GradMode] = {}  # `forward`s and their `with` blocks: the grad mode inside
+        self._methods: list[set[str]] = []  # the methods of each enclosing class
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._methods.append({s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)})
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._methods.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._grad[id(node)] = self.ctx.grad_mode  # the context has entered the function already
+        if node.name.value == "forward":
+            self._grad[id(node)] = self.ctx.grad_mode  # the context has entered the function already
 
     def visit_With(self, node: cst.With) -> None:
-        if self.ctx.function_node is not None:
+        function = self.ctx.function_node
+        if function is not None and function.name.value == "forward":
             self._grad[id(node)] = self.ctx.grad_mode
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        mode = self._grad.pop(id(node), GradMode.ENABLED)
-        if not isinstance(node.body, cst.IndentedBlock):
-            return
-        name = node.name.value
+        mode = self._grad.pop(id(node), None)
         class_name = self.ctx.class_name
-        layers = {}
-        if class_name is not None:
-            described = inventory(self.ctx).get(class_name)
-            layers = described.attributes if described is not None else {}
-        if mode is GradMode.DISABLED and _inference_function(node):
-            self._check(node, node, node.body.body, layers, f"`{name}` runs without gradient tracking ({_why(node)}) and")
-        elif name == "forward" and class_name is not None:
+        if mode is None or class_name is None or not self._methods or not isinstance(node.body, cst.IndentedBlock):
+            return
+        described = inventory(self.ctx).get(class_name)
+        layers = described.attributes if described is not None else {}
+        if mode is GradMode.DISABLED and node.decorators:
+            self._check(node, node, node.body.body, layers, f"`forward` runs without gradient tracking ({_why(node)}) and")
+        elif mode is not GradMode.DISABLED:
             self._check(node, node, node.body.body, layers, None)
         for statement in node.body.body:
             if isinstance(statement, cst.With) and self._grad.pop(id(statement), None) is GradMode.DISABLED:
                 if isinstance(statement.body, cst.IndentedBlock):
                     intro = "inside a `with` block without gradient tracking,"
                     self._check(node, statement, statement.body.body, layers, intro)
+
+    def _plain_reader(self, reader: cst.BaseExpression) -> bool:
+        """Does `reader` return a fresh tensor that holds nothing of its input: arithmetic, a torch
+        function, a known tensor method, or a submodule (`self.fc(h)`, not a method of the class that
+        might keep its argument in an object, as a distribution does)?"""
+        if isinstance(reader, (cst.BinaryOperation, cst.UnaryOperation)):
+            return True
+        if not isinstance(reader, cst.Call):
+            return False
+        func = reader.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            if func.value.value == "self":
+                return func.attr.value not in self._methods[-1]
+            if func.attr.value in TENSOR_METHODS:
+                return True
+        qualified = self.ctx.resolve(func)
+        return qualified is not None and qualified.startswith("torch.") and qualified.rsplit(".", 1)[1][:1].islower()
 
     def _check(self, function, owner, statements, layers, no_grad_intro: Optional[str]) -> None:
         """Report the names of the longest chain in `statements` held after their last use (all of
@@ -445,16 +492,23 @@ class Net(torch.nn.Module):
         if len(chain) < self.option("min-retained-chain"):
             return
         held: list[tuple[str, int, str]] = []  # (name, index of the statement that reads it last, why)
-        for name in chain:
+        small: set[str] = set()  # statistics: a reduction's result, and what keeps its shape
+        for position, name in enumerate(chain):
+            kind = op_kind(values[name], self.ctx, layers)
+            if kind in REDUCTIONS or (kind in SHAPE_KEEPING and position > 0 and chain[position - 1] in small):
+                small.add(name)
             last = _reader_index(statements, name)
             if last is None or not any(_may_allocate(s) for s in statements[last + 1 :]):
-                continue
-            if no_grad_intro is not None:
-                held.append((name, last, ""))
                 continue
             reader = reader_of(_value(statements[last]), name)
             if reader is None:
                 continue
+            if no_grad_intro is not None:
+                if self._plain_reader(reader):
+                    held.append((name, last, ""))
+                continue
+            if name in small:
+                continue  # `torch.sum(x, dim)` and its cumulative sum: not activations
             if keeps_output(values[name], self.ctx, layers) is False and keeps_input(reader, self.ctx, layers) is False:
                 held.append((name, last, _reason(name, values[name], reader, self.ctx, layers)))
         if not held:
@@ -480,19 +534,10 @@ class Net(torch.nn.Module):
         self.report(owner, message, _fix(function, owner, statements, held))
 
 
-def _inference_function(function: cst.FunctionDef) -> bool:
-    """A function the context found to run without gradients for a reason its screen can see: a
-    decorator, a Lightning evaluation hook, a Hugging Face pipeline's `_forward`."""
-    name = function.name.value
-    return bool(function.decorators) or name in NO_GRAD_HOOKS or name == "_forward"
-
-
 def _why(function: cst.FunctionDef) -> str:
     if len(function.decorators) == 1:
         return f"`@{' '.join(cst.Module([]).code_for_node(function.decorators[0].decorator).split())}`"
-    if function.decorators:
-        return "decorated"
-    return "a Hugging Face pipeline step" if function.name.value == "_forward" else "a Lightning evaluation hook"
+    return "decorated"
 
 
 def _value(statement: cst.CSTNode) -> cst.CSTNode:
@@ -511,8 +556,14 @@ def _reader_index(statements, name: str) -> Optional[int]:
 
 
 def _may_allocate(statement: cst.CSTNode) -> bool:
-    """Could the statement allocate a tensor (a call or arithmetic)?  `return x` cannot."""
-    return any(isinstance(n, (cst.Call, cst.BinaryOperation)) for n in code_descendants(statement))
+    """Could the statement allocate a tensor (arithmetic, a call other than a view method)?
+    `return x` and `return x.permute(0, 2, 1)` cannot."""
+    for node in code_descendants(statement):
+        if isinstance(node, cst.BinaryOperation):
+            return True
+        if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Attribute) and node.func.attr.value in VIEW_METHODS):
+            return True
+    return False
 
 
 def _reason(name: str, value: cst.BaseExpression, reader: cst.BaseExpression, ctx, layers) -> str:
@@ -641,13 +692,11 @@ def _allocates(value: Optional[cst.BaseExpression]) -> bool:
 
 def _fix(function: cst.FunctionDef, owner: cst.CSTNode, statements, held) -> Optional[NodeFix]:
     """`del name` after the statement that reads each held name, unless something else might
-    refer to the names (a closure, a comprehension, `locals()`, an existing `del`)."""
+    refer to the names (a closure, a comprehension, `locals()`)."""
     names = {name for name, _, _ in held}
     for node in code_descendants(function.body):
         if isinstance(node, _BLOCKERS) and any(isinstance(n, cst.Name) and n.value in names for n in code_descendants(node)):
             return None  # a closure or comprehension refers to the chain
-        if isinstance(node, cst.Del):
-            return None
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("locals", "vars", "eval", "exec"):
             return None
     after: dict[int, list[str]] = {}

@@ -1,11 +1,9 @@
 """ML004's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-A function whose straight-line statements (its body, or the body of a `with` at its top) assign
+A `forward` whose straight-line statements (its body, or the body of a `with` at its top) assign
 calls to names in a chain at least `min-retained-chain` long, each call reading a name bound by an
 earlier one (any name it mentions, where the rule needs exactly one), leaving out names the rule
-certainly rejects: those bound or read more than once.  The function body counts only where the
-rule looks at it: a `forward`, or a function that may run without gradients for a reason visible
-in its definition (any decorator, a Lightning evaluation hook, a pipeline's `_forward`).
+certainly rejects: those bound or read more than once.
 """
 
 from __future__ import annotations
@@ -15,16 +13,16 @@ from collections import Counter
 from typing import Any, Iterator, Mapping
 
 from memlint.analysis.chains import longest_chain
-from memlint.analysis.tables import NO_GRAD_HOOKS, VIEW_METHODS
+from memlint.analysis.tables import VIEW_METHODS
 from memlint.prescreen.source import FUNCTIONS, Source, words_in
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     needed = options["min-retained-chain"]
     for function in source.nodes(*FUNCTIONS):
-        blocks = [s.body for s in function.body if isinstance(s, (ast.With, ast.AsyncWith))]  # type: ignore[attr-defined]
-        if _body_may_count(function):  # type: ignore[arg-type]
-            blocks.append(function.body)  # type: ignore[attr-defined]
+        if function.name != "forward":  # type: ignore[attr-defined]
+            continue
+        blocks = [function.body] + [s.body for s in function.body if isinstance(s, (ast.With, ast.AsyncWith))]  # type: ignore[attr-defined]
         blocks = [block for block in blocks if len(longest_chain(_steps(block))) >= needed]
         if not blocks:
             continue
@@ -32,11 +30,6 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if any(len(longest_chain(_steps(block, excluded))) >= needed for block in blocks):
             return True
     return False
-
-
-def _body_may_count(function: ast.FunctionDef) -> bool:
-    name = function.name
-    return name in ("forward", "_forward") or bool(function.decorator_list) or name in NO_GRAD_HOOKS
 
 
 def _steps(statements: list[ast.stmt], excluded: frozenset[str] = frozenset()) -> Iterator[tuple[str, set[str]]]:
