@@ -180,7 +180,8 @@ class _Summary:
             if self.classes.pop(name, None) is not None:
                 for key in [k for k in self.functions if k.startswith(name + ".")]:
                     del self.functions[key]
-                self.keys = {i: k for i, k in self.keys.items() if k in self.functions}
+        if ambiguous:  # a dropped function's own statements (its returns) belong to no record
+            self.keys = {i: k for i, k in self.keys.items() if k in self.functions}
 
     def _module_statements(self, statements) -> Iterator[ast.stmt]:
         for statement in statements:
@@ -514,7 +515,7 @@ class _Summary:
                         continue
                     constructor = dotted(value.func)
                     class_name = self._class_around(node) if constructor and constructor.rpartition(".")[2][:1].isupper() else None
-                    if class_name is not None:
+                    if class_name is not None and class_name in self.classes:  # (not one dropped as ambiguous)
                         per_class.setdefault(class_name, set()).add(element.attr)
                         attrs = self.classes[class_name].setdefault("attrs", {})
                         attrs[element.attr] = self.qualify(constructor) or constructor

@@ -1,0 +1,51 @@
+"""A name bound twice at module level (an import and a function, a class defined in two notebook
+cells) is dropped from the summary as ambiguous; what its body holds must not crash the summary.
+Found on the real-code corpus (issue 15): both files became internal errors (ML900)."""
+
+import subprocess
+import sys
+import textwrap
+
+
+def _check(tmp_path, text):
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "memlint", "check", "--no-cache", "--select", "ML001", str(path)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert "ML900" not in done.stdout, done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_function_named_like_an_import(tmp_path):
+    _check(
+        tmp_path,
+        """
+        import timeit
+        import torch
+
+        def timeit(runs=1):
+            return runs
+        """,
+    )
+
+
+def test_class_defined_twice(tmp_path):
+    _check(
+        tmp_path,
+        """
+        import torch
+        from torch import nn
+
+        class ViT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Linear(2, 2)
+
+        class ViT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Linear(2, 3)
+        """,
+    )
