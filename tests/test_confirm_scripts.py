@@ -153,3 +153,21 @@ def test_cuda_runs_leave_the_device_to_the_script_and_refuse_an_unused_gpu(monke
     else:
         assert harness._measure_cuda(code, "script.py", False, default_device)["peak_bytes"] == peak
     assert defaults == (["cuda"] if default_device else [])  # torch's default device only on request
+
+
+REENTRANT = """
+import torch
+from torch.utils.checkpoint import checkpoint
+
+layer = torch.nn.Linear(8, 8)
+for _ in range(5):
+    x = torch.randn(4, 8, requires_grad=True)
+    checkpoint(layer, x, use_reentrant=True).sum().backward()
+"""
+
+
+def test_backward_inside_backward_counts_as_one_step(tmp_path):
+    # Reentrant checkpointing runs torch.autograd.backward inside the outer backward pass.
+    _write(tmp_path, "reentrant.py", REENTRANT)
+    (row,) = json.loads(_confirm(str(tmp_path / "reentrant.py"), "--output-format", "json").output)
+    assert row["before"]["ok"] and row["before"]["backward_calls"] == 5

@@ -116,10 +116,16 @@ class _HostSampler:
     def __enter__(self) -> "_HostSampler":
         if self._mallinfo is not None:
             original, samples, read = self._original, self.samples, self._mallinfo
+            depth = [0]  # reentrant checkpointing calls backward inside backward: sample the outer one
 
             def backward(*args, **kwargs):
-                result = original(*args, **kwargs)
-                samples.append(read())
+                depth[0] += 1
+                try:
+                    result = original(*args, **kwargs)
+                finally:
+                    depth[0] -= 1
+                if depth[0] == 0:
+                    samples.append(read())
                 return result
 
             torch.autograd.backward = backward  # Tensor.backward calls torch.autograd.backward
