@@ -4,18 +4,23 @@ could not clear (memlint.engine.lint_text)."""
 
 from __future__ import annotations
 
+import ast
 import os
+import warnings
 from typing import Optional
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
 from memlint import registry
 from memlint.analysis.context import Context
 from memlint.config import Settings
-from memlint.depth import depth_error
+from memlint.depth import LIMIT, depth_error, on_deep_stack, token_levels, too_complex
 from memlint.diagnostics import Diagnostic, Edit, Fix, Location
-from memlint.engine import Positions, minimal_edit, reserved_diagnostic, syntax_error
-from memlint.positions import node_positions
+from memlint.engine import (
+    Positions, minimal_edit, not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic,
+)  # fmt: skip
+from memlint.positions import SourceMap, node_positions, printed_code
 from memlint.project import FileView
 from memlint.rule import NodeFix, Report, rule_url
 from memlint.suppressions import file_suppressions, line_suppresses
@@ -27,29 +32,55 @@ def check_text(
     text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None
 ) -> list[Diagnostic]:
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
-    `depth_checked`: CPython has compiled the text, so it is not too deeply nested for libcst.
+    `depth_checked`: CPython has compiled the text and `depth.too_complex` let it through.
     `project`: what the project pass knows about this file (memlint/project.py); none by default."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
-    too_deep = None if depth_checked else depth_error(text)  # libcst's native parser would overflow the C stack
+    if not depth_checked:
+        refused = _refusal(text, filename)  # libcst's native parser would overflow the C stack
+        if refused is not None:
+            return [refused]
+    # libcst and the analysis recurse per level of nesting: run them on a stack sized for the limits.
+    return on_deep_stack(_check, text, filename, rule_classes, settings, project)
+
+
+def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
+    """The finding for a text libcst must not see (depth.py), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is not None:
+        complexity = too_complex(tree, text)
+        return None if complexity is None else too_complex_diagnostic(complexity, filename)
+    too_deep = depth_error(text)
     if too_deep is not None:
         message, row, column = too_deep
-        return [reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {message}", filename, row, column)]
+        return reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {message}", filename, row, column)
+    levels = token_levels(text)
+    if levels is None or levels > LIMIT:  # Python cannot compile it either: its message, without libcst
+        return syntax_error(text, filename)
+    return None
+
+
+def _check(text: str, filename: str, rule_classes: list, settings: Settings, project: Optional[FileView]) -> list[Diagnostic]:
     try:
         module = parse_module(text)
     except cst.ParserSyntaxError as error:
         return [syntax_error(text, filename, error)]
     except (RecursionError, MemoryError) as error:
-        return [syntax_error(text, filename, error)]
+        return [not_analysed(filename, f"memlint's parser (libcst) ran out of {_resource(error)}")]
     reports: list[Report] = []
     ctx = Context(module, project)
     rules = [rule_class(ctx, reports, settings.options) for rule_class in rule_classes]
     traversal = Traversal(ctx, rules)
     try:
         traversal.walk(module)
-    except RecursionError:
-        return [reserved_diagnostic(registry.SYNTAX_ERROR, "code is nested too deeply to analyse", filename)]
+    except (RecursionError, MemoryError) as error:
+        return [not_analysed(filename, f"the analysis ran out of {_resource(error)}")]
     except Exception as error:  # the shared analysis itself failed: nothing reported is trustworthy
         return [_internal_error("memlint.analysis", error, filename)]
     facts = ctx.facts()
@@ -59,7 +90,14 @@ def check_text(
         except Exception as error:
             traversal.failures.append((rule, error, module))
     reports = [r for r in reports if _holds_in_file(r, facts, traversal.failures)]
-    return _diagnostics(module, text, filename, reports, traversal.failures)
+    try:
+        return _diagnostics(module, text, filename, reports, traversal.failures)
+    except (RecursionError, MemoryError) as error:
+        return [not_analysed(filename, f"placing its findings ran out of {_resource(error)}")]
+
+
+def _resource(error: BaseException) -> str:
+    return "memory" if isinstance(error, MemoryError) else "stack (code nested too deeply)"
 
 
 def _holds_in_file(report: Report, facts, failures) -> bool:
@@ -81,20 +119,20 @@ def _diagnostics(
         return []
     wanted = [node for _, _, node in failures] + [report.node for report in reports]
     wanted += [old for report in reports if report.fix for old, _ in report.fix.replacements]
-    positions = node_positions(module, text, wanted)
+    places = _Places(module, text)
+    positions = node_positions(module, places.code, wanted)
     lines = Positions(text)
     suppressed_file = file_suppressions(text)
     result: list[Diagnostic] = []
     for rule, error, node in failures:
         where = positions.get(node)
-        row, column = (where.start.line, where.start.column + 1) if where else (1, 1)
+        row, column = places.start(where) if where else (1, 1)
         result.append(_internal_error(f"rule {rule.code} ({rule.name})", error, filename, row, column))
     seen: set[tuple] = set()
     for report in reports:
         rule = report.rule
         where = positions[report.node]
-        start = Location(where.start.line, where.start.column + 1)
-        end = Location(where.end.line, where.end.column + 1)
+        start, end = Location(*places.start(where)), Location(*places.end(where))
         key = (rule.code, start, end, report.message)
         if key in seen:
             continue
@@ -103,7 +141,7 @@ def _diagnostics(
             continue
         if line_suppresses(lines.line_text(start.row), rule.code):
             continue
-        fix = _materialize(report.fix, module, text, lines, positions) if report.fix else None
+        fix = places.fix(_materialize(report.fix, module, places.code, places.code_lines, positions)) if report.fix else None
         frame = lines.frame(start.row, end.row)
         result.append(
             Diagnostic(
@@ -121,6 +159,43 @@ def _diagnostics(
         )
     result.sort(key=Diagnostic.sort_key)
     return result
+
+
+class _Places:
+    """Where findings and fixes computed on the code libcst prints land in the source text: the
+    same offsets, unless libcst dropped some whitespace of it (positions.SourceMap)."""
+
+    def __init__(self, module: cst.Module, text: str) -> None:
+        self.code = printed_code(module, text)
+        self.code_lines = Positions(self.code)
+        self.lines = self.code_lines if self.code is text else Positions(text)
+        self.map = None if self.code == text else SourceMap(self.code, text)
+
+    def start(self, where: CodeRange) -> tuple[int, int]:
+        return self._location(self.code_lines.offset(where.start.line, where.start.column), end=False)
+
+    def end(self, where: CodeRange) -> tuple[int, int]:
+        return self._location(self.code_lines.offset(where.end.line, where.end.column), end=True)
+
+    def _location(self, offset: int, *, end: bool) -> tuple[int, int]:
+        if self.map is not None:
+            offset = self.map.end_offset(offset) if end else self.map.offset(offset)
+        location = self.lines.location(offset)
+        return location.row, location.column
+
+    def fix(self, fix: Optional[Fix]) -> Optional[Fix]:
+        """The fix in text offsets; None when an edit would delete what libcst dropped (the
+        finding is still reported, without a fix that would lose a form feed or a `\\`)."""
+        if fix is None or self.map is None:
+            return fix
+        edits = []
+        for edit in fix.edits:
+            start = self.map.offset(edit.start)
+            end = self.map.end_offset(edit.end) if edit.end > edit.start else start
+            if self.map.drops_between(start, end):
+                return None
+            edits.append(Edit(start, end, edit.content, self.lines.location(start), self.lines.location(end)))
+        return Fix(fix.message, fix.applicability, tuple(edits))
 
 
 def _materialize(

@@ -16,7 +16,7 @@ from memlint import __version__, registry
 from memlint.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
 from memlint.config import ConfigError, Selection, build_settings, discover, load_config_file
 from memlint.diagnostics import Diagnostic
-from memlint.files import discover_files
+from memlint.files import discover_files, path_argument
 from memlint.progress import progress_for
 from memlint.report import FORMATS, ReportOptions, is_applicable, reporter_for
 from memlint.runner import FileResult, Mode, fixed_count, run
@@ -115,7 +115,7 @@ def load_settings(paths: Sequence[Path], config: Optional[Path], cli: Selection,
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(), callback=lambda _, __, values: tuple(map(path_argument, values)))
 @click.option("--fix", is_flag=True, help="Apply fixes (safe ones; add --unsafe-fixes for the rest).")
 @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also apply (and show) unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff instead of writing them.")

@@ -20,12 +20,16 @@ else:  # pragma: no cover - exercised on older interpreters only
 
 from memlint.registry import rule_options
 from memlint.rule import boolean
+from memlint.units import parse_size
 
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".hg", ".ipynb_checkpoints", ".memlint_cache", ".mypy_cache",
     ".nox", ".pytest_cache", ".ruff_cache", ".svn", ".tox", ".venv", "__pycache__", "__pypackages__",
     "_build", "build", "dist", "node_modules", "site-packages", "venv", "*.egg-info",
 )  # fmt: skip
+
+
+DEFAULT_MAX_FILE_SIZE = 2 * 2**20  # "2MiB"
 
 
 class ConfigError(Exception):
@@ -59,6 +63,9 @@ SCHEMA: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "extend-exclude": (_string_list, []),
     "per-file-ignores": (_per_file_ignores, {}),
     "unsafe-fixes": (boolean, False),
+    # Larger files are not analysed (an ML900 finding says so): libcst's tree takes 0.3-0.8 GB of
+    # memory per MB of source.  The largest file of torch, transformers and timm is 1.4 MB.
+    "max-file-size": (parse_size, DEFAULT_MAX_FILE_SIZE),
 }
 # Keys that are rule options (passed to rules as `self.options[key]`), from the rules' metas.
 RULE_OPTIONS = tuple(option.key for option in rule_options())
@@ -210,6 +217,7 @@ class Settings:
     unsafe_fixes: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
     config_path: Optional[Path] = None
+    max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE  # characters of source; None: no limit
 
     def relative(self, path: Path) -> PurePosixPath:
         try:
@@ -260,6 +268,7 @@ class Settings:
             "enabled": sorted(self.enabled),
             "per_file_ignores": [[p, sorted(c)] for p, c in self.per_file_ignores],
             "options": {k: self.options[k] for k in sorted(self.options)},
+            "max_file_size": self.max_file_size,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -283,4 +292,5 @@ def build_settings(config: ConfigFile, cli: Selection, *, unsafe_fixes: Optional
         unsafe_fixes=values.get("unsafe-fixes", False) if unsafe_fixes is None else unsafe_fixes,
         options=options,
         config_path=config.path,
+        max_file_size=values.get("max-file-size", DEFAULT_MAX_FILE_SIZE),
     )

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from memlint import registry
 from memlint.config import Settings
+from memlint.depth import LIMIT, Complexity, too_complex
 from memlint.diagnostics import Diagnostic, Edit, Location, Severity
 from memlint.prescreen import Source, needs_analysis
+from memlint.units import format_bytes
 
 if TYPE_CHECKING:
     from memlint.project import FileView
@@ -65,11 +67,30 @@ def syntax_error(text: str, filename: str, libcst_error: Optional[Exception] = N
         import libcst as cst
 
         if isinstance(libcst_error, cst.ParserSyntaxError):
-            message = libcst_error.message
-            row, column = libcst_error.raw_line, libcst_error.raw_column + 1
-        else:
-            message = f"cannot parse: {libcst_error}"
+            # Not a syntax error (Python reads the file), a limit of memlint's parser: say so.
+            message = libcst_error.message.replace("\n", " ").strip()
+            reason = f"memlint's parser (libcst) cannot read it, though Python can: {message}"
+            return not_analysed(filename, reason, libcst_error.raw_line, libcst_error.raw_column + 1)
+        return not_analysed(filename, f"memlint's parser (libcst) failed: {libcst_error}")
     return reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {message}", filename, row, column, Severity.ERROR)
+
+
+def not_analysed(filename: str, reason: str, row: int = 1, column: int = 1) -> Diagnostic:
+    """ML900 for a file memlint could not analyse (too large, too complex for libcst): not a syntax
+    error, and not silence either; exit code 2 says the file was not checked."""
+    return reserved_diagnostic(registry.INTERNAL_ERROR, f"file not analysed: {reason}", filename, row, column)
+
+
+def too_large(text: str, settings: Settings) -> Optional[str]:
+    """Why `text` is not analysed for its size (libcst's tree takes about 0.3-0.8 GB per MB of
+    source), or None; `max-file-size` counts characters of source (bytes, for ASCII)."""
+    limit = settings.max_file_size
+    if limit is None or len(text) <= limit:
+        return None
+    return (
+        f"{format_bytes(len(text))} of source is more than max-file-size ({format_bytes(limit)}); "
+        "raise `max-file-size` in [tool.memlint] or exclude the file"
+    )
 
 
 def reserved_diagnostic(
@@ -95,6 +116,9 @@ def lint_text(
     codes = settings.codes_for(filename)
     if not codes:
         return []
+    oversized = too_large(text, settings)
+    if oversized is not None:  # before CPython's AST too, which is large as well
+        return [not_analysed(filename, oversized)]
     if not screened:
         source = Source(text)
         compiled = source.tree is not None  # else the full analysis reports the syntax error
@@ -102,14 +126,31 @@ def lint_text(
             from memlint.analysis.summaries import summarize
             from memlint.project import single_file_view
 
-            project = single_file_view(summarize(source), filename)
+            try:
+                summary = summarize(source)
+            except (RecursionError, MemoryError):  # as in prepare.py: the project knows less
+                summary = None
+            project = single_file_view(summary, filename)
         source.project = project  # the screens follow the project's facts
         if compiled and not needs_analysis(source, codes, settings.options):
             return []
+        if compiled:  # libcst's tree is deeper than CPython's AST; code it cannot handle stops here
+            complexity = too_complex(source.tree, text)
+            if complexity is not None:
+                return [too_complex_diagnostic(complexity, filename)]
         del source  # its AST is not needed any more
     from memlint.checker import check_text
 
+    # depth_checked: CPython's AST has passed the depth guards (here, or in the runner's phase one).
     return check_text(text, filename, settings, depth_checked=screened or compiled, project=project)
+
+
+def too_complex_diagnostic(complexity: Complexity, filename: str) -> Diagnostic:
+    reason = (
+        f"too complex for memlint's parser (libcst): {complexity.what} here nests deeper than the "
+        f"{LIMIT:,} levels it handles"
+    )
+    return not_analysed(filename, reason, complexity.row, complexity.column)
 
 
 def minimal_edit(old: str, new: str, lines: Positions) -> Optional[Edit]:

@@ -24,6 +24,14 @@ class Discovery:
     temporaries: list[Path] = field(default_factory=list)
 
 
+def path_argument(value: str) -> Path:
+    """A path given on the command line.  Only a bare `-` means standard input: pathlib reads `./-`
+    (the file named `-`) as `-` too, so such a path is kept as an absolute path."""
+    if value != "-" and Path(value) == Path("-"):
+        return Path(os.path.abspath(value))
+    return Path(value)
+
+
 def discover_files(paths: Sequence[Path], settings: Settings, *, force_exclude: bool = False) -> Discovery:
     found: dict[str, Path] = {}
     result = Discovery()

@@ -114,6 +114,8 @@ def _read(text: str, filename: str) -> _Notebook:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise NotebookError(f"not valid JSON: {error}") from None
+    except RecursionError:  # json's parser recurses per level of nesting
+        raise NotebookError("not a notebook: its JSON is nested too deeply to read") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError("no `cells` list (only nbformat 4 notebooks are supported)")
     notebook = _Notebook(text, data["cells"])

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from memlint.analysis.summaries import summarize
 from memlint.config import Settings
+from memlint.depth import too_complex
 from memlint.prescreen import Source, needs_analysis
 from memlint.source import UndecodableSource, decode
 
@@ -63,6 +64,8 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
         text = decode(data).text
     except UndecodableSource:
         return Prepared(digest, None, None)
+    if settings.max_file_size is not None and len(text) > settings.max_file_size:
+        return Prepared(digest, None, None)  # not compiled here: phase two reports it as too large
     source = Source(text)
     if source.tree is None:
         return Prepared(digest, None, None)  # phase two reports the syntax error
@@ -75,4 +78,8 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
     codes = settings.codes_for(filename)
     if "torch" not in text or not codes:
         return Prepared(digest, summary, False)
-    return Prepared(digest, summary, needs_analysis(source, codes, settings.options))
+    if not needs_analysis(source, codes, settings.options):
+        return Prepared(digest, summary, False)
+    # Phase two parses a screened file with libcst straight away: one too deep for it (depth.py)
+    # is left to phase two to compile and report.
+    return Prepared(digest, summary, True if too_complex(source.tree, text) is None else None)

@@ -94,8 +94,8 @@ def test_deep_nesting_is_a_syntax_error_not_a_crash(neighbour):
     (neighbour / "lists.py").write_text("import torch\nx = " + "[" * 2000 + "]" * 2000 + "\n")
     (neighbour / "chain.py").write_text("import torch\nx = a" + "[0]" * 5000 + "\n")
     (neighbour / "unary.py").write_text("import torch\nx = " + "-" * 20000 + "1\n")
-    body = "".join(" " * (i + 1) + "if x:\n" for i in range(2000))
-    (neighbour / "indent.py").write_text("import torch\ndef f():\n" + body + " " * 2001 + "pass\n")
+    body = "".join(" " * (i + 1) + "if x:\n" for i in range(300))  # CPython allows 100 levels
+    (neighbour / "indent.py").write_text("import torch\ndef f():\n" + body + " " * 301 + "pass\n")
     result = memlint_subprocess("check", "--output-format", "concise", "--no-cache", ".", cwd=neighbour)
     assert result.returncode == 1, result.stderr  # a segfault would be -11
     assert "Traceback" not in result.stderr and "RecursionError" not in result.stdout
@@ -193,6 +193,7 @@ def _timed_check(project: Path, name: str, size: int) -> float:
 
 
 def test_ten_megabyte_file_in_time_linear_in_its_size(project):
+    (project / "pyproject.toml").write_text('[tool.memlint]\nmax-file-size = "12MB"\n')  # above the default
     small = _timed_check(project, "small.py", 2_500_000)
     large = _timed_check(project, "large.py", 10_000_000)
     # 4x the size: linear is ~4x the time; quadratic would be ~16x.  Generous for a shared machine.

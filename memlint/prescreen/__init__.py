@@ -43,7 +43,10 @@ def needs_analysis(source: Source, codes: Collection[str], options: Mapping[str,
     if not source.structure_is_reliable:
         return True
     options = _with_defaults(options)
-    return any(_screen(code)(source, options) for code in candidates)  # type: ignore[misc]
+    try:
+        return any(_screen(code)(source, options) for code in candidates)  # type: ignore[misc]
+    except RecursionError:  # code nested deeper than a screen can follow (memlint/depth.py): "maybe"
+        return True
 
 
 def screen_holds(source: Source, code: str, options: Mapping[str, Any]) -> bool:
