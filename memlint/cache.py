@@ -264,6 +264,25 @@ class Cache:
     def put_summary(self, key: str, entry: dict) -> None:
         self._store(key, json.dumps(entry, separators=(",", ":")))
 
+    def get_pass(self, key: str) -> Optional[list]:
+        """A stored project pass ({"files": [[screened, view], ...]}, memlint/prepare.py): the
+        list, whose items the caller checks (memlint.project.FileView.from_data)."""
+        data = read_regular_file(self._path(key), ENTRY_LIMIT)
+        if data is None:
+            return None
+        try:
+            entry = json.loads(data)
+        except Exception:
+            return None
+        if not isinstance(entry, dict) or set(entry) != {"files"} or type(entry["files"]) is not list:
+            return None
+        if not all(type(item) is list and len(item) == 2 for item in entry["files"]):
+            return None
+        return entry["files"]
+
+    def put_pass(self, key: str, entry: dict) -> None:
+        self._store(key, json.dumps(entry, separators=(",", ":")))
+
     def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
         """Store an entry; a cache that cannot be written only costs speed, never the run."""
         self._store(key, json.dumps({"diagnostics": [_encode(d) for d in diagnostics]}, separators=(",", ":")))

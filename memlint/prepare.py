@@ -1,21 +1,29 @@
-"""Phase one of a run over many files (memlint/runner.py): each file's summary for the project pass
-(memlint/analysis/summaries.py), and whether its screens let it through, both from one compile of
-the file, and cached by its bytes like findings.
+"""Phase one of a run over many files (memlint/runner.py), the project pass: each file's summary
+(memlint/analysis/summaries.py) and whether its screens let it through, from one compile of the
+file; then, in the parent, the facts each file depends on (memlint/project.py).
 
 Phase two then lints only the files the screens let through, or those whose project facts could
 change the screens' answer (`FileView.widens_screens`), without compiling them again.
+
+Cached like findings: a file's summary under its bytes and name; the whole pass's result (every
+file's view and screen answer) under the names, bytes and module names of all the files, so that a
+run over unchanged files reads one entry instead of every summary.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from memlint.analysis.summaries import summarize
+from memlint.cache import content_digest
 from memlint.config import Settings
 from memlint.depth import too_complex
 from memlint.prescreen import Source, needs_analysis
+from memlint.project import EMPTY_VIEW, FileView, Project, module_names
 from memlint.source import UndecodableSource, decode
 
 if TYPE_CHECKING:
@@ -43,8 +51,6 @@ def prepare_file(path: Path, filename: str, settings: Settings, cache: Optional[
 
 
 def prepare_data(data: bytes, filename: str, settings: Settings, cache: Optional[Cache] = None) -> Prepared:
-    from memlint.cache import content_digest
-
     digest = content_digest(data)
     if filename.endswith(".ipynb"):
         return Prepared(digest, None, None)  # a notebook is linted as a project of its own
@@ -83,3 +89,76 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
     # Phase two parses a screened file with libcst straight away: one too deep for it (depth.py)
     # is left to phase two to compile and report.
     return Prepared(digest, summary, True if too_complex(source.tree, text) is None else None)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What phase two needs to know about one file."""
+
+    view: FileView
+    digest: Optional[str]  # as Prepared
+    screened: Optional[bool]  # as Prepared
+
+
+def prepare_chunk(paths: Sequence[Path], names: Sequence[str], settings: Settings, cache: Optional[Cache]) -> list[Prepared]:
+    """A worker's share of phase one."""
+    return [prepare_file(path, name, settings, cache) for path, name in zip(paths, names)]
+
+
+def project_pass(
+    files: Sequence[Path],
+    names: Sequence[str],
+    settings: Settings,
+    cache: Optional[Cache],
+    in_workers: Callable[[list[int]], dict[int, Prepared]],
+) -> list[Facts]:
+    """Every file's facts.  `names`: the names files are shown under; `in_workers(indices)`
+    prepares those files in worker processes (or here) and returns what `prepare_file` gives."""
+    modules = module_names(files)
+    prepared: dict[int, Prepared] = {}
+    key = None
+    if cache is not None:  # each file is read and hashed here, once
+        digests = []
+        for index, path in enumerate(files):
+            try:
+                digests.append(content_digest(path.read_bytes()))
+            except OSError:
+                prepared[index] = UNREADABLE
+                digests.append(None)
+        if not prepared:
+            key = cache.key_for(_pass_digest(names, digests, modules), "", kind="project")
+            known = _read_pass(cache, key, len(files), digests)
+            if known is not None:
+                return known
+        for index, path in enumerate(files):
+            if index in prepared or path.suffix == ".ipynb":
+                continue
+            entry = cache.get_summary(cache.key_for(digests[index], names[index], kind="summary"))  # type: ignore[arg-type]
+            if entry is not None:
+                prepared[index] = Prepared(digests[index], entry["summary"], entry["screened"])
+    todo = [index for index in range(len(files)) if index not in prepared]
+    prepared.update(in_workers(todo))
+    project = Project([(path, name, prepared[i].summary) for i, (path, name) in enumerate(zip(files, names))], modules)
+    facts = [Facts(project.view(i), prepared[i].digest, prepared[i].screened) for i in range(len(files))]
+    if key is not None and all(f.digest is not None for f in facts):
+        cache.put_pass(key, {"files": [[f.screened, f.view.to_data()] for f in facts]})  # type: ignore[union-attr]
+    return facts
+
+
+def _pass_digest(names: Sequence[str], digests: Sequence[Optional[str]], modules: Sequence[tuple[str, list[str]]]) -> str:
+    payload = json.dumps([[name, digest, module] for name, digest, module in zip(names, digests, modules)], separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _read_pass(cache: Cache, key: str, count: int, digests: Sequence[Optional[str]]) -> Optional[list[Facts]]:
+    """The stored result of a pass over the same files, or None (missing, or not shaped like one)."""
+    entry = cache.get_pass(key)
+    if entry is None or len(entry) != count:
+        return None
+    facts = []
+    for (screened, data), digest in zip(entry, digests):
+        view = FileView.from_data(data)
+        if view is None or not (screened is None or type(screened) is bool):
+            return None
+        facts.append(Facts(view, digest, screened))
+    return facts

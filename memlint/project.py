@@ -79,6 +79,25 @@ class FileView:
     def per_step_of(self, key: FunctionKey) -> Optional[str]:
         return dict(self.per_step).get(key_string(key))
 
+    def to_data(self) -> list:
+        """Plain data for the cache (`from_data` reads it back)."""
+        return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
+                [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
+                sorted(self.history_methods)]  # fmt: skip
+
+    @classmethod
+    def from_data(cls, data: object) -> Optional["FileView"]:
+        """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
+        if type(data) is not list or len(data) != 7:
+            return None
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6]], [data[2], data[3]]
+        if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
+            return None
+        if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
+            return None
+        return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
+                   frozenset(data[4]), frozenset(data[5]), frozenset(data[6]))  # fmt: skip
+
 
 EMPTY_VIEW = FileView()
 
@@ -94,6 +113,12 @@ def function_key(key: str) -> FunctionKey:
 
 
 # ---------------------------------------------------------------------------- module names
+
+
+def module_names(paths: Sequence[Path]) -> list[tuple[str, list[str]]]:
+    """Each file's module name and longer aliases (`_Names.of`); asked once per directory."""
+    names = _Names()
+    return [names.of(path) for path in paths]
 
 
 class _Names:
@@ -159,8 +184,12 @@ class _Site:
 class Project:
     """The resolved facts of a set of summarised files."""
 
-    def __init__(self, files: Sequence[tuple[Path, str, Optional[dict]]]) -> None:
-        names = _Names()
+    def __init__(
+        self, files: Sequence[tuple[Path, str, Optional[dict]]], names: Optional[Sequence[tuple[str, list[str]]]] = None
+    ) -> None:
+        """`files`: each file's path, the name it is shown under and its summary; `names`: their
+        `module_names`, when the caller has them already."""
+        names = names if names is not None else module_names([path for path, _, _ in files])
         self.files: list[Optional[_File]] = []
         self._modules: dict[str, list[int]] = {}
         aliases: dict[str, list[int]] = {}
@@ -168,7 +197,7 @@ class Project:
             if summary is None:
                 self.files.append(None)
                 continue
-            canonical, longer = names.of(path)
+            canonical, longer = names[index]
             record = _File(index, Path(path), shown, summary, canonical, os.path.dirname(os.path.abspath(path)),
                            os.path.basename(str(path)) == "__init__.py")  # fmt: skip
             self.files.append(record)

@@ -18,7 +18,7 @@ from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.cache import content_digest
 from memlint.engine import lint_text, reserved_diagnostic
-from memlint.prepare import UNREADABLE, Prepared, prepare_data, prepare_file
+from memlint.prepare import UNREADABLE, Prepared, prepare_chunk, prepare_file, project_pass
 from memlint.source import UndecodableSource, decode
 from memlint.workers import new_pool, worker_count
 
@@ -154,10 +154,6 @@ def _process_chunk(
     return [process_file(path, settings, mode, cache, task) for path, task in zip(paths, tasks)]
 
 
-def _prepare_chunk(paths: Sequence[Path], settings: Settings, cache: Optional[Cache]) -> list[Prepared]:
-    return [prepare_file(path, display_name(path), settings, cache) for path in paths]
-
-
 def _isolated(
     paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None, tasks: Optional[Sequence[Task]] = None
 ) -> list[FileResult]:
@@ -215,49 +211,36 @@ class _Workers:
             self.pool = None
 
 
-def _prepare_all(
-    files: Sequence[Path], settings: Settings, cache: Optional[Cache], workers: _Workers
-) -> list[Prepared]:
-    """Phase one: every file's summary and screen answer, from the cache where it has them."""
-    prepared: dict[int, Prepared] = {}
-    todo = list(range(len(files)))
-    if cache is not None:  # answered here, without a worker: each file is read and hashed once
-        todo = []
-        for index, path in enumerate(files):
-            try:
-                data = path.read_bytes()
-            except OSError:
-                prepared[index] = UNREADABLE
-                continue
-            if path.suffix == ".ipynb":
-                prepared[index] = prepare_data(data, display_name(path), settings, cache)
-                continue
-            entry = cache.get_summary(cache.key_for(content_digest(data), display_name(path), kind="summary"))
-            if entry is not None:
-                prepared[index] = Prepared(content_digest(data), entry["summary"], entry["screened"])
-            else:
-                todo.append(index)
-    if workers.jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
-        for index in todo:
-            prepared[index] = prepare_file(files[index], display_name(files[index]), settings, cache)
-        return [prepared[index] for index in range(len(files))]
-    from concurrent.futures import as_completed
-    from concurrent.futures.process import BrokenProcessPool
+def _prepare_in_workers(
+    files: Sequence[Path], names: Sequence[str], settings: Settings, cache: Optional[Cache], workers: _Workers
+) -> Callable[[list[int]], dict[int, Prepared]]:
+    """Phase one's worker share (memlint/prepare.py): the files whose summaries the cache lacks."""
 
-    pool = workers.get()
-    futures = {
-        pool.submit(_prepare_chunk, [files[i] for i in chunk], settings, cache): chunk
-        for chunk in _chunks(todo, files, workers.jobs)
-    }
-    for future in as_completed(futures):
-        chunk = futures[future]
-        try:
-            prepared.update(zip(chunk, future.result()))
-        except BrokenProcessPool:  # phase two checks these files one by one and reports the crash
-            prepared.update((index, UNREADABLE) for index in chunk)
-    if any(isinstance(f.exception(), BrokenProcessPool) for f in futures):
-        workers.broken()
-    return [prepared[index] for index in range(len(files))]
+    def prepare(todo: list[int]) -> dict[int, Prepared]:
+        if workers.jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
+            return {index: prepare_file(files[index], names[index], settings, cache) for index in todo}
+        from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = workers.get()
+        futures = {
+            pool.submit(prepare_chunk, [files[i] for i in chunk], [names[i] for i in chunk], settings, cache): chunk
+            for chunk in _chunks(todo, files, workers.jobs)
+        }
+        prepared: dict[int, Prepared] = {}
+        broken = False
+        for future in as_completed(futures):
+            chunk = futures[future]
+            try:
+                prepared.update(zip(chunk, future.result()))
+            except BrokenProcessPool:  # phase two checks these files one by one and reports the crash
+                prepared.update((index, UNREADABLE) for index in chunk)
+                broken = True
+        if broken:
+            workers.broken()
+        return prepared
+
+    return prepare
 
 
 def run(
@@ -276,25 +259,23 @@ def run(
     cache, unchanged summaries and findings (keyed on the file and on those facts) are answered here
     and only the rest go to workers.  `progress(n)` is called as each batch of n files is done.
     """
-    from memlint.project import Project
-
     jobs = jobs or os.cpu_count() or 1
     workers = _Workers(worker_count(jobs, len(files)))
+    names = [display_name(path) for path in files]
     try:
-        prepared = _prepare_all(files, settings, cache if not mode.fix else None, workers)  # fixing writes no entry
-        project = Project([(path, display_name(path), p.summary) for path, p in zip(files, prepared)])
+        entries = cache if not mode.fix else None  # runs that fix read and write no entry
+        facts = project_pass(files, names, settings, entries, _prepare_in_workers(files, names, settings, entries, workers))
         done: dict[int, FileResult] = {}
         tasks: dict[int, Task] = {}
-        for index, path in enumerate(files):
-            view, ready = project.view(index), prepared[index]
-            if ready.screened is False and not view.widens_screens:
-                done[index] = FileResult(display_name(path))  # no rule can report, whatever the facts
-            elif cache is not None and not mode.fix and ready.digest is not None:
-                hit = cache.get(cache.key_for(ready.digest, display_name(path), view.digest))
+        for index, known in enumerate(facts):
+            if known.screened is False and not known.view.widens_screens:
+                done[index] = FileResult(names[index])  # no rule can report, whatever the facts
+            elif entries is not None and known.digest is not None:
+                hit = entries.get(entries.key_for(known.digest, names[index], known.view.digest))
                 if hit is not None:
-                    done[index] = FileResult(display_name(path), hit)
+                    done[index] = FileResult(names[index], hit)
             if index not in done:
-                tasks[index] = Task(view, ready.digest, ready.screened is True)
+                tasks[index] = Task(known.view, known.digest, known.screened is True)
         if done and progress:
             progress(len(done))
         todo = [index for index in range(len(files)) if index not in done]

@@ -176,10 +176,10 @@ def test_a_cache_from_before_the_marker_is_used_without_a_warning(project):
 # ------------------------------------------------------------------ entries an adversary planted
 
 
-@pytest.fixture(params=["diagnostics", "summary"])
+@pytest.fixture(params=["diagnostics", "summary", "files"])
 def cached(project, request):
-    """A project with one file with a finding, its expected output and one of its two cache entries
-    (its findings, its summary for the project pass)."""
+    """A project with one file with a finding, its expected output and one of its three cache
+    entries (its findings, its summary for the project pass, the pass's result for the project)."""
     write(project / "train.py", _finding())
     expected = memlint_subprocess("check", "--no-cache", "--output-format", "json", ".", cwd=project)
     assert expected.returncode == 1
@@ -222,8 +222,9 @@ def test_an_entry_linked_to_dev_zero_is_not_read(cached):
     project, expected, entry = cached
     entry.unlink()
     entry.symlink_to("/dev/zero")
+    cache = Cache(entry.parent.parent.parent, "")
+    assert cache.get(entry.stem) is None and cache.get_summary(entry.stem) is None and cache.get_pass(entry.stem) is None
     assert _check_again(project).stdout == expected
-    assert Cache(entry.parent, "").get(entry.stem) is None and Cache(entry.parent, "").get_summary(entry.stem) is None
 
 
 def test_an_entry_larger_than_the_limit_is_not_read(cached):
@@ -231,7 +232,7 @@ def test_an_entry_larger_than_the_limit_is_not_read(cached):
     with open(entry, "r+b") as handle:
         handle.truncate(ENTRY_LIMIT + 1)  # sparse: no disk needed, but reading it would take the memory
     cache = Cache(entry.parent.parent.parent, "")
-    assert cache.get(entry.stem) is None and cache.get_summary(entry.stem) is None
+    assert cache.get(entry.stem) is None and cache.get_summary(entry.stem) is None and cache.get_pass(entry.stem) is None
     assert _check_again(project).stdout == expected
 
 
@@ -256,6 +257,8 @@ def test_crafted_entries_are_misses_not_crashes(cached):
     original = json.loads(entry.read_text())
     if "summary" in original:
         return _crafted_summaries(project, expected, entry, original)
+    if "files" in original:
+        return _crafted_passes(project, expected, entry, original)
     cache = Cache(entry.parent.parent.parent, "")
     assert cache.get(entry.stem) is not None  # the genuine entry is a hit
     for variant in _crafted(original):
@@ -299,4 +302,21 @@ def _crafted_summaries(project: Path, expected: str, entry: Path, original: dict
         entry.write_text(json.dumps(variant))
         assert cache.get_summary(entry.stem) is None, variant
     entry.write_text(json.dumps(_crafted_summary_variants(original)[-1]))
+    assert _check_again(project).stdout == expected
+
+
+def _crafted_passes(project: Path, expected: str, entry: Path, original: dict) -> None:
+    """A project pass entry whose views have the wrong shape is a miss: the pass runs again."""
+    from memlint.prepare import _read_pass
+
+    cache = Cache(entry.parent.parent.parent, "")
+    assert _read_pass(cache, entry.stem, 1, ["0" * 64]) is not None  # the genuine entry is a hit
+    (screened, view), = original["files"]
+    for variant in [
+        [], {"files": {}}, {"files": [[screened]]}, {"files": [[1, view]]}, {"files": [[screened, view[:6]]]},
+        {"files": [[screened, [*view[:2], [["f"]], *view[3:]]]]}, {"files": [[screened, [[1], *view[1:]]]]},
+        {"files": [[screened, view], [screened, view]]},  # another number of files
+    ]:
+        entry.write_text(json.dumps(variant))
+        assert _read_pass(cache, entry.stem, 1, ["0" * 64]) is None, variant
     assert _check_again(project).stdout == expected
