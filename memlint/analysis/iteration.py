@@ -27,14 +27,20 @@ Loop = Union[cst.For, cst.While]
 
 # Conditions that only ask whether an accelerator is there: they hold on every iteration or never.
 _DEVICE_CHECK_CALLS = frozenset({"is_available", "device_count"})
+# Flags that say whether the run uses the accelerator (`if self.cuda:`, `if args.use_gpu:`): set once
+# per run, so code behind them runs on every iteration of a run that uses the device.
+_DEVICE_FLAGS = frozenset({"is_cuda", "cuda", "use_cuda", "cuda_available", "has_cuda", "on_cuda", "gpu", "use_gpu", "on_gpu"})
 
 
 def condition_is_device_check(test: cst.BaseExpression) -> bool:
-    """`torch.cuda.is_available()`, `device.type == "cuda"`, `x.is_cuda`: not periodic, not opt-in."""
+    """`torch.cuda.is_available()`, `device.type == "cuda"`, `x.is_cuda`, `if self.cuda:`, `if use_gpu:`:
+    not periodic, not opt-in."""
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute):
         return test.func.attr.value in _DEVICE_CHECK_CALLS
     if isinstance(test, cst.Attribute):
-        return test.attr.value == "is_cuda"
+        return test.attr.value in _DEVICE_FLAGS
+    if isinstance(test, cst.Name):
+        return test.value in _DEVICE_FLAGS
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         other = test.comparisons[0].comparator
         if isinstance(other, cst.SimpleString) and other.evaluated_value in ("cuda", "mps", "xpu"):
@@ -158,6 +164,53 @@ def runs_model(loop: Loop) -> bool:
             continue
         if named_like_model(name) or tables.LOSS_NAME.match(name):
             return True
+    return False
+
+
+def is_epoch_loop(loop: Loop) -> bool:
+    """`for epoch in range(n)`, or a loop whose body hands a data loader to a call
+    (`train_one_epoch(model, train_loader)`) instead of iterating it: each iteration runs a whole
+    pass over the data, so code in its own body runs once per pass, not once per batch."""
+    if not isinstance(loop, cst.For) or iterates_batches(loop):
+        return False
+    if any("epoch" in name.lower() for name in names_in(loop.target)):
+        return True
+    for node in own_statements(loop):
+        if (
+            isinstance(node, cst.Call)
+            and _callee_name(node) not in _BATCH_READERS
+            and any(not arg.star and any(BATCH_SOURCE.search(n) for n in _plain_names(arg.value)) for arg in node.args)
+        ):
+            return True
+    return False
+
+
+# Calls that take one batch from a loader (or wrap it for iteration): not a pass over it.
+_BATCH_READERS = frozenset({"iter", "next", "enumerate", "zip", "tqdm", "cycle", "islice", "len", "list"})
+
+
+def _plain_names(expr: cst.BaseExpression) -> list[str]:
+    """`train_loader` -> ["train_loader"], `self.val_loader` -> ["val_loader"]; other shapes -> []."""
+    if isinstance(expr, cst.Name):
+        return [expr.value]
+    if isinstance(expr, cst.Attribute):
+        return [expr.attr.value]
+    return []
+
+
+def runs_own_pass(function: cst.FunctionDef) -> bool:
+    """Does this function run a training or evaluation pass itself (a loop over a data loader, or one
+    that runs a model step per iteration, in its own body)?  Code of it outside that loop runs once
+    per pass, however often the function is called."""
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
+            continue
+        if (kind is cst.For or kind is cst.While) and is_step_loop(node) and not is_epoch_loop(node):  # type: ignore[arg-type]
+            return True
+        stack.extend(code_children(node))
     return False
 
 

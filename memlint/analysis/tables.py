@@ -144,10 +144,12 @@ INPLACE_FUNCTIONS: dict[str, int] = {
     "dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3, "alpha_dropout": 3, "feature_alpha_dropout": 3,
 }  # fmt: skip
 
-# torch factories that build a tensor from sizes or data, on the CPU unless told otherwise.
+# torch factories that build a tensor from sizes, on the CPU unless told otherwise; with `device=`
+# they allocate on the device directly.  Not the data constructors (`tensor`, `as_tensor`,
+# `from_numpy`): `torch.tensor(data, device=d)` also builds the tensor on the host and then copies
+# it (PyTorch 2.13's dispatch: `lift_fresh` on the CPU, then `_to_copy`).
 TORCH_FACTORIES = frozenset(
-    {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor",
-     "rand", "randn", "randint", "randperm"}
+    {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm"}
 )  # fmt: skip
 # torch.optim classes that keep two moment estimates per parameter (and divide by sqrt(v) + eps).
 ADAM_CLASSES = ("Adam", "AdamW", "NAdam", "RAdam", "Adamax", "SparseAdam")

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import every_iteration, is_step_loop, step_loop_called_functions
+from memlint.analysis.iteration import condition_is_device_check, every_iteration, is_epoch_loop, is_step_loop, runs_own_pass
 from memlint.analysis.precision_api import keyword
+from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tables import TORCH_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
@@ -19,25 +21,49 @@ from memlint.rules.ml013_host_then_device.meta import META
 _RANDOM = frozenset({"rand", "randn", "randint", "randperm"})
 # Factory keywords that `device=` can join without changing the result.
 _COMPATIBLE_KEYWORDS = frozenset({"dtype", "size"})
+# Casts that may sit between the factory and the move: `torch.full(...).long().to(device)`.
+_CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
+# The legacy autograd wrapper (a no-op since PyTorch 0.4): `Variable(torch.ones(n)).cuda()`.
+_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+# Methods a framework runs once per batch: Lightning's and HF Trainer's (the project pass's table),
+# and the callbacks of Catalyst and Keras-style trainers.
+_BATCH_HOOKS = PER_BATCH_HOOKS | {"on_batch_start", "on_batch_end"}
 _DEVICE_NAME = re.compile(r"(?:^|_)(?:device|dev|gpu|gpu_id|rank|local_rank)$|device$", re.I)
 
 
 class HostThenDevice(Rule):
     """
     ## What it does
-    Finds a tensor created on the host and then moved to the accelerator — `torch.zeros(n).cuda()`,
-    `torch.randn(...).to(device)`, `torch.tensor(data).cuda()` — inside an `nn.Module`'s `forward`,
-    or on every iteration of a training or evaluation loop (in its body, or in a function the loop
-    calls unconditionally in the same file). A training or evaluation loop iterates over something
-    named like a data loader or calls backward, an optimizer step or something named like a model;
-    one-off loops (over layers when fusing them for deployment, over files) are not hot paths and
-    are not reported.
+    Finds a tensor created from sizes on the host and then moved to the accelerator —
+    `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`, `Variable(torch.ones(n)).cuda()`,
+    `torch.full(...).long().to(device)` — where it runs on every step:
 
-    Only torch's factories count (resolved through imports), only when the factory has no `device=`
-    of its own, and only when the target is recognisably a device: `.cuda()`, `.to("cuda")`,
-    `.to(device)` / `.to(self.device)` / `.to(x.device)` / `.to(torch.device(...))` / a rank.
-    `.to(other)` with an argument that may be a dtype or a tensor is not reported. Code behind an
-    `if` in a loop is not reported; in `forward` it is (it runs on every call that takes the branch).
+    - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
+      assignment, say), anywhere in it;
+    - on every iteration of a training or evaluation loop, in its body or in a function the loop
+      calls unconditionally (in the same file, or in another file linted with it), or in a hook a
+      framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
+
+    A training or evaluation loop iterates over something named like a data loader or calls
+    backward, an optimizer step or something named like a model. Not such loops: one-off loops
+    (over layers when fusing them for deployment, over files), and epoch loops (`for epoch in ...`,
+    or a loop that hands a loader to a call that runs the pass): code in them runs once per pass. A
+    function that runs a pass over a loader itself (a `validate(loader)` helper) runs its code
+    outside that loop once per pass, however often it is called, so the buffers it sets up before
+    its batch loop are not reported.
+
+    Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
+    `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports), only when
+    the factory has no `device=` of its own and a size other than a literal 0, and only when the
+    target is recognisably a device: `.cuda()`, `.to("cuda")`, `.to(device)` / `.to(self.device)` /
+    `.to(x.device)` / `.to(torch.device(...))` / a rank. Data constructors (`torch.tensor(data)`,
+    `as_tensor`, `from_numpy`) are not reported: given `device=`, `torch.tensor` still builds the
+    tensor on the host and copies it (PyTorch 2.13's dispatch: `lift_fresh` on the CPU, then
+    `_to_copy`), so moving the device into the call saves nothing. `.to(other)` with an argument
+    that may be a dtype or a tensor is not reported. Code behind an `if` in a loop or a per-step
+    function is not reported, unless the `if` only asks whether the accelerator is used
+    (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`); in `forward` it is (it runs
+    on every call that takes the branch).
 
     ## Why is this bad?
     The tensor is first allocated and filled in host memory, then a second allocation is made on the
@@ -60,11 +86,12 @@ class HostThenDevice(Rule):
 
     ## Fix safety
     Safe for deterministic factories (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
-    `logspace`, `eye`, `tensor`) whose other keywords are only `dtype`; `non_blocking=` of the move
-    is dropped (there is no transfer left). Unsafe for random factories (`rand`, `randn`, `randint`,
-    `randperm`): the device's generator produces different numbers than the CPU's for the same seed.
-    No fix when the factory has other keywords (`requires_grad=True` would change which tensor is
-    the leaf, `generator=` is a CPU generator) or the move has other arguments (a dtype).
+    `logspace`, `eye`) whose other keywords are only `dtype`; `non_blocking=` of the move is dropped
+    (there is no transfer left); a cast or a `Variable(...)` between factory and move stays. Unsafe
+    for random factories (`rand`, `randn`, `randint`, `randperm`): the device's generator produces
+    different numbers than the CPU's for the same seed. No fix when the factory has other keywords
+    (`requires_grad=True` would change which tensor is the leaf, `generator=` is a CPU generator),
+    when `Variable(...)` has other arguments, or the move has other arguments (a dtype).
 
     ## Measured effect
     Not measured by memlint's fixtures yet: one host buffer of the tensor's size and one
@@ -131,6 +158,47 @@ for arr in arrays:
     t = torch.from_numpy(arr).cuda()
 """
         ),
+        Valid(  # a data constructor: with device= it is still built on the host and copied
+            """
+import torch
+for batch in loader:
+    labels = torch.tensor(batch["labels"], dtype=torch.long).cuda()
+    reward = torch.tensor(batch["reward"]).to(device)
+    out = model(batch["x"])
+"""
+        ),
+        Valid(  # nothing to copy: an empty tensor
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, x):
+        boxes = torch.empty(0).to(x.device)
+        return x, boxes
+"""
+        ),
+        Valid(  # metric buffers set up once per validation pass, before its batch loop (SimpleAICV)
+            """
+import torch
+def validate(test_loader, model, num_classes):
+    total = torch.zeros((num_classes,), dtype=torch.float64).cuda()
+    for images, masks in test_loader:
+        total += model(images.cuda()).sum(0)
+    return total
+def validate_all(val_loader_list, model, num_classes):
+    for name, per_loader in zip(names, val_loader_list):
+        validate(per_loader, model, num_classes)
+"""
+        ),
+        Valid(  # once per epoch: the loop hands the loaders to per-pass helpers
+            """
+import torch
+for epoch in range(epochs):
+    train_loss = train_step(model=model, dataloader=train_dataloader, optimizer=optimizer)
+    test_loss = test_step(model=model, dataloader=test_dataloader)
+    writer.add_graph(model=model, input_to_model=torch.randn(32, 3, 224, 224).to(device))
+"""
+        ),
     ]
 
     INVALID = [
@@ -159,15 +227,15 @@ class Net(nn.Module):
             """
 import torch
 for batch in loader:
-    labels = torch.tensor(batch["labels"], dtype=torch.long).cuda()
+    mask = torch.ones(batch["x"].shape[0], dtype=torch.long).cuda()
     out = model(batch["x"])
 """,
             line=3,
-            column=14,
+            column=12,
             fixed="""
 import torch
 for batch in loader:
-    labels = torch.tensor(batch["labels"], dtype=torch.long, device="cuda")
+    mask = torch.ones(batch["x"].shape[0], dtype=torch.long, device="cuda")
     out = model(batch["x"])
 """,
         ),
@@ -192,7 +260,7 @@ for step in range(steps):
             """
 import torch
 def make_targets(labels):
-    return torch.tensor(labels).cuda()
+    return torch.zeros(labels.shape[0], 10).cuda()
 for images, labels in train_loader:
     loss = criterion(model(images.cuda()), make_targets(labels))
     loss.backward()
@@ -203,7 +271,7 @@ for images, labels in train_loader:
             fixed="""
 import torch
 def make_targets(labels):
-    return torch.tensor(labels, device="cuda")
+    return torch.zeros(labels.shape[0], 10, device="cuda")
 for images, labels in train_loader:
     loss = criterion(model(images.cuda()), make_targets(labels))
     loss.backward()
@@ -218,51 +286,178 @@ for x in loader:
             line=3,
             column=9,
         ),
+        Invalid(  # through the legacy Variable wrapper (pytorch-beginner's GAN)
+            """
+import torch
+from torch.autograd import Variable
+for i, (img, _) in enumerate(dataloader):
+    real_label = Variable(torch.ones(img.size(0))).cuda()
+    d_loss = criterion(D(img.cuda()), real_label)
+""",
+            line=4,
+            column=18,
+            fixed="""
+import torch
+from torch.autograd import Variable
+for i, (img, _) in enumerate(dataloader):
+    real_label = Variable(torch.ones(img.size(0), device="cuda"))
+    d_loss = criterion(D(img.cuda()), real_label)
+""",
+        ),
+        Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
+            """
+import torch
+from torch.autograd import Variable
+class GAN(object):
+    def train(self, train_loader):
+        for i, (images, _) in enumerate(train_loader):
+            if self.cuda:
+                z = Variable(torch.randn(images.size(0), 100).cuda(self.cuda_index))
+            else:
+                z = Variable(torch.randn(images.size(0), 100))
+            loss = self.D(self.G(z)).mean()
+""",
+            line=7,
+            column=30,
+            unsafe=True,
+            fixed="""
+import torch
+from torch.autograd import Variable
+class GAN(object):
+    def train(self, train_loader):
+        for i, (images, _) in enumerate(train_loader):
+            if self.cuda:
+                z = Variable(torch.randn(images.size(0), 100, device=self.cuda_index))
+            else:
+                z = Variable(torch.randn(images.size(0), 100))
+            loss = self.D(self.G(z)).mean()
+""",
+        ),
+        Invalid(  # in a loss module's helper that forward calls, per feature level; through a cast
+            """
+import torch
+import torch.nn as nn
+class DetLoss(nn.Module):
+    def forward(self, heads, annotations):
+        targets = self.assign(heads, annotations)
+        return sum((h - t).abs().mean() for h, t in zip(heads, targets))
+    def assign(self, heads, annotations):
+        device = annotations.device
+        targets = []
+        for head in heads:
+            B, H, W, _ = head.shape
+            targets.append(torch.full((B, H, W), -1).long().to(device))
+        return targets
+""",
+            line=12,
+            column=28,
+            message="which `forward` calls",
+            fixed="""
+import torch
+import torch.nn as nn
+class DetLoss(nn.Module):
+    def forward(self, heads, annotations):
+        targets = self.assign(heads, annotations)
+        return sum((h - t).abs().mean() for h, t in zip(heads, targets))
+    def assign(self, heads, annotations):
+        device = annotations.device
+        targets = []
+        for head in heads:
+            B, H, W, _ = head.shape
+            targets.append(torch.full((B, H, W), -1, device=device).long())
+        return targets
+""",
+        ),
+        Invalid(  # a hook the framework runs once per batch
+            """
+import torch
+import lightning as L
+class GAN(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        z = torch.randn(batch.shape[0], 128).to(self.device)
+        return self.discriminator(self.generator(z)).mean()
+""",
+            line=5,
+            column=13,
+            unsafe=True,
+            message="once per batch",
+            fixed="""
+import torch
+import lightning as L
+class GAN(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        z = torch.randn(batch.shape[0], 128, device=self.device)
+        return self.discriminator(self.generator(z)).mean()
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._in_helpers: list[tuple[cst.Call, tuple]] = []
+        self._in_helpers: list[_Candidate] = []
+        self._functions: dict[tuple, cst.FunctionDef] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        key = self.ctx.function_key  # the Context has entered the function already
+        if key is not None:
+            self._functions.setdefault(key, node)
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("cuda", "to"):
             return
-        factory = func.value
-        if not isinstance(factory, cst.Call):
+        found = _factory_under(func.value, ctx)
+        if found is None:
             return
+        factory, wrapper_fixable = found
         qualified = ctx.resolve(factory.func)
         if qualified is None or qualified.rpartition(".")[0] != "torch" or qualified.rpartition(".")[2] not in TORCH_FACTORIES:
             return
-        if keyword(factory, "device") is not None or any(a.star for a in factory.args):
+        if keyword(factory, "device") is not None or any(a.star for a in factory.args) or _holds_nothing(factory, qualified.rpartition(".")[2]):
             return
         device = _target_device(node)
         if device is None:
             return
+        name = qualified.rpartition(".")[2]
+        candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx))
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
-        if in_forward or (ctx.in_loop and every_iteration(ctx) and is_step_loop(ctx.loop)):
-            self._report(node, factory, device, "inside `forward`" if in_forward else "on every loop iteration")
-        elif not ctx.in_loop and ctx.function_key is not None and every_iteration(ctx):
-            self._in_helpers.append((node, ctx.function_key))
+        if in_forward:
+            self._report(candidate, "inside `forward`")
+        elif ctx.in_loop and every_iteration(ctx) and is_step_loop(ctx.loop) and not is_epoch_loop(ctx.loop):
+            self._report(candidate, "on every loop iteration")
+        elif ctx.function_key is not None:
+            self._in_helpers.append(candidate)
 
     def finish(self, facts) -> None:
         if not self._in_helpers:
             return
-        per_step = step_loop_called_functions(facts)
-        for node, key in self._in_helpers:
-            if key in per_step:
-                where = f"in `{key[-1]}()`, which a training/evaluation loop calls on every iteration"
-                self._report(node, node.func.value, _target_device(node), where)
+        passes = {key for key, node in self._functions.items() if runs_own_pass(node)}
+        forward_helpers = _called_from_forward(facts)
+        per_step = _per_step_functions(facts, passes)
+        project = self.ctx.project
+        for candidate in self._in_helpers:
+            key = candidate.function
+            helper = f"`{key[-1]}()`"
+            if key in forward_helpers:
+                self._report(candidate, f"in {helper}, which `forward` calls")
+            elif not candidate.unconditional or key in passes:
+                continue
+            elif key in per_step:
+                self._report(candidate, f"in {helper}, {per_step[key]}")
+            elif project.per_step_of(key) is not None:  # a loop or a per-batch hook, maybe in another file
+                self._report(candidate, f"in {helper}, which runs on {project.per_step_of(key)}")
 
-    def _report(self, node: cst.Call, factory: cst.Call, device: Optional[cst.BaseExpression], where: str) -> None:
+    def _report(self, candidate: "_Candidate", where: str) -> None:
+        node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
         module = self.ctx.module
-        name = self.ctx.resolve(factory.func).rpartition(".")[2]
         fix = None
         fixable_move = _move_is_only_device(node)
         fixable_factory = all(a.keyword is None or a.keyword.value in _COMPATIBLE_KEYWORDS for a in factory.args)
-        if fixable_move and fixable_factory and device is not None:
-            new = append_keyword(factory, "device", device)
+        if fixable_move and fixable_factory and candidate.wrapper_fixable:
+            new_factory = append_keyword(factory, "device", device)
+            receiver = node.func.value  # type: ignore[attr-defined]
+            new = new_factory if receiver is factory else receiver.deep_replace(factory, new_factory)
             fix = self.replace(
                 node,
                 new,
@@ -277,6 +472,111 @@ for x in loader:
             f"time; create it there: `torch.{name}(..., device=...)`",
             fix,
         )
+
+
+@dataclass
+class _Candidate:
+    move: cst.Call  # the `.cuda()` / `.to(device)` call
+    factory: cst.Call
+    name: str  # the factory's name: "zeros"
+    device: cst.BaseExpression
+    wrapper_fixable: bool  # what lies between factory and move lets `device=` move into the factory
+    function: Optional[tuple]
+    unconditional: bool  # runs on every call of its function
+
+
+def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call, bool]]:
+    """The factory call a move applies to, looking through dtype casts (`torch.full(...).long()`)
+    and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
+    the result (not through `Variable(x, requires_grad=True)`, which makes a leaf of the host tensor)."""
+    fixable = True
+    while isinstance(receiver, cst.Call):
+        func = receiver.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _CASTS and not receiver.args:
+            receiver = func.value
+            continue
+        if ctx.resolve(func) in _VARIABLE and receiver.args and receiver.args[0].keyword is None and not receiver.args[0].star:
+            fixable = fixable and len(receiver.args) == 1
+            receiver = receiver.args[0].value
+            continue
+        return receiver, fixable
+    return None
+
+
+def _holds_nothing(factory: cst.Call, name: str) -> bool:
+    """`torch.empty(0)`, `torch.zeros((0, 4))`, `torch.arange(0)`: a size with a literal 0 in it,
+    nothing to copy."""
+    positional = [a.value for a in factory.args if a.keyword is None]
+    sizes = [a.value for a in factory.args if a.keyword is not None and a.keyword.value in ("size", "steps", "n")]
+    if name in ("zeros", "ones", "empty", "rand", "randn"):
+        sizes += positional
+    elif name in ("full", "eye", "randperm") or (name == "arange" and len(positional) == 1):
+        sizes += positional[:1]
+    elif name == "randint":
+        sizes += positional[-1:]
+    elif name in ("linspace", "logspace"):
+        sizes += positional[2:3]
+    for value in sizes:
+        elements = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+        if any(isinstance(e, cst.Integer) and e.evaluated_value == 0 for e in elements):
+            return True
+    return False
+
+
+def _unconditional(ctx) -> bool:
+    """Does the code being visited run on every call of its function (no `if` around it but device
+    checks, not in an exception handler)?"""
+    frame = ctx.frame
+    return not frame.handlers and all(condition_is_device_check(node.test) for node, _ in frame.conditions)
+
+
+def _called_from_forward(facts) -> set[tuple]:
+    """Methods a class's `forward` calls (`self.assign_targets(...)` in a loss module), directly or
+    through other such methods: they run on every forward, as `forward`'s own code does."""
+    result: set[tuple] = set()
+    changed = True
+    while changed:
+        changed = False
+        for key, sites in facts.call_sites.items():
+            if key in result or key[0] != "method" or key not in facts.defined:
+                continue
+            for site in sites:
+                caller = site.callers[-1] if site.callers else None
+                if caller is None or caller[0] != "method" or caller[1] != key[1]:
+                    continue
+                if caller[2] == "forward" or caller in result:
+                    result.add(key)
+                    changed = True
+                    break
+    return result
+
+
+def _per_step_functions(facts, passes: set[tuple]) -> dict[tuple, str]:
+    """Functions of this file run once per training or evaluation step, with where from: called
+    unconditionally on every iteration of a step loop (not an epoch loop), or by a per-batch hook
+    (`training_step`), directly or through other such functions.  A function that runs a pass over
+    the data itself (`passes`) is run once per pass, and is not followed."""
+    result: dict[tuple, str] = {}
+    for key in facts.defined:
+        if key[0] == "method" and key[2] in _BATCH_HOOKS and key not in passes:
+            result[key] = "a hook the framework runs once per batch"
+    changed = True
+    while changed:
+        changed = False
+        for key in facts.defined - result.keys() - passes:
+            for site in facts.call_sites.get(key, ()):
+                if site.conditional:
+                    continue
+                if site.loop is not None:
+                    if is_step_loop(site.loop) and not is_epoch_loop(site.loop):
+                        result[key] = "which a training/evaluation loop calls on every iteration"
+                        changed = True
+                        break
+                elif site.callers and site.callers[-1] in result:
+                    result[key] = result[site.callers[-1]]
+                    changed = True
+                    break
+    return result
 
 
 def _target_device(move: cst.Call) -> Optional[cst.BaseExpression]:

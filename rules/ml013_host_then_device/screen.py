@@ -1,6 +1,7 @@
 """ML013's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-`torch.<factory>(...).to(...)` / `.cuda(...)` with no `device=` given to the factory.
+`torch.<factory>(...).to(...)` / `.cuda(...)` with no `device=` given to the factory, looking
+through casts (`.long()`) and a `Variable(...)` wrapper between the factory and the move.
 """
 
 from __future__ import annotations
@@ -11,18 +12,36 @@ from typing import Any, Mapping
 from memlint.analysis.tables import TORCH_FACTORIES
 from memlint.prescreen.source import Source, final_name
 
+_CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
+
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     factories = source.names_for(TORCH_FACTORIES)
     for call in source.nodes(ast.Call):
         if not (isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda")):  # type: ignore[attr-defined]
             continue
-        factory = call.func.value  # type: ignore[attr-defined]
-        if (
-            isinstance(factory, ast.Call)
-            and final_name(factory.func) in factories
-            and not any(k.arg in ("device", None) for k in factory.keywords)
-            and not any(isinstance(a, ast.Starred) for a in factory.args)
-        ):
-            return True
+        for factory in _candidates(call.func.value):  # type: ignore[attr-defined]
+            if (
+                final_name(factory.func) in factories
+                and not any(k.arg in ("device", None) for k in factory.keywords)
+                and not any(isinstance(a, ast.Starred) for a in factory.args)
+            ):
+                return True
     return False
+
+
+def _candidates(node: ast.AST) -> list[ast.Call]:
+    """The calls the move may apply to: the receiver, and through casts (`torch.full(...).long()`)
+    and wrappers (`Variable(torch.ones(n))`: any call's positional first argument, looser than the
+    rule's resolved `Variable`)."""
+    found = []
+    while isinstance(node, ast.Call):
+        found.append(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _CASTS and not node.args:
+            node = func.value
+        elif node.args and not isinstance(node.args[0], ast.Starred):
+            node = node.args[0]
+        else:
+            break
+    return found
