@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis import Kind
+from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.diagnostics import Severity
@@ -17,16 +20,38 @@ _OPTIMIZER = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|opt
 _PRECISION_KEYWORDS = frozenset({"mixed_precision", "fp16", "bf16", "precision", "amp", "use_amp", "amp_dtype"})
 _PRECISION_STRING = re.compile(r"(?:16-mixed|bf16|fp16|float16|bfloat16|\bamp\b)", re.I)
 _LOW_PRECISION_METHODS = frozenset({"half", "bfloat16", "autocast"})
+# Signs that the file runs on an accelerator: names (`device`, `use_cuda`, `args.gpu`) and strings
+# (`"cuda:0"`). Without any, CUDA autocast has nothing to apply to (a CPU-only script).
+_DEVICE_WORD = re.compile(r"cuda|(?:^|_)(?:device|devices|gpu|gpus|accelerator|mps|xpu|tpu)(?:_|$|\d)", re.I)
+_DEVICE_STRING = re.compile(r"cuda|\bgpu\b|\bmps\b|\bxpu\b", re.I)
+# Methods only modules have (not tensors, not optimizers): a name they are called on is a module.
+_MODULE_MARKERS = frozenset({"train", "eval", "parameters", "named_parameters", "modules", "named_modules", "children", "apply"})
+# Module methods that run no forward pass.
+_MODULE_BOOKKEEPING = frozenset(
+    {"parameters", "buffers", "children", "modules", "state_dict", "load_state_dict", "train", "eval", "zero_grad",
+     "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "requires_grad_", "apply", "share_memory", "type"}
+)  # fmt: skip
 
 
 class TrainingWithoutMixedPrecision(Rule):
     """
     ## What it does
-    Finds a training loop (a loop whose body calls backward and an optimizer's `step()`) in a file
-    that shows no sign of reduced precision: no autocast, no GradScaler, no `.half()` /
-    `.bfloat16()`, no `torch.float16` / `torch.bfloat16`, and no framework setting for it
-    (`precision="16-mixed"`, `mixed_precision="bf16"`, `fp16=True`). Off by default: select it
-    with `--select ML017` or `extend-select = ["ML017"]`.
+    Finds a training loop in a file that shows no sign of reduced precision: no autocast, no
+    GradScaler, no `.half()` / `.bfloat16()`, no `torch.float16` / `torch.bfloat16`, and no framework
+    setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`, `fp16=True`). Off by default:
+    select it with `--select ML017` or `extend-select = ["ML017"]`.
+
+    A training loop calls backward and an optimizer's `step()` and runs a model, in its own body or
+    in the file's functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, with
+    `optimizer.step()` inside): a call of a module or of something named like a model, a module's
+    own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
+    (`G(z)` where the file calls `G.train()` or `G.parameters()`).
+
+    Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
+    `gpu`, ... anywhere: CUDA autocast has nothing to apply to on the CPU); a loop that runs no model
+    (two scalar weights fitted to a test function: no activations to shrink). A file with no code
+    at module level (a library module) may get its device from its caller, so it is not required
+    to mention one.
 
     It is advice, reported once per loop: the file may run on hardware or with a model where mixed
     precision does not pay, or precision may be configured in another file (a launcher, a config)
@@ -77,7 +102,7 @@ import torch
 for x, y in loader:
     optimizer.zero_grad()
     with torch.autocast("cuda", dtype=torch.bfloat16):
-        loss = criterion(model(x), y)
+        loss = criterion(model(x.cuda()), y.cuda())
     loss.backward()
     optimizer.step()
 """
@@ -97,8 +122,35 @@ for x, y in loader:
             """
 import torch
 for x in loader:
-    model(x).sum().backward()
+    model(x.cuda()).sum().backward()
     saliency.append(x.grad)
+"""
+        ),
+        Valid(  # a CPU-only script (nothing runs on an accelerator): CUDA autocast cannot apply
+            """
+import torch
+from torch import nn, optim
+model = nn.Sequential(nn.Embedding(100, 10), nn.Flatten(), nn.Linear(20, 100))
+optimizer = optim.SGD(model.parameters(), lr=1e-3)
+for context, target in trigrams:
+    loss = nn.functional.cross_entropy(model(context), target)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(  # no model runs: two scalar weights on a test function (nothing for autocast to shrink)
+            """
+import torch
+from torch import nn
+def train_curve(optimizer_func, curve_func, device="cuda"):
+    weights = nn.Parameter(torch.tensor([5.0, 5.0], device=device))
+    optim = optimizer_func([weights])
+    for _ in range(100):
+        loss = curve_func(weights[0], weights[1])
+        optim.zero_grad()
+        loss.backward()
+        optim.step()
 """
         ),
     ]
@@ -109,7 +161,7 @@ for x in loader:
 import torch
 for x, y in loader:
     optimizer.zero_grad()
-    loss = criterion(model(x), y)
+    loss = criterion(model(x.cuda()), y.cuda())
     loss.backward()
     optimizer.step()
 """,
@@ -117,13 +169,41 @@ for x, y in loader:
             column=1,
             message="autocast",
         ),
+        Invalid(  # backward and step in a per-step helper (RL-Adventure's DQN)
+            """
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = DQN().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+def compute_td_loss(batch_size):
+    state, action, reward = replay_buffer.sample(batch_size)
+    q_value = model(state).gather(1, action)
+    loss = (q_value - reward).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss
+for frame_idx in range(1, num_frames + 1):
+    action = model.act(state, epsilon)
+    state, reward, done, _ = env.step(action)
+    if len(replay_buffer) > batch_size:
+        loss = compute_td_loss(batch_size)
+""",
+            line=13,
+            column=1,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._backward_loops: dict[int, cst.CSTNode] = {}
-        self._step_loops: set[int] = set()
+        self._loops: dict[int, cst.CSTNode] = {}
+        self._evidence: dict[int, set[str]] = {}  # id(loop) or function key -> {"backward", "step", "model"}
         self._mixed = False
+        self._device = False
+        self._script = False  # the file runs code at module level (a script or a notebook)
+        self._module_names: set[str] = set()  # names the file treats as modules (`G.train()`, `D.zero_grad()`)
+        # calls of a name that may be a module: (the name, the loops around the call, or its function)
+        self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -131,20 +211,69 @@ for x, y in loader:
         qualified = ctx.resolve(func)
         if qualified in AUTOCAST or qualified in GRAD_SCALERS:
             self._mixed = True
+        if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION_METHODS:
+            self._mixed = True
+        if self._runs_model(node):
+            self._note_model(ctx)
+        else:
+            callees = _callees(func)
+            if callees:
+                loops = tuple(id(loop) for loop in ctx.loops)
+                for loop in ctx.loops:
+                    self._loops.setdefault(id(loop), loop)
+                self._maybe_model.append((callees, loops, None if loops else ctx.function_key))
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
-        if method in _LOW_PRECISION_METHODS:
-            self._mixed = True
-        loop = ctx.loop
-        if loop is None:
-            return
+        if method in _MODULE_MARKERS and isinstance(func.value, (cst.Name, cst.Attribute)):
+            owner = _dotted(func.value)
+            if owner is not None and owner != "self":
+                self._module_names.add(owner)
+        kind = None
         if method in BACKWARD_METHODS:
-            self._backward_loops[id(loop)] = loop
+            kind = "backward"
         elif method == "step" and isinstance(func.value, (cst.Name, cst.Attribute)):
             receiver = func.value.value if isinstance(func.value, cst.Name) else func.value.attr.value
-            if _OPTIMIZER.search(receiver):
-                self._step_loops.add(id(loop))
+            kind = "step" if _OPTIMIZER.search(receiver) else None
+        if kind is None:
+            return
+        loop = ctx.loop
+        if loop is not None:
+            self._note(loop, kind)
+        elif ctx.function_key is not None:  # a per-step helper (`compute_td_loss`): its caller's loop trains
+            self._evidence.setdefault(ctx.function_key, set()).add(kind)
+
+    def _note_model(self, ctx) -> None:
+        # the model may run in a loop nested in the training loop (micro-batches): every enclosing one
+        for loop in ctx.loops:
+            self._note(loop, "model")
+        if not ctx.in_loop and ctx.function_key is not None:
+            self._evidence.setdefault(ctx.function_key, set()).add("model")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._script = any(_runs_at_module_level(statement) for statement in node.body)
+
+    def _note(self, loop: cst.CSTNode, kind: str) -> None:
+        self._loops[id(loop)] = loop
+        self._evidence.setdefault(id(loop), set()).add(kind)
+
+    def _runs_model(self, call: cst.Call) -> bool:
+        """A model's forward (`model(x)`, `self.net(x)`) or another method of a module
+        (`agent.get_action_and_value(obs)`, `policy.act(s)`), not its bookkeeping (`.parameters()`)."""
+        if is_model_call(call, self.ctx):
+            return True
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value not in _MODULE_BOOKKEEPING
+            and not func.attr.value.startswith(("register_", "named_", "load_"))
+            and self.ctx.resolve(func) is None
+            and self.ctx.value_of(func.value).kind is Kind.MODULE
+        )
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self._device and _DEVICE_WORD.search(node.value):
+            self._device = True
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in ("float16", "half", "bfloat16") and self.ctx.resolve(node) in LOW_PRECISION_DTYPES:
@@ -157,15 +286,83 @@ for x, y in loader:
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if not self._mixed and _PRECISION_STRING.search(node.value):  # docstrings are long: search until found
             self._mixed = True
+        if not self._device and _DEVICE_STRING.search(node.value):
+            self._device = True
 
     def finish(self, facts) -> None:
-        if self._mixed:
-            return
-        for key, loop in self._backward_loops.items():
-            if key in self._step_loops:
+        if self._mixed or (self._script and not self._device):
+            return  # mixed precision is there, or a script that never uses an accelerator (CPU only)
+        for callees, loops, function in self._maybe_model:
+            if any(callee in self._module_names for callee in callees):
+                for loop in loops:
+                    self._evidence.setdefault(loop, set()).add("model")
+                if function is not None:
+                    self._evidence.setdefault(function, set()).add("model")
+        helpers = self._helper_evidence(facts)
+        called_in: dict[int, set[str]] = {}
+        for key, sites in facts.call_sites.items():
+            for site in sites:
+                if site.loop is not None and key in helpers:
+                    called_in.setdefault(id(site.loop), set()).update(helpers[key])
+                    self._loops.setdefault(id(site.loop), site.loop)
+        for key, loop in self._loops.items():
+            evidence = self._evidence.get(key, set()) | called_in.get(key, set())
+            if {"backward", "step", "model"} <= evidence:
                 self.report(
                     loop,
                     "training loop in full float32 precision: computing activations under "
                     '`torch.autocast("cuda", dtype=torch.bfloat16)` (or float16 with a GradScaler) roughly '
                     "halves the activation memory saved for backward",
                 )
+
+    def _helper_evidence(self, facts) -> dict[tuple, set[str]]:
+        """What each function of the file does outside its own loops (backward, an optimizer step,
+        a model run), with what the functions it calls there do."""
+        result = {key: set(value) for key, value in self._evidence.items() if isinstance(key, tuple)}
+        changed = True
+        while changed:
+            changed = False
+            for key, sites in facts.call_sites.items():
+                found = result.get(key)
+                if not found:
+                    continue
+                for site in sites:
+                    caller = site.callers[-1] if site.callers else None
+                    if caller is None or site.loop is not None:
+                        continue
+                    known = result.setdefault(caller, set())
+                    if not found <= known:
+                        known |= found
+                        changed = True
+        return result
+
+
+def _dotted(expr: cst.BaseExpression) -> Optional[str]:
+    """`G` -> "G", `self.actor` -> "self.actor"; other shapes -> None."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        inner = _dotted(expr.value)
+        return f"{inner}.{expr.attr.value}" if inner is not None else None
+    return None
+
+
+def _callees(func: cst.BaseExpression) -> list[str]:
+    """The names a call may run a module through: `G(z)` -> ["G"], `self.G(z)` -> ["self.G", "self"],
+    `policy.act(s)` -> ["policy.act", "policy"] (a module's own method runs it too)."""
+    whole = _dotted(func)
+    if isinstance(func, cst.Attribute) and func.attr.value not in _MODULE_BOOKKEEPING:
+        receiver = _dotted(func.value)
+        return [name for name in (whole, receiver) if name is not None]
+    return [whole] if isinstance(func, cst.Name) else []
+
+
+def _runs_at_module_level(statement: cst.CSTNode) -> bool:
+    """A loop, a `with`, a call statement or an `if __name__ == "__main__":` at module level."""
+    if isinstance(statement, (cst.For, cst.While, cst.With)):
+        return True
+    if isinstance(statement, cst.If):
+        return "__name__" in cst.Module(body=[]).code_for_node(statement.test)
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) for small in statement.body)
+    return False
