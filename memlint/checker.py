@@ -20,7 +20,7 @@ from memlint.diagnostics import Diagnostic, Edit, Fix, Location
 from memlint.engine import (
     Positions, minimal_edit, not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic,
 )  # fmt: skip
-from memlint.positions import SourceMap, node_positions, printed_code
+from memlint.positions import SourceMap, TextChanged, node_positions, printed_code
 from memlint.project import FileView
 from memlint.rule import NodeFix, Report, rule_url
 from memlint.suppressions import file_suppressions, line_suppresses
@@ -94,6 +94,8 @@ def _check(text: str, filename: str, rule_classes: list, settings: Settings, pro
         return _diagnostics(module, text, filename, reports, traversal.failures)
     except (RecursionError, MemoryError) as error:
         return [not_analysed(filename, f"placing its findings ran out of {_resource(error)}")]
+    except TextChanged as error:  # positions.SourceMap: libcst printed the file back with other code
+        return [not_analysed(filename, f"memlint's parser (libcst) does not keep this file's text: {error}")]
 
 
 def _resource(error: BaseException) -> str:
@@ -169,7 +171,7 @@ class _Places:
         self.code = printed_code(module, text)
         self.code_lines = Positions(self.code)
         self.lines = self.code_lines if self.code is text else Positions(text)
-        self.map = None if self.code == text else SourceMap(self.code, text)
+        self.map = None if self.code == text else SourceMap(self.code, text)  # or TextChanged
 
     def start(self, where: CodeRange) -> tuple[int, int]:
         return self._location(self.code_lines.offset(where.start.line, where.start.column), end=False)
@@ -184,16 +186,16 @@ class _Places:
         return location.row, location.column
 
     def fix(self, fix: Optional[Fix]) -> Optional[Fix]:
-        """The fix in text offsets; None when an edit would delete what libcst dropped (the
+        """The fix in text offsets; None when an edit would rewrite whitespace libcst changed (the
         finding is still reported, without a fix that would lose a form feed or a `\\`)."""
         if fix is None or self.map is None:
             return fix
         edits = []
         for edit in fix.edits:
-            start = self.map.offset(edit.start)
-            end = self.map.end_offset(edit.end) if edit.end > edit.start else start
-            if self.map.drops_between(start, end):
+            span = self.map.edit_span(edit.start, edit.end)
+            if span is None:
                 return None
+            start, end = span
             edits.append(Edit(start, end, edit.content, self.lines.location(start), self.lines.location(end)))
         return Fix(fix.message, fix.applicability, tuple(edits))
 

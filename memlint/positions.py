@@ -84,59 +84,74 @@ def _lines_before_statements(module: cst.Module, text: str, last: int) -> list[i
 
 
 # libcst drops a form feed or a `\` line continuation that comes before a statement's first token
-# (`\f` + "x = 1" prints back as "x = 1"), so the code it prints, and every position and fix
-# computed from it, can be shorter than the source.  Only text with one of these can be affected
-# (a random search over 60,000 programs of odd whitespace found no other case).
+# (`\f` + "x = 1" prints back as "x = 1"), and prints every line of a block with the indentation of
+# its first line (a form feed included), so the code it prints, and every position and fix computed
+# from it, can differ from the source.  Only text with one of these can be affected (a random search
+# over 60,000 programs of odd whitespace found no other case).
 _LOSSY = re.compile(r"\f|(?:^|[\r\n])[ \t]*\\(?:\r\n|\r|\n)")
+_BLANK = frozenset(" \t\f\r\n\\")  # what libcst changes: whitespace and line continuations
 
 
 def printed_code(module: cst.Module, text: str) -> str:
-    """The code libcst prints for `module`, parsed from `text`: `text` itself unless libcst dropped
+    """The code libcst prints for `module`, parsed from `text`: `text` itself unless libcst changed
     some of its whitespace (see `SourceMap`)."""
     return module.code if _LOSSY.search(text) else text
+
+
+class TextChanged(ValueError):
+    """libcst printed the file back with more than whitespace changed."""
 
 
 class SourceMap:
     """Offsets in the code libcst printed -> offsets in the source text it was parsed from.
 
-    The printed code is the text with some characters left out (only whitespace, as above), so a
-    left-to-right match of the code in the text finds them; offsets map by the number of text
-    characters dropped before them."""
+    The two differ only in runs of whitespace and `\\` continuations between tokens, so they are
+    the same segments of text (each at its own shift) separated by such runs; TextChanged if not.
+    Every node starts and ends with a token, so its position maps exactly; an edit maps unless it
+    touches a run that differs (it would rewrite the user's whitespace with libcst's)."""
 
     def __init__(self, code: str, text: str) -> None:
-        self.code_starts: list[int] = [0]  # code offsets where a run of kept characters starts ...
-        self.shifts: list[int] = [0]  # ... and the text characters dropped before that run
-        self.dropped: list[int] = []  # text offsets of dropped characters
+        self.code_starts: list[int] = [0]  # where each same segment starts in the code ...
+        self.shifts: list[int] = [0]  # ... and text offset - code offset inside it
+        self.differing: list[tuple[int, int]] = []  # [start, end) of the code's differing runs
         i = j = 0
-        while j < len(code):
+        while i < len(text) or j < len(code):
             run = _common_run(text, i, code, j)
             i, j = i + run, j + run
-            if j == len(code):
+            if i == len(text) and j == len(code):
                 break
-            if i >= len(text):
-                raise ValueError("the printed code is not a subsequence of the text")
-            self.dropped.append(i)
-            i += 1
-            if self.code_starts[-1] == j:
-                self.shifts[-1] = i - j
-            else:
-                self.code_starts.append(j)
-                self.shifts.append(i - j)
-        self.dropped.extend(range(i, len(text)))  # dropped at the very end
+            while i > 0 and j > 0 and text[i - 1] in _BLANK and text[i - 1] == code[j - 1]:
+                i, j = i - 1, j - 1  # the differing run starts where the blank run does
+            code_start = j
+            while i < len(text) and text[i] in _BLANK:
+                i += 1
+            while j < len(code) and code[j] in _BLANK:
+                j += 1
+            if i < len(text) and j < len(code) and text[i] != code[j] or (i == len(text)) != (j == len(code)):
+                raise TextChanged("libcst changed more than whitespace")
+            self.differing.append((code_start, j))
+            self.code_starts.append(j)
+            self.shifts.append(i - j)
+        self.run_ends = [run_end for _, run_end in self.differing]
 
     def offset(self, code_offset: int) -> int:
-        """The text offset of the character at `code_offset` (of the end, past the last one)."""
+        """The text offset of the code's character at `code_offset` (a token's first character)."""
         index = bisect.bisect_right(self.code_starts, code_offset) - 1
         return code_offset + self.shifts[index]
 
     def end_offset(self, code_offset: int) -> int:
-        """The text offset just past the character before `code_offset` (where a range ends)."""
+        """The text offset just past the code's character before `code_offset` (a token's last)."""
         return self.offset(code_offset - 1) + 1 if code_offset > 0 else 0
 
-    def drops_between(self, start: int, end: int) -> bool:
-        """Did libcst drop a character of the text in [start, end)?"""
-        index = bisect.bisect_left(self.dropped, start)
-        return index < len(self.dropped) and self.dropped[index] < end
+    def edit_span(self, start: int, end: int) -> Optional[tuple[int, int]]:
+        """The text span of the code's [start, end), or None when it touches a run that differs."""
+        index = bisect.bisect_right(self.run_ends, start)  # the first run that ends after `start`
+        if index < len(self.differing):
+            run_start = self.differing[index][0]
+            if run_start < end or run_start < start:  # overlaps [start, end), or holds an insertion
+                return None
+        text_start = self.offset(start)
+        return text_start, (self.end_offset(end) if end > start else text_start)
 
 
 def _common_run(text: str, i: int, code: str, j: int) -> int:
