@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, with_inplace
-from memlint.analysis.inventory import inventory, torch_nn_name
+from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, descendants
 from memlint.diagnostics import Severity
@@ -38,22 +38,30 @@ class ActivationNotInplace(Rule):
     `F.relu(x)` and friends in `forward`), in the places where in-place is provably safe:
 
     - in an `nn.Sequential(...)` (or the `OrderedDict`, or a list display that is unpacked into
-      `nn.Sequential(*layers)` in the same function) right after a layer that does not need its own
-      output for backward: Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm, InstanceNorm*,
-      Embedding, pooling;
+      `nn.Sequential(*layers)` in the same function, or a list filled by consecutive
+      `layers.append(...)` statements and unpacked so, or consecutive `net.add_module(name, ...)`
+      statements on a `net = nn.Sequential()` of the same block) right after a layer that does not
+      need its own output for backward: Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
+      InstanceNorm*, Embedding, pooling; also when that layer is wrapped in a helper that returns it
+      (`layer_init(nn.Conv2d(...))` defined in the file with `return layer`, a lambda over such a
+      helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
+      reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`);
     - in `forward`, a functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line) that is not used again.
 
     Never reported: the first element of a Sequential (it would overwrite the caller's tensor, a
     residual input for example); an activation after an op that saves its output (Sigmoid, Tanh,
-    Softmax, another activation); an input used again later (skip connections, returned feature
-    maps); a Sequential stored on `self` and then indexed or iterated in the class (its
-    intermediate outputs may be kept); `inplace=False` with a comment next to it;
-    an `inplace` argument that is not a literal.
+    Softmax, another activation) or after a wrapper that may return another module; an input used
+    again later (skip connections, returned feature maps); a Sequential stored on `self` and then
+    used in the class in a way that can expose its intermediate outputs (iterated, a layer of it
+    called or hooked, passed to anything but a parent `nn.Sequential` / `nn.ModuleList`); calling it,
+    its bookkeeping methods (`.parameters()`, `.cuda()`, `.zero_grad()`), reading an attribute of
+    one of its layers (`self.body[0].weight.device`) and re-wrapping it into a parent Sequential do
+    not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
 
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories,
-    `self.relu = nn.ReLU()` modules called in `forward` (they are often reused), lists built with
-    `append`, and Sequential subclasses are not analysed.
+    `self.relu = nn.ReLU()` modules called in `forward` (they are often reused), and Sequential
+    subclasses are not analysed.
 
     ## Why is this bad?
     An out-of-place activation allocates a second buffer the size of its input while the input is
@@ -186,6 +194,44 @@ from torch import nn
 def blocks():
     layers = [nn.Linear(4, 4), nn.ReLU()]
     return nn.ModuleList(layers)
+"""
+        ),
+        Valid(  # a wrapper that returns another module: its Sigmoid keeps its output for backward
+            """
+from torch import nn
+def gated(layer):
+    return nn.Sequential(layer, nn.Sigmoid())
+head = nn.Sequential(gated(nn.Linear(8, 8)), nn.ReLU())
+"""
+        ),
+        Valid(  # one of the Sequential's layers is hooked: the hook sees the output the ReLU would overwrite
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU())
+        self.body[0].register_forward_hook(self.keep)
+    def forward(self, x):
+        return self.body(x)
+"""
+        ),
+        Valid(  # layers appended to a list that is not unpacked into a Sequential
+            """
+from torch import nn
+def blocks():
+    layers = []
+    layers.append(nn.Linear(4, 4))
+    layers.append(nn.ReLU())
+    return nn.ModuleList(layers)
+"""
+        ),
+        Valid(  # add_module on a module that is not a Sequential: the order says nothing about the forward
+            """
+from torch import nn
+block = Block()
+block.add_module("conv", nn.Conv2d(3, 8, 3))
+block.add_module("relu", nn.ReLU())
 """
         ),
     ]
@@ -346,6 +392,190 @@ class Net(nn.Module):
         return h
 """,
         ),
+        Invalid(  # a layer wrapped in the file's initialiser, which returns it (cleanrl)
+            """
+import numpy as np
+import torch
+from torch import nn
+def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias_const)
+    return layer
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.network = nn.Sequential(layer_init(nn.Conv2d(4, 32, 8, stride=4)), nn.ReLU())
+""",
+            line=11,
+            column=81,
+            fixed="""
+import numpy as np
+import torch
+from torch import nn
+def layer_init(layer, std=np.sqrt(2), bias_const=0.0):
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias_const)
+    return layer
+class Agent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.network = nn.Sequential(layer_init(nn.Conv2d(4, 32, 8, stride=4)), nn.ReLU(inplace=True))
+""",
+        ),
+        Invalid(  # a lambda over an imported initialiser (pytorch-a2c-ppo-acktr-gail)
+            """
+from torch import nn
+from a2c_ppo_acktr.utils import init
+class CNNBase(nn.Module):
+    def __init__(self, num_inputs):
+        super().__init__()
+        init_ = lambda m: init(m, nn.init.orthogonal_, lambda x: nn.init.constant_(x, 0))
+        self.main = nn.Sequential(init_(nn.Conv2d(num_inputs, 32, 8, stride=4)), nn.ReLU(), nn.Flatten())
+""",
+            line=7,
+            column=82,
+            fixed="""
+from torch import nn
+from a2c_ppo_acktr.utils import init
+class CNNBase(nn.Module):
+    def __init__(self, num_inputs):
+        super().__init__()
+        init_ = lambda m: init(m, nn.init.orthogonal_, lambda x: nn.init.constant_(x, 0))
+        self.main = nn.Sequential(init_(nn.Conv2d(num_inputs, 32, 8, stride=4)), nn.ReLU(inplace=True), nn.Flatten())
+""",
+        ),
+        Invalid(  # weight_norm returns the layer it reparameterises
+            """
+from torch import nn
+from torch.nn.utils import weight_norm
+def classifier(in_dim, hidden_dim):
+    layers = [weight_norm(nn.Linear(in_dim, hidden_dim), dim=None), nn.ReLU()]
+    return nn.Sequential(*layers)
+""",
+            line=4,
+            column=69,
+            fixed="""
+from torch import nn
+from torch.nn.utils import weight_norm
+def classifier(in_dim, hidden_dim):
+    layers = [weight_norm(nn.Linear(in_dim, hidden_dim), dim=None), nn.ReLU(inplace=True)]
+    return nn.Sequential(*layers)
+""",
+        ),
+        Invalid(  # a plain class's Sequential, used through module methods that run none of its layers
+            """
+import torch
+import torch.nn as nn
+class GAN(object):
+    def __init__(self):
+        self.G = nn.Sequential(nn.Linear(100, 256), nn.LeakyReLU(0.2), nn.Linear(256, 784), nn.Tanh())
+        self.g_optimizer = torch.optim.Adam(self.G.parameters(), lr=0.0002)
+        self.G.cuda(0)
+    def train(self, z):
+        return self.G(z)
+""",
+            line=5,
+            column=53,
+            fixed="""
+import torch
+import torch.nn as nn
+class GAN(object):
+    def __init__(self):
+        self.G = nn.Sequential(nn.Linear(100, 256), nn.LeakyReLU(0.2, inplace=True), nn.Linear(256, 784), nn.Tanh())
+        self.g_optimizer = torch.optim.Adam(self.G.parameters(), lr=0.0002)
+        self.G.cuda(0)
+    def train(self, z):
+        return self.G(z)
+""",
+        ),
+        Invalid(  # one layer indexed only to read where the weights are
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU())
+    def forward(self, x):
+        return self.body(x.to(self.body[0].weight.device))
+""",
+            line=5,
+            column=55,
+            fixed="""
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(inplace=True))
+    def forward(self, x):
+        return self.body(x.to(self.body[0].weight.device))
+""",
+        ),
+        Invalid(  # a block re-wrapped into a parent Sequential, which calls it whole
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU())
+        self.net = nn.Sequential(self.stem, nn.Conv2d(8, 8, 3))
+    def forward(self, x):
+        return self.net(x)
+""",
+            line=5,
+            column=74,
+            fixed="""
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(inplace=True))
+        self.net = nn.Sequential(self.stem, nn.Conv2d(8, 8, 3))
+    def forward(self, x):
+        return self.net(x)
+""",
+        ),
+        Invalid(  # built with add_module, one statement per layer (pytorch-book)
+            """
+from torch import nn
+net1 = nn.Sequential()
+net1.add_module("conv", nn.Conv2d(3, 3, 3))
+net1.add_module("batchnorm", nn.BatchNorm2d(3))
+net1.add_module("activation_layer", nn.ReLU())
+""",
+            line=5,
+            column=37,
+            fixed="""
+from torch import nn
+net1 = nn.Sequential()
+net1.add_module("conv", nn.Conv2d(3, 3, 3))
+net1.add_module("batchnorm", nn.BatchNorm2d(3))
+net1.add_module("activation_layer", nn.ReLU(inplace=True))
+""",
+        ),
+        Invalid(  # a list filled by append and unpacked into a Sequential (DCGAN-LSGAN-WGAN-GP-DRAGAN)
+            """
+from torch import nn
+class ConvDiscriminator(nn.Module):
+    def __init__(self, input_channels=3, d=64):
+        super().__init__()
+        layers = []
+        layers.append(nn.Conv2d(input_channels, d, kernel_size=4, stride=2, padding=1))
+        layers.append(nn.LeakyReLU(0.2))
+        self.net = nn.Sequential(*layers)
+""",
+            line=7,
+            column=23,
+            fixed="""
+from torch import nn
+class ConvDiscriminator(nn.Module):
+    def __init__(self, input_channels=3, d=64):
+        super().__init__()
+        layers = []
+        layers.append(nn.Conv2d(input_channels, d, kernel_size=4, stride=2, padding=1))
+        layers.append(nn.LeakyReLU(0.2, inplace=True))
+        self.net = nn.Sequential(*layers)
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -353,6 +583,7 @@ class Net(nn.Module):
         self._pending: list[_Pending] = []
         self._lists: dict[int, list[tuple[str, list[cst.BaseExpression]]]] = {}  # per function: name, display
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
+        self._defined: Optional[dict[str, list[cst.CSTNode]]] = None
 
     # ------------------------------------------------------------------ Sequential
 
@@ -382,6 +613,7 @@ class Net(nn.Module):
         for (previous, _), (element, holder) in zip(elements, elements[1:]):
             if not isinstance(element, cst.Call) or not isinstance(previous, cst.Call):
                 continue
+            previous = self._unwrapped(previous)
             kind = torch_nn_name(ctx, element.func)
             before = torch_nn_name(ctx, previous.func)
             if kind not in INPLACE_MODULES or before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
@@ -395,10 +627,99 @@ class Net(nn.Module):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
-            if _unpacked_into_sequential_only(node, name, self.ctx):
+            if _unpacked_into_sequential_only(node.body, name, self.ctx):
                 self._check_sequence([(e, None) for e in display], None)
+        for block in _blocks_of(node):
+            self._check_statement_runs(block, node.body)
         if node.name.value == "forward" and self.ctx.class_name is not None:
             self._forward_pairs(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for block in [node.body, *_module_blocks(node)]:
+            self._check_statement_runs(block, node)
+
+    def _check_statement_runs(self, block, scope: cst.CSTNode) -> None:
+        """Layers added one statement at a time: `layers.append(nn.Conv2d(...))` then
+        `layers.append(nn.ReLU())` for a list unpacked into `nn.Sequential(*layers)` in the same
+        scope, or `net.add_module("bn", nn.BatchNorm2d(c))` then `net.add_module("relu", nn.ReLU())`
+        on a `net = nn.Sequential()` made earlier in the same block."""
+        ctx = self.ctx
+        made: dict[str, Optional[str]] = {}  # receiver code -> self attribute, for `X = nn.Sequential()`
+        last: Optional[tuple[str, str, cst.Call]] = None  # the statement before: (method, receiver, layer)
+        for statement in block:
+            added = _added_layer(statement)
+            if added is None:
+                target = _empty_sequential_target(statement, ctx)
+                if target is not None:
+                    made[target[0]] = target[1]
+            elif last is not None and last[:2] == added[:2]:
+                self._check_added_pair(last[2], added[2], added[0], added[1], made, scope)
+            last = added
+
+    def _check_added_pair(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> None:
+        if method == "append":
+            if "." in receiver or not _unpacked_into_sequential_only(scope, receiver, self.ctx):
+                return
+            self._check_sequence([(previous, None), (layer, None)], None)
+        elif receiver in made:
+            self._check_sequence([(previous, None), (layer, None)], made[receiver])
+
+    def _unwrapped(self, layer: cst.Call) -> cst.Call:
+        """The layer inside initialisers and reparameterisations that return it:
+        `layer_init(nn.Conv2d(...))`, `init_(nn.Linear(...))`, `weight_norm(nn.Linear(...))`."""
+        for _ in range(4):
+            inner = layer.args[0].value if layer.args and layer.args[0].keyword is None and not layer.args[0].star else None
+            if not isinstance(inner, cst.Call) or not self._returns_its_argument(layer.func):
+                return layer
+            layer = inner
+        return layer
+
+    def _returns_its_argument(self, func: cst.BaseExpression, depth: int = 0) -> bool:
+        qualified = resolve_global(self.ctx, func)
+        if qualified in _REPARAMETRIZATIONS:
+            return True
+        if not isinstance(func, cst.Name) or depth > 3:
+            return False
+        definitions = self._definitions().get(func.value)
+        if definitions:
+            return all(self._identity(d, depth) for d in definitions)
+        # an imported helper (`from utils import init`): named as an initialiser, it returns its module
+        return qualified is not None and not qualified.startswith("torch.") and _named_like_initialiser(func.value)
+
+    def _identity(self, definition: cst.CSTNode, depth: int) -> bool:
+        """`def layer_init(layer, ...): ...; return layer`, or `init_ = lambda m: init(m, ...)` over such
+        a function (or one named as an initialiser)."""
+        if isinstance(definition, cst.FunctionDef):
+            params = definition.params.params
+            if not params or definition.decorators:
+                return False
+            first = params[0].name.value
+            returns = [n for n in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
+            return bool(returns) and all(isinstance(r.value, cst.Name) and r.value.value == first for r in returns)
+        if isinstance(definition, cst.Lambda):
+            params = definition.params.params
+            if not params:
+                return False
+            first, body = params[0].name.value, definition.body
+            if isinstance(body, cst.Name):
+                return body.value == first
+            if isinstance(body, cst.Call) and body.args and isinstance(body.args[0].value, cst.Name) and body.args[0].value.value == first:
+                callee = body.func
+                return self._returns_its_argument(callee, depth + 1) or (isinstance(callee, cst.Name) and _named_like_initialiser(callee.value))
+        return False
+
+    def _definitions(self) -> dict[str, list[cst.CSTNode]]:
+        """Functions defined at module level and lambdas assigned to a name anywhere, by name."""
+        if self._defined is None:
+            self._defined = {}
+            for node in code_descendants(self.ctx.module):
+                if type(node) is cst.FunctionDef:
+                    self._defined.setdefault(node.name.value, []).append(node)
+                elif type(node) is cst.Assign and type(node.value) is cst.Lambda:
+                    for target in node.targets:
+                        if isinstance(target.target, cst.Name):
+                            self._defined.setdefault(target.target.value, []).append(node.value)
+        return self._defined
 
     def finish(self, facts) -> None:
         classes = {}
@@ -406,7 +727,7 @@ class Net(nn.Module):
             if pending.attribute is not None and pending.class_name is not None:
                 if pending.class_name not in classes:
                     classes[pending.class_name] = _class_node(self.ctx.module, pending.class_name)
-                if _used_other_than_called(classes[pending.class_name], pending.attribute):
+                if _used_other_than_called(classes[pending.class_name], pending.attribute, self.ctx):
                     continue
             position = INPLACE_MODULES[pending.kind]
             message = f"`nn.{pending.kind}` after `nn.{pending.after}` can run in place: `inplace=True` {_EFFECT}"
@@ -569,9 +890,10 @@ def _blocks_of(function: cst.FunctionDef):
 _NO_BLOCKS_INSIDE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.SimpleStatementLine})
 
 
-def _unpacked_into_sequential_only(function: cst.FunctionDef, name: str, ctx) -> bool:
-    """Is the list `name` turned into `nn.Sequential(*name)` and otherwise only extended?"""
-    nodes = list(code_descendants(function.body))
+def _unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
+    """Is the list `name` turned into `nn.Sequential(*name)` in `scope` (a function's body, or a
+    module) and otherwise only extended?"""
+    nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
     # `type(...) is` for isinstance: libcst's concrete node classes have no subclasses.
     if not any(
         type(node) is cst.Call
@@ -600,8 +922,13 @@ def _class_node(module: cst.Module, name: str) -> Optional[cst.ClassDef]:
     return None
 
 
-def _used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str) -> bool:
-    """Is `self.<attribute>` used in the class in any way but being called or assigned?"""
+def _used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, ctx) -> bool:
+    """Is `self.<attribute>` used in the class in a way that could expose its intermediate outputs?
+
+    Harmless: calling it, assigning it, module methods that run no layer on their own
+    (`self.D.parameters()`, `.cuda()`, `.zero_grad()`), reading an attribute (`self.net[0].weight.device`)
+    and putting it into a parent `nn.Sequential` / `nn.ModuleList` (the parent calls it whole).
+    Anything else (iterating it, calling or hooking one of its layers, passing it elsewhere) is not."""
     if class_node is None:
         return True
     for node, parents in code_with_parents(class_node):
@@ -612,5 +939,102 @@ def _used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str) 
             continue
         if isinstance(parent, cst.AssignTarget):
             continue
+        if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
+            if torch_nn_name(ctx, parents[-2].func) in ("Sequential", "ModuleList"):  # type: ignore[attr-defined]
+                continue
+            return True
+        rest = parents
+        if isinstance(parent, cst.Subscript) and parent.value is node:  # `self.net[0]...`: only attribute reads
+            if len(parents) < 2 or not isinstance(parents[-2], cst.Attribute) or parents[-2].value is not parent:
+                return True
+            node, rest = parent, parents[:-1]
+            if _exposes(rest[-1], rest[:-1], harmless=frozenset()):
+                return True
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is node and not _exposes(parent, parents[:-1], _MODULE_METHODS):
+            continue
         return True
     return False
+
+
+def _exposes(attribute: cst.Attribute, parents: tuple, harmless: frozenset[str]) -> bool:
+    """`<module>.name`: a read (`.weight`, `.training`) exposes nothing; a call does unless the
+    method is in `harmless`."""
+    called = bool(parents) and isinstance(parents[-1], cst.Call) and parents[-1].func is attribute
+    return called and attribute.attr.value not in harmless
+
+
+# Methods of a module that run none of its layers and register nothing that sees their outputs.
+_MODULE_METHODS = frozenset(
+    {"parameters", "named_parameters", "buffers", "named_buffers", "cuda", "cpu", "to", "train", "eval",
+     "zero_grad", "state_dict", "load_state_dict", "requires_grad_", "half", "float", "double", "bfloat16",
+     "type", "share_memory", "apply", "forward"}
+)  # fmt: skip
+# Weight reparameterisations that return the layer they are given (its output is still not needed
+# for backward: they change how the weight is computed, not what the layer saves).
+_REPARAMETRIZATIONS = frozenset(
+    {"torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.weight_norm",
+     "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal",
+     "torch.nn.utils.weight_norm.weight_norm", "torch.nn.utils.spectral_norm.spectral_norm"}
+)  # fmt: skip
+
+
+def _named_like_initialiser(name: str) -> bool:
+    """`init`, `init_`, `layer_init`, `initialize`: a helper that initialises a layer and returns it."""
+    return any(token in ("init", "initialize", "initialise") for token in name.lower().split("_"))
+
+
+def _added_layer(statement: cst.CSTNode) -> Optional[tuple[str, str, cst.Call]]:
+    """`layers.append(nn.ReLU())` -> ("append", "layers", the call); `net.add_module("relu", nn.ReLU())`
+    -> ("add_module", "net", the call); `self.net.add_module(...)` -> ("add_module", "self.net", ...)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return None
+    call = small.value
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "add_module"):
+        return None
+    receiver = func.value
+    if isinstance(receiver, cst.Name):
+        text = receiver.value
+    elif _self_attr(receiver) is not None:
+        text = "self." + _self_attr(receiver)  # type: ignore[operator]
+    else:
+        return None
+    position = 0 if func.attr.value == "append" else 1
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if len(positional) != position + 1 or len(call.args) != position + 1 or not isinstance(positional[position].value, cst.Call):
+        return None
+    return func.attr.value, text, positional[position].value  # type: ignore[return-value]
+
+
+def _empty_sequential_target(statement: cst.CSTNode, ctx) -> Optional[tuple[str, Optional[str]]]:
+    """`net = nn.Sequential()` -> ("net", None); `self.body = nn.Sequential()` -> ("self.body", "body")."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.value, cst.Call):
+        return None
+    if small.value.args or torch_nn_name(ctx, small.value.func) != "Sequential":
+        return None
+    target = small.targets[0].target
+    if isinstance(target, cst.Name):
+        return target.value, None
+    attribute = _self_attr(target)
+    return ("self." + attribute, attribute) if attribute is not None else None
+
+
+def _module_blocks(module: cst.Module):
+    """Statement lists of module-level compound statements (`if`, `for`, `with`), not of functions
+    or classes."""
+    stack: list[cst.CSTNode] = list(module.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _NO_BLOCKS_INSIDE:
+            continue
+        if kind is cst.IndentedBlock:
+            yield node.body
+        stack.extend(code_children(node))

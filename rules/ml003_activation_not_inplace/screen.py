@@ -72,25 +72,74 @@ def _attributes_holding_layers(source: Source) -> set[str]:
 
 
 def _layer_pair_in_a_sequence(source: Source) -> bool:
-    """An in-place-capable module right after a layer that does not save its output, in the
-    arguments of `Sequential(...)` or in a list / tuple display (`OrderedDict` pairs included)."""
+    """An in-place-capable module right after a layer that does not save its output (or a call
+    wrapping one: `layer_init(nn.Conv2d(...))`), in the arguments of `Sequential(...)`, in a list /
+    tuple display (`OrderedDict` pairs included), or added by consecutive `.append(...)` /
+    `.add_module(name, ...)` statements."""
     inplace, before = source.names_for(INPLACE_MODULES), source.names_for(OUTPUT_NOT_SAVED)
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
+    if source.mentions("append", "add_module"):
+        sequences += _added_one_by_one(source)
     for elements in sequences:
         layers = [_layer_of(element) for element in elements]
         for previous, layer in zip(layers, layers[1:]):
-            if previous in before and layer in inplace:
+            if previous & before and layer & inplace:
                 return True
     return False
 
 
-def _layer_of(element: ast.AST):
-    """The constructor name of a sequence element: `nn.ReLU()` or `("relu", nn.ReLU())` -> "ReLU"."""
+def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
+    """The layers of runs of consecutive `x.append(layer)` / `x.add_module(name, layer)` statements."""
+    runs: list[list[ast.AST]] = []
+    for node in source.nodes(*_BLOCK_OWNERS):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            run: list[ast.AST] = []
+            for statement in block:
+                added = _added(statement)
+                if added is None:
+                    if len(run) > 1:
+                        runs.append(run)
+                    run = []
+                else:
+                    run.append(added)
+            if len(run) > 1:
+                runs.append(run)
+    return runs
+
+
+_BLOCK_OWNERS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While,
+                 ast.If, ast.With, ast.AsyncWith, ast.Try, ast.ExceptHandler)  # fmt: skip
+
+
+def _added(statement: ast.stmt):
+    """The layer of `x.append(layer)` / `x.add_module(name, layer)` as a statement (looser than the
+    rule: any receiver)."""
+    if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+        return None
+    call = statement.value
+    if not isinstance(call.func, ast.Attribute) or call.func.attr not in ("append", "add_module") or not call.args:
+        return None
+    return call.args[-1]
+
+
+def _layer_of(element: ast.AST) -> set:
+    """The constructor names of a sequence element: `nn.ReLU()` or `("relu", nn.ReLU())` -> {"ReLU"};
+    through wrappers: `layer_init(nn.Conv2d(...))` -> {"layer_init", "Conv2d"} (any call's first
+    positional argument, looser than the rule's wrappers that return their argument)."""
     if isinstance(element, ast.Tuple) and len(element.elts) == 2:
         element = element.elts[1]
-    return final_name(element.func) if isinstance(element, ast.Call) else None
+    names = set()
+    while isinstance(element, ast.Call):
+        names.add(final_name(element.func))
+        if not element.args or isinstance(element.args[0], ast.Starred):
+            break
+        element = element.args[0]
+    return names
 
 
 def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str]) -> bool:
