@@ -459,6 +459,12 @@ class Context:
             if alias is not None and type(target.target) is cst.Name:
                 self._bind(target.target.value, Binding(values.OTHER, qualified=alias))
                 continue
+            pairs = _element_pairs(target.target, node.value)
+            if pairs is not None:  # `running_loss, seen = 0.0, 0`: each name gets its own value
+                evaluated = [(element, values.evaluate(v, self)) for element, v in pairs]  # (before any binds: `a, b = b, a`)
+                for element, element_value in evaluated:
+                    self._bind_target(element, element_value)
+                continue
             self._bind_target(target.target, value)
 
     def _leave_ann_assign(self, node: cst.AnnAssign) -> None:
@@ -622,6 +628,16 @@ def _literal_flag(call: cst.Call) -> Optional[GradMode]:
     if isinstance(value, cst.Name) and value.value in ("True", "False"):
         return GradMode.ENABLED if value.value == "True" else GradMode.DISABLED
     return None
+
+
+def _element_pairs(target: cst.BaseExpression, value: cst.BaseExpression):
+    """(target element, value element) of `a, b = x, y` (same length, nothing starred), else None."""
+    if type(target) not in (cst.Tuple, cst.List) or type(value) not in (cst.Tuple, cst.List):
+        return None
+    targets, elements = target.elements, value.elements  # type: ignore[attr-defined]
+    if len(targets) != len(elements) or any(type(e) is cst.StarredElement for e in (*targets, *elements)):
+        return None
+    return [(t.value, e.value) for t, e in zip(targets, elements)]
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

@@ -85,6 +85,8 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         return not callee.is_loss
     if callee.kind is not Kind.UNKNOWN:
         return False
+    if values.own_definition(func, ctx) is not None:
+        return False  # the file's own function or class, defined further down (`test_model`)
     if kind is cst.Attribute and ctx.resolve(func.value) is not None:
         return False
     return values.named_like_model(func.value if kind is cst.Name else func.attr.value)

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Collection
 import libcst as cst
 
 from memlint.analysis.evaluation import is_model_call
+from memlint.analysis.project_facts import returns_history
+from memlint.analysis.tables import LOSS_NAME
+from memlint.analysis.values import own_definition
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -50,6 +53,13 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
+    project = ctx.project
+    if (project.history_calls or project.history_methods) and returns_history(expr, ctx):
+        # a helper (here or in another file) that returns a model's output: `infer(model, x)`
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        return not LOSS_NAME.match(name)  # (a loss is reduced already: one number per batch)
+    if own_definition(func, ctx) is not None:
+        return False  # the file's own function or class, named like a model (`test_model`): not one
     return is_model_call(expr, ctx)
 
 

@@ -4,7 +4,7 @@ that lets it escape where the analysis cannot follow."""
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Collection
+from typing import TYPE_CHECKING, Collection, Optional
 
 import libcst as cst
 
@@ -19,6 +19,7 @@ class Use(enum.Enum):
     GRADIENT = "gradient"  # reaches backward() / autograd.grad: the graph is wanted
     TENSOR = "tensor"  # used as a tensor (a method, a torch function)
     NUMERIC = "numeric"  # printed, formatted, logged, compared, arithmetic with numbers
+    HOST = "host"  # given to code that needs a Python number or host memory: numpy, JSON, plotting
     ESCAPES = "escapes"  # returned, stored on an object, passed to code we cannot see
 
 
@@ -31,14 +32,26 @@ _LOGGING_METHODS = frozenset(
         "add_scalar", "add_scalars", "set_postfix", "set_description", "write", "format", "report",
     }
 )  # fmt: skip
-_NUMERIC_MODULES = ("numpy.", "math.", "statistics.")
+_NUMERIC_MODULES = ("math.", "statistics.")
+# Libraries that need host numbers: a CUDA tensor breaks them (`np.mean`, `plt.plot`, `json.dump`).
+_HOST_MODULES = ("numpy.", "json.", "matplotlib.", "pandas.", "seaborn.", "plotly.")
 _CONTAINER_METHODS = frozenset({"append", "extend", "clear", "pop", "insert", "copy", "keys", "values", "items", "get"})
 
 
 def classify_uses(
-    scope: cst.CSTNode, name: str, ctx: "Context", *, skip: Collection[cst.CSTNode] = (), is_container: bool = False
+    scope: cst.CSTNode,
+    name: str,
+    ctx: "Context",
+    *,
+    skip: Collection[cst.CSTNode] = (),
+    is_container: bool = False,
+    _seen: Optional[set[str]] = None,
 ) -> set[Use]:
-    """Uses of `name` inside `scope`, other than bindings and the statements in `skip`."""
+    """Uses of `name` inside `scope`, other than bindings and the statements in `skip`, and of the
+    names its value flows into (`mean = total / n; mean.backward()`, `out = criterion(preds, y);
+    loss = sum(out.values()); loss.backward()`)."""
+    seen = _seen if _seen is not None else set()
+    seen.add(name)
     uses: set[Use] = set()
     derived: list[str] = []
     skip_ids = {id(node) for node in skip}
@@ -54,10 +67,106 @@ def classify_uses(
             uses.add(use)
             if any(isinstance(p, (cst.Return, cst.Yield)) for p in parents):
                 uses.add(Use.ESCAPES)  # `return torch.stack(losses).sum()`: also leaves the function
-        if target is not None and target != name:
+        if target is None:
+            target = _assigned_name(parents)
+        if target is not None and target not in seen:
             derived.append(target)
-    for other in derived[:8]:  # `mean = total / n; mean.backward()`: follow what the name flows into
-        uses |= {u for u in classify_uses(scope, other, ctx) if u in (Use.GRADIENT, Use.ESCAPES, Use.TENSOR)}
+    for other in derived[:8]:  # follow what the name flows into (a few names, each once)
+        if other not in seen and len(seen) < 24:
+            uses |= {u for u in classify_uses(scope, other, ctx, _seen=seen) if u in _FOLLOWED}
+    return uses
+
+
+def _assigned_name(parents: tuple[cst.CSTNode, ...]) -> Optional[str]:
+    """The name the statement around an occurrence assigns its value to: `loss_value` in
+    `loss_value = criterion(images, [preds, ...])` (None outside the value of an assignment)."""
+    for index in range(len(parents) - 1, -1, -1):
+        parent = parents[index]
+        if isinstance(parent, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            child = parents[index + 1] if index + 1 < len(parents) else None
+            if child is None or child is getattr(parent, "value", None):
+                targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+                if len(targets) == 1 and isinstance(targets[0], cst.Name):
+                    return targets[0].value
+            return None
+        if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Lambda, cst.FunctionDef)):
+            return None
+    return None
+
+
+_FOLLOWED = (Use.GRADIENT, Use.ESCAPES, Use.TENSOR, Use.HOST)
+
+
+def classify_expression(scope: cst.CSTNode, expr: cst.CSTNode, ctx: "Context") -> set[Use]:
+    """How the value of one expression of `scope` is used (`[model(x) for x in loader]` assigned to a
+    name, stacked and backpropagated, or printed)."""
+    for node, parents in code_with_parents(scope):
+        if node is expr:
+            use, target = _classify(node, parents, ctx, False)
+            uses = {use} if use is not None else set()
+            if target is not None:
+                uses |= {u for u in classify_uses(scope, target, ctx) if u in _FOLLOWED}
+            return uses
+    return {Use.ESCAPES}
+
+
+def classify_attribute_uses(
+    holder: cst.CSTNode, attribute: str, ctx: "Context", *, skip: Collection[cst.CSTNode] = (), is_container: bool = False
+) -> set[Use]:
+    """Uses of `self.<attribute>` anywhere in `holder` (the class: `on_train_epoch_end` stacks the
+    losses `training_step` appended), other than assignments to it and the statements in `skip`."""
+    uses: set[Use] = set()
+    derived: list[str] = []
+    skip_ids = {id(node) for node in skip}
+    for node, parents in code_with_parents(holder):
+        if not (type(node) is cst.Attribute and node.attr.value == attribute and type(node.value) is cst.Name and node.value.value == "self"):
+            continue
+        if any(id(p) in skip_ids for p in parents) or _is_attribute_binding(node, parents):
+            continue
+        use, target = _classify(node, parents, ctx, is_container)
+        if use is not None:
+            uses.add(use)
+        target = target or _assigned_name(parents)
+        if target is not None:
+            derived.append(target)
+    for other in derived[:8]:
+        uses |= {u for u in classify_uses(holder, other, ctx) if u in _FOLLOWED}
+    return uses
+
+
+def _is_attribute_binding(node: cst.Attribute, parents: tuple[cst.CSTNode, ...]) -> bool:
+    parent = parents[-1]
+    if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and getattr(parent, "target", None) is node:
+        return True
+    return isinstance(parent, (cst.Tuple, cst.List, cst.Element)) and any(isinstance(p, cst.AssignTarget) for p in parents[-3:])
+
+
+def returns_name(function: cst.FunctionDef, name: str) -> bool:
+    """Does a `return` of `function` (not of a nested one) hand out `name`, alone or in a display?"""
+    for node, parents in code_with_parents(function.body):
+        if type(node) is cst.Return and node.value is not None and not any(type(p) in (cst.FunctionDef, cst.Lambda) for p in parents):
+            shown = [node.value, *getattr(node.value, "elements", ())]
+            if any(type(e) is cst.Name and e.value == name or type(getattr(e, "value", None)) is cst.Name and e.value.value == name for e in shown):
+                return True
+    return False
+
+
+def classify_caller_uses(module: cst.Module, function: str, ctx: "Context") -> set[Use]:
+    """What the callers in the file do with `function`'s result, through the names they bind it to
+    (`losses = train(...)`, or `train_losses, val_losses = fit(...)`, in any cell of a notebook)."""
+    uses: set[Use] = set()
+    for node, parents in code_with_parents(module):
+        if type(node) is not cst.Assign or type(node.value) is not cst.Call:
+            continue
+        func = node.value.func
+        if not (type(func) is cst.Name and func.value == function):
+            continue
+        scope = next((p for p in reversed(parents) if type(p) is cst.FunctionDef), module)
+        for target in node.targets:
+            names = [target.target] if type(target.target) is cst.Name else [e.value for e in getattr(target.target, "elements", ())]
+            for name in names:
+                if type(name) is cst.Name:
+                    uses |= {u for u in classify_uses(scope, name.value, ctx) if u in _FOLLOWED}
     return uses
 
 
@@ -114,6 +223,10 @@ def _classify(node: cst.CSTNode, parents: tuple[cst.CSTNode, ...], ctx: "Context
             return Use.NUMERIC, None
         elif isinstance(parent, cst.Del):
             return None, None
+        elif isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is child:
+            # `for l in losses`, `[l.item() for l in losses]`: the elements' uses are the list's
+            target = parent.target
+            return (None, target.value) if isinstance(target, cst.Name) else (Use.ESCAPES, None)
         else:
             return Use.ESCAPES, None
         child = parent
@@ -131,6 +244,8 @@ def _call_use(call: cst.Call, outer: tuple[cst.CSTNode, ...], ctx: "Context"):
     if qualified is not None:
         if qualified == "torch.tensor" or qualified.startswith(_NUMERIC_MODULES):
             return Use.NUMERIC
+        if qualified.startswith(_HOST_MODULES):
+            return Use.HOST
         if qualified.startswith("torch."):
             return Use.GRADIENT if _reaches_backward(outer) else Use.TENSOR
         return Use.ESCAPES

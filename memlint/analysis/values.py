@@ -213,13 +213,24 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             return tensor(receiver.graph, scalar=scalar)
     if kind is cst.Name and func.value in _NUMBER_BUILTINS and ctx.is_builtin(func.value):
         return NUMBER
-    if kind is cst.Name and func.value in ctx.module_classes and ctx.lookup_value(func.value).kind is Kind.FUNCTION:
+    if kind is cst.Name and func.value in ctx.module_classes and ctx.lookup_value(func.value).kind in (Kind.FUNCTION, Kind.UNKNOWN):
         return LOSS_MODULE if func.value.endswith("Loss") else MODULE  # an nn.Module class of this file
     callee = evaluate(func, ctx) if kind in _NAME_OR_ATTRIBUTE else UNKNOWN
     if callee.kind is Kind.MODULE:
         return _model_output(ctx, is_loss=callee.is_loss)
     if kind is cst.Name and func.value == "self" and ctx.in_module_class:
         return _model_output(ctx, is_loss=False)
+    own = own_definition(func, ctx) if callee.kind in (Kind.UNKNOWN, Kind.FUNCTION) else None
+    if own is not None:
+        # The file's own function, method or class: judged by what it is, never by its name
+        # (`get_criterion_callback` builds a callback, `test_model` returns a float).  What its body
+        # returns is the project pass's answer (`returns_history`, above).
+        if own == "class":
+            return PLAIN_OBJECT  # an instance of a class that is not an nn.Module: no autograd in sight
+        name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
+        if tables.LOSS_NAME.match(name) and _args_graph(call, ctx):
+            return tensor(True, scalar=True)  # a hand-written loss of tensors that carry history
+        return UNKNOWN
     if callee.kind in (Kind.UNKNOWN, Kind.FUNCTION) and _looks_like_model(func, ctx):
         name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
         is_loss = tables.LOSS_NAME.match(name) is not None
@@ -227,6 +238,105 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             return UNKNOWN  # a local helper named like a model: we can see it is not one
         return _model_output(ctx, is_loss=is_loss)
     return UNKNOWN
+
+
+def own_definition(func: cst.BaseExpression, ctx: "Context") -> Optional[str]:
+    """Is `func` a function ("function"), a method of the enclosing class ("method") or a plain class
+    ("class", not an nn.Module) defined in this file, as far as the file shows?  Module-level
+    definitions count before their `def` is reached (functions run after the module has loaded:
+    `test_model` called in `train` and defined below it)."""
+    definitions = ctx.memo(_DEFINITIONS, lambda: _definitions(ctx.module))
+    if type(func) is cst.Name:
+        name = func.value
+        value = ctx.lookup_value(name)
+        if value.kind is Kind.FUNCTION or (value.kind is Kind.UNKNOWN and ctx.resolve(func) is None and ctx.binds_at_module_level(name)):
+            found = definitions.get(name)  # type: ignore[union-attr]
+            if found == "class":
+                return "class" if _plain_class(name, definitions, ctx) else None
+            if found == "function" or (found is None and value.kind is Kind.FUNCTION):
+                return "function"
+        return None
+    if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":  # type: ignore[union-attr]
+        class_name = ctx.class_name
+        if class_name is not None and func.attr.value in definitions.get(("methods", class_name), ()):  # type: ignore[union-attr]
+            return "method"
+    return None
+
+
+_DEFINITIONS = "values.definitions"
+PLAIN_OBJECT = Value(Kind.OTHER, graph=False)
+
+
+def _definitions(module: cst.Module) -> dict:
+    """Module-level `def` / `class` names ("function" / "class"; a name defined both ways, or twice
+    as different kinds, is left out), each class's bases as written, and each class's methods."""
+    found: dict = {}
+    clashes: set[str] = set()
+
+    def note(name: str, what: str) -> None:
+        if found.get(name, what) != what:
+            clashes.add(name)
+        found[name] = what
+
+    def scan(statements, top: bool) -> None:
+        for statement in statements:
+            kind = type(statement)
+            if kind is cst.FunctionDef and top:
+                note(statement.name.value, "function")
+            elif kind is cst.ClassDef:
+                name = statement.name.value
+                if top:
+                    note(name, "class")
+                found[("bases", name)] = [_written(base.value) for base in statement.bases if base.keyword is None]
+                methods = found.setdefault(("methods", name), set())
+                body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else ()
+                methods.update(s.name.value for s in body if type(s) is cst.FunctionDef)
+                scan(body, False)
+            elif kind in (cst.If, cst.Try, cst.With, cst.TryStar):
+                for block in _blocks(statement):
+                    scan(block, top)
+
+    scan(module.body, True)
+    for name in clashes:
+        found.pop(name, None)
+    return found
+
+
+def _blocks(statement: cst.CSTNode):
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        yield body.body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body.body
+    for attr in ("orelse", "finalbody"):
+        extra = getattr(statement, attr, None)
+        while extra is not None:
+            block = getattr(extra, "body", None)
+            if isinstance(block, cst.IndentedBlock):
+                yield block.body
+            extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None
+
+
+def _written(expr: cst.BaseExpression) -> Optional[str]:
+    if type(expr) is cst.Name:
+        return expr.value  # type: ignore[union-attr]
+    if type(expr) is cst.Attribute:
+        inner = _written(expr.value)  # type: ignore[union-attr]
+        return f"{inner}.{expr.attr.value}" if inner else None  # type: ignore[union-attr]
+    return None
+
+
+def _plain_class(name: str, definitions: dict, ctx: "Context", depth: int = 0) -> bool:
+    """A class of this file whose bases are all `object` or plain classes of this file: no
+    nn.Module anywhere up its hierarchy (a base the file imports might be one)."""
+    if depth > 8 or name in ctx.module_classes or name in ctx.project.module_classes:
+        return False
+    for base in definitions.get(("bases", name), [None]):
+        if base == "object":
+            continue
+        if base is None or definitions.get(base) != "class" or not _plain_class(base, definitions, ctx, depth + 1):
+            return False
+    return True
 
 
 def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:

@@ -39,8 +39,8 @@ class History:
             for target in targets:
                 targets_seen.update(id(n) for n in ast.walk(target))
                 if node.value is not None:  # `x: int` binds nothing  # type: ignore[attr-defined]
-                    for key in _keys_bound_by(target):
-                        self.values.setdefault(key, []).append(node.value)  # type: ignore[attr-defined]
+                    for key, value in _pairs_bound_by(target, node.value):  # type: ignore[attr-defined]
+                        self.values.setdefault(key, []).append(value)
         for item in source.nodes(ast.withitem):
             if item.optional_vars is not None:  # type: ignore[attr-defined]
                 targets_seen.update(id(n) for n in ast.walk(item.optional_vars))  # type: ignore[attr-defined]
@@ -242,6 +242,19 @@ def _keys_read_by(expr: ast.AST) -> Iterator[str]:
             yield node.id
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             yield "." + node.attr
+
+
+def _pairs_bound_by(target: ast.AST, value: ast.AST) -> list[tuple[str, ast.AST]]:
+    """(key, value it receives): `a, b = x, y` binds `a` to `x` and `b` to `y` (as the analysis's
+    Context does); any other shape binds every key of the target to the whole value."""
+    if (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts))
+    ):
+        return [pair for t, v in zip(target.elts, value.elts) for pair in _pairs_bound_by(t, v)]
+    return [(key, value) for key in _keys_bound_by(target)]
 
 
 def _keys_bound_by(target: ast.AST) -> list[str]:

@@ -7,5 +7,7 @@ from memlint.rule import Meta
 META = Meta(
     code="ML001",
     name="accumulated-graph",
-    words=(("for", "while"),),  # the text mentions a loop
+    # A loop or a comprehension (`for`, `while`), or a function run once per batch that keeps values
+    # between calls: on `self`, in a module-level list (`append`, `extend`) or a `global` name.
+    words=(("for", "while", "self", "global", "append", "extend"),),
 )

@@ -7,5 +7,9 @@ from memlint.rule import Meta
 META = Meta(
     code="ML014",
     name="device-outputs-accumulated",
-    words=(("append", "extend"), ("cuda", "to", "device")),  # the text mentions an `.append` / `.extend` and a device
+    # The text keeps values (`.append` / `.extend`, or a running `torch.cat`) and mentions a device.
+    words=(
+        ("append", "extend", "cat", "concat", "concatenate", "stack", "vstack"),
+        ("cuda", "to", "device", "accelerator", "gpus"),
+    ),
 )

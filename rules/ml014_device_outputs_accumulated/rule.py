@@ -2,36 +2,45 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.fixes import method_call
-from memlint.analysis.iteration import iterates_batches
+from memlint.analysis.iteration import iterates_batches, own_statements
 from memlint.analysis.outputs import model_output
-from memlint.diagnostics import Severity
-from memlint.rule import Invalid, Rule, Valid
+from memlint.diagnostics import Applicability, Severity
+from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml014_device_outputs_accumulated.meta import META
 
 
 class DeviceOutputsAccumulated(Rule):
     """
     ## What it does
-    Finds model outputs (logits, predictions, features) appended to a list across the iterations of
-    a loop over a data split while still on the accelerator: `preds.append(output)`,
-    `outs.append(logits.detach())`, `feats.extend(model(x))`, with no `.cpu()` on the way. A loop
-    over a data split iterates something named like a loader (`val_loader`, `test_dataloader`,
-    `enumerate(tqdm(loader))`, `test_dataset`). Only in files that put something on a device
-    (`.cuda()`, `.to(...)`, `device=`).
+    Finds model outputs (logits, predictions, features) kept across the iterations of a loop over a
+    data split while still on the accelerator: `preds.append(output)`, `outs.append(logits.detach())`,
+    `feats.extend(model(x))`, a dict of lists (`out["logits"].append(logits)`), a display of outputs
+    (`results.append({"preds": preds, "loss": loss})`), a running concatenation
+    (`feats = torch.cat([feats, f])`), and outputs returned by a helper of the project
+    (`preds.append(infer(model, x))`), with no `.cpu()` on the way. A loop over a data split
+    iterates something named like a loader (`val_loader`, `test_dataloader`,
+    `enumerate(tqdm(loader))`, `test_dataset`). Lightning's `validation_step`, `test_step` and
+    `predict_step` run once per batch, so appending outputs to `self.<list>` there counts too. Only
+    where something is put on a device: the loop moves its inputs with `.cuda()` or `.to(device)`,
+    or, when it moves nothing itself, the file does (`.cuda()`, `.to(...)`, `device=`,
+    `accelerator=` other than `"cpu"`).
 
     Not reported: loops that are not a pass over data — a decoding loop inside a model that
     collects per-step tokens or logits to concatenate them, a loop over chunks or layers — whose
     length does not grow with the dataset; values moved to the host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`) or reduced
     to a metric (`.sum()`, `.mean()`); lists created inside the loop; values that still carry
     autograd history (that is ML001 accumulated-graph); values the analysis cannot trace to a model
-    call (a helper's return value). Per-batch hooks that append to `self.outputs` (Lightning's
-    `validation_step`) are not followed.
+    call (a helper whose body it cannot see, the file's own function named like a model that
+    returns something else). Inputs sent to the model's own device (`x.to(model.device)`) follow the
+    model: when nothing in the file moves that model to an accelerator, it is where it was made,
+    on the CPU (Lightning moves a module back to the CPU after `trainer.fit`), and so are its outputs.
 
     ## Why is this bad?
     Every batch's outputs stay in device memory until the loop ends, so memory grows with the size
@@ -136,6 +145,34 @@ with torch.no_grad():
         preds.append(postprocess(x.cuda()))
 """
         ),
+        Valid(  # inputs follow a model nothing moves: Lightning leaves it on the CPU after fit
+            """
+import torch
+import lightning as L
+device = torch.device("cuda:0")
+trainer = L.Trainer(accelerator="gpu", max_epochs=10)
+trainer.fit(model, train_loader)
+def embed_imgs(model, data_loader):
+    embed_list = []
+    model.eval()
+    for imgs, _ in data_loader:
+        with torch.no_grad():
+            z = model.encoder(imgs.to(model.device))
+        embed_list.append(z)
+    return torch.cat(embed_list, dim=0)
+"""
+        ),
+        Valid(  # the file's own helper named like a model returns a Python float
+            """
+import torch
+scores = []
+with torch.no_grad():
+    for x, y in test_loader:
+        scores.append(test_model(x.cuda(), y))
+def test_model(x, y):
+    return float((x.sum() == y.sum()))
+"""
+        ),
     ]
 
     INVALID = [
@@ -180,13 +217,120 @@ for batch in val_loader:
     all_logits.append(logits.cpu())
 """,
         ),
+        Invalid(  # a dict of lists, with the outputs of a tuple-returning model
+            """
+import torch
+def collect(model, loader, device):
+    out = {"mu": [], "logvar": []}
+    with torch.no_grad():
+        for x, _ in loader:
+            x_hat, mu, logvar = model(x.to(device))
+            out["mu"].append(mu)
+    return out
+""",
+            line=7,
+            column=13,
+            unsafe=True,
+            fixed="""
+import torch
+def collect(model, loader, device):
+    out = {"mu": [], "logvar": []}
+    with torch.no_grad():
+        for x, _ in loader:
+            x_hat, mu, logvar = model(x.to(device))
+            out["mu"].append(mu.detach().cpu())
+    return out
+""",
+        ),
+        Invalid(  # a helper that returns the model's output
+            """
+import torch
+def infer(model, x):
+    return model(x)
+def run(model, loader, device):
+    preds = []
+    with torch.no_grad():
+        for x, _ in loader:
+            preds.append(infer(model, x.to(device)))
+    return torch.cat(preds).cpu()
+""",
+            line=8,
+            column=13,
+            unsafe=True,
+            fixed="""
+import torch
+def infer(model, x):
+    return model(x)
+def run(model, loader, device):
+    preds = []
+    with torch.no_grad():
+        for x, _ in loader:
+            preds.append(infer(model, x.to(device)).detach().cpu())
+    return torch.cat(preds).cpu()
+""",
+        ),
+        Invalid(  # a running concatenation (reported without a fix: its first operand stays on the device)
+            """
+import torch
+feats = None
+with torch.no_grad():
+    for x, _ in test_loader:
+        f = encoder(x.cuda())
+        feats = f if feats is None else torch.cat([feats, f])
+""",
+            line=6,
+            column=9,
+        ),
+        Invalid(  # Lightning calls validation_step once per batch of the evaluation
+            """
+import torch
+import lightning as L
+class Classifier(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(16, 4)
+        self.outputs = []
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        preds = torch.argmax(logits, dim=1)
+        self.outputs.append({"preds": preds, "labels": y})
+    def on_validation_epoch_end(self):
+        preds = torch.cat([o["preds"] for o in self.outputs])
+        self.outputs.clear()
+trainer = L.Trainer(accelerator="gpu")
+""",
+            line=12,
+            column=9,
+            unsafe=True,
+            message="once per batch",
+            fixed="""
+import torch
+import lightning as L
+class Classifier(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(16, 4)
+        self.outputs = []
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        preds = torch.argmax(logits, dim=1)
+        self.outputs.append({"preds": preds.detach().cpu(), "labels": y})
+    def on_validation_epoch_end(self):
+        preds = torch.cat([o["preds"] for o in self.outputs])
+        self.outputs.clear()
+trainer = L.Trainer(accelerator="gpu")
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._outputs: dict[Optional[tuple], set[str]] = {}  # function -> names bound to model outputs
-        self._candidates: list[tuple[cst.Call, cst.BaseExpression, str, bool]] = []
-        self._device = False
+        self._candidates: list[_Candidate] = []
+        self._device = False  # the file puts something on a device
+        self._moved: set[str] = set()  # receivers moved to a device: `model` in `model.to(device)`
 
     def _known(self) -> set[str]:
         return self._outputs.setdefault(self.ctx.function_key, set())
@@ -195,12 +339,19 @@ for batch in val_loader:
         known = self._known()
         is_output = model_output(node.value, self.ctx, known)
         for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                (known.add if is_output else known.discard)(target.target.value)
+            # `outputs = model(x)`, and `val_loss, logits = outputs[:2]`: each element is an output too
+            names = [target.target] if isinstance(target.target, cst.Name) else [
+                e.value for e in getattr(target.target, "elements", ()) if isinstance(e.value, cst.Name)
+            ]
+            for name in names:
+                (known.add if is_output else known.discard)(name.value)  # type: ignore[union-attr]
+        if len(node.targets) == 1 and self.ctx.in_loop:
+            self._concatenation(node, node.targets[0].target)
 
     def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None and node.keyword.value == "device":
-            self._device = True
+        if node.keyword is not None and node.keyword.value in ("device", "accelerator", "gpus"):
+            if not _names_cpu(node.value):
+                self._device = True
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -209,38 +360,176 @@ for batch in val_loader:
             return
         method = func.attr.value
         if method in ("cuda", "to") or ctx.resolve(func) == "torch.device":
-            self._device = True
+            if method == "cuda" or not (node.args and _names_cpu(node.args[0].value)):
+                self._device = True
+                if method in ("cuda", "to") and isinstance(func.value, (cst.Name, cst.Attribute)):
+                    self._moved.add(ctx.module.code_for_node(func.value))
             return
-        if method not in ("append", "extend") or len(node.args) != 1 or not ctx.in_loop:
+        if method not in ("append", "extend") or len(node.args) != 1:
             return
-        if not any(iterates_batches(loop) for loop in ctx.loops):
-            return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
         accumulator = func.value
-        if not isinstance(accumulator, (cst.Name, cst.Attribute)):
+        if not isinstance(_holder(accumulator), (cst.Name, cst.Attribute)):
             return
-        if isinstance(accumulator, cst.Name) and ctx.bound_in_current_loop(accumulator.value):
-            return
+        hook = _evaluation_hook(ctx, accumulator)
+        if hook is None:
+            if not ctx.in_loop or not any(iterates_batches(loop) for loop in ctx.loops):
+                return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
+            name = _holder(accumulator)
+            if isinstance(name, cst.Name) and ctx.bound_in_current_loop(name.value):
+                return  # a list made for each batch
         value = node.args[0].value
-        if not model_output(value, ctx, self._known()):
+        elements = _elements(value) if isinstance(value, _DISPLAYS) else [value]
+        outputs = [e for e in elements if self._on_device_output(e)]
+        if not outputs:
             return
-        if ctx.holds_graph(value) is not False and ctx.grad_mode is not GradMode.DISABLED:
-            return  # carries (or may carry) autograd history: ML001's finding, not this one
+        self._candidates.append(_Candidate(node, outputs, ctx.module.code_for_node(accumulator), self._detached(outputs), hook, self._evidence(hook)))
+
+    def _concatenation(self, node: cst.Assign, target: cst.BaseExpression) -> None:
+        """`feats = torch.cat([feats, f])` (or `f if feats is None else torch.cat([feats, f])`) over a
+        pass over data: the running tensor holds every batch's outputs."""
+        ctx = self.ctx
+        if not isinstance(target, cst.Name) or not any(iterates_batches(loop) for loop in ctx.loops):
+            return
+        value = node.value
+        for branch in [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]:
+            if not (isinstance(branch, cst.Call) and branch.args and ctx.resolve(branch.func) in _CONCATENATIONS):
+                continue
+            parts = branch.args[0].value
+            if not isinstance(parts, (cst.List, cst.Tuple)):
+                continue
+            elements = [e.value for e in parts.elements if not isinstance(e, cst.StarredElement)]
+            if not any(isinstance(e, cst.Name) and e.value == target.value for e in elements):
+                continue
+            outputs = [e for e in elements if not (isinstance(e, cst.Name) and e.value == target.value) and self._on_device_output(e)]
+            if outputs:
+                self._candidates.append(_Candidate(node, outputs, target.value, self._detached(outputs), None, self._evidence(None)))
+                return
+
+    def _on_device_output(self, value: cst.BaseExpression) -> bool:
+        """A model output that carries no autograd history (that is ML001's finding)."""
+        ctx = self.ctx
+        if not model_output(value, ctx, self._known()):
+            return False
+        return ctx.holds_graph(value) is False or ctx.grad_mode is GradMode.DISABLED
+
+    def _detached(self, outputs: list) -> bool:
         # Detached already where gradients are on; under no_grad, detach keeps the fix right if the
         # code is later run with gradients.
-        detached = ctx.holds_graph(value) is False and ctx.grad_mode is GradMode.ENABLED
-        self._candidates.append((node, value, ctx.module.code_for_node(accumulator), detached))
+        ctx = self.ctx
+        return all(ctx.holds_graph(v) is False for v in outputs) and ctx.grad_mode is GradMode.ENABLED
+
+    def _evidence(self, hook: Optional[str]) -> Optional[str]:
+        """Where the loop around the candidate sends its inputs: "accelerator" (`.cuda()`,
+        `.to(device)`), a model whose device they follow (`.to(model.device)`: "model"), or None."""
+        ctx = self.ctx
+        loop = ctx.loop
+        if hook is not None or loop is None:
+            return None
+        followed = None
+        for node in own_statements(loop):
+            if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+                continue
+            method = node.func.attr.value
+            if method == "cuda":
+                return "accelerator"
+            if method != "to" or not node.args:
+                continue
+            where = node.args[0].value
+            if _names_cpu(where):
+                continue
+            if isinstance(where, cst.Attribute) and where.attr.value == "device" and isinstance(where.value, (cst.Name, cst.Attribute)):
+                followed = ctx.module.code_for_node(where.value)
+                continue
+            return "accelerator"
+        return followed
 
     def finish(self, facts) -> None:
-        if not self._device:
-            return
-        for node, value, accumulator, detached in self._candidates:
-            moved = method_call(value, "cpu") if detached else method_call(method_call(value, "detach"), "cpu")
+        for candidate in self._candidates:
+            evidence = candidate.evidence
+            if evidence is None:
+                on_device = self._device
+            elif evidence == "accelerator":
+                on_device = True
+            else:
+                # `.to(model.device)`: the inputs follow the model, which is where the file last put
+                # it; nothing moves it (Lightning leaves a module on the CPU after `trainer.fit`).
+                on_device = evidence in self._moved
+            if not on_device:
+                continue
+            node = candidate.node
+            replacements = tuple(
+                (v, method_call(v, "cpu") if candidate.detached else method_call(method_call(v, "detach"), "cpu"))
+                for v in candidate.outputs
+            )
             fix = None
-            if node.func.attr.value == "append":  # type: ignore[attr-defined]
-                fix = self.replace(value, moved, "Move it to the host before keeping it", safe=False)
+            if isinstance(node, cst.Call) and node.func.attr.value == "append":  # type: ignore[attr-defined]
+                # (not `torch.cat([feats, f])`: its first operand is still on the device)
+                fix = NodeFix("Move it to the host before keeping it", Applicability.UNSAFE, replacements)
+            where = (
+                f"Lightning runs `{candidate.hook}` once per batch of the evaluation, and `{candidate.accumulator}` "
+                "keeps every batch's model output on the device until it is cleared"
+                if candidate.hook is not None
+                else f"`{candidate.accumulator}` keeps every batch's model output on the device"
+            )
             self.report(
                 node,
-                f"`{accumulator}` keeps every batch's model output on the device: device memory grows with the "
-                "size of the dataset; append `.detach().cpu()` (or a reduced metric)",
+                f"{where}: device memory grows with the size of the dataset; keep `.detach().cpu()` "
+                "(or a reduced metric)",
                 fix,
             )
+
+
+@dataclass
+class _Candidate:
+    node: cst.CSTNode  # the `.append(...)` / `.extend(...)` call, or the concatenating assignment
+    outputs: list  # the model outputs in the kept value
+    accumulator: str
+    detached: bool
+    hook: Optional[str]  # the Lightning evaluation hook the accumulation runs in, if any
+    evidence: Optional[str]  # see _evidence
+
+
+_DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack"})
+
+
+def _elements(display: cst.BaseExpression) -> list:
+    """The values inside `(logits, y)`, `{"preds": preds, "labels": labels}` (one level deeper too)."""
+    found = []
+    for element in getattr(display, "elements", ()):
+        if isinstance(element, cst.StarredElement):
+            continue
+        inner = element.value
+        found.extend(_elements(inner) if isinstance(inner, _DISPLAYS) else [inner])
+    return found
+
+
+def _holder(accumulator: cst.BaseExpression) -> cst.BaseExpression:
+    """`preds` in `preds`, `out["logits"]`, `self.outputs[idx]`."""
+    while isinstance(accumulator, cst.Subscript):
+        accumulator = accumulator.value
+    return accumulator
+
+
+def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
+    """`validation_step` / `test_step` / `predict_step` appending to `self.<list>`: Lightning calls the
+    hook once per batch, so the list grows over the whole evaluation."""
+    function = ctx.function_node
+    holder = _holder(accumulator)
+    if function is None or ctx.class_name is None or function.name.value not in _EVALUATION_HOOKS:
+        return None
+    if isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name) and holder.value.value == "self":
+        return function.name.value
+    return None
+
+
+_EVALUATION_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
+
+
+def _names_cpu(expr: cst.BaseExpression) -> bool:
+    """`"cpu"`, `torch.device("cpu")`: the host, not an accelerator."""
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value == "cpu"
+    if isinstance(expr, cst.Call) and expr.args and isinstance(expr.args[0].value, cst.SimpleString):
+        return expr.args[0].value.evaluated_value == "cpu"
+    return False

@@ -1,7 +1,9 @@
 """ML014's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-`.append(v)` / `.extend(v)` inside a loop over batches (the trigger words ask for a device
-mention: `cuda`, `to` or `device`).
+Inside a loop over something named like a data loader: `.append(v)` / `.extend(v)`, or an
+assignment `x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
+`validation_step` / `test_step` / `predict_step`, `.append(v)` / `.extend(v)` on `self.<attr>`
+(or a subscript of it). The trigger words ask for a device mention.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import ast
 from typing import Any, Mapping
 
 from memlint.analysis.naming import BATCH_SOURCE
-from memlint.prescreen.source import Source, argument_count, words_in
+from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
+
+_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
@@ -18,6 +22,39 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if not any(BATCH_SOURCE.search(word) for word in words_in(loop.iter)):  # type: ignore[attr-defined]
             continue
         for node in ast.walk(loop):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend") and argument_count(node) == 1:
+            if _keeps(node) or _concatenates(node):
+                return True
+    for function in source.nodes(*FUNCTIONS):
+        if function.name not in _HOOKS:  # type: ignore[attr-defined]
+            continue
+        for node in ast.walk(function):
+            if _keeps(node) and _on_self(node.func.value):  # type: ignore[attr-defined]
                 return True
     return False
+
+
+def _keeps(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("append", "extend")
+        and argument_count(node) == 1
+    )
+
+
+def _concatenates(node: ast.AST) -> bool:
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        return False
+    name = node.targets[0].id
+    value = node.value
+    for branch in [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]:
+        if isinstance(branch, ast.Call) and branch.args and isinstance(branch.args[0], (ast.List, ast.Tuple)):
+            if any(isinstance(e, ast.Name) and e.id == name for e in branch.args[0].elts):
+                return True
+    return False
+
+
+def _on_self(receiver: ast.AST) -> bool:
+    while isinstance(receiver, ast.Subscript):
+        receiver = receiver.value
+    return isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self"
