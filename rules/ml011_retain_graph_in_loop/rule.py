@@ -8,9 +8,10 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import remove_argument
-from memlint.analysis.iteration import every_iteration, own_statements
+from memlint.analysis.iteration import every_iteration, names_in, own_statements
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
+from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml011_retain_graph_in_loop.meta import META
@@ -41,10 +42,16 @@ class RetainGraphInLoop(Rule):
     graph is carried across iterations: the message says to detach that state, and there is no fix
     (dropping `retain_graph=True` alone would make the next backward fail).
 
+    The loss is followed through a reduction (`loss.mean().backward(retain_graph=True)`) and a
+    scaler (`scaler.scale(loss).backward(...)`).
+
     Not reported: a loss computed before the loop (the same graph is backpropagated on every
-    iteration, which needs the retained graph); a second backward in the same loop or function (GAN updates, multi-loss training,
-    gradient penalties: they need the retained graph); a backward behind an `if` or in an exception
-    handler; `retain_graph=` given as anything but the literal `True`.
+    iteration, which needs the retained graph); a second backward in the same loop or function (GAN
+    updates, multi-loss training, gradient penalties: they need the retained graph); a backward in a
+    helper called from a loop that rebinds a name from a call on its own previous value (`x =
+    layer(x)`: each iteration's graph extends the last, and the helper's loss may reach back through
+    it); a backward behind an `if` or in an exception handler; `retain_graph=` given as anything but
+    the literal `True`.
 
     ## Why is this bad?
     `retain_graph=True` keeps the buffers autograd saved for backward (the activations) after
@@ -143,6 +150,22 @@ for _ in range(1000):
     loss.backward(retain_graph=True)
 """
         ),
+        Valid(  # the caller's loop stacks layers on the last output: each backward goes through earlier graphs
+            """
+import torch
+def show_receptive_field(img, out):
+    loss = out[0, :, 5, 5].sum()
+    loss.backward(retain_graph=True)
+    grads = img.grad.abs()
+    img.grad.fill_(0)
+    return grads
+img = torch.zeros(1, 1, 11, 11, requires_grad=True)
+out = img
+for _ in range(4):
+    out = conv(out)
+    show_receptive_field(img, out)
+"""
+        ),
     ]
 
     INVALID = [
@@ -205,6 +228,29 @@ for x, y in loader:
             column=5,
             message="hidden = hidden.detach()",
         ),
+        Invalid(  # through a reduction of the loss (minimalRL's PPO-LSTM), recomputed every epoch
+            """
+import torch
+for i in range(K_epoch):
+    v_s = model.v(s, first_hidden)
+    loss = F.smooth_l1_loss(v_s, td_target.detach())
+    optimizer.zero_grad()
+    loss.mean().backward(retain_graph=True)
+    optimizer.step()
+""",
+            line=6,
+            column=5,
+            unsafe=True,
+            fixed="""
+import torch
+for i in range(K_epoch):
+    v_s = model.v(s, first_hidden)
+    loss = F.smooth_l1_loss(v_s, td_target.detach())
+    optimizer.zero_grad()
+    loss.mean().backward()
+    optimizer.step()
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -251,6 +297,11 @@ for x, y in loader:
                 loop = candidate.loops[-1]
             elif candidate.function is not None and candidate.function in facts.loop_called_functions:
                 loop = None
+                if any(site.loop is not None and _rebinds_from_itself(site.loop) for site in facts.call_sites.get(candidate.function, ())):
+                    # The caller's loop stacks each iteration on the last (`x = layer(x)`): the
+                    # helper's loss may reach back through earlier iterations' graph, which then
+                    # must be retained.
+                    continue
             else:
                 continue
             if self._another_backward(candidate, loop, facts):
@@ -320,8 +371,14 @@ def _loss_names(call: cst.Call, ctx) -> list[str]:
         wrapper = func.attr.value == "manual_backward" or (
             isinstance(receiver, (cst.Name, cst.Attribute)) and _last(receiver) in _BACKWARD_WRAPPERS
         )
-        if isinstance(receiver, cst.Call):  # scaler.scale(loss).backward()
-            exprs = [a.value for a in receiver.args if a.keyword is None]
+        if isinstance(receiver, cst.Call):
+            inner = [a.value for a in receiver.args if a.keyword is None]
+            if inner:  # scaler.scale(loss).backward()
+                exprs = inner
+            elif isinstance(receiver.func, cst.Attribute):  # loss.mean().backward(): through the loss
+                exprs = [receiver.func.value]
+            else:
+                exprs = []
         elif not wrapper:  # loss.backward(gradient): the receiver is the loss
             exprs = [receiver]
     return [name for expr in exprs for name in _root_names(expr, ctx)]
@@ -339,3 +396,18 @@ def _root_names(expr: cst.BaseExpression, ctx) -> list[str]:
     if isinstance(expr, (cst.Attribute, cst.Subscript)):
         return _root_names(expr.value, ctx)
     return []
+
+
+def _rebinds_from_itself(loop) -> bool:
+    """`x = layer(x)`, `h = conv(h) + v` in the loop: a name rebound from a call on its own previous
+    value, so each iteration's graph extends the last one's (`step = step + 1` is not)."""
+    for node in own_statements(loop):
+        if not isinstance(node, cst.Assign):
+            continue
+        targets = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+        if not targets:
+            continue
+        for call in [node.value, *code_descendants(node.value)]:
+            if isinstance(call, cst.Call) and any(not targets.isdisjoint(names_in(a.value)) for a in call.args):
+                return True
+    return False
