@@ -8,7 +8,10 @@ import libcst as cst
 
 from memlint.analysis import Kind
 from memlint.analysis.call_edits import append_keyword
+from memlint.analysis.iteration import names_in
 from memlint.analysis.precision_api import has_star_args, keyword
+from memlint.analysis.versions import is_version_check
+from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml007_checkpoint_misuse.meta import META
@@ -31,7 +34,12 @@ class CheckpointMisuse(Rule):
     Names are resolved through imports (`from torch.utils.checkpoint import checkpoint as ckpt`);
     any other function called `checkpoint` (a project's own, DeepSpeed's) is never reported. A call
     whose arguments are forwarded with `**kwargs` is not reported for `use_reentrant`, since the
-    option may be among them.
+    option may be among them. Nor is a call without `use_reentrant=` that is compatibility code for
+    PyTorch before 1.11, which has no such keyword (behind a version check, or in the `except` of a
+    `try` that passed it), checkpointing that is off unless asked for (behind a flag that defaults to
+    False: `if self.memory_efficient:`), or a call guarded by a `requires_grad` test (the reentrant
+    implementation's failure, a block whose inputs need no gradient, is excluded by the code); a
+    function whose every call in the file is so guarded counts as guarded.
 
     ## Why is this bad?
     `checkpoint(self.conv_1(x), x)` runs the layer eagerly, storing its activations as usual, and then
@@ -142,6 +150,54 @@ def forward(self, x):
     return checkpoint(self.block(x), x)
 """
         ),
+        Valid(  # the branch for PyTorch before 1.11, which has no use_reentrant (a version check guards it)
+            """
+import torch
+from packaging import version
+from torch.utils.checkpoint import checkpoint
+def forward(self, x):
+    if version.parse(torch.__version__) < version.parse("1.11"):
+        return checkpoint(self.block, x)
+    return checkpoint(self.block, x, use_reentrant=False)
+"""
+        ),
+        Valid(  # the fallback after trying the new keyword
+            """
+import torch
+from torch.utils.checkpoint import checkpoint
+def forward(self, x):
+    try:
+        return checkpoint(self.block, x, use_reentrant=False)
+    except TypeError:
+        return checkpoint(self.block, x)
+"""
+        ),
+        Valid(  # checkpointing off unless asked for: a flag that defaults to False, in a helper it guards
+            """
+import torch.nn as nn
+import torch.utils.checkpoint as cp
+class DenseLayer(nn.Module):
+    def __init__(self, growth, memory_efficient=False):
+        super().__init__()
+        self.memory_efficient = memory_efficient
+    def call_checkpoint_bottleneck(self, inputs):
+        return cp.checkpoint(self.bn_function, *inputs)
+    def forward(self, inputs):
+        if self.memory_efficient:
+            return self.call_checkpoint_bottleneck(inputs)
+        return self.bn_function(*inputs)
+"""
+        ),
+        Valid(  # guarded by requires_grad: the case the reentrant implementation gets wrong cannot happen
+            """
+import torch
+from torch.utils.checkpoint import checkpoint
+def forward(self, x):
+    if self.training and x.requires_grad:
+        x = checkpoint(self.block, x)
+    return x
+"""
+        ),
     ]
 
     INVALID = [
@@ -245,9 +301,54 @@ def forward(self, x):
     )
 """,
         ),
+        Invalid(  # behind a flag that defaults to True: checkpointing is on
+            """
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+class Block(nn.Module):
+    def __init__(self, use_checkpoint=True):
+        super().__init__()
+        self.use_checkpoint = use_checkpoint
+    def forward(self, x):
+        if self.use_checkpoint:
+            return checkpoint(self.body, x)
+        return self.body(x)
+""",
+            line=9,
+            column=20,
+            unsafe=True,
+            message="use_reentrant",
+            fixed="""
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+class Block(nn.Module):
+    def __init__(self, use_checkpoint=True):
+        super().__init__()
+        self.use_checkpoint = use_checkpoint
+    def forward(self, x):
+        if self.use_checkpoint:
+            return checkpoint(self.body, x, use_reentrant=False)
+        return self.body(x)
+""",
+        ),
     ]
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._guards: list[cst.BaseExpression] = []  # tests of the conditional expressions around the node
+        self._pending: list[tuple[cst.Call, str, Optional[tuple]]] = []  # use_reentrant candidates
+        self._calls: dict[tuple, list[bool]] = {}  # the file's functions -> is each call of it guarded?
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._guards.append(node.test)
+
+    def leave_IfExp(self, node: cst.IfExp) -> None:
+        self._guards.pop()
+
     def visit_Call(self, node: cst.Call) -> None:
+        callee = self._callee_key(node)
+        if callee is not None:
+            self._calls.setdefault(callee, []).append(self._guarded())
         qualified = self.ctx.resolve(node.func)
         if qualified == _CHECKPOINT_MODULE:
             self.report(
@@ -290,6 +391,54 @@ def forward(self, x):
             return
         if any(arg.star == "**" for arg in node.args):
             return  # it may be among the forwarded keyword arguments
+        if self._guarded():
+            return
+        self._pending.append((node, function, self.ctx.function_key))
+
+    def _guarded(self) -> bool:
+        """Is the code being visited compatibility code for an older PyTorch (behind a version check,
+        or in an `except` after a try of the new API), checkpointing that is off unless asked for (behind
+        a flag that defaults to False), or guarded by a `requires_grad` test (the case the reentrant
+        implementation gets wrong is excluded by the code itself)?"""
+        frame = self.ctx.frame
+        if frame.handlers:
+            return True
+        tests = [*self._guards, *(node.test for node, _ in frame.conditions)]
+        return any(is_version_check(t) or _tests_requires_grad(t) or self._off_by_default(t) for t in tests)
+
+    def _off_by_default(self, test: cst.BaseExpression) -> bool:
+        """`if memory_efficient:` / `if self.use_checkpoint and ...:` where the flag is a parameter
+        that defaults to False (of this function, or of `__init__` stored on `self`), or `self.flag =
+        False` in the class."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._off_by_default(test.left) or self._off_by_default(test.right)
+        if isinstance(test, cst.Name):
+            function = self.ctx.function_node
+            return function is not None and _parameter_defaults_false(function, test.value)
+        attribute = _self_attribute(test)
+        if attribute is None:
+            return False
+        class_node = next((f.node for f in reversed(self.ctx.frames) if f.kind == "class"), None)
+        return class_node is not None and _attribute_defaults_false(class_node, attribute)  # type: ignore[arg-type]
+
+    def _callee_key(self, node: cst.Call) -> Optional[tuple]:
+        """The file's function a call may run, as the Context keys them."""
+        func = node.func
+        if isinstance(func, cst.Name) and self.ctx.resolve(func) is None:
+            return ("func", func.value)
+        class_name = self.ctx.class_name
+        if class_name is not None and _self_attribute(func) is not None:
+            return ("method", class_name, func.attr.value)  # type: ignore[attr-defined]
+        return None
+
+    def finish(self, facts) -> None:
+        for node, function, key in self._pending:
+            calls = self._calls.get(key, []) if key is not None else []
+            if calls and all(calls):
+                continue  # every call of the function that checkpoints is guarded as above
+            self._report_use_reentrant(node, function)
+
+    def _report_use_reentrant(self, node: cst.Call, function: str) -> None:
         fix = self.replace(
             node,
             append_keyword(node, "use_reentrant", cst.Name("False")),
@@ -334,3 +483,38 @@ def _arguments_repeated(inner: cst.Call, outer: cst.Call) -> bool:
 
 def _code(expr: cst.CSTNode) -> Optional[str]:
     return cst.Module(body=[]).code_for_node(expr)
+
+
+def _tests_requires_grad(test: cst.BaseExpression) -> bool:
+    """`if x.requires_grad:`, `if any(t.requires_grad for t in inputs):`, `torch.is_grad_enabled()`."""
+    return any(name in ("requires_grad", "is_grad_enabled") for name in names_in(test))
+
+
+def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None
+
+
+def _parameter_defaults_false(function: cst.FunctionDef, name: str) -> bool:
+    params = [*function.params.params, *function.params.kwonly_params]
+    return any(p.name.value == name and isinstance(p.default, cst.Name) and p.default.value == "False" for p in params)
+
+
+def _attribute_defaults_false(class_node: cst.ClassDef, attribute: str) -> bool:
+    """Every `self.<attribute> = ...` in the class's methods assigns False or a parameter of that
+    method that defaults to False (at least one does)."""
+    found = False
+    for method in class_node.body.body:
+        if not isinstance(method, cst.FunctionDef):
+            continue
+        for node in (n for n in code_descendants(method.body) if type(n) is cst.Assign):
+            for target in node.targets:
+                if _self_attribute(target.target) != attribute:
+                    continue
+                value = node.value
+                if isinstance(value, cst.Name) and (value.value == "False" or _parameter_defaults_false(method, value.value)):
+                    found = True
+                else:
+                    return False
+    return found

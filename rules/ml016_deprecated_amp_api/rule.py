@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 import libcst as cst
 
 from memlint.analysis.call_edits import attribute_chain, positional_to_keywords, prepend_argument
-from memlint.analysis.iteration import names_in
 from memlint.analysis.precision_api import DEPRECATED_AMP
+from memlint.analysis.versions import is_version_check
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml016_deprecated_amp_api.meta import META
 
 Import = Union[cst.Import, cst.ImportFrom]
-_VERSION_NAME = re.compile(r"version|_GREATER|_LESS|_EQUAL|_AVAILABLE|^hasattr$|_TORCH_\d|TORCH_\d", re.I)
 
 
 @dataclass
@@ -270,7 +268,7 @@ with torch.amp.autocast("cpu"):
     # ------------------------------------------------------------------ the calls
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._guards.append(_is_version_check(node.test))
+        self._guards.append(is_version_check(node.test))
 
     def leave_IfExp(self, node: cst.IfExp) -> None:
         self._guards.pop()
@@ -278,7 +276,7 @@ with torch.amp.autocast("cpu"):
     def _compatibility_fallback(self) -> bool:
         """Behind a version check, or in the `except` of a try that used the new API first."""
         frame = self.ctx.frame
-        return bool(frame.handlers) or any(self._guards) or any(_is_version_check(n.test) for n, _ in frame.conditions)
+        return bool(frame.handlers) or any(self._guards) or any(is_version_check(n.test) for n, _ in frame.conditions)
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -365,11 +363,6 @@ with torch.amp.autocast("cpu"):
 
     def _torch_is_bound_elsewhere(self) -> bool:
         return self.ctx.frames[0].names.get("torch") is not None
-
-
-def _is_version_check(test: cst.BaseExpression) -> bool:
-    """`_TORCH_GREATER_EQUAL_2_4`, `torch.__version__ >= ...`, `hasattr(torch, "amp")`."""
-    return any(_VERSION_NAME.search(name) for name in names_in(test))
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
