@@ -14,7 +14,9 @@ import libcst as cst
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.tables import LOSS_NAME
-from memlint.analysis.values import own_definition
+from memlint.analysis.naming import name_tokens, named_like_model
+from memlint.analysis.tables import NON_MODEL_VERBS
+from memlint.analysis.values import Kind, evaluate, own_definition
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -60,7 +62,40 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return not LOSS_NAME.match(name)  # (a loss is reduced already: one number per batch)
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
-    return is_model_call(expr, ctx)
+    return is_model_call(expr, ctx) or _model_method(expr, ctx)
+
+
+def _model_method(call: cst.Call, ctx: "Context") -> bool:
+    """`model.encode_image(images)`, `self.backbone.extract_features(x)`: a method of a model given an
+    input, which returns what the model computes (not `model.state_dict()`, `model.to(device)`,
+    `model.compute_loss(x)`)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or not any(arg.keyword is None for arg in call.args):
+        return False
+    method = func.attr.value
+    tokens = name_tokens(method)
+    if method in _NOT_OUTPUT_METHODS or LOSS_NAME.match(method) or "loss" in tokens:
+        return False
+    if tokens and tokens[0] in NON_MODEL_VERBS and tokens[0] != "get":
+        return False
+    receiver = func.value
+    if ctx.resolve(receiver) is not None:
+        return False
+    if evaluate(receiver, ctx).kind is Kind.MODULE:
+        return True
+    name = receiver.value if isinstance(receiver, cst.Name) else receiver.attr.value if isinstance(receiver, cst.Attribute) else None
+    return name is not None and named_like_model(name) and evaluate(receiver, ctx).kind is Kind.UNKNOWN
+
+
+_NOT_OUTPUT_METHODS = frozenset(
+    {
+        "state_dict", "load_state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "modules",
+        "named_modules", "children", "named_children", "to", "cuda", "cpu", "eval", "train", "half", "float",
+        "double", "bfloat16", "zero_grad", "requires_grad_", "register_buffer", "register_parameter",
+        "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "get_submodule",
+        "get_parameter", "get_buffer", "get_input_embeddings", "get_output_embeddings", "log", "log_dict",
+    }
+)  # fmt: skip
 
 
 def _is_self_attribute(expr: cst.Attribute) -> bool:

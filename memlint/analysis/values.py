@@ -51,6 +51,8 @@ FUNCTION = Value(Kind.FUNCTION, graph=False)
 MODULE = Value(Kind.MODULE, graph=False)
 LOSS_MODULE = Value(Kind.MODULE, graph=False, is_loss=True)
 CONTAINER = Value(Kind.CONTAINER)
+# `None`: equal to OTHER for every question but "is this accumulator started as None" (`is NONE`).
+NONE = Value(Kind.OTHER, graph=False)
 # Another name for something we cannot see (`decode = self.wp_decode`): not a guess that it is a model.
 OPAQUE = Value(Kind.OTHER)
 
@@ -75,7 +77,7 @@ def evaluate(expr: cst.BaseExpression, ctx: "Context") -> Value:
     kind = type(expr)
     if kind is cst.Name:
         if expr.value in ("True", "False", "None"):
-            return OTHER
+            return NONE if expr.value == "None" else OTHER
         return ctx.lookup_value(expr.value)
     if kind is cst.Attribute:
         return _attribute(expr, ctx)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
 import libcst as cst
 
 from memlint.analysis import GradMode, Kind
+from memlint.analysis.values import NONE
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, iterates_layers, names_in, own_statements
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
@@ -388,6 +390,26 @@ def train(model, loader, criterion, optimizer, accum=4):
 import torch
 losses = [criterion(model(x), y) for x, y in train_loader]
 torch.stack(losses).mean().backward()
+"""
+        ),
+        Valid(  # the file's meter converts what it is given to a number first
+            """
+import torch
+class SmoothedValue:
+    def __init__(self):
+        self.total = 0.0
+    def update(self, value, n=1):
+        if isinstance(value, torch.Tensor):
+            value = value.item()
+        self.total += value * n
+def train_one_epoch(model, criterion, data_loader, optimizer):
+    meter = SmoothedValue()
+    for samples, targets in data_loader:
+        loss = criterion(model(samples), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        meter.update(loss)
 """
         ),
     ]
@@ -882,6 +904,47 @@ for inputs, labels in train_loader:
 print(running_loss / seen)
 """,
         ),
+        Invalid(  # a running meter that adds the tensor it is given to `self.sum`
+            """
+import torch
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+def train(train_loader, model, criterion, optimizer):
+    losses = AverageMeter()
+    for images, target in train_loader:
+        loss = criterion(model(images), target)
+        losses.update(loss, images.size(0))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print(losses.sum / losses.count)
+""",
+            line=12,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0, 0
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+def train(train_loader, model, criterion, optimizer):
+    losses = AverageMeter()
+    for images, target in train_loader:
+        loss = criterion(model(images), target)
+        losses.update(loss.detach(), images.size(0))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print(losses.sum / losses.count)
+""",
+        ),
     ]
 
 
@@ -902,18 +965,19 @@ print(running_loss / seen)
         if not isinstance(target, (cst.Name, cst.Subscript, cst.Attribute)):
             return
         value = node.value
-        if isinstance(value, cst.BinaryOperation):
-            others = _other_terms(value, target)  # `total = total + loss`, `s = 0.98 * s + 0.02 * loss`
-            if others:
-                self._consider(node, target, others, container=False)
-        else:
-            # `outs = torch.cat([outs, model(x)])`, `feats = f if feats is None else torch.cat([feats, f])`
-            branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
-            for branch in branches:
-                others = self._concatenated(branch, target)
+        # `total = total + loss`, `s = 0.98 * s + 0.02 * loss`, `outs = torch.cat([outs, model(x)])`, and
+        # either as a branch: `avg = loss if avg is None else 0.9 * avg + 0.1 * loss`
+        branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        for branch in branches:
+            if isinstance(branch, cst.BinaryOperation):
+                others = _other_terms(branch, target)
                 if others:
-                    self._consider(node, target, others, container=True, concatenation=True)
+                    self._consider(node, target, others, container=False, may_start_empty=True)
                     return
+            others = self._concatenated(branch, target)
+            if others:
+                self._consider(node, target, others, container=True, may_start_empty=True)
+                return
 
     def _concatenated(self, value: cst.BaseExpression, target: cst.BaseExpression) -> list:
         """The other parts of `torch.cat([target, part, ...])`, when `value` is one."""
@@ -929,7 +993,15 @@ print(running_loss / seen)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend")) or len(node.args) != 1:
+        if not isinstance(func, cst.Attribute):
+            return
+        if func.attr.value in _METER_METHODS and node.args:
+            # `losses.update(loss, x.size(0))`, `metric_logger.update(loss=loss)` on a running meter
+            if _is_meter(func.value, self.ctx):
+                values = [node.args[0].value] if node.args[0].keyword is None else [a.value for a in node.args if a.keyword is not None]
+                self._consider(node, func.value, values, container=True, meter=True)
+            return
+        if func.attr.value not in ("append", "extend") or len(node.args) != 1:
             return
         value = node.args[0].value
         values = _elements(value) if isinstance(value, _DISPLAYS) else [value]
@@ -966,7 +1038,14 @@ print(running_loss / seen)
         self._pending.setdefault(id(ctx.function_node or ctx.module), []).append(candidate)
 
     def _consider(
-        self, node: cst.CSTNode, accumulator: cst.BaseExpression, values: list, *, container: bool, concatenation: bool = False
+        self,
+        node: cst.CSTNode,
+        accumulator: cst.BaseExpression,
+        values: list,
+        *,
+        container: bool,
+        may_start_empty: bool = False,
+        meter: bool = False,
     ) -> None:
         ctx = self.ctx
         found = [v for v in values if ctx.holds_graph(v) is True]
@@ -984,12 +1063,14 @@ print(running_loss / seen)
             return
         if not container and ctx.grad_mode is not GradMode.ENABLED:
             return  # `+=` under no_grad builds no graph around the old value
-        if not _started_as_statistic(accumulator, ctx, concatenation):
-            return  # `x = x + f(x)` on a tensor is an update rule, not a running statistic
         name = _base_name(accumulator)
+        started_in_loop = False  # `if avg is None: avg = loss` / `else: avg = 0.9 * avg + 0.1 * loss`
         if name is not None and loop is not None and ctx.bound_in_current_loop(name):
-            if isinstance(accumulator, cst.Name) or container:
+            started_in_loop = _only_started_in_loop(loop, name, node)
+            if (isinstance(accumulator, cst.Name) or container) and not started_in_loop:
                 return  # reset on every iteration
+        if not meter and not started_in_loop and not _started_as_statistic(accumulator, ctx, may_start_empty, container):
+            return  # `x = x + f(x)` on a tensor is an update rule, not a running statistic
         leaves = [_graph_leaf(v, ctx) for v in found]
         candidate = _Candidate(
             node=node, values=leaves, shown=found[0], accumulator=accumulator, name=name,
@@ -997,6 +1078,7 @@ print(running_loss / seen)
             scalar=all(ctx.value_of(leaf).scalar for leaf in leaves), loop=loop, per_step=per_step,
             in_module_class=ctx.in_module_class, class_node=_enclosing_class(ctx),
             extend=isinstance(node, cst.Call) and node.func.attr.value == "extend",  # type: ignore[attr-defined]
+            meter=meter,
         )  # fmt: skip
         self._pending.setdefault(id(ctx.function_node or ctx.module), []).append(candidate)
 
@@ -1046,17 +1128,18 @@ print(running_loss / seen)
         value = _short(module.code_for_node(candidate.shown))
         if candidate.accumulator is not None:
             holder = f"`{_short(module.code_for_node(candidate.accumulator))}`"
+            subject = f"{holder} accumulates `{value}`"
         else:
-            holder = "this comprehension"
+            holder = "the list"
+            subject = f"this comprehension keeps `{value}` for every batch of `{candidate.source}`"
         case = _case(candidate, ctx)
         if case == "backward":
-            where = (
-                f"Lightning runs `{candidate.per_step}` once per batch and backpropagates its loss"
-                if candidate.per_step == "training_step"
-                else "the loop calls backward every step"
-                if candidate.per_step is None
-                else f"`{candidate.per_step}` runs once per batch and calls backward"
-            )
+            if candidate.per_step == "training_step":
+                where = "Lightning runs `training_step` once per batch and backpropagates its loss"
+            elif candidate.per_step is not None:
+                where = f"`{candidate.per_step}` runs once per batch and calls backward"
+            else:
+                where = "the loop calls backward every step"
             effect = (
                 f"{where}; backward frees the saved activations, but each step's autograd graph stays "
                 f"reachable from {holder} on the host (about one step's graph per iteration: ~5 KB for a "
@@ -1064,11 +1147,7 @@ print(running_loss / seen)
                 "longer be backpropagated"
             )
         elif case == "no-backward":
-            where = (
-                f"in the comprehension over `{candidate.source}`"
-                if candidate.source is not None
-                else "this loop never calls backward"
-            )
+            where = "nothing calls backward on it" if candidate.source is not None else "this loop never calls backward"
             effect = (
                 f"{where} (evaluation with gradients on), so every iteration's graph and the activations it "
                 "saved for backward stay on the device: device memory grows with each iteration until "
@@ -1080,7 +1159,7 @@ print(running_loss / seen)
                 f"from {holder} (on the host once backward has run, with its saved activations on the device "
                 "if it never does) until it is reset"
             )
-        message = f"{holder} accumulates `{value}`, which carries autograd history: {effect}"
+        message = f"{subject}, which carries autograd history: {effect}"
         method = _fix_method(candidate, uses, ctx)
         replacements = tuple((leaf, method_call(leaf, method)) for leaf in candidate.values)
         shown = module.code_for_node(replacements[0][1])
@@ -1110,13 +1189,14 @@ class _Candidate:
     class_node: Optional[cst.ClassDef] = None
     extend: bool = False
     source: Optional[str] = None  # a comprehension's batch source (`val_loader`)
+    meter: bool = False  # a running meter's `update`: the values live in the meter object
 
     @property
     def escapes_by_name(self) -> bool:
         """Stored on an object (`self.losses`, `trainer.history`): later uses are out of sight."""
         if self.source is not None:
             return False
-        return self.name is None or not isinstance(self.accumulator, (cst.Name, cst.Subscript))
+        return self.meter or self.name is None or not isinstance(self.accumulator, (cst.Name, cst.Subscript))
 
 
 _DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
@@ -1215,9 +1295,10 @@ def _enclosing_class(ctx) -> Optional[cst.ClassDef]:
     return None
 
 
-def _started_as_statistic(accumulator: cst.BaseExpression, ctx, concatenation: bool = False) -> bool:
+def _started_as_statistic(accumulator: cst.BaseExpression, ctx, may_start_empty: bool = False, container: bool = False) -> bool:
     """Was the accumulator started as a number or an empty container (`total = 0`, `losses = []`,
-    `running_loss, seen = 0.0, 0`)?  A concatenation may also start as `None` or an empty tensor.
+    `running_loss, seen = 0.0, 0`)?  An assigned sum or concatenation may also start as `None` or an
+    empty tensor (`avg = None`, `feats = torch.empty(0)`).
 
     Running statistics start that way; a tensor updated in a loop (`latents = latents + step`,
     `embeddings += table(ids)`) is a computation, and is left alone.
@@ -1232,7 +1313,130 @@ def _started_as_statistic(accumulator: cst.BaseExpression, ctx, concatenation: b
         return False
     if start.kind in (Kind.NUMBER, Kind.CONTAINER):
         return True
-    return concatenation and start.graph is False and start.kind in (Kind.TENSOR, Kind.OTHER)
+    if not may_start_empty:
+        return False
+    # `avg = None` before a sum; `feats = None` or `torch.empty(0)` before a concatenation (a tensor
+    # updated by sums, `latents = latents + step`, is a computation)
+    return start is NONE or (container and start.kind is Kind.TENSOR and start.graph is False)
+
+
+def _only_started_in_loop(loop: cst.CSTNode, name: str, node: cst.CSTNode) -> bool:
+    """Is every other binding of `name` in the loop a first-time start (`if avg is None: avg = loss`),
+    not a reset?  Then the accumulation still runs across iterations."""
+    found = False
+    for current, parents in code_with_parents(loop.body):  # type: ignore[attr-defined]
+        if current is node or not (isinstance(current, cst.Assign) and _resets_name(current, name)):
+            continue
+        found = True
+        tests = [p.test for p in parents if isinstance(p, cst.If)]
+        if not any(_asks_if_unset(test, name) for test in tests):
+            return False
+    return found
+
+
+def _resets_name(node: cst.Assign, name: str) -> bool:
+    return any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets)
+
+
+def _asks_if_unset(test: cst.BaseExpression, name: str) -> bool:
+    """`name is None`, `not name`: true only before the first value."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return isinstance(test.expression, cst.Name) and test.expression.value == name
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        return (
+            isinstance(test.left, cst.Name)
+            and test.left.value == name
+            and isinstance(comparison.operator, (cst.Is, cst.Equal))
+            and isinstance(comparison.comparator, cst.Name)
+            and comparison.comparator.value == "None"
+        )
+    return False
+
+
+_METER_METHODS = frozenset({"update", "add"})
+# Running-average helpers found in training code (`AverageMeter`, `SmoothedValue`, `MetricLogger`).
+# An imported class named like the classic `AverageMeter` (`self.sum += val * n`); a class of the
+# file is judged by its `update` body instead (deit's `MetricLogger` converts tensors with `.item()`).
+_METER_CLASS = re.compile(r"^(?:AverageMeter|AvgMeter|AverageValueMeter|RunningAverage|Averager)$")
+
+
+def _is_meter(receiver: cst.BaseExpression, ctx) -> bool:
+    """Was `receiver` (a name or `self.<attr>`) made by a running meter's class: one named like one
+    (`AverageMeter("Loss")`), or a class of this file whose `update` / `add` adds its argument to
+    `self` (`self.sum += val * n`)?"""
+    made_by = _constructors(ctx).get(_written(receiver))
+    if made_by is None:
+        return False
+    accumulating, defined = _accumulating_classes(ctx)
+    if made_by in defined:
+        return made_by in accumulating
+    return _METER_CLASS.match(made_by) is not None
+
+
+def _written(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return "self." + expr.attr.value
+    return None
+
+
+def _constructors(ctx) -> dict:
+    """Names and `self.<attr>`s of the file, each with the class name it was last made from
+    (`losses = AverageMeter(...)` -> "AverageMeter"); computed once per file."""
+
+    def build() -> dict:
+        found: dict = {}
+        for node in code_descendants(ctx.module):
+            if type(node) is not cst.Assign or type(node.value) is not cst.Call or len(node.targets) != 1:
+                continue
+            func = node.value.func
+            name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
+            target = _written(node.targets[0].target)
+            if name is not None and target is not None and name[:1].isupper():
+                found[target] = name
+        return found
+
+    return ctx.memo("ml001.constructors", build)  # type: ignore[return-value]
+
+
+def _accumulating_classes(ctx) -> tuple:
+    """(classes of this file with an `update` / `add` method that adds a parameter to `self` as it
+    is, without `.item()` / `float()` first; every class name of this file)."""
+
+    def build() -> tuple:
+        found, defined = set(), set()
+        for node in code_descendants(ctx.module):
+            if type(node) is not cst.ClassDef:
+                continue
+            defined.add(node.name.value)
+            if not isinstance(node.body, cst.IndentedBlock):
+                continue
+            for method in node.body.body:
+                if type(method) is not cst.FunctionDef or method.name.value not in _METER_METHODS:
+                    continue
+                params = {p.name.value for p in method.params.params[1:]}
+                inside = list(code_descendants(method))
+                if any(type(n) is cst.Call and _converts(n) for n in inside):
+                    continue  # `val = val.item()`: numbers are kept, not tensors
+                for inner in inside:
+                    if (
+                        type(inner) is cst.AugAssign
+                        and _self_attribute(inner.target) is not None
+                        and any(type(n) is cst.Name and n.value in params for n in (inner.value, *code_descendants(inner.value)))
+                    ):
+                        found.add(node.name.value)
+        return found, defined
+
+    return ctx.memo("ml001.accumulating-classes", build)  # type: ignore[return-value]
+
+
+def _converts(call: cst.Call) -> bool:
+    func = call.func
+    if type(func) is cst.Attribute:
+        return func.attr.value in ("item", "tolist", "detach")
+    return type(func) is cst.Name and func.value in ("float", "int")
 
 
 def _per_step_function(ctx) -> Optional[str]:

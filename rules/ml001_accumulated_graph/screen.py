@@ -9,6 +9,7 @@ started as a number, a container or `None`, in a function not named like a forwa
   inside a loop of the same function that does not run layers, or, with no loop, into `self.<attr>`
   or a name the function does not bind itself (what a per-batch function such as `training_step`
   keeps between calls);
+- `.update(v)` / `.add(v)` on a name or `self.<attr>` made by a capitalised class (a running meter);
 - a comprehension over something named like a data loader whose element could carry history.
 """
 
@@ -31,12 +32,14 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if _comprehension_may_collect(node, history) and not _in_forward(source, node):
             return True
     started = _possible_statistics(source)
+    meters = _possible_meters(source)
     for node in source.nodes(ast.AugAssign, ast.Assign, ast.Call):
-        found = _accumulation(node)
+        found = _accumulation(node) or _meter_update(node, meters)
         if found is None:
             continue
         accumulator, values = found
-        if _statistic_key(accumulator) not in started or not any(history.possible(v) for v in values):
+        key = _statistic_key(accumulator)
+        if (key not in started and key not in meters) or not any(history.possible(v) for v in values):
             continue
         if _in_a_loop_that_steps(source, node, accumulator):
             return True
@@ -74,6 +77,28 @@ def _possible_statistics(source: Source) -> set[str]:
         if isinstance(item.optional_vars, ast.Name):  # type: ignore[attr-defined]
             found.add(item.optional_vars.id)  # type: ignore[attr-defined]
     return found
+
+
+def _possible_meters(source: Source) -> set[str]:
+    """Names and ".attr"s assigned an instance of a capitalised class (`losses = AverageMeter()`)."""
+    found: set[str] = set()
+    for node in source.nodes(ast.Assign):
+        value = node.value  # type: ignore[attr-defined]
+        if isinstance(value, ast.Call) and len(node.targets) == 1:  # type: ignore[attr-defined]
+            func = value.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name[:1].isupper():
+                _note(node.targets[0], found)  # type: ignore[attr-defined]
+    return found
+
+
+def _meter_update(node: ast.AST, meters: set[str]) -> Optional[tuple[ast.AST, list]]:
+    """`losses.update(loss, n)`, `logger.update(loss=loss)` on a name made by a class: (receiver, values)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("update", "add")):
+        return None
+    if not (node.args or node.keywords) or _statistic_key(node.func.value) not in meters:
+        return None
+    return node.func.value, [*node.args[:1], *(k.value for k in node.keywords)]
 
 
 def _note(target: ast.AST, found: set[str]) -> None:

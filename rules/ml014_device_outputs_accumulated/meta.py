@@ -10,6 +10,7 @@ META = Meta(
     # The text keeps values (`.append` / `.extend`, or a running `torch.cat`) and mentions a device.
     words=(
         ("append", "extend", "cat", "concat", "concatenate", "stack", "vstack"),
-        ("cuda", "to", "device", "accelerator", "gpus"),
+        # a device, or a Lightning evaluation hook (the Trainer picks the accelerator)
+        ("cuda", "to", "device", "accelerator", "gpus", "validation_step", "test_step", "predict_step"),
     ),
 )

@@ -27,10 +27,11 @@ class DeviceOutputsAccumulated(Rule):
     (`preds.append(infer(model, x))`), with no `.cpu()` on the way. A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
     `enumerate(tqdm(loader))`, `test_dataset`). Lightning's `validation_step`, `test_step` and
-    `predict_step` run once per batch, so appending outputs to `self.<list>` there counts too. Only
-    where something is put on a device: the loop moves its inputs with `.cuda()` or `.to(device)`,
-    or, when it moves nothing itself, the file does (`.cuda()`, `.to(...)`, `device=`,
-    `accelerator=` other than `"cpu"`).
+    `predict_step` run once per batch, so appending outputs to `self.<list>` there counts too
+    (on the accelerator the Trainer picks, unless the file asks for `accelerator="cpu"`). Elsewhere
+    only where something is put on a device: the loop moves its inputs with `.cuda()` or
+    `.to(device)`, or, when it moves nothing itself, the file does (`.cuda()`, `.to(...)`,
+    `device=`, `accelerator=` other than `"cpu"`).
 
     Not reported: loops that are not a pass over data — a decoding loop inside a model that
     collects per-step tokens or logits to concatenate them, a loop over chunks or layers — whose
@@ -331,6 +332,7 @@ trainer = L.Trainer(accelerator="gpu")
         self._candidates: list[_Candidate] = []
         self._device = False  # the file puts something on a device
         self._moved: set[str] = set()  # receivers moved to a device: `model` in `model.to(device)`
+        self._cpu_trainer = False
 
     def _known(self) -> set[str]:
         return self._outputs.setdefault(self.ctx.function_key, set())
@@ -352,6 +354,8 @@ trainer = L.Trainer(accelerator="gpu")
         if node.keyword is not None and node.keyword.value in ("device", "accelerator", "gpus"):
             if not _names_cpu(node.value):
                 self._device = True
+            elif node.keyword.value == "accelerator":
+                self._cpu_trainer = True  # `Trainer(accelerator="cpu")`
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -446,7 +450,10 @@ trainer = L.Trainer(accelerator="gpu")
     def finish(self, facts) -> None:
         for candidate in self._candidates:
             evidence = candidate.evidence
-            if evidence is None:
+            if candidate.hook is not None:
+                # Lightning's Trainer picks the accelerator itself (`accelerator="auto"` by default)
+                on_device = not self._cpu_trainer
+            elif evidence is None:
                 on_device = self._device
             elif evidence == "accelerator":
                 on_device = True
