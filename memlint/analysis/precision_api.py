@@ -70,6 +70,14 @@ LOW_PRECISION_DTYPES = FLOAT16_DTYPES | frozenset({"torch.bfloat16"})
 # Tensor / module methods that cast to a dtype.
 FLOAT64_METHODS = frozenset({"double"})
 FLOAT16_METHODS = frozenset({"half"})
+# The legacy tensor types (`x.type(torch.DoubleTensor)`, `torch.set_default_tensor_type("torch.DoubleTensor")`)
+# and the dtype each stands for.
+LEGACY_TENSOR_TYPES = {
+    "torch.DoubleTensor": "torch.float64", "torch.cuda.DoubleTensor": "torch.float64",
+    "torch.HalfTensor": "torch.float16", "torch.cuda.HalfTensor": "torch.float16",
+    "torch.BFloat16Tensor": "torch.bfloat16", "torch.cuda.BFloat16Tensor": "torch.bfloat16",
+    "torch.FloatTensor": "torch.float32", "torch.cuda.FloatTensor": "torch.float32",
+}  # fmt: skip
 
 
 def dtype_of(expr: cst.BaseExpression, ctx: "Context") -> Optional[str]:
@@ -96,10 +104,20 @@ def cast_target(call: cst.Call, ctx: "Context") -> Optional[str]:
     if method in ("to", "type"):
         for arg in call.args:
             if arg.keyword is None or arg.keyword.value == "dtype":
-                dtype = dtype_of(arg.value, ctx)
+                dtype = dtype_of(arg.value, ctx) if method == "to" else tensor_type_dtype(arg.value, ctx)
                 if dtype in FLOAT64_DTYPES | LOW_PRECISION_DTYPES:
                     return dtype
     return None
+
+
+def tensor_type_dtype(expr: cst.BaseExpression, ctx: "Context") -> Optional[str]:
+    """The dtype a dtype or a legacy tensor type names: `torch.float64`, `torch.DoubleTensor`,
+    `"torch.cuda.DoubleTensor"` -> "torch.float64"; anything else -> None."""
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return LEGACY_TENSOR_TYPES.get(value) if isinstance(value, str) else None
+    qualified = dtype_of(expr, ctx)
+    return LEGACY_TENSOR_TYPES.get(qualified, qualified) if qualified is not None else None
 
 
 def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:

@@ -9,6 +9,7 @@ import libcst as cst
 
 from memlint.analysis.loaders import handed_to_model, loader_feeds_model
 from memlint.analysis.precision_api import keyword
+from memlint.analysis.walk import code_with_parents
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml008_eval_loader_full_batch.meta import META
@@ -31,7 +32,9 @@ class EvalLoaderFullBatch(Rule):
     `batch_size=len(dataset)`, `len(x.dataset)`, `dataset.__len__()`, or a variable holding one of
     those — when the loader feeds a model: it is iterated by a loop that calls a model (or moves the
     batch to the device), handed to a call that runs one (`trainer.fit(model, loader)`,
-    `evaluate(model, loader)`), or returned from a `*_dataloader` hook (Lightning).
+    `evaluate(model, loader)`), or returned from a `*_dataloader` hook (Lightning). A loader that a
+    function of the file builds and returns (alone or in a tuple: `return train_loader,
+    test_loader`) is followed to the callers in the file that feed a model with it.
 
     Not reported: a loader no model consumes in the file (it only materialises data on the CPU,
     e.g. to compute normalisation statistics), a batch size that is the length of some other
@@ -107,6 +110,16 @@ for x in loader:
     out = model(x)
 """
         ),
+        Valid(  # returned by a helper whose callers only compute statistics with it
+            """
+import torch
+from torch.utils.data import DataLoader
+def stats_loader(ds):
+    return DataLoader(ds, batch_size=len(ds))
+images, _ = next(iter(stats_loader(train_set)))
+mean = images.mean(dim=(0, 2, 3))
+"""
+        ),
     ]
 
     INVALID = [
@@ -146,6 +159,33 @@ class Model(L.LightningModule):
             line=6,
             column=16,
         ),
+        Invalid(  # built in a helper that returns it, fed to the model by the caller
+            """
+import torch
+from torch.utils.data import DataLoader
+def get_loaders(train_set, test_set):
+    train_loader = DataLoader(train_set, batch_size=64, shuffle=True)
+    test_loader = DataLoader(test_set, batch_size=len(test_set))
+    return train_loader, test_loader
+train_dl, test_dl = get_loaders(train_set, test_set)
+with torch.no_grad():
+    for x, y in test_dl:
+        preds = net(x)
+""",
+            line=5,
+            column=19,
+            message="whole",
+        ),
+        Invalid(  # returned directly, the call handed to an evaluation function
+            """
+from torch.utils.data import DataLoader
+def full_loader(ds):
+    return DataLoader(ds, batch_size=len(ds))
+evaluate(model, full_loader(test_set))
+""",
+            line=3,
+            column=12,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -154,6 +194,10 @@ class Model(L.LightningModule):
         self._lengths: dict[tuple, str] = {}  # (function, name) -> the code of X in `name = len(X)`
         self._bound: dict[int, str] = {}  # id(DataLoader call) -> the name it is assigned to
         self._fed: set[int] = set()  # DataLoader calls known to feed a model where they are created
+        # function key -> what its returns give back: (position in a returned tuple or None, the code
+        # of a returned name, or the id of a returned call)
+        self._returns: dict[tuple, list[tuple[Optional[int], object]]] = {}
+        self._functions: dict[int, Optional[tuple]] = {}  # id(DataLoader call) -> the function it is in
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -176,6 +220,16 @@ class Model(L.LightningModule):
         function = self.ctx.function_node
         if isinstance(node.value, cst.Call) and function is not None and function.name.value.endswith("dataloader"):
             self._fed.add(id(node.value))
+        key = self.ctx.function_key
+        if key is None or node.value is None:
+            return
+        values = [(i, e.value) for i, e in enumerate(node.value.elements)] if isinstance(node.value, cst.Tuple) else [(None, node.value)]
+        returned = self._returns.setdefault(key, [])
+        for position, value in values:
+            if isinstance(value, cst.Name):
+                returned.append((position, value.value))
+            elif isinstance(value, cst.Call):
+                returned.append((position, id(value)))
 
     def visit_Call(self, node: cst.Call) -> None:
         for arg in node.args:
@@ -191,6 +245,7 @@ class Model(L.LightningModule):
             return
         code = self.ctx.module.code_for_node
         self._candidates[id(node)] = _Candidate(node, " ".join(code(batch).split()), self._bound.get(id(node)))
+        self._functions[id(node)] = self.ctx.function_key
 
     def _is_whole_split(self, batch: cst.BaseExpression, dataset: cst.BaseExpression) -> bool:
         code = self.ctx.module.code_for_node
@@ -220,12 +275,57 @@ class Model(L.LightningModule):
                 name is not None and loader_feeds_model(self.ctx.module, name)
             )
             if not feeds:
+                feeds = self._returned_and_fed(candidate, name)
+            if not feeds:
                 continue
             self.report(
                 candidate.call,
                 f"`batch_size={candidate.batch}` puts the whole split through the model in one forward pass: "
                 "activation memory grows with the size of the dataset; use the training batch size",
             )
+
+
+    def _returned_and_fed(self, candidate: _Candidate, name: Optional[str]) -> bool:
+        """A helper that builds the loader and returns it (`def get_loaders(): ...; return train_loader,
+        test_loader`): does a caller in this file feed a model with what it gets back?"""
+        key = self._functions.get(id(candidate.call))
+        if key is None:
+            return False
+        positions = {p for p, value in self._returns.get(key, ()) if value == id(candidate.call) or (name is not None and value == name)}
+        if not positions:
+            return False
+        module = self.ctx.module
+        for node, parents in code_with_parents(module):
+            if type(node) is not cst.Call or not _calls_function(node, key):
+                continue
+            if id(node) in self._fed:  # `evaluate(model, get_test_loader(ds))`
+                return True
+            parent = parents[-1]
+            if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+                continue
+            target = parent.targets[0].target
+            for position in positions:
+                bound = target if position is None else _element(target, position)
+                if isinstance(bound, cst.Name) and loader_feeds_model(module, bound.value):
+                    return True
+        return False
+
+
+def _calls_function(call: cst.Call, key: tuple) -> bool:
+    """Is this a call of the file's function `key` (`get_loaders(...)`, `self.make_loader(...)`)?"""
+    func = call.func
+    if key[0] == "func":
+        return isinstance(func, cst.Name) and func.value == key[1]
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and func.attr.value == key[-1]
+
+
+def _element(target: cst.BaseExpression, position: int) -> Optional[cst.BaseExpression]:
+    """The `position`-th name of a tuple target (`train_loader, test_loader = ...`), if it is one."""
+    if isinstance(target, (cst.Tuple, cst.List)) and position < len(target.elements):
+        element = target.elements[position]
+        if not isinstance(element, cst.StarredElement) and not any(isinstance(e, cst.StarredElement) for e in target.elements[:position]):
+            return element.value
+    return None
 
 
 def _argument(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpression]:

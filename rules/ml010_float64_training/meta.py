@@ -8,5 +8,10 @@ from memlint.rule import Meta
 META = Meta(
     code="ML010",
     name="float64-training",
-    words=((*sorted(BACKWARD_METHODS), "optim"), ("float64", "double")),  # the text mentions training (a backward or an optimizer) and float64
-)
+    # the text mentions training (a backward, an optimizer, a training entry point) and float64
+    words=(
+        (*sorted(BACKWARD_METHODS), "optim", "train", "fit", "train_model", "train_net", "train_epoch",
+         "train_one_epoch", "run_training", "training_loop"),
+        ("float64", "double", "DoubleTensor"),
+    ),
+)  # fmt: skip

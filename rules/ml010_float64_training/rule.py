@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
 
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.evaluation import is_model_call
-from memlint.analysis.precision_api import FLOAT64_DTYPES, cast_target, dtype_of, keyword
+from memlint.analysis.precision_api import FLOAT64_DTYPES, cast_target, dtype_of, keyword, tensor_type_dtype
 from memlint.analysis.tables import BACKWARD_METHODS, MODEL_NAME
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml010_float64_training.meta import META
 
-_SET_DEFAULT_DTYPE = frozenset({"torch.set_default_dtype"})
+_SET_DEFAULT_DTYPE = frozenset({"torch.set_default_dtype", "torch.set_default_tensor_type"})
+# Calls that run training somewhere else: `train(model, loader)`, `fit(...)`, `trainer.fit(model)`,
+# HF's `trainer.train()` (a model's own `.train()` only switches its mode).
+_TRAINING_ENTRY = re.compile(r"^(?:train|fit|train_model|train_net|train_epoch|train_one_epoch|run_training|training_loop)$")
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _GRADCHECK = frozenset(
     {"torch.autograd.gradcheck", "torch.autograd.gradgradcheck", "torch.autograd.gradcheck.gradcheck",
@@ -25,12 +29,17 @@ _GRADCHECK = frozenset(
 class Float64Training(Rule):
     """
     ## What it does
-    Finds training in float64: `model.double()` (or `.to(torch.float64)`) on a module, an input cast
-    with `.double()` / `.to(torch.float64)` that is fed to a model with gradients on,
-    `torch.set_default_dtype(torch.float64)`, and layers or `nn.Parameter`s created with
-    `dtype=torch.float64`. Only in files that train (they call backward or build a `torch.optim`
-    optimizer) and do not check gradients numerically (`gradcheck`, `gradgradcheck`, which need
-    float64). A single submodule cast on purpose (`model.fc1.double()`) is not reported.
+    Finds training in float64: `model.double()` (or `.to(torch.float64)`, `.type(torch.DoubleTensor)`)
+    on a module, an input cast with `.double()` / `.to(torch.float64)` that is fed to a model with
+    gradients on, `torch.set_default_dtype(torch.float64)` (or the legacy
+    `torch.set_default_tensor_type(torch.DoubleTensor)`), and layers or `nn.Parameter`s created with
+    `dtype=torch.float64`. A module is a model known to the analysis, something named like one, a
+    class of the file or of a project module being constructed (`Policy(4, 2).double()`), or a name
+    whose `.parameters()` the file reads. Only in files that train (they call backward, build a
+    `torch.optim` optimizer, or hand the model to training: `train(model, loader)`, `fit(...)`,
+    `trainer.fit(model)`, `trainer.train()`) and do not check gradients numerically (`gradcheck`,
+    `gradgradcheck`, which need float64). A single submodule cast on purpose (`model.fc1.double()`) is
+    not reported, nor a float64 default that the file sets back to float32 later (a demonstration).
 
     Not reported: float64 in metric bookkeeping (accuracy counters, `.double()` on a comparison,
     sums of losses), local computations cast back, buffers, and casts of values that never reach a
@@ -120,6 +129,16 @@ for x, y in loader:
     loss.backward()
 """
         ),
+        Valid(  # a float64 default shown and set back (a tutorial's demonstration)
+            """
+import torch as t
+t.set_default_tensor_type("torch.DoubleTensor")
+a = t.Tensor(2, 3)
+t.set_default_tensor_type("torch.FloatTensor")
+x = t.ones(2, requires_grad=True)
+(x * 2).sum().backward()
+"""
+        ),
     ]
 
     INVALID = [
@@ -173,6 +192,49 @@ def train(net, loader, opt):
             line=6,
             column=19,
         ),
+        Invalid(  # a module-level default in a script that hands the model to a training function
+            """
+import torch
+from trainer import train
+from models import MLP
+torch.set_default_dtype(torch.float64)
+model = MLP()
+train(model, train_loader, epochs=10)
+""",
+            line=4,
+            column=1,
+            message="set_default_dtype",
+        ),
+        Invalid(  # a project class cast to float64 before the training loop
+            """
+import torch
+from model import Policy
+policy = Policy(4, 2).double()
+optimizer = torch.optim.Adam(policy.parameters())
+for obs, target in batches:
+    loss = (policy(obs) - target).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            line=3,
+            column=10,
+            message="cast to float64",
+        ),
+        Invalid(  # the legacy type cast of a name whose parameters are trained
+            """
+import torch
+agent = make_agent()
+agent.type(torch.DoubleTensor)
+optimizer = torch.optim.SGD(agent.parameters(), lr=0.01)
+for obs, target in batches:
+    optimizer.zero_grad()
+    agent.loss(obs, target).backward()
+    optimizer.step()
+""",
+            line=3,
+            column=1,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -182,6 +244,9 @@ def train(net, loader, opt):
         self._gradcheck = False
         # Names bound to a float64 cast in the current function: (function, name) -> the cast call.
         self._cast_names: dict[tuple, cst.Call] = {}
+        self._defaults: list[tuple[cst.Call, bool]] = []  # set_default_* calls: is each float64?
+        self._parameter_owners: set[str] = set()  # `X` in `X.parameters()`: X is a module
+        self._maybe_modules: list[tuple[cst.Call, str]] = []  # casts of a name not yet known as a module
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
@@ -199,20 +264,34 @@ def train(net, loader, opt):
         qualified = ctx.resolve(func)
         if isinstance(func, cst.Attribute) and func.attr.value in BACKWARD_METHODS:
             self._trains = True
+        if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+            owner = _dotted(func.value)
+            if owner is not None:
+                self._parameter_owners.add(owner)
+        if _runs_training(node):
+            self._trains = True
         if qualified is not None:
             if _is_optimizer(qualified):
                 self._trains = True
             if qualified in _GRADCHECK:
                 self._gradcheck = True
-            if qualified in _SET_DEFAULT_DTYPE and node.args and dtype_of(node.args[0].value, ctx) in FLOAT64_DTYPES:
-                self._found.append((node, "`torch.set_default_dtype(float64)` makes every parameter and activation float64"))
+            if qualified in _SET_DEFAULT_DTYPE and node.args:
+                float64 = tensor_type_dtype(node.args[0].value, ctx) in FLOAT64_DTYPES
+                self._defaults.append((node, float64))
+                if float64:
+                    name = qualified.rpartition(".")[2]
+                    self._found.append((node, f"`torch.{name}(float64)` makes every parameter and activation float64"))
                 return
             if self._is_float64_layer(qualified, node):
                 self._found.append((node, "this layer is created in float64: its weights, gradients and optimizer state take twice the memory"))
                 return
         if isinstance(func, cst.Attribute) and cast_target(node, ctx) in FLOAT64_DTYPES:
             if self._is_module(func.value):
-                self._found.append((node, "the model is cast to float64: weights, gradients, optimizer state and activations take twice the memory of float32"))
+                self._found.append((node, _MODEL_CAST))
+            else:
+                name = _dotted(func.value)
+                if name is not None and name != "self":
+                    self._maybe_modules.append((node, name))  # a module if the file trains its parameters
             return
         if ctx.grad_mode is GradMode.ENABLED and is_model_call(node, ctx):
             for arg in node.args:
@@ -258,16 +337,28 @@ def train(net, loader, opt):
             return True
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in self.ctx.module_classes:
             return True
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value[:1].isupper() and not self.ctx.resolve(expr.func):
-            return expr.func.value.endswith(("Net", "Model", "Module", "Network"))
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value[:1].isupper():
+            qualified = self.ctx.resolve(expr.func)
+            if qualified is None:
+                return expr.func.value.endswith(("Net", "Model", "Module", "Network"))
+            # a class the file imports from a project module (`from model import Policy`): not torch's,
+            # NumPy's or the standard library's tensors and containers
+            return qualified.partition(".")[0] not in _NOT_MODEL_PACKAGES
         name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
         return name is not None and MODEL_NAME.match(name) is not None and name not in ("module",)
 
     def finish(self, facts) -> None:
         if not self._trains or self._gradcheck:
             return
+        for node, name in self._maybe_modules:
+            if name in self._parameter_owners:  # its parameters go to an optimizer (or are read as a module's)
+                self._found.append((node, _MODEL_CAST))
+        # a float64 default set back to float32 later in the file (a demonstration) is not a training default
+        reset = [index for index, (_, float64) in enumerate(self._defaults) if not float64]
+        temporary = {id(node) for index, (node, float64) in enumerate(self._defaults) if float64 and any(r > index for r in reset)}
         for node, message in self._found:
-            self.report(node, f"{message}; train in float32 (or mixed precision)")
+            if id(node) not in temporary:
+                self.report(node, f"{message}; train in float32 (or mixed precision)")
 
 
 def _is_optimizer(qualified: str) -> bool:
@@ -277,3 +368,30 @@ def _is_optimizer(qualified: str) -> bool:
         and "lr_scheduler" not in qualified
         and qualified.rsplit(".", 1)[1][:1].isupper()
     )
+
+
+_MODEL_CAST = "the model is cast to float64: weights, gradients, optimizer state and activations take twice the memory of float32"
+# Packages whose capitalised callables are not models (tensors, arrays, containers).
+_NOT_MODEL_PACKAGES = frozenset({"torch", "numpy", "np", "collections", "typing", "pandas", "scipy", "sklearn"})
+
+
+def _dotted(expr: cst.BaseExpression) -> Optional[str]:
+    """`policy` -> "policy", `self.actor` -> "self.actor"; other shapes -> None."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        inner = _dotted(expr.value)
+        return f"{inner}.{expr.attr.value}" if inner is not None else None
+    return None
+
+
+def _runs_training(call: cst.Call) -> bool:
+    """`train(model, loader)`, `fit(...)`, `trainer.fit(model)`, `trainer.train()`: training run by a
+    function or a framework the file calls."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return bool(call.args) and _TRAINING_ENTRY.match(func.value) is not None
+    if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "train"):
+        receiver = _dotted(func.value) or ""
+        return "trainer" in receiver.lower()
+    return False
