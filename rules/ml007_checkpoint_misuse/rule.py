@@ -36,8 +36,10 @@ class CheckpointMisuse(Rule):
     whose arguments are forwarded with `**kwargs` is not reported for `use_reentrant`, since the
     option may be among them. Nor is a call without `use_reentrant=` that is compatibility code for
     PyTorch before 1.11, which has no such keyword (behind a version check, or in the `except` of a
-    `try` that passed it), checkpointing that is off unless asked for (behind a flag that defaults to
-    False: `if self.memory_efficient:`), or a call guarded by a `requires_grad` test (the reentrant
+    `try` that passed it), checkpointing that is off unless asked for (behind a flag that is a
+    parameter defaulting to False: `memory_efficient=False` stored as `self.memory_efficient`; a
+    literal `self.gradient_checkpointing = False` that a framework method switches on still counts as
+    checkpointing), or a call guarded by a `requires_grad` test (the reentrant
     implementation's failure, a block whose inputs need no gradient, is excluded by the code); a
     function whose every call in the file is so guarded counts as guarded.
 
@@ -331,6 +333,35 @@ class Block(nn.Module):
         return self.body(x)
 """,
         ),
+        Invalid(  # a literal False that a framework method switches on (Hugging Face's gradient_checkpointing)
+            """
+import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gradient_checkpointing = False
+    def forward(self, x):
+        if self.gradient_checkpointing and self.training:
+            return torch.utils.checkpoint.checkpoint(self.block, x)
+        return self.block(x)
+""",
+            line=9,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gradient_checkpointing = False
+    def forward(self, x):
+        if self.gradient_checkpointing and self.training:
+            return torch.utils.checkpoint.checkpoint(self.block, x, use_reentrant=False)
+        return self.block(x)
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -407,9 +438,8 @@ class Block(nn.Module):
         return any(is_version_check(t) or _tests_requires_grad(t) or self._off_by_default(t) for t in tests)
 
     def _off_by_default(self, test: cst.BaseExpression) -> bool:
-        """`if memory_efficient:` / `if self.use_checkpoint and ...:` where the flag is a parameter
-        that defaults to False (of this function, or of `__init__` stored on `self`), or `self.flag =
-        False` in the class."""
+        """`if memory_efficient:` / `if self.memory_efficient and ...:` where the flag is a parameter
+        that defaults to False (of this function, or of `__init__` stored on `self`)."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self._off_by_default(test.left) or self._off_by_default(test.right)
         if isinstance(test, cst.Name):
@@ -502,8 +532,9 @@ def _parameter_defaults_false(function: cst.FunctionDef, name: str) -> bool:
 
 
 def _attribute_defaults_false(class_node: cst.ClassDef, attribute: str) -> bool:
-    """Every `self.<attribute> = ...` in the class's methods assigns False or a parameter of that
-    method that defaults to False (at least one does)."""
+    """Every `self.<attribute> = ...` in the class's methods assigns a parameter of that method that
+    defaults to False (at least one does): an option of the module's own API, off unless asked for.
+    A literal `self.gradient_checkpointing = False` that a framework method switches on is not."""
     found = False
     for method in class_node.body.body:
         if not isinstance(method, cst.FunctionDef):
@@ -513,7 +544,7 @@ def _attribute_defaults_false(class_node: cst.ClassDef, attribute: str) -> bool:
                 if _self_attribute(target.target) != attribute:
                     continue
                 value = node.value
-                if isinstance(value, cst.Name) and (value.value == "False" or _parameter_defaults_false(method, value.value)):
+                if isinstance(value, cst.Name) and _parameter_defaults_false(method, value.value):
                     found = True
                 else:
                     return False
