@@ -23,8 +23,9 @@ from memlint.cache import content_digest
 from memlint.config import Settings
 from memlint.depth import too_complex
 from memlint.prescreen import Source, needs_analysis
-from memlint.project import EMPTY_VIEW, FileView, Project, module_names
+from memlint.project import FileView, Project, module_names
 from memlint.source import UndecodableSource, decode
+from memlint.workers import fewer_collections
 
 if TYPE_CHECKING:
     from memlint.cache import Cache
@@ -102,6 +103,7 @@ class Facts:
 
 def prepare_chunk(paths: Sequence[Path], names: Sequence[str], settings: Settings, cache: Optional[Cache]) -> list[Prepared]:
     """A worker's share of phase one."""
+    fewer_collections()  # in a worker: for the rest of its life
     return [prepare_file(path, name, settings, cache) for path, name in zip(paths, names)]
 
 

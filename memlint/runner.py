@@ -7,6 +7,7 @@ start, the fix code only when fixing, the notebook code only for a notebook.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from memlint import registry
+from memlint.cache import content_digest
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
-from memlint.cache import content_digest
 from memlint.engine import lint_text, reserved_diagnostic
 from memlint.prepare import UNREADABLE, Prepared, prepare_chunk, prepare_file, project_pass
 from memlint.source import UndecodableSource, decode
-from memlint.workers import new_pool, worker_count
+from memlint.workers import fewer_collections, new_pool, worker_count
 
 if TYPE_CHECKING:
     from memlint.cache import Cache
@@ -150,6 +151,7 @@ def _size_of(path: Path) -> int:
 def _process_chunk(
     paths: Sequence[Path], settings: Settings, mode: Mode, cache: Optional[Cache] = None, tasks: Optional[Sequence[Task]] = None
 ) -> list[FileResult]:
+    fewer_collections()  # in a worker: for the rest of its life
     tasks = tasks or [Task()] * len(paths)
     return [process_file(path, settings, mode, cache, task) for path, task in zip(paths, tasks)]
 
@@ -262,6 +264,7 @@ def run(
     jobs = jobs or os.cpu_count() or 1
     workers = _Workers(worker_count(jobs, len(files)))
     names = [display_name(path) for path in files]
+    thresholds = fewer_collections()
     try:
         entries = cache if not mode.fix else None  # runs that fix read and write no entry
         facts = project_pass(files, names, settings, entries, _prepare_in_workers(files, names, settings, entries, workers))
@@ -305,3 +308,4 @@ def run(
         return [done[index] for index in range(len(files))]
     finally:
         workers.close()
+        gc.set_threshold(*thresholds)

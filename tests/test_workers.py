@@ -68,9 +68,11 @@ def _running(pid: int, started: str) -> bool:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_no_worker_outlives_a_killed_memlint(tmp_path, signum, watch):
     project = tmp_path / "project"
-    write(project / "slow.py", "import torch\n" + "x = torch.zeros(1)\n" * 200)  # largest: checked first
+    # Files the screens let through, so that each is linted by a worker (phase two of a run).
+    loop = "import torch\ntotal = 0\nfor x in loader:\n    total += model(x)\n"
+    write(project / "slow.py", loop + "x = torch.zeros(1)\n" * 200)  # largest: checked first
     for index in range(15):
-        write(project / f"m{index:02d}.py", f"import torch\nx{index} = torch.zeros(1)\n")
+        write(project / f"m{index:02d}.py", f"{loop}x{index} = torch.zeros(1)\n")
     script = write(tmp_path / "slow_memlint.py", SLOW_RUN)
     started = tmp_path / "started"
     command = [sys.executable, str(script), str(started), watch, "check", "--no-cache", "--jobs", "2", "."]
