@@ -4,6 +4,7 @@ still reported, and the failure is an ML900 finding that names what failed (exit
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from conftest import EVAL_LOOP, invoke, write
@@ -63,10 +64,10 @@ def test_a_raising_rule_in_worker_processes(project, with_exploding_rule):
 
 
 def _crash_on(marker: str, original):
-    def process_text(text, filename, settings, mode):
+    def process_text(text, filename, settings, mode, *facts):
         if marker in text:
             os._exit(3)  # a worker dying without a Python exception (like a segfault or the OOM killer)
-        return original(text, filename, settings, mode)
+        return original(text, filename, settings, mode, *facts)
 
     return process_text
 
@@ -91,6 +92,30 @@ def test_a_worker_that_dies_loses_no_other_file(project, monkeypatch):
             assert codes == ["ML001"], (result.filename, codes)
 
 
+def test_a_worker_that_dies_in_the_project_pass_loses_no_file(project, monkeypatch):
+    """A worker that dies while summarising (phase one) costs nothing: those files are linted in
+    phase two, without their summaries, and the one that kills a worker again is ML900."""
+    import memlint.prepare as prepare
+
+    original = prepare.prepare_file
+
+    def prepare_file(path, *rest):
+        if "KILL_THE_WORKER" in Path(path).read_text():
+            os._exit(3)
+        return original(path, *rest)
+
+    monkeypatch.setattr(prepare, "prepare_file", prepare_file)
+    count = 2 * runner.PARALLEL_THRESHOLD
+    for index in range(count):
+        extra = "# KILL_THE_WORKER\n" if index == 3 else ""
+        write(project / f"m{index:02}.py", EVAL_LOOP + extra)
+    settings = build_settings(ConfigFile(None, {}), Selection())
+    files = sorted(project.glob("*.py"))
+    results = runner.run(files, settings, runner.Mode(), jobs=2)
+    assert [r.filename for r in results] == [f.name for f in files]
+    assert all([d.code for d in r.diagnostics] == ["ML001"] for r in results), [(r.filename, [d.code for d in r.diagnostics]) for r in results]
+
+
 def test_worker_crash_through_the_cli_exits_two_with_the_file_named(project, monkeypatch):
     monkeypatch.setattr(runner, "process_text", _crash_on("KILL_THE_WORKER", runner.process_text))
     for index in range(runner.PARALLEL_THRESHOLD + 4):
@@ -105,10 +130,10 @@ def test_worker_crash_through_the_cli_exits_two_with_the_file_named(project, mon
 def test_an_exception_outside_the_rules_is_ml900_for_that_file_only(project, monkeypatch):
     original = runner.process_text
 
-    def process_text(text, filename, settings, mode):
+    def process_text(text, filename, settings, mode, *facts):
         if "BREAK_THE_ENGINE" in text:
             raise RecursionError("deliberate")
-        return original(text, filename, settings, mode)
+        return original(text, filename, settings, mode, *facts)
 
     monkeypatch.setattr(runner, "process_text", process_text)
     write(project / "a.py", EVAL_LOOP + "# BREAK_THE_ENGINE\n")
