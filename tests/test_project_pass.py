@@ -1,0 +1,406 @@
+"""The project pass (memlint/project.py): what one file's findings learn from the other files linted
+with it, through the CLI as users run it, each case with its counterpart where the facts differ."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import invoke, memlint_subprocess, write
+
+
+def _findings(*args: str) -> list[tuple[str, str, int]]:
+    """(file, code, row) of a `check --no-cache` run over `args` (paths and options)."""
+    result = invoke("check", "--no-cache", "--output-format", "json", *args)
+    assert result.exit_code in (0, 1), result.output
+    return [(d["filename"], d["code"], d["location"]["row"]) for d in json.loads(result.output)]
+
+
+def _messages(*args: str) -> dict[tuple[str, str], str]:
+    result = invoke("check", "--no-cache", "--output-format", "json", *args)
+    return {(d["filename"], d["code"]): d["message"] for d in json.loads(result.output)}
+
+
+# ---------------------------------------------------------------------------- ML002
+
+
+EVALUATE = """
+import torch
+
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+"""
+
+
+def test_an_evaluate_only_called_under_no_grad_from_another_file_is_fine(project):
+    write(project / "evaluation.py", EVALUATE)
+    write(project / "main.py", """
+        import torch
+        from evaluation import evaluate
+
+        def main(model, val_loader):
+            with torch.no_grad():
+                return evaluate(model, val_loader)
+    """)
+    assert _findings(".") == []
+    # The project is the files being linted: alone, evaluation.py cannot know who calls evaluate().
+    assert _findings("evaluation.py") == [("evaluation.py", "ML002", 7)]
+
+
+def test_an_evaluate_that_another_file_calls_with_gradients_on_is_reported(project):
+    write(project / "evaluation.py", EVALUATE)
+    write(project / "main.py", """
+        import torch
+        from evaluation import evaluate
+
+        def main(model, val_loader):
+            with torch.no_grad():
+                evaluate(model, val_loader)
+            return evaluate(model, val_loader)  # once more, with gradients on
+    """)
+    assert _findings(".") == [("evaluation.py", "ML002", 7)]
+
+
+def test_a_caller_that_is_itself_only_called_under_no_grad_counts_transitively(project):
+    write(project / "pkg" / "__init__.py", "")
+    write(project / "pkg" / "evaluation.py", EVALUATE)
+    write(project / "pkg" / "loop.py", """
+        from .evaluation import evaluate
+
+        def validate_all(model, loaders):
+            return [evaluate(model, loader) for loader in loaders]
+    """)
+    write(project / "run.py", """
+        import torch
+        from pkg.loop import validate_all
+
+        with torch.inference_mode():
+            validate_all(net, loaders)
+    """)
+    assert _findings(".") == []
+    write(project / "run.py", """
+        import torch
+        from pkg.loop import validate_all
+
+        validate_all(net, loaders)
+    """)
+    assert ("pkg/evaluation.py", "ML002", 7) in _findings(".")
+
+
+PREDICT = """
+import torch
+
+def predict(model, x):
+    return model(x).softmax(-1)
+"""
+
+
+@pytest.mark.parametrize("caller", [
+    """
+    import torch
+    from infer import predict
+
+    def train(model, loader, optimizer):
+        for x, y in loader:
+            probs = predict(model, x)
+            loss = torch.nn.functional.nll_loss(probs.log(), y)
+            loss.backward()
+            optimizer.step()
+    """,
+    """
+    import lightning as L
+    from infer import predict
+
+    class Lit(L.LightningModule):
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            return predict(self, x).log().mean()
+    """,
+], ids=["training-loop", "lightning-training-step"])
+def test_a_predict_that_a_training_step_calls_gets_no_no_grad_fix(project, caller):
+    infer = write(project / "infer.py", PREDICT)
+    write(project / "train.py", caller)
+    assert _findings(".") == []
+    result = invoke("check", "--no-cache", "--fix", "--unsafe-fixes", ".")
+    assert result.exit_code == 0, result.output
+    assert "no_grad" not in infer.read_text()
+    # Without the training code, predict() is evaluation like any other, and gets its fix.
+    assert _findings("infer.py") == [("infer.py", "ML002", 4)]
+    invoke("check", "--no-cache", "--fix", "--unsafe-fixes", "infer.py")
+    assert "@torch.no_grad()" in infer.read_text()
+
+
+def test_a_predict_called_outside_training_is_still_reported(project):
+    write(project / "infer.py", PREDICT)
+    write(project / "serve.py", """
+        from infer import predict
+
+        def handle(model, request):
+            return predict(model, request.tensor).tolist()
+    """)
+    assert _findings(".") == [("infer.py", "ML002", 4)]
+
+
+# ---------------------------------------------------------------------------- ML009
+
+
+HELPERS = """
+import torch
+
+def free_memory():
+    torch.cuda.empty_cache()
+"""
+
+
+def test_a_flush_reached_every_step_through_a_helper_in_another_file(project):
+    write(project / "helpers.py", HELPERS)
+    write(project / "train.py", """
+        from helpers import free_memory
+
+        def fit(model, train_loader, optimizer):
+            for x, y in train_loader:
+                model(x).sum().backward()
+                optimizer.step()
+                free_memory()
+    """)
+    assert _findings(".") == [("helpers.py", "ML009", 4)]
+    message = _messages(".")[("helpers.py", "ML009")]
+    assert "for x, y in train_loader" in message and "train.py" in message and "free_memory()" in message
+
+
+def test_a_flush_reached_through_two_helpers_in_three_files(project):
+    write(project / "helpers.py", HELPERS)
+    write(project / "steps.py", """
+        import helpers
+
+        def after_step(model):
+            model.zero_grad()
+            helpers.free_memory()
+    """)
+    write(project / "train.py", """
+        from steps import after_step
+
+        for batch in train_loader:
+            loss = model(batch).mean()
+            loss.backward()
+            after_step(model)
+    """)
+    assert _findings(".") == [("helpers.py", "ML009", 4)]
+
+
+def test_a_flush_reached_only_now_and_then_is_fine(project):
+    write(project / "helpers.py", HELPERS)
+    write(project / "train.py", """
+        from helpers import free_memory
+
+        for step, batch in enumerate(train_loader):
+            model(batch).mean().backward()
+            if step % 100 == 0:
+                free_memory()
+        free_memory()
+    """)
+    assert _findings(".") == []
+
+
+def test_a_flush_in_a_helper_of_a_lightning_hook(project):
+    write(project / "helpers.py", HELPERS)
+    write(project / "model.py", """
+        import lightning as L
+        from helpers import free_memory
+
+        class Lit(L.LightningModule):
+            def on_train_batch_end(self, outputs, batch, batch_idx):
+                free_memory()
+    """)
+    found = _messages(".")
+    assert list(found) == [("helpers.py", "ML009")]
+    assert "on_train_batch_end" in found[("helpers.py", "ML009")]
+
+
+# ---------------------------------------------------------------------------- ML001 and classes
+
+
+LOSSES = """
+import torch.nn.functional as F
+
+def compute_loss(model, x, y):
+    logits = model(x)
+    return F.cross_entropy(logits, y)
+"""
+
+
+def test_a_helper_in_another_file_that_returns_a_loss_carries_history(project):
+    write(project / "pkg" / "__init__.py", "")
+    write(project / "pkg" / "losses.py", LOSSES)
+    write(project / "pkg" / "train.py", """
+        import torch
+        from .losses import compute_loss
+
+        def report(model, loader):
+            total = 0.0
+            for x, y in loader:
+                total += compute_loss(model, x, y)
+            return total
+    """)
+    assert _findings(".") == [("pkg/train.py", "ML001", 7)]
+    assert _findings("pkg/train.py") == []  # alone, train.py cannot see what compute_loss returns
+
+
+def test_a_helper_that_returns_a_number_carries_none(project):
+    write(project / "losses.py", LOSSES.replace("return F.cross_entropy(logits, y)", "return F.cross_entropy(logits, y).item()"))
+    write(project / "train.py", """
+        import torch
+        import losses
+
+        total = 0.0
+        for x, y in loader:
+            total += losses.compute_loss(model, x, y)
+    """)
+    assert _findings(".") == []
+
+
+BASE = """
+from torch import nn
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_self_in_a_class_whose_module_base_is_in_another_file(project):
+    write(project / "base.py", BASE)
+    write(project / "net.py", """
+        import torch
+        from base import Base
+
+        class Net(Base):
+            def score(self, loader):
+                self.eval()
+                total = 0
+                for x in loader:
+                    total += self(x).sum()
+                return total
+    """)
+    found = _findings(".")
+    assert ("net.py", "ML002", 9) in found and ("net.py", "ML001", 9) in found
+    # Without base.py, Base could be anything: `self(x)` is not known to run a model.
+    assert _findings("net.py") == []
+
+
+def test_a_base_that_is_no_module_makes_none(project):
+    write(project / "base.py", "class Base:\n    def __call__(self, x):\n        return x\n")
+    write(project / "net.py", """
+        import torch
+        from base import Base
+
+        class Net(Base):
+            def score(self, loader):
+                self.eval()
+                total = 0
+                for x in loader:
+                    total += self(x).sum()
+                return total
+    """)
+    assert _findings(".") == []
+
+
+# ---------------------------------------------------------------------------- the cache
+
+
+def _plant(project: Path, filename: str, message: str) -> None:
+    """Rewrite the cached findings of `filename` so that a hit shows in the output."""
+    for entry in sorted((project / ".memlint_cache").glob("v1/*/*.json")):
+        data = json.loads(entry.read_text())
+        for item in data.get("diagnostics", ()):
+            if item["filename"] == filename:
+                item["message"] = message
+                entry.write_text(json.dumps(data))
+                return
+    raise AssertionError(f"no cached findings for {filename}")
+
+
+def _cached_run() -> list[tuple[str, str, str]]:
+    result = invoke("check", "--output-format", "json", ".")
+    return [(d["filename"], d["code"], d["message"]) for d in json.loads(result.output)]
+
+
+def test_a_changed_helper_rechecks_its_callers_and_nothing_else(project):
+    losses = write(project / "losses.py", LOSSES)
+    write(project / "train.py", """
+        import torch
+        from losses import compute_loss
+
+        total = 0.0
+        for x, y in loader:
+            total += compute_loss(model, x, y)
+    """)
+    write(project / "other.py", EVALUATE)  # depends on nothing the helper file says
+    first = _cached_run()
+    assert [(f, c) for f, c, _ in first] == [("other.py", "ML002"), ("train.py", "ML001")]
+
+    # The helper now returns a number: train.py is checked again and its finding goes away;
+    # other.py is answered from the cache (its planted message survives).
+    _plant(project, "other.py", "served from the cache")
+    losses.write_text(losses.read_text().replace("return F.cross_entropy(logits, y)", "return F.cross_entropy(logits, y).item()"))
+    assert _cached_run() == [("other.py", "ML002", "served from the cache")]
+
+    # And back: the finding returns.
+    losses.write_text(losses.read_text().replace(".item()", ""))
+    assert [(f, c) for f, c, _ in _cached_run()] == [("other.py", "ML002"), ("train.py", "ML001")]
+
+    # A change to the helper's file that changes no fact train.py depends on re-checks only it.
+    _plant(project, "train.py", "served from the cache too")
+    losses.write_text(losses.read_text() + "\n# a comment\n")
+    assert ("train.py", "ML001", "served from the cache too") in _cached_run()
+
+
+def test_the_same_findings_with_and_without_the_cache_and_with_workers(project):
+    write(project / "helpers.py", HELPERS)
+    write(project / "losses.py", LOSSES)
+    write(project / "evaluation.py", EVALUATE)
+    for index in range(10):  # enough files for worker processes
+        write(project / f"train_{index}.py", f"""
+            import torch
+            from helpers import free_memory
+            from losses import compute_loss
+            from evaluation import evaluate
+
+            def fit_{index}(model, loader, optimizer, val_loader):
+                total = 0.0
+                for x, y in loader:
+                    loss = compute_loss(model, x, y)
+                    loss.backward()
+                    optimizer.step()
+                    total += loss
+                    free_memory()
+                with torch.no_grad():
+                    return evaluate(model, val_loader), total
+        """)
+    expected = invoke("check", "--no-cache", "--jobs", "1", "--output-format", "json", ".").output
+    findings = json.loads(expected)
+    assert {(d["filename"], d["code"]) for d in findings} == {("helpers.py", "ML009")} | {
+        (f"train_{i}.py", "ML001") for i in range(10)
+    }
+    for args in (["--jobs", "2"], ["--jobs", "2"], ["--jobs", "1"]):  # fills, then serves the cache
+        assert invoke("check", *args, "--output-format", "json", ".").output == expected
+
+
+def test_standard_input_is_a_project_of_its_own(project):
+    source = LOSSES + """
+total = 0.0
+for x, y in loader:
+    total += compute_loss(model, x, y)
+"""
+    result = memlint_subprocess("check", "--output-format", "json", "--stdin-filename", "t.py", "-", cwd=project, input=source)
+    assert [(d["code"], d["location"]["row"]) for d in json.loads(result.stdout)] == [("ML001", 10)]
