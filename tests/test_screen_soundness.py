@@ -20,10 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memlint.analysis.summaries import summarize
 from memlint.checker import check_text
 from memlint.config import Selection, Settings, build_settings, discover, validate
 from memlint.engine import lint_text
 from memlint.prescreen import Source, screen_holds
+from memlint.project import Project, single_file_view
 from memlint.registry import RESERVED_CODES, all_rules, builtin_rules, rule_options
 from memlint.testing import source_of
 from test_fuzz_generated import programs
@@ -39,12 +41,17 @@ def every_rule(options: Mapping[str, Any]) -> Settings:
     return Settings(enabled=BUILT_IN, options=options)
 
 
-def lost_findings(text: str, settings: Settings) -> list[str]:
-    """What the prefilter and the screens would hide, one line per finding, naming its rule."""
-    full = [d for d in check_text(text, "probe.py", settings) if d.code not in RESERVED_CODES]
-    screened = lint_text(text, "probe.py", settings)
-    lost = [f"{d.code} ({d.name}) at {d.location.row}:{d.location.column} appears only without screens" for d in full if d not in screened]
+def lost_findings(text: str, settings: Settings, project=None, filename: str = "probe.py") -> list[str]:
+    """What the prefilter and the screens would hide, one line per finding, naming its rule.
+    `project`: the file's project facts (memlint/project.py); by default, the file alone's, as
+    `memlint check` gives a file linted alone."""
     source = Source(text)
+    if project is None and source.tree is not None:
+        project = single_file_view(summarize(source), filename)
+    full = [d for d in check_text(text, filename, settings, project=project) if d.code not in RESERVED_CODES]
+    screened = lint_text(text, filename, settings, project)
+    lost = [f"{d.code} ({d.name}) at {d.location.row}:{d.location.column} appears only without screens" for d in full if d not in screened]
+    source.project = project
     if "torch" in text and source.tree is not None:
         for code in sorted({d.code for d in full}):
             if not screen_holds(source, code, settings.options):
@@ -123,3 +130,99 @@ def test_a_screen_that_drops_a_finding_is_named(monkeypatch):
     lost = lost_findings(source_of(rule.INVALID[0]), every_rule(DEFAULTS))
     assert any(line.startswith("ML004 (retained-intermediates) at ") for line in lost), lost
     assert "ML004: its screen clears a file it reports in" in lost
+
+
+# ---------------------------------------------------------------------------- across files
+# The project pass (memlint/project.py) gives a file facts from the other files linted with it: a
+# helper elsewhere returns a loss, a base class elsewhere is an nn.Module.  A screen must answer
+# "maybe" wherever those facts can make its rule report.  Projects of two or three files, written
+# out and generated: helpers from HELPER_BODIES, used by the rules' own examples.
+
+HELPER_BODIES = [
+    "def compute_loss(model, x, y):\n    return criterion(model(x), y)\n",
+    "def forward_batch(net, batch):\n    out = net(batch)\n    return out\n",
+    "def score(model, x):\n    return model(x).sum().item()\n",
+    "def step(model, x):\n    return torch.nn.functional.mse_loss(model(x), x)\n",
+    "def free_memory():\n    torch.cuda.empty_cache()\n",
+    "def cleanup():\n    gc.collect()\n",
+    "def evaluate(model, loader):\n    model.eval()\n    return [model(x) for x in loader]\n",
+    "def predict(model, x):\n    return model(x).softmax(-1)\n",
+    "class Base(nn.Module):\n    def shared_step(self, batch):\n        return self(batch).mean()\n",
+]
+HELPER_NAMES = ["compute_loss", "forward_batch", "score", "step", "free_memory", "cleanup", "evaluate", "predict", "Base"]
+USES = [
+    "total = 0.0\nfor x, y in loader:\n    total += {name}(model, x, y)\n",
+    "outs = []\nfor batch in val_loader:\n    outs.append({name}(model, batch))\n",
+    "for x in train_loader:\n    loss = {name}(model, x)\n    loss.backward()\n    optimizer.step()\n    {name}()\n",
+    "with torch.no_grad():\n    {name}(model, val_loader)\n",
+    "class Net({name}):\n    def validate_epoch(self, loader):\n        self.eval()\n        losses = []\n        for b in loader:\n            losses.append(self.shared_step(b))\n        return self(b)\n",
+]
+
+PROJECTS = {
+    "helper returns a loss": {
+        "losses.py": "import torch\n" + HELPER_BODIES[0],
+        "train.py": "import torch\nfrom losses import compute_loss\n" + USES[0].format(name="compute_loss"),
+    },
+    "module base elsewhere": {
+        "base.py": "import torch\nfrom torch import nn\n" + HELPER_BODIES[-1],
+        "net.py": "import torch\nfrom base import Base\n" + USES[4].format(name="Base"),
+    },
+    "flush through two helpers": {
+        "helpers.py": "import torch\n" + HELPER_BODIES[4],
+        "steps.py": "import torch\nimport helpers\ndef after_step(model):\n    helpers.free_memory()\n",
+        "train.py": "import torch\nfrom steps import after_step\nfor b in train_loader:\n    model(b).sum().backward()\n    after_step(model)\n",
+    },
+}
+
+
+def lost_in_project(files: dict[str, str], options: Mapping[str, Any]) -> list[str]:
+    paths = [Path(name) for name in files]
+    sources = {name: Source(text) for name, text in files.items()}
+    project = Project([(path, name, summarize(sources[name]) if sources[name].tree is not None else None) for path, name in zip(paths, files)])
+    lost = []
+    for index, (name, text) in enumerate(files.items()):
+        lost += [f"{name}: {line}" for line in lost_findings(text, every_rule(options), project.view(index), name)]
+    return lost
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTS))
+def test_no_finding_of_a_project_is_lost_to_the_screens(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # module names come from the directories around the files
+    files = PROJECTS[name]
+    lost = lost_in_project(files, GENEROUS)
+    assert not lost, "\n".join(lost) + "".join(f"\n--- {n} ---\n{t}" for n, t in files.items())
+
+
+def test_the_projects_have_findings_that_need_the_other_files(tmp_path, monkeypatch):
+    """The projects above test something: each has a finding its files do not give alone."""
+    monkeypatch.chdir(tmp_path)
+    for name, files in PROJECTS.items():
+        paths = [Path(n) for n in files]
+        project = Project([(p, n, summarize(Source(t))) for p, n, t in zip(paths, files, files.values())])
+        together = {(n, d.code, d.location.row) for i, (n, t) in enumerate(files.items()) for d in lint_text(t, n, every_rule(GENEROUS), project.view(i))}
+        alone = {(n, d.code, d.location.row) for n, t in files.items() for d in lint_text(t, n, every_rule(GENEROUS))}
+        assert together - alone, name
+
+
+def _project(helpers: list[int], use: int, snippet: str) -> dict[str, str]:
+    body = "".join(HELPER_BODIES[i] for i in sorted(set(helpers)))
+    names = [HELPER_NAMES[i] for i in sorted(set(helpers))]
+    uses = "".join(USES[use].format(name=n) for n in names)
+    return {
+        "helpers.py": "import gc\nimport torch\nfrom torch import nn\n" + body,
+        "main.py": f"import torch\nfrom helpers import {', '.join(names)}\n" + snippet + "\n" + uses,
+    }
+
+
+projects = st.builds(
+    _project, st.lists(st.integers(0, len(HELPER_BODIES) - 1), min_size=1, max_size=3),
+    st.integers(0, len(USES) - 1), st.sampled_from(SNIPPETS),
+)  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
+@settings(max_examples=40, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+@given(projects)
+def test_no_finding_of_generated_projects_is_lost_to_the_screens(files):
+    lost = lost_in_project(files, GENEROUS)
+    assert not lost, "\n".join(lost) + "".join(f"\n--- {n} ---\n{t}" for n, t in files.items())
