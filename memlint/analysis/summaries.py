@@ -586,8 +586,8 @@ class _Summary:
 
     def _return(self, node: ast.Return) -> None:
         key = self._function_of(node)
-        if not key or is_forward_name(key.rpartition(".")[2]):
-            return  # (a forward pass's output: rules leave forward passes alone, and `.forward` is known)
+        if not key or ("." in key and is_forward_name(key.rpartition(".")[2])):
+            return  # a module's forward pass: rules leave forward passes alone, and `.forward` is known
         record = self.functions[key]
         if "returns" in record and record["returns"] is None:
             return
