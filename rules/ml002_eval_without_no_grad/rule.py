@@ -26,17 +26,21 @@ class EvalWithoutNoGrad(Rule):
 
     It stays silent when the code runs without gradient tracking: `with torch.no_grad()`,
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, their decorator forms, a decorator of
-    the file's own that wraps `no_grad`, a function only ever called from such a context in the
-    same file, and the hooks a framework already runs without gradients (Lightning's
-    `validation_step`, `test_step`, `predict_step` and their `on_*` hooks). It also stays silent when the
-    evaluation region computes gradients (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency
-    maps and adversarial examples need them) and inside an explicit `torch.enable_grad()`.
+    the project's own that wraps `no_grad`, a function only ever called from such a context (in any
+    file linted with it, directly or through callers that are), and the hooks a framework already
+    runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
+    `on_*` hooks). It also stays silent when the evaluation region computes gradients
+    (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
+    need them), inside an explicit `torch.enable_grad()`, and in a function that training code of
+    the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
+    function that does, Lightning's `training_step`): a `predict()` that a training step also runs
+    needs its gradients, and must not be put under `no_grad`.
 
     Accepted limits (silence when unsure): `model.eval()` behind an `if`, or a `.train()` call in a
     nested block, ends the region; `pytest`-style `test_*` functions and names such as
-    `validate_config` are not evaluation; a function's grad mode as set by its callers in other
-    files is unknown, so a library's `predict()` that leaves grad mode to its caller is reported
-    when nothing in the file calls it under `no_grad`.
+    `validate_config` are not evaluation; the callers memlint sees are those in the files it lints
+    (the project pass, docs/architecture.md), so a library's `predict()` that leaves grad mode to
+    its caller is reported when nothing linted with it calls it under `no_grad`.
 
     ## Why is this bad?
     With gradients on, every forward saves the activations its backward would need and links the
@@ -212,6 +216,18 @@ def test_forward_shape():
 
 def validate_inputs(model, x):
     return model(x) is not None
+"""
+        ),
+        Valid(  # a predict() that the training step also runs: its gradients are needed
+            """
+import torch
+import lightning as L
+def predict(model, x):
+    return model(x).log_softmax(-1)
+class Lit(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.nll_loss(predict(self, x), y)
 """
         ),
         Valid(  # explicit enable_grad inside an evaluation function

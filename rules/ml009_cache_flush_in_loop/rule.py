@@ -37,9 +37,11 @@ class CacheFlushInLoop(Rule):
     """
     ## What it does
     Finds `torch.cuda.empty_cache()` or `gc.collect()` executed on every iteration of a training or
-    evaluation loop: in the loop body, in a function the loop calls in the same file (the call inside
-    the helper is reported), or in a per-batch hook of Lightning (`training_step`,
-    `on_train_batch_end`, ...) or of a `transformers` trainer callback (`on_step_end`).
+    evaluation loop: in the loop body, in a per-batch hook of Lightning (`training_step`,
+    `on_train_batch_end`, ...) or of a `transformers` trainer callback (`on_step_end`), or in a
+    function such a loop or hook calls on every iteration, directly or through other helpers, in
+    the same file or in another file linted with it (the flush inside the helper is reported, and
+    the message names the loop).
 
     A loop counts as a training or evaluation loop when its own body (not a nested loop) calls
     backward, an optimizer's `step()`, something named like a model or a loss, or when it iterates
@@ -206,6 +208,21 @@ for x, y in val_loader:
 """,
             line=7,
             column=9,
+        ),
+        Invalid(  # in a helper a Lightning per-batch hook calls on every batch
+            """
+import torch
+import lightning as L
+def release():
+    torch.cuda.empty_cache()
+class Model(L.LightningModule):
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        self.log("loss", outputs["loss"])
+        release()
+""",
+            line=4,
+            column=5,
+            message="on_train_batch_end",
         ),
         Invalid(  # a Lightning per-batch hook
             """
