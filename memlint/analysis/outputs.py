@@ -47,6 +47,11 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     if not isinstance(expr, cst.Call):
         return False
     func = expr.func
+    project = ctx.project
+    if (project.history_calls or project.history_methods) and returns_history(expr, ctx):
+        # a helper (here or in another file) that returns a model's output: `infer(model, x)`
+        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+        return not LOSS_NAME.match(name)  # (a loss is reduced already: one number per batch)
     qualified = ctx.resolve(func)
     if qualified is not None:
         module, _, name = qualified.rpartition(".")
@@ -55,11 +60,6 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
-    project = ctx.project
-    if (project.history_calls or project.history_methods) and returns_history(expr, ctx):
-        # a helper (here or in another file) that returns a model's output: `infer(model, x)`
-        name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-        return not LOSS_NAME.match(name)  # (a loss is reduced already: one number per batch)
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
     return is_model_call(expr, ctx) or _model_method(expr, ctx)
