@@ -132,6 +132,7 @@ def load_settings(paths: Sequence[Path], config: Optional[Path], cli: Selection,
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), envvar="MEMLINT_CACHE_DIR", help="Where to keep the result cache [default: .memlint_cache in the project root].")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes [default: number of cores].")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too.")
+@click.option("--project-context/--no-project-context", default=None, help="Let the other Python files under the project root inform the findings (their summaries), not only the files linted.")
 @click.option("--stdin-filename", type=click.Path(path_type=Path), help="Read the source from standard input (path `-`) and show, configure and exclude it as this file.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for the current findings.")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Report only findings not recorded in this baseline file.")
@@ -154,6 +155,7 @@ def check(
     cache_dir: Optional[Path],
     jobs: Optional[int],
     force_exclude: bool,
+    project_context: Optional[bool],
     stdin_filename: Optional[Path],
     add_noqa: bool,
     baseline: Optional[Path],
@@ -191,7 +193,8 @@ def check(
 
         cache = open_cache(cache_dir, settings, warn=lambda message: click.echo(f"memlint: warning: {message}", err=True))
     with progress_for(len(discovery.files), output_format) as advance:
-        results = run(discovery.files, settings, mode, jobs=jobs, cache=cache, progress=advance)
+        context = _context_files(discovery.files, settings, project_context)
+        results = run(discovery.files, settings, mode, jobs=jobs, cache=cache, progress=advance, context=context)
     for result in results:
         if result.error:  # a fix that was not written is an error; an unreadable file a warning
             click.echo(f"memlint: {'error' if result.unwritten else 'warning'}: {result.error}", err=True)
@@ -242,6 +245,16 @@ def _one_name_per_file(files: list[Path]) -> list[Path]:
             chosen[key] = path
     kept = {id(path) for path in chosen.values()}
     return [path for path in files if id(path) in kept]
+
+
+def _context_files(linted: list[Path], settings, option: Optional[bool]) -> list[Path]:
+    """With `project-context` (or --project-context): the Python files under the project root that
+    are not linted, for their summaries only (the project pass, docs/architecture.md)."""
+    if not (settings.project_context if option is None else option):
+        return []
+    seen = {os.path.realpath(path) for path in linted}
+    found = discover_files([settings.root], settings).files
+    return [path for path in found if path.suffix == ".py" and os.path.realpath(path) not in seen]
 
 
 def _exit_code(

@@ -66,6 +66,8 @@ SCHEMA: dict[str, tuple[Callable[[Any], Any], Any]] = {
     # Larger files are not analysed (an ML900 finding says so): libcst's tree takes 0.3-0.8 GB of
     # memory per MB of source.  The largest file of torch, transformers and timm is 1.4 MB.
     "max-file-size": (parse_size, DEFAULT_MAX_FILE_SIZE),
+    # Summaries of the rest of the project for the project pass, not only of the files linted.
+    "project-context": (boolean, False),
 }
 # Keys that are rule options (passed to rules as `self.options[key]`), from the rules' metas.
 RULE_OPTIONS = tuple(option.key for option in rule_options())
@@ -218,6 +220,10 @@ class Settings:
     options: Mapping[str, Any] = field(default_factory=dict)
     config_path: Optional[Path] = None
     max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE  # characters of source; None: no limit
+    # Summarise every Python file under `root` for the project pass, not only those linted
+    # (docs/architecture.md, "The project pass").  Not in the fingerprint: what it changes reaches
+    # the findings through the project facts, which their cache keys include.
+    project_context: bool = False
 
     def relative(self, path: Path) -> PurePosixPath:
         try:
@@ -293,4 +299,5 @@ def build_settings(config: ConfigFile, cli: Selection, *, unsafe_fixes: Optional
         options=options,
         config_path=config.path,
         max_file_size=values.get("max-file-size", DEFAULT_MAX_FILE_SIZE),
+        project_context=values.get("project-context", False),
     )

@@ -253,8 +253,10 @@ def run(
     jobs: Optional[int] = None,
     cache: Optional[Cache] = None,
     progress: Optional[Callable[[int], None]] = None,
+    context: Sequence[Path] = (),
 ) -> list[FileResult]:
     """Results in the order of `files` (which discovery sorted), whatever the number of jobs.
+    `context`: more files for the project pass to summarise, not linted (--project-context).
 
     Two phases: every file's summary (memlint/prepare.py), resolved into the project's facts in this
     process (memlint/project.py); then the lint of each file with the facts it depends on.  With a
@@ -262,12 +264,14 @@ def run(
     and only the rest go to workers.  `progress(n)` is called as each batch of n files is done.
     """
     jobs = jobs or os.cpu_count() or 1
-    workers = _Workers(worker_count(jobs, len(files)))
-    names = [display_name(path) for path in files]
+    workers = _Workers(worker_count(jobs, len(files) + len(context)))
+    summarised = [*files, *context]
+    names = [display_name(path) for path in summarised]
     thresholds = fewer_collections()
     try:
         entries = cache if not mode.fix else None  # runs that fix read and write no entry
-        facts = project_pass(files, names, settings, entries, _prepare_in_workers(files, names, settings, entries, workers))
+        facts = project_pass(summarised, names, settings, entries, _prepare_in_workers(summarised, names, settings, entries, workers))
+        facts = facts[: len(files)]
         done: dict[int, FileResult] = {}
         tasks: dict[int, Task] = {}
         for index, known in enumerate(facts):

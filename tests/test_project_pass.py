@@ -404,3 +404,42 @@ for x, y in loader:
 """
     result = memlint_subprocess("check", "--output-format", "json", "--stdin-filename", "t.py", "-", cwd=project, input=source)
     assert [(d["code"], d["location"]["row"]) for d in json.loads(result.stdout)] == [("ML001", 10)]
+
+
+# ---------------------------------------------------------------------------- project-context
+
+
+def test_project_context_lets_unlinted_files_inform_the_findings(project):
+    """A pre-commit hook lints the changed files only; with project-context the other files of
+    the project still tell who calls what, so the answer is the full run's."""
+    write(project / "evaluation.py", EVALUATE)
+    write(project / "losses.py", LOSSES)
+    write(project / "main.py", """
+        import torch
+        from evaluation import evaluate
+        from losses import compute_loss
+
+        def main(model, loader, val_loader):
+            total = 0.0
+            for x, y in loader:
+                total += compute_loss(model, x, y)
+            with torch.no_grad():
+                return evaluate(model, val_loader), total
+    """)
+    full = _findings(".")
+    assert full == [("main.py", "ML001", 8)]
+    assert _findings("evaluation.py") == [("evaluation.py", "ML002", 7)]  # main.py unseen
+    assert _findings("main.py") == []  # losses.py unseen
+    assert _findings("--project-context", "evaluation.py") == []
+    assert _findings("--project-context", "main.py") == [("main.py", "ML001", 8)]
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n[tool.memlint]\nproject-context = true\n")
+    assert _findings("evaluation.py") == []
+    assert _findings("--no-project-context", "evaluation.py") == [("evaluation.py", "ML002", 7)]
+    # With the cache: the context files' summaries are cached too, and give the same answer.
+    assert [d[:2] for d in _cached_run_of("main.py")] == [("main.py", "ML001")]
+    assert [d[:2] for d in _cached_run_of("main.py")] == [("main.py", "ML001")]
+
+
+def _cached_run_of(*paths: str) -> list[tuple[str, str, str]]:
+    result = invoke("check", "--output-format", "json", *paths)
+    return [(d["filename"], d["code"], d["message"]) for d in json.loads(result.output)]
