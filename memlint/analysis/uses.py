@@ -55,11 +55,16 @@ def classify_uses(
     uses: set[Use] = set()
     derived: list[str] = []
     skip_ids = {id(node) for node in skip}
+    local_elsewhere: dict[int, bool] = {}  # id(nested function) -> does it bind `name` itself
     for node, parents in code_with_parents(scope):
         if not (isinstance(node, cst.Name) and node.value == name):
             continue
         if any(id(p) in skip_ids for p in parents) or _is_binding(node, parents):
             continue
+        if any(
+            type(p) is cst.FunctionDef and p is not scope and _binds(p, name, local_elsewhere) for p in parents
+        ):
+            continue  # another function's own variable of the same name (`fit`'s `losses` in a notebook)
         if isinstance(parents[-1], (cst.FunctionDef, cst.ClassDef, cst.Param)):
             continue
         use, target = _classify(node, parents, ctx, is_container)
@@ -75,6 +80,21 @@ def classify_uses(
         if other not in seen and len(seen) < 24:
             uses |= {u for u in classify_uses(scope, other, ctx, _seen=seen) if u in _FOLLOWED}
     return uses
+
+
+def _binds(function: cst.FunctionDef, name: str, known: dict[int, bool]) -> bool:
+    """Is `name` local to `function` (a parameter, or assigned in its body)?"""
+    found = known.get(id(function))
+    if found is None:
+        params = function.params
+        found = any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+        if not found:
+            for node, parents in code_with_parents(function.body):
+                if type(node) is cst.Name and node.value == name and _is_binding(node, parents):
+                    found = True
+                    break
+        known[id(function)] = found
+    return found
 
 
 def _assigned_name(parents: tuple[cst.CSTNode, ...]) -> Optional[str]:
