@@ -370,6 +370,28 @@ def _args_graph(call: cst.Call, ctx: "Context") -> Optional[bool]:
     return None
 
 
+def _number_like(factory: str, call: cst.Call) -> bool:
+    """A 0-d or one-element tensor made to hold a running number: `torch.tensor(0.0)`,
+    `torch.zeros(1)`, `torch.zeros(())` (not `torch.randn(1, 4, 64, 64)`)."""
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    if len(positional) != 1:
+        return False
+    value = positional[0]
+    if type(value) is cst.UnaryOperation:
+        value = value.expression  # type: ignore[attr-defined]
+    if factory in ("tensor", "as_tensor", "scalar_tensor"):
+        return type(value) in (cst.Integer, cst.Float)
+    if factory in ("zeros", "ones", "empty"):
+        if type(value) in (cst.Tuple, cst.List):
+            return not value.elements or (len(value.elements) == 1 and _is_one(value.elements[0].value))  # type: ignore[attr-defined]
+        return _is_one(value)
+    return False
+
+
+def _is_one(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Integer and expr.evaluated_value == 1  # type: ignore[attr-defined]
+
+
 def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
     if not qualified.startswith("torch"):
         return UNKNOWN
@@ -386,7 +408,9 @@ def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
             return tensor(graph, scalar=reduced)
         return tensor(_args_graph(call, ctx))
     if module == "torch" and name in tables.TENSOR_FACTORIES:
-        return tensor(False)
+        return tensor(False, scalar=_number_like(name, call))
+    if module == "torch" and name.endswith("Tensor") and name[:1].isupper():
+        return tensor(False)  # the legacy constructors: `torch.Tensor()`, `torch.FloatTensor(3)`
     if module == "torch":
         graph = _args_graph(call, ctx)
         single = len(call.args) == 1 and name in ("sum", "mean", "norm", "prod")

@@ -950,6 +950,41 @@ def train(train_loader, model, criterion, optimizer):
     print(losses.sum / losses.count)
 """,
         ),
+        Invalid(  # a running total kept as a 0-d tensor on the device; backward in a per-step helper
+            """
+import torch
+import torch.nn.functional as F
+def train_step(model, x, y, optimizer):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+def train(model, loader, optimizer, device):
+    total_loss = torch.tensor(0.0, device=device)
+    for x, y in loader:
+        total_loss = total_loss + train_step(model, x.to(device), y.to(device), optimizer)
+    print(total_loss / len(loader))
+""",
+            line=12,
+            column=9,
+            message="calls backward every step",
+            fixed="""
+import torch
+import torch.nn.functional as F
+def train_step(model, x, y, optimizer):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+def train(model, loader, optimizer, device):
+    total_loss = torch.tensor(0.0, device=device)
+    for x, y in loader:
+        total_loss = total_loss + train_step(model, x.to(device), y.to(device), optimizer).detach()
+    print(total_loss / len(loader))
+""",
+        ),
     ]
 
 
@@ -1318,6 +1353,8 @@ def _started_as_statistic(accumulator: cst.BaseExpression, ctx, may_start_empty:
         return False
     if start.kind in (Kind.NUMBER, Kind.CONTAINER):
         return True
+    if start.kind is Kind.TENSOR and start.graph is False and start.scalar and not container:
+        return True  # `total = torch.tensor(0.0)`, `torch.zeros(1, device=device)`: a number on the device
     if not may_start_empty:
         return False
     # `avg = None` before a sum; `feats = None` or `torch.empty(0)` before a concatenation (a tensor
@@ -1613,7 +1650,34 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _has_backward(node: cst.CSTNode, ctx) -> bool:
+def _has_backward(node: cst.CSTNode, ctx, depth: int = 0) -> bool:
+    """Does `node` call backward, directly or through a function of this file it calls (a
+    `train_step(batch)` helper that runs `loss.backward()`)?"""
     if calls_method(node, BACKWARD_METHODS):
         return True
-    return any(isinstance(n, cst.Call) and ctx.resolve(n.func) in AUTOGRAD_FUNCTIONS for n in code_descendants(node))
+    functions = _functions(ctx)
+    for n in code_descendants(node):
+        if type(n) is not cst.Call:
+            continue
+        if ctx.resolve(n.func) in AUTOGRAD_FUNCTIONS:
+            return True
+        func = n.func
+        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" else None
+        callee = functions.get(name) if name is not None else None
+        if callee is not None and callee is not node and depth < 2 and _has_backward(callee, ctx, depth + 1):
+            return True
+    return False
+
+
+def _functions(ctx) -> dict:
+    """The file's functions and methods by name (a name defined twice is left out)."""
+
+    def build() -> dict:
+        found: dict = {}
+        for n in code_descendants(ctx.module):
+            if type(n) is cst.FunctionDef:
+                name = n.name.value
+                found[name] = None if name in found else n
+        return {k: v for k, v in found.items() if v is not None}
+
+    return ctx.memo("ml001.functions", build)  # type: ignore[return-value]
