@@ -37,8 +37,13 @@ class AccumulatedGraph(Rule):
     `outs = torch.cat([outs, model(x)])`, a comprehension over a data loader
     (`[criterion(model(x), y) for x, y in val_loader]`), and `self.train_losses.append(loss)` in a
     function that runs once per batch (Lightning's `training_step`, a helper every training loop
-    calls). `for` and `while` loops alike; accumulators started as a number or an empty container,
-    tuple-unpacked ones included (`running_loss, seen = 0.0, 0`).
+    calls), and `losses.update(loss, n)` on a running meter (an `AverageMeter` whose `update` adds
+    the tensor to `self.sum`). `for` and `while` loops alike; accumulators started as a number, an
+    empty container or a number-like tensor (`torch.tensor(0.0, device=device)`), tuple-unpacked
+    ones included (`running_loss, seen = 0.0, 0`), and averages started by their first value
+    (`avg = loss if avg is None else 0.9 * avg + 0.1 * loss`). The values kept are those the
+    analysis sees carry history, also through helpers of the project that return a model's output
+    or a loss.
 
     ## Why is this bad?
     The accumulator keeps a reference to every iteration's autograd graph until it is reset.
