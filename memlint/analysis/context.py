@@ -476,6 +476,8 @@ class Context:
             name = node.target.value
             old = self.lookup_value(name)
             new = values._combine(old, values.evaluate(node.value, self))
+            if new.graph and self.grad_mode is GradMode.DISABLED:
+                new = values.tensor(False, scalar=new.scalar)  # `total += loss` under no_grad: a new tensor without history
             binding = self.frame.names.get(name)
             self.frame.names[name] = Binding(new, binding.qualified if binding else None)
 

@@ -658,7 +658,8 @@ class _Summary:
         if attr in tables.GRAPH_FREE_METHODS:
             return []
         if attr == "forward":
-            return [True]
+            # `self.forward(x)` runs a model only in an nn.Module (a hand-written Perceptron's is a method)
+            return [["c"]] if chain == "self.forward" and "." in key else [True]
         if root == "self" and chain is not None and chain.count(".") == 1 and "." in key:
             class_name = key.partition(".")[0]
             if attr in self._self_attributes()[1].get(class_name, ()):

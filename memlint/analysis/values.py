@@ -91,7 +91,10 @@ def evaluate(expr: cst.BaseExpression, ctx: "Context") -> Value:
             return tensor(base.graph)
         return UNKNOWN
     if kind is cst.BinaryOperation:
-        return _combine(evaluate(expr.left, ctx), evaluate(expr.right, ctx))
+        combined = _combine(evaluate(expr.left, ctx), evaluate(expr.right, ctx))
+        if combined.graph and ctx.grad_mode.records_graph is False:
+            return tensor(False, scalar=combined.scalar)  # arithmetic under no_grad makes a new tensor without history
+        return combined
     if kind is cst.UnaryOperation:
         if type(expr.operator) is cst.Not:
             return OTHER
@@ -370,7 +373,7 @@ def _args_graph(call: cst.Call, ctx: "Context") -> Optional[bool]:
     return None
 
 
-def _number_like(factory: str, call: cst.Call) -> bool:
+def number_like(factory: str, call: cst.Call) -> bool:
     """A 0-d or one-element tensor made to hold a running number: `torch.tensor(0.0)`,
     `torch.zeros(1)`, `torch.zeros(())` (not `torch.randn(1, 4, 64, 64)`)."""
     positional = [arg.value for arg in call.args if arg.keyword is None]
@@ -408,7 +411,7 @@ def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
             return tensor(graph, scalar=reduced)
         return tensor(_args_graph(call, ctx))
     if module == "torch" and name in tables.TENSOR_FACTORIES:
-        return tensor(False, scalar=_number_like(name, call))
+        return tensor(False, scalar=number_like(name, call))
     if module == "torch" and name.endswith("Tensor") and name[:1].isupper():
         return tensor(False)  # the legacy constructors: `torch.Tensor()`, `torch.FloatTensor(3)`
     if module == "torch":

@@ -9,7 +9,7 @@ from typing import Optional, Union
 import libcst as cst
 
 from memlint.analysis import GradMode, Kind
-from memlint.analysis.values import NONE
+from memlint.analysis.values import NONE, number_like
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, iterates_layers, names_in, own_statements
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
@@ -418,6 +418,53 @@ def train_one_epoch(model, criterion, data_loader, optimizer):
         loss.backward()
         optimizer.step()
         meter.update(loss)
+"""
+        ),
+        Valid(  # a recurrent cell unrolled over the steps of one sequence: one forward pass
+            """
+import torch
+rnn_single = torch.nn.RNNCell(100, 200)
+h_t = torch.zeros(3, 200)
+out = []
+for i in range(6):
+    h_t = rnn_single(x[i], h_t)
+    out.append(h_t)
+"""
+        ),
+        Valid(  # a hand-written perceptron: its `forward` and `backward` are plain methods, no autograd
+            """
+import torch
+class Perceptron:
+    def __init__(self, n):
+        self.weights = torch.zeros(n, 1)
+        self.bias = torch.zeros(1)
+    def forward(self, x):
+        return torch.where(torch.mm(x, self.weights) + self.bias > 0.0, 1.0, 0.0)
+    def backward(self, x, y):
+        return y - self.forward(x)
+    def train(self, x, y, epochs):
+        for e in range(epochs):
+            for i in range(y.shape[0]):
+                errors = self.backward(x[i].reshape(1, -1), y[i]).reshape(-1)
+                self.bias += errors
+"""
+        ),
+        Valid(  # averaged under no_grad before it is kept: the average has no history
+            """
+import torch
+epoch_costs = []
+for epoch in range(10):
+    avg_cost = 0.0
+    for x, y in train_loader:
+        cost = criterion(model(x), y)
+        optimizer.zero_grad()
+        cost.backward()
+        optimizer.step()
+        avg_cost += cost.item()
+    total = torch.tensor(avg_cost) + model(probe).sum()
+    with torch.set_grad_enabled(False):
+        average = total / len(train_loader)
+        epoch_costs.append(average)
 """
         ),
     ]
@@ -1102,8 +1149,10 @@ def train(model, loader, optimizer, device):
             per_step = _per_step_function(ctx)
             if per_step is None or not _outlives_the_call(accumulator, ctx):
                 return  # no loop, and not a function that runs once per batch into a lasting accumulator
-        elif iterates_layers(loop):
-            return  # collecting a forward pass's outputs (features, intermediates) is what forward does
+        elif iterates_layers(loop) or (not iterates_batches(loop) and _unrolls_a_recurrence(loop, ctx, _base_name(accumulator))):
+            # collecting a forward pass's outputs (features, intermediates, the steps of a recurrent
+            # cell unrolled over a sequence) is what the forward pass does
+            return
         if _in_forward_pass(ctx):
             return
         if not container and ctx.grad_mode is not GradMode.ENABLED:
@@ -1367,6 +1416,59 @@ def _started_as_statistic(accumulator: cst.BaseExpression, ctx, may_start_empty:
     return start is NONE or (container and start.kind is Kind.TENSOR and start.graph is False)
 
 
+def _unrolls_a_recurrence(loop: cst.CSTNode, ctx, accumulator: Optional[str]) -> bool:
+    """`h = cell(x[t], h)`, `H = Z * H + (1 - Z) * H_tilda`: the loop, which calls no backward, feeds
+    a value with history back into itself (a state started as a tensor, not as a number), so each
+    iteration is one step of the same forward pass over time, not another batch; what it collects
+    is that pass's output."""
+    if _has_backward(loop, ctx):
+        return False
+    scope = ctx.function_node or ctx.module
+    for node in own_statements(loop):  # type: ignore[arg-type]
+        if type(node) is not cst.Assign:
+            continue
+        bound = {n.value for t in node.targets for n in (t.target, *code_descendants(t.target)) if type(n) is cst.Name}
+        bound.discard(accumulator)
+        fed_back = [n.value for n in code_descendants(node.value) if type(n) is cst.Name and n.value in bound]
+        if not fed_back or ctx.holds_graph(node.value) is not True:
+            continue
+        if any(not _starts_as_number(_start_before(scope, loop, name)) for name in fed_back):
+            return True
+    return False
+
+
+def _start_before(scope: cst.CSTNode, loop: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
+    """The value `name` was last bound to before `loop` in `scope` (its parameter, a tuple, ...)."""
+    found: Optional[cst.CSTNode] = None
+    if isinstance(scope, cst.FunctionDef):
+        params = scope.params
+        if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+            found = scope
+    for node in code_descendants(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if node is loop:
+            break
+        if type(node) is cst.Assign and any(
+            type(n) is cst.Name and n.value == name for t in node.targets for n in (t.target, *code_descendants(t.target))
+        ):
+            found = node.value if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name else node
+    return found
+
+
+def _starts_as_number(start: Optional[cst.CSTNode]) -> bool:
+    """`0`, `0.0`, `None`, `[]`, `torch.tensor(0.0)`: how a running statistic starts (not a state)."""
+    if start is None:
+        return True  # not bound before the loop in sight: not a state carried into it
+    if type(start) in (cst.Integer, cst.Float) or (type(start) is cst.Name and start.value == "None"):  # type: ignore[union-attr]
+        return True
+    if type(start) in (cst.List, cst.Dict, cst.Tuple) and not getattr(start, "elements", ()):
+        return True
+    if type(start) is cst.Call:
+        func = start.func  # type: ignore[union-attr]
+        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
+        return number_like(name, start)  # type: ignore[arg-type]
+    return False
+
+
 def _only_started_in_loop(loop: cst.CSTNode, name: str, node: cst.CSTNode) -> bool:
     """Is every other binding of `name` in the loop a first-time start (`if avg is None: avg = loss`),
     not a reset?  Then the accumulation still runs across iterations."""
@@ -1536,8 +1638,13 @@ def _case(candidate: _Candidate, ctx) -> str:
     on) or "per-step" (a per-batch helper without backward of its own)."""
     if candidate.source is not None:
         return "no-backward"
-    if candidate.loop is not None:
-        return "backward" if _has_backward(candidate.loop, ctx) else "no-backward"
+    loop = candidate.loop
+    if loop is not None:
+        if _backward_in_own_statements(loop, ctx) or _value_backpropagated(candidate, loop):
+            return "backward"
+        if _has_backward(loop, ctx) and not _fresh_forward(candidate, loop, ctx):
+            return "backward"  # (a total of the losses a nested loop backpropagated: `epoch_costs.append(avg_cost)`)
+        return "no-backward"  # (an evaluation forward in an epoch loop whose nested batch loop trains)
     function = ctx.function_node
     if candidate.per_step == "training_step" or (function is not None and _has_backward(function, ctx)):
         return "backward"
@@ -1653,6 +1760,54 @@ def _steps_optimizer(block: cst.CSTNode) -> bool:
 def _short(text: str, limit: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _backward_in_own_statements(loop: cst.CSTNode, ctx) -> bool:
+    """Backward in the loop's own body (not a nested loop's), directly or through the file's helpers."""
+    functions = _functions(ctx)
+    for node in own_statements(loop):  # type: ignore[arg-type]
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value in BACKWARD_METHODS:
+            return True
+        if ctx.resolve(func) in AUTOGRAD_FUNCTIONS:
+            return True
+        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" else None
+        callee = functions.get(name) if name is not None else None
+        if callee is not None and _has_backward(callee, ctx, 1):
+            return True
+    return False
+
+
+def _value_backpropagated(candidate: _Candidate, loop: cst.CSTNode) -> bool:
+    """`loss.backward()` somewhere in the loop, for a `loss` the accumulation keeps."""
+    names = {n.value for v in candidate.values for n in (v, *code_descendants(v)) if type(n) is cst.Name}
+    for node in code_descendants(loop):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in BACKWARD_METHODS:
+            receiver = node.func.value
+            if type(receiver) is cst.Name and receiver.value in names:
+                return True
+    return False
+
+
+def _fresh_forward(candidate: _Candidate, loop: cst.CSTNode, ctx) -> bool:
+    """Is the kept value computed by a forward pass in the loop's own body (`model(x)`, a loss of it),
+    rather than carried over from a nested loop that trains?"""
+    names = {n.value for v in candidate.values for n in (v, *code_descendants(v)) if type(n) is cst.Name}
+    expressions = list(candidate.values)
+    for node in own_statements(loop):  # type: ignore[arg-type]
+        if type(node) is cst.Assign and any(
+            type(t.target) is cst.Name and t.target.value in names for t in node.targets
+        ):
+            expressions.append(node.value)
+    for expr in expressions:
+        for node in (expr, *code_descendants(expr)):
+            if type(node) is cst.Call and ctx.holds_graph(node) is True and not (
+                type(node.func) is cst.Attribute and ctx.holds_graph(node.func.value) is True
+            ):
+                return True  # a call that starts history: a model, a loss (not a method of a tensor)
+    return False
 
 
 def _has_backward(node: cst.CSTNode, ctx, depth: int = 0) -> bool:
