@@ -467,6 +467,19 @@ for epoch in range(10):
         epoch_costs.append(average)
 """
         ),
+        Valid(  # one batch's decoding steps, collected in a list made for that batch
+            """
+import torch
+for src, trg in test_loader:
+    steps = []
+    token = trg[:, 0]
+    for t in range(1, 20):
+        logits = decoder(token, src)
+        token = logits.argmax(-1)
+        steps.append(logits)
+    report(torch.stack(steps), trg)
+"""
+        ),
     ]
 
     INVALID = [
@@ -1163,6 +1176,8 @@ def train(model, loader, optimizer, device):
             started_in_loop = _only_started_in_loop(loop, name, node)
             if (isinstance(accumulator, cst.Name) or container) and not started_in_loop:
                 return  # reset on every iteration
+        if name is not None and loop is not None and not iterates_batches(loop) and _reset_per_batch(ctx, name):
+            return  # `for x in loader: steps = []; for t in range(T): steps.append(...)`: one batch's steps
         if not meter and not started_in_loop and not _started_as_statistic(accumulator, ctx, may_start_empty, container):
             return  # `x = x + f(x)` on a tensor is an update rule, not a running statistic
         leaves = [_graph_leaf(v, ctx) for v in found]
@@ -1414,6 +1429,14 @@ def _started_as_statistic(accumulator: cst.BaseExpression, ctx, may_start_empty:
     # `avg = None` before a sum; `feats = None` or `torch.empty(0)` before a concatenation (a tensor
     # updated by sums, `latents = latents + step`, is a computation)
     return start is NONE or (container and start.kind is Kind.TENSOR and start.graph is False)
+
+
+def _reset_per_batch(ctx, name: str) -> bool:
+    """Is `name` bound afresh in an enclosing loop over batches (so what it collects in the inner,
+    non-batch loop is one batch's worth)?"""
+    loops = ctx.loops
+    bound = ctx.frame.bound_in_loop.get(name)
+    return bound is not None and any(bound is loop and iterates_batches(loop) for loop in loops[:-1])
 
 
 def _unrolls_a_recurrence(loop: cst.CSTNode, ctx, accumulator: Optional[str]) -> bool:

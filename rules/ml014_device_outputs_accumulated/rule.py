@@ -174,6 +174,21 @@ def test_model(x, y):
     return float((x.sum() == y.sum()))
 """
         ),
+        Valid(  # a list made for each batch, filled by the batch's glimpses: bounded, not the dataset
+            """
+import torch
+@torch.no_grad()
+def validate(model, valid_loader, device, num_glimpses):
+    for x, y in valid_loader:
+        x = x.to(device)
+        h_t, l_t = model.reset()
+        baselines = []
+        for t in range(num_glimpses):
+            h_t, l_t, b_t = model(x, l_t, h_t)
+            baselines.append(b_t)
+        score(torch.stack(baselines), y)
+"""
+        ),
     ]
 
     INVALID = [
@@ -379,8 +394,8 @@ trainer = L.Trainer(accelerator="gpu")
             if not ctx.in_loop or not any(iterates_batches(loop) for loop in ctx.loops):
                 return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
             name = _holder(accumulator)
-            if isinstance(name, cst.Name) and ctx.bound_in_current_loop(name.value):
-                return  # a list made for each batch
+            if isinstance(name, cst.Name) and _made_per_batch(ctx, name.value):
+                return  # a list made for each batch (its glimpses, its decoding steps)
         value = node.args[0].value
         elements = _elements(value) if isinstance(value, _DISPLAYS) else [value]
         outputs = [e for e in elements if self._on_device_output(e)]
@@ -509,6 +524,14 @@ def _elements(display: cst.BaseExpression) -> list:
         inner = element.value
         found.extend(_elements(inner) if isinstance(inner, _DISPLAYS) else [inner])
     return found
+
+
+def _made_per_batch(ctx, name: str) -> bool:
+    """Was `name` last bound inside the outermost loop over batches around here (or a loop in it)?"""
+    loops = ctx.loops
+    first = next((i for i, loop in enumerate(loops) if iterates_batches(loop)), None)
+    bound = ctx.frame.bound_in_loop.get(name)
+    return first is not None and bound is not None and any(bound is loop for loop in loops[first:])
 
 
 def _holder(accumulator: cst.BaseExpression) -> cst.BaseExpression:
