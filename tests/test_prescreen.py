@@ -6,9 +6,11 @@ import textwrap
 
 import pytest
 
+from memlint.analysis.summaries import summarize
 from memlint.config import Settings
 from memlint.engine import lint_text
 from memlint.prescreen import Source, _screen, needs_analysis, screen_holds
+from memlint.project import single_file_view
 from memlint.registry import all_rules, builtin_rules, rule_entries
 from memlint.testing import settings_for, source_of
 
@@ -28,6 +30,9 @@ def test_the_screen_of_a_rule_lets_through_each_of_its_invalid_examples(rule, in
     source = Source(source_of(example))
     options = settings_for(rule, example.config).options
     assert source.tree is not None and source.structure_is_reliable
+    # As engine.lint_text does: a file linted alone is a project of its own, and the screens
+    # follow its facts (a same-file helper that returns a loss carries history).
+    source.project = single_file_view(summarize(source), "example.py")
     assert screen_holds(source, rule.code, options), f"{rule.code} INVALID[{index}] would be screened out"
 
 
