@@ -1050,6 +1050,38 @@ def train(model, loader, optimizer, device):
     print(total_loss / len(loader))
 """,
         ),
+        Invalid(  # a Hugging Face Trainer's compute_loss keeps every step's loss on the object
+            """
+import torch
+from transformers import Trainer
+class LoggingTrainer(Trainer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.step_losses = []
+    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+        outputs = model(**inputs)
+        loss = outputs.loss
+        self.step_losses.append(loss)
+        return (loss, outputs) if return_outputs else loss
+""",
+            line=10,
+            column=9,
+            unsafe=True,
+            message="`compute_loss` once per batch",
+            fixed="""
+import torch
+from transformers import Trainer
+class LoggingTrainer(Trainer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.step_losses = []
+    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+        outputs = model(**inputs)
+        loss = outputs.loss
+        self.step_losses.append(loss.item())
+        return (loss, outputs) if return_outputs else loss
+""",
+        ),
     ]
 
 
@@ -1245,6 +1277,8 @@ def train(model, loader, optimizer, device):
         if case == "backward":
             if candidate.per_step == "training_step":
                 where = "Lightning runs `training_step` once per batch and backpropagates its loss"
+            elif candidate.per_step == "compute_loss":
+                where = "the Trainer runs `compute_loss` once per batch and backpropagates its loss"
             elif candidate.per_step is not None:
                 where = f"`{candidate.per_step}` runs once per batch and calls backward"
             else:
@@ -1620,9 +1654,17 @@ def _per_step_function(ctx) -> Optional[str]:
     name = function.name.value
     if name == "training_step" and ctx.class_name is not None:
         return name
+    if name == "compute_loss" and _subclasses_transformers(ctx):
+        return name  # Hugging Face's Trainer calls it on every training step
     if ctx.function_key is not None and ctx.project.per_step_of(ctx.function_key) is not None:
         return name
     return None
+
+
+def _subclasses_transformers(ctx) -> bool:
+    """Is the enclosing class a subclass of something imported from transformers (`Trainer`)?"""
+    node = _enclosing_class(ctx)
+    return node is not None and any((ctx.resolve(base.value) or "").startswith("transformers.") for base in node.bases)
 
 
 def _outlives_the_call(accumulator: cst.BaseExpression, ctx) -> bool:
@@ -1669,7 +1711,7 @@ def _case(candidate: _Candidate, ctx) -> str:
             return "backward"  # (a total of the losses a nested loop backpropagated: `epoch_costs.append(avg_cost)`)
         return "no-backward"  # (an evaluation forward in an epoch loop whose nested batch loop trains)
     function = ctx.function_node
-    if candidate.per_step == "training_step" or (function is not None and _has_backward(function, ctx)):
+    if candidate.per_step in ("training_step", "compute_loss") or (function is not None and _has_backward(function, ctx)):
         return "backward"
     return "per-step"
 
