@@ -1134,8 +1134,9 @@ class LoggingTrainer(Trainer):
             return
         if func.attr.value in _METER_METHODS and node.args:
             # `losses.update(loss, x.size(0))`, `metric_logger.update(loss=loss)` on a running meter
-            if _is_meter(func.value, self.ctx):
-                values = [node.args[0].value] if node.args[0].keyword is None else [a.value for a in node.args if a.keyword is not None]
+            values = [node.args[0].value] if node.args[0].keyword is None else [a.value for a in node.args if a.keyword is not None]
+            ctx = self.ctx
+            if (ctx.in_loop or _per_step_function(ctx)) and any(ctx.holds_graph(v) is True for v in values) and _is_meter(func.value, ctx):
                 self._consider(node, func.value, values, container=True, meter=True)
             return
         if func.attr.value not in ("append", "extend") or len(node.args) != 1:
