@@ -8,7 +8,9 @@ WITHOUT the prescreen, and asks each rule's screen (trigger words, screen.py) se
 of rule X in a file where X's screen said "no" is a soundness failure: the script lists them and
 exits 1.  It also prints, per corpus, how many files and bytes each screen lets through and how many the prescreen
 as a whole sends to libcst with the default rules, and the CPU time of the prescreen against the
-full analysis.
+full analysis.  Both are given the project pass's facts about each file (memlint/project.py, over
+the whole corpus, as `memlint check` on the corpus gives them), so a screen that ignores a fact its
+rule follows shows up here too.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import corpora  # noqa: E402  (bench/corpora.py)
 from memlint.checker import check_text  # noqa: E402
 from memlint.config import Selection, Settings, build_settings, discover  # noqa: E402
 from memlint.files import discover_files  # noqa: E402
+from memlint.prepare import prepare_chunk, project_pass  # noqa: E402
 from memlint.prescreen import Source, needs_analysis, screen_holds  # noqa: E402
 from memlint.registry import builtin_rules, rule_entries  # noqa: E402
 
@@ -43,26 +46,37 @@ def _settings(root: Path) -> Settings:
     return replace(settings, options={**settings.options, "gpu-memory": 1 << 20})
 
 
-def _screen_file(path: Path, settings: Settings, default_codes: frozenset[str]) -> dict:
+def _screen_file(path: Path, settings: Settings, default_codes: frozenset[str], view=None) -> dict:
     text = path.read_text(encoding="utf-8", errors="replace")
     row = {"path": str(path), "bytes": len(text.encode("utf-8", "replace")), "torch": "torch" in text}
     if not row["torch"]:
         return row
     start = time.process_time()
     source = Source(text)
+    source.project = view
     compiled = source.tree is not None
     row["compiled"] = compiled
     row["needed"] = (not compiled) or needs_analysis(source, default_codes, settings.options)
     row["screen_s"] = time.process_time() - start
     row["passes"] = sorted(code for code in SCREENED if not compiled or screen_holds(source, code, settings.options))
     start = time.process_time()
-    row["found"] = sorted({d.code for d in check_text(text, str(path), settings)})
+    row["found"] = sorted({d.code for d in check_text(text, str(path), settings, project=view)})
     row["full_s"] = time.process_time() - start
     return row
 
 
-def _screen_chunk(paths: list[Path], settings: Settings, default_codes: frozenset[str]) -> list[dict]:
-    return [_screen_file(path, settings, default_codes) for path in paths]
+def _screen_chunk(paths: list[Path], settings: Settings, default_codes: frozenset[str], views: list) -> list[dict]:
+    return [_screen_file(path, settings, default_codes, view) for path, view in zip(paths, views)]
+
+
+def _views(files: list[Path], settings: Settings, pool: ProcessPoolExecutor) -> list:
+    """The project pass's view of every file of the corpus."""
+    names = [str(path) for path in files]
+    chunks = [list(range(i, min(i + 8, len(files)))) for i in range(0, len(files), 8)]
+    prepared = {}
+    for chunk, results in zip(chunks, pool.map(prepare_chunk, [[files[i] for i in c] for c in chunks], [[names[i] for i in c] for c in chunks], [settings] * len(chunks), [None] * len(chunks))):
+        prepared.update(zip(chunk, results))
+    return [facts.view for facts in project_pass(files, names, settings, None, lambda todo: {i: prepared[i] for i in todo})]
 
 
 def main() -> int:
@@ -79,7 +93,9 @@ def main() -> int:
         files = discover_files([root], settings).files
         chunks = [files[i : i + 8] for i in range(0, len(files), 8)]
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            rows = [row for chunk in pool.map(_screen_chunk, chunks, [settings] * len(chunks), [default_codes] * len(chunks)) for row in chunk]
+            views = _views(files, settings, pool)
+            view_chunks = [views[i : i + 8] for i in range(0, len(files), 8)]
+            rows = [row for chunk in pool.map(_screen_chunk, chunks, [settings] * len(chunks), [default_codes] * len(chunks), view_chunks) for row in chunk]
         failures += _report(name, root, rows)
     print("soundness failures:", failures)
     return 1 if failures else 0

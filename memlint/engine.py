@@ -87,10 +87,10 @@ def too_large(text: str, settings: Settings) -> Optional[str]:
     limit = settings.max_file_size
     if limit is None or len(text) <= limit:
         return None
-    return (
-        f"{format_bytes(len(text))} of source is more than max-file-size ({format_bytes(limit)}); "
-        "raise `max-file-size` in [tool.memlint] or exclude the file"
-    )
+    size, most = format_bytes(len(text)), format_bytes(limit)
+    if size == most:  # rounded alike: the exact numbers say which is larger
+        size, most = f"{len(text):,} characters", f"{limit:,}"
+    return f"{size} of source is more than max-file-size ({most}); raise `max-file-size` in [tool.memlint] or exclude the file"
 
 
 def reserved_diagnostic(
