@@ -16,6 +16,7 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.naming import named_like_model
 from memlint.analysis.project_facts import returns_history
+from memlint.analysis.walk import nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -298,28 +299,13 @@ def _definitions(module: cst.Module) -> dict:
                 methods.update(s.name.value for s in body if type(s) is cst.FunctionDef)
                 scan(body, False)
             elif kind in (cst.If, cst.Try, cst.With, cst.TryStar):
-                for block in _blocks(statement):
+                for block in nested_blocks(statement):
                     scan(block, top)
 
     scan(module.body, True)
     for name in clashes:
         found.pop(name, None)
     return found
-
-
-def _blocks(statement: cst.CSTNode):
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.IndentedBlock):
-        yield body.body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body.body
-    for attr in ("orelse", "finalbody"):
-        extra = getattr(statement, attr, None)
-        while extra is not None:
-            block = getattr(extra, "body", None)
-            if isinstance(block, cst.IndentedBlock):
-                yield block.body
-            extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None
 
 
 def _written(expr: cst.BaseExpression) -> Optional[str]:
