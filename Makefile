@@ -40,7 +40,7 @@ fuzz: $(VENV)/.test-installed
 	$(BIN)/python bench/fuzz.py $(or $(EXAMPLES),2000)
 
 docs: $(VENV)/.installed
-	$(BIN)/python -m memlint.ruledocs docs/rules README.md
+	$(BIN)/python -m memlint.commands.ruledocs docs/rules README.md
 
 clean-venv:
 	rm -rf $(VENV)

@@ -1,4 +1,4 @@
-"""How much room memlint.depth.LIMIT leaves: each deep construct at the limit and at twice it, run
+"""How much room memlint.pipeline.depth.LIMIT leaves: each deep construct at the limit and at twice it, run
 through the whole analysis (parse, walk, positions, fixes) with the depth guard bypassed, each in a
 subprocess so that a crash shows as its exit status.  Prints one row per run: outcome, wall seconds,
 peak memory.
@@ -33,12 +33,12 @@ CONSTRUCTS = {
 CHILD = textwrap.dedent(
     """
     import json, resource, sys, time
-    from memlint.checker import check_text
+    from memlint.pipeline.checker import check_text
     from memlint.config import Settings
-    from memlint.fixes import fix_text
-    from memlint.registry import all_rules
-    import memlint.engine
-    memlint.engine.too_complex = lambda *args, **kwargs: None  # the guard, bypassed for fix_text too
+    from memlint.pipeline.fixes import fix_text
+    from memlint.pipeline.registry import all_rules
+    import memlint.pipeline.engine
+    memlint.pipeline.engine.too_complex = lambda *args, **kwargs: None  # the guard, bypassed for fix_text too
     n = {n}
     expression = {expression}
     text = ("import torch\\ntotal = 0.0\\nfor x, y in val_loader:\\n    loss = criterion(model(x), y)\\n"
@@ -67,7 +67,7 @@ def measure(expression: str, n: int) -> str:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    from memlint.depth import LIMIT
+    from memlint.pipeline.depth import LIMIT
 
     factors = [float(arg) for arg in sys.argv[1:]] or [1.0, 2.0]
     for name, expression in CONSTRUCTS.items():

@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import corpora  # noqa: E402  (bench/corpora.py)
 
 from memlint.config import ConfigFile, Selection, build_settings  # noqa: E402
-from memlint.files import discover_files  # noqa: E402
-from memlint.registry import all_rules  # noqa: E402
-from memlint.runner import Mode, run  # noqa: E402
+from memlint.pipeline.files import discover_files  # noqa: E402
+from memlint.pipeline.registry import all_rules  # noqa: E402
+from memlint.pipeline.runner import Mode, run  # noqa: E402
 
 
 def digests(root: Path) -> dict[str, str]:

@@ -19,9 +19,9 @@ import time
 
 import libcst as cst
 
-from memlint import fixes, registry
 from memlint.config import RULE_OPTIONS, SCHEMA, Settings
 from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
+from memlint.pipeline import fixes, registry
 from memlint.rule import NodeFix, Rule
 
 PER_FUNCTION = 10

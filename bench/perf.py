@@ -112,7 +112,7 @@ def memlint_command(*args: str) -> list[str]:
 def python_files(root: Path) -> list[str]:
     """The files memlint itself checks under `root` (its discovery and default excludes)."""
     from memlint.config import Selection, build_settings, discover
-    from memlint.files import discover_files
+    from memlint.pipeline.files import discover_files
 
     settings = build_settings(discover(root), Selection())
     return [str(p) for p in discover_files([root], settings).files]

@@ -8,7 +8,7 @@ WITHOUT the prescreen, and asks each rule's screen (trigger words, screen.py) se
 of rule X in a file where X's screen said "no" is a soundness failure: the script lists them and
 exits 1.  It also prints, per corpus, how many files and bytes each screen lets through and how many the prescreen
 as a whole sends to libcst with the default rules, and the CPU time of the prescreen against the
-full analysis.  Both are given the project pass's facts about each file (memlint/project.py, over
+full analysis.  Both are given the project pass's facts about each file (memlint/pipeline/project.py, over
 the whole corpus, as `memlint check` on the corpus gives them), so a screen that ignores a fact its
 rule follows shows up here too.
 """
@@ -29,12 +29,12 @@ sys.path.insert(0, str(HERE.parent))
 
 import corpora  # noqa: E402  (bench/corpora.py)
 
-from memlint.checker import check_text  # noqa: E402
 from memlint.config import Selection, Settings, build_settings, discover  # noqa: E402
-from memlint.files import discover_files  # noqa: E402
-from memlint.prepare import prepare_chunk, project_pass  # noqa: E402
+from memlint.pipeline.checker import check_text  # noqa: E402
+from memlint.pipeline.files import discover_files  # noqa: E402
+from memlint.pipeline.prepare import prepare_chunk, project_pass  # noqa: E402
+from memlint.pipeline.registry import builtin_rules, rule_entries  # noqa: E402
 from memlint.prescreen import Source, needs_analysis, screen_holds  # noqa: E402
-from memlint.registry import builtin_rules, rule_entries  # noqa: E402
 
 CORPORA = ("timm", "transformers", "torchvision", "pytorch-lightning")
 SCREENED = frozenset(builtin.meta.code for builtin in builtin_rules())  # the rules with a screen

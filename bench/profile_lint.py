@@ -16,8 +16,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memlint.config import Selection, build_settings, discover  # noqa: E402
-from memlint.files import discover_files  # noqa: E402
-from memlint.runner import Mode, run  # noqa: E402
+from memlint.pipeline.files import discover_files  # noqa: E402
+from memlint.pipeline.runner import Mode, run  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -29,8 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 LIST = HERE / "realcode_repos.toml"
@@ -161,7 +162,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def every_rule_code() -> list[str]:
     """Every built-in rule's code: `--select ML` leaves out the rules that are off by default."""
-    from memlint.registry import rule_entries  # the memlint of the interpreter that runs this script
+    from memlint.pipeline.registry import rule_entries  # the memlint of the interpreter that runs this script
 
     return sorted(rule.code for rule in rule_entries())
 

@@ -90,7 +90,7 @@ class RuleScore:
 def catalogue_codes() -> list[str]:
     """Every built-in rule's code, so that rules without findings show in the table too."""
     try:
-        from memlint.registry import rule_entries
+        from memlint.pipeline.registry import rule_entries
     except ImportError:  # run by an interpreter without memlint: only the codes seen are listed
         return []
     return [rule.code for rule in rule_entries()]

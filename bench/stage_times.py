@@ -19,10 +19,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memlint.analysis.context import Context  # noqa: E402
 from memlint.config import Selection, build_settings, discover  # noqa: E402
-from memlint.files import discover_files  # noqa: E402
+from memlint.pipeline.files import discover_files  # noqa: E402
+from memlint.pipeline.traversal import Traversal  # noqa: E402
+from memlint.pipeline.tree import parse_module  # noqa: E402
 from memlint.prescreen import Source, needs_analysis  # noqa: E402
-from memlint.traversal import Traversal  # noqa: E402
-from memlint.tree import parse_module  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -12,25 +12,26 @@ from typing import Optional, Sequence
 
 import click
 
-from memlint import __version__, registry
-from memlint.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
+from memlint import __version__
 from memlint.config import ConfigError, Selection, build_settings, discover, load_config_file
 from memlint.diagnostics import Diagnostic
-from memlint.files import discover_files, path_argument
-from memlint.progress import progress_for
+from memlint.integrations.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
+from memlint.pipeline import registry
+from memlint.pipeline.files import discover_files, path_argument
+from memlint.pipeline.runner import FileResult, Mode, fixed_count, run
 from memlint.report import FORMATS, ReportOptions, is_applicable, reporter_for
-from memlint.runner import FileResult, Mode, fixed_count, run
+from memlint.report.progress import progress_for
 
 # Subcommands that checking does not need, imported only when one of them runs (or `--help` lists
 # them): `memlint check f.py` on every commit must not pay for git, torch-probing or cache-cleaning
 # code.  A new subcommand in a module of its own is one line here.
 LAZY_COMMANDS = {
-    "clean": ("memlint.clean_command", "clean_command"),
+    "clean": ("memlint.commands.clean", "clean_command"),
     "confirm": ("memlint.confirm.command", "confirm_command"),  # torch-free; torch loads in its children
     "estimate": ("memlint.estimate.command", "estimate_command"),  # torch loads only when it runs
-    "review": ("memlint.review", "review_command"),
+    "review": ("memlint.integrations.review", "review_command"),
 }
-STDIN = Path("-")  # the path that means standard input (memlint/stdin.py)
+STDIN = Path("-")  # the path that means standard input (memlint/integrations/stdin.py)
 
 
 class MemlintGroup(click.Group):
@@ -168,7 +169,7 @@ def check(
         fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, stdin=stdin,
     )  # fmt: skip
     if stdin:
-        from memlint.stdin import check_stdin  # editors only
+        from memlint.integrations.stdin import check_stdin  # editors only
 
         raise click.exceptions.Exit(check_stdin(
             paths, stdin_filename, selection=selection, config=config, unsafe_fixes=unsafe_fixes, fix=fix, diff=diff,
@@ -184,12 +185,12 @@ def check(
     roots = tuple(os.path.realpath(p) for p in paths) if fix and not diff else None
     mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes, roots=roots)
     if mode.write and discovery.temporaries:
-        from memlint.tempfiles import remove_stale  # left by a `--fix` that was killed while writing
+        from memlint.pipeline.tempfiles import remove_stale  # left by a `--fix` that was killed while writing
 
         remove_stale(discovery.temporaries)
     cache = None
     if not no_cache:
-        from memlint.cache import open_cache  # not needed with --no-cache
+        from memlint.pipeline.cache import open_cache  # not needed with --no-cache
 
         cache = open_cache(cache_dir, settings, warn=lambda message: click.echo(f"memlint: warning: {message}", err=True))
     with progress_for(len(discovery.files), output_format) as advance:

@@ -18,7 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
-from memlint.registry import rule_options
+from memlint.pipeline.registry import rule_options
 from memlint.rule import boolean
 from memlint.units import parse_size
 
@@ -173,7 +173,7 @@ def _matches(selector: str, code: str, default_enabled: bool) -> bool:
 
 
 def check_selectors(selectors: Sequence[str], where: str) -> None:
-    from memlint.registry import RESERVED_CODES, rule_entries
+    from memlint.pipeline.registry import RESERVED_CODES, rule_entries
 
     codes = [rule.code for rule in rule_entries()] + sorted(RESERVED_CODES)
     for selector in selectors:
@@ -183,7 +183,7 @@ def check_selectors(selectors: Sequence[str], where: str) -> None:
 
 
 def resolve_selection(layers: Sequence[Selection]) -> frozenset[str]:
-    from memlint.registry import rule_entries
+    from memlint.pipeline.registry import rule_entries
 
     rules = rule_entries()
     enabled = {rule.code for rule in rules if rule.default_enabled}
@@ -260,7 +260,7 @@ class Settings:
         return frozenset(code for code in self.enabled if not any(code.startswith(prefix) for prefix in ignored))
 
     def rules_for(self, filename: str) -> list:
-        from memlint.registry import all_rules
+        from memlint.pipeline.registry import all_rules
 
         codes = self.codes_for(filename)
         return [rule for rule in all_rules() if rule.code in codes]

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Optional
 
 from memlint.diagnostics import Applicability, Severity
-from memlint.sentences import first_sentence
+from memlint.report.sentences import first_sentence
 from memlint.units import parse_size
 
 if TYPE_CHECKING:

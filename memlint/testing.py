@@ -8,8 +8,8 @@ from typing import Any, Iterator, Mapping, Union
 
 from memlint.config import RULE_OPTIONS, SCHEMA, Settings, validate
 from memlint.diagnostics import Diagnostic
-from memlint.engine import lint_text
-from memlint.fixes import FixOutcome, fix_text
+from memlint.pipeline.engine import lint_text
+from memlint.pipeline.fixes import FixOutcome, fix_text
 from memlint.rule import Invalid, Rule, Valid
 
 

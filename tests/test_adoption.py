@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from integration_helpers import SOURCE_WITH_FINDINGS, memlint
-from memlint.noqa import add_noqa, with_noqa
+
+from memlint.integrations.noqa import add_noqa, with_noqa
 
 
 def test_add_noqa_silences_every_current_finding(tmp_path: Path):

@@ -10,7 +10,7 @@ import pytest
 
 from memlint.analysis import GradMode
 from memlint.config import Settings
-from memlint.engine import lint_text
+from memlint.pipeline.engine import lint_text
 from memlint.rule import Rule
 
 PROBES: list[dict] = []

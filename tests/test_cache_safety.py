@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
-
-from memlint.cache import ENTRY_LIMIT, MARKER, Cache
-from memlint.registry import find_rule
-
 from conftest import invoke, memlint_subprocess, write
+
+from memlint.pipeline.cache import ENTRY_LIMIT, MARKER, Cache
+from memlint.pipeline.registry import find_rule
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -307,7 +306,7 @@ def _crafted_summaries(project: Path, expected: str, entry: Path, original: dict
 
 def _crafted_passes(project: Path, expected: str, entry: Path, original: dict) -> None:
     """A project pass entry whose views have the wrong shape is a miss: the pass runs again."""
-    from memlint.prepare import _read_pass
+    from memlint.pipeline.prepare import _read_pass
 
     cache = Cache(entry.parent.parent.parent, "")
     assert _read_pass(cache, entry.stem, 1, ["0" * 64]) is not None  # the genuine entry is a hit

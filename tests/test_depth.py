@@ -19,7 +19,7 @@ import pytest
 from conftest import EVAL_LOOP, memlint_subprocess, write
 
 import memlint
-from memlint import depth
+from memlint.pipeline import depth
 
 LIMIT = depth.LIMIT
 NEIGHBOUR = "z_neighbour.py:6:5: ML001"

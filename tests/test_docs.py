@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from conftest import REPO
 
-from memlint.registry import all_rules
-from memlint.ruledocs import pages, with_readme_table
+from memlint.commands.ruledocs import pages, with_readme_table
+from memlint.pipeline.registry import all_rules
 
 
 def test_rule_pages_are_current():
@@ -14,7 +14,7 @@ def test_rule_pages_are_current():
         if not (REPO / "docs" / "rules" / name).is_file()
         or (REPO / "docs" / "rules" / name).read_text(encoding="utf-8") != text
     ]  # fmt: skip
-    assert not stale, f"regenerate with `python -m memlint.ruledocs docs/rules` (make docs): {stale}"
+    assert not stale, f"regenerate with `python -m memlint.commands.ruledocs docs/rules` (make docs): {stale}"
 
 
 def test_readme_lists_every_rule():

@@ -16,9 +16,9 @@ import libcst as cst
 import pytest
 from conftest import invoke, write
 
-from memlint import fixes, registry
 from memlint.config import Settings
 from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
+from memlint.pipeline import fixes, registry
 from memlint.rule import NodeFix, Rule
 
 # `vK = 1` is a finding; its fix makes it `vK = 2`, or, on a line marked `# bad`, `vK = (`.

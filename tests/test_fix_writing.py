@@ -16,7 +16,7 @@ import tempfile
 import pytest
 from conftest import EVAL_LOOP, invoke
 
-from memlint import fixes, runner
+from memlint.pipeline import fixes, runner
 
 LOOP = EVAL_LOOP.lstrip("\n")
 FIXED = LOOP.replace("total += loss", "total += loss.item()")
@@ -189,7 +189,7 @@ def test_a_symlink_inside_the_tree_fixes_its_target_once_and_stays_a_link(projec
 
 KILLED_MID_WRITE = """
 import os, signal, sys
-from memlint import fixes, runner
+from memlint.pipeline import fixes, runner
 from memlint.cli import main
 def killed(*args):
     os.kill(os.getpid(), signal.SIGKILL)  # `kill -9` after the temporary file is written, before the rename

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memlint.config import Settings
-from memlint.engine import lint_text
-from memlint.fixes import fix_text, parses
-from memlint.registry import all_rules
+from memlint.pipeline.engine import lint_text
+from memlint.pipeline.fixes import fix_text, parses
+from memlint.pipeline.registry import all_rules
 
 EXAMPLES = int(os.environ.get("MEMLINT_FUZZ_EXAMPLES", "100"))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import memlint_subprocess, write
 
 # Loaded by Python at start-up (PYTHONPATH names its folder): replaces the function named by
@@ -40,9 +39,9 @@ def broken(project, tmp_path_factory, monkeypatch):
 @pytest.mark.parametrize(
     "target, command",
     [
-        ("memlint.files:discover_files", ["check", "."]),  # imported by name when the CLI loads
-        ("memlint.registry:all_rules", ["rules"]),
-        ("memlint.cache:clean", ["clean"]),  # a subcommand loaded on demand
+        ("memlint.pipeline.files:discover_files", ["check", "."]),  # imported by name when the CLI loads
+        ("memlint.pipeline.registry:all_rules", ["rules"]),
+        ("memlint.pipeline.cache:clean", ["clean"]),  # a subcommand loaded on demand
     ],
 )
 def test_an_internal_error_exits_2_with_one_line(project, broken, target, command):
@@ -57,7 +56,7 @@ def test_an_internal_error_exits_2_with_one_line(project, broken, target, comman
 
 
 def test_the_traceback_on_request(project, broken, monkeypatch):
-    broken("memlint.files:discover_files")
+    broken("memlint.pipeline.files:discover_files")
     monkeypatch.setenv("MEMLINT_TRACEBACK", "1")
     result = memlint_subprocess("check", ".", cwd=project)
     assert result.returncode == 2

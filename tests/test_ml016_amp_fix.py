@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.engine import lint_text
-from memlint.fixes import fix_text
-from memlint.registry import find_rule
+from memlint.pipeline.engine import lint_text
+from memlint.pipeline.fixes import fix_text
+from memlint.pipeline.registry import find_rule
 from memlint.testing import settings_for
 
 RULE = find_rule("ML016")

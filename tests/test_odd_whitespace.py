@@ -15,8 +15,8 @@ import libcst as cst
 import pytest
 from conftest import EVAL_LOOP, memlint_subprocess
 
-from memlint.checker import _Places
-from memlint.positions import node_positions
+from memlint.pipeline.checker import _Places
+from memlint.pipeline.positions import node_positions
 
 LOOP = EVAL_LOOP.lstrip("\n").replace("import torch\n\n", "")  # total = 0.0 ... print(total)
 

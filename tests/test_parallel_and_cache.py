@@ -11,12 +11,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import invoke, memlint_subprocess, write
 
 import memlint
-from memlint import progress
-from memlint.registry import find_rule
-
-from conftest import invoke, memlint_subprocess, write
+from memlint.pipeline.registry import find_rule
+from memlint.report import progress
 
 
 def _finding_snippet() -> str:

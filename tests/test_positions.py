@@ -7,8 +7,8 @@ import random
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from memlint.positions import node_positions
-from memlint.tree import descendants, parse_module
+from memlint.pipeline.positions import node_positions
+from memlint.pipeline.tree import descendants, parse_module
 
 SOURCES = {
     "lf": "# header\n\nimport torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return (x +\n                1)\n# footer\n",

@@ -8,11 +8,11 @@ import itertools
 import json
 
 import pytest
+from integration_helpers import memlint
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from integration_helpers import memlint
-from memlint.positions import node_positions
-from memlint.tree import descendants, parse_module
+from memlint.pipeline.positions import node_positions
+from memlint.pipeline.tree import descendants, parse_module
 
 HEADERS = ["", "# c\n", "\n\n", "# a\n\n# b\n", "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n"]
 BODIES = [

@@ -8,10 +8,10 @@ import pytest
 
 from memlint.analysis.summaries import summarize
 from memlint.config import Settings
-from memlint.engine import lint_text
+from memlint.pipeline.engine import lint_text
+from memlint.pipeline.project import single_file_view
+from memlint.pipeline.registry import all_rules, builtin_rules, rule_entries
 from memlint.prescreen import Source, _screen, needs_analysis, screen_holds
-from memlint.project import single_file_view
-from memlint.registry import all_rules, builtin_rules, rule_entries
 from memlint.testing import settings_for, source_of
 
 INVALID = [(rule, index, example) for rule in all_rules() for index, example in enumerate(rule.INVALID)]

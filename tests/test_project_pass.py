@@ -1,4 +1,4 @@
-"""The project pass (memlint/project.py): what one file's findings learn from the other files linted
+"""The project pass (memlint/pipeline/project.py): what one file's findings learn from the other files linted
 with it, through the CLI as users run it, each case with its counterpart where the facts differ."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import invoke, memlint_subprocess, write
 
 

@@ -8,13 +8,13 @@ import json
 import re
 import subprocess
 import sys
-import tomllib
 from collections import Counter
 from pathlib import Path
 
 import pytest
+import tomllib
 
-from memlint.registry import RESERVED_CODES, rule_entries
+from memlint.pipeline.registry import RESERVED_CODES, rule_entries
 
 REPO = Path(__file__).resolve().parent.parent
 REPOS_FILE = REPO / "bench" / "realcode_repos.toml"

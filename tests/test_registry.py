@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from memlint.config import RULE_OPTIONS, SCHEMA
-from memlint.registry import all_rules, builtin_rules, rule_entries, rule_options
+from memlint.pipeline.registry import all_rules, builtin_rules, rule_entries, rule_options
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -42,7 +42,7 @@ def test_rule_options_come_from_the_metas_into_the_configuration_schema():
 
 def test_metas_and_screens_import_no_libcst():
     probe = (
-        "import sys, memlint.registry as r, memlint.prescreen as p\n"
+        "import sys, memlint.pipeline.registry as r, memlint.prescreen as p\n"
         "for b in r.builtin_rules(): p._screen(b.meta.code)\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'libcst' or m.startswith('memlint.rules') and m.endswith('.rule')))"
     )

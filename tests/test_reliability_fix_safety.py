@@ -9,9 +9,9 @@ import stat
 import pytest
 from conftest import EVAL_LOOP, invoke
 
-from memlint import fixes, runner
 from memlint.config import ConfigFile, Selection, build_settings
-from memlint.fixes import FileChangedError, write_atomically
+from memlint.pipeline import fixes, runner
+from memlint.pipeline.fixes import FileChangedError, write_atomically
 
 LOOP = EVAL_LOOP.lstrip("\n")
 FIXED = LOOP.replace("total += loss", "total += loss.item()")

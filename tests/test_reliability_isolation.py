@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import EVAL_LOOP, invoke, write
 
-from memlint import registry, runner
 from memlint.config import ConfigFile, Selection, build_settings
 from memlint.diagnostics import Severity
+from memlint.pipeline import registry, runner
 from memlint.rule import Rule
 
 
@@ -95,7 +95,7 @@ def test_a_worker_that_dies_loses_no_other_file(project, monkeypatch):
 def test_a_worker_that_dies_in_the_project_pass_loses_no_file(project, monkeypatch):
     """A worker that dies while summarising (phase one) costs nothing: those files are linted in
     phase two, without their summaries, and the one that kills a worker again is ML900."""
-    import memlint.prepare as prepare
+    import memlint.pipeline.prepare as prepare
 
     original = prepare.prepare_file
 

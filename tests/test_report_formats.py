@@ -12,11 +12,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from integration_helpers import SOURCE_WITH_FINDINGS, apply_line_edits, memlint
-from memlint import registry
+
 from memlint.diagnostics import Location, Severity
-from memlint.engine import reserved_diagnostic
+from memlint.pipeline import registry
+from memlint.pipeline.engine import reserved_diagnostic
 from memlint.report import ReportOptions, reporter_for
 from memlint.rule import rule_url
 

@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from integration_helpers import SOURCE_WITH_FINDINGS, memlint
-from memlint.gitdiff import parse_diff
+
+from memlint.integrations.gitdiff import parse_diff
 
 BASE_SOURCE = """\
 import torch

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from integration_helpers import SOURCE_WITH_FINDINGS, memlint
+
 from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
-from memlint.gitdiff import ChangedLines, regular_file_in
-from memlint.review import build_comments
+from memlint.integrations.gitdiff import ChangedLines, regular_file_in
+from memlint.integrations.review import build_comments
 
 BASE = "import torch\n"
 

@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from memlint.registry import all_rules
+from memlint.pipeline.registry import all_rules
 from memlint.rule import DOC_SECTIONS, Invalid, Valid
 from memlint.testing import example_cases, fix_example, lint_example, source_of
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from integration_helpers import REPO, memlint
-from memlint.registry import all_rules
-from memlint.sentences import first_sentence
+
+from memlint.pipeline.registry import all_rules
+from memlint.report.sentences import first_sentence
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from memlint import optimizers
+from memlint.analysis import optimizers
 from memlint.analysis.constants import fold, fold_int, function_env, module_env
 from memlint.analysis.evaluation import is_evaluation_function_name, is_evaluation_loader
 

@@ -20,13 +20,13 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from memlint.analysis.context import Context
 from memlint.analysis.evaluation import is_model_call
+from memlint.pipeline.registry import all_rules
+from memlint.pipeline.traversal import Traversal
+from memlint.pipeline.tree import parse_module
 from memlint.prescreen.history import History
 from memlint.prescreen.source import Source
-from memlint.registry import all_rules
 from memlint.rule import Rule
 from memlint.testing import source_of
-from memlint.traversal import Traversal
-from memlint.tree import parse_module
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

@@ -19,16 +19,16 @@ from typing import Any, Mapping
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_fuzz_generated import programs
 
 from memlint.analysis.summaries import summarize
-from memlint.checker import check_text
 from memlint.config import Selection, Settings, build_settings, discover, validate
-from memlint.engine import lint_text
+from memlint.pipeline.checker import check_text
+from memlint.pipeline.engine import lint_text
+from memlint.pipeline.project import Project, single_file_view
+from memlint.pipeline.registry import RESERVED_CODES, all_rules, builtin_rules, rule_options
 from memlint.prescreen import Source, screen_holds
-from memlint.project import Project, single_file_view
-from memlint.registry import RESERVED_CODES, all_rules, builtin_rules, rule_options
 from memlint.testing import source_of
-from test_fuzz_generated import programs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 BUILT_IN = frozenset(builtin.meta.code for builtin in builtin_rules())
@@ -43,7 +43,7 @@ def every_rule(options: Mapping[str, Any]) -> Settings:
 
 def lost_findings(text: str, settings: Settings, project=None, filename: str = "probe.py") -> list[str]:
     """What the prefilter and the screens would hide, one line per finding, naming its rule.
-    `project`: the file's project facts (memlint/project.py); by default, the file alone's, as
+    `project`: the file's project facts (memlint/pipeline/project.py); by default, the file alone's, as
     `memlint check` gives a file linted alone."""
     source = Source(text)
     if project is None and source.tree is not None:
@@ -133,7 +133,7 @@ def test_a_screen_that_drops_a_finding_is_named(monkeypatch):
 
 
 # ---------------------------------------------------------------------------- across files
-# The project pass (memlint/project.py) gives a file facts from the other files linted with it: a
+# The project pass (memlint/pipeline/project.py) gives a file facts from the other files linted with it: a
 # helper elsewhere returns a loss, a base class elsewhere is an nn.Module.  A screen must answer
 # "maybe" wherever those facts can make its rule report.  Projects of two or three files, written
 # out and generated: helpers from HELPER_BODIES, used by the rules' own examples.

@@ -50,16 +50,16 @@ class Head(nn.Module):
 """
 
 # Never needed to check Python files one process at a time (torch is never needed at all).
-NEVER = ("torch", "memlint.confirm", "memlint.estimate", "memlint.review", "memlint.clean_command", "memlint.gitdiff")
+NEVER = ("torch", "memlint.confirm", "memlint.estimate", "memlint.integrations.review", "memlint.commands.clean", "memlint.integrations.gitdiff")
 NOT_FOR_ONE_CLEAN_FILE = (
     "libcst",
-    "memlint.checker",
+    "memlint.pipeline.checker",
     "memlint.rules",  # the rule.py modules (the rule folders' meta.py and screen.py are allowed)
-    "memlint.notebooks",
-    "memlint.fixes",
-    "memlint.baseline",
-    "memlint.noqa",
-    "memlint.stdin",
+    "memlint.integrations.notebooks",
+    "memlint.pipeline.fixes",
+    "memlint.integrations.baseline",
+    "memlint.integrations.noqa",
+    "memlint.integrations.stdin",
     "multiprocessing",
     "concurrent.futures.process",
 )
@@ -91,7 +91,7 @@ def test_a_clean_torch_file_needs_neither_libcst_nor_the_other_commands(project)
     write(project / "head.py", CLEAN_MODEL)
     code, output, modules = run_probe("check", "--no-cache", "head.py", cwd=project)
     assert code == 0 and "All checks passed!" in output, output
-    assert "memlint.engine" in modules  # the probe saw a real check
+    assert "memlint.pipeline.engine" in modules  # the probe saw a real check
     assert loaded(modules, NEVER + NOT_FOR_ONE_CLEAN_FILE) == []
 
 
@@ -100,7 +100,7 @@ def test_the_default_command_and_the_cache_keep_start_up_light(project):
     for run in ("fills the cache", "answered from the cache"):
         code, output, modules = run_probe("head.py", cwd=project)  # `memlint FILE` means `memlint check FILE`
         assert code == 0 and "All checks passed!" in output, (run, output)
-        assert "memlint.cache" in modules, run
+        assert "memlint.pipeline.cache" in modules, run
         assert loaded(modules, NEVER + NOT_FOR_ONE_CLEAN_FILE) == [], run
     assert list((project / ".memlint_cache").rglob("*.json")), "the first run stored an entry"
 
@@ -110,8 +110,8 @@ def test_a_file_with_a_finding_is_still_analysed_and_reported(project):
     code, output, modules = run_probe("check", "--no-cache", "--output-format", "concise", "train.py", cwd=project)
     assert code == 1
     assert "train.py:6:5: ML001" in output, output
-    assert {"libcst", "memlint.checker"} <= modules  # the full analysis ran
-    assert loaded(modules, NEVER + ("multiprocessing", "memlint.fixes")) == []
+    assert {"libcst", "memlint.pipeline.checker"} <= modules  # the full analysis ran
+    assert loaded(modules, NEVER + ("multiprocessing", "memlint.pipeline.fixes")) == []
 
 
 def test_a_cached_finding_is_reported_without_libcst(project):
@@ -120,7 +120,7 @@ def test_a_cached_finding_is_reported_without_libcst(project):
     code, output, modules = run_probe("check", "--output-format", "concise", "train.py", cwd=project)
     assert code == first[0] == 1
     assert "train.py:6:5: ML001" in output and output == first[1], output
-    assert loaded(modules, ("libcst", "memlint.checker", "memlint.rules")) == []
+    assert loaded(modules, ("libcst", "memlint.pipeline.checker", "memlint.rules")) == []
 
 
 def test_only_the_chosen_report_format_is_imported(project):
@@ -157,7 +157,7 @@ def test_the_cache_key_follows_libcst_files_without_importing_libcst(tmp_path, m
     import importlib.machinery
     import importlib.util
 
-    from memlint import cache
+    from memlint.pipeline import cache
 
     fake = tmp_path / "libcst"
     write(fake / "__init__.py", "")
@@ -173,7 +173,7 @@ def test_the_cache_key_follows_libcst_files_without_importing_libcst(tmp_path, m
 
 
 def test_the_cache_key_follows_every_source_file_under_the_package(tmp_path):
-    from memlint.cache import _source_stamps
+    from memlint.pipeline.cache import _source_stamps
 
     write(tmp_path / "pkg" / "__init__.py", "")
     nested = write(tmp_path / "pkg" / "analysis" / "walk.py", "x = 1\n")

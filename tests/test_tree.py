@@ -1,4 +1,4 @@
-"""memlint.tree and memlint.traversal read trees faster than libcst's visitors; they must see exactly
+"""memlint.pipeline.tree and memlint.pipeline.traversal read trees faster than libcst's visitors; they must see exactly
 what libcst would."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import textwrap
 
 import libcst as cst
 
-from memlint import tree
-from memlint.traversal import Traversal
+from memlint.pipeline import tree
+from memlint.pipeline.traversal import Traversal
 
 SOURCE = textwrap.dedent(
     '''\

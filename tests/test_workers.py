@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from memlint.workers import worker_count
-
 from conftest import memlint_subprocess, write
+
+from memlint.pipeline.workers import worker_count
 
 # memlint as users start it, except that checking `slow.py` takes ten minutes: its worker is busy
 # and the other worker idle (waiting for a task) when the test kills memlint.  The patch reaches
@@ -21,8 +20,8 @@ from conftest import memlint_subprocess, write
 SLOW_RUN = """
 import sys, time
 from pathlib import Path
-import memlint.runner as runner
-import memlint.workers as workers
+import memlint.pipeline.runner as runner
+import memlint.pipeline.workers as workers
 
 checked = runner._process_chunk
 def process_chunk(paths, *args):

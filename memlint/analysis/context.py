@@ -16,8 +16,8 @@ import libcst as cst
 from memlint.analysis import tables, values
 from memlint.analysis.values import Kind, Value
 from memlint.analysis.walk import nested_blocks
-from memlint.project import EMPTY_VIEW, FileView, key_string
-from memlint.tree import code_children
+from memlint.pipeline.project import EMPTY_VIEW, FileView, key_string
+from memlint.pipeline.tree import code_children
 
 FunctionKey = tuple  # ("func", name) or ("method", class_name, name)
 Loop = Union[cst.For, cst.While]
@@ -86,7 +86,7 @@ class FileFacts:
 class Context:
     def __init__(self, module: cst.Module, project: Optional[FileView] = None) -> None:
         self.module = module
-        # What the project pass (memlint/project.py) knows about this file's functions, classes and
+        # What the project pass (memlint/pipeline/project.py) knows about this file's functions, classes and
         # callees from the other files linted with it (and from this file's own summary).
         self.project = project if project is not None else EMPTY_VIEW
         self.frames: list[Frame] = [Frame("module", module)]

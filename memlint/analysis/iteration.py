@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Iterator, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME as _OPTIMIZER_NAME
+from memlint.analysis.naming import BATCH_SOURCE
+from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.values import named_like_model
-from memlint.tree import code_children, code_descendants
+from memlint.pipeline.tree import code_children, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context, FileFacts, FunctionKey

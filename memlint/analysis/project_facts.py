@@ -1,4 +1,4 @@
-"""The project pass's facts, asked about the nodes of the file being analysed (memlint/project.py
+"""The project pass's facts, asked about the nodes of the file being analysed (memlint/pipeline/project.py
 computes them; `ctx.project` holds this file's view of them)."""
 
 from __future__ import annotations

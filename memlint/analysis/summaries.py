@@ -1,4 +1,4 @@
-"""Per-file summaries for the project pass (memlint/project.py): what one file defines, imports and
+"""Per-file summaries for the project pass (memlint/pipeline/project.py): what one file defines, imports and
 calls, as plain data (JSON-serialisable), from CPython's AST.  No libcst here.
 
 A summary says, for each module-level function and each method of a module-level class (keyed

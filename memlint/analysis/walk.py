@@ -8,8 +8,8 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 
 # `children(node)` equals `node.children` without libcst rebuilding the node to list them; the
-# `code_` forms leave out whitespace, comments, operators and brackets (memlint.tree.LAYOUT).
-from memlint.tree import children, code_children, code_descendants, descendants  # noqa: F401  (re-exported)
+# `code_` forms leave out whitespace, comments, operators and brackets (memlint.pipeline.tree.LAYOUT).
+from memlint.pipeline.tree import children, code_children, code_descendants, descendants  # noqa: F401  (re-exported)
 
 
 def with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]]:

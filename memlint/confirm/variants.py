@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from memlint.config import Selection, build_settings, discover
-from memlint.engine import lint_text
-from memlint.fixes import fix_text
+from memlint.pipeline.engine import lint_text
+from memlint.pipeline.fixes import fix_text
 
 AFTER_SUFFIX = ".after.py"
 

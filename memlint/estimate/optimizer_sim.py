@@ -2,7 +2,7 @@
 
 torch's own classes run as they are, with `foreach=True` (their default on CUDA, whose step
 transient differs from the CPU default). Two are reproduced by the state they allocate instead:
-8-bit AdamW (bitsandbytes need not be installed; ~2 bytes/parameter as in memlint/optimizers.py:
+8-bit AdamW (bitsandbytes need not be installed; ~2 bytes/parameter as in memlint/analysis/optimizers.py:
 two 1-byte moments per element for tensors of 4096 elements or more, fp32 moments below that) and
 Adafactor (factored second moment, ~0 bytes/parameter), whose torch step cannot run on fake tensors.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from memlint.optimizers import OPTIMIZERS
+from memlint.analysis.optimizers import OPTIMIZERS
 
 EIGHT_BIT_MIN_ELEMENTS = 4096  # smaller tensors keep 32-bit state in bitsandbytes
 EIGHT_BIT_BLOCK = 2048  # one fp32 scale per block of elements, per moment

@@ -20,7 +20,7 @@ import functools
 import importlib
 from typing import Any, Callable, Collection, Mapping, Optional
 
-from memlint import registry
+from memlint.pipeline import registry
 from memlint.prescreen.source import Source
 from memlint.rule import Meta
 
@@ -45,7 +45,7 @@ def needs_analysis(source: Source, codes: Collection[str], options: Mapping[str,
     options = _with_defaults(options)
     try:
         return any(_screen(code)(source, options) for code in candidates)  # type: ignore[misc]
-    except RecursionError:  # code nested deeper than a screen can follow (memlint/depth.py): "maybe"
+    except RecursionError:  # code nested deeper than a screen can follow (memlint/pipeline/depth.py): "maybe"
         return True
 
 

@@ -78,7 +78,7 @@ class History:
                 qualified = None if node.level else f"{node.module}.{alias.name}"  # type: ignore[attr-defined]
                 self.imports.setdefault(alias.asname or alias.name, []).append(qualified)
         self.functional_losses = source.names_for(tables.FUNCTIONAL_LOSSES)
-        # The project pass's callees that return history, as written here (memlint/project.py).
+        # The project pass's callees that return history, as written here (memlint/pipeline/project.py).
         project = source.project
         self.project_calls: frozenset[str] = project.history_calls if project is not None else frozenset()
         self.project_methods = frozenset(m.rpartition(".")[2] for m in project.history_methods) if project is not None else frozenset()
@@ -149,7 +149,7 @@ class History:
         if name in self.functional_losses or _named_like_model_or_loss(name):
             return True
         if name in self.project_calls:
-            return True  # a project function that returns a model's output (memlint/project.py)
+            return True  # a project function that returns a model's output (memlint/pipeline/project.py)
         if name in self.values or name in self.other_bindings or name in self.module_params:
             return True  # may be bound to a module
         if self._only_imported(name):

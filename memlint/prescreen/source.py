@@ -21,7 +21,7 @@ class Source:
     def __init__(self, text: str) -> None:
         self.text = text
         self._memo: dict[str, Any] = {}
-        # What the project pass knows about this file (memlint.project.FileView), set by the engine
+        # What the project pass knows about this file (memlint.pipeline.project.FileView), set by the engine
         # before the screens run: a screen whose rule follows project facts must follow them too.
         self.project: Any = None
 

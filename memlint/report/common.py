@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from memlint import registry
 from memlint.diagnostics import Diagnostic, Severity
+from memlint.pipeline import registry
 from memlint.rule import rule_url
 
 TOOL_NAME = "memlint"

@@ -1,7 +1,7 @@
 """`gitlab`: GitLab code-quality report (a JSON array of issues).
 
 Fingerprints come from the finding's content, not its line, so GitLab keeps recognising a finding
-after unrelated lines move it (see memlint/fingerprints.py).
+after unrelated lines move it (see memlint/report/fingerprints.py).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import json
 from typing import Sequence
 
 from memlint.diagnostics import Diagnostic, Severity
-from memlint.fingerprints import numbered_fingerprints
 from memlint.report import ReportOptions
 from memlint.report.common import located_message
+from memlint.report.fingerprints import numbered_fingerprints
 
 SEVERITIES = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 

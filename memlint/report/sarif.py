@@ -15,9 +15,9 @@ from typing import Sequence
 
 from memlint import __version__
 from memlint.diagnostics import Diagnostic, Edit, Severity
-from memlint.fingerprints import content_fingerprint
 from memlint.report import ReportOptions
 from memlint.report.common import TOOL_NAME, TOOL_URL, located_message, rule_catalogue
+from memlint.report.fingerprints import content_fingerprint
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"

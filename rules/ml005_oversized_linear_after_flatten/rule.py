@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
+from memlint.rules.ml005_oversized_linear_after_flatten.meta import META
 
-from memlint import optimizers
+from memlint.analysis import optimizers
 from memlint.analysis.constants import Env, factors, fold, fold_int
 from memlint.analysis.inventory import env_here, first_linear_after_flatten, inventory, layer_of, torch_nn_name
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
-from memlint.rules.ml005_oversized_linear_after_flatten.meta import META
 from memlint.units import format_bytes
 
 # Positional index of the arguments that change an optimizer's state (torch.optim's signatures).
@@ -37,7 +37,7 @@ class OversizedLinearAfterFlatten(Rule):
     flatten (a vocabulary projection, an MLP) is not this rule's business.
 
     The message counts the layer's fp32 weights and gradients, plus the state of the file's
-    optimizer when the file builds exactly one kind (`memlint/optimizers.py`: SGD 0 B/parameter,
+    optimizer when the file builds exactly one kind (`memlint/analysis/optimizers.py`: SGD 0 B/parameter,
     with momentum 4, Adam 8, ...); with no optimizer, several kinds, or one whose settings cannot
     be read, it says nothing about optimizer state.
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
+from memlint.rules.ml006_optimizer_over_budget.meta import META
 
-from memlint import optimizers
+from memlint.analysis import optimizers
 from memlint.analysis.inventory import env_here, inventory, layer_of
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
-from memlint.rules.ml006_optimizer_over_budget.meta import META
 from memlint.units import format_bytes
 
 _BUDGET = {"gpu-memory": "1GiB"}
@@ -58,7 +58,7 @@ class OptimizerOverBudget(Rule):
     ## Measured effect
     Optimizer state per parameter, measured with PyTorch 2.13: SGD 0 B, SGD with momentum 4 B,
     RMSprop 4 B, Adagrad 4 B, Adam/AdamW 8 B, Adam with amsgrad 12 B, `torch.optim.Adafactor`
-    ~0.01 B, 8-bit AdamW ~2 B (the table is `memlint/optimizers.py`, shared with `memlint estimate`).
+    ~0.01 B, 8-bit AdamW ~2 B (the table is `memlint/analysis/optimizers.py`, shared with `memlint estimate`).
 
     Fixture `ml006_adam_state.py`, `memlint confirm fixtures` (PyTorch 2.13.0+cpu, exact
     tensor-storage tracker; docs/measured-savings.md): a 4.2M-parameter MLP, two steps with Adam

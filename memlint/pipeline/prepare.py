@@ -1,6 +1,6 @@
-"""Phase one of a run over many files (memlint/runner.py), the project pass: each file's summary
+"""Phase one of a run over many files (memlint/pipeline/runner.py), the project pass: each file's summary
 (memlint/analysis/summaries.py) and whether its screens let it through, from one compile of the
-file; then, in the parent, the facts each file depends on (memlint/project.py).
+file; then, in the parent, the facts each file depends on (memlint/pipeline/project.py).
 
 Phase two then lints only the files the screens let through, or those whose project facts could
 change the screens' answer (`FileView.widens_screens`), without compiling them again.
@@ -19,21 +19,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from memlint.analysis.summaries import summarize
-from memlint.cache import content_digest
 from memlint.config import Settings
-from memlint.depth import too_complex
+from memlint.pipeline.cache import content_digest
+from memlint.pipeline.depth import too_complex
+from memlint.pipeline.project import FileView, Project, module_names
+from memlint.pipeline.source import UndecodableSource, decode
+from memlint.pipeline.workers import fewer_collections
 from memlint.prescreen import Source, needs_analysis
-from memlint.project import FileView, Project, module_names
-from memlint.source import UndecodableSource, decode
-from memlint.workers import fewer_collections
 
 if TYPE_CHECKING:
-    from memlint.cache import Cache
+    from memlint.pipeline.cache import Cache
 
 
 @dataclass(frozen=True)
 class Prepared:
-    digest: Optional[str]  # memlint.cache.content_digest of the bytes read; None: unreadable
+    digest: Optional[str]  # memlint.pipeline.cache.content_digest of the bytes read; None: unreadable
     summary: Optional[dict]  # None: no summary (not Python that compiles, a notebook, unreadable)
     # True: compiled, and the screens let it through; False: no finding without project facts
     # (no torch, no rule for it, or every screen said no); None: phase two decides everything.

@@ -13,9 +13,10 @@ import os
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from memlint import __version__, registry
+from memlint import __version__
 from memlint.config import ConfigError, Selection, build_settings, discover
-from memlint.engine import lint_text
+from memlint.pipeline import registry
+from memlint.pipeline.engine import lint_text
 
 
 @functools.lru_cache(maxsize=64)

@@ -1,5 +1,5 @@
 """The `check` options for adopting memlint on legacy code: `--add-noqa`, `--baseline`,
-`--write-baseline` (what they do lives in memlint/noqa.py and memlint/baseline.py, imported only
+`--write-baseline` (what they do lives in memlint/integrations/noqa.py and memlint/integrations/baseline.py, imported only
 when one of these options is used: a plain check validates the options and needs nothing else)."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def check_adoption_options(
 def adopt(diagnostics: Sequence[Diagnostic], *, add_noqa: bool, baseline: Optional[Path], write_baseline: bool) -> list[Diagnostic]:
     """Findings to report after the baseline; exits after --add-noqa and --write-baseline."""
     if add_noqa:
-        from memlint.noqa import add_noqa_to_files
+        from memlint.integrations.noqa import add_noqa_to_files
 
         outcome = add_noqa_to_files(diagnostics)
         for problem in outcome.problems:
@@ -44,7 +44,8 @@ def adopt(diagnostics: Sequence[Diagnostic], *, add_noqa: bool, baseline: Option
         click.echo(message, err=True)
         raise click.exceptions.Exit(0)
     assert baseline is not None
-    from memlint.baseline import BaselineError, new_findings, write_baseline as write_baseline_file
+    from memlint.integrations.baseline import BaselineError, new_findings
+    from memlint.integrations.baseline import write_baseline as write_baseline_file
 
     try:
         if write_baseline:

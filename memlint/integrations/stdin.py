@@ -15,13 +15,14 @@ from typing import Optional, Sequence
 
 import click
 
-from memlint import registry
 from memlint.config import Selection
 from memlint.diagnostics import Diagnostic
-from memlint.engine import reserved_diagnostic
+from memlint.pipeline import registry
+from memlint.pipeline.engine import reserved_diagnostic
+from memlint.pipeline.runner import FileResult, Mode, display_name, fixed_count, process_text
+from memlint.pipeline.source import UndecodableSource, decode
 from memlint.report import ReportOptions, reporter_for
-from memlint.runner import FileResult, Mode, display_name, fixed_count, process_text
-from memlint.source import UndecodableSource, decode
+
 
 def check_stdin(
     paths: Sequence[Path],

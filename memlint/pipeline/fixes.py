@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
-from memlint.engine import lint_text
+from memlint.pipeline.engine import lint_text
 
 MAX_ROUNDS = 10
 
@@ -237,7 +237,7 @@ def fix_text(text: str, filename: str, settings: Settings, *, unsafe: bool, proj
 
     `fixed` counts findings: a fix shared by several findings fixes each of them (the count
     `runner.fixed_count` shows).  `project`: the project pass's facts about the file as it was read
-    (memlint/project.py), used for every round."""
+    (memlint/pipeline/project.py), used for every round."""
     outcome = FixOutcome(text)
     rejected: set[tuple[str, str, Edits]] = set()  # fixes that broke the code, at current offsets
     diagnostics = lint_text(text, filename, settings, project)
@@ -291,7 +291,7 @@ def write_atomically(
     - refuse (WriteRefused) a read-only file, and with `roots`, a file whose real path (through
       symlinks) is outside them: a symlink found in a linted directory that points elsewhere;
     - a symlink keeps pointing where it did: the file it names is written;
-    - normally a temporary file beside the file (named by memlint.tempfiles), fsync, the same mode,
+    - normally a temporary file beside the file (named by memlint.pipeline.tempfiles), fsync, the same mode,
       owner and group, then a rename over the file: a crash leaves the old or the new file;
     - in place, when a rename would change what the file is: it has other hard links (a rename would
       split them), its owner or group cannot be given to a new file (another user's file we may
@@ -314,7 +314,7 @@ def write_atomically(
     if info.st_nlink > 1:
         _write_in_place(target, data, expected)
         return
-    from memlint.tempfiles import SUFFIX, prefix_for, remove_stale, stale_beside
+    from memlint.pipeline.tempfiles import SUFFIX, prefix_for, remove_stale, stale_beside
 
     try:
         descriptor, temporary = tempfile.mkstemp(prefix=prefix_for(target.name), suffix=SUFFIX, dir=target.parent)

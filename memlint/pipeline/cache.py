@@ -156,7 +156,7 @@ def code_stamp() -> str:
     a run answered from the cache (or by the prescreen) never needs them."""
     import memlint
     import memlint.rules
-    from memlint.registry import third_party_rules  # loaded by the settings anyway
+    from memlint.pipeline.registry import third_party_rules  # loaded by the settings anyway
 
     parts = _libcst_stamp()
     for package in (memlint, memlint.rules):
@@ -215,7 +215,7 @@ class Cache:
 
     def key(self, data: bytes, filename: str, facts: str = "") -> str:
         """The key of a file's findings: its bytes, its name and the digest of the project facts
-        its findings depend on (memlint.project.FileView.digest)."""
+        its findings depend on (memlint.pipeline.project.FileView.digest)."""
         return self.key_for(content_digest(data), filename, facts)
 
     def key_for(self, content: str, filename: str, facts: str = "", kind: str = "findings") -> str:
@@ -241,7 +241,7 @@ class Cache:
             return None
 
     def get_summary(self, key: str) -> Optional[dict]:
-        """A stored summary entry ({"summary": ..., "screened": ...}, memlint/prepare.py), checked
+        """A stored summary entry ({"summary": ..., "screened": ...}, memlint/pipeline/prepare.py), checked
         field by field: what it holds goes into the project pass, so a damaged or crafted entry must
         be a miss, not a crash there."""
         from memlint.analysis.summaries import is_valid
@@ -265,8 +265,8 @@ class Cache:
         self._store(key, json.dumps(entry, separators=(",", ":")))
 
     def get_pass(self, key: str) -> Optional[list]:
-        """A stored project pass ({"files": [[screened, view], ...]}, memlint/prepare.py): the
-        list, whose items the caller checks (memlint.project.FileView.from_data)."""
+        """A stored project pass ({"files": [[screened, view], ...]}, memlint/pipeline/prepare.py): the
+        list, whose items the caller checks (memlint.pipeline.project.FileView.from_data)."""
         data = read_regular_file(self._path(key), ENTRY_LIMIT)
         if data is None:
             return None

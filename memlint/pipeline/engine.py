@@ -1,6 +1,6 @@
 """Linting one source text: the cheap filters that decide whether a file needs the full analysis
 (it never mentions torch; the prescreen finds no rule that could report), then the full analysis in
-memlint.checker, which imports libcst.  Also the text-level helpers fixes share."""
+memlint.pipeline.checker, which imports libcst.  Also the text-level helpers fixes share."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import re
 import warnings
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from memlint import registry
 from memlint.config import Settings
-from memlint.depth import LIMIT, Complexity, too_complex
 from memlint.diagnostics import Diagnostic, Edit, Location, Severity
+from memlint.pipeline import registry
+from memlint.pipeline.depth import LIMIT, Complexity, too_complex
 from memlint.prescreen import Source, needs_analysis
 from memlint.units import format_bytes
 
 if TYPE_CHECKING:
-    from memlint.project import FileView
+    from memlint.pipeline.project import FileView
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -107,9 +107,9 @@ def lint_text(
 ) -> list[Diagnostic]:
     """All findings for one Python source text, sorted; no fixes are applied.
 
-    `project`: what the project pass knows about this file (memlint/project.py); without it the
+    `project`: what the project pass knows about this file (memlint/pipeline/project.py); without it the
     file is a project of its own (its own summary, resolved alone).  `screened`: the caller has
-    compiled the text and its screens let it through already (memlint/prepare.py), so neither is
+    compiled the text and its screens let it through already (memlint/pipeline/prepare.py), so neither is
     done again."""
     if "torch" not in text:  # a file that never mentions torch cannot have a finding
         return []
@@ -124,7 +124,7 @@ def lint_text(
         compiled = source.tree is not None  # else the full analysis reports the syntax error
         if compiled and project is None:
             from memlint.analysis.summaries import summarize
-            from memlint.project import single_file_view
+            from memlint.pipeline.project import single_file_view
 
             try:
                 summary = summarize(source)
@@ -139,7 +139,7 @@ def lint_text(
             if complexity is not None:
                 return [too_complex_diagnostic(complexity, filename)]
         del source  # its AST is not needed any more
-    from memlint.checker import check_text
+    from memlint.pipeline.checker import check_text
 
     # depth_checked: CPython's AST has passed the depth guards (here, or in the runner's phase one).
     return check_text(text, filename, settings, depth_checked=screened or compiled, project=project)

@@ -1,6 +1,6 @@
 """The full analysis of one source text: parse with libcst once, one traversal for every rule, then
 positions, fixes and suppressions for what was reported.  Reached only for files the prescreen
-could not clear (memlint.engine.lint_text)."""
+could not clear (memlint.pipeline.engine.lint_text)."""
 
 from __future__ import annotations
 
@@ -12,20 +12,25 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from memlint import registry
 from memlint.analysis.context import Context
 from memlint.config import Settings
-from memlint.depth import LIMIT, depth_error, on_deep_stack, token_levels, too_complex
 from memlint.diagnostics import Diagnostic, Edit, Fix, Location
-from memlint.engine import (
-    Positions, minimal_edit, not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic,
+from memlint.pipeline import registry
+from memlint.pipeline.depth import LIMIT, depth_error, on_deep_stack, token_levels, too_complex
+from memlint.pipeline.engine import (
+    Positions,
+    minimal_edit,
+    not_analysed,
+    reserved_diagnostic,
+    syntax_error,
+    too_complex_diagnostic,
 )  # fmt: skip
-from memlint.positions import SourceMap, TextChanged, node_positions, printed_code
-from memlint.project import FileView
+from memlint.pipeline.positions import SourceMap, TextChanged, node_positions, printed_code
+from memlint.pipeline.project import FileView
+from memlint.pipeline.suppressions import file_suppressions, line_suppresses
+from memlint.pipeline.traversal import Traversal
+from memlint.pipeline.tree import parse_module
 from memlint.rule import NodeFix, Report, rule_url
-from memlint.suppressions import file_suppressions, line_suppresses
-from memlint.traversal import Traversal
-from memlint.tree import parse_module
 
 
 def check_text(
@@ -33,7 +38,7 @@ def check_text(
 ) -> list[Diagnostic]:
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
     `depth_checked`: CPython has compiled the text and `depth.too_complex` let it through.
-    `project`: what the project pass knows about this file (memlint/project.py); none by default."""
+    `project`: what the project pass knows about this file (memlint/pipeline/project.py); none by default."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []

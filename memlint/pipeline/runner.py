@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from memlint import registry
-from memlint.cache import content_digest
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
-from memlint.engine import lint_text, reserved_diagnostic
-from memlint.prepare import UNREADABLE, Prepared, prepare_chunk, prepare_file, project_pass
-from memlint.source import UndecodableSource, decode
-from memlint.workers import fewer_collections, new_pool, worker_count
+from memlint.pipeline import registry
+from memlint.pipeline.cache import content_digest
+from memlint.pipeline.engine import lint_text, reserved_diagnostic
+from memlint.pipeline.prepare import UNREADABLE, Prepared, prepare_chunk, prepare_file, project_pass
+from memlint.pipeline.source import UndecodableSource, decode
+from memlint.pipeline.workers import fewer_collections, new_pool, worker_count
 
 if TYPE_CHECKING:
-    from memlint.cache import Cache
-    from memlint.project import FileView
+    from memlint.pipeline.cache import Cache
+    from memlint.pipeline.project import FileView
 
 # Below this many files, starting worker processes costs more than it saves.
 PARALLEL_THRESHOLD = 8
@@ -79,7 +79,8 @@ class Task:
 
 def process_text(text: str, filename: str, settings: Settings, mode: Mode, task: Task = Task()) -> FileResult:
     if filename.endswith(".ipynb"):  # the notebook and fix code are imported only when used
-        from memlint.notebooks import fix_notebook as fix, lint_notebook as lint
+        from memlint.integrations.notebooks import fix_notebook as fix
+        from memlint.integrations.notebooks import lint_notebook as lint
 
         if not mode.fix:  # a notebook is a project of its own
             return FileResult(filename, lint(text, filename, settings))
@@ -87,7 +88,7 @@ def process_text(text: str, filename: str, settings: Settings, mode: Mode, task:
     elif not mode.fix:
         return FileResult(filename, lint_text(text, filename, settings, task.view, screened=task.screened))
     else:
-        from memlint.fixes import fix_text
+        from memlint.pipeline.fixes import fix_text
 
         outcome = fix_text(text, filename, settings, unsafe=mode.unsafe, project=task.view)
     result = FileResult(filename, outcome.remaining, fixed=outcome.fixed, dropped=outcome.dropped)
@@ -129,7 +130,7 @@ def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mo
         message = f"memlint raised {type(error).__name__} while checking this file: {error}"
         return FileResult(filename, [reserved_diagnostic(registry.INTERNAL_ERROR, message, filename)])
     if mode.write and result.fixed_text is not None:
-        from memlint.fixes import FileChangedError, write_atomically
+        from memlint.pipeline.fixes import FileChangedError, write_atomically
 
         try:
             write_atomically(path, source.encode(result.fixed_text), expected=data, roots=mode.roots)
@@ -216,7 +217,7 @@ class _Workers:
 def _prepare_in_workers(
     files: Sequence[Path], names: Sequence[str], settings: Settings, cache: Optional[Cache], workers: _Workers
 ) -> Callable[[list[int]], dict[int, Prepared]]:
-    """Phase one's worker share (memlint/prepare.py): the files whose summaries the cache lacks."""
+    """Phase one's worker share (memlint/pipeline/prepare.py): the files whose summaries the cache lacks."""
 
     def prepare(todo: list[int]) -> dict[int, Prepared]:
         if workers.jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
@@ -258,8 +259,8 @@ def run(
     """Results in the order of `files` (which discovery sorted), whatever the number of jobs.
     `context`: more files for the project pass to summarise, not linted (--project-context).
 
-    Two phases: every file's summary (memlint/prepare.py), resolved into the project's facts in this
-    process (memlint/project.py); then the lint of each file with the facts it depends on.  With a
+    Two phases: every file's summary (memlint/pipeline/prepare.py), resolved into the project's facts in this
+    process (memlint/pipeline/project.py); then the lint of each file with the facts it depends on.  With a
     cache, unchanged summaries and findings (keyed on the file and on those facts) are answered here
     and only the rest go to workers.  `progress(n)` is called as each batch of n files is done.
     """

@@ -2,7 +2,7 @@
 pull-request review payload (comments with ```suggestion blocks built from the fixes) or markdown.
 
 The command reads files and runs git; it never imports or executes the code under review (git runs
-without external diff drivers, textconv or clean filters, hooks or fsmonitor, see memlint/gitdiff.py),
+without external diff drivers, textconv or clean filters, hooks or fsmonitor, see memlint/integrations/gitdiff.py),
 and reads only regular files inside the repository, never through a symlink.
 """
 
@@ -18,12 +18,12 @@ import click
 
 from memlint.config import Selection
 from memlint.diagnostics import Diagnostic, Edit
-from memlint.engine import apply_edits
-from memlint.gitdiff import ChangedLines, GitError, changed_lines, regular_file_in, text_at
-from memlint.notebooks import is_notebook
+from memlint.integrations.gitdiff import ChangedLines, GitError, changed_lines, regular_file_in, text_at
+from memlint.integrations.notebooks import is_notebook
+from memlint.pipeline.engine import apply_edits
+from memlint.pipeline.runner import Mode, display_name, run
+from memlint.pipeline.source import UndecodableSource, decode
 from memlint.report import is_applicable
-from memlint.runner import Mode, display_name, run
-from memlint.source import UndecodableSource, decode
 
 REVIEWABLE_SUFFIXES = (".py", ".ipynb")
 

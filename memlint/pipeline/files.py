@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from memlint.config import Settings
-from memlint.tempfiles import is_temporary
+from memlint.pipeline.tempfiles import is_temporary
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
@@ -19,7 +19,7 @@ class Discovery:
     files: list[Path] = field(default_factory=list)
     # Problems with the paths given (missing, unreadable): reported on stderr, the run goes on.
     problems: list[str] = field(default_factory=list)
-    # memlint's own temporary files seen in the walk (memlint/tempfiles.py): never linted; `--fix`
+    # memlint's own temporary files seen in the walk (memlint/pipeline/tempfiles.py): never linted; `--fix`
     # removes those a killed run left behind.
     temporaries: list[Path] = field(default_factory=list)
 

@@ -11,8 +11,8 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from memlint import tree
 from memlint.analysis.context import Context
+from memlint.pipeline import tree
 from memlint.rule import Rule
 
 # Whitespace nodes contain only whitespace nodes; operators and brackets contain only whitespace.

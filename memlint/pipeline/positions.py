@@ -17,7 +17,7 @@ from typing import Iterable, Optional
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
-from memlint.tree import children
+from memlint.pipeline.tree import children
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _FINAL_NEWLINE = re.compile(r"(?:\r\n|\r|\n)\Z")

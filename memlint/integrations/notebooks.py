@@ -22,11 +22,11 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
-from memlint import registry
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic, Edit, Location
-from memlint.engine import lint_text, reserved_diagnostic, syntax_error
-from memlint.fixes import FixOutcome, fix_text, parses
+from memlint.pipeline import registry
+from memlint.pipeline.engine import lint_text, reserved_diagnostic, syntax_error
+from memlint.pipeline.fixes import FixOutcome, fix_text, parses
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # Cell magics whose body is Python that IPython runs (timed, captured, profiled).

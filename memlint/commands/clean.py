@@ -19,8 +19,8 @@ def clean_command(cache_dir: Optional[Path]) -> None:
     """Remove the result cache (the next check recomputes every file).
 
     Only the files memlint wrote are removed; the directory goes too when nothing else is in it."""
-    from memlint.cache import NotACache, cache_directory, clean
     from memlint.config import ConfigError, discover
+    from memlint.pipeline.cache import NotACache, cache_directory, clean
 
     try:
         root = discover(Path.cwd()).root

@@ -15,9 +15,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from memlint import registry
 from memlint.diagnostics import Diagnostic
-from memlint.fingerprints import text_fingerprint
+from memlint.pipeline import registry
+from memlint.report.fingerprints import text_fingerprint
 
 FORMAT_VERSION = 1
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from memlint import registry
 from memlint.diagnostics import Diagnostic
-from memlint.fixes import FileChangedError, write_atomically
-from memlint.notebooks import NotebookError, code_cells, is_notebook, write_sources
-from memlint.source import UndecodableSource, decode
-from memlint.suppressions import line_suppresses
+from memlint.integrations.notebooks import NotebookError, code_cells, is_notebook, write_sources
+from memlint.pipeline import registry
+from memlint.pipeline.fixes import FileChangedError, write_atomically
+from memlint.pipeline.source import UndecodableSource, decode
+from memlint.pipeline.suppressions import line_suppresses
 
 _NOQA_CODES = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)", re.IGNORECASE)
 _NOT_SUPPRESSIBLE = {registry.SYNTAX_ERROR[0], registry.INTERNAL_ERROR[0]}
