@@ -5,7 +5,10 @@ findings on it.
     python bench/realcode.py lint [--out FILE] [--jobs N]           all rules, JSON findings
     python bench/realcode.py paths                                   print each repository's folder
 
-The repositories, their commits and optional sub-folders are listed in bench/realcode_repos.toml.
+The repositories, their commits and optional sub-folders are listed in bench/realcode_repos.toml (the
+development part: rules are tuned on it); `--list bench/realcode_heldout.toml` before the command works on
+the held-out part instead (judged, never tuned on), e.g. `python bench/realcode.py --list
+bench/realcode_heldout.toml lint --out bench/out/realcode-heldout-findings.json`.
 `fetch` writes the `.py` and `.ipynb` files under 4 MiB of each repository at its pinned commit into
 bench/corpora/realcode/<owner>__<name>/ (git-ignored: third-party code is never committed).  It
 fetches the commit from https://github.com/<owner>/<name>, or, with --mirror-root DIR (or the
@@ -144,11 +147,11 @@ def materialise(entry: dict, mirror_root: Path | None) -> Path:
 def cmd_fetch(args: argparse.Namespace) -> int:
     mirror = args.mirror_root or os.environ.get(MIRROR_ENV)
     mirror_root = Path(mirror) if mirror else None
-    entries = load_repos()
+    entries = load_repos(args.list)
     wanted = set(args.repos)
     unknown = wanted - {e["name"] for e in entries}
     if unknown:
-        print(f"not in {LIST.name}: {', '.join(sorted(unknown))}", file=sys.stderr)
+        print(f"not in {args.list.name}: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
     ROOT.mkdir(parents=True, exist_ok=True)
     for entry in entries:
@@ -168,11 +171,12 @@ def every_rule_code() -> list[str]:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    missing = [e["name"] for e in load_repos() if not (ROOT / folder_name(e["name"]) / ".complete").is_file()]
+    entries = load_repos(args.list)
+    missing = [e["name"] for e in entries if not (ROOT / folder_name(e["name"]) / ".complete").is_file()]
     if missing:
         print(f"not materialised yet (run `fetch` first): {', '.join(missing)}", file=sys.stderr)
         return 2
-    folders = sorted(folder_name(e["name"]) for e in load_repos())
+    folders = sorted(folder_name(e["name"]) for e in entries)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="realcode-config-") as scratch:
@@ -198,13 +202,14 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_paths(args: argparse.Namespace) -> int:
-    for entry in load_repos():
+    for entry in load_repos(args.list):
         print(ROOT / folder_name(entry["name"]))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--list", type=Path, default=LIST, help=f"the repository list (default: {LIST.name})")
     commands = parser.add_subparsers(dest="command", required=True)
     fetch = commands.add_parser("fetch", help="materialise the pinned repositories")
     fetch.add_argument("repos", nargs="*", help="only these owner/name entries")
