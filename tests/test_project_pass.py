@@ -207,6 +207,19 @@ def test_a_flush_reached_only_now_and_then_is_fine(project):
     assert _findings(".") == []
 
 
+def test_a_flush_once_per_epoch_through_a_helper_in_another_file_is_fine(project):
+    # the epoch loop hands the loader to a per-epoch function whose name looks like a model's
+    write(project / "helpers.py", HELPERS)
+    write(project / "train.py", """
+        from helpers import free_memory
+
+        for epoch in range(epochs):
+            train_encoder(train_loader, model, optimizer)
+            free_memory()
+    """)
+    assert _findings(".") == []
+
+
 def test_a_flush_in_a_helper_of_a_lightning_hook(project):
     write(project / "helpers.py", HELPERS)
     write(project / "model.py", """

@@ -118,9 +118,13 @@ def is_step_loop(loop: Loop) -> bool:
 
     Evidence in the loop's own body (not in a nested loop): a backward call, an optimizer step, a
     call of something named like a model or a loss (`model(x)`, `self.net(x)`, `criterion(...)`), or
-    iterating over something named like a data loader.
+    iterating over something named like a data loader.  A loop that hands a data loader to a call
+    (`train_encoder(train_loader, model)`, a per-epoch function whose name happens to look like a
+    model's) runs a whole pass per iteration, not a step, unless it also steps itself.
     """
-    return iterates_batches(loop) or runs_model(loop)
+    if iterates_batches(loop):
+        return True
+    return runs_model(loop) and not (hands_loader_to_call(loop) and not steps_itself(loop))
 
 
 def iterates_batches(loop: Loop) -> bool:
@@ -176,6 +180,14 @@ def is_epoch_loop(loop: Loop) -> bool:
         return False
     if any("epoch" in name.lower() for name in names_in(loop.target)):
         return True
+    return hands_loader_to_call(loop)
+
+
+def hands_loader_to_call(loop: Loop) -> bool:
+    """Does the loop's own body pass a data loader to a call (`train_encoder(train_loader, model)`)
+    rather than iterate it?  Then each iteration runs a whole pass inside that call."""
+    if not isinstance(loop, cst.For) or iterates_batches(loop):
+        return False
     for node in own_statements(loop):
         if (
             isinstance(node, cst.Call)
@@ -183,6 +195,16 @@ def is_epoch_loop(loop: Loop) -> bool:
             and any(not arg.star and any(BATCH_SOURCE.search(n) for n in _plain_names(arg.value)) for arg in node.args)
         ):
             return True
+    return False
+
+
+def steps_itself(loop: Loop) -> bool:
+    """Does the loop's own body call backward or an optimizer's step (not through a helper)?"""
+    for node in own_statements(loop):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            name = node.func.attr.value
+            if name in tables.BACKWARD_METHODS or (name == "step" and _OPTIMIZER_NAME.search(_receiver_name(node) or "")):
+                return True
     return False
 
 

@@ -580,6 +580,11 @@ class _Summary:
                 if kind in _SCOPE_ENDS:
                     break
                 child = parent
+        # a loop that hands a data loader to a call runs a pass per iteration, not a step, unless
+        # it steps itself (memlint.analysis.iteration.hands_loader_to_call)
+        for loop in self.source.nodes(ast.For, ast.AsyncFor):
+            if id(loop) in found and id(loop) not in training and _hands_loader_to_call(loop):
+                found.discard(id(loop))
         return found, training
 
     # ------------------------------------------------------------------ returned values
@@ -808,6 +813,28 @@ def _is_step_evidence(call: ast.Call) -> Optional[str]:
 @functools.lru_cache(maxsize=4096)
 def _runs_by_name(name: str) -> bool:
     return name in _STEP_NAMES or named_like_model(name) or tables.LOSS_NAME.match(name) is not None
+
+
+# Calls that take one batch from a loader or wrap it for iteration (iteration._BATCH_READERS)
+_BATCH_READERS = frozenset({"iter", "next", "enumerate", "zip", "tqdm", "cycle", "islice", "len", "list"})
+
+
+def _hands_loader_to_call(loop: ast.AST) -> bool:
+    """`for epoch in ...: train_encoder(train_loader, model)`: a call in the loop's own statements
+    (not a nested loop's or function's) takes a data loader as an argument."""
+    if any(BATCH_SOURCE.search(w) for w in _names(loop.iter)):  # type: ignore[attr-defined]
+        return False
+    stack = list(loop.body)  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_LOOPS, *_SCOPE_ENDS)):
+            continue
+        if isinstance(node, ast.Call) and _final_name(node.func) not in _BATCH_READERS:
+            for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
+                if type(arg) in (ast.Name, ast.Attribute) and BATCH_SOURCE.search(_final_name(arg)):
+                    return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _final_name(expr: ast.AST) -> str:

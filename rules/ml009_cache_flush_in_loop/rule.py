@@ -151,6 +151,30 @@ for batch in loader:
     empty_cache()
 """
         ),
+        Valid(  # once per epoch: the loop hands the loader to a per-epoch function named like a model
+            """
+import torch
+def train_sam_encoder(loader, model, criterion, optimizer):
+    for images, masks in loader:
+        loss = criterion(model(images), masks)
+        loss.backward()
+        optimizer.step()
+for epoch in range(start_epoch, epochs + 1):
+    torch.cuda.empty_cache()
+    train_sam_encoder(train_loader, model, criterion, optimizer)
+    torch.cuda.empty_cache()
+"""
+        ),
+        Valid(  # the same per-epoch flush in a helper the epoch loop calls
+            """
+import torch
+def cleanup():
+    torch.cuda.empty_cache()
+for epoch in range(epochs):
+    train_encoder(train_loader, model)
+    cleanup()
+"""
+        ),
         Valid(  # the helper is called only conditionally
             """
 import torch
@@ -165,6 +189,32 @@ for step, batch in enumerate(loader):
     ]
 
     INVALID = [
+        Invalid(  # a loop that hands a loader over but also steps itself: one step per iteration
+            """
+import torch
+for epoch in range(epochs):
+    batch = sample_batch(train_loader)
+    loss = criterion(model(batch), target)
+    loss.backward()
+    optimizer.step()
+    torch.cuda.empty_cache()
+""",
+            line=7,
+            column=5,
+        ),
+        Invalid(  # a worker loop that runs a model on every request
+            """
+import torch
+while True:
+    request = queue.get()
+    with torch.no_grad():
+        reply = model(request)
+    send(reply)
+    torch.cuda.empty_cache()
+""",
+            line=7,
+            column=5,
+        ),
         Invalid(  # the source article's tip: clean up at the beginning of every iteration
             """
 import torch
