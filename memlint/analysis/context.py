@@ -39,6 +39,10 @@ class Binding:
     qualified: Optional[str] = None  # what an import or an alias of one refers to: "torch.nn"
 
 
+# The binding of `torch` in a file that star-imports it from elsewhere (Context._lookup).
+_TORCH_FROM_STAR = Binding(values.OTHER, qualified="torch")
+
+
 @dataclass
 class Frame:
     """One scope: the module, a class body or a function body."""
@@ -98,6 +102,13 @@ class Context:
         self.defined_functions: set[FunctionKey] = set()
         self.call_sites: dict[FunctionKey, list[CallSite]] = {}
         self._ambiguous = _module_names_bound_twice(module)
+        # `from utils import *` where utils imports torch: `torch` is then used without an import of
+        # its own (`@torch.no_grad()`); an unbound `torch` in such a file is taken to be torch.
+        self._star_import = any(
+            isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar)
+            for statement in module.body if isinstance(statement, cst.SimpleStatementLine)
+            for small in statement.body
+        )  # fmt: skip
         self._facts: Optional[FileFacts] = None
         self._memo: dict[object, object] = {}
         # id(expr) -> (expr, what resolve(expr) answered), and (id(node), question) -> (node, answer)
@@ -496,6 +507,8 @@ class Context:
                 if frame.kind == "module" and name in self._ambiguous and current.kind != "module":
                     return Binding(values.UNKNOWN)  # rebound later at module level: cannot tell which
                 return binding
+        if name == "torch" and self._star_import:
+            return _TORCH_FROM_STAR
         return None
 
     def _bind(self, name: str, binding: Binding) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables, values
-from memlint.analysis.naming import is_evaluation_function_name, names_evaluation_data
+from memlint.analysis.naming import is_evaluation_function_name, looks_like_class_name, names_evaluation_data
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, nested_blocks
 
@@ -34,7 +34,10 @@ if TYPE_CHECKING:
 
 Scope = Union[cst.FunctionDef, cst.Module]
 
-_GRADIENT_FUNCTIONS = ("torch.autograd.", "torch.func.", "functorch.")
+# Calls that compute gradients: a region that makes them is no evaluation (saliency, attacks).
+# Not the rest of torch.autograd: `Variable(x, volatile=True)` (a no-op wrapper since PyTorch 0.4),
+# `profiler`, `set_detect_anomaly` compute nothing.
+_GRADIENT_FUNCTIONS = ("torch.autograd.functional.", "torch.func.", "functorch.")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Region:
     description: str  # for messages: "in `evaluate`", "after `model.eval()`", "in the loop over `val_loader`"
     loop: Optional[Union[cst.For, cst.While]] = None  # the loop region, for "loader"
     block: tuple = ()  # for "eval-call": the statements of the block the `.eval()` call is in
+    receiver: str = ""  # for "eval-call": the code of what was put in eval mode (`model`, `self.G`, `self`)
 
 
 def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
@@ -75,6 +79,8 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         return values.evaluate(func.value, ctx).kind is Kind.MODULE
     if kind is cst.Name and func.value == "self":
         return ctx.in_module_class
+    if kind is cst.Name and looks_like_class_name(func.value):
+        return False  # `Model(envs)`, `QNetwork(env)`: builds a model (a class, maybe passed in), runs nothing
     if (kind is not cst.Name and kind is not cst.Attribute) or ctx.resolve(func) is not None:
         return False
     if kind is cst.Attribute and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
@@ -109,7 +115,7 @@ def computes_gradients(node: cst.CSTNode, ctx: "Context") -> bool:
         if isinstance(func, cst.Attribute) and func.attr.value in tables.BACKWARD_METHODS:
             return True
         qualified = ctx.resolve(func)
-        if qualified is not None and qualified.startswith(_GRADIENT_FUNCTIONS):
+        if qualified is not None and (qualified in tables.AUTOGRAD_FUNCTIONS or qualified.startswith(_GRADIENT_FUNCTIONS)):
             return True
     return False
 
@@ -146,7 +152,9 @@ class _Scanner:
                 call = _eval_mode_call(statement, self.ctx)
                 if call is not None:
                     description = f"after `{self.ctx.module.code_for_node(call)}`"
-                    region, pending = Region(statement, "eval-call", description, block=tuple(statements)), []
+                    receiver = _code(self.ctx, call.func.value)  # type: ignore[attr-defined]
+                    region = Region(statement, "eval-call", description, block=tuple(statements), receiver=receiver)
+                    pending = []
                     continue
             elif _train_mode_call(statement) or self._trains_inside(statement):
                 self._claim(pending, region)  # `model.train()` (even in a nested block) ends the region
@@ -197,6 +205,56 @@ class _Scanner:
         if qualified in tables.SET_GRAD_ENABLED and isinstance(expr, cst.Call):
             return not (expr.args and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == "False")
         return False
+
+
+def _code(ctx: "Context", node: cst.CSTNode) -> str:
+    return "".join(ctx.module.code_for_node(node).split())
+
+
+def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool:
+    """In a region opened by `X.eval()`: does `call` run X (`X(x)`, `X.encoder(x)`), or a method of X
+    that takes an input (`X.get_action(obs)`, `X.get_last_selfattention(img)`: X is certainly a
+    module, and a method fed data runs it)?  A call on something else (a fresh layer in a later
+    notebook cell, a DataFrame) is not X's evaluation.  `self.eval()` covers any of self's models."""
+    if region.kind != "eval-call":
+        return True
+    receiver = region.receiver
+    func = call.func
+    text = _code(ctx, func)
+    if receiver == "self":
+        return is_model_call(call, ctx)
+    if text == receiver:
+        return True
+    if not text.startswith(receiver + "."):
+        return False
+    if is_model_call(call, ctx):
+        return True  # `model.encoder(x)`, `model.forward(x)`
+    if not (type(func) is cst.Attribute and _code(ctx, func.value) == receiver):
+        return False
+    return _method_runs_model(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
+
+
+# Methods of a module that do not run it (or, like `generate` in transformers, turn gradients off).
+_NON_RUNNING_METHODS = frozenset(
+    {"eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "apply", "zero_grad",
+     "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+     "named_children", "state_dict", "load_state_dict", "requires_grad_", "share_memory", "add_module",
+     "generate", "save_pretrained", "push_to_hub", "resize_token_embeddings"}
+)  # fmt: skip
+
+
+def _method_runs_model(name: str) -> bool:
+    if name in _NON_RUNNING_METHODS or name.startswith(("_", "register_")):
+        return False
+    verb = name.split("_", 1)[0]
+    return verb == "get" or verb not in tables.NON_MODEL_VERBS  # `get_action(obs)` runs the policy
+
+
+def _is_data(expr: cst.BaseExpression) -> bool:
+    """An argument that can be a batch: a name, attribute, subscript or call result (not a literal)."""
+    return type(expr) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.StarredElement) and not (
+        type(expr) is cst.Name and expr.value in ("True", "False", "None")
+    )
 
 
 def _in_module_like_class(ctx: "Context") -> bool:

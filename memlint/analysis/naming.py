@@ -77,3 +77,13 @@ def is_forward_name(name: str) -> bool:
 
 # Receivers of `.step()` that update weights (not a learning-rate scheduler's step).
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$", re.I)
+
+
+# CapWords with a lower-case letter: a class by Python's naming convention (`G`, `D`, `VAE` are
+# often instances: GAN generators and discriminators, autoencoders).
+_CLASS_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
+
+
+def looks_like_class_name(name: str) -> bool:
+    """`Model`, `QNetwork`: calling it builds an object, it runs nothing (`Model(envs)`)."""
+    return _CLASS_NAME.match(name) is not None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.naming import named_like_model
+from memlint.analysis.naming import looks_like_class_name, named_like_model
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.walk import nested_blocks
 
@@ -222,6 +222,8 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     if kind is cst.Name and func.value in ctx.module_classes and ctx.lookup_value(func.value).kind in (Kind.FUNCTION, Kind.UNKNOWN):
         return LOSS_MODULE if func.value.endswith("Loss") else MODULE  # an nn.Module class of this file
     callee = evaluate(func, ctx) if kind in _NAME_OR_ATTRIBUTE else UNKNOWN
+    if callee.kind is Kind.MODULE and kind is cst.Name and looks_like_class_name(func.value):
+        return callee  # `Model(envs)` with `Model: nn.Module`: the annotation names a class; this builds one
     if callee.kind is Kind.MODULE:
         return _model_output(ctx, is_loss=callee.is_loss)
     if kind is cst.Name and func.value == "self" and ctx.in_module_class:

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import GradMode
-from memlint.analysis.evaluation import Region, is_model_call, regions
+from memlint.analysis.evaluation import Region, is_model_call, regions, runs_evaluated_model
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -22,7 +22,14 @@ class EvalWithoutNoGrad(Rule):
     block that certainly ran, with no `.train()` in between), in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
-    `inference`, `eval_epoch`, ...). The first model call of each such region is reported.
+    `inference`, `eval_epoch`, ...). The first model call of each such region is reported. After
+    `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
+    data (`X.get_action(obs)`, `X.get_last_selfattention(img)`); a fresh layer or a DataFrame
+    used later (another notebook cell) is not X's evaluation. Building a model from a class
+    (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing. Wrapping inputs in
+    `Variable(x, volatile=True)` does not turn gradients off (it has done nothing since PyTorch
+    0.4), so it does not silence the rule; `torch` reached through a star import
+    (`from utils import *`) is still torch, so `@torch.no_grad()` there does.
 
     It stays silent when the code runs without gradient tracking: `with torch.no_grad()`,
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, their decorator forms, a decorator of
@@ -40,7 +47,9 @@ class EvalWithoutNoGrad(Rule):
     nested block, ends the region; `pytest`-style `test_*` functions and names such as
     `validate_config` are not evaluation; the callers memlint sees are those in the files it lints
     (the project pass, docs/architecture.md), so a library's `predict()` that leaves grad mode to
-    its caller is reported when nothing linted with it calls it under `no_grad`.
+    its caller is reported when nothing linted with it calls it under `no_grad`. Conversely, an
+    `evaluate()` that a training script calls after training (with gradients on, outside any
+    `no_grad`) counts as called by training code and stays silent.
 
     ## Why is this bad?
     With gradients on, every forward saves the activations its backward would need and links the
@@ -282,9 +291,120 @@ def compute(expr, model, x):
     return model(x)
 """
         ),
+        Valid(  # torch reaches the file through a star import; the decorator is still no_grad
+            """
+from helpers import *
+
+@torch.no_grad()
+def compute_predictions(model, loader):
+    for batch in loader:
+        outputs = model(**batch)
+"""
+        ),
+        Valid(  # `Model(envs)` builds the network from a class passed in; nothing runs
+            """
+import torch
+def evaluate(model_path, make_env, Model: torch.nn.Module, device="cpu"):
+    envs = make_env()
+    model = Model(envs).to(device)
+    model.load_state_dict(torch.load(model_path))
+    model.eval()
+    return model
+"""
+        ),
+        Valid(  # `.eval()` was for another model (an earlier notebook cell); a fresh layer runs here
+            """
+import torch
+from torch import nn
+model_gpu.eval()
+conv_layer = nn.Conv2d(3, 10, 3)
+out = conv_layer(random_tensor)
+"""
+        ),
+        Valid(  # a DataFrame with a prediction-like name, after the model's `.eval()`
+            """
+import torch
+model_0.eval()
+top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # `Variable(x, volatile=True)` does nothing since PyTorch 0.4: gradients are still on
+            """
+import torch
+from torch.autograd import Variable
+def run(model, test_loader):
+    model.eval()
+    for img, label in test_loader:
+        img = Variable(img, volatile=True)
+        out = model(img)
+""",
+            line=7,
+            column=15,
+            unsafe=True,
+            fixed="""
+import torch
+from torch.autograd import Variable
+@torch.no_grad()
+def run(model, test_loader):
+    model.eval()
+    for img, label in test_loader:
+        img = Variable(img, volatile=True)
+        out = model(img)
+""",
+        ),
+        Invalid(  # the model is built from a class passed in (`Model: nn.Module`), then run
+            """
+import torch
+def evaluate(envs, Model: torch.nn.Module):
+    model = Model(envs)
+    model.eval()
+    obs = envs.reset()
+    for _ in range(100):
+        q_values = model(torch.Tensor(obs))
+        obs = envs.step(q_values.argmax(1))
+""",
+            line=7,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(envs, Model: torch.nn.Module):
+    model = Model(envs)
+    model.eval()
+    obs = envs.reset()
+    for _ in range(100):
+        q_values = model(torch.Tensor(obs))
+        obs = envs.step(q_values.argmax(1))
+""",
+        ),
+        Invalid(  # a model method other than forward, fed data after `.eval()` (an RL policy)
+            """
+import torch
+def run_episodes(model, envs):
+    model.eval()
+    obs = envs.reset()
+    for _ in range(1000):
+        actions = model.get_action(torch.Tensor(obs))
+        obs = envs.step(actions)
+""",
+            line=6,
+            column=19,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def run_episodes(model, envs):
+    model.eval()
+    obs = envs.reset()
+    for _ in range(1000):
+        actions = model.get_action(torch.Tensor(obs))
+        obs = envs.step(actions)
+""",
+        ),
         Invalid(  # name evidence: the whole function is evaluation -> decorator
             """
 import torch
@@ -420,11 +540,16 @@ def evaluate(model: nn.Module, batches):
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        if ctx.grad_mode is not GradMode.ENABLED or not is_model_call(node, ctx):
+        if ctx.grad_mode is not GradMode.ENABLED:
             return
         scope = ctx.function_node or ctx.module
         region = regions(ctx, scope).get(id(node))
         if region is None or id(region.node) in self._reported:
+            return
+        if region.kind == "eval-call":
+            if not runs_evaluated_model(node, region, ctx):
+                return
+        elif not is_model_call(node, ctx):
             return
         if ctx.project.trained_by(ctx.function_chain) is not None:
             return  # training code (here or in another file) runs it with gradients on: they are needed

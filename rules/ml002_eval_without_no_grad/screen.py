@@ -22,7 +22,12 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if not (eval_scopes or named or loops):
         return False  # no evaluation region at all
     history = source.memo("history", lambda: History(source))
-    model_calls = [call for call in source.nodes(ast.Call) if history.may_run_model(call)]  # type: ignore[arg-type]
+    # what was put in eval mode: calling it, or a method of it, may run it (`model.get_action(obs)`)
+    evaluated = {ast.dump(call.func.value) for call in source.nodes(ast.Call) if _sets_eval_mode(call)}  # type: ignore[attr-defined]
+    model_calls = [
+        call for call in source.nodes(ast.Call)
+        if history.may_run_model(call) or _on_evaluated(call, evaluated)  # type: ignore[arg-type]
+    ]  # fmt: skip
     if model_calls and id(source.tree) in eval_scopes:
         return True  # `.eval()` at module level: the region may reach any call
     for call in model_calls:
@@ -39,6 +44,11 @@ def _sets_eval_mode(call: ast.Call) -> bool:
         return False
     count = argument_count(call)
     return (call.func.attr == "eval" and count == 0) or (call.func.attr == "train" and count == 1)
+
+
+def _on_evaluated(call: ast.Call, evaluated: set[str]) -> bool:
+    func = call.func
+    return ast.dump(func) in evaluated or (isinstance(func, ast.Attribute) and ast.dump(func.value) in evaluated)
 
 
 def _scope_of(source: Source, node: ast.AST) -> ast.AST:
