@@ -100,6 +100,34 @@ def test_a_broken_cell_is_reported_and_the_others_still_linted(tmp_path: Path):
     assert [(f["code"], f["cell"], f["location"]["row"]) for f in findings] == [("ML000", 2, 1), ("ML001", 7, 6)]
 
 
+INDENTED_LOOP = "    total = 0.0\n    for x, y in loader:\n        total += criterion(model(x), y)\n"
+
+
+def test_a_cell_indented_as_a_whole_is_linted_as_ipython_runs_it(tmp_path: Path):
+    # IPython removes the first line's indentation from every line before running a cell; the help
+    # search `torch.*Tensor?` in another cell is IPython too: neither is a syntax error
+    nb = notebook()
+    nb["cells"][5] = code(INDENTED_LOOP)
+    nb["cells"].insert(1, code("torch.*Tensor?"))
+    (tmp_path / "nb.ipynb").write_text(nbformat_text(nb), encoding="utf-8")
+    findings = json.loads(memlint("check", "--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
+    # the column is the cell's own (after its four spaces of indentation)
+    assert [(f["code"], f["cell"], f["location"]) for f in findings] == [("ML001", 7, {"row": 3, "column": 9})]
+    assert memlint("check", "--fix", "nb.ipynb", cwd=tmp_path).returncode == 0
+    fixed = json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8"))
+    expected = INDENTED_LOOP.replace("total += criterion(model(x), y)", "total += criterion(model(x), y).item()")
+    assert "".join(fixed["cells"][6]["source"]) == expected  # indented again, as it was written
+    assert memlint("check", "nb.ipynb", cwd=tmp_path).returncode == 0
+
+
+def test_a_cell_indented_unevenly_is_still_a_syntax_error(tmp_path: Path):
+    nb = notebook()
+    nb["cells"].insert(1, code("    x = 1\n  y = 2\n"))
+    (tmp_path / "nb.ipynb").write_text(nbformat_text(nb), encoding="utf-8")
+    findings = json.loads(memlint("check", "--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
+    assert [(f["code"], f["cell"]) for f in findings] == [("ML000", 2), ("ML001", 7)]
+
+
 def test_invalid_notebook_json_is_a_clear_finding(tmp_path: Path):
     (tmp_path / "bad.ipynb").write_text("{not json", encoding="utf-8")
     result = memlint("check", "--output-format", "concise", "bad.ipynb", cwd=tmp_path)
@@ -115,7 +143,7 @@ def test_notebook_on_stdin(project: Path):
 
 @pytest.mark.parametrize(
     "source",
-    ["%timeit f()", "!pip install x", "files = !ls", "out = %sx ls", "model?", "?model", "model??",
+    ["%timeit f()", "!pip install x", "files = !ls", "out = %sx ls", "model?", "?model", "model??", "torch.*Tensor?",
      "for i in x:\n    %time f(i)\n    !echo \\\n  done", "%%capture\nx = 1", "a, b = !ls"],
 )  # fmt: skip
 def test_ipython_syntax_is_masked_into_parseable_python(source: str):

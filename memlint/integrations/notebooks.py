@@ -6,10 +6,12 @@ the fifth, as they are when the notebook runs. That module is linted or fixed li
 findings are mapped back: `cell` is the 1-based index among all cells (markdown included, as Jupyter
 shows them) and rows and columns are within the cell.
 
-IPython syntax (`%timeit f()`, `%%time`, `!pip install x`, `files = !ls`, `obj?`) is masked with a
-placeholder statement of one line before parsing, and put back after fixing. Cells whose cell magic
-runs another language (`%%bash`, `%%writefile`, ...) are skipped; a cell that still does not parse
-gets its own ML000 and is left out of the module.
+IPython syntax (`%timeit f()`, `%%time`, `!pip install x`, `files = !ls`, `obj?`, `torch.*Tensor?`)
+is masked with a placeholder statement of one line before parsing, and put back after fixing. A cell
+indented as a whole is dedented as IPython does before running it (its `leading_indent` step: the
+first line's indentation is removed from every line) and indented again after fixing. Cells whose
+cell magic runs another language (`%%bash`, `%%writefile`, ...) are skipped; a cell that still does
+not parse gets its own ML000 and is left out of the module, so the other cells are still linted.
 
 A fix rewrites only the `source` of the cells it changed, in the notebook's own JSON text: outputs,
 metadata, key order, indentation and the trailing newline stay byte for byte as they were.
@@ -34,7 +36,9 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "memit", "d
 
 _MAGIC_START = re.compile(r"^[ \t]*(?:%|!|\?)")
 _MAGIC_ASSIGNMENT = re.compile(r"^[ \t]*[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
-_HELP_SUFFIX = re.compile(r"^[ \t]*[A-Za-z_][\w.]*\?\??[ \t]*$")
+# `obj?`, `obj.attr??` and the wildcard search `torch.*Tensor?`
+_HELP_SUFFIX = re.compile(r"^[ \t]*[A-Za-z_*][\w.*]*\?\??[ \t]*$")
+_LEADING_INDENT = re.compile(r"^[ \t]+")
 _PLACEHOLDER = re.compile(r"^([ \t]*)pass  # memlint-magic-(\d+)$")
 _BOUNDARY = re.compile(r"^# <memlint cell (\d+)>$", re.MULTILINE)
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -59,6 +63,7 @@ class _Cell:
     magics: dict[int, tuple[str, str]]  # placeholder number -> (its indentation, the IPython line)
     start_row: int = 0  # where the cell's first line is in the virtual module
     offset: int = 0
+    indent: str = ""  # the indentation removed from every line of a cell indented as a whole
 
 
 @dataclass
@@ -125,15 +130,16 @@ def _read(text: str, filename: str) -> _Notebook:
         source = _source(cell)
         if not source.strip():
             continue
-        masked, magics = source, {}
+        masked, magics, indent = source, {}, ""
         if not parses(source, filename):
-            result = mask_magics(source)
+            indent = _uniform_indent(source)
+            result = mask_magics(_dedent(source, indent))
             if result is None:
                 continue
             masked, magics = result
         if not masked.endswith(("\n", "\r")):
             masked += "\n"
-        entry = _Cell(index, source, masked, magics)
+        entry = _Cell(index, source, masked, magics, indent=indent)
         (notebook.code if parses(masked, filename) else notebook.broken).append(entry)
     row, offset = 1, 0
     for cell in notebook.code:
@@ -142,6 +148,30 @@ def _read(text: str, filename: str) -> _Notebook:
         cell.start_row, cell.offset = row, offset
         row, offset = row + cell.masked.count("\n"), offset + len(cell.masked)
     return notebook
+
+
+def _uniform_indent(source: str) -> str:
+    """The first line's indentation when every non-blank line starts with it (IPython removes it
+    before running the cell), else ""."""
+    match = _LEADING_INDENT.match(source)
+    if match is None:
+        return ""
+    indent = match.group(0)
+    lines = source.splitlines()
+    return indent if all(line.startswith(indent) for line in lines if line.strip()) else ""
+
+
+def _dedent(source: str, indent: str) -> str:
+    if not indent:
+        return source
+    return "".join(line[len(indent):] if line.startswith(indent) else line for line in source.splitlines(keepends=True))
+
+
+def _indent(source: str, indent: str) -> str:
+    """The inverse of `_dedent` for a uniformly indented cell: every non-blank line gets `indent` back."""
+    if not indent:
+        return source
+    return "".join(indent + line if line.strip() else line for line in source.splitlines(keepends=True))
 
 
 def code_cells(text: str, filename: str) -> list[_Cell]:
@@ -161,7 +191,25 @@ def _cell_at(cells: list[_Cell], row: int) -> _Cell:
 
 
 def _local(cell: _Cell, location: Location) -> Location:
-    return Location(max(1, location.row - cell.start_row + 1), location.column)
+    row = max(1, location.row - cell.start_row + 1)
+    return Location(row, location.column + _shift(cell, row))
+
+
+def _shift(cell: _Cell, row: int) -> int:
+    """How many columns the cell's own line `row` has before what the virtual module holds of it."""
+    if not cell.indent:
+        return 0
+    lines = cell.source.splitlines()
+    return len(cell.indent) if row <= len(lines) and lines[row - 1].startswith(cell.indent) else 0
+
+
+def _offset_in_cell(cell: _Cell, offset: int) -> int:
+    """A character offset in the virtual module -> the same place in the cell's own source."""
+    local = offset - cell.offset
+    if not cell.indent:
+        return local
+    row = cell.masked.count("\n", 0, max(0, local)) + 1
+    return local + len(cell.indent) * sum(1 for r in range(1, row + 1) if _shift(cell, r))
 
 
 def _to_cell(d: Diagnostic, cells: list[_Cell]) -> Diagnostic:
@@ -169,7 +217,10 @@ def _to_cell(d: Diagnostic, cells: list[_Cell]) -> Diagnostic:
     fix = d.fix
     if fix is not None:
         edits = tuple(
-            Edit(e.start - cell.offset, e.end - cell.offset, e.content, _local(cell, e.location), _local(cell, e.end_location))
+            Edit(
+                _offset_in_cell(cell, e.start), _offset_in_cell(cell, e.end), _indented_content(cell, e),
+                _local(cell, e.location), _local(cell, e.end_location),
+            )
             for e in fix.edits
         )
         fix = replace(fix, edits=edits)
@@ -184,8 +235,18 @@ def _to_cell(d: Diagnostic, cells: list[_Cell]) -> Diagnostic:
     )
 
 
+def _indented_content(cell: _Cell, edit: Edit) -> str:
+    """An edit's text for the cell's own source: lines it starts get the cell's indentation back."""
+    if not cell.indent or "\n" not in edit.content:
+        return edit.content
+    first, _, rest = edit.content.partition("\n")
+    return first + "\n" + _indent(rest, cell.indent)
+
+
 def _broken_cell(cell: _Cell, filename: str) -> Diagnostic:
-    return replace(syntax_error(cell.masked, filename), cell=cell.index)
+    error = syntax_error(cell.masked, filename)
+    location = replace(error.location, column=error.location.column + _shift(cell, error.location.row))
+    return replace(error, location=location, cell=cell.index)
 
 
 # ---------------------------------------------------------------------------- linting and fixing
@@ -220,7 +281,7 @@ def _unmask(chunk: str, cell: _Cell) -> Optional[str]:
             lines[number] = original + line[len(body):]
     if sorted(seen) != sorted(cell.magics):
         return None
-    result = "".join(lines)
+    result = _indent("".join(lines), cell.indent)
     if not cell.source.endswith(("\n", "\r")) and result.endswith("\n"):
         result = result[:-1]
     return result
