@@ -7,7 +7,7 @@ findings on it.
 
 The repositories, their commits and optional sub-folders are listed in bench/realcode_repos.toml (the
 development part: rules are tuned on it); `--list bench/realcode_heldout.toml` before the command works on
-the held-out part instead (judged, never tuned on), e.g. `python bench/realcode.py --list
+the second part instead (judged after the fixes, see that file's header), e.g. `python bench/realcode.py --list
 bench/realcode_heldout.toml lint --out bench/out/realcode-heldout-findings.json`.
 `fetch` writes the `.py` and `.ipynb` files under 4 MiB of each repository at its pinned commit into
 bench/corpora/realcode/<owner>__<name>/ (git-ignored: third-party code is never committed).  It
