@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from integration_helpers import memlint
 
-from memlint.integrations.notebooks import mask_magics
+from memlint.pipeline.notebooks import mask_magics
 
 
 def code(source: str, **extra) -> dict:
@@ -168,7 +168,7 @@ def test_add_noqa_in_a_notebook_edits_only_the_cell(project: Path):
 
 
 def test_code_a_fix_adds_above_the_first_cell_goes_into_that_cell():
-    from memlint.integrations.notebooks import _fixed_sources, _read
+    from memlint.pipeline.notebooks import _fixed_sources, _read
 
     nb = {"cells": [markdown("# t"), code("x = torch.zeros(1)\n%time f()")], "metadata": {}, "nbformat": 4,
           "nbformat_minor": 5}  # fmt: skip

@@ -16,7 +16,7 @@ from integration_helpers import SOURCE_WITH_FINDINGS, apply_line_edits, memlint
 
 from memlint.diagnostics import Location, Severity
 from memlint.pipeline import registry
-from memlint.pipeline.engine import reserved_diagnostic
+from memlint.pipeline.reserved import reserved_diagnostic
 from memlint.report import ReportOptions, reporter_for
 from memlint.rule import rule_url
 

@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 from conftest import EVAL_LOOP, write
+
 from memlint.report import FORMATS
 
 # Runs `python -m memlint ARGS...` in this interpreter and prints the imported modules after it exits.
@@ -56,7 +57,7 @@ NOT_FOR_ONE_CLEAN_FILE = (
     "libcst",
     "memlint.pipeline.checker",
     "memlint.rules",  # the rule.py modules (the rule folders' meta.py and screen.py are allowed)
-    "memlint.integrations.notebooks",
+    "memlint.pipeline.notebooks",
     "memlint.pipeline.fixes",
     "memlint.integrations.baseline",
     "memlint.integrations.noqa",

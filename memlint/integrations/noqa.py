@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from memlint.diagnostics import Diagnostic
-from memlint.integrations.notebooks import NotebookError, code_cells, is_notebook, write_sources
 from memlint.pipeline import registry
 from memlint.pipeline.fixes import FileChangedError, write_atomically
+from memlint.pipeline.notebooks import NotebookError, code_cells, is_notebook, write_sources
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.suppressions import line_suppresses
 

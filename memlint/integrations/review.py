@@ -19,10 +19,10 @@ import click
 from memlint.config import Selection
 from memlint.diagnostics import Diagnostic, Edit
 from memlint.integrations.gitdiff import ChangedLines, GitError, changed_lines, regular_file_in, text_at
-from memlint.integrations.notebooks import is_notebook
-from memlint.pipeline.engine import apply_edits
+from memlint.pipeline.notebooks import is_notebook
 from memlint.pipeline.runner import Mode, display_name, run
 from memlint.pipeline.source import UndecodableSource, decode
+from memlint.pipeline.text import apply_edits
 from memlint.report import is_applicable
 
 REVIEWABLE_SUFFIXES = (".py", ".ipynb")
@@ -231,10 +231,10 @@ def review_command(
     ignore: tuple[str, ...], unsafe_fixes: Optional[bool], config: Optional[Path],
 ) -> None:  # fmt: skip
     """Report findings on lines added or changed since BASE, as a pull-request review (JSON) or markdown."""
-    from memlint.cli import _codes, fail, load_settings
+    from memlint.commands.common import fail, load_settings, rule_codes
 
     paths = paths or (Path("."),)
-    selection = Selection(_codes(select) or None, _codes(extend_select), _codes(ignore))
+    selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
     settings = load_settings(paths, config, selection, unsafe_fixes)
     try:
         review = collect(base, paths, settings, Path(os.getcwd()))

@@ -8,20 +8,21 @@ the findings to standard error, so that an editor can replace its buffer with wh
 
 from __future__ import annotations
 
-import difflib
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
 import click
 
+from memlint.commands.common import STDIN, fail, load_settings
 from memlint.config import Selection
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
-from memlint.pipeline.engine import reserved_diagnostic
+from memlint.pipeline.reserved import reserved_diagnostic
 from memlint.pipeline.runner import FileResult, Mode, display_name, fixed_count, process_text
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.report import ReportOptions, reporter_for
+from memlint.report.summary import exit_code, summary, unified_diffs, would_fix
 
 
 def check_stdin(
@@ -38,8 +39,6 @@ def check_stdin(
     exit_non_zero_on_fix: bool,
 ) -> int:
     """Run on standard input and return the exit code (the output is written here)."""
-    from memlint.cli import STDIN, _exit_code, _summary, fail, load_settings
-
     if len([p for p in paths if p != STDIN]) or list(paths).count(STDIN) > 1:
         raise fail("`-` (standard input) cannot be combined with other paths")
     path = stdin_filename or STDIN
@@ -62,21 +61,16 @@ def check_stdin(
     diagnostics = sorted(result.diagnostics, key=Diagnostic.sort_key)
     fixed = fixed_count([result])
     if diff:
-        if result.fixed_text is not None and result.original is not None:
-            lines = difflib.unified_diff(
-                result.original.splitlines(keepends=True), result.fixed_text.splitlines(keepends=True),
-                fromfile=f"a/{filename}", tofile=f"b/{filename}",
-            )  # fmt: skip
-            click.echo("".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines), nl=False)
-        click.echo(f"Would fix {fixed} error{'s' if fixed != 1 else ''}.", err=True)
+        click.echo(unified_diffs([result]), nl=False)
+        click.echo(would_fix(fixed), err=True)
         return 1 if fixed else 0
     report = reporter_for(output_format).render(diagnostics, options)
     if output_format in ("full", "concise"):
-        report += _summary(diagnostics, fixed, options)
+        report += summary(diagnostics, fixed, options)
     if fix:
         sys.stdout.buffer.write(source.encode(result.fixed_text) if source and result.fixed_text is not None else data)
         sys.stdout.buffer.flush()
         click.echo(report, nl=False, err=True)
     else:
         click.echo(report, nl=False)
-    return _exit_code(diagnostics, fixed, exit_zero, exit_non_zero_on_fix)
+    return exit_code(diagnostics, fixed, exit_zero, exit_non_zero_on_fix)

@@ -17,17 +17,11 @@ from memlint.config import Settings
 from memlint.diagnostics import Diagnostic, Edit, Fix, Location
 from memlint.pipeline import registry
 from memlint.pipeline.depth import LIMIT, depth_error, on_deep_stack, token_levels, too_complex
-from memlint.pipeline.engine import (
-    Positions,
-    minimal_edit,
-    not_analysed,
-    reserved_diagnostic,
-    syntax_error,
-    too_complex_diagnostic,
-)  # fmt: skip
 from memlint.pipeline.positions import SourceMap, TextChanged, node_positions, printed_code
 from memlint.pipeline.project import FileView
+from memlint.pipeline.reserved import not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic
 from memlint.pipeline.suppressions import file_suppressions, line_suppresses
+from memlint.pipeline.text import Positions, minimal_edit
 from memlint.pipeline.traversal import Traversal
 from memlint.pipeline.tree import parse_module
 from memlint.rule import NodeFix, Report, rule_url

@@ -18,8 +18,9 @@ from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
 from memlint.pipeline.cache import content_digest
-from memlint.pipeline.engine import lint_text, reserved_diagnostic
+from memlint.pipeline.engine import lint_text
 from memlint.pipeline.prepare import UNREADABLE, Prepared, prepare_chunk, prepare_file, project_pass
+from memlint.pipeline.reserved import reserved_diagnostic
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.workers import fewer_collections, new_pool, worker_count
 
@@ -79,8 +80,8 @@ class Task:
 
 def process_text(text: str, filename: str, settings: Settings, mode: Mode, task: Task = Task()) -> FileResult:
     if filename.endswith(".ipynb"):  # the notebook and fix code are imported only when used
-        from memlint.integrations.notebooks import fix_notebook as fix
-        from memlint.integrations.notebooks import lint_notebook as lint
+        from memlint.pipeline.notebooks import fix_notebook as fix
+        from memlint.pipeline.notebooks import lint_notebook as lint
 
         if not mode.fix:  # a notebook is a project of its own
             return FileResult(filename, lint(text, filename, settings))

@@ -27,8 +27,9 @@ from typing import Iterator, Optional
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic, Edit, Location
 from memlint.pipeline import registry
-from memlint.pipeline.engine import lint_text, reserved_diagnostic, syntax_error
+from memlint.pipeline.engine import lint_text
 from memlint.pipeline.fixes import FixOutcome, fix_text, parses
+from memlint.pipeline.reserved import reserved_diagnostic, syntax_error
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # Cell magics whose body is Python that IPython runs (timed, captured, profiled).

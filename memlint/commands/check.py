@@ -1,0 +1,142 @@
+"""`memlint check`: discover the files, run the pipeline over them, report, and exit with the code
+that says what was found (raises click's Exit)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from memlint.commands.common import load_settings, rule_codes, wants_stdin
+from memlint.config import Selection
+from memlint.diagnostics import Diagnostic
+from memlint.integrations.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
+from memlint.pipeline.files import discover_files
+from memlint.pipeline.runner import Mode, fixed_count, run
+from memlint.report import ReportOptions, reporter_for
+from memlint.report.progress import progress_for
+from memlint.report.summary import exit_code, fix_listing, summary, unified_diffs, would_fix
+from memlint.report.summary import statistics as statistics_of
+
+
+def run_check(
+    paths: tuple[Path, ...],
+    fix: bool,
+    unsafe_fixes: Optional[bool],
+    diff: bool,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    statistics: bool,
+    exit_zero: bool,
+    exit_non_zero_on_fix: bool,
+    show_fixes: bool,
+    config: Optional[Path],
+    no_cache: bool,
+    cache_dir: Optional[Path],
+    jobs: Optional[int],
+    force_exclude: bool,
+    project_context: Optional[bool],
+    stdin_filename: Optional[Path],
+    add_noqa: bool,
+    baseline: Optional[Path],
+    write_baseline: bool,
+) -> None:
+    """Check PATHS (files or directories, default ".") and optionally fix what was found."""
+    selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
+    stdin = wants_stdin(paths, stdin_filename)
+    check_adoption_options(
+        fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, stdin=stdin,
+    )  # fmt: skip
+    if stdin:
+        from memlint.integrations.stdin import check_stdin  # editors only
+
+        raise click.exceptions.Exit(check_stdin(
+            paths, stdin_filename, selection=selection, config=config, unsafe_fixes=unsafe_fixes, fix=fix, diff=diff,
+            output_format=output_format, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
+        ))  # fmt: skip
+    paths = paths or (Path("."),)
+    settings = load_settings(paths, config, selection, unsafe_fixes)
+    discovery = discover_files(paths, settings, force_exclude=force_exclude)
+    for problem in discovery.problems:
+        click.echo(f"memlint: warning: {problem}", err=True)
+    discovery.files = _one_name_per_file(discovery.files)
+    # Fixes are written only inside the paths named (a symlink out of them is refused, docs/reliability.md).
+    roots = tuple(os.path.realpath(p) for p in paths) if fix and not diff else None
+    mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes, roots=roots)
+    if mode.write and discovery.temporaries:
+        from memlint.pipeline.tempfiles import remove_stale  # left by a `--fix` that was killed while writing
+
+        remove_stale(discovery.temporaries)
+    cache = None
+    if not no_cache:
+        from memlint.pipeline.cache import open_cache  # not needed with --no-cache
+
+        cache = open_cache(cache_dir, settings, warn=lambda message: click.echo(f"memlint: warning: {message}", err=True))
+    with progress_for(len(discovery.files), output_format) as advance:
+        context = _context_files(discovery.files, settings, project_context)
+        results = run(discovery.files, settings, mode, jobs=jobs, cache=cache, progress=advance, context=context)
+    for result in results:
+        if result.error:  # a fix that was not written is an error; an unreadable file a warning
+            click.echo(f"memlint: {'error' if result.unwritten else 'warning'}: {result.error}", err=True)
+        for dropped in result.dropped:
+            click.echo(
+                f"memlint: warning: {dropped.filename}:{dropped.location.row}:{dropped.location.column}: "
+                f"the {dropped.code} fix was not applied: it would produce code that does not parse",
+                err=True,
+            )
+    diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
+    if add_noqa or baseline is not None:
+        diagnostics = adopt(diagnostics, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline)
+    fixed_total = fixed_count(results)
+    options = ReportOptions(
+        format=output_format,
+        unsafe_fixes=settings.unsafe_fixes,
+        show_fixes=show_fixes,
+        color=sys.stdout.isatty() and "NO_COLOR" not in os.environ,
+    )
+    if diff:
+        click.echo(unified_diffs(results), nl=False)
+        click.echo(would_fix(fixed_total), err=True)
+        raise click.exceptions.Exit(1 if fixed_total else 0)
+    if statistics:
+        click.echo(statistics_of(diagnostics, options), nl=False)
+    else:
+        click.echo(reporter_for(output_format).render(diagnostics, options), nl=False)
+    if output_format in ("full", "concise"):
+        if show_fixes and fixed_total:
+            click.echo(fix_listing(results), nl=False)
+        click.echo(summary(diagnostics, fixed_total, options), nl=False)
+    unwritten = any(r.unwritten for r in results)
+    raise click.exceptions.Exit(exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix, unwritten=unwritten))
+
+
+def _one_name_per_file(files: list[Path]) -> list[Path]:
+    """A file found under two names (a symlink beside the file it names, a hard link) is checked and
+    fixed once, so that its findings are not counted twice and two writes to it cannot race. The name
+    kept is the first that is not a symlink."""
+    chosen: dict[object, Path] = {}
+    for path in files:
+        try:
+            info = os.stat(path)
+            key: object = (info.st_dev, info.st_ino)
+        except OSError:
+            key = os.fspath(path)  # reported when it is read
+        if key not in chosen or (os.path.islink(chosen[key]) and not os.path.islink(path)):
+            chosen[key] = path
+    kept = {id(path) for path in chosen.values()}
+    return [path for path in files if id(path) in kept]
+
+
+def _context_files(linted: list[Path], settings, option: Optional[bool]) -> list[Path]:
+    """With `project-context` (or --project-context): the Python files under the project root that
+    are not linted, for their summaries only (the project pass, docs/architecture.md)."""
+    if not (settings.project_context if option is None else option):
+        return []
+    seen = {os.path.realpath(path) for path in linted}
+    found = discover_files([settings.root], settings).files
+    return [path for path in found if path.suffix == ".py" and os.path.realpath(path) not in seen]

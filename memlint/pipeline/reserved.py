@@ -1,0 +1,73 @@
+"""The findings memlint reports about a file itself rather than about its code: ML000 (a syntax
+error) and ML900 (a file not analysed: too large, too complex for libcst, or a parser failure)."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Optional
+
+from memlint.config import Settings
+from memlint.diagnostics import Diagnostic, Location, Severity
+from memlint.pipeline import registry
+from memlint.pipeline.depth import LIMIT, Complexity
+from memlint.units import format_bytes
+
+
+def syntax_error(text: str, filename: str, libcst_error: Optional[Exception] = None) -> Diagnostic:
+    """ML000 with CPython's message and position when it has one (clearer than the parser's)."""
+    message, row, column = None, 1, 1
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        message = error.msg
+        row, column = error.lineno or 1, max(error.offset or 1, 1)
+    except (ValueError, RecursionError, MemoryError) as error:
+        message = str(error) or type(error).__name__
+    if message is None:  # CPython accepts it: only libcst's parser failed, so libcst is loaded already
+        import libcst as cst
+
+        if isinstance(libcst_error, cst.ParserSyntaxError):
+            # Not a syntax error (Python reads the file), a limit of memlint's parser: say so.
+            message = libcst_error.message.replace("\n", " ").strip()
+            reason = f"memlint's parser (libcst) cannot read it, though Python can: {message}"
+            return not_analysed(filename, reason, libcst_error.raw_line, libcst_error.raw_column + 1)
+        return not_analysed(filename, f"memlint's parser (libcst) failed: {libcst_error}")
+    return reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {message}", filename, row, column, Severity.ERROR)
+
+
+def not_analysed(filename: str, reason: str, row: int = 1, column: int = 1) -> Diagnostic:
+    """ML900 for a file memlint could not analyse (too large, too complex for libcst): not a syntax
+    error, and not silence either; exit code 2 says the file was not checked."""
+    return reserved_diagnostic(registry.INTERNAL_ERROR, f"file not analysed: {reason}", filename, row, column)
+
+
+def too_large(text: str, settings: Settings) -> Optional[str]:
+    """Why `text` is not analysed for its size (libcst's tree takes about 0.3-0.8 GB per MB of
+    source), or None; `max-file-size` counts characters of source (bytes, for ASCII)."""
+    limit = settings.max_file_size
+    if limit is None or len(text) <= limit:
+        return None
+    size, most = format_bytes(len(text)), format_bytes(limit)
+    if size == most:  # rounded alike: the exact numbers say which is larger
+        size, most = f"{len(text):,} characters", f"{limit:,}"
+    return f"{size} of source is more than max-file-size ({most}); raise `max-file-size` in [tool.memlint] or exclude the file"
+
+
+def reserved_diagnostic(
+    code_name: tuple[str, str], message: str, filename: str, row: int = 1, column: int = 1,
+    severity: Severity = Severity.ERROR,
+) -> Diagnostic:  # fmt: skip
+    code, name = code_name
+    location = Location(row, column)
+    return Diagnostic(code, name, message, severity, filename, location, location)
+
+
+def too_complex_diagnostic(complexity: Complexity, filename: str) -> Diagnostic:
+    reason = (
+        f"too complex for memlint's parser (libcst): {complexity.what} here nests deeper than the "
+        f"{LIMIT:,} levels it handles"
+    )
+    return not_analysed(filename, reason, complexity.row, complexity.column)

@@ -1,0 +1,96 @@
+"""The end of a check's output, shared by every way of running one (the command line, standard
+input, code review): the summary line, --statistics, --show-fixes, --diff, and the exit code."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from memlint.diagnostics import Diagnostic
+from memlint.pipeline import registry
+from memlint.pipeline.runner import FileResult, fixed_count
+from memlint.report import ReportOptions, is_applicable
+
+
+def exit_code(
+    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, unwritten: bool = False
+) -> int:
+    if unwritten or any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
+        return 2
+    if exit_non_zero_on_fix and fixed:
+        return 1
+    if diagnostics and not exit_zero:
+        return 1
+    return 0
+
+
+def plural(count: int, word: str) -> str:
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {word}es" if word.endswith(("x", "s")) else f"{count} {word}s"
+
+
+def summary(diagnostics: list[Diagnostic], fixed: int, options: ReportOptions) -> str:
+    applicable = sum(is_applicable(d, options.unsafe_fixes) for d in diagnostics)
+    hidden = sum(d.fix is not None and not d.fix.is_safe for d in diagnostics) if not options.unsafe_fixes else 0
+    if not diagnostics:
+        return f"Fixed {plural(fixed, 'error')}.\n" if fixed else "All checks passed!\n"
+    lines = []
+    if fixed:
+        lines.append(f"Found {plural(len(diagnostics) + fixed, 'error')} ({fixed} fixed, {len(diagnostics)} remaining).")
+    else:
+        lines.append(f"Found {plural(len(diagnostics), 'error')}.")
+    if applicable:
+        extra = f" ({plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option)" if hidden else ""
+        lines.append(f"[*] {applicable} fixable with the `--fix` option{extra}.")
+    elif hidden:
+        lines.append(f"No fixes available ({plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option).")
+    return "\n".join(lines) + "\n"
+
+
+def statistics(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
+    counts = Counter(d.code for d in diagnostics)
+    names = {d.code: d.name for d in diagnostics}
+    fixable = {d.code for d in diagnostics if is_applicable(d, options.unsafe_fixes)}
+    ordered = sorted(counts, key=lambda code: (-counts[code], code))
+    if options.format in ("json", "json-lines"):
+        rows = [{"code": c, "name": names[c], "count": counts[c], "fixable": c in fixable} for c in ordered]
+        return json.dumps(rows, indent=2) + "\n"
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    return "".join(
+        f"{counts[c]:>{width}}\t{c}\t{'[*]' if c in fixable else '[ ]'} {names[c]}\n" for c in ordered
+    )
+
+
+def fix_listing(results: list[FileResult]) -> str:
+    total = fixed_count(results)
+    lines = [f"Fixed {plural(total, 'error')}:"]
+    names = {rule.code: rule.name for rule in registry.all_rules()}
+    for result in results:
+        if result.fixed:
+            lines.append(f"- {result.filename}:")
+            for code, count in sorted(result.fixed.items()):
+                lines.append(f"    {count} × {code} ({names.get(code, '')})")
+    return "\n".join(lines) + "\n\n"
+
+
+def unified_diffs(results: list[FileResult]) -> str:
+    """`--diff`: the fixes of every file as a unified diff (each line ends with a newline)."""
+    import difflib  # only for --diff
+
+    pieces = []
+    for result in results:
+        if result.fixed_text is None or result.original is None:
+            continue
+        diff = difflib.unified_diff(
+            result.original.splitlines(keepends=True),
+            result.fixed_text.splitlines(keepends=True),
+            fromfile=f"a/{result.filename}",
+            tofile=f"b/{result.filename}",
+        )
+        pieces.extend(line if line.endswith(("\n", "\r")) else line + "\n" for line in diff)
+    return "".join(pieces)
+
+
+def would_fix(fixed: int) -> str:
+    return f"Would fix {plural(fixed, 'error')}."
