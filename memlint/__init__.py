@@ -2,5 +2,8 @@
 
 __version__ = "0.1.0"
 
-# Where each rule's page lives; the pages are generated into docs/rules/ from the rule modules.
-DOCS_URL = "https://github.com/memlint/memlint/blob/main/docs/rules/{code}.md"
+# Where each finding's help link points: a template with {code} (e.g.
+# "https://docs.example.org/memlint/rules/{code}.html"), set by whoever hosts the rule pages. Unset,
+# findings carry no link (the project publishes no web pages of its own): `memlint rule CODE` prints
+# the same page from the installed package.
+DOCS_URL_VARIABLE = "MEMLINT_DOCS_URL"

@@ -234,7 +234,14 @@ class Rule:
         return first_sentence(what.split("\n\n")[0])
 
 
-def rule_url(code: str) -> str:
-    from memlint import DOCS_URL
+def rule_url(code: str) -> Optional[str]:
+    """The rule page's URL where one is configured ($MEMLINT_DOCS_URL, a template with {code}), else None:
+    a help link must point at something that exists."""
+    import os
 
-    return DOCS_URL.format(code=code.lower())
+    from memlint import DOCS_URL_VARIABLE
+
+    template = os.environ.get(DOCS_URL_VARIABLE, "").strip()
+    if not template:
+        return None
+    return template.replace("{code}", code.lower())

@@ -96,11 +96,10 @@ def test_json_contract(project):
                     {"content": ".item()", "location": {"row": 6, "column": 18}, "end_location": {"row": 6, "column": 18}}
                 ],
             },
-            "url": findings[0]["url"],
+            "url": None,  # no help link unless MEMLINT_DOCS_URL says where the rule pages are hosted
             "cell": None,
         }
     ]
-    assert findings[0]["url"].endswith("ml001.md")
 
 
 def test_json_lines_and_concise(project):

@@ -302,6 +302,7 @@ def test_missing_torch_and_missing_cuda_give_clear_errors(tmp_path, monkeypatch)
     result = CliRunner().invoke(main, ["confirm", str(tmp_path)])
     assert result.exit_code == 2
     assert "needs PyTorch" in result.output and "Traceback" not in result.output
+    assert "pip install 'torch-memlint[torch]'" in result.output  # the distribution's real name
 
 
 def test_missing_path_is_an_error(tmp_path):

@@ -296,7 +296,7 @@ def test_fits_counts_the_reserve_and_says_what_it_assumed(models):
 
 
 def test_no_numpy_warning_without_numpy():
-    # `pip install memlint[torch]` brings no numpy, and torch then warns on import; `estimate`
+    # `pip install 'torch-memlint[torch]'` brings no numpy, and torch then warns on import; `estimate`
     # imports torch first thing (a whole estimate in a fresh process would take seconds more).
     code = "import sys; sys.modules['numpy'] = None\nfrom memlint.estimate.command import _quiet_torch_import\n_quiet_torch_import()\n"
     done = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True, text=True, timeout=120)

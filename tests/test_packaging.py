@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import venv
+import zipfile
 
 import pytest
 
@@ -59,7 +60,9 @@ def test_wheel_from_clean_checkout_installs_and_runs(tmp_path):
         check=True,
         timeout=300,
     )
-    (wheel,) = wheels.glob("memlint-*.whl")
+    (wheel,) = wheels.glob("torch_memlint-*.whl")  # the distribution is torch-memlint; the package memlint
+    with zipfile.ZipFile(wheel) as archive:
+        assert "memlint/py.typed" in archive.namelist()  # type checkers read memlint's annotations
     environment = tmp_path / "venv"
     venv.create(environment, with_pip=True)
     python = environment / "bin" / "python"
@@ -86,3 +89,7 @@ def test_wheel_from_clean_checkout_installs_and_runs(tmp_path):
         cwd=project, capture_output=True, text=True, env=env, timeout=60,
     )  # fmt: skip
     assert "site-packages" in imported.stdout
+    shown = subprocess.run([str(python), "-m", "pip", "show", "torch-memlint"], capture_output=True, text=True, env=env, timeout=120)
+    assert shown.returncode == 0 and "Name: torch-memlint" in shown.stdout, shown.stderr
+    page = subprocess.run([str(environment / "bin" / "memlint"), "rule", "ML001"], cwd=project, capture_output=True, text=True, env=env, timeout=120)
+    assert page.returncode == 0 and "## What it does" in page.stdout and "http" not in page.stdout.split("\n", 3)[2]

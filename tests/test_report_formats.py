@@ -18,7 +18,6 @@ from memlint.diagnostics import Location, Severity
 from memlint.pipeline import registry
 from memlint.pipeline.reserved import reserved_diagnostic
 from memlint.report import ReportOptions, reporter_for
-from memlint.rule import rule_url
 
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test extra")
 
@@ -58,7 +57,7 @@ def test_sarif_validates_against_the_official_schema_and_lists_every_rule(projec
     rules = {rule["id"]: rule for rule in run["tool"]["driver"]["rules"]}
     for rule in registry.all_rules():
         assert rules[rule.code]["help"]["markdown"] == rule.documentation()
-        assert rules[rule.code]["helpUri"] == rule_url(rule.code)
+        assert "helpUri" not in rules[rule.code]  # no URL that does not exist (MEMLINT_DOCS_URL unset)
     assert {"ML000", "ML900"} <= set(rules)
 
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
@@ -164,7 +163,7 @@ def test_rdjson_suggestions_reproduce_memlint_fix_with_utf8_columns(project: Pat
     lines = SOURCE_WITH_FINDINGS.splitlines()
     for d in result["diagnostics"]:
         assert d["severity"] == "WARNING" and d["code"]["value"] == "ML001"
-        assert d["code"]["url"] == rule_url("ML001")
+        assert "url" not in d["code"]
         assert d["location"]["path"] == relative
         for suggestion in d["suggestions"]:
             start, end = suggestion["range"]["start"], suggestion["range"]["end"]
@@ -226,3 +225,19 @@ def test_reserved_codes_and_notebook_cells_render_in_every_format(name: str):
     output = reporter_for(name).render([internal, in_cell], ReportOptions(name))
     assert "ML900" in output and "ML000" in output
     assert "cell 4" in output or '"cell": 4' in output
+
+
+# ---------------------------------------------------------------------------- help links
+
+
+def test_help_links_appear_only_where_rule_pages_are_hosted(project: Path):
+    env = {"MEMLINT_DOCS_URL": "https://docs.example.org/memlint/{code}.html"}
+    sarif = json.loads(memlint("check", "--output-format", "sarif", "--no-cache", ".", cwd=project, env=env).stdout)
+    rules = {rule["id"]: rule for rule in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["ML001"]["helpUri"] == "https://docs.example.org/memlint/ml001.html"
+    findings = json.loads(memlint("check", "--output-format", "json", "--no-cache", ".", cwd=project, env=env).stdout)
+    assert {f["url"] for f in findings if f["code"] == "ML001"} == {"https://docs.example.org/memlint/ml001.html"}
+    # the cache keeps findings per link template: unset again, the links are gone
+    memlint("check", "--output-format", "json", ".", cwd=project, env=env)
+    again = json.loads(memlint("check", "--output-format", "json", ".", cwd=project).stdout)
+    assert {f["url"] for f in again} == {None}

@@ -30,7 +30,7 @@ def _display(path: Path) -> str:
 
 def _resolve_device(requested: str) -> str:
     if importlib.util.find_spec("torch") is None:
-        raise _fail("`memlint confirm` needs PyTorch, which is not installed: pip install 'memlint[torch]'")
+        raise _fail("`memlint confirm` needs PyTorch, which is not installed: pip install 'torch-memlint[torch]'")
     with tempfile.TemporaryDirectory(prefix="memlint-probe-") as scratch:
         found = probe(Path(scratch))
     if not found.get("ok"):

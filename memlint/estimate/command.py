@@ -106,7 +106,7 @@ def estimate_command(
     larger than this machine's memory can be estimated. PATH.py is imported, so run only code you trust.
     """
     if importlib.util.find_spec("torch") is None:
-        raise _fail("`memlint estimate` needs PyTorch, which is not installed: pip install 'memlint[torch]'")
+        raise _fail("`memlint estimate` needs PyTorch, which is not installed: pip install 'torch-memlint[torch]'")
     try:
         budget = parse_size(gpu_memory) if gpu_memory else _configured_budget(Path(target.rsplit(":", 1)[0]))
     except ValueError as error:

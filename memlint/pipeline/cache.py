@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from memlint import DOCS_URL_VARIABLE
 from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
 
 DEFAULT_DIRECTORY = ".memlint_cache"
@@ -211,7 +212,9 @@ class Cache:
 
     @classmethod
     def open(cls, directory: Path, settings_fingerprint: str) -> "Cache":
-        return cls(Path(directory), hashlib.sha256(f"{settings_fingerprint}\n{code_stamp()}".encode()).hexdigest())
+        # the help links findings carry come from the environment (memlint.rule.rule_url)
+        links = os.environ.get(DOCS_URL_VARIABLE, "")
+        return cls(Path(directory), hashlib.sha256(f"{settings_fingerprint}\n{code_stamp()}\n{links}".encode()).hexdigest())
 
     def key(self, data: bytes, filename: str, facts: str = "") -> str:
         """The key of a file's findings: its bytes, its name and the digest of the project facts

@@ -11,7 +11,6 @@ from memlint.pipeline import registry
 from memlint.rule import rule_url
 
 TOOL_NAME = "memlint"
-TOOL_URL = "https://github.com/memlint/memlint"
 
 
 @dataclass(frozen=True)
@@ -22,7 +21,7 @@ class RuleInfo:
     description: str  # the "What it does" section
     documentation: str
     severity: Severity
-    url: str
+    url: Optional[str]  # None unless MEMLINT_DOCS_URL says where the rule pages are
 
 
 _RESERVED_DOCS = {

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from memlint.diagnostics import Diagnostic, Location, Severity
 from memlint.report import ReportOptions, is_applicable
-from memlint.report.common import TOOL_NAME, TOOL_URL, located_message, utf8_column
+from memlint.report.common import TOOL_NAME, located_message, utf8_column
 
 SEVERITIES = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
 
@@ -26,7 +26,7 @@ def diagnostic(d: Diagnostic, options: ReportOptions) -> dict:
         "message": located_message(d),
         "location": {"path": d.filename, "range": {"start": _position(d, d.location), "end": _position(d, d.end_location)}},
         "severity": SEVERITIES[d.severity],
-        "source": {"name": TOOL_NAME, "url": TOOL_URL},
+        "source": {"name": TOOL_NAME},
         "code": {"value": d.code, "url": d.url} if d.url else {"value": d.code},
     }
     # Cell-relative positions cannot be placed in a notebook's JSON text: no suggestions there.
@@ -41,7 +41,7 @@ def diagnostic(d: Diagnostic, options: ReportOptions) -> dict:
 class RdjsonReporter:
     def render(self, diagnostics: Sequence[Diagnostic], options: ReportOptions) -> str:
         result = {
-            "source": {"name": TOOL_NAME, "url": TOOL_URL},
+            "source": {"name": TOOL_NAME},
             "severity": "WARNING",
             "diagnostics": [diagnostic(d, options) for d in diagnostics],
         }

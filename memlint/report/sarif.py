@@ -16,7 +16,7 @@ from typing import Sequence
 from memlint import __version__
 from memlint.diagnostics import Diagnostic, Edit, Severity
 from memlint.report import ReportOptions
-from memlint.report.common import TOOL_NAME, TOOL_URL, located_message, rule_catalogue
+from memlint.report.common import TOOL_NAME, located_message, rule_catalogue
 from memlint.report.fingerprints import content_fingerprint
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -74,7 +74,7 @@ def _rules() -> list[dict]:
             "shortDescription": {"text": info.summary},
             "fullDescription": {"text": info.description},
             "help": {"text": info.documentation, "markdown": info.documentation},
-            "helpUri": info.url,
+            **({"helpUri": info.url} if info.url else {}),  # only where rule pages are hosted (MEMLINT_DOCS_URL)
             "defaultConfiguration": {"level": LEVELS[info.severity]},
         }
         for info in rule_catalogue()
@@ -94,7 +94,6 @@ def sarif_log(diagnostics: Sequence[Diagnostic]) -> dict:
                         "name": TOOL_NAME,
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": TOOL_URL,
                         "rules": rules,
                     }
                 },
