@@ -100,33 +100,9 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for the current findings.")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", is_flag=True, help="Record the current findings in the --baseline file.")
-def check(
-    paths: tuple[Path, ...],
-    fix: bool,
-    unsafe_fixes: Optional[bool],
-    diff: bool,
-    select: tuple[str, ...],
-    extend_select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    output_format: str,
-    statistics: bool,
-    exit_zero: bool,
-    exit_non_zero_on_fix: bool,
-    show_fixes: bool,
-    config: Optional[Path],
-    no_cache: bool,
-    cache_dir: Optional[Path],
-    jobs: Optional[int],
-    force_exclude: bool,
-    project_context: Optional[bool],
-    stdin_filename: Optional[Path],
-    add_noqa: bool,
-    baseline: Optional[Path],
-    write_baseline: bool,
-) -> None:
+def check(**options) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
-    options = dict(locals())  # the parsed arguments, before any other name is bound here
-    from memlint.commands.check import run_check
+    from memlint.commands.check import run_check  # its parameters are the options above
 
     run_check(**options)
 

@@ -14,7 +14,8 @@ from typing import Callable, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables, values
-from memlint.analysis.values import Kind, Value
+from memlint.analysis.call_edits import dotted
+from memlint.analysis.values import Value
 from memlint.analysis.walk import nested_blocks
 from memlint.pipeline.project import EMPTY_VIEW, FileView, key_string
 from memlint.pipeline.tree import code_children
@@ -358,7 +359,7 @@ class Context:
         if name in self.project.module_classes or any(self._is_module_type(base.value) for base in node.bases):
             self.module_classes[name] = node
         for base in node.bases:
-            base_name = _dotted(base.value).rsplit(".", 1)[-1]
+            base_name = dotted(base.value).rsplit(".", 1)[-1]
             if base_name in tables.NO_GRAD_FRAMEWORK_METHODS:
                 self.framework_no_grad_methods[name] = tables.NO_GRAD_FRAMEWORK_METHODS[base_name]
         self.class_attributes.setdefault(name, {})
@@ -441,20 +442,20 @@ class Context:
 
     def _leave_import(self, node: cst.Import) -> None:
         for alias in node.names:
-            dotted = _dotted(alias.name)
+            module_name = dotted(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self._bind(alias.asname.name.value, Binding(values.OTHER, qualified=dotted))
+                self._bind(alias.asname.name.value, Binding(values.OTHER, qualified=module_name))
             else:
-                top = dotted.split(".")[0]
+                top = module_name.split(".")[0]
                 self._bind(top, Binding(values.OTHER, qualified=top))
 
     def _leave_import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
             return
-        module = _dotted(node.module) if node.module is not None else ""
+        module = dotted(node.module) if node.module is not None else ""
         relative = bool(node.relative)
         for alias in node.names:
-            imported = _dotted(alias.name)
+            imported = dotted(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else imported
             qualified = None if relative else f"{module}.{imported}"
             self._bind(local, Binding(values.OTHER, qualified=qualified))
@@ -659,14 +660,6 @@ def _is_none(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Name and node.value == "None"
 
 
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
-
-
 def _calls_in(node: cst.CSTNode):
     stack = [node]
     while stack:
@@ -692,14 +685,14 @@ def _module_names_bound_twice(module: cst.Module) -> set[str]:
                     if isinstance(small, cst.Import):
                         for alias in small.names:
                             if alias.asname is not None:
-                                name, source = alias.asname.name.value, _dotted(alias.name)
+                                name, source = alias.asname.name.value, dotted(alias.name)
                             else:
-                                name = source = _dotted(alias.name).split(".")[0]
+                                name = source = dotted(alias.name).split(".")[0]
                             imported.setdefault(name, set()).add(source)
                     elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                         for alias in small.names:
-                            name = alias.asname.name.value if alias.asname else _dotted(alias.name)
-                            imported.setdefault(name, set()).add(_dotted(small.module) if small.module else ".")
+                            name = alias.asname.name.value if alias.asname else dotted(alias.name)
+                            imported.setdefault(name, set()).add(dotted(small.module) if small.module else ".")
                     elif isinstance(small, (cst.Assign, cst.AnnAssign)):
                         if isinstance(small.value, cst.Name) and small.value.value == "None":
                             continue

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
+from typing import Optional
 
 from memlint.analysis import tables
 
@@ -87,3 +89,15 @@ _CLASS_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
 def looks_like_class_name(name: str) -> bool:
     """`Model`, `QNetwork`: calling it builds an object, it runs nothing (`Model(envs)`)."""
     return _CLASS_NAME.match(name) is not None
+
+
+def dotted(expr: ast.AST) -> Optional[str]:
+    """`a.b.c` (CPython's AST) -> "a.b.c"; None for anything that is not a chain of names."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))

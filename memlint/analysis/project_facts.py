@@ -3,9 +3,11 @@ computes them; `ctx.project` holds this file's view of them)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import libcst as cst
+
+from memlint.analysis.walk import dotted_name
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -19,7 +21,7 @@ def returns_history(call: cst.Call, ctx: "Context") -> bool:
     func = call.func
     if type(func) is cst.Name:
         return func.value in project.history_calls and ctx.binds_at_module_level(func.value)
-    written = _dotted(func)
+    written = dotted_name(func)
     if written is None:
         return False
     root, _, method = written.partition(".")
@@ -29,12 +31,3 @@ def returns_history(call: cst.Call, ctx: "Context") -> bool:
     return written in project.history_calls and ctx.binds_at_module_level(root)
 
 
-def _dotted(expr: cst.BaseExpression) -> Optional[str]:
-    parts = []
-    while type(expr) is cst.Attribute:
-        parts.append(expr.attr.value)  # type: ignore[union-attr]
-        expr = expr.value  # type: ignore[union-attr]
-    if type(expr) is not cst.Name:
-        return None
-    parts.append(expr.value)  # type: ignore[union-attr]
-    return ".".join(reversed(parts))

@@ -35,7 +35,7 @@ import functools
 from typing import Any, Iterator, Optional
 
 from memlint.analysis import tables
-from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name, named_like_model
+from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
 FORMAT = 1
 
@@ -80,18 +80,6 @@ def summarize(source) -> Optional[dict]:
     if source.tree is None:
         return None
     return _Summary(source).run()
-
-
-def dotted(expr: ast.AST) -> Optional[str]:
-    """`a.b.c` -> "a.b.c"; None for anything that is not a chain of names."""
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 class _Summary:

@@ -65,3 +65,15 @@ def nested_blocks(statement: cst.CSTNode) -> Iterator[Sequence[cst.BaseStatement
             if isinstance(block, cst.IndentedBlock):
                 yield block.body
             extra = getattr(extra, "orelse", None) if isinstance(extra, cst.If) else None
+
+
+def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`policy` -> "policy", `self.actor` -> "self.actor"; None for anything that is not a chain of names."""
+    parts = []
+    while type(expr) is cst.Attribute:
+        parts.append(expr.attr.value)  # type: ignore[union-attr]
+        expr = expr.value  # type: ignore[union-attr]
+    if type(expr) is not cst.Name:
+        return None
+    parts.append(expr.value)  # type: ignore[union-attr]
+    return ".".join(reversed(parts))

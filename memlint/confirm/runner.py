@@ -12,7 +12,7 @@ import multiprocessing
 import os
 import signal
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 

@@ -4,9 +4,7 @@ could not clear (memlint.pipeline.engine.lint_text)."""
 
 from __future__ import annotations
 
-import ast
 import os
-import warnings
 from typing import Optional
 
 import libcst as cst
@@ -20,6 +18,7 @@ from memlint.pipeline.depth import LIMIT, depth_error, on_deep_stack, token_leve
 from memlint.pipeline.positions import SourceMap, TextChanged, node_positions, printed_code
 from memlint.pipeline.project import FileView
 from memlint.pipeline.reserved import not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic
+from memlint.pipeline.source import ast_or_none
 from memlint.pipeline.suppressions import file_suppressions, line_suppresses
 from memlint.pipeline.text import Positions, minimal_edit
 from memlint.pipeline.traversal import Traversal
@@ -46,12 +45,7 @@ def check_text(
 
 def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
     """The finding for a text libcst must not see (depth.py), or None."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
+    tree = ast_or_none(text, filename)
     if tree is not None:
         complexity = too_complex(tree, text)
         return None if complexity is None else too_complex_diagnostic(complexity, filename)

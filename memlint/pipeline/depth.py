@@ -31,8 +31,9 @@ import re
 import sys
 import threading
 import tokenize
-import warnings
 from typing import Callable, NamedTuple, Optional, Tuple, TypeVar
+
+from memlint.pipeline.source import compile_ast
 
 # Levels of nesting (as `too_complex` counts them) the full analysis accepts.  Every construct was
 # measured to analyse, with findings and fixes in the deep statement, at twice this many levels
@@ -63,9 +64,7 @@ class Complexity(NamedTuple):
 def depth_error(text: str) -> Optional[Tuple[str, int, int]]:
     """(message, row, column) when CPython rejects `text` for its nesting depth, else None."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(text, "<depth-check>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        compile_ast(text, "<depth-check>")
     except (RecursionError, MemoryError):
         return "code is nested too deeply for Python to compile", 1, 1
     except SyntaxError as error:

@@ -10,7 +10,6 @@ import os
 import re
 import stat
 import tempfile
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Optional, Sequence
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.engine import lint_text
+from memlint.pipeline.source import ast_or_none
 
 MAX_ROUNDS = 10
 
@@ -37,12 +37,7 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends Python's tokenizer knows
 
 def _compile(text: str, filename: str = "<fix>") -> Optional[ast.Module]:
     """CPython's AST of `text`, or None when it does not compile: the one place fixes are checked."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    return ast_or_none(text, filename)
 
 
 def parses(text: str, filename: str = "<fix>") -> bool:

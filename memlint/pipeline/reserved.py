@@ -3,14 +3,13 @@ error) and ML900 (a file not analysed: too large, too complex for libcst, or a p
 
 from __future__ import annotations
 
-import ast
-import warnings
 from typing import Optional
 
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic, Location, Severity
 from memlint.pipeline import registry
 from memlint.pipeline.depth import LIMIT, Complexity
+from memlint.pipeline.source import compile_ast
 from memlint.units import format_bytes
 
 
@@ -18,9 +17,7 @@ def syntax_error(text: str, filename: str, libcst_error: Optional[Exception] = N
     """ML000 with CPython's message and position when it has one (clearer than the parser's)."""
     message, row, column = None, 1, 1
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        compile_ast(text, filename)
     except SyntaxError as error:
         message = error.msg
         row, column = error.lineno or 1, max(error.offset or 1, 1)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
+import warnings
 from dataclasses import dataclass
 
 
@@ -32,3 +34,25 @@ def decode(data: bytes) -> DecodedSource:
     except (UnicodeDecodeError, LookupError) as error:
         raise UndecodableSource(f"cannot decode as {encoding}: {error}") from None
     return DecodedSource(text, encoding)
+
+
+# What compiling a text can raise: a syntax error, NUL bytes (ValueError), nesting too deep for the
+# compiler (RecursionError, MemoryError).
+COMPILE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def compile_ast(text: str, filename: str = "<memlint>") -> ast.Module:
+    """CPython's AST of `text`, with the compiler's warnings (invalid escapes, ...) silenced: they are
+    the user's business, not the linter's.  Raises one of COMPILE_ERRORS.  The one place memlint
+    compiles source."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+
+
+def ast_or_none(text: str, filename: str = "<memlint>") -> "ast.Module | None":
+    """`compile_ast`, or None when the text does not compile."""
+    try:
+        return compile_ast(text, filename)
+    except COMPILE_ERRORS:
+        return None

@@ -73,3 +73,9 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
         cursor = edit.end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """Code quoted in a message: whitespace collapsed, at most `limit` characters (an ellipsis ends it)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

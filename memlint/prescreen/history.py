@@ -14,7 +14,7 @@ import ast
 from typing import Iterator, Optional
 
 from memlint.analysis import tables
-from memlint.analysis.naming import named_like_model
+from memlint.analysis.naming import dotted, named_like_model
 from memlint.prescreen.source import Source, root_name
 
 # Never history: literals, displays, comparisons, lambdas, comprehensions (values.evaluate).
@@ -167,7 +167,7 @@ class History:
         if self.project_calls or self.project_methods:
             if root == "self" and isinstance(func.value, ast.Name) and func.attr in self.project_methods:
                 return True  # `self.step(x)` where the project says that method returns history
-            if _dotted(func) in self.project_calls:
+            if dotted(func) in self.project_calls:
                 return True  # `utils.compute_loss(...)`, likewise
         if self._only_imported(root):
             paths = [self._qualified(path, func) for path in self.imports[root]]  # type: ignore[index]
@@ -274,12 +274,3 @@ def _is_torch_layer(qualified: str) -> bool:
     return module.startswith("torch.nn") and module != "torch.nn.functional" and name[:1].isupper()
 
 
-def _dotted(expr: ast.AST) -> Optional[str]:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 import re
 import unicodedata
-import warnings
 from functools import cached_property
 from typing import Any, Callable, Iterable, Iterator, Optional
+
+from memlint.pipeline.source import ast_or_none
 
 # Words that can be identifiers; found in code, strings and comments alike, which only ever
 # makes a check answer "maybe" more often.
@@ -37,12 +38,7 @@ class Source:
     def tree(self) -> Optional[ast.Module]:
         """CPython's AST, or None when CPython cannot compile the text (a syntax error, code nested
         too deeply, syntax newer than this interpreter): the full analysis then decides and reports."""
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return compile(self.text, "<prescreen>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        return ast_or_none(self.text, "<prescreen>")
 
     @cached_property
     def structure_is_reliable(self) -> bool:

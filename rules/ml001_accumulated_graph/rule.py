@@ -26,6 +26,7 @@ from memlint.analysis.walk import calls_method, code_descendants, code_with_pare
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml001_accumulated_graph.meta import META
+from memlint.pipeline.text import shorten
 
 
 class AccumulatedGraph(Rule):
@@ -1267,9 +1268,9 @@ class LoggingTrainer(Trainer):
     def _report(self, candidate: "_Candidate", uses: set[Use], escapes: bool) -> None:
         ctx = self.ctx
         module = ctx.module
-        value = _short(module.code_for_node(candidate.shown))
+        value = shorten(module.code_for_node(candidate.shown))
         if candidate.accumulator is not None:
-            holder = f"`{_short(module.code_for_node(candidate.accumulator))}`"
+            holder = f"`{shorten(module.code_for_node(candidate.accumulator))}`"
             subject = f"{holder} accumulates `{value}`"
         else:
             holder = "the list"
@@ -1821,11 +1822,6 @@ def _steps_optimizer(block: cst.CSTNode) -> bool:
             if OPTIMIZER_NAME.search(receiver_name):
                 return True
     return False
-
-
-def _short(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _backward_in_own_statements(loop: cst.CSTNode, ctx) -> bool:

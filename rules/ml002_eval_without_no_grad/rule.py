@@ -12,6 +12,7 @@ from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml002_eval_without_no_grad.meta import META
+from memlint.pipeline.text import shorten
 
 
 class EvalWithoutNoGrad(Rule):
@@ -554,7 +555,7 @@ def evaluate(model: nn.Module, batches):
         if ctx.project.trained_by(ctx.function_chain) is not None:
             return  # training code (here or in another file) runs it with gradients on: they are needed
         self._reported.add(id(region.node))
-        call_text = _short(ctx.module.code_for_node(node))
+        call_text = shorten(ctx.module.code_for_node(node))
         message = (
             f"`{call_text}` runs {region.description} with gradient tracking on: autograd saves "
             "activations for a backward that never comes; run evaluation under `torch.no_grad()`"
@@ -621,6 +622,3 @@ def _looks_like_run(call: cst.Call) -> bool:
     return not (isinstance(func, cst.Name) and func.value in ("print", "len", "range", "isinstance", "getattr"))
 
 
-def _short(text: str, limit: int = 40) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -11,6 +11,7 @@ from memlint.analysis import GradMode, Kind
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.precision_api import FLOAT64_DTYPES, cast_target, dtype_of, keyword, tensor_type_dtype
 from memlint.analysis.tables import BACKWARD_METHODS, MODEL_NAME
+from memlint.analysis.walk import dotted_name
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml010_float64_training.meta import META
@@ -265,7 +266,7 @@ for obs, target in batches:
         if isinstance(func, cst.Attribute) and func.attr.value in BACKWARD_METHODS:
             self._trains = True
         if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
-            owner = _dotted(func.value)
+            owner = dotted_name(func.value)
             if owner is not None:
                 self._parameter_owners.add(owner)
         if _runs_training(node):
@@ -289,7 +290,7 @@ for obs, target in batches:
             if self._is_module(func.value):
                 self._found.append((node, _MODEL_CAST))
             else:
-                name = _dotted(func.value)
+                name = dotted_name(func.value)
                 if name is not None and name != "self":
                     self._maybe_modules.append((node, name))  # a module if the file trains its parameters
             return
@@ -375,16 +376,6 @@ _MODEL_CAST = "the model is cast to float64: weights, gradients, optimizer state
 _NOT_MODEL_PACKAGES = frozenset({"torch", "numpy", "np", "collections", "typing", "pandas", "scipy", "sklearn"})
 
 
-def _dotted(expr: cst.BaseExpression) -> Optional[str]:
-    """`policy` -> "policy", `self.actor` -> "self.actor"; other shapes -> None."""
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        inner = _dotted(expr.value)
-        return f"{inner}.{expr.attr.value}" if inner is not None else None
-    return None
-
-
 def _runs_training(call: cst.Call) -> bool:
     """`train(model, loader)`, `fit(...)`, `trainer.fit(model)`, `trainer.train()`: training run by a
     function or a framework the file calls."""
@@ -392,6 +383,6 @@ def _runs_training(call: cst.Call) -> bool:
     if isinstance(func, cst.Name):
         return bool(call.args) and _TRAINING_ENTRY.match(func.value) is not None
     if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "train"):
-        receiver = _dotted(func.value) or ""
+        receiver = dotted_name(func.value) or ""
         return "trainer" in receiver.lower()
     return False

@@ -11,6 +11,7 @@ from memlint.analysis import Kind
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
 from memlint.analysis.tables import BACKWARD_METHODS
+from memlint.analysis.walk import dotted_name
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml017_training_without_mixed_precision.meta import META
@@ -226,7 +227,7 @@ for frame_idx in range(1, num_frames + 1):
             return
         method = func.attr.value
         if method in _MODULE_MARKERS and isinstance(func.value, (cst.Name, cst.Attribute)):
-            owner = _dotted(func.value)
+            owner = dotted_name(func.value)
             if owner is not None and owner != "self":
                 self._module_names.add(owner)
         kind = None
@@ -337,22 +338,12 @@ for frame_idx in range(1, num_frames + 1):
         return result
 
 
-def _dotted(expr: cst.BaseExpression) -> Optional[str]:
-    """`G` -> "G", `self.actor` -> "self.actor"; other shapes -> None."""
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        inner = _dotted(expr.value)
-        return f"{inner}.{expr.attr.value}" if inner is not None else None
-    return None
-
-
 def _callees(func: cst.BaseExpression) -> list[str]:
     """The names a call may run a module through: `G(z)` -> ["G"], `self.G(z)` -> ["self.G", "self"],
     `policy.act(s)` -> ["policy.act", "policy"] (a module's own method runs it too)."""
-    whole = _dotted(func)
+    whole = dotted_name(func)
     if isinstance(func, cst.Attribute) and func.attr.value not in _MODULE_BOOKKEEPING:
-        receiver = _dotted(func.value)
+        receiver = dotted_name(func.value)
         return [name for name in (whole, receiver) if name is not None]
     return [whole] if isinstance(func, cst.Name) else []
 
