@@ -202,10 +202,6 @@ class Context:
         return any(d == depth for _, d in self.frame.conditions) or bool(self.frame.handlers)
 
     @property
-    def in_function(self) -> bool:
-        return self.frame.kind == "function"
-
-    @property
     def function_key(self) -> Optional[FunctionKey]:
         return self.frame.key
 
@@ -242,9 +238,6 @@ class Context:
             return None
         self._resolved[id(expr)] = (expr, result)
         return result
-
-    def resolve_callee(self, call: cst.Call) -> Optional[str]:
-        return self.resolve(call.func)
 
     def value_of(self, expr: cst.BaseExpression) -> Value:
         return values.evaluate(expr, self)

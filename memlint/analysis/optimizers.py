@@ -1,9 +1,10 @@
-"""Optimizer state per parameter: the single table every rule and command reads (ML006 checks a
-budget with it; `memlint estimate` uses it for the optimizer step).
+"""Optimizer state per parameter: the one table the rules read (ML006 checks a budget with it;
+ML005 names the file's optimizer). `memlint estimate` does not read it: it runs the optimizer's
+step under fake tensors (memlint/estimate/optimizer_sim.py).
 
 Bytes of persistent state per fp32 parameter, on top of the 4 B weight and 4 B gradient, as
-measured with PyTorch 2.13 (docs/memory-facts: SGD 0, SGD+momentum 4, RMSprop 4, Adagrad 4,
-Adam/AdamW 8, Adam with amsgrad 12, torch.optim.Adafactor ~0.01, 8-bit AdamW ~2).
+measured with PyTorch 2.13 (the team's memory-facts notes: SGD 0, SGD+momentum 4, RMSprop 4,
+Adagrad 4, Adam/AdamW 8, Adam with amsgrad 12, torch.optim.Adafactor ~0.01, 8-bit AdamW ~2).
 """
 
 from __future__ import annotations

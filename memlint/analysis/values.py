@@ -40,10 +40,6 @@ class Value:
     # For MODULE values: the call result is a loss (a 0-d tensor).
     is_loss: bool = False
 
-    @property
-    def known_no_graph(self) -> bool:
-        return self.graph is False
-
 
 UNKNOWN = Value(Kind.UNKNOWN)
 NUMBER = Value(Kind.NUMBER, graph=False, scalar=True)

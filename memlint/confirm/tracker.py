@@ -179,14 +179,6 @@ class StorageTracker(TorchDispatchMode):
             totals[kind] = totals.get(kind, 0) + nbytes
         return totals
 
-    def reset_peak(self) -> None:
-        self.usage.peak = self.usage.live
-        self.usage.peak_rounded = self.usage.live_rounded
-        self.usage.peak_breakdown = dict(self._by_category)
-
-    def live_by_category(self) -> dict:
-        return {k: v for k, v in self._by_category.items() if v}
-
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         scratch = 0

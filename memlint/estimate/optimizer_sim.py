@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import torch
 
-from memlint.analysis.optimizers import OPTIMIZERS
-
 EIGHT_BIT_MIN_ELEMENTS = 4096  # smaller tensors keep 32-bit state in bitsandbytes
 EIGHT_BIT_BLOCK = 2048  # one fp32 scale per block of elements, per moment
 
@@ -89,16 +87,3 @@ def make_optimizer(name: str, params: list) -> torch.optim.Optimizer:
     if name == "adamw-8bit":
         return AdamW8bitStateSim(params)
     raise ValueError(f"unknown optimizer {name!r} (choose from {', '.join(CHOICES)})")
-
-
-def table_bytes_per_param(name: str) -> float:
-    """Persistent state per parameter from the shared table (for messages and sanity checks)."""
-    qualified = {
-        "sgd": "torch.optim.SGD", "sgd-momentum": "torch.optim.SGD", "adam": "torch.optim.Adam",
-        "adamw": "torch.optim.AdamW", "adam-amsgrad": "torch.optim.Adam", "adafactor": "torch.optim.Adafactor",
-        "adamw-8bit": "bitsandbytes.optim.AdamW8bit",
-    }[name]  # fmt: skip
-    state = OPTIMIZERS[qualified]
-    return state.bytes_per_param + (state.momentum_bytes if name == "sgd-momentum" else 0) + (
-        state.amsgrad_bytes if name == "adam-amsgrad" else 0
-    )

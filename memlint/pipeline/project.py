@@ -209,7 +209,6 @@ class Project:
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
         self._resolved: dict[tuple, Optional[tuple]] = {}
         self._module_class: dict[tuple, bool] = {}
-        self._flushes: Optional[dict[tuple, str]] = None
         self._sites: list[_Site] = []
         self._incoming: dict[tuple, list[_Site]] = {}
         self._outgoing: dict[tuple, list[_Site]] = {}
@@ -523,24 +522,6 @@ class Project:
                     result[site.callee] = result[function]
                     ready.append(site.callee)
         return result
-
-    def reaches_flush(self, function: tuple) -> Optional[str]:
-        """The flush a call of `function` runs every time: its own, or one of the helpers it calls
-        unconditionally outside its loops (from the flushes up to their callers, once)."""
-        if self._flushes is None:
-            self._flushes = {}
-            ready = []
-            for file, key, record in self._functions():
-                if "flush" in record:
-                    self._flushes[(file.index, key)] = record["flush"]
-                    ready.append((file.index, key))
-            while ready:
-                callee = ready.pop()
-                for site in self._incoming.get(callee, ()):
-                    if not site.conditional and site.loop is None and site.caller not in self._flushes:
-                        self._flushes[site.caller] = self._flushes[callee]
-                        ready.append(site.caller)
-        return self._flushes.get(function)
 
     def _history(self) -> set[tuple]:
         """Functions whose every return carries autograd history when called with gradients on

@@ -167,10 +167,6 @@ def rule_entries() -> tuple[RuleEntry, ...]:
     return tuple(RuleEntry(b.meta.code, b.meta.name, b.meta.default_enabled) for b in builtin_rules())
 
 
-def rules_by_code() -> dict[str, type[Rule]]:
-    return {rule.code: rule for rule in all_rules()}
-
-
 def find_rule(key: str) -> type[Rule] | None:
     """A rule by code (`ML001`, case-insensitive) or name (`accumulated-graph`)."""
     key_upper = key.upper()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from memlint.diagnostics import Diagnostic
 
@@ -45,7 +45,3 @@ def numbered_fingerprints(diagnostics: Sequence[Diagnostic]) -> list[str]:
         digest = hashlib.sha256(f"{base}:{seen[base]}".encode()).hexdigest()[:32]
         result.append(digest)
     return result
-
-
-def count_fingerprints(diagnostics: Iterable[Diagnostic]) -> Counter:
-    return Counter(content_fingerprint(d) for d in diagnostics)

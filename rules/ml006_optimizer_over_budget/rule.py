@@ -58,7 +58,7 @@ class OptimizerOverBudget(Rule):
     ## Measured effect
     Optimizer state per parameter, measured with PyTorch 2.13: SGD 0 B, SGD with momentum 4 B,
     RMSprop 4 B, Adagrad 4 B, Adam/AdamW 8 B, Adam with amsgrad 12 B, `torch.optim.Adafactor`
-    ~0.01 B, 8-bit AdamW ~2 B (the table is `memlint/analysis/optimizers.py`, shared with `memlint estimate`).
+    ~0.01 B, 8-bit AdamW ~2 B (the table is `memlint/analysis/optimizers.py`; `memlint estimate` runs the optimizer step instead).
 
     Fixture `ml006_adam_state.py`, `memlint confirm fixtures` (PyTorch 2.13.0+cpu, exact
     tensor-storage tracker; docs/measured-savings.md): a 4.2M-parameter MLP, two steps with Adam
