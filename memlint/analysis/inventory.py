@@ -276,7 +276,7 @@ class _Builder:
 
         if kind in PARAMETER_FREE:
             layer.params = 0
-        elif kind in ("Linear", "Bilinear") and kind == "Linear":
+        elif kind == "Linear":
             n_in, n_out, bias = number(0, "in_features"), number(1, "out_features"), flag(2, "bias", True)
             layer.in_features, layer.out_features = n_in, n_out
             if None not in (n_in, n_out, bias):
@@ -284,8 +284,10 @@ class _Builder:
         elif kind.startswith(("Conv", "ConvTranspose")) and kind[-2:] in ("1d", "2d", "3d"):
             dims = int(kind[-2])
             n_in, n_out = number(0, "in_channels"), number(1, "out_channels")
-            groups = number(6 if not kind.startswith("ConvTranspose") else 6, "groups", 1)
-            bias = flag(7 if kind.startswith("Conv") and not kind.startswith("ConvTranspose") else 7, "bias", True)
+            # Conv(in, out, kernel, stride, padding, dilation, groups, bias) and ConvTranspose(in, out,
+            # kernel, stride, padding, output_padding, groups, bias): groups and bias are 6th and 7th in both
+            groups = number(6, "groups", 1)
+            bias = flag(7, "bias", True)
             kernel = _kernel_elements(arg(2, "kernel_size"), dims, env)
             if None not in (n_in, n_out, groups, bias, kernel) and groups:
                 layer.params = n_in // groups * n_out * kernel + (n_out if bias else 0)
