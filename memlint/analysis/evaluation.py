@@ -243,11 +243,20 @@ _NON_RUNNING_METHODS = frozenset(
 )  # fmt: skip
 
 
+# Words of a method that runs the module on its input: an RL policy's `get_action(obs)` /
+# `get_action_and_value(obs)`, DINO's `get_last_selfattention(img)`, `feature_extraction(x)`,
+# `encode(x)`, `predict(x)`. A method fed a configuration (`adjust_generation_fn(config)`) is not one.
+_RUNNING_METHOD_WORDS = re.compile(
+    r"(?:^|_)(?:act|action|actions|value|values|q|logits|predict|prediction|infer|inference|encode|decode|"
+    r"embed|embedding|embeddings|feature|features|extract|extraction|attention|selfattention|sample|score|"
+    r"scores|policy|generate_images?|reconstruct|reconstruction)(?:_|$)"
+)
+
+
 def _method_runs_model(name: str) -> bool:
     if name in _NON_RUNNING_METHODS or name.startswith(("_", "register_")):
         return False
-    verb = name.split("_", 1)[0]
-    return verb == "get" or verb not in tables.NON_MODEL_VERBS  # `get_action(obs)` runs the policy
+    return _RUNNING_METHOD_WORDS.search(name) is not None
 
 
 def _is_data(expr: cst.BaseExpression) -> bool:

@@ -322,6 +322,16 @@ conv_layer = nn.Conv2d(3, 10, 3)
 out = conv_layer(random_tensor)
 """
         ),
+        Valid(  # a method of the model fed a configuration, not data (transformers' from_pretrained)
+            """
+import torch
+def load(cls, config, generation_config):
+    model = cls(config)
+    model.eval()
+    model.adjust_generation_fn(generation_config, from_auto_class=False)
+    return model
+"""
+        ),
         Valid(  # a DataFrame with a prediction-like name, after the model's `.eval()`
             """
 import torch
