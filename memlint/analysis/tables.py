@@ -103,6 +103,11 @@ GRAPH_PRESERVING_METHODS: dict[str, object] = {
 
 # Tensor methods and attributes whose result never carries autograd history.
 GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "argmax", "argmin", "size", "dim", "numel", "eq", "ne"})
+# torch functions whose result never carries autograd history (indices, comparisons, counts).
+GRAPH_FREE_FUNCTIONS = frozenset(
+    {"argmax", "argmin", "argsort", "argwhere", "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
+     "isfinite", "count_nonzero", "bucketize", "searchsorted", "numel"}
+)  # fmt: skip
 GRAPH_FREE_ATTRIBUTES = frozenset(
     {"data", "grad", "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "is_leaf"}
 )

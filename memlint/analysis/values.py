@@ -398,6 +398,8 @@ def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
         return tensor(False, scalar=number_like(name, call))
     if module == "torch" and name.endswith("Tensor") and name[:1].isupper():
         return tensor(False)  # the legacy constructors: `torch.Tensor()`, `torch.FloatTensor(3)`
+    if module == "torch" and name in tables.GRAPH_FREE_FUNCTIONS:
+        return tensor(False)  # `torch.argmax(probs, dim=1)`: indices have no history
     if module == "torch":
         graph = _args_graph(call, ctx)
         single = len(call.args) == 1 and name in ("sum", "mean", "norm", "prod")

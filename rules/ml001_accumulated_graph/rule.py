@@ -122,6 +122,15 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # indices from torch.argmax carry no history (captum's TracInCP tutorial)
+            """
+import torch
+incorrect_labels = []
+for batch_features, batch_labels in test_loader:
+    batch_predictions = torch.nn.functional.softmax(net(batch_features), dim=1)
+    incorrect_labels.append(torch.argmax(batch_predictions, dim=1))
+"""
+        ),
         Valid(
             """
 import torch

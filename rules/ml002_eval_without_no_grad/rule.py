@@ -322,6 +322,21 @@ conv_layer = nn.Conv2d(3, 10, 3)
 out = conv_layer(random_tensor)
 """
         ),
+        Valid(  # a step function built by a factory: its caller runs it under no_grad
+            """
+import torch
+class Trainer:
+    def _make_val_step_fn(self):
+        def perform_val_step_fn(x, y):
+            self.model.eval()
+            yhat = self.model(x)
+            return self.loss_fn(yhat, y).item()
+        return perform_val_step_fn
+    def validate(self, loader):
+        with torch.no_grad():
+            return [self.val_step_fn(x, y) for x, y in loader]
+"""
+        ),
         Valid(  # a method of the model fed a configuration, not data (transformers' from_pretrained)
             """
 import torch
@@ -564,6 +579,8 @@ def evaluate(model: nn.Module, batches):
             return
         if ctx.project.trained_by(ctx.function_chain) is not None:
             return  # training code (here or in another file) runs it with gradients on: they are needed
+        if _returned_closure(ctx):
+            return  # `def make_val_step(): def step(x): ...; return step`: its callers decide grad mode
         self._reported.add(id(region.node))
         call_text = shorten(ctx.module.code_for_node(node))
         message = (
@@ -622,6 +639,20 @@ def evaluate(model: nn.Module, batches):
                 if statement is not region.node and any(n is call for n in code_descendants(statement)):
                     return statement
         return None
+
+
+def _returned_closure(ctx) -> bool:
+    """Is the code in a function nested in another function that returns it (a step function built by
+    a factory)?  Where it is called, and under which grad mode, the file does not say at that point."""
+    functions = [frame for frame in ctx.frames if frame.kind == "function"]
+    if len(functions) < 2:
+        return False
+    inner, outer = functions[-1].node, functions[-2].node
+    name = inner.name.value
+    return any(
+        type(node) is cst.Return and type(node.value) is cst.Name and node.value.value == name
+        for node in code_descendants(outer.body)
+    )
 
 
 def _looks_like_run(call: cst.Call) -> bool:
