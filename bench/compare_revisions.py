@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -67,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("rev_b")
     parser.add_argument("targets", nargs="*", type=Path)
     args = parser.parse_args(argv)
+    # a SIGTERM unwinds like Ctrl-C, so that the worktrees are removed (the `finally` below)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     targets = [t.resolve() for t in args.targets] or default_targets()
     same = True
     with tempfile.TemporaryDirectory(prefix="memlint-compare-") as scratch:
