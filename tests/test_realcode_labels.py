@@ -19,6 +19,10 @@ from memlint.pipeline.registry import RESERVED_CODES, rule_entries
 REPO = Path(__file__).resolve().parent.parent
 REPOS_FILE = REPO / "bench" / "realcode_repos.toml"
 LABELS_FILE = REPO / "bench" / "labels" / "realcode.csv"
+# The second part, judged after the fixes (bench/realcode_heldout.toml's header says what that means).
+HELDOUT_REPOS_FILE = REPO / "bench" / "realcode_heldout.toml"
+HELDOUT_LABELS_FILE = REPO / "bench" / "labels" / "realcode_heldout.csv"
+PARTS = [(REPOS_FILE, LABELS_FILE), (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE)]
 SCORE = REPO / "bench" / "realcode_score.py"
 # The evaluation exclusions live beside the checkout in this workplace (../shared); elsewhere the
 # check that needs them is skipped.
@@ -28,20 +32,21 @@ COLUMNS = ["repo", "commit", "path", "line", "rule", "verdict", "why"]
 LINE = re.compile(r"^(\d+:)?\d+$")  # ROW, or CELL:ROW in a notebook
 
 
-def corpus() -> list[dict]:
-    with open(REPOS_FILE, "rb") as handle:
+def corpus(repos_file: Path = REPOS_FILE) -> list[dict]:
+    with open(repos_file, "rb") as handle:
         return tomllib.load(handle)["repo"]
 
 
-def labels() -> list[dict]:
-    with open(LABELS_FILE, newline="", encoding="utf-8") as handle:
+def labels(labels_file: Path = LABELS_FILE) -> list[dict]:
+    with open(labels_file, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         assert reader.fieldnames == COLUMNS
         return list(reader)
 
 
-def test_corpus_repositories_are_pinned_and_distinct():
-    entries = corpus()
+@pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=["development", "heldout"])
+def test_corpus_repositories_are_pinned_and_distinct(repos_file, labels_file):
+    entries = corpus(repos_file)
     assert len(entries) >= 18
     names = [entry["name"] for entry in entries]
     assert len({name.lower() for name in names}) == len(names)
@@ -53,7 +58,14 @@ def test_corpus_repositories_are_pinned_and_distinct():
             assert not sub.startswith("/") and ".." not in Path(sub).parts, sub
 
 
-def test_corpus_leaves_out_the_evaluation_repositories():
+def test_no_repository_is_in_both_parts():
+    development = {entry["name"].lower() for entry in corpus(REPOS_FILE)}
+    heldout = {entry["name"].lower() for entry in corpus(HELDOUT_REPOS_FILE)}
+    assert heldout and not development & heldout
+
+
+@pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=["development", "heldout"])
+def test_corpus_leaves_out_the_evaluation_repositories(repos_file, labels_file):
     if not EXCLUSIONS_FILE.is_file():
         pytest.skip("the evaluation exclusion list is not beside this checkout")
     excluded = {
@@ -62,18 +74,19 @@ def test_corpus_leaves_out_the_evaluation_repositories():
         if line.startswith("- ") and "/" in line
     }
     assert len(excluded) > 10  # the list was read, not an empty match
-    used = {entry["name"].lower() for entry in corpus()} | {row["repo"].lower() for row in labels()}
+    used = {entry["name"].lower() for entry in corpus(repos_file)} | {row["repo"].lower() for row in labels(labels_file)}
     assert not used & excluded
 
 
-def test_labels_are_facts_about_pinned_places():
-    pinned = {entry["name"]: entry["commit"] for entry in corpus()}
+@pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=["development", "heldout"])
+def test_labels_are_facts_about_pinned_places(repos_file, labels_file):
+    pinned = {entry["name"]: entry["commit"] for entry in corpus(repos_file)}
     codes = {rule.code for rule in rule_entries()} | set(RESERVED_CODES)
-    rows = labels()
+    rows = labels(labels_file)
     assert rows
     for number, row in enumerate(rows, start=2):
-        where = f"{LABELS_FILE.name}:{number}"
-        assert row["repo"] in pinned, f"{where}: {row['repo']} is not in {REPOS_FILE.name}"
+        where = f"{labels_file.name}:{number}"
+        assert row["repo"] in pinned, f"{where}: {row['repo']} is not in {repos_file.name}"
         assert row["commit"] == pinned[row["repo"]], f"{where}: commit differs from the pinned one"
         assert row["rule"] in codes, f"{where}: unknown rule {row['rule']}"
         assert row["verdict"] in ("TP", "FP", "FN"), f"{where}: verdict {row['verdict']!r}"
