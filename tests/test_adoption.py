@@ -30,6 +30,9 @@ def test_noqa_comments_are_merged():
     assert with_noqa("x = 1  # noqa", ["ML001"]) == "x = 1  # noqa"  # already suppresses everything
     assert with_noqa("x = 1  # keep me", ["ML003", "ML001"]) == "x = 1  # keep me  # noqa: ML001, ML003"
     assert with_noqa("x = 1  # noqa: ML001", ["ML001"]) == "x = 1  # noqa: ML001"
+    # a space-separated list, as flake8 and Ruff accept it, is read whole
+    assert with_noqa("x = 1  # noqa: E501 ML002", ["ML001"]) == "x = 1  # noqa: E501, ML002, ML001"
+    assert with_noqa("x = 1  # noqa: E501 ML001", ["ML001"]) == "x = 1  # noqa: E501 ML001"
 
 
 def test_add_noqa_leaves_lines_ending_inside_strings_or_continuations():

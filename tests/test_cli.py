@@ -144,8 +144,12 @@ def test_suppressions(project):
     write(project / "b.py", EVAL_LOOP.replace("total += loss", "total += loss  # memlint: ignore[ML001]"))
     write(project / "c.py", "# memlint: ignore-file\n" + EVAL_LOOP)
     write(project / "d.py", EVAL_LOOP.replace("total += loss", "total += loss  # noqa: ML002"))
+    # lists as flake8 and Ruff read them: space- or comma-separated, other tools' codes beside ours
+    write(project / "e.py", EVAL_LOOP.replace("total += loss", "total += loss  # noqa: E501 ML001"))
+    write(project / "f.py", EVAL_LOOP.replace("total += loss", "total += loss  # noqa: E501, ML001"))
+    write(project / "g.py", EVAL_LOOP.replace("total += loss", "total += loss  # noqa: E501 because it is long"))
     result = invoke("check", "--output-format", "concise", ".")
-    assert [line.split(":")[0] for line in result.output.splitlines() if "ML001" in line] == ["d.py"]
+    assert [line.split(":")[0] for line in result.output.splitlines() if "ML001" in line] == ["d.py", "g.py"]
 
 
 def test_config_select_and_per_file_ignores(project):

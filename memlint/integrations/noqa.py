@@ -10,7 +10,6 @@ sources, leaving the rest of the JSON as it was.
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -22,9 +21,8 @@ from memlint.pipeline import registry
 from memlint.pipeline.fixes import FileChangedError, write_atomically
 from memlint.pipeline.notebooks import NotebookError, code_cells, is_notebook, write_sources
 from memlint.pipeline.source import UndecodableSource, decode
-from memlint.pipeline.suppressions import line_suppresses
+from memlint.pipeline.suppressions import NOQA_WITH_CODES, line_suppresses, split_codes
 
-_NOQA_CODES = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)", re.IGNORECASE)
 _NOT_SUPPRESSIBLE = {registry.SYNTAX_ERROR[0], registry.INTERNAL_ERROR[0]}
 
 
@@ -55,9 +53,9 @@ def with_noqa(line: str, codes: Iterable[str]) -> str:
     codes = [code for code in codes if not line_suppresses(line, code)]
     if not codes:
         return line
-    match = _NOQA_CODES.search(line)
+    match = NOQA_WITH_CODES.search(line)
     if match:
-        existing = [c.strip() for c in match.group("codes").split(",")]
+        existing = split_codes(match.group("codes"))
         merged = ", ".join(dict.fromkeys([*existing, *sorted(codes)]))
         return line[: match.start("codes")] + merged + line[match.end("codes") :]
     return f"{line.rstrip()}  # noqa: {', '.join(sorted(codes))}"

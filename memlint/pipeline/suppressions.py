@@ -6,8 +6,12 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-_CODES = r"[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*"
+# Codes separated by commas and/or spaces, as flake8 and Ruff read them: `# noqa: E501 ML001`,
+# `# noqa: E501, ML001`; other tools' codes may be listed beside memlint's.
+_CODES = r"[A-Z]+[0-9]+(?:(?:[ \t]*,[ \t]*|[ \t]+)[A-Z]+[0-9]+)*"
 _NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
+# A `# noqa: CODES` comment with its list (for writing codes into it: integrations/noqa.py).
+NOQA_WITH_CODES = re.compile(rf"#\s*noqa:\s*(?P<codes>{_CODES})", re.IGNORECASE)
 _IGNORE = re.compile(rf"#\s*memlint:\s*ignore(?!-file)(?:\[\s*(?P<codes>{_CODES})\s*\])?")
 _IGNORE_FILE = re.compile(
     rf"^[ \t]*#[ \t]*memlint:[ \t]*ignore-file(?:\[\s*(?P<bracket>{_CODES})\s*\]|:\s*(?P<colon>{_CODES}))?",
@@ -15,8 +19,13 @@ _IGNORE_FILE = re.compile(
 )
 
 
+def split_codes(codes: str) -> list[str]:
+    """`"E501, ML001 ML002"` -> ["E501", "ML001", "ML002"], in order."""
+    return [code for code in re.split(r"[\s,]+", codes.strip()) if code]
+
+
 def _split(codes: str) -> frozenset[str]:
-    return frozenset(code.strip().upper() for code in codes.split(","))
+    return frozenset(code.upper() for code in split_codes(codes))
 
 
 @dataclass(frozen=True)
