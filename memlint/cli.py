@@ -100,6 +100,10 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for the current findings.")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", is_flag=True, help="Record the current findings in the --baseline file.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the report (auto: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
+@click.option("--quiet", "-q", is_flag=True, help="Print the findings only, without the summary.")
+@click.option("--silent", "-s", is_flag=True, help="Print nothing; the exit code still says whether findings remain.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to this file instead of standard output.")
 def check(**options) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     from memlint.commands.check import run_check  # its parameters are the options above

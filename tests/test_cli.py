@@ -15,7 +15,7 @@ def test_findings_exit_one_and_point_at_the_line(project):
     assert result.exit_code == 1
     assert "train.py:6:5: ML001 [*] `total` accumulates `loss`" in result.output
     assert "^^^^^^^^^^^^^ ML001" in result.output
-    assert "Found 1 error." in result.output
+    assert "Found 1 finding." in result.output
 
 
 def test_clean_code_exits_zero(project):
@@ -30,7 +30,7 @@ def test_fix_as_typed_without_subcommand(project):
     result = memlint_subprocess("--fix", "src/", cwd=project)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "total += loss.item()" in path.read_text()
-    assert "Fixed 1 error." in result.stdout
+    assert "Fixed 1 finding." in result.stdout
     again = memlint_subprocess("--fix", "src/", cwd=project)
     assert again.returncode == 0
     assert "All checks passed!" in again.stdout

@@ -218,6 +218,6 @@ def test_cli_applies_every_good_fix_and_reports_the_bad_one_once(project, with_b
     compile(fixed, "train.py", "exec")
     assert fixed.count(".item()") == 30 and "break_here()" in fixed
     assert result.output.count("the ML898 fix was not applied") == 1, result.output
-    assert "Found 31 errors (30 fixed, 1 remaining)." in result.output
+    assert "Found 31 findings (30 fixed, 1 remaining)." in result.output
     second = invoke("check", "--no-cache", "--select", "ML001,ML898", "--output-format", "concise", "train.py")
     assert second.output.splitlines()[0].startswith("train.py:38:9: ML898")

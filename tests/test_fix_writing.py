@@ -39,7 +39,7 @@ def test_a_read_only_file_is_refused(project):
     assert result.exit_code == 2
     assert "memlint: error: train.py: fixes not written: the file is read-only (mode 0444)" in result.output
     assert path.read_text() == LOOP and stat.S_IMODE(path.stat().st_mode) == 0o444
-    assert "Fixed" not in result.output and "Found 1 error." in result.output
+    assert "Fixed" not in result.output and "Found 1 finding." in result.output
     assert _temporaries(project) == []
 
 
@@ -60,7 +60,7 @@ def test_a_write_that_fails_is_an_error_and_is_not_counted(project, monkeypatch)
     assert (project / "a.py").read_text() == FIXED and (project / "b.py").read_text() == LOOP
     # b.py's finding is still there and is listed; only a.py's counts as fixed.
     assert "b.py:6:5: ML001" in result.output and "a.py:6:5" not in result.output
-    assert "Found 2 errors (1 fixed, 1 remaining)." in result.output
+    assert "Found 2 findings (1 fixed, 1 remaining)." in result.output
 
 
 def test_a_directory_we_may_not_add_to_gets_the_file_written_in_place(project, monkeypatch):
@@ -180,11 +180,11 @@ def test_a_symlink_inside_the_tree_fixes_its_target_once_and_stays_a_link(projec
     for index in range(runner.PARALLEL_THRESHOLD):  # enough files for worker processes
         (project / f"clean{index}.py").write_text("import torch\n")
     checked = invoke("check", "--no-cache", "--jobs", "2", "--output-format", "concise", ".")
-    assert checked.output.startswith("pkg/real.py:6:5: ML001") and "Found 1 error." in checked.output
+    assert checked.output.startswith("pkg/real.py:6:5: ML001") and "Found 1 finding." in checked.output
     result = invoke("check", "--fix", "--no-cache", "--jobs", "2", ".")
     assert result.exit_code == 0, result.output
     assert target.read_text() == FIXED and os.path.islink(project / "alias.py")
-    assert "Fixed 1 error." in result.output
+    assert "Fixed 1 finding." in result.output
 
 
 KILLED_MID_WRITE = """

@@ -39,7 +39,7 @@ def test_fix_writes_the_fixed_source_to_stdout_and_findings_to_stderr(project: P
     result = memlint("check", "--fix", "--stdin-filename", "train.py", "-", cwd=project, input=SOURCE_WITH_FINDINGS)
     assert result.returncode == 0
     assert result.stdout == expected
-    assert "Fixed 2 errors." in result.stderr
+    assert "Fixed 2 findings." in result.stderr
 
     # Findings that remain are reported on stderr, never mixed into the source.
     unfixable = "import torch\nfor x in torch.zeros(3)\n    pass\n"

@@ -10,13 +10,14 @@ from typing import Optional
 
 import click
 
-from memlint.commands.common import load_settings, rule_codes, wants_stdin
+from memlint.commands.common import fail, load_settings, rule_codes, wants_stdin
 from memlint.config import Selection
 from memlint.diagnostics import Diagnostic
 from memlint.integrations.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
 from memlint.pipeline.files import discover_files
 from memlint.pipeline.runner import Mode, fixed_count, run
 from memlint.report import ReportOptions, reporter_for
+from memlint.report.color import use_color
 from memlint.report.progress import progress_for
 from memlint.report.summary import exit_code, fix_listing, summary, unified_diffs, would_fix
 from memlint.report.summary import statistics as statistics_of
@@ -45,6 +46,10 @@ def run_check(
     add_noqa: bool,
     baseline: Optional[Path],
     write_baseline: bool,
+    color: str = "auto",
+    quiet: bool = False,
+    silent: bool = False,
+    output_file: Optional[Path] = None,
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
@@ -93,26 +98,40 @@ def run_check(
     if add_noqa or baseline is not None:
         diagnostics = adopt(diagnostics, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline)
     fixed_total = fixed_count(results)
+    colored = use_color(color, None if output_file is not None else sys.stdout)
     options = ReportOptions(
         format=output_format,
         unsafe_fixes=settings.unsafe_fixes,
         show_fixes=show_fixes,
-        color=sys.stdout.isatty() and "NO_COLOR" not in os.environ,
+        color=colored,
     )
     if diff:
-        click.echo(unified_diffs(results), nl=False)
-        click.echo(would_fix(fixed_total), err=True)
+        _emit([unified_diffs(results)], output_file, colored, silent)
+        if not (quiet or silent):
+            click.echo(would_fix(fixed_total), err=True)
         raise click.exceptions.Exit(1 if fixed_total else 0)
-    if statistics:
-        click.echo(statistics_of(diagnostics, options), nl=False)
-    else:
-        click.echo(reporter_for(output_format).render(diagnostics, options), nl=False)
-    if output_format in ("full", "concise"):
+    pieces = [statistics_of(diagnostics, options) if statistics else reporter_for(output_format).render(diagnostics, options)]
+    if output_format in ("full", "concise") and not quiet:
         if show_fixes and fixed_total:
-            click.echo(fix_listing(results), nl=False)
-        click.echo(summary(diagnostics, fixed_total, options), nl=False)
+            pieces.append(fix_listing(results))
+        pieces.append(summary(diagnostics, fixed_total, options))
+    _emit(pieces, output_file, colored, silent)
     unwritten = any(r.unwritten for r in results)
     raise click.exceptions.Exit(exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix, unwritten=unwritten))
+
+
+def _emit(pieces: list[str], output_file: Optional[Path], colored: bool, silent: bool) -> None:
+    """The report on standard output, or in `output_file` (`-o`); nothing with --silent."""
+    if silent:
+        return
+    text = "".join(pieces)
+    if output_file is None:
+        click.echo(text, nl=False, color=colored)  # click strips ANSI codes off a terminal unless told
+        return
+    try:
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise fail(f"cannot write the report to {output_file}: {error.strerror or error}") from None
 
 
 def _one_name_per_file(files: list[Path]) -> list[Path]:

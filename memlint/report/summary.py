@@ -34,12 +34,12 @@ def summary(diagnostics: list[Diagnostic], fixed: int, options: ReportOptions) -
     applicable = sum(is_applicable(d, options.unsafe_fixes) for d in diagnostics)
     hidden = sum(d.fix is not None and not d.fix.is_safe for d in diagnostics) if not options.unsafe_fixes else 0
     if not diagnostics:
-        return f"Fixed {plural(fixed, 'error')}.\n" if fixed else "All checks passed!\n"
+        return f"Fixed {plural(fixed, 'finding')}.\n" if fixed else "All checks passed!\n"
     lines = []
     if fixed:
-        lines.append(f"Found {plural(len(diagnostics) + fixed, 'error')} ({fixed} fixed, {len(diagnostics)} remaining).")
+        lines.append(f"Found {plural(len(diagnostics) + fixed, 'finding')} ({fixed} fixed, {len(diagnostics)} remaining).")
     else:
-        lines.append(f"Found {plural(len(diagnostics), 'error')}.")
+        lines.append(f"Found {plural(len(diagnostics), 'finding')}.")
     if applicable:
         extra = f" ({plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option)" if hidden else ""
         lines.append(f"[*] {applicable} fixable with the `--fix` option{extra}.")
@@ -64,7 +64,7 @@ def statistics(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
 
 def fix_listing(results: list[FileResult]) -> str:
     total = fixed_count(results)
-    lines = [f"Fixed {plural(total, 'error')}:"]
+    lines = [f"Fixed {plural(total, 'finding')}:"]
     names = {rule.code: rule.name for rule in registry.all_rules()}
     for result in results:
         if result.fixed:
@@ -93,4 +93,4 @@ def unified_diffs(results: list[FileResult]) -> str:
 
 
 def would_fix(fixed: int) -> str:
-    return f"Would fix {plural(fixed, 'error')}."
+    return f"Would fix {plural(fixed, 'finding')}."
