@@ -761,8 +761,10 @@ _BLOCK_FIELDS = {
     ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
     ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
     ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.ExceptHandler: ("body",),
-    ast.Match: ("cases",), ast.match_case: ("body",),
 }  # fmt: skip
+# Python 3.10 added `match`, 3.11 `except*`: only the interpreter's own node types can occur.
+if hasattr(ast, "Match"):
+    _BLOCK_FIELDS.update({ast.Match: ("cases",), ast.match_case: ("body",)})
 if hasattr(ast, "TryStar"):
     _BLOCK_FIELDS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
 

@@ -22,6 +22,10 @@ NO_HISTORY = (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Dict, ast.Se
               ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)  # fmt: skip
 _BUILTIN_RESULTS = frozenset({"list", "dict", "set", "float", "int", "bool", "round", "len", "str", "repr", "format"})
 
+# `match` patterns that bind names (Python 3.10+; an older interpreter's AST has none).
+_MATCH_CAPTURES = (ast.MatchAs, ast.MatchStar) if hasattr(ast, "MatchAs") else ()
+_MATCH_MAPPINGS = (ast.MatchMapping,) if hasattr(ast, "MatchMapping") else ()
+
 
 class History:
     def __init__(self, source: Source) -> None:
@@ -51,10 +55,10 @@ class History:
         for node in source.nodes(ast.Name):
             if not isinstance(node.ctx, ast.Load) and id(node) not in targets_seen:  # type: ignore[attr-defined]
                 self.other_bindings.add(node.id)  # type: ignore[attr-defined]
-        for node in source.nodes(ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+        for node in source.nodes(ast.ExceptHandler, *_MATCH_CAPTURES):
             if node.name:  # type: ignore[attr-defined]
                 self.other_bindings.add(node.name)  # type: ignore[attr-defined]
-        for node in source.nodes(ast.MatchMapping):
+        for node in source.nodes(*_MATCH_MAPPINGS):
             if node.rest:  # type: ignore[attr-defined]
                 self.other_bindings.add(node.rest)  # type: ignore[attr-defined]
         for node in source.nodes(ast.Global, ast.Nonlocal):
