@@ -95,6 +95,7 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), envvar="MEMLINT_CACHE_DIR", help="Where to keep the result cache [default: .memlint_cache in the project root].")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes [default: number of cores].")
 @click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files git ignores when walking directories [default: on, or `respect-gitignore` in the configuration].")
 @click.option("--project-context/--no-project-context", default=None, help="Let the other Python files under the project root inform the findings (their summaries), not only the files linted.")
 @click.option("--stdin-filename", type=click.Path(path_type=Path), help="Read the source from standard input (path `-`) and show, configure and exclude it as this file.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` comments for the current findings.")

@@ -68,6 +68,8 @@ SCHEMA: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "max-file-size": (parse_size, DEFAULT_MAX_FILE_SIZE),
     # Summaries of the rest of the project for the project pass, not only of the files linted.
     "project-context": (boolean, False),
+    # Skip what git ignores when walking directories (.gitignore files, .git/info/exclude), as Ruff does.
+    "respect-gitignore": (boolean, True),
 }
 # Keys that are rule options (passed to rules as `self.options[key]`), from the rules' metas.
 RULE_OPTIONS = tuple(option.key for option in rule_options())
@@ -224,6 +226,9 @@ class Settings:
     # (docs/architecture.md, "The project pass").  Not in the fingerprint: what it changes reaches
     # the findings through the project facts, which their cache keys include.
     project_context: bool = False
+    # Walks skip what git ignores (memlint/pipeline/gitignore.py).  Not in the fingerprint: it decides
+    # which files are linted, not what a file's findings are.
+    respect_gitignore: bool = True
 
     def relative(self, path: Path) -> PurePosixPath:
         try:
@@ -300,4 +305,5 @@ def build_settings(config: ConfigFile, cli: Selection, *, unsafe_fixes: Optional
         config_path=config.path,
         max_file_size=values.get("max-file-size", DEFAULT_MAX_FILE_SIZE),
         project_context=values.get("project-context", False),
+        respect_gitignore=values.get("respect-gitignore", True),
     )

@@ -50,6 +50,7 @@ def run_check(
     quiet: bool = False,
     silent: bool = False,
     output_file: Optional[Path] = None,
+    respect_gitignore: Optional[bool] = None,
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
@@ -66,7 +67,7 @@ def run_check(
         ))  # fmt: skip
     paths = paths or (Path("."),)
     settings = load_settings(paths, config, selection, unsafe_fixes)
-    discovery = discover_files(paths, settings, force_exclude=force_exclude)
+    discovery = discover_files(paths, settings, force_exclude=force_exclude, respect_gitignore=respect_gitignore)
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
     discovery.files = _one_name_per_file(discovery.files)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 from memlint.config import Settings
 from memlint.pipeline.tempfiles import is_temporary
@@ -32,9 +32,13 @@ def path_argument(value: str) -> Path:
     return Path(value)
 
 
-def discover_files(paths: Sequence[Path], settings: Settings, *, force_exclude: bool = False) -> Discovery:
+def discover_files(
+    paths: Sequence[Path], settings: Settings, *, force_exclude: bool = False, respect_gitignore: Optional[bool] = None
+) -> Discovery:
+    """`respect_gitignore`: the command line's --[no-]respect-gitignore; None leaves it to the settings."""
     found: dict[str, Path] = {}
     result = Discovery()
+    gitignore = settings.respect_gitignore if respect_gitignore is None else respect_gitignore
     for path in paths:
         if not os.path.lexists(path):
             result.problems.append(f"{path}: no such file or directory")
@@ -42,7 +46,7 @@ def discover_files(paths: Sequence[Path], settings: Settings, *, force_exclude: 
         if path.is_dir():
             if force_exclude and settings.is_excluded(path):
                 continue
-            for file in _walk(path, settings, result):
+            for file in _walk(path, settings, result, _ignore_rules(path) if gitignore else None):
                 found.setdefault(os.path.normpath(file), file)
         elif path.is_file():
             if force_exclude and settings.is_excluded(path):
@@ -54,19 +58,30 @@ def discover_files(paths: Sequence[Path], settings: Settings, *, force_exclude: 
     return result
 
 
-def _walk(root: Path, settings: Settings, result: Discovery):
+def _ignore_rules(root: Path):
+    """What git ignores below `root`, or None outside a git work tree (pathspec loads only then)."""
+    from memlint.pipeline.gitignore import GitIgnore, work_tree_of
+
+    top = work_tree_of(root)
+    return GitIgnore(top).walker(root) if top is not None else None
+
+
+def _walk(root: Path, settings: Settings, result: Discovery, ignored=None):
     def on_error(error: OSError) -> None:
         result.problems.append(f"{error.filename}: {error.strerror}")
+
+    def skipped(path: Path, is_dir: bool) -> bool:
+        return settings.is_excluded(path, patterns) or (ignored is not None and ignored.ignored(path, is_dir))
 
     patterns = settings.excludes_below(root)
     # followlinks=False: a symlink loop cannot make the walk infinite.
     for directory, subdirectories, filenames in os.walk(root, onerror=on_error):
         base = Path(directory)
-        subdirectories[:] = sorted(d for d in subdirectories if not settings.is_excluded(base / d, patterns))
+        subdirectories[:] = sorted(d for d in subdirectories if d != ".git" and not skipped(base / d, True))
         for name in sorted(filenames):
             if is_temporary(name):
                 result.temporaries.append(base / name)
             elif name.endswith(SOURCE_SUFFIXES):
                 file = base / name
-                if not settings.is_excluded(file, patterns) and file.is_file():
+                if not skipped(file, False) and file.is_file():
                     yield file
