@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables, values
-from memlint.analysis.naming import is_evaluation_function_name, looks_like_class_name, names_evaluation_data
+from memlint.analysis.naming import is_evaluation_function_name, looks_like_class_name, method_runs_module, names_evaluation_data
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, nested_blocks
 
@@ -231,32 +231,7 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         return True  # `model.encoder(x)`, `model.forward(x)`
     if not (type(func) is cst.Attribute and _code(ctx, func.value) == receiver):
         return False
-    return _method_runs_model(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
-
-
-# Methods of a module that do not run it (or, like `generate` in transformers, turn gradients off).
-_NON_RUNNING_METHODS = frozenset(
-    {"eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "apply", "zero_grad",
-     "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
-     "named_children", "state_dict", "load_state_dict", "requires_grad_", "share_memory", "add_module",
-     "generate", "save_pretrained", "push_to_hub", "resize_token_embeddings"}
-)  # fmt: skip
-
-
-# Words of a method that runs the module on its input: an RL policy's `get_action(obs)` /
-# `get_action_and_value(obs)`, DINO's `get_last_selfattention(img)`, `feature_extraction(x)`,
-# `encode(x)`, `predict(x)`. A method fed a configuration (`adjust_generation_fn(config)`) is not one.
-_RUNNING_METHOD_WORDS = re.compile(
-    r"(?:^|_)(?:act|action|actions|value|values|q|logits|predict|prediction|infer|inference|encode|decode|"
-    r"embed|embedding|embeddings|feature|features|extract|extraction|attention|selfattention|sample|score|"
-    r"scores|policy|generate_images?|reconstruct|reconstruction)(?:_|$)"
-)
-
-
-def _method_runs_model(name: str) -> bool:
-    if name in _NON_RUNNING_METHODS or name.startswith(("_", "register_")):
-        return False
-    return _RUNNING_METHOD_WORDS.search(name) is not None
+    return method_runs_module(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
 
 
 def _is_data(expr: cst.BaseExpression) -> bool:

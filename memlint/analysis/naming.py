@@ -101,3 +101,29 @@ def dotted(expr: ast.AST) -> Optional[str]:
         return None
     parts.append(expr.id)
     return ".".join(reversed(parts))
+
+
+# Methods of a module that do not run it (or, like `generate` in transformers, turn gradients off).
+_NON_RUNNING_METHODS = frozenset(
+    {"eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type", "apply", "zero_grad",
+     "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children",
+     "named_children", "state_dict", "load_state_dict", "requires_grad_", "share_memory", "add_module",
+     "generate", "save_pretrained", "push_to_hub", "resize_token_embeddings"}
+)  # fmt: skip
+
+
+# Words of a method that runs the module on its input: an RL policy's `get_action(obs)` /
+# `get_action_and_value(obs)`, DINO's `get_last_selfattention(img)`, `feature_extraction(x)`,
+# `encode(x)`, `predict(x)`. A method fed a configuration (`adjust_generation_fn(config)`) is not one.
+_RUNNING_METHOD_WORDS = re.compile(
+    r"(?:^|_)(?:act|action|actions|value|values|q|logits|predict|prediction|infer|inference|encode|decode|"
+    r"embed|embedding|embeddings|feature|features|extract|extraction|attention|selfattention|sample|score|"
+    r"scores|policy|generate_images?|reconstruct|reconstruction)(?:_|$)"
+)
+
+
+def method_runs_module(name: str) -> bool:
+    """Does a method of this name, called on a module with data, run the module (ML002 after `.eval()`)?"""
+    if name in _NON_RUNNING_METHODS or name.startswith(("_", "register_")):
+        return False
+    return _RUNNING_METHOD_WORDS.search(name) is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.naming import is_evaluation_function_name, names_evaluation_data
+from memlint.analysis.naming import dotted, is_evaluation_function_name, method_runs_module, names_evaluation_data
 from memlint.prescreen.history import History
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
@@ -23,10 +23,11 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         return False  # no evaluation region at all
     history = source.memo("history", lambda: History(source))
     # what was put in eval mode: calling it, or a method of it, may run it (`model.get_action(obs)`)
-    evaluated = {ast.dump(call.func.value) for call in source.nodes(ast.Call) if _sets_eval_mode(call)}  # type: ignore[attr-defined]
+    # (`self`: the rule asks of self's calls what `may_run_model` already answers)
+    evaluated = {dotted(call.func.value) for call in source.nodes(ast.Call) if _sets_eval_mode(call)} - {None, "self"}  # type: ignore[attr-defined]
     model_calls = [
         call for call in source.nodes(ast.Call)
-        if history.may_run_model(call) or _on_evaluated(call, evaluated)  # type: ignore[arg-type]
+        if history.may_run_model(call) or (evaluated and _on_evaluated(call, evaluated))  # type: ignore[arg-type]
     ]  # fmt: skip
     if model_calls and id(source.tree) in eval_scopes:
         return True  # `.eval()` at module level: the region may reach any call
@@ -46,9 +47,12 @@ def _sets_eval_mode(call: ast.Call) -> bool:
     return (call.func.attr == "eval" and count == 0) or (call.func.attr == "train" and count == 1)
 
 
-def _on_evaluated(call: ast.Call, evaluated: set[str]) -> bool:
+def _on_evaluated(call: ast.Call, evaluated: set) -> bool:
+    """Is `call` `X(...)` or `X.method(...)` for an X put in eval mode (compared as dotted names)?"""
     func = call.func
-    return ast.dump(func) in evaluated or (isinstance(func, ast.Attribute) and ast.dump(func.value) in evaluated)
+    if dotted(func) in evaluated:
+        return True  # `X(x)`, `X.encoder(x)`
+    return isinstance(func, ast.Attribute) and method_runs_module(func.attr) and dotted(func.value) in evaluated
 
 
 def _scope_of(source: Source, node: ast.AST) -> ast.AST:
