@@ -22,6 +22,7 @@ LAZY_COMMANDS = {
     "confirm": ("memlint.confirm.command", "confirm_command"),  # torch-free; torch loads in its children
     "estimate": ("memlint.estimate.command", "estimate_command"),  # torch loads only when it runs
     "review": ("memlint.integrations.review", "review_command"),
+    "server": ("memlint.server.command", "server_command"),  # pygls (the server extra) loads only when it runs
 }
 
 

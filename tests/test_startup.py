@@ -144,7 +144,7 @@ def test_help_lists_every_command_with_its_summary(project):
         name, _, summary = line.strip().partition(" ")
         if name:
             listed[name] = summary.strip()
-    assert sorted(listed) == ["check", "clean", "confirm", "estimate", "review", "rule", "rules"]
+    assert sorted(listed) == ["check", "clean", "confirm", "estimate", "review", "rule", "rules", "server"]
     assert all(listed.values()), listed
     assert listed["clean"].startswith("Remove the result cache")
     assert "torch" not in modules

@@ -1,0 +1,89 @@
+"""Keystroke-to-diagnostics latency of `memlint server` on a 1,000-line file with findings (issue 19:
+under 150 ms on a warm server).
+
+    python bench/lsp_latency.py [--lines 1000] [--changes 30]
+
+Starts the server as an editor does (`python -m memlint server`, LSP over stdio, the client of
+tests/lsp_client.py), opens a generated training script of about --lines lines with findings, waits
+for the first diagnostics (cold), then sends --changes full-text changes one at a time, each a new
+version with one character typed, and times each from the moment the change is written until the
+diagnostics for that version arrive (the server's 50 ms debounce included). Prints the cold time
+and the median, 90th percentile and worst of the warm ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from lsp_client import LspClient  # noqa: E402
+
+BLOCK = '''
+def evaluate_{n}(model, loader):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        total += loss
+    return total
+
+
+class Block{n}(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64))
+
+    def forward(self, x):
+        return self.net(x)
+'''
+
+
+def source(lines: int) -> str:
+    parts = ["import torch\nfrom torch import nn\n\ncriterion = nn.MSELoss()\n"]
+    n = 0
+    while sum(part.count("\n") for part in parts) < lines:
+        parts.append(BLOCK.format(n=n))
+        n += 1
+    return "".join(parts)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=1000)
+    parser.add_argument("--changes", type=int, default=30)
+    args = parser.parse_args()
+    text = source(args.lines)
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        path = root / "train.py"
+        path.write_text(text, encoding="utf-8")
+        client = LspClient(cwd=root)
+        client.initialize(root)
+        uri = path.as_uri()
+        started = time.perf_counter()
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        first = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri)
+        cold = time.perf_counter() - started
+        warm = []
+        for version in range(2, args.changes + 2):
+            text = text + ("#" if version % 2 else "\n")  # one keystroke
+            started = time.perf_counter()
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]})
+            client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri and p.get("version") == version)
+            warm.append(time.perf_counter() - started)
+        client.shutdown()
+    warm.sort()
+    print(f"{text.count(chr(10))} lines, {len(first['diagnostics'])} findings")
+    print(f"cold (open to first diagnostics): {cold * 1000:.0f} ms")
+    print(f"warm, {len(warm)} keystrokes: median {statistics.median(warm) * 1000:.0f} ms, "
+          f"p90 {warm[int(len(warm) * 0.9) - 1] * 1000:.0f} ms, worst {warm[-1] * 1000:.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

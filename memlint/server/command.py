@@ -1,0 +1,20 @@
+"""`memlint server`: start the language server on standard input/output."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("server")
+def server_command() -> None:
+    """Run the language server (LSP over stdio) for editors: diagnostics and quick fixes."""
+    try:
+        from memlint.server.app import server
+    except ImportError as error:  # the optional extra is not installed
+        click.echo(
+            f"memlint: error: `memlint server` needs the server extra ({error.name} is missing): "
+            "pip install 'torch-memlint[server]'",
+            err=True,
+        )
+        raise click.exceptions.Exit(2) from None
+    server.start_io()

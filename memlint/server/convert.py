@@ -1,0 +1,70 @@
+"""memlint's findings and fixes as LSP values (lsprotocol types). LSP positions are 0-based lines and
+UTF-16 code units; memlint's are 1-based rows and columns counted in characters."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from lsprotocol import types
+
+from memlint.diagnostics import Diagnostic, Edit, Location, Severity
+
+SOURCE = "memlint"
+FIX_ALL_KIND = "source.fixAll.memlint"
+
+_SEVERITIES = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+}
+
+
+def position(lines: list[str], location: Location) -> types.Position:
+    row = location.row - 1
+    text = lines[row] if 0 <= row < len(lines) else ""
+    prefix = text[: location.column - 1]
+    return types.Position(line=max(row, 0), character=len(prefix.encode("utf-16-le")) // 2)
+
+
+def to_range(lines: list[str], start: Location, end: Location) -> types.Range:
+    return types.Range(start=position(lines, start), end=position(lines, end))
+
+
+def diagnostic(lines: list[str], finding: Diagnostic) -> types.Diagnostic:
+    description = types.CodeDescription(href=finding.url) if finding.url else None
+    return types.Diagnostic(
+        range=to_range(lines, finding.location, finding.end_location),
+        message=finding.message,
+        severity=_SEVERITIES.get(finding.severity, types.DiagnosticSeverity.Warning),
+        code=finding.code,
+        code_description=description,
+        source=SOURCE,
+    )
+
+
+def text_edits(lines: list[str], edits: tuple[Edit, ...]) -> list[types.TextEdit]:
+    return [types.TextEdit(range=to_range(lines, e.location, e.end_location), new_text=e.content) for e in edits]
+
+
+def whole_document(text: str) -> types.Range:
+    """The range of every character of `text` (for replacing all of it)."""
+    last_break = max(text.rfind("\n"), text.rfind("\r"))
+    last_line = text[last_break + 1 :]
+    end = types.Position(line=len(text.splitlines(keepends=True)) - (0 if not last_line else 1) if text else 0,
+                         character=len(last_line.encode("utf-16-le")) // 2)  # fmt: skip
+    return types.Range(start=types.Position(line=0, character=0), end=end)
+
+
+def noqa_edit(lines: list[str], row: int, code: str) -> Optional[types.TextEdit]:
+    """`# noqa: CODE` at the end of line `row` (1-based), merged into a noqa comment already there."""
+    from memlint.integrations.noqa import with_noqa
+
+    if not 1 <= row <= len(lines):
+        return None
+    old = lines[row - 1]
+    new = with_noqa(old, [code])
+    if new == old:
+        return None
+    start = types.Position(line=row - 1, character=0)
+    end = types.Position(line=row - 1, character=len(old.encode("utf-16-le")) // 2)
+    return types.TextEdit(range=types.Range(start=start, end=end), new_text=new)
