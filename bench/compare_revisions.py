@@ -10,13 +10,19 @@ over each target: `memlint check --output-format json --no-cache --exit-zero` (t
 configuration and every rule selected.  The outputs are compared byte for byte.  Default targets:
 fixtures/ and the library corpora under bench/corpora/ that are present (bench/corpora.py fetches them).
 Exit 0 when every output is identical, 1 otherwise (the first differing lines are printed).
+
+`--timing-runs N` then times `memlint check --no-cache --jobs 2` with the default rules on each
+target, the two revisions interleaved, N runs each, and prints the medians of wall time and CPU
+time (the children's user + system time, which the machine's other load inflates less).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import signal
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -55,6 +61,17 @@ def run(tree: Path, target: Path, config: Path, *extra: str) -> tuple[bytes, flo
     return done.stdout, time.perf_counter() - started
 
 
+def timed(tree: Path, target: Path) -> tuple[float, float]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), sysconfig.get_paths()["purelib"]])}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-S", "-m", "memlint", "check", str(target), "--no-cache", "--jobs", "2", "--exit-zero"],
+                   capture_output=True, env=env, cwd=tree.parent, check=True)  # fmt: skip
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def first_difference(a: bytes, b: bytes) -> str:
     for number, (left, right) in enumerate(zip(a.splitlines(), b.splitlines()), start=1):
         if left != right:
@@ -67,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("rev_a")
     parser.add_argument("rev_b")
     parser.add_argument("targets", nargs="*", type=Path)
+    parser.add_argument("--timing-runs", type=int, default=0, help="also time cold runs, N per revision, interleaved")
     args = parser.parse_args(argv)
     # a SIGTERM unwinds like Ctrl-C, so that the worktrees are removed (the `finally` below)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -86,6 +104,16 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{target.name:28} {label:9} {len(out_a):>10,} bytes  {verdict}  ({secs_a:.1f} s / {secs_b:.1f} s)")
                     if out_a != out_b:
                         print("  " + first_difference(out_a, out_b))
+            for target in targets if args.timing_runs else ():
+                samples: list[list[tuple[float, float]]] = [[], []]
+                for _ in range(args.timing_runs):
+                    for index, tree in enumerate(trees):
+                        samples[index].append(timed(tree, target))
+                (wall_a, cpu_a), (wall_b, cpu_b) = (
+                    (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)) for runs in samples
+                )
+                print(f"{target.name:28} cold, median of {args.timing_runs}: wall {wall_a:.2f} / {wall_b:.2f} s, "
+                      f"CPU {cpu_a:.2f} / {cpu_b:.2f} s  ({args.rev_a} / {args.rev_b})")  # fmt: skip
         finally:
             for tree in trees:
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
