@@ -24,8 +24,8 @@ def _three_counts(directory, monkeypatch, *options: str) -> tuple[int, int, int]
     assert "not applied" not in checked.output + diffed.output + fixed.output
     return (
         _number(r"\[\*\] (\d+) fixable", checked.output),
-        _number(r"Would fix (\d+) error", diffed.output),
-        _number(r"Fixed (\d+) error", fixed.output) or _number(r"\((\d+) fixed, \d+ remaining\)", fixed.output),
+        _number(r"Would fix (\d+) finding", diffed.output),
+        _number(r"Fixed (\d+) finding", fixed.output) or _number(r"\((\d+) fixed, \d+ remaining\)", fixed.output),
     )
 
 
