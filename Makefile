@@ -41,6 +41,7 @@ fuzz: $(VENV)/.test-installed
 
 docs: $(VENV)/.installed
 	$(BIN)/python -m memlint.commands.ruledocs docs/rules README.md
+	$(BIN)/python -m memlint.commands.schema > docs/memlint.schema.json
 
 clean-venv:
 	rm -rf $(VENV)

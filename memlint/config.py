@@ -53,6 +53,12 @@ def _per_file_ignores(value: Any) -> dict[str, list[str]]:
     raise ValueError('expected a table of glob = ["CODE", ...]')
 
 
+_string_list.json_schema = {"type": "array", "items": {"type": "string"}}  # type: ignore[attr-defined]
+_per_file_ignores.json_schema = {  # type: ignore[attr-defined]
+    "type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}
+}
+
+
 # key -> (validator, default).  The options rules read come from their meta.py files (below), so
 # that a typo in one is an error too.
 SCHEMA: dict[str, tuple[Callable[[Any], Any], Any]] = {

@@ -97,10 +97,16 @@ def integer_at_least(minimum: int) -> Callable[[Any], int]:
             return value
         raise ValueError(f"expected an integer of at least {minimum}")
 
+    check.json_schema = {"type": "integer", "minimum": minimum}  # type: ignore[attr-defined]
     return check
 
 
 size = parse_size  # "24GiB", "80GB" or a number of bytes
+
+# What each check accepts, as JSON Schema (docs/memlint.schema.json, memlint/commands/schema.py).
+boolean.json_schema = {"type": "boolean"}  # type: ignore[attr-defined]
+fraction.json_schema = {"type": "number", "minimum": 0, "exclusiveMaximum": 1}  # type: ignore[attr-defined]
+positive_int.json_schema = {"type": "integer", "minimum": 1}  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------------------- examples

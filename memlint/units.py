@@ -37,3 +37,9 @@ def format_bytes(size: float) -> str:
             value = size / scale
             return f"{value:.2f} {unit}" if value < 10 else f"{value:.0f} {unit}" if value >= 100 else f"{value:.1f} {unit}"
     return f"{int(size)} B"
+
+
+# What parse_size accepts, as JSON Schema (docs/memlint.schema.json).
+parse_size.json_schema = {  # type: ignore[attr-defined]
+    "anyOf": [{"type": "string", "description": 'a size such as "24GiB" or "80GB"'}, {"type": "integer", "minimum": 0}]
+}
