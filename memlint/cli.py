@@ -105,6 +105,8 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True, help="Colour the report (auto: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).")
 @click.option("--quiet", "-q", is_flag=True, help="Print the findings only, without the summary.")
 @click.option("--silent", "-s", is_flag=True, help="Print nothing; the exit code still says whether findings remain.")
+@click.option("--show-settings", is_flag=True, help="Print the effective settings (for the first path) as JSON and exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be checked and exit.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to this file instead of standard output.")
 def check(**options) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""

@@ -276,6 +276,26 @@ class Settings:
         codes = self.codes_for(filename)
         return [rule for rule in all_rules() if rule.code in codes]
 
+    def describe(self, filename: Optional[str] = None) -> dict[str, Any]:
+        """The effective settings as plain data (`--show-settings`): for `filename` when given, with
+        the rules that run on it after per-file-ignores."""
+        described: dict[str, Any] = {
+            "configuration": str(self.config_path) if self.config_path else None,
+            "root": str(self.root),
+            "enabled": sorted(self.enabled),
+            "exclude": list(self.exclude),
+            "per-file-ignores": {pattern: sorted(codes) for pattern, codes in self.per_file_ignores},
+            "unsafe-fixes": self.unsafe_fixes,
+            "max-file-size": self.max_file_size,
+            "project-context": self.project_context,
+            "respect-gitignore": self.respect_gitignore,
+            "options": {key: self.options[key] for key in sorted(self.options)},
+        }
+        if filename is not None:
+            described["file"] = filename
+            described["rules for the file"] = sorted(self.codes_for(filename))
+        return described
+
     def fingerprint(self) -> str:
         """Stable digest of everything that changes findings (for the cache)."""
         from memlint import __version__

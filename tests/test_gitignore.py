@@ -65,3 +65,21 @@ def test_outside_a_git_work_tree_a_gitignore_is_just_a_file(tmp_path):
     write(tmp_path / ".gitignore", "*.py\n")
     write(tmp_path / "train.py", EVAL_LOOP)
     assert linted(tmp_path, ".") == ["train.py"]
+
+
+def test_show_files_lists_what_a_check_would_read(repo):
+    result = memlint_subprocess("check", "--show-files", ".", cwd=repo)
+    assert result.returncode == 0
+    assert result.stdout.splitlines() == ["keep.generated.py", "sub/real.py", "train.py"]
+
+
+def test_show_settings_prints_the_effective_settings(repo):
+    import json
+
+    write(repo / "pyproject.toml", '[tool.memlint]\nextend-select = ["ML017"]\nper-file-ignores = { "sub/*" = ["ML001"] }\n')
+    result = memlint_subprocess("check", "--show-settings", "--ignore", "ML003", "sub/real.py", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(result.stdout)
+    assert shown["configuration"].endswith("pyproject.toml") and shown["respect-gitignore"] is True
+    assert "ML017" in shown["enabled"] and "ML003" not in shown["enabled"]
+    assert "ML001" not in shown["rules for the file"] and "ML002" in shown["rules for the file"]

@@ -51,6 +51,8 @@ def run_check(
     silent: bool = False,
     output_file: Optional[Path] = None,
     respect_gitignore: Optional[bool] = None,
+    show_settings: bool = False,
+    show_files: bool = False,
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
@@ -67,10 +69,20 @@ def run_check(
         ))  # fmt: skip
     paths = paths or (Path("."),)
     settings = load_settings(paths, config, selection, unsafe_fixes)
+    if show_settings:  # as Ruff's --show-settings: the settings that apply, then exit
+        import json
+
+        target = str(paths[0]) if len(paths) == 1 and Path(paths[0]).is_file() else None
+        click.echo(json.dumps(settings.describe(target), indent=2, default=str))
+        raise click.exceptions.Exit(0)
     discovery = discover_files(paths, settings, force_exclude=force_exclude, respect_gitignore=respect_gitignore)
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
     discovery.files = _one_name_per_file(discovery.files)
+    if show_files:
+        for file in discovery.files:
+            click.echo(file.as_posix())
+        raise click.exceptions.Exit(0)
     # Fixes are written only inside the paths named (a symlink out of them is refused, docs/reliability.md).
     roots = tuple(os.path.realpath(p) for p in paths) if fix and not diff else None
     mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes, roots=roots)
