@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
-from memlint.config import ConfigError, Selection, Settings, build_settings, discover, load_config_file
+from memlint.config import ConfigError, ConfigTree, Selection, Settings, build_settings, discover, load_config_file
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
 from memlint.pipeline.runner import Mode, process_text
@@ -74,7 +74,7 @@ def settings_for(
     """The settings memlint would use for `where`: its configuration, then these selections."""
     config_file = load_config_file(Path(config)) if config is not None else discover(Path(where))
     selection = Selection(list(select) if select is not None else None, list(extend_select), list(ignore))
-    return build_settings(config_file, selection, unsafe_fixes=unsafe_fixes)
+    return build_settings(config_file, selection, unsafe_fixes=unsafe_fixes, lock=config is not None)
 
 
 def lint_source(
@@ -169,6 +169,7 @@ def _run(paths, mode: Mode, config, select, extend_select, ignore, jobs) -> list
     start = Path(os.path.commonpath(existing)) if existing else Path.cwd()  # as the command line finds it
     settings = settings_for(start, config=config, select=select, extend_select=extend_select, ignore=ignore,
                             unsafe_fixes=mode.unsafe or None)  # fmt: skip
-    files = discover_files(paths, settings).files
-    results = run_files(files, settings, mode, jobs=jobs)
+    tree = ConfigTree(settings)  # each file follows its closest configuration file
+    files = discover_files(paths, settings, settings_of=tree.settings_for_directory).files
+    results = run_files(files, tree.settings_for_files(files), mode, jobs=jobs)
     return sorted((d for result in results for d in result.diagnostics), key=Diagnostic.sort_key)

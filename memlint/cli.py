@@ -107,6 +107,9 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--silent", "-s", is_flag=True, help="Print nothing; the exit code still says whether findings remain.")
 @click.option("--show-settings", is_flag=True, help="Print the effective settings (for the first path) as JSON and exit.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be checked and exit.")
+@click.option("--fixable", multiple=True, help="Rule codes or prefixes whose fixes may be applied (replaces `fixable`).")
+@click.option("--extend-fixable", multiple=True, help="Rule codes or prefixes whose fixes may be applied, on top of `fixable`.")
+@click.option("--unfixable", multiple=True, help="Rule codes or prefixes whose fixes are never applied nor shown.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to this file instead of standard output.")
 def check(**options) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""

@@ -9,9 +9,9 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -53,6 +53,13 @@ def _per_file_ignores(value: Any) -> dict[str, list[str]]:
     raise ValueError('expected a table of glob = ["CODE", ...]')
 
 
+def _path_string(value: Any) -> str:
+    if isinstance(value, str) and value.strip():
+        return value
+    raise ValueError("expected the path of a configuration file")
+
+
+_path_string.json_schema = {"type": "string", "minLength": 1}  # type: ignore[attr-defined]
 _string_list.json_schema = {"type": "array", "items": {"type": "string"}}  # type: ignore[attr-defined]
 _per_file_ignores.json_schema = {  # type: ignore[attr-defined]
     "type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}
@@ -76,6 +83,12 @@ SCHEMA: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "project-context": (boolean, False),
     # Skip what git ignores when walking directories (.gitignore files, .git/info/exclude), as Ruff does.
     "respect-gitignore": (boolean, True),
+    # Fixes: which rules' fixes `--fix` may apply (selectors as in `select`; ALL by default).
+    "fixable": (_string_list, None),
+    "extend-fixable": (_string_list, []),
+    "unfixable": (_string_list, []),
+    # Another configuration file whose settings this one starts from (relative to this file).
+    "extend": (_path_string, None),
 }
 # Keys that are rule options (passed to rules as `self.options[key]`), from the rules' metas.
 RULE_OPTIONS = tuple(option.key for option in rule_options())
@@ -106,7 +119,10 @@ def validate(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ConfigFile:
     path: Optional[Path]
-    values: dict[str, Any]
+    values: dict[str, Any]  # the settings of this file over those of the files it extends
+    # Each file's own settings, the file `extend` names first, this file last: their rule selections
+    # apply in that order, as Ruff layers them.
+    chain: tuple[dict[str, Any], ...] = ()
 
     @property
     def root(self) -> Path:
@@ -133,11 +149,69 @@ def _tool_memlint(data: dict[str, Any], path: Path) -> Any:
 
 def load_config_file(path: Path) -> ConfigFile:
     """A config given with --config: `memlint.toml` (top-level keys) or a pyproject with [tool.memlint]."""
-    data = _read_toml(path)
+    return _extended(path, _own_values(path, _read_toml(path)), ())
+
+
+def _own_values(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if path.name == "pyproject.toml" or "tool" in data:
         table = _tool_memlint(data, path)
-        return ConfigFile(path, validate({} if table is None else table, f"{path} [tool.memlint]"))
-    return ConfigFile(path, validate(data, str(path)))
+        return validate({} if table is None else table, f"{path} [tool.memlint]")
+    return validate(data, str(path))
+
+
+# Settings that name paths relative to the configuration file that holds them.
+_PATTERN_LISTS = ("exclude", "extend-exclude")
+
+
+def _anchored(values: dict[str, Any], directory: Path) -> dict[str, Any]:
+    """`values` of an extended file with its path patterns made absolute: a pattern is relative to
+    the directory of the file that wrote it (as in Ruff), not to the file that extends it."""
+
+    def anchor(pattern: str) -> str:
+        return pattern if "/" not in pattern.rstrip("/") else (directory / pattern.removeprefix("./")).as_posix()
+
+    result = dict(values)
+    for key in _PATTERN_LISTS:
+        if key in result:
+            result[key] = [anchor(p) for p in result[key]]
+    if "per-file-ignores" in result:
+        result["per-file-ignores"] = {anchor(p): codes for p, codes in result["per-file-ignores"].items()}
+    return result
+
+
+def _extended(path: Path, values: dict[str, Any], seen: tuple[Path, ...]) -> ConfigFile:
+    """This file's settings over those of the chain of files its `extend` names."""
+    if "extend" not in values:
+        return ConfigFile(path, values, (values,))
+    resolved = path.resolve()
+    base_path = (path.parent / os.path.expanduser(values["extend"])).resolve()
+    if base_path in (*seen, resolved):
+        raise ConfigError(f"{path}: 'extend' makes a cycle: {' -> '.join(map(str, (*seen, resolved, base_path)))}")
+    if not base_path.is_file():
+        raise ConfigError(f"{path}: invalid value for 'extend': {base_path} is not a file")
+    base = _extended(base_path, _own_values(base_path, _read_toml(base_path)), (*seen, resolved))
+    base_values = _anchored(base.values, base_path.parent)
+    merged = {**base_values, **values}
+    # The lists that extend (rather than replace) combine, the base's first.
+    merged["extend-exclude"] = [*base_values.get("extend-exclude", []), *values.get("extend-exclude", [])]
+    del merged["extend"]
+    chain = (*(_anchored(layer, base_path.parent) for layer in base.chain), values)
+    return ConfigFile(path, merged, chain)
+
+
+def config_in(directory: Path) -> Optional[ConfigFile]:
+    """The configuration file of `directory` itself, or None: `memlint.toml`, else a `pyproject.toml`
+    that has a [tool.memlint] table."""
+    toml = directory / "memlint.toml"
+    if toml.is_file():
+        return load_config_file(toml)
+    pyproject = directory / "pyproject.toml"
+    if pyproject.is_file():
+        data = _read_toml(pyproject)
+        table = _tool_memlint(data, pyproject)
+        if table is not None:
+            return _extended(pyproject, validate(table, f"{pyproject} [tool.memlint]"), ())
+    return None
 
 
 def discover(start: Path) -> ConfigFile:
@@ -146,15 +220,9 @@ def discover(start: Path) -> ConfigFile:
     if directory.is_file():
         directory = directory.parent
     for candidate in (directory, *directory.parents):
-        toml = candidate / "memlint.toml"
-        if toml.is_file():
-            return load_config_file(toml)
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file():
-            data = _read_toml(pyproject)
-            table = _tool_memlint(data, pyproject)
-            if table is not None:
-                return ConfigFile(pyproject, validate(table, f"{pyproject} [tool.memlint]"))
+        found = config_in(candidate)
+        if found is not None:
+            return found
     return ConfigFile(None, {})
 
 
@@ -190,6 +258,22 @@ def check_selectors(selectors: Sequence[str], where: str) -> None:
             raise ConfigError(f"{where}: unknown rule selector '{selector}'")
 
 
+def resolve_unfixable(layers: Sequence[Selection]) -> frozenset[str]:
+    """The codes whose fixes are never applied nor offered, from layers of fixable (`select`),
+    extend-fixable (`extend_select`) and unfixable (`ignore`).  Unlike rule selection, a prefix or
+    ALL covers the rules that are off by default too: they have fixes all the same."""
+    from memlint.pipeline.registry import rule_entries
+
+    codes = {rule.code for rule in rule_entries()}
+    fixable = set(codes)
+    for layer in layers:
+        if layer.select is not None:
+            fixable = {code for code in codes if any(_matches(s, code, True) for s in layer.select)}
+        fixable |= {code for code in codes if any(_matches(s, code, True) for s in layer.extend_select)}
+        fixable -= {code for code in codes if any(_matches(s, code, True) for s in layer.ignore)}
+    return frozenset(codes - fixable)
+
+
 def resolve_selection(layers: Sequence[Selection]) -> frozenset[str]:
     from memlint.pipeline.registry import rule_entries
 
@@ -207,13 +291,19 @@ def resolve_selection(layers: Sequence[Selection]) -> frozenset[str]:
 # ---------------------------------------------------------------------------- settings
 
 
-def _glob_matches(pattern: str, relative: PurePosixPath) -> bool:
-    """Ruff-style: a pattern without "/" matches any path component; otherwise the relative path."""
+def _glob_matches(pattern: str, relative: PurePosixPath, absolute: Callable[[], str]) -> bool:
+    """Ruff-style: a pattern without "/" matches any path component; otherwise the path relative to
+    the configuration's directory, or the absolute path for a pattern an extended file anchored."""
     pattern = pattern.rstrip("/")
     if "/" not in pattern:
         return any(fnmatch.fnmatchcase(part, pattern) for part in relative.parts)
+    path = absolute() if pattern.startswith("/") else str(relative)
     pattern = pattern.removeprefix("./")
-    return fnmatch.fnmatchcase(str(relative), pattern) or fnmatch.fnmatchcase(str(relative), pattern + "/*")
+    return fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, pattern + "/*")
+
+
+def _absolute_posix(path: Path) -> Callable[[], str]:
+    return lambda: Path(os.path.abspath(path)).as_posix()
 
 
 @dataclass(frozen=True)
@@ -235,6 +325,25 @@ class Settings:
     # Walks skip what git ignores (memlint/pipeline/gitignore.py).  Not in the fingerprint: it decides
     # which files are linted, not what a file's findings are.
     respect_gitignore: bool = True
+    # Rules whose fixes are neither applied nor offered (`fixable` / `unfixable`).
+    unfixable: frozenset[str] = frozenset()
+    # The settings of configuration files below `root` that govern the files under their directory
+    # (absolute directory, settings), deepest first: the closest configuration applies to each file,
+    # as in Ruff.  Set for a run by ConfigTree.settings_for_files.
+    subprojects: tuple[tuple[str, Settings], ...] = ()
+    # What the command line set, applied over every configuration file (ConfigTree builds the
+    # settings of the others with it); None when --config names one file for the whole run.
+    overrides: Optional[Overrides] = None
+
+    def for_path(self, path: Union[str, os.PathLike]) -> Settings:
+        """The settings of the closest configuration file to `path`."""
+        if not self.subprojects:
+            return self
+        absolute = os.path.abspath(path)
+        for directory, settings in self.subprojects:
+            if absolute.startswith(directory + os.sep):
+                return settings
+        return self
 
     def relative(self, path: Path) -> PurePosixPath:
         try:
@@ -243,8 +352,8 @@ class Settings:
             return PurePosixPath(Path(path).as_posix())
 
     def is_excluded(self, path: Path, patterns: Optional[Sequence[str]] = None) -> bool:
-        relative = self.relative(path)
-        return any(_glob_matches(pattern, relative) for pattern in (self.exclude if patterns is None else patterns))
+        relative, absolute = self.relative(path), _absolute_posix(path)
+        return any(_glob_matches(pattern, relative, absolute) for pattern in (self.exclude if patterns is None else patterns))
 
     def excludes_below(self, directory: Path) -> tuple[str, ...]:
         """The exclude patterns that apply inside a directory named on the command line.
@@ -252,14 +361,14 @@ class Settings:
         Naming a directory explicitly overrides the patterns that exclude the directory itself
         (`memlint build/gen` lints it even though `build` is excluded by default).
         """
-        relative = self.relative(directory)
-        return tuple(p for p in self.exclude if not _glob_matches(p, relative))
+        relative, absolute = self.relative(directory), _absolute_posix(directory)
+        return tuple(p for p in self.exclude if not _glob_matches(p, relative, absolute))
 
     def ignored_codes(self, filename: str) -> frozenset[str]:
-        relative = self.relative(Path(filename))
+        relative, absolute = self.relative(Path(filename)), _absolute_posix(Path(filename))
         ignored: set[str] = set()
         for pattern, codes in self.per_file_ignores:
-            if _glob_matches(pattern, relative) or fnmatch.fnmatchcase(relative.name, pattern):
+            if _glob_matches(pattern, relative, absolute) or fnmatch.fnmatchcase(relative.name, pattern):
                 ignored |= codes
         return frozenset(ignored)
 
@@ -289,8 +398,11 @@ class Settings:
             "max-file-size": self.max_file_size,
             "project-context": self.project_context,
             "respect-gitignore": self.respect_gitignore,
+            "unfixable": sorted(self.unfixable),
             "options": {key: self.options[key] for key in sorted(self.options)},
         }
+        if self.subprojects:
+            described["subproject configurations"] = [str(s.config_path) for _, s in self.subprojects]
         if filename is not None:
             described["file"] = filename
             described["rules for the file"] = sorted(self.codes_for(filename))
@@ -306,15 +418,34 @@ class Settings:
             "per_file_ignores": [[p, sorted(c)] for p, c in self.per_file_ignores],
             "options": {k: self.options[k] for k in sorted(self.options)},
             "max_file_size": self.max_file_size,
+            "unfixable": sorted(self.unfixable),
+            "subprojects": [[directory, settings.fingerprint()] for directory, settings in self.subprojects],
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def build_settings(config: ConfigFile, cli: Selection, *, unsafe_fixes: Optional[bool] = None) -> Settings:
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line sets over every configuration file."""
+
+    selection: Selection = Selection()
+    fixes: Selection = Selection()  # --fixable (select), --extend-fixable, --unfixable (ignore)
+    unsafe_fixes: Optional[bool] = None
+
+
+def build_settings(
+    config: ConfigFile, cli: Selection, *, unsafe_fixes: Optional[bool] = None, fixes: Selection = Selection(),
+    lock: bool = False,
+) -> Settings:  # fmt: skip
+    """The settings of `config` under the command line's options. `lock`: --config named the file,
+    which then applies to every file of the run (no closest-configuration lookup)."""
     values = config.values
     where = str(config.path) if config.path else "configuration"
-    file_layer = Selection(values.get("select"), values.get("extend-select", []), values.get("ignore", []))
-    for layer, origin in ((file_layer, where), (cli, "command line")):
+    chain = config.chain or (values,)
+    file_layers = [Selection(v.get("select"), v.get("extend-select", []), v.get("ignore", [])) for v in chain]
+    fix_layers = [Selection(v.get("fixable"), v.get("extend-fixable", []), v.get("unfixable", [])) for v in chain]
+    layers = [*((layer, where) for layer in file_layers + fix_layers), (cli, "command line"), (fixes, "command line")]
+    for layer, origin in layers:
         check_selectors([*(layer.select or ()), *layer.extend_select, *layer.ignore], origin)
     per_file = values.get("per-file-ignores", {})
     for pattern, codes in per_file.items():
@@ -322,7 +453,7 @@ def build_settings(config: ConfigFile, cli: Selection, *, unsafe_fixes: Optional
     exclude = tuple(values.get("exclude") or DEFAULT_EXCLUDE) + tuple(values.get("extend-exclude", []))
     options = {key: values.get(key, SCHEMA[key][1]) for key in RULE_OPTIONS}
     return Settings(
-        enabled=resolve_selection([file_layer, cli]),
+        enabled=resolve_selection([*file_layers, cli]),
         root=config.root,
         exclude=exclude,
         per_file_ignores=tuple((p, frozenset(c.upper() for c in codes)) for p, codes in per_file.items()),
@@ -332,4 +463,47 @@ def build_settings(config: ConfigFile, cli: Selection, *, unsafe_fixes: Optional
         max_file_size=values.get("max-file-size", DEFAULT_MAX_FILE_SIZE),
         project_context=values.get("project-context", False),
         respect_gitignore=values.get("respect-gitignore", True),
+        unfixable=resolve_unfixable([*fix_layers, fixes]),
+        overrides=None if lock else Overrides(cli, fixes, unsafe_fixes),
     )
+
+
+class ConfigTree:
+    """The closest configuration file of each directory, as Ruff finds it: a run's settings come from
+    the configuration nearest to the paths named; a file below another configuration file (a
+    subproject's pyproject.toml) follows that one instead, with the command line's options over it."""
+
+    def __init__(self, run_settings: Settings) -> None:
+        self.run_settings = run_settings
+        self._by_directory: dict[Path, Settings] = {}
+        self._by_config: dict[Optional[Path], Settings] = {run_settings.config_path: run_settings}
+
+    def settings_for_directory(self, directory: Path) -> Settings:
+        overrides = self.run_settings.overrides
+        if overrides is None:  # --config: one file for everything
+            return self.run_settings
+        directory = Path(os.path.abspath(directory))
+        known = self._by_directory.get(directory)
+        if known is not None:
+            return known
+        config = config_in(directory)
+        if config is None and directory.parent != directory:
+            settings = self.settings_for_directory(directory.parent)
+        else:
+            config = config or ConfigFile(None, {})
+            settings = self._by_config.get(config.path) or build_settings(
+                config, overrides.selection, unsafe_fixes=overrides.unsafe_fixes, fixes=overrides.fixes
+            )
+            self._by_config[config.path] = settings
+        self._by_directory[directory] = settings
+        return settings
+
+    def settings_for_files(self, files: Sequence[Path]) -> Settings:
+        """The run's settings, knowing the other configurations that govern some of `files`."""
+        found: dict[str, Settings] = {}
+        for directory in {os.path.dirname(os.path.abspath(file)) for file in files}:
+            settings = self.settings_for_directory(Path(directory))
+            if settings is not self.run_settings and settings.config_path is not None:
+                found[os.path.abspath(settings.root)] = settings
+        deepest_first = sorted(found.items(), key=lambda item: -item[0].count(os.sep))
+        return replace(self.run_settings, subprojects=tuple(deepest_first))

@@ -10,8 +10,8 @@ from typing import Optional
 
 import click
 
-from memlint.commands.common import fail, load_settings, rule_codes, wants_stdin
-from memlint.config import Selection
+from memlint.commands.common import configured, fail, load_settings, rule_codes, wants_stdin
+from memlint.config import ConfigTree, Selection
 from memlint.diagnostics import Diagnostic
 from memlint.integrations.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
 from memlint.pipeline.files import discover_files
@@ -53,6 +53,9 @@ def run_check(
     respect_gitignore: Optional[bool] = None,
     show_settings: bool = False,
     show_files: bool = False,
+    fixable: tuple[str, ...] = (),
+    extend_fixable: tuple[str, ...] = (),
+    unfixable: tuple[str, ...] = (),
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
@@ -68,14 +71,21 @@ def run_check(
             output_format=output_format, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
         ))  # fmt: skip
     paths = paths or (Path("."),)
-    settings = load_settings(paths, config, selection, unsafe_fixes)
+    fixes = Selection(rule_codes(fixable) or None, rule_codes(extend_fixable), rule_codes(unfixable))
+    settings = load_settings(paths, config, selection, unsafe_fixes, fixes)
+    tree = ConfigTree(settings)  # a file follows its closest configuration file
     if show_settings:  # as Ruff's --show-settings: the settings that apply, then exit
         import json
 
-        target = str(paths[0]) if len(paths) == 1 and Path(paths[0]).is_file() else None
-        click.echo(json.dumps(settings.describe(target), indent=2, default=str))
+        target = paths[0] if len(paths) == 1 and Path(paths[0]).is_file() else None
+        shown = settings if target is None else configured(lambda: tree.settings_for_directory(target.absolute().parent))
+        click.echo(json.dumps(shown.describe(None if target is None else str(target)), indent=2, default=str))
         raise click.exceptions.Exit(0)
-    discovery = discover_files(paths, settings, force_exclude=force_exclude, respect_gitignore=respect_gitignore)
+    discovery = configured(lambda: discover_files(
+        paths, settings, force_exclude=force_exclude, respect_gitignore=respect_gitignore,
+        settings_of=tree.settings_for_directory,
+    ))  # fmt: skip
+    settings = configured(lambda: tree.settings_for_files(discovery.files))
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
     discovery.files = _one_name_per_file(discovery.files)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, TypeVar
 
 import click
 
@@ -29,16 +29,29 @@ def fail(message: str) -> "click.exceptions.Exit":
     return click.exceptions.Exit(2)
 
 
-def load_settings(paths: Sequence[Path], config: Optional[Path], cli: Selection, unsafe_fixes: Optional[bool]):
-    """Settings for a run, or exit 2 with the problem named."""
-    try:
+def load_settings(
+    paths: Sequence[Path], config: Optional[Path], cli: Selection, unsafe_fixes: Optional[bool], fixes: Selection = Selection()
+):  # fmt: skip
+    """The run's settings (those of the configuration closest to the paths, or of --config), or exit 2
+    with the problem named."""
+
+    def load():
         if config is not None:
-            config_file = load_config_file(config)
-        else:
-            existing = [Path(os.path.abspath(p)) for p in paths if os.path.exists(p)]
-            start = Path(os.path.commonpath(existing)) if existing else Path.cwd()
-            config_file = discover(start)
-        return build_settings(config_file, cli, unsafe_fixes=unsafe_fixes)
+            return build_settings(load_config_file(config), cli, unsafe_fixes=unsafe_fixes, fixes=fixes, lock=True)
+        existing = [Path(os.path.abspath(p)) for p in paths if os.path.exists(p)]
+        start = Path(os.path.commonpath(existing)) if existing else Path.cwd()
+        return build_settings(discover(start), cli, unsafe_fixes=unsafe_fixes, fixes=fixes)
+
+    return configured(load)
+
+
+T = TypeVar("T")
+
+
+def configured(step: Callable[[], T]) -> T:
+    """`step()`, which reads configuration files; a bad one is exit 2 with the problem named."""
+    try:
+        return step()
     except ConfigError as error:
         raise fail(str(error)) from None
     except registry.RegistryError as error:

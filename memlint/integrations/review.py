@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 import click
 
-from memlint.config import Selection
+from memlint.config import ConfigError, ConfigTree, Selection
 from memlint.diagnostics import Diagnostic, Edit
 from memlint.integrations.gitdiff import ChangedLines, GitError, changed_lines, regular_file_in, text_at
 from memlint.pipeline.notebooks import is_notebook
@@ -148,12 +148,14 @@ def changed_cells(file: Path, base_text: Optional[str]) -> set[int]:
 
 def collect(base: str, paths: Sequence[Path], settings, cwd: Path) -> Review:
     changes = changed_lines(base, paths, cwd)
+    tree = ConfigTree(settings)  # each file follows its closest configuration file
     files: dict[str, tuple[Path, str]] = {}  # display name -> (file, repository path)
     for repo_path in sorted(changes.lines):
         file = changes.root / repo_path
         reviewable = repo_path.endswith(REVIEWABLE_SUFFIXES) and regular_file_in(changes.root, repo_path)
-        if reviewable and not settings.is_excluded(file):
+        if reviewable and not tree.settings_for_directory(file.parent).is_excluded(file):
             files[display_name(file)] = (file, repo_path)
+    settings = tree.settings_for_files([file for file, _ in files.values()])
     results = run([file for file, _ in files.values()], settings, Mode(), jobs=1)
     comments: list[Comment] = []
     unplaced: list[tuple[str, Diagnostic]] = []
@@ -175,7 +177,8 @@ def collect(base: str, paths: Sequence[Path], settings, cwd: Path) -> Review:
             text = decode(file.read_bytes()).text
         except (OSError, UndecodableSource):
             continue
-        comments.extend(build_comments(on_changed, repo_path, text, changes, settings.unsafe_fixes))
+        unsafe = settings.for_path(file).unsafe_fixes
+        comments.extend(build_comments(on_changed, repo_path, text, changes, unsafe))
     return Review(base, comments, unplaced)
 
 
@@ -240,6 +243,8 @@ def review_command(
         review = collect(base, paths, settings, Path(os.getcwd()))
     except GitError as error:
         raise fail(f"git: {error}") from None
+    except ConfigError as error:  # a subproject's configuration file
+        raise fail(str(error)) from None
     if output_format == "markdown":
         click.echo(markdown(review), nl=False)
     else:

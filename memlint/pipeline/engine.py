@@ -4,6 +4,7 @@ memlint.pipeline.checker, which imports libcst."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Optional
 
 from memlint.config import Settings
@@ -56,6 +57,9 @@ def lint_text(
     from memlint.pipeline.checker import check_text
 
     # depth_checked: CPython's AST has passed the depth guards (here, or in the runner's phase one).
-    return check_text(text, filename, settings, depth_checked=screened or compiled, project=project)
+    found = check_text(text, filename, settings, depth_checked=screened or compiled, project=project)
+    if settings.unfixable:  # `unfixable`: such findings are reported without their fix
+        found = [replace(d, fix=None) if d.fix is not None and d.code in settings.unfixable else d for d in found]
+    return found
 
 

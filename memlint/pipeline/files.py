@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from memlint.config import Settings
 from memlint.pipeline.tempfiles import is_temporary
@@ -33,23 +33,31 @@ def path_argument(value: str) -> Path:
 
 
 def discover_files(
-    paths: Sequence[Path], settings: Settings, *, force_exclude: bool = False, respect_gitignore: Optional[bool] = None
+    paths: Sequence[Path],
+    settings: Settings,
+    *,
+    force_exclude: bool = False,
+    respect_gitignore: Optional[bool] = None,
+    settings_of: Optional[Callable[[Path], Settings]] = None,
 ) -> Discovery:
-    """`respect_gitignore`: the command line's --[no-]respect-gitignore; None leaves it to the settings."""
+    """`respect_gitignore`: the command line's --[no-]respect-gitignore; None leaves it to the settings.
+    `settings_of(directory)`: the settings whose excludes apply in a directory (config.ConfigTree:
+    a subproject's configuration file governs the walk below it); `settings` everywhere by default."""
     found: dict[str, Path] = {}
     result = Discovery()
     gitignore = settings.respect_gitignore if respect_gitignore is None else respect_gitignore
+    settings_of = settings_of or (lambda _: settings)
     for path in paths:
         if not os.path.lexists(path):
             result.problems.append(f"{path}: no such file or directory")
             continue
         if path.is_dir():
-            if force_exclude and settings.is_excluded(path):
+            if force_exclude and settings_of(path.absolute().parent).is_excluded(path):
                 continue
-            for file in _walk(path, settings, result, _ignore_rules(path) if gitignore else None):
+            for file in _walk(path, settings_of, result, _ignore_rules(path) if gitignore else None):
                 found.setdefault(os.path.normpath(file), file)
         elif path.is_file():
-            if force_exclude and settings.is_excluded(path):
+            if force_exclude and settings_of(path.absolute().parent).is_excluded(path):
                 continue
             found.setdefault(os.path.normpath(path), path)
         else:
@@ -66,17 +74,20 @@ def _ignore_rules(root: Path):
     return GitIgnore(top).walker(root) if top is not None else None
 
 
-def _walk(root: Path, settings: Settings, result: Discovery, ignored=None):
+def _walk(root: Path, settings_of: Callable[[Path], Settings], result: Discovery, ignored=None):
     def on_error(error: OSError) -> None:
         result.problems.append(f"{error.filename}: {error.strerror}")
 
     def skipped(path: Path, is_dir: bool) -> bool:
         return settings.is_excluded(path, patterns) or (ignored is not None and ignored.ignored(path, is_dir))
 
-    patterns = settings.excludes_below(root)
+    below: dict[Optional[Path], tuple[str, ...]] = {}  # configuration file -> its excludes inside `root`
     # followlinks=False: a symlink loop cannot make the walk infinite.
     for directory, subdirectories, filenames in os.walk(root, onerror=on_error):
         base = Path(directory)
+        settings = settings_of(base)
+        # Naming a directory overrides the patterns that exclude it (Settings.excludes_below).
+        patterns = below.setdefault(settings.config_path, settings.excludes_below(root))
         subdirectories[:] = sorted(d for d in subdirectories if d != ".git" and not skipped(base / d, True))
         for name in sorted(filenames):
             if is_temporary(name):

@@ -67,6 +67,7 @@ def prepare_data(data: bytes, filename: str, settings: Settings, cache: Optional
 
 
 def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Prepared:
+    settings = settings.for_path(filename)
     try:
         text = decode(data).text
     except UndecodableSource:

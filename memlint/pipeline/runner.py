@@ -79,6 +79,7 @@ class Task:
 
 
 def process_text(text: str, filename: str, settings: Settings, mode: Mode, task: Task = Task()) -> FileResult:
+    settings = settings.for_path(filename)  # the closest configuration file's (config.ConfigTree)
     if filename.endswith(".ipynb"):  # the notebook and fix code are imported only when used
         from memlint.pipeline.notebooks import fix_notebook as fix
         from memlint.pipeline.notebooks import lint_notebook as lint
