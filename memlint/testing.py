@@ -14,9 +14,12 @@ from memlint.rule import Invalid, Rule, Valid
 
 
 def settings_for(rule: type[Rule], config: Mapping[str, Any] = ()) -> Settings:
+    """The rule alone, with the example's options; `extend-select` codes run beside it (ML100's
+    examples need the rules whose suppressions they judge)."""
     values = validate(dict(config), f"{rule.code} example config")
     options = {key: values.get(key, SCHEMA[key][1]) for key in RULE_OPTIONS}
-    return Settings(enabled=frozenset({rule.code}), options=options)
+    beside = {code.upper() for code in values.get("extend-select", ())}
+    return Settings(enabled=frozenset({rule.code, *beside}), options=options)
 
 
 def source_of(example: Union[Valid, Invalid]) -> str:

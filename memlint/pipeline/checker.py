@@ -19,7 +19,7 @@ from memlint.pipeline.positions import SourceMap, TextChanged, node_positions, p
 from memlint.pipeline.project import FileView
 from memlint.pipeline.reserved import not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic
 from memlint.pipeline.source import ast_or_none
-from memlint.pipeline.suppressions import file_suppressions, line_suppresses
+from memlint.pipeline.suppressions import Suppressions
 from memlint.pipeline.text import Positions, minimal_edit
 from memlint.pipeline.traversal import Traversal
 from memlint.pipeline.tree import parse_module
@@ -27,11 +27,13 @@ from memlint.rule import NodeFix, Report, rule_url
 
 
 def check_text(
-    text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None
-) -> list[Diagnostic]:
+    text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None,
+    suppressions: Optional[Suppressions] = None,
+) -> list[Diagnostic]:  # fmt: skip
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
     `depth_checked`: CPython has compiled the text and `depth.too_complex` let it through.
-    `project`: what the project pass knows about this file (memlint/pipeline/project.py); none by default."""
+    `project`: what the project pass knows about this file (memlint/pipeline/project.py); none by default.
+    `suppressions`: the text's suppression comments, which record the findings they suppress."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
@@ -40,7 +42,8 @@ def check_text(
         if refused is not None:
             return [refused]
     # libcst and the analysis recurse per level of nesting: run them on a stack sized for the limits.
-    return on_deep_stack(_check, text, filename, rule_classes, settings, project)
+    suppressions = suppressions or Suppressions(text)
+    return on_deep_stack(_check, text, filename, rule_classes, settings, project, suppressions)
 
 
 def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
@@ -59,7 +62,9 @@ def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
     return None
 
 
-def _check(text: str, filename: str, rule_classes: list, settings: Settings, project: Optional[FileView]) -> list[Diagnostic]:
+def _check(
+    text: str, filename: str, rule_classes: list, settings: Settings, project: Optional[FileView], suppressions: Suppressions
+) -> list[Diagnostic]:  # fmt: skip
     try:
         module = parse_module(text)
     except cst.ParserSyntaxError as error:
@@ -84,7 +89,7 @@ def _check(text: str, filename: str, rule_classes: list, settings: Settings, pro
             traversal.failures.append((rule, error, module))
     reports = [r for r in reports if _holds_in_file(r, facts, traversal.failures)]
     try:
-        return _diagnostics(module, text, filename, reports, traversal.failures)
+        return _diagnostics(module, text, filename, reports, traversal.failures, suppressions)
     except (RecursionError, MemoryError) as error:
         return [not_analysed(filename, f"placing its findings ran out of {_resource(error)}")]
     except TextChanged as error:  # positions.SourceMap: libcst printed the file back with other code
@@ -108,7 +113,7 @@ def _internal_error(origin: str, error: BaseException, filename: str, row: int =
 
 
 def _diagnostics(
-    module: cst.Module, text: str, filename: str, reports: list[Report], failures: list
+    module: cst.Module, text: str, filename: str, reports: list[Report], failures: list, suppressions: Suppressions
 ) -> list[Diagnostic]:
     if not reports and not failures:
         return []
@@ -117,7 +122,6 @@ def _diagnostics(
     places = _Places(module, text)
     positions = node_positions(module, places.code, wanted)
     lines = Positions(text)
-    suppressed_file = file_suppressions(text)
     result: list[Diagnostic] = []
     for rule, error, node in failures:
         where = positions.get(node)
@@ -132,9 +136,7 @@ def _diagnostics(
         if key in seen:
             continue
         seen.add(key)
-        if any(s.covers(rule.code) for s in suppressed_file):
-            continue
-        if line_suppresses(lines.line_text(start.row), rule.code):
+        if suppressions.suppresses(rule.code, start.row):
             continue
         fix = places.fix(_materialize(report.fix, module, places.code, places.code_lines, positions)) if report.fix else None
         frame = lines.frame(start.row, end.row)

@@ -11,7 +11,10 @@ from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.depth import too_complex
 from memlint.pipeline.reserved import not_analysed, too_complex_diagnostic, too_large
+from memlint.pipeline.suppressions import Suppressions
 from memlint.prescreen import Source, needs_analysis
+
+UNUSED_SUPPRESSION = "ML100"  # memlint/pipeline/unused_suppressions.py: judged here, after the analysis
 
 if TYPE_CHECKING:
     from memlint.pipeline.project import FileView
@@ -26,10 +29,29 @@ def lint_text(
     file is a project of its own (its own summary, resolved alone).  `screened`: the caller has
     compiled the text and its screens let it through already (memlint/pipeline/prepare.py), so neither is
     done again."""
+    codes = settings.codes_for(filename)
+    suppressions = Suppressions(text)
+    found = _findings(text, filename, settings, codes, project, screened, suppressions)
+    if settings.unfixable:  # `unfixable`: such findings are reported without their fix
+        found = [replace(d, fix=None) if d.fix is not None and d.code in settings.unfixable else d for d in found]
+    if UNUSED_SUPPRESSION in codes:  # after the analysis: it needs what the comments suppressed
+        from memlint.pipeline.registry import rule_entries
+        from memlint.pipeline.unused_suppressions import unused_suppressions
+
+        known = {entry.code for entry in rule_entries()}
+        unused = unused_suppressions(text, filename, suppressions, codes, known)
+        if unused:
+            found = sorted([*found, *unused], key=Diagnostic.sort_key)
+    return found
+
+
+def _findings(
+    text: str, filename: str, settings: Settings, codes: frozenset[str], project: Optional[FileView], screened: bool,
+    suppressions: Suppressions,
+) -> list[Diagnostic]:  # fmt: skip
     if "torch" not in text:  # a file that never mentions torch cannot have a finding
         return []
-    codes = settings.codes_for(filename)
-    if not codes:
+    if not codes - {UNUSED_SUPPRESSION}:
         return []
     oversized = too_large(text, settings)
     if oversized is not None:  # before CPython's AST too, which is large as well
@@ -57,9 +79,6 @@ def lint_text(
     from memlint.pipeline.checker import check_text
 
     # depth_checked: CPython's AST has passed the depth guards (here, or in the runner's phase one).
-    found = check_text(text, filename, settings, depth_checked=screened or compiled, project=project)
-    if settings.unfixable:  # `unfixable`: such findings are reported without their fix
-        found = [replace(d, fix=None) if d.fix is not None and d.code in settings.unfixable else d for d in found]
-    return found
-
-
+    return check_text(
+        text, filename, settings, depth_checked=screened or compiled, project=project, suppressions=suppressions
+    )

@@ -22,8 +22,10 @@ from memlint.analysis.summaries import summarize
 from memlint.config import Settings
 from memlint.pipeline.cache import content_digest
 from memlint.pipeline.depth import too_complex
+from memlint.pipeline.engine import UNUSED_SUPPRESSION
 from memlint.pipeline.project import FileView, Project, module_names
 from memlint.pipeline.source import UndecodableSource, decode
+from memlint.pipeline.unused_suppressions import WORDS as SUPPRESSION_WORDS
 from memlint.pipeline.workers import fewer_collections
 from memlint.prescreen import Source, needs_analysis
 
@@ -84,6 +86,8 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
     # What lint_text would decide before the full analysis, with no project facts (they can only
     # widen the screens, and phase two looks again where they do).
     codes = settings.codes_for(filename)
+    if UNUSED_SUPPRESSION in codes and any(word in text for word in SUPPRESSION_WORDS):
+        return Prepared(digest, summary, None)  # ML100 judges its comments in phase two, whatever the screens say
     if "torch" not in text or not codes:
         return Prepared(digest, summary, False)
     if not needs_analysis(source, codes, settings.options):

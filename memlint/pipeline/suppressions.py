@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
+
+from memlint.pipeline.text import Positions
 
 # Codes separated by commas and/or spaces, as flake8 and Ruff read them: `# noqa: E501 ML001`,
 # `# noqa: E501, ML001`; other tools' codes may be listed beside memlint's.
@@ -54,3 +56,32 @@ def line_suppresses(line: str, code: str) -> bool:
             if codes is None or code in _split(codes):
                 return True
     return False
+
+
+FILE_WIDE = 0  # the row `Suppressions.used` records for a file-wide suppression
+
+
+@dataclass
+class Suppressions:
+    """The suppression comments of one text, asked finding by finding; `used` records (row, code)
+    for each finding a comment suppressed (row FILE_WIDE for `ignore-file`), for ML100."""
+
+    text: str
+    used: set[tuple[int, str]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self._file: Optional[list[FileSuppression]] = None  # read when a finding first asks
+        self._lines: Optional[Positions] = None
+
+    def suppresses(self, code: str, row: int) -> bool:
+        if self._file is None:
+            self._file = file_suppressions(self.text)
+        if any(s.covers(code) for s in self._file):
+            self.used.add((FILE_WIDE, code))
+            return True
+        if self._lines is None:
+            self._lines = Positions(self.text)
+        if line_suppresses(self._lines.line_text(row), code):
+            self.used.add((row, code))
+            return True
+        return False
