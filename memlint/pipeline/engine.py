@@ -51,7 +51,8 @@ def _findings(
 ) -> list[Diagnostic]:  # fmt: skip
     if "torch" not in text:  # a file that never mentions torch cannot have a finding
         return []
-    if not codes - {UNUSED_SUPPRESSION}:
+    codes = codes - {UNUSED_SUPPRESSION}  # it reads comments after the analysis, never needs it
+    if not codes:
         return []
     oversized = too_large(text, settings)
     if oversized is not None:  # before CPython's AST too, which is large as well

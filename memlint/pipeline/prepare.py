@@ -88,6 +88,7 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
     codes = settings.codes_for(filename)
     if UNUSED_SUPPRESSION in codes and any(word in text for word in SUPPRESSION_WORDS):
         return Prepared(digest, summary, None)  # ML100 judges its comments in phase two, whatever the screens say
+    codes = codes - {UNUSED_SUPPRESSION}  # engine.lint_text judges it without the analysis
     if "torch" not in text or not codes:
         return Prepared(digest, summary, False)
     if not needs_analysis(source, codes, settings.options):

@@ -1,7 +1,7 @@
 """ML100 unused-suppression: the codes of memlint's suppression comments that suppressed no finding.
 
 It reads comments, not code: the rule's folder (rules/ml100_unused_suppression) documents it and
-keeps it off the full analysis; lint_text (memlint/pipeline/engine.py) calls `unused_suppressions`
+keeps it out of the screens; lint_text (memlint/pipeline/engine.py) calls `unused_suppressions`
 with what the analysis suppressed, also for a file the screens cleared (no rule could report there,
 so every suppression of an enabled rule is unused).
 
