@@ -175,19 +175,24 @@ def classify_caller_uses(module: cst.Module, function: str, ctx: "Context") -> s
     """What the callers in the file do with `function`'s result, through the names they bind it to
     (`losses = train(...)`, or `train_losses, val_losses = fit(...)`, in any cell of a notebook)."""
     uses: set[Use] = set()
-    for node, parents in code_with_parents(module):
-        if type(node) is not cst.Assign or type(node.value) is not cst.Call:
-            continue
-        func = node.value.func
-        if not (type(func) is cst.Name and func.value == function):
-            continue
-        scope = next((p for p in reversed(parents) if type(p) is cst.FunctionDef), module)
+    for node, scope in ctx.memo(("assignments of calls", id(module)), lambda: _call_assignments(module)).get(function, ()):
         for target in node.targets:
             names = [target.target] if type(target.target) is cst.Name else [e.value for e in getattr(target.target, "elements", ())]
             for name in names:
                 if type(name) is cst.Name:
                     uses |= {u for u in classify_uses(scope, name.value, ctx) if u in _FOLLOWED}
     return uses
+
+
+def _call_assignments(module: cst.Module) -> dict[str, list[tuple[cst.Assign, cst.CSTNode]]]:
+    """function name -> the `x = function(...)` of the file with the function (or module) holding
+    each: one walk of the file for every function classify_caller_uses asks about."""
+    found: dict[str, list[tuple[cst.Assign, cst.CSTNode]]] = {}
+    for node, parents in code_with_parents(module):
+        if type(node) is cst.Assign and type(node.value) is cst.Call and type(node.value.func) is cst.Name:
+            scope = next((p for p in reversed(parents) if type(p) is cst.FunctionDef), module)
+            found.setdefault(node.value.func.value, []).append((node, scope))
+    return found
 
 
 def _is_binding(node: cst.Name, parents: tuple[cst.CSTNode, ...]) -> bool:

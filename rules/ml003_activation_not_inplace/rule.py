@@ -722,12 +722,12 @@ class ConvDiscriminator(nn.Module):
         return self._defined
 
     def finish(self, facts) -> None:
-        classes = {}
+        classes: Optional[dict[str, cst.ClassDef]] = None
         for pending in self._pending:
             if pending.attribute is not None and pending.class_name is not None:
-                if pending.class_name not in classes:
-                    classes[pending.class_name] = _class_node(self.ctx.module, pending.class_name)
-                if _used_other_than_called(classes[pending.class_name], pending.attribute, self.ctx):
+                if classes is None:
+                    classes = _class_nodes(self.ctx.module)
+                if _used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
                     continue
             position = INPLACE_MODULES[pending.kind]
             message = f"`nn.{pending.kind}` after `nn.{pending.after}` can run in place: `inplace=True` {_EFFECT}"
@@ -915,11 +915,13 @@ def _unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
     return True
 
 
-def _class_node(module: cst.Module, name: str) -> Optional[cst.ClassDef]:
+def _class_nodes(module: cst.Module) -> dict[str, cst.ClassDef]:
+    """Class name -> the first class of that name in the file (one walk for all of them)."""
+    found: dict[str, cst.ClassDef] = {}
     for node in code_descendants(module):
-        if isinstance(node, cst.ClassDef) and node.name.value == name:
-            return node
-    return None
+        if isinstance(node, cst.ClassDef):
+            found.setdefault(node.name.value, node)
+    return found
 
 
 def _used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, ctx) -> bool:
