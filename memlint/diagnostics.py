@@ -68,6 +68,21 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place a finding involves (where an accumulator is read, the loop that runs it), for
+    editors' related information and SARIF's related locations."""
+
+    message: str
+    location: Location
+    end_location: Location
+    cell: Optional[int] = None  # as Diagnostic.cell
+
+    def to_json(self) -> dict:
+        return {"message": self.message, "location": self.location.to_json(),
+                "end_location": self.end_location.to_json(), "cell": self.cell}  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     code: str
     name: str
@@ -82,6 +97,7 @@ class Diagnostic:
     cell: Optional[int] = None
     # (row, text) of the lines around the finding, for the code frame of the `full` format.
     frame: tuple[tuple[int, str], ...] = field(default=(), compare=False, repr=False)
+    related: tuple[Related, ...] = ()
 
     def sort_key(self) -> tuple:
         return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)
@@ -98,4 +114,5 @@ class Diagnostic:
             "fix": self.fix.to_json() if self.fix else None,
             "url": self.url,
             "cell": self.cell,
+            "related": [item.to_json() for item in self.related],
         }

@@ -29,7 +29,7 @@ import inspect
 import re
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Optional, Sequence
 
 from memlint.diagnostics import Applicability, Severity
 from memlint.report.sentences import first_sentence
@@ -158,6 +158,8 @@ class Report:
     # A rule whose findings differ in severity (ML007: a crash is an error, a missing option a
     # warning) sets it per finding; None means the rule's own severity.
     severity: Optional[Severity] = None
+    # Other places the finding involves, each with what it is (Diagnostic.related).
+    related: tuple[tuple[cst.CSTNode, str], ...] = ()
 
 
 class Rule:
@@ -200,9 +202,11 @@ class Rule:
         *,
         grad_sensitive: bool = False,
         severity: Optional[Severity] = None,
+        related: Sequence[tuple[cst.CSTNode, str]] = (),
     ) -> None:
+        """`related`: other places the finding involves, as (node, what it is there)."""
         chain = self.ctx.function_chain if grad_sensitive else None
-        self._reports.append(Report(self, node, message, fix, chain, severity))
+        self._reports.append(Report(self, node, message, fix, chain, severity, tuple(related)))
 
     @staticmethod
     def replace(

@@ -23,6 +23,7 @@ class LspClient:
         self.messages: "queue.Queue[dict]" = queue.Queue()
         self.responses: dict[int, dict] = {}
         self.notifications: list[dict] = []
+        self.server_requests: list[dict] = []  # requests the server sent (answered with null)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -85,7 +86,9 @@ class LspClient:
         if "id" in message and "method" not in message:
             self.responses[message["id"]] = message
         elif "method" in message and "id" in message:  # a request from the server (e.g. registration)
-            self._send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            self.server_requests.append(message)
+            result = {"success": True} if message["method"] == "window/showDocument" else None
+            self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         else:
             self.notifications.append(message)
 

@@ -59,7 +59,7 @@ def classify_uses(
     for node, parents in code_with_parents(scope):
         if not (isinstance(node, cst.Name) and node.value == name):
             continue
-        if any(id(p) in skip_ids for p in parents) or _is_binding(node, parents):
+        if any(id(p) in skip_ids for p in parents) or is_binding(node, parents):
             continue
         if any(
             type(p) is cst.FunctionDef and p is not scope and _binds(p, name, local_elsewhere) for p in parents
@@ -90,7 +90,7 @@ def _binds(function: cst.FunctionDef, name: str, known: dict[int, bool]) -> bool
         found = any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params))
         if not found:
             for node, parents in code_with_parents(function.body):
-                if type(node) is cst.Name and node.value == name and _is_binding(node, parents):
+                if type(node) is cst.Name and node.value == name and is_binding(node, parents):
                     found = True
                     break
         known[id(function)] = found
@@ -195,7 +195,7 @@ def _call_assignments(module: cst.Module) -> dict[str, list[tuple[cst.Assign, cs
     return found
 
 
-def _is_binding(node: cst.Name, parents: tuple[cst.CSTNode, ...]) -> bool:
+def is_binding(node: cst.Name, parents: tuple[cst.CSTNode, ...]) -> bool:
     parent = parents[-1]
     if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and getattr(parent, "target", None) is node:
         return True

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from memlint import DOCS_URL_VARIABLE
-from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
+from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Related, Severity
 
 DEFAULT_DIRECTORY = ".memlint_cache"
 ENVIRONMENT_VARIABLE = "MEMLINT_CACHE_DIR"
@@ -467,6 +467,7 @@ def _encode(d: Diagnostic) -> dict:
         "url": d.url,
         "cell": d.cell,
         "frame": [[row, text] for row, text in d.frame],
+        "related": [[r.message, _location(r.location), _location(r.end_location), r.cell] for r in d.related],
     }
 
 
@@ -489,6 +490,13 @@ def _decode(item: dict) -> Diagnostic:
             raise ValueError("a frame line is not a [row, text] pair")
         frame.append((_count(line[0]), _text(line[1])))
     cell = _field(item, "cell", (int, type(None)))
+    related = []
+    for entry in _field(item, "related", list):
+        if not isinstance(entry, list) or len(entry) != 4 or not isinstance(entry[3], (int, type(None))):
+            raise ValueError("a related place is not [message, location, end, cell]")
+        message, start_at, end_at, in_cell = entry
+        related.append(Related(_text(message), _decode_location(start_at), _decode_location(end_at),
+                               None if in_cell is None else _count(in_cell)))  # fmt: skip
     return Diagnostic(
         code=_field(item, "code", str),
         name=_field(item, "name", str),
@@ -501,6 +509,7 @@ def _decode(item: dict) -> Diagnostic:
         url=_field(item, "url", (str, type(None))),
         cell=None if cell is None else _count(cell),
         frame=tuple(frame),
+        related=tuple(related),
     )
 
 

@@ -12,7 +12,7 @@ from libcst.metadata import CodeRange
 
 from memlint.analysis.context import Context
 from memlint.config import Settings
-from memlint.diagnostics import Diagnostic, Edit, Fix, Location
+from memlint.diagnostics import Diagnostic, Edit, Fix, Location, Related
 from memlint.pipeline import registry
 from memlint.pipeline.depth import LIMIT, depth_error, on_deep_stack, token_levels, too_complex
 from memlint.pipeline.positions import SourceMap, TextChanged, node_positions, printed_code
@@ -119,6 +119,7 @@ def _diagnostics(
         return []
     wanted = [node for _, _, node in failures] + [report.node for report in reports]
     wanted += [old for report in reports if report.fix for old, _ in report.fix.replacements]
+    wanted += [node for report in reports for node, _ in report.related]
     places = _Places(module, text)
     positions = node_positions(module, places.code, wanted)
     lines = Positions(text)
@@ -152,6 +153,11 @@ def _diagnostics(
                 fix=fix,
                 url=rule_url(rule.code),
                 frame=frame,
+                related=tuple(
+                    Related(what, Location(*places.start(positions[node])), Location(*places.end(positions[node])))
+                    for node, what in report.related
+                    if node in positions
+                ),
             )
         )
     result.sort(key=Diagnostic.sort_key)

@@ -231,9 +231,15 @@ def _to_cell(d: Diagnostic, cells: list[_Cell]) -> Diagnostic:
         for row, text in d.frame
         if 1 <= (local := row - cell.start_row + 1) <= cell.masked.count("\n")
     )
-    return replace(
-        d, location=_local(cell, d.location), end_location=_local(cell, d.end_location), fix=fix, cell=cell.index, frame=frame
+    related = tuple(
+        replace(r, location=_local(at, r.location), end_location=_local(at, r.end_location), cell=at.index)
+        for r in d.related
+        for at in (_cell_at(cells, r.location.row),)
     )
+    return replace(
+        d, location=_local(cell, d.location), end_location=_local(cell, d.end_location), fix=fix, cell=cell.index,
+        frame=frame, related=related,
+    )  # fmt: skip
 
 
 def _indented_content(cell: _Cell, edit: Edit) -> str:

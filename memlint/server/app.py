@@ -1,26 +1,33 @@
 """The language server: documents in, diagnostics and code actions out (pygls over stdio).
 
-Linting goes through memlint.api with the settings of the closest configuration of each document
-(read again when a configuration file is saved); a change is linted after a short quiet period
-(DEBOUNCE_SECONDS), so typing does not queue one analysis per keystroke. A document is linted as a
-project of its own (the project pass over the workspace is not run: see docs/editors.md).
+Linting goes through memlint's pipeline with the settings of the closest configuration of each
+document (read again when a configuration file is saved); a change is linted after a short quiet
+period (DEBOUNCE_SECONDS), so typing does not queue one analysis per keystroke. The analysis runs in
+a worker thread, so the server keeps answering while it runs, and its result is published only if
+the document has not changed meanwhile. A document is judged with the facts of the other files of
+the workspace (memlint/server/workspace.py), summarised once in the background after start-up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from pathlib import Path
 from typing import Optional
 
 from lsprotocol import types
+from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from memlint import __version__, api
 from memlint.config import ConfigError, Settings
 from memlint.diagnostics import Diagnostic
-from memlint.server.convert import FIX_ALL_KIND, diagnostic, noqa_edit, text_edits, whole_document
+from memlint.pipeline.runner import Mode, Task, process_text
+from memlint.server.convert import FIX_ALL_KIND, diagnostic, noqa_edit, rule_page, text_edits, whole_document
+from memlint.server.workspace import WorkspaceFacts
 
 DEBOUNCE_SECONDS = 0.05
+SHOW_DOCUMENTATION = "memlint.showDocumentation"
 CONFIG_NAMES = ("pyproject.toml", "memlint.toml")
 
 
@@ -30,6 +37,10 @@ class MemlintServer(LanguageServer):
         self.findings: dict[str, tuple[int, list[Diagnostic]]] = {}  # uri -> (version, findings)
         self.settings: dict[Path, Settings] = {}  # directory -> settings of its closest config
         self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.facts = WorkspaceFacts()
+        # Where "show the documentation" writes rule pages (from the rules' own text) for the editor to
+        # open: a private temporary directory of this server process, made on first use.
+        self.rule_pages: Optional[Path] = None
 
     def settings_for(self, path: Optional[str]) -> Settings:
         directory = Path(path).parent if path else Path.cwd()
@@ -38,19 +49,49 @@ class MemlintServer(LanguageServer):
         return self.settings[directory]
 
     def lint(self, uri: str) -> None:
+        """Lint the document in a worker thread and publish what it finds (from the event loop)."""
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        if notebook is not None:  # a notebook's cell: the notebook is linted as one (at the end of this file)
+            return lint_notebook(self, notebook.uri)
+        asyncio.ensure_future(self._lint(uri))
+
+    async def _lint(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)
+        source, version = document.source, document.version
         path = document.path if uri.startswith("file:") else None
         filename = path or uri.rsplit("/", 1)[-1] or "untitled.py"
         try:
-            found = api.lint_source(document.source, filename, settings=self.settings_for(path))
+            settings = self.settings_for(path)
+            found = await asyncio.to_thread(self._analyse, source, filename, path, settings)
         except ConfigError as error:
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"memlint: {error}"))
             found = []
-        self.findings[uri] = (document.version or 0, found)
-        lines = document.source.splitlines()
+        current = self.workspace.text_documents.get(uri)
+        if current is None or current.version != version:
+            return  # closed or changed while it was analysed: the newer text's lint publishes
+        self.findings[uri] = (version or 0, found)
+        lines = source.splitlines()
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=[diagnostic(lines, d) for d in found])
+            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[diagnostic(lines, d, uri) for d in found])
         )
+
+    def _analyse(self, source: str, filename: str, path: Optional[str], settings: Settings) -> list[Diagnostic]:
+        """The document's findings, with the workspace's facts once they are loaded (a worker thread)."""
+        view = self.facts.view(source, path) if not filename.endswith(".ipynb") else None
+        result = process_text(source, filename, settings, Mode(), Task(view))
+        return sorted(result.diagnostics, key=Diagnostic.sort_key)
+
+    async def load_workspace(self) -> None:
+        """Summarise the workspace's files in a worker thread, then lint the open documents again."""
+        root = self.workspace.root_path
+        if not root or not Path(root).is_dir():
+            return
+        try:
+            await asyncio.to_thread(self.facts.load, Path(root), api.settings_for(Path(root)))
+        except ConfigError:
+            return  # the documents are linted alone; the configuration error is shown when one is linted
+        for uri in list(self.workspace.text_documents):  # those opened meanwhile were linted alone
+            self.lint(uri)
 
     def lint_soon(self, uri: str) -> None:
         pending = self.pending.pop(uri, None)
@@ -67,6 +108,11 @@ class MemlintServer(LanguageServer):
 server = MemlintServer()
 
 
+@server.feature(types.INITIALIZED)
+def initialized(ls: MemlintServer, params: types.InitializedParams) -> None:
+    asyncio.ensure_future(ls.load_workspace())  # in the background: documents are linted meanwhile
+
+
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: MemlintServer, params: types.DidOpenTextDocumentParams) -> None:
     ls.lint(params.text_document.uri)
@@ -79,6 +125,9 @@ async def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParam
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    if params.text_document.uri.startswith("file:") and document.path.endswith(".py"):
+        ls.facts.refresh(document.path, ls.settings_for(document.path))
     if params.text_document.uri.endswith(CONFIG_NAMES):
         ls.settings.clear()  # a configuration changed: every document's settings are read again
         for uri in list(ls.findings):
@@ -95,6 +144,15 @@ def did_close(ls: MemlintServer, params: types.DidCloseTextDocumentParams) -> No
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    changed_python = [change.uri for change in params.changes if change.uri.startswith("file:") and change.uri.endswith(".py")]
+    for uri in changed_python:  # another file's functions may change what the open documents show
+        path = uris.to_fs_path(uri)
+        if path is not None:
+            ls.facts.refresh(path, ls.settings_for(path))
+    if changed_python:
+        for uri in list(ls.findings):
+            if uri in ls.workspace.text_documents:
+                ls.lint(uri)
     if any(change.uri.endswith(CONFIG_NAMES) for change in params.changes):
         ls.settings.clear()
         for uri in list(ls.findings):
@@ -132,6 +190,13 @@ def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types
                     kind=types.CodeActionKind.QuickFix, diagnostics=[converted],
                     edit=types.WorkspaceEdit(changes={uri: [suppress]}),
                 ))  # fmt: skip
+            actions.append(types.CodeAction(
+                title=f"memlint: show the documentation of {finding.code} ({finding.name})",
+                kind=types.CodeActionKind.QuickFix, diagnostics=[converted],
+                command=types.Command(title=f"Show {finding.code}", command=SHOW_DOCUMENTATION, arguments=[finding.code]),
+            ))  # fmt: skip
+    if ls.workspace.get_notebook_document(cell_uri=uri) is not None:  # a notebook's cell (end of this file)
+        return actions + (notebook_fix_all(ls, uri) if only is None or wants_fix_all else [])
     if any(d.fix is not None and d.fix.is_safe for d in found) and (only is None or wants_fix_all):
         fixed = api.fix_source(document.source, document.path if uri.startswith("file:") else "untitled.py",
                                settings=ls.settings_for(document.path if uri.startswith("file:") else None))  # fmt: skip
@@ -143,8 +208,164 @@ def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types
     return actions
 
 
+@server.command(SHOW_DOCUMENTATION)
+async def show_documentation(ls: MemlintServer, code: str) -> None:
+    """Open the rule's page in the editor (or the browser, for a configured URL). pygls passes the
+    command's arguments as the handler's parameters."""
+    try:
+        ls.rule_pages = ls.rule_pages or Path(tempfile.mkdtemp(prefix="memlint-rules-"))
+        uri = rule_page(code, ls.rule_pages)
+    except OSError as error:
+        uri, problem = None, f"cannot write the rule page: {error}"
+    else:
+        problem = f"unknown rule {code!r}"
+    if uri is None:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"memlint: {problem}"))
+        return
+    external = not uri.startswith("file:")
+    await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, external=external, take_focus=True))
+
+
 def _touches(a: types.Range, b: types.Range) -> bool:
     """Do two ranges overlap or touch (a cursor inside a finding asks for its actions)?"""
     return not ((a.end.line, a.end.character) < (b.start.line, b.start.character)
                 or (b.end.line, b.end.character) < (a.start.line, a.start.character))  # fmt: skip
 
+
+# ---- notebook documents (LSP 3.17) ----
+# The cells of a notebook are linted as one program (memlint.server.notebook_documents builds the
+# notebook and splits the findings per cell); each cell's findings are kept in `ls.findings` under the
+# cell's URI, so `code_action` above serves cells as it serves files. pygls keeps the notebook and its
+# cell text documents in the workspace before these handlers run.
+import json  # noqa: E402
+from urllib.parse import unquote  # noqa: E402
+
+from memlint.server import notebook_documents  # noqa: E402
+
+# pygls advertises notebookDocumentSync from its constructor's `notebook_document_sync` (read at
+# initialize, only to clients that declare notebook support).
+server._notebook_document_sync = notebook_documents.SYNC_OPTIONS
+_notebook_pending: dict[str, asyncio.TimerHandle] = {}  # notebook URI -> its debounced lint
+_notebook_published: dict[str, list[str]] = {}  # notebook URI -> the cell URIs given diagnostics last
+
+
+def _notebook_cells(ls: MemlintServer, notebook: types.NotebookDocument) -> list[tuple[types.NotebookCell, str, Optional[str], Optional[int]]]:
+    """(cell, its text, its language id, its version) of each cell, in order."""
+    cells = []
+    for cell in notebook.cells:
+        document = ls.workspace.text_documents.get(cell.document) or ls.workspace.text_documents.get(unquote(cell.document))
+        if document is None:
+            cells.append((cell, "", None, None))
+        else:
+            cells.append((cell, document.source, document.language_id, document.version))
+    return cells
+
+
+def _notebook_source(ls: MemlintServer, notebook_uri: str):
+    """(the notebook's JSON text, the filename to lint it as, its settings, its cells) or None."""
+    notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if notebook is None:
+        return None
+    cells = _notebook_cells(ls, notebook)
+    filename, path = notebook_documents.notebook_filename(notebook.uri)
+    text = notebook_documents.notebook_json([(cell, source, language) for cell, source, language, _ in cells])
+    return text, filename, ls.settings_for(path), cells
+
+
+def lint_notebook(ls: MemlintServer, notebook_uri: str, delay: float = 0.0) -> None:
+    """Lint the notebook soon (once, however many of its cells asked in the meantime)."""
+    pending = _notebook_pending.pop(notebook_uri, None)
+    if pending is not None:
+        pending.cancel()
+
+    def start() -> None:
+        _notebook_pending.pop(notebook_uri, None)  # this timer (a newer request would have cancelled it)
+        asyncio.ensure_future(_lint_notebook(ls, notebook_uri))
+
+    _notebook_pending[notebook_uri] = asyncio.get_running_loop().call_later(delay, start)
+
+
+async def _lint_notebook(ls: MemlintServer, notebook_uri: str) -> None:
+    """Lint the notebook in a worker thread and publish each cell's diagnostics (empty ones too, so
+    stale ones clear), unless the notebook changed or closed meanwhile (the newer lint publishes)."""
+    notebook = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    made = _notebook_source(ls, notebook_uri)
+    if notebook is None or made is None:
+        return
+    version = notebook.version
+    text, filename, settings, cells = made
+    try:
+        found = await asyncio.to_thread(api.lint_source, text, filename, settings=settings)
+    except ConfigError as error:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"memlint: {error}"))
+        found = []
+    current = ls.workspace.get_notebook_document(notebook_uri=notebook_uri)
+    if current is None or current.version != version or _notebook_cells(ls, current) != cells:
+        return
+    first_code = next((n for n, (cell, _, language, _) in enumerate(cells, start=1) if notebook_documents.is_code(cell, language)), None)
+    per_cell = notebook_documents.split_by_cell(found, [(cell.document, source) for cell, source, _, _ in cells], fallback=first_code)
+    for old in _notebook_published.get(notebook_uri, []):
+        if old not in per_cell:  # a cell removed since: its diagnostics go too
+            ls.findings.pop(old, None)
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=old, diagnostics=[]))
+    _notebook_published[notebook_uri] = list(per_cell)
+    for cell, source, _, cell_version in cells:
+        cell_found = per_cell[cell.document]
+        ls.findings[cell.document] = (cell_version or 0, cell_found)
+        lines = source.splitlines()
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=cell.document, version=cell_version, diagnostics=[diagnostic(lines, d) for d in cell_found],
+        ))  # fmt: skip
+
+
+def notebook_fix_all(ls: MemlintServer, cell_uri: str) -> list[types.CodeAction]:
+    """The fix-all action for one cell: the notebook's safe fixes applied as a whole, this cell's new text."""
+    notebook = ls.workspace.get_notebook_document(cell_uri=cell_uri)
+    made = _notebook_source(ls, notebook.uri) if notebook is not None else None
+    if made is None:
+        return []
+    text, filename, settings, cells = made
+    index = next((n for n, (cell, *_) in enumerate(cells) if cell.document == cell_uri), None)
+    if index is None:
+        return []
+    fixed = api.fix_source(text, filename, settings=settings)
+    if fixed.text == text:
+        return []
+    new_cells = json.loads(fixed.text)["cells"]
+    source = new_cells[index].get("source", "") if index < len(new_cells) else ""
+    new_text = "".join(source) if isinstance(source, list) else source
+    old_text = cells[index][1]
+    if new_text == old_text:
+        return []
+    return [types.CodeAction(
+        title="memlint: fix all safe fixes in this cell", kind=FIX_ALL_KIND,
+        edit=types.WorkspaceEdit(changes={cell_uri: [types.TextEdit(range=whole_document(old_text), new_text=new_text)]}),
+    )]  # fmt: skip
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+async def notebook_did_open(ls: MemlintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    lint_notebook(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+async def notebook_did_change(ls: MemlintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    lint_notebook(ls, params.notebook_document.uri, delay=DEBOUNCE_SECONDS)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+async def notebook_did_save(ls: MemlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    lint_notebook(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def notebook_did_close(ls: MemlintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    uri = params.notebook_document.uri
+    pending = _notebook_pending.pop(uri, None)
+    if pending is not None:
+        pending.cancel()
+    cell_uris = [cell.uri for cell in params.cell_text_documents] + _notebook_published.pop(uri, [])
+    for cell_uri in dict.fromkeys(cell_uris):
+        ls.findings.pop(cell_uri, None)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+# ---- end of notebook documents ----

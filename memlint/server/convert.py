@@ -3,6 +3,7 @@ UTF-16 code units; memlint's are 1-based rows and columns counted in characters.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 from lsprotocol import types
@@ -30,8 +31,16 @@ def to_range(lines: list[str], start: Location, end: Location) -> types.Range:
     return types.Range(start=position(lines, start), end=position(lines, end))
 
 
-def diagnostic(lines: list[str], finding: Diagnostic) -> types.Diagnostic:
+def diagnostic(lines: list[str], finding: Diagnostic, uri: Optional[str] = None) -> types.Diagnostic:
+    """`uri`: the document's, for the finding's related places in the same document (or cell)."""
     description = types.CodeDescription(href=finding.url) if finding.url else None
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=to_range(lines, place.location, place.end_location)), message=place.message
+        )
+        for place in finding.related
+        if uri is not None and place.cell == finding.cell
+    ]
     return types.Diagnostic(
         range=to_range(lines, finding.location, finding.end_location),
         message=finding.message,
@@ -39,7 +48,29 @@ def diagnostic(lines: list[str], finding: Diagnostic) -> types.Diagnostic:
         code=finding.code,
         code_description=description,
         source=SOURCE,
+        related_information=related or None,
     )
+
+
+def rule_page(code: str, directory: Path) -> Optional[str]:
+    """The URI of the rule's documentation: its configured URL ($MEMLINT_DOCS_URL), else a markdown
+    page written from the rule's own text under `directory` (memlint ships no web pages)."""
+    from memlint.pipeline import registry
+    from memlint.rule import rule_url
+
+    rule = registry.find_rule(code)
+    if rule is None:
+        return None
+    url = rule_url(rule.code)
+    if url:
+        return url
+    directory.mkdir(parents=True, exist_ok=True)
+    page = directory / f"{rule.code}.md"
+    default = "enabled by default" if rule.default_enabled else "off by default (select it to enable)"
+    text = f"# {rule.name} ({rule.code})\n\nSeverity: {rule.severity.value} · Fix: {rule.fix_safety} · {default}\n\n{rule.documentation()}\n"
+    if not page.is_file() or page.read_text(encoding="utf-8") != text:
+        page.write_text(text, encoding="utf-8")
+    return page.as_uri()
 
 
 def text_edits(lines: list[str], edits: tuple[Edit, ...]) -> list[types.TextEdit]:

@@ -20,6 +20,7 @@ from memlint.analysis.uses import (
     classify_caller_uses,
     classify_expression,
     classify_uses,
+    is_binding,
     returns_name,
 )
 from memlint.analysis.walk import calls_method, code_descendants, code_with_parents
@@ -1254,7 +1255,7 @@ class LoggingTrainer(Trainer):
                 continue  # builds a tensor result for the caller (per-image losses, features): a computation
             if candidate.loop is not None and candidate.name is not None and _reset_per_window(candidate, self.ctx):
                 continue  # emptied every iteration, or every optimizer step (a gradient-accumulation window)
-            self._report(candidate, uses, escapes)
+            self._report(candidate, uses, escapes, scope)
 
     def _uses(self, candidate: "_Candidate", candidates: list, scope: cst.CSTNode) -> set[Use]:
         ctx = self.ctx
@@ -1274,7 +1275,7 @@ class LoggingTrainer(Trainer):
             uses |= classify_caller_uses(ctx.module, scope.name.value, ctx)
         return uses
 
-    def _report(self, candidate: "_Candidate", uses: set[Use], escapes: bool) -> None:
+    def _report(self, candidate: "_Candidate", uses: set[Use], escapes: bool, scope: cst.CSTNode) -> None:
         ctx = self.ctx
         module = ctx.module
         value = shorten(module.code_for_node(candidate.shown))
@@ -1324,7 +1325,33 @@ class LoggingTrainer(Trainer):
             hint = f"Accumulate `{shown}`" if len(shown) <= 40 else "Accumulate the value's `.item()`"
         safe = not escapes and candidate.attribute is None
         fix = NodeFix(hint, Applicability.SAFE if safe else Applicability.UNSAFE, replacements)
-        self.report(candidate.node, message, fix, grad_sensitive=True)
+        self.report(candidate.node, message, fix, grad_sensitive=True, related=_related_places(candidate, scope))
+
+
+def _related_places(candidate: "_Candidate", scope: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
+    """The loop whose iterations the accumulator keeps, and where the accumulator is first read after
+    it (where a `.item()` value would do as well), for editors' related information."""
+    loop = candidate.loop
+    if loop is None:
+        return []
+    header = loop.iter if isinstance(loop, cst.For) else loop.test
+    places = [(header, "the loop: each iteration's graph stays reachable from the accumulator")]
+    if candidate.name is not None:
+        read = _first_read_after(scope, loop, candidate.name)
+        if read is not None:
+            places.append((read, f"`{candidate.name}` is read here, after the loop"))
+    return places
+
+
+def _first_read_after(scope: cst.CSTNode, loop: cst.CSTNode, name: str) -> Optional[cst.Name]:
+    passed = False
+    for node, parents in code_with_parents(scope):
+        if node is loop:
+            passed = True
+        elif passed and type(node) is cst.Name and node.value == name and not any(p is loop for p in parents):
+            if parents and not is_binding(node, parents):
+                return node
+    return None
 
 
 @dataclass
