@@ -68,6 +68,12 @@ def test_sarif_validates_against_the_official_schema_and_lists_every_rule(projec
         assert run["tool"]["driver"]["rules"][r["ruleIndex"]]["id"] == r["ruleId"]
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.resolve().as_uri() + "/"
     assert any(r["ruleId"] == "ML000" and r["level"] == "error" for r in run["results"])
+    # ML001's related places (the loop, the read after it) validate as SARIF related locations.
+    first = next(r for r in run["results"] if r["ruleId"] == "ML001")
+    assert [(place["message"]["text"], place["physicalLocation"]["region"]["startLine"]) for place in first["relatedLocations"]] == [
+        ("the loop: each iteration's graph stays reachable from the accumulator", 7),
+        ("`total` is read here, after the loop", 12),
+    ]
 
 
 def test_sarif_fixes_reproduce_memlint_fix(project: Path):

@@ -51,6 +51,16 @@ def _result(d: Diagnostic, rule_index: dict[str, int]) -> dict:
     }
     if d.code in rule_index:
         result["ruleIndex"] = rule_index[d.code]
+    places = [place for place in d.related if place.cell == d.cell]  # a cell's rows are its own: same cell only
+    if places:
+        result["relatedLocations"] = [
+            {
+                "id": number,
+                "message": {"text": place.message},
+                "physicalLocation": {"artifactLocation": artifact_location(d.filename), "region": _region(place.location, place.end_location)},
+            }
+            for number, place in enumerate(places)
+        ]
     if d.fix is not None:
         description = d.fix.message if d.fix.is_safe else f"{d.fix.message} (unsafe fix)"
         result["fixes"] = [
