@@ -35,13 +35,37 @@ def node_positions(module: cst.Module, text: str, wanted: Iterable[cst.CSTNode])
     for index in owners:
         alone = module.with_changes(header=(), footer=(), body=(module.body[index],))
         shift = lines_before[index]
-        for node, where in MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider).items():
+        for node, where in _positions(alone).items():
             if id(node) in wanted_ids:
                 found[node] = CodeRange(
                     CodePosition(where.start.line + shift, where.start.column),
                     CodePosition(where.end.line + shift, where.end.column),
                 )
     return found
+
+
+class _Recorder:
+    """What libcst's position-recording code generator writes into: the provider's `_computed`."""
+
+    def __init__(self) -> None:
+        self._computed: dict[cst.CSTNode, CodeRange] = {}
+
+
+def _positions(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
+    """PositionProvider's positions for every node of `module`: the code generator that records them,
+    run directly (MetadataWrapper.resolve walks the tree a second time as a visitor, which doubled
+    the cost for files with many findings), or through the provider if libcst's internals moved."""
+    if _PositionState is None:
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)  # pragma: no cover
+    recorder = _Recorder()
+    module._codegen(_PositionState(default_indent=module.default_indent, default_newline=module.default_newline, provider=recorder))
+    return recorder._computed
+
+
+try:  # the state PositionProvider._gen_impl runs module._codegen with
+    from libcst.metadata.position_provider import PositionProvidingCodegenState as _PositionState
+except ImportError:  # pragma: no cover - another libcst layout: the provider itself
+    _PositionState = None
 
 
 def _statements_holding(module: cst.Module, wanted_ids: set[int]) -> Optional[list[int]]:
