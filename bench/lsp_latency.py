@@ -1,7 +1,7 @@
 """Keystroke-to-diagnostics latency of `memlint server` on a 1,000-line file with findings (issue 19:
 under 150 ms on a warm server).
 
-    python bench/lsp_latency.py [--lines 1000] [--changes 30]
+    python bench/lsp_latency.py [--lines 1000] [--changes 30] [--findings many|few]
 
 Starts the server as an editor does (`python -m memlint server`, LSP over stdio, the client of
 tests/lsp_client.py), opens a generated training script of about --lines lines with findings, waits
@@ -43,11 +43,39 @@ class Block{n}(nn.Module):
 '''
 
 
-def source(lines: int) -> str:
+# The same program written the way memlint asks for (no findings), for --findings few: a training
+# script of correct code with one mistake, the common case in an editor.
+CLEAN_BLOCK = '''
+
+@torch.no_grad()
+def evaluate_{n}(model, loader):
+    model.eval()
+    total = 0.0
+    for x, y in loader:
+        total += criterion(model(x), y).item()
+    return total / max(len(loader), 1)
+
+
+def train_{n}(model, loader, optimizer):
+    model.train()
+    running = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        running += loss.item()
+    return running
+'''
+
+
+def source(lines: int, findings: str = "many") -> str:
     parts = ["import torch\nfrom torch import nn\n\ncriterion = nn.MSELoss()\n"]
+    if findings == "few":
+        parts.append(BLOCK.format(n="mistake"))
     n = 0
     while sum(part.count("\n") for part in parts) < lines:
-        parts.append(BLOCK.format(n=n))
+        parts.append((BLOCK if findings == "many" else CLEAN_BLOCK).format(n=n))
         n += 1
     return "".join(parts)
 
@@ -56,8 +84,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1000)
     parser.add_argument("--changes", type=int, default=30)
+    parser.add_argument("--findings", choices=["many", "few"], default="many",
+                        help="many: every block has findings (177 in 1,000 lines); few: correct code with one mistake")
     args = parser.parse_args()
-    text = source(args.lines)
+    text = source(args.lines, args.findings)
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         path = root / "train.py"

@@ -7,7 +7,7 @@ import random
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from memlint.pipeline.positions import node_positions
+from memlint.pipeline.positions import node_positions, statement_rows
 from memlint.pipeline.tree import descendants, parse_module
 
 SOURCES = {
@@ -19,13 +19,36 @@ SOURCES = {
 }
 
 
+# More statement shapes for the rows CPython's AST gives (statement_rows): semicolons, decorators
+# with comments between, leading comments and blank lines, compound statements, a header.
+SOURCES.update({
+    "semicolons": "# h\nimport torch; import os\n\n\n# lead\nx = 1; y = 2;\nz = (3 +\n  4); w = 5\n",
+    "decorators": "\n\n@a\n@b(1,\n   2)\n\n# c\n@c\nclass K:\n    pass\n# d\n\nasync def g():\n    await h()\n",
+    "compound": "if x:\n    pass\n# dedented comment\nelse:\n    y = 1\n\n\nfor i in r:\n    for j in i:\n        pass\n    # inner\n# outer\nwhile 0: pass\ntry:\n    1\nfinally:\n    2\n",
+    "strings": 'x = """a\nb\nc"""\ny = 1\ndef f():\n    """doc\n\n    more"""\n',
+})
+
+
 @pytest.mark.parametrize("name", sorted(SOURCES))
-def test_every_node_is_placed_as_the_whole_module_provider_places_it(name):
+@pytest.mark.parametrize("with_rows", [False, True], ids=["printed", "ast-rows"])
+def test_every_node_is_placed_as_the_whole_module_provider_places_it(name, with_rows):
+    import ast
+
     text = SOURCES[name]
     module = parse_module(text)
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     nodes = list(descendants(module))
-    assert node_positions(module, text, nodes) == {node: expected[node] for node in nodes}
+    rows = statement_rows(ast.parse(text.lstrip("\ufeff"))) if with_rows else None
+    assert node_positions(module, text, nodes, rows) == {node: expected[node] for node in nodes}
+
+
+def test_rows_that_do_not_describe_the_statements_are_not_used():
+    text = "x = 1\ny = 2\n"
+    module = parse_module(text)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    nodes = list(descendants(module))
+    for wrong in ([1], [1, 1], [2, 1], [0, 2]):
+        assert node_positions(module, text, nodes, wrong) == {node: expected[node] for node in nodes}
 
 
 def test_a_few_nodes_of_a_large_file():

@@ -28,12 +28,14 @@ from memlint.rule import NodeFix, Report, rule_url
 
 def check_text(
     text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None,
-    suppressions: Optional[Suppressions] = None,
+    suppressions: Optional[Suppressions] = None, statement_rows: Optional[list[int]] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
     `depth_checked`: CPython has compiled the text and `depth.too_complex` let it through.
     `project`: what the project pass knows about this file (memlint/pipeline/project.py); none by default.
-    `suppressions`: the text's suppression comments, which record the findings they suppress."""
+    `suppressions`: the text's suppression comments, which record the findings they suppress.
+    `statement_rows`: where each top-level statement starts, when the caller has CPython's AST
+    (positions.statement_rows), to place findings without printing the whole file."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
@@ -43,7 +45,7 @@ def check_text(
             return [refused]
     # libcst and the analysis recurse per level of nesting: run them on a stack sized for the limits.
     suppressions = suppressions or Suppressions(text)
-    return on_deep_stack(_check, text, filename, rule_classes, settings, project, suppressions)
+    return on_deep_stack(_check, text, filename, rule_classes, settings, project, suppressions, statement_rows)
 
 
 def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
@@ -63,7 +65,8 @@ def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
 
 
 def _check(
-    text: str, filename: str, rule_classes: list, settings: Settings, project: Optional[FileView], suppressions: Suppressions
+    text: str, filename: str, rule_classes: list, settings: Settings, project: Optional[FileView], suppressions: Suppressions,
+    statement_rows: Optional[list[int]] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     try:
         module = parse_module(text)
@@ -89,7 +92,7 @@ def _check(
             traversal.failures.append((rule, error, module))
     reports = [r for r in reports if _holds_in_file(r, facts, traversal.failures)]
     try:
-        return _diagnostics(module, text, filename, reports, traversal.failures, suppressions)
+        return _diagnostics(module, text, filename, reports, traversal.failures, suppressions, statement_rows)
     except (RecursionError, MemoryError) as error:
         return [not_analysed(filename, f"placing its findings ran out of {_resource(error)}")]
     except TextChanged as error:  # positions.SourceMap: libcst printed the file back with other code
@@ -113,7 +116,8 @@ def _internal_error(origin: str, error: BaseException, filename: str, row: int =
 
 
 def _diagnostics(
-    module: cst.Module, text: str, filename: str, reports: list[Report], failures: list, suppressions: Suppressions
+    module: cst.Module, text: str, filename: str, reports: list[Report], failures: list, suppressions: Suppressions,
+    statement_rows: Optional[list[int]] = None,
 ) -> list[Diagnostic]:
     if not reports and not failures:
         return []
@@ -121,7 +125,8 @@ def _diagnostics(
     wanted += [old for report in reports if report.fix for old, _ in report.fix.replacements]
     wanted += [node for report in reports for node, _ in report.related]
     places = _Places(module, text)
-    positions = node_positions(module, places.code, wanted)
+    # The rows of CPython's AST are rows of the text: of the printed code too unless libcst changed it.
+    positions = node_positions(module, places.code, wanted, statement_rows if places.code is text else None)
     lines = Positions(text)
     result: list[Diagnostic] = []
     for rule, error, node in failures:

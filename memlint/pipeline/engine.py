@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Optional
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.depth import too_complex
+from memlint.pipeline.positions import statement_rows
 from memlint.pipeline.reserved import not_analysed, too_complex_diagnostic, too_large
 from memlint.pipeline.suppressions import Suppressions
 from memlint.prescreen import Source, needs_analysis
@@ -21,17 +22,19 @@ if TYPE_CHECKING:
 
 
 def lint_text(
-    text: str, filename: str, settings: Settings, project: Optional[FileView] = None, *, screened: bool = False
-) -> list[Diagnostic]:
+    text: str, filename: str, settings: Settings, project: Optional[FileView] = None, *, screened: bool = False,
+    source: Optional[Source] = None,
+) -> list[Diagnostic]:  # fmt: skip
     """All findings for one Python source text, sorted; no fixes are applied.
 
     `project`: what the project pass knows about this file (memlint/pipeline/project.py); without it the
     file is a project of its own (its own summary, resolved alone).  `screened`: the caller has
     compiled the text and its screens let it through already (memlint/pipeline/prepare.py), so neither is
-    done again."""
+    done again.  `source`: the prescreen's Source of `text` when the caller built one already (the
+    language server summarises the text for the project facts first)."""
     codes = settings.codes_for(filename)
     suppressions = Suppressions(text)
-    found = _findings(text, filename, settings, codes, project, screened, suppressions)
+    found = _findings(text, filename, settings, codes, project, screened, suppressions, source)
     if settings.unfixable:  # `unfixable`: such findings are reported without their fix
         found = [replace(d, fix=None) if d.fix is not None and d.code in settings.unfixable else d for d in found]
     if UNUSED_SUPPRESSION in codes:  # after the analysis: it needs what the comments suppressed
@@ -47,7 +50,7 @@ def lint_text(
 
 def _findings(
     text: str, filename: str, settings: Settings, codes: frozenset[str], project: Optional[FileView], screened: bool,
-    suppressions: Suppressions,
+    suppressions: Suppressions, source: Optional[Source] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     if "torch" not in text:  # a file that never mentions torch cannot have a finding
         return []
@@ -57,8 +60,9 @@ def _findings(
     oversized = too_large(text, settings)
     if oversized is not None:  # before CPython's AST too, which is large as well
         return [not_analysed(filename, oversized)]
+    rows = None
     if not screened:
-        source = Source(text)
+        source = source or Source(text)
         compiled = source.tree is not None  # else the full analysis reports the syntax error
         if compiled and project is None:
             from memlint.analysis.summaries import summarize
@@ -76,10 +80,12 @@ def _findings(
             complexity = too_complex(source.tree, text)
             if complexity is not None:
                 return [too_complex_diagnostic(complexity, filename)]
+        rows = statement_rows(source.tree) if compiled else None
         del source  # its AST is not needed any more
     from memlint.pipeline.checker import check_text
 
     # depth_checked: CPython's AST has passed the depth guards (here, or in the runner's phase one).
     return check_text(
-        text, filename, settings, depth_checked=screened or compiled, project=project, suppressions=suppressions
-    )
+        text, filename, settings, depth_checked=screened or compiled, project=project, suppressions=suppressions,
+        statement_rows=rows,
+    )  # fmt: skip

@@ -10,9 +10,10 @@ node are positioned; anything outside every statement falls back to the whole-mo
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -23,14 +24,20 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _FINAL_NEWLINE = re.compile(r"(?:\r\n|\r|\n)\Z")
 
 
-def node_positions(module: cst.Module, text: str, wanted: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, CodeRange]:
-    """CodeRange (libcst's: 1-based lines, 0-based columns) of every wanted node found."""
+def node_positions(
+    module: cst.Module, text: str, wanted: Iterable[cst.CSTNode], first_rows: Optional[Sequence[int]] = None
+) -> dict[cst.CSTNode, CodeRange]:
+    """CodeRange (libcst's: 1-based lines, 0-based columns) of every wanted node found.
+    `first_rows`: the row of each top-level statement's first token in `text`, from CPython's AST of
+    the same text (`statement_rows`), which spares printing every statement to count its lines."""
     wanted_ids = {id(node) for node in wanted}
     owners = _statements_holding(module, wanted_ids)
     if owners is None:  # the module itself, or its header or footer comments
         everything = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         return {node: where for node, where in everything.items() if id(node) in wanted_ids}
-    lines_before = _lines_before_statements(module, text, max(owners) if owners else -1)
+    lines_before = _lines_from_rows(module, first_rows) if first_rows is not None else None
+    if lines_before is None:
+        lines_before = _lines_before_statements(module, text, max(owners) if owners else -1)
     found: dict[cst.CSTNode, CodeRange] = {}
     for index in owners:
         alone = module.with_changes(header=(), footer=(), body=(module.body[index],))
@@ -86,6 +93,25 @@ def _statements_holding(module: cst.Module, wanted_ids: set[int]) -> Optional[li
         if held:
             owners.append(index)
     return None if remaining else owners
+
+
+def statement_rows(tree: ast.Module) -> list[int]:
+    """The row of each top-level statement's first token (a decorator's `@`), one per line: libcst
+    makes one statement of `a = 1; b = 2`, CPython two."""
+    rows = (min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) for node in tree.body)
+    return sorted(set(rows))
+
+
+def _lines_from_rows(module: cst.Module, first_rows: Sequence[int]) -> Optional[list[int]]:
+    """For each statement, the lines before its code (its leading blank and comment lines are its
+    own: one line each), from the rows of the statements' first tokens; None when the rows do not
+    describe these statements (then the statements are printed to count their lines)."""
+    if len(first_rows) != len(module.body):
+        return None
+    result = [row - 1 - len(statement.leading_lines) for row, statement in zip(first_rows, module.body)]
+    if any(b <= a for a, b in zip(result, result[1:])) or (result and result[0] < 0):
+        return None
+    return result
 
 
 def _lines_before_statements(module: cst.Module, text: str, last: int) -> list[int]:

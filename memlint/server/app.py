@@ -1,10 +1,11 @@
 """The language server: documents in, diagnostics and code actions out (pygls over stdio).
 
 Linting goes through memlint's pipeline with the settings of the closest configuration of each
-document (read again when a configuration file is saved); a change is linted after a short quiet
-period (DEBOUNCE_SECONDS), so typing does not queue one analysis per keystroke. The analysis runs in
-a worker thread, so the server keeps answering while it runs, and its result is published only if
-the document has not changed meanwhile. A document is judged with the facts of the other files of
+document (read again when a configuration file is saved). The analysis runs in a worker thread, so
+the server keeps answering while it runs, and its result is published only if the document has not
+changed meanwhile. A change is linted at once when no analysis of the document is running, else once
+that one ends, for the newest text: typing never queues more than one analysis per document, and a
+single keystroke waits for nothing but its own analysis. A document is judged with the facts of the other files of
 the workspace (memlint/server/workspace.py), summarised once in the background after start-up.
 """
 
@@ -22,11 +23,13 @@ from pygls.lsp.server import LanguageServer
 from memlint import __version__, api
 from memlint.config import ConfigError, Settings
 from memlint.diagnostics import Diagnostic
-from memlint.pipeline.runner import Mode, Task, process_text
+from memlint.pipeline.engine import lint_text
+from memlint.pipeline.runner import Mode, process_text
+from memlint.prescreen import Source
 from memlint.server.convert import FIX_ALL_KIND, diagnostic, noqa_edit, rule_page, text_edits, whole_document
 from memlint.server.workspace import WorkspaceFacts
 
-DEBOUNCE_SECONDS = 0.05
+DEBOUNCE_SECONDS = 0.05  # notebooks: a quiet period before a change is linted (files: see lint_changed)
 SHOW_DOCUMENTATION = "memlint.showDocumentation"
 CONFIG_NAMES = ("pyproject.toml", "memlint.toml")
 
@@ -36,7 +39,8 @@ class MemlintServer(LanguageServer):
         super().__init__("memlint", __version__)
         self.findings: dict[str, tuple[int, list[Diagnostic]]] = {}  # uri -> (version, findings)
         self.settings: dict[Path, Settings] = {}  # directory -> settings of its closest config
-        self.pending: dict[str, asyncio.TimerHandle] = {}
+        self.running: set[str] = set()  # documents being analysed
+        self.changed: set[str] = set()  # ... that changed meanwhile: analysed again when it ends
         self.facts = WorkspaceFacts()
         # Where "show the documentation" writes rule pages (from the rules' own text) for the editor to
         # open: a private temporary directory of this server process, made on first use.
@@ -56,6 +60,17 @@ class MemlintServer(LanguageServer):
         asyncio.ensure_future(self._lint(uri))
 
     async def _lint(self, uri: str) -> None:
+        self.running.add(uri)
+        try:
+            await self._lint_now(uri)
+        finally:
+            self.running.discard(uri)
+            if uri in self.changed:
+                self.changed.discard(uri)
+                if uri in self.workspace.text_documents:
+                    self.lint(uri)
+
+    async def _lint_now(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)
         source, version = document.source, document.version
         path = document.path if uri.startswith("file:") else None
@@ -77,9 +92,10 @@ class MemlintServer(LanguageServer):
 
     def _analyse(self, source: str, filename: str, path: Optional[str], settings: Settings) -> list[Diagnostic]:
         """The document's findings, with the workspace's facts once they are loaded (a worker thread)."""
-        view = self.facts.view(source, path) if not filename.endswith(".ipynb") else None
-        result = process_text(source, filename, settings, Mode(), Task(view))
-        return sorted(result.diagnostics, key=Diagnostic.sort_key)
+        if filename.endswith(".ipynb"):  # a notebook opened as a file: a project of its own
+            return sorted(process_text(source, filename, settings, Mode()).diagnostics, key=Diagnostic.sort_key)
+        parsed = Source(source)  # one AST for the project facts and the screens
+        return lint_text(source, filename, settings, self.facts.view(parsed, path), source=parsed)
 
     async def load_workspace(self) -> None:
         """Summarise the workspace's files in a worker thread, then lint the open documents again."""
@@ -93,15 +109,11 @@ class MemlintServer(LanguageServer):
         for uri in list(self.workspace.text_documents):  # those opened meanwhile were linted alone
             self.lint(uri)
 
-    def lint_soon(self, uri: str) -> None:
-        pending = self.pending.pop(uri, None)
-        if pending is not None:
-            pending.cancel()
-        self.pending[uri] = asyncio.get_running_loop().call_later(DEBOUNCE_SECONDS, self._lint_pending, uri)
-
-    def _lint_pending(self, uri: str) -> None:
-        self.pending.pop(uri, None)
-        if uri in {d.uri for d in self.workspace.text_documents.values()}:
+    def lint_changed(self, uri: str) -> None:
+        """A change: lint now, or after the analysis under way (which will not publish: it is stale)."""
+        if uri in self.running:
+            self.changed.add(uri)
+        else:
             self.lint(uri)
 
 
@@ -120,7 +132,7 @@ def did_open(ls: MemlintServer, params: types.DidOpenTextDocumentParams) -> None
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.lint_soon(params.text_document.uri)
+    ls.lint_changed(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)

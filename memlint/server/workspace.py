@@ -59,9 +59,9 @@ class WorkspaceFacts:
             if not known or absolute not in self._summaries:
                 self._names = None  # the set of files changed: module names are worked out again
 
-    def view(self, text: str, path: Optional[str]) -> Optional[FileView]:
-        """The project facts for the document at `path` holding `text`; None before `load` or for a
-        document outside the workspace (it is then a project of its own)."""
+    def view(self, source: Source, path: Optional[str]) -> Optional[FileView]:
+        """The project facts for the document at `path` whose text `source` holds; None before `load`
+        or for a document outside the workspace (it is then a project of its own)."""
         if not self.ready or path is None:
             return None
         absolute = os.path.abspath(path)
@@ -72,7 +72,7 @@ class WorkspaceFacts:
             if self._names is None:
                 self._names = module_names([Path(p) for p in summaries])
             names = self._names
-        summaries[absolute] = summarize(Source(text))  # the editor's text, not the file on disk
+        summaries[absolute] = summarize(source)  # the editor's text, not the file on disk
         paths = list(summaries)
         project = Project([(Path(p), display_name(Path(p)), summaries[p]) for p in paths], names)
         return project.view(paths.index(absolute))
