@@ -12,9 +12,11 @@ the workspace (memlint/server/workspace.py), summarised once in the background a
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from pathlib import Path
 from typing import Optional
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls import uris
@@ -26,6 +28,7 @@ from memlint.diagnostics import Diagnostic
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.runner import Mode, process_text
 from memlint.prescreen import Source
+from memlint.server import notebook_documents
 from memlint.server.convert import FIX_ALL_KIND, diagnostic, noqa_edit, rule_page, text_edits, whole_document
 from memlint.server.workspace import WorkspaceFacts
 
@@ -36,7 +39,8 @@ CONFIG_NAMES = ("pyproject.toml", "memlint.toml")
 
 class MemlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("memlint", __version__)
+        # notebookDocumentSync is advertised (to clients that declare notebook support) from this option.
+        super().__init__("memlint", __version__, notebook_document_sync=notebook_documents.SYNC_OPTIONS)
         self.findings: dict[str, tuple[int, list[Diagnostic]]] = {}  # uri -> (version, findings)
         self.settings: dict[Path, Settings] = {}  # directory -> settings of its closest config
         self.running: set[str] = set()  # documents being analysed
@@ -249,14 +253,7 @@ def _touches(a: types.Range, b: types.Range) -> bool:
 # notebook and splits the findings per cell); each cell's findings are kept in `ls.findings` under the
 # cell's URI, so `code_action` above serves cells as it serves files. pygls keeps the notebook and its
 # cell text documents in the workspace before these handlers run.
-import json  # noqa: E402
-from urllib.parse import unquote  # noqa: E402
 
-from memlint.server import notebook_documents  # noqa: E402
-
-# pygls advertises notebookDocumentSync from its constructor's `notebook_document_sync` (read at
-# initialize, only to clients that declare notebook support).
-server._notebook_document_sync = notebook_documents.SYNC_OPTIONS
 _notebook_pending: dict[str, asyncio.TimerHandle] = {}  # notebook URI -> its debounced lint
 _notebook_published: dict[str, list[str]] = {}  # notebook URI -> the cell URIs given diagnostics last
 
