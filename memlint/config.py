@@ -476,7 +476,9 @@ class ConfigTree:
     def __init__(self, run_settings: Settings) -> None:
         self.run_settings = run_settings
         self._by_directory: dict[Path, Settings] = {}
-        self._by_config: dict[Optional[Path], Settings] = {run_settings.config_path: run_settings}
+        # Keyed by the resolved path: the run's file is found from a resolved start, the others from
+        # the directories walked, which may be reached through a symlink.
+        self._by_config: dict[Optional[Path], Settings] = {_resolved(run_settings.config_path): run_settings}
 
     def settings_for_directory(self, directory: Path) -> Settings:
         overrides = self.run_settings.overrides
@@ -491,10 +493,11 @@ class ConfigTree:
             settings = self.settings_for_directory(directory.parent)
         else:
             config = config or ConfigFile(None, {})
-            settings = self._by_config.get(config.path) or build_settings(
+            key = _resolved(config.path)
+            settings = self._by_config.get(key) or build_settings(
                 config, overrides.selection, unsafe_fixes=overrides.unsafe_fixes, fixes=overrides.fixes
             )
-            self._by_config[config.path] = settings
+            self._by_config[key] = settings
         self._by_directory[directory] = settings
         return settings
 
@@ -507,3 +510,7 @@ class ConfigTree:
                 found[os.path.abspath(settings.root)] = settings
         deepest_first = sorted(found.items(), key=lambda item: -item[0].count(os.sep))
         return replace(self.run_settings, subprojects=tuple(deepest_first))
+
+
+def _resolved(path: Optional[Path]) -> Optional[Path]:
+    return path.resolve() if path is not None else None

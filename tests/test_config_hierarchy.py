@@ -214,3 +214,16 @@ def test_an_unknown_fixable_selector_is_an_error(tmp_path):
     write(tmp_path / "train.py", TRAIN)
     result = memlint_subprocess("check", "--no-cache", "train.py", cwd=tmp_path)
     assert result.returncode == 2 and "unknown rule selector 'XY1'" in result.stderr
+
+
+def test_the_runs_own_configuration_reached_through_a_symlink_is_not_a_subproject(monorepo, tmp_path_factory):
+    link = tmp_path_factory.mktemp("links") / "repo"
+    link.symlink_to(monorepo, target_is_directory=True)
+    result = memlint_subprocess("check", "--show-settings", "train.py", cwd=link)
+    shown = json.loads(result.stdout)
+    assert Path(shown["configuration"]).resolve() == (monorepo / "pyproject.toml").resolve()
+    assert findings(link, ".") == findings(monorepo, ".")
+    from memlint.config import ConfigTree, Selection, build_settings, discover
+
+    tree = ConfigTree(build_settings(discover(link), Selection()))
+    assert tree.settings_for_files([link / "train.py", link / "lib" / "train.py"]).subprojects == ()
