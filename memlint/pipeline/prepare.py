@@ -25,7 +25,7 @@ from memlint.pipeline.depth import too_complex
 from memlint.pipeline.engine import UNUSED_SUPPRESSION
 from memlint.pipeline.project import FileView, Project, module_names
 from memlint.pipeline.source import UndecodableSource, decode
-from memlint.pipeline.unused_suppressions import WORDS as SUPPRESSION_WORDS
+from memlint.pipeline.unused_suppressions import may_have_directives
 from memlint.pipeline.workers import fewer_collections
 from memlint.prescreen import Source, needs_analysis
 
@@ -86,7 +86,7 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
     # What lint_text would decide before the full analysis, with no project facts (they can only
     # widen the screens, and phase two looks again where they do).
     codes = settings.codes_for(filename)
-    if UNUSED_SUPPRESSION in codes and any(word in text for word in SUPPRESSION_WORDS):
+    if UNUSED_SUPPRESSION in codes and may_have_directives(text):
         return Prepared(digest, summary, None)  # ML100 judges its comments in phase two, whatever the screens say
     codes = codes - {UNUSED_SUPPRESSION}  # engine.lint_text judges it without the analysis
     if "torch" not in text or not codes:

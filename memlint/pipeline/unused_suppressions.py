@@ -33,7 +33,12 @@ _DIRECTIVE = re.compile(
     rf"|memlint:[ \t]*(?P<kind>ignore-file|ignore)[ \t]*\[[ \t]*{_CODES.replace('codes', 'bracket')}[ \t]*\]"
     rf"|memlint:[ \t]*(?P<file_colon>ignore-file):[ \t]*{_CODES.replace('codes', 'colon')})"
 )
-WORDS = ("noqa", "memlint:")  # a text without them has no directive to judge
+_WORDS = re.compile(r"noqa|memlint:", re.IGNORECASE)
+
+
+def may_have_directives(text: str) -> bool:
+    """False for a text without a suppression comment to judge (the cheap test before tokenizing)."""
+    return _WORDS.search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class Directive:
 
 def directives(text: str) -> list[Directive]:
     """The suppression comments that list codes, from the comment tokens (never a string's text)."""
-    if not any(word in text for word in WORDS):
+    if not may_have_directives(text):
         return []
     lines = Positions(text)
     found: list[Directive] = []
