@@ -323,7 +323,7 @@ async def _lint_notebook(ls: MemlintServer, notebook_uri: str) -> None:
         ls.findings[cell.document] = (cell_version or 0, cell_found)
         lines = source.splitlines()
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=cell.document, version=cell_version, diagnostics=[diagnostic(lines, d) for d in cell_found],
+            uri=cell.document, version=cell_version, diagnostics=[diagnostic(lines, d, cell.document) for d in cell_found],
         ))  # fmt: skip
 
 
