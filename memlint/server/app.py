@@ -179,7 +179,7 @@ def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWatchedFi
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND]),
 )
-def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     document = ls.workspace.get_text_document(uri)
     lines = document.source.splitlines()
@@ -214,12 +214,13 @@ def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types
     if ls.workspace.get_notebook_document(cell_uri=uri) is not None:  # a notebook's cell (end of this file)
         return actions + (notebook_fix_all(ls, uri) if only is None or wants_fix_all else [])
     if any(d.fix is not None and d.fix.is_safe for d in found) and (only is None or wants_fix_all):
-        fixed = api.fix_source(document.source, document.path if uri.startswith("file:") else "untitled.py",
-                               settings=ls.settings_for(document.path if uri.startswith("file:") else None))  # fmt: skip
-        if fixed.text != document.source:
+        source, path = document.source, document.path if uri.startswith("file:") else None
+        # In a worker thread, as the diagnostics: every fix applied to a fixed point can take a while.
+        fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path))
+        if fixed.text != source:
             actions.append(types.CodeAction(
                 title="memlint: fix all safe fixes in this file", kind=FIX_ALL_KIND,
-                edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole_document(document.source), new_text=fixed.text)]}),
+                edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole_document(source), new_text=fixed.text)]}),
             ))  # fmt: skip
     return actions
 
