@@ -17,4 +17,7 @@ def server_command() -> None:
             err=True,
         )
         raise click.exceptions.Exit(2) from None
+    from memlint.pipeline.workers import fewer_collections
+
+    fewer_collections()  # as in `memlint check`: libcst's trees make the collector run often for nothing
     server.start_io()
