@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from contextlib import contextmanager
 from typing import Iterable, Optional, Sequence
 
 import libcst as cst
@@ -42,7 +43,7 @@ def node_positions(
     for index in owners:
         alone = module.with_changes(header=(), footer=(), body=(module.body[index],))
         shift = lines_before[index]
-        for node, where in _positions(alone).items():
+        for node, where in _positions(alone, wanted_ids).items():
             if id(node) in wanted_ids:
                 found[node] = CodeRange(
                     CodePosition(where.start.line + shift, where.start.column),
@@ -51,28 +52,80 @@ def node_positions(
     return found
 
 
-class _Recorder:
-    """What libcst's position-recording code generator writes into: the provider's `_computed`."""
-
-    def __init__(self) -> None:
-        self._computed: dict[cst.CSTNode, CodeRange] = {}
-
-
-def _positions(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
-    """PositionProvider's positions for every node of `module`: the code generator that records them,
-    run directly (MetadataWrapper.resolve walks the tree a second time as a visitor, which doubled
-    the cost for files with many findings), or through the provider if libcst's internals moved."""
-    if _PositionState is None:
+def _positions(module: cst.Module, wanted_ids: set[int]) -> dict[cst.CSTNode, CodeRange]:
+    """PositionProvider's positions for the wanted nodes of `module`, by the same code generation and the
+    same rules (a node spans what it prints; `record_syntactic_position` narrows it), but counting
+    characters instead of splitting every token into lines: lines and columns come from the offsets
+    at the end.  About twice as fast on files with many findings; tests/test_positions.py holds it
+    to the provider's answers.  The provider itself if libcst's code generator state has moved."""
+    if _OffsetState is None:
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)  # pragma: no cover
-    recorder = _Recorder()
-    module._codegen(_PositionState(default_indent=module.default_indent, default_newline=module.default_newline, provider=recorder))
-    return recorder._computed
+    state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
+    module._codegen(state)
+    return state.ranges(wanted_ids)
 
 
-try:  # the state PositionProvider._gen_impl runs module._codegen with
-    from libcst.metadata.position_provider import PositionProvidingCodegenState as _PositionState
+try:  # libcst's code generator state (what Module.code and the position providers run on)
+    from libcst._nodes.internal import CodegenState as _CodegenState
 except ImportError:  # pragma: no cover - another libcst layout: the provider itself
-    _PositionState = None
+    _OffsetState = None
+else:
+
+    class _OffsetState(_CodegenState):
+        """Code generation that records where each node starts and ends, as character offsets."""
+
+        def __init__(self, default_indent: str, default_newline: str) -> None:
+            super().__init__(default_indent=default_indent, default_newline=default_newline)
+            self.offset = 0
+            self.line_starts = [0]  # offsets where lines start, found token by token as libcst does
+            self.open: list[int] = []
+            self.spans: dict[cst.CSTNode, tuple[int, int]] = {}
+
+        def add_indent_tokens(self) -> None:
+            self.tokens.extend(self.indent_tokens)
+            self.offset += sum(map(len, self.indent_tokens))
+
+        def add_token(self, value: str) -> None:
+            self.tokens.append(value)
+            if "\n" in value or "\r" in value:
+                self.line_starts.extend(self.offset + match.end() for match in _NEWLINE_IN_TOKEN.finditer(value))
+            self.offset += len(value)
+
+        def before_codegen(self, node: cst.CSTNode) -> None:
+            self.open.append(self.offset)
+
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            start = self.open.pop()
+            if node not in self.spans:  # a syntactic position recorded inside it stands
+                self.spans[node] = (start, self.offset)
+
+        @contextmanager
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            start = self.offset
+            try:
+                yield
+            finally:
+                end = self.offset
+                if start_node is not None:
+                    start = self.spans[start_node][0]
+                if end_node is not None:
+                    end = self.spans[end_node][1]
+                self.spans[node] = (start, end)
+
+        def ranges(self, wanted_ids: set[int]) -> dict[cst.CSTNode, CodeRange]:
+            return {
+                node: CodeRange(self._position(start), self._position(end))
+                for node, (start, end) in self.spans.items()
+                if id(node) in wanted_ids
+            }
+
+        def _position(self, offset: int) -> CodePosition:
+            line = bisect.bisect_right(self.line_starts, offset)
+            return CodePosition(line, offset - self.line_starts[line - 1])
+
+
+# How libcst's position providers split a token into lines.
+_NEWLINE_IN_TOKEN = re.compile(r"\r\n?|\n")
 
 
 def _statements_holding(module: cst.Module, wanted_ids: set[int]) -> Optional[list[int]]:
