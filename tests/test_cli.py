@@ -98,6 +98,12 @@ def test_json_contract(project):
             },
             "url": None,  # no help link unless MEMLINT_DOCS_URL says where the rule pages are hosted
             "cell": None,
+            "related": [  # the loop, and where the accumulator is read after it
+                {"message": "the loop: each iteration's graph stays reachable from the accumulator",
+                 "location": {"row": 4, "column": 13}, "end_location": {"row": 4, "column": 19}, "cell": None},
+                {"message": "`total` is read here, after the loop",
+                 "location": {"row": 7, "column": 7}, "end_location": {"row": 7, "column": 12}, "cell": None},
+            ],
         }
     ]
 

@@ -7,7 +7,8 @@ import random
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from memlint.pipeline.positions import node_positions, statement_rows
+from memlint.pipeline.positions import node_positions
+from memlint.pipeline.source import statement_rows
 from memlint.pipeline.tree import descendants, parse_module
 
 SOURCES = {
@@ -62,3 +63,22 @@ def test_a_few_nodes_of_a_large_file():
 def test_the_module_itself_falls_back_to_the_whole_module_provider():
     module = parse_module("import torch\n")
     assert node_positions(module, "import torch\n", [module])[module].start.line == 1
+
+
+@pytest.mark.parametrize("text", [
+    "x = 1\n\n\n ", "x = 1\n\n \n", "x = 1\n\n\t", "def f():\n    pass\n\n\n ", "x = 1\n\n  # c",
+    "x = 1\n# c\r", "x = 1\r", "x = 1\r\n\r", "def f():\n    pass\n\r# c\r", "# h\n\nx = 1\ny = 2\n\n\n ", "a\nb\n\n\n\n\n ", "a\nb\nc\n\n\n\n\n\n  # c\n",
+])  # fmt: skip
+@pytest.mark.parametrize("with_rows", [False, True], ids=["printed", "ast-rows"])
+def test_statements_are_placed_right_when_libcst_prints_the_end_of_the_file_differently(text, with_rows):
+    """libcst may drop blank lines after the last statement (before an indented blank or comment
+    line) or a final lone \\r: positions inside the statements must not move (the fuzzing of
+    generated programs found a finding placed one line down)."""
+    import ast
+
+    module = parse_module(text)
+    assert module.code != text  # the case at hand
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)  # on the printed code
+    inside = [node for statement in module.body for node in descendants(statement)]
+    rows = statement_rows(ast.parse(text)) if with_rows else None
+    assert node_positions(module, text, inside, rows) == {node: expected[node] for node in inside}

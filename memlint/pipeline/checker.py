@@ -35,7 +35,7 @@ def check_text(
     `project`: what the project pass knows about this file (memlint/pipeline/project.py); none by default.
     `suppressions`: the text's suppression comments, which record the findings they suppress.
     `statement_rows`: where each top-level statement starts, when the caller has CPython's AST
-    (positions.statement_rows), to place findings without printing the whole file."""
+    (source.statement_rows), to place findings without printing the whole file."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
@@ -211,17 +211,31 @@ def _materialize(
 ) -> Optional[Fix]:
     """Turn node replacements into minimal text edits by diffing the regenerated module."""
     edits = []
+    printed: Optional[str] = None
     for old, new in node_fix.replacements:
         edit = _in_place_edit(old, new, module, text, lines, positions)
         if edit is None:
-            new_text = module.deep_replace(old, new).code
-            edit = minimal_edit(text, new_text, lines)
+            printed = printed if printed is not None else module.code
+            edit = _whole_module_edit(text, printed, module.deep_replace(old, new).code, lines)
         if edit is not None:
             edits.append(edit)
     if not edits:
         return None
     edits.sort(key=lambda e: e.start)
     return Fix(node_fix.message, node_fix.applicability, tuple(edits))
+
+
+def _whole_module_edit(text: str, printed: str, new_text: str, lines: Positions) -> Optional[Edit]:
+    """The edit that turns the module as libcst prints it (`printed`) into `new_text`, as an edit of
+    `text`.  They are the same text, except that libcst may print the lines after the last statement
+    differently (positions.printed_code): an edit that reaches them is not made (None), so that a
+    fix never rewrites them."""
+    if printed == text:
+        return minimal_edit(text, new_text, lines)
+    edit = minimal_edit(printed, new_text, Positions(printed))
+    if edit is None or edit.end > len(os.path.commonprefix([printed, text])):
+        return None
+    return Edit(edit.start, edit.end, edit.content, lines.location(edit.start), lines.location(edit.end))
 
 
 def _in_place_edit(old, new, module: cst.Module, text: str, lines: Positions, positions) -> Optional[Edit]:

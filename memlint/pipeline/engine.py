@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Optional
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.depth import too_complex
-from memlint.pipeline.positions import statement_rows
+from memlint.pipeline.source import statement_rows
 from memlint.pipeline.reserved import not_analysed, too_complex_diagnostic, too_large
 from memlint.pipeline.suppressions import Suppressions
 from memlint.prescreen import Source, needs_analysis

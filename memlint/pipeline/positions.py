@@ -10,7 +10,6 @@ node are positioned; anything outside every statement falls back to the whole-mo
 
 from __future__ import annotations
 
-import ast
 import bisect
 import re
 from contextlib import contextmanager
@@ -30,7 +29,7 @@ def node_positions(
 ) -> dict[cst.CSTNode, CodeRange]:
     """CodeRange (libcst's: 1-based lines, 0-based columns) of every wanted node found.
     `first_rows`: the row of each top-level statement's first token in `text`, from CPython's AST of
-    the same text (`statement_rows`), which spares printing every statement to count its lines."""
+    the same text (memlint.pipeline.source.statement_rows), which spares printing every statement to count its lines."""
     wanted_ids = {id(node) for node in wanted}
     owners = _statements_holding(module, wanted_ids)
     if owners is None:  # the module itself, or its header or footer comments
@@ -148,13 +147,6 @@ def _statements_holding(module: cst.Module, wanted_ids: set[int]) -> Optional[li
     return None if remaining else owners
 
 
-def statement_rows(tree: ast.Module) -> list[int]:
-    """The row of each top-level statement's first token (a decorator's `@`), one per line: libcst
-    makes one statement of `a = 1; b = 2`, CPython two."""
-    rows = (min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) for node in tree.body)
-    return sorted(set(rows))
-
-
 def _lines_from_rows(module: cst.Module, first_rows: Sequence[int]) -> Optional[list[int]]:
     """For each statement, the lines before its code (its leading blank and comment lines are its
     own: one line each), from the rows of the statements' first tokens; None when the rows do not
@@ -177,7 +169,11 @@ def _lines_before_statements(module: cst.Module, text: str, last: int) -> list[i
         # generates on its own: the text is that much shorter than the pieces.
         ending = _FINAL_NEWLINE.search(footer or codes[-1])
         generated -= len(ending.group()) if ending else 0
-    offset = len(text) - generated  # the header's length
+    header = "".join(module.code_for_node(line) for line in module.header)
+    # The header's length: counted from the top when the text starts with it, since libcst may print
+    # the lines after the last statement differently (blank lines before an indented one are dropped);
+    # else from the bottom, through the statements' and footer's printed lengths.
+    offset = len(header) if text.startswith(header) else len(text) - generated
     lines = len(_NEWLINE.findall(text, 0, offset))
     result: list[int] = []
     for code in codes[: last + 1]:
@@ -190,7 +186,9 @@ def _lines_before_statements(module: cst.Module, text: str, last: int) -> list[i
 # (`\f` + "x = 1" prints back as "x = 1"), and prints every line of a block with the indentation of
 # its first line (a form feed included), so the code it prints, and every position and fix computed
 # from it, can differ from the source.  Only text with one of these can be affected (a random search
-# over 60,000 programs of odd whitespace found no other case).
+# over 60,000 programs of odd whitespace found no other case) before the last statement; after it,
+# libcst may drop blank lines and move indented comments ("x = 1\n\n\n " prints back as "x = 1\n "),
+# which no position inside a statement depends on (`_lines_before_statements` counts from the top).
 _LOSSY = re.compile(r"\f|(?:^|[\r\n])[ \t]*\\(?:\r\n|\r|\n)")
 _BLANK = frozenset(" \t\f\r\n\\")  # what libcst changes: whitespace and line continuations
 

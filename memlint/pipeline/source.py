@@ -56,3 +56,10 @@ def ast_or_none(text: str, filename: str = "<memlint>") -> "ast.Module | None":
         return compile_ast(text, filename)
     except COMPILE_ERRORS:
         return None
+
+
+def statement_rows(tree: ast.Module) -> list[int]:
+    """The row of each top-level statement's first token (a decorator's `@`), one per line: libcst
+    makes one statement of `a = 1; b = 2`, CPython two."""
+    rows = (min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) for node in tree.body)
+    return sorted(set(rows))
