@@ -113,6 +113,14 @@ class MemlintServer(LanguageServer):
         for uri in list(self.workspace.text_documents):  # those opened meanwhile were linted alone
             self.lint(uri)
 
+    def refresh_facts(self, paths: list[str]) -> None:
+        """Summarise these workspace files again (a worker thread: a checkout can change hundreds)."""
+        for path in paths:
+            try:
+                self.facts.refresh(path, self.settings_for(path))
+            except ConfigError:
+                pass  # the documents linted next show the configuration's error
+
     def lint_changed(self, uri: str) -> None:
         """A change: lint now, or after the analysis under way (which will not publish: it is stale)."""
         if uri in self.running:
@@ -140,10 +148,10 @@ async def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParam
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -> None:
+async def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -> None:
     document = ls.workspace.get_text_document(params.text_document.uri)
     if params.text_document.uri.startswith("file:") and document.path.endswith(".py"):
-        ls.facts.refresh(document.path, ls.settings_for(document.path))
+        await asyncio.to_thread(ls.refresh_facts, [document.path])
     if params.text_document.uri.endswith(CONFIG_NAMES):
         ls.settings.clear()  # a configuration changed: every document's settings are read again
         for uri in list(ls.findings):
@@ -159,12 +167,12 @@ def did_close(ls: MemlintServer, params: types.DidCloseTextDocumentParams) -> No
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+async def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWatchedFilesParams) -> None:
     changed_python = [change.uri for change in params.changes if change.uri.startswith("file:") and change.uri.endswith(".py")]
-    for uri in changed_python:  # another file's functions may change what the open documents show
-        path = uris.to_fs_path(uri)
-        if path is not None:
-            ls.facts.refresh(path, ls.settings_for(path))
+    # Another file's functions may change what the open documents show.
+    paths = [path for path in map(uris.to_fs_path, changed_python) if path is not None]
+    if paths:
+        await asyncio.to_thread(ls.refresh_facts, paths)
     if changed_python:
         for uri in list(ls.findings):
             if uri in ls.workspace.text_documents:
