@@ -46,6 +46,8 @@ class MemlintServer(LanguageServer):
         self.running: set[str] = set()  # documents being analysed
         self.changed: set[str] = set()  # ... that changed meanwhile: analysed again when it ends
         self.facts = WorkspaceFacts()
+        self.resolving = False  # the workspace's project is being resolved again (resolve_soon)
+        self.resolve_again = False
         # Where "show the documentation" writes rule pages (from the rules' own text) for the editor to
         # open: a private temporary directory of this server process, made on first use.
         self.rule_pages: Optional[Path] = None
@@ -79,27 +81,57 @@ class MemlintServer(LanguageServer):
         source, version = document.source, document.version
         path = document.path if uri.startswith("file:") else None
         filename = path or uri.rsplit("/", 1)[-1] or "untitled.py"
+        new_summary = None
         try:
             settings = self.settings_for(path)
-            found = await asyncio.to_thread(self._analyse, source, filename, path, settings)
+            found, new_summary = await asyncio.to_thread(self._analyse, source, filename, path, settings)
         except ConfigError as error:
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"memlint: {error}"))
             found = []
         current = self.workspace.text_documents.get(uri)
         if current is None or current.version != version:
             return  # closed or changed while it was analysed: the newer text's lint publishes
+        if new_summary is not None and path is not None:
+            # Judged with facts resolved for an older text of it: resolve with this one, lint again.
+            self.facts.edited(path, new_summary)
+            self.resolve_soon()
         self.findings[uri] = (version or 0, found)
         lines = source.splitlines()
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[diagnostic(lines, d, uri) for d in found])
         )
 
-    def _analyse(self, source: str, filename: str, path: Optional[str], settings: Settings) -> list[Diagnostic]:
-        """The document's findings, with the workspace's facts once they are loaded (a worker thread)."""
+    def _analyse(
+        self, source: str, filename: str, path: Optional[str], settings: Settings
+    ) -> tuple[list[Diagnostic], Optional[dict]]:
+        """The document's findings, with the workspace's facts once they are loaded, and its summary
+        when those facts were resolved with an older one (WorkspaceFacts.view; a worker thread)."""
         if filename.endswith(".ipynb"):  # a notebook opened as a file: a project of its own
-            return sorted(process_text(source, filename, settings, Mode()).diagnostics, key=Diagnostic.sort_key)
+            return sorted(process_text(source, filename, settings, Mode()).diagnostics, key=Diagnostic.sort_key), None
         parsed = Source(source)  # one AST for the project facts and the screens
-        return lint_text(source, filename, settings, self.facts.view(parsed, path), source=parsed)
+        view, new_summary = self.facts.view(parsed, path)
+        return lint_text(source, filename, settings, view, source=parsed), new_summary
+
+    def resolve_soon(self) -> None:
+        """Resolve the workspace's project again in a worker thread (one at a time: a request during
+        one runs once it ends), then lint the open documents again."""
+        if self.resolving:
+            self.resolve_again = True
+            return
+        self.resolving = True
+        asyncio.ensure_future(self._resolve())
+
+    async def _resolve(self) -> None:
+        try:
+            while True:
+                self.resolve_again = False
+                await asyncio.to_thread(self.facts.resolve)
+                if not self.resolve_again:
+                    break
+        finally:
+            self.resolving = False
+        for uri in list(self.workspace.text_documents):
+            self.lint(uri)
 
     async def load_workspace(self) -> None:
         """Summarise the workspace's files in a worker thread, then lint the open documents again."""
@@ -152,6 +184,8 @@ async def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -
     document = ls.workspace.get_text_document(params.text_document.uri)
     if params.text_document.uri.startswith("file:") and document.path.endswith(".py"):
         await asyncio.to_thread(ls.refresh_facts, [document.path])
+        if not ls.facts.is_current():
+            ls.resolve_soon()
     if params.text_document.uri.endswith(CONFIG_NAMES):
         ls.settings.clear()  # a configuration changed: every document's settings are read again
         for uri in list(ls.findings):
@@ -163,6 +197,11 @@ async def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: MemlintServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.findings.pop(params.text_document.uri, None)
+    path = uris.to_fs_path(params.text_document.uri) if params.text_document.uri.startswith("file:") else None
+    if path is not None:
+        ls.facts.close(path)  # an unsaved text no longer stands for the file
+        if not ls.facts.is_current():
+            ls.resolve_soon()
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
 
@@ -173,10 +212,8 @@ async def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWat
     paths = [path for path in map(uris.to_fs_path, changed_python) if path is not None]
     if paths:
         await asyncio.to_thread(ls.refresh_facts, paths)
-    if changed_python:
-        for uri in list(ls.findings):
-            if uri in ls.workspace.text_documents:
-                ls.lint(uri)
+        if not ls.facts.is_current():
+            ls.resolve_soon()  # then the open documents are linted again
     if any(change.uri.endswith(CONFIG_NAMES) for change in params.changes):
         ls.settings.clear()
         for uri in list(ls.findings):
