@@ -227,3 +227,17 @@ def test_the_runs_own_configuration_reached_through_a_symlink_is_not_a_subprojec
 
     tree = ConfigTree(build_settings(discover(link), Selection()))
     assert tree.settings_for_files([link / "train.py", link / "lib" / "train.py"]).subprojects == ()
+
+
+def test_a_subprojects_unsafe_fixes_applies_to_its_files(tmp_path):
+    zero_grad = "import torch\nfor x, y in loader:\n    optimizer.zero_grad(set_to_none=False)\n"  # ML012: unsafe fix only
+    root_file = write(tmp_path / "train.py", zero_grad)
+    write(tmp_path / "pyproject.toml", "[tool.memlint]\n")
+    sub_file = write(tmp_path / "sub" / "train.py", zero_grad)
+    write(tmp_path / "sub" / "pyproject.toml", "[tool.memlint]\nunsafe-fixes = true\n")
+    result = memlint_subprocess("check", "--no-cache", "--fix", ".", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    assert "zero_grad()" in sub_file.read_text() and "set_to_none=False" in root_file.read_text()
+    write(sub_file, zero_grad)
+    memlint_subprocess("check", "--no-cache", "--fix", "--no-unsafe-fixes", ".", cwd=tmp_path)
+    assert "set_to_none=False" in sub_file.read_text()  # the command line's flag wins

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
@@ -79,7 +79,10 @@ class Task:
 
 
 def process_text(text: str, filename: str, settings: Settings, mode: Mode, task: Task = Task()) -> FileResult:
-    settings = settings.for_path(filename)  # the closest configuration file's (config.ConfigTree)
+    closest = settings.for_path(filename)  # the closest configuration file's (config.ConfigTree)
+    if closest is not settings:  # a subproject's `unsafe-fixes` (the command line's flag is in it)
+        mode = replace(mode, unsafe=closest.unsafe_fixes)
+    settings = closest
     if filename.endswith(".ipynb"):  # the notebook and fix code are imported only when used
         from memlint.pipeline.notebooks import fix_notebook as fix
         from memlint.pipeline.notebooks import lint_notebook as lint
