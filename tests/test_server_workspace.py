@@ -9,17 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import write
 from lsp_client import LspClient
+from test_project_pass import EVALUATE  # evaluate(): fine when its only caller uses no_grad
 
-EVALUATE = """
-import torch
-
-def evaluate(model, loader):
-    model.eval()
-    correct = 0
-    for x, y in loader:
-        correct += (model(x).argmax(1) == y).sum().item()
-    return correct
-"""
 CALLER = """
 import torch
 from evaluation import evaluate

@@ -175,7 +175,7 @@ def classify_caller_uses(module: cst.Module, function: str, ctx: "Context") -> s
     """What the callers in the file do with `function`'s result, through the names they bind it to
     (`losses = train(...)`, or `train_losses, val_losses = fit(...)`, in any cell of a notebook)."""
     uses: set[Use] = set()
-    for node, scope in ctx.memo(("assignments of calls", id(module)), lambda: _call_assignments(module)).get(function, ()):
+    for node, scope in ctx.memo("assignments of calls", lambda: _call_assignments(module)).get(function, ()):
         for target in node.targets:
             names = [target.target] if type(target.target) is cst.Name else [e.value for e in getattr(target.target, "elements", ())]
             for name in names:

@@ -18,10 +18,9 @@ def show_rule(code: str, output_format: str) -> None:
     if output_format == "json":
         click.echo(json.dumps(_rule_json(rule), indent=2))
         return
-    click.echo(f"# {rule.name} ({rule.code})\n")
-    default = "enabled by default" if rule.default_enabled else "off by default (select it to enable)"
-    click.echo(f"Severity: {rule.severity.value} · Fix: {rule.fix_safety} · {default}\n")
-    click.echo(rule.documentation())
+    from memlint.commands.ruledocs import rule_text
+
+    click.echo(rule_text(rule), nl=False)
 
 
 def _rule_json(rule) -> dict:

@@ -15,7 +15,7 @@ from memlint.config import Settings
 from memlint.diagnostics import Diagnostic, Edit, Fix, Location, Related
 from memlint.pipeline import registry
 from memlint.pipeline.depth import LIMIT, depth_error, on_deep_stack, token_levels, too_complex
-from memlint.pipeline.positions import SourceMap, TextChanged, node_positions, printed_code
+from memlint.pipeline.positions import SourceMap, TextChanged, code_in_block, node_positions, printed_code
 from memlint.pipeline.project import FileView
 from memlint.pipeline.reserved import not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic
 from memlint.pipeline.source import ast_or_none
@@ -257,13 +257,13 @@ def _in_place_edit(old, new, module: cst.Module, text: str, lines: Positions, po
         indent = indent[: len(indent) - len(indent.lstrip(" \t"))]
         if isinstance(old, cst.BaseStatement):
             return None
-    old_code, new_code = _printed(old, module, indent), _printed(new, module, indent)
+    old_code, new_code = code_in_block(old, module, indent), code_in_block(new, module, indent)
     if old_code is None or new_code is None or old_code == new_code:
         return None
     # A new node whose text depends on the indentation (a block), replacing one whose text does not,
     # would take the guessed indentation unchecked: only a statement's own line tells it for sure.
-    if not isinstance(old, cst.BaseStatement) and new_code != _printed(new, module, indent + "\x00"):
-        if old_code == _printed(old, module, indent + "\x00"):
+    if not isinstance(old, cst.BaseStatement) and new_code != code_in_block(new, module, indent + "\x00"):
+        if old_code == code_in_block(old, module, indent + "\x00"):
             return None
     # The printed old node ends at or after the node's end and starts at or before its start (its
     # leading lines and indentation come first): find it there, and only once.
@@ -277,21 +277,3 @@ def _in_place_edit(old, new, module: cst.Module, text: str, lines: Positions, po
     suffix = min(len(os.path.commonprefix([old_code[::-1], new_code[::-1]])), limit)
     first, last = begin + prefix, finish - suffix
     return Edit(first, last, new_code[prefix : len(new_code) - suffix], lines.location(first), lines.location(last))
-
-
-def _printed(node: cst.CSTNode, module: cst.Module, indent: str) -> Optional[str]:
-    """`node` as libcst prints it inside a block indented by `indent` (Module.code_for_node prints it
-    at the top level).  None if libcst's code generator is not the one this was written for."""
-    if _CodegenState is None:
-        return None
-    state = _CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
-    if indent:
-        state.increase_indent(indent)
-    node._codegen(state)
-    return "".join(state.tokens)
-
-
-try:  # libcst's code generator state (what Module.code_for_node uses), to print with an indentation
-    from libcst._nodes.internal import CodegenState as _CodegenState
-except ImportError:  # pragma: no cover - another libcst layout: every fix takes the whole-module way
-    _CodegenState = None

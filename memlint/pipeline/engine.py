@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Optional
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.depth import too_complex
-from memlint.pipeline.source import statement_rows
 from memlint.pipeline.reserved import not_analysed, too_complex_diagnostic, too_large
+from memlint.pipeline.source import statement_rows
 from memlint.pipeline.suppressions import Suppressions
+from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION  # judged here, after the analysis
+from memlint.pipeline.unused_suppressions import unused_suppressions
 from memlint.prescreen import Source, needs_analysis
-
-UNUSED_SUPPRESSION = "ML100"  # memlint/pipeline/unused_suppressions.py: judged here, after the analysis
 
 if TYPE_CHECKING:
     from memlint.pipeline.project import FileView
@@ -39,7 +39,6 @@ def lint_text(
         found = [replace(d, fix=None) if d.fix is not None and d.code in settings.unfixable else d for d in found]
     if UNUSED_SUPPRESSION in codes:  # after the analysis: it needs what the comments suppressed
         from memlint.pipeline.registry import rule_entries
-        from memlint.pipeline.unused_suppressions import unused_suppressions
 
         known = {entry.code for entry in rule_entries()}
         unused = unused_suppressions(text, filename, suppressions, codes, known)

@@ -64,7 +64,8 @@ def _positions(module: cst.Module, wanted_ids: set[int]) -> dict[cst.CSTNode, Co
     return state.ranges(wanted_ids)
 
 
-try:  # libcst's code generator state (what Module.code and the position providers run on)
+try:  # libcst's code generator state (what Module.code and the position providers run on): private,
+    # so its absence sends positions to the provider and every fix the whole-module way
     from libcst._nodes.internal import CodegenState as _CodegenState
 except ImportError:  # pragma: no cover - another libcst layout: the provider itself
     _OffsetState = None
@@ -121,6 +122,19 @@ else:
         def _position(self, offset: int) -> CodePosition:
             line = bisect.bisect_right(self.line_starts, offset)
             return CodePosition(line, offset - self.line_starts[line - 1])
+
+
+def code_in_block(node: cst.CSTNode, module: cst.Module, indent: str) -> Optional[str]:
+    """`node` as libcst prints it inside a block indented by `indent` (Module.code_for_node prints it
+    at the top level), for fixes computed in place (checker.py).  None if libcst's code generator
+    state is not the one this was written for."""
+    if _OffsetState is None:
+        return None  # pragma: no cover
+    state = _CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    if indent:
+        state.increase_indent(indent)
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 # How libcst's position providers split a token into lines.

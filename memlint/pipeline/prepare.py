@@ -22,9 +22,9 @@ from memlint.analysis.summaries import summarize
 from memlint.config import Settings
 from memlint.pipeline.cache import content_digest
 from memlint.pipeline.depth import too_complex
-from memlint.pipeline.engine import UNUSED_SUPPRESSION
 from memlint.pipeline.project import FileView, Project, module_names
 from memlint.pipeline.source import UndecodableSource, decode
+from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION
 from memlint.pipeline.unused_suppressions import may_have_directives
 from memlint.pipeline.workers import fewer_collections
 from memlint.prescreen import Source, needs_analysis

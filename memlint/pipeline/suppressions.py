@@ -21,6 +21,20 @@ _IGNORE_FILE = re.compile(
 )
 
 
+def listed_codes(comment: str) -> list[tuple[re.Match, str, bool]]:
+    """The suppressions in one comment that list codes, in order: (match, the name of the group that
+    holds the codes, whether it is file-wide), read with the same patterns as above (for ML100)."""
+    found = []
+    for pattern, groups, file_wide in (
+        (NOQA_WITH_CODES, ("codes",), False), (_IGNORE, ("codes",), False), (_IGNORE_FILE, ("bracket", "colon"), True),
+    ):  # fmt: skip
+        for match in pattern.finditer(comment):
+            group = next((name for name in groups if match.group(name) is not None), None)
+            if group is not None:  # a bare `# memlint: ignore` lists none
+                found.append((match, group, file_wide))
+    return sorted(found, key=lambda item: item[0].start())
+
+
 def split_codes(codes: str) -> list[str]:
     """`"E501, ML001 ML002"` -> ["E501", "ML001", "ML002"], in order."""
     return [code for code in re.split(r"[\s,]+", codes.strip()) if code]

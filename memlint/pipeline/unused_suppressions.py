@@ -20,19 +20,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
-from memlint.pipeline.suppressions import FILE_WIDE, Suppressions, split_codes
+from memlint.pipeline.suppressions import FILE_WIDE, Suppressions, listed_codes, split_codes
 from memlint.pipeline.text import Positions
 
 CODE = "ML100"
 NAME = "unused-suppression"
 _MEMLINT_CODE = re.compile(r"^ML[0-9]+$")  # a memlint code, or a misspelt one (ML01, ML0001)
-_CODES = r"(?P<codes>[A-Z]+[0-9]+(?:(?:[ \t]*,[ \t]*|[ \t]+)[A-Z]+[0-9]+)*)"
-# The forms memlint/pipeline/suppressions.py reads with a list of codes.
-_DIRECTIVE = re.compile(
-    rf"#[ \t]*(?:(?i:noqa):[ \t]*{_CODES}"
-    rf"|memlint:[ \t]*(?P<kind>ignore-file|ignore)[ \t]*\[[ \t]*{_CODES.replace('codes', 'bracket')}[ \t]*\]"
-    rf"|memlint:[ \t]*(?P<file_colon>ignore-file):[ \t]*{_CODES.replace('codes', 'colon')})"
-)
 _WORDS = re.compile(r"noqa|memlint:", re.IGNORECASE)
 
 
@@ -54,11 +47,11 @@ class Directive:
     comment_end: int
 
 
-def directives(text: str) -> list[Directive]:
-    """The suppression comments that list codes, from the comment tokens (never a string's text)."""
+def directives(text: str, lines: Positions) -> list[Directive]:
+    """The suppression comments that list codes, from the comment tokens (never a string's text);
+    `lines`: the text's line table."""
     if not may_have_directives(text):
         return []
-    lines = Positions(text)
     found: list[Directive] = []
     try:
         # newline="": rows split on \r, \n and \r\n, as Positions splits them.
@@ -66,9 +59,7 @@ def directives(text: str) -> list[Directive]:
             if token.type != tokenize.COMMENT:
                 continue
             base = lines.offset(token.start[0], token.start[1])
-            for match in _DIRECTIVE.finditer(token.string):
-                group = next(name for name in ("codes", "bracket", "colon") if match.group(name) is not None)
-                file_wide = group == "colon" or match.group("kind") == "ignore-file"
+            for match, group, file_wide in listed_codes(token.string):
                 if file_wide and text[lines.offset(token.start[0], 0) : base].strip():
                     continue  # `ignore-file` counts only as a comment on a line of its own (suppressions.py)
                 codes, position = [], match.start(group)
@@ -92,7 +83,7 @@ def unused_suppressions(
     that ran on the file; `known`: every rule code memlint has."""
     lines = Positions(text)
     result = []
-    for directive in directives(text):
+    for directive in directives(text, lines):
         unused, unknown = [], []
         for code, _, _ in directive.codes:
             if code == CODE:

@@ -145,13 +145,20 @@ class MemlintServer(LanguageServer):
         for uri in list(self.workspace.text_documents):  # those opened meanwhile were linted alone
             self.lint(uri)
 
-    def refresh_facts(self, paths: list[str]) -> None:
-        """Summarise these workspace files again (a worker thread: a checkout can change hundreds)."""
-        for path in paths:
-            try:
-                self.facts.refresh(path, self.settings_for(path))
-            except ConfigError:
-                pass  # the documents linted next show the configuration's error
+    async def refresh_facts(self, paths: list[str]) -> None:
+        """Summarise these workspace files again, in a worker thread (a checkout can change hundreds),
+        and resolve the project again if that changed it (then the open documents are linted again)."""
+
+        def refresh() -> None:
+            for path in paths:
+                try:
+                    self.facts.refresh(path, self.settings_for(path))
+                except ConfigError:
+                    pass  # the documents linted next show the configuration's error
+
+        await asyncio.to_thread(refresh)
+        if not self.facts.is_current():
+            self.resolve_soon()
 
     def lint_changed(self, uri: str) -> None:
         """A change: lint now, or after the analysis under way (which will not publish: it is stale)."""
@@ -183,9 +190,7 @@ async def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParam
 async def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -> None:
     document = ls.workspace.get_text_document(params.text_document.uri)
     if params.text_document.uri.startswith("file:") and document.path.endswith(".py"):
-        await asyncio.to_thread(ls.refresh_facts, [document.path])
-        if not ls.facts.is_current():
-            ls.resolve_soon()
+        await ls.refresh_facts([document.path])
     if params.text_document.uri.endswith(CONFIG_NAMES):
         ls.settings.clear()  # a configuration changed: every document's settings are read again
         for uri in list(ls.findings):
@@ -211,9 +216,7 @@ async def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWat
     # Another file's functions may change what the open documents show.
     paths = [path for path in map(uris.to_fs_path, changed_python) if path is not None]
     if paths:
-        await asyncio.to_thread(ls.refresh_facts, paths)
-        if not ls.facts.is_current():
-            ls.resolve_soon()  # then the open documents are linted again
+        await ls.refresh_facts(paths)
     if any(change.uri.endswith(CONFIG_NAMES) for change in params.changes):
         ls.settings.clear()
         for uri in list(ls.findings):

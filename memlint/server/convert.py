@@ -64,10 +64,11 @@ def rule_page(code: str, directory: Path) -> Optional[str]:
     url = rule_url(rule.code)
     if url:
         return url
+    from memlint.commands.ruledocs import rule_text
+
     directory.mkdir(parents=True, exist_ok=True)
     page = directory / f"{rule.code}.md"
-    default = "enabled by default" if rule.default_enabled else "off by default (select it to enable)"
-    text = f"# {rule.name} ({rule.code})\n\nSeverity: {rule.severity.value} · Fix: {rule.fix_safety} · {default}\n\n{rule.documentation()}\n"
+    text = rule_text(rule)
     if not page.is_file() or page.read_text(encoding="utf-8") != text:
         page.write_text(text, encoding="utf-8")
     return page.as_uri()

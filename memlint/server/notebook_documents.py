@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 
 from memlint.diagnostics import Diagnostic, Edit, Fix
+from memlint.pipeline.text import Positions
 
 PYTHON = "python"
 
@@ -81,24 +82,13 @@ def notebook_json(cells: list[tuple[types.NotebookCell, str, Optional[str]]]) ->
     return json.dumps(notebook, indent=1) + "\n"
 
 
-def _offset(lines: list[str], row: int, column: int) -> Optional[int]:
-    """The character offset of (row, column) (1-based) in the text of `lines` (kept line ends)."""
-    if row == len(lines) + 1 and column == 1:
-        return sum(len(line) for line in lines)
-    if not 1 <= row <= len(lines):
-        return None
-    if not 1 <= column <= len(lines[row - 1]) + 1:
-        return None
-    return sum(len(line) for line in lines[: row - 1]) + column - 1
-
-
 def edit_in_cell(edit: Edit, text: str) -> bool:
-    """Does this edit (already in cell coordinates) lie inside the cell's text: its rows in the
-    cell, and its offsets where its rows and columns say?"""
-    lines = text.splitlines(keepends=True)
-    start = _offset(lines, edit.location.row, edit.location.column)
-    end = _offset(lines, edit.end_location.row, edit.end_location.column)
-    return start == edit.start and end == edit.end and 0 <= start <= end <= len(text)
+    """Does this edit (already in cell coordinates) lie inside the cell's text, its offsets where its
+    rows and columns say?"""
+    if not 0 <= edit.start <= edit.end <= len(text):
+        return False
+    lines = Positions(text)
+    return lines.location(edit.start) == edit.location and lines.location(edit.end) == edit.end_location
 
 
 def cell_fix(fix: Optional[Fix], text: str) -> Optional[Fix]:

@@ -69,10 +69,14 @@ class WorkspaceFacts:
         with self._lock:
             self._in_editor.pop(os.path.abspath(path), None)
 
+    def _current(self) -> dict[str, Optional[dict]]:
+        """The summaries of the files on disk, with the open documents' texts in their place (under the lock)."""
+        return {**self._on_disk, **{p: s for p, s in self._in_editor.items() if p in self._on_disk}}
+
     def resolve(self) -> None:
-        """Resolve the project from the files on disk, with the open documents' texts in their place."""
+        """Resolve the project from the current summaries."""
         with self._lock:
-            summaries = {**self._on_disk, **{p: s for p, s in self._in_editor.items() if p in self._on_disk}}
+            summaries = self._current()
         paths = list(summaries)
         project = Project([(Path(p), display_name(Path(p)), summaries[p]) for p in paths], module_names([Path(p) for p in paths]))
         with self._lock:
@@ -83,9 +87,7 @@ class WorkspaceFacts:
         with self._lock:
             if self._resolved is None:
                 return False
-            _, used, _ = self._resolved
-            current = {**self._on_disk, **{p: s for p, s in self._in_editor.items() if p in self._on_disk}}
-            return used == current
+            return self._resolved[1] == self._current()
 
     def view(self, source: Source, path: Optional[str]) -> tuple[Optional[FileView], Optional[dict]]:
         """The project facts for the document at `path` whose text `source` holds, and the text's
