@@ -12,7 +12,6 @@ import ast
 import random
 
 import libcst as cst
-import pytest
 from conftest import EVAL_LOOP, memlint_subprocess
 
 from memlint.pipeline.checker import _Places

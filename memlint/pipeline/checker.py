@@ -5,7 +5,7 @@ could not clear (memlint.pipeline.engine.lint_text)."""
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -15,7 +15,9 @@ from memlint.config import Settings
 from memlint.diagnostics import Diagnostic, Edit, Fix, Location, Related
 from memlint.pipeline import registry
 from memlint.pipeline.depth import LIMIT, depth_error, on_deep_stack, token_levels, too_complex
-from memlint.pipeline.positions import SourceMap, TextChanged, code_in_block, node_positions, printed_code
+from memlint.pipeline.positions import (
+    PrintedStatements, SourceMap, TextChanged, code_in_block, node_positions, printed_code,
+)
 from memlint.pipeline.project import FileView
 from memlint.pipeline.reserved import not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic
 from memlint.pipeline.source import ast_or_none
@@ -25,17 +27,22 @@ from memlint.pipeline.traversal import Traversal
 from memlint.pipeline.tree import parse_module
 from memlint.rule import NodeFix, Report, rule_url
 
+if TYPE_CHECKING:
+    from memlint.pipeline.incremental import IncrementalParser
+
 
 def check_text(
     text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None,
     suppressions: Optional[Suppressions] = None, statement_rows: Optional[list[int]] = None,
+    parser: Optional[IncrementalParser] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
     `depth_checked`: CPython has compiled the text and `depth.too_complex` let it through.
     `project`: what the project pass knows about this file (memlint/pipeline/project.py); none by default.
     `suppressions`: the text's suppression comments, which record the findings they suppress.
     `statement_rows`: where each top-level statement starts, when the caller has CPython's AST
-    (source.statement_rows), to place findings without printing the whole file."""
+    (source.statement_rows), to place findings without printing the whole file.
+    `parser`: parses the text re-using the previous text's statements (incremental.py; needs the rows)."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
@@ -45,7 +52,7 @@ def check_text(
             return [refused]
     # libcst and the analysis recurse per level of nesting: run them on a stack sized for the limits.
     suppressions = suppressions or Suppressions(text)
-    return on_deep_stack(_check, text, filename, rule_classes, settings, project, suppressions, statement_rows)
+    return on_deep_stack(_check, text, filename, rule_classes, settings, project, suppressions, statement_rows, parser)
 
 
 def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
@@ -66,10 +73,10 @@ def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
 
 def _check(
     text: str, filename: str, rule_classes: list, settings: Settings, project: Optional[FileView], suppressions: Suppressions,
-    statement_rows: Optional[list[int]] = None,
+    statement_rows: Optional[list[int]] = None, parser: Optional[IncrementalParser] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     try:
-        module = parse_module(text)
+        module = parser.parse(text, statement_rows) if parser is not None else parse_module(text)
     except cst.ParserSyntaxError as error:
         return [syntax_error(text, filename, error)]
     except (RecursionError, MemoryError) as error:
@@ -92,7 +99,8 @@ def _check(
             traversal.failures.append((rule, error, module))
     reports = [r for r in reports if _holds_in_file(r, facts, traversal.failures)]
     try:
-        return _diagnostics(module, text, filename, reports, traversal.failures, suppressions, statement_rows)
+        printed = parser.printed if parser is not None else None
+        return _diagnostics(module, text, filename, reports, traversal.failures, suppressions, statement_rows, printed)
     except (RecursionError, MemoryError) as error:
         return [not_analysed(filename, f"placing its findings ran out of {_resource(error)}")]
     except TextChanged as error:  # positions.SourceMap: libcst printed the file back with other code
@@ -117,7 +125,7 @@ def _internal_error(origin: str, error: BaseException, filename: str, row: int =
 
 def _diagnostics(
     module: cst.Module, text: str, filename: str, reports: list[Report], failures: list, suppressions: Suppressions,
-    statement_rows: Optional[list[int]] = None,
+    statement_rows: Optional[list[int]] = None, printed: Optional[PrintedStatements] = None,
 ) -> list[Diagnostic]:
     if not reports and not failures:
         return []
@@ -126,7 +134,9 @@ def _diagnostics(
     wanted += [node for report in reports for node, _ in report.related]
     places = _Places(module, text)
     # The rows of CPython's AST are rows of the text: of the printed code too unless libcst changed it.
-    positions = node_positions(module, places.code, wanted, statement_rows if places.code is text else None)
+    if places.code is not text:  # the rows of CPython's AST and earlier printed statements do not apply
+        statement_rows = printed = None
+    positions = node_positions(module, places.code, wanted, statement_rows, printed)
     lines = Positions(text)
     result: list[Diagnostic] = []
     for rule, error, node in failures:

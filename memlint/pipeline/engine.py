@@ -18,12 +18,13 @@ from memlint.pipeline.unused_suppressions import unused_suppressions
 from memlint.prescreen import Source, needs_analysis
 
 if TYPE_CHECKING:
+    from memlint.pipeline.incremental import IncrementalParser
     from memlint.pipeline.project import FileView
 
 
 def lint_text(
     text: str, filename: str, settings: Settings, project: Optional[FileView] = None, *, screened: bool = False,
-    source: Optional[Source] = None,
+    source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     """All findings for one Python source text, sorted; no fixes are applied.
 
@@ -31,10 +32,11 @@ def lint_text(
     file is a project of its own (its own summary, resolved alone).  `screened`: the caller has
     compiled the text and its screens let it through already (memlint/pipeline/prepare.py), so neither is
     done again.  `source`: the prescreen's Source of `text` when the caller built one already (the
-    language server summarises the text for the project facts first)."""
+    language server summarises the text for the project facts first).  `parser`: the document's
+    parser that re-uses the statements an edit left alone (the language server's)."""
     codes = settings.codes_for(filename)
     suppressions = Suppressions(text)
-    found = _findings(text, filename, settings, codes, project, screened, suppressions, source)
+    found = _findings(text, filename, settings, codes, project, screened, suppressions, source, parser)
     if settings.unfixable:  # `unfixable`: such findings are reported without their fix
         found = [replace(d, fix=None) if d.fix is not None and d.code in settings.unfixable else d for d in found]
     if UNUSED_SUPPRESSION in codes:  # after the analysis: it needs what the comments suppressed
@@ -49,7 +51,7 @@ def lint_text(
 
 def _findings(
     text: str, filename: str, settings: Settings, codes: frozenset[str], project: Optional[FileView], screened: bool,
-    suppressions: Suppressions, source: Optional[Source] = None,
+    suppressions: Suppressions, source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     if "torch" not in text:  # a file that never mentions torch cannot have a finding
         return []
@@ -86,5 +88,5 @@ def _findings(
     # depth_checked: CPython's AST has passed the depth guards (here, or in the runner's phase one).
     return check_text(
         text, filename, settings, depth_checked=screened or compiled, project=project, suppressions=suppressions,
-        statement_rows=rows,
+        statement_rows=rows, parser=parser,
     )  # fmt: skip

@@ -25,30 +25,62 @@ _FINAL_NEWLINE = re.compile(r"(?:\r\n|\r|\n)\Z")
 
 
 def node_positions(
-    module: cst.Module, text: str, wanted: Iterable[cst.CSTNode], first_rows: Optional[Sequence[int]] = None
-) -> dict[cst.CSTNode, CodeRange]:
+    module: cst.Module, text: str, wanted: Iterable[cst.CSTNode], first_rows: Optional[Sequence[int]] = None,
+    printed: Optional[PrintedStatements] = None,
+) -> dict[cst.CSTNode, CodeRange]:  # fmt: skip
     """CodeRange (libcst's: 1-based lines, 0-based columns) of every wanted node found.
     `first_rows`: the row of each top-level statement's first token in `text`, from CPython's AST of
-    the same text (memlint.pipeline.source.statement_rows), which spares printing every statement to count its lines."""
+    the same text (memlint.pipeline.source.statement_rows), which spares printing every statement to count its lines.
+    `printed`: statements printed for an earlier text of the same document, which this one re-uses."""
     wanted_ids = {id(node) for node in wanted}
     owners = _statements_holding(module, wanted_ids)
     if owners is None:  # the module itself, or its header or footer comments
         everything = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         return {node: where for node, where in everything.items() if id(node) in wanted_ids}
-    lines_before = _lines_from_rows(module, first_rows) if first_rows is not None else None
+    lines_before = lines_from_rows(module, first_rows) if first_rows is not None else None
     if lines_before is None:
         lines_before = _lines_before_statements(module, text, max(owners) if owners else -1)
     found: dict[cst.CSTNode, CodeRange] = {}
     for index in owners:
-        alone = module.with_changes(header=(), footer=(), body=(module.body[index],))
         shift = lines_before[index]
-        for node, where in _positions(alone, wanted_ids).items():
+        if printed is not None:
+            ranges = printed.ranges(module, module.body[index], wanted_ids)
+        else:
+            ranges = _positions(module.with_changes(header=(), footer=(), body=(module.body[index],)), wanted_ids)
+        for node, where in ranges.items():
             if id(node) in wanted_ids:
                 found[node] = CodeRange(
                     CodePosition(where.start.line + shift, where.start.column),
                     CodePosition(where.end.line + shift, where.end.column),
                 )
     return found
+
+
+class PrintedStatements:
+    """Where the nodes of top-level statements lie in their printed code, kept for the next text of
+    the same document: the language server's incremental parse (incremental.py) re-uses the nodes of
+    the statements an edit left alone, and so their positions, moved to their new row."""
+
+    def __init__(self) -> None:
+        self._printed: dict[int, tuple[cst.BaseStatement, object]] = {}  # id -> (statement, its _OffsetState)
+
+    def ranges(self, module: cst.Module, statement: cst.BaseStatement, wanted_ids: set[int]) -> dict[cst.CSTNode, CodeRange]:
+        """_positions of `statement` printed alone in `module` (whose default indentation and newline
+        the incremental parse keeps while it re-uses statements)."""
+        if _OffsetState is None:  # pragma: no cover
+            return _positions(module.with_changes(header=(), footer=(), body=(statement,)), wanted_ids)
+        entry = self._printed.get(id(statement))
+        if entry is None or entry[0] is not statement:
+            state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
+            module.with_changes(header=(), footer=(), body=(statement,))._codegen(state)
+            state.tokens.clear()  # only the offsets are kept
+            entry = self._printed[id(statement)] = (statement, state)
+        return entry[1].ranges(wanted_ids)
+
+    def keep_only(self, module: cst.Module) -> None:
+        """Forget the statements `module` does not have (an edit replaced them)."""
+        current = {id(statement) for statement in module.body}
+        self._printed = {key: entry for key, entry in self._printed.items() if key in current}
 
 
 def _positions(module: cst.Module, wanted_ids: set[int]) -> dict[cst.CSTNode, CodeRange]:
@@ -161,7 +193,7 @@ def _statements_holding(module: cst.Module, wanted_ids: set[int]) -> Optional[li
     return None if remaining else owners
 
 
-def _lines_from_rows(module: cst.Module, first_rows: Sequence[int]) -> Optional[list[int]]:
+def lines_from_rows(module: cst.Module, first_rows: Sequence[int]) -> Optional[list[int]]:
     """For each statement, the lines before its code (its leading blank and comment lines are its
     own: one line each), from the rows of the statements' first tokens; None when the rows do not
     describe these statements (then the statements are printed to count their lines)."""
@@ -210,7 +242,12 @@ _BLANK = frozenset(" \t\f\r\n\\")  # what libcst changes: whitespace and line co
 def printed_code(module: cst.Module, text: str) -> str:
     """The code libcst prints for `module`, parsed from `text`: `text` itself unless libcst changed
     some of its whitespace (see `SourceMap`)."""
-    return module.code if _LOSSY.search(text) else text
+    return module.code if has_lossy_whitespace(text) else text
+
+
+def has_lossy_whitespace(text: str) -> bool:
+    """Whether `text` has whitespace libcst may print back differently (a form feed, a `\\` line)."""
+    return _LOSSY.search(text) is not None
 
 
 class TextChanged(ValueError):

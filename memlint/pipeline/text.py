@@ -44,13 +44,19 @@ def minimal_edit(old: str, new: str, lines: Positions) -> Optional[Edit]:
     """The single edit that turns `old` into `new` (they differ in one region)."""
     if old == new:
         return None
-    limit = min(len(old), len(new))
-    prefix = _common_length(lambda k: old[:k] == new[:k], limit)
-    suffix_limit = limit - prefix
-    suffix = _common_length(lambda k: k == 0 or old[-k:] == new[-k:], suffix_limit)
+    prefix, suffix = common_ends(old, new)
     start, end = prefix, len(old) - suffix
     content = new[prefix : len(new) - suffix]
     return Edit(start, end, content, lines.location(start), lines.location(end))
+
+
+def common_ends(old: str, new: str) -> tuple[int, int]:
+    """The lengths of the longest common prefix of `old` and `new`, and of the longest common suffix
+    of what follows it in both (binary searches over slice comparisons, each one C comparison)."""
+    limit = min(len(old), len(new))
+    prefix = _common_length(lambda k: old[:k] == new[:k], limit)
+    suffix = _common_length(lambda k: k == 0 or old[-k:] == new[-k:], limit - prefix)
+    return prefix, suffix
 
 
 def _common_length(matches, limit: int) -> int:

@@ -26,13 +26,14 @@ from memlint import __version__, api
 from memlint.config import ConfigError, Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.engine import lint_text
+from memlint.pipeline.incremental import IncrementalParser
 from memlint.pipeline.runner import Mode, process_text
 from memlint.prescreen import Source
 from memlint.server import notebook_documents
 from memlint.server.convert import FIX_ALL_KIND, diagnostic, noqa_edit, rule_page, text_edits, whole_document
 from memlint.server.workspace import WorkspaceFacts
 
-DEBOUNCE_SECONDS = 0.05  # notebooks: a quiet period before a change is linted (files: see lint_changed)
+DEBOUNCE_SECONDS = 0.05  # notebooks: a quiet period before a change is linted (files: see MemlintServer.lint)
 SHOW_DOCUMENTATION = "memlint.showDocumentation"
 CONFIG_NAMES = ("pyproject.toml", "memlint.toml")
 
@@ -45,6 +46,7 @@ class MemlintServer(LanguageServer):
         self.settings: dict[Path, Settings] = {}  # directory -> settings of its closest config
         self.running: set[str] = set()  # documents being analysed
         self.changed: set[str] = set()  # ... that changed meanwhile: analysed again when it ends
+        self.parsers: dict[str, IncrementalParser] = {}  # uri -> its parser, re-using unchanged statements
         self.facts = WorkspaceFacts()
         self.resolving = False  # the workspace's project is being resolved again (resolve_soon)
         self.resolve_again = False
@@ -59,14 +61,19 @@ class MemlintServer(LanguageServer):
         return self.settings[directory]
 
     def lint(self, uri: str) -> None:
-        """Lint the document in a worker thread and publish what it finds (from the event loop)."""
+        """Lint the document in a worker thread and publish what it finds (from the event loop): now,
+        or when the analysis of it under way ends (that one will not publish: its text is stale), so
+        that a document is analysed by one thread at a time and typing queues at most one analysis."""
         notebook = self.workspace.get_notebook_document(cell_uri=uri)
         if notebook is not None:  # a notebook's cell: the notebook is linted as one (at the end of this file)
             return lint_notebook(self, notebook.uri)
+        if uri in self.running:
+            self.changed.add(uri)
+            return
+        self.running.add(uri)
         asyncio.ensure_future(self._lint(uri))
 
     async def _lint(self, uri: str) -> None:
-        self.running.add(uri)
         try:
             await self._lint_now(uri)
         finally:
@@ -84,7 +91,8 @@ class MemlintServer(LanguageServer):
         new_summary = None
         try:
             settings = self.settings_for(path)
-            found, new_summary = await asyncio.to_thread(self._analyse, source, filename, path, settings)
+            parser = self.parsers.setdefault(uri, IncrementalParser())
+            found, new_summary = await asyncio.to_thread(self._analyse, source, filename, path, settings, parser)
         except ConfigError as error:
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"memlint: {error}"))
             found = []
@@ -102,7 +110,7 @@ class MemlintServer(LanguageServer):
         )
 
     def _analyse(
-        self, source: str, filename: str, path: Optional[str], settings: Settings
+        self, source: str, filename: str, path: Optional[str], settings: Settings, parser: IncrementalParser
     ) -> tuple[list[Diagnostic], Optional[dict]]:
         """The document's findings, with the workspace's facts once they are loaded, and its summary
         when those facts were resolved with an older one (WorkspaceFacts.view; a worker thread)."""
@@ -110,7 +118,7 @@ class MemlintServer(LanguageServer):
             return sorted(process_text(source, filename, settings, Mode()).diagnostics, key=Diagnostic.sort_key), None
         parsed = Source(source)  # one AST for the project facts and the screens
         view, new_summary = self.facts.view(parsed, path)
-        return lint_text(source, filename, settings, view, source=parsed), new_summary
+        return lint_text(source, filename, settings, view, source=parsed, parser=parser), new_summary
 
     def resolve_soon(self) -> None:
         """Resolve the workspace's project again in a worker thread (one at a time: a request during
@@ -160,13 +168,6 @@ class MemlintServer(LanguageServer):
         if not self.facts.is_current():
             self.resolve_soon()
 
-    def lint_changed(self, uri: str) -> None:
-        """A change: lint now, or after the analysis under way (which will not publish: it is stale)."""
-        if uri in self.running:
-            self.changed.add(uri)
-        else:
-            self.lint(uri)
-
 
 server = MemlintServer()
 
@@ -183,7 +184,7 @@ def did_open(ls: MemlintServer, params: types.DidOpenTextDocumentParams) -> None
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.lint_changed(params.text_document.uri)
+    ls.lint(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -202,6 +203,7 @@ async def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: MemlintServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.findings.pop(params.text_document.uri, None)
+    ls.parsers.pop(params.text_document.uri, None)
     path = uris.to_fs_path(params.text_document.uri) if params.text_document.uri.startswith("file:") else None
     if path is not None:
         ls.facts.close(path)  # an unsaved text no longer stands for the file
