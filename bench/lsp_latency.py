@@ -1,15 +1,17 @@
 """Keystroke-to-diagnostics latency of `memlint server` on a 1,000-line file with findings (issue 19:
 under 150 ms on a warm server).
 
-    python bench/lsp_latency.py [--lines 1000] [--changes 30] [--findings many|few]
+    python bench/lsp_latency.py [--lines 1000] [--changes 30] [--findings many|few] [--at end|middle]
     python bench/lsp_latency.py --workspace bench/corpora/timm-1.0.31 --file timm/models/resnet.py
 
 Starts the server as an editor does (`python -m memlint server`, LSP over stdio, the client of
 tests/lsp_client.py), opens a generated training script of about --lines lines with findings, waits
 for the first diagnostics (cold), then sends --changes full-text changes one at a time, each a new
 version with one character typed, and times each from the moment the change is written until the
-diagnostics for that version arrive (the server's 50 ms debounce included). Prints the cold time
-and the median, 90th percentile and worst of the warm ones.
+diagnostics for that version arrive. Prints the cold time and the median, 90th percentile and worst
+of the warm ones. --at end types a comment and newlines at the end of the file; --at middle types a
+statement on a new line inside the block found at the middle of the file, a character at a time
+(`seen = 0; seen += 1`: some of the texts on the way do not compile).
 """
 
 from __future__ import annotations
@@ -81,6 +83,27 @@ def source(lines: int, findings: str = "many") -> str:
     return "".join(parts)
 
 
+def keystrokes(text: str, at: str):
+    """The texts after each keystroke: at the end of the file, or on a new line in the middle."""
+    if at == "end":
+        while True:
+            text += "#"
+            yield text
+            text += "\n"
+            yield text
+    lines = text.splitlines(keepends=True)
+    row = len(lines) // 2
+    while not lines[row].startswith((" ", "\t")) or not lines[row].strip():  # a line inside a block
+        row += 1
+    indent = lines[row][: len(lines[row]) - len(lines[row].lstrip())]
+    before, after = "".join(lines[:row]) + indent, "\n" + "".join(lines[row:])
+    typed = ""
+    while True:
+        for character in "seen = 0; seen += 1; seen *= 2; " * 10:
+            typed += character
+            yield before + typed + after
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1000)
@@ -90,6 +113,7 @@ def main() -> int:
     parser.add_argument("--workspace", type=Path, help="type into --file of this existing project instead (its other "
                         "files summarised by the server first); nothing is written there")
     parser.add_argument("--file", type=Path, help="with --workspace: the file to type into, relative to it")
+    parser.add_argument("--at", choices=["end", "middle"], default="end", help="where the keystrokes go")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         if args.workspace is not None:
@@ -111,8 +135,9 @@ def main() -> int:
         if args.workspace is not None:  # the server lints the open document again once the workspace is summarised
             first = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri, timeout=600)
         warm = []
+        typing = keystrokes(text, args.at)
         for version in range(2, args.changes + 2):
-            text = text + ("#" if version % 2 else "\n")  # one keystroke
+            text = next(typing)
             started = time.perf_counter()
             client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]})
             client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri and p.get("version") == version)

@@ -37,9 +37,9 @@ def assert_same_tree(parser: IncrementalParser, text: str) -> None:
         expected = parse_module(text)
     except cst.ParserSyntaxError:
         with pytest.raises(cst.ParserSyntaxError):
-            parser.parse(text, rows_of(text))
+            parser.parse(text, ast_or_none(text))
         return
-    got = parser.parse(text, rows_of(text))
+    got = parser.parse(text, ast_or_none(text))
     assert got.code == text
     assert got.deep_equals(expected), text
 
@@ -140,6 +140,70 @@ def test_an_edit_of_a_block_can_move_the_comments_after_it() -> None:
     assert parse_all([old, old.replace("    x = 1", "  x = 1"), old]).reused == 2
     spaced = "import a\ndef e():\n    pass\ndef f():\n    x = 1\n\n\n    # c\n\ny = 2\nz = 3\nw = 4\n"
     assert parse_all([spaced, spaced.replace("    x = 1", "    if x:\n        x = 1"), spaced]).reused == 2
+
+
+CLASS = '''import torch
+
+
+@decorated
+class Trainer:
+    """Trains."""
+
+    def one(self):
+        return 1
+
+    def two(self):
+        return 2
+
+    async def three(self):
+        await self.step()
+        return 3
+
+    def four(self):
+        return 4
+
+    def five(self):
+        return 5
+    # the end of five
+
+
+def after():
+    return 0
+'''
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        pytest.param(CLASS.replace("return 3", "return 33"), id="middle-method"),
+        pytest.param(CLASS.replace("await self.step()", "await  self.step()"), id="async-method"),
+        pytest.param(CLASS.replace("return 5", "return 55"), id="last-method"),
+        pytest.param(CLASS.replace("    # the end of five\n", "    # the end of five\n        # deeper\n"), id="block-footer"),
+        pytest.param(CLASS.replace("    # the end of five\n", ""), id="block-footer-removed"),
+        pytest.param(CLASS.replace("    def four(self):\n        return 4\n", "    def four(self):\n        if x:\n            return 4\n"), id="new-block"),
+        pytest.param(CLASS.replace("    def four(self):\n", "    @property\n    def four(self):\n"), id="decorator"),
+        pytest.param(CLASS.replace('"""Trains."""', '"""Trains models."""'), id="first-statement-of-the-body"),
+        pytest.param(CLASS.replace("def after():\n    return 0\n", ""), id="class-last"),
+        pytest.param(CLASS.replace("    def two(self):\n", "    x = 1\n  # c\n    def two(self):\n"), id="comment-less-indented"),
+        pytest.param(CLASS.replace("return 2", "return (2"), id="syntax-error"),
+    ],
+)
+def test_an_edit_inside_a_class_gives_the_whole_parse(changed: str) -> None:
+    parse_all([CLASS, changed, CLASS])
+    last = CLASS.replace("def after():\n    return 0\n", "")
+    parse_all([last, last.replace("return 5", "return 55"), last + "    # typed at the end", last])
+
+
+def test_an_edit_inside_a_class_re_parses_only_its_methods(monkeypatch) -> None:
+    from memlint.pipeline import incremental
+
+    stretches = []
+    parse_stretch = incremental._parse_stretch
+    monkeypatch.setattr(incremental, "_parse_stretch", lambda m, code, tail: stretches.append(code) or parse_stretch(m, code, tail))
+    parser = parse_all([CLASS, CLASS.replace("return 3", "return 33")])
+    assert parser.reused == 1
+    assert "return 33" in stretches[-1] and "def two" in stretches[-1] and "def four" in stretches[-1]
+    assert "def one" not in stretches[-1] and "def five" not in stretches[-1] and "def after" not in stretches[-1]
 
 
 def test_windows_line_endings() -> None:

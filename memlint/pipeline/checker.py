@@ -4,6 +4,7 @@ could not clear (memlint.pipeline.engine.lint_text)."""
 
 from __future__ import annotations
 
+import ast
 import os
 from typing import TYPE_CHECKING, Optional
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 def check_text(
     text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None,
     suppressions: Optional[Suppressions] = None, statement_rows: Optional[list[int]] = None,
-    parser: Optional[IncrementalParser] = None,
+    parser: Optional[IncrementalParser] = None, syntax_tree: Optional[ast.Module] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
     `depth_checked`: CPython has compiled the text and `depth.too_complex` let it through.
@@ -42,7 +43,8 @@ def check_text(
     `suppressions`: the text's suppression comments, which record the findings they suppress.
     `statement_rows`: where each top-level statement starts, when the caller has CPython's AST
     (source.statement_rows), to place findings without printing the whole file.
-    `parser`: parses the text re-using the previous text's statements (incremental.py; needs the rows)."""
+    `parser`: parses the text re-using the previous text's statements (incremental.py), with
+    `syntax_tree`, CPython's AST of the text (the whole text is parsed without it)."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
@@ -52,7 +54,9 @@ def check_text(
             return [refused]
     # libcst and the analysis recurse per level of nesting: run them on a stack sized for the limits.
     suppressions = suppressions or Suppressions(text)
-    return on_deep_stack(_check, text, filename, rule_classes, settings, project, suppressions, statement_rows, parser)
+    return on_deep_stack(
+        _check, text, filename, rule_classes, settings, project, suppressions, statement_rows, parser, syntax_tree
+    )
 
 
 def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
@@ -74,9 +78,10 @@ def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
 def _check(
     text: str, filename: str, rule_classes: list, settings: Settings, project: Optional[FileView], suppressions: Suppressions,
     statement_rows: Optional[list[int]] = None, parser: Optional[IncrementalParser] = None,
+    syntax_tree: Optional[ast.Module] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     try:
-        module = parser.parse(text, statement_rows) if parser is not None else parse_module(text)
+        module = parser.parse(text, syntax_tree) if parser is not None else parse_module(text)
     except cst.ParserSyntaxError as error:
         return [syntax_error(text, filename, error)]
     except (RecursionError, MemoryError) as error:
@@ -272,7 +277,10 @@ def _in_place_edit(old, new, module: cst.Module, text: str, lines: Positions, po
         return None
     # A new node whose text depends on the indentation (a block), replacing one whose text does not,
     # would take the guessed indentation unchecked: only a statement's own line tells it for sure.
-    if not isinstance(old, cst.BaseStatement) and new_code != code_in_block(new, module, indent + "\x00"):
+    # (Indentation is printed only at the start of a statement or of a line: a one-line expression
+    # cannot depend on it, and most fixes are one.)
+    may_depend = isinstance(new, cst.BaseStatement) or "\n" in new_code or "\r" in new_code
+    if may_depend and not isinstance(old, cst.BaseStatement) and new_code != code_in_block(new, module, indent + "\x00"):
         if old_code == code_in_block(old, module, indent + "\x00"):
             return None
     # The printed old node ends at or after the node's end and starts at or before its start (its

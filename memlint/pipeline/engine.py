@@ -61,7 +61,7 @@ def _findings(
     oversized = too_large(text, settings)
     if oversized is not None:  # before CPython's AST too, which is large as well
         return [not_analysed(filename, oversized)]
-    rows = None
+    rows = syntax_tree = None
     if not screened:
         source = source or Source(text)
         compiled = source.tree is not None  # else the full analysis reports the syntax error
@@ -82,11 +82,12 @@ def _findings(
             if complexity is not None:
                 return [too_complex_diagnostic(complexity, filename)]
         rows = statement_rows(source.tree) if compiled else None
+        syntax_tree = source.tree if parser is not None else None  # the parser re-uses what an edit left alone
         del source  # its AST is not needed any more
     from memlint.pipeline.checker import check_text
 
     # depth_checked: CPython's AST has passed the depth guards (here, or in the runner's phase one).
     return check_text(
         text, filename, settings, depth_checked=screened or compiled, project=project, suppressions=suppressions,
-        statement_rows=rows, parser=parser,
+        statement_rows=rows, parser=parser, syntax_tree=syntax_tree,
     )  # fmt: skip

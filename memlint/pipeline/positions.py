@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from contextlib import contextmanager
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence, Union
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -33,7 +33,7 @@ def node_positions(
     the same text (memlint.pipeline.source.statement_rows), which spares printing every statement to count its lines.
     `printed`: statements printed for an earlier text of the same document, which this one re-uses."""
     wanted_ids = {id(node) for node in wanted}
-    owners = _statements_holding(module, wanted_ids)
+    owners = _statements_holding(module, wanted_ids, printed)
     if owners is None:  # the module itself, or its header or footer comments
         everything = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         return {node: where for node, where in everything.items() if id(node) in wanted_ids}
@@ -62,7 +62,8 @@ class PrintedStatements:
     the statements an edit left alone, and so their positions, moved to their new row."""
 
     def __init__(self) -> None:
-        self._printed: dict[int, tuple[cst.BaseStatement, object]] = {}  # id -> (statement, its _OffsetState)
+        self._printed: dict[int, tuple[cst.BaseStatement, object, frozenset[int]]] = {}  # id -> (statement,
+        # its _OffsetState, the ids of its nodes)
 
     def ranges(self, module: cst.Module, statement: cst.BaseStatement, wanted_ids: set[int]) -> dict[cst.CSTNode, CodeRange]:
         """_positions of `statement` printed alone in `module` (whose default indentation and newline
@@ -72,10 +73,17 @@ class PrintedStatements:
         entry = self._printed.get(id(statement))
         if entry is None or entry[0] is not statement:
             state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
-            module.with_changes(header=(), footer=(), body=(statement,))._codegen(state)
+            alone = module.with_changes(header=(), footer=(), body=(statement,))
+            alone._codegen(state)
+            del state.spans[alone]  # a module made for the printing, whose id another node may take later
             state.tokens.clear()  # only the offsets are kept
-            entry = self._printed[id(statement)] = (statement, state)
+            entry = self._printed[id(statement)] = (statement, state, frozenset(map(id, state.spans)))
         return entry[1].ranges(wanted_ids)
+
+    def node_ids(self, statement: cst.BaseStatement) -> Optional[frozenset[int]]:
+        """The ids of the nodes of `statement` (itself included) if it was printed, else None."""
+        entry = self._printed.get(id(statement))
+        return entry[2] if entry is not None and entry[0] is statement else None
 
     def keep_only(self, module: cst.Module) -> None:
         """Forget the statements `module` does not have (an edit replaced them)."""
@@ -173,13 +181,21 @@ def code_in_block(node: cst.CSTNode, module: cst.Module, indent: str) -> Optiona
 _NEWLINE_IN_TOKEN = re.compile(r"\r\n?|\n")
 
 
-def _statements_holding(module: cst.Module, wanted_ids: set[int]) -> Optional[list[int]]:
+def _statements_holding(
+    module: cst.Module, wanted_ids: set[int], printed: Optional[PrintedStatements] = None
+) -> Optional[list[int]]:
     """Indexes of the top-level statements holding the wanted nodes; None if one is outside all."""
     remaining = set(wanted_ids)
     owners: list[int] = []
     for index, statement in enumerate(module.body):
         if not remaining:
             break
+        held_ids = printed.node_ids(statement) if printed is not None else None
+        if held_ids is not None:  # printed for an earlier text: its nodes are known
+            if not held_ids.isdisjoint(remaining):
+                remaining -= held_ids
+                owners.append(index)
+            continue
         stack = [statement]
         held = False
         while stack:
@@ -193,7 +209,7 @@ def _statements_holding(module: cst.Module, wanted_ids: set[int]) -> Optional[li
     return None if remaining else owners
 
 
-def lines_from_rows(module: cst.Module, first_rows: Sequence[int]) -> Optional[list[int]]:
+def lines_from_rows(module: Union[cst.Module, cst.IndentedBlock], first_rows: Sequence[int]) -> Optional[list[int]]:
     """For each statement, the lines before its code (its leading blank and comment lines are its
     own: one line each), from the rows of the statements' first tokens; None when the rows do not
     describe these statements (then the statements are printed to count their lines)."""
