@@ -271,3 +271,16 @@ def test_findings_with_the_parser_are_the_findings_without_it() -> None:
         candidates = (random_edit(text, rng) for _ in range(50))
         text = next(candidate for candidate in candidates if rows_of(candidate) is not None)
     assert parser.reused >= 8
+
+
+def test_deferred_fixes_are_the_fixes() -> None:
+    """The server's findings carry their fixes deferred (computed when a code action asks): once
+    computed, they are the fixes `memlint check` reports."""
+    settings = api.settings_for(ROOT)
+    text = training_script(300, "many")
+    eager = lint_text(text, "train.py", settings)
+    deferred = lint_text(text, "train.py", settings, parser=IncrementalParser(), defer_fixes=True)
+    assert [d.fix for d in deferred] == [None] * len(eager)
+    assert sum(d.fix is not None for d in eager) > 10
+    assert [d.resolved_fix() for d in deferred] == [d.fix for d in eager]
+    assert [d.has_safe_fix() for d in deferred] == [d.fix is not None and d.fix.is_safe for d in eager]

@@ -5,6 +5,7 @@ could not clear (memlint.pipeline.engine.lint_text)."""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from typing import TYPE_CHECKING, Optional
 
@@ -13,7 +14,7 @@ from libcst.metadata import CodeRange
 
 from memlint.analysis.context import Context
 from memlint.config import Settings
-from memlint.diagnostics import Diagnostic, Edit, Fix, Location, Related
+from memlint.diagnostics import DeferredFix, Diagnostic, Edit, Fix, Location, Related
 from memlint.pipeline import registry
 from memlint.pipeline.depth import LIMIT, depth_error, on_deep_stack, token_levels, too_complex
 from memlint.pipeline.positions import (
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 def check_text(
     text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None,
     suppressions: Optional[Suppressions] = None, statement_rows: Optional[list[int]] = None,
-    parser: Optional[IncrementalParser] = None, syntax_tree: Optional[ast.Module] = None,
+    parser: Optional[IncrementalParser] = None, syntax_tree: Optional[ast.Module] = None, defer_fixes: bool = False,
 ) -> list[Diagnostic]:  # fmt: skip
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
     `depth_checked`: CPython has compiled the text and `depth.too_complex` let it through.
@@ -44,7 +45,8 @@ def check_text(
     `statement_rows`: where each top-level statement starts, when the caller has CPython's AST
     (source.statement_rows), to place findings without printing the whole file.
     `parser`: parses the text re-using the previous text's statements (incremental.py), with
-    `syntax_tree`, CPython's AST of the text (the whole text is parsed without it)."""
+    `syntax_tree`, CPython's AST of the text (the whole text is parsed without it).
+    `defer_fixes`: fixes are computed when first asked for (Diagnostic.deferred_fix)."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
@@ -55,8 +57,9 @@ def check_text(
     # libcst and the analysis recurse per level of nesting: run them on a stack sized for the limits.
     suppressions = suppressions or Suppressions(text)
     return on_deep_stack(
-        _check, text, filename, rule_classes, settings, project, suppressions, statement_rows, parser, syntax_tree
-    )
+        _check, text, filename, rule_classes, settings, project, suppressions, statement_rows, parser, syntax_tree,
+        defer_fixes,
+    )  # fmt: skip
 
 
 def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
@@ -78,7 +81,7 @@ def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
 def _check(
     text: str, filename: str, rule_classes: list, settings: Settings, project: Optional[FileView], suppressions: Suppressions,
     statement_rows: Optional[list[int]] = None, parser: Optional[IncrementalParser] = None,
-    syntax_tree: Optional[ast.Module] = None,
+    syntax_tree: Optional[ast.Module] = None, defer_fixes: bool = False,
 ) -> list[Diagnostic]:  # fmt: skip
     try:
         module = parser.parse(text, syntax_tree) if parser is not None else parse_module(text)
@@ -105,7 +108,9 @@ def _check(
     reports = [r for r in reports if _holds_in_file(r, facts, traversal.failures)]
     try:
         printed = parser.printed if parser is not None else None
-        return _diagnostics(module, text, filename, reports, traversal.failures, suppressions, statement_rows, printed)
+        return _diagnostics(
+            module, text, filename, reports, traversal.failures, suppressions, statement_rows, printed, defer_fixes
+        )
     except (RecursionError, MemoryError) as error:
         return [not_analysed(filename, f"placing its findings ran out of {_resource(error)}")]
     except TextChanged as error:  # positions.SourceMap: libcst printed the file back with other code
@@ -130,7 +135,7 @@ def _internal_error(origin: str, error: BaseException, filename: str, row: int =
 
 def _diagnostics(
     module: cst.Module, text: str, filename: str, reports: list[Report], failures: list, suppressions: Suppressions,
-    statement_rows: Optional[list[int]] = None, printed: Optional[PrintedStatements] = None,
+    statement_rows: Optional[list[int]] = None, printed: Optional[PrintedStatements] = None, defer_fixes: bool = False,
 ) -> list[Diagnostic]:
     if not reports and not failures:
         return []
@@ -159,7 +164,12 @@ def _diagnostics(
         seen.add(key)
         if suppressions.suppresses(rule.code, start.row):
             continue
-        fix = places.fix(_materialize(report.fix, module, places.code, places.code_lines, positions)) if report.fix else None
+        fix = deferred = None
+        if report.fix and defer_fixes:
+            materialize = functools.partial(_fix_in_text, places, report.fix, module, positions)
+            deferred = DeferredFix(report.fix.message, report.fix.applicability, materialize)
+        elif report.fix:
+            fix = _fix_in_text(places, report.fix, module, positions)
         frame = lines.frame(start.row, end.row)
         result.append(
             Diagnostic(
@@ -178,6 +188,7 @@ def _diagnostics(
                     for node, what in report.related
                     if node in positions
                 ),
+                deferred_fix=deferred,
             )
         )
     result.sort(key=Diagnostic.sort_key)
@@ -219,6 +230,11 @@ class _Places:
             start, end = span
             edits.append(Edit(start, end, edit.content, self.lines.location(start), self.lines.location(end)))
         return Fix(fix.message, fix.applicability, tuple(edits))
+
+
+def _fix_in_text(places: _Places, node_fix: NodeFix, module: cst.Module, positions) -> Optional[Fix]:
+    """The report's fix as edits of the source text."""
+    return places.fix(_materialize(node_fix, module, places.code, places.code_lines, positions))
 
 
 def _materialize(

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def lint_text(
     text: str, filename: str, settings: Settings, project: Optional[FileView] = None, *, screened: bool = False,
-    source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
+    source: Optional[Source] = None, parser: Optional[IncrementalParser] = None, defer_fixes: bool = False,
 ) -> list[Diagnostic]:  # fmt: skip
     """All findings for one Python source text, sorted; no fixes are applied.
 
@@ -33,12 +33,16 @@ def lint_text(
     compiled the text and its screens let it through already (memlint/pipeline/prepare.py), so neither is
     done again.  `source`: the prescreen's Source of `text` when the caller built one already (the
     language server summarises the text for the project facts first).  `parser`: the document's
-    parser that re-uses the statements an edit left alone (the language server's)."""
+    parser that re-uses the statements an edit left alone (the language server's).  `defer_fixes`:
+    findings carry their fixes as Diagnostic.deferred_fix, computed when asked for."""
     codes = settings.codes_for(filename)
     suppressions = Suppressions(text)
-    found = _findings(text, filename, settings, codes, project, screened, suppressions, source, parser)
+    found = _findings(text, filename, settings, codes, project, screened, suppressions, source, parser, defer_fixes)
     if settings.unfixable:  # `unfixable`: such findings are reported without their fix
-        found = [replace(d, fix=None) if d.fix is not None and d.code in settings.unfixable else d for d in found]
+        found = [
+            replace(d, fix=None, deferred_fix=None) if d.code in settings.unfixable and (d.fix or d.deferred_fix) else d
+            for d in found
+        ]
     if UNUSED_SUPPRESSION in codes:  # after the analysis: it needs what the comments suppressed
         from memlint.pipeline.registry import rule_entries
 
@@ -52,6 +56,7 @@ def lint_text(
 def _findings(
     text: str, filename: str, settings: Settings, codes: frozenset[str], project: Optional[FileView], screened: bool,
     suppressions: Suppressions, source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
+    defer_fixes: bool = False,
 ) -> list[Diagnostic]:  # fmt: skip
     if "torch" not in text:  # a file that never mentions torch cannot have a finding
         return []
@@ -89,5 +94,5 @@ def _findings(
     # depth_checked: CPython's AST has passed the depth guards (here, or in the runner's phase one).
     return check_text(
         text, filename, settings, depth_checked=screened or compiled, project=project, suppressions=suppressions,
-        statement_rows=rows, parser=parser, syntax_tree=syntax_tree,
+        statement_rows=rows, parser=parser, syntax_tree=syntax_tree, defer_fixes=defer_fixes,
     )  # fmt: skip

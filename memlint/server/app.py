@@ -118,7 +118,8 @@ class MemlintServer(LanguageServer):
             return sorted(process_text(source, filename, settings, Mode()).diagnostics, key=Diagnostic.sort_key), None
         parsed = Source(source)  # one AST for the project facts and the screens
         view, new_summary = self.facts.view(parsed, path)
-        return lint_text(source, filename, settings, view, source=parsed, parser=parser), new_summary
+        # Fixes are computed when a code action asks for one: most findings shown are never fixed.
+        return lint_text(source, filename, settings, view, source=parsed, parser=parser, defer_fixes=True), new_summary
 
     def resolve_soon(self) -> None:
         """Resolve the workspace's project again in a worker thread (one at a time: a request during
@@ -242,12 +243,12 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
             converted = diagnostic(lines, finding)
             if not _touches(converted.range, params.range):
                 continue
-            if finding.fix is not None:
-                label = finding.fix.message + (" (unsafe)" if not finding.fix.is_safe else "")
+            fix = finding.resolved_fix()
+            if fix is not None:
+                label = fix.message + (" (unsafe)" if not fix.is_safe else "")
                 actions.append(types.CodeAction(
                     title=f"memlint: {label}", kind=types.CodeActionKind.QuickFix, diagnostics=[converted],
-                    is_preferred=finding.fix.is_safe,
-                    edit=types.WorkspaceEdit(changes={uri: text_edits(lines, finding.fix.edits)}),
+                    is_preferred=fix.is_safe, edit=types.WorkspaceEdit(changes={uri: text_edits(lines, fix.edits)}),
                 ))  # fmt: skip
             suppress = noqa_edit(lines, finding.location.row, finding.code)
             if suppress is not None:
@@ -263,7 +264,7 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
             ))  # fmt: skip
     if ls.workspace.get_notebook_document(cell_uri=uri) is not None:  # a notebook's cell (end of this file)
         return actions + (notebook_fix_all(ls, uri) if only is None or wants_fix_all else [])
-    if any(d.fix is not None and d.fix.is_safe for d in found) and (only is None or wants_fix_all):
+    if any(d.has_safe_fix() for d in found) and (only is None or wants_fix_all):
         source, path = document.source, document.path if uri.startswith("file:") else None
         # In a worker thread, as the diagnostics: every fix applied to a fixed point can take a while.
         fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path))
