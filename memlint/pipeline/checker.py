@@ -166,7 +166,7 @@ def _diagnostics(
             continue
         fix = deferred = None
         if report.fix and defer_fixes:
-            materialize = functools.partial(_fix_in_text, places, report.fix, module, positions)
+            materialize = functools.partial(_fix_later, places, report.fix, module, positions)
             deferred = DeferredFix(report.fix.message, report.fix.applicability, materialize)
         elif report.fix:
             fix = _fix_in_text(places, report.fix, module, positions)
@@ -235,6 +235,15 @@ class _Places:
 def _fix_in_text(places: _Places, node_fix: NodeFix, module: cst.Module, positions) -> Optional[Fix]:
     """The report's fix as edits of the source text."""
     return places.fix(_materialize(node_fix, module, places.code, places.code_lines, positions))
+
+
+def _fix_later(places: _Places, node_fix: NodeFix, module: cst.Module, positions) -> Optional[Fix]:
+    """_fix_in_text for a deferred fix, asked for after the analysis (in any thread): on a stack deep
+    enough for the tree, and no fix rather than an error when printing it fails."""
+    try:
+        return on_deep_stack(_fix_in_text, places, node_fix, module, positions)
+    except (RecursionError, MemoryError):
+        return None
 
 
 def _materialize(
