@@ -102,6 +102,7 @@ def edit(text: str, anchor: str, old: str, new: str) -> str:
         pytest.param(BASE[: BASE.index("def train")], id="last-statement-removed"),
         pytest.param(edit(BASE, "class Net", "class Net(nn.Module):\n", "class Net(nn.Module):\n    x = 1; y = 2\n"), id="semicolons"),
         pytest.param(edit(BASE, '"""A module."""', '"""A module."""', '"""The module."""'), id="first-statement"),
+        pytest.param(edit(BASE, "import torch", "import torch", "import torch as t"), id="at-the-start-of-the-second-statement"),
         pytest.param("# header\n" + BASE, id="header-comment"),
         pytest.param(edit(BASE, "def evaluate", "    model.eval()", "model.eval()"), id="syntax-error"),
         pytest.param(edit(BASE, "class Net", "class Net(nn.Module):", 'class Net(nn.Module):\n    """'), id="unterminated-string"),
@@ -204,6 +205,21 @@ def test_an_edit_inside_a_class_re_parses_only_its_methods(monkeypatch) -> None:
     assert parser.reused == 1
     assert "return 33" in stretches[-1] and "def two" in stretches[-1] and "def four" in stretches[-1]
     assert "def one" not in stretches[-1] and "def five" not in stretches[-1] and "def after" not in stretches[-1]
+
+
+def test_a_match_statement_sets_the_default_indentation() -> None:
+    # A `match` indents its `case` lines (Match.indent) before any block: found by
+    # bench/incremental_check.py on the corpora.
+    parse_all(["a = 1\nb = 2\nc = 3\n", "a = 1\nb = 2\nmatch c:\n  case 1:\n      pass\n"])
+    parse_all(["a = 1\nb = 2\nc = 3\nif c:\n    pass\n", "a = 1\nb = 2\nmatch c:\n  case 1:\n      pass\nif c:\n    pass\n"])
+    parse_all(["a = 1\nb = 2\ndef f():\n        x\n", "a = 1\nb = 2\nmatch x:\n    case 1: pass\ndef f():\n        x\n"])
+
+
+def test_an_edit_in_the_first_statement_after_its_first_token() -> None:
+    docstring = '"""The module."""\nimport torch\nx = 1\n'
+    assert parse_all([docstring, docstring.replace("The module", "A module")]).reused == 1
+    assert parse_all(["# header\n" + docstring, "# header\n" + docstring.replace("import", "import  ")]).reused == 1
+    assert parse_all([docstring, "#" + docstring]).reused == 0  # before its first token: the whole text
 
 
 def test_windows_line_endings() -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import bisect
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import libcst as cst
 
@@ -121,9 +121,9 @@ def _reparse_statements(
 ) -> Optional[tuple[cst.Module, Optional[int]]]:
     """Parse the top-level statements touched_first - 1 .. touched_last + 1 again."""
     module = last.module
-    if touched_first < 1:  # the header or the first statement: parse it all
+    if touched_first < 0 or edit.start <= last.firsts[0]:  # the header, or what comes before the first token
         return None
-    first = touched_first - 1  # re-parsed from its first token; its leading lines are kept
+    first = max(touched_first - 1, 0)  # re-parsed from its first token; its leading lines are kept
     tail = edit.end >= len(last.text) or touched_last + 2 >= len(last.starts)
     end = len(text) if tail else last.starts[touched_last + 2] + edit.shift
     stretch = _parse_stretch(module, text[last.firsts[first] : end], tail)
@@ -264,12 +264,13 @@ def _first_block(body: Sequence[cst.BaseStatement], start: int) -> Optional[int]
     return None
 
 
-def _indented_block(statement: cst.BaseStatement) -> Optional[cst.IndentedBlock]:
-    """The statement's first indented block in the text (its INDENT token sets libcst's default)."""
+def _indented_block(statement: cst.BaseStatement) -> Union[cst.IndentedBlock, cst.Match, None]:
+    """The statement's first indented block in the text (its INDENT token sets libcst's default):
+    a `match` indents its `case` lines first, and records that indentation as a block does."""
     stack: list[cst.CSTNode] = [statement]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.IndentedBlock):
+        if isinstance(node, (cst.IndentedBlock, cst.Match)):
             return node
         if isinstance(node, _BLOCK_HOLDERS):
             stack.extend(reversed([child for child in children(node) if isinstance(child, _BLOCK_HOLDERS)]))
