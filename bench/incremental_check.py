@@ -472,7 +472,8 @@ def main() -> int:
         print(f"{name}: {len(files)} files ({too_big} over {args.max_bytes} bytes skipped)", flush=True)
         for path in files:
             try:
-                text = path.read_text(encoding="utf-8")
+                with path.open(encoding="utf-8", newline="") as handle:  # its own line endings, CRLF included
+                    text = handle.read()
             except (UnicodeDecodeError, OSError):
                 tally.skipped += 1
                 continue

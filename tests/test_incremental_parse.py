@@ -222,6 +222,15 @@ def test_an_edit_in_the_first_statement_after_its_first_token() -> None:
     assert parse_all([docstring, "#" + docstring]).reused == 0  # before its first token: the whole text
 
 
+def test_the_first_line_ending_sets_the_default_newline() -> None:
+    # libcst writes new lines with the first line's ending (found by a review: fixes printed "\n" in a
+    # file whose first line had become "\r\n")
+    parse_all(["x = 1\r\ny = 2\nz = 3\n", "x = 1\ny = 2\nz = 3\n"])
+    parse_all(["x = 1\ny = 2\nz = 3\n", "x = 1\r\ny = 2\nz = 3\n", "x = 1\ry = 2\nz = 3\n"])
+    parse_all(["x = 1", "x = 1\r\ny = 2\r\n"])
+    parse_all(['"""A a."""\r\n', '"""A \na."""\r\n'])
+
+
 def test_windows_line_endings() -> None:
     crlf = BASE.replace("\n", "\r\n")
     parser = parse_all([crlf, edit(crlf, "def evaluate", "total = 0.0", "total = 1.0"), crlf + "x = 1\r\n"])

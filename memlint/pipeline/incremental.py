@@ -15,7 +15,8 @@ replace the old ones in a copy of the old tree:
 
 It gives libcst's own tree or nothing: every doubt (a text that does not compile, an edit at the
 top of the file, whitespace libcst prints differently, a stretch that parses with leftovers, an
-indentation that would change the module's default) falls back to parsing the whole text, and the
+indentation or a first line ending that would change the module's default) falls back to parsing
+the whole text, and the
 result is checked against the rows of CPython's AST.  tests/test_incremental_parse.py compares it
 with a whole parse after random edits; bench/incremental_check.py does so on the corpora.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
@@ -34,6 +36,7 @@ from memlint.pipeline.source import statement_rows
 from memlint.pipeline.text import Positions, common_ends
 from memlint.pipeline.tree import children, parse_module
 
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 # What libcst uses for Module.default_indent when a file has no indented block.
 _LIBCST_DEFAULT_INDENT = " " * 4
 # The nodes between a statement and its indented blocks (never inside an expression).
@@ -104,8 +107,8 @@ class IncrementalParser:
         if has_lossy_whitespace(text):
             return None
         prefix, suffix = common_ends(last.text, text)
-        if prefix == 0:
-            return None
+        if prefix == 0 or _first_newline(text) != last.module.default_newline:
+            return None  # the module's header, or the newline it writes (its first line's) changed
         edit = _Edit(prefix, len(last.text) - suffix, len(text) - len(last.text))
         touched_first = bisect.bisect_right(last.starts, edit.start - 1) - 1
         touched_last = bisect.bisect_right(last.starts, edit.end) - 1
@@ -219,6 +222,12 @@ def _parse_stretch(module: cst.Module, code: str, tail: bool) -> Optional[cst.Mo
     if not tail and (stretch.footer or not stretch.has_trailing_newline):
         return None  # lines the next statement would own: its stretch ended elsewhere
     return stretch
+
+
+def _first_newline(text: str) -> str:
+    """What libcst takes for Module.default_newline: the first line's ending, else a line feed."""
+    match = _NEWLINE.search(text)
+    return match.group() if match else "\n"
 
 
 def _ending(stretch: cst.Module) -> dict:
