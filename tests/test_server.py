@@ -123,3 +123,53 @@ def test_without_the_extra_the_command_says_what_to_install(tmp_path):
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "pip install 'torch-memlint[server]'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_typing_keeps_the_findings_a_whole_analysis_gives(session):
+    """Each open document is re-parsed incrementally and its fixes are computed when asked for
+    (docs/editors.md): after every change, sent as an editor sends it (a range and its new text),
+    the published findings are those of `memlint.api.lint_source` on the new text, and a quick fix
+    asked for afterwards is its fix."""
+    from memlint import api
+
+    client, root = session
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from lsp_latency import source as training_script
+
+    text = training_script(200, "many")
+    path = root / "train.py"
+    uri = open_document(client, path, text)
+    diagnostics_for(client, uri, version=1)
+    lines = text.splitlines(keepends=True)
+    middle = next(row for row in range(len(lines) // 2, len(lines)) if lines[row].startswith("        "))
+    typing = [(middle, 8, "n = 0\n        "), (middle, 9, " "), (middle, 13, "("), (middle, 15, ")"),  # "n  = (0" does not compile
+              (middle, 16, "; n += 1"),
+              (None, 0, "\n@torch.no_grad()\ndef extra(model, x):\n    model.eval()\n    return model(x)\n"),
+              (3, 0, "# a comment at the top\n"), (0, 0, "import math\n")]  # fmt: skip
+    for version, (row, column, typed) in enumerate(typing, start=2):
+        position = {"line": text.count("\n") if row is None else row, "character": column}  # None: the end
+        client.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": {"start": position, "end": position}, "text": typed}],
+        })  # fmt: skip
+        text = apply_edits(text, [{"range": {"start": position, "end": position}, "newText": typed}])
+        published = diagnostics_for(client, uri, version=version)
+        expected = api.lint_source(text, str(path))
+        assert [(d["code"], d["range"]["start"]["line"] + 1, d["range"]["start"]["character"] + 1, d["message"]) for d in published] == [
+            (f.code, f.location.row, f.location.column, f.message) for f in expected
+        ]  # fmt: skip
+    fixable = [f for f in expected if f.fix is not None]
+    assert len(fixable) > 10 and "import math" in text and "def extra" in text
+    last = fixable[-1]
+    start = {"line": last.location.row - 1, "character": last.location.column - 1}
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": {"start": start, "end": start}, "context": {"diagnostics": []},
+    })  # fmt: skip
+    quick_fix = next(action for action in actions if action["title"] == f"memlint: {last.fix.message}")
+    fixed = apply_edits(text, quick_fix["edit"]["changes"][uri])
+    assert fixed != text
+    edits = [{"range": {"start": {"line": e.location.row - 1, "character": e.location.column - 1},
+                        "end": {"line": e.end_location.row - 1, "character": e.end_location.column - 1}},
+              "newText": e.content} for e in last.fix.edits]  # fmt: skip
+    assert fixed == apply_edits(text, edits)
+    assert client.shutdown() == 0
