@@ -92,8 +92,10 @@ class LspClient:
         else:
             self.notifications.append(message)
 
-    def initialize(self, root: Path) -> dict:
-        result = self.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+    def initialize(self, root: Path, options: Any = None) -> dict:
+        """`options`: the initializationOptions (the editor's settings for the server)."""
+        params = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}, "initializationOptions": options}
+        result = self.request("initialize", params)
         self.notify("initialized", {})
         return result
 

@@ -173,3 +173,51 @@ def test_typing_keeps_the_findings_a_whole_analysis_gives(session):
               "newText": e.content} for e in last.fix.edits]  # fmt: skip
     assert fixed == apply_edits(text, edits)
     assert client.shutdown() == 0
+
+
+def test_the_editors_settings_apply_over_the_configuration(tmp_path):
+    """initializationOptions and workspace/didChangeConfiguration act as the command line's options:
+    select / ignore over the closest configuration, `configuration` one file for every document; a
+    wrong value is shown and left out."""
+    write(tmp_path / "pyproject.toml", "[tool.memlint]\n")
+    write(tmp_path / "tools" / "memlint.toml", 'ignore = ["ML001"]\n')
+    client = LspClient(cwd=tmp_path)
+    try:
+        client.initialize(tmp_path, options={"memlint": {"ignore": ["ML001"], "unsafeFixes": "yes"}})
+        warning = client.wait_for("window/showMessage")
+        assert "unsafeFixes" in warning["message"] and warning["type"] == 2
+        uri = open_document(client, tmp_path / "train.py", SOURCE)
+        assert diagnostics_for(client, uri) == []  # ML001 ignored by the editor
+
+        def published(predicate) -> list[dict]:
+            """The findings of the first publish that matches, once those before it are dropped."""
+            found = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri and predicate(p["diagnostics"]))
+            # Publishes queued before it come from older settings (a document's analyses run one at a time).
+            client.notifications[:] = [n for n in client.notifications if n["method"] != "textDocument/publishDiagnostics"]
+            return found["diagnostics"]
+
+        client.notify("workspace/didChangeConfiguration", {"settings": {"memlint": {"ignore": []}}})
+        (finding,) = published(bool)
+        assert finding["code"] == "ML001"
+        client.notify("workspace/didChangeConfiguration", {"settings": {"memlint": {"configuration": "tools/memlint.toml"}}})
+        assert published(lambda found: not found) == []
+        client.notify("workspace/didChangeConfiguration", {"settings": {"python": {"analysis": {}}}})  # not memlint's
+        assert [d["code"] for d in published(bool)] == ["ML001"]
+        assert not [n for n in client.notifications if n["method"] == "window/showMessage" and "python" in n["params"]["message"]]
+        assert client.shutdown() == 0
+    finally:
+        if client.process.poll() is None:
+            client.process.kill()
+
+
+def test_the_shapes_clients_send_settings_in(tmp_path):
+    from memlint.server.client_settings import ClientSettings, read
+
+    assert read(None, tmp_path) == (ClientSettings(), [])
+    assert read({"select": ["ML001"]}, tmp_path) == (ClientSettings(select=("ML001",)), [])
+    assert read({"settings": {"memlint": {"ignore": ["ML003"]}}}, tmp_path) == (ClientSettings(ignore=("ML003",)), [])
+    assert read({"settings": {"extendSelect": ["ML100"]}}, tmp_path) == (ClientSettings(extend_select=("ML100",)), [])
+    settings, problems = read({"memlint": {"configuration": "a/memlint.toml", "selec": ["ML001"]}}, tmp_path)
+    assert settings.configuration == tmp_path / "a" / "memlint.toml"
+    assert problems == ["unknown setting `selec` (memlint's are configuration, extendSelect, ignore, select, unsafeFixes)"]
+    assert read({"pylsp": {"plugins": {}}}, tmp_path) == (ClientSettings(), [])  # another server's

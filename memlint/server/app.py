@@ -29,7 +29,7 @@ from memlint.pipeline.engine import lint_text
 from memlint.pipeline.incremental import IncrementalParser
 from memlint.pipeline.runner import Mode, process_text
 from memlint.prescreen import Source
-from memlint.server import notebook_documents
+from memlint.server import client_settings, notebook_documents
 from memlint.server.convert import FIX_ALL_KIND, diagnostic, noqa_edit, rule_page, text_edits, whole_document
 from memlint.server.workspace import WorkspaceFacts
 
@@ -48,6 +48,7 @@ class MemlintServer(LanguageServer):
         self.changed: set[str] = set()  # ... that changed meanwhile: analysed again when it ends
         self.parsers: dict[str, IncrementalParser] = {}  # uri -> its parser, re-using unchanged statements
         self.facts = WorkspaceFacts()
+        self.client = client_settings.ClientSettings()  # the editor's settings
         self.resolving = False  # the workspace's project is being resolved again (resolve_soon)
         self.resolve_again = False
         # Where "show the documentation" writes rule pages (from the rules' own text) for the editor to
@@ -55,10 +56,32 @@ class MemlintServer(LanguageServer):
         self.rule_pages: Optional[Path] = None
 
     def settings_for(self, path: Optional[str]) -> Settings:
-        directory = Path(path).parent if path else Path.cwd()
+        """The settings of a document: its closest configuration, under the editor's settings."""
+        return self.settings_in(Path(path).parent if path else Path.cwd())
+
+    def settings_in(self, directory: Path) -> Settings:
         if directory not in self.settings:
-            self.settings[directory] = api.settings_for(directory if directory.exists() else Path.cwd())
+            client = self.client
+            self.settings[directory] = api.settings_for(
+                directory if directory.exists() else Path.cwd(), config=client.configuration,
+                select=client.select, extend_select=client.extend_select, ignore=client.ignore,
+                unsafe_fixes=client.unsafe_fixes,
+            )  # fmt: skip
         return self.settings[directory]
+
+    def take_client_settings(self, options: object) -> None:
+        """The editor's settings (initializationOptions, workspace/didChangeConfiguration); what is
+        wrong in them is shown, the rest applies."""
+        root = Path(self.workspace.root_path) if self.workspace.root_path else None
+        self.client, problems = client_settings.read(options, root)
+        self.settings.clear()
+        for problem in problems:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"memlint: {problem}"))
+
+    def lint_all(self) -> None:
+        """Lint every document and notebook shown again (their settings changed)."""
+        for uri in list(self.findings):
+            self.lint(uri)
 
     def lint(self, uri: str) -> None:
         """Lint the document in a worker thread and publish what it finds (from the event loop): now,
@@ -148,7 +171,7 @@ class MemlintServer(LanguageServer):
         if not root or not Path(root).is_dir():
             return
         try:
-            await asyncio.to_thread(self.facts.load, Path(root), api.settings_for(Path(root)))
+            await asyncio.to_thread(self.facts.load, Path(root), self.settings_in(Path(root)))
         except ConfigError:
             return  # the documents are linted alone; the configuration error is shown when one is linted
         for uri in list(self.workspace.text_documents):  # those opened meanwhile were linted alone
@@ -173,6 +196,20 @@ class MemlintServer(LanguageServer):
 server = MemlintServer()
 
 
+@server.feature(types.INITIALIZE)
+def initialize(ls: MemlintServer, params: types.InitializeParams) -> None:
+    ls.take_client_settings(params.initialization_options)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: MemlintServer, params: types.DidChangeConfigurationParams) -> None:
+    configuration = ls.client.configuration
+    ls.take_client_settings(params.settings)
+    if ls.client.configuration != configuration:  # the workspace's files are judged by another one
+        asyncio.ensure_future(ls.load_workspace())  # then lints everything again
+    ls.lint_all()
+
+
 @server.feature(types.INITIALIZED)
 def initialized(ls: MemlintServer, params: types.InitializedParams) -> None:
     asyncio.ensure_future(ls.load_workspace())  # in the background: documents are linted meanwhile
@@ -195,8 +232,7 @@ async def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -
         await ls.refresh_facts([document.path])
     if params.text_document.uri.endswith(CONFIG_NAMES):
         ls.settings.clear()  # a configuration changed: every document's settings are read again
-        for uri in list(ls.findings):
-            ls.lint(uri)
+        ls.lint_all()
         return
     ls.lint(params.text_document.uri)
 
@@ -222,8 +258,7 @@ async def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWat
         await ls.refresh_facts(paths)
     if any(change.uri.endswith(CONFIG_NAMES) for change in params.changes):
         ls.settings.clear()
-        for uri in list(ls.findings):
-            ls.lint(uri)
+        ls.lint_all()
 
 
 @server.feature(
