@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from memlint.pipeline.incremental import IncrementalParser  # noqa: E402
 from memlint.pipeline.source import ast_or_none  # noqa: E402
+from memlint.pipeline.text import Positions  # noqa: E402
 from memlint.pipeline.tree import parse_module  # noqa: E402
 
 CORPORA = ("timm-1.0.31", "transformers-5.23.0", "pytorch-lightning-2.6.6", "realcode")
@@ -56,21 +57,7 @@ def default_targets() -> list[Path]:
     return found + [ROOT / "fixtures"]
 
 
-def rows_of(text: str) -> object:
-    """What IncrementalParser.parse takes besides the text: CPython's AST, None when the text does
-    not compile."""
-    return ast_or_none(text)
-
-
 # --- edits -------------------------------------------------------------------------------------
-
-
-def line_starts(text: str) -> list[int]:
-    starts = [0]
-    for i, char in enumerate(text):
-        if char == "\n":
-            starts.append(i + 1)
-    return starts
 
 
 def lines_of(text: str) -> list[str]:
@@ -83,7 +70,7 @@ def pick_offset(text: str, rng: random.Random) -> int:
     if roll < 0.5 or not text:
         return rng.randint(0, len(text))
     if roll < 0.85:
-        return rng.choice(line_starts(text))
+        return rng.choice(Positions(text).starts)
     return len(text) - rng.randint(0, min(3, len(text)))
 
 
@@ -300,10 +287,10 @@ def pair_fails(old: str, new: str) -> bool:
     """Does a fresh parser, given `old` and then `new`, disagree with the whole parse of `new`?"""
     parser = IncrementalParser()
     try:
-        parser.parse(old, rows_of(old))
+        parser.parse(old, ast_or_none(old))
     except Exception:  # noqa: BLE001
         return False
-    rows = rows_of(new)
+    rows = ast_or_none(new)
     return difference(new, outcome(lambda: parser.parse(new, rows)), outcome(lambda: parse_module(new))) is not None
 
 
@@ -369,7 +356,7 @@ class Tally:
 
 def check_file(path: Path, text: str, args: argparse.Namespace, rng: random.Random, tally: Tally, out: Path, corpus: str) -> None:
     parser = IncrementalParser()
-    rows = rows_of(text)
+    rows = ast_or_none(text)
     base = (outcome(lambda: parser.parse(text, rows)), outcome(lambda: parse_module(text)))
     if difference(text, *base):
         report(out, corpus, path, "", text, "open", difference(text, *base) or "", tally, [text])
@@ -384,7 +371,7 @@ def check_file(path: Path, text: str, args: argparse.Namespace, rng: random.Rand
             kind = rng.choices(names, weights)[0]
             text = EDITS[kind][1](text, rng)
         history.append(text)
-        rows = rows_of(text)
+        rows = ast_or_none(text)
         before = parser.reused
         mine = outcome(lambda: parser.parse(text, rows))
         whole = outcome(lambda: parse_module(text))

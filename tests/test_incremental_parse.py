@@ -18,17 +18,12 @@ import pytest
 from memlint import api
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.incremental import IncrementalParser
-from memlint.pipeline.source import ast_or_none, statement_rows
+from memlint.pipeline.source import ast_or_none
 from memlint.pipeline.tree import parse_module
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from lsp_latency import source as training_script  # noqa: E402
-
-
-def rows_of(text: str):
-    tree = ast_or_none(text)
-    return statement_rows(tree) if tree is not None else None
 
 
 def assert_same_tree(parser: IncrementalParser, text: str) -> None:
@@ -272,7 +267,7 @@ def test_random_edits_of_real_files(path: Path) -> None:
     compiled = 0
     for _ in range(12):
         text = random_edit(text, rng)
-        compiled += rows_of(text) is not None
+        compiled += ast_or_none(text) is not None
         assert_same_tree(parser, text)
     if compiled >= 6:  # most random edits of code that compiles leave statements to re-use
         assert parser.reused >= compiled // 3
@@ -294,7 +289,7 @@ def test_findings_with_the_parser_are_the_findings_without_it() -> None:
             assert lint_text(text, "train.py", settings, parser=parser) == lint_text(text, "train.py", settings)
             text = broken
         candidates = (random_edit(text, rng) for _ in range(50))
-        text = next(candidate for candidate in candidates if rows_of(candidate) is not None)
+        text = next(candidate for candidate in candidates if ast_or_none(candidate) is not None)
     assert parser.reused >= 8
 
 

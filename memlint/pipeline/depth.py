@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import sys
 import threading
 import tokenize
 from typing import Callable, NamedTuple, Optional, Tuple, TypeVar
 
 from memlint.pipeline.source import compile_ast
+from memlint.pipeline.text import Positions
 
 # Levels of nesting (as `too_complex` counts them) the full analysis accepts.  Every construct was
 # measured to analyse, with findings and fixes in the deep statement, at twice this many levels
@@ -47,7 +47,6 @@ RECURSION_LIMIT = 60_000
 # CPython's words for "nested too deeply"; other syntax errors are left to libcst, which also knows
 # syntax newer than the running interpreter.
 _DEPTH_MESSAGES = ("too many nested parentheses", "too many levels of indentation", "too complex")
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 _STRING_TOKENS = {tokenize.STRING, getattr(tokenize, "FSTRING_START", tokenize.STRING)}
 
 T = TypeVar("T")
@@ -228,7 +227,7 @@ class _StringParts:
 
     def line_start(self, row: int) -> int:
         if self._starts is None:
-            self._starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
+            self._starts = Positions(self.text).starts
         return self._starts[row - 1]
 
     def offset(self, row: int, byte_column: int) -> int:

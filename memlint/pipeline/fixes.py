@@ -7,7 +7,6 @@ import ast
 import bisect
 import errno
 import os
-import re
 import stat
 import tempfile
 from collections import Counter
@@ -18,7 +17,8 @@ from typing import Optional, Sequence
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.engine import lint_text
-from memlint.pipeline.source import ast_or_none
+from memlint.pipeline.source import ast_or_none, first_row
+from memlint.pipeline.text import Positions
 
 MAX_ROUNDS = 10
 
@@ -32,7 +32,6 @@ class FixOutcome:
     dropped: list[Diagnostic] = field(default_factory=list)
 
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends Python's tokenizer knows
 
 
 def _compile(text: str, filename: str = "<fix>") -> Optional[ast.Module]:
@@ -110,10 +109,10 @@ def _cuts(text: str) -> Optional[list[int]]:
     tree = _compile(text)
     if tree is None:
         return None
-    line_starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
+    line_starts = Positions(text).starts
     cuts, previous_end = [0], 0
     for node in tree.body:
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+        first = first_row(node)
         if first > previous_end and line_starts[first - 1] > cuts[-1]:
             cuts.append(line_starts[first - 1])
         previous_end = node.end_lineno or first

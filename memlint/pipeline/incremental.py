@@ -25,18 +25,16 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
 import libcst as cst
 
 from memlint.pipeline.positions import PrintedStatements, has_lossy_whitespace, lines_from_rows
-from memlint.pipeline.source import statement_rows
-from memlint.pipeline.text import Positions, common_ends
+from memlint.pipeline.source import first_row, statement_rows
+from memlint.pipeline.text import NEWLINE, Positions, common_ends
 from memlint.pipeline.tree import children, parse_module
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 # What libcst uses for Module.default_indent when a file has no indented block.
 _LIBCST_DEFAULT_INDENT = " " * 4
 # The nodes between a statement and its indented blocks (never inside an expression).
@@ -226,7 +224,7 @@ def _parse_stretch(module: cst.Module, code: str, tail: bool) -> Optional[cst.Mo
 
 def _first_newline(text: str) -> str:
     """What libcst takes for Module.default_newline: the first line's ending, else a line feed."""
-    match = _NEWLINE.search(text)
+    match = NEWLINE.search(text)
     return match.group() if match else "\n"
 
 
@@ -242,7 +240,7 @@ def _ast_statement(last: _Parsed, index: int) -> Optional[ast.stmt]:
 
 def _node_on_row(tree: ast.Module, row: int) -> Optional[ast.stmt]:
     """The top-level statement of `tree` whose first token (a decorator's `@`) is on `row`."""
-    rows = [min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) for node in tree.body]
+    rows = [first_row(node) for node in tree.body]
     index = bisect.bisect_left(rows, row)
     return tree.body[index] if index < len(rows) and rows[index] == row else None
 

@@ -18,9 +18,9 @@ from typing import Iterable, Optional, Sequence, Union
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
+from memlint.pipeline.text import NEWLINE
 from memlint.pipeline.tree import children
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 _FINAL_NEWLINE = re.compile(r"(?:\r\n|\r|\n)\Z")
 
 
@@ -236,11 +236,11 @@ def _lines_before_statements(module: cst.Module, text: str, last: int) -> list[i
     # the lines after the last statement differently (blank lines before an indented one are dropped);
     # else from the bottom, through the statements' and footer's printed lengths.
     offset = len(header) if text.startswith(header) else len(text) - generated
-    lines = len(_NEWLINE.findall(text, 0, offset))
+    lines = len(NEWLINE.findall(text, 0, offset))
     result: list[int] = []
     for code in codes[: last + 1]:
         result.append(lines)
-        lines += len(_NEWLINE.findall(code))
+        lines += len(NEWLINE.findall(code))
     return result
 
 

@@ -60,6 +60,10 @@ def ast_or_none(text: str, filename: str = "<memlint>") -> "ast.Module | None":
 
 def statement_rows(tree: ast.Module) -> list[int]:
     """The row of each top-level statement's first token (a decorator's `@`), one per line: libcst
-    makes one statement of `a = 1; b = 2`, CPython two."""
-    rows = (min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) for node in tree.body)
-    return sorted(set(rows))
+    makes one statement of `a = 1; b = 2`, CPython two.  (Also of a def's or class's body.)"""
+    return sorted(set(map(first_row, tree.body)))
+
+
+def first_row(statement: ast.stmt) -> int:
+    """The row of a statement's first token: its first decorator's, if it has any."""
+    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])

@@ -9,7 +9,7 @@ from typing import Iterable, Optional
 
 from memlint.diagnostics import Edit, Location
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+NEWLINE = re.compile(r"\r\n|\r|\n")  # the line ends Python's tokenizer knows
 
 
 class Positions:
@@ -17,7 +17,7 @@ class Positions:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+        self.starts = [0] + [m.end() for m in NEWLINE.finditer(text)]
 
     def offset(self, line: int, column: int) -> int:
         """`line` 1-based, `column` 0-based, as libcst reports them."""
