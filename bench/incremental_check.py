@@ -290,8 +290,8 @@ def pair_fails(old: str, new: str) -> bool:
         parser.parse(old, ast_or_none(old))
     except Exception:  # noqa: BLE001
         return False
-    rows = ast_or_none(new)
-    return difference(new, outcome(lambda: parser.parse(new, rows)), outcome(lambda: parse_module(new))) is not None
+    tree = ast_or_none(new)
+    return difference(new, outcome(lambda: parser.parse(new, tree)), outcome(lambda: parse_module(new))) is not None
 
 
 def shrink(old: str, new: str, budget: float = 20.0) -> tuple[str, str]:
@@ -356,28 +356,28 @@ class Tally:
 
 def check_file(path: Path, text: str, args: argparse.Namespace, rng: random.Random, tally: Tally, out: Path, corpus: str) -> None:
     parser = IncrementalParser()
-    rows = ast_or_none(text)
-    base = (outcome(lambda: parser.parse(text, rows)), outcome(lambda: parse_module(text)))
+    tree = ast_or_none(text)
+    base = (outcome(lambda: parser.parse(text, tree)), outcome(lambda: parse_module(text)))
     if difference(text, *base):
         report(out, corpus, path, "", text, "open", difference(text, *base) or "", tally, [text])
     history = [text]
-    last_compiling = text if rows is not None else None
+    last_compiling = text if tree is not None else None
     names, weights = list(EDITS), [EDITS[name][0] for name in EDITS]
     for _ in range(args.edits):
         old = text
-        if rows is None and last_compiling is not None and rng.random() < args.undo:
+        if tree is None and last_compiling is not None and rng.random() < args.undo:
             kind, text = "undo", last_compiling
         else:
             kind = rng.choices(names, weights)[0]
             text = EDITS[kind][1](text, rng)
         history.append(text)
-        rows = ast_or_none(text)
+        tree = ast_or_none(text)
         before = parser.reused
-        mine = outcome(lambda: parser.parse(text, rows))
+        mine = outcome(lambda: parser.parse(text, tree))
         whole = outcome(lambda: parse_module(text))
         tally.edits += 1
         tally.kinds[kind] += 1
-        if rows is not None:
+        if tree is not None:
             last_compiling = text
             tally.compiled += 1
             if whole[1] is None:
@@ -396,7 +396,7 @@ def check_file(path: Path, text: str, args: argparse.Namespace, rng: random.Rand
             # a fresh parser from the whole parse, so that one wrong tree is not counted again on every edit after it
             parser = IncrementalParser()
             try:
-                parser.parse(text, rows)
+                parser.parse(text, tree)
             except Exception:  # noqa: BLE001
                 pass
             history = [text]
