@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import EVAL_LOOP, memlint_subprocess, write
+from conftest import EVAL_LOOP, invoke, memlint_subprocess, write
 
 from memlint.pipeline import masking
 
@@ -136,3 +136,23 @@ def test_the_reserved_codes_are_listed_and_documented(project):
     driver = sarif["runs"][0]["tool"]["driver"]
     assert "ML901" in [rule["id"] for rule in driver["rules"]]
     assert [result["ruleId"] for result in sarif["runs"][0]["results"]] == ["ML901"]
+
+
+def test_a_file_that_ran_out_of_memory_is_not_kept_in_the_cache(project, monkeypatch):
+    # Running out of memory or stack depends on the machine, not on the file: the next run tries again.
+    from memlint.pipeline import checker
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    write(project / "train.py", EVAL_LOOP)
+    settings_args = ("--cache-dir", str(project / "cache"))
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(checker, "parse_module", exhausted)
+    first = invoke("check", "--output-format", "concise", "--jobs", "1", *settings_args, "train.py")
+    assert "train.py:1:1: ML901 file not analysed: memlint's parser (libcst) ran out of memory (on this machine)" in first.output
+    assert first.exit_code == 1
+    monkeypatch.undo()
+    monkeypatch.chdir(project)
+    second = invoke("check", "--output-format", "concise", "--jobs", "1", *settings_args, "train.py")
+    assert "train.py:6:5: ML001" in second.output and "ML901" not in second.output, second.output

@@ -22,7 +22,9 @@ from memlint.pipeline.positions import (
     PrintedStatements, SourceMap, TextChanged, code_in_block, node_positions, printed_code,
 )
 from memlint.pipeline.project import FileView
-from memlint.pipeline.reserved import not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic
+from memlint.pipeline.reserved import (
+    not_analysed, out_of_resources, reserved_diagnostic, syntax_error, too_complex_diagnostic,
+)
 from memlint.pipeline.source import ast_or_none
 from memlint.pipeline.suppressions import Suppressions
 from memlint.pipeline.text import Positions, minimal_edit
@@ -94,7 +96,7 @@ def _check(
     except cst.ParserSyntaxError as error:
         return [syntax_error(text, filename, error)]
     except (RecursionError, MemoryError) as error:
-        return [not_analysed(filename, f"memlint's parser (libcst) ran out of {_resource(error)}")]
+        return [out_of_resources(filename, f"memlint's parser (libcst) ran out of {_resource(error)}")]
     reports: list[Report] = []
     ctx = Context(module, project)
     rules = [rule_class(ctx, reports, settings.options) for rule_class in rule_classes]
@@ -102,7 +104,7 @@ def _check(
     try:
         traversal.walk(module)
     except (RecursionError, MemoryError) as error:
-        return [not_analysed(filename, f"the analysis ran out of {_resource(error)}")]
+        return [out_of_resources(filename, f"the analysis ran out of {_resource(error)}")]
     except Exception as error:  # the shared analysis itself failed: nothing reported is trustworthy
         return [_internal_error("memlint.analysis", error, filename)]
     facts = ctx.facts()
@@ -119,7 +121,7 @@ def _check(
             source_text, masked,
         )  # fmt: skip
     except (RecursionError, MemoryError) as error:
-        return [not_analysed(filename, f"placing its findings ran out of {_resource(error)}")]
+        return [out_of_resources(filename, f"placing its findings ran out of {_resource(error)}")]
     except TextChanged as error:  # positions.SourceMap: libcst printed the file back with other code
         return [not_analysed(filename, f"memlint's parser (libcst) does not keep this file's text: {error}")]
 

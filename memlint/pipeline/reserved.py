@@ -43,6 +43,23 @@ def not_analysed(filename: str, reason: str, row: int = 1, column: int = 1) -> D
     return reserved_diagnostic(registry.NOT_ANALYSED, f"file not analysed: {reason}", filename, row, column, Severity.WARNING)
 
 
+# What out_of_resources adds to its message: such a finding depends on the machine (its memory, the
+# stack), not on the file alone, so the result cache does not keep it (runner.py).
+_OUT_OF_RESOURCES = " (on this machine)"
+
+
+def out_of_resources(filename: str, reason: str) -> Diagnostic:
+    """ML901 for a file whose analysis ran out of memory or stack."""
+    return not_analysed(filename, reason + _OUT_OF_RESOURCES)
+
+
+def depends_on_the_machine(diagnostic: Diagnostic) -> bool:
+    """A finding the result cache must not keep: ML900 (memlint failed), or ML901 out of resources."""
+    if diagnostic.code == registry.INTERNAL_ERROR[0]:
+        return True
+    return diagnostic.code == registry.NOT_ANALYSED[0] and diagnostic.message.endswith(_OUT_OF_RESOURCES)
+
+
 def partly_analysed(filename: str, reason: str, row: int, column: int) -> Diagnostic:
     """ML901 for one statement left out of the analysis (pipeline/masking.py); the rest of the file
     was analysed and its findings are reported beside this one."""
