@@ -86,6 +86,8 @@ def run_check(
         settings_of=tree.settings_for_directory,
     ))  # fmt: skip
     settings = configured(lambda: tree.settings_for_files(discovery.files))
+    for path in discovery.missing:  # an error, as in Ruff; the other paths are still checked
+        click.echo(f"memlint: error: {path}: no such file or directory", err=True)
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
     discovery.files = _one_name_per_file(discovery.files)
@@ -128,19 +130,21 @@ def run_check(
         show_fixes=show_fixes,
         color=colored,
     )
+    # A fix not written or a path that does not exist is an error: exit 2 (the rest was still checked).
+    errors = any(r.unwritten for r in results) or bool(discovery.missing)
     if diff:
         _emit([unified_diffs(results)], output_file, colored, silent)
         if not (quiet or silent):
             click.echo(would_fix(fixed_total), err=True)
-        raise click.exceptions.Exit(1 if fixed_total else 0)
+        raise click.exceptions.Exit(2 if errors else 1 if fixed_total else 0)
     pieces = [statistics_of(diagnostics, options) if statistics else reporter_for(output_format).render(diagnostics, options)]
     if output_format in ("full", "concise") and not quiet:
         if show_fixes and fixed_total:
             pieces.append(fix_listing(results))
-        pieces.append(summary(diagnostics, fixed_total, options))
+        if diagnostics or fixed_total or not errors:  # never "All checks passed!" after an error
+            pieces.append(summary(diagnostics, fixed_total, options))
     _emit(pieces, output_file, colored, silent)
-    unwritten = any(r.unwritten for r in results)
-    raise click.exceptions.Exit(exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix, unwritten=unwritten))
+    raise click.exceptions.Exit(exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix, errors=errors))
 
 
 def _emit(pieces: list[str], output_file: Optional[Path], colored: bool, silent: bool) -> None:

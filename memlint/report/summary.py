@@ -13,9 +13,11 @@ from memlint.report import ReportOptions, is_applicable
 
 
 def exit_code(
-    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, unwritten: bool = False
+    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, errors: bool = False
 ) -> int:
-    if unwritten or any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
+    """0 nothing left, 1 findings left (or fixed, with exit_non_zero_on_fix), 2 an error: a fix not
+    written, a path that does not exist, memlint's own crash (ML900); --exit-zero hides findings only."""
+    if errors or any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
         return 2
     if exit_non_zero_on_fix and fixed:
         return 1
