@@ -9,7 +9,7 @@ from collections import Counter
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
 from memlint.pipeline.runner import FileResult, fixed_count
-from memlint.report import ReportOptions, is_applicable
+from memlint.report import ReportOptions
 
 
 def exit_code(
@@ -33,8 +33,8 @@ def plural(count: int, word: str) -> str:
 
 
 def summary(diagnostics: list[Diagnostic], fixed: int, options: ReportOptions) -> str:
-    applicable = sum(is_applicable(d, options.unsafe_fixes) for d in diagnostics)
-    hidden = sum(d.fix is not None and not d.fix.is_safe for d in diagnostics) if not options.unsafe_fixes else 0
+    applicable = sum(options.applicable(d) for d in diagnostics)
+    hidden = sum(options.hidden(d) for d in diagnostics)
     if not diagnostics:
         return f"Fixed {plural(fixed, 'finding')}.\n" if fixed else "All checks passed!\n"
     lines = []
@@ -53,7 +53,7 @@ def summary(diagnostics: list[Diagnostic], fixed: int, options: ReportOptions) -
 def statistics(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
     counts = Counter(d.code for d in diagnostics)
     names = {d.code: d.name for d in diagnostics}
-    fixable = {d.code for d in diagnostics if is_applicable(d, options.unsafe_fixes)}
+    fixable = {d.code for d in diagnostics if options.applicable(d)}
     ordered = sorted(counts, key=lambda code: (-counts[code], code))
     if options.format in ("json", "json-lines"):
         rows = [{"code": c, "name": names[c], "count": counts[c], "fixable": c in fixable} for c in ordered]
