@@ -70,7 +70,9 @@ def test_exit_non_zero_on_fix_and_show_fixes(project):
     write(project / "train.py", EVAL_LOOP)
     result = invoke("check", "--fix", "--exit-non-zero-on-fix", "--show-fixes", "train.py")
     assert result.exit_code == 1
-    assert "- train.py:\n    1 × ML001 (accumulated-graph)" in result.output
+    assert "Fixes applied:\n- train.py:\n    1 × ML001 (accumulated-graph)" in result.output
+    assert result.output.count("1 finding") == 1  # the count once: "Fixed 1 finding." in the summary
+    assert result.output.endswith("Fixed 1 finding.\n")
 
 
 def test_exit_zero(project):

@@ -217,7 +217,8 @@ def markdown(review: Review) -> str:
             d = c.diagnostic
             fix = "suggested" if c.suggestion is not None else ("available" if d.fix is not None else "")
             where = f"{c.start_line}-{c.line}" if c.start_line != c.line else str(c.line)
-            lines.append(f"| `{c.path}` | {where} | [{d.code}]({d.url}) | {_cell(d.message)} | {fix} |")
+            rule = f"[{d.code}]({d.url})" if d.url else d.code  # a link only where the rule's page is hosted
+            lines.append(f"| `{c.path}` | {where} | {rule} | {_cell(d.message)} | {fix} |")
     return "\n".join(lines) + "\n"
 
 

@@ -8,7 +8,7 @@ from collections import Counter
 
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
-from memlint.pipeline.runner import FileResult, fixed_count
+from memlint.pipeline.runner import FileResult
 from memlint.report import ReportOptions
 
 
@@ -65,8 +65,8 @@ def statistics(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
 
 
 def fix_listing(results: list[FileResult]) -> str:
-    total = fixed_count(results)
-    lines = [f"Fixed {plural(total, 'finding')}:"]
+    """--show-fixes: the fixes applied, per file. The total is the summary's to say, once."""
+    lines = ["Fixes applied:"]
     names = {rule.code: rule.name for rule in registry.all_rules()}
     for result in results:
         if result.fixed:
