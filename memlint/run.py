@@ -141,7 +141,8 @@ class Run:
     def lint_text(self, text: str, filename: str) -> FileResult:
         """One text shown as `filename` (standard input, an editor's buffer, `api.lint_source`): a
         project of its own, with the settings of the configuration closest to `filename`."""
-        settings = self.tree.settings_for_files([Path(filename)])
+        # Settings locked to one configuration (--config, or settings handed to the API) apply as given.
+        settings = self.settings if self.settings.overrides is None else self.tree.settings_for_files([Path(filename)])
         return process_text(text, filename, settings, replace(self.mode, write=False))
 
     def _context(self, linted: Sequence[Path]) -> list[Path]:
