@@ -156,3 +156,14 @@ def test_a_file_that_ran_out_of_memory_is_not_kept_in_the_cache(project, monkeyp
     monkeypatch.chdir(project)
     second = invoke("check", "--output-format", "concise", "--jobs", "1", *settings_args, "train.py")
     assert "train.py:6:5: ML001" in second.output and "ML901" not in second.output, second.output
+
+
+def test_add_noqa_does_not_comment_a_statement_left_out(project):
+    # ML901 is about the file, not a line: no comment can suppress it, so none is written for it.
+    path = project / "deep.py"
+    path.write_text(TRAINING.format(expression=DEEP))
+    result = run(project, "--add-noqa", "deep.py")
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = path.read_text().splitlines()
+    assert lines[3].endswith("# noqa: ML002") and lines[5].endswith("# noqa: ML001")
+    assert lines[4] == f"    z = {DEEP}"
