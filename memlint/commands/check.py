@@ -95,8 +95,8 @@ def run_check(
             if not excluded:
                 click.echo(display_name(stdin_filename) if stdin_filename else "-")
             raise click.exceptions.Exit(0)
-        result, write_source = _lint_stdin(run, stdin_filename)
-        raise click.exceptions.Exit(_report(run, [result], errors=False, report_to_stderr=fix and not diff, after=write_source))
+        result, fixed_source = _lint_stdin(run, stdin_filename)
+        raise click.exceptions.Exit(_report(run, [result], errors=False, fixed_source=fixed_source))
     discovery = configured(run.discover)
     for path in discovery.missing:  # an error, as in Ruff; the other paths are still checked
         click.echo(f"memlint: error: {path}: no such file or directory", err=True)
@@ -160,8 +160,8 @@ def _show_settings(run: Run, stdin_filename: Optional[Path]) -> None:
     raise click.exceptions.Exit(0)
 
 
-def _lint_stdin(run: Run, stdin_filename: Optional[Path]):
-    """The result of standard input, and what writes the source back with --fix (None otherwise)."""
+def _lint_stdin(run: Run, stdin_filename: Optional[Path]) -> tuple[FileResult, Optional[bytes]]:
+    """The result of standard input, and with --fix the source to give back (fixed, or as it came)."""
     from memlint.pipeline import registry
     from memlint.pipeline.reserved import reserved_diagnostic
     from memlint.pipeline.source import UndecodableSource, decode
@@ -179,13 +179,7 @@ def _lint_stdin(run: Run, stdin_filename: Optional[Path]):
         else:
             result = configured(lambda: run.lint_text(source.text, filename))
     if run.fix and not run.output.diff:
-        fixed = source.encode(result.fixed_text) if source is not None and result.fixed_text is not None else data
-
-        def write_source() -> None:  # the editor replaces its buffer with what it reads back
-            sys.stdout.buffer.write(fixed)
-            sys.stdout.buffer.flush()
-
-        return result, write_source
+        return result, source.encode(result.fixed_text) if source is not None and result.fixed_text is not None else data
     return result, None
 
 
@@ -195,10 +189,12 @@ def _report(
     *,
     errors: bool,
     diagnostics: Optional[list[Diagnostic]] = None,
-    report_to_stderr: bool = False,
-    after=None,
+    fixed_source: Optional[bytes] = None,
 ) -> int:
-    """Print the report of `results` as `run.output` says, and return the exit code."""
+    """Print the report of `results` as `run.output` says, and return the exit code. `fixed_source`
+    (`--fix` on standard input) goes to standard output, which the editor reads back as its buffer,
+    and the report then goes to standard error (or `-o`)."""
+    report_to_stderr = fixed_source is not None
     output = run.output
     if diagnostics is None:
         diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
@@ -211,8 +207,9 @@ def _report(
         if not (output.quiet or output.silent):
             click.echo(would_fix(fixed_total), err=True)
         return 2 if errors else 1 if fixed_total else 0
-    if after is not None:
-        after()
+    if fixed_source is not None:
+        sys.stdout.buffer.write(fixed_source)
+        sys.stdout.buffer.flush()
     if output.statistics:
         pieces = [statistics_of(diagnostics, options)]
     else:
