@@ -5,7 +5,7 @@ Standard input (`memlint check -`, `--stdin-filename`) is the same run with one 
 files: every option applies to it in the same way (the report, `-q`, `-s`, `--statistics`,
 `--show-fixes`, `-o`, `--show-settings`, `--show-files`), except that with `--fix` the fixed source
 goes to standard output and the report to standard error (or `-o`), for editors. The options that
-work on files only are refused with `-` (STDIN_ONLY_REFUSED).
+work on files only are refused with `-` (_check_stdin_arguments).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from memlint.report.color import use_color
 from memlint.report.progress import progress_for
 from memlint.report.summary import exit_code, fix_listing, summary, unified_diffs, would_fix
 from memlint.report.summary import statistics as statistics_of
-from memlint.run import STDIN, Output, Run
+from memlint.pipeline.files import STDIN
+from memlint.run import Output, Run
 
 
 def run_check(
@@ -135,13 +136,11 @@ def run_check(
     raise click.exceptions.Exit(_report(run, results, errors=errors, diagnostics=adopted))
 
 
-# Options that work on files only: with `-` they are an error (exit 2) rather than silently ignored.
-# --jobs, --no-cache, --cache-dir, --force-exclude and --[no-]respect-gitignore need no refusal: one
-# text needs one job and no cache, and the stdin filename's excludes always apply.
-STDIN_ONLY_REFUSED = ("--add-noqa", "--baseline", "--write-baseline", "--project-context")
-
-
 def _check_stdin_arguments(paths: tuple[Path, ...], *, project_context: Optional[bool]) -> None:
+    """Options that work on files only are an error with `-` (exit 2) rather than silently ignored:
+    --[no-]project-context here, --add-noqa, --baseline and --write-baseline in check_adoption_options.
+    --jobs, --no-cache, --cache-dir, --force-exclude and --[no-]respect-gitignore need no refusal: one
+    text needs one job and no cache, and the stdin filename's excludes always apply."""
     if len([p for p in paths if p != STDIN]) or list(paths).count(STDIN) > 1:
         raise fail("`-` (standard input) cannot be combined with other paths")
     if project_context is not None:  # --add-noqa and --baseline: check_adoption_options
