@@ -106,7 +106,7 @@ def run_check(
     if show_files:
         for file in discovery.files:
             click.echo(file.as_posix())
-        raise click.exceptions.Exit(0)
+        raise click.exceptions.Exit(2 if discovery.missing else 0)
     if run.write and discovery.temporaries:
         from memlint.pipeline.tempfiles import remove_stale  # left by a `--fix` that was killed while writing
 
