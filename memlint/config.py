@@ -18,7 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
-from memlint.pipeline.registry import rule_options
+from memlint.pipeline.registry import RuleEntry, rule_options
 from memlint.rule import boolean
 from memlint.units import parse_size
 
@@ -238,14 +238,24 @@ class Selection:
     ignore: Sequence[str] = ()
 
 
-def _matches(selector: str, code: str, default_enabled: bool) -> bool:
+def _matches(selector: str, entry: RuleEntry) -> bool:
+    """Does a selector of select / extend-select turn this rule on?  ALL means the default set
+    (memlint's rules that are on by default); a rule that is off by default needs its exact code,
+    except that a plugin's rules, off only because they are third-party, also answer to a prefix
+    (`ACME`), as docs/plugins.md says."""
     selector = selector.strip().upper()
     if selector == "ALL":
-        return default_enabled
-    if selector == code:
+        return entry.on_by_default
+    if selector == entry.code:
         return True
-    # Rules that are off by default are only turned on by their exact code.
-    return default_enabled and code.startswith(selector)
+    return entry.default_enabled and entry.code.startswith(selector)
+
+
+def _covers(selector: str, code: str) -> bool:
+    """Does a selector of ignore / fixable / unfixable cover this code?  Every prefix and ALL
+    count, whether the rule is on by default or not."""
+    selector = selector.strip().upper()
+    return selector == "ALL" or code.startswith(selector)
 
 
 def check_selectors(selectors: Sequence[str], where: str) -> None:
@@ -268,9 +278,9 @@ def resolve_unfixable(layers: Sequence[Selection]) -> frozenset[str]:
     fixable = set(codes)
     for layer in layers:
         if layer.select is not None:
-            fixable = {code for code in codes if any(_matches(s, code, True) for s in layer.select)}
-        fixable |= {code for code in codes if any(_matches(s, code, True) for s in layer.extend_select)}
-        fixable -= {code for code in codes if any(_matches(s, code, True) for s in layer.ignore)}
+            fixable = {code for code in codes if any(_covers(s, code) for s in layer.select)}
+        fixable |= {code for code in codes if any(_covers(s, code) for s in layer.extend_select)}
+        fixable -= {code for code in codes if any(_covers(s, code) for s in layer.ignore)}
     return frozenset(codes - fixable)
 
 
@@ -278,13 +288,12 @@ def resolve_selection(layers: Sequence[Selection]) -> frozenset[str]:
     from memlint.pipeline.registry import rule_entries
 
     rules = rule_entries()
-    enabled = {rule.code for rule in rules if rule.default_enabled}
+    enabled = {rule.code for rule in rules if rule.on_by_default}
     for layer in layers:
         if layer.select is not None:
-            enabled = {r.code for r in rules if any(_matches(s, r.code, r.default_enabled) for s in layer.select)}
-        enabled |= {r.code for r in rules if any(_matches(s, r.code, r.default_enabled) for s in layer.extend_select)}
-        # Ignoring by prefix also covers rules that are off by default.
-        enabled -= {r.code for r in rules if any(_matches(s, r.code, True) for s in layer.ignore)}
+            enabled = {r.code for r in rules if any(_matches(s, r) for s in layer.select)}
+        enabled |= {r.code for r in rules if any(_matches(s, r) for s in layer.extend_select)}
+        enabled -= {r.code for r in rules if any(_covers(s, r.code) for s in layer.ignore)}
     return frozenset(enabled)
 
 
