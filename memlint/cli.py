@@ -12,7 +12,7 @@ import click
 
 from memlint import __version__
 from memlint.pipeline.files import path_argument
-from memlint.report import FORMATS
+from memlint.report import FAIL_LEVELS, FORMATS
 
 # Subcommands that checking does not need, imported only when one of them runs (or `--help` lists
 # them): `memlint check f.py` on every commit must not pay for git, torch-probing or cache-cleaning
@@ -111,6 +111,8 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--extend-fixable", multiple=True, help="Rule codes or prefixes whose fixes may be applied, on top of `fixable`.")
 @click.option("--unfixable", multiple=True, help="Rule codes or prefixes whose fixes are never applied nor shown.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to this file instead of standard output.")
+# Issue 29's options (what Ruff users reach for, and the Action's severity threshold).
+@click.option("--fail-level", type=click.Choice(FAIL_LEVELS), default="info", show_default=True, help="The lowest severity of a remaining finding that makes the exit code 1 (none: findings never do).")
 def check(**options) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     from memlint.commands.check import run_check  # its parameters are the options above

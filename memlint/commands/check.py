@@ -56,6 +56,7 @@ def run_check(
     fixable: tuple[str, ...] = (),
     extend_fixable: tuple[str, ...] = (),
     unfixable: tuple[str, ...] = (),
+    fail_level: str = "info",
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
@@ -69,6 +70,7 @@ def run_check(
         raise click.exceptions.Exit(check_stdin(
             paths, stdin_filename, selection=selection, config=config, unsafe_fixes=unsafe_fixes, fix=fix, diff=diff,
             output_format=output_format, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
+            fail_level=fail_level,
         ))  # fmt: skip
     paths = paths or (Path("."),)
     fixes = Selection(rule_codes(fixable) or None, rule_codes(extend_fixable), rule_codes(unfixable))
@@ -140,7 +142,9 @@ def run_check(
         pieces.append(summary(diagnostics, fixed_total, options))
     _emit(pieces, output_file, colored, silent)
     unwritten = any(r.unwritten for r in results)
-    raise click.exceptions.Exit(exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix, unwritten=unwritten))
+    raise click.exceptions.Exit(exit_code(
+        diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix, unwritten=unwritten, fail_level=fail_level,
+    ))
 
 
 def _emit(pieces: list[str], output_file: Optional[Path], colored: bool, silent: bool) -> None:

@@ -37,6 +37,7 @@ def check_stdin(
     output_format: str,
     exit_zero: bool,
     exit_non_zero_on_fix: bool,
+    fail_level: str = "info",
 ) -> int:
     """Run on standard input and return the exit code (the output is written here)."""
     if len([p for p in paths if p != STDIN]) or list(paths).count(STDIN) > 1:
@@ -73,4 +74,4 @@ def check_stdin(
         click.echo(report, nl=False, err=True)
     else:
         click.echo(report, nl=False)
-    return exit_code(diagnostics, fixed, exit_zero, exit_non_zero_on_fix)
+    return exit_code(diagnostics, fixed, exit_zero, exit_non_zero_on_fix, fail_level=fail_level)

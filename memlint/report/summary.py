@@ -9,17 +9,18 @@ from collections import Counter
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
 from memlint.pipeline.runner import FileResult, fixed_count
-from memlint.report import ReportOptions, is_applicable
+from memlint.report import ReportOptions, fails, is_applicable
 
 
 def exit_code(
-    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, unwritten: bool = False
-) -> int:
+    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, unwritten: bool = False,
+    fail_level: str = "info",
+) -> int:  # fmt: skip
     if unwritten or any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
         return 2
     if exit_non_zero_on_fix and fixed:
         return 1
-    if diagnostics and not exit_zero:
+    if not exit_zero and any(fails(d, fail_level) for d in diagnostics):
         return 1
     return 0
 
