@@ -19,7 +19,7 @@ from memlint.pipeline import registry
 from memlint.pipeline.reserved import reserved_diagnostic
 from memlint.report import ReportOptions, reporter_for
 
-jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test extra")
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test dependency group")
 
 
 @pytest.fixture
