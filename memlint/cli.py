@@ -86,7 +86,7 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (replaces the default set).")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="full", show_default=True)
+@click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="full", show_default=True, envvar="MEMLINT_OUTPUT_FORMAT", help="How findings are reported [env: MEMLINT_OUTPUT_FORMAT].")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when fixes were applied, even if none remain.")

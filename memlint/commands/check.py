@@ -16,7 +16,7 @@ from memlint.diagnostics import Diagnostic
 from memlint.integrations.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
 from memlint.pipeline.files import discover_files
 from memlint.pipeline.runner import Mode, fixed_count, run
-from memlint.report import ReportOptions, reporter_for
+from memlint.report import HUMAN_FORMATS, ReportOptions, reporter_for
 from memlint.report.color import use_color
 from memlint.report.progress import progress_for
 from memlint.report.summary import exit_code, fix_listing, summary, unified_diffs, would_fix
@@ -136,7 +136,7 @@ def run_check(
             click.echo(would_fix(fixed_total), err=True)
         raise click.exceptions.Exit(1 if fixed_total else 0)
     pieces = [statistics_of(diagnostics, options) if statistics else reporter_for(output_format).render(diagnostics, options)]
-    if output_format in ("full", "concise") and not quiet:
+    if output_format in HUMAN_FORMATS and not quiet:
         if show_fixes and fixed_total:
             pieces.append(fix_listing(results))
         pieces.append(summary(diagnostics, fixed_total, options))

@@ -21,7 +21,7 @@ from memlint.pipeline import registry
 from memlint.pipeline.reserved import reserved_diagnostic
 from memlint.pipeline.runner import FileResult, Mode, display_name, fixed_count, process_text
 from memlint.pipeline.source import UndecodableSource, decode
-from memlint.report import ReportOptions, reporter_for
+from memlint.report import HUMAN_FORMATS, ReportOptions, reporter_for
 from memlint.report.summary import exit_code, summary, unified_diffs, would_fix
 
 
@@ -66,7 +66,7 @@ def check_stdin(
         click.echo(would_fix(fixed), err=True)
         return 1 if fixed else 0
     report = reporter_for(output_format).render(diagnostics, options)
-    if output_format in ("full", "concise"):
+    if output_format in HUMAN_FORMATS:
         report += summary(diagnostics, fixed, options)
     if fix:
         sys.stdout.buffer.write(source.encode(result.fixed_text) if source and result.fixed_text is not None else data)

@@ -19,7 +19,12 @@ FORMATS = {
     "gitlab": "gitlab",
     "rdjson": "rdjson",
     "junit": "junit",
+    "grouped": "grouped",
+    "pylint": "pylint",
+    "azure": "azure",
 }
+# The formats for people: a summary follows the findings, and a long run shows a progress bar.
+HUMAN_FORMATS = ("full", "concise", "grouped")
 
 
 @dataclass(frozen=True)
