@@ -113,6 +113,13 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to this file instead of standard output.")
 # Issue 29's options (what Ruff users reach for, and the Action's severity threshold).
 @click.option("--fail-level", type=click.Choice(FAIL_LEVELS), default="info", show_default=True, help="The lowest severity of a remaining finding that makes the exit code 1 (none: findings never do).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes, and neither report nor exit 1 for the findings left (implies --fix).")
+@click.option("--ignore-noqa", is_flag=True, help="Ignore `# noqa` and `# memlint: ignore` comments.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file: the defaults and the command line only.")
+@click.option("--exclude", multiple=True, help="Path patterns to exclude (comma-separated), replacing `exclude` and its defaults.")
+@click.option("--extend-exclude", multiple=True, help="Path patterns to exclude (comma-separated), on top of `exclude`.")
+@click.option("--per-file-ignores", multiple=True, help="PATTERN:CODE pairs (comma-separated), replacing `per-file-ignores`.")
+@click.option("--extend-per-file-ignores", multiple=True, help="PATTERN:CODE pairs (comma-separated), on top of `per-file-ignores`.")
 def check(**options) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     from memlint.commands.check import run_check  # its parameters are the options above

@@ -10,7 +10,7 @@ from typing import Optional
 
 import click
 
-from memlint.commands.common import configured, fail, load_settings, rule_codes, wants_stdin
+from memlint.commands.common import command_line, configured, fail, load_settings, rule_codes, wants_stdin
 from memlint.config import ConfigTree, Selection
 from memlint.diagnostics import Diagnostic
 from memlint.integrations.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
@@ -19,7 +19,7 @@ from memlint.pipeline.runner import Mode, fixed_count, run
 from memlint.report import HUMAN_FORMATS, ReportOptions, reporter_for
 from memlint.report.color import use_color
 from memlint.report.progress import progress_for
-from memlint.report.summary import exit_code, fix_listing, summary, unified_diffs, would_fix
+from memlint.report.summary import exit_code, fix_listing, plural, summary, unified_diffs, would_fix
 from memlint.report.summary import statistics as statistics_of
 
 
@@ -57,9 +57,18 @@ def run_check(
     extend_fixable: tuple[str, ...] = (),
     unfixable: tuple[str, ...] = (),
     fail_level: str = "info",
+    fix_only: bool = False,
+    ignore_noqa: bool = False,
+    isolated: bool = False,
+    exclude: tuple[str, ...] = (),
+    extend_exclude: tuple[str, ...] = (),
+    per_file_ignores: tuple[str, ...] = (),
+    extend_per_file_ignores: tuple[str, ...] = (),
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
+    fix = fix or fix_only  # as Ruff: --fix-only fixes, then reports only what it fixed
+    overlay = command_line(exclude, extend_exclude, per_file_ignores, extend_per_file_ignores, ignore_noqa)
     stdin = wants_stdin(paths, stdin_filename)
     check_adoption_options(
         fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, stdin=stdin,
@@ -69,12 +78,12 @@ def run_check(
 
         raise click.exceptions.Exit(check_stdin(
             paths, stdin_filename, selection=selection, config=config, unsafe_fixes=unsafe_fixes, fix=fix, diff=diff,
-            output_format=output_format, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
-            fail_level=fail_level,
+            output_format=output_format, exit_zero=exit_zero or fix_only, exit_non_zero_on_fix=exit_non_zero_on_fix,
+            fail_level=fail_level, command_line=overlay, isolated=isolated, fix_only=fix_only,
         ))  # fmt: skip
     paths = paths or (Path("."),)
     fixes = Selection(rule_codes(fixable) or None, rule_codes(extend_fixable), rule_codes(unfixable))
-    settings = load_settings(paths, config, selection, unsafe_fixes, fixes)
+    settings = load_settings(paths, config, selection, unsafe_fixes, fixes, command_line=overlay, isolated=isolated)
     tree = ConfigTree(settings)  # a file follows its closest configuration file
     if show_settings:  # as Ruff's --show-settings: the settings that apply, then exit
         import json
@@ -135,6 +144,13 @@ def run_check(
         if not (quiet or silent):
             click.echo(would_fix(fixed_total), err=True)
         raise click.exceptions.Exit(1 if fixed_total else 0)
+    if fix_only:  # as Ruff: the findings left are neither reported nor counted in the exit code
+        done = [fix_listing(results)] if show_fixes and fixed_total else []
+        if fixed_total and not quiet and output_format in HUMAN_FORMATS:
+            done.append(f"Fixed {plural(fixed_total, 'finding')}.\n")
+        _emit(done, output_file, colored, silent)
+        unwritten = any(r.unwritten for r in results)
+        raise click.exceptions.Exit(exit_code(diagnostics, fixed_total, True, exit_non_zero_on_fix, unwritten=unwritten))
     pieces = [statistics_of(diagnostics, options) if statistics else reporter_for(output_format).render(diagnostics, options)]
     if output_format in HUMAN_FORMATS and not quiet:
         if show_fixes and fixed_total:

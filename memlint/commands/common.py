@@ -9,7 +9,7 @@ from typing import Callable, Optional, Sequence, TypeVar
 
 import click
 
-from memlint.config import ConfigError, Selection, build_settings, discover, load_config_file
+from memlint.config import CommandLine, ConfigError, ConfigFile, Selection, build_settings, discover, load_config_file
 from memlint.pipeline import registry
 
 STDIN = Path("-")  # the path that means standard input (memlint/integrations/stdin.py)
@@ -24,23 +24,63 @@ def rule_codes(values: Sequence[str]) -> list[str]:
     return [code.strip() for value in values for code in value.split(",") if code.strip()]
 
 
+def command_line(
+    exclude: Sequence[str] = (), extend_exclude: Sequence[str] = (), per_file_ignores: Sequence[str] = (),
+    extend_per_file_ignores: Sequence[str] = (), ignore_noqa: bool = False,
+) -> CommandLine:  # fmt: skip
+    """--exclude, --extend-exclude (comma-separated patterns), --per-file-ignores,
+    --extend-per-file-ignores (comma-separated `PATTERN:CODE` pairs, as Ruff takes them) and
+    --ignore-noqa as the settings laid over every configuration file; patterns are taken relative to
+    the working directory. A malformed pair or an unknown code is exit 2."""
+    from memlint.config import check_selectors, command_line_patterns
+
+    cwd = Path.cwd()
+
+    def patterns(values: Sequence[str]) -> tuple[str, ...]:
+        return command_line_patterns(rule_codes(values), cwd)  # split on commas like codes
+
+    def pairs(option: str, values: Sequence[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        grouped: dict[str, list[str]] = {}
+        for pair in rule_codes(values):
+            pattern, colon, code = pair.rpartition(":")
+            if not colon or not pattern.strip() or not code.strip():
+                raise fail(f"{option}: expected PATTERN:CODE, got '{pair}'")
+            configured(lambda: check_selectors([code.strip()], f"command line: {option} '{pair}'"))
+            grouped.setdefault(command_line_patterns([pattern.strip()], cwd)[0], []).append(code.strip())
+        return tuple((pattern, tuple(codes)) for pattern, codes in grouped.items())
+
+    return CommandLine(
+        exclude=patterns(exclude) if exclude else None,
+        extend_exclude=patterns(extend_exclude),
+        per_file_ignores=pairs("--per-file-ignores", per_file_ignores) if per_file_ignores else None,
+        extend_per_file_ignores=pairs("--extend-per-file-ignores", extend_per_file_ignores),
+        ignore_noqa=ignore_noqa,
+    )
+
+
 def fail(message: str) -> "click.exceptions.Exit":
     click.echo(f"memlint: error: {message}", err=True)
     return click.exceptions.Exit(2)
 
 
 def load_settings(
-    paths: Sequence[Path], config: Optional[Path], cli: Selection, unsafe_fixes: Optional[bool], fixes: Selection = Selection()
+    paths: Sequence[Path], config: Optional[Path], cli: Selection, unsafe_fixes: Optional[bool], fixes: Selection = Selection(),
+    *, command_line: CommandLine = CommandLine(), isolated: bool = False,
 ):  # fmt: skip
-    """The run's settings (those of the configuration closest to the paths, or of --config), or exit 2
-    with the problem named."""
+    """The run's settings (those of the configuration closest to the paths, or of --config, or with
+    --isolated of none: the defaults and the command line), or exit 2 with the problem named."""
+    if isolated and config is not None:
+        raise fail("--isolated ignores every configuration file: it cannot be combined with --config")
 
     def load():
+        common = {"unsafe_fixes": unsafe_fixes, "fixes": fixes, "command_line": command_line}
+        if isolated:
+            return build_settings(ConfigFile(None, {}), cli, lock=True, **common)
         if config is not None:
-            return build_settings(load_config_file(config), cli, unsafe_fixes=unsafe_fixes, fixes=fixes, lock=True)
+            return build_settings(load_config_file(config), cli, lock=True, **common)
         existing = [Path(os.path.abspath(p)) for p in paths if os.path.exists(p)]
         start = Path(os.path.commonpath(existing)) if existing else Path.cwd()
-        return build_settings(discover(start), cli, unsafe_fixes=unsafe_fixes, fixes=fixes)
+        return build_settings(discover(start), cli, **common)
 
     return configured(load)
 

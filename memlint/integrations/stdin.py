@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 import click
 
 from memlint.commands.common import STDIN, fail, load_settings
-from memlint.config import Selection
+from memlint.config import CommandLine, Selection
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
 from memlint.pipeline.reserved import reserved_diagnostic
@@ -38,12 +38,17 @@ def check_stdin(
     exit_zero: bool,
     exit_non_zero_on_fix: bool,
     fail_level: str = "info",
+    command_line: CommandLine = CommandLine(),
+    isolated: bool = False,
+    fix_only: bool = False,
 ) -> int:
     """Run on standard input and return the exit code (the output is written here)."""
     if len([p for p in paths if p != STDIN]) or list(paths).count(STDIN) > 1:
         raise fail("`-` (standard input) cannot be combined with other paths")
     path = stdin_filename or STDIN
-    settings = load_settings([path] if stdin_filename else [], config, selection, unsafe_fixes)
+    settings = load_settings(
+        [path] if stdin_filename else [], config, selection, unsafe_fixes, command_line=command_line, isolated=isolated,
+    )
     filename = display_name(path) if stdin_filename else "-"
     data = sys.stdin.buffer.read()
     fixing = fix or diff
@@ -68,6 +73,8 @@ def check_stdin(
     report = reporter_for(output_format).render(diagnostics, options)
     if output_format in HUMAN_FORMATS:
         report += summary(diagnostics, fixed, options)
+    if fix_only:  # the fixed source only: the findings left are not reported
+        report = ""
     if fix:
         sys.stdout.buffer.write(source.encode(result.fixed_text) if source and result.fixed_text is not None else data)
         sys.stdout.buffer.flush()

@@ -55,7 +55,7 @@ def check_text(
         if refused is not None:
             return [refused]
     # libcst and the analysis recurse per level of nesting: run them on a stack sized for the limits.
-    suppressions = suppressions or Suppressions(text)
+    suppressions = suppressions or Suppressions(text, ignored=settings.ignore_noqa)
     return on_deep_stack(
         _check, text, filename, rule_classes, settings, project, suppressions, statement_rows, parser, syntax_tree,
         defer_fixes,
