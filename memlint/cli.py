@@ -120,10 +120,15 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--extend-exclude", multiple=True, help="Path patterns to exclude (comma-separated), on top of `exclude`.")
 @click.option("--per-file-ignores", multiple=True, help="PATTERN:CODE pairs (comma-separated), replacing `per-file-ignores`.")
 @click.option("--extend-per-file-ignores", multiple=True, help="PATTERN:CODE pairs (comma-separated), on top of `per-file-ignores`.")
+@click.option("--watch", "-w", is_flag=True, help="Check again whenever a file changes (concise output, no fixes).")
 def check(**options) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     from memlint.commands.check import run_check  # its parameters are the options above
 
+    if options.pop("watch"):
+        from memlint.commands.watch import watch
+
+        watch(run_check, options)
     run_check(**options)
 
 

@@ -145,3 +145,50 @@ def test_the_options_are_listed_in_help(tmp_path):
     for option in ("--fix-only", "--ignore-noqa", "--isolated", "--exclude", "--extend-exclude", "--per-file-ignores",
                    "--extend-per-file-ignores", "--fail-level"):  # fmt: skip
         assert option in shown
+
+
+# ---------------------------------------------------------------------------- --watch
+
+
+def test_watch_checks_again_when_a_file_changes(tmp_path):
+    import os
+    import queue
+    import sys
+    import threading
+    import time
+
+    (tmp_path / "train.py").write_text("import torch\n", encoding="utf-8")
+    env = {**os.environ, "NO_COLOR": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memlint", "check", "--watch", "--no-cache", "--select", "ML001", "--fix", "."],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+
+    def until_watching() -> list[str]:
+        seen, deadline = [], time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                assert process.poll() is None, process.stderr.read()
+                continue
+            seen.append(line)
+            if "Watching for file changes." in line:
+                return seen
+        raise AssertionError(f"no run within 90 s: {seen}")
+
+    try:
+        first = until_watching()
+        assert "All checks passed!\n" in first
+        (tmp_path / "train.py").write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
+        second = until_watching()
+        assert sum(": ML001 " in line for line in second) == 2 and "Found 2 findings.\n" in second
+        assert (tmp_path / "train.py").read_text(encoding="utf-8") == SOURCE_WITH_FINDINGS  # --fix is not applied
+        time.sleep(1.5)  # nothing changed: no new run
+        assert lines.empty()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert "--fix is not supported in watch mode" in process.stderr.read()
