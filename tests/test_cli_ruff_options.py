@@ -134,9 +134,9 @@ def test_fix_only_with_exit_non_zero_on_fix_and_machine_formats(fixable):
     assert untouched.returncode == 0
 
 
-def test_fix_only_on_standard_input_prints_the_fixed_source_only(fixable):
+def test_fix_only_on_standard_input_gives_the_fixed_source_and_reports_no_finding(fixable):
     result = memlint("check", "--no-cache", "--fix-only", "--stdin-filename", "train.py", "-", cwd=fixable, input=SOURCE_WITH_FINDINGS)
-    assert result.returncode == 0 and result.stderr == ""
+    assert result.returncode == 0 and result.stderr == "Fixed 2 findings.\n"  # the report goes to stderr
     assert "loss.item()" in result.stdout and "ML001" not in result.stdout
 
 

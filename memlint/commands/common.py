@@ -1,18 +1,16 @@
-"""What the commands share: the path that means standard input, failing with exit 2 and a message,
-settings for a run, and rule codes given as options."""
+"""What the commands share: whether a run reads standard input, failing with exit 2 and a message,
+reading configuration with its errors as messages, and rule codes given as options."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TypeVar
 
 import click
 
-from memlint.config import CommandLine, ConfigError, ConfigFile, Selection, build_settings, discover, load_config_file
+from memlint.config import CommandLine, ConfigError
 from memlint.pipeline import registry
-
-STDIN = Path("-")  # the path that means standard input (memlint/integrations/stdin.py)
+from memlint.pipeline.files import STDIN  # not memlint.run: `memlint rules` stays light
 
 
 def wants_stdin(paths: Sequence[Path], stdin_filename: Optional[Path]) -> bool:
@@ -61,28 +59,6 @@ def command_line(
 def fail(message: str) -> "click.exceptions.Exit":
     click.echo(f"memlint: error: {message}", err=True)
     return click.exceptions.Exit(2)
-
-
-def load_settings(
-    paths: Sequence[Path], config: Optional[Path], cli: Selection, unsafe_fixes: Optional[bool], fixes: Selection = Selection(),
-    *, command_line: CommandLine = CommandLine(), isolated: bool = False,
-):  # fmt: skip
-    """The run's settings (those of the configuration closest to the paths, or of --config, or with
-    --isolated of none: the defaults and the command line), or exit 2 with the problem named."""
-    if isolated and config is not None:
-        raise fail("--isolated ignores every configuration file: it cannot be combined with --config")
-
-    def load():
-        common = {"unsafe_fixes": unsafe_fixes, "fixes": fixes, "command_line": command_line}
-        if isolated:
-            return build_settings(ConfigFile(None, {}), cli, lock=True, **common)
-        if config is not None:
-            return build_settings(load_config_file(config), cli, lock=True, **common)
-        existing = [Path(os.path.abspath(p)) for p in paths if os.path.exists(p)]
-        start = Path(os.path.commonpath(existing)) if existing else Path.cwd()
-        return build_settings(discover(start), cli, **common)
-
-    return configured(load)
 
 
 T = TypeVar("T")
