@@ -27,21 +27,28 @@ from memlint.config import ConfigError, Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.incremental import IncrementalParser
+from memlint.pipeline.reserved import too_large
 from memlint.pipeline.runner import Mode, process_text
 from memlint.prescreen import Source
 from memlint.server import client_settings, notebook_documents
-from memlint.server.convert import FIX_ALL_KIND, diagnostic, noqa_edit, rule_page, text_edits, whole_document
+from memlint.server.convert import FIX_ALL_KIND, REPLACEMENT, diagnostic, editor_text, noqa_edit, rule_page, text_edits, whole_document
+from memlint.server.protocol import ReleasingProtocol
 from memlint.server.workspace import WorkspaceFacts
 
 DEBOUNCE_SECONDS = 0.05  # notebooks: a quiet period before a change is linted (files: see MemlintServer.lint)
 SHOW_DOCUMENTATION = "memlint.showDocumentation"
 CONFIG_NAMES = ("pyproject.toml", "memlint.toml")
+# The languageId of the text documents linted; others (Markdown, a configuration file...) are left
+# alone. A notebook's cells come through the notebook (the end of this file), whatever their language.
+PYTHON_LANGUAGES = ("python",)
 
 
 class MemlintServer(LanguageServer):
     def __init__(self) -> None:
         # notebookDocumentSync is advertised (to clients that declare notebook support) from this option.
-        super().__init__("memlint", __version__, notebook_document_sync=notebook_documents.SYNC_OPTIONS)
+        super().__init__(
+            "memlint", __version__, notebook_document_sync=notebook_documents.SYNC_OPTIONS, protocol_cls=ReleasingProtocol,
+        )  # fmt: skip
         self.findings: dict[str, tuple[int, list[Diagnostic]]] = {}  # uri -> (version, findings)
         self.settings: dict[Path, Settings] = {}  # directory -> settings of its closest config
         self.running: set[str] = set()  # documents being analysed
@@ -54,6 +61,7 @@ class MemlintServer(LanguageServer):
         # Where "show the documentation" writes rule pages (from the rules' own text) for the editor to
         # open: a private temporary directory of this server process, made on first use.
         self.rule_pages: Optional[Path] = None
+        self.shut_down = False  # the client asked for `shutdown`: `exit` then ends with 0, else 1 (LSP)
 
     def settings_for(self, path: Optional[str]) -> Settings:
         """The settings of a document: its closest configuration, under the editor's settings."""
@@ -90,11 +98,20 @@ class MemlintServer(LanguageServer):
         notebook = self.workspace.get_notebook_document(cell_uri=uri)
         if notebook is not None:  # a notebook's cell: the notebook is linted as one (at the end of this file)
             return lint_notebook(self, notebook.uri)
+        if not self.is_python(uri):
+            return
         if uri in self.running:
             self.changed.add(uri)
             return
         self.running.add(uri)
         asyncio.ensure_future(self._lint(uri))
+
+    def is_python(self, uri: str) -> bool:
+        """Whether the text document is one memlint lints: Python, or a notebook opened as a file."""
+        document = self.workspace.text_documents.get(uri)
+        if document is None:
+            return False
+        return document.language_id in PYTHON_LANGUAGES or uri.endswith(".ipynb")
 
     async def _lint(self, uri: str) -> None:
         try:
@@ -108,7 +125,7 @@ class MemlintServer(LanguageServer):
 
     async def _lint_now(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)
-        source, version = document.source, document.version
+        source, version = editor_text(document.source), document.version
         path = document.path if uri.startswith("file:") else None
         filename = path or uri.rsplit("/", 1)[-1] or "untitled.py"
         new_summary = None
@@ -139,6 +156,10 @@ class MemlintServer(LanguageServer):
         when those facts were resolved with an older one (WorkspaceFacts.view; a worker thread)."""
         if filename.endswith(".ipynb"):  # a notebook opened as a file: a project of its own
             return sorted(process_text(source, filename, settings, Mode()).diagnostics, key=Diagnostic.sort_key), None
+        if too_large(source, settings) is not None:
+            # Refused before anything parses it (CPython's AST of 5 MB takes seconds and gigabytes):
+            # lint_text reports ML900 with the limit, as `memlint check` does.
+            return lint_text(source, filename, settings, defer_fixes=True), None
         parsed = Source(source)  # one AST for the project facts and the screens
         view, new_summary = self.facts.view(parsed, path)
         # Fixes are computed when a code action asks for one: most findings shown are never fixed.
@@ -196,6 +217,11 @@ class MemlintServer(LanguageServer):
 server = MemlintServer()
 
 
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: MemlintServer, params: None) -> None:
+    ls.shut_down = True
+
+
 @server.feature(types.INITIALIZE)
 def initialize(ls: MemlintServer, params: types.InitializeParams) -> None:
     ls.take_client_settings(params.initialization_options)
@@ -221,7 +247,7 @@ def did_open(ls: MemlintServer, params: types.DidOpenTextDocumentParams) -> None
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-async def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParams) -> None:
+def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParams) -> None:
     ls.lint(params.text_document.uri)
 
 
@@ -268,7 +294,8 @@ async def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWat
 async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     document = ls.workspace.get_text_document(uri)
-    lines = document.source.splitlines()
+    source = editor_text(document.source)  # the text the findings are about
+    lines = source.splitlines()
     _, found = ls.findings.get(uri, (0, []))
     only = params.context.only
     actions: list[types.CodeAction] = []
@@ -298,9 +325,9 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
                 command=types.Command(title=f"Show {finding.code}", command=SHOW_DOCUMENTATION, arguments=[finding.code]),
             ))  # fmt: skip
     if ls.workspace.get_notebook_document(cell_uri=uri) is not None:  # a notebook's cell (end of this file)
-        return actions + (notebook_fix_all(ls, uri) if only is None or wants_fix_all else [])
-    if any(d.has_safe_fix() for d in found) and (only is None or wants_fix_all):
-        source, path = document.source, document.path if uri.startswith("file:") else None
+        actions += notebook_fix_all(ls, uri) if only is None or wants_fix_all else []
+    elif any(d.has_safe_fix() for d in found) and (only is None or wants_fix_all):
+        path = document.path if uri.startswith("file:") else None
         # In a worker thread, as the diagnostics: every fix applied to a fixed point can take a while.
         fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path))
         if fixed.text != source:
@@ -308,7 +335,16 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
                 title="memlint: fix all safe fixes in this file", kind=FIX_ALL_KIND,
                 edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole_document(source), new_text=fixed.text)]}),
             ))  # fmt: skip
+    if source != document.source:
+        # The text held lone surrogates, linted as U+FFFD: an edit that writes U+FFFD would put it in
+        # place of the editor's character, so those edits are not offered.
+        actions = [action for action in actions if not _writes_replacement(action)]
     return actions
+
+
+def _writes_replacement(action: types.CodeAction) -> bool:
+    changes = action.edit.changes if action.edit is not None and action.edit.changes else {}
+    return any(REPLACEMENT in edit.new_text for edits in changes.values() for edit in edits)
 
 
 @server.command(SHOW_DOCUMENTATION)
@@ -353,7 +389,7 @@ def _notebook_cells(ls: MemlintServer, notebook: types.NotebookDocument) -> list
         if document is None:
             cells.append((cell, "", None, None))
         else:
-            cells.append((cell, document.source, document.language_id, document.version))
+            cells.append((cell, editor_text(document.source), document.language_id, document.version))
     return cells
 
 

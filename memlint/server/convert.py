@@ -3,6 +3,7 @@ UTF-16 code units; memlint's are 1-based rows and columns counted in characters.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -12,6 +13,16 @@ from memlint.diagnostics import Diagnostic, Edit, Location, Severity
 
 SOURCE = "memlint"
 FIX_ALL_KIND = "source.fixAll.memlint"
+REPLACEMENT = "\ufffd"
+# A str decoded from JSON holds a surrogate only when the editor sent a lone one (a pair decodes to one
+# character): such text cannot be encoded, parsed or written as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def editor_text(text: str) -> str:
+    """The editor's text with each lone UTF-16 surrogate as U+FFFD: one UTF-16 code unit for another,
+    so every position stays where it was, and the rest of the text can be linted."""
+    return _SURROGATE.sub(REPLACEMENT, text)
 
 _SEVERITIES = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
