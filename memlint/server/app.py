@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Optional
@@ -37,6 +38,9 @@ from memlint.server.workspace import WorkspaceFacts
 
 DEBOUNCE_SECONDS = 0.05  # notebooks: a quiet period before a change is linted (files: see MemlintServer.lint)
 SHOW_DOCUMENTATION = "memlint.showDocumentation"
+# Seconds a client has to answer a request of the server (window/showDocument): one that never answers
+# must not keep workspace/executeCommand waiting.
+CLIENT_TIMEOUT = 5.0
 CONFIG_NAMES = ("pyproject.toml", "memlint.toml")
 # The languageId of the text documents linted; others (Markdown, a configuration file...) are left
 # alone. A notebook's cells come through the notebook (the end of this file), whatever their language.
@@ -62,6 +66,16 @@ class MemlintServer(LanguageServer):
         # open: a private temporary directory of this server process, made on first use.
         self.rule_pages: Optional[Path] = None
         self.shut_down = False  # the client asked for `shutdown`: `exit` then ends with 0, else 1 (LSP)
+
+    def remove_rule_pages(self) -> None:
+        """Remove the rule pages' temporary directory (at shutdown, and when the process ends)."""
+        if self.rule_pages is not None:
+            shutil.rmtree(self.rule_pages, ignore_errors=True)
+            self.rule_pages = None
+
+    def can_show_documents(self) -> bool:
+        window = self.client_capabilities.window
+        return bool(window is not None and window.show_document is not None and window.show_document.support)
 
     def settings_for(self, path: Optional[str]) -> Settings:
         """The settings of a document: its closest configuration, under the editor's settings."""
@@ -220,6 +234,8 @@ server = MemlintServer()
 @server.feature(types.SHUTDOWN)
 def shutdown(ls: MemlintServer, params: None) -> None:
     ls.shut_down = True
+    ls.protocol.cancel_pending()
+    ls.remove_rule_pages()
 
 
 @server.feature(types.INITIALIZE)
@@ -361,8 +377,17 @@ async def show_documentation(ls: MemlintServer, code: str) -> None:
     if uri is None:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"memlint: {problem}"))
         return
-    external = not uri.startswith("file:")
-    await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, external=external, take_focus=True))
+    shown = False
+    if ls.can_show_documents():  # else the request is not sent: the client said it cannot
+        external = not uri.startswith("file:")
+        request = ls.window_show_document_async(types.ShowDocumentParams(uri=uri, external=external, take_focus=True))
+        try:
+            result = await asyncio.wait_for(request, CLIENT_TIMEOUT)
+            shown = bool(result is not None and getattr(result, "success", False))
+        except Exception:  # no answer in time, an error, an answer pygls cannot read: say where the page is
+            shown = False
+    if not shown:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=f"memlint: the documentation of {code}: {uri}"))
 
 
 def _touches(a: types.Range, b: types.Range) -> bool:

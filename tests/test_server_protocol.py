@@ -1,0 +1,89 @@
+"""`memlint server`'s protocol as a client sees it (issue 29), through a real client process: requests
+to the client only where its capabilities allow them and never waited on forever, nothing left in the
+temporary directory."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EVAL_LOOP, write
+from lsp_client import NO_ANSWER, LspClient
+
+PUBLISH = "textDocument/publishDiagnostics"
+SOURCE = EVAL_LOOP.lstrip("\n")
+SHOW = {"command": "memlint.showDocumentation", "arguments": ["ML001"]}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> tuple[Path, dict]:
+    """A workspace, and an environment whose temporary directory is the test's own."""
+    root, temporary = tmp_path / "ws", tmp_path / "tmp"
+    temporary.mkdir()
+    write(root / "pyproject.toml", "[tool.memlint]\n")
+    import os
+
+    environment = {**os.environ, "TMPDIR": str(temporary), "TEMP": str(temporary), "TMP": str(temporary)}
+    environment.pop("MEMLINT_DOCS_URL", None)
+    return root, environment
+
+
+def start(root: Path, environment: dict, capabilities: dict | None = None) -> LspClient:
+    client = LspClient(cwd=root, env=environment)
+    client.initialize(root, capabilities=capabilities)
+    return client
+
+
+def shown_documents(client: LspClient) -> list[dict]:
+    return [r["params"] for r in client.server_requests if r["method"] == "window/showDocument"]
+
+
+def test_show_document_only_to_a_client_that_can(workspace):
+    root, environment = workspace
+    client = start(root, environment, capabilities={})
+    try:
+        assert client.request("workspace/executeCommand", SHOW, timeout=30) is None
+        assert shown_documents(client) == []  # not sent: the client did not say it can
+        message = client.wait_for("window/showMessage", lambda p: "ML001" in p["message"])
+        assert "ML001.md" in message["message"]  # where the page is, instead
+        assert client.shutdown() == 0
+    finally:
+        client.process.kill()
+
+
+@pytest.mark.parametrize("answer", [NO_ANSWER, None])
+def test_a_client_that_never_answers_or_answers_null_keeps_nothing_waiting(workspace, answer):
+    root, environment = workspace
+    client = start(root, environment)
+    client.answers["window/showDocument"] = answer
+    try:
+        began = time.monotonic()
+        assert client.request("workspace/executeCommand", SHOW, timeout=60) is None
+        assert time.monotonic() - began < 30
+        assert len(shown_documents(client)) == 1
+        client.wait_for("window/showMessage", lambda p: "ML001.md" in p["message"])
+        # A second request left unanswered while the client shuts down: shutdown still succeeds.
+        client.next_id += 1  # sent, not waited for
+        client._send({"jsonrpc": "2.0", "id": client.next_id, "method": "workspace/executeCommand", "params": SHOW})
+        assert client.shutdown() == 0
+    finally:
+        client.process.kill()
+
+
+@pytest.mark.parametrize("how", ["shutdown", "exit only"])
+def test_nothing_is_left_in_the_temporary_directory(workspace, how):
+    root, environment = workspace
+    client = start(root, environment)
+    try:
+        client.request("workspace/executeCommand", SHOW, timeout=30)
+        (shown,) = shown_documents(client)
+        assert Path(environment["TMPDIR"]) in Path(shown["uri"].removeprefix("file://")).parents
+        if how == "shutdown":
+            assert client.shutdown() == 0
+        else:
+            client.notify("exit", None)
+            assert client.process.wait(timeout=60) == 1
+        assert list(Path(environment["TMPDIR"]).iterdir()) == []
+    finally:
+        client.process.kill()
