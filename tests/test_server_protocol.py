@@ -87,3 +87,55 @@ def test_nothing_is_left_in_the_temporary_directory(workspace, how):
         assert list(Path(environment["TMPDIR"]).iterdir()) == []
     finally:
         client.process.kill()
+
+
+RESOLVING = {"textDocument": {"codeAction": {"resolveSupport": {"properties": ["edit"]}}}}
+
+
+def test_code_actions_are_listed_without_edits_and_resolved_when_chosen(workspace):
+    from lsp_client import apply_edits
+
+    root, environment = workspace
+    client = start(root, environment, capabilities=RESOLVING)
+    try:
+        uri = (root / "train.py").as_uri()
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": SOURCE}})
+        (finding,) = client.wait_for(PUBLISH, lambda p: p["uri"] == uri)["diagnostics"]
+        at_cursor = {"start": finding["range"]["start"], "end": finding["range"]["start"]}
+        actions = client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": at_cursor, "context": {"diagnostics": [finding]},
+        })  # fmt: skip
+        quick_fix = next(a for a in actions if "loss.item()" in a["title"])
+        fix_all = next(a for a in actions if a["kind"] == "source.fixAll.memlint")
+        # Listed at the cursor: no fix computed, neither the finding's nor the file's.
+        assert "edit" not in quick_fix and "edit" not in fix_all and quick_fix["isPreferred"] is True
+
+        resolved = client.request("codeAction/resolve", quick_fix)
+        assert resolved["title"] == quick_fix["title"]
+        fixed = apply_edits(SOURCE, resolved["edit"]["changes"][uri])
+        assert "total += loss.item()" in fixed
+        resolved_all = client.request("codeAction/resolve", fix_all)
+        assert apply_edits(SOURCE, resolved_all["edit"]["changes"][uri]) == fixed
+
+        # The document changed since the action was listed: its fix no longer applies to this text.
+        changed = "# a new first line\n" + SOURCE
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": changed}]})
+        client.wait_for(PUBLISH, lambda p: p["uri"] == uri and p.get("version") == 2)
+        assert "edit" not in client.request("codeAction/resolve", quick_fix)
+        # Fix-all is about the text as it is now.
+        now_all = client.request("codeAction/resolve", fix_all)
+        assert apply_edits(changed, now_all["edit"]["changes"][uri]) == "# a new first line\n" + fixed
+        assert client.shutdown() == 0
+    finally:
+        client.process.kill()
+
+
+def test_the_server_says_it_resolves_code_actions(workspace):
+    root, environment = workspace
+    client = LspClient(cwd=root, env=environment)
+    try:
+        result = client.initialize(root, capabilities=RESOLVING)
+        assert result["capabilities"]["codeActionProvider"]["resolveProvider"] is True
+        assert client.shutdown() == 0
+    finally:
+        client.process.kill()

@@ -73,6 +73,13 @@ class MemlintServer(LanguageServer):
             shutil.rmtree(self.rule_pages, ignore_errors=True)
             self.rule_pages = None
 
+    def resolves_edits(self) -> bool:
+        """Whether the client asks for a code action's edit when one is chosen (codeAction/resolve)."""
+        text_document = self.client_capabilities.text_document
+        code_action = text_document.code_action if text_document is not None else None
+        support = code_action.resolve_support if code_action is not None else None
+        return support is not None and "edit" in support.properties
+
     def can_show_documents(self) -> bool:
         window = self.client_capabilities.window
         return bool(window is not None and window.show_document is not None and window.show_document.support)
@@ -305,29 +312,42 @@ async def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWat
 
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND]),
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
+        resolve_provider=True,
+    ),
 )
 async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """The actions at a range. To a client that resolves an action's edit (codeAction/resolve), the
+    fixes and fix-all are listed without their edits, computed only for the one chosen: a request at
+    the cursor then computes no fix at all."""
     uri = params.text_document.uri
     document = ls.workspace.get_text_document(uri)
     source = editor_text(document.source)  # the text the findings are about
     lines = source.splitlines()
-    _, found = ls.findings.get(uri, (0, []))
+    version, found = ls.findings.get(uri, (0, []))
     only = params.context.only
+    lazy = ls.resolves_edits()
     actions: list[types.CodeAction] = []
     wants_fix_all = only is not None and any(kind in (types.CodeActionKind.SourceFixAll, FIX_ALL_KIND) for kind in only)
     if not wants_fix_all:
-        for finding in found:
+        for index, finding in enumerate(found):
             converted = diagnostic(lines, finding)
             if not _touches(converted.range, params.range):
                 continue
-            fix = finding.resolved_fix()
-            if fix is not None:
-                label = fix.message + (" (unsafe)" if not fix.is_safe else "")
-                actions.append(types.CodeAction(
+            known = finding.deferred_fix or finding.fix  # its message and safety, without its edits
+            fix = None if lazy or known is None else finding.resolved_fix()
+            if known is not None and (lazy or fix is not None):
+                label = known.message + (" (unsafe)" if not known.is_safe else "")
+                action = types.CodeAction(
                     title=f"memlint: {label}", kind=types.CodeActionKind.QuickFix, diagnostics=[converted],
-                    is_preferred=fix.is_safe, edit=types.WorkspaceEdit(changes={uri: text_edits(lines, fix.edits)}),
-                ))  # fmt: skip
+                    is_preferred=known.is_safe,
+                )  # fmt: skip
+                if lazy:
+                    action.data = {"uri": uri, "version": version, "finding": index}
+                else:
+                    action.edit = types.WorkspaceEdit(changes={uri: text_edits(lines, fix.edits)})
+                actions.append(action)
             suppress = noqa_edit(lines, finding.location.row, finding.code)
             if suppress is not None:
                 actions.append(types.CodeAction(
@@ -340,22 +360,61 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
                 kind=types.CodeActionKind.QuickFix, diagnostics=[converted],
                 command=types.Command(title=f"Show {finding.code}", command=SHOW_DOCUMENTATION, arguments=[finding.code]),
             ))  # fmt: skip
-    if ls.workspace.get_notebook_document(cell_uri=uri) is not None:  # a notebook's cell (end of this file)
-        actions += notebook_fix_all(ls, uri) if only is None or wants_fix_all else []
-    elif any(d.has_safe_fix() for d in found) and (only is None or wants_fix_all):
-        path = document.path if uri.startswith("file:") else None
-        # In a worker thread, as the diagnostics: every fix applied to a fixed point can take a while.
-        fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path))
-        if fixed.text != source:
-            actions.append(types.CodeAction(
-                title="memlint: fix all safe fixes in this file", kind=FIX_ALL_KIND,
-                edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole_document(source), new_text=fixed.text)]}),
-            ))  # fmt: skip
+    notebook = ls.workspace.get_notebook_document(cell_uri=uri)  # of a cell (the end of this file)
+    cell = notebook is not None
+    # A notebook's fixes may edit any of its cells (an import added to the first one).
+    fixable = [d for c in notebook.cells for d in ls.findings.get(c.document, (0, []))[1]] if cell else found
+    if (only is None or wants_fix_all) and any(d.has_safe_fix() for d in fixable):
+        fix_all = types.CodeAction(title=f"memlint: fix all safe fixes in this {'cell' if cell else 'file'}", kind=FIX_ALL_KIND)
+        if lazy:
+            fix_all.data = {"uri": uri, "fixAll": True}
+        else:
+            fix_all.edit = await _fix_all_edit(ls, uri, source)
+        if fix_all.edit is not None or lazy:
+            actions.append(fix_all)
     if source != document.source:
         # The text held lone surrogates, linted as U+FFFD: an edit that writes U+FFFD would put it in
         # place of the editor's character, so those edits are not offered.
         actions = [action for action in actions if not _writes_replacement(action)]
     return actions
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+async def resolve_code_action(ls: MemlintServer, action: types.CodeAction) -> types.CodeAction:
+    """The edit of an action listed without it (code_action above). A fix whose finding is from
+    another version of the document than the one shown resolves to no edit: the editor applies
+    nothing, and the next request lists the new findings."""
+    data = action.data if isinstance(action.data, dict) else {}
+    uri = data.get("uri")
+    document = ls.workspace.text_documents.get(uri) if isinstance(uri, str) else None
+    if document is None:
+        return action
+    source = editor_text(document.source)
+    if data.get("fixAll") is True:
+        action.edit = await _fix_all_edit(ls, uri, source)
+    elif isinstance(data.get("finding"), int):
+        version, found = ls.findings.get(uri, (None, []))
+        index = data["finding"]
+        if version == data.get("version") == (document.version or 0) and 0 <= index < len(found):
+            fix = found[index].resolved_fix()
+            if fix is not None:
+                action.edit = types.WorkspaceEdit(changes={uri: text_edits(source.splitlines(), fix.edits)})
+    if source != document.source and _writes_replacement(action):
+        action.edit = None
+    return action
+
+
+async def _fix_all_edit(ls: MemlintServer, uri: str, source: str) -> Optional[types.WorkspaceEdit]:
+    """The edit applying every safe fix of the document (of the notebook, for a cell), or None."""
+    if ls.workspace.get_notebook_document(cell_uri=uri) is not None:
+        return notebook_fix_all(ls, uri)
+    document = ls.workspace.get_text_document(uri)
+    path = document.path if uri.startswith("file:") else None
+    # In a worker thread, as the diagnostics: every fix applied to a fixed point can take a while.
+    fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path))
+    if fixed.text == source:
+        return None
+    return types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole_document(source), new_text=fixed.text)]})
 
 
 def _writes_replacement(action: types.CodeAction) -> bool:
@@ -475,29 +534,26 @@ async def _lint_notebook(ls: MemlintServer, notebook_uri: str) -> None:
         ))  # fmt: skip
 
 
-def notebook_fix_all(ls: MemlintServer, cell_uri: str) -> list[types.CodeAction]:
-    """The fix-all action for one cell: the notebook's safe fixes applied as a whole, this cell's new text."""
+def notebook_fix_all(ls: MemlintServer, cell_uri: str) -> Optional[types.WorkspaceEdit]:
+    """The fix-all edit of one cell: the notebook's safe fixes applied as a whole, this cell's new text."""
     notebook = ls.workspace.get_notebook_document(cell_uri=cell_uri)
     made = _notebook_source(ls, notebook.uri) if notebook is not None else None
     if made is None:
-        return []
+        return None
     text, filename, settings, cells = made
     index = next((n for n, (cell, *_) in enumerate(cells) if cell.document == cell_uri), None)
     if index is None:
-        return []
+        return None
     fixed = api.fix_source(text, filename, settings=settings)
     if fixed.text == text:
-        return []
+        return None
     new_cells = json.loads(fixed.text)["cells"]
     source = new_cells[index].get("source", "") if index < len(new_cells) else ""
     new_text = "".join(source) if isinstance(source, list) else source
     old_text = cells[index][1]
     if new_text == old_text:
-        return []
-    return [types.CodeAction(
-        title="memlint: fix all safe fixes in this cell", kind=FIX_ALL_KIND,
-        edit=types.WorkspaceEdit(changes={cell_uri: [types.TextEdit(range=whole_document(old_text), new_text=new_text)]}),
-    )]  # fmt: skip
+        return None
+    return types.WorkspaceEdit(changes={cell_uri: [types.TextEdit(range=whole_document(old_text), new_text=new_text)]})
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
