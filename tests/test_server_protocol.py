@@ -139,3 +139,34 @@ def test_the_server_says_it_resolves_code_actions(workspace):
         assert client.shutdown() == 0
     finally:
         client.process.kill()
+
+
+def test_hover_shows_the_rule_on_a_suppression_code_and_on_a_finding(workspace):
+    root, environment = workspace
+    client = start(root, environment)
+    try:
+        uri = (root / "train.py").as_uri()
+        text = SOURCE.replace("print(total)", "print(total)  # noqa: E501, ml001\n# memlint: ignore-file[ML002]")
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        (finding,) = client.wait_for(PUBLISH, lambda p: p["uri"] == uri)["diagnostics"]
+        lines = text.splitlines()
+
+        def hover(row: int, column: int):
+            return client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": row, "character": column}})
+
+        noqa_row = next(n for n, line in enumerate(lines) if "noqa" in line)
+        at = lines[noqa_row].index("ml001")
+        shown = hover(noqa_row, at + 2)
+        assert shown["contents"]["kind"] == "markdown"
+        assert shown["contents"]["value"].startswith("# accumulated-graph (ML001)")
+        assert shown["range"] == {"start": {"line": noqa_row, "character": at}, "end": {"line": noqa_row, "character": at + 5}}
+        assert hover(noqa_row, lines[noqa_row].index("E501") + 1) is None  # another tool's code
+        assert hover(noqa_row, 0) is None  # code, not a comment
+        ignore_row = noqa_row + 1
+        assert "(ML002)" in hover(ignore_row, lines[ignore_row].index("ML002"))["contents"]["value"]
+        on_finding = hover(finding["range"]["start"]["line"], finding["range"]["start"]["character"] + 1)
+        assert on_finding["contents"]["value"].startswith("# accumulated-graph (ML001)")
+        assert on_finding["range"] == finding["range"]
+        assert client.shutdown() == 0
+    finally:
+        client.process.kill()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,14 +26,17 @@ from pygls.lsp.server import LanguageServer
 
 from memlint import __version__, api
 from memlint.config import ConfigError, Settings
-from memlint.diagnostics import Diagnostic
+from memlint.diagnostics import Diagnostic, Location
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.incremental import IncrementalParser
 from memlint.pipeline.reserved import too_large
 from memlint.pipeline.runner import Mode, process_text
+from memlint.pipeline.suppressions import listed_codes
 from memlint.prescreen import Source
 from memlint.server import client_settings, notebook_documents
-from memlint.server.convert import FIX_ALL_KIND, REPLACEMENT, diagnostic, editor_text, noqa_edit, rule_page, text_edits, whole_document
+from memlint.server.convert import (
+    FIX_ALL_KIND, REPLACEMENT, column_index, diagnostic, editor_text, noqa_edit, rule_page, text_edits, to_range, whole_document,
+)
 from memlint.server.protocol import ReleasingProtocol
 from memlint.server.workspace import WorkspaceFacts
 
@@ -447,6 +451,47 @@ async def show_documentation(ls: MemlintServer, code: str) -> None:
             shown = False
     if not shown:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=f"memlint: the documentation of {code}: {uri}"))
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: MemlintServer, params: types.HoverParams) -> Optional[types.Hover]:
+    """A rule's documentation, on its code in a suppression comment (`# noqa: ML001`, `# memlint:
+    ignore[ML001]`, `ignore-file`) or on one of its findings."""
+    uri = params.text_document.uri
+    document = ls.workspace.text_documents.get(uri)
+    if document is None or not (ls.is_python(uri) or ls.workspace.get_notebook_document(cell_uri=uri) is not None):
+        return None
+    lines = editor_text(document.source).splitlines()
+    row = params.position.line
+    if not 0 <= row < len(lines):
+        return None
+    line = lines[row]
+    column = column_index(line, params.position.character)
+    for match, group, _ in listed_codes(line):
+        for code in re.finditer(r"[A-Za-z]+[0-9]+", match.group(group)):
+            start, end = match.start(group) + code.start(), match.start(group) + code.end()
+            if start <= column <= end:
+                place = to_range(lines, Location(row + 1, start + 1), Location(row + 1, end + 1))
+                return _rule_hover(ls, code.group(), place)
+    _, found = ls.findings.get(uri, (0, []))
+    for finding in found:
+        converted = diagnostic(lines, finding)
+        if _touches(converted.range, types.Range(start=params.position, end=params.position)):
+            return _rule_hover(ls, finding.code, converted.range)
+    return None
+
+
+def _rule_hover(ls: MemlintServer, code: str, place: types.Range) -> Optional[types.Hover]:
+    from memlint.commands.ruledocs import rule_text
+    from memlint.pipeline import registry
+
+    rule = registry.find_rule(code)
+    if rule is None:  # another tool's code (`# noqa: E501`)
+        return None
+    hover_capability = ls.client_capabilities.text_document.hover if ls.client_capabilities.text_document else None
+    formats = hover_capability.content_format if hover_capability is not None else None
+    kind = types.MarkupKind.PlainText if formats and types.MarkupKind.Markdown not in formats else types.MarkupKind.Markdown
+    return types.Hover(contents=types.MarkupContent(kind=kind, value=rule_text(rule)), range=place)
 
 
 def _touches(a: types.Range, b: types.Range) -> bool:

@@ -38,6 +38,16 @@ def position(lines: list[str], location: Location) -> types.Position:
     return types.Position(line=max(row, 0), character=len(prefix.encode("utf-16-le")) // 2)
 
 
+def column_index(line: str, character: int) -> int:
+    """The index in `line` of the character at an LSP position's `character` (UTF-16 code units)."""
+    units = 0
+    for index, char in enumerate(line):
+        if units >= character:
+            return index
+        units += 2 if ord(char) > 0xFFFF else 1
+    return len(line)
+
+
 def to_range(lines: list[str], start: Location, end: Location) -> types.Range:
     return types.Range(start=position(lines, start), end=position(lines, end))
 
