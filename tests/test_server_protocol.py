@@ -170,3 +170,46 @@ def test_hover_shows_the_rule_on_a_suppression_code_and_on_a_finding(workspace):
         assert client.shutdown() == 0
     finally:
         client.process.kill()
+
+
+def test_positions_in_utf8_when_the_client_offers_it(workspace):
+    root, environment = workspace
+    client = LspClient(cwd=root, env=environment)
+    try:
+        result = client.initialize(root, capabilities={"general": {"positionEncodings": ["utf-8", "utf-16"]}})
+        assert result["capabilities"]["positionEncoding"] == "utf-8"
+        uri = (root / "train.py").as_uri()
+        prefix = "    _ = 'ö😀'; "  # 1 + 2 UTF-16 units, 2 + 4 UTF-8 bytes
+        text = SOURCE.replace("    total += loss", prefix + "total += loss  # memlint: ignore[ML002] ö")
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        (finding,) = client.wait_for(PUBLISH, lambda p: p["uri"] == uri)["diagnostics"]
+        row = 5
+        assert finding["range"]["start"] == {"line": row, "character": len(prefix.encode("utf-8"))}
+        assert finding["range"]["end"] == {"line": row, "character": len((prefix + "total += loss").encode("utf-8"))}
+
+        # An edit from the client in UTF-8 positions: `_ = ...` replaced, the finding moves left.
+        line = text.splitlines()[row]
+        cut = len("    _ = 'ö😀'".encode("utf-8"))
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{
+            "range": {"start": {"line": row, "character": 4}, "end": {"line": row, "character": cut}}, "text": "_ = 'é'",
+        }]})  # fmt: skip
+        (moved,) = client.wait_for(PUBLISH, lambda p: p["uri"] == uri and p.get("version") == 2)["diagnostics"]
+        new_prefix = "    _ = 'é'; "
+        assert moved["range"]["start"] == {"line": row, "character": len(new_prefix.encode("utf-8"))}
+
+        actions = client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": moved["range"], "context": {"diagnostics": [moved]},
+        })  # fmt: skip
+        (edit,) = next(a for a in actions if "loss.item()" in a["title"])["edit"]["changes"][uri]
+        current = (new_prefix + "total += loss  # memlint: ignore[ML002] ö").encode("utf-8")
+        start, end = edit["range"]["start"]["character"], edit["range"]["end"]["character"]
+        fixed = current[:start] + edit["newText"].encode("utf-8") + current[end:]
+        assert fixed.decode("utf-8") == new_prefix + "total += loss.item()  # memlint: ignore[ML002] ö"
+
+        at = len(current.decode("utf-8")[: current.decode("utf-8").index("ML002")].encode("utf-8"))
+        shown = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": row, "character": at + 1}})
+        assert "(ML002)" in shown["contents"]["value"]
+        assert shown["range"]["start"] == {"line": row, "character": at}
+        assert client.shutdown() == 0
+    finally:
+        client.process.kill()

@@ -35,7 +35,8 @@ from memlint.pipeline.suppressions import listed_codes
 from memlint.prescreen import Source
 from memlint.server import client_settings, notebook_documents
 from memlint.server.convert import (
-    FIX_ALL_KIND, REPLACEMENT, column_index, diagnostic, editor_text, noqa_edit, rule_page, text_edits, to_range, whole_document,
+    FIX_ALL_KIND, REPLACEMENT, Lines, column_index, diagnostic, editor_text, noqa_edit, rule_page, text_edits, to_range,
+    whole_document,
 )
 from memlint.server.protocol import ReleasingProtocol
 from memlint.server.workspace import WorkspaceFacts
@@ -76,6 +77,15 @@ class MemlintServer(LanguageServer):
         if self.rule_pages is not None:
             shutil.rmtree(self.rule_pages, ignore_errors=True)
             self.rule_pages = None
+
+    @property
+    def encoding(self) -> str:
+        """The position encoding agreed on at initialize ("utf-16", "utf-8" or "utf-32")."""
+        chosen = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return str(getattr(chosen, "value", chosen))
+
+    def lines(self, text: str) -> Lines:
+        return Lines(text, self.encoding)
 
     def resolves_edits(self) -> bool:
         """Whether the client asks for a code action's edit when one is chosen (codeAction/resolve)."""
@@ -169,7 +179,7 @@ class MemlintServer(LanguageServer):
             self.facts.edited(path, new_summary)
             self.resolve_soon()
         self.findings[uri] = (version or 0, found)
-        lines = source.splitlines()
+        lines = self.lines(source)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[diagnostic(lines, d, uri) for d in found])
         )
@@ -328,7 +338,7 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
     uri = params.text_document.uri
     document = ls.workspace.get_text_document(uri)
     source = editor_text(document.source)  # the text the findings are about
-    lines = source.splitlines()
+    lines = ls.lines(source)
     version, found = ls.findings.get(uri, (0, []))
     only = params.context.only
     lazy = ls.resolves_edits()
@@ -402,7 +412,7 @@ async def resolve_code_action(ls: MemlintServer, action: types.CodeAction) -> ty
         if version == data.get("version") == (document.version or 0) and 0 <= index < len(found):
             fix = found[index].resolved_fix()
             if fix is not None:
-                action.edit = types.WorkspaceEdit(changes={uri: text_edits(source.splitlines(), fix.edits)})
+                action.edit = types.WorkspaceEdit(changes={uri: text_edits(ls.lines(source), fix.edits)})
     if source != document.source and _writes_replacement(action):
         action.edit = None
     return action
@@ -418,7 +428,7 @@ async def _fix_all_edit(ls: MemlintServer, uri: str, source: str) -> Optional[ty
     fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path))
     if fixed.text == source:
         return None
-    return types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole_document(source), new_text=fixed.text)]})
+    return types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole_document(source, ls.encoding), new_text=fixed.text)]})
 
 
 def _writes_replacement(action: types.CodeAction) -> bool:
@@ -461,12 +471,12 @@ def hover(ls: MemlintServer, params: types.HoverParams) -> Optional[types.Hover]
     document = ls.workspace.text_documents.get(uri)
     if document is None or not (ls.is_python(uri) or ls.workspace.get_notebook_document(cell_uri=uri) is not None):
         return None
-    lines = editor_text(document.source).splitlines()
+    lines = ls.lines(editor_text(document.source))
     row = params.position.line
     if not 0 <= row < len(lines):
         return None
     line = lines[row]
-    column = column_index(line, params.position.character)
+    column = column_index(line, params.position.character, lines.encoding)
     for match, group, _ in listed_codes(line):
         for code in re.finditer(r"[A-Za-z]+[0-9]+", match.group(group)):
             start, end = match.start(group) + code.start(), match.start(group) + code.end()
@@ -573,7 +583,7 @@ async def _lint_notebook(ls: MemlintServer, notebook_uri: str) -> None:
     for cell, source, _, cell_version in cells:
         cell_found = per_cell[cell.document]
         ls.findings[cell.document] = (cell_version or 0, cell_found)
-        lines = source.splitlines()
+        lines = ls.lines(source)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=cell.document, version=cell_version, diagnostics=[diagnostic(lines, d, cell.document) for d in cell_found],
         ))  # fmt: skip
@@ -598,7 +608,7 @@ def notebook_fix_all(ls: MemlintServer, cell_uri: str) -> Optional[types.Workspa
     old_text = cells[index][1]
     if new_text == old_text:
         return None
-    return types.WorkspaceEdit(changes={cell_uri: [types.TextEdit(range=whole_document(old_text), new_text=new_text)]})
+    return types.WorkspaceEdit(changes={cell_uri: [types.TextEdit(range=whole_document(old_text, ls.encoding), new_text=new_text)]})
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
