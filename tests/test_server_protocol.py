@@ -213,3 +213,81 @@ def test_positions_in_utf8_when_the_client_offers_it(workspace):
         assert client.shutdown() == 0
     finally:
         client.process.kill()
+
+
+PULLING = {"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": True}}}
+
+
+def test_a_client_that_pulls_diagnostics_gets_them_pulled_not_published(workspace):
+    root, environment = workspace
+    client = start(root, environment, capabilities=PULLING)
+    try:
+        uri = (root / "train.py").as_uri()
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": SOURCE}})
+
+        def pull(previous: str | None = None) -> dict:
+            return client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}, "previousResultId": previous})
+
+        first = pull()  # waits for the analysis of version 1
+        assert first["kind"] == "full" and [d["code"] for d in first["items"]] == ["ML001"]
+        assert first["items"][0]["range"]["start"] == {"line": 5, "character": 4}
+        assert pull(first["resultId"]) == {"kind": "unchanged", "resultId": first["resultId"]}
+
+        fixed = SOURCE.replace("total += loss", "total += loss.item()")
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": fixed}]})
+        second = pull(first["resultId"])
+        assert second["kind"] == "full" and second["items"] == [] and second["resultId"] != first["resultId"]
+
+        everything = client.request("workspace/diagnostic", {"previousResultIds": []})
+        assert [(item["uri"], item["kind"], item["items"]) for item in everything["items"]] == [(uri, "full", [])]
+        held = client.request("workspace/diagnostic", {"previousResultIds": [{"uri": uri, "value": second["resultId"]}]})
+        assert [(item["uri"], item["kind"]) for item in held["items"]] == [(uri, "unchanged")]
+
+        # The configuration changes the findings of the version the client holds: it is asked to pull again.
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": SOURCE}]})
+        assert [d["code"] for d in pull()["items"]] == ["ML001"]
+        write(root / "pyproject.toml", '[tool.memlint]\nignore = ["ML001"]\n')
+        client.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": (root / "pyproject.toml").as_uri(), "type": 2}]})
+        deadline = time.monotonic() + 30
+        while not any(r["method"] == "workspace/diagnostic/refresh" for r in client.server_requests):
+            assert time.monotonic() < deadline, "no workspace/diagnostic/refresh"
+            client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}})
+            time.sleep(0.05)
+        assert pull()["items"] == []
+
+        assert not [n for n in client.notifications if n["method"] == PUBLISH]  # nothing was pushed
+        assert client.shutdown() == 0
+    finally:
+        client.process.kill()
+
+
+def test_the_server_offers_pull_diagnostics(workspace):
+    root, environment = workspace
+    client = LspClient(cwd=root, env=environment)
+    try:
+        provider = client.initialize(root, capabilities=PULLING)["capabilities"]["diagnosticProvider"]
+        assert provider["interFileDependencies"] is True and provider["workspaceDiagnostics"] is True
+        assert client.shutdown() == 0
+    finally:
+        client.process.kill()
+
+
+def test_a_notebooks_cells_are_pulled_too(workspace):
+    root, environment = workspace
+    client = start(root, environment, capabilities={**PULLING, "notebookDocument": {"synchronization": {}}})
+    try:
+        notebook = root / "eval.ipynb"
+        first, second = (f"vscode-notebook-cell:{notebook.as_posix()}#{name}" for name in ("W0", "W1"))
+        cells = [("import torch\ntotal = 0.0", first), ("for x, y in loader:\n    loss = criterion(model(x), y)\n    total += loss", second)]
+        client.notify("notebookDocument/didOpen", {
+            "notebookDocument": {"uri": notebook.as_uri(), "notebookType": "jupyter-notebook", "version": 1,
+                                 "cells": [{"kind": 2, "document": uri} for _, uri in cells]},
+            "cellTextDocuments": [{"uri": uri, "languageId": "python", "version": 1, "text": text} for text, uri in cells],
+        })  # fmt: skip
+        pulled = client.request("textDocument/diagnostic", {"textDocument": {"uri": second}})
+        assert [(d["code"], d["range"]["start"]) for d in pulled["items"]] == [("ML001", {"line": 2, "character": 4})]
+        assert client.request("textDocument/diagnostic", {"textDocument": {"uri": first}})["items"] == []
+        assert not [n for n in client.notifications if n["method"] == PUBLISH]
+        assert client.shutdown() == 0
+    finally:
+        client.process.kill()

@@ -39,6 +39,7 @@ from memlint.server.convert import (
     whole_document,
 )
 from memlint.server.protocol import ReleasingProtocol
+from memlint.server.reports import Reports
 from memlint.server.workspace import WorkspaceFacts
 
 DEBOUNCE_SECONDS = 0.05  # notebooks: a quiet period before a change is linted (files: see MemlintServer.lint)
@@ -46,6 +47,8 @@ SHOW_DOCUMENTATION = "memlint.showDocumentation"
 # Seconds a client has to answer a request of the server (window/showDocument): one that never answers
 # must not keep workspace/executeCommand waiting.
 CLIENT_TIMEOUT = 5.0
+# Seconds a pull for diagnostics waits for the analysis of the document's current version.
+PULL_TIMEOUT = 60.0
 CONFIG_NAMES = ("pyproject.toml", "memlint.toml")
 # The languageId of the text documents linted; others (Markdown, a configuration file...) are left
 # alone. A notebook's cells come through the notebook (the end of this file), whatever their language.
@@ -71,6 +74,8 @@ class MemlintServer(LanguageServer):
         # open: a private temporary directory of this server process, made on first use.
         self.rule_pages: Optional[Path] = None
         self.shut_down = False  # the client asked for `shutdown`: `exit` then ends with 0, else 1 (LSP)
+        self.reports = Reports()  # for a client that pulls diagnostics
+        self.refreshing = False  # a workspace/diagnostic/refresh is about to be sent
 
     def remove_rule_pages(self) -> None:
         """Remove the rule pages' temporary directory (at shutdown, and when the process ends)."""
@@ -86,6 +91,48 @@ class MemlintServer(LanguageServer):
 
     def lines(self, text: str) -> Lines:
         return Lines(text, self.encoding)
+
+    @property
+    def pulls(self) -> bool:
+        """Whether the client pulls diagnostics (LSP 3.17): then none are published to it."""
+        text_document = self.client_capabilities.text_document
+        return text_document is not None and text_document.diagnostic is not None
+
+    def report(self, uri: str, version: Optional[int], found: list[Diagnostic], source: str) -> None:
+        """Keep a document's (or a cell's) findings and give the client their diagnostics: published,
+        or kept for its pull (and, if they changed for a version it has pulled, a refresh asked for)."""
+        self.findings[uri] = (version or 0, found)
+        lines = self.lines(source)
+        items = [diagnostic(lines, d, uri) for d in found]
+        if self.pulls:
+            if self.reports.store(uri, version or 0, items):
+                self.refresh_soon()
+            return
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=items))
+
+    def forget(self, uri: str) -> None:
+        """A document closed (or a cell removed): its diagnostics go."""
+        self.findings.pop(uri, None)
+        self.reports.forget(uri)
+        if not self.pulls:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def refresh_soon(self) -> None:
+        """Ask a pulling client to pull again (once for the changes of a moment), if it can be asked."""
+        workspace = self.client_capabilities.workspace
+        support = workspace.diagnostics if workspace is not None else None
+        if self.refreshing or support is None or not support.refresh_support:
+            return
+        self.refreshing = True
+
+        async def refresh() -> None:
+            self.refreshing = False
+            try:
+                await asyncio.wait_for(self.workspace_diagnostic_refresh_async(None), CLIENT_TIMEOUT)
+            except Exception:  # no answer in time, or an error: the client pulls when it next edits
+                pass
+
+        asyncio.get_running_loop().call_later(0.05, lambda: asyncio.ensure_future(refresh()))
 
     def resolves_edits(self) -> bool:
         """Whether the client asks for a code action's edit when one is chosen (codeAction/resolve)."""
@@ -178,11 +225,7 @@ class MemlintServer(LanguageServer):
             # Judged with facts resolved for an older text of it: resolve with this one, lint again.
             self.facts.edited(path, new_summary)
             self.resolve_soon()
-        self.findings[uri] = (version or 0, found)
-        lines = self.lines(source)
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[diagnostic(lines, d, uri) for d in found])
-        )
+        self.report(uri, version, found, source)
 
     def _analyse(
         self, source: str, filename: str, path: Optional[str], settings: Settings, parser: IncrementalParser
@@ -302,14 +345,13 @@ async def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: MemlintServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.findings.pop(params.text_document.uri, None)
+    ls.forget(params.text_document.uri)
     ls.parsers.pop(params.text_document.uri, None)
     path = uris.to_fs_path(params.text_document.uri) if params.text_document.uri.startswith("file:") else None
     if path is not None:
         ls.facts.close(path)  # an unsaved text no longer stands for the file
         if not ls.facts.is_current():
             ls.resolve_soon()
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -463,6 +505,46 @@ async def show_documentation(ls: MemlintServer, code: str) -> None:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=f"memlint: the documentation of {code}: {uri}"))
 
 
+@server.feature(
+    types.TEXT_DOCUMENT_DIAGNOSTIC,
+    types.DiagnosticOptions(inter_file_dependencies=True, workspace_diagnostics=True, identifier="memlint"),
+)
+async def document_diagnostic(ls: MemlintServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+    """The document's diagnostics, for a client that pulls them: those of its current version, once
+    analysed ("unchanged" when the client holds them already)."""
+    report = await _current_report(ls, params.text_document.uri)
+    if report is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    if params.previous_result_id == report.result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=report.result_id)
+    return types.RelatedFullDocumentDiagnosticReport(items=report.items, result_id=report.result_id)
+
+
+@server.feature(types.WORKSPACE_DIAGNOSTIC)
+async def workspace_diagnostic(ls: MemlintServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
+    """The diagnostics of every open document (the files on disk are linted by `memlint check`)."""
+    held = {previous.uri: previous.value for previous in params.previous_result_ids}
+    items: list = []
+    for uri in list(ls.workspace.text_documents):
+        report = await _current_report(ls, uri)
+        if report is None:
+            continue
+        if held.get(uri) == report.result_id:
+            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=report.result_id, version=report.version))
+        else:
+            items.append(types.WorkspaceFullDocumentDiagnosticReport(
+                uri=uri, items=report.items, version=report.version, result_id=report.result_id,
+            ))  # fmt: skip
+    return types.WorkspaceDiagnosticReport(items=items)
+
+
+async def _current_report(ls: MemlintServer, uri: str):
+    document = ls.workspace.text_documents.get(uri)
+    if document is None or not (ls.is_python(uri) or ls.workspace.get_notebook_document(cell_uri=uri) is not None):
+        return None
+    return await ls.reports.current(uri, document.version or 0, PULL_TIMEOUT)
+
+
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: MemlintServer, params: types.HoverParams) -> Optional[types.Hover]:
     """A rule's documentation, on its code in a suppression comment (`# noqa: ML001`, `# memlint:
@@ -577,16 +659,10 @@ async def _lint_notebook(ls: MemlintServer, notebook_uri: str) -> None:
     per_cell = notebook_documents.split_by_cell(found, [(cell.document, source) for cell, source, _, _ in cells], fallback=first_code)
     for old in _notebook_published.get(notebook_uri, []):
         if old not in per_cell:  # a cell removed since: its diagnostics go too
-            ls.findings.pop(old, None)
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=old, diagnostics=[]))
+            ls.forget(old)
     _notebook_published[notebook_uri] = list(per_cell)
     for cell, source, _, cell_version in cells:
-        cell_found = per_cell[cell.document]
-        ls.findings[cell.document] = (cell_version or 0, cell_found)
-        lines = ls.lines(source)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=cell.document, version=cell_version, diagnostics=[diagnostic(lines, d, cell.document) for d in cell_found],
-        ))  # fmt: skip
+        ls.report(cell.document, cell_version, per_cell[cell.document], source)
 
 
 def notebook_fix_all(ls: MemlintServer, cell_uri: str) -> Optional[types.WorkspaceEdit]:
@@ -634,6 +710,5 @@ def notebook_did_close(ls: MemlintServer, params: types.DidCloseNotebookDocument
         pending.cancel()
     cell_uris = [cell.uri for cell in params.cell_text_documents] + _notebook_published.pop(uri, [])
     for cell_uri in dict.fromkeys(cell_uris):
-        ls.findings.pop(cell_uri, None)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+        ls.forget(cell_uri)
 # ---- end of notebook documents ----
