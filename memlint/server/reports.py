@@ -2,8 +2,8 @@
 `textDocument/diagnostic`, `workspace/diagnostic`) rather than have them published.
 
 A pull for a version not analysed yet waits for its analysis (which runs in a worker thread, see
-memlint/server/app.py) for up to a timeout. Each report has a result id, new whenever the report is
-stored, so a client that sends back the id of what it holds hears "unchanged".
+memlint/server/app.py) for up to a timeout. Each report has a result id, new whenever what it reports
+changes, so a client that sends back the id of what it holds hears "unchanged".
 """
 
 from __future__ import annotations
@@ -33,9 +33,11 @@ class Reports:
         """Keep the document's diagnostics; whether they differ from those kept for the same version
         (the project's facts or the settings changed: a pulling client must be told to pull again)."""
         previous = self._reports.get(uri)
-        self._reports[uri] = Report(str(next(self._ids)), version, items)
+        same_version = previous is not None and previous.version == version
+        if not (same_version and previous.items == items):  # the same again keeps its id: "unchanged"
+            self._reports[uri] = Report(str(next(self._ids)), version, items)
         self._wake(uri)
-        return previous is not None and previous.version == version and previous.items != items
+        return same_version and previous.items != items
 
     def forget(self, uri: str) -> None:
         """The document closed: nothing to report, and nobody waits for it any longer."""
