@@ -57,8 +57,8 @@ _SAFE_CONFIG = (
     ("diff.relative", "false"),  # names from the top level (a config key older git ignores, unlike --no-relative)
 )
 # git's words for an object it would have fetched: "could not fetch <id> from promisor remote" (the
-# transport refused), "lazy fetching disabled" (GIT_NO_LAZY_FETCH), "unable to read <id>".
-_MISSING_OBJECT = re.compile(r"promisor remote|lazy fetch|unable to read [0-9a-f]{7,}")
+# transport refused), "lazy fetching disabled" (GIT_NO_LAZY_FETCH).
+_MISSING_OBJECT = re.compile(r"promisor remote|lazy fetch")
 _FILTER_KEY = re.compile(r"^filter\.(.+)\.(?:clean|smudge|process|required)$", re.DOTALL)
 
 
