@@ -61,6 +61,7 @@ class StorageTracker(TorchDispatchMode):
         max_points: int = 200_000,
         snapshot_peak: bool = False,
         kernels=None,
+        in_place_of=None,
         device_type: Optional[str] = None,
     ) -> None:
         super().__init__()
@@ -70,6 +71,9 @@ class StorageTracker(TorchDispatchMode):
         # optional: `kernels.adjust(func, args, kwargs, out)` -> (out, scratch bytes), for memory an
         # operator's (fake) kernel does not show (memlint.estimate.kernels)
         self._kernels = kernels
+        # optional: `in_place_of(func, args, out)` -> the input tensor whose storage an eager run
+        # writes `out` into, where the dispatch mode itself made the operator allocate (memlint.estimate.eager)
+        self._in_place_of = in_place_of
         self.usage = Usage()
         self._entries: dict[int, _Entry] = {}
         self._by_category: dict[str, int] = {}
@@ -138,6 +142,17 @@ class StorageTracker(TorchDispatchMode):
             self._add(entry, -entry.nbytes, -rounded(entry.nbytes))
             self._record()
 
+    def inherit(self, old: torch.Tensor, new: torch.Tensor) -> None:
+        """`new`'s storage takes over the count of `old`'s (written in place, in an eager run)."""
+        old_key, new_key = self.key(old), self.key(new)
+        entry = self._entries.pop(old_key, None)
+        if entry is None or new_key in self._entries:
+            if entry is not None:
+                self._entries[old_key] = entry
+            return
+        self._entries[new_key] = entry  # old's finalizer now finds nothing to uncount
+        weakref.finalize(new.untyped_storage(), self._forget, new_key)
+
     def spike(self, nbytes: int, category: str = "temporaries") -> None:
         """Count `nbytes` live for an instant: scratch an operator allocates and frees inside."""
         key = -len(self._entries) - 1
@@ -184,6 +199,10 @@ class StorageTracker(TorchDispatchMode):
         scratch = 0
         if self._kernels is not None:
             out, scratch = self._kernels.adjust(func, args, kwargs or {}, out)
+        if self._in_place_of is not None:
+            written = self._in_place_of(func, args, out)
+            if written is not None:
+                self.inherit(written, out)
         for value in tree_flatten(out)[0]:
             if isinstance(value, torch.Tensor):
                 self._see(value)

@@ -35,6 +35,7 @@ with warnings.catch_warnings():
 
 from memlint.confirm.tracker import StorageTracker
 from memlint.estimate.checkpointing import checkpoint_blocks, describe
+from memlint.estimate.eager import EagerLinear
 from memlint.estimate.kernels import KernelScratch
 from memlint.estimate.optimizer_sim import make_optimizer
 
@@ -289,13 +290,14 @@ def simulate(
             optimizer = make_optimizer(config.optimizer, params)
         with _stage("creating the optimizer's state (a first step on zero gradients)"):
             _create_optimizer_state(params, optimizer)
-        tracker = StorageTracker(snapshot_peak=True, kernels=kernels)
+        eager = EagerLinear()
+        tracker = StorageTracker(snapshot_peak=True, kernels=kernels, in_place_of=eager.in_place_of)
         tracker.track([model], "parameters")
         before_state = tracker.usage.live
         tracker.track(_state_tensors(optimizer), "optimizer_state")
         state_bytes = tracker.usage.live - before_state
         forward_backward_peak = 0
-        with tracker:
+        with tracker, eager:
             for _ in range(steps):
                 for micro in range(config.accumulation_steps):
                     tracker.category, tracker.phase = "activations", "forward pass"
@@ -339,9 +341,10 @@ def simulate(
 
 def _forward_only(model: nn.Module, config: StepConfig, kernels, hint) -> StepEstimate:
     """A model without trainable parameters has no backward and no optimizer step: its forward."""
-    tracker = StorageTracker(snapshot_peak=True, kernels=kernels)
+    eager = EagerLinear()
+    tracker = StorageTracker(snapshot_peak=True, kernels=kernels, in_place_of=eager.in_place_of)
     tracker.track([model], "parameters")
-    with tracker:
+    with tracker, eager:
         tracker.category, tracker.phase = "activations", "forward pass"
         batch = _inputs(config, 0)
         with _stage("the forward pass", hint), _autocast(config):
