@@ -185,10 +185,11 @@ def real_peak(factory, shapes, optimizer_name: str, *, dtypes=None, vocabulary: 
     """Peak bytes of two real training steps on CPU; `shapes`: one input shape per model argument,
     `dtypes`: "float32" or "int64" per argument; `dtype`: "float32" or an autocast ("bf16-autocast").
 
-    The step is written two ways. By default the model's output is not kept (`loss_fn(model(x))
-    .backward()`): what `memlint estimate` follows without `--step loop`. With `loop=True` the
-    output, the loss and the batch stay alive through backward and the optimizer step, as in a
-    plain `for x in loader: out = model(x); loss = ...; loss.backward(); optimizer.step()`.
+    The step is written two ways (`memlint estimate --step`). With `loop=True`, as people write it:
+    `for x in loader: out = model(x); loss = ...; loss.backward(); optimizer.step()`, where the
+    output, the loss and the batch stay alive through backward and the optimizer step and into the
+    next forward (`--step loop`, the default). Without, the output is freed before backward and the
+    batch after it (`--step lean`).
 
     The reference is the CPU allocator as torch.profiler sees it (profile_memory=True): every
     allocation and free, scratch inside kernels included, with no dispatch mode active, so the
@@ -200,18 +201,19 @@ def real_peak(factory, shapes, optimizer_name: str, *, dtypes=None, vocabulary: 
     dtypes = dtypes or ["float32"] * len(shapes)
     resident = sum(t.untyped_storage().nbytes() for t in [*model.parameters(), *model.buffers()])
     autocast = torch.autocast("cpu", dtype=AUTOCAST.get(dtype, torch.bfloat16), enabled=dtype in AUTOCAST)
+    batches = ([_input(shape, kind, vocabulary) for shape, kind in zip(shapes, dtypes)] for _ in range(2))
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        for _ in range(2):
-            inputs = [_input(shape, kind, vocabulary) for shape, kind in zip(shapes, dtypes)]
-            if loop:
+        if loop:
+            for inputs in batches:  # written as people write it
                 with autocast:
                     out = model(*inputs)
                     loss = _loss(out)
                 loss.backward()
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
-                del out, loss, inputs
-            else:
+            del out, loss, inputs
+        else:
+            for inputs in batches:
                 with autocast:
                     loss = _loss(model(*inputs))
                 loss.backward()

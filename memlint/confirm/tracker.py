@@ -44,6 +44,7 @@ class Usage:
     # are the live ones, so a later `mark` still reaches those that were live at the peak
     peak_storages: list = field(default_factory=list)
     peak_phase: str = ""  # the tracker's `phase` when the peak was reached
+    window_peak: int = 0  # the peak since the last `reset_window()`
 
 
 class StorageTracker(TorchDispatchMode):
@@ -127,6 +128,7 @@ class StorageTracker(TorchDispatchMode):
         usage.live += delta
         usage.live_rounded += delta_rounded
         self._by_category[entry.category] = self._by_category.get(entry.category, 0) + delta
+        usage.window_peak = max(usage.window_peak, usage.live)
         if usage.live > usage.peak:
             usage.peak = usage.live
             usage.peak_breakdown = dict(self._by_category)
@@ -178,6 +180,10 @@ class StorageTracker(TorchDispatchMode):
             elif isinstance(value, torch.Tensor):
                 self._see(value, category)
         self._record()
+
+    def reset_window(self) -> None:
+        """Start a new window for `usage.window_peak` (the peak of one phase of a step)."""
+        self.usage.window_peak = self.usage.live
 
     def mark(self, tensors: Iterable, role: str) -> None:
         """Record what the live storages of `tensors` are (gradients, optimizer state...)."""
