@@ -64,6 +64,7 @@ class StorageTracker(TorchDispatchMode):
         kernels=None,
         in_place_of=None,
         device_type: Optional[str] = None,
+        events: bool = False,
     ) -> None:
         super().__init__()
         # with a device type, storages elsewhere are not counted, only summed per device (first sight)
@@ -84,6 +85,9 @@ class StorageTracker(TorchDispatchMode):
         self.timeline: Optional[list[int]] = [] if timeline else None
         self._max_points = max_points
         self._snapshot_peak = snapshot_peak
+        # with events=True, every change as (entry, bytes, phase): a plot splits it by what each
+        # storage turned out to be (`mark` sets roles after the fact, e.g. gradients after backward)
+        self.events: Optional[list] = [] if events else None
 
     # ------------------------------------------------------------------ counting
 
@@ -129,6 +133,8 @@ class StorageTracker(TorchDispatchMode):
         usage.live_rounded += delta_rounded
         self._by_category[entry.category] = self._by_category.get(entry.category, 0) + delta
         usage.window_peak = max(usage.window_peak, usage.live)
+        if self.events is not None:
+            self.events.append((entry, delta, self.phase))
         if usage.live > usage.peak:
             usage.peak = usage.live
             usage.peak_breakdown = dict(self._by_category)

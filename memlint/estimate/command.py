@@ -94,6 +94,10 @@ def _quiet_torch_import() -> None:
 )  # fmt: skip
 @click.option("--what-if/--no-what-if", default=True, show_default=True, help="Also simulate the alternatives.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
+    help="Draw live memory through the simulated step, by kind, with the peak and the budget, into this PNG (needs matplotlib).",
+)  # fmt: skip
 def estimate_command(
     target: str,
     input_shapes: tuple[str, ...],
@@ -107,6 +111,7 @@ def estimate_command(
     reserve: str,
     what_if: bool,
     output_format: str,
+    plot_file: Optional[Path],
 ) -> None:
     """Estimate the peak memory of one training step of the model TARGET (PATH.py:FACTORY).
 
@@ -130,9 +135,12 @@ def estimate_command(
             f"{len(input_dtypes)} --input-dtype for {len(input_shapes)} --input-shape: give one --input-dtype per "
             "--input-shape (paired in order) or a single one for every input"
         )
+    if plot_file is not None and importlib.util.find_spec("matplotlib") is None:
+        raise _fail("--plot needs matplotlib: pip install 'torch-memlint[plot]'")
     _quiet_torch_import()
     with _importable(target, loss_target):
-        result = _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if)
+        result = _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if, plot_file is not None)
+    timeline = result.pop("_timeline")
     reserve_bytes = reserve_for(result["peak_bytes"], fixed_reserve)
 
     def fits(peak: Optional[int]) -> Optional[bool]:
@@ -151,11 +159,15 @@ def estimate_command(
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo(as_text(result), nl=False)
+    if plot_file is not None and timeline is not None:
+        from memlint.estimate.plot import write_plot
+
+        click.echo(f"memlint: wrote {write_plot(result, timeline, plot_file)}", err=True)
     if result["fits"] is False:
         sys.exit(1)
 
 
-def _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if) -> dict:
+def _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if, timeline=False) -> dict:
     from memlint.estimate.loader import LoadError, load_callable
 
     try:
@@ -169,7 +181,7 @@ def _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer,
         raise _fail(str(error)) from None
     config = StepConfig(shapes, input_dtypes=input_dtypes, optimizer=optimizer, dtype=dtype, vocabulary=vocab_size, step=step)
     try:
-        estimate = simulate(factory, config, loss_fn=loss_fn)
+        estimate = simulate(factory, config, loss_fn=loss_fn, timeline=timeline)
     except SimulationError as error:
         raise _fail(" ".join(str(error).split())) from None
     alternatives = simulate_what_if(factory, config, loss_fn=loss_fn, base=estimate) if what_if else []
@@ -193,6 +205,7 @@ def _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer,
         "unsimulated": estimate.unsimulated,
         "step": step,
         "step_convention": STEPS[step],
+        "_timeline": estimate.timeline,
         "config": {
             "input_shapes": [list(s) for s in shapes],
             "input_dtypes": [config.input_dtype(i) for i in range(len(shapes))],

@@ -39,6 +39,7 @@ from memlint.estimate.eager import EagerLinear
 from memlint.estimate.kernels import KernelScratch
 from memlint.estimate.optimizer_sim import make_optimizer
 from memlint.estimate.rejects import RealDtypeChecks
+from memlint.estimate.timeline import RESIDENT
 
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries")
 DTYPES = ("float32", "bf16-autocast", "fp16-autocast", "bf16")
@@ -85,6 +86,7 @@ class StepEstimate:
     carried_bytes: int = 0  # the output, loss and batch alive through the optimizer step (--step loop)
     measured: list = field(default_factory=list)  # memory measured on a real kernel (kernels.py)
     unsimulated: list = field(default_factory=list)  # memory known to be missing from the figure
+    timeline: Optional[dict] = None  # live bytes by kind through the step (memlint.estimate.timeline), on request
 
 
 def default_loss(output) -> torch.Tensor:
@@ -279,6 +281,7 @@ def simulate(
     loss_fn: Optional[Callable] = None,
     fake: bool = True,
     steps: int = 1,
+    timeline: bool = False,
 ) -> StepEstimate:
     """Peak tensor bytes of `steps` training steps of `factory()` and what they are made of."""
     loss_fn = loss_fn or default_loss
@@ -298,13 +301,14 @@ def simulate(
         params = [p for p in model.parameters() if p.requires_grad]
         forward_hint = _input_hint(model, config)
         if not params:
-            return _forward_only(model, config, kernels, forward_hint)
+            return _forward_only(model, config, kernels, forward_hint, timeline)
         with _stage("creating the optimizer"):
             optimizer = make_optimizer(config.optimizer, params)
         with _stage("creating the optimizer's state (a first step on zero gradients)"):
             _create_optimizer_state(params, optimizer)
         eager = EagerLinear()
-        tracker = StorageTracker(snapshot_peak=True, kernels=kernels, in_place_of=eager.in_place_of)
+        tracker = StorageTracker(snapshot_peak=True, kernels=kernels, in_place_of=eager.in_place_of, events=timeline)
+        tracker.phase = RESIDENT
         tracker.track([model], "parameters")
         before_state = tracker.usage.live
         tracker.track(_state_tensors(optimizer), "optimizer_state")
@@ -354,16 +358,24 @@ def simulate(
         forward_backward_peak=forward_backward_peak,
         state_bytes=state_bytes,
         carried_bytes=carried_bytes,
+        timeline=_timeline(tracker),
         peak_phase=tracker.usage.peak_phase,
         measured=list(kernels.notes) if kernels else [],
         unsimulated=caveats(model) + (list(kernels.unsimulated) if kernels else []),
     )
 
 
-def _forward_only(model: nn.Module, config: StepConfig, kernels, hint) -> StepEstimate:
+def _timeline(tracker: StorageTracker) -> Optional[dict]:
+    from memlint.estimate.timeline import build
+
+    return build(tracker.events) if tracker.events is not None else None
+
+
+def _forward_only(model: nn.Module, config: StepConfig, kernels, hint, timeline: bool = False) -> StepEstimate:
     """A model without trainable parameters has no backward and no optimizer step: its forward."""
     eager = EagerLinear()
-    tracker = StorageTracker(snapshot_peak=True, kernels=kernels, in_place_of=eager.in_place_of)
+    tracker = StorageTracker(snapshot_peak=True, kernels=kernels, in_place_of=eager.in_place_of, events=timeline)
+    tracker.phase = RESIDENT
     tracker.track([model], "parameters")
     with tracker, eager, RealDtypeChecks():
         tracker.category, tracker.phase = "activations", "forward pass"
@@ -379,6 +391,7 @@ def _forward_only(model: nn.Module, config: StepConfig, kernels, hint) -> StepEs
         note="the model has no trainable parameters: this is its forward pass alone (no backward, no optimizer step)",
         peak_phase=tracker.usage.peak_phase,
         forward_only=True,
+        timeline=_timeline(tracker),
         measured=list(kernels.notes) if kernels else [],
         unsimulated=caveats(model) + (list(kernels.unsimulated) if kernels else []),
     )
