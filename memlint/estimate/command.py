@@ -137,9 +137,16 @@ def estimate_command(
         )
     if plot_file is not None and importlib.util.find_spec("matplotlib") is None:
         raise _fail("--plot needs matplotlib: pip install 'torch-memlint[plot]'")
-    _quiet_torch_import()
-    with _importable(target, loss_target):
-        result = _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if, plot_file is not None)
+    from memlint.report.progress import StatusLine
+
+    status = StatusLine.for_format(output_format, ("text",))
+    status("importing PyTorch")
+    try:
+        _quiet_torch_import()
+        with _importable(target, loss_target):
+            result = _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if, plot_file is not None, status)
+    finally:
+        status.close()
     timeline = result.pop("_timeline")
     reserve_bytes = reserve_for(result["peak_bytes"], fixed_reserve)
 
@@ -167,7 +174,7 @@ def estimate_command(
         sys.exit(1)
 
 
-def _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if, timeline=False) -> dict:
+def _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if, timeline=False, progress=lambda _: None) -> dict:
     from memlint.estimate.loader import LoadError, load_callable
 
     try:
@@ -178,13 +185,16 @@ def _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer,
         factory = load_callable(target, "FACTORY")
         loss_fn = load_callable(loss_target, "FN") if loss_target else None
     except (LoadError, ValueError) as error:
+        getattr(progress, "close", lambda: None)()  # the status line, before the message
         raise _fail(str(error)) from None
     config = StepConfig(shapes, input_dtypes=input_dtypes, optimizer=optimizer, dtype=dtype, vocabulary=vocab_size, step=step)
+    progress(f"simulating one training step of {target}")
     try:
         estimate = simulate(factory, config, loss_fn=loss_fn, timeline=timeline)
     except SimulationError as error:
+        getattr(progress, "close", lambda: None)()
         raise _fail(" ".join(str(error).split())) from None
-    alternatives = simulate_what_if(factory, config, loss_fn=loss_fn, base=estimate) if what_if else []
+    alternatives = simulate_what_if(factory, config, loss_fn=loss_fn, base=estimate, progress=progress) if what_if else []
     rows = [
         {"change": change, "peak_bytes": est.peak_bytes if est else None,
          "raises_peak": est.peak_bytes > estimate.peak_bytes if est else None,

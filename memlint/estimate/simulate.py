@@ -468,7 +468,7 @@ WHAT_IF: tuple[tuple[str, dict], ...] = (
 
 
 def what_if(
-    factory, config: StepConfig, *, loss_fn=None, base: Optional[StepEstimate] = None
+    factory, config: StepConfig, *, loss_fn=None, base: Optional[StepEstimate] = None, progress: Callable[[str], None] = lambda _: None
 ) -> list[tuple[str, Optional[StepEstimate], str]]:
     """The same step with each technique applied (skipping those already in use). With the `base`
     estimate, another optimizer is costed without simulating forward and backward again."""
@@ -480,6 +480,7 @@ def what_if(
             continue
         if "accumulation_steps" in fields and not any(s and s[0] >= 2 for s in config.input_shapes):
             continue
+        progress(f"what if: {change}")
         try:
             if base is not None and list(fields) == ["optimizer"] and config.accumulation_steps == 1:
                 results.append((change, with_optimizer(factory, config, base, fields["optimizer"]), ""))
