@@ -150,6 +150,28 @@ class ImageText(nn.Module):
         return self.image(image) @ self.text(self.embed(tokens)).mean(1).t()
 
 
+class TinyGPT(nn.Module):
+    """A GPT with tied input and output embeddings: 2 pre-norm blocks of causal self-attention."""
+
+    def __init__(self, vocabulary: int = 2000, dim: int = 128, layers: int = 2, context: int = 64) -> None:
+        super().__init__()
+        self.embed, self.position = nn.Embedding(vocabulary, dim), nn.Embedding(context, dim)
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(dim, 4, 4 * dim, dropout=0.0, batch_first=True, norm_first=True) for _ in range(layers)
+        )  # fmt: skip
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocabulary, bias=False)
+        self.head.weight = self.embed.weight  # tied
+
+    def forward(self, tokens):
+        steps = tokens.shape[1]
+        x = self.embed(tokens) + self.position(torch.arange(steps, device=tokens.device))
+        mask = nn.Transformer.generate_square_subsequent_mask(steps, device=tokens.device)
+        for block in self.blocks:
+            x = block(x, src_mask=mask, is_causal=True)
+        return self.head(self.norm(x))
+
+
 CASES = [
     ("MLP 256-1024-1024-10", mlp, (128, 256)),
     ("CNN conv-BN-ReLU x2", cnn, (16, 3, 32, 32)),
