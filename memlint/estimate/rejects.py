@@ -30,6 +30,8 @@ def _tiny(value):
         return torch.zeros((1,) * value.dim(), dtype=value.dtype)
     if isinstance(value, (list, tuple)):
         return type(value)(_tiny(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tiny(v) for k, v in value.items()}
     return value
 
 
