@@ -302,7 +302,9 @@ class _fake_cuda:
     """GPU code on a machine without one: torch's FakeTensorMode creates tensors on "cuda" without
     a device (no values, only shape, dtype and device); `Tensor.cuda`, which FakeTensorMode cannot
     run without CUDA, is replaced by its documented meaning: no argument or None is the current
-    device (index 0 here), an index or a device must name a CUDA device."""
+    device (index 0 here), an index or a device must name a CUDA device; `Tensor.to("cuda")` gets
+    that index too (without CUDA, torch cannot ask which device is current).  Autograd on fake GPU
+    tensors aborts the process: harnesses leave out `requires_grad` and backward passes there."""
 
     def __enter__(self) -> None:
         from torch._subclasses.fake_tensor import FakeTensorMode
@@ -320,7 +322,13 @@ class _fake_cuda:
                 raise RuntimeError("Invalid device, must be cuda device")
             return tensor.to(target, non_blocking=non_blocking, memory_format=memory_format)
 
+        original_to = self._original_to = torch.Tensor.to
+
+        def to(tensor, *args, **kwargs):  # "cuda" without an index: the current device, 0 here
+            return original_to(tensor, *[_indexed(a) for a in args], **{k: _indexed(v) for k, v in kwargs.items()})
+
         torch.Tensor.cuda = cuda
+        torch.Tensor.to = to
         self._mode = FakeTensorMode(allow_non_fake_inputs=True)
         self._mode.__enter__()
 
@@ -329,6 +337,15 @@ class _fake_cuda:
             self._mode.__exit__(*exc)
         finally:
             torch.Tensor.cuda = self._original
+            torch.Tensor.to = self._original_to
+
+
+def _indexed(value):
+    if isinstance(value, str) and value == "cuda":
+        return torch.device("cuda", 0)
+    if isinstance(value, torch.device) and value.type == "cuda" and value.index is None:
+        return torch.device("cuda", 0)
+    return value
 
 
 def _exact_result(value, depth: int = 0):
