@@ -123,12 +123,19 @@ class Harness:
     as the caller's inputs that an in-place edit could overwrite) or the exception raised.  A safe fix
     must give the same outcome; an unsafe example with a harness must show the difference that makes
     it unsafe.  `fake_cuda`: run under torch's FakeTensorMode with a stand-in for `Tensor.cuda`, for
-    code that puts tensors on the GPU (devices, dtypes and shapes are compared, not values).
+    code that puts tensors on the GPU (devices, dtypes and shapes are compared, not values).  `rtol`:
+    floating-point numbers may differ by this relative amount (0: bit for bit), for a fix that
+    changes the precision of arithmetic the program does on the values (ML001's `.item()`).
+    `raises`: the original program always fails with this error (the start of "Type: message"), which
+    the fix removes (ML007: a tensor passed to checkpoint as the function); the check then requires
+    that error before and a program that runs after, its result computed by the harness.
     """
 
     setup: str = ""
     then: str = ""
     fake_cuda: bool = False
+    rtol: float = 0.0
+    raises: str = ""
 
 
 @dataclass(frozen=True)

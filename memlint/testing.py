@@ -66,6 +66,7 @@ class Execution:
     after_source: str  # equal to before_source when no fix applied
     before: Optional[dict]  # memlint.confirm.harness.outcome's report; None when nothing changed
     after: Optional[dict]
+    rtol: float = 0.0  # floating-point numbers may differ by this much, relatively (Harness.rtol)
 
     @property
     def changed(self) -> bool:
@@ -73,8 +74,11 @@ class Execution:
 
     @property
     def same(self) -> bool:
-        """Did the fixed program do exactly what the original did (result or exception)?"""
-        return not self.changed or _outcome_key(self.before) == _outcome_key(self.after)
+        """Did the fixed program do what the original did (the same result or the same exception)?"""
+        if not self.changed or _outcome_key(self.before) == _outcome_key(self.after):
+            return True
+        both_ok = bool(self.before and self.before.get("ok") and self.after and self.after.get("ok"))
+        return both_ok and self.rtol > 0 and _close(self.before["result"], self.after["result"], self.rtol)  # type: ignore[index]
 
     def explain(self) -> str:
         return f"before: {_outcome_key(self.before)}\nafter:  {_outcome_key(self.after)}\nfixed program:\n{self.after_source}"
@@ -85,6 +89,17 @@ def _outcome_key(report: Optional[dict]) -> str:
     if report.get("ok"):
         return json.dumps({"result": report.get("result")}, sort_keys=True)
     return json.dumps({"raised": report.get("error", "no report")}, sort_keys=True)
+
+
+def _close(a: Any, b: Any, rtol: float) -> bool:
+    """The same JSON structure, with floating-point numbers equal within `rtol` (relative to the first)."""
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return a == b or abs(a - b) <= rtol * abs(a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y, rtol) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k], rtol) for k in a)
+    return a == b
 
 
 def harness_program(code: str, harness: Harness) -> str:
@@ -105,10 +120,13 @@ def execute_fix(rule: type[Rule], example: Union[Valid, Invalid], *, unsafe: boo
     before_source = harness_program(before_code, harness)
     if outcome.text == before_code:
         return Execution(before_source, before_source, None, None)
-    return run_programs(before_source, harness_program(outcome.text, harness), fake_cuda=harness.fake_cuda, timeout=timeout)
+    after_source = harness_program(outcome.text, harness)
+    return run_programs(before_source, after_source, fake_cuda=harness.fake_cuda, rtol=harness.rtol, timeout=timeout)
 
 
-def run_programs(before_source: str, after_source: str, *, fake_cuda: bool = False, timeout: float = 120.0) -> Execution:
+def run_programs(
+    before_source: str, after_source: str, *, fake_cuda: bool = False, rtol: float = 0.0, timeout: float = 120.0
+) -> Execution:
     """Run two programs (memlint.confirm's child processes: torch on the CPU, the same seed) and
     report both outcomes.  Needs torch."""
     from memlint.confirm.runner import run_outcome  # torch is imported only in the child processes
@@ -120,4 +138,4 @@ def run_programs(before_source: str, after_source: str, *, fake_cuda: bool = Fal
             script = root / f"{name}.py"
             script.write_text(program, encoding="utf-8")
             reports.append(run_outcome(script, root, timeout, fake_cuda=fake_cuda))
-    return Execution(before_source, after_source, reports[0], reports[1])
+    return Execution(before_source, after_source, reports[0], reports[1], rtol)
