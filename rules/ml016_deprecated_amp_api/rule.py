@@ -107,7 +107,7 @@ class DeprecatedAmpApi(Rule):
 
     meta = META
     severity = Severity.INFO
-    fix_safety = "safe"
+    fix_safety = "mixed"
 
     VALID = [
         Valid(
