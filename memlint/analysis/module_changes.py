@@ -5,9 +5,11 @@ branch, or `model.fc = nn.Identity()` elsewhere), containers whose elements are 
 or output (`register_forward_hook`, a full backward hook, a feature extractor).
 
 A rule that trusts "this attribute is the layer the constructor built" (ML003's `inplace=True` on a
-fresh layer output) asks here first.  Everything is by name over the whole file, so it errs towards
-"may change": an attribute `fc` bound twice anywhere, on any object, is not trusted on any class.
-Code outside the file (another file replacing `model.fc`, hooking it) is not seen.
+fresh layer output) asks here first.  It is by name, and errs towards "may change": `self.fc` is
+trusted in a class when the class and its subclasses in the file bind it once, and nothing else in
+the file binds an attribute `fc` (`model.fc = ...`, `setattr(m, "fc", ...)`, `self.fc = ...` in a
+function outside a class).  Code outside the file (another file replacing `model.fc`, hooking it)
+is not seen.
 """
 
 from __future__ import annotations
@@ -33,20 +35,27 @@ HOOK_REGISTRATIONS = frozenset(
 )  # fmt: skip
 # Methods of nn.Sequential / nn.ModuleList / nn.ModuleDict that replace or remove elements.
 _ELEMENT_CHANGES = frozenset({"insert", "pop", "__setitem__", "__delitem__"})
-# Calls that bind an attribute by a name given as a string.
-_NAMED_BINDINGS = {"setattr": 1, "add_module": 0, "register_module": 0, "register_buffer": 0, "register_parameter": 0}
+# Calls that bind an attribute by a name given as a string (a buffer or parameter cannot take the
+# name of a submodule: torch refuses it).
+_NAMED_BINDINGS = {"setattr": 1, "add_module": 0, "register_module": 0}
 ANY = "*"  # an attribute bound by a name that is not a literal: every attribute may be
 
 
 @dataclass(frozen=True)
 class ModuleChanges:
-    bindings: dict  # attribute name -> how many places bind it (ANY: some binding's name is unknown)
+    bindings: dict  # attribute name -> places binding it other than `self.<name>` in a class (ANY: a name unknown)
+    own: dict  # class name -> attribute name -> how many `self.<name> = ...` the class binds
+    subclasses: dict  # class name -> the classes of the file derived from it (by name, transitively)
     changed_elements: frozenset[str]  # last names of containers whose elements are replaced or removed
     hooked: bool  # the file registers a hook or extracts intermediate outputs
 
-    def bound_once(self, attribute: str) -> bool:
-        """Is `<x>.<attribute>` bound in exactly one place of the file (the constructor's)?"""
-        return ANY not in self.bindings and self.bindings.get(attribute, 0) == 1
+    def bound_once(self, attribute: str, class_name: str | None) -> bool:
+        """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
+        no other binding of that name in the file, on another object or in a subclass?"""
+        if ANY in self.bindings or self.bindings.get(attribute, 0) or class_name is None:
+            return False
+        classes = [class_name, *self.subclasses.get(class_name, ())]
+        return sum(self.own.get(c, {}).get(attribute, 0) for c in classes) == 1
 
     def elements_changed(self, name: str) -> bool:
         return name in self.changed_elements or ANY in self.changed_elements
@@ -60,6 +69,7 @@ def _collect(module: cst.Module) -> ModuleChanges:
     bindings: dict[str, int] = {}
     changed: set[str] = set()
     hooked = False
+    own, bases = _class_bindings(module)
 
     def bind(target: cst.BaseExpression) -> None:
         if type(target) is cst.Attribute:
@@ -101,7 +111,64 @@ def _collect(module: cst.Module) -> ModuleChanges:
                     bindings[key] = bindings.get(key, 0) + 1
                 elif called == "setattr" or (len(args) > position and position == 0):
                     bindings[ANY] = 1
-    return ModuleChanges(bindings, frozenset(changed), hooked)
+    # `self.<name>` bound inside classes was counted above too: what is left is bound elsewhere.
+    for counts in own.values():
+        for name, count in counts.items():
+            bindings[name] -= count
+            if not bindings[name]:
+                del bindings[name]
+    return ModuleChanges(bindings, own, _subclasses(bases), frozenset(changed), hooked)
+
+
+def _class_bindings(module: cst.Module) -> tuple[dict, dict]:
+    """Per class of the file: how often its methods bind each `self.<name>` (`=`, `+=`, `for`,
+    `with ... as`, `del`), and the last names of its bases."""
+    own: dict[str, dict[str, int]] = {}
+    bases: dict[str, list[str]] = {}
+    for node in code_descendants(module):
+        if type(node) is not cst.ClassDef:
+            continue
+        name = node.name.value  # type: ignore[attr-defined]
+        bases.setdefault(name, []).extend(b for b in (_last_name(a.value) for a in node.bases) if b)  # type: ignore[attr-defined]
+        counts = own.setdefault(name, {})
+        for inner in code_descendants(node.body, skip=(cst.ClassDef,)):  # type: ignore[attr-defined]
+            kind = type(inner)
+            target = None
+            if kind is cst.AssignTarget or kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.Del):
+                target = inner.target  # type: ignore[attr-defined]
+            elif kind is cst.WithItem and inner.asname is not None:  # type: ignore[attr-defined]
+                target = inner.asname.name  # type: ignore[attr-defined]
+            for attribute in _self_attributes(target):
+                counts[attribute] = counts.get(attribute, 0) + 1
+    return own, bases
+
+
+def _self_attributes(target) -> list[str]:
+    if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
+        return [target.attr.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [a for e in target.elements for a in _self_attributes(e.value)]
+    if type(target) is cst.StarredElement:
+        return _self_attributes(target.value)
+    return []
+
+
+def _subclasses(bases: dict[str, list[str]]) -> dict[str, list[str]]:
+    derived: dict[str, set[str]] = {}
+    for name, parents in bases.items():
+        for parent in parents:
+            derived.setdefault(parent, set()).add(name)
+    closed: dict[str, list[str]] = {}
+    for name in derived:
+        seen: set[str] = set()
+        stack = list(derived[name])
+        while stack:
+            current = stack.pop()
+            if current not in seen:
+                seen.add(current)
+                stack.extend(derived.get(current, ()))
+        closed[name] = sorted(seen)
+    return closed
 
 
 def _last_name(expr: cst.BaseExpression) -> str | None:

@@ -296,6 +296,23 @@ def features():
 """,
             harness=_runs("features()", "2, 4"),
         ),
+        Valid(  # replaced in a subclass, whose instances run the parent's forward
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return F.relu(self.fc(x))
+class Features(Net):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Identity()
+""",
+            harness=_runs("Features()", "2, 4"),
+        ),
         Valid(  # a forward hook keeps the layer's output, which an in-place activation would change (issue 25)
             """
 import torch.nn.functional as F
@@ -868,7 +885,7 @@ class ConvDiscriminator(nn.Module):
         # Only a layer the constructor built and nothing in the file binds again: `self.fc = nn.Identity()`
         # in a branch, or `model.fc = ...` elsewhere, would make `self.fc(x)` return the caller's `x`.
         safe_attrs = {
-            a for a, layer in described.attributes.items() if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a)
+            a for a, layer in described.attributes.items() if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name)
         }
 
         def fresh(expr: cst.BaseExpression) -> bool:

@@ -554,7 +554,7 @@ def _built_layer(func: cst.BaseExpression, ctx) -> bool:
         return False
     described = inventory(ctx).get(ctx.class_name or "")
     layer = described.attributes.get(func.attr.value) if described is not None else None
-    return layer is not None and layer.kind is not None and layer.kind != "Parameter" and module_changes(ctx).bound_once(func.attr.value)
+    return layer is not None and layer.kind is not None and layer.kind != "Parameter" and module_changes(ctx).bound_once(func.attr.value, ctx.class_name)
 
 
 def _arguments_repeated(inner: cst.Call, outer: cst.Call) -> bool:
