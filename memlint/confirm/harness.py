@@ -8,6 +8,7 @@ state without paying torch's import time again.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import math
@@ -281,7 +282,7 @@ def outcome(job: dict) -> dict:
     try:
         with open(job["script"], "rb") as handle:
             code = compile(handle.read(), job["display"], "exec", dont_inherit=True)
-        with _fake_cuda() if job.get("fake_cuda") else _nothing():
+        with _FakeCuda() if job.get("fake_cuda") else contextlib.nullcontext():
             namespace = _execute(code, job["script"])
             report["result"] = _exact_result(namespace.get("result"))
         report["ok"] = True
@@ -290,15 +291,7 @@ def outcome(job: dict) -> dict:
     return report
 
 
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-
-class _fake_cuda:
+class _FakeCuda:
     """GPU code on a machine without one: torch's FakeTensorMode creates tensors on "cuda" without
     a device (no values, only shape, dtype and device); `Tensor.cuda`, which FakeTensorMode cannot
     run without CUDA, is replaced by its documented meaning: no argument or None is the current
