@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from integration_helpers import REPO, memlint
 
-# An unsafe ML001 fix: the accumulated value is returned, so `.item()` may change what callers get.
+# An unsafe ML001 fix: the accumulated value is returned, so detaching it may change what callers get.
 UNSAFE_ONLY = textwrap.dedent(
     """\
     import torch
