@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from integration_helpers import REPO, memlint
 
-# An unsafe ML001 fix: the accumulated value is returned, so `.item()` may change what callers get.
+# An unsafe ML001 fix: the accumulated value is returned, so detaching it may change what callers get.
 UNSAFE_ONLY = textwrap.dedent(
     """\
     import torch
@@ -64,7 +64,7 @@ def test_a_subprojects_unsafe_fixes_are_shown_as_they_are_applied(subproject: Pa
     fixed = memlint("check", "--fix", ".", cwd=subproject)
     assert fixed.returncode == 0, fixed.stdout
     assert "Fixed 1 finding." in fixed.stdout
-    assert ".item()" in (subproject / "sub" / "v.py").read_text(encoding="utf-8")
+    assert ".detach()" in (subproject / "sub" / "v.py").read_text(encoding="utf-8")
 
 
 def test_no_unsafe_fixes_on_the_command_line_wins_over_the_subproject(subproject: Path):
@@ -78,7 +78,7 @@ def test_no_unsafe_fixes_on_the_command_line_wins_over_the_subproject(subproject
 def test_standard_input_follows_the_subprojects_unsafe_fixes(subproject: Path):
     fixed = memlint("check", "--fix", "--stdin-filename", "sub/v.py", "-", cwd=subproject, input=UNSAFE_ONLY)
     assert fixed.returncode == 0, fixed.stderr
-    assert ".item()" in fixed.stdout
+    assert ".detach()" in fixed.stdout
     outside = memlint("check", "--fix", "--stdin-filename", "v.py", "-", cwd=subproject, input=UNSAFE_ONLY)
     assert outside.returncode == 1 and outside.stdout == UNSAFE_ONLY  # the root's configuration: safe fixes only
 
@@ -116,6 +116,8 @@ def test_api_lint_paths_refuses_a_path_that_does_not_exist(tmp_path: Path):
 
 
 def test_fixtures_give_the_same_findings_through_the_cli_stdin_and_the_api():
+    """`memlint check fixtures`, `memlint check --stdin-filename F -` per file, `api.lint_paths` and
+    `api.lint_source` per file: one Run each, the same findings."""
     cli = memlint("check", "--select", "ALL", "--no-cache", "--output-format", "json", "fixtures", cwd=REPO)
     assert cli.returncode == 1, cli.stderr
     by_cli = sorted(_record(f) for f in json.loads(cli.stdout))
@@ -125,6 +127,14 @@ def test_fixtures_give_the_same_findings_through_the_cli_stdin_and_the_api():
         "print(json.dumps([d.to_json() for d in api.lint_paths(['fixtures'], select=['ALL'])]))", cwd=REPO
     ))  # fmt: skip
     assert by_api == by_cli
+
+    by_source = sorted(_record(f) for f in api(
+        "import pathlib\n"
+        "found = [d.to_json() for p in sorted(pathlib.Path('fixtures').glob('*.py'))"
+        " for d in api.lint_source(p.read_text(encoding='utf-8'), p.as_posix(), select=['ALL'])]\n"
+        "print(json.dumps(found))", cwd=REPO
+    ))  # fmt: skip
+    assert by_source == by_cli
 
     by_stdin = []
     for path in sorted((REPO / "fixtures").glob("*.py")):
