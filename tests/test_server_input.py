@@ -90,7 +90,7 @@ def test_a_lone_surrogate_is_linted_around(session):
     assert finding["range"]["start"] == {"line": 6, "character": column}
 
     titles = {action["title"]: action for action in code_actions(client, uri, finding["range"])}
-    fix = next(action for title, action in titles.items() if "loss.item()" in title)
+    fix = next(action for title, action in titles.items() if "loss.detach()" in title)
     (edit,) = fix["edit"]["changes"][uri]
     assert "\ufffd" not in edit["newText"]
     # Applied by the editor (each character of line 7 is one UTF-16 code unit): the finding changes,
@@ -99,7 +99,7 @@ def test_a_lone_surrogate_is_linted_around(session):
     start, end = edit["range"]["start"], edit["range"]["end"]
     assert start["line"] == end["line"] == 6
     fixed = line[: start["character"]] + edit["newText"] + line[end["character"] :]
-    assert fixed == "    _ = '\ud800'; total += loss.item()\n"
+    assert fixed == "    _ = '\ud800'; total += loss.detach()\n"
     # An action that would write U+FFFD in place of the editor's surrogate is not offered (the noqa
     # comment rewrites line 7, fix-all the whole text).
     for action in titles.values():

@@ -105,7 +105,7 @@ def test_code_actions_are_listed_without_edits_and_resolved_when_chosen(workspac
         actions = client.request("textDocument/codeAction", {
             "textDocument": {"uri": uri}, "range": at_cursor, "context": {"diagnostics": [finding]},
         })  # fmt: skip
-        quick_fix = next(a for a in actions if "loss.item()" in a["title"])
+        quick_fix = next(a for a in actions if "loss.detach()" in a["title"])
         fix_all = next(a for a in actions if a["kind"] == "source.fixAll.memlint")
         # Listed at the cursor: no fix computed, neither the finding's nor the file's.
         assert "edit" not in quick_fix and "edit" not in fix_all and quick_fix["isPreferred"] is True
@@ -113,7 +113,7 @@ def test_code_actions_are_listed_without_edits_and_resolved_when_chosen(workspac
         resolved = client.request("codeAction/resolve", quick_fix)
         assert resolved["title"] == quick_fix["title"]
         fixed = apply_edits(SOURCE, resolved["edit"]["changes"][uri])
-        assert "total += loss.item()" in fixed
+        assert "total += loss.detach()" in fixed
         resolved_all = client.request("codeAction/resolve", fix_all)
         assert apply_edits(SOURCE, resolved_all["edit"]["changes"][uri]) == fixed
 
@@ -200,11 +200,11 @@ def test_positions_in_utf8_when_the_client_offers_it(workspace):
         actions = client.request("textDocument/codeAction", {
             "textDocument": {"uri": uri}, "range": moved["range"], "context": {"diagnostics": [moved]},
         })  # fmt: skip
-        (edit,) = next(a for a in actions if "loss.item()" in a["title"])["edit"]["changes"][uri]
+        (edit,) = next(a for a in actions if "loss.detach()" in a["title"])["edit"]["changes"][uri]
         current = (new_prefix + "total += loss  # memlint: ignore[ML002] ö").encode("utf-8")
         start, end = edit["range"]["start"]["character"], edit["range"]["end"]["character"]
         fixed = current[:start] + edit["newText"].encode("utf-8") + current[end:]
-        assert fixed.decode("utf-8") == new_prefix + "total += loss.item()  # memlint: ignore[ML002] ö"
+        assert fixed.decode("utf-8") == new_prefix + "total += loss.detach()  # memlint: ignore[ML002] ö"
 
         at = len(current.decode("utf-8")[: current.decode("utf-8").index("ML002")].encode("utf-8"))
         shown = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": row, "character": at + 1}})
