@@ -15,6 +15,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.call_edits import dotted
+from memlint.analysis.model import SemanticModel
 from memlint.analysis.values import Value
 from memlint.analysis.walk import nested_blocks
 from memlint.pipeline.project import EMPTY_VIEW, FileView, key_string
@@ -89,8 +90,10 @@ class FileFacts:
 
 
 class Context:
-    def __init__(self, module: cst.Module, project: Optional[FileView] = None) -> None:
+    def __init__(self, module: cst.Module, project: Optional[FileView] = None, text: Optional[str] = None) -> None:
         self.module = module
+        # The facts that need the whole file first (model.py): found once, asked by rules and here.
+        self.model = SemanticModel(module, text)
         # What the project pass (memlint/pipeline/project.py) knows about this file's functions, classes and
         # callees from the other files linted with it (and from this file's own summary).
         self.project = project if project is not None else EMPTY_VIEW
@@ -471,6 +474,23 @@ class Context:
                     self._bind_target(element, element_value)
                 continue
             self._bind_target(target.target, value)
+        self._give_evidenced_history(node)
+
+    def _give_evidenced_history(self, node: cst.Assign) -> None:
+        """Direct evidence beats not knowing: a name the file backpropagates later (`loss.backward()`),
+        or another result of the call that produced it, carries history even where its valuation
+        cannot tell (a loss function of another file, a call the project pass summarised as returning
+        nothing known).  A value known to be something else (a number, a plain object) stays so."""
+        found = self.model.history_at(node)
+        if not found:
+            return
+        names = self.frame.names
+        for name, evidence in found.items():
+            binding = names.get(name)
+            if binding is not None and binding.value.graph is None and binding.qualified is None:
+                value = values.tensor(True, scalar=evidence.scalar)
+                names[name] = Binding(value)
+                self.frame.initial_values[name] = value
 
     def _leave_ann_assign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from memlint.analysis import tables
+from memlint.analysis import evidence, tables
 from memlint.analysis.naming import dotted, named_like_model
 from memlint.prescreen.source import Source, root_name
 
@@ -86,6 +86,9 @@ class History:
         project = source.project
         self.project_calls: frozenset[str] = project.history_calls if project is not None else frozenset()
         self.project_methods = frozenset(m.rpartition(".")[2] for m in project.history_methods) if project is not None else frozenset()
+        # Names backward is called on anywhere in the file, and the other names of a tuple assignment
+        # from a call that binds one (memlint/analysis/model.py gives those bindings history).
+        self.backpropagated = _backpropagated(source) if source.mentions("backward", "autograd") else frozenset()
         self._settled: dict[str, bool] = {}  # name or ".attr" -> may it carry history
         self._open: set[str] = set()  # the keys being settled now, and those of them found to carry
         self._carrying: set[str] = set()
@@ -112,6 +115,8 @@ class History:
         return True  # await, yield, starred, ...: not followed
 
     def _assigned_value_possible(self, key: str) -> bool:
+        if key in self.backpropagated:
+            return True
         if key in self._settled:
             return self._settled[key]
         if key in self._open:
@@ -233,6 +238,12 @@ class History:
             parts.append(node.attr)
             node = node.value
         return ".".join([path, *reversed(parts)])
+
+
+def _backpropagated(source: Source) -> frozenset[str]:
+    """The names the semantic model may find backpropagated, and their tuple siblings
+    (evidence.backpropagated_names, loosened: flow-insensitive, every name of the operand)."""
+    return evidence.backpropagated_names(source.nodes(ast.Call), source.nodes(ast.Assign), loose=True)
 
 
 def _named_like_model_or_loss(name: str) -> bool:

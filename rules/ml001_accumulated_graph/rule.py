@@ -123,6 +123,35 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the backpropagated loss is a number by the time it is accumulated
+            """
+import torch
+from losses import objective
+def train(net, loader):
+    running_loss = 0.0
+    for x, y in loader:
+        loss, mse, l1 = objective(net(x), y)
+        loss.backward()
+        loss = loss.item()
+        running_loss += loss
+    return running_loss
+"""
+        ),
+        Valid(  # a hand-written object with a backward method of its own: no autograd in sight
+            """
+import torch
+class Perceptron:
+    def backward(self, x, y):
+        return x
+def fit(loader):
+    total = 0.0
+    for x, y in loader:
+        net = Perceptron()
+        net.backward(x, y)
+        total += net
+    return total
+"""
+        ),
         Valid(  # indices from torch.argmax carry no history (captum's TracInCP tutorial)
             """
 import torch
@@ -494,6 +523,68 @@ for src, trg in test_loader:
     ]
 
     INVALID = [
+        Invalid(  # issue 27: a loss function of another module, proven to carry history by backward
+            """
+import torch
+from losses import objective
+def train(net, loader, optimizer):
+    running_loss, running_mse = 0.0, 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss, mse, l1 = objective(net(x.cuda()), y.cuda())
+        scaler.scale(loss).backward()
+        running_loss += loss
+        running_mse += mse.item()
+    return running_loss, running_mse
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+from losses import objective
+def train(net, loader, optimizer):
+    running_loss, running_mse = 0.0, 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss, mse, l1 = objective(net(x.cuda()), y.cuda())
+        scaler.scale(loss).backward()
+        running_loss += loss.item()
+        running_mse += mse.item()
+    return running_loss, running_mse
+""",
+            unsafe=True,
+        ),
+        Invalid(  # another result of the call whose first result is backpropagated (accelerate)
+            """
+import torch
+from losses import objective
+def train(net, loader, optimizer, accelerator):
+    epoch_l1 = 0.0
+    for x, y in loader:
+        loss, mse, l1 = objective(net(x), y)
+        accelerator.backward(loss)
+        optimizer.step()
+        epoch_l1 += l1
+    return epoch_l1
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+from losses import objective
+def train(net, loader, optimizer, accelerator):
+    epoch_l1 = 0.0
+    for x, y in loader:
+        loss, mse, l1 = objective(net(x), y)
+        accelerator.backward(loss)
+        optimizer.step()
+        epoch_l1 += l1.detach()
+    return epoch_l1
+""",
+            unsafe=True,
+        ),
         Invalid(
             """
 import torch
