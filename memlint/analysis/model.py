@@ -155,7 +155,7 @@ class SemanticModel:
             if method != "to" or not node.args:
                 continue
             where = node.args[0].value
-            if names_cpu(where):
+            if names_cpu(where) or self._names_dtype(where):
                 continue
             if type(where) is cst.Attribute and where.attr.value == "device" and type(where.value) in (cst.Name, cst.Attribute):
                 followed = self.module.code_for_node(where.value)
@@ -163,10 +163,13 @@ class SemanticModel:
             return "accelerator"
         return followed
 
+    def _names_dtype(self, where: cst.BaseExpression) -> bool:
+        """`torch.float16`, `torch.bfloat16` (anything of torch's as an argument of `.to`): a dtype."""
+        return _qualified(dotted_name(where), self._module_imports()).startswith("torch.")
+
     def _find_device(self) -> DeviceFacts:
         accelerator = cpu_trainer = False
         moved: set[str] = set()
-        imports = self._module_imports()
         stack: list[cst.CSTNode] = [self.module]
         while stack:
             node = stack.pop()
@@ -181,7 +184,7 @@ class SemanticModel:
                     accelerator = True
                 elif method in ("to", "device") and node.args:
                     where = node.args[0].value
-                    if names_cpu(where) or _qualified(dotted_name(where), imports).startswith("torch."):
+                    if names_cpu(where) or self._names_dtype(where):
                         continue  # the host, or a dtype (`x.to(torch.float16)`): nothing moves to a device
                     accelerator = True
                 else:
@@ -204,23 +207,10 @@ class SemanticModel:
             return self._imports
         found: dict[str, str] = {}
         for statement in self.module.body:
-            if type(statement) is not cst.SimpleStatementLine:
-                continue
-            for small in statement.body:
-                if type(small) is cst.Import:
-                    for alias in small.names:
-                        written = dotted_name(alias.name) or ""
-                        if alias.asname is not None and type(alias.asname.name) is cst.Name:
-                            found[alias.asname.name.value] = written
-                        else:
-                            found[written.partition(".")[0]] = written.partition(".")[0]
-                elif type(small) is cst.ImportFrom and not small.relative and not isinstance(small.names, cst.ImportStar):
-                    base = dotted_name(small.module) if small.module is not None else None
-                    for alias in small.names:
-                        name = dotted_name(alias.name) or ""
-                        local = alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name else name
-                        if base:
-                            found[local] = f"{base}.{name}"
+            if type(statement) is cst.SimpleStatementLine:
+                for small in statement.body:
+                    if type(small) in (cst.Import, cst.ImportFrom):
+                        _note_import(small, found)
         self._imports = found
         return found
 
@@ -253,6 +243,8 @@ class SemanticModel:
                     sites[bound] = None
             elif kind is cst.Call:
                 self._call(node, scopes, sites, imports)
+            elif kind is cst.ImportFrom or kind is cst.Import:
+                _note_import(node, imports)  # (also inside a function or a `try`)
             inner = scopes + (node,) if kind in _SCOPES else scopes
             children = code_children(node)
             # Pushed in reverse, so that they are visited in source order; a function's body gets a
@@ -311,6 +303,25 @@ class SemanticModel:
             for other in _names_bound(target.target):
                 if other != name and other not in found:
                     found[other] = Evidence("sibling", call, False, via=name)
+
+
+def _note_import(node: cst.CSTNode, found: dict[str, str]) -> None:
+    """Local name -> what an `import` / `from ... import` statement binds it to (relative and star
+    imports left out)."""
+    if type(node) is cst.Import:
+        for alias in node.names:  # type: ignore[attr-defined]
+            written = dotted_name(alias.name) or ""
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
+                found[alias.asname.name.value] = written
+            else:
+                found[written.partition(".")[0]] = written.partition(".")[0]
+    elif type(node) is cst.ImportFrom and not node.relative and not isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
+        base = dotted_name(node.module) if node.module is not None else None  # type: ignore[attr-defined]
+        for alias in node.names:  # type: ignore[attr-defined]
+            name = dotted_name(alias.name) or ""
+            local = alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name else name
+            if base:
+                found[local] = f"{base}.{name}"
 
 
 def names_cpu(expr: cst.BaseExpression) -> bool:

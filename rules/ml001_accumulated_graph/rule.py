@@ -13,7 +13,6 @@ from memlint.analysis.values import NONE, number_like
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, iterates_layers, names_in, own_statements
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
-from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.analysis.uses import (
     Use,
     classify_attribute_uses,
@@ -23,7 +22,7 @@ from memlint.analysis.uses import (
     is_binding,
     returns_name,
 )
-from memlint.analysis.walk import calls_method, code_descendants, code_with_parents
+from memlint.analysis.walk import code_descendants, code_with_parents
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml001_accumulated_graph.meta import META
@@ -1607,7 +1606,7 @@ def _unrolls_a_recurrence(loop: cst.CSTNode, ctx, accumulator: Optional[str]) ->
     a value with history back into itself (a state started as a tensor, not as a number), so each
     iteration is one step of the same forward pass over time, not another batch; what it collects
     is that pass's output."""
-    if _has_backward(loop, ctx):
+    if ctx.model.calls_backward(loop):
         return False
     scope = ctx.function_node or ctx.module
     for node in own_statements(loop):  # type: ignore[arg-type]
@@ -1834,13 +1833,14 @@ def _case(candidate: _Candidate, ctx) -> str:
         return "no-backward"
     loop = candidate.loop
     if loop is not None:
-        if _backward_in_own_statements(loop, ctx) or _value_backpropagated(candidate, loop):
-            return "backward"
-        if _has_backward(loop, ctx) and not _fresh_forward(candidate, loop, ctx):
+        model = ctx.model
+        if model.backward_in_own_statements(loop) or not model.backpropagated_names(loop).isdisjoint(_names_in_values(candidate)):
+            return "backward"  # (backward in the loop's own body, or on a value the accumulation keeps)
+        if model.calls_backward(loop) and not _fresh_forward(candidate, loop, ctx):
             return "backward"  # (a total of the losses a nested loop backpropagated: `epoch_costs.append(avg_cost)`)
         return "no-backward"  # (an evaluation forward in an epoch loop whose nested batch loop trains)
     function = ctx.function_node
-    if candidate.per_step in ("training_step", "compute_loss") or (function is not None and _has_backward(function, ctx)):
+    if candidate.per_step in ("training_step", "compute_loss") or (function is not None and ctx.model.calls_backward(function)):
         return "backward"
     return "per-step"
 
@@ -1855,37 +1855,7 @@ def _fix_method(candidate: _Candidate, uses: set[Use], ctx) -> str:
         return "item"
     if candidate.loop is not None and _syncs_every_iteration(candidate.loop, ctx):
         return "item"
-    return "detach" if _uses_an_accelerator(ctx) else "item"
-
-
-def _uses_an_accelerator(ctx) -> bool:
-    """Does the file put anything on an accelerator (`.cuda()`, `.to(device)`, `device=...`,
-    `torch.device("cuda")`)?  Only there does `.item()` make the host wait for the device."""
-
-    def scan() -> bool:
-        for node in code_descendants(ctx.module):
-            if type(node) is cst.Call:
-                func = node.func
-                if type(func) is cst.Attribute and func.attr.value == "cuda":
-                    return True
-                if type(func) is cst.Attribute and func.attr.value in ("to", "device") and node.args:
-                    where = node.args[0].value
-                    if not _names_cpu(where) and not (ctx.resolve(where) or "").startswith("torch."):  # (not a dtype)
-                        return True
-            elif type(node) is cst.Arg and node.keyword is not None and node.keyword.value in ("device", "accelerator", "gpus"):
-                if not _names_cpu(node.value):
-                    return True
-        return False
-
-    return ctx.memo("ml001.accelerator", scan)  # type: ignore[return-value]
-
-
-def _names_cpu(expr: cst.BaseExpression) -> bool:
-    if type(expr) is cst.SimpleString:
-        return expr.evaluated_value == "cpu"  # type: ignore[union-attr]
-    if type(expr) is cst.Call and expr.args and type(expr.args[0].value) is cst.SimpleString:  # torch.device("cpu")
-        return expr.args[0].value.evaluated_value == "cpu"  # type: ignore[union-attr]
-    return False
+    return "detach" if ctx.model.device.accelerator else "item"  # (only there does `.item()` wait for the device)
 
 
 def _syncs_every_iteration(loop: cst.CSTNode, ctx) -> bool:
@@ -1951,39 +1921,14 @@ def _steps_optimizer(block: cst.CSTNode) -> bool:
     return False
 
 
-def _backward_in_own_statements(loop: cst.CSTNode, ctx) -> bool:
-    """Backward in the loop's own body (not a nested loop's), directly or through the file's helpers."""
-    functions = _functions(ctx)
-    for node in own_statements(loop):  # type: ignore[arg-type]
-        if type(node) is not cst.Call:
-            continue
-        func = node.func
-        if type(func) is cst.Attribute and func.attr.value in BACKWARD_METHODS:
-            return True
-        if ctx.resolve(func) in AUTOGRAD_FUNCTIONS:
-            return True
-        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" else None
-        callee = functions.get(name) if name is not None else None
-        if callee is not None and _has_backward(callee, ctx, 1):
-            return True
-    return False
-
-
-def _value_backpropagated(candidate: _Candidate, loop: cst.CSTNode) -> bool:
-    """`loss.backward()` somewhere in the loop, for a `loss` the accumulation keeps."""
-    names = {n.value for v in candidate.values for n in (v, *code_descendants(v)) if type(n) is cst.Name}
-    for node in code_descendants(loop):
-        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in BACKWARD_METHODS:
-            receiver = node.func.value
-            if type(receiver) is cst.Name and receiver.value in names:
-                return True
-    return False
+def _names_in_values(candidate: _Candidate) -> set[str]:
+    return {n.value for v in candidate.values for n in (v, *code_descendants(v)) if type(n) is cst.Name}
 
 
 def _fresh_forward(candidate: _Candidate, loop: cst.CSTNode, ctx) -> bool:
     """Is the kept value computed by a forward pass in the loop's own body (`model(x)`, a loss of it),
     rather than carried over from a nested loop that trains?"""
-    names = {n.value for v in candidate.values for n in (v, *code_descendants(v)) if type(n) is cst.Name}
+    names = _names_in_values(candidate)
     expressions = list(candidate.values)
     for node in own_statements(loop):  # type: ignore[arg-type]
         if type(node) is cst.Assign and any(
@@ -1997,36 +1942,3 @@ def _fresh_forward(candidate: _Candidate, loop: cst.CSTNode, ctx) -> bool:
             ):
                 return True  # a call that starts history: a model, a loss (not a method of a tensor)
     return False
-
-
-def _has_backward(node: cst.CSTNode, ctx, depth: int = 0) -> bool:
-    """Does `node` call backward, directly or through a function of this file it calls (a
-    `train_step(batch)` helper that runs `loss.backward()`)?"""
-    if calls_method(node, BACKWARD_METHODS):
-        return True
-    functions = _functions(ctx)
-    for n in code_descendants(node):
-        if type(n) is not cst.Call:
-            continue
-        if ctx.resolve(n.func) in AUTOGRAD_FUNCTIONS:
-            return True
-        func = n.func
-        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" else None
-        callee = functions.get(name) if name is not None else None
-        if callee is not None and callee is not node and depth < 2 and _has_backward(callee, ctx, depth + 1):
-            return True
-    return False
-
-
-def _functions(ctx) -> dict:
-    """The file's functions and methods by name (a name defined twice is left out)."""
-
-    def build() -> dict:
-        found: dict = {}
-        for n in code_descendants(ctx.module):
-            if type(n) is cst.FunctionDef:
-                name = n.name.value
-                found[name] = None if name in found else n
-        return {k: v for k, v in found.items() if v is not None}
-
-    return ctx.memo("ml001.functions", build)  # type: ignore[return-value]
