@@ -205,3 +205,20 @@ def test_context_gives_evidenced_bindings_history_only_where_it_cannot_tell():
     assert ctx.lookup_value("loss").graph is True and ctx.lookup_value("loss").scalar
     assert ctx.lookup_value("mse").graph is True
     assert ctx.lookup_value("p").graph is False  # a plain object of the file: its backward is its own
+
+
+def test_running_meters_by_what_their_class_does():
+    model, module = _model("""
+        from utils import AverageMeter
+        class Keeps:
+            def update(self, val, n=1):
+                self.sum += val * n
+        class Converts:
+            def update(self, val, n=1):
+                self.sum += val.item() * n
+        a = AverageMeter("Loss")
+        b = Keeps()
+        c = Converts()
+        d = Logger()
+    """)
+    assert [model.is_meter(cst.Name(n)) for n in "abcd"] == [True, True, False, False]

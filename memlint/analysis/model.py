@@ -16,6 +16,8 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
   overrides what it knows (a number, a plain object).
 - **backward**: where backward runs: which loops and functions call it, directly or through the
   file's own helpers, and which names a loop backpropagates.
+- **meters**: which names and `self.<attr>`s hold a running meter whose `update` keeps its argument
+  (meters.py).
 - **device**: whether the file puts anything on an accelerator (`.cuda()`, `.to(device)`,
   `device=` / `accelerator=` / `gpus=` other than "cpu"; a dtype is not a device), what it moves
   (`model` in `model.to(device)`), whether it asks a Trainer for the CPU, and where each loop
@@ -30,6 +32,7 @@ from typing import Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import evidence
+from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
 
@@ -77,6 +80,7 @@ class SemanticModel:
         self._helpers_backward: Optional[set[str]] = None
         self._device: Optional[DeviceFacts] = None
         self._imports: dict[str, str] = {}
+        self._meters: Optional[Meters] = None
 
     # ------------------------------------------------------------------ history
 
@@ -133,6 +137,14 @@ class SemanticModel:
                         changed = True
             self._helpers_backward = found
         return self._helpers_backward
+
+    # ------------------------------------------------------------------ what a value is
+
+    def is_meter(self, receiver: cst.BaseExpression) -> bool:
+        """Is `receiver` a running meter that keeps what its `update` is given (meters.py)?"""
+        if self._meters is None:
+            self._meters = Meters(self.module)
+        return self._meters.is_meter(receiver)
 
     # ------------------------------------------------------------------ device
 

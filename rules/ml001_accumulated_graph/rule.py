@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -11,6 +10,7 @@ import libcst as cst
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.values import NONE, number_like
 from memlint.analysis.fixes import method_call
+from memlint.analysis.meters import METER_METHODS
 from memlint.analysis.iteration import iterates_batches, iterates_layers, names_in, own_statements
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
 from memlint.analysis.uses import (
@@ -1233,11 +1233,11 @@ class LoggingTrainer(Trainer):
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
-        if func.attr.value in _METER_METHODS and node.args:
+        if func.attr.value in METER_METHODS and node.args:
             # `losses.update(loss, x.size(0))`, `metric_logger.update(loss=loss)` on a running meter
             values = [node.args[0].value] if node.args[0].keyword is None else [a.value for a in node.args if a.keyword is not None]
             ctx = self.ctx
-            if (ctx.in_loop or _per_step_function(ctx)) and any(ctx.holds_graph(v) is True for v in values) and _is_meter(func.value, ctx):
+            if (ctx.in_loop or _per_step_function(ctx)) and any(ctx.holds_graph(v) is True for v in values) and ctx.model.is_meter(func.value):
                 self._consider(node, func.value, values, container=True, meter=True)
             return
         if func.attr.value not in ("append", "extend") or len(node.args) != 1:
@@ -1686,91 +1686,6 @@ def _asks_if_unset(test: cst.BaseExpression, name: str) -> bool:
             and comparison.comparator.value == "None"
         )
     return False
-
-
-_METER_METHODS = frozenset({"update", "add"})
-# Running-average helpers found in training code (`AverageMeter`, `SmoothedValue`, `MetricLogger`).
-# An imported class named like the classic `AverageMeter` (`self.sum += val * n`); a class of the
-# file is judged by its `update` body instead (deit's `MetricLogger` converts tensors with `.item()`).
-_METER_CLASS = re.compile(r"^(?:AverageMeter|AvgMeter|AverageValueMeter|RunningAverage|Averager)$")
-
-
-def _is_meter(receiver: cst.BaseExpression, ctx) -> bool:
-    """Was `receiver` (a name or `self.<attr>`) made by a running meter's class: one named like one
-    (`AverageMeter("Loss")`), or a class of this file whose `update` / `add` adds its argument to
-    `self` (`self.sum += val * n`)?"""
-    made_by = _constructors(ctx).get(_written(receiver))
-    if made_by is None:
-        return False
-    accumulating, defined = _accumulating_classes(ctx)
-    if made_by in defined:
-        return made_by in accumulating
-    return _METER_CLASS.match(made_by) is not None
-
-
-def _written(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return "self." + expr.attr.value
-    return None
-
-
-def _constructors(ctx) -> dict:
-    """Names and `self.<attr>`s of the file, each with the class name it was last made from
-    (`losses = AverageMeter(...)` -> "AverageMeter"); computed once per file."""
-
-    def build() -> dict:
-        found: dict = {}
-        for node in code_descendants(ctx.module):
-            if type(node) is not cst.Assign or type(node.value) is not cst.Call or len(node.targets) != 1:
-                continue
-            func = node.value.func
-            name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
-            target = _written(node.targets[0].target)
-            if name is not None and target is not None and name[:1].isupper():
-                found[target] = name
-        return found
-
-    return ctx.memo("ml001.constructors", build)  # type: ignore[return-value]
-
-
-def _accumulating_classes(ctx) -> tuple:
-    """(classes of this file with an `update` / `add` method that adds a parameter to `self` as it
-    is, without `.item()` / `float()` first; every class name of this file)."""
-
-    def build() -> tuple:
-        found, defined = set(), set()
-        for node in code_descendants(ctx.module):
-            if type(node) is not cst.ClassDef:
-                continue
-            defined.add(node.name.value)
-            if not isinstance(node.body, cst.IndentedBlock):
-                continue
-            for method in node.body.body:
-                if type(method) is not cst.FunctionDef or method.name.value not in _METER_METHODS:
-                    continue
-                params = {p.name.value for p in method.params.params[1:]}
-                inside = list(code_descendants(method))
-                if any(type(n) is cst.Call and _converts(n) for n in inside):
-                    continue  # `val = val.item()`: numbers are kept, not tensors
-                for inner in inside:
-                    if (
-                        type(inner) is cst.AugAssign
-                        and _self_attribute(inner.target) is not None
-                        and any(type(n) is cst.Name and n.value in params for n in (inner.value, *code_descendants(inner.value)))
-                    ):
-                        found.add(node.name.value)
-        return found, defined
-
-    return ctx.memo("ml001.accumulating-classes", build)  # type: ignore[return-value]
-
-
-def _converts(call: cst.Call) -> bool:
-    func = call.func
-    if type(func) is cst.Attribute:
-        return func.attr.value in ("item", "tolist", "detach")
-    return type(func) is cst.Name and func.value in ("float", "int")
 
 
 def _per_step_function(ctx) -> Optional[str]:
