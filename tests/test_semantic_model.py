@@ -222,3 +222,15 @@ def test_running_meters_by_what_their_class_does():
         d = Logger()
     """)
     assert [model.is_meter(cst.Name(n)) for n in "abcd"] == [True, True, False, False]
+
+
+def test_constructed_names_through_module_methods():
+    model, module = _model("""
+        G = Generator().cuda()
+        D = Discriminator()
+        D = build(D)
+        x = torch.randn(3)
+        def inner():
+            H = Other()
+    """)
+    assert model.constructed(module) == {"G": "Generator"}  # (D is rebound by a call of a helper)

@@ -41,8 +41,10 @@ class Binding:
     qualified: Optional[str] = None  # what an import or an alias of one refers to: "torch.nn"
 
 
-# The binding of `torch` in a file that star-imports it from elsewhere (Context._lookup).
-_TORCH_FROM_STAR = Binding(values.OTHER, qualified="torch")
+# The bindings of `torch` and `nn` in a file that star-imports them from elsewhere (`from utils
+# import *` where utils imports torch and `torch.nn as nn`): used without an import of their own,
+# they are taken to be torch's (Context._lookup).
+_FROM_STAR = {"torch": Binding(values.OTHER, qualified="torch"), "nn": Binding(values.OTHER, qualified="torch.nn")}
 
 
 @dataclass
@@ -296,7 +298,10 @@ class Context:
         """What `name` is bound to at module level (imports seen so far), ignoring inner scopes."""
         if name in self._ambiguous:
             return None
-        return self.frames[0].names.get(name)
+        binding = self.frames[0].names.get(name)
+        if binding is None and self._star_import:
+            return _FROM_STAR.get(name)
+        return binding
 
     def facts(self) -> FileFacts:
         """Facts about the whole file; only meaningful once the traversal is over."""
@@ -521,8 +526,8 @@ class Context:
                 if frame.kind == "module" and name in self._ambiguous and current.kind != "module":
                     return Binding(values.UNKNOWN)  # rebound later at module level: cannot tell which
                 return binding
-        if name == "torch" and self._star_import:
-            return _TORCH_FROM_STAR
+        if self._star_import:
+            return _FROM_STAR.get(name)
         return None
 
     def _bind(self, name: str, binding: Binding) -> None:

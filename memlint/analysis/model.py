@@ -81,6 +81,7 @@ class SemanticModel:
         self._device: Optional[DeviceFacts] = None
         self._imports: dict[str, str] = {}
         self._meters: Optional[Meters] = None
+        self._constructed: dict[int, Mapping[str, str]] = {}
 
     # ------------------------------------------------------------------ history
 
@@ -145,6 +146,17 @@ class SemanticModel:
         if self._meters is None:
             self._meters = Meters(self.module)
         return self._meters.is_meter(receiver)
+
+    def constructed(self, scope: cst.CSTNode) -> Mapping[str, str]:
+        """Names the function (or the module) `scope` binds, by an assignment of its own code, to what
+        a call of a capitalised callee builds, through methods that return the module
+        (`G = Generator().cuda()` -> {"G": "Generator"}): the evidence that a name holds an instance
+        of a class, whichever statement the traversal is at (a region found before the assignment
+        is reached still knows what `G` will be)."""
+        known = self._constructed.get(id(scope))
+        if known is None:
+            known = self._constructed[id(scope)] = _constructed(scope)
+        return known
 
     # ------------------------------------------------------------------ device
 
@@ -334,6 +346,37 @@ def _note_import(node: cst.CSTNode, found: dict[str, str]) -> None:
             local = alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name else name
             if base:
                 found[local] = f"{base}.{name}"
+
+
+# Module methods that return the module itself: `Net().cuda().eval()` is still the `Net`.
+MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "requires_grad_", "half", "float", "double", "bfloat16", "to_empty", "train", "eval"})
+
+
+def _constructed(scope: cst.CSTNode) -> dict[str, str]:
+    found: dict[str, str] = {}
+    clashes: set[str] = set()
+    body = scope.body if type(scope) is cst.FunctionDef else scope  # type: ignore[attr-defined]
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
+            name = node.targets[0].target.value  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in MODULE_RETURNING:  # type: ignore[attr-defined]
+                value = value.func.value  # type: ignore[attr-defined]
+            written = dotted_name(value.func) if type(value) is cst.Call else None  # type: ignore[attr-defined]
+            last = written.rpartition(".")[2] if written else ""
+            if last[:1].isupper() and found.get(name, last) == last:
+                found[name] = last
+            else:
+                clashes.add(name)  # bound to something else too: no single answer
+        stack.extend(code_children(node))
+    for name in clashes:
+        found.pop(name, None)
+    return found
 
 
 def names_cpu(expr: cst.BaseExpression) -> bool:

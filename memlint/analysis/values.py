@@ -218,7 +218,7 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     if kind is cst.Name and func.value in ctx.module_classes and ctx.lookup_value(func.value).kind in (Kind.FUNCTION, Kind.UNKNOWN):
         return LOSS_MODULE if func.value.endswith("Loss") else MODULE  # an nn.Module class of this file
     callee = evaluate(func, ctx) if kind in _NAME_OR_ATTRIBUTE else UNKNOWN
-    if callee.kind is Kind.MODULE and kind is cst.Name and looks_like_class_name(func.value):
+    if callee.kind is Kind.MODULE and kind is cst.Name and names_a_module_class(func.value, ctx):
         return callee  # `Model(envs)` with `Model: nn.Module`: the annotation names a class; this builds one
     if callee.kind is Kind.MODULE:
         return _model_output(ctx, is_loss=callee.is_loss)
@@ -242,6 +242,14 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             return UNKNOWN  # a local helper named like a model: we can see it is not one
         return _model_output(ctx, is_loss=is_loss)
     return UNKNOWN
+
+
+def names_a_module_class(name: str, ctx: "Context") -> bool:
+    """Is `name` (capitalised, valued a module) a class rather than an instance?  A parameter
+    annotated `nn.Module` (`Model: nn.Module`) holds a class by convention; a name an assignment
+    bound to a module (`G = Generator()`, `D = Discriminator().cuda()`) holds an instance, whatever
+    its case."""
+    return looks_like_class_name(name) and (ctx.is_param(name) or ctx.lookup_value(name).kind is not Kind.MODULE)
 
 
 def own_definition(func: cst.BaseExpression, ctx: "Context") -> Optional[str]:

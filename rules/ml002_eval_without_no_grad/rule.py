@@ -357,6 +357,52 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # a chain of module methods: `model.cuda().eval().half()` puts `model` in eval mode
+            """
+import torch
+def sample(model, z):
+    model.cuda().eval().half()
+    return model(z)
+""",
+            line=4,
+            column=12,
+            message="after `model.cuda().eval()`",
+            fixed="""
+import torch
+@torch.no_grad()
+def sample(model, z):
+    model.cuda().eval().half()
+    return model(z)
+""",
+            unsafe=True,
+        ),
+        Invalid(  # `nn` from a star import of the project's helpers is torch's: `G` is an nn.Module
+            """
+import torch
+from helpers import *
+class Generator(nn.Module):
+    def forward(self, z):
+        return z
+G = Generator()
+G.eval()
+images = G(noise)
+""",
+            line=8,
+            column=10,
+            message="after `G.eval()`",
+            fixed="""
+import torch
+from helpers import *
+class Generator(nn.Module):
+    def forward(self, z):
+        return z
+G = Generator()
+G.eval()
+with torch.no_grad():
+    images = G(noise)
+""",
+            unsafe=True,
+        ),
         Invalid(  # `Variable(x, volatile=True)` does nothing since PyTorch 0.4: gradients are still on
             """
 import torch
