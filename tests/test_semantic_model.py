@@ -228,9 +228,25 @@ def test_constructed_names_through_module_methods():
     model, module = _model("""
         G = Generator().cuda()
         D = Discriminator()
+        B = nn.BatchNorm1d(2)
         D = build(D)
         x = torch.randn(3)
         def inner():
             H = Other()
     """)
-    assert model.constructed(module) == {"G": "Generator"}  # (D is rebound by a call of a helper)
+    found = {name: [module.code_for_node(c) for c in calls] for name, calls in model.constructed(module).items()}
+    assert found == {"G": ["Generator()"], "B": ["nn.BatchNorm1d(2)"]}  # (D is rebound by a helper, x by a function)
+
+
+def test_a_model_by_evidence_needs_a_module_method_and_a_call():
+    model, _ = _model("""
+        def sample(G, z, scheduler):
+            G.eval()
+            scheduler.step()
+            return G(z), scheduler(z)
+        def fit(self):
+            self.D.train()
+            return self.D(x)
+    """)
+    assert model.module_evidence("G") and model.module_evidence("self.D")
+    assert not model.module_evidence("scheduler") and not model.module_evidence("z")

@@ -26,9 +26,10 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.naming import is_evaluation_function_name, method_runs_module, names_evaluation_data
+from memlint.analysis.inventory import PARAMETER_FREE
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.values import Kind
-from memlint.analysis.walk import code_children, code_descendants, nested_blocks
+from memlint.analysis.walk import code_children, code_descendants, dotted_name, nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -96,7 +97,7 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         return False  # the file's own function or class, defined further down (`test_model`)
     if kind is cst.Attribute and ctx.resolve(func.value) is not None:
         return False
-    return values.named_like_model(func.value if kind is cst.Name else func.attr.value)
+    return values.named_like_model(func.value if kind is cst.Name else func.attr.value) or ctx.model.module_evidence(dotted_name(func))
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:
@@ -285,13 +286,18 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
         return call if ctx.in_module_class else None
     if ctx.resolve(receiver) is not None:
         return None
+    made = ctx.model.constructed(scope).get(receiver.value, ()) if type(receiver) is cst.Name else ()
+    if made and all(_parameter_free(m, ctx) for m in made):
+        return None  # `bn = nn.BatchNorm1d(2, affine=False)`: no parameters, so its output has no history
     value = values.evaluate(receiver, ctx)
     if value.kind is Kind.MODULE:
         return call
-    if value.kind is Kind.UNKNOWN and type(receiver) is cst.Name and _builds_module(ctx.model.constructed(scope).get(receiver.value), ctx):
+    if value.kind is Kind.UNKNOWN and made and all(_builds_module(m, ctx) for m in made):
         return call  # `G = Generator()` in this scope, maybe below the point the traversal is at
     name = receiver.value if isinstance(receiver, cst.Name) else receiver.attr.value if isinstance(receiver, cst.Attribute) else ""
-    return call if value.kind is Kind.UNKNOWN and tables.MODEL_NAME.match(name) else None
+    if value.kind is not Kind.UNKNOWN:
+        return None
+    return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
 
 
 # Module methods that return the module itself (the chain `model.cuda().eval().half()` is `model`;
@@ -311,10 +317,28 @@ def eval_receiver(call: cst.Call) -> cst.BaseExpression:
     return _module_of_chain(call.func.value)  # type: ignore[attr-defined]
 
 
-def _builds_module(constructor: Optional[str], ctx: "Context") -> bool:
-    """Is `constructor` a class of this file (or, by the project pass, of this file seen with its
+def _builds_module(made: cst.Call, ctx: "Context") -> bool:
+    """Does `made` call a class of this file (or, by the project pass, of this file seen with its
     bases elsewhere) that is an nn.Module?"""
-    return constructor is not None and (constructor in ctx.module_classes or constructor in ctx.project.module_classes)
+    func = made.func
+    if type(func) is not cst.Name:
+        return False
+    return func.value in ctx.module_classes or func.value in ctx.project.module_classes
+
+
+def _parameter_free(made: cst.Call, ctx: "Context") -> bool:
+    """Does `made` build a torch.nn layer without parameters (`nn.Dropout()`, `nn.BatchNorm1d(2,
+    affine=False)`)?  Running it records no autograd history: there is nothing to evaluate."""
+    qualified = ctx.resolve(made.func) or ""
+    if not qualified.startswith("torch.nn."):
+        return False
+    if qualified.rpartition(".")[2] in PARAMETER_FREE:
+        return True
+    return any(
+        arg.keyword is not None and arg.keyword.value in ("affine", "elementwise_affine")
+        and type(arg.value) is cst.Name and arg.value.value == "False"
+        for arg in made.args
+    )  # fmt: skip
 
 
 def _is_train_call(node: cst.CSTNode) -> bool:

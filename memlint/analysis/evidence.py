@@ -31,6 +31,12 @@ SCALING_METHODS = frozenset({"scale"})
 REDUCING_METHODS = frozenset({"mean", "sum", "float", "double", "squeeze", "contiguous", "clone", "to"})
 
 
+# Methods only an nn.Module has, of those training code calls on its values: a name that gets one
+# (`G.parameters()`, `G.eval()`, `G.train()`) and is also called (`G(z)`) holds a model, whatever its
+# name.  (An optimizer has `load_state_dict` too, but is never called.)
+MODULE_METHODS = frozenset({"parameters", "named_parameters", "eval", "train", "modules", "children", "load_state_dict"})
+
+
 def is_backward(written: Optional[str], method: Optional[str], qualified: Optional[str] = None) -> bool:
     """Does the call run backward (in any form, whatever its arguments)?"""
     return method in BACKWARD_METHODS or qualified in AUTOGRAD_FUNCTIONS or written in _WRITTEN_AUTOGRAD
@@ -125,3 +131,29 @@ def _loosely_qualified(written: Optional[str]) -> Optional[str]:
     last = (written or "").rpartition(".")[2]
     return "torch.autograd." + last if last in ("grad", "backward") else None
 
+
+
+def module_names(calls: Iterable[ast.AST]) -> frozenset[str]:
+    """On CPython's AST: the names (and `self.<attr>`s, as "self.attr") that get one of
+    MODULE_METHODS and are also called: the model fact of model.py (`SemanticModel.module_evidence`),
+    file-wide as there."""
+    receivers: set[str] = set()
+    called: set[str] = set()
+    for call in calls:
+        func = call.func  # type: ignore[attr-defined]
+        written = _name_or_self_attribute(func)
+        if written is not None:
+            called.add(written)
+        elif isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS:
+            receiver = _name_or_self_attribute(func.value)
+            if receiver is not None:
+                receivers.add(receiver)
+    return frozenset(receivers & called)
+
+
+def _name_or_self_attribute(expr: ast.AST) -> Optional[str]:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return "self." + expr.attr
+    return None

@@ -16,6 +16,8 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
   overrides what it knows (a number, a plain object).
 - **backward**: where backward runs: which loops and functions call it, directly or through the
   file's own helpers, and which names a loop backpropagates.
+- **models**: which names (and `self.<attr>`s) hold a model by evidence: they get a method only an
+  nn.Module has (`.parameters()`, `.eval()`, `.train()`, ...) and are called (`G(z)`).
 - **meters**: which names and `self.<attr>`s hold a running meter whose `update` keeps its argument
   (meters.py).
 - **device**: whether the file puts anything on an accelerator (`.cuda()`, `.to(device)`,
@@ -69,6 +71,7 @@ class SemanticModel:
         # Without the word there is no backward call, and nothing to find for the history fact: most
         # library files are answered without a walk.
         self._may_backpropagate = text is None or "backward" in text or "autograd" in text
+        self._may_show_modules = text is None or any(f".{m}(" in text for m in evidence.MODULE_METHODS)
         self._walked = False
         self._history: dict[int, dict[str, Evidence]] = {}
         self._direct_backward: set[int] = set()  # ids of scopes (loops, functions) with a backward call under them
@@ -81,7 +84,9 @@ class SemanticModel:
         self._device: Optional[DeviceFacts] = None
         self._imports: dict[str, str] = {}
         self._meters: Optional[Meters] = None
-        self._constructed: dict[int, Mapping[str, str]] = {}
+        self._constructed: dict[int, Mapping[str, tuple[cst.Call, ...]]] = {}
+        self._module_receivers: set[str] = set()  # names and "self.<attr>"s given a module method
+        self._called: set[str] = set()  # names and "self.<attr>"s called directly
 
     # ------------------------------------------------------------------ history
 
@@ -141,18 +146,28 @@ class SemanticModel:
 
     # ------------------------------------------------------------------ what a value is
 
+    def module_evidence(self, written: Optional[str]) -> bool:
+        """Does the file show that `written` (a name, or "self.<attr>") holds a model: it gets a
+        method only an nn.Module has (`G.parameters()`, `G.eval()`, `G.train()`) and it is called
+        (`G(z)`)?  File-wide, as a name's role in training code is (evidence.module_names is the
+        same fact on CPython's AST, for the screens)."""
+        if written is None or not self._may_show_modules:
+            return False
+        self._walk()
+        return written in self._module_receivers and written in self._called
+
     def is_meter(self, receiver: cst.BaseExpression) -> bool:
         """Is `receiver` a running meter that keeps what its `update` is given (meters.py)?"""
         if self._meters is None:
             self._meters = Meters(self.module)
         return self._meters.is_meter(receiver)
 
-    def constructed(self, scope: cst.CSTNode) -> Mapping[str, str]:
-        """Names the function (or the module) `scope` binds, by an assignment of its own code, to what
-        a call of a capitalised callee builds, through methods that return the module
-        (`G = Generator().cuda()` -> {"G": "Generator"}): the evidence that a name holds an instance
-        of a class, whichever statement the traversal is at (a region found before the assignment
-        is reached still knows what `G` will be)."""
+    def constructed(self, scope: cst.CSTNode) -> Mapping[str, tuple[cst.Call, ...]]:
+        """Names the function (or the module) `scope` binds, by assignments of its own code, only to
+        what calls of capitalised callees build, through methods that return the module
+        (`G = Generator().cuda()` -> {"G": (<the call `Generator()`>,)}): the evidence that a name
+        holds an instance of a class, whichever statement the traversal is at (a region found before
+        the assignment is reached still knows what `G` will be)."""
         known = self._constructed.get(id(scope))
         if known is None:
             known = self._constructed[id(scope)] = _constructed(scope)
@@ -280,6 +295,12 @@ class SemanticModel:
         func = call.func
         written = dotted_name(func)
         method = func.attr.value if type(func) is cst.Attribute else None
+        if written is not None and (type(func) is cst.Name or (written.startswith("self.") and written.count(".") == 1)):
+            self._called.add(written)
+        elif method in evidence.MODULE_METHODS:
+            receiver = dotted_name(func.value)  # type: ignore[union-attr]
+            if receiver is not None and (type(func.value) is cst.Name or (receiver.startswith("self.") and receiver.count(".") == 1)):  # type: ignore[union-attr]
+                self._module_receivers.add(receiver)
         qualified = _qualified(written, imports) if written is not None else None
         if evidence.is_backward(written, method, qualified):
             for scope in scopes:
@@ -352,8 +373,8 @@ def _note_import(node: cst.CSTNode, found: dict[str, str]) -> None:
 MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "requires_grad_", "half", "float", "double", "bfloat16", "to_empty", "train", "eval"})
 
 
-def _constructed(scope: cst.CSTNode) -> dict[str, str]:
-    found: dict[str, str] = {}
+def _constructed(scope: cst.CSTNode) -> dict[str, tuple[cst.Call, ...]]:
+    found: dict[str, tuple[cst.Call, ...]] = {}
     clashes: set[str] = set()
     body = scope.body if type(scope) is cst.FunctionDef else scope  # type: ignore[attr-defined]
     stack: list[cst.CSTNode] = [body]
@@ -369,8 +390,8 @@ def _constructed(scope: cst.CSTNode) -> dict[str, str]:
                 value = value.func.value  # type: ignore[attr-defined]
             written = dotted_name(value.func) if type(value) is cst.Call else None  # type: ignore[attr-defined]
             last = written.rpartition(".")[2] if written else ""
-            if last[:1].isupper() and found.get(name, last) == last:
-                found[name] = last
+            if last[:1].isupper():
+                found[name] = (*found.get(name, ()), value)  # type: ignore[assignment]
             else:
                 clashes.add(name)  # bound to something else too: no single answer
         stack.extend(code_children(node))

@@ -16,7 +16,7 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.naming import looks_like_class_name, named_like_model
 from memlint.analysis.project_facts import returns_history
-from memlint.analysis.walk import nested_blocks
+from memlint.analysis.walk import dotted_name, nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -248,8 +248,10 @@ def names_a_module_class(name: str, ctx: "Context") -> bool:
     """Is `name` (capitalised, valued a module) a class rather than an instance?  A parameter
     annotated `nn.Module` (`Model: nn.Module`) holds a class by convention; a name an assignment
     bound to a module (`G = Generator()`, `D = Discriminator().cuda()`) holds an instance, whatever
-    its case."""
-    return looks_like_class_name(name) and (ctx.is_param(name) or ctx.lookup_value(name).kind is not Kind.MODULE)
+    its case; so does a name the file gives a module's method (`G.eval()`)."""
+    if not looks_like_class_name(name) or ctx.model.module_evidence(name):
+        return False  # (`G.eval()`, `G.parameters()` somewhere: an instance)
+    return ctx.is_param(name) or ctx.lookup_value(name).kind is not Kind.MODULE
 
 
 def own_definition(func: cst.BaseExpression, ctx: "Context") -> Optional[str]:
@@ -349,7 +351,7 @@ def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:
         name = func.attr.value
     else:
         return False
-    return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
+    return named_like_model(name) or bool(tables.LOSS_NAME.match(name)) or ctx.model.module_evidence(dotted_name(func))
 
 
 def _model_output(ctx: "Context", *, is_loss: bool) -> Value:

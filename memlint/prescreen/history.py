@@ -89,6 +89,8 @@ class History:
         # Names backward is called on anywhere in the file, and the other names of a tuple assignment
         # from a call that binds one (memlint/analysis/model.py gives those bindings history).
         self.backpropagated = _backpropagated(source) if source.mentions("backward", "autograd") else frozenset()
+        # Names (and "self.<attr>"s) the model finds hold a model: a module's method and a call.
+        self.module_evidence = evidence.module_names(source.nodes(ast.Call)) if source.mentions(*evidence.MODULE_METHODS) else frozenset()
         self._settled: dict[str, bool] = {}  # name or ".attr" -> may it carry history
         self._open: set[str] = set()  # the keys being settled now, and those of them found to carry
         self._carrying: set[str] = set()
@@ -157,8 +159,8 @@ class History:
     def _name_call_possible(self, name: str, call: ast.Call) -> bool:
         if name in self.functional_losses or _named_like_model_or_loss(name):
             return True
-        if name in self.project_calls:
-            return True  # a project function that returns a model's output (memlint/pipeline/project.py)
+        if name in self.project_calls or name in self.module_evidence:
+            return True  # a project function that returns a model's output, or a model by evidence
         if name in self.values or name in self.other_bindings or name in self.module_params:
             return True  # may be bound to a module
         if self._only_imported(name):
@@ -185,6 +187,8 @@ class History:
             if all(path is not None and _is_torch_layer(path) for path in paths):
                 return False  # `nn.Linear(...)`: a module, not a tensor
             return func.attr in self.functional_losses or self._torch_call_possible(call)
+        if dotted(func) in self.module_evidence:
+            return True  # `self.G(z)` with `self.G.eval()` somewhere: a model by evidence
         if self._may_resolve(root):
             return True  # through an alias of an import: torch decides
         method = func.attr
@@ -205,6 +209,8 @@ class History:
     def may_run_model(self, call: ast.Call) -> bool:
         """Could `evaluation.is_model_call` hold for `call`?"""
         func = call.func
+        if dotted(func) in self.module_evidence:
+            return True  # `G(z)`, `self.G(z)` with `G.eval()` somewhere: a model by evidence
         if isinstance(func, ast.Name):
             name = func.id
             if self._only_imported(name) or (name in self.definitions and name not in self.imports):
