@@ -12,6 +12,7 @@ from memlint.config import Settings
 from memlint.pipeline.tempfiles import is_temporary
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
+STDIN = Path("-")  # the path that means standard input (`memlint check -`)
 
 
 @dataclass
