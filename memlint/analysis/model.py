@@ -23,7 +23,13 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
 - **device**: whether the file puts anything on an accelerator (`.cuda()`, `.to(device)`,
   `device=` / `accelerator=` / `gpus=` other than "cpu"; a dtype is not a device), what it moves
   (`model` in `model.to(device)`), whether it asks a Trainer for the CPU, and where each loop
-  sends its inputs.
+  sends its inputs.  `explicit`: something names an accelerator by itself (`.cuda()`, `.to(device)`,
+  `device="cuda"`), not only by following a tensor's device (`.to(x.device)`, which moves nothing
+  in a script that keeps everything on the CPU).
+- **loop scope** (roles.py): for every loop, a fixed small count, one iteration per step over a
+  loader, one per epoch, or unknown, with its evidence.
+- **function role** (roles.py): training (backward), evaluation (`@torch.no_grad()`), plotting
+  (matplotlib calls), or none known.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from typing import Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis import evidence
+from memlint.analysis import evidence, roles
 from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
@@ -60,6 +66,7 @@ class DeviceFacts:
     accelerator: bool  # the file puts something on an accelerator
     moved: frozenset[str]  # receivers of `.cuda()` / `.to(<not the CPU>)`, as written
     cpu_trainer: bool  # `accelerator="cpu"` somewhere (a Lightning Trainer kept on the CPU)
+    explicit: bool = True  # an accelerator is named by itself, not only followed (`.to(x.device)`)
 
 
 _NO_HISTORY: Mapping[str, Evidence] = {}
@@ -87,6 +94,9 @@ class SemanticModel:
         self._constructed: dict[int, Mapping[str, tuple[cst.Call, ...]]] = {}
         self._module_receivers: set[str] = set()  # names and "self.<attr>"s given a module method
         self._called: set[str] = set()  # names and "self.<attr>"s called directly
+        self._loader_names: Optional[frozenset[str]] = None
+        self._scopes: dict[int, roles.LoopScope] = {}
+        self._roles: dict[int, Optional[str]] = {}
 
     # ------------------------------------------------------------------ history
 
@@ -173,6 +183,24 @@ class SemanticModel:
             known = self._constructed[id(scope)] = _constructed(scope)
         return known
 
+    # ------------------------------------------------------------------ loops and functions
+
+    def loop_scope(self, loop: cst.CSTNode) -> roles.LoopScope:
+        """How often the loop's own statements run: "fixed" (a small literal count), "step" (per
+        batch of a loader), "epoch", or "unknown", with the evidence (roles.py)."""
+        known = self._scopes.get(id(loop))
+        if known is None:
+            if self._loader_names is None:
+                self._loader_names = roles.loader_names(self.module, roles.qualifier(self._module_imports()))
+            known = self._scopes[id(loop)] = roles.loop_scope(loop, self._loader_names)
+        return known
+
+    def function_role(self, function: cst.FunctionDef) -> Optional[str]:
+        """"training", "evaluation", "plotting" or None (roles.py)."""
+        if id(function) not in self._roles:
+            self._roles[id(function)] = roles.function_role(function, roles.qualifier(self._module_imports()), self.calls_backward(function))
+        return self._roles[id(function)]
+
     # ------------------------------------------------------------------ device
 
     @property
@@ -207,7 +235,7 @@ class SemanticModel:
         return _qualified(dotted_name(where), self._module_imports()).startswith("torch.")
 
     def _find_device(self) -> DeviceFacts:
-        accelerator = cpu_trainer = False
+        accelerator = cpu_trainer = explicit = False
         moved: set[str] = set()
         stack: list[cst.CSTNode] = [self.module]
         while stack:
@@ -220,12 +248,13 @@ class SemanticModel:
                     continue
                 method = func.attr.value
                 if method == "cuda":
-                    accelerator = True
+                    accelerator = explicit = True
                 elif method in ("to", "device") and node.args:
                     where = node.args[0].value
                     if names_cpu(where) or self._names_dtype(where):
                         continue  # the host, or a dtype (`x.to(torch.float16)`): nothing moves to a device
                     accelerator = True
+                    explicit = explicit or not follows_device(where)
                 else:
                     continue
                 if method in ("cuda", "to") and type(func.value) in (cst.Name, cst.Attribute):
@@ -233,9 +262,10 @@ class SemanticModel:
             elif kind is cst.Arg and node.keyword is not None and node.keyword.value in ("device", "accelerator", "gpus"):
                 if not names_cpu(node.value):
                     accelerator = True
+                    explicit = explicit or not follows_device(node.value)
                 elif node.keyword.value == "accelerator":
                     cpu_trainer = True  # `Trainer(accelerator="cpu")`
-        return DeviceFacts(accelerator, frozenset(moved), cpu_trainer)
+        return DeviceFacts(accelerator, frozenset(moved), cpu_trainer, explicit)
 
     # ------------------------------------------------------------------ the walk
 
@@ -407,6 +437,20 @@ def names_cpu(expr: cst.BaseExpression) -> bool:
     if type(expr) is cst.Call and expr.args and type(expr.args[0].value) is cst.SimpleString:  # type: ignore[union-attr]
         return expr.args[0].value.evaluated_value == "cpu"  # type: ignore[union-attr]
     return False
+
+
+def follows_device(where: cst.BaseExpression) -> bool:
+    """`x.device`: a local value's device (a tensor's), not one the code names or configures
+    (`args.device`, `self.device`, `self.args.device` are set by the run's configuration)."""
+    return (
+        type(where) is cst.Attribute
+        and where.attr.value == "device"  # type: ignore[attr-defined]
+        and type(where.value) is cst.Name  # type: ignore[attr-defined]
+        and where.value.value not in _CONFIGURATIONS  # type: ignore[attr-defined]
+    )
+
+
+_CONFIGURATIONS = frozenset({"self", "args", "opt", "opts", "config", "cfg", "conf", "hparams", "params", "settings", "flags", "FLAGS", "hp"})
 
 
 def _qualified(written: Optional[str], imports: Mapping[str, str]) -> str:
