@@ -30,6 +30,10 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
   loader, one per epoch, or unknown, with its evidence.
 - **function role** (roles.py): training (backward), evaluation (`@torch.no_grad()`), plotting
   (matplotlib calls), or none known.
+- **datasets**: what a dataset was built from: `ds = TensorDataset(X, y)` -> {"ds": {"X", "y"}},
+  `ds = MyDataset(torch.as_tensor(X_test).float())` -> {"ds": {"X_test"}} (every tensor of a
+  TensorDataset, the first argument of another `*Dataset` class), per function: `len(X)` is then
+  at least the dataset's length.
 """
 
 from __future__ import annotations
@@ -92,6 +96,7 @@ class SemanticModel:
         self._imports: dict[str, str] = {}
         self._meters: Optional[Meters] = None
         self._constructed: dict[int, Mapping[str, tuple[cst.Call, ...]]] = {}
+        self._datasets: dict[int, Mapping[str, frozenset[str]]] = {}
         self._module_receivers: set[str] = set()  # names and "self.<attr>"s given a module method
         self._called: set[str] = set()  # names and "self.<attr>"s called directly
         self._loader_names: Optional[frozenset[str]] = None
@@ -182,6 +187,19 @@ class SemanticModel:
         if known is None:
             known = self._constructed[id(scope)] = _constructed(scope)
         return known
+
+    def dataset_sources(self, scope: cst.CSTNode) -> Mapping[str, frozenset[str]]:
+        """Names the function (or the module) `scope` binds to a dataset, each with the code of the
+        values it was built from (`ds = TensorDataset(X, y)` -> {"ds": {"X", "y"}}); a name bound to
+        anything else too is left out."""
+        known = self._datasets.get(id(scope))
+        if known is None:
+            known = self._datasets[id(scope)] = _datasets(self.module, scope)
+        return known
+
+    def built_from(self, dataset: cst.BaseExpression) -> frozenset[str]:
+        """The code of the values an inline dataset call was built from (`TensorDataset(X, y)`)."""
+        return _dataset_call_sources(self.module, dataset)
 
     # ------------------------------------------------------------------ loops and functions
 
@@ -425,6 +443,72 @@ def _constructed(scope: cst.CSTNode) -> dict[str, tuple[cst.Call, ...]]:
             else:
                 clashes.add(name)  # bound to something else too: no single answer
         stack.extend(code_children(node))
+    for name in clashes:
+        found.pop(name, None)
+    return found
+
+
+# Calls that make a tensor or an array of their first argument, and methods that keep its length:
+# `torch.as_tensor(X).float()`, `torch.from_numpy(X)`, `X.values` are still X's rows.
+_TENSOR_MAKERS = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "FloatTensor", "LongTensor", "array", "asarray"})
+_SAME_ROWS = frozenset({"float", "double", "long", "int", "half", "to", "cuda", "cpu", "type", "astype", "contiguous", "clone", "detach"})
+
+
+def _dataset_call_sources(module: cst.Module, call: cst.BaseExpression) -> frozenset[str]:
+    if type(call) is not cst.Call:
+        return frozenset()
+    written = dotted_name(call.func) or ""  # type: ignore[attr-defined]
+    last = written.rpartition(".")[2]
+    if not last.endswith("Dataset"):
+        return frozenset()
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]  # type: ignore[attr-defined]
+    chosen = positional if last == "TensorDataset" else positional[:1]
+    found: set[str] = set()
+    for value in chosen:
+        value = _rows_of(value)
+        if type(value) in (cst.Name, cst.Attribute):
+            found.add(module.code_for_node(value))
+    return frozenset(found)
+
+
+def _rows_of(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`torch.as_tensor(X).float()` -> `X`: through calls that keep the rows of their operand."""
+    while True:
+        if type(value) is cst.Attribute and value.attr.value == "values":  # type: ignore[attr-defined]
+            value = value.value  # type: ignore[attr-defined]
+            continue
+        if type(value) is not cst.Call:
+            return value
+        func = value.func  # type: ignore[attr-defined]
+        name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        args = [a.value for a in value.args if a.keyword is None and not a.star]  # type: ignore[attr-defined]
+        if name in _TENSOR_MAKERS and args:
+            value = args[0]
+        elif name in _SAME_ROWS and type(func) is cst.Attribute:
+            value = func.value
+        else:
+            return value
+
+
+def _datasets(module: cst.Module, scope: cst.CSTNode) -> dict[str, frozenset[str]]:
+    found: dict[str, frozenset[str]] = {}
+    clashes: set[str] = set()
+    body = scope.body if type(scope) is cst.FunctionDef else scope  # type: ignore[attr-defined]
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        stack.extend(code_children(node))
+        if kind is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:  # type: ignore[attr-defined]
+            continue
+        name = node.targets[0].target.value  # type: ignore[attr-defined]
+        sources = _dataset_call_sources(module, node.value)  # type: ignore[attr-defined]
+        if sources and found.get(name, sources) == sources:
+            found[name] = sources
+        else:
+            clashes.add(name)
     for name in clashes:
         found.pop(name, None)
     return found
