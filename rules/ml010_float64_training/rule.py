@@ -31,8 +31,9 @@ class Float64Training(Rule):
     """
     ## What it does
     Finds training in float64. What is reported: `model.double()` (or `.to(torch.float64)`, `.type(torch.DoubleTensor)`)
-    on a module, an input cast with `.double()` / `.to(torch.float64)` that is fed to a model with
-    gradients on, `torch.set_default_dtype(torch.float64)` (or the legacy
+    on a module, an input cast with `.double()` / `.to(torch.float64)` or made with
+    `dtype=torch.float64` (`torch.tensor(a, dtype=torch.float64)`, `torch.DoubleTensor(a)`; also
+    bound in a tuple assignment) that is fed to a model with gradients on, `torch.set_default_dtype(torch.float64)` (or the legacy
     `torch.set_default_tensor_type(torch.DoubleTensor)`), and layers or `nn.Parameter`s created with
     `dtype=torch.float64`. A module is a model known to the analysis, something named like one, a
     class of the file or of a project module being constructed (`Policy(4, 2).double()`), or a name
@@ -140,6 +141,17 @@ x = t.ones(2, requires_grad=True)
 (x * 2).sum().backward()
 """
         ),
+        Valid(  # made in float64, cast back to float32 before it reaches the model
+            """
+import torch
+X = torch.tensor(data, dtype=torch.float64)
+X = X.float()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    loss = model(X).sum()
+    loss.backward()
+"""
+        ),
     ]
 
     INVALID = [
@@ -236,6 +248,19 @@ for obs, target in batches:
             line=3,
             column=1,
         ),
+        Invalid(  # float64 inputs made by a constructor, bound in a tuple assignment
+            """
+import torch
+X_train, X_test = torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    loss = model(X_train).sum()
+    loss.backward()
+""",
+            line=2,
+            column=19,
+            message="float64 input",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -250,14 +275,40 @@ for obs, target in batches:
         self._maybe_modules: list[tuple[cst.Call, str]] = []  # casts of a name not yet known as a module
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        if len(node.targets) != 1:
             return
-        key = (self.ctx.function_key, node.targets[0].target.value)
-        value = node.value
-        if isinstance(value, cst.Call) and cast_target(value, self.ctx) in FLOAT64_DTYPES and not self._is_module(value.func.value):  # type: ignore[attr-defined]
-            self._cast_names[key] = value
-        else:
-            self._cast_names.pop(key, None)
+        target, value = node.targets[0].target, node.value
+        # `x = x.double()`, and `X_tr, X_te = torch.tensor(a, dtype=torch.float64), ...` element by element
+        pairs = [(target, value)]
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements):
+            pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+        for bound, bound_value in pairs:
+            if not isinstance(bound, cst.Name):
+                continue
+            key = (self.ctx.function_key, bound.value)
+            made = self._float64_made(bound_value)
+            if made is not None:
+                self._cast_names[key] = made
+            else:
+                self._cast_names.pop(key, None)
+
+    def _float64_made(self, value: cst.BaseExpression) -> Optional[cst.Call]:
+        """A float64 tensor made here: a cast of a value that is not a module (`x.double()`), or a
+        torch constructor given `dtype=torch.float64` (`torch.tensor(a, dtype=torch.float64)`) or
+        the legacy `torch.DoubleTensor(...)`."""
+        if not isinstance(value, cst.Call):
+            return None
+        func = value.func
+        if isinstance(func, cst.Attribute) and cast_target(value, self.ctx) in FLOAT64_DTYPES:
+            return value if not self._is_module(func.value) else None
+        qualified = self.ctx.resolve(func) or ""
+        if qualified in ("torch.DoubleTensor", "torch.cuda.DoubleTensor"):
+            return value
+        if qualified.startswith("torch.") and qualified.rpartition(".")[0] == "torch":
+            dtype = keyword(value, "dtype")
+            if dtype is not None and dtype_of(dtype.value, self.ctx) in FLOAT64_DTYPES:
+                return value
+        return None
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -301,8 +352,8 @@ for obs, target in batches:
                     self._found.append((cast, "a float64 input is fed to the model with gradients on: its activations (and a float64 model's parameters) take twice the memory"))
 
     def _float64_input(self, value: cst.BaseExpression) -> Optional[cst.Call]:
-        if isinstance(value, cst.Call) and cast_target(value, self.ctx) in FLOAT64_DTYPES:
-            return value
+        if isinstance(value, cst.Call):
+            return self._float64_made(value)
         if isinstance(value, cst.Name):
             return self._cast_names.get((self.ctx.function_key, value.value))
         return None
