@@ -90,7 +90,7 @@ def _check(
     except (RecursionError, MemoryError) as error:
         return [not_analysed(filename, f"memlint's parser (libcst) ran out of {_resource(error)}")]
     reports: list[Report] = []
-    ctx = Context(module, project)
+    ctx = Context(module, project, text)
     rules = [rule_class(ctx, reports, settings.options) for rule_class in rule_classes]
     traversal = Traversal(ctx, rules)
     try:
