@@ -34,10 +34,10 @@ import ast
 import functools
 from typing import Any, Iterator, Optional
 
-from memlint.analysis import tables
+from memlint.analysis import evidence, tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 1
+FORMAT = 2  # 2: `stars`, the modules a file star-imports
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -87,6 +87,7 @@ class _Summary:
         self.source = source
         self.tree: ast.Module = source.tree
         self.imports: dict[str, list] = {}  # local name -> [module, name or None, level]
+        self.stars: list[list] = []  # `from module import *`: [module, level]
         self.defs: set[str] = set()  # module-level functions and classes
         self.classes: dict[str, dict[str, Any]] = {}
         # "" is the module's own code, "?" the code of nested functions (who calls them is unknown)
@@ -96,6 +97,7 @@ class _Summary:
         self.periodic = False
         self.class_of: dict[int, str] = {}  # id(method node) -> class name
         self.locals: dict[str, dict[str, list[ast.Assign]]] = {}  # key -> name -> its assignments
+        self.backpropagated: dict[str, frozenset[str]] = {}  # key -> names backward is called on
         self.constructed: Optional[set[str]] = None
         self.self_attributes: Optional[tuple[set[str], dict[str, set[str]]]] = None
         self.loop_index: dict[int, int] = {}
@@ -122,6 +124,7 @@ class _Summary:
         return {
             "format": FORMAT,
             "imports": self.imports,
+            **({"stars": self.stars} if self.stars else {}),
             "defs": sorted(self.defs),
             "classes": self.classes,
             "functions": {k: _compact(r) for k, r in self.functions.items()},
@@ -142,6 +145,7 @@ class _Summary:
             elif isinstance(statement, ast.ImportFrom):
                 for alias in statement.names:
                     if alias.name == "*":
+                        self.stars.append([statement.module or "", statement.level])
                         continue
                     local = alias.asname or alias.name
                     target = [statement.module or "", alias.name, statement.level]
@@ -522,7 +526,7 @@ class _Summary:
     def _instance_class(self, key: str, name: str) -> Optional[str]:
         """`obj = Trainer(...)` bound once in the function: "Trainer" (as written)."""
         values = self._local_values(key).get(name)
-        if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call):
+        if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call) or type(values[0].targets[0]) is not ast.Name:
             return None
         constructor = dotted(values[0].value.func)
         if constructor is None or not constructor.rpartition(".")[2][:1].isupper():
@@ -614,6 +618,8 @@ class _Summary:
             values = self._local_values(key).get(expr.id)  # type: ignore[attr-defined]
             if not values:
                 return []
+            if len(values) == 1 and expr.id in self._backpropagated(key):  # type: ignore[attr-defined]
+                return [True]  # `loss.backward()` in the function: direct evidence (memlint/analysis/model.py)
             found = [self._alternatives(v.value, key, depth + 1) if self._grad_at(v) != "off" else [] for v in values]
             if len(found) == 1:
                 return found[0]
@@ -700,6 +706,18 @@ class _Summary:
             known = self.locals[key] = _bindings(self.nodes[key] if key else self.tree)
         return known
 
+    def _backpropagated(self, key: str) -> frozenset[str]:
+        """The function's names that backward is called on, and their tuple siblings
+        (evidence.backpropagated_names: the history fact of the semantic model, on this AST)."""
+        known = self.backpropagated.get(key)
+        if known is None:
+            scope = self.nodes[key] if key else self.tree
+            inside = [n for n in _own_nodes(scope)]
+            known = self.backpropagated[key] = evidence.backpropagated_names(
+                (n for n in inside if type(n) is ast.Call), (n for n in inside if type(n) is ast.Assign)
+            )
+        return known
+
     def _function_of(self, node: ast.AST) -> Optional[str]:
         for ancestor in self.source.ancestors(node):
             if isinstance(ancestor, _FUNCTIONS):
@@ -712,6 +730,20 @@ class _Summary:
 
 
 # ---------------------------------------------------------------------------- local names
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's (or the module's) own code: not those of the functions, classes and
+    lambdas defined in it."""
+    found: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            continue
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _bindings(scope: ast.AST) -> dict[str, list[ast.Assign]]:
@@ -730,6 +762,10 @@ def _bindings(scope: ast.AST) -> dict[str, list[ast.Assign]]:
             targets = statement.targets
             if len(targets) == 1 and type(targets[0]) is ast.Name:
                 assigned.setdefault(targets[0].id, []).append(statement)
+            elif len(targets) == 1 and type(targets[0]) in (ast.Tuple, ast.List) and all(type(e) is ast.Name for e in targets[0].elts):
+                # `loss, logits = helper(...)`: each element takes the value's history (values.element_of)
+                for element in targets[0].elts:
+                    assigned.setdefault(element.id, []).append(statement)
             else:
                 other.update(_stored_names(targets))
             continue
@@ -943,7 +979,9 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    for star in summary.get("stars", []):  # type: ignore[union-attr]
+        _require(type(star) is list and len(star) == 2 and type(star[0]) is str and type(star[1]) is int and star[1] >= 0)
     _require(summary["format"] == FORMAT and type(summary["format"]) is int)  # type: ignore[index]
     imports, classes, functions = summary["imports"], summary["classes"], summary["functions"]  # type: ignore[index]
     _require(type(imports) is dict and type(classes) is dict and type(functions) is dict)

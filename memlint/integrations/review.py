@@ -2,8 +2,9 @@
 pull-request review payload (comments with ```suggestion blocks built from the fixes) or markdown.
 
 The command reads files and runs git; it never imports or executes the code under review (git runs
-without external diff drivers, textconv or clean filters, hooks or fsmonitor, see memlint/integrations/gitdiff.py),
-and reads only regular files inside the repository, never through a symlink.
+without external diff drivers, textconv or clean filters, hooks, fsmonitor or any transport, so a
+partial clone never fetches: see memlint/integrations/gitdiff.py), diffs only the files it lints, and
+reads only regular files inside the repository, never through a symlink.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from memlint.pipeline.notebooks import is_notebook
 from memlint.pipeline.runner import display_name
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.text import apply_edits
-from memlint.report import is_applicable
+from memlint.report import FAIL_LEVELS, fails, is_applicable
 from memlint.run import Run
 
 REVIEWABLE_SUFFIXES = (".py", ".ipynb")
@@ -150,7 +151,7 @@ def changed_cells(file: Path, base_text: Optional[str]) -> set[int]:
 def collect(base: str, run: Run, cwd: Path) -> Review:
     """The review of the run's paths: the findings of the files changed since `base`, each with the
     settings of its closest configuration file, on the lines the change touched."""
-    changes = changed_lines(base, run.paths, cwd)
+    changes = changed_lines(base, run.paths, cwd, suffixes=REVIEWABLE_SUFFIXES)  # only what is linted is diffed
     files: dict[str, tuple[Path, str]] = {}  # display name -> (file, repository path)
     for repo_path in sorted(changes.lines):
         file = changes.root / repo_path
@@ -231,9 +232,12 @@ def markdown(review: Review) -> str:
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also suggest unsafe fixes.")
 @click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Use this config file.")
+@click.option("--fail-level", type=click.Choice(FAIL_LEVELS), default="none", show_default=True, help="Exit 1 when a finding on the changed lines is at least this severe.")
+@click.option("--summary-file", type=click.Path(dir_okay=False, path_type=Path), help="Also append the markdown summary to this file (a job summary), from the same analysis.")
 def review_command(
     base: str, paths: tuple[Path, ...], output_format: str, select: tuple[str, ...], extend_select: tuple[str, ...],
-    ignore: tuple[str, ...], unsafe_fixes: Optional[bool], config: Optional[Path],
+    ignore: tuple[str, ...], unsafe_fixes: Optional[bool], config: Optional[Path], fail_level: str,
+    summary_file: Optional[Path],
 ) -> None:  # fmt: skip
     """Report findings on lines added or changed since BASE, as a pull-request review (JSON) or markdown."""
     from memlint.commands.common import configured, fail, rule_codes
@@ -246,7 +250,15 @@ def review_command(
         raise fail(f"git: {error}") from None
     except ConfigError as error:  # a subproject's configuration file
         raise fail(str(error)) from None
+    if summary_file is not None:
+        try:
+            with summary_file.open("a", encoding="utf-8") as summary_out:
+                summary_out.write(markdown(review))
+        except OSError as error:
+            raise fail(f"cannot write the summary to {summary_file}: {error.strerror or error}") from None
     if output_format == "markdown":
         click.echo(markdown(review), nl=False)
     else:
         click.echo(json.dumps(github_payload(review), indent=2, ensure_ascii=False))
+    found = [c.diagnostic for c in review.comments] + [d for _, d in review.unplaced]
+    raise click.exceptions.Exit(1 if any(fails(d, fail_level) for d in found) else 0)

@@ -9,12 +9,13 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import condition_is_device_check, every_iteration, is_epoch_loop, is_step_loop, runs_own_pass
+from memlint.analysis.iteration import condition_is_device_check, every_iteration, runs_own_pass
+from memlint.analysis.model import follows_device
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tables import TORCH_FACTORIES
 from memlint.diagnostics import Severity
-from memlint.rule import Invalid, Rule, Valid
+from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
 
 # Their values depend on the device's random generator: moving creation to the device changes them.
@@ -28,6 +29,30 @@ _VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Varia
 # Methods a framework runs once per batch: Lightning's and HF Trainer's (the project pass's table),
 # and the callbacks of Catalyst and Keras-style trainers.
 _BATCH_HOOKS = PER_BATCH_HOOKS | {"on_batch_start", "on_batch_end"}
+# Stand-ins for what the examples take as given (a loader, a model), on the fake GPU of their harness.
+_ONE_BATCH = """
+import torch
+loader = [{"x": torch.randn(4, 2)}]
+model = lambda x: x * 2
+"""
+_ONE_LABELLED_BATCH = """
+import torch
+train_loader = [(torch.randn(2, 3), torch.tensor([0, 1]))]
+weight = torch.ones(1, 10, device="cuda")
+model = lambda x: x.sum(1, keepdim=True) * weight
+class _Loss:  # autograd does not run on the fake GPU: the harness compares the loss
+    def __init__(self, value):
+        self.value = value
+    def backward(self):
+        pass
+criterion = lambda out, target: _Loss(((out - target) ** 2).mean())
+"""
+_ONE_IMAGE_BATCH = """
+import torch
+dataloader = [(torch.randn(3, 4), None)]
+D = lambda x: x.mean(1)
+criterion = lambda a, b: (a - b).abs().mean()
+"""
 _DEVICE_NAME = re.compile(r"(?:^|_)(?:device|dev|gpu|gpu_id|rank|local_rank)$|device$", re.I)
 
 
@@ -86,11 +111,15 @@ class HostThenDevice(Rule):
     ```
 
     ## Fix safety
-    Safe for deterministic factories (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
-    `logspace`, `eye`) whose other keywords are only `dtype`; `non_blocking=` of the move is dropped
-    (there is no transfer left); a cast or a `Variable(...)` between factory and move stays. Unsafe
-    for random factories (`rand`, `randn`, `randint`, `randperm`): the device's generator produces
-    different numbers than the CPU's for the same seed. No fix when the factory has other keywords
+    Safe for factories whose values the device computes exactly as the CPU does (`zeros`, `ones`,
+    `empty`, `full`, `eye`, `arange` with a step of 1 or integer literals) whose other keywords are
+    only `dtype`; `non_blocking=` of the move is dropped (there is no transfer left); a cast or a
+    `Variable(...)` between factory and move stays. `.to(d)` becomes `device=d`, which means the same
+    for every device `d`, None included. Unsafe for random factories (`rand`, `randn`, `randint`,
+    `randperm`): the device's generator produces different numbers than the CPU's for the same seed;
+    for `linspace`, `logspace` and `arange` with another step (floating-point arithmetic that a GPU
+    kernel may round differently in the last bit); and for `.cuda(d)` unless `d` is an index or a
+    `"cuda..."` literal: `.cuda(None)` is the current GPU, `device=None` the CPU. No fix when the factory has other keywords
     (`requires_grad=True` would change which tensor is the leaf, `generator=` is a CPU generator),
     when `Variable(...)` has other arguments, or the move has other arguments (a dtype).
 
@@ -200,6 +229,38 @@ for epoch in range(epochs):
     writer.add_graph(model=model, input_to_model=torch.randn(32, 3, 224, 224).to(device))
 """
         ),
+        Valid(  # a fixed small count: ten sample images after training, not a per-step cost
+            """
+import torch
+for epoch in range(epochs):
+    for x, y in train_loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        loss.backward()
+for i in range(10):
+    z = torch.randn(1, 100).cuda()
+    sample = generator(z)
+"""
+        ),
+        Valid(  # a plotting function (it calls matplotlib): run to draw a figure, not per step
+            """
+import torch
+import matplotlib.pyplot as plt
+def show_samples(generator, n):
+    for i, ax in enumerate(axes):
+        z = torch.randn(n, 100).to(device)
+        ax.imshow(generator(z)[0].cpu().numpy())
+    plt.show()
+"""
+        ),
+        Valid(  # a CPU-only script: nothing names an accelerator, `.to(x.device)` moves nothing
+            """
+import torch
+for x, y in train_loader:
+    noise = torch.randn(x.shape).to(x.device)
+    loss = criterion(model(x + noise), y)
+    loss.backward()
+"""
+        ),
     ]
 
     INVALID = [
@@ -223,6 +284,7 @@ class Net(nn.Module):
         mask = torch.ones(x.shape[0], x.shape[1], device=x.device)
         return x * mask
 """,
+            harness=Harness(then="result = Net()(torch.randn(2, 3, device=\"cuda\"))", fake_cuda=True),
         ),
         Invalid(  # .cuda() in a loop
             """
@@ -239,6 +301,7 @@ for batch in loader:
     mask = torch.ones(batch["x"].shape[0], dtype=torch.long, device="cuda")
     out = model(batch["x"])
 """,
+            harness=Harness(setup=_ONE_BATCH, then="result = (mask, out)", fake_cuda=True),
         ),
         Invalid(  # random values change with the generator: unsafe
             """
@@ -277,6 +340,7 @@ for images, labels in train_loader:
     loss = criterion(model(images.cuda()), make_targets(labels))
     loss.backward()
 """,
+            harness=Harness(setup=_ONE_LABELLED_BATCH, then="result = loss.value", fake_cuda=True),
         ),
         Invalid(  # requires_grad: reported without a fix
             """
@@ -304,6 +368,7 @@ for i, (img, _) in enumerate(dataloader):
     real_label = Variable(torch.ones(img.size(0), device="cuda"))
     d_loss = criterion(D(img.cuda()), real_label)
 """,
+            harness=Harness(setup=_ONE_IMAGE_BATCH, then="result = (real_label, d_loss)", fake_cuda=True),
         ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
@@ -368,6 +433,7 @@ class DetLoss(nn.Module):
             targets.append(torch.full((B, H, W), -1, device=device).long())
         return targets
 """,
+            harness=Harness(then="result = DetLoss()([torch.randn(1, 2, 2, 1, device=\"cuda\")], torch.zeros(1, device=\"cuda\"))", fake_cuda=True),
         ),
         Invalid(  # a hook the framework runs once per batch
             """
@@ -389,6 +455,130 @@ class GAN(L.LightningModule):
     def training_step(self, batch, batch_idx):
         z = torch.randn(batch.shape[0], 128, device=self.device)
         return self.discriminator(self.generator(z)).mean()
+""",
+        ),
+        Invalid(  # a loop over a DataLoader the file builds, whatever its name
+            """
+import torch
+from torch.utils.data import DataLoader
+pairs = DataLoader(ds, batch_size=32)
+for x in pairs:
+    mask = torch.ones(x.shape[0]).cuda()
+""",
+            line=5,
+            column=12,
+            fixed="""
+import torch
+from torch.utils.data import DataLoader
+pairs = DataLoader(ds, batch_size=32)
+for x in pairs:
+    mask = torch.ones(x.shape[0], device="cuda")
+""",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # `.cuda(None)` is the current GPU, `device=None` the CPU: unsafe (issue 25)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, gpu=None):
+        super().__init__()
+        self.gpu = gpu
+    def forward(self, x):
+        return x + torch.zeros(3).cuda(self.gpu)
+""",
+            line=8,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, gpu=None):
+        super().__init__()
+        self.gpu = gpu
+    def forward(self, x):
+        return x + torch.zeros(3, device=self.gpu)
+""",
+            harness=Harness(then="result = Net()(torch.ones(3, device=\"cuda\"))", fake_cuda=True),
+        ),
+        Invalid(  # the literal form
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return torch.zeros(3).cuda(None)
+""",
+            line=5,
+            column=16,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return torch.zeros(3, device=None)
+""",
+            harness=Harness(then="result = Net()(None)", fake_cuda=True),
+        ),
+        Invalid(  # an index literal: that GPU, written as one
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x + torch.ones(3).cuda(1)
+""",
+            line=5,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x + torch.ones(3, device="cuda:1")
+""",
+            harness=Harness(then="result = Net()(torch.ones(3, device=\"cuda:1\"))", fake_cuda=True),
+        ),
+        Invalid(  # `.to(gpu)` and `device=gpu` agree for every device, None included
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, gpu=None):
+        return x + torch.zeros(3).to(gpu)
+""",
+            line=5,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, gpu=None):
+        return x + torch.zeros(3, device=gpu)
+""",
+            harness=Harness(then="result = (Net()(torch.ones(3)), Net()(torch.ones(3), None))"),
+        ),
+        Invalid(  # floating-point steps: the GPU's kernel may round the last bit differently
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x * torch.linspace(0, 1, x.shape[-1]).to(x.device)
+""",
+            line=5,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x * torch.linspace(0, 1, x.shape[-1], device=x.device)
 """,
         ),
     ]
@@ -425,17 +615,26 @@ class GAN(L.LightningModule):
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
         if in_forward:
             self._report(candidate, "inside `forward`")
-        elif ctx.in_loop and every_iteration(ctx) and is_step_loop(ctx.loop) and not is_epoch_loop(ctx.loop):
-            self._report(candidate, "on every loop iteration")
+            return
+        if ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
+            return  # a plotting function: not a cost of the training step
+        if ctx.in_loop and every_iteration(ctx) and ctx.model.loop_scope(ctx.loop).kind == "step":
+            if not self._moves_nothing(device):
+                self._report(candidate, "on every loop iteration")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
+
+    def _moves_nothing(self, device: cst.BaseExpression) -> bool:
+        """`.to(x.device)` in a file that names no accelerator anywhere (the model's device fact): a
+        CPU-only script, where following another tensor's device moves nothing."""
+        return not self.ctx.model.device.explicit and follows_device(device)
 
     def finish(self, facts) -> None:
         if not self._in_helpers:
             return
         passes = {key for key, node in self._functions.items() if runs_own_pass(node)}
         forward_helpers = _called_from_forward(facts)
-        per_step = _per_step_functions(facts, passes)
+        per_step = _per_step_functions(facts, passes, self.ctx.model)
         project = self.ctx.project
         for candidate in self._in_helpers:
             key = candidate.function
@@ -444,8 +643,12 @@ class GAN(L.LightningModule):
                 self._report(candidate, f"in {helper}, which `forward` calls")
             elif not candidate.unconditional or key in passes:
                 continue
+            elif key in self._functions and self.ctx.model.function_role(self._functions[key]) == "plotting":
+                continue
             elif key in per_step:
-                self._report(candidate, f"in {helper}, {per_step[key]}")
+                # called from this file's own loops (a framework's hook runs on the device it chose)
+                if per_step[key] == _HOOK or not self._moves_nothing(candidate.device):
+                    self._report(candidate, f"in {helper}, {per_step[key]}")
             elif project.per_step_of(key) is not None:  # a loop or a per-batch hook, maybe in another file
                 self._report(candidate, f"in {helper}, which runs on {project.per_step_of(key)}")
 
@@ -463,7 +666,7 @@ class GAN(L.LightningModule):
                 node,
                 new,
                 f"Create it on the device: `torch.{name}(..., device={module.code_for_node(device)})`",
-                safe=name not in _RANDOM,
+                safe=name not in _RANDOM and _same_values_on_device(factory, name) and _cuda_target_certain(node),
             )
         text = " ".join(module.code_for_node(node).split())
         text = text if len(text) <= 60 else text[:59] + "…"
@@ -552,7 +755,10 @@ def _called_from_forward(facts) -> set[tuple]:
     return result
 
 
-def _per_step_functions(facts, passes: set[tuple]) -> dict[tuple, str]:
+_HOOK = "a hook the framework runs once per batch"
+
+
+def _per_step_functions(facts, passes: set[tuple], model) -> dict[tuple, str]:
     """Functions of this file run once per training or evaluation step, with where from: called
     unconditionally on every iteration of a step loop (not an epoch loop), or by a per-batch hook
     (`training_step`), directly or through other such functions.  A function that runs a pass over
@@ -560,7 +766,7 @@ def _per_step_functions(facts, passes: set[tuple]) -> dict[tuple, str]:
     result: dict[tuple, str] = {}
     for key in facts.defined:
         if key[0] == "method" and key[2] in _BATCH_HOOKS and key not in passes:
-            result[key] = "a hook the framework runs once per batch"
+            result[key] = _HOOK
     changed = True
     while changed:
         changed = False
@@ -569,7 +775,7 @@ def _per_step_functions(facts, passes: set[tuple]) -> dict[tuple, str]:
                 if site.conditional:
                     continue
                 if site.loop is not None:
-                    if is_step_loop(site.loop) and not is_epoch_loop(site.loop):
+                    if model.loop_scope(site.loop).kind == "step":
                         result[key] = "which a training/evaluation loop calls on every iteration"
                         changed = True
                         break
@@ -586,9 +792,10 @@ def _target_device(move: cst.Call) -> Optional[cst.BaseExpression]:
     positional = [a for a in move.args if a.keyword is None and not a.star]
     named = keyword_value(move, "device")
     if method == "cuda":
-        if named is not None:
-            return named
-        return positional[0].value if positional else cst.SimpleString('"cuda"')
+        given = named if named is not None else positional[0].value if positional else None
+        if isinstance(given, cst.Integer):
+            return cst.SimpleString(f'"cuda:{given.evaluated_value}"')  # `device=1` would be the current accelerator's
+        return given if given is not None else cst.SimpleString('"cuda"')
     candidate = named if named is not None else (positional[0].value if positional else None)
     if candidate is None:
         return None
@@ -613,6 +820,40 @@ def _is_device(expr: cst.BaseExpression) -> bool:
         name = func.value if isinstance(func, cst.Name) else func.attr.value
         return name == "device"
     return False
+
+
+def _cuda_target_certain(move: cst.Call) -> bool:
+    """Does `device=` name the device `.cuda(...)` moves to, whatever the program's values?  `.cuda()`
+    and `device="cuda"` both mean the current GPU, and an index or a "cuda..." literal means the same
+    in both; but `.cuda(None)` is the current GPU where `device=None` is the default device (the
+    CPU), and `.cuda(d)` refuses a device that is not a GPU, which `device=d` accepts.  `.to(d)` and
+    `device=d` agree for every device, None included (both keep the default device)."""
+    if move.func.attr.value != "cuda":  # type: ignore[attr-defined]
+        return True
+    given = [a.value for a in move.args if a.keyword is None or a.keyword.value == "device"]
+    if not given:
+        return True
+    value = given[0]
+    if isinstance(value, cst.Integer):
+        return True
+    if isinstance(value, cst.SimpleString):
+        text = value.evaluated_value
+        return isinstance(text, str) and text.split(":")[0] == "cuda"
+    return False
+
+
+def _same_values_on_device(factory: cst.Call, name: str) -> bool:
+    """Do the device's kernels compute exactly the CPU's values?  Zeros, ones, `full` and `eye` are
+    exact; `arange(end)` and `arange(start, end)` count in steps of 1 (exact); a step other than 1,
+    `linspace` and `logspace` multiply and add (or raise to a power) in floating point, which a GPU
+    compiler may fuse or round differently than the CPU's kernel: the last bit can change."""
+    if name in ("linspace", "logspace"):
+        return False
+    if name == "arange":
+        positional = [a.value for a in factory.args if a.keyword is None]
+        step = positional[2] if len(positional) > 2 else keyword_value(factory, "step")
+        return step is None or (isinstance(step, cst.Integer) and all(isinstance(v, cst.Integer) for v in positional))
+    return True
 
 
 def _move_is_only_device(move: cst.Call) -> bool:
