@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, with_inplace
+from memlint.analysis import GradMode
 from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
@@ -16,10 +17,31 @@ from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml003_activation_not_inplace.meta import META
 
-_EFFECT = (
-    "saves one activation buffer at the forward peak; the training-step peak, reached in backward, "
-    "often does not change"
+# What `inplace=True` saves, measured on the CPU with torch 2.13 (bench/inplace_savings.py; the table
+# and the command are in docs/inplace-activations.md).  LeakyReLU, ELU, CELU and SELU out of place
+# keep their input for backward beside the output the next layer keeps; in place they keep the one
+# buffer: one activation fewer for backward, so a training step's peak falls (8 Linear+ELU blocks:
+# 80 -> 52 MiB, 7 activations of 4 MiB).  Every other activation (ReLU, ReLU6, Hardtanh, SiLU,
+# Hardswish, Mish, Dropout, ...) leaves a training step's peak unchanged; in a forward-only pass
+# (no_grad / inference_mode) it saves up to one activation, where the activation's input and output
+# together are the pass's peak.  Those sites are in the default set only where the code runs
+# forward-only; selecting ML003 by its exact code reports every one.
+_KEPT_FOR_BACKWARD = frozenset({"LeakyReLU", "ELU", "CELU", "SELU", "leaky_relu", "elu", "celu", "selu"})
+_SAVES_IN_TRAINING = (
+    "keeps one activation of this size fewer for backward (out of place, {kind} keeps its input as well as "
+    "its output): a training step's peak falls by one activation per such layer where the peak is reached "
+    "at the end of forward"
 )
+_SAVES_FORWARD_ONLY = "saves up to one activation of this size in this forward-only pass (no_grad / inference_mode)"
+_SAVES_NOTHING_IN_TRAINING = (
+    "leaves a training step's peak unchanged (measured); it saves up to one activation of this size only in a "
+    "forward-only pass (no_grad / inference_mode)"
+)
+
+
+# The examples whose activation saves nothing a training step sees: reported when ML003 is selected by
+# its exact code (`extend-select = ["ML003"]`), as in Rule.selected_by_code.
+_EXACT = {"extend-select": ["ML003"]}
 
 
 def _runs(model: str, shape: str, setup: str = "") -> Harness:
@@ -339,6 +361,24 @@ features[0] = nn.Identity()
 """,
             harness=_runs("features", "2, 4"),
         ),
+        Valid(  # the default set: an in-place ReLU leaves a training step's peak unchanged (reported under exact selection)
+            """
+from torch import nn
+features = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU())
+"""
+        ),
+        Valid(  # the default set: a forward that runs with gradients on (reported under exact selection)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        return F.silu(self.fc(x))
+"""
+        ),
     ]
 
     INVALID = [
@@ -349,7 +389,8 @@ features = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU())
 """,
             line=2,
             column=67,
-            message="one activation buffer at the forward peak",
+            config=_EXACT,
+            message="leaves a training step's peak unchanged",
             fixed="""
 from torch import nn
 features = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(inplace=True))
@@ -384,6 +425,7 @@ head = nn.Sequential(OrderedDict([
 """,
             line=5,
             column=14,
+            config=_EXACT,
             fixed="""
 from collections import OrderedDict
 from torch import nn
@@ -407,6 +449,7 @@ def make_layers(cfg):
 """,
             line=5,
             column=40,
+            config=_EXACT,
             fixed="""
 from torch import nn
 def make_layers(cfg):
@@ -432,6 +475,7 @@ class Net(nn.Module):
 """,
             line=10,
             column=16,
+            config=_EXACT,
             fixed="""
 import torch.nn.functional as F
 from torch import nn
@@ -461,6 +505,7 @@ class Net(nn.Module):
 """,
             line=9,
             column=23,
+            config=_EXACT,
             fixed="""
 import torch.nn as nn
 import torch.nn.functional as F
@@ -490,6 +535,7 @@ class Net(nn.Module):
 """,
             line=9,
             column=13,
+            config=_EXACT,
             fixed="""
 from torch import nn
 from torch.nn import functional as F
@@ -520,6 +566,7 @@ class Agent(nn.Module):
 """,
             line=11,
             column=81,
+            config=_EXACT,
             fixed="""
 import numpy as np
 import torch
@@ -547,6 +594,7 @@ class CNNBase(nn.Module):
 """,
             line=7,
             column=82,
+            config=_EXACT,
             fixed="""
 from torch import nn
 from a2c_ppo_acktr.utils import init
@@ -568,6 +616,7 @@ def classifier(in_dim, hidden_dim):
 """,
             line=4,
             column=69,
+            config=_EXACT,
             fixed="""
 from torch import nn
 from torch.nn.utils import weight_norm
@@ -616,6 +665,7 @@ class Net(nn.Module):
 """,
             line=5,
             column=55,
+            config=_EXACT,
             fixed="""
 from torch import nn
 class Net(nn.Module):
@@ -640,6 +690,7 @@ class Net(nn.Module):
 """,
             line=5,
             column=74,
+            config=_EXACT,
             fixed="""
 from torch import nn
 class Net(nn.Module):
@@ -662,6 +713,7 @@ net1.add_module("activation_layer", nn.ReLU())
 """,
             line=5,
             column=37,
+            config=_EXACT,
             fixed="""
 from torch import nn
 net1 = nn.Sequential()
@@ -696,6 +748,62 @@ class ConvDiscriminator(nn.Module):
 """,
             harness=_runs("ConvDiscriminator().net", "1, 3, 16, 16"),
         ),
+        Invalid(  # the default set: a forward-only pass (no_grad), where in place saves up to one activation
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 32)
+    @torch.no_grad()
+    def forward(self, x):
+        return F.silu(self.fc(x))
+""",
+            line=10,
+            column=16,
+            message="in this forward-only pass",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 32)
+    @torch.no_grad()
+    def forward(self, x):
+        return F.silu(self.fc(x), inplace=True)
+""",
+            harness=Harness(setup="import torch", then="result = Encoder()(torch.randn(2, 8))"),
+        ),
+        Invalid(  # the default set: LeakyReLU out of place keeps its input for backward beside its output
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        return F.leaky_relu(self.fc(x), 0.2)
+""",
+            line=8,
+            column=16,
+            message="one activation of this size fewer for backward",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        return F.leaky_relu(self.fc(x), 0.2, inplace=True)
+""",
+            harness=_runs("Net()", "2, 8"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -705,6 +813,7 @@ class ConvDiscriminator(nn.Module):
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
         self._defined: Optional[dict[str, list[cst.CSTNode]]] = None
+        self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
 
     # ------------------------------------------------------------------ Sequential
 
@@ -728,6 +837,8 @@ class ConvDiscriminator(nn.Module):
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
+        if ctx.grad_mode is GradMode.DISABLED and _final_name(node.func) in INPLACE_FUNCTIONS:
+            self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
             if self._elements_may_change(attribute or self._bound_to.get(id(node))):
@@ -867,9 +978,23 @@ class ConvDiscriminator(nn.Module):
                 if _used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
                     continue
             position = INPLACE_MODULES[pending.kind]
-            message = f"`nn.{pending.kind}` after `nn.{pending.after}` can run in place: `inplace=True` {_EFFECT}"
+            # A module's construction does not tell whether it runs forward-only.
+            effect = self._effect(pending.kind, forward_only=False)
+            if effect is None:
+                continue
+            message = f"`nn.{pending.kind}` after `nn.{pending.after}` can run in place: `inplace=True` {effect}"
             fix = self.replace(pending.activation, with_inplace(pending.activation, position), "Add `inplace=True`")
             self.report(pending.activation, message, fix)
+
+    def _effect(self, kind: str, *, forward_only: bool) -> Optional[str]:
+        """What `inplace=True` saves for this activation here; None where it saves nothing that a
+        training step sees and ML003 was not selected by its exact code (then the site is not in the
+        default set)."""
+        if kind in _KEPT_FOR_BACKWARD:
+            return _SAVES_IN_TRAINING.format(kind=kind)
+        if forward_only:
+            return _SAVES_FORWARD_ONLY
+        return _SAVES_NOTHING_IN_TRAINING if self.selected_by_code() else None
 
     # ------------------------------------------------------------------ functional forms in forward
 
@@ -941,7 +1066,10 @@ class ConvDiscriminator(nn.Module):
             after = _self_attr(previous.body[0].value.func)  # type: ignore[union-attr]
         else:
             return
-        message = f"`F.{function_name}` on the fresh output of `self.{after}` can run in place: `inplace=True` {_EFFECT}"
+        effect = self._effect(function_name, forward_only=id(call) in self._no_grad_calls)
+        if effect is None:
+            return
+        message = f"`F.{function_name}` on the fresh output of `self.{after}` can run in place: `inplace=True` {effect}"
         fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`")
         self.report(call, message, fix)
 
@@ -1184,3 +1312,10 @@ def _module_blocks(module: cst.Module):
         if kind is cst.IndentedBlock:
             yield node.body
         stack.extend(code_children(node))
+
+
+def _final_name(func: cst.BaseExpression) -> Optional[str]:
+    """`F.relu` -> "relu", `relu` -> "relu" (the cheap test before resolving)."""
+    if type(func) is cst.Attribute:
+        return func.attr.value  # type: ignore[union-attr]
+    return func.value if type(func) is cst.Name else None  # type: ignore[union-attr]

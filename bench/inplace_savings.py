@@ -1,0 +1,102 @@
+"""What `inplace=True` on an activation saves, per activation and per context (issue 27, ML003).
+
+    .venv/bin/python bench/inplace_savings.py            # markdown table on stdout
+
+Each activation runs in the place ML003 reports it: right after a Linear (whose output is not
+needed for its own backward), followed by another Linear. The model is a transformer-style
+feed-forward block, `Linear(D, 4D) -> act -> Linear(4D, D)`, on a batch of B x D float32, so the
+activation (B x 4D) is the largest tensor of the pass: 4 MiB here. Four contexts:
+
+- training step: forward, `out.sum().backward()` (inputs and parameters require grad);
+- forward, grad on: the forward half of a training step, no backward;
+- no_grad: forward under `torch.no_grad()`;
+- inference_mode: forward under `torch.inference_mode()`.
+
+The peak is the exact tensor-storage tracker of `memlint confirm`
+(memlint.confirm.tracker.StorageTracker, a TorchDispatchMode below autograd, so the copy autograd
+makes of an input that an in-place op overwrites is counted), on the CPU; parameters and input are
+counted from the start. Each run has a fresh model and input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import torch
+from torch import nn
+
+sys.path.insert(0, ".")
+from memlint.confirm.tracker import StorageTracker  # noqa: E402
+
+B, D = 256, 1024
+MIB = 1 << 20
+
+ACTIVATIONS = {
+    "ReLU": lambda inplace: nn.ReLU(inplace=inplace),
+    "ReLU6": lambda inplace: nn.ReLU6(inplace=inplace),
+    "LeakyReLU": lambda inplace: nn.LeakyReLU(0.1, inplace=inplace),
+    "ELU": lambda inplace: nn.ELU(inplace=inplace),
+    "CELU": lambda inplace: nn.CELU(inplace=inplace),
+    "SELU": lambda inplace: nn.SELU(inplace=inplace),
+    "Hardtanh": lambda inplace: nn.Hardtanh(inplace=inplace),
+    "Threshold": lambda inplace: nn.Threshold(0.1, 0.0, inplace=inplace),
+    "Hardsigmoid": lambda inplace: nn.Hardsigmoid(inplace=inplace),
+    "SiLU": lambda inplace: nn.SiLU(inplace=inplace),
+    "Hardswish": lambda inplace: nn.Hardswish(inplace=inplace),
+    "Mish": lambda inplace: nn.Mish(inplace=inplace),
+    "Dropout": lambda inplace: nn.Dropout(0.1, inplace=inplace),
+}
+# nn.GELU, nn.Sigmoid, nn.Tanh have no `inplace` argument (torch 2.13).
+
+CONTEXTS = ("training step", "forward, grad on", "no_grad", "inference_mode")
+
+
+def _model(act: str, inplace: bool) -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Linear(D, 4 * D), ACTIVATIONS[act](inplace), nn.Linear(4 * D, D)).train()
+
+
+def _step(model: nn.Module, x: torch.Tensor, context: str) -> None:
+    if context == "training step":
+        model(x).sum().backward()
+    elif context == "forward, grad on":
+        model(x).sum()
+    elif context == "no_grad":
+        with torch.no_grad():
+            model(x).sum()
+    else:
+        with torch.inference_mode():
+            model(x).sum()
+
+
+def tracker_peak(act: str, inplace: bool, context: str) -> int:
+    model = _model(act, inplace)
+    x = torch.randn(B, D, requires_grad=context == "training step")
+    tracker = StorageTracker(device_type="cpu")
+    tracker.track([*model.parameters(), x])
+    with tracker:
+        _step(model, x, context)
+    return tracker.usage.peak
+
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    with contextlib.suppress(Exception):
+        torch.backends.mkldnn.enabled = False  # the same kernels in every run
+    print(f"torch {torch.__version__}; batch {B} x {D} float32: one activation (B x 4D) = {B * 4 * D * 4 / MIB:.0f} MiB")
+    print()
+    print("| activation | context | peak out of place (MiB) | peak `inplace=True` (MiB) | saved (MiB) |")
+    print("|---|---|---|---|---|")
+    for act in ACTIVATIONS:
+        for context in CONTEXTS:
+            before, after = tracker_peak(act, False, context), tracker_peak(act, True, context)
+            print(
+                f"| {act} | {context} | {before / MIB:.1f} | {after / MIB:.1f} | {(before - after) / MIB:.1f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
