@@ -222,7 +222,7 @@ class Rule:
     def selected_by_code(self) -> bool:
         """Was this rule selected by its exact code (`select = ["ML003"]`, `--extend-select ML003`),
         not only through the default set, a prefix (`ML`, `ML0`) or `ALL`?  A rule reports its
-        findings whose fix saves nothing in the code at hand only then (docs/configuration.md)."""
+        findings whose fix saves nothing in the code at hand only then (docs/adding-a-rule.md)."""
         return self.code in self.options.get(SELECTED_BY_CODE, ())
 
     def option(self, key: str) -> Any:
