@@ -27,10 +27,22 @@ from memlint.rules.ml003_activation_not_inplace.meta import META
 # together are the pass's peak.  Those sites are in the default set only where the code runs
 # forward-only; selecting ML003 by its exact code reports every one.
 _KEPT_FOR_BACKWARD = frozenset({"LeakyReLU", "ELU", "CELU", "SELU", "leaky_relu", "elu", "celu", "selu"})
+# The saving needs the layer after it to keep its input (the activation's output) for backward, as
+# these do; after Dropout, an average pooling or at the end of the sequence both forms keep one buffer.
+_KEEPS_ITS_INPUT = frozenset(
+    {"Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "LazyLinear",
+     "LazyConv1d", "LazyConv2d", "LazyConv3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm",
+     "GroupNorm", "LayerNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MaxPool1d", "MaxPool2d",
+     "MaxPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"}
+)  # fmt: skip
 _SAVES_IN_TRAINING = (
     "keeps one activation of this size fewer for backward (out of place, {kind} keeps its input as well as "
     "its output): a training step's peak falls by one activation per such layer where the peak is reached "
     "at the end of forward"
+)
+_SAVES_IF_KEPT_AFTER = (
+    "keeps one activation of this size fewer for backward only where the layer that reads it keeps its input "
+    "(a Conv, Linear or norm does; it is not known here); it saves up to one activation in a forward-only pass"
 )
 _SAVES_FORWARD_ONLY = "saves up to one activation of this size in this forward-only pass (no_grad / inference_mode)"
 _SAVES_NOTHING_IN_TRAINING = (
@@ -78,6 +90,7 @@ class _Pending:
     after: str  # the layer before it
     class_name: Optional[str]
     attribute: Optional[str]  # `self.<attribute> = nn.Sequential(...)`, checked for other uses at the end
+    then: Optional[str] = None  # the layer after it, where the sequence has one
 
 
 class ActivationNotInplace(Rule):
@@ -418,18 +431,18 @@ features = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(inplac
 """,
             harness=_runs("features", "2, 3, 8, 8"),
         ),
-        Invalid(  # aliases, a positional argument, explicit False without a reason
+        Invalid(  # aliases, a positional argument, explicit False without a reason; in the default set (a LeakyReLU before a Linear)
             """
 import torch.nn as tnn
 from torch.nn import LeakyReLU as LR
-mlp = tnn.Sequential(tnn.Linear(8, 16), LR(0.2, False))
+mlp = tnn.Sequential(tnn.Linear(8, 16), LR(0.2, False), tnn.Linear(16, 4))
 """,
             line=3,
             column=41,
             fixed="""
 import torch.nn as tnn
 from torch.nn import LeakyReLU as LR
-mlp = tnn.Sequential(tnn.Linear(8, 16), LR(0.2, True))
+mlp = tnn.Sequential(tnn.Linear(8, 16), LR(0.2, True), tnn.Linear(16, 4))
 """,
             harness=_runs("mlp", "4, 8"),
         ),
@@ -757,6 +770,7 @@ class ConvDiscriminator(nn.Module):
 """,
             line=7,
             column=23,
+            config=_EXACT,  # the layer after the LeakyReLU is not in this sequence
             fixed="""
 from torch import nn
 class ConvDiscriminator(nn.Module):
@@ -799,7 +813,7 @@ class Encoder(nn.Module):
 """,
             harness=Harness(setup="import torch", then="result = Encoder()(torch.randn(2, 8))"),
         ),
-        Invalid(  # the default set: LeakyReLU out of place keeps its input for backward beside its output
+        Invalid(  # exact selection: LeakyReLU keeps an activation fewer only if the layer reading its result keeps it
             """
 import torch.nn.functional as F
 from torch import nn
@@ -812,7 +826,8 @@ class Net(nn.Module):
 """,
             line=8,
             column=16,
-            message="one activation of this size fewer for backward",
+            config=_EXACT,
+            message="only where the layer that reads it keeps its input",
             fixed="""
 import torch.nn.functional as F
 from torch import nn
@@ -875,7 +890,8 @@ class Net(nn.Module):
 
     def _check_sequence(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> None:
         ctx = self.ctx
-        for (previous, _), (element, holder) in zip(elements, elements[1:]):
+        following = [*(e for e, _ in elements[2:]), None]
+        for (previous, _), (element, holder), after in zip(elements, elements[1:], following):
             if not isinstance(element, cst.Call) or not isinstance(previous, cst.Call):
                 continue
             previous = self._unwrapped(previous)
@@ -888,7 +904,8 @@ class Net(nn.Module):
                 continue
             if argument is not None and holder is not None and _has_comment(holder):
                 continue  # `inplace=False  # why`
-            self._pending.append(_Pending(element, kind, before, ctx.class_name, attribute))
+            then = torch_nn_name(ctx, self._unwrapped(after).func) if isinstance(after, cst.Call) else None
+            self._pending.append(_Pending(element, kind, before, ctx.class_name, attribute, then))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
@@ -1000,22 +1017,24 @@ class Net(nn.Module):
                     continue
             position = INPLACE_MODULES[pending.kind]
             # A module's construction does not tell whether it runs forward-only.
-            effect = self._effect(pending.kind, forward_only=False)
+            effect = self._effect(pending.kind, forward_only=False, next_keeps_input=pending.then in _KEEPS_ITS_INPUT)
             if effect is None:
                 continue
             message = f"`nn.{pending.kind}` after `nn.{pending.after}` can run in place: `inplace=True` {effect}"
             fix = self.replace(pending.activation, with_inplace(pending.activation, position), "Add `inplace=True`")
             self.report(pending.activation, message, fix)
 
-    def _effect(self, kind: str, *, forward_only: bool) -> Optional[str]:
+    def _effect(self, kind: str, *, forward_only: bool, next_keeps_input: bool) -> Optional[str]:
         """What `inplace=True` saves for this activation here; None where it saves nothing that a
         training step sees and ML003 was not selected by its exact code (then the site is not in the
         default set)."""
-        if kind in _KEPT_FOR_BACKWARD:
+        if kind in _KEPT_FOR_BACKWARD and next_keeps_input:
             return _SAVES_IN_TRAINING.format(kind=kind)
         if forward_only:
             return _SAVES_FORWARD_ONLY
-        return _SAVES_NOTHING_IN_TRAINING if self.selected_by_code() else None
+        if not self.selected_by_code():
+            return None
+        return _SAVES_IF_KEPT_AFTER if kind in _KEPT_FOR_BACKWARD else _SAVES_NOTHING_IN_TRAINING
 
     # ------------------------------------------------------------------ functional forms in forward
 
@@ -1087,7 +1106,8 @@ class Net(nn.Module):
             after = _self_attr(previous.body[0].value.func)  # type: ignore[union-attr]
         else:
             return
-        effect = self._effect(function_name, forward_only=id(call) in self._no_grad_calls)
+        # The layer that reads the result is not followed here: whether it keeps it is not known.
+        effect = self._effect(function_name, forward_only=id(call) in self._no_grad_calls, next_keeps_input=False)
         if effect is None:
             return
         message = f"`F.{function_name}` on the fresh output of `self.{after}` can run in place: `inplace=True` {effect}"
