@@ -82,13 +82,22 @@ def tracker_peak(act: str, inplace: bool, context: str) -> int:
 
 
 
-def deep_training_peak(act: str, inplace: bool, blocks: int = 8, batch: int = 2048, width: int = 512) -> int:
+class _Shift(nn.Module):
+    """`x + 1`: autograd keeps nothing of `x` for it."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + 1
+
+
+def deep_training_peak(act: str, inplace: bool, blocks: int = 8, batch: int = 2048, width: int = 512, then: str = "") -> int:
     """A training step of `blocks` x (Linear(width, width) -> act), then Linear(width, 10): the
-    peak is reached where backward starts, with every activation kept for backward live."""
+    peak is reached where backward starts, with every activation kept for backward live.  With
+    `then="shift"`, `x + 1` (autograd keeps nothing of its input) reads each activation; with
+    `then="avgpool"`, an AvgPool1d(1)."""
     torch.manual_seed(0)
     layers: list[nn.Module] = []
     for _ in range(blocks):
-        layers += [nn.Linear(width, width), ACTIVATIONS[act](inplace)]
+        layers += [nn.Linear(width, width), ACTIVATIONS[act](inplace)] + {"": [], "shift": [_Shift()], "avgpool": [nn.AvgPool1d(1)]}[then]
     model = nn.Sequential(*layers, nn.Linear(width, 10))
     x = torch.randn(batch, width)
     tracker = StorageTracker(device_type="cpu")
@@ -116,11 +125,13 @@ def main() -> None:
     print()
     print("Training step of 8 x (Linear(512, 512) -> act), then Linear(512, 10), batch 2048 (one activation = 4 MiB):")
     print()
-    print("| activation | peak out of place (MiB) | peak `inplace=True` (MiB) | saved (MiB) |")
-    print("|---|---|---|---|")
+    print("| activation | peak out of place (MiB) | peak `inplace=True` (MiB) | saved (MiB) | saved, `x + 1` after each activation (MiB) | saved, AvgPool1d(1) after each (MiB) |")
+    print("|---|---|---|---|---|---|")
     for act in ACTIVATIONS:
         before, after = deep_training_peak(act, False), deep_training_peak(act, True)
-        print(f"| {act} | {before / MIB:.1f} | {after / MIB:.1f} | {(before - after) / MIB:.1f} |")
+        shifted = deep_training_peak(act, False, then="shift") - deep_training_peak(act, True, then="shift")
+        pooled = deep_training_peak(act, False, then="avgpool") - deep_training_peak(act, True, then="avgpool")
+        print(f"| {act} | {before / MIB:.1f} | {after / MIB:.1f} | {(before - after) / MIB:.1f} | {shifted / MIB:.1f} | {pooled / MIB:.1f} |")
 
 
 if __name__ == "__main__":

@@ -28,12 +28,14 @@ from memlint.rules.ml003_activation_not_inplace.meta import META
 # forward-only; selecting ML003 by its exact code reports every one.
 _KEPT_FOR_BACKWARD = frozenset({"LeakyReLU", "ELU", "CELU", "SELU", "leaky_relu", "elu", "celu", "selu"})
 # The saving needs the layer after it to keep its input (the activation's output) for backward, as
-# these do; after Dropout, an average pooling or at the end of the sequence both forms keep one buffer.
+# these do (AvgPool measured: bench/inplace_savings.py); after an op that keeps nothing of its input
+# (`x + 1`, measured; Dropout keeps only its mask) both forms keep one buffer, and at the end of the
+# sequence what reads the output is not known.
 _KEEPS_ITS_INPUT = frozenset(
     {"Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "LazyLinear",
      "LazyConv1d", "LazyConv2d", "LazyConv3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm",
      "GroupNorm", "LayerNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MaxPool1d", "MaxPool2d",
-     "MaxPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"}
+     "MaxPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d"}
 )  # fmt: skip
 _SAVES_IN_TRAINING = (
     "keeps one activation of this size fewer for backward (out of place, {kind} keeps its input as well as "
