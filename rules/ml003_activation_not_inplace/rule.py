@@ -126,9 +126,11 @@ class ActivationNotInplace(Rule):
     not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
 
     Which of those sites it reports depends on what `inplace=True` saves there (measured,
-    docs/inplace-activations.md). In the default set: `LeakyReLU`, `ELU`, `CELU`, `SELU` (and their
-    functional forms) everywhere, because out of place they keep their input for backward beside
-    their output, so in place a training step keeps one activation fewer per layer; any other
+    docs/inplace-activations.md). In the default set: `LeakyReLU`, `ELU`, `CELU`, `SELU` in a
+    sequence where the next layer keeps its input for backward (Conv, Linear, a norm, pooling):
+    out of place they keep their input beside the output that layer keeps, so in place a training
+    step keeps one activation fewer per layer (their functional forms, whose reader is not
+    followed, and the other places need the exact code); any other
     activation (`ReLU`, `ReLU6`, `Hardtanh`, `SiLU`, `Hardswish`, `Mish`, `Dropout`, ...) only in
     code that runs with gradients off (`F.silu(self.fc(x))` in a `@torch.no_grad()` forward or a
     `with torch.no_grad()` block): there it saves up to one activation, while in a training step it
@@ -169,7 +171,8 @@ class ActivationNotInplace(Rule):
     Hardswish and Mish included; in a forward with gradients on, SiLU, Hardswish, Mish, ReLU6,
     Hardtanh, Hardsigmoid and Threshold save nothing (autograd keeps a copy of the input they
     overwrite). Eight `Linear(512, 512) -> act` blocks, batch 2048, training step: LeakyReLU and ELU
-    80.1 -> 52.1 MiB in place (7 activations of 4 MiB), ReLU and SiLU 52.1 and 80.1 MiB either way.
+    80.1 -> 52.1 MiB in place (7 activations of 4 MiB), ReLU and SiLU 52.1 and 80.1 MiB either way;
+    with `x + 1` (which keeps nothing of its input) after each LeakyReLU or ELU, nothing is saved.
 
     Conv-BN-ReLU CNN, PyTorch 2.13 on CPU (exact tensor-storage tracker): forward-only peak 161.7 MiB
     with `nn.ReLU()`, 129.7 MiB with `nn.ReLU(inplace=True)` (one activation per ReLU); the full
