@@ -23,7 +23,7 @@ from memlint.pipeline.notebooks import NotebookError, code_cells, is_notebook, w
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.suppressions import NOQA_WITH_CODES, line_suppresses, split_codes
 
-_NOT_SUPPRESSIBLE = {registry.SYNTAX_ERROR[0], registry.INTERNAL_ERROR[0]}
+_NOT_SUPPRESSIBLE = registry.RESERVED_CODES  # findings about the file, not a line: a comment cannot suppress them
 
 
 @dataclass
