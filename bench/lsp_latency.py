@@ -44,7 +44,7 @@ def evaluate_{n}(model, loader):
 class Block{n}(nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 64))
+        self.net = nn.Sequential(nn.Linear(64, 64), nn.LeakyReLU(0.1), nn.Linear(64, 64))
 
     def forward(self, x):
         return self.net(x)

@@ -19,7 +19,7 @@ else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
 from memlint.pipeline.registry import RuleEntry, rule_options
-from memlint.rule import boolean
+from memlint.rule import SELECTED_BY_CODE, boolean
 from memlint.units import parse_size
 
 DEFAULT_EXCLUDE = (
@@ -299,6 +299,23 @@ def resolve_selection(layers: Sequence[Selection]) -> frozenset[str]:
     return frozenset(enabled)
 
 
+def resolve_exact_selection(layers: Sequence[Selection]) -> frozenset[str]:
+    """The codes that select / extend-select name exactly, not through a prefix or ALL, and no
+    ignore removes.  A rule that is on by default may keep some of its findings for this case
+    (ML003: an in-place activation whose saving a training step does not see); as with the rules
+    that are off by default, `ML`, `ML0` or `ALL` do not turn those on."""
+    from memlint.pipeline.registry import rule_entries
+
+    codes = {rule.code for rule in rule_entries()}
+    exact: set[str] = set()
+    for layer in layers:
+        if layer.select is not None:
+            exact = {s.strip().upper() for s in layer.select} & codes
+        exact |= {s.strip().upper() for s in layer.extend_select} & codes
+        exact -= {code for code in codes if any(_covers(s, code) for s in layer.ignore)}
+    return frozenset(exact)
+
+
 # ---------------------------------------------------------------------------- settings
 
 
@@ -504,8 +521,10 @@ def build_settings(
         check_selectors(codes, f"{where}: per-file-ignores '{pattern}'")
     exclude = tuple(values.get("exclude") or DEFAULT_EXCLUDE) + tuple(values.get("extend-exclude", []))
     options = {key: values.get(key, SCHEMA[key][1]) for key in RULE_OPTIONS}
+    enabled = resolve_selection([*file_layers, cli])
+    options[SELECTED_BY_CODE] = sorted(resolve_exact_selection([*file_layers, cli]) & enabled)
     return Settings(
-        enabled=resolve_selection([*file_layers, cli]),
+        enabled=enabled,
         root=config.root,
         exclude=exclude,
         per_file_ignores=tuple((p, frozenset(c.upper() for c in codes)) for p, codes in per_file.items()),

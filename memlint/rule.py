@@ -35,6 +35,10 @@ from memlint.diagnostics import Applicability, Severity
 from memlint.report.sentences import first_sentence
 from memlint.units import parse_size
 
+# The key in `Settings.options` under which the run passes the codes that select / extend-select
+# name exactly (memlint.config.resolve_exact_selection); no configuration file sets it.
+SELECTED_BY_CODE = "selected-by-code"
+
 if TYPE_CHECKING:
     import libcst as cst
 
@@ -214,6 +218,12 @@ class Rule:
         self.ctx = ctx
         self.options = options
         self._reports = reports
+
+    def selected_by_code(self) -> bool:
+        """Was this rule selected by its exact code (`select = ["ML003"]`, `--extend-select ML003`),
+        not only through the default set, a prefix (`ML`, `ML0`) or `ALL`?  A rule reports its
+        findings whose fix saves nothing in the code at hand only then (docs/adding-a-rule.md)."""
+        return self.code in self.options.get(SELECTED_BY_CODE, ())
 
     def option(self, key: str) -> Any:
         """The configured value of one of the rule's options, or the default its meta gives."""

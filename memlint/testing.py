@@ -13,15 +13,19 @@ from memlint.config import RULE_OPTIONS, SCHEMA, Settings, validate
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.fixes import FixOutcome, fix_text
-from memlint.rule import Harness, Invalid, Rule, Valid
+from memlint.rule import SELECTED_BY_CODE, Harness, Invalid, Rule, Valid
 
 
 def settings_for(rule: type[Rule], config: Mapping[str, Any] = ()) -> Settings:
     """The rule alone, with the example's options; `extend-select` codes run beside it (ML100's
-    examples need the rules whose suppressions they judge)."""
+    examples need the rules whose suppressions they judge).  The rule runs as in the default set;
+    an example whose config names its code in `select` / `extend-select` runs it as selected by
+    its exact code (Rule.selected_by_code)."""
     values = validate(dict(config), f"{rule.code} example config")
     options = {key: values.get(key, SCHEMA[key][1]) for key in RULE_OPTIONS}
     beside = {code.upper() for code in values.get("extend-select", ())}
+    named = beside | {code.upper() for code in values.get("select") or ()}
+    options[SELECTED_BY_CODE] = sorted(named & {rule.code, *beside})
     return Settings(enabled=frozenset({rule.code, *beside}), options=options)
 
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import memlint_subprocess, write
 
-# ML003 (nn.ReLU after BatchNorm, safe fix) on line 4, ML001 (graph-retaining sum, safe fix) on line 11.
+# ML003 (a LeakyReLU before a Conv2d: in the default set; safe fix) on line 4, ML001 (graph-retaining sum, safe fix) on line 11.
 TRAIN = """
 import torch
 from torch import nn
 
-model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU())
+model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.LeakyReLU(0.1), nn.Conv2d(8, 8, 3))
 running_loss = 0.0
 for x, y in loader:
     optimizer.zero_grad()
@@ -186,17 +186,17 @@ def fixed_text(tmp_path: Path, config: str, *args: str) -> str:
 
 def test_unfixable_keeps_a_rules_fix_out_of_fix(tmp_path):
     text = fixed_text(tmp_path, "unfixable = ['ML001']\n")
-    assert "running_loss += loss\n" in text and "nn.ReLU(inplace=True)" in text
+    assert "running_loss += loss\n" in text and "nn.LeakyReLU(0.1, inplace=True), nn.Conv2d" in text
 
 
 def test_fixable_names_the_only_fixes_applied(tmp_path):
     text = fixed_text(tmp_path, "fixable = ['ML001']\n")
-    assert "running_loss += loss.detach()" in text and "nn.ReLU()" in text
+    assert "running_loss += loss.detach()" in text and "nn.LeakyReLU(0.1), nn.Conv2d" in text
 
 
 def test_the_command_line_overrides_fixable(tmp_path):
     text = fixed_text(tmp_path, "fixable = ['ML001']\n", "--extend-fixable", "ML003", "--unfixable", "ML001")
-    assert "running_loss += loss\n" in text and "nn.ReLU(inplace=True)" in text
+    assert "running_loss += loss\n" in text and "nn.LeakyReLU(0.1, inplace=True), nn.Conv2d" in text
 
 
 def test_an_unfixable_finding_is_reported_without_a_fix(tmp_path):

@@ -13,12 +13,14 @@ from conftest import REPO
 
 from memlint.config import Settings
 from memlint.pipeline import checker, registry
+from memlint.rule import SELECTED_BY_CODE
 from memlint.testing import example_cases, source_of
 
 sys.path.insert(0, str(REPO / "bench"))
 from lsp_latency import source as generated_file  # noqa: E402
 
-EVERY_RULE = Settings(enabled=frozenset(rule.code for rule in registry.all_rules()))
+_CODES = frozenset(rule.code for rule in registry.all_rules())
+EVERY_RULE = Settings(enabled=_CODES, options={SELECTED_BY_CODE: sorted(_CODES)})  # each as selected by its exact code
 NESTED = textwrap.dedent('''
     import torch
     from torch import nn

@@ -16,6 +16,7 @@ from memlint.config import Settings
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.fixes import fix_text, parses
 from memlint.pipeline.registry import all_rules
+from memlint.rule import SELECTED_BY_CODE
 
 EXAMPLES = int(os.environ.get("MEMLINT_FUZZ_EXAMPLES", "100"))
 
@@ -38,8 +39,10 @@ for step, (x, y) in enumerate(loader):
 
 
 def every_rule() -> Settings:
-    """All rules, including those off by default (`--select ALL` leaves those out)."""
-    return Settings(enabled=frozenset(rule.code for rule in all_rules()))
+    """All rules, including those off by default (`--select ALL` leaves those out), each as
+    selected by its exact code."""
+    codes = frozenset(rule.code for rule in all_rules())
+    return Settings(enabled=codes, options={SELECTED_BY_CODE: sorted(codes)})
 
 
 def torch_looking(code: str, where: str) -> str:

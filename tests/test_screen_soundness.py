@@ -28,6 +28,7 @@ from memlint.pipeline.engine import lint_text
 from memlint.pipeline.project import Project, single_file_view
 from memlint.pipeline.registry import RESERVED_CODES, all_rules, builtin_rules, rule_options
 from memlint.prescreen import Source, screen_holds
+from memlint.rule import SELECTED_BY_CODE
 from memlint.testing import source_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -38,7 +39,8 @@ GENEROUS = {**DEFAULTS, "gpu-memory": 1 << 20}
 
 
 def every_rule(options: Mapping[str, Any]) -> Settings:
-    return Settings(enabled=BUILT_IN, options=options)
+    """Every rule, each as selected by its exact code: every site it can report (ML003's included)."""
+    return Settings(enabled=BUILT_IN, options={**options, SELECTED_BY_CODE: sorted(BUILT_IN)})
 
 
 def lost_findings(text: str, settings: Settings, project=None, filename: str = "probe.py") -> list[str]:

@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, with_inplace
+from memlint.analysis import GradMode
 from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
@@ -16,10 +17,45 @@ from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml003_activation_not_inplace.meta import META
 
-_EFFECT = (
-    "saves one activation buffer at the forward peak; the training-step peak, reached in backward, "
-    "often does not change"
+# What `inplace=True` saves, measured on the CPU with torch 2.13 (bench/inplace_savings.py; the table
+# and the command are in docs/inplace-activations.md).  LeakyReLU, ELU, CELU and SELU out of place
+# keep their input for backward beside the output the next layer keeps; in place they keep the one
+# buffer: one activation fewer for backward, so a training step's peak falls (8 Linear+ELU blocks:
+# 80 -> 52 MiB, 7 activations of 4 MiB).  Every other activation (ReLU, ReLU6, Hardtanh, SiLU,
+# Hardswish, Mish, Dropout, ...) leaves a training step's peak unchanged; in a forward-only pass
+# (no_grad / inference_mode) it saves up to one activation, where the activation's input and output
+# together are the pass's peak.  Those sites are in the default set only where the code runs
+# forward-only; selecting ML003 by its exact code reports every one.
+_KEPT_FOR_BACKWARD = frozenset({"LeakyReLU", "ELU", "CELU", "SELU", "leaky_relu", "elu", "celu", "selu"})
+# The saving needs the layer after it to keep its input (the activation's output) for backward, as
+# these do (AvgPool measured: bench/inplace_savings.py); after an op that keeps nothing of its input
+# (`x + 1`, measured; Dropout keeps only its mask) both forms keep one buffer, and at the end of the
+# sequence what reads the output is not known.
+_KEEPS_ITS_INPUT = frozenset(
+    {"Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "LazyLinear",
+     "LazyConv1d", "LazyConv2d", "LazyConv3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm",
+     "GroupNorm", "LayerNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MaxPool1d", "MaxPool2d",
+     "MaxPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d"}
+)  # fmt: skip
+_SAVES_IN_TRAINING = (
+    "keeps one activation of this size fewer for backward (out of place, {kind} keeps its input as well as "
+    "its output): a training step's peak falls by one activation per such layer where the peak is reached "
+    "at the end of forward"
 )
+_SAVES_IF_KEPT_AFTER = (
+    "keeps one activation of this size fewer for backward only where the layer that reads it keeps its input "
+    "(a Conv, Linear or norm does; it is not known here); it saves up to one activation in a forward-only pass"
+)
+_SAVES_FORWARD_ONLY = "saves up to one activation of this size in this forward-only pass (no_grad / inference_mode)"
+_SAVES_NOTHING_IN_TRAINING = (
+    "leaves a training step's peak unchanged (measured); it saves up to one activation of this size only in a "
+    "forward-only pass (no_grad / inference_mode)"
+)
+
+
+# The examples whose activation saves nothing a training step sees: reported when ML003 is selected by
+# its exact code (`extend-select = ["ML003"]`), as in Rule.selected_by_code.
+_EXACT = {"extend-select": ["ML003"]}
 
 
 def _runs(model: str, shape: str, setup: str = "") -> Harness:
@@ -56,6 +92,7 @@ class _Pending:
     after: str  # the layer before it
     class_name: Optional[str]
     attribute: Optional[str]  # `self.<attribute> = nn.Sequential(...)`, checked for other uses at the end
+    then: Optional[str] = None  # the layer after it, where the sequence has one
 
 
 class ActivationNotInplace(Rule):
@@ -88,6 +125,20 @@ class ActivationNotInplace(Rule):
     one of its layers (`self.body[0].weight.device`) and re-wrapping it into a parent Sequential do
     not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
 
+    Which of those sites it reports depends on what `inplace=True` saves there (measured,
+    docs/inplace-activations.md). In the default set: `LeakyReLU`, `ELU`, `CELU`, `SELU` in a
+    sequence where the next layer keeps its input for backward (Conv, Linear, a norm, pooling):
+    out of place they keep their input beside the output that layer keeps, so in place a training
+    step keeps one activation fewer per layer (their functional forms, whose reader is not
+    followed, and the other places need the exact code); any other
+    activation (`ReLU`, `ReLU6`, `Hardtanh`, `SiLU`, `Hardswish`, `Mish`, `Dropout`, ...) only in
+    code that runs with gradients off (`F.silu(self.fc(x))` in a `@torch.no_grad()` forward or a
+    `with torch.no_grad()` block): there it saves up to one activation, while in a training step it
+    leaves the peak unchanged. Selecting ML003 by its exact code (`--select ML003`,
+    `extend-select = ["ML003"]`) reports every site, those with the message that a training step's
+    peak does not change; `ML`, `ML0` or `ALL` keep the default set, as for the rules that are off
+    by default. Each message says what the saving is.
+
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories,
     `self.relu = nn.ReLU()` modules called in `forward` (they are often reused), and Sequential
     subclasses are not analysed.
@@ -113,6 +164,16 @@ class ActivationNotInplace(Rule):
     need it for backward.
 
     ## Measured effect
+    `.venv/bin/python bench/inplace_savings.py` (PyTorch 2.13.0+cpu, exact tensor-storage tracker;
+    table in docs/inplace-activations.md), `Linear(1024, 4096) -> act -> Linear(4096, 1024)` on a
+    batch of 256 (the activation is 4 MiB): no activation changes the training step's peak
+    (70.0 MiB); under `no_grad` or `inference_mode` every one saves 3 MiB (41.0 -> 38.0 MiB), SiLU,
+    Hardswish and Mish included; in a forward with gradients on, SiLU, Hardswish, Mish, ReLU6,
+    Hardtanh, Hardsigmoid and Threshold save nothing (autograd keeps a copy of the input they
+    overwrite). Eight `Linear(512, 512) -> act` blocks, batch 2048, training step: LeakyReLU and ELU
+    80.1 -> 52.1 MiB in place (7 activations of 4 MiB), ReLU and SiLU 52.1 and 80.1 MiB either way;
+    with `x + 1` (which keeps nothing of its input) after each LeakyReLU or ELU, nothing is saved.
+
     Conv-BN-ReLU CNN, PyTorch 2.13 on CPU (exact tensor-storage tracker): forward-only peak 161.7 MiB
     with `nn.ReLU()`, 129.7 MiB with `nn.ReLU(inplace=True)` (one activation per ReLU); the full
     training-step peak is 193.7 MiB either way, because it is reached in backward.
@@ -339,6 +400,24 @@ features[0] = nn.Identity()
 """,
             harness=_runs("features", "2, 4"),
         ),
+        Valid(  # the default set: an in-place ReLU leaves a training step's peak unchanged (reported under exact selection)
+            """
+from torch import nn
+features = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU())
+"""
+        ),
+        Valid(  # the default set: a forward that runs with gradients on (reported under exact selection)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        return F.silu(self.fc(x))
+"""
+        ),
     ]
 
     INVALID = [
@@ -349,25 +428,26 @@ features = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU())
 """,
             line=2,
             column=67,
-            message="one activation buffer at the forward peak",
+            config=_EXACT,
+            message="leaves a training step's peak unchanged",
             fixed="""
 from torch import nn
 features = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(inplace=True))
 """,
             harness=_runs("features", "2, 3, 8, 8"),
         ),
-        Invalid(  # aliases, a positional argument, explicit False without a reason
+        Invalid(  # aliases, a positional argument, explicit False without a reason; in the default set (a LeakyReLU before a Linear)
             """
 import torch.nn as tnn
 from torch.nn import LeakyReLU as LR
-mlp = tnn.Sequential(tnn.Linear(8, 16), LR(0.2, False))
+mlp = tnn.Sequential(tnn.Linear(8, 16), LR(0.2, False), tnn.Linear(16, 4))
 """,
             line=3,
             column=41,
             fixed="""
 import torch.nn as tnn
 from torch.nn import LeakyReLU as LR
-mlp = tnn.Sequential(tnn.Linear(8, 16), LR(0.2, True))
+mlp = tnn.Sequential(tnn.Linear(8, 16), LR(0.2, True), tnn.Linear(16, 4))
 """,
             harness=_runs("mlp", "4, 8"),
         ),
@@ -384,6 +464,7 @@ head = nn.Sequential(OrderedDict([
 """,
             line=5,
             column=14,
+            config=_EXACT,
             fixed="""
 from collections import OrderedDict
 from torch import nn
@@ -407,6 +488,7 @@ def make_layers(cfg):
 """,
             line=5,
             column=40,
+            config=_EXACT,
             fixed="""
 from torch import nn
 def make_layers(cfg):
@@ -432,6 +514,7 @@ class Net(nn.Module):
 """,
             line=10,
             column=16,
+            config=_EXACT,
             fixed="""
 import torch.nn.functional as F
 from torch import nn
@@ -461,6 +544,7 @@ class Net(nn.Module):
 """,
             line=9,
             column=23,
+            config=_EXACT,
             fixed="""
 import torch.nn as nn
 import torch.nn.functional as F
@@ -490,6 +574,7 @@ class Net(nn.Module):
 """,
             line=9,
             column=13,
+            config=_EXACT,
             fixed="""
 from torch import nn
 from torch.nn import functional as F
@@ -520,6 +605,7 @@ class Agent(nn.Module):
 """,
             line=11,
             column=81,
+            config=_EXACT,
             fixed="""
 import numpy as np
 import torch
@@ -547,6 +633,7 @@ class CNNBase(nn.Module):
 """,
             line=7,
             column=82,
+            config=_EXACT,
             fixed="""
 from torch import nn
 from a2c_ppo_acktr.utils import init
@@ -568,6 +655,7 @@ def classifier(in_dim, hidden_dim):
 """,
             line=4,
             column=69,
+            config=_EXACT,
             fixed="""
 from torch import nn
 from torch.nn.utils import weight_norm
@@ -616,6 +704,7 @@ class Net(nn.Module):
 """,
             line=5,
             column=55,
+            config=_EXACT,
             fixed="""
 from torch import nn
 class Net(nn.Module):
@@ -640,6 +729,7 @@ class Net(nn.Module):
 """,
             line=5,
             column=74,
+            config=_EXACT,
             fixed="""
 from torch import nn
 class Net(nn.Module):
@@ -662,6 +752,7 @@ net1.add_module("activation_layer", nn.ReLU())
 """,
             line=5,
             column=37,
+            config=_EXACT,
             fixed="""
 from torch import nn
 net1 = nn.Sequential()
@@ -684,6 +775,7 @@ class ConvDiscriminator(nn.Module):
 """,
             line=7,
             column=23,
+            config=_EXACT,  # the layer after the LeakyReLU is not in this sequence
             fixed="""
 from torch import nn
 class ConvDiscriminator(nn.Module):
@@ -696,6 +788,63 @@ class ConvDiscriminator(nn.Module):
 """,
             harness=_runs("ConvDiscriminator().net", "1, 3, 16, 16"),
         ),
+        Invalid(  # the default set: a forward-only pass (no_grad), where in place saves up to one activation
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 32)
+    @torch.no_grad()
+    def forward(self, x):
+        return F.silu(self.fc(x))
+""",
+            line=10,
+            column=16,
+            message="in this forward-only pass",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 32)
+    @torch.no_grad()
+    def forward(self, x):
+        return F.silu(self.fc(x), inplace=True)
+""",
+            harness=Harness(setup="import torch", then="result = Encoder()(torch.randn(2, 8))"),
+        ),
+        Invalid(  # exact selection: LeakyReLU keeps an activation fewer only if the layer reading its result keeps it
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        return F.leaky_relu(self.fc(x), 0.2)
+""",
+            line=8,
+            column=16,
+            config=_EXACT,
+            message="only where the layer that reads it keeps its input",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        return F.leaky_relu(self.fc(x), 0.2, inplace=True)
+""",
+            harness=_runs("Net()", "2, 8"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -705,6 +854,7 @@ class ConvDiscriminator(nn.Module):
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
         self._defined: Optional[dict[str, list[cst.CSTNode]]] = None
+        self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
 
     # ------------------------------------------------------------------ Sequential
 
@@ -728,6 +878,8 @@ class ConvDiscriminator(nn.Module):
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
+        if ctx.grad_mode is GradMode.DISABLED and _final_name(node.func) in INPLACE_FUNCTIONS:
+            self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
             if self._elements_may_change(attribute or self._bound_to.get(id(node))):
@@ -743,7 +895,8 @@ class ConvDiscriminator(nn.Module):
 
     def _check_sequence(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> None:
         ctx = self.ctx
-        for (previous, _), (element, holder) in zip(elements, elements[1:]):
+        following = [*(e for e, _ in elements[2:]), None]
+        for (previous, _), (element, holder), after in zip(elements, elements[1:], following):
             if not isinstance(element, cst.Call) or not isinstance(previous, cst.Call):
                 continue
             previous = self._unwrapped(previous)
@@ -756,7 +909,8 @@ class ConvDiscriminator(nn.Module):
                 continue
             if argument is not None and holder is not None and _has_comment(holder):
                 continue  # `inplace=False  # why`
-            self._pending.append(_Pending(element, kind, before, ctx.class_name, attribute))
+            then = torch_nn_name(ctx, self._unwrapped(after).func) if isinstance(after, cst.Call) else None
+            self._pending.append(_Pending(element, kind, before, ctx.class_name, attribute, then))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
@@ -867,9 +1021,25 @@ class ConvDiscriminator(nn.Module):
                 if _used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
                     continue
             position = INPLACE_MODULES[pending.kind]
-            message = f"`nn.{pending.kind}` after `nn.{pending.after}` can run in place: `inplace=True` {_EFFECT}"
+            # A module's construction does not tell whether it runs forward-only.
+            effect = self._effect(pending.kind, forward_only=False, next_keeps_input=pending.then in _KEEPS_ITS_INPUT)
+            if effect is None:
+                continue
+            message = f"`nn.{pending.kind}` after `nn.{pending.after}` can run in place: `inplace=True` {effect}"
             fix = self.replace(pending.activation, with_inplace(pending.activation, position), "Add `inplace=True`")
             self.report(pending.activation, message, fix)
+
+    def _effect(self, kind: str, *, forward_only: bool, next_keeps_input: bool) -> Optional[str]:
+        """What `inplace=True` saves for this activation here; None where it saves nothing that a
+        training step sees and ML003 was not selected by its exact code (then the site is not in the
+        default set)."""
+        if kind in _KEPT_FOR_BACKWARD and next_keeps_input:
+            return _SAVES_IN_TRAINING.format(kind=kind)
+        if forward_only:
+            return _SAVES_FORWARD_ONLY
+        if not self.selected_by_code():
+            return None
+        return _SAVES_IF_KEPT_AFTER if kind in _KEPT_FOR_BACKWARD else _SAVES_NOTHING_IN_TRAINING
 
     # ------------------------------------------------------------------ functional forms in forward
 
@@ -941,7 +1111,11 @@ class ConvDiscriminator(nn.Module):
             after = _self_attr(previous.body[0].value.func)  # type: ignore[union-attr]
         else:
             return
-        message = f"`F.{function_name}` on the fresh output of `self.{after}` can run in place: `inplace=True` {_EFFECT}"
+        # The layer that reads the result is not followed here: whether it keeps it is not known.
+        effect = self._effect(function_name, forward_only=id(call) in self._no_grad_calls, next_keeps_input=False)
+        if effect is None:
+            return
+        message = f"`F.{function_name}` on the fresh output of `self.{after}` can run in place: `inplace=True` {effect}"
         fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`")
         self.report(call, message, fix)
 
@@ -1184,3 +1358,10 @@ def _module_blocks(module: cst.Module):
         if kind is cst.IndentedBlock:
             yield node.body
         stack.extend(code_children(node))
+
+
+def _final_name(func: cst.BaseExpression) -> Optional[str]:
+    """`F.relu` -> "relu", `relu` -> "relu" (the cheap test before resolving)."""
+    if type(func) is cst.Attribute:
+        return func.attr.value  # type: ignore[union-attr]
+    return func.value if type(func) is cst.Name else None  # type: ignore[union-attr]
