@@ -7,7 +7,7 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.activations import inplace_argument, with_inplace
+from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
 from memlint.analysis import GradMode
 from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
 from memlint.analysis.module_changes import module_changes
@@ -418,9 +418,43 @@ class Net(nn.Module):
         return F.silu(self.fc(x))
 """
         ),
+        Valid(  # a negative slope: in place, LeakyReLU's backward raises ("not supported")
+            """
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(-0.2), nn.Linear(16, 4))
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # ELU in place computes its gradient from the output: equal up to the last bits, so unsafe
+            """
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.ELU(), nn.Linear(16, 4))
+""",
+            line=2,
+            column=39,
+            unsafe=True,
+            fixed="""
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.ELU(inplace=True), nn.Linear(16, 4))
+""",
+        ),
+        Invalid(  # a slope known only at run time may be negative: unsafe
+            """
+from torch import nn
+def mlp(slope):
+    return nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(slope), nn.Linear(16, 4))
+""",
+            line=3,
+            column=44,
+            unsafe=True,
+            fixed="""
+from torch import nn
+def mlp(slope):
+    return nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(slope, inplace=True), nn.Linear(16, 4))
+""",
+        ),
         Invalid(
             """
 from torch import nn
@@ -1025,8 +1059,11 @@ class Net(nn.Module):
             effect = self._effect(pending.kind, forward_only=False, next_keeps_input=pending.then in _KEEPS_ITS_INPUT)
             if effect is None:
                 continue
+            safe = inplace_fix_safety(pending.kind, pending.activation)
+            if safe is None:
+                continue  # in place, its backward raises (a negative slope)
             message = f"`nn.{pending.kind}` after `nn.{pending.after}` can run in place: `inplace=True` {effect}"
-            fix = self.replace(pending.activation, with_inplace(pending.activation, position), "Add `inplace=True`")
+            fix = self.replace(pending.activation, with_inplace(pending.activation, position), "Add `inplace=True`", safe=safe)
             self.report(pending.activation, message, fix)
 
     def _effect(self, kind: str, *, forward_only: bool, next_keeps_input: bool) -> Optional[str]:
@@ -1115,8 +1152,11 @@ class Net(nn.Module):
         effect = self._effect(function_name, forward_only=id(call) in self._no_grad_calls, next_keeps_input=False)
         if effect is None:
             return
+        safe = inplace_fix_safety(function_name, call)
+        if safe is None:
+            return  # in place, its backward raises (a negative slope)
         message = f"`F.{function_name}` on the fresh output of `self.{after}` can run in place: `inplace=True` {effect}"
-        fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`")
+        fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`", safe=safe)
         self.report(call, message, fix)
 
 

@@ -35,6 +35,12 @@ import torch
 loader = [{"x": torch.randn(4, 2)}]
 model = lambda x: x * 2
 """
+_ONE_BATCH_LOADER = """
+import torch
+import torch.utils.data
+ds = torch.randn(4, 2)
+torch.utils.data.DataLoader = lambda dataset, batch_size: [dataset]
+"""
 _ONE_LABELLED_BATCH = """
 import torch
 train_loader = [(torch.randn(2, 3), torch.tensor([0, 1]))]
@@ -474,6 +480,9 @@ pairs = DataLoader(ds, batch_size=32)
 for x in pairs:
     mask = torch.ones(x.shape[0], device="cuda")
 """,
+            # The loader stands in as one batch: a real DataLoader samples with data-dependent ops that
+            # fake tensors cannot run.
+            harness=Harness(setup=_ONE_BATCH_LOADER, then="result = mask", fake_cuda=True),
         ),
     ]
 
