@@ -161,7 +161,10 @@ class ActivationNotInplace(Rule):
     ## Fix safety
     Adds `inplace=True` (or turns a literal `False` into `True`). Safe: the rule only reports where
     the overwritten tensor is a fresh output that nothing else reads and whose producer does not
-    need it for backward.
+    need it for backward. Unsafe for `ELU`, `CELU` and `SELU` (in place, their backward takes the
+    gradient from the output: equal to the out-of-place gradient up to the last bits) and for a
+    `LeakyReLU` / `RReLU` slope that is not a literal; a negative literal slope is not reported (in
+    place, its backward raises).
 
     ## Measured effect
     `.venv/bin/python bench/inplace_savings.py` (PyTorch 2.13.0+cpu, exact tensor-storage tracker;
