@@ -18,7 +18,7 @@ from typing import Iterable, Optional
 
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
-from memlint.pipeline.fixes import FileChangedError, write_atomically
+from memlint.pipeline.writing import FileChangedError, write_atomically
 from memlint.pipeline.notebooks import NotebookError, code_cells, is_notebook, write_sources
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.suppressions import NOQA_WITH_CODES, line_suppresses, split_codes

@@ -30,6 +30,7 @@ from typing import Callable, Optional
 
 from memlint import DOCS_URL_VARIABLE
 from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Related, Severity
+from memlint.pipeline.reading import read_regular
 
 DEFAULT_DIRECTORY = ".memlint_cache"
 ENVIRONMENT_VARIABLE = "MEMLINT_CACHE_DIR"
@@ -126,28 +127,9 @@ def read_regular_file(path: Path, limit: int) -> Optional[bytes]:
     cannot be read).  A symbolic link is not followed (an entry linked to /dev/zero would be read
     forever), and a FIFO is never opened for a blocking read (it would wait for a writer forever)."""
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-        handle = os.open(path, flags)
-    except OSError:
+        return read_regular(path, limit, follow_links=False)
+    except OSError:  # absent, unreadable, not a regular file (ReadRefused) or too large: a miss
         return None
-    try:
-        status = os.fstat(handle)  # what was opened, should the name have been replaced since lstat
-        if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
-            return None
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(handle, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks) if size <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
 
 
 def code_stamp() -> str:

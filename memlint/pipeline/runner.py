@@ -135,7 +135,7 @@ def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mo
         message = f"memlint raised {type(error).__name__} while checking this file: {error}"
         return FileResult(filename, [reserved_diagnostic(registry.INTERNAL_ERROR, message, filename)])
     if mode.write and result.fixed_text is not None:
-        from memlint.pipeline.fixes import FileChangedError, write_atomically
+        from memlint.pipeline.writing import FileChangedError, write_atomically
 
         try:
             write_atomically(path, source.encode(result.fixed_text), expected=data, roots=mode.roots)
