@@ -18,6 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
+from memlint.pipeline.reading import CONFIG_LIMIT, read_regular
 from memlint.pipeline.registry import rule_options
 from memlint.rule import boolean
 from memlint.units import parse_size
@@ -130,11 +131,14 @@ class ConfigFile:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """A configuration file's TOML: only a regular file, of at most CONFIG_LIMIT bytes, is read (a
+    FIFO would block forever, /dev/zero would fill memory)."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(read_regular(path, CONFIG_LIMIT, what="a configuration file").decode("utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise ConfigError(f"{path}: invalid TOML: arrays or inline tables nested too deeply") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read: {error}") from None
 
@@ -203,15 +207,22 @@ def config_in(directory: Path) -> Optional[ConfigFile]:
     """The configuration file of `directory` itself, or None: `memlint.toml`, else a `pyproject.toml`
     that has a [tool.memlint] table."""
     toml = directory / "memlint.toml"
-    if toml.is_file():
+    if _present(toml):
         return load_config_file(toml)
     pyproject = directory / "pyproject.toml"
-    if pyproject.is_file():
+    if _present(pyproject):
         data = _read_toml(pyproject)
         table = _tool_memlint(data, pyproject)
         if table is not None:
             return _extended(pyproject, validate(table, f"{pyproject} [tool.memlint]"), ())
     return None
+
+
+def _present(path: Path) -> bool:
+    """Is there a configuration file at `path` to read?  Anything but a directory or a dangling link
+    is: a FIFO or a device there is read, and refused with a message (`_read_toml`), rather than
+    passed over as if absent."""
+    return os.path.exists(path) and not os.path.isdir(path)
 
 
 def discover(start: Path) -> ConfigFile:

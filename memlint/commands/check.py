@@ -94,7 +94,7 @@ def run_check(
             click.echo(file.as_posix())
         raise click.exceptions.Exit(0)
     # Fixes are written only inside the paths named (a symlink out of them is refused, docs/reliability.md).
-    roots = tuple(os.path.realpath(p) for p in paths) if fix and not diff else None
+    roots = tuple(os.path.realpath(p) for p in paths) if (fix and not diff) or add_noqa else None
     mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes, roots=roots)
     if mode.write and discovery.temporaries:
         from memlint.pipeline.tempfiles import remove_stale  # left by a `--fix` that was killed while writing
@@ -119,7 +119,7 @@ def run_check(
             )
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
     if add_noqa or baseline is not None:
-        diagnostics = adopt(diagnostics, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline)
+        diagnostics = adopt(diagnostics, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, roots=roots)
     fixed_total = fixed_count(results)
     colored = use_color(color, None if output_file is not None else sys.stdout)
     options = ReportOptions(
@@ -151,8 +151,10 @@ def _emit(pieces: list[str], output_file: Optional[Path], colored: bool, silent:
     if output_file is None:
         click.echo(text, nl=False, color=colored)  # click strips ANSI codes off a terminal unless told
         return
+    from memlint.pipeline.writing import write_output  # atomically, never through a symlink
+
     try:
-        output_file.write_text(text, encoding="utf-8")
+        write_output(output_file, text.encode("utf-8"))
     except OSError as error:
         raise fail(f"cannot write the report to {output_file}: {error.strerror or error}") from None
 

@@ -85,6 +85,8 @@ def unusable(directory: Path) -> Optional[str]:
     try:
         if not os.path.lexists(directory):
             return None
+        if os.path.islink(directory):  # memlint writes through no link it did not make (docs/reliability.md)
+            return f"it is a symbolic link (to {os.readlink(directory)})"
         if not os.path.isdir(directory):
             return "it is not a directory"
         empty = not os.listdir(directory)
@@ -282,6 +284,8 @@ class Cache:
             if len(payload) > ENTRY_LIMIT:  # it would never be read back
                 return
             path.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.islink(path.parent) or os.path.islink(path.parent.parent):
+                return  # a shard or format directory replaced by a link: write nothing through it
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -299,6 +303,8 @@ class Cache:
         checked the directory before the run; this is for what appeared since).  Names memlint
         writes are accepted without the tag: workers starting together see each other's
         temporary files while the first of them writes the marker."""
+        if os.path.islink(self.directory):  # made a link since `open_cache` looked
+            return False
         if stat.S_ISREG(_lstat_mode(self.directory / MARKER)):
             return True
         if os.path.lexists(self.directory) and not (os.path.isdir(self.directory) and _only_our_names(self.directory)):

@@ -16,6 +16,9 @@ from typing import Optional
 
 import pathspec
 
+from memlint.config import ConfigError
+from memlint.pipeline.reading import CONFIG_LIMIT, ReadRefused, read_regular
+
 
 def work_tree_of(path: Path) -> Optional[Path]:
     """The top of the git work tree `path` is in, or None."""
@@ -41,10 +44,12 @@ class GitIgnore:
                 sources.insert(0, directory / ".git" / "info" / "exclude")
             for source in sources:
                 try:
-                    with open(source, encoding="utf-8", errors="replace") as handle:
-                        lines.extend(handle.read().splitlines())
+                    data = read_regular(source, CONFIG_LIMIT, what="an ignore file")
+                except ReadRefused as error:  # a FIFO, a device, or too large: never skipped silently
+                    raise ConfigError(f"{source}: cannot read: {error}") from None
                 except OSError:  # absent or unreadable: no rules from it
                     continue
+                lines.extend(data.decode("utf-8", "replace").splitlines())
             self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
         return self._specs[directory]
 

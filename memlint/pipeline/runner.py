@@ -20,6 +20,7 @@ from memlint.pipeline import registry
 from memlint.pipeline.cache import content_digest
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.prepare import UNREADABLE, Prepared, prepare_chunk, prepare_file, project_pass
+from memlint.pipeline.reading import read_regular  # never blocks on a FIFO put where a file was
 from memlint.pipeline.reserved import reserved_diagnostic
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.workers import fewer_collections, new_pool, worker_count
@@ -107,7 +108,7 @@ def process_file(
 ) -> FileResult:
     filename = display_name(path)
     try:
-        data = path.read_bytes()
+        data = read_regular(path, None)
     except OSError as error:
         return FileResult(filename, error=f"{filename}: cannot read: {error.strerror or error}")
     if task.digest is not None and content_digest(data) != task.digest:
