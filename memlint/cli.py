@@ -12,6 +12,7 @@ import click
 
 from memlint import __version__
 from memlint.pipeline.files import path_argument
+from memlint.pipeline.workers import INTERRUPTED
 from memlint.report import FORMATS
 
 # Subcommands that checking does not need, imported only when one of them runs (or `--help` lists
@@ -44,6 +45,16 @@ class MemlintGroup(click.Group):
         if not args or args[0] not in (*self.commands, *LAZY_COMMANDS, "--help", "-h", "--version"):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        """Ctrl-C exits 130 with one line, as Ruff does (click would print "Aborted!" and exit 1,
+        the code for "findings left"); a file being written is left whole (pipeline/writing.py)
+        and worker processes are stopped on the way out (pipeline/workers.py)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("memlint: interrupted", err=True)
+            ctx.exit(INTERRUPTED)
 
     def main(self, *args, **kwargs):
         """Click's main, with a bug in memlint reported as one line and exit 2: an uncaught exception

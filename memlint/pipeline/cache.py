@@ -283,9 +283,11 @@ class Cache:
                 return
             if len(payload) > ENTRY_LIMIT:  # it would never be read back
                 return
+            if _through_a_link(path):
+                return
             path.parent.mkdir(parents=True, exist_ok=True)
-            if os.path.islink(path.parent) or os.path.islink(path.parent.parent):
-                return  # a shard or format directory replaced by a link: write nothing through it
+            if _through_a_link(path):
+                return
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -324,6 +326,12 @@ class Cache:
                     _remove_quietly(temporary)
                     raise
         return True
+
+
+def _through_a_link(entry: Path) -> bool:
+    """Is the entry's format or shard directory a symbolic link (a committed cache can hold one)?
+    Nothing is created or written through it."""
+    return os.path.islink(entry.parent.parent) or os.path.islink(entry.parent)
 
 
 def content_digest(data: bytes) -> str:

@@ -182,6 +182,9 @@ def _isolated(
                 name = display_name(path)
                 message = "the worker process checking this file died (a crash or out of memory); other files were checked"
                 results.append(FileResult(name, [reserved_diagnostic(registry.INTERNAL_ERROR, message, name)]))
+    except BaseException:  # Ctrl-C: end the worker now rather than after its task
+        pool.stop()
+        raise
     finally:
         pool.shutdown(wait=True)
     return results
@@ -217,6 +220,12 @@ class _Workers:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
+            self.pool = None
+
+    def stop(self) -> None:
+        """Ctrl-C: drop the queued files and interrupt the workers' current ones (workers.py)."""
+        if self.pool is not None:
+            self.pool.stop()
             self.pool = None
 
 
@@ -317,6 +326,9 @@ def run(
             if progress:
                 progress(len(chunk))
         return [done[index] for index in range(len(files))]
+    except BaseException:  # Ctrl-C (or a bug): do not wait for the files still queued
+        workers.stop()
+        raise
     finally:
         workers.close()
         gc.set_threshold(*thresholds)
