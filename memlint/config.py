@@ -8,6 +8,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -130,11 +131,30 @@ class ConfigFile:
         return self.path.parent if self.path else Path.cwd()
 
 
+# tomllib's time grows with the square of the number of parts of one dotted key or table name (each
+# part checks every prefix): a key of 8,000 parts takes a second, one of 100,000 parts minutes, one
+# filling CONFIG_LIMIT hours. No real configuration comes near this many parts.
+MAX_KEY_PARTS = 256
+_LONG_DOTTED_KEY = re.compile(
+    r"""(?:^|[\[{,])\s*(?:(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')\s*\.\s*){%d}""" % MAX_KEY_PARTS
+)
+
+
+def _has_long_dotted_key(text: str) -> bool:
+    """Does a line start a key (or table name) of more than MAX_KEY_PARTS parts?  Only lines with that
+    many dots are searched, so an ordinary file costs one count per line."""
+    return any(line.count(".") >= MAX_KEY_PARTS and _LONG_DOTTED_KEY.search(line) for line in text.splitlines())
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     """A configuration file's TOML: only a regular file, of at most CONFIG_LIMIT bytes, is read (a
-    FIFO would block forever, /dev/zero would fill memory)."""
+    FIFO would block forever, /dev/zero would fill memory), and nothing that would take tomllib
+    minutes (MAX_KEY_PARTS) or exhaust its recursion is parsed."""
     try:
-        return tomllib.loads(read_regular(path, CONFIG_LIMIT, what="a configuration file").decode("utf-8"))
+        text = read_regular(path, CONFIG_LIMIT, what="a configuration file").decode("utf-8")
+        if _has_long_dotted_key(text):
+            raise ConfigError(f"{path}: invalid TOML: a dotted key or table name of more than {MAX_KEY_PARTS} parts")
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except RecursionError:  # tomllib parses nested arrays and tables by recursion

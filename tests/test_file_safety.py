@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from integration_helpers import SOURCE_WITH_FINDINGS, memlint
 
+from memlint.config import MAX_KEY_PARTS
 from memlint.pipeline.reading import BASELINE_LIMIT, CONFIG_LIMIT
 from memlint.pipeline.tempfiles import SUFFIX
 
@@ -223,6 +224,21 @@ def test_deeply_nested_toml_is_a_configuration_error(tree: Path):
     assert result.stderr.startswith("memlint: error: ")
     assert "memlint.toml: invalid TOML: arrays or inline tables nested too deeply" in result.stderr
     assert "RecursionError" not in result.stderr and "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("line", ["[tool.other]\n" + ".".join(["k"] * 100_000) + " = 1", "[" + ".".join(['"k"'] * 100_000) + "]"])
+def test_a_dotted_key_of_many_parts_is_refused_before_tomllib_spends_minutes(tree: Path, line):
+    """tomllib's time is quadratic in the parts of one key: 100,000 parts took about two minutes."""
+    (tree / "pyproject.toml").write_text(line + "\n[tool.memlint]\nselect = ['ML001']\n", encoding="utf-8")
+    result = memlint("check", "train.py", cwd=tree)
+    assert result.returncode == 2
+    assert f"pyproject.toml: invalid TOML: a dotted key or table name of more than {MAX_KEY_PARTS} parts" in result.stderr
+
+
+def test_many_dots_that_are_not_one_key_are_read(tree: Path):
+    numbers = ", ".join(["1.5"] * 2000)  # 2,000 dots on one line, in floats
+    (tree / "pyproject.toml").write_text(f"[tool.other]\nweights = [{numbers}]\nkey.a.b = 'x.y.z'\n", encoding="utf-8")
+    assert memlint("check", "train.py", cwd=tree).returncode == 1
 
 
 def test_deeply_nested_baseline_json_is_a_baseline_error(tree: Path):
