@@ -53,10 +53,10 @@ def compiles(path: Path) -> bool:
 
 
 def fix_run(root: Path, settings, jobs: int) -> tuple[Counter, int, float]:
-    """(fixes applied per code, ML900 findings, seconds) of one `--fix --unsafe-fixes` run."""
+    """(fixes applied per code, ML900 findings, seconds) of one `--fix` run (`settings` say unsafe-fixes)."""
     files = discover_files([root], settings).files
     started = time.perf_counter()
-    results = run(files, settings, Mode(fix=True, write=True, unsafe=True), jobs=jobs)
+    results = run(files, settings, Mode(fix=True, write=True), jobs=jobs)
     seconds = time.perf_counter() - started
     fixed: Counter = Counter()
     for result in results:

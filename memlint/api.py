@@ -18,16 +18,16 @@ raise `ConfigError`. Nothing here prints, exits or writes a file except `fix_pat
 
 from __future__ import annotations
 
+import errno
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
-from memlint.config import ConfigError, ConfigTree, Selection, Settings, build_settings, discover, load_config_file
+from memlint.config import ConfigError, Selection, Settings, build_settings, discover, load_config_file
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
-from memlint.pipeline.runner import Mode, process_text
-from memlint.pipeline.runner import run as run_files
+from memlint.run import Run
 
 __all__ = [
     "ConfigError",
@@ -88,28 +88,26 @@ def lint_source(
     ignore: Sequence[str] = (),
 ) -> list[Diagnostic]:
     """The findings for one source text, sorted. `filename` decides per-file-ignores and notebooks."""
-    if settings is None:
-        settings = settings_for(_start_of(filename), config=config, select=select, extend_select=extend_select, ignore=ignore)
-    result = process_text(source, filename, settings, Mode())
-    return sorted(result.diagnostics, key=Diagnostic.sort_key)
+    run = _text_run(filename, settings, config, select, extend_select, ignore, None, fix=False)
+    return sorted(run.lint_text(source, filename).diagnostics, key=Diagnostic.sort_key)
 
 
 def fix_source(
     source: str,
     filename: str = "<source>.py",
     *,
-    unsafe: bool = False,
+    unsafe: Optional[bool] = None,
     settings: Optional[Settings] = None,
     config: Optional[PathLike] = None,
     select: Optional[Sequence[str]] = None,
     extend_select: Sequence[str] = (),
     ignore: Sequence[str] = (),
 ) -> FixResult:
-    """Apply the fixes (safe ones, and unsafe ones with `unsafe=True`) to a source text; nothing is
-    written. `remaining` are the findings of the fixed text."""
-    if settings is None:
-        settings = settings_for(_start_of(filename), config=config, select=select, extend_select=extend_select, ignore=ignore)
-    result = process_text(source, filename, settings, Mode(fix=True, unsafe=unsafe))
+    """Apply the fixes to a source text; nothing is written. `unsafe`: True applies the unsafe fixes
+    too, False only the safe ones, None what the configuration's `unsafe-fixes` says (as
+    --unsafe-fixes / --no-unsafe-fixes / neither). `remaining` are the findings of the fixed text."""
+    run = _text_run(filename, settings, config, select, extend_select, ignore, unsafe, fix=True)
+    result = run.lint_text(source, filename)
     text = result.fixed_text if result.fixed_text is not None else source
     return FixResult(text, dict(result.fixed), sorted(result.diagnostics, key=Diagnostic.sort_key))
 
@@ -123,25 +121,25 @@ def lint_paths(
     ignore: Sequence[str] = (),
     jobs: Optional[int] = 1,
 ) -> list[Diagnostic]:
-    """The findings for files and directories, as `memlint check PATHS` finds them (excludes, the
-    project pass across the files); no cache is read or written."""
-    return _run(paths, Mode(), config, select, extend_select, ignore, jobs)
+    """The findings for files and directories, as `memlint check PATHS` finds them (excludes, a file
+    found under two names checked once, the project pass across the files); no cache is read or
+    written. A path that does not exist raises FileNotFoundError."""
+    return _run_paths(paths, config, select, extend_select, ignore, None, jobs, fix=False)
 
 
 def fix_paths(
     paths: Iterable[PathLike] = (".",),
     *,
-    unsafe: bool = False,
+    unsafe: Optional[bool] = None,
     config: Optional[PathLike] = None,
     select: Optional[Sequence[str]] = None,
     extend_select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     jobs: Optional[int] = 1,
 ) -> list[Diagnostic]:
-    """As `memlint check --fix PATHS`: fixes are written (only inside `paths`); returns what remains."""
-    paths = _as_paths(paths)
-    roots = tuple(os.path.realpath(p) for p in paths)
-    return _run(paths, Mode(fix=True, write=True, unsafe=unsafe, roots=roots), config, select, extend_select, ignore, jobs)
+    """As `memlint check --fix PATHS`: fixes are written (only inside `paths`); returns what remains.
+    `unsafe` as in `fix_source`."""
+    return _run_paths(paths, config, select, extend_select, ignore, unsafe, jobs, fix=True)
 
 
 def rules() -> list[RuleInfo]:
@@ -152,24 +150,37 @@ def rules() -> list[RuleInfo]:
     ]
 
 
-def _start_of(filename: str) -> Path:
-    path = Path(filename)
-    return path.parent if path.parent != Path("") and path.parent.exists() else Path(".")
+def _selection(select, extend_select, ignore) -> Selection:
+    return Selection(list(select) if select is not None else None, list(extend_select), list(ignore))
 
 
-def _as_paths(paths) -> list[Path]:
-    return [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+def _text_run(filename: str, settings, config, select, extend_select, ignore, unsafe, *, fix: bool) -> Run:
+    """The run of one text: `settings` as given (for every text, as a locked --config would be), or
+    the configuration closest to `filename` with these options over it."""
+    if settings is None:
+        return Run.configure((Path(filename),), config=_optional_path(config), selection=_selection(select, extend_select, ignore),
+                             unsafe_fixes=unsafe, fix=fix)  # fmt: skip
+    if unsafe is not None:
+        settings = _with_unsafe_fixes(settings, unsafe)
+    return Run.of_settings(replace(settings, overrides=None), fix=fix)
 
 
-def _run(paths, mode: Mode, config, select, extend_select, ignore, jobs) -> list[Diagnostic]:
-    from memlint.pipeline.files import discover_files
+def _with_unsafe_fixes(settings: Settings, unsafe: bool) -> Settings:
+    subprojects = tuple((directory, replace(sub, unsafe_fixes=unsafe)) for directory, sub in settings.subprojects)
+    return replace(settings, unsafe_fixes=unsafe, subprojects=subprojects)
 
-    paths = _as_paths(paths)
-    existing = [os.path.abspath(p) for p in paths if os.path.exists(p)]
-    start = Path(os.path.commonpath(existing)) if existing else Path.cwd()  # as the command line finds it
-    settings = settings_for(start, config=config, select=select, extend_select=extend_select, ignore=ignore,
-                            unsafe_fixes=mode.unsafe or None)  # fmt: skip
-    tree = ConfigTree(settings)  # each file follows its closest configuration file
-    files = discover_files(paths, settings, settings_of=tree.settings_for_directory).files
-    results = run_files(files, tree.settings_for_files(files), mode, jobs=jobs)
+
+def _optional_path(path: Optional[PathLike]) -> Optional[Path]:
+    return Path(path) if path is not None else None
+
+
+def _run_paths(paths, config, select, extend_select, ignore, unsafe, jobs, *, fix: bool) -> list[Diagnostic]:
+    paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    run = Run.configure(paths, config=_optional_path(config), selection=_selection(select, extend_select, ignore),
+                        unsafe_fixes=unsafe, fix=fix, write=fix)  # fmt: skip
+    found = run.discover()
+    if found.missing:  # as the command line's error: a typo must not pass as "nothing found"
+        missing = found.missing[0]
+        raise FileNotFoundError(errno.ENOENT, "no such file or directory", os.fspath(missing))
+    results = run.lint(found.files, jobs=jobs)
     return sorted((d for result in results for d in result.diagnostics), key=Diagnostic.sort_key)

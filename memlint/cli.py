@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -43,8 +44,20 @@ class MemlintGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or args[0] not in (*self.commands, *LAZY_COMMANDS, "--help", "-h", "--version"):
+            self._refuse_mistyped_command(args[0] if args else "-")
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def _refuse_mistyped_command(self, word: str) -> None:
+        """`memlint confim x.py` is a typo of a command, not a check of the path `confim`: a first word
+        that is close to a command's name and is no existing path stops the run (exit 2), as an unknown
+        command does in Ruff. An existing file or directory of that name is still checked."""
+        if word.startswith("-") or os.path.lexists(word):
+            return
+        close = difflib.get_close_matches(word, self.list_commands(click.Context(self)), n=1)
+        if close:
+            click.echo(f"memlint: error: unknown command '{word}' (did you mean '{close[0]}'?)", err=True)
+            raise click.exceptions.Exit(2)
 
     def invoke(self, ctx: click.Context):
         """Ctrl-C exits 130 with one line, as Ruff does (click would print "Aborted!" and exit 1,

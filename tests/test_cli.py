@@ -6,6 +6,8 @@ import json
 import os
 import stat
 
+import pytest
+
 from conftest import EVAL_LOOP, invoke, memlint_subprocess, write
 
 
@@ -68,7 +70,9 @@ def test_exit_non_zero_on_fix_and_show_fixes(project):
     write(project / "train.py", EVAL_LOOP)
     result = invoke("check", "--fix", "--exit-non-zero-on-fix", "--show-fixes", "train.py")
     assert result.exit_code == 1
-    assert "- train.py:\n    1 × ML001 (accumulated-graph)" in result.output
+    assert "Fixes applied:\n- train.py:\n    1 × ML001 (accumulated-graph)" in result.output
+    assert result.output.count("1 finding") == 1  # the count once: "Fixed 1 finding." in the summary
+    assert result.output.endswith("Fixed 1 finding.\n")
 
 
 def test_exit_zero(project):
@@ -201,12 +205,44 @@ def test_explicit_config_option(project):
     assert invoke("check", "--config", str(config), "train.py").exit_code == 0
 
 
-def test_missing_path_is_reported_and_the_run_goes_on(project):
+def test_missing_path_is_an_error_and_the_run_goes_on(project):
     write(project / "train.py", EVAL_LOOP)
     result = memlint_subprocess("check", "nope.py", "train.py", cwd=project)
-    assert result.returncode == 1
-    assert "nope.py: no such file or directory" in result.stderr
-    assert "train.py:6:5: ML001" in result.stdout
+    assert result.returncode == 2  # an error, as a usage error: CI must not go green on a typo
+    assert "memlint: error: nope.py: no such file or directory" in result.stderr
+    assert "train.py:6:5: ML001" in result.stdout  # the other paths are still checked
+
+
+@pytest.mark.parametrize("extra", [[], ["--exit-zero"], ["--diff"], ["--fix"], ["--statistics"]])
+def test_only_a_missing_path_exits_2_and_never_passes(project, extra):
+    write(project / "ok.py", "import torch\nprint(torch.ones(2))\n")
+    result = memlint_subprocess("check", *extra, "does-not-exist.py", "ok.py", cwd=project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "memlint: error: does-not-exist.py: no such file or directory" in result.stderr
+    assert "All checks passed!" not in result.stdout + result.stderr
+
+
+def test_a_typo_of_a_command_is_an_unknown_command(project):
+    write(project / "x.py", EVAL_LOOP)
+    result = memlint_subprocess("confim", "x.py", cwd=project)
+    assert result.returncode == 2
+    assert result.stderr == "memlint: error: unknown command 'confim' (did you mean 'confirm'?)\n"
+    assert result.stdout == ""
+    assert memlint_subprocess("chek", cwd=project).stderr.startswith("memlint: error: unknown command 'chek' (did you mean 'check'?)")
+
+
+def test_a_word_far_from_every_command_is_a_missing_path(project):
+    result = memlint_subprocess("typo_dir", cwd=project)
+    assert result.returncode == 2
+    assert "memlint: error: typo_dir: no such file or directory" in result.stderr
+
+
+def test_an_existing_file_named_like_a_command_is_checked(project):
+    write(project / "confim", EVAL_LOOP)  # a file, though its name is close to `confirm`
+    write(project / "chek.py", EVAL_LOOP)
+    result = memlint_subprocess("confim", "chek.py", cwd=project)
+    assert result.returncode == 1, result.stderr
+    assert "confim:6:5: ML001" in result.stdout and "chek.py:6:5: ML001" in result.stdout
 
 
 def test_default_excludes(project):

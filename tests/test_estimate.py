@@ -257,3 +257,23 @@ def test_optimizer_what_ifs_reuse_forward_and_backward_exactly(models, name):
     for other in ("sgd-momentum", "adafactor", "adamw-8bit"):
         full = simulate(factory, replace(config, optimizer=other))
         assert with_optimizer(factory, config, base, other).peak_bytes == full.peak_bytes, other
+
+
+def test_budget_is_read_as_the_linter_reads_it(models, tmp_path, monkeypatch):
+    """The budget comes from the model file's closest configuration, through `extend`, in the units
+    the configuration accepts: the value ML006 reads (memlint/run.py)."""
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (project / "shared.toml").write_text('gpu-memory = "0.5 MiB"\n')
+    (project / "pyproject.toml").write_text('[tool.memlint]\ngpu-memory = "80GiB"\n')
+    (project / "sub" / "memlint.toml").write_text('extend = "../shared.toml"\n')
+    (project / "sub" / "models.py").write_text(models.read_text())
+    monkeypatch.chdir(project)
+    from memlint.run import Run
+
+    assert Run.configure(["sub/models.py"]).settings_for("sub/models.py").options["gpu-memory"] == 2**19
+    result = _estimate("sub/models.py:mlp", "--input-shape", "128,256", "--no-what-if", "--output-format", "json")
+    assert json.loads(result.output)["budget_bytes"] == 2**19
+    (project / "shared.toml").write_text('gpu-memory = "lots"\n')
+    bad = _estimate("sub/models.py:mlp", "--input-shape", "128,256", "--no-what-if")
+    assert bad.exit_code == 2 and "gpu-memory" in bad.output and "Traceback" not in bad.output

@@ -145,9 +145,9 @@ def test_fix_through_a_symlink_keeps_the_link(project):
 def test_parallel_fix_run_twice_changes_nothing_the_second_time(project):
     for index in range(runner.PARALLEL_THRESHOLD + 2):
         (project / f"m{index:02}.py").write_bytes(LOOP.replace("\n", "\r\n" if index % 2 else "\n").encode())
-    settings = build_settings(ConfigFile(None, {}), Selection())
+    settings = build_settings(ConfigFile(None, {}), Selection(), unsafe_fixes=True)
     files = sorted(project.glob("*.py"))
-    mode = runner.Mode(fix=True, write=True, unsafe=True)
+    mode = runner.Mode(fix=True, write=True)
     first = runner.run(files, settings, mode, jobs=2)
     assert sum(sum(r.fixed.values()) for r in first) == len(files)
     snapshot = {f: f.read_bytes() for f in files}

@@ -157,8 +157,8 @@ def test_directory_named_like_a_python_file(neighbour):
 
 def test_path_that_does_not_exist(neighbour):
     result = check("missing.py", "z_neighbour.py")
-    assert result.exit_code == 1
-    assert "memlint: warning: missing.py: no such file or directory" in result.output
+    assert result.exit_code == 2  # an error (README, exit codes), the run going on
+    assert "memlint: error: missing.py: no such file or directory" in result.output
     assert NEIGHBOUR_FINDING in result.output
 
 
@@ -219,6 +219,6 @@ def test_exit_code_stays_one_with_every_kind_of_hostile_file(neighbour):
     (neighbour / "bad.py").write_bytes(b"\xff")
     (neighbour / "empty.py").write_bytes(b"")
     (neighbour / "dir.py").mkdir()
-    result = check(".", "missing.py")
+    result = check(".")
     assert result.exit_code == 1
     assert NEIGHBOUR_FINDING in result.output

@@ -23,6 +23,8 @@ LABELS_FILE = REPO / "bench" / "labels" / "realcode.csv"
 HELDOUT_REPOS_FILE = REPO / "bench" / "realcode_heldout.toml"
 HELDOUT_LABELS_FILE = REPO / "bench" / "labels" / "realcode_heldout.csv"
 PARTS = [(REPOS_FILE, LABELS_FILE), (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE)]
+# The sealed set of issue 27: pinned by name and commit only, no labels until it is judged.
+SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
 SCORE = REPO / "bench" / "realcode_score.py"
 # The evaluation exclusions live beside the checkout in this workplace (../shared); elsewhere the
 # check that needs them is skipped.
@@ -62,6 +64,26 @@ def test_no_repository_is_in_both_parts():
     development = {entry["name"].lower() for entry in corpus(REPOS_FILE)}
     heldout = {entry["name"].lower() for entry in corpus(HELDOUT_REPOS_FILE)}
     assert heldout and not development & heldout
+
+
+def test_sealed_set_is_pinned_new_and_not_excluded():
+    sealed = corpus(SEALED_REPOS_FILE)
+    assert len(sealed) >= 10  # issue 27: at least 10 repositories nobody tuned on
+    for entry in sealed:
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+", entry["name"]), entry
+        assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), entry
+        assert entry.get("style"), f"{entry['name']}: say what kind of code it is"
+    names = {entry["name"].lower() for entry in sealed}
+    assert len(names) == len(sealed)
+    for part in (REPOS_FILE, HELDOUT_REPOS_FILE):
+        assert not names & {entry["name"].lower() for entry in corpus(part)}, part.name
+    if EXCLUSIONS_FILE.is_file():
+        excluded = {
+            line[2:].strip().lower()
+            for line in EXCLUSIONS_FILE.read_text(encoding="utf-8").splitlines()
+            if line.startswith("- ") and "/" in line
+        }
+        assert len(excluded) > 10 and not names & excluded
 
 
 @pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=["development", "heldout"])

@@ -191,7 +191,7 @@ def test_rdjson_hides_unsafe_suggestions_unless_asked():
     d = Diagnostic("ML001", "accumulated-graph", "m", Severity.WARNING, "a.py", Location(1, 1), Location(1, 2),
                    fix=Fix("do it", Applicability.UNSAFE, (edit,)))  # fmt: skip
     hidden = json.loads(reporter_for("rdjson").render([d], ReportOptions("rdjson")))
-    shown = json.loads(reporter_for("rdjson").render([d], ReportOptions("rdjson", unsafe_fixes=True)))
+    shown = json.loads(reporter_for("rdjson").render([d], ReportOptions("rdjson", unsafe_fixes=lambda filename: filename == "a.py")))
     assert "suggestions" not in hidden["diagnostics"][0]
     assert shown["diagnostics"][0]["suggestions"][0]["text"] == "y"
 

@@ -97,9 +97,20 @@ def test_review_payload_covers_only_changed_lines_and_suggestions_equal_fix(repo
 def test_review_from_a_subdirectory_names_files_from_the_repository_root(repo: Path):
     result = memlint("review", "--base", "HEAD~1", "--output-format", "markdown", ".", cwd=repo / "src")
     assert result.returncode == 0, result.stderr
-    assert "| `src/train.py` | 9-11 | [ML001]" in result.stdout
-    assert "| `src/train.py` | 14 | [ML001]" in result.stdout
+    assert "| `src/train.py` | 9-11 | ML001 |" in result.stdout
+    assert "| `src/train.py` | 14 | ML001 |" in result.stdout
     assert "old.py" not in result.stdout
+
+
+def test_markdown_links_a_rule_only_where_its_page_is_hosted(repo: Path):
+    """The Action's job summary is this markdown: no `[ML001](None)` when MEMLINT_DOCS_URL is unset."""
+    plain = memlint("review", "--base", "HEAD~1", "--output-format", "markdown", cwd=repo)
+    assert plain.returncode == 0, plain.stderr
+    assert "(None)" not in plain.stdout and "](" not in plain.stdout
+    assert plain.stdout.count("| ML001 |") == 2
+    hosted = memlint("review", "--base", "HEAD~1", "--output-format", "markdown", cwd=repo,
+                     env={"MEMLINT_DOCS_URL": "https://docs.example.org/memlint/{code}.html"})  # fmt: skip
+    assert hosted.stdout.count("| [ML001](https://docs.example.org/memlint/ml001.html) |") == 2
 
 
 def test_review_without_changes_and_with_a_bad_ref(repo: Path):

@@ -61,7 +61,6 @@ NOT_FOR_ONE_CLEAN_FILE = (
     "memlint.pipeline.fixes",
     "memlint.integrations.baseline",
     "memlint.integrations.noqa",
-    "memlint.integrations.stdin",
     "multiprocessing",
     "concurrent.futures.process",
 )

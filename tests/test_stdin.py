@@ -68,3 +68,61 @@ def test_stdin_cannot_be_mixed_with_paths(project: Path):
     result = memlint("check", "-", "other.py", cwd=project, input="")
     assert result.returncode == 2
     assert "cannot be combined" in result.stderr and "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------------------- every option of check works with `-`
+
+
+def _stdin(project: Path, *options: str):
+    return memlint("check", *options, "--stdin-filename", "src/train.py", "-", cwd=project, input=SOURCE_WITH_FINDINGS)
+
+
+def test_statistics_of_stdin(project: Path):
+    result = _stdin(project, "--statistics")
+    assert result.returncode == 1
+    assert result.stdout.startswith("2\tML001\t[*] accumulated-graph\nFound 2 findings.\n")
+    (project / "src").mkdir()
+    (project / "src" / "train.py").write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
+    assert memlint("check", "--statistics", "src/train.py", cwd=project).stdout == result.stdout  # as for a file
+
+
+def test_quiet_and_silent_on_stdin(project: Path):
+    quiet = _stdin(project, "-q", "--output-format", "concise")
+    assert quiet.returncode == 1
+    assert quiet.stdout.count("ML001") == 2 and "Found" not in quiet.stdout
+    silent = _stdin(project, "-s")
+    assert silent.returncode == 1 and silent.stdout == "" and silent.stderr == ""
+
+
+def test_output_file_of_stdin(project: Path):
+    result = _stdin(project, "-o", "report.json", "--output-format", "json")
+    assert result.returncode == 1 and result.stdout == ""
+    report = json.loads((project / "report.json").read_text(encoding="utf-8"))
+    assert [f["filename"] for f in report] == ["src/train.py", "src/train.py"]
+    # With --fix the fixed source still goes to standard output, and the report to the file.
+    fixed = _stdin(project, "--fix", "-o", "fixed.txt")
+    assert fixed.returncode == 0 and ".item()" in fixed.stdout
+    assert (project / "fixed.txt").read_text(encoding="utf-8") == "Fixed 2 findings.\n"
+
+
+def test_show_fixes_and_exit_options_on_stdin(project: Path):
+    result = _stdin(project, "--fix", "--show-fixes", "--exit-non-zero-on-fix")
+    assert result.returncode == 1
+    assert "- src/train.py:\n    2 × ML001 (accumulated-graph)" in result.stderr
+    assert _stdin(project, "--exit-zero").returncode == 0
+
+
+def test_show_files_and_show_settings_of_stdin(project: Path):
+    assert _stdin(project, "--show-files").stdout == "src/train.py\n"
+    excluded = memlint("check", "--show-files", "--stdin-filename", "generated/x.py", "-", cwd=project, input="")
+    assert excluded.returncode == 0 and excluded.stdout == ""
+    shown = json.loads(memlint("check", "--show-settings", "--stdin-filename", "legacy/old.py", "-", cwd=project, input="").stdout)
+    assert shown["file"] == "legacy/old.py" and "ML001" not in shown["rules for the file"]
+
+
+@pytest.mark.parametrize("option", ["--project-context", "--no-project-context", "--add-noqa"])
+def test_options_for_files_only_are_refused_on_stdin(project: Path, option: str):
+    result = _stdin(project, option)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"memlint: error: {option}") and "standard input" in result.stderr
+    assert result.stdout == ""

@@ -1,5 +1,12 @@
-"""`memlint check`: discover the files, run the pipeline over them, report, and exit with the code
-that says what was found (raises click's Exit)."""
+"""`memlint check`: build the run (memlint/run.py), lint its files or standard input, report, and exit
+with the code that says what was found (raises click's Exit).
+
+Standard input (`memlint check -`, `--stdin-filename`) is the same run with one text instead of
+files: every option applies to it in the same way (the report, `-q`, `-s`, `--statistics`,
+`--show-fixes`, `-o`, `--show-settings`, `--show-files`), except that with `--fix` the fixed source
+goes to standard output and the report to standard error (or `-o`), for editors. The options that
+work on files only are refused with `-` (STDIN_ONLY_REFUSED).
+"""
 
 from __future__ import annotations
 
@@ -10,17 +17,17 @@ from typing import Optional
 
 import click
 
-from memlint.commands.common import configured, fail, load_settings, rule_codes, wants_stdin
-from memlint.config import ConfigTree, Selection
+from memlint.commands.common import configured, fail, rule_codes, wants_stdin
+from memlint.config import Selection
 from memlint.diagnostics import Diagnostic
 from memlint.integrations.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
-from memlint.pipeline.files import discover_files
-from memlint.pipeline.runner import Mode, fixed_count, run
+from memlint.pipeline.runner import FileResult, display_name, fixed_count
 from memlint.report import ReportOptions, reporter_for
 from memlint.report.color import use_color
 from memlint.report.progress import progress_for
 from memlint.report.summary import exit_code, fix_listing, summary, unified_diffs, would_fix
 from memlint.report.summary import statistics as statistics_of
+from memlint.run import STDIN, Output, Run
 
 
 def run_check(
@@ -58,45 +65,49 @@ def run_check(
     unfixable: tuple[str, ...] = (),
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
-    selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
     stdin = wants_stdin(paths, stdin_filename)
     check_adoption_options(
         fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, stdin=stdin,
     )  # fmt: skip
     if stdin:
-        from memlint.integrations.stdin import check_stdin  # editors only
-
-        raise click.exceptions.Exit(check_stdin(
-            paths, stdin_filename, selection=selection, config=config, unsafe_fixes=unsafe_fixes, fix=fix, diff=diff,
-            output_format=output_format, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
-        ))  # fmt: skip
-    paths = paths or (Path("."),)
-    fixes = Selection(rule_codes(fixable) or None, rule_codes(extend_fixable), rule_codes(unfixable))
-    settings = load_settings(paths, config, selection, unsafe_fixes, fixes)
-    tree = ConfigTree(settings)  # a file follows its closest configuration file
-    if show_settings:  # as Ruff's --show-settings: the settings that apply, then exit
-        import json
-
-        target = paths[0] if len(paths) == 1 and Path(paths[0]).is_file() else None
-        shown = settings if target is None else configured(lambda: tree.settings_for_directory(target.absolute().parent))
-        click.echo(json.dumps(shown.describe(None if target is None else str(target)), indent=2, default=str))
-        raise click.exceptions.Exit(0)
-    discovery = configured(lambda: discover_files(
-        paths, settings, force_exclude=force_exclude, respect_gitignore=respect_gitignore,
-        settings_of=tree.settings_for_directory,
+        _check_stdin_arguments(paths, project_context=project_context)
+    output = Output(
+        format=output_format, diff=diff, statistics=statistics, show_fixes=show_fixes, quiet=quiet, silent=silent, color=color,
+        file=output_file, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
+    )  # fmt: skip
+    run = configured(lambda: Run.configure(
+        ((stdin_filename or STDIN),) if stdin else (paths or (Path("."),)),
+        config=config,
+        selection=Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore)),
+        fixes=Selection(rule_codes(fixable) or None, rule_codes(extend_fixable), rule_codes(unfixable)),
+        unsafe_fixes=unsafe_fixes,
+        fix=fix or diff,
+        write=fix and not diff and not stdin,  # standard input's fixed source goes to standard output
+        force_exclude=force_exclude,
+        respect_gitignore=respect_gitignore,
+        project_context=project_context,
+        output=output,
     ))  # fmt: skip
-    settings = configured(lambda: tree.settings_for_files(discovery.files))
+    if show_settings:
+        _show_settings(run, stdin_filename if stdin else None)
+    if stdin:
+        if show_files:
+            excluded = stdin_filename is not None and configured(lambda: run.settings_for(stdin_filename)).is_excluded(stdin_filename)
+            if not excluded:
+                click.echo(display_name(stdin_filename) if stdin_filename else "-")
+            raise click.exceptions.Exit(0)
+        result, write_source = _lint_stdin(run, stdin_filename)
+        raise click.exceptions.Exit(_report(run, [result], errors=False, report_to_stderr=fix and not diff, after=write_source))
+    discovery = configured(run.discover)
+    for path in discovery.missing:  # an error, as in Ruff; the other paths are still checked
+        click.echo(f"memlint: error: {path}: no such file or directory", err=True)
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
-    discovery.files = _one_name_per_file(discovery.files)
     if show_files:
         for file in discovery.files:
             click.echo(file.as_posix())
         raise click.exceptions.Exit(0)
-    # Fixes are written only inside the paths named (a symlink out of them is refused, docs/reliability.md).
-    roots = tuple(os.path.realpath(p) for p in paths) if (fix and not diff) or add_noqa else None
-    mode = Mode(fix=fix or diff, write=fix and not diff, unsafe=settings.unsafe_fixes, roots=roots)
-    if mode.write and discovery.temporaries:
+    if run.write and discovery.temporaries:
         from memlint.pipeline.tempfiles import remove_stale  # left by a `--fix` that was killed while writing
 
         remove_stale(discovery.temporaries)
@@ -104,10 +115,9 @@ def run_check(
     if not no_cache:
         from memlint.pipeline.cache import open_cache  # not needed with --no-cache
 
-        cache = open_cache(cache_dir, settings, warn=lambda message: click.echo(f"memlint: warning: {message}", err=True))
+        cache = open_cache(cache_dir, run.settings, warn=lambda message: click.echo(f"memlint: warning: {message}", err=True))
     with progress_for(len(discovery.files), output_format) as advance:
-        context = _context_files(discovery.files, settings, project_context)
-        results = run(discovery.files, settings, mode, jobs=jobs, cache=cache, progress=advance, context=context)
+        results = run.lint(discovery.files, jobs=jobs, cache=cache, progress=advance)
     for result in results:
         if result.error:  # a fix that was not written is an error; an unreadable file a warning
             click.echo(f"memlint: {'error' if result.unwritten else 'warning'}: {result.error}", err=True)
@@ -117,70 +127,120 @@ def run_check(
                 f"the {dropped.code} fix was not applied: it would produce code that does not parse",
                 err=True,
             )
-    diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
+    adopted = None
     if add_noqa or baseline is not None:
-        diagnostics = adopt(diagnostics, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, roots=roots)
+        found = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
+        # `# noqa` comments, as fixes, go through no symlink out of the paths named (docs/reliability.md).
+        roots = tuple(os.path.realpath(p) for p in run.paths) if add_noqa else None
+        adopted = adopt(found, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, roots=roots)
+    # A fix not written or a path that does not exist is an error: exit 2 (the rest was still checked).
+    errors = any(r.unwritten for r in results) or bool(discovery.missing)
+    raise click.exceptions.Exit(_report(run, results, errors=errors, diagnostics=adopted))
+
+
+# Options that work on files only: with `-` they are an error (exit 2) rather than silently ignored.
+# --jobs, --no-cache, --cache-dir, --force-exclude and --[no-]respect-gitignore need no refusal: one
+# text needs one job and no cache, and the stdin filename's excludes always apply.
+STDIN_ONLY_REFUSED = ("--add-noqa", "--baseline", "--write-baseline", "--project-context")
+
+
+def _check_stdin_arguments(paths: tuple[Path, ...], *, project_context: Optional[bool]) -> None:
+    if len([p for p in paths if p != STDIN]) or list(paths).count(STDIN) > 1:
+        raise fail("`-` (standard input) cannot be combined with other paths")
+    if project_context is not None:  # --add-noqa and --baseline: check_adoption_options
+        flag = "--project-context" if project_context else "--no-project-context"
+        raise fail(f"{flag} does not apply to standard input (a text is a project of its own)")
+
+
+def _show_settings(run: Run, stdin_filename: Optional[Path]) -> None:
+    """As Ruff's --show-settings: the settings that apply (to the one file named), then exit."""
+    import json
+
+    paths = run.paths
+    target = stdin_filename or (paths[0] if len(paths) == 1 and paths[0].is_file() else None)
+    shown = run.settings if target is None else configured(lambda: run.settings_for(target))
+    click.echo(json.dumps(shown.describe(None if target is None else str(target)), indent=2, default=str))
+    raise click.exceptions.Exit(0)
+
+
+def _lint_stdin(run: Run, stdin_filename: Optional[Path]):
+    """The result of standard input, and what writes the source back with --fix (None otherwise)."""
+    from memlint.pipeline import registry
+    from memlint.pipeline.reserved import reserved_diagnostic
+    from memlint.pipeline.source import UndecodableSource, decode
+
+    filename = display_name(stdin_filename) if stdin_filename else "-"
+    data = sys.stdin.buffer.read()
+    source = None
+    if stdin_filename is not None and configured(lambda: run.settings_for(stdin_filename)).is_excluded(stdin_filename):
+        result = FileResult(filename)  # excluded: no findings, and --fix gives the text back unchanged
+    else:
+        try:
+            source = decode(data)
+        except UndecodableSource as error:
+            result = FileResult(filename, [reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {error}", filename)])
+        else:
+            result = configured(lambda: run.lint_text(source.text, filename))
+    if run.fix and not run.output.diff:
+        fixed = source.encode(result.fixed_text) if source is not None and result.fixed_text is not None else data
+
+        def write_source() -> None:  # the editor replaces its buffer with what it reads back
+            sys.stdout.buffer.write(fixed)
+            sys.stdout.buffer.flush()
+
+        return result, write_source
+    return result, None
+
+
+def _report(
+    run: Run,
+    results: list[FileResult],
+    *,
+    errors: bool,
+    diagnostics: Optional[list[Diagnostic]] = None,
+    report_to_stderr: bool = False,
+    after=None,
+) -> int:
+    """Print the report of `results` as `run.output` says, and return the exit code."""
+    output = run.output
+    if diagnostics is None:
+        diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
     fixed_total = fixed_count(results)
-    colored = use_color(color, None if output_file is not None else sys.stdout)
-    options = ReportOptions(
-        format=output_format,
-        unsafe_fixes=settings.unsafe_fixes,
-        show_fixes=show_fixes,
-        color=colored,
-    )
-    if diff:
-        _emit([unified_diffs(results)], output_file, colored, silent)
-        if not (quiet or silent):
+    stream = sys.stderr if report_to_stderr else sys.stdout
+    colored = use_color(output.color, None if output.file is not None else stream)
+    options = ReportOptions(format=output.format, unsafe_fixes=run.unsafe_fixes_for, color=colored)
+    if output.diff:
+        _emit([unified_diffs(results)], output, colored, err=False)
+        if not (output.quiet or output.silent):
             click.echo(would_fix(fixed_total), err=True)
-        raise click.exceptions.Exit(1 if fixed_total else 0)
-    pieces = [statistics_of(diagnostics, options) if statistics else reporter_for(output_format).render(diagnostics, options)]
-    if output_format in ("full", "concise") and not quiet:
-        if show_fixes and fixed_total:
+        return 2 if errors else 1 if fixed_total else 0
+    if after is not None:
+        after()
+    if output.statistics:
+        pieces = [statistics_of(diagnostics, options)]
+    else:
+        pieces = [reporter_for(output.format).render(diagnostics, options)]
+    if output.format in ("full", "concise") and not output.quiet:
+        if output.show_fixes and fixed_total:
             pieces.append(fix_listing(results))
-        pieces.append(summary(diagnostics, fixed_total, options))
-    _emit(pieces, output_file, colored, silent)
-    unwritten = any(r.unwritten for r in results)
-    raise click.exceptions.Exit(exit_code(diagnostics, fixed_total, exit_zero, exit_non_zero_on_fix, unwritten=unwritten))
+        if diagnostics or fixed_total or not errors:  # never "All checks passed!" after an error
+            pieces.append(summary(diagnostics, fixed_total, options))
+    _emit(pieces, output, colored, err=report_to_stderr)
+    return exit_code(diagnostics, fixed_total, output.exit_zero, output.exit_non_zero_on_fix, errors=errors)
 
 
-def _emit(pieces: list[str], output_file: Optional[Path], colored: bool, silent: bool) -> None:
-    """The report on standard output, or in `output_file` (`-o`); nothing with --silent."""
-    if silent:
+def _emit(pieces: list[str], output: Output, colored: bool, *, err: bool) -> None:
+    """The report on standard output (standard error for `--fix -`), or in `output.file` (`-o`);
+    nothing with --silent."""
+    if output.silent:
         return
     text = "".join(pieces)
-    if output_file is None:
-        click.echo(text, nl=False, color=colored)  # click strips ANSI codes off a terminal unless told
+    if output.file is None:
+        click.echo(text, nl=False, color=colored, err=err)  # click strips ANSI codes off a terminal unless told
         return
     from memlint.pipeline.writing import write_output  # atomically, never through a symlink
 
     try:
-        write_output(output_file, text.encode("utf-8"))
+        write_output(output.file, text.encode("utf-8"))
     except OSError as error:
-        raise fail(f"cannot write the report to {output_file}: {error.strerror or error}") from None
-
-
-def _one_name_per_file(files: list[Path]) -> list[Path]:
-    """A file found under two names (a symlink beside the file it names, a hard link) is checked and
-    fixed once, so that its findings are not counted twice and two writes to it cannot race. The name
-    kept is the first that is not a symlink."""
-    chosen: dict[object, Path] = {}
-    for path in files:
-        try:
-            info = os.stat(path)
-            key: object = (info.st_dev, info.st_ino)
-        except OSError:
-            key = os.fspath(path)  # reported when it is read
-        if key not in chosen or (os.path.islink(chosen[key]) and not os.path.islink(path)):
-            chosen[key] = path
-    kept = {id(path) for path in chosen.values()}
-    return [path for path in files if id(path) in kept]
-
-
-def _context_files(linted: list[Path], settings, option: Optional[bool]) -> list[Path]:
-    """With `project-context` (or --project-context): the Python files under the project root that
-    are not linted, for their summaries only (the project pass, docs/architecture.md)."""
-    if not (settings.project_context if option is None else option):
-        return []
-    seen = {os.path.realpath(path) for path in linted}
-    found = discover_files([settings.root], settings).files
-    return [path for path in found if path.suffix == ".py" and os.path.realpath(path) not in seen]
+        raise fail(f"cannot write the report to {output.file}: {error.strerror or error}") from None

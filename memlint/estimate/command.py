@@ -26,12 +26,15 @@ def _fail(message: str) -> click.exceptions.Exit:
 
 
 def _configured_budget(path: Path) -> Optional[int]:
-    from memlint.config import ConfigError, discover
+    """The `gpu-memory` of the configuration closest to the model's file, in bytes: the value ML006
+    reads, parsed and checked by the configuration's own units parser (memlint/run.py)."""
+    from memlint.config import ConfigError
+    from memlint.pipeline.registry import RegistryError
+    from memlint.run import Run
 
     try:
-        value = discover(path).values.get("gpu-memory")
-        return parse_size(value) if value is not None else None
-    except (ConfigError, ValueError) as error:
+        return Run.configure((path,)).settings_for(path).options.get("gpu-memory")
+    except (ConfigError, RegistryError) as error:
         raise _fail(str(error)) from None
 
 

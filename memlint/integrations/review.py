@@ -16,14 +16,15 @@ from typing import Optional, Sequence
 
 import click
 
-from memlint.config import ConfigError, ConfigTree, Selection
+from memlint.config import ConfigError, Selection
 from memlint.diagnostics import Diagnostic, Edit
 from memlint.integrations.gitdiff import ChangedLines, GitError, changed_lines, regular_file_in, text_at
 from memlint.pipeline.notebooks import is_notebook
-from memlint.pipeline.runner import Mode, display_name, run
+from memlint.pipeline.runner import display_name
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.text import apply_edits
 from memlint.report import is_applicable
+from memlint.run import Run
 
 REVIEWABLE_SUFFIXES = (".py", ".ipynb")
 
@@ -146,17 +147,17 @@ def changed_cells(file: Path, base_text: Optional[str]) -> set[int]:
     return {index for index, source in enumerate(current, start=1) if source not in before}
 
 
-def collect(base: str, paths: Sequence[Path], settings, cwd: Path) -> Review:
-    changes = changed_lines(base, paths, cwd)
-    tree = ConfigTree(settings)  # each file follows its closest configuration file
+def collect(base: str, run: Run, cwd: Path) -> Review:
+    """The review of the run's paths: the findings of the files changed since `base`, each with the
+    settings of its closest configuration file, on the lines the change touched."""
+    changes = changed_lines(base, run.paths, cwd)
     files: dict[str, tuple[Path, str]] = {}  # display name -> (file, repository path)
     for repo_path in sorted(changes.lines):
         file = changes.root / repo_path
         reviewable = repo_path.endswith(REVIEWABLE_SUFFIXES) and regular_file_in(changes.root, repo_path)
-        if reviewable and not tree.settings_for_directory(file.parent).is_excluded(file):
+        if reviewable and not run.settings_for(file).is_excluded(file):
             files[display_name(file)] = (file, repo_path)
-    settings = tree.settings_for_files([file for file, _ in files.values()])
-    results = run([file for file, _ in files.values()], settings, Mode(), jobs=1)
+    results = run.lint([file for file, _ in files.values()], jobs=1)
     comments: list[Comment] = []
     unplaced: list[tuple[str, Diagnostic]] = []
     for result in results:
@@ -177,7 +178,7 @@ def collect(base: str, paths: Sequence[Path], settings, cwd: Path) -> Review:
             text = decode(file.read_bytes()).text
         except (OSError, UndecodableSource):
             continue
-        unsafe = settings.for_path(file).unsafe_fixes
+        unsafe = run.unsafe_fixes_for(result.filename)
         comments.extend(build_comments(on_changed, repo_path, text, changes, unsafe))
     return Review(base, comments, unplaced)
 
@@ -216,7 +217,8 @@ def markdown(review: Review) -> str:
             d = c.diagnostic
             fix = "suggested" if c.suggestion is not None else ("available" if d.fix is not None else "")
             where = f"{c.start_line}-{c.line}" if c.start_line != c.line else str(c.line)
-            lines.append(f"| `{c.path}` | {where} | [{d.code}]({d.url}) | {_cell(d.message)} | {fix} |")
+            rule = f"[{d.code}]({d.url})" if d.url else d.code  # a link only where the rule's page is hosted
+            lines.append(f"| `{c.path}` | {where} | {rule} | {_cell(d.message)} | {fix} |")
     return "\n".join(lines) + "\n"
 
 
@@ -234,13 +236,12 @@ def review_command(
     ignore: tuple[str, ...], unsafe_fixes: Optional[bool], config: Optional[Path],
 ) -> None:  # fmt: skip
     """Report findings on lines added or changed since BASE, as a pull-request review (JSON) or markdown."""
-    from memlint.commands.common import fail, load_settings, rule_codes
+    from memlint.commands.common import configured, fail, rule_codes
 
-    paths = paths or (Path("."),)
     selection = Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore))
-    settings = load_settings(paths, config, selection, unsafe_fixes)
+    run = configured(lambda: Run.configure(paths or (Path("."),), config=config, selection=selection, unsafe_fixes=unsafe_fixes))
     try:
-        review = collect(base, paths, settings, Path(os.getcwd()))
+        review = collect(base, run, Path(os.getcwd()))
     except GitError as error:
         raise fail(f"git: {error}") from None
     except ConfigError as error:  # a subproject's configuration file

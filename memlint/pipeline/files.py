@@ -19,7 +19,10 @@ SOURCE_SUFFIXES = (".py", ".ipynb")
 @dataclass
 class Discovery:
     files: list[Path] = field(default_factory=list)
-    # Problems with the paths given (missing, unreadable): reported on stderr, the run goes on.
+    # Paths named that do not exist: an error (exit 2, as a usage error), but the run goes on with the
+    # others so that their findings are still shown.
+    missing: list[Path] = field(default_factory=list)
+    # Other problems with the paths (not a regular file, an unreadable directory in a walk): warnings.
     problems: list[str] = field(default_factory=list)
     # memlint's own temporary files seen in the walk (memlint/pipeline/tempfiles.py): never linted; `--fix`
     # removes those a killed run left behind.
@@ -51,7 +54,7 @@ def discover_files(
     settings_of = settings_of or (lambda _: settings)
     for path in paths:
         if not os.path.lexists(path):
-            result.problems.append(f"{path}: no such file or directory")
+            result.missing.append(path)
             continue
         if path.is_dir():
             if force_exclude and settings_of(path.absolute().parent).is_excluded(path):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import os
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
@@ -35,9 +35,11 @@ PARALLEL_THRESHOLD = 8
 
 @dataclass(frozen=True)
 class Mode:
+    """What a run does with each file's findings. Whether unsafe fixes apply is not here: it is each
+    file's `Settings.unsafe_fixes` (its closest configuration, the command line's flag over it)."""
+
     fix: bool = False  # compute fixes
     write: bool = False  # write fixed files back (False for --diff)
-    unsafe: bool = False
     # Real paths of the paths named on the command line: a fix is never written to a file outside
     # them (a symlink found in a directory that points elsewhere). None: no such limit.
     roots: Optional[tuple[str, ...]] = None
@@ -80,23 +82,21 @@ class Task:
 
 
 def process_text(text: str, filename: str, settings: Settings, mode: Mode, task: Task = Task()) -> FileResult:
-    closest = settings.for_path(filename)  # the closest configuration file's (config.ConfigTree)
-    if closest is not settings:  # a subproject's `unsafe-fixes` (the command line's flag is in it)
-        mode = replace(mode, unsafe=closest.unsafe_fixes)
-    settings = closest
+    settings = settings.for_path(filename)  # the closest configuration file's (config.ConfigTree)
+    unsafe = settings.unsafe_fixes  # the command line's --[no-]unsafe-fixes is in it
     if filename.endswith(".ipynb"):  # the notebook and fix code are imported only when used
         from memlint.pipeline.notebooks import fix_notebook as fix
         from memlint.pipeline.notebooks import lint_notebook as lint
 
         if not mode.fix:  # a notebook is a project of its own
             return FileResult(filename, lint(text, filename, settings))
-        outcome = fix(text, filename, settings, unsafe=mode.unsafe)
+        outcome = fix(text, filename, settings, unsafe=unsafe)
     elif not mode.fix:
         return FileResult(filename, lint_text(text, filename, settings, task.view, screened=task.screened))
     else:
         from memlint.pipeline.fixes import fix_text
 
-        outcome = fix_text(text, filename, settings, unsafe=mode.unsafe, project=task.view)
+        outcome = fix_text(text, filename, settings, unsafe=unsafe, project=task.view)
     result = FileResult(filename, outcome.remaining, fixed=outcome.fixed, dropped=outcome.dropped)
     if outcome.text != text:
         result.original, result.fixed_text = text, outcome.text

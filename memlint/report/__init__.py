@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from memlint.diagnostics import Diagnostic
 
@@ -22,12 +22,25 @@ FORMATS = {
 }
 
 
+def _no_unsafe_fixes(filename: str) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class ReportOptions:
     format: str
-    unsafe_fixes: bool = False  # decides which fixes are shown as applicable ([*])
-    show_fixes: bool = False
+    # Whether the unsafe fixes of a file's findings apply (memlint.run.Run.unsafe_fixes_for: its closest
+    # configuration's `unsafe-fixes`, the command line's flag over it): decides which fixes are shown as
+    # applicable ([*]) and which are counted as hidden.
+    unsafe_fixes: Callable[[str], bool] = _no_unsafe_fixes
     color: bool = False
+
+    def applicable(self, diagnostic: Diagnostic) -> bool:
+        return is_applicable(diagnostic, self.unsafe_fixes(diagnostic.filename))
+
+    def hidden(self, diagnostic: Diagnostic) -> bool:
+        """An unsafe fix that does not apply to this file (`--unsafe-fixes` would show it)."""
+        return diagnostic.fix is not None and not diagnostic.fix.is_safe and not self.unsafe_fixes(diagnostic.filename)
 
 
 class Reporter(Protocol):

@@ -11,7 +11,7 @@ import json
 from typing import Sequence
 
 from memlint.diagnostics import Diagnostic, Location, Severity
-from memlint.report import ReportOptions, is_applicable
+from memlint.report import ReportOptions
 from memlint.report.common import TOOL_NAME, located_message, utf8_column
 
 SEVERITIES = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.INFO: "INFO"}
@@ -30,7 +30,7 @@ def diagnostic(d: Diagnostic, options: ReportOptions) -> dict:
         "code": {"value": d.code, "url": d.url} if d.url else {"value": d.code},
     }
     # Cell-relative positions cannot be placed in a notebook's JSON text: no suggestions there.
-    if d.fix is not None and d.cell is None and is_applicable(d, options.unsafe_fixes):
+    if d.fix is not None and d.cell is None and options.applicable(d):
         result["suggestions"] = [
             {"range": {"start": _position(d, e.location), "end": _position(d, e.end_location)}, "text": e.content}
             for e in d.fix.edits

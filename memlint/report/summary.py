@@ -8,14 +8,16 @@ from collections import Counter
 
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
-from memlint.pipeline.runner import FileResult, fixed_count
-from memlint.report import ReportOptions, is_applicable
+from memlint.pipeline.runner import FileResult
+from memlint.report import ReportOptions
 
 
 def exit_code(
-    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, unwritten: bool = False
+    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, errors: bool = False
 ) -> int:
-    if unwritten or any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
+    """0 nothing left, 1 findings left (or fixed, with exit_non_zero_on_fix), 2 an error: a fix not
+    written, a path that does not exist, memlint's own crash (ML900); --exit-zero hides findings only."""
+    if errors or any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
         return 2
     if exit_non_zero_on_fix and fixed:
         return 1
@@ -31,8 +33,8 @@ def plural(count: int, word: str) -> str:
 
 
 def summary(diagnostics: list[Diagnostic], fixed: int, options: ReportOptions) -> str:
-    applicable = sum(is_applicable(d, options.unsafe_fixes) for d in diagnostics)
-    hidden = sum(d.fix is not None and not d.fix.is_safe for d in diagnostics) if not options.unsafe_fixes else 0
+    applicable = sum(options.applicable(d) for d in diagnostics)
+    hidden = sum(options.hidden(d) for d in diagnostics)
     if not diagnostics:
         return f"Fixed {plural(fixed, 'finding')}.\n" if fixed else "All checks passed!\n"
     lines = []
@@ -51,7 +53,7 @@ def summary(diagnostics: list[Diagnostic], fixed: int, options: ReportOptions) -
 def statistics(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
     counts = Counter(d.code for d in diagnostics)
     names = {d.code: d.name for d in diagnostics}
-    fixable = {d.code for d in diagnostics if is_applicable(d, options.unsafe_fixes)}
+    fixable = {d.code for d in diagnostics if options.applicable(d)}
     ordered = sorted(counts, key=lambda code: (-counts[code], code))
     if options.format in ("json", "json-lines"):
         rows = [{"code": c, "name": names[c], "count": counts[c], "fixable": c in fixable} for c in ordered]
@@ -63,8 +65,8 @@ def statistics(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
 
 
 def fix_listing(results: list[FileResult]) -> str:
-    total = fixed_count(results)
-    lines = [f"Fixed {plural(total, 'finding')}:"]
+    """--show-fixes: the fixes applied, per file. The total is the summary's to say, once."""
+    lines = ["Fixes applied:"]
     names = {rule.code: rule.name for rule in registry.all_rules()}
     for result in results:
         if result.fixed:

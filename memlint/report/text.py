@@ -7,7 +7,7 @@ from typing import Sequence
 import click
 
 from memlint.diagnostics import Diagnostic
-from memlint.report import ReportOptions, is_applicable
+from memlint.report import ReportOptions
 
 
 # Characters that would change what a terminal shows: C0/C1 controls (ANSI escapes, newlines),
@@ -53,7 +53,7 @@ class TextReporter:
         if d.cell is not None:
             where += f"cell {d.cell}:"
         where += f"{d.location.row}:{d.location.column}:"
-        marker = " [*]" if is_applicable(d, options.unsafe_fixes) else ""
+        marker = " [*]" if options.applicable(d) else ""
         code = self._style(d.code, options, fg="red", bold=True)
         return f"{self._style(where, options, bold=True)} {code}{marker} {d.message}\n"
 

@@ -23,11 +23,12 @@ from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from memlint import __version__, api
-from memlint.config import ConfigError, Settings
+from memlint.config import ConfigError, Selection, Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.incremental import IncrementalParser
 from memlint.pipeline.runner import Mode, process_text
+from memlint.run import Run
 from memlint.prescreen import Source
 from memlint.server import client_settings, notebook_documents
 from memlint.server.convert import FIX_ALL_KIND, diagnostic, noqa_edit, rule_page, text_edits, whole_document
@@ -43,7 +44,7 @@ class MemlintServer(LanguageServer):
         # notebookDocumentSync is advertised (to clients that declare notebook support) from this option.
         super().__init__("memlint", __version__, notebook_document_sync=notebook_documents.SYNC_OPTIONS)
         self.findings: dict[str, tuple[int, list[Diagnostic]]] = {}  # uri -> (version, findings)
-        self.settings: dict[Path, Settings] = {}  # directory -> settings of its closest config
+        self.run: Optional[Run] = None  # the editor's settings over the configuration files (forget_settings)
         self.running: set[str] = set()  # documents being analysed
         self.changed: set[str] = set()  # ... that changed meanwhile: analysed again when it ends
         self.parsers: dict[str, IncrementalParser] = {}  # uri -> its parser, re-using unchanged statements
@@ -60,21 +61,27 @@ class MemlintServer(LanguageServer):
         return self.settings_in(Path(path).parent if path else Path.cwd())
 
     def settings_in(self, directory: Path) -> Settings:
-        if directory not in self.settings:
+        """The settings of the configuration closest to `directory`, as a check run from the workspace
+        with the editor's settings as its command-line options would use (memlint/run.py)."""
+        if self.run is None:
             client = self.client
-            self.settings[directory] = api.settings_for(
-                directory if directory.exists() else Path.cwd(), config=client.configuration,
-                select=client.select, extend_select=client.extend_select, ignore=client.ignore,
-                unsafe_fixes=client.unsafe_fixes,
+            root = Path(self.workspace.root_path) if self.workspace.root_path else Path.cwd()
+            self.run = Run.configure(
+                (root,), config=client.configuration,
+                selection=Selection(client.select, client.extend_select, client.ignore), unsafe_fixes=client.unsafe_fixes,
             )  # fmt: skip
-        return self.settings[directory]
+        return self.run.settings_in(directory)
+
+    def forget_settings(self) -> None:
+        """A configuration file or the editor's settings changed: every document's are read again."""
+        self.run = None
 
     def take_client_settings(self, options: object) -> None:
         """The editor's settings (initializationOptions, workspace/didChangeConfiguration); what is
         wrong in them is shown, the rest applies."""
         root = Path(self.workspace.root_path) if self.workspace.root_path else None
         self.client, problems = client_settings.read(options, root)
-        self.settings.clear()
+        self.forget_settings()
         for problem in problems:
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"memlint: {problem}"))
 
@@ -231,7 +238,7 @@ async def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -
     if params.text_document.uri.startswith("file:") and document.path.endswith(".py"):
         await ls.refresh_facts([document.path])
     if params.text_document.uri.endswith(CONFIG_NAMES):
-        ls.settings.clear()  # a configuration changed: every document's settings are read again
+        ls.forget_settings()  # a configuration changed: every document's settings are read again
         ls.lint_all()
         return
     ls.lint(params.text_document.uri)
@@ -257,7 +264,7 @@ async def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWat
     if paths:
         await ls.refresh_facts(paths)
     if any(change.uri.endswith(CONFIG_NAMES) for change in params.changes):
-        ls.settings.clear()
+        ls.forget_settings()
         ls.lint_all()
 
 
@@ -302,7 +309,7 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
     if any(d.has_safe_fix() for d in found) and (only is None or wants_fix_all):
         source, path = document.source, document.path if uri.startswith("file:") else None
         # In a worker thread, as the diagnostics: every fix applied to a fixed point can take a while.
-        fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path))
+        fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path), unsafe=False)
         if fixed.text != source:
             actions.append(types.CodeAction(
                 title="memlint: fix all safe fixes in this file", kind=FIX_ALL_KIND,
@@ -424,7 +431,7 @@ def notebook_fix_all(ls: MemlintServer, cell_uri: str) -> list[types.CodeAction]
     index = next((n for n, (cell, *_) in enumerate(cells) if cell.document == cell_uri), None)
     if index is None:
         return []
-    fixed = api.fix_source(text, filename, settings=settings)
+    fixed = api.fix_source(text, filename, settings=settings, unsafe=False)  # "fix all safe fixes"
     if fixed.text == text:
         return []
     new_cells = json.loads(fixed.text)["cells"]

@@ -33,8 +33,8 @@ from memlint.pipeline.text import shorten
 class AccumulatedGraph(Rule):
     """
     ## What it does
-    Finds a tensor that carries autograd history being kept across the iterations of a loop:
-    `total += loss`, `total = total + loss`, an exponential average `s = 0.98 * s + 0.02 * loss`,
+    Finds a tensor with autograd history kept across the iterations of a loop. The ways of keeping
+    it reported: `total += loss`, `total = total + loss`, an exponential average `s = 0.98 * s + 0.02 * loss`,
     `losses.append(loss)`, `history.extend([loss])`, `stats["loss"] += loss`, `preds.append(model(x))`,
     `outs = torch.cat([outs, model(x)])`, a comprehension over a data loader
     (`[criterion(model(x), y) for x, y in val_loader]`), and `self.train_losses.append(loss)` in a

@@ -33,9 +33,10 @@ class _Pending:
 class ActivationNotInplace(Rule):
     """
     ## What it does
-    Finds an activation or dropout that could run in place but is built out of place (`nn.ReLU()`,
-    `nn.LeakyReLU(0.1)`, `nn.SiLU()`, `nn.Dropout(p)`, ... with no `inplace=` or `inplace=False`;
-    `F.relu(x)` and friends in `forward`), in the places where in-place is provably safe:
+    Finds an activation or dropout built out of place where running it in place is provably safe.
+    Out of place means `nn.ReLU()`, `nn.LeakyReLU(0.1)`, `nn.SiLU()`, `nn.Dropout(p)`, ... with no
+    `inplace=` or `inplace=False`, and `F.relu(x)` and friends in `forward`; the places where in-place
+    is provably safe:
 
     - in an `nn.Sequential(...)` (or the `OrderedDict`, or a list display that is unpacked into
       `nn.Sequential(*layers)` in the same function, or a list filled by consecutive

@@ -22,8 +22,9 @@ _AMSGRAD_POSITION = {"Adam": 5, "AdamW": 5}
 class OversizedLinearAfterFlatten(Rule):
     """
     ## What it does
-    Finds an `nn.Linear(in_features, out_features)` fed by a flattened spatial feature map whose
-    weight count `in_features * out_features` exceeds `max-linear-params` (default 8,388,608).
+    Finds an `nn.Linear` fed by a flattened spatial feature map whose weight count exceeds
+    `max-linear-params`. The weight count of `nn.Linear(in_features, out_features)` is
+    `in_features * out_features`; the default limit is 8,388,608.
     Evidence that the layer follows a flatten: it is the first Linear after `nn.Flatten()` in a
     `nn.Sequential` (with only dropout or activations in between); or the class's `forward`
     flattens (`torch.flatten(x, 1)`, `x.view(x.size(0), -1)`, `x.reshape(n, -1)`, `nn.Flatten`)

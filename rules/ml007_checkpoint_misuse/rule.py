@@ -26,10 +26,10 @@ _CALLABLE_FACTORIES = frozenset({"partial", "create_custom_forward", "custom_for
 class CheckpointMisuse(Rule):
     """
     ## What it does
-    Finds calls of `torch.utils.checkpoint.checkpoint` and `checkpoint_sequential` that crash or fall
-    back to the old implementation: the function argument is a call result instead of a callable
-    (`checkpoint(self.conv_1(x), x)`), the module `torch.utils.checkpoint` is called itself, or
-    `use_reentrant` is not passed.
+    Finds activation-checkpointing calls that crash or fall back to the old implementation. They are
+    calls of `torch.utils.checkpoint.checkpoint` and `checkpoint_sequential` whose function argument
+    is a call result instead of a callable (`checkpoint(self.conv_1(x), x)`) or that do not pass
+    `use_reentrant`, and calls of the module `torch.utils.checkpoint` itself.
 
     Names are resolved through imports (`from torch.utils.checkpoint import checkpoint as ckpt`);
     any other function called `checkpoint` (a project's own, DeepSpeed's) is never reported. A call

@@ -28,9 +28,10 @@ class _Candidate:
 class EvalLoaderFullBatch(Rule):
     """
     ## What it does
-    Finds a `torch.utils.data.DataLoader` whose batch size is the size of its whole dataset —
-    `batch_size=len(dataset)`, `len(x.dataset)`, `dataset.__len__()`, or a variable holding one of
-    those — when the loader feeds a model: it is iterated by a loop that calls a model (or moves the
+    Finds a `DataLoader` whose batch size is its whole dataset, when the loader feeds a model. The
+    batch size is the dataset's size when it is `batch_size=len(dataset)`, `len(x.dataset)`,
+    `dataset.__len__()`, or a variable holding one of those; a `torch.utils.data.DataLoader` feeds a
+    model when it is iterated by a loop that calls a model (or moves the
     batch to the device), handed to a call that runs one (`trainer.fit(model, loader)`,
     `evaluate(model, loader)`), or returned from a `*_dataloader` hook (Lightning). A loader that a
     function of the file builds and returns (alone or in a tuple: `return train_loader,

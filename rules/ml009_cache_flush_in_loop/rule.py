@@ -36,8 +36,8 @@ _PER_BATCH_HOOKS = frozenset(
 class CacheFlushInLoop(Rule):
     """
     ## What it does
-    Finds `torch.cuda.empty_cache()` or `gc.collect()` executed on every iteration of a training or
-    evaluation loop: in the loop body, in a per-batch hook of Lightning (`training_step`,
+    Finds `torch.cuda.empty_cache()` or `gc.collect()` run on every iteration of a training or
+    evaluation loop. The call may be in the loop body, in a per-batch hook of Lightning (`training_step`,
     `on_train_batch_end`, ...) or of a `transformers` trainer callback (`on_step_end`), or in a
     function such a loop or hook calls on every iteration, directly or through other helpers, in
     the same file or in another file linted with it (the flush inside the helper is reported, and

@@ -30,7 +30,7 @@ _GRADCHECK = frozenset(
 class Float64Training(Rule):
     """
     ## What it does
-    Finds training in float64: `model.double()` (or `.to(torch.float64)`, `.type(torch.DoubleTensor)`)
+    Finds training in float64. What is reported: `model.double()` (or `.to(torch.float64)`, `.type(torch.DoubleTensor)`)
     on a module, an input cast with `.double()` / `.to(torch.float64)` that is fed to a model with
     gradients on, `torch.set_default_dtype(torch.float64)` (or the legacy
     `torch.set_default_tensor_type(torch.DoubleTensor)`), and layers or `nn.Parameter`s created with

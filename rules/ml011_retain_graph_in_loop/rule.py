@@ -33,10 +33,11 @@ class _Backward:
 class RetainGraphInLoop(Rule):
     """
     ## What it does
-    Finds `loss.backward(retain_graph=True)` run on every iteration of a loop (or in a function a
-    loop calls unconditionally in the same file) when no second backward or `torch.autograd.grad`
-    call goes through the same graph: nothing else in the loop, in the function, or in the helpers
-    the loop calls runs backward.
+    Finds `loss.backward(retain_graph=True)` on every iteration of a loop when no second backward
+    goes through the graph. The call runs on every iteration when it is in the loop body or in a
+    function the loop calls unconditionally in the same file; no second backward or
+    `torch.autograd.grad` call goes through the same graph when nothing else in the loop, in the
+    function, or in the helpers the loop calls runs backward.
 
     When a name is fed back into the call that rebinds it (`out, hidden = model(x, hidden)`), the
     graph is carried across iterations: the message says to detach that state, and there is no fix

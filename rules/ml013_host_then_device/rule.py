@@ -34,9 +34,10 @@ _DEVICE_NAME = re.compile(r"(?:^|_)(?:device|dev|gpu|gpu_id|rank|local_rank)$|de
 class HostThenDevice(Rule):
     """
     ## What it does
-    Finds a tensor created from sizes on the host and then moved to the accelerator —
-    `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`, `Variable(torch.ones(n)).cuda()`,
-    `torch.full(...).long().to(device)` — where it runs on every step:
+    Finds a tensor created on the host and then moved to the accelerator, in code run on every step.
+    Such tensors are made from sizes, as in `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`,
+    `Variable(torch.ones(n)).cuda()` and `torch.full(...).long().to(device)`; the code run on every
+    step:
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
       assignment, say), anywhere in it;

@@ -19,12 +19,13 @@ from memlint.rules.ml014_device_outputs_accumulated.meta import META
 class DeviceOutputsAccumulated(Rule):
     """
     ## What it does
-    Finds model outputs (logits, predictions, features) kept across the iterations of a loop over a
-    data split while still on the accelerator: `preds.append(output)`, `outs.append(logits.detach())`,
+    Finds model outputs (logits, predictions, features) kept on the accelerator across the
+    iterations of a loop over a data split. The ways of keeping them reported, when no `.cpu()`
+    comes on the way: `preds.append(output)`, `outs.append(logits.detach())`,
     `feats.extend(model(x))`, a dict of lists (`out["logits"].append(logits)`), a display of outputs
     (`results.append({"preds": preds, "loss": loss})`), a running concatenation
     (`feats = torch.cat([feats, f])`), and outputs returned by a helper of the project
-    (`preds.append(infer(model, x))`), with no `.cpu()` on the way. A loop over a data split
+    (`preds.append(infer(model, x))`). A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
     `enumerate(tqdm(loader))`, `test_dataset`). Lightning's `validation_step`, `test_step` and
     `predict_step` run once per batch, so appending outputs to `self.<list>` there counts too

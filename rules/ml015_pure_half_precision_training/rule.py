@@ -20,10 +20,11 @@ _PARAMETER_METHODS = ("parameters", "named_parameters")
 class PureHalfPrecisionTraining(Rule):
     """
     ## What it does
-    Finds a model cast to float16 (`model.half()`, `model.to(torch.float16)`,
-    `model = Net().cuda().half()`) whose parameters are then given to an Adam-family optimizer
-    (`Adam`, `AdamW`, `NAdam`, `RAdam`, `Adamax`, `SparseAdam`, resolved through imports) in a file
-    that uses no `GradScaler` and no autocast. The cast is reported.
+    Finds a model cast to float16 and trained by an Adam-family optimizer with no loss scaling. The
+    cast (`model.half()`, `model.to(torch.float16)`, `model = Net().cuda().half()`) is reported when
+    the model's parameters are then given to an Adam-family optimizer (`Adam`, `AdamW`, `NAdam`,
+    `RAdam`, `Adamax`, `SparseAdam`, resolved through imports) in a file that uses no `GradScaler`
+    and no autocast.
 
     The model is matched by name: the expression cast (`model`, `self.model`, or the name the cast
     result is assigned to) must be the one whose `.parameters()` the optimizer receives. When the

@@ -38,9 +38,9 @@ class _Site:
 class DeprecatedAmpApi(Rule):
     """
     ## What it does
-    Finds calls of the deprecated mixed-precision constructors `torch.cuda.amp.autocast(...)`,
-    `torch.cuda.amp.GradScaler(...)`, `torch.cpu.amp.autocast(...)` and `torch.cpu.amp.GradScaler(...)`,
-    however they are imported (`from torch.cuda.amp import autocast, GradScaler`,
+    Finds calls of the deprecated mixed-precision constructors of `torch.cuda.amp` and `torch.cpu.amp`.
+    They are `torch.cuda.amp.autocast(...)`, `torch.cuda.amp.GradScaler(...)`,
+    `torch.cpu.amp.autocast(...)` and `torch.cpu.amp.GradScaler(...)`, however they are imported (`from torch.cuda.amp import autocast, GradScaler`,
     `from torch.cuda import amp`). A project's own `autocast` is never reported, nor is a call that
     is a compatibility fallback for old PyTorch: behind a version check
     (`... if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()`) or in the `except` branch of

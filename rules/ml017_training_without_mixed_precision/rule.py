@@ -37,9 +37,9 @@ _MODULE_BOOKKEEPING = frozenset(
 class TrainingWithoutMixedPrecision(Rule):
     """
     ## What it does
-    Finds a training loop in a file that shows no sign of reduced precision: no autocast, no
-    GradScaler, no `.half()` / `.bfloat16()`, no `torch.float16` / `torch.bfloat16`, and no framework
-    setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`, `fp16=True`). Off by default:
+    Finds a training loop in a file that shows no sign of reduced precision. No sign means no
+    autocast, no GradScaler, no `.half()` / `.bfloat16()`, no `torch.float16` / `torch.bfloat16`,
+    and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`, `fp16=True`). Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
     A training loop calls backward and an optimizer's `step()` and runs a model, in its own body or

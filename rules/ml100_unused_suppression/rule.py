@@ -12,9 +12,10 @@ _ML001 = {"extend-select": ["ML001"]}  # the examples judge suppressions of ML00
 class UnusedSuppression(Rule):
     """
     ## What it does
-    Finds memlint codes in suppression comments (`# noqa: ML001`, `# memlint: ignore[ML001]`,
-    `# memlint: ignore-file[ML001]`) that suppress nothing: the rule ran on the file and reported
-    nothing on that line (in that file, for `ignore-file`), or the code is not a rule of memlint.
+    Finds memlint codes in suppression comments that suppress nothing. The comments are
+    `# noqa: ML001`, `# memlint: ignore[ML001]` and `# memlint: ignore-file[ML001]`; a code in one
+    suppresses nothing when its rule ran on the file and reported nothing on that line (in that
+    file, for `ignore-file`), or when it is not a rule of memlint.
 
     Only what memlint can judge is reported: a code of a rule that did not run on the file (not
     selected, or ignored for it) may be needed by another run and is left alone; a bare `# noqa` and
