@@ -74,15 +74,33 @@ def new_pool(workers: int):
             running ones (each leaves the file it was writing whole, without a temporary file) and
             wait until every worker has ended.  A plain shutdown would run the queued tasks first."""
             processes = list((getattr(self, "_processes", None) or {}).values())
-            self.shutdown(wait=False, cancel_futures=True)
-            for process in processes:
-                try:
-                    os.kill(process.pid, signal.SIGINT)
-                except (OSError, TypeError):  # ended already, or not started (no pid yet)
-                    pass
-            self.shutdown(wait=True)
+            # A second SIGINT (from a terminal it reaches memlint as well as its workers, and either
+            # may come first) must not cut the wait short: the pool's thread would outlive the wait
+            # and race the interpreter's exit.
+            ignored = _ignore_interrupts()
+            try:
+                self.shutdown(wait=False, cancel_futures=True)
+                for process in processes:
+                    try:
+                        os.kill(process.pid, signal.SIGINT)
+                    except (OSError, TypeError):  # ended already, or not started (no pid yet)
+                        pass
+                self.shutdown(wait=True)
+            finally:
+                if ignored is not None:
+                    signal.signal(signal.SIGINT, ignored)
 
     return Pool(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
+
+
+def _ignore_interrupts():
+    """Ignore SIGINT from now on; the handler it had, or None where it cannot be changed (a thread
+    other than the main one: memlint used as a library)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _start_worker(creator: int) -> None:
