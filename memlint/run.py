@@ -26,12 +26,9 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
 from memlint.config import ConfigTree, Selection, Settings, build_settings, discover, load_config_file
-from memlint.pipeline.files import Discovery, discover_files
+from memlint.pipeline.files import STDIN, Discovery, discover_files
 from memlint.pipeline.runner import FileResult, Mode, process_text
 from memlint.pipeline.runner import run as run_files
-
-STDIN = Path("-")  # the path that means standard input
-
 
 @dataclass(frozen=True)
 class Output:

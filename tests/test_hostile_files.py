@@ -1,5 +1,5 @@
 """Hostile files: each gives a clear finding or message, the run goes on to the other files, and the
-exit code stays 0 or 1 (never a traceback)."""
+exit code stays 0 or 1 (never a traceback); a path named that does not exist is an error (2)."""
 
 from __future__ import annotations
 

@@ -116,6 +116,8 @@ def test_api_lint_paths_refuses_a_path_that_does_not_exist(tmp_path: Path):
 
 
 def test_fixtures_give_the_same_findings_through_the_cli_stdin_and_the_api():
+    """`memlint check fixtures`, `memlint check --stdin-filename F -` per file, `api.lint_paths` and
+    `api.lint_source` per file: one Run each, the same findings."""
     cli = memlint("check", "--select", "ALL", "--no-cache", "--output-format", "json", "fixtures", cwd=REPO)
     assert cli.returncode == 1, cli.stderr
     by_cli = sorted(_record(f) for f in json.loads(cli.stdout))
@@ -125,6 +127,14 @@ def test_fixtures_give_the_same_findings_through_the_cli_stdin_and_the_api():
         "print(json.dumps([d.to_json() for d in api.lint_paths(['fixtures'], select=['ALL'])]))", cwd=REPO
     ))  # fmt: skip
     assert by_api == by_cli
+
+    by_source = sorted(_record(f) for f in api(
+        "import pathlib\n"
+        "found = [d.to_json() for p in sorted(pathlib.Path('fixtures').glob('*.py'))"
+        " for d in api.lint_source(p.read_text(encoding='utf-8'), p.as_posix(), select=['ALL'])]\n"
+        "print(json.dumps(found))", cwd=REPO
+    ))  # fmt: skip
+    assert by_source == by_cli
 
     by_stdin = []
     for path in sorted((REPO / "fixtures").glob("*.py")):

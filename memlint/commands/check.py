@@ -5,7 +5,7 @@ Standard input (`memlint check -`, `--stdin-filename`) is the same run with one 
 files: every option applies to it in the same way (the report, `-q`, `-s`, `--statistics`,
 `--show-fixes`, `-o`, `--show-settings`, `--show-files`), except that with `--fix` the fixed source
 goes to standard output and the report to standard error (or `-o`), for editors. The options that
-work on files only are refused with `-` (STDIN_ONLY_REFUSED).
+work on files only are refused with `-` (_check_stdin_arguments).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from memlint.report.color import use_color
 from memlint.report.progress import progress_for
 from memlint.report.summary import exit_code, fix_listing, summary, unified_diffs, would_fix
 from memlint.report.summary import statistics as statistics_of
-from memlint.run import STDIN, Output, Run
+from memlint.pipeline.files import STDIN
+from memlint.run import Output, Run
 
 
 def run_check(
@@ -96,8 +97,8 @@ def run_check(
             if not excluded:
                 click.echo(display_name(stdin_filename) if stdin_filename else "-")
             raise click.exceptions.Exit(0)
-        result, write_source = _lint_stdin(run, stdin_filename)
-        raise click.exceptions.Exit(_report(run, [result], errors=False, report_to_stderr=fix and not diff, after=write_source))
+        result, fixed_source = _lint_stdin(run, stdin_filename)
+        raise click.exceptions.Exit(_report(run, [result], errors=False, fixed_source=fixed_source))
     discovery = configured(run.discover)
     for path in discovery.missing:  # an error, as in Ruff; the other paths are still checked
         click.echo(f"memlint: error: {path}: no such file or directory", err=True)
@@ -106,7 +107,7 @@ def run_check(
     if show_files:
         for file in discovery.files:
             click.echo(file.as_posix())
-        raise click.exceptions.Exit(0)
+        raise click.exceptions.Exit(2 if discovery.missing else 0)
     if run.write and discovery.temporaries:
         from memlint.pipeline.tempfiles import remove_stale  # left by a `--fix` that was killed while writing
 
@@ -138,13 +139,11 @@ def run_check(
     raise click.exceptions.Exit(_report(run, results, errors=errors, diagnostics=adopted))
 
 
-# Options that work on files only: with `-` they are an error (exit 2) rather than silently ignored.
-# --jobs, --no-cache, --cache-dir, --force-exclude and --[no-]respect-gitignore need no refusal: one
-# text needs one job and no cache, and the stdin filename's excludes always apply.
-STDIN_ONLY_REFUSED = ("--add-noqa", "--baseline", "--write-baseline", "--project-context")
-
-
 def _check_stdin_arguments(paths: tuple[Path, ...], *, project_context: Optional[bool]) -> None:
+    """Options that work on files only are an error with `-` (exit 2) rather than silently ignored:
+    --[no-]project-context here, --add-noqa, --baseline and --write-baseline in check_adoption_options.
+    --jobs, --no-cache, --cache-dir, --force-exclude and --[no-]respect-gitignore need no refusal: one
+    text needs one job and no cache, and the stdin filename's excludes always apply."""
     if len([p for p in paths if p != STDIN]) or list(paths).count(STDIN) > 1:
         raise fail("`-` (standard input) cannot be combined with other paths")
     if project_context is not None:  # --add-noqa and --baseline: check_adoption_options
@@ -163,8 +162,8 @@ def _show_settings(run: Run, stdin_filename: Optional[Path]) -> None:
     raise click.exceptions.Exit(0)
 
 
-def _lint_stdin(run: Run, stdin_filename: Optional[Path]):
-    """The result of standard input, and what writes the source back with --fix (None otherwise)."""
+def _lint_stdin(run: Run, stdin_filename: Optional[Path]) -> tuple[FileResult, Optional[bytes]]:
+    """The result of standard input, and with --fix the source to give back (fixed, or as it came)."""
     from memlint.pipeline import registry
     from memlint.pipeline.reserved import reserved_diagnostic
     from memlint.pipeline.source import UndecodableSource, decode
@@ -182,13 +181,7 @@ def _lint_stdin(run: Run, stdin_filename: Optional[Path]):
         else:
             result = configured(lambda: run.lint_text(source.text, filename))
     if run.fix and not run.output.diff:
-        fixed = source.encode(result.fixed_text) if source is not None and result.fixed_text is not None else data
-
-        def write_source() -> None:  # the editor replaces its buffer with what it reads back
-            sys.stdout.buffer.write(fixed)
-            sys.stdout.buffer.flush()
-
-        return result, write_source
+        return result, source.encode(result.fixed_text) if source is not None and result.fixed_text is not None else data
     return result, None
 
 
@@ -198,10 +191,12 @@ def _report(
     *,
     errors: bool,
     diagnostics: Optional[list[Diagnostic]] = None,
-    report_to_stderr: bool = False,
-    after=None,
+    fixed_source: Optional[bytes] = None,
 ) -> int:
-    """Print the report of `results` as `run.output` says, and return the exit code."""
+    """Print the report of `results` as `run.output` says, and return the exit code. `fixed_source`
+    (`--fix` on standard input) goes to standard output, which the editor reads back as its buffer,
+    and the report then goes to standard error (or `-o`)."""
+    report_to_stderr = fixed_source is not None
     output = run.output
     if diagnostics is None:
         diagnostics = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
@@ -214,8 +209,9 @@ def _report(
         if not (output.quiet or output.silent):
             click.echo(would_fix(fixed_total), err=True)
         return 2 if errors else 1 if fixed_total else 0
-    if after is not None:
-        after()
+    if fixed_source is not None:
+        sys.stdout.buffer.write(fixed_source)
+        sys.stdout.buffer.flush()
     if output.statistics:
         pieces = [statistics_of(diagnostics, options)]
     else:

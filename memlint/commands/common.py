@@ -10,7 +10,7 @@ import click
 
 from memlint.config import ConfigError
 from memlint.pipeline import registry
-from memlint.run import STDIN
+from memlint.pipeline.files import STDIN  # not memlint.run: `memlint rules` stays light
 
 
 def wants_stdin(paths: Sequence[Path], stdin_filename: Optional[Path]) -> bool:

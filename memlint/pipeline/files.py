@@ -14,6 +14,7 @@ from memlint.pipeline.reading import kind_of
 from memlint.pipeline.tempfiles import is_temporary
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
+STDIN = Path("-")  # the path that means standard input (`memlint check -`)
 
 
 @dataclass
