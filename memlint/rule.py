@@ -113,11 +113,39 @@ positive_int.json_schema = {"type": "integer", "minimum": 1}  # type: ignore[att
 
 
 @dataclass(frozen=True)
+class Harness:
+    """A small program that runs an example, so that its fix can be executed (tests/test_fix_execution.py).
+
+    `setup` runs before the example's code (inputs, stand-ins for what the snippet takes as given) and
+    `then` after it; `then` sets `result`.  The example runs as written and as fixed, each in a fresh
+    child process with torch on the CPU and the same seed, and the two outcomes are compared exactly:
+    `result` (values, dtypes, devices, `requires_grad`, and whatever else the harness puts in it, such
+    as the caller's inputs that an in-place edit could overwrite) or the exception raised.  A safe fix
+    must give the same outcome; an unsafe example with a harness must show the difference that makes
+    it unsafe.  `fake_cuda`: run under torch's FakeTensorMode with a stand-in for `Tensor.cuda`, for
+    code that puts tensors on the GPU (devices, dtypes and shapes are compared, not values).  `rtol`:
+    floating-point numbers may differ by this relative amount (0: bit for bit), for a fix that
+    changes the precision of arithmetic the program does on the values (ML001's `.item()`).
+    `raises`: the original program always fails with this error (the start of "Type: message"), which
+    the fix removes (ML007: a tensor passed to checkpoint as the function); the check then requires
+    that error before and a program that runs after, its result computed by the harness.
+    """
+
+    setup: str = ""
+    then: str = ""
+    fake_cuda: bool = False
+    rtol: float = 0.0
+    raises: str = ""
+
+
+@dataclass(frozen=True)
 class Valid:
-    """A snippet on which the rule must report nothing."""
+    """A snippet on which the rule must report nothing.  With a `harness`, any safe fix some later
+    change of the rule offers on it is executed too (a reproduction of a fix that was wrong)."""
 
     code: str
     config: Mapping[str, Any] = field(default_factory=dict)
+    harness: Optional[Harness] = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +153,8 @@ class Invalid:
     """A snippet on which the rule must report exactly once, at `line`/`column` (1-based).
 
     `fixed` is the code after `--fix` (with `--unsafe-fixes` when `unsafe` is true); None means the
-    finding has no fix.  `message` is a substring the message must contain.
+    finding has no fix.  `message` is a substring the message must contain.  `harness`: a program
+    that runs the example before and after its fix (see Harness).
     """
 
     code: str
@@ -135,6 +164,7 @@ class Invalid:
     unsafe: bool = False
     message: Optional[str] = None
     config: Mapping[str, Any] = field(default_factory=dict)
+    harness: Optional[Harness] = None
 
 
 @dataclass(frozen=True)

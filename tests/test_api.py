@@ -28,7 +28,7 @@ def test_selection_works_as_on_the_command_line():
 
 def test_fix_source_returns_the_fixed_text_and_what_was_fixed():
     result = api.fix_source(EVAL_LOOP, "train.py")
-    assert "total += loss.item()" in result.text
+    assert "total += loss.detach()" in result.text
     assert result.fixed == {"ML001": 1} and result.remaining == []
     compile(result.text, "train.py", "exec")  # the fixed text parses
     assert api.lint_source(result.text, "train.py") == []  # and re-linting it finds nothing
@@ -47,8 +47,8 @@ def test_fix_paths_writes_only_inside_the_paths(tmp_path: Path):
     write(tmp_path / "a" / "train.py", EVAL_LOOP)
     write(tmp_path / "b" / "train.py", EVAL_LOOP)
     assert api.fix_paths([tmp_path / "a"]) == []
-    assert "loss.item()" in (tmp_path / "a" / "train.py").read_text(encoding="utf-8")
-    assert "loss.item()" not in (tmp_path / "b" / "train.py").read_text(encoding="utf-8")
+    assert "loss.detach()" in (tmp_path / "a" / "train.py").read_text(encoding="utf-8")
+    assert "loss.detach()" not in (tmp_path / "b" / "train.py").read_text(encoding="utf-8")
     assert [d.code for d in api.lint_paths([tmp_path / "b"])] == ["ML001"]
 
 

@@ -31,7 +31,7 @@ def test_fix_as_typed_without_subcommand(project):
     path = write(project / "src" / "train.py", EVAL_LOOP)
     result = memlint_subprocess("--fix", "src/", cwd=project)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "total += loss.item()" in path.read_text()
+    assert "total += loss.detach()" in path.read_text()
     assert "Fixed 1 finding." in result.stdout
     again = memlint_subprocess("--fix", "src/", cwd=project)
     assert again.returncode == 0
@@ -43,7 +43,7 @@ def test_diff_writes_nothing(project):
     before = path.read_bytes()
     result = invoke("check", "--diff", "train.py")
     assert result.exit_code == 1
-    assert "-    total += loss\n+    total += loss.item()\n" in result.output
+    assert "-    total += loss\n+    total += loss.detach()\n" in result.output
     assert path.read_bytes() == before
 
 
@@ -60,10 +60,10 @@ def test_unsafe_fix_needs_the_flag(project):
     result = invoke("check", "--select", "ML001", "--fix", "v.py")
     assert result.exit_code == 1
     assert "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)" in result.output
-    assert ".item()" not in path.read_text()
+    assert ".detach()" not in path.read_text()
     result = invoke("check", "--select", "ML001", "--fix", "--unsafe-fixes", "v.py")
     assert result.exit_code == 0
-    assert "total += criterion(model(x), y).item()" in path.read_text()
+    assert "total += criterion(model(x), y).detach()" in path.read_text()
 
 
 def test_exit_non_zero_on_fix_and_show_fixes(project):
@@ -95,9 +95,9 @@ def test_json_contract(project):
             "end_location": {"row": 6, "column": 18},
             "fix": {
                 "applicability": "safe",
-                "message": "Accumulate `loss.item()`",
+                "message": "Accumulate `loss.detach()` (it stays on the device: no sync per step)",
                 "edits": [
-                    {"content": ".item()", "location": {"row": 6, "column": 18}, "end_location": {"row": 6, "column": 18}}
+                    {"content": ".detach()", "location": {"row": 6, "column": 18}, "end_location": {"row": 6, "column": 18}}
                 ],
             },
             "url": None,  # no help link unless MEMLINT_DOCS_URL says where the rule pages are hosted
@@ -263,10 +263,10 @@ def test_fix_keeps_encoding_bom_newlines_and_mode(project):
     assert result.exit_code == 0, result.output
     data = crlf.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
-    assert b"total += loss.item()\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert b"total += loss.detach()\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
     assert stat.S_IMODE(crlf.stat().st_mode) == 0o751
     assert "# café".encode("latin-1") in latin.read_bytes()
-    assert b"total += loss.item()" in latin.read_bytes()
+    assert b"total += loss.detach()" in latin.read_bytes()
 
 
 def test_rule_and_rules_commands(project):

@@ -14,7 +14,7 @@ from memlint.pipeline import runner, writing
 from memlint.pipeline.writing import FileChangedError, write_atomically
 
 LOOP = EVAL_LOOP.lstrip("\n")
-FIXED = LOOP.replace("total += loss", "total += loss.item()")
+FIXED = LOOP.replace("total += loss", "total += loss.detach()")
 
 
 def _fix(*paths: str):
@@ -48,7 +48,7 @@ def test_executable_mode_is_kept(project):
     path.write_text("#!/usr/bin/env python\n" + LOOP)
     os.chmod(path, 0o755)
     assert _fix("run.py").exit_code == 0
-    assert stat.S_IMODE(path.stat().st_mode) == 0o755 and "loss.item()" in path.read_text()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o755 and "loss.detach()" in path.read_text()
 
 
 def _leftovers(directory):

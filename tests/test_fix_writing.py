@@ -19,7 +19,7 @@ from conftest import EVAL_LOOP, invoke
 from memlint.pipeline import runner, writing
 
 LOOP = EVAL_LOOP.lstrip("\n")
-FIXED = LOOP.replace("total += loss", "total += loss.item()")
+FIXED = LOOP.replace("total += loss", "total += loss.detach()")
 ROOT = os.geteuid() == 0
 
 

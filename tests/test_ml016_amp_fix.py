@@ -70,7 +70,11 @@ def test_name_with_other_uses_stays_in_the_import():
         "with autocast():\n"
         "    pass\n"
     )
-    assert _fix(source) == (
+    # `torch.amp.GradScaler("cuda")` is not an instance of the deprecated subclass: the assert would
+    # fail, so the fix is unsafe (issue 25), and the safe run leaves the file as it is.
+    settings = settings_for(RULE)
+    assert fix_text(source, "train.py", settings, unsafe=False).text == source
+    assert fix_text(source, "train.py", settings, unsafe=True).text == (
         "import torch\n"
         "from torch.cuda.amp import GradScaler\n"
         'scaler = torch.amp.GradScaler("cuda")\n'
@@ -92,3 +96,43 @@ def test_cli_fixes_the_file(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert path.read_text(encoding="utf-8") == 'import torch\nscaler = torch.amp.GradScaler("cuda", 2.0**10)\n'
+
+
+def test_a_name_another_file_imports_from_here_stays_imported(tmp_path):
+    """Issue 25: `from torch.cuda.amp import autocast` in helpers.py, which train.py imports from
+    there; removing it made `import train` raise ImportError.  Through the command, both files."""
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from memlint.cli import main
+
+    (tmp_path / "helpers.py").write_text(
+        "import torch\nfrom torch.cuda.amp import autocast\ndef run(model, x):\n    with autocast():\n        return model(x)\n"
+    )
+    (tmp_path / "train.py").write_text("from helpers import autocast, run\n")
+    (tmp_path / "star.py").write_text("from helpers import *\nassert autocast is not None\n")
+    result = CliRunner().invoke(main, ["check", "--select", "ML016", "--fix", "--no-cache", str(tmp_path / "helpers.py"), str(tmp_path / "train.py")])
+    assert result.exit_code == 0, result.output
+    fixed = (tmp_path / "helpers.py").read_text()
+    assert 'with torch.amp.autocast("cuda"):' in fixed and "from torch.cuda.amp import autocast\n" in fixed
+    for importer in ("train", "star"):
+        done = subprocess.run([sys.executable, "-c", f"import {importer}"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+
+def test_a_star_import_of_the_module_keeps_its_imports(tmp_path):
+    from click.testing import CliRunner
+
+    from memlint.cli import main
+
+    (tmp_path / "helpers.py").write_text("import torch\nfrom torch.cuda.amp import autocast\nwith autocast():\n    pass\n")
+    (tmp_path / "star.py").write_text("from helpers import *\n")
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "helpers.py").write_text((tmp_path / "helpers.py").read_text())
+    CliRunner().invoke(main, ["check", "--select", "ML016", "--fix", "--no-cache", str(tmp_path / "helpers.py"), str(tmp_path / "star.py")])
+    CliRunner().invoke(main, ["check", "--select", "ML016", "--fix", "--no-cache", str(alone / "helpers.py")])
+    assert "from torch.cuda.amp import autocast\n" in (tmp_path / "helpers.py").read_text()
+    assert "from torch.cuda.amp import autocast" not in (alone / "helpers.py").read_text()  # nobody imports from it

@@ -42,7 +42,8 @@ def test_default_rules_report_and_ml017_stays_off(tmp_path):
     assert codes == ["ML007", "ML009", "ML012"]
     ml007 = next(f for f in findings if f["code"] == "ML007")
     assert ml007["severity"] == "error"
-    assert ml007["fix"]["applicability"] == "safe"
+    # `self.conv_1` is not seen built as a layer here: it might return a module (issue 25), so unsafe
+    assert ml007["fix"]["applicability"] == "unsafe"
 
 
 def test_ml017_runs_when_selected(tmp_path):
@@ -53,8 +54,11 @@ def test_ml017_runs_when_selected(tmp_path):
 def test_fix_turns_the_article_checkpoint_into_a_working_call(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(TRAIN, encoding="utf-8")
-    subprocess.run(
-        [sys.executable, "-m", "memlint", "check", str(path), "--select", "ML007", "--fix", "--no-cache"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )
+    for flags in (["--fix"], ["--fix", "--unsafe-fixes"]):
+        subprocess.run(
+            [sys.executable, "-m", "memlint", "check", str(path), "--select", "ML007", "--no-cache", *flags],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        )
+        if flags == ["--fix"]:  # unsafe: what `self.conv_1` is cannot be seen here
+            assert path.read_text(encoding="utf-8") == TRAIN
     assert "return checkpoint(self.conv_1, x, use_reentrant=False)" in path.read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from integration_helpers import REPO, memlint
 
-# An unsafe ML001 fix: the accumulated value is returned, so `.item()` may change what callers get.
+# An unsafe ML001 fix: the accumulated value is returned, so detaching it may change what callers get.
 UNSAFE_ONLY = textwrap.dedent(
     """\
     import torch
@@ -64,7 +64,7 @@ def test_a_subprojects_unsafe_fixes_are_shown_as_they_are_applied(subproject: Pa
     fixed = memlint("check", "--fix", ".", cwd=subproject)
     assert fixed.returncode == 0, fixed.stdout
     assert "Fixed 1 finding." in fixed.stdout
-    assert ".item()" in (subproject / "sub" / "v.py").read_text(encoding="utf-8")
+    assert ".detach()" in (subproject / "sub" / "v.py").read_text(encoding="utf-8")
 
 
 def test_no_unsafe_fixes_on_the_command_line_wins_over_the_subproject(subproject: Path):
@@ -78,7 +78,7 @@ def test_no_unsafe_fixes_on_the_command_line_wins_over_the_subproject(subproject
 def test_standard_input_follows_the_subprojects_unsafe_fixes(subproject: Path):
     fixed = memlint("check", "--fix", "--stdin-filename", "sub/v.py", "-", cwd=subproject, input=UNSAFE_ONLY)
     assert fixed.returncode == 0, fixed.stderr
-    assert ".item()" in fixed.stdout
+    assert ".detach()" in fixed.stdout
     outside = memlint("check", "--fix", "--stdin-filename", "v.py", "-", cwd=subproject, input=UNSAFE_ONLY)
     assert outside.returncode == 1 and outside.stdout == UNSAFE_ONLY  # the root's configuration: safe fixes only
 

@@ -51,12 +51,12 @@ def test_diagnostics_code_actions_and_fix_all(session):
         "textDocument": {"uri": uri}, "range": finding["range"], "context": {"diagnostics": [finding]},
     })  # fmt: skip
     titles = [action["title"] for action in actions]
-    assert any("Accumulate `loss.item()`" in t for t in titles), titles
+    assert any("Accumulate `loss.detach()`" in t for t in titles), titles
     assert any("# noqa: ML001" in t for t in titles), titles
-    quick_fix = next(a for a in actions if "loss.item()" in a["title"])
+    quick_fix = next(a for a in actions if "loss.detach()" in a["title"])
     assert quick_fix["isPreferred"] is True
     fixed = apply_edits(SOURCE, quick_fix["edit"]["changes"][uri])
-    assert "total += loss.item()" in fixed
+    assert "total += loss.detach()" in fixed
     compile(fixed, "train.py", "exec")
 
     suppress = next(a for a in actions if "noqa" in a["title"])

@@ -76,10 +76,10 @@ def test_notebook_cells_are_linted_as_one_program(session):
         "textDocument": {"uri": c3}, "range": finding["range"], "context": {"diagnostics": [finding]},
     })  # fmt: skip
     titles = [action["title"] for action in actions]
-    quick_fix = next(a for a in actions if "loss.item()" in a["title"])
+    quick_fix = next(a for a in actions if "loss.detach()" in a["title"])
     assert quick_fix["isPreferred"] is True and list(quick_fix["edit"]["changes"]) == [c3]
     fixed = apply_edits(CELL_3, quick_fix["edit"]["changes"][c3])
-    assert fixed == CELL_3 + ".item()"
+    assert fixed == CELL_3 + ".detach()"
     suppress = next(a for a in actions if "noqa" in a["title"])
     assert apply_edits(CELL_3, suppress["edit"]["changes"][c3]).endswith("total += loss  # noqa: ML001")
     (fix_all,) = client.request("textDocument/codeAction", {

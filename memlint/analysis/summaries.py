@@ -37,7 +37,7 @@ from typing import Any, Iterator, Optional
 from memlint.analysis import tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 1
+FORMAT = 2  # 2: `stars`, the modules a file star-imports
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -87,6 +87,7 @@ class _Summary:
         self.source = source
         self.tree: ast.Module = source.tree
         self.imports: dict[str, list] = {}  # local name -> [module, name or None, level]
+        self.stars: list[list] = []  # `from module import *`: [module, level]
         self.defs: set[str] = set()  # module-level functions and classes
         self.classes: dict[str, dict[str, Any]] = {}
         # "" is the module's own code, "?" the code of nested functions (who calls them is unknown)
@@ -122,6 +123,7 @@ class _Summary:
         return {
             "format": FORMAT,
             "imports": self.imports,
+            **({"stars": self.stars} if self.stars else {}),
             "defs": sorted(self.defs),
             "classes": self.classes,
             "functions": {k: _compact(r) for k, r in self.functions.items()},
@@ -142,6 +144,7 @@ class _Summary:
             elif isinstance(statement, ast.ImportFrom):
                 for alias in statement.names:
                     if alias.name == "*":
+                        self.stars.append([statement.module or "", statement.level])
                         continue
                     local = alias.asname or alias.name
                     target = [statement.module or "", alias.name, statement.level]
@@ -943,7 +946,9 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    for star in summary.get("stars", []):  # type: ignore[union-attr]
+        _require(type(star) is list and len(star) == 2 and type(star[0]) is str and type(star[1]) is int and star[1] >= 0)
     _require(summary["format"] == FORMAT and type(summary["format"]) is int)  # type: ignore[index]
     imports, classes, functions = summary["imports"], summary["classes"], summary["functions"]  # type: ignore[index]
     _require(type(imports) is dict and type(classes) is dict and type(functions) is dict)

@@ -1,8 +1,9 @@
 """What an expression evaluates to, as far as memory is concerned.
 
 A small, flow-sensitive abstraction: is the value a tensor, a number, a module; does it carry
-autograd history (`graph`), and is it a 0-d tensor such as a loss (`scalar`).  `graph is None`
-means the analysis cannot tell, and rules stay silent then.
+autograd history (`graph`), and is it known to be a 0-d tensor (`scalar`: a torch loss with a mean
+or sum reduction, `.mean()`, `.sum()`; not a guess from a name, since `.item()` on a loss of
+`reduction="none"` raises).  `graph is None` means the analysis cannot tell, and rules stay silent then.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class Value:
     kind: Kind
     graph: Optional[bool] = None
     scalar: bool = False
-    # For MODULE values: the call result is a loss (a 0-d tensor).
+    # For MODULE values: the call result is a loss (by its name or class); with `scalar`, calling it
+    # certainly returns a 0-d tensor (a torch loss module reducing by mean or sum).
     is_loss: bool = False
 
 
@@ -47,6 +49,7 @@ OTHER = Value(Kind.OTHER, graph=False)
 FUNCTION = Value(Kind.FUNCTION, graph=False)
 MODULE = Value(Kind.MODULE, graph=False)
 LOSS_MODULE = Value(Kind.MODULE, graph=False, is_loss=True)
+REDUCING_LOSS_MODULE = Value(Kind.MODULE, graph=False, scalar=True, is_loss=True)
 CONTAINER = Value(Kind.CONTAINER)
 # `None`: equal to OTHER for every question but "is this accumulator started as None" (`is NONE`).
 NONE = Value(Kind.OTHER, graph=False)
@@ -159,7 +162,7 @@ def _attribute(expr: cst.Attribute, ctx: "Context") -> Value:
     if base.kind is Kind.MODULE:
         return MODULE  # a submodule: model.encoder
     if base.graph:  # a field of a model's output: outputs.loss, outputs.logits
-        return tensor(True, scalar=attr == "loss")
+        return tensor(True)  # `outputs.loss`: what the model computed it as is not visible here
     return UNKNOWN
 
 
@@ -186,7 +189,7 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     qualified = ctx.resolve(func)
     project = ctx.project
     if (project.history_calls or project.history_methods) and returns_history(call, ctx):
-        return _model_output(ctx, is_loss=False)  # a project function that returns a model's output
+        return _model_output(ctx)  # a project function that returns a model's output
     if qualified in _CONTAINER_FACTORIES:
         return CONTAINER
     if qualified is not None:
@@ -203,7 +206,7 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
         if receiver.kind is Kind.MODULE:
             if method in _MODULE_RETURNING_METHODS:  # model.to(device), model.eval(): the module itself
                 return receiver
-            return _model_output(ctx, is_loss=receiver.is_loss) if method == "forward" else UNKNOWN
+            return _model_output(ctx, scalar=receiver.scalar) if method == "forward" else UNKNOWN
         if receiver.kind is Kind.TENSOR or receiver.graph is not None:
             preserve = tables.GRAPH_PRESERVING_METHODS.get(method)
             if preserve is None:
@@ -221,9 +224,9 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     if callee.kind is Kind.MODULE and kind is cst.Name and looks_like_class_name(func.value):
         return callee  # `Model(envs)` with `Model: nn.Module`: the annotation names a class; this builds one
     if callee.kind is Kind.MODULE:
-        return _model_output(ctx, is_loss=callee.is_loss)
+        return _model_output(ctx, scalar=callee.scalar)
     if kind is cst.Name and func.value == "self" and ctx.in_module_class:
-        return _model_output(ctx, is_loss=False)
+        return _model_output(ctx)
     own = own_definition(func, ctx) if callee.kind in (Kind.UNKNOWN, Kind.FUNCTION) else None
     if own is not None:
         # The file's own function, method or class: judged by what it is, never by its name
@@ -233,14 +236,14 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             return PLAIN_OBJECT  # an instance of a class that is not an nn.Module: no autograd in sight
         name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
         if tables.LOSS_NAME.match(name) and _args_graph(call, ctx):
-            return tensor(True, scalar=True)  # a hand-written loss of tensors that carry history
+            return tensor(True)  # a hand-written loss of tensors that carry history (its shape unknown)
         return UNKNOWN
     if callee.kind in (Kind.UNKNOWN, Kind.FUNCTION) and _looks_like_model(func, ctx):
         name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
         is_loss = tables.LOSS_NAME.match(name) is not None
         if callee.kind is Kind.FUNCTION and not is_loss:
             return UNKNOWN  # a local helper named like a model: we can see it is not one
-        return _model_output(ctx, is_loss=is_loss)
+        return _model_output(ctx)  # named like a loss: not known to be 0-d
     return UNKNOWN
 
 
@@ -344,8 +347,8 @@ def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:
     return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
 
 
-def _model_output(ctx: "Context", *, is_loss: bool) -> Value:
-    return tensor(ctx.grad_mode.records_graph, scalar=is_loss)
+def _model_output(ctx: "Context", *, scalar: bool = False) -> Value:
+    return tensor(ctx.grad_mode.records_graph, scalar=scalar)
 
 
 def _args_graph(call: cst.Call, ctx: "Context") -> Optional[bool]:
@@ -355,6 +358,19 @@ def _args_graph(call: cst.Call, ctx: "Context") -> Optional[bool]:
     if values and all(v.graph is False for v in values):
         return False
     return None
+
+
+def scalar_reduction(call: cst.Call) -> bool:
+    """Does a torch loss (`nn.MSELoss(...)`, `F.mse_loss(...)`) reduce to a 0-d tensor: no
+    `reduction=`, or a literal "mean" or "sum" (the deprecated `reduce=` / `size_average=` and
+    any other value may keep one element per sample)?"""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("reduce", "size_average"):
+            return False
+        if arg.keyword is not None and arg.keyword.value == "reduction":
+            value = arg.value
+            return type(value) is cst.SimpleString and value.evaluated_value in ("mean", "sum")  # type: ignore[attr-defined]
+    return True
 
 
 def number_like(factory: str, call: cst.Call) -> bool:
@@ -384,13 +400,13 @@ def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
         return UNKNOWN
     module, _, name = qualified.rpartition(".")
     if module.startswith("torch.nn") and module != "torch.nn.functional" and name[:1].isupper():
-        return LOSS_MODULE if name.endswith("Loss") else MODULE
+        if name.endswith("Loss"):
+            return REDUCING_LOSS_MODULE if scalar_reduction(call) else LOSS_MODULE
+        return MODULE
     if module == "torch.nn.functional":
         if name in tables.FUNCTIONAL_LOSSES:
             first = evaluate(call.args[0].value, ctx) if call.args else UNKNOWN
-            reduced = not any(
-                arg.keyword is not None and arg.keyword.value == "reduction" for arg in call.args
-            )
+            reduced = scalar_reduction(call)
             graph = False if first.graph is False else ctx.grad_mode.records_graph
             return tensor(graph, scalar=reduced)
         return tensor(_args_graph(call, ctx))

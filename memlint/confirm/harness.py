@@ -8,6 +8,7 @@ state without paying torch's import time again.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import math
@@ -270,6 +271,106 @@ def _where(line: int, line_map) -> str:
     return f"line {original}, line {line} of memlint's fixed copy"
 
 
+# ---------------------------------------------------------------------------- outcomes of fixes
+
+
+def outcome(job: dict) -> dict:
+    """Run one program only to compare what it does with another program's (a rule example before
+    and after its fix, tests/test_fix_execution.py): no measurement; `result` as exact data
+    (`_exact_result`), or the exception the program raised."""
+    report: dict = {"torch": torch.__version__}
+    try:
+        with open(job["script"], "rb") as handle:
+            code = compile(handle.read(), job["display"], "exec", dont_inherit=True)
+        with _FakeCuda() if job.get("fake_cuda") else contextlib.nullcontext():
+            namespace = _execute(code, job["script"])
+            report["result"] = _exact_result(namespace.get("result"))
+        report["ok"] = True
+    except BaseException as error:  # the program's own failure is part of its outcome
+        report |= {"ok": False, "error": f"{type(error).__name__}: {error}"}
+    return report
+
+
+class _FakeCuda:
+    """GPU code on a machine without one: torch's FakeTensorMode creates tensors on "cuda" without
+    a device (no values, only shape, dtype and device); `Tensor.cuda`, which FakeTensorMode cannot
+    run without CUDA, is replaced by its documented meaning: no argument or None is the current
+    device (index 0 here), an index or a device must name a CUDA device; `Tensor.to("cuda")` gets
+    that index too (without CUDA, torch cannot ask which device is current).  Autograd on fake GPU
+    tensors aborts the process: harnesses leave out `requires_grad` and backward passes there."""
+
+    def __enter__(self) -> None:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        self._original = torch.Tensor.cuda
+
+        def cuda(tensor, device=None, non_blocking=False, memory_format=torch.preserve_format):
+            if device is None:
+                target = torch.device("cuda", 0)
+            elif isinstance(device, int) and not isinstance(device, bool):
+                target = torch.device("cuda", device)
+            else:
+                target = torch.device(device)
+            if target.type != "cuda":
+                raise RuntimeError("Invalid device, must be cuda device")
+            return tensor.to(target, non_blocking=non_blocking, memory_format=memory_format)
+
+        original_to = self._original_to = torch.Tensor.to
+
+        def to(tensor, *args, **kwargs):  # "cuda" without an index: the current device, 0 here
+            return original_to(tensor, *[_indexed(a) for a in args], **{k: _indexed(v) for k, v in kwargs.items()})
+
+        torch.Tensor.cuda = cuda
+        torch.Tensor.to = to
+        self._mode = FakeTensorMode(allow_non_fake_inputs=True)
+        self._mode.__enter__()
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._mode.__exit__(*exc)
+        finally:
+            torch.Tensor.cuda = self._original
+            torch.Tensor.to = self._original_to
+
+
+def _indexed(value):
+    if isinstance(value, str) and value == "cuda":
+        return torch.device("cuda", 0)
+    if isinstance(value, torch.device) and value.type == "cuda" and value.index is None:
+        return torch.device("cuda", 0)
+    return value
+
+
+def _exact_result(value, depth: int = 0):
+    """`result` as JSON that two runs can compare for equality: tensors with their dtype, device,
+    shape, `requires_grad` and values (none for a fake tensor); numbers, strings, None; tuples,
+    lists and dicts of them; any other object by its type's name."""
+    if depth > 8:
+        return {"object": "too deep"}
+    if isinstance(value, torch.Tensor):
+        described = {"tensor": str(value.dtype), "device": str(value.device), "shape": list(value.shape),
+                     "requires_grad": value.requires_grad}  # fmt: skip
+        if not _is_fake(value):
+            plain = value.detach().to("cpu")
+            if plain.is_complex():
+                plain = torch.view_as_real(plain)
+            described["values"] = plain.tolist() if plain.numel() <= MAX_RESULT_ELEMENTS else "too large"
+        return described
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (tuple, list)):
+        return {type(value).__name__: [_exact_result(v, depth + 1) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": [[repr(k), _exact_result(v, depth + 1)] for k, v in value.items()]}
+    return {"object": type(value).__qualname__}
+
+
+def _is_fake(tensor) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(tensor, FakeTensor) or tensor.device.type == "meta"
+
+
 def probe() -> dict:
     """What this torch offers: its version and whether a CUDA device can be used."""
     return {"ok": True, "torch": torch.__version__, "cuda": bool(torch.cuda.is_available())}
@@ -284,7 +385,7 @@ def child_main(job: dict) -> None:
     if job["device"] != "cuda" and job.get("memory_limit"):
         # Not on CUDA: the driver reserves huge virtual ranges and fails under an address-space cap.
         _cap_address_space(job["memory_limit"])
-    report = probe() if job.get("probe") else measure(job)
+    report = probe() if job.get("probe") else outcome(job) if job.get("outcome") else measure(job)
     with open(job["report"], "w") as handle:
         json.dump(report, handle)
     sys.stdout.flush()

@@ -104,6 +104,22 @@ def run_variant(script: Path, display: str, cwd: Path, options: Options, scratch
     return _run_child(job, options.timeout)
 
 
+def run_outcome(script: Path, scratch: Path, timeout: float = 60.0, fake_cuda: bool = False) -> dict:
+    """What a program does, for comparing two programs (harness.outcome): run in a child like a
+    variant, with the same seed, but nothing measured."""
+    job = {
+        "outcome": True,
+        "script": str(script),
+        "display": script.name,
+        "device": "cpu",
+        "memory_limit": Options.memory_limit,
+        "fake_cuda": fake_cuda,
+        "report": str(scratch / f"{script.stem}.json"),
+        "log": str(scratch / f"{script.stem}.log"),
+    }
+    return _run_child(job, timeout)
+
+
 def _run_child(job: dict, timeout: float) -> dict:
     report_path, log_path = Path(job["report"]), Path(job["log"])
     process = _forkserver().Process(target=_child, args=(job,), daemon=False)

@@ -51,12 +51,16 @@ class FileView:
     module_classes: frozenset[str] = frozenset()  # classes defined here that are nn.Modules
     history_calls: frozenset[str] = frozenset()  # callees as written here ("helper", "utils.helper")
     history_methods: frozenset[str] = frozenset()  # "Class.method": `self.method()` there returns history
+    # Names other files of the project import from this one ("*": any name may be: a star import of
+    # it, or it is a package's __init__.py, whose imports are its interface).
+    imported_names: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
         payload = json.dumps(
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
-             sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods)],
+             sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
+             sorted(self.imported_names)],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -83,20 +87,20 @@ class FileView:
         """Plain data for the cache (`from_data` reads it back)."""
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
-                sorted(self.history_methods)]  # fmt: skip
+                sorted(self.history_methods), sorted(self.imported_names)]  # fmt: skip
 
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 7:
+        if type(data) is not list or len(data) != 8:
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6]], [data[2], data[3]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
             return None
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
-                   frozenset(data[4]), frozenset(data[5]), frozenset(data[6]))  # fmt: skip
+                   frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -208,6 +212,7 @@ class Project:
         for alias, indices in aliases.items():
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
         self._resolved: dict[tuple, Optional[tuple]] = {}
+        self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
         self._module_class: dict[tuple, bool] = {}
         self._sites: list[_Site] = []
         self._incoming: dict[tuple, list[_Site]] = {}
@@ -603,7 +608,30 @@ class Project:
             module_classes=frozenset(c for c in file.summary["classes"] if c in file.summary["defs"] and self.is_module_class(index, c)),
             history_calls=frozenset(history_calls),
             history_methods=frozenset(history_methods),
+            imported_names=self._imported_from(index),
         )
+
+    def _imported_from(self, index: int) -> frozenset[str]:
+        """The names other files import from file `index` (`from pkg.mod import name`), with "*" for
+        a star import of it or when it is a package's `__init__.py`."""
+        target = self.files[index]
+        if target is None:
+            return frozenset()
+        if target.is_package:
+            return frozenset({"*"})
+        if self._imported is None:  # every file's imports resolved once, for all the views
+            self._imported = {}
+            for importer in self.files:
+                if importer is None:
+                    continue
+                found = [(name, [module, None, level]) for module, name, level in importer.summary["imports"].values() if name is not None]
+                found += [("*", [module, None, level]) for module, level in importer.summary.get("stars", ())]
+                for name, where in found:
+                    absolute = self._import_target(importer, where)
+                    source = self._module(absolute, importer) if absolute is not None else None
+                    if source is not None and source != importer.index:
+                        self._imported.setdefault(source, set()).add(name)
+        return frozenset(self._imported.get(index, ()))
 
 
 def _is_torch_module_name(qualified: str) -> bool:

@@ -25,9 +25,53 @@ from memlint.analysis.uses import (
 )
 from memlint.analysis.walk import calls_method, code_descendants, code_with_parents
 from memlint.diagnostics import Applicability, Severity
-from memlint.rule import Invalid, NodeFix, Rule, Valid
+from memlint.rule import Harness, Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml001_accumulated_graph.meta import META
 from memlint.pipeline.text import shorten
+
+
+# The examples' harness (tests/test_fix_execution.py): stand-ins for the model, loss, optimizer and
+# loaders the snippets take as given, and a `print` that records the numbers printed.  The fix
+# keeps every number and drops the autograd history (a tensor may become a Python number), so the
+# printed values are compared as numbers.
+_STAND_INS = """
+import torch
+def _numbers(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().tolist()
+    if isinstance(value, (list, tuple)):
+        return [_numbers(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    return value
+printed = []
+def print(*values, **kwargs):
+    printed.append(_numbers(values))
+model = net = torch.nn.Linear(3, 2)
+criterion = loss_fn = torch.nn.MSELoss()
+optimizer = opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = val_loader = train_loader = [(torch.randn(4, 3), torch.randn(4, 2)) for _ in range(3)]
+labelled = [(torch.randn(4, 3), torch.tensor([0, 1, 1, 0])) for _ in range(3)]
+data = [x for x, _ in loader]
+device = "cpu"
+"""
+_OUTPUTS = """
+import types
+loader = [{"x": torch.randn(4, 3)} for _ in range(3)]
+model = lambda x: types.SimpleNamespace(loss=net(x).pow(2).mean())
+"""
+_PLOT = """
+import sys, types
+plt = types.SimpleNamespace(plot=print)
+sys.modules["matplotlib"] = types.SimpleNamespace(pyplot=plt)
+sys.modules["matplotlib.pyplot"] = plt
+"""
+
+
+def _run(then: str = "", setup: str = "") -> Harness:
+    # `.item()` moves the running sum from the tensor's float32 to Python's double: equal within
+    # float32 rounding (as `memlint confirm` compares results), not bit for bit.  `.detach()` is exact.
+    return Harness(setup=_STAND_INS + setup, then=then + "\nresult = printed", rtol=1e-5)
 
 
 class AccumulatedGraph(Rule):
@@ -91,7 +135,9 @@ class AccumulatedGraph(Rule):
     ## Fix safety
     In code that uses an accelerator the fix accumulates `value.detach()`: the accumulator stays a
     tensor on the device (every later tensor use still works) and no device sync is added per
-    step. It accumulates `value.item()` instead when the value is a 0-d tensor (a loss) and the
+    step. It accumulates `value.item()` instead when the value is known to be a 0-d tensor (a torch
+    loss that reduces by mean or sum, `.mean()`, `.sum()`; not a loss known only by its name: one of
+    `reduction="none"` has an element per sample, and `.item()` would raise) and the
     accumulator is later handed to code that needs a Python number (numpy, JSON, plotting), when
     the loop copies a value to the host every iteration anyway, or when nothing in the file runs
     on an accelerator (there is no sync to add); never when a later use needs a tensor
@@ -511,9 +557,10 @@ import torch
 total = 0.0
 for x, y in val_loader:
     loss = criterion(model(x), y)
-    total += loss.item()
+    total += loss.detach()
 print(f"val loss {total / len(val_loader):.4f}")
 """,
+            harness=_run(),
         ),
         Invalid(  # training loop with backward per step; F resolved through an alias
             """
@@ -543,6 +590,7 @@ def train(net, loader, opt):
         running = running + loss.item()
     print(running)
 """,
+            harness=_run("train(net, labelled, opt)"),
         ),
         Invalid(  # later used as a tensor: detach keeps it a tensor
             """
@@ -561,6 +609,7 @@ for x, y in loader:
     losses.append(criterion(model(x), y).detach())
 print(torch.stack(losses).mean().item())
 """,
+            harness=_run(),
         ),
         Invalid(  # escapes the function: the fix is unsafe
             """
@@ -581,7 +630,7 @@ def validate(model, loader, criterion):
     model.eval()
     total = 0
     for x, y in loader:
-        total += criterion(model(x), y).item()
+        total += criterion(model(x), y).detach()
     return total / len(loader)
 """,
         ),
@@ -606,6 +655,7 @@ for x in data:
     stats["out"] += net(x).detach()
 print(stats)
 """,
+            harness=_run(setup="data = [torch.randn(2, 4) for _ in range(3)]"),
         ),
         Invalid(  # a HF-style output field, arithmetic on it
             """
@@ -623,9 +673,10 @@ import torch
 history = []
 for batch in loader:
     outputs = model(**batch)
-    history.append(outputs.loss.item() * 2)
+    history.append(outputs.loss.detach() * 2)
 print(sum(history) / len(history))
 """,
+            harness=_run(setup=_OUTPUTS),
         ),
         Invalid(  # a training method on the model itself (not a forward pass)
             """
@@ -658,6 +709,7 @@ class Net(nn.Module):
             epoch_loss += loss.item()
         print(epoch_loss)
 """,
+            harness=_run("Net.forward = lambda self, x: net(x)\nNet().fit(loader, opt)"),
         ),
         Invalid(  # a pass over a data split, collected and returned: every batch's graph is kept
             """
@@ -712,6 +764,7 @@ def train_step(model, loader, loss_fn, optimizer, device):
     train_loss /= len(loader)
     print(f"Train loss: {train_loss:.5f}")
 """,
+            harness=_run("train_step(model, loader, loss_fn, optimizer, device)"),
         ),
         Invalid(  # an exponential moving average of the loss; the loop syncs every step already
             """
@@ -739,9 +792,10 @@ def train(model, loader, criterion, opt):
         loss.backward()
         opt.step()
         print(loss.item())
-        smooth = 0.98 * smooth + 0.02 * loss.item()
+        smooth = 0.98 * smooth + 0.02 * loss.detach()
     print(smooth)
 """,
+            harness=_run("train(model, loader, criterion, opt)"),
         ),
         Invalid(  # `extend` with a display, in a `while` loop
             """
@@ -773,6 +827,7 @@ def evaluate(model, it, steps):
         step += 1
     print(sum(history))
 """,
+            harness=_run("evaluate(model, iter(loader), 2)"),
         ),
         Invalid(  # a comprehension over a validation loader with gradients on
             """
@@ -785,9 +840,10 @@ print(sum(losses) / len(losses))
             message="comprehension",
             fixed="""
 import torch
-losses = [criterion(model(x), y).item() for x, y in val_loader]
+losses = [criterion(model(x), y).detach() for x, y in val_loader]
 print(sum(losses) / len(losses))
 """,
+            harness=_run(),
         ),
         Invalid(  # Lightning calls training_step once per batch: the list outlives every step
             """
@@ -865,9 +921,10 @@ def timed(fn):
 def evaluate(model, loader, criterion):
     total = 0
     for x, y in loader:
-        total += criterion(model(x), y).item()
+        total += criterion(model(x), y).detach()
     print(total / len(loader))
 """,
+            harness=_run("evaluate(model, loader, criterion)", setup="import time\ntime.time = lambda: 0.0"),
         ),
         Invalid(  # outputs concatenated onto a running tensor
             """
@@ -918,9 +975,10 @@ for epoch in range(5):
         loss = criterion(model(x), y)
         loss.backward()
         optimizer.step()
-        history["loss"].append(loss.item())
+        history["loss"].append(loss.detach())
 plt.plot(history["loss"])
 """,
+            harness=_run("plt.plot(history[\"loss\"])", setup=_PLOT),
         ),
         Invalid(  # returned, and a later notebook cell needs tensors: `.detach()`, not `.item()`
             """
@@ -980,10 +1038,11 @@ for inputs, labels in train_loader:
     loss, n = criterion(net(inputs), labels), inputs.size(0)
     loss.backward()
     optimizer.step()
-    running_loss += loss.item() * n
+    running_loss += loss.detach() * n
     seen += n
 print(running_loss / seen)
 """,
+            harness=_run(),
         ),
         Invalid(  # a running meter that adds the tensor it is given to `self.sum`
             """
@@ -1060,6 +1119,7 @@ def train(model, loader, optimizer, device):
         total_loss = total_loss + train_step(model, x.to(device), y.to(device), optimizer).detach()
     print(total_loss / len(loader))
 """,
+            harness=_run("train(model, labelled, optimizer, device)"),
         ),
         Invalid(  # a Hugging Face Trainer's compute_loss keeps every step's loss on the object
             """
@@ -1089,9 +1149,34 @@ class LoggingTrainer(Trainer):
     def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
         outputs = model(**inputs)
         loss = outputs.loss
-        self.step_losses.append(loss.item())
+        self.step_losses.append(loss.detach())
         return (loss, outputs) if return_outputs else loss
 """,
+        ),
+        Invalid(  # a loss of `reduction="none"` has an element per sample: `.detach()`, never `.item()` (issue 25)
+            """
+import torch
+from torch import nn
+criterion = nn.MSELoss(reduction="none")
+total = 0
+for x, y in val_loader:
+    loss = criterion(model(x), y)
+    total += loss
+print(total)
+""",
+            line=7,
+            column=5,
+            fixed="""
+import torch
+from torch import nn
+criterion = nn.MSELoss(reduction="none")
+total = 0
+for x, y in val_loader:
+    loss = criterion(model(x), y)
+    total += loss.detach()
+print(total)
+""",
+            harness=_run(),
         ),
     ]
 

@@ -9,16 +9,44 @@ import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, with_inplace
 from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
+from memlint.analysis.module_changes import module_changes
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, descendants
 from memlint.diagnostics import Severity
-from memlint.rule import Invalid, Rule, Valid
+from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml003_activation_not_inplace.meta import META
 
 _EFFECT = (
     "saves one activation buffer at the forward peak; the training-step peak, reached in backward, "
     "often does not change"
 )
+
+
+def _runs(model: str, shape: str, setup: str = "") -> Harness:
+    """Run `model` forward and backward on an input that requires grad: what in-place could change
+    is the output, the caller's input, and the gradients."""
+    then = f"""
+model = {model}
+x = torch.randn({shape}, requires_grad=True)
+out = model(x)
+out.sum().backward()
+result = (out, x, x.grad, [p.grad for p in model.parameters()])
+"""
+    return Harness(setup="import torch\n" + setup, then=then)
+
+
+# Stand-ins for what two examples take as given: an imported initialiser that returns its module,
+# and `.cuda()` on a machine without a GPU.
+_A2C_INIT = """
+import sys, types
+def _init(module, weight_init, bias_init):
+    weight_init(module.weight.data)
+    bias_init(module.bias.data)
+    return module
+sys.modules["a2c_ppo_acktr"] = types.ModuleType("a2c_ppo_acktr")
+sys.modules["a2c_ppo_acktr.utils"] = types.SimpleNamespace(init=_init)
+"""
+_NO_GPU = "torch.nn.Module.cuda = lambda self, device=None: self\n"
 
 
 @dataclass
@@ -235,6 +263,82 @@ block.add_module("conv", nn.Conv2d(3, 8, 3))
 block.add_module("relu", nn.ReLU())
 """
         ),
+        Valid(  # the layer is replaced in a branch: `self.fc(x)` may return the caller's `x` (issue 25)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, identity=False):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        if identity:
+            self.fc = nn.Identity()
+    def forward(self, x):
+        return F.relu(self.fc(x))
+""",
+            harness=_runs("Net(identity=True)", "2, 4"),
+        ),
+        Valid(  # replaced from outside the class, as feature extraction does
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        h = self.fc(x)
+        return F.relu(h)
+def features():
+    model = Net()
+    model.fc = nn.Dropout(0.0)
+    return model
+""",
+            harness=_runs("features()", "2, 4"),
+        ),
+        Valid(  # replaced in a subclass, whose instances run the parent's forward
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return F.relu(self.fc(x))
+class Features(Net):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Identity()
+""",
+            harness=_runs("Features()", "2, 4"),
+        ),
+        Valid(  # a forward hook keeps the layer's output, which an in-place activation would change (issue 25)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.kept = []
+        self.fc.register_forward_hook(lambda module, args, output: self.kept.append(output))
+    def forward(self, x):
+        return F.relu(self.fc(x))
+""",
+            harness=Harness(
+                setup="import torch",
+                then="model = Net()\nout = model(torch.randn(2, 4))\nresult = (out, model.kept)",
+            ),
+        ),
+        Valid(  # a layer of the Sequential is replaced: the activation comes first and would overwrite the input
+            """
+from torch import nn
+features = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+features[0] = nn.Identity()
+""",
+            harness=_runs("features", "2, 4"),
+        ),
     ]
 
     INVALID = [
@@ -250,6 +354,7 @@ features = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU())
 from torch import nn
 features = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(inplace=True))
 """,
+            harness=_runs("features", "2, 3, 8, 8"),
         ),
         Invalid(  # aliases, a positional argument, explicit False without a reason
             """
@@ -264,6 +369,7 @@ import torch.nn as tnn
 from torch.nn import LeakyReLU as LR
 mlp = tnn.Sequential(tnn.Linear(8, 16), LR(0.2, True))
 """,
+            harness=_runs("mlp", "4, 8"),
         ),
         Invalid(  # OrderedDict form, multi-line with a trailing comma
             """
@@ -288,6 +394,7 @@ head = nn.Sequential(OrderedDict([
     )),
 ]))
 """,
+            harness=_runs("head", "2, 512"),
         ),
         Invalid(  # a list display unpacked into a Sequential
             """
@@ -308,6 +415,7 @@ def make_layers(cfg):
         layers += [nn.Conv2d(3, v, 3), nn.ReLU(inplace=True)]
     return nn.Sequential(*layers)
 """,
+            harness=_runs("make_layers([4])", "2, 3, 8, 8"),
         ),
         Invalid(  # functional form on a fresh layer output
             """
@@ -336,6 +444,7 @@ class Net(nn.Module):
         x = self.conv(x)
         return F.relu(self.bn(x), inplace=True)
 """,
+            harness=_runs("Net()", "2, 3, 8, 8"),
         ),
         Invalid(  # nested in another call, the PyTorch tutorial's CNN
             """
@@ -364,6 +473,7 @@ class Net(nn.Module):
         x = self.pool(F.relu(self.conv1(x), inplace=True))
         return x
 """,
+            harness=_runs("Net()", "1, 3, 16, 16"),
         ),
         Invalid(  # functional form on the name the previous line bound, rebound right away
             """
@@ -392,6 +502,7 @@ class Net(nn.Module):
         h = F.dropout(h, 0.1, self.training, inplace=True)
         return h
 """,
+            harness=_runs("Net()", "4, 16"),
         ),
         Invalid(  # a layer wrapped in the file's initialiser, which returns it (cleanrl)
             """
@@ -422,6 +533,7 @@ class Agent(nn.Module):
         super().__init__()
         self.network = nn.Sequential(layer_init(nn.Conv2d(4, 32, 8, stride=4)), nn.ReLU(inplace=True))
 """,
+            harness=_runs("Agent().network", "1, 4, 16, 16"),
         ),
         Invalid(  # a lambda over an imported initialiser (pytorch-a2c-ppo-acktr-gail)
             """
@@ -444,6 +556,7 @@ class CNNBase(nn.Module):
         init_ = lambda m: init(m, nn.init.orthogonal_, lambda x: nn.init.constant_(x, 0))
         self.main = nn.Sequential(init_(nn.Conv2d(num_inputs, 32, 8, stride=4)), nn.ReLU(inplace=True), nn.Flatten())
 """,
+            harness=_runs("CNNBase(4).main", "1, 4, 16, 16", setup=_A2C_INIT),
         ),
         Invalid(  # weight_norm returns the layer it reparameterises
             """
@@ -462,6 +575,7 @@ def classifier(in_dim, hidden_dim):
     layers = [weight_norm(nn.Linear(in_dim, hidden_dim), dim=None), nn.ReLU(inplace=True)]
     return nn.Sequential(*layers)
 """,
+            harness=_runs("classifier(8, 4)", "3, 8"),
         ),
         Invalid(  # a plain class's Sequential, used through module methods that run none of its layers
             """
@@ -488,6 +602,7 @@ class GAN(object):
     def train(self, z):
         return self.G(z)
 """,
+            harness=_runs("GAN().G", "2, 100", setup=_NO_GPU),
         ),
         Invalid(  # one layer indexed only to read where the weights are
             """
@@ -510,6 +625,7 @@ class Net(nn.Module):
     def forward(self, x):
         return self.body(x.to(self.body[0].weight.device))
 """,
+            harness=_runs("Net()", "1, 3, 8, 8"),
         ),
         Invalid(  # a block re-wrapped into a parent Sequential, which calls it whole
             """
@@ -534,6 +650,7 @@ class Net(nn.Module):
     def forward(self, x):
         return self.net(x)
 """,
+            harness=_runs("Net()", "1, 3, 12, 12"),
         ),
         Invalid(  # built with add_module, one statement per layer (pytorch-book)
             """
@@ -552,6 +669,7 @@ net1.add_module("conv", nn.Conv2d(3, 3, 3))
 net1.add_module("batchnorm", nn.BatchNorm2d(3))
 net1.add_module("activation_layer", nn.ReLU(inplace=True))
 """,
+            harness=_runs("net1", "1, 3, 8, 8"),
         ),
         Invalid(  # a list filled by append and unpacked into a Sequential (DCGAN-LSGAN-WGAN-GP-DRAGAN)
             """
@@ -576,6 +694,7 @@ class ConvDiscriminator(nn.Module):
         layers.append(nn.LeakyReLU(0.2, inplace=True))
         self.net = nn.Sequential(*layers)
 """,
+            harness=_runs("ConvDiscriminator().net", "1, 3, 16, 16"),
         ),
     ]
 
@@ -584,6 +703,7 @@ class ConvDiscriminator(nn.Module):
         self._pending: list[_Pending] = []
         self._lists: dict[int, list[tuple[str, list[cst.BaseExpression]]]] = {}  # per function: name, display
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
+        self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
         self._defined: Optional[dict[str, list[cst.CSTNode]]] = None
 
     # ------------------------------------------------------------------ Sequential
@@ -592,6 +712,8 @@ class ConvDiscriminator(nn.Module):
         target = node.targets[0].target if len(node.targets) == 1 else None
         if target is not None and _self_attr(target) is not None and isinstance(node.value, cst.Call):
             self._sequential_targets[id(node.value)] = target.attr.value  # type: ignore[union-attr]
+        if isinstance(target, cst.Name) and isinstance(node.value, cst.Call):
+            self._bound_to[id(node.value)] = target.value
         if isinstance(target, cst.Name) and isinstance(node.value, cst.List):
             self._note_list(target.value, node.value)
 
@@ -607,7 +729,17 @@ class ConvDiscriminator(nn.Module):
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
-            self._check_sequence(_sequence_elements(node, ctx), self._sequential_targets.get(id(node)))
+            attribute = self._sequential_targets.get(id(node))
+            if self._elements_may_change(attribute or self._bound_to.get(id(node))):
+                return
+            self._check_sequence(_sequence_elements(node, ctx), attribute)
+
+    def _elements_may_change(self, name: Optional[str]) -> bool:
+        """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
+        replaced or removed (`features[0] = nn.Identity()`, `del net[0]`, `net.insert(...)`)?  Then
+        the activation may follow something else, or come first and overwrite the caller's tensor."""
+        changes = module_changes(self.ctx)
+        return changes.elements_changed(name) if name is not None else bool(changes.changed_elements)
 
     def _check_sequence(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> None:
         ctx = self.ctx
@@ -628,7 +760,7 @@ class ConvDiscriminator(nn.Module):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
-            if _unpacked_into_sequential_only(node.body, name, self.ctx):
+            if _unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
                 self._check_sequence([(e, None) for e in display], None)
         for block in _blocks_of(node):
             self._check_statement_runs(block, node.body)
@@ -658,6 +790,8 @@ class ConvDiscriminator(nn.Module):
             last = added
 
     def _check_added_pair(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> None:
+        if self._elements_may_change(receiver.rpartition(".")[2] if method != "append" else None):
+            return
         if method == "append":
             if "." in receiver or not _unpacked_into_sequential_only(scope, receiver, self.ctx):
                 return
@@ -723,6 +857,8 @@ class ConvDiscriminator(nn.Module):
         return self._defined
 
     def finish(self, facts) -> None:
+        if module_changes(self.ctx).hooked:
+            return  # a hook may keep or wrap the output the activation would overwrite
         classes: Optional[dict[str, cst.ClassDef]] = None
         for pending in self._pending:
             if pending.attribute is not None and pending.class_name is not None:
@@ -743,7 +879,14 @@ class ConvDiscriminator(nn.Module):
         described = classes.get(ctx.class_name or "")
         if described is None:
             return
-        safe_attrs = {a for a, layer in described.attributes.items() if layer.kind in OUTPUT_NOT_SAVED}
+        changes = module_changes(ctx)
+        if changes.hooked:
+            return  # a hook on the layer may keep its output, or wrap it so that an in-place change raises
+        # Only a layer the constructor built and nothing in the file binds again: `self.fc = nn.Identity()`
+        # in a branch, or `model.fc = ...` elsewhere, would make `self.fc(x)` return the caller's `x`.
+        safe_attrs = {
+            a for a, layer in described.attributes.items() if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name)
+        }
 
         def fresh(expr: cst.BaseExpression) -> bool:
             return isinstance(expr, cst.Call) and _self_attr(expr.func) in safe_attrs

@@ -8,12 +8,14 @@ import libcst as cst
 
 from memlint.analysis import Kind
 from memlint.analysis.call_edits import append_keyword
+from memlint.analysis.inventory import inventory
 from memlint.analysis.iteration import names_in
+from memlint.analysis.module_changes import module_changes
 from memlint.analysis.precision_api import has_star_args, keyword
 from memlint.analysis.versions import is_version_check
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
-from memlint.rule import Invalid, Rule, Valid
+from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml007_checkpoint_misuse.meta import META
 
 _CHECKPOINT = frozenset({"torch.utils.checkpoint.checkpoint"})
@@ -74,8 +76,13 @@ class CheckpointMisuse(Rule):
 
     ## Fix safety
     Passing the layer instead of its result (`checkpoint(self.conv_1(x), x)` ->
-    `checkpoint(self.conv_1, x, use_reentrant=False)`) is safe: the original call always raises. It
-    is offered only when the inner call's arguments are exactly the arguments passed after it.
+    `checkpoint(self.conv_1, x, use_reentrant=False)`) is safe when `self.conv_1` is a layer that
+    `__init__` builds (a torch layer or a module class of the file) and nothing rebinds: the original
+    call always raises, and the fixed one runs the layer on the same inputs. Otherwise it is unsafe:
+    a callable that may return a module (`checkpoint(self.pick(x), x)` where `pick` returns a layer
+    works as written, and the fix would make `forward` return the layer). A method of the class is
+    not reported. It is offered only when the inner call's arguments are exactly the arguments passed
+    after it.
     Adding `use_reentrant=False` to a working call is unsafe: with the reentrant implementation a
     block whose inputs do not require grad gets no parameter gradients, with the non-reentrant one it
     does, so training can change. Calling the module itself has no automatic fix.
@@ -202,6 +209,24 @@ def forward(self, x):
         ),
     ]
 
+    VALID += [
+        Valid(  # a method that returns a layer: checkpoint runs the layer, as written (issue 25)
+            """
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(3, 3, 1), nn.Conv2d(3, 3, 3, padding=1)])
+    def pick(self, x):
+        return self.convs[0] if x.shape[-1] < 8 else self.convs[1]
+    def forward(self, x):
+        return checkpoint(self.pick(x), x, use_reentrant=False)
+""",
+            harness=Harness(setup="import torch", then="result = Net()(torch.randn(1, 3, 4, 4, requires_grad=True))"),
+        ),
+    ]
+
     INVALID = [
         Invalid(  # the source articles' form
             """
@@ -215,6 +240,7 @@ class Net(nn.Module):
             line=5,
             column=13,
             message="'Tensor' object is not callable",
+            unsafe=True,  # what `self.conv_1` is cannot be seen here
             fixed="""
 import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
@@ -247,6 +273,12 @@ class Net(nn.Module):
     def forward(self, x):
         return cp.checkpoint(self.body, x, use_reentrant=False)
 """,
+            harness=Harness(
+                setup="import torch",
+                then="model = Net()\nx = torch.randn(2, 8, requires_grad=True)\nout = model(x)\nout.sum().backward()\n"
+                "result = (out, x.grad, model.body.weight.grad)",
+                raises="TypeError: 'Tensor' object is not callable",
+            ),
         ),
         Invalid(  # calling the module itself
             """
@@ -413,7 +445,7 @@ class Encoder(nn.Module):
             fixed = node.with_deep_changes(node.args[0], value=inner.func)
             if keyword(fixed, "use_reentrant") is None and not has_star_args(fixed):
                 fixed = append_keyword(fixed, "use_reentrant", cst.Name("False"))
-            fix = self.replace(node, fixed, f"Pass `{layer}` itself to checkpoint", safe=True)
+            fix = self.replace(node, fixed, f"Pass `{layer}` itself to checkpoint", safe=_built_layer(inner.func, self.ctx))
         self.report(node, message, fix, severity=Severity.ERROR)
         return True
 
@@ -491,11 +523,38 @@ def _is_tensor_result(inner: cst.Call, outer: cst.Call, ctx) -> bool:
     name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
     if name is None or name in _CALLABLE_FACTORIES or ctx.resolve(func) is not None:
         return False
-    if ctx.value_of(func).kind is Kind.FUNCTION:
-        return False  # a helper of this file: it may return a callable
+    if ctx.value_of(func).kind is Kind.FUNCTION or _own_method(func, ctx):
+        return False  # a helper or a method of this file: it may return a callable (a module)
     if ctx.value_of(inner).kind is Kind.TENSOR:
         return True
     return _arguments_repeated(inner, outer)
+
+
+def _own_method(func: cst.BaseExpression, ctx) -> bool:
+    """`self.pick` where the enclosing class defines `pick`: a method, which may return a module."""
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return False
+    methods = ctx.memo(("ml007.methods", ctx.class_name), lambda: _methods_of(ctx.module, ctx.class_name))
+    return func.attr.value in methods
+
+
+def _methods_of(module: cst.Module, class_name: Optional[str]) -> frozenset[str]:
+    for node in code_descendants(module):
+        if type(node) is cst.ClassDef and node.name.value == class_name:
+            return frozenset(s.name.value for s in node.body.body if type(s) is cst.FunctionDef)
+    return frozenset()
+
+
+def _built_layer(func: cst.BaseExpression, ctx) -> bool:
+    """Is `func` certainly a layer, so that calling it gives a tensor and passing it to checkpoint
+    runs the same computation: `self.<attr>` that `__init__` builds as a torch layer or a module class
+    of this file, and that nothing in the file binds again?  Anything else (a method, a callable
+    attribute of unknown origin) may return a module, which checkpoint would run as it was."""
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        return False
+    described = inventory(ctx).get(ctx.class_name or "")
+    layer = described.attributes.get(func.attr.value) if described is not None else None
+    return layer is not None and layer.kind is not None and layer.kind != "Parameter" and module_changes(ctx).bound_once(func.attr.value, ctx.class_name)
 
 
 def _arguments_repeated(inner: cst.Call, outer: cst.Call) -> bool:

@@ -14,7 +14,7 @@ from memlint.analysis.precision_api import keyword
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tables import TORCH_FACTORIES
 from memlint.diagnostics import Severity
-from memlint.rule import Invalid, Rule, Valid
+from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
 
 # Their values depend on the device's random generator: moving creation to the device changes them.
@@ -28,6 +28,30 @@ _VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Varia
 # Methods a framework runs once per batch: Lightning's and HF Trainer's (the project pass's table),
 # and the callbacks of Catalyst and Keras-style trainers.
 _BATCH_HOOKS = PER_BATCH_HOOKS | {"on_batch_start", "on_batch_end"}
+# Stand-ins for what the examples take as given (a loader, a model), on the fake GPU of their harness.
+_ONE_BATCH = """
+import torch
+loader = [{"x": torch.randn(4, 2)}]
+model = lambda x: x * 2
+"""
+_ONE_LABELLED_BATCH = """
+import torch
+train_loader = [(torch.randn(2, 3), torch.tensor([0, 1]))]
+weight = torch.ones(1, 10, device="cuda")
+model = lambda x: x.sum(1, keepdim=True) * weight
+class _Loss:  # autograd does not run on the fake GPU: the harness compares the loss
+    def __init__(self, value):
+        self.value = value
+    def backward(self):
+        pass
+criterion = lambda out, target: _Loss(((out - target) ** 2).mean())
+"""
+_ONE_IMAGE_BATCH = """
+import torch
+dataloader = [(torch.randn(3, 4), None)]
+D = lambda x: x.mean(1)
+criterion = lambda a, b: (a - b).abs().mean()
+"""
 _DEVICE_NAME = re.compile(r"(?:^|_)(?:device|dev|gpu|gpu_id|rank|local_rank)$|device$", re.I)
 
 
@@ -86,11 +110,15 @@ class HostThenDevice(Rule):
     ```
 
     ## Fix safety
-    Safe for deterministic factories (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
-    `logspace`, `eye`) whose other keywords are only `dtype`; `non_blocking=` of the move is dropped
-    (there is no transfer left); a cast or a `Variable(...)` between factory and move stays. Unsafe
-    for random factories (`rand`, `randn`, `randint`, `randperm`): the device's generator produces
-    different numbers than the CPU's for the same seed. No fix when the factory has other keywords
+    Safe for factories whose values the device computes exactly as the CPU does (`zeros`, `ones`,
+    `empty`, `full`, `eye`, `arange` with a step of 1 or integer literals) whose other keywords are
+    only `dtype`; `non_blocking=` of the move is dropped (there is no transfer left); a cast or a
+    `Variable(...)` between factory and move stays. `.to(d)` becomes `device=d`, which means the same
+    for every device `d`, None included. Unsafe for random factories (`rand`, `randn`, `randint`,
+    `randperm`): the device's generator produces different numbers than the CPU's for the same seed;
+    for `linspace`, `logspace` and `arange` with another step (floating-point arithmetic that a GPU
+    kernel may round differently in the last bit); and for `.cuda(d)` unless `d` is an index or a
+    `"cuda..."` literal: `.cuda(None)` is the current GPU, `device=None` the CPU. No fix when the factory has other keywords
     (`requires_grad=True` would change which tensor is the leaf, `generator=` is a CPU generator),
     when `Variable(...)` has other arguments, or the move has other arguments (a dtype).
 
@@ -223,6 +251,7 @@ class Net(nn.Module):
         mask = torch.ones(x.shape[0], x.shape[1], device=x.device)
         return x * mask
 """,
+            harness=Harness(then="result = Net()(torch.randn(2, 3, device=\"cuda\"))", fake_cuda=True),
         ),
         Invalid(  # .cuda() in a loop
             """
@@ -239,6 +268,7 @@ for batch in loader:
     mask = torch.ones(batch["x"].shape[0], dtype=torch.long, device="cuda")
     out = model(batch["x"])
 """,
+            harness=Harness(setup=_ONE_BATCH, then="result = (mask, out)", fake_cuda=True),
         ),
         Invalid(  # random values change with the generator: unsafe
             """
@@ -277,6 +307,7 @@ for images, labels in train_loader:
     loss = criterion(model(images.cuda()), make_targets(labels))
     loss.backward()
 """,
+            harness=Harness(setup=_ONE_LABELLED_BATCH, then="result = loss.value", fake_cuda=True),
         ),
         Invalid(  # requires_grad: reported without a fix
             """
@@ -304,6 +335,7 @@ for i, (img, _) in enumerate(dataloader):
     real_label = Variable(torch.ones(img.size(0), device="cuda"))
     d_loss = criterion(D(img.cuda()), real_label)
 """,
+            harness=Harness(setup=_ONE_IMAGE_BATCH, then="result = (real_label, d_loss)", fake_cuda=True),
         ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
@@ -368,6 +400,7 @@ class DetLoss(nn.Module):
             targets.append(torch.full((B, H, W), -1, device=device).long())
         return targets
 """,
+            harness=Harness(then="result = DetLoss()([torch.randn(1, 2, 2, 1, device=\"cuda\")], torch.zeros(1, device=\"cuda\"))", fake_cuda=True),
         ),
         Invalid(  # a hook the framework runs once per batch
             """
@@ -389,6 +422,112 @@ class GAN(L.LightningModule):
     def training_step(self, batch, batch_idx):
         z = torch.randn(batch.shape[0], 128, device=self.device)
         return self.discriminator(self.generator(z)).mean()
+""",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # `.cuda(None)` is the current GPU, `device=None` the CPU: unsafe (issue 25)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, gpu=None):
+        super().__init__()
+        self.gpu = gpu
+    def forward(self, x):
+        return x + torch.zeros(3).cuda(self.gpu)
+""",
+            line=8,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, gpu=None):
+        super().__init__()
+        self.gpu = gpu
+    def forward(self, x):
+        return x + torch.zeros(3, device=self.gpu)
+""",
+            harness=Harness(then="result = Net()(torch.ones(3, device=\"cuda\"))", fake_cuda=True),
+        ),
+        Invalid(  # the literal form
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return torch.zeros(3).cuda(None)
+""",
+            line=5,
+            column=16,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return torch.zeros(3, device=None)
+""",
+            harness=Harness(then="result = Net()(None)", fake_cuda=True),
+        ),
+        Invalid(  # an index literal: that GPU, written as one
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x + torch.ones(3).cuda(1)
+""",
+            line=5,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x + torch.ones(3, device="cuda:1")
+""",
+            harness=Harness(then="result = Net()(torch.ones(3, device=\"cuda:1\"))", fake_cuda=True),
+        ),
+        Invalid(  # `.to(gpu)` and `device=gpu` agree for every device, None included
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, gpu=None):
+        return x + torch.zeros(3).to(gpu)
+""",
+            line=5,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, gpu=None):
+        return x + torch.zeros(3, device=gpu)
+""",
+            harness=Harness(then="result = (Net()(torch.ones(3)), Net()(torch.ones(3), None))"),
+        ),
+        Invalid(  # floating-point steps: the GPU's kernel may round the last bit differently
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x * torch.linspace(0, 1, x.shape[-1]).to(x.device)
+""",
+            line=5,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x * torch.linspace(0, 1, x.shape[-1], device=x.device)
 """,
         ),
     ]
@@ -463,7 +602,7 @@ class GAN(L.LightningModule):
                 node,
                 new,
                 f"Create it on the device: `torch.{name}(..., device={module.code_for_node(device)})`",
-                safe=name not in _RANDOM,
+                safe=name not in _RANDOM and _same_values_on_device(factory, name) and _cuda_target_certain(node),
             )
         text = " ".join(module.code_for_node(node).split())
         text = text if len(text) <= 60 else text[:59] + "…"
@@ -586,9 +725,10 @@ def _target_device(move: cst.Call) -> Optional[cst.BaseExpression]:
     positional = [a for a in move.args if a.keyword is None and not a.star]
     named = keyword_value(move, "device")
     if method == "cuda":
-        if named is not None:
-            return named
-        return positional[0].value if positional else cst.SimpleString('"cuda"')
+        given = named if named is not None else positional[0].value if positional else None
+        if isinstance(given, cst.Integer):
+            return cst.SimpleString(f'"cuda:{given.evaluated_value}"')  # `device=1` would be the current accelerator's
+        return given if given is not None else cst.SimpleString('"cuda"')
     candidate = named if named is not None else (positional[0].value if positional else None)
     if candidate is None:
         return None
@@ -613,6 +753,40 @@ def _is_device(expr: cst.BaseExpression) -> bool:
         name = func.value if isinstance(func, cst.Name) else func.attr.value
         return name == "device"
     return False
+
+
+def _cuda_target_certain(move: cst.Call) -> bool:
+    """Does `device=` name the device `.cuda(...)` moves to, whatever the program's values?  `.cuda()`
+    and `device="cuda"` both mean the current GPU, and an index or a "cuda..." literal means the same
+    in both; but `.cuda(None)` is the current GPU where `device=None` is the default device (the
+    CPU), and `.cuda(d)` refuses a device that is not a GPU, which `device=d` accepts.  `.to(d)` and
+    `device=d` agree for every device, None included (both keep the default device)."""
+    if move.func.attr.value != "cuda":  # type: ignore[attr-defined]
+        return True
+    given = [a.value for a in move.args if a.keyword is None or a.keyword.value == "device"]
+    if not given:
+        return True
+    value = given[0]
+    if isinstance(value, cst.Integer):
+        return True
+    if isinstance(value, cst.SimpleString):
+        text = value.evaluated_value
+        return isinstance(text, str) and text.split(":")[0] == "cuda"
+    return False
+
+
+def _same_values_on_device(factory: cst.Call, name: str) -> bool:
+    """Do the device's kernels compute exactly the CPU's values?  Zeros, ones, `full` and `eye` are
+    exact; `arange(end)` and `arange(start, end)` count in steps of 1 (exact); a step other than 1,
+    `linspace` and `logspace` multiply and add (or raise to a power) in floating point, which a GPU
+    compiler may fuse or round differently than the CPU's kernel: the last bit can change."""
+    if name in ("linspace", "logspace"):
+        return False
+    if name == "arange":
+        positional = [a.value for a in factory.args if a.keyword is None]
+        step = positional[2] if len(positional) > 2 else keyword_value(factory, "step")
+        return step is None or (isinstance(step, cst.Integer) and all(isinstance(v, cst.Integer) for v in positional))
+    return True
 
 
 def _move_is_only_device(move: cst.Call) -> bool:

@@ -11,10 +11,29 @@ from memlint.analysis.call_edits import attribute_chain, positional_to_keywords,
 from memlint.analysis.precision_api import DEPRECATED_AMP
 from memlint.analysis.versions import is_version_check
 from memlint.diagnostics import Applicability, Severity
-from memlint.rule import Invalid, NodeFix, Rule, Valid
+from memlint.rule import Harness, Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml016_deprecated_amp_api.meta import META
 
 Import = Union[cst.Import, cst.ImportFrom]
+
+# The examples' harness (tests/test_fix_execution.py), on the CPU: `torch.amp` for "cuda" warns and
+# disables itself there, as the deprecated classes do; what is compared is what the code computes,
+# what the scaler reports, and what other modules can import from the example.
+_CPU_MODEL = """
+import torch
+model = torch.nn.Linear(2, 2)
+x = torch.ones(1, 2)
+"""
+_SCALER = "result = (scaler.is_enabled(), scaler.state_dict())"
+_STAR_IMPORT = """
+import sys, types
+module = types.ModuleType("amp_helpers")
+module.__dict__.update(globals())
+sys.modules["amp_helpers"] = module
+imported = {}
+exec("from amp_helpers import *", imported)
+result = (sorted(k for k in imported if not k.startswith("__")), imported["run"](torch.nn.Linear(2, 2), torch.ones(1, 2)))
+"""
 
 
 @dataclass
@@ -74,8 +93,13 @@ class DeprecatedAmpApi(Rule):
     from `torch.cuda.amp` (or the `amp` module itself) whose every use is rewritten is removed from
     its import, and an import line left empty is removed, or becomes `import torch` when the file
     did not import torch yet. All calls that go through one import line are fixed together, so every
-    finding of that line carries the same fix. No fix for a call with `*args`, or when the import
-    sits in a block (`try:`) or under a comment that removing it would disturb.
+    finding of that line carries the same fix. An imported name stays imported when other code may
+    import it from this module: it is in `__all__`, another linted file imports it from here or
+    star-imports this module, or the file is a package's `__init__.py`. The fix is unsafe when the
+    file names a deprecated class other than to call it (`isinstance(scaler, GradScaler)`, a
+    subclass): the new object is an instance of the `torch.amp` class, not of its deprecated
+    subclass. No fix for a call with `*args`, or when the import sits in a block (`try:`) or under a
+    comment that removing it would disturb.
 
     ## Measured effect
     None on memory: the replacement does exactly the same thing without the deprecation warning.
@@ -83,7 +107,7 @@ class DeprecatedAmpApi(Rule):
 
     meta = META
     severity = Severity.INFO
-    fix_safety = "safe"
+    fix_safety = "mixed"
 
     VALID = [
         Valid(
@@ -142,6 +166,7 @@ import torch
 with torch.amp.autocast("cuda", enabled=use_amp):
     out = model(x)
 """,
+            harness=Harness(setup=_CPU_MODEL + "use_amp = True", then="result = out"),
         ),
         Invalid(  # torch not imported yet: the import line becomes `import torch`
             """
@@ -156,6 +181,7 @@ import torch
 model = Net().cuda()
 scaler = torch.amp.GradScaler("cuda")
 """,
+            harness=Harness(setup="import types\nNet = lambda: types.SimpleNamespace(cuda=lambda: None)", then=_SCALER),
         ),
         Invalid(  # torch already imported: the unused import line is removed
             """
@@ -173,6 +199,7 @@ import torch
 def forward(x):
     return x
 """,
+            harness=Harness(then="result = forward(torch.ones(2))"),
         ),
         Invalid(  # a name with another use stays imported
             """
@@ -181,6 +208,7 @@ from torch.cuda.amp import GradScaler
 scaler = GradScaler(init_scale=1024)
 assert isinstance(scaler, GradScaler)
 """,
+            unsafe=True,  # the new scaler is not an instance of the deprecated subclass
             line=3,
             column=10,
             fixed="""
@@ -189,6 +217,7 @@ from torch.cuda.amp import GradScaler
 scaler = torch.amp.GradScaler("cuda", init_scale=1024)
 assert isinstance(scaler, GradScaler)
 """,
+            harness=Harness(then=_SCALER),
         ),
         Invalid(  # the amp module imported from torch.cpu
             """
@@ -204,6 +233,28 @@ import torch
 with torch.amp.autocast("cpu"):
     y = model(x)
 """,
+            harness=Harness(setup=_CPU_MODEL, then="result = y"),
+        ),
+        Invalid(  # re-exported through `__all__`: the import stays (issue 25)
+            """
+import torch
+from torch.cuda.amp import autocast
+__all__ = ["autocast", "run"]
+def run(model, x):
+    with autocast():
+        return model(x)
+""",
+            line=5,
+            column=10,
+            fixed="""
+import torch
+from torch.cuda.amp import autocast
+__all__ = ["autocast", "run"]
+def run(model, x):
+    with torch.amp.autocast("cuda"):
+        return model(x)
+""",
+            harness=Harness(then=_STAR_IMPORT),
         ),
     ]
 
@@ -216,6 +267,7 @@ with torch.amp.autocast("cpu"):
         self._uses: dict[str, list[cst.Name]] = {}
         self._sites: list[_Site] = []
         self._guards: list[bool] = []  # enclosing conditional expressions: is each a version check?
+        self._written_out: list[cst.Attribute] = []  # the deprecated classes named by their full path
 
     # ------------------------------------------------------------------ what the file imports and uses
 
@@ -254,6 +306,8 @@ with torch.amp.autocast("cpu"):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skip.add(id(node.attr))
+        if self.ctx.resolve(node) in DEPRECATED_AMP:
+            self._written_out.append(node)  # `torch.cuda.amp.GradScaler`, called or not
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -324,16 +378,25 @@ with torch.amp.autocast("cpu"):
         if site.new_call is None or site.torch_name is None or site.local is not None:
             return None
         new = _with_func(site, site.torch_name)
-        return NodeFix(_fix_message(site), Applicability.SAFE, ((site.call, new),))
+        called = {id(s.call.func) for s in self._sites}
+        only_called = all(id(node) in called for node in self._written_out)
+        return NodeFix(_fix_message(site), Applicability.SAFE if only_called else Applicability.UNSAFE, ((site.call, new),))
 
     def _group_fix(self, entry: _ImportStatement, sites: list[_Site]) -> Optional[NodeFix]:
         """Rewrite every call that goes through this import line, and drop the names it no longer needs."""
         if any(site.new_call is None for site in sites):
             return None
         roots = {id(_root_name(site.call.func)) for site in sites}
+        exported = self._exported()
+        # A deprecated class named other than to call it (`isinstance(s, GradScaler)`, a subclass)
+        # would now meet an instance of the torch.amp class, which is not an instance of it: unsafe.
+        only_called = all(
+            all(id(use) in roots for use in self._uses.get(site.local, ())) for site in sites if site.local
+        ) and all(id(node) in {id(s.call.func) for s in self._sites} for node in self._written_out)
         removable = [
             name for name in entry.aliases
             if self._uses.get(name) and all(id(use) in roots for use in self._uses[name])
+            and "*" not in exported and name not in exported
         ]  # fmt: skip
         torch_names = {site.torch_name for site in sites}
         kept = [alias for name, alias in entry.aliases.items() if name not in removable]
@@ -359,10 +422,52 @@ with torch.amp.autocast("cpu"):
         for site in sites:
             replacements.append((site.call, _with_func(site, torch_name)))
         message = "Use torch.amp with the device argument" + (", and fix the import" if len(replacements) > len(sites) else "")
-        return NodeFix(message, Applicability.SAFE, tuple(replacements))  # type: ignore[arg-type]
+        applicability = Applicability.SAFE if only_called else Applicability.UNSAFE
+        return NodeFix(message, applicability, tuple(replacements))  # type: ignore[arg-type]
+
+    def _exported(self) -> frozenset[str]:
+        """Names other code may import from this module, so that the import line must stay: those
+        in `__all__` ("*" when `__all__` is not a list of literals), those another linted file
+        imports from here, and any ("*") when one star-imports it or it is a package's __init__.py."""
+        return _all_names(self.ctx.module) | self.ctx.project.imported_names
 
     def _torch_is_bound_elsewhere(self) -> bool:
         return self.ctx.frames[0].names.get("torch") is not None
+
+
+def _all_names(module: cst.Module) -> frozenset[str]:
+    """The strings of the module's `__all__` (`=`, `+=`, `.append`, `.extend` at the top level);
+    "*" when one of them is not a literal."""
+    names: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            value: Optional[cst.BaseExpression] = None
+            if isinstance(small, cst.Assign) and any(_is_all(t.target) for t in small.targets):
+                value = small.value
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and _is_all(small.target):
+                value = small.value
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                func = small.value.func
+                if isinstance(func, cst.Attribute) and _is_all(func.value) and func.attr.value in ("append", "extend"):
+                    args = small.value.args
+                    value = args[0].value if len(args) == 1 else cst.Name("unknown")
+                    if func.attr.value == "append":
+                        value = cst.List([cst.Element(value)])
+            else:
+                continue
+            if value is None:
+                continue
+            elements = value.elements if isinstance(value, (cst.List, cst.Tuple)) else None
+            for element in elements if elements is not None else [None]:
+                text = element.value.evaluated_value if element is not None and isinstance(element.value, cst.SimpleString) else None
+                names.add(text if isinstance(text, str) else "*")
+    return frozenset(names)
+
+
+def _is_all(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "__all__"
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[cst.Name]:
