@@ -95,6 +95,83 @@ def stock_encoder():
     return nn.TransformerEncoder(layer, 3, enable_nested_tensor=False)
 
 
+class TransposedLinear(nn.Module):
+    """nn.Linear on a non-contiguous 3-D input (sequence-first made batch-first): eager adds the
+    bias in place, where any dispatch mode makes torch add it out of place (memlint/estimate/eager.py)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(256, 1024)
+
+    def forward(self, x):
+        return self.proj(x.transpose(0, 1))
+
+
+class GRULanguageModel(nn.Module):
+    """Embedding, 2 x nn.GRU(256), a Linear head on the batch-first (non-contiguous) output."""
+
+    def __init__(self, vocabulary: int = 1000, dim: int = 256) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocabulary, dim)
+        self.rnn = nn.GRU(dim, dim, num_layers=2, batch_first=True)
+        self.head = nn.Linear(dim, vocabulary)
+
+    def forward(self, tokens):
+        return self.head(self.rnn(self.embed(tokens))[0])
+
+
+class FrozenBackbone(nn.Module):
+    """A CNN whose convolutions are frozen (fine-tuning the head): no backward through the
+    convolutions, so the peak falls in the forward pass, inside a convolution."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.backbone = nn.Sequential(
+            nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(2), nn.Conv2d(128, 128, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        )  # fmt: skip
+        self.backbone.requires_grad_(False)
+        self.head = nn.Sequential(nn.Linear(128, 512), nn.ReLU(), nn.Linear(512, 10))
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+
+class ImageText(nn.Module):
+    """Two inputs of two dtypes: a float image and int64 token ids (a CLIP-like pair)."""
+
+    def __init__(self, vocabulary: int = 1000, dim: int = 128) -> None:
+        super().__init__()
+        self.image = nn.Sequential(nn.Conv2d(3, 32, 4, stride=4), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, dim))
+        self.embed = nn.Embedding(vocabulary, dim)
+        self.text = nn.TransformerEncoderLayer(dim, 4, 2 * dim, dropout=0.0, batch_first=True)
+
+    def forward(self, image, tokens):
+        return self.image(image) @ self.text(self.embed(tokens)).mean(1).t()
+
+
+class TinyGPT(nn.Module):
+    """A GPT with tied input and output embeddings: 2 pre-norm blocks of causal self-attention."""
+
+    def __init__(self, vocabulary: int = 2000, dim: int = 128, layers: int = 2, context: int = 64) -> None:
+        super().__init__()
+        self.embed, self.position = nn.Embedding(vocabulary, dim), nn.Embedding(context, dim)
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(dim, 4, 4 * dim, dropout=0.0, batch_first=True, norm_first=True) for _ in range(layers)
+        )  # fmt: skip
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocabulary, bias=False)
+        self.head.weight = self.embed.weight  # tied
+
+    def forward(self, tokens):
+        steps = tokens.shape[1]
+        x = self.embed(tokens) + self.position(torch.arange(steps, device=tokens.device))
+        mask = nn.Transformer.generate_square_subsequent_mask(steps, device=tokens.device)
+        for block in self.blocks:
+            x = block(x, src_mask=mask, is_causal=True)
+        return self.head(self.norm(x))
+
+
 CASES = [
     ("MLP 256-1024-1024-10", mlp, (128, 256)),
     ("CNN conv-BN-ReLU x2", cnn, (16, 3, 32, 32)),
@@ -106,10 +183,12 @@ CASES = [
     ("U-Net, 16 channels", UNet, (2, 3, 64, 64)),
 ]
 OPTIMIZERS = {
+    "sgd": lambda p: torch.optim.SGD(p, lr=1e-2, foreach=True),
     "adam": lambda p: torch.optim.Adam(p, lr=1e-3, foreach=True),
     "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=True),
     "sgd-momentum": lambda p: torch.optim.SGD(p, lr=1e-2, momentum=0.9, foreach=True),
 }
+AUTOCAST = {"bf16-autocast": torch.bfloat16, "fp16-autocast": torch.float16}
 
 
 def _loss(output) -> torch.Tensor:
@@ -120,19 +199,49 @@ def _loss(output) -> torch.Tensor:
     return next(_loss(v) for v in values if isinstance(v, (torch.Tensor, dict, tuple, list)))
 
 
-def real_peak(factory, shapes, optimizer_name: str) -> int:
-    """Peak bytes of two real training steps on CPU; `shapes`: one input shape per model argument."""
+def _input(shape, dtype: str, vocabulary: int) -> torch.Tensor:
+    return torch.randint(0, vocabulary, shape) if dtype == "int64" else torch.randn(shape)
+
+
+def real_peak(factory, shapes, optimizer_name: str, *, dtypes=None, vocabulary: int = 2, dtype: str = "float32", loop: bool = False) -> int:
+    """Peak bytes of two real training steps on CPU; `shapes`: one input shape per model argument,
+    `dtypes`: "float32" or "int64" per argument; `dtype`: "float32" or an autocast ("bf16-autocast").
+
+    The step is written two ways (`memlint estimate --step`). With `loop=True`, as people write it:
+    `for x in loader: out = model(x); loss = ...; loss.backward(); optimizer.step()`, where the
+    output, the loss and the batch stay alive through backward and the optimizer step and into the
+    next forward (`--step loop`, the default). Without, the output is freed before backward and the
+    batch after it (`--step lean`).
+
+    The reference is the CPU allocator as torch.profiler sees it (profile_memory=True): every
+    allocation and free, scratch inside kernels included, with no dispatch mode active, so the
+    kernels run their eager paths.
+    """
     torch.manual_seed(0)
     model = factory()
     optimizer = OPTIMIZERS[optimizer_name]([p for p in model.parameters() if p.requires_grad])
+    dtypes = dtypes or ["float32"] * len(shapes)
     resident = sum(t.untyped_storage().nbytes() for t in [*model.parameters(), *model.buffers()])
+    autocast = torch.autocast("cpu", dtype=AUTOCAST.get(dtype, torch.bfloat16), enabled=dtype in AUTOCAST)
+    batches = ([_input(shape, kind, vocabulary) for shape, kind in zip(shapes, dtypes)] for _ in range(2))
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        for _ in range(2):
-            inputs = [torch.randn(shape) for shape in shapes]
-            _loss(model(*inputs)).backward()
-            del inputs
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
+        if loop:
+            for inputs in batches:  # written as people write it
+                with autocast:
+                    out = model(*inputs)
+                    loss = _loss(out)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+            del out, loss, inputs
+        else:
+            for inputs in batches:
+                with autocast:
+                    loss = _loss(model(*inputs))
+                loss.backward()
+                del inputs, loss
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
     events = sorted((e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"), key=lambda e: e.start_ns())
     live = peak = 0
     for event in events:

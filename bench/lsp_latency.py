@@ -12,6 +12,11 @@ diagnostics for that version arrive. Prints the cold time and the median, 90th p
 of the warm ones. --at end types a comment and newlines at the end of the file; --at middle types a
 statement on a new line inside the block found at the middle of the file, a character at a time
 (`seen = 0; seen += 1`: some of the texts on the way do not compile).
+
+Then --code-actions requests for the code actions at the cursor, put at the first finding's start (an
+editor asks at every cursor move), each timed until its answer: the client resolves edits
+(codeAction/resolve), so no fix is computed for the list; --no-resolve declares a client that does
+not, which gets every edit in the list (fix-all of the whole file included).
 """
 
 from __future__ import annotations
@@ -114,6 +119,8 @@ def main() -> int:
                         "files summarised by the server first); nothing is written there")
     parser.add_argument("--file", type=Path, help="with --workspace: the file to type into, relative to it")
     parser.add_argument("--at", choices=["end", "middle"], default="end", help="where the keystrokes go")
+    parser.add_argument("--code-actions", type=int, default=10, help="code-action requests at the cursor to time")
+    parser.add_argument("--no-resolve", action="store_true", help="a client without codeAction/resolve")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         if args.workspace is not None:
@@ -126,7 +133,10 @@ def main() -> int:
             text = source(args.lines, args.findings)
             path.write_text(text, encoding="utf-8")
         client = LspClient(cwd=root)
-        client.initialize(root)
+        capabilities = {"window": {"showDocument": {"support": True}}}
+        if not args.no_resolve:
+            capabilities["textDocument"] = {"codeAction": {"resolveSupport": {"properties": ["edit"]}}}
+        client.initialize(root, capabilities=capabilities)
         uri = path.as_uri()
         started = time.perf_counter()
         client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
@@ -135,19 +145,34 @@ def main() -> int:
         if args.workspace is not None:  # the server lints the open document again once the workspace is summarised
             first = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri, timeout=600)
         warm = []
+        published = first
         typing = keystrokes(text, args.at)
         for version in range(2, args.changes + 2):
             text = next(typing)
             started = time.perf_counter()
             client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]})
-            client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri and p.get("version") == version)
+            published = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri and p.get("version") == version)
             warm.append(time.perf_counter() - started)
+        actions = []
+        if published["diagnostics"]:
+            cursor = published["diagnostics"][0]["range"]["start"]
+            for _ in range(args.code_actions):
+                started = time.perf_counter()
+                client.request("textDocument/codeAction", {
+                    "textDocument": {"uri": uri}, "range": {"start": cursor, "end": cursor}, "context": {"diagnostics": []},
+                })  # fmt: skip
+                actions.append(time.perf_counter() - started)
         client.shutdown()
     warm.sort()
     print(f"{text.count(chr(10))} lines, {len(first['diagnostics'])} findings")
     print(f"cold (open to first diagnostics): {cold * 1000:.0f} ms")
     print(f"warm, {len(warm)} keystrokes: median {statistics.median(warm) * 1000:.0f} ms, "
           f"p90 {warm[int(len(warm) * 0.9) - 1] * 1000:.0f} ms, worst {warm[-1] * 1000:.0f} ms")
+    if actions:
+        actions.sort()
+        kind = "without codeAction/resolve" if args.no_resolve else "resolving edits when chosen"
+        print(f"code actions at the cursor, {len(actions)} requests ({kind}): median {statistics.median(actions) * 1000:.0f} ms, "
+              f"worst {actions[-1] * 1000:.0f} ms")
     return 0
 
 

@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 
+NO_ANSWER = object()  # in LspClient.answers: the client never answers that request
+
+
 class LspClient:
     def __init__(self, command: Optional[list[str]] = None, cwd: Optional[Path] = None, env: Optional[dict] = None) -> None:
         self.process = subprocess.Popen(
@@ -24,6 +27,9 @@ class LspClient:
         self.responses: dict[int, dict] = {}
         self.notifications: list[dict] = []
         self.server_requests: list[dict] = []  # requests the server sent (answered with null)
+        # What the client answers to a request of the server, by method (NO_ANSWER: nothing); the
+        # default answers window/showDocument with success and anything else with null.
+        self.answers: dict[str, Any] = {"window/showDocument": {"success": True}}
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -87,14 +93,18 @@ class LspClient:
             self.responses[message["id"]] = message
         elif "method" in message and "id" in message:  # a request from the server (e.g. registration)
             self.server_requests.append(message)
-            result = {"success": True} if message["method"] == "window/showDocument" else None
-            self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            result = self.answers.get(message["method"])
+            if result is not NO_ANSWER:
+                self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         else:
             self.notifications.append(message)
 
-    def initialize(self, root: Path, options: Any = None) -> dict:
-        """`options`: the initializationOptions (the editor's settings for the server)."""
-        params = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}, "initializationOptions": options}
+    def initialize(self, root: Path, options: Any = None, capabilities: Optional[dict] = None) -> dict:
+        """`options`: the initializationOptions (the editor's settings for the server); `capabilities`:
+        the client's (by default it can show documents, as editors can)."""
+        if capabilities is None:
+            capabilities = {"window": {"showDocument": {"support": True}}}
+        params = {"processId": None, "rootUri": root.as_uri(), "capabilities": capabilities, "initializationOptions": options}
         result = self.request("initialize", params)
         self.notify("initialized", {})
         return result

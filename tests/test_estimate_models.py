@@ -161,18 +161,26 @@ def _estimate(*args: str):
 @pytest.mark.parametrize("name, shape", [("stock_encoder", (4, 16, 32)), ("lstm", (4, 24, 16)), ("gru", (4, 8, 16)), ("Drop", (4, 8))])
 def test_estimate_is_within_two_percent_of_a_real_cpu_step(zoo, name, shape):
     estimate = simulate(zoo[name], StepConfig((shape,), optimizer="adamw"))
-    real = real_peak(zoo[name], (shape,), "adamw")
+    real = real_peak(zoo[name], (shape,), "adamw", loop=True)
     assert abs(estimate.peak_bytes - real) <= 0.02 * real, (estimate.peak_bytes, real)
 
 
-def test_fake_tensors_give_the_storage_of_a_real_run_exactly(zoo):
-    # The same tracker over a real step: every tensor's storage agrees to the byte. (Against the
-    # profiler this model is 5% short at the peak: oneDNN's convolution backward reorders its input
-    # into a blocked layout inside the kernel, scratch that no tensor owns; docs/estimate-accuracy.md.)
+def test_fake_tensors_give_the_storage_of_a_real_run_exactly(zoo, monkeypatch):
+    # The same tracker over a real step: every tensor's storage agrees to the byte (convolution
+    # scratch, which no tensor owns, left out of the simulation for this comparison).
     config = StepConfig(((4, 3, 32, 32),), optimizer="adamw")
+    monkeypatch.setattr(kernels, "_PROBED", {})
     fake, real = simulate(zoo["ResNetLike"], config), simulate(zoo["ResNetLike"], config, fake=False)
     assert fake.peak_bytes == real.peak_bytes > 0
     assert fake.breakdown == real.breakdown
+
+
+def test_convolution_backward_scratch_makes_a_resnet_exact_against_the_allocator(zoo):
+    # The peak falls inside a convolution backward, where oneDNN reorders into its own layout:
+    # counting tensors alone was 10,924,920 B against 11,486,200 B real (-4.9%).
+    estimate = simulate(zoo["ResNetLike"], StepConfig(((4, 3, 32, 32),), optimizer="adamw"))
+    assert estimate.peak_bytes == real_peak(zoo["ResNetLike"], ((4, 3, 32, 32),), "adamw", loop=True)
+    assert any("convolutions" in text for text in estimate.measured), estimate.measured
 
 
 def test_lstm_workspace_is_measured_and_stated(models):

@@ -35,6 +35,7 @@ class FakeGitHub:
         self.heads = {1: HEAD}
         self.outside_diff: set[tuple[str, int]] = set()  # (path, line) GitHub cannot place a comment on
         self.requests: list[tuple[str, str, dict]] = []  # (method, path with query, headers)
+        self.redirects: dict[tuple[str, str], tuple[int, str]] = {}  # (method, path with query) -> (status, Location)
         self.lock = threading.Lock()
         self.url = ""
 
@@ -72,12 +73,15 @@ def handler(state: FakeGitHub) -> type:
         def route(self, method: str) -> None:
             with state.lock:
                 state.requests.append((method, self.path, {k.lower(): v for k, v in self.headers.items()}))
+                url = urlsplit(self.path)
+                if (method, self.path) in state.redirects:
+                    status, location = state.redirects[method, self.path]
+                    return self.answer(status, {"message": "Moved"}, {"Location": location})
                 token = self.headers.get("Authorization", "")
                 if token not in (f"Bearer {TOKEN}", f"Bearer {FORK_TOKEN}"):
                     return self.answer(401, {"message": "Bad credentials"})
                 if self.headers.get("Accept") != "application/vnd.github+json" or not self.headers.get("User-Agent"):
                     return self.answer(400, {"message": "missing headers"})
-                url = urlsplit(self.path)
                 match = re.fullmatch(r"/repos/owner/name/pulls/(\d+)(/reviews|/comments)?", url.path)
                 if not match or int(match.group(1)) not in state.heads:
                     return self.answer(404, {"message": "Not Found"})
@@ -129,6 +133,48 @@ def handler(state: FakeGitHub) -> type:
 def github():
     state = FakeGitHub()
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler(state))
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    yield state
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+class Elsewhere:
+    """Another host: it records what reaches it and answers 200 with a review-like object to anything,
+    as a server that collects tokens would."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, dict]] = []
+        self.url = ""
+
+
+@pytest.fixture
+def elsewhere():
+    state = Elsewhere()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def record(self, method: str) -> None:
+            state.requests.append((method, self.path, {k.lower(): v for k, v in self.headers.items()}))
+            data = json.dumps({"id": 999, "body": "", "head": {"sha": HEAD}}).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self.record("GET")
+
+        def do_POST(self) -> None:
+            self.record("POST")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
@@ -258,6 +304,38 @@ def test_http_errors_exit_2_with_the_message(github, tmp_path):
     result = post(github, payload(comment("a.py", 3)), tmp_path, token="wrong")
     assert result.returncode == 2
     assert "HTTP 401" in result.stderr and "Bad credentials" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirected_post_is_a_failure_and_sends_nothing_elsewhere(github, elsewhere, tmp_path, status):
+    # urllib follows a 301/302/303 answer to a POST with a GET carrying every header, the token
+    # included, to wherever Location points; the other host's 200 then read as "posted".
+    github.redirects["POST", "/repos/owner/name/pulls/1/reviews"] = (status, f"{elsewhere.url}/collect")
+    result = post(github, payload(comment("a.py", 3)), tmp_path)
+    assert result.returncode == 2, result.stdout
+    assert "posted a review" not in result.stdout and "Traceback" not in result.stderr
+    assert f"HTTP {status}" in result.stderr and "failed to post" in result.stderr, result.stderr
+    assert elsewhere.requests == []
+    assert github.reviews == []
+
+
+@pytest.mark.parametrize("status", [301, 302, 307])
+def test_a_redirect_to_another_host_never_gets_the_token(github, elsewhere, tmp_path, status):
+    github.redirects["GET", "/repos/owner/name/pulls/1/reviews?per_page=100"] = (status, f"{elsewhere.url}/repos/owner/name/pulls/1/reviews")
+    result = post(github, payload(comment("a.py", 3)), tmp_path)
+    assert result.returncode == 2, result.stdout
+    assert elsewhere.requests == [], elsewhere.requests
+    assert elsewhere.url in result.stderr and "Traceback" not in result.stderr
+    assert github.posts() == []
+
+
+def test_a_redirect_within_the_api_is_followed(github, tmp_path):
+    # GitHub answers a GET for a renamed repository with 301 to the same API.
+    github.redirects["GET", "/repos/owner/name/pulls/1"] = (301, f"{github.url}/repos/owner/name/pulls/1?moved=1")
+    result = post(github, payload(comment("a.py", 3)), tmp_path, "--commit", HEAD)
+    assert result.returncode == 0, result.stderr
+    assert ("GET", "/repos/owner/name/pulls/1?moved=1") in [(m, p) for m, p, _ in github.requests]
+    assert len(github.reviews) == 1
 
 
 def test_nothing_is_posted_when_the_pull_request_moved_on(github, tmp_path):

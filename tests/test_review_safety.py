@@ -134,3 +134,107 @@ def test_notes_name_the_command_that_applies_the_fix(applicability: Applicabilit
         assert "`memlint check --fix`" in comment.note
     (hidden,) = build_comments([_finding(applicability)], "x.py", text, changes, unsafe=False)
     assert ("--unsafe-fixes" in hidden.note) == (applicability is Applicability.UNSAFE)
+
+
+def _partial_clone(tmp_path: Path, marker: Path, how: str) -> Path:
+    """A clone made with --filter=blob:none whose checkout holds only the head's blobs: the base's
+    version of train.py is missing, so reading it would make git fetch it from the promisor remote,
+    running a command the repository's own config chooses: the remote's `uploadpack` command, or the
+    `ext::` transport's command line as the remote's URL."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    (origin / "train.py").write_text(BASE, encoding="utf-8")
+    git("init", "-q", cwd=origin)
+    git("config", "uploadpack.allowFilter", "true", cwd=origin)
+    git("add", "-A", cwd=origin)
+    git("commit", "-q", "-m", "base", cwd=origin)
+    (origin / "train.py").write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
+    git("commit", "-q", "-am", "head", cwd=origin)
+    clone = tmp_path / "clone"
+    git("clone", "-q", "--filter=blob:none", origin.as_uri(), str(clone), cwd=tmp_path)
+    if how == "uploadpack":
+        git("config", "remote.origin.uploadpack", f"touch '{marker}'; git-upload-pack", cwd=clone)
+    else:
+        git("config", "remote.origin.url", f"ext::touch {marker}", cwd=clone)  # ext:: splits on spaces
+    # What a hostile repository would add so that protocol.allow=never alone does not hold.
+    for key in ("protocol.allow", "protocol.file.allow", "protocol.ext.allow"):
+        git("config", key, "always", cwd=clone)
+    return clone
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the upload-pack command runs through sh")
+@pytest.mark.parametrize("how", ["uploadpack", "ext-url"])
+def test_review_of_a_partial_clone_fetches_nothing_and_runs_no_configured_command(tmp_path: Path, how: str):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    marker = tmp_path / "COMMAND_RAN"
+    clone = _partial_clone(tmp_path, marker, how)
+    base_blob = git("rev-parse", "HEAD~1:train.py", cwd=clone).strip()
+
+    result = memlint("review", "--base", "HEAD~1", cwd=clone)
+
+    assert not marker.exists(), "git ran the repository's upload-pack command (a lazy fetch)"
+    assert result.returncode == 2, result.stdout
+    assert "Traceback" not in result.stderr
+    assert base_blob in result.stderr, result.stderr  # the message names the object git lacks
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the upload-pack command runs through sh")
+@pytest.mark.parametrize("how", ["uploadpack", "ext-url"])
+def test_the_partial_clone_would_fetch_without_the_guards(tmp_path: Path, how: str):
+    # The control for the test above: a plain `git diff` does run the command (the fetch then fails
+    # for the `ext::` remote, whose command is no git server).
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    marker = tmp_path / "COMMAND_RAN"
+    clone = _partial_clone(tmp_path, marker, how)
+    subprocess.run(["git", "diff", "--no-ext-diff", "--no-textconv", "HEAD~1"], cwd=clone, capture_output=True, check=False)
+    assert marker.exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the git wrapper is a shell script")
+def test_review_reads_no_diff_of_files_it_does_not_lint(repo: Path, tmp_path: Path):
+    # A large data file changed beside a Python file: review lints .py and .ipynb files only, so the
+    # bytes it reads from git must not grow with the data file. A `git` first on PATH counts them.
+    real_git = shutil.which("git")
+    wrapper_dir, log = tmp_path / "bin", tmp_path / "git.log"
+    wrapper_dir.mkdir()
+    wrapper = wrapper_dir / "git"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'out=$(mktemp); "{real_git}" "$@" > "$out"; status=$?\n'
+        f'printf "%s %s\\n" "$(wc -c < "$out")" "$*" >> "{log}"\n'
+        'cat "$out"; rm -f "$out"; exit $status\n',
+        encoding="utf-8",
+    )
+    wrapper.chmod(0o755)
+    row = "".join(f"{n},{n * 0.5},label{n}\n" for n in range(1000))
+    (repo / "data.csv").write_text(row * 5, encoding="utf-8")  # about 100 KB
+    git("add", "data.csv", cwd=repo)
+    git("commit", "-q", "-m", "data", cwd=repo)
+    (repo / "data.csv").write_text(row.replace("label", "LABEL") * 5, encoding="utf-8")  # every line changed
+    (repo / "train.py").write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
+
+    result = memlint("review", "--base", "HEAD", cwd=repo, env={"PATH": f"{wrapper_dir}{os.pathsep}{os.environ['PATH']}"})
+
+    assert result.returncode == 0, result.stderr
+    assert sorted({c["path"] for c in json.loads(result.stdout)["comments"]}) == ["train.py"]
+    calls = [line.split(" ", 1) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert any(args.startswith("--no-pager diff") for _, args in calls), calls  # the wrapper saw the diff
+    read = sum(int(size) for size, _ in calls)
+    assert read < 10_000, f"review read {read} bytes from git: {calls}"
+
+
+def test_a_renamed_file_is_reviewed_on_its_changed_lines_only(repo: Path):
+    # The names are diffed first, then the diff of the linted ones (old names included): a rename is
+    # still found, so the lines the file brought with it are not reported as new.
+    (repo / "train.py").write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
+    git("commit", "-q", "-am", "findings", cwd=repo)
+    git("mv", "train.py", "renamed.py", cwd=repo)
+    changed = SOURCE_WITH_FINDINGS.replace("tötal = 0; total += loss", "tötal = 1; total += loss")
+    (repo / "renamed.py").write_text(changed, encoding="utf-8")
+
+    result = memlint("review", "--base", "HEAD", cwd=repo)
+
+    assert result.returncode == 0, result.stderr
+    assert [(c["path"], c["line"]) for c in json.loads(result.stdout)["comments"]] == [("renamed.py", 14)]

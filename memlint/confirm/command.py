@@ -108,14 +108,19 @@ def confirm_command(
         device=resolved, timeout=timeout, memory_limit=limit, timeline=plot_dir is not None, select=codes or None,
         default_device=default_device,
     )  # fmt: skip
+    from memlint.report.progress import StatusLine
+
+    status = StatusLine.for_format(output_format)
     try:
-        measurements = confirm([(p, _display(p)) for p in paths], options)
+        measurements = confirm([(p, _display(p)) for p in paths], options, progress=status)
     except Exception as error:  # bad --select and similar configuration problems
         from memlint.config import ConfigError
 
         if isinstance(error, ConfigError):
             raise _fail(str(error)) from None
         raise
+    finally:
+        status.close()
     if output_format == "markdown":
         shown = " ".join(str(f) for f in fixtures)
         extra = (f" --device {device}" if device != "auto" else "") + (f" --select {','.join(codes)}" if codes else "")

@@ -70,7 +70,28 @@ def _forkserver():
     if _context is None:
         _context = multiprocessing.get_context("forkserver")
         _context.set_forkserver_preload(["memlint.confirm.harness"])
+        _start_server()
     return _context
+
+
+def _start_server() -> None:
+    """Start the server from the folder that holds the memlint this process runs.
+
+    The server is `python -c ...`, whose sys.path starts with its working directory, and Python
+    3.11's server imports its preload before taking this process's sys.path (and swallows the
+    ImportError): started from a checkout after `pip install .`, or any folder holding a `memlint/`,
+    it imported that one, and every child then failed (`ModuleNotFoundError: memlint.rules`). From
+    the installed package's own parent folder, the first entry finds the same memlint as this process.
+    """
+    import memlint
+    from multiprocessing import forkserver
+
+    here = os.getcwd()
+    os.chdir(Path(memlint.__file__).resolve().parent.parent)
+    try:
+        forkserver.ensure_running()
+    finally:
+        os.chdir(here)
 
 
 def _tail(path: Path) -> str:
@@ -226,14 +247,15 @@ def confirm(
                 continue
             if options.select and not fixture.codes:
                 continue  # none of the selected rules applies to this fixture
-            progress(f"{display}: before")
+            step = f"[{index + 1}/{len(paths)}] {display}"
+            progress(f"{step}: measuring as written")
             cwd = path.resolve().parent
             before = run_variant(path, display, cwd, options, scratch / "before")
             measurement = Measurement(fixture, options.device, before, None, torch_version=before.get("torch", ""))
             if fixture.after_path is None:
                 measurement.note = "memlint changes nothing here"
             else:
-                progress(f"{display}: after ({fixture.after_source})")
+                progress(f"{step}: measuring after memlint's fixes ({fixture.after_source})")
                 after_display = fixture.after_path.name if fixture.after_source == "after-file" else display
                 measurement.after = run_variant(fixture.after_path, after_display, cwd, options, scratch / "after", fixture.line_map)
                 measurement.equivalent = same_result(before.get("result"), measurement.after.get("result"))

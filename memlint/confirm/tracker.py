@@ -44,6 +44,7 @@ class Usage:
     # are the live ones, so a later `mark` still reaches those that were live at the peak
     peak_storages: list = field(default_factory=list)
     peak_phase: str = ""  # the tracker's `phase` when the peak was reached
+    window_peak: int = 0  # the peak since the last `reset_window()`
 
 
 class StorageTracker(TorchDispatchMode):
@@ -61,7 +62,9 @@ class StorageTracker(TorchDispatchMode):
         max_points: int = 200_000,
         snapshot_peak: bool = False,
         kernels=None,
+        in_place_of=None,
         device_type: Optional[str] = None,
+        events: bool = False,
     ) -> None:
         super().__init__()
         # with a device type, storages elsewhere are not counted, only summed per device (first sight)
@@ -70,6 +73,9 @@ class StorageTracker(TorchDispatchMode):
         # optional: `kernels.adjust(func, args, kwargs, out)` -> (out, scratch bytes), for memory an
         # operator's (fake) kernel does not show (memlint.estimate.kernels)
         self._kernels = kernels
+        # optional: `in_place_of(func, args, out)` -> the input tensor whose storage an eager run
+        # writes `out` into, where the dispatch mode itself made the operator allocate (memlint.estimate.eager)
+        self._in_place_of = in_place_of
         self.usage = Usage()
         self._entries: dict[int, _Entry] = {}
         self._by_category: dict[str, int] = {}
@@ -79,6 +85,9 @@ class StorageTracker(TorchDispatchMode):
         self.timeline: Optional[list[int]] = [] if timeline else None
         self._max_points = max_points
         self._snapshot_peak = snapshot_peak
+        # with events=True, every change as (entry, bytes, phase): a plot splits it by what each
+        # storage turned out to be (`mark` sets roles after the fact, e.g. gradients after backward)
+        self.events: Optional[list] = [] if events else None
 
     # ------------------------------------------------------------------ counting
 
@@ -123,6 +132,9 @@ class StorageTracker(TorchDispatchMode):
         usage.live += delta
         usage.live_rounded += delta_rounded
         self._by_category[entry.category] = self._by_category.get(entry.category, 0) + delta
+        usage.window_peak = max(usage.window_peak, usage.live)
+        if self.events is not None:
+            self.events.append((entry, delta, self.phase))
         if usage.live > usage.peak:
             usage.peak = usage.live
             usage.peak_breakdown = dict(self._by_category)
@@ -137,6 +149,17 @@ class StorageTracker(TorchDispatchMode):
         if entry is not None:
             self._add(entry, -entry.nbytes, -rounded(entry.nbytes))
             self._record()
+
+    def inherit(self, old: torch.Tensor, new: torch.Tensor) -> None:
+        """`new`'s storage takes over the count of `old`'s (written in place, in an eager run)."""
+        old_key, new_key = self.key(old), self.key(new)
+        entry = self._entries.pop(old_key, None)
+        if entry is None or new_key in self._entries:
+            if entry is not None:
+                self._entries[old_key] = entry
+            return
+        self._entries[new_key] = entry  # old's finalizer now finds nothing to uncount
+        weakref.finalize(new.untyped_storage(), self._forget, new_key)
 
     def spike(self, nbytes: int, category: str = "temporaries") -> None:
         """Count `nbytes` live for an instant: scratch an operator allocates and frees inside."""
@@ -164,6 +187,10 @@ class StorageTracker(TorchDispatchMode):
                 self._see(value, category)
         self._record()
 
+    def reset_window(self) -> None:
+        """Start a new window for `usage.window_peak` (the peak of one phase of a step)."""
+        self.usage.window_peak = self.usage.live
+
     def mark(self, tensors: Iterable, role: str) -> None:
         """Record what the live storages of `tensors` are (gradients, optimizer state...)."""
         for tensor in tensors:
@@ -184,6 +211,10 @@ class StorageTracker(TorchDispatchMode):
         scratch = 0
         if self._kernels is not None:
             out, scratch = self._kernels.adjust(func, args, kwargs or {}, out)
+        if self._in_place_of is not None:
+            written = self._in_place_of(func, args, out)
+            if written is not None:
+                self.inherit(written, out)
         for value in tree_flatten(out)[0]:
             if isinstance(value, torch.Tensor):
                 self._see(value)

@@ -77,10 +77,18 @@ def _quiet_torch_import() -> None:
 @click.command("estimate")
 @click.argument("target")
 @click.option("--input-shape", "input_shapes", multiple=True, required=True, help="One per model input, e.g. 32,3,224,224.")
-@click.option("--input-dtype", type=click.Choice(["float32", "int64"]), default="float32", show_default=True, help="int64 for token ids (with --vocab-size).")
+@click.option(
+    "--input-dtype", "input_dtypes", type=click.Choice(["float32", "int64"]), multiple=True,
+    help="int64 for token ids (with --vocab-size); one per --input-shape, paired in order, or one for all [default: float32].",
+)  # fmt: skip
 @click.option("--vocab-size", type=click.IntRange(min=1), default=2, show_default=True, help="Upper bound of int64 inputs (token ids).")
 @click.option("--loss", "loss_target", help="PATH.py:FN taking the model output and returning the loss [default: mean of the output].")
 @click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="adam", show_default=True)
+@click.option(
+    "--step", "step", type=click.Choice(["loop", "lean"]), default="loop", show_default=True,
+    help="loop: the output, loss and batch stay alive through backward and the optimizer step, as in "
+    "`for x in loader: out = model(x); loss = f(out); ...`; lean: the output is freed before backward, the batch after.",
+)  # fmt: skip
 @click.option("--dtype", type=click.Choice(DTYPES), default="float32", show_default=True)
 @click.option("--gpu-memory", help="Memory budget, e.g. 24GiB [default: the configured gpu-memory].")
 @click.option(
@@ -89,18 +97,24 @@ def _quiet_torch_import() -> None:
 )  # fmt: skip
 @click.option("--what-if/--no-what-if", default=True, show_default=True, help="Also simulate the alternatives.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path),
+    help="Draw live memory through the simulated step, by kind, with the peak and the budget, into this PNG (needs matplotlib).",
+)  # fmt: skip
 def estimate_command(
     target: str,
     input_shapes: tuple[str, ...],
-    input_dtype: str,
+    input_dtypes: tuple[str, ...],
     vocab_size: int,
     loss_target: Optional[str],
     optimizer: str,
+    step: str,
     dtype: str,
     gpu_memory: Optional[str],
     reserve: str,
     what_if: bool,
     output_format: str,
+    plot_file: Optional[Path],
 ) -> None:
     """Estimate the peak memory of one training step of the model TARGET (PATH.py:FACTORY).
 
@@ -118,9 +132,25 @@ def estimate_command(
         fixed_reserve = _reserve(reserve)
     except ValueError as error:
         raise _fail(f"--reserve: {error}, 0 or auto") from None
-    _quiet_torch_import()
-    with _importable(target, loss_target):
-        result = _run(target, input_shapes, input_dtype, vocab_size, loss_target, optimizer, dtype, what_if)
+    input_dtypes = input_dtypes or ("float32",)
+    if len(input_dtypes) > 1 and len(input_dtypes) != len(input_shapes):
+        raise _fail(
+            f"{len(input_dtypes)} --input-dtype for {len(input_shapes)} --input-shape: give one --input-dtype per "
+            "--input-shape (paired in order) or a single one for every input"
+        )
+    if plot_file is not None and importlib.util.find_spec("matplotlib") is None:
+        raise _fail("--plot needs matplotlib: pip install 'torch-memlint[plot]'")
+    from memlint.report.progress import StatusLine
+
+    status = StatusLine.for_format(output_format, ("text",))
+    status("importing PyTorch")
+    try:
+        _quiet_torch_import()
+        with _importable(target, loss_target):
+            result = _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if, plot_file is not None, status)
+    finally:
+        status.close()
+    timeline = result.pop("_timeline")
     reserve_bytes = reserve_for(result["peak_bytes"], fixed_reserve)
 
     def fits(peak: Optional[int]) -> Optional[bool]:
@@ -139,30 +169,38 @@ def estimate_command(
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo(as_text(result), nl=False)
+    if plot_file is not None and timeline is not None:
+        from memlint.estimate.plot import write_plot
+
+        click.echo(f"memlint: wrote {write_plot(result, timeline, plot_file)}", err=True)
     if result["fits"] is False:
         sys.exit(1)
 
 
-def _run(target, input_shapes, input_dtype, vocab_size, loss_target, optimizer, dtype, what_if) -> dict:
+def _run(target, input_shapes, input_dtypes, vocab_size, loss_target, optimizer, step, dtype, what_if, timeline=False, progress=lambda _: None) -> dict:
     from memlint.estimate.loader import LoadError, load_callable
 
     try:
-        from memlint.estimate.simulate import SimulationError, StepConfig, sequence_of_shapes, simulate
+        from memlint.estimate.simulate import STEPS, SimulationError, StepConfig, sequence_of_shapes, simulate
         from memlint.estimate.simulate import what_if as simulate_what_if
 
         shapes = sequence_of_shapes(input_shapes)
         factory = load_callable(target, "FACTORY")
         loss_fn = load_callable(loss_target, "FN") if loss_target else None
     except (LoadError, ValueError) as error:
+        getattr(progress, "close", lambda: None)()  # the status line, before the message
         raise _fail(str(error)) from None
-    config = StepConfig(shapes, input_dtype=input_dtype, optimizer=optimizer, dtype=dtype, vocabulary=vocab_size)
+    config = StepConfig(shapes, input_dtypes=input_dtypes, optimizer=optimizer, dtype=dtype, vocabulary=vocab_size, step=step)
+    progress(f"simulating one training step of {target}")
     try:
-        estimate = simulate(factory, config, loss_fn=loss_fn)
+        estimate = simulate(factory, config, loss_fn=loss_fn, timeline=timeline)
     except SimulationError as error:
+        getattr(progress, "close", lambda: None)()
         raise _fail(" ".join(str(error).split())) from None
-    alternatives = simulate_what_if(factory, config, loss_fn=loss_fn, base=estimate) if what_if else []
+    alternatives = simulate_what_if(factory, config, loss_fn=loss_fn, base=estimate, progress=progress) if what_if else []
     rows = [
         {"change": change, "peak_bytes": est.peak_bytes if est else None,
+         "raises_peak": est.peak_bytes > estimate.peak_bytes if est else None,
          **({"note": note or est.note} if (note or (est and est.note)) else {})}
         for change, est, note in alternatives
     ]  # fmt: skip
@@ -178,5 +216,14 @@ def _run(target, input_shapes, input_dtype, vocab_size, loss_target, optimizer, 
         "what_if": rows,
         "measured": estimate.measured,
         "unsimulated": estimate.unsimulated,
-        "config": {"input_shapes": [list(s) for s in shapes], "input_dtype": input_dtype, "optimizer": optimizer, "dtype": dtype},
+        "step": step,
+        "step_convention": STEPS[step],
+        "_timeline": estimate.timeline,
+        "config": {
+            "input_shapes": [list(s) for s in shapes],
+            "input_dtypes": [config.input_dtype(i) for i in range(len(shapes))],
+            "optimizer": optimizer,
+            "dtype": dtype,
+            "step": step,
+        },
     }

@@ -10,6 +10,15 @@ measured: the real kernel runs once, on zeros of the same shapes, under torch.pr
 events. When the full shapes would cost more than `PROBE_BYTES`, it runs on fewer time steps and the
 sizes, which grow linearly with the time steps, are extrapolated.
 
+Convolutions (`aten.convolution` and its backward) have the same blind spot for a simpler reason:
+oneDNN computes into a buffer of its own layout and reorders into the output, scratch about the size
+of the output in the forward (4 MiB for a 64x64 map of 128 channels over a batch of 2) and of the
+input and output in the backward. Where a step's peak falls inside a convolution (a frozen
+backbone: no backward through it, so the peak is in its forward) it is missing from a count of
+tensors. It is measured the same way, per distinct call (shapes, strides, dtype, arguments): on
+zeros, under the profiler; over `PROBE_BYTES`, on two smaller batches, extrapolated (the scratch
+grows linearly with the batch from a batch of 2; a batch of 1 can take another kernel).
+
 Everything here imports torch; `memlint.estimate.simulate` uses it only for fake-tensor runs.
 """
 
@@ -31,6 +40,13 @@ PROBE_BYTES = 64 * 2**20  # the most a probe at the real shapes may allocate
 WEIGHT_LIMIT = 256 * 2**20  # larger layers are not probed at all (stated in the output)
 _FORWARD = torch.ops.aten.mkldnn_rnn_layer.default
 _BACKWARD = torch.ops.aten.mkldnn_rnn_layer_backward.default
+_CONVOLUTION = torch.ops.aten.convolution.default
+_CONVOLUTION_BACKWARD = torch.ops.aten.convolution_backward.default
+# operator -> (its name in the profiler, what to call it in the output, positions of its batched tensor arguments)
+_PROBED = {
+    _CONVOLUTION: ("aten::convolution", "the forward of a convolution", (0,)),
+    _CONVOLUTION_BACKWARD: ("aten::convolution_backward", "the backward of a convolution", (0, 1)),
+}
 
 
 @dataclass(frozen=True)
@@ -168,6 +184,89 @@ def _extrapolate(layer: _Layer, grads) -> tuple[_Sizes, str]:
     return sizes, f"extrapolated from {short} and {2 * short} of {steps} time steps"
 
 
+def _spec(value):
+    """What a probe needs of one argument: ("tensor", shape, stride, dtype) for a tensor."""
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape), tuple(value.stride()), value.dtype)
+    if isinstance(value, (list, tuple)):
+        return tuple(_spec(v) for v in value)
+    return value
+
+
+def _is_tensor(spec) -> bool:
+    return isinstance(spec, tuple) and len(spec) == 4 and spec[0] == "tensor"
+
+
+def _tensor_bytes(spec) -> int:
+    if _is_tensor(spec):
+        return torch.Size(spec[1]).numel() * torch.empty((), dtype=spec[3]).element_size()
+    return sum(_tensor_bytes(s) for s in spec) if isinstance(spec, tuple) else 0
+
+
+def _real(spec):
+    if _is_tensor(spec):
+        _, shape, stride, dtype = spec
+        return torch.zeros(shape, dtype=dtype).as_strided(shape, stride) if _dense(shape, stride) else torch.zeros(shape, dtype=dtype)
+    if isinstance(spec, tuple):
+        return [_real(s) for s in spec]
+    return spec
+
+
+def _dense(shape, stride) -> bool:
+    """Whether the strides are a permutation of a dense layout (so zeros of `shape` can take them)."""
+    order = sorted(range(len(shape)), key=lambda d: -stride[d])
+    expected = 1
+    for d in reversed(order):
+        if shape[d] != 1 and stride[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def _with_batch(spec, batch: int):
+    _, shape, stride, dtype = spec
+    shape = (batch, *shape[1:])
+    order = sorted(range(len(shape)), key=lambda d: -spec[2][d])
+    strides, size = [0] * len(shape), 1
+    for d in reversed(order):
+        strides[d], size = size, size * shape[d]
+    return ("tensor", shape, tuple(strides), dtype)
+
+
+def _probe_scratch(func, specs: tuple, kwargs_spec: tuple) -> int:
+    """Run `func` once on zeros of `specs` under the profiler: bytes beyond what it returns."""
+    from torch.profiler import ProfilerActivity, profile
+
+    args = [_real(s) for s in specs]
+    kwargs = dict((k, _real(v)) for k, v in kwargs_spec)
+    with _silenced_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        result = func(*args, **kwargs)
+        del result
+    return _scratch_of(list(prof.profiler.kineto_results.events()), _PROBED[func][0])
+
+
+def _op_scratch(func, specs: tuple, kwargs_spec: tuple) -> tuple[int, str]:
+    """The scratch of one call, measured at its shapes when affordable, else extrapolated on the batch."""
+    batched = [i for i in _PROBED[func][2] if i < len(specs) and _is_tensor(specs[i])]
+    cost = 3 * _tensor_bytes(specs)  # the arguments, an output and scratch of about their size
+    if cost <= PROBE_BYTES or not batched:
+        return _probe_scratch(func, specs, kwargs_spec), ""
+    batch = specs[batched[0]][1][0]
+    per_item = max(1, cost // max(1, batch))
+    short = max(2, min(batch // 2, PROBE_BYTES // (2 * per_item)))
+    if 2 * short >= batch:
+        return _probe_scratch(func, specs, kwargs_spec), ""
+
+    def at(size: int) -> tuple:
+        return tuple(_with_batch(s, size) if i in batched else s for i, s in enumerate(specs))
+
+    a, b = _probe_scratch(func, at(short), kwargs_spec), _probe_scratch(func, at(2 * short), kwargs_spec)
+    return max(0, round(a + (b - a) * (batch - short) / short)), f"extrapolated from batches of {short} and {2 * short}"
+
+
+_CONVOLUTION_NOTE = "oneDNN's scratch inside convolutions on CPU"
+
+
 class KernelScratch:
     """Adjusts what the fake kernels of oneDNN's LSTM report (see the module's docstring); the
     tracker calls `adjust` after every operator and counts the scratch it returns as a transient."""
@@ -178,6 +277,7 @@ class KernelScratch:
     def __init__(self) -> None:
         self.notes: list[str] = []
         self.unsimulated: list[str] = []
+        self._largest_convolution = 0
 
     def _unsimulated(self, message: str) -> None:
         if message not in self.unsimulated:
@@ -209,6 +309,37 @@ class KernelScratch:
             self.notes.append(note)
         return sizes
 
+    def _probed(self, func, args, kwargs) -> int:
+        """Scratch of a convolution (forward or backward) on CPU, measured once per distinct call."""
+        if not any(isinstance(a, FakeTensor) for a in args) or any(isinstance(a, torch.Tensor) and a.device.type != "cpu" for a in args):
+            return 0
+        specs, kwargs_spec = tuple(_spec(a) for a in args), tuple(sorted((k, _spec(v)) for k, v in kwargs.items()))
+        key = (func, specs, kwargs_spec, torch.get_num_threads())
+        if key not in self._sizes:
+            if _tensor_bytes(specs) > WEIGHT_LIMIT:
+                self._sizes[key] = "its tensors are too large to run it for a measurement"
+            else:
+                try:
+                    with _disable_current_modes(), torch.autocast("cpu", enabled=False), torch.no_grad():
+                        self._sizes[key] = _op_scratch(func, specs, kwargs_spec)
+                except Exception as error:
+                    self._sizes[key] = f"oneDNN could not run it on this CPU ({' '.join(str(error).split())[:120]})"
+        found = self._sizes[key]
+        what = _PROBED[func][1]
+        shape = "x".join(map(str, specs[0][1])) if _is_tensor(specs[0]) else "?"
+        if isinstance(found, str):
+            bound = _tensor_bytes(specs)
+            self._unsimulated(f"oneDNN's scratch inside {what} ({func}, {shape}): {found}; it may add up to about {bound:,} B there")
+            return 0
+        scratch, how = found
+        self._largest_convolution = max(self._largest_convolution, scratch)
+        self.notes[:] = [n for n in self.notes if not n.startswith(_CONVOLUTION_NOTE)]
+        self.notes.append(
+            f"{_CONVOLUTION_NOTE} (the largest {self._largest_convolution:,} B) was measured by running each distinct "
+            f"convolution once on zeros, at {torch.get_num_threads()} thread(s)" + (f"; some {how}" if how else "")
+        )
+        return scratch
+
     def adjust(self, func, args, kwargs, out):
         """(outputs, transient scratch bytes) for one operator run on fake tensors."""
         if func is _FORWARD and isinstance(out[3], FakeTensor) and out[3].untyped_storage().nbytes() == 0:
@@ -222,6 +353,8 @@ class KernelScratch:
                 return out, 0
             workspace = torch.empty(sizes.workspace, dtype=torch.uint8)
             return (out[0], out[1], out[2], workspace), sizes.forward_scratch
+        if func in _PROBED:
+            return out, self._probed(func, args, kwargs)
         if func is _BACKWARD and isinstance(out[0], FakeTensor):
             reverse, mode, hidden_size, num_layers, has_biases, train, bidirectional, _, batch_first = args[13:22]
             flags = (reverse, mode, hidden_size, num_layers, has_biases, bidirectional, batch_first, train)

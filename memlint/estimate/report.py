@@ -17,9 +17,10 @@ CUDA_CONTEXT = 512 * 2**20
 FRAGMENTATION = 0.10
 
 LIMITS = (
-    "Simulated exactly: the storage of every tensor the step's operators return, on CPU kernels. "
-    "Not simulated: scratch that a kernel allocates and frees inside itself on CUDA (cuBLAS and cuDNN "
-    "workspaces), and the CUDA context and allocator fragmentation, which the reserve stands for."
+    "Simulated exactly: the storage of every tensor the step's operators return, on CPU kernels, as an "
+    "eager run allocates it. Not simulated: scratch that a kernel allocates and frees inside itself "
+    "(measured on the real kernel for oneDNN's LSTMs and convolutions on CPU, as listed above; cuBLAS and "
+    "cuDNN workspaces on CUDA), and the CUDA context and allocator fragmentation, which the reserve stands for."
 )
 
 
@@ -67,15 +68,25 @@ def _fits_word(value: Optional[bool]) -> str:
     return {True: "fits", False: "does NOT fit", None: "no budget given"}[value]
 
 
+def _delta(peak: Optional[int], base: int) -> str:
+    """"-42%", "+0%", or "+12% RAISES" for a what-if's peak against the current one."""
+    if peak is None or not base:
+        return ""
+    change = (peak - base) / base
+    shown = "+0%" if peak == base else f"{change:+.0%}" if abs(change) >= 0.01 else f"{change:+.1%}" if abs(change) >= 0.0005 else "~0%"
+    return f"{shown} RAISES" if peak > base else shown
+
+
 def as_text(result: dict) -> str:
     config = result["config"]
-    shapes = " ".join("x".join(map(str, s)) for s in config["input_shapes"])
+    shapes = ", ".join(f"{'x'.join(map(str, s))} {kind}" for s, kind in zip(config["input_shapes"], config["input_dtypes"]))
     what = "the forward pass" if result.get("forward_only") else "one training step"
     lines = [
-        f"{result['model']}: {result['params']:,} parameters; inputs {shapes} {config['input_dtype']}; "
+        f"{result['model']}: {result['params']:,} parameters; inputs {shapes}; "
         f"optimizer {config['optimizer']}; {config['dtype']}",
         f"peak of {what}: {_with_bytes(result['peak_bytes'])}"
         + (f", reached in the {result['peak_phase']}" if result.get("peak_phase") else ""),
+        f"step written as --step {result['step']}: {result['step_convention']}",
     ]
     if result.get("note"):
         lines.append(f"note: {result['note']}")
@@ -90,13 +101,14 @@ def as_text(result: dict) -> str:
     for kind, nbytes in result["breakdown"].items():
         lines.append(f"  {kind.replace('_', ' '):<17}{format_bytes(nbytes):>12}")
     if result["what_if"]:
-        lines += ["", "what if (sorted by peak" + (", fits counted with the reserve" if budget else "") + "):"]
+        lines += ["", "what if (sorted by peak; the change from now, RAISES where the peak goes up" + (", fits counted with the reserve" if budget else "") + "):"]
         width = max(len(row["change"]) for row in result["what_if"])
         for row in result["what_if"]:
             peak = format_bytes(row["peak_bytes"]) if row["peak_bytes"] is not None else "failed"
             extra = f"  {_fits_word(row['fits'])}" if budget and row["peak_bytes"] is not None else ""
             note = f"  ({row['note'].splitlines()[0]})" if row.get("note") else ""
-            lines.append(f"  {row['change']:<{width}}  {peak:>10}{extra}{note}")
+            delta = _delta(row["peak_bytes"], result["peak_bytes"])
+            lines.append(f"  {row['change']:<{width}}  {peak:>10}  {delta:>7}{extra}{note}")
     if result.get("measured"):
         lines += ["", "measured on the real kernel:", *(f"  - {text}" for text in result["measured"])]
     if result.get("unsimulated"):

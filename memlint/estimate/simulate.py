@@ -35,12 +35,22 @@ with warnings.catch_warnings():
 
 from memlint.confirm.tracker import StorageTracker
 from memlint.estimate.checkpointing import checkpoint_blocks, describe
+from memlint.estimate.eager import EagerLinear
 from memlint.estimate.kernels import KernelScratch
 from memlint.estimate.optimizer_sim import make_optimizer
+from memlint.estimate.rejects import RealDtypeChecks
+from memlint.estimate.timeline import RESIDENT
 
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries")
 DTYPES = ("float32", "bf16-autocast", "fp16-autocast", "bf16")
 INPUT_DTYPES = {"float32": torch.float32, "int64": torch.int64}
+# How the step is written (`--step`): what the caller's variables keep alive.
+STEPS = {
+    "loop": "the model output, the loss and the batch stay alive through backward and the optimizer step, "
+    "into the next step's forward, as in `for x in loader: out = model(x); loss = f(out); loss.backward(); opt.step()`",
+    "lean": "the model output is freed before backward and the batch after it, as in `f(model(x)).backward()` "
+    "with `del x` before `opt.step()`",
+}
 
 
 class SimulationError(Exception):
@@ -50,12 +60,16 @@ class SimulationError(Exception):
 @dataclass(frozen=True)
 class StepConfig:
     input_shapes: tuple[tuple[int, ...], ...]
-    input_dtype: str = "float32"
+    input_dtypes: tuple[str, ...] = ("float32",)  # one per input, or one for all
     optimizer: str = "adam"
     dtype: str = "float32"
     checkpoint_blocks: bool = False
     accumulation_steps: int = 1  # micro-batches per optimizer step (the batch dimension is split)
     vocabulary: int = 2  # upper bound (exclusive) for int64 inputs (token ids)
+    step: str = "loop"  # see STEPS
+
+    def input_dtype(self, index: int) -> str:
+        return self.input_dtypes[0] if len(self.input_dtypes) == 1 else self.input_dtypes[index]
 
 
 @dataclass
@@ -69,8 +83,10 @@ class StepEstimate:
     state_bytes: int = 0  # persistent optimizer state
     peak_phase: str = ""  # where the peak was reached: "forward pass", "backward pass", ...
     forward_only: bool = False  # no trainable parameters: only the forward pass was simulated
+    carried_bytes: int = 0  # the output, loss and batch alive through the optimizer step (--step loop)
     measured: list = field(default_factory=list)  # memory measured on a real kernel (kernels.py)
     unsimulated: list = field(default_factory=list)  # memory known to be missing from the figure
+    timeline: Optional[dict] = None  # live bytes by kind through the step (memlint.estimate.timeline), on request
 
 
 def default_loss(output) -> torch.Tensor:
@@ -86,10 +102,10 @@ def default_loss(output) -> torch.Tensor:
 
 def _inputs(config: StepConfig, micro: int) -> list[torch.Tensor]:
     tensors = []
-    for shape in config.input_shapes:
+    for index, shape in enumerate(config.input_shapes):
         if shape and config.accumulation_steps > 1:
             shape = (max(1, shape[0] // config.accumulation_steps), *shape[1:])
-        if config.input_dtype == "int64":
+        if config.input_dtype(index) == "int64":
             tensors.append(torch.randint(0, config.vocabulary, shape))
         else:
             dtype = torch.bfloat16 if config.dtype == "bf16" else torch.float32
@@ -229,7 +245,7 @@ def _input_hint(model: nn.Module, config: StepConfig) -> Callable[[Exception], s
     def hint(error: Exception) -> str:
         text = str(error)
         embeds = any(isinstance(m, (nn.Embedding, nn.EmbeddingBag)) for m in model.modules())
-        if config.input_dtype != "int64" and (embeds or "indices" in text or "Long" in text):
+        if "int64" not in config.input_dtypes and (embeds or "indices" in text or "Long" in text):
             return "if the model takes token ids, pass --input-dtype int64 and --vocab-size (the vocabulary size)"
         return ""
 
@@ -265,6 +281,7 @@ def simulate(
     loss_fn: Optional[Callable] = None,
     fake: bool = True,
     steps: int = 1,
+    timeline: bool = False,
 ) -> StepEstimate:
     """Peak tensor bytes of `steps` training steps of `factory()` and what they are made of."""
     loss_fn = loss_fn or default_loss
@@ -284,19 +301,23 @@ def simulate(
         params = [p for p in model.parameters() if p.requires_grad]
         forward_hint = _input_hint(model, config)
         if not params:
-            return _forward_only(model, config, kernels, forward_hint)
+            return _forward_only(model, config, kernels, forward_hint, timeline)
         with _stage("creating the optimizer"):
             optimizer = make_optimizer(config.optimizer, params)
         with _stage("creating the optimizer's state (a first step on zero gradients)"):
             _create_optimizer_state(params, optimizer)
-        tracker = StorageTracker(snapshot_peak=True, kernels=kernels)
+        eager = EagerLinear()
+        tracker = StorageTracker(snapshot_peak=True, kernels=kernels, in_place_of=eager.in_place_of, events=timeline)
+        tracker.phase = RESIDENT
         tracker.track([model], "parameters")
         before_state = tracker.usage.live
         tracker.track(_state_tensors(optimizer), "optimizer_state")
         state_bytes = tracker.usage.live - before_state
-        forward_backward_peak = 0
-        with tracker:
-            for _ in range(steps):
+        forward_backward_peak = carried_bytes = 0
+        loop = config.step == "loop"
+        with tracker, eager, RealDtypeChecks():
+            # as a loop: the second step starts with the first one's output, loss and batch alive
+            for _ in range(max(steps, 2) if loop else steps):
                 for micro in range(config.accumulation_steps):
                     tracker.category, tracker.phase = "activations", "forward pass"
                     batch = _inputs(config, micro)
@@ -306,7 +327,8 @@ def simulate(
                         loss = loss_fn(output)
                         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
                             raise SimulationError("the loss is not a one-element tensor (pass --loss PATH.py:FN)")
-                    del output
+                    if not loop:
+                        del output
                     tracker.category, tracker.phase = "temporaries", "backward pass"
                     with _stage("the backward pass"):
                         if config.accumulation_steps > 1:
@@ -314,9 +336,12 @@ def simulate(
                         if not loss.requires_grad:
                             raise SimulationError("the loss does not depend on any trainable parameter")
                         loss.backward()
-                    del loss, batch
+                    if not loop:
+                        del loss, batch
                     tracker.mark((p.grad for p in params if p.grad is not None), "gradients")
-                forward_backward_peak = max(forward_backward_peak, tracker.usage.peak)
+                forward_backward_peak = max(forward_backward_peak, tracker.usage.window_peak)
+                if loop:
+                    carried_bytes = _storage_bytes([output, loss, batch])
                 tracker.phase = "optimizer step"
                 with _stage("the optimizer step"):
                     optimizer.step()
@@ -324,6 +349,7 @@ def simulate(
                 tracker.phase = "zero_grad"
                 with _stage("zero_grad"):
                     optimizer.zero_grad(set_to_none=True)
+                tracker.reset_window()  # the next forward and backward are measured apart from this step
     return StepEstimate(
         params=sum(p.numel() for p in model.parameters()),
         peak_bytes=tracker.usage.peak,
@@ -331,21 +357,32 @@ def simulate(
         note=note,
         forward_backward_peak=forward_backward_peak,
         state_bytes=state_bytes,
+        carried_bytes=carried_bytes,
+        timeline=_timeline(tracker),
         peak_phase=tracker.usage.peak_phase,
         measured=list(kernels.notes) if kernels else [],
         unsimulated=caveats(model) + (list(kernels.unsimulated) if kernels else []),
     )
 
 
-def _forward_only(model: nn.Module, config: StepConfig, kernels, hint) -> StepEstimate:
+def _timeline(tracker: StorageTracker) -> Optional[dict]:
+    from memlint.estimate.timeline import build
+
+    return build(tracker.events) if tracker.events is not None else None
+
+
+def _forward_only(model: nn.Module, config: StepConfig, kernels, hint, timeline: bool = False) -> StepEstimate:
     """A model without trainable parameters has no backward and no optimizer step: its forward."""
-    tracker = StorageTracker(snapshot_peak=True, kernels=kernels)
+    eager = EagerLinear()
+    tracker = StorageTracker(snapshot_peak=True, kernels=kernels, in_place_of=eager.in_place_of, events=timeline)
+    tracker.phase = RESIDENT
     tracker.track([model], "parameters")
-    with tracker:
+    with tracker, eager, RealDtypeChecks():
         tracker.category, tracker.phase = "activations", "forward pass"
-        batch = _inputs(config, 0)
-        with _stage("the forward pass", hint), _autocast(config):
-            output = model(*batch)
+        for _ in range(2 if config.step == "loop" else 1):  # a loop keeps the last output into the next forward
+            batch = _inputs(config, 0)
+            with _stage("the forward pass", hint), _autocast(config):
+                output = model(*batch)
         del output, batch
     return StepEstimate(
         params=sum(p.numel() for p in model.parameters()),
@@ -354,6 +391,7 @@ def _forward_only(model: nn.Module, config: StepConfig, kernels, hint) -> StepEs
         note="the model has no trainable parameters: this is its forward pass alone (no backward, no optimizer step)",
         peak_phase=tracker.usage.peak_phase,
         forward_only=True,
+        timeline=_timeline(tracker),
         measured=list(kernels.notes) if kernels else [],
         unsimulated=caveats(model) + (list(kernels.unsimulated) if kernels else []),
     )
@@ -385,8 +423,17 @@ def with_optimizer(factory, config: StepConfig, base: StepEstimate, optimizer_na
                 p.grad = torch.zeros_like(p)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
-    peak = max(base.forward_backward_peak - base.state_bytes + state_bytes, tracker.usage.peak)
-    return StepEstimate(params=base.params, peak_bytes=peak, state_bytes=state_bytes)
+    peak = max(base.forward_backward_peak - base.state_bytes + state_bytes, tracker.usage.peak + base.carried_bytes)
+    return StepEstimate(params=base.params, peak_bytes=peak, state_bytes=state_bytes, carried_bytes=base.carried_bytes)
+
+
+def _storage_bytes(values) -> int:
+    """Bytes of the distinct storages of the tensors in `values` (nested tuples, lists, dicts)."""
+    seen = {}
+    for value in tree_flatten(values)[0]:
+        if isinstance(value, torch.Tensor):
+            seen[StorageTracker.key(value)] = value.untyped_storage().nbytes()
+    return sum(seen.values())
 
 
 def _state_tensors(optimizer) -> list:
@@ -421,7 +468,7 @@ WHAT_IF: tuple[tuple[str, dict], ...] = (
 
 
 def what_if(
-    factory, config: StepConfig, *, loss_fn=None, base: Optional[StepEstimate] = None
+    factory, config: StepConfig, *, loss_fn=None, base: Optional[StepEstimate] = None, progress: Callable[[str], None] = lambda _: None
 ) -> list[tuple[str, Optional[StepEstimate], str]]:
     """The same step with each technique applied (skipping those already in use). With the `base`
     estimate, another optimizer is costed without simulating forward and backward again."""
@@ -433,6 +480,7 @@ def what_if(
             continue
         if "accumulation_steps" in fields and not any(s and s[0] >= 2 for s in config.input_shapes):
             continue
+        progress(f"what if: {change}")
         try:
             if base is not None and list(fields) == ["optimizer"] and config.accumulation_steps == 1:
                 results.append((change, with_optimizer(factory, config, base, fields["optimizer"]), ""))

@@ -16,7 +16,10 @@ Idempotent, so a workflow can run it on every push:
 
 GitHub answers 422 when a comment's line is not in the pull request's diff (the base moved, or the
 payload came from another commit): the review is then posted as its summary only, listing the findings.
-Errors (HTTP, missing token, unreadable payload) print one line on stderr and exit 2.
+Errors (HTTP, missing token, unreadable payload) print one line on stderr and exit 2. Any answer but
+2xx is an error: a redirect of the POST is not followed (urllib would repeat it as a GET, to wherever
+`Location` points, carrying the token), and a GET is redirected only within --api-url, so the token
+is never sent to another host.
 """
 
 from __future__ import annotations
@@ -63,10 +66,31 @@ def marker(payload_digest: str) -> str:
     return f"{MARKER} sha256={payload_digest} -->"
 
 
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only for a GET, and only to a URL under the API (each request carries the token)."""
+
+    def __init__(self, api_url: str):
+        super().__init__()
+        self.api_url = api_url
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        method = req.get_method()
+        if method != "GET":
+            # A write that was redirected did not happen: report it rather than repeat it elsewhere.
+            fp.close()
+            raise HTTPFailure(code, f"{method} {req.full_url}: HTTP {code}: redirected to {newurl}, not followed")
+        if not newurl.startswith(self.api_url + "/"):
+            fp.close()
+            raise PostError(f"{method} {req.full_url}: HTTP {code}: refusing to follow the redirect to {newurl}: "
+                            f"it is not under {self.api_url}, and the token goes only there")  # fmt: skip
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 class GitHub:
     def __init__(self, api_url: str, token: str):
         self.api_url = api_url.rstrip("/")
         self.token = token
+        self.opener = urllib.request.build_opener(_Redirects(self.api_url))
 
     def request(self, method: str, url: str, body: dict | None = None) -> tuple[object, str]:
         """The decoded JSON answer and its Link header."""
@@ -84,13 +108,15 @@ class GitHub:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=data, headers=headers, method=method)
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with self.opener.open(request, timeout=30) as response:
                 text = response.read().decode("utf-8")
                 link = response.headers.get("Link", "")
         except urllib.error.HTTPError as error:
             raise HTTPFailure(error.code, f"{method} {url}: HTTP {error.code}: {_error_message(error)}") from None
         except (urllib.error.URLError, OSError) as error:
-            raise PostError(f"{method} {url}: {getattr(error, 'reason', error)}") from None
+            # Lost on the way back, a write may have happened: say so rather than "not posted".
+            unsure = " (GitHub may have received it: look at the pull request)" if method != "GET" else ""
+            raise PostError(f"{method} {url}: {getattr(error, 'reason', error)}{unsure}") from None
         try:
             return (json.loads(text) if text.strip() else None), link
         except ValueError:
@@ -186,17 +212,24 @@ def post(github: GitHub, repo: str, pr: int, payload: dict, commit: str | None) 
     if commit:
         review["commit_id"] = commit
     try:
-        github.request("POST", f"{github.api_url}{base}/reviews", review)
+        create_review(github, f"{github.api_url}{base}/reviews", review)
     except HTTPFailure as failure:
         if failure.status != 422:
             raise
         fallback = {"body": f"{summary_only(body, new, 'GitHub answered 422')}\n\n{marker(payload_digest)}", "event": "COMMENT"}
         if commit:
             fallback["commit_id"] = commit
-        github.request("POST", f"{github.api_url}{base}/reviews", fallback)
+        create_review(github, f"{github.api_url}{base}/reviews", fallback)
         return (f"memlint: GitHub rejected the comments ({failure}); posted the summary only, "
                 f"listing {len(new)} finding{'' if len(new) == 1 else 's'}.")  # fmt: skip
     return f"memlint: posted a review with {len(new)} comment{'' if len(new) == 1 else 's'}."
+
+
+def create_review(github: GitHub, url: str, review: dict) -> None:
+    """POST the review; GitHub answers with the review it created, anything else is a failure."""
+    answer, _ = github.request("POST", url, review)
+    if not (isinstance(answer, dict) and "id" in answer):
+        raise PostError(f"POST {url}: the answer is not the review created")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -217,12 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         payload = load_payload(args.review)
         print(post(GitHub(args.api_url, token), args.repo, args.pr, payload, args.commit))
     except HTTPFailure as failure:
-        print(f"memlint: {failure}", file=sys.stderr)
+        print(f"memlint: failed to post the review: {failure}", file=sys.stderr)
         if failure.status == 403:
             print(f"memlint: {FORK_HELP}", file=sys.stderr)
         return EXIT_ERROR
     except PostError as error:
-        print(f"memlint: {error}", file=sys.stderr)
+        print(f"memlint: failed to post the review: {error}", file=sys.stderr)
         return EXIT_ERROR
     return 0
 

@@ -2,8 +2,9 @@
 pull-request review payload (comments with ```suggestion blocks built from the fixes) or markdown.
 
 The command reads files and runs git; it never imports or executes the code under review (git runs
-without external diff drivers, textconv or clean filters, hooks or fsmonitor, see memlint/integrations/gitdiff.py),
-and reads only regular files inside the repository, never through a symlink.
+without external diff drivers, textconv or clean filters, hooks, fsmonitor or any transport, so a
+partial clone never fetches: see memlint/integrations/gitdiff.py), diffs only the files it lints, and
+reads only regular files inside the repository, never through a symlink.
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ def changed_cells(file: Path, base_text: Optional[str]) -> set[int]:
 def collect(base: str, run: Run, cwd: Path) -> Review:
     """The review of the run's paths: the findings of the files changed since `base`, each with the
     settings of its closest configuration file, on the lines the change touched."""
-    changes = changed_lines(base, run.paths, cwd)
+    changes = changed_lines(base, run.paths, cwd, suffixes=REVIEWABLE_SUFFIXES)  # only what is linted is diffed
     files: dict[str, tuple[Path, str]] = {}  # display name -> (file, repository path)
     for repo_path in sorted(changes.lines):
         file = changes.root / repo_path

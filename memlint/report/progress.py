@@ -28,3 +28,31 @@ def progress_for(total: int, output_format: str) -> Iterator[Optional[Callable[[
 
     with click.progressbar(length=total, label="Checking", file=sys.stderr, show_pos=True, width=30) as bar:
         yield bar.update
+
+
+class StatusLine:
+    """One line on stderr, rewritten in place, for runs made of a few long stages (`confirm` per
+    fixture, `estimate` per simulation): shown only where a person is watching (stderr is a
+    terminal and the output is not for tools), and erased when the run ends."""
+
+    def __init__(self, show: bool, stream=None) -> None:
+        self._stream = stream if stream is not None else sys.stderr
+        self._show = show
+        self._shown = False
+
+    @classmethod
+    def for_format(cls, output_format: str, formats: tuple = ("text", "markdown")) -> "StatusLine":
+        isatty = getattr(sys.stderr, "isatty", None)
+        return cls(output_format in formats and bool(isatty and isatty()))
+
+    def __call__(self, message: str) -> None:
+        if self._show:
+            self._stream.write(f"\r\x1b[Kmemlint: {message}")
+            self._stream.flush()
+            self._shown = True
+
+    def close(self) -> None:
+        if self._shown:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+            self._shown = False

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Optional
@@ -24,25 +26,42 @@ from pygls.lsp.server import LanguageServer
 
 from memlint import __version__, api
 from memlint.config import ConfigError, Selection, Settings
-from memlint.diagnostics import Diagnostic
+from memlint.diagnostics import Diagnostic, Location
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.incremental import IncrementalParser
+from memlint.pipeline.reserved import too_large
 from memlint.pipeline.runner import Mode, process_text
-from memlint.run import Run
+from memlint.pipeline.suppressions import listed_codes
 from memlint.prescreen import Source
+from memlint.run import Run
 from memlint.server import client_settings, notebook_documents
-from memlint.server.convert import FIX_ALL_KIND, diagnostic, noqa_edit, rule_page, text_edits, whole_document
+from memlint.server.convert import (
+    FIX_ALL_KIND, REPLACEMENT, Lines, column_index, diagnostic, editor_text, noqa_edit, rule_page, text_edits, to_range,
+    whole_document,
+)
+from memlint.server.protocol import ReleasingProtocol
+from memlint.server.reports import Reports
 from memlint.server.workspace import WorkspaceFacts
 
 DEBOUNCE_SECONDS = 0.05  # notebooks: a quiet period before a change is linted (files: see MemlintServer.lint)
 SHOW_DOCUMENTATION = "memlint.showDocumentation"
+# Seconds a client has to answer a request of the server (window/showDocument): one that never answers
+# must not keep workspace/executeCommand waiting.
+CLIENT_TIMEOUT = 5.0
+# Seconds a pull for diagnostics waits for the analysis of the document's current version.
+PULL_TIMEOUT = 60.0
 CONFIG_NAMES = ("pyproject.toml", "memlint.toml")
+# The languageId of the text documents linted; others (Markdown, a configuration file...) are left
+# alone. A notebook's cells come through the notebook (the end of this file), whatever their language.
+PYTHON_LANGUAGES = ("python",)
 
 
 class MemlintServer(LanguageServer):
     def __init__(self) -> None:
         # notebookDocumentSync is advertised (to clients that declare notebook support) from this option.
-        super().__init__("memlint", __version__, notebook_document_sync=notebook_documents.SYNC_OPTIONS)
+        super().__init__(
+            "memlint", __version__, notebook_document_sync=notebook_documents.SYNC_OPTIONS, protocol_cls=ReleasingProtocol,
+        )  # fmt: skip
         self.findings: dict[str, tuple[int, list[Diagnostic]]] = {}  # uri -> (version, findings)
         self.run: Optional[Run] = None  # the editor's settings over the configuration files (forget_settings)
         self.running: set[str] = set()  # documents being analysed
@@ -55,6 +74,77 @@ class MemlintServer(LanguageServer):
         # Where "show the documentation" writes rule pages (from the rules' own text) for the editor to
         # open: a private temporary directory of this server process, made on first use.
         self.rule_pages: Optional[Path] = None
+        self.shut_down = False  # the client asked for `shutdown`: `exit` then ends with 0, else 1 (LSP)
+        self.reports = Reports()  # for a client that pulls diagnostics
+        self.refreshing = False  # a workspace/diagnostic/refresh is about to be sent
+
+    def remove_rule_pages(self) -> None:
+        """Remove the rule pages' temporary directory (at shutdown, and when the process ends)."""
+        if self.rule_pages is not None:
+            shutil.rmtree(self.rule_pages, ignore_errors=True)
+            self.rule_pages = None
+
+    @property
+    def encoding(self) -> str:
+        """The position encoding agreed on at initialize ("utf-16", "utf-8" or "utf-32")."""
+        chosen = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return str(getattr(chosen, "value", chosen))
+
+    def lines(self, text: str) -> Lines:
+        return Lines(text, self.encoding)
+
+    @property
+    def pulls(self) -> bool:
+        """Whether the client pulls diagnostics (LSP 3.17): then none are published to it."""
+        text_document = self.client_capabilities.text_document
+        return text_document is not None and text_document.diagnostic is not None
+
+    def report(self, uri: str, version: Optional[int], found: list[Diagnostic], source: str) -> None:
+        """Keep a document's (or a cell's) findings and give the client their diagnostics: published,
+        or kept for its pull (and, if they changed for a version it has pulled, a refresh asked for)."""
+        self.findings[uri] = (version or 0, found)
+        lines = self.lines(source)
+        items = [diagnostic(lines, d, uri) for d in found]
+        if self.pulls:
+            if self.reports.store(uri, version or 0, items):
+                self.refresh_soon()
+            return
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=items))
+
+    def forget(self, uri: str) -> None:
+        """A document closed (or a cell removed): its diagnostics go."""
+        self.findings.pop(uri, None)
+        self.reports.forget(uri)
+        if not self.pulls:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def refresh_soon(self) -> None:
+        """Ask a pulling client to pull again (once for the changes of a moment), if it can be asked."""
+        workspace = self.client_capabilities.workspace
+        support = workspace.diagnostics if workspace is not None else None
+        if self.refreshing or support is None or not support.refresh_support:
+            return
+        self.refreshing = True
+
+        async def refresh() -> None:
+            self.refreshing = False
+            try:
+                await asyncio.wait_for(self.workspace_diagnostic_refresh_async(None), CLIENT_TIMEOUT)
+            except Exception:  # no answer in time, or an error: the client pulls when it next edits
+                pass
+
+        asyncio.get_running_loop().call_later(0.05, lambda: asyncio.ensure_future(refresh()))
+
+    def resolves_edits(self) -> bool:
+        """Whether the client asks for a code action's edit when one is chosen (codeAction/resolve)."""
+        text_document = self.client_capabilities.text_document
+        code_action = text_document.code_action if text_document is not None else None
+        support = code_action.resolve_support if code_action is not None else None
+        return support is not None and "edit" in support.properties
+
+    def can_show_documents(self) -> bool:
+        window = self.client_capabilities.window
+        return bool(window is not None and window.show_document is not None and window.show_document.support)
 
     def settings_for(self, path: Optional[str]) -> Settings:
         """The settings of a document: its closest configuration, under the editor's settings."""
@@ -97,11 +187,20 @@ class MemlintServer(LanguageServer):
         notebook = self.workspace.get_notebook_document(cell_uri=uri)
         if notebook is not None:  # a notebook's cell: the notebook is linted as one (at the end of this file)
             return lint_notebook(self, notebook.uri)
+        if not self.is_python(uri):
+            return
         if uri in self.running:
             self.changed.add(uri)
             return
         self.running.add(uri)
         asyncio.ensure_future(self._lint(uri))
+
+    def is_python(self, uri: str) -> bool:
+        """Whether the text document is one memlint lints: Python, or a notebook opened as a file."""
+        document = self.workspace.text_documents.get(uri)
+        if document is None:
+            return False
+        return document.language_id in PYTHON_LANGUAGES or uri.endswith(".ipynb")
 
     async def _lint(self, uri: str) -> None:
         try:
@@ -115,7 +214,7 @@ class MemlintServer(LanguageServer):
 
     async def _lint_now(self, uri: str) -> None:
         document = self.workspace.get_text_document(uri)
-        source, version = document.source, document.version
+        source, version = editor_text(document.source), document.version
         path = document.path if uri.startswith("file:") else None
         filename = path or uri.rsplit("/", 1)[-1] or "untitled.py"
         new_summary = None
@@ -133,11 +232,7 @@ class MemlintServer(LanguageServer):
             # Judged with facts resolved for an older text of it: resolve with this one, lint again.
             self.facts.edited(path, new_summary)
             self.resolve_soon()
-        self.findings[uri] = (version or 0, found)
-        lines = source.splitlines()
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=[diagnostic(lines, d, uri) for d in found])
-        )
+        self.report(uri, version, found, source)
 
     def _analyse(
         self, source: str, filename: str, path: Optional[str], settings: Settings, parser: IncrementalParser
@@ -146,6 +241,10 @@ class MemlintServer(LanguageServer):
         when those facts were resolved with an older one (WorkspaceFacts.view; a worker thread)."""
         if filename.endswith(".ipynb"):  # a notebook opened as a file: a project of its own
             return sorted(process_text(source, filename, settings, Mode()).diagnostics, key=Diagnostic.sort_key), None
+        if too_large(source, settings) is not None:
+            # Refused before anything parses it (CPython's AST of 5 MB takes seconds and gigabytes):
+            # lint_text reports ML900 with the limit, as `memlint check` does.
+            return lint_text(source, filename, settings, defer_fixes=True), None
         parsed = Source(source)  # one AST for the project facts and the screens
         view, new_summary = self.facts.view(parsed, path)
         # Fixes are computed when a code action asks for one: most findings shown are never fixed.
@@ -203,6 +302,13 @@ class MemlintServer(LanguageServer):
 server = MemlintServer()
 
 
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: MemlintServer, params: None) -> None:
+    ls.shut_down = True
+    ls.protocol.cancel_pending()
+    ls.remove_rule_pages()
+
+
 @server.feature(types.INITIALIZE)
 def initialize(ls: MemlintServer, params: types.InitializeParams) -> None:
     ls.take_client_settings(params.initialization_options)
@@ -228,7 +334,7 @@ def did_open(ls: MemlintServer, params: types.DidOpenTextDocumentParams) -> None
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-async def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParams) -> None:
+def did_change(ls: MemlintServer, params: types.DidChangeTextDocumentParams) -> None:
     ls.lint(params.text_document.uri)
 
 
@@ -246,14 +352,13 @@ async def did_save(ls: MemlintServer, params: types.DidSaveTextDocumentParams) -
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: MemlintServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.findings.pop(params.text_document.uri, None)
+    ls.forget(params.text_document.uri)
     ls.parsers.pop(params.text_document.uri, None)
     path = uris.to_fs_path(params.text_document.uri) if params.text_document.uri.startswith("file:") else None
     if path is not None:
         ls.facts.close(path)  # an unsaved text no longer stands for the file
         if not ls.facts.is_current():
             ls.resolve_soon()
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -270,28 +375,42 @@ async def did_change_watched_files(ls: MemlintServer, params: types.DidChangeWat
 
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND]),
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
+        resolve_provider=True,
+    ),
 )
 async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """The actions at a range. To a client that resolves an action's edit (codeAction/resolve), the
+    fixes and fix-all are listed without their edits, computed only for the one chosen: a request at
+    the cursor then computes no fix at all."""
     uri = params.text_document.uri
     document = ls.workspace.get_text_document(uri)
-    lines = document.source.splitlines()
-    _, found = ls.findings.get(uri, (0, []))
+    source = editor_text(document.source)  # the text the findings are about
+    lines = ls.lines(source)
+    version, found = ls.findings.get(uri, (0, []))
     only = params.context.only
+    lazy = ls.resolves_edits()
     actions: list[types.CodeAction] = []
     wants_fix_all = only is not None and any(kind in (types.CodeActionKind.SourceFixAll, FIX_ALL_KIND) for kind in only)
     if not wants_fix_all:
-        for finding in found:
+        for index, finding in enumerate(found):
             converted = diagnostic(lines, finding)
             if not _touches(converted.range, params.range):
                 continue
-            fix = finding.resolved_fix()
-            if fix is not None:
-                label = fix.message + (" (unsafe)" if not fix.is_safe else "")
-                actions.append(types.CodeAction(
+            known = finding.deferred_fix or finding.fix  # its message and safety, without its edits
+            fix = None if lazy or known is None else finding.resolved_fix()
+            if known is not None and (lazy or fix is not None):
+                label = known.message + (" (unsafe)" if not known.is_safe else "")
+                action = types.CodeAction(
                     title=f"memlint: {label}", kind=types.CodeActionKind.QuickFix, diagnostics=[converted],
-                    is_preferred=fix.is_safe, edit=types.WorkspaceEdit(changes={uri: text_edits(lines, fix.edits)}),
-                ))  # fmt: skip
+                    is_preferred=known.is_safe,
+                )  # fmt: skip
+                if lazy:
+                    action.data = {"uri": uri, "version": version, "finding": index}
+                else:
+                    action.edit = types.WorkspaceEdit(changes={uri: text_edits(lines, fix.edits)})
+                actions.append(action)
             suppress = noqa_edit(lines, finding.location.row, finding.code)
             if suppress is not None:
                 actions.append(types.CodeAction(
@@ -304,18 +423,66 @@ async def code_action(ls: MemlintServer, params: types.CodeActionParams) -> list
                 kind=types.CodeActionKind.QuickFix, diagnostics=[converted],
                 command=types.Command(title=f"Show {finding.code}", command=SHOW_DOCUMENTATION, arguments=[finding.code]),
             ))  # fmt: skip
-    if ls.workspace.get_notebook_document(cell_uri=uri) is not None:  # a notebook's cell (end of this file)
-        return actions + (notebook_fix_all(ls, uri) if only is None or wants_fix_all else [])
-    if any(d.has_safe_fix() for d in found) and (only is None or wants_fix_all):
-        source, path = document.source, document.path if uri.startswith("file:") else None
-        # In a worker thread, as the diagnostics: every fix applied to a fixed point can take a while.
-        fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path), unsafe=False)
-        if fixed.text != source:
-            actions.append(types.CodeAction(
-                title="memlint: fix all safe fixes in this file", kind=FIX_ALL_KIND,
-                edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole_document(source), new_text=fixed.text)]}),
-            ))  # fmt: skip
+    notebook = ls.workspace.get_notebook_document(cell_uri=uri)  # of a cell (the end of this file)
+    cell = notebook is not None
+    # A notebook's fixes may edit any of its cells (an import added to the first one).
+    fixable = [d for c in notebook.cells for d in ls.findings.get(c.document, (0, []))[1]] if cell else found
+    if (only is None or wants_fix_all) and any(d.has_safe_fix() for d in fixable):
+        fix_all = types.CodeAction(title=f"memlint: fix all safe fixes in this {'cell' if cell else 'file'}", kind=FIX_ALL_KIND)
+        if lazy:
+            fix_all.data = {"uri": uri, "fixAll": True}
+        else:
+            fix_all.edit = await _fix_all_edit(ls, uri, source)
+        if fix_all.edit is not None or lazy:
+            actions.append(fix_all)
+    if source != document.source:
+        # The text held lone surrogates, linted as U+FFFD: an edit that writes U+FFFD would put it in
+        # place of the editor's character, so those edits are not offered.
+        actions = [action for action in actions if not _writes_replacement(action)]
     return actions
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+async def resolve_code_action(ls: MemlintServer, action: types.CodeAction) -> types.CodeAction:
+    """The edit of an action listed without it (code_action above). A fix whose finding is from
+    another version of the document than the one shown resolves to no edit: the editor applies
+    nothing, and the next request lists the new findings."""
+    data = action.data if isinstance(action.data, dict) else {}
+    uri = data.get("uri")
+    document = ls.workspace.text_documents.get(uri) if isinstance(uri, str) else None
+    if document is None:
+        return action
+    source = editor_text(document.source)
+    if data.get("fixAll") is True:
+        action.edit = await _fix_all_edit(ls, uri, source)
+    elif isinstance(data.get("finding"), int):
+        version, found = ls.findings.get(uri, (None, []))
+        index = data["finding"]
+        if version == data.get("version") == (document.version or 0) and 0 <= index < len(found):
+            fix = found[index].resolved_fix()
+            if fix is not None:
+                action.edit = types.WorkspaceEdit(changes={uri: text_edits(ls.lines(source), fix.edits)})
+    if source != document.source and _writes_replacement(action):
+        action.edit = None
+    return action
+
+
+async def _fix_all_edit(ls: MemlintServer, uri: str, source: str) -> Optional[types.WorkspaceEdit]:
+    """The edit applying every safe fix of the document (of the notebook, for a cell), or None."""
+    if ls.workspace.get_notebook_document(cell_uri=uri) is not None:
+        return notebook_fix_all(ls, uri)
+    document = ls.workspace.get_text_document(uri)
+    path = document.path if uri.startswith("file:") else None
+    # In a worker thread, as the diagnostics: every fix applied to a fixed point can take a while.
+    fixed = await asyncio.to_thread(api.fix_source, source, path or "untitled.py", settings=ls.settings_for(path), unsafe=False)
+    if fixed.text == source:
+        return None
+    return types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole_document(source, ls.encoding), new_text=fixed.text)]})
+
+
+def _writes_replacement(action: types.CodeAction) -> bool:
+    changes = action.edit.changes if action.edit is not None and action.edit.changes else {}
+    return any(REPLACEMENT in edit.new_text for edits in changes.values() for edit in edits)
 
 
 @server.command(SHOW_DOCUMENTATION)
@@ -332,8 +499,98 @@ async def show_documentation(ls: MemlintServer, code: str) -> None:
     if uri is None:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"memlint: {problem}"))
         return
-    external = not uri.startswith("file:")
-    await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, external=external, take_focus=True))
+    shown = False
+    if ls.can_show_documents():  # else the request is not sent: the client said it cannot
+        external = not uri.startswith("file:")
+        request = ls.window_show_document_async(types.ShowDocumentParams(uri=uri, external=external, take_focus=True))
+        try:
+            result = await asyncio.wait_for(request, CLIENT_TIMEOUT)
+            shown = bool(result is not None and getattr(result, "success", False))
+        except Exception:  # no answer in time, an error, an answer pygls cannot read: say where the page is
+            shown = False
+    if not shown:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=f"memlint: the documentation of {code}: {uri}"))
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_DIAGNOSTIC,
+    types.DiagnosticOptions(inter_file_dependencies=True, workspace_diagnostics=True, identifier="memlint"),
+)
+async def document_diagnostic(ls: MemlintServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+    """The document's diagnostics, for a client that pulls them: those of its current version, once
+    analysed ("unchanged" when the client holds them already)."""
+    report = await _current_report(ls, params.text_document.uri)
+    if report is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    if params.previous_result_id == report.result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=report.result_id)
+    return types.RelatedFullDocumentDiagnosticReport(items=report.items, result_id=report.result_id)
+
+
+@server.feature(types.WORKSPACE_DIAGNOSTIC)
+async def workspace_diagnostic(ls: MemlintServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
+    """The diagnostics of every open document (the files on disk are linted by `memlint check`)."""
+    held = {previous.uri: previous.value for previous in params.previous_result_ids}
+    items: list = []
+    for uri in list(ls.workspace.text_documents):
+        report = await _current_report(ls, uri)
+        if report is None:
+            continue
+        if held.get(uri) == report.result_id:
+            items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=report.result_id, version=report.version))
+        else:
+            items.append(types.WorkspaceFullDocumentDiagnosticReport(
+                uri=uri, items=report.items, version=report.version, result_id=report.result_id,
+            ))  # fmt: skip
+    return types.WorkspaceDiagnosticReport(items=items)
+
+
+async def _current_report(ls: MemlintServer, uri: str):
+    document = ls.workspace.text_documents.get(uri)
+    if document is None or not (ls.is_python(uri) or ls.workspace.get_notebook_document(cell_uri=uri) is not None):
+        return None
+    return await ls.reports.current(uri, document.version or 0, PULL_TIMEOUT)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: MemlintServer, params: types.HoverParams) -> Optional[types.Hover]:
+    """A rule's documentation, on its code in a suppression comment (`# noqa: ML001`, `# memlint:
+    ignore[ML001]`, `ignore-file`) or on one of its findings."""
+    uri = params.text_document.uri
+    document = ls.workspace.text_documents.get(uri)
+    if document is None or not (ls.is_python(uri) or ls.workspace.get_notebook_document(cell_uri=uri) is not None):
+        return None
+    lines = ls.lines(editor_text(document.source))
+    row = params.position.line
+    if not 0 <= row < len(lines):
+        return None
+    line = lines[row]
+    column = column_index(line, params.position.character, lines.encoding)
+    for match, group, _ in listed_codes(line):
+        for code in re.finditer(r"[A-Za-z]+[0-9]+", match.group(group)):
+            start, end = match.start(group) + code.start(), match.start(group) + code.end()
+            if start <= column <= end:
+                place = to_range(lines, Location(row + 1, start + 1), Location(row + 1, end + 1))
+                return _rule_hover(ls, code.group(), place)
+    _, found = ls.findings.get(uri, (0, []))
+    for finding in found:
+        converted = diagnostic(lines, finding)
+        if _touches(converted.range, types.Range(start=params.position, end=params.position)):
+            return _rule_hover(ls, finding.code, converted.range)
+    return None
+
+
+def _rule_hover(ls: MemlintServer, code: str, place: types.Range) -> Optional[types.Hover]:
+    from memlint.commands.ruledocs import rule_text
+    from memlint.pipeline import registry
+
+    rule = registry.find_rule(code)
+    if rule is None:  # another tool's code (`# noqa: E501`)
+        return None
+    hover_capability = ls.client_capabilities.text_document.hover if ls.client_capabilities.text_document else None
+    formats = hover_capability.content_format if hover_capability is not None else None
+    kind = types.MarkupKind.PlainText if formats and types.MarkupKind.Markdown not in formats else types.MarkupKind.Markdown
+    return types.Hover(contents=types.MarkupContent(kind=kind, value=rule_text(rule)), range=place)
 
 
 def _touches(a: types.Range, b: types.Range) -> bool:
@@ -360,7 +617,7 @@ def _notebook_cells(ls: MemlintServer, notebook: types.NotebookDocument) -> list
         if document is None:
             cells.append((cell, "", None, None))
         else:
-            cells.append((cell, document.source, document.language_id, document.version))
+            cells.append((cell, editor_text(document.source), document.language_id, document.version))
     return cells
 
 
@@ -409,41 +666,32 @@ async def _lint_notebook(ls: MemlintServer, notebook_uri: str) -> None:
     per_cell = notebook_documents.split_by_cell(found, [(cell.document, source) for cell, source, _, _ in cells], fallback=first_code)
     for old in _notebook_published.get(notebook_uri, []):
         if old not in per_cell:  # a cell removed since: its diagnostics go too
-            ls.findings.pop(old, None)
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=old, diagnostics=[]))
+            ls.forget(old)
     _notebook_published[notebook_uri] = list(per_cell)
     for cell, source, _, cell_version in cells:
-        cell_found = per_cell[cell.document]
-        ls.findings[cell.document] = (cell_version or 0, cell_found)
-        lines = source.splitlines()
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=cell.document, version=cell_version, diagnostics=[diagnostic(lines, d, cell.document) for d in cell_found],
-        ))  # fmt: skip
+        ls.report(cell.document, cell_version, per_cell[cell.document], source)
 
 
-def notebook_fix_all(ls: MemlintServer, cell_uri: str) -> list[types.CodeAction]:
-    """The fix-all action for one cell: the notebook's safe fixes applied as a whole, this cell's new text."""
+def notebook_fix_all(ls: MemlintServer, cell_uri: str) -> Optional[types.WorkspaceEdit]:
+    """The fix-all edit of one cell: the notebook's safe fixes applied as a whole, this cell's new text."""
     notebook = ls.workspace.get_notebook_document(cell_uri=cell_uri)
     made = _notebook_source(ls, notebook.uri) if notebook is not None else None
     if made is None:
-        return []
+        return None
     text, filename, settings, cells = made
     index = next((n for n, (cell, *_) in enumerate(cells) if cell.document == cell_uri), None)
     if index is None:
-        return []
+        return None
     fixed = api.fix_source(text, filename, settings=settings, unsafe=False)  # "fix all safe fixes"
     if fixed.text == text:
-        return []
+        return None
     new_cells = json.loads(fixed.text)["cells"]
     source = new_cells[index].get("source", "") if index < len(new_cells) else ""
     new_text = "".join(source) if isinstance(source, list) else source
     old_text = cells[index][1]
     if new_text == old_text:
-        return []
-    return [types.CodeAction(
-        title="memlint: fix all safe fixes in this cell", kind=FIX_ALL_KIND,
-        edit=types.WorkspaceEdit(changes={cell_uri: [types.TextEdit(range=whole_document(old_text), new_text=new_text)]}),
-    )]  # fmt: skip
+        return None
+    return types.WorkspaceEdit(changes={cell_uri: [types.TextEdit(range=whole_document(old_text, ls.encoding), new_text=new_text)]})
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
@@ -469,6 +717,5 @@ def notebook_did_close(ls: MemlintServer, params: types.DidCloseNotebookDocument
         pending.cancel()
     cell_uris = [cell.uri for cell in params.cell_text_documents] + _notebook_published.pop(uri, [])
     for cell_uri in dict.fromkeys(cell_uris):
-        ls.findings.pop(cell_uri, None)
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+        ls.forget(cell_uri)
 # ---- end of notebook documents ----

@@ -20,4 +20,10 @@ def server_command() -> None:
     from memlint.pipeline.workers import fewer_collections
 
     fewer_collections()  # as in `memlint check`: libcst's trees make the collector run often for nothing
-    server.start_io()
+    try:
+        server.start_io()
+    finally:
+        server.remove_rule_pages()  # an editor that exits without shutdown leaves none either
+    # LSP: `exit` ends with 0 after a `shutdown` request, else with 1 (an editor that died, or one that
+    # skipped shutdown); pygls swallows the code it means, so it is chosen here.
+    raise click.exceptions.Exit(0 if server.shut_down else 1)

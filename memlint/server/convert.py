@@ -1,8 +1,11 @@
 """memlint's findings and fixes as LSP values (lsprotocol types). LSP positions are 0-based lines and
-UTF-16 code units; memlint's are 1-based rows and columns counted in characters."""
+code units of the encoding the client and the server agreed on at initialize (UTF-16 unless the client
+offers UTF-8 or UTF-32 first; pygls chooses, and reads the client's changes with it); memlint's are
+1-based rows and columns counted in characters."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -12,6 +15,16 @@ from memlint.diagnostics import Diagnostic, Edit, Location, Severity
 
 SOURCE = "memlint"
 FIX_ALL_KIND = "source.fixAll.memlint"
+REPLACEMENT = "\ufffd"
+# A str decoded from JSON holds a surrogate only when the editor sent a lone one (a pair decodes to one
+# character): such text cannot be encoded, parsed or written as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def editor_text(text: str) -> str:
+    """The editor's text with each lone UTF-16 surrogate as U+FFFD: one UTF-16 code unit for another,
+    so every position stays where it was, and the rest of the text can be linted."""
+    return _SURROGATE.sub(REPLACEMENT, text)
 
 _SEVERITIES = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -20,18 +33,45 @@ _SEVERITIES = {
 }
 
 
-def position(lines: list[str], location: Location) -> types.Position:
+def units(text: str, encoding: str) -> int:
+    """The length of `text` in code units of a position encoding ("utf-8", "utf-16", "utf-32")."""
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == "utf-32":
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class Lines(list):
+    """A text's lines, with the position encoding their LSP positions are counted in."""
+
+    def __init__(self, text: str, encoding: str = "utf-16") -> None:
+        super().__init__(text.splitlines())
+        self.encoding = encoding
+
+
+def position(lines: Lines, location: Location) -> types.Position:
     row = location.row - 1
     text = lines[row] if 0 <= row < len(lines) else ""
     prefix = text[: location.column - 1]
-    return types.Position(line=max(row, 0), character=len(prefix.encode("utf-16-le")) // 2)
+    return types.Position(line=max(row, 0), character=units(prefix, lines.encoding))
 
 
-def to_range(lines: list[str], start: Location, end: Location) -> types.Range:
+def column_index(line: str, character: int, encoding: str) -> int:
+    """The index in `line` of the character at an LSP position's `character`."""
+    counted = 0
+    for index, char in enumerate(line):
+        if counted >= character:
+            return index
+        counted += units(char, encoding)
+    return len(line)
+
+
+def to_range(lines: Lines, start: Location, end: Location) -> types.Range:
     return types.Range(start=position(lines, start), end=position(lines, end))
 
 
-def diagnostic(lines: list[str], finding: Diagnostic, uri: Optional[str] = None) -> types.Diagnostic:
+def diagnostic(lines: Lines, finding: Diagnostic, uri: Optional[str] = None) -> types.Diagnostic:
     """`uri`: the document's, for the finding's related places in the same document (or cell)."""
     description = types.CodeDescription(href=finding.url) if finding.url else None
     related = [
@@ -74,20 +114,20 @@ def rule_page(code: str, directory: Path) -> Optional[str]:
     return page.as_uri()
 
 
-def text_edits(lines: list[str], edits: tuple[Edit, ...]) -> list[types.TextEdit]:
+def text_edits(lines: Lines, edits: tuple[Edit, ...]) -> list[types.TextEdit]:
     return [types.TextEdit(range=to_range(lines, e.location, e.end_location), new_text=e.content) for e in edits]
 
 
-def whole_document(text: str) -> types.Range:
+def whole_document(text: str, encoding: str) -> types.Range:
     """The range of every character of `text` (for replacing all of it)."""
     last_break = max(text.rfind("\n"), text.rfind("\r"))
     last_line = text[last_break + 1 :]
     end = types.Position(line=len(text.splitlines(keepends=True)) - (0 if not last_line else 1) if text else 0,
-                         character=len(last_line.encode("utf-16-le")) // 2)  # fmt: skip
+                         character=units(last_line, encoding))  # fmt: skip
     return types.Range(start=types.Position(line=0, character=0), end=end)
 
 
-def noqa_edit(lines: list[str], row: int, code: str) -> Optional[types.TextEdit]:
+def noqa_edit(lines: Lines, row: int, code: str) -> Optional[types.TextEdit]:
     """`# noqa: CODE` at the end of line `row` (1-based), merged into a noqa comment already there."""
     from memlint.integrations.noqa import with_noqa
 
@@ -98,5 +138,5 @@ def noqa_edit(lines: list[str], row: int, code: str) -> Optional[types.TextEdit]
     if new == old:
         return None
     start = types.Position(line=row - 1, character=0)
-    end = types.Position(line=row - 1, character=len(old.encode("utf-16-le")) // 2)
+    end = types.Position(line=row - 1, character=units(old, lines.encoding))
     return types.TextEdit(range=types.Range(start=start, end=end), new_text=new)
