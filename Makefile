@@ -10,12 +10,12 @@ TORCH_SPEC ?= torch==2.13.0
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'  # 25.1: --group (PEP 735 dependency groups)
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
 $(VENV)/.test-installed: $(VENV)/.installed pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test]' '$(TORCH_SPEC)'
+	$(BIN)/python -m pip install --quiet -e . --group test '$(TORCH_SPEC)'
 	touch $@
 
 venv: $(VENV)/.installed

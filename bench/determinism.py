@@ -57,9 +57,9 @@ def environment_for(clone: Path, work: Path) -> Path:
     ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
     (site / "_borrowed_packages.pth").write_text("".join(f"{path}\n" for path in ours))
     # --no-build-isolation: setuptools is borrowed too. pip leaves our memlint alone (it is outside
-    # this environment) and installs only what the test extra needs that we lack.
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-build-isolation", "-e", f"{clone}[test]"],
-                   check=True, cwd=work)  # fmt: skip
+    # this environment) and installs only what the test dependency group needs that we lack.
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-build-isolation", "-e", str(clone),
+                    "--group", f"{clone / 'pyproject.toml'}:test"], check=True, cwd=work)  # fmt: skip
     probe = subprocess.run(
         [str(python), "-c", "import memlint, memlint.rules, pytest_randomly; print(memlint.__file__); print(*memlint.rules.__path__)"],
         capture_output=True, text=True, cwd=work,

@@ -145,7 +145,7 @@ def fix_paths(
 def rules() -> list[RuleInfo]:
     """Every rule memlint knows (built-in and plugins), in code order."""
     return [
-        RuleInfo(rule.code, rule.name, rule.summary(), rule.default_enabled, rule.fix_safety, rule.documentation())
+        RuleInfo(rule.code, rule.name, rule.summary(), registry.on_by_default(rule), rule.fix_safety, rule.documentation())
         for rule in registry.all_rules()
     ]
 

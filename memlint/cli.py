@@ -14,7 +14,7 @@ import click
 from memlint import __version__
 from memlint.pipeline.files import path_argument
 from memlint.pipeline.workers import INTERRUPTED
-from memlint.report import FORMATS
+from memlint.report import FAIL_LEVELS, FORMATS
 
 # Subcommands that checking does not need, imported only when one of them runs (or `--help` lists
 # them): `memlint check f.py` on every commit must not pay for git, torch-probing or cache-cleaning
@@ -110,7 +110,7 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (replaces the default set).")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="full", show_default=True)
+@click.option("--output-format", type=click.Choice(sorted(FORMATS)), default="full", show_default=True, envvar="MEMLINT_OUTPUT_FORMAT", help="How findings are reported [env: MEMLINT_OUTPUT_FORMAT].")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when fixes were applied, even if none remain.")
@@ -135,10 +135,24 @@ def report_internal_error(error: Exception) -> None:
 @click.option("--extend-fixable", multiple=True, help="Rule codes or prefixes whose fixes may be applied, on top of `fixable`.")
 @click.option("--unfixable", multiple=True, help="Rule codes or prefixes whose fixes are never applied nor shown.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to this file instead of standard output.")
+# Issue 29's options (what Ruff users reach for, and the Action's severity threshold).
+@click.option("--fail-level", type=click.Choice(FAIL_LEVELS), default="info", show_default=True, help="The lowest severity of a remaining finding that makes the exit code 1 (none: findings never do).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes, and neither report nor exit 1 for the findings left (implies --fix).")
+@click.option("--ignore-noqa", is_flag=True, help="Ignore `# noqa` and `# memlint: ignore` comments.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file: the defaults and the command line only.")
+@click.option("--exclude", multiple=True, help="Path patterns to exclude (comma-separated), replacing `exclude` and its defaults.")
+@click.option("--extend-exclude", multiple=True, help="Path patterns to exclude (comma-separated), on top of `exclude`.")
+@click.option("--per-file-ignores", multiple=True, help="PATTERN:CODE pairs (comma-separated), replacing `per-file-ignores`.")
+@click.option("--extend-per-file-ignores", multiple=True, help="PATTERN:CODE pairs (comma-separated), on top of `per-file-ignores`.")
+@click.option("--watch", "-w", is_flag=True, help="Check again whenever a file changes (concise output, no fixes).")
 def check(**options) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
     from memlint.commands.check import run_check  # its parameters are the options above
 
+    if options.pop("watch"):
+        from memlint.commands.watch import watch
+
+        watch(run_check, options)
     run_check(**options)
 
 

@@ -20,7 +20,7 @@ else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
 from memlint.pipeline.reading import CONFIG_LIMIT, read_regular
-from memlint.pipeline.registry import rule_options
+from memlint.pipeline.registry import RuleEntry, rule_options
 from memlint.rule import boolean
 from memlint.units import parse_size
 
@@ -269,14 +269,24 @@ class Selection:
     ignore: Sequence[str] = ()
 
 
-def _matches(selector: str, code: str, default_enabled: bool) -> bool:
+def _matches(selector: str, entry: RuleEntry) -> bool:
+    """Does a selector of select / extend-select turn this rule on?  ALL means the default set
+    (memlint's rules that are on by default); a rule that is off by default needs its exact code,
+    except that a plugin's rules, off only because they are third-party, also answer to a prefix
+    (`ACME`), as docs/plugins.md says."""
     selector = selector.strip().upper()
     if selector == "ALL":
-        return default_enabled
-    if selector == code:
+        return entry.on_by_default
+    if selector == entry.code:
         return True
-    # Rules that are off by default are only turned on by their exact code.
-    return default_enabled and code.startswith(selector)
+    return entry.default_enabled and entry.code.startswith(selector)
+
+
+def _covers(selector: str, code: str) -> bool:
+    """Does a selector of ignore / fixable / unfixable cover this code?  Every prefix and ALL
+    count, whether the rule is on by default or not."""
+    selector = selector.strip().upper()
+    return selector == "ALL" or code.startswith(selector)
 
 
 def check_selectors(selectors: Sequence[str], where: str) -> None:
@@ -299,9 +309,9 @@ def resolve_unfixable(layers: Sequence[Selection]) -> frozenset[str]:
     fixable = set(codes)
     for layer in layers:
         if layer.select is not None:
-            fixable = {code for code in codes if any(_matches(s, code, True) for s in layer.select)}
-        fixable |= {code for code in codes if any(_matches(s, code, True) for s in layer.extend_select)}
-        fixable -= {code for code in codes if any(_matches(s, code, True) for s in layer.ignore)}
+            fixable = {code for code in codes if any(_covers(s, code) for s in layer.select)}
+        fixable |= {code for code in codes if any(_covers(s, code) for s in layer.extend_select)}
+        fixable -= {code for code in codes if any(_covers(s, code) for s in layer.ignore)}
     return frozenset(codes - fixable)
 
 
@@ -309,13 +319,12 @@ def resolve_selection(layers: Sequence[Selection]) -> frozenset[str]:
     from memlint.pipeline.registry import rule_entries
 
     rules = rule_entries()
-    enabled = {rule.code for rule in rules if rule.default_enabled}
+    enabled = {rule.code for rule in rules if rule.on_by_default}
     for layer in layers:
         if layer.select is not None:
-            enabled = {r.code for r in rules if any(_matches(s, r.code, r.default_enabled) for s in layer.select)}
-        enabled |= {r.code for r in rules if any(_matches(s, r.code, r.default_enabled) for s in layer.extend_select)}
-        # Ignoring by prefix also covers rules that are off by default.
-        enabled -= {r.code for r in rules if any(_matches(s, r.code, True) for s in layer.ignore)}
+            enabled = {r.code for r in rules if any(_matches(s, r) for s in layer.select)}
+        enabled |= {r.code for r in rules if any(_matches(s, r) for s in layer.extend_select)}
+        enabled -= {r.code for r in rules if any(_covers(s, r.code) for s in layer.ignore)}
     return frozenset(enabled)
 
 
@@ -358,6 +367,8 @@ class Settings:
     respect_gitignore: bool = True
     # Rules whose fixes are neither applied nor offered (`fixable` / `unfixable`).
     unfixable: frozenset[str] = frozenset()
+    # --ignore-noqa: suppression comments suppress nothing (and ML100 does not judge them), as in Ruff.
+    ignore_noqa: bool = False
     # The settings of configuration files below `root` that govern the files under their directory
     # (absolute directory, settings), deepest first: the closest configuration applies to each file,
     # as in Ruff.  Set for a run by ConfigTree.settings_for_files.
@@ -430,6 +441,7 @@ class Settings:
             "project-context": self.project_context,
             "respect-gitignore": self.respect_gitignore,
             "unfixable": sorted(self.unfixable),
+            "ignore-noqa": self.ignore_noqa,
             "options": {key: self.options[key] for key in sorted(self.options)},
         }
         if self.subprojects:
@@ -450,9 +462,46 @@ class Settings:
             "options": {k: self.options[k] for k in sorted(self.options)},
             "max_file_size": self.max_file_size,
             "unfixable": sorted(self.unfixable),
+            "ignore_noqa": self.ignore_noqa,
             "subprojects": [[directory, settings.fingerprint()] for directory, settings in self.subprojects],
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """Settings the command line lays over every configuration file, as Ruff's options of the same
+    names: --exclude replaces `exclude` (the defaults included), --extend-exclude adds to it,
+    --per-file-ignores replaces `per-file-ignores`, --extend-per-file-ignores adds to it.  Their
+    patterns are relative to the working directory (`command_line_patterns` anchors them)."""
+
+    exclude: Optional[tuple[str, ...]] = None
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: Optional[tuple[tuple[str, tuple[str, ...]], ...]] = None
+    extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    ignore_noqa: bool = False
+
+    def over(self, values: dict[str, Any]) -> dict[str, Any]:
+        """A configuration file's values with these laid over them."""
+        if self == CommandLine():
+            return values
+        result = dict(values)
+        if self.exclude is not None:
+            result["exclude"] = list(self.exclude)
+        result["extend-exclude"] = [*values.get("extend-exclude", []), *self.extend_exclude]
+        base = values.get("per-file-ignores", {}) if self.per_file_ignores is None else dict(self.per_file_ignores)
+        per_file = {pattern: list(codes) for pattern, codes in base.items()}
+        for pattern, codes in self.extend_per_file_ignores:
+            per_file[pattern] = [*per_file.get(pattern, []), *codes]
+        result["per-file-ignores"] = per_file
+        return result
+
+
+def command_line_patterns(patterns: Sequence[str], cwd: Path) -> tuple[str, ...]:
+    """Path patterns given on the command line, relative to `cwd` as Ruff takes them: a pattern with
+    a `/` is made absolute; one without matches a path component anywhere, as in a configuration."""
+    anchored = _anchored({"exclude": list(patterns)}, cwd)["exclude"]
+    return tuple(anchored)
 
 
 @dataclass(frozen=True)
@@ -462,15 +511,16 @@ class Overrides:
     selection: Selection = Selection()
     fixes: Selection = Selection()  # --fixable (select), --extend-fixable, --unfixable (ignore)
     unsafe_fixes: Optional[bool] = None
+    command_line: CommandLine = CommandLine()
 
 
 def build_settings(
     config: ConfigFile, cli: Selection, *, unsafe_fixes: Optional[bool] = None, fixes: Selection = Selection(),
-    lock: bool = False,
+    lock: bool = False, command_line: CommandLine = CommandLine(),
 ) -> Settings:  # fmt: skip
-    """The settings of `config` under the command line's options. `lock`: --config named the file,
-    which then applies to every file of the run (no closest-configuration lookup)."""
-    values = config.values
+    """The settings of `config` under the command line's options. `lock`: --config named the file (or
+    --isolated named none), which then applies to every file of the run (no closest-configuration lookup)."""
+    values = command_line.over(config.values)
     where = str(config.path) if config.path else "configuration"
     chain = config.chain or (values,)
     file_layers = [Selection(v.get("select"), v.get("extend-select", []), v.get("ignore", [])) for v in chain]
@@ -495,7 +545,8 @@ def build_settings(
         project_context=values.get("project-context", False),
         respect_gitignore=values.get("respect-gitignore", True),
         unfixable=resolve_unfixable([*fix_layers, fixes]),
-        overrides=None if lock else Overrides(cli, fixes, unsafe_fixes),
+        ignore_noqa=command_line.ignore_noqa,
+        overrides=None if lock else Overrides(cli, fixes, unsafe_fixes, command_line),
     )
 
 
@@ -526,7 +577,8 @@ class ConfigTree:
             config = config or ConfigFile(None, {})
             key = _resolved(config.path)
             settings = self._by_config.get(key) or build_settings(
-                config, overrides.selection, unsafe_fixes=overrides.unsafe_fixes, fixes=overrides.fixes
+                config, overrides.selection, unsafe_fixes=overrides.unsafe_fixes, fixes=overrides.fixes,
+                command_line=overrides.command_line,
             )
             self._by_config[key] = settings
         self._by_directory[directory] = settings

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
-from memlint.config import ConfigTree, Selection, Settings, build_settings, discover, load_config_file
+from memlint.config import (
+    CommandLine, ConfigError, ConfigFile, ConfigTree, Selection, Settings, build_settings, discover, load_config_file,
+)
 from memlint.pipeline.files import STDIN, Discovery, discover_files
 from memlint.pipeline.runner import FileResult, Mode, process_text
 from memlint.pipeline.runner import run as run_files
@@ -44,6 +46,8 @@ class Output:
     file: Optional[Path] = None  # `-o`: the report goes there instead of standard output
     exit_zero: bool = False
     exit_non_zero_on_fix: bool = False
+    fail_level: str = "info"  # --fail-level: the lowest severity of a finding left that exits 1
+    fix_only: bool = False  # --fix-only: report what was fixed, not what is left
 
 
 @dataclass
@@ -74,15 +78,24 @@ class Run:
         selection: Selection = Selection(),
         fixes: Selection = Selection(),
         unsafe_fixes: Optional[bool] = None,
+        command_line: CommandLine = CommandLine(),
+        isolated: bool = False,
         **options,
     ) -> Run:
-        """A run over `paths` with the configuration found from them (or `config`), the command line's
-        selections over it. Raises config.ConfigError (and registry.RegistryError) for a bad one."""
+        """A run over `paths` with the configuration found from them (or `config`, or with `isolated`
+        none: the defaults), the command line's selections and `command_line` (--exclude,
+        --per-file-ignores, --ignore-noqa, ...) over it. Raises config.ConfigError (and
+        registry.RegistryError) for a bad one."""
         paths = tuple(Path(p) for p in paths)
-        if config is not None:  # one file for everything: no closest-configuration lookup
-            settings = build_settings(load_config_file(Path(config)), selection, unsafe_fixes=unsafe_fixes, fixes=fixes, lock=True)
+        common = {"unsafe_fixes": unsafe_fixes, "fixes": fixes, "command_line": command_line}
+        if isolated and config is not None:
+            raise ConfigError("--isolated ignores every configuration file: it cannot be combined with --config")
+        if isolated:  # as Ruff's --isolated: no configuration file, for every file of the run
+            settings = build_settings(ConfigFile(None, {}), selection, lock=True, **common)
+        elif config is not None:  # one file for everything: no closest-configuration lookup
+            settings = build_settings(load_config_file(Path(config)), selection, lock=True, **common)
         else:
-            settings = build_settings(discover(_start(paths)), selection, unsafe_fixes=unsafe_fixes, fixes=fixes)
+            settings = build_settings(discover(_start(paths)), selection, **common)
         return cls(paths, settings, **options)
 
     @classmethod

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from integration_helpers import SOURCE_WITH_FINDINGS, memlint
 
-pytest.importorskip("flake8", reason="flake8 is in the test extra")
+pytest.importorskip("flake8", reason="flake8 is in the test dependency group")
 
 
 def flake8(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -21,7 +21,7 @@ def test_the_entry_point_is_registered(tmp_path: Path):
     # From another directory: a stale memlint.egg-info in the checkout must not hide the installed metadata.
     code = "from importlib.metadata import entry_points; print({e.name: e.value for e in entry_points(group='flake8.extension')})"
     names = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-    assert "'ML': 'memlint.integrations.flake8_plugin:MemlintChecker'" in names, "reinstall memlint: pip install -e '.[test]'"
+    assert "'ML': 'memlint.integrations.flake8_plugin:MemlintChecker'" in names, "reinstall memlint: pip install -e . --group test"
 
 
 def test_flake8_reports_memlint_findings_at_memlint_positions(tmp_path: Path):

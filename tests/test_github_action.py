@@ -440,7 +440,8 @@ def test_the_action_is_composite_with_bash_steps():
         assert "${{" not in step["run"]
     assert ACTION["inputs"]["mode"]["default"] == "annotations"
     assert ACTION["inputs"]["args"]["default"] == "."
-    assert {"args", "mode", "version", "sarif-file", "base", "github-token"} <= set(ACTION["inputs"])
+    assert {"args", "mode", "fail-level", "working-directory", "version", "sarif-file", "base", "github-token"} <= set(ACTION["inputs"])
+    assert {"version", "sarif-file", "review-file"} <= set(ACTION["outputs"])
 
 
 def test_the_action_references_only_its_inputs():
@@ -454,10 +455,12 @@ def test_the_action_scripts_parse_and_cover_every_mode():
         pytest.skip("bash is not installed")
     for step in ACTION["runs"]["steps"]:
         subprocess.run(["bash", "-n"], input=step["run"], text=True, check=True)
-    script = ACTION["runs"]["steps"][-1]["run"]
+    script = step_named("lint")["run"]
     assert "memlint check --output-format github" in script
-    assert re.search(r"memlint check --output-format sarif --exit-zero .*> \"\$SARIF_FILE\"", script)
+    assert re.search(r"memlint check --output-format sarif --fail-level \"\$FAIL_LEVEL\" -o \"\$sarif_path\"", script)
     assert "memlint review --base" in script and "python -m memlint.integrations.github_review" in script
+    # One analysis per review: the payload and the job summary come from the same `memlint review`.
+    assert len(re.findall(r"^\s*memlint review ", script, re.MULTILINE)) == 1
 
 
 def test_the_docs_workflows_are_well_formed():
@@ -476,6 +479,19 @@ def test_the_docs_workflows_are_well_formed():
             assert isinstance(step.get("with", {}), dict) and isinstance(step.get("env", {}), dict)
             if uses_memlint(step):
                 assert set(step.get("with", {})) <= set(ACTION["inputs"]), step
+
+
+def test_the_docs_list_every_input_and_output():
+    documented = set(re.findall(r"^\| `([\w-]+)` \|", DOC, re.MULTILINE))
+    assert set(ACTION["inputs"]) <= documented
+    for output in ACTION["outputs"]:
+        assert f"`{output}`" in DOC.split("Outputs:", 1)[1].split("\n\n", 1)[0]
+
+
+def test_the_docs_monorepo_workflow_uses_the_new_inputs():
+    (step,) = [s for w in WORKFLOWS if "jobs" in w for s in steps(w) if uses_memlint(s) and "working-directory" in s.get("with", {})]
+    assert step["with"]["fail-level"] in ("none", "info", "warning", "error")
+    assert step["with"]["args"].splitlines() == ["src", "notebooks/first run"]  # one argument per line
 
 
 def test_the_sarif_workflow_may_write_security_events():
@@ -510,25 +526,43 @@ def test_the_fork_workflow_has_two_stages():
     assert "--commit" in poster["run"] and "${{" not in poster["run"]
 
 
-def run_action(mode: str, project: Path, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
-    """The action's lint step as the runner runs it: its env (inputs filled in), bash, memlint on PATH."""
+def step_named(step_id: str) -> dict:
+    (step,) = [s for s in ACTION["runs"]["steps"] if s.get("id") == step_id]
+    return step
+
+
+def run_action(
+    mode: str, project: Path, tmp_path: Path, inputs: dict | None = None, step_id: str = "lint", shims: Path | None = None,
+    **env: str,
+) -> subprocess.CompletedProcess:  # fmt: skip
+    """One of the action's steps as the runner runs it: its env (inputs filled in, defaults for the rest),
+    bash, in the workspace (`project`), memlint on PATH (after `shims`, when given)."""
     if shutil.which("bash") is None:
         pytest.skip("bash is not installed")
-    step = ACTION["runs"]["steps"][-1]
-    inputs = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
-    inputs.update(mode=mode, args="src", base="base", **{"github-token": TOKEN})
+    step = step_named(step_id)
+    values = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
+    values.update({"mode": mode, "args": "src", "base": "base", "github-token": TOKEN, **(inputs or {})})
     environment = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    for name, value in step["env"].items():
+    for name, value in step.get("env", {}).items():
         expression = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", value)
-        environment[name] = inputs[expression.group(1)] if expression else ""
+        environment[name] = values[expression.group(1)] if expression else ""
     (tmp_path / "output").touch()
     (tmp_path / "summary").touch()
+    path = [str(shims)] if shims else []
     environment.update(
-        PATH=os.pathsep.join([os.path.dirname(sys.executable), environment.get("PATH", "")]),
-        GITHUB_OUTPUT=str(tmp_path / "output"), GITHUB_STEP_SUMMARY=str(tmp_path / "summary"), NO_COLOR="1",
-        **env,
+        PATH=os.pathsep.join([*path, os.path.dirname(sys.executable), environment.get("PATH", "")]),
+        GITHUB_OUTPUT=str(tmp_path / "output"), GITHUB_STEP_SUMMARY=str(tmp_path / "summary"),
+        GITHUB_WORKSPACE=str(project), NO_COLOR="1", **env,
     )  # fmt: skip
     return subprocess.run(["bash", "-c", step["run"]], cwd=project, env=environment, check=False, capture_output=True, text=True)
+
+
+def annotated_files(result: subprocess.CompletedProcess) -> list[str]:
+    return re.findall(r"^::(?:error|warning|notice) file=([^,]+),", result.stdout, re.MULTILINE)
+
+
+def outputs(tmp_path: Path) -> dict:
+    return dict(line.split("=", 1) for line in (tmp_path / "output").read_text(encoding="utf-8").splitlines())
 
 
 def test_the_action_annotations_and_sarif_modes(github, project, tmp_path):
@@ -536,22 +570,107 @@ def test_the_action_annotations_and_sarif_modes(github, project, tmp_path):
     assert annotations.returncode == 1, annotations.stderr  # findings fail the step
     assert re.search(r"^::(error|warning) file=src/train\.py,line=\d+", annotations.stdout, re.MULTILINE)
     sarif = run_action("sarif", project, tmp_path)
-    assert sarif.returncode == 0, sarif.stderr
+    assert sarif.returncode == 0, sarif.stderr  # by default, sarif mode leaves the findings to code scanning
     report = json.loads((project / "memlint.sarif").read_text(encoding="utf-8"))
     assert report["version"] == "2.1.0" and report["runs"][0]["results"]
-    assert "sarif-file=memlint.sarif" in (tmp_path / "output").read_text(encoding="utf-8")
+    assert outputs(tmp_path)["sarif-file"] == "memlint.sarif"
     assert run_action("bogus", project, tmp_path).returncode == 2
+
+
+# The project's one finding is ML001, a warning.
+@pytest.mark.parametrize(
+    ("mode", "level", "status"),
+    [
+        ("annotations", "", 1), ("annotations", "info", 1), ("annotations", "warning", 1), ("annotations", "error", 0),
+        ("annotations", "none", 0), ("sarif", "", 0), ("sarif", "warning", 1), ("sarif", "error", 0),
+    ],
+)  # fmt: skip
+def test_the_fail_level_decides_whether_findings_fail_the_step(github, project, tmp_path, mode, level, status):
+    result = run_action(mode, project, tmp_path, {"fail-level": level})
+    assert result.returncode == status, result.stderr
+    if mode == "annotations":
+        assert annotated_files(result) == ["src/train.py"]  # shown whether or not they fail the step
+    else:
+        assert json.loads((project / "memlint.sarif").read_text(encoding="utf-8"))["runs"][0]["results"]
+        assert outputs(tmp_path)["sarif-file"] == "memlint.sarif"
+
+
+def test_a_wrong_fail_level_is_an_error(github, project, tmp_path):
+    result = run_action("annotations", project, tmp_path, {"fail-level": "severe"})
+    assert result.returncode == 2 and "severe" in result.stderr
+
+
+def test_args_on_several_lines_keep_spaces(github, project, tmp_path):
+    (project / "my code").mkdir()
+    (project / "my code" / "loop.py").write_text(HEAD_TRAIN, encoding="utf-8")
+    (project / "other").mkdir()
+    (project / "other" / "loop.py").write_text(HEAD_TRAIN, encoding="utf-8")
+    several = run_action("annotations", project, tmp_path, {"args": "  my code  \n\nsrc\n--select\nML001\n"})
+    assert several.returncode == 1, several.stderr
+    assert sorted(annotated_files(several)) == ["my code/loop.py", "src/train.py"]
+    one_line = run_action("annotations", project, tmp_path, {"args": "src  other --select ML001"})
+    assert sorted(annotated_files(one_line)) == ["other/loop.py", "src/train.py"]
+    # One line is split on whitespace, never glob-expanded.
+    globbed = run_action("annotations", project, tmp_path, {"args": "s*"})
+    assert "s*: no such file" in globbed.stderr and not annotated_files(globbed)
+
+
+def test_the_working_directory(github, project, tmp_path):
+    annotations = run_action("annotations", project, tmp_path, {"working-directory": "src", "args": "."})
+    assert annotations.returncode == 1, annotations.stderr
+    assert annotated_files(annotations) == ["src/train.py"]  # GitHub places annotations from the workspace
+    sarif = run_action("sarif", project, tmp_path, {"working-directory": "src", "args": "train.py"})
+    assert sarif.returncode == 0, sarif.stderr
+    report = json.loads((project / "memlint.sarif").read_text(encoding="utf-8"))  # beside the workflow's files
+    assert not (project / "src" / "memlint.sarif").exists()
+    assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in report["runs"][0]["results"]} == {"train.py"}
+    missing = run_action("annotations", project, tmp_path, {"working-directory": "nowhere"})
+    assert missing.returncode != 0 and not annotated_files(missing)
+
+
+def test_the_version_output(project, tmp_path):
+    import memlint as installed
+
+    result = run_action("annotations", project, tmp_path, step_id="version")
+    assert result.returncode == 0, result.stderr
+    assert outputs(tmp_path) == {"version": installed.__version__}
+    assert ACTION["outputs"]["version"]["value"] == "${{ steps.version.outputs.version }}"
+
+
+def counting_shim(tmp_path: Path) -> Path:
+    """A `memlint` ahead of the real one on PATH that logs each command line, to count the analyses."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "memlint"
+    shim.write_text(f'#!/bin/sh\necho "$*" >> "{tmp_path / "calls"}"\nexec "{sys.executable}" -m memlint "$@"\n', encoding="utf-8")
+    shim.chmod(0o755)
+    return shims
 
 
 def test_the_action_review_mode_posts_once(github, project, tmp_path):
     env = {"GITHUB_REPOSITORY": "owner/name", "GITHUB_API_URL": github.url, "PR_NUMBER": "1", "HEAD_SHA": github.heads[1]}
-    result = run_action("review", project, tmp_path, **env)
+    if os.name == "nt":
+        pytest.skip("the shim is a shell script")
+    result = run_action("review", project, tmp_path, shims=counting_shim(tmp_path), **env)
     assert result.returncode == 0, result.stderr
+    assert len((tmp_path / "calls").read_text(encoding="utf-8").splitlines()) == 1  # one analysis
     assert len(github.reviews) == 1 and {c["path"] for c in github.comments} == {"src/train.py"}
-    assert "memlint" in (tmp_path / "summary").read_text(encoding="utf-8")
+    summary = (tmp_path / "summary").read_text(encoding="utf-8")
+    assert "## memlint review" in summary and "| `src/train.py` |" in summary and "ML001" in summary
     review_file = project / "memlint-review.json"
     assert json.loads(review_file.read_text(encoding="utf-8"))["comments"]
-    assert f"review-file={review_file.name}" in (tmp_path / "output").read_text(encoding="utf-8")
+    assert outputs(tmp_path)["review-file"] == review_file.name
     # The next push's run, with the same findings, posts nothing.
     assert post(github, review_file, tmp_path, "--commit", github.heads[1]).returncode == 0
     assert len(github.reviews) == 1
+
+
+def test_the_review_mode_posts_then_fails_at_the_fail_level(github, project, tmp_path):
+    env = {"GITHUB_REPOSITORY": "owner/name", "GITHUB_API_URL": github.url, "PR_NUMBER": "1", "HEAD_SHA": github.heads[1]}
+    below = run_action("review", project, tmp_path, {"fail-level": "error", "post": "false"}, **env)
+    assert below.returncode == 0, below.stderr
+    assert github.reviews == []  # post: false
+    failing = run_action("review", project, tmp_path, {"fail-level": "warning", "working-directory": "src", "args": "."}, **env)
+    assert failing.returncode == 1, failing.stderr
+    assert len(github.reviews) == 1 and {c["path"] for c in github.comments} == {"src/train.py"}
+    assert (project / "memlint-review.json").is_file() and not (project / "src" / "memlint-review.json").exists()

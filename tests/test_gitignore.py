@@ -3,7 +3,9 @@ as `memlint check` is run on it; files and directories named on the command line
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,87 @@ def test_show_settings_prints_the_effective_settings(repo):
     assert shown["configuration"].endswith("pyproject.toml") and shown["respect-gitignore"] is True
     assert "ML017" in shown["enabled"] and "ML003" not in shown["enabled"]
     assert "ML001" not in shown["rules for the file"] and "ML002" in shown["rules for the file"]
+
+
+# ---------------------------------------------------------------------------- the global excludes file
+
+
+def shown_files(project: Path, home: Path, xdg: Path | None, *args: str) -> list[str]:
+    """`memlint check --show-files` with a temporary HOME (and XDG_CONFIG_HOME), as Ruff reads git's
+    global excludes file from them."""
+    env = {**os.environ, "HOME": str(home), "NO_COLOR": "1"}
+    env.pop("XDG_CONFIG_HOME", None)
+    env.pop("GIT_CONFIG_GLOBAL", None)  # the suite hides the user's git config from git (conftest.py)
+    if xdg is not None:
+        env["XDG_CONFIG_HOME"] = str(xdg)
+    result = subprocess.run([sys.executable, "-m", "memlint", "check", "--show-files", *args, "."], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def git_untracked(project: Path, home: Path, xdg: Path | None) -> list[str]:
+    """What git itself leaves out with the same HOME: the reference."""
+    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+    env.pop("XDG_CONFIG_HOME", None)
+    env.pop("GIT_CONFIG_GLOBAL", None)
+    if xdg is not None:
+        env["XDG_CONFIG_HOME"] = str(xdg)
+    listed = subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=project, env=env,
+                            capture_output=True, text=True, check=True).stdout.splitlines()  # fmt: skip
+    return sorted(name for name in listed if name.endswith(".py"))
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+@pytest.mark.parametrize(
+    ("files", "use_xdg"),
+    [
+        ({"xdg/git/ignore": "sub/real.py\n"}, True),  # the default place: $XDG_CONFIG_HOME/git/ignore
+        ({"home/.config/git/ignore": "sub/real.py\n"}, False),  # ~/.config when XDG_CONFIG_HOME is unset
+        ({"home/.gitconfig": "[core]\n\texcludesFile = ~/my-ignore\n", "home/my-ignore": "sub/real.py\n",
+          "xdg/git/ignore": "train.py\n"}, True),  # core.excludesFile replaces the default
+        ({"xdg/git/config": '[user]\n\tname = x\n[core]\n\texcludesfile = "~/other ignore" # comment\n',
+          "home/other ignore": "sub/\n"}, True),  # in the XDG config; quoted, with a comment
+        ({"home/.gitconfig": "[core \"sub\"]\n\texcludesFile = ~/nothing\n[alias]\n\texcludesFile = ~/nothing\n",
+          "xdg/git/ignore": "sub/real.py\n"}, True),  # only [core] itself sets it
+    ],
+)  # fmt: skip
+def test_the_global_excludes_file_is_honoured_as_git_does(repo, tmp_path, home, files, use_xdg):
+    for name, text in files.items():
+        write(tmp_path / name, text)
+    xdg = tmp_path / "xdg" if use_xdg else None
+    expected = git_untracked(repo, home, xdg)
+    assert expected != ["keep.generated.py", "sub/real.py", "train.py"], "the case must ignore something more"
+    assert shown_files(repo, home, xdg) == expected
+
+
+def test_a_gitignore_rule_wins_over_the_global_file(repo, tmp_path, home):
+    write(tmp_path / "xdg" / "git" / "ignore", "*.py\n")
+    write(repo / "sub" / ".gitignore", "scratch.py\n!real.py\n")
+    xdg = tmp_path / "xdg"
+    assert shown_files(repo, home, xdg) == git_untracked(repo, home, xdg) == ["keep.generated.py", "sub/real.py"]
+    assert "train.py" in shown_files(repo, home, xdg, "--no-respect-gitignore")
+
+
+def test_a_missing_global_excludes_file_is_no_rule(repo, tmp_path, home):
+    write(home / ".gitconfig", "[core]\n\texcludesFile = ~/does-not-exist\n")
+    assert shown_files(repo, home, tmp_path / "xdg") == ["keep.generated.py", "sub/real.py", "train.py"]
+
+
+def test_git_config_global_names_the_global_config_as_for_git(repo, tmp_path, home, monkeypatch):
+    write(home / ".gitconfig", "[core]\n\texcludesFile = ~/home-ignore\n")
+    write(home / "home-ignore", "train.py\n")
+    write(tmp_path / "elsewhere.gitconfig", "[core]\n\texcludesFile = ~/other-ignore\n")
+    write(home / "other-ignore", "sub/real.py\n")
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "GIT_CONFIG_GLOBAL": str(tmp_path / "elsewhere.gitconfig")}
+    shown = subprocess.run([sys.executable, "-m", "memlint", "check", "--show-files", "."], cwd=repo, env=env,
+                           capture_output=True, text=True, timeout=120).stdout.splitlines()  # fmt: skip
+    listed = subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=repo, env=env,
+                            capture_output=True, text=True, check=True).stdout.splitlines()  # fmt: skip
+    assert shown == sorted(name for name in listed if name.endswith(".py")) == ["keep.generated.py", "train.py"]

@@ -93,3 +93,52 @@ def test_wheel_from_clean_checkout_installs_and_runs(tmp_path):
     assert shown.returncode == 0 and "Name: torch-memlint" in shown.stdout, shown.stderr
     page = subprocess.run([str(environment / "bin" / "memlint"), "rule", "ML001"], cwd=project, capture_output=True, text=True, env=env, timeout=120)
     assert page.returncode == 0 and "## What it does" in page.stdout and "http" not in page.stdout.split("\n", 3)[2]
+
+
+def _clean_checkout(destination) -> None:
+    for name in _tracked_files():
+        source = REPO / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+
+
+def test_the_test_dependencies_are_a_group_not_a_public_extra():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "test" not in project["project"]["optional-dependencies"]
+    assert any(requirement.startswith("pytest>=") for requirement in project["dependency-groups"]["test"])
+    assert "--group test" in (REPO / "Makefile").read_text(encoding="utf-8")  # how `make test` installs it
+
+
+@pytest.mark.slow
+def test_the_sdist_builds_the_wheel_and_leaves_the_tests_out(tmp_path):
+    """The sdist holds what builds the wheel; the tests need fixtures/, docs/, action.yml and git, so
+    they run from the repository and stay out of it (MANIFEST.in)."""
+    checkout = tmp_path / "checkout"
+    _clean_checkout(checkout)
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "-o", str(dist), str(checkout)],
+                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    (sdist,) = dist.glob("torch_memlint-*.tar.gz")
+    import tarfile
+
+    with tarfile.open(sdist) as archive:
+        names = [name.split("/", 1)[1] for name in archive.getnames() if "/" in name]
+        metadata = archive.extractfile(next(m for m in archive.getmembers() if m.name.endswith("/PKG-INFO") and m.name.count("/") == 1)).read().decode()
+    assert not [name for name in names if name.startswith("tests")]
+    assert {"pyproject.toml", "setup.py", "README.md", "LICENSE", "memlint/cli.py", "rules/__init__.py"} <= set(names)
+    assert "Provides-Extra: test" not in metadata and "Provides-Extra: server" in metadata
+
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", str(wheels), str(sdist)],
+                   check=True, timeout=300)  # fmt: skip
+    (wheel,) = wheels.glob("torch_memlint-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = archive.namelist()
+    rule_folders = {p.parent.name for p in (REPO / "rules").glob("ml[0-9][0-9][0-9]_*/rule.py")}
+    assert {name.split("/")[2] for name in shipped if name.startswith("memlint/rules/ml") and name.endswith("/rule.py")} == rule_folders
+    assert "memlint/py.typed" in shipped

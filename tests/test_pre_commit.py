@@ -17,7 +17,7 @@ import pytest
 
 from integration_helpers import REPO, SOURCE_WITH_FINDINGS
 
-pre_commit = pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install -e '.[test]')")
+pre_commit = pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install --group test)")
 
 # A notebook whose second cell has the finding of SOURCE_WITH_FINDINGS's second loop.
 NOTEBOOK = json.dumps(

@@ -277,6 +277,82 @@ def test_a_helper_that_returns_a_number_carries_none(project):
     assert _findings(".") == []
 
 
+# issue 27: the loss function of a sibling file returns `(loss, mse, ce)` computed by hand, which the
+# summary cannot see carry history; the script's own `loss.backward()` proves that it does.
+HAND_WRITTEN_LOSS = """
+def objective(pred, target):
+    mse = ((pred - target) ** 2).mean()
+    l1 = (pred - target).abs().mean()
+    return mse + l1, mse, l1
+"""
+
+
+def test_backward_in_the_loop_beats_a_summary_that_sees_no_history(project):
+    write(project / "losses.py", HAND_WRITTEN_LOSS)
+    write(project / "train.py", """
+        import torch
+        from losses import objective
+
+        def train(net, loader, optimizer):
+            running_loss, running_mse = 0.0, 0.0
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss, mse, l1 = objective(net(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                running_loss += loss
+                running_mse += mse.item()
+            return running_loss, running_mse
+    """)
+    assert _findings(".") == [("train.py", "ML001", 11)]
+    assert _findings("train.py") == [("train.py", "ML001", 11)]  # the evidence is in the file itself
+
+
+def test_a_step_helper_in_another_file_returns_the_loss_it_backpropagated(project):
+    # the summary reads the same evidence (memlint/analysis/evidence.py): `loss.backward()` in
+    # `train_step` proves that the `loss` it returns carries history
+    write(project / "losses.py", HAND_WRITTEN_LOSS)
+    write(project / "steps.py", """
+        from losses import objective
+
+        def train_step(net, x, y, optimizer):
+            optimizer.zero_grad()
+            loss, mse, l1 = objective(net(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+    """)
+    write(project / "train.py", """
+        import torch
+        from steps import train_step
+
+        def fit(net, loader, optimizer):
+            total = 0.0
+            for x, y in loader:
+                total += train_step(net, x, y, optimizer)
+            return total
+    """)
+    assert _findings(".") == [("train.py", "ML001", 7)]
+
+
+def test_backward_on_a_number_proves_nothing(project):
+    write(project / "losses.py", HAND_WRITTEN_LOSS)
+    write(project / "train.py", """
+        import torch
+        from losses import objective
+
+        def train(net, loader, optimizer):
+            running_loss = 0.0
+            for x, y in loader:
+                loss, mse, l1 = objective(net(x.cuda()), y.cuda())
+                loss.backward()
+                loss = loss.item()
+                running_loss += loss
+            return running_loss
+    """)
+    assert _findings(".") == []
+
+
 BASE = """
 from torch import nn
 

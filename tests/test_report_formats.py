@@ -17,9 +17,9 @@ from integration_helpers import SOURCE_WITH_FINDINGS, apply_line_edits, memlint
 from memlint.diagnostics import Location, Severity
 from memlint.pipeline import registry
 from memlint.pipeline.reserved import reserved_diagnostic
-from memlint.report import ReportOptions, reporter_for
+from memlint.report import FORMATS, ReportOptions, reporter_for
 
-jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test extra")
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is in the test dependency group")
 
 
 @pytest.fixture
@@ -218,10 +218,104 @@ def test_junit_with_no_findings_has_a_passing_case(tmp_path: Path):
     assert root.find("testsuite/testcase").find("failure") is None
 
 
+# ---------------------------------------------------------------------------- grouped, pylint, azure (Ruff's)
+
+NAMED = {"pkg/train loop.py", "odd;name].py", "100%.py"}  # a space, and what Azure's properties escape
+
+
+@pytest.fixture
+def odd_names(project: Path) -> Path:
+    for name in ("odd;name].py", "100%.py"):
+        (project / name).write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
+    return project
+
+
+def as_json(project: Path) -> list[dict]:
+    return json.loads(memlint("check", "--no-cache", "--output-format", "json", *sorted(NAMED), cwd=project).stdout)
+
+
+def test_pylint_lines_parse_as_pylint_parseable_output(odd_names: Path):
+    result = memlint("check", "--no-cache", "--output-format", "pylint", *sorted(NAMED), cwd=odd_names)
+    assert result.returncode == 1, result.stderr
+    pattern = re.compile(r"^(?P<path>.+):(?P<row>\d+): \[(?P<code>[A-Z]+\d+)\] (?P<message>.+)$")
+    parsed = [pattern.match(line).groupdict() for line in result.stdout.splitlines()]
+    assert parsed == [
+        {"path": f["filename"], "row": str(f["location"]["row"]), "code": f["code"], "message": f["message"]}
+        for f in as_json(odd_names)
+    ]
+    assert "Found" not in result.stdout  # no summary: the format is for tools
+
+
+# The agent's grammar: ##vso[area.action key=value;key=value;]message, one command per line.
+LOGISSUE = re.compile(r"^##vso\[task\.logissue ((?:[a-z]+=[^;\]\r\n]*;)+)\]([^\r\n]*)$")
+
+
+def azure_unescape(text: str) -> str:
+    for escaped, plain in (("%0D", "\r"), ("%0A", "\n"), ("%3B", ";"), ("%5D", "]"), ("%AZP25", "%")):
+        text = text.replace(escaped, plain)
+    return text
+
+
+def test_azure_logging_commands_parse_and_escape_as_the_agent_reads_them(odd_names: Path):
+    result = memlint("check", "--no-cache", "--output-format", "azure", *sorted(NAMED), cwd=odd_names)
+    assert result.returncode == 1, result.stderr
+    issues = []
+    for line in result.stdout.splitlines():
+        match = LOGISSUE.match(line)
+        assert match, f"not a logging command: {line!r}"
+        properties = dict(item.split("=", 1) for item in match.group(1).rstrip(";").split(";"))
+        issues.append(({k: azure_unescape(v) for k, v in properties.items()}, azure_unescape(match.group(2))))
+    expected = [
+        ({"type": "error" if f["severity"] == "error" else "warning", "sourcepath": f["filename"],
+          "linenumber": str(f["location"]["row"]), "columnnumber": str(f["location"]["column"]), "code": f["code"]},
+         f["message"])
+        for f in as_json(odd_names)
+    ]  # fmt: skip
+    assert issues == expected and {p["sourcepath"] for p, _ in issues} == NAMED
+
+
+def test_azure_escapes_percent_and_line_breaks_in_messages():
+    from dataclasses import replace
+
+    syntax = reserved_diagnostic(registry.SYNTAX_ERROR, "SyntaxError: 100% wrong\nsecond line", "a.py", 1, 1)
+    (line,) = reporter_for("azure").render([replace(syntax, cell=2)], ReportOptions("azure")).splitlines()
+    assert line.endswith("]cell 2: SyntaxError: 100%AZP25 wrong%0Asecond line") and "type=error;" in line
+
+
+def test_grouped_lists_each_files_findings_under_its_name(odd_names: Path):
+    result = memlint("check", "--no-cache", "--output-format", "grouped", *sorted(NAMED), cwd=odd_names)
+    assert result.returncode == 1, result.stderr
+    blocks = result.stdout.split("\n\n")
+    *files, summary = blocks
+    assert summary.startswith("Found 6 findings.")  # the summary follows, as for the other formats for people
+    shown = []
+    for block in files:
+        header, *lines = block.splitlines()
+        assert header.endswith(":") and not header.startswith(" ")
+        colons = set()
+        for line in lines:
+            match = re.match(r"^  ( *)(\d+):(\d+)( *) ([A-Z]+\d+)( \[\*\])? (.+)$", line)
+            assert match, line
+            colons.add(line.index(":"))  # rows right-aligned: the colons line up within a file
+            shown.append((header[:-1], int(match.group(2)), int(match.group(3)), match.group(5), match.group(7)))
+        assert len(colons) == 1
+    assert shown == [(f["filename"], f["location"]["row"], f["location"]["column"], f["code"], f["message"]) for f in as_json(odd_names)]
+
+
+def test_the_output_format_from_the_environment(project: Path):
+    env = {"MEMLINT_OUTPUT_FORMAT": "pylint"}
+    from_env = memlint("check", "--no-cache", "pkg", cwd=project, env=env)
+    assert from_env.returncode == 1 and re.match(r"^pkg/train loop\.py:\d+: \[ML001\] ", from_env.stdout)
+    option_wins = memlint("check", "--no-cache", "--output-format", "concise", "pkg", cwd=project, env=env)
+    assert "Found 2 findings." in option_wins.stdout and "[ML001]" not in option_wins.stdout
+    wrong = memlint("check", "--no-cache", "pkg", cwd=project, env={"MEMLINT_OUTPUT_FORMAT": "xml"})
+    assert wrong.returncode == 2 and "xml" in wrong.stderr
+
+
 # ---------------------------------------------------------------------------- every format
 
 
-@pytest.mark.parametrize("name", ["sarif", "github", "gitlab", "rdjson", "junit", "json", "full", "concise"])
+@pytest.mark.parametrize("name", sorted(FORMATS))
 def test_reserved_codes_and_notebook_cells_render_in_every_format(name: str):
     internal = reserved_diagnostic(registry.INTERNAL_ERROR, "rule ML001 raised KeyError", "a.py", 2, 3)
     syntax = reserved_diagnostic(registry.SYNTAX_ERROR, "SyntaxError: invalid syntax", "nb.ipynb", 1, 1)

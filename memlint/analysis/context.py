@@ -15,6 +15,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.call_edits import dotted
+from memlint.analysis.model import SemanticModel
 from memlint.analysis.values import Value
 from memlint.analysis.walk import nested_blocks
 from memlint.pipeline.project import EMPTY_VIEW, FileView, key_string
@@ -40,8 +41,10 @@ class Binding:
     qualified: Optional[str] = None  # what an import or an alias of one refers to: "torch.nn"
 
 
-# The binding of `torch` in a file that star-imports it from elsewhere (Context._lookup).
-_TORCH_FROM_STAR = Binding(values.OTHER, qualified="torch")
+# The bindings of `torch` and `nn` in a file that star-imports them from elsewhere (`from utils
+# import *` where utils imports torch and `torch.nn as nn`): used without an import of their own,
+# they are taken to be torch's (Context._lookup).
+_FROM_STAR = {"torch": Binding(values.OTHER, qualified="torch"), "nn": Binding(values.OTHER, qualified="torch.nn")}
 
 
 @dataclass
@@ -89,8 +92,10 @@ class FileFacts:
 
 
 class Context:
-    def __init__(self, module: cst.Module, project: Optional[FileView] = None) -> None:
+    def __init__(self, module: cst.Module, project: Optional[FileView] = None, text: Optional[str] = None) -> None:
         self.module = module
+        # The facts that need the whole file first (model.py): found once, asked by rules and here.
+        self.model = SemanticModel(module, text)
         # What the project pass (memlint/pipeline/project.py) knows about this file's functions, classes and
         # callees from the other files linted with it (and from this file's own summary).
         self.project = project if project is not None else EMPTY_VIEW
@@ -293,7 +298,10 @@ class Context:
         """What `name` is bound to at module level (imports seen so far), ignoring inner scopes."""
         if name in self._ambiguous:
             return None
-        return self.frames[0].names.get(name)
+        binding = self.frames[0].names.get(name)
+        if binding is None and self._star_import:
+            return _FROM_STAR.get(name)
+        return binding
 
     def facts(self) -> FileFacts:
         """Facts about the whole file; only meaningful once the traversal is over."""
@@ -471,6 +479,23 @@ class Context:
                     self._bind_target(element, element_value)
                 continue
             self._bind_target(target.target, value)
+        self._give_evidenced_history(node)
+
+    def _give_evidenced_history(self, node: cst.Assign) -> None:
+        """Direct evidence beats not knowing: a name the file backpropagates later (`loss.backward()`),
+        or another result of the call that produced it, carries history even where its valuation
+        cannot tell (a loss function of another file, a call the project pass summarised as returning
+        nothing known).  A value known to be something else (a number, a plain object) stays so."""
+        found = self.model.history_at(node)
+        if not found:
+            return
+        names = self.frame.names
+        for name, evidence in found.items():
+            binding = names.get(name)
+            if binding is not None and binding.value.graph is None and binding.qualified is None:
+                value = values.tensor(True, scalar=evidence.scalar)
+                names[name] = Binding(value)
+                self.frame.initial_values[name] = value
 
     def _leave_ann_assign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -501,8 +526,8 @@ class Context:
                 if frame.kind == "module" and name in self._ambiguous and current.kind != "module":
                     return Binding(values.UNKNOWN)  # rebound later at module level: cannot tell which
                 return binding
-        if name == "torch" and self._star_import:
-            return _TORCH_FROM_STAR
+        if self._star_import:
+            return _FROM_STAR.get(name)
         return None
 
     def _bind(self, name: str, binding: Binding) -> None:

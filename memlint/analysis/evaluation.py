@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables, values
-from memlint.analysis.naming import is_evaluation_function_name, looks_like_class_name, method_runs_module, names_evaluation_data
+from memlint.analysis.naming import is_evaluation_function_name, method_runs_module, names_evaluation_data
+from memlint.analysis.inventory import PARAMETER_FREE
+from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.values import Kind
-from memlint.analysis.walk import code_children, code_descendants, nested_blocks
+from memlint.analysis.walk import code_children, code_descendants, dotted_name, nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -79,7 +81,7 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         return values.evaluate(func.value, ctx).kind is Kind.MODULE
     if kind is cst.Name and func.value == "self":
         return ctx.in_module_class
-    if kind is cst.Name and looks_like_class_name(func.value):
+    if kind is cst.Name and values.names_a_module_class(func.value, ctx):
         return False  # `Model(envs)`, `QNetwork(env)`: builds a model (a class, maybe passed in), runs nothing
     if (kind is not cst.Name and kind is not cst.Attribute) or ctx.resolve(func) is not None:
         return False
@@ -95,7 +97,7 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         return False  # the file's own function or class, defined further down (`test_model`)
     if kind is cst.Attribute and ctx.resolve(func.value) is not None:
         return False
-    return values.named_like_model(func.value if kind is cst.Name else func.attr.value)
+    return values.named_like_model(func.value if kind is cst.Name else func.attr.value) or ctx.model.module_evidence(dotted_name(func))
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:
@@ -149,10 +151,10 @@ class _Scanner:
         pending: list[cst.CSTNode] = []
         for statement in statements:
             if region is None:
-                call = _eval_mode_call(statement, self.ctx)
+                call = _eval_mode_call(statement, self.ctx, self.scope)
                 if call is not None:
                     description = f"after `{self.ctx.module.code_for_node(call)}`"
-                    receiver = _code(self.ctx, call.func.value)  # type: ignore[attr-defined]
+                    receiver = _code(self.ctx, eval_receiver(call))
                     region = Region(statement, "eval-call", description, block=tuple(statements), receiver=receiver)
                     pending = []
                     continue
@@ -258,15 +260,15 @@ def _in_module_like_class(ctx: "Context") -> bool:
 _MODULE_LIKE_CLASS = re.compile(r"(?:Model|Module|Net|Network|Head|Encoder|Decoder)$|For[A-Z]")
 
 
-def _eval_mode_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
+def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[cst.Call]:
     """`model.eval()` / `self.eval()` / `model.train(False)` as a statement of its own (also
     `model = model.eval()`), on a receiver that is a model."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
     call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu", "requires_grad_"):
-        call = call.func.value  # `model.eval().to(device)`
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _KEEPS_THE_MODULE:
+        call = call.func.value  # `model.eval().to(device)`, `model.cuda().eval().half()`
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
         return None
     method = call.func.attr.value
@@ -279,16 +281,64 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call
     )
     if not is_eval:
         return None
-    receiver = call.func.value
+    receiver = _module_of_chain(call.func.value)  # `model.cuda().eval()`: `model`
     if isinstance(receiver, cst.Name) and receiver.value == "self":
         return call if ctx.in_module_class else None
     if ctx.resolve(receiver) is not None:
         return None
+    made = ctx.model.constructed(scope).get(receiver.value, ()) if type(receiver) is cst.Name else ()
+    if made and all(_parameter_free(m, ctx) for m in made):
+        return None  # `bn = nn.BatchNorm1d(2, affine=False)`: no parameters, so its output has no history
     value = values.evaluate(receiver, ctx)
     if value.kind is Kind.MODULE:
         return call
+    if value.kind is Kind.UNKNOWN and made and all(_builds_module(m, ctx) for m in made):
+        return call  # `G = Generator()` in this scope, maybe below the point the traversal is at
     name = receiver.value if isinstance(receiver, cst.Name) else receiver.attr.value if isinstance(receiver, cst.Attribute) else ""
-    return call if value.kind is Kind.UNKNOWN and tables.MODEL_NAME.match(name) else None
+    if value.kind is not Kind.UNKNOWN:
+        return None
+    return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
+
+
+# Module methods that return the module itself (the chain `model.cuda().eval().half()` is `model`;
+# `eval` / `train` are the mode calls themselves, looked for in between).
+_KEEPS_THE_MODULE = MODULE_RETURNING - {"eval", "train"}
+
+
+def _module_of_chain(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`model.cuda()` -> `model`: what a chain of module methods that return the module starts from."""
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _KEEPS_THE_MODULE:  # type: ignore[attr-defined]
+        expr = expr.func.value  # type: ignore[attr-defined]
+    return expr
+
+
+def eval_receiver(call: cst.Call) -> cst.BaseExpression:
+    """What an `.eval()` call found by `_eval_mode_call` puts in eval mode (`model` of `model.cuda().eval()`)."""
+    return _module_of_chain(call.func.value)  # type: ignore[attr-defined]
+
+
+def _builds_module(made: cst.Call, ctx: "Context") -> bool:
+    """Does `made` call a class of this file (or, by the project pass, of this file seen with its
+    bases elsewhere) that is an nn.Module?"""
+    func = made.func
+    if type(func) is not cst.Name:
+        return False
+    return func.value in ctx.module_classes or func.value in ctx.project.module_classes
+
+
+def _parameter_free(made: cst.Call, ctx: "Context") -> bool:
+    """Does `made` build a torch.nn layer without parameters (`nn.Dropout()`, `nn.BatchNorm1d(2,
+    affine=False)`)?  Running it records no autograd history: there is nothing to evaluate."""
+    qualified = ctx.resolve(made.func) or ""
+    if not qualified.startswith("torch.nn."):
+        return False
+    if qualified.rpartition(".")[2] in PARAMETER_FREE:
+        return True
+    return any(
+        arg.keyword is not None and arg.keyword.value in ("affine", "elementwise_affine")
+        and type(arg.value) is cst.Name and arg.value.value == "False"
+        for arg in made.args
+    )  # fmt: skip
 
 
 def _is_train_call(node: cst.CSTNode) -> bool:

@@ -34,7 +34,7 @@ import ast
 import functools
 from typing import Any, Iterator, Optional
 
-from memlint.analysis import tables
+from memlint.analysis import evidence, tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
 FORMAT = 2  # 2: `stars`, the modules a file star-imports
@@ -97,6 +97,7 @@ class _Summary:
         self.periodic = False
         self.class_of: dict[int, str] = {}  # id(method node) -> class name
         self.locals: dict[str, dict[str, list[ast.Assign]]] = {}  # key -> name -> its assignments
+        self.backpropagated: dict[str, frozenset[str]] = {}  # key -> names backward is called on
         self.constructed: Optional[set[str]] = None
         self.self_attributes: Optional[tuple[set[str], dict[str, set[str]]]] = None
         self.loop_index: dict[int, int] = {}
@@ -525,7 +526,7 @@ class _Summary:
     def _instance_class(self, key: str, name: str) -> Optional[str]:
         """`obj = Trainer(...)` bound once in the function: "Trainer" (as written)."""
         values = self._local_values(key).get(name)
-        if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call):
+        if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call) or type(values[0].targets[0]) is not ast.Name:
             return None
         constructor = dotted(values[0].value.func)
         if constructor is None or not constructor.rpartition(".")[2][:1].isupper():
@@ -617,6 +618,8 @@ class _Summary:
             values = self._local_values(key).get(expr.id)  # type: ignore[attr-defined]
             if not values:
                 return []
+            if len(values) == 1 and expr.id in self._backpropagated(key):  # type: ignore[attr-defined]
+                return [True]  # `loss.backward()` in the function: direct evidence (memlint/analysis/model.py)
             found = [self._alternatives(v.value, key, depth + 1) if self._grad_at(v) != "off" else [] for v in values]
             if len(found) == 1:
                 return found[0]
@@ -703,6 +706,18 @@ class _Summary:
             known = self.locals[key] = _bindings(self.nodes[key] if key else self.tree)
         return known
 
+    def _backpropagated(self, key: str) -> frozenset[str]:
+        """The function's names that backward is called on, and their tuple siblings
+        (evidence.backpropagated_names: the history fact of the semantic model, on this AST)."""
+        known = self.backpropagated.get(key)
+        if known is None:
+            scope = self.nodes[key] if key else self.tree
+            inside = [n for n in _own_nodes(scope)]
+            known = self.backpropagated[key] = evidence.backpropagated_names(
+                (n for n in inside if type(n) is ast.Call), (n for n in inside if type(n) is ast.Assign)
+            )
+        return known
+
     def _function_of(self, node: ast.AST) -> Optional[str]:
         for ancestor in self.source.ancestors(node):
             if isinstance(ancestor, _FUNCTIONS):
@@ -715,6 +730,20 @@ class _Summary:
 
 
 # ---------------------------------------------------------------------------- local names
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's (or the module's) own code: not those of the functions, classes and
+    lambdas defined in it."""
+    found: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            continue
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _bindings(scope: ast.AST) -> dict[str, list[ast.Assign]]:
@@ -733,6 +762,10 @@ def _bindings(scope: ast.AST) -> dict[str, list[ast.Assign]]:
             targets = statement.targets
             if len(targets) == 1 and type(targets[0]) is ast.Name:
                 assigned.setdefault(targets[0].id, []).append(statement)
+            elif len(targets) == 1 and type(targets[0]) in (ast.Tuple, ast.List) and all(type(e) is ast.Name for e in targets[0].elts):
+                # `loss, logits = helper(...)`: each element takes the value's history (values.element_of)
+                for element in targets[0].elts:
+                    assigned.setdefault(element.id, []).append(statement)
             else:
                 other.update(_stored_names(targets))
             continue

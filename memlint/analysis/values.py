@@ -17,7 +17,7 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.naming import looks_like_class_name, named_like_model
 from memlint.analysis.project_facts import returns_history
-from memlint.analysis.walk import nested_blocks
+from memlint.analysis.walk import dotted_name, nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -221,7 +221,7 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     if kind is cst.Name and func.value in ctx.module_classes and ctx.lookup_value(func.value).kind in (Kind.FUNCTION, Kind.UNKNOWN):
         return LOSS_MODULE if func.value.endswith("Loss") else MODULE  # an nn.Module class of this file
     callee = evaluate(func, ctx) if kind in _NAME_OR_ATTRIBUTE else UNKNOWN
-    if callee.kind is Kind.MODULE and kind is cst.Name and looks_like_class_name(func.value):
+    if callee.kind is Kind.MODULE and kind is cst.Name and names_a_module_class(func.value, ctx):
         return callee  # `Model(envs)` with `Model: nn.Module`: the annotation names a class; this builds one
     if callee.kind is Kind.MODULE:
         return _model_output(ctx, scalar=callee.scalar)
@@ -245,6 +245,16 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             return UNKNOWN  # a local helper named like a model: we can see it is not one
         return _model_output(ctx)  # named like a loss: not known to be 0-d
     return UNKNOWN
+
+
+def names_a_module_class(name: str, ctx: "Context") -> bool:
+    """Is `name` (capitalised, valued a module) a class rather than an instance?  A parameter
+    annotated `nn.Module` (`Model: nn.Module`) holds a class by convention; a name an assignment
+    bound to a module (`G = Generator()`, `D = Discriminator().cuda()`) holds an instance, whatever
+    its case; so does a name the file gives a module's method (`G.eval()`)."""
+    if not looks_like_class_name(name) or ctx.model.module_evidence(name):
+        return False  # (`G.eval()`, `G.parameters()` somewhere: an instance)
+    return ctx.is_param(name) or ctx.lookup_value(name).kind is not Kind.MODULE
 
 
 def own_definition(func: cst.BaseExpression, ctx: "Context") -> Optional[str]:
@@ -344,7 +354,7 @@ def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:
         name = func.attr.value
     else:
         return False
-    return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
+    return named_like_model(name) or bool(tables.LOSS_NAME.match(name)) or ctx.model.module_evidence(dotted_name(func))
 
 
 def _model_output(ctx: "Context", *, scalar: bool = False) -> Value:

@@ -17,15 +17,15 @@ from typing import Optional
 
 import click
 
-from memlint.commands.common import configured, fail, rule_codes, wants_stdin
+from memlint.commands.common import command_line, configured, fail, rule_codes, wants_stdin
 from memlint.config import Selection
 from memlint.diagnostics import Diagnostic
 from memlint.integrations.adoption import adopt, check_adoption_options  # light: baseline/noqa load when used
 from memlint.pipeline.runner import FileResult, display_name, fixed_count
-from memlint.report import ReportOptions, reporter_for
+from memlint.report import HUMAN_FORMATS, ReportOptions, reporter_for
 from memlint.report.color import use_color
 from memlint.report.progress import progress_for
-from memlint.report.summary import exit_code, fix_listing, summary, unified_diffs, would_fix
+from memlint.report.summary import exit_code, fix_listing, plural, summary, unified_diffs, would_fix
 from memlint.report.summary import statistics as statistics_of
 from memlint.pipeline.files import STDIN
 from memlint.run import Output, Run
@@ -64,8 +64,18 @@ def run_check(
     fixable: tuple[str, ...] = (),
     extend_fixable: tuple[str, ...] = (),
     unfixable: tuple[str, ...] = (),
+    fail_level: str = "info",
+    fix_only: bool = False,
+    ignore_noqa: bool = False,
+    isolated: bool = False,
+    exclude: tuple[str, ...] = (),
+    extend_exclude: tuple[str, ...] = (),
+    per_file_ignores: tuple[str, ...] = (),
+    extend_per_file_ignores: tuple[str, ...] = (),
 ) -> None:
     """Check PATHS (files or directories, default ".") and optionally fix what was found."""
+    fix = fix or fix_only  # as Ruff: --fix-only fixes, then reports only what it fixed
+    overlay = command_line(exclude, extend_exclude, per_file_ignores, extend_per_file_ignores, ignore_noqa)
     stdin = wants_stdin(paths, stdin_filename)
     check_adoption_options(
         fix=fix, diff=diff, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, stdin=stdin,
@@ -74,7 +84,8 @@ def run_check(
         _check_stdin_arguments(paths, project_context=project_context)
     output = Output(
         format=output_format, diff=diff, statistics=statistics, show_fixes=show_fixes, quiet=quiet, silent=silent, color=color,
-        file=output_file, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix,
+        file=output_file, exit_zero=exit_zero, exit_non_zero_on_fix=exit_non_zero_on_fix, fail_level=fail_level,
+        fix_only=fix_only,
     )  # fmt: skip
     run = configured(lambda: Run.configure(
         ((stdin_filename or STDIN),) if stdin else (paths or (Path("."),)),
@@ -82,6 +93,8 @@ def run_check(
         selection=Selection(rule_codes(select) or None, rule_codes(extend_select), rule_codes(ignore)),
         fixes=Selection(rule_codes(fixable) or None, rule_codes(extend_fixable), rule_codes(unfixable)),
         unsafe_fixes=unsafe_fixes,
+        command_line=overlay,
+        isolated=isolated,
         fix=fix or diff,
         write=fix and not diff and not stdin,  # standard input's fixed source goes to standard output
         force_exclude=force_exclude,
@@ -212,17 +225,25 @@ def _report(
     if fixed_source is not None:
         sys.stdout.buffer.write(fixed_source)
         sys.stdout.buffer.flush()
+    if output.fix_only:  # as Ruff: the findings left are neither reported nor counted in the exit code
+        done = [fix_listing(results)] if output.show_fixes and fixed_total else []
+        if fixed_total and not output.quiet and output.format in HUMAN_FORMATS:
+            done.append(f"Fixed {plural(fixed_total, 'finding')}.\n")
+        _emit(done, output, colored, err=report_to_stderr)
+        return exit_code(diagnostics, fixed_total, True, output.exit_non_zero_on_fix, errors=errors)
     if output.statistics:
         pieces = [statistics_of(diagnostics, options)]
     else:
         pieces = [reporter_for(output.format).render(diagnostics, options)]
-    if output.format in ("full", "concise") and not output.quiet:
+    if output.format in HUMAN_FORMATS and not output.quiet:
         if output.show_fixes and fixed_total:
             pieces.append(fix_listing(results))
         if diagnostics or fixed_total or not errors:  # never "All checks passed!" after an error
             pieces.append(summary(diagnostics, fixed_total, options))
     _emit(pieces, output, colored, err=report_to_stderr)
-    return exit_code(diagnostics, fixed_total, output.exit_zero, output.exit_non_zero_on_fix, errors=errors)
+    return exit_code(
+        diagnostics, fixed_total, output.exit_zero, output.exit_non_zero_on_fix, errors=errors, fail_level=output.fail_level,
+    )
 
 
 def _emit(pieces: list[str], output: Output, colored: bool, *, err: bool) -> None:

@@ -28,7 +28,7 @@ def _rule_json(rule) -> dict:
         "code": rule.code,
         "name": rule.name,
         "severity": rule.severity.value,
-        "default_enabled": rule.default_enabled,
+        "default_enabled": registry.on_by_default(rule),
         "fix": rule.fix_safety,
         "summary": rule.summary(),
         "explanation": rule.documentation(),
@@ -45,5 +45,5 @@ def list_rules(output_format: str) -> None:
         return
     name_width = max(len(r.name) for r in rules)
     for r in rules:
-        default = "" if r.default_enabled else " (off by default)"
+        default = "" if registry.on_by_default(r) else " (off by default)"
         click.echo(f"{r.code}  {r.name:<{name_width}}  {r.severity.value:<7}  fix: {r.fix_safety:<6}  {r.summary()}{default}")

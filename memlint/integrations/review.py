@@ -24,7 +24,7 @@ from memlint.pipeline.notebooks import is_notebook
 from memlint.pipeline.runner import display_name
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.text import apply_edits
-from memlint.report import is_applicable
+from memlint.report import FAIL_LEVELS, fails, is_applicable
 from memlint.run import Run
 
 REVIEWABLE_SUFFIXES = (".py", ".ipynb")
@@ -232,9 +232,12 @@ def markdown(review: Review) -> str:
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
 @click.option("--unsafe-fixes/--no-unsafe-fixes", default=None, help="Also suggest unsafe fixes.")
 @click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Use this config file.")
+@click.option("--fail-level", type=click.Choice(FAIL_LEVELS), default="none", show_default=True, help="Exit 1 when a finding on the changed lines is at least this severe.")
+@click.option("--summary-file", type=click.Path(dir_okay=False, path_type=Path), help="Also append the markdown summary to this file (a job summary), from the same analysis.")
 def review_command(
     base: str, paths: tuple[Path, ...], output_format: str, select: tuple[str, ...], extend_select: tuple[str, ...],
-    ignore: tuple[str, ...], unsafe_fixes: Optional[bool], config: Optional[Path],
+    ignore: tuple[str, ...], unsafe_fixes: Optional[bool], config: Optional[Path], fail_level: str,
+    summary_file: Optional[Path],
 ) -> None:  # fmt: skip
     """Report findings on lines added or changed since BASE, as a pull-request review (JSON) or markdown."""
     from memlint.commands.common import configured, fail, rule_codes
@@ -247,7 +250,15 @@ def review_command(
         raise fail(f"git: {error}") from None
     except ConfigError as error:  # a subproject's configuration file
         raise fail(str(error)) from None
+    if summary_file is not None:
+        try:
+            with summary_file.open("a", encoding="utf-8") as summary_out:
+                summary_out.write(markdown(review))
+        except OSError as error:
+            raise fail(f"cannot write the summary to {summary_file}: {error.strerror or error}") from None
     if output_format == "markdown":
         click.echo(markdown(review), nl=False)
     else:
         click.echo(json.dumps(github_payload(review), indent=2, ensure_ascii=False))
+    found = [c.diagnostic for c in review.comments] + [d for _, d in review.unplaced]
+    raise click.exceptions.Exit(1 if any(fails(d, fail_level) for d in found) else 0)

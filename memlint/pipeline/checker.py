@@ -55,7 +55,7 @@ def check_text(
         if refused is not None:
             return [refused]
     # libcst and the analysis recurse per level of nesting: run them on a stack sized for the limits.
-    suppressions = suppressions or Suppressions(text)
+    suppressions = suppressions or Suppressions(text, ignored=settings.ignore_noqa)
     return on_deep_stack(
         _check, text, filename, rule_classes, settings, project, suppressions, statement_rows, parser, syntax_tree,
         defer_fixes,
@@ -90,7 +90,7 @@ def _check(
     except (RecursionError, MemoryError) as error:
         return [not_analysed(filename, f"memlint's parser (libcst) ran out of {_resource(error)}")]
     reports: list[Report] = []
-    ctx = Context(module, project)
+    ctx = Context(module, project, text)
     rules = [rule_class(ctx, reports, settings.options) for rule_class in rule_classes]
     traversal = Traversal(ctx, rules)
     try:

@@ -36,14 +36,14 @@ def lint_text(
     parser that re-uses the statements an edit left alone (the language server's).  `defer_fixes`:
     findings carry their fixes as Diagnostic.deferred_fix, computed when asked for."""
     codes = settings.codes_for(filename)
-    suppressions = Suppressions(text)
+    suppressions = Suppressions(text, ignored=settings.ignore_noqa)
     found = _findings(text, filename, settings, codes, project, screened, suppressions, source, parser, defer_fixes)
     if settings.unfixable:  # `unfixable`: such findings are reported without their fix
         found = [
             replace(d, fix=None, deferred_fix=None) if d.code in settings.unfixable and (d.fix or d.deferred_fix) else d
             for d in found
         ]
-    if UNUSED_SUPPRESSION in codes:  # after the analysis: it needs what the comments suppressed
+    if UNUSED_SUPPRESSION in codes and not settings.ignore_noqa:  # after the analysis: it needs what the comments suppressed
         from memlint.pipeline.registry import rule_entries
 
         known = {entry.code for entry in rule_entries()}

@@ -37,7 +37,15 @@ class RegistryError(Exception):
 class RuleEntry:
     code: str
     name: str
-    default_enabled: bool
+    default_enabled: bool  # as the rule declares it: whether a prefix (`ML0`, `ACME`) selects it
+    third_party: bool = False  # from a `memlint.rules` entry point: never in the default set nor ALL
+
+    @property
+    def on_by_default(self) -> bool:
+        """In the rules memlint runs when nothing is selected.  A plugin's rules are not: installing
+        a package (perhaps as some other package's dependency) must not change what a check
+        reports; selecting their code or prefix turns them on."""
+        return self.default_enabled and not self.third_party
 
 
 @dataclass(frozen=True)
@@ -162,9 +170,15 @@ def all_rules() -> tuple[type[Rule], ...]:
 @functools.lru_cache(maxsize=1)
 def rule_entries() -> tuple[RuleEntry, ...]:
     """Code, name and default of every rule, sorted by code; built-in rules are not imported."""
-    if third_party_rules():  # already imported (libcst with them): all_rules() also validates them
-        return tuple(RuleEntry(r.code, r.name, r.default_enabled) for r in all_rules())
+    plugins = third_party_rules()
+    if plugins:  # already imported (libcst with them): all_rules() also validates them
+        return tuple(RuleEntry(r.code, r.name, r.default_enabled, r in plugins) for r in all_rules())
     return tuple(RuleEntry(b.meta.code, b.meta.name, b.meta.default_enabled) for b in builtin_rules())
+
+
+def on_by_default(rule: type[Rule]) -> bool:
+    """Whether a rule class runs when nothing selects it (RuleEntry.on_by_default)."""
+    return rule.default_enabled and rule not in third_party_rules()
 
 
 def find_rule(key: str) -> type[Rule] | None:

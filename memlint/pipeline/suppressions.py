@@ -82,12 +82,15 @@ class Suppressions:
 
     text: str
     used: set[tuple[int, str]] = field(default_factory=set)
+    ignored: bool = False  # --ignore-noqa: no comment suppresses anything
 
     def __post_init__(self) -> None:
         self._file: Optional[list[FileSuppression]] = None  # read when a finding first asks
         self._lines: Optional[Positions] = None
 
     def suppresses(self, code: str, row: int) -> bool:
+        if self.ignored:
+            return False
         if self._file is None:
             self._file = file_suppressions(self.text)
         if any(s.covers(code) for s in self._file):

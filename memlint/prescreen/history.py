@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from memlint.analysis import tables
+from memlint.analysis import evidence, tables
 from memlint.analysis.naming import dotted, named_like_model
 from memlint.prescreen.source import Source, root_name
 
@@ -86,6 +86,11 @@ class History:
         project = source.project
         self.project_calls: frozenset[str] = project.history_calls if project is not None else frozenset()
         self.project_methods = frozenset(m.rpartition(".")[2] for m in project.history_methods) if project is not None else frozenset()
+        # Names backward is called on anywhere in the file, and the other names of a tuple assignment
+        # from a call that binds one (memlint/analysis/model.py gives those bindings history).
+        self.backpropagated = _backpropagated(source) if source.mentions("backward", "autograd") else frozenset()
+        # Names (and "self.<attr>"s) the model finds hold a model: a module's method and a call.
+        self.module_evidence = evidence.module_names(source.nodes(ast.Call)) if source.mentions(*evidence.MODULE_METHODS) else frozenset()
         self._settled: dict[str, bool] = {}  # name or ".attr" -> may it carry history
         self._open: set[str] = set()  # the keys being settled now, and those of them found to carry
         self._carrying: set[str] = set()
@@ -112,6 +117,8 @@ class History:
         return True  # await, yield, starred, ...: not followed
 
     def _assigned_value_possible(self, key: str) -> bool:
+        if key in self.backpropagated:
+            return True
         if key in self._settled:
             return self._settled[key]
         if key in self._open:
@@ -152,8 +159,8 @@ class History:
     def _name_call_possible(self, name: str, call: ast.Call) -> bool:
         if name in self.functional_losses or _named_like_model_or_loss(name):
             return True
-        if name in self.project_calls:
-            return True  # a project function that returns a model's output (memlint/pipeline/project.py)
+        if name in self.project_calls or name in self.module_evidence:
+            return True  # a project function that returns a model's output, or a model by evidence
         if name in self.values or name in self.other_bindings or name in self.module_params:
             return True  # may be bound to a module
         if self._only_imported(name):
@@ -180,6 +187,8 @@ class History:
             if all(path is not None and _is_torch_layer(path) for path in paths):
                 return False  # `nn.Linear(...)`: a module, not a tensor
             return func.attr in self.functional_losses or self._torch_call_possible(call)
+        if dotted(func) in self.module_evidence:
+            return True  # `self.G(z)` with `self.G.eval()` somewhere: a model by evidence
         if self._may_resolve(root):
             return True  # through an alias of an import: torch decides
         method = func.attr
@@ -200,6 +209,8 @@ class History:
     def may_run_model(self, call: ast.Call) -> bool:
         """Could `evaluation.is_model_call` hold for `call`?"""
         func = call.func
+        if dotted(func) in self.module_evidence:
+            return True  # `G(z)`, `self.G(z)` with `G.eval()` somewhere: a model by evidence
         if isinstance(func, ast.Name):
             name = func.id
             if self._only_imported(name) or (name in self.definitions and name not in self.imports):
@@ -233,6 +244,12 @@ class History:
             parts.append(node.attr)
             node = node.value
         return ".".join([path, *reversed(parts)])
+
+
+def _backpropagated(source: Source) -> frozenset[str]:
+    """The names the semantic model may find backpropagated, and their tuple siblings
+    (evidence.backpropagated_names, loosened: flow-insensitive, every name of the operand)."""
+    return evidence.backpropagated_names(source.nodes(ast.Call), source.nodes(ast.Assign), loose=True)
 
 
 def _named_like_model_or_loss(name: str) -> bool:

@@ -19,7 +19,12 @@ FORMATS = {
     "gitlab": "gitlab",
     "rdjson": "rdjson",
     "junit": "junit",
+    "grouped": "grouped",
+    "pylint": "pylint",
+    "azure": "azure",
 }
+# The formats for people: a summary follows the findings, and a long run shows a progress bar.
+HUMAN_FORMATS = ("full", "concise", "grouped")
 
 
 def _no_unsafe_fixes(filename: str) -> bool:
@@ -54,3 +59,15 @@ def reporter_for(name: str) -> Reporter:
 
 def is_applicable(diagnostic: Diagnostic, unsafe_fixes: bool) -> bool:
     return diagnostic.fix is not None and (unsafe_fixes or diagnostic.fix.is_safe)
+
+
+# --fail-level: the lowest severity whose findings make the exit code 1, as reviewdog's fail level.
+# `none`: findings never do (unlike --exit-zero, an internal error still exits 2).
+FAIL_LEVELS = ("none", "info", "warning", "error")
+
+
+def fails(diagnostic: Diagnostic, fail_level: str) -> bool:
+    """Is the finding at or above the fail level?"""
+    if fail_level == "none":
+        return False
+    return FAIL_LEVELS.index(diagnostic.severity.value) >= FAIL_LEVELS.index(fail_level)

@@ -5,10 +5,17 @@
 Values are escaped as the Actions runner expects: `%`, CR and LF in the message; additionally `:`
 and `,` in properties. GitHub only honours columns on single-line annotations, so a finding that
 spans lines gets `line`/`endLine` only.
+
+GitHub places an annotation by the file's path from the workspace (`GITHUB_WORKSPACE`, the
+checkout); memlint names files from the directory it runs in, which differs when a workflow step (or
+the action's `working-directory`) runs it in a subdirectory: inside the workspace, paths are given
+from the workspace.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import PurePath
 from typing import Sequence
 
 from memlint.diagnostics import Diagnostic, Severity
@@ -26,8 +33,23 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def workspace_path(filename: str) -> str:
+    """The file's path from GITHUB_WORKSPACE when it is inside it; otherwise its name as given."""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if not workspace:
+        return filename
+    for resolve in (os.path.abspath, os.path.realpath):  # a workspace reached through a symlink
+        try:
+            relative = os.path.relpath(resolve(filename), resolve(workspace))
+        except ValueError:  # another drive (Windows)
+            continue
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            return PurePath(relative).as_posix()
+    return filename
+
+
 def annotation(d: Diagnostic) -> str:
-    properties = [("file", d.filename), ("line", str(d.location.row))]
+    properties = [("file", workspace_path(d.filename)), ("line", str(d.location.row))]
     if d.location.row == d.end_location.row:
         properties.append(("col", str(d.location.column)))
     properties.append(("endLine", str(d.end_location.row)))

@@ -7,7 +7,7 @@ import contextlib
 import sys
 from typing import Callable, Iterator, Optional
 
-HUMAN_FORMATS = ("full", "concise")
+from memlint.report import HUMAN_FORMATS
 # Fewer files than this finish before a bar would be worth reading.
 MIN_FILES = 100
 

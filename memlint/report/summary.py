@@ -9,19 +9,21 @@ from collections import Counter
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
 from memlint.pipeline.runner import FileResult
-from memlint.report import ReportOptions
+from memlint.report import ReportOptions, fails
 
 
 def exit_code(
-    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, errors: bool = False
-) -> int:
+    diagnostics: list[Diagnostic], fixed: int, exit_zero: bool, exit_non_zero_on_fix: bool, *, errors: bool = False,
+    fail_level: str = "info",
+) -> int:  # fmt: skip
     """0 nothing left, 1 findings left (or fixed, with exit_non_zero_on_fix), 2 an error: a fix not
-    written, a path that does not exist, memlint's own crash (ML900); --exit-zero hides findings only."""
+    written, a path that does not exist, memlint's own crash (ML900); --exit-zero hides findings only.
+    --fail-level: only findings at least that severe count as left."""
     if errors or any(d.code == registry.INTERNAL_ERROR[0] for d in diagnostics):
         return 2
     if exit_non_zero_on_fix and fixed:
         return 1
-    if diagnostics and not exit_zero:
+    if not exit_zero and any(fails(d, fail_level) for d in diagnostics):
         return 1
     return 0
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -11,9 +10,9 @@ import libcst as cst
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.values import NONE, number_like
 from memlint.analysis.fixes import method_call
+from memlint.analysis.meters import METER_METHODS
 from memlint.analysis.iteration import iterates_batches, iterates_layers, names_in, own_statements
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
-from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.analysis.uses import (
     Use,
     classify_attribute_uses,
@@ -23,7 +22,7 @@ from memlint.analysis.uses import (
     is_binding,
     returns_name,
 )
-from memlint.analysis.walk import calls_method, code_descendants, code_with_parents
+from memlint.analysis.walk import code_descendants, code_with_parents
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Harness, Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml001_accumulated_graph.meta import META
@@ -169,6 +168,35 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the backpropagated loss is a number by the time it is accumulated
+            """
+import torch
+from losses import objective
+def train(net, loader):
+    running_loss = 0.0
+    for x, y in loader:
+        loss, mse, l1 = objective(net(x), y)
+        loss.backward()
+        loss = loss.item()
+        running_loss += loss
+    return running_loss
+"""
+        ),
+        Valid(  # a hand-written object with a backward method of its own: no autograd in sight
+            """
+import torch
+class Perceptron:
+    def backward(self, x, y):
+        return x
+def fit(loader):
+    total = 0.0
+    for x, y in loader:
+        net = Perceptron()
+        net.backward(x, y)
+        total += net
+    return total
+"""
+        ),
         Valid(  # indices from torch.argmax carry no history (captum's TracInCP tutorial)
             """
 import torch
@@ -540,6 +568,68 @@ for src, trg in test_loader:
     ]
 
     INVALID = [
+        Invalid(  # issue 27: a loss function of another module, proven to carry history by backward
+            """
+import torch
+from losses import objective
+def train(net, loader, optimizer):
+    running_loss, running_mse = 0.0, 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss, mse, l1 = objective(net(x.cuda()), y.cuda())
+        scaler.scale(loss).backward()
+        running_loss += loss
+        running_mse += mse.item()
+    return running_loss, running_mse
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+from losses import objective
+def train(net, loader, optimizer):
+    running_loss, running_mse = 0.0, 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss, mse, l1 = objective(net(x.cuda()), y.cuda())
+        scaler.scale(loss).backward()
+        running_loss += loss.item()
+        running_mse += mse.item()
+    return running_loss, running_mse
+""",
+            unsafe=True,
+        ),
+        Invalid(  # another result of the call whose first result is backpropagated (accelerate)
+            """
+import torch
+from losses import objective
+def train(net, loader, optimizer, accelerator):
+    epoch_l1 = 0.0
+    for x, y in loader:
+        loss, mse, l1 = objective(net(x), y)
+        accelerator.backward(loss)
+        optimizer.step()
+        epoch_l1 += l1
+    return epoch_l1
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+from losses import objective
+def train(net, loader, optimizer, accelerator):
+    epoch_l1 = 0.0
+    for x, y in loader:
+        loss, mse, l1 = objective(net(x), y)
+        accelerator.backward(loss)
+        optimizer.step()
+        epoch_l1 += l1.detach()
+    return epoch_l1
+""",
+            unsafe=True,
+        ),
         Invalid(
             """
 import torch
@@ -1228,11 +1318,11 @@ print(total)
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
-        if func.attr.value in _METER_METHODS and node.args:
+        if func.attr.value in METER_METHODS and node.args:
             # `losses.update(loss, x.size(0))`, `metric_logger.update(loss=loss)` on a running meter
             values = [node.args[0].value] if node.args[0].keyword is None else [a.value for a in node.args if a.keyword is not None]
             ctx = self.ctx
-            if (ctx.in_loop or _per_step_function(ctx)) and any(ctx.holds_graph(v) is True for v in values) and _is_meter(func.value, ctx):
+            if (ctx.in_loop or _per_step_function(ctx)) and any(ctx.holds_graph(v) is True for v in values) and ctx.model.is_meter(func.value):
                 self._consider(node, func.value, values, container=True, meter=True)
             return
         if func.attr.value not in ("append", "extend") or len(node.args) != 1:
@@ -1601,7 +1691,7 @@ def _unrolls_a_recurrence(loop: cst.CSTNode, ctx, accumulator: Optional[str]) ->
     a value with history back into itself (a state started as a tensor, not as a number), so each
     iteration is one step of the same forward pass over time, not another batch; what it collects
     is that pass's output."""
-    if _has_backward(loop, ctx):
+    if ctx.model.calls_backward(loop):
         return False
     scope = ctx.function_node or ctx.module
     for node in own_statements(loop):  # type: ignore[arg-type]
@@ -1683,91 +1773,6 @@ def _asks_if_unset(test: cst.BaseExpression, name: str) -> bool:
     return False
 
 
-_METER_METHODS = frozenset({"update", "add"})
-# Running-average helpers found in training code (`AverageMeter`, `SmoothedValue`, `MetricLogger`).
-# An imported class named like the classic `AverageMeter` (`self.sum += val * n`); a class of the
-# file is judged by its `update` body instead (deit's `MetricLogger` converts tensors with `.item()`).
-_METER_CLASS = re.compile(r"^(?:AverageMeter|AvgMeter|AverageValueMeter|RunningAverage|Averager)$")
-
-
-def _is_meter(receiver: cst.BaseExpression, ctx) -> bool:
-    """Was `receiver` (a name or `self.<attr>`) made by a running meter's class: one named like one
-    (`AverageMeter("Loss")`), or a class of this file whose `update` / `add` adds its argument to
-    `self` (`self.sum += val * n`)?"""
-    made_by = _constructors(ctx).get(_written(receiver))
-    if made_by is None:
-        return False
-    accumulating, defined = _accumulating_classes(ctx)
-    if made_by in defined:
-        return made_by in accumulating
-    return _METER_CLASS.match(made_by) is not None
-
-
-def _written(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return "self." + expr.attr.value
-    return None
-
-
-def _constructors(ctx) -> dict:
-    """Names and `self.<attr>`s of the file, each with the class name it was last made from
-    (`losses = AverageMeter(...)` -> "AverageMeter"); computed once per file."""
-
-    def build() -> dict:
-        found: dict = {}
-        for node in code_descendants(ctx.module):
-            if type(node) is not cst.Assign or type(node.value) is not cst.Call or len(node.targets) != 1:
-                continue
-            func = node.value.func
-            name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
-            target = _written(node.targets[0].target)
-            if name is not None and target is not None and name[:1].isupper():
-                found[target] = name
-        return found
-
-    return ctx.memo("ml001.constructors", build)  # type: ignore[return-value]
-
-
-def _accumulating_classes(ctx) -> tuple:
-    """(classes of this file with an `update` / `add` method that adds a parameter to `self` as it
-    is, without `.item()` / `float()` first; every class name of this file)."""
-
-    def build() -> tuple:
-        found, defined = set(), set()
-        for node in code_descendants(ctx.module):
-            if type(node) is not cst.ClassDef:
-                continue
-            defined.add(node.name.value)
-            if not isinstance(node.body, cst.IndentedBlock):
-                continue
-            for method in node.body.body:
-                if type(method) is not cst.FunctionDef or method.name.value not in _METER_METHODS:
-                    continue
-                params = {p.name.value for p in method.params.params[1:]}
-                inside = list(code_descendants(method))
-                if any(type(n) is cst.Call and _converts(n) for n in inside):
-                    continue  # `val = val.item()`: numbers are kept, not tensors
-                for inner in inside:
-                    if (
-                        type(inner) is cst.AugAssign
-                        and _self_attribute(inner.target) is not None
-                        and any(type(n) is cst.Name and n.value in params for n in (inner.value, *code_descendants(inner.value)))
-                    ):
-                        found.add(node.name.value)
-        return found, defined
-
-    return ctx.memo("ml001.accumulating-classes", build)  # type: ignore[return-value]
-
-
-def _converts(call: cst.Call) -> bool:
-    func = call.func
-    if type(func) is cst.Attribute:
-        return func.attr.value in ("item", "tolist", "detach")
-    return type(func) is cst.Name and func.value in ("float", "int")
-
-
 def _per_step_function(ctx) -> Optional[str]:
     """The function the traversal is in, when a framework or the project runs it once per batch:
     Lightning's (or a Trainer's) `training_step`, or a helper every training loop calls each step."""
@@ -1828,13 +1833,14 @@ def _case(candidate: _Candidate, ctx) -> str:
         return "no-backward"
     loop = candidate.loop
     if loop is not None:
-        if _backward_in_own_statements(loop, ctx) or _value_backpropagated(candidate, loop):
-            return "backward"
-        if _has_backward(loop, ctx) and not _fresh_forward(candidate, loop, ctx):
+        model = ctx.model
+        if model.backward_in_own_statements(loop) or not model.backpropagated_names(loop).isdisjoint(_names_in_values(candidate)):
+            return "backward"  # (backward in the loop's own body, or on a value the accumulation keeps)
+        if model.calls_backward(loop) and not _fresh_forward(candidate, loop, ctx):
             return "backward"  # (a total of the losses a nested loop backpropagated: `epoch_costs.append(avg_cost)`)
         return "no-backward"  # (an evaluation forward in an epoch loop whose nested batch loop trains)
     function = ctx.function_node
-    if candidate.per_step in ("training_step", "compute_loss") or (function is not None and _has_backward(function, ctx)):
+    if candidate.per_step in ("training_step", "compute_loss") or (function is not None and ctx.model.calls_backward(function)):
         return "backward"
     return "per-step"
 
@@ -1849,37 +1855,7 @@ def _fix_method(candidate: _Candidate, uses: set[Use], ctx) -> str:
         return "item"
     if candidate.loop is not None and _syncs_every_iteration(candidate.loop, ctx):
         return "item"
-    return "detach" if _uses_an_accelerator(ctx) else "item"
-
-
-def _uses_an_accelerator(ctx) -> bool:
-    """Does the file put anything on an accelerator (`.cuda()`, `.to(device)`, `device=...`,
-    `torch.device("cuda")`)?  Only there does `.item()` make the host wait for the device."""
-
-    def scan() -> bool:
-        for node in code_descendants(ctx.module):
-            if type(node) is cst.Call:
-                func = node.func
-                if type(func) is cst.Attribute and func.attr.value == "cuda":
-                    return True
-                if type(func) is cst.Attribute and func.attr.value in ("to", "device") and node.args:
-                    where = node.args[0].value
-                    if not _names_cpu(where) and not (ctx.resolve(where) or "").startswith("torch."):  # (not a dtype)
-                        return True
-            elif type(node) is cst.Arg and node.keyword is not None and node.keyword.value in ("device", "accelerator", "gpus"):
-                if not _names_cpu(node.value):
-                    return True
-        return False
-
-    return ctx.memo("ml001.accelerator", scan)  # type: ignore[return-value]
-
-
-def _names_cpu(expr: cst.BaseExpression) -> bool:
-    if type(expr) is cst.SimpleString:
-        return expr.evaluated_value == "cpu"  # type: ignore[union-attr]
-    if type(expr) is cst.Call and expr.args and type(expr.args[0].value) is cst.SimpleString:  # torch.device("cpu")
-        return expr.args[0].value.evaluated_value == "cpu"  # type: ignore[union-attr]
-    return False
+    return "detach" if ctx.model.device.accelerator else "item"  # (only there does `.item()` wait for the device)
 
 
 def _syncs_every_iteration(loop: cst.CSTNode, ctx) -> bool:
@@ -1945,39 +1921,14 @@ def _steps_optimizer(block: cst.CSTNode) -> bool:
     return False
 
 
-def _backward_in_own_statements(loop: cst.CSTNode, ctx) -> bool:
-    """Backward in the loop's own body (not a nested loop's), directly or through the file's helpers."""
-    functions = _functions(ctx)
-    for node in own_statements(loop):  # type: ignore[arg-type]
-        if type(node) is not cst.Call:
-            continue
-        func = node.func
-        if type(func) is cst.Attribute and func.attr.value in BACKWARD_METHODS:
-            return True
-        if ctx.resolve(func) in AUTOGRAD_FUNCTIONS:
-            return True
-        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" else None
-        callee = functions.get(name) if name is not None else None
-        if callee is not None and _has_backward(callee, ctx, 1):
-            return True
-    return False
-
-
-def _value_backpropagated(candidate: _Candidate, loop: cst.CSTNode) -> bool:
-    """`loss.backward()` somewhere in the loop, for a `loss` the accumulation keeps."""
-    names = {n.value for v in candidate.values for n in (v, *code_descendants(v)) if type(n) is cst.Name}
-    for node in code_descendants(loop):
-        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in BACKWARD_METHODS:
-            receiver = node.func.value
-            if type(receiver) is cst.Name and receiver.value in names:
-                return True
-    return False
+def _names_in_values(candidate: _Candidate) -> set[str]:
+    return {n.value for v in candidate.values for n in (v, *code_descendants(v)) if type(n) is cst.Name}
 
 
 def _fresh_forward(candidate: _Candidate, loop: cst.CSTNode, ctx) -> bool:
     """Is the kept value computed by a forward pass in the loop's own body (`model(x)`, a loss of it),
     rather than carried over from a nested loop that trains?"""
-    names = {n.value for v in candidate.values for n in (v, *code_descendants(v)) if type(n) is cst.Name}
+    names = _names_in_values(candidate)
     expressions = list(candidate.values)
     for node in own_statements(loop):  # type: ignore[arg-type]
         if type(node) is cst.Assign and any(
@@ -1991,36 +1942,3 @@ def _fresh_forward(candidate: _Candidate, loop: cst.CSTNode, ctx) -> bool:
             ):
                 return True  # a call that starts history: a model, a loss (not a method of a tensor)
     return False
-
-
-def _has_backward(node: cst.CSTNode, ctx, depth: int = 0) -> bool:
-    """Does `node` call backward, directly or through a function of this file it calls (a
-    `train_step(batch)` helper that runs `loss.backward()`)?"""
-    if calls_method(node, BACKWARD_METHODS):
-        return True
-    functions = _functions(ctx)
-    for n in code_descendants(node):
-        if type(n) is not cst.Call:
-            continue
-        if ctx.resolve(n.func) in AUTOGRAD_FUNCTIONS:
-            return True
-        func = n.func
-        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" else None
-        callee = functions.get(name) if name is not None else None
-        if callee is not None and callee is not node and depth < 2 and _has_backward(callee, ctx, depth + 1):
-            return True
-    return False
-
-
-def _functions(ctx) -> dict:
-    """The file's functions and methods by name (a name defined twice is left out)."""
-
-    def build() -> dict:
-        found: dict = {}
-        for n in code_descendants(ctx.module):
-            if type(n) is cst.FunctionDef:
-                name = n.name.value
-                found[name] = None if name in found else n
-        return {k: v for k, v in found.items() if v is not None}
-
-    return ctx.memo("ml001.functions", build)  # type: ignore[return-value]

@@ -105,6 +105,17 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a layer without parameters records no history: nothing to evaluate
+            """
+import torch
+from torch import nn
+def demo(batch):
+    bn = nn.BatchNorm1d(num_features=2, affine=False, momentum=None)
+    bn.eval()
+    normed = bn(batch)
+    return normed
+"""
+        ),
         Valid(  # the standard pattern
             """
 import torch
@@ -357,6 +368,75 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # `G` is a model by evidence: it is put in eval mode and called (its class is imported)
+            """
+import torch
+from models import Generator
+def sample(G, z):
+    G.eval()
+    images = G(z)
+    return images
+""",
+            line=5,
+            column=14,
+            message="after `G.eval()`",
+            fixed="""
+import torch
+from models import Generator
+@torch.no_grad()
+def sample(G, z):
+    G.eval()
+    images = G(z)
+    return images
+""",
+            unsafe=True,
+        ),
+        Invalid(  # a chain of module methods: `model.cuda().eval().half()` puts `model` in eval mode
+            """
+import torch
+def sample(model, z):
+    model.cuda().eval().half()
+    return model(z)
+""",
+            line=4,
+            column=12,
+            message="after `model.cuda().eval()`",
+            fixed="""
+import torch
+@torch.no_grad()
+def sample(model, z):
+    model.cuda().eval().half()
+    return model(z)
+""",
+            unsafe=True,
+        ),
+        Invalid(  # `nn` from a star import of the project's helpers is torch's: `G` is an nn.Module
+            """
+import torch
+from helpers import *
+class Generator(nn.Module):
+    def forward(self, z):
+        return z
+G = Generator()
+G.eval()
+images = G(noise)
+""",
+            line=8,
+            column=10,
+            message="after `G.eval()`",
+            fixed="""
+import torch
+from helpers import *
+class Generator(nn.Module):
+    def forward(self, z):
+        return z
+G = Generator()
+G.eval()
+with torch.no_grad():
+    images = G(noise)
+""",
+            unsafe=True,
+        ),
         Invalid(  # `Variable(x, volatile=True)` does nothing since PyTorch 0.4: gradients are still on
             """
 import torch

@@ -24,7 +24,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     history = source.memo("history", lambda: History(source))
     # what was put in eval mode: calling it, or a method of it, may run it (`model.get_action(obs)`)
     # (`self`: the rule asks of self's calls what `may_run_model` already answers)
-    evaluated = {dotted(call.func.value) for call in source.nodes(ast.Call) if _sets_eval_mode(call)} - {None, "self"}  # type: ignore[attr-defined]
+    evaluated = {dotted(_module_of_chain(call.func.value)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)} - {None, "self"}  # type: ignore[attr-defined]
     model_calls = [
         call for call in source.nodes(ast.Call)
         if history.may_run_model(call) or (evaluated and _on_evaluated(call, evaluated))  # type: ignore[arg-type]
@@ -38,6 +38,13 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(ancestor.iter)):
                 return True
     return False
+
+
+def _module_of_chain(expr: ast.AST) -> ast.AST:
+    """`model.cuda()` -> `model` (evaluation.py's `_module_of_chain`, loosened: any method chain)."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+        expr = expr.func.value
+    return expr
 
 
 def _sets_eval_mode(call: ast.Call) -> bool:

@@ -129,6 +129,18 @@ head = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096))
     ]
 
     INVALID = [
+        Invalid(  # `nn` from a star import of the project's helpers is torch's
+            """
+import torch
+from helpers import *
+classifier = nn.Sequential(
+    nn.Linear(512 * 7 * 7, 4096),
+    nn.ReLU(True),
+)
+""",
+            line=4,
+            column=5,
+        ),
         Invalid(  # product evidence, torchvision's VGG classifier
             """
 from torch import nn

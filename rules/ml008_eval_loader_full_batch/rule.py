@@ -30,7 +30,9 @@ class EvalLoaderFullBatch(Rule):
     ## What it does
     Finds a `DataLoader` whose batch size is its whole dataset, when the loader feeds a model. The
     batch size is the dataset's size when it is `batch_size=len(dataset)`, `len(x.dataset)`,
-    `dataset.__len__()`, or a variable holding one of those; a `torch.utils.data.DataLoader` feeds a
+    `dataset.__len__()`, the length of what the dataset was built from (`len(X)` for
+    `TensorDataset(X, y)` or `MyDataset(X)`, through `torch.as_tensor(X).float()`: the semantic
+    model's datasets fact), or a variable holding one of those; a `torch.utils.data.DataLoader` feeds a
     model when it is iterated by a loop that calls a model (or moves the
     batch to the device), handed to a call that runs one (`trainer.fit(model, loader)`,
     `evaluate(model, loader)`), or returned from a `*_dataloader` hook (Lightning). A loader that a
@@ -121,6 +123,16 @@ images, _ = next(iter(stats_loader(train_set)))
 mean = images.mean(dim=(0, 2, 3))
 """
         ),
+        Valid(  # the length of a dataset's other argument (a vocabulary), not of its rows
+            """
+import torch
+from torch.utils.data import DataLoader
+ds = TextDataset(texts, vocab)
+loader = DataLoader(ds, batch_size=len(vocab))
+for x in loader:
+    out = model(x)
+"""
+        ),
     ]
 
     INVALID = [
@@ -186,6 +198,31 @@ evaluate(model, full_loader(test_set))
 """,
             line=3,
             column=12,
+        ),
+        Invalid(  # the length of the tensor the dataset was built from
+            """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+test_ds = TensorDataset(torch.from_numpy(X_test).float(), torch.from_numpy(y_test))
+test_loader = DataLoader(test_ds, batch_size=len(X_test))
+with torch.no_grad():
+    for x, y in test_loader:
+        preds = model(x)
+""",
+            line=4,
+            column=15,
+            message="whole",
+        ),
+        Invalid(  # inline, with the project's own dataset class, in a function
+            """
+from torch.utils.data import DataLoader
+def evaluate_all(model, X):
+    loader = DataLoader(SignalDataset(X.values), batch_size=len(X), shuffle=False)
+    for batch in loader:
+        model(batch)
+""",
+            line=3,
+            column=14,
         ),
     ]
 
@@ -255,7 +292,14 @@ evaluate(model, full_loader(test_set))
             length = self._lengths.get((self.ctx.function_key, batch.value))
         if length is None:
             return False
-        return length == code(dataset) or length.endswith(".dataset")
+        if length == code(dataset) or length.endswith(".dataset"):
+            return True
+        # `len(X)` of what the dataset was built from (`TensorDataset(X, y)`): at least its length
+        model = self.ctx.model
+        if isinstance(dataset, cst.Name):
+            scope = self.ctx.function_node or self.ctx.module
+            return length in model.dataset_sources(scope).get(dataset.value, ())
+        return length in model.built_from(dataset)
 
     def _length_of(self, expr: cst.BaseExpression) -> Optional[str]:
         """`len(X)` / `X.__len__()` -> the code of X."""

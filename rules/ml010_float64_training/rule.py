@@ -9,6 +9,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.evaluation import is_model_call
+from memlint.analysis.loaders import loader_feeds_model
 from memlint.analysis.precision_api import FLOAT64_DTYPES, cast_target, dtype_of, keyword, tensor_type_dtype
 from memlint.analysis.tables import BACKWARD_METHODS, MODEL_NAME
 from memlint.analysis.walk import dotted_name
@@ -16,6 +17,8 @@ from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml010_float64_training.meta import META
 
+_DATALOADER = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+_TENSOR_DATASET = frozenset({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})
 _SET_DEFAULT_DTYPE = frozenset({"torch.set_default_dtype", "torch.set_default_tensor_type"})
 # Calls that run training somewhere else: `train(model, loader)`, `fit(...)`, `trainer.fit(model)`,
 # HF's `trainer.train()` (a model's own `.train()` only switches its mode).
@@ -31,8 +34,10 @@ class Float64Training(Rule):
     """
     ## What it does
     Finds training in float64. What is reported: `model.double()` (or `.to(torch.float64)`, `.type(torch.DoubleTensor)`)
-    on a module, an input cast with `.double()` / `.to(torch.float64)` that is fed to a model with
-    gradients on, `torch.set_default_dtype(torch.float64)` (or the legacy
+    on a module, an input cast with `.double()` / `.to(torch.float64)` or made with
+    `dtype=torch.float64` (`torch.tensor(a, dtype=torch.float64)`, `torch.DoubleTensor(a)`; also
+    bound in a tuple assignment) that is fed to a model with gradients on, or given to a
+    `TensorDataset` whose `DataLoader` feeds a model, `torch.set_default_dtype(torch.float64)` (or the legacy
     `torch.set_default_tensor_type(torch.DoubleTensor)`), and layers or `nn.Parameter`s created with
     `dtype=torch.float64`. A module is a model known to the analysis, something named like one, a
     class of the file or of a project module being constructed (`Policy(4, 2).double()`), or a name
@@ -140,6 +145,29 @@ x = t.ones(2, requires_grad=True)
 (x * 2).sum().backward()
 """
         ),
+        Valid(  # made in float64, cast back to float32 before it reaches the model
+            """
+import torch
+X = torch.tensor(data, dtype=torch.float64)
+X = X.float()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    loss = model(X).sum()
+    loss.backward()
+"""
+        ),
+        Valid(  # float64 data only for statistics, never to a model
+            """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+X = torch.from_numpy(features).double()
+stats_loader = DataLoader(TensorDataset(X), batch_size=1024)
+total = sum(xb.sum() for (xb,) in stats_loader)
+optimizer = torch.optim.Adam(net.parameters())
+loss = criterion(net(inputs), targets)
+loss.backward()
+"""
+        ),
     ]
 
     INVALID = [
@@ -236,6 +264,35 @@ for obs, target in batches:
             line=3,
             column=1,
         ),
+        Invalid(  # float64 inputs made by a constructor, bound in a tuple assignment
+            """
+import torch
+X_train, X_test = torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    loss = model(X_train).sum()
+    loss.backward()
+""",
+            line=2,
+            column=19,
+            message="float64 input",
+        ),
+        Invalid(  # float64 tensors in a TensorDataset whose loader feeds the trained model
+            """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+X = torch.from_numpy(features).double()
+train_ds = TensorDataset(X, torch.from_numpy(labels))
+train_loader = DataLoader(train_ds, batch_size=32, shuffle=True)
+optimizer = torch.optim.Adam(net.parameters())
+for xb, yb in train_loader:
+    loss = criterion(net(xb), yb)
+    loss.backward()
+""",
+            line=3,
+            column=5,
+            message="through `train_loader`",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -248,16 +305,72 @@ for obs, target in batches:
         self._defaults: list[tuple[cst.Call, bool]] = []  # set_default_* calls: is each float64?
         self._parameter_owners: set[str] = set()  # `X` in `X.parameters()`: X is a module
         self._maybe_modules: list[tuple[cst.Call, str]] = []  # casts of a name not yet known as a module
+        self._float64_datasets: dict[tuple, cst.Call] = {}  # (function, name) -> the float64 tensor it holds
+        self._float64_loaders: list[tuple[cst.Call, str]] = []  # (the float64 tensor, the loader's name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        if len(node.targets) != 1:
             return
-        key = (self.ctx.function_key, node.targets[0].target.value)
-        value = node.value
-        if isinstance(value, cst.Call) and cast_target(value, self.ctx) in FLOAT64_DTYPES and not self._is_module(value.func.value):  # type: ignore[attr-defined]
-            self._cast_names[key] = value
-        else:
-            self._cast_names.pop(key, None)
+        target, value = node.targets[0].target, node.value
+        # `x = x.double()`, and `X_tr, X_te = torch.tensor(a, dtype=torch.float64), ...` element by element
+        pairs = [(target, value)]
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements):
+            pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+        if isinstance(target, cst.Name) and isinstance(value, cst.Call):
+            self._data_pipeline(target.value, value)
+        for bound, bound_value in pairs:
+            if not isinstance(bound, cst.Name):
+                continue
+            key = (self.ctx.function_key, bound.value)
+            made = self._float64_made(bound_value)
+            if made is not None:
+                self._cast_names[key] = made
+            else:
+                self._cast_names.pop(key, None)
+
+    def _data_pipeline(self, name: str, value: cst.Call) -> None:
+        """`ds = TensorDataset(X.double(), y)` and then `loader = DataLoader(ds, ...)`: the loader
+        yields float64 batches (asked in `finish`: does it feed a model?)."""
+        key = (self.ctx.function_key, name)
+        self._float64_datasets.pop(key, None)
+        made = self._float64_dataset(value)
+        if made is not None:
+            self._float64_datasets[key] = made
+            return
+        if self.ctx.resolve(value.func) in _DATALOADER and value.args and value.args[0].keyword is None:
+            dataset = value.args[0].value
+            made = self._float64_dataset(dataset) if isinstance(dataset, cst.Call) else (
+                self._float64_datasets.get((self.ctx.function_key, dataset.value)) if isinstance(dataset, cst.Name) else None
+            )
+            if made is not None:
+                self._float64_loaders.append((made, name))
+
+    def _float64_dataset(self, value: cst.Call) -> Optional[cst.Call]:
+        if self.ctx.resolve(value.func) not in _TENSOR_DATASET:
+            return None
+        for arg in value.args:
+            made = self._float64_input(arg.value) if arg.keyword is None and not arg.star else None
+            if made is not None:
+                return made
+        return None
+
+    def _float64_made(self, value: cst.BaseExpression) -> Optional[cst.Call]:
+        """A float64 tensor made here: a cast of a value that is not a module (`x.double()`), or a
+        torch constructor given `dtype=torch.float64` (`torch.tensor(a, dtype=torch.float64)`) or
+        the legacy `torch.DoubleTensor(...)`."""
+        if not isinstance(value, cst.Call):
+            return None
+        func = value.func
+        if isinstance(func, cst.Attribute) and cast_target(value, self.ctx) in FLOAT64_DTYPES:
+            return value if not self._is_module(func.value) else None
+        qualified = self.ctx.resolve(func) or ""
+        if qualified in ("torch.DoubleTensor", "torch.cuda.DoubleTensor"):
+            return value
+        if qualified.startswith("torch.") and qualified.rpartition(".")[0] == "torch":
+            dtype = keyword(value, "dtype")
+            if dtype is not None and dtype_of(dtype.value, self.ctx) in FLOAT64_DTYPES:
+                return value
+        return None
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -301,8 +414,8 @@ for obs, target in batches:
                     self._found.append((cast, "a float64 input is fed to the model with gradients on: its activations (and a float64 model's parameters) take twice the memory"))
 
     def _float64_input(self, value: cst.BaseExpression) -> Optional[cst.Call]:
-        if isinstance(value, cst.Call) and cast_target(value, self.ctx) in FLOAT64_DTYPES:
-            return value
+        if isinstance(value, cst.Call):
+            return self._float64_made(value)
         if isinstance(value, cst.Name):
             return self._cast_names.get((self.ctx.function_key, value.value))
         return None
@@ -354,6 +467,11 @@ for obs, target in batches:
         for node, name in self._maybe_modules:
             if name in self._parameter_owners:  # its parameters go to an optimizer (or are read as a module's)
                 self._found.append((node, _MODEL_CAST))
+        for made, loader in self._float64_loaders:
+            if loader_feeds_model(self.ctx.module, loader):
+                self._found.append((made, f"a float64 input reaches the model through `{loader}`: its activations (and a float64 model's parameters) take twice the memory"))
+        seen: set[int] = set()
+        self._found = [(n, m) for n, m in self._found if not (id(n) in seen or seen.add(id(n)))]
         # a float64 default set back to float32 later in the file (a demonstration) is not a training default
         reset = [index for index, (_, float64) in enumerate(self._defaults) if not float64]
         temporary = {id(node) for index, (node, float64) in enumerate(self._defaults) if float64 and any(r > index for r in reset)}

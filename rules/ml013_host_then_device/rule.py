@@ -9,7 +9,8 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import condition_is_device_check, every_iteration, is_epoch_loop, is_step_loop, runs_own_pass
+from memlint.analysis.iteration import condition_is_device_check, every_iteration, runs_own_pass
+from memlint.analysis.model import follows_device
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tables import TORCH_FACTORIES
@@ -228,6 +229,38 @@ for epoch in range(epochs):
     writer.add_graph(model=model, input_to_model=torch.randn(32, 3, 224, 224).to(device))
 """
         ),
+        Valid(  # a fixed small count: ten sample images after training, not a per-step cost
+            """
+import torch
+for epoch in range(epochs):
+    for x, y in train_loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        loss.backward()
+for i in range(10):
+    z = torch.randn(1, 100).cuda()
+    sample = generator(z)
+"""
+        ),
+        Valid(  # a plotting function (it calls matplotlib): run to draw a figure, not per step
+            """
+import torch
+import matplotlib.pyplot as plt
+def show_samples(generator, n):
+    for i, ax in enumerate(axes):
+        z = torch.randn(n, 100).to(device)
+        ax.imshow(generator(z)[0].cpu().numpy())
+    plt.show()
+"""
+        ),
+        Valid(  # a CPU-only script: nothing names an accelerator, `.to(x.device)` moves nothing
+            """
+import torch
+for x, y in train_loader:
+    noise = torch.randn(x.shape).to(x.device)
+    loss = criterion(model(x + noise), y)
+    loss.backward()
+"""
+        ),
     ]
 
     INVALID = [
@@ -424,6 +457,24 @@ class GAN(L.LightningModule):
         return self.discriminator(self.generator(z)).mean()
 """,
         ),
+        Invalid(  # a loop over a DataLoader the file builds, whatever its name
+            """
+import torch
+from torch.utils.data import DataLoader
+pairs = DataLoader(ds, batch_size=32)
+for x in pairs:
+    mask = torch.ones(x.shape[0]).cuda()
+""",
+            line=5,
+            column=12,
+            fixed="""
+import torch
+from torch.utils.data import DataLoader
+pairs = DataLoader(ds, batch_size=32)
+for x in pairs:
+    mask = torch.ones(x.shape[0], device="cuda")
+""",
+        ),
     ]
 
     INVALID += [
@@ -564,17 +615,26 @@ class Net(nn.Module):
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
         if in_forward:
             self._report(candidate, "inside `forward`")
-        elif ctx.in_loop and every_iteration(ctx) and is_step_loop(ctx.loop) and not is_epoch_loop(ctx.loop):
-            self._report(candidate, "on every loop iteration")
+            return
+        if ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
+            return  # a plotting function: not a cost of the training step
+        if ctx.in_loop and every_iteration(ctx) and ctx.model.loop_scope(ctx.loop).kind == "step":
+            if not self._moves_nothing(device):
+                self._report(candidate, "on every loop iteration")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
+
+    def _moves_nothing(self, device: cst.BaseExpression) -> bool:
+        """`.to(x.device)` in a file that names no accelerator anywhere (the model's device fact): a
+        CPU-only script, where following another tensor's device moves nothing."""
+        return not self.ctx.model.device.explicit and follows_device(device)
 
     def finish(self, facts) -> None:
         if not self._in_helpers:
             return
         passes = {key for key, node in self._functions.items() if runs_own_pass(node)}
         forward_helpers = _called_from_forward(facts)
-        per_step = _per_step_functions(facts, passes)
+        per_step = _per_step_functions(facts, passes, self.ctx.model)
         project = self.ctx.project
         for candidate in self._in_helpers:
             key = candidate.function
@@ -583,8 +643,12 @@ class Net(nn.Module):
                 self._report(candidate, f"in {helper}, which `forward` calls")
             elif not candidate.unconditional or key in passes:
                 continue
+            elif key in self._functions and self.ctx.model.function_role(self._functions[key]) == "plotting":
+                continue
             elif key in per_step:
-                self._report(candidate, f"in {helper}, {per_step[key]}")
+                # called from this file's own loops (a framework's hook runs on the device it chose)
+                if per_step[key] == _HOOK or not self._moves_nothing(candidate.device):
+                    self._report(candidate, f"in {helper}, {per_step[key]}")
             elif project.per_step_of(key) is not None:  # a loop or a per-batch hook, maybe in another file
                 self._report(candidate, f"in {helper}, which runs on {project.per_step_of(key)}")
 
@@ -691,7 +755,10 @@ def _called_from_forward(facts) -> set[tuple]:
     return result
 
 
-def _per_step_functions(facts, passes: set[tuple]) -> dict[tuple, str]:
+_HOOK = "a hook the framework runs once per batch"
+
+
+def _per_step_functions(facts, passes: set[tuple], model) -> dict[tuple, str]:
     """Functions of this file run once per training or evaluation step, with where from: called
     unconditionally on every iteration of a step loop (not an epoch loop), or by a per-batch hook
     (`training_step`), directly or through other such functions.  A function that runs a pass over
@@ -699,7 +766,7 @@ def _per_step_functions(facts, passes: set[tuple]) -> dict[tuple, str]:
     result: dict[tuple, str] = {}
     for key in facts.defined:
         if key[0] == "method" and key[2] in _BATCH_HOOKS and key not in passes:
-            result[key] = "a hook the framework runs once per batch"
+            result[key] = _HOOK
     changed = True
     while changed:
         changed = False
@@ -708,7 +775,7 @@ def _per_step_functions(facts, passes: set[tuple]) -> dict[tuple, str]:
                 if site.conditional:
                     continue
                 if site.loop is not None:
-                    if is_step_loop(site.loop) and not is_epoch_loop(site.loop):
+                    if model.loop_scope(site.loop).kind == "step":
                         result[key] = "which a training/evaluation loop calls on every iteration"
                         changed = True
                         break

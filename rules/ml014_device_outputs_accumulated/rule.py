@@ -9,7 +9,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.fixes import method_call
-from memlint.analysis.iteration import iterates_batches, own_statements
+from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.outputs import model_output
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -107,6 +107,17 @@ import torch
 outs = []
 for x in loader:
     outs.append(model(x.cuda()))
+"""
+        ),
+        Valid(  # a dtype is not a device: `.to(torch.float16)` keeps the batch on the CPU
+            """
+import torch
+def predict(model, test_loader):
+    preds = []
+    with torch.no_grad():
+        for x, _ in test_loader:
+            preds.append(model(x.to(torch.float16)))
+    return torch.cat(preds)
 """
         ),
         Valid(  # no device anywhere in the file
@@ -346,9 +357,6 @@ trainer = L.Trainer(accelerator="gpu")
         super().__init__(*args, **kwargs)
         self._outputs: dict[Optional[tuple], set[str]] = {}  # function -> names bound to model outputs
         self._candidates: list[_Candidate] = []
-        self._device = False  # the file puts something on a device
-        self._moved: set[str] = set()  # receivers moved to a device: `model` in `model.to(device)`
-        self._cpu_trainer = False
 
     def _known(self) -> set[str]:
         return self._outputs.setdefault(self.ctx.function_key, set())
@@ -366,26 +374,12 @@ trainer = L.Trainer(accelerator="gpu")
         if len(node.targets) == 1 and self.ctx.in_loop:
             self._concatenation(node, node.targets[0].target)
 
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None and node.keyword.value in ("device", "accelerator", "gpus"):
-            if not _names_cpu(node.value):
-                self._device = True
-            elif node.keyword.value == "accelerator":
-                self._cpu_trainer = True  # `Trainer(accelerator="cpu")`
-
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
-        method = func.attr.value
-        if method in ("cuda", "to") or ctx.resolve(func) == "torch.device":
-            if method == "cuda" or not (node.args and _names_cpu(node.args[0].value)):
-                self._device = True
-                if method in ("cuda", "to") and isinstance(func.value, (cst.Name, cst.Attribute)):
-                    self._moved.add(ctx.module.code_for_node(func.value))
-            return
-        if method not in ("append", "extend") or len(node.args) != 1:
+        if func.attr.value not in ("append", "extend") or len(node.args) != 1:
             return
         accumulator = func.value
         if not isinstance(_holder(accumulator), (cst.Name, cst.Attribute)):
@@ -439,44 +433,25 @@ trainer = L.Trainer(accelerator="gpu")
         return all(ctx.holds_graph(v) is False for v in outputs) and ctx.grad_mode is GradMode.ENABLED
 
     def _evidence(self, hook: Optional[str]) -> Optional[str]:
-        """Where the loop around the candidate sends its inputs: "accelerator" (`.cuda()`,
-        `.to(device)`), a model whose device they follow (`.to(model.device)`: "model"), or None."""
-        ctx = self.ctx
-        loop = ctx.loop
-        if hook is not None or loop is None:
-            return None
-        followed = None
-        for node in own_statements(loop):
-            if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
-                continue
-            method = node.func.attr.value
-            if method == "cuda":
-                return "accelerator"
-            if method != "to" or not node.args:
-                continue
-            where = node.args[0].value
-            if _names_cpu(where):
-                continue
-            if isinstance(where, cst.Attribute) and where.attr.value == "device" and isinstance(where.value, (cst.Name, cst.Attribute)):
-                followed = ctx.module.code_for_node(where.value)
-                continue
-            return "accelerator"
-        return followed
+        """Where the loop around the candidate sends its inputs (the model's device fact)."""
+        loop = self.ctx.loop
+        return None if hook is not None or loop is None else self.ctx.model.loop_device(loop)
 
     def finish(self, facts) -> None:
+        device = self.ctx.model.device
         for candidate in self._candidates:
             evidence = candidate.evidence
             if candidate.hook is not None:
                 # Lightning's Trainer picks the accelerator itself (`accelerator="auto"` by default)
-                on_device = not self._cpu_trainer
+                on_device = not device.cpu_trainer
             elif evidence is None:
-                on_device = self._device
+                on_device = device.accelerator
             elif evidence == "accelerator":
                 on_device = True
             else:
                 # `.to(model.device)`: the inputs follow the model, which is where the file last put
                 # it; nothing moves it (Lightning leaves a module on the CPU after `trainer.fit`).
-                on_device = evidence in self._moved
+                on_device = evidence in device.moved
             if not on_device:
                 continue
             node = candidate.node
@@ -555,12 +530,3 @@ def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
 
 
 _EVALUATION_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
-
-
-def _names_cpu(expr: cst.BaseExpression) -> bool:
-    """`"cpu"`, `torch.device("cpu")`: the host, not an accelerator."""
-    if isinstance(expr, cst.SimpleString):
-        return expr.evaluated_value == "cpu"
-    if isinstance(expr, cst.Call) and expr.args and isinstance(expr.args[0].value, cst.SimpleString):
-        return expr.args[0].value.evaluated_value == "cpu"
-    return False

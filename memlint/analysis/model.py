@@ -1,0 +1,614 @@
+"""The semantic model of one file: facts about its code found once, on libcst's tree, each with the
+evidence it rests on, for every rule to ask (issue 27).
+
+The Context (context.py) follows the code in traversal order and answers "what is this name bound to
+here"; some facts need the whole file first (a `loss.backward()` three lines below the assignment
+proves that the assignment's value has history).  Those are found here, in one walk of the file, the
+first time a rule or the Context asks, and never re-derived by a rule.
+
+Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
+
+- **history**: which assignments bind a value that carries autograd history, by direct evidence in
+  the code (`Evidence`): backward called on it in any form (memlint/analysis/evidence.py), or it is
+  another result of the call that produced such a value (`loss, mse, ce = criterion(...)` then
+  `loss.backward()`: `mse` and `ce` come out of the same forward computation).  The Context gives
+  these bindings history where its own valuation cannot tell (`Context._leave_assign`); it never
+  overrides what it knows (a number, a plain object).
+- **backward**: where backward runs: which loops and functions call it, directly or through the
+  file's own helpers, and which names a loop backpropagates.
+- **models**: which names (and `self.<attr>`s) hold a model by evidence: they get a method only an
+  nn.Module has (`.parameters()`, `.eval()`, `.train()`, ...) and are called (`G(z)`).
+- **meters**: which names and `self.<attr>`s hold a running meter whose `update` keeps its argument
+  (meters.py).
+- **device**: whether the file puts anything on an accelerator (`.cuda()`, `.to(device)`,
+  `device=` / `accelerator=` / `gpus=` other than "cpu"; a dtype is not a device), what it moves
+  (`model` in `model.to(device)`), whether it asks a Trainer for the CPU, and where each loop
+  sends its inputs.  `explicit`: something names an accelerator by itself (`.cuda()`, `.to(device)`,
+  `device="cuda"`), not only by following a tensor's device (`.to(x.device)`, which moves nothing
+  in a script that keeps everything on the CPU).
+- **loop scope** (roles.py): for every loop, a fixed small count, one iteration per step over a
+  loader, one per epoch, or unknown, with its evidence.
+- **function role** (roles.py): training (backward), evaluation (`@torch.no_grad()`), plotting
+  (matplotlib calls), or none known.
+- **datasets**: what a dataset was built from: `ds = TensorDataset(X, y)` -> {"ds": {"X", "y"}},
+  `ds = MyDataset(torch.as_tensor(X_test).float())` -> {"ds": {"X_test"}} (every tensor of a
+  TensorDataset, the first argument of another `*Dataset` class), per function: `len(X)` is then
+  at least the dataset's length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+import libcst as cst
+
+from memlint.analysis import evidence, roles
+from memlint.analysis.meters import Meters
+from memlint.analysis.walk import dotted_name
+from memlint.pipeline.tree import code_children
+
+# Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
+_SCOPES = (cst.FunctionDef, cst.For, cst.While, cst.Lambda, cst.ClassDef)
+_LOOPS = (cst.For, cst.While)
+_OWN_SCOPE_ENDS = frozenset({cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a binding carries history: `kind` "backward" (backward is called on it: `call`) or
+    "sibling" (another result of the same call is backpropagated by `call`: `via` names it)."""
+
+    kind: str
+    call: cst.Call
+    scalar: bool  # backward without a gradient argument needs a 0-d tensor
+    via: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    accelerator: bool  # the file puts something on an accelerator
+    moved: frozenset[str]  # receivers of `.cuda()` / `.to(<not the CPU>)`, as written
+    cpu_trainer: bool  # `accelerator="cpu"` somewhere (a Lightning Trainer kept on the CPU)
+    explicit: bool = True  # an accelerator is named by itself, not only followed (`.to(x.device)`)
+
+
+_NO_HISTORY: Mapping[str, Evidence] = {}
+
+
+class SemanticModel:
+    def __init__(self, module: cst.Module, text: Optional[str] = None) -> None:
+        self.module = module
+        # Without the word there is no backward call, and nothing to find for the history fact: most
+        # library files are answered without a walk.
+        self._may_backpropagate = text is None or "backward" in text or "autograd" in text
+        self._may_show_modules = text is None or any(f".{m}(" in text for m in evidence.MODULE_METHODS)
+        self._walked = False
+        self._history: dict[int, dict[str, Evidence]] = {}
+        self._direct_backward: set[int] = set()  # ids of scopes (loops, functions) with a backward call under them
+        self._own_backward: set[int] = set()  # ids of loops with one in their own statements
+        self._helper_calls: dict[int, set[str]] = {}  # scope id -> names of the file's functions it calls
+        self._own_helper_calls: dict[int, set[str]] = {}  # loop id -> those called in its own statements
+        self._backpropagated: dict[int, set[str]] = {}  # scope id -> names backpropagated under it
+        self._functions: dict[str, Optional[cst.FunctionDef]] = {}
+        self._helpers_backward: Optional[set[str]] = None
+        self._device: Optional[DeviceFacts] = None
+        self._imports: dict[str, str] = {}
+        self._meters: Optional[Meters] = None
+        self._constructed: dict[int, Mapping[str, tuple[cst.Call, ...]]] = {}
+        self._datasets: dict[int, Mapping[str, frozenset[str]]] = {}
+        self._module_receivers: set[str] = set()  # names and "self.<attr>"s given a module method
+        self._called: set[str] = set()  # names and "self.<attr>"s called directly
+        self._loader_names: Optional[frozenset[str]] = None
+        self._scopes: dict[int, roles.LoopScope] = {}
+        self._roles: dict[int, Optional[str]] = {}
+
+    # ------------------------------------------------------------------ history
+
+    def history_at(self, assign: cst.Assign) -> Mapping[str, Evidence]:
+        """The names `assign` binds to a value with history, by direct evidence, and why."""
+        if not self._may_backpropagate:
+            return _NO_HISTORY
+        self._walk()
+        return self._history.get(id(assign), _NO_HISTORY)
+
+    # ------------------------------------------------------------------ backward
+
+    def calls_backward(self, scope: cst.CSTNode) -> bool:
+        """Does the loop or function `scope` call backward (any form), directly or through the file's
+        own functions it calls (`train_step(batch)` whose body runs `loss.backward()`)?"""
+        if not self._may_backpropagate:
+            return False
+        self._walk()
+        if id(scope) in self._direct_backward:
+            return True
+        return not self._helpers_that_backpropagate().isdisjoint(self._helper_calls.get(id(scope), ()))
+
+    def backward_in_own_statements(self, loop: cst.CSTNode) -> bool:
+        """Backward in the loop's own statements (not a nested loop's or function's), directly or
+        through a helper of the file it calls there."""
+        if not self._may_backpropagate:
+            return False
+        self._walk()
+        if id(loop) in self._own_backward:
+            return True
+        return not self._helpers_that_backpropagate().isdisjoint(self._own_helper_calls.get(id(loop), ()))
+
+    def backpropagated_names(self, scope: cst.CSTNode) -> frozenset[str]:
+        """The names backward is called on somewhere in `scope` (`loss` of `loss.backward()`,
+        `scaler.scale(loss).backward()`, `accelerator.backward(loss)`)."""
+        if not self._may_backpropagate:
+            return frozenset()
+        self._walk()
+        return frozenset(self._backpropagated.get(id(scope), ()))
+
+    def _helpers_that_backpropagate(self) -> set[str]:
+        """The file's functions (by name; a name defined twice is left out) that call backward,
+        directly or through each other (a least fixed point over the file's call graph)."""
+        if self._helpers_backward is None:
+            found: set[str] = set()
+            changed = True
+            while changed:
+                changed = False
+                for name, node in self._functions.items():
+                    if node is None or name in found:
+                        continue
+                    if id(node) in self._direct_backward or not found.isdisjoint(self._helper_calls.get(id(node), ())):
+                        found.add(name)
+                        changed = True
+            self._helpers_backward = found
+        return self._helpers_backward
+
+    # ------------------------------------------------------------------ what a value is
+
+    def module_evidence(self, written: Optional[str]) -> bool:
+        """Does the file show that `written` (a name, or "self.<attr>") holds a model: it gets a
+        method only an nn.Module has (`G.parameters()`, `G.eval()`, `G.train()`) and it is called
+        (`G(z)`)?  File-wide, as a name's role in training code is (evidence.module_names is the
+        same fact on CPython's AST, for the screens)."""
+        if written is None or not self._may_show_modules:
+            return False
+        self._walk()
+        return written in self._module_receivers and written in self._called
+
+    def is_meter(self, receiver: cst.BaseExpression) -> bool:
+        """Is `receiver` a running meter that keeps what its `update` is given (meters.py)?"""
+        if self._meters is None:
+            self._meters = Meters(self.module)
+        return self._meters.is_meter(receiver)
+
+    def constructed(self, scope: cst.CSTNode) -> Mapping[str, tuple[cst.Call, ...]]:
+        """Names the function (or the module) `scope` binds, by assignments of its own code, only to
+        what calls of capitalised callees build, through methods that return the module
+        (`G = Generator().cuda()` -> {"G": (<the call `Generator()`>,)}): the evidence that a name
+        holds an instance of a class, whichever statement the traversal is at (a region found before
+        the assignment is reached still knows what `G` will be)."""
+        known = self._constructed.get(id(scope))
+        if known is None:
+            known = self._constructed[id(scope)] = _constructed(scope)
+        return known
+
+    def dataset_sources(self, scope: cst.CSTNode) -> Mapping[str, frozenset[str]]:
+        """Names the function (or the module) `scope` binds to a dataset, each with the code of the
+        values it was built from (`ds = TensorDataset(X, y)` -> {"ds": {"X", "y"}}); a name bound to
+        anything else too is left out."""
+        known = self._datasets.get(id(scope))
+        if known is None:
+            known = self._datasets[id(scope)] = _datasets(self.module, scope)
+        return known
+
+    def built_from(self, dataset: cst.BaseExpression) -> frozenset[str]:
+        """The code of the values an inline dataset call was built from (`TensorDataset(X, y)`)."""
+        return _dataset_call_sources(self.module, dataset)
+
+    # ------------------------------------------------------------------ loops and functions
+
+    def loop_scope(self, loop: cst.CSTNode) -> roles.LoopScope:
+        """How often the loop's own statements run: "fixed" (a small literal count), "step" (per
+        batch of a loader), "epoch", or "unknown", with the evidence (roles.py)."""
+        known = self._scopes.get(id(loop))
+        if known is None:
+            if self._loader_names is None:
+                self._loader_names = roles.loader_names(self.module, roles.qualifier(self._module_imports()))
+            known = self._scopes[id(loop)] = roles.loop_scope(loop, self._loader_names)
+        return known
+
+    def function_role(self, function: cst.FunctionDef) -> Optional[str]:
+        """"training", "evaluation", "plotting" or None (roles.py)."""
+        if id(function) not in self._roles:
+            self._roles[id(function)] = roles.function_role(function, roles.qualifier(self._module_imports()), self.calls_backward(function))
+        return self._roles[id(function)]
+
+    # ------------------------------------------------------------------ device
+
+    @property
+    def device(self) -> DeviceFacts:
+        if self._device is None:
+            self._device = self._find_device()
+        return self._device
+
+    def loop_device(self, loop: cst.CSTNode) -> Optional[str]:
+        """Where the loop's own statements send its inputs: "accelerator" (`.cuda()`, `.to(device)`),
+        the model whose device they follow (`x.to(model.device)`: "model"), or None."""
+        followed = None
+        for node in _own_statements(loop):
+            if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+                continue
+            method = node.func.attr.value
+            if method == "cuda":
+                return "accelerator"
+            if method != "to" or not node.args:
+                continue
+            where = node.args[0].value
+            if names_cpu(where) or self._names_dtype(where):
+                continue
+            if type(where) is cst.Attribute and where.attr.value == "device" and type(where.value) in (cst.Name, cst.Attribute):
+                followed = self.module.code_for_node(where.value)
+                continue
+            return "accelerator"
+        return followed
+
+    def _names_dtype(self, where: cst.BaseExpression) -> bool:
+        """`torch.float16`, `torch.bfloat16` (anything of torch's as an argument of `.to`): a dtype."""
+        return _qualified(dotted_name(where), self._module_imports()).startswith("torch.")
+
+    def _find_device(self) -> DeviceFacts:
+        accelerator = cpu_trainer = explicit = False
+        moved: set[str] = set()
+        stack: list[cst.CSTNode] = [self.module]
+        while stack:
+            node = stack.pop()
+            stack.extend(code_children(node))
+            kind = type(node)
+            if kind is cst.Call:
+                func = node.func
+                if type(func) is not cst.Attribute:
+                    continue
+                method = func.attr.value
+                if method == "cuda":
+                    accelerator = explicit = True
+                elif method in ("to", "device") and node.args:
+                    where = node.args[0].value
+                    if names_cpu(where) or self._names_dtype(where):
+                        continue  # the host, or a dtype (`x.to(torch.float16)`): nothing moves to a device
+                    accelerator = True
+                    explicit = explicit or not follows_device(where)
+                else:
+                    continue
+                if method in ("cuda", "to") and type(func.value) in (cst.Name, cst.Attribute):
+                    moved.add(self.module.code_for_node(func.value))
+            elif kind is cst.Arg and node.keyword is not None and node.keyword.value in ("device", "accelerator", "gpus"):
+                if not names_cpu(node.value):
+                    accelerator = True
+                    explicit = explicit or not follows_device(node.value)
+                elif node.keyword.value == "accelerator":
+                    cpu_trainer = True  # `Trainer(accelerator="cpu")`
+        return DeviceFacts(accelerator, frozenset(moved), cpu_trainer, explicit)
+
+    # ------------------------------------------------------------------ the walk
+
+    def _module_imports(self) -> dict[str, str]:
+        """Local name -> what it imports, for the module's own import statements (enough to tell
+        `torch.autograd.grad` and `torch.float16` from the file's own names)."""
+        if self._imports:
+            return self._imports
+        found: dict[str, str] = {}
+        for statement in self.module.body:
+            if type(statement) is cst.SimpleStatementLine:
+                for small in statement.body:
+                    if type(small) in (cst.Import, cst.ImportFrom):
+                        _note_import(small, found)
+        self._imports = found
+        return found
+
+    def _walk(self) -> None:
+        """One walk of the file, in source order, keeping per scope (function, or the module) the
+        assignment that last bound each name: a backward call on a name marks that assignment."""
+        if self._walked:
+            return
+        self._walked = True
+        imports = self._module_imports()
+        # (node, enclosing loops and functions, innermost last, the binding scope's last assignments)
+        module_sites: dict[str, Optional[cst.Assign]] = {}
+        stack: list[tuple[cst.CSTNode, tuple, dict]] = [(self.module, (), module_sites)]
+        while stack:
+            node, scopes, sites = stack.pop()
+            kind = type(node)
+            if kind is cst.FunctionDef:
+                name = node.name.value
+                self._functions[name] = None if name in self._functions else node
+                sites = {}
+            elif kind is cst.Assign:
+                for target in node.targets:
+                    for bound in _names_bound(target.target):
+                        sites[bound] = node
+            elif kind in (cst.AugAssign, cst.AnnAssign):
+                for bound in _names_bound(node.target):
+                    sites[bound] = None  # rebound otherwise: what comes later is not the last `=`'s value
+            elif kind is cst.For:
+                for bound in _names_bound(node.target):
+                    sites[bound] = None
+            elif kind is cst.Call:
+                self._call(node, scopes, sites, imports)
+            elif kind is cst.ImportFrom or kind is cst.Import:
+                _note_import(node, imports)  # (also inside a function or a `try`)
+            inner = scopes + (node,) if kind in _SCOPES else scopes
+            children = code_children(node)
+            # Pushed in reverse, so that they are visited in source order; a function's body gets a
+            # scope of its own, a loop's shares its function's.
+            for child in reversed(children):
+                stack.append((child, inner, sites))
+
+    def _call(self, call: cst.Call, scopes: tuple, sites: dict, imports: dict) -> None:
+        func = call.func
+        written = dotted_name(func)
+        method = func.attr.value if type(func) is cst.Attribute else None
+        if written is not None and (type(func) is cst.Name or (written.startswith("self.") and written.count(".") == 1)):
+            self._called.add(written)
+        elif method in evidence.MODULE_METHODS:
+            receiver = dotted_name(func.value)  # type: ignore[union-attr]
+            if receiver is not None and (type(func.value) is cst.Name or (receiver.startswith("self.") and receiver.count(".") == 1)):  # type: ignore[union-attr]
+                self._module_receivers.add(receiver)
+        qualified = _qualified(written, imports) if written is not None else None
+        if evidence.is_backward(written, method, qualified):
+            for scope in scopes:
+                self._direct_backward.add(id(scope))
+            own_loop = _own_loop(scopes)
+            if own_loop is not None:
+                self._own_backward.add(id(own_loop))
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            subject_of = evidence.backward_subject(written, method, len(positional), qualified)
+            if subject_of is None:
+                return
+            subject = func.value if subject_of == "receiver" else positional[0]  # type: ignore[union-attr]
+            name, scalar = _subject_name(subject)
+            if name is None:
+                return
+            for scope in scopes:
+                self._backpropagated.setdefault(id(scope), set()).add(name)
+            if subject_of == "argument" and method is None:
+                scalar = False  # `torch.autograd.grad(out, x, grad_outputs=...)` takes any shape
+            site = sites.get(name)
+            if site is not None:
+                self._mark(site, name, call, scalar)
+            return
+        callee = None
+        if type(func) is cst.Name:
+            callee = func.value
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+            callee = func.attr.value
+        if callee is not None:
+            for scope in scopes:
+                self._helper_calls.setdefault(id(scope), set()).add(callee)
+            own_loop = _own_loop(scopes)
+            if own_loop is not None:
+                self._own_helper_calls.setdefault(id(own_loop), set()).add(callee)
+
+    def _mark(self, site: cst.Assign, name: str, call: cst.Call, scalar: bool) -> None:
+        found = self._history.setdefault(id(site), {})
+        found[name] = Evidence("backward", call, scalar)
+        if type(site.value) is not cst.Call:
+            return
+        # `loss, mse, ce = criterion(out, y)`: the other results of the call that produced `loss`
+        for target in site.targets:
+            if type(target.target) not in (cst.Tuple, cst.List):
+                continue
+            for other in _names_bound(target.target):
+                if other != name and other not in found:
+                    found[other] = Evidence("sibling", call, False, via=name)
+
+
+def _note_import(node: cst.CSTNode, found: dict[str, str]) -> None:
+    """Local name -> what an `import` / `from ... import` statement binds it to (relative and star
+    imports left out)."""
+    if type(node) is cst.Import:
+        for alias in node.names:  # type: ignore[attr-defined]
+            written = dotted_name(alias.name) or ""
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
+                found[alias.asname.name.value] = written
+            else:
+                found[written.partition(".")[0]] = written.partition(".")[0]
+    elif type(node) is cst.ImportFrom and not node.relative and not isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
+        base = dotted_name(node.module) if node.module is not None else None  # type: ignore[attr-defined]
+        for alias in node.names:  # type: ignore[attr-defined]
+            name = dotted_name(alias.name) or ""
+            local = alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name else name
+            if base:
+                found[local] = f"{base}.{name}"
+
+
+# Module methods that return the module itself: `Net().cuda().eval()` is still the `Net`.
+MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "requires_grad_", "half", "float", "double", "bfloat16", "to_empty", "train", "eval"})
+
+
+def _constructed(scope: cst.CSTNode) -> dict[str, tuple[cst.Call, ...]]:
+    found: dict[str, tuple[cst.Call, ...]] = {}
+    clashes: set[str] = set()
+    body = scope.body if type(scope) is cst.FunctionDef else scope  # type: ignore[attr-defined]
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
+            name = node.targets[0].target.value  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in MODULE_RETURNING:  # type: ignore[attr-defined]
+                value = value.func.value  # type: ignore[attr-defined]
+            written = dotted_name(value.func) if type(value) is cst.Call else None  # type: ignore[attr-defined]
+            last = written.rpartition(".")[2] if written else ""
+            if last[:1].isupper():
+                found[name] = (*found.get(name, ()), value)  # type: ignore[assignment]
+            else:
+                clashes.add(name)  # bound to something else too: no single answer
+        stack.extend(code_children(node))
+    for name in clashes:
+        found.pop(name, None)
+    return found
+
+
+# Calls that make a tensor or an array of their first argument, and methods that keep its length:
+# `torch.as_tensor(X).float()`, `torch.from_numpy(X)`, `X.values` are still X's rows.
+_TENSOR_MAKERS = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "FloatTensor", "LongTensor", "array", "asarray"})
+_SAME_ROWS = frozenset({"float", "double", "long", "int", "half", "to", "cuda", "cpu", "type", "astype", "contiguous", "clone", "detach"})
+
+
+def _dataset_call_sources(module: cst.Module, call: cst.BaseExpression) -> frozenset[str]:
+    if type(call) is not cst.Call:
+        return frozenset()
+    written = dotted_name(call.func) or ""  # type: ignore[attr-defined]
+    last = written.rpartition(".")[2]
+    if not last.endswith("Dataset"):
+        return frozenset()
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]  # type: ignore[attr-defined]
+    chosen = positional if last == "TensorDataset" else positional[:1]
+    found: set[str] = set()
+    for value in chosen:
+        value = _rows_of(value)
+        if type(value) in (cst.Name, cst.Attribute):
+            found.add(module.code_for_node(value))
+    return frozenset(found)
+
+
+def _rows_of(value: cst.BaseExpression) -> cst.BaseExpression:
+    """`torch.as_tensor(X).float()` -> `X`: through calls that keep the rows of their operand."""
+    while True:
+        if type(value) is cst.Attribute and value.attr.value == "values":  # type: ignore[attr-defined]
+            value = value.value  # type: ignore[attr-defined]
+            continue
+        if type(value) is not cst.Call:
+            return value
+        func = value.func  # type: ignore[attr-defined]
+        name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        args = [a.value for a in value.args if a.keyword is None and not a.star]  # type: ignore[attr-defined]
+        if name in _TENSOR_MAKERS and args:
+            value = args[0]
+        elif name in _SAME_ROWS and type(func) is cst.Attribute:
+            value = func.value
+        else:
+            return value
+
+
+def _datasets(module: cst.Module, scope: cst.CSTNode) -> dict[str, frozenset[str]]:
+    found: dict[str, frozenset[str]] = {}
+    clashes: set[str] = set()
+    body = scope.body if type(scope) is cst.FunctionDef else scope  # type: ignore[attr-defined]
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        stack.extend(code_children(node))
+        if kind is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:  # type: ignore[attr-defined]
+            continue
+        name = node.targets[0].target.value  # type: ignore[attr-defined]
+        sources = _dataset_call_sources(module, node.value)  # type: ignore[attr-defined]
+        if sources and found.get(name, sources) == sources:
+            found[name] = sources
+        else:
+            clashes.add(name)
+    for name in clashes:
+        found.pop(name, None)
+    return found
+
+
+def names_cpu(expr: cst.BaseExpression) -> bool:
+    """`"cpu"`, `torch.device("cpu")`: the host, not an accelerator."""
+    if type(expr) is cst.SimpleString:
+        return expr.evaluated_value == "cpu"  # type: ignore[union-attr]
+    if type(expr) is cst.Call and expr.args and type(expr.args[0].value) is cst.SimpleString:  # type: ignore[union-attr]
+        return expr.args[0].value.evaluated_value == "cpu"  # type: ignore[union-attr]
+    return False
+
+
+def follows_device(where: cst.BaseExpression) -> bool:
+    """`x.device`: a local value's device (a tensor's), not one the code names or configures
+    (`args.device`, `self.device`, `self.args.device` are set by the run's configuration)."""
+    return (
+        type(where) is cst.Attribute
+        and where.attr.value == "device"  # type: ignore[attr-defined]
+        and type(where.value) is cst.Name  # type: ignore[attr-defined]
+        and where.value.value not in _CONFIGURATIONS  # type: ignore[attr-defined]
+    )
+
+
+_CONFIGURATIONS = frozenset({"self", "args", "opt", "opts", "config", "cfg", "conf", "hparams", "params", "settings", "flags", "FLAGS", "hp"})
+
+
+def _qualified(written: Optional[str], imports: Mapping[str, str]) -> str:
+    if not written:
+        return ""
+    root, dot, rest = written.partition(".")
+    base = imports.get(root)
+    return (base + dot + rest) if base is not None else ""
+
+
+def _own_loop(scopes: tuple) -> Optional[cst.CSTNode]:
+    """The loop whose own statements hold a node with these enclosing scopes (none when a function
+    or a lambda is nearer)."""
+    return scopes[-1] if scopes and type(scopes[-1]) in _LOOPS else None
+
+
+def _own_statements(loop: cst.CSTNode):
+    stack: list[cst.CSTNode] = [loop.body, loop.iter if type(loop) is cst.For else loop.test]  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in code_children(node) if type(child) not in _OWN_SCOPE_ENDS)
+
+
+def _names_bound(target: cst.BaseExpression) -> list[str]:
+    kind = type(target)
+    if kind is cst.Name:
+        return [target.value]  # type: ignore[attr-defined]
+    if kind in (cst.Tuple, cst.List):
+        found: list[str] = []
+        for element in target.elements:  # type: ignore[attr-defined]
+            inner = element.value
+            if type(inner) is cst.StarredElement:
+                inner = inner.value
+            found.extend(_names_bound(inner))
+        return found
+    if kind is cst.StarredElement:
+        return _names_bound(target.value)  # type: ignore[attr-defined]
+    return []
+
+
+def _subject_name(expr: cst.BaseExpression) -> tuple[Optional[str], bool]:
+    """The name whose value a backpropagated expression is, and whether that value must be 0-d:
+    `loss`, `scaler.scale(loss)`, `loss / accum`, `2 * loss` (0-d); `loss.mean()` (any shape)."""
+    scalar = True
+    while True:
+        kind = type(expr)
+        if kind is cst.Name:
+            return expr.value, scalar  # type: ignore[attr-defined]
+        if kind is cst.Call and type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
+            method = expr.func.attr.value  # type: ignore[attr-defined]
+            positional = [a.value for a in expr.args if a.keyword is None]  # type: ignore[attr-defined]
+            if method in evidence.SCALING_METHODS and len(positional) == 1:
+                expr = positional[0]
+                continue
+            if method in evidence.REDUCING_METHODS:
+                scalar = scalar and method not in ("mean", "sum")
+                expr = expr.func.value  # type: ignore[attr-defined]
+                continue
+            return None, False
+        if kind is cst.BinaryOperation:
+            left, right = expr.left, expr.right  # type: ignore[attr-defined]
+            operator = type(expr.operator)  # type: ignore[attr-defined]
+            if operator in (cst.Divide, cst.Multiply) and _is_number(right):
+                expr = left
+                continue
+            if operator is cst.Divide and type(right) in (cst.Name, cst.Attribute):
+                expr = left  # `loss / accumulation_steps`
+                continue
+            if operator is cst.Multiply and _is_number(left):
+                expr = right
+                continue
+        return None, False
+
+
+def _is_number(expr: cst.BaseExpression) -> bool:
+    return type(expr) in (cst.Integer, cst.Float)

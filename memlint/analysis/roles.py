@@ -1,0 +1,185 @@
+"""How often a loop runs its body, and what a function is for: two facts of the semantic model
+(model.py asks them; rules ask the model), each with the evidence it rests on.
+
+**Loop scope** (`loop_scope`): what a loop iterates and so how often its own statements run.
+
+- "fixed": a fixed small count written in the code: `range(10)` (a literal of at most
+  SMALL_COUNT), a literal list or tuple (`for name in ["a", "b"]`), or either through
+  `enumerate` / `zip`.  Code in it runs that many times per run, not once per step.
+- "step": one iteration per batch: it iterates a data loader (named like one, or a name the file
+  binds to a `DataLoader(...)`), through `enumerate` / `tqdm` / `iter` / `zip`, or its own body runs
+  a training or evaluation step (iteration.is_step_loop).
+- "epoch": one iteration per pass over the data: `for epoch in range(n)`, a loop over
+  `range(epochs)`, a loop that hands a loader to a call, or one that holds a step loop.
+- "unknown": none of these.
+
+**Function role** (`function_role`): "plotting" (it calls matplotlib, resolved through the file's
+imports: `plt.imshow`, or draws on an axis it creates), "training" (it calls backward, directly or
+through the file's helpers), "evaluation" (decorated with `torch.no_grad()` /
+`torch.inference_mode()`), or None.  A function that
+plots and trains is "training": the step is what runs often.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Optional
+
+import libcst as cst
+
+from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches
+from memlint.analysis.walk import dotted_name
+from memlint.pipeline.tree import code_children
+
+# A literal `range(n)` with n at most this is a fixed small count (sample grids, a few demo
+# predictions, the ten rows of a plot); a longer literal range is taken for a step loop if it steps.
+SMALL_COUNT = 64
+# Calls that wrap an iterable without changing how many items it yields per step.
+_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "trange", "progress_bar", "track"})
+_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
+
+
+@dataclass(frozen=True)
+class LoopScope:
+    kind: str  # "fixed", "step", "epoch", "unknown"
+    evidence: str  # what in the code says so, for messages and tests
+    count: Optional[int] = None  # for "fixed": how many iterations
+
+
+def literal_count(iterable: cst.BaseExpression) -> Optional[int]:
+    """How many items a literal iterable yields: `range(10)` -> 10, `range(2, 5)` -> 3,
+    `["a", "b"]` -> 2, `enumerate(range(4))` -> 4; None when the code does not say."""
+    kind = type(iterable)
+    if kind in (cst.List, cst.Tuple, cst.Set):
+        if any(type(e) is cst.StarredElement for e in iterable.elements):  # type: ignore[attr-defined]
+            return None
+        return len(iterable.elements)  # type: ignore[attr-defined]
+    if kind is not cst.Call or type(iterable.func) is not cst.Name:  # type: ignore[attr-defined]
+        return None
+    name = iterable.func.value  # type: ignore[attr-defined]
+    args = [a.value for a in iterable.args if a.keyword is None and not a.star]  # type: ignore[attr-defined]
+    if name == "range" and 1 <= len(args) <= 2 and all(type(a) is cst.Integer for a in args):
+        values = [int(a.value, 0) for a in args]  # type: ignore[attr-defined]
+        return max(0, values[-1] - (values[0] if len(values) == 2 else 0))
+    if name in ("enumerate", "zip") and args:
+        counts = [literal_count(a) for a in (args[:1] if name == "enumerate" else args)]
+        known = [c for c in counts if c is not None]
+        return min(known) if known else None
+    return None
+
+
+def loop_scope(loop: cst.CSTNode, loader_names: frozenset[str]) -> LoopScope:
+    """The scope of `loop` (see the module's docstring); `loader_names` are the names the file binds
+    to a data loader it builds."""
+    if type(loop) is cst.For:
+        count = literal_count(loop.iter)  # type: ignore[attr-defined]
+        if count is not None and count <= SMALL_COUNT:
+            return LoopScope("fixed", f"iterates a literal of {count} item(s)", count)
+        iterated = _iterated_name(loop.iter)  # type: ignore[attr-defined]
+        if iterated is not None and iterated in loader_names:
+            return LoopScope("step", f"iterates `{iterated}`, a DataLoader the file builds")
+        if iterates_batches(loop):  # type: ignore[arg-type]
+            return LoopScope("step", "iterates something named like a data loader")
+    if is_epoch_loop(loop):  # type: ignore[arg-type]
+        return LoopScope("epoch", "a loop over epochs, or one that hands a loader to a call")
+    if _holds_step_loop(loop, loader_names):
+        return LoopScope("epoch", "holds a loop over a data loader")
+    if is_step_loop(loop):  # type: ignore[arg-type]
+        # (also `for i in range(epochs)` that steps itself: full-batch training, a step per epoch)
+        return LoopScope("step", "runs a model, a loss, backward or an optimizer step each iteration")
+    if type(loop) is cst.For and _mentions_epochs(loop.iter):  # type: ignore[attr-defined]
+        return LoopScope("epoch", "iterates a count of epochs")
+    return LoopScope("unknown", "nothing in the code says how often")
+
+
+def _iterated_name(iterable: cst.BaseExpression) -> Optional[str]:
+    """`loader`, `enumerate(loader)`, `tqdm(loader, ...)`, `iter(loader)` -> "loader"."""
+    while type(iterable) is cst.Call and type(iterable.func) in (cst.Name, cst.Attribute):  # type: ignore[attr-defined]
+        func = iterable.func  # type: ignore[attr-defined]
+        name = func.value if type(func) is cst.Name else func.attr.value
+        if name not in _WRAPPERS or not iterable.args:  # type: ignore[attr-defined]
+            return None
+        iterable = iterable.args[0].value  # type: ignore[attr-defined]
+    return iterable.value if type(iterable) is cst.Name else None  # type: ignore[attr-defined]
+
+
+def _mentions_epochs(iterable: cst.BaseExpression) -> bool:
+    """`range(epochs)`, `range(args.num_epochs)`, `range(start_epoch, n_epochs + 1)`."""
+    if type(iterable) is not cst.Call or type(iterable.func) is not cst.Name or iterable.func.value not in ("range", "trange"):  # type: ignore[attr-defined]
+        return False
+    for arg in iterable.args:  # type: ignore[attr-defined]
+        stack: list[cst.CSTNode] = [arg.value]
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Name and "epoch" in node.value.lower():  # type: ignore[attr-defined]
+                return True
+            if type(node) is cst.Attribute and "epoch" in node.attr.value.lower():  # type: ignore[attr-defined]
+                return True
+            stack.extend(code_children(node))
+    return False
+
+
+def _holds_step_loop(loop: cst.CSTNode, loader_names: frozenset[str]) -> bool:
+    stack: list[cst.CSTNode] = [loop.body]  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if kind is cst.For and (iterates_batches(node) or _iterated_name(node.iter) in loader_names):  # type: ignore[arg-type, attr-defined]
+            return True
+        stack.extend(code_children(node))
+    return False
+
+
+def loader_names(module: cst.Module, resolve: Callable[[cst.BaseExpression], str]) -> frozenset[str]:
+    """Names the file binds (anywhere) to `DataLoader(...)`, resolved as torch's through imports."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        stack.extend(code_children(node))
+        if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
+            continue
+        if resolve(node.value.func).endswith(".DataLoader"):  # type: ignore[attr-defined]
+            for target in node.targets:  # type: ignore[attr-defined]
+                if type(target.target) is cst.Name:
+                    found.add(target.target.value)
+    return frozenset(found)
+
+
+def function_role(function: cst.FunctionDef, resolve: Callable[[cst.BaseExpression], str], trains: bool) -> Optional[str]:
+    """The role of `function` (see the module's docstring); `trains`: the model's backward fact for it."""
+    if trains:
+        return "training"
+    for decorator in function.decorators:
+        target = decorator.decorator
+        if type(target) is cst.Call:
+            target = target.func
+        if resolve(target) in _NO_GRAD:
+            return "evaluation"
+    plots = False
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if kind is cst.Call and resolve(node.func).startswith("matplotlib."):  # type: ignore[attr-defined]
+            plots = True
+        stack.extend(code_children(node))
+    return "plotting" if plots else None
+
+
+def qualifier(imports: Mapping[str, str]) -> Callable[[cst.BaseExpression], str]:
+    """`plt.imshow` -> "matplotlib.pyplot.imshow" through the file's imports ("" when not imported)."""
+
+    def resolve(expr: cst.BaseExpression) -> str:
+        written = dotted_name(expr)
+        if not written:
+            return ""
+        root, dot, rest = written.partition(".")
+        base = imports.get(root)
+        return (base + dot + rest) if base is not None else ""
+
+    return resolve

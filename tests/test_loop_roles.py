@@ -1,0 +1,106 @@
+"""The loop-scope, function-role and device facts of the semantic model (memlint/analysis/roles.py,
+model.py), with the evidence each rests on (issue 27)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from memlint.analysis.model import SemanticModel
+
+
+def _model(code: str) -> tuple[SemanticModel, cst.Module]:
+    text = textwrap.dedent(code)
+    module = cst.parse_module(text)
+    return SemanticModel(module, text), module
+
+
+def _nodes(module: cst.Module, kind: type) -> list:
+    found: list = []
+
+    class Finder(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, kind):
+                found.append(node)
+            return True
+
+    module.visit(Finder())
+    return found
+
+
+@pytest.mark.parametrize(
+    "header, body, kind",
+    [
+        ("for i in range(10):", "z = generator(noise)", "fixed"),
+        ("for i, name in enumerate(['a', 'b']):", "model(x)", "fixed"),
+        ("for i in range(1000):", "loss = model(x); loss.backward()", "step"),
+        ("for x, y in train_loader:", "pass", "step"),
+        ("for i, batch in enumerate(tqdm(val_dl)):", "pass", "step"),
+        ("for x in pairs:", "pass", "step"),  # `pairs = DataLoader(...)` below
+        ("for epoch in range(epochs):", "model(x)", "epoch"),
+        ("for i in range(num_epochs):", "train_one_epoch(model, train_loader)", "epoch"),
+        ("for i in range(args.epochs):", "log(i)", "epoch"),
+        ("for name in files:", "print(name)", "unknown"),
+    ],
+)
+def test_loop_scope(header: str, body: str, kind: str) -> None:
+    code = f"from torch.utils.data import DataLoader\npairs = DataLoader(ds)\n{header}\n    {body}\n"
+    model, module = _model(code)
+    loop = _nodes(module, cst.For)[0]
+    scope = model.loop_scope(loop)
+    assert scope.kind == kind, scope
+    assert scope.evidence
+
+
+def test_an_outer_loop_holding_a_loader_loop_is_per_epoch() -> None:
+    model, module = _model(
+        """
+        for i in range(n):
+            for x in train_loader:
+                model(x)
+        """
+    )
+    outer, inner = _nodes(module, cst.For)
+    assert model.loop_scope(outer).kind == "epoch"
+    assert model.loop_scope(inner).kind == "step"
+
+
+def test_function_roles() -> None:
+    model, module = _model(
+        """
+        import torch
+        import matplotlib.pyplot as plt
+        def train(model, x):
+            model(x).sum().backward()
+        def show(images):
+            plt.imshow(images[0])
+        @torch.no_grad()
+        def evaluate(model, x):
+            return model(x)
+        def other(x):
+            return x + 1
+        def draws_with_its_own_plot(x):
+            plot(x)
+        """
+    )
+    roles = {f.name.value: model.function_role(f) for f in _nodes(module, cst.FunctionDef)}
+    assert roles == {"train": "training", "show": "plotting", "evaluate": "evaluation", "other": None, "draws_with_its_own_plot": None}
+
+
+@pytest.mark.parametrize(
+    "code, explicit",
+    [
+        ("y = torch.ones(3).to(x.device)", False),
+        ("y = torch.ones(3, device=x.device)", False),
+        ("y = x.to('cpu')", False),
+        ("y = x.cuda()", True),
+        ("y = x.to(device)", True),
+        ("y = x.to(args.device)", True),  # a configured device
+        ("y = x.to(self.device)", True),
+    ],
+)
+def test_device_named_or_followed(code: str, explicit: bool) -> None:
+    model, _ = _model("import torch\n" + code + "\n")
+    assert model.device.explicit is explicit

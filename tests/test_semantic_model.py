@@ -1,0 +1,252 @@
+"""The semantic model (memlint/analysis/model.py): its facts and the evidence each rests on, and that
+the summaries' and the screens' reading of the same evidence (memlint/analysis/evidence.py) agrees."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import libcst as cst
+import pytest
+
+from memlint.analysis import evidence
+from memlint.analysis.model import SemanticModel
+
+
+def _model(code: str) -> tuple[SemanticModel, cst.Module]:
+    text = textwrap.dedent(code)
+    module = cst.parse_module(text)
+    return SemanticModel(module, text), module
+
+
+def _assignments(module: cst.Module) -> list[cst.Assign]:
+    found: list[cst.Assign] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            found.append(node)
+
+    module.visit(Finder())
+    return found
+
+
+def _evidenced(code: str) -> dict[str, str]:
+    """name -> evidence kind, over every assignment of `code`."""
+    model, module = _model(code)
+    return {name: ev.kind for a in _assignments(module) for name, ev in model.history_at(a).items()}
+
+
+FORMS = {
+    "loss.backward()": "loss.backward()",
+    "scaler": "scaler.scale(loss).backward()",
+    "divided": "(loss / accum_steps).backward()",
+    "mean": "loss.mean().backward()",
+    "accelerate": "accelerator.backward(loss)",
+    "fabric": "fabric.backward(loss)",
+    "deepspeed": "model_engine.backward(loss)",
+    "lightning": "self.manual_backward(loss)",
+    "autograd.backward": "torch.autograd.backward(loss)",
+    "autograd.grad": "torch.autograd.grad(loss, params)",
+}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_every_form_of_backward_is_evidence(form):
+    code = f"""
+        import torch
+        from losses import objective
+        for x, y in loader:
+            loss = objective(x, y)
+            {FORMS[form]}
+    """
+    assert _evidenced(code) == {"loss": "backward"}
+    tree = ast.parse(textwrap.dedent(code))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    assigns = [n for n in ast.walk(tree) if isinstance(n, ast.Assign)]
+    assert "loss" in evidence.backpropagated_names(calls, assigns)  # the summaries' reading
+    assert "loss" in evidence.backpropagated_names(calls, assigns, loose=True)  # the screens'
+
+
+def test_grad_imported_from_torch_autograd_is_evidence():
+    assert _evidenced("""
+        from torch.autograd import grad
+        out = critic(x)
+        g = grad(out, x)
+    """) == {"out": "backward"}
+
+
+def test_the_other_results_of_the_call_are_siblings():
+    assert _evidenced("""
+        loss, mse, ce = criterion(pred, y)
+        loss.backward()
+    """) == {"loss": "backward", "mse": "sibling", "ce": "sibling"}
+
+
+def test_evidence_goes_to_the_assignment_that_reaches_the_call():
+    model, module = _model("""
+        loss = first(x)
+        loss = second(x)
+        loss.backward()
+        loss = loss.item()
+    """)
+    first, second, third = _assignments(module)
+    assert not model.history_at(first) and not model.history_at(third)
+    assert model.history_at(second)["loss"].kind == "backward"
+
+
+def test_a_rebinding_that_is_not_an_assignment_ends_the_evidence():
+    assert _evidenced("""
+        loss = compute(x)
+        loss += 1
+        loss.backward()
+    """) == {}
+    assert _evidenced("""
+        loss = compute(x)
+        for loss in losses:
+            loss.backward()
+    """) == {}
+
+
+def test_each_function_has_its_own_names():
+    assert _evidenced("""
+        def a():
+            loss = compute(x)
+        def b(loss):
+            loss.backward()
+    """) == {}
+
+
+def test_a_gradient_argument_is_not_the_backpropagated_value():
+    # `y.backward(v)` takes a gradient of y's shape; the receiver of an argument form is an engine
+    assert _evidenced("""
+        v = make(x)
+        y = net(x)
+        y.backward(v)
+    """) == {"v": "backward"}  # (the Context never upgrades a value it knows: see test_context_*)
+
+
+def test_without_the_word_the_file_is_not_walked():
+    model, module = _model("""
+        loss = compute(x)
+        total += loss
+    """)
+    assert model.history_at(_assignments(module)[0]) == {}
+    assert model._walked is False
+
+
+def test_backward_through_the_files_own_helpers():
+    model, module = _model("""
+        def inner(loss):
+            loss.backward()
+        def step(batch):
+            inner(compute(batch))
+        def fit(loader):
+            for batch in loader:
+                step(batch)
+            for batch in loader:
+                evaluate(batch)
+    """)
+    functions = {n.name.value: n for n in module.body if isinstance(n, cst.FunctionDef)}
+    loops = [s for s in functions["fit"].body.body if isinstance(s, cst.For)]
+    assert model.calls_backward(functions["inner"]) and model.calls_backward(functions["step"])
+    assert model.calls_backward(loops[0]) and model.backward_in_own_statements(loops[0])
+    assert not model.calls_backward(loops[1])
+
+
+def test_backward_in_a_nested_loop_is_not_the_outer_loops_own():
+    model, module = _model("""
+        for epoch in range(3):
+            for x, y in loader:
+                criterion(net(x), y).backward()
+    """)
+    outer = module.body[0]
+    inner = outer.body.body[0]
+    assert model.calls_backward(outer) and not model.backward_in_own_statements(outer)
+    assert model.backward_in_own_statements(inner)
+
+
+def test_device_facts():
+    model, _ = _model("""
+        import torch
+        net = Net()
+        net.to(device)
+        x = x.to(torch.float16)
+        trainer = Trainer(accelerator="cpu")
+    """)
+    assert model.device.accelerator and model.device.moved == frozenset({"net"})  # (not `x`: a dtype moves nothing)
+    assert model.device.cpu_trainer
+    only_dtype, _ = _model("""
+        import torch
+        x = x.to(torch.float16)
+        y = y.to("cpu")
+    """)
+    assert not only_dtype.device.accelerator and only_dtype.device.moved == frozenset()
+
+
+def test_context_gives_evidenced_bindings_history_only_where_it_cannot_tell():
+    from memlint.analysis.context import Context
+    from memlint.pipeline.traversal import Traversal
+
+    text = textwrap.dedent("""
+        import torch
+        from losses import objective
+        class Perceptron:
+            def backward(self, x):
+                return x
+        for x, y in loader:
+            loss, mse = objective(x, y)
+            loss.backward()
+            p = Perceptron()
+            p.backward(x)
+    """)
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    Traversal(ctx, []).walk(module)
+    assert ctx.lookup_value("loss").graph is True and ctx.lookup_value("loss").scalar
+    assert ctx.lookup_value("mse").graph is True
+    assert ctx.lookup_value("p").graph is False  # a plain object of the file: its backward is its own
+
+
+def test_running_meters_by_what_their_class_does():
+    model, module = _model("""
+        from utils import AverageMeter
+        class Keeps:
+            def update(self, val, n=1):
+                self.sum += val * n
+        class Converts:
+            def update(self, val, n=1):
+                self.sum += val.item() * n
+        a = AverageMeter("Loss")
+        b = Keeps()
+        c = Converts()
+        d = Logger()
+    """)
+    assert [model.is_meter(cst.Name(n)) for n in "abcd"] == [True, True, False, False]
+
+
+def test_constructed_names_through_module_methods():
+    model, module = _model("""
+        G = Generator().cuda()
+        D = Discriminator()
+        B = nn.BatchNorm1d(2)
+        D = build(D)
+        x = torch.randn(3)
+        def inner():
+            H = Other()
+    """)
+    found = {name: [module.code_for_node(c) for c in calls] for name, calls in model.constructed(module).items()}
+    assert found == {"G": ["Generator()"], "B": ["nn.BatchNorm1d(2)"]}  # (D is rebound by a helper, x by a function)
+
+
+def test_a_model_by_evidence_needs_a_module_method_and_a_call():
+    model, _ = _model("""
+        def sample(G, z, scheduler):
+            G.eval()
+            scheduler.step()
+            return G(z), scheduler(z)
+        def fit(self):
+            self.D.train()
+            return self.D(x)
+    """)
+    assert model.module_evidence("G") and model.module_evidence("self.D")
+    assert not model.module_evidence("scheduler") and not model.module_evidence("z")
