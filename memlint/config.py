@@ -78,8 +78,10 @@ SCHEMA: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "extend-exclude": (_string_list, []),
     "per-file-ignores": (_per_file_ignores, {}),
     "unsafe-fixes": (boolean, False),
-    # Larger files are not analysed (an ML900 finding says so): libcst's tree takes 0.3-0.8 GB of
-    # memory per MB of source.  The largest file of torch, transformers and timm is 1.4 MB.
+    # Only a guard against pathological inputs (generated files of tens of MB): larger files are not
+    # analysed (an ML901 finding says so).  Below it, time and memory grow in proportion to the size
+    # (libcst's tree: 0.3 GB per MB of hand-written code, at most about 2.5 GB per MB of anything,
+    # pipeline/masking.py).  The largest file of torch, transformers and timm is 1.4 MB.
     "max-file-size": (parse_size, DEFAULT_MAX_FILE_SIZE),
     # Summaries of the rest of the project for the project pass, not only of the files linted.
     "project-context": (boolean, False),

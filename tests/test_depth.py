@@ -3,8 +3,9 @@
 libcst's tree nests one level per `and`/`or` operand and per implicit string concatenation, where
 CPython's AST is flat: 8,000 `and` operands used to crash the native parser (exit 139, every other
 file's result lost) and 1,000-7,000 gave a false ML000.  Now a file up to `depth.LIMIT` levels is
-analysed (positions and fixes included, in the deep statement itself) and a deeper one is an ML900
-"file not analysed: too complex for memlint's parser"; the run goes on.  Each case runs memlint in
+analysed (positions and fixes included, in the deep statement itself); a deeper statement is left
+out of the analysis as an ML901 "statement not analysed: too complex for memlint's parser" (a
+finding: exit 1), the rest of the file is analysed, and no fix reaches into the statement left out.  Each case runs memlint in
 a subprocess, as users do, so that a crash shows as its exit status.
 """
 
@@ -23,7 +24,7 @@ from memlint.pipeline import depth
 
 LIMIT = depth.LIMIT
 NEIGHBOUR = "z_neighbour.py:6:5: ML001"
-TOO_COMPLEX = "ML900 file not analysed: too complex for memlint's parser (libcst)"
+TOO_COMPLEX = "ML901 statement not analysed: too complex for memlint's parser (libcst)"
 
 # Deep constructs, each as a function of a size n.
 CONSTRUCTS = {
@@ -174,11 +175,16 @@ def test_just_above_the_limit_is_not_analysed(neighbour):
     for construct in MEASURED:
         (neighbour / f"deep_{construct}.py").write_text(training(CONSTRUCTS[construct](largest_accepted(construct) + 1)))
     result = run(neighbour, "--jobs", "1", ".")
-    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr  # a finding, not memlint's failure
     for construct in MEASURED:
         assert f"deep_{construct}.py:5:" in result.stdout and TOO_COMPLEX in result.stdout, construct
+        # the rest of the file is analysed: the findings before and after the deep statement
+        assert f"deep_{construct}.py:4:22: ML002" in result.stdout, construct
+        assert f"deep_{construct}.py:6:5: ML001" in result.stdout or construct == "strings", construct
+    assert "deep_strings.py:1003:5: ML001" in result.stdout  # after the statement's 998 lines
     assert result.stdout.count(TOO_COMPLEX) == len(MEASURED)
-    assert NEIGHBOUR in result.stdout
+    assert "ML900" not in result.stdout and NEIGHBOUR in result.stdout
+    assert run(neighbour, "--jobs", "1", "--exit-zero", ".").returncode == 0
 
 
 BOOL_SIZES = [LIMIT - 10, LIMIT + 10, 8_000, 100_000]
@@ -194,11 +200,13 @@ def _bool_files(project):
 
 def _assert_bool_results(output: str, names: dict, prefix: str = "") -> None:
     for size, name in names.items():
+        assert f"{prefix}{name}:4:22: ML002" in output, (name, output)  # analysed, all but the deep statement
+        assert f"{prefix}{name}:6:5: ML001" in output, (name, output)
         if size <= LIMIT - 10:
-            assert f"{prefix}{name}:4:22: ML002" in output, (name, output)
-            assert f"{name}:5:9: ML900" not in output
+            assert f"{name}:5:9: ML90" not in output
         else:
             assert f"{prefix}{name}:5:9: {TOO_COMPLEX}: a chain of {size:,} `and`/`or` operands" in output, (name, output)
+    assert "ML900" not in output
 
 
 def test_long_and_chains_in_check_with_workers(neighbour):
@@ -207,7 +215,7 @@ def test_long_and_chains_in_check_with_workers(neighbour):
     for index in range(4):
         write(neighbour / f"other_{index}.py", EVAL_LOOP)
     result = run(neighbour, "--jobs", "2", ".")
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 1, result.stderr
     _assert_bool_results(result.stdout, names)
     assert all(f"other_{index}.py:6:5: ML001" in result.stdout for index in range(4))
     assert NEIGHBOUR in result.stdout
@@ -216,7 +224,7 @@ def test_long_and_chains_in_check_with_workers(neighbour):
 def test_long_and_chains_in_check_in_process(neighbour):
     names = _bool_files(neighbour)
     result = run(neighbour, "--jobs", "1", *names.values(), "z_neighbour.py")
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 1, result.stderr
     _assert_bool_results(result.stdout, names)
     assert NEIGHBOUR in result.stdout
 
@@ -225,15 +233,14 @@ def test_long_and_chains_with_fix(neighbour):
     names = _bool_files(neighbour)
     before = {name: (neighbour / name).read_text() for name in names.values()}
     result = run(neighbour, "--jobs", "1", "--fix", *names.values(), "z_neighbour.py")
-    assert result.returncode == 2, result.stdout + result.stderr
-    for size, name in names.items():
+    assert result.returncode == 1, result.stdout + result.stderr  # ML002 (no safe fix) and ML901 remain
+    for name in names.values():
         after = (neighbour / name).read_text()
-        if size <= LIMIT:  # ML001's fix, in the statement after the deep one, which is kept
-            changed = [(old, new) for old, new in zip(before[name].splitlines(), after.splitlines()) if old != new]
-            assert [old for old, _ in changed] == ["    total += loss"], changed
-            ast.parse(after)
-        else:
-            assert after == before[name]  # not analysed: not touched
+        # ML001's fix, in the statement after the deep one; the deep one is kept as it was, also
+        # where it was left out of the analysis
+        changed = [(old, new) for old, new in zip(before[name].splitlines(), after.splitlines()) if old != new]
+        assert [old for old, _ in changed] == ["    total += loss"], changed
+        ast.parse(after)
     assert "total += loss\n" not in (neighbour / "z_neighbour.py").read_text()
 
 
@@ -241,12 +248,9 @@ def test_long_and_chains_with_fix(neighbour):
 def test_long_and_chains_on_standard_input(project, size):
     source = training(CONSTRUCTS["and"](size))
     result = run(project, "--stdin-filename", "a.py", "-", input=source)
-    if size <= LIMIT:
-        assert result.returncode == 1, result.stderr
-        assert "a.py:4:22: ML002" in result.stdout
-    else:
-        assert result.returncode == 2, result.stderr
-        assert f"a.py:5:9: {TOO_COMPLEX}" in result.stdout
+    assert result.returncode == 1, result.stderr
+    assert "a.py:4:22: ML002" in result.stdout
+    assert (f"a.py:5:9: {TOO_COMPLEX}" in result.stdout) == (size > LIMIT)
 
 
 def test_syntax_error_beside_a_deep_chain_is_cpythons_message(neighbour):

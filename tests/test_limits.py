@@ -14,7 +14,7 @@ from conftest import EVAL_LOOP, memlint_subprocess, write
 from memlint.config import DEFAULT_MAX_FILE_SIZE
 
 NEIGHBOUR = "z_neighbour.py:6:5: ML001"
-TOO_LARGE = "ML900 file not analysed: "
+TOO_LARGE = "ML901 file not analysed: "
 BLOCK = """
 def step_{i}(model, loader, optimizer):
     total = 0.0
@@ -53,12 +53,14 @@ def check(project, *args, **kwargs):
 def test_a_file_over_the_default_size_is_not_analysed_and_the_run_goes_on(neighbour):
     (neighbour / "huge.py").write_text(dense(DEFAULT_MAX_FILE_SIZE + 1))
     result = check(neighbour, "--jobs", "1", ".")
-    assert result.returncode == 2, result.stdout + result.stderr  # a file was not checked
+    assert result.returncode == 1, result.stdout + result.stderr  # a finding (ML901), not memlint's failure
     # One character over rounds to the same 2.00 MiB, so the message gives the exact counts instead.
     expected = f"huge.py:1:1: {TOO_LARGE}{DEFAULT_MAX_FILE_SIZE + 1:,} characters of source is more than max-file-size ({DEFAULT_MAX_FILE_SIZE:,})"
     assert expected in result.stdout, result.stdout
     assert result.stdout.count("huge.py:") == 1  # no finding of its own: it was not analysed
     assert NEIGHBOUR in result.stdout
+    (neighbour / "z_neighbour.py").unlink()
+    assert check(neighbour, "--jobs", "1", "--exit-zero", ".").returncode == 0  # a finding like any other
 
 
 def test_the_limit_is_configurable_and_counts_characters(neighbour):
@@ -68,10 +70,10 @@ def test_the_limit_is_configurable_and_counts_characters(neighbour):
     (neighbour / "wide.py").write_text(dense(4096, fill="é"))  # more than 4 KiB of UTF-8
     assert (neighbour / "wide.py").stat().st_size > 4096
     result = check(neighbour, "--jobs", "1", ".")
-    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
     assert "at_limit.py:10:9: ML001" in result.stdout and TOO_LARGE not in result.stdout.split("over.py")[0]
     assert "wide.py:10:9: ML001" in result.stdout
-    assert "over.py:1:1: ML900 file not analysed: 4,097 characters of source is more than max-file-size (4,096)" in result.stdout
+    assert "over.py:1:1: ML901 file not analysed: 4,097 characters of source is more than max-file-size (4,096)" in result.stdout
     assert NEIGHBOUR in result.stdout
 
 
@@ -79,17 +81,17 @@ def test_the_limit_applies_to_stdin_fix_and_notebooks(neighbour):
     (neighbour / "pyproject.toml").write_text('[tool.memlint]\nmax-file-size = "2KB"\n')
     source = dense(3000)
     result = check(neighbour, "--stdin-filename", "big.py", "-", input=source)
-    assert result.returncode == 2 and f"big.py:1:1: {TOO_LARGE}" in result.stdout, result.stdout
+    assert result.returncode == 1 and f"big.py:1:1: {TOO_LARGE}" in result.stdout, result.stdout
     (neighbour / "big.py").write_text(source)
     result = check(neighbour, "--fix", "big.py", "z_neighbour.py")
-    assert result.returncode == 2 and f"big.py:1:1: {TOO_LARGE}" in result.stdout, result.stdout
+    assert result.returncode == 1 and f"big.py:1:1: {TOO_LARGE}" in result.stdout, result.stdout
     assert (neighbour / "big.py").read_text() == source  # not analysed, not touched
     assert "total += loss\n" not in (neighbour / "z_neighbour.py").read_text()  # the other file was fixed
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
     notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (neighbour / "big.ipynb").write_text(json.dumps(notebook))
     result = check(neighbour, "big.ipynb")
-    assert result.returncode == 2 and f"big.ipynb:cell 1:1:1: {TOO_LARGE}" in result.stdout, result.stdout
+    assert result.returncode == 1 and f"big.ipynb:cell 1:1:1: {TOO_LARGE}" in result.stdout, result.stdout
 
 
 @pytest.mark.parametrize("value", ['"lots"', "0", "-5", "true", '"12 parsecs"'])
@@ -113,7 +115,7 @@ def test_a_large_file_under_an_address_space_cap_costs_only_itself(neighbour):
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     result = check(neighbour, ".", preexec_fn=limit_memory)
-    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
     assert f"generated.py:1:1: {TOO_LARGE}21.0 MiB of source is more than max-file-size" in result.stdout
     assert NEIGHBOUR in result.stdout and "a_other.py:6:5: ML001" in result.stdout
 

@@ -24,7 +24,7 @@ from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.suppressions import NOQA_WITH_CODES, line_suppresses, split_codes
 from memlint.pipeline.writing import FileChangedError, write_atomically
 
-_NOT_SUPPRESSIBLE = {registry.SYNTAX_ERROR[0], registry.INTERNAL_ERROR[0]}
+_NOT_SUPPRESSIBLE = registry.RESERVED_CODES  # findings about the file, not a line: a comment cannot suppress them
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -17,11 +17,14 @@ from memlint.config import Settings
 from memlint.diagnostics import DeferredFix, Diagnostic, Edit, Fix, Location, Related
 from memlint.pipeline import registry
 from memlint.pipeline.depth import LIMIT, depth_error, on_deep_stack, token_levels, too_complex
+from memlint.pipeline.masking import overlaps
 from memlint.pipeline.positions import (
     PrintedStatements, SourceMap, TextChanged, code_in_block, node_positions, printed_code,
 )
 from memlint.pipeline.project import FileView
-from memlint.pipeline.reserved import not_analysed, reserved_diagnostic, syntax_error, too_complex_diagnostic
+from memlint.pipeline.reserved import (
+    not_analysed, out_of_resources, reserved_diagnostic, syntax_error, too_complex_diagnostic,
+)
 from memlint.pipeline.source import ast_or_none
 from memlint.pipeline.suppressions import Suppressions
 from memlint.pipeline.text import Positions, minimal_edit
@@ -37,6 +40,7 @@ def check_text(
     text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None,
     suppressions: Optional[Suppressions] = None, statement_rows: Optional[list[int]] = None,
     parser: Optional[IncrementalParser] = None, syntax_tree: Optional[ast.Module] = None, defer_fixes: bool = False,
+    source_text: Optional[str] = None, masked: Sequence[tuple[int, int]] = (),
 ) -> list[Diagnostic]:  # fmt: skip
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
     `depth_checked`: CPython has compiled the text and `depth.too_complex` let it through.
@@ -46,7 +50,10 @@ def check_text(
     (source.statement_rows), to place findings without printing the whole file.
     `parser`: parses the text re-using the previous text's statements (incremental.py), with
     `syntax_tree`, CPython's AST of the text (the whole text is parsed without it).
-    `defer_fixes`: fixes are computed when first asked for (Diagnostic.deferred_fix)."""
+    `defer_fixes`: fixes are computed when first asked for (Diagnostic.deferred_fix).
+    `source_text`, `masked`: `text` is the source text with these [start, end) regions blanked
+    (masking.py): the findings' code frames come from the source text, and a fix reaching into a
+    masked region is not offered."""
     rule_classes = settings.rules_for(filename)
     if not rule_classes:
         return []
@@ -58,7 +65,7 @@ def check_text(
     suppressions = suppressions or Suppressions(text, ignored=settings.ignore_noqa)
     return on_deep_stack(
         _check, text, filename, rule_classes, settings, project, suppressions, statement_rows, parser, syntax_tree,
-        defer_fixes,
+        defer_fixes, source_text, masked,
     )  # fmt: skip
 
 
@@ -81,14 +88,15 @@ def _refusal(text: str, filename: str) -> Optional[Diagnostic]:
 def _check(
     text: str, filename: str, rule_classes: list, settings: Settings, project: Optional[FileView], suppressions: Suppressions,
     statement_rows: Optional[list[int]] = None, parser: Optional[IncrementalParser] = None,
-    syntax_tree: Optional[ast.Module] = None, defer_fixes: bool = False,
+    syntax_tree: Optional[ast.Module] = None, defer_fixes: bool = False, source_text: Optional[str] = None,
+    masked: Sequence[tuple[int, int]] = (),
 ) -> list[Diagnostic]:  # fmt: skip
     try:
         module = parser.parse(text, syntax_tree) if parser is not None else parse_module(text)
     except cst.ParserSyntaxError as error:
         return [syntax_error(text, filename, error)]
     except (RecursionError, MemoryError) as error:
-        return [not_analysed(filename, f"memlint's parser (libcst) ran out of {_resource(error)}")]
+        return [out_of_resources(filename, f"memlint's parser (libcst) ran out of {_resource(error)}")]
     reports: list[Report] = []
     ctx = Context(module, project, text)
     rules = [rule_class(ctx, reports, settings.options) for rule_class in rule_classes]
@@ -96,7 +104,7 @@ def _check(
     try:
         traversal.walk(module)
     except (RecursionError, MemoryError) as error:
-        return [not_analysed(filename, f"the analysis ran out of {_resource(error)}")]
+        return [out_of_resources(filename, f"the analysis ran out of {_resource(error)}")]
     except Exception as error:  # the shared analysis itself failed: nothing reported is trustworthy
         return [_internal_error("memlint.analysis", error, filename)]
     facts = ctx.facts()
@@ -109,10 +117,11 @@ def _check(
     try:
         printed = parser.printed if parser is not None else None
         return _diagnostics(
-            module, text, filename, reports, traversal.failures, suppressions, statement_rows, printed, defer_fixes
-        )
+            module, text, filename, reports, traversal.failures, suppressions, statement_rows, printed, defer_fixes,
+            source_text, masked,
+        )  # fmt: skip
     except (RecursionError, MemoryError) as error:
-        return [not_analysed(filename, f"placing its findings ran out of {_resource(error)}")]
+        return [out_of_resources(filename, f"placing its findings ran out of {_resource(error)}")]
     except TextChanged as error:  # positions.SourceMap: libcst printed the file back with other code
         return [not_analysed(filename, f"memlint's parser (libcst) does not keep this file's text: {error}")]
 
@@ -136,18 +145,19 @@ def _internal_error(origin: str, error: BaseException, filename: str, row: int =
 def _diagnostics(
     module: cst.Module, text: str, filename: str, reports: list[Report], failures: list, suppressions: Suppressions,
     statement_rows: Optional[list[int]] = None, printed: Optional[PrintedStatements] = None, defer_fixes: bool = False,
+    source_text: Optional[str] = None, masked: Sequence[tuple[int, int]] = (),
 ) -> list[Diagnostic]:
     if not reports and not failures:
         return []
     wanted = [node for _, _, node in failures] + [report.node for report in reports]
     wanted += [old for report in reports if report.fix for old, _ in report.fix.replacements]
     wanted += [node for report in reports for node, _ in report.related]
-    places = _Places(module, text)
+    places = _Places(module, text, masked)
     # The rows of CPython's AST are rows of the text: of the printed code too unless libcst changed it.
     if places.code is not text:  # the rows of CPython's AST and earlier printed statements do not apply
         statement_rows = printed = None
     positions = node_positions(module, places.code, wanted, statement_rows, printed)
-    lines = Positions(text)
+    lines = Positions(source_text) if source_text is not None and source_text is not text else places.lines
     result: list[Diagnostic] = []
     for rule, error, node in failures:
         where = positions.get(node)
@@ -199,7 +209,8 @@ class _Places:
     """Where findings and fixes computed on the code libcst prints land in the source text: the
     same offsets, unless libcst dropped some whitespace of it (positions.SourceMap)."""
 
-    def __init__(self, module: cst.Module, text: str) -> None:
+    def __init__(self, module: cst.Module, text: str, masked: Sequence[tuple[int, int]] = ()) -> None:
+        self.masked = masked  # regions of `text` blanked before the parse (masking.py)
         self.code = printed_code(module, text)
         self.code_lines = Positions(self.code)
         self.lines = self.code_lines if self.code is text else Positions(text)
@@ -219,7 +230,10 @@ class _Places:
 
     def fix(self, fix: Optional[Fix]) -> Optional[Fix]:
         """The fix in text offsets; None when an edit would rewrite whitespace libcst changed (the
-        finding is still reported, without a fix that would lose a form feed or a `\\`)."""
+        finding is still reported, without a fix that would lose a form feed or a `\\`), and None when
+        an edit reaches into a masked region (it would write the blanks over the source)."""
+        if fix is not None and self.masked and any(overlaps(self.masked, e.start, e.end) for e in fix.edits):
+            return None
         if fix is None or self.map is None:
             return fix
         edits = []

@@ -77,14 +77,45 @@ def depth_error(text: str) -> Optional[Tuple[str, int, int]]:
 def too_complex(tree: ast.AST, text: str, limit: int = LIMIT) -> Optional[Complexity]:
     """The first place where libcst's tree of `text` (CPython's `tree` of it) would be nested more
     than `limit` levels deep, or None."""
-    strings = _StringParts(text)
-    # (node, its depth, the nearest node with a position, inside an f-string's literal parts)
-    stack: list[tuple[ast.AST, int, ast.AST, bool]] = [(tree, 0, tree, False)]
+    for _, complexity in deep_statements(tree, text, limit, first_only=True).found:
+        return complexity
+    return None
+
+
+class DeepScan(NamedTuple):
+    found: list[tuple[Optional[ast.stmt], Complexity]]
+    nodes: int  # the nodes walked: the nodes of the tree but those `data` took and under found places
+
+
+def deep_statements(
+    tree: ast.AST, text: str, limit: int = LIMIT, *, first_only: bool = False,
+    data: Optional[Callable[[ast.AST], bool]] = None,
+) -> DeepScan:  # fmt: skip
+    """Each innermost statement of `tree` that holds a place where libcst's tree would be nested more
+    than `limit` levels deep, with the first such place in it (statement None: outside every
+    statement, which CPython's own limits leave to the module's docstring).  A statement found is
+    not searched further, nor is what it holds (masking.py leaves it out whole).  `data(display)`,
+    asked of each list, tuple, set and dict display, True: the display is left out of libcst's
+    parse (masking.py), so it is neither searched nor counted."""
+    strings = StringParts(text)
+    found: list[tuple[Optional[ast.stmt], Complexity]] = []
+    nodes = 0
+    done: set[int] = set()  # ids of the statements found
+    # (node, its depth, the nearest node with a position, inside an f-string's literal parts, the
+    # innermost statement around it)
+    stack: list[tuple[ast.AST, int, ast.AST, bool, Optional[ast.stmt]]] = [(tree, 0, tree, False, None)]
     while stack:
-        node, depth, where, in_fstring = stack.pop()
+        node, depth, where, in_fstring, statement = stack.pop()
+        if statement is not None and id(statement) in done:
+            continue
         kind = type(node)
+        if data is not None and kind in _DISPLAYS and data(node):
+            continue
+        nodes += 1
         if hasattr(node, "lineno"):
             where = node
+        if isinstance(node, ast.stmt):
+            statement = node
         if kind is ast.BoolOp:
             depth += max(1, len(node.values) - 1)  # type: ignore[attr-defined]
         elif kind is ast.JoinedStr or (kind is ast.Constant and not in_fstring and isinstance(node.value, (str, bytes))):  # type: ignore[attr-defined]
@@ -92,7 +123,11 @@ def too_complex(tree: ast.AST, text: str, limit: int = LIMIT) -> Optional[Comple
         else:
             depth += 1
         if depth > limit:
-            return _complexity(node, where, strings)
+            found.append((statement, _complexity(node, where, strings)))
+            if first_only or statement is None:
+                return DeepScan(found, nodes)
+            done.add(id(statement))
+            continue
         inside = kind is ast.JoinedStr or (in_fstring and kind is not ast.FormattedValue)
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
@@ -100,10 +135,13 @@ def too_complex(tree: ast.AST, text: str, limit: int = LIMIT) -> Optional[Comple
         for field in fields:
             value = getattr(node, field, None)
             if isinstance(value, list):
-                stack.extend((item, depth, where, inside) for item in value if isinstance(item, ast.AST))
+                stack.extend((item, depth, where, inside, statement) for item in value if isinstance(item, ast.AST))
             elif isinstance(value, ast.AST):
-                stack.append((value, depth, where, inside))
-    return None
+                stack.append((value, depth, where, inside, statement))
+    return DeepScan(found, nodes)
+
+
+_DISPLAYS = frozenset({ast.List, ast.Tuple, ast.Set, ast.Dict})
 
 
 # Fields that hold no nested code: operator and context singletons, names, flags.
@@ -217,13 +255,14 @@ def _restore_recursion_limit() -> None:
             sys.setrecursionlimit(_raised["previous"])
 
 
-class _StringParts:
+class StringParts:
     """The number of literals in a string node (`"a" "b"` is one Constant for CPython, two for
     libcst), counted exactly only where a cheap upper bound (quote characters / 2) is too high."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._starts: Optional[list[int]] = None
+        self._ascii: dict[int, bool] = {}
 
     def line_start(self, row: int) -> int:
         if self._starts is None:
@@ -232,6 +271,12 @@ class _StringParts:
 
     def offset(self, row: int, byte_column: int) -> int:
         start = self.line_start(row)
+        ascii_line = self._ascii.get(row)
+        if ascii_line is None:  # asked once per row: a long line asked for each of its strings stays linear
+            end = self._starts[row] if row < len(self._starts) else len(self.text)  # type: ignore[arg-type]
+            ascii_line = self._ascii[row] = self.text[start:end].isascii()
+        if ascii_line:  # byte columns are character columns
+            return start + byte_column
         end = self._starts[row] if row < len(self._starts) else len(self.text)  # type: ignore[arg-type]
         line = self.text[start:end]
         return start + len(line.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
@@ -258,14 +303,14 @@ class _StringParts:
             return bound
 
 
-def _complexity(node: ast.AST, where: ast.AST, strings: _StringParts) -> Complexity:
+def _complexity(node: ast.AST, where: ast.AST, strings: StringParts) -> Complexity:
     row, column = 1, 1
     if hasattr(where, "lineno"):
         row = where.lineno  # type: ignore[attr-defined]
         column = strings.offset(row, where.col_offset) - strings.line_start(row) + 1  # type: ignore[attr-defined]
     if isinstance(node, ast.BoolOp):
         what = f"a chain of {len(node.values):,} `and`/`or` operands"
-    elif isinstance(node, (ast.Constant, ast.JoinedStr)):
+    elif isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
         what = f"a concatenation of {strings.count(node, 0):,} string literals"
     else:
         what = "code"

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Optional
 
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
-from memlint.pipeline.depth import too_complex
-from memlint.pipeline.reserved import not_analysed, too_complex_diagnostic, too_large
+from memlint.pipeline.masking import plan as parse_plan
+from memlint.pipeline.reserved import not_analysed, partly_analysed, too_large
 from memlint.pipeline.source import statement_rows
 from memlint.pipeline.suppressions import Suppressions
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION  # judged here, after the analysis
@@ -67,6 +67,7 @@ def _findings(
     if oversized is not None:  # before CPython's AST too, which is large as well
         return [not_analysed(filename, oversized)]
     rows = syntax_tree = None
+    parsed_text, masked, left_out = text, (), []
     if not screened:
         source = source or Source(text)
         compiled = source.tree is not None  # else the full analysis reports the syntax error
@@ -82,17 +83,23 @@ def _findings(
         source.project = project  # the screens follow the project's facts
         if compiled and not needs_analysis(source, codes, settings.options):
             return []
-        if compiled:  # libcst's tree is deeper than CPython's AST; code it cannot handle stops here
-            complexity = too_complex(source.tree, text)
-            if complexity is not None:
-                return [too_complex_diagnostic(complexity, filename)]
-        rows = statement_rows(source.tree) if compiled else None
-        syntax_tree = source.tree if parser is not None else None  # the parser re-uses what an edit left alone
-        del source  # its AST is not needed any more
+        tree = source.tree
+        if compiled:  # what libcst cannot take (too deep, too dense) is left out here (masking.py)
+            planned = parse_plan(source.tree, text)
+            if planned.refused is not None:
+                return [not_analysed(filename, *planned.refused)]
+            parsed_text, masked, tree = planned.text, planned.masked, planned.tree
+            left_out = [partly_analysed(filename, *where) for where in planned.left_out]
+            del planned
+        rows = statement_rows(tree) if compiled else None
+        syntax_tree = tree if parser is not None else None  # the parser re-uses what an edit left alone
+        del source, tree  # its AST is not needed any more
     from memlint.pipeline.checker import check_text
 
     # depth_checked: CPython's AST has passed the depth guards (here, or in the runner's phase one).
-    return check_text(
-        text, filename, settings, depth_checked=screened or compiled, project=project, suppressions=suppressions,
-        statement_rows=rows, parser=parser, syntax_tree=syntax_tree, defer_fixes=defer_fixes,
+    found = check_text(
+        parsed_text, filename, settings, depth_checked=screened or compiled, project=project,
+        suppressions=suppressions, statement_rows=rows, parser=parser, syntax_tree=syntax_tree,
+        defer_fixes=defer_fixes, source_text=text, masked=masked,
     )  # fmt: skip
+    return sorted([*found, *left_out], key=Diagnostic.sort_key) if left_out else found

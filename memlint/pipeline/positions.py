@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from contextlib import contextmanager
 from typing import Iterable, Optional, Sequence, Union
 
 import libcst as cst
@@ -75,9 +74,9 @@ class PrintedStatements:
             state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
             alone = module.with_changes(header=(), footer=(), body=(statement,))
             alone._codegen(state)
-            del state.spans[alone]  # a module made for the printing, whose id another node may take later
+            del state.spans[id(alone)]  # a module made for the printing, whose id another node may take later
             state.tokens.clear()  # only the offsets are kept
-            entry = self._printed[id(statement)] = (statement, state, frozenset(map(id, state.spans)))
+            entry = self._printed[id(statement)] = (statement, state, frozenset(state.spans))
         return entry[1].ranges(wanted_ids)
 
     def node_ids(self, statement: cst.BaseStatement) -> Optional[frozenset[int]]:
@@ -112,14 +111,17 @@ except ImportError:  # pragma: no cover - another libcst layout: the provider it
 else:
 
     class _OffsetState(_CodegenState):
-        """Code generation that records where each node starts and ends, as character offsets."""
+        """Code generation that records where each node starts and ends, as character offsets.
+        Called for every node printed, so kept cheap: spans are keyed by the node's id (a node's
+        `__hash__` is a Python call) and the syntactic positions are recorded by a plain context
+        manager object (a generator-based one costs several calls more per node)."""
 
         def __init__(self, default_indent: str, default_newline: str) -> None:
             super().__init__(default_indent=default_indent, default_newline=default_newline)
             self.offset = 0
             self.line_starts = [0]  # offsets where lines start, found token by token as libcst does
             self.open: list[int] = []
-            self.spans: dict[cst.CSTNode, tuple[int, int]] = {}
+            self.spans: dict[int, tuple[int, int, cst.CSTNode]] = {}  # id(node) -> (start, end, node)
 
         def add_indent_tokens(self) -> None:
             self.tokens.extend(self.indent_tokens)
@@ -136,32 +138,44 @@ else:
 
         def after_codegen(self, node: cst.CSTNode) -> None:
             start = self.open.pop()
-            if node not in self.spans:  # a syntactic position recorded inside it stands
-                self.spans[node] = (start, self.offset)
+            key = id(node)
+            if key not in self.spans:  # a syntactic position recorded inside it stands
+                self.spans[key] = (start, self.offset, node)
 
-        @contextmanager
         def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-            start = self.offset
-            try:
-                yield
-            finally:
-                end = self.offset
-                if start_node is not None:
-                    start = self.spans[start_node][0]
-                if end_node is not None:
-                    end = self.spans[end_node][1]
-                self.spans[node] = (start, end)
+            return _Recording(self, node, start_node, end_node)
 
         def ranges(self, wanted_ids: set[int]) -> dict[cst.CSTNode, CodeRange]:
             return {
                 node: CodeRange(self._position(start), self._position(end))
-                for node, (start, end) in self.spans.items()
-                if id(node) in wanted_ids
+                for key, (start, end, node) in self.spans.items()
+                if key in wanted_ids
             }
 
         def _position(self, offset: int) -> CodePosition:
             line = bisect.bisect_right(self.line_starts, offset)
             return CodePosition(line, offset - self.line_starts[line - 1])
+
+    class _Recording:
+        """`_OffsetState.record_syntactic_position`: the node spans from where the block starts (or
+        `start_node` starts) to where it ends (or `end_node` ends), as libcst's providers record it."""
+
+        __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+        def __init__(self, state: _OffsetState, node, start_node, end_node) -> None:
+            self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+        def __enter__(self) -> None:
+            self.start = self.state.offset
+
+        def __exit__(self, *exception) -> None:  # also when the block raised, as libcst's `finally`
+            spans = self.state.spans
+            start, end = self.start, self.state.offset
+            if self.start_node is not None:
+                start = spans[id(self.start_node)][0]
+            if self.end_node is not None:
+                end = spans[id(self.end_node)][1]
+            spans[id(self.node)] = (start, end, self.node)
 
 
 def code_in_block(node: cst.CSTNode, module: cst.Module, indent: str) -> Optional[str]:

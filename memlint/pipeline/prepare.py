@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 from memlint.analysis.summaries import summarize
 from memlint.config import Settings
 from memlint.pipeline.cache import content_digest
-from memlint.pipeline.depth import too_complex
+from memlint.pipeline.masking import plan as parse_plan
 from memlint.pipeline.project import FileView, Project, module_names
 from memlint.pipeline.reading import read_regular
 from memlint.pipeline.source import UndecodableSource, decode
@@ -94,9 +94,9 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
         return Prepared(digest, summary, False)
     if not needs_analysis(source, codes, settings.options):
         return Prepared(digest, summary, False)
-    # Phase two parses a screened file with libcst straight away: one too deep for it (depth.py)
-    # is left to phase two to compile and report.
-    return Prepared(digest, summary, True if too_complex(source.tree, text) is None else None)
+    # Phase two parses a screened file with libcst straight away: one with something libcst cannot
+    # take (too deep, too dense: masking.py) is left to phase two to compile, mask and report.
+    return Prepared(digest, summary, True if parse_plan(source.tree, text).plain else None)
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,23 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Iterable
 
+from memlint.diagnostics import Severity
 from memlint.rule import CODE_PATTERN, Meta, Option, Rule
 
-# Codes reserved for findings that are not rules.
+# Codes reserved for findings that are not rules: about the file rather than its code.  ML000: it is
+# not Python; ML900: memlint itself failed on it (a bug: exit 2); ML901: valid Python that memlint did
+# not analyse, wholly or in part (too large, too deep or too dense for its parser: a finding, exit 1,
+# as Ruff's E902 is for a file it cannot read).
 SYNTAX_ERROR = ("ML000", "invalid-syntax")
 INTERNAL_ERROR = ("ML900", "internal-error")
-RESERVED_CODES = {SYNTAX_ERROR[0], INTERNAL_ERROR[0]}
+NOT_ANALYSED = ("ML901", "not-analysed")
+RESERVED = (SYNTAX_ERROR, INTERNAL_ERROR, NOT_ANALYSED)
+RESERVED_CODES = {code for code, _ in RESERVED}
+
+
+def reserved_severity(code: str) -> Severity:
+    """A file left out is a warning about the run, not an error in the code (ML000) or in memlint (ML900)."""
+    return Severity.WARNING if code == NOT_ANALYSED[0] else Severity.ERROR
 
 
 class RegistryError(Exception):

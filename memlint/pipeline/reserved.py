@@ -1,5 +1,6 @@
 """The findings memlint reports about a file itself rather than about its code: ML000 (a syntax
-error) and ML900 (a file not analysed: too large, too complex for libcst, or a parser failure)."""
+error), ML901 (valid Python not analysed, wholly or in part: too large, too deep or too dense for
+libcst, or libcst cannot read it) and ML900 (memlint itself failed: pipeline/checker.py, runner.py)."""
 
 from __future__ import annotations
 
@@ -36,14 +37,43 @@ def syntax_error(text: str, filename: str, libcst_error: Optional[Exception] = N
 
 
 def not_analysed(filename: str, reason: str, row: int = 1, column: int = 1) -> Diagnostic:
-    """ML900 for a file memlint could not analyse (too large, too complex for libcst): not a syntax
-    error, and not silence either; exit code 2 says the file was not checked."""
-    return reserved_diagnostic(registry.INTERNAL_ERROR, f"file not analysed: {reason}", filename, row, column)
+    """ML901 for a file memlint could not analyse (too large, too complex for libcst): not a syntax
+    error, not memlint's own failure (ML900), and not silence either: a finding, so the run exits 1
+    (0 under --exit-zero) as for any finding."""
+    return reserved_diagnostic(registry.NOT_ANALYSED, f"file not analysed: {reason}", filename, row, column, Severity.WARNING)
+
+
+# What out_of_resources adds to its message: such a finding depends on the machine (its memory, the
+# stack), not on the file alone, so the result cache does not keep it (runner.py).
+_OUT_OF_RESOURCES = " (on this machine)"
+
+
+def out_of_resources(filename: str, reason: str) -> Diagnostic:
+    """ML901 for a file whose analysis ran out of memory or stack."""
+    return not_analysed(filename, reason + _OUT_OF_RESOURCES)
+
+
+def depends_on_the_machine(diagnostic: Diagnostic) -> bool:
+    """A finding the result cache must not keep: ML900 (memlint failed), or ML901 out of resources."""
+    if diagnostic.code == registry.INTERNAL_ERROR[0]:
+        return True
+    return diagnostic.code == registry.NOT_ANALYSED[0] and diagnostic.message.endswith(_OUT_OF_RESOURCES)
+
+
+def partly_analysed(filename: str, reason: str, row: int, column: int) -> Diagnostic:
+    """ML901 for one statement left out of the analysis (pipeline/masking.py); the rest of the file
+    was analysed and its findings are reported beside this one."""
+    return reserved_diagnostic(
+        registry.NOT_ANALYSED, f"statement not analysed: {reason}; the rest of the file was analysed", filename, row, column,
+        Severity.WARNING,
+    )  # fmt: skip
 
 
 def too_large(text: str, settings: Settings) -> Optional[str]:
-    """Why `text` is not analysed for its size (libcst's tree takes about 0.3-0.8 GB per MB of
-    source), or None; `max-file-size` counts characters of source (bytes, for ASCII)."""
+    """Why `text` is not analysed for its size, or None; `max-file-size` counts characters of source
+    (bytes, for ASCII).  It is only a guard against pathological inputs (a generated file of tens of
+    megabytes): below it the analysis costs time and memory in proportion to the size, its memory
+    bounded per character by pipeline/masking.py."""
     limit = settings.max_file_size
     if limit is None or len(text) <= limit:
         return None
@@ -62,9 +92,12 @@ def reserved_diagnostic(
     return Diagnostic(code, name, message, severity, filename, location, location)
 
 
-def too_complex_diagnostic(complexity: Complexity, filename: str) -> Diagnostic:
-    reason = (
+def too_complex_reason(complexity: Complexity) -> str:
+    return (
         f"too complex for memlint's parser (libcst): {complexity.what} here nests deeper than the "
         f"{LIMIT:,} levels it handles"
     )
-    return not_analysed(filename, reason, complexity.row, complexity.column)
+
+
+def too_complex_diagnostic(complexity: Complexity, filename: str) -> Diagnostic:
+    return not_analysed(filename, too_complex_reason(complexity), complexity.row, complexity.column)

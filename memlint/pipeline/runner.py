@@ -21,7 +21,7 @@ from memlint.pipeline.cache import content_digest
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.prepare import UNREADABLE, Prepared, prepare_chunk, prepare_file, project_pass
 from memlint.pipeline.reading import read_regular  # never blocks on a FIFO put where a file was
-from memlint.pipeline.reserved import reserved_diagnostic
+from memlint.pipeline.reserved import depends_on_the_machine, reserved_diagnostic
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.workers import fewer_collections, new_pool, worker_count
 
@@ -119,7 +119,7 @@ def process_file(
         if cached is not None:
             return FileResult(filename, cached)
         result = _process_data(path, filename, data, settings, mode, task)
-        if result.error is None and not any(d.code == registry.INTERNAL_ERROR[0] for d in result.diagnostics):
+        if result.error is None and not any(map(depends_on_the_machine, result.diagnostics)):
             cache.put(key, result.diagnostics)
         return result
     return _process_data(path, filename, data, settings, mode, task)

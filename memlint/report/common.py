@@ -37,20 +37,38 @@ _RESERVED_DOCS = {
         "The other rules ran normally.\n\n## Why is this bad?\nIt is a bug in memlint (or in a "
         "third-party rule): please report it with the file that triggers it.",
     ),
+    registry.NOT_ANALYSED[0]: (
+        "memlint did not analyse this file, or one statement of it",
+        "## What it does\nReports valid Python that memlint left out of its analysis, so no rule looked "
+        "at it: a file larger than `max-file-size` (a guard against generated files, 2 MiB by default), "
+        "a file whose syntax tree would take more memory per character than memlint allows (code far "
+        "denser than hand-written code), a file memlint's parser (libcst) cannot read though Python can, "
+        "or, where the rest of the file is analysed, one statement nested deeper than that parser "
+        "handles (a chain of thousands of `and` operands).\n\n## Why is this bad?\nA file or statement "
+        "that was not analysed may hide findings. It counts as a finding (exit 1, 0 with `--exit-zero`), "
+        "not as memlint's failure (ML900, exit 2). Exclude a generated file (`extend-exclude`), raise "
+        "`max-file-size`, or split the statement.",
+    ),
 }
 
 
 def rule_catalogue() -> list[RuleInfo]:
-    """Every rule, followed by the reserved codes ML000 and ML900."""
+    """Every rule, followed by the reserved codes ML000, ML900 and ML901."""
     rules = [
         RuleInfo(r.code, r.name, r.summary(), r.doc_sections().get("What it does", r.summary()), r.documentation(),
                  r.severity, rule_url(r.code))  # fmt: skip
         for r in registry.all_rules()
     ]
-    for code, name in (registry.SYNTAX_ERROR, registry.INTERNAL_ERROR):
-        summary, docs = _RESERVED_DOCS[code]
-        rules.append(RuleInfo(code, name, summary, summary, docs, Severity.ERROR, rule_url(code)))
-    return rules
+    return rules + reserved_catalogue()
+
+
+def reserved_catalogue() -> list[RuleInfo]:
+    """The reserved codes (registry.RESERVED), documented as rules are."""
+    return [
+        RuleInfo(code, name, _RESERVED_DOCS[code][0], _RESERVED_DOCS[code][0], _RESERVED_DOCS[code][1],
+                 registry.reserved_severity(code), rule_url(code))  # fmt: skip
+        for code, name in registry.RESERVED
+    ]
 
 
 def located_message(diagnostic: Diagnostic) -> str:
