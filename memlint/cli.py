@@ -13,6 +13,7 @@ import click
 
 from memlint import __version__
 from memlint.pipeline.files import path_argument
+from memlint.pipeline.workers import INTERRUPTED
 from memlint.report import FAIL_LEVELS, FORMATS
 
 # Subcommands that checking does not need, imported only when one of them runs (or `--help` lists
@@ -57,6 +58,16 @@ class MemlintGroup(click.Group):
         if close:
             click.echo(f"memlint: error: unknown command '{word}' (did you mean '{close[0]}'?)", err=True)
             raise click.exceptions.Exit(2)
+
+    def invoke(self, ctx: click.Context):
+        """Ctrl-C exits 130 with one line, as Ruff does (click would print "Aborted!" and exit 1,
+        the code for "findings left"); a file being written is left whole (pipeline/writing.py)
+        and worker processes are stopped on the way out (pipeline/workers.py)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("memlint: interrupted", err=True)
+            ctx.exit(INTERRUPTED)
 
     def main(self, *args, **kwargs):
         """Click's main, with a bug in memlint reported as one line and exit 2: an uncaught exception

@@ -8,6 +8,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -18,6 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
+from memlint.pipeline.reading import CONFIG_LIMIT, read_regular
 from memlint.pipeline.registry import RuleEntry, rule_options
 from memlint.rule import SELECTED_BY_CODE, boolean
 from memlint.units import parse_size
@@ -131,12 +133,34 @@ class ConfigFile:
         return self.path.parent if self.path else Path.cwd()
 
 
+# tomllib's time grows with the square of the number of parts of one dotted key or table name (each
+# part checks every prefix): 0.8 s for 8,000 parts, 26 s for 32,000 (docs/reliability.md), so hours
+# for one that fills CONFIG_LIMIT. No real configuration comes near this many parts.
+MAX_KEY_PARTS = 256
+_LONG_DOTTED_KEY = re.compile(
+    r"""(?:^|[\[{,])\s*(?:(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')\s*\.\s*){%d}""" % MAX_KEY_PARTS
+)
+
+
+def _has_long_dotted_key(text: str) -> bool:
+    """Does a line start a key (or table name) of more than MAX_KEY_PARTS parts?  Only lines with that
+    many dots are searched, so an ordinary file costs one count per line."""
+    return any(line.count(".") >= MAX_KEY_PARTS and _LONG_DOTTED_KEY.search(line) for line in text.splitlines())
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """A configuration file's TOML: only a regular file, of at most CONFIG_LIMIT bytes, is read (a
+    FIFO would block forever, /dev/zero would fill memory), and nothing that would take tomllib
+    minutes (MAX_KEY_PARTS) or exhaust its recursion is parsed."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        text = read_regular(path, CONFIG_LIMIT, what="a configuration file").decode("utf-8")
+        if _has_long_dotted_key(text):
+            raise ConfigError(f"{path}: invalid TOML: a dotted key or table name of more than {MAX_KEY_PARTS} parts")
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise ConfigError(f"{path}: invalid TOML: arrays or inline tables nested too deeply") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read: {error}") from None
 
@@ -205,15 +229,22 @@ def config_in(directory: Path) -> Optional[ConfigFile]:
     """The configuration file of `directory` itself, or None: `memlint.toml`, else a `pyproject.toml`
     that has a [tool.memlint] table."""
     toml = directory / "memlint.toml"
-    if toml.is_file():
+    if _present(toml):
         return load_config_file(toml)
     pyproject = directory / "pyproject.toml"
-    if pyproject.is_file():
+    if _present(pyproject):
         data = _read_toml(pyproject)
         table = _tool_memlint(data, pyproject)
         if table is not None:
             return _extended(pyproject, validate(table, f"{pyproject} [tool.memlint]"), ())
     return None
+
+
+def _present(path: Path) -> bool:
+    """Is there a configuration file at `path` to read?  Anything but a directory or a dangling link
+    is: a FIFO or a device there is read, and refused with a message (`_read_toml`), rather than
+    passed over as if absent."""
+    return os.path.exists(path) and not os.path.isdir(path)
 
 
 def discover(start: Path) -> ConfigFile:

@@ -334,6 +334,20 @@ def test_plot_writes_one_png_per_fixture(tmp_path):
     assert png.name == "keep.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_plot_is_not_written_through_a_symlink(tmp_path):
+    pytest.importorskip("matplotlib")
+    _write(tmp_path, "keep.py", KEEP_FOUR)
+    _write(tmp_path, "keep.after.py", KEEP_ONE)
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    victim = _write(tmp_path, "victim.txt", "precious\n")
+    (plots / "keep.png").symlink_to(victim)  # as a repository holding plots/ could plant it
+    result = _confirm(str(tmp_path / "keep.py"), "--plot", str(plots))
+    assert result.exit_code == 2, result.output
+    assert "keep.png: plot not written: it is a symbolic link" in result.output
+    assert victim.read_text() == "precious\n"
+
+
 def test_select_keeps_only_fixtures_with_the_selected_rules(tmp_path):
     _write(tmp_path, "eval_loop.py", ML001_EVAL)
     _write(tmp_path, "keep.py", KEEP_FOUR)

@@ -44,3 +44,18 @@ def test_estimate_plot_writes_a_png_and_says_where(tmp_path):
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"memlint: wrote {target}" in done.stderr
     assert "wrote" not in done.stdout  # the report itself is unchanged
+
+
+def test_estimate_plot_is_not_written_through_a_symlink(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    target = tmp_path / "step.png"
+    target.symlink_to(victim)  # as a repository could plant it where the CI job writes its plot
+    done = subprocess.run(
+        [sys.executable, "-m", "memlint", "estimate", f"{REFERENCE}:mlp", "--input-shape", "64,256", "--no-what-if",
+         "--plot", str(target)],
+        capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"memlint: error: {target}: plot not written: it is a symbolic link" in done.stderr
+    assert victim.read_text() == "precious\n"

@@ -10,8 +10,8 @@ import pytest
 from conftest import EVAL_LOOP, invoke
 
 from memlint.config import ConfigFile, Selection, build_settings
-from memlint.pipeline import fixes, runner
-from memlint.pipeline.fixes import FileChangedError, write_atomically
+from memlint.pipeline import runner, writing
+from memlint.pipeline.writing import FileChangedError, write_atomically
 
 LOOP = EVAL_LOOP.lstrip("\n")
 FIXED = LOOP.replace("total += loss", "total += loss.detach()")
@@ -84,9 +84,9 @@ def test_a_failure_mid_write_leaves_the_original_and_no_temporary_file(project, 
             def __getattr__(self, name):
                 return getattr(self.handle, name)
 
-        monkeypatch.setattr(fixes.os, "fdopen", lambda fd, mode: HalfWriter(real_fdopen(fd, mode)))
+        monkeypatch.setattr(writing.os, "fdopen", lambda fd, mode: HalfWriter(real_fdopen(fd, mode)))
     else:
-        monkeypatch.setattr(fixes.os, failing, fail)
+        monkeypatch.setattr(writing.os, failing, fail)
     result = _fix("train.py")
     assert "memlint: error: train.py: fixes not written: [Errno 28] No space left on device" in result.output
     assert result.exit_code == 2 and "Fixed" not in result.output and "1 fixable" in result.output
@@ -101,7 +101,7 @@ def test_an_interrupt_mid_write_leaves_the_original(tmp_path, monkeypatch):
     def interrupted(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fixes.os, "replace", interrupted)
+    monkeypatch.setattr(writing.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_atomically(path, FIXED.encode(), expected=LOOP.encode())
     assert path.read_text() == LOOP and _leftovers(tmp_path) == []

@@ -16,7 +16,7 @@ import tempfile
 import pytest
 from conftest import EVAL_LOOP, invoke
 
-from memlint.pipeline import fixes, runner
+from memlint.pipeline import runner, writing
 
 LOOP = EVAL_LOOP.lstrip("\n")
 FIXED = LOOP.replace("total += loss", "total += loss.detach()")
@@ -53,7 +53,7 @@ def test_a_write_that_fails_is_an_error_and_is_not_counted(project, monkeypatch)
             raise OSError(errno.EROFS, "Read-only file system")
         return real_mkstemp(*args, prefix=prefix, **kwargs)
 
-    monkeypatch.setattr(fixes.tempfile, "mkstemp", read_only_filesystem_for_b)
+    monkeypatch.setattr(writing.tempfile, "mkstemp", read_only_filesystem_for_b)
     result = _fix(".")
     assert result.exit_code == 2
     assert "memlint: error: b.py: fixes not written: [Errno 30] Read-only file system" in result.output
@@ -74,7 +74,7 @@ def test_a_directory_we_may_not_add_to_gets_the_file_written_in_place(project, m
         def denied(*args, **kwargs):
             raise PermissionError(errno.EACCES, "Permission denied")
 
-        monkeypatch.setattr(fixes.tempfile, "mkstemp", denied)
+        monkeypatch.setattr(writing.tempfile, "mkstemp", denied)
     else:
         os.chmod(directory, 0o555)
     try:
@@ -127,7 +127,7 @@ def test_when_the_owner_cannot_be_given_back_the_file_is_written_in_place(projec
     def not_allowed(*args, **kwargs):
         raise PermissionError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(fixes.os, "chown", not_allowed)  # as for a user fixing a group-writable file
+    monkeypatch.setattr(writing.os, "chown", not_allowed)  # as for a user fixing a group-writable file
     assert _fix("train.py").exit_code == 0
     info = path.stat()
     assert info.st_ino == inode and (info.st_uid, info.st_gid) == (12345, 23456)
@@ -147,9 +147,9 @@ def test_in_place_write_that_fails_puts_the_original_back(tmp_path, monkeypatch)
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_fsync(descriptor)
 
-    monkeypatch.setattr(fixes.os, "fsync", full_on_first_sync)
+    monkeypatch.setattr(writing.os, "fsync", full_on_first_sync)
     with pytest.raises(OSError, match="No space left"):
-        fixes.write_atomically(path, FIXED.encode(), expected=LOOP.encode())
+        writing.write_atomically(path, FIXED.encode(), expected=LOOP.encode())
     assert path.read_text() == LOOP and (tmp_path / "other.py").read_text() == LOOP
 
 
@@ -189,11 +189,11 @@ def test_a_symlink_inside_the_tree_fixes_its_target_once_and_stays_a_link(projec
 
 KILLED_MID_WRITE = """
 import os, signal, sys
-from memlint.pipeline import fixes, runner
+from memlint.pipeline import runner, writing
 from memlint.cli import main
 def killed(*args):
     os.kill(os.getpid(), signal.SIGKILL)  # `kill -9` after the temporary file is written, before the rename
-fixes.os.replace = killed
+writing.os.replace = killed
 sys.argv = ["memlint", "check", "--fix", "--no-cache", "."]
 main()
 """

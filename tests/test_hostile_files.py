@@ -133,15 +133,15 @@ def test_unreadable_file(neighbour, monkeypatch):
     (neighbour / "secret.py").write_text(EVAL_LOOP)
     if os.geteuid() != 0:
         os.chmod(neighbour / "secret.py", 0)
-    else:  # root reads anything: make reading it fail the way chmod 000 would
-        real = Path.read_bytes
+    else:  # root reads anything: make opening it fail the way chmod 000 would
+        real = os.open
 
-        def read_bytes(self):
-            if self.name == "secret.py":
-                raise PermissionError(13, "Permission denied", str(self))
-            return real(self)
+        def open_file(path, *args, **kwargs):
+            if os.path.basename(path) == "secret.py":
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return real(path, *args, **kwargs)
 
-        monkeypatch.setattr(Path, "read_bytes", read_bytes)
+        monkeypatch.setattr(os, "open", open_file)
     result = check(".")
     assert result.exit_code == 1
     assert "memlint: warning: secret.py: cannot read: Permission denied" in result.output

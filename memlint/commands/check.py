@@ -10,6 +10,7 @@ work on files only are refused with `-` (_check_stdin_arguments).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -143,7 +144,9 @@ def run_check(
     adopted = None
     if add_noqa or baseline is not None:
         found = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
-        adopted = adopt(found, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline)
+        # `# noqa` comments, as fixes, go through no symlink out of the paths named (docs/reliability.md).
+        roots = tuple(os.path.realpath(p) for p in run.paths) if add_noqa else None
+        adopted = adopt(found, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, roots=roots)
     # A fix not written or a path that does not exist is an error: exit 2 (the rest was still checked).
     errors = any(r.unwritten for r in results) or bool(discovery.missing)
     raise click.exceptions.Exit(_report(run, results, errors=errors, diagnostics=adopted))
@@ -252,7 +255,9 @@ def _emit(pieces: list[str], output: Output, colored: bool, *, err: bool) -> Non
     if output.file is None:
         click.echo(text, nl=False, color=colored, err=err)  # click strips ANSI codes off a terminal unless told
         return
+    from memlint.pipeline.writing import write_output  # atomically, never through a symlink
+
     try:
-        output.file.write_text(text, encoding="utf-8")
+        write_output(output.file, text.encode("utf-8"))
     except OSError as error:
         raise fail(f"cannot write the report to {output.file}: {error.strerror or error}") from None

@@ -132,7 +132,11 @@ def confirm_command(
     if plot_dir is not None:
         from memlint.confirm import plot
 
-        for written in plot.write_plots(measurements, plot_dir):
-            click.echo(f"memlint: wrote {written}", err=True)
+        unwritten = False
+        for written, problem in plot.write_plots(measurements, plot_dir):
+            click.echo(f"memlint: wrote {written}" if problem is None else f"memlint: error: {written}: plot not written: {problem}", err=True)
+            unwritten = unwritten or problem is not None
+        if unwritten:  # a file memlint could not write is an error, as for fixes
+            raise click.exceptions.Exit(2)
     if any(not m.ok or m.equivalent is False for m in measurements):
         raise click.exceptions.Exit(1)

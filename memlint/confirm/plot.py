@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 from memlint.confirm.runner import Measurement
 
@@ -15,8 +15,14 @@ def available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def write_plots(measurements: Sequence[Measurement], directory: Path) -> list[Path]:
+def write_plots(measurements: Sequence[Measurement], directory: Path) -> list[tuple[Path, Optional[str]]]:
+    """Each plot's path, with None when it was written, else why not (a symbolic link or a FIFO at
+    its name is never written through: memlint/pipeline/writing.py)."""
+    import io
+
     import matplotlib
+
+    from memlint.pipeline.writing import write_output
 
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
@@ -37,7 +43,13 @@ def write_plots(measurements: Sequence[Measurement], directory: Path) -> list[Pa
         axes.legend()
         figure.tight_layout()
         target = directory / (re.sub(r"[^A-Za-z0-9_.-]", "_", Path(m.fixture.display).stem) + ".png")
-        figure.savefig(target, dpi=100)
+        image = io.BytesIO()
+        figure.savefig(image, format="png", dpi=100)
         plt.close(figure)
-        written.append(target)
+        try:
+            write_output(target, image.getvalue())
+        except OSError as error:
+            written.append((target, str(error.strerror or error)))
+        else:
+            written.append((target, None))
     return written

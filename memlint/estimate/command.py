@@ -172,7 +172,10 @@ def estimate_command(
     if plot_file is not None and timeline is not None:
         from memlint.estimate.plot import write_plot
 
-        click.echo(f"memlint: wrote {write_plot(result, timeline, plot_file)}", err=True)
+        try:
+            click.echo(f"memlint: wrote {write_plot(result, timeline, plot_file)}", err=True)
+        except OSError as error:  # a symlink or a FIFO at that name, a read-only file: not written
+            raise _fail(f"{plot_file}: plot not written: {error.strerror or error}") from None
     if result["fits"] is False:
         sys.exit(1)
 

@@ -4,9 +4,11 @@ the phases (forward, backward, optimizer step), the peak and the budget marked. 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Optional
 
+from memlint.pipeline.writing import write_output
 from memlint.units import format_bytes
 
 COLOURS = {
@@ -61,7 +63,9 @@ def write_plot(result: dict, timeline: dict, target: Path) -> Path:
     axes.set_title(f"{Path(result['model'].rsplit(':', 1)[0]).name}:{result['model'].rsplit(':', 1)[-1]} ({config['optimizer']}, {config['dtype']}, --step {config['step']})", fontsize=9)
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
     figure.tight_layout()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(target, dpi=100)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=100)
     plt.close(figure)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_output(target, image.getvalue())  # atomically, never through a symlink (OSError otherwise)
     return target

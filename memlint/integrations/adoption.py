@@ -30,19 +30,25 @@ def check_adoption_options(
         raise _fail("--add-noqa cannot be combined with --baseline")
 
 
-def adopt(diagnostics: Sequence[Diagnostic], *, add_noqa: bool, baseline: Optional[Path], write_baseline: bool) -> list[Diagnostic]:
-    """Findings to report after the baseline; exits after --add-noqa and --write-baseline."""
+def adopt(
+    diagnostics: Sequence[Diagnostic], *, add_noqa: bool, baseline: Optional[Path], write_baseline: bool,
+    roots: Optional[Sequence[str]] = None,
+) -> list[Diagnostic]:  # fmt: skip
+    """Findings to report after the baseline; exits after --add-noqa and --write-baseline.
+    `roots`: the real paths named, outside which --add-noqa writes through no symlink."""
     if add_noqa:
         from memlint.integrations.noqa import add_noqa_to_files
 
-        outcome = add_noqa_to_files(diagnostics)
+        outcome = add_noqa_to_files(diagnostics, roots)
         for problem in outcome.problems:
             click.echo(f"memlint: warning: {problem}", err=True)
+        for problem in outcome.unwritten:  # as a fix that could not be written: an error
+            click.echo(f"memlint: error: {problem}", err=True)
         message = f"Added {outcome.added} noqa directive{'' if outcome.added == 1 else 's'}."
         if outcome.skipped:
             message += f" {outcome.skipped} finding(s) are on lines that cannot take a comment."
         click.echo(message, err=True)
-        raise click.exceptions.Exit(0)
+        raise click.exceptions.Exit(2 if outcome.unwritten else 0)
     assert baseline is not None
     from memlint.integrations.baseline import BaselineError, new_findings
     from memlint.integrations.baseline import write_baseline as write_baseline_file

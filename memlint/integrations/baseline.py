@@ -17,6 +17,8 @@ from typing import Sequence
 
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
+from memlint.pipeline.reading import BASELINE_LIMIT, read_regular
+from memlint.pipeline.writing import write_output
 from memlint.report.fingerprints import text_fingerprint
 
 FORMAT_VERSION = 1
@@ -44,8 +46,8 @@ def write_baseline(baseline: Path, diagnostics: Sequence[Diagnostic]) -> int:
     ]  # fmt: skip
     entries.sort(key=lambda e: (e["path"], e["code"], e["fingerprint"]))
     data = {"memlint-baseline": FORMAT_VERSION, "findings": entries}
-    try:
-        baseline.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:  # atomically, never through a symlink (memlint/pipeline/writing.py)
+        write_output(baseline, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     except OSError as error:
         raise BaselineError(f"{baseline}: cannot write: {error.strerror or error}") from None
     return len(entries)
@@ -53,11 +55,13 @@ def write_baseline(baseline: Path, diagnostics: Sequence[Diagnostic]) -> int:
 
 def read_baseline(baseline: Path) -> Counter:
     try:
-        data = json.loads(baseline.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(baseline, BASELINE_LIMIT, what="a baseline").decode("utf-8"))
     except FileNotFoundError:
         raise BaselineError(f"{baseline}: no such baseline (create it with --write-baseline)") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise BaselineError(f"{baseline}: cannot read the baseline: {error}") from None
+    except RecursionError:  # JSON nested deeper than the interpreter's recursion limit
+        raise BaselineError(f"{baseline}: not a memlint baseline: nested too deeply") from None
     if not isinstance(data, dict) or data.get("memlint-baseline") != FORMAT_VERSION or not isinstance(data.get("findings"), list):
         raise BaselineError(f"{baseline}: not a memlint baseline (version {FORMAT_VERSION})")
     try:

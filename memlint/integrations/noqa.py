@@ -14,14 +14,15 @@ import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Sequence
 
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline import registry
-from memlint.pipeline.fixes import FileChangedError, write_atomically
 from memlint.pipeline.notebooks import NotebookError, code_cells, is_notebook, write_sources
+from memlint.pipeline.reading import read_regular
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.suppressions import NOQA_WITH_CODES, line_suppresses, split_codes
+from memlint.pipeline.writing import FileChangedError, write_atomically
 
 _NOT_SUPPRESSIBLE = registry.RESERVED_CODES  # findings about the file, not a line: a comment cannot suppress them
 
@@ -30,7 +31,8 @@ _NOT_SUPPRESSIBLE = registry.RESERVED_CODES  # findings about the file, not a li
 class NoqaOutcome:
     added: int = 0  # codes written
     skipped: int = 0  # findings whose line cannot take a comment
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # files that could not be read: warnings
+    unwritten: list[str] = field(default_factory=list)  # files that could not be written: errors (exit 2)
 
 
 def _rows_that_cannot_end_with_a_comment(text: str) -> set[int]:
@@ -111,7 +113,9 @@ def _add_noqa_to_notebook(text: str, diagnostics: Iterable[Diagnostic]) -> tuple
     return (write_sources(text, sources) if sources else text), added, skipped
 
 
-def add_noqa_to_files(diagnostics: Iterable[Diagnostic]) -> NoqaOutcome:
+def add_noqa_to_files(diagnostics: Iterable[Diagnostic], roots: Optional[Sequence[str]] = None) -> NoqaOutcome:
+    """`roots`: the real paths named on the command line; a symlink found in a directory is written
+    only when the file it names is inside them, as `--fix` does (memlint/pipeline/writing.py)."""
     outcome = NoqaOutcome()
     by_file: dict[str, list[Diagnostic]] = defaultdict(list)
     for d in diagnostics:
@@ -119,7 +123,7 @@ def add_noqa_to_files(diagnostics: Iterable[Diagnostic]) -> NoqaOutcome:
     for filename, found in sorted(by_file.items()):
         path = Path(filename)
         try:
-            data = path.read_bytes()
+            data = read_regular(path, None)
             source = decode(data)
             edit = _add_noqa_to_notebook if is_notebook(filename) else add_noqa
             new_text, added, skipped = edit(source.text, found)
@@ -130,9 +134,9 @@ def add_noqa_to_files(diagnostics: Iterable[Diagnostic]) -> NoqaOutcome:
         if new_text == source.text:
             continue
         try:
-            write_atomically(path, source.encode(new_text), expected=data)
+            write_atomically(path, source.encode(new_text), expected=data, roots=roots)
         except (FileChangedError, OSError) as error:
-            outcome.problems.append(f"{filename}: not written: {error}")
+            outcome.unwritten.append(f"{filename}: noqa comments not written: {error}")
             continue
         outcome.added += added
     return outcome

@@ -30,6 +30,7 @@ from typing import Callable, Optional
 
 from memlint import DOCS_URL_VARIABLE
 from memlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Related, Severity
+from memlint.pipeline.reading import read_regular
 
 DEFAULT_DIRECTORY = ".memlint_cache"
 ENVIRONMENT_VARIABLE = "MEMLINT_CACHE_DIR"
@@ -84,6 +85,8 @@ def unusable(directory: Path) -> Optional[str]:
     try:
         if not os.path.lexists(directory):
             return None
+        if os.path.islink(directory):  # memlint writes through no link it did not make (docs/reliability.md)
+            return f"it is a symbolic link (to {os.readlink(directory)})"
         if not os.path.isdir(directory):
             return "it is not a directory"
         empty = not os.listdir(directory)
@@ -126,28 +129,9 @@ def read_regular_file(path: Path, limit: int) -> Optional[bytes]:
     cannot be read).  A symbolic link is not followed (an entry linked to /dev/zero would be read
     forever), and a FIFO is never opened for a blocking read (it would wait for a writer forever)."""
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-        handle = os.open(path, flags)
-    except OSError:
+        return read_regular(path, limit, follow_links=False)
+    except OSError:  # absent, unreadable, not a regular file (ReadRefused) or too large: a miss
         return None
-    try:
-        status = os.fstat(handle)  # what was opened, should the name have been replaced since lstat
-        if not stat.S_ISREG(status.st_mode) or status.st_size > limit:
-            return None
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(handle, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks) if size <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(handle)
 
 
 def code_stamp() -> str:
@@ -299,7 +283,11 @@ class Cache:
                 return
             if len(payload) > ENTRY_LIMIT:  # it would never be read back
                 return
+            if _through_a_link(path):
+                return
             path.parent.mkdir(parents=True, exist_ok=True)
+            if _through_a_link(path):
+                return
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -317,6 +305,8 @@ class Cache:
         checked the directory before the run; this is for what appeared since).  Names memlint
         writes are accepted without the tag: workers starting together see each other's
         temporary files while the first of them writes the marker."""
+        if os.path.islink(self.directory):  # made a link since `open_cache` looked
+            return False
         if stat.S_ISREG(_lstat_mode(self.directory / MARKER)):
             return True
         if os.path.lexists(self.directory) and not (os.path.isdir(self.directory) and _only_our_names(self.directory)):
@@ -336,6 +326,12 @@ class Cache:
                     _remove_quietly(temporary)
                     raise
         return True
+
+
+def _through_a_link(entry: Path) -> bool:
+    """Is the entry's format or shard directory a symbolic link (a committed cache can hold one)?
+    Nothing is created or written through it."""
+    return os.path.islink(entry.parent.parent) or os.path.islink(entry.parent)
 
 
 def content_digest(data: bytes) -> str:

@@ -4,11 +4,13 @@ pruned."""
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from memlint.config import Settings
+from memlint.pipeline.reading import kind_of
 from memlint.pipeline.tempfiles import is_temporary
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
@@ -65,7 +67,7 @@ def discover_files(
                 continue
             found.setdefault(os.path.normpath(path), path)
         else:
-            result.problems.append(f"{path}: not a regular file or directory")
+            result.problems.append(f"{path}: {_special(path) or 'not a regular file or directory'}")
     result.files = [found[key] for key in sorted(found)]
     return result
 
@@ -98,5 +100,21 @@ def _walk(root: Path, settings_of: Callable[[Path], Settings], result: Discovery
                 result.temporaries.append(base / name)
             elif name.endswith(SOURCE_SUFFIXES):
                 file = base / name
-                if not skipped(file, False) and file.is_file():
+                if skipped(file, False):
+                    continue
+                if file.is_file():
                     yield file
+                elif (special := _special(file)) is not None:  # a FIFO would block a read: say why it is left out
+                    result.problems.append(f"{file}: skipped: {special}")
+
+
+def _special(path: Path) -> Optional[str]:
+    """What `path` is when it exists and is neither a regular file nor a directory (a FIFO, a
+    device, a socket), in words; None otherwise (a dangling link is not reported, as before)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return f"not a regular file: it is {kind_of(mode)}"

@@ -1,24 +1,21 @@
 """Applying fixes: non-overlapping edits, re-lint to a fixed point, never produce code that does not
-parse, and write files atomically."""
+parse.  Writing the fixed file is memlint/pipeline/writing.py's job."""
 
 from __future__ import annotations
 
 import ast
 import bisect
-import errno
-import os
-import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.source import ast_or_none, first_row
 from memlint.pipeline.text import Positions
+# Where callers found them before the writing had a module of its own.
+from memlint.pipeline.writing import FileChangedError, WriteRefused, within, write_atomically  # noqa: F401
 
 MAX_ROUNDS = 10
 
@@ -256,134 +253,3 @@ def fix_text(text: str, filename: str, settings: Settings, *, unsafe: bool, proj
     outcome.text = text
     outcome.remaining = diagnostics
     return outcome
-
-
-class FileChangedError(Exception):
-    """The file on disk changed after memlint read it; it was not overwritten."""
-
-
-class WriteRefused(OSError):
-    """memlint will not write this file (read-only, or a link out of the paths being checked)."""
-
-
-def within(path: str, roots: Sequence[str]) -> bool:
-    """Is the real path `path` one of `roots` (real paths) or inside one of them?"""
-    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
-
-
-def _read_only(path: Path, info: os.stat_result) -> bool:
-    """No write bit at all (which root ignores), or not writable by this user."""
-    effective = os.access in os.supports_effective_ids
-    return not info.st_mode & 0o222 or not os.access(path, os.W_OK, effective_ids=effective)
-
-
-def write_atomically(
-    path: Path, data: bytes, *, expected: Optional[bytes] = None, roots: Optional[Sequence[str]] = None
-) -> None:
-    """Write fixed code to `path` without ever leaving it half written, and keep what it is:
-
-    - refuse (WriteRefused) a read-only file, and with `roots`, a file whose real path (through
-      symlinks) is outside them: a symlink found in a linted directory that points elsewhere;
-    - a symlink keeps pointing where it did: the file it names is written;
-    - normally a temporary file beside the file (named by memlint.pipeline.tempfiles), fsync, the same mode,
-      owner and group, then a rename over the file: a crash leaves the old or the new file;
-    - in place, when a rename would change what the file is: it has other hard links (a rename would
-      split them), its owner or group cannot be given to a new file (another user's file we may
-      write), or its directory is not writable;
-    - with `expected`, refuse (FileChangedError) when the file no longer holds those bytes.
-    """
-    path = Path(path)
-    target = Path(os.path.realpath(path))
-    if roots is not None and not within(str(target), roots):
-        raise WriteRefused(
-            f"it is a symlink to {target}, outside the paths being checked (name that file to fix it)"
-        )
-    if expected is not None and target.read_bytes() != expected:
-        raise FileChangedError(f"{path} changed on disk since it was read; not overwritten")
-    info = os.stat(target)
-    if not stat.S_ISREG(info.st_mode):
-        raise WriteRefused("not a regular file")
-    if _read_only(target, info):
-        raise WriteRefused(f"the file is read-only (mode {stat.S_IMODE(info.st_mode):04o})")
-    if info.st_nlink > 1:
-        _write_in_place(target, data, expected)
-        return
-    from memlint.pipeline.tempfiles import SUFFIX, prefix_for, remove_stale, stale_beside
-
-    try:
-        descriptor, temporary = tempfile.mkstemp(prefix=prefix_for(target.name), suffix=SUFFIX, dir=target.parent)
-    except PermissionError:  # a directory we may not add to, holding a file we may write
-        _write_in_place(target, data, expected)
-        return
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-            new = os.fstat(handle.fileno())
-        owner_kept = _give_owner(temporary, new, info)
-        if owner_kept:
-            os.chmod(temporary, stat.S_IMODE(info.st_mode))  # after chown, which may clear set-id bits
-            os.replace(temporary, target)
-    except BaseException:
-        _unlink(temporary)
-        raise
-    if not owner_kept:
-        _unlink(temporary)
-        _write_in_place(target, data, expected)
-        return
-    remove_stale(stale_beside(target))  # left by a run that was killed while writing this file
-
-
-def _give_owner(temporary: str, new: os.stat_result, old: os.stat_result) -> bool:
-    """Give the temporary file the owner and group of the file it replaces; False when not allowed."""
-    if (new.st_uid, new.st_gid) == (old.st_uid, old.st_gid):
-        return True
-    try:
-        os.chown(temporary, old.st_uid, old.st_gid)
-    except (PermissionError, AttributeError):  # not root (or not in the group); no chown on Windows
-        return False
-    return True
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _write_in_place(target: Path, data: bytes, expected: Optional[bytes]) -> None:
-    """Overwrite the file's own bytes, keeping its inode (links, owner, ACLs). Not atomic: the space
-    is reserved first (so a full disk fails before a byte changes) and any failure while writing puts
-    the original bytes back; only a kill during the write itself can leave a partial file."""
-    with open(target, "r+b") as handle:
-        original = handle.read()
-        if expected is not None and original != expected:
-            raise FileChangedError(f"{target} changed on disk since it was read; not overwritten")
-        descriptor = handle.fileno()
-        if len(data) > len(original) and hasattr(os, "posix_fallocate"):
-            try:
-                os.posix_fallocate(descriptor, 0, len(data))
-            except OSError as error:
-                if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-                    os.ftruncate(descriptor, len(original))  # in case the size grew before it failed
-                    raise
-        try:
-            handle.seek(0)
-            handle.write(data)
-            handle.truncate()
-            handle.flush()
-            os.fsync(descriptor)
-        except BaseException as error:
-            try:
-                handle.seek(0)
-                handle.write(original)
-                handle.truncate()
-                handle.flush()
-                os.fsync(descriptor)
-            except OSError as restoring:
-                raise OSError(
-                    f"writing failed ({error}) and so did putting the original back ({restoring}): the file may be damaged"
-                ) from error
-            raise

@@ -18,6 +18,9 @@ from typing import Optional
 
 import pathspec
 
+from memlint.config import ConfigError
+from memlint.pipeline.reading import CONFIG_LIMIT, ReadRefused, read_regular
+
 
 def work_tree_of(path: Path) -> Optional[Path]:
     """The top of the git work tree `path` is in, or None."""
@@ -48,10 +51,9 @@ _EXCLUDES_FILE = re.compile(r"^\s*excludesfile\s*=\s*(.*?)\s*$", re.IGNORECASE)
 
 def _excludes_file_setting(config: Path) -> Optional[str]:
     """`excludesFile` of the `[core]` section of one git config file (the last one wins), or None."""
-    try:
-        with open(config, encoding="utf-8", errors="replace") as handle:
-            text = handle.read(1 << 20)  # a git config file is small; read no more than 1 MiB of one
-    except OSError:
+    try:  # a git config file is small; a FIFO there must not block the walk
+        text = read_regular(config, CONFIG_LIMIT, what="a git config file").decode("utf-8", "replace")
+    except OSError:  # absent, unreadable, not a regular file or too large: no setting from it
         return None
     found, in_core = None, False
     for line in text.splitlines():
@@ -107,10 +109,12 @@ class GitIgnore:
                 sources[:0] = [source for source in (self._global, directory / ".git" / "info" / "exclude") if source]
             for source in sources:
                 try:
-                    with open(source, encoding="utf-8", errors="replace") as handle:
-                        lines.extend(handle.read().splitlines())
+                    data = read_regular(source, CONFIG_LIMIT, what="an ignore file")
+                except ReadRefused as error:  # a FIFO, a device, or too large: never skipped silently
+                    raise ConfigError(f"{source}: cannot read: {error}") from None
                 except OSError:  # absent or unreadable: no rules from it
                     continue
+                lines.extend(data.decode("utf-8", "replace").splitlines())
             self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
         return self._specs[directory]
 

@@ -23,6 +23,7 @@ from memlint.config import Settings
 from memlint.pipeline.cache import content_digest
 from memlint.pipeline.masking import plan as parse_plan
 from memlint.pipeline.project import FileView, Project, module_names
+from memlint.pipeline.reading import read_regular
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION
 from memlint.pipeline.unused_suppressions import may_have_directives
@@ -47,7 +48,7 @@ UNREADABLE = Prepared(None, None, None)
 
 def prepare_file(path: Path, filename: str, settings: Settings, cache: Optional[Cache] = None) -> Prepared:
     try:
-        data = path.read_bytes()
+        data = read_regular(path, None)
     except OSError:
         return UNREADABLE  # phase two reads it again and reports why it cannot
     return prepare_data(data, filename, settings, cache)
@@ -129,7 +130,7 @@ def project_pass(
         digests = []
         for index, path in enumerate(files):
             try:
-                digests.append(content_digest(path.read_bytes()))
+                digests.append(content_digest(read_regular(path, None)))
             except OSError:
                 prepared[index] = UNREADABLE
                 digests.append(None)

@@ -20,6 +20,7 @@ from memlint.pipeline import registry
 from memlint.pipeline.cache import content_digest
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.prepare import UNREADABLE, Prepared, prepare_chunk, prepare_file, project_pass
+from memlint.pipeline.reading import read_regular  # never blocks on a FIFO put where a file was
 from memlint.pipeline.reserved import depends_on_the_machine, reserved_diagnostic
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.workers import fewer_collections, new_pool, worker_count
@@ -107,7 +108,7 @@ def process_file(
 ) -> FileResult:
     filename = display_name(path)
     try:
-        data = path.read_bytes()
+        data = read_regular(path, None)
     except OSError as error:
         return FileResult(filename, error=f"{filename}: cannot read: {error.strerror or error}")
     if task.digest is not None and content_digest(data) != task.digest:
@@ -135,7 +136,7 @@ def _process_data(path: Path, filename: str, data: bytes, settings: Settings, mo
         message = f"memlint raised {type(error).__name__} while checking this file: {error}"
         return FileResult(filename, [reserved_diagnostic(registry.INTERNAL_ERROR, message, filename)])
     if mode.write and result.fixed_text is not None:
-        from memlint.pipeline.fixes import FileChangedError, write_atomically
+        from memlint.pipeline.writing import FileChangedError, write_atomically
 
         try:
             write_atomically(path, source.encode(result.fixed_text), expected=data, roots=mode.roots)
@@ -181,6 +182,9 @@ def _isolated(
                 name = display_name(path)
                 message = "the worker process checking this file died (a crash or out of memory); other files were checked"
                 results.append(FileResult(name, [reserved_diagnostic(registry.INTERNAL_ERROR, message, name)]))
+    except BaseException:  # Ctrl-C: end the worker now rather than after its task
+        pool.stop()
+        raise
     finally:
         pool.shutdown(wait=True)
     return results
@@ -216,6 +220,12 @@ class _Workers:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
+            self.pool = None
+
+    def stop(self) -> None:
+        """Ctrl-C: drop the queued files and interrupt the workers' current ones (workers.py)."""
+        if self.pool is not None:
+            self.pool.stop()
             self.pool = None
 
 
@@ -316,6 +326,9 @@ def run(
             if progress:
                 progress(len(chunk))
         return [done[index] for index in range(len(files))]
+    except BaseException:  # Ctrl-C (or a bug): do not wait for the files still queued
+        workers.stop()
+        raise
     finally:
         workers.close()
         gc.set_threshold(*thresholds)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 from typing import Optional
 
@@ -56,11 +57,89 @@ def fewer_collections() -> tuple[int, int, int]:
     return old
 
 
+# The exit status after Ctrl-C: 128 + SIGINT, as a shell reports a process the signal ended, and as Ruff exits.
+INTERRUPTED = 130
+
+
 def new_pool(workers: int):
-    """A process pool whose workers end when memlint does."""
+    """A process pool whose workers end when memlint does, and that `stop()` ends at once."""
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=workers, initializer=watch_parent, initargs=(os.getpid(),))
+    class Pool(ProcessPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            return super().submit(_interruptible, fn, *args, **kwargs)
+
+        def stop(self) -> None:
+            """After Ctrl-C (or any exception in memlint): drop the queued tasks, interrupt the
+            running ones (each leaves the file it was writing whole, without a temporary file) and
+            wait until every worker has ended.  A plain shutdown would run the queued tasks first."""
+            processes = list((getattr(self, "_processes", None) or {}).values())
+            # A second SIGINT (from a terminal it reaches memlint as well as its workers, and either
+            # may come first) must not cut the wait short: the pool's thread would outlive the wait
+            # and race the interpreter's exit.
+            ignored = _ignore_interrupts()
+            try:
+                self.shutdown(wait=False, cancel_futures=True)
+                for process in processes:
+                    try:
+                        os.kill(process.pid, signal.SIGINT)
+                    except (OSError, TypeError):  # ended already, or not started (no pid yet)
+                        pass
+                self.shutdown(wait=True)
+            finally:
+                if ignored is not None:
+                    signal.signal(signal.SIGINT, ignored)
+
+    return Pool(max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),))
+
+
+def _ignore_interrupts():
+    """Ignore SIGINT from now on; the handler it had, or None where it cannot be changed (a thread
+    other than the main one: memlint used as a library)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_worker(creator: int) -> None:
+    watch_parent(creator)
+    signal.signal(signal.SIGINT, _on_interrupt)
+
+
+# In a worker: whether a task is running, and whether SIGINT was received.
+_busy = False
+_interrupted = False
+
+
+def _interruptible(function, *args, **kwargs):
+    """What the pool runs for each task: `function`, which SIGINT unwinds by KeyboardInterrupt (the
+    file being written is left whole, its temporary file removed: memlint/pipeline/writing.py).
+    Once interrupted, a worker skips the tasks still queued for it, so that it ends as soon as the
+    pool sends it the signal to stop; the exception goes back to memlint, which prints no traceback."""
+    global _busy
+    _busy = True
+    try:
+        if _interrupted:
+            raise KeyboardInterrupt
+        return function(*args, **kwargs)
+    finally:
+        _busy = False
+
+
+def _on_interrupt(signum, frame) -> None:
+    """SIGINT in a worker: Ctrl-C reaches every process of the terminal's process group, and memlint
+    sends it to its workers when it is interrupted itself (`Pool.stop`).  A busy worker unwinds its
+    task; an idle one only remembers it (Python's own handler would raise in the pool's queue and
+    print a traceback, and a worker that ended there would make the pool "broken" and have the
+    others killed while they clean up).  memlint itself reports the interruption, once."""
+    global _interrupted
+    if _interrupted:
+        return  # the first signal is still unwinding the task: let it finish cleaning up
+    _interrupted = True
+    if _busy:
+        raise KeyboardInterrupt
 
 
 def watch_parent(creator: int) -> None:
@@ -87,7 +166,6 @@ def _parent_death_signal() -> bool:
         return False
     try:
         import ctypes
-        import signal
 
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0

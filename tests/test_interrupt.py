@@ -1,0 +1,127 @@
+"""Ctrl-C (issue 25): memlint exits 130 with one line, as Ruff does, prints no traceback (neither its
+own nor its workers'), leaves every file whole and no temporary file, and no worker behind. Before,
+click printed "Aborted!" and exited 1, the code for "findings left".
+
+Each test waits for a sign that memlint is busy before it sends SIGINT, so nothing depends on timing:
+standard input drained by memlint, or a file a worker creates from inside the write of a fix."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from integration_helpers import SOURCE_WITH_FINDINGS
+
+from memlint.pipeline.tempfiles import SUFFIX
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGINT to a process is POSIX")
+
+# Loaded at start-up by the memlint process (PYTHONPATH names its folder), inherited by its forked
+# workers: a worker about to fsync a fixed file's temporary copy says so, then waits to be interrupted.
+SITECUSTOMIZE = """
+import os, time
+from pathlib import Path
+
+busy = os.environ.get("MEMLINT_TEST_BUSY")
+if busy:
+    main, real_fsync = os.getpid(), os.fsync
+
+    def slow_fsync(descriptor):
+        if os.getpid() != main:  # in a worker, writing a fix
+            Path(busy, str(os.getpid())).touch()
+            time.sleep(600)
+        real_fsync(descriptor)
+
+    os.fsync = slow_fsync
+"""
+
+FIXED = SOURCE_WITH_FINDINGS.replace("    )\n", "    ).item()\n").replace("total += loss\n", "total += loss.item()\n")
+FILES = 12  # more than runner.PARALLEL_THRESHOLD, so that worker processes check them
+
+
+def memlint_process(*args: str, cwd: Path, env: dict | None = None, stdin=subprocess.PIPE, **kwargs) -> subprocess.Popen:
+    environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    return subprocess.Popen(
+        [sys.executable, "-m", "memlint", *args], cwd=cwd, env=environment,
+        stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs,
+    )  # fmt: skip
+
+
+def wait_for(condition, what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_ctrl_c_while_reading_standard_input_exits_130(tmp_path: Path):
+    process = memlint_process("-", cwd=tmp_path)
+    # A write larger than the pipe returns only once memlint has read most of it: it is running,
+    # past its imports, blocked reading the rest.
+    process.stdin.write(b"#" * (1 << 20) + b"\n")
+    process.stdin.flush()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert err.decode() == "memlint: interrupted\n"
+    assert out == b""
+
+
+@pytest.fixture
+def busy_fix(tmp_path: Path, monkeypatch):
+    """A project of FILES files with fixable findings, and the environment under which memlint's
+    workers stop inside the write of a fix; the folder where each busy worker leaves its pid."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n", encoding="utf-8")
+    for index in range(FILES):
+        (project / f"train{index:02}.py").write_text(SOURCE_WITH_FINDINGS, encoding="utf-8")
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    env = {"PYTHONPATH": path, "MEMLINT_TEST_BUSY": str(busy)}
+    return project, busy, env
+
+
+@pytest.mark.parametrize("to", ["memlint", "process group"])
+def test_ctrl_c_while_workers_write_fixes_exits_130_and_leaves_files_whole(busy_fix, to):
+    """`memlint`: only memlint gets the signal (`kill -INT`), so it must stop its workers itself;
+    `process group`: every process gets it, as from a terminal's Ctrl-C."""
+    project, busy, env = busy_fix
+    process = memlint_process(
+        "check", "--select", "ML001", "--fix", "--no-cache", "--jobs", "2", ".", cwd=project, env=env,
+        stdin=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    wait_for(lambda: any(busy.iterdir()) or process.poll() is not None, "a worker writing a fix")
+    assert process.poll() is None, process.communicate()
+    assert any(p.name.endswith(SUFFIX) for p in project.iterdir())  # a temporary file is being written
+    if to == "memlint":
+        process.send_signal(signal.SIGINT)
+    else:
+        os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert err.decode() == "memlint: interrupted\n"  # no traceback, from memlint or a worker
+    assert sorted(p.name for p in project.iterdir() if p.name.endswith(SUFFIX)) == []
+    for path in project.glob("train*.py"):  # each file is either as it was or fully fixed
+        text = path.read_text(encoding="utf-8")
+        assert text in (SOURCE_WITH_FINDINGS, FIXED), path
+    workers = [int(p.name) for p in busy.iterdir()]
+    wait_for(lambda: not any(running(pid) for pid in workers), "the workers to end", timeout=30)
