@@ -243,7 +243,7 @@ class MemlintServer(LanguageServer):
             return sorted(process_text(source, filename, settings, Mode()).diagnostics, key=Diagnostic.sort_key), None
         if too_large(source, settings) is not None:
             # Refused before anything parses it (CPython's AST of 5 MB takes seconds and gigabytes):
-            # lint_text reports ML900 with the limit, as `memlint check` does.
+            # lint_text reports ML901 (not analysed) with the limit, as `memlint check` does.
             return lint_text(source, filename, settings, defer_fixes=True), None
         parsed = Source(source)  # one AST for the project facts and the screens
         view, new_summary = self.facts.view(parsed, path)
