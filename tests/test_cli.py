@@ -213,7 +213,11 @@ def test_missing_path_is_an_error_and_the_run_goes_on(project):
     assert "train.py:6:5: ML001" in result.stdout  # the other paths are still checked
 
 
-@pytest.mark.parametrize("extra", [[], ["--exit-zero"], ["--diff"], ["--fix"], ["--statistics"], ["--show-files"]])
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--exit-zero"], ["--diff"], ["--fix"], ["--statistics"], ["--show-files"], ["--add-noqa"],
+     ["--baseline", "bl.json", "--write-baseline"]],
+)  # fmt: skip
 def test_only_a_missing_path_exits_2_and_never_passes(project, extra):
     write(project / "ok.py", "import torch\nprint(torch.ones(2))\n")
     result = memlint_subprocess("check", *extra, "does-not-exist.py", "ok.py", cwd=project)

@@ -251,12 +251,12 @@ def test_deeply_nested_baseline_json_is_a_baseline_error(tree: Path):
 
 
 @needs_fifo
-def test_a_fifo_named_as_a_source_or_met_in_a_walk_is_reported_and_skipped(tree: Path):
+def test_a_fifo_named_as_a_source_is_an_error_and_one_met_in_a_walk_is_skipped(tree: Path):
     os.mkfifo(tree / "named.py")
     (tree / "sub").mkdir()
     os.mkfifo(tree / "sub" / "walked.py")
     result = memlint("check", "named.py", "sub", "train.py", cwd=tree)
-    assert result.returncode == 1  # train.py's findings
-    assert "memlint: warning: named.py: not a regular file: it is a named pipe (FIFO)" in result.stderr
+    assert result.returncode == 2  # a path named was not checked, as a missing one (the others were)
+    assert "memlint: error: named.py: not a regular file: it is a named pipe (FIFO)" in result.stderr
     assert f"memlint: warning: {Path('sub', 'walked.py')}: skipped: not a regular file: it is a named pipe" in result.stderr
     assert "train.py:9:5: ML001" in result.stdout

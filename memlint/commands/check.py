@@ -115,12 +115,14 @@ def run_check(
     discovery = configured(run.discover)
     for path in discovery.missing:  # an error, as in Ruff; the other paths are still checked
         click.echo(f"memlint: error: {path}: no such file or directory", err=True)
+    for refused in discovery.refused:
+        click.echo(f"memlint: error: {refused}", err=True)
     for problem in discovery.problems:
         click.echo(f"memlint: warning: {problem}", err=True)
     if show_files:
         for file in discovery.files:
             click.echo(file.as_posix())
-        raise click.exceptions.Exit(2 if discovery.missing else 0)
+        raise click.exceptions.Exit(2 if discovery.path_errors else 0)
     if run.write and discovery.temporaries:
         from memlint.pipeline.tempfiles import remove_stale  # left by a `--fix` that was killed while writing
 
@@ -146,9 +148,13 @@ def run_check(
         found = sorted((d for r in results for d in r.diagnostics), key=Diagnostic.sort_key)
         # `# noqa` comments, as fixes, go through no symlink out of the paths named (docs/reliability.md).
         roots = tuple(os.path.realpath(p) for p in run.paths) if add_noqa else None
-        adopted = adopt(found, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, roots=roots)
-    # A fix not written or a path that does not exist is an error: exit 2 (the rest was still checked).
-    errors = any(r.unwritten for r in results) or bool(discovery.missing)
+        try:
+            adopted = adopt(found, add_noqa=add_noqa, baseline=baseline, write_baseline=write_baseline, roots=roots)
+        except click.exceptions.Exit as done:  # --add-noqa and --write-baseline end the run here
+            raise click.exceptions.Exit(2 if discovery.path_errors else done.exit_code) from None
+    # A fix not written or a path named that could not be checked is an error: exit 2 (the rest was
+    # still checked).
+    errors = any(r.unwritten for r in results) or discovery.path_errors
     raise click.exceptions.Exit(_report(run, results, errors=errors, diagnostics=adopted))
 
 

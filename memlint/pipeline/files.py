@@ -23,8 +23,16 @@ class Discovery:
     # Paths named that do not exist: an error (exit 2, as a usage error), but the run goes on with the
     # others so that their findings are still shown.
     missing: list[Path] = field(default_factory=list)
-    # Other problems with the paths (not a regular file, an unreadable directory in a walk): warnings.
+    # Paths named that are neither a regular file nor a directory (a FIFO, a device, a socket): an
+    # error too, since nothing was checked where the user asked for a check.
+    refused: list[str] = field(default_factory=list)
+    # Problems met in a directory walk (a special file, an unreadable directory): warnings.
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def path_errors(self) -> bool:
+        """Whether a path named could not be checked at all (exit 2; the others are still checked)."""
+        return bool(self.missing or self.refused)
     # memlint's own temporary files seen in the walk (memlint/pipeline/tempfiles.py): never linted; `--fix`
     # removes those a killed run left behind.
     temporaries: list[Path] = field(default_factory=list)
@@ -67,7 +75,7 @@ def discover_files(
                 continue
             found.setdefault(os.path.normpath(path), path)
         else:
-            result.problems.append(f"{path}: {_special(path) or 'not a regular file or directory'}")
+            result.refused.append(f"{path}: {_special(path) or 'not a regular file or directory'}")
     result.files = [found[key] for key in sorted(found)]
     return result
 
