@@ -189,7 +189,7 @@ class ActivationNotInplace(Rule):
 
     meta = META
     severity = Severity.INFO
-    fix_safety = "safe"
+    fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
         Valid(  # first element of a Sequential: it would overwrite the caller's tensor (a residual input)
