@@ -99,6 +99,7 @@ class SemanticModel:
         self._datasets: dict[int, Mapping[str, frozenset[str]]] = {}
         self._module_receivers: set[str] = set()  # names and "self.<attr>"s given a module method
         self._called: set[str] = set()  # names and "self.<attr>"s called directly
+        self._model_scanned = False  # `_called` and `_module_receivers` are complete without the walk
         self._loader_names: Optional[frozenset[str]] = None
         self._scopes: dict[int, roles.LoopScope] = {}
         self._roles: dict[int, Optional[str]] = {}
@@ -168,7 +169,8 @@ class SemanticModel:
         same fact on CPython's AST, for the screens)."""
         if written is None or not self._may_show_modules:
             return False
-        self._walk()
+        if not self._walked and not self._model_scanned:
+            self._scan_model_names()
         return written in self._module_receivers and written in self._called
 
     def is_meter(self, receiver: cst.BaseExpression) -> bool:
@@ -339,16 +341,35 @@ class SemanticModel:
             for child in reversed(children):
                 stack.append((child, inner, sites))
 
+    def _note_model_names(self, func: cst.BaseExpression, written: Optional[str], method: Optional[str]) -> None:
+        """The model fact's part of a call (`module_evidence`): a name or `self.<attr>` called, or
+        given one of evidence.MODULE_METHODS."""
+        if written is not None and (type(func) is cst.Name or (written.startswith("self.") and written.count(".") == 1)):
+            self._called.add(written)
+        elif method in evidence.MODULE_METHODS:
+            receiver = dotted_name(func.value)  # type: ignore[attr-defined]
+            if receiver is not None and (type(func.value) is cst.Name or (receiver.startswith("self.") and receiver.count(".") == 1)):  # type: ignore[attr-defined]
+                self._module_receivers.add(receiver)
+
+    def _scan_model_names(self) -> None:
+        """The calls of the whole file, for the model fact alone: most files that ask it never ask
+        for history, and the full walk (`_walk`) keeps assignments and scopes besides.  It visits
+        the same nodes as `_walk` (every code child), so the two give the same names."""
+        self._model_scanned = True
+        stack: list[cst.CSTNode] = [self.module]
+        pop, extend = stack.pop, stack.extend
+        while stack:
+            node = pop()
+            if type(node) is cst.Call:
+                func = node.func  # type: ignore[attr-defined]
+                self._note_model_names(func, dotted_name(func), func.attr.value if type(func) is cst.Attribute else None)
+            extend(code_children(node))
+
     def _call(self, call: cst.Call, scopes: tuple, sites: dict, imports: dict) -> None:
         func = call.func
         written = dotted_name(func)
         method = func.attr.value if type(func) is cst.Attribute else None
-        if written is not None and (type(func) is cst.Name or (written.startswith("self.") and written.count(".") == 1)):
-            self._called.add(written)
-        elif method in evidence.MODULE_METHODS:
-            receiver = dotted_name(func.value)  # type: ignore[union-attr]
-            if receiver is not None and (type(func.value) is cst.Name or (receiver.startswith("self.") and receiver.count(".") == 1)):  # type: ignore[union-attr]
-                self._module_receivers.add(receiver)
+        self._note_model_names(func, written, method)
         qualified = _qualified(written, imports) if written is not None else None
         if evidence.is_backward(written, method, qualified):
             for scope in scopes:

@@ -438,6 +438,8 @@ trainer = L.Trainer(accelerator="gpu")
         return None if hook is not None or loop is None else self.ctx.model.loop_device(loop)
 
     def finish(self, facts) -> None:
+        if not self._candidates:  # the device fact walks the whole file: only asked when it decides something
+            return
         device = self.ctx.model.device
         for candidate in self._candidates:
             evidence = candidate.evidence
