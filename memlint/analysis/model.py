@@ -39,7 +39,7 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
@@ -442,9 +442,9 @@ def _note_import(node: cst.CSTNode, found: dict[str, str]) -> None:
 MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "requires_grad_", "half", "float", "double", "bfloat16", "to_empty", "train", "eval"})
 
 
-def _constructed(scope: cst.CSTNode) -> dict[str, tuple[cst.Call, ...]]:
-    found: dict[str, tuple[cst.Call, ...]] = {}
-    clashes: set[str] = set()
+def _name_assignments(scope: cst.CSTNode) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """`name = value` statements of `scope`'s own code (not of the functions, classes and lambdas it
+    defines), as (name, value)."""
     body = scope.body if type(scope) is cst.FunctionDef else scope  # type: ignore[attr-defined]
     stack: list[cst.CSTNode] = [body]
     while stack:
@@ -452,18 +452,23 @@ def _constructed(scope: cst.CSTNode) -> dict[str, tuple[cst.Call, ...]]:
         kind = type(node)
         if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
-            name = node.targets[0].target.value  # type: ignore[attr-defined]
-            value = node.value  # type: ignore[attr-defined]
-            while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in MODULE_RETURNING:  # type: ignore[attr-defined]
-                value = value.func.value  # type: ignore[attr-defined]
-            written = dotted_name(value.func) if type(value) is cst.Call else None  # type: ignore[attr-defined]
-            last = written.rpartition(".")[2] if written else ""
-            if last[:1].isupper():
-                found[name] = (*found.get(name, ()), value)  # type: ignore[assignment]
-            else:
-                clashes.add(name)  # bound to something else too: no single answer
         stack.extend(code_children(node))
+        if kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
+            yield node.targets[0].target.value, node.value  # type: ignore[attr-defined]
+
+
+def _constructed(scope: cst.CSTNode) -> dict[str, tuple[cst.Call, ...]]:
+    found: dict[str, tuple[cst.Call, ...]] = {}
+    clashes: set[str] = set()
+    for name, value in _name_assignments(scope):
+        while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in MODULE_RETURNING:  # type: ignore[attr-defined]
+            value = value.func.value  # type: ignore[attr-defined]
+        written = dotted_name(value.func) if type(value) is cst.Call else None  # type: ignore[attr-defined]
+        last = written.rpartition(".")[2] if written else ""
+        if last[:1].isupper():
+            found[name] = (*found.get(name, ()), value)  # type: ignore[assignment]
+        else:
+            clashes.add(name)  # bound to something else too: no single answer
     for name in clashes:
         found.pop(name, None)
     return found
@@ -514,18 +519,8 @@ def _rows_of(value: cst.BaseExpression) -> cst.BaseExpression:
 def _datasets(module: cst.Module, scope: cst.CSTNode) -> dict[str, frozenset[str]]:
     found: dict[str, frozenset[str]] = {}
     clashes: set[str] = set()
-    body = scope.body if type(scope) is cst.FunctionDef else scope  # type: ignore[attr-defined]
-    stack: list[cst.CSTNode] = [body]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
-        stack.extend(code_children(node))
-        if kind is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:  # type: ignore[attr-defined]
-            continue
-        name = node.targets[0].target.value  # type: ignore[attr-defined]
-        sources = _dataset_call_sources(module, node.value)  # type: ignore[attr-defined]
+    for name, value in _name_assignments(scope):
+        sources = _dataset_call_sources(module, value)
         if sources and found.get(name, sources) == sources:
             found[name] = sources
         else:
