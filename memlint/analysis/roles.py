@@ -18,18 +18,27 @@ imports: `plt.imshow`, or draws on an axis it creates), "training" (it calls bac
 through the file's helpers), "evaluation" (decorated with `torch.no_grad()` /
 `torch.inference_mode()`), or None.  A function that
 plots and trains is "training": the step is what runs often.
+
+**Run once per batch** (`per_batch_function`, asked at the traversal's point): a framework's
+per-batch hook (Lightning's `training_step` and evaluation hooks, the Hugging Face Trainer's
+`compute_loss` in a subclass of it) or a helper the project's training or evaluation loops call on
+every step (the project pass).  `in_forward_pass`: inside a function named like a forward pass.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
 import libcst as cst
 
 from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches
+from memlint.analysis.naming import is_forward_name
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
 
 # A literal `range(n)` with n at most this is a fixed small count (sample grids, a few demo
 # predictions, the ten rows of a plot); a longer literal range is taken for a step loop if it steps.
@@ -183,3 +192,67 @@ def qualifier(imports: Mapping[str, str]) -> Callable[[cst.BaseExpression], str]
         return (base + dot + rest) if base is not None else ""
 
     return resolve
+
+
+# --------------------------------------------------------------------- functions run once per batch
+
+# Lightning's evaluation hooks: the Trainer calls each once per batch of the evaluation (under no_grad).
+EVALUATION_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
+
+
+@dataclass(frozen=True)
+class PerBatch:
+    """A function a framework or the project runs once per batch (see `per_batch_function`)."""
+
+    name: str  # the function's name (`training_step`, `compute_loss`, the project's helper)
+    kind: str  # "training", "evaluation" (a framework's hooks) or "step" (the project's loops call it)
+    backpropagated: bool  # the framework backpropagates what it returns (`training_step`, `compute_loss`)
+    runner: Optional[str] = None  # who calls it once per batch, for messages: "Lightning", "the Trainer"
+
+
+def per_batch_function(ctx: "Context") -> Optional[PerBatch]:
+    """The function the traversal is in, when it runs once per batch:
+
+    - "training": a method `training_step` (Lightning's, or a Trainer's: the framework backpropagates
+      its loss), or `compute_loss` of a subclass of something imported from transformers (Hugging
+      Face's Trainer calls it on every training step and backpropagates its loss);
+    - "evaluation": a method `validation_step` / `test_step` / `predict_step` (EVALUATION_HOOKS:
+      Lightning calls it once per batch of the evaluation);
+    - "step": a function the project pass saw called unconditionally on every iteration of a training
+      or evaluation loop, or by such a hook (`ctx.project.per_step_of`).
+    """
+    function = ctx.function_node
+    if function is None:
+        return None
+    name = function.name.value
+    if ctx.class_name is not None and name == "training_step":
+        return PerBatch(name, "training", True, "Lightning")
+    if name == "compute_loss" and _subclasses_transformers(ctx):
+        return PerBatch(name, "training", True, "the Trainer")
+    if ctx.class_name is not None and name in EVALUATION_HOOKS:
+        return PerBatch(name, "evaluation", False, "Lightning")
+    if ctx.function_key is not None and ctx.project.per_step_of(ctx.function_key) is not None:
+        return PerBatch(name, "step", False)
+    return None
+
+
+def enclosing_class(ctx: "Context") -> Optional[cst.ClassDef]:
+    """The class whose body (or method) the traversal is in, if any."""
+    for frame in reversed(ctx.frames):
+        if frame.kind == "class":
+            return frame.node  # type: ignore[return-value]
+    return None
+
+
+def _subclasses_transformers(ctx: "Context") -> bool:
+    """Is the enclosing class a subclass of something imported from transformers (`Trainer`)?"""
+    node = enclosing_class(ctx)
+    return node is not None and any((ctx.resolve(base.value) or "").startswith("transformers.") for base in node.bases)
+
+
+def in_forward_pass(ctx: "Context") -> bool:
+    """Inside a forward function (`forward`, `_forward_impl`, `forward_features`, `__call__`:
+    naming.is_forward_name): what it computes and collects is part of the model's computation, and
+    the caller backpropagates through it."""
+    function = ctx.function_node
+    return function is not None and is_forward_name(function.name.value)

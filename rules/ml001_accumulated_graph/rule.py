@@ -7,12 +7,12 @@ from typing import Optional, Union
 
 import libcst as cst
 
-from memlint.analysis import GradMode, Kind
-from memlint.analysis.values import NONE, number_like
+from memlint.analysis import GradMode, accumulation
 from memlint.analysis.fixes import method_call
+from memlint.analysis.iteration import iterates_batches, iterates_layers
+from memlint.analysis.loop_work import syncs_every_iteration, trains_kept_values, unrolls_a_recurrence
 from memlint.analysis.meters import METER_METHODS
-from memlint.analysis.iteration import iterates_batches, iterates_layers, names_in, own_statements
-from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
+from memlint.analysis.roles import PerBatch, enclosing_class, in_forward_pass, per_batch_function
 from memlint.analysis.uses import (
     Use,
     classify_attribute_uses,
@@ -22,7 +22,7 @@ from memlint.analysis.uses import (
     is_binding,
     returns_name,
 )
-from memlint.analysis.walk import code_descendants, code_with_parents
+from memlint.analysis.walk import code_with_parents
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Harness, Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml001_accumulated_graph.meta import META
@@ -1275,44 +1275,27 @@ print(total)
         super().__init__(*args, **kwargs)
         self._pending: dict[int, list[_Candidate]] = {}
 
-    # ------------------------------------------------------------------ finding candidates
+    # ------------------------------------------------------------------ finding candidates: the shapes
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
             self._consider(node, node.target, [node.value], container=False)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) != 1:
+        """`total = total + loss`, `s = 0.98 * s + 0.02 * loss`, `outs = torch.cat([outs, model(x)])`,
+        either as a branch: `avg = loss if avg is None else 0.9 * avg + 0.1 * loss`."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, (cst.Name, cst.Subscript, cst.Attribute)):
             return
         target = node.targets[0].target
-        if not isinstance(target, (cst.Name, cst.Subscript, cst.Attribute)):
-            return
-        value = node.value
-        # `total = total + loss`, `s = 0.98 * s + 0.02 * loss`, `outs = torch.cat([outs, model(x)])`, and
-        # either as a branch: `avg = loss if avg is None else 0.9 * avg + 0.1 * loss`
-        branches = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
-        for branch in branches:
-            if isinstance(branch, cst.BinaryOperation):
-                others = _other_terms(branch, target)
-                if others:
-                    self._consider(node, target, others, container=False, may_start_empty=True)
-                    return
-            others = self._concatenated(branch, target)
+        for branch in accumulation.branches(node.value):
+            others = accumulation.running_sum_terms(branch, target)
+            if others:
+                self._consider(node, target, others, container=False, may_start_empty=True)
+                return
+            others = accumulation.concatenated_parts(branch, target, self.ctx)
             if others:
                 self._consider(node, target, others, container=True, may_start_empty=True)
                 return
-
-    def _concatenated(self, value: cst.BaseExpression, target: cst.BaseExpression) -> list:
-        """The other parts of `torch.cat([target, part, ...])`, when `value` is one."""
-        if not (isinstance(value, cst.Call) and value.args and self.ctx.resolve(value.func) in _CONCATENATIONS):
-            return []
-        parts = value.args[0].value
-        if not isinstance(parts, (cst.List, cst.Tuple)):
-            return []
-        elements = [e.value for e in parts.elements if not isinstance(e, cst.StarredElement)]
-        if not any(e.deep_equals(target) for e in elements):
-            return []
-        return [e for e in elements if not e.deep_equals(target)]
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -1322,14 +1305,11 @@ print(total)
             # `losses.update(loss, x.size(0))`, `metric_logger.update(loss=loss)` on a running meter
             values = [node.args[0].value] if node.args[0].keyword is None else [a.value for a in node.args if a.keyword is not None]
             ctx = self.ctx
-            if (ctx.in_loop or _per_step_function(ctx)) and any(ctx.holds_graph(v) is True for v in values) and ctx.model.is_meter(func.value):
+            if (ctx.in_loop or _per_step(ctx)) and any(ctx.holds_graph(v) is True for v in values) and ctx.model.is_meter(func.value):
                 self._consider(node, func.value, values, container=True, meter=True)
             return
-        if func.attr.value not in ("append", "extend") or len(node.args) != 1:
-            return
-        value = node.args[0].value
-        values = _elements(value) if isinstance(value, _DISPLAYS) else [value]
-        self._consider(node, func.value, values, container=True)
+        if func.attr.value in ("append", "extend") and len(node.args) == 1:
+            self._consider(node, func.value, accumulation.kept_values(node.args[0].value), container=True)
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
         self._comprehension(node, node.elt)
@@ -1343,72 +1323,63 @@ print(total)
     def visit_DictComp(self, node: cst.DictComp) -> None:
         self._comprehension(node, node.value)
 
+    # ------------------------------------------------------------------ the query
+
     def _comprehension(self, node: cst.BaseExpression, element: cst.BaseExpression) -> None:
         """`[criterion(model(x), y) for x, y in val_loader]`: one value per batch, all kept."""
         ctx = self.ctx
-        source = _batch_source(node)
-        if source is None or _in_forward_pass(ctx) or ctx.grad_mode is GradMode.DISABLED:
+        source = accumulation.comprehension_batch_source(node)
+        if source is None or in_forward_pass(ctx) or ctx.grad_mode is GradMode.DISABLED:
             return
-        values = _elements(element) if isinstance(element, _DISPLAYS) else [element]
-        found = [v for v in values if ctx.holds_graph(v) is True]
-        if not found:
-            return
-        leaves = [_graph_leaf(v, ctx) for v in found]
-        candidate = _Candidate(
-            node=node, values=leaves, shown=found[0], accumulator=None, name=None, attribute=None, container=True,
-            scalar=all(ctx.value_of(leaf).scalar for leaf in leaves), loop=None, per_step=None,
-            in_module_class=ctx.in_module_class, source=source,
-        )
-        self._pending.setdefault(id(ctx.function_node or ctx.module), []).append(candidate)
+        found = [v for v in accumulation.kept_values(element) if ctx.holds_graph(v) is True]
+        if found:
+            self._add(_Candidate(node=node, values=self._leaves(found), shown=found[0], container=True, source=source, in_module_class=ctx.in_module_class))
 
-    def _consider(
-        self,
-        node: cst.CSTNode,
-        accumulator: cst.BaseExpression,
-        values: list,
-        *,
-        container: bool,
-        may_start_empty: bool = False,
-        meter: bool = False,
-    ) -> None:
+    def _consider(self, node, accumulator, values: list, *, container: bool, may_start_empty: bool = False, meter: bool = False) -> None:
+        """An accumulation of a value with history (the valuation, with the history fact), across the
+        iterations of a loop or the calls of a per-batch function, into an accumulator started as a
+        running statistic.  Whether the value is the objective is decided once the scope is seen."""
         ctx = self.ctx
         found = [v for v in values if ctx.holds_graph(v) is True]
         if not found:
             return
         loop = ctx.loop
+        name = accumulation.base_name(accumulator)
         per_step = None
         if loop is None:
-            per_step = _per_step_function(ctx)
-            if per_step is None or not _outlives_the_call(accumulator, ctx):
+            per_step = _per_step(ctx)
+            if per_step is None or not accumulation.outlives_the_call(accumulator, ctx):
                 return  # no loop, and not a function that runs once per batch into a lasting accumulator
-        elif iterates_layers(loop) or (not iterates_batches(loop) and _unrolls_a_recurrence(loop, ctx, _base_name(accumulator))):
+        elif iterates_layers(loop) or (not iterates_batches(loop) and unrolls_a_recurrence(loop, ctx, name)):
             # collecting a forward pass's outputs (features, intermediates, the steps of a recurrent
             # cell unrolled over a sequence) is what the forward pass does
             return
-        if _in_forward_pass(ctx):
+        if in_forward_pass(ctx):
             return
         if not container and ctx.grad_mode is not GradMode.ENABLED:
             return  # `+=` under no_grad builds no graph around the old value
-        name = _base_name(accumulator)
         started_in_loop = False  # `if avg is None: avg = loss` / `else: avg = 0.9 * avg + 0.1 * loss`
         if name is not None and loop is not None and ctx.bound_in_current_loop(name):
-            started_in_loop = _only_started_in_loop(loop, name, node)
+            started_in_loop = accumulation.only_started_in_loop(loop, name, node)
             if (isinstance(accumulator, cst.Name) or container) and not started_in_loop:
                 return  # reset on every iteration
-        if name is not None and loop is not None and not iterates_batches(loop) and _reset_per_batch(ctx, name):
+        if name is not None and loop is not None and not iterates_batches(loop) and accumulation.bound_in_outer_batch_loop(ctx, name):
             return  # `for x in loader: steps = []; for t in range(T): steps.append(...)`: one batch's steps
-        if not meter and not started_in_loop and not _started_as_statistic(accumulator, ctx, may_start_empty, container):
+        if not meter and not started_in_loop and not accumulation.started_as_statistic(accumulator, ctx, may_start_empty, container):
             return  # `x = x + f(x)` on a tensor is an update rule, not a running statistic
-        leaves = [_graph_leaf(v, ctx) for v in found]
-        candidate = _Candidate(
-            node=node, values=leaves, shown=found[0], accumulator=accumulator, name=name,
-            attribute=_self_attribute(accumulator), container=container,
-            scalar=all(ctx.value_of(leaf).scalar for leaf in leaves), loop=loop, per_step=per_step,
-            in_module_class=ctx.in_module_class, class_node=_enclosing_class(ctx),
+        self._add(_Candidate(
+            node=node, values=self._leaves(found), shown=found[0], container=container, accumulator=accumulator,
+            name=name, attribute=accumulation.self_attribute(accumulator), loop=loop, per_step=per_step,
+            in_module_class=ctx.in_module_class, class_node=enclosing_class(ctx), meter=meter,
             extend=isinstance(node, cst.Call) and node.func.attr.value == "extend",  # type: ignore[attr-defined]
-            meter=meter,
-        )  # fmt: skip
-        self._pending.setdefault(id(ctx.function_node or ctx.module), []).append(candidate)
+        ))  # fmt: skip
+
+    def _leaves(self, found: list) -> list:
+        return [accumulation.graph_leaf(v, self.ctx) for v in found]
+
+    def _add(self, candidate: "_Candidate") -> None:
+        candidate.scalar = all(self.ctx.value_of(leaf).scalar for leaf in candidate.values)
+        self._pending.setdefault(id(self.ctx.function_node or self.ctx.module), []).append(candidate)
 
     # ------------------------------------------------------------------ deciding, once the scope is seen
 
@@ -1428,7 +1399,7 @@ print(total)
             over_batches = candidate.per_step is not None or candidate.source is not None or iterates_batches(candidate.loop)
             if escapes and (Use.TENSOR in uses or candidate.in_module_class) and not over_batches:
                 continue  # builds a tensor result for the caller (per-image losses, features): a computation
-            if candidate.loop is not None and candidate.name is not None and _reset_per_window(candidate, self.ctx):
+            if candidate.loop is not None and candidate.name is not None and accumulation.reset_per_window(candidate.loop, candidate.name):
                 continue  # emptied every iteration, or every optimizer step (a gradient-accumulation window)
             self._report(candidate, uses, escapes, scope)
 
@@ -1450,6 +1421,8 @@ print(total)
             uses |= classify_caller_uses(ctx.module, scope.name.value, ctx)
         return uses
 
+    # ------------------------------------------------------------------ message and fix
+
     def _report(self, candidate: "_Candidate", uses: set[Use], escapes: bool, scope: cst.CSTNode) -> None:
         ctx = self.ctx
         module = ctx.module
@@ -1460,14 +1433,13 @@ print(total)
         else:
             holder = "the list"
             subject = f"this comprehension keeps `{value}` for every batch of `{candidate.source}`"
+        per_step = candidate.per_step
         case = _case(candidate, ctx)
         if case == "backward":
-            if candidate.per_step == "training_step":
-                where = "Lightning runs `training_step` once per batch and backpropagates its loss"
-            elif candidate.per_step == "compute_loss":
-                where = "the Trainer runs `compute_loss` once per batch and backpropagates its loss"
-            elif candidate.per_step is not None:
-                where = f"`{candidate.per_step}` runs once per batch and calls backward"
+            if per_step is not None and per_step.runner is not None:
+                where = f"{per_step.runner} runs `{per_step.name}` once per batch and backpropagates its loss"
+            elif per_step is not None:
+                where = f"`{per_step.name}` runs once per batch and calls backward"
             else:
                 where = "the loop calls backward every step"
             effect = (
@@ -1485,7 +1457,7 @@ print(total)
             )
         else:  # a per-batch function whose backward, if any, runs elsewhere
             effect = (
-                f"`{candidate.per_step}` runs once per batch, so every call's autograd graph stays reachable "
+                f"`{per_step.name}` runs once per batch, so every call's autograd graph stays reachable "  # type: ignore[union-attr]
                 f"from {holder} (on the host once backward has run, with its saved activations on the device "
                 "if it never does) until it is reset"
             )
@@ -1503,7 +1475,66 @@ print(total)
         self.report(candidate.node, message, fix, grad_sensitive=True, related=_related_places(candidate, scope))
 
 
-def _related_places(candidate: "_Candidate", scope: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
+@dataclass
+class _Candidate:
+    node: cst.CSTNode  # what is reported: the accumulating statement, call or comprehension
+    values: list  # the graph-carrying values the fix detaches (`loss` in `0.02 * loss`)
+    shown: cst.BaseExpression  # the accumulated value as written, for the message
+    container: bool
+    accumulator: Optional[cst.BaseExpression] = None  # None for a comprehension
+    name: Optional[str] = None  # the accumulator's variable, when it is one (or a subscript of one)
+    attribute: Optional[str] = None  # `self.<attribute>` (or a subscript of it): lives as long as the object
+    loop: Optional[Union[cst.For, cst.While]] = None  # None in a per-batch function or a comprehension
+    per_step: Optional[PerBatch] = None  # the per-batch function the accumulation runs in, when there is no loop
+    in_module_class: bool = False  # in a method of an nn.Module subclass: model code
+    class_node: Optional[cst.ClassDef] = None
+    extend: bool = False
+    source: Optional[str] = None  # a comprehension's batch source (`val_loader`)
+    meter: bool = False  # a running meter's `update`: the values live in the meter object
+    scalar: bool = False  # every kept value is a 0-d tensor (set by `_add`)
+
+    @property
+    def escapes_by_name(self) -> bool:
+        """Stored on an object (`self.losses`, `trainer.history`): later uses are out of sight."""
+        if self.source is not None:
+            return False
+        return self.meter or self.name is None or not isinstance(self.accumulator, (cst.Name, cst.Subscript))
+
+
+def _per_step(ctx) -> Optional[PerBatch]:
+    """The per-batch function the traversal is in, when what it runs may build a graph: a training
+    hook or a helper the project's loops call every step (not an evaluation hook)."""
+    found = per_batch_function(ctx)
+    return found if found is not None and found.kind != "evaluation" else None
+
+
+def _case(candidate: _Candidate, ctx) -> str:
+    """"backward" (a training loop: backward every step), "no-backward" (evaluation with gradients
+    on) or "per-step" (a per-batch helper without backward of its own)."""
+    if candidate.source is not None:
+        return "no-backward"
+    if candidate.loop is not None:
+        return "backward" if trains_kept_values(candidate.loop, candidate.values, ctx) else "no-backward"
+    function = ctx.function_node
+    if candidate.per_step.backpropagated or (function is not None and ctx.model.calls_backward(function)):  # type: ignore[union-attr]
+        return "backward"
+    return "per-step"
+
+
+def _fix_method(candidate: _Candidate, uses: set[Use], ctx) -> str:
+    """`.item()` or `.detach()`: `.detach()` keeps a tensor (later tensor uses still work) and adds no
+    device sync; `.item()` gives a Python number, for uses that need one (numpy, JSON, plots), where
+    the loop syncs every step anyway, or where nothing runs on an accelerator (no sync to add)."""
+    if Use.TENSOR in uses or not candidate.scalar or candidate.extend:
+        return "detach"
+    if Use.HOST in uses:
+        return "item"
+    if candidate.loop is not None and syncs_every_iteration(candidate.loop, ctx):
+        return "item"
+    return "detach" if ctx.model.device.accelerator else "item"  # (only there does `.item()` wait for the device)
+
+
+def _related_places(candidate: _Candidate, scope: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
     """The loop whose iterations the accumulator keeps, and where the accumulator is first read after
     it (where a `.item()` value would do as well), for editors' related information."""
     loop = candidate.loop
@@ -1527,418 +1558,3 @@ def _first_read_after(scope: cst.CSTNode, loop: cst.CSTNode, name: str) -> Optio
             if parents and not is_binding(node, parents):
                 return node
     return None
-
-
-@dataclass
-class _Candidate:
-    node: cst.CSTNode  # what is reported: the accumulating statement, call or comprehension
-    values: list  # the graph-carrying values the fix detaches (`loss` in `0.02 * loss`)
-    shown: cst.BaseExpression  # the accumulated value as written, for the message
-    accumulator: Optional[cst.BaseExpression]  # None for a comprehension
-    name: Optional[str]  # the accumulator's variable, when it is one (or a subscript of one)
-    attribute: Optional[str]  # `self.<attribute>` (or a subscript of it): lives as long as the object
-    container: bool
-    scalar: bool
-    loop: Optional[Union[cst.For, cst.While]]  # None in a per-batch function or a comprehension
-    per_step: Optional[str]  # the per-batch function the accumulation runs in, when there is no loop
-    in_module_class: bool  # in a method of an nn.Module subclass: model code
-    class_node: Optional[cst.ClassDef] = None
-    extend: bool = False
-    source: Optional[str] = None  # a comprehension's batch source (`val_loader`)
-    meter: bool = False  # a running meter's `update`: the values live in the meter object
-
-    @property
-    def escapes_by_name(self) -> bool:
-        """Stored on an object (`self.losses`, `trainer.history`): later uses are out of sight."""
-        if self.source is not None:
-            return False
-        return self.meter or self.name is None or not isinstance(self.accumulator, (cst.Name, cst.Subscript))
-
-
-_DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
-_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"})
-_SYNC_METHODS = frozenset({"item", "tolist", "numpy", "cpu"})
-_SYNC_BUILTINS = frozenset({"float", "int", "bool"})
-
-
-def _elements(display: cst.BaseExpression) -> list:
-    """The values inside `(loss, acc)`, `[loss]`, `{"loss": loss, "out": out}` (one level of nesting
-    more: `{"preds": [p]}`)."""
-    found = []
-    for element in getattr(display, "elements", ()):
-        inner = element.value
-        if isinstance(element, cst.StarredElement):
-            continue
-        found.extend(_elements(inner) if isinstance(inner, _DISPLAYS) else [inner])
-    return found
-
-
-def _other_terms(value: cst.BinaryOperation, target: cst.BaseExpression) -> list:
-    """The terms of `target = <sum>` other than the target's own, when the sum holds the target once
-    (possibly scaled: `0.98 * s`, `s * momentum`, `s / 2`): `total + loss`, `0.98 * s + 0.02 * loss`."""
-    terms: list = []
-
-    def flatten(expr: cst.BaseExpression) -> None:
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)) and not expr.lpar:
-            flatten(expr.left)
-            flatten(expr.right)
-        else:
-            terms.append(expr)
-
-    if not isinstance(value.operator, (cst.Add, cst.Subtract)):
-        return []
-    flatten(value)
-    own = [t for t in terms if _is_scaled(t, target)]
-    if len(own) != 1:
-        return []
-    return [t for t in terms if t is not own[0]]
-
-
-def _is_scaled(term: cst.BaseExpression, target: cst.BaseExpression) -> bool:
-    if term.deep_equals(target):
-        return True
-    if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, (cst.Multiply, cst.Divide)):
-        if term.left.deep_equals(target):
-            return not _mentions(term.right, target)
-        if term.right.deep_equals(target) and isinstance(term.operator, cst.Multiply):
-            return not _mentions(term.left, target)
-    return False
-
-
-def _mentions(expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
-    return any(node.deep_equals(target) for node in (expr, *code_descendants(expr)) if type(node) is type(target))
-
-
-def _graph_leaf(value: cst.BaseExpression, ctx) -> cst.BaseExpression:
-    """The part of `value` that carries the history, through arithmetic with numbers: `0.02 * loss`
-    -> `loss`, `loss * x.size(0)` -> `loss`; the fix detaches that part."""
-    while True:
-        if isinstance(value, cst.BinaryOperation) and not value.lpar:
-            left, right = ctx.holds_graph(value.left), ctx.holds_graph(value.right)
-            if left is True and right is False:
-                value = value.left
-                continue
-            if right is True and left is False:
-                value = value.right
-                continue
-        elif isinstance(value, cst.UnaryOperation) and not value.lpar and not isinstance(value.operator, cst.Not):
-            value = value.expression
-            continue
-        return value
-
-
-def _base_name(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
-        return expr.value.value
-    return None
-
-
-def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
-    """`self.losses` / `self.stats["loss"]` -> "losses" / "stats"."""
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return expr.attr.value
-    return None
-
-
-def _enclosing_class(ctx) -> Optional[cst.ClassDef]:
-    for frame in reversed(ctx.frames):
-        if frame.kind == "class":
-            return frame.node  # type: ignore[return-value]
-    return None
-
-
-def _started_as_statistic(accumulator: cst.BaseExpression, ctx, may_start_empty: bool = False, container: bool = False) -> bool:
-    """Was the accumulator started as a number or an empty container (`total = 0`, `losses = []`,
-    `running_loss, seen = 0.0, 0`)?  An assigned sum or concatenation may also start as `None` or an
-    empty tensor (`avg = None`, `feats = torch.empty(0)`).
-
-    Running statistics start that way; a tensor updated in a loop (`latents = latents + step`,
-    `embeddings += table(ids)`) is a computation, and is left alone.
-    """
-    while isinstance(accumulator, cst.Subscript):
-        accumulator = accumulator.value
-    if isinstance(accumulator, cst.Name):
-        start = ctx.initial_value(accumulator.value)
-    elif isinstance(accumulator, cst.Attribute) and isinstance(accumulator.value, cst.Name) and accumulator.value.value == "self":
-        start = ctx.lookup_self_attribute(accumulator.attr.value)
-    else:
-        return False
-    if start.kind in (Kind.NUMBER, Kind.CONTAINER):
-        return True
-    if start.kind is Kind.TENSOR and start.graph is False and start.scalar and not container:
-        return True  # `total = torch.tensor(0.0)`, `torch.zeros(1, device=device)`: a number on the device
-    if not may_start_empty:
-        return False
-    # `avg = None` before a sum; `feats = None` or `torch.empty(0)` before a concatenation (a tensor
-    # updated by sums, `latents = latents + step`, is a computation)
-    return start is NONE or (container and start.kind is Kind.TENSOR and start.graph is False)
-
-
-def _reset_per_batch(ctx, name: str) -> bool:
-    """Is `name` bound afresh in an enclosing loop over batches (so what it collects in the inner,
-    non-batch loop is one batch's worth)?"""
-    loops = ctx.loops
-    bound = ctx.frame.bound_in_loop.get(name)
-    return bound is not None and any(bound is loop and iterates_batches(loop) for loop in loops[:-1])
-
-
-def _unrolls_a_recurrence(loop: cst.CSTNode, ctx, accumulator: Optional[str]) -> bool:
-    """`h = cell(x[t], h)`, `H = Z * H + (1 - Z) * H_tilda`: the loop, which calls no backward, feeds
-    a value with history back into itself (a state started as a tensor, not as a number), so each
-    iteration is one step of the same forward pass over time, not another batch; what it collects
-    is that pass's output."""
-    if ctx.model.calls_backward(loop):
-        return False
-    scope = ctx.function_node or ctx.module
-    for node in own_statements(loop):  # type: ignore[arg-type]
-        if type(node) is not cst.Assign:
-            continue
-        bound = {n.value for t in node.targets for n in (t.target, *code_descendants(t.target)) if type(n) is cst.Name}
-        bound.discard(accumulator)
-        fed_back = [n.value for n in code_descendants(node.value) if type(n) is cst.Name and n.value in bound]
-        if not fed_back or ctx.holds_graph(node.value) is not True:
-            continue
-        if any(not _starts_as_number(_start_before(scope, loop, name)) for name in fed_back):
-            return True
-    return False
-
-
-def _start_before(scope: cst.CSTNode, loop: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
-    """The value `name` was last bound to before `loop` in `scope` (its parameter, a tuple, ...)."""
-    found: Optional[cst.CSTNode] = None
-    if isinstance(scope, cst.FunctionDef):
-        params = scope.params
-        if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
-            found = scope
-    for node in code_descendants(scope.body if isinstance(scope, cst.FunctionDef) else scope):
-        if node is loop:
-            break
-        if type(node) is cst.Assign and any(
-            type(n) is cst.Name and n.value == name for t in node.targets for n in (t.target, *code_descendants(t.target))
-        ):
-            found = node.value if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name else node
-    return found
-
-
-def _starts_as_number(start: Optional[cst.CSTNode]) -> bool:
-    """`0`, `0.0`, `None`, `[]`, `torch.tensor(0.0)`: how a running statistic starts (not a state)."""
-    if start is None:
-        return True  # not bound before the loop in sight: not a state carried into it
-    if type(start) in (cst.Integer, cst.Float) or (type(start) is cst.Name and start.value == "None"):  # type: ignore[union-attr]
-        return True
-    if type(start) in (cst.List, cst.Dict, cst.Tuple) and not getattr(start, "elements", ()):
-        return True
-    if type(start) is cst.Call:
-        func = start.func  # type: ignore[union-attr]
-        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
-        return number_like(name, start)  # type: ignore[arg-type]
-    return False
-
-
-def _only_started_in_loop(loop: cst.CSTNode, name: str, node: cst.CSTNode) -> bool:
-    """Is every other binding of `name` in the loop a first-time start (`if avg is None: avg = loss`),
-    not a reset?  Then the accumulation still runs across iterations."""
-    found = False
-    for current, parents in code_with_parents(loop.body):  # type: ignore[attr-defined]
-        if current is node or not (isinstance(current, cst.Assign) and _resets_name(current, name)):
-            continue
-        found = True
-        tests = [p.test for p in parents if isinstance(p, cst.If)]
-        if not any(_asks_if_unset(test, name) for test in tests):
-            return False
-    return found
-
-
-def _resets_name(node: cst.Assign, name: str) -> bool:
-    return any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets)
-
-
-def _asks_if_unset(test: cst.BaseExpression, name: str) -> bool:
-    """`name is None`, `not name`: true only before the first value."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return isinstance(test.expression, cst.Name) and test.expression.value == name
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comparison = test.comparisons[0]
-        return (
-            isinstance(test.left, cst.Name)
-            and test.left.value == name
-            and isinstance(comparison.operator, (cst.Is, cst.Equal))
-            and isinstance(comparison.comparator, cst.Name)
-            and comparison.comparator.value == "None"
-        )
-    return False
-
-
-def _per_step_function(ctx) -> Optional[str]:
-    """The function the traversal is in, when a framework or the project runs it once per batch:
-    Lightning's (or a Trainer's) `training_step`, or a helper every training loop calls each step."""
-    function = ctx.function_node
-    if function is None:
-        return None
-    name = function.name.value
-    if name == "training_step" and ctx.class_name is not None:
-        return name
-    if name == "compute_loss" and _subclasses_transformers(ctx):
-        return name  # Hugging Face's Trainer calls it on every training step
-    if ctx.function_key is not None and ctx.project.per_step_of(ctx.function_key) is not None:
-        return name
-    return None
-
-
-def _subclasses_transformers(ctx) -> bool:
-    """Is the enclosing class a subclass of something imported from transformers (`Trainer`)?"""
-    node = _enclosing_class(ctx)
-    return node is not None and any((ctx.resolve(base.value) or "").startswith("transformers.") for base in node.bases)
-
-
-def _outlives_the_call(accumulator: cst.BaseExpression, ctx) -> bool:
-    """`self.losses` or a module-level name: still there when the function runs again."""
-    if _self_attribute(accumulator) is not None:
-        return True
-    name = _base_name(accumulator)
-    return name is not None and ctx.binds_at_module_level(name) and name not in ctx.frame.params
-
-
-def _in_forward_pass(ctx) -> bool:
-    """Inside a forward function (`forward`, `_forward_impl`, `forward_features`, `__call__`): collecting
-    outputs there is part of the model's computation, and the caller backpropagates through them."""
-    function = ctx.function_node
-    return function is not None and is_forward_name(function.name.value)
-
-
-def _batch_source(node: cst.BaseExpression) -> Optional[str]:
-    """The loader a comprehension iterates (`for x, y in val_loader`), if it iterates one."""
-    for comp in _comp_fors(node):
-        for name in names_in(comp.iter):
-            if BATCH_SOURCE.search(name):
-                return name
-    return None
-
-
-def _comp_fors(node: cst.BaseExpression):
-    comp = getattr(node, "for_in", None)
-    while comp is not None:
-        yield comp
-        comp = comp.inner_for_in
-
-
-def _case(candidate: _Candidate, ctx) -> str:
-    """"backward" (a training loop: backward every step), "no-backward" (evaluation with gradients
-    on) or "per-step" (a per-batch helper without backward of its own)."""
-    if candidate.source is not None:
-        return "no-backward"
-    loop = candidate.loop
-    if loop is not None:
-        model = ctx.model
-        if model.backward_in_own_statements(loop) or not model.backpropagated_names(loop).isdisjoint(_names_in_values(candidate)):
-            return "backward"  # (backward in the loop's own body, or on a value the accumulation keeps)
-        if model.calls_backward(loop) and not _fresh_forward(candidate, loop, ctx):
-            return "backward"  # (a total of the losses a nested loop backpropagated: `epoch_costs.append(avg_cost)`)
-        return "no-backward"  # (an evaluation forward in an epoch loop whose nested batch loop trains)
-    function = ctx.function_node
-    if candidate.per_step in ("training_step", "compute_loss") or (function is not None and ctx.model.calls_backward(function)):
-        return "backward"
-    return "per-step"
-
-
-def _fix_method(candidate: _Candidate, uses: set[Use], ctx) -> str:
-    """`.item()` or `.detach()`: `.detach()` keeps a tensor (later tensor uses still work) and adds no
-    device sync; `.item()` gives a Python number, for uses that need one (numpy, JSON, plots), where
-    the loop syncs every step anyway, or where nothing runs on an accelerator (no sync to add)."""
-    if Use.TENSOR in uses or not candidate.scalar or candidate.extend:
-        return "detach"
-    if Use.HOST in uses:
-        return "item"
-    if candidate.loop is not None and _syncs_every_iteration(candidate.loop, ctx):
-        return "item"
-    return "detach" if ctx.model.device.accelerator else "item"  # (only there does `.item()` wait for the device)
-
-
-def _syncs_every_iteration(loop: cst.CSTNode, ctx) -> bool:
-    """Does the loop's own body already copy a value to the host on every iteration (`.item()`,
-    `.cpu()`, `.tolist()`, `float(t)`)?  Then one more `.item()` costs no extra sync."""
-    for node in own_statements(loop):  # type: ignore[arg-type]
-        if type(node) is not cst.Call:
-            continue
-        func = node.func
-        if type(func) is cst.Attribute and func.attr.value in _SYNC_METHODS and not node.args:
-            return True
-        if type(func) is cst.Name and func.value in _SYNC_BUILTINS and ctx.is_builtin(func.value) and node.args:
-            if ctx.value_of(node.args[0].value).kind is Kind.TENSOR:
-                return True
-    return False
-
-
-def _reset_per_window(candidate: _Candidate, ctx) -> bool:
-    """Is the accumulator emptied inside its loop on every iteration, or in a branch that also steps
-    the optimizer (`if (i + 1) % accum == 0: optimizer.step(); ...; total = 0`)?  Then what it holds
-    is bounded by a gradient-accumulation window, not by the length of the loop."""
-    name = candidate.name
-    loop = candidate.loop
-    for node, parents in code_with_parents(loop.body):  # type: ignore[union-attr]
-        if not _resets(node, name):
-            continue
-        inside = parents[parents.index(loop.body) + 1 :] if loop.body in parents else parents  # type: ignore[union-attr]
-        if any(isinstance(p, (cst.For, cst.While, cst.FunctionDef, cst.Lambda)) for p in inside):
-            continue
-        branches = [p for p in inside if isinstance(p, (cst.If, cst.Else, cst.ExceptHandler))]
-        if not branches:
-            return True  # emptied on every iteration
-        if _steps_optimizer(branches[-1]):
-            return True
-    return False
-
-
-def _resets(node: cst.CSTNode, name: Optional[str]) -> bool:
-    """`total = 0`, `losses = []`, `losses.clear()`: the accumulator starts over (`total = total +
-    loss` does not)."""
-    if isinstance(node, cst.Assign):
-        if any(type(n) is cst.Name and n.value == name for n in code_descendants(node.value)) or (
-            type(node.value) is cst.Name and node.value.value == name
-        ):
-            return False
-        return any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets) or any(
-            isinstance(t.target, (cst.Tuple, cst.List))
-            and any(isinstance(e.value, cst.Name) and e.value.value == name for e in t.target.elements)
-            for t in node.targets
-        )
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "clear":
-        return isinstance(node.func.value, cst.Name) and node.func.value.value == name
-    return False
-
-
-def _steps_optimizer(block: cst.CSTNode) -> bool:
-    for node in code_descendants(block):
-        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "step":
-            receiver = node.func.value
-            receiver_name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""
-            if OPTIMIZER_NAME.search(receiver_name):
-                return True
-    return False
-
-
-def _names_in_values(candidate: _Candidate) -> set[str]:
-    return {n.value for v in candidate.values for n in (v, *code_descendants(v)) if type(n) is cst.Name}
-
-
-def _fresh_forward(candidate: _Candidate, loop: cst.CSTNode, ctx) -> bool:
-    """Is the kept value computed by a forward pass in the loop's own body (`model(x)`, a loss of it),
-    rather than carried over from a nested loop that trains?"""
-    names = _names_in_values(candidate)
-    expressions = list(candidate.values)
-    for node in own_statements(loop):  # type: ignore[arg-type]
-        if type(node) is cst.Assign and any(
-            type(t.target) is cst.Name and t.target.value in names for t in node.targets
-        ):
-            expressions.append(node.value)
-    for expr in expressions:
-        for node in (expr, *code_descendants(expr)):
-            if type(node) is cst.Call and ctx.holds_graph(node) is True and not (
-                type(node.func) is cst.Attribute and ctx.holds_graph(node.func.value) is True
-            ):
-                return True  # a call that starts history: a model, a loss (not a method of a tensor)
-    return False

@@ -7,10 +7,11 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis import GradMode
+from memlint.analysis import GradMode, accumulation
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.outputs import model_output
+from memlint.analysis.roles import per_batch_function
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml014_device_outputs_accumulated.meta import META
@@ -382,17 +383,16 @@ trainer = L.Trainer(accelerator="gpu")
         if func.attr.value not in ("append", "extend") or len(node.args) != 1:
             return
         accumulator = func.value
-        if not isinstance(_holder(accumulator), (cst.Name, cst.Attribute)):
+        holder = accumulation.holder(accumulator)
+        if not isinstance(holder, (cst.Name, cst.Attribute)):
             return
         hook = _evaluation_hook(ctx, accumulator)
         if hook is None:
             if not ctx.in_loop or not any(iterates_batches(loop) for loop in ctx.loops):
                 return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
-            name = _holder(accumulator)
-            if isinstance(name, cst.Name) and _made_per_batch(ctx, name.value):
+            if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value):
                 return  # a list made for each batch (its glimpses, its decoding steps)
-        value = node.args[0].value
-        elements = _elements(value) if isinstance(value, _DISPLAYS) else [value]
+        elements = accumulation.kept_values(node.args[0].value)
         outputs = [e for e in elements if self._on_device_output(e)]
         if not outputs:
             return
@@ -404,17 +404,9 @@ trainer = L.Trainer(accelerator="gpu")
         ctx = self.ctx
         if not isinstance(target, cst.Name) or not any(iterates_batches(loop) for loop in ctx.loops):
             return
-        value = node.value
-        for branch in [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]:
-            if not (isinstance(branch, cst.Call) and branch.args and ctx.resolve(branch.func) in _CONCATENATIONS):
-                continue
-            parts = branch.args[0].value
-            if not isinstance(parts, (cst.List, cst.Tuple)):
-                continue
-            elements = [e.value for e in parts.elements if not isinstance(e, cst.StarredElement)]
-            if not any(isinstance(e, cst.Name) and e.value == target.value for e in elements):
-                continue
-            outputs = [e for e in elements if not (isinstance(e, cst.Name) and e.value == target.value) and self._on_device_output(e)]
+        for branch in accumulation.branches(node.value):
+            others = accumulation.concatenated_parts(branch, target, ctx)
+            outputs = [e for e in others if self._on_device_output(e)]
             if outputs:
                 self._candidates.append(_Candidate(node, outputs, target.value, self._detached(outputs), None, self._evidence(None)))
                 return
@@ -489,46 +481,12 @@ class _Candidate:
     evidence: Optional[str]  # see _evidence
 
 
-_DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
-_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack"})
-
-
-def _elements(display: cst.BaseExpression) -> list:
-    """The values inside `(logits, y)`, `{"preds": preds, "labels": labels}` (one level deeper too)."""
-    found = []
-    for element in getattr(display, "elements", ()):
-        if isinstance(element, cst.StarredElement):
-            continue
-        inner = element.value
-        found.extend(_elements(inner) if isinstance(inner, _DISPLAYS) else [inner])
-    return found
-
-
-def _made_per_batch(ctx, name: str) -> bool:
-    """Was `name` last bound inside the outermost loop over batches around here (or a loop in it)?"""
-    loops = ctx.loops
-    first = next((i for i, loop in enumerate(loops) if iterates_batches(loop)), None)
-    bound = ctx.frame.bound_in_loop.get(name)
-    return first is not None and bound is not None and any(bound is loop for loop in loops[first:])
-
-
-def _holder(accumulator: cst.BaseExpression) -> cst.BaseExpression:
-    """`preds` in `preds`, `out["logits"]`, `self.outputs[idx]`."""
-    while isinstance(accumulator, cst.Subscript):
-        accumulator = accumulator.value
-    return accumulator
-
-
 def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
     """`validation_step` / `test_step` / `predict_step` appending to `self.<list>`: Lightning calls the
-    hook once per batch, so the list grows over the whole evaluation."""
-    function = ctx.function_node
-    holder = _holder(accumulator)
-    if function is None or ctx.class_name is None or function.name.value not in _EVALUATION_HOOKS:
+    hook once per batch (roles.per_batch_function), so the list grows over the whole evaluation."""
+    if accumulation.self_attribute(accumulator) is None:
         return None
-    if isinstance(holder, cst.Attribute) and isinstance(holder.value, cst.Name) and holder.value.value == "self":
-        return function.name.value
-    return None
-
-
-_EVALUATION_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
+    hook = per_batch_function(ctx)
+    if hook is None or hook.kind != "evaluation":
+        return None
+    return hook.name
