@@ -55,7 +55,7 @@ CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "t
 
 def elements(display: cst.BaseExpression) -> list:
     """The values inside `(loss, acc)`, `[loss]`, `{"loss": loss, "out": out}` (one level of nesting
-    more: `{"preds": [p]}`); starred elements are left out."""
+    more: `{"preds": [p]}`); `*xs` is left out, `**d` is kept whole."""
     found = []
     for element in getattr(display, "elements", ()):
         inner = element.value

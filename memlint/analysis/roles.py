@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 
 import libcst as cst
 
+from memlint.analysis import tables
 from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches
 from memlint.analysis.naming import is_forward_name
 from memlint.analysis.walk import dotted_name
@@ -196,10 +197,6 @@ def qualifier(imports: Mapping[str, str]) -> Callable[[cst.BaseExpression], str]
 
 # --------------------------------------------------------------------- functions run once per batch
 
-# Lightning's evaluation hooks: the Trainer calls each once per batch of the evaluation (under no_grad).
-EVALUATION_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
-
-
 @dataclass(frozen=True)
 class PerBatch:
     """A function a framework or the project runs once per batch (see `per_batch_function`)."""
@@ -216,8 +213,8 @@ def per_batch_function(ctx: "Context") -> Optional[PerBatch]:
     - "training": a method `training_step` (Lightning's, or a Trainer's: the framework backpropagates
       its loss), or `compute_loss` of a subclass of something imported from transformers (Hugging
       Face's Trainer calls it on every training step and backpropagates its loss);
-    - "evaluation": a method `validation_step` / `test_step` / `predict_step` (EVALUATION_HOOKS:
-      Lightning calls it once per batch of the evaluation);
+    - "evaluation": a method `validation_step` / `test_step` / `predict_step`
+      (tables.EVALUATION_STEP_HOOKS: Lightning calls it once per batch of the evaluation);
     - "step": a function the project pass saw called unconditionally on every iteration of a training
       or evaluation loop, or by such a hook (`ctx.project.per_step_of`).
     """
@@ -229,7 +226,7 @@ def per_batch_function(ctx: "Context") -> Optional[PerBatch]:
         return PerBatch(name, "training", True, "Lightning")
     if name == "compute_loss" and _subclasses_transformers(ctx):
         return PerBatch(name, "training", True, "the Trainer")
-    if ctx.class_name is not None and name in EVALUATION_HOOKS:
+    if ctx.class_name is not None and name in tables.EVALUATION_STEP_HOOKS:
         return PerBatch(name, "evaluation", False, "Lightning")
     if ctx.function_key is not None and ctx.project.per_step_of(ctx.function_key) is not None:
         return PerBatch(name, "step", False)

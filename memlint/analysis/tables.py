@@ -27,6 +27,9 @@ SET_GRAD_ENABLED = frozenset(
 # run under torch.no_grad / inference_mode, hooks included).
 NO_GRAD_HOOKS = frozenset({"validation_step", "test_step", "predict_step", "validation_step_end", "test_step_end"})
 NO_GRAD_HOOK_PREFIXES = ("on_validation_", "on_test_", "on_predict_")
+# Lightning's evaluation steps: the Trainer calls each once per batch of the evaluation
+# (roles.per_batch_function; ML014's screen reads the same names).
+EVALUATION_STEP_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
 # Base-class name -> methods the framework calls inside no_grad / inference_mode.  Hugging Face
 # pipelines run `_forward` inside `inference_context()`.
 NO_GRAD_FRAMEWORK_METHODS = {"Pipeline": frozenset({"_forward"})}

@@ -1333,7 +1333,8 @@ print(total)
             return
         found = [v for v in accumulation.kept_values(element) if ctx.holds_graph(v) is True]
         if found:
-            self._add(_Candidate(node=node, values=self._leaves(found), shown=found[0], container=True, source=source, in_module_class=ctx.in_module_class))
+            leaves = self._leaves(found)
+            self._add(_Candidate(node=node, values=leaves, shown=found[0], container=True, source=source, in_module_class=ctx.in_module_class))
 
     def _consider(self, node, accumulator, values: list, *, container: bool, may_start_empty: bool = False, meter: bool = False) -> None:
         """An accumulation of a value with history (the valuation, with the history fact), across the

@@ -12,10 +12,8 @@ import ast
 from typing import Any, Mapping
 
 from memlint.analysis.naming import BATCH_SOURCE
+from memlint.analysis.tables import EVALUATION_STEP_HOOKS
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
-
-_HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
-
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     for loop in source.nodes(ast.For, ast.AsyncFor):
@@ -25,7 +23,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             if _keeps(node) or _concatenates(node):
                 return True
     for function in source.nodes(*FUNCTIONS):
-        if function.name not in _HOOKS:  # type: ignore[attr-defined]
+        if function.name not in EVALUATION_STEP_HOOKS:  # type: ignore[attr-defined]
             continue
         for node in ast.walk(function):
             if _keeps(node) and _on_self(node.func.value):  # type: ignore[attr-defined]
