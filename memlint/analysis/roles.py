@@ -227,6 +227,7 @@ def per_batch_function(ctx: "Context") -> Optional[PerBatch]:
     if name == "compute_loss" and _subclasses_transformers(ctx):
         return PerBatch(name, "training", True, "the Trainer")
     if ctx.class_name is not None and name in tables.EVALUATION_STEP_HOOKS:
+        # (before the project's evidence: a hook the project's loops also call is still evaluation)
         return PerBatch(name, "evaluation", False, "Lightning")
     if ctx.function_key is not None and ctx.project.per_step_of(ctx.function_key) is not None:
         return PerBatch(name, "step", False)
