@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.iteration import every_iteration, is_step_loop, step_loop_called_functions
+from memlint.analysis.iteration import every_iteration, step_loop_called_functions
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml009_cache_flush_in_loop.meta import META
@@ -304,7 +304,7 @@ class Model(L.LightningModule):
         what = "torch.cuda.empty_cache()" if qualified != _GC_COLLECT else "gc.collect()"
         loop = ctx.loop
         if loop is not None:
-            if is_step_loop(loop):
+            if ctx.model.loop_scope(loop).kind == "step":
                 self.report(node, _message(what, f"every iteration of `{_header(loop, ctx)}`", qualified))
             return
         key = ctx.function_key
@@ -318,7 +318,8 @@ class Model(L.LightningModule):
     def finish(self, facts) -> None:
         if not self._in_helpers:
             return
-        per_step = step_loop_called_functions(facts)
+        model = self.ctx.model
+        per_step = step_loop_called_functions(facts, lambda loop: model.loop_scope(loop).kind == "step")
         project = self.ctx.project
         for node, what, key, qualified in self._in_helpers:
             if key in per_step:
