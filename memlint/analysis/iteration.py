@@ -18,7 +18,7 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.naming import BATCH_SOURCE
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
-from memlint.analysis.values import named_like_model
+from memlint.analysis.naming import named_like_model
 from memlint.pipeline.tree import code_children, code_descendants
 
 if TYPE_CHECKING:
