@@ -43,11 +43,14 @@ class CacheFlushInLoop(Rule):
     the same file or in another file linted with it (the flush inside the helper is reported, and
     the message names the loop).
 
-    A loop counts as a training or evaluation loop when its own body (not a nested loop) calls
-    backward, an optimizer's `step()`, something named like a model or a loss, or when it iterates
-    over something named like a data loader. Not reported: a flush once per epoch (in an outer loop)
-    or after the loop; behind an `if` (a modulo counter, a config flag); in an exception handler (an
-    out-of-memory fallback). A condition that only checks that CUDA is available does not count.
+    A loop counts as a training or evaluation loop when the semantic model gives it the scope of a
+    step: it iterates a data loader (one the file builds, or something named like one), or its own
+    body (not a nested loop) calls backward or an optimizer's `step()` (also `for epoch in
+    range(n)`: full-batch training), or calls something named like a model or a loss and is no
+    epoch loop. Not reported: a flush once per epoch (in an outer loop) or after the loop; in a
+    fixed small loop (`for i in range(10)`); behind an `if` (a modulo counter, a config flag); in an
+    exception handler (an out-of-memory fallback). A condition that only checks that CUDA is
+    available does not count.
 
     ## Why is this bad?
     `empty_cache()` returns the caching allocator's free blocks to the driver. It does not free any
@@ -186,9 +189,30 @@ for step, batch in enumerate(loader):
         cleanup()
 """
         ),
+        Valid(  # a fixed small loop: ten samples for a figure, not a step per batch
+            """
+import torch
+for i in range(10):
+    image = model(noise[i])
+    save_image(image, f"sample_{i}.png")
+    torch.cuda.empty_cache()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a loop over a DataLoader the file builds, whatever its name: one batch per iteration
+            """
+import torch
+from torch.utils.data import DataLoader
+pairs = DataLoader(dataset, batch_size=64)
+for batch in pairs:
+    process(batch)
+    torch.cuda.empty_cache()
+""",
+            line=6,
+            column=5,
+        ),
         Invalid(  # a loop that hands a loader over but also steps itself: one step per iteration
             """
 import torch
