@@ -401,6 +401,7 @@ class Encoder(nn.Module):
         self._guards: list[cst.BaseExpression] = []  # tests of the conditional expressions around the node
         self._pending: list[tuple[cst.Call, str, Optional[tuple]]] = []  # use_reentrant candidates
         self._calls: dict[tuple, list[bool]] = {}  # the file's functions -> is each call of it guarded?
+        self._guard_answers: dict[int, bool] = {}  # id(test) -> does it guard checkpointing (_guarded)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guards.append(node.test)
@@ -467,7 +468,17 @@ class Encoder(nn.Module):
         if frame.handlers:
             return True
         tests = [*self._guards, *(node.test for node, _ in frame.conditions)]
-        return any(is_version_check(t) or _tests_requires_grad(t) or self._off_by_default(t) for t in tests)
+        return any(self._guards_checkpointing(t) for t in tests)
+
+    def _guards_checkpointing(self, test: cst.BaseExpression) -> bool:
+        # Asked for every call under the same `if` (each call site of the file's functions): a test
+        # sits in one function and class, so its answer is kept by node.
+        known = self._guard_answers.get(id(test))
+        if known is None:
+            known = self._guard_answers[id(test)] = (
+                is_version_check(test) or _tests_requires_grad(test) or self._off_by_default(test)
+            )
+        return known
 
     def _off_by_default(self, test: cst.BaseExpression) -> bool:
         """`if memory_efficient:` / `if self.memory_efficient and ...:` where the flag is a parameter
