@@ -402,6 +402,7 @@ class Encoder(nn.Module):
         self._pending: list[tuple[cst.Call, str, Optional[tuple]]] = []  # use_reentrant candidates
         self._calls: dict[tuple, list[bool]] = {}  # the file's functions -> is each call of it guarded?
         self._guard_answers: dict[int, bool] = {}  # id(test) -> does it guard checkpointing (_guarded)
+        self._attribute_answers: dict[tuple[int, str], bool] = {}  # (id(class), attribute) -> _attribute_defaults_false
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guards.append(node.test)
@@ -492,7 +493,13 @@ class Encoder(nn.Module):
         if attribute is None:
             return False
         class_node = next((f.node for f in reversed(self.ctx.frames) if f.kind == "class"), None)
-        return class_node is not None and _attribute_defaults_false(class_node, attribute)  # type: ignore[arg-type]
+        if class_node is None:
+            return False
+        key = (id(class_node), attribute)  # `if self.training:` in every method: one walk of the class
+        known = self._attribute_answers.get(key)
+        if known is None:
+            known = self._attribute_answers[key] = _attribute_defaults_false(class_node, attribute)  # type: ignore[arg-type]
+        return known
 
     def _callee_key(self, node: cst.Call) -> Optional[tuple]:
         """The file's function a call may run, as the Context keys them."""
