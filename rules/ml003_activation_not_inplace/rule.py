@@ -939,10 +939,12 @@ class Net(nn.Module):
         for (previous, _), (element, holder), after in zip(elements, elements[1:], following):
             if not isinstance(element, cst.Call) or not isinstance(previous, cst.Call):
                 continue
-            previous = self._unwrapped(previous)
             kind = torch_nn_name(ctx, element.func)
+            if kind not in INPLACE_MODULES:
+                continue  # (before unwrapping the layer ahead, which may look the file's functions up)
+            previous = self._unwrapped(previous)
             before = torch_nn_name(ctx, previous.func)
-            if kind not in INPLACE_MODULES or before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
+            if before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
                 continue
             argument, value = inplace_argument(element, INPLACE_MODULES[kind])
             if value is not False:
@@ -955,10 +957,10 @@ class Net(nn.Module):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
-            if _unpacked_into_sequential_only(node.body, name, self.ctx):
-                candidates = self._sequence_candidates([(e, None) for e in display], None)
-                if candidates and not self._elements_may_change(None):
-                    self._pending.extend(candidates)
+            # The cheap test first: most lists hold no activation after a layer (a walk of the body follows).
+            candidates = self._sequence_candidates([(e, None) for e in display], None)
+            if candidates and _unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
+                self._pending.extend(candidates)
         for block in _blocks_of(node):
             self._check_statement_runs(block, node.body)
         if node.name.value == "forward" and self.ctx.class_name is not None:
