@@ -210,6 +210,7 @@ def cmd_paths(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global ROOT
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--list", type=Path, default=LIST, help=f"the repository list (default: {LIST.name})")
     parser.add_argument(
@@ -229,7 +230,6 @@ def main(argv: list[str] | None = None) -> int:
     paths = commands.add_parser("paths", help="print each repository's folder")
     paths.set_defaults(run=cmd_paths)
     args = parser.parse_args(argv)
-    global ROOT
     ROOT = args.root.resolve()
     try:
         return args.run(args)
