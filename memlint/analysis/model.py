@@ -43,7 +43,7 @@ from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis import evidence, roles
+from memlint.analysis import evidence, frameworks, placement, roles
 from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
@@ -103,6 +103,8 @@ class SemanticModel:
         self._loader_names: Optional[frozenset[str]] = None
         self._scopes: dict[int, roles.LoopScope] = {}
         self._roles: dict[int, Optional[str]] = {}
+        self._host_models: Optional[frozenset[str]] = None
+        self._kept_returns: Optional[Mapping[int, str]] = None
 
     # ------------------------------------------------------------------ history
 
@@ -249,6 +251,38 @@ class SemanticModel:
                 continue
             return "accelerator"
         return followed
+
+    def models_on_host(self) -> frozenset[str]:
+        """Names bound only to a model built or loaded on the CPU and never moved (placement.py)."""
+        if self._host_models is None:
+            self._host_models = placement.models_on_host(self.module, self.device.moved)
+        return self._host_models
+
+    def loop_on_host(self, loop: cst.CSTNode) -> bool:
+        """Does the loop, which moves none of its inputs, only call models the file leaves on the CPU
+        (`model = Net.load_from_checkpoint(path)` and `preds.append(model(x))`)?"""
+        called = {
+            node.func.value  # type: ignore[attr-defined]
+            for node in _own_statements(loop)
+            if type(node) is cst.Call and type(node.func) is cst.Name  # type: ignore[attr-defined]
+        }
+        host = called & self.models_on_host() if called else set()
+        return bool(host) and not any(self.module_evidence(name) for name in called - host)
+
+    def read_back_as_data(self, scope: cst.CSTNode, name: str) -> bool:
+        """Is the list `name` of `scope` a data cache a training loop reads back (placement.py)?"""
+        return placement.read_back_as_data(scope, name, self.calls_backward)
+
+    # ------------------------------------------------------------------ framework semantics
+
+    def kept_by_framework(self, function: Optional[cst.FunctionDef]) -> Optional[str]:
+        """The epoch-end hook that gets every batch's return of this step hook (Lightning 1.x keeps
+        them until the epoch ends: frameworks.py), or None."""
+        if function is None:
+            return None
+        if self._kept_returns is None:
+            self._kept_returns = frameworks.kept_step_returns(self.module)
+        return self._kept_returns.get(id(function))
 
     def _names_dtype(self, where: cst.BaseExpression) -> bool:
         """`torch.float16`, `torch.bfloat16` (anything of torch's as an argument of `.to`): a dtype."""

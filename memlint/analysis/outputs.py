@@ -60,6 +60,8 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward" and is_model_call(expr, ctx):
+        return True  # `self.forward(x)` in a module class: the class's own forward is the model's
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
     return is_model_call(expr, ctx) or _model_method(expr, ctx)

@@ -208,3 +208,24 @@ SHAPE_KEEPING = frozenset(
     {"cumsum", "sqrt", "rsqrt", "exp", "log", "abs", "pow", "square", "clamp", "scale", "relu", "sigmoid", "tanh",
      "softmax", "log_softmax"}
 )  # fmt: skip
+
+# PyTorch Lightning 1.x: a LightningModule that overrides the epoch-end hook gets, in its `outputs`
+# argument, what the step hook returned for every batch of the epoch; the Trainer keeps those values
+# (where the step left them, on the device) until the epoch ends.  Lightning 2.0 removed these hooks.
+# Step hook -> the epoch-end hook that makes the Trainer keep its returns.
+EPOCH_END_KEEPS = {
+    "training_step": "training_epoch_end",
+    "validation_step": "validation_epoch_end",
+    "test_step": "test_epoch_end",
+}
+
+# Fields of a model's output object that are tensors (Hugging Face `ModelOutput`s, diffusers'
+# `UNet2DConditionOutput.sample`): `.cpu()` exists on them.  Other fields (`latent_dist`, a
+# distribution; `past_key_values`, tuples) are not known to be tensors.
+TENSOR_OUTPUT_FIELDS = frozenset(
+    {
+        "logits", "last_hidden_state", "pooler_output", "sample", "prediction_logits", "start_logits",
+        "end_logits", "image_embeds", "text_embeds", "embeddings", "predicted_depth", "pred_boxes",
+        "pred_masks", "loss",
+    }
+)  # fmt: skip
