@@ -43,7 +43,7 @@ from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis import evidence, frameworks, placement, roles
+from memlint.analysis import evidence, frameworks, placement, roles, tables
 from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
@@ -56,11 +56,12 @@ _OWN_SCOPE_ENDS = frozenset({cst.For, cst.While, cst.FunctionDef, cst.ClassDef, 
 
 @dataclass(frozen=True)
 class Evidence:
-    """Why a binding carries history: `kind` "backward" (backward is called on it: `call`) or
+    """Why a binding carries history: `kind` "backward" (backward is called on it: `call`),
+    "returned" (a framework backpropagates what the hook returns: `call` is the `return`) or
     "sibling" (another result of the same call is backpropagated by `call`: `via` names it)."""
 
     kind: str
-    call: cst.Call
+    call: cst.CSTNode
     scalar: bool  # backward without a gradient argument needs a 0-d tensor
     via: Optional[str] = None
 
@@ -81,7 +82,7 @@ class SemanticModel:
         self.module = module
         # Without the word there is no backward call, and nothing to find for the history fact: most
         # library files are answered without a walk.
-        self._may_backpropagate = text is None or "backward" in text or "autograd" in text
+        self._may_backpropagate = text is None or "backward" in text or "autograd" in text or "training_step" in text
         self._may_show_modules = text is None or any(f".{m}(" in text for m in evidence.MODULE_METHODS)
         self._walked = False
         self._history: dict[int, dict[str, Evidence]] = {}
@@ -347,9 +348,20 @@ class SemanticModel:
         # (node, enclosing loops and functions, innermost last, the binding scope's last assignments)
         module_sites: dict[str, Optional[cst.Assign]] = {}
         stack: list[tuple[cst.CSTNode, tuple, dict]] = [(self.module, (), module_sites)]
+        returned: list[tuple[cst.Return, str, Optional[cst.Assign]]] = []  # see tables.BACKPROPAGATED_RETURNS
+        manual = False  # `self.automatic_optimization = False`: the framework backpropagates nothing
         while stack:
             node, scopes, sites = stack.pop()
             kind = type(node)
+            if kind is cst.Return and node.value is not None:  # type: ignore[attr-defined]
+                function = next((s for s in reversed(scopes) if type(s) is cst.FunctionDef), None)
+                name = _backpropagated_return(node.value) if function is not None and function.name.value in tables.BACKPROPAGATED_RETURNS else None  # type: ignore[attr-defined]
+                if name is not None:
+                    returned.append((node, name, sites.get(name)))
+                    for scope in scopes:
+                        self._backpropagated.setdefault(id(scope), set()).add(name)
+            elif kind is cst.Assign and any(_names_attribute(t.target, "automatic_optimization") for t in node.targets):  # type: ignore[attr-defined]
+                manual = manual or (type(node.value) is cst.Name and node.value.value == "False")  # type: ignore[attr-defined]
             if kind is cst.FunctionDef:
                 name = node.name.value
                 self._functions[name] = None if name in self._functions else node
@@ -374,6 +386,9 @@ class SemanticModel:
             # scope of its own, a loop's shares its function's.
             for child in reversed(children):
                 stack.append((child, inner, sites))
+        for node, name, site in [] if manual else returned:
+            if site is not None and name not in self._history.get(id(site), {}):
+                self._mark(site, name, node, False)
 
     def _note_model_names(self, func: cst.BaseExpression, written: Optional[str], method: Optional[str]) -> None:
         """The model fact's part of a call (`module_evidence`): a name or `self.<attr>` called, or
@@ -439,9 +454,9 @@ class SemanticModel:
             if own_loop is not None:
                 self._own_helper_calls.setdefault(id(own_loop), set()).add(callee)
 
-    def _mark(self, site: cst.Assign, name: str, call: cst.Call, scalar: bool) -> None:
+    def _mark(self, site: cst.Assign, name: str, call: cst.CSTNode, scalar: bool) -> None:
         found = self._history.setdefault(id(site), {})
-        found[name] = Evidence("backward", call, scalar)
+        found[name] = Evidence("backward" if type(call) is cst.Call else "returned", call, scalar)
         if type(site.value) is not cst.Call:
             return
         # `loss, mse, ce = criterion(out, y)`: the other results of the call that produced `loss`
@@ -662,3 +677,19 @@ def _subject_name(expr: cst.BaseExpression) -> tuple[Optional[str], bool]:
 
 def _is_number(expr: cst.BaseExpression) -> bool:
     return type(expr) in (cst.Integer, cst.Float)
+
+
+def _backpropagated_return(value: cst.BaseExpression) -> Optional[str]:
+    """The name a framework backpropagates of a hook's return: `return loss`, `return {"loss": loss, ...}`."""
+    if type(value) is cst.Name:
+        return value.value  # type: ignore[attr-defined]
+    if type(value) is cst.Dict:
+        for element in value.elements:  # type: ignore[attr-defined]
+            key = getattr(element, "key", None)
+            if type(key) is cst.SimpleString and key.evaluated_value == "loss" and type(element.value) is cst.Name:  # type: ignore[union-attr]
+                return element.value.value  # type: ignore[attr-defined]
+    return None
+
+
+def _names_attribute(target: cst.BaseExpression, attr: str) -> bool:
+    return type(target) is cst.Attribute and target.attr.value == attr  # type: ignore[attr-defined]

@@ -37,7 +37,8 @@ _NOT_OUTPUT_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "require
 def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str] = ()) -> bool:
     """`model(x)`, `self.net(x)`, `outputs.logits`, `out[0]`, `logits.argmax(1)`, `probs.detach()`."""
     if isinstance(expr, cst.Name):
-        return expr.value in known
+        # `loss, logits = model(x, labels=y)`: the loss is reduced already (one number per batch)
+        return expr.value in known and "loss" not in name_tokens(expr.value)
     if isinstance(expr, cst.Subscript):
         return model_output(expr.value, ctx, known)
     if isinstance(expr, cst.Attribute):

@@ -229,3 +229,9 @@ TENSOR_OUTPUT_FIELDS = frozenset(
         "pred_masks", "loss",
     }
 )  # fmt: skip
+
+# Hooks whose return value the framework backpropagates: Lightning's automatic optimization calls
+# backward on what `training_step` returns (the tensor, or `"loss"` of a returned dict) unless the
+# module sets `self.automatic_optimization = False`.  A returned name is then evidence of history,
+# as `loss.backward()` would be.
+BACKPROPAGATED_RETURNS = frozenset({"training_step"})

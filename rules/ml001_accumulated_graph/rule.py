@@ -1268,6 +1268,42 @@ print(total)
 """,
             harness=_run(),
         ),
+        Invalid(  # Lightning backpropagates what training_step returns: its loss has history
+            """
+import torch
+import pytorch_lightning as pl
+class Model(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.total = 0.0
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = self.loss_fn(self(x), y)
+        self.total += loss
+        return loss
+    def training_epoch_end(self, outputs):
+        print(self.total)
+""",
+            line=10,
+            column=9,
+            unsafe=True,
+            message="Lightning runs `training_step` once per batch",
+            fixed="""
+import torch
+import pytorch_lightning as pl
+class Model(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.total = 0.0
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = self.loss_fn(self(x), y)
+        self.total += loss.detach()
+        return loss
+    def training_epoch_end(self, outputs):
+        print(self.total)
+""",
+        ),
     ]
 
 

@@ -525,7 +525,7 @@ with torch.no_grad():
         ctx = self.ctx
         if not isinstance(target, cst.Name) or not any(iterates_batches(loop) for loop in ctx.loops):
             return
-        if _made_per_batch(ctx, target.value):
+        if _made_per_batch(ctx, target.value, innermost=True):
             return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
         value = node.value
         for branch in [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]:
@@ -637,10 +637,13 @@ def _elements(display: cst.BaseExpression) -> list:
     return found
 
 
-def _made_per_batch(ctx, name: str) -> bool:
-    """Was `name` last bound inside the outermost loop over batches around here (or a loop in it)?"""
+def _made_per_batch(ctx, name: str, innermost: bool = False) -> bool:
+    """Was `name` last bound inside the outermost loop over batches around here (or a loop in it)?
+    With `innermost`, the innermost such loop: a tensor restarted for each support set of a few-shot
+    evaluation still grows over the full pass of the loader inside it."""
     loops = ctx.loops
-    first = next((i for i, loop in enumerate(loops) if iterates_batches(loop)), None)
+    over_batches = [i for i, loop in enumerate(loops) if iterates_batches(loop)]
+    first = (over_batches[-1] if innermost else over_batches[0]) if over_batches else None
     bound = ctx.frame.bound_in_loop.get(name)
     return first is not None and bound is not None and any(bound is loop for loop in loops[first:])
 
