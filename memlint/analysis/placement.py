@@ -3,7 +3,7 @@ outputs grows device memory over a pass (issue 27).
 
 - **models on the host**: names the file binds only to a model it builds or loads and never moves.
   `Model.load_from_checkpoint(path)` loads onto the CPU (unless `map_location` names a device),
-  and so does a constructor (`Net()`, `AutoModel.from_pretrained(name)` without `device_map`); a
+  `torch.load(path, map_location="cpu")` too, and so does a constructor (`Net()`, `AutoModel.from_pretrained(name)` without `device_map`); a
   name given `.to(...)` / `.cuda()`, rebound to anything else (`model = accelerator.prepare(model)`),
   a parameter of some function, or passed to a call that might move it (`train(model)`) is not
   known to stay there.  Its outputs are on the CPU too, whatever else the file puts on a device.
@@ -67,6 +67,8 @@ def _built_on_host(value: cst.BaseExpression) -> bool:
     owner, _, last = written.rpartition(".")
     if last in _LOADS_ON_HOST:
         return owner[:1].isupper() and not any(_names_a_device(arg) for arg in value.args)  # type: ignore[attr-defined]
+    if written == "torch.load":  # a whole pickled model, mapped onto the host
+        return any(arg.keyword is not None and arg.keyword.value == "map_location" and not _names_a_device(arg) for arg in value.args)  # type: ignore[attr-defined]
     return last[:1].isupper() and not any(arg.keyword is not None and arg.keyword.value in ("device", "device_map") for arg in value.args)  # type: ignore[attr-defined]
 
 
