@@ -105,6 +105,9 @@ class SemanticModel:
         self._scopes: dict[int, roles.LoopScope] = {}
         self._roles: dict[int, Optional[str]] = {}
         self._host_models: Optional[frozenset[str]] = None
+        # (callee, its arguments' names with the assignment that last bound each, the call, its scopes):
+        # a helper of the file that backpropagates its parameter proves the argument has history
+        self._helper_arguments: list[tuple[str, bool, list[tuple[int, str, list]], cst.Call, tuple]] = []
         self._kept_returns: Optional[Mapping[int, str]] = None
 
     # ------------------------------------------------------------------ history
@@ -389,6 +392,31 @@ class SemanticModel:
         for node, name, site in [] if manual else returned:
             if site is not None and name not in self._history.get(id(site), {}):
                 self._mark(site, name, node, False)
+        self._mark_helper_arguments()
+
+    def _mark_helper_arguments(self) -> None:
+        """`self.backpropagation(loss)` / `backward(loss)` where the file's helper runs backward on that
+        parameter (`def backpropagation(self, loss): self.scaler.scale(loss).backward()`): the argument
+        is backpropagated, as if the call were written in place."""
+        for callee, through_self, arguments, call, scopes in self._helper_arguments:
+            function = self._functions.get(callee)
+            if function is None:
+                continue
+            backpropagated = self._backpropagated.get(id(function), set())
+            params = [p.name.value for p in function.params.params]
+            if through_self and params[:1] == ["self"]:
+                params = params[1:]
+            for position, name, chain in arguments:
+                if position < len(params) and params[position] in backpropagated:
+                    for scope in scopes:
+                        self._backpropagated.setdefault(id(scope), set()).add(name)
+                    for bound, site in chain:
+                        if bound not in self._history.get(id(site), {}):
+                            self._mark(site, bound, call, False)
+
+    def _mark_chain(self, sites: dict, name: str, call: cst.CSTNode, scalar: bool) -> None:
+        for bound, site in _chain(sites, name):
+            self._mark(site, bound, call, scalar if bound == name else False)
 
     def _note_model_names(self, func: cst.BaseExpression, written: Optional[str], method: Optional[str]) -> None:
         """The model fact's part of a call (`module_evidence`): a name or `self.<attr>` called, or
@@ -438,9 +466,7 @@ class SemanticModel:
                 self._backpropagated.setdefault(id(scope), set()).add(name)
             if subject_of == "argument" and method is None:
                 scalar = False  # `torch.autograd.grad(out, x, grad_outputs=...)` takes any shape
-            site = sites.get(name)
-            if site is not None:
-                self._mark(site, name, call, scalar)
+            self._mark_chain(sites, name, call, scalar)
             return
         callee = None
         if type(func) is cst.Name:
@@ -450,6 +476,13 @@ class SemanticModel:
         if callee is not None:
             for scope in scopes:
                 self._helper_calls.setdefault(id(scope), set()).add(callee)
+            arguments = [
+                (position, arg.value.value, _chain(sites, arg.value.value))  # type: ignore[attr-defined]
+                for position, arg in enumerate(a for a in call.args if a.keyword is None and not a.star)
+                if type(arg.value) is cst.Name
+            ]
+            if arguments:
+                self._helper_arguments.append((callee, type(func) is cst.Attribute, arguments, call, scopes))
             own_loop = _own_loop(scopes)
             if own_loop is not None:
                 self._own_helper_calls.setdefault(id(own_loop), set()).add(callee)
@@ -693,3 +726,21 @@ def _backpropagated_return(value: cst.BaseExpression) -> Optional[str]:
 
 def _names_attribute(target: cst.BaseExpression, attr: str) -> bool:
     return type(target) is cst.Attribute and target.attr.value == attr  # type: ignore[attr-defined]
+
+
+def _chain(sites: dict, name: str) -> list[tuple[str, cst.Assign]]:
+    """The binding of a backpropagated name, and through `loss = raw_loss / accumulation_steps` (a
+    scaled, reduced or aliased form of another name: `_subject_name`) the binding of that name too,
+    as (name, assignment) pairs: the same computation, with the same history."""
+    found: list[tuple[str, cst.Assign]] = []
+    for _ in range(4):
+        site = sites.get(name)
+        if site is None:
+            break
+        found.append((name, site))
+        if len(site.targets) != 1 or type(site.targets[0].target) is not cst.Name:
+            break
+        name = _subject_name(site.value)[0]  # type: ignore[assignment]
+        if name is None:
+            break
+    return found

@@ -1304,6 +1304,64 @@ class Model(pl.LightningModule):
         print(self.total)
 """,
         ),
+        Invalid(  # the file's helper backpropagates its parameter: the argument has history
+            """
+import torch
+def backward_step(objective, scaler):
+    scaler.scale(objective).backward()
+def train(model, loader, criterion, scaler):
+    running = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        backward_step(loss, scaler)
+        running += loss
+    return running
+""",
+            line=9,
+            column=9,
+            message="carries autograd history",
+            unsafe=True,
+            fixed="""
+import torch
+def backward_step(objective, scaler):
+    scaler.scale(objective).backward()
+def train(model, loader, criterion, scaler):
+    running = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        backward_step(loss, scaler)
+        running += loss.detach()
+    return running
+""",
+        ),
+        Invalid(  # `loss = raw_loss / steps` is backpropagated: `raw_loss` is the same computation
+            """
+import torch
+def train(model, loader, steps):
+    total = 0.0
+    for batch in loader:
+        raw_loss, logits = model.compute(batch)
+        loss = raw_loss / steps
+        loss.backward()
+        total += raw_loss
+    return total
+""",
+            line=8,
+            column=9,
+            message="carries autograd history",
+            unsafe=True,
+            fixed="""
+import torch
+def train(model, loader, steps):
+    total = 0.0
+    for batch in loader:
+        raw_loss, logits = model.compute(batch)
+        loss = raw_loss / steps
+        loss.backward()
+        total += raw_loss.detach()
+    return total
+""",
+        ),
     ]
 
 
