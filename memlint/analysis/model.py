@@ -293,7 +293,8 @@ class SemanticModel:
         return _qualified(dotted_name(where), self._module_imports()).startswith("torch.")
 
     def _find_device(self) -> DeviceFacts:
-        accelerator = cpu_trainer = explicit = False
+        accelerator = cpu_trainer = explicit = launcher_on_cpu = False
+        launched = False
         moved: set[str] = set()
         stack: list[cst.CSTNode] = [self.module]
         while stack:
@@ -307,6 +308,11 @@ class SemanticModel:
                 method = func.attr.value
                 if method == "cuda":
                     accelerator = explicit = True
+                elif method in _PLACING_METHODS and _names_launcher(func.value):
+                    # `accelerator.prepare(model, loader)`, `fabric.setup(model)`: the launcher puts the
+                    # model and every batch on its device (an accelerator, unless asked for the CPU)
+                    launched = True
+                    continue
                 elif method in ("to", "device") and node.args:
                     where = node.args[0].value
                     if names_cpu(where) or self._names_dtype(where):
@@ -317,12 +323,16 @@ class SemanticModel:
                     continue
                 if method in ("cuda", "to") and type(func.value) in (cst.Name, cst.Attribute):
                     moved.add(self.module.code_for_node(func.value))
+            elif kind is cst.Arg and node.keyword is not None and node.keyword.value == "cpu" and type(node.value) is cst.Name and node.value.value == "True":
+                launcher_on_cpu = True  # `Accelerator(cpu=True)`
             elif kind is cst.Arg and node.keyword is not None and node.keyword.value in ("device", "accelerator", "gpus"):
                 if not names_cpu(node.value):
                     accelerator = True
                     explicit = explicit or not follows_device(node.value)
                 elif node.keyword.value == "accelerator":
                     cpu_trainer = True  # `Trainer(accelerator="cpu")`
+        if launched and not launcher_on_cpu:
+            accelerator = explicit = True
         return DeviceFacts(accelerator, frozenset(moved), cpu_trainer, explicit)
 
     # ------------------------------------------------------------------ the walk
@@ -744,3 +754,13 @@ def _chain(sites: dict, name: str) -> list[tuple[str, cst.Assign]]:
         if name is None:
             break
     return found
+
+
+# Methods of accelerate's `Accelerator` and Lightning's `Fabric` that place what they are given.
+_PLACING_METHODS = frozenset({"prepare", "prepare_model", "prepare_data_loader", "setup", "setup_module", "setup_dataloaders"})
+
+
+def _names_launcher(receiver: cst.BaseExpression) -> bool:
+    """`accelerator`, `self.accelerator`, `fabric`: an accelerate `Accelerator` or a Lightning `Fabric`."""
+    name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""  # type: ignore[attr-defined]
+    return "accelerator" in name.lower() or "fabric" in name.lower()

@@ -15,7 +15,7 @@ from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.tables import LOSS_NAME
 from memlint.analysis.naming import name_tokens, named_like_model
-from memlint.analysis.tables import NON_MODEL_VERBS
+from memlint.analysis.tables import GATHERING_METHODS, NON_MODEL_VERBS
 from memlint.analysis.values import Kind, evaluate, own_definition
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
+    if isinstance(func, cst.Attribute) and func.attr.value in GATHERING_METHODS and len(expr.args) >= 1:
+        return model_output(expr.args[0].value, ctx, known)  # `accelerator.gather(preds)`: still on the device
     if isinstance(func, cst.Attribute) and func.attr.value == "forward" and is_model_call(expr, ctx):
         return True  # `self.forward(x)` in a module class: the class's own forward is the model's
     if own_definition(func, ctx) is not None:

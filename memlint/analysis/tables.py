@@ -235,3 +235,8 @@ TENSOR_OUTPUT_FIELDS = frozenset(
 # module sets `self.automatic_optimization = False`.  A returned name is then evidence of history,
 # as `loss.backward()` would be.
 BACKPROPAGATED_RETURNS = frozenset({"training_step"})
+
+# Methods of a distributed-training helper that return their argument's values gathered from every
+# process, on the same device (accelerate's `accelerator.gather(x)` / `gather_for_metrics(x)` /
+# `pad_across_processes(x)`, Fabric's and Lightning's `all_gather(x)`): a model output stays one.
+GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "pad_across_processes"})

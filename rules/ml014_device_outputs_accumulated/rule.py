@@ -11,7 +11,7 @@ from memlint.analysis import GradMode
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.outputs import model_output
-from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
+from memlint.analysis.tables import GATHERING_METHODS, TENSOR_OUTPUT_FIELDS
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml014_device_outputs_accumulated.meta import META
@@ -433,6 +433,71 @@ with torch.no_grad():
             line=6,
             column=9,
         ),
+        Invalid(  # accelerate gathers the predictions on the device; the labels beside them are no output
+            """
+import torch
+from accelerate import Accelerator
+accelerator = Accelerator()
+model, eval_dataloader = accelerator.prepare(model, eval_dataloader)
+all_preds, all_refs = [], []
+for batch in eval_dataloader:
+    with torch.no_grad():
+        outputs = model(**batch)
+    predictions = outputs.logits.argmax(dim=-1)
+    predictions, references = accelerator.gather_for_metrics((predictions, batch["labels"]))
+    all_preds.append(predictions)
+    all_refs.append(references)
+""",
+            line=11,
+            column=5,
+            unsafe=True,
+            fixed="""
+import torch
+from accelerate import Accelerator
+accelerator = Accelerator()
+model, eval_dataloader = accelerator.prepare(model, eval_dataloader)
+all_preds, all_refs = [], []
+for batch in eval_dataloader:
+    with torch.no_grad():
+        outputs = model(**batch)
+    predictions = outputs.logits.argmax(dim=-1)
+    predictions, references = accelerator.gather_for_metrics((predictions, batch["labels"]))
+    all_preds.append(predictions.cpu())
+    all_refs.append(references)
+""",
+        ),
+        Invalid(  # Lightning 1.x detaches what training_step returns and keeps it for training_epoch_end
+            """
+import torch
+import pytorch_lightning as pl
+class Classifier(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        return {"loss": loss, "logits": logits}
+    def training_epoch_end(self, outputs):
+        logits = torch.cat([o["logits"] for o in outputs])
+trainer = pl.Trainer(gpus=1)
+""",
+            line=8,
+            column=9,
+            unsafe=True,
+            message="Lightning 1.x keeps what `training_step` returns",
+            fixed="""
+import torch
+import pytorch_lightning as pl
+class Classifier(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        return {"loss": loss, "logits": logits.detach().cpu()}
+    def training_epoch_end(self, outputs):
+        logits = torch.cat([o["logits"] for o in outputs])
+trainer = pl.Trainer(gpus=1)
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -446,6 +511,8 @@ with torch.no_grad():
 
     def visit_Assign(self, node: cst.Assign) -> None:
         known = self._known()
+        if self._gathered_pairs(node, known):
+            return
         is_output = model_output(node.value, self.ctx, known)
         for target in node.targets:
             # `outputs = model(x)`, and `val_loss, logits = outputs[:2]`: each element is an output too
@@ -458,6 +525,23 @@ with torch.no_grad():
                 (untyped.add if is_output and not self._known_tensor(node.value) else untyped.discard)(name.value)  # type: ignore[union-attr]
         if len(node.targets) == 1 and self.ctx.in_loop:
             self._concatenation(node, node.targets[0].target)
+
+    def _gathered_pairs(self, node: cst.Assign, known: set[str]) -> bool:
+        """`preds, refs = accelerator.gather_for_metrics((preds, batch["labels"]))`: each name takes
+        what the element in its place was (the labels are no model output)."""
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+            return False
+        target = node.targets[0].target
+        if value.func.attr.value not in GATHERING_METHODS or len(value.args) != 1 or not isinstance(target, (cst.Tuple, cst.List)):
+            return False
+        gathered = value.args[0].value
+        if not isinstance(gathered, (cst.Tuple, cst.List)) or len(gathered.elements) != len(target.elements):
+            return False
+        for element, source in zip(target.elements, gathered.elements):
+            if isinstance(element.value, cst.Name):
+                (known.add if model_output(source.value, self.ctx, known) else known.discard)(element.value.value)
+        return True
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -499,7 +583,13 @@ with torch.no_grad():
         if epoch_end is None:
             return
         elements = _elements(value) if isinstance(value, _DISPLAYS) else [value]
-        outputs = [e for e in elements if self._on_device_output(e)]
+        # Lightning detaches what it keeps of `training_step`'s return (the loss too): with history
+        # or not, the kept value is an output on the device
+        detached_by_framework = epoch_end == "training_epoch_end"
+        outputs = [
+            e for e in elements
+            if (model_output(e, ctx, self._known()) if detached_by_framework else self._on_device_output(e))
+        ]  # fmt: skip
         if outputs:
             self._add(node, outputs, f"{epoch_end}(outputs)", ctx.function_node.name.value, kept=True)  # type: ignore[union-attr]
 
