@@ -61,7 +61,7 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
-    if isinstance(func, cst.Attribute) and func.attr.value in GATHERING_METHODS and len(expr.args) >= 1:
+    if isinstance(func, cst.Attribute) and func.attr.value in GATHERING_METHODS and len(expr.args) == 1:
         return model_output(expr.args[0].value, ctx, known)  # `accelerator.gather(preds)`: still on the device
     if isinstance(func, cst.Attribute) and func.attr.value == "forward" and is_model_call(expr, ctx):
         return True  # `self.forward(x)` in a module class: the class's own forward is the model's

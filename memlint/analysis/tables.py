@@ -99,10 +99,14 @@ GRAPH_PRESERVING_METHODS: dict[str, object] = {
     "softmax": False, "log_softmax": False, "sigmoid": False, "tanh": False, "relu": False,
     "masked_fill": False, "narrow": False, "select": False, "gather": False, "index_select": False,
     "matmul": False, "mm": False, "bmm": False, "view_as": False, "reshape_as": False,
+    # torch.distributions: a distribution built from a model's output keeps its history in what it
+    # computes (`dist.log_prob(a)`, `dist.entropy()`, a reparametrised `dist.rsample()`)
+    "log_prob": False, "entropy": False, "rsample": False, "cdf": False,
 }  # fmt: skip
 
 # Tensor methods and attributes whose result never carries autograd history.
-GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "argmax", "argmin", "size", "dim", "numel", "eq", "ne"})
+# (`sample()`: a distribution's draw is not differentiable.)
+GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "argmax", "argmin", "size", "dim", "numel", "eq", "ne", "sample"})
 # torch functions whose result never carries autograd history (indices, comparisons, counts).
 GRAPH_FREE_FUNCTIONS = frozenset(
     {"argmax", "argmin", "argsort", "argwhere", "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",

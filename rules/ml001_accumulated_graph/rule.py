@@ -1362,6 +1362,58 @@ def train(model, loader, steps):
     return total
 """,
         ),
+        Invalid(  # a rollout buffer: a distribution from the actor keeps its history in `log_prob`
+            """
+import torch
+class Agent:
+    def __init__(self, actor, critic):
+        self.actor = actor
+        self.critic = critic
+        self.log_probs = []
+    def select_action(self, state):
+        action, dist = self.actor(state)
+        self.log_probs.append(dist.log_prob(action))
+        return action.cpu().detach().numpy()
+    def update(self):
+        old_log_probs = torch.cat(self.log_probs).detach()
+        self.log_probs = []
+        return old_log_probs
+    def train(self, env, num_frames):
+        state = env.reset()
+        for step in range(num_frames):
+            action = self.select_action(state)
+            state, reward, done = env.step(action)
+            if step % 2048 == 0:
+                self.update()
+""",
+            line=9,
+            column=9,
+            unsafe=True,
+            message="carries autograd history",
+            fixed="""
+import torch
+class Agent:
+    def __init__(self, actor, critic):
+        self.actor = actor
+        self.critic = critic
+        self.log_probs = []
+    def select_action(self, state):
+        action, dist = self.actor(state)
+        self.log_probs.append(dist.log_prob(action).detach())
+        return action.cpu().detach().numpy()
+    def update(self):
+        old_log_probs = torch.cat(self.log_probs).detach()
+        self.log_probs = []
+        return old_log_probs
+    def train(self, env, num_frames):
+        state = env.reset()
+        for step in range(num_frames):
+            action = self.select_action(state)
+            state, reward, done = env.step(action)
+            if step % 2048 == 0:
+                self.update()
+""",
+        ),
     ]
 
 
