@@ -919,9 +919,10 @@ class Net(nn.Module):
             self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
-            if self._elements_may_change(attribute or self._bound_to.get(id(node))):
-                return
-            self._check_sequence(_sequence_elements(node, ctx), attribute)
+            candidates = self._sequence_candidates(_sequence_elements(node, ctx), attribute)
+            # Asked only with a candidate: what changes a module is a walk of the whole file.
+            if candidates and not self._elements_may_change(attribute or self._bound_to.get(id(node))):
+                self._pending.extend(candidates)
 
     def _elements_may_change(self, name: Optional[str]) -> bool:
         """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
@@ -930,16 +931,20 @@ class Net(nn.Module):
         changes = module_changes(self.ctx)
         return changes.elements_changed(name) if name is not None else bool(changes.changed_elements)
 
-    def _check_sequence(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> None:
+    def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
+        """The activations of a Sequential's layers that could run in place, if its layers stay as built."""
         ctx = self.ctx
+        candidates: list[_Pending] = []
         following = [*(e for e, _ in elements[2:]), None]
         for (previous, _), (element, holder), after in zip(elements, elements[1:], following):
             if not isinstance(element, cst.Call) or not isinstance(previous, cst.Call):
                 continue
-            previous = self._unwrapped(previous)
             kind = torch_nn_name(ctx, element.func)
+            if kind not in INPLACE_MODULES:
+                continue  # (before unwrapping the layer ahead, which may look the file's functions up)
+            previous = self._unwrapped(previous)
             before = torch_nn_name(ctx, previous.func)
-            if kind not in INPLACE_MODULES or before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
+            if before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
                 continue
             argument, value = inplace_argument(element, INPLACE_MODULES[kind])
             if value is not False:
@@ -947,12 +952,15 @@ class Net(nn.Module):
             if argument is not None and holder is not None and _has_comment(holder):
                 continue  # `inplace=False  # why`
             then = torch_nn_name(ctx, self._unwrapped(after).func) if isinstance(after, cst.Call) else None
-            self._pending.append(_Pending(element, kind, before, ctx.class_name, attribute, then))
+            candidates.append(_Pending(element, kind, before, ctx.class_name, attribute, then))
+        return candidates
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
-            if _unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
-                self._check_sequence([(e, None) for e in display], None)
+            # The cheap test first: most lists hold no activation after a layer (a walk of the body follows).
+            candidates = self._sequence_candidates([(e, None) for e in display], None)
+            if candidates and _unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
+                self._pending.extend(candidates)
         for block in _blocks_of(node):
             self._check_statement_runs(block, node.body)
         if node.name.value == "forward" and self.ctx.class_name is not None:
@@ -981,14 +989,16 @@ class Net(nn.Module):
             last = added
 
     def _check_added_pair(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> None:
-        if self._elements_may_change(receiver.rpartition(".")[2] if method != "append" else None):
-            return
         if method == "append":
             if "." in receiver or not _unpacked_into_sequential_only(scope, receiver, self.ctx):
                 return
-            self._check_sequence([(previous, None), (layer, None)], None)
+            candidates = self._sequence_candidates([(previous, None), (layer, None)], None)
         elif receiver in made:
-            self._check_sequence([(previous, None), (layer, None)], made[receiver])
+            candidates = self._sequence_candidates([(previous, None), (layer, None)], made[receiver])
+        else:
+            return
+        if candidates and not self._elements_may_change(receiver.rpartition(".")[2] if method != "append" else None):
+            self._pending.extend(candidates)
 
     def _unwrapped(self, layer: cst.Call) -> cst.Call:
         """The layer inside initialisers and reparameterisations that return it:
@@ -1048,7 +1058,7 @@ class Net(nn.Module):
         return self._defined
 
     def finish(self, facts) -> None:
-        if module_changes(self.ctx).hooked:
+        if not self._pending or module_changes(self.ctx).hooked:
             return  # a hook may keep or wrap the output the activation would overwrite
         classes: Optional[dict[str, cst.ClassDef]] = None
         for pending in self._pending:
@@ -1089,17 +1099,23 @@ class Net(nn.Module):
         described = classes.get(ctx.class_name or "")
         if described is None:
             return
-        changes = module_changes(ctx)
-        if changes.hooked:
-            return  # a hook on the layer may keep its output, or wrap it so that an in-place change raises
-        # Only a layer the constructor built and nothing in the file binds again: `self.fc = nn.Identity()`
-        # in a branch, or `model.fc = ...` elsewhere, would make `self.fc(x)` return the caller's `x`.
-        safe_attrs = {
-            a for a, layer in described.attributes.items() if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name)
-        }
+        safe_attrs: Optional[set[str]] = None  # computed when a candidate first asks: a walk of the whole file
 
         def fresh(expr: cst.BaseExpression) -> bool:
-            return isinstance(expr, cst.Call) and _self_attr(expr.func) in safe_attrs
+            nonlocal safe_attrs
+            if not isinstance(expr, cst.Call):
+                return False
+            if safe_attrs is None:
+                changes = module_changes(ctx)
+                # A hook on the layer may keep its output, or wrap it so that an in-place change raises.
+                # Only a layer the constructor built and nothing in the file binds again:
+                # `self.fc = nn.Identity()` in a branch, or `model.fc = ...` elsewhere, would make
+                # `self.fc(x)` return the caller's `x`.
+                safe_attrs = set() if changes.hooked else {
+                    a for a, layer in described.attributes.items()
+                    if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name)
+                }  # fmt: skip
+            return _self_attr(expr.func) in safe_attrs
 
         for block in _blocks_of(function):
             previous: Optional[cst.CSTNode] = None
