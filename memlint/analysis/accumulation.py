@@ -301,11 +301,14 @@ def bound_in_outer_batch_loop(ctx: "Context", name: str) -> bool:
     return bound is not None and any(bound is loop and iterates_batches(loop) for loop in ctx.loops[:-1])
 
 
-def made_per_batch(ctx: "Context", name: str) -> bool:
+def made_per_batch(ctx: "Context", name: str, innermost: bool = False) -> bool:
     """Was `name` last bound inside the outermost loop over batches around here, or in a loop nested
-    in it (a list made for each batch: its glimpses, its decoding steps)?"""
+    in it (a list made for each batch: its glimpses, its decoding steps)?  With `innermost`, inside
+    the innermost loop over batches: a tensor restarted for each support set of a few-shot evaluation
+    still grows over the full pass of the loader inside it."""
     loops = ctx.loops
-    first = next((i for i, loop in enumerate(loops) if iterates_batches(loop)), None)
+    over_batches = [i for i, loop in enumerate(loops) if iterates_batches(loop)]
+    first = (over_batches[-1] if innermost else over_batches[0]) if over_batches else None
     bound = ctx.frame.bound_in_loop.get(name)
     return first is not None and bound is not None and any(bound is loop for loop in loops[first:])
 
