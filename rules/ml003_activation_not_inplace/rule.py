@@ -427,6 +427,45 @@ from torch import nn
 mlp = nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(-0.2), nn.Linear(16, 4))
 """
         ),
+        Valid(  # a hook on modules met in a loop: the layer may be among them (issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.head(F.relu(self.fc(x)))
+model = Net()
+kept = []
+for module in model.modules():
+    module.register_forward_hook(lambda m, args, output: kept.append(output))
+"""
+        ),
+        Valid(  # the hooked attribute is another name of the layer (`self.head = self.fc`)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.head = self.fc
+    def forward(self, x):
+        return F.relu(self.fc(x))
+model = Net()
+model.head.register_forward_hook(lambda m, args, output: print(output))
+"""
+        ),
+        Valid(  # an element of a nested Sequential replaced: the ReLU may come first
+            """
+from torch import nn
+features = nn.Sequential(nn.Sequential(nn.Linear(4, 4), nn.ReLU()), nn.Linear(4, 2))
+features[0][0] = nn.Identity()
+"""
+        ),
     ]
 
     INVALID = [
@@ -882,6 +921,103 @@ class Net(nn.Module):
 """,
             harness=_runs("Net()", "2, 8"),
         ),
+        Invalid(  # the learning rate set through a string key replaces no layer (cleanrl's PPO scripts, issue 27)
+            """
+import torch
+from torch import nn
+agent = nn.Sequential(nn.Linear(4, 64), nn.Tanh(), nn.Linear(64, 64), nn.ReLU())
+optimizer = torch.optim.Adam(agent.parameters(), lr=1e-3)
+optimizer.param_groups[0]["lr"] = 5e-4
+buffer = torch.zeros(8, 4)
+buffer[:, 0] = 1.0
+""",
+            line=3,
+            column=71,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+agent = nn.Sequential(nn.Linear(4, 64), nn.Tanh(), nn.Linear(64, 64), nn.ReLU(inplace=True))
+optimizer = torch.optim.Adam(agent.parameters(), lr=1e-3)
+optimizer.param_groups[0]["lr"] = 5e-4
+buffer = torch.zeros(8, 4)
+buffer[:, 0] = 1.0
+""",
+            harness=_runs("agent", "2, 4"),
+        ),
+        Invalid(  # a class defined again under its name (a notebook's cell edited and run again): each builds its own layers
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return F.relu(self.fc(x))
+""",
+            line=14,
+            column=16,
+            config=_EXACT,
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return F.relu(self.fc(x), inplace=True)
+""",
+            harness=_runs("Net()", "2, 4"),
+        ),
+        Invalid(  # a hook on another module, known by name (`model.head`), sees nothing the ReLU overwrites
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+        self.head = nn.Linear(8, 2)
+    def forward(self, x):
+        return self.head(self.body(x))
+model = Net()
+kept = []
+model.head.register_forward_hook(lambda module, args, output: kept.append(args[0]))
+""",
+            line=5,
+            column=52,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU(inplace=True))
+        self.head = nn.Linear(8, 2)
+    def forward(self, x):
+        return self.head(self.body(x))
+model = Net()
+kept = []
+model.head.register_forward_hook(lambda module, args, output: kept.append(args[0]))
+""",
+            harness=Harness(
+                setup="import torch",
+                then="x = torch.randn(2, 4, requires_grad=True)\nout = model(x)\nout.sum().backward()\nresult = (out, kept, x.grad)",
+            ),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1048,10 +1184,12 @@ class Net(nn.Module):
         return self._defined
 
     def finish(self, facts) -> None:
-        if module_changes(self.ctx).hooked:
-            return  # a hook may keep or wrap the output the activation would overwrite
+        changes = module_changes(self.ctx)
         classes: Optional[dict[str, cst.ClassDef]] = None
         for pending in self._pending:
+            # A hook on one of its layers may keep or wrap the output the activation would overwrite.
+            if changes.hooks_may_see([pending.attribute]) if pending.attribute is not None else changes.hooked:
+                continue
             if pending.attribute is not None and pending.class_name is not None:
                 if classes is None:
                     classes = _class_nodes(self.ctx.module)
@@ -1090,12 +1228,14 @@ class Net(nn.Module):
         if described is None:
             return
         changes = module_changes(ctx)
-        if changes.hooked:
-            return  # a hook on the layer may keep its output, or wrap it so that an in-place change raises
         # Only a layer the constructor built and nothing in the file binds again: `self.fc = nn.Identity()`
         # in a branch, or `model.fc = ...` elsewhere, would make `self.fc(x)` return the caller's `x`.
         safe_attrs = {
-            a for a, layer in described.attributes.items() if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name)
+            a
+            for a, layer in described.attributes.items()
+            if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name)
+            # a hook on the layer may keep its output, or wrap it so that an in-place change raises
+            and not changes.hooks_may_see([a])
         }
 
         def fresh(expr: cst.BaseExpression) -> bool:
