@@ -1,8 +1,9 @@
 """ML003's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
 `nn.Sequential` holding an in-place-capable module right after a layer that does not save its
-output; or, in a `forward`, an in-place-capable `F.<activation>` applied to `self.<layer>(...)`
-directly or to the name the previous statement bound to it.
+output; or, in a `forward`, an in-place-capable `F.<activation>` applied to `self.<layer>(...)` or
+to a sum, difference or product directly, or to a name one of the two statements before binds or
+adds to in place; or an in-place-capable module held by `self.<attr>` and called as `self.<attr>(...)`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attr
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source):
+        return True
+    if source.mentions(*INPLACE_MODULES) and _activation_attribute_called(source):
         return True
     if not source.mentions(*INPLACE_FUNCTIONS):
         return False
@@ -33,6 +36,20 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers):  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _activation_attribute_called(source: Source) -> bool:
+    """`self.relu = nn.ReLU()` somewhere and `self.relu(...)` called somewhere (the analysis asks
+    much more: every call on a fresh value, no other use)."""
+    inplace = source.names_for(INPLACE_MODULES)
+    held = {
+        t.attr  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Assign)
+        if isinstance(node.value, ast.Call) and final_name(node.value.func) in inplace  # type: ignore[attr-defined]
+        for t in node.targets  # type: ignore[attr-defined]
+        if is_self_attribute(t)
+    }
+    return bool(held) and any(self_attribute(call.func) in held for call in source.nodes(ast.Call))  # type: ignore[attr-defined]
 
 
 def _statement_around(source: Source, node: ast.AST):
@@ -82,8 +99,14 @@ def _layer_pair_in_a_sequence(source: Source) -> bool:
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
     if source.mentions("append", "add_module"):
         sequences += _added_one_by_one(source)
+    bound: dict[str, set] = {}  # `conv2d = nn.Conv2d(...)`: what a name may hold (any assignment: a loosening)
+    for node in source.nodes(ast.Assign):
+        if isinstance(node.value, ast.Call):  # type: ignore[attr-defined]
+            for target in node.targets:  # type: ignore[attr-defined]
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, set()).update(_layer_of(node.value))  # type: ignore[attr-defined]
     for elements in sequences:
-        layers = [_layer_of(element) for element in elements]
+        layers = [bound.get(e.id, set()) if isinstance(e, ast.Name) else _layer_of(e) for e in elements]
         for previous, layer in zip(layers, layers[1:]):
             if previous & before and layer & inplace:
                 return True
@@ -155,7 +178,14 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     first = call.args[0]
     if isinstance(first, ast.Call) and self_attribute(first.func) in layers:
         return True
-    return call is direct and isinstance(first, ast.Name) and _binds_layer_output(previous, first.id, layers)
+    if isinstance(first, ast.BinOp) and isinstance(first.op, (ast.Add, ast.Sub, ast.Mult)):
+        return True
+    if not (call is direct and isinstance(first, ast.Name)):
+        return False
+    # `out += y` before: the statement before that is not looked at (a loosening)
+    return _binds_layer_output(previous, first.id, layers) or (
+        isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id
+    )
 
 
 def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
@@ -164,6 +194,8 @@ def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
         and statement.targets[0].id == name
-        and isinstance(statement.value, ast.Call)
-        and self_attribute(statement.value.func) in layers
+        and (
+            (isinstance(statement.value, ast.Call) and self_attribute(statement.value.func) in layers)
+            or (isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, (ast.Add, ast.Sub, ast.Mult)))
+        )
     )
