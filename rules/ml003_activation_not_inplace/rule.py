@@ -113,7 +113,13 @@ class ActivationNotInplace(Rule):
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`);
     - in `forward`, a functional activation whose input is the fresh output of such a layer
-      (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line) that is not used again.
+      (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
+      between: `out += self.shortcut(x)`) or of `+`, `-`, `*` (`F.relu(a + b)`), that is not used
+      again;
+    - `self.relu = nn.ReLU()` (any in-place-capable module held by the class) when every use of
+      `.relu` in the file is a call of it in `forward` on such a fresh value;
+    - a layer bound to a name by the function's own assignment and listed before the activation
+      (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`).
 
     Never reported: the first element of a Sequential (it would overwrite the caller's tensor, a
     residual input for example); an activation after an op that saves its output (Sigmoid, Tanh,
@@ -140,8 +146,10 @@ class ActivationNotInplace(Rule):
     by default. Each message says what the saving is.
 
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories,
-    `self.relu = nn.ReLU()` modules called in `forward` (they are often reused), and Sequential
-    subclasses are not analysed.
+    `self.relu = nn.ReLU()` modules called anywhere but `forward` or on a value that is not fresh
+    (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
+    by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
+    a module it cannot name (`m` of `model.modules()`) does.
 
     ## Why is this bad?
     An out-of-place activation allocates a second buffer the size of its input while the input is
