@@ -136,7 +136,7 @@ class _Scanner:
             # A method of an nn.Module named `predict...` / `inference...` is a building block of its
             # forward (it runs in training too): its name is no evidence.
             if is_evaluation_function_name(scope.name.value) and not _in_module_like_class(self.ctx):
-                if not computes_gradients(scope, self.ctx):
+                if not computes_gradients(scope, self.ctx) and not _shape_check(scope, self.ctx):
                     region = Region(scope, "function-name", f"in `{scope.name.value}` (its name says it evaluates)")
                     self._claim([scope.body], region)
                 return self.result
@@ -207,6 +207,39 @@ class _Scanner:
         if qualified in tables.SET_GRAD_ENABLED and isinstance(expr, cst.Call):
             return not (expr.args and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == "False")
         return False
+
+
+def _shape_check(function: cst.FunctionDef, ctx: "Context") -> bool:
+    """`def test(): net = ResNet18(); y = net(torch.randn(1, 3, 32, 32)); print(y.size())`: a
+    function that takes nothing, builds the model it runs, loads no weights and loops over nothing
+    runs an untrained model once, to see that it runs (a shape check), whatever its name says:
+    there is no evaluation in it."""
+    params = function.params
+    if params.params or params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) or params.star_kwarg:
+        return False
+    built = ctx.model.constructed(function)  # names bound only to what a capitalised callee builds
+    runs_built = False
+    for node in code_descendants(function.body):
+        kind = type(node)
+        if kind in _REPEATS:
+            return False
+        if kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if _final(func) in _LOADS_WEIGHTS:
+                return False
+            runs_built = runs_built or (type(func) is cst.Name and func.value in built)
+    return runs_built
+
+
+# A loop or a comprehension: the function goes over data.  Calls that give a model trained weights.
+_REPEATS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+_LOADS_WEIGHTS = frozenset({"load_state_dict", "load", "from_pretrained", "load_from_checkpoint", "load_checkpoint"})
+
+
+def _final(func: cst.BaseExpression) -> Optional[str]:
+    if type(func) is cst.Attribute:
+        return func.attr.value  # type: ignore[attr-defined]
+    return func.value if type(func) is cst.Name else None  # type: ignore[attr-defined]
 
 
 def _code(ctx: "Context", node: cst.CSTNode) -> str:

@@ -105,6 +105,22 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a shape check: `test()` builds an untrained model and runs it once on random input (issue 27)
+            """
+import torch
+from torch import nn
+class VGG(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(x)
+def test():
+    net = VGG()
+    y = net(torch.randn(2, 4))
+    print(y.size())
+"""
+        ),
         Valid(  # a layer without parameters records no history: nothing to evaluate
             """
 import torch
@@ -368,6 +384,40 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # a test function that loads the weights it runs is an evaluation, shape check or not
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(x)
+def test():
+    net = Net()
+    net.load_state_dict(torch.load("net.pt"))
+    print(net(torch.randn(2, 4)))
+""",
+            line=12,
+            column=11,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(x)
+@torch.no_grad()
+def test():
+    net = Net()
+    net.load_state_dict(torch.load("net.pt"))
+    print(net(torch.randn(2, 4)))
+""",
+        ),
         Invalid(  # `G` is a model by evidence: it is put in eval mode and called (its class is imported)
             """
 import torch
