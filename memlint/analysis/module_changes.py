@@ -33,6 +33,10 @@ HOOK_REGISTRATIONS = frozenset(
      "register_module_full_backward_pre_hook", "register_module_backward_hook",
      "create_feature_extractor", "IntermediateLayerGetter"}
 )  # fmt: skip
+# Libraries that hook the modules of a model handed to them (captum's DeepLift hooks every
+# nonlinearity; grad-cam tools hook the layers they are given; shap's DeepExplainer hooks them all):
+# any call of what the file imports from them is a hook on a module not known by name.
+_HOOKING_LIBRARIES = ("captum", "pytorch_grad_cam", "torchcam", "shap", "lucent", "torchray")
 # Registrations on the module they are called on (`register_module_forward_hook` and friends hook
 # every module).
 _ON_A_MODULE = ("register_forward", "register_full_backward", "register_backward")
@@ -103,6 +107,9 @@ def _collect(module: cst.Module) -> ModuleChanges:
         elif type(target) is cst.Subscript and _may_set_an_element(target):  # type: ignore[arg-type]
             changed.add(_last_name(target.value) or ANY)  # type: ignore[attr-defined]
 
+    hooking = _names_from_hooking_libraries(module)
+    if ANY in hooking:  # `from captum.attr import *`: any call may be one
+        hooked = hooked_unknown = True
     for node in code_descendants(module):
         kind = type(node)
         if kind is cst.AssignTarget:
@@ -127,6 +134,8 @@ def _collect(module: cst.Module) -> ModuleChanges:
         elif kind is cst.Call:
             func = node.func  # type: ignore[attr-defined]
             called = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+            if hooking and _root_name(func) in hooking:
+                hooked = hooked_unknown = True  # `DeepLift(net)`, `captum.attr.LayerGradCam(net, net.conv)`
             if called in HOOK_REGISTRATIONS:
                 hooked = True
                 names = _attribute_path(func.value) if type(func) is cst.Attribute and called.startswith(_ON_A_MODULE) else None
@@ -270,3 +279,40 @@ def _attribute_path(receiver: cst.BaseExpression) -> list[str] | None:
             return names if names and receiver.value != "torch" else None  # type: ignore[attr-defined]
         else:
             return None
+
+
+def _names_from_hooking_libraries(module: cst.Module) -> frozenset[str]:
+    """Names the file binds to a hooking library or to what it imports from one (module level)."""
+    found: set[str] = set()
+    for statement in module.body:
+        if type(statement) is not cst.SimpleStatementLine:
+            continue
+        for small in statement.body:  # type: ignore[attr-defined]
+            if type(small) is cst.Import:
+                for alias in small.names:  # type: ignore[attr-defined]
+                    dotted = _dotted(alias.name)
+                    if dotted.split(".")[0] in _HOOKING_LIBRARIES:
+                        found.add(alias.asname.name.value if alias.asname else dotted.split(".")[0])  # type: ignore[union-attr]
+            elif type(small) is cst.ImportFrom and small.module is not None and not small.relative:  # type: ignore[attr-defined]
+                if _dotted(small.module).split(".")[0] in _HOOKING_LIBRARIES:  # type: ignore[attr-defined]
+                    if isinstance(small.names, cst.ImportStar):  # type: ignore[attr-defined]
+                        found.add(ANY)
+                    else:
+                        found.update((a.asname.name.value if a.asname else a.name.value) for a in small.names)  # type: ignore[union-attr, attr-defined]
+    if ANY in found:
+        return frozenset({ANY})
+    return frozenset(found)
+
+
+def _dotted(expr: cst.BaseExpression) -> str:
+    if type(expr) is cst.Name:
+        return expr.value  # type: ignore[attr-defined]
+    if type(expr) is cst.Attribute:
+        return _dotted(expr.value) + "." + expr.attr.value  # type: ignore[attr-defined]
+    return ""
+
+
+def _root_name(func: cst.BaseExpression) -> str | None:
+    while type(func) is cst.Attribute:
+        func = func.value  # type: ignore[attr-defined]
+    return func.value if type(func) is cst.Name else None  # type: ignore[attr-defined]

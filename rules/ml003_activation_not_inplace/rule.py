@@ -200,6 +200,21 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the model is handed to captum, whose DeepLift hooks every nonlinearity (issue 27)
+            """
+from captum.attr import DeepLift
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.fc(x))
+net = Net()
+dl = DeepLift(net)
+"""
+        ),
         Valid(  # a name bound to a layer in a branch and to something else in another: not one layer
             """
 from torch import nn
