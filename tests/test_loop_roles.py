@@ -40,6 +40,9 @@ def _nodes(module: cst.Module, kind: type) -> list:
         ("for i, batch in enumerate(tqdm(val_dl)):", "pass", "step"),
         ("for x in pairs:", "pass", "step"),  # `pairs = DataLoader(...)` below
         ("for epoch in range(epochs):", "model(x)", "epoch"),
+        # full-batch training: an epoch loop whose own body steps is one step per iteration
+        ("for epoch in range(epochs):", "loss = model(x); loss.backward(); optimizer.step()", "step"),
+        ("for epoch in range(epochs):", "batch = sample_batch(train_loader); model(batch).backward()", "step"),
         ("for i in range(num_epochs):", "train_one_epoch(model, train_loader)", "epoch"),
         ("for i in range(args.epochs):", "log(i)", "epoch"),
         ("for name in files:", "print(name)", "unknown"),
@@ -65,6 +68,21 @@ def test_an_outer_loop_holding_a_loader_loop_is_per_epoch() -> None:
     outer, inner = _nodes(module, cst.For)
     assert model.loop_scope(outer).kind == "epoch"
     assert model.loop_scope(inner).kind == "step"
+
+
+def test_an_epoch_loop_that_steps_after_its_loader_loop_is_per_epoch() -> None:
+    # the scheduler's or a whole-epoch optimizer step in the outer body: still once per pass
+    model, module = _model(
+        """
+        for epoch in range(n):
+            for x in train_loader:
+                model(x).backward()
+            scheduler.step()
+            optimizer.step()
+        """
+    )
+    outer, inner = _nodes(module, cst.For)
+    assert model.loop_scope(outer).kind == "epoch"
 
 
 def test_function_roles() -> None:

@@ -277,6 +277,49 @@ def test_a_helper_that_returns_a_number_carries_none(project):
     assert _findings(".") == []
 
 
+def test_a_helper_whose_model_is_known_by_its_methods_carries_history(project):
+    # `G` is named like no model; `G.train()` and `G(z)` make it one (evidence.module_names), for the
+    # project pass's summary as for the semantic model (call_rules, issue 27)
+    write(project / "losses.py", """
+        def generator_loss(G, z):
+            G.train()
+            return G(z).mean()
+    """)
+    write(project / "train.py", """
+        import torch
+        from losses import generator_loss
+
+        def report(G, noise):
+            total = 0.0
+            for z in noise:
+                total += generator_loss(G, z)
+            return total
+    """)
+    assert _findings(".") == [("train.py", "ML001", 7)]
+
+
+def test_a_helper_that_returns_indices_carries_none(project):
+    # `torch.argmax` returns indices, never history: the summary reads the rule values.py reads
+    # (call_rules.torch_call), and no longer the history of its arguments
+    write(project / "predict.py", """
+        import torch
+
+        def predict(model, x):
+            return torch.argmax(model(x), dim=1)
+    """)
+    write(project / "train.py", """
+        import torch
+        from predict import predict
+
+        def count(model, loader):
+            total = 0
+            for x, y in loader:
+                total += predict(model, x)
+            return total
+    """)
+    assert [f for f in _findings(".") if f[1] == "ML001"] == []
+
+
 # issue 27: the loss function of a sibling file returns `(loss, mse, ce)` computed by hand, which the
 # summary cannot see carry history; the script's own `loss.backward()` proves that it does.
 HAND_WRITTEN_LOSS = """

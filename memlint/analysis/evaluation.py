@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables, values
-from memlint.analysis.naming import is_evaluation_function_name, method_runs_module, names_evaluation_data
+from memlint.analysis.naming import is_evaluation_function_name, method_runs_module, named_like_model, names_evaluation_data
 from memlint.analysis.inventory import PARAMETER_FREE
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.values import Kind
@@ -87,7 +87,7 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         return False
     if kind is cst.Attribute and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
         # `model.encoder(x)` runs a submodule; `model.modules()`, `model.fuse_model()` are methods
-        return values.named_like_model(func.attr.value)
+        return named_like_model(func.attr.value)
     callee = values.evaluate(func, ctx)
     if callee.kind is Kind.MODULE:
         return not callee.is_loss
@@ -97,7 +97,7 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         return False  # the file's own function or class, defined further down (`test_model`)
     if kind is cst.Attribute and ctx.resolve(func.value) is not None:
         return False
-    return values.named_like_model(func.value if kind is cst.Name else func.attr.value) or ctx.model.module_evidence(dotted_name(func))
+    return named_like_model(func.value if kind is cst.Name else func.attr.value) or ctx.model.module_evidence(dotted_name(func))
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:

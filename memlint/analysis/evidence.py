@@ -151,6 +151,14 @@ def module_names(calls: Iterable[ast.AST]) -> frozenset[str]:
     return frozenset(receivers & called)
 
 
+def file_module_names(source) -> frozenset[str]:
+    """`module_names` of a whole file, from a `memlint.prescreen.Source` (its node index), computed
+    once per file: the screens (prescreen/history.py) and the project pass's summaries both read it."""
+    return source.memo(  # type: ignore[no-any-return]
+        "module-names", lambda: module_names(source.nodes(ast.Call)) if source.mentions(*MODULE_METHODS) else frozenset()
+    )
+
+
 def _name_or_self_attribute(expr: ast.AST) -> Optional[str]:
     if isinstance(expr, ast.Name):
         return expr.id

@@ -11,14 +11,14 @@ periodic.  Everything here is syntactic and cheap; it is only run on nodes a rul
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Union
 
 import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.naming import BATCH_SOURCE
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
-from memlint.analysis.values import named_like_model
+from memlint.analysis.naming import named_like_model
 from memlint.pipeline.tree import code_children, code_descendants
 
 if TYPE_CHECKING:
@@ -237,9 +237,10 @@ def runs_own_pass(function: cst.FunctionDef) -> bool:
     return False
 
 
-def step_loop_called_functions(facts: "FileFacts") -> set["FunctionKey"]:
+def step_loop_called_functions(facts: "FileFacts", is_step: Callable[[Loop], bool]) -> set["FunctionKey"]:
     """Functions of this file called on every iteration of a training/evaluation loop, directly or
-    through other such functions (each call unconditional where it is made)."""
+    through other such functions (each call unconditional where it is made).  `is_step` says which
+    loops run once per step: the semantic model's `loop_scope(loop).kind == "step"` for a rule."""
     result: set = set()
     changed = True
     while changed:
@@ -248,7 +249,7 @@ def step_loop_called_functions(facts: "FileFacts") -> set["FunctionKey"]:
             for site in facts.call_sites.get(key, ()):
                 if site.conditional:
                     continue
-                direct = site.loop is not None and is_step_loop(site.loop)
+                direct = site.loop is not None and is_step(site.loop)
                 via_helper = site.loop is None and bool(site.callers) and site.callers[-1] in result
                 if direct or via_helper:
                     result.add(key)

@@ -7,8 +7,10 @@
   SMALL_COUNT), a literal list or tuple (`for name in ["a", "b"]`), or either through
   `enumerate` / `zip`.  Code in it runs that many times per run, not once per step.
 - "step": one iteration per batch: it iterates a data loader (named like one, or a name the file
-  binds to a `DataLoader(...)`), through `enumerate` / `tqdm` / `iter` / `zip`, or its own body runs
-  a training or evaluation step (iteration.is_step_loop).
+  binds to a `DataLoader(...)`), through `enumerate` / `tqdm` / `iter` / `zip`; its own body calls
+  backward or an optimizer's `step()` and holds no loop over a loader (also `for epoch in range(n)`:
+  full-batch training, one step per epoch); or its own body runs a training or evaluation step
+  (iteration.is_step_loop) and it is not an epoch loop.
 - "epoch": one iteration per pass over the data: `for epoch in range(n)`, a loop over
   `range(epochs)`, a loop that hands a loader to a call, or one that holds a step loop.
 - "unknown": none of these.
@@ -27,7 +29,7 @@ from typing import Callable, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches
+from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches, steps_itself
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
 
@@ -80,9 +82,14 @@ def loop_scope(loop: cst.CSTNode, loader_names: frozenset[str]) -> LoopScope:
             return LoopScope("step", f"iterates `{iterated}`, a DataLoader the file builds")
         if iterates_batches(loop):  # type: ignore[arg-type]
             return LoopScope("step", "iterates something named like a data loader")
+    holds_step_loop = _holds_step_loop(loop, loader_names)
+    if not holds_step_loop and steps_itself(loop):  # type: ignore[arg-type]
+        # Before the epoch tests: `for epoch in range(n)` whose own body calls backward or steps an
+        # optimizer is full-batch training (or samples its own batch), one step per iteration.
+        return LoopScope("step", "calls backward or an optimizer step in its own body")
     if is_epoch_loop(loop):  # type: ignore[arg-type]
         return LoopScope("epoch", "a loop over epochs, or one that hands a loader to a call")
-    if _holds_step_loop(loop, loader_names):
+    if holds_step_loop:
         return LoopScope("epoch", "holds a loop over a data loader")
     if is_step_loop(loop):  # type: ignore[arg-type]
         # (also `for i in range(epochs)` that steps itself: full-batch training, a step per epoch)

@@ -34,7 +34,7 @@ import ast
 import functools
 from typing import Any, Iterator, Optional
 
-from memlint.analysis import evidence, tables
+from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
 FORMAT = 2  # 2: `stars`, the modules a file star-imports
@@ -403,7 +403,7 @@ class _Summary:
                     reference = ["n", name]  # (a capitalised name is taken for a class: its constructor)
             elif name in self.defs and name not in self.classes:
                 reference = ["n", name]
-            elif named_like_model(name):
+            elif named_like_model(name) or name in self._module_evidence():
                 model = True
         elif type(func) is ast.Attribute:
             attr = func.attr
@@ -419,7 +419,7 @@ class _Summary:
                 if root == "self":
                     if attr not in self._self_attributes()[0]:
                         reference = ["s", attr]  # a method, not a submodule (`self.fc = ...`)
-                    if named_like_model(attr):
+                    if named_like_model(attr) or "self." + attr in self._module_evidence():
                         model = True
                 elif root in self.imports:
                     qualified = self.qualify(f"{root}.{attr}")
@@ -644,7 +644,7 @@ class _Summary:
                 )
             if name in self.defs:
                 return [["n", name]]
-            return [True] if named_like_model(name) or tables.LOSS_NAME.match(name) else []
+            return [True] if call_rules.named_like_model_or_loss(name) or name in self._module_evidence() else []
         if not isinstance(func, ast.Attribute):
             return []
         attr = func.attr
@@ -661,11 +661,12 @@ class _Summary:
             return [["c"]] if chain == "self.forward" and "." in key else [True]
         if root == "self" and chain is not None and chain.count(".") == 1 and "." in key:
             class_name = key.partition(".")[0]
+            by_evidence = "self." + attr in self._module_evidence()
             if attr in self._self_attributes()[1].get(class_name, ()):
-                if named_like_model(attr) or tables.LOSS_NAME.match(attr):
+                if call_rules.named_like_model_or_loss(attr) or by_evidence:
                     return [True]
                 return [["a", attr]]
-            return [True] if named_like_model(attr) or tables.LOSS_NAME.match(attr) else [["s", attr]]
+            return [True] if call_rules.named_like_model_or_loss(attr) or by_evidence else [["s", attr]]
         if root in self.defs and chain is not None and chain.count(".") == 1:
             return [["d", chain]]
         if attr in tables.GRAPH_PRESERVING_METHODS:
@@ -674,24 +675,28 @@ class _Summary:
             constructor = self._instance_class(key, root)  # type: ignore[arg-type]
             if constructor:
                 return [["i", constructor, attr]]
-        if named_like_model(attr) or tables.LOSS_NAME.match(attr):
+        if call_rules.named_like_model_or_loss(attr):
             return [True]
         return []
 
     def _torch_alternatives(self, qualified: str, call: ast.Call, key: str, depth: int) -> list:
-        module, _, name = qualified.rpartition(".")
-        if module == "torch.nn.functional" and name in tables.FUNCTIONAL_LOSSES:
+        """A call of torch's `qualified`, as call_rules.torch_call classes it (the rule values.py
+        reads too): a functional loss certainly carries history (under grad, which `_return`
+        asks); an operation, if an argument does; a constructor, a factory or an index function never."""
+        kind = call_rules.torch_call(qualified)
+        if kind == call_rules.LOSS:
             return [True]
-        if module.startswith("torch.nn") and name[:1].isupper():
-            return []  # a layer or loss constructor
-        if module == "torch" and name in tables.TENSOR_FACTORIES:
-            return []
-        if module in ("torch", "torch.nn.functional"):
+        if kind == call_rules.ARGUMENTS:
             found: list = []
             for argument in call.args:
                 found = _union(found, self._alternatives(argument, key, depth + 1))
             return found
         return []
+
+    def _module_evidence(self) -> frozenset[str]:
+        """Names (and "self.<attr>"s) the file calls and gives a module's method (`G.eval()`, `G(z)`):
+        models by evidence, as the semantic model and the screens take them (evidence.module_names)."""
+        return evidence.file_module_names(self.source)
 
     def _grad_at(self, statement: ast.AST) -> Optional[str]:
         where = self._where(statement)
@@ -838,7 +843,7 @@ def _is_step_evidence(call: ast.Call) -> Optional[str]:
 
 @functools.lru_cache(maxsize=4096)
 def _runs_by_name(name: str) -> bool:
-    return name in _STEP_NAMES or named_like_model(name) or tables.LOSS_NAME.match(name) is not None
+    return name in _STEP_NAMES or call_rules.named_like_model_or_loss(name)
 
 
 # Calls that take one batch from a loader or wrap it for iteration (iteration._BATCH_READERS)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis import tables
-from memlint.analysis.naming import looks_like_class_name, named_like_model
+from memlint.analysis import call_rules, tables
+from memlint.analysis.naming import looks_like_class_name
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.walk import dotted_name, nested_blocks
 
@@ -235,12 +235,12 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
         if own == "class":
             return PLAIN_OBJECT  # an instance of a class that is not an nn.Module: no autograd in sight
         name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
-        if tables.LOSS_NAME.match(name) and _args_graph(call, ctx):
+        if call_rules.is_loss_name(name) and _args_graph(call, ctx):
             return tensor(True)  # a hand-written loss of tensors that carry history (its shape unknown)
         return UNKNOWN
     if callee.kind in (Kind.UNKNOWN, Kind.FUNCTION) and _looks_like_model(func, ctx):
         name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
-        is_loss = tables.LOSS_NAME.match(name) is not None
+        is_loss = call_rules.is_loss_name(name)
         if callee.kind is Kind.FUNCTION and not is_loss:
             return UNKNOWN  # a local helper named like a model: we can see it is not one
         return _model_output(ctx)  # named like a loss: not known to be 0-d
@@ -354,7 +354,7 @@ def _looks_like_model(func: cst.BaseExpression, ctx: "Context") -> bool:
         name = func.attr.value
     else:
         return False
-    return named_like_model(name) or bool(tables.LOSS_NAME.match(name)) or ctx.model.module_evidence(dotted_name(func))
+    return call_rules.named_like_model_or_loss(name) or ctx.model.module_evidence(dotted_name(func))
 
 
 def _model_output(ctx: "Context", *, scalar: bool = False) -> Value:
@@ -406,28 +406,27 @@ def _is_one(expr: cst.BaseExpression) -> bool:
 
 
 def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
-    if not qualified.startswith("torch"):
+    """A call of torch's `qualified`, as call_rules.torch_call classes it (the rule the project
+    pass's summaries and the screens read too)."""
+    kind = call_rules.torch_call(qualified)
+    if kind is None:
         return UNKNOWN
     module, _, name = qualified.rpartition(".")
-    if module.startswith("torch.nn") and module != "torch.nn.functional" and name[:1].isupper():
+    if kind == call_rules.MODULE:
         if name.endswith("Loss"):
             return REDUCING_LOSS_MODULE if scalar_reduction(call) else LOSS_MODULE
         return MODULE
-    if module == "torch.nn.functional":
-        if name in tables.FUNCTIONAL_LOSSES:
-            first = evaluate(call.args[0].value, ctx) if call.args else UNKNOWN
-            reduced = scalar_reduction(call)
-            graph = False if first.graph is False else ctx.grad_mode.records_graph
-            return tensor(graph, scalar=reduced)
-        return tensor(_args_graph(call, ctx))
-    if module == "torch" and name in tables.TENSOR_FACTORIES:
+    if kind == call_rules.LOSS:
+        first = evaluate(call.args[0].value, ctx) if call.args else UNKNOWN
+        reduced = scalar_reduction(call)
+        graph = False if first.graph is False else ctx.grad_mode.records_graph
+        return tensor(graph, scalar=reduced)
+    if kind == call_rules.FRESH:
+        # a factory (`torch.tensor(0.0)`: maybe a running number), a legacy constructor
+        # (`torch.FloatTensor(3)`), indices or comparisons (`torch.argmax(probs, dim=1)`)
         return tensor(False, scalar=number_like(name, call))
-    if module == "torch" and name.endswith("Tensor") and name[:1].isupper():
-        return tensor(False)  # the legacy constructors: `torch.Tensor()`, `torch.FloatTensor(3)`
-    if module == "torch" and name in tables.GRAPH_FREE_FUNCTIONS:
-        return tensor(False)  # `torch.argmax(probs, dim=1)`: indices have no history
-    if module == "torch":
-        graph = _args_graph(call, ctx)
-        single = len(call.args) == 1 and name in ("sum", "mean", "norm", "prod")
-        return tensor(graph, scalar=single)
-    return UNKNOWN
+    if module == "torch.nn.functional":
+        return tensor(_args_graph(call, ctx))
+    graph = _args_graph(call, ctx)
+    single = len(call.args) == 1 and name in ("sum", "mean", "norm", "prod")
+    return tensor(graph, scalar=single)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Iterator, Optional
 
-from memlint.analysis import evidence, tables
+from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.naming import dotted, named_like_model
 from memlint.prescreen.source import Source, root_name
 
@@ -90,7 +90,7 @@ class History:
         # from a call that binds one (memlint/analysis/model.py gives those bindings history).
         self.backpropagated = _backpropagated(source) if source.mentions("backward", "autograd") else frozenset()
         # Names (and "self.<attr>"s) the model finds hold a model: a module's method and a call.
-        self.module_evidence = evidence.module_names(source.nodes(ast.Call)) if source.mentions(*evidence.MODULE_METHODS) else frozenset()
+        self.module_evidence = evidence.file_module_names(source)
         self._settled: dict[str, bool] = {}  # name or ".attr" -> may it carry history
         self._open: set[str] = set()  # the keys being settled now, and those of them found to carry
         self._carrying: set[str] = set()
@@ -157,7 +157,7 @@ class History:
         return True
 
     def _name_call_possible(self, name: str, call: ast.Call) -> bool:
-        if name in self.functional_losses or _named_like_model_or_loss(name):
+        if name in self.functional_losses or call_rules.named_like_model_or_loss(name):
             return True
         if name in self.project_calls or name in self.module_evidence:
             return True  # a project function that returns a model's output, or a model by evidence
@@ -184,7 +184,7 @@ class History:
             paths = [self._qualified(path, func) for path in self.imports[root]]  # type: ignore[index]
             if all(path is not None and not path.startswith("torch") for path in paths):
                 return False  # a function of a module from outside torch
-            if all(path is not None and _is_torch_layer(path) for path in paths):
+            if all(path is not None and call_rules.torch_call(path) == call_rules.MODULE for path in paths):
                 return False  # `nn.Linear(...)`: a module, not a tensor
             return func.attr in self.functional_losses or self._torch_call_possible(call)
         if dotted(func) in self.module_evidence:
@@ -194,7 +194,7 @@ class History:
         method = func.attr
         if method in tables.GRAPH_FREE_METHODS:
             return False  # `.item()`, `.detach()`, `.size()` on a value
-        if method == "forward" or _named_like_model_or_loss(method):
+        if method == "forward" or call_rules.named_like_model_or_loss(method):
             return True  # `model.forward(x)`, `trainer.model(x)`, `self.criterion(out, y)`
         if isinstance(func.value, ast.Name) and func.value.id == "self" and "." + method in self.values:
             return True  # `self.fc(x)` with `self.fc = ...` assigned: may be a module
@@ -252,10 +252,6 @@ def _backpropagated(source: Source) -> frozenset[str]:
     return evidence.backpropagated_names(source.nodes(ast.Call), source.nodes(ast.Assign), loose=True)
 
 
-def _named_like_model_or_loss(name: str) -> bool:
-    return named_like_model(name) or bool(tables.LOSS_NAME.match(name))
-
-
 def _keys_read_by(expr: ast.AST) -> Iterator[str]:
     """The names and `self` attributes (".attr") `History.possible(expr)` may look up."""
     for node in ast.walk(expr):
@@ -288,10 +284,3 @@ def _keys_bound_by(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Starred):
         return _keys_bound_by(target.value)
     return []
-
-
-def _is_torch_layer(qualified: str) -> bool:
-    module, _, name = qualified.rpartition(".")
-    return module.startswith("torch.nn") and module != "torch.nn.functional" and name[:1].isupper()
-
-

@@ -1275,9 +1275,10 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
             self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
-            if self._elements_may_change(attribute or self._bound_to.get(id(node))):
-                return
-            self._check_sequence(_sequence_elements(node, ctx), attribute)
+            candidates = self._sequence_candidates(_sequence_elements(node, ctx), attribute)
+            # Asked only with a candidate: what changes a module is a walk of the whole file.
+            if candidates and not self._elements_may_change(attribute or self._bound_to.get(id(node))):
+                self._pending.extend(candidates)
 
     def _elements_may_change(self, name: Optional[str]) -> bool:
         """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
@@ -1286,18 +1287,24 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         changes = module_changes(self.ctx)
         return changes.elements_changed(name) if name is not None else bool(changes.changed_elements)
 
-    def _check_sequence(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> None:
+    def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
+        """The activations of a Sequential's layers that could run in place, if its layers stay as built."""
         ctx = self.ctx
+        candidates: list[_Pending] = []
         following = [*(e for e, _ in elements[2:]), None]
         for (previous, _), (element, holder), after in zip(elements, elements[1:], following):
+            if not isinstance(element, cst.Call) or not isinstance(previous, (cst.Call, cst.Name)):
+                continue
+            kind = torch_nn_name(ctx, element.func)
+            if kind not in INPLACE_MODULES:
+                continue  # (before unwrapping the layer ahead, which may look the file's functions up)
             if isinstance(previous, cst.Name):
                 previous = self._layer_named(previous.value)  # `conv2d = nn.Conv2d(...)`, then `[conv2d, nn.ReLU()]`
-            if not isinstance(element, cst.Call) or not isinstance(previous, cst.Call):
-                continue
+                if previous is None:
+                    continue
             previous = self._unwrapped(previous)
-            kind = torch_nn_name(ctx, element.func)
             before = torch_nn_name(ctx, previous.func)
-            if kind not in INPLACE_MODULES or before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
+            if before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
                 continue
             argument, value = inplace_argument(element, INPLACE_MODULES[kind])
             if value is not False:
@@ -1305,7 +1312,8 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
             if argument is not None and holder is not None and _has_comment(holder):
                 continue  # `inplace=False  # why`
             then = torch_nn_name(ctx, self._unwrapped(after).func) if isinstance(after, cst.Call) else None
-            self._pending.append(_Pending(element, kind, before, ctx.class_name, attribute, then))
+            candidates.append(_Pending(element, kind, before, ctx.class_name, attribute, then))
+        return candidates
 
     def _layer_named(self, name: str) -> Optional[cst.Call]:
         """The one layer call the enclosing function (or the module) binds `name` to, by its own
@@ -1316,8 +1324,10 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
-            if _unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
-                self._check_sequence([(e, None) for e in display], None)
+            # The cheap test first: most lists hold no activation after a layer (a walk of the body follows).
+            candidates = self._sequence_candidates([(e, None) for e in display], None)
+            if candidates and _unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
+                self._pending.extend(candidates)
         for block in _blocks_of(node):
             self._check_statement_runs(block, node.body)
         if node.name.value == "forward" and self.ctx.class_name is not None:
@@ -1346,14 +1356,16 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
             last = added
 
     def _check_added_pair(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> None:
-        if self._elements_may_change(receiver.rpartition(".")[2] if method != "append" else None):
-            return
         if method == "append":
             if "." in receiver or not _unpacked_into_sequential_only(scope, receiver, self.ctx):
                 return
-            self._check_sequence([(previous, None), (layer, None)], None)
+            candidates = self._sequence_candidates([(previous, None), (layer, None)], None)
         elif receiver in made:
-            self._check_sequence([(previous, None), (layer, None)], made[receiver])
+            candidates = self._sequence_candidates([(previous, None), (layer, None)], made[receiver])
+        else:
+            return
+        if candidates and not self._elements_may_change(receiver.rpartition(".")[2] if method != "append" else None):
+            self._pending.extend(candidates)
 
     def _unwrapped(self, layer: cst.Call) -> cst.Call:
         """The layer inside initialisers and reparameterisations that return it:
@@ -1414,6 +1426,8 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
 
     def finish(self, facts) -> None:
         self._report_module_activations()
+        if not self._pending:
+            return
         changes = module_changes(self.ctx)
         classes: Optional[dict[str, cst.ClassDef]] = None
         for pending in self._pending:
@@ -1457,38 +1471,50 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         described = classes.get(ctx.class_name or "")
         if described is None:
             return
-        changes = module_changes(ctx)
-        # Only a layer the constructor built and nothing in the file binds again: `self.fc = nn.Identity()`
-        # in a branch, or `model.fc = ...` elsewhere, would make `self.fc(x)` return the caller's `x`.
-        safe_attrs = {
-            a
-            for a, layer in described.attributes.items()
-            if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name)
-            # a hook on the layer may keep its output, or wrap it so that an in-place change raises
-            and not changes.hooks_may_see([a])
-        }
-        # Activation modules of the class (`self.relu = nn.ReLU()`): each call is checked here, the
-        # module is reported in `finish` when every use of it in the file is such a call.
-        activations = {
-            a: layer
-            for a, layer in described.attributes.items()
-            if layer.kind in INPLACE_MODULES and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
-        }
+        known: Optional[tuple[set[str], dict]] = None  # computed when a candidate first asks: a walk of the whole file
+
+        def layers() -> tuple[set[str], dict]:
+            """The layers whose output nobody else sees, and the activation modules of the class."""
+            nonlocal known
+            if known is None:
+                changes = module_changes(ctx)
+                # Only a layer the constructor built and nothing in the file binds again:
+                # `self.fc = nn.Identity()` in a branch, or `model.fc = ...` elsewhere, would make
+                # `self.fc(x)` return the caller's `x`; a hook on the layer may keep its output, or
+                # wrap it so that an in-place change raises.
+                trusted = {
+                    a for a, layer in described.attributes.items()
+                    if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
+                }  # fmt: skip
+                # Activation modules of the class (`self.relu = nn.ReLU()`): each call is checked
+                # here, the module is reported in `finish` when every use of it in the file is such a call.
+                known = (
+                    {a for a in trusted if described.attributes[a].kind in OUTPUT_NOT_SAVED},
+                    {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES},
+                )
+            return known
 
         def fresh(expr: cst.BaseExpression) -> bool:
             """A value nothing else holds and whose producer keeps nothing of it for backward: the
             output of such a layer, or of `+`, `-`, `*` (their backward reads only their operands)."""
             if type(expr) is cst.BinaryOperation:
                 return type(expr.operator) in _KEEP_NOTHING_OF_OUTPUT  # type: ignore[attr-defined]
-            return isinstance(expr, cst.Call) and _self_attr(expr.func) in safe_attrs
+            return isinstance(expr, cst.Call) and _self_attr(expr.func) in layers()[0]
+
+        def activation(attribute: Optional[str]):
+            """The activation module `self.<attribute>` holds, if the class builds one (the cheap test first)."""
+            layer = described.attributes.get(attribute) if attribute is not None else None
+            if layer is None or layer.kind not in INPLACE_MODULES:
+                return None
+            return layers()[1].get(attribute)
 
         for block in _blocks_of(function):
             earlier: list[cst.CSTNode] = []
             for statement in block:
-                self._check_statement(statement, earlier[-2:], fresh, function, activations, described)
+                self._check_statement(statement, earlier[-2:], fresh, function, activation, described)
                 earlier.append(statement)
 
-    def _check_statement(self, statement, earlier, fresh, function: cst.FunctionDef, activations, described) -> None:
+    def _check_statement(self, statement, earlier, fresh, function: cst.FunctionDef, activation, described) -> None:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return
         small = statement.body[0]
@@ -1504,10 +1530,11 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
             if _inside_lambda(small, call):
                 continue
             attribute = _self_attr(call.func)
-            if attribute is not None and attribute in activations:
+            module = activation(attribute)
+            if module is not None:
                 source = self._fresh_input(call, earlier, fresh, function, target if call is direct else None, call is direct)
                 key = (described.name, attribute)
-                self._module_calls.setdefault(key, (activations[attribute], []))[1].append(source is not None)
+                self._module_calls.setdefault(key, (module, []))[1].append(source is not None)
             elif self._functional_inplace(call):
                 self._check_call(call, statement, earlier, fresh, function, target if call is direct else None, call is direct)
 

@@ -3,7 +3,8 @@
 `nn.Sequential` holding an in-place-capable module right after a layer that does not save its
 output; or, in a `forward`, an in-place-capable `F.<activation>` applied to `self.<layer>(...)` or
 to a sum, difference or product directly, or to a name one of the two statements before binds or
-adds to in place; or an in-place-capable module held by `self.<attr>` and called as `self.<attr>(...)`.
+adds to in place; or an in-place-capable module held by `self.<attr>`, called in `forward` on such a
+value.
 """
 
 from __future__ import annotations
@@ -18,12 +19,16 @@ from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attr
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source):
         return True
-    if source.mentions(*INPLACE_MODULES) and _activation_attribute_called(source):
-        return True
-    if not source.mentions(*INPLACE_FUNCTIONS):
+    held = _activation_attributes(source) if source.mentions(*INPLACE_MODULES) else set()
+    if not held and not source.mentions(*INPLACE_FUNCTIONS):
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
     layers = _attributes_holding_layers(source)
+    for call in source.nodes(ast.Call) if held else ():
+        if self_attribute(call.func) in held and call.args:  # type: ignore[attr-defined]
+            statement, previous, function = _statement_around(source, call)
+            if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers):  # type: ignore[attr-defined]
+                return True
     self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
     )
@@ -38,18 +43,17 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     return False
 
 
-def _activation_attribute_called(source: Source) -> bool:
-    """`self.relu = nn.ReLU()` somewhere and `self.relu(...)` called somewhere (the analysis asks
-    much more: every call on a fresh value, no other use)."""
+def _activation_attributes(source: Source) -> set[str]:
+    """`self.relu = nn.ReLU()`: the attributes holding an in-place-capable module (the analysis asks
+    much more of them: every call in `forward` on a fresh value, no other use)."""
     inplace = source.names_for(INPLACE_MODULES)
-    held = {
+    return {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
         if isinstance(node.value, ast.Call) and final_name(node.value.func) in inplace  # type: ignore[attr-defined]
         for t in node.targets  # type: ignore[attr-defined]
         if is_self_attribute(t)
     }
-    return bool(held) and any(self_attribute(call.func) in held for call in source.nodes(ast.Call))  # type: ignore[attr-defined]
 
 
 def _statement_around(source: Source, node: ast.AST):

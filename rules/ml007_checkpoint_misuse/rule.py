@@ -401,6 +401,8 @@ class Encoder(nn.Module):
         self._guards: list[cst.BaseExpression] = []  # tests of the conditional expressions around the node
         self._pending: list[tuple[cst.Call, str, Optional[tuple]]] = []  # use_reentrant candidates
         self._calls: dict[tuple, list[bool]] = {}  # the file's functions -> is each call of it guarded?
+        self._guard_answers: dict[int, bool] = {}  # id(test) -> does it guard checkpointing (_guarded)
+        self._attribute_answers: dict[tuple[int, str], bool] = {}  # (id(class), attribute) -> _attribute_defaults_false
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guards.append(node.test)
@@ -467,7 +469,17 @@ class Encoder(nn.Module):
         if frame.handlers:
             return True
         tests = [*self._guards, *(node.test for node, _ in frame.conditions)]
-        return any(is_version_check(t) or _tests_requires_grad(t) or self._off_by_default(t) for t in tests)
+        return any(self._guards_checkpointing(t) for t in tests)
+
+    def _guards_checkpointing(self, test: cst.BaseExpression) -> bool:
+        # Asked for every call under the same `if` (each call site of the file's functions): a test
+        # sits in one function and class, so its answer is kept by node.
+        known = self._guard_answers.get(id(test))
+        if known is None:
+            known = self._guard_answers[id(test)] = (
+                is_version_check(test) or _tests_requires_grad(test) or self._off_by_default(test)
+            )
+        return known
 
     def _off_by_default(self, test: cst.BaseExpression) -> bool:
         """`if memory_efficient:` / `if self.memory_efficient and ...:` where the flag is a parameter
@@ -481,7 +493,13 @@ class Encoder(nn.Module):
         if attribute is None:
             return False
         class_node = next((f.node for f in reversed(self.ctx.frames) if f.kind == "class"), None)
-        return class_node is not None and _attribute_defaults_false(class_node, attribute)  # type: ignore[arg-type]
+        if class_node is None:
+            return False
+        key = (id(class_node), attribute)  # `if self.training:` in every method: one walk of the class
+        known = self._attribute_answers.get(key)
+        if known is None:
+            known = self._attribute_answers[key] = _attribute_defaults_false(class_node, attribute)  # type: ignore[arg-type]
+        return known
 
     def _callee_key(self, node: cst.Call) -> Optional[tuple]:
         """The file's function a call may run, as the Context keys them."""

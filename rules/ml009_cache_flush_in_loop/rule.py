@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.iteration import every_iteration, is_step_loop, step_loop_called_functions
+from memlint.analysis.iteration import every_iteration, step_loop_called_functions
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml009_cache_flush_in_loop.meta import META
@@ -43,11 +43,14 @@ class CacheFlushInLoop(Rule):
     the same file or in another file linted with it (the flush inside the helper is reported, and
     the message names the loop).
 
-    A loop counts as a training or evaluation loop when its own body (not a nested loop) calls
-    backward, an optimizer's `step()`, something named like a model or a loss, or when it iterates
-    over something named like a data loader. Not reported: a flush once per epoch (in an outer loop)
-    or after the loop; behind an `if` (a modulo counter, a config flag); in an exception handler (an
-    out-of-memory fallback). A condition that only checks that CUDA is available does not count.
+    A loop counts as a training or evaluation loop when the semantic model gives it the scope of a
+    step: it iterates a data loader (one the file builds, or something named like one), or its own
+    body (not a nested loop) calls backward or an optimizer's `step()` (also `for epoch in
+    range(n)`: full-batch training), or calls something named like a model or a loss and is no
+    epoch loop. Not reported: a flush once per epoch (in an outer loop) or after the loop; in a
+    fixed small loop (`for i in range(10)`); behind an `if` (a modulo counter, a config flag); in an
+    exception handler (an out-of-memory fallback). A condition that only checks that CUDA is
+    available does not count.
 
     ## Why is this bad?
     `empty_cache()` returns the caching allocator's free blocks to the driver. It does not free any
@@ -186,9 +189,30 @@ for step, batch in enumerate(loader):
         cleanup()
 """
         ),
+        Valid(  # a fixed small loop: ten samples for a figure, not a step per batch
+            """
+import torch
+for i in range(10):
+    image = model(noise[i])
+    save_image(image, f"sample_{i}.png")
+    torch.cuda.empty_cache()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a loop over a DataLoader the file builds, whatever its name: one batch per iteration
+            """
+import torch
+from torch.utils.data import DataLoader
+pairs = DataLoader(dataset, batch_size=64)
+for batch in pairs:
+    process(batch)
+    torch.cuda.empty_cache()
+""",
+            line=6,
+            column=5,
+        ),
         Invalid(  # a loop that hands a loader over but also steps itself: one step per iteration
             """
 import torch
@@ -304,7 +328,7 @@ class Model(L.LightningModule):
         what = "torch.cuda.empty_cache()" if qualified != _GC_COLLECT else "gc.collect()"
         loop = ctx.loop
         if loop is not None:
-            if is_step_loop(loop):
+            if ctx.model.loop_scope(loop).kind == "step":
                 self.report(node, _message(what, f"every iteration of `{_header(loop, ctx)}`", qualified))
             return
         key = ctx.function_key
@@ -318,7 +342,8 @@ class Model(L.LightningModule):
     def finish(self, facts) -> None:
         if not self._in_helpers:
             return
-        per_step = step_loop_called_functions(facts)
+        model = self.ctx.model
+        per_step = step_loop_called_functions(facts, lambda loop: model.loop_scope(loop).kind == "step")
         project = self.ctx.project
         for node, what, key, qualified in self._in_helpers:
             if key in per_step:

@@ -407,10 +407,11 @@ for xb, yb in train_loader:
                 if name is not None and name != "self":
                     self._maybe_modules.append((node, name))  # a module if the file trains its parameters
             return
-        if ctx.grad_mode is GradMode.ENABLED and is_model_call(node, ctx):
-            for arg in node.args:
-                cast = self._float64_input(arg.value)
-                if cast is not None:
+        if ctx.grad_mode is GradMode.ENABLED:
+            # The inputs first: a float64 one is rare, and whether the call runs a model is a valuation.
+            casts = [cast for cast in (self._float64_input(arg.value) for arg in node.args) if cast is not None]
+            if casts and is_model_call(node, ctx):
+                for cast in casts:
                     self._found.append((cast, "a float64 input is fed to the model with gradients on: its activations (and a float64 model's parameters) take twice the memory"))
 
     def _float64_input(self, value: cst.BaseExpression) -> Optional[cst.Call]:
