@@ -14,21 +14,29 @@ from typing import Any, Mapping
 
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
+from memlint.rule import SELECTED_BY_CODE
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source):
         return True
-    held = _activation_attributes(source) if source.mentions(*INPLACE_MODULES) else set()
+    # The kinds below the Sequential's report only where in-place saves what a training step sees,
+    # or under exact selection (`--select ML003`): a module activation never saves that; a
+    # functional one on a fresh value only in a forward-only pass.
+    exact = "ML003" in options.get(SELECTED_BY_CODE, ())
+    forward_only = exact or source.mentions("no_grad", "inference_mode", "set_grad_enabled")
+    held = _activation_attributes(source) if exact and source.mentions(*INPLACE_MODULES) else set()
     if not held and not source.mentions(*INPLACE_FUNCTIONS):
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
     layers = _attributes_holding_layers(source)
-    for call in source.nodes(ast.Call) if held else ():
-        if self_attribute(call.func) in held and call.args:  # type: ignore[attr-defined]
-            statement, previous, function = _statement_around(source, call)
-            if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers):  # type: ignore[attr-defined]
-                return True
+    if held:
+        built = _attributes_built_as_layers(source)
+        for call in source.nodes(ast.Call):
+            if self_attribute(call.func) in held and call.args:  # type: ignore[attr-defined]
+                statement, previous, function = _statement_around(source, call)
+                if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, built, True):  # type: ignore[attr-defined]
+                    return True
     self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
     )
@@ -38,19 +46,45 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
         statement, previous, function = _statement_around(source, call)
-        if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers):  # type: ignore[attr-defined]
+        if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers, forward_only):  # type: ignore[attr-defined]
             return True
     return False
 
 
 def _activation_attributes(source: Source) -> set[str]:
-    """`self.relu = nn.ReLU()`: the attributes holding an in-place-capable module (the analysis asks
-    much more of them: every call in `forward` on a fresh value, no other use)."""
+    """`self.relu = nn.ReLU()`: the attributes holding an in-place-capable module whose every use in
+    the file is that assignment or a call (the analysis asks that too, and more: every call in
+    `forward` on a fresh value)."""
     inplace = source.names_for(INPLACE_MODULES)
-    return {
+    held = {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
         if isinstance(node.value, ast.Call) and final_name(node.value.func) in inplace  # type: ignore[attr-defined]
+        for t in node.targets  # type: ignore[attr-defined]
+        if is_self_attribute(t)
+    }
+    if not held:
+        return held
+    uses: dict[str, int] = {}
+    calls: dict[str, int] = {}
+    for node in source.nodes(ast.Attribute):
+        if node.attr in held:  # type: ignore[attr-defined]
+            uses[node.attr] = uses.get(node.attr, 0) + 1  # type: ignore[attr-defined]
+    for node in source.nodes(ast.Call):
+        name = self_attribute(node.func)  # type: ignore[attr-defined]
+        if name in held:
+            calls[name] = calls.get(name, 0) + 1  # type: ignore[index]
+    return {name for name in held if uses.get(name, 0) == calls.get(name, 0) + 1}
+
+
+def _attributes_built_as_layers(source: Source) -> set[str]:
+    """`self.fc = nn.Linear(...)`: attributes assigned a call of a layer that does not save its output
+    (the module-activation path asks for no more: a name may hold anything)."""
+    layer_names = source.names_for(OUTPUT_NOT_SAVED)
+    return {
+        t.attr  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Assign)
+        if isinstance(node.value, ast.Call) and final_name(node.value.func) in layer_names  # type: ignore[attr-defined]
         for t in node.targets  # type: ignore[attr-defined]
         if is_self_attribute(t)
     }
@@ -169,7 +203,7 @@ def _layer_of(element: ast.AST) -> set:
     return names
 
 
-def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str]) -> bool:
+def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], sums: bool) -> bool:
     """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in a simple statement, or
     `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
     if isinstance(statement, ast.Assign):
@@ -182,17 +216,17 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     first = call.args[0]
     if isinstance(first, ast.Call) and self_attribute(first.func) in layers:
         return True
-    if isinstance(first, ast.BinOp) and isinstance(first.op, (ast.Add, ast.Sub, ast.Mult)):
+    if sums and isinstance(first, ast.BinOp) and isinstance(first.op, (ast.Add, ast.Sub, ast.Mult)):
         return True
     if not (call is direct and isinstance(first, ast.Name)):
         return False
     # `out += y` before: the statement before that is not looked at (a loosening)
-    return _binds_layer_output(previous, first.id, layers) or (
-        isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id
+    return _binds_layer_output(previous, first.id, layers, sums) or (
+        sums and isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id
     )
 
 
-def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
+def _binds_layer_output(statement, name: str, layers: set[str], sums: bool) -> bool:
     return (
         isinstance(statement, ast.Assign)
         and len(statement.targets) == 1
@@ -200,6 +234,6 @@ def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
         and statement.targets[0].id == name
         and (
             (isinstance(statement.value, ast.Call) and self_attribute(statement.value.func) in layers)
-            or (isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, (ast.Add, ast.Sub, ast.Mult)))
+            or (sums and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, (ast.Add, ast.Sub, ast.Mult)))
         )
     )
