@@ -8,7 +8,9 @@ findings on it.
 The repositories, their commits and optional sub-folders are listed in bench/realcode_repos.toml (the
 development part: rules are tuned on it); `--list bench/realcode_heldout.toml` before the command works on
 the second part instead (judged after the fixes, see that file's header), e.g. `python bench/realcode.py --list
-bench/realcode_heldout.toml lint --out bench/out/realcode-heldout-findings.json`.
+bench/realcode_heldout.toml lint --out bench/out/realcode-heldout-findings.json`.  `--root DIR` materialises
+and lints elsewhere: the sealed set of issue 27 (bench/realcode_sealed.toml) lived in bench/corpora/sealed
+until it was judged, so that a lint of bench/corpora/realcode by a rule author could not see it.
 `fetch` writes the `.py` and `.ipynb` files under 4 MiB of each repository at its pinned commit into
 bench/corpora/realcode/<owner>__<name>/ (git-ignored: third-party code is never committed).  It
 fetches the commit from https://github.com/<owner>/<name>, or, with --mirror-root DIR (or the
@@ -208,8 +210,14 @@ def cmd_paths(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global ROOT
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--list", type=Path, default=LIST, help=f"the repository list (default: {LIST.name})")
+    parser.add_argument(
+        "--root", type=Path, default=ROOT,
+        help="where the repositories are materialised (default: bench/corpora/realcode); a sealed set is kept "
+        "in its own folder so that lints of the corpus folder never see it",
+    )  # fmt: skip
     commands = parser.add_subparsers(dest="command", required=True)
     fetch = commands.add_parser("fetch", help="materialise the pinned repositories")
     fetch.add_argument("repos", nargs="*", help="only these owner/name entries")
@@ -222,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = commands.add_parser("paths", help="print each repository's folder")
     paths.set_defaults(run=cmd_paths)
     args = parser.parse_args(argv)
+    ROOT = args.root.resolve()
     try:
         return args.run(args)
     except subprocess.CalledProcessError as error:  # git could not fetch or read a pinned commit
