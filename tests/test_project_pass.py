@@ -623,3 +623,17 @@ def test_a_library_module_whose_importer_uses_cuda_is_reported(project):
         agent.update(batches)
     """)
     assert _findings(".", "--select", "ML017") == [("agent.py", "ML017", 11)]
+
+
+def test_a_library_module_reexported_by_a_package_to_a_cuda_script_is_reported(project):
+    # ikostrikov/pytorch-a2c-ppo-acktr-gail: main.py (cuda) imports the package whose __init__.py imports ppo.py.
+    write(project / "algo" / "agent.py", PPO_AGENT)
+    write(project / "algo" / "__init__.py", "from .agent import Agent\n")
+    write(project / "main.py", """
+        import torch
+        from algo import Agent
+
+        agent = Agent()
+        agent.update([(s.cuda(), a.cuda()) for s, a in batches])
+    """)
+    assert _findings(".", "--select", "ML017") == [("algo/agent.py", "ML017", 11)]

@@ -54,8 +54,9 @@ class FileView:
     # Names other files of the project import from this one ("*": any name may be: a star import of
     # it, or it is a package's __init__.py, whose imports are its interface).
     imported_names: frozenset[str] = frozenset()
-    # Files of the project import this one, and none of them (nor this one) mentions an accelerator
-    # (`summaries.ACCELERATOR_WORDS`): a library module of a CPU-only project.
+    # Files of the project import this one, and none of them (nor this one, nor the files importing
+    # them, transitively) mentions an accelerator (`summaries.ACCELERATOR_WORDS`): a library module
+    # of a CPU-only project.
     host_importers: bool = False
 
     @property
@@ -617,11 +618,20 @@ class Project:
         )
 
     def _host_importers(self, index: int) -> bool:
-        """Is file `index` imported by files of the project, none of which (nor it) mentions an accelerator?"""
+        """Is file `index` imported by files of the project, none of which (nor it, nor the files
+        that import them: a package's `__init__.py` re-exports for a script) mentions an accelerator?"""
         self._resolve_imports()
-        importers = self._importers.get(index, set())
-        files = [self.files[i] for i in (index, *importers)]
-        return bool(importers) and all(file is not None and file.summary.get("host") is True for file in files)
+        seen, todo = {index}, [index]
+        while todo:
+            current = todo.pop()
+            file = self.files[current]
+            if file is None or file.summary.get("host") is not True:
+                return False
+            for importer in self._importers.get(current, ()):
+                if importer not in seen:
+                    seen.add(importer)
+                    todo.append(importer)
+        return len(seen) > 1
 
     def _imported_from(self, index: int) -> frozenset[str]:
         """The names other files import from file `index` (`from pkg.mod import name`), with "*" for
