@@ -22,7 +22,12 @@ LABELS_FILE = REPO / "bench" / "labels" / "realcode.csv"
 # The second part, judged after the fixes (bench/realcode_heldout.toml's header says what that means).
 HELDOUT_REPOS_FILE = REPO / "bench" / "realcode_heldout.toml"
 HELDOUT_LABELS_FILE = REPO / "bench" / "labels" / "realcode_heldout.csv"
-PARTS = [(REPOS_FILE, LABELS_FILE), (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE)]
+# The third part (issue 27), read for the accumulation family (bench/realcode_third.toml's header).
+THIRD_REPOS_FILE = REPO / "bench" / "realcode_third.toml"
+THIRD_LABELS_FILE = REPO / "bench" / "labels" / "realcode_third.csv"
+PARTS = [(REPOS_FILE, LABELS_FILE), (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE), (THIRD_REPOS_FILE, THIRD_LABELS_FILE)]
+PART_IDS = ["development", "heldout", "third"]
+MIN_REPOSITORIES = {REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8}
 # The sealed set of issue 27: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
 SCORE = REPO / "bench" / "realcode_score.py"
@@ -46,10 +51,10 @@ def labels(labels_file: Path = LABELS_FILE) -> list[dict]:
         return list(reader)
 
 
-@pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=["development", "heldout"])
+@pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=PART_IDS)
 def test_corpus_repositories_are_pinned_and_distinct(repos_file, labels_file):
     entries = corpus(repos_file)
-    assert len(entries) >= 18
+    assert len(entries) >= MIN_REPOSITORIES[repos_file]
     names = [entry["name"] for entry in entries]
     assert len({name.lower() for name in names}) == len(names)
     for entry in entries:
@@ -64,6 +69,9 @@ def test_no_repository_is_in_both_parts():
     development = {entry["name"].lower() for entry in corpus(REPOS_FILE)}
     heldout = {entry["name"].lower() for entry in corpus(HELDOUT_REPOS_FILE)}
     assert heldout and not development & heldout
+    third = {entry["name"].lower() for entry in corpus(THIRD_REPOS_FILE)}
+    sealed = {entry["name"].lower() for entry in corpus(SEALED_REPOS_FILE)}
+    assert third and not third & (development | heldout | sealed)
 
 
 def test_sealed_set_is_pinned_new_and_not_excluded():
@@ -86,7 +94,7 @@ def test_sealed_set_is_pinned_new_and_not_excluded():
         assert len(excluded) > 10 and not names & excluded
 
 
-@pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=["development", "heldout"])
+@pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=PART_IDS)
 def test_corpus_leaves_out_the_evaluation_repositories(repos_file, labels_file):
     if not EXCLUSIONS_FILE.is_file():
         pytest.skip("the evaluation exclusion list is not beside this checkout")
@@ -100,7 +108,7 @@ def test_corpus_leaves_out_the_evaluation_repositories(repos_file, labels_file):
     assert not used & excluded
 
 
-@pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=["development", "heldout"])
+@pytest.mark.parametrize("repos_file, labels_file", PARTS, ids=PART_IDS)
 def test_labels_are_facts_about_pinned_places(repos_file, labels_file):
     pinned = {entry["name"]: entry["commit"] for entry in corpus(repos_file)}
     codes = {rule.code for rule in rule_entries()} | set(RESERVED_CODES)

@@ -665,7 +665,13 @@ def _literal_flag(call: cst.Call) -> Optional[GradMode]:
 
 
 def _element_pairs(target: cst.BaseExpression, value: cst.BaseExpression):
-    """(target element, value element) of `a, b = x, y` (same length, nothing starred), else None."""
+    """(target element, value element) of `a, b = x, y` (same length, nothing starred), else None.
+    `a, b = accelerator.gather_for_metrics((x, y))` pairs the same way (tables.GATHERING_METHODS)."""
+    if (
+        type(value) is cst.Call and type(value.func) is cst.Attribute  # type: ignore[attr-defined]
+        and value.func.attr.value in tables.GATHERING_METHODS and len(value.args) == 1  # type: ignore[attr-defined]
+    ):  # fmt: skip
+        value = value.args[0].value  # type: ignore[attr-defined]
     if type(target) not in (cst.Tuple, cst.List) or type(value) not in (cst.Tuple, cst.List):
         return None
     targets, elements = target.elements, value.elements  # type: ignore[attr-defined]

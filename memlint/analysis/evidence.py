@@ -87,6 +87,18 @@ def backpropagated_names(calls: Iterable[ast.AST], assignments: Iterable[ast.AST
                     found.add(name)
     if not found:
         return frozenset()
+    assignments = list(assignments)
+    # `loss = raw_loss / steps` backpropagated: `raw_loss` is the same computation (model.py's `_chain`)
+    for _ in range(4):
+        more = {
+            source
+            for node in assignments
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in found and (source := _subject_name(node.value)) is not None
+        }  # fmt: skip
+        if more <= found:
+            break
+        found |= more
     for node in assignments:
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue

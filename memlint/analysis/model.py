@@ -43,7 +43,7 @@ from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis import evidence, roles
+from memlint.analysis import evidence, frameworks, placement, roles, tables
 from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
@@ -56,11 +56,12 @@ _OWN_SCOPE_ENDS = frozenset({cst.For, cst.While, cst.FunctionDef, cst.ClassDef, 
 
 @dataclass(frozen=True)
 class Evidence:
-    """Why a binding carries history: `kind` "backward" (backward is called on it: `call`) or
+    """Why a binding carries history: `kind` "backward" (backward is called on it: `call`),
+    "returned" (a framework backpropagates what the hook returns: `call` is the `return`) or
     "sibling" (another result of the same call is backpropagated by `call`: `via` names it)."""
 
     kind: str
-    call: cst.Call
+    call: cst.CSTNode
     scalar: bool  # backward without a gradient argument needs a 0-d tensor
     via: Optional[str] = None
 
@@ -81,7 +82,7 @@ class SemanticModel:
         self.module = module
         # Without the word there is no backward call, and nothing to find for the history fact: most
         # library files are answered without a walk.
-        self._may_backpropagate = text is None or "backward" in text or "autograd" in text
+        self._may_backpropagate = text is None or "backward" in text or "autograd" in text or "training_step" in text
         self._may_show_modules = text is None or any(f".{m}(" in text for m in evidence.MODULE_METHODS)
         self._walked = False
         self._history: dict[int, dict[str, Evidence]] = {}
@@ -103,6 +104,11 @@ class SemanticModel:
         self._loader_names: Optional[frozenset[str]] = None
         self._scopes: dict[int, roles.LoopScope] = {}
         self._roles: dict[int, Optional[str]] = {}
+        self._host_models: Optional[frozenset[str]] = None
+        # (callee, its arguments' names with the assignment that last bound each, the call, its scopes):
+        # a helper of the file that backpropagates its parameter proves the argument has history
+        self._helper_arguments: list[tuple[str, bool, list[tuple[int, str, list]], cst.Call, tuple]] = []
+        self._kept_returns: Optional[Mapping[int, str]] = None
 
     # ------------------------------------------------------------------ history
 
@@ -250,12 +256,45 @@ class SemanticModel:
             return "accelerator"
         return followed
 
+    def models_on_host(self) -> frozenset[str]:
+        """Names bound only to a model built or loaded on the CPU and never moved (placement.py)."""
+        if self._host_models is None:
+            self._host_models = placement.models_on_host(self.module, self.device.moved)
+        return self._host_models
+
+    def loop_on_host(self, loop: cst.CSTNode) -> bool:
+        """Does the loop, which moves none of its inputs, only call models the file leaves on the CPU
+        (`model = Net.load_from_checkpoint(path)` and `preds.append(model(x))`)?"""
+        called = {
+            node.func.value  # type: ignore[attr-defined]
+            for node in _own_statements(loop)
+            if type(node) is cst.Call and type(node.func) is cst.Name  # type: ignore[attr-defined]
+        }
+        host = called & self.models_on_host() if called else set()
+        return bool(host) and not any(self.module_evidence(name) for name in called - host)
+
+    def read_back_as_data(self, scope: cst.CSTNode, name: str) -> bool:
+        """Is the list `name` of `scope` a data cache a training loop reads back (placement.py)?"""
+        return placement.read_back_as_data(scope, name, self.calls_backward)
+
+    # ------------------------------------------------------------------ framework semantics
+
+    def kept_by_framework(self, function: Optional[cst.FunctionDef]) -> Optional[str]:
+        """The epoch-end hook that gets every batch's return of this step hook (Lightning 1.x keeps
+        them until the epoch ends: frameworks.py), or None."""
+        if function is None:
+            return None
+        if self._kept_returns is None:
+            self._kept_returns = frameworks.kept_step_returns(self.module)
+        return self._kept_returns.get(id(function))
+
     def _names_dtype(self, where: cst.BaseExpression) -> bool:
         """`torch.float16`, `torch.bfloat16` (anything of torch's as an argument of `.to`): a dtype."""
         return _qualified(dotted_name(where), self._module_imports()).startswith("torch.")
 
     def _find_device(self) -> DeviceFacts:
-        accelerator = cpu_trainer = explicit = False
+        accelerator = cpu_trainer = explicit = launcher_on_cpu = False
+        launched = False
         moved: set[str] = set()
         stack: list[cst.CSTNode] = [self.module]
         while stack:
@@ -269,6 +308,11 @@ class SemanticModel:
                 method = func.attr.value
                 if method == "cuda":
                     accelerator = explicit = True
+                elif method in _PLACING_METHODS and _names_launcher(func.value):
+                    # `accelerator.prepare(model, loader)`, `fabric.setup(model)`: the launcher puts the
+                    # model and every batch on its device (an accelerator, unless asked for the CPU)
+                    launched = True
+                    continue
                 elif method in ("to", "device") and node.args:
                     where = node.args[0].value
                     if names_cpu(where) or self._names_dtype(where):
@@ -279,12 +323,16 @@ class SemanticModel:
                     continue
                 if method in ("cuda", "to") and type(func.value) in (cst.Name, cst.Attribute):
                     moved.add(self.module.code_for_node(func.value))
+            elif kind is cst.Arg and node.keyword is not None and node.keyword.value == "cpu" and type(node.value) is cst.Name and node.value.value == "True":
+                launcher_on_cpu = True  # `Accelerator(cpu=True)`
             elif kind is cst.Arg and node.keyword is not None and node.keyword.value in ("device", "accelerator", "gpus"):
                 if not names_cpu(node.value):
                     accelerator = True
                     explicit = explicit or not follows_device(node.value)
                 elif node.keyword.value == "accelerator":
                     cpu_trainer = True  # `Trainer(accelerator="cpu")`
+        if launched and not launcher_on_cpu:
+            accelerator = explicit = True
         return DeviceFacts(accelerator, frozenset(moved), cpu_trainer, explicit)
 
     # ------------------------------------------------------------------ the walk
@@ -313,9 +361,20 @@ class SemanticModel:
         # (node, enclosing loops and functions, innermost last, the binding scope's last assignments)
         module_sites: dict[str, Optional[cst.Assign]] = {}
         stack: list[tuple[cst.CSTNode, tuple, dict]] = [(self.module, (), module_sites)]
+        returned: list[tuple[cst.Return, str, Optional[cst.Assign]]] = []  # see tables.BACKPROPAGATED_RETURNS
+        manual = False  # `self.automatic_optimization = False`: the framework backpropagates nothing
         while stack:
             node, scopes, sites = stack.pop()
             kind = type(node)
+            if kind is cst.Return and node.value is not None:  # type: ignore[attr-defined]
+                function = next((s for s in reversed(scopes) if type(s) is cst.FunctionDef), None)
+                name = _backpropagated_return(node.value) if function is not None and function.name.value in tables.BACKPROPAGATED_RETURNS else None  # type: ignore[attr-defined]
+                if name is not None:
+                    returned.append((node, name, sites.get(name)))
+                    for scope in scopes:
+                        self._backpropagated.setdefault(id(scope), set()).add(name)
+            elif kind is cst.Assign and any(_names_attribute(t.target, "automatic_optimization") for t in node.targets):  # type: ignore[attr-defined]
+                manual = manual or (type(node.value) is cst.Name and node.value.value == "False")  # type: ignore[attr-defined]
             if kind is cst.FunctionDef:
                 name = node.name.value
                 self._functions[name] = None if name in self._functions else node
@@ -340,6 +399,34 @@ class SemanticModel:
             # scope of its own, a loop's shares its function's.
             for child in reversed(children):
                 stack.append((child, inner, sites))
+        for node, name, site in [] if manual else returned:
+            if site is not None and name not in self._history.get(id(site), {}):
+                self._mark(site, name, node, False)
+        self._mark_helper_arguments()
+
+    def _mark_helper_arguments(self) -> None:
+        """`self.backpropagation(loss)` / `backward(loss)` where the file's helper runs backward on that
+        parameter (`def backpropagation(self, loss): self.scaler.scale(loss).backward()`): the argument
+        is backpropagated, as if the call were written in place."""
+        for callee, through_self, arguments, call, scopes in self._helper_arguments:
+            function = self._functions.get(callee)
+            if function is None:
+                continue
+            backpropagated = self._backpropagated.get(id(function), set())
+            params = [p.name.value for p in function.params.params]
+            if through_self and params[:1] == ["self"]:
+                params = params[1:]
+            for position, name, chain in arguments:
+                if position < len(params) and params[position] in backpropagated:
+                    for scope in scopes:
+                        self._backpropagated.setdefault(id(scope), set()).add(name)
+                    for bound, site in chain:
+                        if bound not in self._history.get(id(site), {}):
+                            self._mark(site, bound, call, False)
+
+    def _mark_chain(self, sites: dict, name: str, call: cst.CSTNode, scalar: bool) -> None:
+        for bound, site in _chain(sites, name):
+            self._mark(site, bound, call, scalar if bound == name else False)
 
     def _note_model_names(self, func: cst.BaseExpression, written: Optional[str], method: Optional[str]) -> None:
         """The model fact's part of a call (`module_evidence`): a name or `self.<attr>` called, or
@@ -389,9 +476,7 @@ class SemanticModel:
                 self._backpropagated.setdefault(id(scope), set()).add(name)
             if subject_of == "argument" and method is None:
                 scalar = False  # `torch.autograd.grad(out, x, grad_outputs=...)` takes any shape
-            site = sites.get(name)
-            if site is not None:
-                self._mark(site, name, call, scalar)
+            self._mark_chain(sites, name, call, scalar)
             return
         callee = None
         if type(func) is cst.Name:
@@ -401,13 +486,20 @@ class SemanticModel:
         if callee is not None:
             for scope in scopes:
                 self._helper_calls.setdefault(id(scope), set()).add(callee)
+            arguments = [
+                (position, arg.value.value, _chain(sites, arg.value.value))  # type: ignore[attr-defined]
+                for position, arg in enumerate(a for a in call.args if a.keyword is None and not a.star)
+                if type(arg.value) is cst.Name
+            ]
+            if arguments:
+                self._helper_arguments.append((callee, type(func) is cst.Attribute, arguments, call, scopes))
             own_loop = _own_loop(scopes)
             if own_loop is not None:
                 self._own_helper_calls.setdefault(id(own_loop), set()).add(callee)
 
-    def _mark(self, site: cst.Assign, name: str, call: cst.Call, scalar: bool) -> None:
+    def _mark(self, site: cst.Assign, name: str, call: cst.CSTNode, scalar: bool) -> None:
         found = self._history.setdefault(id(site), {})
-        found[name] = Evidence("backward", call, scalar)
+        found[name] = Evidence("backward" if type(call) is cst.Call else "returned", call, scalar)
         if type(site.value) is not cst.Call:
             return
         # `loss, mse, ce = criterion(out, y)`: the other results of the call that produced `loss`
@@ -628,3 +720,47 @@ def _subject_name(expr: cst.BaseExpression) -> tuple[Optional[str], bool]:
 
 def _is_number(expr: cst.BaseExpression) -> bool:
     return type(expr) in (cst.Integer, cst.Float)
+
+
+def _backpropagated_return(value: cst.BaseExpression) -> Optional[str]:
+    """The name a framework backpropagates of a hook's return: `return loss`, `return {"loss": loss, ...}`."""
+    if type(value) is cst.Name:
+        return value.value  # type: ignore[attr-defined]
+    if type(value) is cst.Dict:
+        for element in value.elements:  # type: ignore[attr-defined]
+            key = getattr(element, "key", None)
+            if type(key) is cst.SimpleString and key.evaluated_value == "loss" and type(element.value) is cst.Name:  # type: ignore[union-attr]
+                return element.value.value  # type: ignore[attr-defined]
+    return None
+
+
+def _names_attribute(target: cst.BaseExpression, attr: str) -> bool:
+    return type(target) is cst.Attribute and target.attr.value == attr  # type: ignore[attr-defined]
+
+
+def _chain(sites: dict, name: str) -> list[tuple[str, cst.Assign]]:
+    """The binding of a backpropagated name, and through `loss = raw_loss / accumulation_steps` (a
+    scaled, reduced or aliased form of another name: `_subject_name`) the binding of that name too,
+    as (name, assignment) pairs: the same computation, with the same history."""
+    found: list[tuple[str, cst.Assign]] = []
+    for _ in range(4):
+        site = sites.get(name)
+        if site is None:
+            break
+        found.append((name, site))
+        if len(site.targets) != 1 or type(site.targets[0].target) is not cst.Name:
+            break
+        name = _subject_name(site.value)[0]  # type: ignore[assignment]
+        if name is None:
+            break
+    return found
+
+
+# Methods of accelerate's `Accelerator` and Lightning's `Fabric` that place what they are given.
+_PLACING_METHODS = frozenset({"prepare", "prepare_model", "prepare_data_loader", "setup", "setup_module", "setup_dataloaders"})
+
+
+def _names_launcher(receiver: cst.BaseExpression) -> bool:
+    """`accelerator`, `self.accelerator`, `fabric`: an accelerate `Accelerator` or a Lightning `Fabric`."""
+    name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""  # type: ignore[attr-defined]
+    return "accelerator" in name.lower() or "fabric" in name.lower()

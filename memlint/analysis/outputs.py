@@ -15,7 +15,7 @@ from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.tables import LOSS_NAME
 from memlint.analysis.naming import name_tokens, named_like_model
-from memlint.analysis.tables import NON_MODEL_VERBS
+from memlint.analysis.tables import GATHERING_METHODS, NON_MODEL_VERBS
 from memlint.analysis.values import Kind, evaluate, own_definition
 
 if TYPE_CHECKING:
@@ -37,7 +37,8 @@ _NOT_OUTPUT_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "require
 def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str] = ()) -> bool:
     """`model(x)`, `self.net(x)`, `outputs.logits`, `out[0]`, `logits.argmax(1)`, `probs.detach()`."""
     if isinstance(expr, cst.Name):
-        return expr.value in known
+        # `loss, logits = model(x, labels=y)`: the loss is reduced already (one number per batch)
+        return expr.value in known and "loss" not in name_tokens(expr.value)
     if isinstance(expr, cst.Subscript):
         return model_output(expr.value, ctx, known)
     if isinstance(expr, cst.Attribute):
@@ -60,6 +61,10 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
+    if isinstance(func, cst.Attribute) and func.attr.value in GATHERING_METHODS and len(expr.args) == 1:
+        return model_output(expr.args[0].value, ctx, known)  # `accelerator.gather(preds)`: still on the device
+    if isinstance(func, cst.Attribute) and func.attr.value == "forward" and is_model_call(expr, ctx):
+        return True  # `self.forward(x)` in a module class: the class's own forward is the model's
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
     return is_model_call(expr, ctx) or _model_method(expr, ctx)

@@ -99,10 +99,14 @@ GRAPH_PRESERVING_METHODS: dict[str, object] = {
     "softmax": False, "log_softmax": False, "sigmoid": False, "tanh": False, "relu": False,
     "masked_fill": False, "narrow": False, "select": False, "gather": False, "index_select": False,
     "matmul": False, "mm": False, "bmm": False, "view_as": False, "reshape_as": False,
+    # torch.distributions: a distribution built from a model's output keeps its history in what it
+    # computes (`dist.log_prob(a)`, `dist.entropy()`, a reparametrised `dist.rsample()`)
+    "log_prob": False, "entropy": False, "rsample": False, "cdf": False,
 }  # fmt: skip
 
 # Tensor methods and attributes whose result never carries autograd history.
-GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "argmax", "argmin", "size", "dim", "numel", "eq", "ne"})
+# (`sample()`: a distribution's draw is not differentiable.)
+GRAPH_FREE_METHODS = frozenset({"item", "tolist", "numpy", "detach", "argmax", "argmin", "size", "dim", "numel", "eq", "ne", "sample"})
 # torch functions whose result never carries autograd history (indices, comparisons, counts).
 GRAPH_FREE_FUNCTIONS = frozenset(
     {"argmax", "argmin", "argsort", "argwhere", "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
@@ -208,3 +212,35 @@ SHAPE_KEEPING = frozenset(
     {"cumsum", "sqrt", "rsqrt", "exp", "log", "abs", "pow", "square", "clamp", "scale", "relu", "sigmoid", "tanh",
      "softmax", "log_softmax"}
 )  # fmt: skip
+
+# PyTorch Lightning 1.x: a LightningModule that overrides the epoch-end hook gets, in its `outputs`
+# argument, what the step hook returned for every batch of the epoch; the Trainer keeps those values
+# (where the step left them, on the device) until the epoch ends.  Lightning 2.0 removed these hooks.
+# Step hook -> the epoch-end hook that makes the Trainer keep its returns.
+EPOCH_END_KEEPS = {
+    "training_step": "training_epoch_end",
+    "validation_step": "validation_epoch_end",
+    "test_step": "test_epoch_end",
+}
+
+# Fields of a model's output object that are tensors (Hugging Face `ModelOutput`s, diffusers'
+# `UNet2DConditionOutput.sample`): `.cpu()` exists on them.  Other fields (`latent_dist`, a
+# distribution; `past_key_values`, tuples) are not known to be tensors.
+TENSOR_OUTPUT_FIELDS = frozenset(
+    {
+        "logits", "last_hidden_state", "pooler_output", "sample", "prediction_logits", "start_logits",
+        "end_logits", "image_embeds", "text_embeds", "embeddings", "predicted_depth", "pred_boxes",
+        "pred_masks", "loss",
+    }
+)  # fmt: skip
+
+# Hooks whose return value the framework backpropagates: Lightning's automatic optimization calls
+# backward on what `training_step` returns (the tensor, or `"loss"` of a returned dict) unless the
+# module sets `self.automatic_optimization = False`.  A returned name is then evidence of history,
+# as `loss.backward()` would be.
+BACKPROPAGATED_RETURNS = frozenset({"training_step"})
+
+# Methods of a distributed-training helper that return their argument's values gathered from every
+# process, on the same device (accelerate's `accelerator.gather(x)` / `gather_for_metrics(x)` /
+# `pad_across_processes(x)`, Fabric's and Lightning's `all_gather(x)`): a model output stays one.
+GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "pad_across_processes"})

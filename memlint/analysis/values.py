@@ -57,6 +57,7 @@ NONE = Value(Kind.OTHER, graph=False)
 OPAQUE = Value(Kind.OTHER)
 
 _CONTAINER_DISPLAYS = (cst.List, cst.Dict, cst.Set)
+_DISPLAYS = frozenset({cst.List, cst.Tuple, cst.Dict, cst.Set})
 _MODULE_RETURNING_METHODS = frozenset(
     {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "to_empty"}
 )
@@ -198,6 +199,10 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
         return CONTAINER
     if kind is cst.Attribute:
         method = func.attr.value
+        if method in tables.GATHERING_METHODS and len(call.args) == 1 and type(call.args[0].value) not in _DISPLAYS:
+            # `accelerator.gather(preds)`: the values of every process, as they were (in one process,
+            # the tensor itself)
+            return evaluate(call.args[0].value, ctx)
         receiver = evaluate(func.value, ctx)
         if method in tables.GRAPH_FREE_METHODS:
             if method == "detach":

@@ -1268,6 +1268,152 @@ print(total)
 """,
             harness=_run(),
         ),
+        Invalid(  # Lightning backpropagates what training_step returns: its loss has history
+            """
+import torch
+import pytorch_lightning as pl
+class Model(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.total = 0.0
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = self.loss_fn(self(x), y)
+        self.total += loss
+        return loss
+    def training_epoch_end(self, outputs):
+        print(self.total)
+""",
+            line=10,
+            column=9,
+            unsafe=True,
+            message="Lightning runs `training_step` once per batch",
+            fixed="""
+import torch
+import pytorch_lightning as pl
+class Model(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.total = 0.0
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = self.loss_fn(self(x), y)
+        self.total += loss.detach()
+        return loss
+    def training_epoch_end(self, outputs):
+        print(self.total)
+""",
+        ),
+        Invalid(  # the file's helper backpropagates its parameter: the argument has history
+            """
+import torch
+def backward_step(objective, scaler):
+    scaler.scale(objective).backward()
+def train(model, loader, criterion, scaler):
+    running = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        backward_step(loss, scaler)
+        running += loss
+    return running
+""",
+            line=9,
+            column=9,
+            message="carries autograd history",
+            unsafe=True,
+            fixed="""
+import torch
+def backward_step(objective, scaler):
+    scaler.scale(objective).backward()
+def train(model, loader, criterion, scaler):
+    running = 0.0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        backward_step(loss, scaler)
+        running += loss.detach()
+    return running
+""",
+        ),
+        Invalid(  # `loss = raw_loss / steps` is backpropagated: `raw_loss` is the same computation
+            """
+import torch
+def train(model, loader, steps):
+    total = 0.0
+    for batch in loader:
+        raw_loss, logits = model.compute(batch)
+        loss = raw_loss / steps
+        loss.backward()
+        total += raw_loss
+    return total
+""",
+            line=8,
+            column=9,
+            message="carries autograd history",
+            unsafe=True,
+            fixed="""
+import torch
+def train(model, loader, steps):
+    total = 0.0
+    for batch in loader:
+        raw_loss, logits = model.compute(batch)
+        loss = raw_loss / steps
+        loss.backward()
+        total += raw_loss.detach()
+    return total
+""",
+        ),
+        Invalid(  # a rollout buffer: a distribution from the actor keeps its history in `log_prob`
+            """
+import torch
+class Agent:
+    def __init__(self, actor, critic):
+        self.actor = actor
+        self.critic = critic
+        self.log_probs = []
+    def select_action(self, state):
+        action, dist = self.actor(state)
+        self.log_probs.append(dist.log_prob(action))
+        return action.cpu().detach().numpy()
+    def update(self):
+        old_log_probs = torch.cat(self.log_probs).detach()
+        self.log_probs = []
+        return old_log_probs
+    def train(self, env, num_frames):
+        state = env.reset()
+        for step in range(num_frames):
+            action = self.select_action(state)
+            state, reward, done = env.step(action)
+            if step % 2048 == 0:
+                self.update()
+""",
+            line=9,
+            column=9,
+            unsafe=True,
+            message="carries autograd history",
+            fixed="""
+import torch
+class Agent:
+    def __init__(self, actor, critic):
+        self.actor = actor
+        self.critic = critic
+        self.log_probs = []
+    def select_action(self, state):
+        action, dist = self.actor(state)
+        self.log_probs.append(dist.log_prob(action).detach())
+        return action.cpu().detach().numpy()
+    def update(self):
+        old_log_probs = torch.cat(self.log_probs).detach()
+        self.log_probs = []
+        return old_log_probs
+    def train(self, env, num_frames):
+        state = env.reset()
+        for step in range(num_frames):
+            action = self.select_action(state)
+            state, reward, done = env.step(action)
+            if step % 2048 == 0:
+                self.update()
+""",
+        ),
     ]
 
 

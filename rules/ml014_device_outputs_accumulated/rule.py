@@ -11,6 +11,7 @@ from memlint.analysis import GradMode
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.outputs import model_output
+from memlint.analysis.tables import GATHERING_METHODS, TENSOR_OUTPUT_FIELDS
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml014_device_outputs_accumulated.meta import META
@@ -201,6 +202,43 @@ def validate(model, valid_loader, device, num_glimpses):
         score(torch.stack(baselines), y)
 """
         ),
+        Valid(  # a cache of latents, filled once and read back by every training step (diffusers-style)
+            """
+import torch
+vae = AutoencoderKL.from_pretrained("vae").to("cuda")
+latents_cache = []
+with torch.no_grad():
+    for batch in train_dataloader:
+        latents_cache.append(vae.encode(batch["pixel_values"].to("cuda")).latent_dist)
+train_dataset = LatentsDataset(latents_cache)
+"""
+        ),
+        Valid(  # a model loaded from a checkpoint and never moved: on the CPU, whatever else is on a device
+            """
+import torch
+device = torch.device("cuda")
+model = Classifier.load_from_checkpoint("best.ckpt")
+model.eval()
+preds = []
+with torch.no_grad():
+    for x, y in test_loader:
+        preds.append(model(x))
+baseline = Baseline().to(device)
+"""
+        ),
+        Valid(  # a running concatenation started again for every batch: one batch's chunks
+            """
+import torch
+model = Net().cuda()
+with torch.no_grad():
+    for x, _ in test_loader:
+        feats = None
+        for chunk in x.split(4):
+            f = model(chunk.cuda())
+            feats = f if feats is None else torch.cat([feats, f])
+        save(feats.cpu())
+"""
+        ),
     ]
 
     INVALID = [
@@ -351,28 +389,159 @@ class Classifier(L.LightningModule):
 trainer = L.Trainer(accelerator="gpu")
 """,
         ),
+        Invalid(  # Lightning 1.x keeps every batch's return of validation_step for validation_epoch_end
+            """
+import torch
+import pytorch_lightning as pl
+class Classifier(pl.LightningModule):
+    def forward(self, input_ids, labels=None):
+        return self.model(input_ids=input_ids, labels=labels)
+    def validation_step(self, batch, batch_idx):
+        outputs = self.forward(batch["input_ids"], labels=batch["label"])
+        return {"labels": batch["label"], "logits": outputs.logits}
+    def validation_epoch_end(self, outputs):
+        logits = torch.cat([x["logits"] for x in outputs])
+trainer = pl.Trainer(gpus=1)
+""",
+            line=8,
+            column=9,
+            unsafe=True,
+            message="Lightning 1.x keeps what `validation_step` returns",
+            fixed="""
+import torch
+import pytorch_lightning as pl
+class Classifier(pl.LightningModule):
+    def forward(self, input_ids, labels=None):
+        return self.model(input_ids=input_ids, labels=labels)
+    def validation_step(self, batch, batch_idx):
+        outputs = self.forward(batch["input_ids"], labels=batch["label"])
+        return {"labels": batch["label"], "logits": outputs.logits.detach().cpu()}
+    def validation_epoch_end(self, outputs):
+        logits = torch.cat([x["logits"] for x in outputs])
+trainer = pl.Trainer(gpus=1)
+""",
+        ),
+        Invalid(  # a distribution is no tensor: reported without the `.detach().cpu()` fix
+            """
+import torch
+vae = AutoencoderKL.from_pretrained("vae").to("cuda")
+dists = []
+with torch.no_grad():
+    for batch in val_dataloader:
+        dists.append(vae.encode(batch["pixel_values"].to("cuda")).latent_dist)
+""",
+            line=6,
+            column=9,
+        ),
+        Invalid(  # accelerate gathers the predictions on the device; the labels beside them are no output
+            """
+import torch
+from accelerate import Accelerator
+accelerator = Accelerator()
+model, eval_dataloader = accelerator.prepare(model, eval_dataloader)
+all_preds, all_refs = [], []
+for batch in eval_dataloader:
+    with torch.no_grad():
+        outputs = model(**batch)
+    predictions = outputs.logits.argmax(dim=-1)
+    predictions, references = accelerator.gather_for_metrics((predictions, batch["labels"]))
+    all_preds.append(predictions)
+    all_refs.append(references)
+""",
+            line=11,
+            column=5,
+            unsafe=True,
+            fixed="""
+import torch
+from accelerate import Accelerator
+accelerator = Accelerator()
+model, eval_dataloader = accelerator.prepare(model, eval_dataloader)
+all_preds, all_refs = [], []
+for batch in eval_dataloader:
+    with torch.no_grad():
+        outputs = model(**batch)
+    predictions = outputs.logits.argmax(dim=-1)
+    predictions, references = accelerator.gather_for_metrics((predictions, batch["labels"]))
+    all_preds.append(predictions.cpu())
+    all_refs.append(references)
+""",
+        ),
+        Invalid(  # Lightning 1.x detaches what training_step returns and keeps it for training_epoch_end
+            """
+import torch
+import pytorch_lightning as pl
+class Classifier(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        return {"loss": loss, "logits": logits}
+    def training_epoch_end(self, outputs):
+        logits = torch.cat([o["logits"] for o in outputs])
+trainer = pl.Trainer(gpus=1)
+""",
+            line=8,
+            column=9,
+            unsafe=True,
+            message="Lightning 1.x keeps what `training_step` returns",
+            fixed="""
+import torch
+import pytorch_lightning as pl
+class Classifier(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        return {"loss": loss, "logits": logits.detach().cpu()}
+    def training_epoch_end(self, outputs):
+        logits = torch.cat([o["logits"] for o in outputs])
+trainer = pl.Trainer(gpus=1)
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._outputs: dict[Optional[tuple], set[str]] = {}  # function -> names bound to model outputs
         self._candidates: list[_Candidate] = []
+        self._not_tensors: dict[Optional[tuple], set[str]] = {}  # function -> names bound to a non-tensor field
 
     def _known(self) -> set[str]:
         return self._outputs.setdefault(self.ctx.function_key, set())
 
     def visit_Assign(self, node: cst.Assign) -> None:
         known = self._known()
+        if self._gathered_pairs(node, known):
+            return
         is_output = model_output(node.value, self.ctx, known)
         for target in node.targets:
             # `outputs = model(x)`, and `val_loss, logits = outputs[:2]`: each element is an output too
             names = [target.target] if isinstance(target.target, cst.Name) else [
                 e.value for e in getattr(target.target, "elements", ()) if isinstance(e.value, cst.Name)
             ]
+            untyped = self._not_tensors.setdefault(self.ctx.function_key, set())
             for name in names:
                 (known.add if is_output else known.discard)(name.value)  # type: ignore[union-attr]
+                (untyped.add if is_output and not self._known_tensor(node.value) else untyped.discard)(name.value)  # type: ignore[union-attr]
         if len(node.targets) == 1 and self.ctx.in_loop:
             self._concatenation(node, node.targets[0].target)
+
+    def _gathered_pairs(self, node: cst.Assign, known: set[str]) -> bool:
+        """`preds, refs = accelerator.gather_for_metrics((preds, batch["labels"]))`: each name takes
+        what the element in its place was (the labels are no model output)."""
+        value = node.value
+        if len(node.targets) != 1 or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+            return False
+        target = node.targets[0].target
+        if value.func.attr.value not in GATHERING_METHODS or len(value.args) != 1 or not isinstance(target, (cst.Tuple, cst.List)):
+            return False
+        gathered = value.args[0].value
+        if not isinstance(gathered, (cst.Tuple, cst.List)) or len(gathered.elements) != len(target.elements):
+            return False
+        for element, source in zip(target.elements, gathered.elements):
+            if isinstance(element.value, cst.Name):
+                (known.add if model_output(source.value, self.ctx, known) else known.discard)(element.value.value)
+        return True
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -396,7 +565,49 @@ trainer = L.Trainer(accelerator="gpu")
         outputs = [e for e in elements if self._on_device_output(e)]
         if not outputs:
             return
-        self._candidates.append(_Candidate(node, outputs, ctx.module.code_for_node(accumulator), self._detached(outputs), hook, self._evidence(hook)))
+        holder = _holder(accumulator)
+        if hook is None and isinstance(holder, cst.Name):
+            scope = ctx.function_node if ctx.function_node is not None else ctx.module
+            if ctx.model.read_back_as_data(scope, holder.value):
+                return  # a cache of latents or embeddings that every training step reads back
+        self._add(node, outputs, ctx.module.code_for_node(accumulator), hook)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        """`return {"labels": y, "logits": logits}` from a step hook whose returns Lightning 1.x keeps
+        for the epoch-end hook (`validation_epoch_end(self, outputs)`): every batch's outputs stay."""
+        ctx = self.ctx
+        value = node.value
+        if value is None or ctx.in_loop:
+            return
+        epoch_end = ctx.model.kept_by_framework(ctx.function_node)
+        if epoch_end is None:
+            return
+        elements = _elements(value) if isinstance(value, _DISPLAYS) else [value]
+        # Lightning detaches what it keeps of `training_step`'s return (the loss too): with history
+        # or not, the kept value is an output on the device
+        detached_by_framework = epoch_end == "training_epoch_end"
+        outputs = [
+            e for e in elements
+            if (model_output(e, ctx, self._known()) if detached_by_framework else self._on_device_output(e))
+        ]  # fmt: skip
+        if outputs:
+            self._add(node, outputs, f"{epoch_end}(outputs)", ctx.function_node.name.value, kept=True)  # type: ignore[union-attr]
+
+    def _add(self, node: cst.CSTNode, outputs: list, accumulator: str, hook: Optional[str], kept: bool = False) -> None:
+        loop = None if hook is not None else self.ctx.loop
+        typed = all(self._known_tensor(v) for v in outputs)
+        self._candidates.append(_Candidate(node, outputs, accumulator, self._detached(outputs), hook, self._evidence(hook), loop, typed, kept))
+
+    def _known_tensor(self, value: cst.BaseExpression) -> bool:
+        """Is the output known to be a tensor, so that the fix's `.detach().cpu()` exists on it? A field
+        of a model's output object only when it is one of the tensor fields (not `.latent_dist`)."""
+        if isinstance(value, cst.Name):
+            return value.value not in self._not_tensors.get(self.ctx.function_key, ())
+        if isinstance(value, cst.Attribute):
+            return value.attr.value in TENSOR_OUTPUT_FIELDS
+        if isinstance(value, cst.Subscript):
+            return self._known_tensor(value.value)
+        return True
 
     def _concatenation(self, node: cst.Assign, target: cst.BaseExpression) -> None:
         """`feats = torch.cat([feats, f])` (or `f if feats is None else torch.cat([feats, f])`) over a
@@ -404,6 +615,8 @@ trainer = L.Trainer(accelerator="gpu")
         ctx = self.ctx
         if not isinstance(target, cst.Name) or not any(iterates_batches(loop) for loop in ctx.loops):
             return
+        if _made_per_batch(ctx, target.value, innermost=True):
+            return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
         value = node.value
         for branch in [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]:
             if not (isinstance(branch, cst.Call) and branch.args and ctx.resolve(branch.func) in _CONCATENATIONS):
@@ -416,7 +629,7 @@ trainer = L.Trainer(accelerator="gpu")
                 continue
             outputs = [e for e in elements if not (isinstance(e, cst.Name) and e.value == target.value) and self._on_device_output(e)]
             if outputs:
-                self._candidates.append(_Candidate(node, outputs, target.value, self._detached(outputs), None, self._evidence(None)))
+                self._add(node, outputs, target.value, None)
                 return
 
     def _on_device_output(self, value: cst.BaseExpression) -> bool:
@@ -447,7 +660,9 @@ trainer = L.Trainer(accelerator="gpu")
                 # Lightning's Trainer picks the accelerator itself (`accelerator="auto"` by default)
                 on_device = not device.cpu_trainer
             elif evidence is None:
-                on_device = device.accelerator
+                # a loop that moves nothing and only calls models the file leaves on the CPU
+                # (`Model.load_from_checkpoint(path)`, never moved) keeps host outputs
+                on_device = device.accelerator and not (candidate.loop is not None and self.ctx.model.loop_on_host(candidate.loop))
             elif evidence == "accelerator":
                 on_device = True
             else:
@@ -462,11 +677,16 @@ trainer = L.Trainer(accelerator="gpu")
                 for v in candidate.outputs
             )
             fix = None
-            if isinstance(node, cst.Call) and node.func.attr.value == "append":  # type: ignore[attr-defined]
+            if not candidate.typed:
+                pass  # (`.latent_dist` is a distribution: no `.cpu()` on it)
+            elif isinstance(node, cst.Return) or (isinstance(node, cst.Call) and node.func.attr.value == "append"):  # type: ignore[attr-defined]
                 # (not `torch.cat([feats, f])`: its first operand is still on the device)
                 fix = NodeFix("Move it to the host before keeping it", Applicability.UNSAFE, replacements)
             where = (
-                f"Lightning runs `{candidate.hook}` once per batch of the evaluation, and `{candidate.accumulator}` "
+                f"Lightning 1.x keeps what `{candidate.hook}` returns for every batch until `{candidate.accumulator}` "
+                "runs at the end of the epoch, so every batch's model output stays on the device"
+                if candidate.kept
+                else f"Lightning runs `{candidate.hook}` once per batch of the evaluation, and `{candidate.accumulator}` "
                 "keeps every batch's model output on the device until it is cleared"
                 if candidate.hook is not None
                 else f"`{candidate.accumulator}` keeps every batch's model output on the device"
@@ -487,6 +707,9 @@ class _Candidate:
     detached: bool
     hook: Optional[str]  # the Lightning evaluation hook the accumulation runs in, if any
     evidence: Optional[str]  # see _evidence
+    loop: Optional[cst.CSTNode] = None  # the innermost loop around it (none in a Lightning hook)
+    typed: bool = True  # every output is known to be a tensor: the fix's `.cpu()` exists on it
+    kept: bool = False  # returned from a step hook whose returns the framework keeps
 
 
 _DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
@@ -504,10 +727,13 @@ def _elements(display: cst.BaseExpression) -> list:
     return found
 
 
-def _made_per_batch(ctx, name: str) -> bool:
-    """Was `name` last bound inside the outermost loop over batches around here (or a loop in it)?"""
+def _made_per_batch(ctx, name: str, innermost: bool = False) -> bool:
+    """Was `name` last bound inside the outermost loop over batches around here (or a loop in it)?
+    With `innermost`, the innermost such loop: a tensor restarted for each support set of a few-shot
+    evaluation still grows over the full pass of the loader inside it."""
     loops = ctx.loops
-    first = next((i for i, loop in enumerate(loops) if iterates_batches(loop)), None)
+    over_batches = [i for i, loop in enumerate(loops) if iterates_batches(loop)]
+    first = (over_batches[-1] if innermost else over_batches[0]) if over_batches else None
     bound = ctx.frame.bound_in_loop.get(name)
     return first is not None and bound is not None and any(bound is loop for loop in loops[first:])
 

@@ -3,7 +3,8 @@
 Inside a loop over something named like a data loader: `.append(v)` / `.extend(v)`, or an
 assignment `x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
 `validation_step` / `test_step` / `predict_step`, `.append(v)` / `.extend(v)` on `self.<attr>`
-(or a subscript of it). The trigger words ask for a device mention.
+(or a subscript of it); or a step hook returning a value in a class that also defines the matching
+Lightning 1.x epoch-end hook (tables.EPOCH_END_KEEPS). The trigger words ask for a device mention.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import ast
 from typing import Any, Mapping
 
 from memlint.analysis.naming import BATCH_SOURCE
+from memlint.analysis.tables import EPOCH_END_KEEPS
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
 _HOOKS = frozenset({"validation_step", "test_step", "predict_step"})
@@ -29,6 +31,11 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             continue
         for node in ast.walk(function):
             if _keeps(node) and _on_self(node.func.value):  # type: ignore[attr-defined]
+                return True
+    for cls in source.nodes(ast.ClassDef):
+        methods = {f.name for f in cls.body if isinstance(f, FUNCTIONS)}  # type: ignore[attr-defined]
+        for step, epoch_end in EPOCH_END_KEEPS.items():
+            if step in methods and epoch_end in methods:
                 return True
     return False
 
