@@ -22,7 +22,7 @@ LABELS_FILE = REPO / "bench" / "labels" / "realcode.csv"
 # The second part, judged after the fixes (bench/realcode_heldout.toml's header says what that means).
 HELDOUT_REPOS_FILE = REPO / "bench" / "realcode_heldout.toml"
 HELDOUT_LABELS_FILE = REPO / "bench" / "labels" / "realcode_heldout.csv"
-# The third part (issue 27), read for the accumulation family (bench/realcode_third.toml's header).
+# The third part (issue 27): code outside the first two, read by two helpers (bench/realcode_third.toml's header).
 THIRD_REPOS_FILE = REPO / "bench" / "realcode_third.toml"
 THIRD_LABELS_FILE = REPO / "bench" / "labels" / "realcode_third.csv"
 PARTS = [(REPOS_FILE, LABELS_FILE), (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE), (THIRD_REPOS_FILE, THIRD_LABELS_FILE)]

@@ -136,7 +136,7 @@ class _Scanner:
             # A method of an nn.Module named `predict...` / `inference...` is a building block of its
             # forward (it runs in training too): its name is no evidence.
             if is_evaluation_function_name(scope.name.value) and not _in_module_like_class(self.ctx):
-                if not computes_gradients(scope, self.ctx):
+                if not computes_gradients(scope, self.ctx) and not _shape_check(scope, self.ctx):
                     region = Region(scope, "function-name", f"in `{scope.name.value}` (its name says it evaluates)")
                     self._claim([scope.body], region)
                 return self.result
@@ -209,6 +209,39 @@ class _Scanner:
         return False
 
 
+def _shape_check(function: cst.FunctionDef, ctx: "Context") -> bool:
+    """`def test(): net = ResNet18(); y = net(torch.randn(1, 3, 32, 32)); print(y.size())`: a
+    function that takes nothing, builds the model it runs, loads no weights and loops over nothing
+    runs an untrained model once, to see that it runs (a shape check), whatever its name says:
+    there is no evaluation in it."""
+    params = function.params
+    if params.params or params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) or params.star_kwarg:
+        return False
+    built = ctx.model.constructed(function)  # names bound only to what a capitalised callee builds
+    runs_built = False
+    for node in code_descendants(function.body):
+        kind = type(node)
+        if kind in _REPEATS:
+            return False
+        if kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if _final(func) in _LOADS_WEIGHTS:
+                return False
+            runs_built = runs_built or (type(func) is cst.Name and func.value in built)
+    return runs_built
+
+
+# A loop or a comprehension: the function goes over data.  Calls that give a model trained weights.
+_REPEATS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+_LOADS_WEIGHTS = frozenset({"load_state_dict", "load", "from_pretrained", "load_from_checkpoint", "load_checkpoint"})
+
+
+def _final(func: cst.BaseExpression) -> Optional[str]:
+    if type(func) is cst.Attribute:
+        return func.attr.value  # type: ignore[attr-defined]
+    return func.value if type(func) is cst.Name else None  # type: ignore[attr-defined]
+
+
 def _code(ctx: "Context", node: cst.CSTNode) -> str:
     return "".join(ctx.module.code_for_node(node).split())
 
@@ -227,6 +260,8 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         return is_model_call(call, ctx)
     if text == receiver:
         return True
+    if type(func) is cst.Name and _helper_runs_argument(call, receiver, ctx):
+        return True  # `G.eval()`, then `get_sample_image(G, n)` whose body runs `G(z)`
     if not text.startswith(receiver + "."):
         return False
     if is_model_call(call, ctx):
@@ -234,6 +269,58 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if not (type(func) is cst.Attribute and _code(ctx, func.value) == receiver):
         return False
     return method_runs_module(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
+
+
+def _helper_runs_argument(call: cst.Call, receiver: str, ctx: "Context") -> bool:
+    """Is `call` a function of this file, defined once at module level without decorators, that is
+    handed the evaluated model (`get_sample_image(G, n_noise)`) and calls the parameter that receives
+    it (`y = G(z)`), without turning gradients off or on inside (no `no_grad` / `enable_grad`, no
+    backward) and without rebinding the parameter?  Then the model runs with the caller's grad mode."""
+    func = call.func
+    if values.own_definition(func, ctx) != "function":
+        return False
+    definition = ctx.memo(_TOP_FUNCTIONS, lambda: _top_functions(ctx.module)).get(func.value)  # type: ignore[attr-defined, union-attr]
+    if definition is None or definition.decorators or definition.asynchronous is not None:
+        return False
+    params = definition.params.params
+    parameter = None
+    for position, argument in enumerate(call.args):
+        if argument.star or _code(ctx, argument.value) != receiver:
+            continue
+        if argument.keyword is not None:
+            parameter = argument.keyword.value
+        elif position < len(params):
+            parameter = params[position].name.value
+        break
+    if parameter is None:
+        return False
+    runs = False
+    for node in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        kind = type(node)
+        if kind is cst.Name and node.value in _GRAD_SWITCHES:  # type: ignore[attr-defined]
+            return False
+        if kind is cst.Attribute and node.attr.value in _GRAD_SWITCHES:  # type: ignore[attr-defined]
+            return False
+        if kind is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == parameter:  # type: ignore[attr-defined]
+            return False
+        if kind is cst.Call and type(node.func) is cst.Name and node.func.value == parameter:  # type: ignore[attr-defined]
+            runs = True
+    return runs and not computes_gradients(definition, ctx)
+
+
+_TOP_FUNCTIONS = "evaluation.top-functions"
+# Names that turn gradients off or on, or run backward, inside a helper: its grad mode is its own.
+_GRAD_SWITCHES = frozenset({"no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "backward"})
+
+
+def _top_functions(module: cst.Module) -> dict[str, Optional[cst.FunctionDef]]:
+    """Module-level functions by name (None for a name defined more than once)."""
+    found: dict[str, Optional[cst.FunctionDef]] = {}
+    for statement in module.body:
+        if type(statement) is cst.FunctionDef:
+            name = statement.name.value  # type: ignore[attr-defined]
+            found[name] = None if name in found else statement  # type: ignore[assignment]
+    return found
 
 
 def _is_data(expr: cst.BaseExpression) -> bool:

@@ -44,6 +44,7 @@ from typing import Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import evidence, frameworks, placement, roles, tables
+from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
@@ -98,6 +99,7 @@ class SemanticModel:
         self._meters: Optional[Meters] = None
         self._constructed: dict[int, Mapping[str, tuple[cst.Call, ...]]] = {}
         self._datasets: dict[int, Mapping[str, frozenset[str]]] = {}
+        self._dataset_classes: Optional[frozenset[str]] = None  # the file's own dataset classes (datasets.py)
         self._module_receivers: set[str] = set()  # names and "self.<attr>"s given a module method
         self._called: set[str] = set()  # names and "self.<attr>"s called directly
         self._model_scanned = False  # `_called` and `_module_receivers` are complete without the walk
@@ -202,12 +204,17 @@ class SemanticModel:
         anything else too is left out."""
         known = self._datasets.get(id(scope))
         if known is None:
-            known = self._datasets[id(scope)] = _datasets(self.module, scope)
+            known = self._datasets[id(scope)] = _datasets(self.module, scope, self._own_datasets())
         return known
 
     def built_from(self, dataset: cst.BaseExpression) -> frozenset[str]:
         """The code of the values an inline dataset call was built from (`TensorDataset(X, y)`)."""
-        return _dataset_call_sources(self.module, dataset)
+        return _dataset_call_sources(self.module, dataset, self._own_datasets())
+
+    def _own_datasets(self) -> frozenset[str]:
+        if self._dataset_classes is None:
+            self._dataset_classes = dataset_classes(self.module)
+        return self._dataset_classes
 
     # ------------------------------------------------------------------ loops and functions
 
@@ -572,12 +579,12 @@ _TENSOR_MAKERS = frozenset({"tensor", "as_tensor", "from_numpy", "Tensor", "Floa
 _SAME_ROWS = frozenset({"float", "double", "long", "int", "half", "to", "cuda", "cpu", "type", "astype", "contiguous", "clone", "detach"})
 
 
-def _dataset_call_sources(module: cst.Module, call: cst.BaseExpression) -> frozenset[str]:
+def _dataset_call_sources(module: cst.Module, call: cst.BaseExpression, own: frozenset[str] = frozenset()) -> frozenset[str]:
     if type(call) is not cst.Call:
         return frozenset()
     written = dotted_name(call.func) or ""  # type: ignore[attr-defined]
     last = written.rpartition(".")[2]
-    if not last.endswith("Dataset"):
+    if not last.endswith("Dataset") and written not in own:  # `MyData(X, y)`, a dataset class of the file
         return frozenset()
     positional = [a.value for a in call.args if a.keyword is None and not a.star]  # type: ignore[attr-defined]
     chosen = positional if last == "TensorDataset" else positional[:1]
@@ -608,11 +615,11 @@ def _rows_of(value: cst.BaseExpression) -> cst.BaseExpression:
             return value
 
 
-def _datasets(module: cst.Module, scope: cst.CSTNode) -> dict[str, frozenset[str]]:
+def _datasets(module: cst.Module, scope: cst.CSTNode, own: frozenset[str]) -> dict[str, frozenset[str]]:
     found: dict[str, frozenset[str]] = {}
     clashes: set[str] = set()
     for name, value in _name_assignments(scope):
-        sources = _dataset_call_sources(module, value)
+        sources = _dataset_call_sources(module, value, own)
         if sources and found.get(name, sources) == sources:
             found[name] = sources
         else:

@@ -33,6 +33,15 @@ HOOK_REGISTRATIONS = frozenset(
      "register_module_full_backward_pre_hook", "register_module_backward_hook",
      "create_feature_extractor", "IntermediateLayerGetter"}
 )  # fmt: skip
+# Libraries that hook the modules of a model handed to them (captum's DeepLift hooks every
+# nonlinearity; grad-cam tools hook the layers they are given; shap's DeepExplainer hooks them all):
+# any call of what the file imports from them is a hook on a module not known by name.
+_HOOKING_LIBRARIES = ("captum", "pytorch_grad_cam", "torchcam", "shap", "lucent", "torchray")
+# Registrations on the module they are called on (`register_module_forward_hook` and friends hook
+# every module).
+_ON_A_MODULE = ("register_forward", "register_full_backward", "register_backward")
+# Values that bind a second name to an existing object.
+_ALIASES = frozenset({cst.Name, cst.Attribute, cst.Subscript})
 # Methods of nn.Sequential / nn.ModuleList / nn.ModuleDict that replace or remove elements.
 _ELEMENT_CHANGES = frozenset({"insert", "pop", "__setitem__", "__delitem__"})
 # Calls that bind an attribute by a name given as a string (a buffer or parameter cannot take the
@@ -48,6 +57,8 @@ class ModuleChanges:
     subclasses: dict  # class name -> the classes of the file derived from it (by name, transitively)
     changed_elements: frozenset[str]  # last names of containers whose elements are replaced or removed
     hooked: bool  # the file registers a hook or extracts intermediate outputs
+    hooked_names: frozenset[str]  # attribute names on the way to a hooked module (`model.layer4[-1].conv2`: layer4, conv2)
+    hooked_unknown: bool  # a hook on a module not reached by attribute names (`m` of `model.modules()`, a global hook)
 
     def bound_once(self, attribute: str, class_name: str | None) -> bool:
         """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
@@ -56,6 +67,15 @@ class ModuleChanges:
             return False
         classes = [class_name, *self.subclasses.get(class_name, ())]
         return sum(self.own.get(c, {}).get(attribute, 0) for c in classes) == 1
+
+    def hooks_may_see(self, names) -> bool:
+        """Could a hook of the file see the output of a layer reached only through these attribute
+        names (`self.body` for the layers of `self.body = nn.Sequential(...)`, `self.fc` for
+        `F.relu(self.fc(x))`)?  A hook on a module reached by other names (`model.avgpool`,
+        `self.head`) is on another module or an ancestor, which sees outputs only once every layer
+        inside has run; one whose module is not known by name (`m` of `model.modules()`, a module
+        passed in, a global hook, a feature extractor) may be on this one."""
+        return self.hooked_unknown or any(name in self.hooked_names for name in names)
 
     def elements_changed(self, name: str) -> bool:
         return name in self.changed_elements or ANY in self.changed_elements
@@ -69,7 +89,11 @@ def _collect(module: cst.Module) -> ModuleChanges:
     bindings: dict[str, int] = {}
     changed: set[str] = set()
     hooked = False
-    own, bases = _class_bindings(module)
+    hooked_names: set[str] = set()
+    hooked_unknown = False
+    own, in_classes, bases = _class_bindings(module)
+    aliases: set[str] = set()  # attributes bound to another object's name: `self.head = self.fc`
+    assigned: dict[int, cst.BaseExpression] = {}  # id(AssignTarget) -> the value (an Assign is met before its targets)
 
     def bind(target: cst.BaseExpression) -> None:
         if type(target) is cst.Attribute:
@@ -80,14 +104,26 @@ def _collect(module: cst.Module) -> ModuleChanges:
                 bind(element.value)
         elif type(target) is cst.StarredElement:
             bind(target.value)  # type: ignore[attr-defined]
-        elif type(target) is cst.Subscript:
+        elif type(target) is cst.Subscript and _may_set_an_element(target):  # type: ignore[arg-type]
             changed.add(_last_name(target.value) or ANY)  # type: ignore[attr-defined]
 
+    hooking = _names_from_hooking_libraries(module)
+    if ANY in hooking:  # `from captum.attr import *`: any call may be one
+        hooked = hooked_unknown = True
     for node in code_descendants(module):
         kind = type(node)
         if kind is cst.AssignTarget:
-            bind(node.target)  # type: ignore[attr-defined]
-        elif kind in (cst.AugAssign, cst.AnnAssign):
+            if type(node.target) is cst.Attribute and type(assigned.get(id(node))) in _ALIASES:  # type: ignore[attr-defined]
+                aliases.add(node.target.attr.value)  # type: ignore[attr-defined]
+            if not (type(node.target) is cst.Subscript and _evidently_not_a_module(assigned.get(id(node)))):  # type: ignore[attr-defined]
+                bind(node.target)  # type: ignore[attr-defined]
+        elif kind is cst.Assign:
+            for each in node.targets:  # type: ignore[attr-defined]
+                assigned[id(each)] = node.value  # type: ignore[attr-defined]
+        elif kind is cst.AugAssign:
+            if not (type(node.target) is cst.Subscript and _evidently_not_a_module(node.value)):  # type: ignore[attr-defined]
+                bind(node.target)  # type: ignore[attr-defined]
+        elif kind is cst.AnnAssign:
             bind(node.target)  # type: ignore[attr-defined]
         elif kind is cst.For:
             bind(node.target)  # type: ignore[attr-defined]
@@ -98,8 +134,15 @@ def _collect(module: cst.Module) -> ModuleChanges:
         elif kind is cst.Call:
             func = node.func  # type: ignore[attr-defined]
             called = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+            if hooking and _root_name(func) in hooking:
+                hooked = hooked_unknown = True  # `DeepLift(net)`, `captum.attr.LayerGradCam(net, net.conv)`
             if called in HOOK_REGISTRATIONS:
                 hooked = True
+                names = _attribute_path(func.value) if type(func) is cst.Attribute and called.startswith(_ON_A_MODULE) else None
+                if names:
+                    hooked_names.update(names)
+                else:
+                    hooked_unknown = True
             elif called in _ELEMENT_CHANGES and type(func) is cst.Attribute:
                 changed.add(_last_name(func.value) or ANY)
             elif called in _NAMED_BINDINGS:
@@ -111,26 +154,30 @@ def _collect(module: cst.Module) -> ModuleChanges:
                     bindings[key] = bindings.get(key, 0) + 1
                 elif called == "setattr" or (len(args) > position and position == 0):
                     bindings[ANY] = 1
+    if hooked_names & aliases:
+        hooked_unknown = True  # `self.head = self.fc`, then `model.head` hooked: the hook is on `fc` too
     # `self.<name>` bound inside classes was counted above too: what is left is bound elsewhere.
-    for counts in own.values():
-        for name, count in counts.items():
-            bindings[name] -= count
-            if not bindings[name]:
-                del bindings[name]
-    return ModuleChanges(bindings, own, _subclasses(bases), frozenset(changed), hooked)
+    for name, count in in_classes.items():
+        bindings[name] -= count
+        if not bindings[name]:
+            del bindings[name]
+    return ModuleChanges(bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown)
 
 
-def _class_bindings(module: cst.Module) -> tuple[dict, dict]:
+def _class_bindings(module: cst.Module) -> tuple[dict, dict, dict]:
     """Per class of the file: how often its methods bind each `self.<name>` (`=`, `+=`, `for`,
-    `with ... as`, `del`), and the last names of its bases."""
+    `with ... as`, `del`); how many such bindings there are per name in all classes together; and
+    the last names of each class's bases."""
     own: dict[str, dict[str, int]] = {}
+    in_classes: dict[str, int] = {}
     bases: dict[str, list[str]] = {}
     for node in code_descendants(module):
         if type(node) is not cst.ClassDef:
             continue
         name = node.name.value  # type: ignore[attr-defined]
-        bases.setdefault(name, []).extend(b for b in (_last_name(a.value) for a in node.bases) if b)  # type: ignore[attr-defined]
-        counts = own.setdefault(name, {})
+        parents = [b for b in (_last_name(a.value) for a in node.bases) if b]  # type: ignore[attr-defined]
+        bases.setdefault(name, []).extend(p for p in parents if p != name)
+        counts: dict[str, int] = {}
         for inner in code_descendants(node.body, skip=(cst.ClassDef,)):  # type: ignore[attr-defined]
             kind = type(inner)
             target = None
@@ -140,7 +187,13 @@ def _class_bindings(module: cst.Module) -> tuple[dict, dict]:
                 target = inner.asname.name  # type: ignore[attr-defined]
             for attribute in _self_attributes(target):
                 counts[attribute] = counts.get(attribute, 0) + 1
-    return own, bases
+                in_classes[attribute] = in_classes.get(attribute, 0) + 1
+        # A class defined again under the same name (a notebook's cell run twice, edited) builds its
+        # own instances: each definition's bindings stand alone, unless it derives from the one before.
+        earlier = own.setdefault(name, {})
+        for attribute, count in counts.items():
+            earlier[attribute] = earlier.get(attribute, 0) + count if name in parents else max(earlier.get(attribute, 0), count)
+    return own, in_classes, bases
 
 
 def _self_attributes(target) -> list[str]:
@@ -178,3 +231,88 @@ def _last_name(expr: cst.BaseExpression) -> str | None:
     if type(expr) is cst.Attribute:
         return expr.attr.value  # type: ignore[attr-defined]
     return None
+
+
+def _may_set_an_element(target: cst.Subscript) -> bool:
+    """Could `<container>[key] = module` replace an element of a Sequential (or ModuleList)?  Their
+    `__setitem__` takes one integer index: a slice, several indices (`buf[:, i]`) or a string key
+    (`param_groups[0]["lr"]`, a dict or a ModuleDict, whose elements are whole modules and no
+    sequence's neighbours) raise or reach no sequence.  Only `_modules["0"]` sets one by name."""
+    if len(target.slice) != 1:
+        return False
+    index = target.slice[0].slice
+    if type(index) is cst.Slice:
+        return False
+    key = index.value  # type: ignore[union-attr]
+    if type(key) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
+        return _last_name(target.value) == "_modules"
+    return True
+
+
+def _evidently_not_a_module(value: cst.BaseExpression | None) -> bool:
+    """A number, a string, a display, an arithmetic or comparison: a Sequential refuses it as an
+    element (`cannot assign 'int' as child module`), so assigning it replaces no layer."""
+    return type(value) in _NOT_MODULES
+
+
+_NOT_MODULES = frozenset(
+    {cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+     cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation, cst.List, cst.Tuple,
+     cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp}
+)  # fmt: skip
+
+
+def _attribute_path(receiver: cst.BaseExpression) -> list[str] | None:
+    """The attribute names through which a hooked module is reached: `model.layer4[-1].conv2` ->
+    ["layer4", "conv2"], `self.fc` -> ["fc"]; None where the module is not reached by attribute
+    names from a plain name (`m`, `layers[0]`, `get_layer(...)`, `torch.nn.modules.module`)."""
+    names: list[str] = []
+    while True:
+        kind = type(receiver)
+        if kind is cst.Attribute:
+            names.append(receiver.attr.value)  # type: ignore[attr-defined]
+            receiver = receiver.value  # type: ignore[attr-defined]
+        elif kind is cst.Subscript:
+            receiver = receiver.value  # type: ignore[attr-defined]
+        elif kind is cst.Name:
+            # `torch.nn.modules.module.register_module_forward_hook` hooks every module
+            return names if names and receiver.value != "torch" else None  # type: ignore[attr-defined]
+        else:
+            return None
+
+
+def _names_from_hooking_libraries(module: cst.Module) -> frozenset[str]:
+    """Names the file binds to a hooking library or to what it imports from one (module level)."""
+    found: set[str] = set()
+    for statement in module.body:
+        if type(statement) is not cst.SimpleStatementLine:
+            continue
+        for small in statement.body:  # type: ignore[attr-defined]
+            if type(small) is cst.Import:
+                for alias in small.names:  # type: ignore[attr-defined]
+                    dotted = _dotted(alias.name)
+                    if dotted.split(".")[0] in _HOOKING_LIBRARIES:
+                        found.add(alias.asname.name.value if alias.asname else dotted.split(".")[0])  # type: ignore[union-attr]
+            elif type(small) is cst.ImportFrom and small.module is not None and not small.relative:  # type: ignore[attr-defined]
+                if _dotted(small.module).split(".")[0] in _HOOKING_LIBRARIES:  # type: ignore[attr-defined]
+                    if isinstance(small.names, cst.ImportStar):  # type: ignore[attr-defined]
+                        found.add(ANY)
+                    else:
+                        found.update((a.asname.name.value if a.asname else a.name.value) for a in small.names)  # type: ignore[union-attr, attr-defined]
+    if ANY in found:
+        return frozenset({ANY})
+    return frozenset(found)
+
+
+def _dotted(expr: cst.BaseExpression) -> str:
+    if type(expr) is cst.Name:
+        return expr.value  # type: ignore[attr-defined]
+    if type(expr) is cst.Attribute:
+        return _dotted(expr.value) + "." + expr.attr.value  # type: ignore[attr-defined]
+    return ""
+
+
+def _root_name(func: cst.BaseExpression) -> str | None:
+    while type(func) is cst.Attribute:
+        func = func.value  # type: ignore[attr-defined]
+    return func.value if type(func) is cst.Name else None  # type: ignore[attr-defined]

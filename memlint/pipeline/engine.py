@@ -15,7 +15,7 @@ from memlint.pipeline.source import statement_rows
 from memlint.pipeline.suppressions import Suppressions
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION  # judged here, after the analysis
 from memlint.pipeline.unused_suppressions import unused_suppressions
-from memlint.prescreen import Source, needs_analysis
+from memlint.prescreen import Source, may_use_torch, needs_analysis
 
 if TYPE_CHECKING:
     from memlint.pipeline.incremental import IncrementalParser
@@ -58,7 +58,7 @@ def _findings(
     suppressions: Suppressions, source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
     defer_fixes: bool = False,
 ) -> list[Diagnostic]:  # fmt: skip
-    if "torch" not in text:  # a file that never mentions torch cannot have a finding
+    if not may_use_torch(text):  # a file that cannot use torch cannot have a finding
         return []
     codes = codes - {UNUSED_SUPPRESSION}  # it reads comments after the analysis, never needs it
     if not codes:

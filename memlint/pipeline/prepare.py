@@ -28,7 +28,7 @@ from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION
 from memlint.pipeline.unused_suppressions import may_have_directives
 from memlint.pipeline.workers import fewer_collections
-from memlint.prescreen import Source, needs_analysis
+from memlint.prescreen import Source, may_use_torch, needs_analysis
 
 if TYPE_CHECKING:
     from memlint.pipeline.cache import Cache
@@ -90,7 +90,7 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
     if UNUSED_SUPPRESSION in codes and may_have_directives(text):
         return Prepared(digest, summary, None)  # ML100 judges its comments in phase two, whatever the screens say
     codes = codes - {UNUSED_SUPPRESSION}  # engine.lint_text judges it without the analysis
-    if "torch" not in text or not codes:
+    if not may_use_torch(text) or not codes:
         return Prepared(digest, summary, False)
     if not needs_analysis(source, codes, settings.options):
         return Prepared(digest, summary, False)

@@ -24,9 +24,16 @@ from memlint.pipeline import registry
 from memlint.prescreen.source import Source
 from memlint.rule import Meta
 
-__all__ = ["Source", "needs_analysis", "screen_holds"]
+__all__ = ["Source", "may_use_torch", "needs_analysis", "screen_holds"]
 
 Screen = Callable[[Source, Mapping[str, Any]], bool]
+
+
+def may_use_torch(text: str) -> bool:
+    """Could the file use torch at all?  It mentions torch, or it imports every name of a module
+    (`from utils import *`, where utils imports torch and nn: `class G(nn.Module)` then never
+    writes the word).  The first and cheapest test of every file."""
+    return "torch" in text or "import *" in text
 
 
 def needs_analysis(source: Source, codes: Collection[str], options: Mapping[str, Any]) -> bool:

@@ -25,8 +25,11 @@ class EvalWithoutNoGrad(Rule):
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
     `inference`, `eval_epoch`, ...). The first model call of each such region is reported. After
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
-    data (`X.get_action(obs)`, `X.get_last_selfattention(img)`); a fresh layer or a DataFrame
-    used later (another notebook cell) is not X's evaluation. Building a model from a class
+    data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
+    X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, with no grad switch of its
+    own); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
+    nor is a parameterless function that builds the model it runs, loads no weights and loops over
+    nothing (`def test(): net = VGG(); net(torch.randn(2, 3, 32, 32))`: a shape check). Building a model from a class
     (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing. Wrapping inputs in
     `Variable(x, volatile=True)` does not turn gradients off (it has done nothing since PyTorch
     0.4), so it does not silence the rule; `torch` reached through a star import
@@ -105,6 +108,45 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the helper turns gradients off itself
+            """
+import torch
+def sample_images(G, n):
+    with torch.no_grad():
+        return G(torch.randn(n, 8))
+def show(G):
+    G.eval()
+    images = sample_images(G, 16)
+    return images
+"""
+        ),
+        Valid(  # the helper only reads the model (no call of the parameter)
+            """
+import torch
+def count(G):
+    return sum(p.numel() for p in G.parameters())
+def show(G, z):
+    G.eval()
+    n = count(G)
+    return n
+"""
+        ),
+        Valid(  # a shape check: `test()` builds an untrained model and runs it once on random input (issue 27)
+            """
+import torch
+from torch import nn
+class VGG(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(x)
+def test():
+    net = VGG()
+    y = net(torch.randn(2, 4))
+    print(y.size())
+"""
+        ),
         Valid(  # a layer without parameters records no history: nothing to evaluate
             """
 import torch
@@ -368,6 +410,67 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # a helper of the file handed the evaluated model runs it (GAN-Tutorial's get_sample_image, issue 27)
+            """
+import torch
+def sample_images(G, n):
+    z = torch.randn(n, 8)
+    return G(z)
+def show(G):
+    G.eval()
+    images = sample_images(G, 16)
+    return images
+""",
+            line=7,
+            column=14,
+            message="after `G.eval()`",
+            unsafe=True,
+            fixed="""
+import torch
+def sample_images(G, n):
+    z = torch.randn(n, 8)
+    return G(z)
+@torch.no_grad()
+def show(G):
+    G.eval()
+    images = sample_images(G, 16)
+    return images
+""",
+        ),
+        Invalid(  # a test function that loads the weights it runs is an evaluation, shape check or not
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(x)
+def test():
+    net = Net()
+    net.load_state_dict(torch.load("net.pt"))
+    print(net(torch.randn(2, 4)))
+""",
+            line=12,
+            column=11,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(x)
+@torch.no_grad()
+def test():
+    net = Net()
+    net.load_state_dict(torch.load("net.pt"))
+    print(net(torch.randn(2, 4)))
+""",
+        ),
         Invalid(  # `G` is a model by evidence: it is put in eval mode and called (its class is imported)
             """
 import torch

@@ -27,7 +27,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     evaluated = {dotted(_module_of_chain(call.func.value)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)} - {None, "self"}  # type: ignore[attr-defined]
     model_calls = [
         call for call in source.nodes(ast.Call)
-        if history.may_run_model(call) or (evaluated and _on_evaluated(call, evaluated))  # type: ignore[arg-type]
+        if history.may_run_model(call) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
     ]  # fmt: skip
     if model_calls and id(source.tree) in eval_scopes:
         return True  # `.eval()` at module level: the region may reach any call
@@ -54,11 +54,29 @@ def _sets_eval_mode(call: ast.Call) -> bool:
     return (call.func.attr == "eval" and count == 0) or (call.func.attr == "train" and count == 1)
 
 
-def _on_evaluated(call: ast.Call, evaluated: set) -> bool:
+def _parameter_callers(source: Source) -> frozenset[str]:
+    """Module-level functions of the file that call one of their parameters (`def f(G, n): G(z)`)."""
+    def build() -> frozenset[str]:
+        found = set()
+        for node in source.tree.body if source.tree is not None else ():  # type: ignore[union-attr]
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                params = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
+                if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in params for n in ast.walk(node)):
+                    found.add(node.name)
+        return frozenset(found)
+
+    return source.memo("ml002-parameter-callers", build)  # type: ignore[no-any-return]
+
+
+def _on_evaluated(call: ast.Call, evaluated: set, source: Source) -> bool:
     """Is `call` `X(...)` or `X.method(...)` for an X put in eval mode (compared as dotted names)?"""
     func = call.func
     if dotted(func) in evaluated:
         return True  # `X(x)`, `X.encoder(x)`
+    if isinstance(func, ast.Name) and any(dotted(a) in evaluated for a in call.args):
+        # `sample_images(X, n)`: a module-level function of the file that calls one of its
+        # parameters (loosened: any argument position, any of them)
+        return func.id in _parameter_callers(source)
     return isinstance(func, ast.Attribute) and method_runs_module(func.attr) and dotted(func.value) in evaluated
 
 

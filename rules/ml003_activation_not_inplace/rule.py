@@ -113,7 +113,13 @@ class ActivationNotInplace(Rule):
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`);
     - in `forward`, a functional activation whose input is the fresh output of such a layer
-      (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line) that is not used again.
+      (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
+      between: `out += self.shortcut(x)`) or of `+`, `-`, `*` (`F.relu(a + b)`), that is not used
+      again;
+    - `self.relu = nn.ReLU()` (any in-place-capable module held by the class) when every use of
+      `.relu` in the file is a call of it in `forward` on such a fresh value;
+    - a layer bound to a name by the function's own assignment and listed before the activation
+      (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`).
 
     Never reported: the first element of a Sequential (it would overwrite the caller's tensor, a
     residual input for example); an activation after an op that saves its output (Sigmoid, Tanh,
@@ -140,8 +146,10 @@ class ActivationNotInplace(Rule):
     by default. Each message says what the saving is.
 
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories,
-    `self.relu = nn.ReLU()` modules called in `forward` (they are often reused), and Sequential
-    subclasses are not analysed.
+    `self.relu = nn.ReLU()` modules called anywhere but `forward` or on a value that is not fresh
+    (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
+    by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
+    a module it cannot name (`m` of `model.modules()`) does.
 
     ## Why is this bad?
     An out-of-place activation allocates a second buffer the size of its input while the input is
@@ -192,6 +200,88 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the model is handed to captum, whose DeepLift hooks every nonlinearity (issue 27)
+            """
+from captum.attr import DeepLift
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.fc(x))
+net = Net()
+dl = DeepLift(net)
+"""
+        ),
+        Valid(  # a name bound to a layer in a branch and to something else in another: not one layer
+            """
+from torch import nn
+def make_layers(cfg, fused):
+    layers = []
+    for v in cfg:
+        if fused:
+            block = nn.Conv2d(3, v, 3)
+        else:
+            block = nn.Sigmoid()
+        layers += [block, nn.ReLU()]
+    return nn.Sequential(*layers)
+"""
+        ),
+        Valid(  # `self.relu` is also called on the caller's tensor: in place, it would overwrite it (issue 27)
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        h = self.relu(self.fc(x))
+        return self.relu(x) + h
+"""
+        ),
+        Valid(  # the module is used outside the class too (`model.relu`): not every call is seen
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.fc(x))
+model = Net()
+features = model.relu(inputs)
+"""
+        ),
+        Valid(  # the sum is read again after the activation (a skip connection)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        s = self.fc(x) + x
+        y = F.relu(s)
+        return y + s
+"""
+        ),
+        Valid(  # `**` keeps its result for backward (a tensor exponent): not a fresh value to overwrite
+            """
+import torch.nn.functional as F
+from torch import nn
+class Pow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return F.relu(self.fc(x) ** self.p)
+"""
+        ),
         Valid(  # first element of a Sequential: it would overwrite the caller's tensor (a residual input)
             """
 from torch import nn
@@ -427,9 +517,175 @@ from torch import nn
 mlp = nn.Sequential(nn.Linear(8, 16), nn.LeakyReLU(-0.2), nn.Linear(16, 4))
 """
         ),
+        Valid(  # a hook on modules met in a loop: the layer may be among them (issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.head(F.relu(self.fc(x)))
+model = Net()
+kept = []
+for module in model.modules():
+    module.register_forward_hook(lambda m, args, output: kept.append(output))
+"""
+        ),
+        Valid(  # the hooked attribute is another name of the layer (`self.head = self.fc`)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.head = self.fc
+    def forward(self, x):
+        return F.relu(self.fc(x))
+model = Net()
+model.head.register_forward_hook(lambda m, args, output: print(output))
+"""
+        ),
+        Valid(  # an element of a nested Sequential replaced: the ReLU may come first
+            """
+from torch import nn
+features = nn.Sequential(nn.Sequential(nn.Linear(4, 4), nn.ReLU()), nn.Linear(4, 2))
+features[0][0] = nn.Identity()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a layer bound to a name on the line before, then listed with the activation (issue 27)
+            """
+from torch import nn
+def make_layers(cfg):
+    layers = []
+    in_channels = 3
+    for v in cfg:
+        conv2d = nn.Conv2d(in_channels, v, kernel_size=3, padding=1)
+        layers += [conv2d, nn.ReLU()]
+        in_channels = v
+    return nn.Sequential(*layers)
+""",
+            line=7,
+            column=28,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def make_layers(cfg):
+    layers = []
+    in_channels = 3
+    for v in cfg:
+        conv2d = nn.Conv2d(in_channels, v, kernel_size=3, padding=1)
+        layers += [conv2d, nn.ReLU(inplace=True)]
+        in_channels = v
+    return nn.Sequential(*layers)
+""",
+            harness=_runs("make_layers([4, 4])", "2, 3, 6, 6"),
+        ),
+        Invalid(  # a ResNet block: the fresh output of `self.bn2` with the shortcut added in place (issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.shortcut = nn.Sequential()
+    def forward(self, x):
+        out = self.bn(self.conv(x))
+        out += self.shortcut(x)
+        out = F.relu(out)
+        return out
+""",
+            line=12,
+            column=15,
+            config=_EXACT,
+            message="changed in place by `+=`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.shortcut = nn.Sequential()
+    def forward(self, x):
+        out = self.bn(self.conv(x))
+        out += self.shortcut(x)
+        out = F.relu(out, inplace=True)
+        return out
+""",
+            harness=_runs("Block()", "2, 4, 6, 6"),
+        ),
+        Invalid(  # a fresh sum: `+` keeps nothing of its result for backward
+            """
+import torch.nn.functional as F
+from torch import nn
+class Merge(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.left = nn.Linear(4, 4)
+        self.right = nn.Linear(4, 4)
+    def forward(self, x):
+        return F.relu(self.left(x) + self.right(x))
+""",
+            line=9,
+            column=16,
+            config=_EXACT,
+            message="a fresh sum",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Merge(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.left = nn.Linear(4, 4)
+        self.right = nn.Linear(4, 4)
+    def forward(self, x):
+        return F.relu(self.left(x) + self.right(x), inplace=True)
+""",
+            harness=_runs("Merge()", "2, 4"),
+        ),
+        Invalid(  # `self.dropout = nn.Dropout2d()` used once, on the fresh output of the pooling layer
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.dropout = nn.Dropout2d(0.2)
+        self.linear = nn.Linear(4, 2)
+    def forward(self, x):
+        x = self.avgpool(x)
+        x = self.dropout(x)
+        return self.linear(x.flatten(1))
+""",
+            line=6,
+            column=24,
+            config=_EXACT,
+            message="only called on fresh values",
+            fixed="""
+from torch import nn
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.dropout = nn.Dropout2d(0.2, inplace=True)
+        self.linear = nn.Linear(4, 2)
+    def forward(self, x):
+        x = self.avgpool(x)
+        x = self.dropout(x)
+        return self.linear(x.flatten(1))
+""",
+            harness=_runs("Head().eval()", "2, 4, 5, 5"),
+        ),
         Invalid(  # ELU in place computes its gradient from the output: equal up to the last bits, so unsafe
             """
 from torch import nn
@@ -882,6 +1138,103 @@ class Net(nn.Module):
 """,
             harness=_runs("Net()", "2, 8"),
         ),
+        Invalid(  # the learning rate set through a string key replaces no layer (cleanrl's PPO scripts, issue 27)
+            """
+import torch
+from torch import nn
+agent = nn.Sequential(nn.Linear(4, 64), nn.Tanh(), nn.Linear(64, 64), nn.ReLU())
+optimizer = torch.optim.Adam(agent.parameters(), lr=1e-3)
+optimizer.param_groups[0]["lr"] = 5e-4
+buffer = torch.zeros(8, 4)
+buffer[:, 0] = 1.0
+""",
+            line=3,
+            column=71,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+agent = nn.Sequential(nn.Linear(4, 64), nn.Tanh(), nn.Linear(64, 64), nn.ReLU(inplace=True))
+optimizer = torch.optim.Adam(agent.parameters(), lr=1e-3)
+optimizer.param_groups[0]["lr"] = 5e-4
+buffer = torch.zeros(8, 4)
+buffer[:, 0] = 1.0
+""",
+            harness=_runs("agent", "2, 4"),
+        ),
+        Invalid(  # a class defined again under its name (a notebook's cell edited and run again): each builds its own layers
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return F.relu(self.fc(x))
+""",
+            line=14,
+            column=16,
+            config=_EXACT,
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return F.relu(self.fc(x), inplace=True)
+""",
+            harness=_runs("Net()", "2, 4"),
+        ),
+        Invalid(  # a hook on another module, known by name (`model.head`), sees nothing the ReLU overwrites
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+        self.head = nn.Linear(8, 2)
+    def forward(self, x):
+        return self.head(self.body(x))
+model = Net()
+kept = []
+model.head.register_forward_hook(lambda module, args, output: kept.append(args[0]))
+""",
+            line=5,
+            column=52,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU(inplace=True))
+        self.head = nn.Linear(8, 2)
+    def forward(self, x):
+        return self.head(self.body(x))
+model = Net()
+kept = []
+model.head.register_forward_hook(lambda module, args, output: kept.append(args[0]))
+""",
+            harness=Harness(
+                setup="import torch",
+                then="x = torch.randn(2, 4, requires_grad=True)\nout = model(x)\nout.sum().backward()\nresult = (out, kept, x.grad)",
+            ),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -892,6 +1245,9 @@ class Net(nn.Module):
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
         self._defined: Optional[dict[str, list[cst.CSTNode]]] = None
         self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
+        # (class, attribute) -> the layer `self.<attribute> = nn.ReLU()` and, per call of it in
+        # `forward`, whether its input is fresh and read by nothing else
+        self._module_calls: dict[tuple[str, str], tuple] = {}
 
     # ------------------------------------------------------------------ Sequential
 
@@ -937,11 +1293,15 @@ class Net(nn.Module):
         candidates: list[_Pending] = []
         following = [*(e for e, _ in elements[2:]), None]
         for (previous, _), (element, holder), after in zip(elements, elements[1:], following):
-            if not isinstance(element, cst.Call) or not isinstance(previous, cst.Call):
+            if not isinstance(element, cst.Call) or not isinstance(previous, (cst.Call, cst.Name)):
                 continue
             kind = torch_nn_name(ctx, element.func)
             if kind not in INPLACE_MODULES:
                 continue  # (before unwrapping the layer ahead, which may look the file's functions up)
+            if isinstance(previous, cst.Name):
+                previous = self._layer_named(previous.value)  # `conv2d = nn.Conv2d(...)`, then `[conv2d, nn.ReLU()]`
+                if previous is None:
+                    continue
             previous = self._unwrapped(previous)
             before = torch_nn_name(ctx, previous.func)
             if before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
@@ -954,6 +1314,13 @@ class Net(nn.Module):
             then = torch_nn_name(ctx, self._unwrapped(after).func) if isinstance(after, cst.Call) else None
             candidates.append(_Pending(element, kind, before, ctx.class_name, attribute, then))
         return candidates
+
+    def _layer_named(self, name: str) -> Optional[cst.Call]:
+        """The one layer call the enclosing function (or the module) binds `name` to, by its own
+        assignments only (the semantic model's constructed fact); None where it binds anything else."""
+        scope = self.ctx.function_node or self.ctx.module
+        built = self.ctx.model.constructed(scope).get(name, ())
+        return built[0] if len(built) == 1 else None
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
@@ -1058,10 +1425,15 @@ class Net(nn.Module):
         return self._defined
 
     def finish(self, facts) -> None:
-        if not self._pending or module_changes(self.ctx).hooked:
-            return  # a hook may keep or wrap the output the activation would overwrite
+        self._report_module_activations()
+        if not self._pending:
+            return
+        changes = module_changes(self.ctx)
         classes: Optional[dict[str, cst.ClassDef]] = None
         for pending in self._pending:
+            # A hook on one of its layers may keep or wrap the output the activation would overwrite.
+            if changes.hooks_may_see([pending.attribute]) if pending.attribute is not None else changes.hooked:
+                continue
             if pending.attribute is not None and pending.class_name is not None:
                 if classes is None:
                     classes = _class_nodes(self.ctx.module)
@@ -1099,31 +1471,50 @@ class Net(nn.Module):
         described = classes.get(ctx.class_name or "")
         if described is None:
             return
-        safe_attrs: Optional[set[str]] = None  # computed when a candidate first asks: a walk of the whole file
+        known: Optional[tuple[set[str], dict]] = None  # computed when a candidate first asks: a walk of the whole file
 
-        def fresh(expr: cst.BaseExpression) -> bool:
-            nonlocal safe_attrs
-            if not isinstance(expr, cst.Call):
-                return False
-            if safe_attrs is None:
+        def layers() -> tuple[set[str], dict]:
+            """The layers whose output nobody else sees, and the activation modules of the class."""
+            nonlocal known
+            if known is None:
                 changes = module_changes(ctx)
-                # A hook on the layer may keep its output, or wrap it so that an in-place change raises.
                 # Only a layer the constructor built and nothing in the file binds again:
                 # `self.fc = nn.Identity()` in a branch, or `model.fc = ...` elsewhere, would make
-                # `self.fc(x)` return the caller's `x`.
-                safe_attrs = set() if changes.hooked else {
+                # `self.fc(x)` return the caller's `x`; a hook on the layer may keep its output, or
+                # wrap it so that an in-place change raises.
+                trusted = {
                     a for a, layer in described.attributes.items()
-                    if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name)
+                    if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
                 }  # fmt: skip
-            return _self_attr(expr.func) in safe_attrs
+                # Activation modules of the class (`self.relu = nn.ReLU()`): each call is checked
+                # here, the module is reported in `finish` when every use of it in the file is such a call.
+                known = (
+                    {a for a in trusted if described.attributes[a].kind in OUTPUT_NOT_SAVED},
+                    {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES},
+                )
+            return known
+
+        def fresh(expr: cst.BaseExpression) -> bool:
+            """A value nothing else holds and whose producer keeps nothing of it for backward: the
+            output of such a layer, or of `+`, `-`, `*` (their backward reads only their operands)."""
+            if type(expr) is cst.BinaryOperation:
+                return type(expr.operator) in _KEEP_NOTHING_OF_OUTPUT  # type: ignore[attr-defined]
+            return isinstance(expr, cst.Call) and _self_attr(expr.func) in layers()[0]
+
+        def activation(attribute: Optional[str]):
+            """The activation module `self.<attribute>` holds, if the class builds one (the cheap test first)."""
+            layer = described.attributes.get(attribute) if attribute is not None else None
+            if layer is None or layer.kind not in INPLACE_MODULES:
+                return None
+            return layers()[1].get(attribute)
 
         for block in _blocks_of(function):
-            previous: Optional[cst.CSTNode] = None
+            earlier: list[cst.CSTNode] = []
             for statement in block:
-                self._check_statement(statement, previous, fresh, function)
-                previous = statement
+                self._check_statement(statement, earlier[-2:], fresh, function, activation, described)
+                earlier.append(statement)
 
-    def _check_statement(self, statement, previous, fresh, function: cst.FunctionDef) -> None:
+    def _check_statement(self, statement, earlier, fresh, function: cst.FunctionDef, activation, described) -> None:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return
         small = statement.body[0]
@@ -1136,9 +1527,16 @@ class Net(nn.Module):
         elif not isinstance(small, cst.Expr):
             return
         for call in [n for n in [small, *code_descendants(small)] if type(n) is cst.Call]:
-            if not self._functional_inplace(call) or _inside_lambda(small, call):
+            if _inside_lambda(small, call):
                 continue
-            self._check_call(call, statement, previous, fresh, function, target if call is direct else None, call is direct)
+            attribute = _self_attr(call.func)
+            module = activation(attribute)
+            if module is not None:
+                source = self._fresh_input(call, earlier, fresh, function, target if call is direct else None, call is direct)
+                key = (described.name, attribute)
+                self._module_calls.setdefault(key, (module, []))[1].append(source is not None)
+            elif self._functional_inplace(call):
+                self._check_call(call, statement, earlier, fresh, function, target if call is direct else None, call is direct)
 
     def _functional_inplace(self, call: cst.Call) -> bool:
         """`F.relu(x, ...)` or another functional form with an `inplace` parameter (the cheap test first)."""
@@ -1148,9 +1546,32 @@ class Net(nn.Module):
         module, _, function_name = qualified.rpartition(".")
         return module == "torch.nn.functional" and function_name in INPLACE_FUNCTIONS
 
-    def _check_call(self, call: cst.Call, statement, previous, fresh, function, target, is_direct: bool) -> None:
+    def _fresh_input(self, call: cst.Call, earlier, fresh, function, target, is_direct: bool) -> Optional[str]:
+        """What makes the call's first argument a fresh value that nothing reads after it (its
+        description for the message), or None: a temporary (`F.relu(self.bn(x))`, `F.relu(a + b)`),
+        or a name bound to one on the line before (`x = self.conv(x)`, then `x = F.relu(x)`), also
+        through an in-place sum on it (`out = self.bn2(...)`, `out += self.shortcut(x)`), that is not
+        used again."""
         if not call.args or call.args[0].keyword or call.args[0].star:
-            return
+            return None
+        source = call.args[0].value
+        if fresh(source):  # a temporary, also nested in another call
+            return _described(source)
+        if not (is_direct and isinstance(source, cst.Name)):
+            return None
+        previous = earlier[-1] if earlier else None
+        producer = _binds_fresh(previous, source.value, fresh)
+        summed = ""
+        if producer is None and len(earlier) == 2 and _adds_in_place(previous, source.value):
+            producer = _binds_fresh(earlier[0], source.value, fresh)  # `out = ...; out += y; F.relu(out)`
+            summed = ", changed in place by `+=`"
+        if producer is None:
+            return None
+        if target != source.value and _occurrences(function, source.value) != (3 if summed else 2):
+            return None  # used again later (or bound elsewhere): not provably dead
+        return _described(producer) + summed
+
+    def _check_call(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> None:
         qualified = self.ctx.resolve(call.func) or ""
         module, _, function_name = qualified.rpartition(".")
         if module != "torch.nn.functional" or function_name not in INPLACE_FUNCTIONS:
@@ -1158,14 +1579,8 @@ class Net(nn.Module):
         argument, value = inplace_argument(call, INPLACE_FUNCTIONS[function_name])
         if value is not False or (argument is not None and _statement_has_comment(statement)):
             return
-        source = call.args[0].value
-        if fresh(source):  # a temporary: `F.relu(self.bn(x))`, also nested in another call
-            after = _self_attr(source.func)  # type: ignore[union-attr]
-        elif is_direct and isinstance(source, cst.Name) and _binds_fresh(previous, source.value, fresh):
-            if target != source.value and _occurrences(function, source.value) != 2:
-                return  # used again later (or bound elsewhere): not provably dead
-            after = _self_attr(previous.body[0].value.func)  # type: ignore[union-attr]
-        else:
+        after = self._fresh_input(call, earlier, fresh, function, target, is_direct)
+        if after is None:
             return
         # The layer that reads the result is not followed here: whether it keeps it is not known.
         effect = self._effect(function_name, forward_only=id(call) in self._no_grad_calls, next_keeps_input=False)
@@ -1174,9 +1589,37 @@ class Net(nn.Module):
         safe = inplace_fix_safety(function_name, call)
         if safe is None:
             return  # in place, its backward raises (a negative slope)
-        message = f"`F.{function_name}` on the fresh output of `self.{after}` can run in place: `inplace=True` {effect}"
+        message = f"`F.{function_name}` on {after} can run in place: `inplace=True` {effect}"
         fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`", safe=safe)
         self.report(call, message, fix)
+
+    def _report_module_activations(self) -> None:
+        """`self.relu = nn.ReLU()` whose every call is on a fresh value nothing reads again, and
+        which the file uses nowhere else (no other `.relu` at all: not passed on, not called by a
+        method this rule does not follow, not reached through another object)."""
+        if not self._module_calls:
+            return
+        uses: dict[str, int] = {}
+        for node in code_descendants(self.ctx.module):
+            if type(node) is cst.Attribute:
+                uses[node.attr.value] = uses.get(node.attr.value, 0) + 1  # type: ignore[attr-defined]
+        for (class_name, attribute), (layer, calls) in self._module_calls.items():
+            if not all(calls) or uses.get(attribute, 0) != len(calls) + 1:
+                continue
+            kind = layer.kind
+            argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])
+            if argument is not None or value is not False:
+                continue  # `inplace=False` written out is a choice this rule does not second-guess here
+            effect = self._effect(kind, forward_only=False, next_keeps_input=False)
+            safe = inplace_fix_safety(kind, layer.call) if effect is not None else None
+            if safe is None:
+                continue
+            message = (
+                f"`self.{attribute} = nn.{kind}(...)` is only called on fresh values that nothing reads again: "
+                f"`inplace=True` {effect}"
+            )
+            fix = self.replace(layer.call, with_inplace(layer.call, INPLACE_MODULES[kind]), "Add `inplace=True`", safe=safe)
+            self.report(layer.call, message, fix)
 
 
 def _inside_lambda(root: cst.CSTNode, target: cst.CSTNode) -> bool:
@@ -1233,17 +1676,49 @@ def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _binds_fresh(previous, name: str, fresh) -> bool:
+def _binds_fresh(previous, name: str, fresh) -> Optional[cst.BaseExpression]:
+    """The fresh value `previous` binds `name` to (`name = self.conv(x)`), or None."""
     if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
-        return False
+        return None
     small = previous.body[0]
-    return (
+    if (
         isinstance(small, cst.Assign)
         and len(small.targets) == 1
         and isinstance(small.targets[0].target, cst.Name)
         and small.targets[0].target.value == name
         and fresh(small.value)
+    ):
+        return small.value
+    return None
+
+
+def _adds_in_place(statement, name: str) -> bool:
+    """`name += y` / `name -= y` / `name *= y`: the value stays the one bound before, changed in
+    place by an op whose backward reads nothing of it."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return (
+        isinstance(small, cst.AugAssign)
+        and isinstance(small.target, cst.Name)
+        and small.target.value == name
+        and type(small.operator) in _KEEP_NOTHING_IN_PLACE
     )
+
+
+def _described(value: cst.BaseExpression) -> str:
+    """How the message names the fresh value: "the fresh output of `self.conv`", "a fresh sum"."""
+    if type(value) is cst.BinaryOperation:
+        return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
+    return f"the fresh output of `self.{_self_attr(value.func)}`"  # type: ignore[attr-defined]
+
+
+# Ops whose output is a new tensor that their backward never reads (it reads only the operands):
+# an activation may overwrite it.  Not `/` or `**`: pow's backward for a tensor exponent reads its
+# result.
+_KEEP_NOTHING_OF_OUTPUT = frozenset({cst.Add, cst.Subtract, cst.Multiply})
+_KEEP_NOTHING_IN_PLACE = frozenset({cst.AddAssign, cst.SubtractAssign})
+_RESULT_NAMES = {cst.Add: "a fresh sum", cst.Subtract: "a fresh difference", cst.Multiply: "a fresh product"}
 
 
 def _occurrences(function: cst.FunctionDef, name: str) -> int:

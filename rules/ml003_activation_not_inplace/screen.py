@@ -1,8 +1,10 @@
 """ML003's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
 `nn.Sequential` holding an in-place-capable module right after a layer that does not save its
-output; or, in a `forward`, an in-place-capable `F.<activation>` applied to `self.<layer>(...)`
-directly or to the name the previous statement bound to it.
+output; or, in a `forward`, an in-place-capable `F.<activation>` applied to `self.<layer>(...)` or
+to a sum, difference or product directly, or to a name one of the two statements before binds or
+adds to in place; or an in-place-capable module held by `self.<attr>`, called in `forward` on such a
+value.
 """
 
 from __future__ import annotations
@@ -12,15 +14,29 @@ from typing import Any, Mapping
 
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
+from memlint.rule import SELECTED_BY_CODE
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source):
         return True
-    if not source.mentions(*INPLACE_FUNCTIONS):
+    # The kinds below the Sequential's report only where in-place saves what a training step sees,
+    # or under exact selection (`--select ML003`): a module activation never saves that; a
+    # functional one on a fresh value only in a forward-only pass.
+    exact = "ML003" in options.get(SELECTED_BY_CODE, ())
+    forward_only = exact or source.mentions("no_grad", "inference_mode", "set_grad_enabled")
+    held = _activation_attributes(source) if exact and source.mentions(*INPLACE_MODULES) else set()
+    if not held and not source.mentions(*INPLACE_FUNCTIONS):
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
     layers = _attributes_holding_layers(source)
+    if held:
+        built = _attributes_built_as_layers(source)
+        for call in source.nodes(ast.Call):
+            if self_attribute(call.func) in held and call.args:  # type: ignore[attr-defined]
+                statement, previous, function = _statement_around(source, call)
+                if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, built, True):  # type: ignore[attr-defined]
+                    return True
     self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
     )
@@ -30,9 +46,48 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
         statement, previous, function = _statement_around(source, call)
-        if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers):  # type: ignore[attr-defined]
+        if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers, forward_only):  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _activation_attributes(source: Source) -> set[str]:
+    """`self.relu = nn.ReLU()`: the attributes holding an in-place-capable module whose every use in
+    the file is that assignment or a call (the analysis asks that too, and more: every call in
+    `forward` on a fresh value)."""
+    inplace = source.names_for(INPLACE_MODULES)
+    held = {
+        t.attr  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Assign)
+        if isinstance(node.value, ast.Call) and final_name(node.value.func) in inplace  # type: ignore[attr-defined]
+        for t in node.targets  # type: ignore[attr-defined]
+        if is_self_attribute(t)
+    }
+    if not held:
+        return held
+    uses: dict[str, int] = {}
+    calls: dict[str, int] = {}
+    for node in source.nodes(ast.Attribute):
+        if node.attr in held:  # type: ignore[attr-defined]
+            uses[node.attr] = uses.get(node.attr, 0) + 1  # type: ignore[attr-defined]
+    for node in source.nodes(ast.Call):
+        name = self_attribute(node.func)  # type: ignore[attr-defined]
+        if name in held:
+            calls[name] = calls.get(name, 0) + 1  # type: ignore[index]
+    return {name for name in held if uses.get(name, 0) == calls.get(name, 0) + 1}
+
+
+def _attributes_built_as_layers(source: Source) -> set[str]:
+    """`self.fc = nn.Linear(...)`: attributes assigned a call of a layer that does not save its output
+    (the module-activation path asks for no more: a name may hold anything)."""
+    layer_names = source.names_for(OUTPUT_NOT_SAVED)
+    return {
+        t.attr  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Assign)
+        if isinstance(node.value, ast.Call) and final_name(node.value.func) in layer_names  # type: ignore[attr-defined]
+        for t in node.targets  # type: ignore[attr-defined]
+        if is_self_attribute(t)
+    }
 
 
 def _statement_around(source: Source, node: ast.AST):
@@ -82,8 +137,14 @@ def _layer_pair_in_a_sequence(source: Source) -> bool:
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
     if source.mentions("append", "add_module"):
         sequences += _added_one_by_one(source)
+    bound: dict[str, set] = {}  # `conv2d = nn.Conv2d(...)`: what a name may hold (any assignment: a loosening)
+    for node in source.nodes(ast.Assign):
+        if isinstance(node.value, ast.Call):  # type: ignore[attr-defined]
+            for target in node.targets:  # type: ignore[attr-defined]
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, set()).update(_layer_of(node.value))  # type: ignore[attr-defined]
     for elements in sequences:
-        layers = [_layer_of(element) for element in elements]
+        layers = [bound.get(e.id, set()) if isinstance(e, ast.Name) else _layer_of(e) for e in elements]
         for previous, layer in zip(layers, layers[1:]):
             if previous & before and layer & inplace:
                 return True
@@ -142,7 +203,7 @@ def _layer_of(element: ast.AST) -> set:
     return names
 
 
-def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str]) -> bool:
+def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], sums: bool) -> bool:
     """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in a simple statement, or
     `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
     if isinstance(statement, ast.Assign):
@@ -155,15 +216,24 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     first = call.args[0]
     if isinstance(first, ast.Call) and self_attribute(first.func) in layers:
         return True
-    return call is direct and isinstance(first, ast.Name) and _binds_layer_output(previous, first.id, layers)
+    if sums and isinstance(first, ast.BinOp) and isinstance(first.op, (ast.Add, ast.Sub, ast.Mult)):
+        return True
+    if not (call is direct and isinstance(first, ast.Name)):
+        return False
+    # `out += y` before: the statement before that is not looked at (a loosening)
+    return _binds_layer_output(previous, first.id, layers, sums) or (
+        sums and isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id
+    )
 
 
-def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
+def _binds_layer_output(statement, name: str, layers: set[str], sums: bool) -> bool:
     return (
         isinstance(statement, ast.Assign)
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
         and statement.targets[0].id == name
-        and isinstance(statement.value, ast.Call)
-        and self_attribute(statement.value.func) in layers
+        and (
+            (isinstance(statement.value, ast.Call) and self_attribute(statement.value.func) in layers)
+            or (sums and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, (ast.Add, ast.Sub, ast.Mult)))
+        )
     )

@@ -129,6 +129,17 @@ head = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096))
     ]
 
     INVALID = [
+        Invalid(  # `nn` from a star import, in a file that never writes the word torch (issue 27)
+            """
+from helpers import *
+classifier = nn.Sequential(
+    nn.Linear(512 * 7 * 7, 4096),
+    nn.ReLU(True),
+)
+""",
+            line=3,
+            column=5,
+        ),
         Invalid(  # `nn` from a star import of the project's helpers is torch's
             """
 import torch

@@ -7,5 +7,5 @@ from memlint.rule import Meta
 META = Meta(
     code="ML008",
     name="eval-loader-full-batch",
-    words=(("DataLoader",), ("len", "__len__")),  # the text mentions a `DataLoader` whose batch size is a `len(...)`
+    words=(("DataLoader",), ("len", "__len__", "shape", "size")),  # a `DataLoader` whose batch size is a `len(...)` or a row count
 )

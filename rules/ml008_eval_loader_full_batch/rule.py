@@ -30,9 +30,11 @@ class EvalLoaderFullBatch(Rule):
     ## What it does
     Finds a `DataLoader` whose batch size is its whole dataset, when the loader feeds a model. The
     batch size is the dataset's size when it is `batch_size=len(dataset)`, `len(x.dataset)`,
-    `dataset.__len__()`, the length of what the dataset was built from (`len(X)` for
-    `TensorDataset(X, y)` or `MyDataset(X)`, through `torch.as_tensor(X).float()`: the semantic
-    model's datasets fact), or a variable holding one of those; a `torch.utils.data.DataLoader` feeds a
+    `dataset.__len__()`, the rows the dataset holds (`len(ds.tensors[0])`, `ds.data.shape[0]`),
+    the length of what the dataset was built from (`len(X)`, `X.shape[0]` or `X.size(0)` for
+    `TensorDataset(X, y)`, `MyDataset(X)` or `MyData(X, y)` where `MyData` is a dataset class of
+    the file, through `torch.as_tensor(X).float()`: the semantic model's datasets fact), or a
+    variable holding one of those; a `torch.utils.data.DataLoader` feeds a
     model when it is iterated by a loop that calls a model (or moves the
     batch to the device), handed to a call that runs one (`trainer.fit(model, loader)`,
     `evaluate(model, loader)`), or returned from a `*_dataloader` hook (Lightning). A loader that a
@@ -77,6 +79,28 @@ class EvalLoaderFullBatch(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a row count of something else than the dataset's rows (a feature count)
+            """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+ds = TensorDataset(X, y)
+loader = DataLoader(ds, batch_size=X.shape[1])
+for x, y in loader:
+    out = model(x)
+"""
+        ),
+        Valid(  # a class that is no dataset, called with the array
+            """
+import torch
+from torch.utils.data import DataLoader
+class Scaler:
+    def __init__(self, x):
+        self.x = x
+loader = DataLoader(Scaler(X), batch_size=len(X))
+for x in loader:
+    out = model(x)
+"""
+        ),
         Valid(
             """
 import torch
@@ -136,6 +160,51 @@ for x in loader:
     ]
 
     INVALID = [
+        Invalid(  # the row count of the array the dataset was built from (issue 27)
+            """
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+val_ds = TensorDataset(torch.from_numpy(X_val), torch.from_numpy(y_val))
+val_loader = DataLoader(val_ds, batch_size=X_val.shape[0])
+with torch.no_grad():
+    for x, y in val_loader:
+        preds = model(x)
+""",
+            line=5,
+            column=14,
+            message="whole",
+        ),
+        Invalid(  # the rows a TensorDataset holds
+            """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+valid_data = TensorDataset(X_valid, y_valid)
+valid_loader = DataLoader(valid_data, batch_size=len(valid_data.tensors[0]))
+for x, y in valid_loader:
+    out = net(x)
+""",
+            line=4,
+            column=16,
+        ),
+        Invalid(  # a dataset class of the file, built from the array whose length is the batch size
+            """
+import torch
+from torch.utils.data import DataLoader, Dataset
+class Signals(Dataset):
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+    def __len__(self):
+        return len(self.x)
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+test_loader = DataLoader(Signals(X_test, y_test), batch_size=len(X_test))
+for x, y in test_loader:
+    out = model(x)
+""",
+            line=10,
+            column=15,
+        ),
         Invalid(
             """
 import torch
@@ -294,6 +363,10 @@ def evaluate_all(model, X):
             return False
         if length == code(dataset) or length.endswith(".dataset"):
             return True
+        # `len(ds.tensors[0])`, `ds.data.shape[0]`: the rows the dataset holds
+        held = code(dataset)
+        if length in (held + ".data", held + ".targets") or length.startswith(held + ".tensors["):
+            return True
         # `len(X)` of what the dataset was built from (`TensorDataset(X, y)`): at least its length
         model = self.ctx.model
         if isinstance(dataset, cst.Name):
@@ -302,7 +375,10 @@ def evaluate_all(model, X):
         return length in model.built_from(dataset)
 
     def _length_of(self, expr: cst.BaseExpression) -> Optional[str]:
-        """`len(X)` / `X.__len__()` -> the code of X."""
+        """`len(X)` / `X.__len__()` / `X.shape[0]` / `X.size(0)` / `X.size()[0]` -> the code of X."""
+        rows = _rows_counted(expr)
+        if rows is not None:
+            return self.ctx.module.code_for_node(rows)
         if not isinstance(expr, cst.Call):
             return None
         func = expr.func
@@ -381,3 +457,22 @@ def _argument(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpr
     if any(a.star for a in positional[: position + 1]):
         return None
     return positional[position].value if len(positional) > position else None
+
+
+def _rows_counted(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`X.shape[0]`, `X.size()[0]`, `X.size(0)`: the number of rows of X; X, or None."""
+    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
+        index = expr.slice[0].slice.value  # type: ignore[attr-defined]
+        if type(index) is not cst.Integer or index.value != "0":  # type: ignore[attr-defined]
+            return None
+        held = expr.value
+        if type(held) is cst.Attribute and held.attr.value == "shape":
+            return held.value
+        if type(held) is cst.Call and not held.args and type(held.func) is cst.Attribute and held.func.attr.value == "size":
+            return held.func.value
+        return None
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" and len(expr.args) == 1:
+        argument = expr.args[0]
+        if argument.keyword is None and not argument.star and type(argument.value) is cst.Integer and argument.value.value == "0":
+            return expr.func.value
+    return None

@@ -139,6 +139,13 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # arithmetic with another tensor: that tensor's device decides, not a host factory alone
+            """
+import torch
+for x in loader:
+    noise = (torch.randn(8) * scale).to(device)
+"""
+        ),
         Valid(
             """
 import torch
@@ -270,6 +277,25 @@ for x, y in train_loader:
     ]
 
     INVALID = [
+        Invalid(  # arithmetic with a number between the factory and the move (issue 27): noise in [-1, 1)
+            """
+import torch
+for images, _ in loader:
+    z = (torch.rand(64, 100) * 2 - 1).to(device)
+    loss = D(G(z)).mean()
+    loss.backward()
+""",
+            line=3,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+for images, _ in loader:
+    z = (torch.rand(64, 100, device=device) * 2 - 1)
+    loss = D(G(z)).mean()
+    loss.backward()
+""",
+        ),
         Invalid(
             """
 import torch
@@ -703,7 +729,15 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
     and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
     the result (not through `Variable(x, requires_grad=True)`, which makes a leaf of the host tensor)."""
     fixable = True
-    while isinstance(receiver, cst.Call):
+    while isinstance(receiver, (cst.Call, cst.BinaryOperation)):
+        if isinstance(receiver, cst.BinaryOperation):  # `(torch.rand(n) * 2 - 1).to(d)`: arithmetic with a number
+            if _is_number(receiver.right):
+                receiver = receiver.left
+            elif _is_number(receiver.left):
+                receiver = receiver.right
+            else:
+                return None
+            continue
         func = receiver.func
         if isinstance(func, cst.Attribute) and func.attr.value in _CASTS and not receiver.args:
             receiver = func.value
@@ -714,6 +748,14 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
             continue
         return receiver, fixable
     return None
+
+
+def _is_number(expr: cst.BaseExpression) -> bool:
+    """`2`, `1.0`, `-1`: arithmetic with it keeps the tensor where it is, its shape and (for these
+    float factories) its dtype."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
 
 
 def _holds_nothing(factory: cst.Call, name: str) -> bool:

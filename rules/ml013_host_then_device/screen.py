@@ -31,11 +31,14 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
 
 
 def _candidates(node: ast.AST) -> list[ast.Call]:
-    """The calls the move may apply to: the receiver, and through casts (`torch.full(...).long()`)
-    and wrappers (`Variable(torch.ones(n))`: any call's positional first argument, looser than the
-    rule's resolved `Variable`)."""
+    """The calls the move may apply to: the receiver, and through casts (`torch.full(...).long()`),
+    wrappers (`Variable(torch.ones(n))`: any call's positional first argument, looser than the
+    rule's resolved `Variable`) and arithmetic."""
     found = []
-    while isinstance(node, ast.Call):
+    while isinstance(node, (ast.Call, ast.BinOp)):
+        if isinstance(node, ast.BinOp):  # `(torch.rand(n) * 2 - 1)`: either operand (looser than the rule's number)
+            found += [*_candidates(node.left), *_candidates(node.right)]
+            break
         found.append(node)
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in _CASTS and not node.args:
