@@ -574,3 +574,66 @@ def test_project_context_lets_unlinted_files_inform_the_findings(project):
 def _cached_run_of(*paths: str) -> list[tuple[str, str, str]]:
     result = invoke("check", "--output-format", "json", *paths)
     return [(d["filename"], d["code"], d["message"]) for d in json.loads(result.output)]
+
+
+# ---------------------------------------------------------------------------- ML017
+
+
+PPO_AGENT = """
+import torch
+from torch import nn
+
+
+class Agent:
+    def __init__(self):
+        self.actor = nn.Linear(4, 2)
+        self.optimizer = torch.optim.Adam(self.actor.parameters())
+
+    def update(self, batches):
+        for s, a in batches:
+            loss = -self.actor(s).gather(1, a).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+"""
+
+
+def test_a_library_module_of_a_cpu_only_project_is_no_mixed_precision_site(project):
+    # Lizhi-sjtu/DRL-code-pytorch: neither the agent nor the script that imports it names a device.
+    write(project / "agent.py", PPO_AGENT)
+    write(project / "main.py", """
+        from agent import Agent
+
+        agent = Agent()
+        agent.update(batches)
+    """)
+    assert _findings(".", "--select", "ML017") == []
+    # Alone, the module's caller is unknown: it may choose the device.
+    assert _findings("agent.py", "--select", "ML017") == [("agent.py", "ML017", 11)]
+
+
+def test_a_library_module_whose_importer_uses_cuda_is_reported(project):
+    write(project / "agent.py", PPO_AGENT)
+    write(project / "main.py", """
+        import torch
+        from agent import Agent
+
+        torch.set_default_device("cuda")
+        agent = Agent()
+        agent.update(batches)
+    """)
+    assert _findings(".", "--select", "ML017") == [("agent.py", "ML017", 11)]
+
+
+def test_a_library_module_reexported_by_a_package_to_a_cuda_script_is_reported(project):
+    # ikostrikov/pytorch-a2c-ppo-acktr-gail: main.py (cuda) imports the package whose __init__.py imports ppo.py.
+    write(project / "algo" / "agent.py", PPO_AGENT)
+    write(project / "algo" / "__init__.py", "from .agent import Agent\n")
+    write(project / "main.py", """
+        import torch
+        from algo import Agent
+
+        agent = Agent()
+        agent.update([(s.cuda(), a.cuda()) for s, a in batches])
+    """)
+    assert _findings(".", "--select", "ML017") == [("algo/agent.py", "ML017", 11)]

@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from typing import Any, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 2  # 2: `stars`, the modules a file star-imports
+FORMAT = 3  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -66,6 +67,9 @@ _FOREIGN_ROOTS = frozenset(
      "collections", "functools", "itertools", "copy", "inspect", "dataclasses", "abc", "pathlib", "shutil",
      "subprocess", "gc", "pickle", "argparse", "builtins", "contextlib", "enum", "string", "io", "glob"}
 )  # fmt: skip
+# A file whose text (code, strings or comments) has none of these words puts nothing on an
+# accelerator by itself: a CPU-only script. Loose on purpose: a comment that mentions a GPU counts.
+ACCELERATOR_WORDS = re.compile(r"cuda|device|gpu|accelerat|\b(?:mps|xpu|tpu)\b", re.I)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -125,6 +129,7 @@ class _Summary:
             "format": FORMAT,
             "imports": self.imports,
             **({"stars": self.stars} if self.stars else {}),
+            **({"host": True} if not ACCELERATOR_WORDS.search(self.source.text) else {}),
             "defs": sorted(self.defs),
             "classes": self.classes,
             "functions": {k: _compact(r) for k, r in self.functions.items()},
@@ -984,7 +989,8 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) - {"stars"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars", "host"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(summary.get("host", True) is True)  # type: ignore[union-attr]
     for star in summary.get("stars", []):  # type: ignore[union-attr]
         _require(type(star) is list and len(star) == 2 and type(star[0]) is str and type(star[1]) is int and star[1] >= 0)
     _require(summary["format"] == FORMAT and type(summary["format"]) is int)  # type: ignore[index]

@@ -54,13 +54,17 @@ class FileView:
     # Names other files of the project import from this one ("*": any name may be: a star import of
     # it, or it is a package's __init__.py, whose imports are its interface).
     imported_names: frozenset[str] = frozenset()
+    # Files of the project import this one, and none of them (nor this one, nor the files importing
+    # them, transitively) mentions an accelerator (`summaries.ACCELERATOR_WORDS`): a library module
+    # of a CPU-only project.
+    host_importers: bool = False
 
     @property
     def digest(self) -> str:
         payload = json.dumps(
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
-             sorted(self.imported_names)],
+             sorted(self.imported_names), self.host_importers],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -87,12 +91,12 @@ class FileView:
         """Plain data for the cache (`from_data` reads it back)."""
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
-                sorted(self.history_methods), sorted(self.imported_names)]  # fmt: skip
+                sorted(self.history_methods), sorted(self.imported_names), self.host_importers]  # fmt: skip
 
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 8:
+        if type(data) is not list or len(data) != 9 or type(data[8]) is not bool:
             return None
         sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
@@ -100,7 +104,7 @@ class FileView:
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
             return None
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
-                   frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]))  # fmt: skip
+                   frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8])  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -213,6 +217,7 @@ class Project:
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
         self._resolved: dict[tuple, Optional[tuple]] = {}
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
+        self._importers: dict[int, set[int]] = {}  # file -> the files that import it
         self._module_class: dict[tuple, bool] = {}
         self._sites: list[_Site] = []
         self._incoming: dict[tuple, list[_Site]] = {}
@@ -609,7 +614,24 @@ class Project:
             history_calls=frozenset(history_calls),
             history_methods=frozenset(history_methods),
             imported_names=self._imported_from(index),
+            host_importers=self._host_importers(index),
         )
+
+    def _host_importers(self, index: int) -> bool:
+        """Is file `index` imported by files of the project, none of which (nor it, nor the files
+        that import them: a package's `__init__.py` re-exports for a script) mentions an accelerator?"""
+        self._resolve_imports()
+        seen, todo = {index}, [index]
+        while todo:
+            current = todo.pop()
+            file = self.files[current]
+            if file is None or file.summary.get("host") is not True:
+                return False
+            for importer in self._importers.get(current, ()):
+                if importer not in seen:
+                    seen.add(importer)
+                    todo.append(importer)
+        return len(seen) > 1
 
     def _imported_from(self, index: int) -> frozenset[str]:
         """The names other files import from file `index` (`from pkg.mod import name`), with "*" for
@@ -619,19 +641,29 @@ class Project:
             return frozenset()
         if target.is_package:
             return frozenset({"*"})
-        if self._imported is None:  # every file's imports resolved once, for all the views
-            self._imported = {}
-            for importer in self.files:
-                if importer is None:
-                    continue
-                found = [(name, [module, None, level]) for module, name, level in importer.summary["imports"].values() if name is not None]
-                found += [("*", [module, None, level]) for module, level in importer.summary.get("stars", ())]
-                for name, where in found:
-                    absolute = self._import_target(importer, where)
-                    source = self._module(absolute, importer) if absolute is not None else None
-                    if source is not None and source != importer.index:
-                        self._imported.setdefault(source, set()).add(name)
+        self._resolve_imports()
+        assert self._imported is not None
         return frozenset(self._imported.get(index, ()))
+
+    def _resolve_imports(self) -> None:
+        """Every file's imports resolved once, for all the views: the names imported from each file
+        and the files that import it."""
+        if self._imported is not None:
+            return
+        self._imported, self._importers = {}, {}
+        for importer in self.files:
+            if importer is None:
+                continue
+            found = [(name, [module, None, level]) for module, name, level in importer.summary["imports"].values() if name is not None]
+            found += [("*", [module, None, level]) for module, level in importer.summary.get("stars", ())]
+            whole = [[module, None, level] for module, name, level in importer.summary["imports"].values() if name is None]
+            for name, where in [*found, *((None, where) for where in whole)]:
+                absolute = self._import_target(importer, where)
+                source = self._module(absolute, importer) if absolute is not None else None
+                if source is not None and source != importer.index:
+                    if name is not None:
+                        self._imported.setdefault(source, set()).add(name)
+                    self._importers.setdefault(source, set()).add(importer.index)
 
 
 def _is_torch_module_name(qualified: str) -> bool:

@@ -8,14 +8,10 @@ import libcst as cst
 
 from memlint.analysis.call_edits import dotted
 from memlint.analysis.precision_api import ADAM_FAMILY, AUTOCAST, FLOAT16_DTYPES, GRAD_SCALERS, cast_target, keyword
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.optimized import optimized_models, strip_moves
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml015_pure_half_precision_training.meta import META
-
-_MOVES = ("cuda", "to", "cpu", "train")
-_PARAMETER_METHODS = ("parameters", "named_parameters")
-
 
 class PureHalfPrecisionTraining(Rule):
     """
@@ -27,9 +23,11 @@ class PureHalfPrecisionTraining(Rule):
     and no autocast.
 
     The model is matched by name: the expression cast (`model`, `self.model`, or the name the cast
-    result is assigned to) must be the one whose `.parameters()` the optimizer receives. When the
-    optimizer gets a variable holding the parameters, or the file uses autocast, a GradScaler, or a
-    framework's mixed-precision wrapper (`accelerator.autocast()`), nothing is reported.
+    result is assigned to) must be the one whose `.parameters()` the optimizer receives, directly or
+    through a function of the file that returns its argument's parameters
+    (`Adam(get_trainable_params(model))`, `memlint/analysis/optimized.py`). When the optimizer gets a
+    variable holding the parameters, or the file uses autocast, a GradScaler, or a framework's
+    mixed-precision wrapper (`accelerator.autocast()`), nothing is reported.
 
     ## Why is this bad?
     With float16 weights the optimizer updates them in float16: updates smaller than the weight's
@@ -127,6 +125,22 @@ class Trainer:
             line=4,
             column=22,
         ),
+        Invalid(  # the parameters handed through a helper of the file (DALLE-pytorch's train_dalle.py)
+            """
+import torch
+from torch.optim import Adam
+def get_trainable_params(model):
+    return [params for params in model.parameters() if params.requires_grad]
+dalle = DALLE(vae=vae)
+if args.fp16:
+    dalle = dalle.half()
+dalle = dalle.cuda()
+opt = Adam(get_trainable_params(dalle), lr=3e-4)
+""",
+            line=7,
+            column=13,
+            message="Adam",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -158,12 +172,12 @@ class Trainer:
             params_arg = keyword(node, "params")
             params = params_arg.value if params_arg is not None else params
             if params is not None:
-                for model in _models_in(params):
+                for model in optimized_models(params, ctx.module):
                     self._optimized[model] = qualified.rsplit(".", 1)[1]
             return
         if isinstance(func, cst.Attribute) and cast_target(node, ctx) in FLOAT16_DTYPES:
             names = set()
-            receiver = _strip_moves(func.value)
+            receiver = strip_moves(func.value)
             if isinstance(receiver, (cst.Name, cst.Attribute)):
                 names.add(dotted(receiver))
             if self._assigned:
@@ -187,19 +201,3 @@ class Trainer:
                 'zero; keep fp32 weights and use torch.autocast with torch.amp.GradScaler("cuda"), or bf16',
             )
 
-
-def _strip_moves(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES:
-        expr = expr.func.value
-    return expr
-
-
-def _models_in(params: cst.BaseExpression) -> set[str]:
-    """`model.parameters()` anywhere in the optimizer's params -> {"model"}."""
-    found = set()
-    for node in [params, *code_descendants(params)]:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _PARAMETER_METHODS:
-            name = dotted(_strip_moves(node.func.value))
-            if name:
-                found.add(name)
-    return found

@@ -52,7 +52,8 @@ class TrainingWithoutMixedPrecision(Rule):
     `gpu`, ... anywhere: CUDA autocast has nothing to apply to on the CPU); a loop that runs no model
     (two scalar weights fitted to a test function: no activations to shrink). A file with no code
     at module level (a library module) may get its device from its caller, so it is not required
-    to mention one.
+    to mention one, unless the files of the project that import it mention none either (a CPU-only
+    project: `FileView.host_importers` from the project pass).
 
     It is advice, reported once per loop: the file may run on hardware or with a model where mixed
     precision does not pay, or precision may be configured in another file (a launcher, a config)
@@ -291,8 +292,10 @@ for frame_idx in range(1, num_frames + 1):
             self._device = True
 
     def finish(self, facts) -> None:
-        if self._mixed or (self._script and not self._device):
-            return  # mixed precision is there, or a script that never uses an accelerator (CPU only)
+        if self._mixed or (not self._device and (self._script or self.ctx.project.host_importers)):
+            # mixed precision is there, or a script that never uses an accelerator (CPU only), or a
+            # library module whose importers in the project never mention one either
+            return
         for callees, loops, function in self._maybe_model:
             if any(callee in self._module_names for callee in callees):
                 for loop in loops:
