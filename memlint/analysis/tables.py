@@ -171,6 +171,13 @@ VIEW_METHODS = frozenset(
      "expand_as", "view_as", "reshape_as", "narrow", "select", "chunk", "split", "unbind", "contiguous", "size",
      "dim", "detach", "float", "to", "type_as", "movedim", "mT", "T"}
 )  # fmt: skip
+# Tensor methods that make one tensor from the receiver's values alone, on the receiver's device, with
+# the same values on every device (reshaping, repeating, copying): `torch.arange(n).view(-1, 1)` is
+# still a tensor built from sizes, wherever the factory put it.
+SHAPE_METHODS = frozenset(
+    {"view", "reshape", "permute", "transpose", "t", "flatten", "unflatten", "squeeze", "unsqueeze", "expand",
+     "expand_as", "view_as", "reshape_as", "repeat", "contiguous", "clone", "movedim"}
+)  # fmt: skip
 # Layers whose output is not needed for their own backward (an in-place op right after them is safe).
 OUTPUT_NOT_SAVED = frozenset(
     {

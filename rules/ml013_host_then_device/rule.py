@@ -13,7 +13,7 @@ from memlint.analysis.iteration import condition_is_device_check, every_iteratio
 from memlint.analysis.model import follows_device
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.summaries import PER_BATCH_HOOKS
-from memlint.analysis.tables import TORCH_FACTORIES
+from memlint.analysis.tables import SHAPE_METHODS, TORCH_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
@@ -67,7 +67,8 @@ class HostThenDevice(Rule):
     ## What it does
     Finds a tensor created on the host and then moved to the accelerator, in code run on every step.
     Such tensors are made from sizes, as in `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`,
-    `Variable(torch.ones(n)).cuda()` and `torch.full(...).long().to(device)`; the code run on every
+    `Variable(torch.ones(n)).cuda()`, `torch.full(...).long().to(device)` and
+    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them); the code run on every
     step:
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
@@ -159,6 +160,14 @@ import torch
 buffer = torch.zeros(1024).cuda()
 for x in loader:
     out = model(x + buffer)
+"""
+        ),
+        Valid(  # values scattered from data between the factory and the move: not only sizes
+            """
+import torch
+for x, y in loader:
+    onehot = torch.zeros(x.shape[0], 10).scatter_(1, y.unsqueeze(1), 1).cuda()
+    out = model(x.cuda(), onehot)
 """
         ),
         Valid(  # a dtype, not a device
@@ -401,6 +410,27 @@ for i, (img, _) in enumerate(dataloader):
     d_loss = criterion(D(img.cuda()), real_label)
 """,
             harness=Harness(setup=_ONE_IMAGE_BATCH, then="result = (real_label, d_loss)", fake_cuda=True),
+        ),
+        Invalid(  # reshaped between the factory and the move (SupContrast's mask, Ring-GNN's eye)
+            """
+import torch
+import torch.nn as nn
+class Loss(nn.Module):
+    def forward(self, x):
+        index = torch.arange(x.shape[0]).view(-1, 1).to(x.device)
+        return x.gather(1, index)
+""",
+            line=5,
+            column=17,
+            fixed="""
+import torch
+import torch.nn as nn
+class Loss(nn.Module):
+    def forward(self, x):
+        index = torch.arange(x.shape[0], device=x.device).view(-1, 1)
+        return x.gather(1, index)
+""",
+            harness=Harness(then="result = Loss()(torch.randn(2, 3, device=\"cuda\"))", fake_cuda=True),
         ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
@@ -725,8 +755,8 @@ class _Candidate:
 
 
 def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call, bool]]:
-    """The factory call a move applies to, looking through dtype casts (`torch.full(...).long()`)
-    and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
+    """The factory call a move applies to, looking through dtype casts (`torch.full(...).long()`),
+    reshapes (`torch.arange(n).view(-1, 1)`: `tables.SHAPE_METHODS`, same values on any device) and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
     the result (not through `Variable(x, requires_grad=True)`, which makes a leaf of the host tensor)."""
     fixable = True
     while isinstance(receiver, (cst.Call, cst.BinaryOperation)):
@@ -740,6 +770,9 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
             continue
         func = receiver.func
         if isinstance(func, cst.Attribute) and func.attr.value in _CASTS and not receiver.args:
+            receiver = func.value
+            continue
+        if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:  # `.view(-1, 1)`, `.unsqueeze(0)`
             receiver = func.value
             continue
         if ctx.resolve(func) in _VARIABLE and receiver.args and receiver.args[0].keyword is None and not receiver.args[0].star:

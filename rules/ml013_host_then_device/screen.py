@@ -1,7 +1,7 @@
 """ML013's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
 `torch.<factory>(...).to(...)` / `.cuda(...)` with no `device=` given to the factory, looking
-through casts (`.long()`) and a `Variable(...)` wrapper between the factory and the move.
+through casts (`.long()`), reshapes (`.view(-1, 1)`) and a `Variable(...)` wrapper between the factory and the move.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.tables import TORCH_FACTORIES
+from memlint.analysis.tables import SHAPE_METHODS, TORCH_FACTORIES
 from memlint.prescreen.source import Source, final_name
 
 _CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
@@ -41,7 +41,7 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
             break
         found.append(node)
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _CASTS and not node.args:
+        if isinstance(func, ast.Attribute) and (func.attr in _CASTS and not node.args or func.attr in SHAPE_METHODS):
             node = func.value
         elif node.args and not isinstance(node.args[0], ast.Starred):
             node = node.args[0]
