@@ -20,7 +20,9 @@ A summary says, for each module-level function and each method of a module-level
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
-["i", "Class", method] (`obj.m()` with `obj = Class(...)` earlier in the function), ["c"] (`self`
+["i", "Class", method] (`obj.m()` with `obj = Class(...)` earlier in the function), ["m", method]
+(`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
+model), ["c"] (`self`
 is an nn.Module: `self(x)`), ["a", attr] (`self.attr` was built by a constructor that may be an
 nn.Module class).  An alternative is `true` (certainly) or one of these references.
 
@@ -441,6 +443,8 @@ class _Summary:
                         model = True
                     if root in self._constructed_names():
                         reference = ["v", root, attr]  # maybe a method of an instance of a known class
+                    elif named_like_model(root) and not is_forward_name(attr) and attr not in _TENSOR_METHODS:
+                        reference = ["m", attr]  # `model.loss(...)`: a method of the project's nn.Modules
             elif attr not in _TENSOR_METHODS:
                 chain = dotted(func) if _root(receiver) in self.imports else None
                 if chain is not None:
@@ -1065,7 +1069,7 @@ def _check_alternative(alternative: object) -> None:
 def _check_reference(reference: object) -> None:
     _require(type(reference) is list and bool(reference))
     kind = reference[0]  # type: ignore[index]
-    if kind in ("n", "d", "s"):
+    if kind in ("n", "d", "s", "m"):
         _require(len(reference) == 2 and type(reference[1]) is str)  # type: ignore[arg-type, index]
     elif kind == "i":
         _require(len(reference) == 3 and type(reference[1]) is str and type(reference[2]) is str)  # type: ignore[arg-type, index]

@@ -11,7 +11,8 @@ methods of the other files, and computes, over the whole call graph:
 - the functions called from training code with gradients on (a training step, a loop that calls
   backward), which an evaluation rule must not ask to run under no_grad;
 - the functions called on every iteration of a training or evaluation loop, or once per batch by a
-  framework hook (transitively, through unconditional calls);
+  framework hook (transitively, through unconditional calls; `model.loss(...)` counts as a call of
+  every project nn.Module's own `loss`);
 - the functions that run a flush on every call, directly or through helpers;
 - the functions that return a value carrying autograd history (transitively through helpers);
 - the classes that are nn.Modules through bases defined in other files.
@@ -222,6 +223,9 @@ class Project:
         self._sites: list[_Site] = []
         self._incoming: dict[tuple, list[_Site]] = {}
         self._outgoing: dict[tuple, list[_Site]] = {}
+        # `model.loss(...)` sites: caller -> one site per project nn.Module method it may call
+        self._model_outgoing: dict[tuple, list[_Site]] = {}
+        self._methods_by_name: dict[str, list[tuple]] = {}
         self._collect_sites()
         self.no_grad = self._no_grad()
         self.trained = self._trained()
@@ -388,6 +392,10 @@ class Project:
         for file, key, record in self._functions():
             caller = (file.index, key)
             for ref, grad, loop, conditional in record.get("calls", ()):
+                if ref[0] == "m":
+                    for callee in self._model_methods(ref[1]):
+                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, callee, grad, loop, conditional, ref))
+                    continue
                 callee = self.resolve(file.index, key, ref)
                 if callee is None:
                     continue
@@ -395,6 +403,24 @@ class Project:
                 self._sites.append(site)
                 self._incoming.setdefault(callee, []).append(site)
                 self._outgoing.setdefault(caller, []).append(site)
+
+    def _model_methods(self, name: str) -> list[tuple]:
+        """The methods `name` that the project's nn.Module classes define themselves: what
+        `model.name(...)` may call, whichever of them the model is.  Only `_per_step` follows these
+        sites (the model runs one of them on every step); the grad-mode and history facts, which
+        must hold for every call, do not."""
+        found = self._methods_by_name.get(name)
+        if found is None:
+            found = []
+            for file in self.files:
+                if file is None:
+                    continue
+                for class_name in file.summary["classes"]:
+                    key = f"{class_name}.{name}"
+                    if key in file.summary["functions"] and class_name in file.summary["defs"] and self.is_module_class(file.index, class_name):
+                        found.append((file.index, key))
+            self._methods_by_name[name] = found
+        return found
 
     def record(self, function: tuple) -> dict:
         return self.files[function[0]].summary["functions"].get(function[1], {})  # type: ignore[union-attr]
@@ -514,7 +540,8 @@ class Project:
         outside any loop of its own."""
         result: dict[tuple, str] = {}
         ready: list[tuple] = []
-        for site in self._sites:
+        model_sites = [site for sites in self._model_outgoing.values() for site in sites]
+        for site in [*self._sites, *model_sites]:
             if site.conditional or site.callee in result:
                 continue
             if self._loop_runs_steps(site):
@@ -527,7 +554,7 @@ class Project:
             ready.append(site.callee)
         while ready:
             function = ready.pop()
-            for site in self._outgoing.get(function, ()):
+            for site in [*self._outgoing.get(function, ()), *self._model_outgoing.get(function, ())]:
                 if not site.conditional and site.loop is None and site.callee not in result:
                     result[site.callee] = result[function]
                     ready.append(site.callee)

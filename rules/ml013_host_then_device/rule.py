@@ -74,7 +74,8 @@ class HostThenDevice(Rule):
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
       assignment, say), anywhere in it;
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
-      calls unconditionally (in the same file, or in another file linted with it), or in a hook a
+      calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
+      on a receiver named like a model calls the `loss` method of the project's nn.Modules), or in a hook a
       framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
 
     A training or evaluation loop iterates over something named like a data loader or calls
@@ -168,6 +169,20 @@ import torch
 for x, y in loader:
     onehot = torch.zeros(x.shape[0], 10).scatter_(1, y.unsqueeze(1), 1).cuda()
     out = model(x.cuda(), onehot)
+"""
+        ),
+        Valid(  # `model.loss(...)` in the loop, but the class defining `loss` is no nn.Module: not the model's
+            """
+import torch
+class Metrics:
+    def loss(self, pred, label):
+        sizes = torch.zeros(self.n_classes).long().to(self.device)
+        return (pred * sizes).sum()
+def train_epoch(model, data_loader, optimizer):
+    for x, labels in data_loader:
+        loss = model.loss(model(x), labels)
+        loss.backward()
+        optimizer.step()
 """
         ),
         Valid(  # a dtype, not a device
@@ -431,6 +446,41 @@ class Loss(nn.Module):
         return x.gather(1, index)
 """,
             harness=Harness(then="result = Loss()(torch.randn(2, 3, device=\"cuda\"))", fake_cuda=True),
+        ),
+        Invalid(  # a model's own loss method, which the training loop calls as `model.loss(...)` (benchmarking-gnns)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def loss(self, pred, label):
+        sizes = torch.zeros(self.n_classes).long().to(self.device)
+        return (pred * sizes).sum() + label
+def train_epoch(model, data_loader, optimizer):
+    for x, labels in data_loader:
+        loss = model.loss(model(x), labels)
+        loss.backward()
+        optimizer.step()
+""",
+            line=5,
+            column=17,
+            message="loss",
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def loss(self, pred, label):
+        sizes = torch.zeros(self.n_classes, device=self.device).long()
+        return (pred * sizes).sum() + label
+def train_epoch(model, data_loader, optimizer):
+    for x, labels in data_loader:
+        loss = model.loss(model(x), labels)
+        loss.backward()
+        optimizer.step()
+""",
+            harness=Harness(
+                then="pred = torch.ones(3, device='cuda')\nnet = Net()\nnet.n_classes, net.device = 3, pred.device\nresult = net.loss(pred, 1)",
+                fake_cuda=True,
+            ),
         ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
