@@ -30,7 +30,7 @@ Loop = Union[cst.For, cst.While]
 _DEVICE_CHECK_CALLS = frozenset({"is_available", "device_count"})
 # Flags that say whether the run uses the accelerator (`if self.cuda:`, `if args.use_gpu:`): set once
 # per run, so code behind them runs on every iteration of a run that uses the device.
-_DEVICE_FLAGS = frozenset({"is_cuda", "cuda", "use_cuda", "cuda_available", "has_cuda", "on_cuda", "gpu", "use_gpu", "on_gpu"})
+_DEVICE_FLAGS = frozenset({"is_cuda", "cuda", "use_cuda", "cuda_available", "has_cuda", "on_cuda", "gpu", "use_gpu", "on_gpu", "gpu_mode"})
 
 
 def condition_is_device_check(test: cst.BaseExpression) -> bool:

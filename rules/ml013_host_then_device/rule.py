@@ -11,6 +11,7 @@ import libcst as cst
 from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.iteration import condition_is_device_check, every_iteration, runs_own_pass
 from memlint.analysis.model import follows_device
+from memlint.analysis.moves import later_moves
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tables import SHAPE_METHODS, TORCH_FACTORIES
@@ -68,7 +69,8 @@ class HostThenDevice(Rule):
     Finds a tensor created on the host and then moved to the accelerator, in code run on every step.
     Such tensors are made from sizes, as in `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`,
     `Variable(torch.ones(n)).cuda()`, `torch.full(...).long().to(device)` and
-    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them); the code run on every
+    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), or `z = torch.rand(n)` moved by a
+    later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then); the code run on every
     step:
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
@@ -183,6 +185,17 @@ def train_epoch(model, data_loader, optimizer):
         loss = model.loss(model(x), labels)
         loss.backward()
         optimizer.step()
+"""
+        ),
+        Valid(  # bound to a name that the host code reads before the move: the host tensor is used
+            """
+import torch
+for x, y in data_loader:
+    z = torch.zeros(64, 100)
+    z.normal_()
+    z = z.cuda()
+    loss = D(G(z)).mean()
+    loss.backward()
 """
         ),
         Valid(  # a dtype, not a device
@@ -482,6 +495,20 @@ def train_epoch(model, data_loader, optimizer):
                 fake_cuda=True,
             ),
         ),
+        Invalid(  # bound to a name and moved by a later statement, which nothing reads between (pytorch-generative-model-collections)
+            """
+import torch
+for x, y in data_loader:
+    z = torch.rand((64, 100))
+    if gpu_mode:
+        x, z = x.cuda(), z.cuda()
+    loss = D(G(z)).mean()
+    loss.backward()
+""",
+            line=3,
+            column=9,
+            message="moved by a later",
+        ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
 import torch
@@ -702,6 +729,11 @@ class Net(nn.Module):
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
         self._functions: dict[tuple, cst.FunctionDef] = {}
+        self._bound_earlier: dict[int, cst.BaseExpression] = {}  # id(move) -> the value `name` held
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        for value, move in later_moves(node.body):  # `z = torch.rand(n)` ... `z = z.cuda()`
+            self._bound_earlier[id(move)] = value
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         key = self.ctx.function_key  # the Context has entered the function already
@@ -714,6 +746,11 @@ class Net(nn.Module):
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("cuda", "to"):
             return
         found = _factory_under(func.value, ctx)
+        at: Optional[cst.CSTNode] = None
+        if found is None and id(node) in self._bound_earlier:
+            at = self._bound_earlier[id(node)]
+            found = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation)) else None
+            found = (found[0], False) if found is not None else None  # no fix across statements
         if found is None:
             return
         factory, wrapper_fixable = found
@@ -726,7 +763,7 @@ class Net(nn.Module):
         if device is None:
             return
         name = qualified.rpartition(".")[2]
-        candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx))
+        candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx), at)
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
         if in_forward:
             self._report(candidate, "inside `forward`")
@@ -783,14 +820,21 @@ class Net(nn.Module):
                 f"Create it on the device: `torch.{name}(..., device={module.code_for_node(device)})`",
                 safe=name not in _RANDOM and _same_values_on_device(factory, name) and _cuda_target_certain(node),
             )
-        text = " ".join(module.code_for_node(node).split())
-        text = text if len(text) <= 60 else text[:59] + "…"
+        shown = node if candidate.bound is None else candidate.bound
+        text = f"`{_short(module.code_for_node(shown))}`"
+        if candidate.bound is not None:  # bound to a name, moved by a later statement
+            text += f", moved by a later `{_short(module.code_for_node(node))}`,"
         self.report(
-            node,
-            f"`{text}` {where} creates the tensor in host memory and then copies it to the device each "
+            shown,
+            f"{text} {where} creates the tensor in host memory and then copies it to the device each "
             f"time; create it there: `torch.{name}(..., device=...)`",
             fix,
         )
+
+
+def _short(code: str) -> str:
+    text = " ".join(code.split())
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 @dataclass
@@ -802,6 +846,7 @@ class _Candidate:
     wrapper_fixable: bool  # what lies between factory and move lets `device=` move into the factory
     function: Optional[tuple]
     unconditional: bool  # runs on every call of its function
+    bound: Optional[cst.CSTNode] = None  # the value, when a name holds it until a later statement moves it
 
 
 def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call, bool]]:

@@ -1,7 +1,8 @@
 """ML013's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
 `torch.<factory>(...).to(...)` / `.cuda(...)` with no `device=` given to the factory, looking
-through casts (`.long()`), reshapes (`.view(-1, 1)`) and a `Variable(...)` wrapper between the factory and the move.
+through casts (`.long()`), reshapes (`.view(-1, 1)`) and a `Variable(...)` wrapper between the factory and the move,
+or a name such a call was bound to.
 """
 
 from __future__ import annotations
@@ -17,16 +18,34 @@ _CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     factories = source.names_for(TORCH_FACTORIES)
+    bound = None  # names some `name = <factory ...>` binds (moved by a later statement: moves.py)
     for call in source.nodes(ast.Call):
         if not (isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda")):  # type: ignore[attr-defined]
             continue
-        for factory in _candidates(call.func.value):  # type: ignore[attr-defined]
-            if (
-                final_name(factory.func) in factories
-                and not any(k.arg in ("device", None) for k in factory.keywords)
-                and not any(isinstance(a, ast.Starred) for a in factory.args)
-            ):
+        receiver = call.func.value  # type: ignore[attr-defined]
+        if isinstance(receiver, ast.Name):
+            if bound is None:
+                bound = {
+                    node.targets[0].id  # type: ignore[attr-defined]
+                    for node in source.nodes(ast.Assign)
+                    if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)  # type: ignore[attr-defined]
+                    and _holds_factory(node.value, factories)  # type: ignore[attr-defined]
+                }  # fmt: skip
+            if receiver.id in bound:
                 return True
+        if _holds_factory(receiver, factories):
+            return True
+    return False
+
+
+def _holds_factory(node: ast.AST, factories) -> bool:
+    for factory in _candidates(node):
+        if (
+            final_name(factory.func) in factories
+            and not any(k.arg in ("device", None) for k in factory.keywords)
+            and not any(isinstance(a, ast.Starred) for a in factory.args)
+        ):
+            return True
     return False
 
 

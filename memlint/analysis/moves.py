@@ -1,0 +1,135 @@
+"""Values bound to a name and moved to a device by a later statement of the same block.
+
+`z = torch.rand(n, d)` followed, a statement or more later, by `z = z.cuda()` (or by
+`if use_gpu: x, z = x.cuda(), z.cuda()`) is the one-statement `torch.rand(n, d).cuda()` written in
+two: nothing reads the host value but the move.  `later_moves` pairs each such binding's value
+with the move call, for a rule that judges the value as if the move were applied to it directly.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import libcst as cst
+
+from memlint.analysis.iteration import condition_is_device_check
+
+_MOVES = ("cuda", "to")
+
+
+def later_moves(statements: Sequence[cst.BaseStatement]) -> Iterator[tuple[cst.BaseExpression, cst.Call]]:
+    """(bound value, move call) for each `name = value` in `statements` whose name is next read by
+    `name.cuda(...)` / `name.to(...)` in a later statement of the same block (directly, or in the
+    body of an `if` that only asks whether the accelerator is used), read nowhere between, and not
+    read again after the move unless the move's statement rebinds the name to the moved value."""
+    for index, statement in enumerate(statements):
+        bound = _single_binding(statement)
+        if bound is None:
+            continue
+        name, value = bound
+        for later_index in range(index + 1, len(statements)):
+            later = statements[later_index]
+            reads = _reads(later, name)
+            if not reads:
+                if _binds(later, name):
+                    break  # rebound unread: not this value's move
+                continue
+            move = _the_move(later, name, reads)
+            if move is not None:
+                rebinds = _binds(later, name)
+                read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
+                if rebinds or not read_after:
+                    yield value, move
+            break
+
+
+def _single_binding(statement: cst.BaseStatement):
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    return assign.targets[0].target.value, assign.value
+
+
+def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name]):
+    """The move call that is the statement's only read of `name`, when the statement runs whenever
+    the block does (or behind a device check)."""
+    if len(reads) != 1:
+        return None
+    if isinstance(statement, cst.If) and statement.orelse is None and condition_is_device_check(statement.test):
+        if _reads(statement.test, name):
+            return None
+        inner = [s for s in statement.body.body if _reads(s, name)]
+        return _the_move(inner[0], name, reads) if len(inner) == 1 else None
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    for call in _calls(statement):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES and func.value is reads[0]:
+            return call
+    return None
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.reads: list[cst.Name] = []
+        self.binds = False
+        self.calls: list[cst.Call] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.reads.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # `obj.name` is no use of the name
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # nor is the keyword of `f(name=...)`
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        for element in _target_names(node.target):
+            if element.value == self.name:
+                self.binds = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+
+def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return []
+
+
+def _collect(node: cst.CSTNode, name: str) -> _Collector:
+    collector = _Collector(name)
+    node.visit(collector)
+    return collector
+
+
+def _reads(node: cst.CSTNode, name: str) -> list[cst.Name]:
+    """The Name nodes `name` in `node` that are not assignment targets (reads, or other bindings
+    such as a loop variable or an attribute's base: each counts as a use)."""
+    collector = _collect(node, name)
+    targets: set[int] = set()
+
+    class _Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            targets.update(id(n) for n in _target_names(target.target))
+
+    node.visit(_Targets())
+    return [n for n in collector.reads if id(n) not in targets]
+
+
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    return _collect(node, name).binds
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    return _collect(node, "").calls
