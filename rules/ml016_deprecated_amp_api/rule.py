@@ -60,7 +60,9 @@ class DeprecatedAmpApi(Rule):
     Finds calls of the deprecated mixed-precision constructors of `torch.cuda.amp` and `torch.cpu.amp`.
     They are `torch.cuda.amp.autocast(...)`, `torch.cuda.amp.GradScaler(...)`,
     `torch.cpu.amp.autocast(...)` and `torch.cpu.amp.GradScaler(...)`, however they are imported (`from torch.cuda.amp import autocast, GradScaler`,
-    `from torch.cuda import amp`). A project's own `autocast` is never reported, nor is a call that
+    `from torch.cuda import amp`), and those classes used as values, to be called later: bound to a
+    name (`amp_cm = autocast if args.amp else contextlib.nullcontext`), passed as an argument or
+    returned (not when only tested with `isinstance`). A project's own `autocast` is never reported, nor is a call that
     is a compatibility fallback for old PyTorch: behind a version check
     (`... if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()`) or in the `except` branch of
     a `try` that used the new API first.
@@ -98,7 +100,8 @@ class DeprecatedAmpApi(Rule):
     star-imports this module, or the file is a package's `__init__.py`. The fix is unsafe when the
     file names a deprecated class other than to call it (`isinstance(scaler, GradScaler)`, a
     subclass): the new object is an instance of the `torch.amp` class, not of its deprecated
-    subclass. No fix for a call with `*args`, or when the import sits in a block (`try:`) or under a
+    subclass. No fix for a class used as a value: `functools.partial(torch.amp.autocast, "cuda")`
+    would take positional arguments in another order, and is no class. No fix for a call with `*args`, or when the import sits in a block (`try:`) or under a
     comment that removing it would disturb.
 
     ## Measured effect
@@ -149,6 +152,14 @@ with autocast("cuda"):
     out = model(x)
 """
         ),
+        Valid(  # named only to test an instance: no deprecated constructor runs
+            """
+import torch
+from torch.cuda.amp import GradScaler
+def is_scaler(obj):
+    return isinstance(obj, GradScaler)
+"""
+        ),
     ]
 
     INVALID = [
@@ -167,6 +178,19 @@ with torch.amp.autocast("cuda", enabled=use_amp):
     out = model(x)
 """,
             harness=Harness(setup=_CPU_MODEL + "use_amp = True", then="result = out"),
+        ),
+        Invalid(  # bound to a name, uncalled, and called later through it (TorchSSL): reported without a fix
+            """
+import contextlib
+import torch
+from torch.cuda.amp import autocast
+amp_cm = autocast if args.amp else contextlib.nullcontext
+with amp_cm():
+    out = model(x)
+""",
+            line=4,
+            column=10,
+            message="called later",
         ),
         Invalid(  # torch not imported yet: the import line becomes `import torch`
             """
@@ -268,6 +292,7 @@ def run(model, x):
         self._sites: list[_Site] = []
         self._guards: list[bool] = []  # enclosing conditional expressions: is each a version check?
         self._written_out: list[cst.Attribute] = []  # the deprecated classes named by their full path
+        self._references: list[tuple[cst.BaseExpression, str]] = []  # the classes used as values, uncalled
 
     # ------------------------------------------------------------------ what the file imports and uses
 
@@ -323,6 +348,25 @@ def run(model, x):
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._guards.append(is_version_check(node.test))
+        self._note_reference(node.body)  # `autocast if args.amp else contextlib.nullcontext`
+        self._note_reference(node.orelse)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._note_reference(node.value)  # `amp_cm = autocast`
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self._note_reference(node.value)
+
+    def _note_reference(self, expr: cst.BaseExpression) -> None:
+        """The deprecated class used as a value, to be called later through the name it is bound or
+        passed to: each call runs the deprecated constructor.  Reported without a fix: the
+        stand-in `functools.partial(torch.amp.autocast, "cuda")` would take positional arguments in
+        another order (`amp_cm(True)` would pass `dtype`), and is no class for `isinstance`."""
+        if isinstance(expr, (cst.Name, cst.Attribute)) and not self._compatibility_fallback():
+            old = self.ctx.resolve(expr)
+            if old in DEPRECATED_AMP:
+                self._references.append((expr, old))
 
     def leave_IfExp(self, node: cst.IfExp) -> None:
         self._guards.pop()
@@ -334,6 +378,9 @@ def run(model, x):
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
+        if not (isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass")):
+            for arg in node.args:
+                self._note_reference(arg.value)  # `make_context(autocast)`
         old = ctx.resolve(node.func)
         if old not in DEPRECATED_AMP or self._compatibility_fallback():
             return
@@ -364,6 +411,13 @@ def run(model, x):
             fix = self._group_fix(self._imports[sites[0].local], sites)
             for site in sites:
                 self._report(site, fix)
+        for expr, old in self._references:
+            new_name, device, _ = DEPRECATED_AMP[old]
+            self.report(
+                expr,
+                f"`{old}` is deprecated (each call of it emits a FutureWarning in current PyTorch), and this "
+                f'reference is called later: use `torch.amp.{new_name}("{device}", ...)` where it is called',
+            )
 
     def _report(self, site: _Site, fix: Optional[NodeFix]) -> None:
         new_name, device, _ = DEPRECATED_AMP[site.old]
