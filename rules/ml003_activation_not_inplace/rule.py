@@ -556,6 +556,21 @@ features = nn.Sequential(nn.Sequential(nn.Linear(4, 4), nn.ReLU()), nn.Linear(4,
 features[0][0] = nn.Identity()
 """
         ),
+        Valid(  # `inplace=False` with a comment saying why, on the line before
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn1 = nn.BatchNorm1d(4)
+        # out of place: a forward hook reads the pre-activation
+        self.relu1 = nn.LeakyReLU(negative_slope=0.1, inplace=False)
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(self.relu1(self.bn1(x)))
+""",
+            config=_EXACT,
+        ),
     ]
 
     INVALID = [
@@ -685,6 +700,35 @@ class Head(nn.Module):
         return self.linear(x.flatten(1))
 """,
             harness=_runs("Head().eval()", "2, 4, 5, 5"),
+        ),
+        Invalid(  # `inplace=False` written out with no comment saying why (TorchSSL's WideResNet)
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn1 = nn.BatchNorm1d(4)
+        self.relu1 = nn.LeakyReLU(negative_slope=0.1, inplace=False)
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(self.relu1(self.bn1(x)))
+""",
+            line=6,
+            column=22,
+            config=_EXACT,
+            message="only called on fresh values",
+            fixed="""
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn1 = nn.BatchNorm1d(4)
+        self.relu1 = nn.LeakyReLU(negative_slope=0.1, inplace=True)
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.fc(self.relu1(self.bn1(x)))
+""",
+            harness=_runs("Block().eval()", "2, 4"),
         ),
         Invalid(  # ELU in place computes its gradient from the output: equal up to the last bits, so unsafe
             """
@@ -1593,6 +1637,9 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`", safe=safe)
         self.report(call, message, fix)
 
+    def _explained(self, call: cst.Call) -> bool:
+        return _explained_statement(self.ctx.module, call)
+
     def _report_module_activations(self) -> None:
         """`self.relu = nn.ReLU()` whose every call is on a fresh value nothing reads again, and
         which the file uses nowhere else (no other `.relu` at all: not passed on, not called by a
@@ -1608,8 +1655,8 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
                 continue
             kind = layer.kind
             argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])
-            if argument is not None or value is not False:
-                continue  # `inplace=False` written out is a choice this rule does not second-guess here
+            if value is not False or (argument is not None and self._explained(layer.call)):
+                continue  # `inplace=False  # why`: a choice the catalogue exempts only with a comment
             effect = self._effect(kind, forward_only=False, next_keeps_input=False)
             safe = inplace_fix_safety(kind, layer.call) if effect is not None else None
             if safe is None:
@@ -1620,6 +1667,18 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
             )
             fix = self.replace(layer.call, with_inplace(layer.call, INPLACE_MODULES[kind]), "Add `inplace=True`", safe=safe)
             self.report(layer.call, message, fix)
+
+
+def _explained_statement(module: cst.Module, call: cst.Call) -> bool:
+    """Is there a comment in `call`, at the end of the statement that holds it, or on the line just
+    before that statement?"""
+    if _has_comment(call):
+        return True
+    for node in code_descendants(module):
+        if type(node) is cst.SimpleStatementLine and any(n is call for n in descendants(node)):  # type: ignore[attr-defined]
+            before = node.leading_lines[-1].comment if node.leading_lines else None  # type: ignore[attr-defined]
+            return node.trailing_whitespace.comment is not None or before is not None or _has_comment(node)  # type: ignore[attr-defined]
+    return True  # not found: stay silent
 
 
 def _inside_lambda(root: cst.CSTNode, target: cst.CSTNode) -> bool:
