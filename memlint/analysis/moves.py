@@ -8,7 +8,7 @@ with the move call, for a rule that judges the value as if the move were applied
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -17,14 +17,18 @@ from memlint.analysis.iteration import condition_is_device_check
 _MOVES = ("cuda", "to")
 
 
-def later_moves(statements: Sequence[cst.BaseStatement]) -> Iterator[tuple[cst.BaseExpression, cst.Call]]:
-    """(bound value, move call) for each `name = value` in `statements` whose name is next read by
-    `name.cuda(...)` / `name.to(...)` in a later statement of the same block (directly, or in the
-    body of an `if` that only asks whether the accelerator is used), read nowhere between, and not
-    read again after the move unless the move's statement rebinds the name to the moved value."""
+def later_moves(
+    statements: Sequence[cst.BaseStatement], worth: Callable[[cst.BaseExpression], bool]
+) -> Iterator[tuple[cst.BaseExpression, cst.Call]]:
+    """(bound value, move call) for each `name = value` in `statements` whose value the caller
+    cares about (`worth`, a cheap test: the later statements are walked for each such binding) and
+    whose name is next read by `name.cuda(...)` / `name.to(...)` in a later statement of the same
+    block (directly, or in the body of an `if` that only asks whether the accelerator is used), read
+    nowhere between, and not read again after the move unless the move's statement rebinds the
+    name to the moved value."""
     for index, statement in enumerate(statements):
         bound = _single_binding(statement)
-        if bound is None:
+        if bound is None or not worth(bound[1]):
             continue
         name, value = bound
         for later_index in range(index + 1, len(statements)):

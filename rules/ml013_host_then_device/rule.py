@@ -732,8 +732,15 @@ class Net(nn.Module):
         self._bound_earlier: dict[int, cst.BaseExpression] = {}  # id(move) -> the value `name` held
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        for value, move in later_moves(node.body):  # `z = torch.rand(n)` ... `z = z.cuda()`
+        for value, move in later_moves(node.body, self._holds_factory):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier[id(move)] = value
+
+    def _holds_factory(self, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, (cst.Call, cst.BinaryOperation)):
+            return False
+        found = _factory_under(value, self.ctx)
+        qualified = self.ctx.resolve(found[0].func) if found is not None else None
+        return qualified is not None and qualified.rpartition(".")[0] == "torch" and qualified.rpartition(".")[2] in TORCH_FACTORIES
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         key = self.ctx.function_key  # the Context has entered the function already
