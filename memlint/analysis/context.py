@@ -41,10 +41,14 @@ class Binding:
     qualified: Optional[str] = None  # what an import or an alias of one refers to: "torch.nn"
 
 
-# The bindings of `torch` and `nn` in a file that star-imports them from elsewhere (`from utils
-# import *` where utils imports torch and `torch.nn as nn`): used without an import of their own,
-# they are taken to be torch's (Context._lookup).
-_FROM_STAR = {"torch": Binding(values.OTHER, qualified="torch"), "nn": Binding(values.OTHER, qualified="torch.nn")}
+# The bindings of torch's conventional names in a file that star-imports them from elsewhere (`from
+# utils import *` where utils does `import torch`, `import torch.nn as nn`, `import torch.nn.functional
+# as F`): used without a binding of their own, they are taken to be torch's (Context._lookup).
+_FROM_STAR = {
+    "torch": Binding(values.OTHER, qualified="torch"),
+    "nn": Binding(values.OTHER, qualified="torch.nn"),
+    "F": Binding(values.OTHER, qualified="torch.nn.functional"),
+}
 
 
 @dataclass

@@ -58,6 +58,16 @@ _SAVES_NOTHING_IN_TRAINING = (
 _EXACT = {"extend-select": ["ML003"]}
 
 
+# A stand-in for a project module that imports torch under its conventional names, for an example
+# that star-imports it (`from utils import *`).
+_STAR_UTILS = """
+import sys, types
+utils = types.ModuleType("utils")
+utils.torch, utils.nn, utils.F = torch, torch.nn, torch.nn.functional
+sys.modules["utils"] = utils
+"""
+
+
 def _runs(model: str, shape: str, setup: str = "") -> Harness:
     """Run `model` forward and backward on an input that requires grad: what in-place could change
     is the output, the caller's input, and the gradients."""
@@ -200,6 +210,18 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # `F` comes through a star import but the file binds it itself, to something not torch's
+            """
+from .utils import *
+from .ops import functional as F
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 32, kernel_size=3)
+    def forward(self, x):
+        return F.relu(self.conv1(x))
+"""
+        ),
         Valid(  # the model is handed to captum, whose DeepLift hooks every nonlinearity (issue 27)
             """
 from captum.attr import DeepLift
@@ -559,6 +581,30 @@ features[0][0] = nn.Identity()
     ]
 
     INVALID = [
+        Invalid(  # torch's conventional names arrive only through a star import of the project's own module
+            """
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 4, kernel_size=3, padding=1)
+    def forward(self, x):
+        return F.relu(self.conv1(x))
+""",
+            line=7,
+            column=16,
+            config=_EXACT,
+            fixed="""
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 4, kernel_size=3, padding=1)
+    def forward(self, x):
+        return F.relu(self.conv1(x), inplace=True)
+""",
+            harness=_runs("Body()", "2, 4, 6, 6", setup=_STAR_UTILS),
+        ),
         Invalid(  # a layer bound to a name on the line before, then listed with the activation (issue 27)
             """
 from torch import nn
