@@ -637,3 +637,31 @@ def test_a_library_module_reexported_by_a_package_to_a_cuda_script_is_reported(p
         agent.update([(s.cuda(), a.cuda()) for s, a in batches])
     """)
     assert _findings(".", "--select", "ML017") == [("algo/agent.py", "ML017", 11)]
+
+
+def test_a_library_module_using_the_projects_device_helper_is_reported(project):
+    # ShangtongZhang/DeepRL: the agent star-imports the package whose utils pick the device
+    # (Config.DEVICE = torch.device("cuda:0")); the launcher that imports the agents does not parse.
+    write(project / "rl" / "utils.py", """
+        import torch
+        import torch.nn as nn
+
+        DEVICE = torch.device("cuda:0")
+    """)
+    write(project / "rl" / "agent.py", PPO_AGENT.replace("import torch\nfrom torch import nn\n", "from .utils import *\n"))
+    write(project / "rl" / "__init__.py", "from .agent import *\n")
+    assert _findings(".", "--select", "ML017") == [("rl/agent.py", "ML017", 10)]
+
+
+def test_a_library_module_whose_own_imports_name_no_device_stays_cpu_only(project):
+    # The nearest silent case: the agent's project imports mention no accelerator either.
+    write(project / "rl" / "utils.py", """
+        import torch
+        import torch.nn as nn
+
+        def tensor(x):
+            return torch.as_tensor(x)
+    """)
+    write(project / "rl" / "agent.py", PPO_AGENT.replace("import torch\nfrom torch import nn\n", "from .utils import *\n"))
+    write(project / "rl" / "__init__.py", "from .agent import *\n")
+    assert _findings(".", "--select", "ML017") == []

@@ -7,6 +7,8 @@ rule looking at an assignment sees the names as they were before that assignment
 
 from __future__ import annotations
 
+import builtins
+
 import enum
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
@@ -297,6 +299,17 @@ class Context:
         the time a function runs) rather than a local name?"""
         binding = self._lookup(name)
         return binding is None or (binding is self.module_binding(name))
+
+    def from_star_import(self, name: str) -> bool:
+        """Can `name` only have come through one of the file's star imports (`from .utils import *`):
+        the file binds it nowhere at module level and it is not a builtin?  (What it is there, the
+        file does not say: a rule may take it as it takes an imported name of unknown origin.)"""
+        return (
+            self._star_import
+            and name not in self._ambiguous
+            and self.frames[0].names.get(name) is None
+            and not hasattr(builtins, name)
+        )
 
     def module_binding(self, name: str) -> Optional[Binding]:
         """What `name` is bound to at module level (imports seen so far), ignoring inner scopes."""

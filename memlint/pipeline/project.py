@@ -218,6 +218,7 @@ class Project:
         self._resolved: dict[tuple, Optional[tuple]] = {}
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
         self._importers: dict[int, set[int]] = {}  # file -> the files that import it
+        self._imports: dict[int, set[int]] = {}  # file -> the project's files it imports
         self._module_class: dict[tuple, bool] = {}
         self._sites: list[_Site] = []
         self._incoming: dict[tuple, list[_Site]] = {}
@@ -619,8 +620,12 @@ class Project:
 
     def _host_importers(self, index: int) -> bool:
         """Is file `index` imported by files of the project, none of which (nor it, nor the files
-        that import them: a package's `__init__.py` re-exports for a script) mentions an accelerator?"""
+        that import them: a package's `__init__.py` re-exports for a script) mentions an accelerator,
+        nor does any project module it uses (`from ..utils import *` where utils picks the device:
+        the device then comes from the project's own code, whoever calls the file)?"""
         self._resolve_imports()
+        if self._uses_accelerator_module(index):
+            return False
         seen, todo = {index}, [index]
         while todo:
             current = todo.pop()
@@ -632,6 +637,21 @@ class Project:
                     seen.add(importer)
                     todo.append(importer)
         return len(seen) > 1
+
+    def _uses_accelerator_module(self, index: int) -> bool:
+        """Does file `index` import, directly or through the project's modules it imports, a
+        module of the project that mentions an accelerator?"""
+        seen, todo = {index}, [index]
+        while todo:
+            for imported in self._imports.get(todo.pop(), ()):
+                if imported in seen:
+                    continue
+                seen.add(imported)
+                file = self.files[imported]
+                if file is not None and file.summary.get("host") is not True:
+                    return True
+                todo.append(imported)
+        return False
 
     def _imported_from(self, index: int) -> frozenset[str]:
         """The names other files import from file `index` (`from pkg.mod import name`), with "*" for
@@ -650,7 +670,7 @@ class Project:
         and the files that import it."""
         if self._imported is not None:
             return
-        self._imported, self._importers = {}, {}
+        self._imported, self._importers, self._imports = {}, {}, {}
         for importer in self.files:
             if importer is None:
                 continue
@@ -664,6 +684,7 @@ class Project:
                     if name is not None:
                         self._imported.setdefault(source, set()).add(name)
                     self._importers.setdefault(source, set()).add(importer.index)
+                    self._imports.setdefault(importer.index, set()).add(source)
 
 
 def _is_torch_module_name(qualified: str) -> bool:

@@ -58,12 +58,13 @@ _SAVES_NOTHING_IN_TRAINING = (
 _EXACT = {"extend-select": ["ML003"]}
 
 
-# A stand-in for a project module that imports torch under its conventional names, for an example
-# that star-imports it (`from utils import *`).
+# A stand-in for a project module that imports torch under its conventional names and defines an
+# initialiser, for the examples that star-import it (`from utils import *`).
 _STAR_UTILS = """
 import sys, types
 utils = types.ModuleType("utils")
 utils.torch, utils.nn, utils.F = torch, torch.nn, torch.nn.functional
+utils.layer_init = lambda layer: layer
 sys.modules["utils"] = utils
 """
 
@@ -210,6 +211,16 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a helper from a star import, not named as an initialiser: what it returns is not known
+            """
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(wrap(nn.Conv2d(4, 4, 3)), nn.ReLU())
+""",
+            config=_EXACT,
+        ),
         Valid(  # `F` comes through a star import but the file binds it itself, to something not torch's
             """
 from .utils import *
@@ -960,6 +971,26 @@ class Agent(nn.Module):
 """,
             harness=_runs("Agent().network", "1, 4, 16, 16"),
         ),
+        Invalid(  # an initialiser that only a star import can bring (ShangtongZhang/DeepRL's layer_init)
+            """
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(layer_init(nn.Conv2d(4, 4, 3)), nn.ReLU())
+""",
+            line=5,
+            column=67,
+            config=_EXACT,
+            fixed="""
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(layer_init(nn.Conv2d(4, 4, 3)), nn.ReLU(inplace=True))
+""",
+            harness=_runs("Body().main", "1, 4, 8, 8", setup=_STAR_UTILS),
+        ),
         Invalid(  # a lambda over an imported initialiser (pytorch-a2c-ppo-acktr-gail)
             """
 from torch import nn
@@ -1432,8 +1463,10 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         definitions = self._definitions().get(func.value)
         if definitions:
             return all(self._identity(d, depth) for d in definitions)
-        # an imported helper (`from utils import init`): named as an initialiser, it returns its module
-        return qualified is not None and not qualified.startswith("torch.") and _named_like_initialiser(func.value)
+        # an imported helper (`from utils import init`, or one only a star import can bring, `from
+        # .network_utils import *`): named as an initialiser, it returns its module
+        imported = qualified is not None and not qualified.startswith("torch.")
+        return (imported or self.ctx.from_star_import(func.value)) and _named_like_initialiser(func.value)
 
     def _identity(self, definition: cst.CSTNode, depth: int) -> bool:
         """`def layer_init(layer, ...): ...; return layer`, or `init_ = lambda m: init(m, ...)` over such
