@@ -43,14 +43,10 @@ class Binding:
     qualified: Optional[str] = None  # what an import or an alias of one refers to: "torch.nn"
 
 
-# The bindings of torch's conventional names in a file that star-imports them from elsewhere (`from
-# utils import *` where utils does `import torch`, `import torch.nn as nn`, `import torch.nn.functional
-# as F`): used without a binding of their own, they are taken to be torch's (Context._lookup).
-_FROM_STAR = {
-    "torch": Binding(values.OTHER, qualified="torch"),
-    "nn": Binding(values.OTHER, qualified="torch.nn"),
-    "F": Binding(values.OTHER, qualified="torch.nn.functional"),
-}
+# The bindings of torch's conventional names in a file that star-imports them from elsewhere, when
+# the project pass cannot tell what its star imports bring (tables.STAR_IMPORT_CONVENTION): used
+# without a binding of their own, they are taken to be torch's (Context._lookup).
+_FROM_STAR = {name: Binding(values.OTHER, qualified=qualified) for name, qualified in tables.STAR_IMPORT_CONVENTION.items()}
 
 
 @dataclass
@@ -121,6 +117,11 @@ class Context:
             for statement in module.body if isinstance(statement, cst.SimpleStatementLine)
             for small in statement.body
         )  # fmt: skip
+        # What the star imports bring, where the project pass followed every one of them to the
+        # project's files (their torch imports, FileView.star_torch), else the convention.
+        self._from_star = _FROM_STAR if self.project.star_torch is None else {
+            name: Binding(values.OTHER, qualified=qualified) for name, qualified in self.project.star_torch
+        }
         self._facts: Optional[FileFacts] = None
         self._memo: dict[object, object] = {}
         # id(expr) -> (expr, what resolve(expr) answered), and (id(node), question) -> (node, answer)
@@ -317,7 +318,7 @@ class Context:
             return None
         binding = self.frames[0].names.get(name)
         if binding is None and self._star_import:
-            return _FROM_STAR.get(name)
+            return self._from_star.get(name)
         return binding
 
     def facts(self) -> FileFacts:
@@ -544,7 +545,7 @@ class Context:
                     return Binding(values.UNKNOWN)  # rebound later at module level: cannot tell which
                 return binding
         if self._star_import:
-            return _FROM_STAR.get(name)
+            return self._from_star.get(name)
         return None
 
     def _bind(self, name: str, binding: Binding) -> None:
