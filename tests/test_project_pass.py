@@ -637,3 +637,72 @@ def test_a_library_module_reexported_by_a_package_to_a_cuda_script_is_reported(p
         agent.update([(s.cuda(), a.cuda()) for s, a in batches])
     """)
     assert _findings(".", "--select", "ML017") == [("algo/agent.py", "ML017", 11)]
+
+
+def test_a_library_module_using_the_projects_device_helper_is_reported(project):
+    # ShangtongZhang/DeepRL: the agent star-imports the package whose utils pick the device
+    # (Config.DEVICE = torch.device("cuda:0")); the launcher that imports the agents does not parse.
+    write(project / "rl" / "utils.py", """
+        import torch
+        import torch.nn as nn
+
+        DEVICE = torch.device("cuda:0")
+    """)
+    write(project / "rl" / "agent.py", PPO_AGENT.replace("import torch\nfrom torch import nn\n", "from .utils import *\n"))
+    write(project / "rl" / "__init__.py", "from .agent import *\n")
+    assert _findings(".", "--select", "ML017") == [("rl/agent.py", "ML017", 10)]
+
+
+def test_a_library_module_whose_own_imports_name_no_device_stays_cpu_only(project):
+    # The nearest silent case: the agent's project imports mention no accelerator either.
+    write(project / "rl" / "utils.py", """
+        import torch
+        import torch.nn as nn
+
+        def tensor(x):
+            return torch.as_tensor(x)
+    """)
+    write(project / "rl" / "agent.py", PPO_AGENT.replace("import torch\nfrom torch import nn\n", "from .utils import *\n"))
+    write(project / "rl" / "__init__.py", "from .agent import *\n")
+    assert _findings(".", "--select", "ML017") == []
+
+
+# ---------------------------------------------------------------------------- star imports
+
+STAR_BODY = """
+from .utils import *
+
+
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 4, 3)
+
+    def forward(self, x):
+        return F.relu(self.conv1(x))
+"""
+
+
+def test_what_a_star_import_of_a_project_module_brings_is_read_from_that_module(project):
+    # ShangtongZhang/DeepRL: network_bodies.py has torch, nn and F only from `from .network_utils import *`.
+    write(project / "pkg" / "__init__.py", "")
+    write(project / "pkg" / "utils.py", """
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+    """)
+    write(project / "pkg" / "body.py", STAR_BODY)
+    assert _findings(".", "--select", "ML003") == [("pkg/body.py", "ML003", 10)]
+
+
+def test_a_star_imported_name_the_project_binds_to_something_else_is_not_torchs(project):
+    # The nearest silent case: the star-imported module's `F` is not torch.nn.functional, which the
+    # project pass reads there (the convention alone would take it for torch's).
+    write(project / "pkg" / "__init__.py", "")
+    write(project / "pkg" / "utils.py", """
+        import torch.nn as nn
+        from mylib import functional as F
+    """)
+    write(project / "pkg" / "body.py", STAR_BODY)
+    assert _findings(".", "--select", "ML003") == []
+    assert _findings("pkg/body.py", "--select", "ML003") == [("pkg/body.py", "ML003", 10)]  # alone: the convention

@@ -7,6 +7,8 @@ rule looking at an assignment sees the names as they were before that assignment
 
 from __future__ import annotations
 
+import builtins
+
 import enum
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
@@ -41,10 +43,10 @@ class Binding:
     qualified: Optional[str] = None  # what an import or an alias of one refers to: "torch.nn"
 
 
-# The bindings of `torch` and `nn` in a file that star-imports them from elsewhere (`from utils
-# import *` where utils imports torch and `torch.nn as nn`): used without an import of their own,
-# they are taken to be torch's (Context._lookup).
-_FROM_STAR = {"torch": Binding(values.OTHER, qualified="torch"), "nn": Binding(values.OTHER, qualified="torch.nn")}
+# The bindings of torch's conventional names in a file that star-imports them from elsewhere, when
+# the project pass cannot tell what its star imports bring (tables.STAR_IMPORT_CONVENTION): used
+# without a binding of their own, they are taken to be torch's (Context._lookup).
+_FROM_STAR = {name: Binding(values.OTHER, qualified=qualified) for name, qualified in tables.STAR_IMPORT_CONVENTION.items()}
 
 
 @dataclass
@@ -115,6 +117,11 @@ class Context:
             for statement in module.body if isinstance(statement, cst.SimpleStatementLine)
             for small in statement.body
         )  # fmt: skip
+        # What the star imports bring, where the project pass followed every one of them to the
+        # project's files (their torch imports, FileView.star_torch), else the convention.
+        self._from_star = _FROM_STAR if self.project.star_torch is None else {
+            name: Binding(values.OTHER, qualified=qualified) for name, qualified in self.project.star_torch
+        }
         self._facts: Optional[FileFacts] = None
         self._memo: dict[object, object] = {}
         # id(expr) -> (expr, what resolve(expr) answered), and (id(node), question) -> (node, answer)
@@ -294,13 +301,24 @@ class Context:
         binding = self._lookup(name)
         return binding is None or (binding is self.module_binding(name))
 
+    def from_star_import(self, name: str) -> bool:
+        """Can `name` only have come through one of the file's star imports (`from .utils import *`):
+        the file binds it nowhere at module level and it is not a builtin?  (What it is there, the
+        file does not say: a rule may take it as it takes an imported name of unknown origin.)"""
+        return (
+            self._star_import
+            and name not in self._ambiguous
+            and self.frames[0].names.get(name) is None
+            and not hasattr(builtins, name)
+        )
+
     def module_binding(self, name: str) -> Optional[Binding]:
         """What `name` is bound to at module level (imports seen so far), ignoring inner scopes."""
         if name in self._ambiguous:
             return None
         binding = self.frames[0].names.get(name)
         if binding is None and self._star_import:
-            return _FROM_STAR.get(name)
+            return self._from_star.get(name)
         return binding
 
     def facts(self) -> FileFacts:
@@ -527,7 +545,7 @@ class Context:
                     return Binding(values.UNKNOWN)  # rebound later at module level: cannot tell which
                 return binding
         if self._star_import:
-            return _FROM_STAR.get(name)
+            return self._from_star.get(name)
         return None
 
     def _bind(self, name: str, binding: Binding) -> None:

@@ -33,8 +33,10 @@ REDUCING_METHODS = frozenset({"mean", "sum", "float", "double", "squeeze", "cont
 
 # Methods only an nn.Module has, of those training code calls on its values: a name that gets one
 # (`G.parameters()`, `G.eval()`, `G.train()`) and is also called (`G(z)`) holds a model, whatever its
-# name.  (An optimizer has `load_state_dict` too, but is never called.)
-MODULE_METHODS = frozenset({"parameters", "named_parameters", "eval", "train", "modules", "children", "load_state_dict"})
+# name.  (An optimizer has `state_dict`, `load_state_dict` and `zero_grad` too, but is never called.)
+MODULE_METHODS = frozenset(
+    {"parameters", "named_parameters", "eval", "train", "modules", "children", "state_dict", "load_state_dict", "zero_grad"}
+)
 
 
 def is_backward(written: Optional[str], method: Optional[str], qualified: Optional[str] = None) -> bool:

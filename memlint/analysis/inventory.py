@@ -17,6 +17,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.constants import Env, fold, fold_int, function_env, module_env
+from memlint.analysis.initialisers import unwrapped_layer
 from memlint.analysis.walk import nested_blocks
 
 if TYPE_CHECKING:
@@ -241,6 +242,9 @@ class _Builder:
             return Layer(call, "Parameter", _tensor_elements(call, env, self.ctx))
         if isinstance(func, cst.Name) and func.value in self.classes:
             return Layer(call, f"local:{func.value}", self._local_params(func.value, call))
+        inner = unwrapped_layer(self.ctx, call)  # `layer_init(nn.Conv2d(...))` builds the Conv2d
+        if inner is not call:
+            return self.layer(inner, env)
         return None
 
     def _local_params(self, name: str, call: Optional[cst.Call]) -> Optional[int]:

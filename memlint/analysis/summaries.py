@@ -222,6 +222,8 @@ class _Summary:
             return None
         root, _, rest = name.partition(".")
         target = self.imports.get(root)
+        if target is None and self.stars and root in tables.STAR_IMPORT_CONVENTION and root not in self.defs:
+            target = [tables.STAR_IMPORT_CONVENTION[root], None, 0]  # only a star import can bind it (Context._from_star)
         if target is None or target[2]:
             return None
         base = target[0] if target[1] is None else f"{target[0]}.{target[1]}"

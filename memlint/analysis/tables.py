@@ -34,6 +34,11 @@ EVALUATION_STEP_HOOKS = frozenset({"validation_step", "test_step", "predict_step
 # pipelines run `_forward` inside `inference_context()`.
 NO_GRAD_FRAMEWORK_METHODS = {"Pipeline": frozenset({"_forward"})}
 
+# What torch's conventional names mean in a file that can only have them from a star import of
+# another module (`from utils import *` where utils does `import torch`, `import torch.nn as nn`,
+# `import torch.nn.functional as F`), where the project pass cannot tell what the star imports bring.
+STAR_IMPORT_CONVENTION = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional"}
+
 # Base classes that make a class an nn.Module.
 MODULE_BASES = frozenset(
     {

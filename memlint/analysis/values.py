@@ -154,7 +154,13 @@ def _join(a: Value, b: Value) -> Value:
 def _attribute(expr: cst.Attribute, ctx: "Context") -> Value:
     attr = expr.attr.value
     if type(expr.value) is cst.Name and expr.value.value == "self":
-        return ctx.lookup_self_attribute(attr)
+        value = ctx.lookup_self_attribute(attr)
+        if value.kind is Kind.TENSOR and ctx.model.module_evidence(f"self.{attr}"):
+            # `self.network = config.network_fn()` reads as a model-named callee's output, but the
+            # file calls `self.network(x)` and gives it `.parameters()` or `.load_state_dict()`, which
+            # no tensor has: the factory built a model.
+            return MODULE
+        return value
     if ctx.resolve(expr) is not None:  # torch.float32, np.pi, ...: a module attribute, not a tensor
         return OTHER
     base = evaluate(expr.value, ctx)

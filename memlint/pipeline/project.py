@@ -59,13 +59,18 @@ class FileView:
     # them, transitively) mentions an accelerator (`summaries.ACCELERATOR_WORDS`): a library module
     # of a CPU-only project.
     host_importers: bool = False
+    # What the file's star imports bring of torch, where each one is a file of the project (followed
+    # through their own star imports): (local name, qualified) pairs, `("F", "torch.nn.functional")`.
+    # None where the file has none or one the pass cannot follow (Context then takes the convention,
+    # tables.STAR_IMPORT_CONVENTION).
+    star_torch: Optional[tuple[tuple[str, str], ...]] = None
 
     @property
     def digest(self) -> str:
         payload = json.dumps(
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
-             sorted(self.imported_names), self.host_importers],
+             sorted(self.imported_names), self.host_importers, self._star_data()],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -92,12 +97,18 @@ class FileView:
         """Plain data for the cache (`from_data` reads it back)."""
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
-                sorted(self.history_methods), sorted(self.imported_names), self.host_importers]  # fmt: skip
+                sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data()]  # fmt: skip
+
+    def _star_data(self) -> Optional[list]:
+        return None if self.star_torch is None else [list(p) for p in self.star_torch]
 
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 9 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 10 or type(data[8]) is not bool:
+            return None
+        star = data[9]
+        if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
         sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
@@ -105,7 +116,8 @@ class FileView:
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
             return None
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
-                   frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8])  # fmt: skip
+                   frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
+                   None if star is None else tuple(tuple(x) for x in star))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -219,6 +231,7 @@ class Project:
         self._resolved: dict[tuple, Optional[tuple]] = {}
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
         self._importers: dict[int, set[int]] = {}  # file -> the files that import it
+        self._imports: dict[int, set[int]] = {}  # file -> the project's files it imports
         self._module_class: dict[tuple, bool] = {}
         self._sites: list[_Site] = []
         self._incoming: dict[tuple, list[_Site]] = {}
@@ -642,12 +655,49 @@ class Project:
             history_methods=frozenset(history_methods),
             imported_names=self._imported_from(index),
             host_importers=self._host_importers(index),
+            star_torch=self._star_torch(index),
         )
+
+    def _star_torch(self, index: int) -> Optional[tuple[tuple[str, str], ...]]:
+        """What file `index`'s star imports bring of torch (FileView.star_torch), or None."""
+        file = self.files[index]
+        if file is None or not file.summary.get("stars"):
+            return None
+        found: dict[str, Optional[str]] = {}
+        if not self._star_names(file, found, {index}):
+            return None
+        return tuple(sorted((name, qualified) for name, qualified in found.items() if qualified is not None))
+
+    def _star_names(self, file: _File, found: dict[str, Optional[str]], seen: set[int]) -> bool:
+        """Add to `found` the names `file`'s star imports bring (torch's qualified name, None for
+        anything else; a nearer binding wins); False where one of them is not a file of the project."""
+        for module, level in file.summary.get("stars", ()):
+            absolute = self._import_target(file, [module, None, level])
+            target = self._module(absolute, file) if absolute is not None else None
+            source = self.files[target] if target is not None else None
+            if source is None:
+                return False
+            if target in seen:
+                continue
+            seen.add(target)
+            for local, (imported, name, imported_level) in source.summary["imports"].items():
+                qualified = f"{imported}.{name}" if name else imported
+                is_torch = not imported_level and (qualified == "torch" or qualified.startswith("torch."))
+                found.setdefault(local, qualified if is_torch else None)
+            for defined in source.summary["defs"]:
+                found.setdefault(defined, None)
+            if not self._star_names(source, found, seen):
+                return False
+        return True
 
     def _host_importers(self, index: int) -> bool:
         """Is file `index` imported by files of the project, none of which (nor it, nor the files
-        that import them: a package's `__init__.py` re-exports for a script) mentions an accelerator?"""
+        that import them: a package's `__init__.py` re-exports for a script) mentions an accelerator,
+        nor does any project module it uses (`from ..utils import *` where utils picks the device:
+        the device then comes from the project's own code, whoever calls the file)?"""
         self._resolve_imports()
+        if self._uses_accelerator_module(index):
+            return False
         seen, todo = {index}, [index]
         while todo:
             current = todo.pop()
@@ -659,6 +709,21 @@ class Project:
                     seen.add(importer)
                     todo.append(importer)
         return len(seen) > 1
+
+    def _uses_accelerator_module(self, index: int) -> bool:
+        """Does file `index` import, directly or through the project's modules it imports, a
+        module of the project that mentions an accelerator?"""
+        seen, todo = {index}, [index]
+        while todo:
+            for imported in self._imports.get(todo.pop(), ()):
+                if imported in seen:
+                    continue
+                seen.add(imported)
+                file = self.files[imported]
+                if file is not None and file.summary.get("host") is not True:
+                    return True
+                todo.append(imported)
+        return False
 
     def _imported_from(self, index: int) -> frozenset[str]:
         """The names other files import from file `index` (`from pkg.mod import name`), with "*" for
@@ -677,7 +742,7 @@ class Project:
         and the files that import it."""
         if self._imported is not None:
             return
-        self._imported, self._importers = {}, {}
+        self._imported, self._importers, self._imports = {}, {}, {}
         for importer in self.files:
             if importer is None:
                 continue
@@ -691,6 +756,7 @@ class Project:
                     if name is not None:
                         self._imported.setdefault(source, set()).add(name)
                     self._importers.setdefault(source, set()).add(importer.index)
+                    self._imports.setdefault(importer.index, set()).add(source)
 
 
 def _is_torch_module_name(qualified: str) -> bool:

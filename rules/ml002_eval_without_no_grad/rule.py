@@ -108,6 +108,17 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # what a config's factory builds, with nothing in the file that only a module has: not known to be a model
+            """
+import torch
+class Agent:
+    def __init__(self, config):
+        self.network = config.network_fn()
+    def eval_step(self, state):
+        q = self.network(state)
+        return q.argmax(-1).cpu().numpy()
+"""
+        ),
         Valid(  # the helper turns gradients off itself
             """
 import torch
@@ -410,6 +421,34 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # a model built by a factory a config holds: `.state_dict()` on it, which no tensor has (DeepRL)
+            """
+import torch
+class Agent:
+    def __init__(self, config):
+        self.network = config.network_fn()
+        self.target_network = config.network_fn()
+        self.target_network.load_state_dict(self.network.state_dict())
+    def eval_step(self, state):
+        q = self.network(state)
+        return q.argmax(-1).cpu().numpy()
+""",
+            line=8,
+            column=13,
+            unsafe=True,
+            fixed="""
+import torch
+class Agent:
+    def __init__(self, config):
+        self.network = config.network_fn()
+        self.target_network = config.network_fn()
+        self.target_network.load_state_dict(self.network.state_dict())
+    @torch.no_grad()
+    def eval_step(self, state):
+        q = self.network(state)
+        return q.argmax(-1).cpu().numpy()
+""",
+        ),
         Invalid(  # a helper of the file handed the evaluated model runs it (GAN-Tutorial's get_sample_image, issue 27)
             """
 import torch

@@ -9,6 +9,7 @@ import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
 from memlint.analysis import GradMode
+from memlint.analysis.initialisers import unwrapped_layer
 from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
@@ -56,6 +57,17 @@ _SAVES_NOTHING_IN_TRAINING = (
 # The examples whose activation saves nothing a training step sees: reported when ML003 is selected by
 # its exact code (`extend-select = ["ML003"]`), as in Rule.selected_by_code.
 _EXACT = {"extend-select": ["ML003"]}
+
+
+# A stand-in for a project module that imports torch under its conventional names and defines an
+# initialiser, for the examples that star-import it (`from utils import *`).
+_STAR_UTILS = """
+import sys, types
+utils = types.ModuleType("utils")
+utils.torch, utils.nn, utils.F = torch, torch.nn, torch.nn.functional
+utils.layer_init = lambda layer: layer
+sys.modules["utils"] = utils
+"""
 
 
 def _runs(model: str, shape: str, setup: str = "") -> Harness:
@@ -200,6 +212,40 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a layer wrapped by a helper not named as an initialiser: what `self.conv1` holds is not known
+            """
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = wrap(nn.Conv2d(4, 4, kernel_size=3, padding=1))
+    def forward(self, x):
+        return F.relu(self.conv1(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a helper from a star import, not named as an initialiser: what it returns is not known
+            """
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(wrap(nn.Conv2d(4, 4, 3)), nn.ReLU())
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `F` comes through a star import but the file binds it itself, to something not torch's
+            """
+from .utils import *
+from .ops import functional as F
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 32, kernel_size=3)
+    def forward(self, x):
+        return F.relu(self.conv1(x))
+"""
+        ),
         Valid(  # the model is handed to captum, whose DeepLift hooks every nonlinearity (issue 27)
             """
 from captum.attr import DeepLift
@@ -574,6 +620,54 @@ class Block(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a layer built through the project's initialiser, which only a star import brings (DeepRL)
+            """
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = layer_init(nn.Conv2d(4, 4, kernel_size=3, padding=1))
+    def forward(self, x):
+        return F.relu(self.conv1(x))
+""",
+            line=7,
+            column=16,
+            config=_EXACT,
+            fixed="""
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = layer_init(nn.Conv2d(4, 4, kernel_size=3, padding=1))
+    def forward(self, x):
+        return F.relu(self.conv1(x), inplace=True)
+""",
+            harness=_runs("Body()", "2, 4, 6, 6", setup=_STAR_UTILS),
+        ),
+        Invalid(  # torch's conventional names arrive only through a star import of the project's own module
+            """
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 4, kernel_size=3, padding=1)
+    def forward(self, x):
+        return F.relu(self.conv1(x))
+""",
+            line=7,
+            column=16,
+            config=_EXACT,
+            fixed="""
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 4, kernel_size=3, padding=1)
+    def forward(self, x):
+        return F.relu(self.conv1(x), inplace=True)
+""",
+            harness=_runs("Body()", "2, 4, 6, 6", setup=_STAR_UTILS),
+        ),
         Invalid(  # a layer bound to a name on the line before, then listed with the activation (issue 27)
             """
 from torch import nn
@@ -958,6 +1052,26 @@ class Agent(nn.Module):
 """,
             harness=_runs("Agent().network", "1, 4, 16, 16"),
         ),
+        Invalid(  # an initialiser that only a star import can bring (ShangtongZhang/DeepRL's layer_init)
+            """
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(layer_init(nn.Conv2d(4, 4, 3)), nn.ReLU())
+""",
+            line=5,
+            column=67,
+            config=_EXACT,
+            fixed="""
+from utils import *
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Sequential(layer_init(nn.Conv2d(4, 4, 3)), nn.ReLU(inplace=True))
+""",
+            harness=_runs("Body().main", "1, 4, 8, 8", setup=_STAR_UTILS),
+        ),
         Invalid(  # a lambda over an imported initialiser (pytorch-a2c-ppo-acktr-gail)
             """
 from torch import nn
@@ -1287,7 +1401,6 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         self._lists: dict[int, list[tuple[str, list[cst.BaseExpression]]]] = {}  # per function: name, display
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
-        self._defined: Optional[dict[str, list[cst.CSTNode]]] = None
         self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
         # (class, attribute) -> the layer `self.<attribute> = nn.ReLU()` and, per call of it in
         # `forward`, whether its input is fresh and read by nothing else
@@ -1414,59 +1527,7 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
     def _unwrapped(self, layer: cst.Call) -> cst.Call:
         """The layer inside initialisers and reparameterisations that return it:
         `layer_init(nn.Conv2d(...))`, `init_(nn.Linear(...))`, `weight_norm(nn.Linear(...))`."""
-        for _ in range(4):
-            inner = layer.args[0].value if layer.args and layer.args[0].keyword is None and not layer.args[0].star else None
-            if not isinstance(inner, cst.Call) or not self._returns_its_argument(layer.func):
-                return layer
-            layer = inner
-        return layer
-
-    def _returns_its_argument(self, func: cst.BaseExpression, depth: int = 0) -> bool:
-        qualified = resolve_global(self.ctx, func)
-        if qualified in _REPARAMETRIZATIONS:
-            return True
-        if not isinstance(func, cst.Name) or depth > 3:
-            return False
-        definitions = self._definitions().get(func.value)
-        if definitions:
-            return all(self._identity(d, depth) for d in definitions)
-        # an imported helper (`from utils import init`): named as an initialiser, it returns its module
-        return qualified is not None and not qualified.startswith("torch.") and _named_like_initialiser(func.value)
-
-    def _identity(self, definition: cst.CSTNode, depth: int) -> bool:
-        """`def layer_init(layer, ...): ...; return layer`, or `init_ = lambda m: init(m, ...)` over such
-        a function (or one named as an initialiser)."""
-        if isinstance(definition, cst.FunctionDef):
-            params = definition.params.params
-            if not params or definition.decorators:
-                return False
-            first = params[0].name.value
-            returns = [n for n in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
-            return bool(returns) and all(isinstance(r.value, cst.Name) and r.value.value == first for r in returns)
-        if isinstance(definition, cst.Lambda):
-            params = definition.params.params
-            if not params:
-                return False
-            first, body = params[0].name.value, definition.body
-            if isinstance(body, cst.Name):
-                return body.value == first
-            if isinstance(body, cst.Call) and body.args and isinstance(body.args[0].value, cst.Name) and body.args[0].value.value == first:
-                callee = body.func
-                return self._returns_its_argument(callee, depth + 1) or (isinstance(callee, cst.Name) and _named_like_initialiser(callee.value))
-        return False
-
-    def _definitions(self) -> dict[str, list[cst.CSTNode]]:
-        """Functions defined at module level and lambdas assigned to a name anywhere, by name."""
-        if self._defined is None:
-            self._defined = {}
-            for node in code_descendants(self.ctx.module):
-                if type(node) is cst.FunctionDef:
-                    self._defined.setdefault(node.name.value, []).append(node)
-                elif type(node) is cst.Assign and type(node.value) is cst.Lambda:
-                    for target in node.targets:
-                        if isinstance(target.target, cst.Name):
-                            self._defined.setdefault(target.target.value, []).append(node.value)
-        return self._defined
+        return unwrapped_layer(self.ctx, layer)
 
     def finish(self, facts) -> None:
         self._report_module_activations()
@@ -1883,18 +1944,6 @@ _MODULE_METHODS = frozenset(
      "zero_grad", "state_dict", "load_state_dict", "requires_grad_", "half", "float", "double", "bfloat16",
      "type", "share_memory", "apply", "forward"}
 )  # fmt: skip
-# Weight reparameterisations that return the layer they are given (its output is still not needed
-# for backward: they change how the weight is computed, not what the layer saves).
-_REPARAMETRIZATIONS = frozenset(
-    {"torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.weight_norm",
-     "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal",
-     "torch.nn.utils.weight_norm.weight_norm", "torch.nn.utils.spectral_norm.spectral_norm"}
-)  # fmt: skip
-
-
-def _named_like_initialiser(name: str) -> bool:
-    """`init`, `init_`, `layer_init`, `initialize`: a helper that initialises a layer and returns it."""
-    return any(token in ("init", "initialize", "initialise") for token in name.lower().split("_"))
 
 
 def _added_layer(statement: cst.CSTNode) -> Optional[tuple[str, str, cst.Call]]:

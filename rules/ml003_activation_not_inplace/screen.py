@@ -78,13 +78,14 @@ def _activation_attributes(source: Source) -> set[str]:
 
 
 def _attributes_built_as_layers(source: Source) -> set[str]:
-    """`self.fc = nn.Linear(...)`: attributes assigned a call of a layer that does not save its output
-    (the module-activation path asks for no more: a name may hold anything)."""
+    """`self.fc = nn.Linear(...)`: attributes assigned a call of a layer that does not save its output,
+    also through a wrapper (`layer_init(nn.Linear(...))`) (the module-activation path asks for no
+    more: a name may hold anything)."""
     layer_names = source.names_for(OUTPUT_NOT_SAVED)
     return {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
-        if isinstance(node.value, ast.Call) and final_name(node.value.func) in layer_names  # type: ignore[attr-defined]
+        if isinstance(node.value, ast.Call) and _layer_of(node.value) & layer_names  # type: ignore[attr-defined]
         for t in node.targets  # type: ignore[attr-defined]
         if is_self_attribute(t)
     }
@@ -113,13 +114,13 @@ def _statement_around(source: Source, node: ast.AST):
 
 
 def _attributes_holding_layers(source: Source) -> set[str]:
-    """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`), or
-    assigned a name (which may hold one)."""
+    """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
+    through a wrapper: `layer_init(nn.Linear(...))`), or assigned a name (which may hold one)."""
     layer_names = source.names_for(OUTPUT_NOT_SAVED)
     found: set[str] = set()
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
-        if not (isinstance(value, ast.Name) or (isinstance(value, ast.Call) and final_name(value.func) in layer_names)):
+        if not (isinstance(value, ast.Name) or (isinstance(value, ast.Call) and _layer_of(value) & layer_names)):
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
         found.update(t.attr for t in targets if is_self_attribute(t))

@@ -1,0 +1,109 @@
+"""Calls that return the layer they are given: initialisers and weight reparameterisations.
+
+`self.conv1 = layer_init(nn.Conv2d(...))`, `init_(nn.Linear(...))`, `weight_norm(nn.Linear(...))`
+build the inner layer: what the file knows of `nn.Conv2d(...)` it knows of the wrapped call.  A
+helper of the file counts when every definition of it returns its first parameter (or is a lambda
+over such a helper); an imported helper (also one that only a star import can bring, `from
+.network_utils import *`) when it is named as an initialiser (`init`, `init_`, `layer_init`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis.walk import code_descendants
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+# Weight reparameterisations that return the layer they are given (its output is still not needed
+# for backward: they change how the weight is computed, not what the layer saves).
+REPARAMETRIZATIONS = frozenset(
+    {"torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.weight_norm",
+     "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal",
+     "torch.nn.utils.weight_norm.weight_norm", "torch.nn.utils.spectral_norm.spectral_norm"}
+)  # fmt: skip
+
+
+def unwrapped_layer(ctx: "Context", layer: cst.Call) -> cst.Call:
+    """The call inside initialisers and reparameterisations that return it (up to four deep);
+    `layer` itself when it is not such a wrapper."""
+    for _ in range(4):
+        inner = layer.args[0].value if layer.args and layer.args[0].keyword is None and not layer.args[0].star else None
+        if not isinstance(inner, cst.Call) or not returns_its_argument(ctx, layer.func):
+            return layer
+        layer = inner
+    return layer
+
+
+def returns_its_argument(ctx: "Context", func: cst.BaseExpression, depth: int = 0) -> bool:
+    qualified = _global_name(ctx, func)
+    if qualified in REPARAMETRIZATIONS:
+        return True
+    if not isinstance(func, cst.Name) or depth > 3:
+        return False
+    definitions = _definitions(ctx).get(func.value)
+    if definitions:
+        return all(_identity(ctx, d, depth) for d in definitions)
+    # an imported helper (`from utils import init`, or one only a star import can bring, `from
+    # .network_utils import *`): named as an initialiser, it returns its module
+    imported = qualified is not None and not qualified.startswith("torch.")
+    return (imported or ctx.from_star_import(func.value)) and named_like_initialiser(func.value)
+
+
+def named_like_initialiser(name: str) -> bool:
+    """`init`, `init_`, `layer_init`, `initialize`: a helper that initialises a layer and returns it."""
+    return any(token in ("init", "initialize", "initialise") for token in name.lower().split("_"))
+
+
+def _identity(ctx: "Context", definition: cst.CSTNode, depth: int) -> bool:
+    """`def layer_init(layer, ...): ...; return layer`, or `init_ = lambda m: init(m, ...)` over such
+    a function (or one named as an initialiser)."""
+    if isinstance(definition, cst.FunctionDef):
+        params = definition.params.params
+        if not params or definition.decorators:
+            return False
+        first = params[0].name.value
+        returns = [n for n in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
+        return bool(returns) and all(isinstance(r.value, cst.Name) and r.value.value == first for r in returns)
+    if isinstance(definition, cst.Lambda):
+        params = definition.params.params
+        if not params:
+            return False
+        first, body = params[0].name.value, definition.body
+        if isinstance(body, cst.Name):
+            return body.value == first
+        if isinstance(body, cst.Call) and body.args and isinstance(body.args[0].value, cst.Name) and body.args[0].value.value == first:
+            callee = body.func
+            return returns_its_argument(ctx, callee, depth + 1) or (isinstance(callee, cst.Name) and named_like_initialiser(callee.value))
+    return False
+
+
+def _definitions(ctx: "Context") -> dict[str, list[cst.CSTNode]]:
+    """Functions defined anywhere and lambdas assigned to a name anywhere, by name (once per file)."""
+    return ctx.memo("initialiser-definitions", lambda: _collect_definitions(ctx.module))  # type: ignore[return-value]
+
+
+def _collect_definitions(module: cst.Module) -> dict[str, list[cst.CSTNode]]:
+    found: dict[str, list[cst.CSTNode]] = {}
+    for node in code_descendants(module):
+        if type(node) is cst.FunctionDef:
+            found.setdefault(node.name.value, []).append(node)
+        elif type(node) is cst.Assign and type(node.value) is cst.Lambda:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    found.setdefault(target.target.value, []).append(node.value)
+    return found
+
+
+def _global_name(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:
+    """What a module-level import makes of `expr` (as inventory.resolve_global)."""
+    if isinstance(expr, cst.Name):
+        binding = ctx.module_binding(expr.value)
+        return binding.qualified if binding else None
+    if isinstance(expr, cst.Attribute):
+        base = _global_name(ctx, expr.value)
+        return f"{base}.{expr.attr.value}" if base else None
+    return None
