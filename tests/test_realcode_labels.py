@@ -25,10 +25,18 @@ HELDOUT_LABELS_FILE = REPO / "bench" / "labels" / "realcode_heldout.csv"
 # The third part (issue 27): code outside the first two, read by two helpers (bench/realcode_third.toml's header).
 THIRD_REPOS_FILE = REPO / "bench" / "realcode_third.toml"
 THIRD_LABELS_FILE = REPO / "bench" / "labels" / "realcode_third.csv"
-PARTS = [(REPOS_FILE, LABELS_FILE), (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE), (THIRD_REPOS_FILE, THIRD_LABELS_FILE)]
-PART_IDS = ["development", "heldout", "third"]
-MIN_REPOSITORIES = {REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8}
-# The sealed set of issue 27: pinned by name and commit only, no labels until it is judged.
+# The fourth part: issue 27's first sealed set, judged at d3c13d4 and then joined to the corpus.
+FOURTH_REPOS_FILE = REPO / "bench" / "realcode_fourth.toml"
+FOURTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fourth.csv"
+PARTS = [
+    (REPOS_FILE, LABELS_FILE),
+    (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
+    (THIRD_REPOS_FILE, THIRD_LABELS_FILE),
+    (FOURTH_REPOS_FILE, FOURTH_LABELS_FILE),
+]
+PART_IDS = ["development", "heldout", "third", "fourth"]
+MIN_REPOSITORIES = {REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10}
+# The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
 SCORE = REPO / "bench" / "realcode_score.py"
 # The evaluation exclusions live beside the checkout in this workplace (../shared); elsewhere the
@@ -70,8 +78,10 @@ def test_no_repository_is_in_both_parts():
     heldout = {entry["name"].lower() for entry in corpus(HELDOUT_REPOS_FILE)}
     assert heldout and not development & heldout
     third = {entry["name"].lower() for entry in corpus(THIRD_REPOS_FILE)}
+    fourth = {entry["name"].lower() for entry in corpus(FOURTH_REPOS_FILE)}
     sealed = {entry["name"].lower() for entry in corpus(SEALED_REPOS_FILE)}
     assert third and not third & (development | heldout | sealed)
+    assert fourth and not fourth & (development | heldout | third | sealed)
 
 
 def test_sealed_set_is_pinned_new_and_not_excluded():
@@ -83,7 +93,7 @@ def test_sealed_set_is_pinned_new_and_not_excluded():
         assert entry.get("style"), f"{entry['name']}: say what kind of code it is"
     names = {entry["name"].lower() for entry in sealed}
     assert len(names) == len(sealed)
-    for part in (REPOS_FILE, HELDOUT_REPOS_FILE):
+    for part, _labels in PARTS:
         assert not names & {entry["name"].lower() for entry in corpus(part)}, part.name
     if EXCLUSIONS_FILE.is_file():
         excluded = {
