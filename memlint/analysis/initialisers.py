@@ -39,7 +39,7 @@ def unwrapped_layer(ctx: "Context", layer: cst.Call) -> cst.Call:
 
 
 def returns_its_argument(ctx: "Context", func: cst.BaseExpression, depth: int = 0) -> bool:
-    qualified = _global_name(ctx, func)
+    qualified = resolve_global(ctx, func)
     if qualified in REPARAMETRIZATIONS:
         return True
     if not isinstance(func, cst.Name) or depth > 3:
@@ -98,12 +98,13 @@ def _collect_definitions(module: cst.Module) -> dict[str, list[cst.CSTNode]]:
     return found
 
 
-def _global_name(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:
-    """What a module-level import makes of `expr` (as inventory.resolve_global)."""
+def resolve_global(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:
+    """What a module-level import makes of `expr` (`nn.Conv2d` -> "torch.nn.Conv2d"), or None.
+    Defined here, where the inventory's initialisers need it first; the inventory imports it."""
     if isinstance(expr, cst.Name):
         binding = ctx.module_binding(expr.value)
         return binding.qualified if binding else None
     if isinstance(expr, cst.Attribute):
-        base = _global_name(ctx, expr.value)
+        base = resolve_global(ctx, expr.value)
         return f"{base}.{expr.attr.value}" if base else None
     return None

@@ -17,7 +17,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.constants import Env, fold, fold_int, function_env, module_env
-from memlint.analysis.initialisers import unwrapped_layer
+from memlint.analysis.initialisers import resolve_global, unwrapped_layer
 from memlint.analysis.walk import nested_blocks
 
 if TYPE_CHECKING:
@@ -92,16 +92,6 @@ def torch_nn_name(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:
         last = qualified.rsplit(".", 1)[1]
         if last[:1].isupper() and not qualified.startswith("torch.nn.functional."):
             return last
-    return None
-
-
-def resolve_global(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Name):
-        binding = ctx.module_binding(expr.value)
-        return binding.qualified if binding else None
-    if isinstance(expr, cst.Attribute):
-        base = resolve_global(ctx, expr.value)
-        return f"{base}.{expr.attr.value}" if base else None
     return None
 
 
