@@ -292,6 +292,7 @@ def run(model, x):
         self._sites: list[_Site] = []
         self._guards: list[bool] = []  # enclosing conditional expressions: is each a version check?
         self._written_out: list[cst.Attribute] = []  # the deprecated classes named by their full path
+        self._only_called: Optional[bool] = None  # _written_out_only_called, found once in finish
         self._references: list[tuple[cst.BaseExpression, str]] = []  # the classes used as values, uncalled
 
     # ------------------------------------------------------------------ what the file imports and uses
@@ -432,9 +433,17 @@ def run(model, x):
         if site.new_call is None or site.torch_name is None or site.local is not None:
             return None
         new = _with_func(site, site.torch_name)
-        called = {id(s.call.func) for s in self._sites}
-        only_called = all(id(node) in called for node in self._written_out)
-        return NodeFix(_fix_message(site), Applicability.SAFE if only_called else Applicability.UNSAFE, ((site.call, new),))
+        safety = Applicability.SAFE if self._written_out_only_called() else Applicability.UNSAFE
+        return NodeFix(_fix_message(site), safety, ((site.call, new),))
+
+    def _written_out_only_called(self) -> bool:
+        """Is every written-out deprecated name (`torch.cuda.amp.GradScaler`) the callee of a reported
+        call?  The same answer for every site, so found once per file: per site it made a file with a
+        finding in every function quadratic (tests/test_findings_cost.py)."""
+        if self._only_called is None:
+            called = {id(site.call.func) for site in self._sites}
+            self._only_called = all(id(node) in called for node in self._written_out)
+        return self._only_called
 
     def _group_fix(self, entry: _ImportStatement, sites: list[_Site]) -> Optional[NodeFix]:
         """Rewrite every call that goes through this import line, and drop the names it no longer needs."""
@@ -446,7 +455,7 @@ def run(model, x):
         # would now meet an instance of the torch.amp class, which is not an instance of it: unsafe.
         only_called = all(
             all(id(use) in roots for use in self._uses.get(site.local, ())) for site in sites if site.local
-        ) and all(id(node) in {id(s.call.func) for s in self._sites} for node in self._written_out)
+        ) and self._written_out_only_called()
         removable = [
             name for name in entry.aliases
             if self._uses.get(name) and all(id(use) in roots for use in self._uses[name])
