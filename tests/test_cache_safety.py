@@ -273,7 +273,11 @@ def _crafted_summary_variants(entry: dict) -> list[dict]:
     function = {"calls": [[["n", "helper"], None, [0, "for x in loader", True], False]], "returns": [[True]]}
     good = {**summary, "functions": {**summary["functions"], "helper": function}}
     site = function["calls"][0]
-    variants: list = [[], {"summary": summary}, {"summary": summary, "screened": 1}, {"summary": [], "screened": True}]
+    variants: list = [
+        [], {"summary": summary}, {"summary": summary, "screened": True}, {"summary": summary, "screened": 1, "rules": None},
+        {"summary": [], "screened": True, "rules": None}, {"summary": summary, "screened": True, "rules": "ML001"},
+        {"summary": summary, "screened": True, "rules": [1]},
+    ]
     for field, bad in [
         ("format", 99), ("format", True), ("imports", []), ("imports", {"x": ["m", None]}), ("imports", {"x": ["m", None, -1]}),
         ("imports", {"x": [1, None, 0]}), ("defs", "helper"), ("defs", [1]), ("classes", {"C": {"bases": "B"}}),
@@ -281,7 +285,7 @@ def _crafted_summary_variants(entry: dict) -> list[dict]:
         ("functions", {"": {"calls": []}}), ("functions", {**good["functions"], "Missing.m": {}}),
         ("extra", {}),
     ]:
-        variants.append({"summary": {**good, field: bad}, "screened": True})
+        variants.append({"summary": {**good, field: bad}, "screened": True, "rules": None})
     for field, bad in [
         ("grad", "off!"), ("hook", "daily"), ("trains", 1), ("flush", None), ("decorators", [None]), ("model", [["x"]]),
         ("returns", [[]]), ("returns", [["c", "x"]]), ("calls", [site[:3]]), ("calls", [[["n"], None, None, False]]),
@@ -290,7 +294,7 @@ def _crafted_summary_variants(entry: dict) -> list[dict]:
         ("calls", [[["n", "f"], None, None, 0]]), ("unknown", True),
     ]:
         broken = {**function, field: bad}
-        variants.append({"summary": {**good, "functions": {**good["functions"], "helper": broken}}, "screened": True})
+        variants.append({"summary": {**good, "functions": {**good["functions"], "helper": broken}}, "screened": True, "rules": None})
     return variants
 
 
@@ -310,11 +314,13 @@ def _crafted_passes(project: Path, expected: str, entry: Path, original: dict) -
 
     cache = Cache(entry.parent.parent.parent, "")
     assert _read_pass(cache, entry.stem, 1, ["0" * 64]) is not None  # the genuine entry is a hit
-    (screened, view), = original["files"]
+    (screened, view, rules), = original["files"]
     for variant in [
-        [], {"files": {}}, {"files": [[screened]]}, {"files": [[1, view]]}, {"files": [[screened, view[:6]]]},
-        {"files": [[screened, [*view[:2], [["f"]], *view[3:]]]]}, {"files": [[screened, [[1], *view[1:]]]]},
-        {"files": [[screened, view], [screened, view]]},  # another number of files
+        [], {"files": {}}, {"files": [[screened]]}, {"files": [[screened, view]]}, {"files": [[1, view, rules]]},
+        {"files": [[screened, view[:6], rules]]}, {"files": [[screened, [*view[:2], [["f"]], *view[3:]], rules]]},
+        {"files": [[screened, [[1], *view[1:]], rules]]}, {"files": [[screened, view, "ML001"]]},
+        {"files": [[screened, view, [1]]]},
+        {"files": [[screened, view, rules], [screened, view, rules]]},  # another number of files
     ]:
         entry.write_text(json.dumps(variant))
         assert _read_pass(cache, entry.stem, 1, ["0" * 64]) is None, variant

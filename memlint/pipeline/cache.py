@@ -228,7 +228,7 @@ class Cache:
             return None
 
     def get_summary(self, key: str) -> Optional[dict]:
-        """A stored summary entry ({"summary": ..., "screened": ...}, memlint/pipeline/prepare.py), checked
+        """A stored summary entry ({"summary": ..., "screened": ..., "rules": ...}, memlint/pipeline/prepare.py), checked
         field by field: what it holds goes into the project pass, so a damaged or crafted entry must
         be a miss, not a crash there."""
         from memlint.analysis.summaries import is_valid
@@ -240,9 +240,12 @@ class Cache:
             entry = json.loads(data)
         except Exception:
             return None
-        if not isinstance(entry, dict) or set(entry) != {"summary", "screened"}:
+        if not isinstance(entry, dict) or set(entry) != {"summary", "screened", "rules"}:
             return None
         if not (entry["screened"] is None or type(entry["screened"]) is bool):
+            return None
+        rules = entry["rules"]
+        if not (rules is None or (type(rules) is list and all(type(code) is str for code in rules))):
             return None
         if not (entry["summary"] is None or is_valid(entry["summary"])):
             return None
@@ -252,7 +255,7 @@ class Cache:
         self._store(key, json.dumps(entry, separators=(",", ":")))
 
     def get_pass(self, key: str) -> Optional[list]:
-        """A stored project pass ({"files": [[screened, view], ...]}, memlint/pipeline/prepare.py): the
+        """A stored project pass ({"files": [[screened, view, rules], ...]}, memlint/pipeline/prepare.py): the
         list, whose items the caller checks (memlint.pipeline.project.FileView.from_data)."""
         data = read_regular_file(self._path(key), ENTRY_LIMIT)
         if data is None:
@@ -263,7 +266,7 @@ class Cache:
             return None
         if not isinstance(entry, dict) or set(entry) != {"files"} or type(entry["files"]) is not list:
             return None
-        if not all(type(item) is list and len(item) == 2 for item in entry["files"]):
+        if not all(type(item) is list and len(item) == 3 for item in entry["files"]):
             return None
         return entry["files"]
 

@@ -40,7 +40,7 @@ def check_text(
     text: str, filename: str, settings: Settings, *, depth_checked: bool = False, project: Optional[FileView] = None,
     suppressions: Optional[Suppressions] = None, statement_rows: Optional[list[int]] = None,
     parser: Optional[IncrementalParser] = None, syntax_tree: Optional[ast.Module] = None, defer_fixes: bool = False,
-    source_text: Optional[str] = None, masked: Sequence[tuple[int, int]] = (),
+    source_text: Optional[str] = None, masked: Sequence[tuple[int, int]] = (), codes: Optional[frozenset[str]] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     """All findings of the rules that run on `filename`, sorted; no fixes are applied.
     `depth_checked`: CPython has compiled the text and `depth.too_complex` let it through.
@@ -53,8 +53,12 @@ def check_text(
     `defer_fixes`: fixes are computed when first asked for (Diagnostic.deferred_fix).
     `source_text`, `masked`: `text` is the source text with these [start, end) regions blanked
     (masking.py): the findings' code frames come from the source text, and a fix reaching into a
-    masked region is not offered."""
+    masked region is not offered.
+    `codes`: only these of the rules that run on `filename` (the prescreen's answer: the others cannot
+    report here, memlint.prescreen.screened_codes); all of them by default."""
     rule_classes = settings.rules_for(filename)
+    if codes is not None:
+        rule_classes = [rule for rule in rule_classes if rule.code in codes]
     if not rule_classes:
         return []
     if not depth_checked:

@@ -15,7 +15,7 @@ from memlint.pipeline.source import statement_rows
 from memlint.pipeline.suppressions import Suppressions
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION  # judged here, after the analysis
 from memlint.pipeline.unused_suppressions import unused_suppressions
-from memlint.prescreen import Source, may_use_torch, needs_analysis
+from memlint.prescreen import Source, mentioned_codes, may_use_torch, screened_codes
 
 if TYPE_CHECKING:
     from memlint.pipeline.incremental import IncrementalParser
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 def lint_text(
     text: str, filename: str, settings: Settings, project: Optional[FileView] = None, *, screened: bool = False,
     source: Optional[Source] = None, parser: Optional[IncrementalParser] = None, defer_fixes: bool = False,
+    rules: Optional[frozenset[str]] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     """All findings for one Python source text, sorted; no fixes are applied.
 
@@ -34,10 +35,12 @@ def lint_text(
     done again.  `source`: the prescreen's Source of `text` when the caller built one already (the
     language server summarises the text for the project facts first).  `parser`: the document's
     parser that re-uses the statements an edit left alone (the language server's).  `defer_fixes`:
-    findings carry their fixes as Diagnostic.deferred_fix, computed when asked for."""
+    findings carry their fixes as Diagnostic.deferred_fix, computed when asked for.  `rules`, with
+    `screened`: the rules whose screens let the text through in phase one (the analysis runs only
+    those); without it, the rules whose trigger words the text mentions."""
     codes = settings.codes_for(filename)
     suppressions = Suppressions(text, ignored=settings.ignore_noqa)
-    found = _findings(text, filename, settings, codes, project, screened, suppressions, source, parser, defer_fixes)
+    found = _findings(text, filename, settings, codes, project, screened, suppressions, source, parser, defer_fixes, rules)
     if settings.unfixable:  # `unfixable`: such findings are reported without their fix
         found = [
             replace(d, fix=None, deferred_fix=None) if d.code in settings.unfixable and (d.fix or d.deferred_fix) else d
@@ -56,7 +59,7 @@ def lint_text(
 def _findings(
     text: str, filename: str, settings: Settings, codes: frozenset[str], project: Optional[FileView], screened: bool,
     suppressions: Suppressions, source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
-    defer_fixes: bool = False,
+    defer_fixes: bool = False, rules: Optional[frozenset[str]] = None,
 ) -> list[Diagnostic]:  # fmt: skip
     if not may_use_torch(text):  # a file that cannot use torch cannot have a finding
         return []
@@ -68,7 +71,11 @@ def _findings(
         return [not_analysed(filename, oversized)]
     rows = syntax_tree = None
     parsed_text, masked, left_out = text, (), []
-    if not screened:
+    # The rules the analysis runs: those whose screens hold (a rule whose screen says no cannot report).
+    needed: Optional[frozenset[str]] = None
+    if screened:
+        needed = (rules & codes) if rules is not None else mentioned_codes(source or Source(text), codes)
+    else:
         source = source or Source(text)
         compiled = source.tree is not None  # else the full analysis reports the syntax error
         if compiled and project is None:
@@ -81,8 +88,10 @@ def _findings(
                 summary = None
             project = single_file_view(summary, filename)
         source.project = project  # the screens follow the project's facts
-        if compiled and not needs_analysis(source, codes, settings.options):
-            return []
+        if compiled:
+            needed = screened_codes(source, codes, settings.options)
+            if not needed:
+                return []
         tree = source.tree
         if compiled:  # what libcst cannot take (too deep, too dense) is left out here (masking.py)
             planned = parse_plan(source.tree, text)
@@ -100,6 +109,6 @@ def _findings(
     found = check_text(
         parsed_text, filename, settings, depth_checked=screened or compiled, project=project,
         suppressions=suppressions, statement_rows=rows, parser=parser, syntax_tree=syntax_tree,
-        defer_fixes=defer_fixes, source_text=text, masked=masked,
+        defer_fixes=defer_fixes, source_text=text, masked=masked, codes=needed,
     )  # fmt: skip
     return sorted([*found, *left_out], key=Diagnostic.sort_key) if left_out else found

@@ -28,7 +28,7 @@ from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION
 from memlint.pipeline.unused_suppressions import may_have_directives
 from memlint.pipeline.workers import fewer_collections
-from memlint.prescreen import Source, may_use_torch, needs_analysis
+from memlint.prescreen import Source, may_use_torch, screened_codes
 
 if TYPE_CHECKING:
     from memlint.pipeline.cache import Cache
@@ -41,6 +41,9 @@ class Prepared:
     # True: compiled, and the screens let it through; False: no finding without project facts
     # (no torch, no rule for it, or every screen said no); None: phase two decides everything.
     screened: Optional[bool]
+    # Where screened: the rules whose screens let it through (without project facts), the only ones
+    # phase two runs on it unless the facts widen the screens; None: every rule that runs on it.
+    rules: Optional[frozenset[str]] = None
 
 
 UNREADABLE = Prepared(None, None, None)
@@ -62,11 +65,19 @@ def prepare_data(data: bytes, filename: str, settings: Settings, cache: Optional
     if key is not None:
         entry = cache.get_summary(key)  # type: ignore[union-attr]
         if entry is not None:
-            return Prepared(digest, entry["summary"], entry["screened"])
+            return Prepared(digest, entry["summary"], entry["screened"], _rules(entry["rules"]))
     prepared = _prepare(data, digest, filename, settings)
     if key is not None:
-        cache.put_summary(key, {"summary": prepared.summary, "screened": prepared.screened})  # type: ignore[union-attr]
+        cache.put_summary(key, {"summary": prepared.summary, "screened": prepared.screened, "rules": _rules_data(prepared.rules)})  # type: ignore[union-attr]
     return prepared
+
+
+def _rules(data: Optional[list]) -> Optional[frozenset[str]]:
+    return None if data is None else frozenset(data)
+
+
+def _rules_data(rules: Optional[frozenset[str]]) -> Optional[list]:
+    return None if rules is None else sorted(rules)
 
 
 def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Prepared:
@@ -92,11 +103,14 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
     codes = codes - {UNUSED_SUPPRESSION}  # engine.lint_text judges it without the analysis
     if not may_use_torch(text) or not codes:
         return Prepared(digest, summary, False)
-    if not needs_analysis(source, codes, settings.options):
+    rules = screened_codes(source, codes, settings.options)
+    if not rules:
         return Prepared(digest, summary, False)
     # Phase two parses a screened file with libcst straight away: one with something libcst cannot
     # take (too deep, too dense: masking.py) is left to phase two to compile, mask and report.
-    return Prepared(digest, summary, True if parse_plan(source.tree, text).plain else None)
+    if not parse_plan(source.tree, text).plain:
+        return Prepared(digest, summary, None)
+    return Prepared(digest, summary, True, rules)
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,7 @@ class Facts:
     view: FileView
     digest: Optional[str]  # as Prepared
     screened: Optional[bool]  # as Prepared
+    rules: Optional[frozenset[str]] = None  # as Prepared
 
 
 def prepare_chunk(paths: Sequence[Path], names: Sequence[str], settings: Settings, cache: Optional[Cache]) -> list[Prepared]:
@@ -144,13 +159,13 @@ def project_pass(
                 continue
             entry = cache.get_summary(cache.key_for(digests[index], names[index], kind="summary"))  # type: ignore[arg-type]
             if entry is not None:
-                prepared[index] = Prepared(digests[index], entry["summary"], entry["screened"])
+                prepared[index] = Prepared(digests[index], entry["summary"], entry["screened"], _rules(entry["rules"]))
     todo = [index for index in range(len(files)) if index not in prepared]
     prepared.update(in_workers(todo))
     project = Project([(path, name, prepared[i].summary) for i, (path, name) in enumerate(zip(files, names))], modules)
-    facts = [Facts(project.view(i), prepared[i].digest, prepared[i].screened) for i in range(len(files))]
+    facts = [Facts(project.view(i), prepared[i].digest, prepared[i].screened, prepared[i].rules) for i in range(len(files))]
     if key is not None and all(f.digest is not None for f in facts):
-        cache.put_pass(key, {"files": [[f.screened, f.view.to_data()] for f in facts]})  # type: ignore[union-attr]
+        cache.put_pass(key, {"files": [[f.screened, f.view.to_data(), _rules_data(f.rules)] for f in facts]})  # type: ignore[union-attr]
     return facts
 
 
@@ -165,9 +180,14 @@ def _read_pass(cache: Cache, key: str, count: int, digests: Sequence[Optional[st
     if entry is None or len(entry) != count:
         return None
     facts = []
-    for (screened, data), digest in zip(entry, digests):
+    for (screened, data, rules), digest in zip(entry, digests):
         view = FileView.from_data(data)
-        if view is None or not (screened is None or type(screened) is bool):
+        if view is None or not (screened is None or type(screened) is bool) or not _valid_rules(rules):
             return None
-        facts.append(Facts(view, digest, screened))
+        facts.append(Facts(view, digest, screened, _rules(rules)))
     return facts
+
+
+def _valid_rules(data: object) -> bool:
+    """Is `data` what `_rules_data` writes (a damaged or crafted cache entry must be a miss)?"""
+    return data is None or (type(data) is list and all(type(code) is str for code in data))

@@ -79,6 +79,7 @@ class Task:
     view: Optional[FileView] = None  # the project facts it depends on; None: the file is its own project
     digest: Optional[str] = None  # its bytes' digest in phase one: findings of other bytes are not cached
     screened: bool = False  # phase one compiled it and its screens let it through
+    rules: Optional[frozenset[str]] = None  # where screened: the rules whose screens did (Prepared.rules)
 
 
 def process_text(text: str, filename: str, settings: Settings, mode: Mode, task: Task = Task()) -> FileResult:
@@ -92,7 +93,7 @@ def process_text(text: str, filename: str, settings: Settings, mode: Mode, task:
             return FileResult(filename, lint(text, filename, settings))
         outcome = fix(text, filename, settings, unsafe=unsafe)
     elif not mode.fix:
-        return FileResult(filename, lint_text(text, filename, settings, task.view, screened=task.screened))
+        return FileResult(filename, lint_text(text, filename, settings, task.view, screened=task.screened, rules=task.rules))
     else:
         from memlint.pipeline.fixes import fix_text
 
@@ -298,7 +299,10 @@ def run(
                 if hit is not None:
                     done[index] = FileResult(names[index], hit)
             if index not in done:
-                tasks[index] = Task(known.view, known.digest, known.screened is True)
+                # Phase one's screens ran without the project facts: where these widen them, the
+                # rules are chosen again in phase two (from the words: lint_text).
+                rules = None if known.view.widens_screens else known.rules
+                tasks[index] = Task(known.view, known.digest, known.screened is True, rules)
         if done and progress:
             progress(len(done))
         todo = [index for index in range(len(files)) if index not in done]

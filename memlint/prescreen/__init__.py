@@ -24,7 +24,7 @@ from memlint.pipeline import registry
 from memlint.prescreen.source import Source
 from memlint.rule import Meta
 
-__all__ = ["Source", "may_use_torch", "needs_analysis", "screen_holds"]
+__all__ = ["Source", "may_use_torch", "mentioned_codes", "needs_analysis", "screen_holds", "screened_codes"]
 
 Screen = Callable[[Source, Mapping[str, Any]], bool]
 
@@ -54,6 +54,35 @@ def needs_analysis(source: Source, codes: Collection[str], options: Mapping[str,
         return any(_screen(code)(source, options) for code in candidates)  # type: ignore[misc]
     except RecursionError:  # code nested deeper than a screen can follow (memlint/pipeline/depth.py): "maybe"
         return True
+
+
+def screened_codes(source: Source, codes: Collection[str], options: Mapping[str, Any]) -> frozenset[str]:
+    """The rules of `codes` that could report in `source`: those without a screen, and those whose
+    trigger words and screen hold.  Empty where `needs_analysis` says no.  The full analysis runs
+    only these rules: one rule's screen letting a file through to libcst does not make every other
+    rule's visitors walk it (each screen is a necessary condition of its own rule reporting, which
+    bench/prescreen_check.py checks rule by rule)."""
+    metas = _metas()
+    candidates = mentioned_codes(source, codes)
+    if not source.structure_is_reliable:
+        return candidates
+    options = _with_defaults(options)
+    needed = set()
+    for code in candidates:
+        screen = _screen(code) if code in metas else None
+        try:
+            if screen is None or screen(source, options):
+                needed.add(code)
+        except RecursionError:  # as in needs_analysis: "maybe"
+            needed.add(code)
+    return frozenset(needed)
+
+
+def mentioned_codes(source: Source, codes: Collection[str]) -> frozenset[str]:
+    """The rules of `codes` whose trigger words `source`'s text mentions (a rule without a screen
+    always): the words alone, which need no syntax tree."""
+    metas = _metas()
+    return frozenset(code for code in codes if code not in metas or _mentions_words(source, metas[code].words))
 
 
 def screen_holds(source: Source, code: str, options: Mapping[str, Any]) -> bool:
