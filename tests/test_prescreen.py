@@ -11,7 +11,7 @@ from memlint.config import Settings
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.project import single_file_view
 from memlint.pipeline.registry import all_rules, builtin_rules, rule_entries
-from memlint.prescreen import Source, _screen, needs_analysis, screen_holds
+from memlint.prescreen import Source, _screen, mentioned_codes, needs_analysis, screen_holds, screened_codes
 from memlint.testing import settings_for, source_of
 
 INVALID = [(rule, index, example) for rule in all_rules() for index, example in enumerate(rule.INVALID)]
@@ -166,3 +166,32 @@ def test_identifiers_that_python_normalises_skip_the_structural_screens():
     # The trigger words are matched as written, as libcst's names are: `ｆorward` is not ML004's `forward`.
     text = "import torch\nclass N:\n    def ｆorward(self, x):\n        return x\n"
     assert not needs_analysis(Source(text), frozenset({"ML004"}), {})
+
+
+def test_a_parameter_named_like_a_function_of_the_file_may_hold_a_model():
+    """`def net(X)` at module level does not make `net` in `def evaluate_accuracy(data_iter, net)`
+    that function: ML002 reports the parameter's call (the d2l notebooks), so its screen must hold."""
+    snippet = """
+        import torch
+
+        def net(X):
+            return torch.softmax(X, dim=1)
+
+        def evaluate_accuracy(data_iter, net):
+            acc_sum = 0.0
+            for X, y in data_iter:
+                acc_sum += (net(X).argmax(dim=1) == y).float().sum().item()
+            return acc_sum
+    """
+    assert not _screened("ML002", snippet)
+    found = lint_text(textwrap.dedent(snippet), "evaluate.py", Settings(enabled=frozenset({"ML002"})))
+    assert [d.code for d in found] == ["ML002"]
+
+
+def test_the_analysis_runs_only_the_rules_whose_screens_hold():
+    """A file one rule's screen lets through is analysed with that rule alone: the others cannot report."""
+    source = Source(textwrap.dedent(MODEL_CODE))
+    assert screened_codes(source, DEFAULT_CODES, {}) == frozenset()
+    text = "import torch\nfor x in loader:\n    buffer = torch.zeros(1024).cuda()\n"
+    assert screened_codes(Source(text), DEFAULT_CODES, {}) == {"ML013"}
+    assert mentioned_codes(Source(text), DEFAULT_CODES) >= {"ML013", "ML001"}

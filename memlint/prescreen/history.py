@@ -37,6 +37,10 @@ class History:
         # Names bound in other ways than by an assignment, a loop target, a plain parameter, an
         # import or a definition (`del`, `except ... as`, `global`, match captures): not followed.
         self.other_bindings: set[str] = set()
+        # Names some function takes as a parameter or some loop binds: in that scope they are not
+        # the file's definition or import of that name (`def net(X): ...` and, in another function,
+        # `def evaluate(data, net): net(X)`, whose `net` is whatever the caller passes).
+        self.shadowing: set[str] = {node.arg for node in source.nodes(ast.arg)}  # type: ignore[attr-defined]
         targets_seen: set[int] = set()
         for node in source.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
@@ -51,7 +55,10 @@ class History:
                 for key in _keys_bound_by(item.optional_vars):  # type: ignore[attr-defined]
                     self.values.setdefault(key, []).append(item.context_expr)  # type: ignore[attr-defined]
         for loop in source.nodes(ast.For, ast.AsyncFor, ast.comprehension):
-            targets_seen.update(id(n) for n in ast.walk(loop.target))  # type: ignore[attr-defined]  # valued "unknown"
+            for node in ast.walk(loop.target):  # type: ignore[attr-defined]  # valued "unknown"
+                targets_seen.add(id(node))
+                if isinstance(node, ast.Name):
+                    self.shadowing.add(node.id)
         for node in source.nodes(ast.Name):
             if not isinstance(node.ctx, ast.Load) and id(node) not in targets_seen:  # type: ignore[attr-defined]
                 self.other_bindings.add(node.id)  # type: ignore[attr-defined]
@@ -213,14 +220,16 @@ class History:
             return True  # `G(z)`, `self.G(z)` with `G.eval()` somewhere: a model by evidence
         if isinstance(func, ast.Name):
             name = func.id
-            if self._only_imported(name) or (name in self.definitions and name not in self.imports):
+            resolved = self._only_imported(name) or (name in self.definitions and name not in self.imports)
+            if resolved and name not in self.shadowing:
                 return False  # resolves to an import, or a class / function of this file
             return named_like_model(name) or name in self.values or name in self.other_bindings or name in self.module_params
         if not isinstance(func, ast.Attribute):
             return False
         if func.attr == "forward" or named_like_model(func.attr):
             return True
-        if self._only_imported(root_name(func)) and all(path is not None for path in self.imports[root_name(func)]):  # type: ignore[index]
+        root = root_name(func)
+        if self._only_imported(root) and root not in self.shadowing and all(path is not None for path in self.imports[root]):  # type: ignore[index]
             return False  # resolves to something imported
         return isinstance(func.value, ast.Name) and func.value.id == "self" and "." + func.attr in self.values
 
