@@ -8,6 +8,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.evaluation import Region, is_model_call, regions, runs_evaluated_model
+from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -108,6 +109,20 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the predictor freezes its model (Lightning's freeze(): every parameter without grad)
+            """
+import torch
+from model import ColaModel
+class Predictor:
+    def __init__(self, path):
+        self.model = ColaModel.load_from_checkpoint(path)
+        self.model.eval()
+        self.model.freeze()
+    def predict(self, ids, mask):
+        logits = self.model(torch.tensor([ids]), torch.tensor([mask]))
+        return logits.softmax(-1).tolist()
+"""
+        ),
         Valid(  # what a config's factory builds, with nothing in the file that only a module has: not known to be a model
             """
 import torch
@@ -421,6 +436,36 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # frozen, but thawed again elsewhere in the file: not known to be frozen when it runs
+            """
+import torch
+def evaluate(model, loader):
+    model.requires_grad_(False)
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+def finetune(model):
+    model.requires_grad_(True)
+""",
+            line=7,
+            column=21,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(model, loader):
+    model.requires_grad_(False)
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+def finetune(model):
+    model.requires_grad_(True)
+""",
+        ),
         Invalid(  # a model built by a factory a config holds: `.state_dict()` on it, which no tensor has (DeepRL)
             """
 import torch
@@ -799,6 +844,8 @@ def evaluate(model: nn.Module, batches):
                 return
         elif not is_model_call(node, ctx):
             return
+        if is_frozen_model(node.func, ctx):
+            return  # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on
         if ctx.project.trained_by(ctx.function_chain) is not None:
             return  # training code (here or in another file) runs it with gradients on: they are needed
         if _returned_closure(ctx):
