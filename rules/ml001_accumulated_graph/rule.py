@@ -104,7 +104,10 @@ class AccumulatedGraph(Rule):
     memlint stays silent when the accumulated value is the objective (`total.backward()`,
     `torch.stack(losses).sum().backward()`, `torch.autograd.grad(total, ...)`: gradient
     accumulation), when the accumulator is emptied on every iteration or every optimizer step (a
-    gradient-accumulation window), when the loop runs without gradient tracking, when the value is
+    gradient-accumulation window), when a function sums the terms of what it was handed and returns
+    the sum, running no model in the loop (`for out in outputs: loss += criterion(out, y)`: a loss per
+    head, scale or task of one forward pass, for the caller's backward), when the loop runs without
+    gradient tracking, when the value is
     already a number or detached (`loss.item()`, `float(loss)`, `loss.detach()`, `loss.data`), and
     when no autograd is in sight: an instance of one of the file's classes that is not an
     `nn.Module` (a hand-written numpy-style model), or one of the file's own functions, which is

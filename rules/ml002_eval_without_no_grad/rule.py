@@ -41,7 +41,10 @@ class EvalWithoutNoGrad(Rule):
     the project's own that wraps `no_grad`, a function only ever called from such a context (in any
     file linted with it, directly or through callers that are), and the hooks a framework already
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
-    `on_*` hooks). It also stays silent when the evaluation region computes gradients
+    `on_*` hooks). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
+    `model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
+    function, or for `self.model` anywhere in its class) builds no graph, so running it is not
+    reported. It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
     need them), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
