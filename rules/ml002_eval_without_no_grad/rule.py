@@ -439,6 +439,34 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # `net.forward(x)` runs the model as `net(x)` does
+            """
+import torch
+from models import create_net
+def check(path, images):
+    net = create_net(2)
+    net.load(path)
+    net.eval()
+    for x in images:
+        confidences, locations = net.forward(x)
+        print(confidences.sum())
+""",
+            line=8,
+            column=34,
+            unsafe=True,
+            fixed="""
+import torch
+from models import create_net
+def check(path, images):
+    net = create_net(2)
+    net.load(path)
+    net.eval()
+    with torch.no_grad():
+        for x in images:
+            confidences, locations = net.forward(x)
+            print(confidences.sum())
+""",
+        ),
         Invalid(  # frozen, but thawed again elsewhere in the file: not known to be frozen when it runs
             """
 import torch

@@ -9,6 +9,7 @@ import libcst as cst
 
 from memlint.analysis import Kind
 from memlint.analysis.evaluation import is_model_call
+from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import dotted_name
@@ -16,7 +17,6 @@ from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml017_training_without_mixed_precision.meta import META
 
-_OPTIMIZER = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|optimizer$", re.I)
 # Configuration that asks a framework for mixed precision (Lightning, accelerate, transformers).
 _PRECISION_KEYWORDS = frozenset({"mixed_precision", "fp16", "bf16", "precision", "amp", "use_amp", "amp_dtype"})
 _PRECISION_STRING = re.compile(r"(?:16-mixed|bf16|fp16|float16|bfloat16|\bamp\b)", re.I)
@@ -158,6 +158,23 @@ def train_curve(optimizer_func, curve_func, device="cuda"):
     ]
 
     INVALID = [
+        Invalid(  # optimizers named for the network they step (DCGAN-style `optimizerD`, `optimizerG`)
+            """
+import torch
+netD, netG = netD.cuda(), netG.cuda()
+optimizerD = torch.optim.RMSprop(netD.parameters(), lr=5e-5)
+while True:
+    for p in netD.parameters():
+        p.data.clamp_(-0.01, 0.01)
+    netD.zero_grad()
+    errD = netD(real.cuda()).mean() - netD(netG(noise.cuda())).mean()
+    errD.backward()
+    optimizerD.step()
+""",
+            line=4,
+            column=1,
+            message="autocast",
+        ),
         Invalid(
             """
 import torch
@@ -236,7 +253,7 @@ for frame_idx in range(1, num_frames + 1):
             kind = "backward"
         elif method == "step" and isinstance(func.value, (cst.Name, cst.Attribute)):
             receiver = func.value.value if isinstance(func.value, cst.Name) else func.value.attr.value
-            kind = "step" if _OPTIMIZER.search(receiver) else None
+            kind = "step" if OPTIMIZER_ONLY_NAME.search(receiver) else None
         if kind is None:
             return
         loop = ctx.loop
