@@ -43,8 +43,8 @@ class EvalWithoutNoGrad(Rule):
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
     `on_*` hooks). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
     `model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
-    function, or for `self.model` anywhere in its class) builds no graph, so running it is not
-    reported. It also stays silent when the evaluation region computes gradients
+    function, or for `self.model` anywhere in its class) builds no graph, so an evaluation region
+    whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
     need them), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
@@ -121,9 +121,10 @@ class Predictor:
         self.model = ColaModel.load_from_checkpoint(path)
         self.model.eval()
         self.model.freeze()
+        self.softmax = torch.nn.Softmax(dim=1)
     def predict(self, ids, mask):
         logits = self.model(torch.tensor([ids]), torch.tensor([mask]))
-        return logits.softmax(-1).tolist()
+        return self.softmax(logits).tolist()
 """
         ),
         Valid(  # what a config's factory builds, with nothing in the file that only a module has: not known to be a model
@@ -876,7 +877,10 @@ def evaluate(model: nn.Module, batches):
         elif not is_model_call(node, ctx):
             return
         if is_frozen_model(node.func, ctx):
-            return  # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on
+            # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
+            # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
+            self._reported.add(id(region.node))
+            return
         if ctx.project.trained_by(ctx.function_chain) is not None:
             return  # training code (here or in another file) runs it with gradients on: they are needed
         if _returned_closure(ctx):
