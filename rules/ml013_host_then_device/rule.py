@@ -344,6 +344,20 @@ for x, y in train_loader:
     ]
 
     INVALID = [
+        Invalid(  # moved by a later one-line `if` that only asks for the accelerator (ENet's padding)
+            """
+import torch
+import torch.nn as nn
+class Bottleneck(nn.Module):
+    def forward(self, identity):
+        extras = torch.zeros((identity.size(0), self.pad, identity.size(2), identity.size(3)))
+        if torch.cuda.is_available(): extras = extras.cuda(0)
+        return torch.cat((identity, extras), dim=1)
+""",
+            line=5,
+            column=18,
+            message="moved by a later `extras.cuda(0)`",
+        ),
         Invalid(  # a legacy typed constructor called with sizes, filled, moved every step (no fix)
             """
 import torch
