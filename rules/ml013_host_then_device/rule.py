@@ -75,7 +75,7 @@ class HostThenDevice(Rule):
     step:
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
-      assignment, say), anywhere in it;
+      assignment, say) or a function of the file it calls (`make_one_hot(target, n)`), anywhere in it;
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules), or in a hook a
@@ -344,6 +344,29 @@ for x, y in train_loader:
     ]
 
     INVALID = [
+        Invalid(  # a module-level helper of the file that a loss module's `forward` calls
+            """
+import torch
+def one_hot(labels, classes):
+    return torch.zeros(labels.size(0), classes, labels.size(2), labels.size(3)).to(labels.device)
+class DiceLoss(torch.nn.Module):
+    def forward(self, output, target):
+        target = one_hot(target, output.size(1)).scatter_(1, target, 1)
+        return 1 - (output.softmax(1) * target).sum() / target.sum()
+""",
+            line=3,
+            column=12,
+            message="which `forward` calls",
+            fixed="""
+import torch
+def one_hot(labels, classes):
+    return torch.zeros(labels.size(0), classes, labels.size(2), labels.size(3), device=labels.device)
+class DiceLoss(torch.nn.Module):
+    def forward(self, output, target):
+        target = one_hot(target, output.size(1)).scatter_(1, target, 1)
+        return 1 - (output.softmax(1) * target).sum() / target.sum()
+""",
+        ),
         Invalid(  # moved by a later one-line `if` that only asks for the accelerator (ENet's padding)
             """
 import torch
@@ -1026,20 +1049,23 @@ def _unconditional(ctx) -> bool:
 
 
 def _called_from_forward(facts) -> set[tuple]:
-    """Methods a class's `forward` calls (`self.assign_targets(...)` in a loss module), directly or
-    through other such methods: they run on every forward, as `forward`'s own code does."""
+    """Methods a class's `forward` calls (`self.assign_targets(...)` in a loss module) and the file's
+    module-level functions a `forward` calls (`make_one_hot(target, n)` in a Dice loss), directly or
+    through other such functions: they run on every forward, as `forward`'s own code does."""
     result: set[tuple] = set()
     changed = True
     while changed:
         changed = False
         for key, sites in facts.call_sites.items():
-            if key in result or key[0] != "method" or key not in facts.defined:
+            if key in result or key[0] not in ("method", "func") or key not in facts.defined:
                 continue
             for site in sites:
                 caller = site.callers[-1] if site.callers else None
-                if caller is None or caller[0] != "method" or caller[1] != key[1]:
+                if caller is None:
                     continue
-                if caller[2] == "forward" or caller in result:
+                if key[0] == "method" and (caller[0] != "method" or caller[1] != key[1]):
+                    continue  # a method runs per forward only when its own class's forward calls it
+                if caller[0] == "method" and caller[2] == "forward" or caller in result:
                     result.add(key)
                     changed = True
                     break
