@@ -12,6 +12,7 @@ from memlint.analysis import GradMode
 from memlint.analysis.initialisers import unwrapped_layer
 from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
 from memlint.analysis.module_changes import module_changes
+from memlint.analysis.producers import producers_before
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, descendants
 from memlint.diagnostics import Severity
@@ -212,6 +213,62 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # one branch of the `if` binds the caller's tensor: in place would overwrite it
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.project = True
+    def forward(self, x):
+        if self.project:
+            h = self.fc(x)
+        else:
+            h = x
+        return F.relu(h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the name is read again after the activation (`h` beside `y`): not dead
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.fc2 = nn.Linear(4, 4)
+        self.first = True
+    def forward(self, x):
+        if self.first:
+            h = self.fc(x)
+        else:
+            h = self.fc2(x)
+        y = F.relu(h)
+        return y + h
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the branch ends in another statement than the binding (`kept = h` keeps the fresh value)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.kept = None
+    def forward(self, x, keep):
+        h = self.fc(x)
+        if keep:
+            h = self.fc(x)
+            self.kept = h
+        return F.relu(h)
+""",
+            config=_EXACT,
+        ),
         Valid(  # a layer wrapped by a helper not named as an initialiser: what `self.conv1` holds is not known
             """
 from utils import *
@@ -1393,6 +1450,86 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
                 then="x = torch.randn(2, 4, requires_grad=True)\nout = model(x)\nout.sum().backward()\nresult = (out, kept, x.grad)",
             ),
         ),
+        Invalid(  # each branch of the `if` just before binds a fresh layer output, the branch's layer built in a branch of the constructor (benchmarking-gnns' nets, issue 27)
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, pos_enc):
+        super().__init__()
+        self.pos_enc = pos_enc
+        if pos_enc:
+            self.embedding_pos_enc = nn.Linear(4, 8)
+        else:
+            self.embedding_h = nn.Linear(4, 8)
+        self.in_feat_dropout = nn.Dropout(0.5)
+    def forward(self, h):
+        if self.pos_enc:
+            h = self.embedding_pos_enc(h)
+        else:
+            h = self.embedding_h(h)
+        h = self.in_feat_dropout(h)
+        return h
+""",
+            line=10,
+            column=32,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, pos_enc):
+        super().__init__()
+        self.pos_enc = pos_enc
+        if pos_enc:
+            self.embedding_pos_enc = nn.Linear(4, 8)
+        else:
+            self.embedding_h = nn.Linear(4, 8)
+        self.in_feat_dropout = nn.Dropout(0.5, inplace=True)
+    def forward(self, h):
+        if self.pos_enc:
+            h = self.embedding_pos_enc(h)
+        else:
+            h = self.embedding_h(h)
+        h = self.in_feat_dropout(h)
+        return h
+""",
+            harness=_runs("Net(True).eval()", "2, 4"),
+        ),
+        Invalid(  # an `if` with no `else`: the value is the branch's fresh sum or the layer output bound before the `if`
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.shift = True
+    def forward(self, x):
+        y = self.fc(x)
+        if self.shift:
+            y = y + x
+        z = F.relu(y)
+        return z
+""",
+            line=12,
+            column=13,
+            config=_EXACT,
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.shift = True
+    def forward(self, x):
+        y = self.fc(x)
+        if self.shift:
+            y = y + x
+        z = F.relu(y, inplace=True)
+        return z
+""",
+            harness=_runs("Net()", "2, 4"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1593,8 +1730,14 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
                 }  # fmt: skip
                 # Activation modules of the class (`self.relu = nn.ReLU()`): each call is checked
                 # here, the module is reported in `finish` when every use of it in the file is such a call.
+                # A layer built in a branch of the constructor (`if pos_enc: self.embed = nn.Linear(...)`)
+                # is that layer wherever `self.embed(...)` runs at all.
+                conditional = {
+                    a for a, layer in described.conditional.items()
+                    if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
+                }  # fmt: skip
                 known = (
-                    {a for a in trusted if described.attributes[a].kind in OUTPUT_NOT_SAVED},
+                    {a for a in trusted if described.attributes[a].kind in OUTPUT_NOT_SAVED} | conditional,
                     {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES},
                 )
             return known
@@ -1616,7 +1759,7 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         for block in _blocks_of(function):
             earlier: list[cst.CSTNode] = []
             for statement in block:
-                self._check_statement(statement, earlier[-2:], fresh, function, activation, described)
+                self._check_statement(statement, earlier, fresh, function, activation, described)
                 earlier.append(statement)
 
     def _check_statement(self, statement, earlier, fresh, function: cst.FunctionDef, activation, described) -> None:
@@ -1664,17 +1807,25 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
             return _described(source)
         if not (is_direct and isinstance(source, cst.Name)):
             return None
+        name = source.value
         previous = earlier[-1] if earlier else None
-        producer = _binds_fresh(previous, source.value, fresh)
-        summed = ""
-        if producer is None and len(earlier) == 2 and _adds_in_place(previous, source.value):
-            producer = _binds_fresh(earlier[0], source.value, fresh)  # `out = ...; out += y; F.relu(out)`
-            summed = ", changed in place by `+=`"
-        if producer is None:
+        producer = _binds_fresh(previous, name, fresh)
+        if producer is not None:
+            dead = target == name or _occurrences(function, name) == 2
+            return _described(producer) if dead else None  # else used again later (or bound elsewhere)
+        if len(earlier) >= 2 and _adds_in_place(previous, name):
+            producer = _binds_fresh(earlier[-2], name, fresh)  # `out = ...; out += y; F.relu(out)`
+            if producer is None or (target != name and _occurrences(function, name) != 3):
+                return None
+            return _described(producer) + ", changed in place by `+=`"
+        # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
+        # `h = self.embedding_h(h)`): fresh where every value it may hold is.
+        joined = producers_before(earlier, len(earlier), name)
+        if joined is None or not all(fresh(value) for value in joined.values):
             return None
-        if target != source.value and _occurrences(function, source.value) != (3 if summed else 2):
-            return None  # used again later (or bound elsewhere): not provably dead
-        return _described(producer) + summed
+        if target != name and _occurrences(function, name) != 1 + sum(_occurrences_in(s, name) for s in joined.statements):
+            return None
+        return " or ".join(dict.fromkeys(_described(value) for value in joined.values))
 
     def _check_call(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> None:
         qualified = self.ctx.resolve(call.func) or ""
@@ -1842,7 +1993,11 @@ _RESULT_NAMES = {cst.Add: "a fresh sum", cst.Subtract: "a fresh difference", cst
 
 
 def _occurrences(function: cst.FunctionDef, name: str) -> int:
-    return sum(1 for n in code_descendants(function.body) if type(n) is cst.Name and n.value == name)
+    return _occurrences_in(function.body, name)
+
+
+def _occurrences_in(node: cst.CSTNode, name: str) -> int:
+    return sum(1 for n in code_descendants(node) if type(n) is cst.Name and n.value == name)
 
 
 def _blocks_of(function: cst.FunctionDef):

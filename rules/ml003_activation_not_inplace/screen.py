@@ -221,9 +221,12 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         return True
     if not (call is direct and isinstance(first, ast.Name)):
         return False
-    # `out += y` before: the statement before that is not looked at (a loosening)
-    return _binds_layer_output(previous, first.id, layers, sums) or (
-        sums and isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id
+    # `out += y` before: the statement before that is not looked at (a loosening); an `if` before,
+    # whose branches may each bind the name (analysis/producers.py): its branches are not looked at
+    return (
+        _binds_layer_output(previous, first.id, layers, sums)
+        or (sums and isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id)
+        or isinstance(previous, ast.If)
     )
 
 
