@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
+from memlint.analysis.attribute_owners import attribute_uses
 from memlint.analysis import GradMode
 from memlint.analysis.initialisers import unwrapped_layer
 from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
@@ -213,6 +214,22 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a subclass's `self.dropout` is the base class's module, here called on the caller's tensor
+            """
+from torch import nn
+class Encoding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.dropout = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.dropout(self.fc(x))
+class Noisy(Encoding):
+    def noisy(self, x):
+        return self.dropout(x) + x
+""",
+            config=_EXACT,
+        ),
         Valid(  # one branch of the `if` binds the caller's tensor: in place would overwrite it
             """
 import torch.nn.functional as F
@@ -1530,6 +1547,44 @@ class Net(nn.Module):
 """,
             harness=_runs("Net()", "2, 4"),
         ),
+        Invalid(  # another class of the file names its own module `self.dropout` and calls it on a kept value (PreSumm's encoder, issue 27)
+            """
+from torch import nn
+class Encoding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.dropout = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.dropout(self.fc(x))
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.dropout(x) + x
+""",
+            line=6,
+            column=24,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Encoding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.dropout = nn.Dropout(0.5, inplace=True)
+    def forward(self, x):
+        return self.dropout(self.fc(x))
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.dropout(x) + x
+""",
+            harness=_runs("Encoding().eval()", "2, 4"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1858,12 +1913,9 @@ class Net(nn.Module):
         method this rule does not follow, not reached through another object)."""
         if not self._module_calls:
             return
-        uses: dict[str, int] = {}
-        for node in code_descendants(self.ctx.module):
-            if type(node) is cst.Attribute:
-                uses[node.attr.value] = uses.get(node.attr.value, 0) + 1  # type: ignore[attr-defined]
         for (class_name, attribute), (layer, calls) in self._module_calls.items():
-            if not all(calls) or uses.get(attribute, 0) != len(calls) + 1:
+            # Another class's `self.<attribute>` is that class's module (analysis/attribute_owners.py).
+            if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + 1:
                 continue
             kind = layer.kind
             argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])

@@ -52,9 +52,8 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
 
 
 def _activation_attributes(source: Source) -> set[str]:
-    """`self.relu = nn.ReLU()`: the attributes holding an in-place-capable module whose every use in
-    the file is that assignment or a call (the analysis asks that too, and more: every call in
-    `forward` on a fresh value)."""
+    """`self.relu = nn.ReLU()`: the attributes holding an in-place-capable module that are called
+    (the analysis asks more: every use of it in the class is a call in `forward` on a fresh value)."""
     inplace = source.names_for(INPLACE_MODULES)
     held = {
         t.attr  # type: ignore[attr-defined]
@@ -65,16 +64,10 @@ def _activation_attributes(source: Source) -> set[str]:
     }
     if not held:
         return held
-    uses: dict[str, int] = {}
-    calls: dict[str, int] = {}
-    for node in source.nodes(ast.Attribute):
-        if node.attr in held:  # type: ignore[attr-defined]
-            uses[node.attr] = uses.get(node.attr, 0) + 1  # type: ignore[attr-defined]
-    for node in source.nodes(ast.Call):
-        name = self_attribute(node.func)  # type: ignore[attr-defined]
-        if name in held:
-            calls[name] = calls.get(name, 0) + 1  # type: ignore[index]
-    return {name for name in held if uses.get(name, 0) == calls.get(name, 0) + 1}
+    # The analysis counts the uses of one class's attribute (another class's `self.<attribute>` is
+    # its own: analysis/attribute_owners.py); the screen asks only that it be called somewhere.
+    called = {self_attribute(node.func) for node in source.nodes(ast.Call)}  # type: ignore[attr-defined]
+    return held & called
 
 
 def _attributes_built_as_layers(source: Source) -> set[str]:
