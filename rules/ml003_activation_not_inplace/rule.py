@@ -10,7 +10,7 @@ import libcst as cst
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
 from memlint.analysis.attribute_owners import attribute_uses
 from memlint.analysis import GradMode
-from memlint.analysis.initialisers import unwrapped_layer
+from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.producers import producers_before
@@ -214,6 +214,17 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a factory that may return the identity: the ReLU might overwrite the caller's tensor
+            """
+from torch import nn
+def project(in_channels, out_channels):
+    if in_channels == out_channels:
+        return nn.Identity()
+    return nn.Conv2d(in_channels, out_channels, kernel_size=1)
+body = nn.Sequential(project(3, 8), nn.ReLU(), nn.Conv2d(8, 4, 1))
+""",
+            config=_EXACT,
+        ),
         Valid(  # a subclass's `self.dropout` is the base class's module, here called on the caller's tensor
             """
 from torch import nn
@@ -1585,6 +1596,24 @@ class Layer(nn.Module):
 """,
             harness=_runs("Encoding().eval()", "2, 4"),
         ),
+        Invalid(  # a factory of the file whose every return builds a Conv2d (RepDistiller's VID, issue 27)
+            """
+from torch import nn
+def conv1x1(in_channels, out_channels):
+    return nn.Conv2d(in_channels, out_channels, kernel_size=1, bias=False)
+regressor = nn.Sequential(conv1x1(3, 8), nn.ReLU(), conv1x1(8, 4))
+""",
+            line=4,
+            column=42,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def conv1x1(in_channels, out_channels):
+    return nn.Conv2d(in_channels, out_channels, kernel_size=1, bias=False)
+regressor = nn.Sequential(conv1x1(3, 8), nn.ReLU(inplace=True), conv1x1(8, 4))
+""",
+            harness=_runs("regressor", "2, 3, 4, 4"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1718,8 +1747,9 @@ class Layer(nn.Module):
 
     def _unwrapped(self, layer: cst.Call) -> cst.Call:
         """The layer inside initialisers and reparameterisations that return it:
-        `layer_init(nn.Conv2d(...))`, `init_(nn.Linear(...))`, `weight_norm(nn.Linear(...))`."""
-        return unwrapped_layer(self.ctx, layer)
+        `layer_init(nn.Conv2d(...))`, `init_(nn.Linear(...))`, `weight_norm(nn.Linear(...))`, and
+        the layer a factory of the file returns (`conv1x1(...)` returning `nn.Conv2d(...)`)."""
+        return built_layer(self.ctx, layer)
 
     def finish(self, facts) -> None:
         self._report_module_activations()

@@ -126,6 +126,7 @@ def _layer_pair_in_a_sequence(source: Source) -> bool:
     tuple display (`OrderedDict` pairs included), or added by consecutive `.append(...)` /
     `.add_module(name, ...)` statements."""
     inplace, before = source.names_for(INPLACE_MODULES), source.names_for(OUTPUT_NOT_SAVED)
+    before = before | _factories(source, before)
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
@@ -143,6 +144,17 @@ def _layer_pair_in_a_sequence(source: Source) -> bool:
             if previous & before and layer & inplace:
                 return True
     return False
+
+
+def _factories(source: Source, layers: set[str]) -> set[str]:
+    """Functions of the file with a `return` of such a layer (`def conv1x1(...): return
+    nn.Conv2d(...)`), also through a wrapper (looser than the analysis's factories, whose every
+    return builds one class)."""
+    return {
+        node.name  # type: ignore[attr-defined]
+        for node in source.nodes(ast.FunctionDef)
+        if any(isinstance(r, ast.Return) and isinstance(r.value, ast.Call) and _layer_of(r.value) & layers for r in ast.walk(node))
+    }
 
 
 def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
