@@ -214,6 +214,33 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the layer may not have been added (no `else`): the ReLU may come first and overwrite the caller's tensor
+            """
+from torch import nn
+def block(conv):
+    net = nn.Sequential()
+    if conv:
+        net.add_module("conv", nn.Conv2d(3, 3, 3))
+    net.add_module("relu", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # one branch adds a Sigmoid, which keeps its output for backward
+            """
+from torch import nn
+def block(conv):
+    net = nn.Sequential()
+    net.add_module("conv", nn.Conv2d(3, 3, 3))
+    if conv:
+        net.add_module("bn", nn.BatchNorm2d(3))
+    else:
+        net.add_module("gate", nn.Sigmoid())
+    net.add_module("relu", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
         Valid(  # a factory that may return the identity: the ReLU might overwrite the caller's tensor
             """
 from torch import nn
@@ -1614,6 +1641,46 @@ regressor = nn.Sequential(conv1x1(3, 8), nn.ReLU(inplace=True), conv1x1(8, 4))
 """,
             harness=_runs("regressor", "2, 3, 4, 4"),
         ),
+        Invalid(  # added in branches: after `if bn:` the last layer is the norm or the conv, both keep no output (YOLOv3's builder, issue 27)
+            """
+from torch import nn
+def create(defs):
+    blocks = nn.ModuleList()
+    for d in defs:
+        block = nn.Sequential()
+        if d["type"] == "conv":
+            block.add_module("conv", nn.Conv2d(3, 3, 3, padding=1, bias=not d["bn"]))
+            if d["bn"]:
+                block.add_module("bn", nn.BatchNorm2d(3))
+            if d["activation"] == "leaky":
+                block.add_module("leaky", nn.LeakyReLU(0.1))
+            elif d["activation"] == "logistic":
+                block.add_module("sigmoid", nn.Sigmoid())
+        blocks.append(block)
+    return blocks
+""",
+            line=11,
+            column=43,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def create(defs):
+    blocks = nn.ModuleList()
+    for d in defs:
+        block = nn.Sequential()
+        if d["type"] == "conv":
+            block.add_module("conv", nn.Conv2d(3, 3, 3, padding=1, bias=not d["bn"]))
+            if d["bn"]:
+                block.add_module("bn", nn.BatchNorm2d(3))
+            if d["activation"] == "leaky":
+                block.add_module("leaky", nn.LeakyReLU(0.1, inplace=True))
+            elif d["activation"] == "logistic":
+                block.add_module("sigmoid", nn.Sigmoid())
+        blocks.append(block)
+    return blocks
+""",
+            harness=_runs("create([{'type': 'conv', 'bn': 1, 'activation': 'leaky'}])[0]", "2, 3, 4, 4"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1706,7 +1773,7 @@ regressor = nn.Sequential(conv1x1(3, 8), nn.ReLU(inplace=True), conv1x1(8, 4))
             candidates = self._sequence_candidates([(e, None) for e in display], None)
             if candidates and _unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
                 self._pending.extend(candidates)
-        for block in _blocks_of(node):
+        for block in _blocks_of(node, into_if=False):
             self._check_statement_runs(block, node.body)
         if node.name.value == "forward" and self.ctx.class_name is not None:
             self._forward_pairs(node)
@@ -1715,35 +1782,81 @@ regressor = nn.Sequential(conv1x1(3, 8), nn.ReLU(inplace=True), conv1x1(8, 4))
         for block in [node.body, *_module_blocks(node)]:
             self._check_statement_runs(block, node)
 
-    def _check_statement_runs(self, block, scope: cst.CSTNode) -> None:
+    def _check_statement_runs(self, block, scope: cst.CSTNode, made=None, state=None) -> dict:
         """Layers added one statement at a time: `layers.append(nn.Conv2d(...))` then
         `layers.append(nn.ReLU())` for a list unpacked into `nn.Sequential(*layers)` in the same
         scope, or `net.add_module("bn", nn.BatchNorm2d(c))` then `net.add_module("relu", nn.ReLU())`
-        on a `net = nn.Sequential()` made earlier in the same block."""
+        on a `net = nn.Sequential()` made earlier in the same block.  Branches join (YOLOv3's
+        builders): after `if bn: net.add_module("bn", ...)` the last layer added is the norm or the
+        one before the `if`, and an activation added first in a branch follows the layers that may
+        come last before the `if`.  Returns the state at the block's end: (method, receiver) -> the
+        layers that may have been added last, for the one receiver added to by the last statement."""
         ctx = self.ctx
-        made: dict[str, Optional[str]] = {}  # receiver code -> self attribute, for `X = nn.Sequential()`
-        last: Optional[tuple[str, str, cst.Call]] = None  # the statement before: (method, receiver, layer)
+        made = {} if made is None else made  # receiver code -> self attribute, for `X = nn.Sequential()`
+        state = {} if state is None else state  # (method, receiver) -> the layers one of which was added last
         for statement in block:
+            if type(statement) is cst.If:
+                state = self._joined_branches(statement, scope, made, state)
+                continue
             added = _added_layer(statement)
             if added is None:
                 target = _empty_sequential_target(statement, ctx)
                 if target is not None:
                     made[target[0]] = target[1]
-            elif last is not None and last[:2] == added[:2]:
-                self._check_added_pair(last[2], added[2], added[0], added[1], made, scope)
-            last = added
+                state = {}
+                continue
+            previous = state.get(added[:2])
+            if previous:
+                self._check_added_pairs(previous, added[2], added[0], added[1], made, scope)
+            state = {added[:2]: (added[2],)}
+        return state
 
-    def _check_added_pair(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> None:
+    def _joined_branches(self, statement: cst.If, scope, made, state) -> dict:
+        """The state after an `if`: what each branch may leave added last (and, with no `else`,
+        what was added last before it); a receiver is known after it only where every path knows it."""
+        if any(type(n) is cst.Name and any(n.value == r.partition(".")[0] for _, r in state) for n in code_descendants(statement.test)):
+            return {}  # the test itself may change the container
+        outcomes: list[dict] = []
+        branch: Optional[cst.CSTNode] = statement
+        while branch is not None:
+            body = branch.body  # type: ignore[attr-defined]
+            if type(body) is not cst.IndentedBlock:
+                return {}
+            outcomes.append(self._check_statement_runs(body.body, scope, dict(made), dict(state)))
+            orelse = branch.orelse if type(branch) is cst.If else None  # type: ignore[attr-defined]
+            if orelse is None and type(branch) is cst.If:
+                outcomes.append(state)  # no `else`: the path around the branches
+            branch = orelse
+        joined: dict = {}
+        for key in set.intersection(*(set(o) for o in outcomes)):
+            joined[key] = tuple(dict.fromkeys(layer for o in outcomes for layer in o[key]))
+        return joined
+
+    def _check_added_pairs(self, previous: tuple[cst.Call, ...], layer: cst.Call, method: str, receiver: str, made, scope) -> None:
+        """`layer` added right after one of `previous`: a candidate where it is one after each."""
+        found: list[_Pending] = []
+        for before in previous:
+            candidates = self._added_pair_candidates(before, layer, method, receiver, made, scope)
+            if not candidates:
+                return
+            found.extend(candidates)
+        pending = found[0]
+        if len(found) > 1:  # the message names every layer it may follow
+            pending.after = "` or `nn.".join(dict.fromkeys(c.after for c in found))
+        self._pending.append(pending)
+
+    def _added_pair_candidates(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> list[_Pending]:
         if method == "append":
             if "." in receiver or not _unpacked_into_sequential_only(scope, receiver, self.ctx):
-                return
+                return []
             candidates = self._sequence_candidates([(previous, None), (layer, None)], None)
         elif receiver in made:
             candidates = self._sequence_candidates([(previous, None), (layer, None)], made[receiver])
         else:
-            return
+            return []
         if candidates and not self._elements_may_change(receiver.rpartition(".")[2] if method != "append" else None):
-            self._pending.extend(candidates)
+            return candidates
+        return []
 
     def _unwrapped(self, layer: cst.Call) -> cst.Call:
         """The layer inside initialisers and reparameterisations that return it:
@@ -2082,8 +2195,9 @@ def _occurrences_in(node: cst.CSTNode, name: str) -> int:
     return sum(1 for n in code_descendants(node) if type(n) is cst.Name and n.value == name)
 
 
-def _blocks_of(function: cst.FunctionDef):
-    """Every statement list in the function's body (nested blocks too, not nested functions)."""
+def _blocks_of(function: cst.FunctionDef, into_if: bool = True):
+    """Every statement list in the function's body (nested blocks too, not nested functions);
+    without `into_if`, not the blocks of `if` statements (whose walk starts from the block around them)."""
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
@@ -2092,7 +2206,21 @@ def _blocks_of(function: cst.FunctionDef):
             continue
         if kind is cst.IndentedBlock:
             yield node.body
+        if kind is cst.If and not into_if:
+            stack.extend(_blocks_below_if(node))
+            continue
         stack.extend(code_children(node))
+
+
+def _blocks_below_if(node: cst.If):
+    """The statements of an `if`'s branches, whose own blocks (of a `for` inside, say) are walked
+    from scratch; the branches' statement lists themselves are not yielded."""
+    branch: Optional[cst.CSTNode] = node
+    while branch is not None:
+        body = branch.body  # type: ignore[attr-defined]
+        if type(body) is cst.IndentedBlock:
+            yield from body.body
+        branch = branch.orelse if type(branch) is cst.If else None  # type: ignore[attr-defined]
 
 
 # A nested function or class has blocks of its own; a simple statement line has no block in it.
@@ -2226,8 +2354,8 @@ def _empty_sequential_target(statement: cst.CSTNode, ctx) -> Optional[tuple[str,
 
 
 def _module_blocks(module: cst.Module):
-    """Statement lists of module-level compound statements (`if`, `for`, `with`), not of functions
-    or classes."""
+    """Statement lists of module-level compound statements (`for`, `with`), not of functions or
+    classes, nor the branches of an `if` (whose walk starts from the block around them)."""
     stack: list[cst.CSTNode] = list(module.body)
     while stack:
         node = stack.pop()
@@ -2236,6 +2364,9 @@ def _module_blocks(module: cst.Module):
             continue
         if kind is cst.IndentedBlock:
             yield node.body
+        if kind is cst.If:
+            stack.extend(_blocks_below_if(node))
+            continue
         stack.extend(code_children(node))
 
 

@@ -132,6 +132,11 @@ def _layer_pair_in_a_sequence(source: Source) -> bool:
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
     if source.mentions("append", "add_module"):
         sequences += _added_one_by_one(source)
+        # Added in branches (`if bn: net.add_module(...)`, then `if leaky: net.add_module(...)`): the
+        # analysis joins the branches; here, any such layer added and any activation added will do.
+        added = [_layer_of(a) for node in source.nodes(ast.Expr) if (a := _added(node)) is not None]  # type: ignore[arg-type]
+        if any(names & before for names in added) and any(names & inplace for names in added):
+            return True
     bound: dict[str, set] = {}  # `conv2d = nn.Conv2d(...)`: what a name may hold (any assignment: a loosening)
     for node in source.nodes(ast.Assign):
         if isinstance(node.value, ast.Call):  # type: ignore[attr-defined]
