@@ -214,6 +214,21 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the Sequential the list is unpacked into has its first layer replaced: the ReLU would come first
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = [nn.Linear(4, 4), nn.ReLU()]
+        self.mlp = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.mlp(x)
+model = Net()
+model.mlp[0] = nn.Identity()
+""",
+            config=_EXACT,
+        ),
         Valid(  # the layer may not have been added (no `else`): the ReLU may come first and overwrite the caller's tensor
             """
 from torch import nn
@@ -1681,6 +1696,44 @@ def create(defs):
 """,
             harness=_runs("create([{'type': 'conv', 'bn': 1, 'activation': 'leaky'}])[0]", "2, 3, 4, 4"),
         ),
+        Invalid(  # an element assignment of a tensor elsewhere in the file changes no layer of this Sequential (benchmarking-gnns' MLP net, issue 27)
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = [nn.Linear(4, 4), nn.ReLU()]
+        layers.append(nn.Linear(4, 2))
+        self.mlp = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.mlp(x)
+    def weights(self, label):
+        counts = torch.zeros(2)
+        counts[label] = 1.0
+        return counts
+""",
+            line=6,
+            column=36,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = [nn.Linear(4, 4), nn.ReLU(inplace=True)]
+        layers.append(nn.Linear(4, 2))
+        self.mlp = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.mlp(x)
+    def weights(self, label):
+        counts = torch.zeros(2)
+        counts[label] = 1.0
+        return counts
+""",
+            harness=_runs("Net()", "2, 4"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1771,7 +1824,11 @@ def create(defs):
         for name, display in self._lists.pop(id(node), []):
             # The cheap test first: most lists hold no activation after a layer (a walk of the body follows).
             candidates = self._sequence_candidates([(e, None) for e in display], None)
-            if candidates and _unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
+            if (
+                candidates
+                and _unpacked_into_sequential_only(node.body, name, self.ctx)
+                and not self._elements_may_change(_sequential_bound_to(node.body, name, self.ctx))
+            ):
                 self._pending.extend(candidates)
         for block in _blocks_of(node, into_if=False):
             self._check_statement_runs(block, node.body)
@@ -1854,7 +1911,8 @@ def create(defs):
             candidates = self._sequence_candidates([(previous, None), (layer, None)], made[receiver])
         else:
             return []
-        if candidates and not self._elements_may_change(receiver.rpartition(".")[2] if method != "append" else None):
+        container = receiver.rpartition(".")[2] if method != "append" else _sequential_bound_to(scope, receiver, self.ctx)
+        if candidates and not self._elements_may_change(container):
             return candidates
         return []
 
@@ -2250,6 +2308,27 @@ def _unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
             if node.attr.value not in ("append", "extend"):
                 return False
     return True
+
+
+def _sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
+    """The name the one `nn.Sequential(*name)` of `scope` is bound to (`self.mlp = nn.Sequential(*layers)`
+    -> "mlp", `net = ...` -> "net"): the name whose element changes (`self.mlp[0] = ...`) would
+    change its layers; None where it is not bound so once (then any element change of the file counts)."""
+    bound: list[str] = []
+    for node in code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope):
+        if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
+            continue
+        call = node.value  # type: ignore[attr-defined]
+        if not any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in call.args):
+            continue
+        if torch_nn_name(ctx, call.func) != "Sequential" or len(node.targets) != 1:  # type: ignore[attr-defined]
+            return None
+        target = node.targets[0].target  # type: ignore[attr-defined]
+        named = target.value if type(target) is cst.Name else _self_attr(target)
+        if named is None:
+            return None
+        bound.append(named)
+    return bound[0] if len(bound) == 1 else None
 
 
 def _class_nodes(module: cst.Module) -> dict[str, cst.ClassDef]:
