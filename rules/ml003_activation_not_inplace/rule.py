@@ -13,6 +13,7 @@ from memlint.analysis import GradMode
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
 from memlint.analysis.module_changes import module_changes
+from memlint.analysis.module_lists import element_classes
 from memlint.analysis.producers import producers_before
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, descendants
@@ -214,6 +215,40 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # one element of the ModuleList may be the identity: its output is the caller's tensor
+            """
+import torch.nn.functional as F
+from torch import nn
+class Stack(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for a, b in zip(dims, dims[1:]):
+            self.layers.append(nn.Linear(a, b) if a != b else nn.Identity())
+    def forward(self, x):
+        for i in range(len(self.layers)):
+            x = F.relu(self.layers[i](x))
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # another object's list of the same name gets a module of the file's own: not known
+            """
+import torch.nn.functional as F
+from torch import nn
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+    def forward(self, x):
+        for i in range(2):
+            x = F.relu(self.layers[i](x))
+        return x
+def widen(model, block):
+    model.layers.append(block)
+""",
+            config=_EXACT,
+        ),
         Valid(  # the Sequential the list is unpacked into has its first layer replaced: the ReLU would come first
             """
 from torch import nn
@@ -1734,6 +1769,44 @@ class Net(nn.Module):
 """,
             harness=_runs("Net()", "2, 4"),
         ),
+        Invalid(  # a layer taken from a ModuleList whose every element is a Linear (benchmarking-gnns' MLPReadout, issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Readout(nn.Module):
+    def __init__(self, d, out, L=2):
+        super().__init__()
+        layers = [nn.Linear(d // 2**l, d // 2 ** (l + 1)) for l in range(L)]
+        layers.append(nn.Linear(d // 2**L, out))
+        self.fc_layers = nn.ModuleList(layers)
+        self.L = L
+    def forward(self, y):
+        for l in range(self.L):
+            y = self.fc_layers[l](y)
+            y = F.relu(y)
+        return self.fc_layers[self.L](y)
+""",
+            line=13,
+            column=17,
+            config=_EXACT,
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Readout(nn.Module):
+    def __init__(self, d, out, L=2):
+        super().__init__()
+        layers = [nn.Linear(d // 2**l, d // 2 ** (l + 1)) for l in range(L)]
+        layers.append(nn.Linear(d // 2**L, out))
+        self.fc_layers = nn.ModuleList(layers)
+        self.L = L
+    def forward(self, y):
+        for l in range(self.L):
+            y = self.fc_layers[l](y)
+            y = F.relu(y, inplace=True)
+        return self.fc_layers[self.L](y)
+""",
+            harness=_runs("Readout(8, 2)", "2, 8"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1998,12 +2071,35 @@ class Net(nn.Module):
                 )
             return known
 
+        listed: Optional[set[str]] = None
+
+        def layer_lists() -> set[str]:
+            """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer, bound once,
+            no element replaced, no hook on it: `self.<attribute>[i](x)` is one of those layers."""
+            nonlocal listed
+            if listed is None:
+                changes = module_changes(ctx)
+                init = _constructor(described.node)
+                listed = set()
+                for a in _module_list_attributes(init):
+                    if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a):
+                        classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
+                        if classes is not None and classes <= OUTPUT_NOT_SAVED:
+                            listed.add(a)
+            return listed
+
         def fresh(expr: cst.BaseExpression) -> bool:
             """A value nothing else holds and whose producer keeps nothing of it for backward: the
-            output of such a layer, or of `+`, `-`, `*` (their backward reads only their operands)."""
+            output of such a layer (also one of a ModuleList of them, `self.layers[i](x)`), or of
+            `+`, `-`, `*` (their backward reads only their operands)."""
             if type(expr) is cst.BinaryOperation:
                 return type(expr.operator) in _KEEP_NOTHING_OF_OUTPUT  # type: ignore[attr-defined]
-            return isinstance(expr, cst.Call) and _self_attr(expr.func) in layers()[0]
+            if type(expr) is not cst.Call:
+                return False
+            func = expr.func  # type: ignore[attr-defined]
+            if type(func) is cst.Subscript:
+                return _self_attr(func.value) in layer_lists() if _self_attr(func.value) is not None else False  # type: ignore[attr-defined]
+            return _self_attr(func) in layers()[0]
 
         def activation(attribute: Optional[str]):
             """The activation module `self.<attribute>` holds, if the class builds one (the cheap test first)."""
@@ -2234,7 +2330,10 @@ def _described(value: cst.BaseExpression) -> str:
     """How the message names the fresh value: "the fresh output of `self.conv`", "a fresh sum"."""
     if type(value) is cst.BinaryOperation:
         return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
-    return f"the fresh output of `self.{_self_attr(value.func)}`"  # type: ignore[attr-defined]
+    func = value.func  # type: ignore[attr-defined]
+    if type(func) is cst.Subscript:
+        return f"the fresh output of a layer of `self.{_self_attr(func.value)}`"  # type: ignore[attr-defined]
+    return f"the fresh output of `self.{_self_attr(func)}`"
 
 
 # Ops whose output is a new tensor that their backward never reads (it reads only the operands):
@@ -2329,6 +2428,25 @@ def _sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
             return None
         bound.append(named)
     return bound[0] if len(bound) == 1 else None
+
+
+def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:
+    for statement in class_node.body.body:  # type: ignore[attr-defined]
+        if type(statement) is cst.FunctionDef and statement.name.value == "__init__":
+            return statement
+    return None
+
+
+def _module_list_attributes(init: Optional[cst.FunctionDef]) -> set[str]:
+    """The attributes `init` assigns a call named `ModuleList` (the cheap test before the walk)."""
+    if init is None:
+        return set()
+    return {
+        node.targets[0].target.attr.value  # type: ignore[attr-defined]
+        for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        if type(node) is cst.Assign and len(node.targets) == 1 and _self_attr(node.targets[0].target) is not None  # type: ignore[attr-defined]
+        and type(node.value) is cst.Call and _final_name(node.value.func) == "ModuleList"  # type: ignore[attr-defined]
+    }  # fmt: skip
 
 
 def _class_nodes(module: cst.Module) -> dict[str, cst.ClassDef]:

@@ -106,10 +106,16 @@ def _statement_around(source: Source, node: ast.AST):
     return statement, previous, function
 
 
+def _called_attribute(func: ast.AST):
+    """`self.fc` -> "fc", and `self.layers[i]` -> "layers" (an element of a ModuleList)."""
+    return self_attribute(func.value) if isinstance(func, ast.Subscript) else self_attribute(func)
+
+
 def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
-    through a wrapper: `layer_init(nn.Linear(...))`), or assigned a name (which may hold one)."""
-    layer_names = source.names_for(OUTPUT_NOT_SAVED)
+    through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), or
+    assigned a name (which may hold one)."""
+    layer_names = source.names_for(OUTPUT_NOT_SAVED) | source.names_for(["ModuleList"])
     found: set[str] = set()
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
@@ -225,7 +231,7 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     else:
         return False
     first = call.args[0]
-    if isinstance(first, ast.Call) and self_attribute(first.func) in layers:
+    if isinstance(first, ast.Call) and _called_attribute(first.func) in layers:
         return True
     if sums and isinstance(first, ast.BinOp) and isinstance(first.op, (ast.Add, ast.Sub, ast.Mult)):
         return True
@@ -247,7 +253,7 @@ def _binds_layer_output(statement, name: str, layers: set[str], sums: bool) -> b
         and isinstance(statement.targets[0], ast.Name)
         and statement.targets[0].id == name
         and (
-            (isinstance(statement.value, ast.Call) and self_attribute(statement.value.func) in layers)
+            (isinstance(statement.value, ast.Call) and _called_attribute(statement.value.func) in layers)
             or (sums and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, (ast.Add, ast.Sub, ast.Mult)))
         )
     )
