@@ -121,18 +121,24 @@ class ActivationNotInplace(Rule):
     - in an `nn.Sequential(...)` (or the `OrderedDict`, or a list display that is unpacked into
       `nn.Sequential(*layers)` in the same function, or a list filled by consecutive
       `layers.append(...)` statements and unpacked so, or consecutive `net.add_module(name, ...)`
-      statements on a `net = nn.Sequential()` of the same block) right after a layer that does not
+      statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
+      `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
+      `if`) right after a layer that does not
       need its own output for backward: Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
       InstanceNorm*, Embedding, pooling; also when that layer is wrapped in a helper that returns it
       (`layer_init(nn.Conv2d(...))` defined in the file with `return layer`, a lambda over such a
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
-      reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`);
+      reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`), or built
+      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`);
     - in `forward`, a functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
-      between: `out += self.shortcut(x)`) or of `+`, `-`, `*` (`F.relu(a + b)`), that is not used
-      again;
+      between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before)
+      or of `+`, `-`, `*` (`F.relu(a + b)`), that is not used again; a layer taken by index from a
+      `ModuleList` whose every element is such a layer (`self.layers[i](x)`) and one the constructor
+      builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class) when every use of
-      `.relu` in the file is a call of it in `forward` on such a fresh value;
+      `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
+      of it in `forward` on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
       (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`).
 
@@ -160,7 +166,8 @@ class ActivationNotInplace(Rule):
     peak does not change; `ML`, `ML0` or `ALL` keep the default set, as for the rules that are off
     by default. Each message says what the saving is.
 
-    Accepted limits (silence when unsure): layers passed in as arguments or built by factories,
+    Accepted limits (silence when unsure): layers passed in as arguments or built by factories
+    that may return more than one class (or anything but a `torch.nn` layer),
     `self.relu = nn.ReLU()` modules called anywhere but `forward` or on a value that is not fresh
     (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
     by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
