@@ -134,7 +134,7 @@ class ActivationNotInplace(Rule):
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
       between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before)
       or of `+`, `-`, `*` (`F.relu(a + b)`), that is not used again; a layer taken by index from a
-      `ModuleList` whose every element is such a layer (`self.layers[i](x)`) and one the constructor
+      `ModuleList` whose every element is such a layer (`self.layers[i]`, called) and one the constructor
       builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
