@@ -8,15 +8,22 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
-from memlint.analysis.attribute_owners import attribute_uses
+from memlint.analysis.attribute_owners import attribute_uses, class_nodes, used_other_than_called
 from memlint.analysis import GradMode
 from memlint.analysis.initialisers import built_layer
-from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
+from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import element_classes
-from memlint.analysis.producers import producers_before
+from memlint.analysis.producers import bound_value, producers_before
+from memlint.analysis.sequences import (
+    added_layer,
+    empty_sequential_target,
+    sequential_bound_to,
+    sequential_elements,
+    unpacked_into_sequential_only,
+)
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
-from memlint.analysis.walk import code_children, code_descendants, code_with_parents, descendants
+from memlint.analysis.walk import code_children, code_descendants, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml003_activation_not_inplace.meta import META
@@ -1853,7 +1860,7 @@ class Readout(nn.Module):
             self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
-            candidates = self._sequence_candidates(_sequence_elements(node, ctx), attribute)
+            candidates = self._sequence_candidates(sequential_elements(node, ctx), attribute)
             # Asked only with a candidate: what changes a module is a walk of the whole file.
             if candidates and not self._elements_may_change(attribute or self._bound_to.get(id(node))):
                 self._pending.extend(candidates)
@@ -1906,8 +1913,8 @@ class Readout(nn.Module):
             candidates = self._sequence_candidates([(e, None) for e in display], None)
             if (
                 candidates
-                and _unpacked_into_sequential_only(node.body, name, self.ctx)
-                and not self._elements_may_change(_sequential_bound_to(node.body, name, self.ctx))
+                and unpacked_into_sequential_only(node.body, name, self.ctx)
+                and not self._elements_may_change(sequential_bound_to(node.body, name, self.ctx))
             ):
                 self._pending.extend(candidates)
         for block in _blocks_of(node, into_if=False):
@@ -1935,9 +1942,9 @@ class Readout(nn.Module):
             if type(statement) is cst.If:
                 state = self._joined_branches(statement, scope, made, state)
                 continue
-            added = _added_layer(statement)
+            added = added_layer(statement)
             if added is None:
-                target = _empty_sequential_target(statement, ctx)
+                target = empty_sequential_target(statement, ctx)
                 if target is not None:
                     made[target[0]] = target[1]
                 state = {}
@@ -1984,14 +1991,14 @@ class Readout(nn.Module):
 
     def _added_pair_candidates(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> list[_Pending]:
         if method == "append":
-            if "." in receiver or not _unpacked_into_sequential_only(scope, receiver, self.ctx):
+            if "." in receiver or not unpacked_into_sequential_only(scope, receiver, self.ctx):
                 return []
             candidates = self._sequence_candidates([(previous, None), (layer, None)], None)
         elif receiver in made:
             candidates = self._sequence_candidates([(previous, None), (layer, None)], made[receiver])
         else:
             return []
-        container = receiver.rpartition(".")[2] if method != "append" else _sequential_bound_to(scope, receiver, self.ctx)
+        container = receiver.rpartition(".")[2] if method != "append" else sequential_bound_to(scope, receiver, self.ctx)
         if candidates and not self._elements_may_change(container):
             return candidates
         return []
@@ -2014,8 +2021,8 @@ class Readout(nn.Module):
                 continue
             if pending.attribute is not None and pending.class_name is not None:
                 if classes is None:
-                    classes = _class_nodes(self.ctx.module)
-                if _used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
+                    classes = class_nodes(self.ctx.module)
+                if used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
                     continue
             position = INPLACE_MODULES[pending.kind]
             # A module's construction does not tell whether it runs forward-only.
@@ -2259,36 +2266,6 @@ def _inside_lambda(root: cst.CSTNode, target: cst.CSTNode) -> bool:
 # ---------------------------------------------------------------------------- helpers
 
 
-def _sequence_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
-    """The layers of `nn.Sequential(...)` in order, each with the node whose comments belong to it."""
-    if len(call.args) == 1 and not call.args[0].star and isinstance(call.args[0].value, cst.Call):
-        inner = call.args[0].value
-        from memlint.analysis.inventory import resolve_global
-
-        if resolve_global(ctx, inner.func) in ("collections.OrderedDict", "typing.OrderedDict") and inner.args:
-            display = inner.args[0].value
-            if isinstance(display, (cst.List, cst.Tuple)):
-                pairs = []
-                for element in display.elements:
-                    if isinstance(element.value, cst.Tuple) and len(element.value.elements) == 2:
-                        pairs.append((element.value.elements[1].value, element))
-                    else:
-                        return []
-                return pairs
-            return []
-    elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]] = []
-    for argument in call.args:
-        if argument.keyword is not None:
-            return []
-        if argument.star == "*" and isinstance(argument.value, (cst.List, cst.Tuple)):
-            elements.extend((e.value, e) for e in argument.value.elements)
-        elif argument.star:
-            elements.append((argument.value, None))  # unknown layers: breaks adjacency
-        else:
-            elements.append((argument.value, argument))
-    return elements
-
-
 def _has_comment(node: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Comment) for n in descendants(node))
 
@@ -2305,18 +2282,8 @@ def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
 
 def _binds_fresh(previous, name: str, fresh) -> Optional[cst.BaseExpression]:
     """The fresh value `previous` binds `name` to (`name = self.conv(x)`), or None."""
-    if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
-        return None
-    small = previous.body[0]
-    if (
-        isinstance(small, cst.Assign)
-        and len(small.targets) == 1
-        and isinstance(small.targets[0].target, cst.Name)
-        and small.targets[0].target.value == name
-        and fresh(small.value)
-    ):
-        return small.value
-    return None
+    value = bound_value(previous, name) if previous is not None else None
+    return value if value is not None and fresh(value) else None
 
 
 def _adds_in_place(statement, name: str) -> bool:
@@ -2391,52 +2358,6 @@ def _blocks_below_if(node: cst.If):
 _NO_BLOCKS_INSIDE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.SimpleStatementLine})
 
 
-def _unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
-    """Is the list `name` turned into `nn.Sequential(*name)` in `scope` (a function's body, or a
-    module) and otherwise only extended?"""
-    nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
-    # `type(...) is` for isinstance: libcst's concrete node classes have no subclasses.
-    if not any(
-        type(node) is cst.Call
-        and any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in node.args)
-        and torch_nn_name(ctx, node.func) == "Sequential"
-        for node in nodes
-    ):
-        return False
-    for node in nodes:
-        kind = type(node)
-        if kind is cst.Call and any(type(a.value) is cst.Name and a.value.value == name for a in node.args):
-            if torch_nn_name(ctx, node.func) != "Sequential":
-                return False  # passed somewhere else as well
-        elif kind is cst.Subscript and type(node.value) is cst.Name and node.value.value == name:
-            return False  # `layers[-1]` replaced or read
-        elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:
-            if node.attr.value not in ("append", "extend"):
-                return False
-    return True
-
-
-def _sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
-    """The name the one `nn.Sequential(*name)` of `scope` is bound to (`self.mlp = nn.Sequential(*layers)`
-    -> "mlp", `net = ...` -> "net"): the name whose element changes (`self.mlp[0] = ...`) would
-    change its layers; None where it is not bound so once (then any element change of the file counts)."""
-    bound: list[str] = []
-    for node in code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope):
-        if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
-            continue
-        call = node.value  # type: ignore[attr-defined]
-        if not any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in call.args):
-            continue
-        if torch_nn_name(ctx, call.func) != "Sequential" or len(node.targets) != 1:  # type: ignore[attr-defined]
-            return None
-        target = node.targets[0].target  # type: ignore[attr-defined]
-        named = target.value if type(target) is cst.Name else _self_attr(target)
-        if named is None:
-            return None
-        bound.append(named)
-    return bound[0] if len(bound) == 1 else None
-
-
 def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:
     for statement in class_node.body.body:  # type: ignore[attr-defined]
         if type(statement) is cst.FunctionDef and statement.name.value == "__init__":
@@ -2456,105 +2377,6 @@ def _module_list_attributes(init: Optional[cst.FunctionDef]) -> set[str]:
     }  # fmt: skip
 
 
-def _class_nodes(module: cst.Module) -> dict[str, cst.ClassDef]:
-    """Class name -> the first class of that name in the file (one walk for all of them)."""
-    found: dict[str, cst.ClassDef] = {}
-    for node in code_descendants(module):
-        if isinstance(node, cst.ClassDef):
-            found.setdefault(node.name.value, node)
-    return found
-
-
-def _used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, ctx) -> bool:
-    """Is `self.<attribute>` used in the class in a way that could expose its intermediate outputs?
-
-    Harmless: calling it, assigning it, module methods that run no layer on their own
-    (`self.D.parameters()`, `.cuda()`, `.zero_grad()`), reading an attribute (`self.net[0].weight.device`)
-    and putting it into a parent `nn.Sequential` / `nn.ModuleList` (the parent calls it whole).
-    Anything else (iterating it, calling or hooking one of its layers, passing it elsewhere) is not."""
-    if class_node is None:
-        return True
-    for node, parents in code_with_parents(class_node):
-        if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and _self_attr(node) == attribute):
-            continue
-        parent = parents[-1]
-        if isinstance(parent, cst.Call) and parent.func is node:
-            continue
-        if isinstance(parent, cst.AssignTarget):
-            continue
-        if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
-            if torch_nn_name(ctx, parents[-2].func) in ("Sequential", "ModuleList"):  # type: ignore[attr-defined]
-                continue
-            return True
-        rest = parents
-        if isinstance(parent, cst.Subscript) and parent.value is node:  # `self.net[0]...`: only attribute reads
-            if len(parents) < 2 or not isinstance(parents[-2], cst.Attribute) or parents[-2].value is not parent:
-                return True
-            node, rest = parent, parents[:-1]
-            if _exposes(rest[-1], rest[:-1], harmless=frozenset()):
-                return True
-            continue
-        if isinstance(parent, cst.Attribute) and parent.value is node and not _exposes(parent, parents[:-1], _MODULE_METHODS):
-            continue
-        return True
-    return False
-
-
-def _exposes(attribute: cst.Attribute, parents: tuple, harmless: frozenset[str]) -> bool:
-    """`<module>.name`: a read (`.weight`, `.training`) exposes nothing; a call does unless the
-    method is in `harmless`."""
-    called = bool(parents) and isinstance(parents[-1], cst.Call) and parents[-1].func is attribute
-    return called and attribute.attr.value not in harmless
-
-
-# Methods of a module that run none of its layers and register nothing that sees their outputs.
-_MODULE_METHODS = frozenset(
-    {"parameters", "named_parameters", "buffers", "named_buffers", "cuda", "cpu", "to", "train", "eval",
-     "zero_grad", "state_dict", "load_state_dict", "requires_grad_", "half", "float", "double", "bfloat16",
-     "type", "share_memory", "apply", "forward"}
-)  # fmt: skip
-
-
-def _added_layer(statement: cst.CSTNode) -> Optional[tuple[str, str, cst.Call]]:
-    """`layers.append(nn.ReLU())` -> ("append", "layers", the call); `net.add_module("relu", nn.ReLU())`
-    -> ("add_module", "net", the call); `self.net.add_module(...)` -> ("add_module", "self.net", ...)."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
-        return None
-    call = small.value
-    func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "add_module"):
-        return None
-    receiver = func.value
-    if isinstance(receiver, cst.Name):
-        text = receiver.value
-    elif _self_attr(receiver) is not None:
-        text = "self." + _self_attr(receiver)  # type: ignore[operator]
-    else:
-        return None
-    position = 0 if func.attr.value == "append" else 1
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if len(positional) != position + 1 or len(call.args) != position + 1 or not isinstance(positional[position].value, cst.Call):
-        return None
-    return func.attr.value, text, positional[position].value  # type: ignore[return-value]
-
-
-def _empty_sequential_target(statement: cst.CSTNode, ctx) -> Optional[tuple[str, Optional[str]]]:
-    """`net = nn.Sequential()` -> ("net", None); `self.body = nn.Sequential()` -> ("self.body", "body")."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.value, cst.Call):
-        return None
-    if small.value.args or torch_nn_name(ctx, small.value.func) != "Sequential":
-        return None
-    target = small.targets[0].target
-    if isinstance(target, cst.Name):
-        return target.value, None
-    attribute = _self_attr(target)
-    return ("self." + attribute, attribute) if attribute is not None else None
 
 
 def _module_blocks(module: cst.Module):
