@@ -161,11 +161,13 @@ def _factories(source: Source, layers: set[str]) -> set[str]:
     """Functions of the file with a `return` of such a layer (`def conv1x1(...): return
     nn.Conv2d(...)`), also through a wrapper (looser than the analysis's factories, whose every
     return builds one class)."""
-    return {
-        node.name  # type: ignore[attr-defined]
-        for node in source.nodes(ast.FunctionDef)
-        if any(isinstance(r, ast.Return) and isinstance(r.value, ast.Call) and _layer_of(r.value) & layers for r in ast.walk(node))
-    }
+    found: set[str] = set()
+    for node in source.nodes(ast.Return):  # few, and indexed: no walk of every function
+        if isinstance(node.value, ast.Call) and _layer_of(node.value) & layers:  # type: ignore[attr-defined]
+            function = next((a for a in source.ancestors(node) if isinstance(a, FUNCTIONS)), None)
+            if function is not None:
+                found.add(function.name)  # type: ignore[attr-defined]
+    return found
 
 
 def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
