@@ -79,6 +79,9 @@ def is_forward_name(name: str) -> bool:
 
 # Receivers of `.step()` that update weights (not a learning-rate scheduler's step).
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$", re.I)
+# Collections of optimizers (`optimizers`, `self.optims`, `optimizer_list`): a loop over one steps
+# each optimizer of a single training step (CSAIL semantic segmentation, PreSumm).
+OPTIMIZERS_NAME = re.compile(r"(?:^|_)(?:optims|optimizers|optimisers)(?:_|$)|(?:optim|optimizer|optimiser)_?(?:list|s)$", re.I)
 
 
 # CapWords with a lower-case letter: a class by Python's naming convention (`G`, `D`, `VAE` are

@@ -9,6 +9,7 @@ import libcst as cst
 
 from memlint.analysis import Kind
 from memlint.analysis.evaluation import is_model_call
+from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import dotted_name
@@ -194,6 +195,22 @@ for frame_idx in range(1, num_frames + 1):
             line=13,
             column=1,
         ),
+        Invalid(  # one optimizer per part of the model, stepped in a loop over them: one training step
+            """
+import torch
+def train(net, batches, optimizers, steps):
+    net.train()
+    for i in range(steps):
+        batch = next(batches)
+        net.zero_grad()
+        loss = net(batch.cuda()).mean()
+        loss.backward()
+        for optimizer in optimizers:
+            optimizer.step()
+""",
+            line=4,
+            column=5,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -232,16 +249,19 @@ for frame_idx in range(1, num_frames + 1):
             if owner is not None and owner != "self":
                 self._module_names.add(owner)
         kind = None
+        loops = ctx.loops
         if method in BACKWARD_METHODS:
             kind = "backward"
         elif method == "step" and isinstance(func.value, (cst.Name, cst.Attribute)):
             receiver = func.value.value if isinstance(func.value, cst.Name) else func.value.attr.value
-            kind = "step" if _OPTIMIZER.search(receiver) else None
+            stepped = loops and isinstance(func.value, cst.Name) and optimizer_loop_target(loops[-1]) == receiver
+            if stepped:  # `for optimizer in optimizers: optimizer.step()`: the step of the loop around it
+                loops = loops[:-1]
+            kind = "step" if stepped or _OPTIMIZER.search(receiver) else None
         if kind is None:
             return
-        loop = ctx.loop
-        if loop is not None:
-            self._note(loop, kind)
+        if loops:
+            self._note(loops[-1], kind)
         elif ctx.function_key is not None:  # a per-step helper (`compute_td_loss`): its caller's loop trains
             self._evidence.setdefault(ctx.function_key, set()).add(kind)
 
