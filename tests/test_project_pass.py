@@ -706,3 +706,53 @@ def test_a_star_imported_name_the_project_binds_to_something_else_is_not_torchs(
     write(project / "pkg" / "body.py", STAR_BODY)
     assert _findings(".", "--select", "ML003") == []
     assert _findings("pkg/body.py", "--select", "ML003") == [("pkg/body.py", "ML003", 10)]  # alone: the convention
+
+
+# ---------------------------------------------------------------------------- ML017
+
+TRAIN_EPOCH = """
+import torch
+
+def train_epoch(model, optimizer, graph, features, labels):
+    model.train()
+    logits = model(graph, features)
+    loss = torch.nn.functional.cross_entropy(logits, labels)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""
+
+
+def test_an_epoch_loop_calling_a_training_step_of_another_file(project):
+    # benchmarking-gnns' full-graph trainers: the epoch loop's file mentions neither backward nor
+    # `step`; the step is the helper's (FileView.update_calls), the loop is the caller's
+    write(project / "train_steps.py", TRAIN_EPOCH)
+    write(project / "main.py", """
+        import torch
+        from train_steps import train_epoch
+
+        device = torch.device("cuda")
+        model = build().to(device)
+        optimizer = torch.optim.Adam(model.parameters())
+        for epoch in range(100):
+            train_epoch(model, optimizer, graph, features, labels)
+    """)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 7)]
+    assert _findings("main.py", "--select", "ML017") == []  # alone, main.py cannot know what train_epoch does
+
+
+def test_a_helper_of_another_file_that_only_backpropagates_is_no_training_step(project):
+    write(project / "losses.py", """
+        def backprop(loss):
+            loss.backward()
+    """)
+    write(project / "main.py", """
+        import torch
+        from losses import backprop
+
+        for x in loader:
+            backprop(model(x.cuda()).sum())  # gradients for a saliency map: no optimizer steps
+            maps.append(x.grad)
+    """)
+    assert _findings(".", "--select", "ML017") == []

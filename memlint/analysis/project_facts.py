@@ -31,3 +31,27 @@ def returns_history(call: cst.Call, ctx: "Context") -> bool:
     return written in project.history_calls and ctx.binds_at_module_level(root)
 
 
+
+
+def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:
+    """The part of a training step that `call` does on every call when it runs a function of
+    another file of the project ("backward", "step", "model": `train_epoch(model, optimizer, ...)`
+    whose body runs the model, backpropagates and steps), or nothing (not the project's, or it
+    does none of it outside loops of its own)."""
+    updates = ctx.project.update_calls
+    if not updates:
+        return frozenset()
+    func = call.func
+    written = dotted_name(func)
+    if written is None:
+        return frozenset()
+    root, _, method = written.partition(".")
+    if root == "self":
+        class_name = ctx.class_name
+        if class_name is None or "." in method:
+            return frozenset()
+        written = f"{class_name}.{method}"
+    elif not ctx.binds_at_module_level(root):
+        return frozenset()
+    found = dict(updates).get(written)
+    return frozenset(found.split(",")) if found else frozenset()

@@ -40,7 +40,7 @@ from typing import Any, Iterator, Optional
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 3  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator
+FORMAT = 4  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -482,6 +482,7 @@ class _Summary:
             record.setdefault("model", []).append(model)
         if trains and loop is None:
             record["trains"] = True  # (in a loop, the loop's fact says so)
+            _note_update(record, func)
         if flush is not None and loop is None and not self.periodic and key and "flush" not in record:
             record["flush"] = flush
         if reference is not None:
@@ -828,6 +829,20 @@ def _stored_names(targets) -> Iterator[str]:
                 yield node.id
 
 
+# ---------------------------------------------------------------------------- training steps
+
+
+def _note_update(record: dict, func: ast.AST) -> None:
+    """Which half of a training step a call outside the function's loops does: "backward" (any
+    form of backward, `torch.autograd.grad`) or "step" (an optimizer's).  `trains` says "either";
+    the project pass needs both, and a model run, to call a helper a whole training step."""
+    kind = "step" if type(func) is ast.Attribute and func.attr == "step" else "backward"  # type: ignore[attr-defined]
+    updates = record.setdefault("updates", [])
+    if kind not in updates:
+        updates.append(kind)
+        updates.sort()
+
+
 # ---------------------------------------------------------------------------- loops
 
 
@@ -1028,6 +1043,8 @@ def _check_function(record: dict) -> None:
             _require(value in _HOOKS and type(value) is str)
         elif field in ("wraps_no_grad", "trains"):
             _require(value is True)
+        elif field == "updates":
+            _require(type(value) is list and all(kind in ("backward", "step") for kind in value))
         elif field == "flush":
             _require(type(value) is str)
         elif field == "decorators":

@@ -64,13 +64,18 @@ class FileView:
     # None where the file has none or one the pass cannot follow (Context then takes the convention,
     # tables.STAR_IMPORT_CONVENTION).
     star_torch: Optional[tuple[tuple[str, str], ...]] = None
+    # Callees as written here ("train_epoch", "utils.train_step", "Trainer.fit_batch" for
+    # `self.fit_batch()`) that are functions of another file doing part of a training step on every
+    # call, outside loops of their own, directly or through helpers: ("train_epoch",
+    # "backward,model,step").  ML017 counts it for the loop that calls them.
+    update_calls: tuple[tuple[str, str], ...] = ()
 
     @property
     def digest(self) -> str:
         payload = json.dumps(
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
-             sorted(self.imported_names), self.host_importers, self._star_data()],
+             sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls]],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -78,8 +83,9 @@ class FileView:
     @property
     def widens_screens(self) -> bool:
         """Could these facts make a rule's screen answer "maybe" where it answered "no" without them?
-        (Only the history facts reach a screen: memlint/prescreen/history.py.)"""
-        return bool(self.history_calls or self.history_methods)
+        (Only the history facts reach a screen, memlint/prescreen/history.py, and the training steps of
+        other files ML017's screen.)"""
+        return bool(self.history_calls or self.history_methods or self.update_calls)
 
     def trained_by(self, chain: Iterable[FunctionKey]) -> Optional[str]:
         """The training code that calls one of the functions `chain` with gradients on, if any."""
@@ -97,7 +103,8 @@ class FileView:
         """Plain data for the cache (`from_data` reads it back)."""
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
-                sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data()]  # fmt: skip
+                sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
+                [list(p) for p in self.update_calls]]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -105,19 +112,19 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 10 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 11 or type(data[8]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3], data[10]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
             return None
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
-                   None if star is None else tuple(tuple(x) for x in star))  # fmt: skip
+                   None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -244,6 +251,7 @@ class Project:
         self.trained = self._trained()
         self.per_step = self._per_step()
         self.history = self._history()
+        self.updates = self._updates()
 
     # ------------------------------------------------------------------ names to code
 
@@ -618,6 +626,44 @@ class Project:
             return f"the loop `{loop[1]}` in {where}"
         return where
 
+    def _updates(self) -> dict[tuple, frozenset[str]]:
+        """What part of a training step each function does on every call, outside loops of its own:
+        "backward", "step" (its summary's `updates`) and "model" (it runs one), with what the
+        functions it calls outside its loops do (least fixed point).  `train_epoch(model, ...)` of
+        a full-graph trainer does all three; a loss helper that only backpropagates, "backward"."""
+        result: dict[tuple, frozenset[str]] = {}
+        for file, key, record in self._functions():
+            own = set(record.get("updates", ()))
+            if own and self._runs_model((file.index, key)):
+                own.add("model")
+            if own:
+                result[(file.index, key)] = frozenset(own)
+        ready = list(result)
+        while ready:
+            function = ready.pop()
+            for site in self._incoming.get(function, ()):
+                if site.loop is not None or site.caller[1] in ("", "?"):
+                    continue
+                known = result.get(site.caller, frozenset())
+                if not result[function] <= known:
+                    result[site.caller] = known | result[function]
+                    ready.append(site.caller)
+        return result
+
+    def _update_calls(self, index: int) -> tuple[tuple[str, str], ...]:
+        """FileView.update_calls of file `index`: its calls of other files' functions in `updates`."""
+        found: dict[str, str] = {}
+        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+            for ref, *_ in record.get("calls", ()):
+                if ref[0] not in ("n", "d", "s"):
+                    continue
+                callee = self.resolve(index, key, ref)
+                if callee is None or callee[0] == index or callee not in self.updates:
+                    continue
+                written = f"{key.partition('.')[0]}.{ref[1]}" if ref[0] == "s" else ref[1]
+                found[written] = ",".join(sorted(self.updates[callee]))
+        return tuple(sorted(found.items()))
+
     # ------------------------------------------------------------------ one file's view
 
     def view(self, index: int) -> FileView:
@@ -656,6 +702,7 @@ class Project:
             imported_names=self._imported_from(index),
             host_importers=self._host_importers(index),
             star_torch=self._star_torch(index),
+            update_calls=self._update_calls(index),
         )
 
     def _star_torch(self, index: int) -> Optional[tuple[tuple[str, str], ...]]:

@@ -11,6 +11,7 @@ from memlint.analysis import Kind
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
+from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import dotted_name
 from memlint.diagnostics import Severity
@@ -232,6 +233,13 @@ def train(net, batches, optimizers, steps):
             self._mixed = True
         if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION_METHODS:
             self._mixed = True
+        for kind in training_work(node, ctx):  # a helper of another file (`train_epoch(model, ...)`)
+            if kind == "model":
+                self._note_model(ctx)
+            elif ctx.loop is not None:
+                self._note(ctx.loop, kind)
+            elif ctx.function_key is not None:
+                self._evidence.setdefault(ctx.function_key, set()).add(kind)
         if self._runs_model(node):
             self._note_model(ctx)
         else:
