@@ -756,3 +756,36 @@ def test_a_helper_of_another_file_that_only_backpropagates_is_no_training_step(p
             maps.append(x.grad)
     """)
     assert _findings(".", "--select", "ML017") == []
+
+
+# ---------------------------------------------------------------------------- ML013
+
+
+def test_a_host_tensor_moved_by_a_helper_of_another_file(project):
+    # CSAIL semantic segmentation: lib/parallel.py's `async_copy_to` returns a tensor moved with
+    # `.cuda(dev)`; eval.py makes a zeros buffer on the host per image and hands it to it
+    write(project / "parallel.py", """
+        import torch
+
+        def async_copy_to(obj, dev):
+            if torch.is_tensor(obj):
+                v = obj.cuda(dev, non_blocking=True)
+                return v
+            if isinstance(obj, (list, tuple)):
+                return [async_copy_to(o, dev) for o in obj]
+            return obj
+    """)
+    write(project / "evaluate.py", """
+        import torch
+        from parallel import async_copy_to
+
+        def evaluate(model, loader, gpu):
+            for batch in loader:
+                with torch.no_grad():
+                    scores = torch.zeros(1, 150, 64, 64)
+                    scores = async_copy_to(scores, gpu)
+                    scores = scores + model(async_copy_to(batch, gpu))
+    """)
+    assert _findings(".") == [("evaluate.py", "ML013", 7)]
+    assert "async_copy_to(scores, gpu)" in _messages(".")[("evaluate.py", "ML013")]
+    assert _findings("evaluate.py") == []  # alone, evaluate.py cannot know what async_copy_to does

@@ -3,7 +3,7 @@ computes them; `ctx.project` holds this file's view of them)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
@@ -55,3 +55,26 @@ def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:
         return frozenset()
     found = dict(updates).get(written)
     return frozenset(found.split(",")) if found else frozenset()
+
+
+def moved_argument(call: cst.Call, ctx: "Context") -> Optional[tuple[cst.BaseExpression, str, Optional[cst.BaseExpression]]]:
+    """(the argument moved, "cuda" or "to", the argument given as its device or None) when `call`
+    runs a function of the project that returns its parameter moved to a device (`async_copy_to(x,
+    gpu)` whose body returns `x.cuda(gpu)` for a tensor; `FileView.mover_calls`), else None."""
+    movers = ctx.project.mover_calls
+    if not movers or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return None
+    written = dotted_name(call.func)
+    if written is None or not ctx.binds_at_module_level(written.partition(".")[0]):
+        return None
+    found = dict(movers).get(written)
+    if found is None:
+        return None
+    parameter, method, device = found.split(",")
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or int(parameter) >= len(positional):
+        return None
+    given = positional[int(device)].value if 0 <= int(device) < len(positional) else None
+    if int(device) >= 0 and given is None:
+        return None  # given by keyword or left to its default: cannot tell what it is
+    return positional[int(parameter)].value, method, given

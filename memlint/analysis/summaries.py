@@ -127,6 +127,7 @@ class _Summary:
             key = self._function_of(node)
             if key:
                 self.functions[key]["returns"] = None  # a generator: calling it returns no tensor
+        self._moved_parameters()
         return {
             "format": FORMAT,
             "imports": self.imports,
@@ -591,6 +592,69 @@ class _Summary:
                 found.discard(id(loop))
         return found, training
 
+    # ------------------------------------------------------------------ moves to a device
+
+    def _moved_parameters(self) -> None:
+        for call in self.source.nodes(ast.Call):
+            func = call.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute and func.attr in ("cuda", "to"):
+                self._moves_parameter(call)  # type: ignore[arg-type]
+
+    def _moves_parameter(self, call: ast.Call) -> None:
+        """`moves` of a module-level function: [parameter, method, device parameter] when the function
+        returns its parameter moved to a device whenever it is given a tensor: `return x.cuda(dev)`,
+        or `v = x.to(device)` ... `return v`, behind no condition but a test of the parameter's type
+        (`if torch.is_tensor(x):`, the tensor case of a helper that also walks containers) or of the
+        accelerator.  Method: "cuda" or "to"; device parameter: the position of the parameter the
+        move is given as its device, or -1 (`.cuda()`: the current accelerator)."""
+        func = call.func
+        receiver = func.value  # type: ignore[attr-defined]
+        key = self._function_of(call)
+        if not key or "." in key or key == "?" or type(receiver) is not ast.Name:
+            return
+        node = self.nodes[key]
+        parameters = [a.arg for a in node.args.posonlyargs + node.args.args]  # type: ignore[attr-defined]
+        if receiver.id not in parameters:
+            return
+        given = [a for a in call.args if type(a) is not ast.Starred] + [k.value for k in call.keywords if k.arg == "device"]
+        device = given[0] if given else None
+        if device is None and func.attr == "to":  # type: ignore[attr-defined]
+            return
+        if device is not None and not (type(device) is ast.Name and device.id in parameters):
+            if not (func.attr == "cuda" and type(device) is ast.Constant and type(device.value) is int):  # type: ignore[attr-defined]
+                return
+            device = None  # `.cuda(0)`: an accelerator whatever the caller gives
+        returned = self._returned_move(call, node, receiver.id)
+        if returned:
+            position = parameters.index(device.id) if device is not None else -1  # type: ignore[union-attr]
+            self.functions[key]["moves"] = [parameters.index(receiver.id), func.attr, position]  # type: ignore[attr-defined]
+
+    def _returned_move(self, call: ast.Call, function: ast.AST, parameter: str) -> bool:
+        """Is the move's value what the function returns (directly, or through the one name it is
+        bound to), and does it run on every call given a tensor (no condition around it but a type
+        test of `parameter` or a device check, no loop, no handler)?"""
+        child: ast.AST = call
+        statement: Optional[ast.AST] = None
+        for ancestor in self.source.ancestors(call):
+            if ancestor is function:
+                break
+            if isinstance(ancestor, ast.stmt) and statement is None:
+                statement = ancestor
+            if isinstance(ancestor, ast.If):
+                if _in(child, ancestor.orelse) or not (_device_check(ancestor.test) or _tests_type_of(ancestor.test, parameter)):
+                    return False
+            elif isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Lambda, *_FUNCTIONS)):
+                return False
+            child = ancestor
+        if type(statement) is ast.Return:
+            return statement.value is call  # type: ignore[union-attr]
+        if type(statement) is ast.Assign and statement.value is call and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:  # type: ignore[union-attr]
+            bound = statement.targets[0].id  # type: ignore[union-attr]
+            parent = next(self.source.ancestors(statement))
+            block = next((getattr(parent, f) for f in ("body", "orelse") if statement in getattr(parent, f, ())), ())
+            return any(type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == bound for s in block)  # type: ignore[union-attr]
+        return False
+
     # ------------------------------------------------------------------ returned values
 
     def _return(self, node: ast.Return) -> None:
@@ -829,6 +893,24 @@ def _stored_names(targets) -> Iterator[str]:
                 yield node.id
 
 
+# ---------------------------------------------------------------------------- moves to a device
+
+
+_TYPE_TESTS = frozenset({"is_tensor", "isinstance"})
+
+
+def _tests_type_of(test: ast.AST, parameter: str) -> bool:
+    """`torch.is_tensor(x)`, `isinstance(x, torch.Tensor)`: true for every tensor given as `x`."""
+    if type(test) is not ast.Call or not test.args:  # type: ignore[union-attr]
+        return False
+    func = test.func  # type: ignore[attr-defined]
+    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+    first = test.args[0]  # type: ignore[attr-defined]
+    if name == "isinstance" and not (len(test.args) == 2 and (dotted(test.args[1]) or "").endswith("Tensor")):  # type: ignore[attr-defined]
+        return False
+    return name in _TYPE_TESTS and type(first) is ast.Name and first.id == parameter
+
+
 # ---------------------------------------------------------------------------- training steps
 
 
@@ -1043,6 +1125,8 @@ def _check_function(record: dict) -> None:
             _require(value in _HOOKS and type(value) is str)
         elif field in ("wraps_no_grad", "trains"):
             _require(value is True)
+        elif field == "moves":
+            _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)
         elif field == "updates":
             _require(type(value) is list and all(kind in ("backward", "step") for kind in value))
         elif field == "flush":

@@ -69,13 +69,18 @@ class FileView:
     # call, outside loops of their own, directly or through helpers: ("train_epoch",
     # "backward,model,step").  ML017 counts it for the loop that calls them.
     update_calls: tuple[tuple[str, str], ...] = ()
+    # Callees as written here that return their parameter moved to a device (`async_copy_to(x,
+    # gpu)`: `return x.cuda(gpu)` for a tensor), as "parameter,method,device parameter" (summaries'
+    # `moves`): ("async_copy_to", "0,cuda,1").  A call of one is a move for every rule.
+    mover_calls: tuple[tuple[str, str], ...] = ()
 
     @property
     def digest(self) -> str:
         payload = json.dumps(
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
-             sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls]],
+             sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
+             [list(p) for p in self.mover_calls]],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -83,9 +88,9 @@ class FileView:
     @property
     def widens_screens(self) -> bool:
         """Could these facts make a rule's screen answer "maybe" where it answered "no" without them?
-        (Only the history facts reach a screen, memlint/prescreen/history.py, and the training steps of
-        other files ML017's screen.)"""
-        return bool(self.history_calls or self.history_methods or self.update_calls)
+        (Only the history facts reach a screen, memlint/prescreen/history.py, the training steps of
+        other files ML017's screen and the project's moves ML013's.)"""
+        return bool(self.history_calls or self.history_methods or self.update_calls or self.mover_calls)
 
     def trained_by(self, chain: Iterable[FunctionKey]) -> Optional[str]:
         """The training code that calls one of the functions `chain` with gradients on, if any."""
@@ -104,7 +109,7 @@ class FileView:
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
-                [list(p) for p in self.update_calls]]  # fmt: skip
+                [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls]]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -112,19 +117,20 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 11 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 12 or type(data[8]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3], data[10]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3], data[10], data[11]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
             return None
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
-                   None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]))  # fmt: skip
+                   None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
+                   tuple(tuple(x) for x in data[11]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -664,6 +670,20 @@ class Project:
                 found[written] = ",".join(sorted(self.updates[callee]))
         return tuple(sorted(found.items()))
 
+    def _mover_calls(self, index: int) -> tuple[tuple[str, str], ...]:
+        """FileView.mover_calls of file `index`: its calls of the project's functions that return
+        their parameter moved to a device (here or in another file)."""
+        found: dict[str, str] = {}
+        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+            for ref, *_ in record.get("calls", ()):
+                if ref[0] not in ("n", "d") or ref[1] in found:
+                    continue
+                callee = self.resolve(index, key, ref)
+                moves = self.record(callee).get("moves") if callee is not None else None
+                if moves:
+                    found[ref[1]] = ",".join(map(str, moves))
+        return tuple(sorted(found.items()))
+
     # ------------------------------------------------------------------ one file's view
 
     def view(self, index: int) -> FileView:
@@ -703,6 +723,7 @@ class Project:
             host_importers=self._host_importers(index),
             star_torch=self._star_torch(index),
             update_calls=self._update_calls(index),
+            mover_calls=self._mover_calls(index),
         )
 
     def _star_torch(self, index: int) -> Optional[tuple[tuple[str, str], ...]]:
