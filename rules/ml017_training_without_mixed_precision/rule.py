@@ -48,7 +48,11 @@ class TrainingWithoutMixedPrecision(Rule):
     in the file's functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, with
     `optimizer.step()` inside): a call of a module or of something named like a model, a module's
     own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
-    (`G(z)` where the file calls `G.train()` or `G.parameters()`).
+    (`G(z)` where the file calls `G.train()` or `G.parameters()`). A loop over the optimizers
+    (`for optimizer in optimizers: optimizer.step()`) is the step of the loop around it, and a
+    function of another file counts for what the project pass says it does on every call
+    (`train_epoch(model, optimizer, ...)` that runs the model, backpropagates and steps:
+    `FileView.update_calls`).
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
     `gpu`, ... anywhere: CUDA autocast has nothing to apply to on the CPU); a loop that runs no model
