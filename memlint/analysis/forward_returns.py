@@ -103,12 +103,16 @@ def _is_distribution(expr: cst.BaseExpression, bindings, imports: Mapping[str, s
 
 def constructed_classes(module: cst.Module, classes: frozenset[str]) -> dict[str, Optional[str]]:
     """`self.actor` / `actor` -> the class of `classes` every assignment of it in the file builds
-    (`self.actor = Actor(obs_dim, n).to(device)`), or None where one assigns something else."""
+    (`self.actor = Actor(obs_dim, n).to(device)`); left out where one assigns something else, or
+    where a function of the file takes a parameter of that name."""
     found: dict[str, Optional[str]] = {}
+    parameters: set[str] = set()  # a parameter of that name may hold anything its caller gives
     stack: list[cst.CSTNode] = [module]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Assign):
+        if isinstance(node, cst.Param):
+            parameters.add(node.name.value)
+        elif isinstance(node, cst.Assign):
             built = _built_class(node.value, classes)
             for target in node.targets:
                 written = dotted_name(target.target) if isinstance(target.target, (cst.Name, cst.Attribute)) else None
@@ -123,7 +127,7 @@ def constructed_classes(module: cst.Module, classes: frozenset[str]) -> dict[str
             if written is not None:
                 found[written] = None
         stack.extend(node.children)
-    return {written: built for written, built in found.items() if built is not None}
+    return {written: built for written, built in found.items() if built is not None and written not in parameters}
 
 
 def _built_class(value: cst.BaseExpression, classes: frozenset[str]) -> Optional[str]:
