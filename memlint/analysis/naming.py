@@ -78,7 +78,10 @@ def is_forward_name(name: str) -> bool:
 
 
 # Receivers of `.step()` that update weights (not a learning-rate scheduler's step).
-OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$", re.I)
+# `optimizerD` / `optimG` (a GAN's two optimizers, the model's letter in capitals) are optimizers too.
+OPTIMIZER_NAME = re.compile(
+    r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$|(?:^|_)(?:optim|optimizer|optimiser)(?-i:[A-Z])[A-Za-z]?$", re.I
+)
 # Collections of optimizers (`optimizers`, `self.optims`, `optimizer_list`): a loop over one steps
 # each optimizer of a single training step (CSAIL semantic segmentation, PreSumm).
 OPTIMIZERS_NAME = re.compile(r"(?:^|_)(?:optims|optimizers|optimisers)(?:_|$)|(?:optim|optimizer|optimiser)_?(?:list|s)$", re.I)

@@ -18,7 +18,9 @@ from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml017_training_without_mixed_precision.meta import META
 
-_OPTIMIZER = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|optimizer$", re.I)
+_OPTIMIZER = re.compile(
+    r"(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|optimizer$|(?:^|_)(?:optim|optimizer|optimiser)(?-i:[A-Z])[A-Za-z]?$", re.I
+)  # as naming.OPTIMIZER_NAME, without a GradScaler's step (which is mixed precision)
 # Configuration that asks a framework for mixed precision (Lightning, accelerate, transformers).
 _PRECISION_KEYWORDS = frozenset({"mixed_precision", "fp16", "bf16", "precision", "amp", "use_amp", "amp_dtype"})
 _PRECISION_STRING = re.compile(r"(?:16-mixed|bf16|fp16|float16|bfloat16|\bamp\b)", re.I)
@@ -198,6 +200,20 @@ for frame_idx in range(1, num_frames + 1):
         loss = compute_td_loss(batch_size)
 """,
             line=13,
+            column=1,
+        ),
+        Invalid(  # a GAN's optimizers named by the model's letter (`optimizerD`, `optimizerG`)
+            """
+import torch
+netD.cuda()
+optimizerD = torch.optim.RMSprop(netD.parameters(), lr=5e-5)
+for real, _ in dataloader:
+    netD.zero_grad()
+    errD = netD(real.cuda()).mean()
+    errD.backward()
+    optimizerD.step()
+""",
+            line=4,
             column=1,
         ),
         Invalid(  # one optimizer per part of the model, stepped in a loop over them: one training step
