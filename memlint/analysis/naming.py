@@ -78,10 +78,12 @@ def is_forward_name(name: str) -> bool:
 
 
 # Receivers of `.step()` that update weights (not a learning-rate scheduler's step).
-# `optimizerD` / `optimG` (a GAN's two optimizers, the model's letter in capitals) are optimizers too.
-OPTIMIZER_NAME = re.compile(
-    r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$|(?:^|_)(?:optim|optimizer|optimiser)(?-i:[A-Z])[A-Za-z]?$", re.I
-)
+# `optimizer`, `d_optim`, `opt_G`, `OPTIMIZER`, and, case-sensitively, a camel-case suffix naming the network it
+# steps (`optimizerD`, `optimG`: DCGAN-style scripts), not `options` or `optimal`.  OPTIMIZER_NAME also takes
+# GradScaler's `scaler.step(optimizer)`; OPTIMIZER_ONLY_NAME does not (ML017: a scaler means mixed precision).
+_CAMEL_OPTIMIZER = r"|(?:^|_)(?:optimizer|optimiser|optim|opt)[A-Z][A-Za-z0-9]*$"
+OPTIMIZER_NAME = re.compile(r"(?i:(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$)" + _CAMEL_OPTIMIZER)
+OPTIMIZER_ONLY_NAME = re.compile(r"(?i:(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|optimizer$)" + _CAMEL_OPTIMIZER)
 # Collections of optimizers (`optimizers`, `self.optims`, `optimizer_list`): a loop over one steps
 # each optimizer of a single training step (CSAIL semantic segmentation, PreSumm).
 OPTIMIZERS_NAME = re.compile(r"(?:^|_)(?:optims|optimizers|optimisers)(?:_|$)|(?:optim|optimizer|optimiser)_?(?:list|s)$", re.I)

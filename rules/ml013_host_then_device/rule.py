@@ -11,6 +11,7 @@ import libcst as cst
 from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.iteration import condition_is_device_check, every_iteration, runs_own_pass
 from memlint.analysis.model import follows_device
+from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.project_facts import moved_argument
@@ -144,6 +145,22 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # `y` comes from the loader and is only cast: `.to(y.device)` keeps the zeros on the host
+            """
+import torch
+def predict(model, pred_loader, device, horizon):
+    model.eval()
+    preds = []
+    with torch.no_grad():
+        for x, y in pred_loader:
+            x = x.float().to(device)
+            y = y.float()
+            dec = torch.zeros([y.shape[0], horizon, y.shape[2]]).float().to(y.device)
+            dec = torch.cat([y, dec], dim=1).to(device)
+            preds.append(model(x, dec).cpu())
+    return preds
+"""
+        ),
         Valid(  # arithmetic with another tensor: that tensor's device decides, not a host factory alone
             """
 import torch
@@ -820,7 +837,7 @@ for batch in val_loader:
         if ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
             return  # a plotting function: not a cost of the training step
         if ctx.in_loop and every_iteration(ctx) and ctx.model.loop_scope(ctx.loop).kind == "step":
-            if not self._moves_nothing(device):
+            if not self._moves_nothing(device) and not self._follows_host_batch(device, candidate.move):
                 self._report(candidate, "on every loop iteration")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
@@ -829,6 +846,13 @@ for batch in val_loader:
         """`.to(x.device)` in a file that names no accelerator anywhere (the model's device fact): a
         CPU-only script, where following another tensor's device moves nothing."""
         return not self.ctx.model.device.explicit and follows_device(device)
+
+    def _follows_host_batch(self, device: cst.BaseExpression, move: cst.Call) -> bool:
+        """`.to(y.device)` where `y` is a batch the loader yielded on the host and the loop has not
+        moved yet (placement.batch_left_on_host): nothing moves."""
+        if type(device) is not cst.Attribute or device.attr.value != "device" or type(device.value) is not cst.Name:
+            return False
+        return not self.ctx.model.device.launched and batch_left_on_host(device.value.value, self.ctx.loop, move)
 
     def finish(self, facts) -> None:
         if not self._in_helpers:
