@@ -38,6 +38,37 @@ def unwrapped_layer(ctx: "Context", layer: cst.Call) -> cst.Call:
     return layer
 
 
+def built_layer(ctx: "Context", call: cst.Call) -> cst.Call:
+    """The layer call a call builds: through the wrappers of `unwrapped_layer`, and through a
+    factory of the file whose every definition returns a call of one and the same `torch.nn` class
+    (`def conv1x1(i, o): return nn.Conv2d(i, o, 1, bias=False)`): what the file knows of that
+    returned call it knows of the factory's call.  `call` itself (unwrapped) otherwise."""
+    layer = unwrapped_layer(ctx, call)
+    if not isinstance(layer.func, cst.Name):
+        return layer
+    returned = _factory_layer(ctx, layer.func.value)
+    return unwrapped_layer(ctx, returned) if returned is not None else layer
+
+
+def _factory_layer(ctx: "Context", name: str) -> Optional[cst.Call]:
+    definitions = _definitions(ctx).get(name)
+    if not definitions:
+        return None
+    calls: list[cst.Call] = []
+    for definition in definitions:
+        if not isinstance(definition, cst.FunctionDef) or definition.decorators:
+            return None
+        returns = [n for n in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
+        if not returns or not all(type(r.value) is cst.Call for r in returns):  # type: ignore[attr-defined]
+            return None
+        calls.extend(r.value for r in returns)  # type: ignore[misc]
+    built = {resolve_global(ctx, unwrapped_layer(ctx, c).func) for c in calls}
+    if len(built) != 1:
+        return None
+    (qualified,) = built
+    return calls[0] if qualified is not None and qualified.startswith("torch.nn.") else None
+
+
 def returns_its_argument(ctx: "Context", func: cst.BaseExpression, depth: int = 0) -> bool:
     qualified = resolve_global(ctx, func)
     if qualified in REPARAMETRIZATIONS:

@@ -59,6 +59,10 @@ class ModuleClass:
     param_count: Optional[int] = None
     forward: Optional[cst.FunctionDef] = None
     flatten_fed: set[str] = field(default_factory=set)  # attrs forward calls on a flattened tensor
+    # self.<attr> = <layer> in a branch of an `if` in __init__ (`if pos_enc: self.embed = nn.Linear(...)
+    # else: self.embed = nn.Embedding(...)`): what the attribute holds where it exists; kept apart
+    # from `attributes`, whose layers are known to exist (their parameters counted)
+    conditional: dict[str, Layer] = field(default_factory=dict)
 
 
 def inventory(ctx: "Context") -> dict[str, ModuleClass]:
@@ -176,6 +180,21 @@ class _Builder:
                 return None  # nn.Sequential subclasses, frameworks' own bases: not followed
         return total
 
+    def _conditional_layers(self, statement: cst.If, env: Env, described: ModuleClass) -> None:
+        """`self.<attr> = <layer>` lines in the branches of an `if` (nested `if`s too; not loops:
+        an attribute bound in a loop may be bound many times)."""
+        for block in nested_blocks(statement):
+            for inner in block:
+                if isinstance(inner, cst.If):
+                    self._conditional_layers(inner, env, described)
+                if not isinstance(inner, cst.SimpleStatementLine):
+                    continue
+                for small in inner.body:
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and _is_self_attribute(small.targets[0].target):
+                        layer = self.layer(small.value, env) if isinstance(small.value, cst.Call) else None
+                        if layer is not None:
+                            described.conditional[small.targets[0].target.attr.value] = layer  # type: ignore[attr-defined]
+
     def _init_layers(self, init: cst.FunctionDef, env: Env, described: ModuleClass) -> Optional[int]:
         total: Optional[int] = 0
         local_calls = {k: v for k, v in env.items() if isinstance(v, cst.Call)}
@@ -183,6 +202,8 @@ class _Builder:
             if not isinstance(statement, cst.SimpleStatementLine):
                 if _assigns_self(statement):
                     total = None  # layers built in a loop or behind a condition: not counted
+                    if isinstance(statement, cst.If):
+                        self._conditional_layers(statement, env, described)
                 continue
             for small in statement.body:
                 if isinstance(small, (cst.Assign, cst.AnnAssign)):

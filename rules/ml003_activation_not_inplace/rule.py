@@ -8,12 +8,22 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
+from memlint.analysis.attribute_owners import attribute_uses, class_nodes, used_other_than_called
 from memlint.analysis import GradMode
-from memlint.analysis.initialisers import unwrapped_layer
-from memlint.analysis.inventory import inventory, resolve_global, torch_nn_name
+from memlint.analysis.initialisers import built_layer
+from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
+from memlint.analysis.module_lists import element_classes
+from memlint.analysis.producers import bound_value, producers_before
+from memlint.analysis.sequences import (
+    added_layer,
+    empty_sequential_target,
+    sequential_bound_to,
+    sequential_elements,
+    unpacked_into_sequential_only,
+)
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
-from memlint.analysis.walk import code_children, code_descendants, code_with_parents, descendants
+from memlint.analysis.walk import code_children, code_descendants, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml003_activation_not_inplace.meta import META
@@ -118,18 +128,24 @@ class ActivationNotInplace(Rule):
     - in an `nn.Sequential(...)` (or the `OrderedDict`, or a list display that is unpacked into
       `nn.Sequential(*layers)` in the same function, or a list filled by consecutive
       `layers.append(...)` statements and unpacked so, or consecutive `net.add_module(name, ...)`
-      statements on a `net = nn.Sequential()` of the same block) right after a layer that does not
+      statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
+      `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
+      `if`) right after a layer that does not
       need its own output for backward: Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
       InstanceNorm*, Embedding, pooling; also when that layer is wrapped in a helper that returns it
       (`layer_init(nn.Conv2d(...))` defined in the file with `return layer`, a lambda over such a
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
-      reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`);
+      reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`), or built
+      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`);
     - in `forward`, a functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
-      between: `out += self.shortcut(x)`) or of `+`, `-`, `*` (`F.relu(a + b)`), that is not used
-      again;
+      between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before)
+      or of `+`, `-`, `*` (`F.relu(a + b)`), that is not used again; a layer taken by index from a
+      `ModuleList` whose every element is such a layer (`self.layers[i]`, called) and one the constructor
+      builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class) when every use of
-      `.relu` in the file is a call of it in `forward` on such a fresh value;
+      `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
+      of it in `forward` on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
       (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`).
 
@@ -157,7 +173,8 @@ class ActivationNotInplace(Rule):
     peak does not change; `ML`, `ML0` or `ALL` keep the default set, as for the rules that are off
     by default. Each message says what the saving is.
 
-    Accepted limits (silence when unsure): layers passed in as arguments or built by factories,
+    Accepted limits (silence when unsure): layers passed in as arguments or built by factories
+    that may return more than one class (or anything but a `torch.nn` layer),
     `self.relu = nn.ReLU()` modules called anywhere but `forward` or on a value that is not fresh
     (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
     by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
@@ -212,6 +229,165 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # one element of the ModuleList may be the identity: its output is the caller's tensor
+            """
+import torch.nn.functional as F
+from torch import nn
+class Stack(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for a, b in zip(dims, dims[1:]):
+            self.layers.append(nn.Linear(a, b) if a != b else nn.Identity())
+    def forward(self, x):
+        for i in range(len(self.layers)):
+            x = F.relu(self.layers[i](x))
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # another object's list of the same name gets a module of the file's own: not known
+            """
+import torch.nn.functional as F
+from torch import nn
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+    def forward(self, x):
+        for i in range(2):
+            x = F.relu(self.layers[i](x))
+        return x
+def widen(model, block):
+    model.layers.append(block)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the Sequential the list is unpacked into has its first layer replaced: the ReLU would come first
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = [nn.Linear(4, 4), nn.ReLU()]
+        self.mlp = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.mlp(x)
+model = Net()
+model.mlp[0] = nn.Identity()
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the layer may not have been added (no `else`): the ReLU may come first and overwrite the caller's tensor
+            """
+from torch import nn
+def block(conv):
+    net = nn.Sequential()
+    if conv:
+        net.add_module("conv", nn.Conv2d(3, 3, 3))
+    net.add_module("relu", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # one branch adds a Sigmoid, which keeps its output for backward
+            """
+from torch import nn
+def block(conv):
+    net = nn.Sequential()
+    net.add_module("conv", nn.Conv2d(3, 3, 3))
+    if conv:
+        net.add_module("bn", nn.BatchNorm2d(3))
+    else:
+        net.add_module("gate", nn.Sigmoid())
+    net.add_module("relu", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a factory that may return the identity: the ReLU might overwrite the caller's tensor
+            """
+from torch import nn
+def project(in_channels, out_channels):
+    if in_channels == out_channels:
+        return nn.Identity()
+    return nn.Conv2d(in_channels, out_channels, kernel_size=1)
+body = nn.Sequential(project(3, 8), nn.ReLU(), nn.Conv2d(8, 4, 1))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a subclass's `self.dropout` is the base class's module, here called on the caller's tensor
+            """
+from torch import nn
+class Encoding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.dropout = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.dropout(self.fc(x))
+class Noisy(Encoding):
+    def noisy(self, x):
+        return self.dropout(x) + x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # one branch of the `if` binds the caller's tensor: in place would overwrite it
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.project = True
+    def forward(self, x):
+        if self.project:
+            h = self.fc(x)
+        else:
+            h = x
+        return F.relu(h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the name is read again after the activation (`h` beside `y`): not dead
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.fc2 = nn.Linear(4, 4)
+        self.first = True
+    def forward(self, x):
+        if self.first:
+            h = self.fc(x)
+        else:
+            h = self.fc2(x)
+        y = F.relu(h)
+        return y + h
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the branch ends in another statement than the binding (`kept = h` keeps the fresh value)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.kept = None
+    def forward(self, x, keep):
+        h = self.fc(x)
+        if keep:
+            h = self.fc(x)
+            self.kept = h
+        return F.relu(h)
+""",
+            config=_EXACT,
+        ),
         Valid(  # a layer wrapped by a helper not named as an initialiser: what `self.conv1` holds is not known
             """
 from utils import *
@@ -1393,6 +1569,258 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
                 then="x = torch.randn(2, 4, requires_grad=True)\nout = model(x)\nout.sum().backward()\nresult = (out, kept, x.grad)",
             ),
         ),
+        Invalid(  # each branch of the `if` just before binds a fresh layer output, the branch's layer built in a branch of the constructor (benchmarking-gnns' nets, issue 27)
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, pos_enc):
+        super().__init__()
+        self.pos_enc = pos_enc
+        if pos_enc:
+            self.embedding_pos_enc = nn.Linear(4, 8)
+        else:
+            self.embedding_h = nn.Linear(4, 8)
+        self.in_feat_dropout = nn.Dropout(0.5)
+    def forward(self, h):
+        if self.pos_enc:
+            h = self.embedding_pos_enc(h)
+        else:
+            h = self.embedding_h(h)
+        h = self.in_feat_dropout(h)
+        return h
+""",
+            line=10,
+            column=32,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, pos_enc):
+        super().__init__()
+        self.pos_enc = pos_enc
+        if pos_enc:
+            self.embedding_pos_enc = nn.Linear(4, 8)
+        else:
+            self.embedding_h = nn.Linear(4, 8)
+        self.in_feat_dropout = nn.Dropout(0.5, inplace=True)
+    def forward(self, h):
+        if self.pos_enc:
+            h = self.embedding_pos_enc(h)
+        else:
+            h = self.embedding_h(h)
+        h = self.in_feat_dropout(h)
+        return h
+""",
+            harness=_runs("Net(True).eval()", "2, 4"),
+        ),
+        Invalid(  # an `if` with no `else`: the value is the branch's fresh sum or the layer output bound before the `if`
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.shift = True
+    def forward(self, x):
+        y = self.fc(x)
+        if self.shift:
+            y = y + x
+        z = F.relu(y)
+        return z
+""",
+            line=12,
+            column=13,
+            config=_EXACT,
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.shift = True
+    def forward(self, x):
+        y = self.fc(x)
+        if self.shift:
+            y = y + x
+        z = F.relu(y, inplace=True)
+        return z
+""",
+            harness=_runs("Net()", "2, 4"),
+        ),
+        Invalid(  # another class of the file names its own module `self.dropout` and calls it on a kept value (PreSumm's encoder, issue 27)
+            """
+from torch import nn
+class Encoding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.dropout = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.dropout(self.fc(x))
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.dropout(x) + x
+""",
+            line=6,
+            column=24,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Encoding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.dropout = nn.Dropout(0.5, inplace=True)
+    def forward(self, x):
+        return self.dropout(self.fc(x))
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dropout = nn.Dropout(0.5)
+    def forward(self, x):
+        return self.dropout(x) + x
+""",
+            harness=_runs("Encoding().eval()", "2, 4"),
+        ),
+        Invalid(  # a factory of the file whose every return builds a Conv2d (RepDistiller's VID, issue 27)
+            """
+from torch import nn
+def conv1x1(in_channels, out_channels):
+    return nn.Conv2d(in_channels, out_channels, kernel_size=1, bias=False)
+regressor = nn.Sequential(conv1x1(3, 8), nn.ReLU(), conv1x1(8, 4))
+""",
+            line=4,
+            column=42,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def conv1x1(in_channels, out_channels):
+    return nn.Conv2d(in_channels, out_channels, kernel_size=1, bias=False)
+regressor = nn.Sequential(conv1x1(3, 8), nn.ReLU(inplace=True), conv1x1(8, 4))
+""",
+            harness=_runs("regressor", "2, 3, 4, 4"),
+        ),
+        Invalid(  # added in branches: after `if bn:` the last layer is the norm or the conv, both keep no output (YOLOv3's builder, issue 27)
+            """
+from torch import nn
+def create(defs):
+    blocks = nn.ModuleList()
+    for d in defs:
+        block = nn.Sequential()
+        if d["type"] == "conv":
+            block.add_module("conv", nn.Conv2d(3, 3, 3, padding=1, bias=not d["bn"]))
+            if d["bn"]:
+                block.add_module("bn", nn.BatchNorm2d(3))
+            if d["activation"] == "leaky":
+                block.add_module("leaky", nn.LeakyReLU(0.1))
+            elif d["activation"] == "logistic":
+                block.add_module("sigmoid", nn.Sigmoid())
+        blocks.append(block)
+    return blocks
+""",
+            line=11,
+            column=43,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def create(defs):
+    blocks = nn.ModuleList()
+    for d in defs:
+        block = nn.Sequential()
+        if d["type"] == "conv":
+            block.add_module("conv", nn.Conv2d(3, 3, 3, padding=1, bias=not d["bn"]))
+            if d["bn"]:
+                block.add_module("bn", nn.BatchNorm2d(3))
+            if d["activation"] == "leaky":
+                block.add_module("leaky", nn.LeakyReLU(0.1, inplace=True))
+            elif d["activation"] == "logistic":
+                block.add_module("sigmoid", nn.Sigmoid())
+        blocks.append(block)
+    return blocks
+""",
+            harness=_runs("create([{'type': 'conv', 'bn': 1, 'activation': 'leaky'}])[0]", "2, 3, 4, 4"),
+        ),
+        Invalid(  # an element assignment of a tensor elsewhere in the file changes no layer of this Sequential (benchmarking-gnns' MLP net, issue 27)
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = [nn.Linear(4, 4), nn.ReLU()]
+        layers.append(nn.Linear(4, 2))
+        self.mlp = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.mlp(x)
+    def weights(self, label):
+        counts = torch.zeros(2)
+        counts[label] = 1.0
+        return counts
+""",
+            line=6,
+            column=36,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layers = [nn.Linear(4, 4), nn.ReLU(inplace=True)]
+        layers.append(nn.Linear(4, 2))
+        self.mlp = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.mlp(x)
+    def weights(self, label):
+        counts = torch.zeros(2)
+        counts[label] = 1.0
+        return counts
+""",
+            harness=_runs("Net()", "2, 4"),
+        ),
+        Invalid(  # a layer taken from a ModuleList whose every element is a Linear (benchmarking-gnns' MLPReadout, issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Readout(nn.Module):
+    def __init__(self, d, out, L=2):
+        super().__init__()
+        layers = [nn.Linear(d // 2**l, d // 2 ** (l + 1)) for l in range(L)]
+        layers.append(nn.Linear(d // 2**L, out))
+        self.fc_layers = nn.ModuleList(layers)
+        self.L = L
+    def forward(self, y):
+        for l in range(self.L):
+            y = self.fc_layers[l](y)
+            y = F.relu(y)
+        return self.fc_layers[self.L](y)
+""",
+            line=13,
+            column=17,
+            config=_EXACT,
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Readout(nn.Module):
+    def __init__(self, d, out, L=2):
+        super().__init__()
+        layers = [nn.Linear(d // 2**l, d // 2 ** (l + 1)) for l in range(L)]
+        layers.append(nn.Linear(d // 2**L, out))
+        self.fc_layers = nn.ModuleList(layers)
+        self.L = L
+    def forward(self, y):
+        for l in range(self.L):
+            y = self.fc_layers[l](y)
+            y = F.relu(y, inplace=True)
+        return self.fc_layers[self.L](y)
+""",
+            harness=_runs("Readout(8, 2)", "2, 8"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1432,7 +1860,7 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
             self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
-            candidates = self._sequence_candidates(_sequence_elements(node, ctx), attribute)
+            candidates = self._sequence_candidates(sequential_elements(node, ctx), attribute)
             # Asked only with a candidate: what changes a module is a walk of the whole file.
             if candidates and not self._elements_may_change(attribute or self._bound_to.get(id(node))):
                 self._pending.extend(candidates)
@@ -1483,9 +1911,13 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         for name, display in self._lists.pop(id(node), []):
             # The cheap test first: most lists hold no activation after a layer (a walk of the body follows).
             candidates = self._sequence_candidates([(e, None) for e in display], None)
-            if candidates and _unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
+            if (
+                candidates
+                and unpacked_into_sequential_only(node.body, name, self.ctx)
+                and not self._elements_may_change(sequential_bound_to(node.body, name, self.ctx))
+            ):
                 self._pending.extend(candidates)
-        for block in _blocks_of(node):
+        for block in _blocks_of(node, into_if=False):
             self._check_statement_runs(block, node.body)
         if node.name.value == "forward" and self.ctx.class_name is not None:
             self._forward_pairs(node)
@@ -1494,40 +1926,88 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         for block in [node.body, *_module_blocks(node)]:
             self._check_statement_runs(block, node)
 
-    def _check_statement_runs(self, block, scope: cst.CSTNode) -> None:
+    def _check_statement_runs(self, block, scope: cst.CSTNode, made=None, state=None) -> dict:
         """Layers added one statement at a time: `layers.append(nn.Conv2d(...))` then
         `layers.append(nn.ReLU())` for a list unpacked into `nn.Sequential(*layers)` in the same
         scope, or `net.add_module("bn", nn.BatchNorm2d(c))` then `net.add_module("relu", nn.ReLU())`
-        on a `net = nn.Sequential()` made earlier in the same block."""
+        on a `net = nn.Sequential()` made earlier in the same block.  Branches join (YOLOv3's
+        builders): after `if bn: net.add_module("bn", ...)` the last layer added is the norm or the
+        one before the `if`, and an activation added first in a branch follows the layers that may
+        come last before the `if`.  Returns the state at the block's end: (method, receiver) -> the
+        layers that may have been added last, for the one receiver added to by the last statement."""
         ctx = self.ctx
-        made: dict[str, Optional[str]] = {}  # receiver code -> self attribute, for `X = nn.Sequential()`
-        last: Optional[tuple[str, str, cst.Call]] = None  # the statement before: (method, receiver, layer)
+        made = {} if made is None else made  # receiver code -> self attribute, for `X = nn.Sequential()`
+        state = {} if state is None else state  # (method, receiver) -> the layers one of which was added last
         for statement in block:
-            added = _added_layer(statement)
+            if type(statement) is cst.If:
+                state = self._joined_branches(statement, scope, made, state)
+                continue
+            added = added_layer(statement)
             if added is None:
-                target = _empty_sequential_target(statement, ctx)
+                target = empty_sequential_target(statement, ctx)
                 if target is not None:
                     made[target[0]] = target[1]
-            elif last is not None and last[:2] == added[:2]:
-                self._check_added_pair(last[2], added[2], added[0], added[1], made, scope)
-            last = added
+                state = {}
+                continue
+            previous = state.get(added[:2])
+            if previous:
+                self._check_added_pairs(previous, added[2], added[0], added[1], made, scope)
+            state = {added[:2]: (added[2],)}
+        return state
 
-    def _check_added_pair(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> None:
-        if method == "append":
-            if "." in receiver or not _unpacked_into_sequential_only(scope, receiver, self.ctx):
+    def _joined_branches(self, statement: cst.If, scope, made, state) -> dict:
+        """The state after an `if`: what each branch may leave added last (and, with no `else`,
+        what was added last before it); a receiver is known after it only where every path knows it."""
+        if any(type(n) is cst.Name and any(n.value == r.partition(".")[0] for _, r in state) for n in code_descendants(statement.test)):
+            return {}  # the test itself may change the container
+        outcomes: list[dict] = []
+        branch: Optional[cst.CSTNode] = statement
+        while branch is not None:
+            body = branch.body  # type: ignore[attr-defined]
+            if type(body) is not cst.IndentedBlock:
+                return {}
+            outcomes.append(self._check_statement_runs(body.body, scope, dict(made), dict(state)))
+            orelse = branch.orelse if type(branch) is cst.If else None  # type: ignore[attr-defined]
+            if orelse is None and type(branch) is cst.If:
+                outcomes.append(state)  # no `else`: the path around the branches
+            branch = orelse
+        joined: dict = {}
+        for key in set.intersection(*(set(o) for o in outcomes)):
+            joined[key] = tuple(dict.fromkeys(layer for o in outcomes for layer in o[key]))
+        return joined
+
+    def _check_added_pairs(self, previous: tuple[cst.Call, ...], layer: cst.Call, method: str, receiver: str, made, scope) -> None:
+        """`layer` added right after one of `previous`: a candidate where it is one after each."""
+        found: list[_Pending] = []
+        for before in previous:
+            candidates = self._added_pair_candidates(before, layer, method, receiver, made, scope)
+            if not candidates:
                 return
+            found.extend(candidates)
+        pending = found[0]
+        if len(found) > 1:  # the message names every layer it may follow
+            pending.after = "` or `nn.".join(dict.fromkeys(c.after for c in found))
+        self._pending.append(pending)
+
+    def _added_pair_candidates(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> list[_Pending]:
+        if method == "append":
+            if "." in receiver or not unpacked_into_sequential_only(scope, receiver, self.ctx):
+                return []
             candidates = self._sequence_candidates([(previous, None), (layer, None)], None)
         elif receiver in made:
             candidates = self._sequence_candidates([(previous, None), (layer, None)], made[receiver])
         else:
-            return
-        if candidates and not self._elements_may_change(receiver.rpartition(".")[2] if method != "append" else None):
-            self._pending.extend(candidates)
+            return []
+        container = receiver.rpartition(".")[2] if method != "append" else sequential_bound_to(scope, receiver, self.ctx)
+        if candidates and not self._elements_may_change(container):
+            return candidates
+        return []
 
     def _unwrapped(self, layer: cst.Call) -> cst.Call:
         """The layer inside initialisers and reparameterisations that return it:
-        `layer_init(nn.Conv2d(...))`, `init_(nn.Linear(...))`, `weight_norm(nn.Linear(...))`."""
-        return unwrapped_layer(self.ctx, layer)
+        `layer_init(nn.Conv2d(...))`, `init_(nn.Linear(...))`, `weight_norm(nn.Linear(...))`, and
+        the layer a factory of the file returns (`conv1x1(...)` returning `nn.Conv2d(...)`)."""
+        return built_layer(self.ctx, layer)
 
     def finish(self, facts) -> None:
         self._report_module_activations()
@@ -1541,8 +2021,8 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
                 continue
             if pending.attribute is not None and pending.class_name is not None:
                 if classes is None:
-                    classes = _class_nodes(self.ctx.module)
-                if _used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
+                    classes = class_nodes(self.ctx.module)
+                if used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
                     continue
             position = INPLACE_MODULES[pending.kind]
             # A module's construction does not tell whether it runs forward-only.
@@ -1593,18 +2073,47 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
                 }  # fmt: skip
                 # Activation modules of the class (`self.relu = nn.ReLU()`): each call is checked
                 # here, the module is reported in `finish` when every use of it in the file is such a call.
+                # A layer built in a branch of the constructor (`if pos_enc: self.embed = nn.Linear(...)`)
+                # is that layer wherever `self.embed(...)` runs at all.
+                conditional = {
+                    a for a, layer in described.conditional.items()
+                    if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
+                }  # fmt: skip
                 known = (
-                    {a for a in trusted if described.attributes[a].kind in OUTPUT_NOT_SAVED},
+                    {a for a in trusted if described.attributes[a].kind in OUTPUT_NOT_SAVED} | conditional,
                     {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES},
                 )
             return known
 
+        listed: Optional[set[str]] = None
+
+        def layer_lists() -> set[str]:
+            """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer, bound once,
+            no element replaced, no hook on it: `self.<attribute>[i](x)` is one of those layers."""
+            nonlocal listed
+            if listed is None:
+                changes = module_changes(ctx)
+                init = _constructor(described.node)
+                listed = set()
+                for a in _module_list_attributes(init):
+                    if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a):
+                        classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
+                        if classes is not None and classes <= OUTPUT_NOT_SAVED:
+                            listed.add(a)
+            return listed
+
         def fresh(expr: cst.BaseExpression) -> bool:
             """A value nothing else holds and whose producer keeps nothing of it for backward: the
-            output of such a layer, or of `+`, `-`, `*` (their backward reads only their operands)."""
+            output of such a layer (also one of a ModuleList of them, `self.layers[i](x)`), or of
+            `+`, `-`, `*` (their backward reads only their operands)."""
             if type(expr) is cst.BinaryOperation:
                 return type(expr.operator) in _KEEP_NOTHING_OF_OUTPUT  # type: ignore[attr-defined]
-            return isinstance(expr, cst.Call) and _self_attr(expr.func) in layers()[0]
+            if type(expr) is not cst.Call:
+                return False
+            func = expr.func  # type: ignore[attr-defined]
+            if type(func) is cst.Subscript:
+                return _self_attr(func.value) in layer_lists() if _self_attr(func.value) is not None else False  # type: ignore[attr-defined]
+            return _self_attr(func) in layers()[0]
 
         def activation(attribute: Optional[str]):
             """The activation module `self.<attribute>` holds, if the class builds one (the cheap test first)."""
@@ -1616,7 +2125,7 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         for block in _blocks_of(function):
             earlier: list[cst.CSTNode] = []
             for statement in block:
-                self._check_statement(statement, earlier[-2:], fresh, function, activation, described)
+                self._check_statement(statement, earlier, fresh, function, activation, described)
                 earlier.append(statement)
 
     def _check_statement(self, statement, earlier, fresh, function: cst.FunctionDef, activation, described) -> None:
@@ -1664,17 +2173,25 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
             return _described(source)
         if not (is_direct and isinstance(source, cst.Name)):
             return None
+        name = source.value
         previous = earlier[-1] if earlier else None
-        producer = _binds_fresh(previous, source.value, fresh)
-        summed = ""
-        if producer is None and len(earlier) == 2 and _adds_in_place(previous, source.value):
-            producer = _binds_fresh(earlier[0], source.value, fresh)  # `out = ...; out += y; F.relu(out)`
-            summed = ", changed in place by `+=`"
-        if producer is None:
+        producer = _binds_fresh(previous, name, fresh)
+        if producer is not None:
+            dead = target == name or _occurrences(function, name) == 2
+            return _described(producer) if dead else None  # else used again later (or bound elsewhere)
+        if len(earlier) >= 2 and _adds_in_place(previous, name):
+            producer = _binds_fresh(earlier[-2], name, fresh)  # `out = ...; out += y; F.relu(out)`
+            if producer is None or (target != name and _occurrences(function, name) != 3):
+                return None
+            return _described(producer) + ", changed in place by `+=`"
+        # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
+        # `h = self.embedding_h(h)`): fresh where every value it may hold is.
+        joined = producers_before(earlier, len(earlier), name)
+        if joined is None or not all(fresh(value) for value in joined.values):
             return None
-        if target != source.value and _occurrences(function, source.value) != (3 if summed else 2):
-            return None  # used again later (or bound elsewhere): not provably dead
-        return _described(producer) + summed
+        if target != name and _occurrences(function, name) != 1 + sum(_occurrences_in(s, name) for s in joined.statements):
+            return None
+        return " or ".join(dict.fromkeys(_described(value) for value in joined.values))
 
     def _check_call(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> None:
         qualified = self.ctx.resolve(call.func) or ""
@@ -1707,12 +2224,9 @@ model.head.register_forward_hook(lambda module, args, output: kept.append(args[0
         method this rule does not follow, not reached through another object)."""
         if not self._module_calls:
             return
-        uses: dict[str, int] = {}
-        for node in code_descendants(self.ctx.module):
-            if type(node) is cst.Attribute:
-                uses[node.attr.value] = uses.get(node.attr.value, 0) + 1  # type: ignore[attr-defined]
         for (class_name, attribute), (layer, calls) in self._module_calls.items():
-            if not all(calls) or uses.get(attribute, 0) != len(calls) + 1:
+            # Another class's `self.<attribute>` is that class's module (analysis/attribute_owners.py).
+            if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + 1:
                 continue
             kind = layer.kind
             argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])
@@ -1752,36 +2266,6 @@ def _inside_lambda(root: cst.CSTNode, target: cst.CSTNode) -> bool:
 # ---------------------------------------------------------------------------- helpers
 
 
-def _sequence_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
-    """The layers of `nn.Sequential(...)` in order, each with the node whose comments belong to it."""
-    if len(call.args) == 1 and not call.args[0].star and isinstance(call.args[0].value, cst.Call):
-        inner = call.args[0].value
-        from memlint.analysis.inventory import resolve_global
-
-        if resolve_global(ctx, inner.func) in ("collections.OrderedDict", "typing.OrderedDict") and inner.args:
-            display = inner.args[0].value
-            if isinstance(display, (cst.List, cst.Tuple)):
-                pairs = []
-                for element in display.elements:
-                    if isinstance(element.value, cst.Tuple) and len(element.value.elements) == 2:
-                        pairs.append((element.value.elements[1].value, element))
-                    else:
-                        return []
-                return pairs
-            return []
-    elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]] = []
-    for argument in call.args:
-        if argument.keyword is not None:
-            return []
-        if argument.star == "*" and isinstance(argument.value, (cst.List, cst.Tuple)):
-            elements.extend((e.value, e) for e in argument.value.elements)
-        elif argument.star:
-            elements.append((argument.value, None))  # unknown layers: breaks adjacency
-        else:
-            elements.append((argument.value, argument))
-    return elements
-
-
 def _has_comment(node: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Comment) for n in descendants(node))
 
@@ -1798,18 +2282,8 @@ def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
 
 def _binds_fresh(previous, name: str, fresh) -> Optional[cst.BaseExpression]:
     """The fresh value `previous` binds `name` to (`name = self.conv(x)`), or None."""
-    if not isinstance(previous, cst.SimpleStatementLine) or len(previous.body) != 1:
-        return None
-    small = previous.body[0]
-    if (
-        isinstance(small, cst.Assign)
-        and len(small.targets) == 1
-        and isinstance(small.targets[0].target, cst.Name)
-        and small.targets[0].target.value == name
-        and fresh(small.value)
-    ):
-        return small.value
-    return None
+    value = bound_value(previous, name) if previous is not None else None
+    return value if value is not None and fresh(value) else None
 
 
 def _adds_in_place(statement, name: str) -> bool:
@@ -1830,7 +2304,10 @@ def _described(value: cst.BaseExpression) -> str:
     """How the message names the fresh value: "the fresh output of `self.conv`", "a fresh sum"."""
     if type(value) is cst.BinaryOperation:
         return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
-    return f"the fresh output of `self.{_self_attr(value.func)}`"  # type: ignore[attr-defined]
+    func = value.func  # type: ignore[attr-defined]
+    if type(func) is cst.Subscript:
+        return f"the fresh output of a layer of `self.{_self_attr(func.value)}`"  # type: ignore[attr-defined]
+    return f"the fresh output of `self.{_self_attr(func)}`"
 
 
 # Ops whose output is a new tensor that their backward never reads (it reads only the operands):
@@ -1842,11 +2319,16 @@ _RESULT_NAMES = {cst.Add: "a fresh sum", cst.Subtract: "a fresh difference", cst
 
 
 def _occurrences(function: cst.FunctionDef, name: str) -> int:
-    return sum(1 for n in code_descendants(function.body) if type(n) is cst.Name and n.value == name)
+    return _occurrences_in(function.body, name)
 
 
-def _blocks_of(function: cst.FunctionDef):
-    """Every statement list in the function's body (nested blocks too, not nested functions)."""
+def _occurrences_in(node: cst.CSTNode, name: str) -> int:
+    return sum(1 for n in code_descendants(node) if type(n) is cst.Name and n.value == name)
+
+
+def _blocks_of(function: cst.FunctionDef, into_if: bool = True):
+    """Every statement list in the function's body (nested blocks too, not nested functions);
+    without `into_if`, not the blocks of `if` statements (whose walk starts from the block around them)."""
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
@@ -1855,142 +2337,51 @@ def _blocks_of(function: cst.FunctionDef):
             continue
         if kind is cst.IndentedBlock:
             yield node.body
+        if kind is cst.If and not into_if:
+            stack.extend(_blocks_below_if(node))
+            continue
         stack.extend(code_children(node))
+
+
+def _blocks_below_if(node: cst.If):
+    """The statements of an `if`'s branches, whose own blocks (of a `for` inside, say) are walked
+    from scratch; the branches' statement lists themselves are not yielded."""
+    branch: Optional[cst.CSTNode] = node
+    while branch is not None:
+        body = branch.body  # type: ignore[attr-defined]
+        if type(body) is cst.IndentedBlock:
+            yield from body.body
+        branch = branch.orelse if type(branch) is cst.If else None  # type: ignore[attr-defined]
 
 
 # A nested function or class has blocks of its own; a simple statement line has no block in it.
 _NO_BLOCKS_INSIDE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.SimpleStatementLine})
 
 
-def _unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
-    """Is the list `name` turned into `nn.Sequential(*name)` in `scope` (a function's body, or a
-    module) and otherwise only extended?"""
-    nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
-    # `type(...) is` for isinstance: libcst's concrete node classes have no subclasses.
-    if not any(
-        type(node) is cst.Call
-        and any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in node.args)
-        and torch_nn_name(ctx, node.func) == "Sequential"
-        for node in nodes
-    ):
-        return False
-    for node in nodes:
-        kind = type(node)
-        if kind is cst.Call and any(type(a.value) is cst.Name and a.value.value == name for a in node.args):
-            if torch_nn_name(ctx, node.func) != "Sequential":
-                return False  # passed somewhere else as well
-        elif kind is cst.Subscript and type(node.value) is cst.Name and node.value.value == name:
-            return False  # `layers[-1]` replaced or read
-        elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:
-            if node.attr.value not in ("append", "extend"):
-                return False
-    return True
+def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:
+    for statement in class_node.body.body:  # type: ignore[attr-defined]
+        if type(statement) is cst.FunctionDef and statement.name.value == "__init__":
+            return statement
+    return None
 
 
-def _class_nodes(module: cst.Module) -> dict[str, cst.ClassDef]:
-    """Class name -> the first class of that name in the file (one walk for all of them)."""
-    found: dict[str, cst.ClassDef] = {}
-    for node in code_descendants(module):
-        if isinstance(node, cst.ClassDef):
-            found.setdefault(node.name.value, node)
-    return found
+def _module_list_attributes(init: Optional[cst.FunctionDef]) -> set[str]:
+    """The attributes `init` assigns a call named `ModuleList` (the cheap test before the walk)."""
+    if init is None:
+        return set()
+    return {
+        node.targets[0].target.attr.value  # type: ignore[attr-defined]
+        for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        if type(node) is cst.Assign and len(node.targets) == 1 and _self_attr(node.targets[0].target) is not None  # type: ignore[attr-defined]
+        and type(node.value) is cst.Call and _final_name(node.value.func) == "ModuleList"  # type: ignore[attr-defined]
+    }  # fmt: skip
 
 
-def _used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, ctx) -> bool:
-    """Is `self.<attribute>` used in the class in a way that could expose its intermediate outputs?
-
-    Harmless: calling it, assigning it, module methods that run no layer on their own
-    (`self.D.parameters()`, `.cuda()`, `.zero_grad()`), reading an attribute (`self.net[0].weight.device`)
-    and putting it into a parent `nn.Sequential` / `nn.ModuleList` (the parent calls it whole).
-    Anything else (iterating it, calling or hooking one of its layers, passing it elsewhere) is not."""
-    if class_node is None:
-        return True
-    for node, parents in code_with_parents(class_node):
-        if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and _self_attr(node) == attribute):
-            continue
-        parent = parents[-1]
-        if isinstance(parent, cst.Call) and parent.func is node:
-            continue
-        if isinstance(parent, cst.AssignTarget):
-            continue
-        if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
-            if torch_nn_name(ctx, parents[-2].func) in ("Sequential", "ModuleList"):  # type: ignore[attr-defined]
-                continue
-            return True
-        rest = parents
-        if isinstance(parent, cst.Subscript) and parent.value is node:  # `self.net[0]...`: only attribute reads
-            if len(parents) < 2 or not isinstance(parents[-2], cst.Attribute) or parents[-2].value is not parent:
-                return True
-            node, rest = parent, parents[:-1]
-            if _exposes(rest[-1], rest[:-1], harmless=frozenset()):
-                return True
-            continue
-        if isinstance(parent, cst.Attribute) and parent.value is node and not _exposes(parent, parents[:-1], _MODULE_METHODS):
-            continue
-        return True
-    return False
-
-
-def _exposes(attribute: cst.Attribute, parents: tuple, harmless: frozenset[str]) -> bool:
-    """`<module>.name`: a read (`.weight`, `.training`) exposes nothing; a call does unless the
-    method is in `harmless`."""
-    called = bool(parents) and isinstance(parents[-1], cst.Call) and parents[-1].func is attribute
-    return called and attribute.attr.value not in harmless
-
-
-# Methods of a module that run none of its layers and register nothing that sees their outputs.
-_MODULE_METHODS = frozenset(
-    {"parameters", "named_parameters", "buffers", "named_buffers", "cuda", "cpu", "to", "train", "eval",
-     "zero_grad", "state_dict", "load_state_dict", "requires_grad_", "half", "float", "double", "bfloat16",
-     "type", "share_memory", "apply", "forward"}
-)  # fmt: skip
-
-
-def _added_layer(statement: cst.CSTNode) -> Optional[tuple[str, str, cst.Call]]:
-    """`layers.append(nn.ReLU())` -> ("append", "layers", the call); `net.add_module("relu", nn.ReLU())`
-    -> ("add_module", "net", the call); `self.net.add_module(...)` -> ("add_module", "self.net", ...)."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
-        return None
-    call = small.value
-    func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "add_module"):
-        return None
-    receiver = func.value
-    if isinstance(receiver, cst.Name):
-        text = receiver.value
-    elif _self_attr(receiver) is not None:
-        text = "self." + _self_attr(receiver)  # type: ignore[operator]
-    else:
-        return None
-    position = 0 if func.attr.value == "append" else 1
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if len(positional) != position + 1 or len(call.args) != position + 1 or not isinstance(positional[position].value, cst.Call):
-        return None
-    return func.attr.value, text, positional[position].value  # type: ignore[return-value]
-
-
-def _empty_sequential_target(statement: cst.CSTNode, ctx) -> Optional[tuple[str, Optional[str]]]:
-    """`net = nn.Sequential()` -> ("net", None); `self.body = nn.Sequential()` -> ("self.body", "body")."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.value, cst.Call):
-        return None
-    if small.value.args or torch_nn_name(ctx, small.value.func) != "Sequential":
-        return None
-    target = small.targets[0].target
-    if isinstance(target, cst.Name):
-        return target.value, None
-    attribute = _self_attr(target)
-    return ("self." + attribute, attribute) if attribute is not None else None
 
 
 def _module_blocks(module: cst.Module):
-    """Statement lists of module-level compound statements (`if`, `for`, `with`), not of functions
-    or classes."""
+    """Statement lists of module-level compound statements (`for`, `with`), not of functions or
+    classes, nor the branches of an `if` (whose walk starts from the block around them)."""
     stack: list[cst.CSTNode] = list(module.body)
     while stack:
         node = stack.pop()
@@ -1999,6 +2390,9 @@ def _module_blocks(module: cst.Module):
             continue
         if kind is cst.IndentedBlock:
             yield node.body
+        if kind is cst.If:
+            stack.extend(_blocks_below_if(node))
+            continue
         stack.extend(code_children(node))
 
 

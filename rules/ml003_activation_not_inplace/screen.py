@@ -52,9 +52,8 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
 
 
 def _activation_attributes(source: Source) -> set[str]:
-    """`self.relu = nn.ReLU()`: the attributes holding an in-place-capable module whose every use in
-    the file is that assignment or a call (the analysis asks that too, and more: every call in
-    `forward` on a fresh value)."""
+    """`self.relu = nn.ReLU()`: the attributes holding an in-place-capable module that are called
+    (the analysis asks more: every use of it in the class is a call in `forward` on a fresh value)."""
     inplace = source.names_for(INPLACE_MODULES)
     held = {
         t.attr  # type: ignore[attr-defined]
@@ -65,16 +64,10 @@ def _activation_attributes(source: Source) -> set[str]:
     }
     if not held:
         return held
-    uses: dict[str, int] = {}
-    calls: dict[str, int] = {}
-    for node in source.nodes(ast.Attribute):
-        if node.attr in held:  # type: ignore[attr-defined]
-            uses[node.attr] = uses.get(node.attr, 0) + 1  # type: ignore[attr-defined]
-    for node in source.nodes(ast.Call):
-        name = self_attribute(node.func)  # type: ignore[attr-defined]
-        if name in held:
-            calls[name] = calls.get(name, 0) + 1  # type: ignore[index]
-    return {name for name in held if uses.get(name, 0) == calls.get(name, 0) + 1}
+    # The analysis counts the uses of one class's attribute (another class's `self.<attribute>` is
+    # its own: analysis/attribute_owners.py); the screen asks only that it be called somewhere.
+    called = {self_attribute(node.func) for node in source.nodes(ast.Call)}  # type: ignore[attr-defined]
+    return held & called
 
 
 def _attributes_built_as_layers(source: Source) -> set[str]:
@@ -113,10 +106,16 @@ def _statement_around(source: Source, node: ast.AST):
     return statement, previous, function
 
 
+def _called_attribute(func: ast.AST):
+    """`self.fc` -> "fc", and `self.layers[i]` -> "layers" (an element of a ModuleList)."""
+    return self_attribute(func.value) if isinstance(func, ast.Subscript) else self_attribute(func)
+
+
 def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
-    through a wrapper: `layer_init(nn.Linear(...))`), or assigned a name (which may hold one)."""
-    layer_names = source.names_for(OUTPUT_NOT_SAVED)
+    through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), or
+    assigned a name (which may hold one)."""
+    layer_names = source.names_for(OUTPUT_NOT_SAVED) | source.names_for(["ModuleList"])
     found: set[str] = set()
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
@@ -133,11 +132,17 @@ def _layer_pair_in_a_sequence(source: Source) -> bool:
     tuple display (`OrderedDict` pairs included), or added by consecutive `.append(...)` /
     `.add_module(name, ...)` statements."""
     inplace, before = source.names_for(INPLACE_MODULES), source.names_for(OUTPUT_NOT_SAVED)
+    before = before | _factories(source, before)
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
     if source.mentions("append", "add_module"):
         sequences += _added_one_by_one(source)
+        # Added in branches (`if bn: net.add_module(...)`, then `if leaky: net.add_module(...)`): the
+        # analysis joins the branches; here, any such layer added and any activation added will do.
+        added = [_layer_of(a) for node in source.nodes(ast.Expr) if (a := _added(node)) is not None]  # type: ignore[arg-type]
+        if any(names & before for names in added) and any(names & inplace for names in added):
+            return True
     bound: dict[str, set] = {}  # `conv2d = nn.Conv2d(...)`: what a name may hold (any assignment: a loosening)
     for node in source.nodes(ast.Assign):
         if isinstance(node.value, ast.Call):  # type: ignore[attr-defined]
@@ -150,6 +155,19 @@ def _layer_pair_in_a_sequence(source: Source) -> bool:
             if previous & before and layer & inplace:
                 return True
     return False
+
+
+def _factories(source: Source, layers: set[str]) -> set[str]:
+    """Functions of the file with a `return` of such a layer (`def conv1x1(...): return
+    nn.Conv2d(...)`), also through a wrapper (looser than the analysis's factories, whose every
+    return builds one class)."""
+    found: set[str] = set()
+    for node in source.nodes(ast.Return):  # few, and indexed: no walk of every function
+        if isinstance(node.value, ast.Call) and _layer_of(node.value) & layers:  # type: ignore[attr-defined]
+            function = next((a for a in source.ancestors(node) if isinstance(a, FUNCTIONS)), None)
+            if function is not None:
+                found.add(function.name)  # type: ignore[attr-defined]
+    return found
 
 
 def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
@@ -215,15 +233,18 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     else:
         return False
     first = call.args[0]
-    if isinstance(first, ast.Call) and self_attribute(first.func) in layers:
+    if isinstance(first, ast.Call) and _called_attribute(first.func) in layers:
         return True
     if sums and isinstance(first, ast.BinOp) and isinstance(first.op, (ast.Add, ast.Sub, ast.Mult)):
         return True
     if not (call is direct and isinstance(first, ast.Name)):
         return False
-    # `out += y` before: the statement before that is not looked at (a loosening)
-    return _binds_layer_output(previous, first.id, layers, sums) or (
-        sums and isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id
+    # `out += y` before: the statement before that is not looked at (a loosening); an `if` before,
+    # whose branches may each bind the name (analysis/producers.py): its branches are not looked at
+    return (
+        _binds_layer_output(previous, first.id, layers, sums)
+        or (sums and isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id)
+        or isinstance(previous, ast.If)
     )
 
 
@@ -234,7 +255,7 @@ def _binds_layer_output(statement, name: str, layers: set[str], sums: bool) -> b
         and isinstance(statement.targets[0], ast.Name)
         and statement.targets[0].id == name
         and (
-            (isinstance(statement.value, ast.Call) and self_attribute(statement.value.func) in layers)
+            (isinstance(statement.value, ast.Call) and _called_attribute(statement.value.func) in layers)
             or (sums and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, (ast.Add, ast.Sub, ast.Mult)))
         )
     )

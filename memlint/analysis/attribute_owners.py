@@ -1,0 +1,139 @@
+"""Which class an attribute reference belongs to: `self.dropout` in a method of one class is not the
+`self.dropout` of another.
+
+Two classes of a file often give their modules one name (`self.dropout = nn.Dropout(p)` in an
+encoder and in its positional encoding).  A question about every use of one class's attribute
+("is `self.dropout` only ever called on fresh values?") must not count the other class's uses.
+`self.<attribute>` inside the methods of a top-level class belongs to that class, and to the classes
+of the file related to it by inheritance (a subclass's `self.dropout` may be the base's module);
+every other `x.<attribute>` (another object, a nested class, module code) may be anyone's and is
+counted for every class.  `used_other_than_called` asks, within one class, whether `self.<attribute>`
+is used in a way that can expose what its layers output (iterated, a layer of it called or hooked,
+passed on) or only called and read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.module_changes import module_changes
+from memlint.analysis.walk import code_descendants, code_with_parents
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+
+def attribute_uses(ctx: "Context", class_name: str, attribute: str) -> int:
+    """How many `.attribute` references of the file may name the attribute of `class_name`'s
+    instances: all of them except `self.attribute` in the methods of an unrelated class."""
+    total, own = _counts(ctx)
+    if attribute not in total:
+        return 0
+    subclasses = module_changes(ctx).subclasses
+    related = {class_name, *subclasses.get(class_name, ())}
+    related.update(base for base, derived in subclasses.items() if class_name in derived)
+    others = sum(count for (owner, name), count in own.items() if name == attribute and owner not in related)
+    return total[attribute] - others
+
+
+def _counts(ctx: "Context") -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    return ctx.memo("attribute-owners", lambda: _collect(ctx.module))  # type: ignore[return-value]
+
+
+def _collect(module: cst.Module) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    total: dict[str, int] = {}
+    for node in code_descendants(module):
+        if type(node) is cst.Attribute:
+            name = node.attr.value  # type: ignore[attr-defined]
+            total[name] = total.get(name, 0) + 1
+    own: dict[tuple[str, str], int] = {}
+    for statement in module.body:
+        if type(statement) is not cst.ClassDef:
+            continue
+        class_name = statement.name.value  # type: ignore[attr-defined]
+        for method in statement.body.body:  # type: ignore[attr-defined]
+            # `self` only: a static method's first parameter is any object
+            if type(method) is not cst.FunctionDef or not _receives_self(method):
+                continue
+            # A nested class has a `self` of its own; a nested function's `self` is the method's.
+            for node in code_descendants(method.body, skip=(cst.ClassDef,)):  # type: ignore[attr-defined]
+                if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":  # type: ignore[attr-defined]
+                    key = (class_name, node.attr.value)  # type: ignore[attr-defined]
+                    own[key] = own.get(key, 0) + 1
+    # A class defined twice under one name (a notebook cell run again) is one owner here: its uses
+    # are never taken from the other definition's count.
+    return total, own
+
+
+def _receives_self(method: cst.FunctionDef) -> bool:
+    params = method.params.params
+    static = any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in method.decorators)  # type: ignore[attr-defined]
+    return bool(params) and params[0].name.value == "self" and not static
+
+
+def class_nodes(module: cst.Module) -> dict[str, cst.ClassDef]:
+    """Class name -> the first class of that name in the file (one walk for all of them)."""
+    found: dict[str, cst.ClassDef] = {}
+    for node in code_descendants(module):
+        if isinstance(node, cst.ClassDef):
+            found.setdefault(node.name.value, node)
+    return found
+
+
+def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, ctx) -> bool:
+    """Is `self.<attribute>` used in the class in a way that could expose its intermediate outputs?
+
+    Harmless: calling it, assigning it, module methods that run no layer on their own
+    (`self.D.parameters()`, `.cuda()`, `.zero_grad()`), reading an attribute (`self.net[0].weight.device`)
+    and putting it into a parent `nn.Sequential` / `nn.ModuleList` (the parent calls it whole).
+    Anything else (iterating it, calling or hooking one of its layers, passing it elsewhere) is not."""
+    if class_node is None:
+        return True
+    for node, parents in code_with_parents(class_node):
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and _self_attr(node) == attribute):
+            continue
+        parent = parents[-1]
+        if isinstance(parent, cst.Call) and parent.func is node:
+            continue
+        if isinstance(parent, cst.AssignTarget):
+            continue
+        if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
+            if torch_nn_name(ctx, parents[-2].func) in ("Sequential", "ModuleList"):  # type: ignore[attr-defined]
+                continue
+            return True
+        rest = parents
+        if isinstance(parent, cst.Subscript) and parent.value is node:  # `self.net[0]...`: only attribute reads
+            if len(parents) < 2 or not isinstance(parents[-2], cst.Attribute) or parents[-2].value is not parent:
+                return True
+            node, rest = parent, parents[:-1]
+            if _exposes(rest[-1], rest[:-1], harmless=frozenset()):
+                return True
+            continue
+        if isinstance(parent, cst.Attribute) and parent.value is node and not _exposes(parent, parents[:-1], _MODULE_METHODS):
+            continue
+        return True
+    return False
+
+
+def _exposes(attribute: cst.Attribute, parents: tuple, harmless: frozenset[str]) -> bool:
+    """`<module>.name`: a read (`.weight`, `.training`) exposes nothing; a call does unless the
+    method is in `harmless`."""
+    called = bool(parents) and isinstance(parents[-1], cst.Call) and parents[-1].func is attribute
+    return called and attribute.attr.value not in harmless
+
+
+# Methods of a module that run none of its layers and register nothing that sees their outputs.
+_MODULE_METHODS = frozenset(
+    {"parameters", "named_parameters", "buffers", "named_buffers", "cuda", "cpu", "to", "train", "eval",
+     "zero_grad", "state_dict", "load_state_dict", "requires_grad_", "half", "float", "double", "bfloat16",
+     "type", "share_memory", "apply", "forward"}
+)  # fmt: skip
+
+
+def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None

@@ -1,0 +1,149 @@
+"""What the elements of a class's `nn.ModuleList` are: `self.fc_layers[i](y)` runs one of them.
+
+    layers = [nn.Linear(d // 2**l, d // 2**(l + 1)) for l in range(L)]
+    layers.append(nn.Linear(d // 2**L, out))
+    self.fc_layers = nn.ModuleList(layers)
+
+or `self.batch_norms = nn.ModuleList()` filled by `self.batch_norms.append(nn.BatchNorm1d(h))` in a
+loop: every element is a layer of a known `torch.nn` class.  The classes are known when every way
+an element enters the list is seen: the constructor's argument (nothing, a list display or
+comprehension of layer calls, or a name the same function binds to one and only extends with
+`.append(layer)` / `.extend([...])`), and every `.append` / `.extend` on an attribute of that
+name anywhere in the file.  Anything else the file does with the name's list (`+=`, `insert`, an
+element replaced, the list passed elsewhere) leaves them unknown (None).  Whether the attribute
+is bound once, and whether hooks see its elements, is module_changes' question.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis.initialisers import built_layer
+from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.walk import code_descendants
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+
+def element_classes(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Optional[frozenset[str]]:
+    """The `torch.nn` classes of the elements of `self.<attribute> = nn.ModuleList(...)` bound in
+    `init` (a constructor); None where an element may be anything else."""
+    made = _constructed(init, attribute, ctx)
+    if made is None:
+        return None
+    call, classes = made
+    extra = _added_in_file(ctx, attribute)
+    if extra is None:
+        return None
+    return frozenset(classes | extra)
+
+
+def _constructed(init: cst.FunctionDef, attribute: str, ctx: "Context") -> Optional[tuple[cst.Call, set[str]]]:
+    found: list[tuple[cst.Call, set[str]]] = []
+    for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.Assign or len(node.targets) != 1:  # type: ignore[attr-defined]
+            continue
+        target = node.targets[0].target  # type: ignore[attr-defined]
+        if not (type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self" and target.attr.value == attribute):
+            continue
+        value = node.value  # type: ignore[attr-defined]
+        if type(value) is not cst.Call or torch_nn_name(ctx, value.func) != "ModuleList" or ctx.resolve(value.func) is None:
+            return None
+        if not value.args:
+            found.append((value, set()))
+            continue
+        if len(value.args) != 1 or value.args[0].keyword is not None or value.args[0].star:
+            return None
+        classes = _list_classes(value.args[0].value, init, ctx)
+        if classes is None:
+            return None
+        found.append((value, classes))
+    return found[0] if len(found) == 1 else None
+
+
+def _list_classes(expr: cst.BaseExpression, scope: cst.FunctionDef, ctx: "Context") -> Optional[set[str]]:
+    """The layer classes of a list display, a list comprehension, or a name `scope` binds once to one
+    of those and otherwise only extends with layers and hands to the ModuleList."""
+    kind = type(expr)
+    if kind in (cst.List, cst.Tuple):
+        return _classes_of([e.value for e in expr.elements], ctx)  # type: ignore[attr-defined]
+    if kind in (cst.ListComp, cst.GeneratorExp):
+        return _classes_of([expr.elt], ctx)  # type: ignore[attr-defined]
+    if kind is not cst.Name:
+        return None
+    name = expr.value  # type: ignore[attr-defined]
+    classes: set[str] = set()
+    bound = 0
+    for node in code_descendants(scope.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == name for t in node.targets):  # type: ignore[attr-defined]
+            bound += 1
+            if len(node.targets) != 1 or type(node.value) not in (cst.List, cst.ListComp):  # type: ignore[attr-defined]
+                return None
+            inner = _list_classes(node.value, scope, ctx)  # type: ignore[attr-defined]
+            if inner is None:
+                return None
+            classes |= inner
+    if bound != 1:
+        return None
+    uses = [n for n in code_descendants(scope.body) if type(n) is cst.Name and n.value == name]  # type: ignore[attr-defined]
+    extended = _extensions(scope.body, lambda receiver: type(receiver) is cst.Name and receiver.value == name, ctx)  # type: ignore[attr-defined]
+    if extended is None:
+        return None
+    added, count = extended
+    # every use: its binding, its extensions, and the ModuleList's argument
+    return classes | added if len(uses) == 1 + count + 1 else None
+
+
+def _added_in_file(ctx: "Context", attribute: str) -> Optional[set[str]]:
+    """The classes `.append` / `.extend` add to any `<x>.<attribute>` of the file; None where another
+    method changes such a list (`insert`, `+=` and element replacement are module_changes' to see,
+    but a list handed on could be changed anywhere)."""
+    def receiver_is(receiver: cst.BaseExpression) -> bool:
+        return type(receiver) is cst.Attribute and receiver.attr.value == attribute  # type: ignore[attr-defined]
+
+    extended = _extensions(ctx.module, receiver_is, ctx)
+    if extended is None:
+        return None
+    added, _ = extended
+    for node in code_descendants(ctx.module):
+        if type(node) is cst.AugAssign and receiver_is(node.target):  # type: ignore[attr-defined]
+            return None
+    return added
+
+
+def _extensions(scope: cst.CSTNode, receiver_is, ctx: "Context") -> Optional[tuple[set[str], int]]:
+    """The classes of the layers `.append(layer)` / `.extend([layers])` add to the receivers
+    `receiver_is` accepts, and how many such calls there are; None where one adds anything else."""
+    classes: set[str] = set()
+    count = 0
+    for node in code_descendants(scope):
+        if type(node) is not cst.Call or type(node.func) is not cst.Attribute or not receiver_is(node.func.value):  # type: ignore[attr-defined]
+            continue
+        method = node.func.attr.value  # type: ignore[attr-defined]
+        args = node.args  # type: ignore[attr-defined]
+        if method not in ("append", "extend") or len(args) != 1 or args[0].keyword is not None or args[0].star:
+            continue  # another method: `insert` / `pop` are element changes (module_changes)
+        value = args[0].value
+        inner = _classes_of([value], ctx) if method == "append" else (
+            _classes_of([e.value for e in value.elements], ctx) if type(value) in (cst.List, cst.Tuple) else None  # type: ignore[attr-defined]
+        )
+        if inner is None:
+            return None
+        classes |= inner
+        count += 1
+    return classes, count
+
+
+def _classes_of(elements: list[cst.BaseExpression], ctx: "Context") -> Optional[set[str]]:
+    classes: set[str] = set()
+    for element in elements:
+        if type(element) is not cst.Call:
+            return None
+        kind = torch_nn_name(ctx, built_layer(ctx, element).func)  # type: ignore[arg-type]
+        if kind is None:
+            return None
+        classes.add(kind)
+    return classes

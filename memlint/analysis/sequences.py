@@ -1,0 +1,141 @@
+"""How a file builds an `nn.Sequential`: its layers in order, and the lists and empty containers it
+is filled from.
+
+`nn.Sequential(a, b, c)`, `nn.Sequential(OrderedDict([("a", a), ...]))`, `nn.Sequential(*layers)`
+over a list that is only extended (`layers.append(...)`, `layers += [...]`), and `net =
+nn.Sequential()` filled by `net.add_module(name, layer)` statements.  Which layer follows which is
+what a rule about adjacent layers asks (ML003: an activation right after a layer that keeps no
+output); the name a Sequential is bound to is where an element change (`net[0] = nn.Identity()`,
+module_changes) would reach it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from memlint.analysis.inventory import resolve_global, torch_nn_name
+from memlint.analysis.walk import code_descendants
+
+
+def sequential_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
+    """The layers of `nn.Sequential(...)` in order, each with the node whose comments belong to it."""
+    if len(call.args) == 1 and not call.args[0].star and isinstance(call.args[0].value, cst.Call):
+        inner = call.args[0].value
+        if resolve_global(ctx, inner.func) in ("collections.OrderedDict", "typing.OrderedDict") and inner.args:
+            display = inner.args[0].value
+            if isinstance(display, (cst.List, cst.Tuple)):
+                pairs = []
+                for element in display.elements:
+                    if isinstance(element.value, cst.Tuple) and len(element.value.elements) == 2:
+                        pairs.append((element.value.elements[1].value, element))
+                    else:
+                        return []
+                return pairs
+            return []
+    elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]] = []
+    for argument in call.args:
+        if argument.keyword is not None:
+            return []
+        if argument.star == "*" and isinstance(argument.value, (cst.List, cst.Tuple)):
+            elements.extend((e.value, e) for e in argument.value.elements)
+        elif argument.star:
+            elements.append((argument.value, None))  # unknown layers: breaks adjacency
+        else:
+            elements.append((argument.value, argument))
+    return elements
+
+
+def added_layer(statement: cst.CSTNode) -> Optional[tuple[str, str, cst.Call]]:
+    """`layers.append(nn.ReLU())` -> ("append", "layers", the call); `net.add_module("relu", nn.ReLU())`
+    -> ("add_module", "net", the call); `self.net.add_module(...)` -> ("add_module", "self.net", ...)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return None
+    call = small.value
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "add_module"):
+        return None
+    receiver = func.value
+    if isinstance(receiver, cst.Name):
+        text = receiver.value
+    elif _self_attr(receiver) is not None:
+        text = "self." + _self_attr(receiver)  # type: ignore[operator]
+    else:
+        return None
+    position = 0 if func.attr.value == "append" else 1
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if len(positional) != position + 1 or len(call.args) != position + 1 or not isinstance(positional[position].value, cst.Call):
+        return None
+    return func.attr.value, text, positional[position].value  # type: ignore[return-value]
+
+
+def empty_sequential_target(statement: cst.CSTNode, ctx) -> Optional[tuple[str, Optional[str]]]:
+    """`net = nn.Sequential()` -> ("net", None); `self.body = nn.Sequential()` -> ("self.body", "body")."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1 or not isinstance(small.value, cst.Call):
+        return None
+    if small.value.args or torch_nn_name(ctx, small.value.func) != "Sequential":
+        return None
+    target = small.targets[0].target
+    if isinstance(target, cst.Name):
+        return target.value, None
+    attribute = _self_attr(target)
+    return ("self." + attribute, attribute) if attribute is not None else None
+
+
+def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
+    """Is the list `name` turned into `nn.Sequential(*name)` in `scope` (a function's body, or a
+    module) and otherwise only extended?"""
+    nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
+    # `type(...) is` for isinstance: libcst's concrete node classes have no subclasses.
+    if not any(
+        type(node) is cst.Call
+        and any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in node.args)
+        and torch_nn_name(ctx, node.func) == "Sequential"
+        for node in nodes
+    ):
+        return False
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Call and any(type(a.value) is cst.Name and a.value.value == name for a in node.args):
+            if torch_nn_name(ctx, node.func) != "Sequential":
+                return False  # passed somewhere else as well
+        elif kind is cst.Subscript and type(node.value) is cst.Name and node.value.value == name:
+            return False  # `layers[-1]` replaced or read
+        elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:
+            if node.attr.value not in ("append", "extend"):
+                return False
+    return True
+
+
+def sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
+    """The name the one `nn.Sequential(*name)` of `scope` is bound to (`self.mlp = nn.Sequential(*layers)`
+    -> "mlp", `net = ...` -> "net"): the name whose element changes (`self.mlp[0] = ...`) would
+    change its layers; None where it is not bound so once (then any element change of the file counts)."""
+    bound: list[str] = []
+    for node in code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope):
+        if type(node) is not cst.Assign or type(node.value) is not cst.Call:  # type: ignore[attr-defined]
+            continue
+        call = node.value  # type: ignore[attr-defined]
+        if not any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in call.args):
+            continue
+        if torch_nn_name(ctx, call.func) != "Sequential" or len(node.targets) != 1:  # type: ignore[attr-defined]
+            return None
+        target = node.targets[0].target  # type: ignore[attr-defined]
+        named = target.value if type(target) is cst.Name else _self_attr(target)
+        if named is None:
+            return None
+        bound.append(named)
+    return bound[0] if len(bound) == 1 else None
+
+
+def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None
