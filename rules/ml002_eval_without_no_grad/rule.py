@@ -38,7 +38,10 @@ class EvalWithoutNoGrad(Rule):
     It stays silent when the code runs without gradient tracking: `with torch.no_grad()`,
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, their decorator forms, a decorator of
     the project's own that wraps `no_grad`, a function only ever called from such a context (in any
-    file linted with it, directly or through callers that are), and the hooks a framework already
+    file linted with it, directly or through callers that are; a method call whose receiver's class
+    is not known, `gan.visualize_results()` with `gan` any of several classes or the result of a
+    call, is taken as a call of every method of the project so named, unless training code makes
+    it), and the hooks a framework already
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
     `on_*` hooks). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
@@ -108,6 +111,40 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a receiver that may hold any of several classes, called under no_grad (and from a training loop): only ever without gradients, or training's
+            """
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(100, 784)
+        self.z = torch.rand(64, 100)
+    def train(self, loader):
+        for epoch in range(10):
+            for x in loader:
+                self.step(x)
+            with torch.no_grad():
+                self.visualize_results(epoch)
+    def visualize_results(self, epoch):
+        self.G.eval()
+        return self.G(self.z).cpu().numpy()
+class Logger:
+    def visualize_results(self, epoch):
+        print(epoch)
+def main(kind, loader):
+    if kind == "gan":
+        gan = GAN()
+    else:
+        gan = Logger()
+    gan.train(loader)
+    with torch.no_grad():
+        gan.visualize_results(10)
+    for x in loader:
+        other = make(x)
+        other.visualize_results(1)
+        other(x).backward()
+"""
+        ),
         Valid(  # what a config's factory builds, with nothing in the file that only a module has: not known to be a model
             """
 import torch
@@ -421,6 +458,66 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # the same method called once more with gradients on, through a receiver that may hold either class (pytorch-generative-model-collections' main.py, issue 27)
+            """
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(100, 784)
+        self.z = torch.rand(64, 100)
+    def train(self, loader):
+        for epoch in range(10):
+            for x in loader:
+                self.step(x)
+            with torch.no_grad():
+                self.visualize_results(epoch)
+    def visualize_results(self, epoch):
+        self.G.eval()
+        return self.G(self.z).cpu().numpy()
+class Logger:
+    def visualize_results(self, epoch):
+        print(epoch)
+def main(kind, loader):
+    if kind == "gan":
+        gan = GAN()
+    else:
+        gan = Logger()
+    gan.train(loader)
+    gan.visualize_results(10)
+""",
+            line=15,
+            column=16,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(100, 784)
+        self.z = torch.rand(64, 100)
+    def train(self, loader):
+        for epoch in range(10):
+            for x in loader:
+                self.step(x)
+            with torch.no_grad():
+                self.visualize_results(epoch)
+    @torch.no_grad()
+    def visualize_results(self, epoch):
+        self.G.eval()
+        return self.G(self.z).cpu().numpy()
+class Logger:
+    def visualize_results(self, epoch):
+        print(epoch)
+def main(kind, loader):
+    if kind == "gan":
+        gan = GAN()
+    else:
+        gan = Logger()
+    gan.train(loader)
+    gan.visualize_results(10)
+""",
+        ),
         Invalid(  # a model built by a factory a config holds: `.state_dict()` on it, which no tensor has (DeepRL)
             """
 import torch
