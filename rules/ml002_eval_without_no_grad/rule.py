@@ -20,7 +20,11 @@ class EvalWithoutNoGrad(Rule):
     ## What it does
     Finds a model run in an evaluation context while gradient tracking is on. Evaluation context
     means: after `model.eval()` / `self.eval()` / `model.train(False)` in the same function (in a
-    block that certainly ran, with no `.train()` in between), in a loop over a loader whose name
+    block that certainly ran, with no `.train()` in between), in a module-level function that
+    runs a global model the module itself put in eval mode (`model.eval()` as a statement of the
+    module, not behind an `if`; the function binds no local of that name, calls no `.train()`, is
+    not called by the module before the `.eval()`, and nothing in the file calls `model.train()`,
+    rebinds `model` after the `.eval()` or declares it `global`: SSD's `detect.py`), in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
     `inference`, `eval_epoch`, ...). The first model call of each such region is reported. After
@@ -111,6 +115,32 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the file puts the global model back in training mode: the module-level `.eval()` may not hold when `detect` runs
+            """
+import torch
+model = torch.load("checkpoint.pth")["model"].to("cuda")
+model.eval()
+def detect(image, min_score):
+    locs, scores = model(image.unsqueeze(0))
+    return model.detect_objects(locs, scores, min_score=min_score)
+if __name__ == "__main__":
+    detect(load_image("img.jpg"), 0.2)
+def finetune(loader, optimizer):
+    model.train()
+    for x, y in loader:
+        model(x)[0].sum().backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # the function's `model` is its own parameter, not the module's model put in eval mode
+            """
+import torch
+model = torch.load("checkpoint.pth")["model"]
+model.eval()
+def score(model, image):
+    return model(image)
+"""
+        ),
         Valid(  # a receiver that may hold any of several classes, called under no_grad (and from a training loop): only ever without gradients, or training's
             """
 import torch
@@ -458,6 +488,32 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # a module-level `model.eval()` covers a function of the file that runs that global model (SSD's detect.py, issue 27)
+            """
+import torch
+model = torch.load("checkpoint.pth")["model"].to("cuda")
+model.eval()
+def detect(image, min_score):
+    locs, scores = model(image.unsqueeze(0))
+    return model.detect_objects(locs, scores, min_score=min_score)
+if __name__ == "__main__":
+    detect(load_image("img.jpg"), 0.2)
+""",
+            line=5,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+model = torch.load("checkpoint.pth")["model"].to("cuda")
+model.eval()
+@torch.no_grad()
+def detect(image, min_score):
+    locs, scores = model(image.unsqueeze(0))
+    return model.detect_objects(locs, scores, min_score=min_score)
+if __name__ == "__main__":
+    detect(load_image("img.jpg"), 0.2)
+""",
+        ),
         Invalid(  # the same method called once more with gradients on, through a receiver that may hold either class (pytorch-generative-model-collections' main.py, issue 27)
             """
 import torch
@@ -891,7 +947,7 @@ def evaluate(model: nn.Module, batches):
         region = regions(ctx, scope).get(id(node))
         if region is None or id(region.node) in self._reported:
             return
-        if region.kind == "eval-call":
+        if region.kind in ("eval-call", "module-eval"):
             if not runs_evaluated_model(node, region, ctx):
                 return
         elif not is_model_call(node, ctx):
@@ -939,8 +995,8 @@ def evaluate(model: nn.Module, batches):
         return None
 
     def _whole_body(self, region: Region, scope: cst.FunctionDef) -> bool:
-        if region.kind == "function-name":
-            return True
+        if region.kind in ("function-name", "module-eval"):
+            return True  # (a module-level `.eval()` covers the whole function)
         if region.kind != "eval-call" or not isinstance(scope.body, cst.IndentedBlock):
             return False
         body = list(scope.body.body)
