@@ -28,14 +28,20 @@ THIRD_LABELS_FILE = REPO / "bench" / "labels" / "realcode_third.csv"
 # The fourth part: issue 27's first sealed set, judged at d3c13d4 and then joined to the corpus.
 FOURTH_REPOS_FILE = REPO / "bench" / "realcode_fourth.toml"
 FOURTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fourth.csv"
+# The fifth part: ten repositories chosen and judged by the scout before the session's final rules.
+FIFTH_REPOS_FILE = REPO / "bench" / "realcode_fifth.toml"
+FIFTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fifth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
     (THIRD_REPOS_FILE, THIRD_LABELS_FILE),
     (FOURTH_REPOS_FILE, FOURTH_LABELS_FILE),
+    (FIFTH_REPOS_FILE, FIFTH_LABELS_FILE),
 ]
-PART_IDS = ["development", "heldout", "third", "fourth"]
-MIN_REPOSITORIES = {REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10}
+PART_IDS = ["development", "heldout", "third", "fourth", "fifth"]
+MIN_REPOSITORIES = {
+    REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
+}
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
 SCORE = REPO / "bench" / "realcode_score.py"
@@ -82,6 +88,8 @@ def test_no_repository_is_in_both_parts():
     sealed = {entry["name"].lower() for entry in corpus(SEALED_REPOS_FILE)}
     assert third and not third & (development | heldout | sealed)
     assert fourth and not fourth & (development | heldout | third | sealed)
+    fifth = {entry["name"].lower() for entry in corpus(FIFTH_REPOS_FILE)}
+    assert fifth and not fifth & (development | heldout | third | fourth | sealed)
 
 
 def test_sealed_set_is_pinned_new_and_not_excluded():
