@@ -487,9 +487,11 @@ class _Summary:
                 reference = ["i", constructor, reference[2]]
             else:
                 reference = self._receiver_classes(key, reference[1], reference[2])
+        if reference is not None and reference[0] in ("u", "k", "m") and grad != "off" and key != "?":
+            # (a call without gradients cannot break "only ever without"; `model.sample()` may reach
+            # any project method so named, as for the per-step fact any nn.Module's)
+            self._may_call(record, reference if reference[0] != "m" else ["u", reference[1]], grad, loop)
         if reference is not None and reference[0] in ("u", "k"):
-            if grad != "off" and key != "?":  # (a call without gradients cannot break "only ever without")
-                self._may_call(record, reference, grad, loop)
             reference = None
         if model == ["c"] and "." not in key:
             model = None

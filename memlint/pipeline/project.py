@@ -467,8 +467,9 @@ class Project:
     def _model_methods(self, name: str) -> list[tuple]:
         """The methods `name` that the project's nn.Module classes define themselves: what
         `model.name(...)` may call, whichever of them the model is.  Only `_per_step` follows these
-        sites (the model runs one of them on every step); the grad-mode and history facts, which
-        must hold for every call, do not."""
+        sites (the model runs one of them on every step); the history and training facts, which
+        must hold for every call, do not.  For "only ever called without gradients" the same call is
+        a "may" site (`_collect_may_sites`): one it cannot be sure of."""
         found = self._methods_by_name.get(name)
         if found is None:
             found = []
