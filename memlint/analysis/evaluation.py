@@ -29,7 +29,7 @@ from memlint.analysis.naming import is_evaluation_function_name, method_runs_mod
 from memlint.analysis.inventory import PARAMETER_FREE
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.values import Kind
-from memlint.analysis.walk import code_children, code_descendants, dotted_name, nested_blocks
+from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -221,11 +221,14 @@ def module_eval_region(ctx: "Context", function: cst.FunctionDef) -> Optional[Re
     the whole function is in the region of that `.eval()`, when nothing can have put the model back
     in training mode or replaced it by the time the function runs: the `.eval()` is a statement of
     the module's own (not behind an `if`), the function binds no local of that name, calls no
-    `.train()`, and is not called by the module before the `.eval()`; nothing in the file calls
+    `.train()`, is not called by the module before the `.eval()` nor handed to other code as a
+    value (captum's attribution takes gradients through it); nothing in the file calls
     `model.train()` or rebinds `model` after the `.eval()` (no `global model` anywhere)."""
     found = ctx.memo(_MODULE_EVALS, lambda: _module_evals(ctx))
     if not found or function not in ctx.module.body:
         return None
+    if function.name.value in ctx.memo(_HANDED_ON, lambda: _handed_on(ctx.module)):  # type: ignore[operator]
+        return None  # handed to other code (captum's `LayerIntegratedGradients(forward_func, ...)` takes gradients through it)
     for statement, receiver, position in found:  # type: ignore[attr-defined]
         if _runs_global(function, receiver) and not _called_before(ctx.module, function.name.value, position):
             code = ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
@@ -234,6 +237,26 @@ def module_eval_region(ctx: "Context", function: cst.FunctionDef) -> Optional[Re
 
 
 _MODULE_EVALS = "evaluation.module-evals"
+_HANDED_ON = "evaluation.handed-on"
+
+
+def _handed_on(module: cst.Module) -> frozenset[str]:
+    """Names of the module's functions that the file uses as values (an argument, a binding, an
+    element), not only calls: who calls them then, and with which grad mode, the file does not say."""
+    functions = {s.name.value for s in module.body if type(s) is cst.FunctionDef}  # type: ignore[attr-defined]
+    found = set()
+    for node, parents in code_with_parents(module, nearest=1):
+        if type(node) is not cst.Name or node.value not in functions:  # type: ignore[attr-defined]
+            continue
+        parent = parents[-1]
+        if type(parent) is cst.Call and parent.func is node:  # type: ignore[attr-defined]
+            continue
+        if type(parent) is cst.FunctionDef and parent.name is node:  # type: ignore[attr-defined]
+            continue
+        if type(parent) is cst.Attribute and parent.attr is node:  # type: ignore[attr-defined]
+            continue
+        found.add(node.value)  # type: ignore[attr-defined]
+    return frozenset(found)
 
 
 def _module_evals(ctx: "Context") -> list[tuple[cst.SimpleStatementLine, str, int]]:

@@ -23,8 +23,10 @@ class EvalWithoutNoGrad(Rule):
     block that certainly ran, with no `.train()` in between), in a module-level function that
     runs a global model the module itself put in eval mode (`model.eval()` as a statement of the
     module, not behind an `if`; the function binds no local of that name, calls no `.train()`, is
-    not called by the module before the `.eval()`, and nothing in the file calls `model.train()`,
-    rebinds `model` after the `.eval()` or declares it `global`: SSD's `detect.py`), in a loop over a loader whose name
+    not called by the module before the `.eval()`, is not handed to other code as a value (captum's
+    `LayerIntegratedGradients(forward_func, ...)` takes gradients through it), and nothing in the
+    file calls `model.train()`, rebinds `model` after the `.eval()` or declares it `global`: SSD's
+    `detect.py`), in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
     `inference`, `eval_epoch`, ...). The first model call of each such region is reported. After
@@ -115,6 +117,18 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a function of the module's eval-mode model handed to other code: captum's attribution takes gradients through it
+            """
+import torch
+from captum.attr import LayerIntegratedGradients
+model = torch.load("bert.pt")
+model.eval()
+def squad_forward(inputs, position=0):
+    return model(inputs_embeds=inputs)[position].max(1).values
+lig = LayerIntegratedGradients(squad_forward, model.embeddings)
+attributions = lig.attribute(inputs=torch.load("ids.pt"))
+"""
+        ),
         Valid(  # the file puts the global model back in training mode: the module-level `.eval()` may not hold when `detect` runs
             """
 import torch
