@@ -232,7 +232,9 @@ def module_eval_region(ctx: "Context", function: cst.FunctionDef) -> Optional[Re
     for statement, receiver, position in found:  # type: ignore[attr-defined]
         if _runs_global(function, receiver) and not _called_before(ctx.module, function.name.value, position):
             code = ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
-            return Region(statement, "module-eval", f"after `{code}` at module level", block=tuple(function.body.body) if isinstance(function.body, cst.IndentedBlock) else (), receiver=receiver)
+            # (the function is the region's node: reported once per function, apart from the
+            # module's own calls after the `.eval()`, which are that statement's region)
+            return Region(function, "module-eval", f"after `{code}` at module level", block=tuple(function.body.body) if isinstance(function.body, cst.IndentedBlock) else (), receiver=receiver)
     return None
 
 
