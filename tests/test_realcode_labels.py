@@ -31,16 +31,21 @@ FOURTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fourth.csv"
 # The fifth part: ten repositories chosen and judged by the scout before the session's final rules.
 FIFTH_REPOS_FILE = REPO / "bench" / "realcode_fifth.toml"
 FIFTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fifth.csv"
+# The sixth part: eight more repositories chosen and judged by a second scout (2026-11-26, third session).
+SIXTH_REPOS_FILE = REPO / "bench" / "realcode_sixth.toml"
+SIXTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_sixth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
     (THIRD_REPOS_FILE, THIRD_LABELS_FILE),
     (FOURTH_REPOS_FILE, FOURTH_LABELS_FILE),
     (FIFTH_REPOS_FILE, FIFTH_LABELS_FILE),
+    (SIXTH_REPOS_FILE, SIXTH_LABELS_FILE),
 ]
-PART_IDS = ["development", "heldout", "third", "fourth", "fifth"]
+PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth"]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
+    SIXTH_REPOS_FILE: 8,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
@@ -90,6 +95,8 @@ def test_no_repository_is_in_both_parts():
     assert fourth and not fourth & (development | heldout | third | sealed)
     fifth = {entry["name"].lower() for entry in corpus(FIFTH_REPOS_FILE)}
     assert fifth and not fifth & (development | heldout | third | fourth | sealed)
+    sixth = {entry["name"].lower() for entry in corpus(SIXTH_REPOS_FILE)}
+    assert sixth and not sixth & (development | heldout | third | fourth | fifth | sealed)
 
 
 def test_sealed_set_is_pinned_new_and_not_excluded():

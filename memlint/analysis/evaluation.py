@@ -80,7 +80,15 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
     func = call.func
     kind = type(func)  # libcst's concrete node classes have no subclasses: as isinstance, but cheaper
     if kind is cst.Attribute and func.attr.value == "forward":
-        return values.evaluate(func.value, ctx).kind is Kind.MODULE
+        # `net.forward(x)` runs `net` as `net(x)` would: the same evidence that the receiver is a model
+        receiver = func.value
+        value = values.evaluate(receiver, ctx)
+        if value.kind is Kind.MODULE or _is_self(receiver):
+            return value.kind is Kind.MODULE
+        if value.kind is not Kind.UNKNOWN or type(receiver) not in (cst.Name, cst.Attribute) or ctx.resolve(receiver) is not None:
+            return False
+        name = receiver.value if type(receiver) is cst.Name else receiver.attr.value  # type: ignore[union-attr]
+        return named_like_model(name) or ctx.model.module_evidence(dotted_name(receiver))
     if kind is cst.Name and func.value == "self":
         return ctx.in_module_class
     if kind is cst.Name and values.names_a_module_class(func.value, ctx):

@@ -10,6 +10,10 @@ with its evidence; they build on the backward fact (`ctx.model`: `calls_backward
 - **unrolls a recurrence** (`unrolls_a_recurrence`): the loop calls no backward and feeds a value
   with history back into itself, a state that was not started as a number (`h = cell(x[t], h)`,
   `H = Z * H + (1 - Z) * H_tilda`): each iteration is one step of the same forward pass over time.
+- **combines given terms** (`combines_given_terms`): the loop walks what its function was handed
+  (`for out in outputs`, `zip(self.loss_fns, y_pred)`) and runs no model of its own, no backward and
+  no optimizer step: it adds up one forward pass's terms (a loss per head, per scale, per task) into
+  a result for the caller, who decides what happens to its history.
 - **syncs every iteration** (`syncs_every_iteration`): the loop's own body copies a tensor to the
   host (`.item()`, `.cpu()`, `.tolist()`, `.numpy()`, `float(t)`), so one more `.item()` costs no
   extra device sync.
@@ -21,7 +25,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.iteration import own_statements
+from memlint.analysis.iteration import iterates_batches, names_in, own_statements
+from memlint.analysis.naming import named_like_model
 from memlint.analysis.values import Kind, number_like
 from memlint.analysis.walk import code_descendants
 
@@ -115,6 +120,29 @@ def _starts_as_number(start: Optional[cst.CSTNode]) -> bool:
         name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
         return number_like(name, start)  # type: ignore[arg-type]
     return False
+
+
+def combines_given_terms(loop: cst.CSTNode, function: cst.FunctionDef, ctx: "Context") -> bool:
+    """Does `loop` add up terms of what `function` was handed, running no model of its own?  See the
+    module's docstring.  A call counts as running a model when its callee is named like one
+    (`model`, `self.encoder`) or is a module that is not a loss (`self.fc`, assigned a layer)."""
+    if type(loop) is not cst.For or iterates_batches(loop) or ctx.model.calls_backward(loop):  # type: ignore[arg-type]
+        return False
+    params = function.params
+    handed = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {"self", "cls"}
+    if handed.isdisjoint(names_in(loop.iter)):  # type: ignore[attr-defined]
+        return False  # the items are fetched or built here (`range(n)`, `next(it)`), not given
+    for node in code_descendants(loop.body):  # type: ignore[attr-defined]
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None  # type: ignore[attr-defined]
+        if name is None or named_like_model(name) or name == "step":
+            return False
+        value = ctx.value_of(func)
+        if value.kind is Kind.MODULE and not value.is_loss:
+            return False
+    return True
 
 
 def syncs_every_iteration(loop: cst.CSTNode, ctx: "Context") -> bool:

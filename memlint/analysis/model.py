@@ -73,6 +73,7 @@ class DeviceFacts:
     moved: frozenset[str]  # receivers of `.cuda()` / `.to(<not the CPU>)`, as written
     cpu_trainer: bool  # `accelerator="cpu"` somewhere (a Lightning Trainer kept on the CPU)
     explicit: bool = True  # an accelerator is named by itself, not only followed (`.to(x.device)`)
+    launched: bool = False  # a launcher places the model and batches (`accelerator.prepare`, `fabric.setup`)
 
 
 _NO_HISTORY: Mapping[str, Evidence] = {}
@@ -340,7 +341,7 @@ class SemanticModel:
                     cpu_trainer = True  # `Trainer(accelerator="cpu")`
         if launched and not launcher_on_cpu:
             accelerator = explicit = True
-        return DeviceFacts(accelerator, frozenset(moved), cpu_trainer, explicit)
+        return DeviceFacts(accelerator, frozenset(moved), cpu_trainer, explicit, launched and not launcher_on_cpu)
 
     # ------------------------------------------------------------------ the walk
 

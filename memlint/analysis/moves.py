@@ -64,13 +64,20 @@ def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name]):
     if isinstance(statement, cst.If) and statement.orelse is None and condition_is_device_check(statement.test):
         if _reads(statement.test, name):
             return None
+        if isinstance(statement.body, cst.SimpleStatementSuite):  # `if use_gpu: z = z.cuda()` on one line
+            return _move_of(statement.body, reads[0])
         inner = [s for s in statement.body.body if _reads(s, name)]
         return _the_move(inner[0], name, reads) if len(inner) == 1 else None
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
-    for call in _calls(statement):
+    return _move_of(statement, reads[0])
+
+
+def _move_of(statements: cst.CSTNode, read: cst.Name):
+    """The `read.cuda(...)` / `read.to(...)` call among `statements`' calls, if any."""
+    for call in _calls(statements):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES and func.value is reads[0]:
+        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES and func.value is read:
             return call
     return None
 

@@ -78,7 +78,12 @@ def is_forward_name(name: str) -> bool:
 
 
 # Receivers of `.step()` that update weights (not a learning-rate scheduler's step).
-OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$", re.I)
+# `optimizer`, `d_optim`, `opt_G`, `OPTIMIZER`, and, case-sensitively, a camel-case suffix naming the network it
+# steps (`optimizerD`, `optimG`: DCGAN-style scripts), not `options` or `optimal`.  OPTIMIZER_NAME also takes
+# GradScaler's `scaler.step(optimizer)`; OPTIMIZER_ONLY_NAME does not (ML017: a scaler means mixed precision).
+_CAMEL_OPTIMIZER = r"|(?:^|_)(?:optimizer|optimiser|optim|opt)[A-Z][A-Za-z0-9]*$"
+OPTIMIZER_NAME = re.compile(r"(?i:(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$)" + _CAMEL_OPTIMIZER)
+OPTIMIZER_ONLY_NAME = re.compile(r"(?i:(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|optimizer$)" + _CAMEL_OPTIMIZER)
 
 
 # CapWords with a lower-case letter: a class by Python's naming convention (`G`, `D`, `VAE` are

@@ -11,6 +11,12 @@ outputs grows device memory over a pass (issue 27).
   inside the loop that calls backward) or wrapped as a dataset (`LatentsDataset(latents_cache)`):
   the diffusers-style scripts precompute latents and embeddings on the device so that every step
   reuses them.  Holding them is the point, not a leak of a pass's outputs.
+- **batches left on the host**: a name the loop over a data loader binds (`for x, y in loader`) that
+  the loop's statements before a given one only cast or reshape (`y = y.float()`), never move or
+  rebind otherwise.  A loader yields host tensors, so `.to(y.device)` there moves nothing.  Unless a
+  launcher places the batches (`accelerator.prepare(loader)`: the device fact's `launched`, which the
+  caller checks) or the dataset holds device tensors, which this fact cannot see: it is only asked
+  to keep a rule silent.
 """
 
 from __future__ import annotations
@@ -19,13 +25,19 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
-from memlint.analysis.walk import dotted_name
+from memlint.analysis.iteration import iterates_batches
+from memlint.analysis.walk import code_descendants, dotted_name
 from memlint.pipeline.tree import code_children
 
 # Calls a model may be given without moving it: Lightning's Trainer moves a module back to the CPU
 # after `fit` / `test` (see ML014's docs), and the rest only read it.
 _KEEPS_PLACE = frozenset({"fit", "test", "validate", "predict", "print", "len", "str", "repr", "type", "isinstance", "id", "summary"})
 _LOADS_ON_HOST = frozenset({"load_from_checkpoint", "from_pretrained"})
+# Methods that keep a tensor where it is (casts and reshapes).
+_STAYS_IN_PLACE = frozenset({
+    "float", "double", "long", "int", "half", "bfloat16", "bool", "contiguous", "view", "reshape",
+    "squeeze", "unsqueeze", "permute", "transpose", "clone", "detach", "flatten",
+})
 
 
 def models_on_host(module: cst.Module, moved: frozenset[str]) -> frozenset[str]:
@@ -116,3 +128,38 @@ def _nodes(module: cst.Module) -> Iterator[cst.CSTNode]:
         node = stack.pop()
         yield node
         stack.extend(code_children(node))
+
+
+def batch_left_on_host(name: str, loop: cst.CSTNode, before: cst.CSTNode) -> bool:
+    """Is `name` a batch of `loop` (a `for` over a data loader) that the loop's statements before the
+    one holding `before` only cast or reshape?  See the module's docstring."""
+    if type(loop) is not cst.For or not iterates_batches(loop):  # type: ignore[arg-type]
+        return False
+    if name not in {n.value for n in (loop.target, *code_descendants(loop.target)) if type(n) is cst.Name}:  # type: ignore[attr-defined]
+        return False
+    for statement in loop.body.body:  # type: ignore[attr-defined]
+        if statement is before or any(n is before for n in code_descendants(statement)):
+            return True
+        for node in code_descendants(statement):
+            if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr) and _binds(node, name):
+                if type(node) is not cst.Assign or not _cast_of(node.value, name):  # type: ignore[attr-defined]
+                    return False
+    return False
+
+
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    kind = type(node)
+    if kind is cst.Assign:
+        targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
+    elif kind is cst.With:
+        targets = [item.asname.name for item in node.items if item.asname is not None]  # type: ignore[attr-defined]
+    else:  # AugAssign, AnnAssign, For, NamedExpr
+        targets = [node.target]  # type: ignore[attr-defined]
+    return any(type(n) is cst.Name and n.value == name for t in targets for n in (t, *code_descendants(t)))
+
+
+def _cast_of(value: cst.BaseExpression, name: str) -> bool:
+    """`name.float()`, `name.float().contiguous()`: `name` itself, cast or reshaped in place."""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in _STAYS_IN_PLACE:  # type: ignore[attr-defined]
+        value = value.func.value  # type: ignore[attr-defined]
+    return type(value) is cst.Name and value.value == name  # type: ignore[attr-defined]

@@ -168,6 +168,15 @@ INPLACE_FUNCTIONS: dict[str, int] = {
 TORCH_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm"}
 )  # fmt: skip
+# The legacy typed constructors, which called with sizes (`torch.FloatTensor(n, c, h, w)`) make an
+# uninitialised host tensor as `torch.empty` with this dtype does (ML013 and its screen).
+LEGACY_SIZED_CONSTRUCTORS = {
+    "FloatTensor": "float32", "Tensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "ByteTensor": "uint8",
+    "CharTensor": "int8", "BoolTensor": "bool",
+}  # fmt: skip
+# In-place fills of a fresh tensor (`torch.FloatTensor(n).zero_()`): it stays where it was made.
+IN_PLACE_FILLS = frozenset({"zero_", "fill_", "normal_", "uniform_", "random_", "bernoulli_"})
 # torch.optim classes that keep two moment estimates per parameter (and divide by sqrt(v) + eps).
 ADAM_CLASSES = ("Adam", "AdamW", "NAdam", "RAdam", "Adamax", "SparseAdam")
 # Tensor methods that return a view (or metadata): a chain of these allocates nothing.

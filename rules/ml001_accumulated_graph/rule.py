@@ -10,7 +10,7 @@ import libcst as cst
 from memlint.analysis import GradMode, accumulation
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, iterates_layers
-from memlint.analysis.loop_work import syncs_every_iteration, trains_kept_values, unrolls_a_recurrence
+from memlint.analysis.loop_work import combines_given_terms, syncs_every_iteration, trains_kept_values, unrolls_a_recurrence
 from memlint.analysis.meters import METER_METHODS
 from memlint.analysis.roles import PerBatch, enclosing_class, in_forward_pass, per_batch_function
 from memlint.analysis.uses import (
@@ -104,7 +104,10 @@ class AccumulatedGraph(Rule):
     memlint stays silent when the accumulated value is the objective (`total.backward()`,
     `torch.stack(losses).sum().backward()`, `torch.autograd.grad(total, ...)`: gradient
     accumulation), when the accumulator is emptied on every iteration or every optimizer step (a
-    gradient-accumulation window), when the loop runs without gradient tracking, when the value is
+    gradient-accumulation window), when a function sums the terms of what it was handed and returns
+    the sum, running no model in the loop (`for out in outputs: loss += criterion(out, y)`: a loss per
+    head, scale or task of one forward pass, for the caller's backward), when the loop runs without
+    gradient tracking, when the value is
     already a number or detached (`loss.item()`, `float(loss)`, `loss.detach()`, `loss.data`), and
     when no autograd is in sight: an instance of one of the file's classes that is not an
     `nn.Module` (a hand-written numpy-style model), or one of the file's own functions, which is
@@ -168,6 +171,33 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # one forward pass's loss terms (a loss per auxiliary output), summed for the caller's backward
+            """
+import torch
+import torch.nn.functional as F
+def pixel_loss(logits, target):
+    return F.cross_entropy(logits, target)
+def deep_supervision_loss(outputs, target, weights):
+    loss = 0.0
+    for i, out in enumerate(outputs):
+        loss = loss + weights[i] * pixel_loss(out, target)
+    return loss
+"""
+        ),
+        Valid(  # a loss per task head of one batch, averaged and returned to the trainer
+            """
+import torch
+class MultiHead:
+    def __init__(self):
+        self.loss_fn = torch.nn.CrossEntropyLoss()
+    def compute_loss(self, y_pred, y_true):
+        loss = 0
+        for task_id, task_output in enumerate(y_pred):
+            loss += self.loss_fn(task_output, y_true[:, task_id])
+        loss /= len(y_pred)
+        return loss
+"""
+        ),
         Valid(  # the backpropagated loss is a number by the time it is accumulated
             """
 import torch
@@ -568,6 +598,28 @@ for src, trg in test_loader:
     ]
 
     INVALID = [
+        Invalid(  # handed the samples, but the loop runs the model itself: an evaluation with gradients on
+            """
+import torch
+def score(model, samples, criterion):
+    total = 0.0
+    for x, y in samples:
+        total += criterion(model(x), y)
+    return total
+""",
+            line=5,
+            column=9,
+            message="this loop never calls backward",
+            unsafe=True,  # the total is returned: what the caller does with it is not in sight
+            fixed="""
+import torch
+def score(model, samples, criterion):
+    total = 0.0
+    for x, y in samples:
+        total += criterion(model(x), y).detach()
+    return total
+""",
+        ),
         Invalid(  # issue 27: a loss function of another module, proven to carry history by backward
             """
 import torch
@@ -1546,6 +1598,9 @@ class Agent:
             over_batches = candidate.per_step is not None or candidate.source is not None or iterates_batches(candidate.loop)
             if escapes and (Use.TENSOR in uses or candidate.in_module_class) and not over_batches:
                 continue  # builds a tensor result for the caller (per-image losses, features): a computation
+            if escapes and isinstance(scope, cst.FunctionDef) and candidate.loop is not None and candidate.name is not None \
+                    and returns_name(scope, candidate.name) and combines_given_terms(candidate.loop, scope, self.ctx):
+                continue  # `for out in outputs: loss += criterion(out, y)`, returned: one step's loss terms, for the caller
             if candidate.loop is not None and candidate.name is not None and accumulation.reset_per_window(candidate.loop, candidate.name):
                 continue  # emptied every iteration, or every optimizer step (a gradient-accumulation window)
             self._report(candidate, uses, escapes, scope)

@@ -8,6 +8,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.evaluation import Region, is_model_call, regions, runs_evaluated_model
+from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -49,7 +50,10 @@ class EvalWithoutNoGrad(Rule):
     call, is taken as a call of every method of the project so named, unless training code makes
     it), and the hooks a framework already
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
-    `on_*` hooks). It also stays silent when the evaluation region computes gradients
+    `on_*` hooks). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
+    `model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
+    function, or for `self.model` anywhere in its class) builds no graph, so an evaluation region
+    whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
     need them), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
@@ -187,6 +191,21 @@ def main(kind, loader):
         other = make(x)
         other.visualize_results(1)
         other(x).backward()
+"""
+        ),
+        Valid(  # the predictor freezes its model (Lightning's freeze(): every parameter without grad)
+            """
+import torch
+from model import ColaModel
+class Predictor:
+    def __init__(self, path):
+        self.model = ColaModel.load_from_checkpoint(path)
+        self.model.eval()
+        self.model.freeze()
+        self.softmax = torch.nn.Softmax(dim=1)
+    def predict(self, ids, mask):
+        logits = self.model(torch.tensor([ids]), torch.tensor([mask]))
+        return self.softmax(logits).tolist()
 """
         ),
         Valid(  # what a config's factory builds, with nothing in the file that only a module has: not known to be a model
@@ -588,6 +607,64 @@ def main(kind, loader):
     gan.visualize_results(10)
 """,
         ),
+        Invalid(  # `net.forward(x)` runs the model as `net(x)` does
+            """
+import torch
+from models import create_net
+def check(path, images):
+    net = create_net(2)
+    net.load(path)
+    net.eval()
+    for x in images:
+        confidences, locations = net.forward(x)
+        print(confidences.sum())
+""",
+            line=8,
+            column=34,
+            unsafe=True,
+            fixed="""
+import torch
+from models import create_net
+def check(path, images):
+    net = create_net(2)
+    net.load(path)
+    net.eval()
+    with torch.no_grad():
+        for x in images:
+            confidences, locations = net.forward(x)
+            print(confidences.sum())
+""",
+        ),
+        Invalid(  # frozen, but thawed again elsewhere in the file: not known to be frozen when it runs
+            """
+import torch
+def evaluate(model, loader):
+    model.requires_grad_(False)
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+def finetune(model):
+    model.requires_grad_(True)
+""",
+            line=7,
+            column=21,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(model, loader):
+    model.requires_grad_(False)
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+def finetune(model):
+    model.requires_grad_(True)
+""",
+        ),
         Invalid(  # a model built by a factory a config holds: `.state_dict()` on it, which no tensor has (DeepRL)
             """
 import torch
@@ -965,6 +1042,11 @@ def evaluate(model: nn.Module, batches):
             if not runs_evaluated_model(node, region, ctx):
                 return
         elif not is_model_call(node, ctx):
+            return
+        if is_frozen_model(node.func, ctx):
+            # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
+            # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
+            self._reported.add(id(region.node))
             return
         if ctx.project.trained_by(ctx.function_chain) is not None:
             return  # training code (here or in another file) runs it with gradients on: they are needed

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from memlint.analysis.tables import TORCH_FACTORIES
+from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, TORCH_FACTORIES
 from memlint.rule import Meta
 
 META = Meta(
     code="ML013",
     name="host-then-device",
-    words=(tuple(sorted(TORCH_FACTORIES)), ("to", "cuda")),  # the text mentions a torch factory and a move to a device
+    # the text mentions a torch size factory (or a legacy typed constructor) and a move to a device
+    words=(tuple(sorted(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys())), ("to", "cuda")),
 )

@@ -11,10 +11,11 @@ import libcst as cst
 from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.iteration import condition_is_device_check, every_iteration, runs_own_pass
 from memlint.analysis.model import follows_device
+from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.summaries import PER_BATCH_HOOKS
-from memlint.analysis.tables import SHAPE_METHODS, TORCH_FACTORIES
+from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
@@ -74,7 +75,7 @@ class HostThenDevice(Rule):
     step:
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
-      assignment, say), anywhere in it;
+      assignment, say) or a function of the file it calls (`make_one_hot(target, n)`), anywhere in it;
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules), or in a hook a
@@ -89,7 +90,10 @@ class HostThenDevice(Rule):
     its batch loop are not reported.
 
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
-    `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports), only when
+    `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports, and the legacy
+    typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`,
+    looking through an in-place fill such as `.zero_()`; reported without a fix, since they take no
+    accelerator `device=`; `torch.FloatTensor(rewards)` with one argument that may be data is not), only when
     the factory has no `device=` of its own and a size other than a literal 0, and only when the
     target is recognisably a device: `.cuda()`, `.to("cuda")`, `.to(device)` / `.to(self.device)` /
     `.to(x.device)` / `.to(torch.device(...))` / a rank. Data constructors (`torch.tensor(data)`,
@@ -143,6 +147,32 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # one argument that may be data (a list of rewards): `torch.tensor(data)`'s case
+            """
+import torch
+for x, y in train_loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+    rewards = torch.FloatTensor(episode_rewards).cuda()
+"""
+        ),
+        Valid(  # `y` comes from the loader and is only cast: `.to(y.device)` keeps the zeros on the host
+            """
+import torch
+def predict(model, pred_loader, device, horizon):
+    model.eval()
+    preds = []
+    with torch.no_grad():
+        for x, y in pred_loader:
+            x = x.float().to(device)
+            y = y.float()
+            dec = torch.zeros([y.shape[0], horizon, y.shape[2]]).float().to(y.device)
+            dec = torch.cat([y, dec], dim=1).to(device)
+            preds.append(model(x, dec).cpu())
+    return preds
+"""
+        ),
         Valid(  # arithmetic with another tensor: that tensor's device decides, not a host factory alone
             """
 import torch
@@ -314,6 +344,58 @@ for x, y in train_loader:
     ]
 
     INVALID = [
+        Invalid(  # a module-level helper of the file that a loss module's `forward` calls
+            """
+import torch
+def one_hot(labels, classes):
+    return torch.zeros(labels.size(0), classes, labels.size(2), labels.size(3)).to(labels.device)
+class DiceLoss(torch.nn.Module):
+    def forward(self, output, target):
+        target = one_hot(target, output.size(1)).scatter_(1, target, 1)
+        return 1 - (output.softmax(1) * target).sum() / target.sum()
+""",
+            line=3,
+            column=12,
+            message="which `forward` calls",
+            fixed="""
+import torch
+def one_hot(labels, classes):
+    return torch.zeros(labels.size(0), classes, labels.size(2), labels.size(3), device=labels.device)
+class DiceLoss(torch.nn.Module):
+    def forward(self, output, target):
+        target = one_hot(target, output.size(1)).scatter_(1, target, 1)
+        return 1 - (output.softmax(1) * target).sum() / target.sum()
+""",
+        ),
+        Invalid(  # moved by a later one-line `if` that only asks for the accelerator (ENet's padding)
+            """
+import torch
+import torch.nn as nn
+class Bottleneck(nn.Module):
+    def forward(self, identity):
+        extras = torch.zeros((identity.size(0), self.pad, identity.size(2), identity.size(3)))
+        if torch.cuda.is_available(): extras = extras.cuda(0)
+        return torch.cat((identity, extras), dim=1)
+""",
+            line=5,
+            column=18,
+            message="moved by a later `extras.cuda(0)`",
+        ),
+        Invalid(  # a legacy typed constructor called with sizes, filled, moved every step (no fix)
+            """
+import torch
+def dice_loss(output, target, device):
+    one_hot = torch.FloatTensor(target.size(0), 4, target.size(2), target.size(3)).zero_().to(device)
+    return (output * one_hot.scatter_(1, target, 1)).mean()
+for x, y in train_loader:
+    loss = dice_loss(model(x.cuda()), y.cuda(), "cuda")
+    loss.backward()
+    optimizer.step()
+""",
+            line=3,
+            column=15,
+            message="torch.empty(..., dtype=torch.float32",
+        ),
         Invalid(  # arithmetic with a number between the factory and the move (issue 27): noise in [-1, 1)
             """
 import torch
@@ -739,8 +821,7 @@ class Net(nn.Module):
         if not isinstance(value, (cst.Call, cst.BinaryOperation)):
             return False
         found = _factory_under(value, self.ctx)
-        qualified = self.ctx.resolve(found[0].func) if found is not None else None
-        return qualified is not None and qualified.rpartition(".")[0] == "torch" and qualified.rpartition(".")[2] in TORCH_FACTORIES
+        return found is not None and _factory_kind(found[0], self.ctx) is not None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         key = self.ctx.function_key  # the Context has entered the function already
@@ -761,15 +842,16 @@ class Net(nn.Module):
         if found is None:
             return
         factory, wrapper_fixable = found
-        qualified = ctx.resolve(factory.func)
-        if qualified is None or qualified.rpartition(".")[0] != "torch" or qualified.rpartition(".")[2] not in TORCH_FACTORIES:
+        name = _factory_kind(factory, ctx)
+        if name is None:
             return
-        if keyword(factory, "device") is not None or any(a.star for a in factory.args) or _holds_nothing(factory, qualified.rpartition(".")[2]):
+        if name in LEGACY_SIZED_CONSTRUCTORS:
+            wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator
+        if keyword(factory, "device") is not None or any(a.star for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
             return
         device = _target_device(node)
         if device is None:
             return
-        name = qualified.rpartition(".")[2]
         candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx), at)
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
         if in_forward:
@@ -778,7 +860,7 @@ class Net(nn.Module):
         if ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
             return  # a plotting function: not a cost of the training step
         if ctx.in_loop and every_iteration(ctx) and ctx.model.loop_scope(ctx.loop).kind == "step":
-            if not self._moves_nothing(device):
+            if not self._moves_nothing(device) and not self._follows_host_batch(device, candidate.move):
                 self._report(candidate, "on every loop iteration")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
@@ -787,6 +869,13 @@ class Net(nn.Module):
         """`.to(x.device)` in a file that names no accelerator anywhere (the model's device fact): a
         CPU-only script, where following another tensor's device moves nothing."""
         return not self.ctx.model.device.explicit and follows_device(device)
+
+    def _follows_host_batch(self, device: cst.BaseExpression, move: cst.Call) -> bool:
+        """`.to(y.device)` where `y` is a batch the loader yielded on the host and the loop has not
+        moved yet (placement.batch_left_on_host): nothing moves."""
+        if type(device) is not cst.Attribute or device.attr.value != "device" or type(device.value) is not cst.Name:
+            return False
+        return not self.ctx.model.device.launched and batch_left_on_host(device.value.value, self.ctx.loop, move)
 
     def finish(self, facts) -> None:
         if not self._in_helpers:
@@ -834,9 +923,15 @@ class Net(nn.Module):
         self.report(
             shown,
             f"{text} {where} creates the tensor in host memory and then copies it to the device each "
-            f"time; create it there: `torch.{name}(..., device=...)`",
+            f"time; create it there: {_advice(name)}",
             fix,
         )
+
+
+def _advice(name: str) -> str:
+    if name in LEGACY_SIZED_CONSTRUCTORS:
+        return f"`torch.empty(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)` (or `torch.zeros`, for a `zero_()`)"
+    return f"`torch.{name}(..., device=...)`"
 
 
 def _short(code: str) -> str:
@@ -877,12 +972,45 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
         if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:  # `.view(-1, 1)`, `.unsqueeze(0)`
             receiver = func.value
             continue
+        if isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_FILLS:  # `torch.FloatTensor(n).zero_()`
+            fixable = False  # the fill would have to move into a different factory
+            receiver = func.value
+            continue
         if ctx.resolve(func) in _VARIABLE and receiver.args and receiver.args[0].keyword is None and not receiver.args[0].star:
             fixable = fixable and len(receiver.args) == 1
             receiver = receiver.args[0].value
             continue
         return receiver, fixable
     return None
+
+
+def _factory_kind(factory: cst.Call, ctx) -> Optional[str]:
+    """The torch size factory `factory` calls ("zeros"), or a legacy typed constructor called with sizes
+    ("FloatTensor": two or more sizes, or one integer literal or `x.size(i)` / `len(x)`; one other
+    argument may be data, as in `torch.FloatTensor(rewards)`); None for anything else."""
+    qualified = ctx.resolve(factory.func)
+    if qualified is None or qualified.rpartition(".")[0] != "torch":
+        return None
+    name = qualified.rpartition(".")[2]
+    if name in TORCH_FACTORIES:
+        return name
+    if name not in LEGACY_SIZED_CONSTRUCTORS or not factory.args or any(a.keyword is not None or a.star for a in factory.args):
+        return None
+    values = [a.value for a in factory.args]
+    if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
+        return None
+    if len(values) >= 2 or _is_size(values[0]):
+        return name
+    return None
+
+
+def _is_size(expr: cst.BaseExpression) -> bool:
+    """`64`, `x.size(0)`, `len(batch)`: certainly a size, not data."""
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" and expr.args:
+        return True
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:
@@ -921,20 +1049,23 @@ def _unconditional(ctx) -> bool:
 
 
 def _called_from_forward(facts) -> set[tuple]:
-    """Methods a class's `forward` calls (`self.assign_targets(...)` in a loss module), directly or
-    through other such methods: they run on every forward, as `forward`'s own code does."""
+    """Methods a class's `forward` calls (`self.assign_targets(...)` in a loss module) and the file's
+    module-level functions a `forward` calls (`make_one_hot(target, n)` in a Dice loss), directly or
+    through other such functions: they run on every forward, as `forward`'s own code does."""
     result: set[tuple] = set()
     changed = True
     while changed:
         changed = False
         for key, sites in facts.call_sites.items():
-            if key in result or key[0] != "method" or key not in facts.defined:
+            if key in result or key[0] not in ("method", "func") or key not in facts.defined:
                 continue
             for site in sites:
                 caller = site.callers[-1] if site.callers else None
-                if caller is None or caller[0] != "method" or caller[1] != key[1]:
+                if caller is None:
                     continue
-                if caller[2] == "forward" or caller in result:
+                if key[0] == "method" and (caller[0] != "method" or caller[1] != key[1]):
+                    continue  # a method runs per forward only when its own class's forward calls it
+                if caller[0] == "method" and caller[2] == "forward" or caller in result:
                     result.add(key)
                     changed = True
                     break

@@ -1,7 +1,7 @@
 """ML013's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-`torch.<factory>(...).to(...)` / `.cuda(...)` with no `device=` given to the factory, looking
-through casts (`.long()`), reshapes (`.view(-1, 1)`) and a `Variable(...)` wrapper between the factory and the move,
+`torch.<factory>(...).to(...)` / `.cuda(...)` (a size factory or a legacy typed constructor) with no `device=` given to the factory, looking
+through casts (`.long()`), reshapes (`.view(-1, 1)`), fills (`.zero_()`) and a `Variable(...)` wrapper between the factory and the move,
 or a name such a call was bound to.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.tables import SHAPE_METHODS, TORCH_FACTORIES
+from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
 from memlint.prescreen.source import Source, final_name
 
 _CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
-    factories = source.names_for(TORCH_FACTORIES)
+    factories = source.names_for(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys())
     bound = None  # names some `name = <factory ...>` binds (moved by a later statement: moves.py)
     for call in source.nodes(ast.Call):
         if not (isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda")):  # type: ignore[attr-defined]
@@ -60,7 +60,7 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
             break
         found.append(node)
         func = node.func
-        if isinstance(func, ast.Attribute) and (func.attr in _CASTS and not node.args or func.attr in SHAPE_METHODS):
+        if isinstance(func, ast.Attribute) and (func.attr in _CASTS and not node.args or func.attr in SHAPE_METHODS or func.attr in IN_PLACE_FILLS):
             node = func.value
         elif node.args and not isinstance(node.args[0], ast.Starred):
             node = node.args[0]

@@ -9,6 +9,7 @@ import libcst as cst
 
 from memlint.analysis import Kind
 from memlint.analysis.evaluation import is_model_call
+from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import dotted_name
@@ -16,7 +17,6 @@ from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml017_training_without_mixed_precision.meta import META
 
-_OPTIMIZER = re.compile(r"(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|optimizer$", re.I)
 # Configuration that asks a framework for mixed precision (Lightning, accelerate, transformers).
 _PRECISION_KEYWORDS = frozenset({"mixed_precision", "fp16", "bf16", "precision", "amp", "use_amp", "amp_dtype"})
 _PRECISION_STRING = re.compile(r"(?:16-mixed|bf16|fp16|float16|bfloat16|\bamp\b)", re.I)
@@ -25,6 +25,8 @@ _LOW_PRECISION_METHODS = frozenset({"half", "bfloat16", "autocast"})
 # (`"cuda:0"`). Without any, CUDA autocast has nothing to apply to (a CPU-only script).
 _DEVICE_WORD = re.compile(r"cuda|(?:^|_)(?:device|devices|gpu|gpus|accelerator|mps|xpu|tpu)(?:_|$|\d)", re.I)
 _DEVICE_STRING = re.compile(r"cuda|\bgpu\b|\bmps\b|\bxpu\b", re.I)
+# `torch.cuda.<query>`: seeding the CUDA generator or asking what is there names CUDA without using it.
+_CUDA_QUERIES = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count"})
 # Methods only modules have (not tensors, not optimizers): a name they are called on is a module.
 _MODULE_MARKERS = frozenset({"train", "eval", "parameters", "named_parameters", "modules", "named_modules", "children", "apply"})
 # Module methods that run no forward pass.
@@ -98,6 +100,21 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a CPU self-test that only seeds the CUDA generator: nothing is put on an accelerator
+            """
+import torch
+if __name__ == "__main__":
+    torch.manual_seed(42)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed(42)
+    model = torch.nn.Linear(8, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1)
+    for _ in range(10):
+        loss = model(torch.randn(2, 8)).sum()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
         Valid(
             """
 import torch
@@ -158,6 +175,23 @@ def train_curve(optimizer_func, curve_func, device="cuda"):
     ]
 
     INVALID = [
+        Invalid(  # optimizers named for the network they step (DCGAN-style `optimizerD`, `optimizerG`)
+            """
+import torch
+netD, netG = netD.cuda(), netG.cuda()
+optimizerD = torch.optim.RMSprop(netD.parameters(), lr=5e-5)
+while True:
+    for p in netD.parameters():
+        p.data.clamp_(-0.01, 0.01)
+    netD.zero_grad()
+    errD = netD(real.cuda()).mean() - netD(netG(noise.cuda())).mean()
+    errD.backward()
+    optimizerD.step()
+""",
+            line=4,
+            column=1,
+            message="autocast",
+        ),
         Invalid(
             """
 import torch
@@ -203,6 +237,7 @@ for frame_idx in range(1, num_frames + 1):
         self._mixed = False
         self._device = False
         self._script = False  # the file runs code at module level (a script or a notebook)
+        self._device_queries: set[int] = set()  # ids of `cuda` names in `torch.cuda.manual_seed` and the like
         self._module_names: set[str] = set()  # names the file treats as modules (`G.train()`, `D.zero_grad()`)
         # calls of a name that may be a module: (the name, the loops around the call, or its function)
         self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
@@ -236,7 +271,7 @@ for frame_idx in range(1, num_frames + 1):
             kind = "backward"
         elif method == "step" and isinstance(func.value, (cst.Name, cst.Attribute)):
             receiver = func.value.value if isinstance(func.value, cst.Name) else func.value.attr.value
-            kind = "step" if _OPTIMIZER.search(receiver) else None
+            kind = "step" if OPTIMIZER_ONLY_NAME.search(receiver) else None
         if kind is None:
             return
         loop = ctx.loop
@@ -274,10 +309,14 @@ for frame_idx in range(1, num_frames + 1):
         )
 
     def visit_Name(self, node: cst.Name) -> None:
-        if not self._device and _DEVICE_WORD.search(node.value):
+        if not self._device and _DEVICE_WORD.search(node.value) and id(node) not in self._device_queries:
             self._device = True
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in _CUDA_QUERIES and type(node.value) is cst.Attribute and node.value.attr.value == "cuda":
+            # `torch.cuda.manual_seed(0)`, `torch.cuda.is_available()`: seeding or asking places nothing
+            if self.ctx.resolve(node) == f"torch.cuda.{node.attr.value}":
+                self._device_queries.add(id(node.value.attr))
         if node.attr.value in ("float16", "half", "bfloat16") and self.ctx.resolve(node) in LOW_PRECISION_DTYPES:
             self._mixed = True
 

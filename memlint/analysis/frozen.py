@@ -1,0 +1,114 @@
+"""Frozen models: which models a file freezes (every parameter without `requires_grad`) and never
+thaws.  A fact of the semantic model, with its evidence in the code; rules ask `is_frozen_model`.
+
+Evidence that `X` is frozen:
+
+- `X.freeze()` with no argument (Lightning's `LightningModule.freeze`: eval mode, and
+  `requires_grad = False` on every parameter);
+- `X.requires_grad_(False)`;
+- a loop over `X.parameters()` whose body sets `p.requires_grad = False` (or `p.requires_grad_(False)`).
+
+Evidence that it is thawed again, which cancels the fact for `X` everywhere in the file: `X.unfreeze()`,
+`X.requires_grad_()` / `X.requires_grad_(True)`, a loop over `X.parameters()` setting `True`, or
+`X.train()` after a `freeze()` (Lightning's `unfreeze` is `train()` plus thawing, and code that trains
+a frozen-looking model is not one to second-guess).
+
+Where it holds: a local name only in the function that froze it; `self.X` in every method of the class
+that froze it (a predictor freezing its model in `__init__`).  A call of a frozen model builds no graph
+when its inputs carry none, so an evaluation with it wastes no memory on autograd (ML002 asks).  It is
+not a fact about the call's result in general: a frozen discriminator or perceptual network fed a
+generator's output still passes history through (GAN and style-transfer training)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis.roles import enclosing_class
+from memlint.analysis.walk import code_descendants, dotted_name
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+_FREEZE, _THAW = "freeze", "thaw"
+
+
+def is_frozen_model(func: cst.BaseExpression, ctx: "Context") -> bool:
+    """Is the callee `func` (`self.model`, `net`) a model this file freezes and never thaws, in the
+    scope the traversal is in?"""
+    name = dotted_name(func)
+    if name is None:
+        return False
+    if name.startswith("self."):
+        scope: Optional[cst.CSTNode] = enclosing_class(ctx)
+    else:
+        scope = ctx.function_node
+    if scope is None:
+        return False
+    frozen, thawed = ctx.memo(("frozen models", id(scope)), lambda: _changes(scope))  # type: ignore[misc]
+    return name in frozen and name not in _thawed_anywhere(ctx) and name not in thawed
+
+
+def _thawed_anywhere(ctx: "Context") -> frozenset:
+    return ctx.memo("thawed models", lambda: frozenset(_changes(ctx.module)[1]))  # type: ignore[return-value]
+
+
+def _changes(scope: cst.CSTNode) -> tuple[set, set]:
+    """The dotted names `scope` freezes and thaws (see the module's docstring)."""
+    frozen: set = set()
+    thawed: set = set()
+    for node in code_descendants(scope):
+        kind = type(node)
+        if kind is cst.Call and type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
+            change = _call_change(node)  # type: ignore[arg-type]
+            target = dotted_name(node.func.value)  # type: ignore[attr-defined]
+            if change is not None and target is not None:
+                (frozen if change == _FREEZE else thawed).add(target)
+        elif kind is cst.For:
+            owner, change = _parameter_loop(node)  # type: ignore[arg-type]
+            if owner is not None:
+                (frozen if change == _FREEZE else thawed).add(owner)
+    return frozen, thawed
+
+
+def _call_change(call: cst.Call) -> Optional[str]:
+    method = call.func.attr.value  # type: ignore[attr-defined]
+    if method == "freeze" and not call.args:
+        return _FREEZE
+    if method in ("unfreeze", "train"):
+        return _THAW if method == "unfreeze" or _argument_is(call, True, default=True) else None
+    if method == "requires_grad_":
+        return _THAW if _argument_is(call, True, default=True) else _FREEZE
+    return None
+
+
+def _argument_is(call: cst.Call, value: bool, *, default: bool) -> bool:
+    """Is the call's first argument the literal `value` (its absence meaning `default`)?  Anything
+    that is not a literal counts as possibly `value`."""
+    if not call.args:
+        return default is value
+    arg = call.args[0].value
+    if type(arg) is cst.Name and arg.value in ("True", "False"):  # type: ignore[attr-defined]
+        return (arg.value == "True") is value  # type: ignore[attr-defined]
+    return True
+
+
+def _parameter_loop(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
+    """`for p in X.parameters(): p.requires_grad = False` -> ("X", freeze)."""
+    it = loop.iter
+    if type(it) is not cst.Call or type(it.func) is not cst.Attribute or it.func.attr.value not in ("parameters", "named_parameters"):  # type: ignore[attr-defined]
+        return None, None
+    owner = dotted_name(it.func.value)  # type: ignore[attr-defined]
+    if owner is None:
+        return None, None
+    for node in code_descendants(loop.body):
+        if type(node) is cst.Assign and any(
+            type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad" for t in node.targets  # type: ignore[attr-defined]
+        ):
+            value = node.value  # type: ignore[attr-defined]
+            literal_false = type(value) is cst.Name and value.value == "False"
+            return owner, _FREEZE if literal_false else _THAW
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "requires_grad_":  # type: ignore[attr-defined]
+            return owner, _THAW if _argument_is(node, True, default=True) else _FREEZE  # type: ignore[arg-type]
+    return None, None
