@@ -146,6 +146,48 @@ def test_a_predict_called_outside_training_is_still_reported(project):
     assert _findings(".") == [("infer.py", "ML002", 4)]
 
 
+GAN_CLASS = """
+import torch
+
+class {name}:
+    def train(self, loader):
+        for epoch in range(10):
+            with torch.no_grad():
+                self.visualize_results(epoch)
+
+    def visualize_results(self, epoch):
+        self.G.eval()
+        return self.G(self.z).cpu()
+"""
+
+
+def test_a_method_called_through_a_receiver_of_several_classes_counts_for_each(project):
+    """pytorch-generative-model-collections (issue 27): each class samples under no_grad itself, and
+    main.py calls `gan.visualize_results()` once more with gradients on, `gan` any of the classes."""
+    write(project / "gan.py", GAN_CLASS.format(name="GAN"))
+    write(project / "wgan.py", GAN_CLASS.format(name="WGAN"))
+    main = """
+        from gan import GAN
+        from wgan import WGAN
+
+        def main(kind, loader):
+            if kind == "GAN":
+                gan = GAN()
+            else:
+                gan = WGAN()
+            gan.train(loader)
+            {call}
+    """
+    write(project / "main.py", main.format(call="gan.visualize_results(10)"))
+    assert _findings(".") == [("gan.py", "ML002", 11), ("wgan.py", "ML002", 11)]
+    write(project / "main.py", main.format(call="print(gan)"))
+    assert _findings(".") == []
+    # A receiver of unknown class in a training loop: were it either class, the method would be
+    # training code's, which the rule leaves alone too.
+    write(project / "main.py", main.format(call="for x in loader: make(x).visualize_results(1); loss(x).backward()"))
+    assert _findings(".") == []
+
+
 # ---------------------------------------------------------------------------- ML009
 
 

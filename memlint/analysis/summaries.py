@@ -16,7 +16,13 @@ A summary says, for each module-level function and each method of a module-level
   history (every return must have one); absent when it never returns such a value;
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
-  the call is behind an `if` or in an exception handler.
+  the call is behind an `if` or in an exception handler;
+- `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
+  mode around them and whether the loop around them trains (None outside loops): ["u", method]
+  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method]
+  (`gan` bound to `GAN(args)` in one branch and `BEGAN(args)` in another: the method of any of
+  those classes).  A call under no_grad is left out: it cannot break "only ever called without
+  gradients", the one fact these sites are for.
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
@@ -40,7 +46,7 @@ from typing import Any, Iterator, Optional
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 4  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`
+FORMAT = 5  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -448,6 +454,8 @@ class _Summary:
                         reference = ["v", root, attr]  # maybe a method of an instance of a known class
                     elif named_like_model(root) and not is_forward_name(attr) and attr not in _TENSOR_METHODS:
                         reference = ["m", attr]  # `model.loss(...)`: a method of the project's nn.Modules
+                    elif _may_be_a_method(attr):
+                        reference = ["u", attr]  # `obj.visualize_results()`: any project method so named
             elif attr not in _TENSOR_METHODS:
                 chain = dotted(func) if _root(receiver) in self.imports else None
                 if chain is not None:
@@ -476,7 +484,16 @@ class _Summary:
                 reference = None
         if reference is not None and reference[0] == "v":
             constructor = self._instance_class(key, reference[1])
-            reference = ["i", constructor, reference[2]] if constructor else None
+            if constructor:
+                reference = ["i", constructor, reference[2]]
+            else:
+                reference = self._receiver_classes(key, reference[1], reference[2])
+        if reference is not None and reference[0] in ("u", "k", "m") and grad != "off" and key != "?":
+            # (a call without gradients cannot break "only ever without"; `model.sample()` may reach
+            # any project method so named, as for the per-step fact any nn.Module's)
+            self._may_call(record, reference if reference[0] != "m" else ["u", reference[1]], grad, loop)
+        if reference is not None and reference[0] in ("u", "k"):
+            reference = None
         if model == ["c"] and "." not in key:
             model = None
         if model is not None:
@@ -488,6 +505,32 @@ class _Summary:
             record["flush"] = flush
         if reference is not None:
             record["calls"].append([reference, grad, self._loop_fact(loop), conditional])
+
+    def _receiver_classes(self, key: str, name: str, attr: str) -> Optional[list]:
+        """`obj.m()` where `obj` is bound in the function more than once: ["k", constructors, "m"]
+        when every binding is a constructor call (`gan = GAN(args)` ... `gan = BEGAN(args)`: the
+        call may reach the method of any of them), else ["u", "m"] (any project method so named),
+        or None where the method name cannot be the project's."""
+        values = self._local_values(key).get(name)
+        constructors = []
+        for assign in values or ():
+            constructor = dotted(assign.value.func) if isinstance(assign.value, ast.Call) and type(assign.targets[0]) is ast.Name else None
+            if constructor is None or not constructor.rpartition(".")[2][:1].isupper():
+                constructors = []
+                break
+            constructors.append(constructor)
+        if constructors:
+            return ["k", sorted(set(constructors)), attr]
+        return ["u", attr] if _may_be_a_method(attr) else None
+
+    def _may_call(self, record: dict, reference: list, grad: Optional[str], loop: Optional[ast.AST]) -> None:
+        """Record a call that may reach project methods whose receiver's class is not known (the
+        project pass counts it for the grad-mode fact only): deduplicated per function, with whether
+        the loop around it trains (None outside any loop)."""
+        entry = [reference, grad, None if loop is None else self._loop_fact(loop)[2]]  # type: ignore[index]
+        may = record.setdefault("may", [])
+        if entry not in may:
+            may.append(entry)
 
     def _constructed_names(self) -> set[str]:
         """Names some `name = Capitalised(...)` binds anywhere in the file (a cheap filter for `obj.m()`)."""
@@ -1051,6 +1094,12 @@ def _union(first: list, second: list) -> list:
     return first + [item for item in second if item not in first]
 
 
+def _may_be_a_method(attr: str) -> bool:
+    """Could `obj.<attr>()` on a receiver of unknown class call a method of the project?  Not a
+    tensor method, a dunder or a capitalised name (a class reached through a module)."""
+    return attr not in _TENSOR_METHODS and not attr.startswith("__") and not attr[:1].isupper()
+
+
 def _compact(record: dict) -> dict:
     """The record without empty entries, alternatives deduplicated."""
     result = {}
@@ -1153,6 +1202,18 @@ def _check_function(record: dict) -> None:
                 if loop is not None:
                     _require(type(loop) is list and len(loop) == 3 and type(loop[0]) is int)
                     _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool)
+        elif field == "may":
+            _require(type(value) is list)
+            for site in value:
+                _require(type(site) is list and len(site) == 3)
+                reference, grad, trains = site
+                _require(type(reference) is list and len(reference) >= 2 and reference[0] in ("u", "k"))
+                if reference[0] == "u":
+                    _require(len(reference) == 2 and type(reference[1]) is str)
+                else:
+                    _require(len(reference) == 3 and type(reference[2]) is str)
+                    _strings(reference[1])
+                _require(grad in _GRADS and (grad is None or type(grad) is str) and (trains is None or type(trains) is bool))
         else:
             raise ValueError(f"unknown field {field}")
 

@@ -6,8 +6,9 @@ path and the packages around it), resolves the calls the summaries record to the
 methods of the other files, and computes, over the whole call graph:
 
 - the functions only ever called without gradient tracking (every call site, transitively; a
-  function with no call site in the project stays unknown), and those another file calls with
-  gradients on;
+  function with no call site in the project stays unknown; a method call whose receiver's class
+  is unknown, `gan.visualize_results()`, counts as a call of every project method it may reach,
+  unless it is training code's), and those another file calls with gradients on;
 - the functions called from training code with gradients on (a training step, a loop that calls
   backward), which an evaluation rule must not ask to run under no_grad;
 - the functions called on every iteration of a training or evaluation loop, or once per batch by a
@@ -252,7 +253,14 @@ class Project:
         # `model.loss(...)` sites: caller -> one site per project nn.Module method it may call
         self._model_outgoing: dict[tuple, list[_Site]] = {}
         self._methods_by_name: dict[str, list[tuple]] = {}
+        # Calls that may reach a method (the receiver's class unknown, `summaries` "may"): only the
+        # fact "every call runs without gradients" counts them (a call that may reach a function is
+        # one it cannot be sure of); callee -> sites, caller -> sites.
+        self._may_incoming: dict[tuple, list[_Site]] = {}
+        self._may_outgoing: dict[tuple, list[_Site]] = {}
+        self._all_methods_by_name: Optional[dict[str, list[tuple]]] = None
         self._collect_sites()
+        self._collect_may_sites()
         self.no_grad = self._no_grad()
         self.trained = self._trained()
         self.per_step = self._per_step()
@@ -431,11 +439,51 @@ class Project:
                 self._incoming.setdefault(callee, []).append(site)
                 self._outgoing.setdefault(caller, []).append(site)
 
+    def _collect_may_sites(self) -> None:
+        """The "may" calls of every function, as sites to each project method they may reach.  A
+        call from training code (a training hook, a function that trains outside any loop, a loop
+        that trains) is left out: were it to reach an evaluation method, the method would be
+        training code's (`trained`), which an evaluation rule leaves alone as it leaves a method
+        only ever run without gradients; so such a call changes no answer, and counting it would
+        only let an unrelated class's method named alike (`trainer.evaluate()`) unsettle one."""
+        for file, key, record in self._functions():
+            caller = (file.index, key)
+            for reference, grad, loop_trains in record.get("may", ()):
+                if loop_trains or record.get("hook") == "training" or (record.get("trains") and loop_trains is None):
+                    continue
+                for callee in self._may_reach(file, reference):
+                    site = _Site(caller, callee, grad, None, False, reference)
+                    self._may_incoming.setdefault(callee, []).append(site)
+                    self._may_outgoing.setdefault(caller, []).append(site)
+
+    def _may_reach(self, file: _File, reference: list) -> list[tuple]:
+        """The project methods a "may" reference can call: those of the classes its constructors
+        name (["k", ...]), or every method of the project so named (["u", ...])."""
+        if reference[0] == "k":
+            found = []
+            for constructor in reference[1]:
+                owner = self._name(file, constructor)
+                method = self._method(owner, reference[2]) if owner is not None and owner[0] == "class" else None
+                if method is not None and method[0] == "func":
+                    found.append((method[1], method[2]))
+            return found
+        if self._all_methods_by_name is None:
+            self._all_methods_by_name = {}
+            for other in self.files:
+                if other is None:
+                    continue
+                for key in other.summary["functions"]:
+                    owner, _, name = key.partition(".")
+                    if name and owner in other.summary["defs"]:
+                        self._all_methods_by_name.setdefault(name, []).append((other.index, key))
+        return self._all_methods_by_name.get(reference[1], [])
+
     def _model_methods(self, name: str) -> list[tuple]:
         """The methods `name` that the project's nn.Module classes define themselves: what
         `model.name(...)` may call, whichever of them the model is.  Only `_per_step` follows these
-        sites (the model runs one of them on every step); the grad-mode and history facts, which
-        must hold for every call, do not."""
+        sites (the model runs one of them on every step); the history and training facts, which
+        must hold for every call, do not.  For "only ever called without gradients" the same call is
+        a "may" site (`_collect_may_sites`): one it cannot be sure of."""
         found = self._methods_by_name.get(name)
         if found is None:
             found = []
@@ -480,9 +528,9 @@ class Project:
                 bases[function] = self.base_grad(function)
             return bases[function]
 
-        for callee, sites in self._incoming.items():
+        for callee in {**self._incoming, **self._may_incoming}:
             open_sites = 0
-            for site in sites:
+            for site in [*self._incoming.get(callee, ()), *self._may_incoming.get(callee, ())]:
                 if site.grad == "off" or (site.grad is None and base(site.caller) == "off"):
                     continue
                 if site.grad is None and base(site.caller) is None:
@@ -499,7 +547,7 @@ class Project:
             if function in result:
                 continue
             result.add(function)
-            for site in self._outgoing.get(function, ()):
+            for site in [*self._outgoing.get(function, ()), *self._may_outgoing.get(function, ())]:
                 if site.grad is None and site.callee in pending:
                     pending[site.callee] -= 1
                     if pending[site.callee] == 0:
@@ -698,6 +746,10 @@ class Project:
                 if site.caller[0] != index and self.runs_with_grad(site):
                     grad_elsewhere.add(key)
                     break
+            # A call that may reach the method, in this file too: the file's own analysis sees no
+            # such call (it follows calls it can resolve), so for it the call is elsewhere.
+            if any(self.runs_with_grad(site) for site in self._may_incoming.get((index, key), ())):
+                grad_elsewhere.add(key)
         history_calls: set[str] = set()
         history_methods: set[str] = set()
         for key, record in functions.items():
