@@ -146,6 +146,48 @@ def test_a_predict_called_outside_training_is_still_reported(project):
     assert _findings(".") == [("infer.py", "ML002", 4)]
 
 
+GAN_CLASS = """
+import torch
+
+class {name}:
+    def train(self, loader):
+        for epoch in range(10):
+            with torch.no_grad():
+                self.visualize_results(epoch)
+
+    def visualize_results(self, epoch):
+        self.G.eval()
+        return self.G(self.z).cpu()
+"""
+
+
+def test_a_method_called_through_a_receiver_of_several_classes_counts_for_each(project):
+    """pytorch-generative-model-collections (issue 27): each class samples under no_grad itself, and
+    main.py calls `gan.visualize_results()` once more with gradients on, `gan` any of the classes."""
+    write(project / "gan.py", GAN_CLASS.format(name="GAN"))
+    write(project / "wgan.py", GAN_CLASS.format(name="WGAN"))
+    main = """
+        from gan import GAN
+        from wgan import WGAN
+
+        def main(kind, loader):
+            if kind == "GAN":
+                gan = GAN()
+            else:
+                gan = WGAN()
+            gan.train(loader)
+            {call}
+    """
+    write(project / "main.py", main.format(call="gan.visualize_results(10)"))
+    assert _findings(".") == [("gan.py", "ML002", 11), ("wgan.py", "ML002", 11)]
+    write(project / "main.py", main.format(call="print(gan)"))
+    assert _findings(".") == []
+    # A receiver of unknown class in a training loop: were it either class, the method would be
+    # training code's, which the rule leaves alone too.
+    write(project / "main.py", main.format(call="for x in loader: make(x).visualize_results(1); loss(x).backward()"))
+    assert _findings(".") == []
+
+
 # ---------------------------------------------------------------------------- ML009
 
 
@@ -706,3 +748,86 @@ def test_a_star_imported_name_the_project_binds_to_something_else_is_not_torchs(
     write(project / "pkg" / "body.py", STAR_BODY)
     assert _findings(".", "--select", "ML003") == []
     assert _findings("pkg/body.py", "--select", "ML003") == [("pkg/body.py", "ML003", 10)]  # alone: the convention
+
+
+# ---------------------------------------------------------------------------- ML017
+
+TRAIN_EPOCH = """
+import torch
+
+def train_epoch(model, optimizer, graph, features, labels):
+    model.train()
+    logits = model(graph, features)
+    loss = torch.nn.functional.cross_entropy(logits, labels)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""
+
+
+def test_an_epoch_loop_calling_a_training_step_of_another_file(project):
+    # benchmarking-gnns' full-graph trainers: the epoch loop's file mentions neither backward nor
+    # `step`; the step is the helper's (FileView.update_calls), the loop is the caller's
+    write(project / "train_steps.py", TRAIN_EPOCH)
+    write(project / "main.py", """
+        import torch
+        from train_steps import train_epoch
+
+        device = torch.device("cuda")
+        model = build().to(device)
+        optimizer = torch.optim.Adam(model.parameters())
+        for epoch in range(100):
+            train_epoch(model, optimizer, graph, features, labels)
+    """)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 7)]
+    assert _findings("main.py", "--select", "ML017") == []  # alone, main.py cannot know what train_epoch does
+
+
+def test_a_helper_of_another_file_that_only_backpropagates_is_no_training_step(project):
+    write(project / "losses.py", """
+        def backprop(loss):
+            loss.backward()
+    """)
+    write(project / "main.py", """
+        import torch
+        from losses import backprop
+
+        for x in loader:
+            backprop(model(x.cuda()).sum())  # gradients for a saliency map: no optimizer steps
+            maps.append(x.grad)
+    """)
+    assert _findings(".", "--select", "ML017") == []
+
+
+# ---------------------------------------------------------------------------- ML013
+
+
+def test_a_host_tensor_moved_by_a_helper_of_another_file(project):
+    # CSAIL semantic segmentation: lib/parallel.py's `async_copy_to` returns a tensor moved with
+    # `.cuda(dev)`; eval.py makes a zeros buffer on the host per image and hands it to it
+    write(project / "parallel.py", """
+        import torch
+
+        def async_copy_to(obj, dev):
+            if torch.is_tensor(obj):
+                v = obj.cuda(dev, non_blocking=True)
+                return v
+            if isinstance(obj, (list, tuple)):
+                return [async_copy_to(o, dev) for o in obj]
+            return obj
+    """)
+    write(project / "evaluate.py", """
+        import torch
+        from parallel import async_copy_to
+
+        def evaluate(model, loader, gpu):
+            for batch in loader:
+                with torch.no_grad():
+                    scores = torch.zeros(1, 150, 64, 64)
+                    scores = async_copy_to(scores, gpu)
+                    scores = scores + model(async_copy_to(batch, gpu))
+    """)
+    assert _findings(".") == [("evaluate.py", "ML013", 7)]
+    assert "async_copy_to(scores, gpu)" in _messages(".")[("evaluate.py", "ML013")]
+    assert _findings("evaluate.py") == []  # alone, evaluate.py cannot know what async_copy_to does

@@ -145,6 +145,26 @@ def test_ml002_unsafe_fix_and_inference_mode_from_config(tmp_path):
     assert (tmp_path / "evaluate.py").read_text() == source.replace("def evaluate", "@th.inference_mode()\ndef evaluate")
 
 
+def test_ml002_a_module_level_eval_region_reports_the_function_and_the_modules_own_call(tmp_path):
+    """captum's ablation tutorial: `resnet = resnet.eval()`, then `classify(img)` runs the global model
+    and so does a later statement of the module: one finding for each (the function's region is
+    its own, apart from the statement's)."""
+    source = textwrap.dedent(
+        """
+        import torch
+        resnet = torch.load("resnet.pt")
+        resnet = resnet.eval()
+        def classify(img):
+            return resnet(img.unsqueeze(0)).softmax(1)
+        classify(torch.load("img.pt"))
+        output = resnet(torch.load("img.pt").unsqueeze(0))
+        """
+    )
+    (tmp_path / "ablation.py").write_text(source)
+    found = memlint("check", "ablation.py", "--select", "ML002", "--no-cache", "--output-format", "concise", cwd=tmp_path)
+    assert "ablation.py:6:12: ML002" in found.stdout and "ablation.py:8:10: ML002" in found.stdout, found.stdout
+
+
 def test_ml003_ml005_on_a_vgg_style_file(tmp_path):
     (tmp_path / "vgg.py").write_text(
         textwrap.dedent(

@@ -496,8 +496,23 @@ class Context:
                 for element, element_value in evaluated:
                     self._bind_target(element, element_value)
                 continue
+            if value.graph and type(target.target) is cst.Tuple and type(node.value) is cst.Call:
+                if self._bind_module_elements(target.target, node.value, value):
+                    continue
             self._bind_target(target.target, value)
         self._give_evidenced_history(node)
+
+    def _bind_module_elements(self, target: cst.Tuple, call: cst.Call, value: Value) -> bool:
+        """`action, dist = self.actor(state)` where the file's `Actor.forward` returns
+        `dist.sample(), dist`: the sampled action carries no history, the distribution does
+        (`SemanticModel.graph_free_elements`).  False where the model cannot tell."""
+        free = self.model.graph_free_elements(call, self.module_classes)
+        elements = target.elements
+        if free is None or len(free) != len(elements) or any(type(e.value) is cst.StarredElement for e in elements):
+            return False
+        for element, graph_free in zip(elements, free):
+            self._bind_target(element.value, values.tensor(False) if graph_free else values.element_of(value))
+        return True
 
     def _give_evidenced_history(self, node: cst.Assign) -> None:
         """Direct evidence beats not knowing: a name the file backpropagates later (`loss.backward()`),

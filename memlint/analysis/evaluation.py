@@ -29,7 +29,7 @@ from memlint.analysis.naming import is_evaluation_function_name, method_runs_mod
 from memlint.analysis.inventory import PARAMETER_FREE
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.values import Kind
-from memlint.analysis.walk import code_children, code_descendants, dotted_name, nested_blocks
+from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -45,11 +45,13 @@ _GRADIENT_FUNCTIONS = ("torch.autograd.functional.", "torch.func.", "functorch."
 @dataclass(frozen=True)
 class Region:
     node: cst.CSTNode  # the function, the `.eval()` statement, or the loop
-    kind: str  # "function-name" | "eval-call" | "loader"
+    kind: str  # "function-name" | "eval-call" | "module-eval" | "loader"
     description: str  # for messages: "in `evaluate`", "after `model.eval()`", "in the loop over `val_loader`"
     loop: Optional[Union[cst.For, cst.While]] = None  # the loop region, for "loader"
     block: tuple = ()  # for "eval-call": the statements of the block the `.eval()` call is in
-    receiver: str = ""  # for "eval-call": the code of what was put in eval mode (`model`, `self.G`, `self`)
+    # for "eval-call" and "module-eval" (a module-level `.eval()` covering a function that runs
+    # that global model): the code of what was put in eval mode (`model`, `self.G`, `self`)
+    receiver: str = ""
 
 
 def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
@@ -152,6 +154,10 @@ class _Scanner:
         else:
             body = scope.body
         self._block(body)
+        if isinstance(scope, cst.FunctionDef):
+            region = module_eval_region(self.ctx, scope)
+            if region is not None:
+                self._claim([scope.body], region)  # (regions of the function's own come first)
         return self.result
 
     def _block(self, statements) -> None:
@@ -217,6 +223,140 @@ class _Scanner:
         return False
 
 
+def module_eval_region(ctx: "Context", function: cst.FunctionDef) -> Optional[Region]:
+    """A module-level `model.eval()` and a module-level function of the file that runs that global
+    model (SSD's `detect.py`: the model loaded and put in eval mode at import, `detect()` runs it):
+    the whole function is in the region of that `.eval()`, when nothing can have put the model back
+    in training mode or replaced it by the time the function runs: the `.eval()` is a statement of
+    the module's own (not behind an `if`), the function binds no local of that name, calls no
+    `.train()`, is not called by the module before the `.eval()` nor handed to other code as a
+    value (captum's attribution takes gradients through it); nothing in the file calls
+    `model.train()` or rebinds `model` after the `.eval()` (no `global model` anywhere)."""
+    found = ctx.memo(_MODULE_EVALS, lambda: _module_evals(ctx))
+    if not found or function not in ctx.module.body:
+        return None
+    if function.name.value in ctx.memo(_HANDED_ON, lambda: _handed_on(ctx.module)):  # type: ignore[operator]
+        return None  # handed to other code (captum's `LayerIntegratedGradients(forward_func, ...)` takes gradients through it)
+    for statement, receiver, position in found:  # type: ignore[attr-defined]
+        if _runs_global(function, receiver) and not _called_before(ctx.module, function.name.value, position):
+            code = ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
+            # (the function is the region's node: reported once per function, apart from the
+            # module's own calls after the `.eval()`, which are that statement's region)
+            return Region(function, "module-eval", f"after `{code}` at module level", block=tuple(function.body.body) if isinstance(function.body, cst.IndentedBlock) else (), receiver=receiver)
+    return None
+
+
+_MODULE_EVALS = "evaluation.module-evals"
+_HANDED_ON = "evaluation.handed-on"
+
+
+def _handed_on(module: cst.Module) -> frozenset[str]:
+    """Names of the module's functions that the file uses as values (an argument, a binding, an
+    element), not only calls: who calls them then, and with which grad mode, the file does not say."""
+    functions = {s.name.value for s in module.body if type(s) is cst.FunctionDef}  # type: ignore[attr-defined]
+    found = set()
+    for node, parents in code_with_parents(module, nearest=1):
+        if type(node) is not cst.Name or node.value not in functions:  # type: ignore[attr-defined]
+            continue
+        parent = parents[-1]
+        if type(parent) is cst.Call and parent.func is node:  # type: ignore[attr-defined]
+            continue
+        if type(parent) is cst.FunctionDef and parent.name is node:  # type: ignore[attr-defined]
+            continue
+        if type(parent) is cst.Attribute and parent.attr is node:  # type: ignore[attr-defined]
+            continue
+        found.add(node.value)  # type: ignore[attr-defined]
+    return frozenset(found)
+
+
+def _module_evals(ctx: "Context") -> list[tuple[cst.SimpleStatementLine, str, int]]:
+    """The module's own `X.eval()` statements on a plain name X that nothing in the file puts back
+    in training mode or rebinds afterwards: (statement, "X", its index in the module's body)."""
+    module = ctx.module
+    if not any(type(s) is cst.SimpleStatementLine and ".eval(" in module.code_for_node(s) for s in module.body):
+        return []  # (most files: no module-level `.eval()` at all)
+    found = []
+    for position, statement in enumerate(module.body):
+        call = _eval_call_shape(statement)
+        receiver = eval_receiver(call) if call is not None else None
+        if type(receiver) is not cst.Name:
+            continue
+        name = receiver.value  # type: ignore[union-attr]
+        # A model by evidence (named like one, or called and given a module's method in the file),
+        # not by the valuation at whichever point of the file asks first.
+        if not (tables.MODEL_NAME.match(name) or ctx.model.module_evidence(name)):
+            continue
+        made = ctx.model.constructed(module).get(name, ())
+        if made and all(_parameter_free(m, ctx) for m in made):
+            continue
+        later = module.body[position + 1 :]
+        if any(_binds(s, name, module_level=True) for s in later) or _trains_or_globals(module, name):
+            continue
+        found.append((statement, name, position))
+    return found
+
+
+def _binds(node: cst.CSTNode, name: str, module_level: bool = False) -> bool:
+    """Does `node` (a function, or with `module_level` a statement of the module) bind `name`: a
+    parameter, an assignment or loop target, `with ... as`, an import, a `global` / `nonlocal`
+    declaration, a definition?  (In a function, nested scopes count too: silence when unsure.)"""
+    if module_level and type(node) in (cst.FunctionDef, cst.ClassDef):
+        return node.name.value == name  # type: ignore[attr-defined]
+    skip = (cst.FunctionDef, cst.ClassDef, cst.Lambda) if module_level else (cst.ClassDef, cst.Lambda)
+    for inner in [node, *code_descendants(node, skip=skip)]:
+        kind = type(inner)
+        if kind is cst.Param and inner.name.value == name:  # type: ignore[attr-defined]
+            return True
+        if kind in (cst.AssignTarget, cst.For, cst.CompFor):
+            target = inner.target  # type: ignore[attr-defined]
+            if any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)]):
+                return True
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
+            if type(inner.target) is cst.Name and inner.target.value == name:  # type: ignore[attr-defined]
+                return True
+        elif kind is cst.AsName:
+            if type(inner.name) is cst.Name and inner.name.value == name:  # type: ignore[attr-defined]
+                return True
+        elif kind in (cst.Global, cst.Nonlocal):
+            if any(item.name.value == name for item in inner.names):  # type: ignore[attr-defined]
+                return True
+        elif kind in (cst.FunctionDef, cst.ClassDef) and inner is not node and inner.name.value == name:  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _trains_or_globals(module: cst.Module, name: str) -> bool:
+    """Does any code of the file call `name.train()` (not `train(False)`) or declare `global name`?"""
+    for node in code_descendants(module):
+        if _is_train_call(node) and dotted_name(_module_of_chain(node.func.value)) == name:  # type: ignore[attr-defined]
+            return True
+        if type(node) is cst.Global and any(item.name.value == name for item in node.names):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _runs_global(function: cst.FunctionDef, name: str) -> bool:
+    """Does the function use the module's `name` (it mentions the name and binds no local of that
+    name) and stay out of training mode (no `.train()` call of its own)?"""
+    if _binds(function, name):
+        return False
+    mentions = False
+    for node in code_descendants(function.body):
+        if _is_train_call(node):
+            return False
+        mentions = mentions or (type(node) is cst.Name and node.value == name)  # type: ignore[attr-defined]
+    return mentions
+
+
+def _called_before(module: cst.Module, function: str, position: int) -> bool:
+    """Is `function` called by a module-level statement before the one at `position`?"""
+    return any(
+        type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == function  # type: ignore[attr-defined]
+        for statement in module.body[:position]
+        for node in code_descendants(statement)
+    )
+
+
 def _shape_check(function: cst.FunctionDef, ctx: "Context") -> bool:
     """`def test(): net = ResNet18(); y = net(torch.randn(1, 3, 32, 32)); print(y.size())`: a
     function that takes nothing, builds the model it runs, loads no weights and loops over nothing
@@ -259,7 +399,7 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     that takes an input (`X.get_action(obs)`, `X.get_last_selfattention(img)`: X is certainly a
     module, and a method fed data runs it)?  A call on something else (a fresh layer in a later
     notebook cell, a DataFrame) is not X's evaluation.  `self.eval()` covers any of self's models."""
-    if region.kind != "eval-call":
+    if region.kind not in ("eval-call", "module-eval"):
         return True
     receiver = region.receiver
     func = call.func
@@ -358,25 +498,10 @@ _MODULE_LIKE_CLASS = re.compile(r"(?:Model|Module|Net|Network|Head|Encoder|Decod
 def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[cst.Call]:
     """`model.eval()` / `self.eval()` / `model.train(False)` as a statement of its own (also
     `model = model.eval()`), on a receiver that is a model."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+    call = _eval_call_shape(statement)
+    if call is None:
         return None
-    small = statement.body[0]
-    call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _KEEPS_THE_MODULE:
-        call = call.func.value  # `model.eval().to(device)`, `model.cuda().eval().half()`
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
-        return None
-    method = call.func.attr.value
-    is_eval = (method == "eval" and not call.args) or (
-        method == "train"
-        and len(call.args) == 1
-        and (call.args[0].keyword is None or call.args[0].keyword.value == "mode")
-        and isinstance(call.args[0].value, cst.Name)
-        and call.args[0].value.value == "False"
-    )
-    if not is_eval:
-        return None
-    receiver = _module_of_chain(call.func.value)  # `model.cuda().eval()`: `model`
+    receiver = _module_of_chain(call.func.value)  # type: ignore[attr-defined]  # `model.cuda().eval()`: `model`
     if isinstance(receiver, cst.Name) and receiver.value == "self":
         return call if ctx.in_module_class else None
     if ctx.resolve(receiver) is not None:
@@ -393,6 +518,28 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     if value.kind is not Kind.UNKNOWN:
         return None
     return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
+
+
+def _eval_call_shape(statement: cst.CSTNode) -> Optional[cst.Call]:
+    """The `.eval()` / `.train(False)` call of a statement that is only that (`model.eval()`,
+    `model = model.cuda().eval()`), whatever its receiver is."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _KEEPS_THE_MODULE:
+        call = call.func.value  # `model.eval().to(device)`, `model.cuda().eval().half()`
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return None
+    method = call.func.attr.value
+    is_eval = (method == "eval" and not call.args) or (
+        method == "train"
+        and len(call.args) == 1
+        and (call.args[0].keyword is None or call.args[0].keyword.value == "mode")
+        and isinstance(call.args[0].value, cst.Name)
+        and call.args[0].value.value == "False"
+    )
+    return call if is_eval else None
 
 
 # Module methods that return the module itself (the chain `model.cuda().eval().half()` is `model`;

@@ -18,6 +18,7 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.naming import BATCH_SOURCE
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
+from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
 from memlint.analysis.naming import named_like_model
 from memlint.pipeline.tree import code_children, code_descendants
 
@@ -206,6 +207,20 @@ def steps_itself(loop: Loop) -> bool:
             if name in tables.BACKWARD_METHODS or (name == "step" and _OPTIMIZER_NAME.search(_receiver_name(node) or "")):
                 return True
     return False
+
+
+def optimizer_loop_target(loop: Loop) -> Optional[str]:
+    """`for optimizer in optimizers:` / `for o in self.optims:`: the name each optimizer is bound to,
+    when the loop iterates a collection named like optimizers.  Such a loop steps the optimizers of
+    one training step: its `o.step()` is an optimizer step of the loop around it, not a loop of its
+    own (a training loop that steps an encoder's and a decoder's optimizer)."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+        return None
+    iterable = loop.iter
+    if not isinstance(iterable, (cst.Name, cst.Attribute)):
+        return None
+    name = iterable.value if isinstance(iterable, cst.Name) else iterable.attr.value
+    return loop.target.value if _OPTIMIZERS_NAME.search(name) else None
 
 
 # Calls that take one batch from a loader (or wrap it for iteration): not a pass over it.

@@ -39,11 +39,11 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Optional
+from typing import Iterable, Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis import evidence, frameworks, placement, roles, tables
+from memlint.analysis import evidence, forward_returns, frameworks, placement, roles, tables
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
@@ -112,6 +112,32 @@ class SemanticModel:
         # a helper of the file that backpropagates its parameter proves the argument has history
         self._helper_arguments: list[tuple[str, bool, list[tuple[int, str, list]], cst.Call, tuple]] = []
         self._kept_returns: Optional[Mapping[int, str]] = None
+        # (the module classes asked about, their graph-free forward positions, what builds each name)
+        self._forward_returns: Optional[tuple[frozenset[str], dict, dict]] = None
+
+    # ------------------------------------------------------------------ what a module call returns
+
+    def graph_free_elements(self, call: cst.Call, module_classes: Iterable[str]) -> Optional[tuple[bool, ...]]:
+        """When `call` runs an instance of one of the file's nn.Module classes (`self.actor(state)`
+        with `self.actor = Actor(...)` wherever the file assigns it) whose `forward` returns tuples
+        of one length: per element, does it certainly carry no autograd history (a sampled
+        action, a detached value)?  None where that cannot be told (analysis/forward_returns.py)."""
+        classes = frozenset(module_classes)
+        if not classes:
+            return None
+        if self._forward_returns is None or self._forward_returns[0] != classes:
+            imports = self._module_imports()
+            self._forward_returns = (
+                classes,
+                forward_returns.graph_free_positions(self.module, classes, imports),
+                forward_returns.constructed_classes(self.module, classes),
+            )
+        _, positions, built = self._forward_returns
+        if not positions:
+            return None
+        written = dotted_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+        owner = built.get(written) if written is not None else None
+        return positions.get(owner) if owner is not None else None
 
     # ------------------------------------------------------------------ history
 

@@ -8,7 +8,7 @@ with the move call, for a rule that judges the value as if the move were applied
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -16,14 +16,19 @@ from memlint.analysis.iteration import condition_is_device_check
 
 _MOVES = ("cuda", "to")
 
+# The argument a call moves to a device when it is no `.cuda()` / `.to()` (a project helper that
+# returns its parameter moved: `async_copy_to(x, gpu)`), or None.
+MovedBy = Callable[[cst.Call], Optional[cst.BaseExpression]]
+
 
 def later_moves(
-    statements: Sequence[cst.BaseStatement], worth: Callable[[cst.BaseExpression], bool]
+    statements: Sequence[cst.BaseStatement], worth: Callable[[cst.BaseExpression], bool], moved_by: Optional[MovedBy] = None
 ) -> Iterator[tuple[cst.BaseExpression, cst.Call]]:
     """(bound value, move call) for each `name = value` in `statements` whose value the caller
     cares about (`worth`, a cheap test: the later statements are walked for each such binding) and
     whose name is next read by `name.cuda(...)` / `name.to(...)` in a later statement of the same
-    block (directly, or in the body of an `if` that only asks whether the accelerator is used), read
+    block (or by a call that `moved_by` says moves it: `name = async_copy_to(name, gpu)`; directly,
+    or in the body of an `if` that only asks whether the accelerator is used), read
     nowhere between, and not read again after the move unless the move's statement rebinds the
     name to the moved value."""
     for index, statement in enumerate(statements):
@@ -38,7 +43,7 @@ def later_moves(
                 if _binds(later, name):
                     break  # rebound unread: not this value's move
                 continue
-            move = _the_move(later, name, reads)
+            move = _the_move(later, name, reads, moved_by)
             if move is not None:
                 rebinds = _binds(later, name)
                 read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
@@ -56,7 +61,7 @@ def _single_binding(statement: cst.BaseStatement):
     return assign.targets[0].target.value, assign.value
 
 
-def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name]):
+def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], moved_by: Optional[MovedBy] = None):
     """The move call that is the statement's only read of `name`, when the statement runs whenever
     the block does (or behind a device check)."""
     if len(reads) != 1:
@@ -65,19 +70,22 @@ def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name]):
         if _reads(statement.test, name):
             return None
         if isinstance(statement.body, cst.SimpleStatementSuite):  # `if use_gpu: z = z.cuda()` on one line
-            return _move_of(statement.body, reads[0])
+            return _move_of(statement.body, reads[0], moved_by)
         inner = [s for s in statement.body.body if _reads(s, name)]
-        return _the_move(inner[0], name, reads) if len(inner) == 1 else None
+        return _the_move(inner[0], name, reads, moved_by) if len(inner) == 1 else None
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
-    return _move_of(statement, reads[0])
+    return _move_of(statement, reads[0], moved_by)
 
 
-def _move_of(statements: cst.CSTNode, read: cst.Name):
-    """The `read.cuda(...)` / `read.to(...)` call among `statements`' calls, if any."""
+def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy] = None):
+    """The `read.cuda(...)` / `read.to(...)` call among `statements`' calls (or one `moved_by` says
+    moves `read`), if any."""
     for call in _calls(statements):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MOVES and func.value is read:
+            return call
+        if moved_by is not None and moved_by(call) is read:
             return call
     return None
 

@@ -84,6 +84,9 @@ def is_forward_name(name: str) -> bool:
 _CAMEL_OPTIMIZER = r"|(?:^|_)(?:optimizer|optimiser|optim|opt)[A-Z][A-Za-z0-9]*$"
 OPTIMIZER_NAME = re.compile(r"(?i:(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$)" + _CAMEL_OPTIMIZER)
 OPTIMIZER_ONLY_NAME = re.compile(r"(?i:(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|optimizer$)" + _CAMEL_OPTIMIZER)
+# Collections of optimizers (`optimizers`, `self.optims`, `optimizer_list`): a loop over one steps
+# each optimizer of a single training step (CSAIL semantic segmentation, PreSumm).
+OPTIMIZERS_NAME = re.compile(r"(?:^|_)(?:optims|optimizers|optimisers)(?:_|$)|(?:optim|optimizer|optimiser)_?(?:list|s)$", re.I)
 
 
 # CapWords with a lower-case letter: a class by Python's naming convention (`G`, `D`, `VAE` are

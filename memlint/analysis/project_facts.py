@@ -3,7 +3,7 @@ computes them; `ctx.project` holds this file's view of them)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
@@ -31,3 +31,50 @@ def returns_history(call: cst.Call, ctx: "Context") -> bool:
     return written in project.history_calls and ctx.binds_at_module_level(root)
 
 
+
+
+def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:
+    """The part of a training step that `call` does on every call when it runs a function of
+    another file of the project ("backward", "step", "model": `train_epoch(model, optimizer, ...)`
+    whose body runs the model, backpropagates and steps), or nothing (not the project's, or it
+    does none of it outside loops of its own)."""
+    updates = ctx.project.update_calls
+    if not updates:
+        return frozenset()
+    func = call.func
+    written = dotted_name(func)
+    if written is None:
+        return frozenset()
+    root, _, method = written.partition(".")
+    if root == "self":
+        class_name = ctx.class_name
+        if class_name is None or "." in method:
+            return frozenset()
+        written = f"{class_name}.{method}"
+    elif not ctx.binds_at_module_level(root):
+        return frozenset()
+    found = dict(updates).get(written)
+    return frozenset(found.split(",")) if found else frozenset()
+
+
+def moved_argument(call: cst.Call, ctx: "Context") -> Optional[tuple[cst.BaseExpression, str, Optional[cst.BaseExpression]]]:
+    """(the argument moved, "cuda" or "to", the argument given as its device or None) when `call`
+    runs a function of the project that returns its parameter moved to a device (`async_copy_to(x,
+    gpu)` whose body returns `x.cuda(gpu)` for a tensor; `FileView.mover_calls`), else None."""
+    movers = ctx.project.mover_calls
+    if not movers or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return None
+    written = dotted_name(call.func)
+    if written is None or not ctx.binds_at_module_level(written.partition(".")[0]):
+        return None
+    found = dict(movers).get(written)
+    if found is None:
+        return None
+    parameter, method, device = found.split(",")
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or int(parameter) >= len(positional):
+        return None
+    given = positional[int(device)].value if 0 <= int(device) < len(positional) else None
+    if int(device) >= 0 and given is None:
+        return None  # given by keyword or left to its default: cannot tell what it is
+    return positional[int(parameter)].value, method, given

@@ -16,7 +16,13 @@ A summary says, for each module-level function and each method of a module-level
   history (every return must have one); absent when it never returns such a value;
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
-  the call is behind an `if` or in an exception handler.
+  the call is behind an `if` or in an exception handler;
+- `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
+  mode around them and whether the loop around them trains (None outside loops): ["u", method]
+  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method]
+  (`gan` bound to `GAN(args)` in one branch and `BEGAN(args)` in another: the method of any of
+  those classes).  A call under no_grad is left out: it cannot break "only ever called without
+  gradients", the one fact these sites are for.
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
@@ -40,7 +46,7 @@ from typing import Any, Iterator, Optional
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 3  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator
+FORMAT = 5  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -127,6 +133,7 @@ class _Summary:
             key = self._function_of(node)
             if key:
                 self.functions[key]["returns"] = None  # a generator: calling it returns no tensor
+        self._moved_parameters()
         return {
             "format": FORMAT,
             "imports": self.imports,
@@ -447,6 +454,8 @@ class _Summary:
                         reference = ["v", root, attr]  # maybe a method of an instance of a known class
                     elif named_like_model(root) and not is_forward_name(attr) and attr not in _TENSOR_METHODS:
                         reference = ["m", attr]  # `model.loss(...)`: a method of the project's nn.Modules
+                    elif _may_be_a_method(attr):
+                        reference = ["u", attr]  # `obj.visualize_results()`: any project method so named
             elif attr not in _TENSOR_METHODS:
                 chain = dotted(func) if _root(receiver) in self.imports else None
                 if chain is not None:
@@ -475,17 +484,53 @@ class _Summary:
                 reference = None
         if reference is not None and reference[0] == "v":
             constructor = self._instance_class(key, reference[1])
-            reference = ["i", constructor, reference[2]] if constructor else None
+            if constructor:
+                reference = ["i", constructor, reference[2]]
+            else:
+                reference = self._receiver_classes(key, reference[1], reference[2])
+        if reference is not None and reference[0] in ("u", "k", "m") and grad != "off" and key != "?":
+            # (a call without gradients cannot break "only ever without"; `model.sample()` may reach
+            # any project method so named, as for the per-step fact any nn.Module's)
+            self._may_call(record, reference if reference[0] != "m" else ["u", reference[1]], grad, loop)
+        if reference is not None and reference[0] in ("u", "k"):
+            reference = None
         if model == ["c"] and "." not in key:
             model = None
         if model is not None:
             record.setdefault("model", []).append(model)
         if trains and loop is None:
             record["trains"] = True  # (in a loop, the loop's fact says so)
+            _note_update(record, func)
         if flush is not None and loop is None and not self.periodic and key and "flush" not in record:
             record["flush"] = flush
         if reference is not None:
             record["calls"].append([reference, grad, self._loop_fact(loop), conditional])
+
+    def _receiver_classes(self, key: str, name: str, attr: str) -> Optional[list]:
+        """`obj.m()` where `obj` is bound in the function more than once: ["k", constructors, "m"]
+        when every binding is a constructor call (`gan = GAN(args)` ... `gan = BEGAN(args)`: the
+        call may reach the method of any of them), else ["u", "m"] (any project method so named),
+        or None where the method name cannot be the project's."""
+        values = self._local_values(key).get(name)
+        constructors = []
+        for assign in values or ():
+            constructor = dotted(assign.value.func) if isinstance(assign.value, ast.Call) and type(assign.targets[0]) is ast.Name else None
+            if constructor is None or not constructor.rpartition(".")[2][:1].isupper():
+                constructors = []
+                break
+            constructors.append(constructor)
+        if constructors:
+            return ["k", sorted(set(constructors)), attr]
+        return ["u", attr] if _may_be_a_method(attr) else None
+
+    def _may_call(self, record: dict, reference: list, grad: Optional[str], loop: Optional[ast.AST]) -> None:
+        """Record a call that may reach project methods whose receiver's class is not known (the
+        project pass counts it for the grad-mode fact only): deduplicated per function, with whether
+        the loop around it trains (None outside any loop)."""
+        entry = [reference, grad, None if loop is None else self._loop_fact(loop)[2]]  # type: ignore[index]
+        may = record.setdefault("may", [])
+        if entry not in may:
+            may.append(entry)
 
     def _constructed_names(self) -> set[str]:
         """Names some `name = Capitalised(...)` binds anywhere in the file (a cheap filter for `obj.m()`)."""
@@ -589,6 +634,69 @@ class _Summary:
             if id(loop) in found and id(loop) not in training and _hands_loader_to_call(loop):
                 found.discard(id(loop))
         return found, training
+
+    # ------------------------------------------------------------------ moves to a device
+
+    def _moved_parameters(self) -> None:
+        for call in self.source.nodes(ast.Call):
+            func = call.func  # type: ignore[attr-defined]
+            if type(func) is ast.Attribute and func.attr in ("cuda", "to"):
+                self._moves_parameter(call)  # type: ignore[arg-type]
+
+    def _moves_parameter(self, call: ast.Call) -> None:
+        """`moves` of a module-level function: [parameter, method, device parameter] when the function
+        returns its parameter moved to a device whenever it is given a tensor: `return x.cuda(dev)`,
+        or `v = x.to(device)` ... `return v`, behind no condition but a test of the parameter's type
+        (`if torch.is_tensor(x):`, the tensor case of a helper that also walks containers) or of the
+        accelerator.  Method: "cuda" or "to"; device parameter: the position of the parameter the
+        move is given as its device, or -1 (`.cuda()`: the current accelerator)."""
+        func = call.func
+        receiver = func.value  # type: ignore[attr-defined]
+        key = self._function_of(call)
+        if not key or "." in key or key == "?" or type(receiver) is not ast.Name:
+            return
+        node = self.nodes[key]
+        parameters = [a.arg for a in node.args.posonlyargs + node.args.args]  # type: ignore[attr-defined]
+        if receiver.id not in parameters:
+            return
+        given = [a for a in call.args if type(a) is not ast.Starred] + [k.value for k in call.keywords if k.arg == "device"]
+        device = given[0] if given else None
+        if device is None and func.attr == "to":  # type: ignore[attr-defined]
+            return
+        if device is not None and not (type(device) is ast.Name and device.id in parameters):
+            if not (func.attr == "cuda" and type(device) is ast.Constant and type(device.value) is int):  # type: ignore[attr-defined]
+                return
+            device = None  # `.cuda(0)`: an accelerator whatever the caller gives
+        returned = self._returned_move(call, node, receiver.id)
+        if returned:
+            position = parameters.index(device.id) if device is not None else -1  # type: ignore[union-attr]
+            self.functions[key]["moves"] = [parameters.index(receiver.id), func.attr, position]  # type: ignore[attr-defined]
+
+    def _returned_move(self, call: ast.Call, function: ast.AST, parameter: str) -> bool:
+        """Is the move's value what the function returns (directly, or through the one name it is
+        bound to), and does it run on every call given a tensor (no condition around it but a type
+        test of `parameter` or a device check, no loop, no handler)?"""
+        child: ast.AST = call
+        statement: Optional[ast.AST] = None
+        for ancestor in self.source.ancestors(call):
+            if ancestor is function:
+                break
+            if isinstance(ancestor, ast.stmt) and statement is None:
+                statement = ancestor
+            if isinstance(ancestor, ast.If):
+                if _in(child, ancestor.orelse) or not (_device_check(ancestor.test) or _tests_type_of(ancestor.test, parameter)):
+                    return False
+            elif isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While, ast.ExceptHandler, ast.Lambda, *_FUNCTIONS)):
+                return False
+            child = ancestor
+        if type(statement) is ast.Return:
+            return statement.value is call  # type: ignore[union-attr]
+        if type(statement) is ast.Assign and statement.value is call and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:  # type: ignore[union-attr]
+            bound = statement.targets[0].id  # type: ignore[union-attr]
+            parent = next(self.source.ancestors(statement))
+            block = next((getattr(parent, f) for f in ("body", "orelse") if statement in getattr(parent, f, ())), ())
+            return any(type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == bound for s in block)  # type: ignore[union-attr]
+        return False
 
     # ------------------------------------------------------------------ returned values
 
@@ -828,6 +936,38 @@ def _stored_names(targets) -> Iterator[str]:
                 yield node.id
 
 
+# ---------------------------------------------------------------------------- moves to a device
+
+
+_TYPE_TESTS = frozenset({"is_tensor", "isinstance"})
+
+
+def _tests_type_of(test: ast.AST, parameter: str) -> bool:
+    """`torch.is_tensor(x)`, `isinstance(x, torch.Tensor)`: true for every tensor given as `x`."""
+    if type(test) is not ast.Call or not test.args:  # type: ignore[union-attr]
+        return False
+    func = test.func  # type: ignore[attr-defined]
+    name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+    first = test.args[0]  # type: ignore[attr-defined]
+    if name == "isinstance" and not (len(test.args) == 2 and (dotted(test.args[1]) or "").endswith("Tensor")):  # type: ignore[attr-defined]
+        return False
+    return name in _TYPE_TESTS and type(first) is ast.Name and first.id == parameter
+
+
+# ---------------------------------------------------------------------------- training steps
+
+
+def _note_update(record: dict, func: ast.AST) -> None:
+    """Which half of a training step a call outside the function's loops does: "backward" (any
+    form of backward, `torch.autograd.grad`) or "step" (an optimizer's).  `trains` says "either";
+    the project pass needs both, and a model run, to call a helper a whole training step."""
+    kind = "step" if type(func) is ast.Attribute and func.attr == "step" else "backward"  # type: ignore[attr-defined]
+    updates = record.setdefault("updates", [])
+    if kind not in updates:
+        updates.append(kind)
+        updates.sort()
+
+
 # ---------------------------------------------------------------------------- loops
 
 
@@ -954,6 +1094,12 @@ def _union(first: list, second: list) -> list:
     return first + [item for item in second if item not in first]
 
 
+def _may_be_a_method(attr: str) -> bool:
+    """Could `obj.<attr>()` on a receiver of unknown class call a method of the project?  Not a
+    tensor method, a dunder or a capitalised name (a class reached through a module)."""
+    return attr not in _TENSOR_METHODS and not attr.startswith("__") and not attr[:1].isupper()
+
+
 def _compact(record: dict) -> dict:
     """The record without empty entries, alternatives deduplicated."""
     result = {}
@@ -1028,6 +1174,10 @@ def _check_function(record: dict) -> None:
             _require(value in _HOOKS and type(value) is str)
         elif field in ("wraps_no_grad", "trains"):
             _require(value is True)
+        elif field == "moves":
+            _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)
+        elif field == "updates":
+            _require(type(value) is list and all(kind in ("backward", "step") for kind in value))
         elif field == "flush":
             _require(type(value) is str)
         elif field == "decorators":
@@ -1052,6 +1202,18 @@ def _check_function(record: dict) -> None:
                 if loop is not None:
                     _require(type(loop) is list and len(loop) == 3 and type(loop[0]) is int)
                     _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool)
+        elif field == "may":
+            _require(type(value) is list)
+            for site in value:
+                _require(type(site) is list and len(site) == 3)
+                reference, grad, trains = site
+                _require(type(reference) is list and len(reference) >= 2 and reference[0] in ("u", "k"))
+                if reference[0] == "u":
+                    _require(len(reference) == 2 and type(reference[1]) is str)
+                else:
+                    _require(len(reference) == 3 and type(reference[2]) is str)
+                    _strings(reference[1])
+                _require(grad in _GRADS and (grad is None or type(grad) is str) and (trains is None or type(trains) is bool))
         else:
             raise ValueError(f"unknown field {field}")
 

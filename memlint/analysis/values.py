@@ -220,6 +220,8 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             return _model_output(ctx, scalar=receiver.scalar) if method == "forward" else UNKNOWN
         if receiver.kind is Kind.TENSOR or receiver.graph is not None:
             preserve = tables.GRAPH_PRESERVING_METHODS.get(method)
+            if method == "type" and call.args:
+                preserve = "same"  # `t.type(torch.FloatTensor)`: a cast, with t's history (`t.type()` is a string)
             if preserve is None:
                 return UNKNOWN
             if preserve == "same":

@@ -6,8 +6,9 @@ path and the packages around it), resolves the calls the summaries record to the
 methods of the other files, and computes, over the whole call graph:
 
 - the functions only ever called without gradient tracking (every call site, transitively; a
-  function with no call site in the project stays unknown), and those another file calls with
-  gradients on;
+  function with no call site in the project stays unknown; a method call whose receiver's class
+  is unknown, `gan.visualize_results()`, counts as a call of every project method it may reach,
+  unless it is training code's), and those another file calls with gradients on;
 - the functions called from training code with gradients on (a training step, a loop that calls
   backward), which an evaluation rule must not ask to run under no_grad;
 - the functions called on every iteration of a training or evaluation loop, or once per batch by a
@@ -64,13 +65,23 @@ class FileView:
     # None where the file has none or one the pass cannot follow (Context then takes the convention,
     # tables.STAR_IMPORT_CONVENTION).
     star_torch: Optional[tuple[tuple[str, str], ...]] = None
+    # Callees as written here ("train_epoch", "utils.train_step", "Trainer.fit_batch" for
+    # `self.fit_batch()`) that are functions of another file doing part of a training step on every
+    # call, outside loops of their own, directly or through helpers: ("train_epoch",
+    # "backward,model,step").  ML017 counts it for the loop that calls them.
+    update_calls: tuple[tuple[str, str], ...] = ()
+    # Callees as written here that return their parameter moved to a device (`async_copy_to(x,
+    # gpu)`: `return x.cuda(gpu)` for a tensor), as "parameter,method,device parameter" (summaries'
+    # `moves`): ("async_copy_to", "0,cuda,1").  A call of one is a move for every rule.
+    mover_calls: tuple[tuple[str, str], ...] = ()
 
     @property
     def digest(self) -> str:
         payload = json.dumps(
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
-             sorted(self.imported_names), self.host_importers, self._star_data()],
+             sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
+             [list(p) for p in self.mover_calls]],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -78,8 +89,9 @@ class FileView:
     @property
     def widens_screens(self) -> bool:
         """Could these facts make a rule's screen answer "maybe" where it answered "no" without them?
-        (Only the history facts reach a screen: memlint/prescreen/history.py.)"""
-        return bool(self.history_calls or self.history_methods)
+        (Only the history facts reach a screen, memlint/prescreen/history.py, the training steps of
+        other files ML017's screen and the project's moves ML013's.)"""
+        return bool(self.history_calls or self.history_methods or self.update_calls or self.mover_calls)
 
     def trained_by(self, chain: Iterable[FunctionKey]) -> Optional[str]:
         """The training code that calls one of the functions `chain` with gradients on, if any."""
@@ -97,7 +109,8 @@ class FileView:
         """Plain data for the cache (`from_data` reads it back)."""
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
-                sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data()]  # fmt: skip
+                sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
+                [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls]]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -105,19 +118,20 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 10 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 12 or type(data[8]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3], data[10], data[11]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
             return None
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
-                   None if star is None else tuple(tuple(x) for x in star))  # fmt: skip
+                   None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
+                   tuple(tuple(x) for x in data[11]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -239,11 +253,19 @@ class Project:
         # `model.loss(...)` sites: caller -> one site per project nn.Module method it may call
         self._model_outgoing: dict[tuple, list[_Site]] = {}
         self._methods_by_name: dict[str, list[tuple]] = {}
+        # Calls that may reach a method (the receiver's class unknown, `summaries` "may"): only the
+        # fact "every call runs without gradients" counts them (a call that may reach a function is
+        # one it cannot be sure of); callee -> sites, caller -> sites.
+        self._may_incoming: dict[tuple, list[_Site]] = {}
+        self._may_outgoing: dict[tuple, list[_Site]] = {}
+        self._all_methods_by_name: Optional[dict[str, list[tuple]]] = None
         self._collect_sites()
+        self._collect_may_sites()
         self.no_grad = self._no_grad()
         self.trained = self._trained()
         self.per_step = self._per_step()
         self.history = self._history()
+        self.updates = self._updates()
 
     # ------------------------------------------------------------------ names to code
 
@@ -417,11 +439,51 @@ class Project:
                 self._incoming.setdefault(callee, []).append(site)
                 self._outgoing.setdefault(caller, []).append(site)
 
+    def _collect_may_sites(self) -> None:
+        """The "may" calls of every function, as sites to each project method they may reach.  A
+        call from training code (a training hook, a function that trains outside any loop, a loop
+        that trains) is left out: were it to reach an evaluation method, the method would be
+        training code's (`trained`), which an evaluation rule leaves alone as it leaves a method
+        only ever run without gradients; so such a call changes no answer, and counting it would
+        only let an unrelated class's method named alike (`trainer.evaluate()`) unsettle one."""
+        for file, key, record in self._functions():
+            caller = (file.index, key)
+            for reference, grad, loop_trains in record.get("may", ()):
+                if loop_trains or record.get("hook") == "training" or (record.get("trains") and loop_trains is None):
+                    continue
+                for callee in self._may_reach(file, reference):
+                    site = _Site(caller, callee, grad, None, False, reference)
+                    self._may_incoming.setdefault(callee, []).append(site)
+                    self._may_outgoing.setdefault(caller, []).append(site)
+
+    def _may_reach(self, file: _File, reference: list) -> list[tuple]:
+        """The project methods a "may" reference can call: those of the classes its constructors
+        name (["k", ...]), or every method of the project so named (["u", ...])."""
+        if reference[0] == "k":
+            found = []
+            for constructor in reference[1]:
+                owner = self._name(file, constructor)
+                method = self._method(owner, reference[2]) if owner is not None and owner[0] == "class" else None
+                if method is not None and method[0] == "func":
+                    found.append((method[1], method[2]))
+            return found
+        if self._all_methods_by_name is None:
+            self._all_methods_by_name = {}
+            for other in self.files:
+                if other is None:
+                    continue
+                for key in other.summary["functions"]:
+                    owner, _, name = key.partition(".")
+                    if name and owner in other.summary["defs"]:
+                        self._all_methods_by_name.setdefault(name, []).append((other.index, key))
+        return self._all_methods_by_name.get(reference[1], [])
+
     def _model_methods(self, name: str) -> list[tuple]:
         """The methods `name` that the project's nn.Module classes define themselves: what
         `model.name(...)` may call, whichever of them the model is.  Only `_per_step` follows these
-        sites (the model runs one of them on every step); the grad-mode and history facts, which
-        must hold for every call, do not."""
+        sites (the model runs one of them on every step); the history and training facts, which
+        must hold for every call, do not.  For "only ever called without gradients" the same call is
+        a "may" site (`_collect_may_sites`): one it cannot be sure of."""
         found = self._methods_by_name.get(name)
         if found is None:
             found = []
@@ -466,9 +528,9 @@ class Project:
                 bases[function] = self.base_grad(function)
             return bases[function]
 
-        for callee, sites in self._incoming.items():
+        for callee in {**self._incoming, **self._may_incoming}:
             open_sites = 0
-            for site in sites:
+            for site in [*self._incoming.get(callee, ()), *self._may_incoming.get(callee, ())]:
                 if site.grad == "off" or (site.grad is None and base(site.caller) == "off"):
                     continue
                 if site.grad is None and base(site.caller) is None:
@@ -485,7 +547,7 @@ class Project:
             if function in result:
                 continue
             result.add(function)
-            for site in self._outgoing.get(function, ()):
+            for site in [*self._outgoing.get(function, ()), *self._may_outgoing.get(function, ())]:
                 if site.grad is None and site.callee in pending:
                     pending[site.callee] -= 1
                     if pending[site.callee] == 0:
@@ -618,6 +680,58 @@ class Project:
             return f"the loop `{loop[1]}` in {where}"
         return where
 
+    def _updates(self) -> dict[tuple, frozenset[str]]:
+        """What part of a training step each function does on every call, outside loops of its own:
+        "backward", "step" (its summary's `updates`) and "model" (it runs one), with what the
+        functions it calls outside its loops do (least fixed point).  `train_epoch(model, ...)` of
+        a full-graph trainer does all three; a loss helper that only backpropagates, "backward"."""
+        result: dict[tuple, frozenset[str]] = {}
+        for file, key, record in self._functions():
+            own = set(record.get("updates", ()))
+            if own and self._runs_model((file.index, key)):
+                own.add("model")
+            if own:
+                result[(file.index, key)] = frozenset(own)
+        ready = list(result)
+        while ready:
+            function = ready.pop()
+            for site in self._incoming.get(function, ()):
+                if site.loop is not None or site.caller[1] in ("", "?"):
+                    continue
+                known = result.get(site.caller, frozenset())
+                if not result[function] <= known:
+                    result[site.caller] = known | result[function]
+                    ready.append(site.caller)
+        return result
+
+    def _update_calls(self, index: int) -> tuple[tuple[str, str], ...]:
+        """FileView.update_calls of file `index`: its calls of other files' functions in `updates`."""
+        found: dict[str, str] = {}
+        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+            for ref, *_ in record.get("calls", ()):
+                if ref[0] not in ("n", "d", "s"):
+                    continue
+                callee = self.resolve(index, key, ref)
+                if callee is None or callee[0] == index or callee not in self.updates:
+                    continue
+                written = f"{key.partition('.')[0]}.{ref[1]}" if ref[0] == "s" else ref[1]
+                found[written] = ",".join(sorted(self.updates[callee]))
+        return tuple(sorted(found.items()))
+
+    def _mover_calls(self, index: int) -> tuple[tuple[str, str], ...]:
+        """FileView.mover_calls of file `index`: its calls of the project's functions that return
+        their parameter moved to a device (here or in another file)."""
+        found: dict[str, str] = {}
+        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+            for ref, *_ in record.get("calls", ()):
+                if ref[0] not in ("n", "d") or ref[1] in found:
+                    continue
+                callee = self.resolve(index, key, ref)
+                moves = self.record(callee).get("moves") if callee is not None else None
+                if moves:
+                    found[ref[1]] = ",".join(map(str, moves))
+        return tuple(sorted(found.items()))
+
     # ------------------------------------------------------------------ one file's view
 
     def view(self, index: int) -> FileView:
@@ -632,6 +746,10 @@ class Project:
                 if site.caller[0] != index and self.runs_with_grad(site):
                     grad_elsewhere.add(key)
                     break
+            # A call that may reach the method, in this file too: the file's own analysis sees no
+            # such call (it follows calls it can resolve), so for it the call is elsewhere.
+            if any(self.runs_with_grad(site) for site in self._may_incoming.get((index, key), ())):
+                grad_elsewhere.add(key)
         history_calls: set[str] = set()
         history_methods: set[str] = set()
         for key, record in functions.items():
@@ -656,6 +774,8 @@ class Project:
             imported_names=self._imported_from(index),
             host_importers=self._host_importers(index),
             star_torch=self._star_torch(index),
+            update_calls=self._update_calls(index),
+            mover_calls=self._mover_calls(index),
         )
 
     def _star_torch(self, index: int) -> Optional[tuple[tuple[str, str], ...]]:

@@ -171,6 +171,33 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # a sampled action carries no history: the file's `forward` returns `dist.sample()` in that position
+            """
+import torch
+import torch.nn as nn
+from torch.distributions import Normal
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(4, 2)
+    def forward(self, state):
+        dist = Normal(self.mu(state), 1.0)
+        action = dist.sample()
+        return action, dist
+class Agent:
+    def __init__(self):
+        self.actor = Actor().to("cuda")
+        self.actions = []
+        self.log_probs = []
+    def select_action(self, state):
+        action, dist = self.actor(state)
+        self.actions.append(action)
+        return action.cpu().numpy()
+agent = Agent()
+for step in range(1000):
+    agent.select_action(env.observe())
+"""
+        ),
         Valid(  # one forward pass's loss terms (a loss per auxiliary output), summed for the caller's backward
             """
 import torch
@@ -598,6 +625,63 @@ for src, trg in test_loader:
     ]
 
     INVALID = [
+        Invalid(  # the distribution beside the sampled action carries history: its log-probs are kept per call
+            """
+import torch
+import torch.nn as nn
+from torch.distributions import Normal
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(4, 2)
+    def forward(self, state):
+        dist = Normal(self.mu(state), 1.0)
+        action = dist.sample()
+        return action, dist
+class Agent:
+    def __init__(self):
+        self.actor = Actor().to("cuda")
+        self.actions = []
+        self.log_probs = []
+    def select_action(self, state):
+        action, dist = self.actor(state)
+        self.actions.append(action)
+        self.log_probs.append(dist.log_prob(action))
+        return action.cpu().numpy()
+agent = Agent()
+for step in range(1000):
+    agent.select_action(env.observe())
+""",
+            line=20,
+            column=9,
+            fixed="""
+import torch
+import torch.nn as nn
+from torch.distributions import Normal
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(4, 2)
+    def forward(self, state):
+        dist = Normal(self.mu(state), 1.0)
+        action = dist.sample()
+        return action, dist
+class Agent:
+    def __init__(self):
+        self.actor = Actor().to("cuda")
+        self.actions = []
+        self.log_probs = []
+    def select_action(self, state):
+        action, dist = self.actor(state)
+        self.actions.append(action)
+        self.log_probs.append(dist.log_prob(action).detach())
+        return action.cpu().numpy()
+agent = Agent()
+for step in range(1000):
+    agent.select_action(env.observe())
+""",
+            unsafe=True,
+        ),
         Invalid(  # handed the samples, but the loop runs the model itself: an evaluation with gradients on
             """
 import torch

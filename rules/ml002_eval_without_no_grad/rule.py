@@ -21,7 +21,13 @@ class EvalWithoutNoGrad(Rule):
     ## What it does
     Finds a model run in an evaluation context while gradient tracking is on. Evaluation context
     means: after `model.eval()` / `self.eval()` / `model.train(False)` in the same function (in a
-    block that certainly ran, with no `.train()` in between), in a loop over a loader whose name
+    block that certainly ran, with no `.train()` in between), in a module-level function that
+    runs a global model the module itself put in eval mode (`model.eval()` as a statement of the
+    module, not behind an `if`; the function binds no local of that name, calls no `.train()`, is
+    not called by the module before the `.eval()`, is not handed to other code as a value (captum's
+    `LayerIntegratedGradients(forward_func, ...)` takes gradients through it), and nothing in the
+    file calls `model.train()`, rebinds `model` after the `.eval()` or declares it `global`: SSD's
+    `detect.py`), in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
     `inference`, `eval_epoch`, ...). The first model call of each such region is reported. After
@@ -39,7 +45,10 @@ class EvalWithoutNoGrad(Rule):
     It stays silent when the code runs without gradient tracking: `with torch.no_grad()`,
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, their decorator forms, a decorator of
     the project's own that wraps `no_grad`, a function only ever called from such a context (in any
-    file linted with it, directly or through callers that are), and the hooks a framework already
+    file linted with it, directly or through callers that are; a method call whose receiver's class
+    is not known, `gan.visualize_results()` with `gan` any of several classes or the result of a
+    call, is taken as a call of every method of the project so named, unless training code makes
+    it), and the hooks a framework already
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
     `on_*` hooks). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
     `model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
@@ -112,6 +121,78 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a function of the module's eval-mode model handed to other code: captum's attribution takes gradients through it
+            """
+import torch
+from captum.attr import LayerIntegratedGradients
+model = torch.load("bert.pt")
+model.eval()
+def squad_forward(inputs, position=0):
+    return model(inputs_embeds=inputs)[position].max(1).values
+lig = LayerIntegratedGradients(squad_forward, model.embeddings)
+attributions = lig.attribute(inputs=torch.load("ids.pt"))
+"""
+        ),
+        Valid(  # the file puts the global model back in training mode: the module-level `.eval()` may not hold when `detect` runs
+            """
+import torch
+model = torch.load("checkpoint.pth")["model"].to("cuda")
+model.eval()
+def detect(image, min_score):
+    locs, scores = model(image.unsqueeze(0))
+    return model.detect_objects(locs, scores, min_score=min_score)
+if __name__ == "__main__":
+    detect(load_image("img.jpg"), 0.2)
+def finetune(loader, optimizer):
+    model.train()
+    for x, y in loader:
+        model(x)[0].sum().backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # the function's `model` is its own parameter, not the module's model put in eval mode
+            """
+import torch
+model = torch.load("checkpoint.pth")["model"]
+model.eval()
+def score(model, image):
+    return model(image)
+"""
+        ),
+        Valid(  # a receiver that may hold any of several classes, called under no_grad (and from a training loop): only ever without gradients, or training's
+            """
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(100, 784)
+        self.z = torch.rand(64, 100)
+    def train(self, loader):
+        for epoch in range(10):
+            for x in loader:
+                self.step(x)
+            with torch.no_grad():
+                self.visualize_results(epoch)
+    def visualize_results(self, epoch):
+        self.G.eval()
+        return self.G(self.z).cpu().numpy()
+class Logger:
+    def visualize_results(self, epoch):
+        print(epoch)
+def main(kind, loader):
+    if kind == "gan":
+        gan = GAN()
+    else:
+        gan = Logger()
+    gan.train(loader)
+    with torch.no_grad():
+        gan.visualize_results(10)
+    for x in loader:
+        other = make(x)
+        other.visualize_results(1)
+        other(x).backward()
+"""
+        ),
         Valid(  # the predictor freezes its model (Lightning's freeze(): every parameter without grad)
             """
 import torch
@@ -440,6 +521,92 @@ top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
     ]
 
     INVALID = [
+        Invalid(  # a module-level `model.eval()` covers a function of the file that runs that global model (SSD's detect.py, issue 27)
+            """
+import torch
+model = torch.load("checkpoint.pth")["model"].to("cuda")
+model.eval()
+def detect(image, min_score):
+    locs, scores = model(image.unsqueeze(0))
+    return model.detect_objects(locs, scores, min_score=min_score)
+if __name__ == "__main__":
+    detect(load_image("img.jpg"), 0.2)
+""",
+            line=5,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+model = torch.load("checkpoint.pth")["model"].to("cuda")
+model.eval()
+@torch.no_grad()
+def detect(image, min_score):
+    locs, scores = model(image.unsqueeze(0))
+    return model.detect_objects(locs, scores, min_score=min_score)
+if __name__ == "__main__":
+    detect(load_image("img.jpg"), 0.2)
+""",
+        ),
+        Invalid(  # the same method called once more with gradients on, through a receiver that may hold either class (pytorch-generative-model-collections' main.py, issue 27)
+            """
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(100, 784)
+        self.z = torch.rand(64, 100)
+    def train(self, loader):
+        for epoch in range(10):
+            for x in loader:
+                self.step(x)
+            with torch.no_grad():
+                self.visualize_results(epoch)
+    def visualize_results(self, epoch):
+        self.G.eval()
+        return self.G(self.z).cpu().numpy()
+class Logger:
+    def visualize_results(self, epoch):
+        print(epoch)
+def main(kind, loader):
+    if kind == "gan":
+        gan = GAN()
+    else:
+        gan = Logger()
+    gan.train(loader)
+    gan.visualize_results(10)
+""",
+            line=15,
+            column=16,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(100, 784)
+        self.z = torch.rand(64, 100)
+    def train(self, loader):
+        for epoch in range(10):
+            for x in loader:
+                self.step(x)
+            with torch.no_grad():
+                self.visualize_results(epoch)
+    @torch.no_grad()
+    def visualize_results(self, epoch):
+        self.G.eval()
+        return self.G(self.z).cpu().numpy()
+class Logger:
+    def visualize_results(self, epoch):
+        print(epoch)
+def main(kind, loader):
+    if kind == "gan":
+        gan = GAN()
+    else:
+        gan = Logger()
+    gan.train(loader)
+    gan.visualize_results(10)
+""",
+        ),
         Invalid(  # `net.forward(x)` runs the model as `net(x)` does
             """
 import torch
@@ -871,7 +1038,7 @@ def evaluate(model: nn.Module, batches):
         region = regions(ctx, scope).get(id(node))
         if region is None or id(region.node) in self._reported:
             return
-        if region.kind == "eval-call":
+        if region.kind in ("eval-call", "module-eval"):
             if not runs_evaluated_model(node, region, ctx):
                 return
         elif not is_model_call(node, ctx):
@@ -924,8 +1091,8 @@ def evaluate(model: nn.Module, batches):
         return None
 
     def _whole_body(self, region: Region, scope: cst.FunctionDef) -> bool:
-        if region.kind == "function-name":
-            return True
+        if region.kind in ("function-name", "module-eval"):
+            return True  # (a module-level `.eval()` covers the whole function)
         if region.kind != "eval-call" or not isinstance(scope.body, cst.IndentedBlock):
             return False
         body = list(scope.body.body)

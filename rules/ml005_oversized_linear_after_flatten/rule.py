@@ -10,6 +10,7 @@ from memlint.rules.ml005_oversized_linear_after_flatten.meta import META
 from memlint.analysis import optimizers
 from memlint.analysis.constants import Env, factors, fold, fold_int
 from memlint.analysis.inventory import env_here, first_linear_after_flatten, inventory, layer_of, torch_nn_name
+from memlint.analysis.kept_parts import never_runs
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.units import format_bytes
@@ -36,6 +37,14 @@ class OversizedLinearAfterFlatten(Rule):
     when unsure): sizes read from a config object, computed by a call or passed in by the caller
     are not folded, and the rule says nothing about them; a big layer fed by anything but a
     flatten (a vocabulary projection, an MLP) is not this rule's business.
+
+    Not reported: a layer of a model class the file builds only to cut it (`analysis/kept_parts.py`):
+    every instance is only loaded (`load_state_dict`), moved or put in a mode, and then handed to
+    `create_feature_extractor` / `IntermediateLayerGetter` (whose nodes do not name the layer's
+    attribute, or are not written out) or reduced to other attributes (`vgg.features`,
+    `nn.Sequential(*list(vgg.features.children())[:k])`): a pretrained VGG kept for its features
+    never runs or keeps its `Linear(512 * 7 * 7, 4096)`. A class another linted file imports is
+    not known to be only cut.
 
     The message counts the layer's fp32 weights and gradients, plus the state of the file's
     optimizer when the file builds exactly one kind (`memlint/analysis/optimizers.py`: SGD 0 B/parameter,
@@ -79,6 +88,76 @@ class OversizedLinearAfterFlatten(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a pretrained VGG built only to load weights and cut to its features: its classifier never runs (SRGAN's ContentLoss, issue 27)
+            """
+import torch
+from torch import nn
+from torchvision import models
+from torchvision.models.feature_extraction import create_feature_extractor
+
+
+class _FeatureExtractor(nn.Module):
+    def __init__(self, num_classes: int = 1000) -> None:
+        super(_FeatureExtractor, self).__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 512, 3), nn.ReLU(True))
+        self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
+        self.classifier = nn.Sequential(
+            nn.Linear(512 * 7 * 7, 4096),
+            nn.ReLU(True),
+            nn.Linear(4096, num_classes),
+        )
+
+    def forward(self, x):
+        x = self.features(x)
+        x = self.avgpool(x)
+        x = torch.flatten(x, 1)
+        return self.classifier(x)
+
+
+class ContentLoss(nn.Module):
+    def __init__(self, weights_path, feature_nodes):
+        super(ContentLoss, self).__init__()
+        model = _FeatureExtractor()
+        if weights_path == "":
+            model = models.vgg19(weights="IMAGENET1K_V1")
+        else:
+            model.load_state_dict(torch.load(weights_path))
+        self.feature_extractor = create_feature_extractor(model, feature_nodes)
+        for p in self.feature_extractor.parameters():
+            p.requires_grad = False
+        self.feature_extractor.eval()
+
+    def forward(self, sr, gt):
+        return nn.functional.mse_loss(self.feature_extractor(sr)["x"], self.feature_extractor(gt)["x"])
+"""
+        ),
+        Valid(  # the same, cut by keeping a slice of `vgg.features`
+            """
+import torch
+from torch import nn
+
+
+class VGG(nn.Module):
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 512, 3), nn.ReLU(inplace=True), nn.MaxPool2d(2))
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096), nn.ReLU(True), nn.Linear(4096, num_classes))
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+class PerceptualLoss(nn.Module):
+    def __init__(self, path, k=16):
+        super().__init__()
+        vgg = VGG()
+        vgg.load_state_dict(torch.load(path))
+        self.layers = nn.Sequential(*list(vgg.features.children())[:k]).eval()
+
+    def forward(self, a, b):
+        return (self.layers(a) - self.layers(b)).abs().mean()
+"""
+        ),
         Valid(  # global pooling first: small in_features
             """
 from torch import nn
@@ -380,6 +459,8 @@ else:
         weights = n_in * n_out
         if weights <= self.option("max-linear-params"):
             return
+        if never_runs(self.ctx, call):
+            return  # a part of a model the file builds only to cut it (its features kept, the classifier dropped)
         self._reported.add(id(call))
         code = self.ctx.module.code_for_node
         parts = [(f"{a.keyword.value}=" if a.keyword else "") + " ".join(code(a.value).split()) for a in call.args]

@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import remove_argument
+from memlint.analysis.graph_reach import built_after
 from memlint.analysis.iteration import every_iteration, names_in, own_statements
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
@@ -28,6 +29,9 @@ class _Backward:
     loops: tuple  # enclosing loops of the same function, outermost first
     retains: bool
     every_iteration: bool
+    # the earlier retaining backwards of the same iteration whose graph this one cannot reach
+    # (analysis/graph_reach.py: its loss is built only from values computed after them)
+    clear_of: frozenset = frozenset()
 
 
 class RetainGraphInLoop(Rule):
@@ -48,7 +52,13 @@ class RetainGraphInLoop(Rule):
 
     Not reported: a loss computed before the loop (the same graph is backpropagated on every
     iteration, which needs the retained graph); a second backward in the same loop or function (GAN
-    updates, multi-loss training, gradient penalties: they need the retained graph); a backward in a
+    updates, multi-loss training, gradient penalties: they need the retained graph), unless it is
+    a later statement of the same iteration whose loss is built only from values computed after
+    the first backward or known to carry no history (`analysis/graph_reach.py`: infoGAN's generator
+    step re-runs G and D after the discriminator's `backward(retain_graph=True)`, from noise and
+    labels). Two networks whose forwards both ran before the first backward (PPO's critic loss
+    retained while the actor's loss goes through a separate network) are not told apart, and stay
+    silent; a backward in a
     helper called from a loop that rebinds a name from a call on its own previous value (`x =
     layer(x)`: each iteration's graph extends the last, and the helper's loss may reach back through
     it); a backward behind an `if` or in an exception handler; `retain_graph=` given as anything but
@@ -96,6 +106,23 @@ class RetainGraphInLoop(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the generator step backpropagates through `fake` of the discriminator step's graph: the retained graph is needed
+            """
+import torch
+from torch import nn
+G, D, bce = nn.Linear(100, 784), nn.Linear(784, 1), nn.BCEWithLogitsLoss()
+ones, zeros = torch.ones(64, 1), torch.zeros(64, 1)
+for x, _ in loader:
+    z = torch.rand(64, 100)
+    fake = G(z)
+    d_loss = bce(D(x), ones) + bce(D(fake), zeros)
+    d_loss.backward(retain_graph=True)
+    d_opt.step()
+    g_loss = bce(D(fake), ones)
+    g_loss.backward()
+    g_opt.step()
+"""
+        ),
         Valid(  # two losses through one graph
             """
 import torch
@@ -170,6 +197,43 @@ for _ in range(4):
     ]
 
     INVALID = [
+        Invalid(  # the later backward's loss comes from a fresh forward after the first backward: it cannot reach the retained graph (infoGAN, issue 27)
+            """
+import torch
+from torch import nn
+G, D, bce = nn.Linear(100, 784), nn.Linear(784, 1), nn.BCEWithLogitsLoss()
+ones, zeros = torch.ones(64, 1), torch.zeros(64, 1)
+for x, _ in loader:
+    z = torch.rand(64, 100)
+    fake = G(z)
+    d_loss = bce(D(x), ones) + bce(D(fake), zeros)
+    d_loss.backward(retain_graph=True)
+    d_opt.step()
+    fake = G(z)
+    g_loss = bce(D(fake), ones)
+    g_loss.backward()
+    g_opt.step()
+""",
+            line=9,
+            column=5,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+G, D, bce = nn.Linear(100, 784), nn.Linear(784, 1), nn.BCEWithLogitsLoss()
+ones, zeros = torch.ones(64, 1), torch.zeros(64, 1)
+for x, _ in loader:
+    z = torch.rand(64, 100)
+    fake = G(z)
+    d_loss = bce(D(x), ones) + bce(D(fake), zeros)
+    d_loss.backward()
+    d_opt.step()
+    fake = G(z)
+    g_loss = bce(D(fake), ones)
+    g_loss.backward()
+    g_opt.step()
+""",
+        ),
         Invalid(
             """
 import torch
@@ -272,9 +336,25 @@ for i in range(K_epoch):
             and isinstance(retain.value, cst.Name)
             and retain.value.value == "True"
         )
+        loops = tuple(ctx.loops)
         self._backwards.append(
-            _Backward(node, ctx.function_key, tuple(ctx.loops), retains, every_iteration(ctx) and self._fresh_loss(node))
+            _Backward(node, ctx.function_key, loops, retains, every_iteration(ctx) and self._fresh_loss(node), self._clear_of(node, loops))
         )
+
+    def _clear_of(self, node: cst.Call, loops: tuple) -> frozenset:
+        """The earlier retaining backwards of this loop's iteration that this backward's loss cannot
+        reach (built only from values computed after them, or carrying no history)."""
+        if not loops:
+            return frozenset()
+        earlier = [
+            b for b in self._backwards
+            if b.retains and b.function == self.ctx.function_key and len(b.loops) == len(loops)
+            and all(x is y for x, y in zip(b.loops, loops))
+        ]  # fmt: skip
+        if not earlier:
+            return frozenset()
+        names = _loss_names(node, self.ctx)
+        return frozenset(id(b.node) for b in earlier if built_after(self.ctx, loops[-1], b.node, node, names))
 
     def _fresh_loss(self, node: cst.Call) -> bool:
         """Is the loss recomputed on every iteration (bound in the loop, or locally in a helper)?
@@ -335,8 +415,8 @@ for i in range(K_epoch):
             if any(site.callers[-1:] == (candidate.function,) if candidate.function else not site.callers for site in sites)
         }
         for other in self._backwards:
-            if other is candidate:
-                continue
+            if other is candidate or id(candidate.node) in other.clear_of:
+                continue  # (a later backward of a fresh forward does not need this graph)
             if other.function == candidate.function or other.function in helpers:
                 return True
         return False

@@ -14,6 +14,7 @@ from memlint.analysis.model import follows_device
 from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
 from memlint.analysis.precision_api import keyword
+from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
 from memlint.diagnostics import Severity
@@ -339,6 +340,18 @@ for x, y in train_loader:
     noise = torch.randn(x.shape).to(x.device)
     loss = criterion(model(x + noise), y)
     loss.backward()
+"""
+        ),
+        Valid(  # the helper moves its argument only behind a flag of its own: it may copy nothing
+            """
+import torch
+def maybe_copy(obj, gpu, enabled):
+    if enabled:
+        return obj.cuda(gpu)
+    return obj
+for batch in val_loader:
+    scores = maybe_copy(torch.zeros(1, 150, batch["h"], batch["w"]), 0, False)
+    scores = scores + model(batch)
 """
         ),
     ]
@@ -805,6 +818,23 @@ class Net(nn.Module):
         return x * torch.linspace(0, 1, x.shape[-1], device=x.device)
 """,
         ),
+        Invalid(  # moved by a helper of the project that returns its argument on the GPU (a fact of the project pass)
+            """
+import torch
+def copy_to(obj, gpu):
+    if torch.is_tensor(obj):
+        return obj.cuda(gpu, non_blocking=True)
+    if isinstance(obj, dict):
+        return {k: copy_to(v, gpu) for k, v in obj.items()}
+    return obj
+for batch in val_loader:
+    scores = torch.zeros(1, 150, batch["h"], batch["w"])
+    scores = copy_to(scores, 0)
+    scores = scores + model(copy_to(batch, 0))
+""",
+            line=9,
+            column=14,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -814,8 +844,12 @@ class Net(nn.Module):
         self._bound_earlier: dict[int, cst.BaseExpression] = {}  # id(move) -> the value `name` held
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        for value, move in later_moves(node.body, self._holds_factory):  # `z = torch.rand(n)` ... `z = z.cuda()`
+        for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier[id(move)] = value
+
+    def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        found = moved_argument(call, self.ctx)
+        return found[0] if found is not None else None
 
     def _holds_factory(self, value: cst.BaseExpression) -> bool:
         if not isinstance(value, (cst.Call, cst.BinaryOperation)):
@@ -831,9 +865,17 @@ class Net(nn.Module):
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in ("cuda", "to"):
-            return
-        found = _factory_under(func.value, ctx)
+        helper = None
+        if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
+            moved = func.value
+        else:  # a project helper that returns its argument moved (`async_copy_to(x, gpu)`)
+            helper = moved_argument(node, ctx)
+            if helper is None:
+                return
+            moved = helper[0]
+        found = _factory_under(moved, ctx)
+        if found is not None and helper is not None:
+            found = (found[0], False)  # `device=` is the helper's to give, not this call's
         at: Optional[cst.CSTNode] = None
         if found is None and id(node) in self._bound_earlier:
             at = self._bound_earlier[id(node)]
@@ -849,7 +891,7 @@ class Net(nn.Module):
             wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator
         if keyword(factory, "device") is not None or any(a.star for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
             return
-        device = _target_device(node)
+        device = _target_device(node) if helper is None else _helper_device(helper)
         if device is None:
             return
         candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx), at)
@@ -1117,6 +1159,16 @@ def _target_device(move: cst.Call) -> Optional[cst.BaseExpression]:
     if candidate is None:
         return None
     return candidate if _is_device(candidate) else None
+
+
+def _helper_device(helper: tuple[cst.BaseExpression, str, Optional[cst.BaseExpression]]) -> Optional[cst.BaseExpression]:
+    """The device a project helper's move sends its argument to (`project_facts.moved_argument`):
+    `.cuda(...)` an accelerator whatever it is given (`async_copy_to(x, gpu)`: GPU `gpu`), `.to(d)`
+    the argument given as `d`, when recognisably a device."""
+    _, method, given = helper
+    if method == "cuda":
+        return given if given is not None else cst.SimpleString('"cuda"')
+    return given if given is not None and _is_device(given) else None
 
 
 def keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:

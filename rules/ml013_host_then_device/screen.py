@@ -1,6 +1,7 @@
 """ML013's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-`torch.<factory>(...).to(...)` / `.cuda(...)` (a size factory or a legacy typed constructor) with no `device=` given to the factory, looking
+`torch.<factory>(...).to(...)` / `.cuda(...)` (a size factory or a legacy typed constructor; or a project helper that moves its argument:
+`FileView.mover_calls`) with no `device=` given to the factory, looking
 through casts (`.long()`), reshapes (`.view(-1, 1)`), fills (`.zero_()`) and a `Variable(...)` wrapper between the factory and the move,
 or a name such a call was bound to.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
+from memlint.analysis.naming import dotted
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
 from memlint.prescreen.source import Source, final_name
 
@@ -19,10 +21,17 @@ _CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     factories = source.names_for(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys())
     bound = None  # names some `name = <factory ...>` binds (moved by a later statement: moves.py)
+    movers = _movers(source)
     for call in source.nodes(ast.Call):
-        if not (isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda")):  # type: ignore[attr-defined]
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda"):  # type: ignore[attr-defined]
+            receiver = call.func.value  # type: ignore[attr-defined]
+        elif movers and dotted(call.func) in movers:  # type: ignore[attr-defined]
+            position = movers[dotted(call.func)]  # type: ignore[attr-defined]
+            if len(call.args) <= position:  # type: ignore[attr-defined]
+                continue
+            receiver = call.args[position]  # type: ignore[attr-defined]
+        else:
             continue
-        receiver = call.func.value  # type: ignore[attr-defined]
         if isinstance(receiver, ast.Name):
             if bound is None:
                 bound = {
@@ -36,6 +45,15 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if _holds_factory(receiver, factories):
             return True
     return False
+
+
+def _movers(source: Source) -> dict[str, int]:
+    """The project's helpers this file calls that return a parameter moved to a device
+    (`FileView.mover_calls`), each with the position of that parameter."""
+    project = source.project
+    if project is None or not project.mover_calls:
+        return {}
+    return {written: int(found.partition(",")[0]) for written, found in project.mover_calls}
 
 
 def _holds_factory(node: ast.AST, factories) -> bool:

@@ -9,8 +9,10 @@ import libcst as cst
 
 from memlint.analysis import Kind
 from memlint.analysis.evaluation import is_model_call
+from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
+from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import dotted_name
 from memlint.diagnostics import Severity
@@ -48,7 +50,11 @@ class TrainingWithoutMixedPrecision(Rule):
     in the file's functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, with
     `optimizer.step()` inside): a call of a module or of something named like a model, a module's
     own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
-    (`G(z)` where the file calls `G.train()` or `G.parameters()`).
+    (`G(z)` where the file calls `G.train()` or `G.parameters()`). A loop over the optimizers
+    (`for optimizer in optimizers: optimizer.step()`) is the step of the loop around it, and a
+    function of another file counts for what the project pass says it does on every call
+    (`train_epoch(model, optimizer, ...)` that runs the model, backpropagates and steps:
+    `FileView.update_calls`).
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
     `gpu`, ... anywhere: CUDA autocast has nothing to apply to on the CPU); a loop that runs no model
@@ -228,6 +234,22 @@ for frame_idx in range(1, num_frames + 1):
             line=13,
             column=1,
         ),
+        Invalid(  # one optimizer per part of the model, stepped in a loop over them: one training step
+            """
+import torch
+def train(net, batches, optimizers, steps):
+    net.train()
+    for i in range(steps):
+        batch = next(batches)
+        net.zero_grad()
+        loss = net(batch.cuda()).mean()
+        loss.backward()
+        for optimizer in optimizers:
+            optimizer.step()
+""",
+            line=4,
+            column=5,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -250,6 +272,13 @@ for frame_idx in range(1, num_frames + 1):
             self._mixed = True
         if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION_METHODS:
             self._mixed = True
+        for kind in training_work(node, ctx):  # a helper of another file (`train_epoch(model, ...)`)
+            if kind == "model":
+                self._note_model(ctx)
+            elif ctx.loop is not None:
+                self._note(ctx.loop, kind)
+            elif ctx.function_key is not None:
+                self._evidence.setdefault(ctx.function_key, set()).add(kind)
         if self._runs_model(node):
             self._note_model(ctx)
         else:
@@ -267,16 +296,19 @@ for frame_idx in range(1, num_frames + 1):
             if owner is not None and owner != "self":
                 self._module_names.add(owner)
         kind = None
+        loops = ctx.loops
         if method in BACKWARD_METHODS:
             kind = "backward"
         elif method == "step" and isinstance(func.value, (cst.Name, cst.Attribute)):
             receiver = func.value.value if isinstance(func.value, cst.Name) else func.value.attr.value
-            kind = "step" if OPTIMIZER_ONLY_NAME.search(receiver) else None
+            stepped = loops and isinstance(func.value, cst.Name) and optimizer_loop_target(loops[-1]) == receiver
+            if stepped:  # `for optimizer in optimizers: optimizer.step()`: the step of the loop around it
+                loops = loops[:-1]
+            kind = "step" if stepped or OPTIMIZER_ONLY_NAME.search(receiver) else None
         if kind is None:
             return
-        loop = ctx.loop
-        if loop is not None:
-            self._note(loop, kind)
+        if loops:
+            self._note(loops[-1], kind)
         elif ctx.function_key is not None:  # a per-step helper (`compute_td_loss`): its caller's loop trains
             self._evidence.setdefault(ctx.function_key, set()).add(kind)
 

@@ -1,0 +1,173 @@
+"""What each position of a module class's `forward` returns, and which instances a call runs.
+
+A policy network's `forward` often returns a sampled action beside the distribution it came from
+(`return action, dist` with `action = dist.sample()`): calling the module gives a tuple whose first
+element carries no autograd history (sampling runs without it) and whose second does (its
+`log_prob` backpropagates).  Unpacking the call's result (`action, dist = self.actor(state)`) must
+not give every element the history of the model's output: `graph_free_positions` finds, for each
+nn.Module class of the file whose every `return` in `forward` is a tuple of the same length, the
+positions that certainly carry none; `constructed_classes` finds which class of the file a name or
+`self.<attr>` is built from, so that the `Context` can ask it of `self.actor(state)`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Mapping, Optional
+
+import libcst as cst
+
+from memlint.analysis.walk import dotted_name
+
+# Calls whose result carries no autograd history, whatever their receiver holds.
+_GRAPH_FREE_METHODS = frozenset({"detach", "item", "tolist", "numpy"})
+# Methods of a torch.distributions object that sample under no_grad (`rsample` keeps history).
+_SAMPLING = frozenset({"sample", "sample_n"})
+# Methods that return the module they are called on: `Actor(...).to(device)`.
+_SAME_MODULE = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half"})
+
+
+def graph_free_positions(module: cst.Module, classes: frozenset[str], imports: Mapping[str, str]) -> dict[str, tuple[bool, ...]]:
+    """For each class of `classes` (the file's nn.Module classes) defined at module level whose
+    `forward` returns tuples of one length only: per position, does it certainly carry no history?
+    `imports`: local name -> qualified name (to know a `torch.distributions` class)."""
+    found: dict[str, tuple[bool, ...]] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.ClassDef) or statement.name.value not in classes:
+            continue
+        forward = next(
+            (s for s in statement.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"), None
+        )
+        if forward is None:
+            continue
+        positions = _positions(forward, imports)
+        if positions is not None and not all(free is False for free in positions):
+            found[statement.name.value] = positions
+    return found
+
+
+def _positions(forward: cst.FunctionDef, imports: Mapping[str, str]) -> Optional[tuple[bool, ...]]:
+    returns = list(_own(forward, cst.Return))
+    if not returns or any(not isinstance(r.value, cst.Tuple) for r in returns):
+        return None
+    widths = {len(r.value.elements) for r in returns}  # type: ignore[union-attr]
+    if len(widths) != 1 or any(isinstance(e, cst.StarredElement) for r in returns for e in r.value.elements):  # type: ignore[union-attr]
+        return None
+    bindings: dict[str, list[Optional[cst.BaseExpression]]] = {}
+    for node in _own(forward, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With)):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            bindings.setdefault(node.targets[0].target.value, []).append(node.value)
+        else:  # any other binding of a name: its value is not known here
+            for name in _bound_names(node):
+                bindings.setdefault(name, []).append(None)
+    for parameter in forward.params.params:
+        bindings.setdefault(parameter.name.value, []).append(None)
+    return tuple(
+        all(_graph_free(r.value.elements[i].value, bindings, imports, 0) for r in returns)  # type: ignore[union-attr]
+        for i in range(widths.pop())
+    )
+
+
+def _graph_free(expr: cst.BaseExpression, bindings, imports: Mapping[str, str], depth: int) -> bool:
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.Name):
+        values = bindings.get(expr.value)
+        return bool(values) and all(v is not None and _graph_free(v, bindings, imports, depth + 1) for v in values)
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+        return False
+    method = expr.func.attr.value
+    if method in _GRAPH_FREE_METHODS:
+        return True
+    return method in _SAMPLING and _is_distribution(expr.func.value, bindings, imports, depth + 1)
+
+
+def _is_distribution(expr: cst.BaseExpression, bindings, imports: Mapping[str, str], depth: int) -> bool:
+    """Is `expr` a torch.distributions object (`Normal(mu, std)`, a name bound only to one)?"""
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.Name):
+        values = bindings.get(expr.value)
+        return bool(values) and all(v is not None and _is_distribution(v, bindings, imports, depth + 1) for v in values)
+    if not isinstance(expr, cst.Call):
+        return False
+    written = dotted_name(expr.func)
+    if written is None:
+        return False
+    root, _, rest = written.partition(".")
+    qualified = imports.get(root)
+    if qualified is None:
+        return False
+    full = f"{qualified}.{rest}" if rest else qualified
+    return full.startswith("torch.distributions.")
+
+
+def constructed_classes(module: cst.Module, classes: frozenset[str]) -> dict[str, Optional[str]]:
+    """`self.actor` / `actor` -> the class of `classes` every assignment of it in the file builds
+    (`self.actor = Actor(obs_dim, n).to(device)`); left out where one assigns something else, or
+    where a function of the file takes a parameter of that name."""
+    found: dict[str, Optional[str]] = {}
+    parameters: set[str] = set()  # a parameter of that name may hold anything its caller gives
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Param):
+            parameters.add(node.name.value)
+        elif isinstance(node, cst.Assign):
+            built = _built_class(node.value, classes)
+            for target in node.targets:
+                written = dotted_name(target.target) if isinstance(target.target, (cst.Name, cst.Attribute)) else None
+                if written is None:
+                    continue
+                if written in found and found[written] != built:
+                    found[written] = None
+                else:
+                    found.setdefault(written, built)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            written = dotted_name(node.target) if isinstance(node.target, (cst.Name, cst.Attribute)) else None
+            if written is not None:
+                found[written] = None
+        stack.extend(node.children)
+    return {written: built for written, built in found.items() if built is not None and written not in parameters}
+
+
+def _built_class(value: cst.BaseExpression, classes: frozenset[str]) -> Optional[str]:
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_MODULE:
+        value = value.func.value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in classes:
+        return value.func.value
+    return None
+
+
+def _own(function: cst.FunctionDef, kinds) -> Iterator[cst.CSTNode]:
+    """Nodes of `kinds` in the function's own code (not in nested functions, classes or lambdas)."""
+    stack: list[cst.CSTNode] = list(function.body.children)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, kinds):
+            yield node
+        stack.extend(node.children)
+
+
+def _bound_names(node: cst.CSTNode) -> list[str]:
+    if isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+        targets = [node.target]
+    elif isinstance(node, cst.For):
+        targets = [node.target]
+    elif isinstance(node, cst.With):
+        targets = [item.asname.name for item in node.items if item.asname is not None]
+    else:
+        targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
+    names = []
+    for target in targets:
+        stack = [target]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Name):
+                names.append(current.value)
+            elif isinstance(current, (cst.Tuple, cst.List)):
+                stack.extend(e.value for e in current.elements)
+            elif isinstance(current, cst.StarredElement):
+                stack.append(current.value)
+    return names
