@@ -34,6 +34,9 @@ FIFTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fifth.csv"
 # The sixth part: eight more repositories chosen and judged by a second scout (2026-11-26, third session).
 SIXTH_REPOS_FILE = REPO / "bench" / "realcode_sixth.toml"
 SIXTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_sixth.csv"
+# The seventh part: issue 27's second sealed set, judged at 4390475 and then joined to the corpus.
+SEVENTH_REPOS_FILE = REPO / "bench" / "realcode_seventh.toml"
+SEVENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_seventh.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -41,11 +44,12 @@ PARTS = [
     (FOURTH_REPOS_FILE, FOURTH_LABELS_FILE),
     (FIFTH_REPOS_FILE, FIFTH_LABELS_FILE),
     (SIXTH_REPOS_FILE, SIXTH_LABELS_FILE),
+    (SEVENTH_REPOS_FILE, SEVENTH_LABELS_FILE),
 ]
-PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth"]
+PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth", "seventh"]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
-    SIXTH_REPOS_FILE: 8,
+    SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
