@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
+from memlint.analysis.saved import FRESH_RESULT_FUNCTIONS
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
@@ -235,7 +236,7 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     first = call.args[0]
     if isinstance(first, ast.Call) and _called_attribute(first.func) in layers:
         return True
-    if sums and isinstance(first, ast.BinOp) and isinstance(first.op, (ast.Add, ast.Sub, ast.Mult)):
+    if sums and _fresh_result(first):
         return True
     if not (call is direct and isinstance(first, ast.Name)):
         return False
@@ -256,6 +257,15 @@ def _binds_layer_output(statement, name: str, layers: set[str], sums: bool) -> b
         and statement.targets[0].id == name
         and (
             (isinstance(statement.value, ast.Call) and _called_attribute(statement.value.func) in layers)
-            or (sums and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, (ast.Add, ast.Sub, ast.Mult)))
+            or (sums and _fresh_result(statement.value))
         )
     )
+
+
+def _fresh_result(value: ast.AST) -> bool:
+    """A sum, difference, product, quotient or matrix product, or a call named like a torch function
+    whose result its backward does not read (`torch.cat`, `F.gelu`: analysis/saved.py; any receiver,
+    a loosening of the analysis's resolved name)."""
+    if isinstance(value, ast.BinOp):
+        return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult))
+    return isinstance(value, ast.Call) and final_name(value.func) in FRESH_RESULT_FUNCTIONS
