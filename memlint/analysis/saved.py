@@ -140,3 +140,11 @@ def makes_fresh_tensor(expr: cst.BaseExpression, ctx: "Context") -> bool:
         return False
     module, _, name = qualified.rpartition(".")
     return module in ("torch", "torch.nn.functional") and name in FRESH_RESULT_FUNCTIONS
+
+
+# Layers whose output is a new tensor their backward does not read: those of `tables.OUTPUT_NOT_SAVED`
+# and the activations that keep only their input and cannot run in place (`nn.GELU`, `nn.Softplus`:
+# checked with PyTorch 2.13's saved tensors).  An in-place activation or dropout right after one is exact.
+FRESH_OUTPUT_LAYERS = tables.OUTPUT_NOT_SAVED | frozenset(
+    name for name in tables.KEEPS_INPUT_ONLY if name[:1].isupper() and name not in tables.INPLACE_MODULES
+)

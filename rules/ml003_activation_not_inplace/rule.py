@@ -15,7 +15,7 @@ from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import element_classes
 from memlint.analysis.producers import bound_value, producers_before
-from memlint.analysis.saved import makes_fresh_tensor
+from memlint.analysis.saved import FRESH_OUTPUT_LAYERS, makes_fresh_tensor
 from memlint.analysis.sequences import (
     added_layer,
     empty_sequential_target,
@@ -23,7 +23,7 @@ from memlint.analysis.sequences import (
     sequential_elements,
     unpacked_into_sequential_only,
 )
-from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES
 from memlint.analysis.walk import code_children, code_descendants, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
@@ -1909,6 +1909,28 @@ class Net(nn.Module):
 """,
             harness=_runs("Net()", "2, 8"),
         ),
+        Invalid(  # exact selection: `nn.GELU` keeps its input, not its output, so the dropout after it may overwrite it
+            """
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1), nn.Linear(16, 8))
+""",
+            line=2,
+            column=50,
+            config=_EXACT,
+            message="after `nn.GELU`",
+            fixed="""
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), nn.Linear(16, 8))
+""",
+            harness=Harness(setup="import torch", then="mlp.eval()\nx = torch.randn(2, 8, requires_grad=True)\nout = mlp(x)\nout.sum().backward()\nresult = (out, x.grad)"),
+        ),
+        Valid(  # `nn.Sigmoid` keeps its output for backward: the dropout after it may not overwrite it
+            """
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.Sigmoid(), nn.Dropout(0.1), nn.Linear(16, 8))
+""",
+            config=_EXACT,
+        ),
         Valid(  # `torch.pow` with a tensor exponent keeps its result; `torch.sigmoid` keeps its output
             """
 import torch
@@ -2008,7 +2030,7 @@ class Net(nn.Module):
                     continue
             previous = self._unwrapped(previous)
             before = torch_nn_name(ctx, previous.func)
-            if before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
+            if before not in FRESH_OUTPUT_LAYERS or ctx.resolve(element.func) is None:
                 continue
             argument, value = inplace_argument(element, INPLACE_MODULES[kind])
             if value is not False:
@@ -2196,10 +2218,10 @@ class Net(nn.Module):
                 # is that layer wherever `self.embed(...)` runs at all.
                 conditional = {
                     a for a, layer in described.conditional.items()
-                    if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
+                    if layer.kind in FRESH_OUTPUT_LAYERS and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
                 }  # fmt: skip
                 known = (
-                    {a for a in trusted if described.attributes[a].kind in OUTPUT_NOT_SAVED} | conditional,
+                    {a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional,
                     {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES},
                 )
             return known
@@ -2217,7 +2239,7 @@ class Net(nn.Module):
                 for a in _module_list_attributes(init):
                     if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a):
                         classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
-                        if classes is not None and classes <= OUTPUT_NOT_SAVED:
+                        if classes is not None and classes <= FRESH_OUTPUT_LAYERS:
                             listed.add(a)
             return listed
 

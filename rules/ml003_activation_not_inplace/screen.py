@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.saved import FRESH_RESULT_FUNCTIONS
-from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.analysis.saved import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS
+from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
 
@@ -75,7 +75,7 @@ def _attributes_built_as_layers(source: Source) -> set[str]:
     """`self.fc = nn.Linear(...)`: attributes assigned a call of a layer that does not save its output,
     also through a wrapper (`layer_init(nn.Linear(...))`) (the module-activation path asks for no
     more: a name may hold anything)."""
-    layer_names = source.names_for(OUTPUT_NOT_SAVED)
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS)
     return {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
@@ -116,7 +116,7 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
     through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), or
     assigned a name (which may hold one)."""
-    layer_names = source.names_for(OUTPUT_NOT_SAVED) | source.names_for(["ModuleList"])
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"])
     found: set[str] = set()
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
@@ -132,7 +132,7 @@ def _layer_pair_in_a_sequence(source: Source) -> bool:
     wrapping one: `layer_init(nn.Conv2d(...))`), in the arguments of `Sequential(...)`, in a list /
     tuple display (`OrderedDict` pairs included), or added by consecutive `.append(...)` /
     `.add_module(name, ...)` statements."""
-    inplace, before = source.names_for(INPLACE_MODULES), source.names_for(OUTPUT_NOT_SAVED)
+    inplace, before = source.names_for(INPLACE_MODULES), source.names_for(FRESH_OUTPUT_LAYERS)
     before = before | _factories(source, before)
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
