@@ -23,7 +23,7 @@ from memlint.analysis.sequences import (
     sequential_elements,
     unpacked_into_sequential_only,
 )
-from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES
+from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_children, code_descendants, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
@@ -791,6 +791,44 @@ class Block(nn.Module):
         self.fc = nn.Linear(4, 2)
     def forward(self, x):
         return self.fc(self.relu1(self.bn1(x)))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `nn.Sigmoid` keeps its output for backward: the dropout after it may not overwrite it
+            """
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.Sigmoid(), nn.Dropout(0.1), nn.Linear(16, 8))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `torch.pow` with a tensor exponent keeps its result; `torch.sigmoid` keeps its output
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = torch.pow(x, x)
+        h = F.relu(h)
+        g = torch.sigmoid(x)
+        return h + torch.relu(g)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the input of `torch.relu` is read again; `from torch import relu`-free; dropout's result may be its input
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(8, 8)
+    def forward(self, x):
+        h = self.l1(x)
+        y = torch.relu(h)
+        d = F.dropout(x, 0.5, training=self.training)
+        return y + h + F.relu(d)
 """,
             config=_EXACT,
         ),
@@ -1924,44 +1962,6 @@ mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), 
 """,
             harness=Harness(setup="import torch", then="mlp.eval()\nx = torch.randn(2, 8, requires_grad=True)\nout = mlp(x)\nout.sum().backward()\nresult = (out, x.grad)"),
         ),
-        Valid(  # `nn.Sigmoid` keeps its output for backward: the dropout after it may not overwrite it
-            """
-from torch import nn
-mlp = nn.Sequential(nn.Linear(8, 16), nn.Sigmoid(), nn.Dropout(0.1), nn.Linear(16, 8))
-""",
-            config=_EXACT,
-        ),
-        Valid(  # `torch.pow` with a tensor exponent keeps its result; `torch.sigmoid` keeps its output
-            """
-import torch
-import torch.nn.functional as F
-from torch import nn
-class Net(nn.Module):
-    def forward(self, x):
-        h = torch.pow(x, x)
-        h = F.relu(h)
-        g = torch.sigmoid(x)
-        return h + torch.relu(g)
-""",
-            config=_EXACT,
-        ),
-        Valid(  # the input of `torch.relu` is read again; `from torch import relu`-free; dropout's result may be its input
-            """
-import torch
-import torch.nn.functional as F
-from torch import nn
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.l1 = nn.Linear(8, 8)
-    def forward(self, x):
-        h = self.l1(x)
-        y = torch.relu(h)
-        d = F.dropout(x, 0.5, training=self.training)
-        return y + h + F.relu(d)
-""",
-            config=_EXACT,
-        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -2032,6 +2032,8 @@ class Net(nn.Module):
             before = torch_nn_name(ctx, previous.func)
             if before not in FRESH_OUTPUT_LAYERS or ctx.resolve(element.func) is None:
                 continue
+            if before not in OUTPUT_NOT_SAVED and not self.selected_by_code():
+                continue  # after `nn.GELU` / `nn.Softplus` (an activation, not a layer): exact selection only
             argument, value = inplace_argument(element, INPLACE_MODULES[kind])
             if value is not False:
                 continue

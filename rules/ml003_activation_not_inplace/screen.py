@@ -13,18 +13,18 @@ import ast
 from typing import Any, Mapping
 
 from memlint.analysis.saved import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS
-from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES
+from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
-    if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source):
+    exact = "ML003" in options.get(SELECTED_BY_CODE, ())
+    if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source, exact):
         return True
     # The kinds below the Sequential's report only where in-place saves what a training step sees,
     # or under exact selection (`--select ML003`): a module activation never saves that; a
     # functional one on a fresh value only in a forward-only pass.
-    exact = "ML003" in options.get(SELECTED_BY_CODE, ())
     forward_only = exact or source.mentions("no_grad", "inference_mode", "set_grad_enabled")
     held = _activation_attributes(source) if exact and source.mentions(*INPLACE_MODULES) else set()
     if not held and not source.mentions(*INPLACE_FUNCTIONS):
@@ -127,12 +127,14 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     return found
 
 
-def _layer_pair_in_a_sequence(source: Source) -> bool:
+def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
     """An in-place-capable module right after a layer that does not save its output (or a call
     wrapping one: `layer_init(nn.Conv2d(...))`), in the arguments of `Sequential(...)`, in a list /
     tuple display (`OrderedDict` pairs included), or added by consecutive `.append(...)` /
     `.add_module(name, ...)` statements."""
-    inplace, before = source.names_for(INPLACE_MODULES), source.names_for(FRESH_OUTPUT_LAYERS)
+    # After `nn.GELU` / `nn.Softplus` (activations, not layers) the rule reports only under exact
+    # selection, as rule.py's _sequence_candidates.
+    inplace, before = source.names_for(INPLACE_MODULES), source.names_for(FRESH_OUTPUT_LAYERS if exact else OUTPUT_NOT_SAVED)
     before = before | _factories(source, before)
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
