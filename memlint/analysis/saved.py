@@ -133,8 +133,8 @@ FRESH_RESULT_FUNCTIONS = frozenset(
 
 def makes_fresh_tensor(expr: cst.BaseExpression, ctx: "Context") -> bool:
     """Is `expr` a call of such a function (`torch.cat([a, b])`, `F.gelu(h)`, `torch.mm(a, b)`)?"""
-    if not isinstance(expr, cst.Call):
-        return False
+    if not isinstance(expr, cst.Call) or any(a.keyword is not None and a.keyword.value == "out" for a in expr.args):
+        return False  # `torch.cat(xs, out=buffer)` returns the caller's buffer
     qualified = ctx.resolve(expr.func)
     if qualified is None:
         return False
