@@ -15,6 +15,7 @@ from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import element_classes
 from memlint.analysis.producers import bound_value, producers_before
+from memlint.analysis.saved import FRESH_OUTPUT_LAYERS, makes_fresh_tensor
 from memlint.analysis.sequences import (
     added_layer,
     empty_sequential_target,
@@ -790,6 +791,44 @@ class Block(nn.Module):
         self.fc = nn.Linear(4, 2)
     def forward(self, x):
         return self.fc(self.relu1(self.bn1(x)))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `nn.Sigmoid` keeps its output for backward: the dropout after it may not overwrite it
+            """
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.Sigmoid(), nn.Dropout(0.1), nn.Linear(16, 8))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `torch.pow` with a tensor exponent keeps its result; `torch.sigmoid` keeps its output
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = torch.pow(x, x)
+        h = F.relu(h)
+        g = torch.sigmoid(x)
+        return h + torch.relu(g)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the input of `torch.relu` is read again; `from torch import relu`-free; dropout's result may be its input
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(8, 8)
+    def forward(self, x):
+        h = self.l1(x)
+        y = torch.relu(h)
+        d = F.dropout(x, 0.5, training=self.training)
+        return y + h + F.relu(d)
 """,
             config=_EXACT,
         ),
@@ -1821,6 +1860,108 @@ class Readout(nn.Module):
 """,
             harness=_runs("Readout(8, 2)", "2, 8"),
         ),
+        Invalid(  # exact selection: `torch.relu` has no `inplace` parameter; its in-place twin is `torch.relu_`
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(8, 8)
+    def forward(self, x):
+        return torch.relu(self.l1(x))
+""",
+            line=8,
+            column=16,
+            config=_EXACT,
+            message="`torch.relu_`",
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(8, 8)
+    def forward(self, x):
+        return torch.relu_(self.l1(x))
+""",
+            harness=_runs("Net()", "2, 8"),
+        ),
+        Invalid(  # exact selection: `torch.cat` keeps nothing for backward, so dropout may overwrite its result
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = torch.cat([x * 2, x * 3], dim=1)
+        h = F.dropout(h, 0.5, training=self.training)
+        return h
+""",
+            line=7,
+            column=13,
+            config=_EXACT,
+            message="the fresh result of `torch.cat`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = torch.cat([x * 2, x * 3], dim=1)
+        h = F.dropout(h, 0.5, training=self.training, inplace=True)
+        return h
+""",
+            harness=Harness(setup="import torch", then="torch.manual_seed(0)\nmodel = Net().eval()\nx = torch.randn(2, 4, requires_grad=True)\nout = model(x)\nout.sum().backward()\nresult = (out, x.grad)"),
+        ),
+        Invalid(  # exact selection: GELU keeps its input, not its output
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        h = F.gelu(self.fc(x))
+        h = F.relu(h)
+        return h @ h.t()
+""",
+            line=10,
+            column=13,
+            config=_EXACT,
+            message="the fresh result of `F.gelu`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+    def forward(self, x):
+        h = F.gelu(self.fc(x))
+        h = F.relu(h, inplace=True)
+        return h @ h.t()
+""",
+            harness=_runs("Net()", "2, 8"),
+        ),
+        Invalid(  # exact selection: `nn.GELU` keeps its input, not its output, so the dropout after it may overwrite it
+            """
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1), nn.Linear(16, 8))
+""",
+            line=2,
+            column=50,
+            config=_EXACT,
+            message="after `nn.GELU`",
+            fixed="""
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), nn.Linear(16, 8))
+""",
+            harness=Harness(setup="import torch", then="mlp.eval()\nx = torch.randn(2, 8, requires_grad=True)\nout = mlp(x)\nout.sum().backward()\nresult = (out, x.grad)"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1889,8 +2030,10 @@ class Readout(nn.Module):
                     continue
             previous = self._unwrapped(previous)
             before = torch_nn_name(ctx, previous.func)
-            if before not in OUTPUT_NOT_SAVED or ctx.resolve(element.func) is None:
+            if before not in FRESH_OUTPUT_LAYERS or ctx.resolve(element.func) is None:
                 continue
+            if before not in OUTPUT_NOT_SAVED and not self.selected_by_code():
+                continue  # after `nn.GELU` / `nn.Softplus` (an activation, not a layer): exact selection only
             argument, value = inplace_argument(element, INPLACE_MODULES[kind])
             if value is not False:
                 continue
@@ -2077,10 +2220,10 @@ class Readout(nn.Module):
                 # is that layer wherever `self.embed(...)` runs at all.
                 conditional = {
                     a for a, layer in described.conditional.items()
-                    if layer.kind in OUTPUT_NOT_SAVED and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
+                    if layer.kind in FRESH_OUTPUT_LAYERS and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
                 }  # fmt: skip
                 known = (
-                    {a for a in trusted if described.attributes[a].kind in OUTPUT_NOT_SAVED} | conditional,
+                    {a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional,
                     {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES},
                 )
             return known
@@ -2098,14 +2241,15 @@ class Readout(nn.Module):
                 for a in _module_list_attributes(init):
                     if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a):
                         classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
-                        if classes is not None and classes <= OUTPUT_NOT_SAVED:
+                        if classes is not None and classes <= FRESH_OUTPUT_LAYERS:
                             listed.add(a)
             return listed
 
         def fresh(expr: cst.BaseExpression) -> bool:
             """A value nothing else holds and whose producer keeps nothing of it for backward: the
-            output of such a layer (also one of a ModuleList of them, `self.layers[i](x)`), or of
-            `+`, `-`, `*` (their backward reads only their operands)."""
+            output of such a layer (also one of a ModuleList of them, `self.layers[i](x)`), of
+            `+`, `-`, `*`, `/`, `@` (their backward reads only their operands), or of such a torch
+            function (`torch.cat`, `F.gelu`, `torch.mm`: analysis/saved.py)."""
             if type(expr) is cst.BinaryOperation:
                 return type(expr.operator) in _KEEP_NOTHING_OF_OUTPUT  # type: ignore[attr-defined]
             if type(expr) is not cst.Call:
@@ -2113,7 +2257,8 @@ class Readout(nn.Module):
             func = expr.func  # type: ignore[attr-defined]
             if type(func) is cst.Subscript:
                 return _self_attr(func.value) in layer_lists() if _self_attr(func.value) is not None else False  # type: ignore[attr-defined]
-            return _self_attr(func) in layers()[0]
+            attribute = _self_attr(func)
+            return attribute in layers()[0] if attribute is not None else makes_fresh_tensor(expr, ctx)
 
         def activation(attribute: Optional[str]):
             """The activation module `self.<attribute>` holds, if the class builds one (the cheap test first)."""
@@ -2158,6 +2303,8 @@ class Readout(nn.Module):
             return False
         qualified = self.ctx.resolve(call.func) or ""
         module, _, function_name = qualified.rpartition(".")
+        if module == "torch":  # `torch.relu(x)`: no `inplace` parameter, an in-place twin `torch.relu_`
+            return function_name in _TORCH_INPLACE_TWINS
         return module == "torch.nn.functional" and function_name in INPLACE_FUNCTIONS
 
     def _fresh_input(self, call: cst.Call, earlier, fresh, function, target, is_direct: bool) -> Optional[str]:
@@ -2196,11 +2343,13 @@ class Readout(nn.Module):
     def _check_call(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> None:
         qualified = self.ctx.resolve(call.func) or ""
         module, _, function_name = qualified.rpartition(".")
-        if module != "torch.nn.functional" or function_name not in INPLACE_FUNCTIONS:
-            return
-        argument, value = inplace_argument(call, INPLACE_FUNCTIONS[function_name])
-        if value is not False or (argument is not None and _statement_has_comment(statement)):
-            return
+        twin = _TORCH_INPLACE_TWINS.get(function_name) if module == "torch" else None
+        if twin is None:
+            if module != "torch.nn.functional" or function_name not in INPLACE_FUNCTIONS:
+                return
+            argument, value = inplace_argument(call, INPLACE_FUNCTIONS[function_name])
+            if value is not False or (argument is not None and _statement_has_comment(statement)):
+                return
         after = self._fresh_input(call, earlier, fresh, function, target, is_direct)
         if after is None:
             return
@@ -2211,8 +2360,14 @@ class Readout(nn.Module):
         safe = inplace_fix_safety(function_name, call)
         if safe is None:
             return  # in place, its backward raises (a negative slope)
-        message = f"`F.{function_name}` on {after} can run in place: `inplace=True` {effect}"
-        fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`", safe=safe)
+        if twin is not None:
+            message = f"`torch.{function_name}` on {after} can run in place: `torch.{twin}` {effect}"
+            # `from torch import relu`: the twin is not imported under that name, so no fix.
+            renamed = call.with_changes(func=call.func.with_changes(attr=cst.Name(twin))) if type(call.func) is cst.Attribute else None
+            fix = self.replace(call, renamed, f"Call `torch.{twin}`", safe=safe) if renamed is not None else None
+        else:
+            message = f"`F.{function_name}` on {after} can run in place: `inplace=True` {effect}"
+            fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`", safe=safe)
         self.report(call, message, fix)
 
     def _explained(self, call: cst.Call) -> bool:
@@ -2305,17 +2460,25 @@ def _described(value: cst.BaseExpression) -> str:
     if type(value) is cst.BinaryOperation:
         return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
     func = value.func  # type: ignore[attr-defined]
+    if _self_attr(func) is None and type(func) is not cst.Subscript:  # `torch.cat(...)`, `F.gelu(...)`
+        return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"
     if type(func) is cst.Subscript:
         return f"the fresh output of a layer of `self.{_self_attr(func.value)}`"  # type: ignore[attr-defined]
     return f"the fresh output of `self.{_self_attr(func)}`"
 
 
 # Ops whose output is a new tensor that their backward never reads (it reads only the operands):
-# an activation may overwrite it.  Not `/` or `**`: pow's backward for a tensor exponent reads its
-# result.
-_KEEP_NOTHING_OF_OUTPUT = frozenset({cst.Add, cst.Subtract, cst.Multiply})
+# an activation may overwrite it (`/` and `@` checked with PyTorch 2.13's saved tensors, also
+# `1 / x`).  Not `**`: pow's backward for a tensor exponent reads its result.
+_KEEP_NOTHING_OF_OUTPUT = frozenset({cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.MatrixMultiply})
 _KEEP_NOTHING_IN_PLACE = frozenset({cst.AddAssign, cst.SubtractAssign})
-_RESULT_NAMES = {cst.Add: "a fresh sum", cst.Subtract: "a fresh difference", cst.Multiply: "a fresh product"}
+_RESULT_NAMES = {
+    cst.Add: "a fresh sum", cst.Subtract: "a fresh difference", cst.Multiply: "a fresh product",
+    cst.Divide: "a fresh quotient", cst.MatrixMultiply: "a fresh matrix product",
+}  # fmt: skip
+# `torch` activations without an `inplace` parameter, and the in-place function that replaces each
+# (the same backward: relu's reads only its output).
+_TORCH_INPLACE_TWINS = {"relu": "relu_"}
 
 
 def _occurrences(function: cst.FunctionDef, name: str) -> int:

@@ -12,18 +12,19 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
+from memlint.analysis.saved import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
-    if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source):
+    exact = "ML003" in options.get(SELECTED_BY_CODE, ())
+    if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source, exact):
         return True
     # The kinds below the Sequential's report only where in-place saves what a training step sees,
     # or under exact selection (`--select ML003`): a module activation never saves that; a
     # functional one on a fresh value only in a forward-only pass.
-    exact = "ML003" in options.get(SELECTED_BY_CODE, ())
     forward_only = exact or source.mentions("no_grad", "inference_mode", "set_grad_enabled")
     held = _activation_attributes(source) if exact and source.mentions(*INPLACE_MODULES) else set()
     if not held and not source.mentions(*INPLACE_FUNCTIONS):
@@ -74,7 +75,7 @@ def _attributes_built_as_layers(source: Source) -> set[str]:
     """`self.fc = nn.Linear(...)`: attributes assigned a call of a layer that does not save its output,
     also through a wrapper (`layer_init(nn.Linear(...))`) (the module-activation path asks for no
     more: a name may hold anything)."""
-    layer_names = source.names_for(OUTPUT_NOT_SAVED)
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS)
     return {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
@@ -115,7 +116,7 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
     through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), or
     assigned a name (which may hold one)."""
-    layer_names = source.names_for(OUTPUT_NOT_SAVED) | source.names_for(["ModuleList"])
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"])
     found: set[str] = set()
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
@@ -126,12 +127,14 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     return found
 
 
-def _layer_pair_in_a_sequence(source: Source) -> bool:
+def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
     """An in-place-capable module right after a layer that does not save its output (or a call
     wrapping one: `layer_init(nn.Conv2d(...))`), in the arguments of `Sequential(...)`, in a list /
     tuple display (`OrderedDict` pairs included), or added by consecutive `.append(...)` /
     `.add_module(name, ...)` statements."""
-    inplace, before = source.names_for(INPLACE_MODULES), source.names_for(OUTPUT_NOT_SAVED)
+    # After `nn.GELU` / `nn.Softplus` (activations, not layers) the rule reports only under exact
+    # selection, as rule.py's _sequence_candidates.
+    inplace, before = source.names_for(INPLACE_MODULES), source.names_for(FRESH_OUTPUT_LAYERS if exact else OUTPUT_NOT_SAVED)
     before = before | _factories(source, before)
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
@@ -235,7 +238,7 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     first = call.args[0]
     if isinstance(first, ast.Call) and _called_attribute(first.func) in layers:
         return True
-    if sums and isinstance(first, ast.BinOp) and isinstance(first.op, (ast.Add, ast.Sub, ast.Mult)):
+    if sums and _fresh_result(first):
         return True
     if not (call is direct and isinstance(first, ast.Name)):
         return False
@@ -256,6 +259,15 @@ def _binds_layer_output(statement, name: str, layers: set[str], sums: bool) -> b
         and statement.targets[0].id == name
         and (
             (isinstance(statement.value, ast.Call) and _called_attribute(statement.value.func) in layers)
-            or (sums and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, (ast.Add, ast.Sub, ast.Mult)))
+            or (sums and _fresh_result(statement.value))
         )
     )
+
+
+def _fresh_result(value: ast.AST) -> bool:
+    """A sum, difference, product, quotient or matrix product, or a call named like a torch function
+    whose result its backward does not read (`torch.cat`, `F.gelu`: analysis/saved.py; any receiver,
+    a loosening of the analysis's resolved name)."""
+    if isinstance(value, ast.BinOp):
+        return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult))
+    return isinstance(value, ast.Call) and final_name(value.func) in FRESH_RESULT_FUNCTIONS
