@@ -818,6 +818,38 @@ class Net(nn.Module):
         return x * torch.linspace(0, 1, x.shape[-1], device=x.device)
 """,
         ),
+        Invalid(  # a conditional expression runs its factory on most iterations of a sampling loop; a spread of sizes is still sizes
+            """
+import torch
+def sample(eps_model, n, size, device, n_T):
+    x = torch.randn(n, *size, device=device)
+    for i in range(n_T, 0, -1):
+        z = torch.randn(n, *size).to(device) if i > 1 else 0
+        x = x - eps_model(x, i / n_T) + z
+    return x
+""",
+            line=5,
+            column=13,
+            unsafe=True,
+            fixed="""
+import torch
+def sample(eps_model, n, size, device, n_T):
+    x = torch.randn(n, *size, device=device)
+    for i in range(n_T, 0, -1):
+        z = torch.randn(n, *size, device=device) if i > 1 else 0
+        x = x - eps_model(x, i / n_T) + z
+    return x
+""",
+        ),
+        Valid(  # a legacy constructor given a spread: the spread may be data, not sizes
+            """
+import torch
+for x, y in train_loader:
+    weights = torch.FloatTensor(*class_weights).cuda()
+    loss = criterion(model(x.cuda()), y.cuda(), weights)
+    loss.backward()
+"""
+        ),
         Invalid(  # moved by a helper of the project that returns its argument on the GPU (a fact of the project pass)
             """
 import torch
@@ -889,7 +921,7 @@ for batch in val_loader:
             return
         if name in LEGACY_SIZED_CONSTRUCTORS:
             wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator
-        if keyword(factory, "device") is not None or any(a.star for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
+        if keyword(factory, "device") is not None or any(a.star == "**" for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
             return
         device = _target_device(node) if helper is None else _helper_device(helper)
         if device is None:
