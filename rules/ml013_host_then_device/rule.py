@@ -354,6 +354,15 @@ for batch in val_loader:
     scores = scores + model(batch)
 """
         ),
+        Valid(  # a legacy constructor given a spread: the spread may be data, not sizes
+            """
+import torch
+for x, y in train_loader:
+    weights = torch.FloatTensor(*class_weights).cuda()
+    loss = criterion(model(x.cuda()), y.cuda(), weights)
+    loss.backward()
+"""
+        ),
     ]
 
     INVALID = [
@@ -840,15 +849,6 @@ def sample(eps_model, n, size, device, n_T):
         x = x - eps_model(x, i / n_T) + z
     return x
 """,
-        ),
-        Valid(  # a legacy constructor given a spread: the spread may be data, not sizes
-            """
-import torch
-for x, y in train_loader:
-    weights = torch.FloatTensor(*class_weights).cuda()
-    loss = criterion(model(x.cuda()), y.cuda(), weights)
-    loss.backward()
-"""
         ),
         Invalid(  # moved by a helper of the project that returns its argument on the GPU (a fact of the project pass)
             """
