@@ -646,13 +646,24 @@ class Project:
         return result
 
     def _per_forward(self) -> set[tuple]:
-        """Functions a class's `forward` calls, in any branch (as a rule reads `forward`'s own code),
-        directly or through the functions it calls (FileView.per_forward)."""
-        ready = [site.callee for site in self._sites if site.caller[1].rpartition(".")[2] == "forward" and "." in site.caller[1]]
-        result: set[tuple] = set(ready)
+        """Functions run with every forward pass (FileView.per_forward): those a class's forward pass
+        calls in any branch (a branch there follows the model's configuration), the forward pass
+        being `forward` and the methods of its class it calls through `self`, in any branch; and the
+        functions those call unconditionally, transitively.  A condition in another helper may be a
+        guard that runs its body once (`if SRU_FWD_FUNC is None: load_sru_mod()`), so it is not
+        followed."""
+        own = [site.caller for site in self._sites if site.caller[1].rpartition(".")[2] == "forward" and "." in site.caller[1]]
+        own_set = set(own)
+        while own:
+            for site in self._outgoing.get(own.pop(), ()):
+                if site.ref[0] == "s" and site.callee not in own_set:
+                    own_set.add(site.callee)
+                    own.append(site.callee)
+        ready = [site.callee for caller in own_set for site in self._outgoing.get(caller, ()) if site.ref[0] != "s"]
+        result: set[tuple] = own_set | set(ready)
         while ready:
             for site in self._outgoing.get(ready.pop(), ()):
-                if site.callee not in result:
+                if not site.conditional and site.loop is None and site.callee not in result:
                     result.add(site.callee)
                     ready.append(site.callee)
         return result

@@ -1005,7 +1005,7 @@ for batch in val_loader:
             helper = f"`{key[1]}()` (its `__init__`)" if key[0] == "method" and key[2] == "__init__" else f"`{key[-1]}()`"
             if key in forward_helpers:
                 self._report(candidate, f"in {helper}, which `forward` calls")
-            elif project.runs_per_forward(key):  # a class's `forward` in another file calls it (or constructs its class)
+            elif project.runs_per_forward(key) and candidate.unconditional:  # a class's `forward` in another file calls it (or constructs its class)
                 self._report(candidate, f"in {helper}, which a `forward` of the project calls")
             elif not candidate.unconditional or key in passes:
                 continue
