@@ -363,6 +363,25 @@ for x, y in train_loader:
     loss.backward()
 """
         ),
+        Valid(  # constructed in every `forward`, but its `__init__` runs the helper behind a run-once guard
+            """
+import torch
+import torch.nn as nn
+_KERNEL = None
+def load_kernel():
+    global _KERNEL
+    device = torch.device("cuda")
+    _KERNEL = torch.rand(1, 1).to(device)
+class Compute:
+    def __init__(self):
+        if _KERNEL is None:
+            load_kernel()
+class Cell(nn.Module):
+    def forward(self, x):
+        Compute()
+        return x
+"""
+        ),
         Valid(  # a class constructed once, when the model is built, not in `forward`
             """
 import torch
