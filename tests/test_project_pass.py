@@ -319,6 +319,29 @@ def test_a_helper_that_returns_a_number_carries_none(project):
     assert _findings(".") == []
 
 
+def test_a_helper_whose_loss_is_of_detached_values_carries_none(project):
+    # a loss computes from its arguments alone: of detached CPU copies, it has no history, for the
+    # project pass's summary as for the semantic model (values.graph_free_arguments, issue 27)
+    write(project / "losses.py", """
+        import torch.nn.functional as F
+
+        def validation_loss(model, x, y):
+            pred = model(x)
+            return F.mse_loss(pred.detach().cpu(), y.detach().cpu())
+    """)
+    write(project / "train.py", """
+        import torch
+        from losses import validation_loss
+
+        def report(model, loader):
+            total = 0.0
+            for x, y in loader:
+                total += validation_loss(model, x, y)
+            return total
+    """)
+    assert _findings(".", "--select", "ML001") == []
+
+
 def test_a_helper_whose_model_is_known_by_its_methods_carries_history(project):
     # `G` is named like no model; `G.train()` and `G(z)` make it one (evidence.module_names), for the
     # project pass's summary as for the semantic model (call_rules, issue 27)

@@ -766,6 +766,8 @@ class _Summary:
                 )
             if name in self.defs:
                 return [["n", name]]
+            if call_rules.is_loss_name(name) and self._graph_free_arguments(call, key):
+                return []  # `criterion(pred.detach(), y)`: a loss of values without history has none
             return [True] if call_rules.named_like_model_or_loss(name) or name in self._module_evidence() else []
         if not isinstance(func, ast.Attribute):
             return []
@@ -797,9 +799,42 @@ class _Summary:
             constructor = self._instance_class(key, root)  # type: ignore[arg-type]
             if constructor:
                 return [["i", constructor, attr]]
+        if call_rules.is_loss_name(attr) and self._graph_free_arguments(call, key):
+            return []  # `self.criterion(pred.detach(), y)`: a loss of values without history has none
         if call_rules.named_like_model_or_loss(attr):
             return [True]
         return []
+
+    def _graph_free_arguments(self, call: ast.Call, key: str) -> bool:
+        """Is every argument of a loss call certainly without autograd history (the semantic model's
+        values.graph_free_arguments, on CPython's tree): a constant, `.detach()`, `.data`, `.cpu()` and
+        the like of such a value, a torch factory without `requires_grad`, or a local bound once to one."""
+        arguments = [*call.args, *(k.value for k in call.keywords if k.arg is not None)]
+        if not arguments or len(call.keywords) > len(arguments) - len(call.args):
+            return False  # no arguments, or a `**kwargs`
+        return all(self._graph_free(a, key, 0) for a in arguments)
+
+    def _graph_free(self, expr: ast.AST, key: str, depth: int) -> bool:
+        if depth > 6:
+            return False
+        if isinstance(expr, ast.Constant):
+            return True
+        if isinstance(expr, ast.Attribute):
+            return expr.attr in ("data", "grad")
+        if isinstance(expr, ast.Name):
+            values = self._local_values(key).get(expr.id)
+            return bool(values) and len(values) == 1 and self._graph_free(values[0].value, key, depth + 1)
+        if not isinstance(expr, ast.Call):
+            return False
+        func = expr.func
+        if isinstance(func, ast.Attribute) and func.attr in tables.GRAPH_FREE_METHODS:
+            return True
+        if isinstance(func, ast.Attribute) and tables.GRAPH_PRESERVING_METHODS.get(func.attr) == "same":
+            return self._graph_free(func.value, key, depth + 1)  # `.cpu()` of a detached value
+        qualified = self.qualify(dotted(func))
+        if qualified is not None and call_rules.torch_call(qualified) == call_rules.FRESH:
+            return not any(k.arg == "requires_grad" for k in expr.keywords)
+        return False
 
     def _torch_alternatives(self, qualified: str, call: ast.Call, key: str, depth: int) -> list:
         """A call of torch's `qualified`, as call_rules.torch_call classes it (the rule values.py
@@ -807,7 +842,7 @@ class _Summary:
         asks); an operation, if an argument does; a constructor, a factory or an index function never."""
         kind = call_rules.torch_call(qualified)
         if kind == call_rules.LOSS:
-            return [True]
+            return [] if self._graph_free_arguments(call, key) else [True]
         if kind == call_rules.ARGUMENTS:
             found: list = []
             for argument in call.args:

@@ -237,6 +237,8 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     if callee.kind is Kind.MODULE and kind is cst.Name and names_a_module_class(func.value, ctx):
         return callee  # `Model(envs)` with `Model: nn.Module`: the annotation names a class; this builds one
     if callee.kind is Kind.MODULE:
+        if callee.is_loss and graph_free_arguments(call, ctx):
+            return tensor(False, scalar=callee.scalar)  # `criterion(pred.detach(), y)`: a loss of values without history
         return _model_output(ctx, scalar=callee.scalar)
     if kind is cst.Name and func.value == "self" and ctx.in_module_class:
         return _model_output(ctx)
@@ -250,12 +252,16 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
         name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
         if call_rules.is_loss_name(name) and _args_graph(call, ctx):
             return tensor(True)  # a hand-written loss of tensors that carry history (its shape unknown)
+        if own == "function" and call_rules.is_loss_name(name) and graph_free_arguments(call, ctx):
+            return tensor(False)  # a module-level loss of detached tensors and numbers (not a method: `self` may hold a model)
         return UNKNOWN
     if callee.kind in (Kind.UNKNOWN, Kind.FUNCTION) and _looks_like_model(func, ctx):
         name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
         is_loss = call_rules.is_loss_name(name)
         if callee.kind is Kind.FUNCTION and not is_loss:
             return UNKNOWN  # a local helper named like a model: we can see it is not one
+        if is_loss and not _on_self(func) and graph_free_arguments(call, ctx):
+            return tensor(False)  # `criterion(pred.detach().cpu(), y.cpu())`: a loss of values without history
         return _model_output(ctx)  # named like a loss: not known to be 0-d
     return UNKNOWN
 
@@ -374,6 +380,27 @@ def _model_output(ctx: "Context", *, scalar: bool = False) -> Value:
     return tensor(ctx.grad_mode.records_graph, scalar=scalar)
 
 
+def graph_free_arguments(call: cst.Call, ctx: "Context") -> bool:
+    """Is every argument of a loss call known to carry no autograd history: a tensor without it
+    (`.detach()`, `.cpu()` of a detached value, `.data`, a factory without `requires_grad`) or a
+    number?  A loss computes from its arguments alone, so its result then has none either.  A
+    module, a container, a `*args` or a value the analysis cannot see may hold or be a model: no."""
+    if not call.args:
+        return False
+    for arg in call.args:
+        if arg.star:
+            return False
+        value = evaluate(arg.value, ctx)
+        if value.graph is not False or value.kind not in (Kind.TENSOR, Kind.NUMBER):
+            return False
+    return True
+
+
+def _on_self(func: cst.BaseExpression) -> bool:
+    """`self.compute_loss(...)`: a method, which may run the model it is bound to."""
+    return type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"  # type: ignore[attr-defined]
+
+
 def _args_graph(call: cst.Call, ctx: "Context") -> Optional[bool]:
     values = [evaluate(arg.value, ctx) for arg in call.args if arg.keyword is None]
     if any(v.graph for v in values):
@@ -394,6 +421,14 @@ def scalar_reduction(call: cst.Call) -> bool:
             value = arg.value
             return type(value) is cst.SimpleString and value.evaluated_value in ("mean", "sum")  # type: ignore[attr-defined]
     return True
+
+
+def _requires_grad(call: cst.Call) -> bool:
+    """A `requires_grad=` other than a literal `False`."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "requires_grad":
+            return not (type(arg.value) is cst.Name and arg.value.value == "False")  # type: ignore[attr-defined]
+    return False
 
 
 def number_like(factory: str, call: cst.Call) -> bool:
@@ -418,9 +453,17 @@ def _is_one(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Integer and expr.evaluated_value == 1  # type: ignore[attr-defined]
 
 
+_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
 def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
     """A call of torch's `qualified`, as call_rules.torch_call classes it (the rule the project
     pass's summaries and the screens read too)."""
+    if qualified in _VARIABLE and call.args and call.args[0].keyword is None:
+        # `Variable(t)`: a no-op wrapper since PyTorch 0.4, t itself (with `requires_grad=True`, a leaf
+        # whose results will carry history)
+        value = evaluate(call.args[0].value, ctx)
+        return tensor(None) if _requires_grad(call) or value.kind is not Kind.TENSOR else tensor(value.graph, scalar=value.scalar)
     kind = call_rules.torch_call(qualified)
     if kind is None:
         return UNKNOWN
@@ -437,6 +480,8 @@ def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
     if kind == call_rules.FRESH:
         # a factory (`torch.tensor(0.0)`: maybe a running number), a legacy constructor
         # (`torch.FloatTensor(3)`), indices or comparisons (`torch.argmax(probs, dim=1)`)
+        if _requires_grad(call):
+            return tensor(None)  # `torch.randn(3, requires_grad=True)`: a leaf whose results will carry history
         return tensor(False, scalar=number_like(name, call))
     if module == "torch.nn.functional":
         return tensor(_args_graph(call, ctx))

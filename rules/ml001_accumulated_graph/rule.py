@@ -622,6 +622,36 @@ for src, trg in test_loader:
     report(torch.stack(steps), trg)
 """
         ),
+        Valid(  # a validation loss computed from detached CPU copies: the loss has no history to keep
+            """
+import numpy as np
+import torch
+def vali(model, loader, criterion):
+    model.eval()
+    total_loss = []
+    for x, y in loader:
+        pred = model(x)
+        loss = criterion(pred.detach().cpu(), y.detach().cpu())
+        total_loss.append(loss)
+    model.train()
+    return np.average(total_loss)
+"""
+        ),
+        Valid(  # a unit test's fixture: random inputs that never require grad, so the loss has no history
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.autograd import Variable
+criterion = nn.NLLLoss()
+expected = 0
+for _ in range(10):
+    output = F.log_softmax(Variable(torch.randn(5, 3)), dim=1)
+    target = Variable(torch.LongTensor([0, 1, 2, 1, 0]))
+    expected += criterion(output, target)
+print(expected.item())
+"""
+        ),
     ]
 
     INVALID = [
@@ -681,6 +711,62 @@ for step in range(1000):
     agent.select_action(env.observe())
 """,
             unsafe=True,
+        ),
+        Invalid(  # only the target is detached: the loss of the model's output still carries its history
+            """
+import torch
+def vali(model, loader, criterion):
+    total_loss = []
+    for x, y in loader:
+        pred = model(x)
+        loss = criterion(pred, y.detach().cpu())
+        total_loss.append(loss)
+    return total_loss
+""",
+            line=7,
+            column=9,
+            message="this loop never calls backward",
+            unsafe=True,
+            fixed="""
+import torch
+def vali(model, loader, criterion):
+    total_loss = []
+    for x, y in loader:
+        pred = model(x)
+        loss = criterion(pred, y.detach().cpu())
+        total_loss.append(loss.detach())
+    return total_loss
+""",
+        ),
+        Invalid(  # a fixture whose input requires grad: the loss of it carries history
+            """
+import torch
+import torch.nn as nn
+def fixture():
+    criterion = nn.NLLLoss()
+    target = torch.zeros(5, dtype=torch.long)
+    expected = 0
+    for _ in range(10):
+        output = torch.log_softmax(torch.randn(5, 3, requires_grad=True), dim=1)
+        expected += criterion(output, target)
+    return expected
+""",
+            line=9,
+            column=9,
+            message="carries autograd history",
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+def fixture():
+    criterion = nn.NLLLoss()
+    target = torch.zeros(5, dtype=torch.long)
+    expected = 0
+    for _ in range(10):
+        output = torch.log_softmax(torch.randn(5, 3, requires_grad=True), dim=1)
+        expected += criterion(output, target).item()
+    return expected
+""",
         ),
         Invalid(  # handed the samples, but the loop runs the model itself: an evaluation with gradients on
             """
