@@ -415,12 +415,15 @@ class _Summary:
                     flush = qualified
                 elif qualified in tables.AUTOGRAD_FUNCTIONS:
                     trains = True
-                elif not self._is_foreign(name) and not name[:1].isupper():
-                    reference = ["n", name]  # (a capitalised name is taken for a class: its constructor)
+                elif not self._is_foreign(name):
+                    reference = ["n", name]  # a function, or a class: its constructor runs its `__init__`
             elif name in self.defs and name not in self.classes:
                 reference = ["n", name]
-            elif named_like_model(name) or name in self._module_evidence():
-                model = True
+            else:
+                if name in self.classes:  # a class of the file: its constructor runs its `__init__`
+                    reference = ["n", name]
+                if named_like_model(name) or name in self._module_evidence():
+                    model = True
         elif type(func) is ast.Attribute:
             attr = func.attr
             receiver = func.value
@@ -443,8 +446,8 @@ class _Summary:
                         flush = qualified
                     elif qualified in tables.AUTOGRAD_FUNCTIONS:
                         trains = True
-                    elif not self._is_foreign(root) and not attr[:1].isupper():
-                        reference = ["d", f"{root}.{attr}"]
+                    elif not self._is_foreign(root):
+                        reference = ["d", f"{root}.{attr}"]  # (a class: its constructor, `__init__`)
                 elif root in self.classes:
                     reference = ["d", f"{root}.{attr}"]  # `Class.method(...)`
                 else:
@@ -464,7 +467,7 @@ class _Summary:
                         flush = qualified
                     elif qualified in tables.AUTOGRAD_FUNCTIONS:
                         trains = True
-                    elif not self._is_foreign(chain) and not attr[:1].isupper():
+                    elif not self._is_foreign(chain):
                         reference = ["d", chain]
                 elif named_like_model(attr) and _root(receiver) != "self":
                     model = True  # `trainer.model(x)`

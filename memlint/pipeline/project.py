@@ -14,6 +14,8 @@ methods of the other files, and computes, over the whole call graph:
 - the functions called on every iteration of a training or evaluation loop, or once per batch by a
   framework hook (transitively, through unconditional calls; `model.loss(...)` counts as a call of
   every project nn.Module's own `loss`);
+- the functions a class's `forward` calls, in any branch, directly or through helpers (a class
+  constructed there counts as a call of its `__init__`): they run with every forward pass;
 - the functions that run a flush on every call, directly or through helpers;
 - the functions that return a value carrying autograd history (transitively through helpers);
 - the classes that are nn.Modules through bases defined in other files.
@@ -74,6 +76,10 @@ class FileView:
     # gpu)`: `return x.cuda(gpu)` for a tensor), as "parameter,method,device parameter" (summaries'
     # `moves`): ("async_copy_to", "0,cuda,1").  A call of one is a move for every rule.
     mover_calls: tuple[tuple[str, str], ...] = ()
+    # Functions and methods defined here that a class's `forward` in any file of the project calls,
+    # in any branch, directly or through helpers (`TriangularCausalMask.__init__`, constructed in an
+    # attention layer's `forward`): they run with every forward pass (`Project._per_forward`).
+    per_forward: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -81,7 +87,7 @@ class FileView:
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
-             [list(p) for p in self.mover_calls]],
+             [list(p) for p in self.mover_calls], sorted(self.per_forward)],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -105,12 +111,15 @@ class FileView:
     def per_step_of(self, key: FunctionKey) -> Optional[str]:
         return dict(self.per_step).get(key_string(key))
 
+    def runs_per_forward(self, key: FunctionKey) -> bool:
+        return key_string(key) in self.per_forward
+
     def to_data(self) -> list:
         """Plain data for the cache (`from_data` reads it back)."""
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
-                [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls]]  # fmt: skip
+                [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -118,12 +127,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 12 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 13 or type(data[8]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7]], [data[2], data[3], data[10], data[11]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12]], [data[2], data[3], data[10], data[11]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -131,7 +140,7 @@ class FileView:
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
-                   tuple(tuple(x) for x in data[11]))  # fmt: skip
+                   tuple(tuple(x) for x in data[11]), frozenset(data[12]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -264,6 +273,7 @@ class Project:
         self.no_grad = self._no_grad()
         self.trained = self._trained()
         self.per_step = self._per_step()
+        self.per_forward = self._per_forward()
         self.history = self._history()
         self.updates = self._updates()
 
@@ -363,7 +373,7 @@ class Project:
         if kind in ("n", "d"):
             found = self._name(file, ref[1])  # type: ignore[arg-type]
             if found is not None and found[0] == "class":
-                found = None  # a constructor
+                found = self._method(found, "__init__")  # a construction runs the class's `__init__`
         elif kind == "s" and "." in key:
             found = self._method(("class", index, key.partition(".")[0]), ref[1])
         elif kind == "i":
@@ -635,6 +645,29 @@ class Project:
                     ready.append(site.callee)
         return result
 
+    def _per_forward(self) -> set[tuple]:
+        """Functions run with every forward pass (FileView.per_forward): those a class's forward pass
+        calls in any branch (a branch there follows the model's configuration), the forward pass
+        being `forward` and the methods of its class it calls through `self`, in any branch; and the
+        functions those call unconditionally, transitively.  A condition in another helper may be a
+        guard that runs its body once (`if SRU_FWD_FUNC is None: load_sru_mod()`), so it is not
+        followed."""
+        own = [site.caller for site in self._sites if site.caller[1].rpartition(".")[2] == "forward" and "." in site.caller[1]]
+        own_set = set(own)
+        while own:
+            for site in self._outgoing.get(own.pop(), ()):
+                if site.ref[0] == "s" and site.callee not in own_set:
+                    own_set.add(site.callee)
+                    own.append(site.callee)
+        ready = [site.callee for caller in own_set for site in self._outgoing.get(caller, ()) if site.ref[0] != "s"]
+        result: set[tuple] = own_set | set(ready)
+        while ready:
+            for site in self._outgoing.get(ready.pop(), ()):
+                if not site.conditional and site.loop is None and site.callee not in result:
+                    result.add(site.callee)
+                    ready.append(site.callee)
+        return result
+
     def _history(self) -> set[tuple]:
         """Functions whose every return carries autograd history when called with gradients on
         (least fixed point: a helper returning another helper's result counts once that one does)."""
@@ -776,6 +809,7 @@ class Project:
             star_torch=self._star_torch(index),
             update_calls=self._update_calls(index),
             mover_calls=self._mover_calls(index),
+            per_forward=frozenset(k for k in keys if (index, k) in self.per_forward),
         )
 
     def _star_torch(self, index: int) -> Optional[tuple[tuple[str, str], ...]]:

@@ -354,6 +354,49 @@ for batch in val_loader:
     scores = scores + model(batch)
 """
         ),
+        Valid(  # a legacy constructor given a spread: the spread may be data, not sizes
+            """
+import torch
+for x, y in train_loader:
+    weights = torch.FloatTensor(*class_weights).cuda()
+    loss = criterion(model(x.cuda()), y.cuda(), weights)
+    loss.backward()
+"""
+        ),
+        Valid(  # constructed in every `forward`, but its `__init__` runs the helper behind a run-once guard
+            """
+import torch
+import torch.nn as nn
+_KERNEL = None
+def load_kernel():
+    global _KERNEL
+    device = torch.device("cuda")
+    _KERNEL = torch.rand(1, 1).to(device)
+class Compute:
+    def __init__(self):
+        if _KERNEL is None:
+            load_kernel()
+class Cell(nn.Module):
+    def forward(self, x):
+        Compute()
+        return x
+"""
+        ),
+        Valid(  # a class constructed once, when the model is built, not in `forward`
+            """
+import torch
+import torch.nn as nn
+class CausalMask:
+    def __init__(self, n, device="cpu"):
+        self.mask = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1).to(device)
+class Attention(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.causal = CausalMask(n, device="cuda")
+    def forward(self, scores):
+        return scores.masked_fill(self.causal.mask, 0.0)
+"""
+        ),
     ]
 
     INVALID = [
@@ -818,6 +861,56 @@ class Net(nn.Module):
         return x * torch.linspace(0, 1, x.shape[-1], device=x.device)
 """,
         ),
+        Invalid(  # a conditional expression runs its factory on most iterations of a sampling loop; a spread of sizes is still sizes
+            """
+import torch
+def sample(eps_model, n, size, device, n_T):
+    x = torch.randn(n, *size, device=device)
+    for i in range(n_T, 0, -1):
+        z = torch.randn(n, *size).to(device) if i > 1 else 0
+        x = x - eps_model(x, i / n_T) + z
+    return x
+""",
+            line=5,
+            column=13,
+            unsafe=True,
+            fixed="""
+import torch
+def sample(eps_model, n, size, device, n_T):
+    x = torch.randn(n, *size, device=device)
+    for i in range(n_T, 0, -1):
+        z = torch.randn(n, *size, device=device) if i > 1 else 0
+        x = x - eps_model(x, i / n_T) + z
+    return x
+""",
+        ),
+        Invalid(  # a class constructed in every `forward` runs its `__init__` there (a fact of the project pass, in any file)
+            """
+import torch
+import torch.nn as nn
+class CausalMask:
+    def __init__(self, b, n, device="cpu"):
+        self.mask = torch.triu(torch.ones(b, n, n, dtype=torch.bool), diagonal=1).to(device)
+class Attention(nn.Module):
+    def forward(self, q, k):
+        scores = q @ k.transpose(-2, -1)
+        return scores.masked_fill(CausalMask(q.shape[0], q.shape[1], device=q.device).mask, 0.0)
+""",
+            line=5,
+            column=21,
+            fixed="""
+import torch
+import torch.nn as nn
+class CausalMask:
+    def __init__(self, b, n, device="cpu"):
+        self.mask = torch.triu(torch.ones(b, n, n, dtype=torch.bool, device=device), diagonal=1)
+class Attention(nn.Module):
+    def forward(self, q, k):
+        scores = q @ k.transpose(-2, -1)
+        return scores.masked_fill(CausalMask(q.shape[0], q.shape[1], device=q.device).mask, 0.0)
+""",
+            harness=Harness(then="result = Attention()(torch.randn(2, 3, 4, device=\"cuda\"), torch.randn(2, 3, 4, device=\"cuda\"))", fake_cuda=True),
+        ),
         Invalid(  # moved by a helper of the project that returns its argument on the GPU (a fact of the project pass)
             """
 import torch
@@ -889,7 +982,7 @@ for batch in val_loader:
             return
         if name in LEGACY_SIZED_CONSTRUCTORS:
             wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator
-        if keyword(factory, "device") is not None or any(a.star for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
+        if keyword(factory, "device") is not None or any(a.star == "**" for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
             return
         device = _target_device(node) if helper is None else _helper_device(helper)
         if device is None:
@@ -928,9 +1021,11 @@ for batch in val_loader:
         project = self.ctx.project
         for candidate in self._in_helpers:
             key = candidate.function
-            helper = f"`{key[-1]}()`"
+            helper = f"`{key[1]}()` (its `__init__`)" if key[0] == "method" and key[2] == "__init__" else f"`{key[-1]}()`"
             if key in forward_helpers:
                 self._report(candidate, f"in {helper}, which `forward` calls")
+            elif project.runs_per_forward(key) and candidate.unconditional:  # a class's `forward` in another file calls it (or constructs its class)
+                self._report(candidate, f"in {helper}, which a `forward` of the project calls")
             elif not candidate.unconditional or key in passes:
                 continue
             elif key in self._functions and self.ctx.model.function_role(self._functions[key]) == "plotting":
@@ -993,6 +1088,11 @@ class _Candidate:
     bound: Optional[cst.CSTNode] = None  # the value, when a name holds it until a later statement moves it
 
 
+# A triangle of a tensor keeps its values exact on any device (a causal mask's `triu`).
+_TRIANGLES = frozenset({"triu", "tril"})
+_TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril"})
+
+
 def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call, bool]]:
     """The factory call a move applies to, looking through dtype casts (`torch.full(...).long()`),
     reshapes (`torch.arange(n).view(-1, 1)`: `tables.SHAPE_METHODS`, same values on any device) and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
@@ -1011,7 +1111,12 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
         if isinstance(func, cst.Attribute) and func.attr.value in _CASTS and not receiver.args:
             receiver = func.value
             continue
-        if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS:  # `.view(-1, 1)`, `.unsqueeze(0)`
+        if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask
+            if not receiver.args or receiver.args[0].keyword is not None or receiver.args[0].star:
+                return None
+            receiver = receiver.args[0].value
+            continue
+        if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS | _TRIANGLES:  # `.view(-1, 1)`, `.unsqueeze(0)`, `.triu(1)`
             receiver = func.value
             continue
         if isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_FILLS:  # `torch.FloatTensor(n).zero_()`

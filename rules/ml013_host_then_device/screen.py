@@ -61,7 +61,9 @@ def _holds_factory(node: ast.AST, factories) -> bool:
         if (
             final_name(factory.func) in factories
             and not any(k.arg in ("device", None) for k in factory.keywords)
-            and not any(isinstance(a, ast.Starred) for a in factory.args)
+            # sizes spread from a sequence (`torch.randn(n, *size)`) are still sizes; for a legacy
+            # constructor the spread may be data (`torch.FloatTensor(*rows)`), as the rule reads it
+            and not (final_name(factory.func) in LEGACY_SIZED_CONSTRUCTORS and any(isinstance(a, ast.Starred) for a in factory.args))
         ):
             return True
     return False
