@@ -44,11 +44,18 @@ FIXED = SOURCE_WITH_FINDINGS.replace("    )\n", "    ).item()\n").replace("total
 FILES = 12  # more than runner.PARALLEL_THRESHOLD, so that worker processes check them
 
 
+def _default_sigint() -> None:
+    # A suite started as a background job of a non-interactive shell (`make test &`, some CI
+    # runners) inherits SIGINT ignored, and Python then leaves it ignored: memlint would never see
+    # the signal these tests send.  A terminal's Ctrl-C reaches a process whose SIGINT is the default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def memlint_process(*args: str, cwd: Path, env: dict | None = None, stdin=subprocess.PIPE, **kwargs) -> subprocess.Popen:
     environment = {**os.environ, "NO_COLOR": "1", **(env or {})}
     return subprocess.Popen(
         [sys.executable, "-m", "memlint", *args], cwd=cwd, env=environment,
-        stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs,
+        stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_sigint, **kwargs,
     )  # fmt: skip
 
 

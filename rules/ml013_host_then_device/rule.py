@@ -422,6 +422,14 @@ class DiceLoss(torch.nn.Module):
         target = one_hot(target, output.size(1)).scatter_(1, target, 1)
         return 1 - (output.softmax(1) * target).sum() / target.sum()
 """,
+            harness=Harness(
+                then=(
+                    "torch.manual_seed(0)\n"
+                    "labels = torch.randint(0, 3, (2, 1, 4, 4), device='cuda')\n"
+                    "result = DiceLoss()(torch.randn(2, 3, 4, 4, device='cuda'), labels)"
+                ),
+                fake_cuda=True,
+            ),
         ),
         Invalid(  # moved by a later one-line `if` that only asks for the accelerator (ENet's padding)
             """
