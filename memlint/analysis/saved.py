@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.tables import FRESH_RESULT_FUNCTIONS
 from memlint.analysis.activations import inplace_argument
 
 if TYPE_CHECKING:
@@ -118,19 +119,6 @@ def _is_number(expr: cst.BaseExpression) -> bool:
     )
 
 
-# `torch` / `torch.nn.functional` functions whose result is a new tensor (never an operand returned
-# as it is) that their backward does not read: an activation may overwrite it in place.  Checked
-# against PyTorch 2.13's saved tensors (`saved_tensors_hooks`: `F.gelu` keeps its input, `torch.mm`
-# / `torch.matmul` their operands, `torch.cat` nothing).  Not the functions that may run in place
-# (`F.elu(x, inplace=True)` returns `x`), nor dropout (`training=False` returns its input itself),
-# nor `pow` (with a tensor exponent its backward reads its result); "scale" names `x * 2`, no function.
-FRESH_RESULT_FUNCTIONS = frozenset(
-    name for name in tables.KEEPS_NEITHER | tables.KEEPS_INPUT_ONLY
-    if name.islower() and name not in tables.INPLACE_FUNCTIONS and not name.startswith("dropout")
-    and name not in ("pow", "scale")
-)  # fmt: skip
-
-
 def makes_fresh_tensor(expr: cst.BaseExpression, ctx: "Context") -> bool:
     """Is `expr` a call of such a function (`torch.cat([a, b])`, `F.gelu(h)`, `torch.mm(a, b)`)?"""
     if not isinstance(expr, cst.Call) or any(a.keyword is not None and a.keyword.value == "out" for a in expr.args):
@@ -140,11 +128,3 @@ def makes_fresh_tensor(expr: cst.BaseExpression, ctx: "Context") -> bool:
         return False
     module, _, name = qualified.rpartition(".")
     return module in ("torch", "torch.nn.functional") and name in FRESH_RESULT_FUNCTIONS
-
-
-# Layers whose output is a new tensor their backward does not read: those of `tables.OUTPUT_NOT_SAVED`
-# and the activations that keep only their input and cannot run in place (`nn.GELU`, `nn.Softplus`:
-# checked with PyTorch 2.13's saved tensors).  An in-place activation or dropout right after one is exact.
-FRESH_OUTPUT_LAYERS = tables.OUTPUT_NOT_SAVED | frozenset(
-    name for name in tables.KEEPS_INPUT_ONLY if name[:1].isupper() and name not in tables.INPLACE_MODULES
-)

@@ -268,3 +268,24 @@ BACKPROPAGATED_RETURNS = frozenset({"training_step"})
 # process, on the same device (accelerate's `accelerator.gather(x)` / `gather_for_metrics(x)` /
 # `pad_across_processes(x)`, Fabric's and Lightning's `all_gather(x)`): a model output stays one.
 GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "pad_across_processes"})
+
+
+# `torch` / `torch.nn.functional` functions whose result is a new tensor (never an operand returned
+# as it is) that their backward does not read: an activation may overwrite it in place.  Checked
+# against PyTorch 2.13's saved tensors (`saved_tensors_hooks`: `F.gelu` keeps its input, `torch.mm`
+# / `torch.matmul` their operands, `torch.cat` nothing).  Not the functions that may run in place
+# (`F.elu(x, inplace=True)` returns `x`), nor dropout (`training=False` returns its input itself),
+# nor `pow` (with a tensor exponent its backward reads its result); "scale" names `x * 2`, no function.
+FRESH_RESULT_FUNCTIONS = frozenset(
+    name for name in KEEPS_NEITHER | KEEPS_INPUT_ONLY
+    if name.islower() and name not in INPLACE_FUNCTIONS and not name.startswith("dropout")
+    and name not in ("pow", "scale")
+)  # fmt: skip
+
+
+# Layers whose output is a new tensor their backward does not read: those of `OUTPUT_NOT_SAVED`
+# and the activations that keep only their input and cannot run in place (`nn.GELU`, `nn.Softplus`:
+# checked with PyTorch 2.13's saved tensors).  An in-place activation or dropout right after one is exact.
+FRESH_OUTPUT_LAYERS = OUTPUT_NOT_SAVED | frozenset(
+    name for name in KEEPS_INPUT_ONLY if name[:1].isupper() and name not in INPLACE_MODULES
+)

@@ -15,7 +15,8 @@ from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import element_classes
 from memlint.analysis.producers import bound_value, producers_before
-from memlint.analysis.saved import FRESH_OUTPUT_LAYERS, makes_fresh_tensor
+from memlint.analysis.saved import makes_fresh_tensor
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
 from memlint.analysis.sequences import (
     added_layer,
     empty_sequential_target,
