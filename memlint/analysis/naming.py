@@ -81,9 +81,14 @@ def is_forward_name(name: str) -> bool:
 # `optimizer`, `d_optim`, `opt_G`, `OPTIMIZER`, and, case-sensitively, a camel-case suffix naming the network it
 # steps (`optimizerD`, `optimG`: DCGAN-style scripts), not `options` or `optimal`.  OPTIMIZER_NAME also takes
 # GradScaler's `scaler.step(optimizer)`; OPTIMIZER_ONLY_NAME does not (ML017: a scaler means mixed precision).
-_CAMEL_OPTIMIZER = r"|(?:^|_)(?:optimizer|optimiser|optim|opt)[A-Z][A-Za-z0-9]*$"
-OPTIMIZER_NAME = re.compile(r"(?i:(?:^|_)(?:optim|optimizer|optimiser|opt|scaler)(?:_|$|\d)|optimizer$)" + _CAMEL_OPTIMIZER)
-OPTIMIZER_ONLY_NAME = re.compile(r"(?i:(?:^|_)(?:optim|optimizer|optimiser|opt)(?:_|$|\d)|optimizer$)" + _CAMEL_OPTIMIZER)
+def _optimizer_pattern(words: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?i:(?:^|_)(?:{words})(?:_|$|\d)|optimizer$)|(?:^|_)(?:optimizer|optimiser|optim|opt)[A-Z][A-Za-z0-9]*$"
+    )
+
+
+OPTIMIZER_NAME = _optimizer_pattern("optim|optimizer|optimiser|opt|scaler")
+OPTIMIZER_ONLY_NAME = _optimizer_pattern("optim|optimizer|optimiser|opt")
 # Collections of optimizers (`optimizers`, `self.optims`, `optimizer_list`): a loop over one steps
 # each optimizer of a single training step (CSAIL semantic segmentation, PreSumm).
 OPTIMIZERS_NAME = re.compile(r"(?:^|_)(?:optims|optimizers|optimisers)(?:_|$)|(?:optim|optimizer|optimiser)_?(?:list|s)$", re.I)
