@@ -108,7 +108,8 @@ class AccumulatedGraph(Rule):
     the sum, running no model in the loop (`for out in outputs: loss += criterion(out, y)`: a loss per
     head, scale or task of one forward pass, for the caller's backward), when the loop runs without
     gradient tracking, when the value is
-    already a number or detached (`loss.item()`, `float(loss)`, `loss.detach()`, `loss.data`), and
+    already a number or detached (`loss.item()`, `float(loss)`, `loss.detach()`, `loss.data`), when
+    it is a loss of arguments known to carry no history (`criterion(pred.detach().cpu(), y)`), and
     when no autograd is in sight: an instance of one of the file's classes that is not an
     `nn.Module` (a hand-written numpy-style model), or one of the file's own functions, which is
     judged by what its body returns (with the project pass, also across files), never by its name

@@ -142,7 +142,10 @@ class ActivationNotInplace(Rule):
     - in `forward`, a functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
       between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before)
-      or of `+`, `-`, `*` (`F.relu(a + b)`), that is not used again; a layer taken by index from a
+      or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
+      backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling; `nn.GELU` in a Sequential, under exact
+      selection), that is not used again; `torch.relu(x)` is such an activation too (fixed to
+      `torch.relu_(x)`); a layer taken by index from a
       `ModuleList` whose every element is such a layer (`self.layers[i]`, called) and one the constructor
       builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class) when every use of

@@ -77,6 +77,8 @@ class HostThenDevice(Rule):
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
       assignment, say) or a function of the file it calls (`make_one_hot(target, n)`), anywhere in it;
+      or in a function, or a class's `__init__`, that a `forward` of another linted file runs on every
+      call (`TriangularCausalMask(B, L, device=x.device)` built in an attention layer's `forward`);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules), or in a hook a
