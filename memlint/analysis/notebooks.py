@@ -31,7 +31,7 @@ whose parameter happens to be called `nn` is not a cell and stays unknown.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
@@ -61,6 +61,13 @@ class MarimoNotebook:
     def parameter(self, node: cst.FunctionDef, name: str) -> Optional[CellExport]:
         """What the parameter `name` of a cell is bound to, when the notebook says (else None)."""
         return self.exports.get(name) if id(node) in self.cells else None
+
+    def top_level(self, module: cst.Module) -> Iterator[cst.BaseStatement]:
+        """The statements at the top of each cell: a notebook's module level (its classes are the
+        notebook's classes, as a script's top-level classes are the script's)."""
+        for statement in module.body:
+            if id(statement) in self.cells and isinstance(statement.body, cst.IndentedBlock):  # type: ignore[attr-defined]
+                yield from statement.body.body  # type: ignore[attr-defined]
 
     def imports(self) -> dict[str, str]:
         """Local name -> what it imports, for the names the cells import and export: in a notebook
