@@ -26,6 +26,10 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
   sends its inputs.  `explicit`: something names an accelerator by itself (`.cuda()`, `.to(device)`,
   `device="cuda"`), not only by following a tensor's device (`.to(x.device)`, which moves nothing
   in a script that keeps everything on the CPU).
+- **accelerator named** (accelerators.py): the first identifier or string that names an
+  accelerator (`device`, `args.gpu`, `use_cuda`, `"cuda:0"`; not `torch.cuda.manual_seed`), weaker
+  than `device.accelerator`: the placement may be in another file.  With **runs at module level**
+  (a script or notebook) it gives `host_only`: a file that names no accelerator runs on the CPU.
 - **loop scope** (roles.py): for every loop, a fixed small count, one iteration per step over a
   loader, one per epoch, or unknown, with its evidence.
 - **function role** (roles.py): training (backward), evaluation (`@torch.no_grad()`), plotting
@@ -43,7 +47,7 @@ from typing import Iterable, Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis import evidence, forward_returns, frameworks, notebooks, placement, roles, tables
+from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, roles, tables
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
@@ -96,6 +100,8 @@ class SemanticModel:
         self._functions: dict[str, Optional[cst.FunctionDef]] = {}
         self._helpers_backward: Optional[set[str]] = None
         self._device: Optional[DeviceFacts] = None
+        self._named: Optional[tuple[Optional[cst.CSTNode]]] = None
+        self._script: Optional[bool] = None
         self._imports: dict[str, str] = {}
         self._text = text
         self._notebook: Optional[notebooks.MarimoNotebook] = None
@@ -281,6 +287,28 @@ class SemanticModel:
         if self._device is None:
             self._device = self._find_device()
         return self._device
+
+    @property
+    def accelerator_named(self) -> Optional[cst.CSTNode]:
+        """The first name or string that names an accelerator (`device`, `args.gpu`, `use_cuda`,
+        `"cuda:0"`), evidence that the file may run on one even where it places nothing itself; None
+        where nothing does (accelerators.py)."""
+        if self._named is None:
+            self._named = (accelerators.accelerator_named(self.module, self._text),)
+        return self._named[0]
+
+    @property
+    def runs_at_module_level(self) -> bool:
+        """A script or a notebook: a loop, a `with`, a call or `if __name__ == "__main__":` at module level."""
+        if self._script is None:
+            self._script = accelerators.runs_at_module_level(self.module)
+        return self._script
+
+    def host_only(self, host_importers: bool) -> bool:
+        """Does the file run on the CPU only?  It names no accelerator, and it is a script, or a
+        library module whose importers in the project name none either (`host_importers`: the
+        project pass's `FileView.host_importers`)."""
+        return self.accelerator_named is None and (self.runs_at_module_level or host_importers)
 
     def loop_device(self, loop: cst.CSTNode) -> Optional[str]:
         """Where the loop's own statements send its inputs: "accelerator" (`.cuda()`, `.to(device)`),

@@ -289,3 +289,14 @@ FRESH_RESULT_FUNCTIONS = frozenset(
 FRESH_OUTPUT_LAYERS = OUTPUT_NOT_SAVED | frozenset(
     name for name in KEEPS_INPUT_ONLY if name[:1].isupper() and name not in INPLACE_MODULES
 )
+
+# Words that name an accelerator (the semantic model's `accelerator_named` fact, accelerators.py).
+# An identifier names one when it is `cuda...` or has one of these as a whole `_`-separated part
+# (`device`, `use_cuda`, `args.gpu`, `n_gpus`, `accelerator`, `mps_device`, `gpu0`); a string when it
+# holds `cuda`, or `gpu` / `mps` / `xpu` as a word (`"cuda:0"`, `"GPU"`).
+ACCELERATOR_IDENTIFIER = re.compile(r"cuda|(?:^|_)(?:device|devices|gpu|gpus|accelerator|mps|xpu|tpu)(?:_|$|\d)", re.I)
+ACCELERATOR_STRING = re.compile(r"cuda|\bgpu\b|\bmps\b|\bxpu\b", re.I)
+# A text without any of these has neither (a necessary condition of both: a cheap pre-check).
+ACCELERATOR_LETTERS = re.compile(r"cuda|device|gpu|accelerator|mps|xpu|tpu", re.I)
+# `torch.cuda.<query>`: seeding the CUDA generator or asking what is there names CUDA without using it.
+CUDA_QUERIES = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count"})

@@ -23,12 +23,6 @@ from memlint.rules.ml017_training_without_mixed_precision.meta import META
 _PRECISION_KEYWORDS = frozenset({"mixed_precision", "fp16", "bf16", "precision", "amp", "use_amp", "amp_dtype"})
 _PRECISION_STRING = re.compile(r"(?:16-mixed|bf16|fp16|float16|bfloat16|\bamp\b)", re.I)
 _LOW_PRECISION_METHODS = frozenset({"half", "bfloat16", "autocast"})
-# Signs that the file runs on an accelerator: names (`device`, `use_cuda`, `args.gpu`) and strings
-# (`"cuda:0"`). Without any, CUDA autocast has nothing to apply to (a CPU-only script).
-_DEVICE_WORD = re.compile(r"cuda|(?:^|_)(?:device|devices|gpu|gpus|accelerator|mps|xpu|tpu)(?:_|$|\d)", re.I)
-_DEVICE_STRING = re.compile(r"cuda|\bgpu\b|\bmps\b|\bxpu\b", re.I)
-# `torch.cuda.<query>`: seeding the CUDA generator or asking what is there names CUDA without using it.
-_CUDA_QUERIES = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count"})
 # Methods only modules have (not tensors, not optimizers): a name they are called on is a module.
 _MODULE_MARKERS = frozenset({"train", "eval", "parameters", "named_parameters", "modules", "named_modules", "children", "apply"})
 # Module methods that run no forward pass.
@@ -257,9 +251,6 @@ def train(net, batches, optimizers, steps):
         self._loops: dict[int, cst.CSTNode] = {}
         self._evidence: dict[int, set[str]] = {}  # id(loop) or function key -> {"backward", "step", "model"}
         self._mixed = False
-        self._device = False
-        self._script = False  # the file runs code at module level (a script or a notebook)
-        self._device_queries: set[int] = set()  # ids of `cuda` names in `torch.cuda.manual_seed` and the like
         self._module_names: set[str] = set()  # names the file treats as modules (`G.train()`, `D.zero_grad()`)
         # calls of a name that may be a module: (the name, the loops around the call, or its function)
         self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
@@ -319,9 +310,6 @@ def train(net, batches, optimizers, steps):
         if not ctx.in_loop and ctx.function_key is not None:
             self._evidence.setdefault(ctx.function_key, set()).add("model")
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self._script = any(_runs_at_module_level(statement) for statement in node.body)
-
     def _note(self, loop: cst.CSTNode, kind: str) -> None:
         self._loops[id(loop)] = loop
         self._evidence.setdefault(id(loop), set()).add(kind)
@@ -340,15 +328,7 @@ def train(net, batches, optimizers, steps):
             and self.ctx.value_of(func.value).kind is Kind.MODULE
         )
 
-    def visit_Name(self, node: cst.Name) -> None:
-        if not self._device and _DEVICE_WORD.search(node.value) and id(node) not in self._device_queries:
-            self._device = True
-
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in _CUDA_QUERIES and type(node.value) is cst.Attribute and node.value.attr.value == "cuda":
-            # `torch.cuda.manual_seed(0)`, `torch.cuda.is_available()`: seeding or asking places nothing
-            if self.ctx.resolve(node) == f"torch.cuda.{node.attr.value}":
-                self._device_queries.add(id(node.value.attr))
         if node.attr.value in ("float16", "half", "bfloat16") and self.ctx.resolve(node) in LOW_PRECISION_DTYPES:
             self._mixed = True
 
@@ -359,13 +339,11 @@ def train(net, batches, optimizers, steps):
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if not self._mixed and _PRECISION_STRING.search(node.value):  # docstrings are long: search until found
             self._mixed = True
-        if not self._device and _DEVICE_STRING.search(node.value):
-            self._device = True
 
     def finish(self, facts) -> None:
-        if self._mixed or (not self._device and (self._script or self.ctx.project.host_importers)):
-            # mixed precision is there, or a script that never uses an accelerator (CPU only), or a
-            # library module whose importers in the project never mention one either
+        if self._mixed or self.ctx.model.host_only(self.ctx.project.host_importers):
+            # mixed precision is there, or the file runs on the CPU only (the model's `host_only`: it
+            # names no accelerator, and it is a script, or its importers in the project name none)
             return
         for callees, loops, function in self._maybe_model:
             if any(callee in self._module_names for callee in callees):
@@ -420,14 +398,3 @@ def _callees(func: cst.BaseExpression) -> list[str]:
         receiver = dotted_name(func.value)
         return [name for name in (whole, receiver) if name is not None]
     return [whole] if isinstance(func, cst.Name) else []
-
-
-def _runs_at_module_level(statement: cst.CSTNode) -> bool:
-    """A loop, a `with`, a call statement or an `if __name__ == "__main__":` at module level."""
-    if isinstance(statement, (cst.For, cst.While, cst.With)):
-        return True
-    if isinstance(statement, cst.If):
-        return "__name__" in cst.Module(body=[]).code_for_node(statement.test)
-    if isinstance(statement, cst.SimpleStatementLine):
-        return any(isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) for small in statement.body)
-    return False
