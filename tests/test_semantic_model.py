@@ -183,6 +183,45 @@ def test_device_facts():
     assert not only_dtype.device.accelerator and only_dtype.device.moved == frozenset()
 
 
+
+@pytest.mark.parametrize(
+    "code, evidence_code",
+    [
+        ("self.net = cuda(net(z_dim), self.use_cuda)\n", "cuda"),  # placed by a helper: named, not placed
+        ("trainer = Trainer(opt, device_id, model)\n", "device_id"),
+        ('run(model, "cuda:0")\n', '"cuda:0"'),
+        ("n = args.gpu\n", "gpu"),
+        ("import torch as th\nth.cuda.manual_seed(0)\nok = th.cuda.is_available()\n", None),  # seeding, asking
+        ("mode = 'per_device'\ndevices = []  # a comment on cuda is no code\n", "devices"),
+        ("debug_mode = True\nprint('a gpuless run')  # the GPU\n", None),
+    ],
+)
+def test_accelerator_named(code, evidence_code):
+    model, module = _model(code)
+    found = model.accelerator_named
+    assert (module.code_for_node(found) if found is not None else None) == evidence_code
+    if found is not None:
+        assert not model.host_only(host_importers=True)  # named: it may run on an accelerator
+
+
+def test_host_only():
+    script, _ = _model("""
+        import torch
+        if torch.cuda.is_available():
+            torch.cuda.manual_seed(0)
+        for x, y in loader:
+            loss = model(x).sum()
+    """)
+    assert script.runs_at_module_level and script.accelerator_named is None and script.host_only(host_importers=False)
+    library, _ = _model("""
+        def train(model, loader):
+            for x, y in loader:
+                model(x).sum().backward()
+    """)
+    assert not library.runs_at_module_level
+    assert not library.host_only(host_importers=False)  # its caller may pick the device
+    assert library.host_only(host_importers=True)  # its importers in the project name none
+
 def test_context_gives_evidenced_bindings_history_only_where_it_cannot_tell():
     from memlint.analysis.context import Context
     from memlint.pipeline.traversal import Traversal

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 from typing import Any, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
@@ -75,9 +74,6 @@ _FOREIGN_ROOTS = frozenset(
      "collections", "functools", "itertools", "copy", "inspect", "dataclasses", "abc", "pathlib", "shutil",
      "subprocess", "gc", "pickle", "argparse", "builtins", "contextlib", "enum", "string", "io", "glob"}
 )  # fmt: skip
-# A file whose text (code, strings or comments) has none of these words puts nothing on an
-# accelerator by itself: a CPU-only script. Loose on purpose: a comment that mentions a GPU counts.
-ACCELERATOR_WORDS = re.compile(r"cuda|device|gpu|accelerat|\b(?:mps|xpu|tpu)\b", re.I)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -138,7 +134,7 @@ class _Summary:
             "format": FORMAT,
             "imports": self.imports,
             **({"stars": self.stars} if self.stars else {}),
-            **({"host": True} if not ACCELERATOR_WORDS.search(self.source.text) else {}),
+            **({"host": True} if not tables.ACCELERATOR_TEXT.search(self.source.text) else {}),
             "defs": sorted(self.defs),
             "classes": self.classes,
             "functions": {k: _compact(r) for k, r in self.functions.items()},

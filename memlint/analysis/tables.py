@@ -290,6 +290,11 @@ FRESH_OUTPUT_LAYERS = OUTPUT_NOT_SAVED | frozenset(
     name for name in KEEPS_INPUT_ONLY if name[:1].isupper() and name not in INPLACE_MODULES
 )
 
+# A file whose text (code, strings or comments) has none of these words puts nothing on an
+# accelerator by itself: the project pass's `host` bit of a summary (summaries.py). Loose on purpose:
+# a comment that mentions a GPU counts (the semantic model's `accelerator_named` below is the exact
+# form, on the file's names and strings).
+ACCELERATOR_TEXT = re.compile(r"cuda|device|gpu|accelerat|\b(?:mps|xpu|tpu)\b", re.I)
 # Words that name an accelerator (the semantic model's `accelerator_named` fact, accelerators.py).
 # An identifier names one when it is `cuda...` or has one of these as a whole `_`-separated part
 # (`device`, `use_cuda`, `args.gpu`, `n_gpus`, `accelerator`, `mps_device`, `gpu0`); a string when it

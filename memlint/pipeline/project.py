@@ -59,7 +59,7 @@ class FileView:
     # it, or it is a package's __init__.py, whose imports are its interface).
     imported_names: frozenset[str] = frozenset()
     # Files of the project import this one, and none of them (nor this one, nor the files importing
-    # them, transitively) mentions an accelerator (`summaries.ACCELERATOR_WORDS`): a library module
+    # them, transitively) mentions an accelerator (`tables.ACCELERATOR_TEXT`): a library module
     # of a CPU-only project.
     host_importers: bool = False
     # What the file's star imports bring of torch, where each one is a file of the project (followed
