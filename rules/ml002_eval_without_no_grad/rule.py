@@ -7,8 +7,10 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import GradMode
+from memlint.analysis.delegation import self_helper_runs_model
 from memlint.analysis.evaluation import Region, is_model_call, regions, runs_evaluated_model
 from memlint.analysis.frozen import is_frozen_model
+from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -141,8 +143,6 @@ model.eval()
 def detect(image, min_score):
     locs, scores = model(image.unsqueeze(0))
     return model.detect_objects(locs, scores, min_score=min_score)
-if __name__ == "__main__":
-    detect(load_image("img.jpg"), 0.2)
 def finetune(loader, optimizer):
     model.train()
     for x, y in loader:
@@ -516,6 +516,52 @@ def load(cls, config, generation_config):
 import torch
 model_0.eval()
 top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
+"""
+        ),
+        Valid(  # a validation loss that training backpropagates (a meta-learning outer step): the caller needs its gradients
+            """
+import torch
+def query_loss(model, x, y, loss_fn):
+    model.eval()
+    loss = loss_fn(model(x), y)
+    model.train()
+    return loss
+def train(model, loader, opt, loss_fn):
+    for x, y in loader:
+        outer = query_loss(model, x, y, loss_fn)
+        outer.backward()
+        opt.step()
+"""
+        ),
+        Valid(  # the method that runs the model turns gradients off itself
+            """
+import torch
+class Experiment:
+    def __init__(self, model):
+        self.model = model
+    def _run_batch(self, x):
+        with torch.no_grad():
+            return self.model(x)
+    def test(self, loader):
+        self.model.eval()
+        for x in loader:
+            self._run_batch(x)
+"""
+        ),
+        Valid(  # the mode helper puts the model in training mode for this argument: no evaluation region
+            """
+import torch
+class Solver:
+    def __init__(self, net):
+        self.net = net
+    def net_mode(self, train):
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+    def step(self, x):
+        self.net_mode(train=True)
+        return self.net(x)
 """
         ),
     ]
@@ -1024,6 +1070,219 @@ def evaluate(model: nn.Module, batches):
             column=13,
             fixed=None,
         ),
+        Invalid(  # a method of the class runs the model put in eval mode, in a function that training code calls but whose result is a number (Informer2020's `vali`, issue 27)
+            """
+import numpy as np
+import torch
+class Experiment:
+    def __init__(self, model, criterion):
+        self.model = model
+        self.criterion = criterion
+    def _process_one_batch(self, x):
+        return self.model(x)
+    def vali(self, loader):
+        self.model.eval()
+        losses = []
+        for x, y in loader:
+            pred = self._process_one_batch(x)
+            losses.append(self.criterion(pred.detach().cpu(), y).item())
+        total = np.average(losses)
+        self.model.train()
+        return total
+    def train(self, loader, opt):
+        for epoch in range(10):
+            self.model.train()
+            for x, y in loader:
+                loss = self.criterion(self._process_one_batch(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            print(self.vali(loader))
+""",
+            line=13,
+            column=20,
+            message="`self._process_one_batch(x)` runs after `self.model.eval()`",
+            unsafe=True,
+            fixed="""
+import numpy as np
+import torch
+class Experiment:
+    def __init__(self, model, criterion):
+        self.model = model
+        self.criterion = criterion
+    def _process_one_batch(self, x):
+        return self.model(x)
+    @torch.no_grad()
+    def vali(self, loader):
+        self.model.eval()
+        losses = []
+        for x, y in loader:
+            pred = self._process_one_batch(x)
+            losses.append(self.criterion(pred.detach().cpu(), y).item())
+        total = np.average(losses)
+        self.model.train()
+        return total
+    def train(self, loader, opt):
+        for epoch in range(10):
+            self.model.train()
+            for x, y in loader:
+                loss = self.criterion(self._process_one_batch(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            print(self.vali(loader))
+""",
+        ),
+        Invalid(  # `predict` runs its model through a method of the class (Informer2020's `predict`)
+            """
+import torch
+class Experiment:
+    def __init__(self, model):
+        self.model = model
+    def _process_one_batch(self, x):
+        return self.model(x)
+    def predict(self, loader):
+        return [self._process_one_batch(x).detach().cpu().numpy() for x in loader]
+""",
+            line=8,
+            column=17,
+            message="runs in `predict`",
+            unsafe=True,
+            fixed="""
+import torch
+class Experiment:
+    def __init__(self, model):
+        self.model = model
+    def _process_one_batch(self, x):
+        return self.model(x)
+    @torch.no_grad()
+    def predict(self, loader):
+        return [self._process_one_batch(x).detach().cpu().numpy() for x in loader]
+""",
+        ),
+        Invalid(  # the helper runs the module's global model put in eval mode, handed nothing (GAN-Tutorial's infoGAN)
+            """
+import torch
+from models import Generator
+G = Generator().cuda()
+def get_sample_image():
+    z = torch.randn(100, 62).cuda()
+    return G(z).cpu().data.numpy()
+for epoch in range(10):
+    G.train()
+    train_epoch(G)
+    G.eval()
+    images = get_sample_image()
+""",
+            line=11,
+            column=14,
+            message="`get_sample_image()` runs after `G.eval()`",
+            unsafe=True,
+            fixed="""
+import torch
+from models import Generator
+G = Generator().cuda()
+def get_sample_image():
+    z = torch.randn(100, 62).cuda()
+    return G(z).cpu().data.numpy()
+for epoch in range(10):
+    G.train()
+    train_epoch(G)
+    G.eval()
+    with torch.no_grad():
+        images = get_sample_image()
+""",
+        ),
+        Invalid(  # a method of the class puts the model in eval mode (`net_mode(train=False)`), the model's encoder is run through a local alias, and training calls it (Beta-VAE's `viz_traverse`)
+            """
+import torch
+class Solver:
+    def __init__(self, net, optim):
+        self.net = net
+        self.optim = optim
+    def net_mode(self, train):
+        if not isinstance(train, bool):
+            raise ValueError(train)
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+    def viz_traverse(self, x):
+        self.net_mode(train=False)
+        encoder = self.net.encoder
+        z = encoder(x)
+        print(z.mean().item())
+        self.net_mode(train=True)
+    def train(self, loader):
+        self.net_mode(train=True)
+        for x in loader:
+            loss = self.net(x).sum()
+            self.optim.zero_grad()
+            loss.backward()
+            self.optim.step()
+            self.viz_traverse(x)
+""",
+            line=16,
+            column=13,
+            message="after `self.net_mode(train=False)` (which calls `self.net.eval()`)",
+            unsafe=True,
+            fixed="""
+import torch
+class Solver:
+    def __init__(self, net, optim):
+        self.net = net
+        self.optim = optim
+    def net_mode(self, train):
+        if not isinstance(train, bool):
+            raise ValueError(train)
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+    @torch.no_grad()
+    def viz_traverse(self, x):
+        self.net_mode(train=False)
+        encoder = self.net.encoder
+        z = encoder(x)
+        print(z.mean().item())
+        self.net_mode(train=True)
+    def train(self, loader):
+        self.net_mode(train=True)
+        for x in loader:
+            loss = self.net(x).sum()
+            self.optim.zero_grad()
+            loss.backward()
+            self.optim.step()
+            self.viz_traverse(x)
+""",
+        ),
+        Invalid(  # a `forward_*` method of the model fed data runs it (tabnet's `forward_masks`)
+            """
+import torch
+def explain(network, loader):
+    network.eval()
+    masks = []
+    for x in loader:
+        _, mask = network.forward_masks(x)
+        masks.append(mask.detach().cpu().numpy())
+    return masks
+""",
+            line=6,
+            column=19,
+            message="`network.forward_masks(x)` runs after `network.eval()`",
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def explain(network, loader):
+    network.eval()
+    masks = []
+    for x in loader:
+        _, mask = network.forward_masks(x)
+        masks.append(mask.detach().cpu().numpy())
+    return masks
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1042,13 +1301,15 @@ def evaluate(model: nn.Module, batches):
             if not runs_evaluated_model(node, region, ctx):
                 return
         elif not is_model_call(node, ctx):
-            return
+            # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs `self.model`
+            if region.kind != "function-name" or not self_helper_runs_model(node, ctx):
+                return
         if is_frozen_model(node.func, ctx):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
             # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
             self._reported.add(id(region.node))
             return
-        if ctx.project.trained_by(ctx.function_chain) is not None:
+        if ctx.project.trained_by(ctx.function_chain) is not None and not _evaluates_for_any_caller(region, ctx):
             return  # training code (here or in another file) runs it with gradients on: they are needed
         if _returned_closure(ctx):
             return  # `def make_val_step(): def step(x): ...; return step`: its callers decide grad mode
@@ -1110,6 +1371,15 @@ def evaluate(model: nn.Module, batches):
                 if statement is not region.node and any(n is call for n in code_descendants(statement)):
                     return statement
         return None
+
+
+def _evaluates_for_any_caller(region: Region, ctx) -> bool:
+    """Is the function evaluation whoever calls it: it puts its model in eval mode itself (the region
+    of its own `.eval()`) and hands back nothing that can carry history (returned.py), so nothing it
+    computes can reach its caller's backward (Informer2020's `vali`, called after each epoch by
+    `train`).  A validation loss it returns (a meta-learning inner loop) keeps the caller's need."""
+    function = ctx.function_node
+    return region.kind == "eval-call" and function is not None and hands_back_no_history(function, ctx)
 
 
 def _returned_closure(ctx) -> bool:
