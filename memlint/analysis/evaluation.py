@@ -39,13 +39,16 @@ Scope = Union[cst.FunctionDef, cst.Module]
 @dataclass(frozen=True)
 class Region:
     node: cst.CSTNode  # the function, the `.eval()` statement, or the loop
-    kind: str  # "function-name" | "eval-call" | "module-eval" | "loader"
+    kind: str  # "function-name" | "eval-call" | "module-eval" | "mode-branch" | "loader"
     description: str  # for messages: "in `evaluate`", "after `model.eval()`", "in the loop over `val_loader`"
     loop: Optional[Union[cst.For, cst.While]] = None  # the loop region, for "loader"
     block: tuple = ()  # for "eval-call": the statements of the block the `.eval()` call is in
     # for "eval-call" and "module-eval" (a module-level `.eval()` covering a function that runs
     # that global model): the code of what was put in eval mode (`model`, `self.G`, `self`)
     receiver: str = ""
+    # for "mode-branch" (`if phase == TRAIN: model.train()` / `else: model.eval()`): the code of the
+    # test that selects training (`phase==LoopPhase.TRAIN`); code under `if <that test>:` is training's
+    training: str = ""
 
 
 def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
@@ -146,6 +149,15 @@ class _Scanner:
         pending: list[cst.CSTNode] = []
         for statement in statements:
             if region is None:
+                switch = _mode_switch(statement, self.ctx, self.scope)
+                if switch is not None and isinstance(self.scope, cst.FunctionDef) and _evaluated_with_grad(self.scope, statement.test, self.ctx):  # `if phase == TRAIN: gat.train()` / `else: gat.eval()`
+                    call, training = switch
+                    test = self.ctx.module.code_for_node(statement.test)  # type: ignore[attr-defined]
+                    description = f"after `{self.ctx.module.code_for_node(call)}` (where `{test}` is false)"
+                    receiver = _code(self.ctx, eval_receiver(call))
+                    region = Region(statement, "mode-branch", description, block=tuple(statements), receiver=receiver, training=training)
+                    pending = []
+                    continue
                 call = _eval_mode_call(statement, self.ctx, self.scope)
                 if call is not None:
                     description = f"after `{self.ctx.module.code_for_node(call)}`"
@@ -183,13 +195,19 @@ class _Scanner:
         return any(_is_train_call(n) for n in code_descendants(statement))
 
     def _claim(self, nodes: list, region: Region) -> None:
-        """Mark the calls in `nodes` as in `region`, unless the region computes gradients."""
+        """Mark the calls in `nodes` as in `region`, unless the region computes gradients (outside
+        the training branches of a "mode-branch" region)."""
+        if region.kind == "mode-branch":
+            nodes = [n for node in nodes for n in _outside_training(node, region.training, self.ctx)]
         if region.kind != "function-name" and any(computes_gradients(n, self.ctx) for n in nodes):
             return
         stack = list(nodes)
         while stack:
             current = stack.pop()
             if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if region.kind == "mode-branch" and type(current) is cst.If and _code(self.ctx, current.test) == region.training:
+                stack.extend(_branches_after(current))  # (the training branch is not evaluation)
                 continue
             if isinstance(current, cst.With) and any(self._enables_grad(item.item) for item in current.items):
                 continue
@@ -354,7 +372,7 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     that takes an input (`X.get_action(obs)`, `X.get_last_selfattention(img)`: X is certainly a
     module, and a method fed data runs it)?  A call on something else (a fresh layer in a later
     notebook cell, a DataFrame) is not X's evaluation.  `self.eval()` covers any of self's models."""
-    if region.kind not in ("eval-call", "module-eval"):
+    if region.kind not in ("eval-call", "module-eval", "mode-branch"):
         return True
     receiver = region.receiver
     func = call.func
@@ -494,6 +512,133 @@ def _is_train_call(node: cst.CSTNode) -> bool:
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "train"):
         return False
     return not (len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False")
+
+
+def _mode_switch(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[tuple[cst.Call, str]]:
+    """`if T: X.train()` / `else: X.eval()` (pytorch-GAT's `main_loop(phase)`): the `.eval()` call
+    and the code of T, the test that selects training; X must be a model as for `X.eval()`."""
+    if type(statement) is not cst.If or type(statement.orelse) is not cst.Else:  # type: ignore[attr-defined]
+        return None
+    body, orelse = statement.body, statement.orelse.body  # type: ignore[attr-defined]
+    if not (isinstance(body, cst.IndentedBlock) and isinstance(orelse, cst.IndentedBlock)):
+        return None
+    if len(body.body) != 1 or len(orelse.body) != 1:
+        return None
+    train = train_call_shape(body.body[0])
+    call = _eval_mode_call(orelse.body[0], ctx, scope)
+    if train is None or call is None or _code(ctx, _module_of_chain(train.func.value)) != _code(ctx, eval_receiver(call)):  # type: ignore[attr-defined]
+        return None
+    return call, _code(ctx, statement.test)  # type: ignore[attr-defined]
+
+
+def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression, ctx: "Context") -> bool:
+    """Does the file call the function so that its mode switch chooses eval, with gradients on?  The
+    switch's test must compare a parameter with a constant (`phase == LoopPhase.TRAIN`) or be the
+    parameter itself (`if train:`); a call passing another constant (`main_loop(phase=LoopPhase.TEST)`,
+    `run(loader, False)`) outside any `with` that turns gradients off chooses eval.  Each use of the
+    function's name must be such a call (or its factory's `return`, below): handed to other code as
+    a value, it may run anywhere.  A closure its factory returns (`def get_main_loop(...): def
+    main_loop(phase): ...; return main_loop`) is called through the names bound to the factory's
+    result (`main_loop = get_main_loop(...)`)."""
+    selector = _phase_selector(training, function)
+    if selector is None:
+        return False
+    parameter, training_value = selector
+    names = {function.name.value}
+    factory = _factory_of(function, ctx)
+    if factory is not None:
+        names |= {
+            t.target.value  # type: ignore[attr-defined]
+            for node in code_descendants(ctx.module)
+            if type(node) is cst.Assign and type(node.value) is cst.Call and _code(ctx, node.value.func) == factory.name.value  # type: ignore[attr-defined]
+            for t in node.targets  # type: ignore[attr-defined]
+            if type(t.target) is cst.Name
+        }  # fmt: skip
+    found = False
+    for node, parents in code_with_parents(ctx.module):
+        if type(node) is not cst.Name or node.value not in names:  # type: ignore[attr-defined]
+            continue
+        parent = parents[-1]
+        if parent is function or (factory is not None and type(parent) is cst.Return and parent in code_descendants(factory)):
+            continue
+        if type(parent) is cst.AssignTarget and len(parents) > 1 and type(parents[-2]) is cst.Assign and type(parents[-2].value) is cst.Call:  # type: ignore[attr-defined]
+            if factory is not None and _code(ctx, parents[-2].value.func) == factory.name.value:  # type: ignore[attr-defined]
+                continue
+        if not (type(parent) is cst.Call and parent.func is node):  # type: ignore[attr-defined]
+            return False  # handed to other code as a value
+        if any(type(p) is cst.With and any(_GRAD_OFF_WORDS.search(ctx.module.code_for_node(i.item)) for i in p.items) for p in parents):  # type: ignore[attr-defined]
+            continue
+        argument = _argument_for(parent, function, parameter)  # type: ignore[arg-type]
+        if argument is not None and _constant(argument) and _code(ctx, argument) != training_value:
+            found = True
+    return found
+
+
+def _phase_selector(test: cst.BaseExpression, function: cst.FunctionDef) -> Optional[tuple[str, str]]:
+    """(parameter, the code of the value that selects training) of `phase == LoopPhase.TRAIN` or
+    `train` (True), for a parameter of the function."""
+    params = {p.name.value for p in function.params.params}
+    if type(test) is cst.Name and test.value in params:
+        return test.value, "True"
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+        return None
+    left, right = test.left, test.comparisons[0].comparator
+    if type(left) is not cst.Name or left.value not in params or not _constant(right):
+        return None
+    return left.value, "".join(cst.Module(body=[]).code_for_node(right).split())
+
+
+def _constant(expr: cst.BaseExpression) -> bool:
+    """A literal or a dotted name in capitals or of an enum-like class (`LoopPhase.TEST`, `"val"`, `False`)."""
+    if type(expr) in (cst.SimpleString, cst.Integer) or (type(expr) is cst.Name and expr.value in ("True", "False")):
+        return True
+    return type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value[:1].isupper()
+
+
+def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str) -> Optional[cst.BaseExpression]:
+    params = [p.name.value for p in function.params.params]
+    for position, argument in enumerate(call.args):
+        if argument.star:
+            return None
+        if argument.keyword is not None:
+            if argument.keyword.value == parameter:
+                return argument.value
+        elif position < len(params) and params[position] == parameter:
+            return argument.value
+    return None
+
+
+def _factory_of(function: cst.FunctionDef, ctx: "Context") -> Optional[cst.FunctionDef]:
+    """The function around `function` that returns it by name (a step-function factory), if any."""
+    functions = [frame.node for frame in ctx.frames if frame.kind == "function"]
+    if len(functions) < 2 or functions[-1] is not function or not isinstance(functions[-2], cst.FunctionDef):
+        return None
+    outer = functions[-2]
+    name = function.name.value
+    returns = any(type(n) is cst.Return and type(n.value) is cst.Name and n.value.value == name for n in code_descendants(outer.body))  # type: ignore[attr-defined]
+    return outer if returns else None
+
+
+_GRAD_OFF_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
+
+
+def _outside_training(node: cst.CSTNode, training: str, ctx: "Context") -> list:
+    """`node`, less the bodies of `if <training>:` inside it (their `else` / `elif` stay): the code
+    that runs when the mode switch chose eval.  Compound statements are opened into their parts."""
+    if type(node) is cst.If and _code(ctx, node.test) == training:  # type: ignore[attr-defined]
+        return [part for branch in _branches_after(node) for part in _outside_training(branch, training, ctx)]
+    inner = [n for n in code_descendants(node) if type(n) is cst.If and _code(ctx, n.test) == training]  # type: ignore[attr-defined]
+    if not inner:
+        return [node]
+    return [part for child in code_children(node) for part in _outside_training(child, training, ctx)]
+
+
+def _branches_after(node: cst.If) -> list:
+    """What an `if` runs when its test is false: its `elif` / `else` (nothing without one)."""
+    orelse = node.orelse
+    if orelse is None:
+        return []
+    return [orelse] if type(orelse) is cst.If else [orelse.body]
 
 
 def _mode_helper_trains(statement: cst.CSTNode, ctx: "Context") -> bool:

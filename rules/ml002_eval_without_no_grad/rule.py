@@ -29,14 +29,23 @@ class EvalWithoutNoGrad(Rule):
     not called by the module before the `.eval()`, is not handed to other code as a value (captum's
     `LayerIntegratedGradients(forward_func, ...)` takes gradients through it), and nothing in the
     file calls `model.train()`, rebinds `model` after the `.eval()` or declares it `global`: SSD's
-    `detect.py`), in a loop over a loader whose name
+    `detect.py`), after a method of the class that certainly puts the model in eval mode for the
+    literal argument given (`self.net_mode(train=False)` whose body runs `self.net.eval()` in the
+    `else` of `if train:`), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
+    `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
+    only run inside those) when the file calls the function with another constant for that
+    parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
+    returns it) outside any `no_grad`, in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
     `inference`, `eval_epoch`, ...). The first model call of each such region is reported. After
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
     data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
-    X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, with no grad switch of its
-    own); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
+    X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
+    body runs the global `G`, with no grad switch of its own), a method of the class that runs
+    `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; in a function named as an
+    evaluation, a method that runs any model of `self`), a local alias of a submodule
+    (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs, loads no weights and loops over
     nothing (`def test(): net = VGG(); net(torch.randn(2, 3, 32, 32))`: a shape check). Building a model from a class
     (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing. Wrapping inputs in
@@ -60,7 +69,13 @@ class EvalWithoutNoGrad(Rule):
     need them), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
     function that does, Lightning's `training_step`): a `predict()` that a training step also runs
-    needs its gradients, and must not be put under `no_grad`.
+    needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
+    function that puts its model in eval mode itself and hands back nothing that can carry autograd
+    history (no return, or numbers, arrays, `.item()`s, detached values), storing nothing on `self`,
+    a parameter or a global: nothing it computes can reach its caller's backward, so it is
+    evaluation whoever calls it (Informer2020's `vali`, called by `train` after each epoch); a
+    validation loss it returns for the caller to backpropagate (a meta-learning outer step) keeps
+    it silent.
 
     Accepted limits (silence when unsure): `model.eval()` behind an `if`, or a `.train()` call in a
     nested block, ends the region; `pytest`-style `test_*` functions and names such as
@@ -68,7 +83,9 @@ class EvalWithoutNoGrad(Rule):
     (the project pass, docs/architecture.md), so a library's `predict()` that leaves grad mode to
     its caller is reported when nothing linted with it calls it under `no_grad`. Conversely, an
     `evaluate()` that a training script calls after training (with gradients on, outside any
-    `no_grad`) counts as called by training code and stays silent.
+    `no_grad`) counts as called by training code and stays silent, unless it puts the model in eval
+    mode itself and hands back nothing with history (above). A mode switch's finding has no fix
+    (`torch.set_grad_enabled(phase == TRAIN)` is the caller's choice).
 
     ## Why is this bad?
     With gradients on, every forward saves the activations its backward would need and links the
@@ -562,6 +579,44 @@ class Solver:
     def step(self, x):
         self.net_mode(train=True)
         return self.net(x)
+"""
+        ),
+        Valid(  # the mode switch's eval phase only ever runs under no_grad
+            """
+import torch
+def run(phase, model, data, opt, loss_fn):
+    if phase == "train":
+        model.train()
+    else:
+        model.eval()
+    out = model(data.x)
+    loss = loss_fn(out, data.y)
+    if phase == "train":
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return (out.argmax(1) == data.y).float().mean().item()
+def main(model, data, opt, loss_fn):
+    for epoch in range(100):
+        run("train", model, data, opt, loss_fn)
+        with torch.no_grad():
+            run("val", model, data, opt, loss_fn)
+"""
+        ),
+        Valid(  # backward runs whatever the phase: the eval-mode pass is trained (a model with batch norm frozen)
+            """
+import torch
+def run(phase, model, data, opt, loss_fn):
+    if phase == "train":
+        model.train()
+    else:
+        model.eval()
+    loss = loss_fn(model(data.x), data.y)
+    loss.backward()
+    opt.step()
+def main(model, data, opt, loss_fn):
+    run("train", model, data, opt, loss_fn)
+    run("finetune", model, data, opt, loss_fn)
 """
         ),
     ]
@@ -1283,6 +1338,35 @@ def explain(network, loader):
     return masks
 """,
         ),
+        Invalid(  # a mode switch on the phase: the test phase runs the model in eval mode with gradients on (pytorch-GAT's `main_loop`, issue 27)
+            """
+import torch
+def get_main_loop(model, data, opt, loss_fn):
+    def main_loop(phase):
+        if phase == "train":
+            model.train()
+        else:
+            model.eval()
+        out = model(data.x)
+        loss = loss_fn(out, data.y)
+        if phase == "train":
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return (out.argmax(1) == data.y).float().mean().item()
+    return main_loop
+def train(model, data, opt, loss_fn):
+    main_loop = get_main_loop(model, data, opt, loss_fn)
+    for epoch in range(100):
+        main_loop(phase="train")
+        with torch.no_grad():
+            main_loop(phase="val")
+    print(main_loop(phase="test"))
+""",
+            line=8,
+            column=15,
+            message="after `model.eval()` (where `phase == \"train\"` is false)",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1297,7 +1381,7 @@ def explain(network, loader):
         region = regions(ctx, scope).get(id(node))
         if region is None or id(region.node) in self._reported:
             return
-        if region.kind in ("eval-call", "module-eval"):
+        if region.kind in ("eval-call", "module-eval", "mode-branch"):
             if not runs_evaluated_model(node, region, ctx):
                 return
         elif not is_model_call(node, ctx):
@@ -1311,7 +1395,7 @@ def explain(network, loader):
             return
         if ctx.project.trained_by(ctx.function_chain) is not None and not _evaluates_for_any_caller(region, ctx):
             return  # training code (here or in another file) runs it with gradients on: they are needed
-        if _returned_closure(ctx):
+        if region.kind != "mode-branch" and _returned_closure(ctx):  # (a mode switch's callers were checked)
             return  # `def make_val_step(): def step(x): ...; return step`: its callers decide grad mode
         self._reported.add(id(region.node))
         call_text = shorten(ctx.module.code_for_node(node))
@@ -1375,11 +1459,11 @@ def explain(network, loader):
 
 def _evaluates_for_any_caller(region: Region, ctx) -> bool:
     """Is the function evaluation whoever calls it: it puts its model in eval mode itself (the region
-    of its own `.eval()`) and hands back nothing that can carry history (returned.py), so nothing it
+    of its own `.eval()`, or the eval branch of its mode switch) and hands back nothing that can carry history (returned.py), so nothing it
     computes can reach its caller's backward (Informer2020's `vali`, called after each epoch by
     `train`).  A validation loss it returns (a meta-learning inner loop) keeps the caller's need."""
     function = ctx.function_node
-    return region.kind == "eval-call" and function is not None and hands_back_no_history(function, ctx)
+    return region.kind in ("eval-call", "mode-branch") and function is not None and hands_back_no_history(function, ctx)
 
 
 def _returned_closure(ctx) -> bool:
