@@ -98,11 +98,15 @@ def _reached_mode(block: cst.BaseSuite, parameter: str, value: bool) -> Optional
         found = eval_call_shape(statement) or train_call_shape(statement)
         if found is not None:
             return found
+        if type(statement) is not cst.If and any(type(n) is cst.Return for n in [statement, *code_descendants(statement)]):
+            return None
         if type(statement) is cst.If:
             test = statement.test  # type: ignore[attr-defined]
             negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
             name = test.expression if negated else test
             if type(name) is not cst.Name or name.value != parameter:
+                if any(type(n) is cst.Return for n in code_descendants(statement)):
+                    return None  # (`if self.frozen: return` may leave before the mode call)
                 continue
             taken = statement.body if value != negated else statement.orelse  # type: ignore[attr-defined]
             if type(taken) is cst.Else:
