@@ -219,8 +219,12 @@ def _runs_self_model(call: cst.Call, ctx: "Context") -> bool:
     if type(func) is not cst.Attribute:
         return False
     holder = func
-    while type(holder.value) is cst.Attribute:  # type: ignore[attr-defined]
-        holder = holder.value  # type: ignore[assignment]
+    if not _is_self(func.value):
+        # `self.net.encoder(x)`, `self.net.forward(x)`: a submodule or the forward pass, not a
+        # method such as `self.D.load_state_dict(...)`
+        if type(func.value) is not cst.Attribute or not (func.attr.value == "forward" or named_like_model(func.attr.value)):
+            return False
+        holder = func.value
     if not _is_self(holder.value) or ctx.resolve(func) is not None:  # type: ignore[attr-defined]
         return False
     value = values.evaluate(holder, ctx)

@@ -1367,6 +1367,37 @@ def train(model, data, opt, loss_fn):
             column=15,
             message="after `model.eval()` (where `phase == \"train\"` is false)",
         ),
+        Invalid(  # a method that loads weights into `self.G` runs nothing: the run is `self.G(z)` (pytorch-wgan's `evaluate`)
+            """
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(8, 8)
+    def load_model(self, path):
+        self.G.load_state_dict(torch.load(path))
+    def evaluate(self, path, z):
+        self.load_model(path)
+        return self.G(z).cpu().numpy()
+""",
+            line=10,
+            column=16,
+            message="`self.G(z)` runs in `evaluate`",
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(8, 8)
+    def load_model(self, path):
+        self.G.load_state_dict(torch.load(path))
+    @torch.no_grad()
+    def evaluate(self, path, z):
+        self.load_model(path)
+        return self.G(z).cpu().numpy()
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
