@@ -16,24 +16,30 @@ from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
-    eval_scopes = {id(_scope_of(source, call)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)}  # type: ignore[arg-type]
-    # `self.net_mode(train=False)`: a method of the file that sets a mode puts a model in eval mode for its caller
-    mode_helpers = _methods_with(source, _sets_eval_mode)
-    eval_scopes |= {id(_scope_of(source, call)) for call in source.nodes(ast.Call) if _self_call_of(call, mode_helpers)}  # type: ignore[arg-type]
+    mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
+    eval_scopes = {id(_scope_of(source, call)) for call in mode_calls}
     named = any(is_evaluation_function_name(f.name) for f in source.nodes(*FUNCTIONS))  # type: ignore[attr-defined]
     loops = any(names_evaluation_data(w) for loop in source.nodes(ast.For, ast.AsyncFor) for w in words_in(loop.iter))  # type: ignore[attr-defined]
     if not (eval_scopes or named or loops):
-        return False  # no evaluation region at all
+        return False  # no evaluation region at all (a mode helper's own `.eval()` is one)
+    calls = list(source.nodes(ast.Call))
+    # `self.net_mode(train=False)`: a function of the file that sets a mode (loosened: any function so
+    # named) puts a model in eval mode for its caller
+    mode_helpers = _names_of_scopes(source, mode_calls)
+    if mode_helpers:
+        eval_scopes |= {id(_scope_of(source, call)) for call in calls if _self_call_of(call, mode_helpers)}  # type: ignore[arg-type]
     history = source.memo("history", lambda: History(source))
-    # `self._process_one_batch(x)`: a method of the file that may run a model runs it for its caller
-    runners = _methods_with(source, history.may_run_model)
+    runs = [call for call in calls if history.may_run_model(call)]  # type: ignore[arg-type]
+    # `self._process_one_batch(x)`: a function of the file that may run a model runs it for its caller
+    runners = _names_of_scopes(source, runs)
     # what was put in eval mode: calling it, or a method of it, may run it (`model.get_action(obs)`)
     # (`self`: the rule asks of self's calls what `may_run_model` already answers)
-    evaluated = {dotted(_module_of_chain(call.func.value)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)} - {None, "self"}  # type: ignore[attr-defined]
+    evaluated = {dotted(_module_of_chain(call.func.value)) for call in mode_calls} - {None, "self"}  # type: ignore[attr-defined]
     model_calls = [
-        call for call in source.nodes(ast.Call)
-        if history.may_run_model(call) or _self_call_of(call, runners) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
+        call for call in calls
+        if _self_call_of(call, runners) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
     ]  # fmt: skip
+    model_calls = [*runs, *model_calls]
     if model_calls and id(source.tree) in eval_scopes:
         return True  # `.eval()` at module level: the region may reach any call
     for call in model_calls:
@@ -71,13 +77,13 @@ def _parameter_callers(source: Source, evaluated: set) -> frozenset[str]:
     return frozenset(found)
 
 
-def _methods_with(source: Source, test) -> frozenset[str]:
-    """Names of the file's methods (functions in a class body) with a call that `test` accepts."""
+def _names_of_scopes(source: Source, calls: list) -> frozenset[str]:
+    """Names of the functions the calls are in (`self.<name>()` may be one of them)."""
     found = set()
-    for klass in source.nodes(ast.ClassDef):
-        for node in klass.body:  # type: ignore[attr-defined]
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(isinstance(n, ast.Call) and test(n) for n in ast.walk(node)):
-                found.add(node.name)
+    for call in calls:
+        scope = _scope_of(source, call)
+        if isinstance(scope, FUNCTIONS):
+            found.add(scope.name)  # type: ignore[attr-defined]
     return frozenset(found)
 
 
