@@ -9,13 +9,14 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import condition_is_device_check, every_iteration, runs_own_pass
+from memlint.analysis.iteration import every_iteration, runs_own_pass, runs_whenever_reached
 from memlint.analysis.model import follows_device
 from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
+from memlint.analysis.values import Kind, evaluate
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import Harness, Invalid, Rule, Valid
@@ -945,6 +946,7 @@ for batch in val_loader:
         self._in_helpers: list[_Candidate] = []
         self._functions: dict[tuple, cst.FunctionDef] = {}
         self._bound_earlier: dict[int, cst.BaseExpression] = {}  # id(move) -> the value `name` held
+        self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper):  # `z = torch.rand(n)` ... `z = z.cuda()`
@@ -969,8 +971,14 @@ for batch in val_loader:
         ctx = self.ctx
         func = node.func
         helper = None
+        type_as = _type_as_argument(node)
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             moved = func.value
+            self._note_inner_casts(moved)
+        elif type_as is not None:  # `torch.ones(n).type_as(x)`: a cast that moves to `x`'s device too
+            if id(node) in self._cast_before_move:
+                return  # `.type_as(x).to(d)`: the outer move is the one reported
+            moved = func.value  # type: ignore[attr-defined]
         else:  # a project helper that returns its argument moved (`async_copy_to(x, gpu)`)
             helper = moved_argument(node, ctx)
             if helper is None:
@@ -994,7 +1002,11 @@ for batch in val_loader:
             wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator
         if keyword(factory, "device") is not None or any(a.star == "**" for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
             return
-        device = _target_device(node) if helper is None else _helper_device(helper)
+        if type_as is not None and helper is None and not (isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to")):
+            device = cst.Attribute(value=type_as, attr=cst.Name("device"))
+            wrapper_fixable = False  # `device=` alone would not give the factory `x`'s dtype
+        else:
+            device = _target_device(node) if helper is None else _helper_device(helper)
         if device is None:
             return
         candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx), at)
@@ -1009,6 +1021,13 @@ for batch in val_loader:
                 self._report(candidate, "on every loop iteration")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
+
+    def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
+        """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            if _type_as_argument(receiver) is not None:
+                self._cast_before_move.add(id(receiver))
+            receiver = receiver.func.value
 
     def _moves_nothing(self, device: cst.BaseExpression) -> bool:
         """`.to(x.device)` in a file that names no accelerator anywhere (the model's device fact): a
@@ -1026,16 +1045,13 @@ for batch in val_loader:
         if not self._in_helpers:
             return
         passes = {key for key, node in self._functions.items() if runs_own_pass(node)}
-        forward_helpers = _called_from_forward(facts)
         per_step = _per_step_functions(facts, passes, self.ctx.model)
         project = self.ctx.project
         for candidate in self._in_helpers:
             key = candidate.function
             helper = f"`{key[1]}()` (its `__init__`)" if key[0] == "method" and key[2] == "__init__" else f"`{key[-1]}()`"
-            if key in forward_helpers:
+            if project.runs_per_forward(key):  # a class's `forward`, in this file or another, calls it (or constructs its class)
                 self._report(candidate, f"in {helper}, which `forward` calls")
-            elif project.runs_per_forward(key) and candidate.unconditional:  # a class's `forward` in another file calls it (or constructs its class)
-                self._report(candidate, f"in {helper}, which a `forward` of the project calls")
             elif not candidate.unconditional or key in passes:
                 continue
             elif key in self._functions and self.ctx.model.function_role(self._functions[key]) == "plotting":
@@ -1070,15 +1086,21 @@ for batch in val_loader:
         self.report(
             shown,
             f"{text} {where} creates the tensor in host memory and then copies it to the device each "
-            f"time; create it there: {_advice(name)}",
+            f"time; create it there: {_advice(name, factory)}",
             fix,
         )
 
 
-def _advice(name: str) -> str:
+def _advice(name: str, factory: cst.Call) -> str:
+    if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and isinstance(factory.args[0].value, cst.Call) and _is_range_call(factory.args[0].value):
+        return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)`"
     if name in LEGACY_SIZED_CONSTRUCTORS:
         return f"`torch.empty(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)` (or `torch.zeros`, for a `zero_()`)"
     return f"`torch.{name}(..., device=...)`"
+
+
+def _is_range_call(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value == "range"
 
 
 def _short(code: str) -> str:
@@ -1110,15 +1132,18 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
     fixable = True
     while isinstance(receiver, (cst.Call, cst.BinaryOperation)):
         if isinstance(receiver, cst.BinaryOperation):  # `(torch.rand(n) * 2 - 1).to(d)`: arithmetic with a number
-            if _is_number(receiver.right):
+            if _is_number(receiver.right) or _host_number(receiver.right, ctx):
                 receiver = receiver.left
-            elif _is_number(receiver.left):
+            elif _is_number(receiver.left) or _host_number(receiver.left, ctx):
                 receiver = receiver.right
             else:
                 return None
             continue
         func = receiver.func
         if isinstance(func, cst.Attribute) and func.attr.value in _CASTS and not receiver.args:
+            receiver = func.value
+            continue
+        if _type_as_argument(receiver) is not None:  # `.type_as(attn).to(attn.device)`: a cast on the way
             receiver = func.value
             continue
         if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask
@@ -1156,9 +1181,17 @@ def _factory_kind(factory: cst.Call, ctx) -> Optional[str]:
     values = [a.value for a in factory.args]
     if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
         return None
-    if len(values) >= 2 or _is_size(values[0]):
+    if len(values) >= 2 or _is_size(values[0]) or _counts(values[0], ctx):
         return name
     return None
+
+
+def _counts(expr: cst.BaseExpression, ctx) -> bool:
+    """`range(n)`: the numbers an `arange` makes, not data (`torch.LongTensor(range(L))`)."""
+    return (
+        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range"
+        and ctx.is_builtin("range") and all(a.keyword is None and not a.star for a in expr.args)
+    )  # fmt: skip
 
 
 def _is_size(expr: cst.BaseExpression) -> bool:
@@ -1168,6 +1201,21 @@ def _is_size(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" and expr.args:
         return True
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
+
+
+def _host_number(expr: cst.BaseExpression, ctx) -> bool:
+    """A Python number by the model's valuation (`L` of `B, H, L, D = v.shape`, `len(x)`): arithmetic
+    with it keeps the tensor on the host, as a literal does."""
+    return evaluate(expr, ctx).kind is Kind.NUMBER
+
+
+def _type_as_argument(call: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`x` of `t.type_as(x)`: a cast to `x`'s type, which moves `t` to `x`'s device as well."""
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or call.func.attr.value != "type_as":
+        return None
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    return call.args[0].value
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:
@@ -1202,31 +1250,7 @@ def _unconditional(ctx) -> bool:
     """Does the code being visited run on every call of its function (no `if` around it but device
     checks, not in an exception handler)?"""
     frame = ctx.frame
-    return not frame.handlers and all(condition_is_device_check(node.test) for node, _ in frame.conditions)
-
-
-def _called_from_forward(facts) -> set[tuple]:
-    """Methods a class's `forward` calls (`self.assign_targets(...)` in a loss module) and the file's
-    module-level functions a `forward` calls (`make_one_hot(target, n)` in a Dice loss), directly or
-    through other such functions: they run on every forward, as `forward`'s own code does."""
-    result: set[tuple] = set()
-    changed = True
-    while changed:
-        changed = False
-        for key, sites in facts.call_sites.items():
-            if key in result or key[0] not in ("method", "func") or key not in facts.defined:
-                continue
-            for site in sites:
-                caller = site.callers[-1] if site.callers else None
-                if caller is None:
-                    continue
-                if key[0] == "method" and (caller[0] != "method" or caller[1] != key[1]):
-                    continue  # a method runs per forward only when its own class's forward calls it
-                if caller[0] == "method" and caller[2] == "forward" or caller in result:
-                    result.add(key)
-                    changed = True
-                    break
-    return result
+    return not frame.handlers and all(runs_whenever_reached(node.test) for node, _ in frame.conditions)
 
 
 _HOOK = "a hook the framework runs once per batch"
