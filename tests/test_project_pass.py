@@ -854,3 +854,37 @@ def test_a_host_tensor_moved_by_a_helper_of_another_file(project):
     assert _findings(".") == [("evaluate.py", "ML013", 7)]
     assert "async_copy_to(scores, gpu)" in _messages(".")[("evaluate.py", "ML013")]
     assert _findings("evaluate.py") == []  # alone, evaluate.py cannot know what async_copy_to does
+
+
+MASKING = """
+    import torch
+
+    class CausalMask:
+        def __init__(self, b, n, device="cpu"):
+            self.mask = torch.triu(torch.ones(b, 1, n, n, dtype=torch.bool), diagonal=1).to(device)
+"""
+ATTENTION = """
+    import torch.nn as nn
+    from utils.masking import CausalMask
+
+    class Attention(nn.Module):
+        def forward(self, q, k):
+            return (q @ k.transpose(-2, -1)).masked_fill(CausalMask(q.shape[0], q.shape[1], device=q.device).mask, 0.0)
+"""
+
+
+def test_an_import_means_the_module_on_the_importers_path(project):
+    # LTSF-Linear: utils/masking.py and a copy in FEDformer/utils/masking.py, no __init__.py; scripts
+    # run from the repository root import the first, scripts run from FEDformer/ the copy
+    write(project / "utils" / "masking.py", MASKING)
+    write(project / "layers" / "attention.py", ATTENTION)
+    write(project / "FEDformer" / "utils" / "masking.py", MASKING)
+    write(project / "FEDformer" / "layers" / "attention.py", ATTENTION)
+    assert _findings(".") == [("FEDformer/utils/masking.py", "ML013", 5), ("utils/masking.py", "ML013", 5)]
+
+
+def test_an_import_two_equally_near_modules_could_mean_is_not_resolved(project):
+    write(project / "a" / "utils" / "masking.py", MASKING)
+    write(project / "b" / "utils" / "masking.py", MASKING)
+    write(project / "attention.py", ATTENTION)
+    assert _findings(".") == []

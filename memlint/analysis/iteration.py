@@ -96,6 +96,27 @@ def _literal_choice(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, _CHOICE_LITERALS) or (isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"))
 
 
+def condition_is_opt_in_parameter(test: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> bool:
+    """`if init:` / `if init is True:` in `def forward(self, x, init=False)`: a flag the caller sets
+    for a special call (a data-dependent initialisation), off on every ordinary call.  (A parameter
+    defaulting to None, `if mask is None:`, is the ordinary call's branch, and does not count.)"""
+    if function is None:
+        return False
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if not (isinstance(target.operator, (cst.Is, cst.Equal)) and isinstance(target.comparator, cst.Name) and target.comparator.value == "True"):
+            return False
+        test = test.left
+    if not isinstance(test, cst.Name):
+        return False
+    params = function.params
+    for param in (*params.params, *params.kwonly_params):
+        if param.name.value == test.value:
+            default = param.default
+            return isinstance(default, cst.Name) and default.value == "False"
+    return False
+
+
 def runs_whenever_reached(test: cst.BaseExpression) -> bool:
     """A condition that holds on every iteration of a run or on none of them: a device check or a
     configured choice."""

@@ -8,8 +8,9 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.caches import fills_cache
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import every_iteration, runs_own_pass, runs_whenever_reached
+from memlint.analysis.iteration import condition_is_opt_in_parameter, every_iteration, runs_own_pass, runs_whenever_reached
 from memlint.analysis.model import follows_device
 from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
@@ -941,12 +942,186 @@ for batch in val_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # arithmetic with a size of the shape (a Python int) and `.type_as(x)` on the way, behind the model's flag (Informer's attention)
+            """
+import torch
+import torch.nn as nn
+class ProbAttention(nn.Module):
+    def forward(self, scores, v):
+        attn = torch.softmax(scores, dim=-1)
+        return self._update_context(attn, v)
+    def _update_context(self, attn, v):
+        B, H, L, D = v.shape
+        if self.output_attention:
+            return (torch.ones([B, H, L, L]) / L).type_as(attn).to(attn.device)
+        return None
+""",
+            line=10,
+            column=20,
+            message="which `forward` calls",
+            fixed="""
+import torch
+import torch.nn as nn
+class ProbAttention(nn.Module):
+    def forward(self, scores, v):
+        attn = torch.softmax(scores, dim=-1)
+        return self._update_context(attn, v)
+    def _update_context(self, attn, v):
+        B, H, L, D = v.shape
+        if self.output_attention:
+            return (torch.ones([B, H, L, L], device=attn.device) / L).type_as(attn)
+        return None
+""",
+            harness=Harness(
+                then="ProbAttention.output_attention = True\nresult = ProbAttention()(torch.randn(1, 2, 3, 3, device=\"cuda\"), torch.randn(1, 2, 3, 4, device=\"cuda\"))",
+                fake_cuda=True,
+            ),
+        ),
+        Invalid(  # `.type_as(x)` alone is the move: a cast to `x`'s type, on `x`'s device (no fix: `device=` alone keeps the dtype)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x + torch.zeros(x.shape[0], 1).type_as(x)
+""",
+            line=5,
+            column=20,
+        ),
+        Invalid(  # a legacy constructor of `range(n)`: the numbers `torch.arange` makes (a Transformer's key positions)
+            """
+import torch
+import torch.nn as nn
+class Attention(nn.Module):
+    def forward(self, weights, lengths):
+        n = weights.size(-1)
+        keys = torch.LongTensor(range(n)).unsqueeze(0).expand_as(weights).to(weights.device)
+        return weights.masked_fill(keys >= lengths.unsqueeze(1), -1e9)
+""",
+            line=6,
+            column=16,
+            message="torch.arange(..., dtype=torch.int64",
+        ),
+        Invalid(  # a branch the run's configuration chooses: taken on every iteration of a run configured so
+            """
+import torch
+for x, y in train_loader:
+    if args.loss == "hinge":
+        loss = torch.relu(1.0 - D(x)).mean()
+    else:
+        noise = torch.randn(x.size(0), 1).cuda()
+        loss = criterion(D(x), noise)
+    loss.backward()
+""",
+            line=6,
+            column=17,
+            unsafe=True,
+            fixed="""
+import torch
+for x, y in train_loader:
+    if args.loss == "hinge":
+        loss = torch.relu(1.0 - D(x)).mean()
+    else:
+        noise = torch.randn(x.size(0), 1, device="cuda")
+        loss = criterion(D(x), noise)
+    loss.backward()
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # a mask made once and kept: the `if` reads the attribute the statement fills
+            """
+import torch
+import torch.nn as nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mask = None
+    def forward(self, x):
+        if self.mask is None or self.mask.size(0) != x.size(1):
+            self.mask = torch.triu(torch.ones(x.size(1), x.size(1)), diagonal=1).type_as(x)
+        return x.masked_fill(self.mask.bool(), 0.0)
+"""
+        ),
+        Valid(  # a data-dependent initialisation: `forward(x, init=True)` is called once, ordinary calls skip it (OpenNMT's weight norm)
+            """
+import torch
+import torch.nn as nn
+class WeightNormLinear(nn.Linear):
+    def forward(self, x, init=False):
+        if init is True:
+            self.weight.data.copy_(torch.randn(self.weight.size()).type_as(self.weight) * 0.05)
+        return super().forward(x)
+"""
+        ),
+        Valid(  # a module-level cache keyed by the device, filled on the first call
+            """
+import torch
+windows = {}
+def spectrogram(y, n_fft):
+    if str(y.device) not in windows:
+        windows[str(y.device)] = torch.ones(n_fft).to(y.device)
+    return torch.stft(y, n_fft, window=windows[str(y.device)], return_complex=True)
+for y in train_loader:
+    loss = spectrogram(model(y.cuda()), 512).abs().mean()
+    loss.backward()
+"""
+        ),
+        Valid(  # an opt-in flag of the configuration: extra work some runs ask for, not a choice every run makes
+            """
+import torch
+for x, y in train_loader:
+    if args.log_samples:
+        z = torch.randn(8, 100).cuda()
+        writer.add_images("samples", G(z))
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+"""
+        ),
+        Valid(  # arithmetic with a value that may be a tensor (`scale` unknown) before `.type_as(x)`
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, scale):
+        return x * (torch.ones(x.shape[0], 1) * scale).type_as(x)
+"""
+        ),
+        Valid(  # the factory runs once, before the loop; only the moved tensor is used in it
+            """
+import torch
+ones = torch.ones(64, 1).type_as(weight)
+for x, y in train_loader:
+    loss = criterion(model(x.cuda()), ones)
+    loss.backward()
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
         self._functions: dict[tuple, cst.FunctionDef] = {}
         self._bound_earlier: dict[int, cst.BaseExpression] = {}  # id(move) -> the value `name` held
+        self._assigned: list[list[cst.BaseExpression]] = []  # the targets of the assignments being visited
         self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._assigned.append([t.target for t in node.targets])
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._assigned.pop()
+
+    def _fills_cache(self) -> bool:
+        """Is the statement being visited filling a cache its `if` tests (`caches.fills_cache`): made
+        once and kept, not on every call?"""
+        if not self._assigned:
+            return False
+        conditions = [node for node, _ in self.ctx.frame.conditions]
+        module_level = self.ctx.binds_at_module_level
+        return any(fills_cache(conditions, target, module_level) for target in self._assigned[-1])
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper):  # `z = torch.rand(n)` ... `z = z.cuda()`
@@ -1009,6 +1184,10 @@ for batch in val_loader:
             device = _target_device(node) if helper is None else _helper_device(helper)
         if device is None:
             return
+        if self._fills_cache():  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
+            return
+        if any(condition_is_opt_in_parameter(node.test, ctx.function_node) for node, _ in ctx.frame.conditions):
+            return  # `if init:` of `forward(self, x, init=False)`: a special call, not every one
         candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx), at)
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
         if in_forward:
