@@ -73,14 +73,19 @@ class HostThenDevice(Rule):
     Finds a tensor created on the host and then moved to the accelerator, in code run on every step.
     Such tensors are made from sizes, as in `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`,
     `Variable(torch.ones(n)).cuda()`, `torch.full(...).long().to(device)` and
-    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), or `z = torch.rand(n)` moved by a
+    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `(torch.ones(b, h, n, n) / n).to(d)`
+    (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)`
+    (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype), or `z = torch.rand(n)` moved by a
     later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then); the code run on every
     step:
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
-      assignment, say) or a function of the file it calls (`make_one_hot(target, n)`), anywhere in it;
-      or in a function, or a class's `__init__`, that a `forward` of another linted file runs on every
-      call (`TriangularCausalMask(B, L, device=x.device)` built in an attention layer's `forward`);
+      assignment, say), anywhere in them; or in a function, or a class's `__init__`, that a `forward`
+      of any linted file runs (`make_one_hot(target, n)`, `TriangularCausalMask(B, L, device=x.device)`
+      built in an attention layer's `forward`: the project pass's per-forward fact); not where the
+      value fills a cache that the `if` around it reads (`if self.mask is None: self.mask = ...`), nor
+      behind a flag parameter that defaults to False (`if init:` of `forward(self, x, init=False)`, a
+      data-dependent initialisation called once);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules), or in a hook a
@@ -97,6 +102,7 @@ class HostThenDevice(Rule):
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
     `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports, and the legacy
     typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`,
+    or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`),
     looking through an in-place fill such as `.zero_()`; reported without a fix, since they take no
     accelerator `device=`; `torch.FloatTensor(rewards)` with one argument that may be data is not), only when
     the factory has no `device=` of its own and a size other than a literal 0, and only when the
@@ -107,8 +113,10 @@ class HostThenDevice(Rule):
     `_to_copy`), so moving the device into the call saves nothing. `.to(other)` with an argument
     that may be a dtype or a tensor is not reported. Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
-    (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`); in `forward` it is (it runs
-    on every call that takes the branch).
+    (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
+    configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
+    does not change between steps; a flag that opts in to extra work, `if args.log_images:`, does not
+    count); in `forward` it is (it runs on every call that takes the branch).
 
     ## Why is this bad?
     The tensor is first allocated and filled in host memory, then a second allocation is made on the
