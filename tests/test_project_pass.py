@@ -888,3 +888,26 @@ def test_an_import_two_equally_near_modules_could_mean_is_not_resolved(project):
     write(project / "b" / "utils" / "masking.py", MASKING)
     write(project / "attention.py", ATTENTION)
     assert _findings(".") == []
+
+
+def test_a_script_that_imports_its_own_class_back_keeps_the_definition(project):
+    # salesforce/awd-lstm-lm's weight_drop.py: its `__main__` test code does `from weight_drop import
+    # WeightDrop`, which runs only as a script and leaves the class what the file defines
+    write(project / "weight_drop.py", """
+        import torch
+        import torch.nn as nn
+
+        class WeightDrop(nn.Module):
+            def _setweights(self):
+                self.mask = None
+                mask = torch.ones(4, 1).cuda()
+                return mask
+
+            def forward(self, x):
+                return x * self._setweights()
+
+        if __name__ == "__main__":
+            from weight_drop import WeightDrop
+            WeightDrop()(torch.randn(4, 1).cuda())
+    """)
+    assert _findings(".") == [("weight_drop.py", "ML013", 7)]
