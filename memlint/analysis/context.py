@@ -122,6 +122,14 @@ class Context:
         self._from_star = _FROM_STAR if self.project.star_torch is None else {
             name: Binding(values.OTHER, qualified=qualified) for name, qualified in self.project.star_torch
         }
+        # A marimo notebook's globals: what the cell that defines each name binds it to (an import,
+        # a class, a function; notebooks.py), for the cells that take it as a parameter and for the
+        # module-level view of names (`module_binding`).  The same Binding objects in both places.
+        notebook = self.model.notebook
+        self._notebook_globals: dict[str, Binding] = {} if notebook is None else {
+            name: Binding(values.OTHER if export.kind == "import" else values.FUNCTION, qualified=export.qualified)
+            for name, export in notebook.exports.items()
+        }
         self._facts: Optional[FileFacts] = None
         self._memo: dict[object, object] = {}
         # id(expr) -> (expr, what resolve(expr) answered), and (id(node), question) -> (node, answer)
@@ -317,6 +325,8 @@ class Context:
         if name in self._ambiguous:
             return None
         binding = self.frames[0].names.get(name)
+        if binding is None and self._notebook_globals:
+            binding = self._notebook_globals.get(name)
         if binding is None and self._star_import:
             return self._from_star.get(name)
         return binding
@@ -362,7 +372,12 @@ class Context:
         for extra in (params.star_arg, params.star_kwarg):
             if isinstance(extra, cst.Param):
                 all_params.append(extra)
+        cell = outer.kind == "module" and self._notebook_globals and self.model.notebook.is_cell(node)  # type: ignore[union-attr]
         for index, param in enumerate(all_params):
+            if cell and param.name.value in self._notebook_globals:
+                # a marimo cell reads `nn` from the one cell that defines it: not an unknown argument
+                frame.names[param.name.value] = self._notebook_globals[param.name.value]
+                continue
             value = values.UNKNOWN
             if index == 0 and class_name is not None and class_name in self.module_classes:
                 value = values.MODULE  # `self` of an nn.Module: calling it runs the model

@@ -126,7 +126,9 @@ class _Builder:
         self.result: dict[str, ModuleClass] = {}
         self._active: set[str] = set()
 
-        for statement in ctx.module.body:
+        notebook = ctx.model.notebook  # a marimo notebook's cells hold its top-level classes
+        cells = notebook.top_level(ctx.module) if notebook is not None else ()
+        for statement in (*ctx.module.body, *cells):
             if isinstance(statement, cst.ClassDef) and self._is_module_class(statement):
                 self.classes[statement.name.value] = statement
         self._described = False

@@ -172,6 +172,28 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # a marimo notebook: `torch` is the cell parameter the importing cell returns, so this is no_grad
+            """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(loader, model, torch):
+    preds = []
+    with torch.no_grad():
+        for x, y in loader:
+            preds.append(model(x.cuda()))
+    return (preds,)
+""",
+        ),
         Valid(  # a sampled action carries no history: the file's `forward` returns `dist.sample()` in that position
             """
 import torch

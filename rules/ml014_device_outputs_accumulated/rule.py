@@ -243,6 +243,52 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # a marimo notebook: `torch` is the cell parameter the importing cell returns, so this is no_grad
+            """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(loader, model, torch):
+    preds = []
+    with torch.no_grad():
+        for x, y in loader:
+            preds.append(model(x.cuda()))
+    return (preds,)
+""",
+            line=17,
+            column=13,
+            unsafe=True,
+            message="grows with the size of the dataset",
+            fixed="""
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(loader, model, torch):
+    preds = []
+    with torch.no_grad():
+        for x, y in loader:
+            preds.append(model(x.cuda()).detach().cpu())
+    return (preds,)
+""",
+        ),
         Invalid(
             """
 import torch
