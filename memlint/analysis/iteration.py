@@ -310,7 +310,10 @@ def _plain_names(expr: cst.BaseExpression) -> list[str]:
 def runs_own_pass(function: cst.FunctionDef) -> bool:
     """Does this function run a training or evaluation pass itself (a loop over a data loader, or one
     that runs a model step per iteration, in its own body)?  Code of it outside that loop runs once
-    per pass, however often the function is called."""
+    per pass, however often the function is called.  A `while` loop that runs a model but steps no
+    optimizer and calls no backward is a decoding loop over one input (beam search in a
+    `translate(sentence)` called once per test batch), not a pass: the function's other code runs
+    with every call."""
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
@@ -318,7 +321,8 @@ def runs_own_pass(function: cst.FunctionDef) -> bool:
         if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
             continue
         if (kind is cst.For or kind is cst.While) and is_step_loop(node) and not is_epoch_loop(node):  # type: ignore[arg-type]
-            return True
+            if kind is cst.For or steps_itself(node):  # type: ignore[arg-type]
+                return True
         stack.extend(code_children(node))
     return False
 

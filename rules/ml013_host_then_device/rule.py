@@ -97,7 +97,9 @@ class HostThenDevice(Rule):
     or a loop that hands a loader to a call that runs the pass): code in them runs once per pass. A
     function that runs a pass over a loader itself (a `validate(loader)` helper) runs its code
     outside that loop once per pass, however often it is called, so the buffers it sets up before
-    its batch loop are not reported.
+    its batch loop are not reported (a `while` loop that runs a model but calls no backward and
+    steps no optimizer is a decoding loop over one input, no pass: `translate(sentence)` called per
+    test batch sets up its beam on every call).
 
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
     `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports, and the legacy
@@ -1098,7 +1100,67 @@ for x, y in train_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # a decoding `while` loop over one input is no pass: `translate` runs its setup for every test batch
+            """
+import torch
+def translate(model, source, device):
+    scores = torch.zeros(1).to(device)
+    hypotheses = source[:, :1].to(device)
+    while hypotheses.size(1) < 50:
+        logits = model.decoder(hypotheses)
+        hypotheses = torch.cat([hypotheses, logits.argmax(-1)[:, -1:]], dim=1)
+    return hypotheses, scores
+for source, target in test_loader:
+    outputs.append(translate(model, source, device))
+""",
+            line=3,
+            column=14,
+            message="calls on every iteration",
+            fixed="""
+import torch
+def translate(model, source, device):
+    scores = torch.zeros(1, device=device)
+    hypotheses = source[:, :1].to(device)
+    while hypotheses.size(1) < 50:
+        logits = model.decoder(hypotheses)
+        hypotheses = torch.cat([hypotheses, logits.argmax(-1)[:, -1:]], dim=1)
+    return hypotheses, scores
+for source, target in test_loader:
+    outputs.append(translate(model, source, device))
+""",
+            harness=Harness(
+                setup=(
+                    "import types\n"
+                    "import torch\n"
+                    "test_loader = [(torch.zeros(1, 3, dtype=torch.long), None)]\n"
+                    "outputs = []\n"
+                    "device = \"cpu\"  # the fix means the same on any device\n"
+                    "model = types.SimpleNamespace(decoder=lambda h: torch.zeros(h.shape[0], h.shape[1], 4, device=h.device))\n"
+                ),
+                then="result = outputs[0]",
+            ),
+        ),
+    ]
+
     VALID += [
+        Valid(  # a `while` loop that steps the optimizer is a pass: its buffers are set up once per pass
+            """
+import torch
+def train_until(model, batches, optimizer, max_steps):
+    total = torch.zeros(1).cuda()
+    step = 0
+    while step < max_steps:
+        loss = model(next(batches)).mean()
+        loss.backward()
+        optimizer.step()
+        total += loss.detach()
+        step += 1
+    return total
+for chunk in train_loader:
+    train_until(model, iter(chunk), optimizer, 10)
+"""
+        ),
         Valid(  # a mask made once and kept: the `if` reads the attribute the statement fills
             """
 import torch
