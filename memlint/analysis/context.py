@@ -403,8 +403,21 @@ class Context:
         self.frames.pop()
 
     def _visit_for(self, node: cst.For) -> None:
-        self._bind_target(node.target, values.UNKNOWN)
+        self._bind_iterated(node.target, values.iterated(node.iter, self))
         self._visit_loop(node)
+
+    def _bind_iterated(self, target: cst.BaseExpression, value: "Union[values.Value, tuple]") -> None:
+        """`for out, y in zip(self.outputs, self.targets)`: each element of the target takes what
+        `values.iterated` says its position holds; a shape that does not match binds UNKNOWN."""
+        if not isinstance(value, tuple):
+            self._bind_target(target, value)
+            return
+        elements = target.elements if type(target) in (cst.Tuple, cst.List) else None  # type: ignore[attr-defined]
+        if elements is None or len(elements) != len(value) or any(type(e.value) is cst.StarredElement for e in elements):
+            self._bind_target(target, values.UNKNOWN)
+            return
+        for element, part in zip(elements, value):
+            self._bind_iterated(element.value, part)
 
     def _visit_loop(self, node: Loop) -> None:
         self.frame.loops.append(node)
@@ -602,10 +615,20 @@ class Context:
         elif (
             kind is cst.Attribute
             and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
+            and (target.value.value == "self" or self._is_class_parameter(target.value.value))
             and self.frame.class_name is not None
         ):
             self.class_attributes.setdefault(self.frame.class_name, {})[target.attr.value] = value
+
+    def _is_class_parameter(self, name: str) -> bool:
+        """`cls` of a `@classmethod` (unittest's `setUpClass(cls)`): `cls.outputs = ...` sets what
+        the methods read as `self.outputs`."""
+        node = self.frame.node
+        if self.frame.kind != "function" or not isinstance(node, cst.FunctionDef) or not node.params.params:
+            return False
+        if node.params.params[0].name.value != name:
+            return False
+        return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in node.decorators)
 
     def _is_module_type(self, expr: cst.BaseExpression) -> bool:
         qualified = self.resolve(expr)

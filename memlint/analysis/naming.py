@@ -17,6 +17,11 @@ BATCH_SOURCE = re.compile(
     re.I,
 )
 
+# The step of `range(0, len(X), batch_size)`: a loop that walks a data split by index, one batch per
+# iteration (`X[i:i + batch_size]`), as a loop over a loader does.  A step named otherwise (`n`,
+# `chunk`, `self.block_size`) may walk a sequence inside a model: not taken for a pass over data.
+BATCH_STRIDE = re.compile(r"^(?:\w*_)?(?:mini)?batch_?size$|^(?:bs|bsize|batch)$", re.I)
+
 _EVAL_WORDS = frozenset(
     {"evaluate", "evaluation", "eval", "validate", "validation", "val", "test", "testing", "predict",
      "prediction", "predictions", "infer", "inference"}
@@ -127,9 +132,9 @@ _NON_RUNNING_METHODS = frozenset(
 
 # Words of a method that runs the module on its input: an RL policy's `get_action(obs)` /
 # `get_action_and_value(obs)`, DINO's `get_last_selfattention(img)`, `feature_extraction(x)`,
-# `encode(x)`, `predict(x)`. A method fed a configuration (`adjust_generation_fn(config)`) is not one.
+# `encode(x)`, `predict(x)`, tabnet's `forward_masks(x)`. A method fed a configuration (`adjust_generation_fn(config)`) is not one.
 _RUNNING_METHOD_WORDS = re.compile(
-    r"(?:^|_)(?:act|action|actions|value|values|q|logits|predict|prediction|infer|inference|encode|decode|"
+    r"(?:^|_)(?:act|action|actions|value|values|q|logits|predict|prediction|infer|inference|encode|decode|forward|"
     r"embed|embedding|embeddings|feature|features|extract|extraction|attention|selfattention|sample|score|"
     r"scores|policy|generate_images?|reconstruct|reconstruction)(?:_|$)"
 )
