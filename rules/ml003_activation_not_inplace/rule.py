@@ -15,6 +15,7 @@ from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import element_classes
 from memlint.analysis.producers import bound_value, producers_before
+from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
 from memlint.analysis.sequences import (
@@ -234,6 +235,79 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # bound further back, but a statement between keeps a reference to the value
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 8))
+        self.kept = None
+    def forward(self, h):
+        h_prime = torch.mm(h, self.W)
+        self.kept = h_prime
+        if self.training:
+            return F.relu(h_prime)
+        return h_prime
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound further back, and read again after the activation (`y + h_prime`)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 8))
+    def forward(self, h):
+        h_prime = torch.mm(h, self.W)
+        assert h_prime.dim() == 2
+        y = F.relu(h_prime)
+        return y + h_prime
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a method of an attribute (`self.meter.mean()`) may return a tensor that object keeps
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Meter:
+    def __init__(self):
+        self.value = torch.zeros(4)
+    def mean(self):
+        return self.value
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.meter = Meter()
+    def forward(self, x):
+        h = self.meter.mean()
+        return F.relu(h) + x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound before a loop: in place, the second iteration would overwrite what the first kept for backward
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        h = self.fc(x)
+        for _ in range(2):
+            if self.training:
+                h = F.relu(h)
+        return h
+""",
+            config=_EXACT,
+        ),
         Valid(  # one element of the ModuleList may be the identity: its output is the caller's tensor
             """
 import torch.nn.functional as F
@@ -839,6 +913,120 @@ class Net(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # bound further back by a tensor method, checked, and activated in a branch that returns it
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 8))
+        self.concat = True
+    def forward(self, h, rowsum):
+        h_prime = torch.mm(h, self.W).div(rowsum)
+        assert not torch.isnan(h_prime).any()
+        if self.concat:
+            return F.relu(h_prime)
+        return h_prime
+""",
+            line=13,
+            column=20,
+            config=_EXACT,
+            message="the fresh result of `torch.mm(h, self.W).div`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 8))
+        self.concat = True
+    def forward(self, h, rowsum):
+        h_prime = torch.mm(h, self.W).div(rowsum)
+        assert not torch.isnan(h_prime).any()
+        if self.concat:
+            return F.relu(h_prime, inplace=True)
+        return h_prime
+""",
+            harness=Harness(
+                setup="import torch",
+                then="a = Attention()\nx = torch.randn(4, 8, requires_grad=True)\nout = a(x, torch.rand(4, 1) + 1)\nout.sum().backward()\nresult = (out, x.grad, a.W.grad)",
+            ),
+        ),
+        Invalid(  # a method other than `forward` (a message function handed to a graph library)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class EdgeScores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn_fc = nn.Linear(16, 1)
+    def edge_attention(self, z):
+        a = self.attn_fc(z)
+        return {"e": F.relu(a)}
+    def forward(self, z):
+        return self.edge_attention(z)["e"]
+""",
+            line=10,
+            column=22,
+            config=_EXACT,
+            message="the fresh output of `self.attn_fc`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class EdgeScores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn_fc = nn.Linear(16, 1)
+    def edge_attention(self, z):
+        a = self.attn_fc(z)
+        return {"e": F.relu(a, inplace=True)}
+    def forward(self, z):
+        return self.edge_attention(z)["e"]
+""",
+            harness=_runs("EdgeScores()", "4, 16"),
+        ),
+        Invalid(  # an activation module called only in a helper that `forward` calls, on a fresh sum
+            """
+import torch
+from torch import nn
+class Scores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 1)
+        self.b = nn.Linear(8, 1)
+        self.relu = nn.ReLU()
+    def _scores(self, h):
+        e = self.a(h) + self.b(h).T
+        return self.relu(e)
+    def forward(self, h):
+        return self._scores(h)
+""",
+            line=8,
+            column=21,
+            config=_EXACT,
+            message="only called on fresh values",
+            fixed="""
+import torch
+from torch import nn
+class Scores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 1)
+        self.b = nn.Linear(8, 1)
+        self.relu = nn.ReLU(inplace=True)
+    def _scores(self, h):
+        e = self.a(h) + self.b(h).T
+        return self.relu(e)
+    def forward(self, h):
+        return self._scores(h)
+""",
+            harness=_runs("Scores()", "4, 8"),
+        ),
         Invalid(  # a layer built through the project's initialiser, which only a star import brings (DeepRL)
             """
 from utils import *
@@ -2066,7 +2254,14 @@ mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), 
                 self._pending.extend(candidates)
         for block in _blocks_of(node, into_if=False):
             self._check_statement_runs(block, node.body)
-        if node.name.value == "forward" and self.ctx.class_name is not None:
+        # Every method of a module class, not only `forward`: a helper that `forward` calls
+        # (`self._attention(h)`) or a message function handed to a graph library
+        # (`g.apply_edges(self.edge_attention)`) computes the same fresh values; whether its
+        # activation is safe in place does not depend on who calls the method.
+        # Only methods of nn.Module classes: the inventory of the file's layers is built on the first
+        # ask, and a notebook may import `torch.nn` only after its first (data) classes.
+        key = self.ctx.frame.key
+        if key is not None and key[0] == "method" and self.ctx.in_module_class:
             self._forward_pairs(node)
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -2295,7 +2490,7 @@ mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), 
             attribute = _self_attr(call.func)
             module = activation(attribute)
             if module is not None:
-                source = self._fresh_input(call, earlier, fresh, function, target if call is direct else None, call is direct)
+                source = self._fresh_input(call, statement, earlier, fresh, function, target if call is direct else None, call is direct)
                 key = (described.name, attribute)
                 self._module_calls.setdefault(key, (module, []))[1].append(source is not None)
             elif self._functional_inplace(call):
@@ -2311,7 +2506,7 @@ mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), 
             return function_name in _TORCH_INPLACE_TWINS
         return module == "torch.nn.functional" and function_name in INPLACE_FUNCTIONS
 
-    def _fresh_input(self, call: cst.Call, earlier, fresh, function, target, is_direct: bool) -> Optional[str]:
+    def _fresh_input(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> Optional[str]:
         """What makes the call's first argument a fresh value that nothing reads after it (its
         description for the message), or None: a temporary (`F.relu(self.bn(x))`, `F.relu(a + b)`),
         or a name bound to one on the line before (`x = self.conv(x)`, then `x = F.relu(x)`), also
@@ -2322,9 +2517,9 @@ mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), 
         source = call.args[0].value
         if fresh(source):  # a temporary, also nested in another call
             return _described(source)
-        if not (is_direct and isinstance(source, cst.Name)):
+        if not isinstance(source, cst.Name):
             return None
-        name = source.value
+        name = source.value  # (not the statement's own value: `target` is None, the name must occur twice)
         previous = earlier[-1] if earlier else None
         producer = _binds_fresh(previous, name, fresh)
         if producer is not None:
@@ -2338,11 +2533,28 @@ mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), 
         # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
         # `h = self.embedding_h(h)`): fresh where every value it may hold is.
         joined = producers_before(earlier, len(earlier), name)
-        if joined is None or not all(fresh(value) for value in joined.values):
+        if joined is None:
+            return self._reaching_fresh(statement, function, name, target, is_direct, fresh)
+        if not all(fresh(value) for value in joined.values):
             return None
         if target != name and _occurrences(function, name) != 1 + sum(_occurrences_in(s, name) for s in joined.statements):
             return None
         return " or ".join(dict.fromkeys(_described(value) for value in joined.values))
+
+    def _reaching_fresh(self, statement, function, name: str, target, is_direct: bool, fresh) -> Optional[str]:
+        """A name bound to a fresh value further back, with only reads that keep nothing of it in
+        between (analysis/reaching.py: `h = h.div(s)`, `assert not torch.isnan(h).any()`, then
+        `if self.concat: return F.elu(h)`), where the activation's statement ends the name's life:
+        a `return` of the call, or `name = F.elu(name)`."""
+        if not is_direct or not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        ends = type(statement.body[0]) is cst.Return or target == name
+        if not ends:
+            return None
+        reaching = reaching_binding(function, statement, name, self.ctx)
+        if reaching is None or not fresh(reaching.value):
+            return None
+        return _described(reaching.value)
 
     def _check_call(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> None:
         qualified = self.ctx.resolve(call.func) or ""
@@ -2354,7 +2566,7 @@ mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), 
             argument, value = inplace_argument(call, INPLACE_FUNCTIONS[function_name])
             if value is not False or (argument is not None and _statement_has_comment(statement)):
                 return
-        after = self._fresh_input(call, earlier, fresh, function, target, is_direct)
+        after = self._fresh_input(call, statement, earlier, fresh, function, target, is_direct)
         if after is None:
             return
         # The layer that reads the result is not followed here: whether it keeps it is not known.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
@@ -36,7 +36,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         for call in source.nodes(ast.Call):
             if self_attribute(call.func) in held and call.args:  # type: ignore[attr-defined]
                 statement, previous, function = _statement_around(source, call)
-                if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, built, True):  # type: ignore[attr-defined]
+                if function is not None and _is_method(source, function) and _applies_inplace_function(statement, previous, call, built, True, function):  # type: ignore[attr-defined]
                     return True
     self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
@@ -47,9 +47,14 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
         statement, previous, function = _statement_around(source, call)
-        if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers, forward_only):  # type: ignore[attr-defined]
+        if function is not None and _is_method(source, function) and _applies_inplace_function(statement, previous, call, layers, forward_only, function):  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _is_method(source: Source, function) -> bool:
+    """A function defined directly in a class body (the rule looks at every method, not only `forward`)."""
+    return isinstance(next(source.ancestors(function), None), ast.ClassDef)
 
 
 def _activation_attributes(source: Source) -> set[str]:
@@ -225,7 +230,7 @@ def _layer_of(element: ast.AST) -> set:
     return names
 
 
-def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], sums: bool) -> bool:
+def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], sums: bool, function) -> bool:
     """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in a simple statement, or
     `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
     if isinstance(statement, ast.Assign):
@@ -240,8 +245,17 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         return True
     if sums and _fresh_result(first):
         return True
-    if not (call is direct and isinstance(first, ast.Name)):
+    if not isinstance(first, ast.Name):
         return False
+    # Bound further back, the activation's statement ending the name's life (analysis/reaching.py):
+    # here, any binding of the name in the function to such a value will do.
+    ends = isinstance(statement, ast.Return) or (
+        isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == first.id for t in statement.targets)
+    )
+    if call is direct and ends and any(
+        _binds_layer_output(node, first.id, layers, sums) for node in ast.walk(function) if isinstance(node, ast.Assign)
+    ):
+        return True
     # `out += y` before: the statement before that is not looked at (a loosening); an `if` before,
     # whose branches may each bind the name (analysis/producers.py): its branches are not looked at
     return (
@@ -270,4 +284,8 @@ def _fresh_result(value: ast.AST) -> bool:
     a loosening of the analysis's resolved name)."""
     if isinstance(value, ast.BinOp):
         return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult))
-    return isinstance(value, ast.Call) and final_name(value.func) in FRESH_RESULT_FUNCTIONS
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Attribute) and value.func.attr in FRESH_RESULT_METHODS:
+        return True  # `h.div(s)` (any receiver, a loosening of the analysis's)
+    return final_name(value.func) in FRESH_RESULT_FUNCTIONS
