@@ -51,6 +51,11 @@ _KEEPS_ITS_INPUT = frozenset(
      "GroupNorm", "LayerNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MaxPool1d", "MaxPool2d",
      "MaxPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d"}
 )  # fmt: skip
+# Dropout in place, with gradients on, never lowers a peak and on CUDA raises it (bench/inplace_savings.py
+# --device cuda, docs/inplace-activations.md): out of place CUDA's fused kernel keeps a one-byte mask for
+# backward, in place torch keeps a full-size mask of the input's dtype (8 Linear+Dropout blocks on an H100:
+# 64 -> 85 MiB). So a dropout whose code may run with gradients on is not reported, even under exact selection.
+_DROPOUTS = frozenset(kind for kind in (*INPLACE_MODULES, *INPLACE_FUNCTIONS) if "dropout" in kind.lower())
 _SAVES_IN_TRAINING = (
     "keeps one activation of this size fewer for backward (out of place, {kind} keeps its input as well as "
     "its output): a training step's peak falls by one activation per such layer where the peak is reached "
@@ -176,8 +181,10 @@ class ActivationNotInplace(Rule):
     `with torch.no_grad()` block): there it saves up to one activation, while in a training step it
     leaves the peak unchanged. Selecting ML003 by its exact code (`--select ML003`,
     `extend-select = ["ML003"]`) reports every site, those with the message that a training step's
-    peak does not change; `ML`, `ML0` or `ALL` keep the default set, as for the rules that are off
-    by default. Each message says what the saving is.
+    peak does not change, except a dropout where gradients may be on: in place it keeps a full-size
+    mask for backward where CUDA's fused kernel keeps a one-byte one, so on a GPU it raises the peak
+    (8 Linear+Dropout blocks on an H100: 64 -> 85 MiB). `ML`, `ML0` or `ALL` keep the default set, as
+    for the rules that are off by default. Each message says what the saving is.
 
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories
     that may return more than one class (or anything but a `torch.nn` layer),
@@ -1169,14 +1176,14 @@ class Merge(nn.Module):
 """,
             harness=_runs("Merge()", "2, 4"),
         ),
-        Invalid(  # `self.dropout = nn.Dropout2d()` used once, on the fresh output of the pooling layer
+        Invalid(  # `self.dropout = nn.LeakyReLU()` used once, on the fresh output of the pooling layer
             """
 from torch import nn
 class Head(nn.Module):
     def __init__(self):
         super().__init__()
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-        self.dropout = nn.Dropout2d(0.2)
+        self.dropout = nn.LeakyReLU(0.2)
         self.linear = nn.Linear(4, 2)
     def forward(self, x):
         x = self.avgpool(x)
@@ -1193,7 +1200,7 @@ class Head(nn.Module):
     def __init__(self):
         super().__init__()
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-        self.dropout = nn.Dropout2d(0.2, inplace=True)
+        self.dropout = nn.LeakyReLU(0.2, inplace=True)
         self.linear = nn.Linear(4, 2)
     def forward(self, x):
         x = self.avgpool(x)
@@ -1295,7 +1302,7 @@ from collections import OrderedDict
 from torch import nn
 head = nn.Sequential(OrderedDict([
     ("fc", nn.Linear(512, 256)),
-    ("drop", nn.Dropout(
+    ("drop", nn.LeakyReLU(
         0.5,
     )),
 ]))
@@ -1308,7 +1315,7 @@ from collections import OrderedDict
 from torch import nn
 head = nn.Sequential(OrderedDict([
     ("fc", nn.Linear(512, 256)),
-    ("drop", nn.Dropout(
+    ("drop", nn.LeakyReLU(
         0.5, inplace=True,
     )),
 ]))
@@ -1407,7 +1414,7 @@ class Net(nn.Module):
         self.fc = nn.Linear(16, 16)
     def forward(self, x):
         h = self.fc(x)
-        h = F.dropout(h, 0.1, self.training)
+        h = F.leaky_relu(h, 0.1)
         return h
 """,
             line=9,
@@ -1422,7 +1429,7 @@ class Net(nn.Module):
         self.fc = nn.Linear(16, 16)
     def forward(self, x):
         h = self.fc(x)
-        h = F.dropout(h, 0.1, self.training, inplace=True)
+        h = F.leaky_relu(h, 0.1, inplace=True)
         return h
 """,
             harness=_runs("Net()", "4, 16"),
@@ -1811,7 +1818,7 @@ class Net(nn.Module):
             self.embedding_pos_enc = nn.Linear(4, 8)
         else:
             self.embedding_h = nn.Linear(4, 8)
-        self.in_feat_dropout = nn.Dropout(0.5)
+        self.in_feat_dropout = nn.LeakyReLU(0.5)
     def forward(self, h):
         if self.pos_enc:
             h = self.embedding_pos_enc(h)
@@ -1833,7 +1840,7 @@ class Net(nn.Module):
             self.embedding_pos_enc = nn.Linear(4, 8)
         else:
             self.embedding_h = nn.Linear(4, 8)
-        self.in_feat_dropout = nn.Dropout(0.5, inplace=True)
+        self.in_feat_dropout = nn.LeakyReLU(0.5, inplace=True)
     def forward(self, h):
         if self.pos_enc:
             h = self.embedding_pos_enc(h)
@@ -1887,13 +1894,13 @@ class Encoding(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 4)
-        self.dropout = nn.Dropout(0.5)
+        self.dropout = nn.LeakyReLU(0.5)
     def forward(self, x):
         return self.dropout(self.fc(x))
 class Layer(nn.Module):
     def __init__(self):
         super().__init__()
-        self.dropout = nn.Dropout(0.5)
+        self.dropout = nn.LeakyReLU(0.5)
     def forward(self, x):
         return self.dropout(x) + x
 """,
@@ -1906,13 +1913,13 @@ class Encoding(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 4)
-        self.dropout = nn.Dropout(0.5, inplace=True)
+        self.dropout = nn.LeakyReLU(0.5, inplace=True)
     def forward(self, x):
         return self.dropout(self.fc(x))
 class Layer(nn.Module):
     def __init__(self):
         super().__init__()
-        self.dropout = nn.Dropout(0.5)
+        self.dropout = nn.LeakyReLU(0.5)
     def forward(self, x):
         return self.dropout(x) + x
 """,
@@ -2079,7 +2086,7 @@ class Net(nn.Module):
 """,
             harness=_runs("Net()", "2, 8"),
         ),
-        Invalid(  # exact selection: `torch.cat` keeps nothing for backward, so dropout may overwrite its result
+        Invalid(  # exact selection: `torch.cat` keeps nothing for backward, so a LeakyReLU may overwrite its result
             """
 import torch
 import torch.nn.functional as F
@@ -2087,7 +2094,7 @@ from torch import nn
 class Net(nn.Module):
     def forward(self, x):
         h = torch.cat([x * 2, x * 3], dim=1)
-        h = F.dropout(h, 0.5, training=self.training)
+        h = F.leaky_relu(h, 0.5)
         return h
 """,
             line=7,
@@ -2101,7 +2108,7 @@ from torch import nn
 class Net(nn.Module):
     def forward(self, x):
         h = torch.cat([x * 2, x * 3], dim=1)
-        h = F.dropout(h, 0.5, training=self.training, inplace=True)
+        h = F.leaky_relu(h, 0.5, inplace=True)
         return h
 """,
             harness=Harness(setup="import torch", then="torch.manual_seed(0)\nmodel = Net().eval()\nx = torch.randn(2, 4, requires_grad=True)\nout = model(x)\nout.sum().backward()\nresult = (out, x.grad)"),
@@ -2139,10 +2146,10 @@ class Net(nn.Module):
 """,
             harness=_runs("Net()", "2, 8"),
         ),
-        Invalid(  # exact selection: `nn.GELU` keeps its input, not its output, so the dropout after it may overwrite it
+        Invalid(  # exact selection: `nn.GELU` keeps its input, not its output, so the LeakyReLU after it may overwrite it
             """
 from torch import nn
-mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1), nn.Linear(16, 8))
+mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LeakyReLU(0.1), nn.Linear(16, 8))
 """,
             line=2,
             column=50,
@@ -2150,9 +2157,31 @@ mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1), nn.Linear(16, 
             message="after `nn.GELU`",
             fixed="""
 from torch import nn
-mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), nn.Linear(16, 8))
+mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LeakyReLU(0.1, inplace=True), nn.Linear(16, 8))
 """,
             harness=Harness(setup="import torch", then="mlp.eval()\nx = torch.randn(2, 8, requires_grad=True)\nout = mlp(x)\nout.sum().backward()\nresult = (out, x.grad)"),
+        ),
+        Valid(  # exact selection: a dropout that may run with gradients on is not reported; in place it keeps a full-size mask where CUDA's fused kernel keeps a one-byte one (measured: docs/inplace-activations.md)
+            """
+from torch import nn
+mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1), nn.Linear(16, 8))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the functional form, the same: `F.dropout` on a Linear's fresh output in a training forward
+            """
+from torch import nn
+from torch.nn import functional as F
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+    def forward(self, x):
+        h = self.fc(x)
+        h = F.dropout(h, 0.1, self.training)
+        return h
+""",
+            config=_EXACT,
         ),
     ]
 
@@ -2386,6 +2415,8 @@ mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(0.1, inplace=True), 
             return _SAVES_IN_TRAINING.format(kind=kind)
         if forward_only:
             return _SAVES_FORWARD_ONLY
+        if kind in _DROPOUTS:
+            return None  # in place it costs memory on CUDA where gradients are on (see _DROPOUTS)
         if not self.selected_by_code():
             return None
         return _SAVES_IF_KEPT_AFTER if kind in _KEPT_FOR_BACKWARD else _SAVES_NOTHING_IN_TRAINING
