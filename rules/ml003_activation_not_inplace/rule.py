@@ -13,7 +13,7 @@ from memlint.analysis import GradMode
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
-from memlint.analysis.module_lists import element_classes
+from memlint.analysis.module_lists import element_classes, iterated_list
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
@@ -242,6 +242,46 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the loop variable is also bound to something else in the function: not known to be a layer of the list
+            """
+import torch.nn.functional as F
+from torch import nn
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv1d(4, 4, 3, padding=1), nn.Conv1d(4, 4, 3, padding=1)])
+    def forward(self, x, extra=None):
+        for l in self.convs:
+            x = l(x)
+            x = F.leaky_relu(x, 0.1)
+        if extra is not None:
+            l = extra
+            x = l(x)
+            x = F.leaky_relu(x, 0.1)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a name chosen between a reparameterisation and something else: the layer is not known
+            """
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils import weight_norm
+def keep(m):
+    return nn.Sequential(m, nn.Sigmoid())
+class Stack(nn.Module):
+    def __init__(self, normed):
+        super().__init__()
+        norm_f = weight_norm if normed else keep
+        self.convs = nn.ModuleList([norm_f(nn.Conv1d(4, 4, 3, padding=1)), norm_f(nn.Conv1d(4, 4, 3, padding=1))])
+    def forward(self, x):
+        for l in self.convs:
+            x = l(x)
+            x = F.leaky_relu(x, 0.1)
+        return x
+""",
+            config=_EXACT,
+        ),
         Valid(  # bound further back, but a statement between keeps a reference to the value
             """
 import torch
@@ -920,6 +960,52 @@ class Net(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a loop variable over a ModuleList of weight-normed convolutions (chosen by a conditional alias)
+            """
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils import weight_norm, spectral_norm
+class Discriminator(nn.Module):
+    def __init__(self, use_spectral_norm=False):
+        super().__init__()
+        norm_f = weight_norm if use_spectral_norm == False else spectral_norm
+        self.convs = nn.ModuleList([norm_f(nn.Conv1d(1, 4, 3, padding=1)), norm_f(nn.Conv1d(4, 4, 3, padding=1))])
+        self.post = nn.Conv1d(4, 1, 3, padding=1)
+    def forward(self, x):
+        fmap = []
+        for l in self.convs:
+            x = l(x)
+            x = F.leaky_relu(x, 0.1)
+            fmap.append(x)
+        return self.post(x), fmap
+""",
+            line=14,
+            column=17,
+            config=_EXACT,
+            message="the fresh output of `l`, a layer of a ModuleList",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils import weight_norm, spectral_norm
+class Discriminator(nn.Module):
+    def __init__(self, use_spectral_norm=False):
+        super().__init__()
+        norm_f = weight_norm if use_spectral_norm == False else spectral_norm
+        self.convs = nn.ModuleList([norm_f(nn.Conv1d(1, 4, 3, padding=1)), norm_f(nn.Conv1d(4, 4, 3, padding=1))])
+        self.post = nn.Conv1d(4, 1, 3, padding=1)
+    def forward(self, x):
+        fmap = []
+        for l in self.convs:
+            x = l(x)
+            x = F.leaky_relu(x, 0.1, inplace=True)
+            fmap.append(x)
+        return self.post(x), fmap
+""",
+            harness=Harness(
+                setup="import torch",
+                then="d = Discriminator()\nx = torch.randn(2, 1, 16, requires_grad=True)\nout, fmap = d(x)\nout.sum().backward()\nresult = (out, fmap, x.grad, [p.grad for p in d.parameters()])",
+            ),
+        ),
         Invalid(  # bound further back by a tensor method, checked, and activated in a branch that returns it
             """
 import torch
@@ -2487,6 +2573,10 @@ class Net(nn.Module):
             func = expr.func  # type: ignore[attr-defined]
             if type(func) is cst.Subscript:
                 return _self_attr(func.value) in layer_lists() if _self_attr(func.value) is not None else False  # type: ignore[attr-defined]
+            if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS:  # `for l in self.convs: x = l(x)`
+                iterated = iterated_list(function, func.value)  # type: ignore[attr-defined]
+                if iterated is not None:
+                    return iterated in layer_lists()
             attribute = _self_attr(func)
             return attribute in layers()[0] if attribute is not None else makes_fresh_tensor(expr, ctx)
 
@@ -2707,10 +2797,12 @@ def _described(value: cst.BaseExpression) -> str:
     if type(value) is cst.BinaryOperation:
         return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
     func = value.func  # type: ignore[attr-defined]
-    if _self_attr(func) is None and type(func) is not cst.Subscript:  # `torch.cat(...)`, `F.gelu(...)`
+    if _self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`
         return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"
     if type(func) is cst.Subscript:
         return f"the fresh output of a layer of `self.{_self_attr(func.value)}`"  # type: ignore[attr-defined]
+    if type(func) is cst.Name:
+        return f"the fresh output of `{func.value}`, a layer of a ModuleList"  # type: ignore[attr-defined]
     return f"the fresh output of `self.{_self_attr(func)}`"
 
 
@@ -2726,6 +2818,8 @@ _RESULT_NAMES = {
 # `torch` activations without an `inplace` parameter, and the in-place function that replaces each
 # (the same backward: relu's reads only its output).
 _TORCH_INPLACE_TWINS = {"relu": "relu_"}
+# Names never looked up as loop variables (the cheap test before a walk of the function).
+_CALLABLE_BUILTINS = frozenset({"zip", "len", "range", "list", "tuple", "dict", "enumerate", "getattr", "isinstance"})
 
 
 def _occurrences(function: cst.FunctionDef, name: str) -> int:

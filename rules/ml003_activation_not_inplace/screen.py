@@ -30,7 +30,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if not held and not source.mentions(*INPLACE_FUNCTIONS):
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
-    layers = _attributes_holding_layers(source)
+    layers = _attributes_holding_layers(source) | _loop_variables(source)
     if held:
         built = _attributes_built_as_layers(source)
         for call in source.nodes(ast.Call):
@@ -113,8 +113,24 @@ def _statement_around(source: Source, node: ast.AST):
 
 
 def _called_attribute(func: ast.AST):
-    """`self.fc` -> "fc", and `self.layers[i]` -> "layers" (an element of a ModuleList)."""
+    """`self.fc` -> "fc", `self.layers[i]` -> "layers" (an element of a ModuleList), and a plain
+    name `l` -> "l" (a loop variable over a ModuleList: `_loop_variables`)."""
+    if isinstance(func, ast.Name):
+        return func.id
     return self_attribute(func.value) if isinstance(func, ast.Subscript) else self_attribute(func)
+
+
+def _loop_variables(source: Source) -> set[str]:
+    """Names a `for` binds to the elements of `self.<attr>` or of `zip(self.<a>, ...)` (the analysis
+    asks more: the one binding of the name in the function, a ModuleList of known layers)."""
+    found: set[str] = set()
+    for node in source.nodes(ast.For):
+        target, iterable = node.target, node.iter  # type: ignore[attr-defined]
+        if isinstance(target, ast.Name) and is_self_attribute(iterable):
+            found.add(target.id)
+        elif isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call) and final_name(iterable.func) == "zip":
+            found.update(e.id for e in target.elts if isinstance(e, ast.Name))
+    return found
 
 
 def _attributes_holding_layers(source: Source) -> set[str]:
