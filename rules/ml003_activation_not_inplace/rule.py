@@ -145,18 +145,27 @@ class ActivationNotInplace(Rule):
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`), or built
       by a factory of the file whose every `return` builds one such class (`conv1x1(...)`);
-    - in `forward`, a functional activation whose input is the fresh output of such a layer
+    - in any method of an `nn.Module` class (`forward`, a helper it calls, a message function
+      handed to a graph library), a functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
-      between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before)
+      between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before,
+      or bound further back when the activation's statement ends the name's life (`return
+      F.elu(h)`, `h = F.relu(h)`, also inside `if` branches) and the statements between read it
+      only for its metadata or a `torch.isnan` test)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
-      backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling; `nn.GELU` in a Sequential, under exact
+      backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
+      `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
       selection), that is not used again; `torch.relu(x)` is such an activation too (fixed to
       `torch.relu_(x)`); a layer taken by index from a
-      `ModuleList` whose every element is such a layer (`self.layers[i]`, called) and one the constructor
-      builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers;
+      `ModuleList` whose every element is such a layer (`self.layers[i]`, called), the loop
+      variable of `for l in self.layers:` (or of `zip(self.a, self.b)`) that nothing else binds in
+      the function, and one the constructor
+      builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers; so does a
+      layer wrapped by a name chosen between two reparameterisations (`norm_f = weight_norm if c
+      else spectral_norm`) that nothing else in the file binds;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
-      of it in `forward` on such a fresh value;
+      of it in a method of the class on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
       (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`).
 
@@ -188,7 +197,7 @@ class ActivationNotInplace(Rule):
 
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories
     that may return more than one class (or anything but a `torch.nn` layer),
-    `self.relu = nn.ReLU()` modules called anywhere but `forward` or on a value that is not fresh
+    `self.relu = nn.ReLU()` modules called outside the class's methods or on a value that is not fresh
     (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
     by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
     a module it cannot name (`m` of `model.modules()`) does.

@@ -1,10 +1,11 @@
 """ML003's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
 `nn.Sequential` holding an in-place-capable module right after a layer that does not save its
-output; or, in a `forward`, an in-place-capable `F.<activation>` applied to `self.<layer>(...)` or
-to a sum, difference or product directly, or to a name one of the two statements before binds or
-adds to in place; or an in-place-capable module held by `self.<attr>`, called in `forward` on such a
-value.
+output; or, in a method of a class, an in-place-capable `F.<activation>` applied to `self.<layer>(...)`
+(or a loop variable's call, `l(x)`) or to a sum, difference or product directly, or to a name the
+statement before binds or adds to in place, or that any statement of the function binds so when
+the activation's statement returns or rebinds it; or an in-place-capable module held by
+`self.<attr>`, called in a method on such a value.
 """
 
 from __future__ import annotations
