@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
-from memlint.analysis.attribute_owners import attribute_uses, class_nodes, used_other_than_called
+from memlint.analysis.attribute_owners import attribute_uses, class_nodes, inherited_owner, used_other_than_called
 from memlint.analysis import GradMode
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import inventory, torch_nn_name
@@ -163,7 +163,8 @@ class ActivationNotInplace(Rule):
       builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers; so does a
       layer wrapped by a name chosen between two reparameterisations (`norm_f = weight_norm if c
       else spectral_norm`) that nothing else in the file binds;
-    - `self.relu = nn.ReLU()` (any in-place-capable module held by the class) when every use of
+    - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
+      class of the file for its subclasses' methods) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
       of it in a method of the class on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
@@ -251,6 +252,24 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a base class's activation module, called by one subclass on the caller's tensor
+            """
+import torch
+from torch import nn
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.leaky = nn.LeakyReLU(0.2)
+class Scores(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + b)
+class Raw(Layer):
+    def forward(self, x):
+        return self.leaky(x) + x
+""",
+            config=_EXACT,
+        ),
         Valid(  # the loop variable is also bound to something else in the function: not known to be a layer of the list
             """
 import torch.nn.functional as F
@@ -969,6 +988,46 @@ class Net(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # built by a base class of the file, called by its subclasses' forward on fresh sums
+            """
+import torch
+from torch import nn
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.leaky = nn.LeakyReLU(0.2)
+class Scores(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + b)
+class Pairs(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + self.fc(b))
+""",
+            line=7,
+            column=22,
+            config=_EXACT,
+            message="only called on fresh values",
+            fixed="""
+import torch
+from torch import nn
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.leaky = nn.LeakyReLU(0.2, inplace=True)
+class Scores(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + b)
+class Pairs(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + self.fc(b))
+""",
+            harness=Harness(
+                setup="import torch",
+                then="s, p = Scores(), Pairs()\na = torch.randn(3, 4, requires_grad=True)\nb = torch.randn(3, 4, requires_grad=True)\nout = s(a, b) + p(a, b)\nout.sum().backward()\nresult = (out, a.grad, b.grad)",
+            ),
+        ),
         Invalid(  # a loop variable over a ModuleList of weight-normed convolutions (chosen by a conditional alias)
             """
 import torch.nn.functional as F
@@ -2590,11 +2649,23 @@ class Net(nn.Module):
             return attribute in layers()[0] if attribute is not None else makes_fresh_tensor(expr, ctx)
 
         def activation(attribute: Optional[str]):
-            """The activation module `self.<attribute>` holds, if the class builds one (the cheap test first)."""
-            layer = described.attributes.get(attribute) if attribute is not None else None
-            if layer is None or layer.kind not in INPLACE_MODULES:
+            """The activation module `self.<attribute>` holds and the class that builds it (this one,
+            or a base class of the file: `inherited_owner`), if one does (the cheap test first)."""
+            if attribute is None:
                 return None
-            return layers()[1].get(attribute)
+            layer = described.attributes.get(attribute)
+            if layer is None:
+                owner = inherited_owner(classes, described.name, attribute)
+                if owner is None:
+                    return None
+                layer = classes[owner].attributes[attribute]
+                changes = module_changes(ctx)
+                trusted = changes.bound_once(attribute, owner) and not changes.hooks_may_see([attribute])
+                return (owner, layer) if trusted and layer.kind in INPLACE_MODULES else None
+            if layer.kind not in INPLACE_MODULES:
+                return None
+            module = layers()[1].get(attribute)
+            return (described.name, module) if module is not None else None
 
         for block in _blocks_of(function):
             earlier: list[cst.CSTNode] = []
@@ -2618,10 +2689,11 @@ class Net(nn.Module):
             if _inside_lambda(small, call):
                 continue
             attribute = _self_attr(call.func)
-            module = activation(attribute)
-            if module is not None:
+            held = activation(attribute)
+            if held is not None:
+                owner, module = held
                 source = self._fresh_input(call, statement, earlier, fresh, function, target if call is direct else None, call is direct)
-                key = (described.name, attribute)
+                key = (owner, attribute)
                 self._module_calls.setdefault(key, (module, []))[1].append(source is not None)
             elif self._functional_inplace(call):
                 self._check_call(call, statement, earlier, fresh, function, target if call is direct else None, call is direct)
