@@ -145,8 +145,9 @@ class ActivationNotInplace(Rule):
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`), or built
       by a factory of the file whose every `return` builds one such class (`conv1x1(...)`);
-    - in any method of an `nn.Module` class (`forward`, a helper it calls, a message function
-      handed to a graph library), a functional activation whose input is the fresh output of such a layer
+    - in any function (`forward`, a helper it calls, a message function handed to a graph
+      library, a metric; the layers `self.<layer>` only in the methods of an `nn.Module` class), a
+      functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
       between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before,
       or bound further back when the activation's statement ends the name's life (`return
@@ -988,6 +989,32 @@ class Net(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a function of the file, no module: a fresh quotient rebound by the activation
+            """
+import torch
+import torch.nn.functional as F
+def contrast(a, b, c2=1e-4):
+    cs_map = (2 * a * b + c2) / (a * a + b * b + c2)
+    cs_map = F.relu(cs_map)
+    return cs_map.mean()
+""",
+            line=5,
+            column=14,
+            config=_EXACT,
+            message="a fresh quotient",
+            fixed="""
+import torch
+import torch.nn.functional as F
+def contrast(a, b, c2=1e-4):
+    cs_map = (2 * a * b + c2) / (a * a + b * b + c2)
+    cs_map = F.relu(cs_map, inplace=True)
+    return cs_map.mean()
+""",
+            harness=Harness(
+                setup="import torch",
+                then="a = torch.randn(4, 4, requires_grad=True)\nb = torch.randn(4, 4)\nout = contrast(a, b)\nout.backward()\nresult = (out, a.grad)",
+            ),
+        ),
         Invalid(  # built by a base class of the file, called by its subclasses' forward on fresh sums
             """
 import torch
@@ -2437,14 +2464,13 @@ class Net(nn.Module):
                 self._pending.extend(candidates)
         for block in _blocks_of(node, into_if=False):
             self._check_statement_runs(block, node.body)
-        # Every method of a module class, not only `forward`: a helper that `forward` calls
-        # (`self._attention(h)`) or a message function handed to a graph library
-        # (`g.apply_edges(self.edge_attention)`) computes the same fresh values; whether its
-        # activation is safe in place does not depend on who calls the method.
-        # Only methods of nn.Module classes: the inventory of the file's layers is built on the first
-        # ask, and a notebook may import `torch.nn` only after its first (data) classes.
-        key = self.ctx.frame.key
-        if key is not None and key[0] == "method" and self.ctx.in_module_class:
+        # Every function, not only `forward`: a helper that `forward` calls (`self._attention(h)`),
+        # a message function handed to a graph library (`g.apply_edges(self.edge_attention)`) or a
+        # metric (`cs_map = a / b; cs_map = F.relu(cs_map)`) computes the same fresh values; whether
+        # its activation is safe in place does not depend on who calls it.  Only in the methods of
+        # nn.Module classes are `self.<layer>` outputs known (and the inventory asked: it is built on
+        # the first ask, and a notebook may import `torch.nn` only after its first, data, classes).
+        if self.ctx.frame.key is not None:
             self._forward_pairs(node)
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -2579,15 +2605,17 @@ class Net(nn.Module):
 
     def _forward_pairs(self, function: cst.FunctionDef) -> None:
         ctx = self.ctx
-        classes = inventory(ctx)
+        # A function outside a module class has no layers of its own: only the fresh results of
+        # torch functions and arithmetic count there (the inventory is not asked: see leave_FunctionDef).
+        classes = inventory(ctx) if ctx.in_module_class else {}
         described = classes.get(ctx.class_name or "")
-        if described is None:
-            return
         known: Optional[tuple[set[str], dict]] = None  # computed when a candidate first asks: a walk of the whole file
 
         def layers() -> tuple[set[str], dict]:
             """The layers whose output nobody else sees, and the activation modules of the class."""
             nonlocal known
+            if described is None:
+                return set(), {}
             if known is None:
                 changes = module_changes(ctx)
                 # Only a layer the constructor built and nothing in the file binds again:
@@ -2618,6 +2646,8 @@ class Net(nn.Module):
             """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer, bound once,
             no element replaced, no hook on it: `self.<attribute>[i](x)` is one of those layers."""
             nonlocal listed
+            if described is None:
+                return set()
             if listed is None:
                 changes = module_changes(ctx)
                 init = _constructor(described.node)
@@ -2651,7 +2681,7 @@ class Net(nn.Module):
         def activation(attribute: Optional[str]):
             """The activation module `self.<attribute>` holds and the class that builds it (this one,
             or a base class of the file: `inherited_owner`), if one does (the cheap test first)."""
-            if attribute is None:
+            if attribute is None or described is None:
                 return None
             layer = described.attributes.get(attribute)
             if layer is None:

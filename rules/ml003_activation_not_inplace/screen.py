@@ -37,7 +37,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         for call in source.nodes(ast.Call):
             if self_attribute(call.func) in held and call.args:  # type: ignore[attr-defined]
                 statement, previous, function = _statement_around(source, call)
-                if function is not None and _is_method(source, function) and _applies_inplace_function(statement, previous, call, built, True, function):  # type: ignore[attr-defined]
+                if function is not None and _applies_inplace_function(statement, previous, call, built, True, function):  # type: ignore[attr-defined]
                     return True
     self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
@@ -48,14 +48,9 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
         statement, previous, function = _statement_around(source, call)
-        if function is not None and _is_method(source, function) and _applies_inplace_function(statement, previous, call, layers, forward_only, function):  # type: ignore[attr-defined]
+        if function is not None and _applies_inplace_function(statement, previous, call, layers, forward_only, function):  # type: ignore[attr-defined]
             return True
     return False
-
-
-def _is_method(source: Source, function) -> bool:
-    """A function defined directly in a class body (the rule looks at every method, not only `forward`)."""
-    return isinstance(next(source.ancestors(function), None), ast.ClassDef)
 
 
 def _activation_attributes(source: Source) -> set[str]:
