@@ -142,6 +142,23 @@ class Harness:
     raises: str = ""
 
 
+# A stand-in for the `marimo` package, for a harness whose example is a marimo notebook (setup):
+# `@app.cell` keeps each cell, in order, in `app.cells` for the harness to run, passing each cell
+# what the cells before it returned (`(nn,) = app.cells[0](); (net,) = app.cells[1](nn)`).
+MARIMO_STAND_IN = """
+import sys, types
+class _App:
+    def __init__(self, **options):
+        self.cells = []
+    def cell(self, function=None, **options):
+        if function is None:
+            return self.cell
+        self.cells.append(function)
+        return function
+sys.modules["marimo"] = types.SimpleNamespace(App=_App)
+"""
+
+
 @dataclass(frozen=True)
 class Valid:
     """A snippet on which the rule must report nothing.  With a `harness`, any safe fix some later

@@ -250,3 +250,76 @@ def test_a_model_by_evidence_needs_a_module_method_and_a_call():
     """)
     assert model.module_evidence("G") and model.module_evidence("self.D")
     assert not model.module_evidence("scheduler") and not model.module_evidence("z")
+
+
+# ------------------------------------------------------------------ notebook semantics (notebooks.py)
+
+NOTEBOOK = """
+import marimo
+
+app = marimo.App(width="full")
+
+
+@app.cell
+def _():
+    import torch
+    import torch.nn as nn
+    from torch.nn import functional as F
+    return F, nn, torch
+
+
+@app.cell
+def _(nn):
+    class Network(nn.Module):
+        pass
+
+    def helper():
+        pass
+
+    device = "cuda"
+    return Network, device, helper
+
+
+@app.cell(hide_code=True)
+def _(Network, device, nn):
+    net = Network().to(device)
+    return
+"""
+
+
+def test_a_marimo_cell_parameter_is_what_the_defining_cell_binds():
+    model, module = _model(NOTEBOOK)
+    notebook = model.notebook
+    assert notebook is not None and notebook.app == "app"
+    exports = {name: (e.kind, e.qualified) for name, e in notebook.exports.items()}
+    assert exports == {
+        "torch": ("import", "torch"),
+        "nn": ("import", "torch.nn"),
+        "F": ("import", "torch.nn.functional"),
+        "Network": ("class", None),
+        "helper": ("function", None),
+    }  # `device`, a value, stays unknown
+    cells = [s for s in module.body if isinstance(s, cst.FunctionDef)]
+    assert all(notebook.is_cell(c) for c in cells)
+    assert notebook.parameter(cells[2], "nn").qualified == "torch.nn"
+    assert [s.name.value for s in notebook.top_level(module) if isinstance(s, (cst.ClassDef, cst.FunctionDef))] == ["Network", "helper"]
+    assert model._module_imports()["nn"] == "torch.nn"  # the notebook's globals, for the model's own facts
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("import marimo\n", "import notebooks as marimo_like\n"),  # no marimo import
+        ('app = marimo.App(width="full")', "app = make_app()"),  # no marimo.App
+        ("@app.cell", "@other.cell"),  # not cells of the app
+    ],
+)
+def test_without_the_evidence_a_file_is_no_notebook(change):
+    model, _ = _model(NOTEBOOK.replace(*change))
+    assert model.notebook is None or not model.notebook.exports.get("nn")
+
+
+def test_a_name_two_cells_define_is_left_out():
+    code = NOTEBOOK.replace("    return F, nn, torch", "    return F, nn, torch\n\n\n@app.cell\ndef _():\n    import mylib.nn as nn\n    return (nn,)")
+    model, _ = _model(code)
+    assert "nn" not in model.notebook.exports and model.notebook.exports["torch"].qualified == "torch"

@@ -181,3 +181,122 @@ def function_env(function: cst.FunctionDef, outer: Env) -> dict[str, cst.BaseExp
         env.pop(name, None)
     env.update(single_assignments(body))
     return env
+
+
+# ---------------------------------------------------------------- sizes a counted loop leaves behind
+
+_COMPARISONS: dict[type, Callable[[Number, Number], bool]] = {
+    cst.Equal: operator.eq,
+    cst.NotEqual: operator.ne,
+    cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le,
+    cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge,
+    cst.Is: operator.eq,  # `i is 0`: on the small ints of a counted loop `is` answers as `==` does
+    cst.IsNot: operator.ne,
+}
+_LOOP_LIMIT = 64
+
+
+def after_counted_loops(body: Union[list, tuple], env: Env, upto: int) -> dict[str, cst.BaseExpression]:
+    """What names mean after the top-level `for i in range(n)` loops before statement `upto` of a
+    function body, run by hand: the channel widths a constructor doubles block by block
+    (`out_channels = in_channels * 2 if i % 2 == 0 else in_channels; in_channels = out_channels`).
+
+    Only loops of at most 64 iterations whose count folds and whose body is plain `name = value`
+    assignments (and expression statements such as `blocks.append(...)`, which bind nothing); a
+    name the loop binds may be started before it (its single assignment there) but not read
+    before it, nor bound again between the loop and `upto`.  Values that do not fold: nothing."""
+    found: dict[str, cst.BaseExpression] = {}
+    for index, statement in enumerate(body[:upto]):
+        if isinstance(statement, cst.For):
+            ran = _run_counted_loop(statement, body[:index], body[index + 1 : upto], {**env, **found})
+            if ran:
+                found.update(ran)
+    return found
+
+
+def _run_counted_loop(loop: cst.For, before, between, env: Env) -> Optional[dict[str, cst.BaseExpression]]:
+    if loop.orelse is not None or loop.asynchronous is not None or not isinstance(loop.target, cst.Name):
+        return None
+    call = loop.iter
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "range" and len(call.args) == 1):
+        return None
+    count = fold(call.args[0].value, env)
+    if not isinstance(count, int) or not 0 < count <= _LOOP_LIMIT:
+        return None
+    assignments: list[tuple[str, cst.BaseExpression]] = []
+    for statement in loop.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                assignments.append((small.targets[0].target.value, small.value))
+            elif not isinstance(small, (cst.Expr, cst.Pass)):
+                return None
+    names = {name for name, _ in assignments} | {loop.target.value}
+    starts = single_assignments(before)
+    for statement in before:
+        if _reads(statement, starts) & names:
+            return None  # read before the loop: that read saw the start, not what the loop leaves
+    for statement in between:
+        bound = _targets_in(statement)
+        if set(bound) & names:
+            return None
+    state: dict[str, int] = {}
+    for name in names:
+        if name in starts:
+            start = fold(starts[name], env)
+            if isinstance(start, int):
+                state[name] = start
+    for i in range(count):
+        state[loop.target.value] = i
+        for name, expr in assignments:
+            value = _run(expr, state, env)
+            if value is None:
+                return None
+            state[name] = value
+    return {name: cst.Integer(str(state[name])) for name in names - {loop.target.value} if state.get(name, -1) >= 0}
+
+
+def _targets_in(statement: cst.CSTNode) -> list[str]:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return [n for small in statement.body for n in _targets(small)]
+    return _names_bound_in(statement)
+
+
+def _reads(statement: cst.CSTNode, starts: Mapping[str, cst.BaseExpression]) -> set[str]:
+    """Names the statement reads (a start assignment `in_channels = 3` reads nothing of the loop's)."""
+    from memlint.analysis.walk import code_descendants
+
+    read: set[str] = set()
+    for node in code_descendants(statement):
+        if isinstance(node, cst.Name):
+            read.add(node.value)
+    return read - set(_targets_in(statement))
+
+
+def _run(expr: cst.BaseExpression, state: Mapping[str, int], env: Env) -> Optional[int]:
+    if isinstance(expr, cst.Name) and expr.value in state:
+        return state[expr.value]
+    if isinstance(expr, cst.IfExp):
+        test = _test(expr.test, state, env)
+        return None if test is None else _run(expr.body if test else expr.orelse, state, env)
+    if isinstance(expr, cst.BinaryOperation):
+        left, right = _run(expr.left, state, env), _run(expr.right, state, env)
+        if left is None or right is None or left < 0 or right < 0:
+            return None
+        value = fold(expr.with_changes(left=cst.Integer(str(left)), right=cst.Integer(str(right))), env)
+        return value if isinstance(value, int) else None
+    value = fold(expr, env)
+    return value if isinstance(value, int) else None
+
+
+def _test(test: cst.BaseExpression, state: Mapping[str, int], env: Env) -> Optional[bool]:
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    compare = _COMPARISONS.get(type(test.comparisons[0].operator))
+    left, right = _run(test.left, state, env), _run(test.comparisons[0].comparator, state, env)
+    if compare is None or left is None or right is None:
+        return None
+    return compare(left, right)

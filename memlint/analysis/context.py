@@ -122,6 +122,14 @@ class Context:
         self._from_star = _FROM_STAR if self.project.star_torch is None else {
             name: Binding(values.OTHER, qualified=qualified) for name, qualified in self.project.star_torch
         }
+        # A marimo notebook's globals: what the cell that defines each name binds it to (an import,
+        # a class, a function; notebooks.py), for the cells that take it as a parameter and for the
+        # module-level view of names (`module_binding`).  The same Binding objects in both places.
+        notebook = self.model.notebook
+        self._notebook_globals: dict[str, Binding] = {} if notebook is None else {
+            name: Binding(values.OTHER if export.kind == "import" else values.FUNCTION, qualified=export.qualified)
+            for name, export in notebook.exports.items()
+        }
         self._facts: Optional[FileFacts] = None
         self._memo: dict[object, object] = {}
         # id(expr) -> (expr, what resolve(expr) answered), and (id(node), question) -> (node, answer)
@@ -317,6 +325,8 @@ class Context:
         if name in self._ambiguous:
             return None
         binding = self.frames[0].names.get(name)
+        if binding is None and self._notebook_globals:
+            binding = self._notebook_globals.get(name)
         if binding is None and self._star_import:
             return self._from_star.get(name)
         return binding
@@ -362,7 +372,12 @@ class Context:
         for extra in (params.star_arg, params.star_kwarg):
             if isinstance(extra, cst.Param):
                 all_params.append(extra)
+        cell = outer.kind == "module" and self._notebook_globals and self.model.notebook.is_cell(node)  # type: ignore[union-attr]
         for index, param in enumerate(all_params):
+            if cell and param.name.value in self._notebook_globals:
+                # a marimo cell reads `nn` from the one cell that defines it: not an unknown argument
+                frame.names[param.name.value] = self._notebook_globals[param.name.value]
+                continue
             value = values.UNKNOWN
             if index == 0 and class_name is not None and class_name in self.module_classes:
                 value = values.MODULE  # `self` of an nn.Module: calling it runs the model
@@ -388,8 +403,21 @@ class Context:
         self.frames.pop()
 
     def _visit_for(self, node: cst.For) -> None:
-        self._bind_target(node.target, values.UNKNOWN)
+        self._bind_iterated(node.target, values.iterated(node.iter, self))
         self._visit_loop(node)
+
+    def _bind_iterated(self, target: cst.BaseExpression, value: "Union[values.Value, tuple]") -> None:
+        """`for out, y in zip(self.outputs, self.targets)`: each element of the target takes what
+        `values.iterated` says its position holds; a shape that does not match binds UNKNOWN."""
+        if not isinstance(value, tuple):
+            self._bind_target(target, value)
+            return
+        elements = target.elements if type(target) in (cst.Tuple, cst.List) else None  # type: ignore[attr-defined]
+        if elements is None or len(elements) != len(value) or any(type(e.value) is cst.StarredElement for e in elements):
+            self._bind_target(target, values.UNKNOWN)
+            return
+        for element, part in zip(elements, value):
+            self._bind_iterated(element.value, part)
 
     def _visit_loop(self, node: Loop) -> None:
         self.frame.loops.append(node)
@@ -583,10 +611,20 @@ class Context:
         elif (
             kind is cst.Attribute
             and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
+            and (target.value.value == "self" or self._is_class_parameter(target.value.value))
             and self.frame.class_name is not None
         ):
             self.class_attributes.setdefault(self.frame.class_name, {})[target.attr.value] = value
+
+    def _is_class_parameter(self, name: str) -> bool:
+        """`cls` of a `@classmethod` (unittest's `setUpClass(cls)`): `cls.outputs = ...` sets what
+        the methods read as `self.outputs`."""
+        node = self.frame.node
+        if self.frame.kind != "function" or not isinstance(node, cst.FunctionDef) or not node.params.params:
+            return False
+        if node.params.params[0].name.value != name:
+            return False
+        return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in node.decorators)
 
     def _is_module_type(self, expr: cst.BaseExpression) -> bool:
         qualified = self.resolve(expr)

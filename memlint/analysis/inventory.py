@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.constants import Env, fold, fold_int, function_env, module_env
+from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, module_env
 from memlint.analysis.initialisers import resolve_global, unwrapped_layer
-from memlint.analysis.walk import nested_blocks
+from memlint.analysis.walk import code_descendants, nested_blocks
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -85,6 +85,24 @@ def env_here(ctx: "Context") -> Env:
     return ctx.memo(("fold-env", id(function)), lambda: function_env(function, builder.module_env))  # type: ignore[return-value]
 
 
+def env_at(ctx: "Context", node: cst.CSTNode) -> Env:
+    """`env_here`, plus what the counted loops of the function that come before `node`'s statement
+    leave behind (`constants.after_counted_loops`): a width a constructor's loop doubles block by
+    block means its last value to a layer built after the loop, and nothing inside it."""
+    env = env_here(ctx)
+    function = ctx.function_node
+    if function is None or not isinstance(function.body, cst.IndentedBlock):
+        return env
+    body = function.body.body
+    if not any(isinstance(statement, cst.For) for statement in body):
+        return env
+    for index, statement in enumerate(body):
+        if statement is node or any(inner is node for inner in code_descendants(statement)):
+            after = after_counted_loops(body, env, index)
+            return {**env, **after} if after else env
+    return env
+
+
 def _builder(ctx: "Context") -> "_Builder":
     return ctx.memo("inventory", lambda: _Builder(ctx))  # type: ignore[return-value]
 
@@ -126,7 +144,9 @@ class _Builder:
         self.result: dict[str, ModuleClass] = {}
         self._active: set[str] = set()
 
-        for statement in ctx.module.body:
+        notebook = ctx.model.notebook  # a marimo notebook's cells hold its top-level classes
+        cells = notebook.top_level(ctx.module) if notebook is not None else ()
+        for statement in (*ctx.module.body, *cells):
             if isinstance(statement, cst.ClassDef) and self._is_module_class(statement):
                 self.classes[statement.name.value] = statement
         self._described = False

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.naming import BATCH_SOURCE
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
 from memlint.analysis.naming import named_like_model
@@ -130,8 +130,54 @@ def is_step_loop(loop: Loop) -> bool:
 
 def iterates_batches(loop: Loop) -> bool:
     """`for x, y in val_loader`, `for i, batch in enumerate(tqdm(test_dataloader))`: a pass over a
-    data split, one batch per iteration (not a decoding loop inside a model, not a loop over layers)."""
-    return isinstance(loop, cst.For) and any(BATCH_SOURCE.search(name) for name in names_in(loop.iter))
+    data split, one batch per iteration (not a decoding loop inside a model, not a loop over layers).
+    Also `for i in range(0, len(graphs), batch_size)`: a split walked by index in batches."""
+    if not isinstance(loop, cst.For):
+        return False
+    return any(BATCH_SOURCE.search(name) for name in names_in(loop.iter)) or strides_by_batch(loop.iter)
+
+
+def strides_by_batch(iterable: cst.BaseExpression) -> bool:
+    """`range(start, len(X), batch_size)` (also in `tqdm(...)` / `enumerate(...)`): the step is named
+    like a batch size (`naming.BATCH_STRIDE`: `batch_size`, `self.batch_size`, `bs`) and the stop
+    counts a collection.  A stop that is a batch's size or a tensor's length (`range(0, batch_size,
+    vae_batch_size)`, `range(0, latents.shape[0], bs)`) may chunk one batch already on the device,
+    whose outputs are the result (a VAE decoding a generated batch in parts): not a pass over data."""
+    while isinstance(iterable, cst.Call) and _callee_name(iterable) in ("tqdm", "enumerate", "trange") and iterable.args:
+        iterable = iterable.args[0].value
+    if not (isinstance(iterable, cst.Call) and _callee_name(iterable) == "range" and len(iterable.args) == 3):
+        return False
+    stop = iterable.args[1].value
+    if not (isinstance(stop, cst.Call) and isinstance(stop.func, cst.Name) and stop.func.value == "len"):
+        return False
+    step = iterable.args[2].value
+    name = step.value if isinstance(step, cst.Name) else step.attr.value if isinstance(step, cst.Attribute) else None
+    return name is not None and BATCH_STRIDE.search(name) is not None
+
+
+def slices_counted_split(loop: Loop) -> bool:
+    """A batch-size stride loop (`strides_by_batch`) whose body slices the collection it counts
+    (`for i in range(0, len(X), bs): model(X[i:i + bs])`): `X` is one tensor or array, which may sit
+    on the device whole (SentEval's splits are `.cuda()`d before the loop), so what the loop keeps of
+    its outputs may grow no more than its inputs already there.  A split of examples indexed one by
+    one (`[graphs[j] for j in idx[i:i + bs]]`) builds each batch on the host."""
+    if not isinstance(loop, cst.For) or not strides_by_batch(loop.iter):
+        return False
+    iterable = loop.iter
+    while _callee_name(iterable) != "range":  # type: ignore[arg-type]
+        iterable = iterable.args[0].value  # type: ignore[attr-defined]
+    counted = iterable.args[1].value.args  # type: ignore[attr-defined]
+    if len(counted) != 1:
+        return True
+    split = counted[0].value
+    for node in code_descendants(loop.body):
+        if (
+            isinstance(node, cst.Subscript)
+            and node.value.deep_equals(split)
+            and any(isinstance(element.slice, cst.Slice) for element in node.slice)
+        ):
+            return True
+    return False
 
 
 def iterates_layers(loop: Loop) -> bool:

@@ -43,7 +43,7 @@ from typing import Iterable, Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis import evidence, forward_returns, frameworks, placement, roles, tables
+from memlint.analysis import evidence, forward_returns, frameworks, notebooks, placement, roles, tables
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
@@ -97,6 +97,9 @@ class SemanticModel:
         self._helpers_backward: Optional[set[str]] = None
         self._device: Optional[DeviceFacts] = None
         self._imports: dict[str, str] = {}
+        self._text = text
+        self._notebook: Optional[notebooks.MarimoNotebook] = None
+        self._notebook_known = False
         self._meters: Optional[Meters] = None
         self._constructed: dict[int, Mapping[str, tuple[cst.Call, ...]]] = {}
         self._datasets: dict[int, Mapping[str, frozenset[str]]] = {}
@@ -114,6 +117,16 @@ class SemanticModel:
         self._kept_returns: Optional[Mapping[int, str]] = None
         # (the module classes asked about, their graph-free forward positions, what builds each name)
         self._forward_returns: Optional[tuple[frozenset[str], dict, dict]] = None
+
+    # ------------------------------------------------------------------ notebook semantics
+
+    @property
+    def notebook(self) -> Optional[notebooks.MarimoNotebook]:
+        """The file's marimo cells and what each defines (notebooks.py), or None: not a notebook."""
+        if not self._notebook_known:
+            self._notebook_known = True
+            self._notebook = notebooks.marimo_notebook(self.module, self._text)
+        return self._notebook
 
     # ------------------------------------------------------------------ what a module call returns
 
@@ -382,6 +395,10 @@ class SemanticModel:
                 for small in statement.body:
                     if type(small) in (cst.Import, cst.ImportFrom):
                         _note_import(small, found)
+        notebook = self.notebook
+        if notebook is not None:  # a marimo notebook's cell imports are its globals
+            for name, qualified in notebook.imports().items():
+                found.setdefault(name, qualified)
         self._imports = found
         return found
 

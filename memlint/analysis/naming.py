@@ -17,6 +17,11 @@ BATCH_SOURCE = re.compile(
     re.I,
 )
 
+# The step of `range(0, len(X), batch_size)`: a loop that walks a data split by index, one batch per
+# iteration (`X[i:i + batch_size]`), as a loop over a loader does.  A step named otherwise (`n`,
+# `chunk`, `self.block_size`) may walk a sequence inside a model: not taken for a pass over data.
+BATCH_STRIDE = re.compile(r"^(?:\w*_)?(?:mini)?batch_?size$|^(?:bs|bsize|batch)$", re.I)
+
 _EVAL_WORDS = frozenset(
     {"evaluate", "evaluation", "eval", "validate", "validation", "val", "test", "testing", "predict",
      "prediction", "predictions", "infer", "inference"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 import libcst as cst
 
@@ -18,6 +18,7 @@ from memlint.analysis import call_rules, tables
 from memlint.analysis.naming import looks_like_class_name
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.walk import dotted_name, nested_blocks
+from memlint.pipeline.tree import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -51,6 +52,9 @@ MODULE = Value(Kind.MODULE, graph=False)
 LOSS_MODULE = Value(Kind.MODULE, graph=False, is_loss=True)
 REDUCING_LOSS_MODULE = Value(Kind.MODULE, graph=False, scalar=True, is_loss=True)
 CONTAINER = Value(Kind.CONTAINER)
+# A list whose every element is a tensor known to carry no history (`[F.softmax(torch.randn(b, c))
+# for _ in range(n)]`): what a loop over it, or an index into it, binds has none either.
+GRAPH_FREE_TENSORS = Value(Kind.CONTAINER, graph=False)
 # `None`: equal to OTHER for every question but "is this accumulator started as None" (`is NONE`).
 NONE = Value(Kind.OTHER, graph=False)
 # Another name for something we cannot see (`decode = self.wp_decode`): not a guess that it is a model.
@@ -90,6 +94,8 @@ def evaluate(expr: cst.BaseExpression, ctx: "Context") -> Value:
         base = evaluate(expr.value, ctx)
         if base.kind is Kind.TENSOR or base.graph:
             return tensor(base.graph)
+        if base == GRAPH_FREE_TENSORS:
+            return tensor(False)  # an element, or a slice, of a list of tensors without history
         return UNKNOWN
     if kind is cst.BinaryOperation:
         combined = _combine(evaluate(expr.left, ctx), evaluate(expr.right, ctx))
@@ -104,9 +110,75 @@ def evaluate(expr: cst.BaseExpression, ctx: "Context") -> Value:
         return OTHER if not _is_tensor_comparison(expr, ctx) else tensor(False)
     if kind is cst.IfExp:
         return _join(evaluate(expr.body, ctx), evaluate(expr.orelse, ctx))
+    if kind is cst.List or kind is cst.ListComp or kind is cst.GeneratorExp:
+        return _list_of(expr, ctx)
     if kind in _CONTAINER_DISPLAY_TYPES:
         return CONTAINER
     return UNKNOWN  # containers, comprehensions, lambdas, awaits: not tracked
+
+
+def _list_of(expr: cst.BaseExpression, ctx: "Context") -> Value:
+    """A list display or comprehension: GRAPH_FREE_TENSORS where every element is a tensor without
+    history.  A comprehension's element may not mention its own targets (the valuation would read
+    the names of the enclosing scope instead), except through `.detach()` and the like."""
+    if type(expr) is cst.List:
+        elements = [e.value for e in expr.elements]
+        if elements and all(type(e) is not cst.StarredElement and _graph_free_tensor(evaluate(e, ctx)) for e in elements):
+            return GRAPH_FREE_TENSORS
+        return CONTAINER
+    element = expr.elt  # type: ignore[attr-defined]
+    free = _graph_free_tensor(evaluate(element, ctx))
+    if free and (not _comprehension_targets(expr) & _free_names(element) or _detaches(element)):
+        return GRAPH_FREE_TENSORS
+    return CONTAINER if type(expr) is cst.ListComp else UNKNOWN
+
+
+def _graph_free_tensor(value: Value) -> bool:
+    return value.kind is Kind.TENSOR and value.graph is False
+
+
+def _comprehension_targets(comprehension: cst.CSTNode) -> set:
+    targets: set = set()
+    clause = comprehension.for_in  # type: ignore[attr-defined]
+    while clause is not None:
+        targets.update(n.value for n in (clause.target, *code_descendants(clause.target)) if type(n) is cst.Name)
+        clause = clause.inner_for_in
+    return targets
+
+
+def _free_names(node: cst.CSTNode) -> set:
+    """The names `node` reads, less the targets of the comprehensions inside it
+    (`torch.LongTensor([random.randint(0, 4) for _ in range(5)])` reads no `_`)."""
+    nodes = (node, *code_descendants(node))
+    names = {n.value for n in nodes if type(n) is cst.Name}
+    for inner in nodes:
+        if type(inner) in (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
+            names -= _comprehension_targets(inner)
+    return names
+
+
+def _detaches(element: cst.BaseExpression) -> bool:
+    """`x.detach()`, `x.detach().cpu()`: no history whatever `x` is."""
+    while type(element) is cst.Call and type(element.func) is cst.Attribute:  # type: ignore[attr-defined]
+        if element.func.attr.value in ("detach", "item", "tolist", "numpy"):  # type: ignore[attr-defined]
+            return True
+        element = element.func.value  # type: ignore[attr-defined]
+    return False
+
+
+def iterated(iterable: cst.BaseExpression, ctx: "Context") -> "Union[Value, tuple]":
+    """What a `for` over `iterable` binds to its target, where a list of tensors without history
+    settles it (`for out in self.outputs`): `zip(a, b)` and `enumerate(a)` give a tuple, one value
+    per element of the target.  UNKNOWN otherwise."""
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Name and ctx.is_builtin(iterable.func.value):  # type: ignore[attr-defined]
+        name = iterable.func.value  # type: ignore[attr-defined]
+        args = iterable.args  # type: ignore[attr-defined]
+        if name == "zip" and args and all(a.keyword is None and not a.star for a in args):
+            return tuple(iterated(a.value, ctx) for a in args)
+        if name == "enumerate" and len(args) == 1:
+            return (NUMBER, iterated(args[0].value, ctx))
+        return UNKNOWN
+    return tensor(False) if evaluate(iterable, ctx) == GRAPH_FREE_TENSORS else UNKNOWN
 
 
 _LITERALS = frozenset(
@@ -119,8 +191,8 @@ def element_of(value: Value) -> Value:
     """Value bound by unpacking `value` (`loss, logits = model(x)`)."""
     if value.graph:
         return tensor(True)
-    if value.graph is False and value.kind is Kind.TENSOR:
-        return tensor(False)
+    if value.graph is False and value.kind in (Kind.TENSOR, Kind.CONTAINER):
+        return tensor(False)  # a tensor's rows, or an element of GRAPH_FREE_TENSORS
     return UNKNOWN
 
 

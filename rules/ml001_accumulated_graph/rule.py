@@ -172,6 +172,47 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # a loss of elements of lists of tensors without history, set by setUpClass's `cls.`
+            """
+import torch
+import torch.nn.functional as F
+import unittest
+class TestLoss(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.outputs = [F.softmax(torch.randn(5, 5), dim=1) for _ in range(10)]
+        cls.targets = [torch.LongTensor([0 for _ in range(5)]) for _ in range(10)]
+
+    def test_nllloss(self):
+        total = 0
+        criterion = torch.nn.NLLLoss()
+        for output, target in zip(self.outputs, self.targets):
+            total += criterion(output, target)
+        self.assertAlmostEqual(1.0, total.item())
+"""
+        ),
+        Valid(  # a marimo notebook: `torch` is the cell parameter the importing cell returns, so this is no_grad
+            """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(loader, model, torch):
+    preds = []
+    with torch.no_grad():
+        for x, y in loader:
+            preds.append(model(x.cuda()))
+    return (preds,)
+""",
+        ),
         Valid(  # a sampled action carries no history: the file's `forward` returns `dist.sample()` in that position
             """
 import torch

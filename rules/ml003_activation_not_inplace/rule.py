@@ -28,7 +28,7 @@ from memlint.analysis.sequences import (
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_children, code_descendants, descendants
 from memlint.diagnostics import Severity
-from memlint.rule import Harness, Invalid, Rule, Valid
+from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml003_activation_not_inplace.meta import META
 
 # What `inplace=True` saves, measured on the CPU with torch 2.13 (bench/inplace_savings.py; the table
@@ -381,6 +381,33 @@ class Net(nn.Module):
             if self.training:
                 h = F.relu(h)
         return h
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a plain function whose parameter is called `nn`: whatever the caller passes, not torch.nn
+            """
+def build(nn):
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # cells of an `app` that is not marimo's: their parameters are whatever that framework passes
+            """
+import notebooks
+
+app = notebooks.App()
+
+
+@app.cell
+def _():
+    import torch.nn as nn
+    return (nn,)
+
+
+@app.cell
+def _(nn):
+    mlp = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+    return (mlp,)
 """,
             config=_EXACT,
         ),
@@ -1214,6 +1241,110 @@ class Scores(nn.Module):
         return self._scores(h)
 """,
             harness=_runs("Scores()", "4, 8"),
+        ),
+        Invalid(  # exact selection: a marimo notebook's cell gets `nn` from the cell that imports it
+            """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch.nn as nn
+    return (nn,)
+
+
+@app.cell
+def _(nn):
+    mlp = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8))
+    return (mlp,)
+""",
+            line=14,
+            column=43,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Linear`",
+            fixed="""
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch.nn as nn
+    return (nn,)
+
+
+@app.cell
+def _(nn):
+    mlp = nn.Sequential(nn.Linear(8, 16), nn.ReLU(inplace=True), nn.Linear(16, 8))
+    return (mlp,)
+""",
+            harness=Harness(
+                setup="import torch\n" + MARIMO_STAND_IN,
+                then="(nn,) = app.cells[0]()\n(mlp,) = app.cells[1](nn)\nx = torch.randn(2, 8, requires_grad=True)\nout = mlp(x)\nout.sum().backward()\nresult = (out, x, x.grad, [p.grad for p in mlp.parameters()])",
+            ),
+        ),
+        Invalid(  # exact selection: a module class at the top of a marimo cell, `F` a cell parameter
+            """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch.nn as nn
+    import torch.nn.functional as F
+    return F, nn
+
+
+@app.cell
+def _(F, nn):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return F.relu(self.fc(x))
+
+    return (Net,)
+""",
+            line=21,
+            column=20,
+            config=_EXACT,
+            message="on the fresh output of `self.fc`",
+            fixed="""
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch.nn as nn
+    import torch.nn.functional as F
+    return F, nn
+
+
+@app.cell
+def _(F, nn):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return F.relu(self.fc(x), inplace=True)
+
+    return (Net,)
+""",
+            harness=Harness(
+                setup="import torch\n" + MARIMO_STAND_IN,
+                then="(F, nn) = app.cells[0]()\n(Net,) = app.cells[1](F, nn)\nmodel = Net()\nx = torch.randn(2, 8, requires_grad=True)\nout = model(x)\nout.sum().backward()\nresult = (out, x, x.grad, [p.grad for p in model.parameters()])",
+            ),
         ),
         Invalid(  # a layer built through the project's initialiser, which only a star import brings (DeepRL)
             """

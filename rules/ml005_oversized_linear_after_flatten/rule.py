@@ -9,7 +9,7 @@ from memlint.rules.ml005_oversized_linear_after_flatten.meta import META
 
 from memlint.analysis import optimizers
 from memlint.analysis.constants import Env, factors, fold, fold_int
-from memlint.analysis.inventory import env_here, first_linear_after_flatten, inventory, layer_of, torch_nn_name
+from memlint.analysis.inventory import env_at, env_here, first_linear_after_flatten, inventory, layer_of, torch_nn_name
 from memlint.analysis.kept_parts import never_runs
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
@@ -88,6 +88,20 @@ class OversizedLinearAfterFlatten(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a layer built inside the loop, or before it, sees the width of its own iteration, not the last
+            """
+import torch.nn as nn
+class Head(nn.Module):
+    def __init__(self, width=8):
+        super().__init__()
+        first = nn.Linear(width * 2 * 2, 64)
+        layers = []
+        for i in range(6):
+            layers.append(nn.Linear(width * 2 * 2, 64))
+            width = width * 4
+        self.layers = nn.ModuleList(layers)
+"""
+        ),
         Valid(  # a pretrained VGG built only to load weights and cut to its features: its classifier never runs (SRGAN's ContentLoss, issue 27)
             """
 import torch
@@ -208,6 +222,25 @@ head = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096))
     ]
 
     INVALID = [
+        Invalid(  # the width a counted loop leaves behind: 512 channels after eight blocks
+            """
+import torch.nn as nn
+class Discriminator(nn.Module):
+    def __init__(self, n_channels=64, n_blocks=8):
+        super().__init__()
+        in_channels = 3
+        blocks = list()
+        for i in range(n_blocks):
+            out_channels = (n_channels if i is 0 else in_channels * 2) if i % 2 is 0 else in_channels
+            blocks.append(nn.Conv2d(in_channels, out_channels, 3, stride=1 if i % 2 is 0 else 2))
+            in_channels = out_channels
+        self.blocks = nn.Sequential(*blocks)
+        self.pool = nn.AdaptiveAvgPool2d((6, 6))
+        self.fc1 = nn.Linear(out_channels * 6 * 6, 1024)
+""",
+            line=13,
+            column=20,
+        ),
         Invalid(  # `nn` from a star import, in a file that never writes the word torch (issue 27)
             """
 from helpers import *
@@ -378,7 +411,7 @@ else:
             if first is None and node.args and node.args[0].keyword is None and not node.args[0].star:
                 first = node.args[0].value
             if first is not None and _spatial_product(first):
-                self._consider(node, env_here(ctx))
+                self._consider(node, env_at(ctx, node))
         elif kind == "Sequential":
             env = env_here(ctx)
             layer = layer_of(ctx, node, env)

@@ -1,6 +1,7 @@
 """ML005's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-A `Linear(...)` with two arguments that could fold to numbers: the rule needs both sizes.
+A `Linear(...)` with two arguments that could fold to numbers: the rule needs both sizes (also
+through a counted loop's conditional assignments and its loop variable).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from typing import Any, Mapping, Optional
 
 from memlint.prescreen.source import Source, final_name
 
-_ARITHMETIC = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Starred, ast.unaryop, ast.operator, ast.Load)
+# Conditional expressions and comparisons too: a counted loop's assignments fold when run by hand
+# (`constants.after_counted_loops`: `out = n if i == 0 else c * 2`).
+_ARITHMETIC = (ast.Constant, ast.UnaryOp, ast.BinOp, ast.Starred, ast.unaryop, ast.operator, ast.Load, ast.IfExp, ast.Compare, ast.cmpop)
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
@@ -37,6 +40,10 @@ class _Folding:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             if len(targets) == 1 and isinstance(targets[0], ast.Name) and node.value is not None:  # type: ignore[attr-defined]
                 self.bindings.setdefault(targets[0].id, []).append(node.value)  # type: ignore[attr-defined]
+        for loop in source.nodes(ast.For):  # `for i in range(n_blocks)`: `i` folds where the count does
+            iterable = loop.iter  # type: ignore[attr-defined]
+            if isinstance(loop.target, ast.Name) and isinstance(iterable, ast.Call) and final_name(iterable.func) == "range" and iterable.args:  # type: ignore[attr-defined]
+                self.bindings.setdefault(loop.target.id, []).append(iterable.args[-1])  # type: ignore[attr-defined]
         for arguments in source.nodes(ast.arguments):
             positional = [*arguments.posonlyargs, *arguments.args]  # type: ignore[attr-defined]
             defaults = arguments.defaults  # type: ignore[attr-defined]

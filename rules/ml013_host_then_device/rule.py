@@ -18,7 +18,7 @@ from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
 from memlint.diagnostics import Severity
-from memlint.rule import Harness, Invalid, Rule, Valid
+from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
 
 # Their values depend on the device's random generator: moving creation to the device changes them.
@@ -150,6 +150,12 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # a plain function whose parameter is called `torch`: whatever the caller passes
+            """
+def forward(torch, x):
+    return x * torch.ones(x.shape[0], x.shape[1]).to(x.device)
+""",
+        ),
         Valid(  # one argument that may be data (a list of rewards): `torch.tensor(data)`'s case
             """
 import torch
@@ -402,6 +408,60 @@ class Attention(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a marimo notebook: the cell gets `torch` from the cell that imports it
+            """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    import torch.nn as nn
+    return nn, torch
+
+
+@app.cell
+def _(nn, torch):
+    class Net(nn.Module):
+        def forward(self, x):
+            mask = torch.ones(x.shape[0], x.shape[1]).to(x.device)
+            return x * mask
+
+    return (Net,)
+""",
+            line=17,
+            column=20,
+            message="host",
+            fixed="""
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    import torch.nn as nn
+    return nn, torch
+
+
+@app.cell
+def _(nn, torch):
+    class Net(nn.Module):
+        def forward(self, x):
+            mask = torch.ones(x.shape[0], x.shape[1], device=x.device)
+            return x * mask
+
+    return (Net,)
+""",
+            harness=Harness(
+                setup=MARIMO_STAND_IN,
+                then="(nn, torch) = app.cells[0]()\n(Net,) = app.cells[1](nn, torch)\nresult = Net()(torch.randn(2, 3, device=\"cuda\"))",
+                fake_cuda=True,
+            ),
+        ),
         Invalid(  # a module-level helper of the file that a loss module's `forward` calls
             """
 import torch

@@ -9,7 +9,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode, accumulation
 from memlint.analysis.fixes import method_call
-from memlint.analysis.iteration import iterates_batches
+from memlint.analysis.iteration import iterates_batches, slices_counted_split
 from memlint.analysis.outputs import model_output
 from memlint.analysis.roles import per_batch_function
 from memlint.analysis.tables import GATHERING_METHODS, TENSOR_OUTPUT_FIELDS
@@ -29,7 +29,8 @@ class DeviceOutputsAccumulated(Rule):
     (`feats = torch.cat([feats, f])`), and outputs returned by a helper of the project
     (`preds.append(infer(model, x))`). A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
-    `enumerate(tqdm(loader))`, `test_dataset`). Lightning's `validation_step`, `test_step` and
+    `enumerate(tqdm(loader))`, `test_dataset`), or walks one by index in batches
+    (`for i in range(0, len(X), batch_size)`). Lightning's `validation_step`, `test_step` and
     `predict_step` run once per batch, so appending outputs to `self.<list>` there counts too
     (on the accelerator the Trainer picks, unless the file asks for `accelerator="cpu"`). Elsewhere
     only where something is put on a device: the loop moves its inputs with `.cuda()` or
@@ -38,7 +39,8 @@ class DeviceOutputsAccumulated(Rule):
 
     Not reported: loops that are not a pass over data — a decoding loop inside a model that
     collects per-step tokens or logits to concatenate them, a loop over chunks or layers — whose
-    length does not grow with the dataset; values moved to the host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`) or reduced
+    length does not grow with the dataset; a stride loop that slices one tensor
+    (`model(X[i:i + bs])`: `X` may sit on the device whole, so its outputs add no more than it); values moved to the host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`) or reduced
     to a metric (`.sum()`, `.mean()`); lists created inside the loop; values that still carry
     autograd history (that is ML001 accumulated-graph); values the analysis cannot trace to a model
     call (a helper whose body it cannot see, the file's own function named like a model that
@@ -91,6 +93,19 @@ preds = []
 with torch.no_grad():
     for x, _ in test_loader:
         preds.append(model(x.cuda()).cpu())
+"""
+        ),
+        Valid(  # a stride loop slicing one tensor, which may sit on the device whole: its outputs add no more
+            """
+import torch
+model = Net().cuda()
+def embed(model, images, batch_size):
+    devX = torch.FloatTensor(images).cuda()
+    embeds = []
+    with torch.no_grad():
+        for i in range(0, len(devX), batch_size):
+            embeds.append(model(devX[i:i + batch_size]))
+    return torch.cat(embeds, 0)
 """
         ),
         Valid(  # a reduced metric
@@ -243,6 +258,52 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # a marimo notebook: `torch` is the cell parameter the importing cell returns, so this is no_grad
+            """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(loader, model, torch):
+    preds = []
+    with torch.no_grad():
+        for x, y in loader:
+            preds.append(model(x.cuda()))
+    return (preds,)
+""",
+            line=17,
+            column=13,
+            unsafe=True,
+            message="grows with the size of the dataset",
+            fixed="""
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(loader, model, torch):
+    preds = []
+    with torch.no_grad():
+        for x, y in loader:
+            preds.append(model(x.cuda()).detach().cpu())
+    return (preds,)
+""",
+        ),
         Invalid(
             """
 import torch
@@ -261,6 +322,34 @@ preds = []
 with torch.no_grad():
     for x, _ in test_loader:
         preds.append(model(x.cuda()).detach().cpu())
+""",
+        ),
+        Invalid(  # a split walked by index in batches (`range(0, len(graphs), batch_size)`): a pass over data
+            """
+import torch
+model = Net().to(device)
+def pass_data(model, graphs, batch_size=64):
+    model.eval()
+    output = []
+    idx = np.arange(len(graphs))
+    for i in range(0, len(graphs), batch_size):
+        output.append(model([graphs[j] for j in idx[i:i + batch_size]]).detach())
+    return torch.cat(output, 0)
+""",
+            line=8,
+            column=9,
+            unsafe=True,
+            message="grows with the size of the dataset",
+            fixed="""
+import torch
+model = Net().to(device)
+def pass_data(model, graphs, batch_size=64):
+    model.eval()
+    output = []
+    idx = np.arange(len(graphs))
+    for i in range(0, len(graphs), batch_size):
+        output.append(model([graphs[j] for j in idx[i:i + batch_size]]).detach().cpu())
+    return torch.cat(output, 0)
 """,
         ),
         Invalid(  # detached logits through a name, with gradients on
@@ -557,7 +646,7 @@ trainer = pl.Trainer(gpus=1)
             return
         hook = _evaluation_hook(ctx, accumulator)
         if hook is None:
-            if not ctx.in_loop or not any(iterates_batches(loop) for loop in ctx.loops):
+            if not ctx.in_loop or not any(_passes_over_data(loop) for loop in ctx.loops):
                 return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
             if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value):
                 return  # a list made for each batch (its glimpses, its decoding steps)
@@ -612,7 +701,7 @@ trainer = pl.Trainer(gpus=1)
         """`feats = torch.cat([feats, f])` (or `f if feats is None else torch.cat([feats, f])`) over a
         pass over data: the running tensor holds every batch's outputs."""
         ctx = self.ctx
-        if not isinstance(target, cst.Name) or not any(iterates_batches(loop) for loop in ctx.loops):
+        if not isinstance(target, cst.Name) or not any(_passes_over_data(loop) for loop in ctx.loops):
             return
         if accumulation.made_per_batch(ctx, target.value, innermost=True):
             return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
@@ -712,3 +801,9 @@ def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
     if hook is None or hook.kind != "evaluation":
         return None
     return hook.name
+
+
+def _passes_over_data(loop) -> bool:
+    """A loop over batches whose outputs may outgrow what is already on the device: not a stride
+    loop that slices one tensor (`iteration.slices_counted_split`: it may be on the device whole)."""
+    return iterates_batches(loop) and not slices_counted_split(loop)

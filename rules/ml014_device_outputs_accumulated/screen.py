@@ -1,6 +1,6 @@
 """ML014's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-Inside a loop over something named like a data loader: `.append(v)` / `.extend(v)`, or an
+Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`): `.append(v)` / `.extend(v)`, or an
 assignment `x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
 `validation_step` / `test_step` / `predict_step`, `.append(v)` / `.extend(v)` on `self.<attr>`
 (or a subscript of it); or a step hook returning a value in a class that also defines the matching
@@ -12,14 +12,14 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.naming import BATCH_SOURCE
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE
 from memlint.analysis.tables import EPOCH_END_KEEPS, EVALUATION_STEP_HOOKS
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     for loop in source.nodes(ast.For, ast.AsyncFor):
-        if not any(BATCH_SOURCE.search(word) for word in words_in(loop.iter)):  # type: ignore[attr-defined]
+        if not (any(BATCH_SOURCE.search(word) for word in words_in(loop.iter)) or _strides_by_batch(loop.iter)):  # type: ignore[attr-defined]
             continue
         for node in ast.walk(loop):
             if _keeps(node) or _concatenates(node):
@@ -36,6 +36,25 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             if step in methods and epoch_end in methods:
                 return True
     return False
+
+
+def _strides_by_batch(iterable: ast.AST) -> bool:
+    """`range(0, len(X), batch_size)`, as `iteration.strides_by_batch` asks on libcst's tree."""
+    while isinstance(iterable, ast.Call) and iterable.args and _callee(iterable) in ("tqdm", "enumerate", "trange"):
+        iterable = iterable.args[0]
+    if not (isinstance(iterable, ast.Call) and _callee(iterable) == "range" and len(iterable.args) == 3):
+        return False
+    stop = iterable.args[1]
+    if not (isinstance(stop, ast.Call) and isinstance(stop.func, ast.Name) and stop.func.id == "len"):
+        return False
+    step = iterable.args[2]
+    name = step.id if isinstance(step, ast.Name) else step.attr if isinstance(step, ast.Attribute) else None
+    return name is not None and BATCH_STRIDE.search(name) is not None
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def _keeps(node: ast.AST) -> bool:
