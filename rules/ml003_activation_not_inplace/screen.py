@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.analysis.tables import NO_GRAD_FRAMEWORK_METHODS, NO_GRAD_HOOK_PREFIXES, NO_GRAD_HOOKS
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
 
@@ -48,9 +49,29 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
         statement, previous, function = _statement_around(source, call)
-        if function is not None and _applies_inplace_function(statement, previous, call, layers, forward_only, function):  # type: ignore[attr-defined]
+        if function is None or (not exact and not _may_run_without_grad(source, call, function)):
+            continue
+        if _applies_inplace_function(statement, previous, call, layers, forward_only, function):  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _may_run_without_grad(source: Source, call: ast.AST, function) -> bool:
+    """Could `call` run with gradients off by its own function's doing (the grad modes the
+    analysis gives a statement: a `with` block, a decorator, a framework's no-grad method or hook,
+    `torch.set_grad_enabled(...)` as a statement)?  Outside exact selection a functional activation
+    is reported only there (in a training step in place saves nothing a peak sees)."""
+    for ancestor in source.ancestors(call):
+        if ancestor is function:
+            break
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+            return True
+    name = function.name
+    if function.decorator_list or name in NO_GRAD_HOOKS or name.startswith(NO_GRAD_HOOK_PREFIXES):
+        return True
+    if any(name in methods for methods in NO_GRAD_FRAMEWORK_METHODS.values()):
+        return True
+    return any(isinstance(n, ast.Call) and final_name(n.func) == "set_grad_enabled" for n in ast.walk(function))
 
 
 def _activation_attributes(source: Source) -> set[str]:
