@@ -854,3 +854,60 @@ def test_a_host_tensor_moved_by_a_helper_of_another_file(project):
     assert _findings(".") == [("evaluate.py", "ML013", 7)]
     assert "async_copy_to(scores, gpu)" in _messages(".")[("evaluate.py", "ML013")]
     assert _findings("evaluate.py") == []  # alone, evaluate.py cannot know what async_copy_to does
+
+
+MASKING = """
+    import torch
+
+    class CausalMask:
+        def __init__(self, b, n, device="cpu"):
+            self.mask = torch.triu(torch.ones(b, 1, n, n, dtype=torch.bool), diagonal=1).to(device)
+"""
+ATTENTION = """
+    import torch.nn as nn
+    from utils.masking import CausalMask
+
+    class Attention(nn.Module):
+        def forward(self, q, k):
+            return (q @ k.transpose(-2, -1)).masked_fill(CausalMask(q.shape[0], q.shape[1], device=q.device).mask, 0.0)
+"""
+
+
+def test_an_import_means_the_module_on_the_importers_path(project):
+    # LTSF-Linear: utils/masking.py and a copy in FEDformer/utils/masking.py, no __init__.py; scripts
+    # run from the repository root import the first, scripts run from FEDformer/ the copy
+    write(project / "utils" / "masking.py", MASKING)
+    write(project / "layers" / "attention.py", ATTENTION)
+    write(project / "FEDformer" / "utils" / "masking.py", MASKING)
+    write(project / "FEDformer" / "layers" / "attention.py", ATTENTION)
+    assert _findings(".") == [("FEDformer/utils/masking.py", "ML013", 5), ("utils/masking.py", "ML013", 5)]
+
+
+def test_an_import_two_equally_near_modules_could_mean_is_not_resolved(project):
+    write(project / "a" / "utils" / "masking.py", MASKING)
+    write(project / "b" / "utils" / "masking.py", MASKING)
+    write(project / "attention.py", ATTENTION)
+    assert _findings(".") == []
+
+
+def test_a_script_that_imports_its_own_class_back_keeps_the_definition(project):
+    # salesforce/awd-lstm-lm's weight_drop.py: its `__main__` test code does `from weight_drop import
+    # WeightDrop`, which runs only as a script and leaves the class what the file defines
+    write(project / "weight_drop.py", """
+        import torch
+        import torch.nn as nn
+
+        class WeightDrop(nn.Module):
+            def _setweights(self):
+                self.mask = None
+                mask = torch.ones(4, 1).cuda()
+                return mask
+
+            def forward(self, x):
+                return x * self._setweights()
+
+        if __name__ == "__main__":
+            from weight_drop import WeightDrop
+            WeightDrop()(torch.randn(4, 1).cuda())
+    """)
+    assert _findings(".") == [("weight_drop.py", "ML013", 7)]

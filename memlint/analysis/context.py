@@ -527,6 +527,10 @@ class Context:
             if value.graph and type(target.target) is cst.Tuple and type(node.value) is cst.Call:
                 if self._bind_module_elements(target.target, node.value, value):
                     continue
+            if type(target.target) in (cst.Tuple, cst.List) and _is_shape(node.value):
+                for element in target.target.elements:  # `B, H, L, D = v.shape`: each a Python int
+                    self._bind_target(element.value, values.UNKNOWN if type(element.value) is cst.StarredElement else values.NUMBER)
+                continue
             self._bind_target(target.target, value)
         self._give_evidenced_history(node)
 
@@ -749,6 +753,13 @@ def _element_pairs(target: cst.BaseExpression, value: cst.BaseExpression):
     if len(targets) != len(elements) or any(type(e) is cst.StarredElement for e in (*targets, *elements)):
         return None
     return [(t.value, e.value) for t, e in zip(targets, elements)]
+
+
+def _is_shape(node: cst.BaseExpression) -> bool:
+    """`x.shape` or `x.size()`: a tuple of Python ints (a torch.Size)."""
+    if type(node) is cst.Attribute:
+        return node.attr.value == "shape"
+    return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "size" and not node.args
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

@@ -26,8 +26,8 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.naming import is_evaluation_function_name, method_runs_module, named_like_model, names_evaluation_data
+from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape, self_helper_runs_model
 from memlint.analysis.inventory import PARAMETER_FREE
-from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, nested_blocks
 
@@ -36,22 +36,19 @@ if TYPE_CHECKING:
 
 Scope = Union[cst.FunctionDef, cst.Module]
 
-# Calls that compute gradients: a region that makes them is no evaluation (saliency, attacks).
-# Not the rest of torch.autograd: `Variable(x, volatile=True)` (a no-op wrapper since PyTorch 0.4),
-# `profiler`, `set_detect_anomaly` compute nothing.
-_GRADIENT_FUNCTIONS = ("torch.autograd.functional.", "torch.func.", "functorch.")
-
-
 @dataclass(frozen=True)
 class Region:
     node: cst.CSTNode  # the function, the `.eval()` statement, or the loop
-    kind: str  # "function-name" | "eval-call" | "module-eval" | "loader"
+    kind: str  # "function-name" | "eval-call" | "module-eval" | "mode-branch" | "loader"
     description: str  # for messages: "in `evaluate`", "after `model.eval()`", "in the loop over `val_loader`"
     loop: Optional[Union[cst.For, cst.While]] = None  # the loop region, for "loader"
     block: tuple = ()  # for "eval-call": the statements of the block the `.eval()` call is in
     # for "eval-call" and "module-eval" (a module-level `.eval()` covering a function that runs
     # that global model): the code of what was put in eval mode (`model`, `self.G`, `self`)
     receiver: str = ""
+    # for "mode-branch" (`if phase == TRAIN: model.train()` / `else: model.eval()`): the code of the
+    # test that selects training (`phase==LoopPhase.TRAIN`); code under `if <that test>:` is training's
+    training: str = ""
 
 
 def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
@@ -119,19 +116,6 @@ def regions(ctx: "Context", scope: Scope) -> dict[int, Region]:
     return ctx.memo(("evaluation", id(scope)), lambda: _Scanner(ctx, scope).run())  # type: ignore[return-value]
 
 
-def computes_gradients(node: cst.CSTNode, ctx: "Context") -> bool:
-    for inner in code_descendants(node):
-        if type(inner) is not cst.Call:
-            continue
-        func = inner.func
-        if isinstance(func, cst.Attribute) and func.attr.value in tables.BACKWARD_METHODS:
-            return True
-        qualified = ctx.resolve(func)
-        if qualified is not None and (qualified in tables.AUTOGRAD_FUNCTIONS or qualified.startswith(_GRADIENT_FUNCTIONS)):
-            return True
-    return False
-
-
 class _Scanner:
     def __init__(self, ctx: "Context", scope: Scope) -> None:
         self.ctx = ctx
@@ -165,14 +149,26 @@ class _Scanner:
         pending: list[cst.CSTNode] = []
         for statement in statements:
             if region is None:
+                switch = _mode_switch(statement, self.ctx, self.scope)
+                if switch is not None and isinstance(self.scope, cst.FunctionDef) and _evaluated_with_grad(self.scope, statement.test, self.ctx):  # `if phase == TRAIN: gat.train()` / `else: gat.eval()`
+                    call, training = switch
+                    test = self.ctx.module.code_for_node(statement.test)  # type: ignore[attr-defined]
+                    description = f"after `{self.ctx.module.code_for_node(call)}` (where `{test}` is false)"
+                    receiver = _code(self.ctx, eval_receiver(call))
+                    region = Region(statement, "mode-branch", description, block=tuple(statements), receiver=receiver, training=training)
+                    pending = []
+                    continue
                 call = _eval_mode_call(statement, self.ctx, self.scope)
                 if call is not None:
                     description = f"after `{self.ctx.module.code_for_node(call)}`"
+                    if not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
+                        helper = self.ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
+                        description = f"after `{helper}` (which calls `{self.ctx.module.code_for_node(call)}`)"
                     receiver = _code(self.ctx, eval_receiver(call))
                     region = Region(statement, "eval-call", description, block=tuple(statements), receiver=receiver)
                     pending = []
                     continue
-            elif _train_mode_call(statement) or self._trains_inside(statement):
+            elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
                 self._claim(pending, region)  # `model.train()` (even in a nested block) ends the region
                 region, pending = None, []
                 continue
@@ -199,13 +195,19 @@ class _Scanner:
         return any(_is_train_call(n) for n in code_descendants(statement))
 
     def _claim(self, nodes: list, region: Region) -> None:
-        """Mark the calls in `nodes` as in `region`, unless the region computes gradients."""
+        """Mark the calls in `nodes` as in `region`, unless the region computes gradients (outside
+        the training branches of a "mode-branch" region)."""
+        if region.kind == "mode-branch":
+            nodes = [n for node in nodes for n in _outside_training(node, region.training, self.ctx)]
         if region.kind != "function-name" and any(computes_gradients(n, self.ctx) for n in nodes):
             return
         stack = list(nodes)
         while stack:
             current = stack.pop()
             if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if region.kind == "mode-branch" and type(current) is cst.If and _code(self.ctx, current.test) == region.training:
+                stack.extend(_branches_after(current))  # (the training branch is not evaluation)
                 continue
             if isinstance(current, cst.With) and any(self._enables_grad(item.item) for item in current.items):
                 continue
@@ -277,7 +279,7 @@ def _module_evals(ctx: "Context") -> list[tuple[cst.SimpleStatementLine, str, in
         return []  # (most files: no module-level `.eval()` at all)
     found = []
     for position, statement in enumerate(module.body):
-        call = _eval_call_shape(statement)
+        call = eval_call_shape(statement)
         receiver = eval_receiver(call) if call is not None else None
         if type(receiver) is not cst.Name:
             continue
@@ -290,39 +292,10 @@ def _module_evals(ctx: "Context") -> list[tuple[cst.SimpleStatementLine, str, in
         if made and all(_parameter_free(m, ctx) for m in made):
             continue
         later = module.body[position + 1 :]
-        if any(_binds(s, name, module_level=True) for s in later) or _trains_or_globals(module, name):
+        if any(binds(s, name, module_level=True) for s in later) or _trains_or_globals(module, name):
             continue
         found.append((statement, name, position))
     return found
-
-
-def _binds(node: cst.CSTNode, name: str, module_level: bool = False) -> bool:
-    """Does `node` (a function, or with `module_level` a statement of the module) bind `name`: a
-    parameter, an assignment or loop target, `with ... as`, an import, a `global` / `nonlocal`
-    declaration, a definition?  (In a function, nested scopes count too: silence when unsure.)"""
-    if module_level and type(node) in (cst.FunctionDef, cst.ClassDef):
-        return node.name.value == name  # type: ignore[attr-defined]
-    skip = (cst.FunctionDef, cst.ClassDef, cst.Lambda) if module_level else (cst.ClassDef, cst.Lambda)
-    for inner in [node, *code_descendants(node, skip=skip)]:
-        kind = type(inner)
-        if kind is cst.Param and inner.name.value == name:  # type: ignore[attr-defined]
-            return True
-        if kind in (cst.AssignTarget, cst.For, cst.CompFor):
-            target = inner.target  # type: ignore[attr-defined]
-            if any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)]):
-                return True
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
-            if type(inner.target) is cst.Name and inner.target.value == name:  # type: ignore[attr-defined]
-                return True
-        elif kind is cst.AsName:
-            if type(inner.name) is cst.Name and inner.name.value == name:  # type: ignore[attr-defined]
-                return True
-        elif kind in (cst.Global, cst.Nonlocal):
-            if any(item.name.value == name for item in inner.names):  # type: ignore[attr-defined]
-                return True
-        elif kind in (cst.FunctionDef, cst.ClassDef) and inner is not node and inner.name.value == name:  # type: ignore[attr-defined]
-            return True
-    return False
 
 
 def _trains_or_globals(module: cst.Module, name: str) -> bool:
@@ -338,7 +311,7 @@ def _trains_or_globals(module: cst.Module, name: str) -> bool:
 def _runs_global(function: cst.FunctionDef, name: str) -> bool:
     """Does the function use the module's `name` (it mentions the name and binds no local of that
     name) and stay out of training mode (no `.train()` call of its own)?"""
-    if _binds(function, name):
+    if binds(function, name):
         return False
     mentions = False
     for node in code_descendants(function.body):
@@ -399,7 +372,7 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     that takes an input (`X.get_action(obs)`, `X.get_last_selfattention(img)`: X is certainly a
     module, and a method fed data runs it)?  A call on something else (a fresh layer in a later
     notebook cell, a DataFrame) is not X's evaluation.  `self.eval()` covers any of self's models."""
-    if region.kind not in ("eval-call", "module-eval"):
+    if region.kind not in ("eval-call", "module-eval", "mode-branch"):
         return True
     receiver = region.receiver
     func = call.func
@@ -408,8 +381,11 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         return is_model_call(call, ctx)
     if text == receiver:
         return True
-    if type(func) is cst.Name and _helper_runs_argument(call, receiver, ctx):
-        return True  # `G.eval()`, then `get_sample_image(G, n)` whose body runs `G(z)`
+    if helper_runs(call, receiver, ctx):
+        # (a helper whose own body is in the region of the module's `.eval()` is reported there)
+        return not (type(func) is cst.Name and _module_evaluated(func.value, ctx))  # `G.eval()`, then `get_sample_image(G, n)` whose body runs `G(z)`; `self._process_one_batch(x)` runs `self.model`
+    if type(func) is cst.Name and _alias_of(func.value, ctx).startswith(receiver + "."):
+        return True  # `encoder = self.net.encoder` after `self.net_mode(train=False)`, then `encoder(x)`
     if not text.startswith(receiver + "."):
         return False
     if is_model_call(call, ctx):
@@ -419,56 +395,30 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     return method_runs_module(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
 
 
-def _helper_runs_argument(call: cst.Call, receiver: str, ctx: "Context") -> bool:
-    """Is `call` a function of this file, defined once at module level without decorators, that is
-    handed the evaluated model (`get_sample_image(G, n_noise)`) and calls the parameter that receives
-    it (`y = G(z)`), without turning gradients off or on inside (no `no_grad` / `enable_grad`, no
-    backward) and without rebinding the parameter?  Then the model runs with the caller's grad mode."""
-    func = call.func
-    if values.own_definition(func, ctx) != "function":
-        return False
-    definition = ctx.memo(_TOP_FUNCTIONS, lambda: _top_functions(ctx.module)).get(func.value)  # type: ignore[attr-defined, union-attr]
-    if definition is None or definition.decorators or definition.asynchronous is not None:
-        return False
-    params = definition.params.params
-    parameter = None
-    for position, argument in enumerate(call.args):
-        if argument.star or _code(ctx, argument.value) != receiver:
+def _module_evaluated(name: str, ctx: "Context") -> bool:
+    definition = top_function(ctx, name)
+    return definition is not None and module_eval_region(ctx, definition) is not None
+
+
+def _alias_of(name: str, ctx: "Context") -> str:
+    """The code of what `name` is bound to in the function, where its one binding is a plain
+    `name = a.b.c` of its body (`encoder = self.net.encoder`); "" otherwise."""
+    function = ctx.function_node
+    if function is None or not isinstance(function.body, cst.IndentedBlock):
+        return ""
+    bound = ""
+    for statement in function.body.body:
+        if not binds(statement, name):
             continue
-        if argument.keyword is not None:
-            parameter = argument.keyword.value
-        elif position < len(params):
-            parameter = params[position].name.value
-        break
-    if parameter is None:
-        return False
-    runs = False
-    for node in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        kind = type(node)
-        if kind is cst.Name and node.value in _GRAD_SWITCHES:  # type: ignore[attr-defined]
-            return False
-        if kind is cst.Attribute and node.attr.value in _GRAD_SWITCHES:  # type: ignore[attr-defined]
-            return False
-        if kind is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == parameter:  # type: ignore[attr-defined]
-            return False
-        if kind is cst.Call and type(node.func) is cst.Name and node.func.value == parameter:  # type: ignore[attr-defined]
-            runs = True
-    return runs and not computes_gradients(definition, ctx)
-
-
-_TOP_FUNCTIONS = "evaluation.top-functions"
-# Names that turn gradients off or on, or run backward, inside a helper: its grad mode is its own.
-_GRAD_SWITCHES = frozenset({"no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "backward"})
-
-
-def _top_functions(module: cst.Module) -> dict[str, Optional[cst.FunctionDef]]:
-    """Module-level functions by name (None for a name defined more than once)."""
-    found: dict[str, Optional[cst.FunctionDef]] = {}
-    for statement in module.body:
-        if type(statement) is cst.FunctionDef:
-            name = statement.name.value  # type: ignore[attr-defined]
-            found[name] = None if name in found else statement  # type: ignore[assignment]
-    return found
+        if bound or type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
+            return ""
+        small = statement.body[0]
+        if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
+            return ""
+        if type(small.value) is not cst.Attribute:
+            return ""
+        bound = _code(ctx, small.value)
+    return bound
 
 
 def _is_data(expr: cst.BaseExpression) -> bool:
@@ -498,9 +448,11 @@ _MODULE_LIKE_CLASS = re.compile(r"(?:Model|Module|Net|Network|Head|Encoder|Decod
 def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[cst.Call]:
     """`model.eval()` / `self.eval()` / `model.train(False)` as a statement of its own (also
     `model = model.eval()`), on a receiver that is a model."""
-    call = _eval_call_shape(statement)
+    call = eval_call_shape(statement)
     if call is None:
-        return None
+        call = mode_helper_call(statement, ctx)  # `self.net_mode(train=False)`: a method of the class that calls `self.net.eval()`
+        if call is None or call.func.attr.value != "eval":  # type: ignore[attr-defined]
+            return None
     receiver = _module_of_chain(call.func.value)  # type: ignore[attr-defined]  # `model.cuda().eval()`: `model`
     if isinstance(receiver, cst.Name) and receiver.value == "self":
         return call if ctx.in_module_class else None
@@ -520,36 +472,9 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
 
 
-def _eval_call_shape(statement: cst.CSTNode) -> Optional[cst.Call]:
-    """The `.eval()` / `.train(False)` call of a statement that is only that (`model.eval()`,
-    `model = model.cuda().eval()`), whatever its receiver is."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _KEEPS_THE_MODULE:
-        call = call.func.value  # `model.eval().to(device)`, `model.cuda().eval().half()`
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
-        return None
-    method = call.func.attr.value
-    is_eval = (method == "eval" and not call.args) or (
-        method == "train"
-        and len(call.args) == 1
-        and (call.args[0].keyword is None or call.args[0].keyword.value == "mode")
-        and isinstance(call.args[0].value, cst.Name)
-        and call.args[0].value.value == "False"
-    )
-    return call if is_eval else None
-
-
-# Module methods that return the module itself (the chain `model.cuda().eval().half()` is `model`;
-# `eval` / `train` are the mode calls themselves, looked for in between).
-_KEEPS_THE_MODULE = MODULE_RETURNING - {"eval", "train"}
-
-
 def _module_of_chain(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`model.cuda()` -> `model`: what a chain of module methods that return the module starts from."""
-    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _KEEPS_THE_MODULE:  # type: ignore[attr-defined]
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in KEEPS_THE_MODULE:  # type: ignore[attr-defined]
         expr = expr.func.value  # type: ignore[attr-defined]
     return expr
 
@@ -587,6 +512,139 @@ def _is_train_call(node: cst.CSTNode) -> bool:
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "train"):
         return False
     return not (len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False")
+
+
+def _mode_switch(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[tuple[cst.Call, str]]:
+    """`if T: X.train()` / `else: X.eval()` (pytorch-GAT's `main_loop(phase)`): the `.eval()` call
+    and the code of T, the test that selects training; X must be a model as for `X.eval()`."""
+    if type(statement) is not cst.If or type(statement.orelse) is not cst.Else:  # type: ignore[attr-defined]
+        return None
+    body, orelse = statement.body, statement.orelse.body  # type: ignore[attr-defined]
+    if not (isinstance(body, cst.IndentedBlock) and isinstance(orelse, cst.IndentedBlock)):
+        return None
+    if len(body.body) != 1 or len(orelse.body) != 1:
+        return None
+    train = train_call_shape(body.body[0])
+    call = _eval_mode_call(orelse.body[0], ctx, scope)
+    if train is None or call is None or _code(ctx, _module_of_chain(train.func.value)) != _code(ctx, eval_receiver(call)):  # type: ignore[attr-defined]
+        return None
+    return call, _code(ctx, statement.test)  # type: ignore[attr-defined]
+
+
+def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression, ctx: "Context") -> bool:
+    """Does the file call the function so that its mode switch chooses eval, with gradients on?  The
+    switch's test must compare a parameter with a constant (`phase == LoopPhase.TRAIN`) or be the
+    parameter itself (`if train:`); a call passing another constant (`main_loop(phase=LoopPhase.TEST)`,
+    `run(loader, False)`) outside any `with` that turns gradients off chooses eval.  Each use of the
+    function's name must be such a call (or its factory's `return`, below): handed to other code as
+    a value, it may run anywhere.  A closure its factory returns (`def get_main_loop(...): def
+    main_loop(phase): ...; return main_loop`) is called through the names bound to the factory's
+    result (`main_loop = get_main_loop(...)`)."""
+    selector = _phase_selector(training, function)
+    if selector is None:
+        return False
+    parameter, training_value = selector
+    names = {function.name.value}
+    factory = _factory_of(function, ctx)
+    if factory is not None:
+        names |= {
+            t.target.value  # type: ignore[attr-defined]
+            for node in code_descendants(ctx.module)
+            if type(node) is cst.Assign and type(node.value) is cst.Call and _code(ctx, node.value.func) == factory.name.value  # type: ignore[attr-defined]
+            for t in node.targets  # type: ignore[attr-defined]
+            if type(t.target) is cst.Name
+        }  # fmt: skip
+    found = False
+    for node, parents in code_with_parents(ctx.module):
+        if type(node) is not cst.Name or node.value not in names:  # type: ignore[attr-defined]
+            continue
+        parent = parents[-1]
+        if parent is function or (factory is not None and type(parent) is cst.Return and parent in code_descendants(factory)):
+            continue
+        if type(parent) is cst.AssignTarget and len(parents) > 1 and type(parents[-2]) is cst.Assign and type(parents[-2].value) is cst.Call:  # type: ignore[attr-defined]
+            if factory is not None and _code(ctx, parents[-2].value.func) == factory.name.value:  # type: ignore[attr-defined]
+                continue
+        if not (type(parent) is cst.Call and parent.func is node):  # type: ignore[attr-defined]
+            return False  # handed to other code as a value
+        if any(type(p) is cst.With and any(_GRAD_OFF_WORDS.search(ctx.module.code_for_node(i.item)) for i in p.items) for p in parents):  # type: ignore[attr-defined]
+            continue
+        argument = _argument_for(parent, function, parameter)  # type: ignore[arg-type]
+        if argument is not None and _constant(argument) and _code(ctx, argument) != training_value:
+            found = True
+    return found
+
+
+def _phase_selector(test: cst.BaseExpression, function: cst.FunctionDef) -> Optional[tuple[str, str]]:
+    """(parameter, the code of the value that selects training) of `phase == LoopPhase.TRAIN` or
+    `train` (True), for a parameter of the function."""
+    params = {p.name.value for p in function.params.params}
+    if type(test) is cst.Name and test.value in params:
+        return test.value, "True"
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+        return None
+    left, right = test.left, test.comparisons[0].comparator
+    if type(left) is not cst.Name or left.value not in params or not _constant(right):
+        return None
+    return left.value, "".join(cst.Module(body=[]).code_for_node(right).split())
+
+
+def _constant(expr: cst.BaseExpression) -> bool:
+    """A literal or a dotted name in capitals or of an enum-like class (`LoopPhase.TEST`, `"val"`, `False`)."""
+    if type(expr) in (cst.SimpleString, cst.Integer) or (type(expr) is cst.Name and expr.value in ("True", "False")):
+        return True
+    return type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value[:1].isupper()
+
+
+def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str) -> Optional[cst.BaseExpression]:
+    params = [p.name.value for p in function.params.params]
+    for position, argument in enumerate(call.args):
+        if argument.star:
+            return None
+        if argument.keyword is not None:
+            if argument.keyword.value == parameter:
+                return argument.value
+        elif position < len(params) and params[position] == parameter:
+            return argument.value
+    return None
+
+
+def _factory_of(function: cst.FunctionDef, ctx: "Context") -> Optional[cst.FunctionDef]:
+    """The function around `function` that returns it by name (a step-function factory), if any."""
+    functions = [frame.node for frame in ctx.frames if frame.kind == "function"]
+    if len(functions) < 2 or functions[-1] is not function or not isinstance(functions[-2], cst.FunctionDef):
+        return None
+    outer = functions[-2]
+    name = function.name.value
+    returns = any(type(n) is cst.Return and type(n.value) is cst.Name and n.value.value == name for n in code_descendants(outer.body))  # type: ignore[attr-defined]
+    return outer if returns else None
+
+
+_GRAD_OFF_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
+
+
+def _outside_training(node: cst.CSTNode, training: str, ctx: "Context") -> list:
+    """`node`, less the bodies of `if <training>:` inside it (their `else` / `elif` stay): the code
+    that runs when the mode switch chose eval.  Compound statements are opened into their parts."""
+    if type(node) is cst.If and _code(ctx, node.test) == training:  # type: ignore[attr-defined]
+        return [part for branch in _branches_after(node) for part in _outside_training(branch, training, ctx)]
+    inner = [n for n in code_descendants(node) if type(n) is cst.If and _code(ctx, n.test) == training]  # type: ignore[attr-defined]
+    if not inner:
+        return [node]
+    return [part for child in code_children(node) for part in _outside_training(child, training, ctx)]
+
+
+def _branches_after(node: cst.If) -> list:
+    """What an `if` runs when its test is false: its `elif` / `else` (nothing without one)."""
+    orelse = node.orelse
+    if orelse is None:
+        return []
+    return [orelse] if type(orelse) is cst.If else [orelse.body]
+
+
+def _mode_helper_trains(statement: cst.CSTNode, ctx: "Context") -> bool:
+    """`self.net_mode(train=True)`: a method of the class that calls `self.net.train()` for this argument."""
+    call = mode_helper_call(statement, ctx)
+    return call is not None and train_call_shape(statement) is None and call.func.attr.value == "train"  # type: ignore[attr-defined]
 
 
 def _train_mode_call(statement: cst.CSTNode) -> bool:

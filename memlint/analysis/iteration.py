@@ -6,7 +6,8 @@ models in a benchmark, or a loop over files.
 see `step_loop_called_functions`), not behind an `if` that makes it periodic or opt-in (a modulo
 counter, a config flag), and not in an exception handler (an out-of-memory fallback).  An `if` that
 only asks whether an accelerator exists (`if torch.cuda.is_available():`) does not make code
-periodic.  Everything here is syntactic and cheap; it is only run on nodes a rule already suspects.
+periodic, nor does one that chooses among the run's configured alternatives (`if args.loss ==
+"hinge":`, its `elif` and `else`): the configuration does not change between iterations.  Everything here is syntactic and cheap; it is only run on nodes a rule already suspects.
 """
 
 from __future__ import annotations
@@ -52,6 +53,76 @@ def condition_is_device_check(test: cst.BaseExpression) -> bool:
     return False
 
 
+# Names that hold the run's configuration (`args.loss`, `opt.mode`, `self.args.padding`): fixed for the run.
+_CONFIGURATION_ROOTS = frozenset({"args", "opt", "opts", "config", "cfg", "conf", "hparams", "hp", "settings", "flags", "FLAGS"})
+_CHOICE_OPERATORS = (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot)
+_CHOICE_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+
+
+def condition_is_configured_choice(test: cst.BaseExpression) -> bool:
+    """`args.loss == "hinge"`, `self.args.padding == 0`, `cfg.mode in ("a", "b")`: a choice among the
+    run's configured alternatives.  The configuration does not change while the run goes on, so the
+    branch it selects (an `elif` or `else` of the chain included) runs on every iteration of that run,
+    where a flag (`if args.log_images:`) opts in to extra work and a counter (`if step % 10 == 0:`)
+    makes it periodic."""
+    if isinstance(test, cst.BooleanOperation):
+        return condition_is_configured_choice(test.left) and condition_is_configured_choice(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, _CHOICE_OPERATORS):
+        return False
+    sides = (test.left, target.comparator)
+    return any(_configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
+
+
+def _configuration_value(expr: cst.BaseExpression) -> bool:
+    """`args.loss`, `self.opt.gan_mode`: an attribute of the run's configuration."""
+    names = []
+    while isinstance(expr, cst.Attribute):
+        names.append(expr.attr.value)
+        expr = expr.value
+    if not names or not isinstance(expr, cst.Name):
+        return False
+    root = expr.value if expr.value != "self" else names[-1]
+    return root in _CONFIGURATION_ROOTS and (expr.value != "self" or len(names) > 1)
+
+
+def _literal_choice(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return bool(expr.elements) and all(isinstance(e.value, _CHOICE_LITERALS) for e in expr.elements)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, _CHOICE_LITERALS) or (isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"))
+
+
+def condition_is_opt_in_parameter(test: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> bool:
+    """`if init:` / `if init is True:` in `def forward(self, x, init=False)`: a flag the caller sets
+    for a special call (a data-dependent initialisation), off on every ordinary call.  (A parameter
+    defaulting to None, `if mask is None:`, is the ordinary call's branch, and does not count.)"""
+    if function is None:
+        return False
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if not (isinstance(target.operator, (cst.Is, cst.Equal)) and isinstance(target.comparator, cst.Name) and target.comparator.value == "True"):
+            return False
+        test = test.left
+    if not isinstance(test, cst.Name):
+        return False
+    params = function.params
+    for param in (*params.params, *params.kwonly_params):
+        if param.name.value == test.value:
+            default = param.default
+            return isinstance(default, cst.Name) and default.value == "False"
+    return False
+
+
+def runs_whenever_reached(test: cst.BaseExpression) -> bool:
+    """A condition that holds on every iteration of a run or on none of them: a device check or a
+    configured choice."""
+    return condition_is_device_check(test) or condition_is_configured_choice(test)
+
+
 def every_iteration(ctx: "Context") -> bool:
     """Does the code being visited run on every iteration of its innermost loop?
 
@@ -62,7 +133,7 @@ def every_iteration(ctx: "Context") -> bool:
     if frame.handlers:
         return False
     depth = len(frame.loops)
-    return all(condition_is_device_check(node.test) for node, d in frame.conditions if d == depth)
+    return all(runs_whenever_reached(node.test) for node, d in frame.conditions if d == depth)
 
 
 def own_statements(loop: Loop) -> Iterator[cst.CSTNode]:
@@ -285,7 +356,10 @@ def _plain_names(expr: cst.BaseExpression) -> list[str]:
 def runs_own_pass(function: cst.FunctionDef) -> bool:
     """Does this function run a training or evaluation pass itself (a loop over a data loader, or one
     that runs a model step per iteration, in its own body)?  Code of it outside that loop runs once
-    per pass, however often the function is called."""
+    per pass, however often the function is called.  A `while` loop that runs a model but steps no
+    optimizer and calls no backward is a decoding loop over one input (beam search in a
+    `translate(sentence)` called once per test batch), not a pass: the function's other code runs
+    with every call."""
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
@@ -293,7 +367,8 @@ def runs_own_pass(function: cst.FunctionDef) -> bool:
         if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
             continue
         if (kind is cst.For or kind is cst.While) and is_step_loop(node) and not is_epoch_loop(node):  # type: ignore[arg-type]
-            return True
+            if kind is cst.For or steps_itself(node):  # type: ignore[arg-type]
+                return True
         stack.extend(code_children(node))
     return False
 

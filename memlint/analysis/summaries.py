@@ -148,7 +148,16 @@ class _Summary:
         imported: dict[str, list] = {}
         twice: set[str] = set()
         others: set[str] = set()
+        # Imports in the `if __name__ == "__main__":` block: a script's own test code, which often
+        # imports the file's classes back from itself (`from weight_drop import WeightDrop`); it
+        # runs only when the file is run as a script, so such an import does not make the
+        # file's definition ambiguous.
+        script_only = {id(s) for s in self._main_block_statements(statements)}
+        defined = {s.name for s in statements if isinstance(s, (*_FUNCTIONS, ast.ClassDef))} if script_only else set()
         for statement in self._module_statements(statements):
+            if id(statement) in script_only and isinstance(statement, (ast.Import, ast.ImportFrom)):
+                if any((alias.asname or alias.name.partition(".")[0]) in defined for alias in statement.names):
+                    continue
             if isinstance(statement, ast.Import):
                 for alias in statement.names:
                     local = alias.asname or alias.name.partition(".")[0]
@@ -188,6 +197,11 @@ class _Summary:
                     del self.functions[key]
         if ambiguous:  # a dropped function's own statements (its returns) belong to no record
             self.keys = {i: k for i, k in self.keys.items() if k in self.functions}
+
+    def _main_block_statements(self, statements) -> Iterator[ast.stmt]:
+        for statement in statements:
+            if isinstance(statement, ast.If) and _is_main_guard(statement.test):
+                yield from self._module_statements(statement.body)
 
     def _module_statements(self, statements) -> Iterator[ast.stmt]:
         for statement in statements:
@@ -1277,3 +1291,13 @@ def _check_reference(reference: object) -> None:
         _require(len(reference) == 3 and type(reference[1]) is str and type(reference[2]) is str)  # type: ignore[arg-type, index]
     else:
         raise ValueError("unknown reference")
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and any(
+        isinstance(x, ast.Constant) and x.value == "__main__" for x in sides
+    )

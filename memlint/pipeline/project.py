@@ -287,7 +287,30 @@ class Project:
         if len(candidates) == 1:
             return candidates[0]
         near = [i for i in candidates if self.files[i].directory.startswith(importer.directory)]  # type: ignore[union-attr]
-        return near[0] if len(near) == 1 else None
+        if len(near) == 1:
+            return near[0]
+        return self._on_importers_path(name, candidates, importer)
+
+    def _on_importers_path(self, name: str, candidates: list[int], importer: _File) -> Optional[int]:
+        """Of the files named `name`, the one Python finds for `importer` run from the innermost
+        directory above it that holds `name` (a script's folder is the first on sys.path): in a
+        repository with `utils/masking.py` and a copy in `FEDformer/utils/masking.py`, `from
+        utils.masking import ...` in `layers/attn.py` means the first (FEDformer/ is not above
+        layers/), in `FEDformer/layers/attn.py` the copy.  None where two are as near."""
+        depth = name.count(".") + 1
+        roots: dict[str, list[int]] = {}
+        for index in candidates:
+            file = self.files[index]
+            root = Path(file.directory)  # type: ignore[union-attr]
+            for _ in range(depth - (0 if file.is_package else 1)):  # type: ignore[union-attr]
+                root = root.parent
+            if Path(importer.directory) == root or root in Path(importer.directory).parents:
+                roots.setdefault(str(root), []).append(index)
+        if not roots:
+            return None
+        innermost = max(roots, key=len)
+        found = roots[innermost]
+        return found[0] if len(found) == 1 and sum(len(r) == len(innermost) for r in roots) == 1 else None
 
     def _import_target(self, file: _File, target: list) -> Optional[str]:
         """The absolute dotted name an import binds: ["pkg.mod", "f", 0] -> "pkg.mod.f"."""

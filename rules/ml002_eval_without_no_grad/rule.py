@@ -7,8 +7,10 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import GradMode
+from memlint.analysis.delegation import self_helper_runs_model
 from memlint.analysis.evaluation import Region, is_model_call, regions, runs_evaluated_model
 from memlint.analysis.frozen import is_frozen_model
+from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -27,14 +29,23 @@ class EvalWithoutNoGrad(Rule):
     not called by the module before the `.eval()`, is not handed to other code as a value (captum's
     `LayerIntegratedGradients(forward_func, ...)` takes gradients through it), and nothing in the
     file calls `model.train()`, rebinds `model` after the `.eval()` or declares it `global`: SSD's
-    `detect.py`), in a loop over a loader whose name
+    `detect.py`), after a method of the class that certainly puts the model in eval mode for the
+    literal argument given (`self.net_mode(train=False)` whose body runs `self.net.eval()` in the
+    `else` of `if train:`), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
+    `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
+    only run inside those) when the file calls the function with another constant for that
+    parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
+    returns it) outside any `no_grad`, in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
     `inference`, `eval_epoch`, ...). The first model call of each such region is reported. After
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
     data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
-    X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, with no grad switch of its
-    own); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
+    X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
+    body runs the global `G`, with no grad switch of its own), a method of the class that runs
+    `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; in a function named as an
+    evaluation, a method that runs any model of `self`), a local alias of a submodule
+    (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs, loads no weights and loops over
     nothing (`def test(): net = VGG(); net(torch.randn(2, 3, 32, 32))`: a shape check). Building a model from a class
     (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing. Wrapping inputs in
@@ -58,7 +69,13 @@ class EvalWithoutNoGrad(Rule):
     need them), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
     function that does, Lightning's `training_step`): a `predict()` that a training step also runs
-    needs its gradients, and must not be put under `no_grad`.
+    needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
+    function that puts its model in eval mode itself and hands back nothing that can carry autograd
+    history (no return, or numbers, arrays, `.item()`s, detached values), storing nothing on `self`,
+    a parameter or a global: nothing it computes can reach its caller's backward, so it is
+    evaluation whoever calls it (Informer2020's `vali`, called by `train` after each epoch); a
+    validation loss it returns for the caller to backpropagate (a meta-learning outer step) keeps
+    it silent.
 
     Accepted limits (silence when unsure): `model.eval()` behind an `if`, or a `.train()` call in a
     nested block, ends the region; `pytest`-style `test_*` functions and names such as
@@ -66,7 +83,9 @@ class EvalWithoutNoGrad(Rule):
     (the project pass, docs/architecture.md), so a library's `predict()` that leaves grad mode to
     its caller is reported when nothing linted with it calls it under `no_grad`. Conversely, an
     `evaluate()` that a training script calls after training (with gradients on, outside any
-    `no_grad`) counts as called by training code and stays silent.
+    `no_grad`) counts as called by training code and stays silent, unless it puts the model in eval
+    mode itself and hands back nothing with history (above). A mode switch's finding has no fix
+    (`torch.set_grad_enabled(phase == TRAIN)` is the caller's choice).
 
     ## Why is this bad?
     With gradients on, every forward saves the activations its backward would need and links the
@@ -141,8 +160,6 @@ model.eval()
 def detect(image, min_score):
     locs, scores = model(image.unsqueeze(0))
     return model.detect_objects(locs, scores, min_score=min_score)
-if __name__ == "__main__":
-    detect(load_image("img.jpg"), 0.2)
 def finetune(loader, optimizer):
     model.train()
     for x, y in loader:
@@ -516,6 +533,90 @@ def load(cls, config, generation_config):
 import torch
 model_0.eval()
 top_5_most_wrong = test_pred_df.sort_values(by=["correct", "pred_prob"]).head()
+"""
+        ),
+        Valid(  # a validation loss that training backpropagates (a meta-learning outer step): the caller needs its gradients
+            """
+import torch
+def query_loss(model, x, y, loss_fn):
+    model.eval()
+    loss = loss_fn(model(x), y)
+    model.train()
+    return loss
+def train(model, loader, opt, loss_fn):
+    for x, y in loader:
+        outer = query_loss(model, x, y, loss_fn)
+        outer.backward()
+        opt.step()
+"""
+        ),
+        Valid(  # the method that runs the model turns gradients off itself
+            """
+import torch
+class Experiment:
+    def __init__(self, model):
+        self.model = model
+    def _run_batch(self, x):
+        with torch.no_grad():
+            return self.model(x)
+    def test(self, loader):
+        self.model.eval()
+        for x in loader:
+            self._run_batch(x)
+"""
+        ),
+        Valid(  # the mode helper puts the model in training mode for this argument: no evaluation region
+            """
+import torch
+class Solver:
+    def __init__(self, net):
+        self.net = net
+    def net_mode(self, train):
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+    def step(self, x):
+        self.net_mode(train=True)
+        return self.net(x)
+"""
+        ),
+        Valid(  # the mode switch's eval phase only ever runs under no_grad
+            """
+import torch
+def run(phase, model, data, opt, loss_fn):
+    if phase == "train":
+        model.train()
+    else:
+        model.eval()
+    out = model(data.x)
+    loss = loss_fn(out, data.y)
+    if phase == "train":
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return (out.argmax(1) == data.y).float().mean().item()
+def main(model, data, opt, loss_fn):
+    for epoch in range(100):
+        run("train", model, data, opt, loss_fn)
+        with torch.no_grad():
+            run("val", model, data, opt, loss_fn)
+"""
+        ),
+        Valid(  # backward runs whatever the phase: the eval-mode pass is trained (a model with batch norm frozen)
+            """
+import torch
+def run(phase, model, data, opt, loss_fn):
+    if phase == "train":
+        model.train()
+    else:
+        model.eval()
+    loss = loss_fn(model(data.x), data.y)
+    loss.backward()
+    opt.step()
+def main(model, data, opt, loss_fn):
+    run("train", model, data, opt, loss_fn)
+    run("finetune", model, data, opt, loss_fn)
 """
         ),
     ]
@@ -1024,6 +1125,279 @@ def evaluate(model: nn.Module, batches):
             column=13,
             fixed=None,
         ),
+        Invalid(  # a method of the class runs the model put in eval mode, in a function that training code calls but whose result is a number (Informer2020's `vali`, issue 27)
+            """
+import numpy as np
+import torch
+class Experiment:
+    def __init__(self, model, criterion):
+        self.model = model
+        self.criterion = criterion
+    def _process_one_batch(self, x):
+        return self.model(x)
+    def vali(self, loader):
+        self.model.eval()
+        losses = []
+        for x, y in loader:
+            pred = self._process_one_batch(x)
+            losses.append(self.criterion(pred.detach().cpu(), y).item())
+        total = np.average(losses)
+        self.model.train()
+        return total
+    def train(self, loader, opt):
+        for epoch in range(10):
+            self.model.train()
+            for x, y in loader:
+                loss = self.criterion(self._process_one_batch(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            print(self.vali(loader))
+""",
+            line=13,
+            column=20,
+            message="`self._process_one_batch(x)` runs after `self.model.eval()`",
+            unsafe=True,
+            fixed="""
+import numpy as np
+import torch
+class Experiment:
+    def __init__(self, model, criterion):
+        self.model = model
+        self.criterion = criterion
+    def _process_one_batch(self, x):
+        return self.model(x)
+    @torch.no_grad()
+    def vali(self, loader):
+        self.model.eval()
+        losses = []
+        for x, y in loader:
+            pred = self._process_one_batch(x)
+            losses.append(self.criterion(pred.detach().cpu(), y).item())
+        total = np.average(losses)
+        self.model.train()
+        return total
+    def train(self, loader, opt):
+        for epoch in range(10):
+            self.model.train()
+            for x, y in loader:
+                loss = self.criterion(self._process_one_batch(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            print(self.vali(loader))
+""",
+        ),
+        Invalid(  # `predict` runs its model through a method of the class (Informer2020's `predict`)
+            """
+import torch
+class Experiment:
+    def __init__(self, model):
+        self.model = model
+    def _process_one_batch(self, x):
+        return self.model(x)
+    def predict(self, loader):
+        return [self._process_one_batch(x).detach().cpu().numpy() for x in loader]
+""",
+            line=8,
+            column=17,
+            message="runs in `predict`",
+            unsafe=True,
+            fixed="""
+import torch
+class Experiment:
+    def __init__(self, model):
+        self.model = model
+    def _process_one_batch(self, x):
+        return self.model(x)
+    @torch.no_grad()
+    def predict(self, loader):
+        return [self._process_one_batch(x).detach().cpu().numpy() for x in loader]
+""",
+        ),
+        Invalid(  # the helper runs the module's global model put in eval mode, handed nothing (GAN-Tutorial's infoGAN)
+            """
+import torch
+from models import Generator
+G = Generator().cuda()
+def get_sample_image():
+    z = torch.randn(100, 62).cuda()
+    return G(z).cpu().data.numpy()
+for epoch in range(10):
+    G.train()
+    train_epoch(G)
+    G.eval()
+    images = get_sample_image()
+""",
+            line=11,
+            column=14,
+            message="`get_sample_image()` runs after `G.eval()`",
+            unsafe=True,
+            fixed="""
+import torch
+from models import Generator
+G = Generator().cuda()
+def get_sample_image():
+    z = torch.randn(100, 62).cuda()
+    return G(z).cpu().data.numpy()
+for epoch in range(10):
+    G.train()
+    train_epoch(G)
+    G.eval()
+    with torch.no_grad():
+        images = get_sample_image()
+""",
+        ),
+        Invalid(  # a method of the class puts the model in eval mode (`net_mode(train=False)`), the model's encoder is run through a local alias, and training calls it (Beta-VAE's `viz_traverse`)
+            """
+import torch
+class Solver:
+    def __init__(self, net, optim):
+        self.net = net
+        self.optim = optim
+    def net_mode(self, train):
+        if not isinstance(train, bool):
+            raise ValueError(train)
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+    def viz_traverse(self, x):
+        self.net_mode(train=False)
+        encoder = self.net.encoder
+        z = encoder(x)
+        print(z.mean().item())
+        self.net_mode(train=True)
+    def train(self, loader):
+        self.net_mode(train=True)
+        for x in loader:
+            loss = self.net(x).sum()
+            self.optim.zero_grad()
+            loss.backward()
+            self.optim.step()
+            self.viz_traverse(x)
+""",
+            line=16,
+            column=13,
+            message="after `self.net_mode(train=False)` (which calls `self.net.eval()`)",
+            unsafe=True,
+            fixed="""
+import torch
+class Solver:
+    def __init__(self, net, optim):
+        self.net = net
+        self.optim = optim
+    def net_mode(self, train):
+        if not isinstance(train, bool):
+            raise ValueError(train)
+        if train:
+            self.net.train()
+        else:
+            self.net.eval()
+    @torch.no_grad()
+    def viz_traverse(self, x):
+        self.net_mode(train=False)
+        encoder = self.net.encoder
+        z = encoder(x)
+        print(z.mean().item())
+        self.net_mode(train=True)
+    def train(self, loader):
+        self.net_mode(train=True)
+        for x in loader:
+            loss = self.net(x).sum()
+            self.optim.zero_grad()
+            loss.backward()
+            self.optim.step()
+            self.viz_traverse(x)
+""",
+        ),
+        Invalid(  # a `forward_*` method of the model fed data runs it (tabnet's `forward_masks`)
+            """
+import torch
+def explain(network, loader):
+    network.eval()
+    masks = []
+    for x in loader:
+        _, mask = network.forward_masks(x)
+        masks.append(mask.detach().cpu().numpy())
+    return masks
+""",
+            line=6,
+            column=19,
+            message="`network.forward_masks(x)` runs after `network.eval()`",
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def explain(network, loader):
+    network.eval()
+    masks = []
+    for x in loader:
+        _, mask = network.forward_masks(x)
+        masks.append(mask.detach().cpu().numpy())
+    return masks
+""",
+        ),
+        Invalid(  # a mode switch on the phase: the test phase runs the model in eval mode with gradients on (pytorch-GAT's `main_loop`, issue 27)
+            """
+import torch
+def get_main_loop(model, data, opt, loss_fn):
+    def main_loop(phase):
+        if phase == "train":
+            model.train()
+        else:
+            model.eval()
+        out = model(data.x)
+        loss = loss_fn(out, data.y)
+        if phase == "train":
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return (out.argmax(1) == data.y).float().mean().item()
+    return main_loop
+def train(model, data, opt, loss_fn):
+    main_loop = get_main_loop(model, data, opt, loss_fn)
+    for epoch in range(100):
+        main_loop(phase="train")
+        with torch.no_grad():
+            main_loop(phase="val")
+    print(main_loop(phase="test"))
+""",
+            line=8,
+            column=15,
+            message="after `model.eval()` (where `phase == \"train\"` is false)",
+        ),
+        Invalid(  # a method that loads weights into `self.G` runs nothing: the run is `self.G(z)` (pytorch-wgan's `evaluate`)
+            """
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(8, 8)
+    def load_model(self, path):
+        self.G.load_state_dict(torch.load(path))
+    def evaluate(self, path, z):
+        self.load_model(path)
+        return self.G(z).cpu().numpy()
+""",
+            line=10,
+            column=16,
+            message="`self.G(z)` runs in `evaluate`",
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class GAN:
+    def __init__(self):
+        self.G = nn.Linear(8, 8)
+    def load_model(self, path):
+        self.G.load_state_dict(torch.load(path))
+    @torch.no_grad()
+    def evaluate(self, path, z):
+        self.load_model(path)
+        return self.G(z).cpu().numpy()
+""",
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1038,19 +1412,21 @@ def evaluate(model: nn.Module, batches):
         region = regions(ctx, scope).get(id(node))
         if region is None or id(region.node) in self._reported:
             return
-        if region.kind in ("eval-call", "module-eval"):
+        if region.kind in ("eval-call", "module-eval", "mode-branch"):
             if not runs_evaluated_model(node, region, ctx):
                 return
         elif not is_model_call(node, ctx):
-            return
+            # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs `self.model`
+            if region.kind != "function-name" or not self_helper_runs_model(node, ctx):
+                return
         if is_frozen_model(node.func, ctx):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
             # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
             self._reported.add(id(region.node))
             return
-        if ctx.project.trained_by(ctx.function_chain) is not None:
+        if ctx.project.trained_by(ctx.function_chain) is not None and not _evaluates_for_any_caller(region, ctx):
             return  # training code (here or in another file) runs it with gradients on: they are needed
-        if _returned_closure(ctx):
+        if region.kind != "mode-branch" and _returned_closure(ctx):  # (a mode switch's callers were checked)
             return  # `def make_val_step(): def step(x): ...; return step`: its callers decide grad mode
         self._reported.add(id(region.node))
         call_text = shorten(ctx.module.code_for_node(node))
@@ -1110,6 +1486,15 @@ def evaluate(model: nn.Module, batches):
                 if statement is not region.node and any(n is call for n in code_descendants(statement)):
                     return statement
         return None
+
+
+def _evaluates_for_any_caller(region: Region, ctx) -> bool:
+    """Is the function evaluation whoever calls it: it puts its model in eval mode itself (the region
+    of its own `.eval()`, or the eval branch of its mode switch) and hands back nothing that can carry history (returned.py), so nothing it
+    computes can reach its caller's backward (Informer2020's `vali`, called after each epoch by
+    `train`).  A validation loss it returns (a meta-learning inner loop) keeps the caller's need."""
+    function = ctx.function_node
+    return region.kind in ("eval-call", "mode-branch") and function is not None and hands_back_no_history(function, ctx)
 
 
 def _returned_closure(ctx) -> bool:

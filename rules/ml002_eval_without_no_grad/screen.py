@@ -16,19 +16,30 @@ from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
-    eval_scopes = {id(_scope_of(source, call)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)}  # type: ignore[arg-type]
+    mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
+    eval_scopes = {id(_scope_of(source, call)) for call in mode_calls}
     named = any(is_evaluation_function_name(f.name) for f in source.nodes(*FUNCTIONS))  # type: ignore[attr-defined]
     loops = any(names_evaluation_data(w) for loop in source.nodes(ast.For, ast.AsyncFor) for w in words_in(loop.iter))  # type: ignore[attr-defined]
     if not (eval_scopes or named or loops):
-        return False  # no evaluation region at all
+        return False  # no evaluation region at all (a mode helper's own `.eval()` is one)
+    calls = list(source.nodes(ast.Call))
+    # `self.net_mode(train=False)`: a function of the file that sets a mode (loosened: any function so
+    # named) puts a model in eval mode for its caller
+    mode_helpers = _names_of_scopes(source, mode_calls)
+    if mode_helpers:
+        eval_scopes |= {id(_scope_of(source, call)) for call in calls if _self_call_of(call, mode_helpers)}  # type: ignore[arg-type]
     history = source.memo("history", lambda: History(source))
+    runs = [call for call in calls if history.may_run_model(call)]  # type: ignore[arg-type]
+    # `self._process_one_batch(x)`: a function of the file that may run a model runs it for its caller
+    runners = _names_of_scopes(source, runs)
     # what was put in eval mode: calling it, or a method of it, may run it (`model.get_action(obs)`)
     # (`self`: the rule asks of self's calls what `may_run_model` already answers)
-    evaluated = {dotted(_module_of_chain(call.func.value)) for call in source.nodes(ast.Call) if _sets_eval_mode(call)} - {None, "self"}  # type: ignore[attr-defined]
+    evaluated = {dotted(_module_of_chain(call.func.value)) for call in mode_calls} - {None, "self"}  # type: ignore[attr-defined]
     model_calls = [
-        call for call in source.nodes(ast.Call)
-        if history.may_run_model(call) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
+        call for call in calls
+        if _self_call_of(call, runners) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
     ]  # fmt: skip
+    model_calls = [*runs, *model_calls]
     if model_calls and id(source.tree) in eval_scopes:
         return True  # `.eval()` at module level: the region may reach any call
     for call in model_calls:
@@ -54,18 +65,31 @@ def _sets_eval_mode(call: ast.Call) -> bool:
     return (call.func.attr == "eval" and count == 0) or (call.func.attr == "train" and count == 1)
 
 
-def _parameter_callers(source: Source) -> frozenset[str]:
-    """Module-level functions of the file that call one of their parameters (`def f(G, n): G(z)`)."""
-    def build() -> frozenset[str]:
-        found = set()
-        for node in source.tree.body if source.tree is not None else ():  # type: ignore[union-attr]
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                params = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
-                if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in params for n in ast.walk(node)):
-                    found.add(node.name)
-        return frozenset(found)
+def _parameter_callers(source: Source, evaluated: set) -> frozenset[str]:
+    """Module-level functions of the file that call one of their parameters (`def f(G, n): G(z)`) or
+    a global put in eval mode (`def get_sample_image(): G(z)`)."""
+    found = set()
+    for node in source.tree.body if source.tree is not None else ():  # type: ignore[union-attr]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]} | evaluated
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names for n in ast.walk(node)):
+                found.add(node.name)
+    return frozenset(found)
 
-    return source.memo("ml002-parameter-callers", build)  # type: ignore[no-any-return]
+
+def _names_of_scopes(source: Source, calls: list) -> frozenset[str]:
+    """Names of the functions the calls are in (`self.<name>()` may be one of them)."""
+    found = set()
+    for call in calls:
+        scope = _scope_of(source, call)
+        if isinstance(scope, FUNCTIONS):
+            found.add(scope.name)  # type: ignore[attr-defined]
+    return frozenset(found)
+
+
+def _self_call_of(call: ast.Call, methods: frozenset[str]) -> bool:
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in methods and isinstance(func.value, ast.Name) and func.value.id == "self"
 
 
 def _on_evaluated(call: ast.Call, evaluated: set, source: Source) -> bool:
@@ -73,10 +97,11 @@ def _on_evaluated(call: ast.Call, evaluated: set, source: Source) -> bool:
     func = call.func
     if dotted(func) in evaluated:
         return True  # `X(x)`, `X.encoder(x)`
-    if isinstance(func, ast.Name) and any(dotted(a) in evaluated for a in call.args):
+    if isinstance(func, ast.Name):
         # `sample_images(X, n)`: a module-level function of the file that calls one of its
-        # parameters (loosened: any argument position, any of them)
-        return func.id in _parameter_callers(source)
+        # parameters (loosened: any argument position, any of them), or `sample_images()` calling
+        # the global X
+        return func.id in source.memo("ml002-parameter-callers", lambda: _parameter_callers(source, evaluated))
     return isinstance(func, ast.Attribute) and method_runs_module(func.attr) and dotted(func.value) in evaluated
 
 

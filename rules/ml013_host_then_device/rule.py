@@ -8,14 +8,16 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.caches import fills_cache
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import condition_is_device_check, every_iteration, runs_own_pass
+from memlint.analysis.iteration import condition_is_opt_in_parameter, every_iteration, runs_own_pass, runs_whenever_reached
 from memlint.analysis.model import follows_device
 from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
+from memlint.analysis.values import Kind, evaluate
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
@@ -71,14 +73,19 @@ class HostThenDevice(Rule):
     Finds a tensor created on the host and then moved to the accelerator, in code run on every step.
     Such tensors are made from sizes, as in `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`,
     `Variable(torch.ones(n)).cuda()`, `torch.full(...).long().to(device)` and
-    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), or `z = torch.rand(n)` moved by a
+    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `(torch.ones(b, h, n, n) / n).to(d)`
+    (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)`
+    (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype), or `z = torch.rand(n)` moved by a
     later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then); the code run on every
     step:
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
-      assignment, say) or a function of the file it calls (`make_one_hot(target, n)`), anywhere in it;
-      or in a function, or a class's `__init__`, that a `forward` of another linted file runs on every
-      call (`TriangularCausalMask(B, L, device=x.device)` built in an attention layer's `forward`);
+      assignment, say), anywhere in them; or in a function, or a class's `__init__`, that a `forward`
+      of any linted file runs (`make_one_hot(target, n)`, `TriangularCausalMask(B, L, device=x.device)`
+      built in an attention layer's `forward`: the project pass's per-forward fact); not where the
+      value fills a cache that the `if` around it reads (`if self.mask is None: self.mask = ...`), nor
+      behind a flag parameter that defaults to False (`if init:` of `forward(self, x, init=False)`, a
+      data-dependent initialisation called once);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules), or in a hook a
@@ -90,11 +97,14 @@ class HostThenDevice(Rule):
     or a loop that hands a loader to a call that runs the pass): code in them runs once per pass. A
     function that runs a pass over a loader itself (a `validate(loader)` helper) runs its code
     outside that loop once per pass, however often it is called, so the buffers it sets up before
-    its batch loop are not reported.
+    its batch loop are not reported (a `while` loop that runs a model but calls no backward and
+    steps no optimizer is a decoding loop over one input, no pass: `translate(sentence)` called per
+    test batch sets up its beam on every call).
 
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
     `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports, and the legacy
     typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`,
+    or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`),
     looking through an in-place fill such as `.zero_()`; reported without a fix, since they take no
     accelerator `device=`; `torch.FloatTensor(rewards)` with one argument that may be data is not), only when
     the factory has no `device=` of its own and a size other than a literal 0, and only when the
@@ -105,8 +115,10 @@ class HostThenDevice(Rule):
     `_to_copy`), so moving the device into the call saves nothing. `.to(other)` with an argument
     that may be a dtype or a tensor is not reported. Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
-    (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`); in `forward` it is (it runs
-    on every call that takes the branch).
+    (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
+    configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
+    does not change between steps; a flag that opts in to extra work, `if args.log_images:`, does not
+    count); in `forward` it is (it runs on every call that takes the branch).
 
     ## Why is this bad?
     The tensor is first allocated and filled in host memory, then a second allocation is made on the
@@ -1000,11 +1012,246 @@ for batch in val_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # arithmetic with a size of the shape (a Python int) and `.type_as(x)` on the way, behind the model's flag (Informer's attention)
+            """
+import torch
+import torch.nn as nn
+class ProbAttention(nn.Module):
+    def forward(self, scores, v):
+        attn = torch.softmax(scores, dim=-1)
+        return self._update_context(attn, v)
+    def _update_context(self, attn, v):
+        B, H, L, D = v.shape
+        if self.output_attention:
+            return (torch.ones([B, H, L, L]) / L).type_as(attn).to(attn.device)
+        return None
+""",
+            line=10,
+            column=20,
+            message="which `forward` calls",
+            fixed="""
+import torch
+import torch.nn as nn
+class ProbAttention(nn.Module):
+    def forward(self, scores, v):
+        attn = torch.softmax(scores, dim=-1)
+        return self._update_context(attn, v)
+    def _update_context(self, attn, v):
+        B, H, L, D = v.shape
+        if self.output_attention:
+            return (torch.ones([B, H, L, L], device=attn.device) / L).type_as(attn)
+        return None
+""",
+            harness=Harness(
+                then="ProbAttention.output_attention = True\nresult = ProbAttention()(torch.randn(1, 2, 3, 3, device=\"cuda\"), torch.randn(1, 2, 3, 4, device=\"cuda\"))",
+                fake_cuda=True,
+            ),
+        ),
+        Invalid(  # `.type_as(x)` alone is the move: a cast to `x`'s type, on `x`'s device (no fix: `device=` alone keeps the dtype)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x + torch.zeros(x.shape[0], 1).type_as(x)
+""",
+            line=5,
+            column=20,
+        ),
+        Invalid(  # a legacy constructor of `range(n)`: the numbers `torch.arange` makes (a Transformer's key positions)
+            """
+import torch
+import torch.nn as nn
+class Attention(nn.Module):
+    def forward(self, weights, lengths):
+        n = weights.size(-1)
+        keys = torch.LongTensor(range(n)).unsqueeze(0).expand_as(weights).to(weights.device)
+        return weights.masked_fill(keys >= lengths.unsqueeze(1), -1e9)
+""",
+            line=6,
+            column=16,
+            message="torch.arange(..., dtype=torch.int64",
+        ),
+        Invalid(  # a branch the run's configuration chooses: taken on every iteration of a run configured so
+            """
+import torch
+for x, y in train_loader:
+    if args.loss == "hinge":
+        loss = torch.relu(1.0 - D(x)).mean()
+    else:
+        noise = torch.randn(x.size(0), 1).cuda()
+        loss = criterion(D(x), noise)
+    loss.backward()
+""",
+            line=6,
+            column=17,
+            unsafe=True,
+            fixed="""
+import torch
+for x, y in train_loader:
+    if args.loss == "hinge":
+        loss = torch.relu(1.0 - D(x)).mean()
+    else:
+        noise = torch.randn(x.size(0), 1, device="cuda")
+        loss = criterion(D(x), noise)
+    loss.backward()
+""",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a decoding `while` loop over one input is no pass: `translate` runs its setup for every test batch
+            """
+import torch
+def translate(model, source, device):
+    scores = torch.zeros(1).to(device)
+    hypotheses = source[:, :1].to(device)
+    while hypotheses.size(1) < 50:
+        logits = model.decoder(hypotheses)
+        hypotheses = torch.cat([hypotheses, logits.argmax(-1)[:, -1:]], dim=1)
+    return hypotheses, scores
+for source, target in test_loader:
+    outputs.append(translate(model, source, device))
+""",
+            line=3,
+            column=14,
+            message="calls on every iteration",
+            fixed="""
+import torch
+def translate(model, source, device):
+    scores = torch.zeros(1, device=device)
+    hypotheses = source[:, :1].to(device)
+    while hypotheses.size(1) < 50:
+        logits = model.decoder(hypotheses)
+        hypotheses = torch.cat([hypotheses, logits.argmax(-1)[:, -1:]], dim=1)
+    return hypotheses, scores
+for source, target in test_loader:
+    outputs.append(translate(model, source, device))
+""",
+            harness=Harness(
+                setup=(
+                    "import types\n"
+                    "import torch\n"
+                    "test_loader = [(torch.zeros(1, 3, dtype=torch.long), None)]\n"
+                    "outputs = []\n"
+                    "device = \"cpu\"  # the fix means the same on any device\n"
+                    "model = types.SimpleNamespace(decoder=lambda h: torch.zeros(h.shape[0], h.shape[1], 4, device=h.device))\n"
+                ),
+                then="result = outputs[0]",
+            ),
+        ),
+    ]
+
+    VALID += [
+        Valid(  # a `while` loop that steps the optimizer is a pass: its buffers are set up once per pass
+            """
+import torch
+def train_until(model, batches, optimizer, max_steps):
+    total = torch.zeros(1).cuda()
+    step = 0
+    while step < max_steps:
+        loss = model(next(batches)).mean()
+        loss.backward()
+        optimizer.step()
+        total += loss.detach()
+        step += 1
+    return total
+for chunk in train_loader:
+    train_until(model, iter(chunk), optimizer, 10)
+"""
+        ),
+        Valid(  # a mask made once and kept: the `if` reads the attribute the statement fills
+            """
+import torch
+import torch.nn as nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mask = None
+    def forward(self, x):
+        if self.mask is None or self.mask.size(0) != x.size(1):
+            self.mask = torch.triu(torch.ones(x.size(1), x.size(1)), diagonal=1).type_as(x)
+        return x.masked_fill(self.mask.bool(), 0.0)
+"""
+        ),
+        Valid(  # a data-dependent initialisation: `forward(x, init=True)` is called once, ordinary calls skip it (OpenNMT's weight norm)
+            """
+import torch
+import torch.nn as nn
+class WeightNormLinear(nn.Linear):
+    def forward(self, x, init=False):
+        if init is True:
+            self.weight.data.copy_(torch.randn(self.weight.size()).type_as(self.weight) * 0.05)
+        return super().forward(x)
+"""
+        ),
+        Valid(  # a module-level cache keyed by the device, filled on the first call
+            """
+import torch
+windows = {}
+def spectrogram(y, n_fft):
+    if str(y.device) not in windows:
+        windows[str(y.device)] = torch.ones(n_fft).to(y.device)
+    return torch.stft(y, n_fft, window=windows[str(y.device)], return_complex=True)
+for y in train_loader:
+    loss = spectrogram(model(y.cuda()), 512).abs().mean()
+    loss.backward()
+"""
+        ),
+        Valid(  # an opt-in flag of the configuration: extra work some runs ask for, not a choice every run makes
+            """
+import torch
+for x, y in train_loader:
+    if args.log_samples:
+        z = torch.randn(8, 100).cuda()
+        writer.add_images("samples", G(z))
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+"""
+        ),
+        Valid(  # arithmetic with a value that may be a tensor (`scale` unknown) before `.type_as(x)`
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, scale):
+        return x * (torch.ones(x.shape[0], 1) * scale).type_as(x)
+"""
+        ),
+        Valid(  # the factory runs once, before the loop; only the moved tensor is used in it
+            """
+import torch
+ones = torch.ones(64, 1).type_as(weight)
+for x, y in train_loader:
+    loss = criterion(model(x.cuda()), ones)
+    loss.backward()
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
         self._functions: dict[tuple, cst.FunctionDef] = {}
         self._bound_earlier: dict[int, cst.BaseExpression] = {}  # id(move) -> the value `name` held
+        self._assigned: list[list[cst.BaseExpression]] = []  # the targets of the assignments being visited
+        self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._assigned.append([t.target for t in node.targets])
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._assigned.pop()
+
+    def _fills_cache(self) -> bool:
+        """Is the statement being visited filling a cache its `if` tests (`caches.fills_cache`): made
+        once and kept, not on every call?"""
+        if not self._assigned:
+            return False
+        conditions = [node for node, _ in self.ctx.frame.conditions]
+        module_level = self.ctx.binds_at_module_level
+        return any(fills_cache(conditions, target, module_level) for target in self._assigned[-1])
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper):  # `z = torch.rand(n)` ... `z = z.cuda()`
@@ -1029,8 +1276,14 @@ for batch in val_loader:
         ctx = self.ctx
         func = node.func
         helper = None
+        type_as = _type_as_argument(node)
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             moved = func.value
+            self._note_inner_casts(moved)
+        elif type_as is not None:  # `torch.ones(n).type_as(x)`: a cast that moves to `x`'s device too
+            if id(node) in self._cast_before_move:
+                return  # `.type_as(x).to(d)`: the outer move is the one reported
+            moved = func.value  # type: ignore[attr-defined]
         else:  # a project helper that returns its argument moved (`async_copy_to(x, gpu)`)
             helper = moved_argument(node, ctx)
             if helper is None:
@@ -1054,9 +1307,17 @@ for batch in val_loader:
             wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator
         if keyword(factory, "device") is not None or any(a.star == "**" for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
             return
-        device = _target_device(node) if helper is None else _helper_device(helper)
+        if type_as is not None and helper is None and not (isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to")):
+            device = cst.Attribute(value=type_as, attr=cst.Name("device"))
+            wrapper_fixable = False  # `device=` alone would not give the factory `x`'s dtype
+        else:
+            device = _target_device(node) if helper is None else _helper_device(helper)
         if device is None:
             return
+        if self._fills_cache():  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
+            return
+        if any(condition_is_opt_in_parameter(node.test, ctx.function_node) for node, _ in ctx.frame.conditions):
+            return  # `if init:` of `forward(self, x, init=False)`: a special call, not every one
         candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx), at)
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
         if in_forward:
@@ -1069,6 +1330,13 @@ for batch in val_loader:
                 self._report(candidate, "on every loop iteration")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
+
+    def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
+        """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            if _type_as_argument(receiver) is not None:
+                self._cast_before_move.add(id(receiver))
+            receiver = receiver.func.value
 
     def _moves_nothing(self, device: cst.BaseExpression) -> bool:
         """`.to(x.device)` in a file that names no accelerator anywhere (the model's device fact): a
@@ -1086,16 +1354,13 @@ for batch in val_loader:
         if not self._in_helpers:
             return
         passes = {key for key, node in self._functions.items() if runs_own_pass(node)}
-        forward_helpers = _called_from_forward(facts)
         per_step = _per_step_functions(facts, passes, self.ctx.model)
         project = self.ctx.project
         for candidate in self._in_helpers:
             key = candidate.function
             helper = f"`{key[1]}()` (its `__init__`)" if key[0] == "method" and key[2] == "__init__" else f"`{key[-1]}()`"
-            if key in forward_helpers:
+            if project.runs_per_forward(key):  # a class's `forward`, in this file or another, calls it (or constructs its class)
                 self._report(candidate, f"in {helper}, which `forward` calls")
-            elif project.runs_per_forward(key) and candidate.unconditional:  # a class's `forward` in another file calls it (or constructs its class)
-                self._report(candidate, f"in {helper}, which a `forward` of the project calls")
             elif not candidate.unconditional or key in passes:
                 continue
             elif key in self._functions and self.ctx.model.function_role(self._functions[key]) == "plotting":
@@ -1130,15 +1395,21 @@ for batch in val_loader:
         self.report(
             shown,
             f"{text} {where} creates the tensor in host memory and then copies it to the device each "
-            f"time; create it there: {_advice(name)}",
+            f"time; create it there: {_advice(name, factory)}",
             fix,
         )
 
 
-def _advice(name: str) -> str:
+def _advice(name: str, factory: cst.Call) -> str:
+    if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and isinstance(factory.args[0].value, cst.Call) and _is_range_call(factory.args[0].value):
+        return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)`"
     if name in LEGACY_SIZED_CONSTRUCTORS:
         return f"`torch.empty(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)` (or `torch.zeros`, for a `zero_()`)"
     return f"`torch.{name}(..., device=...)`"
+
+
+def _is_range_call(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value == "range"
 
 
 def _short(code: str) -> str:
@@ -1170,15 +1441,18 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
     fixable = True
     while isinstance(receiver, (cst.Call, cst.BinaryOperation)):
         if isinstance(receiver, cst.BinaryOperation):  # `(torch.rand(n) * 2 - 1).to(d)`: arithmetic with a number
-            if _is_number(receiver.right):
+            if _is_number(receiver.right) or _host_number(receiver.right, ctx):
                 receiver = receiver.left
-            elif _is_number(receiver.left):
+            elif _is_number(receiver.left) or _host_number(receiver.left, ctx):
                 receiver = receiver.right
             else:
                 return None
             continue
         func = receiver.func
         if isinstance(func, cst.Attribute) and func.attr.value in _CASTS and not receiver.args:
+            receiver = func.value
+            continue
+        if _type_as_argument(receiver) is not None:  # `.type_as(attn).to(attn.device)`: a cast on the way
             receiver = func.value
             continue
         if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask
@@ -1216,9 +1490,17 @@ def _factory_kind(factory: cst.Call, ctx) -> Optional[str]:
     values = [a.value for a in factory.args]
     if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
         return None
-    if len(values) >= 2 or _is_size(values[0]):
+    if len(values) >= 2 or _is_size(values[0]) or _counts(values[0], ctx):
         return name
     return None
+
+
+def _counts(expr: cst.BaseExpression, ctx) -> bool:
+    """`range(n)`: the numbers an `arange` makes, not data (`torch.LongTensor(range(L))`)."""
+    return (
+        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range"
+        and ctx.is_builtin("range") and all(a.keyword is None and not a.star for a in expr.args)
+    )  # fmt: skip
 
 
 def _is_size(expr: cst.BaseExpression) -> bool:
@@ -1228,6 +1510,21 @@ def _is_size(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" and expr.args:
         return True
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
+
+
+def _host_number(expr: cst.BaseExpression, ctx) -> bool:
+    """A Python number by the model's valuation (`L` of `B, H, L, D = v.shape`, `len(x)`): arithmetic
+    with it keeps the tensor on the host, as a literal does."""
+    return evaluate(expr, ctx).kind is Kind.NUMBER
+
+
+def _type_as_argument(call: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`x` of `t.type_as(x)`: a cast to `x`'s type, which moves `t` to `x`'s device as well."""
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or call.func.attr.value != "type_as":
+        return None
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    return call.args[0].value
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:
@@ -1262,31 +1559,7 @@ def _unconditional(ctx) -> bool:
     """Does the code being visited run on every call of its function (no `if` around it but device
     checks, not in an exception handler)?"""
     frame = ctx.frame
-    return not frame.handlers and all(condition_is_device_check(node.test) for node, _ in frame.conditions)
-
-
-def _called_from_forward(facts) -> set[tuple]:
-    """Methods a class's `forward` calls (`self.assign_targets(...)` in a loss module) and the file's
-    module-level functions a `forward` calls (`make_one_hot(target, n)` in a Dice loss), directly or
-    through other such functions: they run on every forward, as `forward`'s own code does."""
-    result: set[tuple] = set()
-    changed = True
-    while changed:
-        changed = False
-        for key, sites in facts.call_sites.items():
-            if key in result or key[0] not in ("method", "func") or key not in facts.defined:
-                continue
-            for site in sites:
-                caller = site.callers[-1] if site.callers else None
-                if caller is None:
-                    continue
-                if key[0] == "method" and (caller[0] != "method" or caller[1] != key[1]):
-                    continue  # a method runs per forward only when its own class's forward calls it
-                if caller[0] == "method" and caller[2] == "forward" or caller in result:
-                    result.add(key)
-                    changed = True
-                    break
-    return result
+    return not frame.handlers and all(runs_whenever_reached(node.test) for node, _ in frame.conditions)
 
 
 _HOOK = "a hook the framework runs once per batch"

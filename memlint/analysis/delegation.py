@@ -1,0 +1,314 @@
+"""Who runs a model, and who puts it in eval mode, on a caller's behalf: facts the evaluation context
+(evaluation.py) needs to follow a model across a call of the file's own code.
+
+- `helper_runs(call, receiver, ctx)`: after `X.eval()`, does `call` run X through code of the file?
+  A module-level function handed X (`get_sample_image(G, n)` whose body runs `G(z)`) or reading
+  the module's global X (`get_sample_image()` whose body runs the global `G`), or a method of the
+  enclosing class called through `self` whose body runs `self.model` (`self._process_one_batch(x)`
+  after `self.model.eval()`: Informer2020's `vali` / `test`).  The helper must be defined once,
+  undecorated, switch no grad mode of its own (no `no_grad` / `enable_grad` / `set_grad_enabled`,
+  no backward, no `torch.autograd.grad`) and not rebind the model's name: then the model runs with
+  the caller's grad mode.  `self_helper_runs_model(call, ctx)` asks the same of a method helper
+  for any model attribute of `self` (a region that a function's name opens covers every model).
+- `mode_helper_call(statement, ctx)`: `self.net_mode(train=False)` (Beta-VAE's solver), a method of
+  the enclosing class that, for the literal argument given, certainly reaches `self.net.eval()`
+  (a statement of its body, or of the branch of `if train:` that the argument selects): that call.
+- `computes_gradients(node, ctx)`: backward, `torch.autograd.grad`, `torch.func.*` inside `node`.
+- `binds(node, name)`: does a function (or a module statement) bind `name`?
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Optional
+
+import libcst as cst
+
+from memlint.analysis import tables, values
+from memlint.analysis.model import MODULE_RETURNING
+from memlint.analysis.naming import named_like_model
+from memlint.analysis.walk import code_descendants
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+# Calls that compute gradients: a region that makes them is no evaluation (saliency, attacks).
+# Not the rest of torch.autograd: `Variable(x, volatile=True)` (a no-op wrapper since PyTorch 0.4),
+# `profiler`, `set_detect_anomaly` compute nothing.
+_GRADIENT_FUNCTIONS = ("torch.autograd.functional.", "torch.func.", "functorch.")
+# Names that turn gradients off or on, or run backward, inside a helper: its grad mode is its own.
+_GRAD_SWITCHES = frozenset({"no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "backward"})
+_TOP_FUNCTIONS = "delegation.top-functions"
+_CLASS_METHODS = "delegation.class-methods"
+
+
+def helper_runs(call: cst.Call, receiver: str, ctx: "Context") -> bool:
+    """Does `call` run the model put in eval mode (`receiver`, the code of what `.eval()` was called
+    on) through a helper of the file: a module-level function handed it or reading it as a global,
+    or a method of the enclosing class that runs `self....` (see the module docstring)?"""
+    func = call.func
+    if type(func) is cst.Name:
+        return _function_runs(call, receiver, ctx)
+    if type(func) is cst.Attribute and _is_self(func.value) and receiver.startswith("self."):
+        method = _own_method(ctx, func.attr.value)
+        return method is not None and _body_runs(method, lambda c: _code(ctx, c.func) == receiver, receiver, ctx)
+    return False
+
+
+def self_helper_runs_model(call: cst.Call, ctx: "Context") -> bool:
+    """Is `call` `self.helper(...)`, a method of the enclosing class whose body runs a model held by
+    `self` (`self.model(x)`, `self.net.encoder(x)`: an attribute of self that is an nn.Module by
+    the analysis or by its name)?"""
+    func = call.func
+    if not (type(func) is cst.Attribute and _is_self(func.value)):
+        return False
+    method = _own_method(ctx, func.attr.value)
+    return method is not None and _body_runs(method, lambda c: _runs_self_model(c, ctx), "self", ctx)
+
+
+def mode_helper_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
+    """`self.net_mode(train=False)` as a statement of its own: the `X.eval()` (or `X.train()`) call
+    of the method's body that this literal argument certainly reaches first (None when the body
+    reaches none by statements of its own and `if flag:` / `if not flag:` branches alone)."""
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:  # type: ignore[attr-defined]
+        return None
+    small = statement.body[0]  # type: ignore[attr-defined]
+    call = small.value if type(small) is cst.Expr else None
+    if type(call) is not cst.Call or type(call.func) is not cst.Attribute or not _is_self(call.func.value):
+        return None
+    method = _own_method(ctx, call.func.attr.value)
+    if method is None or len(call.args) != 1 or call.args[0].star:
+        return None
+    params = [p.name.value for p in method.params.params]
+    argument = call.args[0]
+    parameter = argument.keyword.value if argument.keyword is not None else (params[1] if len(params) > 1 else None)
+    flag = argument.value
+    if parameter not in params or type(flag) is not cst.Name or flag.value not in ("True", "False"):
+        return None
+    if binds_in_body(method, parameter):
+        return None
+    return _reached_mode(method.body, parameter, flag.value == "True")
+
+
+def _reached_mode(block: cst.BaseSuite, parameter: str, value: bool) -> Optional[cst.Call]:
+    """The first `X.eval()` / `X.train()` statement-call a block certainly runs given `parameter ==
+    value`, following `if parameter:` / `if not parameter:` branches (and nothing else)."""
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    for statement in block.body:
+        found = eval_call_shape(statement) or train_call_shape(statement)
+        if found is not None:
+            return found
+        if type(statement) is not cst.If and any(type(n) is cst.Return for n in [statement, *code_descendants(statement)]):
+            return None
+        if type(statement) is cst.If:
+            test = statement.test  # type: ignore[attr-defined]
+            negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
+            name = test.expression if negated else test
+            if type(name) is not cst.Name or name.value != parameter:
+                if any(type(n) is cst.Return for n in code_descendants(statement)):
+                    return None  # (`if self.frozen: return` may leave before the mode call)
+                continue
+            taken = statement.body if value != negated else statement.orelse  # type: ignore[attr-defined]
+            if type(taken) is cst.Else:
+                taken = taken.body
+            if isinstance(taken, cst.IndentedBlock):
+                found = _reached_mode(taken, parameter, value)
+                if found is not None:
+                    return found
+    return None
+
+
+def eval_call_shape(statement: cst.CSTNode) -> Optional[cst.Call]:
+    """The `.eval()` / `.train(False)` call of a statement that is only that (`model.eval()`,
+    `model = model.cuda().eval()`), whatever its receiver is."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in KEEPS_THE_MODULE:
+        call = call.func.value  # `model.eval().to(device)`, `model.cuda().eval().half()`
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return None
+    method = call.func.attr.value
+    is_eval = (method == "eval" and not call.args) or (
+        method == "train"
+        and len(call.args) == 1
+        and (call.args[0].keyword is None or call.args[0].keyword.value == "mode")
+        and isinstance(call.args[0].value, cst.Name)
+        and call.args[0].value.value == "False"
+    )
+    return call if is_eval else None
+
+
+# Module methods that return the module itself (the chain `model.cuda().eval().half()` is `model`;
+# `eval` / `train` are the mode calls themselves, looked for in between).
+KEEPS_THE_MODULE = MODULE_RETURNING - {"eval", "train"}
+
+
+def train_call_shape(statement: cst.CSTNode) -> Optional[cst.Call]:
+    """`X.train()` / `X.train(True)` as a statement of its own."""
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1 or type(statement.body[0]) is not cst.Expr:  # type: ignore[attr-defined]
+        return None
+    call = statement.body[0].value  # type: ignore[attr-defined]
+    if type(call) is not cst.Call or type(call.func) is not cst.Attribute or call.func.attr.value != "train":
+        return None
+    if call.args and not (type(call.args[0].value) is cst.Name and call.args[0].value.value == "True"):
+        return None
+    return call
+
+
+def binds_in_body(function: cst.FunctionDef, name: str) -> bool:
+    """Does the function's body (not its parameters) rebind `name`?"""
+    return any(binds(statement, name) for statement in (function.body.body if isinstance(function.body, cst.IndentedBlock) else ()))
+
+
+def top_function(ctx: "Context", name: str) -> Optional[cst.FunctionDef]:
+    """The module-level function `name` of the file (None where it is defined more than once)."""
+    return ctx.memo(_TOP_FUNCTIONS, lambda: _top_functions(ctx.module)).get(name)  # type: ignore[union-attr, return-value]
+
+
+def _function_runs(call: cst.Call, receiver: str, ctx: "Context") -> bool:
+    func = call.func
+    if values.own_definition(func, ctx) != "function":
+        return False
+    definition = top_function(ctx, func.value)  # type: ignore[attr-defined]
+    if definition is None:
+        return False
+    params = definition.params.params
+    parameter = None
+    for position, argument in enumerate(call.args):
+        if argument.star or _code(ctx, argument.value) != receiver:
+            continue
+        if argument.keyword is not None:
+            parameter = argument.keyword.value
+        elif position < len(params):
+            parameter = params[position].name.value
+        break
+    if parameter is None:
+        # `get_sample_image()` reading the module's `G` (a plain name the helper binds nowhere)
+        if not receiver.isidentifier() or binds(definition, receiver):
+            return False
+        parameter = receiver
+    elif binds_in_body(definition, parameter):
+        return False
+    return _body_runs(definition, lambda c: type(c.func) is cst.Name and c.func.value == parameter, parameter, ctx)
+
+
+def _body_runs(definition: cst.FunctionDef, runs: Callable[[cst.Call], bool], name: str, ctx: "Context") -> bool:
+    """Does the helper's body (not its nested scopes) make a call that `runs` accepts, with no grad
+    switch of its own, no gradient computation, and no rebinding of `name` (the model's name)?"""
+    if definition.decorators or definition.asynchronous is not None:
+        return False
+    found = False
+    for node in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        kind = type(node)
+        if kind is cst.Name and node.value in _GRAD_SWITCHES:  # type: ignore[attr-defined]
+            return False
+        if kind is cst.Attribute and node.attr.value in _GRAD_SWITCHES:  # type: ignore[attr-defined]
+            return False
+        if kind is cst.AssignTarget and _code(ctx, node.target) == name:  # type: ignore[attr-defined]
+            return False
+        if kind is cst.Call and not found:
+            found = runs(node)  # type: ignore[arg-type]
+    return found and not computes_gradients(definition, ctx)
+
+
+def _runs_self_model(call: cst.Call, ctx: "Context") -> bool:
+    """`self.model(x)` / `self.net.encoder(x)`: a call of an attribute of self that is a module."""
+    func = call.func
+    if type(func) is not cst.Attribute:
+        return False
+    holder = func
+    if not _is_self(func.value):
+        # `self.net.encoder(x)`, `self.net.forward(x)`: a submodule or the forward pass, not a
+        # method such as `self.D.load_state_dict(...)`
+        if type(func.value) is not cst.Attribute or not (func.attr.value == "forward" or named_like_model(func.attr.value)):
+            return False
+        holder = func.value
+    if not _is_self(holder.value) or ctx.resolve(func) is not None:  # type: ignore[attr-defined]
+        return False
+    value = values.evaluate(holder, ctx)
+    if value.kind is values.Kind.MODULE:
+        return not value.is_loss
+    return value.kind is values.Kind.UNKNOWN and named_like_model(holder.attr.value)
+
+
+def _own_method(ctx: "Context", name: str) -> Optional[cst.FunctionDef]:
+    """The method `name` of the class whose method the traversal is in (defined once, undecorated)."""
+    frame = next((f for f in reversed(ctx.frames) if f.kind == "class"), None)
+    if frame is None or not isinstance(frame.node, cst.ClassDef):
+        return None
+    methods = ctx.memo((_CLASS_METHODS, id(frame.node)), lambda: _methods(frame.node))  # type: ignore[union-attr]
+    method = methods.get(name)  # type: ignore[union-attr]
+    return None if method is None or method.decorators else method
+
+
+def _methods(node: cst.ClassDef) -> dict[str, Optional[cst.FunctionDef]]:
+    found: dict[str, Optional[cst.FunctionDef]] = {}
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if type(statement) is cst.FunctionDef:
+            name = statement.name.value  # type: ignore[attr-defined]
+            found[name] = None if name in found else statement  # type: ignore[assignment]
+    return found
+
+
+def _top_functions(module: cst.Module) -> dict[str, Optional[cst.FunctionDef]]:
+    """Module-level functions by name (None for a name defined more than once)."""
+    found: dict[str, Optional[cst.FunctionDef]] = {}
+    for statement in module.body:
+        if type(statement) is cst.FunctionDef:
+            name = statement.name.value  # type: ignore[attr-defined]
+            found[name] = None if name in found else statement  # type: ignore[assignment]
+    return found
+
+
+def _is_self(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Name and expr.value == "self"
+
+
+def _code(ctx: "Context", node: cst.CSTNode) -> str:
+    return "".join(ctx.module.code_for_node(node).split())
+
+
+def computes_gradients(node: cst.CSTNode, ctx: "Context") -> bool:
+    for inner in code_descendants(node):
+        if type(inner) is not cst.Call:
+            continue
+        func = inner.func
+        if isinstance(func, cst.Attribute) and func.attr.value in tables.BACKWARD_METHODS:
+            return True
+        qualified = ctx.resolve(func)
+        if qualified is not None and (qualified in tables.AUTOGRAD_FUNCTIONS or qualified.startswith(_GRADIENT_FUNCTIONS)):
+            return True
+    return False
+
+
+
+def binds(node: cst.CSTNode, name: str, module_level: bool = False) -> bool:
+    """Does `node` (a function, or with `module_level` a statement of the module) bind `name`: a
+    parameter, an assignment or loop target, `with ... as`, an import, a `global` / `nonlocal`
+    declaration, a definition?  (In a function, nested scopes count too: silence when unsure.)"""
+    if module_level and type(node) in (cst.FunctionDef, cst.ClassDef):
+        return node.name.value == name  # type: ignore[attr-defined]
+    skip = (cst.FunctionDef, cst.ClassDef, cst.Lambda) if module_level else (cst.ClassDef, cst.Lambda)
+    for inner in [node, *code_descendants(node, skip=skip)]:
+        kind = type(inner)
+        if kind is cst.Param and inner.name.value == name:  # type: ignore[attr-defined]
+            return True
+        if kind in (cst.AssignTarget, cst.For, cst.CompFor):
+            target = inner.target  # type: ignore[attr-defined]
+            if any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)]):
+                return True
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
+            if type(inner.target) is cst.Name and inner.target.value == name:  # type: ignore[attr-defined]
+                return True
+        elif kind is cst.AsName:
+            if type(inner.name) is cst.Name and inner.name.value == name:  # type: ignore[attr-defined]
+                return True
+        elif kind in (cst.Global, cst.Nonlocal):
+            if any(item.name.value == name for item in inner.names):  # type: ignore[attr-defined]
+                return True
+        elif kind in (cst.FunctionDef, cst.ClassDef) and inner is not node and inner.name.value == name:  # type: ignore[attr-defined]
+            return True
+    return False

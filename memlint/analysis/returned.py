@@ -1,0 +1,213 @@
+"""Does a function hand back anything that can carry autograd history?
+
+`hands_back_no_history(function, ctx)` answers "certainly not" (True) when every `return` of the
+function (none at all, a bare `return`, `return None`) gives back a value that cannot hold a graph,
+and it stores nothing on `self` or in a subscript: so nothing it computes can reach a backward or
+an optimizer's step of its caller.  The evidence, per returned expression:
+
+- literals, `None`, `True` / `False`; displays (tuple, list, dict, set) of such values;
+- a call of a tensor method whose result has no history (`.item()`, `.tolist()`, `.numpy()`,
+  `.detach()`, ...: tables.GRAPH_FREE_METHODS), of `numpy` / `math` (a tensor with history cannot
+  become an array), or of `float` / `int` / `bool` / `str` / `len` / `round`;
+- an attribute without history (`.shape`, `.dtype`: tables.GRAPH_FREE_ATTRIBUTES);
+- arithmetic of such values;
+- a local name whose last binding before the `return`, a plain `name = value` statement of the same
+  block or of a block around it, with nothing in between rebinding it, is such a value
+  (`total_loss = np.average(total_loss); return total_loss`: Informer2020's `vali`).
+
+Anything else (a name bound in a loop or a branch, `self.x`, a call of the project's own code)
+may carry history: the answer is False, and a rule asking it stays as silent as before.
+
+The evaluation rule (ML002) asks it of a function that puts its model in eval mode and is called by
+training code: such a function is evaluation whoever calls it, unless what it returns could be
+backpropagated (a meta-learning inner loop's validation loss).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional, Sequence
+
+import libcst as cst
+
+from memlint.analysis import tables
+from memlint.analysis.delegation import binds
+from memlint.analysis.walk import code_descendants
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+# Builtins whose result is a Python value (a tensor with history cannot pass through them with it).
+_PLAIN_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "format"})
+_PLAIN_MODULES = ("numpy.", "math.")
+_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_DEPTH = 6
+
+
+def hands_back_no_history(function: cst.FunctionDef, ctx: "Context") -> bool:
+    """Is every value the function returns certainly free of autograd history, with nothing stored on
+    `self` or into a subscript?"""
+    return ctx.memo(("returned.no-history", id(function)), lambda: _check(function, ctx))  # type: ignore[return-value]
+
+
+def _check(function: cst.FunctionDef, ctx: "Context") -> bool:
+    if not isinstance(function.body, cst.IndentedBlock):
+        return False
+    return _block(list(function.body.body), [], ctx, _locals(function))
+
+
+def _locals(function: cst.FunctionDef) -> frozenset[str]:
+    """Names the function's body binds by assignment or loop (not its parameters, not `global`)."""
+    found = set()
+    declared = set()
+    for node in code_descendants(function.body, skip=_NESTED):
+        kind = type(node)
+        if kind in (cst.AssignTarget, cst.For, cst.CompFor):
+            stack = [node.target]  # type: ignore[attr-defined]
+            while stack:
+                target = stack.pop()
+                if type(target) is cst.Name:
+                    found.add(target.value)  # type: ignore[attr-defined]
+                elif type(target) in (cst.Tuple, cst.List):
+                    stack.extend(e.value for e in target.elements)  # type: ignore[attr-defined]
+        elif kind in (cst.Global, cst.Nonlocal):
+            declared.update(item.name.value for item in node.names)  # type: ignore[attr-defined]
+    params = {p.name.value for p in [*function.params.params, *function.params.posonly_params, *function.params.kwonly_params]}
+    return frozenset(found - declared - params - {"self"})
+
+
+def _block(statements: Sequence[cst.CSTNode], outer: list, ctx: "Context", local: frozenset[str]) -> bool:
+    """Check the returns and stores of a block; `outer` holds the statements that certainly ran before
+    it, in enclosing blocks (innermost last)."""
+    for position, statement in enumerate(statements):
+        before = [*outer, list(statements[:position])]
+        if type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:  # type: ignore[attr-defined]
+                kind = type(small)
+                if kind is cst.Return and small.value is not None and not _free(small.value, before, ctx, 0):  # type: ignore[attr-defined]
+                    return False
+                if kind in (cst.Assign, cst.AugAssign, cst.AnnAssign) and _stores_outside(small, local):
+                    return False
+                if kind is cst.Expr and type(small.value) in (cst.Yield, cst.Await):  # type: ignore[attr-defined]
+                    return False
+            continue
+        if isinstance(statement, _NESTED):
+            continue
+        for inner in _inner_blocks(statement):
+            if not _block(inner, before, ctx, local):
+                return False
+        if any(type(n) in (cst.Yield, cst.Await) for n in _expressions(statement)):
+            return False
+    return True
+
+
+def _inner_blocks(statement: cst.CSTNode) -> list:
+    found = []
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(statement, name, None)
+        if isinstance(part, cst.If):  # `elif`
+            found.extend(_inner_blocks(part))
+            continue
+        if isinstance(part, cst.Else):
+            part = part.body
+        if isinstance(part, cst.IndentedBlock):
+            found.append(list(part.body))
+        elif isinstance(part, cst.SimpleStatementSuite):
+            found.append([cst.SimpleStatementLine(body=part.body)])
+    for handler in getattr(statement, "handlers", ()) or ():
+        if isinstance(handler.body, cst.IndentedBlock):
+            found.append(list(handler.body.body))
+    if type(statement) is cst.Match:
+        for case in statement.cases:  # type: ignore[attr-defined]
+            if isinstance(case.body, cst.IndentedBlock):
+                found.append(list(case.body.body))
+    return found
+
+
+def _expressions(statement: cst.CSTNode):
+    """The expressions of a compound statement's own header (test, iterable, with items)."""
+    for name in ("test", "iter", "items"):
+        part = getattr(statement, name, None)
+        if part is None:
+            continue
+        stack = list(part) if isinstance(part, (list, tuple)) else [part]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(node.children)
+
+
+def _stores_outside(small: cst.CSTNode, local: frozenset[str]) -> bool:
+    """`self.x = ...`, `cache[k] = ...` on a parameter or a global: a value the caller may read back
+    after the call (`z[:, row] = val` on a local tensor is not)."""
+    targets = [t.target for t in small.targets] if type(small) is cst.Assign else [small.target]  # type: ignore[attr-defined]
+    stack = list(targets)
+    while stack:
+        target = stack.pop()
+        if type(target) in (cst.Attribute, cst.Subscript):
+            root = target
+            while type(root) in (cst.Attribute, cst.Subscript):
+                root = root.value  # type: ignore[attr-defined]
+            if type(root) is not cst.Name or root.value not in local:  # type: ignore[attr-defined]
+                return True
+        if type(target) in (cst.Tuple, cst.List):
+            stack.extend(e.value for e in target.elements)  # type: ignore[attr-defined]
+    return False
+
+
+def _free(expr: cst.BaseExpression, before: list, ctx: "Context", depth: int) -> bool:
+    if depth > _DEPTH:
+        return False
+    kind = type(expr)
+    if kind is cst.Name:
+        if expr.value in ("None", "True", "False"):  # type: ignore[attr-defined]
+            return True
+        bound, earlier = _last_binding(expr.value, before)  # type: ignore[attr-defined]
+        return bound is not None and _free(bound, earlier, ctx, depth + 1)
+    if isinstance(expr, _LITERALS):
+        return True
+    if kind in (cst.Tuple, cst.List, cst.Set):
+        return all(type(e) is not cst.StarredElement and _free(e.value, before, ctx, depth + 1) for e in expr.elements)  # type: ignore[attr-defined]
+    if kind is cst.Dict:
+        return all(
+            type(e) is cst.DictElement and _free(e.value, before, ctx, depth + 1)  # type: ignore[attr-defined]
+            for e in expr.elements  # type: ignore[attr-defined]
+        )
+    if kind is cst.BinaryOperation:
+        return _free(expr.left, before, ctx, depth + 1) and _free(expr.right, before, ctx, depth + 1)  # type: ignore[attr-defined]
+    if kind is cst.Comparison:
+        return True  # (a comparison's result, even of tensors, has no history)
+    if kind is cst.UnaryOperation:
+        return type(expr.operator) is cst.Not or _free(expr.expression, before, ctx, depth + 1)  # type: ignore[attr-defined]
+    if kind is cst.Attribute:
+        return expr.attr.value in tables.GRAPH_FREE_ATTRIBUTES  # type: ignore[attr-defined]
+    if kind is cst.Call:
+        func = expr.func  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and func.attr.value in tables.GRAPH_FREE_METHODS:
+            return True
+        qualified = ctx.resolve(func)
+        if qualified is not None and qualified.startswith(_PLAIN_MODULES):
+            return True
+        return type(func) is cst.Name and func.value in _PLAIN_BUILTINS and qualified is None
+    return False
+
+
+def _last_binding(name: str, before: list) -> tuple[Optional[cst.BaseExpression], list]:
+    """The value of the last statement before the return that binds `name`, when that statement is a
+    plain `name = value`; with the statements that ran before it (for its own names)."""
+    for level in range(len(before) - 1, -1, -1):
+        statements = before[level]
+        for position in range(len(statements) - 1, -1, -1):
+            statement = statements[position]
+            if not binds(statement, name):
+                continue
+            if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:  # type: ignore[attr-defined]
+                return None, []
+            small = statement.body[0]  # type: ignore[attr-defined]
+            if type(small) is not cst.Assign or len(small.targets) != 1:
+                return None, []
+            target = small.targets[0].target
+            if type(target) is not cst.Name or target.value != name:
+                return None, []
+            return small.value, [*before[:level], list(statements[:position])]
+    return None, []
