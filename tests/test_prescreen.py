@@ -88,8 +88,9 @@ def test_ordinary_model_code_is_cleared_for_every_default_rule():
         ("ML002", "model.eval()\ny = model(x)\n"),
         ("ML002", "for batch in val_loader:\n    y = model(batch)\n"),
         # an F.<activation> on a fresh layer output, also through an alias
-        ("ML003", "from torch.nn.functional import relu as r\nclass N:\n    def __init__(self):\n        self.bn = nn.BatchNorm2d(3)\n    def forward(self, x):\n        return r(self.bn(x))\n"),
-        ("ML003", "class N:\n    def __init__(self):\n        self.fc = nn.Linear(3, 3)\n    def forward(self, x):\n        h = self.fc(x)\n        x = F.relu(h)\n        return x\n"),
+        # (in the default set a functional activation is reported only where gradients are off)
+        ("ML003", "from torch.nn.functional import relu as r\nclass N:\n    def __init__(self):\n        self.bn = nn.BatchNorm2d(3)\n    @torch.no_grad()\n    def forward(self, x):\n        return r(self.bn(x))\n"),
+        ("ML003", "class N:\n    def __init__(self):\n        self.fc = nn.Linear(3, 3)\n    def forward(self, x):\n        with torch.no_grad():\n            h = self.fc(x)\n            x = F.relu(h)\n        return x\n"),
         ("ML003", "net = nn.Sequential(OrderedDict([('fc', nn.Linear(3, 3)), ('act', nn.ReLU())]))\n"),
         ("ML004", "class N:\n    def forward(self, x):\n        a = self.l1(x)\n        b = self.l2(a)\n        c = self.l3(b)\n        return c\n"),
         ("ML005", "import torch.nn as nn\nfc = nn.Linear(512 * 7 * 7, 4096)\n"),
@@ -116,6 +117,8 @@ def test_a_screen_lets_through_what_its_rule_looks_at(code, snippet):
         ("ML001", "from PIL import Image\ndef load(paths):\n    images = []\n    for p in paths:\n        images.append(Image.open(p))\n"),
         ("ML002", "def train(model, loader):\n    for x in train_loader:\n        model(x).backward()\n"),
         ("ML003", "class N:\n    def forward(self, x):\n        h = self.bn(x)\n        y = self.other(x)\n        return F.relu(h)\n"),
+        # default set: a functional activation where gradients stay on (with torch.no_grad() elsewhere in the file)
+        ("ML003", "import torch\nclass N:\n    def __init__(self):\n        self.fc = nn.Linear(3, 3)\n    def forward(self, x):\n        return F.relu(self.fc(x))\nwith torch.no_grad():\n    y = N()(x)\n"),
         ("ML003", "class N:\n    def forward(self, x):\n        x = self.act(self.fc(x))\n        return self.dropout(x)\n"),
         ("ML003", "net = nn.Sequential(nn.Linear(3, 3), nn.GELU(), nn.Dropout(0.1))\n"),
         ("ML004", "class N:\n    def forward(self, x):\n        x = self.l1(x)\n        x = self.l2(x)\n        return x\n"),

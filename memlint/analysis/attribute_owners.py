@@ -137,3 +137,26 @@ def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         return expr.attr.value
     return None
+
+
+def inherited_owner(classes: dict, class_name: str, attribute: str) -> Optional[str]:
+    """The base class of the file whose constructor builds `self.<attribute>` for `class_name`,
+    which does not build it itself (pytorch-GAT's `GATLayer` builds `self.leakyReLU`, its three
+    subclasses call it in their `forward`).  `classes`: the inventory's module classes by name.
+    Bases are followed by plain name, depth first in the order written; None where no base of the
+    file builds it (whether the attribute is bound once, in the owner, is module_changes' question)."""
+    seen: set[str] = set()
+    stack = [class_name]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        described = classes.get(name)
+        if described is None:
+            continue
+        if name != class_name and attribute in described.attributes:
+            return name
+        bases = [b.value.value for b in described.node.bases if type(b.value) is cst.Name]  # type: ignore[attr-defined]
+        stack.extend(reversed(bases))
+    return None

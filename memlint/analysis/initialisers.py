@@ -99,6 +99,11 @@ def _identity(ctx: "Context", definition: cst.CSTNode, depth: int) -> bool:
         first = params[0].name.value
         returns = [n for n in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
         return bool(returns) and all(isinstance(r.value, cst.Name) and r.value.value == first for r in returns)
+    if isinstance(definition, cst.IfExp):  # `weight_norm if c else spectral_norm`
+        return all(
+            isinstance(branch, (cst.Name, cst.Attribute)) and returns_its_argument(ctx, branch, depth + 1)
+            for branch in (definition.body, definition.orelse)
+        )
     if isinstance(definition, cst.Lambda):
         params = definition.params.params
         if not params:
@@ -122,10 +127,31 @@ def _collect_definitions(module: cst.Module) -> dict[str, list[cst.CSTNode]]:
     for node in code_descendants(module):
         if type(node) is cst.FunctionDef:
             found.setdefault(node.name.value, []).append(node)
-        elif type(node) is cst.Assign and type(node.value) is cst.Lambda:
+        elif type(node) is cst.Assign and type(node.value) in (cst.Lambda, cst.IfExp):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     found.setdefault(target.target.value, []).append(node.value)
+    # A name chosen between two wrappers (hifi-gan's `norm_f = weight_norm if ... else
+    # spectral_norm`) counts only where nothing else in the file binds it: any other binding is
+    # kept too, as a definition that is no wrapper.
+    chosen = {name for name, nodes in found.items() if any(type(n) is cst.IfExp for n in nodes)}
+    if chosen:
+        for node in code_descendants(module):
+            kind = type(node)
+            if kind is cst.Assign:
+                if type(node.value) not in (cst.Lambda, cst.IfExp):  # type: ignore[attr-defined]
+                    for target in node.targets:  # type: ignore[attr-defined]
+                        if any(type(n) is cst.Name and n.value in chosen for n in [target.target, *code_descendants(target.target)]):
+                            for n in [target.target, *code_descendants(target.target)]:
+                                if type(n) is cst.Name and n.value in chosen:
+                                    found[n.value].append(node)
+            elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.AsName):
+                target = node.name if kind is cst.AsName else node.target  # type: ignore[attr-defined]
+                for n in [target, *code_descendants(target)]:
+                    if type(n) is cst.Name and n.value in chosen:
+                        found[n.value].append(node)
+            elif kind is cst.Param and node.name.value in chosen:  # type: ignore[attr-defined]
+                found[node.name.value].append(node)  # type: ignore[attr-defined]
     return found
 
 

@@ -147,3 +147,72 @@ def _classes_of(elements: list[cst.BaseExpression], ctx: "Context") -> Optional[
             return None
         classes.add(kind)
     return classes
+
+
+def iterated_list(function: cst.FunctionDef, name: str) -> Optional[str]:
+    """The attribute whose elements `name` holds wherever it is read in `function`: the one binding
+    of the name there is the target of `for name in self.<attribute>:` or a position of
+    `for a, name in zip(self.<x>, self.<attribute>):`, and it is no parameter (hifi-gan's
+    `for l in self.convs: x = l(x)`).  None where anything else binds it."""
+    if any(p.name.value == name for p in _parameters(function)):
+        return None
+    found: Optional[str] = None
+    bindings = 0
+    for node in code_descendants(function.body):
+        kind = type(node)
+        if kind is cst.For:
+            attribute = _element_source(node.target, node.iter, name)  # type: ignore[attr-defined]
+            if attribute is not None:
+                found, bindings = attribute, bindings + 1
+            elif _binds(node.target, name):  # type: ignore[attr-defined]
+                return None
+        elif kind in (cst.AssignTarget, cst.CompFor, cst.AsName, cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
+            target = node.target if kind is not cst.AsName else node.name  # type: ignore[attr-defined]
+            if _binds(target, name):
+                return None
+        elif kind in (cst.FunctionDef, cst.ClassDef, cst.Global, cst.Nonlocal, cst.Del):
+            if kind in (cst.FunctionDef, cst.ClassDef) and node.name.value == name:  # type: ignore[attr-defined]
+                return None
+            if kind in (cst.Global, cst.Nonlocal) and any(n.name.value == name for n in node.names):  # type: ignore[attr-defined]
+                return None
+            if kind is cst.Del and _binds(node.target, name):  # type: ignore[attr-defined]
+                return None
+    return found if bindings == 1 else None
+
+
+def _element_source(target: cst.BaseExpression, iterable: cst.BaseExpression, name: str) -> Optional[str]:
+    """`for name in self.<attribute>` / `for ..., name, ... in zip(self.<a>, self.<attribute>, ...)`."""
+    if type(target) is cst.Name:
+        return _self_attribute(iterable) if target.value == name else None  # type: ignore[attr-defined]
+    if type(target) not in (cst.Tuple, cst.List) or type(iterable) is not cst.Call:
+        return None
+    func = iterable.func  # type: ignore[attr-defined]
+    if type(func) is not cst.Name or func.value != "zip" or any(a.keyword or a.star for a in iterable.args):  # type: ignore[attr-defined]
+        return None
+    elements = target.elements  # type: ignore[attr-defined]
+    if len(elements) != len(iterable.args):  # type: ignore[attr-defined]
+        return None
+    for element, argument in zip(elements, iterable.args):  # type: ignore[attr-defined]
+        if type(element.value) is cst.Name and element.value.value == name:
+            return _self_attribute(argument.value)
+    return None
+
+
+def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
+        return expr.attr.value  # type: ignore[attr-defined]
+    return None
+
+
+def _binds(target: cst.CSTNode, name: str) -> bool:
+    return any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)])  # type: ignore[attr-defined]
+
+
+def _parameters(function: cst.FunctionDef):
+    params = function.params
+    yield from params.posonly_params
+    yield from params.params
+    yield from params.kwonly_params
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            yield star

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.tables import FRESH_RESULT_FUNCTIONS
+from memlint.analysis.tables import FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
 from memlint.analysis.activations import inplace_argument
 
 if TYPE_CHECKING:
@@ -120,11 +120,22 @@ def _is_number(expr: cst.BaseExpression) -> bool:
 
 
 def makes_fresh_tensor(expr: cst.BaseExpression, ctx: "Context") -> bool:
-    """Is `expr` a call of such a function (`torch.cat([a, b])`, `F.gelu(h)`, `torch.mm(a, b)`)?"""
+    """Is `expr` a call of such a function (`torch.cat([a, b])`, `F.gelu(h)`, `torch.mm(a, b)`) or
+    tensor method (`h.div(rowsum)`)?"""
     if not isinstance(expr, cst.Call) or any(a.keyword is not None and a.keyword.value == "out" for a in expr.args):
         return False  # `torch.cat(xs, out=buffer)` returns the caller's buffer
     qualified = ctx.resolve(expr.func)
     if qualified is None:
-        return False
+        return _fresh_method_result(expr.func)
     module, _, name = qualified.rpartition(".")
     return module in ("torch", "torch.nn.functional") and name in FRESH_RESULT_FUNCTIONS
+
+
+def _fresh_method_result(func: cst.BaseExpression) -> bool:
+    """`h.div(rowsum)`, `g.ndata["h"].sum(1)`: such a method of a tensor held in a name or computed
+    (not of `self.<attr>`, which may hold anything with a method of that name)."""
+    return (
+        type(func) is cst.Attribute
+        and func.attr.value in FRESH_RESULT_METHODS  # type: ignore[attr-defined]
+        and isinstance(func.value, _TENSOR_RECEIVERS)  # type: ignore[attr-defined]
+    )

@@ -283,6 +283,14 @@ FRESH_RESULT_FUNCTIONS = frozenset(
 )  # fmt: skip
 
 
+# Tensor methods with the same property (`h.div(rowsum)`, `g.ndata["h"].sum(1)`, `a.mm(b)`): out of
+# place, each returns a new tensor that its backward does not read (PyTorch 2.13's saved tensors:
+# `div` / `mul` / `mm` keep their operands, `sum` / `add` / `sub` nothing).
+FRESH_RESULT_METHODS = frozenset(
+    {"mm", "bmm", "matmul", "sum", "mean", "cumsum", "div", "mul", "add", "sub", "abs", "log", "clamp", "square"}
+)  # fmt: skip
+
+
 # Layers whose output is a new tensor their backward does not read: those of `OUTPUT_NOT_SAVED`
 # and the activations that keep only their input and cannot run in place (`nn.GELU`, `nn.Softplus`:
 # checked with PyTorch 2.13's saved tensors).  An in-place activation or dropout right after one is exact.

@@ -8,13 +8,14 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
-from memlint.analysis.attribute_owners import attribute_uses, class_nodes, used_other_than_called
+from memlint.analysis.attribute_owners import attribute_uses, class_nodes, inherited_owner, used_other_than_called
 from memlint.analysis import GradMode
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
-from memlint.analysis.module_lists import element_classes
+from memlint.analysis.module_lists import element_classes, iterated_list
 from memlint.analysis.producers import bound_value, producers_before
+from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
 from memlint.analysis.sequences import (
@@ -144,18 +145,29 @@ class ActivationNotInplace(Rule):
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`), or built
       by a factory of the file whose every `return` builds one such class (`conv1x1(...)`);
-    - in `forward`, a functional activation whose input is the fresh output of such a layer
+    - in any function (`forward`, a helper it calls, a message function handed to a graph
+      library, a metric; the layers `self.<layer>` only in the methods of an `nn.Module` class), a
+      functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
-      between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before)
+      between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before,
+      or bound further back when the activation's statement ends the name's life (`return
+      F.elu(h)`, `h = F.relu(h)`, also inside `if` branches) and the statements between read it
+      only for its metadata or a `torch.isnan` test)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
-      backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling; `nn.GELU` in a Sequential, under exact
+      backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
+      `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
       selection), that is not used again; `torch.relu(x)` is such an activation too (fixed to
       `torch.relu_(x)`); a layer taken by index from a
-      `ModuleList` whose every element is such a layer (`self.layers[i]`, called) and one the constructor
-      builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers;
-    - `self.relu = nn.ReLU()` (any in-place-capable module held by the class) when every use of
+      `ModuleList` whose every element is such a layer (`self.layers[i]`, called), the loop
+      variable of `for l in self.layers:` (or of `zip(self.a, self.b)`) that nothing else binds in
+      the function, and one the constructor
+      builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers; so does a
+      layer wrapped by a name chosen between two reparameterisations (`norm_f = weight_norm if c
+      else spectral_norm`) that nothing else in the file binds;
+    - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
+      class of the file for its subclasses' methods) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
-      of it in `forward` on such a fresh value;
+      of it in a method of the class on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
       (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`).
 
@@ -187,7 +199,7 @@ class ActivationNotInplace(Rule):
 
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories
     that may return more than one class (or anything but a `torch.nn` layer),
-    `self.relu = nn.ReLU()` modules called anywhere but `forward` or on a value that is not fresh
+    `self.relu = nn.ReLU()` modules called outside the class's methods or on a value that is not fresh
     (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
     by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
     a module it cannot name (`m` of `model.modules()`) does.
@@ -241,6 +253,137 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a base class's activation module, called by one subclass on the caller's tensor
+            """
+import torch
+from torch import nn
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.leaky = nn.LeakyReLU(0.2)
+class Scores(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + b)
+class Raw(Layer):
+    def forward(self, x):
+        return self.leaky(x) + x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the loop variable is also bound to something else in the function: not known to be a layer of the list
+            """
+import torch.nn.functional as F
+from torch import nn
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv1d(4, 4, 3, padding=1), nn.Conv1d(4, 4, 3, padding=1)])
+    def forward(self, x, extra=None):
+        for l in self.convs:
+            x = l(x)
+            x = F.leaky_relu(x, 0.1)
+        if extra is not None:
+            l = extra
+            x = l(x)
+            x = F.leaky_relu(x, 0.1)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a name chosen between a reparameterisation and something else: the layer is not known
+            """
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils import weight_norm
+def keep(m):
+    return nn.Sequential(m, nn.Sigmoid())
+class Stack(nn.Module):
+    def __init__(self, normed):
+        super().__init__()
+        norm_f = weight_norm if normed else keep
+        self.convs = nn.ModuleList([norm_f(nn.Conv1d(4, 4, 3, padding=1)), norm_f(nn.Conv1d(4, 4, 3, padding=1))])
+    def forward(self, x):
+        for l in self.convs:
+            x = l(x)
+            x = F.leaky_relu(x, 0.1)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound further back, but a statement between keeps a reference to the value
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 8))
+        self.kept = None
+    def forward(self, h):
+        h_prime = torch.mm(h, self.W)
+        self.kept = h_prime
+        if self.training:
+            return F.relu(h_prime)
+        return h_prime
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound further back, and read again after the activation (`y + h_prime`)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 8))
+    def forward(self, h):
+        h_prime = torch.mm(h, self.W)
+        assert h_prime.dim() == 2
+        y = F.relu(h_prime)
+        return y + h_prime
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a method of an attribute (`self.meter.mean()`) may return a tensor that object keeps
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Meter:
+    def __init__(self):
+        self.value = torch.zeros(4)
+    def mean(self):
+        return self.value
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.meter = Meter()
+    def forward(self, x):
+        h = self.meter.mean()
+        return F.relu(h) + x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound before a loop: in place, the second iteration would overwrite what the first kept for backward
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        h = self.fc(x)
+        for _ in range(2):
+            if self.training:
+                h = F.relu(h)
+        return h
+""",
+            config=_EXACT,
+        ),
         Valid(  # a plain function whose parameter is called `nn`: whatever the caller passes, not torch.nn
             """
 def build(nn):
@@ -873,6 +1016,232 @@ class Net(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a function of the file, no module: a fresh quotient rebound by the activation
+            """
+import torch
+import torch.nn.functional as F
+def contrast(a, b, c2=1e-4):
+    cs_map = (2 * a * b + c2) / (a * a + b * b + c2)
+    cs_map = F.relu(cs_map)
+    return cs_map.mean()
+""",
+            line=5,
+            column=14,
+            config=_EXACT,
+            message="a fresh quotient",
+            fixed="""
+import torch
+import torch.nn.functional as F
+def contrast(a, b, c2=1e-4):
+    cs_map = (2 * a * b + c2) / (a * a + b * b + c2)
+    cs_map = F.relu(cs_map, inplace=True)
+    return cs_map.mean()
+""",
+            harness=Harness(
+                setup="import torch",
+                then="a = torch.randn(4, 4, requires_grad=True)\nb = torch.randn(4, 4)\nout = contrast(a, b)\nout.backward()\nresult = (out, a.grad)",
+            ),
+        ),
+        Invalid(  # built by a base class of the file, called by its subclasses' forward on fresh sums
+            """
+import torch
+from torch import nn
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.leaky = nn.LeakyReLU(0.2)
+class Scores(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + b)
+class Pairs(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + self.fc(b))
+""",
+            line=7,
+            column=22,
+            config=_EXACT,
+            message="only called on fresh values",
+            fixed="""
+import torch
+from torch import nn
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.leaky = nn.LeakyReLU(0.2, inplace=True)
+class Scores(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + b)
+class Pairs(Layer):
+    def forward(self, a, b):
+        return self.leaky(self.fc(a) + self.fc(b))
+""",
+            harness=Harness(
+                setup="import torch",
+                then="s, p = Scores(), Pairs()\na = torch.randn(3, 4, requires_grad=True)\nb = torch.randn(3, 4, requires_grad=True)\nout = s(a, b) + p(a, b)\nout.sum().backward()\nresult = (out, a.grad, b.grad)",
+            ),
+        ),
+        Invalid(  # a loop variable over a ModuleList of weight-normed convolutions (chosen by a conditional alias)
+            """
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils import weight_norm, spectral_norm
+class Discriminator(nn.Module):
+    def __init__(self, use_spectral_norm=False):
+        super().__init__()
+        norm_f = weight_norm if use_spectral_norm == False else spectral_norm
+        self.convs = nn.ModuleList([norm_f(nn.Conv1d(1, 4, 3, padding=1)), norm_f(nn.Conv1d(4, 4, 3, padding=1))])
+        self.post = nn.Conv1d(4, 1, 3, padding=1)
+    def forward(self, x):
+        fmap = []
+        for l in self.convs:
+            x = l(x)
+            x = F.leaky_relu(x, 0.1)
+            fmap.append(x)
+        return self.post(x), fmap
+""",
+            line=14,
+            column=17,
+            config=_EXACT,
+            message="the fresh output of `l`, a layer of a ModuleList",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils import weight_norm, spectral_norm
+class Discriminator(nn.Module):
+    def __init__(self, use_spectral_norm=False):
+        super().__init__()
+        norm_f = weight_norm if use_spectral_norm == False else spectral_norm
+        self.convs = nn.ModuleList([norm_f(nn.Conv1d(1, 4, 3, padding=1)), norm_f(nn.Conv1d(4, 4, 3, padding=1))])
+        self.post = nn.Conv1d(4, 1, 3, padding=1)
+    def forward(self, x):
+        fmap = []
+        for l in self.convs:
+            x = l(x)
+            x = F.leaky_relu(x, 0.1, inplace=True)
+            fmap.append(x)
+        return self.post(x), fmap
+""",
+            harness=Harness(
+                setup="import torch",
+                then="d = Discriminator()\nx = torch.randn(2, 1, 16, requires_grad=True)\nout, fmap = d(x)\nout.sum().backward()\nresult = (out, fmap, x.grad, [p.grad for p in d.parameters()])",
+            ),
+        ),
+        Invalid(  # bound further back by a tensor method, checked, and activated in a branch that returns it
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 8))
+        self.concat = True
+    def forward(self, h, rowsum):
+        h_prime = torch.mm(h, self.W).div(rowsum)
+        assert not torch.isnan(h_prime).any()
+        if self.concat:
+            return F.relu(h_prime)
+        return h_prime
+""",
+            line=13,
+            column=20,
+            config=_EXACT,
+            message="the fresh result of `torch.mm(h, self.W).div`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 8))
+        self.concat = True
+    def forward(self, h, rowsum):
+        h_prime = torch.mm(h, self.W).div(rowsum)
+        assert not torch.isnan(h_prime).any()
+        if self.concat:
+            return F.relu(h_prime, inplace=True)
+        return h_prime
+""",
+            harness=Harness(
+                setup="import torch",
+                then="a = Attention()\nx = torch.randn(4, 8, requires_grad=True)\nout = a(x, torch.rand(4, 1) + 1)\nout.sum().backward()\nresult = (out, x.grad, a.W.grad)",
+            ),
+        ),
+        Invalid(  # a method other than `forward` (a message function handed to a graph library)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class EdgeScores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn_fc = nn.Linear(16, 1)
+    def edge_attention(self, z):
+        a = self.attn_fc(z)
+        return {"e": F.relu(a)}
+    def forward(self, z):
+        return self.edge_attention(z)["e"]
+""",
+            line=10,
+            column=22,
+            config=_EXACT,
+            message="the fresh output of `self.attn_fc`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class EdgeScores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn_fc = nn.Linear(16, 1)
+    def edge_attention(self, z):
+        a = self.attn_fc(z)
+        return {"e": F.relu(a, inplace=True)}
+    def forward(self, z):
+        return self.edge_attention(z)["e"]
+""",
+            harness=_runs("EdgeScores()", "4, 16"),
+        ),
+        Invalid(  # an activation module called only in a helper that `forward` calls, on a fresh sum
+            """
+import torch
+from torch import nn
+class Scores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 1)
+        self.b = nn.Linear(8, 1)
+        self.relu = nn.ReLU()
+    def _scores(self, h):
+        e = self.a(h) + self.b(h).T
+        return self.relu(e)
+    def forward(self, h):
+        return self._scores(h)
+""",
+            line=8,
+            column=21,
+            config=_EXACT,
+            message="only called on fresh values",
+            fixed="""
+import torch
+from torch import nn
+class Scores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 1)
+        self.b = nn.Linear(8, 1)
+        self.relu = nn.ReLU(inplace=True)
+    def _scores(self, h):
+        e = self.a(h) + self.b(h).T
+        return self.relu(e)
+    def forward(self, h):
+        return self._scores(h)
+""",
+            harness=_runs("Scores()", "4, 8"),
+        ),
         Invalid(  # exact selection: a marimo notebook's cell gets `nn` from the cell that imports it
             """
 import marimo
@@ -2226,7 +2595,13 @@ class Net(nn.Module):
                 self._pending.extend(candidates)
         for block in _blocks_of(node, into_if=False):
             self._check_statement_runs(block, node.body)
-        if node.name.value == "forward" and self.ctx.class_name is not None:
+        # Every function, not only `forward`: a helper that `forward` calls (`self._attention(h)`),
+        # a message function handed to a graph library (`g.apply_edges(self.edge_attention)`) or a
+        # metric (`cs_map = a / b; cs_map = F.relu(cs_map)`) computes the same fresh values; whether
+        # its activation is safe in place does not depend on who calls it.  Only in the methods of
+        # nn.Module classes are `self.<layer>` outputs known (and the inventory asked: it is built on
+        # the first ask, and a notebook may import `torch.nn` only after its first, data, classes).
+        if self.ctx.frame.key is not None:
             self._forward_pairs(node)
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -2361,15 +2736,17 @@ class Net(nn.Module):
 
     def _forward_pairs(self, function: cst.FunctionDef) -> None:
         ctx = self.ctx
-        classes = inventory(ctx)
+        # A function outside a module class has no layers of its own: only the fresh results of
+        # torch functions and arithmetic count there (the inventory is not asked: see leave_FunctionDef).
+        classes = inventory(ctx) if ctx.in_module_class else {}
         described = classes.get(ctx.class_name or "")
-        if described is None:
-            return
         known: Optional[tuple[set[str], dict]] = None  # computed when a candidate first asks: a walk of the whole file
 
         def layers() -> tuple[set[str], dict]:
             """The layers whose output nobody else sees, and the activation modules of the class."""
             nonlocal known
+            if described is None:
+                return set(), {}
             if known is None:
                 changes = module_changes(ctx)
                 # Only a layer the constructor built and nothing in the file binds again:
@@ -2400,6 +2777,8 @@ class Net(nn.Module):
             """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer, bound once,
             no element replaced, no hook on it: `self.<attribute>[i](x)` is one of those layers."""
             nonlocal listed
+            if described is None:
+                return set()
             if listed is None:
                 changes = module_changes(ctx)
                 init = _constructor(described.node)
@@ -2423,15 +2802,31 @@ class Net(nn.Module):
             func = expr.func  # type: ignore[attr-defined]
             if type(func) is cst.Subscript:
                 return _self_attr(func.value) in layer_lists() if _self_attr(func.value) is not None else False  # type: ignore[attr-defined]
+            if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS:  # `for l in self.convs: x = l(x)`
+                iterated = iterated_list(function, func.value)  # type: ignore[attr-defined]
+                if iterated is not None:
+                    return iterated in layer_lists()
             attribute = _self_attr(func)
             return attribute in layers()[0] if attribute is not None else makes_fresh_tensor(expr, ctx)
 
         def activation(attribute: Optional[str]):
-            """The activation module `self.<attribute>` holds, if the class builds one (the cheap test first)."""
-            layer = described.attributes.get(attribute) if attribute is not None else None
-            if layer is None or layer.kind not in INPLACE_MODULES:
+            """The activation module `self.<attribute>` holds and the class that builds it (this one,
+            or a base class of the file: `inherited_owner`), if one does (the cheap test first)."""
+            if attribute is None or described is None:
                 return None
-            return layers()[1].get(attribute)
+            layer = described.attributes.get(attribute)
+            if layer is None:
+                owner = inherited_owner(classes, described.name, attribute)
+                if owner is None:
+                    return None
+                layer = classes[owner].attributes[attribute]
+                changes = module_changes(ctx)
+                trusted = changes.bound_once(attribute, owner) and not changes.hooks_may_see([attribute])
+                return (owner, layer) if trusted and layer.kind in INPLACE_MODULES else None
+            if layer.kind not in INPLACE_MODULES:
+                return None
+            module = layers()[1].get(attribute)
+            return (described.name, module) if module is not None else None
 
         for block in _blocks_of(function):
             earlier: list[cst.CSTNode] = []
@@ -2455,10 +2850,11 @@ class Net(nn.Module):
             if _inside_lambda(small, call):
                 continue
             attribute = _self_attr(call.func)
-            module = activation(attribute)
-            if module is not None:
-                source = self._fresh_input(call, earlier, fresh, function, target if call is direct else None, call is direct)
-                key = (described.name, attribute)
+            held = activation(attribute)
+            if held is not None:
+                owner, module = held
+                source = self._fresh_input(call, statement, earlier, fresh, function, target if call is direct else None, call is direct)
+                key = (owner, attribute)
                 self._module_calls.setdefault(key, (module, []))[1].append(source is not None)
             elif self._functional_inplace(call):
                 self._check_call(call, statement, earlier, fresh, function, target if call is direct else None, call is direct)
@@ -2473,7 +2869,7 @@ class Net(nn.Module):
             return function_name in _TORCH_INPLACE_TWINS
         return module == "torch.nn.functional" and function_name in INPLACE_FUNCTIONS
 
-    def _fresh_input(self, call: cst.Call, earlier, fresh, function, target, is_direct: bool) -> Optional[str]:
+    def _fresh_input(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> Optional[str]:
         """What makes the call's first argument a fresh value that nothing reads after it (its
         description for the message), or None: a temporary (`F.relu(self.bn(x))`, `F.relu(a + b)`),
         or a name bound to one on the line before (`x = self.conv(x)`, then `x = F.relu(x)`), also
@@ -2484,9 +2880,9 @@ class Net(nn.Module):
         source = call.args[0].value
         if fresh(source):  # a temporary, also nested in another call
             return _described(source)
-        if not (is_direct and isinstance(source, cst.Name)):
+        if not isinstance(source, cst.Name):
             return None
-        name = source.value
+        name = source.value  # (not the statement's own value: `target` is None, the name must occur twice)
         previous = earlier[-1] if earlier else None
         producer = _binds_fresh(previous, name, fresh)
         if producer is not None:
@@ -2500,11 +2896,28 @@ class Net(nn.Module):
         # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
         # `h = self.embedding_h(h)`): fresh where every value it may hold is.
         joined = producers_before(earlier, len(earlier), name)
-        if joined is None or not all(fresh(value) for value in joined.values):
+        if joined is None:
+            return self._reaching_fresh(statement, function, name, target, is_direct, fresh)
+        if not all(fresh(value) for value in joined.values):
             return None
         if target != name and _occurrences(function, name) != 1 + sum(_occurrences_in(s, name) for s in joined.statements):
             return None
         return " or ".join(dict.fromkeys(_described(value) for value in joined.values))
+
+    def _reaching_fresh(self, statement, function, name: str, target, is_direct: bool, fresh) -> Optional[str]:
+        """A name bound to a fresh value further back, with only reads that keep nothing of it in
+        between (analysis/reaching.py: `h = h.div(s)`, `assert not torch.isnan(h).any()`, then
+        `if self.concat: return F.elu(h)`), where the activation's statement ends the name's life:
+        a `return` of the call, or `name = F.elu(name)`."""
+        if not is_direct or not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        ends = type(statement.body[0]) is cst.Return or target == name
+        if not ends:
+            return None
+        reaching = reaching_binding(function, statement, name, self.ctx)
+        if reaching is None or not fresh(reaching.value):
+            return None
+        return _described(reaching.value)
 
     def _check_call(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> None:
         qualified = self.ctx.resolve(call.func) or ""
@@ -2516,7 +2929,7 @@ class Net(nn.Module):
             argument, value = inplace_argument(call, INPLACE_FUNCTIONS[function_name])
             if value is not False or (argument is not None and _statement_has_comment(statement)):
                 return
-        after = self._fresh_input(call, earlier, fresh, function, target, is_direct)
+        after = self._fresh_input(call, statement, earlier, fresh, function, target, is_direct)
         if after is None:
             return
         # The layer that reads the result is not followed here: whether it keeps it is not known.
@@ -2626,10 +3039,12 @@ def _described(value: cst.BaseExpression) -> str:
     if type(value) is cst.BinaryOperation:
         return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
     func = value.func  # type: ignore[attr-defined]
-    if _self_attr(func) is None and type(func) is not cst.Subscript:  # `torch.cat(...)`, `F.gelu(...)`
+    if _self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`
         return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"
     if type(func) is cst.Subscript:
         return f"the fresh output of a layer of `self.{_self_attr(func.value)}`"  # type: ignore[attr-defined]
+    if type(func) is cst.Name:
+        return f"the fresh output of `{func.value}`, a layer of a ModuleList"  # type: ignore[attr-defined]
     return f"the fresh output of `self.{_self_attr(func)}`"
 
 
@@ -2645,6 +3060,8 @@ _RESULT_NAMES = {
 # `torch` activations without an `inplace` parameter, and the in-place function that replaces each
 # (the same backward: relu's reads only its output).
 _TORCH_INPLACE_TWINS = {"relu": "relu_"}
+# Names never looked up as loop variables (the cheap test before a walk of the function).
+_CALLABLE_BUILTINS = frozenset({"zip", "len", "range", "list", "tuple", "dict", "enumerate", "getattr", "isinstance"})
 
 
 def _occurrences(function: cst.FunctionDef, name: str) -> int:

@@ -1,10 +1,11 @@
 """ML003's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
 `nn.Sequential` holding an in-place-capable module right after a layer that does not save its
-output; or, in a `forward`, an in-place-capable `F.<activation>` applied to `self.<layer>(...)` or
-to a sum, difference or product directly, or to a name one of the two statements before binds or
-adds to in place; or an in-place-capable module held by `self.<attr>`, called in `forward` on such a
-value.
+output; or, in a method of a class, an in-place-capable `F.<activation>` applied to `self.<layer>(...)`
+(or a loop variable's call, `l(x)`) or to a sum, difference or product directly, or to a name the
+statement before binds or adds to in place, or that any statement of the function binds so when
+the activation's statement returns or rebinds it; or an in-place-capable module held by
+`self.<attr>`, called in a method on such a value.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.analysis.tables import NO_GRAD_FRAMEWORK_METHODS, NO_GRAD_HOOK_PREFIXES, NO_GRAD_HOOKS
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
 
@@ -30,13 +32,13 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if not held and not source.mentions(*INPLACE_FUNCTIONS):
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
-    layers = _attributes_holding_layers(source)
+    layers = _attributes_holding_layers(source) | _loop_variables(source)
     if held:
         built = _attributes_built_as_layers(source)
         for call in source.nodes(ast.Call):
             if self_attribute(call.func) in held and call.args:  # type: ignore[attr-defined]
                 statement, previous, function = _statement_around(source, call)
-                if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, built, True):  # type: ignore[attr-defined]
+                if function is not None and _applies_inplace_function(statement, previous, call, built, True, function):  # type: ignore[attr-defined]
                     return True
     self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
@@ -47,9 +49,29 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
         statement, previous, function = _statement_around(source, call)
-        if function is not None and function.name == "forward" and _applies_inplace_function(statement, previous, call, layers, forward_only):  # type: ignore[attr-defined]
+        if function is None or (not exact and not _may_run_without_grad(source, call, function)):
+            continue
+        if _applies_inplace_function(statement, previous, call, layers, forward_only, function):  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _may_run_without_grad(source: Source, call: ast.AST, function) -> bool:
+    """Could `call` run with gradients off by its own function's doing (the grad modes the
+    analysis gives a statement: a `with` block, a decorator, a framework's no-grad method or hook,
+    `torch.set_grad_enabled(...)` as a statement)?  Outside exact selection a functional activation
+    is reported only there (in a training step in place saves nothing a peak sees)."""
+    for ancestor in source.ancestors(call):
+        if ancestor is function:
+            break
+        if isinstance(ancestor, (ast.With, ast.AsyncWith)):
+            return True
+    name = function.name
+    if function.decorator_list or name in NO_GRAD_HOOKS or name.startswith(NO_GRAD_HOOK_PREFIXES):
+        return True
+    if any(name in methods for methods in NO_GRAD_FRAMEWORK_METHODS.values()):
+        return True
+    return any(isinstance(n, ast.Call) and final_name(n.func) == "set_grad_enabled" for n in ast.walk(function))
 
 
 def _activation_attributes(source: Source) -> set[str]:
@@ -108,8 +130,24 @@ def _statement_around(source: Source, node: ast.AST):
 
 
 def _called_attribute(func: ast.AST):
-    """`self.fc` -> "fc", and `self.layers[i]` -> "layers" (an element of a ModuleList)."""
+    """`self.fc` -> "fc", `self.layers[i]` -> "layers" (an element of a ModuleList), and a plain
+    name `l` -> "l" (a loop variable over a ModuleList: `_loop_variables`)."""
+    if isinstance(func, ast.Name):
+        return func.id
     return self_attribute(func.value) if isinstance(func, ast.Subscript) else self_attribute(func)
+
+
+def _loop_variables(source: Source) -> set[str]:
+    """Names a `for` binds to the elements of `self.<attr>` or of `zip(self.<a>, ...)` (the analysis
+    asks more: the one binding of the name in the function, a ModuleList of known layers)."""
+    found: set[str] = set()
+    for node in source.nodes(ast.For):
+        target, iterable = node.target, node.iter  # type: ignore[attr-defined]
+        if isinstance(target, ast.Name) and is_self_attribute(iterable):
+            found.add(target.id)
+        elif isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call) and final_name(iterable.func) == "zip":
+            found.update(e.id for e in target.elts if isinstance(e, ast.Name))
+    return found
 
 
 def _attributes_holding_layers(source: Source) -> set[str]:
@@ -225,7 +263,7 @@ def _layer_of(element: ast.AST) -> set:
     return names
 
 
-def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], sums: bool) -> bool:
+def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], sums: bool, function) -> bool:
     """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in a simple statement, or
     `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
     if isinstance(statement, ast.Assign):
@@ -240,8 +278,17 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         return True
     if sums and _fresh_result(first):
         return True
-    if not (call is direct and isinstance(first, ast.Name)):
+    if not isinstance(first, ast.Name):
         return False
+    # Bound further back, the activation's statement ending the name's life (analysis/reaching.py):
+    # here, any binding of the name in the function to such a value will do.
+    ends = isinstance(statement, ast.Return) or (
+        isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == first.id for t in statement.targets)
+    )
+    if call is direct and ends and any(
+        _binds_layer_output(node, first.id, layers, sums) for node in ast.walk(function) if isinstance(node, ast.Assign)
+    ):
+        return True
     # `out += y` before: the statement before that is not looked at (a loosening); an `if` before,
     # whose branches may each bind the name (analysis/producers.py): its branches are not looked at
     return (
@@ -270,4 +317,8 @@ def _fresh_result(value: ast.AST) -> bool:
     a loosening of the analysis's resolved name)."""
     if isinstance(value, ast.BinOp):
         return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult))
-    return isinstance(value, ast.Call) and final_name(value.func) in FRESH_RESULT_FUNCTIONS
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Attribute) and value.func.attr in FRESH_RESULT_METHODS:
+        return True  # `h.div(s)` (any receiver, a loosening of the analysis's)
+    return final_name(value.func) in FRESH_RESULT_FUNCTIONS

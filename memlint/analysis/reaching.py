@@ -1,0 +1,122 @@
+"""The binding of a name that reaches a statement from further back than the line before it.
+
+`producers.py` answers for the statement right before (and `if` branches that end in a binding).
+Graph layers bind a value, check it, and use it under a flag:
+
+    h_prime = h_prime.div(e_rowsum)
+    assert not torch.isnan(h_prime).any()
+    if self.concat:
+        return F.elu(h_prime)
+
+Here the search walks back from the statement through its block, and out of the `if` / `elif` /
+`else` branches around it into the block that holds the `if`, until a statement binds the name
+(`name = value` alone on its line).  Every statement passed on the way (the `if` tests included)
+may mention the name only in reads that keep no reference to the tensor: its metadata
+(`h.shape`, `h.size()`, `h.dim()`), or a torch test that returns a new boolean tensor
+(`torch.isnan(h)`).  Anything else (a rebinding in a branch, `kept = h`, a call that may store it)
+ends the search with None.  A loop, `with` or `try` around the statement also ends it: whether its
+body ran before, and what it did to the name, is not followed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence
+
+import libcst as cst
+
+from memlint.analysis.producers import bound_value
+from memlint.analysis.walk import code_descendants
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+# Reads of a tensor that keep no reference to it: metadata, and torch tests whose result is a new
+# boolean tensor with no autograd history.
+_METADATA = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "size", "dim", "numel"})
+_TESTS = frozenset({"torch.isnan", "torch.isinf", "torch.isfinite"})
+
+
+@dataclass(frozen=True)
+class Reaching:
+    """The value the name was bound to, and the statement that bound it."""
+
+    value: cst.BaseExpression
+    statement: cst.CSTNode
+
+
+def reaching_binding(function: cst.FunctionDef, statement: cst.CSTNode, name: str, ctx: "Context") -> Optional[Reaching]:
+    """The `name = value` statement whose value `name` holds when `statement` (a statement of
+    `function`'s body, possibly inside `if` branches) runs, where nothing between read a reference
+    to it; None where that is not known."""
+    if type(function.body) is not cst.IndentedBlock:
+        return None
+    path = _path_to(function.body.body, statement, None)  # type: ignore[attr-defined]
+    if path is None:
+        return None
+    for level in range(len(path) - 1, -1, -1):
+        block, index, owner = path[level]
+        for earlier in reversed(block[:index]):
+            value = bound_value(earlier, name)
+            if value is not None:
+                return Reaching(value, earlier)
+            if not _only_harmless_reads(earlier, name, ctx):
+                return None
+        if owner is None:
+            return None  # the function's own body: the name is not bound in it before
+        if type(owner) is not cst.If:
+            return None  # a loop, `with` or `try`: not followed
+        if not _only_harmless_reads(owner.test, name, ctx):
+            return None
+    return None
+
+
+def _path_to(
+    statements: Sequence[cst.CSTNode], target: cst.CSTNode, owner: Optional[cst.CSTNode]
+) -> Optional[list[tuple[Sequence[cst.CSTNode], int, Optional[cst.CSTNode]]]]:
+    """The blocks from `statements` down to `target`: for each, its statements, the index of the
+    one holding (or being) `target`, and the compound statement owning the block (None for the
+    function's body)."""
+    for index, statement in enumerate(statements):
+        if statement is target:
+            return [(statements, index, owner)]
+        for inner_owner, block in _blocks(statement):
+            if type(block) is cst.IndentedBlock:
+                below = _path_to(block.body, target, inner_owner)  # type: ignore[attr-defined]
+                if below is not None:
+                    return [(statements, index, owner), *below]
+    return None
+
+
+def _blocks(statement: cst.CSTNode):
+    """(the compound statement, a block directly inside it): an `if`'s branch and its `else`
+    (an `elif` chain is not followed), a loop's, `with`'s or `try`'s body."""
+    kind = type(statement)
+    if kind is cst.If:
+        yield statement, statement.body  # type: ignore[attr-defined]
+        orelse = statement.orelse  # type: ignore[attr-defined]
+        if type(orelse) is cst.Else:
+            yield statement, orelse.body
+    elif kind in (cst.For, cst.While, cst.With, cst.Try):
+        yield statement, statement.body  # type: ignore[attr-defined]
+
+
+def _only_harmless_reads(node: cst.CSTNode, name: str, ctx: "Context") -> bool:
+    """Does every mention of `name` in `node` read it in a way that keeps no reference to it?"""
+    mentions = harmless = 0
+    for child in code_descendants(node):
+        kind = type(child)
+        if kind is cst.Name and child.value == name:  # type: ignore[attr-defined]
+            mentions += 1
+        elif kind is cst.Attribute and child.attr.value in _METADATA and _is_name(child.value, name):  # type: ignore[attr-defined]
+            harmless += 1
+        elif kind is cst.Call and len(child.args) == 1 and _is_name(child.args[0].value, name):  # type: ignore[attr-defined]
+            if ctx.resolve(child.func) in _TESTS:  # type: ignore[attr-defined]
+                harmless += 1
+    if type(node) is cst.Name and node.value == name:  # type: ignore[attr-defined]
+        mentions += 1
+    return mentions == harmless
+
+
+def _is_name(expr: cst.BaseExpression, name: str) -> bool:
+    return type(expr) is cst.Name and expr.value == name  # type: ignore[attr-defined]
