@@ -37,6 +37,9 @@ SIXTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_sixth.csv"
 # The seventh part: issue 27's second sealed set, judged at 4390475 and then joined to the corpus.
 SEVENTH_REPOS_FILE = REPO / "bench" / "realcode_seventh.toml"
 SEVENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_seventh.csv"
+# The eighth part: issue 27's third sealed set, judged at b307722 and then joined to the corpus.
+EIGHTH_REPOS_FILE = REPO / "bench" / "realcode_eighth.toml"
+EIGHTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_eighth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -45,11 +48,12 @@ PARTS = [
     (FIFTH_REPOS_FILE, FIFTH_LABELS_FILE),
     (SIXTH_REPOS_FILE, SIXTH_LABELS_FILE),
     (SEVENTH_REPOS_FILE, SEVENTH_LABELS_FILE),
+    (EIGHTH_REPOS_FILE, EIGHTH_LABELS_FILE),
 ]
-PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth", "seventh"]
+PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
-    SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10,
+    SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10, EIGHTH_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
@@ -101,6 +105,10 @@ def test_no_repository_is_in_both_parts():
     assert fifth and not fifth & (development | heldout | third | fourth | sealed)
     sixth = {entry["name"].lower() for entry in corpus(SIXTH_REPOS_FILE)}
     assert sixth and not sixth & (development | heldout | third | fourth | fifth | sealed)
+    seventh = {entry["name"].lower() for entry in corpus(SEVENTH_REPOS_FILE)}
+    assert seventh and not seventh & (development | heldout | third | fourth | fifth | sixth | sealed)
+    eighth = {entry["name"].lower() for entry in corpus(EIGHTH_REPOS_FILE)}
+    assert eighth and not eighth & (development | heldout | third | fourth | fifth | sixth | seventh | sealed)
 
 
 def test_sealed_set_is_pinned_new_and_not_excluded():
