@@ -49,6 +49,7 @@ import libcst as cst
 
 from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, roles, tables
 from memlint.analysis.datasets import dataset_classes
+from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
@@ -271,8 +272,20 @@ class SemanticModel:
         if known is None:
             if self._loader_names is None:
                 self._loader_names = roles.loader_names(self.module, roles.qualifier(self._module_imports()))
-            known = self._scopes[id(loop)] = roles.loop_scope(loop, self._loader_names)
+            known = self._scopes[id(loop)] = roles.loop_scope(loop, self._loader_names, lambda name: parameter_default(self._function_around(loop), name))
         return known
+
+    def _function_around(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        """The innermost function whose body holds `node` (asked only for a loop cut short by a
+        counter compared with a name: rare, so a walk rather than a parent map)."""
+        stack: list[tuple[cst.CSTNode, Optional[cst.FunctionDef]]] = [(self.module, None)]
+        while stack:
+            current, function = stack.pop()
+            if current is node:
+                return function
+            inner = current if type(current) is cst.FunctionDef else function
+            stack.extend((child, inner) for child in code_children(current))
+        return None
 
     def function_role(self, function: cst.FunctionDef) -> Optional[str]:
         """"training", "evaluation", "plotting" or None (roles.py)."""

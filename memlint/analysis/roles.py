@@ -5,12 +5,15 @@
 
 - "fixed": a fixed small count written in the code: `range(10)` (a literal of at most
   SMALL_COUNT), a literal list or tuple (`for name in ["a", "b"]`), or either through
-  `enumerate` / `zip`.  Code in it runs that many times per run, not once per step.
+  `enumerate` / `zip`; or any loop that breaks unconditionally once a counter reaches such a
+  count (`if count == num_examples: break`, `num_examples=2` a parameter's default: loop_bounds.py).  Code in it runs that many times per run, not once per step.
 - "step": one iteration per batch: it iterates a data loader (named like one, or a name the file
   binds to a `DataLoader(...)`), through `enumerate` / `tqdm` / `iter` / `zip`; its own body calls
   backward or an optimizer's `step()` and holds no loop over a loader (also `for epoch in range(n)`:
   full-batch training, one step per epoch); or its own body runs a training or evaluation step
-  (iteration.is_step_loop) and it is not an epoch loop.
+  (iteration.is_step_loop) and it is not an epoch loop; or it is a `while` decoding loop whose own
+  statements call a method of something named like a model (`model.decode(...)`: one model step
+  per generated token).
 - "epoch": one iteration per pass over the data: `for epoch in range(n)`, a loop over
   `range(epochs)`, a loop that hands a loader to a call, or one that holds a step loop.
 - "unknown": none of these.
@@ -35,17 +38,18 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches, steps_itself
-from memlint.analysis.naming import is_forward_name
+from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches, own_statements, steps_itself
+from memlint.analysis.loop_bounds import DefaultOf, counted_break
+from memlint.analysis.naming import is_forward_name, named_like_model
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_children
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
-# A literal `range(n)` with n at most this is a fixed small count (sample grids, a few demo
-# predictions, the ten rows of a plot); a longer literal range is taken for a step loop if it steps.
-SMALL_COUNT = 64
+# A literal `range(n)` with n at most this is a fixed small count; a longer literal range is taken
+# for a step loop if it steps.
+SMALL_COUNT = tables.SMALL_COUNT
 # Calls that wrap an iterable without changing how many items it yields per step.
 _WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip", "trange", "progress_bar", "track"})
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"})
@@ -80,9 +84,13 @@ def literal_count(iterable: cst.BaseExpression) -> Optional[int]:
     return None
 
 
-def loop_scope(loop: cst.CSTNode, loader_names: frozenset[str]) -> LoopScope:
+def loop_scope(loop: cst.CSTNode, loader_names: frozenset[str], default_of: Optional[DefaultOf] = None) -> LoopScope:
     """The scope of `loop` (see the module's docstring); `loader_names` are the names the file binds
-    to a data loader it builds."""
+    to a data loader it builds; `default_of` resolves a name a counter is compared with (the
+    enclosing function's parameter default: `num_examples=2`)."""
+    bound = counted_break(loop, SMALL_COUNT, default_of or (lambda name: None))
+    if bound is not None:
+        return LoopScope("fixed", f"breaks once a counter reaches {bound}", bound)
     if type(loop) is cst.For:
         count = literal_count(loop.iter)  # type: ignore[attr-defined]
         if count is not None and count <= SMALL_COUNT:
@@ -104,9 +112,21 @@ def loop_scope(loop: cst.CSTNode, loader_names: frozenset[str]) -> LoopScope:
     if is_step_loop(loop):  # type: ignore[arg-type]
         # (also `for i in range(epochs)` that steps itself: full-batch training, a step per epoch)
         return LoopScope("step", "runs a model, a loss, backward or an optimizer step each iteration")
+    if type(loop) is cst.While and _decodes(loop):
+        return LoopScope("step", "a decoding loop: calls a method of the model on every iteration")
     if type(loop) is cst.For and _mentions_epochs(loop.iter):  # type: ignore[attr-defined]
         return LoopScope("epoch", "iterates a count of epochs")
     return LoopScope("unknown", "nothing in the code says how often")
+
+
+def _decodes(loop: cst.CSTNode) -> bool:
+    """`while True: out = model.decode(...)`: an autoregressive loop that runs the model once per
+    generated token (greedy or beam decoding), so its own statements run once per model step."""
+    for node in own_statements(loop):  # type: ignore[arg-type]
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:  # type: ignore[attr-defined]
+            if named_like_model(node.func.value.value):  # type: ignore[attr-defined]
+                return True
+    return False
 
 
 def _iterated_name(iterable: cst.BaseExpression) -> Optional[str]:

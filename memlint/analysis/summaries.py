@@ -45,7 +45,7 @@ from typing import Any, Iterator, Optional
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 5  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`
+FORMAT = 6  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -130,6 +130,7 @@ class _Summary:
             if key:
                 self.functions[key]["returns"] = None  # a generator: calling it returns no tensor
         self._moved_parameters()
+        self._passes()
         return {
             "format": FORMAT,
             "imports": self.imports,
@@ -613,6 +614,22 @@ class _Summary:
             self.step_loops, self.training_loops = self._find_step_loops()
         return [index, _header(loop) if id(loop) in self.step_loops else None, id(loop) in self.training_loops]
 
+    def _passes(self) -> None:
+        """`pass` of a function that runs a training or evaluation pass itself: a `for` loop of its own
+        (not a nested function's) that is a step loop (`_find_step_loops`).  Its code outside that
+        loop runs once per pass, so a loop that calls it runs once per pass (an epoch), not per step
+        (memlint.analysis.iteration.runs_own_pass is the same fact on libcst's tree)."""
+        loops = list(self.source.nodes(ast.For, ast.AsyncFor))
+        if not loops:
+            return
+        if self.step_loops is None:
+            self.step_loops, self.training_loops = self._find_step_loops()
+        for loop in loops:
+            if id(loop) in self.step_loops:
+                key = self._function_of(loop)
+                if key and key != "?":
+                    self.functions[key]["pass"] = True
+
     def _find_step_loops(self) -> tuple[set[int], set[int]]:
         """The loops that memlint.analysis.iteration.is_step_loop accepts: over something named like a
         data loader, or whose own statements (not a nested loop's, function's or lambda's) call
@@ -646,6 +663,12 @@ class _Summary:
         for loop in self.source.nodes(ast.For, ast.AsyncFor):
             if id(loop) in found and id(loop) not in training and _hands_loader_to_call(loop):
                 found.discard(id(loop))
+        # a loop cut short by a counter at a small constant runs a fixed small count
+        # (memlint.analysis.loop_bounds, the same fact on libcst's tree)
+        for loop_id in [i for i in found if i not in training]:
+            loop = next(n for n in self.source.nodes(*_LOOPS) if id(n) == loop_id)
+            if _counted_break(loop, self._enclosing_function(loop)):
+                found.discard(loop_id)
         return found, training
 
     # ------------------------------------------------------------------ moves to a device
@@ -890,6 +913,12 @@ class _Summary:
             )
         return known
 
+    def _enclosing_function(self, node: ast.AST) -> Optional[ast.AST]:
+        for ancestor in self.source.ancestors(node):
+            if isinstance(ancestor, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+                return ancestor
+        return None
+
     def _function_of(self, node: ast.AST) -> Optional[str]:
         for ancestor in self.source.ancestors(node):
             if isinstance(ancestor, _FUNCTIONS):
@@ -1047,6 +1076,43 @@ def _runs_by_name(name: str) -> bool:
 
 # Calls that take one batch from a loader or wrap it for iteration (iteration._BATCH_READERS)
 _BATCH_READERS = frozenset({"iter", "next", "enumerate", "zip", "tqdm", "cycle", "islice", "len", "list"})
+
+
+def _counted_break(loop: ast.AST, function: Optional[ast.AST]) -> bool:
+    """`count += 1` ... `if count == n: break` among the loop's own top-level statements (or the
+    index of `enumerate`), `n` a literal or the function's parameter default of at most
+    SMALL_COUNT: memlint.analysis.loop_bounds.counted_break on CPython's tree."""
+    body = loop.body  # type: ignore[attr-defined]
+    counters = {
+        s.target.id for s in body
+        if type(s) is ast.AugAssign and type(s.op) is ast.Add and type(s.target) is ast.Name
+        and type(s.value) is ast.Constant and s.value.value == 1
+    }  # fmt: skip
+    if type(loop) is ast.For and type(loop.iter) is ast.Call and _final_name(loop.iter.func) == "enumerate" and type(loop.iter.func) is ast.Name:
+        if type(loop.target) is ast.Tuple and loop.target.elts and type(loop.target.elts[0]) is ast.Name:
+            counters.add(loop.target.elts[0].id)
+    defaults: dict[str, object] = {}
+    if isinstance(function, _FUNCTIONS):
+        arguments = function.args  # type: ignore[attr-defined]
+        positional = arguments.posonlyargs + arguments.args
+        for arg, default in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
+            defaults[arg.arg] = default
+        for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
+            defaults[arg.arg] = default
+    for statement in body:
+        if type(statement) is not ast.If or statement.orelse or not any(type(s) is ast.Break for s in statement.body):
+            continue
+        test = statement.test
+        if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in (ast.Eq, ast.GtE, ast.Gt):
+            continue
+        if type(test.left) is not ast.Name or test.left.id not in counters:
+            continue
+        bound = test.comparators[0]
+        if type(bound) is ast.Name:
+            bound = defaults.get(bound.id)  # type: ignore[assignment]
+        if type(bound) is ast.Constant and type(bound.value) is int and 0 < bound.value <= tables.SMALL_COUNT:
+            return True
+    return False
 
 
 def _hands_loader_to_call(loop: ast.AST) -> bool:
@@ -1220,7 +1286,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains"):
+        elif field in ("wraps_no_grad", "trains", "pass"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)

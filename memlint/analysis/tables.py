@@ -313,3 +313,8 @@ ACCELERATOR_STRING = re.compile(r"cuda|\bgpu\b|\bmps\b|\bxpu\b", re.I)
 ACCELERATOR_LETTERS = re.compile(r"cuda|device|gpu|accelerator|mps|xpu|tpu", re.I)
 # `torch.cuda.<query>`: seeding the CUDA generator or asking what is there names CUDA without using it.
 CUDA_QUERIES = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count"})
+
+# A loop of at most this many iterations written in the code (`range(10)`, a literal list, a loop that
+# breaks once a counter reaches it) is a fixed small count (sample grids, a few demo predictions,
+# the ten rows of a plot), not a loop per step (roles.loop_scope, summaries._counted_break).
+SMALL_COUNT = 64

@@ -627,6 +627,8 @@ class Project:
         if site.loop[1] is not None:
             return True
         record = self.record(site.callee)
+        if record.get("pass"):
+            return False  # it runs a pass over the data itself: the loop calling it is per epoch
         return bool(record.get("trains")) or self._runs_model(site.callee)
 
     def _runs_model(self, function: tuple) -> bool:
