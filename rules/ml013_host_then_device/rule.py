@@ -99,7 +99,12 @@ class HostThenDevice(Rule):
     outside that loop once per pass, however often it is called, so the buffers it sets up before
     its batch loop are not reported (a `while` loop that runs a model but calls no backward and
     steps no optimizer is a decoding loop over one input, no pass: `translate(sentence)` called per
-    test batch sets up its beam on every call).
+    test batch sets up its beam on every call). A loop over epochs that calls such a function is
+    no step loop either, whatever the function runs in its pass. A `while` decoding loop that calls a
+    method of the model (`model.decode(...)`) runs once per generated token, so code in its own body
+    is reported; a loop that breaks once a counter reaches a small constant (`if count ==
+    num_examples: break`, `num_examples=2` a parameter's default) runs a fixed small count and is
+    not a per-step loop.
 
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
     `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports, and the legacy
@@ -1218,6 +1223,58 @@ class Net(nn.Module):
     def forward(self, x, scale):
         return x * (torch.ones(x.shape[0], 1) * scale).type_as(x)
 """
+        ),
+        Valid(  # once per epoch: `train` runs its own pass over the loader, so what it calls before
+            # that loop runs once per call, and the loop over epochs that calls it is no step loop
+            """
+import torch
+def cluster(memory, k):
+    centroids = torch.zeros(k, memory.shape[1]).cuda()
+    return centroids
+def train(loader, model, optimizer, memory):
+    assignments = cluster(memory, 10)
+    for x, y in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+def main():
+    for epoch in range(start_epoch, args.epochs):
+        train(train_loader, model, optimizer, memory)
+"""
+        ),
+        Valid(  # a fixed small count: the validation loop breaks once its counter reaches
+            # `num_examples` (2 by default), so the helper runs twice, not once per batch
+            """
+import torch
+def greedy_decode(model, source, device):
+    decoder_input = torch.empty(1, 1).fill_(1).type_as(source).to(device)
+    return model.decode(source, decoder_input)
+def run_validation(model, val_loader, device, num_examples=2):
+    count = 0
+    with torch.no_grad():
+        for batch in val_loader:
+            count += 1
+            out = greedy_decode(model, batch["x"].to(device), device)
+            if count == num_examples:
+                break
+"""
+        ),
+        Invalid(  # a decoding loop: the model runs once per generated token, and so does the copy
+            """
+import torch
+def greedy_decode(model, source, max_len, device):
+    decoder_input = source[:, :1]
+    while True:
+        if decoder_input.size(1) == max_len:
+            break
+        out = model.decode(source, decoder_input)
+        next_word = out[:, -1].argmax(dim=1)
+        decoder_input = torch.cat([decoder_input, torch.empty(1, 1).type_as(source).fill_(next_word.item()).to(device)], dim=1)
+    return decoder_input
+""",
+            line=9,
+            column=51,
+            message="on every loop iteration",
         ),
         Valid(  # the factory runs once, before the loop; only the moved tensor is used in it
             """
