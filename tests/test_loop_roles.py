@@ -122,3 +122,26 @@ def test_function_roles() -> None:
 def test_device_named_or_followed(code: str, explicit: bool) -> None:
     model, _ = _model("import torch\n" + code + "\n")
     assert model.device.explicit is explicit
+
+
+@pytest.mark.parametrize(
+    "signature, loop, kind",
+    [
+        # a loop over a loader cut short by a counter at a parameter's small default: a fixed count
+        ("def run(loader, num_examples=2):", "for batch in loader:\n        count += 1\n        model(batch)\n        if count == num_examples:\n            break", "fixed"),
+        ("def run(loader):", "for i, batch in enumerate(loader):\n        model(batch)\n        if i >= 5:\n            break", "fixed"),
+        # the break is behind another condition, or the bound is not known: still per step
+        ("def run(loader, n):", "for batch in loader:\n        count += 1\n        model(batch)\n        if count == n:\n            break", "step"),
+        ("def run(loader):", "for batch in loader:\n        count += 1\n        model(batch)\n        if count == 100000:\n            break", "step"),
+    ],
+)
+def test_a_loop_cut_short_by_a_counter(signature: str, loop: str, kind: str) -> None:
+    model, module = _model(f"{signature}\n    count = 0\n    {loop}\n")
+    scope = model.loop_scope(_nodes(module, cst.For)[0])
+    assert scope.kind == kind, scope
+
+
+def test_a_while_decoding_loop_is_per_step() -> None:
+    code = "def decode(model, src):\n    while True:\n        out = model.decode(src)\n        if out is None:\n            break\n"
+    model, module = _model(code)
+    assert model.loop_scope(_nodes(module, cst.While)[0]).kind == "step"

@@ -911,3 +911,51 @@ def test_a_script_that_imports_its_own_class_back_keeps_the_definition(project):
             WeightDrop()(torch.randn(4, 1).cuda())
     """)
     assert _findings(".") == [("weight_drop.py", "ML013", 7)]
+
+
+# ---------------------------------------------------------------------------- loop scope across files
+
+
+def test_a_function_with_its_own_pass_called_per_epoch_is_not_per_step(project):
+    # `train` runs its pass over the loader itself; what it calls before that loop (the
+    # clustering, in another file) runs once per epoch, not on every iteration of the epoch loop
+    write(project / "clustering.py", """
+        import torch
+
+        def cluster(memory, k):
+            return torch.zeros(k, memory.shape[1]).cuda()
+    """)
+    write(project / "train.py", """
+        from clustering import cluster
+
+        def train(loader, model, optimizer, memory):
+            assignments = cluster(memory, 10)
+            for x, y in loader:
+                model(x.cuda()).mean().backward()
+                optimizer.step()
+
+        for epoch in range(start_epoch, epochs):
+            train(train_loader, model, optimizer, memory)
+    """)
+    assert _findings(".", "--select", "ML013") == []
+
+
+def test_a_helper_of_a_loop_cut_short_by_a_counter_is_not_per_step(project):
+    write(project / "decode.py", """
+        import torch
+
+        def start_token(source, device):
+            return torch.empty(1, 1).fill_(1).type_as(source).to(device)
+    """)
+    write(project / "validate.py", """
+        from decode import start_token
+
+        def run_validation(model, val_loader, device, num_examples=2):
+            count = 0
+            for batch in val_loader:
+                count += 1
+                model.decode(start_token(batch, device))
+                if count == num_examples:
+                    break
+    """)
+    assert _findings(".", "--select", "ML013") == []
