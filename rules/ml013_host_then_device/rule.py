@@ -46,6 +46,12 @@ import torch.utils.data
 ds = torch.randn(4, 2)
 torch.utils.data.DataLoader = lambda dataset, batch_size: [dataset]
 """
+_DECODER = """
+import torch
+class _Decoder:
+    def decode(self, source, decoder_input, mask):
+        return source + mask.sum()
+"""
 _ONE_LABELLED_BATCH = """
 import torch
 train_loader = [(torch.randn(2, 3), torch.tensor([0, 1]))]
@@ -1276,6 +1282,44 @@ def greedy_decode(model, source, max_len, device):
             column=51,
             message="on every loop iteration",
         ),
+        Invalid(  # a causal mask in a decoding loop: `torch.triu` and a cast to a dtype between the factory and the move
+            """
+import torch
+def translate(model, source, device):
+    decoder_input = source
+    while decoder_input.size(1) < 4:
+        n = decoder_input.size(1)
+        mask = torch.triu(torch.ones((1, n, n)), diagonal=1).type(torch.int).to(device)
+        out = model.decode(source, decoder_input, mask)
+        decoder_input = torch.cat([decoder_input, out], dim=1)
+    return decoder_input
+""",
+            line=6,
+            column=16,
+            fixed="""
+import torch
+def translate(model, source, device):
+    decoder_input = source
+    while decoder_input.size(1) < 4:
+        n = decoder_input.size(1)
+        mask = torch.triu(torch.ones((1, n, n), device=device), diagonal=1).type(torch.int)
+        out = model.decode(source, decoder_input, mask)
+        decoder_input = torch.cat([decoder_input, out], dim=1)
+    return decoder_input
+""",
+            harness=Harness(setup=_DECODER, then="result = translate(_Decoder(), torch.ones(1, 1, device=\"cuda\"), \"cuda\")", fake_cuda=True),
+        ),
+        Invalid(  # `.type(type(t))` casts to `t`'s tensor type: `torch.cuda.FloatTensor` when `t` is on the accelerator
+            """
+import torch
+for inputs, targets in dataloader:
+    outputs = net(inputs.cuda())
+    prod = torch.zeros(1).type(type(outputs.data))
+""",
+            line=4,
+            column=12,
+            message="on every loop iteration",
+        ),
         Valid(  # the factory runs once, before the loop; only the moved tensor is used in it
             """
 import torch
@@ -1509,7 +1553,7 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
         if isinstance(func, cst.Attribute) and func.attr.value in _CASTS and not receiver.args:
             receiver = func.value
             continue
-        if _type_as_argument(receiver) is not None:  # `.type_as(attn).to(attn.device)`: a cast on the way
+        if _type_as_argument(receiver) is not None or _dtype_cast(receiver, ctx):  # `.type_as(attn).to(attn.device)`, `.type(torch.int)`: a cast on the way
             receiver = func.value
             continue
         if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask
@@ -1576,12 +1620,32 @@ def _host_number(expr: cst.BaseExpression, ctx) -> bool:
 
 
 def _type_as_argument(call: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    """`x` of `t.type_as(x)`: a cast to `x`'s type, which moves `t` to `x`'s device as well."""
-    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or call.func.attr.value != "type_as":
+    """`x` of `t.type_as(x)`, `t.type(type(x))` or `t.type(x.type())`: a cast to `x`'s tensor type,
+    which moves `t` to `x`'s device as well (`type(x.data)` is `torch.cuda.FloatTensor` there)."""
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or call.func.attr.value not in ("type_as", "type"):
         return None
     if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
         return None
-    return call.args[0].value
+    argument = call.args[0].value
+    if call.func.attr.value == "type_as":
+        return argument
+    if isinstance(argument, cst.Call) and not argument.args:  # `x.type()`: the string naming x's type
+        func = argument.func
+        return func.value if isinstance(func, cst.Attribute) and func.attr.value == "type" else None
+    if isinstance(argument, cst.Call) and isinstance(argument.func, cst.Name) and argument.func.value == "type" and len(argument.args) == 1:
+        return argument.args[0].value if argument.args[0].keyword is None and not argument.args[0].star else None
+    return None
+
+
+def _dtype_cast(call: cst.Call, ctx) -> bool:
+    """`t.type(torch.int)`: a cast to a dtype (a lowercase name in torch: `torch.float32`), which keeps
+    `t` on its device, unlike `t.type(torch.cuda.FloatTensor)`."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "type" or len(call.args) != 1 or call.args[0].keyword is not None:
+        return False
+    qualified = ctx.resolve(call.args[0].value) or ""
+    module, _, name = qualified.rpartition(".")
+    return module == "torch" and name.islower() and not name.startswith("_")
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:

@@ -2,7 +2,7 @@
 
 `torch.<factory>(...).to(...)` / `.cuda(...)` (a size factory or a legacy typed constructor; or a project helper that moves its argument:
 `FileView.mover_calls`) with no `device=` given to the factory, looking
-through casts (`.long()`, `.type_as(x)`, itself a move to `x`'s device), reshapes (`.view(-1, 1)`), fills (`.zero_()`) and a `Variable(...)` wrapper between the factory and the move,
+through casts (`.long()`, `.type(torch.int)`, `.type_as(x)` or `.type(type(x))`, itself a move to `x`'s device), reshapes (`.view(-1, 1)`), fills (`.zero_()`) and a `Variable(...)` wrapper between the factory and the move,
 or a name such a call was bound to.
 """
 
@@ -23,7 +23,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     bound = None  # names some `name = <factory ...>` binds (moved by a later statement: moves.py)
     movers = _movers(source)
     for call in source.nodes(ast.Call):
-        if isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda", "type_as"):  # type: ignore[attr-defined]
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda", "type_as", "type"):  # type: ignore[attr-defined]
             receiver = call.func.value  # type: ignore[attr-defined]
         elif movers and dotted(call.func) in movers:  # type: ignore[attr-defined]
             position = movers[dotted(call.func)]  # type: ignore[attr-defined]
@@ -81,7 +81,7 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
         found.append(node)
         func = node.func
         if isinstance(func, ast.Attribute) and (
-            func.attr in _CASTS and not node.args or func.attr in SHAPE_METHODS or func.attr in IN_PLACE_FILLS or func.attr == "type_as"
+            func.attr in _CASTS and not node.args or func.attr in SHAPE_METHODS or func.attr in IN_PLACE_FILLS or func.attr in ("type_as", "type")
         ):
             node = func.value
         elif node.args and not isinstance(node.args[0], ast.Starred):
