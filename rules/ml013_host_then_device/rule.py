@@ -80,8 +80,9 @@ class HostThenDevice(Rule):
     Such tensors are made from sizes, as in `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`,
     `Variable(torch.ones(n)).cuda()`, `torch.full(...).long().to(device)` and
     `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `(torch.ones(b, h, n, n) / n).to(d)`
-    (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)`
-    (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype), or `z = torch.rand(n)` moved by a
+    (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)` or
+    `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
+    a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` moved by a
     later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then); the code run on every
     step:
 
