@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
@@ -665,10 +665,9 @@ class _Summary:
                 found.discard(id(loop))
         # a loop cut short by a counter at a small constant runs a fixed small count
         # (memlint.analysis.loop_bounds, the same fact on libcst's tree)
-        for loop_id in [i for i in found if i not in training]:
-            loop = next(n for n in self.source.nodes(*_LOOPS) if id(n) == loop_id)
-            if _counted_break(loop, self._enclosing_function(loop)):
-                found.discard(loop_id)
+        for loop in self.source.nodes(*_LOOPS):
+            if id(loop) in found and id(loop) not in training and _counted_break(loop, self._enclosing_function):
+                found.discard(id(loop))
         return found, training
 
     # ------------------------------------------------------------------ moves to a device
@@ -1078,7 +1077,7 @@ def _runs_by_name(name: str) -> bool:
 _BATCH_READERS = frozenset({"iter", "next", "enumerate", "zip", "tqdm", "cycle", "islice", "len", "list"})
 
 
-def _counted_break(loop: ast.AST, function: Optional[ast.AST]) -> bool:
+def _counted_break(loop: ast.AST, enclosing_function: Callable[[ast.AST], Optional[ast.AST]]) -> bool:
     """`count += 1` ... `if count == n: break` among the loop's own top-level statements (or the
     index of `enumerate`), `n` a literal or the function's parameter default of at most
     SMALL_COUNT: memlint.analysis.loop_bounds.counted_break on CPython's tree."""
@@ -1091,7 +1090,10 @@ def _counted_break(loop: ast.AST, function: Optional[ast.AST]) -> bool:
     if type(loop) is ast.For and type(loop.iter) is ast.Call and _final_name(loop.iter.func) == "enumerate" and type(loop.iter.func) is ast.Name:
         if type(loop.target) is ast.Tuple and loop.target.elts and type(loop.target.elts[0]) is ast.Name:
             counters.add(loop.target.elts[0].id)
+    if not counters:
+        return False
     defaults: dict[str, object] = {}
+    function = enclosing_function(loop)
     if isinstance(function, _FUNCTIONS):
         arguments = function.args  # type: ignore[attr-defined]
         positional = arguments.posonlyargs + arguments.args
