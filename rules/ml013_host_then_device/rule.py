@@ -88,7 +88,8 @@ class HostThenDevice(Rule):
       data-dependent initialisation called once);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
-      on a receiver named like a model calls the `loss` method of the project's nn.Modules), or in a hook a
+      on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
+      `lm_model.log_prob(x)` calls their `log_prob`), or in a hook a
       framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
 
     A training or evaluation loop iterates over something named like a data loader or calls
@@ -104,6 +105,7 @@ class HostThenDevice(Rule):
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
     `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports, and the legacy
     typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`,
+    `torch.BoolTensor(x.size())` (a `torch.Size`; a tuple would be data),
     or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`),
     looking through an in-place fill such as `.zero_()`; reported without a fix, since they take no
     accelerator `device=`; `torch.FloatTensor(rewards)` with one argument that may be data is not), only when
@@ -1010,6 +1012,57 @@ for batch in val_loader:
             line=9,
             column=14,
         ),
+        Invalid(  # a legacy constructor given `x.size()` (a torch.Size: sizes), zero-filled, moved behind a device test (deepspeech's MaskConv)
+            """
+import torch
+import torch.nn as nn
+class MaskConv(nn.Module):
+    def forward(self, x, lengths):
+        mask = torch.BoolTensor(x.size()).fill_(0)
+        if x.is_cuda:
+            mask = mask.cuda()
+        for i, length in enumerate(lengths):
+            mask[i, length:].fill_(1)
+        return x.masked_fill(mask, 0)
+""",
+            line=5,
+            column=16,
+            message="torch.BoolTensor(x.size()).fill_(0)",
+        ),
+        Invalid(  # `lm_model.log_prob(x)` on a parameter named like a model, the module binding `lm_model = LM()`: the
+            # project's nn.Module method `log_prob` (a torch.distributions name too), run on every evaluation step
+            """
+import torch
+import torch.nn as nn
+class LM(nn.Module):
+    def log_prob(self, x):
+        prob = torch.zeros(x.size(0), 4).cuda()
+        return prob + x
+def evaluate(data_loader, lm_model):
+    for words, labels in data_loader:
+        scores = lm_model.log_prob(words)
+    return scores
+lm_model = LM()
+result = evaluate(test_loader, lm_model)
+""",
+            line=5,
+            column=16,
+            fixed="""
+import torch
+import torch.nn as nn
+class LM(nn.Module):
+    def log_prob(self, x):
+        prob = torch.zeros(x.size(0), 4, device="cuda")
+        return prob + x
+def evaluate(data_loader, lm_model):
+    for words, labels in data_loader:
+        scores = lm_model.log_prob(words)
+    return scores
+lm_model = LM()
+result = evaluate(test_loader, lm_model)
+""",
+            harness=Harness(setup='import torch\ntest_loader = [(torch.ones(2, 4, device="cuda"), None)]', fake_cuda=True),
+        ),
     ]
 
     INVALID += [
@@ -1504,11 +1557,11 @@ def _counts(expr: cst.BaseExpression, ctx) -> bool:
 
 
 def _is_size(expr: cst.BaseExpression) -> bool:
-    """`64`, `x.size(0)`, `len(batch)`: certainly a size, not data."""
+    """`64`, `x.size(0)`, `x.size()`, `len(batch)`: certainly a size, not data."""
     if isinstance(expr, cst.Integer):
         return True
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" and expr.args:
-        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
+        return True  # `x.size(0)` a number; `x.size()` a `torch.Size`, which legacy constructors take as sizes (a tuple they take as data)
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
 
 
