@@ -114,7 +114,9 @@ class HostThenDevice(Rule):
     `.to(x.device)` / `.to(torch.device(...))` / a rank. Data constructors (`torch.tensor(data)`,
     `as_tensor`, `from_numpy`) are not reported: given `device=`, `torch.tensor` still builds the
     tensor on the host and copies it (PyTorch 2.13's dispatch: `lift_fresh` on the CPU, then
-    `_to_copy`), so moving the device into the call saves nothing. `.to(other)` with an argument
+    `_to_copy`), so moving the device into the call saves nothing. Nor is a tensor that host data is written into
+    before the move (a one-hot target `scatter_`ed from the loader's labels): made on the device it
+    needs that data copied instead, one copy either way (measured slower on an H200). `.to(other)` with an argument
     that may be a dtype or a tensor is not reported. Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
@@ -218,12 +220,26 @@ for x in loader:
     out = model(x + buffer)
 """
         ),
-        Valid(  # values scattered from data between the factory and the move: not only sizes
+        Valid(  # values scattered from host labels between the factory and the move: built on the device, the
+            # one-hot needs the labels copied instead, one copy either way (measured slower on an H200, 2026-11-26)
             """
 import torch
 for x, y in loader:
     onehot = torch.zeros(x.shape[0], 10).scatter_(1, y.unsqueeze(1), 1).cuda()
     out = model(x.cuda(), onehot)
+"""
+        ),
+        Valid(  # the same one-hot target, from a legacy constructor, filled by later statements (loss-landscape's MSE loop)
+            """
+import torch
+for inputs, targets in trainloader:
+    batch_size = inputs.size(0)
+    one_hot_targets = torch.FloatTensor(batch_size, 10).zero_()
+    one_hot_targets = one_hot_targets.scatter_(1, targets.view(batch_size, 1), 1.0)
+    if use_cuda:
+        inputs, one_hot_targets = inputs.cuda(), one_hot_targets.cuda()
+    loss = criterion(net(inputs), one_hot_targets)
+    loss.backward()
 """
         ),
         Valid(  # `model.loss(...)` in the loop, but the class defining `loss` is no nn.Module: not the model's
