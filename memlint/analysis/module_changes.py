@@ -72,6 +72,15 @@ class ModuleChanges:
         classes = [class_name, *self.subclasses.get(class_name, ())]
         return sum(self.own.get(c, {}).get(attribute, 0) for c in classes) == 1
 
+    def class_bindings(self, attribute: str, class_name: str | None) -> int | None:
+        """How many `self.<attribute> = ...` the class and its subclasses in the file write; None
+        where something else in the file binds an attribute of that name (another object's, by a
+        name not literal)."""
+        if ANY in self.bindings or self.bindings.get(attribute, 0) or class_name is None:
+            return None
+        classes = [class_name, *self.subclasses.get(class_name, ())]
+        return sum(self.own.get(c, {}).get(attribute, 0) for c in classes)
+
     def hooks_may_see(self, names) -> bool:
         """Could a hook of the file see the output of a layer reached only through these attribute
         names (`self.body` for the layers of `self.body = nn.Sequential(...)`, `self.fc` for

@@ -2507,6 +2507,8 @@ class Net(nn.Module):
         # (class, attribute) -> the layer `self.<attribute> = nn.ReLU()` and, per call of it in
         # `forward`, whether its input is fresh and read by nothing else
         self._module_calls: dict[tuple[str, str], tuple] = {}
+        # (class, attribute) -> how many `self.<attribute> = ...` its constructor writes, where more than one
+        self._bindings: dict[tuple[str, str], int] = {}
 
     # ------------------------------------------------------------------ Sequential
 
@@ -2765,10 +2767,20 @@ class Net(nn.Module):
                     a for a, layer in described.conditional.items()
                     if layer.kind in FRESH_OUTPUT_LAYERS and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
                 }  # fmt: skip
-                known = (
-                    {a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional,
-                    {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES},
-                )
+                modules = {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES}
+                # An activation module built in a branch of the constructor (`if add_relu: self.relu =
+                # nn.ReLU()` / `else: self.relu = lambda x: x`): where the attribute holds it, every call
+                # of `self.relu` runs it, so it is checked as one built unconditionally, when the
+                # constructor's branches are the only bindings of the attribute in the file.
+                init = _constructor(described.node)
+                for a, layer in described.conditional.items():
+                    if layer.kind not in INPLACE_MODULES or a in modules or changes.hooks_may_see([a]):
+                        continue
+                    written = _self_bindings(init, a)
+                    if written and changes.class_bindings(a, ctx.class_name) == written:
+                        modules[a] = layer
+                        self._bindings[(described.name, a)] = written
+                known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional, modules)
             return known
 
         listed: Optional[set[str]] = None
@@ -2814,7 +2826,7 @@ class Net(nn.Module):
             or a base class of the file: `inherited_owner`), if one does (the cheap test first)."""
             if attribute is None or described is None:
                 return None
-            layer = described.attributes.get(attribute)
+            layer = described.attributes.get(attribute) or described.conditional.get(attribute)
             if layer is None:
                 owner = inherited_owner(classes, described.name, attribute)
                 if owner is None:
@@ -2960,7 +2972,8 @@ class Net(nn.Module):
             return
         for (class_name, attribute), (layer, calls) in self._module_calls.items():
             # Another class's `self.<attribute>` is that class's module (analysis/attribute_owners.py).
-            if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + 1:
+            bindings = self._bindings.get((class_name, attribute), 1)
+            if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + bindings:
                 continue
             kind = layer.kind
             argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])
@@ -3109,6 +3122,16 @@ def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:
         if type(statement) is cst.FunctionDef and statement.name.value == "__init__":
             return statement
     return None
+
+
+def _self_bindings(init: Optional[cst.FunctionDef], attribute: str) -> int:
+    """How many `self.<attribute> = ...` assignments the constructor writes."""
+    if init is None:
+        return 0
+    return sum(
+        1 for n in code_descendants(init)
+        if type(n) is cst.AssignTarget and _self_attr(n.target) == attribute  # type: ignore[attr-defined]
+    )  # fmt: skip
 
 
 def _module_list_attributes(init: Optional[cst.FunctionDef]) -> set[str]:
