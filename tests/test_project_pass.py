@@ -953,3 +953,46 @@ def test_a_base_the_package_re_exports_that_is_no_module_makes_none(project):
     write(project / "base" / "base_model.py", "class BaseModel:\n    pass\n")
     write(project / "model.py", MNIST)
     assert _findings(".", "--select", "ML003") == []
+
+
+ADAPTIVE_SOFTMAX = """
+import torch
+import torch.nn as nn
+
+class AdaptiveSoftmax(nn.Module):
+    def log_prob(self, h):
+        prob = torch.zeros(h.size(0), 800).cuda()
+        return prob + h.sum()
+"""
+
+
+def test_a_model_method_named_like_a_distribution_method_runs_per_step_in_another_file(project):
+    # LiyuanLucasLiu/RAdam's language model: `evaluate(data_loader, lm_model)` calls
+    # `lm_model.log_prob(x)` per batch, while the script's own code binds `lm_model = LM(...)`;
+    # `log_prob` is a torch.distributions name too, but on a receiver named like a model it is the model's
+    write(project / "adaptive.py", ADAPTIVE_SOFTMAX)
+    write(project / "train.py", """
+        from adaptive import AdaptiveSoftmax
+
+        def evaluate(data_loader, lm_model):
+            total = 0
+            for words, labels in data_loader:
+                total += lm_model.log_prob(words).sum().item()
+            return total
+
+        lm_model = AdaptiveSoftmax()
+        evaluate(test_loader, lm_model)
+    """)
+    assert _findings(".") == [("adaptive.py", "ML013", 6)]
+
+
+def test_a_distribution_method_on_a_receiver_not_named_like_a_model_reaches_no_model_method(project):
+    write(project / "adaptive.py", ADAPTIVE_SOFTMAX)
+    write(project / "train.py", """
+        def evaluate(data_loader, dist):
+            total = 0
+            for words, labels in data_loader:
+                total += dist.log_prob(words).sum().item()
+            return total
+    """)
+    assert _findings(".") == []
