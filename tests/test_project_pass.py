@@ -913,6 +913,48 @@ def test_a_script_that_imports_its_own_class_back_keeps_the_definition(project):
     assert _findings(".") == [("weight_drop.py", "ML013", 7)]
 
 
+# ---------------------------------------------------------------------------- classes re-exported by a package
+
+PACKAGE_BASE = """
+    import torch.nn as nn
+
+    class BaseModel(nn.Module):
+        def __str__(self):
+            return super().__str__()
+"""
+
+MNIST = """
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from base import BaseModel
+
+    class MnistModel(BaseModel):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(320, 50)
+
+        def forward(self, x):
+            x = F.relu(self.fc1(x))
+            return F.dropout(x, training=self.training)
+"""
+
+
+def test_a_module_base_a_package_re_exports_by_a_star_import(project):
+    # victoresque/pytorch-template: base/__init__.py has `from .base_model import *`, the model file
+    # `from base import BaseModel`; `self.fc1` is then a layer of an nn.Module.
+    write(project / "base" / "__init__.py", "from .base_model import *\n")
+    write(project / "base" / "base_model.py", PACKAGE_BASE)
+    write(project / "model.py", MNIST)
+    assert _findings(".", "--select", "ML003") == [("model.py", "ML003", 11)]
+
+
+def test_a_base_the_package_re_exports_that_is_no_module_makes_none(project):
+    write(project / "base" / "__init__.py", "from .base_model import *\n")
+    write(project / "base" / "base_model.py", "class BaseModel:\n    pass\n")
+    write(project / "model.py", MNIST)
+    assert _findings(".", "--select", "ML003") == []
+
+
 ADAPTIVE_SOFTMAX = """
 import torch
 import torch.nn as nn
