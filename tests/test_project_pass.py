@@ -959,3 +959,86 @@ def test_a_helper_of_a_loop_cut_short_by_a_counter_is_not_per_step(project):
                     break
     """)
     assert _findings(".", "--select", "ML013") == []
+# ---------------------------------------------------------------------------- classes re-exported by a package
+
+PACKAGE_BASE = """
+    import torch.nn as nn
+
+    class BaseModel(nn.Module):
+        def __str__(self):
+            return super().__str__()
+"""
+
+MNIST = """
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from base import BaseModel
+
+    class MnistModel(BaseModel):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(320, 50)
+
+        def forward(self, x):
+            x = F.relu(self.fc1(x))
+            return F.dropout(x, training=self.training)
+"""
+
+
+def test_a_module_base_a_package_re_exports_by_a_star_import(project):
+    # victoresque/pytorch-template: base/__init__.py has `from .base_model import *`, the model file
+    # `from base import BaseModel`; `self.fc1` is then a layer of an nn.Module.
+    write(project / "base" / "__init__.py", "from .base_model import *\n")
+    write(project / "base" / "base_model.py", PACKAGE_BASE)
+    write(project / "model.py", MNIST)
+    assert _findings(".", "--select", "ML003") == [("model.py", "ML003", 11)]
+
+
+def test_a_base_the_package_re_exports_that_is_no_module_makes_none(project):
+    write(project / "base" / "__init__.py", "from .base_model import *\n")
+    write(project / "base" / "base_model.py", "class BaseModel:\n    pass\n")
+    write(project / "model.py", MNIST)
+    assert _findings(".", "--select", "ML003") == []
+
+
+ADAPTIVE_SOFTMAX = """
+import torch
+import torch.nn as nn
+
+class AdaptiveSoftmax(nn.Module):
+    def log_prob(self, h):
+        prob = torch.zeros(h.size(0), 800).cuda()
+        return prob + h.sum()
+"""
+
+
+def test_a_model_method_named_like_a_distribution_method_runs_per_step_in_another_file(project):
+    # LiyuanLucasLiu/RAdam's language model: `evaluate(data_loader, lm_model)` calls
+    # `lm_model.log_prob(x)` per batch, while the script's own code binds `lm_model = LM(...)`;
+    # `log_prob` is a torch.distributions name too, but on a receiver named like a model it is the model's
+    write(project / "adaptive.py", ADAPTIVE_SOFTMAX)
+    write(project / "train.py", """
+        from adaptive import AdaptiveSoftmax
+
+        def evaluate(data_loader, lm_model):
+            total = 0
+            for words, labels in data_loader:
+                total += lm_model.log_prob(words).sum().item()
+            return total
+
+        lm_model = AdaptiveSoftmax()
+        evaluate(test_loader, lm_model)
+    """)
+    assert _findings(".") == [("adaptive.py", "ML013", 6)]
+
+
+def test_a_distribution_method_on_a_receiver_not_named_like_a_model_reaches_no_model_method(project):
+    write(project / "adaptive.py", ADAPTIVE_SOFTMAX)
+    write(project / "train.py", """
+        def evaluate(data_loader, dist):
+            total = 0
+            for words, labels in data_loader:
+                total += dist.log_prob(words).sum().item()
+            return total
+    """)
+    assert _findings(".") == []

@@ -100,6 +100,8 @@ def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, c
             continue
         if isinstance(parent, cst.AssignTarget):
             continue
+        if _compared_with_none(node, parents):
+            continue  # `if self.up_conv != None:` reads whether it is set, runs none of its layers
         if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
             if torch_nn_name(ctx, parents[-2].func) in ("Sequential", "ModuleList"):  # type: ignore[attr-defined]
                 continue
@@ -116,6 +118,26 @@ def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, c
             continue
         return True
     return False
+
+
+def _compared_with_none(node: cst.BaseExpression, parents: tuple) -> bool:
+    """`self.x is None`, `self.x != None`, `None == self.x`: one identity or equality test with None
+    (nn.Module defines no `__eq__`), which runs nothing of the module."""
+    comparison = parents[-1] if isinstance(parents[-1], cst.Comparison) else parents[-2] if len(parents) > 1 else None
+    if not isinstance(comparison, cst.Comparison) or len(comparison.comparisons) != 1:
+        return False
+    test = comparison.comparisons[0]
+    if not isinstance(test.operator, _NONE_TESTS):
+        return False
+    left, right = comparison.left, test.comparator
+    return (left is node and _is_none(right)) or (right is node and _is_none(left))
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+_NONE_TESTS = (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)
 
 
 def _exposes(attribute: cst.Attribute, parents: tuple, harmless: frozenset[str]) -> bool:

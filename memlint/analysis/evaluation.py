@@ -49,6 +49,9 @@ class Region:
     # for "mode-branch" (`if phase == TRAIN: model.train()` / `else: model.eval()`): the code of the
     # test that selects training (`phase==LoopPhase.TRAIN`); code under `if <that test>:` is training's
     training: str = ""
+    # for "function-name": the code of what the function's own statements put in eval mode
+    # (`lm_model` of `lm_model.eval()`): a method of one fed data runs it (`lm_model.log_prob(x)`)
+    evaluated: tuple = ()
 
 
 def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
@@ -131,7 +134,8 @@ class _Scanner:
             # forward (it runs in training too): its name is no evidence.
             if is_evaluation_function_name(scope.name.value) and not _in_module_like_class(self.ctx):
                 if not computes_gradients(scope, self.ctx) and not _shape_check(scope, self.ctx):
-                    region = Region(scope, "function-name", f"in `{scope.name.value}` (its name says it evaluates)")
+                    description = f"in `{scope.name.value}` (its name says it evaluates)"
+                    region = Region(scope, "function-name", description, evaluated=self._evaluated_receivers(scope))
                     self._claim([scope.body], region)
                 return self.result
             body = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else ()
@@ -143,6 +147,16 @@ class _Scanner:
             if region is not None:
                 self._claim([scope.body], region)  # (regions of the function's own come first)
         return self.result
+
+    def _evaluated_receivers(self, function: cst.FunctionDef) -> tuple:
+        """The code of each receiver a statement of the function's own body puts in eval mode."""
+        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        found = []
+        for statement in body:
+            call = _eval_mode_call(statement, self.ctx, function)
+            if call is not None:
+                found.append(_code(self.ctx, eval_receiver(call)))
+        return tuple(found)
 
     def _block(self, statements) -> None:
         region: Optional[Region] = None
@@ -390,7 +404,14 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         return False
     if is_model_call(call, ctx):
         return True  # `model.encoder(x)`, `model.forward(x)`
-    if not (type(func) is cst.Attribute and _code(ctx, func.value) == receiver):
+    return runs_method_of(call, (receiver,), ctx)
+
+
+def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
+    """Is `call` a method of one of `receivers` (the code of modules put in eval mode) that runs it
+    on data (`lm_model.log_prob(word_t)`, `policy.get_action(obs)`)?"""
+    func = call.func
+    if not (type(func) is cst.Attribute and _code(ctx, func.value) in receivers):
         return False
     return method_runs_module(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
 

@@ -159,6 +159,8 @@ class _Builder:
         return self.result
 
     def _is_module_class(self, node: cst.ClassDef) -> bool:
+        if node.name.value in self.ctx.project.module_classes:
+            return True  # its nn.Module base is a class of another file (pytorch-template's BaseModel)
         for base in node.bases:
             qualified = resolve_global(self.ctx, base.value)
             if qualified in tables.MODULE_BASES or torch_nn_name(self.ctx, base.value):

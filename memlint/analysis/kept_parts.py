@@ -55,8 +55,18 @@ def never_runs(ctx: "Context", call: cst.Call) -> bool:
     if owner is None:
         return False
     class_name, attribute = owner
+    if attribute in deleted_parts(ctx, class_name):
+        return True
     kept = kept_parts(ctx, class_name)
     return kept is not None and kept.may_drop(attribute)
+
+
+def deleted_parts(ctx: "Context", class_name: str) -> frozenset[str]:
+    """The attributes that every instance the file builds of `class_name` loses to a `del` before
+    anything runs it (unet-pytorch's `VGG16()`: `model = VGG(...)`, maybe `model.load_state_dict(...)`,
+    then `del model.classifier`, `return model`): those layers never run and never reach a device.
+    Empty where some instance is built otherwise, or another linted file may build one."""
+    return ctx.memo(("deleted-parts", class_name), lambda: _deleted_parts(ctx, class_name))  # type: ignore[return-value]
 
 
 def kept_parts(ctx: "Context", class_name: str) -> Optional[KeptParts]:
@@ -114,6 +124,82 @@ def _kept_parts(ctx: "Context", class_name: str) -> Optional[KeptParts]:
 
 
 _WHOLE = object()  # the instance is used whole
+
+
+def _deleted_parts(ctx: "Context", class_name: str) -> frozenset[str]:
+    imported = ctx.project.imported_names
+    if "*" in imported or class_name in imported:
+        return frozenset()
+    deleted: Optional[set[str]] = None
+    for node, parents in code_with_parents(ctx.module):
+        if type(node) is not cst.Name or node.value != class_name or not parents:  # type: ignore[attr-defined]
+            continue
+        parent = parents[-1]
+        if type(parent) is cst.ClassDef or (type(parent) is cst.Arg and len(parents) > 1 and _calls(parents[-2], "super")):
+            continue  # the class's own name, `super(C, self).__init__()`
+        found = _deleted_after(parent, parents[:-1]) if type(parent) is cst.Call and parent.func is node else None  # type: ignore[attr-defined]
+        if not found:
+            return frozenset()
+        deleted = set(found) if deleted is None else deleted & found
+    return frozenset(deleted or ())
+
+
+def _deleted_after(made: cst.Call, parents: tuple) -> Optional[set[str]]:
+    """`name = C(...)` as a statement of a block, then statements that touch `name` only through
+    methods that run nothing (`name.load_state_dict(...)`, also inside an `if`), then unconditional
+    `del name.<attribute>` statements of the same block: the attributes deleted."""
+    if len(parents) < 3 or type(parents[-1]) is not cst.Assign or type(parents[-2]) is not cst.SimpleStatementLine:
+        return None
+    assign, line = parents[-1], parents[-2]
+    if len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Name or len(line.body) != 1:  # type: ignore[attr-defined]
+        return None
+    name = assign.targets[0].target.value  # type: ignore[attr-defined]
+    block = parents[-3]
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or line not in body:
+        return None
+    deleted: set[str] = set()
+    for statement in body[body.index(line) + 1:]:
+        removed = _deleted_attributes(statement, name)
+        if removed:
+            deleted |= removed
+            continue
+        if deleted:
+            break  # the deletions are done: what follows may use the rest of the instance
+        if not _only_neutral_uses(statement, name):
+            return None
+    return deleted or None
+
+
+def _deleted_attributes(statement: cst.CSTNode, name: str) -> set[str]:
+    """`del name.a` or `del name.a, name.b` as one statement: {"a", "b"}; else empty."""
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1 or type(statement.body[0]) is not cst.Del:  # type: ignore[attr-defined]
+        return set()
+    target = statement.body[0].target  # type: ignore[attr-defined]
+    targets = [e.value for e in target.elements] if type(target) in (cst.Tuple, cst.List) else [target]  # type: ignore[attr-defined]
+    found = set()
+    for each in targets:
+        if not (type(each) is cst.Attribute and type(each.value) is cst.Name and each.value.value == name):  # type: ignore[attr-defined]
+            return set()
+        found.add(each.attr.value)  # type: ignore[attr-defined]
+    return found
+
+
+def _only_neutral_uses(statement: cst.CSTNode, name: str) -> bool:
+    """Every use of `name` in `statement` calls a method that runs none of its layers, and the
+    statement does not bind it again."""
+    for node, parents in code_with_parents(statement):
+        if type(node) is not cst.Name or node.value != name or not parents:  # type: ignore[attr-defined]
+            continue
+        parent = parents[-1]
+        if type(parent) is cst.Attribute and parent.attr is node:  # type: ignore[attr-defined]
+            continue  # `x.name`: an attribute of something else
+        if type(parent) is cst.Attribute and parent.attr.value in _NEUTRAL_METHODS and len(parents) > 1:  # type: ignore[attr-defined]
+            call = parents[-2]
+            if type(call) is cst.Call and call.func is parent and type(parents[-3] if len(parents) > 2 else None) is cst.Expr:  # type: ignore[attr-defined]
+                continue  # `model.load_state_dict(...)` as a statement: its result is not kept
+        return False
+    return True
 
 
 def _use_of_instance(ctx: "Context", made: cst.Call, parents: tuple, attributes: set[str]):

@@ -94,6 +94,7 @@ class SemanticModel:
         self._walked = False
         self._history: dict[int, dict[str, Evidence]] = {}
         self._direct_backward: set[int] = set()  # ids of scopes (loops, functions) with a backward call under them
+        self._any_backward = False  # a backward call anywhere in the file (module-level code included)
         self._own_backward: set[int] = set()  # ids of loops with one in their own statements
         self._helper_calls: dict[int, set[str]] = {}  # scope id -> names of the file's functions it calls
         self._own_helper_calls: dict[int, set[str]] = {}  # loop id -> those called in its own statements
@@ -179,6 +180,13 @@ class SemanticModel:
         if id(scope) in self._direct_backward:
             return True
         return not self._helpers_that_backpropagate().isdisjoint(self._helper_calls.get(id(scope), ()))
+
+    def backpropagates_anywhere(self) -> bool:
+        """Does the file call backward (any form) anywhere, in a function or at module level?"""
+        if not self._may_backpropagate:
+            return False
+        self._walk()
+        return self._any_backward
 
     def backward_in_own_statements(self, loop: cst.CSTNode) -> bool:
         """Backward in the loop's own statements (not a nested loop's or function's), directly or
@@ -551,6 +559,7 @@ class SemanticModel:
         self._note_model_names(func, written, method)
         qualified = _qualified(written, imports) if written is not None else None
         if evidence.is_backward(written, method, qualified):
+            self._any_backward = True
             for scope in scopes:
                 self._direct_backward.add(id(scope))
             own_loop = _own_loop(scopes)

@@ -26,12 +26,16 @@ if TYPE_CHECKING:
 
 # Registrations of code that sees a module's input or output (or wraps the output, as full backward
 # hooks do, which then refuse an in-place change of it), and tools that return intermediate outputs.
+# Not here: the legacy `register_backward_hook` / `register_module_backward_hook`.  Torch registers
+# such a hook on the `grad_fn` of the module's output (the module's own last autograd node) when the
+# module runs; it is handed that node's gradients, never the output tensor, and the output is not
+# wrapped, so an in-place activation after the module changes neither what the hook sees nor the
+# gradients (checked on the CPU: identical gradients with the hook, in place or not).
 HOOK_REGISTRATIONS = frozenset(
     {"register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
-     "register_full_backward_pre_hook", "register_backward_hook", "register_module_forward_hook",
+     "register_full_backward_pre_hook", "register_module_forward_hook",
      "register_module_forward_pre_hook", "register_module_full_backward_hook",
-     "register_module_full_backward_pre_hook", "register_module_backward_hook",
-     "create_feature_extractor", "IntermediateLayerGetter"}
+     "register_module_full_backward_pre_hook", "create_feature_extractor", "IntermediateLayerGetter"}
 )  # fmt: skip
 # Libraries that hook the modules of a model handed to them (captum's DeepLift hooks every
 # nonlinearity; grad-cam tools hook the layers they are given; shap's DeepExplainer hooks them all):
@@ -67,6 +71,15 @@ class ModuleChanges:
             return False
         classes = [class_name, *self.subclasses.get(class_name, ())]
         return sum(self.own.get(c, {}).get(attribute, 0) for c in classes) == 1
+
+    def class_bindings(self, attribute: str, class_name: str | None) -> int | None:
+        """How many `self.<attribute> = ...` the class and its subclasses in the file write; None
+        where something else in the file binds an attribute of that name (another object's, by a
+        name not literal)."""
+        if ANY in self.bindings or self.bindings.get(attribute, 0) or class_name is None:
+            return None
+        classes = [class_name, *self.subclasses.get(class_name, ())]
+        return sum(self.own.get(c, {}).get(attribute, 0) for c in classes)
 
     def hooks_may_see(self, names) -> bool:
         """Could a hook of the file see the output of a layer reached only through these attribute

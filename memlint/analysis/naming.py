@@ -132,11 +132,13 @@ _NON_RUNNING_METHODS = frozenset(
 
 # Words of a method that runs the module on its input: an RL policy's `get_action(obs)` /
 # `get_action_and_value(obs)`, DINO's `get_last_selfattention(img)`, `feature_extraction(x)`,
-# `encode(x)`, `predict(x)`, tabnet's `forward_masks(x)`. A method fed a configuration (`adjust_generation_fn(config)`) is not one.
+# `encode(x)`, `predict(x)`, tabnet's `forward_masks(x)`, a language model's `log_prob(words)` /
+# `likelihood(x)` / `nll(x)` (the model's distribution over its input: computing it runs the model).
+# A method fed a configuration (`adjust_generation_fn(config)`) is not one.
 _RUNNING_METHOD_WORDS = re.compile(
     r"(?:^|_)(?:act|action|actions|value|values|q|logits|predict|prediction|infer|inference|encode|decode|forward|"
     r"embed|embedding|embeddings|feature|features|extract|extraction|attention|selfattention|sample|score|"
-    r"scores|policy|generate_images?|reconstruct|reconstruction)(?:_|$)"
+    r"scores|policy|generate_images?|reconstruct|reconstruction|prob|probs|logprob|logprobs|likelihood|nll)(?:_|$)"
 )
 
 

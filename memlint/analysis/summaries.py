@@ -466,7 +466,7 @@ class _Summary:
                         model = True
                     if root in self._constructed_names():
                         reference = ["v", root, attr]  # maybe a method of an instance of a known class
-                    elif named_like_model(root) and not is_forward_name(attr) and attr not in _TENSOR_METHODS:
+                    elif _model_method(root, attr):
                         reference = ["m", attr]  # `model.loss(...)`: a method of the project's nn.Modules
                     elif _may_be_a_method(attr):
                         reference = ["u", attr]  # `obj.visualize_results()`: any project method so named
@@ -502,6 +502,10 @@ class _Summary:
                 reference = ["i", constructor, reference[2]]
             else:
                 reference = self._receiver_classes(key, reference[1], reference[2])
+                if (reference is None or reference[0] == "u") and _model_method(func.value.id, func.attr):  # type: ignore[attr-defined]
+                    # `lm_model.log_prob(x)` in `evaluate(loader, lm_model)`, where the module's code
+                    # binds `lm_model = LM(...)`: the parameter is named like a model all the same
+                    reference = ["m", func.attr]  # type: ignore[attr-defined]
         if reference is not None and reference[0] in ("u", "k", "m") and grad != "off" and key != "?":
             # (a call without gradients cannot break "only ever without"; `model.sample()` may reach
             # any project method so named, as for the per-step fact any nn.Module's)
@@ -1208,6 +1212,18 @@ def _union(first: list, second: list) -> list:
     if True in second or not first:
         return second
     return first + [item for item in second if item not in first]
+
+
+# torch.distributions' methods among the tensor methods: on a receiver named like a model
+# (`lm_model.log_prob(x)`, `vae.entropy()`) they are the model's own, not a distribution's.
+_DISTRIBUTION_METHODS = frozenset({"log_prob", "entropy", "rsample", "cdf"})
+
+
+def _model_method(receiver: str, attr: str) -> bool:
+    """Is `receiver.attr(...)` a call of a method of the project's nn.Modules (`model.loss(...)`):
+    a receiver named like a model, a method that is no forward pass and no tensor or nn.Module
+    method (`model.to(device)`, `model.float()`)?"""
+    return named_like_model(receiver) and not is_forward_name(attr) and (attr not in _TENSOR_METHODS or attr in _DISTRIBUTION_METHODS)
 
 
 def _may_be_a_method(attr: str) -> bool:

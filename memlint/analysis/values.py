@@ -17,6 +17,7 @@ import libcst as cst
 from memlint.analysis import call_rules, tables
 from memlint.analysis.naming import looks_like_class_name
 from memlint.analysis.project_facts import returns_history
+from memlint.analysis.submodules import is_submodule, is_submodule_source
 from memlint.analysis.walk import dotted_name, nested_blocks
 from memlint.pipeline.tree import code_descendants
 
@@ -96,6 +97,8 @@ def evaluate(expr: cst.BaseExpression, ctx: "Context") -> Value:
             return tensor(base.graph)
         if base == GRAPH_FREE_TENSORS:
             return tensor(False)  # an element, or a slice, of a list of tensors without history
+        if base.kind in (Kind.CONTAINER, Kind.UNKNOWN, Kind.MODULE) and is_submodule(expr, ctx):
+            return MODULE  # `all_block[i]` of a list filled from `model.children()`
         return UNKNOWN
     if kind is cst.BinaryOperation:
         combined = _combine(evaluate(expr.left, ctx), evaluate(expr.right, ctx))
@@ -178,7 +181,9 @@ def iterated(iterable: cst.BaseExpression, ctx: "Context") -> "Union[Value, tupl
         if name == "enumerate" and len(args) == 1:
             return (NUMBER, iterated(args[0].value, ctx))
         return UNKNOWN
-    return tensor(False) if evaluate(iterable, ctx) == GRAPH_FREE_TENSORS else UNKNOWN
+    if evaluate(iterable, ctx) == GRAPH_FREE_TENSORS:
+        return tensor(False)
+    return MODULE if is_submodule_source(iterable, ctx) else UNKNOWN  # `for block in model.children()`
 
 
 _LITERALS = frozenset(
@@ -305,7 +310,7 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
         return NUMBER
     if kind is cst.Name and func.value in ctx.module_classes and ctx.lookup_value(func.value).kind in (Kind.FUNCTION, Kind.UNKNOWN):
         return LOSS_MODULE if func.value.endswith("Loss") else MODULE  # an nn.Module class of this file
-    callee = evaluate(func, ctx) if kind in _NAME_OR_ATTRIBUTE else UNKNOWN
+    callee = evaluate(func, ctx) if kind in _NAME_OR_ATTRIBUTE or kind is cst.Subscript else UNKNOWN
     if callee.kind is Kind.MODULE and kind is cst.Name and names_a_module_class(func.value, ctx):
         return callee  # `Model(envs)` with `Model: nn.Module`: the annotation names a class; this builds one
     if callee.kind is Kind.MODULE:

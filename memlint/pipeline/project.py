@@ -359,6 +359,17 @@ class Project:
             absolute = self._import_target(file, target)
             if absolute is not None:
                 return self._lookup(".".join([absolute, *rest[1:]]), file, depth + 1)
+            return None
+        # A name the file's star imports of project modules bring (a package's `__init__.py` with
+        # `from .base_model import *`, then `from base import BaseModel` elsewhere): the first
+        # module that defines it, in the order written.
+        for module, level in summary.get("stars", ()):
+            if depth > 8:
+                break
+            absolute = self._import_target(file, [module, None, level])
+            found = self._lookup(".".join([absolute, *rest]), file, depth + 1) if absolute is not None else None
+            if found is not None and found[0] != "module":
+                return found
         return None
 
     def _name(self, file: _File, written: str, depth: int = 0) -> Optional[tuple]:

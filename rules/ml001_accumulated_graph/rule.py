@@ -172,6 +172,20 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the same loop over `children()` in a script that backpropagates what it collects: a forward pass
+            """
+import torch
+from torchvision import models
+model = models.resnet50(pretrained=True)
+blocks = list(model.children())
+img = torch.rand(1, 3, 224, 224)
+results = [blocks[0](img)]
+for i in range(1, len(blocks)):
+    results.append(blocks[i](results[-1]))
+loss = sum(r.mean() for r in results)
+loss.backward()
+"""
+        ),
         Valid(  # a loss of elements of lists of tensors without history, set by setUpClass's `cls.`
             """
 import torch
@@ -697,6 +711,49 @@ print(expected.item())
     ]
 
     INVALID = [
+        Invalid(  # module-level code that never backpropagates runs a network block by block, blocks reached through `children()`, and keeps every output (T2T-ViT's visualization notebooks, issue 27)
+            """
+import torch
+import matplotlib.pyplot as plt
+from torchvision import models
+model = models.resnet50(pretrained=True)
+blocks = []
+for child in list(model.children()):
+    if isinstance(child, torch.nn.Sequential):
+        for sub in child.children():
+            blocks.append(sub)
+img = torch.rand(1, 3, 224, 224)
+results = [blocks[0](img)]
+for i in range(1, len(blocks)):
+    results.append(blocks[i](results[-1]))
+outputs = results
+for n, feature in enumerate(outputs):
+    plt.imshow(feature[0, 0].data)
+    plt.savefig(f"layer_{n}.png")
+""",
+            line=13,
+            column=5,
+            unsafe=True,
+            fixed="""
+import torch
+import matplotlib.pyplot as plt
+from torchvision import models
+model = models.resnet50(pretrained=True)
+blocks = []
+for child in list(model.children()):
+    if isinstance(child, torch.nn.Sequential):
+        for sub in child.children():
+            blocks.append(sub)
+img = torch.rand(1, 3, 224, 224)
+results = [blocks[0](img)]
+for i in range(1, len(blocks)):
+    results.append(blocks[i](results[-1]).detach())
+outputs = results
+for n, feature in enumerate(outputs):
+    plt.imshow(feature[0, 0].data)
+    plt.savefig(f"layer_{n}.png")
+""",
+        ),
         Invalid(  # the distribution beside the sampled action carries history: its log-probs are kept per call
             """
 import torch
@@ -1761,7 +1818,9 @@ class Agent:
             per_step = _per_step(ctx)
             if per_step is None or not accumulation.outlives_the_call(accumulator, ctx):
                 return  # no loop, and not a function that runs once per batch into a lasting accumulator
-        elif iterates_layers(loop) or (not iterates_batches(loop) and unrolls_a_recurrence(loop, ctx, name)):
+        elif (iterates_layers(loop) and not _script_never_backpropagates(ctx.function_node or ctx.module, ctx)) or (
+            not iterates_batches(loop) and unrolls_a_recurrence(loop, ctx, name)
+        ):
             # collecting a forward pass's outputs (features, intermediates, the steps of a recurrent
             # cell unrolled over a sequence) is what the forward pass does
             return
@@ -1808,7 +1867,8 @@ class Agent:
                 continue  # the accumulated value is the objective: backpropagated, or passed to autograd.grad
             escapes = Use.ESCAPES in uses or candidate.escapes_by_name
             over_batches = candidate.per_step is not None or candidate.source is not None or iterates_batches(candidate.loop)
-            if escapes and (Use.TENSOR in uses or candidate.in_module_class) and not over_batches:
+            if escapes and (Use.TENSOR in uses or candidate.in_module_class) and not over_batches \
+                    and not (candidate.loop is not None and iterates_layers(candidate.loop) and _script_never_backpropagates(scope, self.ctx)):
                 continue  # builds a tensor result for the caller (per-image losses, features): a computation
             if escapes and isinstance(scope, cst.FunctionDef) and candidate.loop is not None and candidate.name is not None \
                     and returns_name(scope, candidate.name) and combines_given_terms(candidate.loop, scope, self.ctx):
@@ -1913,6 +1973,14 @@ class _Candidate:
         if self.source is not None:
             return False
         return self.meter or self.name is None or not isinstance(self.accumulator, (cst.Name, cst.Subscript))
+
+
+def _script_never_backpropagates(scope: cst.CSTNode, ctx) -> bool:
+    """Module-level code (`scope`: a script, a notebook's cells) of a file that calls backward
+    nowhere: a loop over layers there (T2T-ViT's feature-map notebooks: `results.append(all_block[i]
+    (results[-1]))`) is no forward pass building a result for a caller that backpropagates: nothing
+    can call it, and nothing in the file backpropagates what it collects."""
+    return isinstance(scope, cst.Module) and not ctx.model.backpropagates_anywhere()
 
 
 def _per_step(ctx) -> Optional[PerBatch]:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.delegation import self_helper_runs_model
-from memlint.analysis.evaluation import Region, is_model_call, regions, runs_evaluated_model
+from memlint.analysis.evaluation import Region, is_model_call, regions, runs_evaluated_model, runs_method_of
 from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.walk import code_descendants
@@ -140,6 +140,19 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # `prior.log_prob(z)`: a method of something the function did not put in eval mode (a distribution), after the model ran under no_grad
+            """
+import torch
+def evaluate(loader, model, prior):
+    model.eval()
+    total = 0.0
+    for x in loader:
+        with torch.no_grad():
+            z = model.encode(x)
+        total += prior.log_prob(z).sum().item()
+    return total
+"""
+        ),
         Valid(  # a function of the module's eval-mode model handed to other code: captum's attribution takes gradients through it
             """
 import torch
@@ -622,6 +635,62 @@ def main(model, data, opt, loss_fn):
     ]
 
     INVALID = [
+        Invalid(  # a function named for evaluation runs the model it put in eval mode through a method fed data (RAdam's train_1bw.py, issue 27)
+            """
+import torch
+def evaluate(loader, lm_model, criterion):
+    lm_model.eval()
+    total = 0.0
+    for words, labels in loader:
+        output = lm_model.log_prob(words)
+        total += criterion(output, labels).item()
+    return total
+""",
+            line=6,
+            column=18,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(loader, lm_model, criterion):
+    lm_model.eval()
+    total = 0.0
+    for words, labels in loader:
+        output = lm_model.log_prob(words)
+        total += criterion(output, labels).item()
+    return total
+""",
+        ),
+        Invalid(  # a module-level evaluation script: a language model's `log_prob(words)` runs the model (RAdam's eval_1bw.py, issue 27)
+            """
+import torch
+from lm import LM
+lm_model = LM(vocab=1000).cuda()
+lm_model.load_state_dict(torch.load("lm.pt"))
+lm_model.eval()
+total_loss = 0
+for words, labels in torch.load("test.pt"):
+    output = lm_model.log_prob(words)
+    total_loss += torch.nn.functional.nll_loss(output, labels).item()
+print(total_loss)
+""",
+            line=8,
+            column=14,
+            unsafe=True,
+            fixed="""
+import torch
+from lm import LM
+lm_model = LM(vocab=1000).cuda()
+lm_model.load_state_dict(torch.load("lm.pt"))
+lm_model.eval()
+total_loss = 0
+with torch.no_grad():
+    for words, labels in torch.load("test.pt"):
+        output = lm_model.log_prob(words)
+        total_loss += torch.nn.functional.nll_loss(output, labels).item()
+print(total_loss)
+""",
+        ),
         Invalid(  # a module-level `model.eval()` covers a function of the file that runs that global model (SSD's detect.py, issue 27)
             """
 import torch
@@ -1415,7 +1484,7 @@ class GAN:
         if region.kind in ("eval-call", "module-eval", "mode-branch"):
             if not runs_evaluated_model(node, region, ctx):
                 return
-        elif not is_model_call(node, ctx):
+        elif not is_model_call(node, ctx) and not runs_method_of(node, region.evaluated, ctx):
             # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs `self.model`
             if region.kind != "function-name" or not self_helper_runs_model(node, ctx):
                 return

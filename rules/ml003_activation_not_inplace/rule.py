@@ -165,7 +165,9 @@ class ActivationNotInplace(Rule):
       layer wrapped by a name chosen between two reparameterisations (`norm_f = weight_norm if c
       else spectral_norm`) that nothing else in the file binds;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
-      class of the file for its subclasses' methods) when every use of
+      class of the file for its subclasses' methods, or built in a branch of the constructor whose
+      branches are the attribute's only bindings: `if add_relu: self.relu = nn.ReLU()` / `else:
+      self.relu = lambda x: x`) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
       of it in a method of the class on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
@@ -177,7 +179,8 @@ class ActivationNotInplace(Rule):
     again later (skip connections, returned feature maps); a Sequential stored on `self` and then
     used in the class in a way that can expose its intermediate outputs (iterated, a layer of it
     called or hooked, passed to anything but a parent `nn.Sequential` / `nn.ModuleList`); calling it,
-    its bookkeeping methods (`.parameters()`, `.cuda()`, `.zero_grad()`), reading an attribute of
+    its bookkeeping methods (`.parameters()`, `.cuda()`, `.zero_grad()`), a test against `None`
+    (`if self.up_conv != None:`), reading an attribute of
     one of its layers (`self.body[0].weight.device`) and re-wrapping it into a parent Sequential do
     not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
 
@@ -202,7 +205,10 @@ class ActivationNotInplace(Rule):
     `self.relu = nn.ReLU()` modules called outside the class's methods or on a value that is not fresh
     (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
     by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
-    a module it cannot name (`m` of `model.modules()`) does.
+    a module it cannot name (`m` of `model.modules()`) does. A legacy `register_backward_hook`
+    silences nothing: torch puts it on the layer's own autograd node, it is handed gradients, never
+    the layer's output, and in-place gives the same gradients with it (a full backward hook wraps
+    the output, and in place its backward raises: that one silences).
 
     ## Why is this bad?
     An out-of-place activation allocates a second buffer the size of its input while the input is
@@ -253,6 +259,79 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a full backward hook wraps the layer's output: changed in place, backward raises (issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Gaze(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 1, 1)
+        self.conv.register_full_backward_hook(lambda module, grad_in, grad_out: tuple(None if g is None else g / 4 for g in grad_in))
+    def forward(self, x):
+        y = F.relu(self.conv(x))
+        return x * y
+""",
+            config=_EXACT,
+            harness=_runs("Gaze()", "2, 4, 6, 6"),
+        ),
+        Valid(  # a None test beside an iteration of the Sequential: the iteration exposes its layers' outputs (issue 27)
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, up):
+        super().__init__()
+        if up:
+            self.up_conv = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.ReLU())
+        else:
+            self.up_conv = None
+        self.kept = []
+    def forward(self, x):
+        if self.up_conv is not None:
+            for layer in self.up_conv:
+                x = layer(x)
+                self.kept.append(x)
+        return x
+""",
+            config=_EXACT,
+            harness=_runs("Head(True)", "2, 4, 6, 6"),
+        ),
+        Valid(  # an activation module built in a constructor branch, called on a value read again (issue 27)
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, add_relu):
+        super().__init__()
+        self.project = nn.Linear(4, 4)
+        if add_relu:
+            self.relu = nn.ReLU()
+        else:
+            self.relu = lambda x: x
+    def forward(self, x):
+        h = self.project(x)
+        return self.relu(h) + h
+""",
+            config=_EXACT,
+            harness=_runs("Head(True)", "2, 4"),
+        ),
+        Valid(  # the activation module's attribute is bound again outside the constructor: which module runs is not known (issue 27)
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, add_relu):
+        super().__init__()
+        self.project = nn.Linear(4, 4)
+        if add_relu:
+            self.relu = nn.ReLU()
+        else:
+            self.relu = lambda x: x
+    def share(self, other):
+        self.relu = other.relu
+    def forward(self, x):
+        return self.relu(self.project(x))
+""",
+            config=_EXACT,
+        ),
         Valid(  # a base class's activation module, called by one subclass on the caller's tensor
             """
 import torch
@@ -1016,6 +1095,106 @@ class Net(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a legacy backward hook sits on the conv's own autograd node: it never sees the output (issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Gaze(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 1, 1)
+        self.conv.register_backward_hook(lambda module, grad_in, grad_out: tuple(None if g is None else g / 4 for g in grad_in))
+    def forward(self, x):
+        y = F.relu(self.conv(x))
+        return x * y
+""",
+            line=9,
+            column=13,
+            config=_EXACT,
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Gaze(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 1, 1)
+        self.conv.register_backward_hook(lambda module, grad_in, grad_out: tuple(None if g is None else g / 4 for g in grad_in))
+    def forward(self, x):
+        y = F.relu(self.conv(x), inplace=True)
+        return x * y
+""",
+            harness=_runs("Gaze()", "2, 4, 6, 6"),
+        ),
+        Invalid(  # `self.up_conv != None` reads whether it is set and runs none of its layers (issue 27)
+            """
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, up):
+        super().__init__()
+        if up:
+            self.up_conv = nn.Sequential(nn.Upsample(scale_factor=2), nn.Conv2d(4, 4, 3, padding=1), nn.ReLU())
+        else:
+            self.up_conv = None
+        self.final = nn.Conv2d(4, 2, 1)
+    def forward(self, x):
+        if self.up_conv != None:
+            x = self.up_conv(x)
+        return self.final(x)
+""",
+            line=6,
+            column=102,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, up):
+        super().__init__()
+        if up:
+            self.up_conv = nn.Sequential(nn.Upsample(scale_factor=2), nn.Conv2d(4, 4, 3, padding=1), nn.ReLU(inplace=True))
+        else:
+            self.up_conv = None
+        self.final = nn.Conv2d(4, 2, 1)
+    def forward(self, x):
+        if self.up_conv != None:
+            x = self.up_conv(x)
+        return self.final(x)
+""",
+            harness=_runs("Head(True)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # an activation module built in a branch of the constructor, the other branch an identity (issue 27)
+            """
+from torch import nn
+class LM(nn.Module):
+    def __init__(self, add_relu):
+        super().__init__()
+        self.project = nn.Linear(4, 4)
+        if add_relu:
+            self.relu = nn.ReLU()
+        else:
+            self.relu = lambda x: x
+        self.drop = nn.Dropout(p=0.5)
+    def forward(self, out):
+        return self.drop(self.relu(self.project(out)))
+""",
+            line=7,
+            column=25,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class LM(nn.Module):
+    def __init__(self, add_relu):
+        super().__init__()
+        self.project = nn.Linear(4, 4)
+        if add_relu:
+            self.relu = nn.ReLU(inplace=True)
+        else:
+            self.relu = lambda x: x
+        self.drop = nn.Dropout(p=0.5)
+    def forward(self, out):
+        return self.drop(self.relu(self.project(out)))
+""",
+            harness=_runs("LM(True).eval()", "2, 4"),
+        ),
         Invalid(  # a function of the file, no module: a fresh quotient rebound by the activation
             """
 import torch
@@ -2507,6 +2686,8 @@ class Net(nn.Module):
         # (class, attribute) -> the layer `self.<attribute> = nn.ReLU()` and, per call of it in
         # `forward`, whether its input is fresh and read by nothing else
         self._module_calls: dict[tuple[str, str], tuple] = {}
+        # (class, attribute) -> how many `self.<attribute> = ...` its constructor writes, where more than one
+        self._bindings: dict[tuple[str, str], int] = {}
 
     # ------------------------------------------------------------------ Sequential
 
@@ -2765,10 +2946,20 @@ class Net(nn.Module):
                     a for a, layer in described.conditional.items()
                     if layer.kind in FRESH_OUTPUT_LAYERS and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
                 }  # fmt: skip
-                known = (
-                    {a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional,
-                    {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES},
-                )
+                modules = {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES}
+                # An activation module built in a branch of the constructor (`if add_relu: self.relu =
+                # nn.ReLU()` / `else: self.relu = lambda x: x`): where the attribute holds it, every call
+                # of `self.relu` runs it, so it is checked as one built unconditionally, when the
+                # constructor's branches are the only bindings of the attribute in the file.
+                init = _constructor(described.node)
+                for a, layer in described.conditional.items():
+                    if layer.kind not in INPLACE_MODULES or a in modules or changes.hooks_may_see([a]):
+                        continue
+                    written = _self_bindings(init, a)
+                    if written and changes.class_bindings(a, ctx.class_name) == written:
+                        modules[a] = layer
+                        self._bindings[(described.name, a)] = written
+                known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional, modules)
             return known
 
         listed: Optional[set[str]] = None
@@ -2814,7 +3005,7 @@ class Net(nn.Module):
             or a base class of the file: `inherited_owner`), if one does (the cheap test first)."""
             if attribute is None or described is None:
                 return None
-            layer = described.attributes.get(attribute)
+            layer = described.attributes.get(attribute) or described.conditional.get(attribute)
             if layer is None:
                 owner = inherited_owner(classes, described.name, attribute)
                 if owner is None:
@@ -2960,7 +3151,8 @@ class Net(nn.Module):
             return
         for (class_name, attribute), (layer, calls) in self._module_calls.items():
             # Another class's `self.<attribute>` is that class's module (analysis/attribute_owners.py).
-            if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + 1:
+            bindings = self._bindings.get((class_name, attribute), 1)
+            if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + bindings:
                 continue
             kind = layer.kind
             argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])
@@ -3109,6 +3301,16 @@ def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:
         if type(statement) is cst.FunctionDef and statement.name.value == "__init__":
             return statement
     return None
+
+
+def _self_bindings(init: Optional[cst.FunctionDef], attribute: str) -> int:
+    """How many `self.<attribute> = ...` assignments the constructor writes."""
+    if init is None:
+        return 0
+    return sum(
+        1 for n in code_descendants(init)
+        if type(n) is cst.AssignTarget and _self_attr(n.target) == attribute  # type: ignore[attr-defined]
+    )  # fmt: skip
 
 
 def _module_list_attributes(init: Optional[cst.FunctionDef]) -> set[str]:

@@ -43,8 +43,10 @@ class OversizedLinearAfterFlatten(Rule):
     `create_feature_extractor` / `IntermediateLayerGetter` (whose nodes do not name the layer's
     attribute, or are not written out) or reduced to other attributes (`vgg.features`,
     `nn.Sequential(*list(vgg.features.children())[:k])`): a pretrained VGG kept for its features
-    never runs or keeps its `Linear(512 * 7 * 7, 4096)`. A class another linted file imports is
-    not known to be only cut.
+    never runs or keeps its `Linear(512 * 7 * 7, 4096)`. Nor one that every instance the file
+    builds loses to a `del` before anything runs it (`model = VGG(...)`, `model.load_state_dict(...)`,
+    `del model.classifier`, `return model`: unet-pytorch's backbone). A class another linted file
+    imports is not known to be only cut, nor every instance of it to lose the layer.
 
     The message counts the layer's fp32 weights and gradients, plus the state of the file's
     optimizer when the file builds exactly one kind (`memlint/analysis/optimizers.py`: SGD 0 B/parameter,
@@ -88,6 +90,38 @@ class OversizedLinearAfterFlatten(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # every instance loses its classifier to `del` before anything runs it (unet-pytorch's VGG16, issue 27)
+            """
+import torch
+from torch import nn
+
+
+class VGG(nn.Module):
+    def __init__(self, features, num_classes=1000):
+        super().__init__()
+        self.features = features
+        self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
+        self.classifier = nn.Sequential(
+            nn.Linear(512 * 7 * 7, 4096),
+            nn.ReLU(True),
+            nn.Linear(4096, num_classes),
+        )
+
+    def forward(self, x):
+        x = self.avgpool(self.features(x))
+        x = torch.flatten(x, 1)
+        return self.classifier(x)
+
+
+def vgg16(pretrained, keep_head=False):
+    model = VGG(nn.Sequential(nn.Conv2d(3, 512, 3), nn.ReLU(True)))
+    if pretrained:
+        model.load_state_dict(torch.load("vgg16.pth"))
+    del model.avgpool
+    del model.classifier
+    return model
+"""
+        ),
         Valid(  # a layer built inside the loop, or before it, sees the width of its own iteration, not the last
             """
 import torch.nn as nn
@@ -222,6 +256,40 @@ head = nn.Sequential(nn.Flatten(), nn.Linear(512 * 7 * 7, 4096))
     ]
 
     INVALID = [
+        Invalid(  # the classifier is deleted only in a branch: where it is kept, it is fed the flattened map (issue 27)
+            """
+import torch
+from torch import nn
+
+
+class VGG(nn.Module):
+    def __init__(self, features, num_classes=1000):
+        super().__init__()
+        self.features = features
+        self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
+        self.classifier = nn.Sequential(
+            nn.Linear(512 * 7 * 7, 4096),
+            nn.ReLU(True),
+            nn.Linear(4096, num_classes),
+        )
+
+    def forward(self, x):
+        x = self.avgpool(self.features(x))
+        x = torch.flatten(x, 1)
+        return self.classifier(x)
+
+
+def vgg16(pretrained, keep_head=False):
+    model = VGG(nn.Sequential(nn.Conv2d(3, 512, 3), nn.ReLU(True)))
+    if pretrained:
+        model.load_state_dict(torch.load("vgg16.pth"))
+    if not keep_head:
+        del model.classifier
+    return model
+""",
+            line=11,
+            column=13,
+        ),
         Invalid(  # the width a counted loop leaves behind: 512 channels after eight blocks
             """
 import torch.nn as nn

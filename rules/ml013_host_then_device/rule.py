@@ -95,7 +95,8 @@ class HostThenDevice(Rule):
       data-dependent initialisation called once);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
-      on a receiver named like a model calls the `loss` method of the project's nn.Modules), or in a hook a
+      on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
+      `lm_model.log_prob(x)` calls their `log_prob`), or in a hook a
       framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
 
     A training or evaluation loop iterates over something named like a data loader or calls
@@ -116,6 +117,7 @@ class HostThenDevice(Rule):
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
     `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports, and the legacy
     typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`,
+    `torch.BoolTensor(x.size())` (a `torch.Size`; a tuple would be data),
     or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`),
     looking through an in-place fill such as `.zero_()`; reported without a fix, since they take no
     accelerator `device=`; `torch.FloatTensor(rewards)` with one argument that may be data is not), only when
@@ -124,7 +126,9 @@ class HostThenDevice(Rule):
     `.to(x.device)` / `.to(torch.device(...))` / a rank. Data constructors (`torch.tensor(data)`,
     `as_tensor`, `from_numpy`) are not reported: given `device=`, `torch.tensor` still builds the
     tensor on the host and copies it (PyTorch 2.13's dispatch: `lift_fresh` on the CPU, then
-    `_to_copy`), so moving the device into the call saves nothing. `.to(other)` with an argument
+    `_to_copy`), so moving the device into the call saves nothing. Nor is a tensor that host data is written into
+    before the move (a one-hot target `scatter_`ed from the loader's labels): made on the device it
+    needs that data copied instead, one copy either way (measured slower on an H200). `.to(other)` with an argument
     that may be a dtype or a tensor is not reported. Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
@@ -228,12 +232,26 @@ for x in loader:
     out = model(x + buffer)
 """
         ),
-        Valid(  # values scattered from data between the factory and the move: not only sizes
+        Valid(  # values scattered from host labels between the factory and the move: built on the device, the
+            # one-hot needs the labels copied instead, one copy either way (measured slower on an H200, 2026-11-26)
             """
 import torch
 for x, y in loader:
     onehot = torch.zeros(x.shape[0], 10).scatter_(1, y.unsqueeze(1), 1).cuda()
     out = model(x.cuda(), onehot)
+"""
+        ),
+        Valid(  # the same one-hot target, from a legacy constructor, filled by later statements (loss-landscape's MSE loop)
+            """
+import torch
+for inputs, targets in trainloader:
+    batch_size = inputs.size(0)
+    one_hot_targets = torch.FloatTensor(batch_size, 10).zero_()
+    one_hot_targets = one_hot_targets.scatter_(1, targets.view(batch_size, 1), 1.0)
+    if use_cuda:
+        inputs, one_hot_targets = inputs.cuda(), one_hot_targets.cuda()
+    loss = criterion(net(inputs), one_hot_targets)
+    loss.backward()
 """
         ),
         Valid(  # `model.loss(...)` in the loop, but the class defining `loss` is no nn.Module: not the model's
@@ -1022,6 +1040,57 @@ for batch in val_loader:
             line=9,
             column=14,
         ),
+        Invalid(  # a legacy constructor given `x.size()` (a torch.Size: sizes), zero-filled, moved behind a device test (deepspeech's MaskConv)
+            """
+import torch
+import torch.nn as nn
+class MaskConv(nn.Module):
+    def forward(self, x, lengths):
+        mask = torch.BoolTensor(x.size()).fill_(0)
+        if x.is_cuda:
+            mask = mask.cuda()
+        for i, length in enumerate(lengths):
+            mask[i, length:].fill_(1)
+        return x.masked_fill(mask, 0)
+""",
+            line=5,
+            column=16,
+            message="torch.BoolTensor(x.size()).fill_(0)",
+        ),
+        Invalid(  # `lm_model.log_prob(x)` on a parameter named like a model, the module binding `lm_model = LM()`: the
+            # project's nn.Module method `log_prob` (a torch.distributions name too), run on every evaluation step
+            """
+import torch
+import torch.nn as nn
+class LM(nn.Module):
+    def log_prob(self, x):
+        prob = torch.zeros(x.size(0), 4).cuda()
+        return prob + x
+def evaluate(data_loader, lm_model):
+    for words, labels in data_loader:
+        scores = lm_model.log_prob(words)
+    return scores
+lm_model = LM()
+result = evaluate(test_loader, lm_model)
+""",
+            line=5,
+            column=16,
+            fixed="""
+import torch
+import torch.nn as nn
+class LM(nn.Module):
+    def log_prob(self, x):
+        prob = torch.zeros(x.size(0), 4, device="cuda")
+        return prob + x
+def evaluate(data_loader, lm_model):
+    for words, labels in data_loader:
+        scores = lm_model.log_prob(words)
+    return scores
+lm_model = LM()
+result = evaluate(test_loader, lm_model)
+""",
+            harness=Harness(setup='import torch\ntest_loader = [(torch.ones(2, 4, device="cuda"), None)]', fake_cuda=True),
+        ),
     ]
 
     INVALID += [
@@ -1606,11 +1675,11 @@ def _counts(expr: cst.BaseExpression, ctx) -> bool:
 
 
 def _is_size(expr: cst.BaseExpression) -> bool:
-    """`64`, `x.size(0)`, `len(batch)`: certainly a size, not data."""
+    """`64`, `x.size(0)`, `x.size()`, `len(batch)`: certainly a size, not data."""
     if isinstance(expr, cst.Integer):
         return True
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" and expr.args:
-        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
+        return True  # `x.size(0)` a number; `x.size()` a `torch.Size`, which legacy constructors take as sizes (a tuple they take as data)
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
 
 

@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import Kind
+from memlint.analysis.closures import optimizer_closures
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
@@ -44,7 +45,9 @@ class TrainingWithoutMixedPrecision(Rule):
     in the file's functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, with
     `optimizer.step()` inside): a call of a module or of something named like a model, a module's
     own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
-    (`G(z)` where the file calls `G.train()` or `G.parameters()`). A loop over the optimizers
+    (`G(z)` where the file calls `G.train()` or `G.parameters()`). A call of an optimizer closure,
+    a callable the function also hands to an optimizer's `step(closure)` (by torch.optim's contract
+    it runs the model and backpropagates), counts for both. A loop over the optimizers
     (`for optimizer in optimizers: optimizer.step()`) is the step of the loop around it, and a
     function of another file counts for what the project pass says it does on every call
     (`train_epoch(model, optimizer, ...)` that runs the model, backpropagates and steps:
@@ -100,6 +103,19 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # `closure()` never handed to an optimizer's `step`: its body is the caller's, and its name alone is no evidence that it backpropagates
+            """
+import torch
+def optimize(parameters, closure, lr, num_iter):
+    optimizer = torch.optim.Adam(parameters, lr=lr)
+    for j in range(num_iter):
+        optimizer.zero_grad()
+        closure()
+        optimizer.step()
+def get_noise(shape):
+    return torch.rand(shape).cuda()
+"""
+        ),
         Valid(  # a CPU self-test that only seeds the CUDA generator: nothing is put on an accelerator
             """
 import torch
@@ -175,6 +191,28 @@ def train_curve(optimizer_func, curve_func, device="cuda"):
     ]
 
     INVALID = [
+        Invalid(  # `closure()` in the Adam loop: the function hands the same callable to LBFGS's `step`, so by torch.optim's contract it runs the model and backpropagates (deep-image-prior's optimize(), issue 27)
+            """
+import torch
+def optimize(kind, parameters, closure, lr, num_iter):
+    if kind == "LBFGS":
+        optimizer = torch.optim.LBFGS(parameters, lr=lr)
+        def closure2():
+            optimizer.zero_grad()
+            return closure()
+        optimizer.step(closure2)
+    else:
+        optimizer = torch.optim.Adam(parameters, lr=lr)
+        for j in range(num_iter):
+            optimizer.zero_grad()
+            closure()
+            optimizer.step()
+def get_noise(shape):
+    return torch.rand(shape).cuda()
+""",
+            line=11,
+            column=9,
+        ),
         Invalid(  # optimizers named for the network they step (DCGAN-style `optimizerD`, `optimizerG`)
             """
 import torch
@@ -272,6 +310,11 @@ def train(net, batches, optimizers, steps):
                 self._evidence.setdefault(ctx.function_key, set()).add(kind)
         if self._runs_model(node):
             self._note_model(ctx)
+        elif self._calls_optimizer_closure(node):
+            # `closure()` in the loop, a callable the function hands to an optimizer's `step`:
+            # by torch.optim's contract it runs the model and backpropagates (memlint.analysis.closures)
+            self._note_model(ctx)
+            self._note(ctx.loop, "backward")
         else:
             callees = _callees(func)
             if callees:
@@ -313,6 +356,15 @@ def train(net, batches, optimizers, steps):
     def _note(self, loop: cst.CSTNode, kind: str) -> None:
         self._loops[id(loop)] = loop
         self._evidence.setdefault(id(loop), set()).add(kind)
+
+    def _calls_optimizer_closure(self, call: cst.Call) -> bool:
+        function = self.ctx.function_node
+        return (
+            self.ctx.loop is not None
+            and function is not None
+            and type(call.func) is cst.Name
+            and call.func.value in optimizer_closures(function, self.ctx)
+        )
 
     def _runs_model(self, call: cst.Call) -> bool:
         """A model's forward (`model(x)`, `self.net(x)`) or another method of a module

@@ -1,22 +1,27 @@
 """ML017's screen: a necessary condition of the rule reporting (see rule.py).
 
-The text mentions a backward and an optimizer's `step`, or the file calls a function of another
+The text mentions a backward and an optimizer's `step` (or a `.step(...)` handed a callable, an
+optimizer closure that backpropagates: memlint.analysis.closures), or the file calls a function of another
 file that does part of a training step (`FileView.update_calls` from the project pass: an epoch
 loop calling `train_epoch(model, optimizer, ...)` of train/train_epoch.py mentions neither).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.prescreen.source import Source
 
 _BACKWARD = tuple(sorted(BACKWARD_METHODS))
+_STEP_WITH_CLOSURE = re.compile(r"\.step\(\s*(?:closure\s*=\s*)?[A-Za-z_]")
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     project = source.project
     if project is not None and project.update_calls:
         return True
-    return source.mentions(*_BACKWARD) and source.mentions("step")
+    # (a loop may backpropagate through an optimizer closure, a callable the file hands to
+    # `optimizer.step(closure)`: memlint.analysis.closures; the text then has `.step(` with an argument)
+    return source.mentions("step") and (source.mentions(*_BACKWARD) or _STEP_WITH_CLOSURE.search(source.text) is not None)

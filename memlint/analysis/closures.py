@@ -1,0 +1,56 @@
+"""Optimizer closures: callables that torch.optim's `optimizer.step(closure)` contract says reevaluate
+the model and backpropagate ("a closure that reevaluates the model and returns the loss"; LBFGS
+calls it several times per step and reads the gradients it leaves).
+
+A function that hands a callable to an optimizer's `step` (directly, or wrapped in a local def that
+calls it: deep-image-prior's `optimize()` steps LBFGS with `closure2`, which returns `closure()`) has
+told the reader what that callable does: calling it elsewhere in the same function (the Adam
+warm-up loop `optimizer.zero_grad(); closure(); optimizer.step()`) runs the model and a backward
+pass, though its body is the caller's (often a notebook's).  A callable that is never handed to a
+step is no evidence, whatever its name: `closure()` alone may do anything.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
+from memlint.analysis.walk import code_descendants, dotted_name
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+
+def optimizer_closures(function: cst.FunctionDef, ctx: "Context") -> frozenset[str]:
+    """The names, local to `function`, of its optimizer closures: a parameter or a def of its own
+    passed to an optimizer's `step(...)`, and the parameters such a local def calls."""
+    return ctx.memo(("optimizer-closures", id(function)), lambda: _closures(function))  # type: ignore[return-value]
+
+
+def _closures(function: cst.FunctionDef) -> frozenset[str]:
+    nodes = list(code_descendants(function.body))
+    local_defs = {n.name.value: n for n in nodes if type(n) is cst.FunctionDef}
+    parameters = {p.name.value for p in (*function.params.params, *function.params.kwonly_params, *function.params.posonly_params)}
+    found: set[str] = set()
+    for node in nodes:
+        if type(node) is not cst.Call or type(node.func) is not cst.Attribute or node.func.attr.value != "step":
+            continue
+        receiver = dotted_name(node.func.value)
+        if receiver is None or not OPTIMIZER_ONLY_NAME.search(receiver.rpartition(".")[2]) or len(node.args) != 1:
+            continue
+        argument = node.args[0]
+        if argument.keyword is not None and argument.keyword.value != "closure":
+            continue
+        if type(argument.value) is cst.Name and (argument.value.value in parameters or argument.value.value in local_defs):
+            found.add(argument.value.value)
+    for name in list(found):
+        wrapper = local_defs.get(name)
+        if wrapper is None:
+            continue
+        for node in code_descendants(wrapper.body):  # `def closure2(): optimizer.zero_grad(); return closure()`
+            value = node.value if type(node) is cst.Return else None  # (what it returns is the loss the step reads)
+            if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in parameters:
+                found.add(value.func.value)
+    return frozenset(found)
