@@ -244,19 +244,18 @@ def _own_method(ctx: "Context", name: str) -> Optional[cst.FunctionDef]:
 
 
 def _methods(node: cst.ClassDef) -> dict[str, Optional[cst.FunctionDef]]:
-    found: dict[str, Optional[cst.FunctionDef]] = {}
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    for statement in body:
-        if type(statement) is cst.FunctionDef:
-            name = statement.name.value  # type: ignore[attr-defined]
-            found[name] = None if name in found else statement  # type: ignore[assignment]
-    return found
+    """The class's methods by name (None for a name defined more than once)."""
+    return _defined_once(node.body.body if isinstance(node.body, cst.IndentedBlock) else ())
 
 
 def _top_functions(module: cst.Module) -> dict[str, Optional[cst.FunctionDef]]:
     """Module-level functions by name (None for a name defined more than once)."""
+    return _defined_once(module.body)
+
+
+def _defined_once(statements) -> dict[str, Optional[cst.FunctionDef]]:
     found: dict[str, Optional[cst.FunctionDef]] = {}
-    for statement in module.body:
+    for statement in statements:
         if type(statement) is cst.FunctionDef:
             name = statement.name.value  # type: ignore[attr-defined]
             found[name] = None if name in found else statement  # type: ignore[assignment]
