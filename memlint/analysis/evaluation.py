@@ -566,7 +566,7 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
         return False
     parameter, training_value = selector
     names = {function.name.value}
-    factory = _factory_of(function, ctx)
+    factory = factory_of(function, ctx)
     if factory is not None:
         names |= {
             t.target.value  # type: ignore[attr-defined]
@@ -629,7 +629,7 @@ def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str) -> 
     return None
 
 
-def _factory_of(function: cst.FunctionDef, ctx: "Context") -> Optional[cst.FunctionDef]:
+def factory_of(function: cst.FunctionDef, ctx: "Context") -> Optional[cst.FunctionDef]:
     """The function around `function` that returns it by name (a step-function factory), if any."""
     functions = [frame.node for frame in ctx.frames if frame.kind == "function"]
     if len(functions) < 2 or functions[-1] is not function or not isinstance(functions[-2], cst.FunctionDef):

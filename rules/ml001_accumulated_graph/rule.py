@@ -106,7 +106,10 @@ class AccumulatedGraph(Rule):
     accumulation), when the accumulator is emptied on every iteration or every optimizer step (a
     gradient-accumulation window), when a function sums the terms of what it was handed and returns
     the sum, running no model in the loop (`for out in outputs: loss += criterion(out, y)`: a loss per
-    head, scale or task of one forward pass, for the caller's backward), when the loop runs without
+    head, scale or task of one forward pass, for the caller's backward), when the loop walks a
+    model's layers or unrolls a recurrent cell over a sequence (collecting one forward pass's
+    features or intermediates), except in module-level code of a file that calls backward nowhere
+    (a feature-map notebook: nothing backpropagates what it collects), when the loop runs without
     gradient tracking, when the value is
     already a number or detached (`loss.item()`, `float(loss)`, `loss.detach()`, `loss.data`), when
     it is a loss of arguments known to carry no history (`criterion(pred.detach().cpu(), y)`), and

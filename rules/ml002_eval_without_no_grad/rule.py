@@ -8,7 +8,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.delegation import self_helper_runs_model
-from memlint.analysis.evaluation import Region, is_model_call, regions, runs_evaluated_model, runs_method_of
+from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of
 from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.walk import code_descendants
@@ -1569,15 +1569,8 @@ def _evaluates_for_any_caller(region: Region, ctx) -> bool:
 def _returned_closure(ctx) -> bool:
     """Is the code in a function nested in another function that returns it (a step function built by
     a factory)?  Where it is called, and under which grad mode, the file does not say at that point."""
-    functions = [frame for frame in ctx.frames if frame.kind == "function"]
-    if len(functions) < 2:
-        return False
-    inner, outer = functions[-1].node, functions[-2].node
-    name = inner.name.value
-    return any(
-        type(node) is cst.Return and type(node.value) is cst.Name and node.value.value == name
-        for node in code_descendants(outer.body)
-    )
+    functions = [frame.node for frame in ctx.frames if frame.kind == "function"]
+    return bool(functions) and factory_of(functions[-1], ctx) is not None
 
 
 def _looks_like_run(call: cst.Call) -> bool:

@@ -1540,8 +1540,8 @@ for x, y in train_loader:
                 # called from this file's own loops (a framework's hook runs on the device it chose)
                 if per_step[key] == _HOOK or not self._moves_nothing(candidate.device):
                     self._report(candidate, f"in {helper}, {per_step[key]}")
-            elif project.per_step_of(key) is not None:  # a loop or a per-batch hook, maybe in another file
-                self._report(candidate, f"in {helper}, which runs on {project.per_step_of(key)}")
+            elif (runs_on := project.per_step_of(key)) is not None:  # a loop or a per-batch hook, maybe in another file
+                self._report(candidate, f"in {helper}, which runs on {runs_on}")
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
