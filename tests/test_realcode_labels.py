@@ -151,6 +151,9 @@ def test_labels_are_facts_about_pinned_places(repos_file, labels_file):
     codes = {rule.code for rule in rule_entries()} | set(RESERVED_CODES)
     rows = labels(labels_file)
     assert rows
+    # One line ending everywhere, so that appending rows never rewrites a file's others in a diff:
+    # append with csv.writer(handle, lineterminator="\n") (csv's default is CRLF).
+    assert b"\r" not in labels_file.read_bytes(), f"{labels_file.name}: LF line endings only"
     for number, row in enumerate(rows, start=2):
         where = f"{labels_file.name}:{number}"
         assert row["repo"] in pinned, f"{where}: {row['repo']} is not in {repos_file.name}"
