@@ -43,6 +43,12 @@ def every_rule(options: Mapping[str, Any]) -> Settings:
     return Settings(enabled=BUILT_IN, options={**options, SELECTED_BY_CODE: sorted(BUILT_IN)})
 
 
+def by_default(options: Mapping[str, Any]) -> Settings:
+    """Every rule, none selected by its exact code: the sites a rule reports only by default
+    (ML003's functional activations in a forward-only pass) take their screens' other paths."""
+    return Settings(enabled=BUILT_IN, options=dict(options))
+
+
 def lost_findings(text: str, settings: Settings, project=None, filename: str = "probe.py") -> list[str]:
     """What the prefilter and the screens would hide, one line per finding, naming its rule.
     `project`: the file's project facts (memlint/pipeline/project.py); by default, the file alone's, as
@@ -71,8 +77,37 @@ def test_no_finding_of_an_example_is_lost_to_the_screens(rule):
         for index, example in enumerate(examples):
             options = {**DEFAULTS, **validate(dict(example.config), f"{rule.code} example config")}
             text = source_of(example)
-            lost = lost_findings(text, every_rule(options))
-            assert not lost, f"{rule.code} {kind}[{index}]: " + _failure(lost, text)
+            for selection in (every_rule, by_default):
+                lost = lost_findings(text, selection(options))
+                assert not lost, f"{rule.code} {kind}[{index}] ({selection.__name__}): " + _failure(lost, text)
+
+
+# Sites a rule reports by default and its screen must let through outside exact selection: ML003's
+# functional activation where the framework runs the method with gradients off (a Lightning hook,
+# a Hugging Face Pipeline's `_forward`), on a fresh value (a product, `torch.cat`, a matrix product).
+DEFAULT_SELECTION_PROGRAMS = {
+    "validation_step on a product": (
+        "import torch\nimport torch.nn.functional as F\nimport pytorch_lightning as pl\n"
+        "class M(pl.LightningModule):\n    def validation_step(self, batch, idx):\n"
+        "        a, b = batch\n        h = a * b\n        return F.relu(h)\n"
+    ),
+    "Pipeline._forward on a matrix product": (
+        "import torch\nimport torch.nn.functional as F\nfrom transformers import Pipeline\n"
+        "class P(Pipeline):\n    def _forward(self, x):\n        return F.relu(x @ self.w)\n"
+    ),
+    "on_validation_ hook on torch.cat": (
+        "import torch\nimport torch.nn.functional as F\nclass M(torch.nn.Module):\n"
+        "    def on_validation_batch_end(self, a, b):\n        out = F.relu(torch.cat([a, b]))\n        return out\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULT_SELECTION_PROGRAMS))
+def test_no_finding_of_the_default_selection_is_lost_to_the_screens(name):
+    text = DEFAULT_SELECTION_PROGRAMS[name]
+    assert any(d.code == "ML003" for d in check_text(text, "probe.py", by_default(DEFAULTS))), "the program tests nothing"
+    lost = lost_findings(text, by_default(DEFAULTS))
+    assert not lost, _failure(lost, text)
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.py")), ids=lambda path: path.name)

@@ -26,8 +26,9 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         return True
     # The kinds below the Sequential's report only where in-place saves what a training step sees,
     # or under exact selection (`--select ML003`): a module activation never saves that; a
-    # functional one on a fresh value only in a forward-only pass.
-    forward_only = exact or source.mentions("no_grad", "inference_mode", "set_grad_enabled")
+    # functional one only in a forward-only pass (`_may_run_without_grad`: a Lightning
+    # `validation_step` or a Pipeline's `_forward` as well as a `no_grad` block), on a layer's
+    # output, a sum or any other fresh value alike.
     held = _activation_attributes(source) if exact and source.mentions(*INPLACE_MODULES) else set()
     if not held and not source.mentions(*INPLACE_FUNCTIONS):
         return False
@@ -38,7 +39,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         for call in source.nodes(ast.Call):
             if self_attribute(call.func) in held and call.args:  # type: ignore[attr-defined]
                 statement, previous, function = _statement_around(source, call)
-                if function is not None and _applies_inplace_function(statement, previous, call, built, True, function):  # type: ignore[attr-defined]
+                if function is not None and _applies_inplace_function(statement, previous, call, built, function):  # type: ignore[attr-defined]
                     return True
     self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
@@ -51,7 +52,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         statement, previous, function = _statement_around(source, call)
         if function is None or (not exact and not _may_run_without_grad(source, call, function)):
             continue
-        if _applies_inplace_function(statement, previous, call, layers, forward_only, function):  # type: ignore[attr-defined]
+        if _applies_inplace_function(statement, previous, call, layers, function):  # type: ignore[attr-defined]
             return True
     return False
 
@@ -263,7 +264,7 @@ def _layer_of(element: ast.AST) -> set:
     return names
 
 
-def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], sums: bool, function) -> bool:
+def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], function) -> bool:
     """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in a simple statement, or
     `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
     if isinstance(statement, ast.Assign):
@@ -276,7 +277,7 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     first = call.args[0]
     if isinstance(first, ast.Call) and _called_attribute(first.func) in layers:
         return True
-    if sums and _fresh_result(first):
+    if _fresh_result(first):
         return True
     if not isinstance(first, ast.Name):
         return False
@@ -286,19 +287,19 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == first.id for t in statement.targets)
     )
     if call is direct and ends and any(
-        _binds_layer_output(node, first.id, layers, sums) for node in ast.walk(function) if isinstance(node, ast.Assign)
+        _binds_layer_output(node, first.id, layers) for node in ast.walk(function) if isinstance(node, ast.Assign)
     ):
         return True
     # `out += y` before: the statement before that is not looked at (a loosening); an `if` before,
     # whose branches may each bind the name (analysis/producers.py): its branches are not looked at
     return (
-        _binds_layer_output(previous, first.id, layers, sums)
-        or (sums and isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id)
+        _binds_layer_output(previous, first.id, layers)
+        or (isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id)
         or isinstance(previous, ast.If)
     )
 
 
-def _binds_layer_output(statement, name: str, layers: set[str], sums: bool) -> bool:
+def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
     return (
         isinstance(statement, ast.Assign)
         and len(statement.targets) == 1
@@ -306,7 +307,7 @@ def _binds_layer_output(statement, name: str, layers: set[str], sums: bool) -> b
         and statement.targets[0].id == name
         and (
             (isinstance(statement.value, ast.Call) and _called_attribute(statement.value.func) in layers)
-            or (sums and _fresh_result(statement.value))
+            or _fresh_result(statement.value)
         )
     )
 
