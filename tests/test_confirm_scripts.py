@@ -36,7 +36,7 @@ from torch import nn
 torch.manual_seed(0)
 model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-batches = [(torch.randn(8, 16), torch.randint(0, 4, (8,))) for _ in range(10)]
+batches = [(torch.randn(8, 16), torch.randint(0, 4, (8,))) for _ in range(40)]
 running_loss = 0.0
 for x, y in batches:
     optimizer.zero_grad()
@@ -50,12 +50,14 @@ result = float(running_loss)
 
 def test_host_growth_per_step_shows_the_graphs_an_accumulator_keeps(tmp_path):
     # Device memory hardly changes (backward frees the activations), but each step's autograd graph
-    # stays reachable from `running_loss` on the host until the loop ends; `.item()` ends that.
+    # stays reachable from `running_loss` on the host until the loop ends; `.item()` ends that. Forty
+    # steps: the first ones allocate tables that grow (the tracker's, the allocator's) and ten steps
+    # left the median to that noise on one CI machine (after-fix growth 1656 B against 5960 B).
     _write(tmp_path, "train.py", TRAIN_LOOP)
     result = _confirm(str(tmp_path / "train.py"), "--output-format", "json")
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.output)
-    assert row["codes"] == ["ML001"] and row["before"]["backward_calls"] == 10
+    assert row["codes"] == ["ML001"] and row["before"]["backward_calls"] == 40
     before, after = row["before"]["host_growth_per_step"], row["after"]["host_growth_per_step"]
     assert before >= 2000, (before, after)  # several KB of graph per step
     assert after <= before / 4, (before, after)

@@ -136,13 +136,14 @@ class _HostSampler:
         torch.autograd.backward = self._original
 
     def report(self) -> dict:
-        """The median growth between backward passes from the second on (the first steps create the
-        gradients and the optimizer's state); the median keeps one-off allocations out."""
+        """The median growth between backward passes after the first quarter of them (the first
+        steps create the gradients, the optimizer's state and the tracker's own tables); the median
+        keeps one-off allocations out."""
         if self._mallinfo is None:
             return {}
         found = {"backward_calls": len(self.samples)}
         if len(self.samples) >= 4:
-            steady = self.samples[1:]
+            steady = self.samples[max(1, len(self.samples) // 4) :]
             found["host_growth_per_step"] = statistics.median(b - a for a, b in zip(steady, steady[1:]))
         return found
 

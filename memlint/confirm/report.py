@@ -26,8 +26,8 @@ LIMITS = {
         "CUDA context and the allocator's reserved-but-unused memory are not included."
     ),
     "host": (
-        "host/step: growth of the C heap in use (glibc mallinfo2) per backward pass, from the second "
-        "on (needs at least 4 backward calls): the autograd graphs an accumulator keeps live there."
+        "host/step: growth of the C heap in use (glibc mallinfo2) per backward pass, the median "
+        "after the first quarter of them (needs at least 4 backward calls): the autograd graphs an accumulator keeps live there."
     ),
 }
 
