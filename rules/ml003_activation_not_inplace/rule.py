@@ -14,6 +14,7 @@ from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import element_classes, iterated_list
+from memlint.analysis.norm_layers import norm_attributes, norm_built
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
@@ -119,7 +120,7 @@ _NO_GPU = "torch.nn.Module.cuda = lambda self, device=None: self\n"
 class _Pending:
     activation: cst.Call
     kind: str
-    after: str  # the layer before it
+    after: str  # the layer before it, as the message names it: "`nn.Conv2d`"
     class_name: Optional[str]
     attribute: Optional[str]  # `self.<attribute> = nn.Sequential(...)`, checked for other uses at the end
     then: Optional[str] = None  # the layer after it, where the sequence has one
@@ -2744,6 +2745,11 @@ class Net(nn.Module):
                     continue
             previous = self._unwrapped(previous)
             before = torch_nn_name(ctx, previous.func)
+            after_text = f"`nn.{before}`"
+            if before is None:  # `norm_layer(c)`, `BatchNorm(planes)`: a norm the file names otherwise
+                norm = norm_built(ctx, previous, ctx.function_node)
+                if norm is not None:
+                    before, after_text = "BatchNorm2d", norm.described  # every norm keeps its input only
             if before not in FRESH_OUTPUT_LAYERS or ctx.resolve(element.func) is None:
                 continue
             if before not in OUTPUT_NOT_SAVED and not self.selected_by_code():
@@ -2753,9 +2759,17 @@ class Net(nn.Module):
                 continue
             if argument is not None and holder is not None and _has_comment(holder):
                 continue  # `inplace=False  # why`
-            then = torch_nn_name(ctx, self._unwrapped(after).func) if isinstance(after, cst.Call) else None
-            candidates.append(_Pending(element, kind, before, ctx.class_name, attribute, then))
+            then = self._layer_kind(after) if isinstance(after, cst.Call) else None
+            candidates.append(_Pending(element, kind, after_text, ctx.class_name, attribute, then))
         return candidates
+
+    def _layer_kind(self, layer: cst.Call) -> Optional[str]:
+        """The torch.nn class a layer call builds; "BatchNorm2d" for a norm the file names otherwise
+        (`norm_layer(c)`: every norm keeps its input for backward, which is what the name stands for here)."""
+        kind = torch_nn_name(self.ctx, self._unwrapped(layer).func)
+        if kind is None and norm_built(self.ctx, layer, self.ctx.function_node) is not None:
+            return "BatchNorm2d"
+        return kind
 
     def _layer_named(self, name: str) -> Optional[cst.Call]:
         """The one layer call the enclosing function (or the module) binds `name` to, by its own
@@ -2849,7 +2863,7 @@ class Net(nn.Module):
             found.extend(candidates)
         pending = found[0]
         if len(found) > 1:  # the message names every layer it may follow
-            pending.after = "` or `nn.".join(dict.fromkeys(c.after for c in found))
+            pending.after = " or ".join(dict.fromkeys(c.after for c in found))
         self._pending.append(pending)
 
     def _added_pair_candidates(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> list[_Pending]:
@@ -2895,7 +2909,7 @@ class Net(nn.Module):
             safe = inplace_fix_safety(pending.kind, pending.activation)
             if safe is None:
                 continue  # in place, its backward raises (a negative slope)
-            message = f"`nn.{pending.kind}` after `nn.{pending.after}` can run in place: `inplace=True` {effect}"
+            message = f"`nn.{pending.kind}` after {pending.after} can run in place: `inplace=True` {effect}"
             fix = self.replace(pending.activation, with_inplace(pending.activation, position), "Add `inplace=True`", safe=safe)
             self.report(pending.activation, message, fix)
 
@@ -2959,7 +2973,12 @@ class Net(nn.Module):
                     if written and changes.class_bindings(a, ctx.class_name) == written:
                         modules[a] = layer
                         self._bindings[(described.name, a)] = written
-                known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional, modules)
+                # `self.bn = BatchNorm(planes)` / `norm_layer(c)`: a norm the file names otherwise (analysis/norm_layers.py)
+                normed = {
+                    a for a in norm_attributes(ctx, described.node)
+                    if a not in described.attributes and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
+                }  # fmt: skip
+                known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional | normed, modules)
             return known
 
         listed: Optional[set[str]] = None
@@ -3077,8 +3096,11 @@ class Net(nn.Module):
         previous = earlier[-1] if earlier else None
         producer = _binds_fresh(previous, name, fresh)
         if producer is not None:
-            dead = target == name or _occurrences(function, name) == 2
-            return _described(producer) if dead else None  # else used again later (or bound elsewhere)
+            if target == name or _occurrences(function, name) == 2:
+                return _described(producer)
+            # Bound elsewhere too (`x = self.conv(x)`, `x = self.bn(x)`, `return self.relu(x)`): fresh
+            # where the activation's statement ends the name's life (else it is used again later).
+            return self._reaching_fresh(statement, function, name, target, is_direct, fresh)
         if len(earlier) >= 2 and _adds_in_place(previous, name):
             producer = _binds_fresh(earlier[-2], name, fresh)  # `out = ...; out += y; F.relu(out)`
             if producer is None or (target != name and _occurrences(function, name) != 3):
