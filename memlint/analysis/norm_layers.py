@@ -15,7 +15,6 @@ parameters.  `None` is no value (the call cannot run with it); anything that is 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
@@ -23,6 +22,7 @@ import libcst as cst
 
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -31,10 +31,7 @@ TORCH_NORMS = frozenset(
     {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm", "LayerNorm",
      "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
 )  # fmt: skip
-# A project class named as one of torch's norms: `SynchronizedBatchNorm2d`, `SyncBatchNorm`, `MyLayerNorm`.
-_NORM_CLASS = re.compile(r"(Batch|Instance|Group|Layer)Norm")
-# A parameter named as a norm constructor: `norm_layer`, `norm`, `BatchNorm`, `bn_layer`; not `normal_init`.
-_NORM_PARAMETER = re.compile(r"norm(?!al)|^bn(_|$)|_bn$", re.I)
+_NORM_CLASS, _NORM_PARAMETER = NORM_CLASS_NAME, NORM_PARAMETER_NAME
 _MAX_DEPTH = 3
 
 
@@ -58,7 +55,7 @@ def norm_built(ctx: "Context", call: cst.Call, function: Optional[cst.FunctionDe
         kinds = _parameter_values(ctx, function, name, 0)
         if kinds is None:
             return None
-        shown = " or ".join(f"`{k}`" for k in kinds) if kinds else "a norm layer passed in"
+        shown = " or ".join(f"`nn.{k}`" if k in TORCH_NORMS else f"`{k}`" for k in kinds) if kinds else "a norm layer passed in"
         return NormLayer(kinds, f"`{name}(...)` ({shown})")
     project = _project_norm(ctx, func)
     if project is None:

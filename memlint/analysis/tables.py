@@ -318,3 +318,10 @@ CUDA_QUERIES = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", 
 # breaks once a counter reaches it) is a fixed small count (sample grids, a few demo predictions,
 # the ten rows of a plot), not a loop per step (roles.loop_scope, summaries._counted_break).
 SMALL_COUNT = 64
+
+# Names that stand for a normalisation layer where the file does not name torch's class
+# (analysis/norm_layers.py): a project class named as one of torch's norms (`SynchronizedBatchNorm2d`),
+# and a constructor parameter named as a norm (`norm_layer`, `norm`, deeplab's `BatchNorm`, `bn_layer`;
+# not `normal_init`).  Plain regular expressions: ML003's screen tests the same words.
+NORM_CLASS_NAME = re.compile(r"(Batch|Instance|Group|Layer)Norm")
+NORM_PARAMETER_NAME = re.compile(r"norm(?!al)|^bn(_|$)|_bn$", re.I)

@@ -2675,6 +2675,129 @@ class Net(nn.Module):
 """,
             config=_EXACT,
         ),
+        Invalid(  # exact selection: a norm built by a constructor parameter named as one, whose default is torch's
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
+    def forward(self, x):
+        return self.body(x)
+""",
+            line=5,
+            column=70,
+            config=_EXACT,
+            message="after `norm_layer(...)` (`nn.BatchNorm2d`)",
+            fixed="""
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(inplace=True), nn.Conv2d(c, c, 3))
+    def forward(self, x):
+        return self.body(x)
+""",
+            harness=_runs("Block(4)", "2, 3, 8, 8"),
+        ),
+        Invalid(  # exact selection: deeplab's `BatchNorm` parameter, passed in by another file; `x` is rebound before the `return` that ends it
+            """
+from torch import nn
+class ASPPModule(nn.Module):
+    def __init__(self, inplanes, planes, BatchNorm):
+        super().__init__()
+        self.atrous_conv = nn.Conv2d(inplanes, planes, 3, padding=1, bias=False)
+        self.bn = BatchNorm(planes)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        x = self.atrous_conv(x)
+        x = self.bn(x)
+        return self.relu(x)
+""",
+            line=7,
+            column=21,
+            config=_EXACT,
+            message="only called on fresh values",
+            fixed="""
+from torch import nn
+class ASPPModule(nn.Module):
+    def __init__(self, inplanes, planes, BatchNorm):
+        super().__init__()
+        self.atrous_conv = nn.Conv2d(inplanes, planes, 3, padding=1, bias=False)
+        self.bn = BatchNorm(planes)
+        self.relu = nn.ReLU(inplace=True)
+    def forward(self, x):
+        x = self.atrous_conv(x)
+        x = self.bn(x)
+        return self.relu(x)
+""",
+            harness=_runs("ASPPModule(3, 4, nn.BatchNorm2d)", "2, 3, 8, 8"),
+        ),
+        Invalid(  # exact selection: a project norm class, through a module-level alias (deeplab's `BatchNorm2d = SynchronizedBatchNorm2d`)
+            """
+from torch import nn
+from sync_batchnorm import SynchronizedBatchNorm2d
+BatchNorm2d = SynchronizedBatchNorm2d
+head = nn.Sequential(nn.Conv2d(3, 4, 3), BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 2, 1))
+""",
+            line=4,
+            column=58,
+            config=_EXACT,
+            message="after `BatchNorm2d` (`SynchronizedBatchNorm2d`, a project norm class)",
+            fixed="""
+from torch import nn
+from sync_batchnorm import SynchronizedBatchNorm2d
+BatchNorm2d = SynchronizedBatchNorm2d
+head = nn.Sequential(nn.Conv2d(3, 4, 3), BatchNorm2d(4), nn.ReLU(inplace=True), nn.Conv2d(4, 2, 1))
+""",
+            harness=_runs(
+                "head",
+                "2, 3, 8, 8",
+                'import sys, types\nsys.modules["sync_batchnorm"] = types.SimpleNamespace(SynchronizedBatchNorm2d=torch.nn.BatchNorm2d)\n',
+            ),
+        ),
+        Valid(  # exact selection: a call of the class in the file passes something that is not a norm for `norm_layer`
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
+    def forward(self, x):
+        return self.body(x)
+plain = Block(4, norm_layer=lambda c: Gate(c))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # exact selection: a constructor parameter not named as a norm may build anything
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, layer):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
+    def forward(self, x):
+        return self.body(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # exact selection: `x` is read again after the activation (`x + y`): its statement does not end the name
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.bn(x)
+        y = self.relu(x)
+        return x + y
+""",
+            config=_EXACT,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:

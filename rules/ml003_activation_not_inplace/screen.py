@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.tables import NO_GRAD_FRAMEWORK_METHODS, NO_GRAD_HOOK_PREFIXES, NO_GRAD_HOOKS
+from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
 
@@ -98,7 +99,7 @@ def _attributes_built_as_layers(source: Source) -> set[str]:
     """`self.fc = nn.Linear(...)`: attributes assigned a call of a layer that does not save its output,
     also through a wrapper (`layer_init(nn.Linear(...))`) (the module-activation path asks for no
     more: a name may hold anything)."""
-    layer_names = source.names_for(FRESH_OUTPUT_LAYERS)
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | _norm_names(source)
     return {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
@@ -155,7 +156,7 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
     through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), or
     assigned a name (which may hold one)."""
-    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"])
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"]) | _norm_names(source)
     found: set[str] = set()
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
@@ -174,7 +175,7 @@ def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
     # After `nn.GELU` / `nn.Softplus` (activations, not layers) the rule reports only under exact
     # selection, as rule.py's _sequence_candidates.
     inplace, before = source.names_for(INPLACE_MODULES), source.names_for(FRESH_OUTPUT_LAYERS if exact else OUTPUT_NOT_SAVED)
-    before = before | _factories(source, before)
+    before = before | _factories(source, before) | _norm_names(source)
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
@@ -247,6 +248,18 @@ def _added(statement: ast.stmt):
     if not isinstance(call.func, ast.Attribute) or call.func.attr not in ("append", "add_module") or not call.args:
         return None
     return call.args[-1]
+
+
+def _norm_names(source: Source) -> set[str]:
+    """Called names that may stand for a norm layer (`norm_layer(c)`, `BatchNorm(planes)`,
+    `SynchronizedBatchNorm2d(c)`): the words of analysis/norm_layers.py, whatever they are bound to."""
+    if not any(NORM_CLASS_NAME.search(word) or NORM_PARAMETER_NAME.search(word) for word in source.identifiers):
+        return set()
+    return {
+        node.func.id  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Call)
+        if isinstance(node.func, ast.Name) and (NORM_CLASS_NAME.search(node.func.id) or NORM_PARAMETER_NAME.search(node.func.id))  # type: ignore[attr-defined]
+    }
 
 
 def _layer_of(element: ast.AST) -> set:
