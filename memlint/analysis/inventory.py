@@ -63,6 +63,10 @@ class ModuleClass:
     # else: self.embed = nn.Embedding(...)`): what the attribute holds where it exists; kept apart
     # from `attributes`, whose layers are known to exist (their parameters counted)
     conditional: dict[str, Layer] = field(default_factory=dict)
+    # every layer the branches bind to an attribute, in source order (`if leaky: self.act =
+    # nn.LeakyReLU(0.1)` / `else: self.act = nn.ReLU()`): `conditional` holds the last of them; a rule
+    # that must hold for whatever the attribute is asks for all
+    branches: dict[str, list[Layer]] = field(default_factory=dict)
 
 
 def inventory(ctx: "Context") -> dict[str, ModuleClass]:
@@ -216,6 +220,7 @@ class _Builder:
                         layer = self.layer(small.value, env) if isinstance(small.value, cst.Call) else None
                         if layer is not None:
                             described.conditional[small.targets[0].target.attr.value] = layer  # type: ignore[attr-defined]
+                            described.branches.setdefault(small.targets[0].target.attr.value, []).append(layer)  # type: ignore[attr-defined]
 
     def _init_layers(self, init: cst.FunctionDef, env: Env, described: ModuleClass) -> Optional[int]:
         total: Optional[int] = 0

@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
+from memlint.analysis.chosen_classes import chosen_classes
 from memlint.analysis.attribute_owners import attribute_uses, class_nodes, inherited_owner, used_other_than_called
 from memlint.analysis import GradMode
 from memlint.analysis.initialisers import built_layer
@@ -124,6 +125,9 @@ class _Pending:
     class_name: Optional[str]
     attribute: Optional[str]  # `self.<attribute> = nn.Sequential(...)`, checked for other uses at the end
     then: Optional[str] = None  # the layer after it, where the sequence has one
+    # every class the activation may be, where a local name chooses between several (`ReLU = nn.ReLU
+    # if onnx_compatible else nn.ReLU6`: analysis/chosen_classes.py); () where it is `kind` alone
+    kinds: tuple[str, ...] = ()
 
 
 class ActivationNotInplace(Rule):
@@ -2798,6 +2802,67 @@ class Block(nn.Module):
 """,
             config=_EXACT,
         ),
+        Invalid(  # exact selection: a local name chooses the activation class (pytorch-ssd); every choice runs in place the same way
+            """
+from torch import nn
+def separable(c, onnx_compatible=False):
+    ReLU = nn.ReLU if onnx_compatible else nn.ReLU6
+    return nn.Sequential(nn.Conv2d(c, c, 3, groups=c), nn.BatchNorm2d(c), ReLU(), nn.Conv2d(c, c, 1))
+""",
+            line=4,
+            column=75,
+            config=_EXACT,
+            message="`ReLU` (`nn.ReLU` or `nn.ReLU6`) after `nn.BatchNorm2d`",
+            fixed="""
+from torch import nn
+def separable(c, onnx_compatible=False):
+    ReLU = nn.ReLU if onnx_compatible else nn.ReLU6
+    return nn.Sequential(nn.Conv2d(c, c, 3, groups=c), nn.BatchNorm2d(c), ReLU(inplace=True), nn.Conv2d(c, c, 1))
+""",
+            harness=_runs("separable(3)", "2, 3, 8, 8"),
+        ),
+        Valid(  # exact selection: one of the classes the name may hold has no in-place form
+            """
+from torch import nn
+def separable(c, smooth=False):
+    Act = nn.Sigmoid if smooth else nn.ReLU
+    return nn.Sequential(nn.Conv2d(c, c, 3, groups=c), nn.BatchNorm2d(c), Act(), nn.Conv2d(c, c, 1))
+""",
+            config=_EXACT,
+        ),
+        Invalid(  # exact selection: the constructor's branches bind the attribute to ReLU or to Tanh; the ReLU is reported whichever branch comes last
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, bounded):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        if not bounded:
+            self.act = nn.ReLU()
+        else:
+            self.act = nn.Tanh()
+    def forward(self, x):
+        return self.act(self.fc(x))
+""",
+            line=7,
+            column=24,
+            config=_EXACT,
+            message="`self.act = nn.ReLU(...)`",
+            fixed="""
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, bounded):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        if not bounded:
+            self.act = nn.ReLU(inplace=True)
+        else:
+            self.act = nn.Tanh()
+    def forward(self, x):
+        return self.act(self.fc(x))
+""",
+            harness=_runs("Net(False)", "2, 4"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -2860,6 +2925,14 @@ class Block(nn.Module):
             if not isinstance(element, cst.Call) or not isinstance(previous, (cst.Call, cst.Name)):
                 continue
             kind = torch_nn_name(ctx, element.func)
+            kinds: tuple[str, ...] = ()
+            if kind is None and type(element.func) is cst.Name:
+                kinds = chosen_classes(ctx, element.func, ctx.function_node) or ()
+                if len(kinds) < 2 or not all(k in INPLACE_MODULES for k in kinds):
+                    continue
+                if len({INPLACE_MODULES[k] for k in kinds}) != 1:
+                    continue  # the fix puts `inplace=True` where every one of them takes it
+                kind = kinds[0]
             if kind not in INPLACE_MODULES:
                 continue  # (before unwrapping the layer ahead, which may look the file's functions up)
             if isinstance(previous, cst.Name):
@@ -2873,7 +2946,7 @@ class Block(nn.Module):
                 norm = norm_built(ctx, previous, ctx.function_node)
                 if norm is not None:
                     before, after_text = "BatchNorm2d", norm.described  # every norm keeps its input only
-            if before not in FRESH_OUTPUT_LAYERS or ctx.resolve(element.func) is None:
+            if before not in FRESH_OUTPUT_LAYERS or (not kinds and ctx.resolve(element.func) is None):
                 continue
             if before not in OUTPUT_NOT_SAVED and not self.selected_by_code():
                 continue  # after `nn.GELU` / `nn.Softplus` (an activation, not a layer): exact selection only
@@ -2883,7 +2956,7 @@ class Block(nn.Module):
             if argument is not None and holder is not None and _has_comment(holder):
                 continue  # `inplace=False  # why`
             then = self._layer_kind(after) if isinstance(after, cst.Call) else None
-            candidates.append(_Pending(element, kind, after_text, ctx.class_name, attribute, then))
+            candidates.append(_Pending(element, kind, after_text, ctx.class_name, attribute, then, kinds))
         return candidates
 
     def _layer_kind(self, layer: cst.Call) -> Optional[str]:
@@ -3025,14 +3098,21 @@ class Block(nn.Module):
                 if used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
                     continue
             position = INPLACE_MODULES[pending.kind]
+            # Every class the activation may be must agree on what in place saves and on its safety.
+            kinds = pending.kinds or (pending.kind,)
             # A module's construction does not tell whether it runs forward-only.
-            effect = self._effect(pending.kind, forward_only=False, next_keeps_input=pending.then in _KEEPS_ITS_INPUT)
-            if effect is None:
+            effects = {self._effect(k, forward_only=False, next_keeps_input=pending.then in _KEEPS_ITS_INPUT) for k in kinds}
+            if len(effects) != 1 or None in effects:
                 continue
-            safe = inplace_fix_safety(pending.kind, pending.activation)
-            if safe is None:
+            (effect,) = effects
+            safeties = [inplace_fix_safety(k, pending.activation) for k in kinds]
+            if None in safeties:
                 continue  # in place, its backward raises (a negative slope)
-            message = f"`nn.{pending.kind}` after {pending.after} can run in place: `inplace=True` {effect}"
+            safe = all(safeties)
+            named = " or ".join(f"`nn.{k}`" for k in kinds)
+            if pending.kinds:
+                named = f"`{_final_name(pending.activation.func)}` ({named})"
+            message = f"{named} after {pending.after} can run in place: `inplace=True` {effect}"
             fix = self.replace(pending.activation, with_inplace(pending.activation, position), "Add `inplace=True`", safe=safe)
             self.report(pending.activation, message, fix)
 
@@ -3083,18 +3163,21 @@ class Block(nn.Module):
                     a for a, layer in described.conditional.items()
                     if layer.kind in FRESH_OUTPUT_LAYERS and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
                 }  # fmt: skip
-                modules = {a: described.attributes[a] for a in trusted if described.attributes[a].kind in INPLACE_MODULES}
+                modules = {a: (described.attributes[a],) for a in trusted if described.attributes[a].kind in INPLACE_MODULES}
                 # An activation module built in a branch of the constructor (`if add_relu: self.relu =
                 # nn.ReLU()` / `else: self.relu = lambda x: x`): where the attribute holds it, every call
                 # of `self.relu` runs it, so it is checked as one built unconditionally, when the
                 # constructor's branches are the only bindings of the attribute in the file.
+                # Every such module its branches build is checked (`if leaky: self.act = nn.LeakyReLU(0.1)`
+                # / `else: self.act = nn.ReLU()`): the calls are the same whichever it holds.
                 init = _constructor(described.node)
-                for a, layer in described.conditional.items():
-                    if layer.kind not in INPLACE_MODULES or a in modules or changes.hooks_may_see([a]):
+                for a, built in described.branches.items():
+                    capable = tuple(layer for layer in built if layer.kind in INPLACE_MODULES)
+                    if not capable or a in modules or changes.hooks_may_see([a]):
                         continue
                     written = _self_bindings(init, a)
                     if written and changes.class_bindings(a, ctx.class_name) == written:
-                        modules[a] = layer
+                        modules[a] = capable
                         self._bindings[(described.name, a)] = written
                 # `self.bn = BatchNorm(planes)` / `norm_layer(c)`: a norm the file names otherwise (analysis/norm_layers.py)
                 normed = {
@@ -3147,7 +3230,10 @@ class Block(nn.Module):
             or a base class of the file: `inherited_owner`), if one does (the cheap test first)."""
             if attribute is None or described is None:
                 return None
-            layer = described.attributes.get(attribute) or described.conditional.get(attribute)
+            layer = described.attributes.get(attribute)
+            if layer is None and attribute in described.branches:
+                module = layers()[1].get(attribute)
+                return (described.name, module) if module is not None else None
             if layer is None:
                 owner = inherited_owner(classes, described.name, attribute)
                 if owner is None:
@@ -3155,7 +3241,7 @@ class Block(nn.Module):
                 layer = classes[owner].attributes[attribute]
                 changes = module_changes(ctx)
                 trusted = changes.bound_once(attribute, owner) and not changes.hooks_may_see([attribute])
-                return (owner, layer) if trusted and layer.kind in INPLACE_MODULES else None
+                return (owner, (layer,)) if trusted and layer.kind in INPLACE_MODULES else None
             if layer.kind not in INPLACE_MODULES:
                 return None
             module = layers()[1].get(attribute)
@@ -3294,25 +3380,30 @@ class Block(nn.Module):
         method this rule does not follow, not reached through another object)."""
         if not self._module_calls:
             return
-        for (class_name, attribute), (layer, calls) in self._module_calls.items():
+        for (class_name, attribute), (built, calls) in self._module_calls.items():
             # Another class's `self.<attribute>` is that class's module (analysis/attribute_owners.py).
             bindings = self._bindings.get((class_name, attribute), 1)
             if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + bindings:
                 continue
-            kind = layer.kind
-            argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])
-            if value is not False or (argument is not None and self._explained(layer.call)):
-                continue  # `inplace=False  # why`: a choice the catalogue exempts only with a comment
-            effect = self._effect(kind, forward_only=False, next_keeps_input=False)
-            safe = inplace_fix_safety(kind, layer.call) if effect is not None else None
-            if safe is None:
-                continue
-            message = (
-                f"`self.{attribute} = nn.{kind}(...)` is only called on fresh values that nothing reads again: "
-                f"`inplace=True` {effect}"
-            )
-            fix = self.replace(layer.call, with_inplace(layer.call, INPLACE_MODULES[kind]), "Add `inplace=True`", safe=safe)
-            self.report(layer.call, message, fix)
+            for layer in built:
+                self._report_module_activation(attribute, layer)
+
+    def _report_module_activation(self, attribute: str, layer) -> None:
+        """One `self.<attribute> = nn.<Activation>(...)` whose every call is safe in place."""
+        kind = layer.kind
+        argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])
+        if value is not False or (argument is not None and self._explained(layer.call)):
+            return  # `inplace=False  # why`: a choice the catalogue exempts only with a comment
+        effect = self._effect(kind, forward_only=False, next_keeps_input=False)
+        safe = inplace_fix_safety(kind, layer.call) if effect is not None else None
+        if safe is None:
+            return
+        message = (
+            f"`self.{attribute} = nn.{kind}(...)` is only called on fresh values that nothing reads again: "
+            f"`inplace=True` {effect}"
+        )
+        fix = self.replace(layer.call, with_inplace(layer.call, INPLACE_MODULES[kind]), "Add `inplace=True`", safe=safe)
+        self.report(layer.call, message, fix)
 
 
 def _explained_statement(module: cst.Module, call: cst.Call) -> bool:
