@@ -149,7 +149,12 @@ class ActivationNotInplace(Rule):
       (`layer_init(nn.Conv2d(...))` defined in the file with `return layer`, a lambda over such a
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`), or built
-      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`);
+      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), or a norm
+      the file names otherwise: a constructor parameter named as one (`norm_layer(c)`,
+      `BatchNorm(planes)`) whose every value the file shows (default, arguments) is a norm class, or
+      a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias); the
+      activation may be a local name chosen between classes (`ReLU = nn.ReLU if c else nn.ReLU6`)
+      where every choice runs in place the same way;
     - in any function (`forward`, a helper it calls, a message function handed to a graph
       library, a metric; the layers `self.<layer>` only in the methods of an `nn.Module` class), a
       functional activation whose input is the fresh output of such a layer
@@ -172,7 +177,7 @@ class ActivationNotInplace(Rule):
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
       class of the file for its subclasses' methods, or built in a branch of the constructor whose
       branches are the attribute's only bindings: `if add_relu: self.relu = nn.ReLU()` / `else:
-      self.relu = lambda x: x`) when every use of
+      self.relu = lambda x: x`, every such module of the branches) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
       of it in a method of the class on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
