@@ -9,7 +9,9 @@ after one may overwrite that output (ML003).  The role is read from the name (th
 not say which classes another file passes in); every value the file itself shows for the parameter
 can veto it: its default, what the function rebinds it to, and what every call of the function (or
 of the class whose constructor it is) in the file passes, followed through the callers' own
-parameters.  `None` is no value (the call cannot run with it); anything that is not a norm class
+parameters.  A parameter the file shows no value for counts only where its name is a torch norm
+class's (deeplab's `BatchNorm`): a generic `norm_layer` may be a norm-and-activation layer of the
+caller's (timm's `BatchNormAct2d`), whose activation may keep its output.  `None` is no value (the call cannot run with it); anything that is not a norm class
 (`nn.Identity`, a factory, an expression the file cannot resolve) makes the answer unknown.
 """
 
@@ -53,8 +55,8 @@ def norm_built(ctx: "Context", call: cst.Call, function: Optional[cst.FunctionDe
         if not _NORM_PARAMETER.search(name):
             return None
         kinds = _parameter_values(ctx, function, name, 0)
-        if kinds is None:
-            return None
+        if kinds is None or (not kinds and not _NORM_CLASS.search(name)):
+            return None  # `norm_layer` with no value in the file may be anything a caller makes (a norm + act layer)
         shown = " or ".join(f"`nn.{k}`" if k in TORCH_NORMS else f"`{k}`" for k in kinds) if kinds else "a norm layer passed in"
         return NormLayer(kinds, f"`{name}(...)` ({shown})")
     project = _project_norm(ctx, func)
