@@ -161,6 +161,8 @@ def _arguments_passed(ctx: "Context", function: cst.FunctionDef, name: str) -> l
         params = params[1:]
     position = next((i for i, p in enumerate(params) if p.name.value == name), None)
     passed: list[tuple[Optional[cst.FunctionDef], Optional[cst.BaseExpression]]] = []
+    if function.name.value == "__init__" and owner in _extended(ctx):
+        passed.append((None, None))  # a subclass's constructor passes its own values through `super().__init__(...)`
     for call, caller in _calls(ctx).get(callee, ()):
         if any(a.star for a in call.args):
             passed.append((caller, None))
@@ -176,17 +178,27 @@ def _arguments_passed(ctx: "Context", function: cst.FunctionDef, name: str) -> l
 
 def _calls(ctx: "Context") -> dict[str, list[tuple[cst.Call, Optional[cst.FunctionDef]]]]:
     """Calls of a plain name in the file, by that name, each with the function it is in (once per file)."""
-    return ctx.memo("norm-layers-calls", lambda: _index(ctx.module)[0])  # type: ignore[return-value]
+    return _indexed(ctx)[0]
+
+
+def _extended(ctx: "Context") -> frozenset[str]:
+    """Names of the file's classes that a class of the file derives from and defines `__init__` in (once per file)."""
+    return _indexed(ctx)[2]
 
 
 def _owners(ctx: "Context") -> dict[int, str]:
     """id(method) -> the name of the class it is defined in (once per file)."""
-    return ctx.memo("norm-layers-owners", lambda: _index(ctx.module)[1])  # type: ignore[return-value]
+    return _indexed(ctx)[1]
 
 
-def _index(module: cst.Module) -> tuple[dict, dict]:
+def _indexed(ctx: "Context") -> tuple[dict, dict, frozenset[str]]:
+    return ctx.memo("norm-layers-index", lambda: _index(ctx.module))  # type: ignore[return-value]
+
+
+def _index(module: cst.Module) -> tuple[dict, dict, frozenset[str]]:
     calls: dict[str, list[tuple[cst.Call, Optional[cst.FunctionDef]]]] = {}
     owners: dict[int, str] = {}
+    extended: set[str] = set()
     stack: list[tuple[cst.CSTNode, Optional[cst.FunctionDef], Optional[str]]] = [(module, None, None)]
     while stack:
         node, function, klass = stack.pop()
@@ -199,8 +211,11 @@ def _index(module: cst.Module) -> tuple[dict, dict]:
             function, klass = node, None  # type: ignore[assignment]
         elif kind is cst.ClassDef:
             klass = node.name.value  # type: ignore[attr-defined]
+            body = node.body.body if type(node.body) is cst.IndentedBlock else ()  # type: ignore[attr-defined]
+            if any(type(s) is cst.FunctionDef and s.name.value == "__init__" for s in body):
+                extended.update(b.value.value for b in node.bases if type(b.value) is cst.Name)  # type: ignore[attr-defined]
         stack.extend((child, function, klass) for child in node.children)
-    return calls, owners
+    return calls, owners, frozenset(extended)
 
 
 def norm_attributes(ctx: "Context", class_node: cst.ClassDef) -> frozenset[str]:

@@ -2778,6 +2778,21 @@ plain = Block(4, norm_layer=lambda c: Gate(c))
 """,
             config=_EXACT,
         ),
+        Valid(  # exact selection: a subclass's constructor may pass its own `norm_layer` through `super().__init__`
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
+    def forward(self, x):
+        return self.body(x)
+class Plain(Block):
+    def __init__(self, c):
+        super().__init__(c, norm_layer=lambda c: nn.Identity())
+""",
+            config=_EXACT,
+        ),
         Valid(  # exact selection: a generic `norm_layer` the file passes no value for may be a caller's norm-and-activation layer
             """
 from torch import nn
