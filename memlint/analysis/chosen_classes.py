@@ -22,6 +22,10 @@ def chosen_classes(ctx: "Context", func: cst.BaseExpression, function: Optional[
     if type(func) is not cst.Name or function is None:
         return None
     name = func.value
+    return ctx.memo(("chosen-classes", id(function), name), lambda: _chosen(ctx, function, name))  # type: ignore[return-value]
+
+
+def _chosen(ctx: "Context", function: cst.FunctionDef, name: str) -> Optional[tuple[str, ...]]:
     params = function.params
     if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
         return None
