@@ -1102,6 +1102,84 @@ class Net(nn.Module):
 """,
             config=_EXACT,
         ),
+        Valid(  # exact selection: a call of the class in the file passes something that is not a norm for `norm_layer`
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
+    def forward(self, x):
+        return self.body(x)
+plain = Block(4, norm_layer=lambda c: Gate(c))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # exact selection: a subclass's constructor may pass its own `norm_layer` through `super().__init__`
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
+    def forward(self, x):
+        return self.body(x)
+class Plain(Block):
+    def __init__(self, c):
+        super().__init__(c, norm_layer=lambda c: nn.Identity())
+""",
+            config=_EXACT,
+        ),
+        Valid(  # exact selection: a generic `norm_layer` the file passes no value for may be a caller's norm-and-activation layer
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
+    def forward(self, x):
+        return self.body(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # exact selection: a constructor parameter not named as a norm may build anything
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, layer):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
+    def forward(self, x):
+        return self.body(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # exact selection: `x` is read again after the activation (`x + y`): its statement does not end the name
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.bn(x)
+        y = self.relu(x)
+        return x + y
+""",
+            config=_EXACT,
+        ),
+        Valid(  # exact selection: one of the classes the name may hold has no in-place form
+            """
+from torch import nn
+def separable(c, smooth=False):
+    Act = nn.Sigmoid if smooth else nn.ReLU
+    return nn.Sequential(nn.Conv2d(c, c, 3, groups=c), nn.BatchNorm2d(c), Act(), nn.Conv2d(c, c, 1))
+""",
+            config=_EXACT,
+        ),
     ]
 
     INVALID = [
@@ -2765,75 +2843,6 @@ head = nn.Sequential(nn.Conv2d(3, 4, 3), BatchNorm2d(4), nn.ReLU(inplace=True), 
                 'import sys, types\nsys.modules["sync_batchnorm"] = types.SimpleNamespace(SynchronizedBatchNorm2d=torch.nn.BatchNorm2d)\n',
             ),
         ),
-        Valid(  # exact selection: a call of the class in the file passes something that is not a norm for `norm_layer`
-            """
-from torch import nn
-class Block(nn.Module):
-    def __init__(self, c, norm_layer=nn.BatchNorm2d):
-        super().__init__()
-        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
-    def forward(self, x):
-        return self.body(x)
-plain = Block(4, norm_layer=lambda c: Gate(c))
-""",
-            config=_EXACT,
-        ),
-        Valid(  # exact selection: a subclass's constructor may pass its own `norm_layer` through `super().__init__`
-            """
-from torch import nn
-class Block(nn.Module):
-    def __init__(self, c, norm_layer=nn.BatchNorm2d):
-        super().__init__()
-        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
-    def forward(self, x):
-        return self.body(x)
-class Plain(Block):
-    def __init__(self, c):
-        super().__init__(c, norm_layer=lambda c: nn.Identity())
-""",
-            config=_EXACT,
-        ),
-        Valid(  # exact selection: a generic `norm_layer` the file passes no value for may be a caller's norm-and-activation layer
-            """
-from torch import nn
-class Block(nn.Module):
-    def __init__(self, c, norm_layer):
-        super().__init__()
-        self.body = nn.Sequential(nn.Conv2d(3, c, 3), norm_layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
-    def forward(self, x):
-        return self.body(x)
-""",
-            config=_EXACT,
-        ),
-        Valid(  # exact selection: a constructor parameter not named as a norm may build anything
-            """
-from torch import nn
-class Block(nn.Module):
-    def __init__(self, c, layer):
-        super().__init__()
-        self.body = nn.Sequential(nn.Conv2d(3, c, 3), layer(c), nn.ReLU(), nn.Conv2d(c, c, 3))
-    def forward(self, x):
-        return self.body(x)
-""",
-            config=_EXACT,
-        ),
-        Valid(  # exact selection: `x` is read again after the activation (`x + y`): its statement does not end the name
-            """
-from torch import nn
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(4, 4, 3, padding=1)
-        self.bn = nn.BatchNorm2d(4)
-        self.relu = nn.ReLU()
-    def forward(self, x):
-        x = self.conv(x)
-        x = self.bn(x)
-        y = self.relu(x)
-        return x + y
-""",
-            config=_EXACT,
-        ),
         Invalid(  # exact selection: a local name chooses the activation class (pytorch-ssd); every choice runs in place the same way
             """
 from torch import nn
@@ -2852,15 +2861,6 @@ def separable(c, onnx_compatible=False):
     return nn.Sequential(nn.Conv2d(c, c, 3, groups=c), nn.BatchNorm2d(c), ReLU(inplace=True), nn.Conv2d(c, c, 1))
 """,
             harness=_runs("separable(3)", "2, 3, 8, 8"),
-        ),
-        Valid(  # exact selection: one of the classes the name may hold has no in-place form
-            """
-from torch import nn
-def separable(c, smooth=False):
-    Act = nn.Sigmoid if smooth else nn.ReLU
-    return nn.Sequential(nn.Conv2d(c, c, 3, groups=c), nn.BatchNorm2d(c), Act(), nn.Conv2d(c, c, 1))
-""",
-            config=_EXACT,
         ),
         Invalid(  # exact selection: the constructor's branches bind the attribute to ReLU or to Tanh; the ReLU is reported whichever branch comes last
             """
