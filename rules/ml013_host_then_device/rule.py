@@ -15,7 +15,7 @@ from memlint.analysis.model import follows_device
 from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
 from memlint.analysis.precision_api import keyword
-from memlint.analysis.project_facts import moved_argument
+from memlint.analysis.project_facts import makes_host_tensor, moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.values import Kind, evaluate
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
@@ -178,6 +178,36 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the helper makes its tensor on the device it is given: nothing to copy
+            """
+import torch
+def causal_mask(size, device):
+    return torch.triu(torch.ones((1, size, size), device=device), diagonal=1) == 0
+for x in loader:
+    mask = causal_mask(x.size(1), x.device).to(device)
+    loss = model(x, mask)
+    loss.backward()
+"""
+        ),
+        Valid(  # the helper may return a tensor already on the device (one branch moves it): cannot tell, silent
+            """
+import torch
+def causal_mask(size, device=None):
+    mask = torch.triu(torch.ones((1, size, size)), diagonal=1)
+    if device is not None:
+        mask = mask.to(device)
+    return mask
+def cached_mask(size, cache):
+    if size in cache:
+        return cache[size]
+    return torch.ones(size, size).tril()
+for x in loader:
+    mask = causal_mask(x.size(1)).to(device)
+    other = cached_mask(x.size(1), {}).to(device)
+    loss = model(x, mask, other)
+    loss.backward()
+"""
+        ),
         Valid(  # a plain function whose parameter is called `torch`: whatever the caller passes
             """
 def forward(torch, x):
@@ -1040,6 +1070,25 @@ for batch in val_loader:
             line=9,
             column=14,
         ),
+        Invalid(  # a project helper (here or in another file) that returns a tensor it has just made on the host: the
+            # summaries' `fresh` fact, through the helper's local name, its triangle, cast and comparison (hkproj's causal_mask)
+            """
+import torch
+def causal_mask(size):
+    mask = torch.triu(torch.ones((1, size, size)), diagonal=1).type(torch.int)
+    return mask == 0
+def greedy_decode(model, source, source_mask, max_len, device):
+    decoder_input = source[:, :1]
+    while decoder_input.size(1) < max_len:
+        decoder_mask = causal_mask(decoder_input.size(1)).type_as(source_mask).to(device)
+        out = model.decode(source, decoder_input, decoder_mask)
+        decoder_input = torch.cat([decoder_input, out[:, -1:].argmax(-1)], dim=1)
+    return decoder_input
+""",
+            line=8,
+            column=24,
+            message="causal_mask()",
+        ),
         Invalid(  # a legacy constructor given `x.size()` (a torch.Size: sizes), zero-filled, moved behind a device test (deepspeech's MaskConv)
             """
 import torch
@@ -1474,8 +1523,8 @@ for x, y in train_loader:
         name = _factory_kind(factory, ctx)
         if name is None:
             return
-        if name in LEGACY_SIZED_CONSTRUCTORS:
-            wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator
+        if name in LEGACY_SIZED_CONSTRUCTORS or _from_helper(name):
+            wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator, nor does a helper's factory here
         if keyword(factory, "device") is not None or any(a.star == "**" for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
             return
         if type_as is not None and helper is None and not (isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to")):
@@ -1572,6 +1621,8 @@ for x, y in train_loader:
 
 
 def _advice(name: str, factory: cst.Call) -> str:
+    if _from_helper(name):
+        return f"give the factory in `{name}` a `device=` (a parameter of it), as `torch.ones(..., device=...)`"
     if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and isinstance(factory.args[0].value, cst.Call) and _is_range_call(factory.args[0].value):
         return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)`"
     if name in LEGACY_SIZED_CONSTRUCTORS:
@@ -1646,10 +1697,20 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
     return None
 
 
+def _from_helper(name: str) -> bool:
+    """Is `name` (`_factory_kind`'s) a project helper's, "causal_mask()", rather than torch's?"""
+    return name.endswith("()")
+
+
 def _factory_kind(factory: cst.Call, ctx) -> Optional[str]:
     """The torch size factory `factory` calls ("zeros"), or a legacy typed constructor called with sizes
     ("FloatTensor": two or more sizes, or one integer literal or `x.size(i)` / `len(x)`; one other
-    argument may be data, as in `torch.FloatTensor(rewards)`); None for anything else."""
+    argument may be data, as in `torch.FloatTensor(rewards)`), or the project's helper that returns a
+    tensor it has just made on the host, as written and called ("causal_mask()":
+    `project_facts.makes_host_tensor`, here or in another file); None for anything else."""
+    helper = makes_host_tensor(factory, ctx)
+    if helper is not None:
+        return f"{helper}()"
     qualified = ctx.resolve(factory.func)
     if qualified is None or qualified.rpartition(".")[0] != "torch":
         return None
