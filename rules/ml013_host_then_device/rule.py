@@ -83,8 +83,13 @@ class HostThenDevice(Rule):
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` moved by a
-    later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then); the code run on every
-    step:
+    later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then), or
+    `causal_mask(n).type_as(mask).to(device)` where `causal_mask`, a function of this file or of another
+    linted with it, returns on every call a tensor it has just made on the host (every `return` a size
+    factory without `device=`, through a local name, a cast, a reshape, a triangle or a comparison
+    with a number: `torch.triu(torch.ones(1, n, n), diagonal=1) == 0`; no fix, the `device=` belongs
+    in the helper; a helper that may return a tensor already on the device is not followed); the
+    code run on every step:
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
       assignment, say), anywhere in them; or in a function, or a class's `__init__`, that a `forward`
@@ -135,6 +140,13 @@ class HostThenDevice(Rule):
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
     does not change between steps; a flag that opts in to extra work, `if args.log_images:`, does not
     count); in `forward` it is (it runs on every call that takes the branch).
+
+    Nor are these reported: code in a plotting function (its role in the semantic model: it draws a
+    figure, run to show results rather than on every step); in a loop of the file, or a function
+    such a loop calls, `.to(x.device)` in a file that names no accelerator anywhere (a CPU-only
+    script: following another tensor's device moves nothing); in a loop, `.to(y.device)` where `y`
+    is a batch the loader yielded on the host that the loop has not moved yet (the tensor stays
+    where it is); a factory given `**kwargs` (they may hold `device=`).
 
     ## Why is this bad?
     The tensor is first allocated and filled in host memory, then a second allocation is made on the
