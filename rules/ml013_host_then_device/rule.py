@@ -142,9 +142,10 @@ class HostThenDevice(Rule):
     count); in `forward` it is (it runs on every call that takes the branch).
 
     Nor are these reported: code in a plotting function (its role in the semantic model: it draws a
-    figure, run to show results rather than on every step); in a loop of the file, or a function
-    such a loop calls, `.to(x.device)` in a file that names no accelerator anywhere (a CPU-only
-    script: following another tensor's device moves nothing); in a loop, `.to(y.device)` where `y`
+    figure, run to show results rather than on every step); in a loop, or in a function a loop
+    calls, `.to(x.device)` in a file that names no accelerator anywhere, when no file of the project
+    that names one imports it (a CPU-only script: following another tensor's device moves
+    nothing); in a loop, `.to(y.device)` where `y`
     is a batch the loader yielded on the host that the loop has not moved yet (the tensor stays
     where it is); a factory given `**kwargs` (they may hold `device=`).
 
@@ -431,6 +432,16 @@ import torch
 for x, y in train_loader:
     noise = torch.randn(x.shape).to(x.device)
     loss = criterion(model(x + noise), y)
+    loss.backward()
+"""
+        ),
+        Valid(  # a CPU-only script's helper that only its own loop calls: `.to(x.device)` moves nothing
+            """
+import torch
+def add_noise(x):
+    return x + torch.randn(x.shape).to(x.device)
+for x, y in train_loader:
+    loss = criterion(model(add_noise(x)), y)
     loss.backward()
 """
         ),
@@ -1258,7 +1269,7 @@ for source, target in test_loader:
 """,
             line=3,
             column=14,
-            message="calls on every iteration",
+            message="runs on every iteration of the loop",
             fixed="""
 import torch
 def translate(model, source, device):
@@ -1575,6 +1586,13 @@ for x, y in train_loader:
         CPU-only script, where following another tensor's device moves nothing."""
         return not self.ctx.model.device.explicit and follows_device(device)
 
+    def _cpu_script_helper(self, candidate: "_Candidate") -> bool:
+        """A helper of a CPU-only program: this file names no accelerator (`_moves_nothing`) and no
+        file of the project imports it, or none of those that do (transitively) names one
+        (`FileView.imported_names`, `host_importers`): its `.to(x.device)` moves nothing."""
+        project = self.ctx.project
+        return (not project.imported_names or project.host_importers) and self._moves_nothing(candidate.device)
+
     def _follows_host_batch(self, device: cst.BaseExpression, move: cst.Call) -> bool:
         """`.to(y.device)` where `y` is a batch the loader yielded on the host and the loop has not
         moved yet (placement.batch_left_on_host): nothing moves."""
@@ -1582,11 +1600,10 @@ for x, y in train_loader:
             return False
         return not self.ctx.model.device.launched and batch_left_on_host(device.value.value, self.ctx.loop, move)
 
-    def finish(self, facts) -> None:
+    def finish(self, facts) -> None:  # `facts`: the traversal's; the project pass's `per_step` says what runs per step
         if not self._in_helpers:
             return
         passes = {key for key, node in self._functions.items() if runs_own_pass(node)}
-        per_step = _per_step_functions(facts, passes, self.ctx.model)
         project = self.ctx.project
         for candidate in self._in_helpers:
             key = candidate.function
@@ -1597,12 +1614,11 @@ for x, y in train_loader:
                 continue
             elif key in self._functions and self.ctx.model.function_role(self._functions[key]) == "plotting":
                 continue
-            elif key in per_step:
-                # called from this file's own loops (a framework's hook runs on the device it chose)
-                if per_step[key] == _HOOK or not self._moves_nothing(candidate.device):
-                    self._report(candidate, f"in {helper}, {per_step[key]}")
+            elif key[0] == "method" and key[2] in _BATCH_HOOKS:  # its own body (a framework's hook runs on the device it chose)
+                self._report(candidate, f"in {helper}, {_HOOK}")
             elif (runs_on := project.per_step_of(key)) is not None:  # a loop or a per-batch hook, maybe in another file
-                self._report(candidate, f"in {helper}, which runs on {runs_on}")
+                if not self._cpu_script_helper(candidate):
+                    self._report(candidate, f"in {helper}, which runs on {runs_on}")
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
@@ -1827,34 +1843,6 @@ def _unconditional(ctx) -> bool:
 
 
 _HOOK = "a hook the framework runs once per batch"
-
-
-def _per_step_functions(facts, passes: set[tuple], model) -> dict[tuple, str]:
-    """Functions of this file run once per training or evaluation step, with where from: called
-    unconditionally on every iteration of a step loop (not an epoch loop), or by a per-batch hook
-    (`training_step`), directly or through other such functions.  A function that runs a pass over
-    the data itself (`passes`) is run once per pass, and is not followed."""
-    result: dict[tuple, str] = {}
-    for key in facts.defined:
-        if key[0] == "method" and key[2] in _BATCH_HOOKS and key not in passes:
-            result[key] = _HOOK
-    changed = True
-    while changed:
-        changed = False
-        for key in facts.defined - result.keys() - passes:
-            for site in facts.call_sites.get(key, ()):
-                if site.conditional:
-                    continue
-                if site.loop is not None:
-                    if model.loop_scope(site.loop).kind == "step":
-                        result[key] = "which a training/evaluation loop calls on every iteration"
-                        changed = True
-                        break
-                elif site.callers and site.callers[-1] in result:
-                    result[key] = result[site.callers[-1]]
-                    changed = True
-                    break
-    return result
 
 
 def _target_device(move: cst.Call) -> Optional[cst.BaseExpression]:
