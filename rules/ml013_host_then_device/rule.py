@@ -1650,7 +1650,7 @@ for x, y in train_loader:
 
 def _advice(name: str, factory: cst.Call) -> str:
     if _from_helper(name):
-        return f"give the factory in `{name}` a `device=` (a parameter of it), as `torch.ones(..., device=...)`"
+        return f"pass the device to `{name}` and give the torch factory in it `device=`"
     if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and isinstance(factory.args[0].value, cst.Call) and _is_range_call(factory.args[0].value):
         return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)`"
     if name in LEGACY_SIZED_CONSTRUCTORS:
