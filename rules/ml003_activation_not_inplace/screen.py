@@ -255,10 +255,12 @@ def _norm_names(source: Source) -> set[str]:
     `SynchronizedBatchNorm2d(c)`): the words of analysis/norm_layers.py, whatever they are bound to."""
     if not any(NORM_CLASS_NAME.search(word) or NORM_PARAMETER_NAME.search(word) for word in source.identifiers):
         return set()
+    # The parameter words only for the file's parameters (`ConvNorm(...)` is a class, not `norm_layer`).
+    parameters = {node.arg for node in source.nodes(ast.arg) if NORM_PARAMETER_NAME.search(node.arg)}  # type: ignore[attr-defined]
     return {
         node.func.id  # type: ignore[attr-defined]
         for node in source.nodes(ast.Call)
-        if isinstance(node.func, ast.Name) and (NORM_CLASS_NAME.search(node.func.id) or NORM_PARAMETER_NAME.search(node.func.id))  # type: ignore[attr-defined]
+        if isinstance(node.func, ast.Name) and (NORM_CLASS_NAME.search(node.func.id) or node.func.id in parameters)  # type: ignore[attr-defined]
     }
 
 
