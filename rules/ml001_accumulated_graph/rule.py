@@ -1748,8 +1748,10 @@ class Agent:
     # ------------------------------------------------------------------ finding candidates: the shapes
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        """`total += loss`; `losses += [loss]` grows a list (the display's elements are kept)."""
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
-            self._consider(node, node.target, [node.value], container=False)
+            kept, container = accumulation.added_values([node.value])
+            self._consider(node, node.target, kept, container=container)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """`total = total + loss`, `s = 0.98 * s + 0.02 * loss`, `outs = torch.cat([outs, model(x)])`,
@@ -1758,9 +1760,10 @@ class Agent:
             return
         target = node.targets[0].target
         for branch in accumulation.branches(node.value):
-            others = accumulation.running_sum_terms(branch, target)
+            others = accumulation.running_sum_terms(branch, target) or accumulation.added_parts(branch, target, self.ctx)
             if others:
-                self._consider(node, target, others, container=False, may_start_empty=True)
+                kept, container = accumulation.added_values(others)
+                self._consider(node, target, kept, container=container, may_start_empty=True)
                 return
             others = accumulation.concatenated_parts(branch, target, self.ctx)
             if others:
@@ -1780,6 +1783,8 @@ class Agent:
             return
         if func.attr.value in ("append", "extend") and len(node.args) == 1:
             self._consider(node, func.value, accumulation.kept_values(node.args[0].value), container=True)
+        elif func.attr.value in accumulation.IN_PLACE_SUMS and node.args and node.args[0].keyword is None:
+            self._consider(node, func.value, [node.args[0].value], container=False)  # `total.add_(loss)`
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
         self._comprehension(node, node.elt)

@@ -46,25 +46,36 @@ def _meter_update(node: ast.AST) -> Optional[list]:
 
 
 def _accumulation(node: ast.AST) -> Optional[list]:
-    """The values accumulated by `+=`, `x = <sum holding x>`, `x = torch.cat([x, v])`, `.append(v)` /
-    `.extend(v)`; None for anything else."""
+    """The values accumulated by `+=` (a display's elements: `losses += [loss]`), `x = <sum holding
+    x>` (`stats["loss"] = stats.get("loss", 0) + loss` too), `x = torch.cat([x, v])`, `x =
+    torch.add(x, v)` / `x.add(v)`, either as a branch of `a if c else b`, `.append(v)` / `.extend(v)`,
+    `x.add_(v)` / `x.sub_(v)`; None for anything else."""
     if isinstance(node, ast.AugAssign):
-        return [node.value] if isinstance(node.op, (ast.Add, ast.Sub)) else None
+        return _elements(node.value) if isinstance(node.op, (ast.Add, ast.Sub)) else None
     if isinstance(node, ast.Assign):
         if len(node.targets) != 1:
             return None
         target = node.targets[0]
-        key = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
+        keys = _reading_keys(target)
         value = node.value
-        if isinstance(value, ast.BinOp):
-            parts = [n for n in ast.walk(value) if ast.dump(n, annotate_fields=False) == key]
-            return [value] if parts else None
         for branch in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
-            if isinstance(branch, ast.Call) and branch.args and isinstance(branch.args[0], (ast.List, ast.Tuple)):
-                elements = branch.args[0].elts
-                if any(ast.dump(e, annotate_fields=False) == key for e in elements):
-                    return list(elements)
+            if isinstance(branch, ast.BinOp):
+                if any(ast.dump(n, annotate_fields=False) in keys for n in ast.walk(branch)):
+                    return [e for term in _terms(branch) for e in _elements(term)]
+            elif isinstance(branch, ast.Call) and branch.args:
+                arguments = [a.value if isinstance(a, ast.Starred) else a for a in branch.args]
+                func = branch.func
+                if isinstance(arguments[0], (ast.List, ast.Tuple)):
+                    parts = list(arguments[0].elts)  # `torch.cat([x, v])`
+                elif isinstance(func, ast.Attribute) and func.attr == "add":
+                    parts = [func.value, *arguments]  # `torch.add(x, v)`, `x.add(v)`
+                else:
+                    continue
+                if any(ast.dump(n, annotate_fields=False) in keys for n in parts):
+                    return parts
         return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_", "sub_"):
+        return node.args[:1] or None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
         if argument_count(node) != 1:
             return None
@@ -73,6 +84,22 @@ def _accumulation(node: ast.AST) -> Optional[list]:
             value = value.value
         return _elements(value)
     return None
+
+
+def _reading_keys(target: ast.AST) -> set:
+    """The dumps of the expressions that read `target` back: the target itself and, for a subscript,
+    its receiver's `.get(...)` (loosened: any key)."""
+    keys = {ast.dump(target, annotate_fields=False).replace("Store()", "Load()")}
+    if isinstance(target, ast.Subscript):
+        keys.add(ast.dump(target.value, annotate_fields=False).replace("Store()", "Load()"))
+    return keys
+
+
+def _terms(value: ast.AST) -> list:
+    """The terms of a sum (`a + b - c` -> [a, b, c]); anything else is one term."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
+        return [*_terms(value.left), *_terms(value.right)]
+    return [value]
 
 
 def _elements(value: ast.AST) -> list:
