@@ -1359,7 +1359,7 @@ def embed(encoder, test_loader):
     feats = None
     for x, _ in test_loader:
         f = encoder(x)
-        feats = f if feats is None else torch.cat([feats, f.detach()])
+        feats = f.detach() if feats is None else torch.cat([feats, f.detach()])
     return feats
 """,
         ),
@@ -1738,6 +1738,186 @@ class Agent:
                 self.update()
 """,
         ),
+        Invalid(  # a list grown by concatenation keeps every step's loss (issue 27: shapes the corpus lacked)
+            """
+import torch
+def train(net, loader, opt, criterion):
+    losses = []
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses += [loss]
+    print(torch.stack(losses).mean())
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    losses = []
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses += [loss.detach()]
+    print(torch.stack(losses).mean())
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # a dict entry read back with `.get` is a running sum
+            """
+import torch
+def train(net, loader, opt, criterion):
+    stats = {}
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        stats["loss"] = stats.get("loss", 0.0) + loss
+    print(stats["loss"] / len(loader))
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    stats = {}
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        stats["loss"] = stats.get("loss", 0.0) + loss.detach()
+    print(stats["loss"] / len(loader))
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # an in-place `add_` into a tensor started at zero chains every step's graph
+            """
+import torch
+def train(net, loader, opt, criterion):
+    total = torch.zeros(1)
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total.add_(loss)
+    print(total / len(loader))
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    total = torch.zeros(1)
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total.add_(loss.detach())
+    print(total / len(loader))
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # `torch.add` is a sum
+            """
+import torch
+def train(net, loader, opt, criterion):
+    total = torch.tensor(0.0)
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total = torch.add(total, loss)
+    print(total / len(loader))
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    total = torch.tensor(0.0)
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total = torch.add(total, loss.detach())
+    print(total / len(loader))
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # started by the conditional's other branch: the fix detaches both
+            """
+import torch
+def train(net, loader, opt, criterion):
+    total = None
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total = loss if total is None else total + loss
+    print(total / len(loader))
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    total = None
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total = loss.detach() if total is None else total + loss.detach()
+    print(total / len(loader))
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # a list kept in a dict through `setdefault`
+            """
+import torch
+def train(net, loader, opt, criterion):
+    history = {}
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        history.setdefault("loss", []).append(loss)
+    print(torch.stack(history["loss"]).mean())
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            unsafe=True,
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    history = {}
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        history.setdefault("loss", []).append(loss.detach())
+    print(torch.stack(history["loss"]).mean())
+""",
+        ),
     ]
 
 
@@ -1759,15 +1939,19 @@ class Agent:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, (cst.Name, cst.Subscript, cst.Attribute)):
             return
         target = node.targets[0].target
-        for branch in accumulation.branches(node.value):
+        branches = accumulation.branches(node.value)
+        for branch in branches:
+            # the other branch starts the accumulator (`loss if total is None else total + loss`): what
+            # it keeps stays too, so the fix detaches it as well
+            start = [v for b in branches if b is not branch for v in accumulation.kept_values(b)]
             others = accumulation.running_sum_terms(branch, target) or accumulation.added_parts(branch, target, self.ctx)
             if others:
                 kept, container = accumulation.added_values(others)
-                self._consider(node, target, kept, container=container, may_start_empty=True)
+                self._consider(node, target, kept + start, container=container, may_start_empty=True)
                 return
             others = accumulation.concatenated_parts(branch, target, self.ctx)
             if others:
-                self._consider(node, target, others, container=True, may_start_empty=True)
+                self._consider(node, target, others + start, container=True, may_start_empty=True)
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
