@@ -6,7 +6,7 @@ outputs kept on the device) both ask; each says the evidence it rests on.
 **Shapes** (what is kept, and in what):
 
 - a running sum: `total += v`, `total = total + v`, an exponential average `s = 0.98 * s + 0.02 * v`
-  (the target once among the terms, possibly scaled; a dict entry also read back as
+  (the target once among the terms, possibly scaled, by a product too: `a * gamma * lam * mask`; a dict entry also read back as
   `stats.get("loss", 0)`): `running_sum_terms`; `total = torch.add(total, v)`, `total.add(v)`:
   `added_parts`; in place, `total.add_(v)`: `IN_PLACE_SUMS`;
 - a list grown by concatenation: `losses += [v]`, `losses = losses + [v, acc]` (every other term a
@@ -148,9 +148,10 @@ def _is_scaled(term: cst.BaseExpression, target: cst.BaseExpression) -> bool:
     if _reads_target(term, target):
         return True
     if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, (cst.Multiply, cst.Divide)):
-        if _reads_target(term.left, target):
+        # scaled by any product of factors: `s * gamma * lam * mask[t]` (a discounted running sum)
+        if _is_scaled(term.left, target):
             return not _mentions(term.right, target)
-        if _reads_target(term.right, target) and isinstance(term.operator, cst.Multiply):
+        if _is_scaled(term.right, target) and isinstance(term.operator, cst.Multiply):
             return not _mentions(term.left, target)
     return False
 

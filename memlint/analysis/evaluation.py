@@ -507,11 +507,15 @@ def eval_receiver(call: cst.Call) -> cst.BaseExpression:
 
 def _builds_module(made: cst.Call, ctx: "Context") -> bool:
     """Does `made` call a class of this file (or, by the project pass, of this file seen with its
-    bases elsewhere) that is an nn.Module?"""
+    bases elsewhere) that is an nn.Module, or a class the function is handed as a parameter
+    annotated `nn.Module` (cleanrl's `evaluate(..., Model: torch.nn.Module)`: `agent = Model(envs)`)?"""
     func = made.func
     if type(func) is not cst.Name:
         return False
-    return func.value in ctx.module_classes or func.value in ctx.project.module_classes
+    if func.value in ctx.module_classes or func.value in ctx.project.module_classes:
+        return True
+    name = func.value
+    return ctx.is_param(name) and ctx.lookup_value(name).kind is Kind.MODULE and values.names_a_module_class(name, ctx)
 
 
 def _parameter_free(made: cst.Call, ctx: "Context") -> bool:

@@ -1067,6 +1067,34 @@ def run_episodes(model, envs):
         obs = envs.step(actions)
 """,
         ),
+        Invalid(  # the model is built from a class the function is handed (`Model: nn.Module`), whatever its name (cleanrl's `ppo_eval.py`, issue 27)
+            """
+import torch
+def evaluate(model_path, envs, Model: torch.nn.Module, device):
+    agent = Model(envs).to(device)
+    agent.load_state_dict(torch.load(model_path))
+    agent.eval()
+    obs = envs.reset()
+    for _ in range(1000):
+        actions, _ = agent.get_action_and_value(torch.Tensor(obs).to(device))
+        obs = envs.step(actions.cpu().numpy())
+""",
+            line=8,
+            column=22,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(model_path, envs, Model: torch.nn.Module, device):
+    agent = Model(envs).to(device)
+    agent.load_state_dict(torch.load(model_path))
+    agent.eval()
+    obs = envs.reset()
+    for _ in range(1000):
+        actions, _ = agent.get_action_and_value(torch.Tensor(obs).to(device))
+        obs = envs.step(actions.cpu().numpy())
+""",
+        ),
         Invalid(  # name evidence: the whole function is evaluation -> decorator
             """
 import torch
