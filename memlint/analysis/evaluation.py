@@ -416,6 +416,27 @@ def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
     return method_runs_module(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
 
 
+def runs_model_method(call: cst.Call, ctx: "Context") -> bool:
+    """Is `call` a method fed data (`method_runs_module`) of a receiver that is a model, though no
+    `.eval()` named it: valued a module, or, where the valuation cannot tell, named like a model or
+    one by evidence (`discriminator.feature_extraction(images)` in a loop over `test_loader`)?"""
+    func = call.func
+    if type(func) is not cst.Attribute:
+        return False
+    receiver = func.value
+    if type(receiver) not in (cst.Name, cst.Attribute) or _is_self(receiver) or ctx.resolve(receiver) is not None:
+        return False
+    if not method_runs_module(func.attr.value) or not any(_is_data(a.value) for a in call.args if a.keyword is None):
+        return False
+    value = values.evaluate(receiver, ctx)
+    if value.kind is Kind.MODULE:
+        return not value.is_loss
+    if value.kind is not Kind.UNKNOWN:
+        return False
+    name = receiver.value if type(receiver) is cst.Name else receiver.attr.value  # type: ignore[union-attr]
+    return bool(tables.MODEL_NAME.match(name)) or ctx.model.module_evidence(dotted_name(receiver))
+
+
 def _module_evaluated(name: str, ctx: "Context") -> bool:
     definition = top_function(ctx, name)
     return definition is not None and module_eval_region(ctx, definition) is not None

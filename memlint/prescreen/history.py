@@ -240,6 +240,10 @@ class History:
             return True
         return any(self.possible(a) for a in call.args) or any(self.possible(k.value) for k in call.keywords)
 
+    def only_imported(self, name: Optional[str]) -> bool:
+        """Is `name` bound only by imports (a module or a function from elsewhere, never a model of the file)?"""
+        return self._only_imported(name)
+
     def _only_imported(self, name: Optional[str]) -> bool:
         return name is not None and name in self.imports and name not in self.other_bindings and name not in self.values and name not in self.definitions
 

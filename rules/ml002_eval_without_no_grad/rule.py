@@ -8,7 +8,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.delegation import self_helper_runs_model
-from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of
+from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of, runs_model_method
 from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.walk import code_descendants
@@ -1095,6 +1095,30 @@ def evaluate(model_path, envs, Model: torch.nn.Module, device):
         obs = envs.step(actions.cpu().numpy())
 """,
         ),
+        Invalid(  # a method fed data of a model named like one, in a loop over test data (pytorch-wgan's feature extraction, issue 27)
+            """
+import torch
+def extract(discriminator, test_loader):
+    feats = []
+    for images, labels in test_loader:
+        outputs = discriminator.feature_extraction(images.cuda())
+        feats.append(outputs.data.cpu().numpy())
+    return feats
+""",
+            line=5,
+            column=19,
+            unsafe=True,
+            fixed="""
+import torch
+def extract(discriminator, test_loader):
+    feats = []
+    with torch.no_grad():
+        for images, labels in test_loader:
+            outputs = discriminator.feature_extraction(images.cuda())
+            feats.append(outputs.data.cpu().numpy())
+    return feats
+""",
+        ),
         Invalid(  # name evidence: the whole function is evaluation -> decorator
             """
 import torch
@@ -1512,7 +1536,9 @@ class GAN:
         if region.kind in ("eval-call", "module-eval", "mode-branch"):
             if not runs_evaluated_model(node, region, ctx):
                 return
-        elif not is_model_call(node, ctx) and not runs_method_of(node, region.evaluated, ctx):
+        elif not is_model_call(node, ctx) and not runs_method_of(node, region.evaluated, ctx) and not (
+            region.kind == "loader" and runs_model_method(node, ctx)  # `D.feature_extraction(x)` over `test_loader`
+        ):
             # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs `self.model`
             if region.kind != "function-name" or not self_helper_runs_model(node, ctx):
                 return
