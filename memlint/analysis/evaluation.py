@@ -185,7 +185,10 @@ class _Scanner:
             elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
                 self._claim(pending, region)  # `model.train()` (even in a nested block) ends the region
                 region, pending = None, []
-                continue
+                if _train_mode_call(statement):
+                    continue
+                # (a block that trains inside is scanned as any statement outside a region is: its
+                # own evaluation, the mode a loop leaves its model in)
             if region is not None:
                 pending.append(statement)
                 continue
@@ -200,6 +203,11 @@ class _Scanner:
                 continue
             for block in nested_blocks(statement):
                 self._block(block)
+            left = _left_in_eval_mode(statement, self.ctx, self.scope)
+            if left is not None:
+                description = f"after `{self.ctx.module.code_for_node(left)}` (the mode the loop above leaves it in)"
+                region = Region(statement, "eval-call", description, block=tuple(statements), receiver=_code(self.ctx, eval_receiver(left)))
+                pending = []
         if region is not None:
             self._claim(pending, region)
 
@@ -512,6 +520,25 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     if value.kind is not Kind.UNKNOWN:
         return None
     return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
+
+
+def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[cst.Call]:
+    """The `.eval()` call a loop leaves its model in: the last statement of the loop's own body that
+    sets a mode (`for epoch in ...: model.train(); ...; model.eval(); <validate>`) puts it in eval
+    mode, unconditionally, and nothing in the body after it calls `.train()` (mrdbourke's notebooks:
+    a one-off prediction in the cell after the training loop runs in eval mode, with gradients on)."""
+    if not isinstance(statement, (cst.For, cst.While)) or statement.orelse is not None or not isinstance(statement.body, cst.IndentedBlock):
+        return None
+    body = list(statement.body.body)
+    for position in range(len(body) - 1, -1, -1):
+        current = body[position]
+        if _train_mode_call(current):
+            return None
+        call = _eval_mode_call(current, ctx, scope)
+        if call is not None:
+            later = body[position + 1 :]
+            return None if any(_is_train_call(n) for s in later for n in code_descendants(s)) else call
+    return None
 
 
 def _module_of_chain(expr: cst.BaseExpression) -> cst.BaseExpression:

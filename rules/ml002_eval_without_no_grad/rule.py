@@ -1119,6 +1119,56 @@ def extract(discriminator, test_loader):
     return feats
 """,
         ),
+        Invalid(  # the training loop ends each epoch in eval mode: the prediction after it runs in eval mode, with gradients on (mrdbourke's notebooks, issue 27)
+            """
+import torch
+for epoch in range(5):
+    model.train()
+    for x, y in train_loader:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        val = sum(criterion(model(x), y).item() for x, y in val_loader)
+pred = model(sample)
+print(pred.argmax(1))
+""",
+            line=11,
+            column=8,
+            unsafe=True,
+            message="the mode the loop above leaves it in",
+            fixed="""
+import torch
+for epoch in range(5):
+    model.train()
+    for x, y in train_loader:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        val = sum(criterion(model(x), y).item() for x, y in val_loader)
+with torch.no_grad():
+    pred = model(sample)
+print(pred.argmax(1))
+""",
+        ),
+        Valid(  # the loop's last mode call is `.train()`: the model is left training
+            """
+import torch
+for epoch in range(5):
+    model.eval()
+    with torch.no_grad():
+        val = sum(criterion(model(x), y).item() for x, y in val_loader)
+    model.train()
+    for x, y in train_loader:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+pred = model(sample)
+""",
+        ),
         Invalid(  # name evidence: the whole function is evaluation -> decorator
             """
 import torch
@@ -1597,7 +1647,8 @@ class GAN:
         body = list(scope.body.body)
         if region.node not in body:
             return False
-        before = body[: body.index(region.node)]
+        # (a loop that leaves the model in eval mode trains in its body: it is not evaluation)
+        before = body[: body.index(region.node) + isinstance(region.node, (cst.For, cst.While))]
         return not any(isinstance(n, cst.Call) and _looks_like_run(n) for s in before for n in code_descendants(s))
 
     @staticmethod
