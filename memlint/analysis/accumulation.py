@@ -13,6 +13,7 @@ outputs kept on the device) both ask; each says the evidence it rests on.
   display): `added_values` gives the displays' elements;
 - a running concatenation: `outs = torch.cat([outs, v])` (and `torch.stack` / `vstack` / `hstack`,
   resolved through the file's imports): `concatenated_parts`;
+- a slot per iteration: `losses[i] = loss` with `i` bound by the loop (`stored_at_loop_index`);
 - a display kept whole: `losses.append((loss, acc))`, `out.append({"preds": p})`: `elements`;
 - the accumulator behind subscripts: `stats["loss"]` -> `stats`, `self.outputs[i]` -> `self.outputs`,
   also behind `stats.setdefault("loss", [])` -> `stats` (`holder`, `base_name`, `self_attribute`);
@@ -193,6 +194,18 @@ def graph_leaf(value: cst.BaseExpression, ctx: "Context") -> cst.BaseExpression:
             value = value.expression
             continue
         return value
+
+
+def stored_at_loop_index(target: cst.BaseExpression, loop: Optional[cst.CSTNode]) -> bool:
+    """`losses[i] = loss` where `i` is bound by the `for` loop itself (`for i, (x, y) in
+    enumerate(loader)`, `for i in range(n)`): every iteration stores into a slot of its own, so the
+    container keeps every iteration's value, as `.append` would."""
+    if not (isinstance(loop, cst.For) and isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)):
+        return False
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return False
+    index = target.slice[0].slice.value
+    return isinstance(index, cst.Name) and index.value in set(names_in(loop.target))
 
 
 def holder(accumulator: cst.BaseExpression) -> cst.BaseExpression:

@@ -1918,6 +1918,50 @@ def train(net, loader, opt, criterion):
     print(torch.stack(history["loss"]).mean())
 """,
         ),
+        Invalid(  # a slot per iteration: the loop's own index stores every step's loss (in a tensor, a chain of copies)
+            """
+import torch
+def train(net, loader, opt, criterion):
+    losses = torch.zeros(len(loader))
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses[i] = loss
+    print(losses.mean())
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    losses = torch.zeros(len(loader))
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses[i] = loss.detach()
+    print(losses.mean())
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Valid(  # a slot per iteration of a value without history
+            """
+import torch
+def train(net, loader, opt, criterion):
+    losses = torch.zeros(len(loader))
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses[i] = loss.item()
+    print(losses.mean())
+""",
+        ),
     ]
 
 
@@ -1953,6 +1997,8 @@ def train(net, loader, opt, criterion):
             if others:
                 self._consider(node, target, others + start, container=True, may_start_empty=True)
                 return
+        if accumulation.stored_at_loop_index(target, self.ctx.loop):  # `losses[i] = loss`: a slot per iteration
+            self._consider(node, target, accumulation.kept_values(node.value), container=True, may_start_empty=True)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func

@@ -49,7 +49,7 @@ def _accumulation(node: ast.AST) -> Optional[list]:
     """The values accumulated by `+=` (a display's elements: `losses += [loss]`), `x = <sum holding
     x>` (`stats["loss"] = stats.get("loss", 0) + loss` too), `x = torch.cat([x, v])`, `x =
     torch.add(x, v)` / `x.add(v)`, either as a branch of `a if c else b`, `.append(v)` / `.extend(v)`,
-    `x.add_(v)` / `x.sub_(v)`; None for anything else."""
+    `x.add_(v)` / `x.sub_(v)`, `x[i] = v`; None for anything else."""
     if isinstance(node, ast.AugAssign):
         return _elements(node.value) if isinstance(node.op, (ast.Add, ast.Sub)) else None
     if isinstance(node, ast.Assign):
@@ -73,6 +73,8 @@ def _accumulation(node: ast.AST) -> Optional[list]:
                     continue
                 if any(ast.dump(n, annotate_fields=False) in keys for n in parts):
                     return parts
+        if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Name):
+            return _elements(value)  # `losses[i] = loss` (loosened: any name as the index)
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_", "sub_"):
         return node.args[:1] or None
