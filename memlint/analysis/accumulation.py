@@ -197,15 +197,27 @@ def graph_leaf(value: cst.BaseExpression, ctx: "Context") -> cst.BaseExpression:
 
 
 def stored_at_loop_index(target: cst.BaseExpression, loop: Optional[cst.CSTNode]) -> bool:
-    """`losses[i] = loss` where `i` is bound by the `for` loop itself (`for i, (x, y) in
-    enumerate(loader)`, `for i in range(n)`): every iteration stores into a slot of its own, so the
+    """`losses[i] = loss` where `i` is the loop's position (`for i in range(n)`, `for i, (x, y) in
+    enumerate(loader)`: `loop_position`): every iteration stores into a slot of its own, so the
     container keeps every iteration's value, as `.append` would."""
     if not (isinstance(loop, cst.For) and isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)):
         return False
     if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
         return False
     index = target.slice[0].slice.value
-    return isinstance(index, cst.Name) and index.value in set(names_in(loop.target))
+    return isinstance(index, cst.Name) and index.value == loop_position(loop)
+
+
+def loop_position(loop: cst.For) -> Optional[str]:
+    """The name a loop binds to its iteration's position: `i` of `for i in range(n)` / `trange(n)`
+    or of `for i, batch in enumerate(loader)` (a key of `.items()` is no position)."""
+    iterable, target = loop.iter, loop.target
+    callee = iterable.func.value if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) else None
+    if callee in ("range", "trange") and isinstance(target, cst.Name):
+        return target.value
+    if callee == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements and isinstance(target.elements[0].value, cst.Name):
+        return target.elements[0].value.value
+    return None
 
 
 def holder(accumulator: cst.BaseExpression) -> cst.BaseExpression:

@@ -2013,7 +2013,8 @@ def train(net, loader, opt, criterion):
             return
         if func.attr.value in ("append", "extend") and len(node.args) == 1:
             self._consider(node, func.value, accumulation.kept_values(node.args[0].value), container=True)
-        elif func.attr.value in accumulation.IN_PLACE_SUMS and node.args and node.args[0].keyword is None:
+        elif func.attr.value in accumulation.IN_PLACE_SUMS and len(node.args) == 1 and node.args[0].keyword is None \
+                and isinstance(func.value, (cst.Name, cst.Attribute)):
             self._consider(node, func.value, [node.args[0].value], container=False)  # `total.add_(loss)`
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
