@@ -175,6 +175,20 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # a slot per iteration of a value without history
+            """
+import torch
+def train(net, loader, opt, criterion):
+    losses = torch.zeros(len(loader))
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses[i] = loss.item()
+    print(losses.mean())
+""",
+        ),
         Valid(  # the same loop over `children()` in a script that backpropagates what it collects: a forward pass
             """
 import torch
@@ -1947,20 +1961,6 @@ def train(net, loader, opt, criterion):
     print(losses.mean())
 """,
             harness=_run("train(net, loader, opt, criterion)"),
-        ),
-        Valid(  # a slot per iteration of a value without history
-            """
-import torch
-def train(net, loader, opt, criterion):
-    losses = torch.zeros(len(loader))
-    for i, (x, y) in enumerate(loader):
-        opt.zero_grad()
-        loss = criterion(net(x), y)
-        loss.backward()
-        opt.step()
-        losses[i] = loss.item()
-    print(losses.mean())
-""",
         ),
     ]
 

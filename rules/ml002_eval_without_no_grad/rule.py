@@ -140,6 +140,21 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the loop's last mode call is `.train()`: the model is left training
+            """
+import torch
+for epoch in range(5):
+    model.eval()
+    with torch.no_grad():
+        val = sum(criterion(model(x), y).item() for x, y in val_loader)
+    model.train()
+    for x, y in train_loader:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+pred = model(sample)
+""",
+        ),
         Valid(  # `prior.log_prob(z)`: a method of something the function did not put in eval mode (a distribution), after the model ran under no_grad
             """
 import torch
@@ -1152,21 +1167,6 @@ for epoch in range(5):
 with torch.no_grad():
     pred = model(sample)
 print(pred.argmax(1))
-""",
-        ),
-        Valid(  # the loop's last mode call is `.train()`: the model is left training
-            """
-import torch
-for epoch in range(5):
-    model.eval()
-    with torch.no_grad():
-        val = sum(criterion(model(x), y).item() for x, y in val_loader)
-    model.train()
-    for x, y in train_loader:
-        opt.zero_grad()
-        criterion(model(x), y).backward()
-        opt.step()
-pred = model(sample)
 """,
         ),
         Invalid(  # name evidence: the whole function is evaluation -> decorator

@@ -137,34 +137,6 @@ for x, y in loader:
     optimizer.step()
 """
         ),
-        Invalid(  # gradients taken with autograd.grad, keeping the graph for nothing (issue 27)
-            """
-import torch
-def train(model, loader, optimizer, criterion):
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        grads = torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)
-        for p, g in zip(model.parameters(), grads):
-            p.grad = g
-        optimizer.step()
-""",
-            line=6,
-            column=17,
-            unsafe=True,
-            message="torch.autograd.grad(retain_graph=True)",
-            fixed="""
-import torch
-def train(model, loader, optimizer, criterion):
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        grads = torch.autograd.grad(loss, list(model.parameters()))
-        for p, g in zip(model.parameters(), grads):
-            p.grad = g
-        optimizer.step()
-""",
-        ),
         Valid(  # a MAML inner step: the gradients are differentiated again (create_graph)
             """
 import torch
@@ -237,6 +209,34 @@ for _ in range(4):
     ]
 
     INVALID = [
+        Invalid(  # gradients taken with autograd.grad, keeping the graph for nothing (issue 27)
+            """
+import torch
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        grads = torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)
+        for p, g in zip(model.parameters(), grads):
+            p.grad = g
+        optimizer.step()
+""",
+            line=6,
+            column=17,
+            unsafe=True,
+            message="torch.autograd.grad(retain_graph=True)",
+            fixed="""
+import torch
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        grads = torch.autograd.grad(loss, list(model.parameters()))
+        for p, g in zip(model.parameters(), grads):
+            p.grad = g
+        optimizer.step()
+""",
+        ),
         Invalid(  # the later backward's loss comes from a fresh forward after the first backward: it cannot reach the retained graph (infoGAN, issue 27)
             """
 import torch
