@@ -26,7 +26,10 @@ the result cache can key a file's findings on exactly the facts it depends on.
 
 The project is the set of files summarised: the files being linted (and, with `project-context`,
 the other Python files under the project root).  Code outside it (an installed package, a file
-not linted) is unknown, and the rules stay as silent about it as they are within one file.
+not linted) is unknown, and the rules stay as silent about it as they are within one file.  A
+notebook takes part through the summary of its code cells (memlint/pipeline/prepare.py): its
+imports and calls count for the files it uses (a module only CUDA notebooks import runs on the
+GPU); it has no module name (nothing imports a notebook) and is still linted as a project of its own.
 """
 
 from __future__ import annotations
@@ -183,6 +186,8 @@ class _Names:
         directory without __init__.py, as a script beside `models/` imports it)."""
         absolute = os.path.abspath(path)
         directory, filename = os.path.split(absolute)
+        if filename.endswith(".ipynb"):
+            return "", []  # a notebook imports, nothing imports it
         stem = filename[: -len(".py")] if filename.endswith(".py") else filename
         parts = [] if stem == "__init__" else [stem]
         while self._package(directory):
