@@ -710,6 +710,18 @@ def test_a_library_module_a_cuda_notebook_imports_is_reported(project):
     assert _findings(".", "--select", "ML017") == [("agent.py", "ML017", 11)]
 
 
+def test_project_context_counts_a_notebook_not_linted(project):
+    write(project / "agent.py", PPO_AGENT)
+    write(project / "plot.py", """
+        from agent import Agent
+
+        Agent().update(batches)
+    """)
+    (project / "run.ipynb").write_text(_notebook("import torch\nfrom agent import Agent\n", "torch.set_default_device('cuda')\n"))
+    assert _findings("agent.py", "plot.py", "--select", "ML017") == []
+    assert _findings("--project-context", "agent.py", "plot.py", "--select", "ML017") == [("agent.py", "ML017", 11)]
+
+
 def test_a_library_module_only_cpu_notebooks_import_stays_cpu_only(project):
     write(project / "agent.py", PPO_AGENT)
     (project / "run.ipynb").write_text(_notebook("from agent import Agent\n", "%matplotlib inline\nAgent().update(batches)\n"))
