@@ -13,7 +13,7 @@ its rule); the trigger words ask for a loop or a per-batch function's lasting st
 from __future__ import annotations
 
 import ast
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from memlint.analysis.naming import BATCH_SOURCE, is_forward_name
 from memlint.prescreen.history import History
@@ -54,15 +54,13 @@ def _accumulation(node: ast.AST) -> Optional[list]:
         if len(node.targets) != 1:
             return None
         target = node.targets[0]
-        key = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
         value = node.value
         if isinstance(value, ast.BinOp):
-            parts = [n for n in ast.walk(value) if ast.dump(n, annotate_fields=False) == key]
-            return [value] if parts else None
+            return [value] if _mentions_target(ast.walk(value), target) else None
         for branch in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
             if isinstance(branch, ast.Call) and branch.args and isinstance(branch.args[0], (ast.List, ast.Tuple)):
                 elements = branch.args[0].elts
-                if any(ast.dump(e, annotate_fields=False) == key for e in elements):
+                if _mentions_target(elements, target):
                     return list(elements)
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
@@ -73,6 +71,19 @@ def _accumulation(node: ast.AST) -> Optional[list]:
             value = value.value
         return _elements(value)
     return None
+
+
+def _mentions_target(nodes: Iterable[ast.AST], target: ast.AST) -> bool:
+    """Is one of `nodes` the assignment's target read back (`x` of `x = x + v`, compared as dumps)?
+    Only nodes of the target's own type are dumped: a dump starts with the type's name, so no other
+    could equal it (dumping every node of every assigned value took this function from 0.15 s to
+    0.28 s CPU over timm's nodes)."""
+    kind = type(target)
+    same = [n for n in nodes if type(n) is kind]
+    if not same:
+        return False
+    key = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
+    return any(ast.dump(n, annotate_fields=False) == key for n in same)
 
 
 def _elements(value: ast.AST) -> list:
