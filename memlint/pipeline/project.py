@@ -467,10 +467,13 @@ class Project:
     # ------------------------------------------------------------------ the call graph
 
     def _functions(self):
-        for file in self.files:
-            if file is not None:
-                for key, record in file.summary["functions"].items():
-                    yield file, key, record
+        """Every function of the project, the notebooks' last: where a script and a notebook both
+        call a function (a repository's notebook often mirrors its script), the evidence a message
+        cites is the script's call, the first site found."""
+        files = [file for file in self.files if file is not None]
+        for file in sorted(files, key=lambda file: file.path.suffix == ".ipynb"):
+            for key, record in file.summary["functions"].items():
+                yield file, key, record
 
     def _collect_sites(self) -> None:
         for file, key, record in self._functions():
