@@ -204,6 +204,10 @@ PROJECTS = {
         "base.py": "import torch\nfrom torch import nn\n" + HELPER_BODIES[-1],
         "net.py": "import torch\nfrom base import Base\n" + USES[4].format(name="Base"),
     },
+    "host tensor made by another file's helper": {  # train.py mentions no torch factory: ML013's screen asks the view
+        "masks.py": "import torch\ndef causal_mask(n):\n    mask = torch.triu(torch.ones(1, n, n), diagonal=1).type(torch.int)\n    return mask == 0\n",
+        "train.py": "import torch\nfrom masks import causal_mask\nfor x in train_loader:\n    m = causal_mask(x.size(1)).to(device)\n    model(x, m).backward()\n",
+    },
     "flush through two helpers": {
         "helpers.py": "import torch\n" + HELPER_BODIES[4],
         "steps.py": "import torch\nimport helpers\ndef after_step(model):\n    helpers.free_memory()\n",

@@ -6,12 +6,17 @@ outputs kept on the device) both ask; each says the evidence it rests on.
 **Shapes** (what is kept, and in what):
 
 - a running sum: `total += v`, `total = total + v`, an exponential average `s = 0.98 * s + 0.02 * v`
-  (the target once among the terms, possibly scaled): `running_sum_terms`;
+  (the target once among the terms, possibly scaled, by a product too: `a * gamma * lam * mask`; a dict entry also read back as
+  `stats.get("loss", 0)`): `running_sum_terms`; `total = torch.add(total, v)`, `total.add(v)`:
+  `added_parts`; in place, `total.add_(v)`: `IN_PLACE_SUMS`;
+- a list grown by concatenation: `losses += [v]`, `losses = losses + [v, acc]` (every other term a
+  display): `added_values` gives the displays' elements;
 - a running concatenation: `outs = torch.cat([outs, v])` (and `torch.stack` / `vstack` / `hstack`,
   resolved through the file's imports): `concatenated_parts`;
+- a slot per iteration: `losses[i] = loss` with `i` bound by the loop (`stored_at_loop_index`);
 - a display kept whole: `losses.append((loss, acc))`, `out.append({"preds": p})`: `elements`;
-- the accumulator behind subscripts: `stats["loss"]` -> `stats`, `self.outputs[i]` -> `self.outputs`
-  (`holder`, `base_name`, `self_attribute`);
+- the accumulator behind subscripts: `stats["loss"]` -> `stats`, `self.outputs[i]` -> `self.outputs`,
+  also behind `stats.setdefault("loss", [])` -> `stats` (`holder`, `base_name`, `self_attribute`);
 - a comprehension over a data loader, one value per batch: `comprehension_batch_source`.
 
 **The accumulator's life**:
@@ -48,6 +53,10 @@ if TYPE_CHECKING:
 DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
 # Calls that return their arguments joined: `x = torch.cat([x, v])` keeps every `v`.
 CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"})
+# Calls that return their arguments added: `total = torch.add(total, loss)` is `total = total + loss`.
+ADDITIONS = frozenset({"torch.add"})
+# Tensor methods that add their argument into the receiver: `total.add_(loss)` is `total += loss`.
+IN_PLACE_SUMS = frozenset({"add_", "sub_"})
 
 
 # ---------------------------------------------------------------------------------------- shapes
@@ -89,6 +98,31 @@ def concatenated_parts(value: cst.BaseExpression, target: cst.BaseExpression, ct
     return [e for e in found if not e.deep_equals(target)]
 
 
+def added_values(terms: list) -> tuple[list, bool]:
+    """What a running sum's other terms keep, and whether the accumulator is a container: where every
+    term is a list or tuple display (`losses += [loss]`, `losses = losses + [loss, acc]`), the list
+    grows by concatenation and keeps the displays' elements; else the terms are added values."""
+    if terms and all(isinstance(t, (cst.List, cst.Tuple)) for t in terms):
+        return [e for t in terms for e in elements(t)], True
+    return list(terms), False
+
+
+def added_parts(value: cst.BaseExpression, target: cst.BaseExpression, ctx: "Context") -> list:
+    """The other operand of `torch.add(target, v)` / `torch.add(v, target)` (resolved through the
+    imports: ADDITIONS) or of `target.add(v)`, when `value` is one; else []."""
+    if not isinstance(value, cst.Call) or any(a.keyword is not None or a.star for a in value.args):
+        return []
+    args = [a.value for a in value.args]
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "add" and func.value.deep_equals(target) and len(args) == 1:
+        return args
+    if len(args) == 2 and ctx.resolve(func) in ADDITIONS:
+        own = [a for a in args if a.deep_equals(target)]
+        if len(own) == 1:
+            return [a for a in args if a is not own[0]]
+    return []
+
+
 def running_sum_terms(value: cst.BaseExpression, target: cst.BaseExpression) -> list:
     """The terms of `target = <sum>` other than the target's own, when the sum holds the target once
     (possibly scaled: `0.98 * s`, `s * momentum`, `s / 2`): `total + loss`, `0.98 * s + 0.02 * loss`;
@@ -112,14 +146,32 @@ def running_sum_terms(value: cst.BaseExpression, target: cst.BaseExpression) -> 
 
 
 def _is_scaled(term: cst.BaseExpression, target: cst.BaseExpression) -> bool:
-    if term.deep_equals(target):
+    if _reads_target(term, target):
         return True
     if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, (cst.Multiply, cst.Divide)):
-        if term.left.deep_equals(target):
+        # scaled by any product of factors: `s * gamma * lam * mask[t]` (a discounted running sum)
+        if _is_scaled(term.left, target):
             return not _mentions(term.right, target)
-        if term.right.deep_equals(target) and isinstance(term.operator, cst.Multiply):
+        if _is_scaled(term.right, target) and isinstance(term.operator, cst.Multiply):
             return not _mentions(term.left, target)
     return False
+
+
+def _reads_target(term: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """`total` for `total`; for a dict entry `stats["loss"]` also `stats.get("loss")` /
+    `stats.get("loss", 0)` (the entry's value, or its start the first time)."""
+    if term.deep_equals(target):
+        return True
+    if not (isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)):
+        return False
+    if not (isinstance(term, cst.Call) and isinstance(term.func, cst.Attribute) and term.func.attr.value == "get"):
+        return False
+    return (
+        1 <= len(term.args) <= 2
+        and all(a.keyword is None and not a.star for a in term.args)
+        and term.func.value.deep_equals(target.value)
+        and term.args[0].value.deep_equals(target.slice[0].slice.value)
+    )
 
 
 def _mentions(expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
@@ -144,15 +196,55 @@ def graph_leaf(value: cst.BaseExpression, ctx: "Context") -> cst.BaseExpression:
         return value
 
 
+def stored_at_loop_index(target: cst.BaseExpression, loop: Optional[cst.CSTNode]) -> bool:
+    """`losses[i] = loss` where `i` is the loop's position (`for i in range(n)`, `for i, (x, y) in
+    enumerate(loader)`: `loop_position`): every iteration stores into a slot of its own, so the
+    container keeps every iteration's value, as `.append` would."""
+    if not (isinstance(loop, cst.For) and isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)):
+        return False
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return False
+    index = target.slice[0].slice.value
+    return isinstance(index, cst.Name) and index.value == loop_position(loop)
+
+
+def loop_position(loop: cst.For) -> Optional[str]:
+    """The name a loop binds to its iteration's position: `i` of `for i in range(n)` / `trange(n)`
+    or of `for i, batch in enumerate(loader)` (a key of `.items()` is no position)."""
+    iterable, target = loop.iter, loop.target
+    callee = iterable.func.value if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) else None
+    if callee in ("range", "trange") and isinstance(target, cst.Name):
+        return target.value
+    if callee == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements and isinstance(target.elements[0].value, cst.Name):
+        return target.elements[0].value.value
+    return None
+
+
 def holder(accumulator: cst.BaseExpression) -> cst.BaseExpression:
-    """The object behind subscripts: `preds` in `preds`, `out["logits"]`, `self.outputs[idx]`."""
-    while isinstance(accumulator, cst.Subscript):
-        accumulator = accumulator.value
-    return accumulator
+    """The object behind subscripts: `preds` in `preds`, `out["logits"]`, `self.outputs[idx]`,
+    `stats.setdefault("loss", [])`."""
+    while True:
+        if isinstance(accumulator, cst.Subscript):
+            accumulator = accumulator.value
+        elif _entry_of(accumulator) is not None:
+            accumulator = _entry_of(accumulator)  # type: ignore[assignment]
+        else:
+            return accumulator
+
+
+def _entry_of(accumulator: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`stats` for `stats.setdefault("loss", [])`: the entry the call returns lives in `stats`."""
+    if isinstance(accumulator, cst.Call) and isinstance(accumulator.func, cst.Attribute) and accumulator.func.attr.value == "setdefault":
+        return accumulator.func.value
+    return None
 
 
 def base_name(accumulator: cst.BaseExpression) -> Optional[str]:
-    """The variable of `total` or `stats["loss"]` (one subscript at most); None for attributes."""
+    """The variable of `total`, `stats["loss"]` or `stats.setdefault("loss", [])` (one subscript at
+    most); None for attributes."""
+    entry = _entry_of(accumulator)
+    if entry is not None:
+        accumulator = entry
     if isinstance(accumulator, cst.Name):
         return accumulator.value
     if isinstance(accumulator, cst.Subscript) and isinstance(accumulator.value, cst.Name):

@@ -185,7 +185,10 @@ class _Scanner:
             elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
                 self._claim(pending, region)  # `model.train()` (even in a nested block) ends the region
                 region, pending = None, []
-                continue
+                if _train_mode_call(statement):
+                    continue
+                # (a block that trains inside is scanned as any statement outside a region is: its
+                # own evaluation, the mode a loop leaves its model in)
             if region is not None:
                 pending.append(statement)
                 continue
@@ -200,6 +203,11 @@ class _Scanner:
                 continue
             for block in nested_blocks(statement):
                 self._block(block)
+            left = _left_in_eval_mode(statement, self.ctx, self.scope)
+            if left is not None:
+                description = f"after `{self.ctx.module.code_for_node(left)}` (the mode the loop above leaves it in)"
+                region = Region(statement, "eval-call", description, block=tuple(statements), receiver=_code(self.ctx, eval_receiver(left)))
+                pending = []
         if region is not None:
             self._claim(pending, region)
 
@@ -416,6 +424,27 @@ def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
     return method_runs_module(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
 
 
+def runs_model_method(call: cst.Call, ctx: "Context") -> bool:
+    """Is `call` a method fed data (`method_runs_module`) of a receiver that is a model, though no
+    `.eval()` named it: valued a module, or, where the valuation cannot tell, named like a model or
+    one by evidence (`discriminator.feature_extraction(images)` in a loop over `test_loader`)?"""
+    func = call.func
+    if type(func) is not cst.Attribute:
+        return False
+    receiver = func.value
+    if type(receiver) not in (cst.Name, cst.Attribute) or _is_self(receiver) or ctx.resolve(receiver) is not None:
+        return False
+    if not method_runs_module(func.attr.value) or not any(_is_data(a.value) for a in call.args if a.keyword is None):
+        return False
+    value = values.evaluate(receiver, ctx)
+    if value.kind is Kind.MODULE:
+        return not value.is_loss
+    if value.kind is not Kind.UNKNOWN:
+        return False
+    name = receiver.value if type(receiver) is cst.Name else receiver.attr.value  # type: ignore[union-attr]
+    return bool(tables.MODEL_NAME.match(name)) or ctx.model.module_evidence(dotted_name(receiver))
+
+
 def _module_evaluated(name: str, ctx: "Context") -> bool:
     definition = top_function(ctx, name)
     return definition is not None and module_eval_region(ctx, definition) is not None
@@ -493,6 +522,25 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
 
 
+def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[cst.Call]:
+    """The `.eval()` call a loop leaves its model in: the last statement of the loop's own body that
+    sets a mode (`for epoch in ...: model.train(); ...; model.eval(); <validate>`) puts it in eval
+    mode, unconditionally, and nothing in the body after it calls `.train()` (mrdbourke's notebooks:
+    a one-off prediction in the cell after the training loop runs in eval mode, with gradients on)."""
+    if not isinstance(statement, (cst.For, cst.While)) or statement.orelse is not None or not isinstance(statement.body, cst.IndentedBlock):
+        return None
+    body = list(statement.body.body)
+    for position in range(len(body) - 1, -1, -1):
+        current = body[position]
+        if _train_mode_call(current):
+            return None
+        call = _eval_mode_call(current, ctx, scope)
+        if call is not None:
+            later = body[position + 1 :]
+            return None if any(_is_train_call(n) for s in later for n in code_descendants(s)) else call
+    return None
+
+
 def _module_of_chain(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`model.cuda()` -> `model`: what a chain of module methods that return the module starts from."""
     while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in KEEPS_THE_MODULE:  # type: ignore[attr-defined]
@@ -507,11 +555,15 @@ def eval_receiver(call: cst.Call) -> cst.BaseExpression:
 
 def _builds_module(made: cst.Call, ctx: "Context") -> bool:
     """Does `made` call a class of this file (or, by the project pass, of this file seen with its
-    bases elsewhere) that is an nn.Module?"""
+    bases elsewhere) that is an nn.Module, or a class the function is handed as a parameter
+    annotated `nn.Module` (cleanrl's `evaluate(..., Model: torch.nn.Module)`: `agent = Model(envs)`)?"""
     func = made.func
     if type(func) is not cst.Name:
         return False
-    return func.value in ctx.module_classes or func.value in ctx.project.module_classes
+    if func.value in ctx.module_classes or func.value in ctx.project.module_classes:
+        return True
+    name = func.value
+    return ctx.is_param(name) and ctx.lookup_value(name).kind is Kind.MODULE and values.names_a_module_class(name, ctx)
 
 
 def _parameter_free(made: cst.Call, ctx: "Context") -> bool:

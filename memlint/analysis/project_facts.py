@@ -61,20 +61,38 @@ def moved_argument(call: cst.Call, ctx: "Context") -> Optional[tuple[cst.BaseExp
     """(the argument moved, "cuda" or "to", the argument given as its device or None) when `call`
     runs a function of the project that returns its parameter moved to a device (`async_copy_to(x,
     gpu)` whose body returns `x.cuda(gpu)` for a tensor; `FileView.mover_calls`), else None."""
-    movers = ctx.project.mover_calls
-    if not movers or not isinstance(call.func, (cst.Name, cst.Attribute)):
+    if not ctx.project.mover_calls:
+        return None
+    written = _project_callee(call, ctx)
+    found = ctx.project.movers().get(written) if written is not None else None
+    if found is None:
+        return None
+    parameter, method, device = found
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or parameter >= len(positional):
+        return None
+    given = positional[device].value if 0 <= device < len(positional) else None
+    if device >= 0 and given is None:
+        return None  # given by keyword or left to its default: cannot tell what it is
+    return positional[parameter].value, method, given
+
+
+def makes_host_tensor(call: cst.Call, ctx: "Context") -> Optional[str]:
+    """The callee as written ("causal_mask") when `call` runs a function of the project that returns
+    a tensor it has just made on the host (`FileView.host_calls`: every return a torch size factory
+    without `device=`, here or in another file), else None."""
+    if not ctx.project.host_calls:
+        return None
+    written = _project_callee(call, ctx)
+    return written if written is not None and written in ctx.project.host_calls else None
+
+
+def _project_callee(call: cst.Call, ctx: "Context") -> Optional[str]:
+    """`helper` / `utils.helper` as written, when its root is bound at module level (the name the
+    project pass resolved), else None."""
+    if not isinstance(call.func, (cst.Name, cst.Attribute)):
         return None
     written = dotted_name(call.func)
     if written is None or not ctx.binds_at_module_level(written.partition(".")[0]):
         return None
-    found = dict(movers).get(written)
-    if found is None:
-        return None
-    parameter, method, device = found.split(",")
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in call.args) or int(parameter) >= len(positional):
-        return None
-    given = positional[int(device)].value if 0 <= int(device) < len(positional) else None
-    if int(device) >= 0 and given is None:
-        return None  # given by keyword or left to its default: cannot tell what it is
-    return positional[int(parameter)].value, method, given
+    return written

@@ -14,6 +14,8 @@ A summary says, for each module-level function and each method of a module-level
   (`torch.cuda.empty_cache()`, `gc.collect()`, not in a loop, behind an `if` or in a handler);
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
   history (every return must have one); absent when it never returns such a value;
+- `fresh`: a module-level function whose every return is a tensor it has just made on the host
+  (memlint.analysis.host_returns: `causal_mask(n)` returning `torch.triu(torch.ones(1, n, n)) == 0`);
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
   the call is behind an `if` or in an exception handler;
@@ -44,9 +46,10 @@ from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.counted_loops import enumerate_start, first_bound
+from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 6  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`
+FORMAT = 7  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -123,13 +126,18 @@ class _Summary:
                 self._decorations(key, record, no_grad_decorators)
         for call in self.source.nodes(ast.Call):
             self._call(call)  # type: ignore[arg-type]
+        returns: dict[str, list[ast.Return]] = {}
         for node in self.source.nodes(ast.Return):
+            returns.setdefault(self._function_of(node) or "?", []).append(node)  # type: ignore[arg-type]
             if node.value is not None:  # type: ignore[attr-defined]
                 self._return(node)  # type: ignore[arg-type]
+        generators = set()
         for node in self.source.nodes(ast.Yield, ast.YieldFrom):
             key = self._function_of(node)
             if key:
+                generators.add(key)
                 self.functions[key]["returns"] = None  # a generator: calling it returns no tensor
+        self._fresh_returns(returns, generators)
         self._moved_parameters()
         self._passes()
         return {
@@ -674,6 +682,17 @@ class _Summary:
             if id(loop) in found and id(loop) not in training and _counted_break(loop, self._enclosing_function):
                 found.discard(id(loop))
         return found, training
+
+    # ------------------------------------------------------------------ tensors made on the host
+
+    def _fresh_returns(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
+        """`fresh` of a module-level function that returns a tensor it has just made on the host on
+        every call (memlint.analysis.host_returns): `causal_mask(n)` building `torch.ones(1, n, n)`."""
+        for key, found in returns.items():
+            if not key or "." in key or key == "?" or key in generators:
+                continue
+            if returns_fresh_host_tensor(found, self.qualify, self._local_values(key)):
+                self.functions[key]["fresh"] = True
 
     # ------------------------------------------------------------------ moves to a device
 
@@ -1326,7 +1345,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains", "pass"):
+        elif field in ("wraps_no_grad", "trains", "pass", "fresh"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)

@@ -83,6 +83,10 @@ class FileView:
     # in any branch, directly or through helpers (`TriangularCausalMask.__init__`, constructed in an
     # attention layer's `forward`): they run with every forward pass (`Project._per_forward`).
     per_forward: frozenset[str] = frozenset()
+    # Callees as written here that return a tensor they have just made on the host (summaries'
+    # `fresh`): `causal_mask(n)`, whose body builds `torch.triu(torch.ones(1, n, n))`.  A move of
+    # their result is a host tensor copied to the device (ML013).
+    host_calls: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -90,7 +94,7 @@ class FileView:
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
-             [list(p) for p in self.mover_calls], sorted(self.per_forward)],
+             [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls)],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -99,8 +103,8 @@ class FileView:
     def widens_screens(self) -> bool:
         """Could these facts make a rule's screen answer "maybe" where it answered "no" without them?
         (Only the history facts reach a screen, memlint/prescreen/history.py, the training steps of
-        other files ML017's screen and the project's moves ML013's.)"""
-        return bool(self.history_calls or self.history_methods or self.update_calls or self.mover_calls)
+        other files ML017's screen and the project's moves and host tensors ML013's.)"""
+        return bool(self.history_calls or self.history_methods or self.update_calls or self.mover_calls or self.host_calls)
 
     def trained_by(self, chain: Iterable[FunctionKey]) -> Optional[str]:
         """The training code that calls one of the functions `chain` with gradients on, if any."""
@@ -110,6 +114,16 @@ class FileView:
             if found is not None:
                 return found
         return None
+
+    def movers(self) -> dict[str, tuple[int, str, int]]:
+        """`mover_calls` read: callee as written -> (the position of the parameter it returns moved,
+        "cuda" or "to", the position of the parameter given as the device or -1).  The one reader
+        of that string, for the rules (analysis/project_facts.py) and the screens alike."""
+        found = {}
+        for written, packed in self.mover_calls:
+            parameter, method, device = packed.split(",")
+            found[written] = (int(parameter), method, int(device))
+        return found
 
     def per_step_of(self, key: FunctionKey) -> Optional[str]:
         return dict(self.per_step).get(key_string(key))
@@ -122,7 +136,8 @@ class FileView:
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
-                [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward)]  # fmt: skip
+                [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
+                sorted(self.host_calls)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -130,12 +145,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 13 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 14 or type(data[8]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12]], [data[2], data[3], data[10], data[11]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13]], [data[2], data[3], data[10], data[11]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -143,7 +158,7 @@ class FileView:
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
-                   tuple(tuple(x) for x in data[11]), frozenset(data[12]))  # fmt: skip
+                   tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -809,6 +824,19 @@ class Project:
                     found[ref[1]] = ",".join(map(str, moves))
         return tuple(sorted(found.items()))
 
+    def _host_calls(self, index: int) -> frozenset[str]:
+        """FileView.host_calls of file `index`: its calls of the project's functions that return a
+        tensor just made on the host (here or in another file)."""
+        found: set[str] = set()
+        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+            for ref, *_ in record.get("calls", ()):
+                if ref[0] not in ("n", "d") or ref[1] in found:
+                    continue
+                callee = self.resolve(index, key, ref)
+                if callee is not None and self.record(callee).get("fresh"):
+                    found.add(ref[1])
+        return frozenset(found)
+
     # ------------------------------------------------------------------ one file's view
 
     def view(self, index: int) -> FileView:
@@ -854,6 +882,7 @@ class Project:
             update_calls=self._update_calls(index),
             mover_calls=self._mover_calls(index),
             per_forward=frozenset(k for k in keys if (index, k) in self.per_forward),
+            host_calls=self._host_calls(index),
         )
 
     def _star_torch(self, index: int) -> Optional[tuple[tuple[str, str], ...]]:

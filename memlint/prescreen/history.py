@@ -240,6 +240,18 @@ class History:
             return True
         return any(self.possible(a) for a in call.args) or any(self.possible(k.value) for k in call.keywords)
 
+    def names_model_or_loss(self, name: str) -> bool:
+        """Is `name` taken for a model or a loss by its name, by evidence, as a functional loss, or
+        as a project callee that returns history?"""
+        return (
+            name in self.functional_losses or call_rules.named_like_model_or_loss(name)
+            or name in self.module_evidence or name in self.project_calls
+        )  # fmt: skip
+
+    def only_imported(self, name: Optional[str]) -> bool:
+        """Is `name` bound only by imports (a module or a function from elsewhere, never a model of the file)?"""
+        return self._only_imported(name)
+
     def _only_imported(self, name: Optional[str]) -> bool:
         return name is not None and name in self.imports and name not in self.other_bindings and name not in self.values and name not in self.definitions
 

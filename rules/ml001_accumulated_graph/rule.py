@@ -175,6 +175,20 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # a slot per iteration of a value without history
+            """
+import torch
+def train(net, loader, opt, criterion):
+    losses = torch.zeros(len(loader))
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses[i] = loss.item()
+    print(losses.mean())
+""",
+        ),
         Valid(  # the same loop over `children()` in a script that backpropagates what it collects: a forward pass
             """
 import torch
@@ -1359,7 +1373,7 @@ def embed(encoder, test_loader):
     feats = None
     for x, _ in test_loader:
         f = encoder(x)
-        feats = f if feats is None else torch.cat([feats, f.detach()])
+        feats = f.detach() if feats is None else torch.cat([feats, f.detach()])
     return feats
 """,
         ),
@@ -1738,6 +1752,216 @@ class Agent:
                 self.update()
 """,
         ),
+        Invalid(  # a list grown by concatenation keeps every step's loss (issue 27: shapes the corpus lacked)
+            """
+import torch
+def train(net, loader, opt, criterion):
+    losses = []
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses += [loss]
+    print(torch.stack(losses).mean())
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    losses = []
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses += [loss.detach()]
+    print(torch.stack(losses).mean())
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # a dict entry read back with `.get` is a running sum
+            """
+import torch
+def train(net, loader, opt, criterion):
+    stats = {}
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        stats["loss"] = stats.get("loss", 0.0) + loss
+    print(stats["loss"] / len(loader))
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    stats = {}
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        stats["loss"] = stats.get("loss", 0.0) + loss.detach()
+    print(stats["loss"] / len(loader))
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # an in-place `add_` into a tensor started at zero chains every step's graph
+            """
+import torch
+def train(net, loader, opt, criterion):
+    total = torch.zeros(1)
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total.add_(loss)
+    print(total / len(loader))
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    total = torch.zeros(1)
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total.add_(loss.detach())
+    print(total / len(loader))
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # `torch.add` is a sum
+            """
+import torch
+def train(net, loader, opt, criterion):
+    total = torch.tensor(0.0)
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total = torch.add(total, loss)
+    print(total / len(loader))
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    total = torch.tensor(0.0)
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total = torch.add(total, loss.detach())
+    print(total / len(loader))
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # started by the conditional's other branch: the fix detaches both
+            """
+import torch
+def train(net, loader, opt, criterion):
+    total = None
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total = loss if total is None else total + loss
+    print(total / len(loader))
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    total = None
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        total = loss.detach() if total is None else total + loss.detach()
+    print(total / len(loader))
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # a list kept in a dict through `setdefault`
+            """
+import torch
+def train(net, loader, opt, criterion):
+    history = {}
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        history.setdefault("loss", []).append(loss)
+    print(torch.stack(history["loss"]).mean())
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            unsafe=True,
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    history = {}
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        history.setdefault("loss", []).append(loss.detach())
+    print(torch.stack(history["loss"]).mean())
+""",
+        ),
+        Invalid(  # a slot per iteration: the loop's own index stores every step's loss (in a tensor, a chain of copies)
+            """
+import torch
+def train(net, loader, opt, criterion):
+    losses = torch.zeros(len(loader))
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses[i] = loss
+    print(losses.mean())
+""",
+            line=9,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt, criterion):
+    losses = torch.zeros(len(loader))
+    for i, (x, y) in enumerate(loader):
+        opt.zero_grad()
+        loss = criterion(net(x), y)
+        loss.backward()
+        opt.step()
+        losses[i] = loss.detach()
+    print(losses.mean())
+""",
+            harness=_run("train(net, loader, opt, criterion)"),
+        ),
     ]
 
 
@@ -1748,8 +1972,10 @@ class Agent:
     # ------------------------------------------------------------------ finding candidates: the shapes
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        """`total += loss`; `losses += [loss]` grows a list (the display's elements are kept)."""
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
-            self._consider(node, node.target, [node.value], container=False)
+            kept, container = accumulation.added_values([node.value])
+            self._consider(node, node.target, kept, container=container)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """`total = total + loss`, `s = 0.98 * s + 0.02 * loss`, `outs = torch.cat([outs, model(x)])`,
@@ -1757,15 +1983,22 @@ class Agent:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, (cst.Name, cst.Subscript, cst.Attribute)):
             return
         target = node.targets[0].target
-        for branch in accumulation.branches(node.value):
-            others = accumulation.running_sum_terms(branch, target)
+        branches = accumulation.branches(node.value)
+        for branch in branches:
+            # the other branch starts the accumulator (`loss if total is None else total + loss`): what
+            # it keeps stays too, so the fix detaches it as well
+            start = [v for b in branches if b is not branch for v in accumulation.kept_values(b)]
+            others = accumulation.running_sum_terms(branch, target) or accumulation.added_parts(branch, target, self.ctx)
             if others:
-                self._consider(node, target, others, container=False, may_start_empty=True)
+                kept, container = accumulation.added_values(others)
+                self._consider(node, target, kept + start, container=container, may_start_empty=True)
                 return
             others = accumulation.concatenated_parts(branch, target, self.ctx)
             if others:
-                self._consider(node, target, others, container=True, may_start_empty=True)
+                self._consider(node, target, others + start, container=True, may_start_empty=True)
                 return
+        if accumulation.stored_at_loop_index(target, self.ctx.loop):  # `losses[i] = loss`: a slot per iteration
+            self._consider(node, target, accumulation.kept_values(node.value), container=True, may_start_empty=True)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -1780,6 +2013,9 @@ class Agent:
             return
         if func.attr.value in ("append", "extend") and len(node.args) == 1:
             self._consider(node, func.value, accumulation.kept_values(node.args[0].value), container=True)
+        elif func.attr.value in accumulation.IN_PLACE_SUMS and len(node.args) == 1 and node.args[0].keyword is None \
+                and isinstance(func.value, (cst.Name, cst.Attribute)):
+            self._consider(node, func.value, [node.args[0].value], container=False)  # `total.add_(loss)`
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
         self._comprehension(node, node.elt)

@@ -13,7 +13,7 @@ its rule); the trigger words ask for a loop or a per-batch function's lasting st
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from memlint.analysis.naming import BATCH_SOURCE, is_forward_name
 from memlint.prescreen.history import History
@@ -29,10 +29,20 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if _comprehension_may_collect(node, history) and not _in_forward(source, node):
             return True
     for node in source.nodes(ast.AugAssign, ast.Assign, ast.Call):
-        found = _accumulation(node) or _meter_update(node)
-        if found is not None and any(history.possible(v) for v in found) and not _in_forward(source, node):
+        found = _accumulation(node) or _meter_update(node) or _slot_per_iteration(node, source)
+        if found is not None and any(_kept_possible(v, history) for v in found) and not _in_forward(source, node):
             return True
     return False
+
+
+def _kept_possible(value: ast.AST, history: History) -> bool:
+    """May the kept value carry history?  A call of a plain name kept in a display grown by `+=`
+    (`layers += [block_fn(chs)]`: building layers) counts only where the name is one the analysis
+    takes for a model or a loss (by name, by evidence, a functional loss, a project callee that
+    returns history); a method call keeps its receiver's answer."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and getattr(value, "_memlint_in_display", False):
+        return history.names_model_or_loss(value.func.id) and history.possible(value)
+    return history.possible(value)
 
 
 def _meter_update(node: ast.AST) -> Optional[list]:
@@ -46,23 +56,43 @@ def _meter_update(node: ast.AST) -> Optional[list]:
 
 
 def _accumulation(node: ast.AST) -> Optional[list]:
-    """The values accumulated by `+=`, `x = <sum holding x>`, `x = torch.cat([x, v])`, `.append(v)` /
-    `.extend(v)`; None for anything else."""
+    """The values accumulated by `+=` (a display's elements: `losses += [loss]`), `x = <sum holding
+    x>` (`stats["loss"] = stats.get("loss", 0) + loss` too), `x = torch.cat([x, v])`, `x =
+    torch.add(x, v)` / `x.add(v)`, either as a branch of `a if c else b`, `.append(v)` / `.extend(v)`,
+    `x.add_(v)` / `x.sub_(v)`; None for anything else (`x[i] = v`: `_slot_per_iteration`)."""
     if isinstance(node, ast.AugAssign):
-        return [node.value] if isinstance(node.op, (ast.Add, ast.Sub)) else None
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            return None
+        return _display_elements(node.value) if isinstance(node.value, _DISPLAYS) else [node.value]
     if isinstance(node, ast.Assign):
         if len(node.targets) != 1:
             return None
         target = node.targets[0]
+        keys = {ast.dump(target, annotate_fields=False).replace("Store()", "Load()")}
+        # only a node of the target's own type can dump as it does (a dump starts with the type's
+        # name); dumping every node of every assigned value was about half this function's time on timm
+        kind = type(target)
         value = node.value
-        if isinstance(value, ast.BinOp):
-            return [value] if _mentions_target(ast.walk(value), target) else None
         for branch in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
-            if isinstance(branch, ast.Call) and branch.args and isinstance(branch.args[0], (ast.List, ast.Tuple)):
-                elements = branch.args[0].elts
-                if _mentions_target(elements, target):
-                    return list(elements)
+            if isinstance(branch, ast.BinOp):
+                if any((type(n) is kind and ast.dump(n, annotate_fields=False) in keys) or _reads_entry(n, target) for n in ast.walk(branch)):
+                    return [e for term in _terms(branch) for e in (_display_elements(term) if isinstance(term, _DISPLAYS) else [term])]
+            elif isinstance(branch, ast.Call) and branch.args:
+                arguments = [a.value if isinstance(a, ast.Starred) else a for a in branch.args]
+                func = branch.func
+                if isinstance(arguments[0], (ast.List, ast.Tuple)):
+                    parts = list(arguments[0].elts)  # `torch.cat([x, v])`
+                elif isinstance(func, ast.Attribute) and func.attr == "add" and not branch.keywords:
+                    parts = [func.value, *arguments]  # `torch.add(x, v)`, `x.add(v)` (accumulation.added_parts)
+                else:
+                    continue
+                if any(type(n) is kind and ast.dump(n, annotate_fields=False) in keys for n in parts):
+                    return parts
         return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_", "sub_"):
+        # `total.add_(loss)` on a name or `self.<attr>` (an optimizer's `exp_avg.mul_(b).add_(g, alpha=a)` is no statistic)
+        plain = isinstance(node.func.value, ast.Name) or (isinstance(node.func.value, ast.Attribute) and isinstance(node.func.value.value, ast.Name))
+        return node.args[:1] if plain and len(node.args) == 1 and not node.keywords else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
         if argument_count(node) != 1:
             return None
@@ -73,17 +103,58 @@ def _accumulation(node: ast.AST) -> Optional[list]:
     return None
 
 
-def _mentions_target(nodes: Iterable[ast.AST], target: ast.AST) -> bool:
-    """Is one of `nodes` the assignment's target read back (`x` of `x = x + v`, compared as dumps)?
-    Only nodes of the target's own type are dumped: a dump starts with the type's name, so no other
-    could equal it (dumping every node of every assigned value took this function from 0.15 s to
-    0.28 s CPU over timm's nodes)."""
-    kind = type(target)
-    same = [n for n in nodes if type(n) is kind]
-    if not same:
-        return False
-    key = ast.dump(target, annotate_fields=False).replace("Store()", "Load()")
-    return any(ast.dump(n, annotate_fields=False) == key for n in same)
+def _reads_entry(node: ast.AST, target: ast.AST) -> bool:
+    """`stats.get(...)` for the target `stats[...]` (loosened: any key)."""
+    return (
+        isinstance(target, ast.Subscript)
+        and isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and ast.dump(node.func.value, annotate_fields=False) == ast.dump(target.value, annotate_fields=False).replace("Store()", "Load()")
+    )
+
+
+def _slot_per_iteration(node: ast.AST, source: Source) -> Optional[list]:
+    """The value of `losses[i] = v` where `i` is bound by an enclosing `for` loop's target
+    (accumulation.stored_at_loop_index)."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return None
+    target = node.targets[0]
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and isinstance(target.slice, ast.Name)):
+        return None
+    for ancestor in source.ancestors(node):
+        if isinstance(ancestor, FUNCTIONS):
+            return None
+        if isinstance(ancestor, (ast.For, ast.AsyncFor)) and _position_name(ancestor) == target.slice.id:
+            return _elements(node.value)
+    return None
+
+
+def _position_name(loop: ast.AST) -> Optional[str]:
+    """The name a loop binds to its iteration's position: `i` of `for i in range(n)` or of
+    `for i, batch in enumerate(loader)` (accumulation.loop_position)."""
+    iterable, target = loop.iter, loop.target  # type: ignore[attr-defined]
+    callee = iterable.func.id if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
+    if callee in ("range", "trange") and isinstance(target, ast.Name):
+        return target.id
+    if callee == "enumerate" and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+        return target.elts[0].id
+    return None
+
+
+def _terms(value: ast.AST) -> list:
+    """The terms of a sum (`a + b - c` -> [a, b, c]); anything else is one term."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
+        return [*_terms(value.left), *_terms(value.right)]
+    return [value]
+
+
+def _display_elements(value: ast.AST) -> list:
+    """The elements of a display grown into a list by `+=` / `+`, marked for `_kept_possible`."""
+    found = _elements(value)
+    for element in found:
+        element._memlint_in_display = True  # type: ignore[attr-defined]
+    return found
 
 
 def _elements(value: ast.AST) -> list:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from memlint.analysis import GradMode
 from memlint.analysis.delegation import self_helper_runs_model
-from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of
+from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of, runs_model_method
 from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.walk import code_descendants
@@ -140,6 +140,21 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the loop's last mode call is `.train()`: the model is left training
+            """
+import torch
+for epoch in range(5):
+    model.eval()
+    with torch.no_grad():
+        val = sum(criterion(model(x), y).item() for x, y in val_loader)
+    model.train()
+    for x, y in train_loader:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+pred = model(sample)
+""",
+        ),
         Valid(  # `prior.log_prob(z)`: a method of something the function did not put in eval mode (a distribution), after the model ran under no_grad
             """
 import torch
@@ -1067,6 +1082,93 @@ def run_episodes(model, envs):
         obs = envs.step(actions)
 """,
         ),
+        Invalid(  # the model is built from a class the function is handed (`Model: nn.Module`), whatever its name (cleanrl's `ppo_eval.py`, issue 27)
+            """
+import torch
+def evaluate(model_path, envs, Model: torch.nn.Module, device):
+    agent = Model(envs).to(device)
+    agent.load_state_dict(torch.load(model_path))
+    agent.eval()
+    obs = envs.reset()
+    for _ in range(1000):
+        actions, _ = agent.get_action_and_value(torch.Tensor(obs).to(device))
+        obs = envs.step(actions.cpu().numpy())
+""",
+            line=8,
+            column=22,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(model_path, envs, Model: torch.nn.Module, device):
+    agent = Model(envs).to(device)
+    agent.load_state_dict(torch.load(model_path))
+    agent.eval()
+    obs = envs.reset()
+    for _ in range(1000):
+        actions, _ = agent.get_action_and_value(torch.Tensor(obs).to(device))
+        obs = envs.step(actions.cpu().numpy())
+""",
+        ),
+        Invalid(  # a method fed data of a model named like one, in a loop over test data (pytorch-wgan's feature extraction, issue 27)
+            """
+import torch
+def extract(discriminator, test_loader):
+    feats = []
+    for images, labels in test_loader:
+        outputs = discriminator.feature_extraction(images.cuda())
+        feats.append(outputs.data.cpu().numpy())
+    return feats
+""",
+            line=5,
+            column=19,
+            unsafe=True,
+            fixed="""
+import torch
+def extract(discriminator, test_loader):
+    feats = []
+    with torch.no_grad():
+        for images, labels in test_loader:
+            outputs = discriminator.feature_extraction(images.cuda())
+            feats.append(outputs.data.cpu().numpy())
+    return feats
+""",
+        ),
+        Invalid(  # the training loop ends each epoch in eval mode: the prediction after it runs in eval mode, with gradients on (mrdbourke's notebooks, issue 27)
+            """
+import torch
+for epoch in range(5):
+    model.train()
+    for x, y in train_loader:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        val = sum(criterion(model(x), y).item() for x, y in val_loader)
+pred = model(sample)
+print(pred.argmax(1))
+""",
+            line=11,
+            column=8,
+            unsafe=True,
+            message="the mode the loop above leaves it in",
+            fixed="""
+import torch
+for epoch in range(5):
+    model.train()
+    for x, y in train_loader:
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        val = sum(criterion(model(x), y).item() for x, y in val_loader)
+with torch.no_grad():
+    pred = model(sample)
+print(pred.argmax(1))
+""",
+        ),
         Invalid(  # name evidence: the whole function is evaluation -> decorator
             """
 import torch
@@ -1484,7 +1586,9 @@ class GAN:
         if region.kind in ("eval-call", "module-eval", "mode-branch"):
             if not runs_evaluated_model(node, region, ctx):
                 return
-        elif not is_model_call(node, ctx) and not runs_method_of(node, region.evaluated, ctx):
+        elif not is_model_call(node, ctx) and not runs_method_of(node, region.evaluated, ctx) and not (
+            region.kind == "loader" and runs_model_method(node, ctx)  # `D.feature_extraction(x)` over `test_loader`
+        ):
             # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs `self.model`
             if region.kind != "function-name" or not self_helper_runs_model(node, ctx):
                 return
@@ -1543,7 +1647,8 @@ class GAN:
         body = list(scope.body.body)
         if region.node not in body:
             return False
-        before = body[: body.index(region.node)]
+        # (a loop that leaves the model in eval mode trains in its body: it is not evaluation)
+        before = body[: body.index(region.node) + isinstance(region.node, (cst.For, cst.While))]
         return not any(isinstance(n, cst.Call) and _looks_like_run(n) for s in before for n in code_descendants(s))
 
     @staticmethod

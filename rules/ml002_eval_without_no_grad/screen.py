@@ -2,7 +2,7 @@
 
 A call that could run a model inside an evaluation region: in a function named as an evaluation,
 in a function (or the module) that calls `.eval()` / `.train(False)`, or in a loop over validation
-/ test data.
+/ test data (there also a method fed data of anything that is not an import: `D.feature_extraction(x)`).
 """
 
 from __future__ import annotations
@@ -48,6 +48,21 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
                 return True
             if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(ancestor.iter)):
                 return True
+    if loops:
+        # a method fed data of a model, in a loop over evaluation data (`D.feature_extraction(x)` over
+        # `test_loader`: evaluation.runs_model_method; loosened: any receiver that is not an import)
+        for call in calls:
+            func = call.func  # type: ignore[attr-defined]
+            if not (isinstance(func, ast.Attribute) and method_runs_module(func.attr) and call.args):  # type: ignore[attr-defined]
+                continue
+            receiver = dotted(func.value)
+            if receiver is None or history.only_imported(receiver.partition(".")[0]):
+                continue  # `np.random.sample(x)`, `torch.distributions.Normal(...).sample(...)`
+            for ancestor in source.ancestors(call):
+                if isinstance(ancestor, FUNCTIONS):
+                    break
+                if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(ancestor.iter)):
+                    return True
     return False
 
 

@@ -48,7 +48,9 @@ class RetainGraphInLoop(Rule):
     (dropping `retain_graph=True` alone would make the next backward fail).
 
     The loss is followed through a reduction (`loss.mean().backward(retain_graph=True)`) and a
-    scaler (`scaler.scale(loss).backward(...)`).
+    scaler (`scaler.scale(loss).backward(...)`). `torch.autograd.grad(loss, params,
+    retain_graph=True)` keeps the graph as backward does; with `create_graph=` (MAML, gradient
+    penalties: the gradients are differentiated again) it is not reported.
 
     Not reported: a loss computed before the loop (the same graph is backpropagated on every
     iteration, which needs the retained graph); a second backward in the same loop or function (GAN
@@ -135,6 +137,16 @@ for x, y in loader:
     optimizer.step()
 """
         ),
+        Valid(  # a MAML inner step: the gradients are differentiated again (create_graph)
+            """
+import torch
+def adapt(model, tasks, criterion, lr):
+    for x, y in tasks:
+        loss = criterion(model(x), y)
+        grads = torch.autograd.grad(loss, list(model.parameters()), create_graph=True, retain_graph=True)
+        fast = [p - lr * g for p, g in zip(model.parameters(), grads)]
+""",
+        ),
         Valid(  # gradient penalty with autograd.grad in the same function
             """
 import torch
@@ -197,6 +209,34 @@ for _ in range(4):
     ]
 
     INVALID = [
+        Invalid(  # gradients taken with autograd.grad, keeping the graph for nothing (issue 27)
+            """
+import torch
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        grads = torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)
+        for p, g in zip(model.parameters(), grads):
+            p.grad = g
+        optimizer.step()
+""",
+            line=6,
+            column=17,
+            unsafe=True,
+            message="torch.autograd.grad(retain_graph=True)",
+            fixed="""
+import torch
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        grads = torch.autograd.grad(loss, list(model.parameters()))
+        for p, g in zip(model.parameters(), grads):
+            p.grad = g
+        optimizer.step()
+""",
+        ),
         Invalid(  # the later backward's loss comes from a fresh forward after the first backward: it cannot reach the retained graph (infoGAN, issue 27)
             """
 import torch
@@ -330,8 +370,10 @@ for i in range(K_epoch):
         if not is_method and qualified not in AUTOGRAD_FUNCTIONS:
             return
         retain = keyword(node, "retain_graph")
+        # `torch.autograd.grad(loss, params, retain_graph=True)` keeps the graph as backward's does;
+        # with `create_graph=` the gradients are differentiated again (MAML, gradient penalties)
         retains = (
-            qualified != "torch.autograd.grad"
+            not (qualified == "torch.autograd.grad" and keyword(node, "create_graph") is not None)
             and retain is not None
             and isinstance(retain.value, cst.Name)
             and retain.value.value == "True"
@@ -400,9 +442,10 @@ for i in range(K_epoch):
                 continue
             arg = keyword(candidate.node, "retain_graph")
             fix = self.replace(candidate.node, remove_argument(candidate.node, arg), "Drop `retain_graph=True`", safe=False)
+            called = "torch.autograd.grad" if self.ctx.resolve(candidate.node.func) == "torch.autograd.grad" else "backward"
             self.report(
                 candidate.node,
-                "`backward(retain_graph=True)` on every iteration with no second backward through the same "
+                f"`{called}(retain_graph=True)` on every iteration with no second backward through the same "
                 "graph: the activations saved for backward stay alive until the next iteration rebinds the "
                 "loss (two steps' activations at the peak); drop `retain_graph=True`",
                 fix,
@@ -446,6 +489,8 @@ def _loss_names(call: cst.Call, ctx) -> list[str]:
     `scaler.scale(loss).backward()`, `accelerator.backward(loss)`, `torch.autograd.backward([loss])`."""
     func = call.func
     positional = [a.value for a in call.args if a.keyword is None]
+    if ctx.resolve(func) == "torch.autograd.grad":
+        positional = positional[:1]  # `torch.autograd.grad(loss, inputs)`: through the outputs, to the inputs
     exprs = positional
     if isinstance(func, cst.Attribute) and ctx.resolve(func) is None:
         receiver = func.value

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, TORCH_FACTORIES
 from memlint.rule import Meta
 
 META = Meta(
     code="ML013",
     name="host-then-device",
-    # the text mentions a torch size factory (or a legacy typed constructor); the move may be a
-    # project helper's (screen.py asks the view), so no trigger word of a move
-    words=(tuple(sorted(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys())),),
+    # no trigger words: the text mentions a torch size factory (or a legacy typed constructor) unless
+    # a project helper of another file made the tensor (screen.py asks the words, then the view); the
+    # move may be a project helper's too, so no trigger word of a move
 )

@@ -15,7 +15,7 @@ from memlint.analysis.model import follows_device
 from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
 from memlint.analysis.precision_api import keyword
-from memlint.analysis.project_facts import moved_argument
+from memlint.analysis.project_facts import makes_host_tensor, moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.values import Kind, evaluate
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
@@ -83,8 +83,13 @@ class HostThenDevice(Rule):
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` moved by a
-    later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then); the code run on every
-    step:
+    later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then), or
+    `causal_mask(n).type_as(mask).to(device)` where `causal_mask`, a function of this file or of another
+    linted with it, returns on every call a tensor it has just made on the host (every `return` a size
+    factory without `device=`, through a local name, a cast, a reshape, a triangle or a comparison
+    with a number: `torch.triu(torch.ones(1, n, n), diagonal=1) == 0`; no fix, the `device=` belongs
+    in the helper; a helper that may return a tensor already on the device is not followed); the
+    code run on every step:
 
     - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
       assignment, say), anywhere in them; or in a function, or a class's `__init__`, that a `forward`
@@ -136,6 +141,14 @@ class HostThenDevice(Rule):
     does not change between steps; a flag that opts in to extra work, `if args.log_images:`, does not
     count); in `forward` it is (it runs on every call that takes the branch).
 
+    Nor are these reported: code in a plotting function (its role in the semantic model: it draws a
+    figure, run to show results rather than on every step); in a loop, or in a function a loop
+    calls, `.to(x.device)` in a file that names no accelerator anywhere, when no file of the project
+    that names one imports it (a CPU-only script: following another tensor's device moves
+    nothing); in a loop, `.to(y.device)` where `y`
+    is a batch the loader yielded on the host that the loop has not moved yet (the tensor stays
+    where it is); a factory given `**kwargs` (they may hold `device=`).
+
     ## Why is this bad?
     The tensor is first allocated and filled in host memory, then a second allocation is made on the
     device and the data is copied over (a synchronising transfer for pageable memory), on every call.
@@ -178,6 +191,36 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the helper makes its tensor on the device it is given: nothing to copy
+            """
+import torch
+def causal_mask(size, device):
+    return torch.triu(torch.ones((1, size, size), device=device), diagonal=1) == 0
+for x in loader:
+    mask = causal_mask(x.size(1), x.device).to(device)
+    loss = model(x, mask)
+    loss.backward()
+"""
+        ),
+        Valid(  # the helper may return a tensor already on the device (one branch moves it): cannot tell, silent
+            """
+import torch
+def causal_mask(size, device=None):
+    mask = torch.triu(torch.ones((1, size, size)), diagonal=1)
+    if device is not None:
+        mask = mask.to(device)
+    return mask
+def cached_mask(size, cache):
+    if size in cache:
+        return cache[size]
+    return torch.ones(size, size).tril()
+for x in loader:
+    mask = causal_mask(x.size(1)).to(device)
+    other = cached_mask(x.size(1), {}).to(device)
+    loss = model(x, mask, other)
+    loss.backward()
+"""
+        ),
         Valid(  # a plain function whose parameter is called `torch`: whatever the caller passes
             """
 def forward(torch, x):
@@ -389,6 +432,16 @@ import torch
 for x, y in train_loader:
     noise = torch.randn(x.shape).to(x.device)
     loss = criterion(model(x + noise), y)
+    loss.backward()
+"""
+        ),
+        Valid(  # a CPU-only script's helper that only its own loop calls: `.to(x.device)` moves nothing
+            """
+import torch
+def add_noise(x):
+    return x + torch.randn(x.shape).to(x.device)
+for x, y in train_loader:
+    loss = criterion(model(add_noise(x)), y)
     loss.backward()
 """
         ),
@@ -1040,6 +1093,25 @@ for batch in val_loader:
             line=9,
             column=14,
         ),
+        Invalid(  # a project helper (here or in another file) that returns a tensor it has just made on the host: the
+            # summaries' `fresh` fact, through the helper's local name, its triangle, cast and comparison (hkproj's causal_mask)
+            """
+import torch
+def causal_mask(size):
+    mask = torch.triu(torch.ones((1, size, size)), diagonal=1).type(torch.int)
+    return mask == 0
+def greedy_decode(model, source, source_mask, max_len, device):
+    decoder_input = source[:, :1]
+    while decoder_input.size(1) < max_len:
+        decoder_mask = causal_mask(decoder_input.size(1)).type_as(source_mask).to(device)
+        out = model.decode(source, decoder_input, decoder_mask)
+        decoder_input = torch.cat([decoder_input, out[:, -1:].argmax(-1)], dim=1)
+    return decoder_input
+""",
+            line=8,
+            column=24,
+            message="causal_mask()",
+        ),
         Invalid(  # a legacy constructor given `x.size()` (a torch.Size: sizes), zero-filled, moved behind a device test (deepspeech's MaskConv)
             """
 import torch
@@ -1197,7 +1269,7 @@ for source, target in test_loader:
 """,
             line=3,
             column=14,
-            message="calls on every iteration",
+            message="runs on every iteration of the loop",
             fixed="""
 import torch
 def translate(model, source, device):
@@ -1474,8 +1546,8 @@ for x, y in train_loader:
         name = _factory_kind(factory, ctx)
         if name is None:
             return
-        if name in LEGACY_SIZED_CONSTRUCTORS:
-            wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator
+        if name in LEGACY_SIZED_CONSTRUCTORS or _from_helper(name):
+            wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator, nor does a helper's factory here
         if keyword(factory, "device") is not None or any(a.star == "**" for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
             return
         if type_as is not None and helper is None and not (isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to")):
@@ -1514,6 +1586,13 @@ for x, y in train_loader:
         CPU-only script, where following another tensor's device moves nothing."""
         return not self.ctx.model.device.explicit and follows_device(device)
 
+    def _cpu_script_helper(self, candidate: "_Candidate") -> bool:
+        """A helper of a CPU-only program: this file names no accelerator (`_moves_nothing`) and no
+        file of the project imports it, or none of those that do (transitively) names one
+        (`FileView.imported_names`, `host_importers`): its `.to(x.device)` moves nothing."""
+        project = self.ctx.project
+        return (not project.imported_names or project.host_importers) and self._moves_nothing(candidate.device)
+
     def _follows_host_batch(self, device: cst.BaseExpression, move: cst.Call) -> bool:
         """`.to(y.device)` where `y` is a batch the loader yielded on the host and the loop has not
         moved yet (placement.batch_left_on_host): nothing moves."""
@@ -1521,11 +1600,10 @@ for x, y in train_loader:
             return False
         return not self.ctx.model.device.launched and batch_left_on_host(device.value.value, self.ctx.loop, move)
 
-    def finish(self, facts) -> None:
+    def finish(self, facts) -> None:  # `facts`: the traversal's; the project pass's `per_step` says what runs per step
         if not self._in_helpers:
             return
         passes = {key for key, node in self._functions.items() if runs_own_pass(node)}
-        per_step = _per_step_functions(facts, passes, self.ctx.model)
         project = self.ctx.project
         for candidate in self._in_helpers:
             key = candidate.function
@@ -1536,12 +1614,11 @@ for x, y in train_loader:
                 continue
             elif key in self._functions and self.ctx.model.function_role(self._functions[key]) == "plotting":
                 continue
-            elif key in per_step:
-                # called from this file's own loops (a framework's hook runs on the device it chose)
-                if per_step[key] == _HOOK or not self._moves_nothing(candidate.device):
-                    self._report(candidate, f"in {helper}, {per_step[key]}")
+            elif key[0] == "method" and key[2] in _BATCH_HOOKS:  # its own body (a framework's hook runs on the device it chose)
+                self._report(candidate, f"in {helper}, {_HOOK}")
             elif (runs_on := project.per_step_of(key)) is not None:  # a loop or a per-batch hook, maybe in another file
-                self._report(candidate, f"in {helper}, which runs on {runs_on}")
+                if not self._cpu_script_helper(candidate):
+                    self._report(candidate, f"in {helper}, which runs on {runs_on}")
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
@@ -1572,6 +1649,8 @@ for x, y in train_loader:
 
 
 def _advice(name: str, factory: cst.Call) -> str:
+    if _from_helper(name):
+        return f"pass the device to `{name}` and give the torch factory in it `device=`"
     if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and isinstance(factory.args[0].value, cst.Call) and _is_range_call(factory.args[0].value):
         return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)`"
     if name in LEGACY_SIZED_CONSTRUCTORS:
@@ -1646,10 +1725,20 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
     return None
 
 
+def _from_helper(name: str) -> bool:
+    """Is `name` (`_factory_kind`'s) a project helper's, "causal_mask()", rather than torch's?"""
+    return name.endswith("()")
+
+
 def _factory_kind(factory: cst.Call, ctx) -> Optional[str]:
     """The torch size factory `factory` calls ("zeros"), or a legacy typed constructor called with sizes
     ("FloatTensor": two or more sizes, or one integer literal or `x.size(i)` / `len(x)`; one other
-    argument may be data, as in `torch.FloatTensor(rewards)`); None for anything else."""
+    argument may be data, as in `torch.FloatTensor(rewards)`), or the project's helper that returns a
+    tensor it has just made on the host, as written and called ("causal_mask()":
+    `project_facts.makes_host_tensor`, here or in another file); None for anything else."""
+    helper = makes_host_tensor(factory, ctx)
+    if helper is not None:
+        return f"{helper}()"
     qualified = ctx.resolve(factory.func)
     if qualified is None or qualified.rpartition(".")[0] != "torch":
         return None
@@ -1754,34 +1843,6 @@ def _unconditional(ctx) -> bool:
 
 
 _HOOK = "a hook the framework runs once per batch"
-
-
-def _per_step_functions(facts, passes: set[tuple], model) -> dict[tuple, str]:
-    """Functions of this file run once per training or evaluation step, with where from: called
-    unconditionally on every iteration of a step loop (not an epoch loop), or by a per-batch hook
-    (`training_step`), directly or through other such functions.  A function that runs a pass over
-    the data itself (`passes`) is run once per pass, and is not followed."""
-    result: dict[tuple, str] = {}
-    for key in facts.defined:
-        if key[0] == "method" and key[2] in _BATCH_HOOKS and key not in passes:
-            result[key] = _HOOK
-    changed = True
-    while changed:
-        changed = False
-        for key in facts.defined - result.keys() - passes:
-            for site in facts.call_sites.get(key, ()):
-                if site.conditional:
-                    continue
-                if site.loop is not None:
-                    if model.loop_scope(site.loop).kind == "step":
-                        result[key] = "which a training/evaluation loop calls on every iteration"
-                        changed = True
-                        break
-                elif site.callers and site.callers[-1] in result:
-                    result[key] = result[site.callers[-1]]
-                    changed = True
-                    break
-    return result
 
 
 def _target_device(move: cst.Call) -> Optional[cst.BaseExpression]:

@@ -1,7 +1,8 @@
 """ML013's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-`torch.<factory>(...).to(...)` / `.cuda(...)` (a size factory or a legacy typed constructor; or a project helper that moves its argument:
-`FileView.mover_calls`) with no `device=` given to the factory, looking
+`torch.<factory>(...).to(...)` / `.cuda(...)` (a size factory or a legacy typed constructor, or a project
+helper that returns a tensor it made on the host: `FileView.host_calls`; the move may be a project helper that
+moves its argument: `FileView.mover_calls`) with no `device=` given to the factory, looking
 through casts (`.long()`, `.type(torch.int)`, `.type_as(x)` or `.type(type(x))`, itself a move to `x`'s device), reshapes (`.view(-1, 1)`), fills (`.zero_()`) and a `Variable(...)` wrapper between the factory and the move,
 or a name such a call was bound to.
 """
@@ -18,7 +19,14 @@ from memlint.prescreen.source import Source, final_name
 _CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
 
 
+_FACTORY_WORDS = tuple(sorted(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys()))
+
+
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
+    helpers = source.project.host_calls if source.project is not None else frozenset()
+    # the trigger words (meta.py has none: a host tensor may come from another file's helper)
+    if not helpers and not source.mentions(*_FACTORY_WORDS):
+        return False
     factories = source.names_for(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys())
     bound = None  # names some `name = <factory ...>` binds (moved by a later statement: moves.py)
     movers = _movers(source)
@@ -38,11 +46,11 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
                     node.targets[0].id  # type: ignore[attr-defined]
                     for node in source.nodes(ast.Assign)
                     if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)  # type: ignore[attr-defined]
-                    and _holds_factory(node.value, factories)  # type: ignore[attr-defined]
+                    and _holds_factory(node.value, factories, helpers)  # type: ignore[attr-defined]
                 }  # fmt: skip
             if receiver.id in bound:
                 return True
-        if _holds_factory(receiver, factories):
+        if _holds_factory(receiver, factories, helpers):
             return True
     return False
 
@@ -53,11 +61,13 @@ def _movers(source: Source) -> dict[str, int]:
     project = source.project
     if project is None or not project.mover_calls:
         return {}
-    return {written: int(found.partition(",")[0]) for written, found in project.mover_calls}
+    return {written: parameter for written, (parameter, _, _) in project.movers().items()}
 
 
-def _holds_factory(node: ast.AST, factories) -> bool:
+def _holds_factory(node: ast.AST, factories, helpers) -> bool:
     for factory in _candidates(node):
+        if helpers and dotted(factory.func) in helpers:
+            return True  # `causal_mask(n)`: a project helper's fresh host tensor
         if (
             final_name(factory.func) in factories
             and not any(k.arg in ("device", None) for k in factory.keywords)

@@ -324,6 +324,34 @@ with torch.no_grad():
         preds.append(model(x.cuda()).detach().cpu())
 """,
         ),
+        Invalid(  # a list grown by concatenation with a display keeps the display's elements (issue 27)
+            """
+import torch
+@torch.no_grad()
+def predict(model, test_loader):
+    model.eval()
+    preds = []
+    for x, _ in test_loader:
+        logits = model(x.cuda())
+        preds += [logits]
+    return torch.cat(preds)
+""",
+            line=8,
+            column=9,
+            unsafe=True,
+            message="grows with the size of the dataset",
+            fixed="""
+import torch
+@torch.no_grad()
+def predict(model, test_loader):
+    model.eval()
+    preds = []
+    for x, _ in test_loader:
+        logits = model(x.cuda())
+        preds += [logits.detach().cpu()]
+    return torch.cat(preds)
+""",
+        ),
         Invalid(  # a split walked by index in batches (`range(0, len(graphs), batch_size)`): a pass over data
             """
 import torch
@@ -634,13 +662,21 @@ trainer = pl.Trainer(gpus=1)
         return True
 
     def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
         if func.attr.value not in ("append", "extend") or len(node.args) != 1:
             return
-        accumulator = func.value
+        self._keep(node, func.value, node.args[0].value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        """`preds += [out]`: a list grown by concatenation keeps the display's elements."""
+        if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.Tuple)):
+            self._keep(node, node.target, node.value)
+
+    def _keep(self, node: cst.CSTNode, accumulator: cst.BaseExpression, kept: cst.BaseExpression) -> None:
+        """`accumulator` keeps `kept` (a value, or a display's elements) beyond the statement `node`."""
+        ctx = self.ctx
         holder = accumulation.holder(accumulator)
         if not isinstance(holder, (cst.Name, cst.Attribute)):
             return
@@ -650,7 +686,7 @@ trainer = pl.Trainer(gpus=1)
                 return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
             if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value):
                 return  # a list made for each batch (its glimpses, its decoding steps)
-        elements = accumulation.kept_values(node.args[0].value)
+        elements = accumulation.kept_values(kept)
         outputs = [e for e in elements if self._on_device_output(e)]
         if not outputs:
             return
@@ -759,7 +795,7 @@ trainer = pl.Trainer(gpus=1)
             fix = None
             if not candidate.typed:
                 pass  # (`.latent_dist` is a distribution: no `.cpu()` on it)
-            elif isinstance(node, cst.Return) or (isinstance(node, cst.Call) and node.func.attr.value == "append"):  # type: ignore[attr-defined]
+            elif isinstance(node, (cst.Return, cst.AugAssign)) or (isinstance(node, cst.Call) and node.func.attr.value == "append"):  # type: ignore[attr-defined]
                 # (not `torch.cat([feats, f])`: its first operand is still on the device)
                 fix = NodeFix("Move it to the host before keeping it", Applicability.UNSAFE, replacements)
             where = (

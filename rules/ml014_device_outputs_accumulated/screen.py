@@ -1,6 +1,6 @@
 """ML014's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`): `.append(v)` / `.extend(v)`, or an
+Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`): `.append(v)` / `.extend(v)`, `x += [v]`, or an
 assignment `x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
 `validation_step` / `test_step` / `predict_step`, `.append(v)` / `.extend(v)` on `self.<attr>`
 (or a subscript of it); or a step hook returning a value in a class that also defines the matching
@@ -22,7 +22,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if not (any(BATCH_SOURCE.search(word) for word in words_in(loop.iter)) or _strides_by_batch(loop.iter)):  # type: ignore[attr-defined]
             continue
         for node in ast.walk(loop):
-            if _keeps(node) or _concatenates(node):
+            if _keeps(node) or _grows_list(node) or _concatenates(node):
                 return True
     for function in source.nodes(*FUNCTIONS):
         if function.name not in EVALUATION_STEP_HOOKS:  # type: ignore[attr-defined]
@@ -60,12 +60,18 @@ def _callee(call: ast.Call) -> str:
 
 
 def _keeps(node: ast.AST) -> bool:
+    """`.append(v)` / `.extend(v)` on something (see `_on_self` for `self.<attr>`)."""
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("append", "extend")
         and argument_count(node) == 1
     )
+
+
+def _grows_list(node: ast.AST) -> bool:
+    """`preds += [out]`: a list grown by concatenation with a display."""
+    return isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.Tuple))
 
 
 def _concatenates(node: ast.AST) -> bool:
