@@ -156,13 +156,13 @@ class Run:
         return process_text(text, filename, settings, replace(self.mode, write=False))
 
     def _context(self, linted: Sequence[Path]) -> list[Path]:
-        """With `project-context`: the Python files under the project root that are not linted, for
-        their summaries only (the project pass, docs/architecture.md)."""
+        """With `project-context`: the Python files and notebooks under the project root that are not
+        linted, for their summaries only (the project pass, docs/architecture.md)."""
         if not (self.settings.project_context if self.project_context is None else self.project_context):
             return []
         seen = {os.path.realpath(path) for path in linted}
         found = discover_files([self.settings.root], self.settings).files
-        return [path for path in found if path.suffix == ".py" and os.path.realpath(path) not in seen]
+        return [path for path in found if path.suffix in (".py", ".ipynb") and os.path.realpath(path) not in seen]
 
 
 def _start(paths: Sequence[Path]) -> Path:

@@ -130,6 +130,11 @@ def test_device_named_or_followed(code: str, explicit: bool) -> None:
         # a loop over a loader cut short by a counter at a parameter's small default: a fixed count
         ("def run(loader, num_examples=2):", "for batch in loader:\n        count += 1\n        model(batch)\n        if count == num_examples:\n            break", "fixed"),
         ("def run(loader):", "for i, batch in enumerate(loader):\n        model(batch)\n        if i >= 5:\n            break", "fixed"),
+        # `enumerate`'s literal start is where its index begins (summaries' copy took any start, this one none)
+        ("def run(loader):", "for i, batch in enumerate(loader, 1):\n        model(batch)\n        if i == 5:\n            break", "fixed"),
+        ("def run(loader):", "for i, batch in enumerate(loader, start=1):\n        model(batch)\n        if i == 5:\n            break", "fixed"),
+        ("def run(loader, first):", "for i, batch in enumerate(loader, first):\n        model(batch)\n        if i == 5:\n            break", "step"),
+        ("def run(loader):", "for i, batch in enumerate(loader, 10):\n        model(batch)\n        if i == 5:\n            break", "step"),
         # the break is behind another condition, or the bound is not known: still per step
         ("def run(loader, n):", "for batch in loader:\n        count += 1\n        model(batch)\n        if count == n:\n            break", "step"),
         ("def run(loader):", "for batch in loader:\n        count += 1\n        model(batch)\n        if count == 100000:\n            break", "step"),
@@ -145,3 +150,22 @@ def test_a_while_decoding_loop_is_per_step() -> None:
     code = "def decode(model, src):\n    while True:\n        out = model.decode(src)\n        if out is None:\n            break\n"
     model, module = _model(code)
     assert model.loop_scope(_nodes(module, cst.While)[0]).kind == "step"
+
+
+@pytest.mark.parametrize(
+    "call, fixed",
+    [("enumerate(loader)", True), ("enumerate(loader, 1)", True), ("enumerate(loader, start=1)", True),
+     ("enumerate(loader, first)", False), ("enumerate(loader, 10)", False)],
+)
+def test_the_project_pass_decides_a_counted_loop_as_the_analysis_does(call: str, fixed: bool) -> None:
+    """summaries._counted_break (CPython's tree) and loop_bounds.counted_break (libcst's) read the same
+    loop and hand it to one decision, memlint.analysis.counted_loops."""
+    import ast
+
+    from memlint.analysis.summaries import _counted_break
+
+    code = f"def run(loader, first):\n    for i, batch in {call}:\n        model(batch)\n        if i == 5:\n            break\n"
+    loop = next(n for n in ast.walk(ast.parse(code)) if type(n) is ast.For)
+    assert _counted_break(loop, lambda node: None) is fixed
+    model, module = _model(code)
+    assert (model.loop_scope(_nodes(module, cst.For)[0]).kind == "fixed") is fixed

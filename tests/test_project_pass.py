@@ -690,6 +690,44 @@ def test_a_library_module_whose_importer_uses_cuda_is_reported(project):
     assert _findings(".", "--select", "ML017") == [("agent.py", "ML017", 11)]
 
 
+def _notebook(*cells: str) -> str:
+    return json.dumps({
+        "nbformat": 4, "nbformat_minor": 5, "metadata": {},
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells],
+    })
+
+
+def test_a_library_module_a_cuda_notebook_imports_is_reported(project):
+    # DmitryUlyanov/deep-image-prior: utils/common_utils.py's optimize() trains every notebook's
+    # network; only a CPU-only script and the notebooks (dtype = torch.cuda.FloatTensor) import it.
+    write(project / "agent.py", PPO_AGENT)
+    write(project / "plot.py", """
+        from agent import Agent
+
+        Agent().update(batches)
+    """)
+    (project / "run.ipynb").write_text(_notebook("import torch\nfrom agent import Agent\n", "torch.set_default_device('cuda')\nAgent().update(batches)\n"))
+    assert _findings(".", "--select", "ML017") == [("agent.py", "ML017", 11)]
+
+
+def test_project_context_counts_a_notebook_not_linted(project):
+    write(project / "agent.py", PPO_AGENT)
+    write(project / "plot.py", """
+        from agent import Agent
+
+        Agent().update(batches)
+    """)
+    (project / "run.ipynb").write_text(_notebook("import torch\nfrom agent import Agent\n", "torch.set_default_device('cuda')\n"))
+    assert _findings("agent.py", "plot.py", "--select", "ML017") == []
+    assert _findings("--project-context", "agent.py", "plot.py", "--select", "ML017") == [("agent.py", "ML017", 11)]
+
+
+def test_a_library_module_only_cpu_notebooks_import_stays_cpu_only(project):
+    write(project / "agent.py", PPO_AGENT)
+    (project / "run.ipynb").write_text(_notebook("from agent import Agent\n", "%matplotlib inline\nAgent().update(batches)\n"))
+    assert _findings(".", "--select", "ML017") == []
+
+
 def test_a_library_module_reexported_by_a_package_to_a_cuda_script_is_reported(project):
     # ikostrikov/pytorch-a2c-ppo-acktr-gail: main.py (cuda) imports the package whose __init__.py imports ppo.py.
     write(project / "algo" / "agent.py", PPO_AGENT)

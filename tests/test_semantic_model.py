@@ -4,6 +4,7 @@ the summaries' and the screens' reading of the same evidence (memlint/analysis/e
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
 import libcst as cst
@@ -362,3 +363,20 @@ def test_a_name_two_cells_define_is_left_out():
     code = NOTEBOOK.replace("    return F, nn, torch", "    return F, nn, torch\n\n\n@app.cell\ndef _():\n    import mylib.nn as nn\n    return (nn,)")
     model, _ = _model(code)
     assert "nn" not in model.notebook.exports and model.notebook.exports["torch"].qualified == "torch"
+
+
+@pytest.mark.parametrize(
+    "text, named",
+    [("x = use_cuda", True), ("n_gpus = 2", True), ("d = gpu0", True), ("to(device)", True), ("'GPU'", True),
+     ("mps_device = 1", True), ("s.devices_list", True), ("CUDAExtension", True),
+     ("output = dumps(inputs)", False), ("mydevice = 1", False), ("gpuish = 1", False)],
+)
+def test_the_accelerator_pre_check_is_whole_words_and_necessary(text: str, named: bool) -> None:
+    """tables.ACCELERATOR_LETTERS lets through every text the identifier or string test could match
+    (a necessary condition), and no more than the whole words they ask for."""
+    from memlint.analysis import tables
+
+    words = [w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|'[^']*'", text)]
+    exact = any(tables.ACCELERATOR_IDENTIFIER.search(w) or tables.ACCELERATOR_STRING.search(w) for w in words)
+    assert exact is named
+    assert bool(tables.ACCELERATOR_LETTERS.search(text)) is named

@@ -87,3 +87,21 @@ def test_an_edit_in_one_open_document_reaches_another(workspace):
     client.notify("textDocument/didClose", {"textDocument": {"uri": main_uri}})
     client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri and "ML002" not in codes(p), timeout=60)
     assert client.shutdown() == 0
+
+
+def test_the_workspace_facts_count_notebooks_as_check_does(tmp_path: Path):
+    """A module only a CUDA notebook (beside a CPU-only script) imports is judged on the GPU by the
+    server as by `memlint check` (test_project_pass: the notebook's imports count as importers)."""
+    from test_project_pass import PPO_AGENT, _notebook
+
+    from memlint.config import Settings
+    from memlint.prescreen import Source
+    from memlint.server.workspace import WorkspaceFacts
+
+    write(tmp_path / "agent.py", PPO_AGENT)
+    write(tmp_path / "plot.py", "from agent import Agent\n\nAgent().update(batches)\n")
+    (tmp_path / "run.ipynb").write_text(_notebook("import torch\nfrom agent import Agent\n", "torch.set_default_device('cuda')\n"))
+    facts = WorkspaceFacts()
+    assert facts.load(tmp_path, Settings(enabled=frozenset({"ML017"}))) == 3
+    view, _ = facts.view(Source((tmp_path / "agent.py").read_text()), str(tmp_path / "agent.py"))
+    assert view is not None and not view.host_importers

@@ -12,6 +12,8 @@ from typing import Callable, Mapping, Optional, Union
 
 import libcst as cst
 
+from memlint.analysis.walk import target_names
+
 Number = Union[int, float]
 # name -> the expression it is bound to (folded lazily, so constants may refer to each other)
 Env = Mapping[str, cst.BaseExpression]
@@ -105,19 +107,9 @@ def single_assignments(statements: Union[list, tuple]) -> dict[str, cst.BaseExpr
 
 def _targets(small: cst.CSTNode) -> list[str]:
     if isinstance(small, cst.Assign):
-        return [n for t in small.targets for n in _names_of(t.target)]
+        return [n for t in small.targets for n in target_names(t.target)]
     if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-        return _names_of(small.target)
-    return []
-
-
-def _names_of(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names_of(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _names_of(target.value)
+        return target_names(small.target)
     return []
 
 
@@ -141,13 +133,13 @@ def _names_bound_in(statement: cst.CSTNode) -> list[str]:
         if kind is cst.FunctionDef or kind is cst.ClassDef:
             names.append(node.name.value)
         elif kind is cst.For or kind is cst.CompFor:
-            names.extend(_names_of(node.target))
+            names.extend(target_names(node.target))
         elif kind is cst.AsName:
-            names.extend(_names_of(node.name))
+            names.extend(target_names(node.name))
         else:
             names.extend(_targets(node))
     if isinstance(statement, (cst.For,)):
-        names.extend(_names_of(statement.target))
+        names.extend(target_names(statement.target))
     return names
 
 

@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import dotted_name
+from memlint.analysis.walk import dotted_name, target_names
 
 # Calls whose result carries no autograd history, whatever their receiver holds.
 _GRAPH_FREE_METHODS = frozenset({"detach", "item", "tolist", "numpy"})
@@ -159,15 +159,4 @@ def _bound_names(node: cst.CSTNode) -> list[str]:
         targets = [item.asname.name for item in node.items if item.asname is not None]
     else:
         targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
-    names = []
-    for target in targets:
-        stack = [target]
-        while stack:
-            current = stack.pop()
-            if isinstance(current, cst.Name):
-                names.append(current.value)
-            elif isinstance(current, (cst.Tuple, cst.List)):
-                stack.extend(e.value for e in current.elements)
-            elif isinstance(current, cst.StarredElement):
-                stack.append(current.value)
-    return names
+    return [name for target in targets for name in target_names(target)]

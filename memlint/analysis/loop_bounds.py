@@ -4,14 +4,16 @@
 `num_examples` times, however long the loader is: when that bound is a small constant (a literal,
 or a parameter whose default is one), the loop is a fixed small count, not a loop per step.  The
 counter is one the loop's own statements advance by one unconditionally (`count += 1`), or the
-index `enumerate` gives; the test and its `break` are among the loop's own statements too, so
-nothing else decides whether they run."""
+index `enumerate` gives (from a literal `start`: memlint.analysis.counted_loops); the test and its
+`break` are among the loop's own statements too, so nothing else decides whether they run."""
 
 from __future__ import annotations
 
 from typing import Callable, Optional
 
 import libcst as cst
+
+from memlint.analysis.counted_loops import enumerate_start, first_bound
 
 # What `count == n` compares with: a small literal, or a name (the enclosing function's parameter)
 # that `default_of` resolves to one.
@@ -20,20 +22,21 @@ DefaultOf = Callable[[str], Optional[int]]
 
 def counted_break(loop: cst.CSTNode, limit: int, default_of: DefaultOf) -> Optional[int]:
     """How many times `loop` runs at most when it breaks unconditionally once a counter reaches a
-    constant of at most `limit`; None when it does not (see the module's docstring)."""
+    constant of at most `limit`; None when it does not (see the module's docstring; the decision
+    is memlint.analysis.counted_loops', shared with the project pass's summaries)."""
     body = loop.body  # type: ignore[attr-defined]
     if not isinstance(body, cst.IndentedBlock):
         return None
-    counters = _counters(body.body) | _enumerate_index(loop)
+    counters = {name: 0 for name in _counters(body.body)}
+    counters.update(_enumerate_index(loop))
     if not counters:
         return None
-    for statement in body.body:
-        if type(statement) is not cst.If or statement.orelse is not None or not _breaks(statement.body):
-            continue
-        bound = _bound(statement.test, counters, default_of)
-        if bound is not None and 0 < bound <= limit:
-            return bound
-    return None
+    tests = [
+        _test(statement.test, default_of)
+        for statement in body.body
+        if type(statement) is cst.If and statement.orelse is None and _breaks(statement.body)
+    ]
+    return first_bound(counters, [t for t in tests if t is not None], limit)
 
 
 def _counters(statements) -> frozenset[str]:
@@ -51,18 +54,26 @@ def _counters(statements) -> frozenset[str]:
     return frozenset(found)
 
 
-def _enumerate_index(loop: cst.CSTNode) -> frozenset[str]:
-    """`for i, batch in enumerate(loader)` -> {"i"} (counting from 0: `if i == n: break` runs n+1
-    times, still a small count)."""
+def _enumerate_index(loop: cst.CSTNode) -> dict[str, int]:
+    """`for i, batch in enumerate(loader)` -> {"i": 0}, `enumerate(loader, 1)` -> {"i": 1}."""
     if type(loop) is not cst.For:
-        return frozenset()
+        return {}
     iterable, target = loop.iter, loop.target
     if type(iterable) is not cst.Call or type(iterable.func) is not cst.Name or iterable.func.value != "enumerate":
-        return frozenset()
-    if len(iterable.args) != 1 or type(target) is not cst.Tuple or not target.elements:
-        return frozenset()
+        return {}
+    if not iterable.args or iterable.args[0].keyword is not None or iterable.args[0].star:
+        return {}
+    if type(target) is not cst.Tuple or not target.elements:
+        return {}
+    extra = [
+        (None if a.keyword is None else a.keyword.value, int(a.value.value, 0) if type(a.value) is cst.Integer else None)
+        for a in iterable.args[1:]
+    ]
+    if any(a.star for a in iterable.args[1:]):
+        return {}
+    start = enumerate_start(extra)
     first = target.elements[0].value
-    return frozenset({first.value}) if type(first) is cst.Name else frozenset()
+    return {first.value: start} if type(first) is cst.Name and start is not None else {}
 
 
 def _breaks(block: cst.BaseSuite) -> bool:
@@ -75,20 +86,22 @@ def _breaks(block: cst.BaseSuite) -> bool:
     return False
 
 
-def _bound(test: cst.BaseExpression, counters: frozenset[str], default_of: DefaultOf) -> Optional[int]:
-    """`count == n`, `count >= n`, `count > n` (a counter on the left) -> n resolved."""
-    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+_OPERATORS = {cst.Equal: "==", cst.GreaterThanEqual: ">=", cst.GreaterThan: ">"}
+
+
+def _test(test: cst.BaseExpression, default_of: DefaultOf) -> Optional[tuple[str, str, Optional[int]]]:
+    """`count == n`, `count >= n`, `count > n` (a name on the left) -> (name, operator, n resolved)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.left) is not cst.Name:
         return None
-    target = test.comparisons[0]
-    if type(test.left) is not cst.Name or test.left.value not in counters:
+    comparison = test.comparisons[0]
+    operator = _OPERATORS.get(type(comparison.operator))
+    if operator is None:
         return None
-    if type(target.operator) not in (cst.Equal, cst.GreaterThanEqual, cst.GreaterThan):
-        return None
-    value = target.comparator
+    value = comparison.comparator
     if type(value) is cst.Integer:
-        return int(value.value, 0)
+        return test.left.value, operator, int(value.value, 0)
     if type(value) is cst.Name:
-        return default_of(value.value)
+        return test.left.value, operator, default_of(value.value)
     return None
 
 

@@ -51,7 +51,7 @@ from memlint.analysis import accelerators, evidence, forward_returns, frameworks
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
-from memlint.analysis.walk import dotted_name
+from memlint.analysis.walk import dotted_name, target_names
 from memlint.pipeline.tree import code_children
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
@@ -481,13 +481,13 @@ class SemanticModel:
                 sites = {}
             elif kind is cst.Assign:
                 for target in node.targets:
-                    for bound in _names_bound(target.target):
+                    for bound in target_names(target.target):
                         sites[bound] = node
             elif kind in (cst.AugAssign, cst.AnnAssign):
-                for bound in _names_bound(node.target):
+                for bound in target_names(node.target):
                     sites[bound] = None  # rebound otherwise: what comes later is not the last `=`'s value
             elif kind is cst.For:
-                for bound in _names_bound(node.target):
+                for bound in target_names(node.target):
                     sites[bound] = None
             elif kind is cst.Call:
                 self._call(node, scopes, sites, imports)
@@ -607,7 +607,7 @@ class SemanticModel:
         for target in site.targets:
             if type(target.target) not in (cst.Tuple, cst.List):
                 continue
-            for other in _names_bound(target.target):
+            for other in target_names(target.target):
                 if other != name and other not in found:
                     found[other] = Evidence("sibling", call, False, via=name)
 
@@ -766,23 +766,6 @@ def _own_statements(loop: cst.CSTNode):
         node = stack.pop()
         yield node
         stack.extend(child for child in code_children(node) if type(child) not in _OWN_SCOPE_ENDS)
-
-
-def _names_bound(target: cst.BaseExpression) -> list[str]:
-    kind = type(target)
-    if kind is cst.Name:
-        return [target.value]  # type: ignore[attr-defined]
-    if kind in (cst.Tuple, cst.List):
-        found: list[str] = []
-        for element in target.elements:  # type: ignore[attr-defined]
-            inner = element.value
-            if type(inner) is cst.StarredElement:
-                inner = inner.value
-            found.extend(_names_bound(inner))
-        return found
-    if kind is cst.StarredElement:
-        return _names_bound(target.value)  # type: ignore[attr-defined]
-    return []
 
 
 def _subject_name(expr: cst.BaseExpression) -> tuple[Optional[str], bool]:

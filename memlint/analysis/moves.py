@@ -13,6 +13,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.iteration import condition_is_device_check
+from memlint.analysis.walk import target_name_nodes
 
 _MOVES = ("cuda", "to")
 
@@ -110,20 +111,12 @@ class _Collector(cst.CSTVisitor):
         return False
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        for element in _target_names(node.target):
+        for element in target_name_nodes(node.target):
             if element.value == self.name:
                 self.binds = True
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
-
-
-def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    return []
 
 
 def _collect(node: cst.CSTNode, name: str) -> _Collector:
@@ -140,7 +133,7 @@ def _reads(node: cst.CSTNode, name: str) -> list[cst.Name]:
 
     class _Targets(cst.CSTVisitor):
         def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
-            targets.update(id(n) for n in _target_names(target.target))
+            targets.update(id(n) for n in target_name_nodes(target.target))
 
     node.visit(_Targets())
     return [n for n in collector.reads if id(n) not in targets]

@@ -31,7 +31,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.delegation import binds
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, target_names
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -63,13 +63,7 @@ def _locals(function: cst.FunctionDef) -> frozenset[str]:
     for node in code_descendants(function.body, skip=_NESTED):
         kind = type(node)
         if kind in (cst.AssignTarget, cst.For, cst.CompFor):
-            stack = [node.target]  # type: ignore[attr-defined]
-            while stack:
-                target = stack.pop()
-                if type(target) is cst.Name:
-                    found.add(target.value)  # type: ignore[attr-defined]
-                elif type(target) in (cst.Tuple, cst.List):
-                    stack.extend(e.value for e in target.elements)  # type: ignore[attr-defined]
+            found.update(target_names(node.target))  # type: ignore[attr-defined]
         elif kind in (cst.Global, cst.Nonlocal):
             declared.update(item.name.value for item in node.names)  # type: ignore[attr-defined]
     params = {p.name.value for p in [*function.params.params, *function.params.posonly_params, *function.params.kwonly_params]}

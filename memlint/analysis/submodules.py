@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, target_names
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -172,9 +172,9 @@ def _names_bound(node: cst.CSTNode) -> list[str]:
     if type(node) is cst.With:
         for item in node.items:
             if item.asname is not None:
-                names += [n.value for n in code_descendants(item.asname.name) if type(n) is cst.Name]
+                names += target_names(item.asname.name)  # type: ignore[arg-type]
     elif type(node) is cst.CompFor:
-        names += [n.value for n in code_descendants(node.target) if type(n) is cst.Name]
+        names += target_names(node.target)
     elif type(node) is cst.NamedExpr:
         names += [node.target.value] if type(node.target) is cst.Name else []
     elif type(node) in (cst.Import, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):

@@ -45,6 +45,7 @@ import functools
 from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
+from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
@@ -1103,16 +1104,15 @@ _BATCH_READERS = frozenset({"iter", "next", "enumerate", "zip", "tqdm", "cycle",
 def _counted_break(loop: ast.AST, enclosing_function: Callable[[ast.AST], Optional[ast.AST]]) -> bool:
     """`count += 1` ... `if count == n: break` among the loop's own top-level statements (or the
     index of `enumerate`), `n` a literal or the function's parameter default of at most
-    SMALL_COUNT: memlint.analysis.loop_bounds.counted_break on CPython's tree."""
+    SMALL_COUNT: memlint.analysis.loop_bounds.counted_break read from CPython's tree, decided by
+    the same memlint.analysis.counted_loops."""
     body = loop.body  # type: ignore[attr-defined]
     counters = {
-        s.target.id for s in body
+        s.target.id: 0 for s in body
         if type(s) is ast.AugAssign and type(s.op) is ast.Add and type(s.target) is ast.Name
         and type(s.value) is ast.Constant and s.value.value == 1
     }  # fmt: skip
-    if type(loop) is ast.For and type(loop.iter) is ast.Call and _final_name(loop.iter.func) == "enumerate" and type(loop.iter.func) is ast.Name:
-        if type(loop.target) is ast.Tuple and loop.target.elts and type(loop.target.elts[0]) is ast.Name:
-            counters.add(loop.target.elts[0].id)
+    counters.update(_enumerate_index(loop))
     if not counters:
         return False
     defaults: dict[str, object] = {}
@@ -1124,20 +1124,42 @@ def _counted_break(loop: ast.AST, enclosing_function: Callable[[ast.AST], Option
             defaults[arg.arg] = default
         for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults):
             defaults[arg.arg] = default
+    tests = []
     for statement in body:
         if type(statement) is not ast.If or statement.orelse or not any(type(s) is ast.Break for s in statement.body):
             continue
         test = statement.test
-        if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in (ast.Eq, ast.GtE, ast.Gt):
+        if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.left) is not ast.Name:
             continue
-        if type(test.left) is not ast.Name or test.left.id not in counters:
-            continue
+        operator = _COMPARISONS.get(type(test.ops[0]))
         bound = test.comparators[0]
         if type(bound) is ast.Name:
             bound = defaults.get(bound.id)  # type: ignore[assignment]
-        if type(bound) is ast.Constant and type(bound.value) is int and 0 < bound.value <= tables.SMALL_COUNT:
-            return True
-    return False
+        if operator is not None:
+            tests.append((test.left.id, operator, _integer(bound)))
+    return first_bound(counters, tests, tables.SMALL_COUNT) is not None
+
+
+_COMPARISONS = {ast.Eq: "==", ast.GtE: ">=", ast.Gt: ">"}
+
+
+def _integer(node: object) -> Optional[int]:
+    return node.value if type(node) is ast.Constant and type(node.value) is int else None  # type: ignore[attr-defined]
+
+
+def _enumerate_index(loop: ast.AST) -> dict[str, int]:
+    """`for i, batch in enumerate(loader)` -> {"i": 0}, `enumerate(loader, 1)` -> {"i": 1}."""
+    iterable, target = getattr(loop, "iter", None), getattr(loop, "target", None)
+    if type(loop) is not ast.For or type(iterable) is not ast.Call or type(iterable.func) is not ast.Name or iterable.func.id != "enumerate":
+        return {}
+    if not iterable.args or type(iterable.args[0]) is ast.Starred or type(target) is not ast.Tuple or not target.elts:
+        return {}
+    extra = [(None, _integer(a)) for a in iterable.args[1:]] + [(k.arg, _integer(k.value)) for k in iterable.keywords]
+    if any(type(a) is ast.Starred for a in iterable.args) or any(k.arg is None for k in iterable.keywords):
+        return {}
+    start = enumerate_start(extra)
+    first = target.elts[0]
+    return {first.id: start} if type(first) is ast.Name and start is not None else {}
 
 
 def _hands_loader_to_call(loop: ast.AST) -> bool:

@@ -309,8 +309,11 @@ ACCELERATOR_TEXT = re.compile(r"cuda|device|gpu|accelerat|\b(?:mps|xpu|tpu)\b", 
 # holds `cuda`, or `gpu` / `mps` / `xpu` as a word (`"cuda:0"`, `"GPU"`).
 ACCELERATOR_IDENTIFIER = re.compile(r"cuda|(?:^|_)(?:device|devices|gpu|gpus|accelerator|mps|xpu|tpu)(?:_|$|\d)", re.I)
 ACCELERATOR_STRING = re.compile(r"cuda|\bgpu\b|\bmps\b|\bxpu\b", re.I)
-# A text without any of these has neither (a necessary condition of both: a cheap pre-check).
-ACCELERATOR_LETTERS = re.compile(r"cuda|device|gpu|accelerator|mps|xpu|tpu", re.I)
+# A text without any of these has neither (a necessary condition of both: a cheap pre-check). The
+# words stand whole as the two above ask (no letter or digit before, no letter after), not anywhere in
+# a word: bare `tpu` / `mps` / `device` letters matched `output`, `dumps`, `inputs` and let through
+# a third of the files without a mention (timm: 97 of 304 files skipped by letters, 114 by words).
+ACCELERATOR_LETTERS = re.compile(r"cuda|(?<![a-z0-9])(?:device|devices|gpu|gpus|accelerator|mps|xpu|tpu)(?![a-z])", re.I)
 # `torch.cuda.<query>`: seeding the CUDA generator or asking what is there names CUDA without using it.
 CUDA_QUERIES = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", "is_available", "device_count"})
 

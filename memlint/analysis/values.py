@@ -18,7 +18,7 @@ from memlint.analysis import call_rules, tables
 from memlint.analysis.naming import looks_like_class_name
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.submodules import is_submodule, is_submodule_source
-from memlint.analysis.walk import dotted_name, nested_blocks
+from memlint.analysis.walk import dotted_name, nested_blocks, target_names
 from memlint.pipeline.tree import code_descendants
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def _comprehension_targets(comprehension: cst.CSTNode) -> set:
     targets: set = set()
     clause = comprehension.for_in  # type: ignore[attr-defined]
     while clause is not None:
-        targets.update(n.value for n in (clause.target, *code_descendants(clause.target)) if type(n) is cst.Name)
+        targets.update(target_names(clause.target))
         clause = clause.inner_for_in
     return targets
 

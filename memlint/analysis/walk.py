@@ -77,3 +77,26 @@ def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
         return None
     parts.append(expr.value)  # type: ignore[union-attr]
     return ".".join(reversed(parts))
+
+
+def target_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment, loop or `with ... as` target binds, in source order:
+    `x` -> ["x"]; `a, (b, *c)` -> ["a", "b", "c"].  An attribute or subscript target
+    (`self.x`, `d[k]`) binds no name: it stores into an object the names only read."""
+    return [name.value for name in target_name_nodes(target)]
+
+
+def target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
+    """`target_names`, as the Name nodes themselves (to tell a binding occurrence from a read)."""
+    found: list[cst.Name] = []
+    stack = [target]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Name:
+            found.append(node)  # type: ignore[arg-type]
+        elif kind is cst.Tuple or kind is cst.List:
+            stack.extend(reversed([e.value for e in node.elements]))  # type: ignore[attr-defined]
+        elif kind is cst.StarredElement:
+            stack.append(node.value)  # type: ignore[attr-defined]
+    return found

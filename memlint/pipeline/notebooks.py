@@ -175,6 +175,15 @@ def _indent(source: str, indent: str) -> str:
     return "".join(indent + line if line.strip() else line for line in source.splitlines(keepends=True))
 
 
+def notebook_module(text: str, filename: str) -> Optional[str]:
+    """The notebook's code cells as the one module they run as (what `lint_notebook` lints), or
+    None when it is not a notebook memlint can read: the project pass summarises it from this."""
+    try:
+        return _read(text, filename).module
+    except NotebookError:
+        return None
+
+
 def code_cells(text: str, filename: str) -> list[_Cell]:
     """The notebook's code cells that parse (IPython lines masked); NotebookError if unreadable."""
     return _read(text, filename).code

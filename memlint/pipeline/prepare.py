@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Prepared:
     digest: Optional[str]  # memlint.pipeline.cache.content_digest of the bytes read; None: unreadable
-    summary: Optional[dict]  # None: no summary (not Python that compiles, a notebook, unreadable)
+    summary: Optional[dict]  # None: no summary (not Python that compiles, unreadable)
     # True: compiled, and the screens let it through; False: no finding without project facts
     # (no torch, no rule for it, or every screen said no); None: phase two decides everything.
     screened: Optional[bool]
@@ -59,14 +59,15 @@ def prepare_file(path: Path, filename: str, settings: Settings, cache: Optional[
 
 def prepare_data(data: bytes, filename: str, settings: Settings, cache: Optional[Cache] = None) -> Prepared:
     digest = content_digest(data)
-    if filename.endswith(".ipynb"):
-        return Prepared(digest, None, None)  # a notebook is linted as a project of its own
     key = cache.key_for(digest, filename, kind="summary") if cache is not None else None
     if key is not None:
         entry = cache.get_summary(key)  # type: ignore[union-attr]
         if entry is not None:
             return Prepared(digest, entry["summary"], entry["screened"], _rules(entry["rules"]))
-    prepared = _prepare(data, digest, filename, settings)
+    if filename.endswith(".ipynb"):
+        prepared = _prepare_notebook(data, digest, filename, settings)
+    else:
+        prepared = _prepare(data, digest, filename, settings)
     if key is not None:
         cache.put_summary(key, {"summary": prepared.summary, "screened": prepared.screened, "rules": _rules_data(prepared.rules)})  # type: ignore[union-attr]
     return prepared
@@ -78,6 +79,30 @@ def _rules(data: Optional[list]) -> Optional[frozenset[str]]:
 
 def _rules_data(rules: Optional[frozenset[str]]) -> Optional[list]:
     return None if rules is None else sorted(rules)
+
+
+def _prepare_notebook(data: bytes, digest: str, filename: str, settings: Settings) -> Prepared:
+    """A notebook's place in the project pass: the summary of its code cells, so that what it imports
+    and whether it names an accelerator count for the files it imports (a library module only CUDA
+    notebooks import runs on the GPU).  The notebook itself is still linted as a project of its own
+    (runner.process_text), everything decided in phase two."""
+    from memlint.pipeline.notebooks import notebook_module  # only where a run has notebooks
+
+    settings = settings.for_path(filename)
+    try:
+        text = decode(data).text
+    except UndecodableSource:
+        return Prepared(digest, None, None)
+    if settings.max_file_size is not None and len(text) > settings.max_file_size:
+        return Prepared(digest, None, None)
+    module = notebook_module(text, filename)
+    source = Source(module) if module else None
+    if source is None or source.tree is None:
+        return Prepared(digest, None, None)
+    try:
+        return Prepared(digest, summarize(source), None)
+    except (RecursionError, MemoryError):
+        return Prepared(digest, None, None)
 
 
 def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Prepared:
@@ -155,7 +180,7 @@ def project_pass(
             if known is not None:
                 return known
         for index, path in enumerate(files):
-            if index in prepared or path.suffix == ".ipynb":
+            if index in prepared:
                 continue
             entry = cache.get_summary(cache.key_for(digests[index], names[index], kind="summary"))  # type: ignore[arg-type]
             if entry is not None:

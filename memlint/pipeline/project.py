@@ -26,7 +26,10 @@ the result cache can key a file's findings on exactly the facts it depends on.
 
 The project is the set of files summarised: the files being linted (and, with `project-context`,
 the other Python files under the project root).  Code outside it (an installed package, a file
-not linted) is unknown, and the rules stay as silent about it as they are within one file.
+not linted) is unknown, and the rules stay as silent about it as they are within one file.  A
+notebook takes part through the summary of its code cells (memlint/pipeline/prepare.py): its
+imports and calls count for the files it uses (a module only CUDA notebooks import runs on the
+GPU); it has no module name (nothing imports a notebook) and is still linted as a project of its own.
 """
 
 from __future__ import annotations
@@ -198,6 +201,8 @@ class _Names:
         directory without __init__.py, as a script beside `models/` imports it)."""
         absolute = os.path.abspath(path)
         directory, filename = os.path.split(absolute)
+        if filename.endswith(".ipynb"):
+            return "", []  # a notebook imports, nothing imports it
         stem = filename[: -len(".py")] if filename.endswith(".py") else filename
         parts = [] if stem == "__init__" else [stem]
         while self._package(directory):
@@ -477,10 +482,13 @@ class Project:
     # ------------------------------------------------------------------ the call graph
 
     def _functions(self):
-        for file in self.files:
-            if file is not None:
-                for key, record in file.summary["functions"].items():
-                    yield file, key, record
+        """Every function of the project, the notebooks' last: where a script and a notebook both
+        call a function (a repository's notebook often mirrors its script), the evidence a message
+        cites is the script's call, the first site found."""
+        files = [file for file in self.files if file is not None]
+        for file in sorted(files, key=lambda file: file.path.suffix == ".ipynb"):
+            for key, record in file.summary["functions"].items():
+                yield file, key, record
 
     def _collect_sites(self) -> None:
         for file, key, record in self._functions():

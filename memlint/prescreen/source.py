@@ -6,7 +6,7 @@ import ast
 import re
 import unicodedata
 from functools import cached_property
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Hashable, Iterable, Iterator, Optional
 
 from memlint.pipeline.source import ast_or_none
 
@@ -21,7 +21,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 class Source:
     def __init__(self, text: str) -> None:
         self.text = text
-        self._memo: dict[str, Any] = {}
+        self._memo: dict[Hashable, Any] = {}
         # What the project pass knows about this file (memlint.pipeline.project.FileView), set by the engine
         # before the screens run: a screen whose rule follows project facts must follow them too.
         self.project: Any = None
@@ -73,8 +73,9 @@ class Source:
                     stack.append(value)
         return by_type, parents
 
-    def memo(self, key: str, build: Callable[[], Any]) -> Any:
-        """A whole-file fact computed once, on first request, for every check that asks."""
+    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """A whole-file fact computed once, on first request, for every check that asks; the key
+        names the fact and every input of it that is not the file itself."""
         if key not in self._memo:
             self._memo[key] = build()
         return self._memo[key]

@@ -30,6 +30,9 @@ from memlint.pipeline.runner import display_name
 from memlint.prescreen import Source
 
 
+_SUMMARISED = (".py", ".ipynb")  # as `memlint check`'s project pass (memlint/pipeline/prepare.py)
+
+
 class WorkspaceFacts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -39,9 +42,10 @@ class WorkspaceFacts:
         self.ready = False
 
     def load(self, root: Path, settings: Settings) -> int:
-        """Summarise the Python files under `root` that a check would read, and resolve the project;
+        """Summarise the Python files and notebooks under `root` that a check would read (a notebook's
+        code cells import and call like a script: prepare._prepare_notebook), and resolve the project;
         the number of files."""
-        files = [path for path in discover_files([root], settings).files if path.suffix == ".py"]
+        files = [path for path in discover_files([root], settings).files if path.suffix in _SUMMARISED]
         on_disk = {os.path.abspath(path): prepare_file(path, display_name(path), settings).summary for path in files}
         with self._lock:
             self._on_disk = on_disk
@@ -53,7 +57,7 @@ class WorkspaceFacts:
         """Read a workspace file again (saved, created or changed on disk); forget a deleted one. The
         project is resolved again by `resolve` (the server does it in a worker thread)."""
         absolute = os.path.abspath(path)
-        if not self.ready or not absolute.endswith(".py"):
+        if not self.ready or not absolute.endswith(_SUMMARISED):
             return
         exists = os.path.isfile(absolute)
         summary = prepare_file(Path(absolute), display_name(Path(absolute)), settings).summary if exists else None

@@ -69,10 +69,13 @@ def _accumulation(node: ast.AST) -> Optional[list]:
             return None
         target = node.targets[0]
         keys = {ast.dump(target, annotate_fields=False).replace("Store()", "Load()")}
+        # only a node of the target's own type can dump as it does (a dump starts with the type's
+        # name); dumping every node of every assigned value was about half this function's time on timm
+        kind = type(target)
         value = node.value
         for branch in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
             if isinstance(branch, ast.BinOp):
-                if any(ast.dump(n, annotate_fields=False) in keys or _reads_entry(n, target) for n in ast.walk(branch)):
+                if any((type(n) is kind and ast.dump(n, annotate_fields=False) in keys) or _reads_entry(n, target) for n in ast.walk(branch)):
                     return [e for term in _terms(branch) for e in (_display_elements(term) if isinstance(term, _DISPLAYS) else [term])]
             elif isinstance(branch, ast.Call) and branch.args:
                 arguments = [a.value if isinstance(a, ast.Starred) else a for a in branch.args]
@@ -83,7 +86,7 @@ def _accumulation(node: ast.AST) -> Optional[list]:
                     parts = [func.value, *arguments]  # `torch.add(x, v)`, `x.add(v)` (accumulation.added_parts)
                 else:
                     continue
-                if any(ast.dump(n, annotate_fields=False) in keys for n in parts):
+                if any(type(n) is kind and ast.dump(n, annotate_fields=False) in keys for n in parts):
                     return parts
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_", "sub_"):

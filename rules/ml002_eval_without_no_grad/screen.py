@@ -34,7 +34,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     runners = _names_of_scopes(source, runs)
     # what was put in eval mode: calling it, or a method of it, may run it (`model.get_action(obs)`)
     # (`self`: the rule asks of self's calls what `may_run_model` already answers)
-    evaluated = {dotted(_module_of_chain(call.func.value)) for call in mode_calls} - {None, "self"}  # type: ignore[attr-defined]
+    evaluated = frozenset({dotted(_module_of_chain(call.func.value)) for call in mode_calls} - {None, "self"})  # type: ignore[attr-defined]
     model_calls = [
         call for call in calls
         if _self_call_of(call, runners) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
@@ -80,7 +80,7 @@ def _sets_eval_mode(call: ast.Call) -> bool:
     return (call.func.attr == "eval" and count == 0) or (call.func.attr == "train" and count == 1)
 
 
-def _parameter_callers(source: Source, evaluated: set) -> frozenset[str]:
+def _parameter_callers(source: Source, evaluated: frozenset) -> frozenset[str]:
     """Module-level functions of the file that call one of their parameters (`def f(G, n): G(z)`) or
     a global put in eval mode (`def get_sample_image(): G(z)`)."""
     found = set()
@@ -107,7 +107,7 @@ def _self_call_of(call: ast.Call, methods: frozenset[str]) -> bool:
     return isinstance(func, ast.Attribute) and func.attr in methods and isinstance(func.value, ast.Name) and func.value.id == "self"
 
 
-def _on_evaluated(call: ast.Call, evaluated: set, source: Source) -> bool:
+def _on_evaluated(call: ast.Call, evaluated: frozenset, source: Source) -> bool:
     """Is `call` `X(...)` or `X.method(...)` for an X put in eval mode (compared as dotted names)?"""
     func = call.func
     if dotted(func) in evaluated:
@@ -116,7 +116,8 @@ def _on_evaluated(call: ast.Call, evaluated: set, source: Source) -> bool:
         # `sample_images(X, n)`: a module-level function of the file that calls one of its
         # parameters (loosened: any argument position, any of them), or `sample_images()` calling
         # the global X
-        return func.id in source.memo("ml002-parameter-callers", lambda: _parameter_callers(source, evaluated))
+        # the key holds `evaluated`, what the answer depends on besides the file
+        return func.id in source.memo(("ml002-parameter-callers", evaluated), lambda: _parameter_callers(source, evaluated))
     return isinstance(func, ast.Attribute) and method_runs_module(func.attr) and dotted(func.value) in evaluated
 
 

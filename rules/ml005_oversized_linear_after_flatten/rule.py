@@ -309,6 +309,25 @@ class Discriminator(nn.Module):
             line=13,
             column=20,
         ),
+        Invalid(  # the same width, named, in a Sequential's Linear: its environment is a bare Linear's
+            """
+import torch.nn as nn
+class Discriminator(nn.Module):
+    def __init__(self, n_channels=64, n_blocks=8):
+        super().__init__()
+        in_channels = 3
+        blocks = list()
+        for i in range(n_blocks):
+            out_channels = (n_channels if i is 0 else in_channels * 2) if i % 2 is 0 else in_channels
+            blocks.append(nn.Conv2d(in_channels, out_channels, 3, stride=1 if i % 2 is 0 else 2))
+            in_channels = out_channels
+        self.blocks = nn.Sequential(*blocks)
+        features = out_channels * 6 * 6
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(features, 1024))
+""",
+            line=13,
+            column=49,
+        ),
         Invalid(  # `nn` from a star import, in a file that never writes the word torch (issue 27)
             """
 from helpers import *
@@ -481,7 +500,9 @@ else:
             if first is not None and _spatial_product(first):
                 self._consider(node, env_at(ctx, node))
         elif kind == "Sequential":
-            env = env_here(ctx)
+            # the widths a counted loop before the statement leaves (`ch *= 2` per block) fold here as
+            # for a bare Linear: one environment for every layer built at this point
+            env = env_at(ctx, node)
             layer = layer_of(ctx, node, env)
             if layer is not None:
                 for linear in first_linear_after_flatten(layer.children, flattened_input=False):

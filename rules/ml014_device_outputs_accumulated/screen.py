@@ -39,9 +39,11 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
 
 
 def _strides_by_batch(iterable: ast.AST) -> bool:
-    """`range(0, len(X), batch_size)`, as `iteration.strides_by_batch` asks on libcst's tree."""
-    while isinstance(iterable, ast.Call) and iterable.args and _callee(iterable) in ("tqdm", "enumerate", "trange"):
-        iterable = iterable.args[0]
+    """`range(0, len(X), batch_size)`, as `iteration.strides_by_batch` asks on libcst's tree (a copy:
+    that function reads libcst nodes, which a screen may not load; it takes a wrapper's first argument
+    as written, keyword or not, so this does too: `tqdm(iterable=range(...))`)."""
+    while isinstance(iterable, ast.Call) and (iterable.args or iterable.keywords) and _callee(iterable) in ("tqdm", "enumerate", "trange"):
+        iterable = iterable.args[0] if iterable.args else iterable.keywords[0].value
     if not (isinstance(iterable, ast.Call) and _callee(iterable) == "range" and len(iterable.args) == 3):
         return False
     stop = iterable.args[1]
