@@ -25,6 +25,7 @@ import libcst as cst
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME
+from memlint.pipeline.tree import code_children, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -139,15 +140,13 @@ def _binds(node: cst.CSTNode, name: str) -> bool:
     return type(target) is cst.Name and target.value == name
 
 
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
 def _own_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
-    """The nodes of the function's body, not those of functions or classes defined in it."""
-    found: list[cst.CSTNode] = []
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        stack.extend(c for c in node.children if type(c) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-    return found
+    """The code nodes of the function's body, not those inside functions or classes defined in it
+    (the nested definitions themselves are listed: no caller looks for them)."""
+    return [function.body, *code_descendants(function.body, skip=_NESTED_SCOPES)]
 
 
 def _arguments_passed(ctx: "Context", function: cst.FunctionDef, name: str) -> list[tuple[Optional[cst.FunctionDef], Optional[cst.BaseExpression]]]:
@@ -214,13 +213,18 @@ def _index(module: cst.Module) -> tuple[dict, dict, frozenset[str]]:
             body = node.body.body if type(node.body) is cst.IndentedBlock else ()  # type: ignore[attr-defined]
             if any(type(s) is cst.FunctionDef and s.name.value == "__init__" for s in body):
                 extended.update(b.value.value for b in node.bases if type(b.value) is cst.Name)  # type: ignore[attr-defined]
-        stack.extend((child, function, klass) for child in node.children)
+        stack.extend((child, function, klass) for child in code_children(node))
     return calls, owners, frozenset(extended)
 
 
 def norm_attributes(ctx: "Context", class_node: cst.ClassDef) -> frozenset[str]:
     """The attributes the class's constructor binds to such a norm layer (`self.bn = BatchNorm(planes)`),
-    in its body or a branch of it (whether it is bound once in the file is the caller's question)."""
+    in its body or a branch of it (whether it is bound once in the file is the caller's question).
+    Once per class: every method of the class asks."""
+    return ctx.memo(("norm-attributes", id(class_node)), lambda: _norm_attributes(ctx, class_node))  # type: ignore[return-value]
+
+
+def _norm_attributes(ctx: "Context", class_node: cst.ClassDef) -> frozenset[str]:
     init = next(
         (s for s in class_node.body.body if type(s) is cst.FunctionDef and s.name.value == "__init__"), None
     ) if type(class_node.body) is cst.IndentedBlock else None
