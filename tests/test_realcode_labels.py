@@ -40,6 +40,9 @@ SEVENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_seventh.csv"
 # The eighth part: issue 27's third sealed set, judged at b307722 and then joined to the corpus.
 EIGHTH_REPOS_FILE = REPO / "bench" / "realcode_eighth.toml"
 EIGHTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_eighth.csv"
+# The ninth part: issue 27's fourth sealed set, judged at cb766cb and then joined to the corpus.
+NINTH_REPOS_FILE = REPO / "bench" / "realcode_ninth.toml"
+NINTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_ninth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -49,11 +52,12 @@ PARTS = [
     (SIXTH_REPOS_FILE, SIXTH_LABELS_FILE),
     (SEVENTH_REPOS_FILE, SEVENTH_LABELS_FILE),
     (EIGHTH_REPOS_FILE, EIGHTH_LABELS_FILE),
+    (NINTH_REPOS_FILE, NINTH_LABELS_FILE),
 ]
-PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
+PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
-    SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10, EIGHTH_REPOS_FILE: 10,
+    SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10, EIGHTH_REPOS_FILE: 10, NINTH_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
@@ -109,6 +113,8 @@ def test_no_repository_is_in_both_parts():
     assert seventh and not seventh & (development | heldout | third | fourth | fifth | sixth | sealed)
     eighth = {entry["name"].lower() for entry in corpus(EIGHTH_REPOS_FILE)}
     assert eighth and not eighth & (development | heldout | third | fourth | fifth | sixth | seventh | sealed)
+    ninth = {entry["name"].lower() for entry in corpus(NINTH_REPOS_FILE)}
+    assert ninth and not ninth & (development | heldout | third | fourth | fifth | sixth | seventh | eighth | sealed)
 
 
 def test_sealed_set_is_pinned_new_and_not_excluded():
