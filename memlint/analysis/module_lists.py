@@ -149,11 +149,12 @@ def _classes_of(elements: list[cst.BaseExpression], ctx: "Context") -> Optional[
     return classes
 
 
-def iterated_list(function: cst.FunctionDef, name: str) -> Optional[str]:
+def element_list(function: cst.FunctionDef, name: str) -> Optional[str]:
     """The attribute whose elements `name` holds wherever it is read in `function`: the one binding
-    of the name there is the target of `for name in self.<attribute>:` or a position of
-    `for a, name in zip(self.<x>, self.<attribute>):`, and it is no parameter (hifi-gan's
-    `for l in self.convs: x = l(x)`).  None where anything else binds it."""
+    of the name there is the target of `for name in self.<attribute>:`, a position of
+    `for a, name in zip(self.<x>, self.<attribute>):` (hifi-gan's `for l in self.convs: x = l(x)`),
+    or `name = self.<attribute>[i]` (pointnet2's `bn = self.mlp_bns[i]`), and it is no parameter.
+    None where anything else binds it."""
     if any(p.name.value == name for p in _parameters(function)):
         return None
     found: Optional[str] = None
@@ -166,7 +167,15 @@ def iterated_list(function: cst.FunctionDef, name: str) -> Optional[str]:
                 found, bindings = attribute, bindings + 1
             elif _binds(node.target, name):  # type: ignore[attr-defined]
                 return None
-        elif kind in (cst.AssignTarget, cst.CompFor, cst.AsName, cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
+        elif kind is cst.Assign:
+            targets = node.targets  # type: ignore[attr-defined]
+            if not any(_binds(t.target, name) for t in targets):
+                continue
+            attribute = _indexed_attribute(node.value) if len(targets) == 1 and type(targets[0].target) is cst.Name else None  # type: ignore[attr-defined]
+            if attribute is None:
+                return None
+            found, bindings = attribute, bindings + 1
+        elif kind in (cst.CompFor, cst.AsName, cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
             target = node.target if kind is not cst.AsName else node.name  # type: ignore[attr-defined]
             if _binds(target, name):
                 return None
@@ -178,6 +187,15 @@ def iterated_list(function: cst.FunctionDef, name: str) -> Optional[str]:
             if kind is cst.Del and _binds(node.target, name):  # type: ignore[attr-defined]
                 return None
     return found if bindings == 1 else None
+
+
+def _indexed_attribute(expr: cst.BaseExpression) -> Optional[str]:
+    """`self.<attribute>[i]`: one element of the list, whichever `i` is (a slice is a list)."""
+    if type(expr) is not cst.Subscript or len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:  # type: ignore[attr-defined]
+        return None
+    if expr.slice[0].slice.star is not None:  # type: ignore[attr-defined]
+        return None
+    return _self_attribute(expr.value)  # type: ignore[attr-defined]
 
 
 def _element_source(target: cst.BaseExpression, iterable: cst.BaseExpression, name: str) -> Optional[str]:

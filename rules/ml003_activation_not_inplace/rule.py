@@ -14,7 +14,7 @@ from memlint.analysis import GradMode
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
-from memlint.analysis.module_lists import element_classes, iterated_list
+from memlint.analysis.module_lists import element_classes, element_list
 from memlint.analysis.norm_layers import norm_attributes, norm_built
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
@@ -1394,6 +1394,72 @@ class Discriminator(nn.Module):
                 setup="import torch",
                 then="d = Discriminator()\nx = torch.randn(2, 1, 16, requires_grad=True)\nout, fmap = d(x)\nout.sum().backward()\nresult = (out, fmap, x.grad, [p.grad for p in d.parameters()])",
             ),
+        ),
+        Invalid(  # a layer of a ModuleList taken by index into a local name (pointnet2's set abstraction)
+            """
+import torch.nn.functional as F
+from torch import nn
+class SetAbstraction(nn.Module):
+    def __init__(self, widths):
+        super().__init__()
+        self.mlp_convs = nn.ModuleList()
+        self.mlp_bns = nn.ModuleList()
+        last = 3
+        for width in widths:
+            self.mlp_convs.append(nn.Conv2d(last, width, 1))
+            self.mlp_bns.append(nn.BatchNorm2d(width))
+            last = width
+    def forward(self, points):
+        for i, conv in enumerate(self.mlp_convs):
+            bn = self.mlp_bns[i]
+            points = F.relu(bn(conv(points)))
+        return points.max(2)[0]
+""",
+            line=16,
+            column=22,
+            config=_EXACT,
+            message="the fresh output of `bn`, a layer of a ModuleList",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class SetAbstraction(nn.Module):
+    def __init__(self, widths):
+        super().__init__()
+        self.mlp_convs = nn.ModuleList()
+        self.mlp_bns = nn.ModuleList()
+        last = 3
+        for width in widths:
+            self.mlp_convs.append(nn.Conv2d(last, width, 1))
+            self.mlp_bns.append(nn.BatchNorm2d(width))
+            last = width
+    def forward(self, points):
+        for i, conv in enumerate(self.mlp_convs):
+            bn = self.mlp_bns[i]
+            points = F.relu(bn(conv(points)), inplace=True)
+        return points.max(2)[0]
+""",
+            harness=Harness(
+                setup="import torch",
+                then="m = SetAbstraction([4, 8])\nx = torch.randn(2, 3, 5, 6, requires_grad=True)\nout = m(x)\nout.sum().backward()\nresult = (out, x.grad, [p.grad for p in m.parameters()])",
+            ),
+        ),
+        Valid(  # the local name is bound to an element and again to something else: which layer runs is unknown
+            """
+import torch.nn.functional as F
+from torch import nn
+class SetAbstraction(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mlp_bns = nn.ModuleList([nn.BatchNorm2d(4), nn.BatchNorm2d(4)])
+    def forward(self, points, skip):
+        for i in range(2):
+            bn = self.mlp_bns[i]
+            if skip:
+                bn = lambda t: t
+            points = F.relu(bn(points))
+        return points
+""",
+            config=_EXACT,
         ),
         Invalid(  # bound further back by a tensor method, checked, and activated in a branch that returns it
             """
@@ -3251,7 +3317,7 @@ class Net(nn.Module):
             if type(func) is cst.Subscript:
                 return _self_attr(func.value) in layer_lists() if _self_attr(func.value) is not None else False  # type: ignore[attr-defined]
             if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS:  # `for l in self.convs: x = l(x)`
-                iterated = iterated_list(function, func.value)  # type: ignore[attr-defined]
+                iterated = element_list(function, func.value)  # type: ignore[attr-defined]
                 if iterated is not None:
                     return iterated in layer_lists()
             attribute = _self_attr(func)

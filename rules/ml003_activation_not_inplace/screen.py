@@ -140,9 +140,14 @@ def _called_attribute(func: ast.AST):
 
 
 def _loop_variables(source: Source) -> set[str]:
-    """Names a `for` binds to the elements of `self.<attr>` or of `zip(self.<a>, ...)` (the analysis
-    asks more: the one binding of the name in the function, a ModuleList of known layers)."""
+    """Names a `for` binds to the elements of `self.<attr>` or of `zip(self.<a>, ...)`, or an
+    assignment to one element, `bn = self.mlp_bns[i]` (the analysis asks more: the one binding of
+    the name in the function, a ModuleList of known layers: module_lists.element_list)."""
     found: set[str] = set()
+    for node in source.nodes(ast.Assign):
+        value = node.value  # type: ignore[attr-defined]
+        if isinstance(value, ast.Subscript) and is_self_attribute(value.value):
+            found.update(t.id for t in node.targets if isinstance(t, ast.Name))  # type: ignore[attr-defined]
     for node in source.nodes(ast.For):
         target, iterable = node.target, node.iter  # type: ignore[attr-defined]
         if isinstance(target, ast.Name) and is_self_attribute(iterable):
