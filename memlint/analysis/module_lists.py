@@ -16,7 +16,7 @@ is bound once, and whether hooks see its elements, is module_changes' question.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import libcst as cst
 
@@ -41,7 +41,31 @@ def element_classes(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Op
     return frozenset(classes | extra)
 
 
-def _constructed(init: cst.FunctionDef, attribute: str, ctx: "Context") -> Optional[tuple[cst.Call, set[str]]]:
+def nested_element_classes(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Optional[frozenset[str]]:
+    """The `torch.nn` classes of the elements of the elements of `self.<attribute>`, a ModuleList
+    of ModuleLists (pointnet2's `bns = nn.ModuleList()` filled with `bns.append(nn.BatchNorm2d(c))`,
+    then `self.bn_blocks.append(bns)`: `self.bn_blocks[i][j]` is a BatchNorm2d).  Every element of
+    the outer list is such a local list of `init`; nothing in the file adds to an inner list
+    through the outer one (`self.bn_blocks[i].append(...)`).  None where that is not known."""
+    made = _constructed(init, attribute, ctx, init)
+    if made is None or _inner_lists_extended(ctx, attribute):
+        return None
+    extra = _added_in_file(ctx, attribute, init)
+    if extra is None:
+        return None
+    return frozenset(made[1] | extra)
+
+
+def _inner_lists_extended(ctx: "Context", attribute: str) -> bool:
+    for node in code_descendants(ctx.module):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
+            receiver = node.func.value  # type: ignore[attr-defined]
+            if type(receiver) is cst.Subscript and type(receiver.value) is cst.Attribute and receiver.value.attr.value == attribute:  # type: ignore[attr-defined]
+                return True
+    return False
+
+
+def _constructed(init: cst.FunctionDef, attribute: str, ctx: "Context", lists_of: Optional[cst.FunctionDef] = None) -> Optional[tuple[cst.Call, set[str]]]:
     found: list[tuple[cst.Call, set[str]]] = []
     for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if type(node) is not cst.Assign or len(node.targets) != 1:  # type: ignore[attr-defined]
@@ -57,21 +81,25 @@ def _constructed(init: cst.FunctionDef, attribute: str, ctx: "Context") -> Optio
             continue
         if len(value.args) != 1 or value.args[0].keyword is not None or value.args[0].star:
             return None
-        classes = _list_classes(value.args[0].value, init, ctx)
+        classes = _list_classes(value.args[0].value, init, ctx, lists_of)
         if classes is None:
             return None
         found.append((value, classes))
     return found[0] if len(found) == 1 else None
 
 
-def _list_classes(expr: cst.BaseExpression, scope: cst.FunctionDef, ctx: "Context") -> Optional[set[str]]:
+def _list_classes(
+    expr: cst.BaseExpression, scope: cst.FunctionDef, ctx: "Context", lists_of: Optional[cst.FunctionDef] = None
+) -> Optional[set[str]]:
     """The layer classes of a list display, a list comprehension, or a name `scope` binds once to one
-    of those and otherwise only extends with layers and hands to the ModuleList."""
+    of those (or to an empty `nn.ModuleList()`) and otherwise only extends with layers and hands to
+    the ModuleList.  With `lists_of`, the elements are names of such lists of that function, and
+    the classes are those of their elements."""
     kind = type(expr)
     if kind in (cst.List, cst.Tuple):
-        return _classes_of([e.value for e in expr.elements], ctx)  # type: ignore[attr-defined]
+        return _classes_of([e.value for e in expr.elements], ctx, lists_of)  # type: ignore[attr-defined]
     if kind in (cst.ListComp, cst.GeneratorExp):
-        return _classes_of([expr.elt], ctx)  # type: ignore[attr-defined]
+        return _classes_of([expr.elt], ctx, lists_of)  # type: ignore[attr-defined]
     if kind is not cst.Name:
         return None
     name = expr.value  # type: ignore[attr-defined]
@@ -80,16 +108,21 @@ def _list_classes(expr: cst.BaseExpression, scope: cst.FunctionDef, ctx: "Contex
     for node in code_descendants(scope.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if type(node) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == name for t in node.targets):  # type: ignore[attr-defined]
             bound += 1
-            if len(node.targets) != 1 or type(node.value) not in (cst.List, cst.ListComp):  # type: ignore[attr-defined]
+            value = node.value  # type: ignore[attr-defined]
+            if len(node.targets) != 1:  # type: ignore[attr-defined]
                 return None
-            inner = _list_classes(node.value, scope, ctx)  # type: ignore[attr-defined]
+            if type(value) is cst.Call and not value.args and torch_nn_name(ctx, value.func) == "ModuleList":  # type: ignore[attr-defined]
+                continue  # `bns = nn.ModuleList()`: only its extensions add elements
+            if type(value) not in (cst.List, cst.ListComp):
+                return None
+            inner = _list_classes(value, scope, ctx, lists_of)
             if inner is None:
                 return None
             classes |= inner
     if bound != 1:
         return None
     uses = [n for n in code_descendants(scope.body) if type(n) is cst.Name and n.value == name]  # type: ignore[attr-defined]
-    extended = _extensions(scope.body, lambda receiver: type(receiver) is cst.Name and receiver.value == name, ctx)  # type: ignore[attr-defined]
+    extended = _extensions(scope.body, lambda receiver: type(receiver) is cst.Name and receiver.value == name, ctx, lists_of)  # type: ignore[attr-defined]
     if extended is None:
         return None
     added, count = extended
@@ -97,14 +130,14 @@ def _list_classes(expr: cst.BaseExpression, scope: cst.FunctionDef, ctx: "Contex
     return classes | added if len(uses) == 1 + count + 1 else None
 
 
-def _added_in_file(ctx: "Context", attribute: str) -> Optional[set[str]]:
+def _added_in_file(ctx: "Context", attribute: str, lists_of: Optional[cst.FunctionDef] = None) -> Optional[set[str]]:
     """The classes `.append` / `.extend` add to any `<x>.<attribute>` of the file; None where another
     method changes such a list (`insert`, `+=` and element replacement are module_changes' to see,
     but a list handed on could be changed anywhere)."""
     def receiver_is(receiver: cst.BaseExpression) -> bool:
         return type(receiver) is cst.Attribute and receiver.attr.value == attribute  # type: ignore[attr-defined]
 
-    extended = _extensions(ctx.module, receiver_is, ctx)
+    extended = _extensions(ctx.module, receiver_is, ctx, lists_of)
     if extended is None:
         return None
     added, _ = extended
@@ -114,7 +147,7 @@ def _added_in_file(ctx: "Context", attribute: str) -> Optional[set[str]]:
     return added
 
 
-def _extensions(scope: cst.CSTNode, receiver_is, ctx: "Context") -> Optional[tuple[set[str], int]]:
+def _extensions(scope: cst.CSTNode, receiver_is, ctx: "Context", lists_of: Optional[cst.FunctionDef] = None) -> Optional[tuple[set[str], int]]:
     """The classes of the layers `.append(layer)` / `.extend([layers])` add to the receivers
     `receiver_is` accepts, and how many such calls there are; None where one adds anything else."""
     classes: set[str] = set()
@@ -127,8 +160,8 @@ def _extensions(scope: cst.CSTNode, receiver_is, ctx: "Context") -> Optional[tup
         if method not in ("append", "extend") or len(args) != 1 or args[0].keyword is not None or args[0].star:
             continue  # another method: `insert` / `pop` are element changes (module_changes)
         value = args[0].value
-        inner = _classes_of([value], ctx) if method == "append" else (
-            _classes_of([e.value for e in value.elements], ctx) if type(value) in (cst.List, cst.Tuple) else None  # type: ignore[attr-defined]
+        inner = _classes_of([value], ctx, lists_of) if method == "append" else (
+            _classes_of([e.value for e in value.elements], ctx, lists_of) if type(value) in (cst.List, cst.Tuple) else None  # type: ignore[attr-defined]
         )
         if inner is None:
             return None
@@ -137,9 +170,17 @@ def _extensions(scope: cst.CSTNode, receiver_is, ctx: "Context") -> Optional[tup
     return classes, count
 
 
-def _classes_of(elements: list[cst.BaseExpression], ctx: "Context") -> Optional[set[str]]:
+def _classes_of(elements: list[cst.BaseExpression], ctx: "Context", lists_of: Optional[cst.FunctionDef] = None) -> Optional[set[str]]:
+    """The layer classes of `elements`; with `lists_of`, of the elements of the lists they name
+    there (an inner list's own elements are layers)."""
     classes: set[str] = set()
     for element in elements:
+        if lists_of is not None:
+            inner = _list_classes(element, lists_of, ctx) if type(element) is cst.Name else None
+            if inner is None:
+                return None
+            classes |= inner
+            continue
         if type(element) is not cst.Call:
             return None
         kind = torch_nn_name(ctx, built_layer(ctx, element).func)  # type: ignore[arg-type]
@@ -149,32 +190,39 @@ def _classes_of(elements: list[cst.BaseExpression], ctx: "Context") -> Optional[
     return classes
 
 
-def element_list(function: cst.FunctionDef, name: str) -> Optional[str]:
+class ListElement(NamedTuple):
+    """An element of `self.<attribute>` (depth 1) or of one of its elements (depth 2)."""
+
+    attribute: str
+    depth: int
+
+
+def element_list(function: cst.FunctionDef, name: str) -> Optional[ListElement]:
     """The attribute whose elements `name` holds wherever it is read in `function`: the one binding
     of the name there is the target of `for name in self.<attribute>:`, a position of
     `for a, name in zip(self.<x>, self.<attribute>):` (hifi-gan's `for l in self.convs: x = l(x)`),
-    or `name = self.<attribute>[i]` (pointnet2's `bn = self.mlp_bns[i]`), and it is no parameter.
-    None where anything else binds it."""
+    or `name = self.<attribute>[i]` (pointnet2's `bn = self.mlp_bns[i]`, also `self.bn_blocks[i][j]`),
+    and it is no parameter.  None where anything else binds it."""
     if any(p.name.value == name for p in _parameters(function)):
         return None
-    found: Optional[str] = None
+    found: Optional[ListElement] = None
     bindings = 0
     for node in code_descendants(function.body):
         kind = type(node)
         if kind is cst.For:
             attribute = _element_source(node.target, node.iter, name)  # type: ignore[attr-defined]
             if attribute is not None:
-                found, bindings = attribute, bindings + 1
+                found, bindings = ListElement(attribute, 1), bindings + 1
             elif _binds(node.target, name):  # type: ignore[attr-defined]
                 return None
         elif kind is cst.Assign:
             targets = node.targets  # type: ignore[attr-defined]
             if not any(_binds(t.target, name) for t in targets):
                 continue
-            attribute = _indexed_attribute(node.value) if len(targets) == 1 and type(targets[0].target) is cst.Name else None  # type: ignore[attr-defined]
-            if attribute is None:
+            element = indexed_element(node.value) if len(targets) == 1 and type(targets[0].target) is cst.Name else None  # type: ignore[attr-defined]
+            if element is None:
                 return None
-            found, bindings = attribute, bindings + 1
+            found, bindings = element, bindings + 1
         elif kind in (cst.CompFor, cst.AsName, cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
             target = node.target if kind is not cst.AsName else node.name  # type: ignore[attr-defined]
             if _binds(target, name):
@@ -189,13 +237,17 @@ def element_list(function: cst.FunctionDef, name: str) -> Optional[str]:
     return found if bindings == 1 else None
 
 
-def _indexed_attribute(expr: cst.BaseExpression) -> Optional[str]:
-    """`self.<attribute>[i]`: one element of the list, whichever `i` is (a slice is a list)."""
-    if type(expr) is not cst.Subscript or len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:  # type: ignore[attr-defined]
-        return None
-    if expr.slice[0].slice.star is not None:  # type: ignore[attr-defined]
-        return None
-    return _self_attribute(expr.value)  # type: ignore[attr-defined]
+def indexed_element(expr: cst.BaseExpression) -> Optional[ListElement]:
+    """`self.<attribute>[i]` (depth 1) or `self.<attribute>[i][j]` (depth 2, an element of an
+    element): one element whichever the index is (a slice is a list, not an element)."""
+    depth = 0
+    while type(expr) is cst.Subscript:
+        parts = expr.slice  # type: ignore[attr-defined]
+        if len(parts) != 1 or type(parts[0].slice) is not cst.Index or parts[0].slice.star is not None:
+            return None
+        expr, depth = expr.value, depth + 1  # type: ignore[attr-defined]
+    attribute = _self_attribute(expr)
+    return ListElement(attribute, depth) if attribute is not None and 1 <= depth <= 2 else None
 
 
 def _element_source(target: cst.BaseExpression, iterable: cst.BaseExpression, name: str) -> Optional[str]:

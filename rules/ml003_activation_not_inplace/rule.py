@@ -14,7 +14,8 @@ from memlint.analysis import GradMode
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
-from memlint.analysis.module_lists import element_classes, element_list
+from memlint.analysis.module_lists import ListElement, element_classes, element_list, indexed_element
+from memlint.analysis.module_lists import nested_element_classes
 from memlint.analysis.norm_layers import norm_attributes, norm_built
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
@@ -1442,6 +1443,95 @@ class SetAbstraction(nn.Module):
                 setup="import torch",
                 then="m = SetAbstraction([4, 8])\nx = torch.randn(2, 3, 5, 6, requires_grad=True)\nout = m(x)\nout.sum().backward()\nresult = (out, x.grad, [p.grad for p in m.parameters()])",
             ),
+        ),
+        Invalid(  # a layer of a ModuleList of ModuleLists, taken by two indices (pointnet2's multi-scale grouping)
+            """
+import torch.nn.functional as F
+from torch import nn
+class SetAbstractionMsg(nn.Module):
+    def __init__(self, widths_per_scale):
+        super().__init__()
+        self.conv_blocks = nn.ModuleList()
+        self.bn_blocks = nn.ModuleList()
+        for widths in widths_per_scale:
+            convs = nn.ModuleList()
+            bns = nn.ModuleList()
+            last = 3
+            for width in widths:
+                convs.append(nn.Conv2d(last, width, 1))
+                bns.append(nn.BatchNorm2d(width))
+                last = width
+            self.conv_blocks.append(convs)
+            self.bn_blocks.append(bns)
+    def forward(self, points):
+        outs = []
+        for i in range(len(self.conv_blocks)):
+            grouped = points
+            for j in range(len(self.conv_blocks[i])):
+                conv = self.conv_blocks[i][j]
+                bn = self.bn_blocks[i][j]
+                grouped = F.relu(bn(conv(grouped)))
+            outs.append(grouped.max(2)[0])
+        return outs
+""",
+            line=25,
+            column=27,
+            config=_EXACT,
+            message="the fresh output of `bn`, a layer of a ModuleList",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class SetAbstractionMsg(nn.Module):
+    def __init__(self, widths_per_scale):
+        super().__init__()
+        self.conv_blocks = nn.ModuleList()
+        self.bn_blocks = nn.ModuleList()
+        for widths in widths_per_scale:
+            convs = nn.ModuleList()
+            bns = nn.ModuleList()
+            last = 3
+            for width in widths:
+                convs.append(nn.Conv2d(last, width, 1))
+                bns.append(nn.BatchNorm2d(width))
+                last = width
+            self.conv_blocks.append(convs)
+            self.bn_blocks.append(bns)
+    def forward(self, points):
+        outs = []
+        for i in range(len(self.conv_blocks)):
+            grouped = points
+            for j in range(len(self.conv_blocks[i])):
+                conv = self.conv_blocks[i][j]
+                bn = self.bn_blocks[i][j]
+                grouped = F.relu(bn(conv(grouped)), inplace=True)
+            outs.append(grouped.max(2)[0])
+        return outs
+""",
+            harness=Harness(
+                setup="import torch",
+                then="m = SetAbstractionMsg([[4, 8], [6]])\nx = torch.randn(2, 3, 5, 6, requires_grad=True)\nouts = m(x)\nsum(o.sum() for o in outs).backward()\nresult = (outs, x.grad, [p.grad for p in m.parameters()])",
+            ),
+        ),
+        Valid(  # an inner list also gets a layer through the outer one elsewhere: its elements are unknown
+            """
+import torch.nn.functional as F
+from torch import nn
+class Blocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn_blocks = nn.ModuleList()
+        for _ in range(2):
+            bns = nn.ModuleList()
+            bns.append(nn.BatchNorm2d(4))
+            self.bn_blocks.append(bns)
+        self.bn_blocks[0].append(nn.Sigmoid())
+    def forward(self, x):
+        for i in range(2):
+            for j in range(len(self.bn_blocks[i])):
+                x = F.relu(self.bn_blocks[i][j](x))
+        return x
+""",
+            config=_EXACT,
         ),
         Valid(  # the local name is bound to an element and again to something else: which layer runs is unknown
             """
@@ -3285,11 +3375,12 @@ class Net(nn.Module):
                 known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional | normed, modules)
             return known
 
-        listed: Optional[set[str]] = None
+        listed: Optional[set[ListElement]] = None
 
-        def layer_lists() -> set[str]:
-            """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer, bound once,
-            no element replaced, no hook on it: `self.<attribute>[i](x)` is one of those layers."""
+        def layer_lists() -> set[ListElement]:
+            """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer (depth 1),
+            or a ModuleList of such lists (depth 2), bound once, no element replaced, no hook on it:
+            `self.<attribute>[i](x)` (`[i][j]`) is one of those layers."""
             nonlocal listed
             if described is None:
                 return set()
@@ -3301,7 +3392,10 @@ class Net(nn.Module):
                     if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a):
                         classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
                         if classes is not None and classes <= FRESH_OUTPUT_LAYERS:
-                            listed.add(a)
+                            listed.add(ListElement(a, 1))
+                        nested = nested_element_classes(ctx, init, a) if classes is None else None  # type: ignore[arg-type]
+                        if nested and nested <= FRESH_OUTPUT_LAYERS:
+                            listed.add(ListElement(a, 2))
             return listed
 
         def fresh(expr: cst.BaseExpression) -> bool:
@@ -3314,12 +3408,13 @@ class Net(nn.Module):
             if type(expr) is not cst.Call:
                 return False
             func = expr.func  # type: ignore[attr-defined]
-            if type(func) is cst.Subscript:
-                return _self_attr(func.value) in layer_lists() if _self_attr(func.value) is not None else False  # type: ignore[attr-defined]
-            if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS:  # `for l in self.convs: x = l(x)`
-                iterated = element_list(function, func.value)  # type: ignore[attr-defined]
-                if iterated is not None:
-                    return iterated in layer_lists()
+            if type(func) is cst.Subscript:  # `self.layers[i](x)`
+                element = indexed_element(func)
+                return element is not None and element in layer_lists()
+            if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS:  # `for l in self.convs: x = l(x)`, `bn = self.bns[i]`
+                element = element_list(function, func.value)  # type: ignore[attr-defined]
+                if element is not None:
+                    return element in layer_lists()
             attribute = _self_attr(func)
             return attribute in layers()[0] if attribute is not None else makes_fresh_tensor(expr, ctx)
 
@@ -3568,7 +3663,8 @@ def _described(value: cst.BaseExpression) -> str:
     if _self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`
         return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"
     if type(func) is cst.Subscript:
-        return f"the fresh output of a layer of `self.{_self_attr(func.value)}`"  # type: ignore[attr-defined]
+        element = indexed_element(func)  # fresh() accepted it: never None here
+        return f"the fresh output of a layer of `self.{element.attribute if element else '?'}`"
     if type(func) is cst.Name:
         return f"the fresh output of `{func.value}`, a layer of a ModuleList"  # type: ignore[attr-defined]
     return f"the fresh output of `self.{_self_attr(func)}`"

@@ -132,11 +132,18 @@ def _statement_around(source: Source, node: ast.AST):
 
 
 def _called_attribute(func: ast.AST):
-    """`self.fc` -> "fc", `self.layers[i]` -> "layers" (an element of a ModuleList), and a plain
+    """`self.fc` -> "fc", `self.layers[i]` (`[i][j]`) -> "layers" (an element of a ModuleList), and a plain
     name `l` -> "l" (a loop variable over a ModuleList: `_loop_variables`)."""
     if isinstance(func, ast.Name):
         return func.id
-    return self_attribute(func.value) if isinstance(func, ast.Subscript) else self_attribute(func)
+    return self_attribute(_outer_list(func)) if isinstance(func, ast.Subscript) else self_attribute(func)
+
+
+def _outer_list(expr: ast.AST) -> ast.AST:
+    """`self.blocks[i][j]` -> `self.blocks` (an element of an element of a ModuleList)."""
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr
 
 
 def _loop_variables(source: Source) -> set[str]:
@@ -146,7 +153,7 @@ def _loop_variables(source: Source) -> set[str]:
     found: set[str] = set()
     for node in source.nodes(ast.Assign):
         value = node.value  # type: ignore[attr-defined]
-        if isinstance(value, ast.Subscript) and is_self_attribute(value.value):
+        if isinstance(value, ast.Subscript) and is_self_attribute(_outer_list(value)):
             found.update(t.id for t in node.targets if isinstance(t, ast.Name))  # type: ignore[attr-defined]
     for node in source.nodes(ast.For):
         target, iterable = node.target, node.iter  # type: ignore[attr-defined]
