@@ -158,7 +158,7 @@ def _collect(module: cst.Module) -> ModuleChanges:
                     hooked_unknown = True
             elif called in _ELEMENT_CHANGES and type(func) is cst.Attribute:
                 changed.add(_last_name(func.value) or ANY)
-            elif called in _NAMED_BINDINGS:
+            elif called in _NAMED_BINDINGS and not _sets_a_non_module(node):  # type: ignore[arg-type]
                 position = _NAMED_BINDINGS[called]
                 args = node.args  # type: ignore[attr-defined]
                 named = args[position].value if len(args) > position and not args[position].keyword else None
@@ -260,6 +260,17 @@ def _may_set_an_element(target: cst.Subscript) -> bool:
     if type(key) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
         return _last_name(target.value) == "_modules"
     return True
+
+
+def _sets_a_non_module(call: cst.Call) -> bool:
+    """`setattr(self.module, self.name, w / sigma)` (BigGAN's spectral norm): whatever the name, a
+    value that is evidently no module rebinds no submodule (`nn.Module.__setattr__` refuses a
+    tensor in a submodule's place: `cannot assign ... as child module`)."""
+    args = call.args
+    return (
+        type(call.func) is cst.Name and call.func.value == "setattr" and len(args) == 3  # type: ignore[attr-defined]
+        and not any(a.keyword or a.star for a in args) and _evidently_not_a_module(args[2].value)
+    )  # fmt: skip
 
 
 def _evidently_not_a_module(value: cst.BaseExpression | None) -> bool:

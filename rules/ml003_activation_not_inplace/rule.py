@@ -1396,6 +1396,74 @@ class Discriminator(nn.Module):
                 then="d = Discriminator()\nx = torch.randn(2, 1, 16, requires_grad=True)\nout, fmap = d(x)\nout.sum().backward()\nresult = (out, fmap, x.grad, [p.grad for p in d.parameters()])",
             ),
         ),
+        Invalid(  # a `setattr` of a tensor under a name not literal rebinds no submodule (BigGAN's spectral norm)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class SpectralNorm(nn.Module):
+    def __init__(self, module, name="weight"):
+        super().__init__()
+        self.module, self.name = module, name
+    def forward(self, x):
+        w = getattr(self.module, self.name)
+        setattr(self.module, self.name, w / w.norm())
+        return self.module(x)
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(4)
+        self.out = nn.Conv2d(4, 3, 3, padding=1)
+    def forward(self, x):
+        x = self.bn(x)
+        x = F.relu(x)
+        return self.out(x)
+""",
+            line=19,
+            column=13,
+            config=_EXACT,
+            message="the fresh output of `self.bn`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class SpectralNorm(nn.Module):
+    def __init__(self, module, name="weight"):
+        super().__init__()
+        self.module, self.name = module, name
+    def forward(self, x):
+        w = getattr(self.module, self.name)
+        setattr(self.module, self.name, w / w.norm())
+        return self.module(x)
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(4)
+        self.out = nn.Conv2d(4, 3, 3, padding=1)
+    def forward(self, x):
+        x = self.bn(x)
+        x = F.relu(x, inplace=True)
+        return self.out(x)
+""",
+            harness=_runs("Generator()", "2, 4, 5, 5"),
+        ),
+        Valid(  # a `setattr` of a value that may be a module, under a name not literal: `self.bn` may be anything
+            """
+import torch.nn.functional as F
+from torch import nn
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(4)
+    def forward(self, x):
+        x = self.bn(x)
+        x = F.relu(x)
+        return x
+def swap(model, name, layer):
+    setattr(model, name, layer)
+""",
+            config=_EXACT,
+        ),
         Invalid(  # a layer of a ModuleList taken by index into a local name (pointnet2's set abstraction)
             """
 import torch.nn.functional as F
