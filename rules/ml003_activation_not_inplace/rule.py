@@ -16,6 +16,7 @@ from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, element_list, indexed_element
 from memlint.analysis.module_lists import nested_element_classes
+from memlint.analysis.wrapper_classes import wrapped_layer
 from memlint.analysis.norm_layers import norm_attributes, norm_built
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
@@ -1461,6 +1462,77 @@ class Generator(nn.Module):
         return x
 def swap(model, name, layer):
     setattr(model, name, layer)
+""",
+            config=_EXACT,
+        ),
+        Invalid(  # a module class of the file that returns the output of the layer it is given (BigGAN's SpectralNorm)
+            """
+import torch
+from torch import nn
+class SpectralNorm(nn.Module):
+    def __init__(self, module, name="weight"):
+        super().__init__()
+        self.module = module
+        self.name = name
+    def forward(self, *args):
+        return self.module.forward(*args)
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre_conv = nn.Sequential(
+            SpectralNorm(nn.Conv2d(3, 4, 3, padding=1)),
+            nn.ReLU(),
+            SpectralNorm(nn.Conv2d(4, 4, 3, padding=1)),
+        )
+    def forward(self, x):
+        return self.pre_conv(x)
+""",
+            line=15,
+            column=13,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Conv2d`",
+            fixed="""
+import torch
+from torch import nn
+class SpectralNorm(nn.Module):
+    def __init__(self, module, name="weight"):
+        super().__init__()
+        self.module = module
+        self.name = name
+    def forward(self, *args):
+        return self.module.forward(*args)
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre_conv = nn.Sequential(
+            SpectralNorm(nn.Conv2d(3, 4, 3, padding=1)),
+            nn.ReLU(inplace=True),
+            SpectralNorm(nn.Conv2d(4, 4, 3, padding=1)),
+        )
+    def forward(self, x):
+        return self.pre_conv(x)
+""",
+            harness=_runs("Discriminator()", "2, 3, 5, 5"),
+        ),
+        Valid(  # the wrapper may return its input instead: the ReLU could overwrite the caller's tensor
+            """
+import torch
+from torch import nn
+class Maybe(nn.Module):
+    def __init__(self, module, active=True):
+        super().__init__()
+        self.module = module
+        self.active = active
+    def forward(self, x):
+        if not self.active:
+            return x
+        return self.module(x)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(Maybe(nn.Conv2d(3, 3, 1), active=False), nn.ReLU())
+    def forward(self, x):
+        return self.body(x)
 """,
             config=_EXACT,
         ),
@@ -3335,8 +3407,13 @@ class Net(nn.Module):
     def _unwrapped(self, layer: cst.Call) -> cst.Call:
         """The layer inside initialisers and reparameterisations that return it:
         `layer_init(nn.Conv2d(...))`, `init_(nn.Linear(...))`, `weight_norm(nn.Linear(...))`, and
-        the layer a factory of the file returns (`conv1x1(...)` returning `nn.Conv2d(...)`)."""
-        return built_layer(self.ctx, layer)
+        the layer a factory of the file returns (`conv1x1(...)` returning `nn.Conv2d(...)`), and the
+        layer a module class of the file forwards to (`SpectralNorm(nn.Conv2d(...))`: wrapper_classes)."""
+        layer = built_layer(self.ctx, layer)
+        if torch_nn_name(self.ctx, layer.func) is not None:
+            return layer
+        inner = wrapped_layer(self.ctx, layer)
+        return built_layer(self.ctx, inner) if isinstance(inner, cst.Call) else layer
 
     def finish(self, facts) -> None:
         self._report_module_activations()

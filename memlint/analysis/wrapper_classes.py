@@ -1,0 +1,131 @@
+"""Module classes of the file that only forward to the module they are given.
+
+BigGAN's reference `SpectralNorm(nn.Module)` stores its constructor's argument (`self.module =
+module`) and its `forward` ends in `return self.module.forward(*args)`: `SpectralNorm(nn.Conv2d(...))`
+outputs what the convolution outputs, a fresh tensor nothing else holds.  A class counts when, in
+the file:
+
+- it is defined once, at module level, on `nn.Module` alone, and no class of the file derives from it;
+- its constructor binds `self.<a>` to its first parameter, and nothing else in the file binds that
+  attribute (module_changes' `bound_once`) or hooks a module reached through it;
+- every `return` of its one `forward` returns `self.<a>(...)` or `self.<a>.forward(...)`, and it
+  defines no `__call__`.
+
+What the wrapper's `forward` does before that (recompute a weight) changes no output it returns.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.module_changes import module_changes
+from memlint.analysis.walk import code_descendants
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+
+def wrapped_layer(ctx: "Context", call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The module a call of such a class wraps (`nn.Conv2d(...)` of `SpectralNorm(nn.Conv2d(...))`);
+    None where the call builds no such class."""
+    if type(call.func) is not cst.Name or not call.args:
+        return None
+    first = call.args[0]
+    if first.keyword is not None or first.star:
+        return None
+    return first.value if call.func.value in forwarding_classes(ctx) else None  # type: ignore[attr-defined]
+
+
+def forwarding_classes(ctx: "Context") -> frozenset[str]:
+    """The names of the file's classes that return the output of the module they are given (memoised)."""
+    return ctx.memo("forwarding-classes", lambda: _collect(ctx))  # type: ignore[return-value]
+
+
+def _collect(ctx: "Context") -> frozenset[str]:
+    defined: dict[str, int] = {}
+    candidates: list[cst.ClassDef] = []
+    for statement in ctx.module.body:
+        if type(statement) is cst.ClassDef:
+            name = statement.name.value
+            defined[name] = defined.get(name, 0) + 1
+            if len(statement.bases) == 1 and torch_nn_name(ctx, statement.bases[0].value) == "Module":
+                candidates.append(statement)
+    if not candidates:
+        return frozenset()
+    changes = module_changes(ctx)
+    found = set()
+    for node in candidates:
+        name = node.name.value
+        if defined[name] != 1 or changes.subclasses.get(name):
+            continue
+        attribute = _forwarded_attribute(node)
+        if attribute is not None and changes.bound_once(attribute, name) and not changes.hooks_may_see([attribute]):
+            found.add(name)
+    return frozenset(found)
+
+
+def _forwarded_attribute(node: cst.ClassDef) -> Optional[str]:
+    methods: dict[str, list[cst.FunctionDef]] = {}
+    for statement in node.body.body:  # type: ignore[attr-defined]
+        if type(statement) is cst.FunctionDef:
+            methods.setdefault(statement.name.value, []).append(statement)
+    if "__call__" in methods or len(methods.get("__init__", ())) != 1 or len(methods.get("forward", ())) != 1:
+        return None
+    init, forward = methods["__init__"][0], methods["forward"][0]
+    params = [*init.params.posonly_params, *init.params.params]
+    if len(params) < 2 or init.decorators or forward.decorators:
+        return None
+    argument = params[1].name.value
+    stored = _stored_as(init, argument)
+    if stored is None:
+        return None
+    returns = [n for n in code_descendants(forward.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
+    if not returns or not all(_calls_attribute(r.value, stored) for r in returns):  # type: ignore[attr-defined]
+        return None
+    return stored
+
+
+def _stored_as(init: cst.FunctionDef, argument: str) -> Optional[str]:
+    """`self.<a> = argument` (also one target of `self.a, self.b = argument, b`): the one such `a`,
+    where nothing else in the constructor binds the argument's name."""
+    found: list[str] = []
+    for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        kind = type(node)
+        if kind is cst.Assign and len(node.targets) == 1:  # type: ignore[attr-defined]
+            target, value = node.targets[0].target, node.value  # type: ignore[attr-defined]
+            pairs = (
+                list(zip((e.value for e in target.elements), (e.value for e in value.elements)))
+                if type(target) is cst.Tuple and type(value) is cst.Tuple and len(target.elements) == len(value.elements)
+                else [(target, value)]
+            )  # fmt: skip
+            for left, right in pairs:
+                if type(left) is cst.Name and left.value == argument:
+                    return None  # the name rebound: `self.<a>` may hold something else
+                if type(right) is cst.Name and right.value == argument and _self_attribute(left) is not None:
+                    found.append(_self_attribute(left))  # type: ignore[arg-type]
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr) and _names(node.target, argument):  # type: ignore[attr-defined]
+            return None
+    return found[0] if len(found) == 1 else None
+
+
+def _calls_attribute(value: Optional[cst.BaseExpression], attribute: str) -> bool:
+    """`self.<attribute>(...)` or `self.<attribute>.forward(...)`."""
+    if type(value) is not cst.Call:
+        return False
+    func = value.func  # type: ignore[attr-defined]
+    if type(func) is cst.Attribute and func.attr.value == "forward" and _self_attribute(func.value) == attribute:
+        return True
+    return _self_attribute(func) == attribute
+
+
+def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
+        return expr.attr.value  # type: ignore[attr-defined]
+    return None
+
+
+def _names(target: cst.CSTNode, name: str) -> bool:
+    return any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)])  # type: ignore[attr-defined]
