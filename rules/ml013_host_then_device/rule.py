@@ -83,7 +83,8 @@ class HostThenDevice(Rule):
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` moved by a
-    later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then), or
+    later statement of the same block (`z = z.cuda()`, or through a reshape and a cast in a statement
+    that binds another name: `y = y + z.view(-1, 1).type_as(y)`) that nothing reads between (no fix then), or
     `causal_mask(n).type_as(mask).to(device)` where `causal_mask`, a function of this file or of another
     linted with it, returns on every call a tensor it has just made on the host (every `return` a size
     factory without `device=`, through a local name, a cast, a reshape, a triangle or a comparison
@@ -811,6 +812,35 @@ for x, y in data_loader:
             line=3,
             column=9,
             message="moved by a later",
+        ),
+        Invalid(  # bound to a name; a later statement that binds another name moves it through a reshape and a cast (faster-rcnn's anchor targets)
+            """
+import torch
+from torch import nn
+class AnchorTargets(nn.Module):
+    def forward(self, gt_boxes, argmax_overlaps):
+        batch_size = gt_boxes.size(0)
+        offset = torch.arange(0, batch_size) * gt_boxes.size(1)
+        argmax_overlaps = argmax_overlaps + offset.view(batch_size, 1).type_as(argmax_overlaps)
+        return gt_boxes.view(-1, 5)[argmax_overlaps.view(-1)]
+""",
+            line=6,
+            column=18,
+            message="moved by a later `offset.view(batch_size, 1).type_as(argmax_overlaps)`",
+        ),
+        Invalid(  # the same, where the later statement rebinds the name with arithmetic (faster-rcnn's proposal targets)
+            """
+import torch
+from torch import nn
+class ProposalTargets(nn.Module):
+    def forward(self, gt_boxes, gt_assignment):
+        offset = torch.arange(0, gt_boxes.size(0)) * gt_boxes.size(1)
+        offset = offset.view(-1, 1).type_as(gt_assignment) + gt_assignment
+        return gt_boxes[:, :, 4].contiguous().view(-1)[offset.view(-1)]
+""",
+            line=5,
+            column=18,
+            message="moved by a later `offset.view(-1, 1).type_as(gt_assignment)`",
         ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
