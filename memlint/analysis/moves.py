@@ -37,7 +37,7 @@ def later_moves(
     block (or by a call that `moved_by` says moves it: `name = async_copy_to(name, gpu)`; directly,
     or in the body of an `if` that only asks whether the accelerator is used), read
     nowhere between, and not read again after the move unless the move's statement rebinds the
-    name to the moved value."""
+    name to the moved value or returns it (`if y.is_cuda: return z.cuda()` then `return z`)."""
     for index, statement in enumerate(statements):
         bound = _single_binding(statement)
         if bound is None or not worth(bound[1]):
@@ -54,9 +54,22 @@ def later_moves(
             if move is not None:
                 rebinds = _binds(later, name)
                 read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
-                if rebinds or not read_after:
+                if rebinds or not read_after or _returns(later):
                     yield value, move
             break
+
+
+def _returns(statement: cst.BaseStatement) -> bool:
+    """Does the move's statement leave the function (`return z.cuda()`, or `if x.is_cuda: return
+    z.cuda()`)?  Then a later read of the name is on the path where no move ran."""
+    if isinstance(statement, cst.If):
+        if isinstance(statement.body, cst.SimpleStatementSuite):  # `if y.is_cuda: return z.cuda()` on one line
+            return _returns(statement.body)
+        body = statement.body.body
+        return bool(body) and _returns(body[-1])
+    if isinstance(statement, cst.SimpleStatementSuite):
+        return any(isinstance(small, cst.Return) for small in statement.body)
+    return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in statement.body)
 
 
 def _single_binding(statement: cst.BaseStatement):

@@ -84,7 +84,9 @@ class HostThenDevice(Rule):
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` moved by a
     later statement of the same block (`z = z.cuda()`, or through a reshape and a cast in a statement
-    that binds another name: `y = y + z.view(-1, 1).type_as(y)`) that nothing reads between (no fix then), or
+    that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
+    nothing reads between (no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
+    no fix, the index may be the host's), or
     `causal_mask(n).type_as(mask).to(device)` where `causal_mask`, a function of this file or of another
     linted with it, returns on every call a tensor it has just made on the host (every `return` a size
     factory without `device=`, through a local name, a cast, a reshape, a triangle or a comparison
@@ -842,6 +844,43 @@ class ProposalTargets(nn.Module):
             column=18,
             message="moved by a later `offset.view(-1, 1).type_as(gt_assignment)`",
         ),
+        Invalid(  # a part of a host factory (`[None, :, :]`), moved by a later statement behind an `is_cuda` test, in a helper a loss's `forward` calls (pointnet's feature-transform regulariser)
+            """
+import torch
+from torch import nn
+def regulariser(trans):
+    d = trans.size()[1]
+    I = torch.eye(d)[None, :, :]
+    if trans.is_cuda:
+        I = I.cuda()
+    return torch.mean(torch.norm(torch.bmm(trans, trans.transpose(2, 1)) - I, dim=(1, 2)))
+class Loss(nn.Module):
+    def forward(self, pred, target, trans_feat):
+        return nn.functional.nll_loss(pred, target) + regulariser(trans_feat) * 0.001
+""",
+            line=5,
+            column=9,
+            message="moved by a later `I.cuda()`, in `regulariser()`, which `forward` calls",
+        ),
+        Invalid(  # rows of a host identity, returned moved behind an `is_cuda` test (the later `return` runs only where nothing moved), by a helper the training loop calls (Pointnet2's to_categorical)
+            """
+import torch
+def to_categorical(y, num_classes):
+    new_y = torch.eye(num_classes)[y.cpu().data.numpy(),]
+    if y.is_cuda:
+        return new_y.cuda()
+    return new_y
+def train(model, loader, optimizer, num_classes):
+    for points, label in loader:
+        points, label = points.cuda(), label.cuda()
+        loss = model(points, to_categorical(label, num_classes)).sum()
+        loss.backward()
+        optimizer.step()
+""",
+            line=3,
+            column=13,
+            message="moved by a later `new_y.cuda()`, in `to_categorical()`, which runs on every iteration",
+        ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
 import torch
@@ -1535,7 +1574,7 @@ for x, y in train_loader:
         return found[0] if found is not None else None
 
     def _holds_factory(self, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, (cst.Call, cst.BinaryOperation)):
+        if not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)):
             return False
         found = _factory_under(value, self.ctx)
         return found is not None and _factory_kind(found[0], self.ctx) is not None
@@ -1568,7 +1607,7 @@ for x, y in train_loader:
         at: Optional[cst.CSTNode] = None
         if found is None and id(node) in self._bound_earlier:
             at = self._bound_earlier[id(node)]
-            found = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation)) else None
+            found = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation, cst.Subscript)) else None
             found = (found[0], False) if found is not None else None  # no fix across statements
         if found is None:
             return
@@ -1719,7 +1758,11 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
     reshapes (`torch.arange(n).view(-1, 1)`: `tables.SHAPE_METHODS`, same values on any device) and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
     the result (not through `Variable(x, requires_grad=True)`, which makes a leaf of the host tensor)."""
     fixable = True
-    while isinstance(receiver, (cst.Call, cst.BinaryOperation)):
+    while isinstance(receiver, (cst.Call, cst.BinaryOperation, cst.Subscript)):
+        if isinstance(receiver, cst.Subscript):  # `torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`: a part of the host tensor, still on the host
+            fixable = False  # an index computed on the host may not index the device tensor as written
+            receiver = receiver.value
+            continue
         if isinstance(receiver, cst.BinaryOperation):  # `(torch.rand(n) * 2 - 1).to(d)`: arithmetic with a number
             if _is_number(receiver.right) or _host_number(receiver.right, ctx):
                 receiver = receiver.left

@@ -95,7 +95,10 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
     wrappers (`Variable(torch.ones(n))`: any call's positional first argument, looser than the
     rule's resolved `Variable`) and arithmetic."""
     found = []
-    while isinstance(node, (ast.Call, ast.BinOp)):
+    while isinstance(node, (ast.Call, ast.BinOp, ast.Subscript)):
+        if isinstance(node, ast.Subscript):  # `torch.eye(d)[None, :, :]`: a part of what the factory made
+            node = node.value
+            continue
         if isinstance(node, ast.BinOp):  # `(torch.rand(n) * 2 - 1)`: either operand (looser than the rule's number)
             found += [*_candidates(node.left), *_candidates(node.right)]
             break
