@@ -109,7 +109,8 @@ class HostThenDevice(Rule):
 
     A training or evaluation loop iterates over something named like a data loader or calls
     backward, an optimizer step or something named like a model. Not such loops: one-off loops
-    (over layers when fusing them for deployment, over files), and epoch loops (`for epoch in ...`,
+    (over layers when fusing them for deployment, over files; but a few items each a training step,
+    `for dataset in ["CelebA", "RaFD"]:` inside the iterations loop, are steps), and epoch loops (`for epoch in ...`,
     or a loop that hands a loader to a call that runs the pass): code in them runs once per pass. A
     function that runs a pass over a loader itself (a `validate(loader)` helper) runs its code
     outside that loop once per pass, however often it is called, so the buffers it sets up before
@@ -880,6 +881,46 @@ def train(model, loader, optimizer, num_classes):
             line=3,
             column=13,
             message="moved by a later `new_y.cuda()`, in `to_categorical()`, which runs on every iteration",
+        ),
+        Invalid(  # a fixed loop (two datasets) nested in the iterations loop, each item a training step (stargan's train_multi)
+            """
+import torch
+class Solver(object):
+    def train_multi(self):
+        for i in range(self.num_iters):
+            for dataset in ["CelebA", "RaFD"]:
+                x_real = self.fetch(dataset)
+                alpha = torch.rand(x_real.size(0), 1, 1, 1).to(self.device)
+                d_loss = self.D(alpha * x_real).mean()
+                d_loss.backward()
+                self.d_optimizer.step()
+""",
+            line=7,
+            column=25,
+            fixed="""
+import torch
+class Solver(object):
+    def train_multi(self):
+        for i in range(self.num_iters):
+            for dataset in ["CelebA", "RaFD"]:
+                x_real = self.fetch(dataset)
+                alpha = torch.rand(x_real.size(0), 1, 1, 1, device=self.device)
+                d_loss = self.D(alpha * x_real).mean()
+                d_loss.backward()
+                self.d_optimizer.step()
+""",
+            unsafe=True,
+            message="on every loop iteration",
+        ),
+        Valid(  # a few training steps in all (a smoke test): a fixed loop that no loop repeats
+            """
+import torch
+for _ in range(3):
+    z = torch.rand(4, 8).cuda()
+    loss = model(z).sum()
+    loss.backward()
+    optimizer.step()
+"""
         ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
