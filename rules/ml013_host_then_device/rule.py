@@ -108,7 +108,8 @@ class HostThenDevice(Rule):
       framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
 
     A training or evaluation loop iterates over something named like a data loader or calls
-    backward, an optimizer step or something named like a model. Not such loops: one-off loops
+    backward, an optimizer step or something named like a model (also inside a fixed loop of a few
+    items it holds: test-time flips). Not such loops: one-off loops
     (over layers when fusing them for deployment, over files; but a few items each a training step,
     `for dataset in ["CelebA", "RaFD"]:` inside the iterations loop, are steps), and epoch loops (`for epoch in ...`,
     or a loop that hands a loader to a call that runs the pass): code in them runs once per pass. A
@@ -921,6 +922,27 @@ for _ in range(3):
     loss.backward()
     optimizer.step()
 """
+        ),
+        Invalid(  # a buffer made per batch, where the model runs in a fixed loop (test-time flips) the batch loop holds (Person_reID's extract_feature)
+            """
+import torch
+def extract_feature(model, dataloaders, ms, linear_num):
+    features = []
+    for iter, data in enumerate(dataloaders):
+        img, label = data
+        ff = torch.FloatTensor(img.size(0), linear_num).zero_().cuda()
+        for i in range(2):
+            if i == 1:
+                img = img.flip(3)
+            input_img = img.cuda()
+            for scale in ms:
+                ff += model(input_img)
+        features.append(ff.cpu())
+    return torch.cat(features, 0)
+""",
+            line=6,
+            column=14,
+            message="on every loop iteration",
         ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
