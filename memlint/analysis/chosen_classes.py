@@ -10,9 +10,12 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
+
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def chosen_classes(ctx: "Context", func: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> Optional[tuple[str, ...]]:
@@ -33,12 +36,8 @@ def _chosen(ctx: "Context", function: cst.FunctionDef, name: str) -> Optional[tu
         return None
     kinds: list[str] = []
     bound = False
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
+    for node in code_descendants(function.body, skip=_NESTED_SCOPES):  # a nested scope's names are its own
         kind = type(node)
-        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
         if kind is cst.Assign:
             targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
             if any(type(t) is cst.Name and t.value == name for t in targets):
@@ -52,7 +51,6 @@ def _chosen(ctx: "Context", function: cst.FunctionDef, name: str) -> Optional[tu
         elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor, cst.WithItem, cst.AsName, cst.Global, cst.Nonlocal):
             if any(type(n) is cst.Name and n.value == name for n in _target_names(node)):
                 return None
-        stack.extend(node.children)
     return tuple(dict.fromkeys(kinds)) if bound else None
 
 
@@ -75,10 +73,4 @@ def _target_names(node: cst.CSTNode) -> list[cst.CSTNode]:
         target = node.target  # type: ignore[attr-defined]
     if target is None:
         return []
-    found: list[cst.CSTNode] = [target]
-    stack = list(target.children)
-    while stack:
-        inner = stack.pop()
-        found.append(inner)
-        stack.extend(inner.children)
-    return found
+    return [target, *code_descendants(target)]
