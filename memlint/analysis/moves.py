@@ -13,9 +13,15 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.iteration import condition_is_device_check
+from memlint.analysis.tables import SHAPE_METHODS
 from memlint.analysis.walk import target_name_nodes
 
 _MOVES = ("cuda", "to")
+# `t.type_as(x)` casts `t` to `x`'s tensor type, and so moves it to `x`'s device too.
+_MOVING_CASTS = ("type_as",)
+# Calls between the name and its move that keep the values where they are: reshapes and dtype casts
+# (`offset.view(-1, 1).type_as(x)` moves the bound value as `offset.type_as(x)` would).
+_CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
 
 # The argument a call moves to a device when it is no `.cuda()` / `.to()` (a project helper that
 # returns its parameter moved: `async_copy_to(x, gpu)`), or None.
@@ -31,7 +37,7 @@ def later_moves(
     block (or by a call that `moved_by` says moves it: `name = async_copy_to(name, gpu)`; directly,
     or in the body of an `if` that only asks whether the accelerator is used), read
     nowhere between, and not read again after the move unless the move's statement rebinds the
-    name to the moved value."""
+    name to the moved value or returns it (`if y.is_cuda: return z.cuda()` then `return z`)."""
     for index, statement in enumerate(statements):
         bound = _single_binding(statement)
         if bound is None or not worth(bound[1]):
@@ -48,9 +54,22 @@ def later_moves(
             if move is not None:
                 rebinds = _binds(later, name)
                 read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
-                if rebinds or not read_after:
+                if rebinds or not read_after or _returns(later):
                     yield value, move
             break
+
+
+def _returns(statement: cst.BaseStatement) -> bool:
+    """Does the move's statement leave the function (`return z.cuda()`, or `if x.is_cuda: return
+    z.cuda()`)?  Then a later read of the name is on the path where no move ran."""
+    if isinstance(statement, cst.If):
+        if isinstance(statement.body, cst.SimpleStatementSuite):  # `if y.is_cuda: return z.cuda()` on one line
+            return _returns(statement.body)
+        body = statement.body.body
+        return bool(body) and _returns(body[-1])
+    if isinstance(statement, cst.SimpleStatementSuite):
+        return any(isinstance(small, cst.Return) for small in statement.body)
+    return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in statement.body)
 
 
 def _single_binding(statement: cst.BaseStatement):
@@ -80,15 +99,27 @@ def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], mo
 
 
 def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy] = None):
-    """The `read.cuda(...)` / `read.to(...)` call among `statements`' calls (or one `moved_by` says
-    moves `read`), if any."""
+    """The `read.cuda(...)` / `read.to(...)` / `read.type_as(x)` call among `statements`' calls,
+    also through reshapes and casts (`read.view(-1, 1).type_as(x)`), or one `moved_by` says moves
+    `read`, if any (the outermost: calls are collected outside in)."""
     for call in _calls(statements):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES and func.value is read:
+        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES + _MOVING_CASTS and _through_reshapes(func.value) is read:
             return call
         if moved_by is not None and moved_by(call) is read:
             return call
     return None
+
+
+def _through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
+    """What `receiver` reshapes or casts (`offset` of `offset.view(-1, 1).long()`), or itself."""
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        method = receiver.func.attr.value
+        if method in SHAPE_METHODS or (method in _CASTS and not receiver.args):
+            receiver = receiver.func.value
+        else:
+            break
+    return receiver
 
 
 class _Collector(cst.CSTVisitor):

@@ -33,12 +33,12 @@ every step (the project pass).  `in_forward_pass`: inside a function named like 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
 
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches, own_statements, steps_itself
+from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches, own_statements, runs_model, steps_itself
 from memlint.analysis.loop_bounds import DefaultOf, counted_break
 from memlint.analysis.naming import is_forward_name, named_like_model
 from memlint.analysis.walk import dotted_name
@@ -116,7 +116,38 @@ def loop_scope(loop: cst.CSTNode, loader_names: frozenset[str], default_of: Opti
         return LoopScope("step", "a decoding loop: calls a method of the model on every iteration")
     if type(loop) is cst.For and _mentions_epochs(loop.iter):  # type: ignore[attr-defined]
         return LoopScope("epoch", "iterates a count of epochs")
+    if type(loop) is cst.For and _runs_model_in_small_loop(loop):  # type: ignore[arg-type]
+        return LoopScope("step", "runs a model in a small fixed loop it holds (test-time flips or crops) each iteration")
     return LoopScope("unknown", "nothing in the code says how often")
+
+
+def _runs_model_in_small_loop(loop: cst.For) -> bool:
+    """`for i, data in enumerate(dataloaders): ff = ...; for i in range(2): (for scale in ms:)
+    outputs = model(img)`: each iteration runs the model, in a fixed loop of a few items it holds
+    (a test-time flip), as if the call were in its own body; so its own statements run once per
+    batch.  Below the fixed loop, loops over anything but batches or epochs are looked into too."""
+    return any(
+        (count := literal_count(inner.iter)) is not None and count <= SMALL_COUNT and _runs_model_within(inner)
+        for inner in _nested_fors(loop)
+    )
+
+
+def _runs_model_within(loop: cst.For) -> bool:
+    if runs_model(loop):
+        return True
+    return any(not iterates_batches(inner) and not _mentions_epochs(inner.iter) and _runs_model_within(inner) for inner in _nested_fors(loop))
+
+
+def _nested_fors(loop: cst.CSTNode) -> Iterator[cst.For]:
+    """The `for` loops directly in `loop`'s body (not inside another loop of it, a function or a class)."""
+    stack: list[cst.CSTNode] = [loop.body]  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.For:
+            yield node  # type: ignore[misc]
+        elif kind not in (cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(code_children(node))
 
 
 def _decodes(loop: cst.CSTNode) -> bool:

@@ -83,7 +83,10 @@ class HostThenDevice(Rule):
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` moved by a
-    later statement of the same block (`z = z.cuda()`) that nothing reads between (no fix then), or
+    later statement of the same block (`z = z.cuda()`, or through a reshape and a cast in a statement
+    that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
+    nothing reads between (no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
+    no fix, the index may be the host's), or
     `causal_mask(n).type_as(mask).to(device)` where `causal_mask`, a function of this file or of another
     linted with it, returns on every call a tensor it has just made on the host (every `return` a size
     factory without `device=`, through a local name, a cast, a reshape, a triangle or a comparison
@@ -105,8 +108,10 @@ class HostThenDevice(Rule):
       framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
 
     A training or evaluation loop iterates over something named like a data loader or calls
-    backward, an optimizer step or something named like a model. Not such loops: one-off loops
-    (over layers when fusing them for deployment, over files), and epoch loops (`for epoch in ...`,
+    backward, an optimizer step or something named like a model (also inside a fixed loop of a few
+    items it holds: test-time flips). Not such loops: one-off loops
+    (over layers when fusing them for deployment, over files; but a few items each a training step,
+    `for dataset in ["CelebA", "RaFD"]:` inside the iterations loop, are steps), and epoch loops (`for epoch in ...`,
     or a loop that hands a loader to a call that runs the pass): code in them runs once per pass. A
     function that runs a pass over a loader itself (a `validate(loader)` helper) runs its code
     outside that loop once per pass, however often it is called, so the buffers it sets up before
@@ -812,6 +817,133 @@ for x, y in data_loader:
             column=9,
             message="moved by a later",
         ),
+        Invalid(  # bound to a name; a later statement that binds another name moves it through a reshape and a cast (faster-rcnn's anchor targets)
+            """
+import torch
+from torch import nn
+class AnchorTargets(nn.Module):
+    def forward(self, gt_boxes, argmax_overlaps):
+        batch_size = gt_boxes.size(0)
+        offset = torch.arange(0, batch_size) * gt_boxes.size(1)
+        argmax_overlaps = argmax_overlaps + offset.view(batch_size, 1).type_as(argmax_overlaps)
+        return gt_boxes.view(-1, 5)[argmax_overlaps.view(-1)]
+""",
+            line=6,
+            column=18,
+            message="moved by a later `offset.view(batch_size, 1).type_as(argmax_overlaps)`",
+        ),
+        Invalid(  # the same, where the later statement rebinds the name with arithmetic (faster-rcnn's proposal targets)
+            """
+import torch
+from torch import nn
+class ProposalTargets(nn.Module):
+    def forward(self, gt_boxes, gt_assignment):
+        offset = torch.arange(0, gt_boxes.size(0)) * gt_boxes.size(1)
+        offset = offset.view(-1, 1).type_as(gt_assignment) + gt_assignment
+        return gt_boxes[:, :, 4].contiguous().view(-1)[offset.view(-1)]
+""",
+            line=5,
+            column=18,
+            message="moved by a later `offset.view(-1, 1).type_as(gt_assignment)`",
+        ),
+        Invalid(  # a part of a host factory (`[None, :, :]`), moved by a later statement behind an `is_cuda` test, in a helper a loss's `forward` calls (pointnet's feature-transform regulariser)
+            """
+import torch
+from torch import nn
+def regulariser(trans):
+    d = trans.size()[1]
+    I = torch.eye(d)[None, :, :]
+    if trans.is_cuda:
+        I = I.cuda()
+    return torch.mean(torch.norm(torch.bmm(trans, trans.transpose(2, 1)) - I, dim=(1, 2)))
+class Loss(nn.Module):
+    def forward(self, pred, target, trans_feat):
+        return nn.functional.nll_loss(pred, target) + regulariser(trans_feat) * 0.001
+""",
+            line=5,
+            column=9,
+            message="moved by a later `I.cuda()`, in `regulariser()`, which `forward` calls",
+        ),
+        Invalid(  # rows of a host identity, returned moved behind an `is_cuda` test (the later `return` runs only where nothing moved), by a helper the training loop calls (Pointnet2's to_categorical)
+            """
+import torch
+def to_categorical(y, num_classes):
+    new_y = torch.eye(num_classes)[y.cpu().data.numpy(),]
+    if y.is_cuda:
+        return new_y.cuda()
+    return new_y
+def train(model, loader, optimizer, num_classes):
+    for points, label in loader:
+        points, label = points.cuda(), label.cuda()
+        loss = model(points, to_categorical(label, num_classes)).sum()
+        loss.backward()
+        optimizer.step()
+""",
+            line=3,
+            column=13,
+            message="moved by a later `new_y.cuda()`, in `to_categorical()`, which runs on every iteration",
+        ),
+        Invalid(  # a fixed loop (two datasets) nested in the iterations loop, each item a training step (stargan's train_multi)
+            """
+import torch
+class Solver(object):
+    def train_multi(self):
+        for i in range(self.num_iters):
+            for dataset in ["CelebA", "RaFD"]:
+                x_real = self.fetch(dataset)
+                alpha = torch.rand(x_real.size(0), 1, 1, 1).to(self.device)
+                d_loss = self.D(alpha * x_real).mean()
+                d_loss.backward()
+                self.d_optimizer.step()
+""",
+            line=7,
+            column=25,
+            fixed="""
+import torch
+class Solver(object):
+    def train_multi(self):
+        for i in range(self.num_iters):
+            for dataset in ["CelebA", "RaFD"]:
+                x_real = self.fetch(dataset)
+                alpha = torch.rand(x_real.size(0), 1, 1, 1, device=self.device)
+                d_loss = self.D(alpha * x_real).mean()
+                d_loss.backward()
+                self.d_optimizer.step()
+""",
+            unsafe=True,
+            message="on every loop iteration",
+        ),
+        Valid(  # a few training steps in all (a smoke test): a fixed loop that no loop repeats
+            """
+import torch
+for _ in range(3):
+    z = torch.rand(4, 8).cuda()
+    loss = model(z).sum()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Invalid(  # a buffer made per batch, where the model runs in a fixed loop (test-time flips) the batch loop holds (Person_reID's extract_feature)
+            """
+import torch
+def extract_feature(model, dataloaders, ms, linear_num):
+    features = []
+    for iter, data in enumerate(dataloaders):
+        img, label = data
+        ff = torch.FloatTensor(img.size(0), linear_num).zero_().cuda()
+        for i in range(2):
+            if i == 1:
+                img = img.flip(3)
+            input_img = img.cuda()
+            for scale in ms:
+                ff += model(input_img)
+        features.append(ff.cpu())
+    return torch.cat(features, 0)
+""",
+            line=6,
+            column=14,
+            message="on every loop iteration",
+        ),
         Invalid(  # behind a flag that says whether the run uses the GPU (pytorch-wgan)
             """
 import torch
@@ -1505,7 +1637,7 @@ for x, y in train_loader:
         return found[0] if found is not None else None
 
     def _holds_factory(self, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, (cst.Call, cst.BinaryOperation)):
+        if not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)):
             return False
         found = _factory_under(value, self.ctx)
         return found is not None and _factory_kind(found[0], self.ctx) is not None
@@ -1538,7 +1670,7 @@ for x, y in train_loader:
         at: Optional[cst.CSTNode] = None
         if found is None and id(node) in self._bound_earlier:
             at = self._bound_earlier[id(node)]
-            found = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation)) else None
+            found = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation, cst.Subscript)) else None
             found = (found[0], False) if found is not None else None  # no fix across statements
         if found is None:
             return
@@ -1689,7 +1821,11 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
     reshapes (`torch.arange(n).view(-1, 1)`: `tables.SHAPE_METHODS`, same values on any device) and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
     the result (not through `Variable(x, requires_grad=True)`, which makes a leaf of the host tensor)."""
     fixable = True
-    while isinstance(receiver, (cst.Call, cst.BinaryOperation)):
+    while isinstance(receiver, (cst.Call, cst.BinaryOperation, cst.Subscript)):
+        if isinstance(receiver, cst.Subscript):  # `torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`: a part of the host tensor, still on the host
+            fixable = False  # an index computed on the host may not index the device tensor as written
+            receiver = receiver.value
+            continue
         if isinstance(receiver, cst.BinaryOperation):  # `(torch.rand(n) * 2 - 1).to(d)`: arithmetic with a number
             if _is_number(receiver.right) or _host_number(receiver.right, ctx):
                 receiver = receiver.left

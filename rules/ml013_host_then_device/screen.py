@@ -40,7 +40,8 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             receiver = call.args[position]  # type: ignore[attr-defined]
         else:
             continue
-        if isinstance(receiver, ast.Name):
+        named = _through_reshapes(receiver)  # `offset.view(-1, 1).type_as(x)` moves what `offset` holds (moves.py)
+        if isinstance(named, ast.Name):
             if bound is None:
                 bound = {
                     node.targets[0].id  # type: ignore[attr-defined]
@@ -48,11 +49,21 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
                     if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)  # type: ignore[attr-defined]
                     and _holds_factory(node.value, factories, helpers)  # type: ignore[attr-defined]
                 }  # fmt: skip
-            if receiver.id in bound:
+            if named.id in bound:
                 return True
         if _holds_factory(receiver, factories, helpers):
             return True
     return False
+
+
+def _through_reshapes(node: ast.AST) -> ast.AST:
+    """What `node` reshapes or casts (`offset` of `offset.view(-1, 1).long()`), or itself."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in SHAPE_METHODS or node.func.attr in _CASTS and not node.args:
+            node = node.func.value
+        else:
+            break
+    return node
 
 
 def _movers(source: Source) -> dict[str, int]:
@@ -84,7 +95,10 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
     wrappers (`Variable(torch.ones(n))`: any call's positional first argument, looser than the
     rule's resolved `Variable`) and arithmetic."""
     found = []
-    while isinstance(node, (ast.Call, ast.BinOp)):
+    while isinstance(node, (ast.Call, ast.BinOp, ast.Subscript)):
+        if isinstance(node, ast.Subscript):  # `torch.eye(d)[None, :, :]`: a part of what the factory made
+            node = node.value
+            continue
         if isinstance(node, ast.BinOp):  # `(torch.rand(n) * 2 - 1)`: either operand (looser than the rule's number)
             found += [*_candidates(node.left), *_candidates(node.right)]
             break
