@@ -81,6 +81,18 @@ def _rules_data(rules: Optional[frozenset[str]]) -> Optional[list]:
     return None if rules is None else sorted(rules)
 
 
+def _readable_text(data: bytes, settings: Settings) -> Optional[str]:
+    """The file's text, or None where phase two will report it instead (undecodable, or larger than
+    `max-file-size`)."""
+    try:
+        text = decode(data).text
+    except UndecodableSource:
+        return None
+    if settings.max_file_size is not None and len(text) > settings.max_file_size:
+        return None
+    return text
+
+
 def _prepare_notebook(data: bytes, digest: str, filename: str, settings: Settings) -> Prepared:
     """A notebook's place in the project pass: the summary of its code cells, so that what it imports
     and whether it names an accelerator count for the files it imports (a library module only CUDA
@@ -89,11 +101,8 @@ def _prepare_notebook(data: bytes, digest: str, filename: str, settings: Setting
     from memlint.pipeline.notebooks import notebook_module  # only where a run has notebooks
 
     settings = settings.for_path(filename)
-    try:
-        text = decode(data).text
-    except UndecodableSource:
-        return Prepared(digest, None, None)
-    if settings.max_file_size is not None and len(text) > settings.max_file_size:
+    text = _readable_text(data, settings)
+    if text is None:
         return Prepared(digest, None, None)
     module = notebook_module(text, filename)
     source = Source(module) if module else None
@@ -107,12 +116,9 @@ def _prepare_notebook(data: bytes, digest: str, filename: str, settings: Setting
 
 def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Prepared:
     settings = settings.for_path(filename)
-    try:
-        text = decode(data).text
-    except UndecodableSource:
-        return Prepared(digest, None, None)
-    if settings.max_file_size is not None and len(text) > settings.max_file_size:
-        return Prepared(digest, None, None)  # not compiled here: phase two reports it as too large
+    text = _readable_text(data, settings)
+    if text is None:
+        return Prepared(digest, None, None)  # not compiled here: phase two reports why
     source = Source(text)
     if source.tree is None:
         return Prepared(digest, None, None)  # phase two reports the syntax error
