@@ -280,36 +280,39 @@ class SemanticModel:
         if known is None:
             if self._loader_names is None:
                 self._loader_names = roles.loader_names(self.module, roles.qualifier(self._module_imports()))
-            known = roles.loop_scope(loop, self._loader_names, lambda name: parameter_default(self._function_around(loop), name))
-            if known.kind == "fixed" and roles.steps_itself(loop) and self._loop_around(loop) is not None:  # type: ignore[arg-type]
-                # `for dataset in ["CelebA", "RaFD"]:` inside the iterations loop, each item a
-                # backward and an optimizer step: the few items are steps, repeated by the loop around.
-                known = roles.LoopScope("step", f"{known.evidence}, each a training step (it calls backward or an optimizer step), inside another loop")
+            known = roles.loop_scope(
+                loop,
+                self._loader_names,
+                lambda name: parameter_default(self._function_around(loop), name),
+                lambda: self._loop_around(loop) is not None,
+            )
             self._scopes[id(loop)] = known
         return known
 
     def _loop_around(self, loop: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The innermost loop of the same function whose body holds `loop` (asked only for a fixed
         loop that steps itself: rare, so a walk rather than a parent map)."""
-        stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(self.module, None)]
-        while stack:
-            current, around = stack.pop()
-            if current is loop:
-                return around
-            kind = type(current)
-            inner = None if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda) else current if kind in (cst.For, cst.While) else around
-            stack.extend((child, inner) for child in code_children(current))
-        return None
+
+        def around_of(node: cst.CSTNode, around: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
+            kind = type(node)
+            return None if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda) else node if kind in (cst.For, cst.While) else around
+
+        return self._innermost_around(loop, around_of)
 
     def _function_around(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
         """The innermost function whose body holds `node` (asked only for a loop cut short by a
         counter compared with a name: rare, so a walk rather than a parent map)."""
-        stack: list[tuple[cst.CSTNode, Optional[cst.FunctionDef]]] = [(self.module, None)]
+        return self._innermost_around(node, lambda current, around: current if type(current) is cst.FunctionDef else around)  # type: ignore[return-value]
+
+    def _innermost_around(self, node: cst.CSTNode, around_of) -> Optional[cst.CSTNode]:
+        """A walk from the module to `node`, `around_of(current, around)` giving what holds the
+        children of `current`; what holds `node`."""
+        stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(self.module, None)]
         while stack:
-            current, function = stack.pop()
+            current, around = stack.pop()
             if current is node:
-                return function
-            inner = current if type(current) is cst.FunctionDef else function
+                return around
+            inner = around_of(current, around)
             stack.extend((child, inner) for child in code_children(current))
         return None
 

@@ -84,17 +84,24 @@ def literal_count(iterable: cst.BaseExpression) -> Optional[int]:
     return None
 
 
-def loop_scope(loop: cst.CSTNode, loader_names: frozenset[str], default_of: Optional[DefaultOf] = None) -> LoopScope:
+def loop_scope(
+    loop: cst.CSTNode,
+    loader_names: frozenset[str],
+    default_of: Optional[DefaultOf] = None,
+    inside_loop: Optional[Callable[[], bool]] = None,
+) -> LoopScope:
     """The scope of `loop` (see the module's docstring); `loader_names` are the names the file binds
     to a data loader it builds; `default_of` resolves a name a counter is compared with (the
-    enclosing function's parameter default: `num_examples=2`)."""
-    bound = counted_break(loop, SMALL_COUNT, default_of or (lambda name: None))
-    if bound is not None:
-        return LoopScope("fixed", f"breaks once a counter reaches {bound}", bound)
+    enclosing function's parameter default: `num_examples=2`); `inside_loop` says whether another
+    loop of the same function holds `loop` (asked only for a fixed loop that steps itself)."""
+    fixed = _fixed_scope(loop, default_of)
+    if fixed is not None:
+        if inside_loop is not None and steps_itself(loop) and inside_loop():  # type: ignore[arg-type]
+            # `for dataset in ["CelebA", "RaFD"]:` inside the iterations loop, each item a
+            # backward and an optimizer step: the few items are steps, repeated by the loop around.
+            return LoopScope("step", f"{fixed.evidence}, each a training step (it calls backward or an optimizer step), inside another loop")
+        return fixed
     if type(loop) is cst.For:
-        count = literal_count(loop.iter)  # type: ignore[attr-defined]
-        if count is not None and count <= SMALL_COUNT:
-            return LoopScope("fixed", f"iterates a literal of {count} item(s)", count)
         iterated = _iterated_name(loop.iter)  # type: ignore[attr-defined]
         if iterated is not None and iterated in loader_names:
             return LoopScope("step", f"iterates `{iterated}`, a DataLoader the file builds")
@@ -119,6 +126,18 @@ def loop_scope(loop: cst.CSTNode, loader_names: frozenset[str], default_of: Opti
     if type(loop) is cst.For and _runs_model_in_small_loop(loop):  # type: ignore[arg-type]
         return LoopScope("step", "runs a model in a small fixed loop it holds (test-time flips or crops) each iteration")
     return LoopScope("unknown", "nothing in the code says how often")
+
+
+def _fixed_scope(loop: cst.CSTNode, default_of: Optional[DefaultOf]) -> Optional[LoopScope]:
+    """A small fixed count: a break once a counter reaches a small bound, or a literal of a few items."""
+    bound = counted_break(loop, SMALL_COUNT, default_of or (lambda name: None))
+    if bound is not None:
+        return LoopScope("fixed", f"breaks once a counter reaches {bound}", bound)
+    if type(loop) is cst.For:
+        count = literal_count(loop.iter)  # type: ignore[attr-defined]
+        if count is not None and count <= SMALL_COUNT:
+            return LoopScope("fixed", f"iterates a literal of {count} item(s)", count)
+    return None
 
 
 def _runs_model_in_small_loop(loop: cst.For) -> bool:
