@@ -29,6 +29,7 @@ from memlint.config import (
     CommandLine, ConfigError, ConfigFile, ConfigTree, Selection, Settings, build_settings, discover, load_config_file,
 )
 from memlint.pipeline.files import STDIN, Discovery, discover_files
+from memlint.pipeline.prepare import SUMMARISED_SUFFIXES
 from memlint.pipeline.runner import FileResult, Mode, process_text
 from memlint.pipeline.runner import run as run_files
 
@@ -162,7 +163,7 @@ class Run:
             return []
         seen = {os.path.realpath(path) for path in linted}
         found = discover_files([self.settings.root], self.settings).files
-        return [path for path in found if path.suffix in (".py", ".ipynb") and os.path.realpath(path) not in seen]
+        return [path for path in found if path.suffix in SUMMARISED_SUFFIXES and os.path.realpath(path) not in seen]
 
 
 def _start(paths: Sequence[Path]) -> Path:

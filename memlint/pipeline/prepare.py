@@ -49,6 +49,11 @@ class Prepared:
 UNREADABLE = Prepared(None, None, None)
 
 
+# The files the project pass summarises: Python files, and notebooks (their code cells import and call
+# like a script).  `project-context` and the server's workspace facts read the same kinds.
+SUMMARISED_SUFFIXES = (".py", ".ipynb")
+
+
 def prepare_file(path: Path, filename: str, settings: Settings, cache: Optional[Cache] = None) -> Prepared:
     try:
         data = read_regular(path, None)

@@ -24,13 +24,10 @@ from typing import Optional
 from memlint.analysis.summaries import summarize
 from memlint.config import Settings
 from memlint.pipeline.files import discover_files
-from memlint.pipeline.prepare import prepare_file
+from memlint.pipeline.prepare import SUMMARISED_SUFFIXES, prepare_file
 from memlint.pipeline.project import FileView, Project, module_names
 from memlint.pipeline.runner import display_name
 from memlint.prescreen import Source
-
-
-_SUMMARISED = (".py", ".ipynb")  # as `memlint check`'s project pass (memlint/pipeline/prepare.py)
 
 
 class WorkspaceFacts:
@@ -45,7 +42,7 @@ class WorkspaceFacts:
         """Summarise the Python files and notebooks under `root` that a check would read (a notebook's
         code cells import and call like a script: prepare._prepare_notebook), and resolve the project;
         the number of files."""
-        files = [path for path in discover_files([root], settings).files if path.suffix in _SUMMARISED]
+        files = [path for path in discover_files([root], settings).files if path.suffix in SUMMARISED_SUFFIXES]
         on_disk = {os.path.abspath(path): prepare_file(path, display_name(path), settings).summary for path in files}
         with self._lock:
             self._on_disk = on_disk
@@ -57,7 +54,7 @@ class WorkspaceFacts:
         """Read a workspace file again (saved, created or changed on disk); forget a deleted one. The
         project is resolved again by `resolve` (the server does it in a worker thread)."""
         absolute = os.path.abspath(path)
-        if not self.ready or not absolute.endswith(_SUMMARISED):
+        if not self.ready or not absolute.endswith(SUMMARISED_SUFFIXES):
             return
         exists = os.path.isfile(absolute)
         summary = prepare_file(Path(absolute), display_name(Path(absolute)), settings).summary if exists else None
