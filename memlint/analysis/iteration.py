@@ -136,6 +136,41 @@ def every_iteration(ctx: "Context") -> bool:
     return all(runs_whenever_reached(node.test) for node, d in frame.conditions if d == depth)
 
 
+def every_training_step(ctx: "Context") -> bool:
+    """Does the code being visited run with every training step its innermost loop takes?  As
+    `every_iteration`, and also behind an `if` (with no `else`) whose own body trains
+    (`branch_trains`): `if step % n_critic == 0:` around a generator's update runs one training
+    step each time it is taken, so its code runs once per step of that update, not once in a while
+    as a logging branch (`if step % 100 == 0:`, no backward) does."""
+    frame = ctx.frame
+    if frame.handlers:
+        return False
+    depth = len(frame.loops)
+    return all(runs_whenever_reached(node.test) or branch_trains(node) for node, d in frame.conditions if d == depth)
+
+
+def branch_trains(node: cst.CSTNode) -> bool:
+    """An `if` with no `else` whose own body (not a nested loop or function) calls backward or steps
+    an optimizer: the branch is a training step itself (`steps_itself`'s evidence)."""
+    if type(node) is not cst.If or node.orelse is not None:  # type: ignore[attr-defined]
+        return False
+    for child in _own_nodes(node.body):  # type: ignore[attr-defined]
+        if isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute):
+            name = child.func.attr.value
+            if name in tables.BACKWARD_METHODS or (name == "step" and _OPTIMIZER_NAME.search(_receiver_name(child) or "")):
+                return True
+    return False
+
+
+def _own_nodes(block: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Nodes under `block`, not descending into nested loops, functions or classes."""
+    stack: list[cst.CSTNode] = [block]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in code_children(node) if type(child) not in _OWN_SCOPE_ENDS)
+
+
 def own_statements(loop: Loop) -> Iterator[cst.CSTNode]:
     """Nodes of the loop's body and iterable, not descending into nested loops, functions or classes
     (nor into whitespace, comments, operators and brackets)."""

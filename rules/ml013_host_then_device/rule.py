@@ -10,13 +10,14 @@ import libcst as cst
 
 from memlint.analysis.caches import fills_cache
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import condition_is_opt_in_parameter, every_iteration, runs_own_pass, runs_whenever_reached
+from memlint.analysis.iteration import condition_is_opt_in_parameter, every_iteration, every_training_step, runs_own_pass, runs_whenever_reached
 from memlint.analysis.model import follows_device
 from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.project_facts import makes_host_tensor, moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
+from memlint.analysis.tensor_reads import read_as_tensor
 from memlint.analysis.values import Kind, evaluate
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
 from memlint.diagnostics import Severity
@@ -138,13 +139,19 @@ class HostThenDevice(Rule):
     tensor on the host and copies it (PyTorch 2.13's dispatch: `lift_fresh` on the CPU, then
     `_to_copy`), so moving the device into the call saves nothing. Nor is a tensor that host data is written into
     before the move (a one-hot target `scatter_`ed from the loader's labels): made on the device it
-    needs that data copied instead, one copy either way (measured slower on an H200). `.to(other)` with an argument
-    that may be a dtype or a tensor is not reported. Code behind an `if` in a loop or a per-step
+    needs that data copied instead, one copy either way (measured slower on an H200). `.to(x)` with a
+    tensor `x` moves to `x`'s device (and dtype), when the code reads `x` as a tensor (`x.shape`,
+    `x.size(0)`, `x.device`: the model's `tensor_reads` fact; no fix, `device=` alone would keep the
+    dtype); `.to(other)` with an argument that may be a dtype is not reported. A cast to an
+    accelerator's legacy type, `.type(torch.cuda.FloatTensor)`, is a move to the current GPU (no fix). Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
     does not change between steps; a flag that opts in to extra work, `if args.log_images:`, does not
-    count); in `forward` it is (it runs on every call that takes the branch).
+    count), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
+    its own body (`if step % n_critic == 0:` around a generator's update: each time it runs is a
+    training step; a periodic branch that only logs or samples is not); in `forward` it is (it runs
+    on every call that takes the branch).
 
     Nor are these reported: code in a plotting function (its role in the semantic model: it draws a
     figure, run to show results rather than on every step); in a loop, or in a function a loop
@@ -270,6 +277,28 @@ for x in loader:
 import torch
 def forward(self, x):
     return x + torch.zeros(x.shape, device=x.device)
+"""
+        ),
+        Valid(  # a periodic branch that does not train (sampling for a log every 100 steps): not every step
+            """
+import torch
+for step, (images, _) in enumerate(loader):
+    loss = D(images.to(device)).mean()
+    loss.backward()
+    optimizer.step()
+    if step % 100 == 0:
+        z = torch.randn(16, 100).to(device)
+        save_image(G(z), "sample.png")
+"""
+        ),
+        Valid(  # `.to(x)` where nothing says `x` is a tensor: it may be a dtype, a cast where the tensor is
+            """
+import torch
+def forward(self, x, dtype):
+    return x * torch.ones(4).to(dtype)
+for x in loader:
+    loss = model(x, torch.zeros(3).to(half))
+    loss.backward()
 """
         ),
         Valid(  # once, at setup
@@ -621,6 +650,61 @@ for x, y in train_loader:
             line=3,
             column=15,
             message="torch.empty(..., dtype=torch.float32",
+        ),
+        Invalid(  # a branch that trains (the generator's step every n_critic steps): each time it runs, a step
+            """
+import torch
+for step, (images, _) in enumerate(loader):
+    d_loss = D(images.to(device)).mean()
+    d_loss.backward()
+    d_optim.step()
+    if step % n_critic == 0:
+        z = torch.randn(64, 100).to(device)
+        g_loss = D(G(z)).mean()
+        g_loss.backward()
+        g_optim.step()
+""",
+            line=7,
+            column=13,
+            message="every training step its branch takes",
+            unsafe=True,
+            fixed="""
+import torch
+for step, (images, _) in enumerate(loader):
+    d_loss = D(images.to(device)).mean()
+    d_loss.backward()
+    d_optim.step()
+    if step % n_critic == 0:
+        z = torch.randn(64, 100, device=device)
+        g_loss = D(G(z)).mean()
+        g_loss.backward()
+        g_optim.step()
+""",
+        ),
+        Invalid(  # `.to(x)` with a tensor `x` (its shape is read): x's device and dtype; no fix, `device=` alone keeps the dtype
+            """
+import torch
+import torch.nn as nn
+class Discriminator(nn.Module):
+    def forward(self, x):
+        b, *_ = x.shape
+        quantize_loss = torch.zeros(1).to(x)
+        return self.head(x.view(b, -1)), quantize_loss
+""",
+            line=6,
+            column=25,
+            message="inside `forward`",
+        ),
+        Invalid(  # a cast to an accelerator's legacy tensor type copies to the GPU (no fix: the type's dtype)
+            """
+import torch
+for x, y in train_loader:
+    mask = torch.ones(x.size(0), 1).type(torch.cuda.FloatTensor)
+    loss = criterion(model(x.cuda()) * mask, y.cuda())
+    loss.backward()
+""",
+            line=3,
+            column=12,
         ),
         Invalid(  # arithmetic with a number between the factory and the move (issue 27): noise in [-1, 1)
             """
@@ -1655,6 +1739,8 @@ for x, y in train_loader:
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             moved = func.value
             self._note_inner_casts(moved)
+        elif _cuda_type_cast(node, ctx):  # `torch.zeros(n).type(torch.cuda.FloatTensor)`: a cast and a move
+            moved = func.value  # type: ignore[attr-defined]
         elif type_as is not None:  # `torch.ones(n).type_as(x)`: a cast that moves to `x`'s device too
             if id(node) in self._cast_before_move:
                 return  # `.type_as(x).to(d)`: the outer move is the one reported
@@ -1682,11 +1768,17 @@ for x, y in train_loader:
             wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator, nor does a helper's factory here
         if keyword(factory, "device") is not None or any(a.star == "**" for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
             return
-        if type_as is not None and helper is None and not (isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to")):
+        if _cuda_type_cast(node, ctx):
+            device = cst.SimpleString('"cuda"')
+            wrapper_fixable = False  # `device=` alone would not give the factory the type's dtype
+        elif type_as is not None and helper is None and not (isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to")):
             device = cst.Attribute(value=type_as, attr=cst.Name("device"))
             wrapper_fixable = False  # `device=` alone would not give the factory `x`'s dtype
         else:
             device = _target_device(node) if helper is None else _helper_device(helper)
+            if device is None and helper is None and (tensor := self._tensor_target(node)) is not None:
+                device = cst.Attribute(value=tensor, attr=cst.Name("device"))  # `.to(x)`: x's device and dtype, as `.type_as(x)`
+                wrapper_fixable = False  # `device=` alone would not give the factory `x`'s dtype
         if device is None:
             return
         if self._fills_cache():  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
@@ -1700,11 +1792,22 @@ for x, y in train_loader:
             return
         if ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
             return  # a plotting function: not a cost of the training step
-        if ctx.in_loop and every_iteration(ctx) and ctx.model.loop_scope(ctx.loop).kind == "step":
+        if ctx.in_loop and every_training_step(ctx) and ctx.model.loop_scope(ctx.loop).kind == "step":
             if not self._moves_nothing(device) and not self._follows_host_batch(device, candidate.move):
-                self._report(candidate, "on every loop iteration")
+                self._report(candidate, "on every loop iteration" if every_iteration(ctx) else "on every training step its branch takes")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
+
+    def _tensor_target(self, move: cst.Call) -> Optional[cst.Name]:
+        """`x` of `t.to(x)` where the code reads `x` as a tensor (`tensor_reads.read_as_tensor`:
+        `b, *_ = x.shape`): `t` goes to `x`'s device, not just to `x`'s dtype."""
+        if move.func.attr.value != "to" or len(move.args) != 1:  # type: ignore[attr-defined]
+            return None
+        arg = move.args[0]
+        if arg.keyword is not None or arg.star or type(arg.value) is not cst.Name:
+            return None
+        scope = self.ctx.function_node or self.ctx.module
+        return arg.value if read_as_tensor(arg.value.value, scope) else None
 
     def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
         """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
@@ -1930,6 +2033,20 @@ def _type_as_argument(call: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     if isinstance(argument, cst.Call) and isinstance(argument.func, cst.Name) and argument.func.value == "type" and len(argument.args) == 1:
         return argument.args[0].value if argument.args[0].keyword is None and not argument.args[0].star else None
     return None
+
+
+def _cuda_type_cast(call: cst.Call, ctx) -> bool:
+    """`t.type(torch.cuda.FloatTensor)` / `t.type("torch.cuda.LongTensor")`: a cast to an accelerator's
+    legacy tensor type, which copies `t` to the current GPU."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value != "type" or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    argument = call.args[0].value
+    if isinstance(argument, cst.SimpleString):
+        written = argument.evaluated_value
+    else:
+        written = ctx.resolve(argument)
+    return isinstance(written, str) and written.startswith("torch.cuda.") and written.endswith("Tensor")
 
 
 def _dtype_cast(call: cst.Call, ctx) -> bool:
