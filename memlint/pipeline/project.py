@@ -13,7 +13,8 @@ methods of the other files, and computes, over the whole call graph:
   backward), which an evaluation rule must not ask to run under no_grad;
 - the functions called on every iteration of a training or evaluation loop, or once per batch by a
   framework hook (transitively, through unconditional calls; `model.loss(...)` counts as a call of
-  every project nn.Module's own `loss`);
+  every project nn.Module's own `loss`; a function that trains itself counts behind any condition,
+  `if it % n_d == 0: train_G()`: each call is a training step);
 - the functions a class's `forward` calls, in any branch, directly or through helpers (a class
   constructed there counts as a call of its `__init__`): they run with every forward pass;
 - the functions that run a flush on every call, directly or through helpers;
@@ -682,12 +683,21 @@ class Project:
     def _per_step(self) -> dict[tuple, str]:
         """Functions run on every iteration of a training or evaluation loop, or once per batch by a
         framework hook: called unconditionally there, or from such a function unconditionally and
-        outside any loop of its own."""
+        outside any loop of its own; or a function that trains itself, called in such a loop behind
+        any condition (each call is a training step)."""
         result: dict[tuple, str] = {}
         ready: list[tuple] = []
         model_sites = [site for sites in self._model_outgoing.values() for site in sites]
-        for site in [*self._sites, *model_sites]:
-            if site.conditional or site.callee in result:
+        for site in sorted([*self._sites, *model_sites], key=lambda site: site.conditional):  # an unconditional call's words first
+            if site.callee in result:
+                continue
+            if site.conditional:
+                # A function that trains itself (backward or an optimizer's step in its own body) is
+                # one training step per call, however often a branch calls it: `if it % n_d == 0:
+                # train_G()` runs the generator's step, and the code in it with that step.
+                if site.loop is not None and self.record(site.callee).get("trains") and self._loop_runs_steps(site):
+                    result[site.callee] = f"every training step it takes, called in {self._describe(site.caller, site.loop)}"
+                    ready.append(site.callee)
                 continue
             if self._loop_runs_steps(site):
                 where = f"every iteration of {self._describe(site.caller, site.loop)}"

@@ -105,7 +105,9 @@ class HostThenDevice(Rule):
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
-      `lm_model.log_prob(x)` calls their `log_prob`), or in a hook a
+      `lm_model.log_prob(x)` calls their `log_prob`; a function that trains itself, calling backward
+      or an optimizer's step, is called once per training step behind any condition: `if it % n_d
+      == 0: train_G()`), or in a hook a
       framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
 
     A training or evaluation loop iterates over something named like a data loader or calls
@@ -289,6 +291,19 @@ for step, (images, _) in enumerate(loader):
     if step % 100 == 0:
         z = torch.randn(16, 100).to(device)
         save_image(G(z), "sample.png")
+"""
+        ),
+        Valid(  # a helper that does not train, called every 100th step (sampling for a log): not every step
+            """
+import torch
+def sample_images():
+    z = torch.randn(16, 100).to(device)
+    save_image(G(z), "sample.png")
+for it, x in enumerate(loader):
+    d_loss = D(x.to(device)).mean()
+    d_loss.backward()
+    if it % 100 == 0:
+        sample_images()
 """
         ),
         Valid(  # `.to(x)` where nothing says `x` is a tensor: it may be a dtype, a cast where the tensor is
@@ -679,6 +694,38 @@ for step, (images, _) in enumerate(loader):
         g_loss = D(G(z)).mean()
         g_loss.backward()
         g_optim.step()
+""",
+        ),
+        Invalid(  # a function that trains itself, called every n_d-th step: each call is a generator step
+            """
+import torch
+def train_G():
+    z = torch.randn(64, 100).to(device)
+    g_loss = D(G(z)).mean()
+    g_loss.backward()
+    g_optim.step()
+for it, x in enumerate(loader):
+    d_loss = D(x.to(device)).mean()
+    d_loss.backward()
+    if it % n_d == 0:
+        train_G()
+""",
+            line=3,
+            column=9,
+            message="every training step it takes",
+            unsafe=True,
+            fixed="""
+import torch
+def train_G():
+    z = torch.randn(64, 100, device=device)
+    g_loss = D(G(z)).mean()
+    g_loss.backward()
+    g_optim.step()
+for it, x in enumerate(loader):
+    d_loss = D(x.to(device)).mean()
+    d_loss.backward()
+    if it % n_d == 0:
+        train_G()
 """,
         ),
         Invalid(  # `.to(x)` with a tensor `x` (its shape is read): x's device and dtype; no fix, `device=` alone keeps the dtype
