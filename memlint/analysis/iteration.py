@@ -12,7 +12,7 @@ periodic, nor does one that chooses among the run's configured alternatives (`if
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -123,30 +123,57 @@ def runs_whenever_reached(test: cst.BaseExpression) -> bool:
     return condition_is_device_check(test) or condition_is_configured_choice(test)
 
 
-def every_iteration(ctx: "Context") -> bool:
+def every_iteration(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False) -> bool:
     """Does the code being visited run on every iteration of its innermost loop?
 
     Outside any loop, "iteration" means every call of the enclosing function: the question is then
-    whether the code runs unconditionally in that function.
+    whether the code runs unconditionally in that function.  `configured` says which other `if`
+    statements run whenever reached (`configured_overrides`, found where their block is seen).
     """
     frame = ctx.frame
     if frame.handlers:
         return False
     depth = len(frame.loops)
-    return all(runs_whenever_reached(node.test) for node, d in frame.conditions if d == depth)
+    return all(runs_whenever_reached(node.test) or configured(node) for node, d in frame.conditions if d == depth)
 
 
-def every_training_step(ctx: "Context") -> bool:
+def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
+    """The `if` statements of a block that pick a value by the run's configuration: `ff = A` then
+    `if opt.PCB: ff = B` (a flag of the configuration, `_configuration_value`; no `else`; a body
+    that only rebinds names the statement right before bound).  The configuration does not change
+    between iterations, so the branch runs on every iteration of a run that sets the flag, as the
+    value before it does in the others (`condition_is_configured_choice`'s case, written as a flag)."""
+    for before, statement in zip(statements, statements[1:]):
+        if type(statement) is not cst.If or statement.orelse is not None or not _configuration_value(statement.test):
+            continue
+        bound = _names_assigned(before)
+        body = statement.body.body if type(statement.body) is cst.IndentedBlock else ()
+        if bound and body and all(_names_assigned(inner) and _names_assigned(inner) <= bound for inner in body):
+            yield statement
+
+
+def _names_assigned(statement: cst.CSTNode) -> frozenset[str]:
+    """`a = ...` / `a = b = ...` on a line of its own: {"a", "b"}; anything else: empty."""
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1 or type(statement.body[0]) is not cst.Assign:
+        return frozenset()
+    targets = [t.target for t in statement.body[0].targets]
+    if not all(type(t) is cst.Name for t in targets):
+        return frozenset()
+    return frozenset(t.value for t in targets)  # type: ignore[attr-defined]
+
+
+def every_training_step(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False) -> bool:
     """Does the code being visited run with every training step its innermost loop takes?  As
     `every_iteration`, and also behind an `if` (with no `else`) whose own body trains
     (`branch_trains`): `if step % n_critic == 0:` around a generator's update runs one training
     step each time it is taken, so its code runs once per step of that update, not once in a while
-    as a logging branch (`if step % 100 == 0:`, no backward) does."""
+    as a logging branch (`if step % 100 == 0:`, no backward) does.  `configured` says which other
+    `if` statements run whenever reached (`configured_overrides`, found where the block is seen)."""
     frame = ctx.frame
     if frame.handlers:
         return False
     depth = len(frame.loops)
-    return all(runs_whenever_reached(node.test) or branch_trains(node) for node, d in frame.conditions if d == depth)
+    return all(runs_whenever_reached(node.test) or branch_trains(node) or configured(node) for node, d in frame.conditions if d == depth)
 
 
 def branch_trains(node: cst.CSTNode) -> bool:

@@ -10,7 +10,14 @@ import libcst as cst
 
 from memlint.analysis.caches import fills_cache
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import condition_is_opt_in_parameter, every_iteration, every_training_step, runs_own_pass, runs_whenever_reached
+from memlint.analysis.iteration import (
+    condition_is_opt_in_parameter,
+    configured_overrides,
+    every_iteration,
+    every_training_step,
+    runs_own_pass,
+    runs_whenever_reached,
+)
 from memlint.analysis.model import follows_device
 from memlint.analysis.placement import batch_left_on_host
 from memlint.analysis.moves import later_moves
@@ -150,7 +157,9 @@ class HostThenDevice(Rule):
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
     does not change between steps; a flag that opts in to extra work, `if args.log_images:`, does not
-    count), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
+    count, but a flag whose branch only rebinds the value the statement before it bound does:
+    `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
+    run's buffer), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
     its own body (`if step % n_critic == 0:` around a generator's update: each time it runs is a
     training step; a periodic branch that only logs or samples is not); in `forward` it is (it runs
     on every call that takes the branch).
@@ -304,6 +313,16 @@ for it, x in enumerate(loader):
     d_loss.backward()
     if it % 100 == 0:
         sample_images()
+"""
+        ),
+        Valid(  # a flag that opts in to extra work (not a rebinding of the value before it): not every run's step
+            """
+import torch
+for img, label in dataloaders:
+    ff = model(img.cuda())
+    if opt.visualize:
+        grid = torch.zeros(8, 3, 64, 64).cuda()
+        show(grid, ff)
 """
         ),
         Valid(  # `.to(x)` where nothing says `x` is a tensor: it may be a dtype, a cast where the tensor is
@@ -727,6 +746,20 @@ for it, x in enumerate(loader):
     if it % n_d == 0:
         train_G()
 """,
+        ),
+        Invalid(  # a configuration flag that picks another buffer for the run (Person_reID's PCB features)
+            """
+import torch
+for img, label in dataloaders:
+    n = img.size(0)
+    ff = torch.zeros(n, 512, device="cuda")
+    if opt.PCB:
+        ff = torch.FloatTensor(n, 2048, 6).zero_().cuda()
+    ff += model(img.cuda())
+""",
+            line=6,
+            column=14,
+            message="on every loop iteration",
         ),
         Invalid(  # `.to(x)` with a tensor `x` (its shape is read): x's device and dtype; no fix, `device=` alone keeps the dtype
             """
@@ -1743,6 +1776,7 @@ for x, y in train_loader:
         self._bound_earlier: dict[int, cst.BaseExpression] = {}  # id(move) -> the value `name` held
         self._assigned: list[list[cst.BaseExpression]] = []  # the targets of the assignments being visited
         self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
+        self._overrides: set[int] = set()  # id of an `if` that picks a value by the configuration (iteration.configured_overrides)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._assigned.append([t.target for t in node.targets])
@@ -1760,6 +1794,7 @@ for x, y in train_loader:
         return any(fills_cache(conditions, target, module_level) for target in self._assigned[-1])
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
         for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier[id(move)] = value
 
@@ -1832,16 +1867,16 @@ for x, y in train_loader:
             return
         if any(condition_is_opt_in_parameter(node.test, ctx.function_node) for node, _ in ctx.frame.conditions):
             return  # `if init:` of `forward(self, x, init=False)`: a special call, not every one
-        candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx), at)
+        candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx, self._configured), at)
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
         if in_forward:
             self._report(candidate, "inside `forward`")
             return
         if ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
             return  # a plotting function: not a cost of the training step
-        if ctx.in_loop and every_training_step(ctx) and ctx.model.loop_scope(ctx.loop).kind == "step":
+        if ctx.in_loop and every_training_step(ctx, self._configured) and ctx.model.loop_scope(ctx.loop).kind == "step":
             if not self._moves_nothing(device) and not self._follows_host_batch(device, candidate.move):
-                self._report(candidate, "on every loop iteration" if every_iteration(ctx) else "on every training step its branch takes")
+                self._report(candidate, "on every loop iteration" if every_iteration(ctx, self._configured) else "on every training step its branch takes")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
 
@@ -1855,6 +1890,9 @@ for x, y in train_loader:
             return None
         scope = self.ctx.function_node or self.ctx.module
         return arg.value if read_as_tensor(arg.value.value, scope) else None
+
+    def _configured(self, node: cst.CSTNode) -> bool:
+        return id(node) in self._overrides
 
     def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
         """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
@@ -2135,11 +2173,11 @@ def _holds_nothing(factory: cst.Call, name: str) -> bool:
     return False
 
 
-def _unconditional(ctx) -> bool:
+def _unconditional(ctx, configured) -> bool:
     """Does the code being visited run on every call of its function (no `if` around it but device
-    checks, not in an exception handler)?"""
+    checks, configured choices and `configured` overrides, not in an exception handler)?"""
     frame = ctx.frame
-    return not frame.handlers and all(runs_whenever_reached(node.test) for node, _ in frame.conditions)
+    return not frame.handlers and all(runs_whenever_reached(node.test) or configured(node) for node, _ in frame.conditions)
 
 
 _HOOK = "a hook the framework runs once per batch"
