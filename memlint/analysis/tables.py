@@ -165,9 +165,12 @@ INPLACE_FUNCTIONS: dict[str, int] = {
 # they allocate on the device directly.  Not the data constructors (`tensor`, `as_tensor`,
 # `from_numpy`): `torch.tensor(data, device=d)` also builds the tensor on the host and then copies
 # it (PyTorch 2.13's dispatch: `lift_fresh` on the CPU, then `_to_copy`).
+# The signal windows (`torch.hann_window(n)`, for an STFT in a training step) are such factories too:
+# a length, `dtype=` and `device=`; their values are cosines, which a GPU kernel may round differently.
+WINDOW_FACTORIES = frozenset({"hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"})
 TORCH_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm"}
-)  # fmt: skip
+) | WINDOW_FACTORIES  # fmt: skip
 # The legacy typed constructors, which called with sizes (`torch.FloatTensor(n, c, h, w)`) make an
 # uninitialised host tensor as `torch.empty` with this dtype does (ML013 and its screen).
 LEGACY_SIZED_CONSTRUCTORS = {

@@ -26,7 +26,7 @@ from memlint.analysis.project_facts import makes_host_tensor, moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tensor_reads import read_as_tensor
 from memlint.analysis.values import Kind, evaluate
-from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
+from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES, WINDOW_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
@@ -135,7 +135,8 @@ class HostThenDevice(Rule):
     not a per-step loop.
 
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
-    `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, resolved through imports, and the legacy
+    `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, the signal windows `hann_window`,
+    `hamming_window`, `blackman_window`, `bartlett_window`, `kaiser_window`, resolved through imports, and the legacy
     typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`,
     `torch.BoolTensor(x.size())` (a `torch.Size`; a tuple would be data),
     or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`),
@@ -198,7 +199,7 @@ class HostThenDevice(Rule):
     `Variable(...)` between factory and move stays. `.to(d)` becomes `device=d`, which means the same
     for every device `d`, None included. Unsafe for random factories (`rand`, `randn`, `randint`,
     `randperm`): the device's generator produces different numbers than the CPU's for the same seed;
-    for `linspace`, `logspace` and `arange` with another step (floating-point arithmetic that a GPU
+    for `linspace`, `logspace`, the windows (cosines) and `arange` with another step (floating-point arithmetic that a GPU
     kernel may round differently in the last bit); and for `.cuda(d)` unless `d` is an index or a
     `"cuda..."` literal: `.cuda(None)` is the current GPU, `device=None` the CPU. No fix when the factory has other keywords
     (`requires_grad=True` would change which tensor is the leaf, `generator=` is a CPU generator),
@@ -774,6 +775,27 @@ class Discriminator(nn.Module):
             line=6,
             column=25,
             message="inside `forward`",
+        ),
+        Invalid(  # a signal window for the STFT of every batch (a size factory: `device=` makes it there; unsafe, cosines)
+            """
+import torch
+for wav, mel in train_loader:
+    window = torch.hann_window(1024).to(device)
+    spec = torch.stft(wav.to(device), 1024, window=window, return_complex=True).abs()
+    loss = criterion(model(spec), mel.to(device))
+    loss.backward()
+""",
+            line=3,
+            column=14,
+            unsafe=True,
+            fixed="""
+import torch
+for wav, mel in train_loader:
+    window = torch.hann_window(1024, device=device)
+    spec = torch.stft(wav.to(device), 1024, window=window, return_complex=True).abs()
+    loss = criterion(model(spec), mel.to(device))
+    loss.backward()
+""",
         ),
         Invalid(  # a cast to an accelerator's legacy tensor type copies to the GPU (no fix: the type's dtype)
             """
@@ -2160,7 +2182,7 @@ def _holds_nothing(factory: cst.Call, name: str) -> bool:
     sizes = [a.value for a in factory.args if a.keyword is not None and a.keyword.value in ("size", "steps", "n")]
     if name in ("zeros", "ones", "empty", "rand", "randn"):
         sizes += positional
-    elif name in ("full", "eye", "randperm") or (name == "arange" and len(positional) == 1):
+    elif name in ("full", "eye", "randperm") or name in WINDOW_FACTORIES or (name == "arange" and len(positional) == 1):
         sizes += positional[:1]
     elif name == "randint":
         sizes += positional[-1:]
@@ -2254,7 +2276,7 @@ def _same_values_on_device(factory: cst.Call, name: str) -> bool:
     exact; `arange(end)` and `arange(start, end)` count in steps of 1 (exact); a step other than 1,
     `linspace` and `logspace` multiply and add (or raise to a power) in floating point, which a GPU
     compiler may fuse or round differently than the CPU's kernel: the last bit can change."""
-    if name in ("linspace", "logspace"):
+    if name in ("linspace", "logspace") or name in WINDOW_FACTORIES:  # cosines: the last bit may differ
         return False
     if name == "arange":
         positional = [a.value for a in factory.args if a.keyword is None]
