@@ -285,6 +285,7 @@ class SemanticModel:
                 self._loader_names,
                 lambda name: parameter_default(self._function_around(loop), name),
                 lambda: self._loop_around(loop) is not None,
+                lambda: self._loop_around(loop),
             )
             self._scopes[id(loop)] = known
         return known

@@ -89,11 +89,13 @@ def loop_scope(
     loader_names: frozenset[str],
     default_of: Optional[DefaultOf] = None,
     inside_loop: Optional[Callable[[], bool]] = None,
+    around: Optional[Callable[[], Optional[cst.CSTNode]]] = None,
 ) -> LoopScope:
     """The scope of `loop` (see the module's docstring); `loader_names` are the names the file binds
     to a data loader it builds; `default_of` resolves a name a counter is compared with (the
     enclosing function's parameter default: `num_examples=2`); `inside_loop` says whether another
-    loop of the same function holds `loop` (asked only for a fixed loop that steps itself)."""
+    loop of the same function holds `loop` (asked only for a fixed loop that steps itself); `around`
+    gives that loop (asked only for a `for` that calls a method of the model, undecided otherwise)."""
     fixed = _fixed_scope(loop, default_of)
     if fixed is not None:
         if inside_loop is not None and steps_itself(loop) and inside_loop():  # type: ignore[arg-type]
@@ -121,6 +123,10 @@ def loop_scope(
         return LoopScope("step", "runs a model, a loss, backward or an optimizer step each iteration")
     if type(loop) is cst.While and _decodes(loop):
         return LoopScope("step", "a decoding loop: calls a method of the model on every iteration")
+    if type(loop) is cst.For and _decodes(loop) and around is not None and type(around()) is cst.While:
+        # `while True: for candidate, score in candidates: out = model.decode(...)`: a beam step runs
+        # the model once per candidate, and the `while` around it once per generated token.
+        return LoopScope("step", "calls a method of the model on every item, inside a `while` loop (a beam step's candidates)")
     if type(loop) is cst.For and _mentions_epochs(loop.iter):  # type: ignore[attr-defined]
         return LoopScope("epoch", "iterates a count of epochs")
     if type(loop) is cst.For and _runs_model_in_small_loop(loop):  # type: ignore[arg-type]

@@ -130,7 +130,8 @@ class HostThenDevice(Rule):
     test batch sets up its beam on every call). A loop over epochs that calls such a function is
     no step loop either, whatever the function runs in its pass. A `while` decoding loop that calls a
     method of the model (`model.decode(...)`) runs once per generated token, so code in its own body
-    is reported; a loop that breaks once a counter reaches a small constant (`if count ==
+    is reported, as is code in a `for` inside a `while` that calls a method of the model on every
+    item (a beam step's candidates); a loop that breaks once a counter reaches a small constant (`if count ==
     num_examples: break`, `num_examples=2` a parameter's default) runs a fixed small count and is
     not a per-step loop.
 
@@ -795,6 +796,36 @@ for wav, mel in train_loader:
     spec = torch.stft(wav.to(device), 1024, window=window, return_complex=True).abs()
     loss = criterion(model(spec), mel.to(device))
     loss.backward()
+""",
+        ),
+        Invalid(  # a beam step: the model runs once per candidate, the `while` once per token (noise per candidate)
+            """
+import torch
+def beam_search(model, source, beam_size, device):
+    candidates = [(source[:, :1], 0.0)]
+    while True:
+        new_candidates = []
+        for candidate, score in candidates:
+            noise = torch.randn(1, candidate.size(1)).to(device)
+            out = model.decode(source, candidate, noise)
+            new_candidates.append((out, score))
+        candidates = new_candidates[:beam_size]
+""",
+            line=7,
+            column=21,
+            message="on every loop iteration",
+            unsafe=True,
+            fixed="""
+import torch
+def beam_search(model, source, beam_size, device):
+    candidates = [(source[:, :1], 0.0)]
+    while True:
+        new_candidates = []
+        for candidate, score in candidates:
+            noise = torch.randn(1, candidate.size(1), device=device)
+            out = model.decode(source, candidate, noise)
+            new_candidates.append((out, score))
+        candidates = new_candidates[:beam_size]
 """,
         ),
         Invalid(  # a cast to an accelerator's legacy tensor type copies to the GPU (no fix: the type's dtype)
