@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import dotted
-from memlint.analysis.precision_api import ADAM_FAMILY, AUTOCAST, FLOAT16_DTYPES, GRAD_SCALERS, cast_target, keyword
+from memlint.analysis.precision_api import ADAM_FAMILY, AUTOCAST, FLOAT16_DTYPES, GRAD_SCALERS, cast_target, keeps_master_weights, keyword
 from memlint.analysis.optimized import optimized_models, strip_moves
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
@@ -27,7 +27,10 @@ class PureHalfPrecisionTraining(Rule):
     through a function of the file that returns its argument's parameters
     (`Adam(get_trainable_params(model))`, `memlint/analysis/optimized.py`). When the optimizer gets a
     variable holding the parameters, or the file uses autocast, a GradScaler, or a framework's
-    mixed-precision wrapper (`accelerator.autocast()`), nothing is reported.
+    mixed-precision wrapper (`accelerator.autocast()`), nothing is reported; nor when the file wraps the
+    optimizer or model in a wrapper that keeps float32 master weights (apex's `FP16_Optimizer`,
+    `amp.initialize`, `network_to_half`, and the copies projects vendor: the optimizer then steps
+    float32 weights and the loss is scaled, which is mixed precision).
 
     ## Why is this bad?
     With float16 weights the optimizer updates them in float16: updates smaller than the weight's
@@ -99,6 +102,18 @@ model = Net().half()
 optimizer = Adam(model.parameters())
 """
         ),
+        Valid(  # apex's FP16_Optimizer keeps fp32 master weights and scales the loss (transformer-xl's train.py)
+            """
+import torch.optim as optim
+from apex.fp16_utils import FP16_Optimizer
+model = MemTransformerLM(n_token)
+if args.fp16:
+    model = model.half()
+optimizer = optim.Adam(model.parameters(), lr=args.lr)
+if args.fp16:
+    optimizer = FP16_Optimizer(optimizer, static_loss_scale=args.static_loss_scale)
+"""
+        ),
     ]
 
     INVALID = [
@@ -166,6 +181,9 @@ opt = Adam(get_trainable_params(dalle), lr=3e-4)
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "autocast":
             self._mixed = True  # accelerator.autocast(), fabric.autocast()
+            return
+        if keeps_master_weights(node, ctx):  # apex's FP16_Optimizer / amp: fp32 master weights, a scaled loss
+            self._mixed = True
             return
         if qualified in ADAM_FAMILY:
             params = node.args[0].value if node.args and node.args[0].keyword is None else None
