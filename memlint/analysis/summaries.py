@@ -21,14 +21,14 @@ A summary says, for each module-level function and each method of a module-level
   the call is behind an `if` or in an exception handler;
 - `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
   mode around them and whether the loop around them trains (None outside loops): ["u", method]
-  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method]
+  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method, receiver]
   (`gan` bound to `GAN(args)` in one branch and `BEGAN(args)` in another: the method of any of
   those classes).  A call under no_grad is left out: it cannot break "only ever called without
   gradients", the one fact these sites are for.
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
-["i", "Class", method] (`obj.m()` with `obj = Class(...)` earlier in the function), ["m", method]
+["i", "Class", method, "obj"] (`obj.m()` with `obj = Class(...)` earlier in the function), ["m", method]
 (`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
 model), ["c"] (`self`
 is an nn.Module: `self(x)`), ["a", attr] (`self.attr` was built by a constructor that may be an
@@ -49,7 +49,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 7  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 8  # 8: the receiver of `i` and `k` references; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -508,7 +508,7 @@ class _Summary:
         if reference is not None and reference[0] == "v":
             constructor = self._instance_class(key, reference[1])
             if constructor:
-                reference = ["i", constructor, reference[2]]
+                reference = ["i", constructor, reference[2], reference[1]]  # (the receiver last: project.update_calls)
             else:
                 reference = self._receiver_classes(key, reference[1], reference[2])
                 if (reference is None or reference[0] == "u") and _model_method(func.value.id, func.attr):  # type: ignore[attr-defined]
@@ -547,7 +547,7 @@ class _Summary:
                 break
             constructors.append(constructor)
         if constructors:
-            return ["k", sorted(set(constructors)), attr]
+            return ["k", sorted(set(constructors)), attr, name]
         return ["u", attr] if _may_be_a_method(attr) else None
 
     def _may_call(self, record: dict, reference: list, grad: Optional[str], loop: Optional[ast.AST]) -> None:

@@ -807,8 +807,45 @@ class Project:
                 if callee is None or callee[0] == index or callee not in self.updates:
                     continue
                 written = f"{key.partition('.')[0]}.{ref[1]}" if ref[0] == "s" else ref[1]
-                found[written] = ",".join(sorted(self.updates[callee]))
+                found[written] = ",".join(sorted(self._placed(callee, self.updates[callee])))
+        for written, work in self._instance_updates(index).items():
+            found.setdefault(written, work)
         return tuple(sorted(found.items()))
+
+    def _placed(self, callee: tuple, work: frozenset[str]) -> frozenset[str]:
+        """`work` with "accelerator" added when the callee's file names an accelerator (`device =
+        torch.device("cuda" ...)` in TD3.py): the training step it does runs there, even for a
+        script that never names one itself."""
+        if work and self.files[callee[0]].summary.get("host") is not True:  # type: ignore[union-attr]
+            return work | {"accelerator"}
+        return work
+
+    def _instance_updates(self, index: int) -> dict[str, str]:
+        """The calls `obj.m()` of file `index` whose receiver is bound only to instances of project
+        classes of other files (`policy = TD3.TD3(...)`, or `DDPG.DDPG(...)` in another branch) and
+        the training work every one of those classes' `m` does ("policy.train" -> "backward,model,step").
+        Keyed by the call as written; where two functions write the same call with different
+        classes, only the work both do counts."""
+        found: dict[str, frozenset[str]] = {}
+        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+            references = [entry[0] for entry in record.get("calls", ()) if entry[0][0] == "i"]
+            references += [entry[0] for entry in record.get("may", ()) if entry[0][0] == "k"]
+            for ref in references:
+                constructors = [ref[1]] if ref[0] == "i" else ref[1]
+                work: Optional[frozenset[str]] = None
+                for constructor in constructors:
+                    owner = self._name(self.files[index], constructor)  # type: ignore[arg-type]
+                    method = self._method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
+                    callee = (method[1], method[2]) if method is not None and method[0] == "func" else None
+                    done = self._placed(callee, self.updates.get(callee, frozenset())) if callee is not None and callee[0] != index else frozenset()
+                    work = done if work is None else work & done
+                if not work:
+                    continue
+                written = f"{ref[3]}.{ref[2]}" if len(ref) > 3 else None
+                if written is None:
+                    continue
+                found[written] = found[written] & work if written in found else work
+        return {written: ",".join(sorted(work)) for written, work in found.items() if work}
 
     def _mover_calls(self, index: int) -> tuple[tuple[str, str], ...]:
         """FileView.mover_calls of file `index`: its calls of the project's functions that return

@@ -393,10 +393,13 @@ def train(net, batches, optimizers, steps):
             self._mixed = True
 
     def finish(self, facts) -> None:
-        if self._mixed or self.ctx.model.host_only(self.ctx.project.host_importers):
-            # mixed precision is there, or the file runs on the CPU only (the model's `host_only`: it
-            # names no accelerator, and it is a script, or its importers in the project name none)
+        if self._mixed:
             return
+        # the file may run on the CPU only (the model's `host_only`: it names no accelerator, and it
+        # is a script, or its importers in the project name none); then only a loop whose training
+        # work runs in a file that names one (`policy.train(buffer)` of TD3.py, which puts its
+        # networks on cuda: "accelerator" from the project pass) is on an accelerator
+        host_only = self.ctx.model.host_only(self.ctx.project.host_importers)
         for callees, loops, function in self._maybe_model:
             if any(callee in self._module_names for callee in callees):
                 for loop in loops:
@@ -412,7 +415,7 @@ def train(net, batches, optimizers, steps):
                     self._loops.setdefault(id(site.loop), site.loop)
         for key, loop in self._loops.items():
             evidence = self._evidence.get(key, set()) | called_in.get(key, set())
-            if {"backward", "step", "model"} <= evidence:
+            if {"backward", "step", "model"} <= evidence and not (host_only and "accelerator" not in evidence):
                 self.report(
                     loop,
                     "training loop in full float32 precision: computing activations under "
