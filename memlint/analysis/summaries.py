@@ -1384,7 +1384,7 @@ def _check_function(record: dict) -> None:
                 if reference[0] == "u":
                     _require(len(reference) == 2 and type(reference[1]) is str)
                 else:
-                    _require(len(reference) == 3 and type(reference[2]) is str)
+                    _require(len(reference) == 4 and type(reference[2]) is str and type(reference[3]) is str)
                     _strings(reference[1])
                 _require(grad in _GRADS and (grad is None or type(grad) is str) and (trains is None or type(trains) is bool))
         else:
@@ -1409,7 +1409,8 @@ def _check_reference(reference: object) -> None:
     if kind in ("n", "d", "s", "m"):
         _require(len(reference) == 2 and type(reference[1]) is str)  # type: ignore[arg-type, index]
     elif kind == "i":
-        _require(len(reference) == 3 and type(reference[1]) is str and type(reference[2]) is str)  # type: ignore[arg-type, index]
+        # (a call's reference names its receiver last; a returned value's, as an alternative, does not)
+        _require(len(reference) in (3, 4) and all(type(part) is str for part in reference[1:]))  # type: ignore[arg-type, index, union-attr]
     else:
         raise ValueError("unknown reference")
 
