@@ -10,6 +10,7 @@ from memlint.analysis import GradMode
 from memlint.analysis.delegation import self_helper_runs_model
 from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of, runs_model_method
 from memlint.analysis.frozen import is_frozen_model
+from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
@@ -1573,7 +1574,7 @@ class GAN:
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._reported: set[int] = set()
+        self._reported: set[tuple[int, Optional[int]]] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -1581,7 +1582,10 @@ class GAN:
             return
         scope = ctx.function_node or ctx.module
         region = regions(ctx, scope).get(id(node))
-        if region is None or id(region.node) in self._reported:
+        if region is None:
+            return
+        unit = self._unit(node, region)
+        if unit in self._reported:
             return
         if region.kind in ("eval-call", "module-eval", "mode-branch"):
             if not runs_evaluated_model(node, region, ctx):
@@ -1595,19 +1599,29 @@ class GAN:
         if is_frozen_model(node.func, ctx):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
             # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
-            self._reported.add(id(region.node))
+            self._reported.add(unit)
             return
         if ctx.project.trained_by(ctx.function_chain) is not None and not _evaluates_for_any_caller(region, ctx):
             return  # training code (here or in another file) runs it with gradients on: they are needed
         if region.kind != "mode-branch" and _returned_closure(ctx):  # (a mode switch's callers were checked)
             return  # `def make_val_step(): def step(x): ...; return step`: its callers decide grad mode
-        self._reported.add(id(region.node))
+        self._reported.add(unit)
         call_text = shorten(ctx.module.code_for_node(node))
         message = (
             f"`{call_text}` runs {region.description} with gradient tracking on: autograd saves "
             "activations for a backward that never comes; run evaluation under `torch.no_grad()`"
         )
         self.report(node, message, self._fix(node, region, scope), grad_sensitive=True)
+
+    def _unit(self, call: cst.Call, region: Region) -> tuple[int, Optional[int]]:
+        """What one finding stands for: the region, and in a Jupyter notebook's module code the cell
+        too. A region opened by `G.eval()` runs on through the later cells, each of which a user runs
+        and wraps in `torch.no_grad()` on its own (GAN-Tutorial's sampling cell, then its
+        interpolation cell)."""
+        if self.ctx.function_node is not None:
+            return id(region.node), None
+        cells = self.ctx.memo(("jupyter-cells", id(self.ctx.module)), lambda: jupyter_cells(self.ctx.module))
+        return id(region.node), cells.get(id(call))  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ the fix
 
@@ -1668,7 +1682,10 @@ def _evaluates_for_any_caller(region: Region, ctx) -> bool:
     computes can reach its caller's backward (Informer2020's `vali`, called after each epoch by
     `train`).  A validation loss it returns (a meta-learning inner loop) keeps the caller's need."""
     function = ctx.function_node
-    return region.kind in ("eval-call", "mode-branch") and function is not None and hands_back_no_history(function, ctx)
+    # (an `evaluate()` whose own body calls `model.eval()` has a "function-name" region that knows
+    # the receivers it puts in eval mode: cleanrl's dqn_eval.evaluate, run every 100k training steps)
+    own_eval = region.kind in ("eval-call", "mode-branch") or (region.kind == "function-name" and bool(region.evaluated))
+    return own_eval and function is not None and hands_back_no_history(function, ctx)
 
 
 def _returned_closure(ctx) -> bool:
