@@ -39,7 +39,10 @@ class EvalWithoutNoGrad(Rule):
     returns it) outside any `no_grad`, in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
-    `inference`, `eval_epoch`, ...). The first model call of each such region is reported. After
+    `inference`, `eval_epoch`, ...) or draws samples to look at (a verb of drawing or showing with
+    a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
+    and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
+    does, the calls after it are the regions). The first model call of each such region is reported. After
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
     data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
     X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
@@ -648,9 +651,38 @@ def main(model, data, opt, loss_fn):
     run("finetune", model, data, opt, loss_fn)
 """
         ),
+        Valid(  # a policy's sampling of actions is trained through: not samples to look at
+            """
+import torch
+def sample_actions(policy, obs):
+    return policy(obs.cuda()).sample()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a GAN's sampling function, called after each epoch with gradients on (issue 27's probes)
+            """
+import torch
+G = Generator().cuda()
+optimizer = torch.optim.Adam(G.parameters())
+def sample_images(n):
+    z = torch.randn(n, 100, device="cuda")
+    save_image(G(z), "samples.png")
+""",
+            line=6,
+            column=16,
+            unsafe=True,
+            fixed="""
+import torch
+G = Generator().cuda()
+optimizer = torch.optim.Adam(G.parameters())
+@torch.no_grad()
+def sample_images(n):
+    z = torch.randn(n, 100, device="cuda")
+    save_image(G(z), "samples.png")
+""",
+        ),
         Invalid(  # a function named for evaluation runs the model it put in eval mode through a method fed data (RAdam's train_1bw.py, issue 27)
             """
 import torch
