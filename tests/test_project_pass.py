@@ -1140,3 +1140,53 @@ def test_a_distribution_method_on_a_receiver_not_named_like_a_model_reaches_no_m
             return total
     """)
     assert _findings(".") == []
+
+
+# ---------------------------------------------------------------------------- ML015
+
+
+BIGGAN_MODEL = """
+import torch
+from torch import nn, optim
+
+
+class Generator(nn.Module):
+    def __init__(self, lr=1e-4, no_optim=False):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+        if no_optim:
+            return
+        self.optim = optim.Adam(params=self.parameters(), lr=lr)
+"""
+
+
+def test_a_half_instance_of_a_class_that_builds_its_own_adam_is_pure_half(project):
+    # ajbrock/BigGAN-PyTorch: train.py casts `G = model.Generator(**config)` (the module chosen at
+    # run time) to half; the class's __init__ builds `self.optim = optim.Adam(self.parameters())`.
+    write(project / "BigGAN.py", BIGGAN_MODEL)
+    write(project / "train.py", """
+        import torch
+
+        def run(config):
+            model = __import__(config["model"])
+            G = model.Generator(**config).to("cuda")
+            G_ema = model.Generator(**{**config, "no_optim": True}).to("cuda")
+            if config["G_fp16"]:
+                G = G.half()
+                G_ema = G_ema.half()
+    """)
+    assert _findings(".", "--select", "ML015") == [("train.py", "ML015", 8)]
+
+
+def test_a_class_name_another_class_of_the_project_shares_without_adam_says_nothing(project):
+    write(project / "BigGAN.py", BIGGAN_MODEL)
+    write(project / "tfhub.py", "from torch import nn\n\n\nclass Generator(nn.Module):\n    pass\n")
+    write(project / "train.py", """
+        import torch
+
+        def run(config):
+            model = __import__(config["model"])
+            G = model.Generator(**config).to("cuda")
+            G = G.half()
+    """)
+    assert _findings(".", "--select", "ML015") == []

@@ -49,7 +49,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 8  # 8: the receiver of `i` and `k` references; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 8  # 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -196,6 +196,11 @@ class _Summary:
         ambiguous = twice | (set(imported) & others)
         self.imports = {k: v for k, v in imported.items() if k not in ambiguous}
         self.defs = {name for name in others if name not in ambiguous and (name in self.functions or name in self.classes)}
+        for statement in self._module_statements(statements):  # (the imports are known now)
+            if isinstance(statement, ast.ClassDef) and statement.name in self.classes:
+                skips = self._builds_own_adam(statement)
+                if skips is not None:
+                    self.classes[statement.name]["adam"] = skips
         for name in ambiguous:
             self.functions.pop(name, None)
             if self.classes.pop(name, None) is not None:
@@ -230,6 +235,42 @@ class _Summary:
         for statement in node.body:
             if isinstance(statement, _FUNCTIONS):
                 self._function(statement, f"{node.name}.{statement.name}", node.name)
+
+    def _builds_own_adam(self, node: ast.ClassDef) -> Optional[list[str]]:
+        """When the class's `__init__` stores an Adam-family optimizer over the instance's own
+        parameters (`self.optim = optim.Adam(params=self.parameters(), ...)`: BigGAN's Generator),
+        the parameters whose truth returns before it (`if no_optim: return`: an EMA copy built with
+        `no_optim=True` gets none); else None.  A model of such a class cast to float16 is trained
+        in pure half precision by it (ML015)."""
+        for method in node.body:
+            if not isinstance(method, _FUNCTIONS) or method.name != "__init__":
+                continue
+            skips: list[str] = []
+            for statement in method.body:
+                if type(statement) is ast.If and type(statement.test) is ast.Name and [type(s) for s in statement.body] == [ast.Return]:
+                    skips.append(statement.test.id)  # `if no_optim: return`
+                    continue
+                if self._stores_own_adam(statement):
+                    return skips
+                if any(type(n) is ast.Return for n in ast.walk(statement)):
+                    return None  # another way out before it: not every instance has one
+        return None
+
+    def _stores_own_adam(self, block: ast.AST) -> bool:
+        """Does `block` store an Adam-family optimizer over `self.parameters()` on `self`?"""
+        for statement in ast.walk(block):
+            if type(statement) is not ast.Assign or type(statement.value) is not ast.Call:
+                continue
+            target = statement.targets[0]
+            if type(target) is not ast.Attribute or type(target.value) is not ast.Name or target.value.id != "self":
+                continue
+            call = statement.value
+            if self.qualify(dotted(call.func)) not in _ADAM_FAMILY:
+                continue
+            given = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "params")]
+            if any(_own_parameters(arg) for arg in given):
+                return True
+        return False
 
     def _function(self, node, key: str, class_name: Optional[str]) -> None:
         self.keys[id(node)] = key
@@ -1327,7 +1368,8 @@ def _check_summary(summary: object) -> None:
         _require(type(target[2]) is int and target[2] >= 0)
     _strings(summary["defs"])  # type: ignore[index]
     for name, record in classes.items():
-        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs"} and "bases" in record)
+        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs", "adam"} and "bases" in record)
+        _strings(record.get("adam", []))
         _strings(record["bases"])
         attrs = record.get("attrs", {})
         _require(type(attrs) is dict and all(type(k) is str and type(v) is str for k, v in attrs.items()))
@@ -1413,6 +1455,18 @@ def _check_reference(reference: object) -> None:
         _require(len(reference) in (3, 4) and all(type(part) is str for part in reference[1:]))  # type: ignore[arg-type, index, union-attr]
     else:
         raise ValueError("unknown reference")
+
+
+_ADAM_FAMILY = frozenset(f"torch.optim.{name}" for name in tables.ADAM_CLASSES)
+
+
+def _own_parameters(expr: ast.expr) -> bool:
+    """`self.parameters()`, or an expression over it (`filter(..., self.parameters())`)."""
+    return any(
+        type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "parameters"
+        and type(node.func.value) is ast.Name and node.func.value.id == "self"
+        for node in ast.walk(expr)
+    )  # fmt: skip
 
 
 def _is_main_guard(test: ast.expr) -> bool:
