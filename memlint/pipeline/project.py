@@ -87,7 +87,7 @@ class FileView:
     # `fresh`): `causal_mask(n)`, whose body builds `torch.triu(torch.ones(1, n, n))`.  A move of
     # their result is a host tensor copied to the device (ML013).
     host_calls: frozenset[str] = frozenset()
-    # Names of the project's classes whose instances own an Adam-family optimizer over their own
+    # Names of the classes (of the files in this file's directory and below) whose instances own an Adam-family optimizer over their own
     # parameters (`self.optim = optim.Adam(params=self.parameters())`: BigGAN's Generator), where
     # every class of the project so named does: a `.half()` of an instance is pure-half Adam
     # training (ML015), whichever module the class comes from (`model = __import__(config["model"])`).
@@ -296,7 +296,7 @@ class Project:
         self._may_incoming: dict[tuple, list[_Site]] = {}
         self._may_outgoing: dict[tuple, list[_Site]] = {}
         self._all_methods_by_name: Optional[dict[str, list[tuple]]] = None
-        self._adam: Optional[tuple[tuple[str, str], ...]] = None
+        self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
         self._collect_sites()
         self._collect_may_sites()
         self.no_grad = self._no_grad()
@@ -929,22 +929,26 @@ class Project:
             mover_calls=self._mover_calls(index),
             per_forward=frozenset(k for k in keys if (index, k) in self.per_forward),
             host_calls=self._host_calls(index),
-            adam_classes=self._adam_classes(),
+            adam_classes=self._adam_classes(file.directory),
         )
 
-    def _adam_classes(self) -> tuple[tuple[str, str], ...]:
-        """FileView.adam_classes (the same for every file)."""
-        if self._adam is None:
+    def _adam_classes(self, directory: str) -> tuple[tuple[str, str], ...]:
+        """FileView.adam_classes of a file in `directory`: the classes of the files in it and below
+        (where a script's models live; a run over several repositories, or a sibling package, is
+        not one project for a name-only match)."""
+        found = self._adam.get(directory)
+        if found is None:
             skips: dict[str, Optional[set[str]]] = {}  # None: a class so named builds none
+            inside = directory.rstrip(os.sep) + os.sep
             for file in self.files:
-                if file is None:
+                if file is None or not (file.directory == directory or file.directory.startswith(inside)):
                     continue
                 for name, record in file.summary["classes"].items():
                     own = record.get("adam")
                     known = skips.get(name, set())
                     skips[name] = None if own is None or known is None else known | set(own)
-            self._adam = tuple(sorted((name, ",".join(sorted(found))) for name, found in skips.items() if found is not None))
-        return self._adam
+            found = self._adam[directory] = tuple(sorted((name, ",".join(sorted(found))) for name, found in skips.items() if found is not None))
+        return found
 
     def _star_torch(self, index: int) -> Optional[tuple[tuple[str, str], ...]]:
         """What file `index`'s star imports bring of torch (FileView.star_torch), or None."""
