@@ -770,27 +770,6 @@ def test_a_library_module_a_cuda_notebook_imports_is_reported(project):
     assert _findings(".", "--select", "ML017") == [("agent.py", "ML017", 11)]
 
 
-def test_a_notebook_knows_the_helpers_it_imports_from_the_project(project):
-    # hkproj/pytorch-transformer: Beam_Search.ipynb's decoding loop moves `causal_mask(n)`, a host
-    # mask that dataset.py makes (re-exported by train.py), to the device on every token.
-    write(project / "dataset.py", """
-        import torch
-
-        def causal_mask(size):
-            return torch.triu(torch.ones((1, size, size)), diagonal=1) == 0
-    """)
-    write(project / "train.py", "from dataset import causal_mask\n")
-    decode = (
-        "def greedy(model, source, device):\n"
-        "    d = source\n"
-        "    while True:\n"
-        "        mask = causal_mask(d.size(1)).type_as(source).to(device)\n"
-        "        d = torch.cat([d, model.decode(source, mask)], 1)\n"
-    )
-    (project / "run.ipynb").write_text(_notebook("import torch\nfrom train import causal_mask\n", decode))
-    assert _findings(".", "--select", "ML013") == [("run.ipynb", "ML013", 4)]
-
-
 def test_project_context_counts_a_notebook_not_linted(project):
     write(project / "agent.py", PPO_AGENT)
     write(project / "plot.py", """

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import Iterator, Optional
 
 from memlint.analysis.notebooks import JUPYTER_CELL, JUPYTER_CELL_MARKER
 from memlint.config import Settings
@@ -31,9 +31,6 @@ from memlint.pipeline import registry
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.fixes import FixOutcome, fix_text, parses
 from memlint.pipeline.reserved import reserved_diagnostic, syntax_error
-
-if TYPE_CHECKING:
-    from memlint.pipeline.project import FileView
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # Cell magics whose body is Python that IPython runs (timed, captured, profiled).
@@ -272,14 +269,14 @@ def _broken_cell(cell: _Cell, filename: str) -> Diagnostic:
 # ---------------------------------------------------------------------------- linting and fixing
 
 
-def lint_notebook(text: str, filename: str, settings: Settings, project: "Optional[FileView]" = None) -> list[Diagnostic]:
+def lint_notebook(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
     try:
         notebook = _read(text, filename)
     except NotebookError as error:
         return [reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: notebook {error}", filename)]
     found = [_broken_cell(cell, filename) for cell in notebook.broken]
     if notebook.code:
-        found += [_to_cell(d, notebook.code) for d in lint_text(notebook.module, filename, settings, project)]
+        found += [_to_cell(d, notebook.code) for d in lint_text(notebook.module, filename, settings)]
     return sorted(found, key=Diagnostic.sort_key)
 
 
@@ -324,14 +321,14 @@ def _fixed_sources(notebook: _Notebook, fixed_module: str) -> dict[int, str]:
     return changed
 
 
-def fix_notebook(text: str, filename: str, settings: Settings, *, unsafe: bool, project: "Optional[FileView]" = None) -> FixOutcome:
+def fix_notebook(text: str, filename: str, settings: Settings, *, unsafe: bool) -> FixOutcome:
     try:
         notebook = _read(text, filename)
     except NotebookError:
         return FixOutcome(text, remaining=lint_notebook(text, filename, settings))
     if not notebook.code:
         return FixOutcome(text, remaining=lint_notebook(text, filename, settings))
-    outcome = fix_text(notebook.module, filename, settings, unsafe=unsafe, project=project)
+    outcome = fix_text(notebook.module, filename, settings, unsafe=unsafe)
     changed = _fixed_sources(notebook, outcome.text) if outcome.fixed else {}
     new_text = write_sources(text, changed) if changed else text
     return FixOutcome(

@@ -101,8 +101,8 @@ def _readable_text(data: bytes, settings: Settings) -> Optional[str]:
 def _prepare_notebook(data: bytes, digest: str, filename: str, settings: Settings) -> Prepared:
     """A notebook's place in the project pass: the summary of its code cells, so that what it imports
     and whether it names an accelerator count for the files it imports (a library module only CUDA
-    notebooks import runs on the GPU).  The notebook itself is linted in phase two with its view of the
-    project (runner.process_text), as a file is, everything decided there."""
+    notebooks import runs on the GPU).  The notebook itself is still linted as a project of its own
+    (runner.process_text), everything decided in phase two."""
     from memlint.pipeline.notebooks import notebook_module  # only where a run has notebooks
 
     settings = settings.for_path(filename)

@@ -30,8 +30,7 @@ the other Python files under the project root).  Code outside it (an installed p
 not linted) is unknown, and the rules stay as silent about it as they are within one file.  A
 notebook takes part through the summary of its code cells (memlint/pipeline/prepare.py): its
 imports and calls count for the files it uses (a module only CUDA notebooks import runs on the
-GPU); it has no module name (nothing imports a notebook), and it is linted with its own view like
-any file: a helper it imports from the project (`from train import causal_mask`) is known there.
+GPU); it has no module name (nothing imports a notebook) and is still linted as a project of its own.
 """
 
 from __future__ import annotations
