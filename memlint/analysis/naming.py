@@ -20,6 +20,10 @@ BATCH_SOURCE = re.compile(
 # The step of `range(0, len(X), batch_size)`: a loop that walks a data split by index, one batch per
 # iteration (`X[i:i + batch_size]`), as a loop over a loader does.  A step named otherwise (`n`,
 # `chunk`, `self.block_size`) may walk a sequence inside a model: not taken for a pass over data.
+# The bound of a loop that collects until it holds that many samples (`num_inception_images`,
+# `n_samples`, `args.num_examples`, `self.max_images`): a count of data items, not a sequence length.
+SAMPLE_COUNT = re.compile(r"^(?:num|n|max|total|nb)_?(?:\w+_)?(?:samples?|images?|imgs?|examples?|instances?)$", re.I)
+
 BATCH_STRIDE = re.compile(r"^(?:\w*_)?(?:mini)?batch_?size$|^(?:bs|bsize|batch)$", re.I)
 
 _EVAL_WORDS = frozenset(

@@ -86,6 +86,17 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a `while` decoding loop bounded by a sequence length, not a count of samples
+            """
+import torch
+model = Net().cuda()
+tokens = []
+with torch.no_grad():
+    while len(tokens) < max_length:
+        logits = model(x.cuda())
+        tokens.append(logits)
+"""
+        ),
         Valid(
             """
 import torch
@@ -258,6 +269,36 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # a loop that samples batches until it holds a count of images (an Inception-score pass)
+            """
+import torch
+def accumulate_activations(sample, net, num_images=50000):
+    pool = []
+    while (torch.cat(pool, 0).shape[0] if len(pool) else 0) < num_images:
+        with torch.no_grad():
+            images, labels = sample()
+            pool_val, logits_val = net(images.float())
+            pool += [pool_val]
+    return torch.cat(pool, 0)
+net = load_net().cuda()
+""",
+            line=8,
+            column=13,
+            unsafe=True,
+            message="grows with the size of the dataset",
+            fixed="""
+import torch
+def accumulate_activations(sample, net, num_images=50000):
+    pool = []
+    while (torch.cat(pool, 0).shape[0] if len(pool) else 0) < num_images:
+        with torch.no_grad():
+            images, labels = sample()
+            pool_val, logits_val = net(images.float())
+            pool += [pool_val.detach().cpu()]
+    return torch.cat(pool, 0)
+net = load_net().cuda()
+""",
+        ),
         Invalid(  # a marimo notebook: `torch` is the cell parameter the importing cell returns, so this is no_grad
             """
 import marimo

@@ -1,6 +1,7 @@
 """ML014's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`): `.append(v)` / `.extend(v)`, `x += [v]`, or an
+Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`, or a `while`
+whose test names a sample count, `naming.SAMPLE_COUNT`): `.append(v)` / `.extend(v)`, `x += [v]`, or an
 assignment `x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
 `validation_step` / `test_step` / `predict_step`, `.append(v)` / `.extend(v)` on `self.<attr>`
 (or a subscript of it); or a step hook returning a value in a class that also defines the matching
@@ -12,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, SAMPLE_COUNT
 from memlint.analysis.tables import EPOCH_END_KEEPS, EVALUATION_STEP_HOOKS
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
@@ -23,6 +24,13 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             continue
         for node in ast.walk(loop):
             if _keeps(node) or _grows_list(node) or _concatenates(node):
+                return True
+    for loop in source.nodes(ast.While):
+        # `while len(feats) < num_images:` (iteration.fills_to_sample_count): bounded by a sample count
+        if not any(SAMPLE_COUNT.search(word) for word in words_in(loop.test)):  # type: ignore[attr-defined]
+            continue
+        for node in ast.walk(loop):
+            if _keeps(node) or _grows_list(node):
                 return True
     for function in source.nodes(*FUNCTIONS):
         if function.name not in EVALUATION_STEP_HOOKS:  # type: ignore[attr-defined]
