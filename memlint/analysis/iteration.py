@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, SAMPLE_COUNT
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
 from memlint.analysis.naming import named_like_model
@@ -207,7 +207,15 @@ def iterates_batches(loop: Loop) -> bool:
         return fills_to_sample_count(loop)
     if not isinstance(loop, cst.For):
         return False
-    return any(BATCH_SOURCE.search(name) for name in names_in(loop.iter)) or strides_by_batch(loop.iter)
+    return any(BATCH_SOURCE.search(name) for name in names_in(loop.iter)) or strides_by_batch(loop.iter) or _loader_by_key(loop.iter)
+
+
+def _loader_by_key(iterable: cst.BaseExpression) -> bool:
+    """`dataloaders[phase]`, `enumerate(tqdm(loaders["val"]))`: the loader of one split, taken by key
+    from a collection of loaders (`naming.LOADERS_BY_KEY`)."""
+    while isinstance(iterable, cst.Call) and _callee_name(iterable) in ("tqdm", "enumerate", "trange") and iterable.args:
+        iterable = iterable.args[0].value
+    return isinstance(iterable, cst.Subscript) and LOADERS_BY_KEY.search(_last_name(iterable.value) or "") is not None
 
 
 def fills_to_sample_count(loop: cst.While) -> bool:
