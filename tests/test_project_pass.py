@@ -1080,3 +1080,35 @@ def test_a_distribution_method_on_a_receiver_not_named_like_a_model_reaches_no_m
             return total
     """)
     assert _findings(".") == []
+
+
+# ---------------------------------------------------------------------------- ML010
+
+
+TRPO = """
+from utils import *
+
+def trpo_step(policy_net, states, advantages):
+    loss = -(policy_net(states) * advantages).mean()
+    grads = torch.autograd.grad(loss, policy_net.parameters())
+    return grads
+"""
+
+
+def test_float64_in_a_script_trained_by_another_files_step_through_a_star_imported_torch(project):
+    # trpo_step backpropagates with `torch.autograd.grad`, `torch` bound only by `from utils import *`;
+    # the script mentions no backward, optimizer or training word of its own
+    write(project / "utils.py", "import torch\n")
+    write(project / "trpo.py", TRPO)
+    script = """
+        import torch
+        from trpo import trpo_step
+        torch.set_default_dtype(torch.float64)
+        policy_net = Policy().to(torch.device("cuda"))
+        for i in range(500):
+            trpo_step(policy_net, states, advantages)
+    """
+    write(project / "run.py", script)
+    assert _findings(".", "--select", "ML010") == [("run.py", "ML010", 3)]
+    write(project / "trpo.py", TRPO.replace("grads = torch.autograd.grad(loss, policy_net.parameters())", "grads = None"))
+    assert _findings(".", "--select", "ML010") == []  # nothing in the project trains

@@ -49,7 +49,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 7  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 8  # 8: autograd calls and flushes through a star-imported `torch`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -481,7 +481,16 @@ class _Summary:
                         reference = ["u", attr]  # `obj.visualize_results()`: any project method so named
             elif attr not in _TENSOR_METHODS:
                 chain = dotted(func) if _root(receiver) in self.imports else None
-                if chain is not None:
+                starred = dotted(func) if chain is None and _root(receiver) not in self.defs else None
+                if starred is not None and self.qualify(starred) is not None:
+                    # `torch.autograd.grad(...)` where only a star import binds `torch`
+                    # (`from utils import *`, whose module imports torch): qualify's convention
+                    qualified = self.qualify(starred)
+                    if qualified in _FLUSHES:
+                        flush = qualified
+                    elif qualified in tables.AUTOGRAD_FUNCTIONS:
+                        trains = True
+                elif chain is not None:
                     qualified = self.qualify(chain)
                     if qualified in _FLUSHES:
                         flush = qualified
