@@ -85,8 +85,9 @@ _NO_HISTORY: Mapping[str, Evidence] = {}
 
 
 class SemanticModel:
-    def __init__(self, module: cst.Module, text: Optional[str] = None) -> None:
+    def __init__(self, module: cst.Module, text: Optional[str] = None, project_meters: frozenset[str] = frozenset()) -> None:
         self.module = module
+        self._project_meters = project_meters  # meter classes of other files, as imported here (meters.py)
         # Without the word there is no backward call, and nothing to find for the history fact: most
         # library files are answered without a walk.
         self._may_backpropagate = text is None or "backward" in text or "autograd" in text or "training_step" in text
@@ -239,7 +240,7 @@ class SemanticModel:
     def is_meter(self, receiver: cst.BaseExpression) -> bool:
         """Is `receiver` a running meter that keeps what its `update` is given (meters.py)?"""
         if self._meters is None:
-            self._meters = Meters(self.module)
+            self._meters = Meters(self.module, self._project_meters)
         return self._meters.is_meter(receiver)
 
     def constructed(self, scope: cst.CSTNode) -> Mapping[str, tuple[cst.Call, ...]]:
