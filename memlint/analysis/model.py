@@ -798,6 +798,11 @@ def _subject_name(expr: cst.BaseExpression) -> tuple[Optional[str], bool]:
         kind = type(expr)
         if kind is cst.Name:
             return expr.value, scalar  # type: ignore[attr-defined]
+        if kind is cst.Subscript and type(expr.value) is cst.Name and _constant_key(expr):  # type: ignore[attr-defined]
+            # `losses["total"].backward()`, `loss = res[0]` backpropagated: an element of the value
+            # of a name (a call's dict or tuple of results), which then holds history, as the
+            # other results of the call that produced `loss` do (`_mark`)
+            return expr.value.value, False  # type: ignore[attr-defined]
         if kind is cst.Call and type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
             method = expr.func.attr.value  # type: ignore[attr-defined]
             positional = [a.value for a in expr.args if a.keyword is None]  # type: ignore[attr-defined]
@@ -822,6 +827,13 @@ def _subject_name(expr: cst.BaseExpression) -> tuple[Optional[str], bool]:
                 expr = right
                 continue
         return None, False
+
+
+def _constant_key(subscript: cst.Subscript) -> bool:
+    """`d["loss"]`, `res[0]`: one element taken by a literal key or index."""
+    if len(subscript.slice) != 1 or type(subscript.slice[0].slice) is not cst.Index:
+        return False
+    return type(subscript.slice[0].slice.value) in (cst.Integer, cst.SimpleString)  # type: ignore[attr-defined]
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:
