@@ -16,7 +16,7 @@ from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, element_list, indexed_element
 from memlint.analysis.module_lists import nested_element_classes
-from memlint.analysis.wrapper_classes import wrapped_layer
+from memlint.analysis.wrapper_classes import owned_layer, wrapped_layer
 from memlint.analysis.norm_layers import norm_attributes, norm_built
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
@@ -271,6 +271,40 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the pre-hook keeps its input: it may be on the activation, whose input in place would change (issue 27)
+            """
+from torch import nn
+kept = []
+def keep(module, args):
+    kept.append(args[0])
+class EqualConv2d(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+        conv = nn.Conv2d(*args)
+        self.conv = conv
+    def forward(self, input):
+        return self.conv(input)
+block = nn.Sequential(EqualConv2d(4, 4, 3, padding=1), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+for layer in block:
+    layer.register_forward_pre_hook(keep)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class's forward returns its layer's output only on one path: the other may return a kept tensor
+            """
+from torch import nn
+class Maybe(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+    def forward(self, x):
+        if x.shape[1] == 1:
+            return x
+        return self.conv(x)
+block = nn.Sequential(nn.Conv2d(4, 4, 1), Maybe(4), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+""",
+            config=_EXACT,
+        ),
         Valid(  # a full backward hook wraps the layer's output: changed in place, backward raises (issue 27)
             """
 import torch.nn.functional as F
@@ -1185,6 +1219,75 @@ def separable(c, smooth=False):
     ]
 
     INVALID = [
+        Invalid(  # a forward pre-hook that reads no input (StyleGAN's equalised lr) and a class returning its own conv's output (issue 27)
+            """
+from torch import nn
+class EqualLR:
+    def __init__(self, name):
+        self.name = name
+    def compute_weight(self, module):
+        weight = getattr(module, self.name + "_orig")
+        return weight * (2 / weight.data[0].numel()) ** 0.5
+    @staticmethod
+    def apply(module, name):
+        fn = EqualLR(name)
+        weight = getattr(module, name)
+        del module._parameters[name]
+        module.register_parameter(name + "_orig", nn.Parameter(weight.data))
+        module.register_forward_pre_hook(fn)
+        return fn
+    def __call__(self, module, input):
+        weight = self.compute_weight(module)
+        setattr(module, self.name, weight)
+def equal_lr(module, name="weight"):
+    EqualLR.apply(module, name)
+    return module
+class EqualConv2d(nn.Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        conv = nn.Conv2d(*args, **kwargs)
+        conv.bias.data.zero_()
+        self.conv = equal_lr(conv)
+    def forward(self, input):
+        return self.conv(input)
+block = nn.Sequential(EqualConv2d(4, 4, 3, padding=1), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+""",
+            line=30,
+            column=56,
+            fixed="""
+from torch import nn
+class EqualLR:
+    def __init__(self, name):
+        self.name = name
+    def compute_weight(self, module):
+        weight = getattr(module, self.name + "_orig")
+        return weight * (2 / weight.data[0].numel()) ** 0.5
+    @staticmethod
+    def apply(module, name):
+        fn = EqualLR(name)
+        weight = getattr(module, name)
+        del module._parameters[name]
+        module.register_parameter(name + "_orig", nn.Parameter(weight.data))
+        module.register_forward_pre_hook(fn)
+        return fn
+    def __call__(self, module, input):
+        weight = self.compute_weight(module)
+        setattr(module, self.name, weight)
+def equal_lr(module, name="weight"):
+    EqualLR.apply(module, name)
+    return module
+class EqualConv2d(nn.Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        conv = nn.Conv2d(*args, **kwargs)
+        conv.bias.data.zero_()
+        self.conv = equal_lr(conv)
+    def forward(self, input):
+        return self.conv(input)
+block = nn.Sequential(EqualConv2d(4, 4, 3, padding=1), nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(4, 4, 1))
+""",
+            harness=_runs("block", "2, 4, 6, 6"),
+        ),
         Invalid(  # a legacy backward hook sits on the conv's own autograd node: it never sees the output (issue 27)
             """
 import torch.nn.functional as F
@@ -3267,9 +3370,10 @@ class Net(nn.Module):
                 previous = self._layer_named(previous.value)  # `conv2d = nn.Conv2d(...)`, then `[conv2d, nn.ReLU()]`
                 if previous is None:
                     continue
+            owner = previous.func.value if type(previous.func) is cst.Name and owned_layer(ctx, previous) is not None else None
             previous = self._unwrapped(previous)
             before = torch_nn_name(ctx, previous.func)
-            after_text = f"`nn.{before}`"
+            after_text = f"`nn.{before}`" if owner is None else f"`{owner}` (which returns its `nn.{before}`'s output)"
             if before is None:  # `norm_layer(c)`, `BatchNorm(planes)`: a norm the file names otherwise
                 norm = norm_built(ctx, previous, ctx.function_node)
                 if norm is not None:
@@ -3413,7 +3517,10 @@ class Net(nn.Module):
         if torch_nn_name(self.ctx, layer.func) is not None:
             return layer
         inner = wrapped_layer(self.ctx, layer)
-        return built_layer(self.ctx, inner) if isinstance(inner, cst.Call) else layer
+        if isinstance(inner, cst.Call):
+            return built_layer(self.ctx, inner)
+        owned = owned_layer(self.ctx, layer)  # `EqualConv2d(...)` returning its own conv's output
+        return owned if owned is not None else layer
 
     def finish(self, facts) -> None:
         self._report_module_activations()
