@@ -16,7 +16,8 @@ from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, element_list, indexed_element
 from memlint.analysis.module_lists import nested_element_classes
-from memlint.analysis.wrapper_classes import owned_layer, wrapped_layer
+from memlint.analysis.fresh_forwards import fresh_output_classes
+from memlint.analysis.wrapper_classes import owned_layer, owning_classes, wrapped_layer
 from memlint.analysis.norm_layers import norm_attributes, norm_built
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
@@ -271,6 +272,46 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the class keeps what its forward returns: an in-place activation after it would change the kept tensor
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Down(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(c, c, 3, 3))
+        self.kept = []
+    def forward(self, input):
+        out = F.conv2d(input, self.weight, stride=2, padding=1)
+        self.kept.append(out)
+        return out
+block = nn.Sequential(nn.Conv2d(4, 4, 1), Down(4), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class's forward returns its input on one path: the caller's tensor
+            """
+import torch
+from torch import nn
+class Maybe(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(1, c, 1, 1))
+    def forward(self, x, noise=None):
+        if noise is None:
+            return x
+        return x + self.weight * noise
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.noise = Maybe(c)
+        self.lrelu = nn.LeakyReLU(0.2)
+    def forward(self, x):
+        return self.lrelu(self.noise(x))
+""",
+            config=_EXACT,
+        ),
         Valid(  # the pre-hook keeps its input: it may be on the activation, whose input in place would change (issue 27)
             """
 from torch import nn
@@ -1219,6 +1260,99 @@ def separable(c, smooth=False):
     ]
 
     INVALID = [
+        Invalid(  # a class of the file whose forward returns a fresh sum: its output is as fresh as a conv's (issue 27)
+            """
+import torch
+from torch import nn
+class NoiseInjection(nn.Module):
+    def __init__(self, channel):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(1, channel, 1, 1))
+    def forward(self, image, noise):
+        return image + self.weight * noise
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.noise = NoiseInjection(c)
+        self.lrelu = nn.LeakyReLU(0.2)
+    def forward(self, x, noise):
+        out = self.conv(x)
+        out = self.noise(out, noise)
+        out = self.lrelu(out)
+        return out
+""",
+            line=14,
+            column=22,
+            fixed="""
+import torch
+from torch import nn
+class NoiseInjection(nn.Module):
+    def __init__(self, channel):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(1, channel, 1, 1))
+    def forward(self, image, noise):
+        return image + self.weight * noise
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.noise = NoiseInjection(c)
+        self.lrelu = nn.LeakyReLU(0.2, inplace=True)
+    def forward(self, x, noise):
+        out = self.conv(x)
+        out = self.noise(out, noise)
+        out = self.lrelu(out)
+        return out
+""",
+            config=_EXACT,
+            harness=Harness(
+                setup="import torch\n",
+                then="""
+model = Block(4)
+x = torch.randn(2, 4, 6, 6, requires_grad=True)
+n = torch.randn(2, 1, 6, 6)
+out = model(x, n)
+out.sum().backward()
+result = (out, x, x.grad, n, [p.grad for p in model.parameters()])
+""",
+            ),
+        ),
+        Invalid(  # a class whose forward returns the name bound just before to a fresh `F.conv2d` result (issue 27)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Down(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(c, c, 3, 3))
+    def forward(self, input):
+        weight = self.weight * 0.5
+        out = F.conv2d(input, weight, stride=2, padding=1)
+        assert not torch.isnan(out).any()
+        return out
+block = nn.Sequential(nn.Conv2d(4, 4, 1), Down(4), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+""",
+            line=13,
+            column=52,
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Down(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(c, c, 3, 3))
+    def forward(self, input):
+        weight = self.weight * 0.5
+        out = F.conv2d(input, weight, stride=2, padding=1)
+        assert not torch.isnan(out).any()
+        return out
+block = nn.Sequential(nn.Conv2d(4, 4, 1), Down(4), nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(4, 4, 1))
+""",
+            harness=_runs("block", "2, 4, 8, 8"),
+        ),
         Invalid(  # a forward pre-hook that reads no input (StyleGAN's equalised lr) and a class returning its own conv's output (issue 27)
             """
 from torch import nn
@@ -3374,13 +3508,17 @@ class Net(nn.Module):
             previous = self._unwrapped(previous)
             before = torch_nn_name(ctx, previous.func)
             after_text = f"`nn.{before}`" if owner is None else f"`{owner}` (which returns its `nn.{before}`'s output)"
+            fresh_class = None
             if before is None:  # `norm_layer(c)`, `BatchNorm(planes)`: a norm the file names otherwise
                 norm = norm_built(ctx, previous, ctx.function_node)
                 if norm is not None:
                     before, after_text = "BatchNorm2d", norm.described  # every norm keeps its input only
-            if before not in FRESH_OUTPUT_LAYERS or (not kinds and ctx.resolve(element.func) is None):
+                elif type(previous.func) is cst.Name and previous.func.value in fresh_output_classes(ctx):
+                    fresh_class = previous.func.value  # `FusedDownsample(...)`, whose forward returns a fresh tensor
+                    after_text = f"`{fresh_class}` (whose `forward` returns a fresh tensor)"
+            if (before not in FRESH_OUTPUT_LAYERS and fresh_class is None) or (not kinds and ctx.resolve(element.func) is None):
                 continue
-            if before not in OUTPUT_NOT_SAVED and not self.selected_by_code():
+            if before not in OUTPUT_NOT_SAVED and fresh_class is None and not self.selected_by_code():
                 continue  # after `nn.GELU` / `nn.Softplus` (an activation, not a layer): exact selection only
             argument, value = inplace_argument(element, INPLACE_MODULES[kind])
             if value is not False:
@@ -3624,7 +3762,10 @@ class Net(nn.Module):
                     a for a in norm_attributes(ctx, described.node)
                     if a not in described.attributes and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
                 }  # fmt: skip
-                known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional | normed, modules)
+                # `self.noise = NoiseInjection(c)`: a class of the file whose `forward` returns a fresh
+                # tensor (analysis/fresh_forwards.py) or its own layer's output (`EqualConv2d`: wrapper_classes)
+                local = {f"local:{c}" for c in (*fresh_output_classes(ctx), *owning_classes(ctx))}
+                known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS or described.attributes[a].kind in local} | conditional | normed, modules)
             return known
 
         listed: Optional[set[ListElement]] = None

@@ -188,7 +188,7 @@ def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
     # selection, as rule.py's _sequence_candidates.
     inplace, before = source.names_for(INPLACE_MODULES), source.names_for(FRESH_OUTPUT_LAYERS if exact else OUTPUT_NOT_SAVED)
     before = before | _factories(source, before) | _norm_names(source)
-    before = before | _classes_building(source, before)
+    before = before | _module_classes(source)
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
@@ -226,14 +226,14 @@ def _factories(source: Source, layers: set[str]) -> set[str]:
     return found
 
 
-def _classes_building(source: Source, layers: set[str]) -> set[str]:
-    """Classes of the file that build such a layer anywhere in their body (looser than the analysis's
-    classes whose `forward` returns the output of the layer their constructor builds: `EqualConv2d`)."""
-    found: set[str] = set()
-    for node in source.nodes(ast.ClassDef):
-        if any(isinstance(n, ast.Call) and final_name(n.func) in layers for n in ast.walk(node)):
-            found.add(node.name)  # type: ignore[attr-defined]
-    return found
+def _module_classes(source: Source) -> set[str]:
+    """Classes of the file with a `forward` (looser than the analysis's classes whose `forward` returns
+    a fresh tensor or the output of the layer their constructor builds: `FusedDownsample`, `EqualConv2d`)."""
+    return {
+        node.name  # type: ignore[attr-defined]
+        for node in source.nodes(ast.ClassDef)
+        if any(isinstance(s, FUNCTIONS) and s.name == "forward" for s in node.body)  # type: ignore[attr-defined]
+    }
 
 
 def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
