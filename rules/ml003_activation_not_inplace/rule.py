@@ -152,7 +152,12 @@ class ActivationNotInplace(Rule):
       (`layer_init(nn.Conv2d(...))` defined in the file with `return layer`, a lambda over such a
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`), or built
-      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), or a norm
+      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), or a
+      module class of the file whose `forward` returns that layer's output (`EqualConv2d`, which
+      builds `nn.Conv2d(...)` in its constructor and returns `self.conv(input)`) or a fresh tensor
+      (`return image + self.weight * noise`, `out = F.conv2d(...)` then `return out`, `return
+      F.elu(h)`: analysis/fresh_forwards.py; also for `F.relu(self.noise(x))` and `self.relu(...)`
+      below), or a norm
       the file names otherwise: a constructor parameter named as one (`norm_layer(c)`,
       `BatchNorm(planes)`) whose every value the file shows (default, arguments) is a norm class, or
       a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias); the
@@ -218,7 +223,9 @@ class ActivationNotInplace(Rule):
     `self.relu = nn.ReLU()` modules called outside the class's methods or on a value that is not fresh
     (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
     by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
-    a module it cannot name (`m` of `model.modules()`) does. A legacy `register_backward_hook`
+    a module it cannot name (`m` of `model.modules()`) does, unless it is a forward pre-hook that
+    reads none of its inputs and returns nothing (StyleGAN's equalised learning rate: it sees no
+    tensor of the forward pass). A legacy `register_backward_hook`
     silences nothing: torch puts it on the layer's own autograd node, it is handed gradients, never
     the layer's output, and in-place gives the same gradients with it (a full backward hook wraps
     the output, and in place its backward raises: that one silences).
