@@ -25,6 +25,7 @@ from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
 from memlint.analysis.sequences import (
     added_layer,
+    dict_given_to_sequential_only,
     empty_sequential_target,
     sequential_bound_to,
     sequential_elements,
@@ -143,7 +144,9 @@ class ActivationNotInplace(Rule):
 
     - in an `nn.Sequential(...)` (or the `OrderedDict`, or a list display that is unpacked into
       `nn.Sequential(*layers)` in the same function, or a list filled by consecutive
-      `layers.append(...)` statements and unpacked so, or consecutive `net.add_module(name, ...)`
+      `layers.append(...)` statements and unpacked so, or an `OrderedDict()` filled by consecutive
+      `layers["relu{}".format(i)] = ...` statements, each key's literal part set by one statement
+      only, and given to `nn.Sequential(layers)`, or consecutive `net.add_module(name, ...)`
       statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
       `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
       `if`) right after a layer that does not
@@ -279,6 +282,30 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a key set again: an OrderedDict keeps it where it was first set, so the order is not the statements'
+            """
+from collections import OrderedDict
+from torch import nn
+layers = OrderedDict()
+layers["act"] = nn.Tanh()
+layers["fc"] = nn.Linear(4, 4)
+layers["act"] = nn.ReLU()
+net = nn.Sequential(layers)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the dict is read as well: its layers may be used elsewhere
+            """
+from collections import OrderedDict
+from torch import nn
+layers = OrderedDict()
+layers["fc"] = nn.Linear(4, 4)
+layers["relu"] = nn.ReLU()
+net = nn.Sequential(layers)
+probe = layers["fc"]
+""",
+            config=_EXACT,
+        ),
         Valid(  # the class keeps what its forward returns: an in-place activation after it would change the kept tensor
             """
 import torch
@@ -1267,6 +1294,34 @@ def separable(c, smooth=False):
     ]
 
     INVALID = [
+        Invalid(  # an OrderedDict filled key by key and given to nn.Sequential (issue 27)
+            """
+from collections import OrderedDict
+from torch import nn
+def mlp(dims):
+    layers = OrderedDict()
+    for i, (a, b) in enumerate(zip(dims, dims[1:])):
+        layers["fc{}".format(i + 1)] = nn.Linear(a, b)
+        layers["relu{}".format(i + 1)] = nn.ReLU()
+    layers["out"] = nn.Linear(dims[-1], 2)
+    return nn.Sequential(layers)
+""",
+            line=7,
+            column=42,
+            config=_EXACT,
+            fixed="""
+from collections import OrderedDict
+from torch import nn
+def mlp(dims):
+    layers = OrderedDict()
+    for i, (a, b) in enumerate(zip(dims, dims[1:])):
+        layers["fc{}".format(i + 1)] = nn.Linear(a, b)
+        layers["relu{}".format(i + 1)] = nn.ReLU(inplace=True)
+    layers["out"] = nn.Linear(dims[-1], 2)
+    return nn.Sequential(layers)
+""",
+            harness=_runs("mlp([4, 8, 8])", "2, 4"),
+        ),
         Invalid(  # a class of the file whose forward returns a fresh sum: its output is as fresh as a conv's (issue 27)
             """
 import torch
@@ -3640,6 +3695,12 @@ class Net(nn.Module):
         self._pending.append(pending)
 
     def _added_pair_candidates(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> list[_Pending]:
+        if method == "setitem":  # `layers["relu1"] = nn.ReLU()` of an OrderedDict given to `nn.Sequential(layers)`
+            container = dict_given_to_sequential_only(scope, receiver, self.ctx)
+            if container is None:
+                return []
+            candidates = self._sequence_candidates([(previous, None), (layer, None)], None)
+            return candidates if candidates and not self._elements_may_change(container or None) else []
         if method == "append":
             if "." in receiver or not unpacked_into_sequential_only(scope, receiver, self.ctx):
                 return []

@@ -192,7 +192,7 @@ def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
-    if source.mentions("append", "add_module"):
+    if source.mentions("append", "add_module", "OrderedDict"):
         sequences += _added_one_by_one(source)
         # Added in branches (`if bn: net.add_module(...)`, then `if leaky: net.add_module(...)`): the
         # analysis joins the branches; here, any such layer added and any activation added will do.
@@ -263,8 +263,13 @@ _BLOCK_OWNERS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
 
 
 def _added(statement: ast.stmt):
-    """The layer of `x.append(layer)` / `x.add_module(name, layer)` as a statement (looser than the
-    rule: any receiver)."""
+    """The layer of `x.append(layer)` / `x.add_module(name, layer)` as a statement, or of `x[key] =
+    layer` (an OrderedDict filled for `nn.Sequential(x)`) (looser than the rule: any receiver, any key)."""
+    if (
+        isinstance(statement, ast.Assign) and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Subscript) and isinstance(statement.value, ast.Call)
+    ):  # fmt: skip
+        return statement.value
     if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
         return None
     call = statement.value
