@@ -122,7 +122,7 @@ def _collect(module: cst.Module) -> ModuleChanges:
         elif type(target) is cst.Subscript and _may_set_an_element(target):  # type: ignore[arg-type]
             changed.add(_last_name(target.value) or ANY)  # type: ignore[attr-defined]
 
-    plain_setattrs = _setattrs_of_computed_values(module)
+    plain_setattrs: set[int] | None = None  # found on the first `setattr` under a name not literal (rare)
     hooking = _names_from_hooking_libraries(module)
     if ANY in hooking:  # `from captum.attr import *`: any call may be one
         hooked = hooked_unknown = True
@@ -163,7 +163,7 @@ def _collect(module: cst.Module) -> ModuleChanges:
                     hooked_unknown = True
             elif called in _ELEMENT_CHANGES and type(func) is cst.Attribute:
                 changed.add(_last_name(func.value) or ANY)
-            elif called in _NAMED_BINDINGS and not _sets_a_non_module(node) and id(node) not in plain_setattrs:  # type: ignore[arg-type]
+            elif called in _NAMED_BINDINGS and not _sets_a_non_module(node):  # type: ignore[arg-type]
                 position = _NAMED_BINDINGS[called]
                 args = node.args  # type: ignore[attr-defined]
                 named = args[position].value if len(args) > position and not args[position].keyword else None
@@ -171,7 +171,10 @@ def _collect(module: cst.Module) -> ModuleChanges:
                     key = named.evaluated_value  # type: ignore[union-attr]
                     bindings[key] = bindings.get(key, 0) + 1
                 elif called == "setattr" or (len(args) > position and position == 0):
-                    bindings[ANY] = 1
+                    if called == "setattr" and plain_setattrs is None:
+                        plain_setattrs = _setattrs_of_computed_values(module)
+                    if not (called == "setattr" and id(node) in plain_setattrs):  # type: ignore[operator]
+                        bindings[ANY] = 1
     if hooked_names & aliases:
         hooked_unknown = True  # `self.head = self.fc`, then `model.head` hooked: the hook is on `fc` too
     # `self.<name>` bound inside classes was counted above too: what is left is bound elsewhere.
