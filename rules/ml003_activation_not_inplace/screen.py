@@ -99,7 +99,8 @@ def _attributes_built_as_layers(source: Source) -> set[str]:
     """`self.fc = nn.Linear(...)`: attributes assigned a call of a layer that does not save its output,
     also through a wrapper (`layer_init(nn.Linear(...))`) (the module-activation path asks for no
     more: a name may hold anything)."""
-    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | _norm_names(source)
+    # a module class of the file may return a fresh tensor (analysis/fresh_forwards.py)
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | _norm_names(source) | _module_classes(source)
     return {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
@@ -168,7 +169,7 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
     through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), or
     assigned a name (which may hold one)."""
-    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"]) | _norm_names(source)
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"]) | _norm_names(source) | _module_classes(source)
     found: set[str] = set()
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
