@@ -174,3 +174,21 @@ def test_code_a_fix_adds_above_the_first_cell_goes_into_that_cell():
           "nbformat_minor": 5}  # fmt: skip
     parsed = _read(json.dumps(nb), "a.ipynb")
     assert _fixed_sources(parsed, "import torch\n" + parsed.module) == {2: "import torch\nx = torch.zeros(1)\n%time f()"}
+
+
+def test_an_evaluation_region_through_several_cells_is_reported_once_per_cell(tmp_path: Path):
+    # Yangyangii/GAN-Tutorial: `G.eval()` and a sampling cell, then an interpolation cell running G
+    # again with gradients on; each cell is run, and wrapped in no_grad, on its own.
+    nb = {
+        "cells": [
+            code("import torch\nG = Generator().cuda()"),
+            code("G.eval()\nimgs = G(z)\nmore = G(z2)"),
+            markdown("### Interpolation"),
+            code("imgs = G(zs).detach()"),
+        ],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }
+    (tmp_path / "gan.ipynb").write_text(nbformat_text(nb), encoding="utf-8")
+    result = memlint("check", "--select", "ML002", "--output-format", "json", ".", cwd=tmp_path)
+    found = [(f["code"], f["cell"], f["location"]["row"]) for f in json.loads(result.stdout)]
+    assert found == [("ML002", 2, 2), ("ML002", 4, 1)]  # one per cell: not again for `G(z2)`

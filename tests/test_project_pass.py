@@ -677,6 +677,66 @@ def test_a_library_module_of_a_cpu_only_project_is_no_mixed_precision_site(proje
     assert _findings("agent.py", "--select", "ML017") == [("agent.py", "ML017", 11)]
 
 
+TD3_AGENT = """
+import torch
+from torch import nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class TD3:
+    def __init__(self):
+        self.actor = nn.Linear(4, 2).to(device)
+        self.actor_optimizer = torch.optim.Adam(self.actor.parameters())
+
+    def train(self, buffer):
+        s, a = buffer.sample()
+        loss = (self.actor(s) - a).pow(2).mean()
+        self.actor_optimizer.zero_grad()
+        loss.backward()
+        self.actor_optimizer.step()
+"""
+
+TD3_MAIN = """
+import torch
+import TD3
+import DDPG
+
+torch.manual_seed(0)
+
+if args.policy == "TD3":
+    policy = TD3.TD3()
+else:
+    policy = DDPG.DDPG()
+for t in range(1000):
+    policy.train(replay_buffer)
+"""
+
+
+def test_a_script_whose_step_is_a_method_of_an_accelerator_class_of_another_file_is_reported(project):
+    # sfujim/TD3: main.py names no device; `policy.train(buffer)` of TD3.py / DDPG.py (each puts its
+    # networks on cuda) runs the model, backpropagates and steps on every call.
+    write(project / "TD3.py", TD3_AGENT)
+    write(project / "DDPG.py", TD3_AGENT.replace("class TD3", "class DDPG"))
+    write(project / "main.py", TD3_MAIN)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 11)]
+
+
+def test_a_script_whose_step_is_a_method_of_a_cpu_only_class_stays_silent(project):
+    cpu_agent = TD3_AGENT.replace('device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n', "").replace(".to(device)", "")
+    write(project / "TD3.py", cpu_agent)
+    write(project / "DDPG.py", cpu_agent.replace("class TD3", "class DDPG"))
+    write(project / "main.py", TD3_MAIN)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_method_only_one_of_the_receivers_classes_trains_with_is_no_training_step(project):
+    write(project / "TD3.py", TD3_AGENT)
+    write(project / "DDPG.py", "class DDPG:\n    def train(self, buffer):\n        return buffer\n")
+    write(project / "main.py", TD3_MAIN)
+    assert _findings(".", "--select", "ML017") == []
+
+
 def test_a_library_module_whose_importer_uses_cuda_is_reported(project):
     write(project / "agent.py", PPO_AGENT)
     write(project / "main.py", """
@@ -1080,3 +1140,53 @@ def test_a_distribution_method_on_a_receiver_not_named_like_a_model_reaches_no_m
             return total
     """)
     assert _findings(".") == []
+
+
+# ---------------------------------------------------------------------------- ML015
+
+
+BIGGAN_MODEL = """
+import torch
+from torch import nn, optim
+
+
+class Generator(nn.Module):
+    def __init__(self, lr=1e-4, no_optim=False):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+        if no_optim:
+            return
+        self.optim = optim.Adam(params=self.parameters(), lr=lr)
+"""
+
+
+def test_a_half_instance_of_a_class_that_builds_its_own_adam_is_pure_half(project):
+    # ajbrock/BigGAN-PyTorch: train.py casts `G = model.Generator(**config)` (the module chosen at
+    # run time) to half; the class's __init__ builds `self.optim = optim.Adam(self.parameters())`.
+    write(project / "BigGAN.py", BIGGAN_MODEL)
+    write(project / "train.py", """
+        import torch
+
+        def run(config):
+            model = __import__(config["model"])
+            G = model.Generator(**config).to("cuda")
+            G_ema = model.Generator(**{**config, "no_optim": True}).to("cuda")
+            if config["G_fp16"]:
+                G = G.half()
+                G_ema = G_ema.half()
+    """)
+    assert _findings(".", "--select", "ML015") == [("train.py", "ML015", 8)]
+
+
+def test_a_class_name_another_class_of_the_project_shares_without_adam_says_nothing(project):
+    write(project / "BigGAN.py", BIGGAN_MODEL)
+    write(project / "tfhub.py", "from torch import nn\n\n\nclass Generator(nn.Module):\n    pass\n")
+    write(project / "train.py", """
+        import torch
+
+        def run(config):
+            model = __import__(config["model"])
+            G = model.Generator(**config).to("cuda")
+            G = G.half()
+    """)
+    assert _findings(".", "--select", "ML015") == []

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables, values
-from memlint.analysis.naming import is_evaluation_function_name, method_runs_module, named_like_model, names_evaluation_data
+from memlint.analysis.returned import hands_back_no_history
+from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape, self_helper_runs_model
 from memlint.analysis.inventory import PARAMETER_FREE
 from memlint.analysis.values import Kind
@@ -132,9 +133,16 @@ class _Scanner:
                 return {}
             # A method of an nn.Module named `predict...` / `inference...` is a building block of its
             # forward (it runs in training too): its name is no evidence.
-            if is_evaluation_function_name(scope.name.value) and not _in_module_like_class(self.ctx):
+            name = scope.name.value
+            # (samples drawn to look at are saved or shown there: one that hands them back, with
+            # their history, is a generator step whose caller decides, `fake = sample_images(G, n)`)
+            # A file that puts models in eval mode has its sampling covered by those regions (the call
+            # `get_sample_image(G, n)` after `G.eval()` is reported there, once): the name counts alone.
+            sampling = is_sampling_function_name(name) and not self._sets_eval_mode() and hands_back_no_history(scope, self.ctx)
+            if (is_evaluation_function_name(name) or sampling) and not _in_module_like_class(self.ctx):
                 if not computes_gradients(scope, self.ctx) and not _shape_check(scope, self.ctx):
-                    description = f"in `{scope.name.value}` (its name says it evaluates)"
+                    says = "draws samples to look at" if sampling and not is_evaluation_function_name(name) else "evaluates"
+                    description = f"in `{name}` (its name says it {says})"
                     region = Region(scope, "function-name", description, evaluated=self._evaluated_receivers(scope))
                     self._claim([scope.body], region)
                 return self.result
@@ -147,6 +155,14 @@ class _Scanner:
             if region is not None:
                 self._claim([scope.body], region)  # (regions of the function's own come first)
         return self.result
+
+    def _sets_eval_mode(self) -> bool:
+        """Does the file call `.eval()` anywhere (memoised per file)?"""
+        module = self.ctx.module
+        return self.ctx.memo(("sets-eval-mode", id(module)), lambda: any(
+            type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "eval" and not n.args
+            for n in code_descendants(module)
+        ))  # type: ignore[return-value]
 
     def _evaluated_receivers(self, function: cst.FunctionDef) -> tuple:
         """The code of each receiver a statement of the function's own body puts in eval mode."""

@@ -59,6 +59,20 @@ def is_evaluation_function_name(name: str) -> bool:
     return not any(t in _NOT_EVALUATION for t in tokens)
 
 
+# A function that draws samples from a generative model to look at (`sample_images`, `save_samples`,
+# `generate_images`, `visualize_samples`): a verb of drawing or showing with a noun of what is shown.
+# Both are needed: `sample_batch`, `sample_actions` (a policy's, trained through) and `generate` (a
+# language model's decoding step, maybe trained through) are not.
+_SAMPLING_VERBS = frozenset({"sample", "sampling", "generate", "visualize", "visualise", "show", "save", "plot", "draw"})
+_SAMPLING_NOUNS = frozenset({"image", "images", "img", "imgs", "samples", "grid", "pictures", "faces", "digits"})
+
+
+def is_sampling_function_name(name: str) -> bool:
+    """`sample_images`, `save_samples`, `generate_imgs`: a function that draws samples to look at."""
+    tokens = name_tokens(name)
+    return any(t in _SAMPLING_VERBS for t in tokens) and any(t in _SAMPLING_NOUNS for t in tokens) and not name.startswith("test_")
+
+
 def names_evaluation_data(name: str) -> bool:
     """`val_loader`, `test_dl`, `valloader`: a name that marks an iterable as validation / test data."""
     tokens = name_tokens(name)

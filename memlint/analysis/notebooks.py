@@ -30,12 +30,19 @@ whose parameter happens to be called `nn` is not a cell and stays unknown.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import dotted_name, nested_blocks
+from memlint.analysis.walk import code_descendants, dotted_name, nested_blocks
+
+# A Jupyter notebook is linted as one module of its code cells, each after this comment
+# (memlint/pipeline/notebooks.py writes it): the cell a top-level statement is in, for a rule whose
+# unit of report is what a user runs and edits at once.
+JUPYTER_CELL_MARKER = "# <memlint cell {}>"
+JUPYTER_CELL = re.compile(r"^# <memlint cell (\d+)>$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -205,3 +212,22 @@ def _returned_names(statements) -> frozenset[str]:
     if type(value) in (cst.Tuple, cst.List):
         return frozenset(e.value.value for e in value.elements if type(e.value) is cst.Name)
     return frozenset()
+
+
+def jupyter_cells(module: cst.Module) -> dict[int, int]:
+    """id(node) -> the Jupyter cell (1-based among all cells, as the pipeline numbers them) of every
+    node in the module's top-level statements, functions' bodies left out; empty for a file that is
+    not a notebook joined by the pipeline (no cell markers)."""
+    found: dict[int, int] = {}
+    cell: Optional[int] = None
+    for statement in module.body:
+        for line in statement.leading_lines:
+            marker = JUPYTER_CELL.match(line.comment.value) if line.comment is not None else None
+            if marker is not None:
+                cell = int(marker.group(1))
+        if cell is None:
+            continue
+        found[id(statement)] = cell
+        for node in code_descendants(statement, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            found[id(node)] = cell
+    return found

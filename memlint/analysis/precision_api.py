@@ -56,6 +56,17 @@ DEPRECATED_AMP: dict[str, tuple[str, str, tuple[str, ...]]] = {
     ),
 }  # fmt: skip
 
+# Wrappers that keep float32 master weights for a float16 model (apex's `fp16_utils`, its `amp`, and
+# the copies of them that projects vendor, Megatron's and fairseq's among them): the optimizer steps
+# float32 copies of the weights and scales the loss, so a `.half()` model under one of them is mixed
+# precision, not pure half. Matched by the wrapper's own name, since the copies live in the projects.
+MASTER_WEIGHT_WRAPPERS = frozenset(
+    {"FP16_Optimizer", "FP16_Module", "network_to_half", "prep_param_lists", "master_params_to_model_params",
+     "FP16Optimizer", "MemoryEfficientFP16Optimizer", "Float16OptimizerWithFloat16Params"}
+)  # fmt: skip
+MASTER_WEIGHT_MODULES = ("apex.amp.", "apex.fp16_utils.")
+
+
 # Optimizers that keep two moment estimates per parameter (and divide by sqrt(v) + eps).
 ADAM_FAMILY = frozenset(
     f"torch.optim.{name}" for name in ADAM_CLASSES
@@ -129,3 +140,14 @@ def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
 
 def has_star_args(call: cst.Call) -> bool:
     return any(arg.star for arg in call.args)
+
+
+def keeps_master_weights(call: cst.Call, ctx: "Context") -> bool:
+    """Whether `call` sets up float32 master weights for a half model: `FP16_Optimizer(optimizer, ...)`,
+    `amp.initialize(model, optimizer, ...)` from apex, `network_to_half(model)` (MASTER_WEIGHT_WRAPPERS)."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    if name in MASTER_WEIGHT_WRAPPERS:
+        return True
+    qualified = ctx.resolve(func)
+    return qualified is not None and qualified.startswith(MASTER_WEIGHT_MODULES)

@@ -36,8 +36,9 @@ def returns_history(call: cst.Call, ctx: "Context") -> bool:
 def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:
     """The part of a training step that `call` does on every call when it runs a function of
     another file of the project ("backward", "step", "model": `train_epoch(model, optimizer, ...)`
-    whose body runs the model, backpropagates and steps), or nothing (not the project's, or it
-    does none of it outside loops of its own)."""
+    whose body runs the model, backpropagates and steps; `policy.train(buffer)` with `policy =
+    TD3.TD3(...)`, whose class's `train` does), or nothing (not the project's, or it does none of
+    it outside loops of its own)."""
     updates = ctx.project.update_calls
     if not updates:
         return frozenset()
@@ -51,7 +52,9 @@ def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:
         if class_name is None or "." in method:
             return frozenset()
         written = f"{class_name}.{method}"
-    elif not ctx.binds_at_module_level(root):
+    elif not ctx.binds_at_module_level(root) and root not in ctx.model.constructed(ctx.function_node or ctx.module):
+        # (a local name counts when the function binds it only to instances of classes,
+        # `agent = Agent(...)`: `agent.update(batch)` runs the method of that class)
         return frozenset()
     found = dict(updates).get(written)
     return frozenset(found.split(",")) if found else frozenset()

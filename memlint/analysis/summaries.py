@@ -21,14 +21,14 @@ A summary says, for each module-level function and each method of a module-level
   the call is behind an `if` or in an exception handler;
 - `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
   mode around them and whether the loop around them trains (None outside loops): ["u", method]
-  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method]
+  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method, receiver]
   (`gan` bound to `GAN(args)` in one branch and `BEGAN(args)` in another: the method of any of
   those classes).  A call under no_grad is left out: it cannot break "only ever called without
   gradients", the one fact these sites are for.
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
-["i", "Class", method] (`obj.m()` with `obj = Class(...)` earlier in the function), ["m", method]
+["i", "Class", method, "obj"] (`obj.m()` with `obj = Class(...)` earlier in the function), ["m", method]
 (`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
 model), ["c"] (`self`
 is an nn.Module: `self(x)`), ["a", attr] (`self.attr` was built by a constructor that may be an
@@ -49,7 +49,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 7  # 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 8  # 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -196,6 +196,11 @@ class _Summary:
         ambiguous = twice | (set(imported) & others)
         self.imports = {k: v for k, v in imported.items() if k not in ambiguous}
         self.defs = {name for name in others if name not in ambiguous and (name in self.functions or name in self.classes)}
+        for statement in self._module_statements(statements):  # (the imports are known now)
+            if isinstance(statement, ast.ClassDef) and statement.name in self.classes:
+                skips = self._builds_own_adam(statement)
+                if skips is not None:
+                    self.classes[statement.name]["adam"] = skips
         for name in ambiguous:
             self.functions.pop(name, None)
             if self.classes.pop(name, None) is not None:
@@ -230,6 +235,42 @@ class _Summary:
         for statement in node.body:
             if isinstance(statement, _FUNCTIONS):
                 self._function(statement, f"{node.name}.{statement.name}", node.name)
+
+    def _builds_own_adam(self, node: ast.ClassDef) -> Optional[list[str]]:
+        """When the class's `__init__` stores an Adam-family optimizer over the instance's own
+        parameters (`self.optim = optim.Adam(params=self.parameters(), ...)`: BigGAN's Generator),
+        the parameters whose truth returns before it (`if no_optim: return`: an EMA copy built with
+        `no_optim=True` gets none); else None.  A model of such a class cast to float16 is trained
+        in pure half precision by it (ML015)."""
+        for method in node.body:
+            if not isinstance(method, _FUNCTIONS) or method.name != "__init__":
+                continue
+            skips: list[str] = []
+            for statement in method.body:
+                if type(statement) is ast.If and type(statement.test) is ast.Name and [type(s) for s in statement.body] == [ast.Return]:
+                    skips.append(statement.test.id)  # `if no_optim: return`
+                    continue
+                if self._stores_own_adam(statement):
+                    return skips
+                if any(type(n) is ast.Return for n in ast.walk(statement)):
+                    return None  # another way out before it: not every instance has one
+        return None
+
+    def _stores_own_adam(self, block: ast.AST) -> bool:
+        """Does `block` store an Adam-family optimizer over `self.parameters()` on `self`?"""
+        for statement in ast.walk(block):
+            if type(statement) is not ast.Assign or type(statement.value) is not ast.Call:
+                continue
+            target = statement.targets[0]
+            if type(target) is not ast.Attribute or type(target.value) is not ast.Name or target.value.id != "self":
+                continue
+            call = statement.value
+            if self.qualify(dotted(call.func)) not in _ADAM_FAMILY:
+                continue
+            given = [*call.args[:1], *(k.value for k in call.keywords if k.arg == "params")]
+            if any(_own_parameters(arg) for arg in given):
+                return True
+        return False
 
     def _function(self, node, key: str, class_name: Optional[str]) -> None:
         self.keys[id(node)] = key
@@ -508,7 +549,7 @@ class _Summary:
         if reference is not None and reference[0] == "v":
             constructor = self._instance_class(key, reference[1])
             if constructor:
-                reference = ["i", constructor, reference[2]]
+                reference = ["i", constructor, reference[2], reference[1]]  # (the receiver last: project.update_calls)
             else:
                 reference = self._receiver_classes(key, reference[1], reference[2])
                 if (reference is None or reference[0] == "u") and _model_method(func.value.id, func.attr):  # type: ignore[attr-defined]
@@ -547,7 +588,7 @@ class _Summary:
                 break
             constructors.append(constructor)
         if constructors:
-            return ["k", sorted(set(constructors)), attr]
+            return ["k", sorted(set(constructors)), attr, name]
         return ["u", attr] if _may_be_a_method(attr) else None
 
     def _may_call(self, record: dict, reference: list, grad: Optional[str], loop: Optional[ast.AST]) -> None:
@@ -1327,7 +1368,8 @@ def _check_summary(summary: object) -> None:
         _require(type(target[2]) is int and target[2] >= 0)
     _strings(summary["defs"])  # type: ignore[index]
     for name, record in classes.items():
-        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs"} and "bases" in record)
+        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs", "adam"} and "bases" in record)
+        _strings(record.get("adam", []))
         _strings(record["bases"])
         attrs = record.get("attrs", {})
         _require(type(attrs) is dict and all(type(k) is str and type(v) is str for k, v in attrs.items()))
@@ -1384,7 +1426,7 @@ def _check_function(record: dict) -> None:
                 if reference[0] == "u":
                     _require(len(reference) == 2 and type(reference[1]) is str)
                 else:
-                    _require(len(reference) == 3 and type(reference[2]) is str)
+                    _require(len(reference) == 4 and type(reference[2]) is str and type(reference[3]) is str)
                     _strings(reference[1])
                 _require(grad in _GRADS and (grad is None or type(grad) is str) and (trains is None or type(trains) is bool))
         else:
@@ -1409,9 +1451,22 @@ def _check_reference(reference: object) -> None:
     if kind in ("n", "d", "s", "m"):
         _require(len(reference) == 2 and type(reference[1]) is str)  # type: ignore[arg-type, index]
     elif kind == "i":
-        _require(len(reference) == 3 and type(reference[1]) is str and type(reference[2]) is str)  # type: ignore[arg-type, index]
+        # (a call's reference names its receiver last; a returned value's, as an alternative, does not)
+        _require(len(reference) in (3, 4) and all(type(part) is str for part in reference[1:]))  # type: ignore[arg-type, index, union-attr]
     else:
         raise ValueError("unknown reference")
+
+
+_ADAM_FAMILY = frozenset(f"torch.optim.{name}" for name in tables.ADAM_CLASSES)
+
+
+def _own_parameters(expr: ast.expr) -> bool:
+    """`self.parameters()`, or an expression over it (`filter(..., self.parameters())`)."""
+    return any(
+        type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "parameters"
+        and type(node.func.value) is ast.Name and node.func.value.id == "self"
+        for node in ast.walk(expr)
+    )  # fmt: skip
 
 
 def _is_main_guard(test: ast.expr) -> bool:

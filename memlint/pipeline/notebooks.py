@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
+from memlint.analysis.notebooks import JUPYTER_CELL, JUPYTER_CELL_MARKER
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic, Edit, Location
 from memlint.pipeline import registry
@@ -41,7 +42,7 @@ _MAGIC_ASSIGNMENT = re.compile(r"^[ \t]*[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*
 _HELP_SUFFIX = re.compile(r"^[ \t]*[A-Za-z_*][\w.*]*\?\??[ \t]*$")
 _LEADING_INDENT = re.compile(r"^[ \t]+")
 _PLACEHOLDER = re.compile(r"^([ \t]*)pass  # memlint-magic-(\d+)$")
-_BOUNDARY = re.compile(r"^# <memlint cell (\d+)>$", re.MULTILINE)
+_BOUNDARY = JUPYTER_CELL
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -76,7 +77,7 @@ class _Notebook:
 
     @property
     def module(self) -> str:
-        return "".join(f"# <memlint cell {cell.index}>\n{cell.masked}" for cell in self.code)
+        return "".join(f"{JUPYTER_CELL_MARKER.format(cell.index)}\n{cell.masked}" for cell in self.code)
 
 
 def _source(cell: dict) -> str:
@@ -144,7 +145,7 @@ def _read(text: str, filename: str) -> _Notebook:
         (notebook.code if parses(masked, filename) else notebook.broken).append(entry)
     row, offset = 1, 0
     for cell in notebook.code:
-        marker = len(f"# <memlint cell {cell.index}>\n")
+        marker = len(JUPYTER_CELL_MARKER.format(cell.index) + "\n")
         row, offset = row + 1, offset + marker
         cell.start_row, cell.offset = row, offset
         row, offset = row + cell.masked.count("\n"), offset + len(cell.masked)

@@ -87,6 +87,13 @@ class FileView:
     # `fresh`): `causal_mask(n)`, whose body builds `torch.triu(torch.ones(1, n, n))`.  A move of
     # their result is a host tensor copied to the device (ML013).
     host_calls: frozenset[str] = frozenset()
+    # Names of the classes (of the files in this file's directory and below) whose instances own an Adam-family optimizer over their own
+    # parameters (`self.optim = optim.Adam(params=self.parameters())`: BigGAN's Generator), where
+    # every class of the project so named does: a `.half()` of an instance is pure-half Adam
+    # training (ML015), whichever module the class comes from (`model = __import__(config["model"])`).
+    # Each with the `__init__` parameters whose truth skips it, comma-separated (`if no_optim: return`):
+    # ("Generator", "no_optim").
+    adam_classes: tuple[tuple[str, str], ...] = ()
 
     @property
     def digest(self) -> str:
@@ -94,7 +101,7 @@ class FileView:
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
-             [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls)],
+             [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes]],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -103,8 +110,9 @@ class FileView:
     def widens_screens(self) -> bool:
         """Could these facts make a rule's screen answer "maybe" where it answered "no" without them?
         (Only the history facts reach a screen, memlint/prescreen/history.py, the training steps of
-        other files ML017's screen and the project's moves and host tensors ML013's.)"""
-        return bool(self.history_calls or self.history_methods or self.update_calls or self.mover_calls or self.host_calls)
+        other files ML017's screen, the project's moves and host tensors ML013's, the classes that build
+        their own Adam ML015's.)"""
+        return bool(self.history_calls or self.history_methods or self.update_calls or self.mover_calls or self.host_calls or self.adam_classes)
 
     def trained_by(self, chain: Iterable[FunctionKey]) -> Optional[str]:
         """The training code that calls one of the functions `chain` with gradients on, if any."""
@@ -137,7 +145,7 @@ class FileView:
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
-                sorted(self.host_calls)]  # fmt: skip
+                sorted(self.host_calls), [list(p) for p in self.adam_classes]]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -145,12 +153,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 14 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 15 or type(data[8]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13]], [data[2], data[3], data[10], data[11]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -158,7 +166,7 @@ class FileView:
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
-                   tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]))  # fmt: skip
+                   tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -288,6 +296,7 @@ class Project:
         self._may_incoming: dict[tuple, list[_Site]] = {}
         self._may_outgoing: dict[tuple, list[_Site]] = {}
         self._all_methods_by_name: Optional[dict[str, list[tuple]]] = None
+        self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
         self._collect_sites()
         self._collect_may_sites()
         self.no_grad = self._no_grad()
@@ -807,8 +816,45 @@ class Project:
                 if callee is None or callee[0] == index or callee not in self.updates:
                     continue
                 written = f"{key.partition('.')[0]}.{ref[1]}" if ref[0] == "s" else ref[1]
-                found[written] = ",".join(sorted(self.updates[callee]))
+                found[written] = ",".join(sorted(self._placed(callee, self.updates[callee])))
+        for written, work in self._instance_updates(index).items():
+            found.setdefault(written, work)
         return tuple(sorted(found.items()))
+
+    def _placed(self, callee: tuple, work: frozenset[str]) -> frozenset[str]:
+        """`work` with "accelerator" added when the callee's file names an accelerator (`device =
+        torch.device("cuda" ...)` in TD3.py): the training step it does runs there, even for a
+        script that never names one itself."""
+        if work and self.files[callee[0]].summary.get("host") is not True:  # type: ignore[union-attr]
+            return work | {"accelerator"}
+        return work
+
+    def _instance_updates(self, index: int) -> dict[str, str]:
+        """The calls `obj.m()` of file `index` whose receiver is bound only to instances of project
+        classes of other files (`policy = TD3.TD3(...)`, or `DDPG.DDPG(...)` in another branch) and
+        the training work every one of those classes' `m` does ("policy.train" -> "backward,model,step").
+        Keyed by the call as written; where two functions write the same call with different
+        classes, only the work both do counts."""
+        found: dict[str, frozenset[str]] = {}
+        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+            references = [entry[0] for entry in record.get("calls", ()) if entry[0][0] == "i"]
+            references += [entry[0] for entry in record.get("may", ()) if entry[0][0] == "k"]
+            for ref in references:
+                constructors = [ref[1]] if ref[0] == "i" else ref[1]
+                work: Optional[frozenset[str]] = None
+                for constructor in constructors:
+                    owner = self._name(self.files[index], constructor)  # type: ignore[arg-type]
+                    method = self._method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
+                    callee = (method[1], method[2]) if method is not None and method[0] == "func" else None
+                    done = self._placed(callee, self.updates.get(callee, frozenset())) if callee is not None and callee[0] != index else frozenset()
+                    work = done if work is None else work & done
+                if not work:
+                    continue
+                written = f"{ref[3]}.{ref[2]}" if len(ref) > 3 else None
+                if written is None:
+                    continue
+                found[written] = found[written] & work if written in found else work
+        return {written: ",".join(sorted(work)) for written, work in found.items() if work}
 
     def _mover_calls(self, index: int) -> tuple[tuple[str, str], ...]:
         """FileView.mover_calls of file `index`: its calls of the project's functions that return
@@ -883,7 +929,26 @@ class Project:
             mover_calls=self._mover_calls(index),
             per_forward=frozenset(k for k in keys if (index, k) in self.per_forward),
             host_calls=self._host_calls(index),
+            adam_classes=self._adam_classes(file.directory),
         )
+
+    def _adam_classes(self, directory: str) -> tuple[tuple[str, str], ...]:
+        """FileView.adam_classes of a file in `directory`: the classes of the files in it and below
+        (where a script's models live; a run over several repositories, or a sibling package, is
+        not one project for a name-only match)."""
+        found = self._adam.get(directory)
+        if found is None:
+            skips: dict[str, Optional[set[str]]] = {}  # None: a class so named builds none
+            inside = directory.rstrip(os.sep) + os.sep
+            for file in self.files:
+                if file is None or not (file.directory == directory or file.directory.startswith(inside)):
+                    continue
+                for name, record in file.summary["classes"].items():
+                    own = record.get("adam")
+                    known = skips.get(name, set())
+                    skips[name] = None if own is None or known is None else known | set(own)
+            found = self._adam[directory] = tuple(sorted((name, ",".join(sorted(found))) for name, found in skips.items() if found is not None))
+        return found
 
     def _star_torch(self, index: int) -> Optional[tuple[tuple[str, str], ...]]:
         """What file `index`'s star imports bring of torch (FileView.star_torch), or None."""

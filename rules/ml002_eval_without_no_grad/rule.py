@@ -10,6 +10,7 @@ from memlint.analysis import GradMode
 from memlint.analysis.delegation import self_helper_runs_model
 from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of, runs_model_method
 from memlint.analysis.frozen import is_frozen_model
+from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
@@ -38,7 +39,10 @@ class EvalWithoutNoGrad(Rule):
     returns it) outside any `no_grad`, in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
-    `inference`, `eval_epoch`, ...). The first model call of each such region is reported. After
+    `inference`, `eval_epoch`, ...) or draws samples to look at (a verb of drawing or showing with
+    a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
+    and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
+    does, the calls after it are the regions). The first model call of each such region is reported. After
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
     data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
     X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
@@ -647,9 +651,38 @@ def main(model, data, opt, loss_fn):
     run("finetune", model, data, opt, loss_fn)
 """
         ),
+        Valid(  # a policy's sampling of actions is trained through: not samples to look at
+            """
+import torch
+def sample_actions(policy, obs):
+    return policy(obs.cuda()).sample()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a GAN's sampling function, called after each epoch with gradients on (issue 27's probes)
+            """
+import torch
+G = Generator().cuda()
+optimizer = torch.optim.Adam(G.parameters())
+def sample_images(n):
+    z = torch.randn(n, 100, device="cuda")
+    save_image(G(z), "samples.png")
+""",
+            line=6,
+            column=16,
+            unsafe=True,
+            fixed="""
+import torch
+G = Generator().cuda()
+optimizer = torch.optim.Adam(G.parameters())
+@torch.no_grad()
+def sample_images(n):
+    z = torch.randn(n, 100, device="cuda")
+    save_image(G(z), "samples.png")
+""",
+        ),
         Invalid(  # a function named for evaluation runs the model it put in eval mode through a method fed data (RAdam's train_1bw.py, issue 27)
             """
 import torch
@@ -1573,7 +1606,7 @@ class GAN:
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._reported: set[int] = set()
+        self._reported: set[tuple[int, Optional[int]]] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -1581,7 +1614,10 @@ class GAN:
             return
         scope = ctx.function_node or ctx.module
         region = regions(ctx, scope).get(id(node))
-        if region is None or id(region.node) in self._reported:
+        if region is None:
+            return
+        unit = self._unit(node, region)
+        if unit in self._reported:
             return
         if region.kind in ("eval-call", "module-eval", "mode-branch"):
             if not runs_evaluated_model(node, region, ctx):
@@ -1595,19 +1631,29 @@ class GAN:
         if is_frozen_model(node.func, ctx):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
             # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
-            self._reported.add(id(region.node))
+            self._reported.add(unit)
             return
         if ctx.project.trained_by(ctx.function_chain) is not None and not _evaluates_for_any_caller(region, ctx):
             return  # training code (here or in another file) runs it with gradients on: they are needed
         if region.kind != "mode-branch" and _returned_closure(ctx):  # (a mode switch's callers were checked)
             return  # `def make_val_step(): def step(x): ...; return step`: its callers decide grad mode
-        self._reported.add(id(region.node))
+        self._reported.add(unit)
         call_text = shorten(ctx.module.code_for_node(node))
         message = (
             f"`{call_text}` runs {region.description} with gradient tracking on: autograd saves "
             "activations for a backward that never comes; run evaluation under `torch.no_grad()`"
         )
         self.report(node, message, self._fix(node, region, scope), grad_sensitive=True)
+
+    def _unit(self, call: cst.Call, region: Region) -> tuple[int, Optional[int]]:
+        """What one finding stands for: the region, and in a Jupyter notebook's module code the cell
+        too. A region opened by `G.eval()` runs on through the later cells, each of which a user runs
+        and wraps in `torch.no_grad()` on its own (GAN-Tutorial's sampling cell, then its
+        interpolation cell)."""
+        if self.ctx.function_node is not None:
+            return id(region.node), None
+        cells = self.ctx.memo(("jupyter-cells", id(self.ctx.module)), lambda: jupyter_cells(self.ctx.module))
+        return id(region.node), cells.get(id(call))  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ the fix
 
@@ -1668,7 +1714,10 @@ def _evaluates_for_any_caller(region: Region, ctx) -> bool:
     computes can reach its caller's backward (Informer2020's `vali`, called after each epoch by
     `train`).  A validation loss it returns (a meta-learning inner loop) keeps the caller's need."""
     function = ctx.function_node
-    return region.kind in ("eval-call", "mode-branch") and function is not None and hands_back_no_history(function, ctx)
+    # (an `evaluate()` whose own body calls `model.eval()` has a "function-name" region that knows
+    # the receivers it puts in eval mode: cleanrl's dqn_eval.evaluate, run every 100k training steps)
+    own_eval = region.kind in ("eval-call", "mode-branch") or (region.kind == "function-name" and bool(region.evaluated))
+    return own_eval and function is not None and hands_back_no_history(function, ctx)
 
 
 def _returned_closure(ctx) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.naming import dotted, is_evaluation_function_name, method_runs_module, names_evaluation_data
+from memlint.analysis.naming import dotted, is_evaluation_function_name, is_sampling_function_name, method_runs_module, names_evaluation_data
 from memlint.prescreen.history import History
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
@@ -18,7 +18,7 @@ from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
     eval_scopes = {id(_scope_of(source, call)) for call in mode_calls}
-    named = any(is_evaluation_function_name(f.name) for f in source.nodes(*FUNCTIONS))  # type: ignore[attr-defined]
+    named = any(_named_as_evaluation(f.name) for f in source.nodes(*FUNCTIONS))  # type: ignore[attr-defined]
     loops = any(names_evaluation_data(w) for loop in source.nodes(ast.For, ast.AsyncFor) for w in words_in(loop.iter))  # type: ignore[attr-defined]
     if not (eval_scopes or named or loops):
         return False  # no evaluation region at all (a mode helper's own `.eval()` is one)
@@ -44,7 +44,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         return True  # `.eval()` at module level: the region may reach any call
     for call in model_calls:
         for ancestor in source.ancestors(call):
-            if isinstance(ancestor, FUNCTIONS) and (id(ancestor) in eval_scopes or is_evaluation_function_name(ancestor.name)):
+            if isinstance(ancestor, FUNCTIONS) and (id(ancestor) in eval_scopes or _named_as_evaluation(ancestor.name)):
                 return True
             if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(ancestor.iter)):
                 return True
@@ -64,6 +64,11 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
                 if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(ancestor.iter)):
                     return True
     return False
+
+
+def _named_as_evaluation(name: str) -> bool:
+    """evaluation.py's "function-name" region: named as evaluation, or as drawing samples to look at."""
+    return is_evaluation_function_name(name) or is_sampling_function_name(name)
 
 
 def _module_of_chain(expr: ast.AST) -> ast.AST:

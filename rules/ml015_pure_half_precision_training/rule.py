@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import dotted
-from memlint.analysis.precision_api import ADAM_FAMILY, AUTOCAST, FLOAT16_DTYPES, GRAD_SCALERS, cast_target, keyword
+from memlint.analysis.precision_api import ADAM_FAMILY, AUTOCAST, FLOAT16_DTYPES, GRAD_SCALERS, cast_target, keeps_master_weights, keyword
 from memlint.analysis.optimized import optimized_models, strip_moves
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
@@ -25,9 +25,15 @@ class PureHalfPrecisionTraining(Rule):
     The model is matched by name: the expression cast (`model`, `self.model`, or the name the cast
     result is assigned to) must be the one whose `.parameters()` the optimizer receives, directly or
     through a function of the file that returns its argument's parameters
-    (`Adam(get_trainable_params(model))`, `memlint/analysis/optimized.py`). When the optimizer gets a
+    (`Adam(get_trainable_params(model))`, `memlint/analysis/optimized.py`), or the model is an
+    instance of a project class that builds an Adam-family optimizer over its own parameters
+    (`self.optim = optim.Adam(params=self.parameters())` in BigGAN's `Generator`, found by the
+    project pass: `FileView.adam_classes`; a name every class of the project so called shares). When the optimizer gets a
     variable holding the parameters, or the file uses autocast, a GradScaler, or a framework's
-    mixed-precision wrapper (`accelerator.autocast()`), nothing is reported.
+    mixed-precision wrapper (`accelerator.autocast()`), nothing is reported; nor when the file wraps the
+    optimizer or model in a wrapper that keeps float32 master weights (apex's `FP16_Optimizer`,
+    `amp.initialize`, `network_to_half`, and the copies projects vendor: the optimizer then steps
+    float32 weights and the loss is scaled, which is mixed precision).
 
     ## Why is this bad?
     With float16 weights the optimizer updates them in float16: updates smaller than the weight's
@@ -99,9 +105,53 @@ model = Net().half()
 optimizer = Adam(model.parameters())
 """
         ),
+        Valid(  # apex's FP16_Optimizer keeps fp32 master weights and scales the loss (transformer-xl's train.py)
+            """
+import torch.optim as optim
+from apex.fp16_utils import FP16_Optimizer
+model = MemTransformerLM(n_token)
+if args.fp16:
+    model = model.half()
+optimizer = optim.Adam(model.parameters(), lr=args.lr)
+if args.fp16:
+    optimizer = FP16_Optimizer(optimizer, static_loss_scale=args.static_loss_scale)
+"""
+        ),
+        Valid(  # an EMA copy built without its optimizer (`if no_optim: return` before it: BigGAN's G_ema)
+            """
+import torch
+from torch import nn, optim
+class Generator(nn.Module):
+    def __init__(self, lr, no_optim=False):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+        if no_optim:
+            return
+        self.optim = optim.Adam(params=self.parameters(), lr=lr)
+G_ema = Generator(1e-4, **{"no_optim": True}).cuda()
+G_ema = G_ema.half()
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # the model's class builds its own Adam (BigGAN: G.optim is built in Generator.__init__)
+            """
+import torch
+from torch import nn, optim
+class Generator(nn.Module):
+    def __init__(self, lr):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+        self.optim = optim.Adam(params=self.parameters(), lr=lr)
+G = Generator(1e-4).cuda()
+if fp16:
+    G = G.half()
+""",
+            line=10,
+            column=9,
+            message="`Generator`",
+        ),
         Invalid(  # the source article's recipe, with Adam
             """
 import torch.optim as optim
@@ -149,10 +199,18 @@ opt = Adam(get_trainable_params(dalle), lr=3e-4)
         self._optimized: dict[str, str] = {}  # model expression -> optimizer class
         self._mixed = False
         self._assigned: Optional[str] = None
+        # name -> the class its instance was built from and the call (`G = model.Generator(**config)`)
+        self._built: dict[str, tuple[str, cst.Call]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         target = node.targets[0].target if len(node.targets) == 1 else None
         self._assigned = dotted(target) if target is not None else None
+        if self._assigned:
+            built = strip_moves(node.value)
+            written = dotted(built.func) if isinstance(built, cst.Call) else ""
+            last = written.rpartition(".")[2] if written else ""
+            if last[:1].isupper():
+                self._built[self._assigned] = (last, built)  # type: ignore[assignment]
 
     def leave_Assign(self, node: cst.Assign) -> None:
         self._assigned = None
@@ -166,6 +224,9 @@ opt = Adam(get_trainable_params(dalle), lr=3e-4)
             return
         if isinstance(func, cst.Attribute) and func.attr.value == "autocast":
             self._mixed = True  # accelerator.autocast(), fabric.autocast()
+            return
+        if keeps_master_weights(node, ctx):  # apex's FP16_Optimizer / amp: fp32 master weights, a scaled loss
+            self._mixed = True
             return
         if qualified in ADAM_FAMILY:
             params = node.args[0].value if node.args and node.args[0].keyword is None else None
@@ -186,11 +247,25 @@ opt = Adam(get_trainable_params(dalle), lr=3e-4)
             if names:
                 self._casts.append((node, names))
 
+    def _owns_adam(self, name: str, owners: dict[str, tuple[str, ...]]) -> bool:
+        """Was `name` built by a class in `owners` without a truthy argument that skips its optimizer
+        (`model.Generator(**{**config, "no_optim": True})`, BigGAN's EMA copy)?"""
+        built = self._built.get(name)
+        if built is None or built[0] not in owners:
+            return False
+        return not any(_passes_true(built[1], skip) for skip in owners[built[0]])
+
     def finish(self, facts) -> None:
         if self._mixed:
             return
+        owners = {name: tuple(filter(None, skips.split(","))) for name, skips in self.ctx.project.adam_classes}
         for node, names in self._casts:
             optimizer = next((self._optimized[n] for n in names if n in self._optimized), None)
+            if optimizer is None:
+                # an instance of a project class that builds its own Adam over its parameters
+                # (BigGAN's `G = model.Generator(**config)`, whose __init__ sets `self.optim`)
+                owner = next((self._built[n][0] for n in sorted(names) if self._owns_adam(n, owners)), None)
+                optimizer = f"the Adam its class `{owner}` builds" if owner is not None else None
             if optimizer is None:
                 continue
             model = sorted(names)[0]
@@ -201,3 +276,15 @@ opt = Adam(get_trainable_params(dalle), lr=3e-4)
                 'zero; keep fp32 weights and use torch.autocast with torch.amp.GradScaler("cuda"), or bf16',
             )
 
+
+
+def _passes_true(call: cst.Call, parameter: str) -> bool:
+    """Does `call` give `parameter` a true constant: `parameter=True`, or `**{..., "parameter": True}`?"""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+        if arg.star == "**" and isinstance(arg.value, cst.Dict):
+            for element in arg.value.elements:
+                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == parameter:
+                    return isinstance(element.value, cst.Name) and element.value.value == "True"
+    return False

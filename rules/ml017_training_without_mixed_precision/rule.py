@@ -51,10 +51,14 @@ class TrainingWithoutMixedPrecision(Rule):
     (`for optimizer in optimizers: optimizer.step()`) is the step of the loop around it, and a
     function of another file counts for what the project pass says it does on every call
     (`train_epoch(model, optimizer, ...)` that runs the model, backpropagates and steps:
-    `FileView.update_calls`).
+    `FileView.update_calls`), as does a method of another file's class on an instance the code
+    builds (`policy.train(buffer)` with `policy = TD3.TD3(...)`, or `DDPG.DDPG(...)` in another
+    branch: every such class's method must do it). A backward in a loop nested in the one that
+    steps (gradient accumulation over micro-batches) counts for the loop that steps.
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
-    `gpu`, ... anywhere: CUDA autocast has nothing to apply to on the CPU); a loop that runs no model
+    `gpu`, ... anywhere: CUDA autocast has nothing to apply to on the CPU), unless the training
+    work its loop calls is in another file that names one (TD3's `policy.train`); a loop that runs no model
     (two scalar weights fitted to a test function: no activations to shrink). A file with no code
     at module level (a library module) may get its device from its caller, so it is not required
     to mention one, unless the files of the project that import it mention none either (a CPU-only
@@ -191,6 +195,21 @@ def train_curve(optimizer_func, curve_func, device="cuda"):
     ]
 
     INVALID = [
+        Invalid(  # gradient accumulation: backward in the inner loop, the step in the loop around it (BigGAN's D step)
+            """
+import torch
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for step_index in range(num_steps):
+    optimizer.zero_grad()
+    for accumulation_index in range(num_accumulations):
+        loss = model(next(batches)).mean() / num_accumulations
+        loss.backward()
+    optimizer.step()
+""",
+            line=4,
+            column=1,
+        ),
         Invalid(  # `closure()` in the Adam loop: the function hands the same callable to LBFGS's `step`, so by torch.optim's contract it runs the model and backpropagates (deep-image-prior's optimize(), issue 27)
             """
 import torch
@@ -341,7 +360,12 @@ def train(net, batches, optimizers, steps):
             kind = "step" if stepped or OPTIMIZER_ONLY_NAME.search(receiver) else None
         if kind is None:
             return
-        if loops:
+        if kind == "backward" and loops:
+            # gradients accumulated in an inner loop (micro-batches) are stepped by the loop around
+            # it: a backward counts for every enclosing loop, as a model run does
+            for loop in loops:
+                self._note(loop, kind)
+        elif loops:
             self._note(loops[-1], kind)
         elif ctx.function_key is not None:  # a per-step helper (`compute_td_loss`): its caller's loop trains
             self._evidence.setdefault(ctx.function_key, set()).add(kind)
@@ -393,10 +417,13 @@ def train(net, batches, optimizers, steps):
             self._mixed = True
 
     def finish(self, facts) -> None:
-        if self._mixed or self.ctx.model.host_only(self.ctx.project.host_importers):
-            # mixed precision is there, or the file runs on the CPU only (the model's `host_only`: it
-            # names no accelerator, and it is a script, or its importers in the project name none)
+        if self._mixed:
             return
+        # the file may run on the CPU only (the model's `host_only`: it names no accelerator, and it
+        # is a script, or its importers in the project name none); then only a loop whose training
+        # work runs in a file that names one (`policy.train(buffer)` of TD3.py, which puts its
+        # networks on cuda: "accelerator" from the project pass) is on an accelerator
+        host_only = self.ctx.model.host_only(self.ctx.project.host_importers)
         for callees, loops, function in self._maybe_model:
             if any(callee in self._module_names for callee in callees):
                 for loop in loops:
@@ -412,7 +439,7 @@ def train(net, batches, optimizers, steps):
                     self._loops.setdefault(id(site.loop), site.loop)
         for key, loop in self._loops.items():
             evidence = self._evidence.get(key, set()) | called_in.get(key, set())
-            if {"backward", "step", "model"} <= evidence:
+            if {"backward", "step", "model"} <= evidence and not (host_only and "accelerator" not in evidence):
                 self.report(
                     loop,
                     "training loop in full float32 precision: computing activations under "
