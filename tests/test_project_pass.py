@@ -1190,3 +1190,71 @@ def test_a_class_name_another_class_of_the_project_shares_without_adam_says_noth
             G = G.half()
     """)
     assert _findings(".", "--select", "ML015") == []
+
+# ---------------------------------------------------------------------------- ML010
+
+
+TRPO = """
+from utils import *
+
+def trpo_step(policy_net, states, advantages):
+    loss = -(policy_net(states) * advantages).mean()
+    grads = torch.autograd.grad(loss, policy_net.parameters())
+    return grads
+"""
+
+
+def test_float64_in_a_script_trained_by_another_files_step_through_a_star_imported_torch(project):
+    # trpo_step backpropagates with `torch.autograd.grad`, `torch` bound only by `from utils import *`;
+    # the script mentions no backward, optimizer or training word of its own
+    write(project / "utils.py", "import torch\n")
+    write(project / "trpo.py", TRPO)
+    script = """
+        import torch
+        from trpo import trpo_step
+        torch.set_default_dtype(torch.float64)
+        policy_net = Policy().to(torch.device("cuda"))
+        for i in range(500):
+            trpo_step(policy_net, states, advantages)
+    """
+    write(project / "run.py", script)
+    assert _findings(".", "--select", "ML010") == [("run.py", "ML010", 3)]
+    write(project / "trpo.py", TRPO.replace("grads = torch.autograd.grad(loss, policy_net.parameters())", "grads = None"))
+    assert _findings(".", "--select", "ML010") == []  # nothing in the project trains
+
+
+# ---------------------------------------------------------------------------- ML001: meters of another file
+
+
+TRACKER = """
+class LossTracker:
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+"""
+
+
+def test_a_meter_class_of_another_file_keeps_the_history_it_is_given(project):
+    # not named like the classic AverageMeter: its `update` body, in utils.py, says it keeps `val`
+    write(project / "utils.py", TRACKER)
+    write(project / "train.py", """
+        import torch
+        from utils import LossTracker
+
+        def train(model, loader, optimizer, criterion):
+            losses = LossTracker()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                losses.update(loss, x.size(0))
+            return losses.sum / losses.count
+    """)
+    assert _findings(".", "--select", "ML001") == [("train.py", "ML001", 11)]
+    write(project / "utils.py", TRACKER.replace("self.sum += val * n", "self.sum += val.item() * n"))
+    assert _findings(".", "--select", "ML001") == []  # it keeps numbers

@@ -97,10 +97,11 @@ class Context:
     def __init__(self, module: cst.Module, project: Optional[FileView] = None, text: Optional[str] = None) -> None:
         self.module = module
         # The facts that need the whole file first (model.py): found once, asked by rules and here.
-        self.model = SemanticModel(module, text)
         # What the project pass (memlint/pipeline/project.py) knows about this file's functions, classes and
         # callees from the other files linted with it (and from this file's own summary).
         self.project = project if project is not None else EMPTY_VIEW
+        # The facts that need the whole file first (model.py): found once, asked by rules and here.
+        self.model = SemanticModel(module, text, project_meters=self.project.meter_classes)
         self.frames: list[Frame] = [Frame("module", module)]
         self.module_classes: dict[str, cst.ClassDef] = {}  # nn.Module subclasses defined in the file
         self.class_attributes: dict[str, dict[str, Value]] = {}  # class -> self.<attr> -> value

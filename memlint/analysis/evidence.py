@@ -114,10 +114,15 @@ def backpropagated_names(calls: Iterable[ast.AST], assignments: Iterable[ast.AST
 
 def _subject_name(expr: ast.AST) -> Optional[str]:
     """model.py's `_subject_name` on CPython's AST: `loss`, `scaler.scale(loss)`, `loss.mean()`,
-    `loss / accum`, `2 * loss`."""
+    `loss / accum`, `2 * loss`, `losses["total"]` (the name `losses`)."""
     while True:
         if isinstance(expr, ast.Name):
             return expr.id
+        if (
+            isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and isinstance(expr.slice, ast.Constant)
+            and type(expr.slice.value) in (int, str)
+        ):  # fmt: skip
+            return expr.value.id  # `losses["total"]`, `res[0]`: an element of a name's value (model.py)
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
             method = expr.func.attr
             if method in SCALING_METHODS and len(expr.args) == 1 and not isinstance(expr.args[0], ast.Starred):

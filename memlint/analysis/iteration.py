@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional, Union
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
 from memlint.analysis.naming import named_like_model
@@ -203,9 +203,57 @@ def iterates_batches(loop: Loop) -> bool:
     """`for x, y in val_loader`, `for i, batch in enumerate(tqdm(test_dataloader))`: a pass over a
     data split, one batch per iteration (not a decoding loop inside a model, not a loop over layers).
     Also `for i in range(0, len(graphs), batch_size)`: a split walked by index in batches."""
+    if isinstance(loop, cst.While):
+        return fills_to_sample_count(loop)
     if not isinstance(loop, cst.For):
         return False
-    return any(BATCH_SOURCE.search(name) for name in names_in(loop.iter)) or strides_by_batch(loop.iter)
+    return any(BATCH_SOURCE.search(name) for name in names_in(loop.iter)) or strides_by_batch(loop.iter) or _loader_by_key(loop.iter)
+
+
+def _loader_by_key(iterable: cst.BaseExpression) -> bool:
+    """`dataloaders[phase]`, `enumerate(tqdm(loaders["val"]))`: the loader of one split, taken by key
+    from a collection of loaders (`naming.LOADERS_BY_KEY`)."""
+    while isinstance(iterable, cst.Call) and _callee_name(iterable) in ("tqdm", "enumerate", "trange") and iterable.args:
+        iterable = iterable.args[0].value
+    return isinstance(iterable, cst.Subscript) and LOADERS_BY_KEY.search(_last_name(iterable.value) or "") is not None
+
+
+def fills_to_sample_count(loop: cst.While) -> bool:
+    """`while (torch.cat(logits).shape[0] if logits else 0) < num_inception_images:` /
+    `while len(feats) < n_samples:`: the loop runs until a collection its own body grows holds a
+    number of samples (the bound is named like a count of samples, images or examples,
+    `naming.SAMPLE_COUNT`), drawing a batch per iteration: a pass over data as long as that count,
+    whatever draws the batches (`sample()`, `next(it)`).  A bound named like a sequence length
+    (`while len(tokens) < max_length`) is a decoding loop: not this."""
+    comparisons = [n for n in (loop.test, *code_descendants(loop.test)) if isinstance(n, cst.Comparison)]
+    if not any(
+        isinstance(target.operator, (cst.LessThan, cst.LessThanEqual)) and SAMPLE_COUNT.search(_last_name(target.comparator) or "")
+        for comparison in comparisons
+        for target in comparison.comparisons
+    ):
+        return False
+    sized = set(names_in(loop.test))
+    for node in code_descendants(loop.body):
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value in sized:
+            return True
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in ("append", "extend")
+            and isinstance(node.func.value, cst.Name)
+            and node.func.value.value in sized
+        ):
+            return True
+    return False
+
+
+def _last_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`num_images` / `self.num_images` / `args.n_samples`: the name a bound is read by."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
 
 
 def strides_by_batch(iterable: cst.BaseExpression) -> bool:

@@ -4,7 +4,8 @@ A fact of the semantic model (model.py: `SemanticModel.is_meter`), found once pe
 
 Evidence: the object was made (`losses = AverageMeter("Loss")`, `self.meter = ...`) by a class of
 this file whose `update` / `add` adds a parameter to `self` as it is (`self.sum += val * n`, not after
-`.item()` / `float()`), or by an imported class named like the classic helpers.
+`.item()` / `float()`), by such a class of another file of the project (the project pass reads its
+summary: `keeps`), or by an imported class named like the classic helpers.
 """
 
 from __future__ import annotations
@@ -14,18 +15,23 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.tables import METER_METHODS
 from memlint.pipeline.tree import code_descendants
 
-METER_METHODS = frozenset({"update", "add"})
+__all__ = ["METER_METHODS", "Meters", "written"]
+
 # An imported class named like the classic `AverageMeter`; a class of the file is judged by its
 # `update` body instead (deit's `MetricLogger` converts tensors with `.item()`).
 _METER_CLASS = re.compile(r"^(?:AverageMeter|AvgMeter|AverageValueMeter|RunningAverage|Averager)$")
 
 
 class Meters:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, project_meters: frozenset[str] = frozenset()) -> None:
         self.constructors = _constructors(module)
         self.accumulating, self.defined = _accumulating_classes(module)
+        # classes of other files of the project, as this file imports them, whose `update` / `add`
+        # keeps a parameter (the project pass: FileView.meter_classes)
+        self.project_meters = project_meters
 
     def is_meter(self, receiver: cst.BaseExpression) -> bool:
         """Was `receiver` (a name or `self.<attr>`) last made by a running meter's class?"""
@@ -34,7 +40,7 @@ class Meters:
             return False
         if made_by in self.defined:
             return made_by in self.accumulating
-        return _METER_CLASS.match(made_by) is not None
+        return made_by in self.project_meters or _METER_CLASS.match(made_by) is not None
 
 
 def written(expr: cst.BaseExpression) -> Optional[str]:

@@ -85,8 +85,9 @@ _NO_HISTORY: Mapping[str, Evidence] = {}
 
 
 class SemanticModel:
-    def __init__(self, module: cst.Module, text: Optional[str] = None) -> None:
+    def __init__(self, module: cst.Module, text: Optional[str] = None, project_meters: frozenset[str] = frozenset()) -> None:
         self.module = module
+        self._project_meters = project_meters  # meter classes of other files, as imported here (meters.py)
         # Without the word there is no backward call, and nothing to find for the history fact: most
         # library files are answered without a walk.
         self._may_backpropagate = text is None or "backward" in text or "autograd" in text or "training_step" in text
@@ -239,7 +240,7 @@ class SemanticModel:
     def is_meter(self, receiver: cst.BaseExpression) -> bool:
         """Is `receiver` a running meter that keeps what its `update` is given (meters.py)?"""
         if self._meters is None:
-            self._meters = Meters(self.module)
+            self._meters = Meters(self.module, self._project_meters)
         return self._meters.is_meter(receiver)
 
     def constructed(self, scope: cst.CSTNode) -> Mapping[str, tuple[cst.Call, ...]]:
@@ -797,6 +798,11 @@ def _subject_name(expr: cst.BaseExpression) -> tuple[Optional[str], bool]:
         kind = type(expr)
         if kind is cst.Name:
             return expr.value, scalar  # type: ignore[attr-defined]
+        if kind is cst.Subscript and type(expr.value) is cst.Name and _constant_key(expr):  # type: ignore[attr-defined]
+            # `losses["total"].backward()`, `loss = res[0]` backpropagated: an element of the value
+            # of a name (a call's dict or tuple of results), which then holds history, as the
+            # other results of the call that produced `loss` do (`_mark`)
+            return expr.value.value, False  # type: ignore[attr-defined]
         if kind is cst.Call and type(expr.func) is cst.Attribute:  # type: ignore[attr-defined]
             method = expr.func.attr.value  # type: ignore[attr-defined]
             positional = [a.value for a in expr.args if a.keyword is None]  # type: ignore[attr-defined]
@@ -821,6 +827,13 @@ def _subject_name(expr: cst.BaseExpression) -> tuple[Optional[str], bool]:
                 expr = right
                 continue
         return None, False
+
+
+def _constant_key(subscript: cst.Subscript) -> bool:
+    """`d["loss"]`, `res[0]`: one element taken by a literal key or index."""
+    if len(subscript.slice) != 1 or type(subscript.slice[0].slice) is not cst.Index:
+        return False
+    return type(subscript.slice[0].slice.value) in (cst.Integer, cst.SimpleString)  # type: ignore[attr-defined]
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:

@@ -12,7 +12,7 @@ from memlint.analysis import tables
 
 # Iterables whose name says they yield batches: `train_loader`, `dataloader`, `tqdm(val_dl)`, `batches`.
 BATCH_SOURCE = re.compile(
-    r"(?:^|_)(?:loader|dataloader|dl|batches|batch_iter|data_iter|train_iter|val_iter|test_iter|eval_iter)(?:_|$|\d)"
+    r"(?:^|_)(?:loader|dataloader|dl|batches|(?:batch|data|train|val|test|eval)_iter(?:ator)?)(?:_|$|\d)"
     r"|loader$|^(?:train|val|valid|validation|test|eval)_(?:data|dataset|set|ds)$",
     re.I,
 )
@@ -20,6 +20,14 @@ BATCH_SOURCE = re.compile(
 # The step of `range(0, len(X), batch_size)`: a loop that walks a data split by index, one batch per
 # iteration (`X[i:i + batch_size]`), as a loop over a loader does.  A step named otherwise (`n`,
 # `chunk`, `self.block_size`) may walk a sequence inside a model: not taken for a pass over data.
+# A collection of loaders keyed by split (`dataloaders[phase]`, `loaders["val"]`): one of them,
+# subscripted, yields batches; iterated itself (`for loader in loaders`) it yields whole passes.
+LOADERS_BY_KEY = re.compile(r"(?:^|_)(?:data)?loaders$|^dls$", re.I)
+
+# The bound of a loop that collects until it holds that many samples (`num_inception_images`,
+# `n_samples`, `args.num_examples`, `self.max_images`): a count of data items, not a sequence length.
+SAMPLE_COUNT = re.compile(r"^(?:num|n|max|total|nb)_?(?:\w+_)?(?:samples?|images?|imgs?|examples?|instances?)$", re.I)
+
 BATCH_STRIDE = re.compile(r"^(?:\w*_)?(?:mini)?batch_?size$|^(?:bs|bsize|batch)$", re.I)
 
 _EVAL_WORDS = frozenset(

@@ -14,6 +14,8 @@ A summary says, for each module-level function and each method of a module-level
   (`torch.cuda.empty_cache()`, `gc.collect()`, not in a loop, behind an `if` or in a handler);
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
   history (every return must have one); absent when it never returns such a value;
+- `keeps`: a method `update` / `add` that adds a parameter to `self` as it is (a running meter's:
+  `self.sum += val * n`);
 - `fresh`: a module-level function whose every return is a tensor it has just made on the host
   (memlint.analysis.host_returns: `causal_mask(n)` returning `torch.triu(torch.ones(1, n, n)) == 0`);
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
@@ -49,7 +51,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 8  # 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 9  # 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -280,6 +282,8 @@ class _Summary:
         record: dict[str, Any] = {"line": node.lineno, "calls": []}
         if class_name is not None and node.args.args + node.args.posonlyargs:
             record["self"] = (node.args.posonlyargs + node.args.args)[0].arg
+            if node.name in tables.METER_METHODS and _keeps_a_parameter(node):
+                record["keeps"] = True
         self.functions[key] = record
 
     # ------------------------------------------------------------------ qualified names in this file
@@ -522,7 +526,16 @@ class _Summary:
                         reference = ["u", attr]  # `obj.visualize_results()`: any project method so named
             elif attr not in _TENSOR_METHODS:
                 chain = dotted(func) if _root(receiver) in self.imports else None
-                if chain is not None:
+                starred = dotted(func) if chain is None and _root(receiver) not in self.defs else None
+                if starred is not None and self.qualify(starred) is not None:
+                    # `torch.autograd.grad(...)` where only a star import binds `torch`
+                    # (`from utils import *`, whose module imports torch): qualify's convention
+                    qualified = self.qualify(starred)
+                    if qualified in _FLUSHES:
+                        flush = qualified
+                    elif qualified in tables.AUTOGRAD_FUNCTIONS:
+                        trains = True
+                elif chain is not None:
                     qualified = self.qualify(chain)
                     if qualified in _FLUSHES:
                         flush = qualified
@@ -1098,6 +1111,36 @@ def _tests_type_of(test: ast.AST, parameter: str) -> bool:
 # ---------------------------------------------------------------------------- training steps
 
 
+def _keeps_a_parameter(method: ast.AST) -> bool:
+    """A running meter's `update(self, val, n=1)` / `add(...)`: it adds a parameter to `self` as it
+    is (`self.sum += val * n`), with no `.item()` / `.tolist()` / `.detach()` / `float()` / `int()`
+    first.  The CPython-AST twin of memlint.analysis.meters (which reads the file's own classes on
+    libcst's tree); this one lets the project pass tell a file that imports the class."""
+    arguments = method.args  # type: ignore[attr-defined]
+    params = {a.arg for a in (arguments.posonlyargs + arguments.args)[1:]}
+    inside = list(ast.walk(method))
+    for node in inside:
+        if type(node) is ast.Call:
+            func = node.func
+            if (type(func) is ast.Attribute and func.attr in ("item", "tolist", "detach")) or (
+                type(func) is ast.Name and func.id in ("float", "int")
+            ):
+                return False
+    for node in inside:
+        if type(node) is ast.AugAssign and _on_self(node.target) and any(
+            type(n) is ast.Name and n.id in params for n in ast.walk(node.value)
+        ):
+            return True
+    return False
+
+
+def _on_self(target: ast.AST) -> bool:
+    """`self.sum`, `self.stats["loss"]`."""
+    while type(target) is ast.Subscript:
+        target = target.value  # type: ignore[attr-defined]
+    return type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self"  # type: ignore[attr-defined]
+
+
 def _note_update(record: dict, func: ast.AST) -> None:
     """Which half of a training step a call outside the function's loops does: "backward" (any
     form of backward, `torch.autograd.grad`) or "step" (an optimizer's).  `trains` says "either";
@@ -1387,7 +1430,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains", "pass", "fresh"):
+        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "keeps"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)

@@ -37,6 +37,10 @@ NO_GRAD_FRAMEWORK_METHODS = {"Pipeline": frozenset({"_forward"})}
 # What torch's conventional names mean in a file that can only have them from a star import of
 # another module (`from utils import *` where utils does `import torch`, `import torch.nn as nn`,
 # `import torch.nn.functional as F`), where the project pass cannot tell what the star imports bring.
+# A running meter's methods: `meter.update(loss)` keeps what it is given when the class's method adds
+# it to `self` (memlint.analysis.meters; summaries' `keeps` for a class of another file).
+METER_METHODS = frozenset({"update", "add"})
+
 STAR_IMPORT_CONVENTION = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional"}
 
 # Base classes that make a class an nn.Module.

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from memlint.analysis import tables
+from memlint.analysis.tables import METER_METHODS
 
 FunctionKey = tuple  # as memlint.analysis.context: ("func", name) or ("method", class_name, name)
 
@@ -94,6 +95,10 @@ class FileView:
     # Each with the `__init__` parameters whose truth skips it, comma-separated (`if no_optim: return`):
     # ("Generator", "no_optim").
     adam_classes: tuple[tuple[str, str], ...] = ()
+    # Names this file imports (`from utils import LossMeter`) that are classes of another file whose
+    # `update` / `add` keeps a parameter as it is (summaries' `keeps`): running meters, whose
+    # `update(loss)` keeps a value's history (memlint.analysis.meters).
+    meter_classes: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -101,7 +106,8 @@ class FileView:
             [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
-             [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes]],
+             [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes],
+             sorted(self.meter_classes)],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -145,7 +151,7 @@ class FileView:
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
-                sorted(self.host_calls), [list(p) for p in self.adam_classes]]  # fmt: skip
+                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -153,12 +159,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 15 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 16 or type(data[8]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -166,7 +172,8 @@ class FileView:
         return cls(frozenset(data[0]), frozenset(data[1]), tuple(tuple(x) for x in data[2]), tuple(tuple(x) for x in data[3]),
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
-                   tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]))  # fmt: skip
+                   tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
+                   frozenset(data[15]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -883,6 +890,22 @@ class Project:
                     found.add(ref[1])
         return frozenset(found)
 
+    def _meter_classes(self, index: int) -> frozenset[str]:
+        """FileView.meter_classes of file `index`: the names it imports that are classes of another
+        file whose `update` / `add` (or a base's) keeps a parameter (summaries' `keeps`)."""
+        file = self.files[index]
+        found: set[str] = set()
+        for local in file.summary["imports"]:  # type: ignore[union-attr]
+            owner = self._name(file, local)  # type: ignore[arg-type]
+            if owner is None or owner[0] != "class" or owner[1] == index:
+                continue
+            for method in METER_METHODS:
+                resolved = self._method(owner, method)
+                if resolved is not None and resolved[0] == "func" and self.record((resolved[1], resolved[2])).get("keeps"):
+                    found.add(local)
+                    break
+        return frozenset(found)
+
     # ------------------------------------------------------------------ one file's view
 
     def view(self, index: int) -> FileView:
@@ -930,6 +953,7 @@ class Project:
             per_forward=frozenset(k for k in keys if (index, k) in self.per_forward),
             host_calls=self._host_calls(index),
             adam_classes=self._adam_classes(file.directory),
+            meter_classes=self._meter_classes(index),
         )
 
     def _adam_classes(self, directory: str) -> tuple[tuple[str, str], ...]:

@@ -938,6 +938,72 @@ def train(net, loader, optimizer):
 """,
             unsafe=True,
         ),
+        Invalid(  # an element of a loss function's dict of results, backpropagated by key
+            """
+import torch
+from losses import objective
+def train(net, loader, optimizer):
+    running = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses = objective(net(x.cuda()), y.cuda())
+        losses["total"].backward()
+        optimizer.step()
+        running += losses["total"]
+    return running
+""",
+            line=10,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+from losses import objective
+def train(net, loader, optimizer):
+    running = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses = objective(net(x.cuda()), y.cuda())
+        losses["total"].backward()
+        optimizer.step()
+        running += losses["total"].detach()
+    return running
+""",
+            unsafe=True,
+        ),
+        Invalid(  # another element of the tuple whose first element is backpropagated
+            """
+import torch
+from losses import objective
+def train(net, loader, optimizer):
+    running_ce = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        res = objective(net(x.cuda()), y.cuda())
+        loss = res[0]
+        loss.backward()
+        optimizer.step()
+        running_ce += res[1]
+    return running_ce
+""",
+            line=11,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+from losses import objective
+def train(net, loader, optimizer):
+    running_ce = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        res = objective(net(x.cuda()), y.cuda())
+        loss = res[0]
+        loss.backward()
+        optimizer.step()
+        running_ce += res[1].detach()
+    return running_ce
+""",
+            unsafe=True,
+        ),
         Invalid(  # another result of the call whose first result is backpropagated (accelerate)
             """
 import torch

@@ -10,6 +10,7 @@ import libcst as cst
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.loaders import loader_feeds_model
+from memlint.analysis.project_facts import training_work
 from memlint.analysis.precision_api import FLOAT64_DTYPES, cast_target, dtype_of, keyword, tensor_type_dtype
 from memlint.analysis.tables import BACKWARD_METHODS, MODEL_NAME
 from memlint.analysis.walk import dotted_name
@@ -43,7 +44,8 @@ class Float64Training(Rule):
     class of the file or of a project module being constructed (`Policy(4, 2).double()`), or a name
     whose `.parameters()` the file reads. Only in files that train (they call backward, build a
     `torch.optim` optimizer, or hand the model to training: `train(model, loader)`, `fit(...)`,
-    `trainer.fit(model)`, `trainer.train()`) and do not check gradients numerically (`gradcheck`,
+    `trainer.fit(model)`, `trainer.train()`, or a function of another file of the project that
+    backpropagates or steps an optimizer: `trpo_step(policy_net, ...)`) and do not check gradients numerically (`gradcheck`,
     `gradgradcheck`, which need float64). A single submodule cast on purpose (`model.fc1.double()`) is
     not reported, nor a float64 default that the file sets back to float32 later (a demonstration).
 
@@ -382,8 +384,8 @@ for xb, yb in train_loader:
             owner = dotted_name(func.value)
             if owner is not None:
                 self._parameter_owners.add(owner)
-        if _runs_training(node):
-            self._trains = True
+        if _runs_training(node) or training_work(node, ctx) & {"backward", "step"}:
+            self._trains = True  # (a helper of another file that backpropagates: `trpo_step(policy_net, ...)`)
         if qualified is not None:
             if _is_optimizer(qualified):
                 self._trains = True

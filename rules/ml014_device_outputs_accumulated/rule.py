@@ -29,8 +29,9 @@ class DeviceOutputsAccumulated(Rule):
     (`feats = torch.cat([feats, f])`), and outputs returned by a helper of the project
     (`preds.append(infer(model, x))`). A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
-    `enumerate(tqdm(loader))`, `test_dataset`), or walks one by index in batches
-    (`for i in range(0, len(X), batch_size)`). Lightning's `validation_step`, `test_step` and
+    `enumerate(tqdm(loader))`, `test_dataset`, `eval_iterator`, `dataloaders["val"]`), walks one by
+    index in batches (`for i in range(0, len(X), batch_size)`), or samples batches until what it
+    collects holds a count of samples (`while len(feats) < num_images:`). Lightning's `validation_step`, `test_step` and
     `predict_step` run once per batch, so appending outputs to `self.<list>` there counts too
     (on the accelerator the Trainer picks, unless the file asks for `accelerator="cpu"`). Elsewhere
     only where something is put on a device: the loop moves its inputs with `.cuda()` or
@@ -86,6 +87,27 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a loop over the loaders themselves: each iteration is a whole pass, its list made anew
+            """
+import torch
+def predict(model, dataloaders, device):
+    for name, loader in dataloaders.items():
+        with torch.no_grad():
+            preds = [model(x.to(device)).cpu() for x, _ in loader]
+        save(name, preds)
+"""
+        ),
+        Valid(  # a `while` decoding loop bounded by a sequence length, not a count of samples
+            """
+import torch
+model = Net().cuda()
+tokens = []
+with torch.no_grad():
+    while len(tokens) < max_length:
+        logits = model(x.cuda())
+        tokens.append(logits)
+"""
+        ),
         Valid(
             """
 import torch
@@ -258,6 +280,84 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # the loader of one split taken by key from a dict of loaders (torchvision's tutorial spelling)
+            """
+import torch
+def predict(model, dataloaders, device):
+    preds = []
+    with torch.no_grad():
+        for x, _ in dataloaders["val"]:
+            preds.append(model(x.to(device)))
+    return preds
+""",
+            line=6,
+            column=13,
+            unsafe=True,
+            message="grows with the size of the dataset",
+            fixed="""
+import torch
+def predict(model, dataloaders, device):
+    preds = []
+    with torch.no_grad():
+        for x, _ in dataloaders["val"]:
+            preds.append(model(x.to(device)).detach().cpu())
+    return preds
+""",
+        ),
+        Invalid(  # an iterator of batches named `eval_iterator`
+            """
+import torch
+def predict(model, eval_iterator, device):
+    preds = []
+    with torch.no_grad():
+        for batch in eval_iterator:
+            preds.append(model(batch.to(device)))
+    return preds
+""",
+            line=6,
+            column=13,
+            unsafe=True,
+            message="grows with the size of the dataset",
+            fixed="""
+import torch
+def predict(model, eval_iterator, device):
+    preds = []
+    with torch.no_grad():
+        for batch in eval_iterator:
+            preds.append(model(batch.to(device)).detach().cpu())
+    return preds
+""",
+        ),
+        Invalid(  # a loop that samples batches until it holds a count of images (an Inception-score pass)
+            """
+import torch
+def accumulate_activations(sample, net, num_images=50000):
+    pool = []
+    while (torch.cat(pool, 0).shape[0] if len(pool) else 0) < num_images:
+        with torch.no_grad():
+            images, labels = sample()
+            pool_val, logits_val = net(images.float())
+            pool += [pool_val]
+    return torch.cat(pool, 0)
+net = load_net().cuda()
+""",
+            line=8,
+            column=13,
+            unsafe=True,
+            message="grows with the size of the dataset",
+            fixed="""
+import torch
+def accumulate_activations(sample, net, num_images=50000):
+    pool = []
+    while (torch.cat(pool, 0).shape[0] if len(pool) else 0) < num_images:
+        with torch.no_grad():
+            images, labels = sample()
+            pool_val, logits_val = net(images.float())
+            pool += [pool_val.detach().cpu()]
+    return torch.cat(pool, 0)
+net = load_net().cuda()
+""",
+        ),
         Invalid(  # a marimo notebook: `torch` is the cell parameter the importing cell returns, so this is no_grad
             """
 import marimo

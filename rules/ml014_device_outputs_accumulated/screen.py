@@ -1,6 +1,7 @@
 """ML014's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`): `.append(v)` / `.extend(v)`, `x += [v]`, or an
+Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`, or a `while`
+whose test names a sample count, `naming.SAMPLE_COUNT`): `.append(v)` / `.extend(v)`, `x += [v]`, or an
 assignment `x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
 `validation_step` / `test_step` / `predict_step`, `.append(v)` / `.extend(v)` on `self.<attr>`
 (or a subscript of it); or a step hook returning a value in a class that also defines the matching
@@ -12,17 +13,24 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.tables import EPOCH_END_KEEPS, EVALUATION_STEP_HOOKS
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     for loop in source.nodes(ast.For, ast.AsyncFor):
-        if not (any(BATCH_SOURCE.search(word) for word in words_in(loop.iter)) or _strides_by_batch(loop.iter)):  # type: ignore[attr-defined]
+        if not (any(BATCH_SOURCE.search(word) for word in words_in(loop.iter)) or _strides_by_batch(loop.iter) or _loader_by_key(loop.iter)):  # type: ignore[attr-defined]
             continue
         for node in ast.walk(loop):
             if _keeps(node) or _grows_list(node) or _concatenates(node):
+                return True
+    for loop in source.nodes(ast.While):
+        # `while len(feats) < num_images:` (iteration.fills_to_sample_count): bounded by a sample count
+        if not any(SAMPLE_COUNT.search(word) for word in words_in(loop.test)):  # type: ignore[attr-defined]
+            continue
+        for node in ast.walk(loop):
+            if _keeps(node) or _grows_list(node):
                 return True
     for function in source.nodes(*FUNCTIONS):
         if function.name not in EVALUATION_STEP_HOOKS:  # type: ignore[attr-defined]
@@ -52,6 +60,17 @@ def _strides_by_batch(iterable: ast.AST) -> bool:
     step = iterable.args[2]
     name = step.id if isinstance(step, ast.Name) else step.attr if isinstance(step, ast.Attribute) else None
     return name is not None and BATCH_STRIDE.search(name) is not None
+
+
+def _loader_by_key(iterable: ast.AST) -> bool:
+    """`dataloaders[phase]` (in `tqdm(...)` / `enumerate(...)`), as `iteration._loader_by_key` asks."""
+    while isinstance(iterable, ast.Call) and iterable.args and _callee(iterable) in ("tqdm", "enumerate", "trange"):
+        iterable = iterable.args[0]
+    if not isinstance(iterable, ast.Subscript):
+        return False
+    held = iterable.value
+    name = held.id if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else ""
+    return LOADERS_BY_KEY.search(name) is not None
 
 
 def _callee(call: ast.Call) -> str:
