@@ -2,7 +2,8 @@
 attributes bound more than once (`self.fc = nn.Linear(4, 4)`, then `self.fc = nn.Identity()` in a
 branch, or `model.fc = nn.Identity()` elsewhere), containers whose elements are replaced
 (`features[0] = ...`, `del features[0]`, `features.insert(...)`), and hooks that see a layer's input
-or output (`register_forward_hook`, a full backward hook, a feature extractor).
+or output (`register_forward_hook`, a full backward hook, a feature extractor; not a forward pre-hook
+that reads none of its inputs: analysis/blind_hooks.py).
 
 A rule that trusts "this attribute is the layer the constructor built" (ML003's `inplace=True` on a
 fresh layer output) asks here first.  It is by name, and errs towards "may change": `self.fc` is
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from memlint.analysis.blind_hooks import PRE_HOOK_REGISTRATIONS, blind_pre_hook
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -120,6 +122,7 @@ def _collect(module: cst.Module) -> ModuleChanges:
         elif type(target) is cst.Subscript and _may_set_an_element(target):  # type: ignore[arg-type]
             changed.add(_last_name(target.value) or ANY)  # type: ignore[attr-defined]
 
+    plain_setattrs: set[int] | None = None  # found on the first `setattr` under a name not literal (rare)
     hooking = _names_from_hooking_libraries(module)
     if ANY in hooking:  # `from captum.attr import *`: any call may be one
         hooked = hooked_unknown = True
@@ -149,7 +152,9 @@ def _collect(module: cst.Module) -> ModuleChanges:
             called = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
             if hooking and _root_name(func) in hooking:
                 hooked = hooked_unknown = True  # `DeepLift(net)`, `captum.attr.LayerGradCam(net, net.conv)`
-            if called in HOOK_REGISTRATIONS:
+            if called in PRE_HOOK_REGISTRATIONS and blind_pre_hook(node, module):  # type: ignore[arg-type]
+                pass  # it reads no input and returns none: it sees no tensor (analysis/blind_hooks.py)
+            elif called in HOOK_REGISTRATIONS:
                 hooked = True
                 names = _attribute_path(func.value) if type(func) is cst.Attribute and called.startswith(_ON_A_MODULE) else None
                 if names:
@@ -166,7 +171,10 @@ def _collect(module: cst.Module) -> ModuleChanges:
                     key = named.evaluated_value  # type: ignore[union-attr]
                     bindings[key] = bindings.get(key, 0) + 1
                 elif called == "setattr" or (len(args) > position and position == 0):
-                    bindings[ANY] = 1
+                    if called == "setattr" and plain_setattrs is None:
+                        plain_setattrs = _setattrs_of_computed_values(module)
+                    if not (called == "setattr" and id(node) in plain_setattrs):  # type: ignore[operator]
+                        bindings[ANY] = 1
     if hooked_names & aliases:
         hooked_unknown = True  # `self.head = self.fc`, then `model.head` hooked: the hook is on `fc` too
     # `self.<name>` bound inside classes was counted above too: what is left is bound elsewhere.
@@ -257,6 +265,8 @@ def _may_set_an_element(target: cst.Subscript) -> bool:
     if type(index) is cst.Slice:
         return False
     key = index.value  # type: ignore[union-attr]
+    if type(key) is cst.Call and type(key.func) is cst.Attribute and key.func.attr.value == "format" and type(key.func.value) is cst.SimpleString:  # type: ignore[attr-defined]
+        key = key.func.value  # `"relu{}".format(i)`: a string key as well
     if type(key) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
         return _last_name(target.value) == "_modules"
     return True
@@ -271,6 +281,60 @@ def _sets_a_non_module(call: cst.Call) -> bool:
         type(call.func) is cst.Name and call.func.value == "setattr" and len(args) == 3  # type: ignore[attr-defined]
         and not any(a.keyword or a.star for a in args) and _evidently_not_a_module(args[2].value)
     )  # fmt: skip
+
+
+def _setattrs_of_computed_values(module: cst.Module) -> set[int]:
+    """The `setattr(obj, name, value)` calls of the file's methods whose value is a local name the
+    method binds once to something evidently no module, or to what a method of the same class returns
+    when its every `return` is evidently no module: StyleGAN's `EqualLR.__call__` does `weight =
+    self.compute_weight(module)` (which returns `weight * sqrt(2 / fan_in)`), then `setattr(module,
+    self.name, weight)`.  Like `_sets_a_non_module`, such a call rebinds no submodule."""
+    found: set[int] = set()
+    for node in code_descendants(module):
+        if type(node) is not cst.ClassDef:
+            continue
+        methods = {s.name.value: s for s in node.body.body if type(s) is cst.FunctionDef}  # type: ignore[attr-defined]
+        computing = {name for name, m in methods.items() if _returns_no_module(m)}
+        for method in methods.values():
+            bound: dict[str, list] = {}
+            calls: list[cst.Call] = []
+            for inner in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                kind = type(inner)
+                if kind is cst.Assign:
+                    for target in inner.targets:  # type: ignore[attr-defined]
+                        for name in _target_names(target.target):
+                            bound.setdefault(name, []).append(inner.value if type(target.target) is cst.Name else None)  # type: ignore[attr-defined]
+                elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del):
+                    for name in _target_names(inner.target):  # type: ignore[attr-defined]
+                        bound.setdefault(name, []).append(None)
+                elif kind is cst.Call and type(inner.func) is cst.Name and inner.func.value == "setattr":  # type: ignore[attr-defined]
+                    calls.append(inner)  # type: ignore[arg-type]
+            params = {p.name.value for p in (*method.params.posonly_params, *method.params.params, *method.params.kwonly_params)}
+            for call in calls:
+                args = call.args
+                if len(args) != 3 or any(a.keyword or a.star for a in args) or type(args[2].value) is not cst.Name:
+                    continue
+                name = args[2].value.value  # type: ignore[attr-defined]
+                values = bound.get(name, [])
+                if name in params or len(values) != 1 or values[0] is None:
+                    continue
+                value = values[0]
+                if _evidently_not_a_module(value) or (
+                    type(value) is cst.Call and type(value.func) is cst.Attribute  # type: ignore[attr-defined]
+                    and type(value.func.value) is cst.Name and value.func.value.value == "self"  # type: ignore[attr-defined]
+                    and value.func.attr.value in computing  # type: ignore[attr-defined]
+                ):  # fmt: skip
+                    found.add(id(call))
+    return found
+
+
+def _returns_no_module(method: cst.FunctionDef) -> bool:
+    returns = [n for n in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
+    return bool(returns) and all(_evidently_not_a_module(r.value) for r in returns)  # type: ignore[attr-defined]
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    return [n.value for n in [target, *code_descendants(target)] if type(n) is cst.Name]  # type: ignore[attr-defined]
 
 
 def _evidently_not_a_module(value: cst.BaseExpression | None) -> bool:

@@ -49,10 +49,17 @@ def sequential_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, O
 
 def added_layer(statement: cst.CSTNode) -> Optional[tuple[str, str, cst.Call]]:
     """`layers.append(nn.ReLU())` -> ("append", "layers", the call); `net.add_module("relu", nn.ReLU())`
-    -> ("add_module", "net", the call); `self.net.add_module(...)` -> ("add_module", "self.net", ...)."""
+    -> ("add_module", "net", the call); `self.net.add_module(...)` -> ("add_module", "self.net", ...);
+    `layers["relu1"] = nn.ReLU()` (also `layers["relu{}".format(i)]`, an f-string key) -> ("setitem",
+    "layers", the call)."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call):
+        target = small.targets[0].target
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and key_template(target) is not None:
+            return "setitem", target.value.value, small.value
+        return None
     if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
         return None
     call = small.value
@@ -112,6 +119,80 @@ def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
             if node.attr.value not in ("append", "extend"):
                 return False
     return True
+
+
+def key_template(target: cst.Subscript) -> Optional[str]:
+    """The literal part of a string key: `d["relu1"]` -> "relu1", `d["relu{}".format(i)]` -> "relu{}",
+    `d[f"relu{i}"]` -> "relu{}"; None for any other key."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    key = target.slice[0].slice.value
+    if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+        return "=" + key.evaluated_value
+    if (
+        isinstance(key, cst.Call) and isinstance(key.func, cst.Attribute) and key.func.attr.value == "format"
+        and isinstance(key.func.value, cst.SimpleString) and isinstance(key.func.value.evaluated_value, str)
+    ):  # fmt: skip
+        return "{" + key.func.value.evaluated_value
+    if isinstance(key, cst.FormattedString):
+        return "{" + "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in key.parts)
+    return None
+
+
+def dict_given_to_sequential_only(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
+    """Is `name` bound once in `scope`, to an empty `OrderedDict()`, given only to `nn.Sequential(name)`
+    and otherwise only filled by `name[<string key>] = ...` with keys of pairwise different literal
+    parts (so that no key can move a layer: an OrderedDict keeps a key where it was first set)?
+    Returns the name the Sequential is bound to ("" where it is not bound once), None where not."""
+    nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
+    made = given = 0
+    templates: dict[str, str] = {}
+    bound: list[str] = []
+    filled: set[int] = set()
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Assign:
+            value, targets = node.value, [t.target for t in node.targets]  # type: ignore[attr-defined]
+            for target in targets:
+                if type(target) is cst.Name and target.value == name:  # type: ignore[attr-defined]
+                    if not (type(value) is cst.Call and not value.args and _ordered_dict(value.func, ctx)):  # type: ignore[attr-defined]
+                        return None
+                    made += 1
+                elif type(target) is cst.Subscript and type(target.value) is cst.Name and target.value.value == name:  # type: ignore[attr-defined]
+                    template = key_template(target)  # type: ignore[arg-type]
+                    if template is None:
+                        return None
+                    # one template, one statement: `d["fc{}".format(i)]` in a loop sets a new key each turn
+                    if templates.setdefault(template, str(id(node))) != str(id(node)):
+                        return None
+                    filled.add(id(target))
+            if type(value) is cst.Call and torch_nn_name(ctx, value.func) == "Sequential":  # type: ignore[attr-defined]
+                args = value.args  # type: ignore[attr-defined]
+                if any(type(a.value) is cst.Name and a.value.value == name for a in args):
+                    if len(args) != 1 or args[0].keyword is not None or args[0].star or len(targets) != 1:
+                        return None
+                    named = targets[0].value if type(targets[0]) is cst.Name else _self_attr(targets[0])  # type: ignore[attr-defined]
+                    bound.append(named or "")
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.Del, cst.NamedExpr):
+            if any(type(n) is cst.Name and n.value == name for n in [node.target, *code_descendants(node.target)]):  # type: ignore[attr-defined]
+                return None
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Call and any(type(a.value) is cst.Name and a.value.value == name for a in node.args):  # type: ignore[attr-defined]
+            if torch_nn_name(ctx, node.func) != "Sequential":  # type: ignore[attr-defined]
+                return None  # passed somewhere else as well
+            given += 1
+        elif kind is cst.Subscript and type(node.value) is cst.Name and node.value.value == name and id(node) not in filled:  # type: ignore[attr-defined]
+            return None  # read or deleted
+        elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:  # type: ignore[attr-defined]
+            return None  # `d.pop(...)`, `d.move_to_end(...)`, `d.update(...)`
+    if made != 1 or given < 1:
+        return None
+    return bound[0] if len(bound) == 1 else ""
+
+
+def _ordered_dict(func: cst.BaseExpression, ctx) -> bool:
+    return ctx.resolve(func) in ("collections.OrderedDict", "typing.OrderedDict")
 
 
 def sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:

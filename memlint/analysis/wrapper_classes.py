@@ -12,6 +12,13 @@ the file:
   defines no `__call__`.
 
 What the wrapper's `forward` does before that (recompute a weight) changes no output it returns.
+
+`owned_layer` answers the same question for a class that builds its layer itself (StyleGAN's
+`EqualConv2d`: `conv = nn.Conv2d(*args, **kwargs)`, `self.conv = equal_lr(conv)`, and `forward`
+returns `self.conv(input)`): the same conditions on the class and the attribute, with the
+constructor binding `self.<a>` to one layer call (through helpers that return their argument, also
+by a local name the constructor binds once to that call).  `EqualConv2d(...)` outputs what that
+layer outputs.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.initialisers import returns_its_argument, unwrapped_layer
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.walk import code_descendants
@@ -37,6 +45,125 @@ def wrapped_layer(ctx: "Context", call: cst.Call) -> Optional[cst.BaseExpression
     if first.keyword is not None or first.star:
         return None
     return first.value if call.func.value in forwarding_classes(ctx) else None  # type: ignore[attr-defined]
+
+
+def owned_layer(ctx: "Context", call: cst.Call) -> Optional[cst.Call]:
+    """The layer call whose output a call of such a class returns (`nn.Conv2d(*args, **kwargs)` of
+    `EqualConv2d(3, 8, 1)`); None where the call builds no such class."""
+    if type(call.func) is not cst.Name:
+        return None
+    return owning_classes(ctx).get(call.func.value)  # type: ignore[attr-defined]
+
+
+def owning_classes(ctx: "Context") -> dict:
+    """The file's classes whose `forward` returns the output of a layer their constructor builds,
+    each with that layer's call (memoised)."""
+    return ctx.memo("owning-classes", lambda: _collect_owners(ctx))  # type: ignore[return-value]
+
+
+def _collect_owners(ctx: "Context") -> dict:
+    found: dict[str, cst.Call] = {}
+    changes = None
+    for node in _single_module_classes(ctx):
+        methods = _methods(node)
+        if "__call__" in methods or len(methods.get("__init__", ())) != 1 or len(methods.get("forward", ())) != 1:
+            continue
+        init, forward = methods["__init__"][0], methods["forward"][0]
+        if init.decorators or forward.decorators:
+            continue
+        attribute = _returned_attribute(forward)
+        if attribute is None:
+            continue
+        layer = _layer_bound(ctx, init, attribute)
+        if layer is None or torch_nn_name(ctx, layer.func) is None:
+            continue
+        changes = changes or module_changes(ctx)
+        name = node.name.value
+        if changes.subclasses.get(name) or not changes.bound_once(attribute, name) or changes.hooks_may_see([attribute]):
+            continue
+        found[name] = layer
+    return found
+
+
+def _single_module_classes(ctx: "Context") -> list[cst.ClassDef]:
+    """The module-level classes of the file defined once, on `nn.Module` alone."""
+    defined: dict[str, int] = {}
+    candidates: list[cst.ClassDef] = []
+    for statement in ctx.module.body:
+        if type(statement) is cst.ClassDef:
+            defined[statement.name.value] = defined.get(statement.name.value, 0) + 1
+            if len(statement.bases) == 1 and torch_nn_name(ctx, statement.bases[0].value) == "Module":
+                candidates.append(statement)
+    return [c for c in candidates if defined[c.name.value] == 1]
+
+
+def _methods(node: cst.ClassDef) -> dict[str, list[cst.FunctionDef]]:
+    methods: dict[str, list[cst.FunctionDef]] = {}
+    for statement in node.body.body:  # type: ignore[attr-defined]
+        if type(statement) is cst.FunctionDef:
+            methods.setdefault(statement.name.value, []).append(statement)
+    return methods
+
+
+def _returned_attribute(forward: cst.FunctionDef) -> Optional[str]:
+    """The `a` of `self.<a>(...)` / `self.<a>.forward(...)` that every `return` of `forward` returns."""
+    returns = [n for n in code_descendants(forward.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
+    attributes = set()
+    for r in returns:
+        value = r.value  # type: ignore[attr-defined]
+        if type(value) is not cst.Call:
+            return None
+        func = value.func
+        if type(func) is cst.Attribute and func.attr.value == "forward" and _self_attribute(func.value) is not None:
+            func = func.value
+        attribute = _self_attribute(func)
+        if attribute is None:
+            return None
+        attributes.add(attribute)
+    return attributes.pop() if len(attributes) == 1 else None
+
+
+def _layer_bound(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Optional[cst.Call]:
+    """The one layer call the constructor binds `self.<attribute>` to: `self.conv = nn.Conv2d(...)`,
+    `self.conv = equal_lr(nn.Conv2d(...))`, or `conv = nn.Conv2d(...)` then `self.conv = equal_lr(conv)`."""
+    values: list[cst.BaseExpression] = []
+    locals_: dict[str, list[cst.BaseExpression]] = {}
+    for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        kind = type(node)
+        if kind is cst.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                if _self_attribute(target.target) == attribute:
+                    values.append(node.value)  # type: ignore[attr-defined]
+                elif type(target.target) is cst.Name:
+                    locals_.setdefault(target.target.value, []).append(node.value)  # type: ignore[attr-defined]
+                elif _names_any(target.target):
+                    for name in _names_any(target.target):
+                        locals_.setdefault(name, []).append(cst.Name("_"))  # bound otherwise: unknown
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del):
+            for name in _names_any(node.target):  # type: ignore[attr-defined]
+                locals_.setdefault(name, []).append(cst.Name("_"))
+    if len(values) != 1:
+        return None
+    value = values[0]
+    for _ in range(4):
+        if type(value) is cst.Name:
+            bound = locals_.get(value.value, [])  # type: ignore[attr-defined]
+            if len(bound) != 1:
+                return None
+            value = bound[0]
+            continue
+        if type(value) is not cst.Call:
+            return None
+        inner = value.args[0].value if value.args and value.args[0].keyword is None and not value.args[0].star else None  # type: ignore[attr-defined]
+        if type(inner) is cst.Name and returns_its_argument(ctx, value.func):  # type: ignore[attr-defined]
+            value = inner  # `equal_lr(conv)`: the helper returns the layer it is given
+            continue
+        return unwrapped_layer(ctx, value)  # type: ignore[arg-type]
+    return None
+
+
+def _names_any(target: cst.CSTNode) -> list[str]:
+    return [n.value for n in [target, *code_descendants(target)] if type(n) is cst.Name]  # type: ignore[attr-defined]
 
 
 def forwarding_classes(ctx: "Context") -> frozenset[str]:

@@ -16,7 +16,8 @@ from memlint.analysis.inventory import inventory, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, element_list, indexed_element
 from memlint.analysis.module_lists import nested_element_classes
-from memlint.analysis.wrapper_classes import wrapped_layer
+from memlint.analysis.fresh_forwards import fresh_output_classes
+from memlint.analysis.wrapper_classes import owned_layer, owning_classes, wrapped_layer
 from memlint.analysis.norm_layers import norm_attributes, norm_built
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
@@ -24,6 +25,7 @@ from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
 from memlint.analysis.sequences import (
     added_layer,
+    dict_given_to_sequential_only,
     empty_sequential_target,
     sequential_bound_to,
     sequential_elements,
@@ -142,7 +144,9 @@ class ActivationNotInplace(Rule):
 
     - in an `nn.Sequential(...)` (or the `OrderedDict`, or a list display that is unpacked into
       `nn.Sequential(*layers)` in the same function, or a list filled by consecutive
-      `layers.append(...)` statements and unpacked so, or consecutive `net.add_module(name, ...)`
+      `layers.append(...)` statements and unpacked so, or an `OrderedDict()` filled by consecutive
+      `layers["relu{}".format(i)] = ...` statements, each key's literal part set by one statement
+      only, and given to `nn.Sequential(layers)`, or consecutive `net.add_module(name, ...)`
       statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
       `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
       `if`) right after a layer that does not
@@ -151,7 +155,12 @@ class ActivationNotInplace(Rule):
       (`layer_init(nn.Conv2d(...))` defined in the file with `return layer`, a lambda over such a
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`), or built
-      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), or a norm
+      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), or a
+      module class of the file whose `forward` returns that layer's output (`EqualConv2d`, which
+      builds `nn.Conv2d(...)` in its constructor and returns `self.conv(input)`) or a fresh tensor
+      (`return image + self.weight * noise`, `out = F.conv2d(...)` then `return out`, `return
+      F.elu(h)`: analysis/fresh_forwards.py; also for `F.relu(self.noise(x))` and `self.relu(...)`
+      below), or a norm
       the file names otherwise: a constructor parameter named as one (`norm_layer(c)`,
       `BatchNorm(planes)`) whose every value the file shows (default, arguments) is a norm class, or
       a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias); the
@@ -217,7 +226,9 @@ class ActivationNotInplace(Rule):
     `self.relu = nn.ReLU()` modules called outside the class's methods or on a value that is not fresh
     (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
     by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
-    a module it cannot name (`m` of `model.modules()`) does. A legacy `register_backward_hook`
+    a module it cannot name (`m` of `model.modules()`) does, unless it is a forward pre-hook that
+    reads none of its inputs and returns nothing (StyleGAN's equalised learning rate: it sees no
+    tensor of the forward pass). A legacy `register_backward_hook`
     silences nothing: torch puts it on the layer's own autograd node, it is handed gradients, never
     the layer's output, and in-place gives the same gradients with it (a full backward hook wraps
     the output, and in place its backward raises: that one silences).
@@ -271,6 +282,104 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a key set again: an OrderedDict keeps it where it was first set, so the order is not the statements'
+            """
+from collections import OrderedDict
+from torch import nn
+layers = OrderedDict()
+layers["act"] = nn.Tanh()
+layers["fc"] = nn.Linear(4, 4)
+layers["act"] = nn.ReLU()
+net = nn.Sequential(layers)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the dict is read as well: its layers may be used elsewhere
+            """
+from collections import OrderedDict
+from torch import nn
+layers = OrderedDict()
+layers["fc"] = nn.Linear(4, 4)
+layers["relu"] = nn.ReLU()
+net = nn.Sequential(layers)
+probe = layers["fc"]
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class keeps what its forward returns: an in-place activation after it would change the kept tensor
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Down(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(c, c, 3, 3))
+        self.kept = []
+    def forward(self, input):
+        out = F.conv2d(input, self.weight, stride=2, padding=1)
+        self.kept.append(out)
+        return out
+block = nn.Sequential(nn.Conv2d(4, 4, 1), Down(4), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class's forward returns its input on one path: the caller's tensor
+            """
+import torch
+from torch import nn
+class Maybe(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(1, c, 1, 1))
+    def forward(self, x, noise=None):
+        if noise is None:
+            return x
+        return x + self.weight * noise
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.noise = Maybe(c)
+        self.lrelu = nn.LeakyReLU(0.2)
+    def forward(self, x):
+        return self.lrelu(self.noise(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the pre-hook keeps its input: it may be on the activation, whose input in place would change (issue 27)
+            """
+from torch import nn
+kept = []
+def keep(module, args):
+    kept.append(args[0])
+class EqualConv2d(nn.Module):
+    def __init__(self, *args):
+        super().__init__()
+        conv = nn.Conv2d(*args)
+        self.conv = conv
+    def forward(self, input):
+        return self.conv(input)
+block = nn.Sequential(EqualConv2d(4, 4, 3, padding=1), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+for layer in block:
+    layer.register_forward_pre_hook(keep)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class's forward returns its layer's output only on one path: the other may return a kept tensor
+            """
+from torch import nn
+class Maybe(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+    def forward(self, x):
+        if x.shape[1] == 1:
+            return x
+        return self.conv(x)
+block = nn.Sequential(nn.Conv2d(4, 4, 1), Maybe(4), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+""",
+            config=_EXACT,
+        ),
         Valid(  # a full backward hook wraps the layer's output: changed in place, backward raises (issue 27)
             """
 import torch.nn.functional as F
@@ -1185,6 +1294,196 @@ def separable(c, smooth=False):
     ]
 
     INVALID = [
+        Invalid(  # an OrderedDict filled key by key and given to nn.Sequential (issue 27)
+            """
+from collections import OrderedDict
+from torch import nn
+def mlp(dims):
+    layers = OrderedDict()
+    for i, (a, b) in enumerate(zip(dims, dims[1:])):
+        layers["fc{}".format(i + 1)] = nn.Linear(a, b)
+        layers["relu{}".format(i + 1)] = nn.ReLU()
+    layers["out"] = nn.Linear(dims[-1], 2)
+    return nn.Sequential(layers)
+""",
+            line=7,
+            column=42,
+            config=_EXACT,
+            fixed="""
+from collections import OrderedDict
+from torch import nn
+def mlp(dims):
+    layers = OrderedDict()
+    for i, (a, b) in enumerate(zip(dims, dims[1:])):
+        layers["fc{}".format(i + 1)] = nn.Linear(a, b)
+        layers["relu{}".format(i + 1)] = nn.ReLU(inplace=True)
+    layers["out"] = nn.Linear(dims[-1], 2)
+    return nn.Sequential(layers)
+""",
+            harness=_runs("mlp([4, 8, 8])", "2, 4"),
+        ),
+        Invalid(  # a class of the file whose forward returns a fresh sum: its output is as fresh as a conv's (issue 27)
+            """
+import torch
+from torch import nn
+class NoiseInjection(nn.Module):
+    def __init__(self, channel):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(1, channel, 1, 1))
+    def forward(self, image, noise):
+        return image + self.weight * noise
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.noise = NoiseInjection(c)
+        self.lrelu = nn.LeakyReLU(0.2)
+    def forward(self, x, noise):
+        out = self.conv(x)
+        out = self.noise(out, noise)
+        out = self.lrelu(out)
+        return out
+""",
+            line=14,
+            column=22,
+            fixed="""
+import torch
+from torch import nn
+class NoiseInjection(nn.Module):
+    def __init__(self, channel):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(1, channel, 1, 1))
+    def forward(self, image, noise):
+        return image + self.weight * noise
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.noise = NoiseInjection(c)
+        self.lrelu = nn.LeakyReLU(0.2, inplace=True)
+    def forward(self, x, noise):
+        out = self.conv(x)
+        out = self.noise(out, noise)
+        out = self.lrelu(out)
+        return out
+""",
+            config=_EXACT,
+            harness=Harness(
+                setup="import torch\n",
+                then="""
+model = Block(4)
+x = torch.randn(2, 4, 6, 6, requires_grad=True)
+n = torch.randn(2, 1, 6, 6)
+out = model(x, n)
+out.sum().backward()
+result = (out, x, x.grad, n, [p.grad for p in model.parameters()])
+""",
+            ),
+        ),
+        Invalid(  # a class whose forward returns the name bound just before to a fresh `F.conv2d` result (issue 27)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Down(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(c, c, 3, 3))
+    def forward(self, input):
+        weight = self.weight * 0.5
+        out = F.conv2d(input, weight, stride=2, padding=1)
+        assert not torch.isnan(out).any()
+        return out
+block = nn.Sequential(nn.Conv2d(4, 4, 1), Down(4), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+""",
+            line=13,
+            column=52,
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Down(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(c, c, 3, 3))
+    def forward(self, input):
+        weight = self.weight * 0.5
+        out = F.conv2d(input, weight, stride=2, padding=1)
+        assert not torch.isnan(out).any()
+        return out
+block = nn.Sequential(nn.Conv2d(4, 4, 1), Down(4), nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(4, 4, 1))
+""",
+            harness=_runs("block", "2, 4, 8, 8"),
+        ),
+        Invalid(  # a forward pre-hook that reads no input (StyleGAN's equalised lr) and a class returning its own conv's output (issue 27)
+            """
+from torch import nn
+class EqualLR:
+    def __init__(self, name):
+        self.name = name
+    def compute_weight(self, module):
+        weight = getattr(module, self.name + "_orig")
+        return weight * (2 / weight.data[0].numel()) ** 0.5
+    @staticmethod
+    def apply(module, name):
+        fn = EqualLR(name)
+        weight = getattr(module, name)
+        del module._parameters[name]
+        module.register_parameter(name + "_orig", nn.Parameter(weight.data))
+        module.register_forward_pre_hook(fn)
+        return fn
+    def __call__(self, module, input):
+        weight = self.compute_weight(module)
+        setattr(module, self.name, weight)
+def equal_lr(module, name="weight"):
+    EqualLR.apply(module, name)
+    return module
+class EqualConv2d(nn.Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        conv = nn.Conv2d(*args, **kwargs)
+        conv.bias.data.zero_()
+        self.conv = equal_lr(conv)
+    def forward(self, input):
+        return self.conv(input)
+block = nn.Sequential(EqualConv2d(4, 4, 3, padding=1), nn.LeakyReLU(0.2), nn.Conv2d(4, 4, 1))
+""",
+            line=30,
+            column=56,
+            fixed="""
+from torch import nn
+class EqualLR:
+    def __init__(self, name):
+        self.name = name
+    def compute_weight(self, module):
+        weight = getattr(module, self.name + "_orig")
+        return weight * (2 / weight.data[0].numel()) ** 0.5
+    @staticmethod
+    def apply(module, name):
+        fn = EqualLR(name)
+        weight = getattr(module, name)
+        del module._parameters[name]
+        module.register_parameter(name + "_orig", nn.Parameter(weight.data))
+        module.register_forward_pre_hook(fn)
+        return fn
+    def __call__(self, module, input):
+        weight = self.compute_weight(module)
+        setattr(module, self.name, weight)
+def equal_lr(module, name="weight"):
+    EqualLR.apply(module, name)
+    return module
+class EqualConv2d(nn.Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        conv = nn.Conv2d(*args, **kwargs)
+        conv.bias.data.zero_()
+        self.conv = equal_lr(conv)
+    def forward(self, input):
+        return self.conv(input)
+block = nn.Sequential(EqualConv2d(4, 4, 3, padding=1), nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(4, 4, 1))
+""",
+            harness=_runs("block", "2, 4, 6, 6"),
+        ),
         Invalid(  # a legacy backward hook sits on the conv's own autograd node: it never sees the output (issue 27)
             """
 import torch.nn.functional as F
@@ -3267,16 +3566,21 @@ class Net(nn.Module):
                 previous = self._layer_named(previous.value)  # `conv2d = nn.Conv2d(...)`, then `[conv2d, nn.ReLU()]`
                 if previous is None:
                     continue
+            owner = previous.func.value if type(previous.func) is cst.Name and owned_layer(ctx, previous) is not None else None
             previous = self._unwrapped(previous)
             before = torch_nn_name(ctx, previous.func)
-            after_text = f"`nn.{before}`"
+            after_text = f"`nn.{before}`" if owner is None else f"`{owner}` (which returns its `nn.{before}`'s output)"
+            fresh_class = None
             if before is None:  # `norm_layer(c)`, `BatchNorm(planes)`: a norm the file names otherwise
                 norm = norm_built(ctx, previous, ctx.function_node)
                 if norm is not None:
                     before, after_text = "BatchNorm2d", norm.described  # every norm keeps its input only
-            if before not in FRESH_OUTPUT_LAYERS or (not kinds and ctx.resolve(element.func) is None):
+                elif type(previous.func) is cst.Name and previous.func.value in fresh_output_classes(ctx):
+                    fresh_class = previous.func.value  # `FusedDownsample(...)`, whose forward returns a fresh tensor
+                    after_text = f"`{fresh_class}` (whose `forward` returns a fresh tensor)"
+            if (before not in FRESH_OUTPUT_LAYERS and fresh_class is None) or (not kinds and ctx.resolve(element.func) is None):
                 continue
-            if before not in OUTPUT_NOT_SAVED and not self.selected_by_code():
+            if before not in OUTPUT_NOT_SAVED and fresh_class is None and not self.selected_by_code():
                 continue  # after `nn.GELU` / `nn.Softplus` (an activation, not a layer): exact selection only
             argument, value = inplace_argument(element, INPLACE_MODULES[kind])
             if value is not False:
@@ -3391,6 +3695,12 @@ class Net(nn.Module):
         self._pending.append(pending)
 
     def _added_pair_candidates(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> list[_Pending]:
+        if method == "setitem":  # `layers["relu1"] = nn.ReLU()` of an OrderedDict given to `nn.Sequential(layers)`
+            container = dict_given_to_sequential_only(scope, receiver, self.ctx)
+            if container is None:
+                return []
+            candidates = self._sequence_candidates([(previous, None), (layer, None)], None)
+            return candidates if candidates and not self._elements_may_change(container or None) else []
         if method == "append":
             if "." in receiver or not unpacked_into_sequential_only(scope, receiver, self.ctx):
                 return []
@@ -3413,7 +3723,10 @@ class Net(nn.Module):
         if torch_nn_name(self.ctx, layer.func) is not None:
             return layer
         inner = wrapped_layer(self.ctx, layer)
-        return built_layer(self.ctx, inner) if isinstance(inner, cst.Call) else layer
+        if isinstance(inner, cst.Call):
+            return built_layer(self.ctx, inner)
+        owned = owned_layer(self.ctx, layer)  # `EqualConv2d(...)` returning its own conv's output
+        return owned if owned is not None else layer
 
     def finish(self, facts) -> None:
         self._report_module_activations()
@@ -3517,7 +3830,10 @@ class Net(nn.Module):
                     a for a in norm_attributes(ctx, described.node)
                     if a not in described.attributes and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
                 }  # fmt: skip
-                known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS} | conditional | normed, modules)
+                # `self.noise = NoiseInjection(c)`: a class of the file whose `forward` returns a fresh
+                # tensor (analysis/fresh_forwards.py) or its own layer's output (`EqualConv2d`: wrapper_classes)
+                local = {f"local:{c}" for c in (*fresh_output_classes(ctx), *owning_classes(ctx))}
+                known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS or described.attributes[a].kind in local} | conditional | normed, modules)
             return known
 
         listed: Optional[set[ListElement]] = None

@@ -99,7 +99,8 @@ def _attributes_built_as_layers(source: Source) -> set[str]:
     """`self.fc = nn.Linear(...)`: attributes assigned a call of a layer that does not save its output,
     also through a wrapper (`layer_init(nn.Linear(...))`) (the module-activation path asks for no
     more: a name may hold anything)."""
-    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | _norm_names(source)
+    # a module class of the file may return a fresh tensor (analysis/fresh_forwards.py)
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | _norm_names(source) | _module_classes(source)
     return {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
@@ -168,7 +169,7 @@ def _attributes_holding_layers(source: Source) -> set[str]:
     """`self.<attr>` assigned a layer that does not save its output (`self.fc = nn.Linear(...)`, also
     through a wrapper: `layer_init(nn.Linear(...))`), a `ModuleList(...)` (which may hold them), or
     assigned a name (which may hold one)."""
-    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"]) | _norm_names(source)
+    layer_names = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["ModuleList"]) | _norm_names(source) | _module_classes(source)
     found: set[str] = set()
     for node in source.nodes(ast.Assign, ast.AnnAssign):
         value = node.value  # type: ignore[attr-defined]
@@ -188,10 +189,11 @@ def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
     # selection, as rule.py's _sequence_candidates.
     inplace, before = source.names_for(INPLACE_MODULES), source.names_for(FRESH_OUTPUT_LAYERS if exact else OUTPUT_NOT_SAVED)
     before = before | _factories(source, before) | _norm_names(source)
+    before = before | _module_classes(source)
     sequential = source.names_for(["Sequential"])
     sequences = [node.elts for node in source.nodes(ast.List, ast.Tuple)]  # type: ignore[attr-defined]
     sequences += [node.args for node in source.nodes(ast.Call) if final_name(node.func) in sequential]  # type: ignore[attr-defined]
-    if source.mentions("append", "add_module"):
+    if source.mentions("append", "add_module", "OrderedDict"):
         sequences += _added_one_by_one(source)
         # Added in branches (`if bn: net.add_module(...)`, then `if leaky: net.add_module(...)`): the
         # analysis joins the branches; here, any such layer added and any activation added will do.
@@ -225,6 +227,16 @@ def _factories(source: Source, layers: set[str]) -> set[str]:
     return found
 
 
+def _module_classes(source: Source) -> set[str]:
+    """Classes of the file with a `forward` (looser than the analysis's classes whose `forward` returns
+    a fresh tensor or the output of the layer their constructor builds: `FusedDownsample`, `EqualConv2d`)."""
+    return {
+        node.name  # type: ignore[attr-defined]
+        for node in source.nodes(ast.ClassDef)
+        if any(isinstance(s, FUNCTIONS) and s.name == "forward" for s in node.body)  # type: ignore[attr-defined]
+    }
+
+
 def _added_one_by_one(source: Source) -> list[list[ast.AST]]:
     """The layers of runs of consecutive `x.append(layer)` / `x.add_module(name, layer)` statements."""
     runs: list[list[ast.AST]] = []
@@ -252,8 +264,13 @@ _BLOCK_OWNERS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
 
 
 def _added(statement: ast.stmt):
-    """The layer of `x.append(layer)` / `x.add_module(name, layer)` as a statement (looser than the
-    rule: any receiver)."""
+    """The layer of `x.append(layer)` / `x.add_module(name, layer)` as a statement, or of `x[key] =
+    layer` (an OrderedDict filled for `nn.Sequential(x)`) (looser than the rule: any receiver, any key)."""
+    if (
+        isinstance(statement, ast.Assign) and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Subscript) and isinstance(statement.value, ast.Call)
+    ):  # fmt: skip
+        return statement.value
     if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
         return None
     call = statement.value
