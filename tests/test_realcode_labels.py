@@ -43,6 +43,9 @@ EIGHTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_eighth.csv"
 # The ninth part: issue 27's fourth sealed set, judged at cb766cb and then joined to the corpus.
 NINTH_REPOS_FILE = REPO / "bench" / "realcode_ninth.toml"
 NINTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_ninth.csv"
+# The tenth part: issue 27's fifth sealed set, judged at 6856a98 and then joined to the corpus.
+TENTH_REPOS_FILE = REPO / "bench" / "realcode_tenth.toml"
+TENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_tenth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -53,11 +56,13 @@ PARTS = [
     (SEVENTH_REPOS_FILE, SEVENTH_LABELS_FILE),
     (EIGHTH_REPOS_FILE, EIGHTH_LABELS_FILE),
     (NINTH_REPOS_FILE, NINTH_LABELS_FILE),
+    (TENTH_REPOS_FILE, TENTH_LABELS_FILE),
 ]
-PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
+PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
     SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10, EIGHTH_REPOS_FILE: 10, NINTH_REPOS_FILE: 10,
+    TENTH_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
@@ -96,25 +101,15 @@ def test_corpus_repositories_are_pinned_and_distinct(repos_file, labels_file):
             assert not sub.startswith("/") and ".." not in Path(sub).parts, sub
 
 
-def test_no_repository_is_in_both_parts():
-    development = {entry["name"].lower() for entry in corpus(REPOS_FILE)}
-    heldout = {entry["name"].lower() for entry in corpus(HELDOUT_REPOS_FILE)}
-    assert heldout and not development & heldout
-    third = {entry["name"].lower() for entry in corpus(THIRD_REPOS_FILE)}
-    fourth = {entry["name"].lower() for entry in corpus(FOURTH_REPOS_FILE)}
+def test_no_repository_is_in_two_parts():
+    """Every part is new code: no repository of a part is in an earlier part or in the sealed set."""
     sealed = {entry["name"].lower() for entry in corpus(SEALED_REPOS_FILE)}
-    assert third and not third & (development | heldout | sealed)
-    assert fourth and not fourth & (development | heldout | third | sealed)
-    fifth = {entry["name"].lower() for entry in corpus(FIFTH_REPOS_FILE)}
-    assert fifth and not fifth & (development | heldout | third | fourth | sealed)
-    sixth = {entry["name"].lower() for entry in corpus(SIXTH_REPOS_FILE)}
-    assert sixth and not sixth & (development | heldout | third | fourth | fifth | sealed)
-    seventh = {entry["name"].lower() for entry in corpus(SEVENTH_REPOS_FILE)}
-    assert seventh and not seventh & (development | heldout | third | fourth | fifth | sixth | sealed)
-    eighth = {entry["name"].lower() for entry in corpus(EIGHTH_REPOS_FILE)}
-    assert eighth and not eighth & (development | heldout | third | fourth | fifth | sixth | seventh | sealed)
-    ninth = {entry["name"].lower() for entry in corpus(NINTH_REPOS_FILE)}
-    assert ninth and not ninth & (development | heldout | third | fourth | fifth | sixth | seventh | eighth | sealed)
+    earlier: set[str] = set()
+    for repos_file, _labels in PARTS:
+        names = {entry["name"].lower() for entry in corpus(repos_file)}
+        assert names, repos_file.name
+        assert not names & (earlier | sealed), repos_file.name
+        earlier |= names
 
 
 def test_sealed_set_is_pinned_new_and_not_excluded():
