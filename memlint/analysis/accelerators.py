@@ -10,7 +10,8 @@ launcher's name used (`accelerator.backward(loss)`).  The weaker fact asked here
 identifier or string of the file names an accelerator (tables.ACCELERATOR_IDENTIFIER and
 ACCELERATOR_STRING); the evidence is the first such node, in source order.  Seeding or querying
 CUDA (`torch.cuda.manual_seed(0)`, `torch.cuda.is_available()`: tables.CUDA_QUERIES) places
-nothing and is not a mention.  Comments are not code and do not count.
+nothing and is not a mention, nor is switching CUDA off (`os.environ["CUDA_VISIBLE_DEVICES"] = ""`:
+tables.CUDA_SWITCHED_OFF), which is evidence of a CPU-only run.  Comments are not code and do not count.
 
 A file that names no accelerator and runs code at module level (a script, a notebook: a loop, a
 `with`, a call statement or `if __name__ == "__main__":` at module level) runs on the CPU: CUDA
@@ -23,7 +24,7 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.tables import ACCELERATOR_IDENTIFIER, ACCELERATOR_LETTERS, ACCELERATOR_STRING, CUDA_QUERIES
+from memlint.analysis.tables import ACCELERATOR_IDENTIFIER, ACCELERATOR_LETTERS, ACCELERATOR_STRING, CUDA_QUERIES, CUDA_SWITCHED_OFF
 from memlint.analysis.walk import code_descendants, dotted_name
 
 
@@ -34,13 +35,18 @@ def accelerator_named(module: cst.Module, text: Optional[str]) -> Optional[cst.C
         return None
     queries: set[int] = set()  # ids of the `cuda` names of `torch.cuda.manual_seed` and the like
     torch_names: Optional[frozenset[str]] = None
+    switches_off = text is None or CUDA_SWITCHED_OFF.search(text) is not None
     for node in code_descendants(module):  # pre-order: an Attribute comes before its names
         kind = type(node)
-        if kind is cst.Name:
+        if kind is cst.Assign and switches_off:
+            key = _cuda_switched_off(node)  # type: ignore[arg-type]
+            if key is not None:
+                queries.add(id(key))
+        elif kind is cst.Name:
             if id(node) not in queries and ACCELERATOR_IDENTIFIER.search(node.value):  # type: ignore[attr-defined]
                 return node
         elif kind is cst.SimpleString:
-            if ACCELERATOR_STRING.search(node.value):  # type: ignore[attr-defined]
+            if id(node) not in queries and ACCELERATOR_STRING.search(node.value):  # type: ignore[attr-defined]
                 return node
         elif kind is cst.Attribute and node.attr.value in CUDA_QUERIES:  # type: ignore[attr-defined]
             owner = node.value  # type: ignore[attr-defined]
@@ -49,6 +55,25 @@ def accelerator_named(module: cst.Module, text: Optional[str]) -> Optional[cst.C
                     torch_names = _torch_names(module)
                 if dotted_name(owner.value) in torch_names:
                     queries.add(id(owner.attr))
+    return None
+
+
+def _cuda_switched_off(node: cst.Assign) -> Optional[cst.SimpleString]:
+    """The `"CUDA_VISIBLE_DEVICES"` key of `os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or `"-1"`), an
+    assignment that hides every GPU; None for any other assignment."""
+    if len(node.targets) != 1 or type(node.value) is not cst.SimpleString:
+        return None
+    if node.value.evaluated_value not in ("", "-1"):
+        return None
+    target = node.targets[0].target
+    if type(target) is not cst.Subscript or len(target.slice) != 1:
+        return None
+    if not (dotted_name(target.value) or "").endswith("environ"):
+        return None
+    index = target.slice[0].slice
+    key = index.value if isinstance(index, cst.Index) else None
+    if type(key) is cst.SimpleString and key.evaluated_value == "CUDA_VISIBLE_DEVICES":
+        return key
     return None
 
 

@@ -51,7 +51,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 9  # 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 10  # 10: `host` also for a file that names CUDA only to hide the GPUs; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -146,7 +146,7 @@ class _Summary:
             "format": FORMAT,
             "imports": self.imports,
             **({"stars": self.stars} if self.stars else {}),
-            **({"host": True} if not tables.ACCELERATOR_TEXT.search(self.source.text) else {}),
+            **({"host": True} if not _names_accelerator(self.source.text) else {}),
             "defs": sorted(self.defs),
             "classes": self.classes,
             "functions": {k: _compact(r) for k, r in self.functions.items()},
@@ -1520,3 +1520,10 @@ def _is_main_guard(test: ast.expr) -> bool:
     return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and any(
         isinstance(x, ast.Constant) and x.value == "__main__" for x in sides
     )
+
+
+def _names_accelerator(text: str) -> bool:
+    """Does the text mention an accelerator, other than to switch CUDA off (tables.CUDA_SWITCHED_OFF)?"""
+    if tables.CUDA_SWITCHED_OFF.search(text):
+        text = tables.CUDA_SWITCHED_OFF.sub("", text)
+    return tables.ACCELERATOR_TEXT.search(text) is not None

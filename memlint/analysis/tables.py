@@ -310,6 +310,10 @@ FRESH_OUTPUT_LAYERS = OUTPUT_NOT_SAVED | frozenset(
 # a comment that mentions a GPU counts (the semantic model's `accelerator_named` below is the exact
 # form, on the file's names and strings).
 ACCELERATOR_TEXT = re.compile(r"cuda|device|gpu|accelerat|\b(?:mps|xpu|tpu)\b", re.I)
+# `os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or "-1") hides every GPU from the process: it names CUDA
+# only to switch it off, evidence of a CPU-only run, not of an accelerator (ikostrikov/pytorch-a3c's
+# main.py).  Both the text check above (the summary's `host` bit) and `accelerator_named` skip it.
+CUDA_SWITCHED_OFF = re.compile(r"""environ\s*\[\s*(['"])CUDA_VISIBLE_DEVICES\1\s*\]\s*=\s*(['"])(?:-1)?\2""")
 # Words that name an accelerator (the semantic model's `accelerator_named` fact, accelerators.py).
 # An identifier names one when it is `cuda...` or has one of these as a whole `_`-separated part
 # (`device`, `use_cuda`, `args.gpu`, `n_gpus`, `accelerator`, `mps_device`, `gpu0`); a string when it

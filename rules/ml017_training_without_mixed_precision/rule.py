@@ -57,7 +57,8 @@ class TrainingWithoutMixedPrecision(Rule):
     steps (gradient accumulation over micro-batches) counts for the loop that steps.
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
-    `gpu`, ... anywhere: CUDA autocast has nothing to apply to on the CPU), unless the training
+    `gpu`, ... anywhere, or only to hide the GPUs with `os.environ["CUDA_VISIBLE_DEVICES"] = ""`:
+    CUDA autocast has nothing to apply to on the CPU), unless the training
     work its loop calls is in another file that names one (TD3's `policy.train`); a loop that runs no model
     (two scalar weights fitted to a test function: no activations to shrink). A file with no code
     at module level (a library module) may get its device from its caller, so it is not required
@@ -173,6 +174,20 @@ model = nn.Sequential(nn.Embedding(100, 10), nn.Flatten(), nn.Linear(20, 100))
 optimizer = optim.SGD(model.parameters(), lr=1e-3)
 for context, target in trigrams:
     loss = nn.functional.cross_entropy(model(context), target)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(  # the only CUDA mention hides every GPU (ikostrikov/pytorch-a3c): a CPU-only run, CUDA autocast cannot apply
+            """
+import os
+import torch
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
+model = torch.nn.Linear(8, 4)
+optimizer = torch.optim.Adam(model.parameters())
+for x in loader:
+    loss = model(x).sum()
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
