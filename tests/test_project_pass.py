@@ -1258,3 +1258,115 @@ def test_a_meter_class_of_another_file_keeps_the_history_it_is_given(project):
     assert _findings(".", "--select", "ML001") == [("train.py", "ML001", 11)]
     write(project / "utils.py", TRACKER.replace("self.sum += val * n", "self.sum += val.item() * n"))
     assert _findings(".", "--select", "ML001") == []  # it keeps numbers
+
+
+def test_a_project_whose_only_cuda_mention_hides_the_gpus_is_cpu_only(project):
+    # ikostrikov/pytorch-a3c: main.py sets CUDA_VISIBLE_DEVICES to "" before it starts the workers;
+    # that mention switches the GPU off: evidence of a CPU-only run, not of an accelerator.
+    write(project / "train.py", """
+        import torch
+
+        def train(model, optimizer, loader):
+            for x in loader:
+                loss = model(x).sum()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    """)
+    write(project / "main.py", """
+        import os
+        from train import train
+
+        if __name__ == "__main__":
+            os.environ["CUDA_VISIBLE_DEVICES"] = ""
+            train(model, optimizer, loader)
+    """)
+    assert _findings(".", "--select", "ML017") == []
+    write(project / "main.py", (project / "main.py").read_text().replace('""', '"0"'))
+    assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 4)]
+
+
+def test_a_loop_whose_model_runs_in_a_loss_helper_of_another_file_is_reported(project):
+    # yaodongyu/TRADES: `loss = trades_loss(model=model, ...)` of trades.py runs the model; the loop
+    # backpropagates and steps itself.
+    write(project / "trades.py", """
+        import torch
+
+        def trades_loss(model, x, y):
+            return torch.nn.functional.cross_entropy(model(x), y)
+    """)
+    write(project / "train.py", """
+        import torch
+        from trades import trades_loss
+
+        device = torch.device("cuda")
+
+        def train(model, loader, optimizer):
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = trades_loss(model=model, x=x.to(device), y=y.to(device))
+                loss.backward()
+                optimizer.step()
+    """)
+    assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 7)]
+
+
+def test_a_script_without_torch_whose_step_is_another_files_trainer_is_reported(project):
+    # NVlabs/SPADE: train.py never writes "torch"; Pix2PixTrainer's methods (another file, which
+    # names the GPUs) run the model, backpropagate and step on every call.
+    write(project / "pix2pix_trainer.py", """
+        import torch
+
+        class Pix2PixTrainer:
+            def __init__(self, opt):
+                self.model = torch.nn.Linear(4, 2).cuda(opt.gpu_ids[0])
+                self.optimizer_G = torch.optim.Adam(self.model.parameters())
+
+            def run_generator_one_step(self, data):
+                self.optimizer_G.zero_grad()
+                loss = self.model(data).mean()
+                loss.backward()
+                self.optimizer_G.step()
+    """)
+    write(project / "train.py", """
+        from pix2pix_trainer import Pix2PixTrainer
+
+        trainer = Pix2PixTrainer(opt)
+        for epoch in range(10):
+            for data_i in dataloader:
+                trainer.run_generator_one_step(data_i)
+    """)
+    assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 5)]
+
+
+def test_a_loop_calling_a_module_whose_forward_trains_is_reported(project):
+    # dragen1860/MAML-Pytorch: `maml = Meta(args, config).to(device)`; each step calls `maml(...)`,
+    # whose forward (meta.py) backpropagates and steps the meta-optimizer.
+    write(project / "meta.py", """
+        import torch
+        from torch import nn
+
+        class Meta(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Linear(4, 2)
+                self.meta_optim = torch.optim.Adam(self.net.parameters())
+
+            def forward(self, x):
+                loss = self.net(x).sum()
+                self.meta_optim.zero_grad()
+                loss.backward()
+                self.meta_optim.step()
+                return loss.item()
+    """)
+    write(project / "train.py", """
+        import torch
+        from meta import Meta
+
+        def main():
+            device = torch.device("cuda")
+            maml = Meta().to(device)
+            for x in db:
+                accs = maml(x.to(device))
+    """)
+    assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 7)]

@@ -655,7 +655,7 @@ def _note_import(node: cst.CSTNode, found: dict[str, str]) -> None:
 
 
 # Module methods that return the module itself: `Net().cuda().eval()` is still the `Net`.
-MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "requires_grad_", "half", "float", "double", "bfloat16", "to_empty", "train", "eval"})
+MODULE_RETURNING = tables.MODULE_RETURNING  # (in tables: the project pass's summaries read it too)
 
 
 def _name_assignments(scope: cst.CSTNode) -> Iterator[tuple[str, cst.BaseExpression]]:

@@ -57,6 +57,8 @@ def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:
         # `agent = Agent(...)`: `agent.update(batch)` runs the method of that class)
         return frozenset()
     found = dict(updates).get(written)
+    if found is None and type(func) is cst.Name:
+        found = dict(updates).get(f"{written}.__call__")  # `maml(x)`: the instance's forward (Meta.forward)
     return frozenset(found.split(",")) if found else frozenset()
 
 

@@ -30,7 +30,8 @@ A summary says, for each module-level function and each method of a module-level
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
-["i", "Class", method, "obj"] (`obj.m()` with `obj = Class(...)` earlier in the function), ["m", method]
+["i", "Class", method, "obj"] (`obj.m()` with `obj = Class(...)` earlier in the function; method
+"__call__" for `obj(x)`, an nn.Module's forward), ["m", method]
 (`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
 model), ["c"] (`self`
 is an nn.Module: `self(x)`), ["a", attr] (`self.attr` was built by a constructor that may be an
@@ -51,7 +52,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 10  # 10: `host` also for a file that names CUDA only to hide the GPUs; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 10  # 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -487,6 +488,8 @@ class _Summary:
             else:
                 if name in self.classes:  # a class of the file: its constructor runs its `__init__`
                     reference = ["n", name]
+                else:  # `maml(x)` with `maml = Meta(args).to(device)`: the instance's `__call__` (an nn.Module's forward)
+                    reference = ["v", name, "__call__"]
                 if named_like_model(name) or name in self._module_evidence():
                     model = True
         elif type(func) is ast.Attribute:
@@ -563,6 +566,8 @@ class _Summary:
             constructor = self._instance_class(key, reference[1])
             if constructor:
                 reference = ["i", constructor, reference[2], reference[1]]  # (the receiver last: project.update_calls)
+            elif reference[2] == "__call__":
+                reference = None  # a call of a name not bound to an instance: a function value, unknown
             else:
                 reference = self._receiver_classes(key, reference[1], reference[2])
                 if (reference is None or reference[0] == "u") and _model_method(func.value.id, func.attr):  # type: ignore[attr-defined]
@@ -665,7 +670,10 @@ class _Summary:
         values = self._local_values(key).get(name)
         if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call) or type(values[0].targets[0]) is not ast.Name:
             return None
-        constructor = dotted(values[0].value.func)
+        value = values[0].value
+        while type(value.func) is ast.Attribute and value.func.attr in tables.MODULE_RETURNING and type(value.func.value) is ast.Call:
+            value = value.func.value  # `Meta(args, config).to(device)`: an instance of Meta all the same
+        constructor = dotted(value.func)
         if constructor is None or not constructor.rpartition(".")[2][:1].isupper():
             return None
         root = constructor.partition(".")[0]

@@ -339,3 +339,8 @@ SMALL_COUNT = 64
 # not `normal_init`).  Plain regular expressions: ML003's screen tests the same words.
 NORM_CLASS_NAME = re.compile(r"(Batch|Instance|Group|Layer)Norm")
 NORM_PARAMETER_NAME = re.compile(r"norm(?!al)|^bn(_|$)|_bn$", re.I)
+
+# Module methods that return the module itself (`Meta(args).to(device)`, `G().cuda().train()`): a name
+# bound to such a chain holds an instance of the class constructed at its root (the semantic model's
+# `constructed`, and the summaries' instance references of the project pass).
+MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "requires_grad_", "half", "float", "double", "bfloat16", "to_empty", "train", "eval"})

@@ -61,7 +61,10 @@ def _findings(
     suppressions: Suppressions, source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
     defer_fixes: bool = False, rules: Optional[frozenset[str]] = None,
 ) -> list[Diagnostic]:  # fmt: skip
-    if not may_use_torch(text):  # a file that cannot use torch cannot have a finding
+    if not may_use_torch(text) and not (project is not None and project.widens_screens):
+        # a file that cannot use torch cannot have a finding, unless it runs torch code of another
+        # file of the project (SPADE's train.py calls `trainer.run_generator_one_step(data)` of
+        # Pix2PixTrainer, whose file backpropagates and steps: the project facts widen the screens)
         return []
     codes = codes - {UNUSED_SUPPRESSION}  # it reads comments after the analysis, never needs it
     if not codes:

@@ -432,6 +432,13 @@ class Project:
                     return found
         return None
 
+    def _instance_method(self, owner: tuple, name: str) -> Optional[tuple]:
+        """The method a call on an instance of a project class runs: `obj.m()` its `m`; `obj(x)`
+        (name "__call__") an nn.Module's `forward`, or another class's own `__call__`."""
+        if name == "__call__" and self.is_module_class(owner[1], owner[2]):
+            return self._method(owner, "forward")
+        return self._method(owner, name)
+
     def resolve(self, index: int, key: str, ref: list) -> Optional[tuple]:
         """The (file, key) of the project function a reference in function `key` of file `index`
         calls, or None."""
@@ -449,7 +456,7 @@ class Project:
             found = self._method(("class", index, key.partition(".")[0]), ref[1])
         elif kind == "i":
             owner = self._name(file, ref[1])  # type: ignore[arg-type]
-            found = self._method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
+            found = self._instance_method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
         result = (found[1], found[2]) if found is not None and found[0] == "func" else None
         self._resolved[memo_key] = result
         return result
@@ -802,11 +809,13 @@ class Project:
         """What part of a training step each function does on every call, outside loops of its own:
         "backward", "step" (its summary's `updates`) and "model" (it runs one), with what the
         functions it calls outside its loops do (least fixed point).  `train_epoch(model, ...)` of
-        a full-graph trainer does all three; a loss helper that only backpropagates, "backward"."""
+        a full-graph trainer does all three; a loss helper that only backpropagates, "backward"; a
+        loss helper that runs the model it is given (TRADES' `trades_loss(model=model, ...)`, whose
+        caller backpropagates and steps), "model"."""
         result: dict[tuple, frozenset[str]] = {}
         for file, key, record in self._functions():
             own = set(record.get("updates", ()))
-            if own and self._runs_model((file.index, key)):
+            if self._runs_model((file.index, key)):
                 own.add("model")
             if own:
                 result[(file.index, key)] = frozenset(own)
@@ -861,7 +870,7 @@ class Project:
                 work: Optional[frozenset[str]] = None
                 for constructor in constructors:
                     owner = self._name(self.files[index], constructor)  # type: ignore[arg-type]
-                    method = self._method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
+                    method = self._instance_method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
                     callee = (method[1], method[2]) if method is not None and method[0] == "func" else None
                     done = self._placed(callee, self.updates.get(callee, frozenset())) if callee is not None and callee[0] != index else frozenset()
                     work = done if work is None else work & done
