@@ -70,6 +70,47 @@ def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def reads_evaluation_batches(loop: cst.CSTNode) -> Optional[str]:
+    """The name of the validation / test loader a loop's own statements draw a batch from by hand,
+    if any: `next(iter(test_loader))`, `test_dataloader.__iter__().next()` (LearningToCompare's
+    omniglot scripts, `for i in range(TEST_EPISODE)`): the loop evaluates as a loop over that
+    loader would.  A nested loop's draws are its own (a training loop holding a periodic test loop
+    is no evaluation loop), as are a nested function's."""
+    stack: list[cst.CSTNode] = [loop.body]  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(node.children)
+        if type(node) is not cst.Call:
+            continue
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is cst.Name and func.value == "next" and node.args:  # type: ignore[attr-defined]
+            iterator = node.args[0].value  # type: ignore[attr-defined]
+        elif type(func) is cst.Attribute and func.attr.value in ("next", "__next__") and not node.args:  # type: ignore[attr-defined]
+            iterator = func.value
+        else:
+            continue
+        loader = _iterated_loader(iterator)
+        if loader is not None:
+            found = is_evaluation_loader(loader)
+            if found is not None:
+                return found
+    return None
+
+
+def _iterated_loader(iterator: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`X` of `iter(X)` or `X.__iter__()`, else None."""
+    if type(iterator) is not cst.Call:
+        return None
+    func = iterator.func  # type: ignore[attr-defined]
+    if type(func) is cst.Name and func.value == "iter" and len(iterator.args) == 1:  # type: ignore[attr-defined]
+        return iterator.args[0].value  # type: ignore[attr-defined]
+    if type(func) is cst.Attribute and func.attr.value == "__iter__" and not iterator.args:  # type: ignore[attr-defined]
+        return func.value
+    return None
+
+
 def is_model_call(call: cst.Call, ctx: "Context") -> bool:
     """`model(x)`, `self.net(x)`, `self(x)` in a module class, `model.forward(x)`: a call that runs a
     model (not a loss function, not a constructor, not a method such as `model.generate`)."""
@@ -214,6 +255,11 @@ class _Scanner:
                 loader = is_evaluation_loader(statement.iter)
                 if loader is not None:
                     self._claim([statement.body], Region(statement, "loader", f"in the loop over `{loader}`", statement))
+                    continue
+            if isinstance(statement, (cst.For, cst.While)):
+                loader = reads_evaluation_batches(statement)
+                if loader is not None:  # (a loop that also backpropagates is no evaluation: `_claim`)
+                    self._claim([statement.body], Region(statement, "loader", f"in the loop over batches of `{loader}`", statement))
                     continue
             if isinstance(statement, cst.With) and any(self._enables_grad(item.item) for item in statement.items):
                 continue

@@ -37,7 +37,8 @@ class EvalWithoutNoGrad(Rule):
     only run inside those) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
     returns it) outside any `no_grad`, in a loop over a loader whose name
-    marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...), or in a
+    marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...) or in a
+    loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
     `inference`, `eval_epoch`, ...) or draws samples to look at (a verb of drawing or showing with
     a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
@@ -144,6 +145,17 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # batches drawn by hand from a validation loader, but the loop backpropagates through them: training, not evaluation
+            """
+import torch
+def tune(net, optimizer, val_loader, steps):
+    for i in range(steps):
+        x, y = next(iter(val_loader))
+        loss = net(x).sum()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
         Valid(  # the loop's last mode call is `.train()`: the model is left training
             """
 import torch
@@ -661,6 +673,40 @@ def sample_actions(policy, obs):
     ]
 
     INVALID = [
+        Invalid(  # a periodic test inside the training loop draws its batches by hand (LearningToCompare's omniglot scripts)
+            """
+import torch
+def train(net, optimizer, train_loader, test_loader, episodes):
+    for episode in range(episodes):
+        x, y = next(iter(train_loader))
+        loss = net(x).sum()
+        loss.backward()
+        optimizer.step()
+        if episode % 100 == 0:
+            for i in range(10):
+                tx, ty = test_loader.__iter__().next()
+                out = net(tx)
+                print((out.argmax(1) == ty).float().mean().item())
+""",
+            line=11,
+            column=23,
+            unsafe=True,
+            fixed="""
+import torch
+def train(net, optimizer, train_loader, test_loader, episodes):
+    for episode in range(episodes):
+        x, y = next(iter(train_loader))
+        loss = net(x).sum()
+        loss.backward()
+        optimizer.step()
+        if episode % 100 == 0:
+            with torch.no_grad():
+                for i in range(10):
+                    tx, ty = test_loader.__iter__().next()
+                    out = net(tx)
+                    print((out.argmax(1) == ty).float().mean().item())
+""",
+        ),
         Invalid(  # a GAN's sampling function, called after each epoch with gradients on (issue 27's probes)
             """
 import torch

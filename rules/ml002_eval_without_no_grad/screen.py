@@ -12,14 +12,14 @@ from typing import Any, Mapping
 
 from memlint.analysis.naming import dotted, is_evaluation_function_name, is_sampling_function_name, method_runs_module, names_evaluation_data
 from memlint.prescreen.history import History
-from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
+from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, words_in
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
     eval_scopes = {id(_scope_of(source, call)) for call in mode_calls}
     named = any(_named_as_evaluation(f.name) for f in source.nodes(*FUNCTIONS))  # type: ignore[attr-defined]
-    loops = any(names_evaluation_data(w) for loop in source.nodes(ast.For, ast.AsyncFor) for w in words_in(loop.iter))  # type: ignore[attr-defined]
+    loops = any(_over_evaluation_data(loop) for loop in source.nodes(*LOOPS))
     if not (eval_scopes or named or loops):
         return False  # no evaluation region at all (a mode helper's own `.eval()` is one)
     calls = list(source.nodes(ast.Call))
@@ -46,7 +46,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         for ancestor in source.ancestors(call):
             if isinstance(ancestor, FUNCTIONS) and (id(ancestor) in eval_scopes or _named_as_evaluation(ancestor.name)):
                 return True
-            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(ancestor.iter)):
+            if isinstance(ancestor, LOOPS) and _over_evaluation_data(ancestor):
                 return True
     if loops:
         # a method fed data of a model, in a loop over evaluation data (`D.feature_extraction(x)` over
@@ -61,7 +61,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             for ancestor in source.ancestors(call):
                 if isinstance(ancestor, FUNCTIONS):
                     break
-                if isinstance(ancestor, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(ancestor.iter)):
+                if isinstance(ancestor, LOOPS) and _over_evaluation_data(ancestor):
                     return True
     return False
 
@@ -129,3 +129,18 @@ def _on_evaluated(call: ast.Call, evaluated: frozenset, source: Source) -> bool:
 def _scope_of(source: Source, node: ast.AST) -> ast.AST:
     """The innermost function around `node`, or the module."""
     return next((a for a in source.ancestors(node) if isinstance(a, FUNCTIONS)), source.tree)  # type: ignore[arg-type]
+
+
+def _over_evaluation_data(loop: ast.AST) -> bool:
+    """A loop over validation / test data, or one drawing its batches from such a loader by hand
+    (`test_dataloader.__iter__().next()`; loosened from memlint.analysis.evaluation's
+    `reads_evaluation_batches`: any `next` call in the loop with such a word)."""
+    if isinstance(loop, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(loop.iter)):  # type: ignore[attr-defined]
+        return True
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == "next") or (isinstance(func, ast.Attribute) and func.attr in ("next", "__next__")):
+                if any(names_evaluation_data(w) for w in words_in(node)):
+                    return True
+    return False
