@@ -50,7 +50,7 @@ def helper_runs(call: cst.Call, receiver: str, ctx: "Context") -> bool:
         return _function_runs(call, receiver, ctx)
     if type(func) is cst.Attribute and _is_self(func.value) and receiver.startswith("self."):
         method = _own_method(ctx, func.attr.value)
-        return method is not None and _body_runs(method, lambda c: _code(ctx, c.func) == receiver, receiver, ctx)
+        return method is not None and _body_runs(method, lambda c: _code(ctx, c.func) == receiver, receiver, ctx, call)
     return False
 
 
@@ -62,7 +62,7 @@ def self_helper_runs_model(call: cst.Call, ctx: "Context") -> bool:
     if not (type(func) is cst.Attribute and _is_self(func.value)):
         return False
     method = _own_method(ctx, func.attr.value)
-    return method is not None and _body_runs(method, lambda c: _runs_self_model(c, ctx), "self", ctx)
+    return method is not None and _body_runs(method, lambda c: _runs_self_model(c, ctx), "self", ctx, call)
 
 
 def mode_helper_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
@@ -194,13 +194,19 @@ def _function_runs(call: cst.Call, receiver: str, ctx: "Context") -> bool:
     return _body_runs(definition, lambda c: type(c.func) is cst.Name and c.func.value == parameter, parameter, ctx)
 
 
-def _body_runs(definition: cst.FunctionDef, runs: Callable[[cst.Call], bool], name: str, ctx: "Context") -> bool:
+def _body_runs(
+    definition: cst.FunctionDef, runs: Callable[[cst.Call], bool], name: str, ctx: "Context", call: Optional[cst.Call] = None
+) -> bool:
     """Does the helper's body (not its nested scopes) make a call that `runs` accepts, with no grad
-    switch of its own, no gradient computation, and no rebinding of `name` (the model's name)?"""
+    switch of its own, no gradient computation, and no rebinding of `name` (the model's name)?
+    For a method called as `call`, the branches of `if flag:` / `if not flag:` that its literal
+    arguments rule out do not run (`self._run_one_epoch(epoch, cross_valid=True)` skips the
+    `if not cross_valid:` block that backpropagates: Speech-Transformer's solver)."""
     if definition.decorators or definition.asynchronous is not None:
         return False
+    dead = _ruled_out_branches(definition, call) if call is not None else set()
     found = False
-    for node in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+    for node in _live(definition.body, dead, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         kind = type(node)
         if kind is cst.Name and node.value in _GRAD_SWITCHES:  # type: ignore[attr-defined]
             return False
@@ -210,7 +216,59 @@ def _body_runs(definition: cst.FunctionDef, runs: Callable[[cst.Call], bool], na
             return False
         if kind is cst.Call and not found:
             found = runs(node)  # type: ignore[arg-type]
-    return found and not computes_gradients(definition, ctx)
+    if not dead:
+        return found and not computes_gradients(definition, ctx)
+    return found and not any(computes_gradients(node, ctx) for node in _live(definition.body, dead, ()) if type(node) is cst.Call)
+
+
+def _live(block: cst.CSTNode, dead: set[int], skip: tuple) -> list[cst.CSTNode]:
+    """The nodes under `block`, less those under a node of `dead` (ids) or of a kind in `skip`."""
+    found: list[cst.CSTNode] = []
+    stack = list(reversed(block.children))
+    while stack:
+        node = stack.pop()
+        if id(node) in dead or isinstance(node, skip):
+            continue
+        found.append(node)
+        stack.extend(reversed(node.children))
+    return found
+
+
+def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
+    """Ids of the blocks of `if flag:` / `if not flag:` statements of the method that cannot run for
+    the call's literal `True` / `False` arguments (or the parameters' literal defaults), where the
+    body never rebinds the flag."""
+    params = list(method.params.params)
+    if any(argument.star for argument in call.args):
+        return set()
+    given: dict[str, cst.BaseExpression] = {}
+    for position, argument in enumerate(call.args):
+        if argument.keyword is not None:
+            given[argument.keyword.value] = argument.value
+        elif position + 1 < len(params):  # (a method: the first parameter is self)
+            given[params[position + 1].name.value] = argument.value
+    flags: dict[str, bool] = {}
+    for param in params[1:]:
+        value = given.get(param.name.value, param.default)
+        if type(value) is cst.Name and value.value in ("True", "False") and not binds_in_body(method, param.name.value):
+            flags[param.name.value] = value.value == "True"
+    dead: set[int] = set()
+    if not flags:
+        return dead
+    for node in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.If:
+            continue
+        test, negated = node.test, False  # type: ignore[attr-defined]
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, negated = test.expression, True
+        if type(test) is not cst.Name or test.value not in flags:
+            continue
+        if flags[test.value] != negated:  # the test holds: the `else` cannot run
+            if node.orelse is not None:  # type: ignore[attr-defined]
+                dead.add(id(node.orelse))  # type: ignore[attr-defined]
+        else:
+            dead.add(id(node.body))  # type: ignore[attr-defined]
+    return dead
 
 
 def _runs_self_model(call: cst.Call, ctx: "Context") -> bool:

@@ -48,7 +48,9 @@ class EvalWithoutNoGrad(Rule):
     data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
     X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
     body runs the global `G`, with no grad switch of its own), a method of the class that runs
-    `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; in a function named as an
+    `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; its `if flag:` blocks that the
+    call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
+    under `if not cross_valid:`; in a function named as an
     evaluation, a method that runs any model of `self`), a local alias of a submodule
     (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs, loads no weights and loops over
@@ -145,6 +147,36 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the shared epoch method called with cross_valid=False backpropagates: its gradients are needed
+            """
+import torch
+class Solver:
+    def __init__(self, model, optimizer, tr_loader, cv_loader):
+        self.model = model
+        self.optimizer = optimizer
+        self.tr_loader = tr_loader
+        self.cv_loader = cv_loader
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.model.train()
+            tr_loss = self._run_one_epoch(epoch)
+            self.model.eval()
+            val_loss = self._run_one_epoch(epoch, cross_valid=False)
+
+    def _run_one_epoch(self, epoch, cross_valid=False):
+        total_loss = 0
+        data_loader = self.tr_loader if not cross_valid else self.cv_loader
+        for x, y in data_loader:
+            loss = self.model(x.cuda(), y.cuda())
+            if not cross_valid:
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            total_loss += loss.item()
+        return total_loss
+"""
+        ),
         Valid(  # batches drawn by hand from a validation loader, but the loop backpropagates through them: training, not evaluation
             """
 import torch
@@ -673,6 +705,68 @@ def sample_actions(policy, obs):
     ]
 
     INVALID = [
+        Invalid(  # a shared epoch method whose backward sits under `if not cross_valid:`, called with cross_valid=True after eval() (Speech-Transformer's solver)
+            """
+import torch
+class Solver:
+    def __init__(self, model, optimizer, tr_loader, cv_loader):
+        self.model = model
+        self.optimizer = optimizer
+        self.tr_loader = tr_loader
+        self.cv_loader = cv_loader
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.model.train()
+            tr_loss = self._run_one_epoch(epoch)
+            self.model.eval()
+            val_loss = self._run_one_epoch(epoch, cross_valid=True)
+
+    def _run_one_epoch(self, epoch, cross_valid=False):
+        total_loss = 0
+        data_loader = self.tr_loader if not cross_valid else self.cv_loader
+        for x, y in data_loader:
+            loss = self.model(x.cuda(), y.cuda())
+            if not cross_valid:
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            total_loss += loss.item()
+        return total_loss
+""",
+            line=14,
+            column=24,
+            unsafe=True,
+            fixed="""
+import torch
+class Solver:
+    def __init__(self, model, optimizer, tr_loader, cv_loader):
+        self.model = model
+        self.optimizer = optimizer
+        self.tr_loader = tr_loader
+        self.cv_loader = cv_loader
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.model.train()
+            tr_loss = self._run_one_epoch(epoch)
+            self.model.eval()
+            with torch.no_grad():
+                val_loss = self._run_one_epoch(epoch, cross_valid=True)
+
+    def _run_one_epoch(self, epoch, cross_valid=False):
+        total_loss = 0
+        data_loader = self.tr_loader if not cross_valid else self.cv_loader
+        for x, y in data_loader:
+            loss = self.model(x.cuda(), y.cuda())
+            if not cross_valid:
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            total_loss += loss.item()
+        return total_loss
+""",
+        ),
         Invalid(  # a periodic test inside the training loop draws its batches by hand (LearningToCompare's omniglot scripts)
             """
 import torch
