@@ -56,16 +56,24 @@ def lint_text(
     return found
 
 
+# The rules that ask whether a loop runs another file's training step (`FileView.update_calls`): the
+# only ones that can report in a file that never mentions torch.
+_ANOTHER_FILES_STEP = frozenset({"ML010", "ML017"})
+
+
 def _findings(
     text: str, filename: str, settings: Settings, codes: frozenset[str], project: Optional[FileView], screened: bool,
     suppressions: Suppressions, source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
     defer_fixes: bool = False, rules: Optional[frozenset[str]] = None,
 ) -> list[Diagnostic]:  # fmt: skip
-    if not may_use_torch(text) and not (project is not None and project.widens_screens):
-        # a file that cannot use torch cannot have a finding, unless it runs torch code of another
-        # file of the project (SPADE's train.py calls `trainer.run_generator_one_step(data)` of
-        # Pix2PixTrainer, whose file backpropagates and steps: the project facts widen the screens)
-        return []
+    if not may_use_torch(text):
+        # a file that cannot use torch cannot have a finding, unless it runs another file's training
+        # step (SPADE's train.py calls `trainer.run_generator_one_step(data)` of Pix2PixTrainer, whose
+        # file backpropagates and steps): then only the rules that ask about that step can report
+        # (a TensorFlow script beside a torch package is no torch code for the other rules)
+        if project is None or not project.update_calls:
+            return []
+        codes = codes & _ANOTHER_FILES_STEP
     codes = codes - {UNUSED_SUPPRESSION}  # it reads comments after the analysis, never needs it
     if not codes:
         return []
