@@ -71,7 +71,7 @@ def _findings(
         # step (SPADE's train.py calls `trainer.run_generator_one_step(data)` of Pix2PixTrainer, whose
         # file backpropagates and steps): then only the rules that ask about that step can report
         # (a TensorFlow script beside a torch package is no torch code for the other rules)
-        if project is None or not project.update_calls:
+        if project is None or not project.steps_elsewhere:
             return []
         codes = codes & _ANOTHER_FILES_STEP
     codes = codes - {UNUSED_SUPPRESSION}  # it reads comments after the analysis, never needs it

@@ -119,7 +119,14 @@ class FileView:
         (Only the history facts reach a screen, memlint/prescreen/history.py, the training steps of
         other files ML017's screen, the project's moves and host tensors ML013's, the classes that build
         their own Adam ML015's.)"""
-        return bool(self.history_calls or self.history_methods or self.update_calls or self.mover_calls or self.host_calls or self.adam_classes)
+        return bool(self.history_calls or self.history_methods or self.steps_elsewhere or self.mover_calls or self.host_calls or self.adam_classes)
+
+    @property
+    def steps_elsewhere(self) -> bool:
+        """Does the file call another file's function that backpropagates or steps an optimizer?  (A
+        callee that only runs a model, TRADES' `trades_loss`, leaves the backward and the step to the
+        file's own text, which its screens read anyway.)"""
+        return any("backward" in work or "step" in work for _, work in self.update_calls)
 
     def trained_by(self, chain: Iterable[FunctionKey]) -> Optional[str]:
         """The training code that calls one of the functions `chain` with gradients on, if any."""

@@ -16,6 +16,6 @@ from memlint.rules.ml010_float64_training.meta import TRAINING_WORDS
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     project = source.project
-    if project is not None and project.update_calls:
+    if project is not None and project.steps_elsewhere:
         return True
     return source.mentions(*TRAINING_WORDS)

@@ -20,7 +20,7 @@ _STEP_WITH_CLOSURE = re.compile(r"\.step\(\s*(?:closure\s*=\s*)?[A-Za-z_]")
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     project = source.project
-    if project is not None and project.update_calls:
+    if project is not None and project.steps_elsewhere:
         return True
     # (a loop may backpropagate through an optimizer closure, a callable the file hands to
     # `optimizer.step(closure)`: memlint.analysis.closures; the text then has `.step(` with an argument)
