@@ -38,13 +38,25 @@ def sequential_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, O
     for argument in call.args:
         if argument.keyword is not None:
             return []
-        if argument.star == "*" and isinstance(argument.value, (cst.List, cst.Tuple)):
-            elements.extend((e.value, e) for e in argument.value.elements)
+        if argument.star == "*" and isinstance(argument.value, (cst.List, cst.Tuple, cst.BinaryOperation)):
+            elements.extend(concatenated_layers(argument.value))
         elif argument.star:
             elements.append((argument.value, None))  # unknown layers: breaks adjacency
         else:
             elements.append((argument.value, argument))
     return elements
+
+
+def concatenated_layers(expr: cst.BaseExpression) -> list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
+    """The layers of a display or of a `+` of displays, in order: `(a, b) + [c]` -> a, b, c.  A part
+    that is not a display (`((bn,) if use_bn else ())`, a name) stands as one unknown element: it may
+    hold no layer or several, so it breaks adjacency (nothing is taken to follow it, or to come first
+    because it may be empty: an activation after it is never reported)."""
+    if isinstance(expr, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in expr.elements):
+        return [(e.value, e) for e in expr.elements]
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return concatenated_layers(expr.left) + concatenated_layers(expr.right)
+    return [(expr, None)]
 
 
 def added_layer(statement: cst.CSTNode) -> Optional[tuple[str, str, cst.Call]]:

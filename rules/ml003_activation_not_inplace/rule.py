@@ -282,6 +282,14 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the ReLU comes right after a part of the `+` that may be empty: it may be first, on the caller's tensor
+            """
+from torch import nn
+def head(a, b, pre):
+    return nn.Sequential(*(((nn.Linear(a, b),) if pre else ()) + (nn.ReLU(), nn.Linear(b, b))))
+""",
+            config=_EXACT,
+        ),
         Valid(  # a key set again: an OrderedDict keeps it where it was first set, so the order is not the statements'
             """
 from collections import OrderedDict
@@ -1294,6 +1302,22 @@ def separable(c, smooth=False):
     ]
 
     INVALID = [
+        Invalid(  # a Sequential unpacked from a `+` of tuple displays: the ReLU follows the Linear in its own display (issue 27)
+            """
+from torch import nn
+def embed(a, b, use_bn):
+    return nn.Sequential(*(((nn.BatchNorm1d(a),) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU(), nn.Dropout(0.5)) + ((nn.BatchNorm1d(b),) if use_bn == 2 else ())))
+""",
+            line=3,
+            column=89,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def embed(a, b, use_bn):
+    return nn.Sequential(*(((nn.BatchNorm1d(a),) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU(inplace=True), nn.Dropout(0.5)) + ((nn.BatchNorm1d(b),) if use_bn == 2 else ())))
+""",
+            harness=_runs("embed(4, 8, 2).eval()", "3, 4"),
+        ),
         Invalid(  # an OrderedDict filled key by key and given to nn.Sequential (issue 27)
             """
 from collections import OrderedDict
