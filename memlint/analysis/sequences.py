@@ -133,6 +133,36 @@ def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
     return True
 
 
+def groups_unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
+    """Is `name` a list of layer groups, each turned into its own `nn.Sequential(*name[i])` in `scope`
+    (SPADE's discriminator: `sequence = [[conv, act]]`, `sequence += [[...]]`, then one Sequential per
+    group, to read every group's output), and otherwise only extended and measured (`len(name)`)?
+    Then each group's layers follow one another as listed."""
+    nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
+    unpacked: set[int] = set()
+    for node in nodes:
+        if type(node) is cst.Call and torch_nn_name(ctx, node.func) == "Sequential":  # type: ignore[attr-defined]
+            for argument in node.args:  # type: ignore[attr-defined]
+                value = argument.value
+                if argument.star == "*" and type(value) is cst.Subscript and type(value.value) is cst.Name and value.value.value == name:
+                    if len(node.args) != 1:  # type: ignore[attr-defined]
+                        return False  # other layers around the group: its first layer may follow one of them
+                    unpacked.add(id(value))
+    if not unpacked:
+        return False
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Call and any(type(a.value) is cst.Name and a.value.value == name for a in node.args):  # type: ignore[attr-defined]
+            if not (type(node.func) is cst.Name and node.func.value == "len" and len(node.args) == 1):  # type: ignore[attr-defined]
+                return False  # passed somewhere else as well
+        elif kind is cst.Subscript and type(node.value) is cst.Name and node.value.value == name and id(node) not in unpacked:  # type: ignore[attr-defined]
+            return False  # a group read, replaced or changed (`sequence[0][0] = ...`)
+        elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:  # type: ignore[attr-defined]
+            if node.attr.value not in ("append", "extend"):  # type: ignore[attr-defined]
+                return False
+    return True
+
+
 def key_template(target: cst.Subscript) -> Optional[str]:
     """The literal part of a string key: `d["relu1"]` -> "relu1", `d["relu{}".format(i)]` -> "relu{}",
     `d[f"relu{i}"]` -> "relu{}"; None for any other key."""

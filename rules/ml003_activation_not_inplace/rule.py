@@ -27,6 +27,7 @@ from memlint.analysis.sequences import (
     added_layer,
     dict_given_to_sequential_only,
     empty_sequential_target,
+    groups_unpacked_into_sequential_only,
     sequential_bound_to,
     sequential_elements,
     unpacked_into_sequential_only,
@@ -282,6 +283,20 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a group is read as well as unpacked: its layers may be used elsewhere
+            """
+from torch import nn
+class Disc(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        sequence = [[nn.Conv2d(3, c, 3, padding=1), nn.LeakyReLU(0.2, False)]]
+        sequence += [[nn.Conv2d(c, c, 3, padding=1)]]
+        self.first = sequence[0][0]
+        for n in range(len(sequence)):
+            self.add_module("model" + str(n), nn.Sequential(*sequence[n]))
+""",
+            config=_EXACT,
+        ),
         Valid(  # the ReLU comes right after a part of the `+` that may be empty: it may be first, on the caller's tensor
             """
 from torch import nn
@@ -1302,6 +1317,44 @@ def separable(c, smooth=False):
     ]
 
     INVALID = [
+        Invalid(  # a list of layer groups, each unpacked into its own Sequential: within a group the layers follow one another (issue 27)
+            """
+from torch import nn
+class Disc(nn.Module):
+    def __init__(self, c, n_layers):
+        super().__init__()
+        sequence = [[nn.Conv2d(3, c, 3, padding=1), nn.LeakyReLU(0.2, False)]]
+        for n in range(1, n_layers):
+            sequence += [[nn.Conv2d(c, c, 3, padding=1), nn.Tanh()]]
+        for n in range(len(sequence)):
+            self.add_module("model" + str(n), nn.Sequential(*sequence[n]))
+    def forward(self, x):
+        results = [x]
+        for submodel in self.children():
+            results.append(submodel(results[-1]))
+        return sum(r.sum() for r in results[1:])
+""",
+            line=5,
+            column=53,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Disc(nn.Module):
+    def __init__(self, c, n_layers):
+        super().__init__()
+        sequence = [[nn.Conv2d(3, c, 3, padding=1), nn.LeakyReLU(0.2, True)]]
+        for n in range(1, n_layers):
+            sequence += [[nn.Conv2d(c, c, 3, padding=1), nn.Tanh()]]
+        for n in range(len(sequence)):
+            self.add_module("model" + str(n), nn.Sequential(*sequence[n]))
+    def forward(self, x):
+        results = [x]
+        for submodel in self.children():
+            results.append(submodel(results[-1]))
+        return sum(r.sum() for r in results[1:])
+""",
+            harness=_runs("Disc(4, 3)", "2, 3, 6, 6"),
+        ),
         Invalid(  # a Sequential unpacked from a `+` of tuple displays: the ReLU follows the Linear in its own display (issue 27)
             """
 from torch import nn
@@ -3632,6 +3685,9 @@ class Net(nn.Module):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
+            if display and all(type(e) is cst.List for e in display):
+                self._group_candidates(node, name, display)
+                continue
             # The cheap test first: most lists hold no activation after a layer (a walk of the body follows).
             candidates = self._sequence_candidates([(e, None) for e in display], None)
             if (
@@ -3650,6 +3706,13 @@ class Net(nn.Module):
         # the first ask, and a notebook may import `torch.nn` only after its first, data, classes).
         if self.ctx.frame.key is not None:
             self._forward_pairs(node)
+
+    def _group_candidates(self, node: cst.FunctionDef, name: str, display: list) -> None:
+        """A list of layer groups (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), each group its own
+        `nn.Sequential(*sequence[n])`: within a group the layers follow one another as listed."""
+        candidates = [c for group in display for c in self._sequence_candidates([(e.value, e) for e in group.elements], None)]
+        if candidates and groups_unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
+            self._pending.extend(candidates)
 
     def leave_Module(self, node: cst.Module) -> None:
         for block in [node.body, *_module_blocks(node)]:
