@@ -147,7 +147,11 @@ class ActivationNotInplace(Rule):
       `nn.Sequential(*layers)` in the same function, or a list filled by consecutive
       `layers.append(...)` statements and unpacked so, or an `OrderedDict()` filled by consecutive
       `layers["relu{}".format(i)] = ...` statements, each key's literal part set by one statement
-      only, and given to `nn.Sequential(layers)`, or consecutive `net.add_module(name, ...)`
+      only, and given to `nn.Sequential(layers)`, or a `+` of displays unpacked into it
+      (`nn.Sequential(*((bn,) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU())))`: a part that is
+      not a display may be empty, so nothing counts as following it), or a list of layer groups
+      each unpacked into its own `nn.Sequential(*groups[n])` and otherwise only extended or
+      measured (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), or consecutive `net.add_module(name, ...)`
       statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
       `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
       `if`) right after a layer that does not
