@@ -207,8 +207,9 @@ class ActivationNotInplace(Rule):
     called or hooked, passed to anything but a parent `nn.Sequential` / `nn.ModuleList`); calling it,
     its bookkeeping methods (`.parameters()`, `.cuda()`, `.zero_grad()`), a test against `None`
     (`if self.up_conv != None:`), reading an attribute of
-    one of its layers (`self.body[0].weight.device`) and re-wrapping it into a parent Sequential do
-    not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
+    one of its layers (`self.body[0].weight.device`), re-wrapping it into a parent Sequential and
+    handing it to a function of the file that only calls it (`pack_wrapper(self.att_embed, x, masks)`)
+    do not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
 
     Which of those sites it reports depends on what `inplace=True` saves there (measured,
     docs/inplace-activations.md). In the default set: `LeakyReLU`, `ELU`, `CELU`, `SELU` in a
@@ -287,6 +288,24 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the helper iterates the module it is handed: each layer's output is exposed to it
+            """
+from torch import nn
+def run_layers(module, x):
+    outs = []
+    for layer in module:
+        x = layer(x)
+        outs.append(x)
+    return outs
+class Embed(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.att_embed = nn.Sequential(nn.Linear(a, b), nn.ReLU(), nn.Linear(b, b))
+    def forward(self, x):
+        return run_layers(self.att_embed, x)
+""",
+            config=_EXACT,
+        ),
         Valid(  # a group is read as well as unpacked: its layers may be used elsewhere
             """
 from torch import nn
@@ -1321,6 +1340,38 @@ def separable(c, smooth=False):
     ]
 
     INVALID = [
+        Invalid(  # the Sequential is handed to a helper of the file that only calls it: as good as calling it (issue 27)
+            """
+from torch import nn
+def run_masked(module, x, mask):
+    if mask is not None:
+        return module(x * mask)
+    return module(x)
+class Embed(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.att_embed = nn.Sequential(nn.Linear(a, b), nn.ReLU(), nn.Linear(b, b))
+    def forward(self, x, mask=None):
+        return run_masked(self.att_embed, x, mask)
+""",
+            line=9,
+            column=57,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def run_masked(module, x, mask):
+    if mask is not None:
+        return module(x * mask)
+    return module(x)
+class Embed(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.att_embed = nn.Sequential(nn.Linear(a, b), nn.ReLU(inplace=True), nn.Linear(b, b))
+    def forward(self, x, mask=None):
+        return run_masked(self.att_embed, x, mask)
+""",
+            harness=_runs("Embed(4, 8)", "3, 4"),
+        ),
         Invalid(  # a list of layer groups, each unpacked into its own Sequential: within a group the layers follow one another (issue 27)
             """
 from torch import nn
