@@ -1645,6 +1645,61 @@ for source, target in test_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # an attack's steps over a count (no data drawn, counter unread) refine one input: no pass, `perturb` runs per batch
+            """
+import torch
+def perturb(net, x_nat):
+    x = x_nat.detach() + 0.001 * torch.randn(x_nat.shape).cuda().detach()
+    for _ in range(10):
+        x.requires_grad_()
+        grad = torch.autograd.grad(net(x).sum(), [x])[0]
+        x = x.detach() + 0.01 * torch.sign(grad)
+    return x
+for data, target in train_loader:
+    loss = criterion(model(perturb(model, data.cuda())), target.cuda())
+    loss.backward()
+    optimizer.step()
+""",
+            line=3,
+            column=34,
+            message="runs on every iteration of the loop",
+            unsafe=True,
+            fixed="""
+import torch
+def perturb(net, x_nat):
+    x = x_nat.detach() + 0.001 * torch.randn(x_nat.shape, device="cuda").detach()
+    for _ in range(10):
+        x.requires_grad_()
+        grad = torch.autograd.grad(net(x).sum(), [x])[0]
+        x = x.detach() + 0.01 * torch.sign(grad)
+    return x
+for data, target in train_loader:
+    loss = criterion(model(perturb(model, data.cuda())), target.cuda())
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the near miss: a loop over a count that draws a batch on each step is a pass; its setup runs once per pass
+            """
+import torch
+def train_steps(model, batches, optimizer, n):
+    total = torch.zeros(1).cuda()
+    for _ in range(n):
+        loss = model(next(batches)).mean()
+        loss.backward()
+        optimizer.step()
+        total += loss.detach()
+    return total
+for chunk in train_loader:
+    train_steps(model, iter(chunk), optimizer, 10)
+"""
+        ),
+    ]
+
     VALID += [
         Valid(  # a `while` loop that steps the optimizer is a pass: its buffers are set up once per pass
             """
