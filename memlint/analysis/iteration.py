@@ -21,6 +21,7 @@ from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, DRAWS_DATA, LOAD
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
 from memlint.analysis.naming import named_like_model
+from memlint.analysis.random_branches import branch_taken_at_random
 from memlint.pipeline.tree import code_children, code_descendants
 
 if TYPE_CHECKING:
@@ -173,7 +174,25 @@ def every_training_step(ctx: "Context", configured: Callable[[cst.CSTNode], bool
     if frame.handlers:
         return False
     depth = len(frame.loops)
-    return all(runs_whenever_reached(node.test) or branch_trains(node) or configured(node) for node, d in frame.conditions if d == depth)
+    loop = ctx.loop
+    return all(
+        runs_whenever_reached(node.test) or branch_trains(node) or configured(node) or branch_taken_at_random(node.test, loop, ctx, _steady)
+        for node, d in frame.conditions
+        if d == depth
+    )
+
+
+def _steady(test: cst.BaseExpression) -> bool:
+    """Holds on every iteration of a run or on none: a device check, a configured choice, or a
+    configured number against a literal (`args.beta > 0`)."""
+    if runs_whenever_reached(test):
+        return True
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)):
+        return False
+    return condition_is_configured_choice(cst.Comparison(left=test.left, comparisons=[target.with_changes(operator=cst.Equal())]))
 
 
 def branch_trains(node: cst.CSTNode) -> bool:

@@ -127,7 +127,9 @@ class HostThenDevice(Rule):
     outside that loop once per pass, however often it is called, so the buffers it sets up before
     its batch loop are not reported (a `while` loop that runs a model but calls no backward and
     steps no optimizer is a decoding loop over one input, no pass: `translate(sentence)` called per
-    test batch sets up its beam on every call). A loop over epochs that calls such a function is
+    test batch sets up its beam on every call; nor is a `for _ in range(n)` loop that never reads its
+    counter and draws no data, an attack's perturbation steps on one input: `perturb(model, x)` called
+    per training batch sets up its random start on every call). A loop over epochs that calls such a function is
     no step loop either, whatever the function runs in its pass. A `while` decoding loop that calls a
     method of the model (`model.decode(...)`) runs once per generated token, so code in its own body
     is reported, as is code in a `for` inside a `while` that calls a method of the model on every
@@ -161,7 +163,8 @@ class HostThenDevice(Rule):
     does not change between steps; a flag that opts in to extra work, `if args.log_images:`, does not
     count, but a flag whose branch only rebinds the value the statement before it bound does:
     `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
-    run's buffer), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
+    run's buffer), or the branch is taken at random (`r = np.random.rand(1)` then `if r < args.cutmix_prob:`,
+    a stochastic augmentation's share of every step: `random_branches`), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
     its own body (`if step % n_critic == 0:` around a generator's update: each time it runs is a
     training step; a periodic branch that only logs or samples is not); in `forward` it is (it runs
     on every call that takes the branch).
@@ -1679,6 +1682,59 @@ for data, target in train_loader:
     loss.backward()
     optimizer.step()
 """,
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a stochastic augmentation's branch, taken when a fresh draw falls under a probability: a fixed fraction of all steps
+            """
+import numpy as np
+import torch
+for x, y in train_loader:
+    x, y = x.cuda(), y.cuda()
+    r = np.random.rand(1)
+    if args.beta > 0 and r < args.cutmix_prob:
+        index = torch.randperm(x.size(0)).cuda()
+        x = x[index]
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+            line=7,
+            column=17,
+            message="on every training step its branch takes",
+            unsafe=True,
+            fixed="""
+import numpy as np
+import torch
+for x, y in train_loader:
+    x, y = x.cuda(), y.cuda()
+    r = np.random.rand(1)
+    if args.beta > 0 and r < args.cutmix_prob:
+        index = torch.randperm(x.size(0), device="cuda")
+        x = x[index]
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the near miss: the draw joined to an opt-in flag (`args.visualise`), which may be off for the whole run
+            """
+import numpy as np
+import torch
+for x, y in train_loader:
+    x, y = x.cuda(), y.cuda()
+    r = np.random.rand(1)
+    if args.visualise and r < 0.01:
+        grid = torch.zeros(8, 3, 32, 32).cuda()
+        show(grid + x[:8])
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+"""
         ),
     ]
 
