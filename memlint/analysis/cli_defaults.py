@@ -15,8 +15,9 @@ import libcst as cst
 
 from memlint.pipeline.tree import code_descendants
 
-# The last module asked about and its flags (one file is linted at a time; libcst's nodes take no weak references).
-_LAST: list = [None, frozenset()]
+# The last module asked about and its flags, as one tuple swapped whole (a reader never sees one
+# module's flags beside another's; libcst's nodes take no weak references).
+_last: tuple = (None, frozenset())
 
 
 def flag_on_by_default(test: cst.BaseExpression, module: cst.Module) -> bool:
@@ -28,9 +29,12 @@ def flag_on_by_default(test: cst.BaseExpression, module: cst.Module) -> bool:
 
 
 def _flags_on(module: cst.Module) -> frozenset[str]:
-    if _LAST[0] is not module:
-        _LAST[:] = [module, frozenset(filter(None, (_declared_on(node) for node in code_descendants(module) if type(node) is cst.Call)))]
-    return _LAST[1]
+    global _last
+    known = _last
+    if known[0] is not module:
+        known = (module, frozenset(filter(None, (_declared_on(node) for node in code_descendants(module) if type(node) is cst.Call))))
+        _last = known
+    return known[1]
 
 
 def _declared_on(call: cst.Call) -> Optional[str]:
