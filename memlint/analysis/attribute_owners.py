@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.calling_helpers import only_calls_argument
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.walk import code_descendants, code_with_parents
@@ -105,6 +106,8 @@ def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, c
         if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
             if torch_nn_name(ctx, parents[-2].func) in ("Sequential", "ModuleList"):  # type: ignore[attr-defined]
                 continue
+            if only_calls_argument(parents[-2], parent, ctx):  # type: ignore[arg-type]
+                continue  # `pack_wrapper(self.att_embed, x, masks)`: a helper of the file that only calls it
             return True
         rest = parents
         if isinstance(parent, cst.Subscript) and parent.value is node:  # `self.net[0]...`: only attribute reads

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence, Union
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, LOADERS_BY_KEY, SAMPLE_COUNT
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, DRAWS_DATA, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
 from memlint.analysis.naming import named_like_model
+from memlint.analysis.random_branches import branch_taken_at_random
 from memlint.pipeline.tree import code_children, code_descendants
 
 if TYPE_CHECKING:
@@ -173,7 +174,25 @@ def every_training_step(ctx: "Context", configured: Callable[[cst.CSTNode], bool
     if frame.handlers:
         return False
     depth = len(frame.loops)
-    return all(runs_whenever_reached(node.test) or branch_trains(node) or configured(node) for node, d in frame.conditions if d == depth)
+    loop = ctx.loop
+    return all(
+        runs_whenever_reached(node.test) or branch_trains(node) or configured(node) or branch_taken_at_random(node.test, loop, ctx, _steady)
+        for node, d in frame.conditions
+        if d == depth
+    )
+
+
+def _steady(test: cst.BaseExpression) -> bool:
+    """Holds on every iteration of a run or on none: a device check, a configured choice, or a
+    configured number against a literal (`args.beta > 0`)."""
+    if runs_whenever_reached(test):
+        return True
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)):
+        return False
+    return condition_is_configured_choice(cst.Comparison(left=test.left, comparisons=[target.with_changes(operator=cst.Equal())]))
 
 
 def branch_trains(node: cst.CSTNode) -> bool:
@@ -477,10 +496,34 @@ def runs_own_pass(function: cst.FunctionDef) -> bool:
         if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
             continue
         if (kind is cst.For or kind is cst.While) and is_step_loop(node) and not is_epoch_loop(node):  # type: ignore[arg-type]
-            if kind is cst.For or steps_itself(node):  # type: ignore[arg-type]
+            if not refines_one_input(node) if kind is cst.For else steps_itself(node):  # type: ignore[arg-type]
                 return True
         stack.extend(code_children(node))
     return False
+
+
+def refines_one_input(loop: Loop) -> bool:
+    """`for _ in range(num_steps):` around an attack's or a sampler's model calls: a loop over a
+    count whose body never reads its counter and draws no data (no loader, no `next(...)`, no call
+    named like a batch's or data's source): every iteration works on the same input, refining it
+    (PGD's perturbation steps), so it is no pass over the data, and the function around it runs its
+    other code on every call (`perturb(model, x)` called per training batch).  A loop that reads its
+    counter may index data with it: not this.  (summaries' `_refines_one_input` is the same fact on
+    CPython's tree.)"""
+    if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name) or iterates_batches(loop):
+        return False
+    iterable = loop.iter
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value in ("range", "trange")):
+        return False
+    if any(BATCH_SOURCE.search(name) for name in names_in(iterable)):  # `range(len(train_loader))`: one step per batch
+        return False
+    counter = loop.target.value
+    for node in code_descendants(loop.body):
+        if type(node) is cst.Name and (node.value == counter or BATCH_SOURCE.search(node.value)):
+            return False
+        if type(node) is cst.Call and DRAWS_DATA.search(_callee_name(node) or ""):
+            return False
+    return True
 
 
 def step_loop_called_functions(facts: "FileFacts", is_step: Callable[[Loop], bool]) -> set["FunctionKey"]:

@@ -169,3 +169,8 @@ def method_runs_module(name: str) -> bool:
     if name in _NON_RUNNING_METHODS or name.startswith(("_", "register_")):
         return False
     return _RUNNING_METHOD_WORDS.search(name) is not None
+
+# Callees whose names say they draw data (`get_batch("train")`, `sample_batch()`, `load_data()`,
+# `next(it)`): a loop calling one takes new data on each iteration.
+# Whole words of the name only: `criterion_kl` holds "iter" but draws nothing.
+DRAWS_DATA = re.compile(r"(?:^|_)(?:batch(?:es)?|samples?|data|load|next|iter|read|fetch)(?:_|$)", re.I)

@@ -38,13 +38,25 @@ def sequential_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, O
     for argument in call.args:
         if argument.keyword is not None:
             return []
-        if argument.star == "*" and isinstance(argument.value, (cst.List, cst.Tuple)):
-            elements.extend((e.value, e) for e in argument.value.elements)
+        if argument.star == "*" and isinstance(argument.value, (cst.List, cst.Tuple, cst.BinaryOperation)):
+            elements.extend(concatenated_layers(argument.value))
         elif argument.star:
             elements.append((argument.value, None))  # unknown layers: breaks adjacency
         else:
             elements.append((argument.value, argument))
     return elements
+
+
+def concatenated_layers(expr: cst.BaseExpression) -> list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
+    """The layers of a display or of a `+` of displays, in order: `(a, b) + [c]` -> a, b, c.  A part
+    that is not a display (`((bn,) if use_bn else ())`, a name) stands as one unknown element: it may
+    hold no layer or several, so it breaks adjacency (nothing is taken to follow it, or to come first
+    because it may be empty: an activation after it is never reported)."""
+    if isinstance(expr, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in expr.elements):
+        return [(e.value, e) for e in expr.elements]
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return concatenated_layers(expr.left) + concatenated_layers(expr.right)
+    return [(expr, None)]
 
 
 def added_layer(statement: cst.CSTNode) -> Optional[tuple[str, str, cst.Call]]:
@@ -117,6 +129,36 @@ def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
             return False  # `layers[-1]` replaced or read
         elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:
             if node.attr.value not in ("append", "extend"):
+                return False
+    return True
+
+
+def groups_unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
+    """Is `name` a list of layer groups, each turned into its own `nn.Sequential(*name[i])` in `scope`
+    (SPADE's discriminator: `sequence = [[conv, act]]`, `sequence += [[...]]`, then one Sequential per
+    group, to read every group's output), and otherwise only extended and measured (`len(name)`)?
+    Then each group's layers follow one another as listed."""
+    nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
+    unpacked: set[int] = set()
+    for node in nodes:
+        if type(node) is cst.Call and torch_nn_name(ctx, node.func) == "Sequential":  # type: ignore[attr-defined]
+            for argument in node.args:  # type: ignore[attr-defined]
+                value = argument.value
+                if argument.star == "*" and type(value) is cst.Subscript and type(value.value) is cst.Name and value.value.value == name:
+                    if len(node.args) != 1:  # type: ignore[attr-defined]
+                        return False  # other layers around the group: its first layer may follow one of them
+                    unpacked.add(id(value))
+    if not unpacked:
+        return False
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Call and any(type(a.value) is cst.Name and a.value.value == name for a in node.args):  # type: ignore[attr-defined]
+            if not (type(node.func) is cst.Name and node.func.value == "len" and len(node.args) == 1):  # type: ignore[attr-defined]
+                return False  # passed somewhere else as well
+        elif kind is cst.Subscript and type(node.value) is cst.Name and node.value.value == name and id(node) not in unpacked:  # type: ignore[attr-defined]
+            return False  # a group read, replaced or changed (`sequence[0][0] = ...`)
+        elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name:  # type: ignore[attr-defined]
+            if node.attr.value not in ("append", "extend"):  # type: ignore[attr-defined]
                 return False
     return True
 

@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterator, Optional
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
-from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
+from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
 FORMAT = 10  # 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
@@ -700,7 +700,7 @@ class _Summary:
         if self.step_loops is None:
             self.step_loops, self.training_loops = self._find_step_loops()
         for loop in loops:
-            if id(loop) in self.step_loops:
+            if id(loop) in self.step_loops and not _refines_one_input(loop):
                 key = self._function_of(loop)
                 if key and key != "?":
                     self.functions[key]["pass"] = True
@@ -1270,6 +1270,27 @@ def _hands_loader_to_call(loop: ast.AST) -> bool:
                     return True
         stack.extend(ast.iter_child_nodes(node))
     return False
+
+
+def _refines_one_input(loop: ast.AST) -> bool:
+    """`for _ in range(num_steps):` that never reads its counter and draws no data: every iteration
+    refines the same input (an attack's steps), no pass over the data
+    (memlint.analysis.iteration.refines_one_input, the same fact on libcst's tree)."""
+    if type(loop) is not ast.For or type(loop.target) is not ast.Name:
+        return False
+    iterable = loop.iter
+    if not (type(iterable) is ast.Call and type(iterable.func) is ast.Name and iterable.func.id in ("range", "trange")):
+        return False
+    if any(BATCH_SOURCE.search(w) for w in _names(iterable)):
+        return False
+    counter = loop.target.id
+    for statement in loop.body:
+        for node in ast.walk(statement):
+            if type(node) is ast.Name and (node.id == counter or BATCH_SOURCE.search(node.id)):
+                return False
+            if type(node) is ast.Call and DRAWS_DATA.search(_final_name(node.func)):
+                return False
+    return True
 
 
 def _final_name(expr: ast.AST) -> str:

@@ -27,6 +27,7 @@ from memlint.analysis.sequences import (
     added_layer,
     dict_given_to_sequential_only,
     empty_sequential_target,
+    groups_unpacked_into_sequential_only,
     sequential_bound_to,
     sequential_elements,
     unpacked_into_sequential_only,
@@ -146,7 +147,11 @@ class ActivationNotInplace(Rule):
       `nn.Sequential(*layers)` in the same function, or a list filled by consecutive
       `layers.append(...)` statements and unpacked so, or an `OrderedDict()` filled by consecutive
       `layers["relu{}".format(i)] = ...` statements, each key's literal part set by one statement
-      only, and given to `nn.Sequential(layers)`, or consecutive `net.add_module(name, ...)`
+      only, and given to `nn.Sequential(layers)`, or a `+` of displays unpacked into it
+      (`nn.Sequential(*((bn,) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU())))`: a part that is
+      not a display may be empty, so nothing counts as following it), or a list of layer groups
+      each unpacked into its own `nn.Sequential(*groups[n])` and otherwise only extended or
+      measured (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), or consecutive `net.add_module(name, ...)`
       statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
       `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
       `if`) right after a layer that does not
@@ -202,8 +207,9 @@ class ActivationNotInplace(Rule):
     called or hooked, passed to anything but a parent `nn.Sequential` / `nn.ModuleList`); calling it,
     its bookkeeping methods (`.parameters()`, `.cuda()`, `.zero_grad()`), a test against `None`
     (`if self.up_conv != None:`), reading an attribute of
-    one of its layers (`self.body[0].weight.device`) and re-wrapping it into a parent Sequential do
-    not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
+    one of its layers (`self.body[0].weight.device`), re-wrapping it into a parent Sequential and
+    handing it to a function of the file that only calls it (`pack_wrapper(self.att_embed, x, masks)`)
+    do not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
 
     Which of those sites it reports depends on what `inplace=True` saves there (measured,
     docs/inplace-activations.md). In the default set: `LeakyReLU`, `ELU`, `CELU`, `SELU` in a
@@ -282,6 +288,46 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the helper iterates the module it is handed: each layer's output is exposed to it
+            """
+from torch import nn
+def run_layers(module, x):
+    outs = []
+    for layer in module:
+        x = layer(x)
+        outs.append(x)
+    return outs
+class Embed(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.att_embed = nn.Sequential(nn.Linear(a, b), nn.ReLU(), nn.Linear(b, b))
+    def forward(self, x):
+        return run_layers(self.att_embed, x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a group is read as well as unpacked: its layers may be used elsewhere
+            """
+from torch import nn
+class Disc(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        sequence = [[nn.Conv2d(3, c, 3, padding=1), nn.LeakyReLU(0.2, False)]]
+        sequence += [[nn.Conv2d(c, c, 3, padding=1)]]
+        self.first = sequence[0][0]
+        for n in range(len(sequence)):
+            self.add_module("model" + str(n), nn.Sequential(*sequence[n]))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the ReLU comes right after a part of the `+` that may be empty: it may be first, on the caller's tensor
+            """
+from torch import nn
+def head(a, b, pre):
+    return nn.Sequential(*(((nn.Linear(a, b),) if pre else ()) + (nn.ReLU(), nn.Linear(b, b))))
+""",
+            config=_EXACT,
+        ),
         Valid(  # a key set again: an OrderedDict keeps it where it was first set, so the order is not the statements'
             """
 from collections import OrderedDict
@@ -1294,6 +1340,92 @@ def separable(c, smooth=False):
     ]
 
     INVALID = [
+        Invalid(  # the Sequential is handed to a helper of the file that only calls it: as good as calling it (issue 27)
+            """
+from torch import nn
+def run_masked(module, x, mask):
+    if mask is not None:
+        return module(x * mask)
+    return module(x)
+class Embed(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.att_embed = nn.Sequential(nn.Linear(a, b), nn.ReLU(), nn.Linear(b, b))
+    def forward(self, x, mask=None):
+        return run_masked(self.att_embed, x, mask)
+""",
+            line=9,
+            column=57,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def run_masked(module, x, mask):
+    if mask is not None:
+        return module(x * mask)
+    return module(x)
+class Embed(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.att_embed = nn.Sequential(nn.Linear(a, b), nn.ReLU(inplace=True), nn.Linear(b, b))
+    def forward(self, x, mask=None):
+        return run_masked(self.att_embed, x, mask)
+""",
+            harness=_runs("Embed(4, 8)", "3, 4"),
+        ),
+        Invalid(  # a list of layer groups, each unpacked into its own Sequential: within a group the layers follow one another (issue 27)
+            """
+from torch import nn
+class Disc(nn.Module):
+    def __init__(self, c, n_layers):
+        super().__init__()
+        sequence = [[nn.Conv2d(3, c, 3, padding=1), nn.LeakyReLU(0.2, False)]]
+        for n in range(1, n_layers):
+            sequence += [[nn.Conv2d(c, c, 3, padding=1), nn.Tanh()]]
+        for n in range(len(sequence)):
+            self.add_module("model" + str(n), nn.Sequential(*sequence[n]))
+    def forward(self, x):
+        results = [x]
+        for submodel in self.children():
+            results.append(submodel(results[-1]))
+        return sum(r.sum() for r in results[1:])
+""",
+            line=5,
+            column=53,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Disc(nn.Module):
+    def __init__(self, c, n_layers):
+        super().__init__()
+        sequence = [[nn.Conv2d(3, c, 3, padding=1), nn.LeakyReLU(0.2, True)]]
+        for n in range(1, n_layers):
+            sequence += [[nn.Conv2d(c, c, 3, padding=1), nn.Tanh()]]
+        for n in range(len(sequence)):
+            self.add_module("model" + str(n), nn.Sequential(*sequence[n]))
+    def forward(self, x):
+        results = [x]
+        for submodel in self.children():
+            results.append(submodel(results[-1]))
+        return sum(r.sum() for r in results[1:])
+""",
+            harness=_runs("Disc(4, 3)", "2, 3, 6, 6"),
+        ),
+        Invalid(  # a Sequential unpacked from a `+` of tuple displays: the ReLU follows the Linear in its own display (issue 27)
+            """
+from torch import nn
+def embed(a, b, use_bn):
+    return nn.Sequential(*(((nn.BatchNorm1d(a),) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU(), nn.Dropout(0.5)) + ((nn.BatchNorm1d(b),) if use_bn == 2 else ())))
+""",
+            line=3,
+            column=89,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def embed(a, b, use_bn):
+    return nn.Sequential(*(((nn.BatchNorm1d(a),) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU(inplace=True), nn.Dropout(0.5)) + ((nn.BatchNorm1d(b),) if use_bn == 2 else ())))
+""",
+            harness=_runs("embed(4, 8, 2).eval()", "3, 4"),
+        ),
         Invalid(  # an OrderedDict filled key by key and given to nn.Sequential (issue 27)
             """
 from collections import OrderedDict
@@ -3608,6 +3740,9 @@ class Net(nn.Module):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
+            if display and all(type(e) is cst.List for e in display):
+                self._group_candidates(node, name, display)
+                continue
             # The cheap test first: most lists hold no activation after a layer (a walk of the body follows).
             candidates = self._sequence_candidates([(e, None) for e in display], None)
             if (
@@ -3626,6 +3761,13 @@ class Net(nn.Module):
         # the first ask, and a notebook may import `torch.nn` only after its first, data, classes).
         if self.ctx.frame.key is not None:
             self._forward_pairs(node)
+
+    def _group_candidates(self, node: cst.FunctionDef, name: str, display: list) -> None:
+        """A list of layer groups (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), each group its own
+        `nn.Sequential(*sequence[n])`: within a group the layers follow one another as listed."""
+        candidates = [c for group in display for c in self._sequence_candidates([(e.value, e) for e in group.elements], None)]
+        if candidates and groups_unpacked_into_sequential_only(node.body, name, self.ctx) and not self._elements_may_change(None):
+            self._pending.extend(candidates)
 
     def leave_Module(self, node: cst.Module) -> None:
         for block in [node.body, *_module_blocks(node)]:

@@ -9,6 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.caches import fills_cache
+from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.iteration import (
     condition_is_opt_in_parameter,
@@ -127,7 +128,9 @@ class HostThenDevice(Rule):
     outside that loop once per pass, however often it is called, so the buffers it sets up before
     its batch loop are not reported (a `while` loop that runs a model but calls no backward and
     steps no optimizer is a decoding loop over one input, no pass: `translate(sentence)` called per
-    test batch sets up its beam on every call). A loop over epochs that calls such a function is
+    test batch sets up its beam on every call; nor is a `for _ in range(n)` loop that never reads its
+    counter and draws no data, an attack's perturbation steps on one input: `perturb(model, x)` called
+    per training batch sets up its random start on every call). A loop over epochs that calls such a function is
     no step loop either, whatever the function runs in its pass. A `while` decoding loop that calls a
     method of the model (`model.decode(...)`) runs once per generated token, so code in its own body
     is reported, as is code in a `for` inside a `while` that calls a method of the model on every
@@ -139,7 +142,7 @@ class HostThenDevice(Rule):
     `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, the signal windows `hann_window`,
     `hamming_window`, `blackman_window`, `bartlett_window`, `kaiser_window`, resolved through imports, and the legacy
     typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`,
-    `torch.BoolTensor(x.size())` (a `torch.Size`; a tuple would be data),
+    `torch.BoolTensor(x.size())` (a `torch.Size`; a tuple would be data), `torch.FloatTensor(*x.shape)` (a tensor's sizes spread),
     or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`),
     looking through an in-place fill such as `.zero_()`; reported without a fix, since they take no
     accelerator `device=`; `torch.FloatTensor(rewards)` with one argument that may be data is not), only when
@@ -158,10 +161,12 @@ class HostThenDevice(Rule):
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
-    does not change between steps; a flag that opts in to extra work, `if args.log_images:`, does not
+    does not change between steps; or tests a flag the same script declares on by default,
+    `parser.add_argument("--random", default=True)` then `if args.random:`: `cli_defaults`; a flag that opts in to extra work, `if args.log_images:`, does not
     count, but a flag whose branch only rebinds the value the statement before it bound does:
     `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
-    run's buffer), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
+    run's buffer), or the branch is taken at random (`r = np.random.rand(1)` then `if r < args.cutmix_prob:`,
+    a stochastic augmentation's share of every step: `random_branches`), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
     its own body (`if step % n_critic == 0:` around a generator's update: each time it runs is a
     training step; a periodic branch that only logs or samples is not); in `forward` it is (it runs
     on every call that takes the branch).
@@ -1645,6 +1650,153 @@ for source, target in test_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # an attack's steps over a count (no data drawn, counter unread) refine one input: no pass, `perturb` runs per batch
+            """
+import torch
+def perturb(net, x_nat):
+    x = x_nat.detach() + 0.001 * torch.randn(x_nat.shape).cuda().detach()
+    for _ in range(10):
+        x.requires_grad_()
+        grad = torch.autograd.grad(net(x).sum(), [x])[0]
+        x = x.detach() + 0.01 * torch.sign(grad)
+    return x
+for data, target in train_loader:
+    loss = criterion(model(perturb(model, data.cuda())), target.cuda())
+    loss.backward()
+    optimizer.step()
+""",
+            line=3,
+            column=34,
+            message="runs on every iteration of the loop",
+            unsafe=True,
+            fixed="""
+import torch
+def perturb(net, x_nat):
+    x = x_nat.detach() + 0.001 * torch.randn(x_nat.shape, device="cuda").detach()
+    for _ in range(10):
+        x.requires_grad_()
+        grad = torch.autograd.grad(net(x).sum(), [x])[0]
+        x = x.detach() + 0.01 * torch.sign(grad)
+    return x
+for data, target in train_loader:
+    loss = criterion(model(perturb(model, data.cuda())), target.cuda())
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a stochastic augmentation's branch, taken when a fresh draw falls under a probability: a fixed fraction of all steps
+            """
+import numpy as np
+import torch
+for x, y in train_loader:
+    x, y = x.cuda(), y.cuda()
+    r = np.random.rand(1)
+    if args.beta > 0 and r < args.cutmix_prob:
+        index = torch.randperm(x.size(0)).cuda()
+        x = x[index]
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+            line=7,
+            column=17,
+            message="on every training step its branch takes",
+            unsafe=True,
+            fixed="""
+import numpy as np
+import torch
+for x, y in train_loader:
+    x, y = x.cuda(), y.cuda()
+    r = np.random.rand(1)
+    if args.beta > 0 and r < args.cutmix_prob:
+        index = torch.randperm(x.size(0), device="cuda")
+        x = x[index]
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the near miss: the draw joined to an opt-in flag (`args.visualise`), which may be off for the whole run
+            """
+import numpy as np
+import torch
+for x, y in train_loader:
+    x, y = x.cuda(), y.cuda()
+    r = np.random.rand(1)
+    if args.visualise and r < 0.01:
+        grid = torch.zeros(8, 3, 32, 32).cuda()
+        show(grid + x[:8])
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a legacy constructor given a tensor's sizes, filled at random, behind a flag the script turns on by default
+            """
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--random", default=True)
+args = parser.parse_args()
+def pgd(model, X, epsilon):
+    if args.random:
+        X = X + torch.FloatTensor(*X.shape).uniform_(-epsilon, epsilon).to(device)
+    return model(X)
+for data, target in test_loader:
+    outputs.append(pgd(model, data.to(device), 0.03))
+""",
+            line=8,
+            column=17,
+            message="runs on every iteration of the loop",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the near miss: an opt-in flag (`store_true`, off unless asked), and a spread that may be data
+            """
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--random", action="store_true")
+args = parser.parse_args()
+def pgd(model, X, rows, epsilon):
+    if args.random:
+        X = X + torch.FloatTensor(*X.shape).uniform_(-epsilon, epsilon).to(device)
+    return model(X + torch.FloatTensor(*rows).to(device))
+for data, target in test_loader:
+    outputs.append(pgd(model, data.to(device), [[1.0]], 0.03))
+"""
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the near miss: a loop over a count that draws a batch on each step is a pass; its setup runs once per pass
+            """
+import torch
+def train_steps(model, batches, optimizer, n):
+    total = torch.zeros(1).cuda()
+    for _ in range(n):
+        loss = model(next(batches)).mean()
+        loss.backward()
+        optimizer.step()
+        total += loss.detach()
+    return total
+for chunk in train_loader:
+    train_steps(model, iter(chunk), optimizer, 10)
+"""
+        ),
+    ]
+
     VALID += [
         Valid(  # a `while` loop that steps the optimizer is a pass: its buffers are set up once per pass
             """
@@ -1945,7 +2097,9 @@ for x, y in train_loader:
         return arg.value if read_as_tensor(arg.value.value, scope) else None
 
     def _configured(self, node: cst.CSTNode) -> bool:
-        return id(node) in self._overrides
+        """An `if` that runs whenever reached in a run: it picks the run's value
+        (`configured_overrides`) or tests a command-line flag on by default (`cli_defaults`)."""
+        return id(node) in self._overrides or (type(node) is cst.If and flag_on_by_default(node.test, self.ctx.module))
 
     def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
         """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
@@ -2122,14 +2276,23 @@ def _factory_kind(factory: cst.Call, ctx) -> Optional[str]:
     name = qualified.rpartition(".")[2]
     if name in TORCH_FACTORIES:
         return name
-    if name not in LEGACY_SIZED_CONSTRUCTORS or not factory.args or any(a.keyword is not None or a.star for a in factory.args):
+    if name not in LEGACY_SIZED_CONSTRUCTORS or not factory.args or any(a.keyword is not None or a.star == "**" for a in factory.args):
         return None
+    if any(a.star for a in factory.args):  # `torch.FloatTensor(*x.shape)`: a tensor's sizes spread out
+        return name if len(factory.args) == 1 and _spreads_shape(factory.args[0].value) else None
     values = [a.value for a in factory.args]
     if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
         return None
     if len(values) >= 2 or _is_size(values[0]) or _counts(values[0], ctx):
         return name
     return None
+
+
+def _spreads_shape(expr: cst.BaseExpression) -> bool:
+    """`x.shape`, `x.size()`: a tensor's sizes, numbers when spread into a legacy constructor."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "shape"
+    return isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size"
 
 
 def _counts(expr: cst.BaseExpression, ctx) -> bool:

@@ -83,11 +83,22 @@ def _holds_factory(node: ast.AST, factories, helpers) -> bool:
             final_name(factory.func) in factories
             and not any(k.arg in ("device", None) for k in factory.keywords)
             # sizes spread from a sequence (`torch.randn(n, *size)`) are still sizes; for a legacy
-            # constructor the spread may be data (`torch.FloatTensor(*rows)`), as the rule reads it
-            and not (final_name(factory.func) in LEGACY_SIZED_CONSTRUCTORS and any(isinstance(a, ast.Starred) for a in factory.args))
+            # constructor the spread may be data (`torch.FloatTensor(*rows)`), as the rule reads it,
+            # unless it spreads a tensor's sizes (`torch.FloatTensor(*x.shape)`)
+            and not (final_name(factory.func) in LEGACY_SIZED_CONSTRUCTORS and any(isinstance(a, ast.Starred) for a in factory.args) and not _spreads_shape(factory.args))
         ):
             return True
     return False
+
+
+def _spreads_shape(args: list) -> bool:
+    """`(*x.shape)`, `(*x.size())`: one spread of a tensor's sizes (the rule's `_spreads_shape`)."""
+    if len(args) != 1 or not isinstance(args[0], ast.Starred):
+        return False
+    value = args[0].value
+    if isinstance(value, ast.Attribute):
+        return value.attr == "shape"
+    return isinstance(value, ast.Call) and not value.args and isinstance(value.func, ast.Attribute) and value.func.attr == "size"
 
 
 def _candidates(node: ast.AST) -> list[ast.Call]:
