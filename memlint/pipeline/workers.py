@@ -74,6 +74,10 @@ def new_pool(workers: int):
             running ones (each leaves the file it was writing whole, without a temporary file) and
             wait until every worker has ended.  A plain shutdown would run the queued tasks first."""
             processes = list((getattr(self, "_processes", None) or {}).values())
+            # The first shutdown forgets the pool's manager thread, so the second cannot join it: joined
+            # here, it cannot outlive memlint's exit and race concurrent.futures' exit hook, which
+            # wakes it through a pipe the thread closes as it ends (a "Bad file descriptor" traceback).
+            manager = getattr(self, "_executor_manager_thread", None)
             # A second SIGINT (from a terminal it reaches memlint as well as its workers, and either
             # may come first) must not cut the wait short: the pool's thread would outlive the wait
             # and race the interpreter's exit.
@@ -86,6 +90,8 @@ def new_pool(workers: int):
                     except (OSError, TypeError):  # ended already, or not started (no pid yet)
                         pass
                 self.shutdown(wait=True)
+                if manager is not None:
+                    manager.join()
             finally:
                 if ignored is not None:
                     signal.signal(signal.SIGINT, ignored)
