@@ -26,7 +26,7 @@ import libcst as cst
 from memlint.analysis import tables, values
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.naming import named_like_model
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_children, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -224,13 +224,13 @@ def _body_runs(
 def _live(block: cst.CSTNode, dead: set[int], skip: tuple) -> list[cst.CSTNode]:
     """The nodes under `block`, less those under a node of `dead` (ids) or of a kind in `skip`."""
     found: list[cst.CSTNode] = []
-    stack = list(reversed(block.children))
+    stack = list(reversed(code_children(block)))
     while stack:
         node = stack.pop()
         if id(node) in dead or isinstance(node, skip):
             continue
         found.append(node)
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(code_children(node)))
     return found
 
 

@@ -81,7 +81,7 @@ def reads_evaluation_batches(loop: cst.CSTNode) -> Optional[str]:
         node = stack.pop()
         if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(node.children)
+        stack.extend(code_children(node))
         if type(node) is not cst.Call:
             continue
         func = node.func  # type: ignore[attr-defined]

@@ -24,7 +24,7 @@ from memlint.analysis.activations import inplace_argument
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import INPLACE_FUNCTIONS, KEEPS_INPUT_ONLY
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_children, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -150,7 +150,7 @@ def _reads(statement: cst.CSTNode):
             continue
         inside = inside or type(node) in (cst.Return, cst.Assert)
         yield node, inside
-        stack.extend((child, inside) for child in node.children)
+        stack.extend((child, inside) for child in code_children(node))
 
 
 def _binds(target: cst.BaseExpression, name: str) -> bool:
