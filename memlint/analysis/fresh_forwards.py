@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument
-from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.inventory import single_module_classes
 from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import INPLACE_FUNCTIONS, KEEPS_INPUT_ONLY
 from memlint.analysis.walk import code_children, code_descendants
@@ -40,13 +40,7 @@ def fresh_output_classes(ctx: "Context") -> frozenset[str]:
 
 
 def _collect(ctx: "Context") -> frozenset[str]:
-    defined: dict[str, int] = {}
-    candidates: list[cst.ClassDef] = []
-    for statement in ctx.module.body:
-        if type(statement) is cst.ClassDef:
-            defined[statement.name.value] = defined.get(statement.name.value, 0) + 1
-            if len(statement.bases) == 1 and torch_nn_name(ctx, statement.bases[0].value) == "Module":
-                candidates.append(statement)
+    candidates = single_module_classes(ctx)
     if not candidates:
         return frozenset()
     derived = {
@@ -57,7 +51,7 @@ def _collect(ctx: "Context") -> frozenset[str]:
     found = set()
     for node in candidates:
         name = node.name.value
-        if defined[name] != 1 or name in derived:
+        if name in derived:
             continue
         methods = [s for s in node.body.body if type(s) is cst.FunctionDef]  # type: ignore[attr-defined]
         forwards = [m for m in methods if m.name.value == "forward"]

@@ -564,3 +564,20 @@ def _assigns_self(statement: cst.CSTNode) -> bool:
         ):  # fmt: skip
             return True
     return False
+
+
+def single_module_classes(ctx: "Context") -> tuple[cst.ClassDef, ...]:
+    """The module-level classes of the file defined once, on `nn.Module` alone (memoised): the
+    classes whose `forward` a fact may read as the only code an instance runs."""
+    return ctx.memo("single-module-classes", lambda: _single_module_classes(ctx))  # type: ignore[return-value]
+
+
+def _single_module_classes(ctx: "Context") -> tuple[cst.ClassDef, ...]:
+    defined: dict[str, int] = {}
+    candidates: list[cst.ClassDef] = []
+    for statement in ctx.module.body:
+        if type(statement) is cst.ClassDef:
+            defined[statement.name.value] = defined.get(statement.name.value, 0) + 1
+            if len(statement.bases) == 1 and torch_nn_name(ctx, statement.bases[0].value) == "Module":
+                candidates.append(statement)
+    return tuple(c for c in candidates if defined[c.name.value] == 1)

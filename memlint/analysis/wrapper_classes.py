@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis.initialisers import returns_its_argument, unwrapped_layer
-from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.inventory import single_module_classes, torch_nn_name
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.walk import code_descendants
 
@@ -64,7 +64,7 @@ def owning_classes(ctx: "Context") -> dict:
 def _collect_owners(ctx: "Context") -> dict:
     found: dict[str, cst.Call] = {}
     changes = None
-    for node in _single_module_classes(ctx):
+    for node in single_module_classes(ctx):
         methods = _methods(node)
         if "__call__" in methods or len(methods.get("__init__", ())) != 1 or len(methods.get("forward", ())) != 1:
             continue
@@ -83,18 +83,6 @@ def _collect_owners(ctx: "Context") -> dict:
             continue
         found[name] = layer
     return found
-
-
-def _single_module_classes(ctx: "Context") -> list[cst.ClassDef]:
-    """The module-level classes of the file defined once, on `nn.Module` alone."""
-    defined: dict[str, int] = {}
-    candidates: list[cst.ClassDef] = []
-    for statement in ctx.module.body:
-        if type(statement) is cst.ClassDef:
-            defined[statement.name.value] = defined.get(statement.name.value, 0) + 1
-            if len(statement.bases) == 1 and torch_nn_name(ctx, statement.bases[0].value) == "Module":
-                candidates.append(statement)
-    return [c for c in candidates if defined[c.name.value] == 1]
 
 
 def _methods(node: cst.ClassDef) -> dict[str, list[cst.FunctionDef]]:
@@ -172,21 +160,14 @@ def forwarding_classes(ctx: "Context") -> frozenset[str]:
 
 
 def _collect(ctx: "Context") -> frozenset[str]:
-    defined: dict[str, int] = {}
-    candidates: list[cst.ClassDef] = []
-    for statement in ctx.module.body:
-        if type(statement) is cst.ClassDef:
-            name = statement.name.value
-            defined[name] = defined.get(name, 0) + 1
-            if len(statement.bases) == 1 and torch_nn_name(ctx, statement.bases[0].value) == "Module":
-                candidates.append(statement)
+    candidates = single_module_classes(ctx)
     if not candidates:
         return frozenset()
     changes = module_changes(ctx)
     found = set()
     for node in candidates:
         name = node.name.value
-        if defined[name] != 1 or changes.subclasses.get(name):
+        if changes.subclasses.get(name):
             continue
         attribute = _forwarded_attribute(node)
         if attribute is not None and changes.bound_once(attribute, name) and not changes.hooks_may_see([attribute]):
