@@ -27,7 +27,8 @@ plots and trains is "training": the step is what runs often.
 **Run once per batch** (`per_batch_function`, asked at the traversal's point): a framework's
 per-batch hook (Lightning's `training_step` and evaluation hooks, the Hugging Face Trainer's
 `compute_loss` in a subclass of it) or a helper the project's training or evaluation loops call on
-every step (the project pass).  `in_forward_pass`: inside a function named like a forward pass.
+every step (the project pass).  `in_forward_pass`: inside a function named like a forward pass
+(not one that steps an optimizer itself: a training step named `forward`).
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches, own_statements, runs_model, steps_itself
 from memlint.analysis.loop_bounds import DefaultOf, counted_break
-from memlint.analysis.naming import is_forward_name, named_like_model
-from memlint.analysis.walk import dotted_name
+from memlint.analysis.naming import OPTIMIZER_NAME, is_forward_name, named_like_model
+from memlint.analysis.walk import code_descendants, dotted_name
 from memlint.pipeline.tree import code_children
 
 if TYPE_CHECKING:
@@ -334,6 +335,19 @@ def _subclasses_transformers(ctx: "Context") -> bool:
 def in_forward_pass(ctx: "Context") -> bool:
     """Inside a forward function (`forward`, `_forward_impl`, `forward_features`, `__call__`:
     naming.is_forward_name): what it computes and collects is part of the model's computation, and
-    the caller backpropagates through it."""
+    the caller backpropagates through it.  Not a forward that steps an optimizer itself (MAML's
+    `Meta.forward` runs the inner updates, `loss_q.backward()` and `meta_optim.step()`): that is a
+    training step named `forward`, and no caller backpropagates what it collects."""
     function = ctx.function_node
-    return function is not None and is_forward_name(function.name.value)
+    return function is not None and is_forward_name(function.name.value) and not steps_an_optimizer(function)
+
+
+def steps_an_optimizer(function: cst.FunctionDef) -> bool:
+    """Does the function's body call `<optimizer>.step()` (a receiver named like an optimizer)?"""
+    for node in code_descendants(function.body):
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "step":  # type: ignore[attr-defined]
+            receiver = node.func.value  # type: ignore[attr-defined]
+            name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""
+            if OPTIMIZER_NAME.search(name):
+                return True
+    return False

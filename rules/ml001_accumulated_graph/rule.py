@@ -13,6 +13,7 @@ from memlint.analysis.iteration import iterates_batches, iterates_layers
 from memlint.analysis.loop_work import combines_given_terms, syncs_every_iteration, trains_kept_values, unrolls_a_recurrence
 from memlint.analysis.meters import METER_METHODS
 from memlint.analysis.roles import PerBatch, enclosing_class, in_forward_pass, per_batch_function
+from memlint.analysis.slots import one_slot_objective
 from memlint.analysis.uses import (
     Use,
     classify_attribute_uses,
@@ -103,13 +104,17 @@ class AccumulatedGraph(Rule):
 
     memlint stays silent when the accumulated value is the objective (`total.backward()`,
     `torch.stack(losses).sum().backward()`, `torch.autograd.grad(total, ...)`: gradient
-    accumulation), when the accumulator is emptied on every iteration or every optimizer step (a
+    accumulation; but a list written at a slot that moves with the loop, of which the code reads
+    back only fixed slots, backpropagates only those: `losses_q[k + 1] += loss_q`, then
+    `losses_q[-1].backward()`, is reported, without a fix), when the accumulator is emptied on every iteration or every optimizer step (a
     gradient-accumulation window), when a function sums the terms of what it was handed and returns
     the sum, running no model in the loop (`for out in outputs: loss += criterion(out, y)`: a loss per
     head, scale or task of one forward pass, for the caller's backward), when the loop walks a
     model's layers or unrolls a recurrent cell over a sequence (collecting one forward pass's
     features or intermediates), except in module-level code of a file that calls backward nowhere
-    (a feature-map notebook: nothing backpropagates what it collects), when the loop runs without
+    (a feature-map notebook: nothing backpropagates what it collects), in a function named like a
+    forward pass (`forward`, `__call__`) unless it steps an optimizer itself (MAML's `Meta.forward`
+    runs `meta_optim.step()`: a training step), when the loop runs without
     gradient tracking, when the value is
     already a number or detached (`loss.item()`, `float(loss)`, `loss.detach()`, `loss.data`), when
     it is a loss of arguments known to carry no history (`criterion(pred.detach().cpu(), y)`), and
@@ -175,6 +180,36 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # every slot is backpropagated (`sum(losses_q)`): the slots are the objective
+            """
+import torch
+import torch.nn.functional as F
+class Meta(torch.nn.Module):
+    def forward(self, x_spt, y_spt):
+        losses_q = [0 for _ in range(self.update_step + 1)]
+        for i in range(x_spt.size(0)):
+            for k in range(1, self.update_step):
+                loss_q = F.cross_entropy(self.net(x_spt[i]), y_spt[i])
+                losses_q[k + 1] += loss_q
+        loss_q = sum(losses_q) / x_spt.size(0)
+        self.meta_optim.zero_grad()
+        loss_q.backward()
+        self.meta_optim.step()
+""",
+        ),
+        Valid(  # a forward that steps no optimizer collects per-step losses for its caller's backward
+            """
+import torch
+import torch.nn.functional as F
+class Meta(torch.nn.Module):
+    def forward(self, x_spt, y_spt):
+        losses_q = [0 for _ in range(self.update_step + 1)]
+        for i in range(x_spt.size(0)):
+            for k in range(1, self.update_step):
+                losses_q[k + 1] += F.cross_entropy(self.net(x_spt[i]), y_spt[i])
+        return losses_q
+""",
+        ),
         Valid(  # a slot per iteration of a value without history
             """
 import torch
@@ -728,6 +763,30 @@ print(expected.item())
     ]
 
     INVALID = [
+        Invalid(  # per-step query losses summed into a slot that moves with the inner loop, in a `forward` that steps the meta-optimizer itself; only the last slot is backpropagated (MAML-Pytorch's meta.py, issue 27)
+            """
+import torch
+import torch.nn.functional as F
+class Meta(torch.nn.Module):
+    def forward(self, x_spt, y_spt, x_qry, y_qry):
+        losses_q = [0 for _ in range(self.update_step + 1)]
+        for i in range(x_spt.size(0)):
+            fast_weights = list(self.net.parameters())
+            for k in range(1, self.update_step):
+                loss = F.cross_entropy(self.net(x_spt[i], fast_weights), y_spt[i])
+                grad = torch.autograd.grad(loss, fast_weights)
+                fast_weights = [w - self.update_lr * g for w, g in zip(fast_weights, grad)]
+                loss_q = F.cross_entropy(self.net(x_qry[i], fast_weights), y_qry[i])
+                losses_q[k + 1] += loss_q
+        loss_q = losses_q[-1] / x_spt.size(0)
+        self.meta_optim.zero_grad()
+        loss_q.backward()
+        self.meta_optim.step()
+""",
+            line=13,
+            column=17,
+            message="only `losses_q[-1]` is backpropagated",
+        ),
         Invalid(  # module-level code that never backpropagates runs a network block by block, blocks reached through `children()`, and keeps every output (T2T-ViT's visualization notebooks, issue 27)
             """
 import torch
@@ -2169,7 +2228,12 @@ def train(net, loader, opt, criterion):
         for candidate in candidates:
             uses = self._uses(candidate, candidates, scope)
             if Use.GRADIENT in uses:
-                continue  # the accumulated value is the objective: backpropagated, or passed to autograd.grad
+                same = [c.node for c in candidates if c.name == candidate.name]
+                candidate.objective_slot = one_slot_objective(scope, candidate.accumulator, candidate.loop, same)
+                if candidate.objective_slot is None:
+                    continue  # the accumulated value is the objective: backpropagated, or passed to autograd.grad
+                self._report_unused_slots(candidate, scope)  # only one fixed slot is: `losses_q[-1]`
+                continue
             escapes = Use.ESCAPES in uses or candidate.escapes_by_name
             over_batches = candidate.per_step is not None or candidate.source is not None or iterates_batches(candidate.loop)
             if escapes and (Use.TENSOR in uses or candidate.in_module_class) and not over_batches \
@@ -2201,6 +2265,19 @@ def train(net, loader, opt, criterion):
         return uses
 
     # ------------------------------------------------------------------ message and fix
+
+    def _report_unused_slots(self, candidate: "_Candidate", scope: cst.CSTNode) -> None:
+        """`losses_q[k + 1] += loss_q`, then `losses_q[-1].backward()`: the other slots' graphs are
+        kept for nothing.  No fix: detaching the value would cut the backpropagated slot too."""
+        code = self.ctx.module.code_for_node
+        slot = f"{candidate.name}[{candidate.objective_slot}]"
+        message = (
+            f"`{shorten(code(candidate.accumulator))}` accumulates `{shorten(code(candidate.shown))}`, which carries autograd "
+            f"history, into a slot that moves with the loop, but only `{slot}` is backpropagated: every other "
+            "slot keeps the graphs written into it, with the activations they saved, on the device until "
+            f"`{candidate.name}` is released; keep `.detach()` or `.item()` values in the slots nothing backpropagates"
+        )
+        self.report(candidate.node, message, None, grad_sensitive=True, related=_related_places(candidate, scope))
 
     def _report(self, candidate: "_Candidate", uses: set[Use], escapes: bool, scope: cst.CSTNode) -> None:
         ctx = self.ctx
@@ -2271,6 +2348,7 @@ class _Candidate:
     source: Optional[str] = None  # a comprehension's batch source (`val_loader`)
     meter: bool = False  # a running meter's `update`: the values live in the meter object
     scalar: bool = False  # every kept value is a 0-d tensor (set by `_add`)
+    objective_slot: Optional[str] = None  # the one fixed slot backpropagated (`-1` of `losses_q[-1]`)
 
     @property
     def escapes_by_name(self) -> bool:

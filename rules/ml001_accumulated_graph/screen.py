@@ -5,7 +5,7 @@ What the rule asks of the semantic model, read as cheap shapes: an accumulation 
 `.extend(v)` of a value or of the elements of a display, `.update(v)` / `.add(v)` of a possible
 meter, a comprehension over something named like a data loader) of a value that could carry
 autograd history (memlint/prescreen/history.py: the model's history fact, loosened), outside a
-function named like a forward pass.  How the accumulator started, which loop it is in and what
+function named like a forward pass (unless it steps an optimizer itself: a training step).  How the accumulator started, which loop it is in and what
 happens to it later are the rule's questions, not the screen's (issue 27: no screen re-implements
 its rule); the trigger words ask for a loop or a per-batch function's lasting state.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping, Optional
 
-from memlint.analysis.naming import BATCH_SOURCE, is_forward_name
+from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
 from memlint.prescreen.history import History
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
@@ -178,7 +178,19 @@ def _comprehension_may_collect(node: ast.AST, history: History) -> bool:
 
 
 def _in_forward(source: Source, node: ast.AST) -> bool:
+    """In a function named like a forward pass that steps no optimizer itself (roles.in_forward_pass)."""
     for ancestor in source.ancestors(node):
         if isinstance(ancestor, FUNCTIONS):
-            return is_forward_name(ancestor.name)
+            return is_forward_name(ancestor.name) and not _steps_an_optimizer(ancestor)
+    return False
+
+
+def _steps_an_optimizer(function: ast.AST) -> bool:
+    """`<optimizer>.step()` in the function (roles.steps_an_optimizer)."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
+            receiver = node.func.value
+            name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else ""
+            if OPTIMIZER_NAME.search(name):
+                return True
     return False
