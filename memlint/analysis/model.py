@@ -51,7 +51,7 @@ from memlint.analysis import accelerators, evidence, forward_returns, frameworks
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
-from memlint.analysis.walk import dotted_name, target_names
+from memlint.analysis.walk import code_descendants, dotted_name, target_names
 from memlint.pipeline.tree import code_children
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
@@ -102,6 +102,7 @@ class SemanticModel:
         self._backpropagated: dict[int, set[str]] = {}  # scope id -> names backpropagated under it
         self._functions: dict[str, Optional[cst.FunctionDef]] = {}
         self._helpers_backward: Optional[set[str]] = None
+        self._backward_classes: Optional[frozenset[str]] = None  # the file's classes with a hand-written `backward(self, ...)`
         self._device: Optional[DeviceFacts] = None
         self._named: Optional[tuple[Optional[cst.CSTNode]]] = None
         self._script: Optional[bool] = None
@@ -181,6 +182,35 @@ class SemanticModel:
         if id(scope) in self._direct_backward:
             return True
         return not self._helpers_that_backpropagate().isdisjoint(self._helper_calls.get(id(scope), ()))
+
+    def hands_to_backpropagating_helper(self, call: cst.Call, argument: cst.BaseExpression) -> bool:
+        """Is `argument` handed (positionally) to one of the file's functions that calls backward,
+        directly or through its helpers, and reads the parameter it binds (`compute_acer_loss(
+        policies, q_values, ...)` whose body builds `loss` from `policies[step]` and runs
+        `loss.backward()`)?  What it was handed may be the objective: the caller's accumulation is
+        then the gradient's, as if the body were written in place."""
+        if not self._may_backpropagate:
+            return False
+        func = call.func
+        if type(func) is cst.Name:
+            callee, through_self = func.value, False
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+            callee, through_self = func.attr.value, True
+        else:
+            return False
+        self._walk()
+        function = self._functions.get(callee)
+        if function is None or callee not in self._helpers_that_backpropagate():
+            return False
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        position = next((i for i, value in enumerate(positional) if value is argument), None)
+        params = [p.name.value for p in function.params.params]
+        if through_self and params[:1] == ["self"]:
+            params = params[1:]
+        if position is None or position >= len(params):
+            return False
+        param = params[position]
+        return any(type(node) is cst.Name and node.value == param for node in code_descendants(function.body))
 
     def backpropagates_anywhere(self) -> bool:
         """Does the file call backward (any form) anywhere, in a function or at module level?"""
@@ -581,7 +611,7 @@ class SemanticModel:
         method = func.attr.value if type(func) is cst.Attribute else None
         self._note_model_names(func, written, method)
         qualified = _qualified(written, imports) if written is not None else None
-        if evidence.is_backward(written, method, qualified):
+        if evidence.is_backward(written, method, qualified) and not self._hand_written_backward(func, sites):
             self._any_backward = True
             for scope in scopes:
                 self._direct_backward.add(id(scope))
@@ -620,6 +650,28 @@ class SemanticModel:
             own_loop = _own_loop(scopes)
             if own_loop is not None:
                 self._own_helper_calls.setdefault(id(own_loop), set()).add(callee)
+
+    def _hand_written_backward(self, func: cst.BaseExpression, sites: dict) -> bool:
+        """`lrmodel.backward(x, yhat, y)` where `lrmodel = LR(...)` and the file's class `LR` defines
+        `def backward(self, ...)` itself (a tutorial's hand-written gradients, on an `nn.Module`
+        too: it has no `backward` of its own): that method runs, not autograd's backward."""
+        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+            return False
+        site = sites.get(func.value.value)
+        value = site.value if site is not None else None
+        if not (type(value) is cst.Call and type(value.func) is cst.Name):
+            return False
+        if self._backward_classes is None:
+            self._backward_classes = frozenset(
+                statement.name.value
+                for statement in self.module.body
+                if type(statement) is cst.ClassDef and any(
+                    type(member) is cst.FunctionDef and member.name.value == "backward" and not member.decorators
+                    and member.params.params[:1] and member.params.params[0].name.value == "self"
+                    for member in statement.body.body
+                )
+            )
+        return value.func.value in self._backward_classes
 
     def _mark(self, site: cst.Assign, name: str, call: cst.CSTNode, scalar: bool) -> None:
         found = self._history.setdefault(id(site), {})

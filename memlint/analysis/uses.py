@@ -229,6 +229,8 @@ def _classify(node: cst.CSTNode, parents: tuple[cst.CSTNode, ...], ctx: "Context
         elif isinstance(parent, cst.Arg):
             pass
         elif isinstance(parent, cst.Call):
+            if type(child) is cst.Arg and ctx.model.hands_to_backpropagating_helper(parent, child.value):
+                return Use.GRADIENT, None  # a helper of the file that backpropagates what it is handed
             use = _call_use(parent, outer, ctx)
             if use is not _CONTINUE:
                 return use, None

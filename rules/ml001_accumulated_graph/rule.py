@@ -103,7 +103,8 @@ class AccumulatedGraph(Rule):
       activations it saved for backward, on the device: memory grows with every batch.
 
     memlint stays silent when the accumulated value is the objective (`total.backward()`,
-    `torch.stack(losses).sum().backward()`, `torch.autograd.grad(total, ...)`: gradient
+    `torch.stack(losses).sum().backward()`, `torch.autograd.grad(total, ...)`, or the accumulator
+    handed to a function of the file that reads it and calls backward: gradient
     accumulation; but a list written at a slot that moves with the loop, of which the code reads
     back only fixed slots, backpropagates only those: `losses_q[k + 1] += loss_q`, then
     `losses_q[-1].backward()`, is reported, without a fix), when the accumulator is emptied on every iteration or every optimizer step (a
@@ -119,7 +120,9 @@ class AccumulatedGraph(Rule):
     already a number or detached (`loss.item()`, `float(loss)`, `loss.detach()`, `loss.data`), when
     it is a loss of arguments known to carry no history (`criterion(pred.detach().cpu(), y)`), and
     when no autograd is in sight: an instance of one of the file's classes that is not an
-    `nn.Module` (a hand-written numpy-style model), or one of the file's own functions, which is
+    `nn.Module` (a hand-written numpy-style model), a `.backward(...)` call on an instance of one of
+    the file's classes that defines `backward(self, ...)` itself (hand-written gradients: no
+    autograd backward), or one of the file's own functions, which is
     judged by what its body returns (with the project pass, also across files), never by its name
     (`get_criterion_callback`, `test_model`). It only reports values it can see carry history: the
     result of calling a model, a module or a loss function, a helper that returns one, and
@@ -180,6 +183,50 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the rollout's outputs handed to a helper of the file that builds its loss from them and backpropagates it (RL-Adventure-2's ACER)
+            """
+import torch
+def compute_loss(policies, values, optimizer):
+    loss = 0
+    for step in range(len(policies)):
+        loss += policies[step].log().mean() + values[step].pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+def update(model, states, optimizer):
+    values, policies = [], []
+    for step in range(states.size(0)):
+        policy, value = model(states[step])
+        policies.append(policy)
+        values.append(value)
+    compute_loss(policies, values, optimizer)
+""",
+        ),
+        Valid(  # `lrmodel.backward(...)` is the file's hand-written gradient method, not autograd's: nothing has history
+            """
+import torch
+import torch.nn as nn
+class LR(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.w = torch.zeros(dim, 1)
+    def forward(self, x):
+        return torch.sigmoid(torch.mm(self.w.T, x))
+    def backward(self, x, yhat, y):
+        self.dw = torch.mm(x, (yhat - y).T)
+def loss(yhat, y):
+    return -torch.sum(y * torch.log(yhat) + (1 - y) * torch.log(1 - yhat))
+costs = []
+lrmodel = LR(3)
+for i in range(100):
+    x, y = next(iter(train_dataset))
+    yhat = lrmodel.forward(x)
+    cost = loss(yhat.data.cpu(), y)
+    lrmodel.backward(x, yhat, y)
+    if i % 10 == 0:
+        costs.append(cost)
+""",
+        ),
         Valid(  # every slot is backpropagated (`sum(losses_q)`): the slots are the objective
             """
 import torch
