@@ -13,6 +13,7 @@ from memlint.analysis.iteration import iterates_batches, iterates_layers
 from memlint.analysis.loop_work import combines_given_terms, syncs_every_iteration, trains_kept_values, unrolls_a_recurrence
 from memlint.analysis.meters import METER_METHODS
 from memlint.analysis.roles import PerBatch, enclosing_class, in_forward_pass, per_batch_function
+from memlint.analysis.rebinding import after_detaching_rebinding
 from memlint.analysis.slots import one_slot_objective
 from memlint.analysis.uses import (
     Use,
@@ -84,7 +85,9 @@ class AccumulatedGraph(Rule):
     (`[criterion(model(x), y) for x, y in val_loader]`), and `self.train_losses.append(loss)` in a
     function that runs once per batch (Lightning's `training_step`, a helper every training loop
     calls), and `losses.update(loss, n)` on a running meter (an `AverageMeter` whose `update` adds
-    the tensor to `self.sum`). `for` and `while` loops alike; accumulators started as a number, an
+    the tensor to `self.sum`). Uses of the accumulator after it is rebound, following the loop in
+    the same block, to a detached reduction of itself (`log_probs = torch.cat(log_probs).detach()`
+    after a rollout) are uses of the new value, not of what was collected. `for` and `while` loops alike; accumulators started as a number, an
     empty container or a number-like tensor (`torch.tensor(0.0, device=device)`), tuple-unpacked
     ones included (`running_loss, seen = 0.0, 0`), and averages started by their first value
     (`avg = loss if avg is None else 0.9 * avg + 0.1 * loss`). The values kept are those the
@@ -183,6 +186,20 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the rollout's log-probabilities are backpropagated before the detached copy replaces them (A2C)
+            """
+import torch
+def update(model, states, steps, optimizer):
+    log_probs = []
+    for t in range(steps):
+        log_probs.append(torch.log_softmax(model(states[t]), dim=1)[:, 0])
+    loss = -torch.cat(log_probs).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    log_probs = torch.cat(log_probs).detach()
+    return log_probs
+""",
+        ),
         Valid(  # the rollout's outputs handed to a helper of the file that builds its loss from them and backpropagates it (RL-Adventure-2's ACER)
             """
 import torch
@@ -810,6 +827,34 @@ print(expected.item())
     ]
 
     INVALID = [
+        Invalid(  # a rollout's log-probabilities collected with their graphs, then only used detached (RL-Adventure-2's PPO, DeepRL's PPO storage)
+            """
+import torch
+def rollout(model, states, steps):
+    log_probs = []
+    for t in range(steps):
+        log_prob = torch.log_softmax(model(states[t]), dim=1)[:, 0]
+        log_probs.append(log_prob)
+    log_probs = torch.cat(log_probs).detach()
+    print(log_probs)
+    return log_probs
+""",
+            line=6,
+            column=9,
+            message="never calls backward",
+            fixed="""
+import torch
+def rollout(model, states, steps):
+    log_probs = []
+    for t in range(steps):
+        log_prob = torch.log_softmax(model(states[t]), dim=1)[:, 0]
+        log_probs.append(log_prob.detach())
+    log_probs = torch.cat(log_probs).detach()
+    print(log_probs)
+    return log_probs
+""",
+            harness=_run("rollout(model, [torch.randn(4, 3) for _ in range(3)], 3)", setup="torch.manual_seed(0)"),
+        ),
         Invalid(  # per-step query losses summed into a slot that moves with the inner loop, in a `forward` that steps the meta-optimizer itself; only the last slot is backpropagated (MAML-Pytorch's meta.py, issue 27)
             """
 import torch
@@ -2304,6 +2349,8 @@ def train(net, loader, opt, criterion):
         if candidate.name is None:
             return set()
         same = [c.node for c in candidates if c.name == candidate.name]
+        # after `log_probs = torch.cat(log_probs).detach()` the name holds another value
+        same += after_detaching_rebinding(scope, candidate.name, candidate.loop)
         uses = classify_uses(scope, candidate.name, ctx, skip=same, is_container=candidate.container)
         if Use.ESCAPES in uses and isinstance(scope, cst.FunctionDef) and returns_name(scope, candidate.name):
             # `return losses`, then a later notebook cell runs `[l.item() for l in losses]`: what the
