@@ -26,11 +26,11 @@ from memlint.analysis.iteration import names_in
 from memlint.analysis.walk import code_with_parents
 
 
-def one_slot_objective(scope: cst.CSTNode, accumulator: cst.BaseExpression, loop: Optional[cst.CSTNode], skip: list) -> Optional[str]:
-    """The fixed slot that is read back (`"-1"` for `losses_q[-1]`), when `accumulator` is a slot
-    of a named container indexed by `loop`'s position and every other mention of the container in
-    `scope` (outside the accumulating statements `skip`) is a fixed slot or the container's
-    binding; None otherwise."""
+def one_slot_objective(scope: cst.CSTNode, accumulator: cst.BaseExpression, loop: Optional[cst.CSTNode], skip: list) -> Optional[tuple[str, ...]]:
+    """The fixed slots read back (`("-1",)` for `losses_q[-1]`), in source order, when `accumulator`
+    is a slot of a named container indexed by `loop`'s position and every other mention of the
+    container in `scope` (outside the accumulating statements `skip`) is a fixed slot or the
+    container's binding; None otherwise."""
     if not (isinstance(loop, cst.For) and isinstance(accumulator, cst.Subscript) and isinstance(accumulator.value, cst.Name)):
         return None
     index = _single_index(accumulator)
@@ -39,7 +39,7 @@ def one_slot_objective(scope: cst.CSTNode, accumulator: cst.BaseExpression, loop
         return None
     name = accumulator.value.value
     skipped = {id(node) for node in skip}
-    read: Optional[str] = None
+    read: list[str] = []
     for node, parents in code_with_parents(scope):
         if type(node) is not cst.Name or node.value != name:
             continue
@@ -54,9 +54,12 @@ def one_slot_objective(scope: cst.CSTNode, accumulator: cst.BaseExpression, loop
         fixed = _fixed_slot(slot) if slot is not None else None
         if fixed is None:
             return None
-        if read is None or fixed == "-1":
-            read = fixed
-    return read
+        above = parents[-2] if len(parents) > 1 else None
+        if (isinstance(above, cst.AugAssign) and above.target is parent) or isinstance(above, cst.AssignTarget):
+            continue  # `losses_q[0] += loss_q`: writes a fixed slot, reads back nothing
+        if fixed not in read:
+            read.append(fixed)
+    return tuple(read) if read else None
 
 
 def _single_index(subscript: cst.Subscript) -> Optional[cst.BaseExpression]:

@@ -101,6 +101,8 @@ def evaluate(expr: cst.BaseExpression, ctx: "Context") -> Value:
             return MODULE  # `all_block[i]` of a list filled from `model.children()`
         return UNKNOWN
     if kind is cst.BinaryOperation:
+        if type(expr.operator) is cst.Multiply and (type(expr.left) is cst.List or type(expr.right) is cst.List):
+            return CONTAINER  # `[0] * n`, `n * [0.0]`: a list repeated, as a list display is a list
         combined = _combine(evaluate(expr.left, ctx), evaluate(expr.right, ctx))
         if combined.graph and ctx.grad_mode.records_graph is False:
             return tensor(False, scalar=combined.scalar)  # arithmetic under no_grad makes a new tensor without history

@@ -827,6 +827,22 @@ print(expected.item())
     ]
 
     INVALID = [
+        Invalid(  # the per-step sums started as a repeated list (`[0] * n`: a list, as a display is); two fixed slots read back
+            """
+import torch
+import torch.nn.functional as F
+def meta_step(model, tasks, opt, steps):
+    losses = [0] * (steps + 1)
+    for t in tasks:
+        for k in range(steps):
+            losses[k + 1] += F.cross_entropy(model(t[0]), t[1])
+    (losses[-1] + losses[0]).backward()
+    opt.step()
+""",
+            line=8,
+            column=13,
+            message="reads back only `losses[-1]`, `losses[0]`",
+        ),
         Invalid(  # a rollout's log-probabilities collected with their graphs, then only used detached (RL-Adventure-2's PPO, DeepRL's PPO storage)
             """
 import torch
@@ -877,7 +893,7 @@ class Meta(torch.nn.Module):
 """,
             line=13,
             column=17,
-            message="only `losses_q[-1]` is backpropagated",
+            message="reads back only `losses_q[-1]`",
         ),
         Invalid(  # module-level code that never backpropagates runs a network block by block, blocks reached through `children()`, and keeps every output (T2T-ViT's visualization notebooks, issue 27)
             """
@@ -2364,12 +2380,13 @@ def train(net, loader, opt, criterion):
         """`losses_q[k + 1] += loss_q`, then `losses_q[-1].backward()`: the other slots' graphs are
         kept for nothing.  No fix: detaching the value would cut the backpropagated slot too."""
         code = self.ctx.module.code_for_node
-        slot = f"{candidate.name}[{candidate.objective_slot}]"
+        slots = ", ".join(f"`{candidate.name}[{slot}]`" for slot in candidate.objective_slot or ())
         message = (
             f"`{shorten(code(candidate.accumulator))}` accumulates `{shorten(code(candidate.shown))}`, which carries autograd "
-            f"history, into a slot that moves with the loop, but only `{slot}` is backpropagated: every other "
-            "slot keeps the graphs written into it, with the activations they saved, on the device until "
-            f"`{candidate.name}` is released; keep `.detach()` or `.item()` values in the slots nothing backpropagates"
+            f"history, into a slot that moves with the loop, but the code reads back only {slots}: backward runs "
+            "through those alone, and every other slot keeps the graphs written into it, with the activations "
+            f"they saved, on the device until `{candidate.name}` is released; keep `.detach()` or `.item()` "
+            "values in the slots nothing backpropagates"
         )
         self.report(candidate.node, message, None, grad_sensitive=True, related=_related_places(candidate, scope))
 
@@ -2442,7 +2459,7 @@ class _Candidate:
     source: Optional[str] = None  # a comprehension's batch source (`val_loader`)
     meter: bool = False  # a running meter's `update`: the values live in the meter object
     scalar: bool = False  # every kept value is a 0-d tensor (set by `_add`)
-    objective_slot: Optional[str] = None  # the one fixed slot backpropagated (`-1` of `losses_q[-1]`)
+    objective_slot: Optional[tuple[str, ...]] = None  # the fixed slots read back (`-1` of `losses_q[-1]`)
 
     @property
     def escapes_by_name(self) -> bool:
