@@ -839,7 +839,7 @@ def meta_step(model, tasks, opt, steps):
     (losses[-1] + losses[0]).backward()
     opt.step()
 """,
-            line=8,
+            line=7,
             column=13,
             message="reads back only `losses[-1]`, `losses[0]`",
         ),
