@@ -206,13 +206,18 @@ class _Scanner:
         ))  # type: ignore[return-value]
 
     def _evaluated_receivers(self, function: cst.FunctionDef) -> tuple:
-        """The code of each receiver a statement of the function's own body puts in eval mode."""
-        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        """The code of each receiver a statement of the function's own body puts in eval mode, also
+        from the body of a loop or `with` of that body (MAML-Pytorch's `evaluation()` calls
+        `net.eval()` first thing in each episode), not from a branch that may not run."""
+        pending = [function.body.body if isinstance(function.body, cst.IndentedBlock) else ()]
         found = []
-        for statement in body:
-            call = _eval_mode_call(statement, self.ctx, function)
-            if call is not None:
-                found.append(_code(self.ctx, eval_receiver(call)))
+        while pending:
+            for statement in pending.pop():
+                call = _eval_mode_call(statement, self.ctx, function)
+                if call is not None:
+                    found.append(_code(self.ctx, eval_receiver(call)))
+                elif type(statement) in (cst.For, cst.While, cst.With) and isinstance(statement.body, cst.IndentedBlock):  # type: ignore[attr-defined]
+                    pending.append(statement.body.body)  # type: ignore[attr-defined]
         return tuple(found)
 
     def _block(self, statements) -> None:

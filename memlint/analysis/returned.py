@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.delegation import binds
+from memlint.analysis.delegation import binds, top_function
 from memlint.analysis.walk import code_descendants, target_names
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 # Builtins whose result is a Python value (a tensor with history cannot pass through them with it).
 _PLAIN_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "format"})
-_PLAIN_MODULES = ("numpy.", "math.")
+_PLAIN_MODULES = ("numpy.", "math.", "scipy.")  # (numpy cannot take a tensor that requires grad)
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _DEPTH = 6
@@ -53,7 +53,19 @@ def hands_back_no_history(function: cst.FunctionDef, ctx: "Context") -> bool:
 def _check(function: cst.FunctionDef, ctx: "Context") -> bool:
     if not isinstance(function.body, cst.IndentedBlock):
         return False
-    return _block(list(function.body.body), [], ctx, _locals(function))
+    active = _active(ctx)
+    if id(function) in active:
+        return False  # (recursion: not known yet, so not certain)
+    active.add(id(function))
+    try:
+        return _block(list(function.body.body), [], ctx, _locals(function))
+    finally:
+        active.discard(id(function))
+
+
+def _active(ctx: "Context") -> set:
+    """The functions being checked now (a helper that calls itself, directly or not, is not certain)."""
+    return ctx.memo(("returned.active", id(ctx.module)), set)  # type: ignore[return-value]
 
 
 def _locals(function: cst.FunctionDef) -> frozenset[str]:
@@ -182,7 +194,14 @@ def _free(expr: cst.BaseExpression, before: list, ctx: "Context", depth: int) ->
         qualified = ctx.resolve(func)
         if qualified is not None and qualified.startswith(_PLAIN_MODULES):
             return True
-        return type(func) is cst.Name and func.value in _PLAIN_BUILTINS and qualified is None
+        if type(func) is not cst.Name or qualified is not None:
+            return False
+        if func.value in _PLAIN_BUILTINS:
+            return True
+        # a module-level function of the file that itself hands back nothing with history
+        # (`accuracy, sem = mean_confidence_interval(accs)`: MAML-Pytorch's statistics helper)
+        helper = top_function(ctx, func.value)
+        return helper is not None and hands_back_no_history(helper, ctx)
     return False
 
 
@@ -200,8 +219,30 @@ def _last_binding(name: str, before: list) -> tuple[Optional[cst.BaseExpression]
             small = statement.body[0]  # type: ignore[attr-defined]
             if type(small) is not cst.Assign or len(small.targets) != 1:
                 return None, []
-            target = small.targets[0].target
-            if type(target) is not cst.Name or target.value != name:
+            value = _bound_part(small.targets[0].target, small.value, name)
+            if value is None:
                 return None, []
-            return small.value, [*before[:level], list(statements[:position])]
+            return value, [*before[:level], list(statements[:position])]
     return None, []
+
+
+def _bound_part(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> Optional[cst.BaseExpression]:
+    """What `name` gets from `target = value`: the value itself for `name = value`, the matching
+    element for `a, name = x, y`, and the whole value for `a, name = f(...)` (a value free of
+    history has no part that carries it)."""
+    if type(target) is cst.Name:
+        return value if target.value == name else None  # type: ignore[attr-defined]
+    if type(target) not in (cst.Tuple, cst.List):
+        return None
+    elements = target.elements  # type: ignore[attr-defined]
+    if any(type(e) is cst.StarredElement for e in elements):
+        return None
+    for position, element in enumerate(elements):
+        if type(element.value) is cst.Name and element.value.value == name:
+            if type(value) in (cst.Tuple, cst.List):
+                parts = value.elements  # type: ignore[attr-defined]
+                if len(parts) != len(elements) or any(type(p) is cst.StarredElement for p in parts):
+                    return None
+                return parts[position].value
+            return value
+    return None

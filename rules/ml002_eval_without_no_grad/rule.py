@@ -147,6 +147,26 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the helper the evaluation returns through hands back the model's output itself: the caller may backpropagate it
+            """
+import torch
+def stats(pred):
+    return pred.mean(), pred.std()
+def evaluation(net, loader):
+    for x, y in loader:
+        net.eval()
+        pred = net(x)
+    mean, spread = stats(pred)
+    return mean, spread
+def train(net, opt, loader):
+    for x, y in loader:
+        net.train()
+        mean, spread = evaluation(net, loader)
+        opt.zero_grad()
+        (mean + spread).backward()
+        opt.step()
+"""
+        ),
         Valid(  # the shared epoch method called with cross_valid=False backpropagates: its gradients are needed
             """
 import torch
@@ -705,6 +725,60 @@ def sample_actions(policy, obs):
     ]
 
     INVALID = [
+        Invalid(  # `net.eval()` first thing in each episode, numbers handed back through a statistics helper of the file: evaluation whoever calls it (MAML-Pytorch's naive5_train.evaluation, called from the training loop)
+            """
+import numpy as np
+import scipy.stats
+import torch
+def confidence(accs):
+    m, se = np.mean(accs), scipy.stats.sem(accs)
+    return m, se * 1.96
+def evaluation(net, loader):
+    accs = []
+    for x, y in loader:
+        net.eval()
+        pred = net(x)
+        accs.append((pred.argmax(1) == y).float().mean().item())
+    accuracy, interval = confidence(np.array(accs))
+    return accuracy, interval
+def train(net, opt, loader):
+    for x, y in loader:
+        net.train()
+        loss = net(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        accuracy, interval = evaluation(net, loader)
+""",
+            line=11,
+            column=16,
+            unsafe=True,
+            fixed="""
+import numpy as np
+import scipy.stats
+import torch
+def confidence(accs):
+    m, se = np.mean(accs), scipy.stats.sem(accs)
+    return m, se * 1.96
+@torch.no_grad()
+def evaluation(net, loader):
+    accs = []
+    for x, y in loader:
+        net.eval()
+        pred = net(x)
+        accs.append((pred.argmax(1) == y).float().mean().item())
+    accuracy, interval = confidence(np.array(accs))
+    return accuracy, interval
+def train(net, opt, loader):
+    for x, y in loader:
+        net.train()
+        loss = net(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        accuracy, interval = evaluation(net, loader)
+""",
+        ),
         Invalid(  # a shared epoch method whose backward sits under `if not cross_valid:`, called with cross_valid=True after eval() (Speech-Transformer's solver)
             """
 import torch
