@@ -554,9 +554,26 @@ def _in_module_like_class(ctx: "Context") -> bool:
     if frame is None or not isinstance(frame.node, cst.ClassDef):
         return False
     node = frame.node
-    if _MODULE_LIKE_CLASS.search(node.name.value):
-        return True
-    return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body)
+    if not (_MODULE_LIKE_CLASS.search(node.name.value) or any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body)):
+        return False
+    # (a class that switches the mode of a model it holds, `self.network.eval()`, drives that model:
+    # a trainer or estimator, not one of its layers: tabnet's `TabModel(BaseEstimator)`)
+    return not ctx.memo(("switches-held-model", id(node)), lambda: _switches_held_model(node))
+
+
+def _switches_held_model(node: cst.ClassDef) -> bool:
+    """Does a method of the class call `self.<attr>.eval()` or `self.<attr>.train()` (no arguments)?"""
+    for found in code_descendants(node.body):
+        if type(found) is not cst.Call or found.args or type(found.func) is not cst.Attribute:
+            continue
+        func = found.func
+        if func.attr.value in ("eval", "train") and type(func.value) is cst.Attribute and _is_self_name(func.value.value):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _is_self_name(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Name and expr.value == "self"  # type: ignore[attr-defined]
 
 
 _MODULE_LIKE_CLASS = re.compile(r"(?:Model|Module|Net|Network|Head|Encoder|Decoder)$|For[A-Z]")

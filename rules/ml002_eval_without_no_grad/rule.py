@@ -147,6 +147,17 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a class named like a model that switches no held model's mode: `predict_batch` may be a building block of its forward
+            """
+import torch
+class ScoreModel:
+    def __init__(self, network):
+        self.network = network
+
+    def predict_batch(self, x):
+        return self.network(x.float())
+"""
+        ),
         Valid(  # the helper the evaluation returns through hands back the model's output itself: the caller may backpropagate it
             """
 import torch
@@ -725,6 +736,44 @@ def sample_actions(policy, obs):
     ]
 
     INVALID = [
+        Invalid(  # a class named like a model that drives the model it holds (`self.network.eval()`) is an estimator, not a layer: its `_predict_batch` is evaluation (tabnet's TabModel)
+            """
+import torch
+from sklearn.base import BaseEstimator
+class TabModel(BaseEstimator):
+    def fit(self, loader):
+        for x, y in loader:
+            self.network.train()
+            loss = self.network(x).sum()
+            loss.backward()
+            self.optimizer.step()
+        self.network.eval()
+
+    def _predict_batch(self, x):
+        scores = self.network(x.float())
+        return scores.cpu().detach().numpy()
+""",
+            line=13,
+            column=18,
+            unsafe=True,
+            fixed="""
+import torch
+from sklearn.base import BaseEstimator
+class TabModel(BaseEstimator):
+    def fit(self, loader):
+        for x, y in loader:
+            self.network.train()
+            loss = self.network(x).sum()
+            loss.backward()
+            self.optimizer.step()
+        self.network.eval()
+
+    @torch.no_grad()
+    def _predict_batch(self, x):
+        scores = self.network(x.float())
+        return scores.cpu().detach().numpy()
+""",
+        ),
         Invalid(  # `net.eval()` first thing in each episode, numbers handed back through a statistics helper of the file: evaluation whoever calls it (MAML-Pytorch's naive5_train.evaluation, called from the training loop)
             """
 import numpy as np
