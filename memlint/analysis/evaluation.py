@@ -28,7 +28,7 @@ from memlint.analysis import tables, values
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape, self_helper_runs_model
-from memlint.analysis.inventory import PARAMETER_FREE
+from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, nested_blocks
 
@@ -138,8 +138,13 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
     if (kind is not cst.Name and kind is not cst.Attribute) or ctx.resolve(func) is not None:
         return False
     if kind is cst.Attribute and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
-        # `model.encoder(x)` runs a submodule; `model.modules()`, `model.fuse_model()` are methods
-        return named_like_model(func.attr.value)
+        # `model.encoder(x)` runs a submodule; `model.modules()`, `model.fuse_model()` are methods;
+        # `model._encoder(x)`, named like nothing, runs one where the model's class assigns it a
+        # layer (`self._encoder = Encoder(...)`: inventory.held_layer; the VQ-VAE notebook)
+        if named_like_model(func.attr.value):
+            return True
+        layer = held_layer(func, ctx)  # type: ignore[arg-type]
+        return layer is not None and not (layer.kind or "").endswith("Loss")
     callee = values.evaluate(func, ctx)
     if callee.kind is Kind.MODULE:
         return not callee.is_loss
@@ -488,7 +493,10 @@ def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
     func = call.func
     if not (type(func) is cst.Attribute and _code(ctx, func.value) in receivers):
         return False
-    return method_runs_module(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
+    if not method_runs_module(func.attr.value) or not any(_is_data(arg.value) for arg in call.args if arg.keyword is None):
+        return False
+    held = held_layer(func, ctx)  # (`model._criterion(a, b)`: a loss the class assigns runs no model)
+    return held is None or not (held.kind or "").endswith("Loss")
 
 
 def runs_model_method(call: cst.Call, ctx: "Context") -> bool:

@@ -17,6 +17,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, module_env
+from memlint.analysis.forward_returns import constructed_classes
 from memlint.analysis.initialisers import resolve_global, unwrapped_layer
 from memlint.analysis.walk import code_descendants, nested_blocks
 
@@ -72,6 +73,24 @@ class ModuleClass:
 def inventory(ctx: "Context") -> dict[str, ModuleClass]:
     """The nn.Module classes defined at the top level of the file, by name."""
     return _builder(ctx).classes_described()
+
+
+def held_layer(func: cst.Attribute, ctx: "Context") -> Optional[Layer]:
+    """`model._encoder`, where every assignment of `model` in the file builds one module class of
+    the file (`model = Model(...).to(device)`) whose `__init__` assigns `self._encoder` a layer
+    (`Encoder(...)`, `nn.Conv2d(...)`): that layer; None where the analysis cannot tell.  The
+    attribute's name then need not say it is a model: the class's code does."""
+    classes = inventory(ctx)
+    if not classes:
+        return None
+    built = ctx.memo("module-class-instances", lambda: constructed_classes(ctx.module, frozenset(classes)))
+    written = "".join(ctx.module.code_for_node(func.value).split())
+    owner = built.get(written)  # type: ignore[union-attr]
+    described = classes.get(owner) if owner is not None else None
+    if described is None:
+        return None
+    # (one assigned in a branch of `__init__` holds that branch's layer wherever the call finds it)
+    return described.attributes.get(func.attr.value) or described.conditional.get(func.attr.value)
 
 
 def layer_of(ctx: "Context", call: cst.Call, env: Env) -> Optional[Layer]:

@@ -147,6 +147,22 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # `model._criterion` is a loss the model's class assigns: calling it after `model.eval()` runs no model
+            """
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self._criterion = nn.MSELoss()
+    def forward(self, x):
+        return self.fc(x)
+model = Model()
+model.eval()
+error = model._criterion(torch.randn(2, 4), torch.randn(2, 4))
+"""
+        ),
         Valid(  # a class named like a model that switches no held model's mode: `predict_batch` may be a building block of its forward
             """
 import torch
@@ -736,6 +752,64 @@ def sample_actions(policy, obs):
     ]
 
     INVALID = [
+        Invalid(  # a submodule named like nothing (`model._encoder`) that the model's class assigns a module: running it runs the model (the VQ-VAE notebook's reconstruction cell)
+            """
+import torch
+import torch.nn as nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._encoder = Encoder()
+        self._pre_vq_conv = nn.Conv2d(4, 4, 1)
+        self._scale = 2.0
+    def forward(self, x):
+        return self._pre_vq_conv(self._encoder(x))
+
+model = Model().cuda()
+model.eval()
+batch = torch.randn(2, 4)
+out = model._pre_vq_conv(model._encoder(batch))
+print(out.shape)
+""",
+            line=23,
+            column=7,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._encoder = Encoder()
+        self._pre_vq_conv = nn.Conv2d(4, 4, 1)
+        self._scale = 2.0
+    def forward(self, x):
+        return self._pre_vq_conv(self._encoder(x))
+
+model = Model().cuda()
+model.eval()
+batch = torch.randn(2, 4)
+with torch.no_grad():
+    out = model._pre_vq_conv(model._encoder(batch))
+print(out.shape)
+""",
+        ),
         Invalid(  # a class named like a model that drives the model it holds (`self.network.eval()`) is an estimator, not a layer: its `_predict_batch` is evaluation (tabnet's TabModel)
             """
 import torch
