@@ -231,7 +231,10 @@ class _Scanner:
         for statement in statements:
             if region is None:
                 switch = _mode_switch(statement, self.ctx, self.scope)
-                if switch is not None and isinstance(self.scope, cst.FunctionDef) and _evaluated_with_grad(self.scope, statement.test, self.ctx):  # `if phase == TRAIN: gat.train()` / `else: gat.eval()`
+                if switch is not None and isinstance(self.scope, cst.FunctionDef) and (
+                    _evaluated_with_grad(self.scope, statement.test, self.ctx)  # `if phase == TRAIN: gat.train()` / `else: gat.eval()`
+                    or _loop_selects_eval(statement, self.scope)  # `for phase in ["train", "val"]:` around it
+                ):
                     call, training = switch
                     test = self.ctx.module.code_for_node(statement.test)  # type: ignore[attr-defined]
                     description = f"after `{self.ctx.module.code_for_node(call)}` (where `{test}` is false)"
@@ -687,9 +690,11 @@ def _mode_switch(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Option
     body, orelse = statement.body, statement.orelse.body  # type: ignore[attr-defined]
     if not (isinstance(body, cst.IndentedBlock) and isinstance(orelse, cst.IndentedBlock)):
         return None
-    if len(body.body) != 1 or len(orelse.body) != 1:
+    if len(orelse.body) != 1:
         return None
-    train = train_call_shape(body.body[0])
+    # (the training branch may do more before it, `if scheduler: scheduler.step()`: its last
+    # statement is the switch)
+    train = train_call_shape(body.body[-1])
     call = _eval_mode_call(orelse.body[0], ctx, scope)
     if train is None or call is None or _code(ctx, _module_of_chain(train.func.value)) != _code(ctx, eval_receiver(call)):  # type: ignore[attr-defined]
         return None
@@ -737,6 +742,34 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
         if argument is not None and _constant(argument) and _code(ctx, argument) != training_value:
             found = True
     return found
+
+
+def _loop_selects_eval(switch: cst.If, function: cst.FunctionDef) -> bool:
+    """Is the mode switch's test `phase == "train"` with `phase` the target of a `for` over literal
+    phases whose body holds the switch (`for phase in ["train", "val"]:`, the tutorials' epoch
+    loop), one of them another constant than the one that trains?  Then the eval branch runs in
+    that loop, with whatever grad mode the code around it sets (the fine-tuning tutorial's
+    `torch.set_grad_enabled(phase == "train")` turns it off)."""
+    test = switch.test
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    if type(left) is not cst.Name or not _constant(right):
+        return False
+    training = _code_alone(right)
+    for node in code_descendants(function):
+        if type(node) is not cst.For or not isinstance(node.body, cst.IndentedBlock) or switch not in node.body.body:
+            continue
+        phases = node.iter
+        if type(node.target) is not cst.Name or node.target.value != left.value or type(phases) not in (cst.List, cst.Tuple):
+            return False
+        values = [e.value for e in phases.elements]  # type: ignore[attr-defined]
+        return all(_constant(v) for v in values) and any(_code_alone(v) != training for v in values)
+    return False
+
+
+def _code_alone(expr: cst.BaseExpression) -> str:
+    return "".join(cst.Module(body=[]).code_for_node(expr).split())
 
 
 def _phase_selector(test: cst.BaseExpression, function: cst.FunctionDef) -> Optional[tuple[str, str]]:

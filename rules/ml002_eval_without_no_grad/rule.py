@@ -147,6 +147,27 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the same phase loop with `torch.set_grad_enabled(phase == "train")` around the forward: no gradients in the val phase
+            """
+import torch
+def train_model(model, dataloaders, criterion, optimizer, scheduler, epochs):
+    for epoch in range(epochs):
+        for phase in ["train", "val"]:
+            if phase == "train":
+                scheduler.step()
+                model.train()
+            else:
+                model.eval()
+            for inputs, labels in dataloaders[phase]:
+                with torch.set_grad_enabled(phase == "train"):
+                    outputs = model(inputs)
+                    loss = criterion(outputs, labels)
+                if phase == "train":
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+"""
+        ),
         Valid(  # `model._criterion` is a loss the model's class assigns: calling it after `model.eval()` runs no model
             """
 import torch
@@ -752,6 +773,28 @@ def sample_actions(policy, obs):
     ]
 
     INVALID = [
+        Invalid(  # the eval branch of a mode switch selected by a loop over literal phases (`for phase in ["train", "val"]`): the validation phase runs the model with gradients on (pytorch-tiny-imagenet's train_model)
+            """
+import torch
+def train_model(model, dataloaders, criterion, optimizer, scheduler, epochs):
+    for epoch in range(epochs):
+        for phase in ["train", "val"]:
+            if phase == "train":
+                scheduler.step()
+                model.train()
+            else:
+                model.eval()
+            for inputs, labels in dataloaders[phase]:
+                outputs = model(inputs)
+                loss = criterion(outputs, labels)
+                if phase == "train":
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+""",
+            line=11,
+            column=27,
+        ),
         Invalid(  # a submodule named like nothing (`model._encoder`) that the model's class assigns a module: running it runs the model (the VQ-VAE notebook's reconstruction cell)
             """
 import torch
