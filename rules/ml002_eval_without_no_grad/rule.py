@@ -11,7 +11,7 @@ from memlint.analysis.delegation import self_helper_runs_model
 from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of, runs_model_method
 from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.notebooks import jupyter_cells
-from memlint.analysis.returned import hands_back_no_history
+from memlint.analysis.returned import hands_back_no_history, returns_nothing_from
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -147,6 +147,23 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a frozen feature network the function builds itself, whose output it returns: the training loop backpropagates through it (a perceptual loss)
+            """
+import torch
+def perceptual(x, y, Features):
+    features = Features()
+    features.load_state_dict(torch.load("vgg.pt"))
+    features.eval()
+    return (features(x) - features(y)).pow(2).mean()
+
+def train(generator, optimizer, batches, Features):
+    for z, y in batches:
+        loss = perceptual(generator(z), y, Features)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
         Valid(  # the same phase loop with `torch.set_grad_enabled(phase == "train")` around the forward: no gradients in the val phase
             """
 import torch
@@ -773,6 +790,64 @@ def sample_actions(policy, obs):
     ]
 
     INVALID = [
+        Invalid(  # an evaluation that builds and loads its own model and hands back only what the environment returned: a training loop calling it gets nothing of the graph (cleanrl's dqn_eval.evaluate)
+            """
+import torch
+def evaluate(model_path, envs, Model, episodes):
+    model = Model(envs)
+    model.load_state_dict(torch.load(model_path))
+    model.eval()
+    obs = envs.reset()
+    returns = []
+    while len(returns) < episodes:
+        q_values = model(torch.Tensor(obs))
+        actions = torch.argmax(q_values, dim=1).cpu().numpy()
+        obs, reward, done, info = envs.step(actions)
+        if done:
+            returns += [info["return"]]
+    return returns
+
+def train(q_network, optimizer, envs, batches, Model):
+    for step, (x, y) in enumerate(batches):
+        loss = (q_network(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            torch.save(q_network.state_dict(), "q.pt")
+            print(evaluate("q.pt", envs, Model, 10))
+""",
+            line=9,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(model_path, envs, Model, episodes):
+    model = Model(envs)
+    model.load_state_dict(torch.load(model_path))
+    model.eval()
+    obs = envs.reset()
+    returns = []
+    while len(returns) < episodes:
+        q_values = model(torch.Tensor(obs))
+        actions = torch.argmax(q_values, dim=1).cpu().numpy()
+        obs, reward, done, info = envs.step(actions)
+        if done:
+            returns += [info["return"]]
+    return returns
+
+def train(q_network, optimizer, envs, batches, Model):
+    for step, (x, y) in enumerate(batches):
+        loss = (q_network(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            torch.save(q_network.state_dict(), "q.pt")
+            print(evaluate("q.pt", envs, Model, 10))
+""",
+        ),
         Invalid(  # the eval branch of a mode switch selected by a loop over literal phases (`for phase in ["train", "val"]`): the validation phase runs the model with gradients on (pytorch-tiny-imagenet's train_model)
             """
 import torch
@@ -2097,7 +2172,18 @@ def _evaluates_for_any_caller(region: Region, ctx) -> bool:
     # (an `evaluate()` whose own body calls `model.eval()` has a "function-name" region that knows
     # the receivers it puts in eval mode: cleanrl's dqn_eval.evaluate, run every 100k training steps)
     own_eval = region.kind in ("eval-call", "mode-branch") or (region.kind == "function-name" and bool(region.evaluated))
-    return own_eval and function is not None and hands_back_no_history(function, ctx)
+    if not own_eval or function is None:
+        return False
+    if hands_back_no_history(function, ctx):
+        return True
+    # a model the function builds itself (`model = Model(envs).to(device)`, weights loaded from a
+    # file), none of whose outputs it returns or stores: no caller's backward can reach its graph
+    # (cleanrl's dqn_eval.evaluate, run by a training loop every 100k steps)
+    receivers = {region.receiver} if region.kind != "function-name" else set(region.evaluated)
+    built = ctx.model.constructed(function)
+    if not receivers or not all(r in built for r in receivers):
+        return False
+    return returns_nothing_from(function, frozenset(receivers), ctx)
 
 
 def _returned_closure(ctx) -> bool:
