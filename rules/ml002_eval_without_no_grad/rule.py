@@ -36,7 +36,8 @@ class EvalWithoutNoGrad(Rule):
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
     only run inside those) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
-    returns it) outside any `no_grad`, in a loop over a loader whose name
+    returns it) outside any `no_grad`, or where a loop over literal phases around the switch selects
+    it (`for phase in ["train", "val"]:`), in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...) or in a
     loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
@@ -52,7 +53,8 @@ class EvalWithoutNoGrad(Rule):
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
     under `if not cross_valid:`; in a function named as an
     evaluation, a method that runs any model of `self`), a local alias of a submodule
-    (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
+    (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
+    named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs, loads no weights and loops over
     nothing (`def test(): net = VGG(); net(torch.randn(2, 3, 32, 32))`: a shape check). Building a model from a class
     (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing. Wrapping inputs in
@@ -80,7 +82,10 @@ class EvalWithoutNoGrad(Rule):
     function that puts its model in eval mode itself and hands back nothing that can carry autograd
     history (no return, or numbers, arrays, `.item()`s, detached values), storing nothing on `self`,
     a parameter or a global: nothing it computes can reach its caller's backward, so it is
-    evaluation whoever calls it (Informer2020's `vali`, called by `train` after each epoch); a
+    evaluation whoever calls it (Informer2020's `vali`, called by `train` after each epoch; MAML's
+    `evaluation()`, whose `net.eval()` opens each episode and whose numbers come back through a
+    statistics helper of the file), as is one that builds its own model (`model = Model(envs)`) and
+    returns and stores nothing computed from it (cleanrl's `dqn_eval.evaluate`); a
     validation loss it returns for the caller to backpropagate (a meta-learning outer step) keeps
     it silent.
 
