@@ -298,6 +298,8 @@ class _Scanner:
             nodes = [n for node in nodes for n in _outside_training(node, region.training, self.ctx)]
         if region.kind != "function-name" and any(computes_gradients(n, self.ctx) for n in nodes):
             return
+        if region.kind == "mode-branch" and any(_hands_model_away(n, region.receiver, self.ctx) for n in nodes):
+            return  # (`ODFA(model, inputs)`: code of another file may take gradients through it)
         stack = list(nodes)
         while stack:
             current = stack.pop()
@@ -825,10 +827,45 @@ def _outside_training(node: cst.CSTNode, training: str, ctx: "Context") -> list:
     that runs when the mode switch chose eval.  Compound statements are opened into their parts."""
     if type(node) is cst.If and _code(ctx, node.test) == training:  # type: ignore[attr-defined]
         return [part for branch in _branches_after(node) for part in _outside_training(branch, training, ctx)]
-    inner = [n for n in code_descendants(node) if type(n) is cst.If and _code(ctx, n.test) == training]  # type: ignore[attr-defined]
+    if type(node) is cst.If and _selects_other_phase(node.test, training, ctx):  # type: ignore[attr-defined]
+        # `if phase == 'val': ... else: ...`: the `else` may be the training phase's (Person_reID's
+        # `else: outputs = model(inputs)` after `with torch.no_grad()` for 'val'): only the body is eval
+        return _outside_training(node.body, training, ctx)  # type: ignore[attr-defined]
+    inner = [n for n in code_descendants(node) if type(n) is cst.If and (_code(ctx, n.test) == training or _selects_other_phase(n.test, training, ctx))]  # type: ignore[attr-defined]
     if not inner:
         return [node]
     return [part for child in code_children(node) for part in _outside_training(child, training, ctx)]
+
+
+def _hands_model_away(node: cst.CSTNode, receiver: str, ctx: "Context") -> bool:
+    """Does `node` give the evaluated model itself to a function it cannot see into (not torch's):
+    an adversarial attack or a saliency map of another file computes gradients through it
+    (Person_reID's val phase runs `inputs_adv = ODFA(model, inputs)`, whose loop backpropagates)."""
+    for inner in code_descendants(node):
+        if type(inner) is not cst.Call or not any(_code(ctx, a.value) == receiver for a in inner.args):  # type: ignore[attr-defined]
+            continue
+        func = inner.func  # type: ignore[attr-defined]
+        if type(func) is cst.Name and func.value in _INSPECTING_BUILTINS:
+            continue  # (`print(model)`)
+        qualified = ctx.resolve(func)
+        if qualified is None or not qualified.startswith("torch"):
+            return True
+    return False
+
+
+_INSPECTING_BUILTINS = frozenset({"print", "len", "type", "id", "str", "repr", "isinstance", "hasattr", "getattr"})
+
+
+def _selects_other_phase(test: cst.BaseExpression, training: str, ctx: "Context") -> bool:
+    """Is `test` `phase == C` for the selector of the switch's test `training` (`phase=='train'`,
+    as code without spaces) and another constant C?"""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:  # type: ignore[attr-defined]
+        return False
+    left, right = test.left, test.comparisons[0].comparator  # type: ignore[attr-defined]
+    if type(left) is not cst.Name or not _constant(right):
+        return False
+    selector, equals, chosen = training.partition("==")
+    return bool(equals) and selector == left.value and _code(ctx, right) != chosen  # type: ignore[attr-defined]
 
 
 def _branches_after(node: cst.If) -> list:

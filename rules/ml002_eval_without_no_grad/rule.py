@@ -152,6 +152,33 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the val phase runs its forward under no_grad (the `else` of `if phase == "val"` is the training phase's), and hands the model to an attack of another file that takes gradients through it (Person_reID's train.py)
+            """
+import torch
+from attacks import fgsm
+def train_model(model, dataloaders, criterion, optimizer, epochs, adv):
+    for epoch in range(epochs):
+        for phase in ["train", "val"]:
+            if phase == "train":
+                model.train(True)
+            else:
+                model.train(False)
+            for inputs, labels in dataloaders[phase]:
+                optimizer.zero_grad()
+                if phase == "val":
+                    with torch.no_grad():
+                        outputs = model(inputs)
+                else:
+                    outputs = model(inputs)
+                loss = criterion(outputs, labels)
+                if adv:
+                    adversarial = fgsm(model, inputs)
+                    loss = loss + criterion(model(adversarial), labels)
+                if phase == "train":
+                    loss.backward()
+                    optimizer.step()
+"""
+        ),
         Valid(  # a frozen feature network the function builds itself, whose output it returns: the training loop backpropagates through it (a perceptual loss)
             """
 import torch
