@@ -17,7 +17,6 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, module_env
-from memlint.analysis.forward_returns import constructed_classes
 from memlint.analysis.initialisers import resolve_global, unwrapped_layer
 from memlint.analysis.walk import code_descendants, nested_blocks
 
@@ -76,20 +75,25 @@ def inventory(ctx: "Context") -> dict[str, ModuleClass]:
 
 
 def held_layer(func: cst.Attribute, ctx: "Context") -> Optional[Layer]:
-    """`model._encoder`, where every assignment of `model` in the file builds one module class of
-    the file (`model = Model(...).to(device)`) whose `__init__` assigns `self._encoder` a layer
-    (`Encoder(...)`, `nn.Conv2d(...)`): that layer; None where the analysis cannot tell.  The
-    attribute's name then need not say it is a model: the class's code does."""
+    """`model._encoder`, where the scope (or, for a global, the module) binds `model` only to
+    instances of one module class of the file (`model = Model(...).to(device)`: the model's
+    `constructed` fact) whose `__init__` assigns `self._encoder` a layer (`Encoder(...)`,
+    `nn.Conv2d(...)`, also in a branch of an `if`): that layer; None where the analysis cannot tell.
+    The attribute's name then need not say it is a model: the class's code does."""
+    receiver = func.value
+    if type(receiver) is not cst.Name:
+        return None
     classes = inventory(ctx)
     if not classes:
         return None
-    built = ctx.memo("module-class-instances", lambda: constructed_classes(ctx.module, frozenset(classes)))
-    written = "".join(ctx.module.code_for_node(func.value).split())
-    owner = built.get(written)  # type: ignore[union-attr]
-    described = classes.get(owner) if owner is not None else None
+    scope = ctx.function_node or ctx.module
+    calls = ctx.model.constructed(scope).get(receiver.value) or ctx.model.constructed(ctx.module).get(receiver.value)
+    owners = {c.func.value for c in calls or () if type(c.func) is cst.Name}  # type: ignore[attr-defined]
+    if len(owners) != 1:
+        return None  # (two classes, or a factory: which attributes it has is not known)
+    described = classes.get(owners.pop())
     if described is None:
         return None
-    # (one assigned in a branch of `__init__` holds that branch's layer wherever the call finds it)
     return described.attributes.get(func.attr.value) or described.conditional.get(func.attr.value)
 
 
