@@ -12,6 +12,7 @@ from memlint.analysis.caches import fills_cache
 from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.iteration import (
+    condition_is_mode_parameter,
     condition_is_opt_in_parameter,
     configured_overrides,
     every_iteration,
@@ -161,7 +162,9 @@ class HostThenDevice(Rule):
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
-    does not change between steps; or tests a flag the same script declares on by default,
+    does not change between steps; or picks the function's mode by a parameter whose default is a
+    string, `elif distance == "l_2":` in `def trades_loss(..., distance="l_inf")`: the caller passes
+    its run's configuration; or tests a flag the same script declares on by default,
     `parser.add_argument("--random", default=True)` then `if args.random:`: `cli_defaults`; a flag that opts in to extra work, `if args.log_images:`, does not
     count, but a flag whose branch only rebinds the value the statement before it bound does:
     `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
@@ -1974,6 +1977,57 @@ for x, y in train_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # the mode a string-defaulted parameter picks (`distance="l_2"`): the caller's configuration, every call of its run
+            """
+import torch
+def trades_loss(model, x, distance="l_inf"):
+    if distance == "l_inf":
+        x_adv = x.detach()
+    elif distance == "l_2":
+        x_adv = x + 0.001 * torch.randn(x.shape).cuda()
+    return model(x_adv).sum()
+for data, target in train_loader:
+    loss = trades_loss(model, data.cuda(), distance="l_2")
+    loss.backward()
+    optimizer.step()
+""",
+            line=6,
+            column=29,
+            message="runs on every iteration of the loop",
+            unsafe=True,
+            fixed="""
+import torch
+def trades_loss(model, x, distance="l_inf"):
+    if distance == "l_inf":
+        x_adv = x.detach()
+    elif distance == "l_2":
+        x_adv = x + 0.001 * torch.randn(x.shape, device="cuda")
+    return model(x_adv).sum()
+for data, target in train_loader:
+    loss = trades_loss(model, data.cuda(), distance="l_2")
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # a parameter defaulting to None tested against a string: a special call's branch, not a mode of every call
+            """
+import torch
+def step(model, x, phase=None):
+    if phase == "warmup":
+        x = x + torch.randn(x.shape).cuda()
+    return model(x).sum()
+for data, target in train_loader:
+    loss = step(model, data.cuda())
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
@@ -2098,8 +2152,11 @@ for x, y in train_loader:
 
     def _configured(self, node: cst.CSTNode) -> bool:
         """An `if` that runs whenever reached in a run: it picks the run's value
-        (`configured_overrides`) or tests a command-line flag on by default (`cli_defaults`)."""
-        return id(node) in self._overrides or (type(node) is cst.If and flag_on_by_default(node.test, self.ctx.module))
+        (`configured_overrides`), tests a command-line flag on by default (`cli_defaults`), or picks
+        the function's mode by a parameter with a string default (`condition_is_mode_parameter`)."""
+        if id(node) in self._overrides:
+            return True
+        return type(node) is cst.If and (flag_on_by_default(node.test, self.ctx.module) or condition_is_mode_parameter(node.test, self.ctx.function_node))
 
     def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
         """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
