@@ -112,7 +112,8 @@ class HostThenDevice(Rule):
       behind a flag parameter that defaults to False (`if init:` of `forward(self, x, init=False)`, a
       data-dependent initialisation called once);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
-      calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
+      calls unconditionally (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
+      in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
       `lm_model.log_prob(x)` calls their `log_prob`; a function that trains itself, calling backward
       or an optimizer's step, is called once per training step behind any condition: `if it % n_d
@@ -2009,6 +2010,105 @@ for data, target in train_loader:
     loss.backward()
     optimizer.step()
 """,
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a marimo cell's class: its training step calls the loss helper, which the project pass follows as the notebook's own
+            """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(torch):
+    class Agent:
+        def _loss(self, samples):
+            noise = torch.randn(self.batch_size).to(self.device)
+            return (self.dqn(samples) + noise).sum()
+
+        def update_model(self):
+            loss = self._loss(self.memory.sample_batch())
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+        def train(self, num_frames):
+            for frame_idx in range(num_frames):
+                if len(self.memory) >= self.batch_size:
+                    self.update_model()
+
+    return (Agent,)
+""",
+            line=16,
+            column=21,
+            message="runs on every training step it takes",
+            unsafe=True,
+            fixed="""
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(torch):
+    class Agent:
+        def _loss(self, samples):
+            noise = torch.randn(self.batch_size, device=self.device)
+            return (self.dqn(samples) + noise).sum()
+
+        def update_model(self):
+            loss = self._loss(self.memory.sample_batch())
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+        def train(self, num_frames):
+            for frame_idx in range(num_frames):
+                if len(self.memory) >= self.batch_size:
+                    self.update_model()
+
+    return (Agent,)
+""",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a method of the class an attribute was built from (`self.decoder = Decoder()`): the model's call reaches it per test batch
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def recognize_beam(self, encoder_outputs):
+        ys = torch.zeros(1, 1).type_as(encoder_outputs)
+        return self.out(encoder_outputs) + ys
+class Transformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.decoder = Decoder()
+    def recognize(self, x):
+        return self.decoder.recognize_beam(self.encoder(x))
+model = Transformer().cuda()
+with torch.no_grad():
+    for x in test_loader:
+        hyps = model.recognize(x.cuda())
+""",
+            line=5,
+            column=14,
+            message="in `recognize_beam()`, which runs on every iteration of the loop",
         ),
     ]
 
