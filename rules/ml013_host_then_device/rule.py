@@ -89,7 +89,8 @@ class HostThenDevice(Rule):
     Finds a tensor created on the host and then moved to the accelerator, in code run on every step.
     Such tensors are made from sizes, as in `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`,
     `Variable(torch.ones(n)).cuda()`, `torch.full(...).long().to(device)` and
-    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `(torch.ones(b, h, n, n) / n).to(d)`
+    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`
+    (the one part of a concatenation a factory makes; no fix, the other parts need their own move), `(torch.ones(b, h, n, n) / n).to(d)`
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` moved by a
@@ -2112,6 +2113,35 @@ with torch.no_grad():
         ),
     ]
 
+    INVALID += [
+        Invalid(  # a padding column a factory makes on the host, joined to the host batch and moved with it: no fix, the batch needs its own move
+            """
+import torch
+for data in train_loader:
+    txt = torch.cat((torch.zeros(data.shape[0], 1, dtype=torch.long), data), dim=1).to(device)
+    loss = model(txt).sum()
+    loss.backward()
+    optimizer.step()
+""",
+            line=3,
+            column=11,
+            message="on every loop iteration",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the parts joined are data (a tensor built from Python numbers), not sizes: built on the host either way
+            """
+import torch
+for data, lengths in train_loader:
+    txt = torch.cat((torch.tensor([[1]] * len(lengths)), data), dim=1).to(device)
+    loss = model(txt).sum()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    ]
+
     VALID += [
         Valid(  # a parameter defaulting to None tested against a string: a special call's branch, not a mode of every call
             """
@@ -2366,6 +2396,8 @@ class _Candidate:
 # A triangle of a tensor keeps its values exact on any device (a causal mask's `triu`).
 _TRIANGLES = frozenset({"triu", "tril"})
 _TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril"})
+# Concatenations: a part made by a factory goes to the device with the whole (`torch.cat((zeros, batch)).to(d)`).
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 
 def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call, bool]]:
@@ -2393,6 +2425,13 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
         if _type_as_argument(receiver) is not None or _dtype_cast(receiver, ctx):  # `.type_as(attn).to(attn.device)`, `.type(torch.int)`: a cast on the way
             receiver = func.value
             continue
+        if ctx.resolve(func) in _CONCATENATIONS:  # `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`: a padding made on the host
+            part = _factory_part(receiver, ctx)
+            if part is None:
+                return None
+            fixable = False  # the other parts are on the host too: they need their own move
+            receiver = part
+            continue
         if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask
             if not receiver.args or receiver.args[0].keyword is not None or receiver.args[0].star:
                 return None
@@ -2411,6 +2450,25 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
             continue
         return receiver, fixable
     return None
+
+
+def _factory_part(concatenation: cst.Call, ctx) -> Optional[cst.BaseExpression]:
+    """The one part of `torch.cat((a, b, ...))` that a torch size factory makes (`_factory_under`),
+    when there is exactly one; None otherwise."""
+    if not concatenation.args or concatenation.args[0].keyword is not None or concatenation.args[0].star:
+        return None
+    parts = concatenation.args[0].value
+    if not isinstance(parts, (cst.Tuple, cst.List)):
+        return None
+    made = []
+    for element in parts.elements:
+        value = element.value
+        if isinstance(element, cst.StarredElement) or not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)):
+            continue
+        found = _factory_under(value, ctx)
+        if found is not None and _factory_kind(found[0], ctx) is not None:
+            made.append(value)
+    return made[0] if len(made) == 1 else None
 
 
 def _from_helper(name: str) -> bool:

@@ -104,7 +104,8 @@ def _spreads_shape(args: list) -> bool:
 def _candidates(node: ast.AST) -> list[ast.Call]:
     """The calls the move may apply to: the receiver, and through casts (`torch.full(...).long()`),
     wrappers (`Variable(torch.ones(n))`: any call's positional first argument, looser than the
-    rule's resolved `Variable`) and arithmetic."""
+    rule's resolved `Variable`), arithmetic and the parts of a literal sequence a call joins
+    (`torch.cat((zeros, x))`, looser than the rule's resolved `torch.cat`)."""
     found = []
     while isinstance(node, (ast.Call, ast.BinOp, ast.Subscript)):
         if isinstance(node, ast.Subscript):  # `torch.eye(d)[None, :, :]`: a part of what the factory made
@@ -119,6 +120,10 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
             func.attr in _CASTS and not node.args or func.attr in SHAPE_METHODS or func.attr in IN_PLACE_FILLS or func.attr in ("type_as", "type")
         ):
             node = func.value
+        elif node.args and isinstance(node.args[0], (ast.Tuple, ast.List)):  # `torch.cat((torch.zeros(b, 1), x))`: any part
+            for part in node.args[0].elts:
+                found += _candidates(part)
+            break
         elif node.args and not isinstance(node.args[0], ast.Starred):
             node = node.args[0]
         else:
