@@ -93,8 +93,9 @@ class HostThenDevice(Rule):
     (the one part of a concatenation a factory makes; no fix, the other parts need their own move), `(torch.ones(b, h, n, n) / n).to(d)`
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
-    a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` moved by a
-    later statement of the same block (`z = z.cuda()`, or through a reshape and a cast in a statement
+    a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` (or `z` bound in
+    each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`) moved by a
+    later statement of the same block (`z = z.cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
     that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
     nothing reads between (no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
     no fix, the index may be the host's), or
@@ -2142,6 +2143,43 @@ for data, lengths in train_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # the padding the configuration picks (one branch per run), joined to the host batch and moved whole by the next statement
+            """
+import torch
+for batch_x, batch_y in train_loader:
+    if args.padding == 0:
+        dec_inp = torch.zeros([batch_y.shape[0], args.pred_len, batch_y.shape[-1]]).float()
+    elif args.padding == 2:
+        dec_inp = batch_y[:, -args.pred_len:, :].float()
+    dec_inp = torch.cat([batch_y[:, :args.label_len, :], dec_inp], dim=1).float().to(device)
+    loss = criterion(model(batch_x.to(device), dec_inp), batch_y.to(device))
+    loss.backward()
+    optimizer.step()
+""",
+            line=4,
+            column=19,
+            message="moved by a later",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the branches are taken by a counter, not by the configuration: the value moved is not always the factory's
+            """
+import torch
+for step, (batch_x, batch_y) in enumerate(train_loader):
+    if step % 10 == 0:
+        dec_inp = torch.zeros([batch_y.shape[0], args.pred_len, batch_y.shape[-1]]).float()
+    else:
+        dec_inp = batch_y[:, -args.pred_len:, :].float()
+    dec_inp = torch.cat([batch_y[:, :args.label_len, :], dec_inp], dim=1).float().to(device)
+    loss = criterion(model(batch_x.to(device), dec_inp), batch_y.to(device))
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    ]
+
     VALID += [
         Valid(  # a parameter defaulting to None tested against a string: a special call's branch, not a mode of every call
             """
@@ -2162,7 +2200,7 @@ for data, target in train_loader:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
         self._functions: dict[tuple, cst.FunctionDef] = {}
-        self._bound_earlier: dict[int, cst.BaseExpression] = {}  # id(move) -> the value `name` held
+        self._bound_earlier: dict[int, list[cst.BaseExpression]] = {}  # id(move) -> the values `name` may hold (a configured chain: several)
         self._assigned: list[list[cst.BaseExpression]] = []  # the targets of the assignments being visited
         self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
         self._overrides: set[int] = set()  # id of an `if` that picks a value by the configuration (iteration.configured_overrides)
@@ -2185,7 +2223,7 @@ for data, target in train_loader:
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
         for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper):  # `z = torch.rand(n)` ... `z = z.cuda()`
-            self._bound_earlier[id(move)] = value
+            self._bound_earlier.setdefault(id(move), []).append(value)
 
     def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         found = moved_argument(call, self.ctx)
@@ -2224,13 +2262,19 @@ for data, target in train_loader:
         found = _factory_under(moved, ctx)
         if found is not None and helper is not None:
             found = (found[0], False)  # `device=` is the helper's to give, not this call's
-        at: Optional[cst.CSTNode] = None
-        if found is None and id(node) in self._bound_earlier:
-            at = self._bound_earlier[id(node)]
-            found = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation, cst.Subscript)) else None
-            found = (found[0], False) if found is not None else None  # no fix across statements
-        if found is None:
+        if found is not None:
+            self._consider(node, found, None, helper, type_as)
             return
+        for at in self._bound_earlier.get(id(node), ()):  # `z = torch.rand(n)` ... `z = z.cuda()`
+            inner = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation, cst.Subscript)) else None
+            if inner is not None:
+                self._consider(node, (inner[0], False), at, helper, type_as)  # no fix across statements
+
+    def _consider(self, node: cst.Call, found: tuple[cst.Call, bool], at: Optional[cst.CSTNode], helper, type_as) -> None:
+        """Judge the factory `found` that the move `node` applies to (directly, or to the value `at`
+        a name was bound to earlier): report it where it runs on every step."""
+        ctx = self.ctx
+        func = node.func
         factory, wrapper_fixable = found
         name = _factory_kind(factory, ctx)
         if name is None:

@@ -41,7 +41,8 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         else:
             continue
         named = _through_reshapes(receiver)  # `offset.view(-1, 1).type_as(x)` moves what `offset` holds (moves.py)
-        if isinstance(named, ast.Name):
+        names = [named] if isinstance(named, ast.Name) else [part for part in _joined(named) if isinstance(part, ast.Name)]
+        if names:
             if bound is None:
                 bound = {
                     node.targets[0].id  # type: ignore[attr-defined]
@@ -49,7 +50,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
                     if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)  # type: ignore[attr-defined]
                     and _holds_factory(node.value, factories, helpers)  # type: ignore[attr-defined]
                 }  # fmt: skip
-            if named.id in bound:
+            if any(name.id in bound for name in names):
                 return True
         if _holds_factory(receiver, factories, helpers):
             return True
@@ -64,6 +65,13 @@ def _through_reshapes(node: ast.AST) -> ast.AST:
         else:
             break
     return node
+
+
+def _joined(node: ast.AST) -> list:
+    """The parts of a call's literal list or tuple (`torch.cat([y, z])`, moved whole: moves.py)."""
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+        return node.args[0].elts
+    return []
 
 
 def _movers(source: Source) -> dict[str, int]:
