@@ -16,7 +16,16 @@ _NO_BLOCKS_INSIDE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Si
 def function_blocks(function: cst.FunctionDef, into_if: bool = True) -> Iterator[list]:
     """Every statement list in the function's body (nested blocks too, not nested functions);
     without `into_if`, not the blocks of `if` statements (whose walk starts from the block around them)."""
-    stack: list[cst.CSTNode] = [function.body]
+    return _blocks([function.body], into_if)
+
+
+def module_blocks(module: cst.Module) -> Iterator[list]:
+    """Statement lists of module-level compound statements (`for`, `with`), not of functions or
+    classes, nor the branches of an `if` (whose walk starts from the block around them)."""
+    return _blocks(list(module.body), into_if=False)
+
+
+def _blocks(stack: list[cst.CSTNode], into_if: bool) -> Iterator[list]:
     while stack:
         node = stack.pop()
         kind = type(node)
@@ -25,23 +34,6 @@ def function_blocks(function: cst.FunctionDef, into_if: bool = True) -> Iterator
         if kind is cst.IndentedBlock:
             yield node.body  # type: ignore[attr-defined]
         if kind is cst.If and not into_if:
-            stack.extend(_blocks_below_if(node))  # type: ignore[arg-type]
-            continue
-        stack.extend(code_children(node))
-
-
-def module_blocks(module: cst.Module) -> Iterator[list]:
-    """Statement lists of module-level compound statements (`for`, `with`), not of functions or
-    classes, nor the branches of an `if` (whose walk starts from the block around them)."""
-    stack: list[cst.CSTNode] = list(module.body)
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind in _NO_BLOCKS_INSIDE:
-            continue
-        if kind is cst.IndentedBlock:
-            yield node.body  # type: ignore[attr-defined]
-        if kind is cst.If:
             stack.extend(_blocks_below_if(node))  # type: ignore[arg-type]
             continue
         stack.extend(code_children(node))
