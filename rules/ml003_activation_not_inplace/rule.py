@@ -3490,6 +3490,30 @@ class Block(nn.Module):
 """,
             harness=_runs("Block(4)", "2, 3, 8, 8"),
         ),
+        Invalid(  # default set: the layer after the LeakyReLU is a norm the file names otherwise, which keeps its input for backward
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), nn.LeakyReLU(0.2), norm_layer(c))
+    def forward(self, x):
+        return self.body(x)
+""",
+            line=5,
+            column=55,
+            message="out of place, LeakyReLU keeps its input as well as its output",
+            fixed="""
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), nn.LeakyReLU(0.2, inplace=True), norm_layer(c))
+    def forward(self, x):
+        return self.body(x)
+""",
+            harness=_runs("Block(4)", "2, 3, 8, 8"),
+        ),
         Invalid(  # exact selection: deeplab's `BatchNorm` parameter, passed in by another file; `x` is rebound before the `return` that ends it
             """
 from torch import nn
