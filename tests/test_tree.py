@@ -144,6 +144,28 @@ def test_code_children_leave_out_only_layout_nodes():
     ]
 
 
+def test_an_indexed_module_answers_code_descendants_as_the_walk_does():
+    """`index_code_nodes` (the Context builds it for the file it analyses) must give every node's
+    `code_descendants`, with and without skip types, exactly as walking it: same nodes, same order."""
+    module = cst.parse_module(SOURCE)
+    nodes = [module, *tree.code_descendants(module)]
+    skips = [(), (cst.FunctionDef,), (cst.FunctionDef, cst.ClassDef, cst.Lambda), (cst.BaseSmallStatement,)]
+    walked = {(id(n), skip): list(tree.code_descendants(n, skip)) for n in nodes for skip in skips}
+    tree.index_code_nodes(module)
+    try:
+        assert tree._INDEX is not None and tree._INDEX.nodes[0] is module
+        for node in nodes:
+            for skip in skips:
+                indexed = list(tree.code_descendants(node, skip))
+                expected = walked[(id(node), skip)]
+                assert len(indexed) == len(expected) and all(a is b for a, b in zip(indexed, expected)), type(node).__name__
+        # a node of another tree (a fix being built, another file) is walked, not looked up
+        other = cst.parse_module(SOURCE)
+        assert [type(n) for n in tree.code_descendants(other)] == [type(n) for n in nodes[1:]]
+    finally:
+        tree._INDEX = None
+
+
 def test_code_with_parents_keeps_every_code_node_with_its_ancestors():
     from memlint.analysis.walk import code_with_parents, with_parents
 

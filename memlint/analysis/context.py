@@ -21,7 +21,7 @@ from memlint.analysis.model import SemanticModel
 from memlint.analysis.values import Value
 from memlint.analysis.walk import nested_blocks
 from memlint.pipeline.project import EMPTY_VIEW, FileView, key_string
-from memlint.pipeline.tree import code_children
+from memlint.pipeline.tree import code_children, index_code_nodes
 
 FunctionKey = tuple  # ("func", name) or ("method", class_name, name)
 Loop = Union[cst.For, cst.While]
@@ -96,6 +96,7 @@ class FileFacts:
 class Context:
     def __init__(self, module: cst.Module, project: Optional[FileView] = None, text: Optional[str] = None) -> None:
         self.module = module
+        index_code_nodes(module)  # the analysis searches parts of the file many times: slices of one pre-order list
         # The facts that need the whole file first (model.py): found once, asked by rules and here.
         # What the project pass (memlint/pipeline/project.py) knows about this file's functions, classes and
         # callees from the other files linted with it (and from this file's own summary).

@@ -28,7 +28,7 @@ from memlint.analysis import tables, values
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape, self_helper_runs_model
-from memlint.analysis.inventory import PARAMETER_FREE
+from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, nested_blocks
 
@@ -138,8 +138,13 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
     if (kind is not cst.Name and kind is not cst.Attribute) or ctx.resolve(func) is not None:
         return False
     if kind is cst.Attribute and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
-        # `model.encoder(x)` runs a submodule; `model.modules()`, `model.fuse_model()` are methods
-        return named_like_model(func.attr.value)
+        # `model.encoder(x)` runs a submodule; `model.modules()`, `model.fuse_model()` are methods;
+        # `model._encoder(x)`, named like nothing, runs one where the model's class assigns it a
+        # layer (`self._encoder = Encoder(...)`: inventory.held_layer; the VQ-VAE notebook)
+        if named_like_model(func.attr.value):
+            return True
+        layer = held_layer(func, ctx)  # type: ignore[arg-type]
+        return layer is not None and not (layer.kind or "").endswith("Loss")
     callee = values.evaluate(func, ctx)
     if callee.kind is Kind.MODULE:
         return not callee.is_loss
@@ -206,13 +211,18 @@ class _Scanner:
         ))  # type: ignore[return-value]
 
     def _evaluated_receivers(self, function: cst.FunctionDef) -> tuple:
-        """The code of each receiver a statement of the function's own body puts in eval mode."""
-        body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+        """The code of each receiver a statement of the function's own body puts in eval mode, also
+        from the body of a loop or `with` of that body (MAML-Pytorch's `evaluation()` calls
+        `net.eval()` first thing in each episode), not from a branch that may not run."""
+        pending = [function.body.body if isinstance(function.body, cst.IndentedBlock) else ()]
         found = []
-        for statement in body:
-            call = _eval_mode_call(statement, self.ctx, function)
-            if call is not None:
-                found.append(_code(self.ctx, eval_receiver(call)))
+        while pending:
+            for statement in pending.pop():
+                call = _eval_mode_call(statement, self.ctx, function)
+                if call is not None:
+                    found.append(_code(self.ctx, eval_receiver(call)))
+                elif type(statement) in (cst.For, cst.While, cst.With) and isinstance(statement.body, cst.IndentedBlock):  # type: ignore[attr-defined]
+                    pending.append(statement.body.body)  # type: ignore[attr-defined]
         return tuple(found)
 
     def _block(self, statements) -> None:
@@ -221,7 +231,10 @@ class _Scanner:
         for statement in statements:
             if region is None:
                 switch = _mode_switch(statement, self.ctx, self.scope)
-                if switch is not None and isinstance(self.scope, cst.FunctionDef) and _evaluated_with_grad(self.scope, statement.test, self.ctx):  # `if phase == TRAIN: gat.train()` / `else: gat.eval()`
+                if switch is not None and isinstance(self.scope, cst.FunctionDef) and (
+                    _evaluated_with_grad(self.scope, statement.test, self.ctx)  # `if phase == TRAIN: gat.train()` / `else: gat.eval()`
+                    or _loop_selects_eval(statement, self.scope)  # `for phase in ["train", "val"]:` around it
+                ):
                     call, training = switch
                     test = self.ctx.module.code_for_node(statement.test)  # type: ignore[attr-defined]
                     description = f"after `{self.ctx.module.code_for_node(call)}` (where `{test}` is false)"
@@ -285,6 +298,8 @@ class _Scanner:
             nodes = [n for node in nodes for n in _outside_training(node, region.training, self.ctx)]
         if region.kind != "function-name" and any(computes_gradients(n, self.ctx) for n in nodes):
             return
+        if region.kind == "mode-branch" and any(_hands_model_away(n, region.receiver, self.ctx) for n in nodes):
+            return  # (`ODFA(model, inputs)`: code of another file may take gradients through it)
         stack = list(nodes)
         while stack:
             current = stack.pop()
@@ -483,7 +498,10 @@ def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
     func = call.func
     if not (type(func) is cst.Attribute and _code(ctx, func.value) in receivers):
         return False
-    return method_runs_module(func.attr.value) and any(_is_data(arg.value) for arg in call.args if arg.keyword is None)
+    if not method_runs_module(func.attr.value) or not any(_is_data(arg.value) for arg in call.args if arg.keyword is None):
+        return False
+    held = held_layer(func, ctx)  # (`model._criterion(a, b)`: a loss the class assigns runs no model)
+    return held is None or not (held.kind or "").endswith("Loss")
 
 
 def runs_model_method(call: cst.Call, ctx: "Context") -> bool:
@@ -549,9 +567,26 @@ def _in_module_like_class(ctx: "Context") -> bool:
     if frame is None or not isinstance(frame.node, cst.ClassDef):
         return False
     node = frame.node
-    if _MODULE_LIKE_CLASS.search(node.name.value):
-        return True
-    return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body)
+    if not (_MODULE_LIKE_CLASS.search(node.name.value) or any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body)):
+        return False
+    # (a class that switches the mode of a model it holds, `self.network.eval()`, drives that model:
+    # a trainer or estimator, not one of its layers: tabnet's `TabModel(BaseEstimator)`)
+    return not ctx.memo(("switches-held-model", id(node)), lambda: _switches_held_model(node))
+
+
+def _switches_held_model(node: cst.ClassDef) -> bool:
+    """Does a method of the class call `self.<attr>.eval()` or `self.<attr>.train()` (no arguments)?"""
+    for found in code_descendants(node.body):
+        if type(found) is not cst.Call or found.args or type(found.func) is not cst.Attribute:
+            continue
+        func = found.func
+        if func.attr.value in ("eval", "train") and type(func.value) is cst.Attribute and _is_self_name(func.value.value):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _is_self_name(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Name and expr.value == "self"  # type: ignore[attr-defined]
 
 
 _MODULE_LIKE_CLASS = re.compile(r"(?:Model|Module|Net|Network|Head|Encoder|Decoder)$|For[A-Z]")
@@ -657,9 +692,11 @@ def _mode_switch(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Option
     body, orelse = statement.body, statement.orelse.body  # type: ignore[attr-defined]
     if not (isinstance(body, cst.IndentedBlock) and isinstance(orelse, cst.IndentedBlock)):
         return None
-    if len(body.body) != 1 or len(orelse.body) != 1:
+    if len(orelse.body) != 1:
         return None
-    train = train_call_shape(body.body[0])
+    # (the training branch may do more before it, `if scheduler: scheduler.step()`: its last
+    # statement is the switch)
+    train = train_call_shape(body.body[-1])
     call = _eval_mode_call(orelse.body[0], ctx, scope)
     if train is None or call is None or _code(ctx, _module_of_chain(train.func.value)) != _code(ctx, eval_receiver(call)):  # type: ignore[attr-defined]
         return None
@@ -707,6 +744,34 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
         if argument is not None and _constant(argument) and _code(ctx, argument) != training_value:
             found = True
     return found
+
+
+def _loop_selects_eval(switch: cst.If, function: cst.FunctionDef) -> bool:
+    """Is the mode switch's test `phase == "train"` with `phase` the target of a `for` over literal
+    phases whose body holds the switch (`for phase in ["train", "val"]:`, the tutorials' epoch
+    loop), one of them another constant than the one that trains?  Then the eval branch runs in
+    that loop, with whatever grad mode the code around it sets (the fine-tuning tutorial's
+    `torch.set_grad_enabled(phase == "train")` turns it off)."""
+    test = switch.test
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    if type(left) is not cst.Name or not _constant(right):
+        return False
+    training = _code_alone(right)
+    for node in code_descendants(function):
+        if type(node) is not cst.For or not isinstance(node.body, cst.IndentedBlock) or switch not in node.body.body:
+            continue
+        phases = node.iter
+        if type(node.target) is not cst.Name or node.target.value != left.value or type(phases) not in (cst.List, cst.Tuple):
+            return False
+        values = [e.value for e in phases.elements]  # type: ignore[attr-defined]
+        return all(_constant(v) for v in values) and any(_code_alone(v) != training for v in values)
+    return False
+
+
+def _code_alone(expr: cst.BaseExpression) -> str:
+    return "".join(cst.Module(body=[]).code_for_node(expr).split())
 
 
 def _phase_selector(test: cst.BaseExpression, function: cst.FunctionDef) -> Optional[tuple[str, str]]:
@@ -762,10 +827,45 @@ def _outside_training(node: cst.CSTNode, training: str, ctx: "Context") -> list:
     that runs when the mode switch chose eval.  Compound statements are opened into their parts."""
     if type(node) is cst.If and _code(ctx, node.test) == training:  # type: ignore[attr-defined]
         return [part for branch in _branches_after(node) for part in _outside_training(branch, training, ctx)]
-    inner = [n for n in code_descendants(node) if type(n) is cst.If and _code(ctx, n.test) == training]  # type: ignore[attr-defined]
+    if type(node) is cst.If and _selects_other_phase(node.test, training, ctx):  # type: ignore[attr-defined]
+        # `if phase == 'val': ... else: ...`: the `else` may be the training phase's (Person_reID's
+        # `else: outputs = model(inputs)` after `with torch.no_grad()` for 'val'): only the body is eval
+        return _outside_training(node.body, training, ctx)  # type: ignore[attr-defined]
+    inner = [n for n in code_descendants(node) if type(n) is cst.If and (_code(ctx, n.test) == training or _selects_other_phase(n.test, training, ctx))]  # type: ignore[attr-defined]
     if not inner:
         return [node]
     return [part for child in code_children(node) for part in _outside_training(child, training, ctx)]
+
+
+def _hands_model_away(node: cst.CSTNode, receiver: str, ctx: "Context") -> bool:
+    """Does `node` give the evaluated model itself to a function it cannot see into (not torch's):
+    an adversarial attack or a saliency map of another file computes gradients through it
+    (Person_reID's val phase runs `inputs_adv = ODFA(model, inputs)`, whose loop backpropagates)."""
+    for inner in code_descendants(node):
+        if type(inner) is not cst.Call or not any(_code(ctx, a.value) == receiver for a in inner.args):  # type: ignore[attr-defined]
+            continue
+        func = inner.func  # type: ignore[attr-defined]
+        if type(func) is cst.Name and func.value in _INSPECTING_BUILTINS:
+            continue  # (`print(model)`)
+        qualified = ctx.resolve(func)
+        if qualified is None or not qualified.startswith("torch"):
+            return True
+    return False
+
+
+_INSPECTING_BUILTINS = frozenset({"print", "len", "type", "id", "str", "repr", "isinstance", "hasattr", "getattr"})
+
+
+def _selects_other_phase(test: cst.BaseExpression, training: str, ctx: "Context") -> bool:
+    """Is `test` `phase == C` for the selector of the switch's test `training` (`phase=='train'`,
+    as code without spaces) and another constant C?"""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:  # type: ignore[attr-defined]
+        return False
+    left, right = test.left, test.comparisons[0].comparator  # type: ignore[attr-defined]
+    if type(left) is not cst.Name or not _constant(right):
+        return False
+    selector, equals, chosen = training.partition("==")
+    return bool(equals) and selector == left.value and _code(ctx, right) != chosen  # type: ignore[attr-defined]
 
 
 def _branches_after(node: cst.If) -> list:

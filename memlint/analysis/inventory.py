@@ -74,6 +74,29 @@ def inventory(ctx: "Context") -> dict[str, ModuleClass]:
     return _builder(ctx).classes_described()
 
 
+def held_layer(func: cst.Attribute, ctx: "Context") -> Optional[Layer]:
+    """`model._encoder`, where the scope (or, for a global, the module) binds `model` only to
+    instances of one module class of the file (`model = Model(...).to(device)`: the model's
+    `constructed` fact) whose `__init__` assigns `self._encoder` a layer (`Encoder(...)`,
+    `nn.Conv2d(...)`, also in a branch of an `if`): that layer; None where the analysis cannot tell.
+    The attribute's name then need not say it is a model: the class's code does."""
+    receiver = func.value
+    if type(receiver) is not cst.Name:
+        return None
+    classes = inventory(ctx)
+    if not classes:
+        return None
+    scope = ctx.function_node or ctx.module
+    calls = ctx.model.constructed(scope).get(receiver.value) or ctx.model.constructed(ctx.module).get(receiver.value)
+    owners = {c.func.value for c in calls or () if type(c.func) is cst.Name}  # type: ignore[attr-defined]
+    if len(owners) != 1:
+        return None  # (two classes, or a factory: which attributes it has is not known)
+    described = classes.get(owners.pop())
+    if described is None:
+        return None
+    return described.attributes.get(func.attr.value) or described.conditional.get(func.attr.value)
+
+
 def layer_of(ctx: "Context", call: cst.Call, env: Env) -> Optional[Layer]:
     """What a layer constructor call builds (None when it is not one memlint knows)."""
     return _builder(ctx).layer(call, env)

@@ -118,6 +118,40 @@ def condition_is_opt_in_parameter(test: cst.BaseExpression, function: Optional[c
     return False
 
 
+def condition_is_mode_parameter(test: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> bool:
+    """`if distance == 'l_inf':` ... `elif distance == 'l_2':` in `def trades_loss(..., distance='l_inf')`:
+    a parameter whose default is a string, compared with strings, picks one of the function's modes.
+    A caller passes the mode its run is configured with (a loss's distance, a sampler's method), so
+    the branch runs on every call of that run, as a configured choice (`args.loss == "hinge"`) does;
+    a flag defaulting to False is the opt-in call's instead (`condition_is_opt_in_parameter`)."""
+    if function is None:
+        return False
+    if isinstance(test, cst.BooleanOperation):
+        return condition_is_mode_parameter(test.left, function) and condition_is_mode_parameter(test.right, function)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
+        return False
+    sides = (test.left, target.comparator)
+    names = [side.value for side in sides if isinstance(side, cst.Name)]
+    strings = [side for side in sides if _string_choice(side)]
+    if len(names) != 1 or len(strings) != 1:
+        return False
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == names[0]:
+            return isinstance(param.default, (cst.SimpleString, cst.ConcatenatedString))
+    return False
+
+
+def _string_choice(expr: cst.BaseExpression) -> bool:
+    """`'l_2'`, `("gumbel", "sample")`: a string or a literal collection of strings."""
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return bool(expr.elements) and all(isinstance(e.value, (cst.SimpleString, cst.ConcatenatedString)) for e in expr.elements)
+    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString))
+
+
 def runs_whenever_reached(test: cst.BaseExpression) -> bool:
     """A condition that holds on every iteration of a run or on none of them: a device check or a
     configured choice."""

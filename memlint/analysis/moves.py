@@ -1,8 +1,10 @@
 """Values bound to a name and moved to a device by a later statement of the same block.
 
 `z = torch.rand(n, d)` followed, a statement or more later, by `z = z.cuda()` (or by
-`if use_gpu: x, z = x.cuda(), z.cuda()`) is the one-statement `torch.rand(n, d).cuda()` written in
-two: nothing reads the host value but the move.  `later_moves` pairs each such binding's value
+`if use_gpu: x, z = x.cuda(), z.cuda()`, or by `torch.cat([y, z]).to(d)`, a join moved whole) is the
+one-statement `torch.rand(n, d).cuda()` written in two: nothing reads the host value but the move.
+The binding may be a chain of configured branches (`if args.padding == 0: z = torch.zeros(...)` /
+`elif args.padding == 1: z = torch.ones(...)`): each branch's value is moved by the same call.  `later_moves` pairs each such binding's value
 with the move call, for a rule that judges the value as if the move were applied to it directly.
 """
 
@@ -12,7 +14,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
-from memlint.analysis.iteration import condition_is_device_check
+from memlint.analysis.iteration import condition_is_device_check, runs_whenever_reached
 from memlint.analysis.tables import SHAPE_METHODS
 from memlint.analysis.walk import target_name_nodes
 
@@ -39,10 +41,10 @@ def later_moves(
     nowhere between, and not read again after the move unless the move's statement rebinds the
     name to the moved value or returns it (`if y.is_cuda: return z.cuda()` then `return z`)."""
     for index, statement in enumerate(statements):
-        bound = _single_binding(statement)
-        if bound is None or not worth(bound[1]):
+        bound = _bindings(statement)
+        if bound is None or not any(worth(value) for value in bound[1]):
             continue
-        name, value = bound
+        name, values = bound
         for later_index in range(index + 1, len(statements)):
             later = statements[later_index]
             reads = _reads(later, name)
@@ -55,7 +57,7 @@ def later_moves(
                 rebinds = _binds(later, name)
                 read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
                 if rebinds or not read_after or _returns(later):
-                    yield value, move
+                    yield from ((value, move) for value in values if worth(value))
             break
 
 
@@ -70,6 +72,33 @@ def _returns(statement: cst.BaseStatement) -> bool:
     if isinstance(statement, cst.SimpleStatementSuite):
         return any(isinstance(small, cst.Return) for small in statement.body)
     return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in statement.body)
+
+
+def _bindings(statement: cst.BaseStatement) -> Optional[tuple[str, list[cst.BaseExpression]]]:
+    """The name a statement binds and the values it may bind it to: `z = value`, or a chain that
+    picks the value by the run's configuration (`if args.padding == 0: z = A` / `elif ...: z = B`,
+    each branch that one binding: `iteration.runs_whenever_reached`), one branch taken per run."""
+    single = _single_binding(statement)
+    if single is not None:
+        return single[0], [single[1]]
+    if not isinstance(statement, cst.If):
+        return None
+    name: Optional[str] = None
+    values: list[cst.BaseExpression] = []
+    branch: Optional[cst.CSTNode] = statement
+    while branch is not None:
+        if isinstance(branch, cst.If) and not runs_whenever_reached(branch.test):
+            return None
+        body = branch.body  # type: ignore[attr-defined]
+        if not isinstance(body, cst.IndentedBlock) or len(body.body) != 1:
+            return None
+        bound = _single_binding(body.body[0])
+        if bound is None or (name is not None and bound[0] != name):
+            return None
+        name = bound[0]
+        values.append(bound[1])
+        branch = branch.orelse if isinstance(branch, cst.If) else None
+    return (name, values) if name is not None else None
 
 
 def _single_binding(statement: cst.BaseStatement):
@@ -104,8 +133,10 @@ def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy
     `read`, if any (the outermost: calls are collected outside in)."""
     for call in _calls(statements):
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES + _MOVING_CASTS and _through_reshapes(func.value) is read:
-            return call
+        if isinstance(func, cst.Attribute) and func.attr.value in _MOVES + _MOVING_CASTS:
+            moved = _through_reshapes(func.value)
+            if moved is read or read in _joined_parts(moved):
+                return call
         if moved_by is not None and moved_by(call) is read:
             return call
     return None
@@ -120,6 +151,17 @@ def _through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
         else:
             break
     return receiver
+
+
+def _joined_parts(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The parts of `torch.cat([a, b], dim=1)` (a literal list or tuple): each goes to the device
+    with the whole when the joined tensor is moved; [] for anything else."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("cat", "concat")):
+        return []
+    if not (isinstance(value.func.value, cst.Name) and value.func.value.value == "torch") or not value.args:
+        return []
+    parts = value.args[0].value
+    return [element.value for element in parts.elements] if isinstance(parts, (cst.List, cst.Tuple)) else []
 
 
 class _Collector(cst.CSTVisitor):

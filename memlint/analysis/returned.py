@@ -30,15 +30,15 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.delegation import binds
-from memlint.analysis.walk import code_descendants, target_names
+from memlint.analysis.delegation import binds, top_function
+from memlint.analysis.walk import code_children, code_descendants, target_names
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
 # Builtins whose result is a Python value (a tensor with history cannot pass through them with it).
 _PLAIN_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "format"})
-_PLAIN_MODULES = ("numpy.", "math.")
+_PLAIN_MODULES = ("numpy.", "math.", "scipy.")  # (numpy cannot take a tensor that requires grad)
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _DEPTH = 6
@@ -53,7 +53,19 @@ def hands_back_no_history(function: cst.FunctionDef, ctx: "Context") -> bool:
 def _check(function: cst.FunctionDef, ctx: "Context") -> bool:
     if not isinstance(function.body, cst.IndentedBlock):
         return False
-    return _block(list(function.body.body), [], ctx, _locals(function))
+    active = _active(ctx)
+    if id(function) in active:
+        return False  # (recursion: not known yet, so not certain)
+    active.add(id(function))
+    try:
+        return _block(list(function.body.body), [], ctx, _locals(function))
+    finally:
+        active.discard(id(function))
+
+
+def _active(ctx: "Context") -> set:
+    """The functions being checked now (a helper that calls itself, directly or not, is not certain)."""
+    return ctx.memo(("returned.active", id(ctx.module)), set)  # type: ignore[return-value]
 
 
 def _locals(function: cst.FunctionDef) -> frozenset[str]:
@@ -182,7 +194,14 @@ def _free(expr: cst.BaseExpression, before: list, ctx: "Context", depth: int) ->
         qualified = ctx.resolve(func)
         if qualified is not None and qualified.startswith(_PLAIN_MODULES):
             return True
-        return type(func) is cst.Name and func.value in _PLAIN_BUILTINS and qualified is None
+        if type(func) is not cst.Name or qualified is not None:
+            return False
+        if func.value in _PLAIN_BUILTINS:
+            return True
+        # a module-level function of the file that itself hands back nothing with history
+        # (`accuracy, sem = mean_confidence_interval(accs)`: MAML-Pytorch's statistics helper)
+        helper = top_function(ctx, func.value)
+        return helper is not None and hands_back_no_history(helper, ctx)
     return False
 
 
@@ -200,8 +219,114 @@ def _last_binding(name: str, before: list) -> tuple[Optional[cst.BaseExpression]
             small = statement.body[0]  # type: ignore[attr-defined]
             if type(small) is not cst.Assign or len(small.targets) != 1:
                 return None, []
-            target = small.targets[0].target
-            if type(target) is not cst.Name or target.value != name:
+            value = _bound_part(small.targets[0].target, small.value, name)
+            if value is None:
                 return None, []
-            return small.value, [*before[:level], list(statements[:position])]
+            return value, [*before[:level], list(statements[:position])]
     return None, []
+
+
+def _bound_part(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> Optional[cst.BaseExpression]:
+    """What `name` gets from `target = value`: the value itself for `name = value`, the matching
+    element for `a, name = x, y`, and the whole value for `a, name = f(...)` (a value free of
+    history has no part that carries it)."""
+    if type(target) is cst.Name:
+        return value if target.value == name else None  # type: ignore[attr-defined]
+    if type(target) not in (cst.Tuple, cst.List):
+        return None
+    elements = target.elements  # type: ignore[attr-defined]
+    if any(type(e) is cst.StarredElement for e in elements):
+        return None
+    for position, element in enumerate(elements):
+        if type(element.value) is cst.Name and element.value.value == name:
+            if type(value) in (cst.Tuple, cst.List):
+                parts = value.elements  # type: ignore[attr-defined]
+                if len(parts) != len(elements) or any(type(p) is cst.StarredElement for p in parts):
+                    return None
+                return parts[position].value
+            return value
+    return None
+
+
+# Methods that add their argument to the container they are called on (`outputs.append(y)`).
+_ADDERS = frozenset({"append", "extend", "insert", "add", "update", "appendleft"})
+
+
+def returns_nothing_from(function: cst.FunctionDef, sources: frozenset[str], ctx: "Context") -> bool:
+    """Is nothing the function returns computed from `sources` (local names, a model the function
+    builds itself), and does it store nothing outside?  A name is computed from a source when an
+    assignment, a loop or an `append` of the function gives it a value that reads a source or such
+    a name (followed to a fixed point), unless through a call whose result has no history
+    (`.numpy()`, `.item()`: tables.GRAPH_FREE_METHODS).  cleanrl's `dqn_eval.evaluate` builds and
+    loads its `model`, turns its Q-values into actions with `.cpu().numpy()` and returns the
+    episodes' returns from the environment: nothing of the model's graph reaches its caller."""
+    if not isinstance(function.body, cst.IndentedBlock) or not _stores_nothing_outside(function):
+        return False
+    tainted = set(sources)
+    bindings = list(_bindings(function))
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in bindings:
+            if targets <= tainted or not _reads(value, tainted):
+                continue
+            tainted |= targets
+            changed = True
+    for node in code_descendants(function.body, skip=_NESTED):
+        if type(node) is cst.Return and node.value is not None and _reads(node.value, tainted):  # type: ignore[attr-defined]
+            return False
+        if type(node) in (cst.Yield, cst.Await):
+            return False
+    return True
+
+
+def _stores_nothing_outside(function: cst.FunctionDef) -> bool:
+    local = _locals(function)
+    return not any(
+        type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign) and _stores_outside(node, local)
+        for node in code_descendants(function.body, skip=_NESTED)
+    )
+
+
+def _bindings(function: cst.FunctionDef):
+    """(the names a statement binds, the expression their value comes from) for each binding."""
+    for node in code_descendants(function.body, skip=_NESTED):
+        kind = type(node)
+        if kind is cst.Assign:
+            names = frozenset(n for t in node.targets for n in [*target_names(t.target), *_stored_into(t.target)])  # type: ignore[attr-defined]
+            yield names, node.value  # type: ignore[attr-defined]
+        elif kind in (cst.AugAssign, cst.AnnAssign) and node.value is not None:  # type: ignore[attr-defined]
+            yield frozenset(target_names(node.target)), node.value  # type: ignore[attr-defined]
+        elif kind in (cst.For, cst.CompFor):
+            yield frozenset(target_names(node.target)), node.iter  # type: ignore[attr-defined]
+        elif kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _ADDERS and type(node.func.value) is cst.Name:  # type: ignore[attr-defined]
+            yield frozenset({node.func.value.value}), node  # type: ignore[attr-defined]
+        elif kind is cst.NamedExpr:
+            yield frozenset(target_names(node.target)), node.value  # type: ignore[attr-defined]
+
+
+def _stored_into(target: cst.BaseExpression) -> list[str]:
+    """`results[k] = y`, `stats.loss = y`: the local name the value is stored into."""
+    root = target
+    while type(root) in (cst.Attribute, cst.Subscript):
+        root = root.value  # type: ignore[attr-defined]
+    return [root.value] if root is not target and type(root) is cst.Name else []  # type: ignore[attr-defined]
+
+
+def _reads(expr: cst.CSTNode, names: set) -> bool:
+    """Does `expr` read one of `names`, other than through a call whose result has no history?"""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Name and node.value in names:  # type: ignore[attr-defined]
+            return True
+        if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in tables.GRAPH_FREE_METHODS:  # type: ignore[attr-defined]
+            continue  # (`q.cpu().numpy()`: a copy without history, whatever it was made from)
+        if kind is cst.Attribute:
+            stack.append(node.value)  # type: ignore[attr-defined]  # (not the attribute's own name)
+            continue
+        if isinstance(node, _NESTED) and node is not expr:
+            continue
+        stack.extend(code_children(node))
+    return False

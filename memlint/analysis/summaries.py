@@ -31,7 +31,8 @@ A summary says, for each module-level function and each method of a module-level
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
 ["i", "Class", method, "obj"] (`obj.m()` with `obj = Class(...)` earlier in the function; method
-"__call__" for `obj(x)`, an nn.Module's forward), ["m", method]
+"__call__" for `obj(x)`, an nn.Module's forward; ["i", "pkg.Class", method] for `self.attr.m()` where the
+class builds `self.attr = Class(...)`: its `attrs`, qualified), ["m", method]
 (`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
 model), ["c"] (`self`
 is an nn.Module: `self(x)`), ["a", attr] (`self.attr` was built by a constructor that may be an
@@ -52,7 +53,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 10  # 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 11  # 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -118,6 +119,7 @@ class _Summary:
         self.loop_index: dict[int, int] = {}
         self.step_loops: Optional[set[int]] = None
         self.training_loops: set[int] = set()
+        self.cells: Optional[frozenset[int]] = None  # ids of a marimo notebook's cell functions
 
     # ------------------------------------------------------------------ the module's names
 
@@ -218,9 +220,13 @@ class _Summary:
                 yield from self._module_statements(statement.body)
 
     def _module_statements(self, statements) -> Iterator[ast.stmt]:
+        if self.cells is None:
+            self.cells = _marimo_cells(self.tree.body) if "marimo" in self.source.text else frozenset()
         for statement in statements:
             yield statement
-            if isinstance(statement, ast.If):
+            if id(statement) in self.cells:  # a marimo cell's definitions are the notebook's globals (notebooks.py)
+                yield from self._module_statements(statement.body)  # type: ignore[attr-defined]
+            elif isinstance(statement, ast.If):
                 yield from self._module_statements(statement.body)
                 yield from self._module_statements(statement.orelse)
             elif isinstance(statement, (ast.Try, getattr(ast, "TryStar", ast.Try))):
@@ -546,6 +552,8 @@ class _Summary:
                         trains = True
                     elif not self._is_foreign(chain):
                         reference = ["d", chain]
+                elif type(receiver) is ast.Attribute and type(receiver.value) is ast.Name and receiver.value.id == "self":
+                    reference = ["t", receiver.attr, attr]  # `self.decoder.recognize_beam(...)`: resolved below by the class's `attrs`
                 elif named_like_model(attr) and _root(receiver) != "self":
                     model = True  # `trainer.model(x)`
         if reference is None and model is None and flush is None and not trains:
@@ -557,6 +565,8 @@ class _Summary:
         record = self.functions[key]
         if reference is not None and reference[0] == "s" and ("." not in key or func.value.id != record.get("self")):  # type: ignore[union-attr]
             reference = None  # `self` is not the method's first parameter here
+        if reference is not None and reference[0] == "t":
+            reference = self._attribute_instance(key, record, reference[1], reference[2])
         if key == "?":
             model = flush = None
             trains = False
@@ -591,6 +601,17 @@ class _Summary:
             record["flush"] = flush
         if reference is not None:
             record["calls"].append([reference, grad, self._loop_fact(loop), conditional])
+
+    def _attribute_instance(self, key: str, record: dict, attr: str, method: str) -> Optional[list]:
+        """`self.decoder.recognize_beam(...)` in a method of a class whose code builds `self.decoder =
+        Decoder(...)` (the class's `attrs`, `_self_attributes`): ["i", constructor, method], the
+        constructor qualified through the imports (the project pass looks it up either way); None
+        where `self` is not the method's first parameter or the attribute's class is not known."""
+        if "." not in key or record.get("self") != "self":
+            return None
+        self._self_attributes()
+        constructor = self.classes.get(key.partition(".")[0], {}).get("attrs", {}).get(attr)
+        return ["i", constructor, method] if constructor else None
 
     def _receiver_classes(self, key: str, name: str, attr: str) -> Optional[list]:
         """`obj.m()` where `obj` is bound in the function more than once: ["k", constructors, "m"]
@@ -1013,6 +1034,25 @@ class _Summary:
             if isinstance(ancestor, ast.Module):
                 return ""
         return None
+
+
+def _marimo_cells(statements) -> frozenset[int]:
+    """The module-level functions a marimo notebook runs as its cells (`@app.cell`, `@app.cell(...)`,
+    `app = marimo.App(...)` after `import marimo`): the classes and functions a cell defines are the
+    notebook's own, as notebooks.marimo_notebook says on libcst's tree for the rules."""
+    marimo = {a.asname or a.name for s in statements if isinstance(s, ast.Import) for a in s.names if a.name == "marimo"}
+    apps = {
+        s.targets[0].id for s in statements
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Call)
+        and dotted(s.value.func) in {f"{m}.App" for m in marimo}
+    }  # fmt: skip
+    if not apps:
+        return frozenset()
+    cell_decorators = {f"{app}.cell" for app in apps}
+    return frozenset(
+        id(s) for s in statements
+        if isinstance(s, _FUNCTIONS) and any(dotted(d.func if isinstance(d, ast.Call) else d) in cell_decorators for d in s.decorator_list)
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- local names

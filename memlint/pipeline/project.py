@@ -462,7 +462,7 @@ class Project:
         elif kind == "s" and "." in key:
             found = self._method(("class", index, key.partition(".")[0]), ref[1])
         elif kind == "i":
-            owner = self._name(file, ref[1])  # type: ignore[arg-type]
+            owner = self._name(file, ref[1]) or self._lookup(ref[1], file)  # type: ignore[arg-type]  # (as written, or qualified: a class's `attrs`)
             found = self._instance_method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
         result = (found[1], found[2]) if found is not None and found[0] == "func" else None
         self._resolved[memo_key] = result

@@ -247,8 +247,75 @@ def descendants(node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.
 
 def code_descendants(node: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
     """`descendants(node, skip)` without the LAYOUT nodes, about three times fewer: for searches
-    that look for names, calls or statements, never for comments or operators."""
+    that look for names, calls or statements, never for comments or operators.  A node of the file
+    being analysed (`index_code_nodes`) is read from its pre-order list instead of walked again."""
+    index = _INDEX
+    if index is not None:
+        start = index.positions.get(id(node))
+        if start is not None and index.nodes[start] is node:
+            return index.below(start, skip)
     return _descendants(node, skip, _CODE_LISTERS, True)
+
+
+class _PreOrder:
+    """The code nodes of one module in pre-order (`code_descendants`' order) and, for each, the
+    position just past its subtree: every later search below any of its nodes is a slice of one
+    list, not a walk that lists each node's children again (the analysis of a file searches parts
+    of it many times: hooks, bindings, evaluation regions, layers)."""
+
+    __slots__ = ("nodes", "ends", "positions")
+
+    def __init__(self, module: cst.Module) -> None:
+        nodes: list = []
+        ends: list[int] = []
+        get = _CODE_LISTERS.get
+        stack: list = [module]
+        while stack:
+            current = stack.pop()
+            if type(current) is int:  # every node below the one at this position is listed
+                ends[current] = len(nodes)
+                continue
+            stack.append(len(nodes))
+            nodes.append(current)
+            ends.append(0)
+            cls = type(current)
+            below = (get(cls) or _lister(cls, current, True))(current)
+            if below:
+                below.reverse()
+                stack.extend(below)
+        self.nodes = nodes
+        self.ends = ends
+        self.positions = {id(n): i for i, n in enumerate(nodes)}
+
+    def below(self, start: int, skip: tuple[type, ...]) -> Iterator[cst.CSTNode]:
+        end = self.ends[start]
+        if not skip:
+            return iter(self.nodes[start + 1 : end])
+        return self._skipping(start + 1, end, skip)
+
+    def _skipping(self, position: int, end: int, skip: tuple[type, ...]) -> Iterator[cst.CSTNode]:
+        nodes, ends = self.nodes, self.ends
+        exact = _exact_types(skip)
+        while position < end:
+            current = nodes[position]
+            yield current
+            if type(current) in exact if exact is not None else isinstance(current, skip):
+                position = ends[position]  # yielded, not entered
+            else:
+                position += 1
+
+
+# The file being analysed (one at a time per process; a thread analysing another file finds its
+# nodes missing here, checked by identity, and walks them as before).
+_INDEX: Optional[_PreOrder] = None
+
+
+def index_code_nodes(module: cst.Module) -> None:
+    """Make `code_descendants` of this module's nodes a slice of its pre-order (see `_PreOrder`);
+    the previous module's index is dropped."""
+    global _INDEX
+    _INDEX = None
+    _INDEX = _PreOrder(module)
 
 
 _EXACT: dict[tuple, Optional[frozenset]] = {}

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Optional
 
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
 from memlint.prescreen.history import History
-from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
+from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, words_in
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
@@ -30,9 +30,77 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             return True
     for node in source.nodes(ast.AugAssign, ast.Assign, ast.Call):
         found = _accumulation(node) or _meter_update(node) or _slot_per_iteration(node, source)
-        if found is not None and any(_kept_possible(v, history) for v in found) and not _in_forward(source, node):
+        if found is not None and _may_repeat(node, source) and any(_kept_possible(v, history) for v in found) and not _in_forward(source, node):
             return True
     return False
+
+
+def _may_repeat(node: ast.AST, source: Source) -> bool:
+    """Can the accumulation keep values across runs of itself?  The rule asks for a loop around it
+    in its function, or a function run once per batch whose accumulator outlives the call: `self.<x>`
+    or a name the function does not bind itself (`accumulation.outlives_the_call`).  Outside both
+    (`x = x + pos_embed` in a model's method, any statement of a script outside its loops) it
+    accumulates nothing; loosened where the shape is unusual (a lambda, a class body)."""
+    for ancestor in source.ancestors(node):
+        if isinstance(ancestor, (*LOOPS, *_COMPREHENSIONS, ast.Lambda, ast.ClassDef)):
+            return True
+        if isinstance(ancestor, FUNCTIONS):
+            root = _root(_accumulator(node))
+            return not isinstance(root, ast.Name) or root.id == "self" or root.id not in _bound_here(ancestor, source)
+    return False  # module level, outside every loop
+
+
+def _accumulator(node: ast.AST) -> Optional[ast.AST]:
+    if isinstance(node, ast.AugAssign):
+        return node.target
+    if isinstance(node, ast.Assign):
+        return node.targets[0]
+    return node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+
+
+def _root(expr: Optional[ast.AST]) -> Optional[ast.AST]:
+    """`stats` of `stats["loss"]`, `stats.setdefault("loss", [])`, `stats.loss`; `self` of `self.x`."""
+    while True:
+        if isinstance(expr, ast.Call):
+            expr = expr.func
+        elif isinstance(expr, (ast.Subscript, ast.Attribute)):
+            expr = expr.value
+        else:
+            return expr
+
+
+def _bound_here(function: ast.AST, source: Source) -> frozenset:
+    """The names a function binds as its own (parameters, `=`, `for`, `with ... as`, imports,
+    `except ... as`, `:=`), less those it declares global or nonlocal.  A name bound only by `+=`
+    is left out: the rule's context may take it for the module's."""
+    return source.memo(("bound-here", id(function)), lambda: _local_names(function))
+
+
+def _local_names(function: ast.AST) -> frozenset:
+    arguments = function.args  # type: ignore[attr-defined]
+    names = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a}
+    declared: set = set()
+    stack = list(function.body)  # type: ignore[attr-defined]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            names.add(node.name)  # type: ignore[attr-defined]
+            continue
+        if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        if isinstance(node, ast.AugAssign):
+            stack.append(node.value)  # its target is left out (above)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return frozenset(names - declared)
 
 
 def _kept_possible(value: ast.AST, history: History) -> bool:

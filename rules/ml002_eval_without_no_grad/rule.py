@@ -11,7 +11,7 @@ from memlint.analysis.delegation import self_helper_runs_model
 from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of, runs_model_method
 from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.notebooks import jupyter_cells
-from memlint.analysis.returned import hands_back_no_history
+from memlint.analysis.returned import hands_back_no_history, returns_nothing_from
 from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -36,7 +36,8 @@ class EvalWithoutNoGrad(Rule):
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
     only run inside those) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
-    returns it) outside any `no_grad`, in a loop over a loader whose name
+    returns it) outside any `no_grad`, or where a loop over literal phases around the switch selects
+    it (`for phase in ["train", "val"]:`), in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...) or in a
     loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
@@ -52,7 +53,8 @@ class EvalWithoutNoGrad(Rule):
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
     under `if not cross_valid:`; in a function named as an
     evaluation, a method that runs any model of `self`), a local alias of a submodule
-    (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
+    (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
+    named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs, loads no weights and loops over
     nothing (`def test(): net = VGG(); net(torch.randn(2, 3, 32, 32))`: a shape check). Building a model from a class
     (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing. Wrapping inputs in
@@ -80,7 +82,10 @@ class EvalWithoutNoGrad(Rule):
     function that puts its model in eval mode itself and hands back nothing that can carry autograd
     history (no return, or numbers, arrays, `.item()`s, detached values), storing nothing on `self`,
     a parameter or a global: nothing it computes can reach its caller's backward, so it is
-    evaluation whoever calls it (Informer2020's `vali`, called by `train` after each epoch); a
+    evaluation whoever calls it (Informer2020's `vali`, called by `train` after each epoch; MAML's
+    `evaluation()`, whose `net.eval()` opens each episode and whose numbers come back through a
+    statistics helper of the file), as is one that builds its own model (`model = Model(envs)`) and
+    returns and stores nothing computed from it (cleanrl's `dqn_eval.evaluate`); a
     validation loss it returns for the caller to backpropagate (a meta-learning outer step) keeps
     it silent.
 
@@ -147,6 +152,118 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the val phase runs its forward under no_grad (the `else` of `if phase == "val"` is the training phase's), and hands the model to an attack of another file that takes gradients through it (Person_reID's train.py)
+            """
+import torch
+from attacks import fgsm
+def train_model(model, dataloaders, criterion, optimizer, epochs, adv):
+    for epoch in range(epochs):
+        for phase in ["train", "val"]:
+            if phase == "train":
+                model.train(True)
+            else:
+                model.train(False)
+            for inputs, labels in dataloaders[phase]:
+                optimizer.zero_grad()
+                if phase == "val":
+                    with torch.no_grad():
+                        outputs = model(inputs)
+                else:
+                    outputs = model(inputs)
+                loss = criterion(outputs, labels)
+                if adv:
+                    adversarial = fgsm(model, inputs)
+                    loss = loss + criterion(model(adversarial), labels)
+                if phase == "train":
+                    loss.backward()
+                    optimizer.step()
+"""
+        ),
+        Valid(  # a frozen feature network the function builds itself, whose output it returns: the training loop backpropagates through it (a perceptual loss)
+            """
+import torch
+def perceptual(x, y, Features):
+    features = Features()
+    features.load_state_dict(torch.load("vgg.pt"))
+    features.eval()
+    return (features(x) - features(y)).pow(2).mean()
+
+def train(generator, optimizer, batches, Features):
+    for z, y in batches:
+        loss = perceptual(generator(z), y, Features)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # the same phase loop with `torch.set_grad_enabled(phase == "train")` around the forward: no gradients in the val phase
+            """
+import torch
+def train_model(model, dataloaders, criterion, optimizer, scheduler, epochs):
+    for epoch in range(epochs):
+        for phase in ["train", "val"]:
+            if phase == "train":
+                scheduler.step()
+                model.train()
+            else:
+                model.eval()
+            for inputs, labels in dataloaders[phase]:
+                with torch.set_grad_enabled(phase == "train"):
+                    outputs = model(inputs)
+                    loss = criterion(outputs, labels)
+                if phase == "train":
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+"""
+        ),
+        Valid(  # `model._criterion` is a loss the model's class assigns: calling it after `model.eval()` runs no model
+            """
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self._criterion = nn.MSELoss()
+    def forward(self, x):
+        return self.fc(x)
+model = Model()
+model.eval()
+error = model._criterion(torch.randn(2, 4), torch.randn(2, 4))
+"""
+        ),
+        Valid(  # a class named like a model that switches no held model's mode: `predict_batch` may be a building block of its forward
+            """
+import torch
+class ScoreModel:
+    def __init__(self, network):
+        self.network = network
+
+    def predict_batch(self, x):
+        return self.network(x.float())
+"""
+        ),
+        Valid(  # the helper the evaluation returns through hands back the model's output itself: the caller may backpropagate it
+            """
+import torch
+def stats(pred):
+    return pred.mean(), pred.std()
+def evaluation(net, loader):
+    for x, y in loader:
+        net.eval()
+        pred = net(x)
+    mean, spread = stats(pred)
+    return mean, spread
+def train(net, opt, loader):
+    for x, y in loader:
+        net.train()
+        mean, spread = evaluation(net, loader)
+        opt.zero_grad()
+        (mean + spread).backward()
+        opt.step()
+"""
+        ),
         Valid(  # the shared epoch method called with cross_valid=False backpropagates: its gradients are needed
             """
 import torch
@@ -705,6 +822,236 @@ def sample_actions(policy, obs):
     ]
 
     INVALID = [
+        Invalid(  # an evaluation that builds and loads its own model and hands back only what the environment returned: a training loop calling it gets nothing of the graph (cleanrl's dqn_eval.evaluate)
+            """
+import torch
+def evaluate(model_path, envs, Model, episodes):
+    model = Model(envs)
+    model.load_state_dict(torch.load(model_path))
+    model.eval()
+    obs = envs.reset()
+    returns = []
+    while len(returns) < episodes:
+        q_values = model(torch.Tensor(obs))
+        actions = torch.argmax(q_values, dim=1).cpu().numpy()
+        obs, reward, done, info = envs.step(actions)
+        if done:
+            returns += [info["return"]]
+    return returns
+
+def train(q_network, optimizer, envs, batches, Model):
+    for step, (x, y) in enumerate(batches):
+        loss = (q_network(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            torch.save(q_network.state_dict(), "q.pt")
+            print(evaluate("q.pt", envs, Model, 10))
+""",
+            line=9,
+            column=20,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(model_path, envs, Model, episodes):
+    model = Model(envs)
+    model.load_state_dict(torch.load(model_path))
+    model.eval()
+    obs = envs.reset()
+    returns = []
+    while len(returns) < episodes:
+        q_values = model(torch.Tensor(obs))
+        actions = torch.argmax(q_values, dim=1).cpu().numpy()
+        obs, reward, done, info = envs.step(actions)
+        if done:
+            returns += [info["return"]]
+    return returns
+
+def train(q_network, optimizer, envs, batches, Model):
+    for step, (x, y) in enumerate(batches):
+        loss = (q_network(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            torch.save(q_network.state_dict(), "q.pt")
+            print(evaluate("q.pt", envs, Model, 10))
+""",
+        ),
+        Invalid(  # the eval branch of a mode switch selected by a loop over literal phases (`for phase in ["train", "val"]`): the validation phase runs the model with gradients on (pytorch-tiny-imagenet's train_model)
+            """
+import torch
+def train_model(model, dataloaders, criterion, optimizer, scheduler, epochs):
+    for epoch in range(epochs):
+        for phase in ["train", "val"]:
+            if phase == "train":
+                scheduler.step()
+                model.train()
+            else:
+                model.eval()
+            for inputs, labels in dataloaders[phase]:
+                outputs = model(inputs)
+                loss = criterion(outputs, labels)
+                if phase == "train":
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+""",
+            line=11,
+            column=27,
+        ),
+        Invalid(  # a submodule named like nothing (`model._encoder`) that the model's class assigns a module: running it runs the model (the VQ-VAE notebook's reconstruction cell)
+            """
+import torch
+import torch.nn as nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._encoder = Encoder()
+        self._pre_vq_conv = nn.Conv2d(4, 4, 1)
+        self._scale = 2.0
+    def forward(self, x):
+        return self._pre_vq_conv(self._encoder(x))
+
+model = Model().cuda()
+model.eval()
+batch = torch.randn(2, 4)
+out = model._pre_vq_conv(model._encoder(batch))
+print(out.shape)
+""",
+            line=23,
+            column=7,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._encoder = Encoder()
+        self._pre_vq_conv = nn.Conv2d(4, 4, 1)
+        self._scale = 2.0
+    def forward(self, x):
+        return self._pre_vq_conv(self._encoder(x))
+
+model = Model().cuda()
+model.eval()
+batch = torch.randn(2, 4)
+with torch.no_grad():
+    out = model._pre_vq_conv(model._encoder(batch))
+print(out.shape)
+""",
+        ),
+        Invalid(  # a class named like a model that drives the model it holds (`self.network.eval()`) is an estimator, not a layer: its `_predict_batch` is evaluation (tabnet's TabModel)
+            """
+import torch
+from sklearn.base import BaseEstimator
+class TabModel(BaseEstimator):
+    def fit(self, loader):
+        for x, y in loader:
+            self.network.train()
+            loss = self.network(x).sum()
+            loss.backward()
+            self.optimizer.step()
+        self.network.eval()
+
+    def _predict_batch(self, x):
+        scores = self.network(x.float())
+        return scores.cpu().detach().numpy()
+""",
+            line=13,
+            column=18,
+            unsafe=True,
+            fixed="""
+import torch
+from sklearn.base import BaseEstimator
+class TabModel(BaseEstimator):
+    def fit(self, loader):
+        for x, y in loader:
+            self.network.train()
+            loss = self.network(x).sum()
+            loss.backward()
+            self.optimizer.step()
+        self.network.eval()
+
+    @torch.no_grad()
+    def _predict_batch(self, x):
+        scores = self.network(x.float())
+        return scores.cpu().detach().numpy()
+""",
+        ),
+        Invalid(  # `net.eval()` first thing in each episode, numbers handed back through a statistics helper of the file: evaluation whoever calls it (MAML-Pytorch's naive5_train.evaluation, called from the training loop)
+            """
+import numpy as np
+import scipy.stats
+import torch
+def confidence(accs):
+    m, se = np.mean(accs), scipy.stats.sem(accs)
+    return m, se * 1.96
+def evaluation(net, loader):
+    accs = []
+    for x, y in loader:
+        net.eval()
+        pred = net(x)
+        accs.append((pred.argmax(1) == y).float().mean().item())
+    accuracy, interval = confidence(np.array(accs))
+    return accuracy, interval
+def train(net, opt, loader):
+    for x, y in loader:
+        net.train()
+        loss = net(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        accuracy, interval = evaluation(net, loader)
+""",
+            line=11,
+            column=16,
+            unsafe=True,
+            fixed="""
+import numpy as np
+import scipy.stats
+import torch
+def confidence(accs):
+    m, se = np.mean(accs), scipy.stats.sem(accs)
+    return m, se * 1.96
+@torch.no_grad()
+def evaluation(net, loader):
+    accs = []
+    for x, y in loader:
+        net.eval()
+        pred = net(x)
+        accs.append((pred.argmax(1) == y).float().mean().item())
+    accuracy, interval = confidence(np.array(accs))
+    return accuracy, interval
+def train(net, opt, loader):
+    for x, y in loader:
+        net.train()
+        loss = net(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        accuracy, interval = evaluation(net, loader)
+""",
+        ),
         Invalid(  # a shared epoch method whose backward sits under `if not cross_valid:`, called with cross_valid=True after eval() (Speech-Transformer's solver)
             """
 import torch
@@ -1857,7 +2204,18 @@ def _evaluates_for_any_caller(region: Region, ctx) -> bool:
     # (an `evaluate()` whose own body calls `model.eval()` has a "function-name" region that knows
     # the receivers it puts in eval mode: cleanrl's dqn_eval.evaluate, run every 100k training steps)
     own_eval = region.kind in ("eval-call", "mode-branch") or (region.kind == "function-name" and bool(region.evaluated))
-    return own_eval and function is not None and hands_back_no_history(function, ctx)
+    if not own_eval or function is None:
+        return False
+    if hands_back_no_history(function, ctx):
+        return True
+    # a model the function builds itself (`model = Model(envs).to(device)`, weights loaded from a
+    # file), none of whose outputs it returns or stores: no caller's backward can reach its graph
+    # (cleanrl's dqn_eval.evaluate, run by a training loop every 100k steps)
+    receivers = {region.receiver} if region.kind != "function-name" else set(region.evaluated)
+    built = ctx.model.constructed(function)
+    if not receivers or not all(r in built for r in receivers):
+        return False
+    return returns_nothing_from(function, frozenset(receivers), ctx)
 
 
 def _returned_closure(ctx) -> bool:

@@ -7,76 +7,52 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
-from memlint.analysis.chosen_classes import chosen_classes
-from memlint.analysis.attribute_owners import attribute_uses, class_nodes, inherited_owner, used_other_than_called
 from memlint.analysis import GradMode
-from memlint.analysis.initialisers import built_layer
-from memlint.analysis.inventory import inventory, torch_nn_name
+from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
+from memlint.analysis.added_layers import AddedAfter, added_in_function, added_in_module
+from memlint.analysis.attribute_owners import attribute_uses, class_nodes, used_other_than_called
+from memlint.analysis.class_layers import final_name, self_attr
+from memlint.analysis.fresh_values import FreshValues, calls_run_by
+from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_input
+from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import module_changes
-from memlint.analysis.module_lists import ListElement, element_classes, element_list, indexed_element
-from memlint.analysis.module_lists import nested_element_classes
-from memlint.analysis.fresh_forwards import fresh_output_classes
-from memlint.analysis.wrapper_classes import owned_layer, owning_classes, wrapped_layer
-from memlint.analysis.norm_layers import norm_attributes, norm_built
-from memlint.analysis.producers import bound_value, producers_before
-from memlint.analysis.reaching import reaching_binding
-from memlint.analysis.saved import makes_fresh_tensor
-from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
+from memlint.analysis.sequence_layers import activation_class, layer_before, layer_kind
 from memlint.analysis.sequences import (
-    added_layer,
     dict_given_to_sequential_only,
-    empty_sequential_target,
     groups_unpacked_into_sequential_only,
     sequential_bound_to,
     sequential_elements,
     unpacked_into_sequential_only,
 )
-from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
-from memlint.analysis.walk import code_children, code_descendants, descendants
+from memlint.analysis.statement_blocks import function_blocks
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.analysis.walk import code_descendants, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml003_activation_not_inplace.meta import META
 
-# What `inplace=True` saves, measured on the CPU with torch 2.13 (bench/inplace_savings.py; the table
-# and the command are in docs/inplace-activations.md).  LeakyReLU, ELU, CELU and SELU out of place
-# keep their input for backward beside the output the next layer keeps; in place they keep the one
-# buffer: one activation fewer for backward, so a training step's peak falls (8 Linear+ELU blocks:
-# 80 -> 52 MiB, 7 activations of 4 MiB).  Every other activation (ReLU, ReLU6, Hardtanh, SiLU,
-# Hardswish, Mish, Dropout, ...) leaves a training step's peak unchanged; in a forward-only pass
-# (no_grad / inference_mode) it saves up to one activation, where the activation's input and output
-# together are the pass's peak.  Those sites are in the default set only where the code runs
-# forward-only; selecting ML003 by its exact code reports every one.
-_KEPT_FOR_BACKWARD = frozenset({"LeakyReLU", "ELU", "CELU", "SELU", "leaky_relu", "elu", "celu", "selu"})
-# The saving needs the layer after it to keep its input (the activation's output) for backward, as
-# these do (AvgPool measured: bench/inplace_savings.py); after an op that keeps nothing of its input
-# (`x + 1`, measured; Dropout keeps only its mask) both forms keep one buffer, and at the end of the
-# sequence what reads the output is not known.
-_KEEPS_ITS_INPUT = frozenset(
-    {"Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "LazyLinear",
-     "LazyConv1d", "LazyConv2d", "LazyConv3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm",
-     "GroupNorm", "LayerNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "MaxPool1d", "MaxPool2d",
-     "MaxPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d"}
-)  # fmt: skip
-# Dropout in place, with gradients on, never lowers a peak and on CUDA raises it (bench/inplace_savings.py
-# --device cuda, docs/inplace-activations.md): out of place CUDA's fused kernel keeps a one-byte mask for
-# backward, in place torch keeps a full-size mask of the input's dtype (8 Linear+Dropout blocks on an H100:
-# 64 -> 85 MiB). So a dropout whose code may run with gradients on is not reported, even under exact selection.
-_DROPOUTS = frozenset(kind for kind in (*INPLACE_MODULES, *INPLACE_FUNCTIONS) if "dropout" in kind.lower())
-_SAVES_IN_TRAINING = (
-    "keeps one activation of this size fewer for backward (out of place, {kind} keeps its input as well as "
-    "its output): a training step's peak falls by one activation per such layer where the peak is reached "
-    "at the end of forward"
-)
-_SAVES_IF_KEPT_AFTER = (
-    "keeps one activation of this size fewer for backward only where the layer that reads it keeps its input "
-    "(a Conv, Linear or norm does; it is not known here); it saves up to one activation in a forward-only pass"
-)
-_SAVES_FORWARD_ONLY = "saves up to one activation of this size in this forward-only pass (no_grad / inference_mode)"
-_SAVES_NOTHING_IN_TRAINING = (
-    "leaves a training step's peak unchanged (measured); it saves up to one activation of this size only in a "
-    "forward-only pass (no_grad / inference_mode)"
-)
+# What each saving (analysis/inplace_savings.py, measured) reads as in a message.  Every saving but
+# IN_TRAINING and FORWARD_ONLY is reported only under exact selection; a dropout where gradients may
+# be on (RAISES_ON_CUDA) never.
+_MESSAGES = {
+    Saving.IN_TRAINING: (
+        "keeps one activation of this size fewer for backward (out of place, {kind} keeps its input as well as "
+        "its output): a training step's peak falls by one activation per such layer where the peak is reached "
+        "at the end of forward"
+    ),
+    Saving.IF_KEPT_AFTER: (
+        "keeps one activation of this size fewer for backward only where the layer that reads it keeps its input "
+        "(a Conv, Linear or norm does; it is not known here); it saves up to one activation in a forward-only pass"
+    ),
+    Saving.FORWARD_ONLY: "saves up to one activation of this size in this forward-only pass (no_grad / inference_mode)",
+    Saving.NOTHING_IN_TRAINING: (
+        "leaves a training step's peak unchanged (measured); it saves up to one activation of this size only in a "
+        "forward-only pass (no_grad / inference_mode)"
+    ),
+}
+# `torch` activations without an `inplace` parameter, and the in-place function that replaces each
+# (the same backward: relu's reads only its output).
+_TORCH_INPLACE_TWINS = {"relu": "relu_"}
 
 
 # The examples whose activation saves nothing a training step sees: reported when ML003 is selected by
@@ -3514,6 +3490,30 @@ class Block(nn.Module):
 """,
             harness=_runs("Block(4)", "2, 3, 8, 8"),
         ),
+        Invalid(  # default set: the layer after the LeakyReLU is a norm the file names otherwise, which keeps its input for backward
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), nn.LeakyReLU(0.2), norm_layer(c))
+    def forward(self, x):
+        return self.body(x)
+""",
+            line=5,
+            column=55,
+            message="out of place, LeakyReLU keeps its input as well as its output",
+            fixed="""
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, c, 3), nn.LeakyReLU(0.2, inplace=True), norm_layer(c))
+    def forward(self, x):
+        return self.body(x)
+""",
+            harness=_runs("Block(4)", "2, 3, 8, 8"),
+        ),
         Invalid(  # exact selection: deeplab's `BatchNorm` parameter, passed in by another file; `x` is rebound before the `return` that ends it
             """
 from torch import nn
@@ -3631,17 +3631,15 @@ class Net(nn.Module):
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
         self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
-        # (class, attribute) -> the layer `self.<attribute> = nn.ReLU()` and, per call of it in
-        # `forward`, whether its input is fresh and read by nothing else
+        # (class, attribute) -> the modules `self.<attribute> = nn.ReLU()` may be, how many bindings
+        # of the attribute the constructor writes, and per call of it whether its input is fresh
         self._module_calls: dict[tuple[str, str], tuple] = {}
-        # (class, attribute) -> how many `self.<attribute> = ...` its constructor writes, where more than one
-        self._bindings: dict[tuple[str, str], int] = {}
 
-    # ------------------------------------------------------------------ Sequential
+    # ------------------------------------------------------------------ sequences of layers
 
     def visit_Assign(self, node: cst.Assign) -> None:
         target = node.targets[0].target if len(node.targets) == 1 else None
-        if target is not None and _self_attr(target) is not None and isinstance(node.value, cst.Call):
+        if target is not None and self_attr(target) is not None and isinstance(node.value, cst.Call):
             self._sequential_targets[id(node.value)] = target.attr.value  # type: ignore[union-attr]
         if isinstance(target, cst.Name) and isinstance(node.value, cst.Call):
             self._bound_to[id(node.value)] = target.value
@@ -3659,7 +3657,7 @@ class Net(nn.Module):
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        if ctx.grad_mode is GradMode.DISABLED and _final_name(node.func) in INPLACE_FUNCTIONS:
+        if ctx.grad_mode is GradMode.DISABLED and final_name(node.func) in INPLACE_FUNCTIONS:
             self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
@@ -3683,60 +3681,23 @@ class Net(nn.Module):
         for (previous, _), (element, holder), after in zip(elements, elements[1:], following):
             if not isinstance(element, cst.Call) or not isinstance(previous, (cst.Call, cst.Name)):
                 continue
-            kind = torch_nn_name(ctx, element.func)
-            kinds: tuple[str, ...] = ()
-            if kind is None and type(element.func) is cst.Name:
-                kinds = chosen_classes(ctx, element.func, ctx.function_node) or ()
-                if len(kinds) < 2 or not all(k in INPLACE_MODULES for k in kinds):
-                    continue
-                if len({INPLACE_MODULES[k] for k in kinds}) != 1:
-                    continue  # the fix puts `inplace=True` where every one of them takes it
-                kind = kinds[0]
-            if kind not in INPLACE_MODULES:
-                continue  # (before unwrapping the layer ahead, which may look the file's functions up)
-            if isinstance(previous, cst.Name):
-                previous = self._layer_named(previous.value)  # `conv2d = nn.Conv2d(...)`, then `[conv2d, nn.ReLU()]`
-                if previous is None:
-                    continue
-            owner = previous.func.value if type(previous.func) is cst.Name and owned_layer(ctx, previous) is not None else None
-            previous = self._unwrapped(previous)
-            before = torch_nn_name(ctx, previous.func)
-            after_text = f"`nn.{before}`" if owner is None else f"`{owner}` (which returns its `nn.{before}`'s output)"
-            fresh_class = None
-            if before is None:  # `norm_layer(c)`, `BatchNorm(planes)`: a norm the file names otherwise
-                norm = norm_built(ctx, previous, ctx.function_node)
-                if norm is not None:
-                    before, after_text = "BatchNorm2d", norm.described  # every norm keeps its input only
-                elif type(previous.func) is cst.Name and previous.func.value in fresh_output_classes(ctx):
-                    fresh_class = previous.func.value  # `FusedDownsample(...)`, whose forward returns a fresh tensor
-                    after_text = f"`{fresh_class}` (whose `forward` returns a fresh tensor)"
-            if (before not in FRESH_OUTPUT_LAYERS and fresh_class is None) or (not kinds and ctx.resolve(element.func) is None):
+            chosen = activation_class(ctx, element)
+            before = layer_before(ctx, previous) if chosen is not None else None
+            if chosen is None or before is None:
                 continue
-            if before not in OUTPUT_NOT_SAVED and fresh_class is None and not self.selected_by_code():
+            kind, kinds = chosen
+            if (before.kind not in FRESH_OUTPUT_LAYERS and before.fresh_class is None) or (not kinds and ctx.resolve(element.func) is None):
+                continue
+            if before.kind not in OUTPUT_NOT_SAVED and before.fresh_class is None and not self.selected_by_code():
                 continue  # after `nn.GELU` / `nn.Softplus` (an activation, not a layer): exact selection only
             argument, value = inplace_argument(element, INPLACE_MODULES[kind])
             if value is not False:
                 continue
             if argument is not None and holder is not None and _has_comment(holder):
                 continue  # `inplace=False  # why`
-            then = self._layer_kind(after) if isinstance(after, cst.Call) else None
-            candidates.append(_Pending(element, kind, after_text, ctx.class_name, attribute, then, kinds))
+            then = layer_kind(ctx, after) if isinstance(after, cst.Call) else None
+            candidates.append(_Pending(element, kind, before.described, ctx.class_name, attribute, then, kinds))
         return candidates
-
-    def _layer_kind(self, layer: cst.Call) -> Optional[str]:
-        """The torch.nn class a layer call builds; "BatchNorm2d" for a norm the file names otherwise
-        (`norm_layer(c)`: every norm keeps its input for backward, which is what the name stands for here)."""
-        kind = torch_nn_name(self.ctx, self._unwrapped(layer).func)
-        if kind is None and norm_built(self.ctx, layer, self.ctx.function_node) is not None:
-            return "BatchNorm2d"
-        return kind
-
-    def _layer_named(self, name: str) -> Optional[cst.Call]:
-        """The one layer call the enclosing function (or the module) binds `name` to, by its own
-        assignments only (the semantic model's constructed fact); None where it binds anything else."""
-        scope = self.ctx.function_node or self.ctx.module
-        built = self.ctx.model.constructed(scope).get(name, ())
-        return built[0] if len(built) == 1 else None
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         for name, display in self._lists.pop(id(node), []):
@@ -3751,16 +3712,20 @@ class Net(nn.Module):
                 and not self._elements_may_change(sequential_bound_to(node.body, name, self.ctx))
             ):
                 self._pending.extend(candidates)
-        for block in _blocks_of(node, into_if=False):
-            self._check_statement_runs(block, node.body)
+        for added in added_in_function(node, self.ctx):
+            self._check_added(added)
         # Every function, not only `forward`: a helper that `forward` calls (`self._attention(h)`),
         # a message function handed to a graph library (`g.apply_edges(self.edge_attention)`) or a
         # metric (`cs_map = a / b; cs_map = F.relu(cs_map)`) computes the same fresh values; whether
         # its activation is safe in place does not depend on who calls it.  Only in the methods of
-        # nn.Module classes are `self.<layer>` outputs known (and the inventory asked: it is built on
-        # the first ask, and a notebook may import `torch.nn` only after its first, data, classes).
+        # nn.Module classes are `self.<layer>` outputs known (analysis/class_layers.py).
         if self.ctx.frame.key is not None:
-            self._forward_pairs(node)
+            values = FreshValues(self.ctx, node)
+            for block in function_blocks(node):
+                earlier: list[cst.CSTNode] = []
+                for statement in block:
+                    self._check_statement(statement, earlier, values)
+                    earlier.append(statement)
 
     def _group_candidates(self, node: cst.FunctionDef, name: str, display: list) -> None:
         """A list of layer groups (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), each group its own
@@ -3770,64 +3735,15 @@ class Net(nn.Module):
             self._pending.extend(candidates)
 
     def leave_Module(self, node: cst.Module) -> None:
-        for block in [node.body, *_module_blocks(node)]:
-            self._check_statement_runs(block, node)
+        for added in added_in_module(node, self.ctx):
+            self._check_added(added)
 
-    def _check_statement_runs(self, block, scope: cst.CSTNode, made=None, state=None) -> dict:
-        """Layers added one statement at a time: `layers.append(nn.Conv2d(...))` then
-        `layers.append(nn.ReLU())` for a list unpacked into `nn.Sequential(*layers)` in the same
-        scope, or `net.add_module("bn", nn.BatchNorm2d(c))` then `net.add_module("relu", nn.ReLU())`
-        on a `net = nn.Sequential()` made earlier in the same block.  Branches join (YOLOv3's
-        builders): after `if bn: net.add_module("bn", ...)` the last layer added is the norm or the
-        one before the `if`, and an activation added first in a branch follows the layers that may
-        come last before the `if`.  Returns the state at the block's end: (method, receiver) -> the
-        layers that may have been added last, for the one receiver added to by the last statement."""
-        ctx = self.ctx
-        made = {} if made is None else made  # receiver code -> self attribute, for `X = nn.Sequential()`
-        state = {} if state is None else state  # (method, receiver) -> the layers one of which was added last
-        for statement in block:
-            if type(statement) is cst.If:
-                state = self._joined_branches(statement, scope, made, state)
-                continue
-            added = added_layer(statement)
-            if added is None:
-                target = empty_sequential_target(statement, ctx)
-                if target is not None:
-                    made[target[0]] = target[1]
-                state = {}
-                continue
-            previous = state.get(added[:2])
-            if previous:
-                self._check_added_pairs(previous, added[2], added[0], added[1], made, scope)
-            state = {added[:2]: (added[2],)}
-        return state
-
-    def _joined_branches(self, statement: cst.If, scope, made, state) -> dict:
-        """The state after an `if`: what each branch may leave added last (and, with no `else`,
-        what was added last before it); a receiver is known after it only where every path knows it."""
-        if any(type(n) is cst.Name and any(n.value == r.partition(".")[0] for _, r in state) for n in code_descendants(statement.test)):
-            return {}  # the test itself may change the container
-        outcomes: list[dict] = []
-        branch: Optional[cst.CSTNode] = statement
-        while branch is not None:
-            body = branch.body  # type: ignore[attr-defined]
-            if type(body) is not cst.IndentedBlock:
-                return {}
-            outcomes.append(self._check_statement_runs(body.body, scope, dict(made), dict(state)))
-            orelse = branch.orelse if type(branch) is cst.If else None  # type: ignore[attr-defined]
-            if orelse is None and type(branch) is cst.If:
-                outcomes.append(state)  # no `else`: the path around the branches
-            branch = orelse
-        joined: dict = {}
-        for key in set.intersection(*(set(o) for o in outcomes)):
-            joined[key] = tuple(dict.fromkeys(layer for o in outcomes for layer in o[key]))
-        return joined
-
-    def _check_added_pairs(self, previous: tuple[cst.Call, ...], layer: cst.Call, method: str, receiver: str, made, scope) -> None:
-        """`layer` added right after one of `previous`: a candidate where it is one after each."""
+    def _check_added(self, added: AddedAfter) -> None:
+        """A layer added right after one of several (analysis/added_layers.py): a candidate where it
+        is one after each."""
         found: list[_Pending] = []
-        for before in previous:
-            candidates = self._added_pair_candidates(before, layer, method, receiver, made, scope)
+        for before in added.previous:
+            candidates = self._added_pair_candidates(before, added)
             if not candidates:
                 return
             found.extend(candidates)
@@ -3836,39 +3752,27 @@ class Net(nn.Module):
             pending.after = " or ".join(dict.fromkeys(c.after for c in found))
         self._pending.append(pending)
 
-    def _added_pair_candidates(self, previous: cst.Call, layer: cst.Call, method: str, receiver: str, made, scope) -> list[_Pending]:
+    def _added_pair_candidates(self, previous: cst.Call, added: AddedAfter) -> list[_Pending]:
+        method, receiver, scope = added.method, added.receiver, added.scope
+        pair: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]] = [(previous, None), (added.layer, None)]
         if method == "setitem":  # `layers["relu1"] = nn.ReLU()` of an OrderedDict given to `nn.Sequential(layers)`
             container = dict_given_to_sequential_only(scope, receiver, self.ctx)
             if container is None:
                 return []
-            candidates = self._sequence_candidates([(previous, None), (layer, None)], None)
+            candidates = self._sequence_candidates(pair, None)
             return candidates if candidates and not self._elements_may_change(container or None) else []
         if method == "append":
             if "." in receiver or not unpacked_into_sequential_only(scope, receiver, self.ctx):
                 return []
-            candidates = self._sequence_candidates([(previous, None), (layer, None)], None)
-        elif receiver in made:
-            candidates = self._sequence_candidates([(previous, None), (layer, None)], made[receiver])
+            candidates = self._sequence_candidates(pair, None)
+        elif receiver in added.made:
+            candidates = self._sequence_candidates(pair, added.made[receiver])
         else:
             return []
         container = receiver.rpartition(".")[2] if method != "append" else sequential_bound_to(scope, receiver, self.ctx)
         if candidates and not self._elements_may_change(container):
             return candidates
         return []
-
-    def _unwrapped(self, layer: cst.Call) -> cst.Call:
-        """The layer inside initialisers and reparameterisations that return it:
-        `layer_init(nn.Conv2d(...))`, `init_(nn.Linear(...))`, `weight_norm(nn.Linear(...))`, and
-        the layer a factory of the file returns (`conv1x1(...)` returning `nn.Conv2d(...)`), and the
-        layer a module class of the file forwards to (`SpectralNorm(nn.Conv2d(...))`: wrapper_classes)."""
-        layer = built_layer(self.ctx, layer)
-        if torch_nn_name(self.ctx, layer.func) is not None:
-            return layer
-        inner = wrapped_layer(self.ctx, layer)
-        if isinstance(inner, cst.Call):
-            return built_layer(self.ctx, inner)
-        owned = owned_layer(self.ctx, layer)  # `EqualConv2d(...)` returning its own conv's output
-        return owned if owned is not None else layer
 
     def finish(self, facts) -> None:
         self._report_module_activations()
@@ -3889,7 +3793,7 @@ class Net(nn.Module):
             # Every class the activation may be must agree on what in place saves and on its safety.
             kinds = pending.kinds or (pending.kind,)
             # A module's construction does not tell whether it runs forward-only.
-            effects = {self._effect(k, forward_only=False, next_keeps_input=pending.then in _KEEPS_ITS_INPUT) for k in kinds}
+            effects = {self._effect(k, forward_only=False, next_keeps_input=keeps_its_input(pending.then)) for k in kinds}
             if len(effects) != 1 or None in effects:
                 continue
             (effect,) = effects
@@ -3899,157 +3803,25 @@ class Net(nn.Module):
             safe = all(safeties)
             named = " or ".join(f"`nn.{k}`" for k in kinds)
             if pending.kinds:
-                named = f"`{_final_name(pending.activation.func)}` ({named})"
+                named = f"`{final_name(pending.activation.func)}` ({named})"
             message = f"{named} after {pending.after} can run in place: `inplace=True` {effect}"
             fix = self.replace(pending.activation, with_inplace(pending.activation, position), "Add `inplace=True`", safe=safe)
             self.report(pending.activation, message, fix)
 
     def _effect(self, kind: str, *, forward_only: bool, next_keeps_input: bool) -> Optional[str]:
-        """What `inplace=True` saves for this activation here; None where it saves nothing that a
-        training step sees and ML003 was not selected by its exact code (then the site is not in the
-        default set)."""
-        if kind in _KEPT_FOR_BACKWARD and next_keeps_input:
-            return _SAVES_IN_TRAINING.format(kind=kind)
-        if forward_only:
-            return _SAVES_FORWARD_ONLY
-        if kind in _DROPOUTS:
-            return None  # in place it costs memory on CUDA where gradients are on (see _DROPOUTS)
-        if not self.selected_by_code():
+        """What `inplace=True` saves for this activation here, as the message says it; None where it
+        saves nothing that a training step sees and ML003 was not selected by its exact code (then
+        the site is not in the default set), and for a dropout where gradients may be on."""
+        saving = inplace_saving(kind, forward_only=forward_only, next_keeps_input=next_keeps_input)
+        if saving is Saving.RAISES_ON_CUDA:
             return None
-        return _SAVES_IF_KEPT_AFTER if kind in _KEPT_FOR_BACKWARD else _SAVES_NOTHING_IN_TRAINING
+        if saving not in (Saving.IN_TRAINING, Saving.FORWARD_ONLY) and not self.selected_by_code():
+            return None
+        return _MESSAGES[saving].format(kind=kind)
 
-    # ------------------------------------------------------------------ functional forms in forward
+    # ------------------------------------------------------------------ activations on fresh values
 
-    def _forward_pairs(self, function: cst.FunctionDef) -> None:
-        ctx = self.ctx
-        # A function outside a module class has no layers of its own: only the fresh results of
-        # torch functions and arithmetic count there (the inventory is not asked: see leave_FunctionDef).
-        classes = inventory(ctx) if ctx.in_module_class else {}
-        described = classes.get(ctx.class_name or "")
-        known: Optional[tuple[set[str], dict]] = None  # computed when a candidate first asks: a walk of the whole file
-
-        def layers() -> tuple[set[str], dict]:
-            """The layers whose output nobody else sees, and the activation modules of the class."""
-            nonlocal known
-            if described is None:
-                return set(), {}
-            if known is None:
-                changes = module_changes(ctx)
-                # Only a layer the constructor built and nothing in the file binds again:
-                # `self.fc = nn.Identity()` in a branch, or `model.fc = ...` elsewhere, would make
-                # `self.fc(x)` return the caller's `x`; a hook on the layer may keep its output, or
-                # wrap it so that an in-place change raises.
-                trusted = {
-                    a for a, layer in described.attributes.items()
-                    if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
-                }  # fmt: skip
-                # Activation modules of the class (`self.relu = nn.ReLU()`): each call is checked
-                # here, the module is reported in `finish` when every use of it in the file is such a call.
-                # A layer built in a branch of the constructor (`if pos_enc: self.embed = nn.Linear(...)`)
-                # is that layer wherever `self.embed(...)` runs at all.
-                conditional = {
-                    a for a, layer in described.conditional.items()
-                    if layer.kind in FRESH_OUTPUT_LAYERS and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
-                }  # fmt: skip
-                modules = {a: (described.attributes[a],) for a in trusted if described.attributes[a].kind in INPLACE_MODULES}
-                # An activation module built in a branch of the constructor (`if add_relu: self.relu =
-                # nn.ReLU()` / `else: self.relu = lambda x: x`): where the attribute holds it, every call
-                # of `self.relu` runs it, so it is checked as one built unconditionally, when the
-                # constructor's branches are the only bindings of the attribute in the file.
-                # Every such module its branches build is checked (`if leaky: self.act = nn.LeakyReLU(0.1)`
-                # / `else: self.act = nn.ReLU()`): the calls are the same whichever it holds.
-                init = _constructor(described.node)
-                for a, built in described.branches.items():
-                    capable = tuple(layer for layer in built if layer.kind in INPLACE_MODULES)
-                    if not capable or a in modules or changes.hooks_may_see([a]):
-                        continue
-                    written = _self_bindings(init, a)
-                    if written and changes.class_bindings(a, ctx.class_name) == written:
-                        modules[a] = capable
-                        self._bindings[(described.name, a)] = written
-                # `self.bn = BatchNorm(planes)` / `norm_layer(c)`: a norm the file names otherwise (analysis/norm_layers.py)
-                normed = {
-                    a for a in norm_attributes(ctx, described.node)
-                    if a not in described.attributes and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
-                }  # fmt: skip
-                # `self.noise = NoiseInjection(c)`: a class of the file whose `forward` returns a fresh
-                # tensor (analysis/fresh_forwards.py) or its own layer's output (`EqualConv2d`: wrapper_classes)
-                local = {f"local:{c}" for c in (*fresh_output_classes(ctx), *owning_classes(ctx))}
-                known = ({a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS or described.attributes[a].kind in local} | conditional | normed, modules)
-            return known
-
-        listed: Optional[set[ListElement]] = None
-
-        def layer_lists() -> set[ListElement]:
-            """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer (depth 1),
-            or a ModuleList of such lists (depth 2), bound once, no element replaced, no hook on it:
-            `self.<attribute>[i](x)` (`[i][j]`) is one of those layers."""
-            nonlocal listed
-            if described is None:
-                return set()
-            if listed is None:
-                changes = module_changes(ctx)
-                init = _constructor(described.node)
-                listed = set()
-                for a in _module_list_attributes(init):
-                    if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a):
-                        classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
-                        if classes is not None and classes <= FRESH_OUTPUT_LAYERS:
-                            listed.add(ListElement(a, 1))
-                        nested = nested_element_classes(ctx, init, a) if classes is None else None  # type: ignore[arg-type]
-                        if nested and nested <= FRESH_OUTPUT_LAYERS:
-                            listed.add(ListElement(a, 2))
-            return listed
-
-        def fresh(expr: cst.BaseExpression) -> bool:
-            """A value nothing else holds and whose producer keeps nothing of it for backward: the
-            output of such a layer (also one of a ModuleList of them, `self.layers[i](x)`), of
-            `+`, `-`, `*`, `/`, `@` (their backward reads only their operands), or of such a torch
-            function (`torch.cat`, `F.gelu`, `torch.mm`: analysis/saved.py)."""
-            if type(expr) is cst.BinaryOperation:
-                return type(expr.operator) in _KEEP_NOTHING_OF_OUTPUT  # type: ignore[attr-defined]
-            if type(expr) is not cst.Call:
-                return False
-            func = expr.func  # type: ignore[attr-defined]
-            if type(func) is cst.Subscript:  # `self.layers[i](x)`
-                element = indexed_element(func)
-                return element is not None and element in layer_lists()
-            if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS:  # `for l in self.convs: x = l(x)`, `bn = self.bns[i]`
-                element = element_list(function, func.value)  # type: ignore[attr-defined]
-                if element is not None:
-                    return element in layer_lists()
-            attribute = _self_attr(func)
-            return attribute in layers()[0] if attribute is not None else makes_fresh_tensor(expr, ctx)
-
-        def activation(attribute: Optional[str]):
-            """The activation module `self.<attribute>` holds and the class that builds it (this one,
-            or a base class of the file: `inherited_owner`), if one does (the cheap test first)."""
-            if attribute is None or described is None:
-                return None
-            layer = described.attributes.get(attribute)
-            if layer is None and attribute in described.branches:
-                module = layers()[1].get(attribute)
-                return (described.name, module) if module is not None else None
-            if layer is None:
-                owner = inherited_owner(classes, described.name, attribute)
-                if owner is None:
-                    return None
-                layer = classes[owner].attributes[attribute]
-                changes = module_changes(ctx)
-                trusted = changes.bound_once(attribute, owner) and not changes.hooks_may_see([attribute])
-                return (owner, (layer,)) if trusted and layer.kind in INPLACE_MODULES else None
-            if layer.kind not in INPLACE_MODULES:
-                return None
-            module = layers()[1].get(attribute)
-            return (described.name, module) if module is not None else None
-
-        for block in _blocks_of(function):
-            earlier: list[cst.CSTNode] = []
-            for statement in block:
-                self._check_statement(statement, earlier, fresh, function, activation, described)
-                earlier.append(statement)
-
-    def _check_statement(self, statement, earlier, fresh, function: cst.FunctionDef, activation, described) -> None:
+    def _check_statement(self, statement, earlier: list, values: FreshValues) -> None:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
             return
         small = statement.body[0]
@@ -4061,18 +3833,15 @@ class Net(nn.Module):
             direct = small.value
         elif not isinstance(small, cst.Expr):
             return
-        for call in [n for n in [small, *code_descendants(small)] if type(n) is cst.Call]:
-            if _inside_lambda(small, call):
-                continue
-            attribute = _self_attr(call.func)
-            held = activation(attribute)
-            if held is not None:
-                owner, module = held
-                source = self._fresh_input(call, statement, earlier, fresh, function, target if call is direct else None, call is direct)
-                key = (owner, attribute)
-                self._module_calls.setdefault(key, (module, []))[1].append(source is not None)
+        for call in calls_run_by(small):
+            attribute = self_attr(call.func)
+            held = values.layers.activation(attribute)
+            if held is not None:  # `self.relu(...)`: the module is reported in `finish` if every call is safe
+                owner, module, bindings = held
+                source = values.fresh_input(call, statement, earlier, target if call is direct else None, call is direct)
+                self._module_calls.setdefault((owner, attribute), (module, bindings, []))[2].append(source is not None)
             elif self._functional_inplace(call):
-                self._check_call(call, statement, earlier, fresh, function, target if call is direct else None, call is direct)
+                self._check_call(call, statement, earlier, values, target if call is direct else None, call is direct)
 
     def _functional_inplace(self, call: cst.Call) -> bool:
         """`F.relu(x, ...)` or another functional form with an `inplace` parameter (the cheap test first)."""
@@ -4084,60 +3853,7 @@ class Net(nn.Module):
             return function_name in _TORCH_INPLACE_TWINS
         return module == "torch.nn.functional" and function_name in INPLACE_FUNCTIONS
 
-    def _fresh_input(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> Optional[str]:
-        """What makes the call's first argument a fresh value that nothing reads after it (its
-        description for the message), or None: a temporary (`F.relu(self.bn(x))`, `F.relu(a + b)`),
-        or a name bound to one on the line before (`x = self.conv(x)`, then `x = F.relu(x)`), also
-        through an in-place sum on it (`out = self.bn2(...)`, `out += self.shortcut(x)`), that is not
-        used again."""
-        if not call.args or call.args[0].keyword or call.args[0].star:
-            return None
-        source = call.args[0].value
-        if fresh(source):  # a temporary, also nested in another call
-            return _described(source)
-        if not isinstance(source, cst.Name):
-            return None
-        name = source.value  # (not the statement's own value: `target` is None, the name must occur twice)
-        previous = earlier[-1] if earlier else None
-        producer = _binds_fresh(previous, name, fresh)
-        if producer is not None:
-            if target == name or _occurrences(function, name) == 2:
-                return _described(producer)
-            # Bound elsewhere too (`x = self.conv(x)`, `x = self.bn(x)`, `return self.relu(x)`): fresh
-            # where the activation's statement ends the name's life (else it is used again later).
-            return self._reaching_fresh(statement, function, name, target, is_direct, fresh)
-        if len(earlier) >= 2 and _adds_in_place(previous, name):
-            producer = _binds_fresh(earlier[-2], name, fresh)  # `out = ...; out += y; F.relu(out)`
-            if producer is None or (target != name and _occurrences(function, name) != 3):
-                return None
-            return _described(producer) + ", changed in place by `+=`"
-        # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
-        # `h = self.embedding_h(h)`): fresh where every value it may hold is.
-        joined = producers_before(earlier, len(earlier), name)
-        if joined is None:
-            return self._reaching_fresh(statement, function, name, target, is_direct, fresh)
-        if not all(fresh(value) for value in joined.values):
-            return None
-        if target != name and _occurrences(function, name) != 1 + sum(_occurrences_in(s, name) for s in joined.statements):
-            return None
-        return " or ".join(dict.fromkeys(_described(value) for value in joined.values))
-
-    def _reaching_fresh(self, statement, function, name: str, target, is_direct: bool, fresh) -> Optional[str]:
-        """A name bound to a fresh value further back, with only reads that keep nothing of it in
-        between (analysis/reaching.py: `h = h.div(s)`, `assert not torch.isnan(h).any()`, then
-        `if self.concat: return F.elu(h)`), where the activation's statement ends the name's life:
-        a `return` of the call, or `name = F.elu(name)`."""
-        if not is_direct or not isinstance(statement, cst.SimpleStatementLine):
-            return None
-        ends = type(statement.body[0]) is cst.Return or target == name
-        if not ends:
-            return None
-        reaching = reaching_binding(function, statement, name, self.ctx)
-        if reaching is None or not fresh(reaching.value):
-            return None
-        return _described(reaching.value)
-
-    def _check_call(self, call: cst.Call, statement, earlier, fresh, function, target, is_direct: bool) -> None:
+    def _check_call(self, call: cst.Call, statement, earlier, values: FreshValues, target, is_direct: bool) -> None:
         qualified = self.ctx.resolve(call.func) or ""
         module, _, function_name = qualified.rpartition(".")
         twin = _TORCH_INPLACE_TWINS.get(function_name) if module == "torch" else None
@@ -4147,7 +3863,7 @@ class Net(nn.Module):
             argument, value = inplace_argument(call, INPLACE_FUNCTIONS[function_name])
             if value is not False or (argument is not None and _statement_has_comment(statement)):
                 return
-        after = self._fresh_input(call, statement, earlier, fresh, function, target, is_direct)
+        after = values.fresh_input(call, statement, earlier, target, is_direct)
         if after is None:
             return
         # The layer that reads the result is not followed here: whether it keeps it is not known.
@@ -4167,18 +3883,12 @@ class Net(nn.Module):
             fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`", safe=safe)
         self.report(call, message, fix)
 
-    def _explained(self, call: cst.Call) -> bool:
-        return _explained_statement(self.ctx.module, call)
-
     def _report_module_activations(self) -> None:
         """`self.relu = nn.ReLU()` whose every call is on a fresh value nothing reads again, and
         which the file uses nowhere else (no other `.relu` at all: not passed on, not called by a
         method this rule does not follow, not reached through another object)."""
-        if not self._module_calls:
-            return
-        for (class_name, attribute), (built, calls) in self._module_calls.items():
+        for (class_name, attribute), (built, bindings, calls) in self._module_calls.items():
             # Another class's `self.<attribute>` is that class's module (analysis/attribute_owners.py).
-            bindings = self._bindings.get((class_name, attribute), 1)
             if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + bindings:
                 continue
             for layer in built:
@@ -4188,7 +3898,7 @@ class Net(nn.Module):
         """One `self.<attribute> = nn.<Activation>(...)` whose every call is safe in place."""
         kind = layer.kind
         argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])
-        if value is not False or (argument is not None and self._explained(layer.call)):
+        if value is not False or (argument is not None and _explained(self.ctx.module, layer.call)):
             return  # `inplace=False  # why`: a choice the catalogue exempts only with a comment
         effect = self._effect(kind, forward_only=False, next_keeps_input=False)
         safe = inplace_fix_safety(kind, layer.call) if effect is not None else None
@@ -4202,7 +3912,7 @@ class Net(nn.Module):
         self.report(layer.call, message, fix)
 
 
-def _explained_statement(module: cst.Module, call: cst.Call) -> bool:
+def _explained(module: cst.Module, call: cst.Call) -> bool:
     """Is there a comment in `call`, at the end of the statement that holds it, or on the line just
     before that statement?"""
     if _has_comment(call):
@@ -4214,171 +3924,9 @@ def _explained_statement(module: cst.Module, call: cst.Call) -> bool:
     return True  # not found: stay silent
 
 
-def _inside_lambda(root: cst.CSTNode, target: cst.CSTNode) -> bool:
-    for node in code_descendants(root):
-        if type(node) is cst.Lambda and any(n is target for n in code_descendants(node)):
-            return True
-    return False
-
-
-# ---------------------------------------------------------------------------- helpers
-
-
 def _has_comment(node: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Comment) for n in descendants(node))
 
 
 def _statement_has_comment(statement: cst.SimpleStatementLine) -> bool:
     return statement.trailing_whitespace.comment is not None or any(l.comment for l in statement.leading_lines)
-
-
-def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return expr.attr.value
-    return None
-
-
-def _binds_fresh(previous, name: str, fresh) -> Optional[cst.BaseExpression]:
-    """The fresh value `previous` binds `name` to (`name = self.conv(x)`), or None."""
-    value = bound_value(previous, name) if previous is not None else None
-    return value if value is not None and fresh(value) else None
-
-
-def _adds_in_place(statement, name: str) -> bool:
-    """`name += y` / `name -= y` / `name *= y`: the value stays the one bound before, changed in
-    place by an op whose backward reads nothing of it."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    return (
-        isinstance(small, cst.AugAssign)
-        and isinstance(small.target, cst.Name)
-        and small.target.value == name
-        and type(small.operator) in _KEEP_NOTHING_IN_PLACE
-    )
-
-
-def _described(value: cst.BaseExpression) -> str:
-    """How the message names the fresh value: "the fresh output of `self.conv`", "a fresh sum"."""
-    if type(value) is cst.BinaryOperation:
-        return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
-    func = value.func  # type: ignore[attr-defined]
-    if _self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`
-        return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"
-    if type(func) is cst.Subscript:
-        element = indexed_element(func)  # fresh() accepted it: never None here
-        return f"the fresh output of a layer of `self.{element.attribute if element else '?'}`"
-    if type(func) is cst.Name:
-        return f"the fresh output of `{func.value}`, a layer of a ModuleList"  # type: ignore[attr-defined]
-    return f"the fresh output of `self.{_self_attr(func)}`"
-
-
-# Ops whose output is a new tensor that their backward never reads (it reads only the operands):
-# an activation may overwrite it (`/` and `@` checked with PyTorch 2.13's saved tensors, also
-# `1 / x`).  Not `**`: pow's backward for a tensor exponent reads its result.
-_KEEP_NOTHING_OF_OUTPUT = frozenset({cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.MatrixMultiply})
-_KEEP_NOTHING_IN_PLACE = frozenset({cst.AddAssign, cst.SubtractAssign})
-_RESULT_NAMES = {
-    cst.Add: "a fresh sum", cst.Subtract: "a fresh difference", cst.Multiply: "a fresh product",
-    cst.Divide: "a fresh quotient", cst.MatrixMultiply: "a fresh matrix product",
-}  # fmt: skip
-# `torch` activations without an `inplace` parameter, and the in-place function that replaces each
-# (the same backward: relu's reads only its output).
-_TORCH_INPLACE_TWINS = {"relu": "relu_"}
-# Names never looked up as loop variables (the cheap test before a walk of the function).
-_CALLABLE_BUILTINS = frozenset({"zip", "len", "range", "list", "tuple", "dict", "enumerate", "getattr", "isinstance"})
-
-
-def _occurrences(function: cst.FunctionDef, name: str) -> int:
-    return _occurrences_in(function.body, name)
-
-
-def _occurrences_in(node: cst.CSTNode, name: str) -> int:
-    return sum(1 for n in code_descendants(node) if type(n) is cst.Name and n.value == name)
-
-
-def _blocks_of(function: cst.FunctionDef, into_if: bool = True):
-    """Every statement list in the function's body (nested blocks too, not nested functions);
-    without `into_if`, not the blocks of `if` statements (whose walk starts from the block around them)."""
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind in _NO_BLOCKS_INSIDE:
-            continue
-        if kind is cst.IndentedBlock:
-            yield node.body
-        if kind is cst.If and not into_if:
-            stack.extend(_blocks_below_if(node))
-            continue
-        stack.extend(code_children(node))
-
-
-def _blocks_below_if(node: cst.If):
-    """The statements of an `if`'s branches, whose own blocks (of a `for` inside, say) are walked
-    from scratch; the branches' statement lists themselves are not yielded."""
-    branch: Optional[cst.CSTNode] = node
-    while branch is not None:
-        body = branch.body  # type: ignore[attr-defined]
-        if type(body) is cst.IndentedBlock:
-            yield from body.body
-        branch = branch.orelse if type(branch) is cst.If else None  # type: ignore[attr-defined]
-
-
-# A nested function or class has blocks of its own; a simple statement line has no block in it.
-_NO_BLOCKS_INSIDE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.SimpleStatementLine})
-
-
-def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:
-    for statement in class_node.body.body:  # type: ignore[attr-defined]
-        if type(statement) is cst.FunctionDef and statement.name.value == "__init__":
-            return statement
-    return None
-
-
-def _self_bindings(init: Optional[cst.FunctionDef], attribute: str) -> int:
-    """How many `self.<attribute> = ...` assignments the constructor writes."""
-    if init is None:
-        return 0
-    return sum(
-        1 for n in code_descendants(init)
-        if type(n) is cst.AssignTarget and _self_attr(n.target) == attribute  # type: ignore[attr-defined]
-    )  # fmt: skip
-
-
-def _module_list_attributes(init: Optional[cst.FunctionDef]) -> set[str]:
-    """The attributes `init` assigns a call named `ModuleList` (the cheap test before the walk)."""
-    if init is None:
-        return set()
-    return {
-        node.targets[0].target.attr.value  # type: ignore[attr-defined]
-        for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
-        if type(node) is cst.Assign and len(node.targets) == 1 and _self_attr(node.targets[0].target) is not None  # type: ignore[attr-defined]
-        and type(node.value) is cst.Call and _final_name(node.value.func) == "ModuleList"  # type: ignore[attr-defined]
-    }  # fmt: skip
-
-
-
-
-def _module_blocks(module: cst.Module):
-    """Statement lists of module-level compound statements (`for`, `with`), not of functions or
-    classes, nor the branches of an `if` (whose walk starts from the block around them)."""
-    stack: list[cst.CSTNode] = list(module.body)
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind in _NO_BLOCKS_INSIDE:
-            continue
-        if kind is cst.IndentedBlock:
-            yield node.body
-        if kind is cst.If:
-            stack.extend(_blocks_below_if(node))
-            continue
-        stack.extend(code_children(node))
-
-
-def _final_name(func: cst.BaseExpression) -> Optional[str]:
-    """`F.relu` -> "relu", `relu` -> "relu" (the cheap test before resolving)."""
-    if type(func) is cst.Attribute:
-        return func.attr.value  # type: ignore[union-attr]
-    return func.value if type(func) is cst.Name else None  # type: ignore[union-attr]

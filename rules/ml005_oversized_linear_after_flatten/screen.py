@@ -1,7 +1,11 @@
 """ML005's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
 A `Linear(...)` with two arguments that could fold to numbers: the rule needs both sizes (also
-through a counted loop's conditional assignments and its loop variable).
+through a counted loop's conditional assignments and its loop variable).  And evidence that a
+flattened map feeds it, as the rule reads it (`inventory.is_flatten`): the word `Flatten` (the
+layer), a flatten from dimension 1 (`torch.flatten(x, 1)`, `x.flatten(1)`), a `view` / `reshape`
+to `(n, -1)`, or a Linear whose `in_features` is written as a product (`512 * 7 * 7`).  A vision
+Transformer's `x.flatten(2)` and `Linear(dim, dim * 3)` are none of them.
 """
 
 from __future__ import annotations
@@ -22,10 +26,40 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     sizes = [[*call.args, *(k.value for k in call.keywords)] for call in calls]  # type: ignore[attr-defined]
     # Cheap shapes first: most layers take `config.hidden_size`, which never folds.
     sizes = [values for values in sizes if sum(1 for v in values if _could_fold(v, None)) >= 2]
-    if not sizes:
+    if not sizes or not (source.mentions("Flatten") or _flattens(source) or any(map(_written_as_product, calls))):
         return False
     folding = _Folding(source)
     return any(sum(1 for value in values if folding.could_fold(value)) >= 2 for values in sizes)
+
+
+def _flattens(source: Source) -> bool:
+    """`torch.flatten(x, 1)`, `x.flatten(1)`, `x.view(x.size(0), -1)`, `x.reshape(n, -1)` (loosened:
+    an argument that is not a number literal may be the one)."""
+    for call in source.nodes(ast.Call):
+        name = final_name(call.func)  # type: ignore[attr-defined]
+        arguments = [*call.args, *(k.value for k in call.keywords)]  # type: ignore[attr-defined]
+        if name == "flatten" and arguments:
+            if any(_may_be(a, 1) for a in arguments[:2]):
+                return True
+        elif name in ("view", "reshape") and isinstance(call.func, ast.Attribute) and len(arguments) == 2:  # type: ignore[attr-defined]
+            if _may_be(arguments[1], -1):
+                return True
+    return False
+
+
+def _may_be(expr: ast.AST, number: int) -> bool:
+    """Could the analysis fold `expr` to `number`?  It folds literals only here (no environment)."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub) and isinstance(expr.operand, ast.Constant):
+        return -expr.operand.value == number  # type: ignore[operator]
+    if isinstance(expr, ast.Constant):
+        return type(expr.value) in (int, float) and expr.value == number
+    return True
+
+
+def _written_as_product(call: ast.Call) -> bool:
+    """`Linear(512 * 7 * 7, 4096)`, `Linear(in_features=c * s ** 2, ...)` (loosened: any product)."""
+    first = next((k.value for k in call.keywords if k.arg == "in_features"), call.args[0] if call.args else None)
+    return isinstance(first, ast.BinOp) and isinstance(first.op, ast.Mult)
 
 
 class _Folding:

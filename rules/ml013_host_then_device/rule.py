@@ -12,6 +12,7 @@ from memlint.analysis.caches import fills_cache
 from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.iteration import (
+    condition_is_mode_parameter,
     condition_is_opt_in_parameter,
     configured_overrides,
     every_iteration,
@@ -88,11 +89,13 @@ class HostThenDevice(Rule):
     Finds a tensor created on the host and then moved to the accelerator, in code run on every step.
     Such tensors are made from sizes, as in `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`,
     `Variable(torch.ones(n)).cuda()`, `torch.full(...).long().to(device)` and
-    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `(torch.ones(b, h, n, n) / n).to(d)`
+    `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`
+    (the one part of a concatenation a factory makes; no fix, the other parts need their own move), `(torch.ones(b, h, n, n) / n).to(d)`
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
-    a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` moved by a
-    later statement of the same block (`z = z.cuda()`, or through a reshape and a cast in a statement
+    a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` (or `z` bound in
+    each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`) moved by a
+    later statement of the same block (`z = z.cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
     that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
     nothing reads between (no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
     no fix, the index may be the host's), or
@@ -111,7 +114,8 @@ class HostThenDevice(Rule):
       behind a flag parameter that defaults to False (`if init:` of `forward(self, x, init=False)`, a
       data-dependent initialisation called once);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
-      calls unconditionally (in the same file, or in another file linted with it; `model.loss(...)`
+      calls unconditionally (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
+      in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
       `lm_model.log_prob(x)` calls their `log_prob`; a function that trains itself, calling backward
       or an optimizer's step, is called once per training step behind any condition: `if it % n_d
@@ -161,7 +165,9 @@ class HostThenDevice(Rule):
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
-    does not change between steps; or tests a flag the same script declares on by default,
+    does not change between steps; or picks the function's mode by a parameter whose default is a
+    string, `elif distance == "l_2":` in `def trades_loss(..., distance="l_inf")`: the caller passes
+    its run's configuration; or tests a flag the same script declares on by default,
     `parser.add_argument("--random", default=True)` then `if args.random:`: `cli_defaults`; a flag that opts in to extra work, `if args.log_images:`, does not
     count, but a flag whose branch only rebinds the value the statement before it bound does:
     `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
@@ -1974,11 +1980,227 @@ for x, y in train_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # the mode a string-defaulted parameter picks (`distance="l_2"`): the caller's configuration, every call of its run
+            """
+import torch
+def trades_loss(model, x, distance="l_inf"):
+    if distance == "l_inf":
+        x_adv = x.detach()
+    elif distance == "l_2":
+        x_adv = x + 0.001 * torch.randn(x.shape).cuda()
+    return model(x_adv).sum()
+for data, target in train_loader:
+    loss = trades_loss(model, data.cuda(), distance="l_2")
+    loss.backward()
+    optimizer.step()
+""",
+            line=6,
+            column=29,
+            message="runs on every iteration of the loop",
+            unsafe=True,
+            fixed="""
+import torch
+def trades_loss(model, x, distance="l_inf"):
+    if distance == "l_inf":
+        x_adv = x.detach()
+    elif distance == "l_2":
+        x_adv = x + 0.001 * torch.randn(x.shape, device="cuda")
+    return model(x_adv).sum()
+for data, target in train_loader:
+    loss = trades_loss(model, data.cuda(), distance="l_2")
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a marimo cell's class: its training step calls the loss helper, which the project pass follows as the notebook's own
+            """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(torch):
+    class Agent:
+        def _loss(self, samples):
+            noise = torch.randn(self.batch_size).to(self.device)
+            return (self.dqn(samples) + noise).sum()
+
+        def update_model(self):
+            loss = self._loss(self.memory.sample_batch())
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+        def train(self, num_frames):
+            for frame_idx in range(num_frames):
+                if len(self.memory) >= self.batch_size:
+                    self.update_model()
+
+    return (Agent,)
+""",
+            line=16,
+            column=21,
+            message="runs on every training step it takes",
+            unsafe=True,
+            fixed="""
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import torch
+    return (torch,)
+
+
+@app.cell
+def _(torch):
+    class Agent:
+        def _loss(self, samples):
+            noise = torch.randn(self.batch_size, device=self.device)
+            return (self.dqn(samples) + noise).sum()
+
+        def update_model(self):
+            loss = self._loss(self.memory.sample_batch())
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+        def train(self, num_frames):
+            for frame_idx in range(num_frames):
+                if len(self.memory) >= self.batch_size:
+                    self.update_model()
+
+    return (Agent,)
+""",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a method of the class an attribute was built from (`self.decoder = Decoder()`): the model's call reaches it per test batch
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def recognize_beam(self, encoder_outputs):
+        ys = torch.zeros(1, 1).type_as(encoder_outputs)
+        return self.out(encoder_outputs) + ys
+class Transformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.decoder = Decoder()
+    def recognize(self, x):
+        return self.decoder.recognize_beam(self.encoder(x))
+model = Transformer().cuda()
+with torch.no_grad():
+    for x in test_loader:
+        hyps = model.recognize(x.cuda())
+""",
+            line=5,
+            column=14,
+            message="in `recognize_beam()`, which runs on every iteration of the loop",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a padding column a factory makes on the host, joined to the host batch and moved with it: no fix, the batch needs its own move
+            """
+import torch
+for data in train_loader:
+    txt = torch.cat((torch.zeros(data.shape[0], 1, dtype=torch.long), data), dim=1).to(device)
+    loss = model(txt).sum()
+    loss.backward()
+    optimizer.step()
+""",
+            line=3,
+            column=11,
+            message="on every loop iteration",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the parts joined are data (a tensor built from Python numbers), not sizes: built on the host either way
+            """
+import torch
+for data, lengths in train_loader:
+    txt = torch.cat((torch.tensor([[1]] * len(lengths)), data), dim=1).to(device)
+    loss = model(txt).sum()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # the padding the configuration picks (one branch per run), joined to the host batch and moved whole by the next statement
+            """
+import torch
+for batch_x, batch_y in train_loader:
+    if args.padding == 0:
+        dec_inp = torch.zeros([batch_y.shape[0], args.pred_len, batch_y.shape[-1]]).float()
+    elif args.padding == 2:
+        dec_inp = batch_y[:, -args.pred_len:, :].float()
+    dec_inp = torch.cat([batch_y[:, :args.label_len, :], dec_inp], dim=1).float().to(device)
+    loss = criterion(model(batch_x.to(device), dec_inp), batch_y.to(device))
+    loss.backward()
+    optimizer.step()
+""",
+            line=4,
+            column=19,
+            message="moved by a later",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the branches are taken by a counter, not by the configuration: the value moved is not always the factory's
+            """
+import torch
+for step, (batch_x, batch_y) in enumerate(train_loader):
+    if step % 10 == 0:
+        dec_inp = torch.zeros([batch_y.shape[0], args.pred_len, batch_y.shape[-1]]).float()
+    else:
+        dec_inp = batch_y[:, -args.pred_len:, :].float()
+    dec_inp = torch.cat([batch_y[:, :args.label_len, :], dec_inp], dim=1).float().to(device)
+    loss = criterion(model(batch_x.to(device), dec_inp), batch_y.to(device))
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    ]
+
+    VALID += [
+        Valid(  # a parameter defaulting to None tested against a string: a special call's branch, not a mode of every call
+            """
+import torch
+def step(model, x, phase=None):
+    if phase == "warmup":
+        x = x + torch.randn(x.shape).cuda()
+    return model(x).sum()
+for data, target in train_loader:
+    loss = step(model, data.cuda())
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
         self._functions: dict[tuple, cst.FunctionDef] = {}
-        self._bound_earlier: dict[int, cst.BaseExpression] = {}  # id(move) -> the value `name` held
+        self._bound_earlier: dict[int, list[cst.BaseExpression]] = {}  # id(move) -> the values `name` may hold (a configured chain: several)
         self._assigned: list[list[cst.BaseExpression]] = []  # the targets of the assignments being visited
         self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
         self._overrides: set[int] = set()  # id of an `if` that picks a value by the configuration (iteration.configured_overrides)
@@ -2001,7 +2223,7 @@ for x, y in train_loader:
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
         for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper):  # `z = torch.rand(n)` ... `z = z.cuda()`
-            self._bound_earlier[id(move)] = value
+            self._bound_earlier.setdefault(id(move), []).append(value)
 
     def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         found = moved_argument(call, self.ctx)
@@ -2040,13 +2262,19 @@ for x, y in train_loader:
         found = _factory_under(moved, ctx)
         if found is not None and helper is not None:
             found = (found[0], False)  # `device=` is the helper's to give, not this call's
-        at: Optional[cst.CSTNode] = None
-        if found is None and id(node) in self._bound_earlier:
-            at = self._bound_earlier[id(node)]
-            found = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation, cst.Subscript)) else None
-            found = (found[0], False) if found is not None else None  # no fix across statements
-        if found is None:
+        if found is not None:
+            self._consider(node, found, None, helper, type_as)
             return
+        for at in self._bound_earlier.get(id(node), ()):  # `z = torch.rand(n)` ... `z = z.cuda()`
+            inner = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation, cst.Subscript)) else None
+            if inner is not None:
+                self._consider(node, (inner[0], False), at, helper, type_as)  # no fix across statements
+
+    def _consider(self, node: cst.Call, found: tuple[cst.Call, bool], at: Optional[cst.CSTNode], helper, type_as) -> None:
+        """Judge the factory `found` that the move `node` applies to (directly, or to the value `at`
+        a name was bound to earlier): report it where it runs on every step."""
+        ctx = self.ctx
+        func = node.func
         factory, wrapper_fixable = found
         name = _factory_kind(factory, ctx)
         if name is None:
@@ -2098,8 +2326,11 @@ for x, y in train_loader:
 
     def _configured(self, node: cst.CSTNode) -> bool:
         """An `if` that runs whenever reached in a run: it picks the run's value
-        (`configured_overrides`) or tests a command-line flag on by default (`cli_defaults`)."""
-        return id(node) in self._overrides or (type(node) is cst.If and flag_on_by_default(node.test, self.ctx.module))
+        (`configured_overrides`), tests a command-line flag on by default (`cli_defaults`), or picks
+        the function's mode by a parameter with a string default (`condition_is_mode_parameter`)."""
+        if id(node) in self._overrides:
+            return True
+        return type(node) is cst.If and (flag_on_by_default(node.test, self.ctx.module) or condition_is_mode_parameter(node.test, self.ctx.function_node))
 
     def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
         """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
@@ -2209,6 +2440,8 @@ class _Candidate:
 # A triangle of a tensor keeps its values exact on any device (a causal mask's `triu`).
 _TRIANGLES = frozenset({"triu", "tril"})
 _TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril"})
+# Concatenations: a part made by a factory goes to the device with the whole (`torch.cat((zeros, batch)).to(d)`).
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 
 def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call, bool]]:
@@ -2236,6 +2469,13 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
         if _type_as_argument(receiver) is not None or _dtype_cast(receiver, ctx):  # `.type_as(attn).to(attn.device)`, `.type(torch.int)`: a cast on the way
             receiver = func.value
             continue
+        if ctx.resolve(func) in _CONCATENATIONS:  # `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`: a padding made on the host
+            part = _factory_part(receiver, ctx)
+            if part is None:
+                return None
+            fixable = False  # the other parts are on the host too: they need their own move
+            receiver = part
+            continue
         if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask
             if not receiver.args or receiver.args[0].keyword is not None or receiver.args[0].star:
                 return None
@@ -2254,6 +2494,25 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
             continue
         return receiver, fixable
     return None
+
+
+def _factory_part(concatenation: cst.Call, ctx) -> Optional[cst.BaseExpression]:
+    """The one part of `torch.cat((a, b, ...))` that a torch size factory makes (`_factory_under`),
+    when there is exactly one; None otherwise."""
+    if not concatenation.args or concatenation.args[0].keyword is not None or concatenation.args[0].star:
+        return None
+    parts = concatenation.args[0].value
+    if not isinstance(parts, (cst.Tuple, cst.List)):
+        return None
+    made = []
+    for element in parts.elements:
+        value = element.value
+        if isinstance(element, cst.StarredElement) or not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)):
+            continue
+        found = _factory_under(value, ctx)
+        if found is not None and _factory_kind(found[0], ctx) is not None:
+            made.append(value)
+    return made[0] if len(made) == 1 else None
 
 
 def _from_helper(name: str) -> bool:

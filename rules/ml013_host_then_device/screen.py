@@ -41,7 +41,8 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         else:
             continue
         named = _through_reshapes(receiver)  # `offset.view(-1, 1).type_as(x)` moves what `offset` holds (moves.py)
-        if isinstance(named, ast.Name):
+        names = [named] if isinstance(named, ast.Name) else [part for part in _joined(named) if isinstance(part, ast.Name)]
+        if names:
             if bound is None:
                 bound = {
                     node.targets[0].id  # type: ignore[attr-defined]
@@ -49,7 +50,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
                     if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)  # type: ignore[attr-defined]
                     and _holds_factory(node.value, factories, helpers)  # type: ignore[attr-defined]
                 }  # fmt: skip
-            if named.id in bound:
+            if any(name.id in bound for name in names):
                 return True
         if _holds_factory(receiver, factories, helpers):
             return True
@@ -64,6 +65,13 @@ def _through_reshapes(node: ast.AST) -> ast.AST:
         else:
             break
     return node
+
+
+def _joined(node: ast.AST) -> list:
+    """The parts of a call's literal list or tuple (`torch.cat([y, z])`, moved whole: moves.py)."""
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+        return node.args[0].elts
+    return []
 
 
 def _movers(source: Source) -> dict[str, int]:
@@ -104,7 +112,8 @@ def _spreads_shape(args: list) -> bool:
 def _candidates(node: ast.AST) -> list[ast.Call]:
     """The calls the move may apply to: the receiver, and through casts (`torch.full(...).long()`),
     wrappers (`Variable(torch.ones(n))`: any call's positional first argument, looser than the
-    rule's resolved `Variable`) and arithmetic."""
+    rule's resolved `Variable`), arithmetic and the parts of a literal sequence a call joins
+    (`torch.cat((zeros, x))`, looser than the rule's resolved `torch.cat`)."""
     found = []
     while isinstance(node, (ast.Call, ast.BinOp, ast.Subscript)):
         if isinstance(node, ast.Subscript):  # `torch.eye(d)[None, :, :]`: a part of what the factory made
@@ -119,6 +128,10 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
             func.attr in _CASTS and not node.args or func.attr in SHAPE_METHODS or func.attr in IN_PLACE_FILLS or func.attr in ("type_as", "type")
         ):
             node = func.value
+        elif node.args and isinstance(node.args[0], (ast.Tuple, ast.List)):  # `torch.cat((torch.zeros(b, 1), x))`: any part
+            for part in node.args[0].elts:
+                found += _candidates(part)
+            break
         elif node.args and not isinstance(node.args[0], ast.Starred):
             node = node.args[0]
         else:

@@ -1,0 +1,176 @@
+"""The layers of one nn.Module class whose outputs nobody else sees, and the activation modules it
+calls: what `self.<layer>(x)` returns inside the class's methods, where ML003 asks whether it is a
+fresh value an activation may overwrite.
+
+A layer counts when the constructor builds it (also in a branch: `if pos_enc: self.embed =
+nn.Linear(...)` is that layer wherever `self.embed(...)` runs at all) and nothing in the file binds
+the attribute again (`self.fc = nn.Identity()` in a branch, or `model.fc = ...` elsewhere, would make
+`self.fc(x)` return the caller's `x`), with no hook that may keep or wrap its output.  A ModuleList
+counts where every element is such a layer.  Everything is computed on the first ask: it needs a
+walk of the whole file (module_changes)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from memlint.analysis.attribute_owners import inherited_owner
+from memlint.analysis.fresh_forwards import fresh_output_classes
+from memlint.analysis.inventory import inventory
+from memlint.analysis.module_changes import module_changes
+from memlint.analysis.module_lists import ListElement, element_classes, nested_element_classes
+from memlint.analysis.norm_layers import norm_attributes
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_MODULES
+from memlint.analysis.walk import code_descendants
+from memlint.analysis.wrapper_classes import owning_classes
+
+
+class ClassLayers:
+    """Asked from a method of the class the traversal is in (`ctx.class_name`)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        # A function outside a module class has no layers of its own (the inventory is not asked:
+        # it is built on the first ask, and a notebook may import `torch.nn` only after its first,
+        # data, classes).
+        self.classes = inventory(ctx) if ctx.in_module_class else {}
+        self.described = self.classes.get(ctx.class_name or "")
+        self._known: Optional[tuple[set[str], dict]] = None
+        self._listed: Optional[set[ListElement]] = None
+
+    def fresh_output_layers(self) -> set[str]:
+        """The attributes whose call returns a fresh output that nobody else sees."""
+        return self._layers()[0]
+
+    def _layers(self) -> tuple[set[str], dict]:
+        """The layers whose output nobody else sees, and the activation modules of the class:
+        attribute -> (the modules it may hold, how many `self.<attribute> = ...` its constructor writes)."""
+        described, ctx = self.described, self.ctx
+        if described is None:
+            return set(), {}
+        if self._known is not None:
+            return self._known
+        changes = module_changes(ctx)
+        trusted = {
+            a for a, layer in described.attributes.items()
+            if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
+        }  # fmt: skip
+        conditional = {
+            a for a, layer in described.conditional.items()
+            if layer.kind in FRESH_OUTPUT_LAYERS and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
+        }  # fmt: skip
+        modules = {a: ((described.attributes[a],), 1) for a in trusted if described.attributes[a].kind in INPLACE_MODULES}
+        # An activation module built in a branch of the constructor (`if add_relu: self.relu =
+        # nn.ReLU()` / `else: self.relu = lambda x: x`): where the attribute holds it, every call of
+        # `self.relu` runs it, so it counts as one built unconditionally, when the constructor's
+        # branches are the only bindings of the attribute in the file.  Every such module its
+        # branches build counts (`if leaky: self.act = nn.LeakyReLU(0.1)` / `else: self.act =
+        # nn.ReLU()`): the calls are the same whichever it holds.
+        init = _constructor(described.node)
+        for a, built in described.branches.items():
+            capable = tuple(layer for layer in built if layer.kind in INPLACE_MODULES)
+            if not capable or a in modules or changes.hooks_may_see([a]):
+                continue
+            written = _self_bindings(init, a)
+            if written and changes.class_bindings(a, ctx.class_name) == written:
+                modules[a] = (capable, written)
+        # `self.bn = BatchNorm(planes)` / `norm_layer(c)`: a norm the file names otherwise (analysis/norm_layers.py)
+        normed = {
+            a for a in norm_attributes(ctx, described.node)
+            if a not in described.attributes and changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a])
+        }  # fmt: skip
+        # `self.noise = NoiseInjection(c)`: a class of the file whose `forward` returns a fresh
+        # tensor (analysis/fresh_forwards.py) or its own layer's output (`EqualConv2d`: wrapper_classes)
+        local = {f"local:{c}" for c in (*fresh_output_classes(ctx), *owning_classes(ctx))}
+        fresh = {a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS or described.attributes[a].kind in local}
+        self._known = (fresh | conditional | normed, modules)
+        return self._known
+
+    def layer_lists(self) -> set[ListElement]:
+        """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer (depth 1),
+        or a ModuleList of such lists (depth 2), bound once, no element replaced, no hook on it:
+        `self.<attribute>[i](x)` (`[i][j]`) is one of those layers."""
+        described, ctx = self.described, self.ctx
+        if described is None:
+            return set()
+        if self._listed is None:
+            changes = module_changes(ctx)
+            init = _constructor(described.node)
+            self._listed = set()
+            for a in _module_list_attributes(init):
+                if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a):
+                    classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
+                    if classes is not None and classes <= FRESH_OUTPUT_LAYERS:
+                        self._listed.add(ListElement(a, 1))
+                    nested = nested_element_classes(ctx, init, a) if classes is None else None  # type: ignore[arg-type]
+                    if nested and nested <= FRESH_OUTPUT_LAYERS:
+                        self._listed.add(ListElement(a, 2))
+        return self._listed
+
+    def activation(self, attribute: Optional[str]) -> Optional[tuple[str, tuple, int]]:
+        """The activation module `self.<attribute>` holds: the class that builds it (this one, or a
+        base class of the file: `inherited_owner`), the modules it may be, and how many bindings of
+        the attribute the constructor writes; None where it holds none (the cheap tests first)."""
+        described = self.described
+        if attribute is None or described is None:
+            return None
+        layer = described.attributes.get(attribute)
+        if layer is None and attribute in described.branches:
+            module = self._layers()[1].get(attribute)
+            return (described.name, *module) if module is not None else None
+        if layer is None:
+            owner = inherited_owner(self.classes, described.name, attribute)
+            if owner is None:
+                return None
+            layer = self.classes[owner].attributes[attribute]
+            changes = module_changes(self.ctx)
+            trusted = changes.bound_once(attribute, owner) and not changes.hooks_may_see([attribute])
+            return (owner, (layer,), 1) if trusted and layer.kind in INPLACE_MODULES else None
+        if layer.kind not in INPLACE_MODULES:
+            return None
+        module = self._layers()[1].get(attribute)
+        return (described.name, *module) if module is not None else None
+
+
+def self_attr(expr: cst.BaseExpression) -> Optional[str]:
+    """`self.<attribute>` -> its attribute."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None
+
+
+def final_name(func: cst.BaseExpression) -> Optional[str]:
+    """`F.relu` -> "relu", `relu` -> "relu" (the cheap test before resolving)."""
+    if type(func) is cst.Attribute:
+        return func.attr.value  # type: ignore[union-attr]
+    return func.value if type(func) is cst.Name else None  # type: ignore[union-attr]
+
+
+def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:
+    for statement in class_node.body.body:  # type: ignore[attr-defined]
+        if type(statement) is cst.FunctionDef and statement.name.value == "__init__":
+            return statement
+    return None
+
+
+def _self_bindings(init: Optional[cst.FunctionDef], attribute: str) -> int:
+    """How many `self.<attribute> = ...` assignments the constructor writes."""
+    if init is None:
+        return 0
+    return sum(
+        1 for n in code_descendants(init)
+        if type(n) is cst.AssignTarget and self_attr(n.target) == attribute  # type: ignore[attr-defined]
+    )  # fmt: skip
+
+
+def _module_list_attributes(init: Optional[cst.FunctionDef]) -> set[str]:
+    """The attributes `init` assigns a call named `ModuleList` (the cheap test before the walk)."""
+    if init is None:
+        return set()
+    return {
+        node.targets[0].target.attr.value  # type: ignore[attr-defined]
+        for node in code_descendants(init.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        if type(node) is cst.Assign and len(node.targets) == 1 and self_attr(node.targets[0].target) is not None  # type: ignore[attr-defined]
+        and type(node.value) is cst.Call and final_name(node.value.func) == "ModuleList"  # type: ignore[attr-defined]
+    }  # fmt: skip

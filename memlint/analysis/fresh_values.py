@@ -1,0 +1,170 @@
+"""Fresh values: tensors nothing else holds and whose producer keeps nothing of them for backward,
+so that an activation may overwrite them in place (ML003's `F.relu(self.bn(x))`).
+
+A value is fresh when it is the output of a layer of the class whose output nobody else sees
+(analysis/class_layers.py; also one of a ModuleList of them, `self.layers[i](x)`, or the loop
+variable over one), of `+`, `-`, `*`, `/`, `@` (their backward reads only their operands), or of a
+torch function that keeps nothing of its result (`torch.cat`, `F.gelu`, `torch.mm`:
+analysis/saved.py).  A call's input is fresh where it is such a value directly, or a name bound to
+one that nothing reads after the call: bound on the line before (also through an in-place sum, or in
+every branch of an `if` just before), or further back where the call's statement ends the name's
+life (analysis/reaching.py).  Each answer comes with how a message names it ("the fresh output of
+`self.conv`")."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from memlint.analysis.class_layers import ClassLayers, self_attr
+from memlint.analysis.module_lists import element_list, indexed_element
+from memlint.analysis.producers import bound_value, producers_before
+from memlint.analysis.reaching import reaching_binding
+from memlint.analysis.saved import makes_fresh_tensor
+from memlint.analysis.walk import code_descendants
+
+# Ops whose output is a new tensor that their backward never reads (it reads only the operands):
+# an activation may overwrite it (`/` and `@` checked with PyTorch 2.13's saved tensors, also
+# `1 / x`).  Not `**`: pow's backward for a tensor exponent reads its result.
+_KEEP_NOTHING_OF_OUTPUT = frozenset({cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.MatrixMultiply})
+_KEEP_NOTHING_IN_PLACE = frozenset({cst.AddAssign, cst.SubtractAssign})
+_RESULT_NAMES = {
+    cst.Add: "a fresh sum", cst.Subtract: "a fresh difference", cst.Multiply: "a fresh product",
+    cst.Divide: "a fresh quotient", cst.MatrixMultiply: "a fresh matrix product",
+}  # fmt: skip
+# Names never looked up as loop variables (the cheap test before a walk of the function).
+_CALLABLE_BUILTINS = frozenset({"zip", "len", "range", "list", "tuple", "dict", "enumerate", "getattr", "isinstance"})
+
+
+class FreshValues:
+    """The fresh values of one function, asked while the traversal leaves it."""
+
+    def __init__(self, ctx, function: cst.FunctionDef) -> None:
+        self.ctx = ctx
+        self.function = function
+        self.layers = ClassLayers(ctx)
+
+    def fresh(self, expr: cst.BaseExpression) -> bool:
+        """A value nothing else holds and whose producer keeps nothing of it for backward."""
+        if type(expr) is cst.BinaryOperation:
+            return type(expr.operator) in _KEEP_NOTHING_OF_OUTPUT  # type: ignore[attr-defined]
+        if type(expr) is not cst.Call:
+            return False
+        func = expr.func  # type: ignore[attr-defined]
+        if type(func) is cst.Subscript:  # `self.layers[i](x)`
+            element = indexed_element(func)
+            return element is not None and element in self.layers.layer_lists()
+        if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS:  # `for l in self.convs: x = l(x)`, `bn = self.bns[i]`
+            element = element_list(self.function, func.value)  # type: ignore[attr-defined]
+            if element is not None:
+                return element in self.layers.layer_lists()
+        attribute = self_attr(func)
+        return attribute in self.layers.fresh_output_layers() if attribute is not None else makes_fresh_tensor(expr, self.ctx)
+
+    def fresh_input(self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool) -> Optional[str]:
+        """What makes the call's first argument a fresh value that nothing reads after it (its
+        description for the message), or None: a temporary (`F.relu(self.bn(x))`, `F.relu(a + b)`),
+        or a name bound to one on the line before (`x = self.conv(x)`, then `x = F.relu(x)`), also
+        through an in-place sum on it (`out = self.bn2(...)`, `out += self.shortcut(x)`), that is not
+        used again.  `earlier`: the statements of the block before `statement`; `target`: the name
+        the statement binds the call's result to, where the call is its whole value (`is_direct`)."""
+        if not call.args or call.args[0].keyword or call.args[0].star:
+            return None
+        source = call.args[0].value
+        if self.fresh(source):  # a temporary, also nested in another call
+            return described(source)
+        if not isinstance(source, cst.Name):
+            return None
+        name = source.value  # (not the statement's own value: `target` is None, the name must occur twice)
+        function = self.function
+        previous = earlier[-1] if earlier else None
+        producer = self._binds_fresh(previous, name)
+        if producer is not None:
+            if target == name or _occurrences(function.body, name) == 2:
+                return described(producer)
+            # Bound elsewhere too (`x = self.conv(x)`, `x = self.bn(x)`, `return self.relu(x)`): fresh
+            # where the activation's statement ends the name's life (else it is used again later).
+            return self._reaching_fresh(statement, name, target, is_direct)
+        if len(earlier) >= 2 and _adds_in_place(previous, name):
+            producer = self._binds_fresh(earlier[-2], name)  # `out = ...; out += y; F.relu(out)`
+            if producer is None or (target != name and _occurrences(function.body, name) != 3):
+                return None
+            return described(producer) + ", changed in place by `+=`"
+        # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
+        # `h = self.embedding_h(h)`): fresh where every value it may hold is.
+        joined = producers_before(earlier, len(earlier), name)
+        if joined is None:
+            return self._reaching_fresh(statement, name, target, is_direct)
+        if not all(self.fresh(value) for value in joined.values):
+            return None
+        if target != name and _occurrences(function.body, name) != 1 + sum(_occurrences(s, name) for s in joined.statements):
+            return None
+        return " or ".join(dict.fromkeys(described(value) for value in joined.values))
+
+    def _reaching_fresh(self, statement, name: str, target: Optional[str], is_direct: bool) -> Optional[str]:
+        """A name bound to a fresh value further back, with only reads that keep nothing of it in
+        between (analysis/reaching.py: `h = h.div(s)`, `assert not torch.isnan(h).any()`, then
+        `if self.concat: return F.elu(h)`), where the activation's statement ends the name's life:
+        a `return` of the call, or `name = F.elu(name)`."""
+        if not is_direct or not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        ends = type(statement.body[0]) is cst.Return or target == name
+        if not ends:
+            return None
+        reaching = reaching_binding(self.function, statement, name, self.ctx)
+        if reaching is None or not self.fresh(reaching.value):
+            return None
+        return described(reaching.value)
+
+    def _binds_fresh(self, previous, name: str) -> Optional[cst.BaseExpression]:
+        """The fresh value `previous` binds `name` to (`name = self.conv(x)`), or None."""
+        value = bound_value(previous, name) if previous is not None else None
+        return value if value is not None and self.fresh(value) else None
+
+
+def calls_run_by(small: cst.BaseSmallStatement) -> Iterator[cst.Call]:
+    """The calls of a statement that run when it runs (not those in the body of a lambda)."""
+    for call in [n for n in [small, *code_descendants(small)] if type(n) is cst.Call]:
+        if not _inside_lambda(small, call):
+            yield call
+
+
+def described(value: cst.BaseExpression) -> str:
+    """How a message names a fresh value: "the fresh output of `self.conv`", "a fresh sum"."""
+    if type(value) is cst.BinaryOperation:
+        return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
+    func = value.func  # type: ignore[attr-defined]
+    if self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`
+        return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"
+    if type(func) is cst.Subscript:
+        element = indexed_element(func)  # fresh() accepted it: never None here
+        return f"the fresh output of a layer of `self.{element.attribute if element else '?'}`"
+    if type(func) is cst.Name:
+        return f"the fresh output of `{func.value}`, a layer of a ModuleList"  # type: ignore[attr-defined]
+    return f"the fresh output of `self.{self_attr(func)}`"
+
+
+def _adds_in_place(statement, name: str) -> bool:
+    """`name += y` / `name -= y`: the value stays the one bound before, changed in place by an op
+    whose backward reads nothing of it."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return (
+        isinstance(small, cst.AugAssign)
+        and isinstance(small.target, cst.Name)
+        and small.target.value == name
+        and type(small.operator) in _KEEP_NOTHING_IN_PLACE
+    )
+
+
+def _occurrences(node: cst.CSTNode, name: str) -> int:
+    return sum(1 for n in code_descendants(node) if type(n) is cst.Name and n.value == name)
+
+
+def _inside_lambda(root: cst.CSTNode, target: cst.CSTNode) -> bool:
+    for node in code_descendants(root):
+        if type(node) is cst.Lambda and any(n is target for n in code_descendants(node)):
+            return True
+    return False
