@@ -231,7 +231,9 @@ class History:
         root = root_name(func)
         if self._only_imported(root) and root not in self.shadowing and all(path is not None for path in self.imports[root]):  # type: ignore[index]
             return False  # resolves to something imported
-        return isinstance(func.value, ast.Name) and func.value.id == "self" and "." + func.attr in self.values
+        # `self.head(x)`, and `model._encoder(x)` where a class of the file assigns `self._encoder`
+        # (evaluation._runs_model asks inventory.held_layer: the instance's class holds a layer there)
+        return isinstance(func.value, ast.Name) and "." + func.attr in self.values
 
     def _torch_call_possible(self, call: ast.Call) -> bool:
         """A torch function: history only from a loss or from its arguments."""
