@@ -46,6 +46,13 @@ NINTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_ninth.csv"
 # The tenth part: issue 27's fifth sealed set, judged at 6856a98 and then joined to the corpus.
 TENTH_REPOS_FILE = REPO / "bench" / "realcode_tenth.toml"
 TENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_tenth.csv"
+# The eleventh part: issue 27's sixth sealed set, judged at bade002 and then joined to the corpus.
+ELEVENTH_REPOS_FILE = REPO / "bench" / "realcode_eleventh.toml"
+ELEVENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_eleventh.csv"
+# The twelfth part: repositories scouted by the recall helpers of issue 27's seventh session, labelled
+# for their rules only (bench/realcode_twelfth.toml's header).
+TWELFTH_REPOS_FILE = REPO / "bench" / "realcode_twelfth.toml"
+TWELFTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_twelfth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -57,12 +64,16 @@ PARTS = [
     (EIGHTH_REPOS_FILE, EIGHTH_LABELS_FILE),
     (NINTH_REPOS_FILE, NINTH_LABELS_FILE),
     (TENTH_REPOS_FILE, TENTH_LABELS_FILE),
+    (ELEVENTH_REPOS_FILE, ELEVENTH_LABELS_FILE),
+    (TWELFTH_REPOS_FILE, TWELFTH_LABELS_FILE),
 ]
-PART_IDS = ["development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
+PART_IDS = [
+    "development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
+]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
     SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10, EIGHTH_REPOS_FILE: 10, NINTH_REPOS_FILE: 10,
-    TENTH_REPOS_FILE: 10,
+    TENTH_REPOS_FILE: 10, ELEVENTH_REPOS_FILE: 10, TWELFTH_REPOS_FILE: 15,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
