@@ -29,6 +29,7 @@ from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape, self_helper_runs_model
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
+from memlint.analysis.model_wrappers import wraps_model
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, nested_blocks
 
@@ -485,6 +486,8 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         return not (type(func) is cst.Name and _module_evaluated(func.value, ctx))  # `G.eval()`, then `get_sample_image(G, n)` whose body runs `G(z)`; `self._process_one_batch(x)` runs `self.model`
     if type(func) is cst.Name and _alias_of(func.value, ctx).startswith(receiver + "."):
         return True  # `encoder = self.net.encoder` after `self.net_mode(train=False)`, then `encoder(x)`
+    if type(func) is cst.Name and any(_is_data(arg.value) for arg in call.args if arg.keyword is None) and wraps_model(func.value, receiver, ctx):
+        return True  # `elbo = SVI(model, ...)`, then `-elbo(x)` after `model.eval()`
     if not text.startswith(receiver + "."):
         return False
     if is_model_call(call, ctx):

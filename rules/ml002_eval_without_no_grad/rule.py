@@ -48,7 +48,8 @@ class EvalWithoutNoGrad(Rule):
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
     data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
     X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
-    body runs the global `G`, with no grad switch of its own), a method of the class that runs
+    body runs the global `G`, with no grad switch of its own), an object built around X and fed data
+    (`elbo = SVI(model, ...)`, every binding of `elbo` in its scope so built, then `-elbo(x)`), a method of the class that runs
     `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; its `if flag:` blocks that the
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
     under `if not cross_valid:`; in a function named as an
@@ -1652,6 +1653,59 @@ def extract(discriminator, test_loader):
             outputs = discriminator.feature_extraction(images.cuda())
             feats.append(outputs.data.cpu().numpy())
     return feats
+""",
+        ),
+        Invalid(  # an object built around the model (`elbo = SVI(model, ...)`) runs it when called: the validation loop after `model.eval()` (semi-supervised-pytorch, issue 27)
+            """
+import torch
+elbo = SVI(model, likelihood=bce)
+for epoch in range(10):
+    model.train()
+    for x in train_loader:
+        loss = -elbo(x)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    model.eval()
+    total = 0
+    for x in validation:
+        total += -elbo(x).item()
+""",
+            line=13,
+            column=19,
+            unsafe=True,
+            message="after `model.eval()`",
+            fixed="""
+import torch
+elbo = SVI(model, likelihood=bce)
+for epoch in range(10):
+    model.train()
+    for x in train_loader:
+        loss = -elbo(x)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    model.eval()
+    total = 0
+    with torch.no_grad():
+        for x in validation:
+            total += -elbo(x).item()
+""",
+        ),
+        Valid(  # the object called after `model.eval()` is built around another model: not model's evaluation
+            """
+import torch
+elbo = SVI(prior, likelihood=bce)
+for epoch in range(10):
+    model.train()
+    for x in train_loader:
+        loss = criterion(model(x), x)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    model.eval()
+    for x in validation:
+        total = -elbo(x).item()
 """,
         ),
         Invalid(  # the training loop ends each epoch in eval mode: the prediction after it runs in eval mode, with gradients on (mrdbourke's notebooks, issue 27)

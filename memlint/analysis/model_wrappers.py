@@ -1,0 +1,84 @@
+"""Objects built around a model: `elbo = SVI(model, likelihood=...)`, whose call runs the model.
+
+A class instantiated with the model as its first argument and then called on data
+(semi-supervised-pytorch's `SVI`, a variational bound that runs `self.model(x)` in its forward)
+runs that model as `model(x)` would.  ML002 asks it after `model.eval()`: `-elbo(x)` in the
+validation loop is the model's evaluation.  Only a name with one kind of binding in its scope
+counts, every binding building the wrapper around the same model; anything else (a loop target,
+a rebinding to another value) leaves the question unanswered, and the rule silent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis.walk import code_descendants, target_names
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+# Classes that take a model and, called, do not run it on data (or are not called at all).
+_NOT_RUNNING_PACKAGES = ("torch.optim", "torch.utils", "torch.cuda", "torch.amp")
+
+_OTHER_BINDINGS = (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.AsName, cst.Param)
+
+
+def wraps_model(name: str, receiver: str, ctx: "Context") -> bool:
+    """Is `name`, where the traversal is, an object built as `Cls(receiver, ...)` in every binding
+    of its scope (the enclosing function when it binds the name, else the module)?"""
+    scope: cst.CSTNode = ctx.module
+    function = ctx.function_node
+    if function is not None and not ctx.binds_at_module_level(name):
+        scope = function
+    key = ("model-wrapper", id(scope), name, receiver)
+    return ctx.memo(key, lambda: _built_around(scope, name, receiver, ctx))  # type: ignore[return-value]
+
+
+def _built_around(scope: cst.CSTNode, name: str, receiver: str, ctx: "Context") -> bool:
+    skip = (cst.ClassDef, cst.Lambda) if type(scope) is cst.FunctionDef else (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    found = False
+    for node in code_descendants(scope, skip=skip):
+        kind = type(node)
+        if kind is cst.Assign:
+            if not any(name in target_names(target.target) for target in node.targets):  # type: ignore[attr-defined]
+                continue
+            if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:  # type: ignore[attr-defined]
+                return False  # `elbo, other = ...`: cannot tell which part is the wrapper
+            if not _wrapper_call(node.value, receiver, ctx):  # type: ignore[attr-defined]
+                return False
+            found = True
+        elif kind in _OTHER_BINDINGS and _binds(node, name):
+            return False
+    return found
+
+
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    kind = type(node)
+    if kind in (cst.For, cst.CompFor):
+        return name in target_names(node.target)  # type: ignore[attr-defined]
+    if kind is cst.AsName:
+        return type(node.name) is cst.Name and node.name.value == name  # type: ignore[attr-defined]
+    if kind is cst.Param:
+        return node.name.value == name  # type: ignore[attr-defined]
+    target = node.target  # type: ignore[attr-defined]
+    return type(target) is cst.Name and target.value == name
+
+
+def _wrapper_call(value: cst.BaseExpression, receiver: str, ctx: "Context") -> bool:
+    """`SVI(model, likelihood=...)`: a class (by its name) fed the model as first positional argument."""
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    final: Optional[str] = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None  # type: ignore[union-attr]
+    if final is None or not final[:1].isupper():
+        return False  # (a class by its name, CapWords or an acronym: `SVI`)
+    qualified = ctx.resolve(func) or ""
+    if qualified.startswith(_NOT_RUNNING_PACKAGES):
+        return False
+    positional = [arg for arg in value.args if arg.keyword is None and not arg.star]
+    if not positional:
+        return False
+    first = positional[0].value
+    return "".join(ctx.module.code_for_node(first).split()) == receiver
