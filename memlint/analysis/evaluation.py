@@ -29,7 +29,7 @@ from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape, self_helper_runs_model
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
-from memlint.analysis.model_wrappers import wraps_model
+from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, nested_blocks
 
@@ -122,6 +122,10 @@ def is_model_call(call: cst.Call, ctx: "Context") -> bool:
 def _runs_model(call: cst.Call, ctx: "Context") -> bool:
     func = call.func
     kind = type(func)  # libcst's concrete node classes have no subclasses: as isinstance, but cheaper
+    ran = module_run_by_function(call, ctx)
+    if ran is not None:
+        # `nn.parallel.data_parallel(netG, inputs, gpus)` runs `netG` on the inputs (StackGAN)
+        return _runs_model(cst.Call(func=ran), ctx)
     if kind is cst.Attribute and func.attr.value == "forward":
         # `net.forward(x)` runs `net` as `net(x)` would: the same evidence that the receiver is a model
         receiver = func.value
@@ -481,6 +485,9 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         return is_model_call(call, ctx)
     if text == receiver:
         return True
+    ran = module_run_by_function(call, ctx)
+    if ran is not None and _code(ctx, ran) == receiver:
+        return True  # `netG.eval()`, then `nn.parallel.data_parallel(netG, inputs, gpus)`
     if helper_runs(call, receiver, ctx):
         # (a helper whose own body is in the region of the module's `.eval()` is reported there)
         return not (type(func) is cst.Name and _module_evaluated(func.value, ctx))  # `G.eval()`, then `get_sample_image(G, n)` whose body runs `G(z)`; `self._process_one_batch(x)` runs `self.model`

@@ -39,6 +39,11 @@ MODULE_METHODS = frozenset(
 )
 
 
+# Functions that run the module handed as their first argument: `nn.parallel.data_parallel(netG,
+# inputs, gpus)` calls `netG` as `netG(*inputs)` would (StackGAN): evidence the name is called.
+MODULE_RUNNING_FUNCTIONS = frozenset({"data_parallel"})
+
+
 def is_backward(written: Optional[str], method: Optional[str], qualified: Optional[str] = None) -> bool:
     """Does the call run backward (in any form, whatever its arguments)?"""
     return method in BACKWARD_METHODS or qualified in AUTOGRAD_FUNCTIONS or written in _WRITTEN_AUTOGRAD
@@ -163,6 +168,10 @@ def module_names(calls: Iterable[ast.AST]) -> frozenset[str]:
         written = _name_or_self_attribute(func)
         if written is not None:
             called.add(written)
+        if _final_name(func) in MODULE_RUNNING_FUNCTIONS and call.args:  # type: ignore[attr-defined]
+            ran = _name_or_self_attribute(call.args[0])  # type: ignore[attr-defined]
+            if ran is not None:
+                called.add(ran)
         elif isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS:
             receiver = _name_or_self_attribute(func.value)
             if receiver is not None:
@@ -176,6 +185,12 @@ def file_module_names(source) -> frozenset[str]:
     return source.memo(  # type: ignore[no-any-return]
         "module-names", lambda: module_names(source.nodes(ast.Call)) if source.mentions(*MODULE_METHODS) else frozenset()
     )
+
+
+def _final_name(func: ast.AST) -> Optional[str]:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
 
 
 def _name_or_self_attribute(expr: ast.AST) -> Optional[str]:

@@ -581,6 +581,16 @@ class SemanticModel:
         for bound, site in _chain(sites, name):
             self._mark(site, bound, call, scalar if bound == name else False)
 
+    def _note_module_run(self, call: cst.Call) -> None:
+        """`nn.parallel.data_parallel(netG, inputs, gpus)` calls `netG` (evidence.MODULE_RUNNING_FUNCTIONS)."""
+        func = call.func
+        final = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None  # type: ignore[union-attr]
+        if final not in evidence.MODULE_RUNNING_FUNCTIONS or not call.args:
+            return
+        ran = dotted_name(call.args[0].value)
+        if ran is not None and (type(call.args[0].value) is cst.Name or (ran.startswith("self.") and ran.count(".") == 1)):
+            self._called.add(ran)
+
     def _note_model_names(self, func: cst.BaseExpression, written: Optional[str], method: Optional[str]) -> None:
         """The model fact's part of a call (`module_evidence`): a name or `self.<attr>` called, or
         given one of evidence.MODULE_METHODS."""
@@ -603,6 +613,7 @@ class SemanticModel:
             if type(node) is cst.Call:
                 func = node.func  # type: ignore[attr-defined]
                 self._note_model_names(func, dotted_name(func), func.attr.value if type(func) is cst.Attribute else None)
+                self._note_module_run(node)  # type: ignore[arg-type]
             extend(code_children(node))
 
     def _call(self, call: cst.Call, scopes: tuple, sites: dict, imports: dict) -> None:
@@ -610,6 +621,7 @@ class SemanticModel:
         written = dotted_name(func)
         method = func.attr.value if type(func) is cst.Attribute else None
         self._note_model_names(func, written, method)
+        self._note_module_run(call)
         qualified = _qualified(written, imports) if written is not None else None
         if evidence.is_backward(written, method, qualified) and not self._hand_written_backward(func, sites):
             self._any_backward = True

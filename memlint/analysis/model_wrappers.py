@@ -1,4 +1,5 @@
-"""Objects built around a model: `elbo = SVI(model, likelihood=...)`, whose call runs the model.
+"""Calls that run a model they are handed: `nn.parallel.data_parallel(netG, inputs, gpus)`, and
+objects built around a model (`elbo = SVI(model, likelihood=...)`) whose call runs the model.
 
 A class instantiated with the model as its first argument and then called on data
 (semi-supervised-pytorch's `SVI`, a variational bound that runs `self.model(x)` in its forward)
@@ -22,7 +23,24 @@ if TYPE_CHECKING:
 # Classes that take a model and, called, do not run it on data (or are not called at all).
 _NOT_RUNNING_PACKAGES = ("torch.optim", "torch.utils", "torch.cuda", "torch.amp")
 
+# torch functions that run the module given as their first argument on the inputs that follow.
+_MODULE_RUNNING_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
+
 _OTHER_BINDINGS = (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.AsName, cst.Param)
+
+
+def module_run_by_function(call: cst.Call, ctx: "Context") -> Optional[cst.BaseExpression]:
+    """The module a torch function runs (`nn.parallel.data_parallel(netG, inputs, gpus)` -> `netG`),
+    when the call hands it one and its inputs; None for any other call."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value != "data_parallel":  # (cheap first: the name)
+        return None
+    if ctx.resolve(func) not in _MODULE_RUNNING_FUNCTIONS:
+        return None
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if len(positional) < 2 or type(positional[0].value) not in (cst.Name, cst.Attribute):
+        return None
+    return positional[0].value
 
 
 def wraps_model(name: str, receiver: str, ctx: "Context") -> bool:

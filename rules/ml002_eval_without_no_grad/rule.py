@@ -48,7 +48,7 @@ class EvalWithoutNoGrad(Rule):
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
     data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
     X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
-    body runs the global `G`, with no grad switch of its own), an object built around X and fed data
+    body runs the global `G`, with no grad switch of its own), `nn.parallel.data_parallel(X, inputs, gpus)`, an object built around X and fed data
     (`elbo = SVI(model, ...)`, every binding of `elbo` in its scope so built, then `-elbo(x)`), a method of the class that runs
     `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; its `if flag:` blocks that the
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
@@ -1690,6 +1690,37 @@ for epoch in range(10):
     with torch.no_grad():
         for x in validation:
             total += -elbo(x).item()
+""",
+        ),
+        Invalid(  # `nn.parallel.data_parallel(netG, inputs, gpus)` runs `netG` (StackGAN's sample(), issue 27)
+            """
+import torch
+import torch.nn as nn
+
+class T:
+    def sample(self, loader):
+        netG, _ = self.load_network_stageI()
+        netG.eval()
+        for x in loader:
+            _, fake, mu, logvar = nn.parallel.data_parallel(netG, (x, x), self.gpus)
+            save(fake.data.cpu().numpy())
+""",
+            line=9,
+            column=35,
+            unsafe=True,
+            message="after `netG.eval()`",
+            fixed="""
+import torch
+import torch.nn as nn
+
+class T:
+    def sample(self, loader):
+        netG, _ = self.load_network_stageI()
+        netG.eval()
+        with torch.no_grad():
+            for x in loader:
+                _, fake, mu, logvar = nn.parallel.data_parallel(netG, (x, x), self.gpus)
+                save(fake.data.cpu().numpy())
 """,
         ),
         Valid(  # the object called after `model.eval()` is built around another model: not model's evaluation

@@ -117,6 +117,8 @@ def _on_evaluated(call: ast.Call, evaluated: frozenset, source: Source) -> bool:
     func = call.func
     if dotted(func) in evaluated:
         return True  # `X(x)`, `X.encoder(x)`
+    if isinstance(func, ast.Attribute) and func.attr == "data_parallel" and call.args and dotted(call.args[0]) in evaluated:
+        return True  # `nn.parallel.data_parallel(X, inputs, gpus)` runs X (model_wrappers.module_run_by_function)
     if isinstance(func, ast.Name):
         # `sample_images(X, n)`: a module-level function of the file that calls one of its
         # parameters (loosened: any argument position, any of them), or `sample_images()` calling

@@ -210,6 +210,22 @@ def train_curve(optimizer_func, curve_func, device="cuda"):
     ]
 
     INVALID = [
+        Invalid(  # the model runs through `nn.parallel.data_parallel(netG, inputs, gpus)` (StackGAN's trainer, issue 27)
+            """
+import torch
+import torch.nn as nn
+def train(netG, loader, gpus):
+    optimizer = torch.optim.Adam(netG.parameters())
+    for x in loader:
+        out = nn.parallel.data_parallel(netG, (x.cuda(),), gpus)
+        loss = out.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=5,
+            column=5,
+        ),
         Invalid(  # gradient accumulation: backward in the inner loop, the step in the loop around it (BigGAN's D step)
             """
 import torch
