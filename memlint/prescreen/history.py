@@ -228,6 +228,8 @@ class History:
             return False
         if func.attr == "forward" or named_like_model(func.attr):
             return True
+        if func.attr in evidence.MODULE_RUNNING_FUNCTIONS and call.args:
+            return True  # `nn.parallel.data_parallel(netG, inputs, gpus)` runs `netG` (model_wrappers)
         root = root_name(func)
         if self._only_imported(root) and root not in self.shadowing and all(path is not None for path in self.imports[root]):  # type: ignore[index]
             return False  # resolves to something imported
