@@ -33,7 +33,8 @@ def module_run_by_function(call: cst.Call, ctx: "Context") -> Optional[cst.BaseE
     """The module a torch function runs (`nn.parallel.data_parallel(netG, inputs, gpus)` -> `netG`),
     when the call hands it one and its inputs; None for any other call."""
     func = call.func
-    if type(func) is not cst.Attribute or func.attr.value != "data_parallel":  # (cheap first: the name)
+    final = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None  # type: ignore[union-attr]
+    if final != "data_parallel":  # (cheap first: the name)
         return None
     if ctx.resolve(func) not in _MODULE_RUNNING_FUNCTIONS:
         return None

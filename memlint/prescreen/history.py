@@ -220,6 +220,8 @@ class History:
             return True  # `G(z)`, `self.G(z)` with `G.eval()` somewhere: a model by evidence
         if isinstance(func, ast.Name):
             name = func.id
+            if name in evidence.MODULE_RUNNING_FUNCTIONS and call.args:
+                return True  # `data_parallel(netG, inputs, gpus)` imported from torch.nn.parallel
             resolved = self._only_imported(name) or (name in self.definitions and name not in self.imports)
             if resolved and name not in self.shadowing:
                 return False  # resolves to an import, or a class / function of this file
