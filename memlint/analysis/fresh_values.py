@@ -83,6 +83,10 @@ class FreshValues:
         if producer is not None:
             if target == name or _occurrences(function.body, name) == 2:
                 return described(producer)
+            # Rebound along the way (`d1 = self.up(x)`, `d1 = torch.cat([d1, skip], 1)`, then
+            # `d2 = self.up2(F.relu(d1))`): fresh where this read is the name's last one.
+            if _last_read(function, statement, name):
+                return described(producer)
             # Bound elsewhere too (`x = self.conv(x)`, `x = self.bn(x)`, `return self.relu(x)`): fresh
             # where the activation's statement ends the name's life (else it is used again later).
             return self._reaching_fresh(statement, name, target, is_direct)
@@ -157,6 +161,22 @@ def _adds_in_place(statement, name: str) -> bool:
         and small.target.value == name
         and type(small.operator) in _KEEP_NOTHING_IN_PLACE
     )
+
+
+def _last_read(function: cst.FunctionDef, statement, name: str) -> bool:
+    """Is `statement`, a line of the function's own body (no loop around it runs it again), its
+    only mention of `name` and the name's last one: no later line, no nested function or lambda
+    (which may run later), no `global`/`nonlocal` (others may read it) mentions it?"""
+    body = function.body.body if type(function.body) is cst.IndentedBlock else ()  # type: ignore[attr-defined]
+    index = next((i for i, line in enumerate(body) if line is statement), None)
+    if index is None or _occurrences(statement, name) != 1:
+        return False
+    if any(_occurrences(line, name) for line in body[index + 1 :]):
+        return False
+    for node in code_descendants(function.body):
+        if type(node) in (cst.FunctionDef, cst.Lambda, cst.Global, cst.Nonlocal) and _occurrences(node, name):
+            return False
+    return True
 
 
 def _occurrences(node: cst.CSTNode, name: str) -> int:

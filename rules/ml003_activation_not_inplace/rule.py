@@ -3395,6 +3395,81 @@ class Net(nn.Module):
 """,
             harness=Harness(setup="import torch", then="torch.manual_seed(0)\nmodel = Net().eval()\nx = torch.randn(2, 4, requires_grad=True)\nout = model(x)\nout.sum().backward()\nresult = (out, x.grad)"),
         ),
+        Invalid(  # a U-Net decoder: the name is rebound to a fresh `torch.cat` and this read is its last
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.Linear(4, 4)
+        self.up2 = nn.Linear(8, 4)
+    def forward(self, x):
+        d1 = self.up1(x)
+        d1 = torch.cat([d1, x], 1)
+        d2 = self.up2(F.relu(d1))
+        return d2
+""",
+            line=12,
+            column=23,
+            config=_EXACT,
+            message="the fresh result of `torch.cat`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.Linear(4, 4)
+        self.up2 = nn.Linear(8, 4)
+    def forward(self, x):
+        d1 = self.up1(x)
+        d1 = torch.cat([d1, x], 1)
+        d2 = self.up2(F.relu(d1, inplace=True))
+        return d2
+""",
+            harness=_runs("Net()", "2, 4"),
+        ),
+        Valid(  # the rebound name is read again after the activation: in place would change what it sees
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.Linear(4, 4)
+        self.up2 = nn.Linear(8, 4)
+    def forward(self, x):
+        d1 = self.up1(x)
+        d1 = torch.cat([d1, x], 1)
+        d2 = self.up2(F.relu(d1))
+        return d2 + d1[:, :4]
+""",
+            config=_EXACT,
+        ),
+        Valid(  # in a loop the next pass may read the name before it is rebound
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(8, 4)
+    def forward(self, x):
+        d = torch.cat([x, x], 1)
+        outs = []
+        for _ in range(2):
+            outs.append(d)
+            d = torch.cat([x, x], 1)
+            x = self.up(F.relu(d))
+        return x, outs
+""",
+            config=_EXACT,
+        ),
         Invalid(  # exact selection: GELU keeps its input, not its output
             """
 import torch
