@@ -3432,6 +3432,59 @@ class Net(nn.Module):
 """,
             harness=_runs("Net()", "2, 4"),
         ),
+        Invalid(  # a view of a fresh pooling output, the name rebound: in place overwrites only that tensor
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        batch = x.size(0)
+        x = self.pool(x)
+        x = F.relu(x.view(batch, -1))
+        return self.fc(x)
+""",
+            line=12,
+            column=13,
+            config=_EXACT,
+            message="the fresh output of `self.pool`, reshaped by `.view`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        batch = x.size(0)
+        x = self.pool(x)
+        x = F.relu(x.view(batch, -1), inplace=True)
+        return self.fc(x)
+""",
+            harness=_runs("Net()", "2, 1, 4, 4"),
+        ),
+        Valid(  # the pooled tensor is read again after the activation on its view
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2)
+    def forward(self, x):
+        p = self.pool(x)
+        h = F.relu(p.view(p.size(0), -1))
+        return h, p
+""",
+            config=_EXACT,
+        ),
         Valid(  # the rebound name is read again after the activation: in place would change what it sees
             """
 import torch

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.tables import NO_GRAD_FRAMEWORK_METHODS, NO_GRAD_HOOK_PREFIXES, NO_GRAD_HOOKS
-from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME
+from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME, RESHAPE_METHODS
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
 
@@ -323,6 +323,8 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         return True
     if _fresh_result(first):
         return True
+    if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr in RESHAPE_METHODS:
+        first = first.func.value  # `F.relu(x.view(n, -1))`: the value reshaped is the one asked about
     if not isinstance(first, ast.Name):
         return False
     # Bound further back, the activation's statement ending the name's life (analysis/reaching.py):
