@@ -31,7 +31,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     # `validation_step` or a Pipeline's `_forward` as well as a `no_grad` block), on a layer's
     # output, a sum or any other fresh value alike.
     held = _activation_attributes(source) if exact and source.mentions(*INPLACE_MODULES) else set()
-    if not held and not source.mentions(*INPLACE_FUNCTIONS):
+    if not held and not source.mentions(*INPLACE_FUNCTIONS, *INPLACE_MODULES):
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
     layers = _attributes_holding_layers(source) | _loop_variables(source)
@@ -46,7 +46,12 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
     )
     for call in source.nodes(ast.Call):
-        if final_name(call.func) not in functional or not call.args:  # type: ignore[attr-defined]
+        func = call.func  # type: ignore[attr-defined]
+        if isinstance(func, ast.Call) and final_name(func.func) in INPLACE_MODULES and call.args:  # `nn.ReLU()(1.0 - d)`
+            statement, previous, function = _statement_around(source, call)
+            if function is not None and _applies_inplace_function(statement, previous, call, layers, function):  # type: ignore[arg-type]
+                return True
+        if final_name(func) not in functional or not call.args:
             continue
         if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
