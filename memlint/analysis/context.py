@@ -134,6 +134,10 @@ class Context:
         }
         self._facts: Optional[FileFacts] = None
         self._memo: dict[object, object] = {}
+        # Module-level imports seen so far: an analysis that resolves names at module level
+        # (the inventory of nn.Module classes) is rebuilt once more are seen, so that what it says
+        # does not depend on which rule asked first (a notebook imports `torch.nn` after its first cells).
+        self.module_imports = 0
         # id(expr) -> (expr, what resolve(expr) answered), and (id(node), question) -> (node, answer)
         # for `remember`: every rule resolves the callee of every call.  Only this object's handlers
         # change what names mean, so each of them empties both (but `_visit_call`, which binds nothing).
@@ -490,6 +494,8 @@ class Context:
             self.frame.grad[-1] = _literal_flag(call) or GradMode.UNKNOWN
 
     def _leave_import(self, node: cst.Import) -> None:
+        if self.frame.kind == "module":
+            self.module_imports += 1
         for alias in node.names:
             module_name = dotted(alias.name)
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -501,6 +507,8 @@ class Context:
     def _leave_import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
             return
+        if self.frame.kind == "module":
+            self.module_imports += 1
         module = dotted(node.module) if node.module is not None else ""
         relative = bool(node.relative)
         for alias in node.names:

@@ -22,6 +22,7 @@ from memlint.analysis.module_lists import element_list, indexed_element
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
+from memlint.analysis.tables import RESHAPE_METHODS
 from memlint.analysis.walk import code_descendants
 
 # Ops whose output is a new tensor that their backward never reads (it reads only the operands):
@@ -63,6 +64,13 @@ class FreshValues:
         return attribute in self.layers.fresh_output_layers() if attribute is not None else makes_fresh_tensor(expr, self.ctx)
 
     def fresh_input(self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool) -> Optional[str]:
+        """`_fresh_input`, its description saying where the activation acts on a reshape of the value."""
+        found = self._fresh_input(call, statement, earlier, target, is_direct)
+        if found is None or _reshaped_name(call.args[0].value) is None or self.fresh(call.args[0].value):
+            return found
+        return f"{found}, reshaped by `.{call.args[0].value.func.attr.value}`"  # type: ignore[attr-defined]
+
+    def _fresh_input(self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool) -> Optional[str]:
         """What makes the call's first argument a fresh value that nothing reads after it (its
         description for the message), or None: a temporary (`F.relu(self.bn(x))`, `F.relu(a + b)`),
         or a name bound to one on the line before (`x = self.conv(x)`, then `x = F.relu(x)`), also
@@ -74,6 +82,9 @@ class FreshValues:
         source = call.args[0].value
         if self.fresh(source):  # a temporary, also nested in another call
             return described(source)
+        reshaped = _reshaped_name(source)
+        if reshaped is not None:  # `F.relu(x.view(n, -1))`: the view's base is the name's value, rebound here or dead after
+            source = reshaped
         if not isinstance(source, cst.Name):
             return None
         name = source.value  # (not the statement's own value: `target` is None, the name must occur twice)
@@ -82,6 +93,10 @@ class FreshValues:
         producer = self._binds_fresh(previous, name)
         if producer is not None:
             if target == name or _occurrences(function.body, name) == 2:
+                return described(producer)
+            # Rebound along the way (`d1 = self.up(x)`, `d1 = torch.cat([d1, skip], 1)`, then
+            # `d2 = self.up2(F.relu(d1))`): fresh where this read is the name's last one.
+            if _last_read(function, statement, name):
                 return described(producer)
             # Bound elsewhere too (`x = self.conv(x)`, `x = self.bn(x)`, `return self.relu(x)`): fresh
             # where the activation's statement ends the name's life (else it is used again later).
@@ -145,6 +160,20 @@ def described(value: cst.BaseExpression) -> str:
     return f"the fresh output of `self.{self_attr(func)}`"
 
 
+def _reshaped_name(source: cst.BaseExpression) -> Optional[cst.Name]:
+    """`x` of `x.view(n, -1)` / `x.reshape(...)` / `x.flatten(1)`: an activation in place on the
+    view overwrites `x`'s tensor (a reshape may copy it: then nothing else), which is fresh where
+    `x` is; the view's arguments must not mention `x` (`_occurrences` counts each mention)."""
+    if type(source) is not cst.Call:
+        return None
+    func = source.func  # type: ignore[attr-defined]
+    if type(func) is not cst.Attribute or func.attr.value not in RESHAPE_METHODS or type(func.value) is not cst.Name:
+        return None
+    if any(_occurrences(arg, func.value.value) for arg in source.args):  # type: ignore[attr-defined]
+        return None
+    return func.value  # type: ignore[return-value]
+
+
 def _adds_in_place(statement, name: str) -> bool:
     """`name += y` / `name -= y`: the value stays the one bound before, changed in place by an op
     whose backward reads nothing of it."""
@@ -157,6 +186,22 @@ def _adds_in_place(statement, name: str) -> bool:
         and small.target.value == name
         and type(small.operator) in _KEEP_NOTHING_IN_PLACE
     )
+
+
+def _last_read(function: cst.FunctionDef, statement, name: str) -> bool:
+    """Is `statement`, a line of the function's own body (no loop around it runs it again), its
+    only mention of `name` and the name's last one: no later line, no nested function or lambda
+    (which may run later), no `global`/`nonlocal` (others may read it) mentions it?"""
+    body = function.body.body if type(function.body) is cst.IndentedBlock else ()  # type: ignore[attr-defined]
+    index = next((i for i, line in enumerate(body) if line is statement), None)
+    if index is None or _occurrences(statement, name) != 1:
+        return False
+    if any(_occurrences(line, name) for line in body[index + 1 :]):
+        return False
+    for node in code_descendants(function.body):
+        if type(node) in (cst.FunctionDef, cst.Lambda, cst.Global, cst.Nonlocal) and _occurrences(node, name):
+            return False
+    return True
 
 
 def _occurrences(node: cst.CSTNode, name: str) -> int:

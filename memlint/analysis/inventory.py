@@ -131,7 +131,9 @@ def env_at(ctx: "Context", node: cst.CSTNode) -> Env:
 
 
 def _builder(ctx: "Context") -> "_Builder":
-    return ctx.memo("inventory", lambda: _Builder(ctx))  # type: ignore[return-value]
+    # Keyed by the module-level imports seen: asked before `import torch.nn as nn` (a notebook's
+    # later cell), the classes after it would stay unknown to every later ask.
+    return ctx.memo(("inventory", ctx.module_imports), lambda: _Builder(ctx))  # type: ignore[return-value]
 
 
 def torch_nn_name(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:

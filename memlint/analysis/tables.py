@@ -296,6 +296,9 @@ FRESH_RESULT_FUNCTIONS = frozenset(
 FRESH_RESULT_METHODS = frozenset(
     {"mm", "bmm", "matmul", "sum", "mean", "cumsum", "div", "mul", "add", "sub", "abs", "log", "clamp", "square"}
 )  # fmt: skip
+# Tensor methods that return a view of their receiver with another shape (a reshape may copy it):
+# an activation in place on `x.view(n, -1)` overwrites `x`'s tensor (ML003: analysis/fresh_values.py).
+RESHAPE_METHODS = frozenset({"view", "reshape", "flatten"})
 
 
 # Layers whose output is a new tensor their backward does not read: those of `OUTPUT_NOT_SAVED`

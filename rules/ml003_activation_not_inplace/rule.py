@@ -154,7 +154,10 @@ class ActivationNotInplace(Rule):
       between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before,
       or bound further back when the activation's statement ends the name's life (`return
       F.elu(h)`, `h = F.relu(h)`, also inside `if` branches) and the statements between read it
-      only for its metadata or a `torch.isnan` test)
+      only for its metadata or a `torch.isnan` test, or rebound on the previous line where the
+      activation's line, in the function's own body, is the name's last mention: `d1 =
+      torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`; also a `.view` / `.reshape` /
+      `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
@@ -173,7 +176,9 @@ class ActivationNotInplace(Rule):
       `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
       of it in a method of the class on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
-      (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`).
+      (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`);
+    - an activation module built for one call on such a fresh value (a GAN's hinge loss:
+      `torch.nn.ReLU()(1.0 - d_out_real).mean()`).
 
     Never reported: the first element of a Sequential (it would overwrite the caller's tensor, a
     residual input for example); an activation after an op that saves its output (Sigmoid, Tanh,
@@ -3395,6 +3400,164 @@ class Net(nn.Module):
 """,
             harness=Harness(setup="import torch", then="torch.manual_seed(0)\nmodel = Net().eval()\nx = torch.randn(2, 4, requires_grad=True)\nout = model(x)\nout.sum().backward()\nresult = (out, x.grad)"),
         ),
+        Invalid(  # a U-Net decoder: the name is rebound to a fresh `torch.cat` and this read is its last
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.Linear(4, 4)
+        self.up2 = nn.Linear(8, 4)
+    def forward(self, x):
+        d1 = self.up1(x)
+        d1 = torch.cat([d1, x], 1)
+        d2 = self.up2(F.relu(d1))
+        return d2
+""",
+            line=12,
+            column=23,
+            config=_EXACT,
+            message="the fresh result of `torch.cat`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.Linear(4, 4)
+        self.up2 = nn.Linear(8, 4)
+    def forward(self, x):
+        d1 = self.up1(x)
+        d1 = torch.cat([d1, x], 1)
+        d2 = self.up2(F.relu(d1, inplace=True))
+        return d2
+""",
+            harness=_runs("Net()", "2, 4"),
+        ),
+        Invalid(  # a view of a fresh pooling output, the name rebound: in place overwrites only that tensor
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        batch = x.size(0)
+        x = self.pool(x)
+        x = F.relu(x.view(batch, -1))
+        return self.fc(x)
+""",
+            line=12,
+            column=13,
+            config=_EXACT,
+            message="the fresh output of `self.pool`, reshaped by `.view`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(4, 2)
+    def forward(self, x):
+        batch = x.size(0)
+        x = self.pool(x)
+        x = F.relu(x.view(batch, -1), inplace=True)
+        return self.fc(x)
+""",
+            harness=_runs("Net()", "2, 1, 4, 4"),
+        ),
+        Valid(  # the pooled tensor is read again after the activation on its view
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2)
+    def forward(self, x):
+        p = self.pool(x)
+        h = F.relu(p.view(p.size(0), -1))
+        return h, p
+""",
+            config=_EXACT,
+        ),
+        Invalid(  # a hinge loss: the ReLU module is built for one call on a fresh difference
+            """
+import torch
+def hinge(d_out_real):
+    return torch.nn.ReLU()(1.0 - d_out_real).mean()
+""",
+            line=3,
+            column=12,
+            config=_EXACT,
+            message="`nn.ReLU` built for one call on a fresh difference",
+            fixed="""
+import torch
+def hinge(d_out_real):
+    return torch.nn.ReLU(inplace=True)(1.0 - d_out_real).mean()
+""",
+            harness=Harness(
+                setup="import torch",
+                then="d = torch.randn(6, requires_grad=True)\nloss = hinge(d)\nloss.backward()\nresult = (loss, d.grad)",
+            ),
+        ),
+        Valid(  # the module built for one call on a name that is read again: in place would change it
+            """
+import torch
+def hinge(d_out_real):
+    margin = 1.0 - d_out_real
+    loss = torch.nn.ReLU()(margin).mean()
+    return loss, margin
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the rebound name is read again after the activation: in place would change what it sees
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.Linear(4, 4)
+        self.up2 = nn.Linear(8, 4)
+    def forward(self, x):
+        d1 = self.up1(x)
+        d1 = torch.cat([d1, x], 1)
+        d2 = self.up2(F.relu(d1))
+        return d2 + d1[:, :4]
+""",
+            config=_EXACT,
+        ),
+        Valid(  # in a loop the next pass may read the name before it is rebound
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(8, 4)
+    def forward(self, x):
+        d = torch.cat([x, x], 1)
+        outs = []
+        for _ in range(2):
+            outs.append(d)
+            d = torch.cat([x, x], 1)
+            x = self.up(F.relu(d))
+        return x, outs
+""",
+            config=_EXACT,
+        ),
         Invalid(  # exact selection: GELU keeps its input, not its output
             """
 import torch
@@ -3657,7 +3820,9 @@ class Net(nn.Module):
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        if ctx.grad_mode is GradMode.DISABLED and final_name(node.func) in INPLACE_FUNCTIONS:
+        if ctx.grad_mode is GradMode.DISABLED and (
+            final_name(node.func) in INPLACE_FUNCTIONS or (type(node.func) is cst.Call and final_name(node.func.func) in INPLACE_MODULES)
+        ):
             self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
@@ -3842,6 +4007,29 @@ class Net(nn.Module):
                 self._module_calls.setdefault((owner, attribute), (module, bindings, []))[2].append(source is not None)
             elif self._functional_inplace(call):
                 self._check_call(call, statement, earlier, values, target if call is direct else None, call is direct)
+            elif type(call.func) is cst.Call:  # `nn.ReLU()(1.0 - d_out)`: a module built and called at once
+                self._check_inline_module(call, statement, earlier, values, target if call is direct else None, call is direct)
+
+    def _check_inline_module(self, call: cst.Call, statement, earlier, values: FreshValues, target, is_direct: bool) -> None:
+        """`torch.nn.ReLU()(1.0 - d_out_real).mean()` (a GAN's hinge loss): the module is built for
+        this one call, so whether it may run in place is whether its input is fresh."""
+        built = call.func
+        kind = torch_nn_name(self.ctx, built.func)  # type: ignore[attr-defined]
+        if kind not in INPLACE_MODULES:
+            return
+        argument, value = inplace_argument(built, INPLACE_MODULES[kind])  # type: ignore[arg-type]
+        if value is not False or argument is not None:
+            return  # already in place, not a literal, or `inplace=False` written out
+        after = values.fresh_input(call, statement, earlier, target, is_direct)
+        if after is None:
+            return
+        effect = self._effect(kind, forward_only=id(call) in self._no_grad_calls, next_keeps_input=False)
+        safe = inplace_fix_safety(kind, built) if effect is not None else None  # type: ignore[arg-type]
+        if safe is None:
+            return
+        message = f"`nn.{kind}` built for one call on {after} can run in place: `inplace=True` {effect}"
+        fix = self.replace(built, with_inplace(built, INPLACE_MODULES[kind]), "Add `inplace=True`", safe=safe)  # type: ignore[arg-type]
+        self.report(call, message, fix)
 
     def _functional_inplace(self, call: cst.Call) -> bool:
         """`F.relu(x, ...)` or another functional form with an `inplace` parameter (the cheap test first)."""

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.tables import NO_GRAD_FRAMEWORK_METHODS, NO_GRAD_HOOK_PREFIXES, NO_GRAD_HOOKS
-from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME
+from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME, RESHAPE_METHODS
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
 
@@ -31,7 +31,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     # `validation_step` or a Pipeline's `_forward` as well as a `no_grad` block), on a layer's
     # output, a sum or any other fresh value alike.
     held = _activation_attributes(source) if exact and source.mentions(*INPLACE_MODULES) else set()
-    if not held and not source.mentions(*INPLACE_FUNCTIONS):
+    if not held and not source.mentions(*INPLACE_FUNCTIONS, *INPLACE_MODULES):
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
     layers = _attributes_holding_layers(source) | _loop_variables(source)
@@ -46,7 +46,12 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
     )
     for call in source.nodes(ast.Call):
-        if final_name(call.func) not in functional or not call.args:  # type: ignore[attr-defined]
+        func = call.func  # type: ignore[attr-defined]
+        if isinstance(func, ast.Call) and final_name(func.func) in INPLACE_MODULES and call.args:  # `nn.ReLU()(1.0 - d)`
+            statement, previous, function = _statement_around(source, call)
+            if function is not None and _applies_inplace_function(statement, previous, call, layers, function):  # type: ignore[arg-type]
+                return True
+        if final_name(func) not in functional or not call.args:
             continue
         if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
@@ -323,6 +328,8 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         return True
     if _fresh_result(first):
         return True
+    if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr in RESHAPE_METHODS:
+        first = first.func.value  # `F.relu(x.view(n, -1))`: the value reshaped is the one asked about
     if not isinstance(first, ast.Name):
         return False
     # Bound further back, the activation's statement ending the name's life (analysis/reaching.py):
