@@ -238,14 +238,6 @@ class Context:
         return node if isinstance(node, cst.FunctionDef) else None
 
     @property
-    def class_node(self) -> Optional[cst.ClassDef]:
-        """The class whose body (or method) the traversal is in, if any."""
-        for frame in reversed(self.frames):
-            if frame.kind == "class":
-                return frame.node  # type: ignore[return-value]
-        return None
-
-    @property
     def class_name(self) -> Optional[str]:
         return self.frame.class_name
 

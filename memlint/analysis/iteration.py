@@ -118,53 +118,6 @@ def condition_is_opt_in_parameter(test: cst.BaseExpression, function: Optional[c
     return False
 
 
-def condition_is_opt_in_attribute(test: cst.BaseExpression, class_node: Optional[cst.ClassDef]) -> bool:
-    """`if self.variational:` where the class's `__init__(self, ..., variational=False)` sets
-    `self.variational = variational` and nothing else in the class binds it: a constructor flag the
-    caller opts in to (`WeightDrop(..., variational=True)`), off for every object built without it,
-    as an opt-in parameter of the method itself is (`condition_is_opt_in_parameter`)."""
-    if class_node is None:
-        return False
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        target = test.comparisons[0]
-        if not (isinstance(target.operator, (cst.Is, cst.Equal)) and isinstance(target.comparator, cst.Name) and target.comparator.value == "True"):
-            return False
-        test = test.left
-    if not (isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self"):
-        return False
-    attribute = test.attr.value
-    init = next((s for s in class_node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
-    if init is None:
-        return False
-    values = []
-    for node in code_descendants(class_node.body):
-        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            if any(_is_self_attribute(t, attribute) or (isinstance(t, (cst.Tuple, cst.List)) and any(_is_self_attribute(e.value, attribute) for e in t.elements)) for t in targets):
-                values.append(node.value if isinstance(node, cst.Assign) else None)
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "setattr" and node.args:
-            if isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "self":
-                return False  # `setattr(self, name, value)`: any attribute may be set
-    if len(values) != 1 or not isinstance(values[0], cst.Name):
-        return False
-    if not any(s is values[0] for s in _top_level_assigned_values(init)):
-        return False  # set in a branch or a nested function of `__init__`, or in another method
-    return condition_is_opt_in_parameter(values[0], init)
-
-
-def _is_self_attribute(node: cst.BaseExpression, attribute: str) -> bool:
-    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value == attribute
-
-
-def _top_level_assigned_values(function: cst.FunctionDef) -> Iterator[cst.BaseExpression]:
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
-    for statement in body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Assign):
-                    yield small.value
-
-
 def condition_is_mode_parameter(test: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> bool:
     """`if distance == 'l_inf':` ... `elif distance == 'l_2':` in `def trades_loss(..., distance='l_inf')`:
     a parameter whose default is a string, compared with strings, picks one of the function's modes.

@@ -13,7 +13,6 @@ from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.iteration import (
     condition_is_mode_parameter,
-    condition_is_opt_in_attribute,
     condition_is_opt_in_parameter,
     configured_overrides,
     every_iteration,
@@ -113,8 +112,7 @@ class HostThenDevice(Rule):
       built in an attention layer's `forward`: the project pass's per-forward fact); not where the
       value fills a cache that the `if` around it reads (`if self.mask is None: self.mask = ...`), nor
       behind a flag parameter that defaults to False (`if init:` of `forward(self, x, init=False)`, a
-      data-dependent initialisation called once) or an attribute the constructor sets from one
-      (`if self.variational:` with `__init__(self, ..., variational=False)`: an object built to opt in);
+      data-dependent initialisation called once);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
       in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
@@ -229,36 +227,6 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
-        Valid(  # behind a constructor flag off by default (outlier-exposure's WeightDrop(variational=False)): the opt-in object's work
-            """
-import torch
-from torch.nn import Parameter
-
-class WeightDrop(torch.nn.Module):
-    def __init__(self, module, weights, dropout=0, variational=False):
-        super().__init__()
-        self.module = module
-        self.weights = weights
-        self.dropout = dropout
-        self.variational = variational
-
-    def _setweights(self):
-        for name_w in self.weights:
-            raw_w = getattr(self.module, name_w + '_raw')
-            if self.variational:
-                mask = torch.autograd.Variable(torch.ones(raw_w.size(0), 1))
-                if raw_w.is_cuda: mask = mask.cuda()
-                mask = torch.nn.functional.dropout(mask, p=self.dropout, training=True)
-                w = mask.expand_as(raw_w) * raw_w
-            else:
-                w = torch.nn.functional.dropout(raw_w, p=self.dropout, training=self.training)
-            setattr(self.module, name_w, w)
-
-    def forward(self, *args):
-        self._setweights()
-        return self.module.forward(*args)
-"""
-        ),
         Valid(  # the helper makes its tensor on the device it is given: nothing to copy
             """
 import torch
@@ -616,39 +584,6 @@ class Attention(nn.Module):
     ]
 
     INVALID = [
-        Invalid(  # the near miss: the constructor flag is on by default, so every object built takes the branch
-            """
-import torch
-from torch.nn import Parameter
-
-class WeightDrop(torch.nn.Module):
-    def __init__(self, module, weights, dropout=0, variational=True):
-        super().__init__()
-        self.module = module
-        self.weights = weights
-        self.dropout = dropout
-        self.variational = variational
-
-    def _setweights(self):
-        for name_w in self.weights:
-            raw_w = getattr(self.module, name_w + '_raw')
-            if self.variational:
-                mask = torch.autograd.Variable(torch.ones(raw_w.size(0), 1))
-                if raw_w.is_cuda: mask = mask.cuda()
-                mask = torch.nn.functional.dropout(mask, p=self.dropout, training=True)
-                w = mask.expand_as(raw_w) * raw_w
-            else:
-                w = torch.nn.functional.dropout(raw_w, p=self.dropout, training=self.training)
-            setattr(self.module, name_w, w)
-
-    def forward(self, *args):
-        self._setweights()
-        return self.module.forward(*args)
-""",
-            line=16,
-            column=24,
-            message="which `forward` calls",
-        ),
         Invalid(  # a helper that moves its argument behind a CUDA check and returns it wrapped (Self-Attention-GAN's tensor2var)
             """
 import torch
@@ -2385,8 +2320,8 @@ for data, target in train_loader:
             return
         if self._fills_cache():  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
             return
-        if any(condition_is_opt_in_parameter(node.test, ctx.function_node) or condition_is_opt_in_attribute(node.test, ctx.class_node) for node, _ in ctx.frame.conditions):
-            return  # `if init:` of `forward(self, x, init=False)`, `if self.variational:` set from `variational=False`: a special call or object, not every one
+        if any(condition_is_opt_in_parameter(node.test, ctx.function_node) for node, _ in ctx.frame.conditions):
+            return  # `if init:` of `forward(self, x, init=False)`: a special call, not every one
         candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx, self._configured), at)
         in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
         if in_forward:
