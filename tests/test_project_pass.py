@@ -954,6 +954,56 @@ def test_a_host_tensor_moved_by_a_helper_of_another_file(project):
     assert _findings("evaluate.py") == []  # alone, evaluate.py cannot know what async_copy_to does
 
 
+def test_a_host_tensor_moved_by_a_star_imported_helper_of_another_file(project):
+    # heykeetae/Self-Attention-GAN: utils.py's tensor2var moves its argument behind a CUDA check and
+    # returns it wrapped in Variable; trainer.py star-imports utils and feeds it torch.randn per step
+    write(project / "utils.py", """
+        import torch
+        from torch.autograd import Variable
+
+        def tensor2var(x, grad=False):
+            if torch.cuda.is_available():
+                x = x.cuda()
+            return Variable(x, requires_grad=grad)
+    """)
+    write(project / "trainer.py", """
+        import torch
+        from utils import *
+
+        def train(G, loader, optimizer, z_dim):
+            for real in loader:
+                z = tensor2var(torch.randn(real.size(0), z_dim))
+                loss = G(z).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    """)
+    assert _findings(".") == [("trainer.py", "ML013", 6)]
+    assert _findings("trainer.py") == []  # alone, trainer.py cannot know what tensor2var does
+
+
+def test_a_star_imported_name_the_function_binds_itself_is_no_helper_call(project):
+    write(project / "utils.py", """
+        import torch
+
+        def tensor2var(x):
+            return x.cuda()
+    """)
+    write(project / "trainer.py", """
+        import torch
+        from utils import *
+
+        def train(G, loader, optimizer, z_dim, tensor2var):
+            for real in loader:
+                z = tensor2var(torch.randn(real.size(0), z_dim))
+                loss = G(z).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    """)
+    assert _findings(".", "--select", "ML013") == []
+
+
 MASKING = """
     import torch
 

@@ -111,7 +111,8 @@ class Context:
         self.framework_no_grad_methods: dict[str, frozenset[str]] = {}
         self.defined_functions: set[FunctionKey] = set()
         self.call_sites: dict[FunctionKey, list[CallSite]] = {}
-        self._ambiguous = _module_names_bound_twice(module)
+        self._import_fallbacks = import_fallbacks(module)
+        self._ambiguous = _module_names_bound_twice(module, self._import_fallbacks)
         # `from utils import *` where utils imports torch: `torch` is then used without an import of
         # its own (`@torch.no_grad()`); an unbound `torch` in such a file is taken to be torch.
         self._star_import = any(
@@ -606,6 +607,9 @@ class Context:
         return None
 
     def _bind(self, name: str, binding: Binding) -> None:
+        frame = self.frame
+        if frame.handlers and frame.kind == "module" and name in self._import_fallbacks and name in frame.names:
+            return  # the stand-in for a failed import: the import is what the code runs with
         self.frame.names[name] = binding
         self.frame.bound_in_loop[name] = self.loop
         self.frame.initial_values[name] = binding.value
@@ -785,16 +789,17 @@ def _calls_in(node: cst.CSTNode):
         stack.extend(code_children(current))
 
 
-def _module_names_bound_twice(module: cst.Module) -> set[str]:
+def _module_names_bound_twice(module: cst.Module, fallbacks: frozenset[str]) -> set[str]:
     """Module-level names bound by an import and also by something else (def, class, assignment).
 
     Function bodies run after the module has finished loading, so for them such a name is ambiguous.
-    `name = None` (the usual `except ImportError` fallback) does not count.
+    `name = None` (the usual `except ImportError` fallback) does not count, nor does a stand-in
+    defined in the `except` of the try that imported the name (`import_fallbacks`).
     """
     imported: dict[str, set[str]] = {}
     other: set[str] = set()
 
-    def scan(statements) -> None:
+    def scan(statements, in_handler: bool = False) -> None:
         for statement in statements:
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
@@ -813,14 +818,68 @@ def _module_names_bound_twice(module: cst.Module) -> set[str]:
                         if isinstance(small.value, cst.Name) and small.value.value == "None":
                             continue
                         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-                        other.update(t.value for t in targets if isinstance(t, cst.Name))
+                        other.update(t.value for t in targets if isinstance(t, cst.Name) and not _fallback(t.value, in_handler))
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                other.add(statement.name.value)
-            elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.TryStar)):
+                if not _fallback(statement.name.value, in_handler):
+                    other.add(statement.name.value)
+            elif isinstance(statement, (cst.Try, cst.TryStar)):
+                scan(statement.body.body, in_handler)
+                for handler in statement.handlers:
+                    scan(handler.body.body, True)
+                for extra in (statement.orelse, statement.finalbody):
+                    if extra is not None:
+                        scan(extra.body.body, in_handler)
+            elif isinstance(statement, (cst.If, cst.With)):
                 for block in nested_blocks(statement):
-                    scan(block)
+                    scan(block, in_handler)
+
+    def _fallback(name: str, in_handler: bool) -> bool:
+        return in_handler and name in fallbacks
 
     scan(module.body)
     ambiguous = {name for name in imported if name in other}
     ambiguous.update(name for name, sources in imported.items() if len(sources) > 1)
     return ambiguous
+
+
+def import_fallbacks(module: cst.Module) -> frozenset[str]:
+    """Module-level names imported in a `try` and rebound (a dummy class, a stand-in function, an
+    assignment) only in that try's `except` handlers: the stand-in for an environment where the import
+    fails (`except: class GradScaler: ...` for PyTorch < 1.6).  Where the import succeeds, as on the
+    installs a linter reasons about, the name is the imported object, so the analysis keeps the import's
+    binding.  A name also bound outside those handlers is not one."""
+    in_try: set[str] = set()
+    elsewhere: set[str] = set()
+
+    def bound(statements) -> set[str]:
+        names: set[str] = set()
+        for statement in statements:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                names.add(statement.name.value)
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                        names.update(t.value for t in targets if isinstance(t, cst.Name))
+        return names
+
+    def imports(statements) -> set[str]:
+        names: set[str] = set()
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                        names.update(a.asname.name.value if a.asname else dotted(a.name) for a in small.names
+                                     if a.asname is None or isinstance(a.asname.name, cst.Name))
+        return names
+
+    for statement in module.body:
+        if isinstance(statement, cst.Try):
+            imported = imports(statement.body.body)
+            for handler in statement.handlers:
+                rebound = bound(handler.body.body)
+                in_try.update(imported & rebound)
+            elsewhere.update(bound(statement.body.body))
+        else:
+            elsewhere.update(bound([statement]))
+    return frozenset(in_try - elsewhere)

@@ -45,6 +45,7 @@ The history rules here are those of memlint.analysis.values, read as "certainly"
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 from typing import Any, Callable, Iterator, Optional
 
@@ -53,7 +54,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 11  # 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 12  # 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -577,7 +578,9 @@ class _Summary:
             if constructor:
                 reference = ["i", constructor, reference[2], reference[1]]  # (the receiver last: project.update_calls)
             elif reference[2] == "__call__":
-                reference = None  # a call of a name not bound to an instance: a function value, unknown
+                # a call of a name not bound to an instance: a function value, unknown, unless only a
+                # star import of the project can bind it (`from utils import *` ... `tensor2var(z)`)
+                reference = ["n", reference[1]] if self._from_star(key, reference[1]) else None
             else:
                 reference = self._receiver_classes(key, reference[1], reference[2])
                 if (reference is None or reference[0] == "u") and _model_method(func.value.id, func.attr):  # type: ignore[attr-defined]
@@ -685,6 +688,14 @@ class _Summary:
             elif isinstance(ancestor, ast.ClassDef):
                 return None
         return None
+
+    def _from_star(self, key: str, name: str) -> bool:
+        """Can only one of the file's star imports bind `name` where function `key` calls it: no
+        binding in the function or at module level, no definition, no builtin?  (The project pass
+        looks the name up in the starred modules, and leaves it unresolved where none defines it.)"""
+        if not self.stars or key == "?" or name in self.defs or hasattr(builtins, name):
+            return False
+        return name not in self._local_values(key) and name not in self._local_values("")
 
     def _instance_class(self, key: str, name: str) -> Optional[str]:
         """`obj = Trainer(...)` bound once in the function: "Trainer" (as written)."""
@@ -837,8 +848,23 @@ class _Summary:
             bound = statement.targets[0].id  # type: ignore[union-attr]
             parent = next(self.source.ancestors(statement))
             block = next((getattr(parent, f) for f in ("body", "orelse") if statement in getattr(parent, f, ())), ())
-            return any(type(s) is ast.Return and type(s.value) is ast.Name and s.value.id == bound for s in block)  # type: ignore[union-attr]
+            if any(type(s) is ast.Return and self._returns_name(s, bound) for s in block):
+                return True
+            # `if torch.cuda.is_available(): x = x.cuda()` then `return Variable(x)` (the test is a
+            # device check: checked above): the statement after the `if` returns the moved value
+            body = getattr(function, "body", ())
+            if type(parent) is ast.If and statement in parent.body and not parent.orelse and parent in body:
+                after = body[body.index(parent) + 1 :]
+                return bool(after) and type(after[0]) is ast.Return and self._returns_name(after[0], bound)
         return False
+
+    def _returns_name(self, statement: ast.Return, name: str) -> bool:
+        """`return name`, or `return Variable(name, ...)` (the legacy wrapper hands back the tensor
+        where it is)."""
+        value = statement.value
+        if type(value) is ast.Call and self.qualify(dotted(value.func)) in tables.VARIABLE_CLASSES and value.args:
+            value = value.args[0]
+        return type(value) is ast.Name and value.id == name
 
     # ------------------------------------------------------------------ returned values
 

@@ -347,3 +347,6 @@ NORM_PARAMETER_NAME = re.compile(r"norm(?!al)|^bn(_|$)|_bn$", re.I)
 # bound to such a chain holds an instance of the class constructed at its root (the semantic model's
 # `constructed`, and the summaries' instance references of the project pass).
 MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "requires_grad_", "half", "float", "double", "bfloat16", "to_empty", "train", "eval"})
+
+# The legacy autograd wrapper: `Variable(x)` is `x`, on the device `x` is on.
+VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})

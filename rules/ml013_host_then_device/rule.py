@@ -584,6 +584,28 @@ class Attention(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a helper that moves its argument behind a CUDA check and returns it wrapped (Self-Attention-GAN's tensor2var)
+            """
+import torch
+from torch.autograd import Variable
+
+def tensor2var(x, grad=False):
+    if torch.cuda.is_available():
+        x = x.cuda()
+    return Variable(x, requires_grad=grad)
+
+def train(G, loader, optimizer, z_dim):
+    for real in loader:
+        z = tensor2var(torch.randn(real.size(0), z_dim))
+        loss = G(z).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=11,
+            column=13,
+            message="tensor2var(torch.randn(",
+        ),
         Invalid(  # a marimo notebook: the cell gets `torch` from the cell that imports it
             """
 import marimo

@@ -62,7 +62,9 @@ class DeprecatedAmpApi(Rule):
     `torch.cpu.amp.autocast(...)` and `torch.cpu.amp.GradScaler(...)`, however they are imported (`from torch.cuda.amp import autocast, GradScaler`,
     `from torch.cuda import amp`), and those classes used as values, to be called later: bound to a
     name (`amp_cm = autocast if args.amp else contextlib.nullcontext`), passed as an argument or
-    returned (not when only tested with `isinstance`). A project's own `autocast` is never reported, nor is a call that
+    returned (not when only tested with `isinstance`). A name imported in a `try` whose `except` only
+    defines a stand-in for old PyTorch (`except: class GradScaler: ...`) is the deprecated class: the
+    import is what current PyTorch runs. A project's own `autocast` is never reported, nor is a call that
     is a compatibility fallback for old PyTorch: behind a version check
     (`... if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()`) or in the `except` branch of
     a `try` that used the new API first.
@@ -258,6 +260,22 @@ with torch.amp.autocast("cpu"):
     y = model(x)
 """,
             harness=Harness(setup=_CPU_MODEL, then="result = y"),
+        ),
+        Invalid(  # imported in a try, a dummy class only the fallback for PyTorch < 1.6 (RAFT): the import is what runs
+            """
+import torch
+try:
+    from torch.cuda.amp import GradScaler
+except ImportError:
+    class GradScaler:
+        def scale(self, loss):
+            return loss
+def train(args):
+    scaler = GradScaler(enabled=args.mixed_precision)
+""",
+            line=9,
+            column=14,
+            message="deprecated",
         ),
         Invalid(  # re-exported through `__all__`: the import stays (issue 25)
             """
