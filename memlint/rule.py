@@ -68,6 +68,10 @@ class Meta:
     `words`: the trigger words, groups of identifiers; the rule can only report in a text that
     mentions at least one word of every group (anywhere: code, strings or comments).  They are the
     cheapest part of the rule's screen, asked before its `screen.py`.
+
+    `follows_other_files_steps`: the rule asks whether a loop runs another file's training step
+    (`FileView.update_calls`), so it may report in a file that never mentions torch itself (SPADE's
+    train.py calls `trainer.run_generator_one_step(data)`); every other rule is skipped there.
     """
 
     code: str
@@ -75,6 +79,7 @@ class Meta:
     default_enabled: bool = True
     options: tuple[Option, ...] = ()
     words: tuple[tuple[str, ...], ...] = ()
+    follows_other_files_steps: bool = False
 
 
 def boolean(value: Any) -> bool:

@@ -15,7 +15,7 @@ from memlint.pipeline.source import statement_rows
 from memlint.pipeline.suppressions import Suppressions
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION  # judged here, after the analysis
 from memlint.pipeline.unused_suppressions import unused_suppressions
-from memlint.prescreen import Source, mentioned_codes, may_use_torch, screened_codes
+from memlint.prescreen import Source, following_other_files_steps, mentioned_codes, may_use_torch, screened_codes
 
 if TYPE_CHECKING:
     from memlint.pipeline.incremental import IncrementalParser
@@ -56,11 +56,6 @@ def lint_text(
     return found
 
 
-# The rules that ask whether a loop runs another file's training step (`FileView.update_calls`): the
-# only ones that can report in a file that never mentions torch.
-_ANOTHER_FILES_STEP = frozenset({"ML010", "ML017"})
-
-
 def _findings(
     text: str, filename: str, settings: Settings, codes: frozenset[str], project: Optional[FileView], screened: bool,
     suppressions: Suppressions, source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
@@ -73,7 +68,7 @@ def _findings(
         # (a TensorFlow script beside a torch package is no torch code for the other rules)
         if project is None or not project.steps_elsewhere:
             return []
-        codes = codes & _ANOTHER_FILES_STEP
+        codes = following_other_files_steps(codes)
     codes = codes - {UNUSED_SUPPRESSION}  # it reads comments after the analysis, never needs it
     if not codes:
         return []

@@ -85,6 +85,13 @@ def mentioned_codes(source: Source, codes: Collection[str]) -> frozenset[str]:
     return frozenset(code for code in codes if code not in metas or _mentions_words(source, metas[code].words))
 
 
+def following_other_files_steps(codes: Collection[str]) -> frozenset[str]:
+    """The rules of `codes` that may report in a file that never mentions torch, when it runs another
+    file's training step (`Meta.follows_other_files_steps`)."""
+    metas = _metas()
+    return frozenset(code for code in codes if code in metas and metas[code].follows_other_files_steps)
+
+
 def screen_holds(source: Source, code: str, options: Mapping[str, Any]) -> bool:
     """Could rule `code` alone report in `source`?  (The question `needs_analysis` asks per rule.)"""
     return needs_analysis(source, (code,), options)

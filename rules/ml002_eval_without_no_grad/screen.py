@@ -19,7 +19,8 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
     eval_scopes = {id(_scope_of(source, call)) for call in mode_calls}
     named = any(_named_as_evaluation(f.name) for f in source.nodes(*FUNCTIONS))  # type: ignore[attr-defined]
-    loops = any(_over_evaluation_data(loop) for loop in source.nodes(*LOOPS))
+    evaluation_loops = {id(loop) for loop in source.nodes(*LOOPS) if _over_evaluation_data(loop)}  # once per loop
+    loops = bool(evaluation_loops)
     if not (eval_scopes or named or loops):
         return False  # no evaluation region at all (a mode helper's own `.eval()` is one)
     calls = list(source.nodes(ast.Call))
@@ -46,7 +47,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         for ancestor in source.ancestors(call):
             if isinstance(ancestor, FUNCTIONS) and (id(ancestor) in eval_scopes or _named_as_evaluation(ancestor.name)):
                 return True
-            if isinstance(ancestor, LOOPS) and _over_evaluation_data(ancestor):
+            if id(ancestor) in evaluation_loops:
                 return True
     if loops:
         # a method fed data of a model, in a loop over evaluation data (`D.feature_extraction(x)` over
@@ -61,7 +62,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             for ancestor in source.ancestors(call):
                 if isinstance(ancestor, FUNCTIONS):
                     break
-                if isinstance(ancestor, LOOPS) and _over_evaluation_data(ancestor):
+                if id(ancestor) in evaluation_loops:
                     return True
     return False
 

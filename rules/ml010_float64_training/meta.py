@@ -17,4 +17,5 @@ META = Meta(
     name="float64-training",
     # the text mentions float64; screen.py asks for training
     words=(("float64", "double", "DoubleTensor"),),
+    follows_other_files_steps=True,  # a script that runs another file's training step trains
 )  # fmt: skip

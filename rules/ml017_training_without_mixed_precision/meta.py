@@ -10,4 +10,5 @@ META = Meta(
     default_enabled=False,
     # no trigger words: a file whose loop calls another file's training step mentions neither
     # backward nor `step` (screen.py asks the project pass)
+    follows_other_files_steps=True,
 )
