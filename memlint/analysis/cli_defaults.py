@@ -9,32 +9,26 @@ from a file) stays an opt-in.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from memlint.pipeline.tree import code_descendants
 
-# The last module asked about and its flags, as one tuple swapped whole (a reader never sees one
-# module's flags beside another's; libcst's nodes take no weak references).
-_last: tuple = (None, frozenset())
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
 
 
-def flag_on_by_default(test: cst.BaseExpression, module: cst.Module) -> bool:
-    """Is `test` `args.name` (a plain attribute of a plain name), where `module` declares the
+def flag_on_by_default(test: cst.BaseExpression, ctx: "Context") -> bool:
+    """Is `test` `args.name` (a plain attribute of a plain name), where the file declares the
     command-line flag `name` on by default?"""
     if type(test) is not cst.Attribute or type(test.value) is not cst.Name:
         return False
-    return test.attr.value in _flags_on(module)
+    return test.attr.value in ctx.memo("flags-on-by-default", lambda: _flags_on(ctx.module))
 
 
 def _flags_on(module: cst.Module) -> frozenset[str]:
-    global _last
-    known = _last
-    if known[0] is not module:
-        known = (module, frozenset(filter(None, (_declared_on(node) for node in code_descendants(module) if type(node) is cst.Call))))
-        _last = known
-    return known[1]
+    return frozenset(filter(None, (_declared_on(node) for node in code_descendants(module) if type(node) is cst.Call)))
 
 
 def _declared_on(call: cst.Call) -> Optional[str]:

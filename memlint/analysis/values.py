@@ -63,9 +63,6 @@ OPAQUE = Value(Kind.OTHER)
 
 _CONTAINER_DISPLAYS = (cst.List, cst.Dict, cst.Set)
 _DISPLAYS = frozenset({cst.List, cst.Tuple, cst.Dict, cst.Set})
-_MODULE_RETURNING_METHODS = frozenset(
-    {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "to_empty"}
-)
 _CONTAINER_BUILDERS = frozenset({"list", "dict", "set"})
 _CONTAINER_FACTORIES = frozenset({"collections.defaultdict", "collections.OrderedDict", "collections.deque"})
 
@@ -294,7 +291,7 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
                 return tensor(False, scalar=receiver.scalar)
             return NUMBER if method in ("item", "tolist", "size", "dim", "numel") else OTHER
         if receiver.kind is Kind.MODULE:
-            if method in _MODULE_RETURNING_METHODS:  # model.to(device), model.eval(): the module itself
+            if method in tables.MODULE_RETURNING:  # model.to(device), model.eval(): the module itself
                 return receiver
             return _model_output(ctx, scalar=receiver.scalar) if method == "forward" else UNKNOWN
         if receiver.kind is Kind.TENSOR or receiver.graph is not None:
@@ -532,13 +529,10 @@ def _is_one(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Integer and expr.evaluated_value == 1  # type: ignore[attr-defined]
 
 
-_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
-
-
 def _torch_call(qualified: str, call: cst.Call, ctx: "Context") -> Value:
     """A call of torch's `qualified`, as call_rules.torch_call classes it (the rule the project
     pass's summaries and the screens read too)."""
-    if qualified in _VARIABLE and call.args and call.args[0].keyword is None:
+    if qualified in tables.VARIABLE_CLASSES and call.args and call.args[0].keyword is None:
         # `Variable(t)`: a no-op wrapper since PyTorch 0.4, t itself (with `requires_grad=True`, a leaf
         # whose results will carry history)
         value = evaluate(call.args[0].value, ctx)

@@ -28,7 +28,7 @@ from memlint.analysis.project_facts import makes_host_tensor, moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tensor_reads import read_as_tensor
 from memlint.analysis.values import Kind, evaluate
-from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES, WINDOW_FACTORIES
+from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES, VARIABLE_CLASSES, WINDOW_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
@@ -40,7 +40,6 @@ _COMPATIBLE_KEYWORDS = frozenset({"dtype", "size"})
 # Casts that may sit between the factory and the move: `torch.full(...).long().to(device)`.
 _CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
 # The legacy autograd wrapper (a no-op since PyTorch 0.4): `Variable(torch.ones(n)).cuda()`.
-_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 # Methods a framework runs once per batch: Lightning's and HF Trainer's (the project pass's table),
 # and the callbacks of Catalyst and Keras-style trainers.
 _BATCH_HOOKS = PER_BATCH_HOOKS | {"on_batch_start", "on_batch_end"}
@@ -2352,7 +2351,7 @@ for data, target in train_loader:
         the function's mode by a parameter with a string default (`condition_is_mode_parameter`)."""
         if id(node) in self._overrides:
             return True
-        return type(node) is cst.If and (flag_on_by_default(node.test, self.ctx.module) or condition_is_mode_parameter(node.test, self.ctx.function_node))
+        return type(node) is cst.If and (flag_on_by_default(node.test, self.ctx) or condition_is_mode_parameter(node.test, self.ctx.function_node))
 
     def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
         """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
@@ -2510,7 +2509,7 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
             fixable = False  # the fill would have to move into a different factory
             receiver = func.value
             continue
-        if ctx.resolve(func) in _VARIABLE and receiver.args and receiver.args[0].keyword is None and not receiver.args[0].star:
+        if ctx.resolve(func) in VARIABLE_CLASSES and receiver.args and receiver.args[0].keyword is None and not receiver.args[0].star:
             fixable = fixable and len(receiver.args) == 1
             receiver = receiver.args[0].value
             continue
