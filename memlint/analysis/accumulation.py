@@ -43,7 +43,8 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis.iteration import iterates_batches, names_in
-from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME
+from memlint.analysis.naming import BATCH_SOURCE
+from memlint.analysis.roles import steps_an_optimizer
 from memlint.analysis.values import NONE, Kind
 from memlint.analysis.walk import code_descendants, code_with_parents
 
@@ -352,7 +353,7 @@ def reset_per_window(loop: cst.CSTNode, name: str) -> bool:
         guards = [p for p in inside if isinstance(p, (cst.If, cst.Else, cst.ExceptHandler))]
         if not guards:
             return True  # emptied on every iteration
-        if _steps_optimizer(guards[-1]):
+        if steps_an_optimizer(guards[-1]):
             return True
     return False
 
@@ -372,16 +373,6 @@ def _resets(node: cst.CSTNode, name: str) -> bool:
         )
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "clear":
         return isinstance(node.func.value, cst.Name) and node.func.value.value == name
-    return False
-
-
-def _steps_optimizer(block: cst.CSTNode) -> bool:
-    for node in code_descendants(block):
-        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "step":
-            receiver = node.func.value
-            receiver_name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""
-            if OPTIMIZER_NAME.search(receiver_name):
-                return True
     return False
 
 

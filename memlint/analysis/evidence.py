@@ -156,7 +156,6 @@ def _loosely_qualified(written: Optional[str]) -> Optional[str]:
     return "torch.autograd." + last if last in ("grad", "backward") else None
 
 
-
 def module_names(calls: Iterable[ast.AST]) -> frozenset[str]:
     """On CPython's AST: the names (and `self.<attr>`s, as "self.attr") that get one of
     MODULE_METHODS and are also called: the model fact of model.py (`SemanticModel.module_evidence`),
@@ -168,14 +167,14 @@ def module_names(calls: Iterable[ast.AST]) -> frozenset[str]:
         written = _name_or_self_attribute(func)
         if written is not None:
             called.add(written)
-        if _final_name(func) in MODULE_RUNNING_FUNCTIONS and call.args:  # type: ignore[attr-defined]
-            ran = _name_or_self_attribute(call.args[0])  # type: ignore[attr-defined]
-            if ran is not None:
-                called.add(ran)
         elif isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS:
             receiver = _name_or_self_attribute(func.value)
             if receiver is not None:
                 receivers.add(receiver)
+        if _final_name(func) in MODULE_RUNNING_FUNCTIONS and call.args:  # `data_parallel(G, inputs, gpus)` runs G
+            ran = _name_or_self_attribute(call.args[0])  # type: ignore[attr-defined]
+            if ran is not None:
+                called.add(ran)
     return frozenset(receivers & called)
 
 
@@ -187,15 +186,16 @@ def file_module_names(source) -> frozenset[str]:
     )
 
 
-def _final_name(func: ast.AST) -> Optional[str]:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else None
-
-
 def _name_or_self_attribute(expr: ast.AST) -> Optional[str]:
     if isinstance(expr, ast.Name):
         return expr.id
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         return "self." + expr.attr
     return None
+
+
+def _final_name(func: ast.AST) -> Optional[str]:
+    # (prescreen.source.final_name is the same, but analysis must not import the screens' package)
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None

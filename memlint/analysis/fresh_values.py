@@ -140,9 +140,9 @@ class FreshValues:
 
 def calls_run_by(small: cst.BaseSmallStatement) -> Iterator[cst.Call]:
     """The calls of a statement that run when it runs (not those in the body of a lambda)."""
-    for call in [n for n in [small, *code_descendants(small)] if type(n) is cst.Call]:
-        if not _inside_lambda(small, call):
-            yield call
+    for node in [small, *code_descendants(small, skip=(cst.Lambda,))]:
+        if type(node) is cst.Call:
+            yield node
 
 
 def described(value: cst.BaseExpression) -> str:
@@ -206,10 +206,3 @@ def _last_read(function: cst.FunctionDef, statement, name: str) -> bool:
 
 def _occurrences(node: cst.CSTNode, name: str) -> int:
     return sum(1 for n in code_descendants(node) if type(n) is cst.Name and n.value == name)
-
-
-def _inside_lambda(root: cst.CSTNode, target: cst.CSTNode) -> bool:
-    for node in code_descendants(root):
-        if type(node) is cst.Lambda and any(n is target for n in code_descendants(node)):
-            return True
-    return False

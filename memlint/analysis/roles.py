@@ -339,12 +339,13 @@ def in_forward_pass(ctx: "Context") -> bool:
     `Meta.forward` runs the inner updates, `loss_q.backward()` and `meta_optim.step()`): that is a
     training step named `forward`, and no caller backpropagates what it collects."""
     function = ctx.function_node
-    return function is not None and is_forward_name(function.name.value) and not steps_an_optimizer(function)
+    return function is not None and is_forward_name(function.name.value) and not steps_an_optimizer(function.body)
 
 
-def steps_an_optimizer(function: cst.FunctionDef) -> bool:
-    """Does the function's body call `<optimizer>.step()` (a receiver named like an optimizer)?"""
-    for node in code_descendants(function.body):
+def steps_an_optimizer(block: cst.CSTNode) -> bool:
+    """Does the code below `block` (a function's body, a branch) call `<optimizer>.step()` (a receiver
+    named like an optimizer)?"""
+    for node in code_descendants(block):
         if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "step":  # type: ignore[attr-defined]
             receiver = node.func.value  # type: ignore[attr-defined]
             name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""

@@ -46,7 +46,7 @@ def one_slot_objective(scope: cst.CSTNode, accumulator: cst.BaseExpression, loop
         if any(id(p) in skipped for p in parents):
             continue
         parent = parents[-1] if parents else None
-        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Assign) and parent.value is not node):
+        if isinstance(parent, cst.AssignTarget):
             continue  # `losses_q = [0 for _ in range(n)]`: the binding that starts it
         if not (isinstance(parent, cst.Subscript) and parent.value is node):
             return None  # the whole container is read: every slot may be backpropagated

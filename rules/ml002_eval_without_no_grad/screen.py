@@ -19,7 +19,8 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
     eval_scopes = {id(_scope_of(source, call)) for call in mode_calls}
     named = any(_named_as_evaluation(f.name) for f in source.nodes(*FUNCTIONS))  # type: ignore[attr-defined]
-    evaluation_loops = {id(loop) for loop in source.nodes(*LOOPS) if _over_evaluation_data(loop)}  # once per loop
+    draws = source.mentions("next", "__next__")
+    evaluation_loops = {id(loop) for loop in source.nodes(*LOOPS) if _over_evaluation_data(loop, draws)}  # once per loop
     loops = bool(evaluation_loops)
     if not (eval_scopes or named or loops):
         return False  # no evaluation region at all (a mode helper's own `.eval()` is one)
@@ -134,12 +135,15 @@ def _scope_of(source: Source, node: ast.AST) -> ast.AST:
     return next((a for a in source.ancestors(node) if isinstance(a, FUNCTIONS)), source.tree)  # type: ignore[arg-type]
 
 
-def _over_evaluation_data(loop: ast.AST) -> bool:
+def _over_evaluation_data(loop: ast.AST, draws: bool) -> bool:
     """A loop over validation / test data, or one drawing its batches from such a loader by hand
     (`test_dataloader.__iter__().next()`; loosened from memlint.analysis.evaluation's
-    `reads_evaluation_batches`: any `next` call in the loop with such a word)."""
+    `reads_evaluation_batches`: any `next` call in the loop with such a word; `draws`: the file
+    mentions `next` at all)."""
     if isinstance(loop, (ast.For, ast.AsyncFor)) and any(names_evaluation_data(w) for w in words_in(loop.iter)):  # type: ignore[attr-defined]
         return True
+    if not draws:
+        return False
     for node in ast.walk(loop):
         if isinstance(node, ast.Call):
             func = node.func

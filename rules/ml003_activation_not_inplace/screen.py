@@ -49,8 +49,9 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         func = call.func  # type: ignore[attr-defined]
         if isinstance(func, ast.Call) and final_name(func.func) in INPLACE_MODULES and call.args:  # `nn.ReLU()(1.0 - d)`
             statement, previous, function = _statement_around(source, call)
-            if function is not None and _applies_inplace_function(statement, previous, call, layers, function):  # type: ignore[arg-type]
-                return True
+            if function is not None and (exact or _may_run_without_grad(source, call, function)) \
+                    and _applies_inplace_function(statement, previous, call, layers, function):  # type: ignore[arg-type]
+                return True  # (as for a function: the default set reports it only where gradients may be off)
         if final_name(func) not in functional or not call.args:
             continue
         if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
