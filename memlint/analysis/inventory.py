@@ -87,7 +87,9 @@ def held_layer(func: cst.Attribute, ctx: "Context") -> Optional[Layer]:
     if not classes:
         return None
     scope = ctx.function_node or ctx.module
-    calls = ctx.model.constructed(scope).get(receiver.value) or ctx.model.constructed(ctx.module).get(receiver.value)
+    calls = ctx.model.constructed(scope).get(receiver.value)
+    if not calls and scope is not ctx.module and ctx.binds_at_module_level(receiver.value):
+        calls = ctx.model.constructed(ctx.module).get(receiver.value)  # the module's `model`, not a parameter shadowing it
     owners = {c.func.value for c in calls or () if type(c.func) is cst.Name}  # type: ignore[attr-defined]
     if len(owners) != 1:
         return None  # (two classes, or a factory: which attributes it has is not known)

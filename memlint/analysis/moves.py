@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.iteration import condition_is_device_check, runs_whenever_reached
-from memlint.analysis.tables import SHAPE_METHODS
+from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS
 from memlint.analysis.walk import target_name_nodes
 
 _MOVES = ("cuda", "to")
@@ -28,10 +28,12 @@ _CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "
 # The argument a call moves to a device when it is no `.cuda()` / `.to()` (a project helper that
 # returns its parameter moved: `async_copy_to(x, gpu)`), or None.
 MovedBy = Callable[[cst.Call], Optional[cst.BaseExpression]]
+Resolve = Callable[[cst.BaseExpression], Optional[str]]  # Context.resolve: a callee's qualified name
 
 
 def later_moves(
-    statements: Sequence[cst.BaseStatement], worth: Callable[[cst.BaseExpression], bool], moved_by: Optional[MovedBy] = None
+    statements: Sequence[cst.BaseStatement], worth: Callable[[cst.BaseExpression], bool], moved_by: Optional[MovedBy] = None,
+    resolve: Optional[Resolve] = None,
 ) -> Iterator[tuple[cst.BaseExpression, cst.Call]]:
     """(bound value, move call) for each `name = value` in `statements` whose value the caller
     cares about (`worth`, a cheap test: the later statements are walked for each such binding) and
@@ -52,7 +54,7 @@ def later_moves(
                 if _binds(later, name):
                     break  # rebound unread: not this value's move
                 continue
-            move = _the_move(later, name, reads, moved_by)
+            move = _the_move(later, name, reads, moved_by, resolve)
             if move is not None:
                 rebinds = _binds(later, name)
                 read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
@@ -110,7 +112,7 @@ def _single_binding(statement: cst.BaseStatement):
     return assign.targets[0].target.value, assign.value
 
 
-def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], moved_by: Optional[MovedBy] = None):
+def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], moved_by: Optional[MovedBy] = None, resolve: Optional[Resolve] = None):
     """The move call that is the statement's only read of `name`, when the statement runs whenever
     the block does (or behind a device check)."""
     if len(reads) != 1:
@@ -119,15 +121,15 @@ def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], mo
         if _reads(statement.test, name):
             return None
         if isinstance(statement.body, cst.SimpleStatementSuite):  # `if use_gpu: z = z.cuda()` on one line
-            return _move_of(statement.body, reads[0], moved_by)
+            return _move_of(statement.body, reads[0], moved_by, resolve)
         inner = [s for s in statement.body.body if _reads(s, name)]
-        return _the_move(inner[0], name, reads, moved_by) if len(inner) == 1 else None
+        return _the_move(inner[0], name, reads, moved_by, resolve) if len(inner) == 1 else None
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
-    return _move_of(statement, reads[0], moved_by)
+    return _move_of(statement, reads[0], moved_by, resolve)
 
 
-def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy] = None):
+def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy] = None, resolve: Optional[Resolve] = None):
     """The `read.cuda(...)` / `read.to(...)` / `read.type_as(x)` call among `statements`' calls,
     also through reshapes and casts (`read.view(-1, 1).type_as(x)`), or one `moved_by` says moves
     `read`, if any (the outermost: calls are collected outside in)."""
@@ -135,7 +137,7 @@ def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MOVES + _MOVING_CASTS:
             moved = _through_reshapes(func.value)
-            if moved is read or read in _joined_parts(moved):
+            if moved is read or read in _joined_parts(moved, resolve):
                 return call
         if moved_by is not None and moved_by(call) is read:
             return call
@@ -153,12 +155,15 @@ def _through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
     return receiver
 
 
-def _joined_parts(value: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The parts of `torch.cat([a, b], dim=1)` (a literal list or tuple): each goes to the device
-    with the whole when the joined tensor is moved; [] for anything else."""
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("cat", "concat")):
+def _joined_parts(value: cst.BaseExpression, resolve: Optional[Resolve]) -> list[cst.BaseExpression]:
+    """The parts of `torch.cat([a, b], dim=1)` (a literal list or tuple; `tables.CONCATENATIONS`,
+    through the file's imports where `resolve` is given): each goes to the device with the whole
+    when the joined tensor is moved; [] for anything else."""
+    if not isinstance(value, cst.Call) or not value.args:
         return []
-    if not (isinstance(value.func.value, cst.Name) and value.func.value.value == "torch") or not value.args:
+    func = value.func
+    written = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and f"{func.value.value}.{func.attr.value}" in CONCATENATIONS
+    if not (written or (resolve is not None and resolve(func) in CONCATENATIONS)):
         return []
     parts = value.args[0].value
     return [element.value for element in parts.elements] if isinstance(parts, (cst.List, cst.Tuple)) else []

@@ -348,5 +348,8 @@ NORM_PARAMETER_NAME = re.compile(r"norm(?!al)|^bn(_|$)|_bn$", re.I)
 # `constructed`, and the summaries' instance references of the project pass).
 MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "requires_grad_", "half", "float", "double", "bfloat16", "to_empty", "train", "eval"})
 
+# Calls that join tensors: a part goes to the device with the whole when the result is moved.
+CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
+
 # The legacy autograd wrapper: `Variable(x)` is `x`, on the device `x` is on.
 VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})

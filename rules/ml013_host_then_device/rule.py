@@ -28,7 +28,8 @@ from memlint.analysis.project_facts import makes_host_tensor, moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tensor_reads import read_as_tensor
 from memlint.analysis.values import Kind, evaluate
-from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES, VARIABLE_CLASSES, WINDOW_FACTORIES
+from memlint.analysis.tables import CONCATENATIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
+from memlint.analysis.tables import VARIABLE_CLASSES, WINDOW_FACTORIES
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
@@ -2184,6 +2185,23 @@ for batch_x, batch_y in train_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # the concatenation through the name torch is imported as (`tables.CONCATENATIONS`, resolved)
+            """
+import torch as th
+for x, y in train_loader:
+    pad = th.zeros(y.shape[0], 4)
+    joined = th.cat([y, pad], dim=1).to(device)
+    loss = criterion(model(x.to(device)), joined)
+    loss.backward()
+    optimizer.step()
+""",
+            line=3,
+            column=11,
+            message="moved by a later `th.cat([y, pad], dim=1).to(device)`",
+        ),
+    ]
+
     VALID += [
         Valid(  # the branches are taken by a counter, not by the configuration: the value moved is not always the factory's
             """
@@ -2243,7 +2261,7 @@ for data, target in train_loader:
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
-        for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper):  # `z = torch.rand(n)` ... `z = z.cuda()`
+        for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier.setdefault(id(move), []).append(value)
 
     def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -2461,8 +2479,6 @@ class _Candidate:
 # A triangle of a tensor keeps its values exact on any device (a causal mask's `triu`).
 _TRIANGLES = frozenset({"triu", "tril"})
 _TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril"})
-# Concatenations: a part made by a factory goes to the device with the whole (`torch.cat((zeros, batch)).to(d)`).
-_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 
 def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call, bool]]:
@@ -2490,7 +2506,7 @@ def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call
         if _type_as_argument(receiver) is not None or _dtype_cast(receiver, ctx):  # `.type_as(attn).to(attn.device)`, `.type(torch.int)`: a cast on the way
             receiver = func.value
             continue
-        if ctx.resolve(func) in _CONCATENATIONS:  # `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`: a padding made on the host
+        if ctx.resolve(func) in CONCATENATIONS:  # `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`: the part a factory makes goes with the whole
             part = _factory_part(receiver, ctx)
             if part is None:
                 return None
