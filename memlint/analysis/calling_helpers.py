@@ -35,11 +35,15 @@ def only_calls_argument(call: cst.Call, argument: cst.Arg, ctx: "Context") -> bo
     function = _function_defined_once(call.func.value, ctx)
     if function is None:
         return False
-    parameter = _parameter_for(call, argument, function)
+    parameter = parameter_for(call, argument, function)
     return parameter is not None and _only_called(function, parameter)
 
 
 def _function_defined_once(name: str, ctx: "Context") -> Optional[cst.FunctionDef]:
+    return ctx.memo(("function-defined-once", name), lambda: _defined_once(name, ctx))  # type: ignore[return-value]
+
+
+def _defined_once(name: str, ctx: "Context") -> Optional[cst.FunctionDef]:
     found: list[cst.FunctionDef] = []
     for statement in ctx.module.body:
         if type(statement) is cst.FunctionDef and statement.name.value == name:
@@ -55,7 +59,9 @@ def _function_defined_once(name: str, ctx: "Context") -> Optional[cst.FunctionDe
     return found[0]
 
 
-def _parameter_for(call: cst.Call, argument: cst.Arg, function: cst.FunctionDef) -> Optional[str]:
+def parameter_for(call: cst.Call, argument: cst.Arg, function: cst.FunctionDef, through_self: bool = False) -> Optional[str]:
+    """The parameter of `function` that `argument` of `call` binds (`through_self`: a method called
+    as `self.f(...)`, whose first parameter is bound already); None where it cannot be told."""
     params = function.params
     if argument.keyword is not None:
         named = [p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == argument.keyword.value]
@@ -64,7 +70,7 @@ def _parameter_for(call: cst.Call, argument: cst.Arg, function: cst.FunctionDef)
     if any(a.star for a in positional[: positional.index(argument) + 1]):
         return None  # a `*args` before it: its position is not known
     index = positional.index(argument)
-    ordered = [*params.posonly_params, *params.params]
+    ordered = [*params.posonly_params, *params.params][1 if through_self else 0 :]
     return ordered[index].name.value if index < len(ordered) else None
 
 

@@ -48,6 +48,7 @@ from typing import Iterable, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, roles, tables
+from memlint.analysis.calling_helpers import parameter_for
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
@@ -202,14 +203,10 @@ class SemanticModel:
         function = self._functions.get(callee)
         if function is None or callee not in self._helpers_that_backpropagate():
             return False
-        positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        position = next((i for i, value in enumerate(positional) if value is argument), None)
-        params = [p.name.value for p in function.params.params]
-        if through_self and params[:1] == ["self"]:
-            params = params[1:]
-        if position is None or position >= len(params):
+        arg = next((a for a in call.args if a.value is argument), None)
+        param = parameter_for(call, arg, function, through_self) if arg is not None and not arg.star else None
+        if param is None:
             return False
-        param = params[position]
         return any(type(node) is cst.Name and node.value == param for node in code_descendants(function.body))
 
     def backpropagates_anywhere(self) -> bool:

@@ -339,7 +339,9 @@ def in_forward_pass(ctx: "Context") -> bool:
     `Meta.forward` runs the inner updates, `loss_q.backward()` and `meta_optim.step()`): that is a
     training step named `forward`, and no caller backpropagates what it collects."""
     function = ctx.function_node
-    return function is not None and is_forward_name(function.name.value) and not steps_an_optimizer(function.body)
+    if function is None or not is_forward_name(function.name.value):
+        return False
+    return not ctx.memo(("steps-an-optimizer", id(function)), lambda: steps_an_optimizer(function.body))
 
 
 def steps_an_optimizer(block: cst.CSTNode) -> bool:

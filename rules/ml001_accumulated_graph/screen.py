@@ -249,7 +249,7 @@ def _in_forward(source: Source, node: ast.AST) -> bool:
     """In a function named like a forward pass that steps no optimizer itself (roles.in_forward_pass)."""
     for ancestor in source.ancestors(node):
         if isinstance(ancestor, FUNCTIONS):
-            return is_forward_name(ancestor.name) and not _steps_an_optimizer(ancestor)
+            return is_forward_name(ancestor.name) and not source.memo(("steps-an-optimizer", id(ancestor)), lambda: _steps_an_optimizer(ancestor))
     return False
 
 
