@@ -148,8 +148,9 @@ class ActivationNotInplace(Rule):
       activation may be a local name chosen between classes (`ReLU = nn.ReLU if c else nn.ReLU6`)
       where every choice runs in place the same way;
     - in any function (`forward`, a helper it calls, a message function handed to a graph
-      library, a metric; the layers `self.<layer>` only in the methods of an `nn.Module` class), a
-      functional activation whose input is the fresh output of such a layer
+      library, a metric; the layers `self.<layer>` only in the methods of an `nn.Module` class; in
+      an expression, assignment, augmented assignment or `return`: `log_pi -= torch.log(F.relu(1 -
+      pi.pow(2)))`), a functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
       between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before,
       or bound further back when the activation's statement ends the name's life (`return
@@ -3785,6 +3786,45 @@ class Net(nn.Module):
 """,
             harness=_runs("Net(False)", "2, 4"),
         ),
+        Invalid(  # an augmented assignment: the activation acts on a fresh difference inside it (curl's `squash`)
+            """
+import torch
+import torch.nn.functional as F
+def squash(pi, log_pi):
+    log_pi -= torch.log(F.relu(1 - pi.pow(2)) + 1e-6).sum(-1, keepdim=True)
+    return log_pi
+""",
+            line=4,
+            column=25,
+            config=_EXACT,
+            message="`F.relu` on a fresh difference can run in place",
+            fixed="""
+import torch
+import torch.nn.functional as F
+def squash(pi, log_pi):
+    log_pi -= torch.log(F.relu(1 - pi.pow(2), inplace=True) + 1e-6).sum(-1, keepdim=True)
+    return log_pi
+""",
+            harness=Harness(
+                setup="import torch",
+                then="p = torch.rand(3, 2, requires_grad=True)\nl = torch.zeros(3, 1)\nout = squash(p, l)\nout.sum().backward()\nresult = (out, p.grad)",
+            ),
+        ),
+        Valid(  # the augmented assignment reads the name the activation would overwrite
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 1)
+    def forward(self, x):
+        x = self.conv(x)
+        x += F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -3996,8 +4036,8 @@ class Net(nn.Module):
             target, direct = small.targets[0].target.value, small.value
         elif isinstance(small, cst.Return):
             direct = small.value
-        elif not isinstance(small, cst.Expr):
-            return
+        elif not isinstance(small, (cst.Expr, cst.AugAssign)):
+            return  # (`log_pi -= torch.log(F.relu(1 - pi.pow(2)))`: its target is no call's direct value)
         for call in calls_run_by(small):
             attribute = self_attr(call.func)
             held = values.layers.activation(attribute)

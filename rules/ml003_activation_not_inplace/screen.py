@@ -315,13 +315,16 @@ def _layer_of(element: ast.AST) -> set:
 
 
 def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], function) -> bool:
-    """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in a simple statement, or
+    """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in an expression, assignment,
+    augmented assignment or return, or
     `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
     if isinstance(statement, ast.Assign):
         single_name = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
         direct = statement.value if single_name else None
     elif isinstance(statement, (ast.Return, ast.Expr)):
         direct = statement.value
+    elif isinstance(statement, ast.AugAssign):  # `log_pi -= torch.log(F.relu(1 - p))`
+        direct = None
     else:
         return False
     first = call.args[0]
