@@ -21,6 +21,7 @@ import libcst as cst
 from memlint.analysis.calling_helpers import only_calls_argument
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import module_changes
+from memlint.analysis.tables import INPLACE_MODULES
 from memlint.analysis.walk import code_descendants, code_with_parents
 
 if TYPE_CHECKING:
@@ -111,6 +112,8 @@ def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, c
             return True
         rest = parents
         if isinstance(parent, cst.Subscript) and parent.value is node:  # `self.net[0]...`: only attribute reads
+            if len(parents) > 1 and _passes_one_layer(parent, parents[-2], class_node, attribute, ctx):
+                continue  # `L.log_param("fc1", self.trunk[0], step)`: a Linear of it, never the activation
             if len(parents) < 2 or not isinstance(parents[-2], cst.Attribute) or parents[-2].value is not parent:
                 return True
             node, rest = parent, parents[:-1]
@@ -121,6 +124,66 @@ def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, c
             continue
         return True
     return False
+
+
+def _passes_one_layer(subscript: cst.Subscript, parent: cst.CSTNode, class_node: cst.ClassDef, attribute: str, ctx) -> bool:
+    """`self.trunk[0]` handed to a call (`L.log_param("fc1", self.trunk[0], step)`, which reads its
+    weights), where element 0 of the constructor's one `self.trunk = nn.Sequential(...)` is a
+    `torch.nn` layer that is neither an activation nor a container: whoever receives it can run that
+    layer alone (a new output, which no activation of the Sequential overwrites) or read its
+    parameters, but not run the activation or see what the Sequential passes between its layers.
+    (A hook it might register is as unseen as one registered on a model handed to a function of
+    another file.)"""
+    if not isinstance(parent, cst.Arg) or parent.value is not subscript or parent.star or parent.keyword is not None:
+        return False
+    index = _literal_index(subscript)
+    elements = _sequential_elements(class_node, attribute, ctx)
+    if index is None or elements is None or not -len(elements) <= index < len(elements):
+        return False
+    element = elements[index]
+    if not isinstance(element, cst.Call):
+        return False
+    kind = torch_nn_name(ctx, element.func)
+    return kind is not None and kind not in INPLACE_MODULES and kind not in _CONTAINERS
+
+
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+
+
+def _literal_index(subscript: cst.Subscript) -> Optional[int]:
+    """`0` of `x[0]`, `-1` of `x[-1]`; None for anything else (a slice, a name)."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    value = subscript.slice[0].slice.value
+    negative = isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus)
+    if negative:
+        value = value.expression  # type: ignore[attr-defined]
+    if not isinstance(value, cst.Integer):
+        return None
+    return -int(value.value) if negative else int(value.value)
+
+
+def _sequential_elements(class_node: cst.ClassDef, attribute: str, ctx) -> Optional[list[cst.BaseExpression]]:
+    """The layers of the constructor's `self.<attribute> = nn.Sequential(...)`, where that is the
+    class's one binding of the attribute and every layer is listed (no unpacked part)."""
+    bindings = [
+        node
+        for node in code_descendants(class_node)
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign))
+        and any(_self_attr(target) == attribute for target in _targets(node))
+    ]
+    if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or not isinstance(bindings[0].value, cst.Call):
+        return None
+    built = bindings[0].value
+    if torch_nn_name(ctx, built.func) != "Sequential" or any(arg.star or arg.keyword is not None for arg in built.args):
+        return None
+    return [arg.value for arg in built.args]
+
+
+def _targets(node) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.Assign):
+        return [target.target for target in node.targets]
+    return [node.target]
 
 
 def _compared_with_none(node: cst.BaseExpression, parents: tuple) -> bool:

@@ -186,7 +186,9 @@ class ActivationNotInplace(Rule):
     Softmax, another activation) or after a wrapper that may return another module; an input used
     again later (skip connections, returned feature maps); a Sequential stored on `self` and then
     used in the class in a way that can expose its intermediate outputs (iterated, a layer of it
-    called or hooked, passed to anything but a parent `nn.Sequential` / `nn.ModuleList`); calling it,
+    called or hooked, passed to anything but a parent `nn.Sequential` / `nn.ModuleList`, its
+    activation or a container in it passed on); handing one of its other `torch.nn` layers by
+    literal index to a call (`L.log_param("fc1", self.trunk[0], step)`), calling it,
     its bookkeeping methods (`.parameters()`, `.cuda()`, `.zero_grad()`), a test against `None`
     (`if self.up_conv != None:`), reading an attribute of
     one of its layers (`self.body[0].weight.device`), re-wrapping it into a parent Sequential and
@@ -3822,6 +3824,51 @@ class Net(nn.Module):
         x = self.conv(x)
         x += F.relu(x)
         return x
+""",
+            config=_EXACT,
+        ),
+        Invalid(  # one Linear of the trunk handed to a logger (curl's Actor.log): not the activation, not its input
+            """
+from torch import nn
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    def forward(self, obs):
+        return self.trunk(obs)
+    def log(self, L, step):
+        L.log_param("train_actor/fc1", self.trunk[0], step)
+        L.log_param("train_actor/fc2", self.trunk[-1], step)
+""",
+            line=5,
+            column=53,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Linear` can run in place",
+            fixed="""
+from torch import nn
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(4, 8), nn.ReLU(inplace=True), nn.Linear(8, 2))
+    def forward(self, obs):
+        return self.trunk(obs)
+    def log(self, L, step):
+        L.log_param("train_actor/fc1", self.trunk[0], step)
+        L.log_param("train_actor/fc2", self.trunk[-1], step)
+""",
+            harness=_runs("Actor()", "3, 4"),
+        ),
+        Valid(  # the activation itself handed on: whoever receives it may run it on a value read again
+            """
+from torch import nn
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    def forward(self, obs):
+        return self.trunk(obs)
+    def act(self, use):
+        return use(self.trunk[1])
 """,
             config=_EXACT,
         ),
