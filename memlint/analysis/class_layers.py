@@ -84,6 +84,17 @@ class ClassLayers:
         # tensor (analysis/fresh_forwards.py) or its own layer's output (`EqualConv2d`: wrapper_classes)
         local = {f"local:{c}" for c in (*fresh_output_classes(ctx), *owning_classes(ctx))}
         fresh = {a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS or described.attributes[a].kind in local}
+        # Bound in each branch of the constructor (`if self.maml: self.C1 = Conv2d_fw(...)` / `else:
+        # self.C1 = nn.Conv2d(...)`), those the attribute's only bindings in the file: whichever it
+        # holds, its output is fresh where every layer the branches may bind returns a fresh one.
+        for a, built in described.branches.items():
+            if a in fresh or a in conditional or a in described.attributes or changes.hooks_may_see([a]):
+                continue
+            if not built or not all(layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local for layer in built):
+                continue
+            written = _self_bindings(init, a)  # each binding one of those layers (not `lambda x: x`)
+            if written == len(built) and changes.class_bindings(a, ctx.class_name) == written:
+                conditional.add(a)
         self._known = (fresh | conditional | normed, modules)
         return self._known
 

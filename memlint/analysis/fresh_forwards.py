@@ -7,11 +7,15 @@ op producing it does not keep for backward (`+`, `-`, `*`, `/`, `@`, analysis/sa
 an out-of-place activation that keeps only its input), that the class neither stores nor hands to
 anything: what `self.noise1(out, noise)` returns is as fresh as what `nn.Conv2d` returns.
 
-A class counts when, in the file, it is defined once at module level on `nn.Module` alone, no class
-of the file derives from it, it defines no `__call__` and one undecorated `forward`, and every
+A class counts when, in the file, it is defined once at module level on `nn.Module` alone (or on
+one torch layer whose output nothing keeps, registering no hook: CloserLookFewShot's
+`Conv2d_fw(nn.Conv2d)`, with no `forward` of its own or one whose returns are fresh, `super().forward(x)`
+included), no class of the file derives from it, it defines no `__call__` and one undecorated `forward`, and every
 `return` of that `forward` (at least one) returns such an expression, or a name whose last binding
 before the return, a plain assignment at the top of `forward`'s body (not in a branch or loop), is
-one, and that after that binding is read only by the returns and by `assert` statements.
+one, and that after that binding is read only by the returns and by `assert` statements; or a name
+that every branch of the `if` / `else` right before the return ends binding to one, and that
+`forward` mentions nowhere else (`out = F.conv2d(...)` / `out = super().forward(x)`, `return out`).
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument
-from memlint.analysis.inventory import single_module_classes
+from memlint.analysis.inventory import single_module_classes, torch_nn_name
+from memlint.analysis.producers import producers_before
 from memlint.analysis.saved import makes_fresh_tensor
-from memlint.analysis.tables import INPLACE_FUNCTIONS, KEEPS_INPUT_ONLY
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, KEEPS_INPUT_ONLY
 from memlint.analysis.walk import code_children, code_descendants
 
 if TYPE_CHECKING:
@@ -41,7 +46,8 @@ def fresh_output_classes(ctx: "Context") -> frozenset[str]:
 
 def _collect(ctx: "Context") -> frozenset[str]:
     candidates = single_module_classes(ctx)
-    if not candidates:
+    layer_subclasses = _fresh_layer_subclasses(ctx)
+    if not candidates and not layer_subclasses:
         return frozenset()
     derived = {
         _last_name(base.value)
@@ -49,17 +55,44 @@ def _collect(ctx: "Context") -> frozenset[str]:
         for base in statement.bases
     }  # fmt: skip
     found = set()
-    for node in candidates:
+    for node in (*candidates, *layer_subclasses):
         name = node.name.value
         if name in derived:
             continue
         methods = [s for s in node.body.body if type(s) is cst.FunctionDef]  # type: ignore[attr-defined]
         forwards = [m for m in methods if m.name.value == "forward"]
-        if len(forwards) != 1 or forwards[0].decorators or any(m.name.value == "__call__" for m in methods):
+        if any(m.name.value == "__call__" for m in methods):
+            continue
+        if not forwards and node in layer_subclasses:
+            found.add(name)  # the torch layer's own `forward`
+            continue
+        if len(forwards) != 1 or forwards[0].decorators:
             continue
         if _returns_fresh(ctx, forwards[0]):
             found.add(name)
     return frozenset(found)
+
+
+def _fresh_layer_subclasses(ctx: "Context") -> tuple[cst.ClassDef, ...]:
+    """Module-level classes of the file defined once on one torch layer whose output nothing keeps
+    (CloserLookFewShot's `Conv2d_fw(nn.Conv2d)`, `BatchNorm2d_fw(nn.BatchNorm2d)`, which run
+    `F.conv2d` / `F.batch_norm` with "fast" weights or `super().forward(x)`), registering no hook on
+    themselves: the base's `forward` returns a fresh tensor, and so does the subclass's where every
+    `return` does (`super(Conv2d_fw, self).forward(x)` counts)."""
+    defined: dict[str, int] = {}
+    found: list[cst.ClassDef] = []
+    for statement in ctx.module.body:
+        if type(statement) is not cst.ClassDef:
+            continue
+        defined[statement.name.value] = defined.get(statement.name.value, 0) + 1
+        if len(statement.bases) != 1 or statement.bases[0].keyword is not None:
+            continue
+        if torch_nn_name(ctx, statement.bases[0].value) not in FRESH_OUTPUT_LAYERS:
+            continue
+        if any(type(n) is cst.Attribute and n.attr.value.startswith("register_") for n in code_descendants(statement)):  # type: ignore[attr-defined]
+            continue  # `self.register_forward_hook(...)`: something may keep the output
+        found.append(statement)
+    return tuple(c for c in found if defined[c.name.value] == 1)
 
 
 def _returns_fresh(ctx: "Context", forward: cst.FunctionDef) -> bool:
@@ -80,9 +113,32 @@ def _returns_fresh(ctx: "Context", forward: cst.FunctionDef) -> bool:
         if _fresh_expression(ctx, value):
             # `return F.elu(h_prime)`: the activation's input is read here; its own output is fresh
             continue
-        if type(value) is not cst.Name or not _fresh_name(ctx, body, index, value.value):
+        if type(value) is not cst.Name:
+            return False
+        if not _fresh_name(ctx, body, index, value.value) and not _fresh_in_every_branch(ctx, forward, body, index, ret):
             return False
     return True
+
+
+def _fresh_in_every_branch(ctx: "Context", forward: cst.FunctionDef, body: list, at: int, ret: cst.Return) -> bool:
+    """`return out` at the top of `forward`, right after an `if` / `else` (nested ones too) each of
+    whose branches ends binding `out` to a fresh value (`out = F.conv2d(x, w.fast, ...)` or `out =
+    super(Conv2d_fw, self).forward(x)`), where `forward` mentions `out` nowhere else."""
+    name = ret.value.value  # type: ignore[union-attr]
+    if body[at] is not _line_of(body[at], ret):
+        return False
+    joined = producers_before(body, at, name)
+    if joined is None or not all(_fresh_expression(ctx, v) for v in joined.values):
+        return False
+    mentions = sum(1 for n in code_descendants(forward.body) if type(n) is cst.Name and n.value == name)  # type: ignore[attr-defined]
+    return mentions == len(joined.values) + 1
+
+
+def _line_of(statement: cst.CSTNode, ret: cst.Return) -> Optional[cst.CSTNode]:
+    """The top-level line whose only statement is `ret`, or None."""
+    if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 and statement.body[0] is ret:  # type: ignore[attr-defined]
+        return statement
+    return None
 
 
 def _fresh_expression(ctx: "Context", expr: cst.BaseExpression) -> bool:
@@ -90,7 +146,7 @@ def _fresh_expression(ctx: "Context", expr: cst.BaseExpression) -> bool:
         return isinstance(expr.operator, _FRESH_OPERATORS)  # type: ignore[attr-defined]
     if type(expr) is not cst.Call:
         return False
-    if makes_fresh_tensor(expr, ctx):
+    if makes_fresh_tensor(expr, ctx) or _super_forward(expr):
         return True
     qualified = ctx.resolve(expr.func)  # type: ignore[attr-defined]
     if qualified is None:
@@ -100,6 +156,20 @@ def _fresh_expression(ctx: "Context", expr: cst.BaseExpression) -> bool:
         return False
     _, inplace = inplace_argument(expr, INPLACE_FUNCTIONS[name])  # type: ignore[arg-type]
     return inplace is False  # `F.elu(h)` out of place keeps its input only; in place it returns `h`
+
+
+def _super_forward(call: cst.Call) -> bool:
+    """`super().forward(x)` / `super(Conv2d_fw, self).forward(x)`: asked only of the classes on
+    `nn.Module` (whose `forward` returns nothing usable: never the answer) or on a torch layer whose
+    output nothing keeps (`_fresh_layer_subclasses`)."""
+    func = call.func
+    return (
+        type(func) is cst.Attribute
+        and func.attr.value == "forward"  # type: ignore[attr-defined]
+        and type(func.value) is cst.Call  # type: ignore[attr-defined]
+        and type(func.value.func) is cst.Name  # type: ignore[attr-defined]
+        and func.value.func.value == "super"  # type: ignore[attr-defined]
+    )
 
 
 def _fresh_name(ctx: "Context", body: list, at: int, name: str) -> bool:

@@ -141,7 +141,8 @@ class ActivationNotInplace(Rule):
       builds `nn.Conv2d(...)` in its constructor and returns `self.conv(input)`) or a fresh tensor
       (`return image + self.weight * noise`, `out = F.conv2d(...)` then `return out`, `return
       F.elu(h)`: analysis/fresh_forwards.py; also for `F.relu(self.noise(x))` and `self.relu(...)`
-      below), or a norm
+      below; also a subclass of such a torch layer, hooking nothing, whose `forward` returns
+      `F.conv2d(...)` or `super().forward(x)` from each branch: `Conv2d_fw(nn.Conv2d)`), or a norm
       the file names otherwise: a constructor parameter named as one (`norm_layer(c)`,
       `BatchNorm(planes)`) whose every value the file shows (default, arguments) is a norm class, or
       a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias); the
@@ -167,7 +168,8 @@ class ActivationNotInplace(Rule):
       `ModuleList` whose every element is such a layer (`self.layers[i]`, called), the loop
       variable of `for l in self.layers:` (or of `zip(self.a, self.b)`) that nothing else binds in
       the function, and one the constructor
-      builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`) count as such layers; so does a
+      builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`, or in each: `if self.maml:
+      self.C1 = Conv2d_fw(...)` / `else: self.C1 = nn.Conv2d(...)`) count as such layers; so does a
       layer wrapped by a name chosen between two reparameterisations (`norm_f = weight_norm if c
       else spectral_norm`) that nothing else in the file binds;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
@@ -3869,6 +3871,112 @@ class Actor(nn.Module):
         return self.trunk(obs)
     def act(self, use):
         return use(self.trunk[1])
+""",
+            config=_EXACT,
+        ),
+        Invalid(  # one ReLU module on fresh values at several sites, the convs built in both branches of
+            # the constructor, one branch a torch layer's subclass returning `F.conv2d` or `super().forward`
+            """
+import torch.nn.functional as F
+from torch import nn
+class Conv2d_fw(nn.Conv2d):
+    def __init__(self, c_in, c_out, k):
+        super(Conv2d_fw, self).__init__(c_in, c_out, k)
+        self.weight.fast = None
+    def forward(self, x):
+        if self.weight.fast is not None:
+            out = F.conv2d(x, self.weight.fast, self.bias)
+        else:
+            out = super(Conv2d_fw, self).forward(x)
+        return out
+class Block(nn.Module):
+    maml = False
+    def __init__(self, c):
+        super().__init__()
+        if self.maml:
+            self.C1 = Conv2d_fw(c, c, 1)
+            self.C2 = Conv2d_fw(c, c, 1)
+        else:
+            self.C1 = nn.Conv2d(c, c, 1)
+            self.C2 = nn.Conv2d(c, c, 1)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        out = self.C1(x)
+        out = self.relu(out)
+        out = self.C2(out)
+        out = out + x
+        out = self.relu(out)
+        return out
+""",
+            line=23,
+            column=21,
+            config=_EXACT,
+            message="`self.relu = nn.ReLU(...)` is only called on fresh values",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Conv2d_fw(nn.Conv2d):
+    def __init__(self, c_in, c_out, k):
+        super(Conv2d_fw, self).__init__(c_in, c_out, k)
+        self.weight.fast = None
+    def forward(self, x):
+        if self.weight.fast is not None:
+            out = F.conv2d(x, self.weight.fast, self.bias)
+        else:
+            out = super(Conv2d_fw, self).forward(x)
+        return out
+class Block(nn.Module):
+    maml = False
+    def __init__(self, c):
+        super().__init__()
+        if self.maml:
+            self.C1 = Conv2d_fw(c, c, 1)
+            self.C2 = Conv2d_fw(c, c, 1)
+        else:
+            self.C1 = nn.Conv2d(c, c, 1)
+            self.C2 = nn.Conv2d(c, c, 1)
+        self.relu = nn.ReLU(inplace=True)
+    def forward(self, x):
+        out = self.C1(x)
+        out = self.relu(out)
+        out = self.C2(out)
+        out = out + x
+        out = self.relu(out)
+        return out
+""",
+            harness=_runs("(setattr(Block, 'maml', True), Block(3))[1]", "2, 3, 4, 4"),
+        ),
+        Valid(  # one branch binds something that returns its input: the activation would overwrite the caller's
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, project):
+        super().__init__()
+        if project:
+            self.shortcut = nn.Conv2d(c, c, 1)
+        else:
+            self.shortcut = lambda x: x
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.shortcut(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the layer's subclass hooks itself: the hook may keep the output the activation would overwrite
+            """
+from torch import nn
+class Conv(nn.Conv2d):
+    def __init__(self, c):
+        super().__init__(c, c, 1)
+        self.kept = []
+        self.register_forward_hook(lambda m, i, o: self.kept.append(o))
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = Conv(c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.conv(x))
 """,
             config=_EXACT,
         ),
