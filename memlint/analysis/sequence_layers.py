@@ -16,7 +16,8 @@ from memlint.analysis.fresh_forwards import fresh_output_classes
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.norm_layers import norm_built
-from memlint.analysis.tables import INPLACE_MODULES
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.analysis.walk import code_descendants
 from memlint.analysis.wrapper_classes import owned_layer, wrapped_layer
 
 
@@ -50,11 +51,30 @@ def activation_class(ctx, element: cst.Call) -> Optional[tuple[str, tuple[str, .
 
 
 def layer_before(ctx, previous: cst.BaseExpression) -> Optional[LayerBefore]:
-    """What the element `previous` (a call, or a name the scope binds to one layer call) builds."""
+    """What the element `previous` (a call, or a name the scope binds to layer calls only) builds."""
     if isinstance(previous, cst.Name):
-        previous = layer_named(ctx, previous.value)  # `conv2d = nn.Conv2d(...)`, then `[conv2d, nn.ReLU()]`
-        if previous is None:
+        built = layers_named(ctx, previous.value)  # `conv2d = nn.Conv2d(...)`, then `[conv2d, nn.ReLU()]`
+        if len(built) > 1:
+            return _any_of(ctx, built)
+        if not built:
             return None
+        previous = built[0]
+    return _built_by(ctx, previous)  # type: ignore[arg-type]
+
+
+def _any_of(ctx, built: tuple[cst.Call, ...]) -> Optional[LayerBefore]:
+    """A name bound to one of several layers (`if self.maml: bn1 = BatchNorm2d_fw(64)` / `else: bn1 =
+    nn.BatchNorm2d(64)`): what it holds is one of them, so it counts only where each does; the one
+    that asks most of the caller (a torch class outside `OUTPUT_NOT_SAVED`) stands for them all."""
+    each = [_built_by(ctx, call) for call in built]
+    if any(b is None or (b.kind not in FRESH_OUTPUT_LAYERS and b.fresh_class is None) for b in each):
+        return None
+    described = " or ".join(dict.fromkeys(b.described for b in each))  # type: ignore[union-attr]
+    weakest = next((b for b in each if b.fresh_class is None and b.kind not in OUTPUT_NOT_SAVED), each[0])  # type: ignore[union-attr]
+    return LayerBefore(weakest.kind, described, weakest.fresh_class)  # type: ignore[union-attr]
+
+
+def _built_by(ctx, previous: cst.Call) -> Optional[LayerBefore]:
     owner = previous.func.value if type(previous.func) is cst.Name and owned_layer(ctx, previous) is not None else None  # type: ignore[attr-defined]
     previous = unwrapped(ctx, previous)  # type: ignore[arg-type]
     before = torch_nn_name(ctx, previous.func)  # type: ignore[attr-defined]
@@ -81,9 +101,28 @@ def layer_kind(ctx, layer: cst.Call) -> Optional[str]:
 def layer_named(ctx, name: str) -> Optional[cst.Call]:
     """The one layer call the enclosing function (or the module) binds `name` to, by its own
     assignments only (the semantic model's constructed fact); None where it binds anything else."""
-    scope = ctx.function_node or ctx.module
-    built = ctx.model.constructed(scope).get(name, ())
+    built = layers_named(ctx, name)
     return built[0] if len(built) == 1 else None
+
+
+def activation_named(ctx, name: str) -> Optional[cst.Call]:
+    """The activation call the enclosing function (or the module) binds `name` to, where the scope
+    mentions `name` in that binding and one other place only (ResNet's stem: `relu = nn.ReLU()`,
+    then `trunk = [conv1, bn1, relu, pool1]`): the module runs nowhere but at that place, so whether
+    it may run in place is decided there."""
+    built = layers_named(ctx, name)
+    if len(built) != 1:
+        return None
+    scope = ctx.function_node or ctx.module
+    mentions = sum(1 for n in code_descendants(scope) if type(n) is cst.Name and n.value == name)  # type: ignore[attr-defined]
+    return built[0] if mentions == 2 else None
+
+
+def layers_named(ctx, name: str) -> tuple[cst.Call, ...]:
+    """Every layer call the enclosing function (or the module) binds `name` to, by its own
+    assignments only, where it binds it to nothing else (the semantic model's constructed fact)."""
+    scope = ctx.function_node or ctx.module
+    return tuple(ctx.model.constructed(scope).get(name, ()))
 
 
 def unwrapped(ctx, layer: cst.Call) -> cst.Call:

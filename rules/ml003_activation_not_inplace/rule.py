@@ -16,7 +16,7 @@ from memlint.analysis.fresh_values import FreshValues, calls_run_by
 from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_input
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import module_changes
-from memlint.analysis.sequence_layers import activation_class, layer_before, layer_kind
+from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
 from memlint.analysis.sequences import (
     dict_given_to_sequential_only,
     groups_unpacked_into_sequential_only,
@@ -179,7 +179,10 @@ class ActivationNotInplace(Rule):
       `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
       of it in a method of the class on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
-      (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`);
+      (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`; also bound in each branch of
+      an `if`, every binding such a layer); an activation bound to a name that the function
+      mentions only there and in the sequence (ResNet's stem: `relu = nn.ReLU()`, then `trunk =
+      [conv1, bn1, relu, pool1]`);
     - an activation module built for one call on such a fresh value (a GAN's hinge loss:
       `torch.nn.ReLU()(1.0 - d_out_real).mean()`).
 
@@ -3980,6 +3983,76 @@ class Block(nn.Module):
 """,
             config=_EXACT,
         ),
+        Invalid(  # a stem's ReLU bound to a local name listed once, after a norm bound in either branch
+            """
+from torch import nn
+class ResNet(nn.Module):
+    maml = False
+    def __init__(self, flatten=True):
+        super().__init__()
+        conv1 = nn.Conv2d(3, 8, kernel_size=3, stride=2, padding=1, bias=False)
+        if self.maml:
+            bn1 = nn.BatchNorm2d(8, momentum=1)
+        else:
+            bn1 = nn.BatchNorm2d(8)
+        relu = nn.ReLU()
+        trunk = [conv1, bn1, relu, nn.MaxPool2d(2)]
+        if flatten:
+            trunk.append(nn.Flatten())
+        self.trunk = nn.Sequential(*trunk)
+    def forward(self, x):
+        return self.trunk(x)
+""",
+            line=11,
+            column=16,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.BatchNorm2d` can run in place",
+            fixed="""
+from torch import nn
+class ResNet(nn.Module):
+    maml = False
+    def __init__(self, flatten=True):
+        super().__init__()
+        conv1 = nn.Conv2d(3, 8, kernel_size=3, stride=2, padding=1, bias=False)
+        if self.maml:
+            bn1 = nn.BatchNorm2d(8, momentum=1)
+        else:
+            bn1 = nn.BatchNorm2d(8)
+        relu = nn.ReLU(inplace=True)
+        trunk = [conv1, bn1, relu, nn.MaxPool2d(2)]
+        if flatten:
+            trunk.append(nn.Flatten())
+        self.trunk = nn.Sequential(*trunk)
+    def forward(self, x):
+        return self.trunk(x)
+""",
+            harness=_runs("ResNet()", "2, 3, 8, 8"),
+        ),
+        Valid(  # one ReLU module named and put into two Sequentials: it is not decided at one place
+            """
+from torch import nn
+class Twice(nn.Module):
+    def __init__(self):
+        super().__init__()
+        act = nn.ReLU()
+        self.a = nn.Sequential(nn.Linear(3, 3), act)
+        self.b = nn.Sequential(nn.Linear(3, 3), act)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the name may hold a layer that returns its input in one branch
+            """
+from torch import nn
+def stem(c, normed):
+    if normed:
+        norm = nn.BatchNorm2d(c)
+    else:
+        norm = nn.Identity()
+    relu = nn.ReLU()
+    return nn.Sequential(nn.Conv2d(c, c, 1), nn.Dropout(0.1), norm, relu)
+""",
+            config=_EXACT,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -4039,6 +4112,11 @@ class Block(nn.Module):
         candidates: list[_Pending] = []
         following = [*(e for e, _ in elements[2:]), None]
         for (previous, _), (element, holder), after in zip(elements, elements[1:], following):
+            if isinstance(element, cst.Name) and isinstance(previous, (cst.Call, cst.Name)):
+                named = activation_named(ctx, element.value)  # `relu = nn.ReLU()`, then `[conv1, bn1, relu, pool1]`
+                if named is None or (named.args and _explained(ctx.module, named)):
+                    continue  # (`relu = nn.ReLU(False)  # why`: a choice the catalogue exempts with a comment)
+                element = named
             if not isinstance(element, cst.Call) or not isinstance(previous, (cst.Call, cst.Name)):
                 continue
             chosen = activation_class(ctx, element)
