@@ -514,6 +514,64 @@ def test_a_base_that_is_no_module_makes_none(project):
 # ---------------------------------------------------------------------------- the cache
 
 
+# ---------------------------------------------------------------------------- ML003
+
+SPECTRAL = """
+from torch import nn
+
+class SpectralNorm(nn.Module):
+    def __init__(self, module, name="weight"):
+        super().__init__()
+        self.module = module
+        self.name = name
+        self.module.register_parameter(name + "_bar", nn.Parameter(getattr(module, name).data))
+
+    def forward(self, *args):
+        return self.module.forward(*args)
+"""
+
+
+def test_a_wrapper_class_of_another_file_outputs_what_its_module_outputs(project):
+    """SAGAN's `SpectralNorm(nn.Conv2d(...))` from spectral.py: the LeakyReLU after it overwrites a
+    convolution's fresh output (exact selection: nothing after it keeps its input)."""
+    write(project / "spectral.py", SPECTRAL)
+    write(project / "models.py", """
+        from torch import nn
+        from spectral import SpectralNorm
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                layers = []
+                layers.append(SpectralNorm(nn.Conv2d(3, 8, 4, 2, 1)))
+                layers.append(nn.LeakyReLU(0.1))
+                self.l1 = nn.Sequential(*layers)
+
+            def forward(self, x):
+                return self.l1(x)
+    """)
+    assert ("models.py", "ML003", 9) in _findings("--select", "ML003", ".")
+    # Without spectral.py, SpectralNorm could return anything (its input, a kept tensor).
+    assert _findings("--select", "ML003", "models.py") == []
+
+
+def test_a_wrapper_class_that_hooks_its_module_is_no_plain_wrapper(project):
+    write(project / "spectral.py", SPECTRAL.replace("self.module.register_parameter(name + \"_bar\", nn.Parameter(getattr(module, name).data))", "self.module.register_forward_hook(lambda m, i, o: None)"))
+    write(project / "models.py", """
+        from torch import nn
+        from spectral import SpectralNorm
+
+        class Discriminator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l1 = nn.Sequential(SpectralNorm(nn.Conv2d(3, 8, 4, 2, 1)), nn.LeakyReLU(0.1))
+
+            def forward(self, x):
+                return self.l1(x)
+    """)
+    assert _findings("--select", "ML003", ".") == []
+
+
 def _plant(project: Path, filename: str, message: str) -> None:
     """Rewrite the cached findings of `filename` so that a hit shows in the output."""
     for entry in sorted((project / ".memlint_cache").glob("v1/*/*.json")):

@@ -89,7 +89,7 @@ def _fresh_layer_subclasses(ctx: "Context") -> tuple[cst.ClassDef, ...]:
             continue
         if torch_nn_name(ctx, statement.bases[0].value) not in FRESH_OUTPUT_LAYERS:
             continue
-        if any(type(n) is cst.Attribute and n.attr.value.startswith("register_") for n in code_descendants(statement)):  # type: ignore[attr-defined]
+        if any(type(n) is cst.Attribute and "hook" in n.attr.value for n in code_descendants(statement)):  # type: ignore[attr-defined]
             continue  # `self.register_forward_hook(...)`: something may keep the output
         found.append(statement)
     return tuple(c for c in found if defined[c.name.value] == 1)

@@ -16,6 +16,8 @@ A summary says, for each module-level function and each method of a module-level
   history (every return must have one); absent when it never returns such a value;
 - `keeps`: a method `update` / `add` that adds a parameter to `self` as it is (a running meter's:
   `self.sum += val * n`);
+- a class's `forwards`: the attribute holding the module its constructor is given, where its
+  `forward` only ever returns that module's call (SAGAN's `SpectralNorm`: `forwarded_attribute`);
 - `fresh`: a module-level function whose every return is a tensor it has just made on the host
   (memlint.analysis.host_returns: `causal_mask(n)` returning `torch.triu(torch.ones(1, n, n)) == 0`);
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
@@ -54,7 +56,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 12  # 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 13  # 13: a class's `forwards`, the attribute its `forward` returns the call of; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -207,6 +209,10 @@ class _Summary:
                 skips = self._builds_own_adam(statement)
                 if skips is not None:
                     self.classes[statement.name]["adam"] = skips
+                if len(statement.bases) == 1 and self.qualify(dotted(statement.bases[0])) == "torch.nn.Module":
+                    forwarded = forwarded_attribute(statement)
+                    if forwarded is not None:
+                        self.classes[statement.name]["forwards"] = forwarded
         for name in ambiguous:
             self.functions.pop(name, None)
             if self.classes.pop(name, None) is not None:
@@ -1185,6 +1191,80 @@ def _tests_type_of(test: ast.AST, parameter: str) -> bool:
 # ---------------------------------------------------------------------------- training steps
 
 
+def forwarded_attribute(node: ast.ClassDef) -> Optional[str]:
+    """`module` of SAGAN's `SpectralNorm(nn.Module)`, whose constructor stores its first parameter in
+    `self.module` and whose `forward` returns `self.module.forward(*args)`: the attribute a class
+    forwards every call to, or None.  The CPython-AST twin of memlint.analysis.wrapper_classes (which
+    reads the file's own classes on libcst's tree); this one lets the project pass tell a file that
+    imports the class (`SpectralNorm(nn.Conv2d(...))` outputs what the convolution outputs).  The
+    conditions: one undecorated `__init__` and `forward`, no `__call__`; `self.<a> = <first
+    parameter>` in the constructor's own body, the parameter not rebound, the class's one binding
+    of `self.<a>`; every `return` of `forward` (one at least, no `yield`) is `self.<a>(...)` or
+    `self.<a>.forward(...)`; no `register_*_hook` in the class (a hook may keep an output;
+    `register_parameter` / `register_buffer` do not see one)."""
+    methods: dict[str, list] = {}
+    for statement in node.body:
+        if isinstance(statement, _FUNCTIONS):
+            methods.setdefault(statement.name, []).append(statement)
+    if "__call__" in methods or len(methods.get("__init__", ())) != 1 or len(methods.get("forward", ())) != 1:
+        return None
+    init, forward = methods["__init__"][0], methods["forward"][0]
+    if init.decorator_list or forward.decorator_list or any(
+        type(n) is ast.Attribute and "hook" in n.attr for n in ast.walk(node)
+    ):
+        return None
+    parameters = init.args.posonlyargs + init.args.args
+    if len(parameters) < 2:
+        return None
+    own, given = parameters[0].arg, parameters[1].arg
+    attribute = None
+    for statement in init.body:
+        if (
+            type(statement) is ast.Assign and len(statement.targets) == 1 and _attribute_of(statement.targets[0], own)
+            and type(statement.value) is ast.Name and statement.value.id == given
+        ):  # fmt: skip
+            attribute = statement.targets[0].attr  # type: ignore[attr-defined]
+    if attribute is None or any(type(n) is ast.Name and n.id == given and type(n.ctx) is not ast.Load for n in ast.walk(init)):
+        return None
+    bindings = sum(
+        1 for n in ast.walk(node)
+        if type(n) is ast.Attribute and n.attr == attribute and type(n.ctx) is not ast.Load
+    )  # fmt: skip
+    forward_self = (forward.args.posonlyargs + forward.args.args)[:1]
+    if bindings != 1 or not forward_self:
+        return None
+    returns = [n for n in _own_nodes(forward) if type(n) in (ast.Return, ast.Yield, ast.YieldFrom)]
+    if not returns or any(not _calls_attribute(r, forward_self[0].arg, attribute) for r in returns):
+        return None
+    return attribute
+
+
+def _attribute_of(expr: ast.AST, owner: str) -> bool:
+    return type(expr) is ast.Attribute and type(expr.value) is ast.Name and expr.value.id == owner  # type: ignore[attr-defined]
+
+
+def _calls_attribute(statement: ast.AST, owner: str, attribute: str) -> bool:
+    """`return self.<attribute>(...)` / `return self.<attribute>.forward(...)`."""
+    value = getattr(statement, "value", None) if type(statement) is ast.Return else None
+    if type(value) is not ast.Call:
+        return False
+    func = value.func  # type: ignore[attr-defined]
+    if type(func) is ast.Attribute and func.attr == "forward" and _attribute_of(func.value, owner):
+        func = func.value
+    return _attribute_of(func, owner) and func.attr == attribute  # type: ignore[attr-defined]
+
+
+def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body outside nested functions, classes and lambdas."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def _keeps_a_parameter(method: ast.AST) -> bool:
     """A running meter's `update(self, val, n=1)` / `add(...)`: it adds a parameter to `self` as it
     is (`self.sum += val * n`), with no `.item()` / `.tolist()` / `.detach()` / `float()` / `int()`
@@ -1506,7 +1586,8 @@ def _check_summary(summary: object) -> None:
         _require(type(target[2]) is int and target[2] >= 0)
     _strings(summary["defs"])  # type: ignore[index]
     for name, record in classes.items():
-        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs", "adam"} and "bases" in record)
+        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs", "adam", "forwards"} and "bases" in record)
+        _require(type(record.get("forwards", "")) is str)
         _strings(record.get("adam", []))
         _strings(record["bases"])
         attrs = record.get("attrs", {})

@@ -12,6 +12,9 @@ the file:
   defines no `__call__`.
 
 What the wrapper's `forward` does before that (recompute a weight) changes no output it returns.
+A class of another file that the project pass finds forwarding so (summaries.forwarded_attribute,
+the same conditions on CPython's tree, its attribute bound once in its own class) and that this file
+imports counts too (FileView.wrapper_classes: SAGAN's `from spectral import SpectralNorm`).
 
 `owned_layer` answers the same question for a class that builds its layer itself (StyleGAN's
 `EqualConv2d`: `conv = nn.Conv2d(*args, **kwargs)`, `self.conv = equal_lr(conv)`, and `forward`
@@ -44,7 +47,10 @@ def wrapped_layer(ctx: "Context", call: cst.Call) -> Optional[cst.BaseExpression
     first = call.args[0]
     if first.keyword is not None or first.star:
         return None
-    return first.value if call.func.value in forwarding_classes(ctx) else None  # type: ignore[attr-defined]
+    name = call.func.value  # type: ignore[attr-defined]
+    # Also a class of another file the project pass found forwarding so (FileView.wrapper_classes:
+    # SAGAN's `from spectral import SpectralNorm`, summaries.forwarded_attribute).
+    return first.value if name in forwarding_classes(ctx) or name in ctx.project.wrapper_classes else None
 
 
 def owned_layer(ctx: "Context", call: cst.Call) -> Optional[cst.Call]:

@@ -100,6 +100,11 @@ class FileView:
     # `update` / `add` keeps a parameter as it is (summaries' `keeps`): running meters, whose
     # `update(loss)` keeps a value's history (memlint.analysis.meters).
     meter_classes: frozenset[str] = frozenset()
+    # Names this file imports (`from spectral import SpectralNorm`) that are nn.Module classes of
+    # another file forwarding every call to the module their constructor is given (summaries'
+    # `forwards`): `SpectralNorm(nn.Conv2d(...))` outputs what the convolution outputs
+    # (memlint.analysis.wrapper_classes).
+    wrapper_classes: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -108,7 +113,7 @@ class FileView:
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
              [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes],
-             sorted(self.meter_classes)],
+             sorted(self.meter_classes), sorted(self.wrapper_classes)],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -159,7 +164,8 @@ class FileView:
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
-                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes)]  # fmt: skip
+                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes),
+                sorted(self.wrapper_classes)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -167,12 +173,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 16 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 17 or type(data[8]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[16]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -181,7 +187,7 @@ class FileView:
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
-                   frozenset(data[15]))  # fmt: skip
+                   frozenset(data[15]), frozenset(data[16]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -932,6 +938,20 @@ class Project:
                     break
         return frozenset(found)
 
+    def _wrapper_classes(self, index: int) -> frozenset[str]:
+        """FileView.wrapper_classes of file `index`: the names it imports that are classes of another
+        file forwarding every call to the module they are given (summaries' `forwards`)."""
+        file = self.files[index]
+        found: set[str] = set()
+        for local in file.summary["imports"]:  # type: ignore[union-attr]
+            owner = self._name(file, local)  # type: ignore[arg-type]
+            if owner is None or owner[0] != "class" or owner[1] == index:
+                continue
+            record = self.files[owner[1]].summary["classes"].get(owner[2], {})  # type: ignore[union-attr]
+            if record.get("forwards"):
+                found.add(local)
+        return frozenset(found)
+
     # ------------------------------------------------------------------ one file's view
 
     def view(self, index: int) -> FileView:
@@ -980,6 +1000,7 @@ class Project:
             host_calls=self._host_calls(index),
             adam_classes=self._adam_classes(file.directory),
             meter_classes=self._meter_classes(index),
+            wrapper_classes=self._wrapper_classes(index),
         )
 
     def _adam_classes(self, directory: str) -> tuple[tuple[str, str], ...]:

@@ -135,7 +135,9 @@ class ActivationNotInplace(Rule):
       InstanceNorm*, Embedding, pooling; also when that layer is wrapped in a helper that returns it
       (`layer_init(nn.Conv2d(...))` defined in the file with `return layer`, a lambda over such a
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
-      reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`), or built
+      reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`) or in a
+      module class, of the file or imported from another file of the project, that stores the
+      module it is given and returns its call (`SpectralNorm(nn.Conv2d(...))`), or built
       by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), or a
       module class of the file whose `forward` returns that layer's output (`EqualConv2d`, which
       builds `nn.Conv2d(...)` in its constructor and returns `self.conv(input)`) or a fresh tensor
@@ -1323,6 +1325,94 @@ from torch import nn
 def separable(c, smooth=False):
     Act = nn.Sigmoid if smooth else nn.ReLU
     return nn.Sequential(nn.Conv2d(c, c, 3, groups=c), nn.BatchNorm2d(c), Act(), nn.Conv2d(c, c, 1))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the augmented assignment reads the name the activation would overwrite
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 1)
+    def forward(self, x):
+        x = self.conv(x)
+        x += F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the activation itself handed on: whoever receives it may run it on a value read again
+            """
+from torch import nn
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    def forward(self, obs):
+        return self.trunk(obs)
+    def act(self, use):
+        return use(self.trunk[1])
+""",
+            config=_EXACT,
+        ),
+        Valid(  # one branch binds something that returns its input: the activation would overwrite the caller's
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, project):
+        super().__init__()
+        if project:
+            self.shortcut = nn.Conv2d(c, c, 1)
+        else:
+            self.shortcut = lambda x: x
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.shortcut(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the layer's subclass hooks itself: the hook may keep the output the activation would overwrite
+            """
+from torch import nn
+class Conv(nn.Conv2d):
+    def __init__(self, c):
+        super().__init__(c, c, 1)
+        self.kept = []
+        self.register_forward_hook(lambda m, i, o: self.kept.append(o))
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = Conv(c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.conv(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # one ReLU module named and put into two Sequentials: it is not decided at one place
+            """
+from torch import nn
+class Twice(nn.Module):
+    def __init__(self):
+        super().__init__()
+        act = nn.ReLU()
+        self.a = nn.Sequential(nn.Linear(3, 3), act)
+        self.b = nn.Sequential(nn.Linear(3, 3), act)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the name may hold a layer that returns its input in one branch
+            """
+from torch import nn
+def stem(c, normed):
+    if normed:
+        norm = nn.BatchNorm2d(c)
+    else:
+        norm = nn.Identity()
+    relu = nn.ReLU()
+    return nn.Sequential(nn.Conv2d(c, c, 1), nn.Dropout(0.1), norm, relu)
 """,
             config=_EXACT,
         ),
@@ -3817,21 +3907,6 @@ def squash(pi, log_pi):
                 then="p = torch.rand(3, 2, requires_grad=True)\nl = torch.zeros(3, 1)\nout = squash(p, l)\nout.sum().backward()\nresult = (out, p.grad)",
             ),
         ),
-        Valid(  # the augmented assignment reads the name the activation would overwrite
-            """
-import torch.nn.functional as F
-from torch import nn
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 3, 1)
-    def forward(self, x):
-        x = self.conv(x)
-        x += F.relu(x)
-        return x
-""",
-            config=_EXACT,
-        ),
         Invalid(  # one Linear of the trunk handed to a logger (curl's Actor.log): not the activation, not its input
             """
 from torch import nn
@@ -3862,20 +3937,6 @@ class Actor(nn.Module):
         L.log_param("train_actor/fc2", self.trunk[-1], step)
 """,
             harness=_runs("Actor()", "3, 4"),
-        ),
-        Valid(  # the activation itself handed on: whoever receives it may run it on a value read again
-            """
-from torch import nn
-class Actor(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-    def forward(self, obs):
-        return self.trunk(obs)
-    def act(self, use):
-        return use(self.trunk[1])
-""",
-            config=_EXACT,
         ),
         Invalid(  # one ReLU module on fresh values at several sites, the convs built in both branches of
             # the constructor, one branch a torch layer's subclass returning `F.conv2d` or `super().forward`
@@ -3949,40 +4010,6 @@ class Block(nn.Module):
 """,
             harness=_runs("(setattr(Block, 'maml', True), Block(3))[1]", "2, 3, 4, 4"),
         ),
-        Valid(  # one branch binds something that returns its input: the activation would overwrite the caller's
-            """
-from torch import nn
-class Block(nn.Module):
-    def __init__(self, c, project):
-        super().__init__()
-        if project:
-            self.shortcut = nn.Conv2d(c, c, 1)
-        else:
-            self.shortcut = lambda x: x
-        self.relu = nn.ReLU()
-    def forward(self, x):
-        return self.relu(self.shortcut(x))
-""",
-            config=_EXACT,
-        ),
-        Valid(  # the layer's subclass hooks itself: the hook may keep the output the activation would overwrite
-            """
-from torch import nn
-class Conv(nn.Conv2d):
-    def __init__(self, c):
-        super().__init__(c, c, 1)
-        self.kept = []
-        self.register_forward_hook(lambda m, i, o: self.kept.append(o))
-class Block(nn.Module):
-    def __init__(self, c):
-        super().__init__()
-        self.conv = Conv(c)
-        self.relu = nn.ReLU()
-    def forward(self, x):
-        return self.relu(self.conv(x))
-""",
-            config=_EXACT,
-        ),
         Invalid(  # a stem's ReLU bound to a local name listed once, after a norm bound in either branch
             """
 from torch import nn
@@ -4027,31 +4054,6 @@ class ResNet(nn.Module):
         return self.trunk(x)
 """,
             harness=_runs("ResNet()", "2, 3, 8, 8"),
-        ),
-        Valid(  # one ReLU module named and put into two Sequentials: it is not decided at one place
-            """
-from torch import nn
-class Twice(nn.Module):
-    def __init__(self):
-        super().__init__()
-        act = nn.ReLU()
-        self.a = nn.Sequential(nn.Linear(3, 3), act)
-        self.b = nn.Sequential(nn.Linear(3, 3), act)
-""",
-            config=_EXACT,
-        ),
-        Valid(  # the name may hold a layer that returns its input in one branch
-            """
-from torch import nn
-def stem(c, normed):
-    if normed:
-        norm = nn.BatchNorm2d(c)
-    else:
-        norm = nn.Identity()
-    relu = nn.ReLU()
-    return nn.Sequential(nn.Conv2d(c, c, 1), nn.Dropout(0.1), norm, relu)
-""",
-            config=_EXACT,
         ),
     ]
 
