@@ -111,8 +111,8 @@ def activation_named(ctx, name: str) -> Optional[cst.Call]:
     then `trunk = [conv1, bn1, relu, pool1]`): the module runs nowhere but at that place, so whether
     it may run in place is decided there."""
     built = layers_named(ctx, name)
-    if len(built) != 1:
-        return None
+    if len(built) != 1 or torch_nn_name(ctx, built[0].func) not in INPLACE_MODULES:
+        return None  # (the cheap tests before a walk of the scope)
     scope = ctx.function_node or ctx.module
     mentions = sum(1 for n in code_descendants(scope) if type(n) is cst.Name and n.value == name)  # type: ignore[attr-defined]
     return built[0] if mentions == 2 else None

@@ -1209,9 +1209,7 @@ def forwarded_attribute(node: ast.ClassDef) -> Optional[str]:
     if "__call__" in methods or len(methods.get("__init__", ())) != 1 or len(methods.get("forward", ())) != 1:
         return None
     init, forward = methods["__init__"][0], methods["forward"][0]
-    if init.decorator_list or forward.decorator_list or any(
-        type(n) is ast.Attribute and "hook" in n.attr for n in ast.walk(node)
-    ):
+    if init.decorator_list or forward.decorator_list:
         return None
     parameters = init.args.posonlyargs + init.args.args
     if len(parameters) < 2:
@@ -1224,17 +1222,21 @@ def forwarded_attribute(node: ast.ClassDef) -> Optional[str]:
             and type(statement.value) is ast.Name and statement.value.id == given
         ):  # fmt: skip
             attribute = statement.targets[0].attr  # type: ignore[attr-defined]
-    if attribute is None or any(type(n) is ast.Name and n.id == given and type(n.ctx) is not ast.Load for n in ast.walk(init)):
+    if attribute is None:
+        return None
+    forward_self = (forward.args.posonlyargs + forward.args.args)[:1]
+    returns = [n for n in _own_nodes(forward) if type(n) in (ast.Return, ast.Yield, ast.YieldFrom)]
+    if not forward_self or not returns or any(not _calls_attribute(r, forward_self[0].arg, attribute) for r in returns):
+        return None
+    if any(type(n) is ast.Name and n.id == given and type(n.ctx) is not ast.Load for n in ast.walk(init)):
         return None
     bindings = sum(
         1 for n in ast.walk(node)
         if type(n) is ast.Attribute and n.attr == attribute and type(n.ctx) is not ast.Load
     )  # fmt: skip
-    forward_self = (forward.args.posonlyargs + forward.args.args)[:1]
-    if bindings != 1 or not forward_self:
+    if bindings != 1:
         return None
-    returns = [n for n in _own_nodes(forward) if type(n) in (ast.Return, ast.Yield, ast.YieldFrom)]
-    if not returns or any(not _calls_attribute(r, forward_self[0].arg, attribute) for r in returns):
+    if any(type(n) is ast.Attribute and "hook" in n.attr for n in ast.walk(node)):
         return None
     return attribute
 
