@@ -353,3 +353,10 @@ CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 # The legacy autograd wrapper: `Variable(x)` is `x`, on the device `x` is on.
 VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
+def scoped_call(function: str, written: str) -> str:
+    """The project pass's key for a call on an instance a function binds (`policy.train` in
+    `train_BCQ`, "train_BCQ>policy.train"; "" is the module's code): the same receiver name means
+    another object in another function."""
+    return f"{function}>{written}"

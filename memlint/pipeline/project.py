@@ -401,9 +401,18 @@ class Project:
         target = summary["imports"].get(first)
         if target is not None:
             absolute = self._import_target(file, target)
-            if absolute is not None:
-                return self._lookup(".".join([absolute, *rest[1:]]), file, depth + 1)
-            return None
+            if absolute is None:
+                return None
+            imported = self._module(absolute, file) if len(rest) > 1 else None
+            if imported is not None:
+                # `import discrete_BCQ` then `discrete_BCQ.discrete_BCQ(...)` in discrete_BCQ/main.py:
+                # the member of the module the import binds (the sibling file), before a longer
+                # module path that happens to spell the same dotted name (the file itself, seen
+                # from the folder above)
+                found = self._member(self.files[imported], rest[1:], depth + 1)  # type: ignore[arg-type]
+                if found is not None:
+                    return found
+            return self._lookup(".".join([absolute, *rest[1:]]), file, depth + 1)
         # A name the file's star imports of project modules bring (a package's `__init__.py` with
         # `from .base_model import *`, then `from base import BaseModel` elsewhere): the first
         # module that defines it, in the order written.
@@ -462,11 +471,25 @@ class Project:
         elif kind == "s" and "." in key:
             found = self._method(("class", index, key.partition(".")[0]), ref[1])
         elif kind == "i":
-            owner = self._name(file, ref[1]) or self._lookup(ref[1], file)  # type: ignore[arg-type]  # (as written, or qualified: a class's `attrs`)
-            found = self._instance_method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
+            classes = self._instances_built(file, ref[1])  # type: ignore[arg-type]
+            found = self._instance_method(classes[0], ref[2]) if len(classes) == 1 else None
         result = (found[1], found[2]) if found is not None and found[0] == "func" else None
         self._resolved[memo_key] = result
         return result
+
+    def _instances_built(self, file: _File, constructor: str) -> list[tuple]:
+        """The project classes whose instance a call of `constructor` (as written in `file`, or
+        qualified: a class's `attrs`) returns: the class it names, or every class a factory function
+        constructs in its returns (`make_agent(...)` whose branches return `CurlSacAgent(...)`:
+        summaries' `builds`); [] where any of them is not the project's class."""
+        owner = self._name(file, constructor) or self._lookup(constructor, file)
+        if owner is None:
+            return []
+        if owner[0] == "class":
+            return [owner]
+        built = self.record((owner[1], owner[2])).get("builds", ()) if owner[0] == "func" else ()
+        classes = [self._name(self.files[owner[1]], written) for written in built]  # type: ignore[arg-type]
+        return classes if classes and all(c is not None and c[0] == "class" for c in classes) else []  # type: ignore[misc]
 
     def is_module_class(self, index: int, class_name: str, depth: int = 0) -> bool:
         """Is the class an nn.Module (or a LightningModule, a PreTrainedModel), through its bases in
@@ -869,23 +892,29 @@ class Project:
         Keyed by the call as written; where two functions write the same call with different
         classes, only the work both do counts."""
         found: dict[str, frozenset[str]] = {}
-        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+        file = self.files[index]
+        for key, record in file.summary["functions"].items():  # type: ignore[union-attr]
             references = [entry[0] for entry in record.get("calls", ()) if entry[0][0] == "i"]
             references += [entry[0] for entry in record.get("may", ()) if entry[0][0] == "k"]
             for ref in references:
+                if len(ref) <= 3:
+                    continue  # `self.attr.m()`: no receiver written to key it by
                 constructors = [ref[1]] if ref[0] == "i" else ref[1]
                 work: Optional[frozenset[str]] = None
                 for constructor in constructors:
-                    owner = self._name(self.files[index], constructor)  # type: ignore[arg-type]
-                    method = self._instance_method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
-                    callee = (method[1], method[2]) if method is not None and method[0] == "func" else None
-                    done = self._placed(callee, self.updates.get(callee, frozenset())) if callee is not None and callee[0] != index else frozenset()
-                    work = done if work is None else work & done
+                    classes = self._instances_built(file, constructor)  # type: ignore[arg-type]
+                    for owner in classes or [None]:
+                        method = self._instance_method(owner, ref[2]) if owner is not None else None
+                        callee = (method[1], method[2]) if method is not None and method[0] == "func" else None
+                        # (a class of this file too: the rule's own walk follows calls of functions
+                        # and `self.m()`, not a method reached through an instance)
+                        done = self._placed(callee, self.updates.get(callee, frozenset())) if callee is not None else frozenset()
+                        work = done if work is None else work & done
                 if not work:
                     continue
-                written = f"{ref[3]}.{ref[2]}" if len(ref) > 3 else None
-                if written is None:
-                    continue
+                # the receiver is the function's own name (`summaries._instance_class`): two functions
+                # binding `policy` to different classes each get their own answer (sfujim/BCQ)
+                written = tables.scoped_call(key, f"{ref[3]}.{ref[2]}")
                 found[written] = found[written] & work if written in found else work
         return {written: ",".join(sorted(work)) for written, work in found.items() if work}
 

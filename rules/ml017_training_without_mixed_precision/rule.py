@@ -53,7 +53,9 @@ class TrainingWithoutMixedPrecision(Rule):
     (`train_epoch(model, optimizer, ...)` that runs the model, backpropagates and steps:
     `FileView.update_calls`), as does a method of another file's class on an instance the code
     builds (`policy.train(buffer)` with `policy = TD3.TD3(...)`, or `DDPG.DDPG(...)` in another
-    branch: every such class's method must do it). A backward in a loop nested in the one that
+    branch: every such class's method must do it; a class of the file or one named in lower case,
+    `discrete_BCQ.discrete_BCQ(...)`, counts too), or that a factory function returns (`agent =
+    make_agent(args)` whose every `return` builds such a class, `CurlSacAgent(...)`). A backward in a loop nested in the one that
     steps (gradient accumulation over micro-batches) counts for the loop that steps.
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
@@ -210,6 +212,56 @@ def train_curve(optimizer_func, curve_func, device="cuda"):
     ]
 
     INVALID = [
+        Invalid(  # the step is a method of the agent a factory function builds (MishaLaskin/curl's `make_agent`, issue 27)
+            """
+import torch
+from torch import nn
+device = torch.device("cuda")
+class CurlAgent:
+    def __init__(self):
+        self.actor = nn.Linear(4, 2).to(device)
+        self.optimizer = torch.optim.Adam(self.actor.parameters())
+    def update(self, buffer):
+        s, a = buffer.sample()
+        loss = (self.actor(s) - a).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+def make_agent(args):
+    if args.agent == "curl_sac":
+        return CurlAgent()
+    raise ValueError(args.agent)
+def main(args, buffer):
+    agent = make_agent(args)
+    for step in range(args.num_train_steps):
+        agent.update(buffer)
+""",
+            line=20,
+            column=5,
+        ),
+        Invalid(  # a class named in lower case, its instance's `train` the step (sfujim/BCQ's `discrete_BCQ`)
+            """
+import torch
+from torch import nn
+class discrete_BCQ(object):
+    def __init__(self, device):
+        self.Q = nn.Linear(4, 2).to(device)
+        self.Q_optimizer = torch.optim.Adam(self.Q.parameters())
+    def train(self, replay_buffer):
+        state, action = replay_buffer.sample()
+        loss = (self.Q(state) - action).pow(2).mean()
+        self.Q_optimizer.zero_grad()
+        loss.backward()
+        self.Q_optimizer.step()
+def train_BCQ(replay_buffer, device, args):
+    policy = discrete_BCQ(device)
+    while True:
+        for _ in range(args.eval_freq):
+            policy.train(replay_buffer)
+""",
+            line=16,
+            column=9,
+        ),
         Invalid(  # the model runs through `nn.parallel.data_parallel(netG, inputs, gpus)` (StackGAN's trainer, issue 27)
             """
 import torch
