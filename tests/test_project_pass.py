@@ -800,6 +800,41 @@ def test_a_lower_case_class_of_a_sibling_module_named_like_its_folder_is_found(p
     assert _findings(".", "--select", "ML017") == [("discrete_BCQ/main.py", "ML017", 11)]
 
 
+ENGINE = """
+class Engine(object):
+    def train(self, **kwargs):
+        state = {"model": kwargs["model"], "loader": kwargs["loader"], "epoch": 0}
+        state["optimizer"] = kwargs["optim_method"](state["model"].parameters())
+        while state["epoch"] < kwargs["max_epoch"]:
+            state["model"].train()
+            for sample in state["loader"]:
+                state["optimizer"].zero_grad()
+                loss, state["output"] = state["model"].loss(sample)
+                loss.backward()
+                state["optimizer"].step()
+            state["epoch"] += 1
+"""
+
+
+def test_a_module_that_never_names_torch_trains_what_the_projects_torch_code_gives_it(project):
+    # jakesnell/prototypical-networks: protonets/engine.py imports nothing of torch; train.py, which
+    # does and puts the model on cuda, hands it the model and the optimizer class
+    write(project / "protonets" / "__init__.py", "")
+    write(project / "protonets" / "engine.py", ENGINE)
+    write(project / "train.py", """
+        import torch
+        from protonets.engine import Engine
+
+        model = torch.nn.Linear(4, 2).cuda()
+        Engine().train(model=model, loader=loader, optim_method=torch.optim.Adam, max_epoch=10)
+    """)
+    assert _findings(".", "--select", "ML017") == [("protonets/engine.py", "ML017", 7)]
+    # alone, or imported only by code that never names torch either: not torch code
+    assert _findings("protonets/engine.py", "--select", "ML017") == []
+    write(project / "train.py", "from protonets.engine import Engine\nEngine().train(model=model)\n")
+    assert _findings(".", "--select", "ML017") == []
+
+
 def test_a_library_module_whose_importer_uses_cuda_is_reported(project):
     write(project / "agent.py", PPO_AGENT)
     write(project / "main.py", """

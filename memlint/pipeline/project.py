@@ -100,6 +100,11 @@ class FileView:
     # `update` / `add` keeps a parameter as it is (summaries' `keeps`): running meters, whose
     # `update(loss)` keeps a value's history (memlint.analysis.meters).
     meter_classes: frozenset[str] = frozenset()
+    # The file imports nothing of torch (nor anything by a star import), and a file of the project
+    # that imports torch imports it: torch's objects reach its code through its parameters
+    # (protonets' `Engine.train(model=..., optim_method=...)` trains a model it never names), so
+    # the rules that ask about a training step (`Meta.follows_other_files_steps`) read it.
+    torch_importers: bool = False
 
     @property
     def digest(self) -> str:
@@ -108,7 +113,7 @@ class FileView:
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
              [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes],
-             sorted(self.meter_classes)],
+             sorted(self.meter_classes), self.torch_importers],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -119,7 +124,10 @@ class FileView:
         (Only the history facts reach a screen, memlint/prescreen/history.py, the training steps of
         other files ML017's screen, the project's moves and host tensors ML013's, the classes that build
         their own Adam ML015's.)"""
-        return bool(self.history_calls or self.history_methods or self.steps_elsewhere or self.mover_calls or self.host_calls or self.adam_classes)
+        return bool(
+            self.history_calls or self.history_methods or self.steps_elsewhere or self.mover_calls or self.host_calls
+            or self.adam_classes or self.torch_importers
+        )  # fmt: skip
 
     @property
     def steps_elsewhere(self) -> bool:
@@ -159,7 +167,7 @@ class FileView:
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
-                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes)]  # fmt: skip
+                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -167,7 +175,7 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 16 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 17 or type(data[8]) is not bool or type(data[16]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
@@ -181,7 +189,7 @@ class FileView:
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
-                   frozenset(data[15]))  # fmt: skip
+                   frozenset(data[15]), data[16])  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -1009,7 +1017,16 @@ class Project:
             host_calls=self._host_calls(index),
             adam_classes=self._adam_classes(file.directory),
             meter_classes=self._meter_classes(index),
+            torch_importers=self._torch_importers(index),
         )
+
+    def _torch_importers(self, index: int) -> bool:
+        """FileView.torch_importers of file `index`."""
+        if _imports_torch(self.files[index].summary) or self.files[index].summary.get("stars"):  # type: ignore[union-attr]
+            return False
+        self._resolve_imports()
+        importers = (self.files[importer] for importer in self._importers.get(index, ()))
+        return any(importer is not None and _imports_torch(importer.summary) for importer in importers)
 
     def _adam_classes(self, directory: str) -> tuple[tuple[str, str], ...]:
         """FileView.adam_classes of a file in `directory`: the classes of the files in it and below
@@ -1128,6 +1145,10 @@ class Project:
                         self._imported.setdefault(source, set()).add(name)
                     self._importers.setdefault(source, set()).add(importer.index)
                     self._imports.setdefault(importer.index, set()).add(source)
+
+
+def _imports_torch(summary: dict) -> bool:
+    return any(target[0].partition(".")[0] == "torch" for target in summary["imports"].values())
 
 
 def _is_torch_module_name(qualified: str) -> bool:

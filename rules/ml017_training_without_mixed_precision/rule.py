@@ -15,7 +15,7 @@ from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
-from memlint.analysis.walk import dotted_name
+from memlint.analysis.walk import held_as, held_name
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml017_training_without_mixed_precision.meta import META
@@ -45,7 +45,9 @@ class TrainingWithoutMixedPrecision(Rule):
     in the file's functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, with
     `optimizer.step()` inside): a call of a module or of something named like a model, a module's
     own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
-    (`G(z)` where the file calls `G.train()` or `G.parameters()`). A call of an optimizer closure,
+    (`G(z)` where the file calls `G.train()` or `G.parameters()`; a model kept in a dict of the
+    training state, `state["model"].loss(sample)` after `state["model"].train()`, as protonets'
+    `Engine` does, and `state["optimizer"].step()` for its optimizer). A call of an optimizer closure,
     a callable the function also hands to an optimizer's `step(closure)` (by torch.optim's contract
     it runs the model and backpropagates), counts for both. A loop over the optimizers
     (`for optimizer in optimizers: optimizer.step()`) is the step of the loop around it, and a
@@ -160,6 +162,17 @@ for x, y in loader:
     optimizer.step()
 """
         ),
+        Valid(  # a dict's other slot: `state["loader"]` is no model, so the loop runs none
+            """
+import torch
+def train(state):
+    state["model"].cuda()
+    for sample in state["loader"]:
+        loss = state["loader"].dataset.score(sample)
+        loss.backward()
+        state["optimizer"].step()
+"""
+        ),
         Valid(  # no optimizer step: not a training loop
             """
 import torch
@@ -238,6 +251,24 @@ def main(args, buffer):
 """,
             line=20,
             column=5,
+        ),
+        Invalid(  # the model and the optimizer kept in a dict of the training state (protonets' `Engine.train`, issue 27)
+            """
+import torch
+def train(model, loader, optim_method, max_epoch):
+    state = {"model": model.cuda(), "loader": loader, "epoch": 0}
+    state["optimizer"] = optim_method(state["model"].parameters())
+    while state["epoch"] < max_epoch:
+        state["model"].train()
+        for sample in state["loader"]:
+            state["optimizer"].zero_grad()
+            loss, state["output"] = state["model"].loss(sample)
+            loss.backward()
+            state["optimizer"].step()
+        state["epoch"] += 1
+""",
+            line=7,
+            column=9,
         ),
         Invalid(  # a class named in lower case, its instance's `train` the step (sfujim/BCQ's `discrete_BCQ`)
             """
@@ -427,16 +458,15 @@ def train(net, batches, optimizers, steps):
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
-        if method in _MODULE_MARKERS and isinstance(func.value, (cst.Name, cst.Attribute)):
-            owner = dotted_name(func.value)
+        if method in _MODULE_MARKERS:
+            owner = held_name(func.value)  # `G.train()`, `state["model"].train()`
             if owner is not None and owner != "self":
                 self._module_names.add(owner)
         kind = None
         loops = ctx.loops
         if method in BACKWARD_METHODS:
             kind = "backward"
-        elif method == "step" and isinstance(func.value, (cst.Name, cst.Attribute)):
-            receiver = func.value.value if isinstance(func.value, cst.Name) else func.value.attr.value
+        elif method == "step" and (receiver := held_as(func.value)) is not None:  # `opt.step()`, `state["optimizer"].step()`
             stepped = loops and isinstance(func.value, cst.Name) and optimizer_loop_target(loops[-1]) == receiver
             if stepped:  # `for optimizer in optimizers: optimizer.step()`: the step of the loop around it
                 loops = loops[:-1]
@@ -555,8 +585,8 @@ def train(net, batches, optimizers, steps):
 def _callees(func: cst.BaseExpression) -> list[str]:
     """The names a call may run a module through: `G(z)` -> ["G"], `self.G(z)` -> ["self.G", "self"],
     `policy.act(s)` -> ["policy.act", "policy"] (a module's own method runs it too)."""
-    whole = dotted_name(func)
+    whole = held_name(func)
     if isinstance(func, cst.Attribute) and func.attr.value not in _MODULE_BOOKKEEPING:
-        receiver = dotted_name(func.value)
+        receiver = held_name(func.value)  # (`state["model"].loss(sample)`: a model kept in a dict)
         return [name for name in (whole, receiver) if name is not None]
     return [whole] if isinstance(func, cst.Name) else []
