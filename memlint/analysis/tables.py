@@ -360,3 +360,12 @@ def scoped_call(function: str, written: str) -> str:
     `train_BCQ`, "train_BCQ>policy.train"; "" is the module's code): the same receiver name means
     another object in another function."""
     return f"{function}>{written}"
+
+
+# Lightning's Trainer, as its packages export it (`pytorch_lightning.Trainer`, `lightning.Trainer`,
+# `lightning.pytorch.Trainer`, and the module that defines it).
+LIGHTNING_TRAINERS = frozenset(
+    {"pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer", "pytorch_lightning.trainer.trainer.Trainer",
+     "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
+     "lightning.pytorch.trainer.trainer.Trainer"}
+)  # fmt: skip

@@ -10,6 +10,7 @@ import libcst as cst
 from memlint.analysis import Kind
 from memlint.analysis.closures import optimizer_closures
 from memlint.analysis.evaluation import is_model_call
+from memlint.analysis.frameworks import lightning_fit
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
@@ -68,6 +69,16 @@ class TrainingWithoutMixedPrecision(Rule):
     at module level (a library module) may get its device from its caller, so it is not required
     to mention one, unless the files of the project that import it mention none either (a CPU-only
     project: `FileView.host_importers` from the project pass).
+
+    A Lightning `Trainer(...)` runs the loop inside `trainer.fit(module)`: every batch through the
+    module's `training_step`, backward and optimizer step, in the precision its `precision=` sets
+    (32 bits when not given). The finding is on the `fit` call, where the loop runs and next to the
+    Trainer whose `precision="bf16-mixed"` is the fix (a module's `training_step` may be fitted by
+    several Trainers, or by one in another file), when the Trainer is built in the same scope with
+    an accelerator argument (`gpus=1`, `accelerator="gpu"` or `"auto"`; not `"cpu"` / 0) and nothing
+    that may set the precision another way (`plugins=`, `strategy=`, `**config`, positional
+    arguments). A Trainer built from a config or the command line (`Trainer.from_argparse_args(args)`,
+    `LightningCLI`) cannot be read: not reported.
 
     It is advice, reported once per loop: the file may run on hardware or with a model where mixed
     precision does not pay, or precision may be configured in another file (a launcher, a config)
@@ -173,6 +184,29 @@ def train(state):
         state["optimizer"].step()
 """
         ),
+        Valid(  # Lightning Trainers whose precision or accelerator cannot be read, or that keep the loop on the CPU
+            """
+import argparse
+import torch
+import pytorch_lightning as pl
+from pytorch_lightning import Trainer
+model = Net()
+Trainer.from_argparse_args(argparse.Namespace(gpus=1)).fit(model, loader)
+pl.Trainer(max_epochs=5).fit(model, loader)
+pl.Trainer(gpus=0, max_epochs=5).fit(model, loader)
+pl.Trainer(accelerator="cpu").fit(model, loader)
+trainer = pl.Trainer(gpus=1, **config["trainer"])
+trainer.fit(model, loader)
+device = torch.device("cuda")
+"""
+        ),
+        Valid(  # Lightning in 16-bit mixed precision
+            """
+import pytorch_lightning as pl
+trainer = pl.Trainer(gpus=1, precision=16)
+trainer.fit(model, loader)
+"""
+        ),
         Valid(  # no optimizer step: not a training loop
             """
 import torch
@@ -225,6 +259,26 @@ def train_curve(optimizer_func, curve_func, device="cuda"):
     ]
 
     INVALID = [
+        Invalid(  # Lightning: the Trainer puts the loop on the GPU and sets no precision (32 bits); the finding is on `fit`
+            """
+import torch
+import pytorch_lightning as pl
+class Net(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 2)
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.layer(x), y)
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters())
+trainer = pl.Trainer(accelerator="gpu", devices=1, max_epochs=10)
+trainer.fit(Net(), loader)
+""",
+            line=13,
+            column=1,
+            message="precision=",
+        ),
         Invalid(  # the step is a method of the agent a factory function builds (MishaLaskin/curl's `make_agent`, issue 27)
             """
 import torch
@@ -425,6 +479,7 @@ def train(net, batches, optimizers, steps):
         self._module_names: set[str] = set()  # names the file treats as modules (`G.train()`, `D.zero_grad()`)
         # calls of a name that may be a module: (the name, the loops around the call, or its function)
         self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
+        self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -458,6 +513,8 @@ def train(net, batches, optimizers, steps):
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
+        if method == "fit" and lightning_fit(node, ctx) is not None:
+            self._fits.append(node)
         if method in _MODULE_MARKERS:
             owner = held_name(func.value)  # `G.train()`, `state["model"].train()`
             if owner is not None and owner != "self":
@@ -543,6 +600,13 @@ def train(net, batches, optimizers, steps):
                     self._evidence.setdefault(loop, set()).add("model")
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
+        if not host_only:
+            for fit in self._fits:  # Lightning's loop runs in `fit`; its Trainer sets the precision
+                self.report(
+                    fit,
+                    "Lightning trains in full float32 precision: `precision=\"bf16-mixed\"` (or \"16-mixed\") in the "
+                    "Trainer computes activations under autocast, roughly halving the activation memory saved for backward",
+                )
         helpers = self._helper_evidence(facts)
         called_in: dict[int, set[str]] = {}
         for key, sites in facts.call_sites.items():
