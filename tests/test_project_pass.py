@@ -66,6 +66,52 @@ def test_an_evaluate_that_another_file_calls_with_gradients_on_is_reported(proje
     assert _findings(".") == [("evaluation.py", "ML002", 7)]
 
 
+LEARNER = """
+import torch
+from torch import nn
+
+class Learner(nn.Module):
+    def __init__(self, mode="meta"):
+        super().__init__()
+        self.base = nn.Linear(4, 2)
+        self.mode = mode
+
+    def forward(self, inp):
+        if self.mode == "pre":
+            return self.base(inp)
+        return self.meta_forward(*inp)
+
+    def meta_forward(self, shot, label, query):
+        loss = ((self.base(shot) - label) ** 2).mean()
+        grads = torch.autograd.grad(loss, self.base.parameters())
+        return query
+"""
+
+
+@pytest.mark.parametrize("adapts", [True, False])
+def test_a_model_whose_forward_in_another_file_computes_gradients_needs_them(project, adapts):
+    # meta-transfer-learning: the trainer's validation runs a learner whose forward adapts its base
+    # learner with torch.autograd.grad (models/mtl.py); no_grad there would raise
+    write(project / "models" / "mtl.py", LEARNER if adapts else LEARNER.replace("grads = torch.autograd.grad(loss, self.base.parameters())", "grads = None"))
+    write(project / "trainer.py", """
+        import torch
+        from models.mtl import Learner
+
+        class Trainer:
+            def __init__(self):
+                self.model = Learner()
+                if torch.cuda.is_available():
+                    self.model = self.model.cuda()
+
+            def validate(self, loader):
+                self.model.eval()
+                for shot, label, query in loader:
+                    logits = self.model((shot, label, query))
+                    print(logits.sum().item())
+    """)
+    assert [f for f in _findings(".") if f[1] == "ML002"] == ([] if adapts else [("trainer.py", "ML002", 13)])
+
+
 def test_a_caller_that_is_itself_only_called_under_no_grad_counts_transitively(project):
     write(project / "pkg" / "__init__.py", "")
     write(project / "pkg" / "evaluation.py", EVALUATE)

@@ -13,7 +13,8 @@
 - `mode_helper_call(statement, ctx)`: `self.net_mode(train=False)` (Beta-VAE's solver), a method of
   the enclosing class that, for the literal argument given, certainly reaches `self.net.eval()`
   (a statement of its body, or of the branch of `if train:` that the argument selects): that call.
-- `computes_gradients(node, ctx)`: backward, `torch.autograd.grad`, `torch.func.*` inside `node`.
+- `computes_gradients(node, ctx)`: backward, `torch.autograd.grad`, `torch.func.*` inside `node`, or a
+  run of a model whose `forward` computes gradients (MAML-style test-time adaptation).
 - `binds(node, name)`: does a function (or a module statement) bind `name`?
 """
 
@@ -329,9 +330,14 @@ def _code(ctx: "Context", node: cst.CSTNode) -> str:
 
 
 def computes_gradients(node: cst.CSTNode, ctx: "Context") -> bool:
+    """Backward, `torch.autograd.grad`, `torch.func.*` inside `node`, or a run of a model whose
+    `forward` computes gradients itself (the semantic model's `runs_gradient_forward`, from the
+    project pass: a test-time-adapting learner of another file)."""
     for inner in code_descendants(node):
         if type(inner) is not cst.Call:
             continue
+        if ctx.model.runs_gradient_forward(inner):
+            return True
         func = inner.func
         if isinstance(func, cst.Attribute) and func.attr.value in tables.BACKWARD_METHODS:
             return True

@@ -40,7 +40,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from memlint.analysis import tables
 from memlint.analysis.tables import METER_METHODS
@@ -100,6 +100,19 @@ class FileView:
     # `update` / `add` keeps a parameter as it is (summaries' `keeps`): running meters, whose
     # `update(loss)` keeps a value's history (memlint.analysis.meters).
     meter_classes: frozenset[str] = frozenset()
+    # Classes as this file names them (its own, or imported: `from models.mtl import MtlLearner`)
+    # that are nn.Modules whose `forward` computes gradients, in any branch, directly or through the
+    # project's functions it calls (`torch.autograd.grad` for test-time adaptation, MAML-style:
+    # meta-transfer-learning's `MtlLearner.meta_forward`).  Running one needs gradients.
+    gradient_classes: frozenset[str] = frozenset()
+    # Methods this file calls on a model (`model.loss(sample)`) that every project nn.Module class
+    # defining one runs a model in (directly or through the functions it calls): protonets'
+    # `Protonet.loss` runs its encoder.  Calling one on data runs the model.
+    model_methods: frozenset[str] = frozenset()
+    # Callees as written here (`utils.eval_mode`, `eval_mode`) that are project classes whose
+    # `__enter__` puts models in eval mode (`model.train(False)`): `with utils.eval_mode(agent):`
+    # is an evaluation region for what it is handed (pytorch_sac).
+    eval_contexts: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -108,7 +121,7 @@ class FileView:
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
              [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes],
-             sorted(self.meter_classes)],
+             sorted(self.meter_classes), sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts)],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -159,7 +172,8 @@ class FileView:
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
-                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes)]  # fmt: skip
+                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes),
+                sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -167,12 +181,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 16 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 19 or type(data[8]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[16], data[17], data[18]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -181,7 +195,7 @@ class FileView:
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
-                   frozenset(data[15]))  # fmt: skip
+                   frozenset(data[15]), frozenset(data[16]), frozenset(data[17]), frozenset(data[18]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -320,6 +334,8 @@ class Project:
         self.per_forward = self._per_forward()
         self.history = self._history()
         self.updates = self._updates()
+        self._gradients: Optional[set[tuple]] = None  # functions that compute gradients (`_computes_gradients`)
+        self._model_runners: Optional[set[tuple]] = None  # functions that run a model (`_runs_a_model`)
 
     # ------------------------------------------------------------------ names to code
 
@@ -916,6 +932,81 @@ class Project:
                     found.add(ref[1])
         return frozenset(found)
 
+    def _reaching(self, own: Callable[[tuple, dict], bool]) -> set[tuple]:
+        """The functions for which `own(function, record)` holds, or that call one (any call the
+        pass resolves: in a loop, behind an `if`), transitively: least fixed point over callers."""
+        found = {(file.index, key) for file, key, record in self._functions() if own((file.index, key), record)}
+        ready = list(found)
+        while ready:
+            function = ready.pop()
+            for site in self._incoming.get(function, ()):
+                if site.caller not in found and site.caller[1] not in ("", "?"):
+                    found.add(site.caller)
+                    ready.append(site.caller)
+        return found
+
+    def _classes_named_in(self, index: int) -> Iterator[tuple[str, tuple]]:
+        """(the name as written in file `index`, ("class", file, name)) for the file's own classes and
+        the names it imports that are project classes."""
+        file = self.files[index]
+        for name in file.summary["classes"]:  # type: ignore[union-attr]
+            if name in file.summary["defs"]:  # type: ignore[union-attr]
+                yield name, ("class", index, name)
+        for local in file.summary["imports"]:  # type: ignore[union-attr]
+            owner = self._name(file, local)  # type: ignore[arg-type]
+            if owner is not None and owner[0] == "class":
+                yield local, owner
+
+    def _gradient_classes(self, index: int) -> frozenset[str]:
+        """FileView.gradient_classes of file `index`: the nn.Module classes it names whose `forward`
+        computes gradients (summaries' `grads`, here or in a function the forward reaches)."""
+        found = set()
+        for written, owner in self._classes_named_in(index):
+            if not self.is_module_class(owner[1], owner[2]):
+                continue
+            forward = self._method(owner, "forward")
+            if forward is None or forward[0] != "func":
+                continue
+            if self._gradients is None:
+                self._gradients = self._reaching(lambda function, record: bool(record.get("grads")))
+            if (forward[1], forward[2]) in self._gradients:
+                found.add(written)
+        return frozenset(found)
+
+    def _model_methods_called(self, index: int) -> frozenset[str]:
+        """FileView.model_methods of file `index`: of the methods it calls on a model or on an
+        object of unknown class (`model.loss(sample)`), those that the project's nn.Module classes
+        define and every one of them runs a model in, directly or through the functions it calls."""
+        names = set()
+        for record in self.files[index].summary["functions"].values():  # type: ignore[union-attr]
+            names.update(ref[1] for ref, *_ in record.get("calls", ()) if ref[0] == "m")
+            names.update(ref[1] if ref[0] == "u" else ref[2] for ref, *_ in record.get("may", ()))
+        found = set()
+        for name in names:
+            methods = self._model_methods(name)
+            if not methods:
+                continue
+            if self._model_runners is None:
+                self._model_runners = self._reaching(lambda function, record: self._runs_model(function))
+            if all(method in self._model_runners for method in methods):
+                found.add(name)
+        return frozenset(found)
+
+    def _eval_contexts(self, index: int) -> frozenset[str]:
+        """FileView.eval_contexts of file `index`: its calls of project classes (as written) whose
+        `__enter__` (or a base's) puts something in eval mode (summaries' `evals`)."""
+        file = self.files[index]
+        found = set()
+        for record in file.summary["functions"].values():  # type: ignore[union-attr]
+            for ref, *_ in record.get("calls", ()):
+                if ref[0] not in ("n", "d") or ref[1] in found:
+                    continue
+                owner = self._name(file, ref[1])  # type: ignore[arg-type]
+                enter = self._method(owner, "__enter__") if owner is not None and owner[0] == "class" else None
+                if enter is not None and enter[0] == "func" and self.record((enter[1], enter[2])).get("evals"):
+                    found.add(ref[1])
+        return frozenset(found)
+
     def _meter_classes(self, index: int) -> frozenset[str]:
         """FileView.meter_classes of file `index`: the names it imports that are classes of another
         file whose `update` / `add` (or a base's) keeps a parameter (summaries' `keeps`)."""
@@ -980,6 +1071,9 @@ class Project:
             host_calls=self._host_calls(index),
             adam_classes=self._adam_classes(file.directory),
             meter_classes=self._meter_classes(index),
+            gradient_classes=self._gradient_classes(index),
+            model_methods=self._model_methods_called(index),
+            eval_contexts=self._eval_contexts(index),
         )
 
     def _adam_classes(self, directory: str) -> tuple[tuple[str, str], ...]:

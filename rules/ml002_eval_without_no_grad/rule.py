@@ -76,7 +76,8 @@ class EvalWithoutNoGrad(Rule):
     function, or for `self.model` anywhere in its class) builds no graph, so an evaluation region
     whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
-    need them), inside an explicit `torch.enable_grad()`, and in a function that training code of
+    need them) or runs a model whose `forward` computes them, in any file linted with it (a learner
+    that adapts itself with `torch.autograd.grad` at test time, MAML-style), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
     function that does, Lightning's `training_step`): a `predict()` that a training step also runs
     needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
@@ -549,6 +550,37 @@ def attack(model, x, y, loss_fn):
     loss = loss_fn(model(x), y)
     (g,) = agrad(loss, x)
     return x + 0.01 * g.sign()
+"""
+        ),
+        Valid(  # the model's forward adapts a base learner with torch.autograd.grad (MAML-style test-time fine-tuning: meta-transfer-learning's MtlLearner); no_grad would raise
+            """
+import torch
+from torch import nn
+
+class Learner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Linear(4, 2)
+
+    def forward(self, inp):
+        return self.meta_forward(*inp)
+
+    def meta_forward(self, shot, label, query):
+        loss = ((self.base(shot) - label) ** 2).mean()
+        grads = torch.autograd.grad(loss, self.base.parameters())
+        fast = [p - 0.01 * g for p, g in zip(self.base.parameters(), grads)]
+        return query @ fast[0].t() + fast[1]
+
+class Trainer:
+    def __init__(self):
+        self.model = Learner()
+        self.model = self.model.cuda()
+
+    def validate(self, loader):
+        self.model.eval()
+        for shot, label, query in loader:
+            logits = self.model((shot, label, query))
+            print(logits.argmax(1))
 """
         ),
         Valid(  # Lightning runs validation_step without gradients
