@@ -13,7 +13,9 @@ A summary says, for each module-level function and each method of a module-level
   `torch.autograd.grad` or an optimizer's `step()` (outside its loops); `grads`: does it compute
   gradients anywhere in its own body, loops included (any form of backward, `torch.autograd.grad`:
   a forward that adapts its weights at test time, MAML-style); `evals`: does it put something in
-  eval mode (`X.eval()`, `X.train(False)`: a context manager's `__enter__`, `utils.eval_mode`); `flush`: the flush it runs on every call
+  eval mode (`X.eval()`, `X.train(False)`: a context manager's `__enter__`, `utils.eval_mode`);
+  `model_grad`: one of its model runs is outside a `no_grad` block of its own (curl's
+  `sample_action` runs its actor only under `with torch.no_grad():`); `flush`: the flush it runs on every call
   (`torch.cuda.empty_cache()`, `gc.collect()`, not in a loop, behind an `if` or in a handler);
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
   history (every return must have one); absent when it never returns such a value;
@@ -57,7 +59,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 13  # 13: `grads`, `evals`; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 13  # 13: `grads`, `evals`, `model_grad`; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -604,6 +606,8 @@ class _Summary:
             model = None
         if model is not None:
             record.setdefault("model", []).append(model)
+            if grad != "off":
+                record["model_grad"] = True  # (a run outside the function's own `no_grad` blocks)
         if trains and loop is None:
             record["trains"] = True  # (in a loop, the loop's fact says so)
             _note_update(record, func)
@@ -1542,7 +1546,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "keeps", "grads", "evals"):
+        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "keeps", "grads", "evals", "model_grad"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)

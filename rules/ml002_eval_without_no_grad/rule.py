@@ -32,7 +32,8 @@ class EvalWithoutNoGrad(Rule):
     file calls `model.train()`, rebinds `model` after the `.eval()` or declares it `global`: SSD's
     `detect.py`), after a method of the class that certainly puts the model in eval mode for the
     literal argument given (`self.net_mode(train=False)` whose body runs `self.net.eval()` in the
-    `else` of `if train:`), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
+    `else` of `if train:`), in the body of `with X(model):` where X is a class of the project whose
+    `__enter__` puts models in eval mode (pytorch_sac's `utils.eval_mode`, calling `model.train(False)`), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
     only run inside those) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
@@ -46,7 +47,9 @@ class EvalWithoutNoGrad(Rule):
     and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
     does, the calls after it are the regions). The first model call of each such region is reported. After
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
-    data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
+    data (`X.get_action(obs)`, `X.get_last_selfattention(img)`, or a method that every nn.Module class of
+    the program defining it runs a model in: protonets' `model.loss(sample)`, in a file that never
+    names torch), or a function of the file handed
     X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
     body runs the global `G`, with no grad switch of its own), `nn.parallel.data_parallel(X, inputs, gpus)`, an object built around X and fed data
     (`elbo = SVI(model, ...)`, every binding of `elbo` in its scope so built, then `-elbo(x)`), a method of the class that runs
@@ -71,7 +74,8 @@ class EvalWithoutNoGrad(Rule):
     call, is taken as a call of every method of the project so named, unless training code makes
     it), and the hooks a framework already
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
-    `on_*` hooks). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
+    `on_*` hooks), and a method that runs its model under its own `no_grad` (where every method of
+    the program so named does: curl's `agent.sample_action(obs)`). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
     `model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
     function, or for `self.model` anywhere in its class) builds no graph, so an evaluation region
     whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
@@ -1633,6 +1637,144 @@ def run_episodes(model, envs):
     for _ in range(1000):
         actions = model.get_action(torch.Tensor(obs))
         obs = envs.step(actions)
+""",
+        ),
+        Invalid(  # a context manager of the project whose `__enter__` calls `model.train(False)` puts what it is handed in eval mode (pytorch_sac's `utils.eval_mode`); the agent's `act` runs its actor with gradients on
+            """
+import torch
+
+class eval_mode:
+    def __init__(self, *models):
+        self.models = models
+
+    def __enter__(self):
+        self.prev = [m.training for m in self.models]
+        for model in self.models:
+            model.train(False)
+
+    def __exit__(self, *args):
+        for model, state in zip(self.models, self.prev):
+            model.train(state)
+
+def collect(agent, env, buffer, steps):
+    obs = env.reset()
+    for step in range(steps):
+        with eval_mode(agent):
+            action = agent.act(torch.as_tensor(obs))
+        obs, reward, done, _ = env.step(action)
+        agent.update(buffer, step)
+""",
+            line=20,
+            column=22,
+            unsafe=True,
+            fixed="""
+import torch
+
+class eval_mode:
+    def __init__(self, *models):
+        self.models = models
+
+    def __enter__(self):
+        self.prev = [m.training for m in self.models]
+        for model in self.models:
+            model.train(False)
+
+    def __exit__(self, *args):
+        for model, state in zip(self.models, self.prev):
+            model.train(state)
+
+def collect(agent, env, buffer, steps):
+    obs = env.reset()
+    for step in range(steps):
+        with eval_mode(agent):
+            with torch.no_grad():
+                action = agent.act(torch.as_tensor(obs))
+        obs, reward, done, _ = env.step(action)
+        agent.update(buffer, step)
+""",
+        ),
+        Valid(  # the agent's method runs its actor under its own no_grad (curl's `CurlSacAgent.sample_action`): nothing builds a graph in the eval-mode block
+            """
+import torch
+from torch import nn
+
+class eval_mode:
+    def __init__(self, *models):
+        self.models = models
+
+    def __enter__(self):
+        for model in self.models:
+            model.train(False)
+
+    def __exit__(self, *args):
+        for model in self.models:
+            model.train(True)
+
+class Agent:
+    def __init__(self):
+        self.actor = nn.Linear(4, 2)
+
+    def train(self, training=True):
+        self.actor.train(training)
+
+    def sample_action(self, obs):
+        with torch.no_grad():
+            return self.actor(torch.as_tensor(obs)).numpy()
+
+def collect(agent, env, steps):
+    obs = env.reset()
+    for step in range(steps):
+        with eval_mode(agent):
+            action = agent.sample_action(obs)
+        obs, reward, done, _ = env.step(action)
+"""
+        ),
+        Invalid(  # `model.loss(sample)` after `model.eval()`: every nn.Module of the project with a `loss` method runs its encoder there (protonets' `evaluate`)
+            """
+import torch
+from torch import nn
+
+class Protonet(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def loss(self, sample):
+        z = self.encoder.forward(sample["xs"])
+        return z.pow(2).mean(), {"acc": z.mean().item()}
+
+def evaluate(model, data_loader, meters):
+    model.eval()
+    for sample in data_loader:
+        _, output = model.loss(sample)
+        for field, meter in meters.items():
+            meter.add(output[field])
+    return meters
+""",
+            line=16,
+            column=21,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+
+class Protonet(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def loss(self, sample):
+        z = self.encoder.forward(sample["xs"])
+        return z.pow(2).mean(), {"acc": z.mean().item()}
+
+@torch.no_grad()
+def evaluate(model, data_loader, meters):
+    model.eval()
+    for sample in data_loader:
+        _, output = model.loss(sample)
+        for field, meter in meters.items():
+            meter.add(output[field])
+    return meters
 """,
         ),
         Invalid(  # the model is built from a class the function is handed (`Model: nn.Module`), whatever its name (cleanrl's `ppo_eval.py`, issue 27)
