@@ -132,6 +132,10 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         value = values.evaluate(receiver, ctx)
         if value.kind is Kind.MODULE or _is_self(receiver):
             return value.kind is Kind.MODULE
+        if type(receiver) is cst.Attribute and _is_self(receiver.value) and ctx.in_module_class and value.kind in (Kind.UNKNOWN, Kind.TENSOR):
+            # `self.feature.forward(x)` in an nn.Module, `self.feature = model_func()`: its submodule's
+            # forward (a tensor has none, whatever the valuation guessed of a call: CloserLookFewShot)
+            return True
         if value.kind is not Kind.UNKNOWN or type(receiver) not in (cst.Name, cst.Attribute) or ctx.resolve(receiver) is not None:
             return False
         name = receiver.value if type(receiver) is cst.Name else receiver.attr.value  # type: ignore[union-attr]

@@ -56,7 +56,10 @@ class EvalWithoutNoGrad(Rule):
     `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; its `if flag:` blocks that the
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
     under `if not cross_valid:`; in a function named as an
-    evaluation, a method that runs any model of `self`), a local alias of a submodule
+    evaluation or a loop over evaluation data, a method that runs any model of `self`, in an
+    nn.Module also through a method of self fed data whose name says it runs it: CloserLookFewShot's
+    `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
+    in an nn.Module (its submodule, whatever built it), a local alias of a submodule
     (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
     named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs, loads no weights and loops over
@@ -1777,6 +1780,100 @@ def evaluate(model, data_loader, meters):
     return meters
 """,
         ),
+        Invalid(  # a loop over test data in an nn.Module's method runs the model through `self.correct(x)`, whose body runs `self.set_forward(x)` (CloserLookFewShot's MetaTemplate.test_loop)
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+class MetaTemplate(nn.Module):
+    def __init__(self, model_func):
+        super().__init__()
+        self.feature = model_func()
+
+    def set_forward(self, x):
+        z = self.feature.forward(x)
+        return z @ z.t()
+
+    def correct(self, x):
+        scores = self.set_forward(x)
+        return float((scores.data.argmax(1) == 0).sum()), len(x)
+
+    def test_loop(self, test_loader):
+        acc_all = []
+        for x, _ in test_loader:
+            correct, count = self.correct(x)
+            acc_all.append(correct / count)
+        return np.mean(acc_all)
+""",
+            line=21,
+            column=30,
+            unsafe=True,
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+
+class MetaTemplate(nn.Module):
+    def __init__(self, model_func):
+        super().__init__()
+        self.feature = model_func()
+
+    def set_forward(self, x):
+        z = self.feature.forward(x)
+        return z @ z.t()
+
+    def correct(self, x):
+        scores = self.set_forward(x)
+        return float((scores.data.argmax(1) == 0).sum()), len(x)
+
+    def test_loop(self, test_loader):
+        acc_all = []
+        with torch.no_grad():
+            for x, _ in test_loader:
+                correct, count = self.correct(x)
+                acc_all.append(correct / count)
+        return np.mean(acc_all)
+""",
+        ),
+        Invalid(  # `self.feature.forward(x)` in an nn.Module runs its submodule, built by a factory the valuation cannot see (CloserLookFewShot's BaselineTrain.analysis_loop)
+            """
+import torch
+import torch.nn as nn
+
+class BaselineTrain(nn.Module):
+    def __init__(self, model_func, num_class):
+        super().__init__()
+        self.feature = model_func()
+        self.classifier = nn.Linear(self.feature.final_feat_dim, num_class)
+
+    def analysis_loop(self, val_loader):
+        feats = []
+        for x, y in val_loader:
+            feats.append(self.feature.forward(x.cuda()).data.cpu().numpy())
+        return feats
+""",
+            line=13,
+            column=26,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+
+class BaselineTrain(nn.Module):
+    def __init__(self, model_func, num_class):
+        super().__init__()
+        self.feature = model_func()
+        self.classifier = nn.Linear(self.feature.final_feat_dim, num_class)
+
+    def analysis_loop(self, val_loader):
+        feats = []
+        with torch.no_grad():
+            for x, y in val_loader:
+                feats.append(self.feature.forward(x.cuda()).data.cpu().numpy())
+        return feats
+""",
+        ),
         Invalid(  # the model is built from a class the function is handed (`Model: nn.Module`), whatever its name (cleanrl's `ppo_eval.py`, issue 27)
             """
 import torch
@@ -2371,8 +2468,9 @@ class GAN:
         elif not is_model_call(node, ctx) and not runs_method_of(node, region.evaluated, ctx) and not (
             region.kind == "loader" and runs_model_method(node, ctx)  # `D.feature_extraction(x)` over `test_loader`
         ):
-            # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs `self.model`
-            if region.kind != "function-name" or not self_helper_runs_model(node, ctx):
+            # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs
+            # `self.model`; in a loop over evaluation data too (`self.correct(x)` over `test_loader`)
+            if region.kind not in ("function-name", "loader") or not self_helper_runs_model(node, ctx):
                 return
         if is_frozen_model(node.func, ctx):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor

@@ -35,7 +35,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if mode_helpers:
         eval_scopes |= {id(_scope_of(source, call)) for call in calls if _self_call_of(call, mode_helpers)}  # type: ignore[arg-type]
     history = source.memo("history", lambda: History(source))
-    runs = [call for call in calls if history.may_run_model(call)]  # type: ignore[arg-type]
+    runs = [call for call in calls if history.may_run_model(call) or _self_method_fed_data(call, source)]  # type: ignore[arg-type]
     # `self._process_one_batch(x)`: a function of the file that may run a model runs it for its caller
     runners = _names_of_scopes(source, runs)
     # what was put in eval mode: calling it, or a method of it, may run it (`model.get_action(obs)`)
@@ -133,6 +133,16 @@ def _on_evaluated(call: ast.Call, evaluated: frozenset, source: Source) -> bool:
         # the key holds `evaluated`, what the answer depends on besides the file
         return func.id in source.memo(("ml002-parameter-callers", evaluated), lambda: _parameter_callers(source, evaluated))
     return isinstance(func, ast.Attribute) and method_runs_module(func.attr, _model_methods(source)) and dotted(func.value) in evaluated
+
+
+def _self_method_fed_data(call: ast.Call, source: Source) -> bool:
+    """`self.set_forward(x)`: a method of self whose name says it runs the module (delegation's
+    `_runs_self_by_method`; loosened: in any class)."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+        and bool(call.args) and method_runs_module(func.attr, _model_methods(source))
+    )  # fmt: skip
 
 
 def _model_methods(source: Source) -> frozenset[str]:
