@@ -65,12 +65,13 @@ def _findings(
         # a file that cannot use torch cannot have a finding, unless it runs another file's training
         # step (SPADE's train.py calls `trainer.run_generator_one_step(data)` of Pix2PixTrainer, whose
         # file backpropagates and steps): then only the rules that ask about that step can report
-        # (a TensorFlow script beside a torch package is no torch code for the other rules)
-        # (likewise the rules that ask what another file's models do when this file runs them:
-        # protonets' `evaluate` calls `model.eval()` then `model.loss(sample)` without naming torch)
-        if project is None or not (project.steps_elsewhere or project.runs_other_files_models):
+        # (a TensorFlow script beside a torch package is no torch code for the other rules); or it
+        # is a module the project's torch code imports, given torch's objects (protonets' Engine);
+        # likewise the rules that ask what another file's models do when this file runs them
+        # (protonets' `evaluate` calls `model.eval()` then `model.loss(sample)` without naming torch)
+        if project is None or not (project.steps_elsewhere or project.torch_importers or project.runs_other_files_models):
             return []
-        codes = (following_other_files_steps(codes) if project.steps_elsewhere else frozenset()) | (
+        codes = (following_other_files_steps(codes) if project.steps_elsewhere or project.torch_importers else frozenset()) | (
             following_other_files_models(codes) if project.runs_other_files_models else frozenset()
         )
     codes = codes - {UNUSED_SUPPRESSION}  # it reads comments after the analysis, never needs it
