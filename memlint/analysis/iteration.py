@@ -172,6 +172,14 @@ def every_iteration(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = 
     return all(runs_whenever_reached(node.test) or configured(node) for node, d in frame.conditions if d == depth)
 
 
+
+def every_call(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False) -> bool:
+    """Does the code being visited run on every call of its function: no `if` around it, at any
+    depth of loops, but device checks, configured choices and `configured` overrides, and not in an
+    exception handler?  (`every_iteration` asks it of the innermost loop only.)"""
+    frame = ctx.frame
+    return not frame.handlers and all(runs_whenever_reached(node.test) or configured(node) for node, _ in frame.conditions)
+
 def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
     """The `if` statements of a block that pick a value by the run's configuration: `ff = A` then
     `if opt.PCB: ff = B` (a flag of the configuration, `_configuration_value`; no `else`; a body
