@@ -5,7 +5,7 @@ resolved through the file's imports (`Context.resolve`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
@@ -54,3 +54,12 @@ def dtype_cast(call: cst.Call, ctx: "Context") -> bool:
     qualified = ctx.resolve(call.args[0].value) or ""
     module, _, name = qualified.rpartition(".")
     return module == "torch" and name.islower() and not name.startswith("_")
+
+
+def moving_casts_under(receiver: cst.BaseExpression) -> Iterator[cst.Call]:
+    """The `.type_as(x)` casts on the way from a move to what it moves (`t.type_as(x).to(d)`): the
+    outer move says where the tensor ends up."""
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        if type_as_argument(receiver) is not None:
+            yield receiver
+        receiver = receiver.func.value

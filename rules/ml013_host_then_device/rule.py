@@ -7,20 +7,19 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.caches import fills_cache
+from memlint.analysis.caches import statement_fills_cache
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.device_targets import cuda_target_certain, destination, follows_host_batch, move_is_only_device
 from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_project
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import made_on_host, same_values_on_device
-from memlint.analysis.iteration import condition_is_mode_parameter, condition_is_opt_in_parameter, configured_overrides
+from memlint.analysis.iteration import condition_is_opt_in_parameter, configured_branch, configured_overrides
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
 from memlint.analysis.moves import later_moves
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS
-from memlint.analysis.tensor_casts import cuda_type_cast, type_as_argument
+from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
@@ -2256,7 +2255,7 @@ for data, target in train_loader:
         type_as = type_as_argument(node)
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             moved = func.value
-            self._note_inner_casts(moved)
+            self._cast_before_move.update(map(id, moving_casts_under(moved)))
         elif cuda_type_cast(node, ctx):  # `torch.zeros(n).type(torch.cuda.FloatTensor)`: a cast and a move
             moved = func.value  # type: ignore[attr-defined]
         elif type_as is not None:  # `torch.ones(n).type_as(x)`: a cast that moves to `x`'s device too
@@ -2278,13 +2277,6 @@ for data, target in train_loader:
             if inner is not None:
                 self._consider(node, inner[0], False, at, helper, type_as)  # no fix across statements
 
-    def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
-        """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
-        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
-            if type_as_argument(receiver) is not None:
-                self._cast_before_move.add(id(receiver))
-            receiver = receiver.func.value
-
     def _consider(self, node: cst.Call, factory: cst.Call, fixable: bool, at: Optional[cst.CSTNode], helper, type_as) -> None:
         """Judge the factory that the move `node` applies to (directly, or to the value `at` a name
         was bound to earlier): report it where it runs on every step."""
@@ -2298,7 +2290,7 @@ for data, target in train_loader:
         if target is None:
             return
         device, device_alone = target  # `device=` alone would not give the factory `x`'s dtype (`.type_as(x)`, `.to(x)`)
-        if self._fills_cache():  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
+        if self._assigned and statement_fills_cache(self._assigned[-1], ctx):  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
             return
         if any(condition_is_opt_in_parameter(node.test, ctx.function_node) for node, _ in ctx.frame.conditions):
             return  # `if init:` of `forward(self, x, init=False)`: a special call, not every one
@@ -2313,22 +2305,8 @@ for data, target in train_loader:
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
 
-    def _fills_cache(self) -> bool:
-        """Is the statement being visited filling a cache its `if` tests (`caches.fills_cache`): made
-        once and kept, not on every call?"""
-        if not self._assigned:
-            return False
-        conditions = [node for node, _ in self.ctx.frame.conditions]
-        module_level = self.ctx.binds_at_module_level
-        return any(fills_cache(conditions, target, module_level) for target in self._assigned[-1])
-
     def _configured(self, node: cst.CSTNode) -> bool:
-        """An `if` that runs whenever reached in a run: it picks the run's value
-        (`configured_overrides`), tests a command-line flag on by default (`cli_defaults`), or picks
-        the function's mode by a parameter with a string default (`condition_is_mode_parameter`)."""
-        if id(node) in self._overrides:
-            return True
-        return type(node) is cst.If and (flag_on_by_default(node.test, self.ctx) or condition_is_mode_parameter(node.test, self.ctx.function_node))
+        return configured_branch(node, self.ctx, self._overrides)
 
     def finish(self, facts) -> None:  # `facts`: the traversal's; the project pass's `per_step` says what runs per step
         if not self._in_helpers:
