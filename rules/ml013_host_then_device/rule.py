@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Optional
 
 import libcst as cst
@@ -2234,7 +2235,7 @@ for data, target in train_loader:
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
-        holds = lambda value: holds_factory(value, self.ctx)  # noqa: E731
+        holds = partial(holds_factory, ctx=self.ctx)
         for value, move in later_moves(node.body, holds, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier.setdefault(id(move), []).append(value)
 
