@@ -737,6 +737,104 @@ def test_a_method_only_one_of_the_receivers_classes_trains_with_is_no_training_s
     assert _findings(".", "--select", "ML017") == []
 
 
+def test_a_step_on_an_agent_a_factory_of_another_file_builds_is_reported(project):
+    # MishaLaskin/curl: `agent = make_agent(...)`, whose every return builds an agent of another file
+    write(project / "TD3.py", TD3_AGENT)
+    write(project / "factory.py", """
+        import TD3
+
+        def make_agent(args):
+            if args.agent == "td3":
+                return TD3.TD3()
+            raise ValueError(args.agent)
+    """)
+    write(project / "main.py", """
+        from factory import make_agent
+
+        def main(args, buffer):
+            agent = make_agent(args)
+            for t in range(1000):
+                agent.train(buffer)
+    """)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 5)]
+
+
+def test_a_factory_that_may_return_something_else_names_no_class(project):
+    write(project / "TD3.py", TD3_AGENT)
+    write(project / "main.py", """
+        import TD3
+
+        def make_agent(args):
+            if args.agent == "td3":
+                return TD3.TD3()
+            return load_agent(args)
+
+        def main(args, buffer):
+            agent = make_agent(args)
+            for t in range(1000):
+                agent.train(buffer)
+    """)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_lower_case_class_of_a_sibling_module_named_like_its_folder_is_found(project):
+    # sfujim/BCQ: discrete_BCQ/main.py does `import discrete_BCQ` (the sibling file, not the folder)
+    # and builds `discrete_BCQ.discrete_BCQ(...)`; another function binds `policy` to another class
+    # whose `train` does no step of its own
+    write(project / "discrete_BCQ" / "discrete_BCQ.py", TD3_AGENT.replace("class TD3", "class discrete_BCQ"))
+    write(project / "discrete_BCQ" / "DQN.py", "class DQN:\n    def train(self, buffer):\n        return buffer\n")
+    write(project / "discrete_BCQ" / "main.py", """
+        import DQN
+        import discrete_BCQ
+
+        def behavioural(buffer):
+            policy = DQN.DQN()
+            for t in range(1000):
+                policy.train(buffer)
+
+        def train_BCQ(buffer):
+            policy = discrete_BCQ.discrete_BCQ()
+            for t in range(1000):
+                policy.train(buffer)
+    """)
+    assert _findings(".", "--select", "ML017") == [("discrete_BCQ/main.py", "ML017", 11)]
+
+
+ENGINE = """
+class Engine(object):
+    def train(self, **kwargs):
+        state = {"model": kwargs["model"], "loader": kwargs["loader"], "epoch": 0}
+        state["optimizer"] = kwargs["optim_method"](state["model"].parameters())
+        while state["epoch"] < kwargs["max_epoch"]:
+            state["model"].train()
+            for sample in state["loader"]:
+                state["optimizer"].zero_grad()
+                loss, state["output"] = state["model"].loss(sample)
+                loss.backward()
+                state["optimizer"].step()
+            state["epoch"] += 1
+"""
+
+
+def test_a_module_that_never_names_torch_trains_what_the_projects_torch_code_gives_it(project):
+    # jakesnell/prototypical-networks: protonets/engine.py imports nothing of torch; train.py, which
+    # does and puts the model on cuda, hands it the model and the optimizer class
+    write(project / "protonets" / "__init__.py", "")
+    write(project / "protonets" / "engine.py", ENGINE)
+    write(project / "train.py", """
+        import torch
+        from protonets.engine import Engine
+
+        model = torch.nn.Linear(4, 2).cuda()
+        Engine().train(model=model, loader=loader, optim_method=torch.optim.Adam, max_epoch=10)
+    """)
+    assert _findings(".", "--select", "ML017") == [("protonets/engine.py", "ML017", 7)]
+    # alone, or imported only by code that never names torch either: not torch code
+    assert _findings("protonets/engine.py", "--select", "ML017") == []
+    write(project / "train.py", "from protonets.engine import Engine\nEngine().train(model=model)\n")
+    assert _findings(".", "--select", "ML017") == []
+
+
 def test_a_library_module_whose_importer_uses_cuda_is_reported(project):
     write(project / "agent.py", PPO_AGENT)
     write(project / "main.py", """

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis import tables
 from memlint.analysis.walk import dotted_name
 
 if TYPE_CHECKING:
@@ -47,19 +48,29 @@ def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:
     if written is None:
         return frozenset()
     root, _, method = written.partition(".")
+    known = dict(updates)
     if root == "self":
         class_name = ctx.class_name
         if class_name is None or "." in method:
             return frozenset()
-        written = f"{class_name}.{method}"
-    elif not ctx.binds_at_module_level(root) and root not in ctx.model.constructed(ctx.function_node or ctx.module):
-        # (a local name counts when the function binds it only to instances of classes,
-        # `agent = Agent(...)`: `agent.update(batch)` runs the method of that class)
-        return frozenset()
-    found = dict(updates).get(written)
-    if found is None and type(func) is cst.Name:
-        found = dict(updates).get(f"{written}.__call__")  # `maml(x)`: the instance's forward (Meta.forward)
+        found = known.get(f"{class_name}.{method}")
+    else:
+        # a call on an instance the function (or the module's code, for a name bound there) builds:
+        # `agent.update(batch)` with `agent = Agent(...)`, `make_agent(...)` or `mod.agent(...)`
+        # (the project pass found the class and keyed the answer by the function that binds it)
+        where = "" if ctx.binds_at_module_level(root) else _summary_key(ctx.function_key)
+        called = written if type(func) is not cst.Name else f"{written}.__call__"  # `maml(x)`: Meta.forward
+        found = known.get(tables.scoped_call(where, called)) if where is not None else None
+        if found is None and ctx.binds_at_module_level(root):
+            found = known.get(written)  # `train_epoch(...)`, `utils.train_step(...)`
     return frozenset(found.split(",")) if found else frozenset()
+
+
+def _summary_key(key: Optional[tuple]) -> Optional[str]:
+    """The summaries' key of a function (memlint.pipeline.project.key_string): "Net.forward", "f"."""
+    if key is None:
+        return None
+    return f"{key[1]}.{key[2]}" if key[0] == "method" else key[1]
 
 
 def moved_argument(call: cst.Call, ctx: "Context") -> Optional[tuple[cst.BaseExpression, str, Optional[cst.BaseExpression]]]:

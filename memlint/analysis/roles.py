@@ -318,6 +318,14 @@ def per_batch_function(ctx: "Context") -> Optional[PerBatch]:
     return None
 
 
+def graph_building_per_batch_function(ctx: "Context") -> Optional[PerBatch]:
+    """The per-batch function the traversal is in (`per_batch_function`), when what it runs may build
+    a graph: a training hook or a helper the project's loops call every step.  Not an evaluation
+    hook: Lightning runs `validation_step` and its kin under `torch.no_grad()`."""
+    found = per_batch_function(ctx)
+    return found if found is not None and found.kind != "evaluation" else None
+
+
 def enclosing_class(ctx: "Context") -> Optional[cst.ClassDef]:
     """The class whose body (or method) the traversal is in, if any."""
     for frame in reversed(ctx.frames):

@@ -54,7 +54,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 12  # 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 13  # 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -144,6 +144,7 @@ class _Summary:
                 generators.add(key)
                 self.functions[key]["returns"] = None  # a generator: calling it returns no tensor
         self._fresh_returns(returns, generators)
+        self._factories(returns, generators)
         self._moved_parameters()
         self._passes()
         return {
@@ -573,8 +574,14 @@ class _Summary:
             trains = False
             if reference is not None and reference[0] == "v":
                 reference = None
+        built = None
         if reference is not None and reference[0] == "v":
             constructor = self._instance_class(key, reference[1])
+            if not constructor:
+                # (kept besides what the call is taken for without it: the project pass may not
+                # find a class behind the callee)
+                callee = self._built_by(key, reference[1])
+                built = ["i", callee, reference[2], reference[1]] if callee else None
             if constructor:
                 reference = ["i", constructor, reference[2], reference[1]]  # (the receiver last: project.update_calls)
             elif reference[2] == "__call__":
@@ -604,6 +611,8 @@ class _Summary:
             record["flush"] = flush
         if reference is not None:
             record["calls"].append([reference, grad, self._loop_fact(loop), conditional])
+        if built is not None:
+            record["calls"].append([built, grad, self._loop_fact(loop), conditional])
 
     def _attribute_instance(self, key: str, record: dict, attr: str, method: str) -> Optional[list]:
         """`self.decoder.recognize_beam(...)` in a method of a class whose code builds `self.decoder =
@@ -649,9 +658,16 @@ class _Summary:
                 node.targets[0].id  # type: ignore[attr-defined]
                 for node in self.source.nodes(ast.Assign)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name  # type: ignore[attr-defined]
-                and type(node.value) is ast.Call and _final_name(node.value.func)[:1].isupper()  # type: ignore[attr-defined]
+                and type(node.value) is ast.Call  # type: ignore[attr-defined]
+                and (_final_name(node.value.func)[:1].isupper() or self._may_build(node.value.func))  # type: ignore[attr-defined]
             }  # fmt: skip
         return self.constructed
+
+    def _may_build(self, func: ast.expr) -> bool:
+        """May a call of `func` build an instance of the project's classes (a factory function of
+        the file, or a name or module of an import that is no foreign library's)?"""
+        root = _root(func)
+        return root is not None and (root in self.defs or (root in self.imports and not self._is_foreign(root)))
 
     def _self_attributes(self) -> tuple[set[str], dict[str, set[str]]]:
         """The attributes assigned on `self` anywhere in the file, and per class; the classes'
@@ -710,6 +726,20 @@ class _Summary:
             return None
         root = constructor.partition(".")[0]
         return constructor if root in self.defs or root in self.imports else None
+
+    def _built_by(self, key: str, name: str) -> Optional[str]:
+        """`obj = make_agent(...)` or `policy = discrete_BCQ.discrete_BCQ(...)` bound once in the
+        function, the callee not capitalised: the callee as written when it is the file's or an
+        import's (not a foreign library's).  The project pass decides what it builds: a class (whatever
+        its name's case), or a factory function whose every return constructs one (`builds`)."""
+        values = self._local_values(key).get(name)
+        if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call) or type(values[0].targets[0]) is not ast.Name:
+            return None
+        callee = dotted(values[0].value.func)
+        if callee is None or callee.rpartition(".")[2][:1].isupper() or self._is_foreign(callee):
+            return None
+        root = callee.partition(".")[0]
+        return callee if root in self.defs or root in self.imports else None
 
     def _loop_fact(self, loop: Optional[ast.AST]) -> Optional[list]:
         """None (not in a loop), or [index, header of a training/evaluation loop or None, whether
@@ -787,6 +817,26 @@ class _Summary:
                 continue
             if returns_fresh_host_tensor(found, self.qualify, self._local_values(key)):
                 self.functions[key]["fresh"] = True
+
+    def _factories(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
+        """`builds` of a module-level function every `return` of which constructs an instance of a
+        capitalised class (`make_agent(args)`: `return CurlSacAgent(...)` in each branch), the
+        constructors as written: what a name bound to its call holds (the project pass resolves
+        them, as for `obj = Class(...)`)."""
+        for key, found in returns.items():
+            if not key or "." in key or key == "?" or key in generators:
+                continue
+            built = []
+            for statement in found:
+                value = statement.value
+                constructor = dotted(value.func) if type(value) is ast.Call else None
+                if constructor is None or not constructor.rpartition(".")[2][:1].isupper() or self._is_foreign(constructor):
+                    built = []
+                    break
+                if constructor not in built:
+                    built.append(constructor)
+            if built:
+                self.functions[key]["builds"] = built
 
     # ------------------------------------------------------------------ moves to a device
 
@@ -1533,7 +1583,7 @@ def _check_function(record: dict) -> None:
             _require(type(value) is list and all(kind in ("backward", "step") for kind in value))
         elif field == "flush":
             _require(type(value) is str)
-        elif field == "decorators":
+        elif field in ("decorators", "builds"):
             _strings(value)
         elif field == "model":
             _require(type(value) is list)

@@ -356,3 +356,19 @@ CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 # The legacy autograd wrapper: `Variable(x)` is `x`, on the device `x` is on.
 VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
+def scoped_call(function: str, written: str) -> str:
+    """The project pass's key for a call on an instance a function binds (`policy.train` in
+    `train_BCQ`, "train_BCQ>policy.train"; "" is the module's code): the same receiver name means
+    another object in another function."""
+    return f"{function}>{written}"
+
+
+# Lightning's Trainer, as its packages export it (`pytorch_lightning.Trainer`, `lightning.Trainer`,
+# `lightning.pytorch.Trainer`, and the module that defines it).
+LIGHTNING_TRAINERS = frozenset(
+    {"pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer", "pytorch_lightning.trainer.trainer.Trainer",
+     "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
+     "lightning.pytorch.trainer.trainer.Trainer"}
+)  # fmt: skip

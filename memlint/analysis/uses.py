@@ -300,3 +300,16 @@ def _reaches_backward(outer: tuple[cst.CSTNode, ...]) -> bool:
         if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
             return False
     return False
+
+
+def first_read_after(scope: cst.CSTNode, block: cst.CSTNode, name: str) -> Optional[cst.Name]:
+    """The first read of `name` in `scope` after `block` (a loop) and outside it: where a value the
+    block accumulated into `name` is first used (not a binding of `name`)."""
+    passed = False
+    for node, parents in code_with_parents(scope):
+        if node is block:
+            passed = True
+        elif passed and type(node) is cst.Name and node.value == name and not any(p is block for p in parents):
+            if parents and not is_binding(node, parents):
+                return node
+    return None

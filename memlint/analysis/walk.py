@@ -79,6 +79,49 @@ def dotted_name(expr: cst.BaseExpression) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def string_key(expr: cst.BaseExpression) -> Optional[str]:
+    """`state["optimizer"]` -> "optimizer": the key of a subscript by one string literal, else None."""
+    if type(expr) is not cst.Subscript or len(expr.slice) != 1:  # type: ignore[attr-defined]
+        return None
+    index = expr.slice[0].slice  # type: ignore[attr-defined]
+    key = index.value if type(index) is cst.Index else None
+    if type(key) is not cst.SimpleString:
+        return None
+    value = key.evaluated_value
+    return value if type(value) is str else None
+
+
+def held_name(expr: cst.BaseExpression) -> Optional[str]:
+    """A chain of names, attributes and string keys as one name: `state["model"]` -> 'state["model"]',
+    `self.nets["G"]` -> 'self.nets["G"]' (a model or optimizer kept in a dict, protonets' `Engine`:
+    the same slot read twice is the same object); `dotted_name` where there are no keys."""
+    parts = []
+    while True:
+        kind = type(expr)
+        if kind is cst.Attribute:
+            parts.append("." + expr.attr.value)  # type: ignore[attr-defined]
+            expr = expr.value  # type: ignore[attr-defined]
+        elif kind is cst.Subscript and (key := string_key(expr)) is not None:
+            parts.append(f'["{key}"]')
+            expr = expr.value  # type: ignore[attr-defined]
+        else:
+            break
+    if type(expr) is not cst.Name:
+        return None
+    return expr.value + "".join(reversed(parts))  # type: ignore[attr-defined]
+
+
+def held_as(expr: cst.BaseExpression) -> Optional[str]:
+    """The name an object is held under: `optimizer` -> "optimizer", `self.opt_G` -> "opt_G",
+    `state["optimizer"]` -> "optimizer" (what naming's tests read), else None."""
+    kind = type(expr)
+    if kind is cst.Name:
+        return expr.value  # type: ignore[attr-defined]
+    if kind is cst.Attribute:
+        return expr.attr.value  # type: ignore[attr-defined]
+    return string_key(expr)
+
+
 def target_names(target: cst.BaseExpression) -> list[str]:
     """The names an assignment, loop or `with ... as` target binds, in source order:
     `x` -> ["x"]; `a, (b, *c)` -> ["a", "b", "c"].  An attribute or subscript target

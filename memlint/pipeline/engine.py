@@ -65,8 +65,9 @@ def _findings(
         # a file that cannot use torch cannot have a finding, unless it runs another file's training
         # step (SPADE's train.py calls `trainer.run_generator_one_step(data)` of Pix2PixTrainer, whose
         # file backpropagates and steps): then only the rules that ask about that step can report
-        # (a TensorFlow script beside a torch package is no torch code for the other rules)
-        if project is None or not project.steps_elsewhere:
+        # (a TensorFlow script beside a torch package is no torch code for the other rules); or it
+        # is a module the project's torch code imports, given torch's objects (protonets' Engine)
+        if project is None or not (project.steps_elsewhere or project.torch_importers):
             return []
         codes = following_other_files_steps(codes)
     codes = codes - {UNUSED_SUPPRESSION}  # it reads comments after the analysis, never needs it

@@ -100,6 +100,11 @@ class FileView:
     # `update` / `add` keeps a parameter as it is (summaries' `keeps`): running meters, whose
     # `update(loss)` keeps a value's history (memlint.analysis.meters).
     meter_classes: frozenset[str] = frozenset()
+    # The file imports nothing of torch (nor anything by a star import), and a file of the project
+    # that imports torch imports it: torch's objects reach its code through its parameters
+    # (protonets' `Engine.train(model=..., optim_method=...)` trains a model it never names), so
+    # the rules that ask about a training step (`Meta.follows_other_files_steps`) read it.
+    torch_importers: bool = False
 
     @property
     def digest(self) -> str:
@@ -108,7 +113,7 @@ class FileView:
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
              [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes],
-             sorted(self.meter_classes)],
+             sorted(self.meter_classes), self.torch_importers],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -119,7 +124,10 @@ class FileView:
         (Only the history facts reach a screen, memlint/prescreen/history.py, the training steps of
         other files ML017's screen, the project's moves and host tensors ML013's, the classes that build
         their own Adam ML015's.)"""
-        return bool(self.history_calls or self.history_methods or self.steps_elsewhere or self.mover_calls or self.host_calls or self.adam_classes)
+        return bool(
+            self.history_calls or self.history_methods or self.steps_elsewhere or self.mover_calls or self.host_calls
+            or self.adam_classes or self.torch_importers
+        )  # fmt: skip
 
     @property
     def steps_elsewhere(self) -> bool:
@@ -159,7 +167,7 @@ class FileView:
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
-                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes)]  # fmt: skip
+                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -167,7 +175,7 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 16 or type(data[8]) is not bool:
+        if type(data) is not list or len(data) != 17 or type(data[8]) is not bool or type(data[16]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
@@ -181,7 +189,7 @@ class FileView:
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
-                   frozenset(data[15]))  # fmt: skip
+                   frozenset(data[15]), data[16])  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -401,9 +409,18 @@ class Project:
         target = summary["imports"].get(first)
         if target is not None:
             absolute = self._import_target(file, target)
-            if absolute is not None:
-                return self._lookup(".".join([absolute, *rest[1:]]), file, depth + 1)
-            return None
+            if absolute is None:
+                return None
+            imported = self._module(absolute, file) if len(rest) > 1 else None
+            if imported is not None:
+                # `import discrete_BCQ` then `discrete_BCQ.discrete_BCQ(...)` in discrete_BCQ/main.py:
+                # the member of the module the import binds (the sibling file), before a longer
+                # module path that happens to spell the same dotted name (the file itself, seen
+                # from the folder above)
+                found = self._member(self.files[imported], rest[1:], depth + 1)  # type: ignore[arg-type]
+                if found is not None:
+                    return found
+            return self._lookup(".".join([absolute, *rest[1:]]), file, depth + 1)
         # A name the file's star imports of project modules bring (a package's `__init__.py` with
         # `from .base_model import *`, then `from base import BaseModel` elsewhere): the first
         # module that defines it, in the order written.
@@ -462,11 +479,25 @@ class Project:
         elif kind == "s" and "." in key:
             found = self._method(("class", index, key.partition(".")[0]), ref[1])
         elif kind == "i":
-            owner = self._name(file, ref[1]) or self._lookup(ref[1], file)  # type: ignore[arg-type]  # (as written, or qualified: a class's `attrs`)
-            found = self._instance_method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
+            classes = self._instances_built(file, ref[1])  # type: ignore[arg-type]
+            found = self._instance_method(classes[0], ref[2]) if len(classes) == 1 else None
         result = (found[1], found[2]) if found is not None and found[0] == "func" else None
         self._resolved[memo_key] = result
         return result
+
+    def _instances_built(self, file: _File, constructor: str) -> list[tuple]:
+        """The project classes whose instance a call of `constructor` (as written in `file`, or
+        qualified: a class's `attrs`) returns: the class it names, or every class a factory function
+        constructs in its returns (`make_agent(...)` whose branches return `CurlSacAgent(...)`:
+        summaries' `builds`); [] where any of them is not the project's class."""
+        owner = self._name(file, constructor) or self._lookup(constructor, file)
+        if owner is None:
+            return []
+        if owner[0] == "class":
+            return [owner]
+        built = self.record((owner[1], owner[2])).get("builds", ()) if owner[0] == "func" else ()
+        classes = [self._name(self.files[owner[1]], written) for written in built]  # type: ignore[arg-type]
+        return classes if classes and all(c is not None and c[0] == "class" for c in classes) else []  # type: ignore[misc]
 
     def is_module_class(self, index: int, class_name: str, depth: int = 0) -> bool:
         """Is the class an nn.Module (or a LightningModule, a PreTrainedModel), through its bases in
@@ -869,23 +900,29 @@ class Project:
         Keyed by the call as written; where two functions write the same call with different
         classes, only the work both do counts."""
         found: dict[str, frozenset[str]] = {}
-        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+        file = self.files[index]
+        for key, record in file.summary["functions"].items():  # type: ignore[union-attr]
             references = [entry[0] for entry in record.get("calls", ()) if entry[0][0] == "i"]
             references += [entry[0] for entry in record.get("may", ()) if entry[0][0] == "k"]
             for ref in references:
+                if len(ref) <= 3:
+                    continue  # `self.attr.m()`: no receiver written to key it by
                 constructors = [ref[1]] if ref[0] == "i" else ref[1]
                 work: Optional[frozenset[str]] = None
                 for constructor in constructors:
-                    owner = self._name(self.files[index], constructor)  # type: ignore[arg-type]
-                    method = self._instance_method(owner, ref[2]) if owner is not None and owner[0] == "class" else None
-                    callee = (method[1], method[2]) if method is not None and method[0] == "func" else None
-                    done = self._placed(callee, self.updates.get(callee, frozenset())) if callee is not None and callee[0] != index else frozenset()
-                    work = done if work is None else work & done
+                    classes = self._instances_built(file, constructor)  # type: ignore[arg-type]
+                    for owner in classes or [None]:
+                        method = self._instance_method(owner, ref[2]) if owner is not None else None
+                        callee = (method[1], method[2]) if method is not None and method[0] == "func" else None
+                        # (a class of this file too: the rule's own walk follows calls of functions
+                        # and `self.m()`, not a method reached through an instance)
+                        done = self._placed(callee, self.updates.get(callee, frozenset())) if callee is not None else frozenset()
+                        work = done if work is None else work & done
                 if not work:
                     continue
-                written = f"{ref[3]}.{ref[2]}" if len(ref) > 3 else None
-                if written is None:
-                    continue
+                # the receiver is the function's own name (`summaries._instance_class`): two functions
+                # binding `policy` to different classes each get their own answer (sfujim/BCQ)
+                written = tables.scoped_call(key, f"{ref[3]}.{ref[2]}")
                 found[written] = found[written] & work if written in found else work
         return {written: ",".join(sorted(work)) for written, work in found.items() if work}
 
@@ -980,7 +1017,16 @@ class Project:
             host_calls=self._host_calls(index),
             adam_classes=self._adam_classes(file.directory),
             meter_classes=self._meter_classes(index),
+            torch_importers=self._torch_importers(index),
         )
+
+    def _torch_importers(self, index: int) -> bool:
+        """FileView.torch_importers of file `index`."""
+        if _imports_torch(self.files[index].summary) or self.files[index].summary.get("stars"):  # type: ignore[union-attr]
+            return False
+        self._resolve_imports()
+        importers = (self.files[importer] for importer in self._importers.get(index, ()))
+        return any(importer is not None and _imports_torch(importer.summary) for importer in importers)
 
     def _adam_classes(self, directory: str) -> tuple[tuple[str, str], ...]:
         """FileView.adam_classes of a file in `directory`: the classes of the files in it and below
@@ -1099,6 +1145,10 @@ class Project:
                         self._imported.setdefault(source, set()).add(name)
                     self._importers.setdefault(source, set()).add(importer.index)
                     self._imports.setdefault(importer.index, set()).add(source)
+
+
+def _imports_torch(summary: dict) -> bool:
+    return any(target[0].partition(".")[0] == "torch" for target in summary["imports"].values())
 
 
 def _is_torch_module_name(qualified: str) -> bool:

@@ -1,30 +1,21 @@
-"""ML001 accumulated-graph."""
+"""ML001 accumulated-graph: a query of the semantic model's kept histories.
+
+Which statement keeps what (`analysis.accumulating_statements`), whether it keeps a history across
+iterations (`analysis.kept_histories`), how the accumulator is used once its scope is seen and whether
+the history is kept on purpose (`analysis.kept_history_uses`), what the kept graph costs and how the
+fix keeps the numbers (`analysis.kept_history_fix`): the rule only asks, in that order, and words the
+finding."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional, Union
-
 import libcst as cst
 
-from memlint.analysis import GradMode, accumulation
+from memlint.analysis.accumulating_statements import accumulated_by
 from memlint.analysis.fixes import method_call
-from memlint.analysis.iteration import iterates_batches, iterates_layers
-from memlint.analysis.loop_work import combines_given_terms, syncs_every_iteration, trains_kept_values, unrolls_a_recurrence
-from memlint.analysis.meters import METER_METHODS
-from memlint.analysis.roles import PerBatch, enclosing_class, in_forward_pass, per_batch_function
-from memlint.analysis.rebinding import after_detaching_rebinding
-from memlint.analysis.slots import one_slot_objective
-from memlint.analysis.uses import (
-    Use,
-    classify_attribute_uses,
-    classify_caller_uses,
-    classify_expression,
-    classify_uses,
-    is_binding,
-    returns_name,
-)
-from memlint.analysis.walk import code_with_parents
+from memlint.analysis.kept_histories import KeptHistory, kept_by_comprehension, kept_history
+from memlint.analysis.kept_history_fix import graph_fate, keeping_method, related_places
+from memlint.analysis.kept_history_uses import accumulator_uses, backpropagated_slots, escapes, kept_for_the_caller
+from memlint.analysis.uses import Use
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Harness, Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml001_accumulated_graph.meta import META
@@ -2200,128 +2191,40 @@ def train(net, loader, opt, criterion):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._pending: dict[int, list[_Candidate]] = {}
+        self._pending: dict[int, list[KeptHistory]] = {}
 
-    # ------------------------------------------------------------------ finding candidates: the shapes
+    # ------------------------------------------------------------------ where histories are kept
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        """`total += loss`; `losses += [loss]` grows a list (the display's elements are kept)."""
-        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
-            kept, container = accumulation.added_values([node.value])
-            self._consider(node, node.target, kept, container=container)
+        self._accumulation(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        """`total = total + loss`, `s = 0.98 * s + 0.02 * loss`, `outs = torch.cat([outs, model(x)])`,
-        either as a branch: `avg = loss if avg is None else 0.9 * avg + 0.1 * loss`."""
-        if len(node.targets) != 1 or not isinstance(node.targets[0].target, (cst.Name, cst.Subscript, cst.Attribute)):
-            return
-        target = node.targets[0].target
-        branches = accumulation.branches(node.value)
-        for branch in branches:
-            # the other branch starts the accumulator (`loss if total is None else total + loss`): what
-            # it keeps stays too, so the fix detaches it as well
-            start = [v for b in branches if b is not branch for v in accumulation.kept_values(b)]
-            others = accumulation.running_sum_terms(branch, target) or accumulation.added_parts(branch, target, self.ctx)
-            if others:
-                kept, container = accumulation.added_values(others)
-                self._consider(node, target, kept + start, container=container, may_start_empty=True)
-                return
-            others = accumulation.concatenated_parts(branch, target, self.ctx)
-            if others:
-                self._consider(node, target, others + start, container=True, may_start_empty=True)
-                return
-        if accumulation.stored_at_loop_index(target, self.ctx.loop):  # `losses[i] = loss`: a slot per iteration
-            self._consider(node, target, accumulation.kept_values(node.value), container=True, may_start_empty=True)
+        self._accumulation(node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute):
-            return
-        if func.attr.value in METER_METHODS and node.args:
-            # `losses.update(loss, x.size(0))`, `metric_logger.update(loss=loss)` on a running meter
-            values = [node.args[0].value] if node.args[0].keyword is None else [a.value for a in node.args if a.keyword is not None]
-            ctx = self.ctx
-            if (ctx.in_loop or _per_step(ctx)) and any(ctx.holds_graph(v) is True for v in values) and ctx.model.is_meter(func.value):
-                self._consider(node, func.value, values, container=True, meter=True)
-            return
-        if func.attr.value in ("append", "extend") and len(node.args) == 1:
-            self._consider(node, func.value, accumulation.kept_values(node.args[0].value), container=True)
-        elif func.attr.value in accumulation.IN_PLACE_SUMS and len(node.args) == 1 and node.args[0].keyword is None \
-                and isinstance(func.value, (cst.Name, cst.Attribute)):
-            self._consider(node, func.value, [node.args[0].value], container=False)  # `total.add_(loss)`
+        self._accumulation(node)
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
-        self._comprehension(node, node.elt)
+        self._keep(kept_by_comprehension(node, node.elt, self.ctx))
 
     def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
-        self._comprehension(node, node.elt)
+        self._keep(kept_by_comprehension(node, node.elt, self.ctx))
 
     def visit_SetComp(self, node: cst.SetComp) -> None:
-        self._comprehension(node, node.elt)
+        self._keep(kept_by_comprehension(node, node.elt, self.ctx))
 
     def visit_DictComp(self, node: cst.DictComp) -> None:
-        self._comprehension(node, node.value)
+        self._keep(kept_by_comprehension(node, node.value, self.ctx))
 
-    # ------------------------------------------------------------------ the query
+    def _accumulation(self, node: cst.CSTNode) -> None:
+        kept = accumulated_by(node, self.ctx)
+        if kept is not None:
+            self._keep(kept_history(node, kept, self.ctx))
 
-    def _comprehension(self, node: cst.BaseExpression, element: cst.BaseExpression) -> None:
-        """`[criterion(model(x), y) for x, y in val_loader]`: one value per batch, all kept."""
-        ctx = self.ctx
-        source = accumulation.comprehension_batch_source(node)
-        if source is None or in_forward_pass(ctx) or ctx.grad_mode is GradMode.DISABLED:
-            return
-        found = [v for v in accumulation.kept_values(element) if ctx.holds_graph(v) is True]
-        if found:
-            leaves = self._leaves(found)
-            self._add(_Candidate(node=node, values=leaves, shown=found[0], container=True, source=source, in_module_class=ctx.in_module_class))
-
-    def _consider(self, node, accumulator, values: list, *, container: bool, may_start_empty: bool = False, meter: bool = False) -> None:
-        """An accumulation of a value with history (the valuation, with the history fact), across the
-        iterations of a loop or the calls of a per-batch function, into an accumulator started as a
-        running statistic.  Whether the value is the objective is decided once the scope is seen."""
-        ctx = self.ctx
-        found = [v for v in values if ctx.holds_graph(v) is True]
-        if not found:
-            return
-        loop = ctx.loop
-        name = accumulation.base_name(accumulator)
-        per_step = None
-        if loop is None:
-            per_step = _per_step(ctx)
-            if per_step is None or not accumulation.outlives_the_call(accumulator, ctx):
-                return  # no loop, and not a function that runs once per batch into a lasting accumulator
-        elif (iterates_layers(loop) and not _script_never_backpropagates(ctx.function_node or ctx.module, ctx)) or (
-            not iterates_batches(loop) and unrolls_a_recurrence(loop, ctx, name)
-        ):
-            # collecting a forward pass's outputs (features, intermediates, the steps of a recurrent
-            # cell unrolled over a sequence) is what the forward pass does
-            return
-        if in_forward_pass(ctx):
-            return
-        if not container and ctx.grad_mode is not GradMode.ENABLED:
-            return  # `+=` under no_grad builds no graph around the old value
-        started_in_loop = False  # `if avg is None: avg = loss` / `else: avg = 0.9 * avg + 0.1 * loss`
-        if name is not None and loop is not None and ctx.bound_in_current_loop(name):
-            started_in_loop = accumulation.only_started_in_loop(loop, name, node)
-            if (isinstance(accumulator, cst.Name) or container) and not started_in_loop:
-                return  # reset on every iteration
-        if name is not None and loop is not None and not iterates_batches(loop) and accumulation.bound_in_outer_batch_loop(ctx, name):
-            return  # `for x in loader: steps = []; for t in range(T): steps.append(...)`: one batch's steps
-        if not meter and not started_in_loop and not accumulation.started_as_statistic(accumulator, ctx, may_start_empty, container):
-            return  # `x = x + f(x)` on a tensor is an update rule, not a running statistic
-        self._add(_Candidate(
-            node=node, values=self._leaves(found), shown=found[0], container=container, accumulator=accumulator,
-            name=name, attribute=accumulation.self_attribute(accumulator), loop=loop, per_step=per_step,
-            in_module_class=ctx.in_module_class, class_node=enclosing_class(ctx), meter=meter,
-            extend=isinstance(node, cst.Call) and node.func.attr.value == "extend",  # type: ignore[attr-defined]
-        ))  # fmt: skip
-
-    def _leaves(self, found: list) -> list:
-        return [accumulation.graph_leaf(v, self.ctx) for v in found]
-
-    def _add(self, candidate: "_Candidate") -> None:
-        candidate.scalar = all(self.ctx.value_of(leaf).scalar for leaf in candidate.values)
-        self._pending.setdefault(id(self.ctx.function_node or self.ctx.module), []).append(candidate)
+    def _keep(self, kept: "KeptHistory | None") -> None:
+        """Whether the kept value is the objective is decided once the scope is seen."""
+        if kept is not None:
+            self._pending.setdefault(id(self.ctx.function_node or self.ctx.module), []).append(kept)
 
     # ------------------------------------------------------------------ deciding, once the scope is seen
 
@@ -2332,77 +2235,46 @@ def train(net, loader, opt, criterion):
         self._decide(node)
 
     def _decide(self, scope: cst.CSTNode) -> None:
-        candidates = self._pending.pop(id(scope), [])
-        for candidate in candidates:
-            uses = self._uses(candidate, candidates, scope)
+        kept_here = self._pending.pop(id(scope), [])
+        for kept in kept_here:
+            uses = accumulator_uses(kept, kept_here, scope, self.ctx)
             if Use.GRADIENT in uses:
-                same = [c.node for c in candidates if c.name == candidate.name]
-                candidate.objective_slot = one_slot_objective(scope, candidate.accumulator, candidate.loop, same)
-                if candidate.objective_slot is None:
-                    continue  # the accumulated value is the objective: backpropagated, or passed to autograd.grad
-                self._report_unused_slots(candidate, scope)  # only one fixed slot is: `losses_q[-1]`
-                continue
-            escapes = Use.ESCAPES in uses or candidate.escapes_by_name
-            over_batches = candidate.per_step is not None or candidate.source is not None or iterates_batches(candidate.loop)
-            if escapes and (Use.TENSOR in uses or candidate.in_module_class) and not over_batches \
-                    and not (candidate.loop is not None and iterates_layers(candidate.loop) and _script_never_backpropagates(scope, self.ctx)):
-                continue  # builds a tensor result for the caller (per-image losses, features): a computation
-            if escapes and isinstance(scope, cst.FunctionDef) and candidate.loop is not None and candidate.name is not None \
-                    and returns_name(scope, candidate.name) and combines_given_terms(candidate.loop, scope, self.ctx):
-                continue  # `for out in outputs: loss += criterion(out, y)`, returned: one step's loss terms, for the caller
-            if candidate.loop is not None and candidate.name is not None and accumulation.reset_per_window(candidate.loop, candidate.name):
-                continue  # emptied every iteration, or every optimizer step (a gradient-accumulation window)
-            self._report(candidate, uses, escapes, scope)
-
-    def _uses(self, candidate: "_Candidate", candidates: list, scope: cst.CSTNode) -> set[Use]:
-        ctx = self.ctx
-        if candidate.source is not None:
-            return classify_expression(scope, candidate.node, ctx)
-        if candidate.attribute is not None:
-            holder = candidate.class_node if candidate.class_node is not None else scope
-            same = [c.node for c in candidates if c.attribute == candidate.attribute]
-            return classify_attribute_uses(holder, candidate.attribute, ctx, skip=same, is_container=candidate.container)
-        if candidate.name is None:
-            return set()
-        same = [c.node for c in candidates if c.name == candidate.name]
-        # after `log_probs = torch.cat(log_probs).detach()` the name holds another value
-        same += after_detaching_rebinding(scope, candidate.name, candidate.loop)
-        uses = classify_uses(scope, candidate.name, ctx, skip=same, is_container=candidate.container)
-        if Use.ESCAPES in uses and isinstance(scope, cst.FunctionDef) and returns_name(scope, candidate.name):
-            # `return losses`, then a later notebook cell runs `[l.item() for l in losses]`: what the
-            # callers do with the result decides between `.item()` and `.detach()`.
-            uses |= classify_caller_uses(ctx.module, scope.name.value, ctx)
-        return uses
+                kept.objective_slot = backpropagated_slots(kept, kept_here, scope)
+                if kept.objective_slot is not None:
+                    self._report_unused_slots(kept, scope)  # only one fixed slot is the objective: `losses_q[-1]`
+                continue  # otherwise the accumulated value is the objective: backpropagated, or passed to autograd.grad
+            if not kept_for_the_caller(kept, uses, scope, self.ctx):
+                self._report(kept, uses, escapes(kept, uses), scope)
 
     # ------------------------------------------------------------------ message and fix
 
-    def _report_unused_slots(self, candidate: "_Candidate", scope: cst.CSTNode) -> None:
+    def _report_unused_slots(self, kept: KeptHistory, scope: cst.CSTNode) -> None:
         """`losses_q[k + 1] += loss_q`, then `losses_q[-1].backward()`: the other slots' graphs are
         kept for nothing.  No fix: detaching the value would cut the backpropagated slot too."""
         code = self.ctx.module.code_for_node
-        slots = ", ".join(f"`{candidate.name}[{slot}]`" for slot in candidate.objective_slot or ())
+        slots = ", ".join(f"`{kept.name}[{slot}]`" for slot in kept.objective_slot or ())
         message = (
-            f"`{shorten(code(candidate.accumulator))}` accumulates `{shorten(code(candidate.shown))}`, which carries autograd "
+            f"`{shorten(code(kept.accumulator))}` accumulates `{shorten(code(kept.shown))}`, which carries autograd "
             f"history, into a slot that moves with the loop, but the code reads back only {slots}: backward runs "
             "through those alone, and every other slot keeps the graphs written into it, with the activations "
-            f"they saved, on the device until `{candidate.name}` is released; keep `.detach()` or `.item()` "
+            f"they saved, on the device until `{kept.name}` is released; keep `.detach()` or `.item()` "
             "values in the slots nothing backpropagates"
         )
-        self.report(candidate.node, message, None, grad_sensitive=True, related=_related_places(candidate, scope))
+        self.report(kept.node, message, None, grad_sensitive=True, related=related_places(kept, scope))
 
-    def _report(self, candidate: "_Candidate", uses: set[Use], escapes: bool, scope: cst.CSTNode) -> None:
+    def _report(self, kept: KeptHistory, uses: set[Use], escaped: bool, scope: cst.CSTNode) -> None:
         ctx = self.ctx
         module = ctx.module
-        value = shorten(module.code_for_node(candidate.shown))
-        if candidate.accumulator is not None:
-            holder = f"`{shorten(module.code_for_node(candidate.accumulator))}`"
+        value = shorten(module.code_for_node(kept.shown))
+        if kept.accumulator is not None:
+            holder = f"`{shorten(module.code_for_node(kept.accumulator))}`"
             subject = f"{holder} accumulates `{value}`"
         else:
             holder = "the list"
-            subject = f"this comprehension keeps `{value}` for every batch of `{candidate.source}`"
-        per_step = candidate.per_step
-        case = _case(candidate, ctx)
-        if case == "backward":
+            subject = f"this comprehension keeps `{value}` for every batch of `{kept.source}`"
+        per_step = kept.per_step
+        fate = graph_fate(kept, ctx)
+        if fate == "backward":
             if per_step is not None and per_step.runner is not None:
                 where = f"{per_step.runner} runs `{per_step.name}` once per batch and backpropagates its loss"
             elif per_step is not None:
@@ -2415,8 +2287,8 @@ def train(net, loader, opt, criterion):
                 "3-layer MLP, ~166 KB for a 4-layer TransformerEncoder) until it is reset, and it can no "
                 "longer be backpropagated"
             )
-        elif case == "no-backward":
-            where = "nothing calls backward on it" if candidate.source is not None else "this loop never calls backward"
+        elif fate == "no-backward":
+            where = "nothing calls backward on it" if kept.source is not None else "this loop never calls backward"
             effect = (
                 f"{where} (evaluation with gradients on), so every iteration's graph and the activations it "
                 "saved for backward stay on the device: device memory grows with each iteration until "
@@ -2429,108 +2301,14 @@ def train(net, loader, opt, criterion):
                 "if it never does) until it is reset"
             )
         message = f"{subject}, which carries autograd history: {effect}"
-        method = _fix_method(candidate, uses, ctx)
-        replacements = tuple((leaf, method_call(leaf, method)) for leaf in candidate.values)
+        method = keeping_method(kept, uses, ctx)
+        replacements = tuple((leaf, method_call(leaf, method)) for leaf in kept.values)
         shown = module.code_for_node(replacements[0][1])
         if method == "detach":
             hint = f"Accumulate `{shown}`" if len(shown) <= 40 else "Accumulate the value's `.detach()`"
             hint += " (it stays on the device: no sync per step)"
         else:
             hint = f"Accumulate `{shown}`" if len(shown) <= 40 else "Accumulate the value's `.item()`"
-        safe = not escapes and candidate.attribute is None
+        safe = not escaped and kept.attribute is None
         fix = NodeFix(hint, Applicability.SAFE if safe else Applicability.UNSAFE, replacements)
-        self.report(candidate.node, message, fix, grad_sensitive=True, related=_related_places(candidate, scope))
-
-
-@dataclass
-class _Candidate:
-    node: cst.CSTNode  # what is reported: the accumulating statement, call or comprehension
-    values: list  # the graph-carrying values the fix detaches (`loss` in `0.02 * loss`)
-    shown: cst.BaseExpression  # the accumulated value as written, for the message
-    container: bool
-    accumulator: Optional[cst.BaseExpression] = None  # None for a comprehension
-    name: Optional[str] = None  # the accumulator's variable, when it is one (or a subscript of one)
-    attribute: Optional[str] = None  # `self.<attribute>` (or a subscript of it): lives as long as the object
-    loop: Optional[Union[cst.For, cst.While]] = None  # None in a per-batch function or a comprehension
-    per_step: Optional[PerBatch] = None  # the per-batch function the accumulation runs in, when there is no loop
-    in_module_class: bool = False  # in a method of an nn.Module subclass: model code
-    class_node: Optional[cst.ClassDef] = None
-    extend: bool = False
-    source: Optional[str] = None  # a comprehension's batch source (`val_loader`)
-    meter: bool = False  # a running meter's `update`: the values live in the meter object
-    scalar: bool = False  # every kept value is a 0-d tensor (set by `_add`)
-    objective_slot: Optional[tuple[str, ...]] = None  # the fixed slots read back (`-1` of `losses_q[-1]`)
-
-    @property
-    def escapes_by_name(self) -> bool:
-        """Stored on an object (`self.losses`, `trainer.history`): later uses are out of sight."""
-        if self.source is not None:
-            return False
-        return self.meter or self.name is None or not isinstance(self.accumulator, (cst.Name, cst.Subscript))
-
-
-def _script_never_backpropagates(scope: cst.CSTNode, ctx) -> bool:
-    """Module-level code (`scope`: a script, a notebook's cells) of a file that calls backward
-    nowhere: a loop over layers there (T2T-ViT's feature-map notebooks: `results.append(all_block[i]
-    (results[-1]))`) is no forward pass building a result for a caller that backpropagates: nothing
-    can call it, and nothing in the file backpropagates what it collects."""
-    return isinstance(scope, cst.Module) and not ctx.model.backpropagates_anywhere()
-
-
-def _per_step(ctx) -> Optional[PerBatch]:
-    """The per-batch function the traversal is in, when what it runs may build a graph: a training
-    hook or a helper the project's loops call every step (not an evaluation hook)."""
-    found = per_batch_function(ctx)
-    return found if found is not None and found.kind != "evaluation" else None
-
-
-def _case(candidate: _Candidate, ctx) -> str:
-    """"backward" (a training loop: backward every step), "no-backward" (evaluation with gradients
-    on) or "per-step" (a per-batch helper without backward of its own)."""
-    if candidate.source is not None:
-        return "no-backward"
-    if candidate.loop is not None:
-        return "backward" if trains_kept_values(candidate.loop, candidate.values, ctx) else "no-backward"
-    function = ctx.function_node
-    if candidate.per_step.backpropagated or (function is not None and ctx.model.calls_backward(function)):  # type: ignore[union-attr]
-        return "backward"
-    return "per-step"
-
-
-def _fix_method(candidate: _Candidate, uses: set[Use], ctx) -> str:
-    """`.item()` or `.detach()`: `.detach()` keeps a tensor (later tensor uses still work) and adds no
-    device sync; `.item()` gives a Python number, for uses that need one (numpy, JSON, plots), where
-    the loop syncs every step anyway, or where nothing runs on an accelerator (no sync to add)."""
-    if Use.TENSOR in uses or not candidate.scalar or candidate.extend:
-        return "detach"
-    if Use.HOST in uses:
-        return "item"
-    if candidate.loop is not None and syncs_every_iteration(candidate.loop, ctx):
-        return "item"
-    return "detach" if ctx.model.device.accelerator else "item"  # (only there does `.item()` wait for the device)
-
-
-def _related_places(candidate: _Candidate, scope: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
-    """The loop whose iterations the accumulator keeps, and where the accumulator is first read after
-    it (where a `.item()` value would do as well), for editors' related information."""
-    loop = candidate.loop
-    if loop is None:
-        return []
-    header = loop.iter if isinstance(loop, cst.For) else loop.test
-    places = [(header, "the loop: each iteration's graph stays reachable from the accumulator")]
-    if candidate.name is not None:
-        read = _first_read_after(scope, loop, candidate.name)
-        if read is not None:
-            places.append((read, f"`{candidate.name}` is read here, after the loop"))
-    return places
-
-
-def _first_read_after(scope: cst.CSTNode, loop: cst.CSTNode, name: str) -> Optional[cst.Name]:
-    passed = False
-    for node, parents in code_with_parents(scope):
-        if node is loop:
-            passed = True
-        elif passed and type(node) is cst.Name and node.value == name and not any(p is loop for p in parents):
-            if parents and not is_binding(node, parents):
-                return node
-    return None
+        self.report(kept.node, message, fix, grad_sensitive=True, related=related_places(kept, scope))

@@ -10,12 +10,13 @@ import libcst as cst
 from memlint.analysis import Kind
 from memlint.analysis.closures import optimizer_closures
 from memlint.analysis.evaluation import is_model_call
+from memlint.analysis.frameworks import lightning_fit
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
-from memlint.analysis.walk import dotted_name
+from memlint.analysis.walk import held_as, held_name
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml017_training_without_mixed_precision.meta import META
@@ -45,7 +46,9 @@ class TrainingWithoutMixedPrecision(Rule):
     in the file's functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, with
     `optimizer.step()` inside): a call of a module or of something named like a model, a module's
     own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
-    (`G(z)` where the file calls `G.train()` or `G.parameters()`). A call of an optimizer closure,
+    (`G(z)` where the file calls `G.train()` or `G.parameters()`; a model kept in a dict of the
+    training state, `state["model"].loss(sample)` after `state["model"].train()`, as protonets'
+    `Engine` does, and `state["optimizer"].step()` for its optimizer). A call of an optimizer closure,
     a callable the function also hands to an optimizer's `step(closure)` (by torch.optim's contract
     it runs the model and backpropagates), counts for both. A loop over the optimizers
     (`for optimizer in optimizers: optimizer.step()`) is the step of the loop around it, and a
@@ -53,7 +56,9 @@ class TrainingWithoutMixedPrecision(Rule):
     (`train_epoch(model, optimizer, ...)` that runs the model, backpropagates and steps:
     `FileView.update_calls`), as does a method of another file's class on an instance the code
     builds (`policy.train(buffer)` with `policy = TD3.TD3(...)`, or `DDPG.DDPG(...)` in another
-    branch: every such class's method must do it). A backward in a loop nested in the one that
+    branch: every such class's method must do it; a class of the file or one named in lower case,
+    `discrete_BCQ.discrete_BCQ(...)`, counts too), or that a factory function returns (`agent =
+    make_agent(args)` whose every `return` builds such a class, `CurlSacAgent(...)`). A backward in a loop nested in the one that
     steps (gradient accumulation over micro-batches) counts for the loop that steps.
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
@@ -64,6 +69,16 @@ class TrainingWithoutMixedPrecision(Rule):
     at module level (a library module) may get its device from its caller, so it is not required
     to mention one, unless the files of the project that import it mention none either (a CPU-only
     project: `FileView.host_importers` from the project pass).
+
+    A Lightning `Trainer(...)` runs the loop inside `trainer.fit(module)`: every batch through the
+    module's `training_step`, backward and optimizer step, in the precision its `precision=` sets
+    (32 bits when not given). The finding is on the `fit` call, where the loop runs and next to the
+    Trainer whose `precision="bf16-mixed"` is the fix (a module's `training_step` may be fitted by
+    several Trainers, or by one in another file), when the Trainer is built in the same scope with
+    an accelerator argument (`gpus=1`, `accelerator="gpu"` or `"auto"`; not `"cpu"` / 0) and nothing
+    that may set the precision another way (`plugins=`, `strategy=`, `**config`, positional
+    arguments). A Trainer built from a config or the command line (`Trainer.from_argparse_args(args)`,
+    `LightningCLI`) cannot be read: not reported.
 
     It is advice, reported once per loop: the file may run on hardware or with a model where mixed
     precision does not pay, or precision may be configured in another file (a launcher, a config)
@@ -158,6 +173,40 @@ for x, y in loader:
     optimizer.step()
 """
         ),
+        Valid(  # a dict's other slot: `state["loader"]` is no model, so the loop runs none
+            """
+import torch
+def train(state):
+    state["model"].cuda()
+    for sample in state["loader"]:
+        loss = state["loader"].dataset.score(sample)
+        loss.backward()
+        state["optimizer"].step()
+"""
+        ),
+        Valid(  # Lightning Trainers whose precision or accelerator cannot be read, or that keep the loop on the CPU
+            """
+import argparse
+import torch
+import pytorch_lightning as pl
+from pytorch_lightning import Trainer
+model = Net()
+Trainer.from_argparse_args(argparse.Namespace(gpus=1)).fit(model, loader)
+pl.Trainer(max_epochs=5).fit(model, loader)
+pl.Trainer(gpus=0, max_epochs=5).fit(model, loader)
+pl.Trainer(accelerator="cpu").fit(model, loader)
+trainer = pl.Trainer(gpus=1, **config["trainer"])
+trainer.fit(model, loader)
+device = torch.device("cuda")
+"""
+        ),
+        Valid(  # Lightning in 16-bit mixed precision
+            """
+import pytorch_lightning as pl
+trainer = pl.Trainer(gpus=1, precision=16)
+trainer.fit(model, loader)
+"""
+        ),
         Valid(  # no optimizer step: not a training loop
             """
 import torch
@@ -210,6 +259,94 @@ def train_curve(optimizer_func, curve_func, device="cuda"):
     ]
 
     INVALID = [
+        Invalid(  # Lightning: the Trainer puts the loop on the GPU and sets no precision (32 bits); the finding is on `fit`
+            """
+import torch
+import pytorch_lightning as pl
+class Net(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(4, 2)
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.layer(x), y)
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters())
+trainer = pl.Trainer(accelerator="gpu", devices=1, max_epochs=10)
+trainer.fit(Net(), loader)
+""",
+            line=13,
+            column=1,
+            message="precision=",
+        ),
+        Invalid(  # the step is a method of the agent a factory function builds (MishaLaskin/curl's `make_agent`, issue 27)
+            """
+import torch
+from torch import nn
+device = torch.device("cuda")
+class CurlAgent:
+    def __init__(self):
+        self.actor = nn.Linear(4, 2).to(device)
+        self.optimizer = torch.optim.Adam(self.actor.parameters())
+    def update(self, buffer):
+        s, a = buffer.sample()
+        loss = (self.actor(s) - a).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+def make_agent(args):
+    if args.agent == "curl_sac":
+        return CurlAgent()
+    raise ValueError(args.agent)
+def main(args, buffer):
+    agent = make_agent(args)
+    for step in range(args.num_train_steps):
+        agent.update(buffer)
+""",
+            line=20,
+            column=5,
+        ),
+        Invalid(  # the model and the optimizer kept in a dict of the training state (protonets' `Engine.train`, issue 27)
+            """
+import torch
+def train(model, loader, optim_method, max_epoch):
+    state = {"model": model.cuda(), "loader": loader, "epoch": 0}
+    state["optimizer"] = optim_method(state["model"].parameters())
+    while state["epoch"] < max_epoch:
+        state["model"].train()
+        for sample in state["loader"]:
+            state["optimizer"].zero_grad()
+            loss, state["output"] = state["model"].loss(sample)
+            loss.backward()
+            state["optimizer"].step()
+        state["epoch"] += 1
+""",
+            line=7,
+            column=9,
+        ),
+        Invalid(  # a class named in lower case, its instance's `train` the step (sfujim/BCQ's `discrete_BCQ`)
+            """
+import torch
+from torch import nn
+class discrete_BCQ(object):
+    def __init__(self, device):
+        self.Q = nn.Linear(4, 2).to(device)
+        self.Q_optimizer = torch.optim.Adam(self.Q.parameters())
+    def train(self, replay_buffer):
+        state, action = replay_buffer.sample()
+        loss = (self.Q(state) - action).pow(2).mean()
+        self.Q_optimizer.zero_grad()
+        loss.backward()
+        self.Q_optimizer.step()
+def train_BCQ(replay_buffer, device, args):
+    policy = discrete_BCQ(device)
+    while True:
+        for _ in range(args.eval_freq):
+            policy.train(replay_buffer)
+""",
+            line=16,
+            column=9,
+        ),
         Invalid(  # the model runs through `nn.parallel.data_parallel(netG, inputs, gpus)` (StackGAN's trainer, issue 27)
             """
 import torch
@@ -342,6 +479,7 @@ def train(net, batches, optimizers, steps):
         self._module_names: set[str] = set()  # names the file treats as modules (`G.train()`, `D.zero_grad()`)
         # calls of a name that may be a module: (the name, the loops around the call, or its function)
         self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
+        self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -375,16 +513,17 @@ def train(net, batches, optimizers, steps):
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
-        if method in _MODULE_MARKERS and isinstance(func.value, (cst.Name, cst.Attribute)):
-            owner = dotted_name(func.value)
+        if method == "fit" and lightning_fit(node, ctx) is not None:
+            self._fits.append(node)
+        if method in _MODULE_MARKERS:
+            owner = held_name(func.value)  # `G.train()`, `state["model"].train()`
             if owner is not None and owner != "self":
                 self._module_names.add(owner)
         kind = None
         loops = ctx.loops
         if method in BACKWARD_METHODS:
             kind = "backward"
-        elif method == "step" and isinstance(func.value, (cst.Name, cst.Attribute)):
-            receiver = func.value.value if isinstance(func.value, cst.Name) else func.value.attr.value
+        elif method == "step" and (receiver := held_as(func.value)) is not None:  # `opt.step()`, `state["optimizer"].step()`
             stepped = loops and isinstance(func.value, cst.Name) and optimizer_loop_target(loops[-1]) == receiver
             if stepped:  # `for optimizer in optimizers: optimizer.step()`: the step of the loop around it
                 loops = loops[:-1]
@@ -461,6 +600,13 @@ def train(net, batches, optimizers, steps):
                     self._evidence.setdefault(loop, set()).add("model")
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
+        if not host_only:
+            for fit in self._fits:  # Lightning's loop runs in `fit`; its Trainer sets the precision
+                self.report(
+                    fit,
+                    "Lightning trains in full float32 precision: `precision=\"bf16-mixed\"` (or \"16-mixed\") in the "
+                    "Trainer computes activations under autocast, roughly halving the activation memory saved for backward",
+                )
         helpers = self._helper_evidence(facts)
         called_in: dict[int, set[str]] = {}
         for key, sites in facts.call_sites.items():
@@ -503,8 +649,8 @@ def train(net, batches, optimizers, steps):
 def _callees(func: cst.BaseExpression) -> list[str]:
     """The names a call may run a module through: `G(z)` -> ["G"], `self.G(z)` -> ["self.G", "self"],
     `policy.act(s)` -> ["policy.act", "policy"] (a module's own method runs it too)."""
-    whole = dotted_name(func)
+    whole = held_name(func)
     if isinstance(func, cst.Attribute) and func.attr.value not in _MODULE_BOOKKEEPING:
-        receiver = dotted_name(func.value)
+        receiver = held_name(func.value)  # (`state["model"].loss(sample)`: a model kept in a dict)
         return [name for name in (whole, receiver) if name is not None]
     return [whole] if isinstance(func, cst.Name) else []

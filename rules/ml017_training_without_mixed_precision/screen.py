@@ -3,7 +3,9 @@
 The text mentions a backward and an optimizer's `step` (or a `.step(...)` handed a callable, an
 optimizer closure that backpropagates: memlint.analysis.closures), or the file calls a function of another
 file that does part of a training step (`FileView.update_calls` from the project pass: an epoch
-loop calling `train_epoch(model, optimizer, ...)` of train/train_epoch.py mentions neither).
+loop calling `train_epoch(model, optimizer, ...)` of train/train_epoch.py mentions neither), or it
+fits with a Lightning Trainer (`trainer.fit(model)`: the loop, its backward and its step are
+Lightning's: memlint.analysis.frameworks.lightning_fit).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ _STEP_WITH_CLOSURE = re.compile(r"\.step\(\s*(?:closure\s*=\s*)?[A-Za-z_]")
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     project = source.project
     if project is not None and project.steps_elsewhere:
+        return True
+    if source.mentions("Trainer") and source.mentions("fit"):
         return True
     # (a loop may backpropagate through an optimizer closure, a callable the file hands to
     # `optimizer.step(closure)`: memlint.analysis.closures; the text then has `.step(` with an argument)
