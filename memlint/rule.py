@@ -72,6 +72,10 @@ class Meta:
     `follows_other_files_steps`: the rule asks whether a loop runs another file's training step
     (`FileView.update_calls`), so it may report in a file that never mentions torch itself (SPADE's
     train.py calls `trainer.run_generator_one_step(data)`); every other rule is skipped there.
+
+    `follows_other_files_models`: likewise, the rule asks what another file's models do when this
+    file runs them (`FileView.model_methods`, `FileView.eval_contexts`), so it may report in a file
+    that never mentions torch (protonets' `utils/model.py`: `model.eval()` then `model.loss(sample)`).
     """
 
     code: str
@@ -80,6 +84,7 @@ class Meta:
     options: tuple[Option, ...] = ()
     words: tuple[tuple[str, ...], ...] = ()
     follows_other_files_steps: bool = False
+    follows_other_files_models: bool = False
 
 
 def boolean(value: Any) -> bool:

@@ -66,6 +66,145 @@ def test_an_evaluate_that_another_file_calls_with_gradients_on_is_reported(proje
     assert _findings(".") == [("evaluation.py", "ML002", 7)]
 
 
+LEARNER = """
+import torch
+from torch import nn
+
+class Learner(nn.Module):
+    def __init__(self, mode="meta"):
+        super().__init__()
+        self.base = nn.Linear(4, 2)
+        self.mode = mode
+
+    def forward(self, inp):
+        if self.mode == "pre":
+            return self.base(inp)
+        return self.meta_forward(*inp)
+
+    def meta_forward(self, shot, label, query):
+        loss = ((self.base(shot) - label) ** 2).mean()
+        grads = torch.autograd.grad(loss, self.base.parameters())
+        return query
+"""
+
+
+@pytest.mark.parametrize("adapts", [True, False])
+def test_a_model_whose_forward_in_another_file_computes_gradients_needs_them(project, adapts):
+    # meta-transfer-learning: the trainer's validation runs a learner whose forward adapts its base
+    # learner with torch.autograd.grad (models/mtl.py); no_grad there would raise
+    write(project / "models" / "mtl.py", LEARNER if adapts else LEARNER.replace("grads = torch.autograd.grad(loss, self.base.parameters())", "grads = None"))
+    write(project / "trainer.py", """
+        import torch
+        from models.mtl import Learner
+
+        class Trainer:
+            def __init__(self):
+                self.model = Learner()
+                if torch.cuda.is_available():
+                    self.model = self.model.cuda()
+
+            def validate(self, loader):
+                self.model.eval()
+                for shot, label, query in loader:
+                    logits = self.model((shot, label, query))
+                    print(logits.sum().item())
+    """)
+    assert [f for f in _findings(".") if f[1] == "ML002"] == ([] if adapts else [("trainer.py", "ML002", 13)])
+
+
+@pytest.mark.parametrize("runs_encoder", [True, False])
+def test_a_model_method_that_another_files_modules_run_the_model_in(project, runs_encoder):
+    # protonets: utils/model.py never names torch; `model.loss(sample)` runs Protonet's encoder
+    write(project / "protonets" / "__init__.py", "")
+    write(project / "protonets" / "models.py", """
+        import torch
+        from torch import nn
+
+        class Protonet(nn.Module):
+            def __init__(self, encoder):
+                super().__init__()
+                self.encoder = encoder
+
+            def loss(self, sample):
+                z = self.encoder.forward(sample["xs"])
+                return z.mean(), {"acc": z.mean().item()}
+    """ if runs_encoder else """
+        import torch
+        from torch import nn
+
+        class Protonet(nn.Module):
+            def loss(self, sample):
+                return 0.0, {"acc": 1.0}
+    """)
+    write(project / "protonets" / "utils.py", """
+        from protonets.models import Protonet
+
+        def evaluate(model, data_loader, meters):
+            model.eval()
+            for sample in data_loader:
+                _, output = model.loss(sample)
+                for field, meter in meters.items():
+                    meter.add(output[field])
+            return meters
+    """)
+    found = [f for f in _findings(".") if f[1] == "ML002"]
+    assert found == ([("protonets/utils.py", "ML002", 6)] if runs_encoder else [])
+
+
+EVAL_MODE = """
+class eval_mode(object):
+    def __init__(self, *models):
+        self.models = models
+
+    def __enter__(self):
+        self.prev_states = []
+        for model in self.models:
+            self.prev_states.append(model.training)
+            model.train(False)
+
+    def __exit__(self, *args):
+        for model, state in zip(self.models, self.prev_states):
+            model.train(state)
+        return False
+"""
+
+
+@pytest.mark.parametrize("own_no_grad", [False, True])
+def test_a_context_manager_of_another_file_that_puts_the_agent_in_eval_mode(project, own_no_grad):
+    # pytorch_sac's `with utils.eval_mode(agent): agent.act(obs)`; curl's agent runs its actor
+    # under its own no_grad (CurlSacAgent.sample_action): no graph, no finding
+    write(project / "utils.py", EVAL_MODE)
+    body = "with torch.no_grad():\n                    return self.actor(torch.as_tensor(obs)).numpy()" if own_no_grad else "return self.actor(torch.as_tensor(obs)).detach().numpy()"
+    write(project / "agent.py", f"""
+        import torch
+        from torch import nn
+
+        class Agent:
+            def __init__(self):
+                self.actor = nn.Linear(4, 2)
+
+            def train(self, training=True):
+                self.actor.train(training)
+
+            def sample_action(self, obs):
+                {body}
+    """)
+    write(project / "train.py", """
+        import utils
+        from agent import Agent
+
+        def run(env, steps):
+            agent = Agent()
+            obs = env.reset()
+            for step in range(steps):
+                with utils.eval_mode(agent):
+                    action = agent.sample_action(obs)
+                obs, reward, done, _ = env.step(action)
+    """)
+    found = [f for f in _findings(".") if f[1] == "ML002"]
+    assert found == ([] if own_no_grad else [("train.py", "ML002", 9)])
+
+
 def test_a_caller_that_is_itself_only_called_under_no_grad_counts_transitively(project):
     write(project / "pkg" / "__init__.py", "")
     write(project / "pkg" / "evaluation.py", EVALUATE)

@@ -13,7 +13,8 @@
 - `mode_helper_call(statement, ctx)`: `self.net_mode(train=False)` (Beta-VAE's solver), a method of
   the enclosing class that, for the literal argument given, certainly reaches `self.net.eval()`
   (a statement of its body, or of the branch of `if train:` that the argument selects): that call.
-- `computes_gradients(node, ctx)`: backward, `torch.autograd.grad`, `torch.func.*` inside `node`.
+- `computes_gradients(node, ctx)`: backward, `torch.autograd.grad`, `torch.func.*` inside `node`, or a
+  run of a model whose `forward` computes gradients (MAML-style test-time adaptation).
 - `binds(node, name)`: does a function (or a module statement) bind `name`?
 """
 
@@ -25,7 +26,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.model import MODULE_RETURNING
-from memlint.analysis.naming import named_like_model
+from memlint.analysis.naming import method_runs_module, named_like_model
 from memlint.analysis.walk import code_children, code_descendants
 
 if TYPE_CHECKING:
@@ -272,10 +273,14 @@ def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
 
 
 def _runs_self_model(call: cst.Call, ctx: "Context") -> bool:
-    """`self.model(x)` / `self.net.encoder(x)`: a call of an attribute of self that is a module."""
+    """`self.model(x)` / `self.net.encoder(x)`: a call of an attribute of self that is a module; in
+    a method of an nn.Module, `self.set_forward(x)`, a method of self fed data whose name says it
+    runs the module (`naming.method_runs_module`: CloserLookFewShot's `MetaTemplate.correct`)."""
     func = call.func
     if type(func) is not cst.Attribute:
         return False
+    if _is_self(func.value) and ctx.in_module_class and _runs_self_by_method(call, ctx):
+        return True
     holder = func
     if not _is_self(func.value):
         # `self.net.encoder(x)`, `self.net.forward(x)`: a submodule or the forward pass, not a
@@ -289,6 +294,18 @@ def _runs_self_model(call: cst.Call, ctx: "Context") -> bool:
     if value.kind is values.Kind.MODULE:
         return not value.is_loss
     return value.kind is values.Kind.UNKNOWN and named_like_model(holder.attr.value)
+
+
+def _runs_self_by_method(call: cst.Call, ctx: "Context") -> bool:
+    """`self.set_forward(x)` in an nn.Module: a method (not a submodule the class assigns) whose name
+    says it runs the module, fed data."""
+    func = call.func
+    name = func.attr.value  # type: ignore[attr-defined]
+    if not method_runs_module(name, ctx.project.model_methods) or ctx.resolve(func) is not None:
+        return False
+    if values.evaluate(func, ctx).kind is not values.Kind.UNKNOWN:
+        return False  # (`self.fc_score(x)` with `self.fc_score = nn.Linear(...)`: a layer, asked elsewhere)
+    return any(type(a.value) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call) for a in call.args if a.keyword is None and not a.star)
 
 
 def _own_method(ctx: "Context", name: str) -> Optional[cst.FunctionDef]:
@@ -329,9 +346,14 @@ def _code(ctx: "Context", node: cst.CSTNode) -> str:
 
 
 def computes_gradients(node: cst.CSTNode, ctx: "Context") -> bool:
+    """Backward, `torch.autograd.grad`, `torch.func.*` inside `node`, or a run of a model whose
+    `forward` computes gradients itself (the semantic model's `runs_gradient_forward`, from the
+    project pass: a test-time-adapting learner of another file)."""
     for inner in code_descendants(node):
         if type(inner) is not cst.Call:
             continue
+        if ctx.model.runs_gradient_forward(inner):
+            return True
         func = inner.func
         if isinstance(func, cst.Attribute) and func.attr.value in tables.BACKWARD_METHODS:
             return True

@@ -132,6 +132,10 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         value = values.evaluate(receiver, ctx)
         if value.kind is Kind.MODULE or _is_self(receiver):
             return value.kind is Kind.MODULE
+        if type(receiver) is cst.Attribute and _is_self(receiver.value) and ctx.in_module_class and value.kind in (Kind.UNKNOWN, Kind.TENSOR):
+            # `self.feature.forward(x)` in an nn.Module, `self.feature = model_func()`: its submodule's
+            # forward (a tensor has none, whatever the valuation guessed of a call: CloserLookFewShot)
+            return True
         if value.kind is not Kind.UNKNOWN or type(receiver) not in (cst.Name, cst.Attribute) or ctx.resolve(receiver) is not None:
             return False
         name = receiver.value if type(receiver) is cst.Name else receiver.attr.value  # type: ignore[union-attr]
@@ -218,7 +222,8 @@ class _Scanner:
     def _evaluated_receivers(self, function: cst.FunctionDef) -> tuple:
         """The code of each receiver a statement of the function's own body puts in eval mode, also
         from the body of a loop or `with` of that body (MAML-Pytorch's `evaluation()` calls
-        `net.eval()` first thing in each episode), not from a branch that may not run."""
+        `net.eval()` first thing in each episode), not from a branch that may not run; and what a
+        project context manager of such a body puts in eval mode (`with utils.eval_mode(self.agent):`)."""
         pending = [function.body.body if isinstance(function.body, cst.IndentedBlock) else ()]
         found = []
         while pending:
@@ -226,7 +231,11 @@ class _Scanner:
                 call = _eval_mode_call(statement, self.ctx, function)
                 if call is not None:
                     found.append(_code(self.ctx, eval_receiver(call)))
-                elif type(statement) in (cst.For, cst.While, cst.With) and isinstance(statement.body, cst.IndentedBlock):  # type: ignore[attr-defined]
+                    continue
+                entered = _eval_context(statement, self.ctx)  # `with utils.eval_mode(self.agent):`
+                if entered is not None:
+                    found.append(entered[1])
+                if type(statement) in (cst.For, cst.While, cst.With) and isinstance(statement.body, cst.IndentedBlock):  # type: ignore[attr-defined]
                     pending.append(statement.body.body)  # type: ignore[attr-defined]
         return tuple(found)
 
@@ -281,6 +290,14 @@ class _Scanner:
                     continue
             if isinstance(statement, cst.With) and any(self._enables_grad(item.item) for item in statement.items):
                 continue
+            entered = _eval_context(statement, self.ctx)
+            if entered is not None:
+                # `with utils.eval_mode(self.agent):`: the body runs what it was handed in eval mode
+                call, receiver = entered
+                code = self.ctx.module.code_for_node(call)
+                description = f"in `with {code}` (whose `__enter__` puts `{receiver}` in eval mode)"
+                self._claim([statement.body], Region(statement, "eval-call", description, block=tuple(statement.body.body), receiver=receiver))  # type: ignore[attr-defined]
+                continue
             for block in nested_blocks(statement):
                 self._block(block)
             left = _left_in_eval_mode(statement, self.ctx, self.scope)
@@ -327,6 +344,24 @@ class _Scanner:
         if qualified in tables.SET_GRAD_ENABLED and isinstance(expr, cst.Call):
             return not (expr.args and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == "False")
         return False
+
+
+def _eval_context(statement: cst.CSTNode, ctx: "Context") -> Optional[tuple[cst.Call, str]]:
+    """(the call, the code of what it puts in eval mode) for `with X(model):` where X is a class of
+    the project whose `__enter__` puts models in eval mode (the project pass's `eval_contexts`:
+    pytorch_sac's `utils.eval_mode`, whose `__enter__` calls `model.train(False)` for each model it
+    was built with), handed one model; else None."""
+    known = ctx.project.eval_contexts
+    if not known or type(statement) is not cst.With or not isinstance(statement.body, cst.IndentedBlock):  # type: ignore[attr-defined]
+        return None
+    for item in statement.items:  # type: ignore[attr-defined]
+        call = item.item
+        if type(call) is not cst.Call or dotted_name(call.func) not in known:
+            continue
+        arguments = [a for a in call.args if a.keyword is None and not a.star]  # type: ignore[attr-defined]
+        if len(arguments) == 1 and len(call.args) == 1 and type(arguments[0].value) in (cst.Name, cst.Attribute):  # type: ignore[attr-defined]
+            return call, _code(ctx, arguments[0].value)  # type: ignore[return-value]
+    return None
 
 
 def module_eval_region(ctx: "Context", function: cst.FunctionDef) -> Optional[Region]:
@@ -508,8 +543,10 @@ def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
     func = call.func
     if not (type(func) is cst.Attribute and _code(ctx, func.value) in receivers):
         return False
-    if not method_runs_module(func.attr.value) or not any(_is_data(arg.value) for arg in call.args if arg.keyword is None):
+    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not any(_is_data(arg.value) for arg in call.args if arg.keyword is None):
         return False
+    if func.attr.value in ctx.project.grad_free_methods:
+        return False  # (curl's `agent.sample_action(obs)` runs its actor under its own `no_grad`)
     held = held_layer(func, ctx)  # (`model._criterion(a, b)`: a loss the class assigns runs no model)
     return held is None or not (held.kind or "").endswith("Loss")
 
@@ -524,7 +561,9 @@ def runs_model_method(call: cst.Call, ctx: "Context") -> bool:
     receiver = func.value
     if type(receiver) not in (cst.Name, cst.Attribute) or _is_self(receiver) or ctx.resolve(receiver) is not None:
         return False
-    if not method_runs_module(func.attr.value) or not any(_is_data(a.value) for a in call.args if a.keyword is None):
+    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not any(_is_data(a.value) for a in call.args if a.keyword is None):
+        return False
+    if func.attr.value in ctx.project.grad_free_methods:
         return False
     value = values.evaluate(receiver, ctx)
     if value.kind is Kind.MODULE:

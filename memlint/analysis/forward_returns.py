@@ -116,8 +116,8 @@ def constructed_classes(module: cst.Module, classes: frozenset[str]) -> dict[str
             built = _built_class(node.value, classes)
             for target in node.targets:
                 written = dotted_name(target.target) if isinstance(target.target, (cst.Name, cst.Attribute)) else None
-                if written is None:
-                    continue
+                if written is None or _moved_self(node.value, written):
+                    continue  # (`self.model = self.model.cuda()` keeps the instance it had)
                 if written in found and found[written] != built:
                     found[written] = None
                 else:
@@ -128,6 +128,14 @@ def constructed_classes(module: cst.Module, classes: frozenset[str]) -> dict[str
                 found[written] = None
         stack.extend(node.children)
     return {written: built for written, built in found.items() if built is not None and written not in parameters}
+
+
+def _moved_self(value: cst.BaseExpression, written: str) -> bool:
+    """`x.cuda()` / `x.to(device)` assigned back to `x`: the same instance, moved."""
+    moved = False
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_MODULE:
+        value, moved = value.func.value, True
+    return moved and isinstance(value, (cst.Name, cst.Attribute)) and dotted_name(value) == written
 
 
 def _built_class(value: cst.BaseExpression, classes: frozenset[str]) -> Optional[str]:

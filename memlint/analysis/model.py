@@ -86,9 +86,16 @@ _NO_HISTORY: Mapping[str, Evidence] = {}
 
 
 class SemanticModel:
-    def __init__(self, module: cst.Module, text: Optional[str] = None, project_meters: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, module: cst.Module, text: Optional[str] = None, project_meters: frozenset[str] = frozenset(),
+        gradient_classes: frozenset[str] = frozenset(),
+    ) -> None:
         self.module = module
         self._project_meters = project_meters  # meter classes of other files, as imported here (meters.py)
+        # nn.Module classes, as named here, whose forward computes gradients (the project pass's
+        # FileView.gradient_classes: this file's and other files' classes alike)
+        self._gradient_classes = gradient_classes
+        self._gradient_instances: Optional[dict[str, Optional[str]]] = None
         # Without the word there is no backward call, and nothing to find for the history fact: most
         # library files are answered without a walk.
         self._may_backpropagate = text is None or "backward" in text or "autograd" in text or "training_step" in text
@@ -162,6 +169,21 @@ class SemanticModel:
         written = dotted_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         owner = built.get(written) if written is not None else None
         return positions.get(owner) if owner is not None else None
+
+    def runs_gradient_forward(self, call: cst.Call) -> bool:
+        """Does `call` run an instance of an nn.Module class whose `forward` computes gradients
+        (`self.model((shot, label, query))` with `self.model = MtlLearner(args)` wherever the file
+        assigns it, whose `meta_forward` adapts a base learner with `torch.autograd.grad`; also
+        `self.model.forward(...)`)?  Such a run needs gradients: `no_grad` around it would raise."""
+        if not self._gradient_classes:
+            return False
+        if self._gradient_instances is None:
+            self._gradient_instances = forward_returns.constructed_classes(self.module, self._gradient_classes)
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value == "forward":
+            func = func.value
+        written = dotted_name(func) if type(func) in (cst.Name, cst.Attribute) else None
+        return written is not None and written in self._gradient_instances
 
     # ------------------------------------------------------------------ history
 

@@ -164,11 +164,13 @@ _RUNNING_METHOD_WORDS = re.compile(
 )
 
 
-def method_runs_module(name: str) -> bool:
-    """Does a method of this name, called on a module with data, run the module (ML002 after `.eval()`)?"""
+def method_runs_module(name: str, project_methods: frozenset[str] = frozenset()) -> bool:
+    """Does a method of this name, called on a module with data, run the module (ML002 after `.eval()`)?
+    By its words, or because every nn.Module class of the project that defines it runs a model in
+    it (`project_methods`, the project pass's FileView.model_methods: protonets' `model.loss(sample)`)."""
     if name in _NON_RUNNING_METHODS or name.startswith(("_", "register_")):
         return False
-    return _RUNNING_METHOD_WORDS.search(name) is not None
+    return name in project_methods or _RUNNING_METHOD_WORDS.search(name) is not None
 
 # Callees whose names say they draw data (`get_batch("train")`, `sample_batch()`, `load_data()`,
 # `next(it)`): a loop calling one takes new data on each iteration.

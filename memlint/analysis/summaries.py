@@ -10,7 +10,12 @@ A summary says, for each module-level function and each method of a module-level
 - `hook`: "no-grad" (Lightning evaluation hooks, HF pipelines' `_forward`), "per-batch" (hooks a
   framework calls once per batch), "training" (`training_step`: gradients are taken of its result);
 - `model`: does it run a model (alternatives, see below); `trains`: does it call backward,
-  `torch.autograd.grad` or an optimizer's `step()`; `flush`: the flush it runs on every call
+  `torch.autograd.grad` or an optimizer's `step()` (outside its loops); `grads`: does it compute
+  gradients anywhere in its own body, loops included (any form of backward, `torch.autograd.grad`:
+  a forward that adapts its weights at test time, MAML-style); `evals`: does it put something in
+  eval mode (`X.eval()`, `X.train(False)`: a context manager's `__enter__`, `utils.eval_mode`);
+  `model_grad`: one of its model runs is outside a `no_grad` block of its own (curl's
+  `sample_action` runs its actor only under `with torch.no_grad():`); `flush`: the flush it runs on every call
   (`torch.cuda.empty_cache()`, `gc.collect()`, not in a loop, behind an `if` or in a handler);
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
   history (every return must have one); absent when it never returns such a value;
@@ -54,7 +59,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 13  # 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 14  # 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -478,7 +483,7 @@ class _Summary:
         tell nothing and are left after a few dictionary lookups."""
         func = call.func
         reference = model = flush = None
-        trains = False
+        trains = evals = False
         if type(func) is ast.Name:
             name = func.id
             if name == "self":
@@ -509,6 +514,10 @@ class _Summary:
                 trains = True
             elif attr == "forward":
                 model = True
+            elif attr == "eval" and not call.args and not call.keywords:
+                evals = True
+            elif attr == "train" and _literal_false(call):
+                evals = True
             if type(receiver) is ast.Name:
                 root = receiver.id
                 if root == "self":
@@ -558,7 +567,7 @@ class _Summary:
                     reference = ["t", receiver.attr, attr]  # `self.decoder.recognize_beam(...)`: resolved below by the class's `attrs`
                 elif named_like_model(attr) and _root(receiver) != "self":
                     model = True  # `trainer.model(x)`
-        if reference is None and model is None and flush is None and not trains:
+        if reference is None and model is None and flush is None and not trains and not evals:
             return
         where = self._where(call)
         if where is None:
@@ -571,7 +580,7 @@ class _Summary:
             reference = self._attribute_instance(key, record, reference[1], reference[2])
         if key == "?":
             model = flush = None
-            trains = False
+            trains = evals = False
             if reference is not None and reference[0] == "v":
                 reference = None
         built = None
@@ -604,9 +613,15 @@ class _Summary:
             model = None
         if model is not None:
             record.setdefault("model", []).append(model)
+            if grad != "off":
+                record["model_grad"] = True  # (a run outside the function's own `no_grad` blocks)
         if trains and loop is None:
             record["trains"] = True  # (in a loop, the loop's fact says so)
             _note_update(record, func)
+        if trains and not (type(func) is ast.Attribute and func.attr == "step"):
+            record["grads"] = True  # (any form of backward, in a loop or not; not an optimizer's step)
+        if evals:
+            record["evals"] = True
         if flush is not None and loop is None and not self.periodic and key and "flush" not in record:
             record["flush"] = flush
         if reference is not None:
@@ -1265,6 +1280,12 @@ def _on_self(target: ast.AST) -> bool:
     return type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self"  # type: ignore[attr-defined]
 
 
+def _literal_false(call: ast.Call) -> bool:
+    """`X.train(False)` / `X.train(mode=False)`: the call puts X in eval mode."""
+    arguments = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
+    return len(arguments) == 1 and len(call.args) + len(call.keywords) == 1 and type(arguments[0]) is ast.Constant and arguments[0].value is False  # type: ignore[attr-defined]
+
+
 def _note_update(record: dict, func: ast.AST) -> None:
     """Which half of a training step a call outside the function's loops does: "backward" (any
     form of backward, `torch.autograd.grad`) or "step" (an optimizer's).  `trains` says "either";
@@ -1575,7 +1596,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "keeps"):
+        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "keeps", "grads", "evals", "model_grad"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)

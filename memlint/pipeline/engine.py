@@ -15,7 +15,7 @@ from memlint.pipeline.source import statement_rows
 from memlint.pipeline.suppressions import Suppressions
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION  # judged here, after the analysis
 from memlint.pipeline.unused_suppressions import unused_suppressions
-from memlint.prescreen import Source, following_other_files_steps, mentioned_codes, may_use_torch, screened_codes
+from memlint.prescreen import Source, following_other_files_models, following_other_files_steps, mentioned_codes, may_use_torch, screened_codes
 
 if TYPE_CHECKING:
     from memlint.pipeline.incremental import IncrementalParser
@@ -66,10 +66,14 @@ def _findings(
         # step (SPADE's train.py calls `trainer.run_generator_one_step(data)` of Pix2PixTrainer, whose
         # file backpropagates and steps): then only the rules that ask about that step can report
         # (a TensorFlow script beside a torch package is no torch code for the other rules); or it
-        # is a module the project's torch code imports, given torch's objects (protonets' Engine)
-        if project is None or not (project.steps_elsewhere or project.torch_importers):
+        # is a module the project's torch code imports, given torch's objects (protonets' Engine);
+        # likewise the rules that ask what another file's models do when this file runs them
+        # (protonets' `evaluate` calls `model.eval()` then `model.loss(sample)` without naming torch)
+        if project is None or not (project.steps_elsewhere or project.torch_importers or project.runs_other_files_models):
             return []
-        codes = following_other_files_steps(codes)
+        codes = (following_other_files_steps(codes) if project.steps_elsewhere or project.torch_importers else frozenset()) | (
+            following_other_files_models(codes) if project.runs_other_files_models else frozenset()
+        )
     codes = codes - {UNUSED_SUPPRESSION}  # it reads comments after the analysis, never needs it
     if not codes:
         return []

@@ -40,7 +40,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from memlint.analysis import tables
 from memlint.analysis.tables import METER_METHODS
@@ -105,6 +105,24 @@ class FileView:
     # (protonets' `Engine.train(model=..., optim_method=...)` trains a model it never names), so
     # the rules that ask about a training step (`Meta.follows_other_files_steps`) read it.
     torch_importers: bool = False
+    # Classes as this file names them (its own, or imported: `from models.mtl import MtlLearner`)
+    # that are nn.Modules whose `forward` computes gradients, in any branch, directly or through the
+    # project's functions it calls (`torch.autograd.grad` for test-time adaptation, MAML-style:
+    # meta-transfer-learning's `MtlLearner.meta_forward`).  Running one needs gradients.
+    gradient_classes: frozenset[str] = frozenset()
+    # Methods this file calls on a model (`model.loss(sample)`) that every project nn.Module class
+    # defining one runs a model in (directly or through the functions it calls): protonets'
+    # `Protonet.loss` runs its encoder.  Calling one on data runs the model.
+    model_methods: frozenset[str] = frozenset()
+    # Callees as written here (`utils.eval_mode`, `eval_mode`) that are project classes whose
+    # `__enter__` puts models in eval mode (`model.train(False)`): `with utils.eval_mode(agent):`
+    # is an evaluation region for what it is handed (pytorch_sac).
+    eval_contexts: frozenset[str] = frozenset()
+    # Methods (by name: `agent.sample_action(obs)`, whatever `agent` is) that every project method so
+    # named runs its models in without gradients (under its own `no_grad`, or decorated so) and runs
+    # no project function that runs a model with gradients on: curl's `CurlSacAgent.sample_action`.
+    # Calling one builds no graph, whatever mode the model is in.
+    grad_free_methods: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -113,7 +131,8 @@ class FileView:
              sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
              [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes],
-             sorted(self.meter_classes), self.torch_importers],
+             sorted(self.meter_classes), self.torch_importers, sorted(self.gradient_classes), sorted(self.model_methods),
+             sorted(self.eval_contexts), sorted(self.grad_free_methods)],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -123,11 +142,19 @@ class FileView:
         """Could these facts make a rule's screen answer "maybe" where it answered "no" without them?
         (Only the history facts reach a screen, memlint/prescreen/history.py, the training steps of
         other files ML017's screen, the project's moves and host tensors ML013's, the classes that build
-        their own Adam ML015's.)"""
+        their own Adam ML015's, the models' methods and eval-mode context managers ML002's.)"""
         return bool(
             self.history_calls or self.history_methods or self.steps_elsewhere or self.mover_calls or self.host_calls
-            or self.adam_classes or self.torch_importers
+            or self.adam_classes or self.torch_importers or self.runs_other_files_models
         )  # fmt: skip
+
+    @property
+    def runs_other_files_models(self) -> bool:
+        """Does the file run the project's models through facts only the project pass has: a method
+        every project nn.Module so named runs a model in (`model.loss(sample)`), or a context manager
+        of the project that puts models in eval mode (`with utils.eval_mode(agent):`)?  ML002's screen
+        reads both."""
+        return bool(self.model_methods or self.eval_contexts)
 
     @property
     def steps_elsewhere(self) -> bool:
@@ -167,7 +194,9 @@ class FileView:
                 [list(p) for p in self.per_step], sorted(self.module_classes), sorted(self.history_calls),
                 sorted(self.history_methods), sorted(self.imported_names), self.host_importers, self._star_data(),
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
-                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers]  # fmt: skip
+                sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers,
+                sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
+                sorted(self.grad_free_methods)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -175,12 +204,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 17 or type(data[8]) is not bool or type(data[16]) is not bool:
+        if type(data) is not list or len(data) != 21 or type(data[8]) is not bool or type(data[16]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -189,7 +218,8 @@ class FileView:
                    frozenset(data[4]), frozenset(data[5]), frozenset(data[6]), frozenset(data[7]), data[8],
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
-                   frozenset(data[15]), data[16])  # fmt: skip
+                   frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
+                   frozenset(data[20]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -328,6 +358,10 @@ class Project:
         self.per_forward = self._per_forward()
         self.history = self._history()
         self.updates = self._updates()
+        self._gradients: Optional[set[tuple]] = None  # functions that compute gradients (`_computes_gradients`)
+        self._model_runners: Optional[set[tuple]] = None  # functions that run a model (`_reaching`)
+        self._grad_free: dict[int, frozenset[str]] = {}  # import component -> FileView.grad_free_methods
+        self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
 
     # ------------------------------------------------------------------ names to code
 
@@ -953,6 +987,146 @@ class Project:
                     found.add(ref[1])
         return frozenset(found)
 
+    def _reaching(self, own: Callable[[tuple, dict], bool]) -> set[tuple]:
+        """The functions for which `own(function, record)` holds, or that call one (any call the
+        pass resolves: in a loop, behind an `if`), transitively: least fixed point over callers."""
+        found = {(file.index, key) for file, key, record in self._functions() if own((file.index, key), record)}
+        ready = list(found)
+        while ready:
+            function = ready.pop()
+            for site in self._incoming.get(function, ()):
+                if site.caller not in found and site.caller[1] not in ("", "?"):
+                    found.add(site.caller)
+                    ready.append(site.caller)
+        return found
+
+    def _classes_named_in(self, index: int) -> Iterator[tuple[str, tuple]]:
+        """(the name as written in file `index`, ("class", file, name)) for the file's own classes and
+        the names it imports that are project classes."""
+        file = self.files[index]
+        for name in file.summary["classes"]:  # type: ignore[union-attr]
+            if name in file.summary["defs"]:  # type: ignore[union-attr]
+                yield name, ("class", index, name)
+        for local in file.summary["imports"]:  # type: ignore[union-attr]
+            owner = self._name(file, local)  # type: ignore[arg-type]
+            if owner is not None and owner[0] == "class":
+                yield local, owner
+
+    def _gradient_classes(self, index: int) -> frozenset[str]:
+        """FileView.gradient_classes of file `index`: the nn.Module classes it names whose `forward`
+        computes gradients (summaries' `grads`, here or in a function the forward reaches)."""
+        found = set()
+        for written, owner in self._classes_named_in(index):
+            if not self.is_module_class(owner[1], owner[2]):
+                continue
+            forward = self._method(owner, "forward")
+            if forward is None or forward[0] != "func":
+                continue
+            if self._gradients is None:
+                self._gradients = self._reaching(lambda function, record: bool(record.get("grads")))
+            if (forward[1], forward[2]) in self._gradients:
+                found.add(written)
+        return frozenset(found)
+
+    def _model_methods_called(self, index: int) -> frozenset[str]:
+        """FileView.model_methods of file `index`: of the methods it calls on a model or on an
+        object of unknown class (`model.loss(sample)`), those that the nn.Module classes of the files
+        connected to it by imports define and every one of them runs a model in, directly or through
+        the functions it calls."""
+        found = set()
+        component = self._component(index)
+        for name in self._methods_called_on_objects(index):
+            methods = [method for method in self._model_methods(name) if self._component(method[0]) == component]
+            if not methods:
+                continue
+            if self._model_runners is None:
+                self._model_runners = self._reaching(lambda function, record: self._runs_model(function))
+            if all(method in self._model_runners for method in methods):
+                found.add(name)
+        return frozenset(found)
+
+    def _methods_called_on_objects(self, index: int) -> set[str]:
+        """The method names file `index` calls on something other than `self`: on a model
+        (`model.loss(x)`), an instance of a known class, or an object of unknown class."""
+        names = set()
+        for record in self.files[index].summary["functions"].values():  # type: ignore[union-attr]
+            names.update(ref[1] if ref[0] == "m" else ref[2] for ref, *_ in record.get("calls", ()) if ref[0] in ("m", "i"))
+            names.update(ref[1] if ref[0] == "u" else ref[2] for ref, *_ in record.get("may", ()))
+        return names
+
+    def _component(self, index: int) -> int:
+        """A representative of the files connected to file `index` by imports, either way and
+        transitively: one program's code.  A match by method name alone (`agent.select_action(obs)`,
+        whatever `agent` is) looks only there: a run over several repositories is not one program."""
+        if self._components is None:
+            self._resolve_imports()
+            parent = list(range(len(self.files)))
+
+            def root(i: int) -> int:
+                while parent[i] != i:
+                    parent[i] = parent[parent[i]]
+                    i = parent[i]
+                return i
+
+            for importer, imported in self._imports.items():
+                for other in imported:
+                    parent[root(importer)] = root(other)
+            self._components = [root(i) for i in range(len(self.files))]
+        return self._components[index]
+
+    def _methods_named(self, index: int, name: str) -> list[tuple]:
+        """The project's methods `name` in the files connected to file `index` by imports."""
+        component = self._component(index)
+        return [method for method in self._may_reach(self.files[index], ["u", name]) if self._component(method[0]) == component]  # type: ignore[arg-type]
+
+    def _grad_free_methods(self, index: int) -> frozenset[str]:
+        """FileView.grad_free_methods of file `index`: of the methods of the files connected to it by
+        imports, whichever file calls them (a nested function's calls, curl's `run_eval_loop`, are
+        in no summary's call sites)."""
+        component = self._component(index)
+        found = self._grad_free.get(component)
+        if found is None:
+            names = set()
+            for other in self.files:
+                if other is not None and self._component(other.index) == component:
+                    names.update(key.partition(".")[2] for key in other.summary["functions"] if "." in key)
+            found = frozenset(
+                name for name in names
+                if (methods := self._methods_named(index, name)) and all(self._runs_models_without_grad(m) for m in methods)
+            )  # fmt: skip
+            self._grad_free[component] = found
+        return found
+
+    def _runs_models_without_grad(self, function: tuple) -> bool:
+        """Does the function run a model, every run of its own under no_grad (its decorator, or a
+        `no_grad` block of its body), and call no project function that runs one with gradients on
+        from outside such a block?"""
+        record = self.record(function)
+        if not record.get("model"):
+            return False
+        if record.get("grad") == "off":
+            return True
+        if record.get("model_grad"):
+            return False
+        if self._model_runners is None:
+            self._model_runners = self._reaching(lambda function, record: self._runs_model(function))
+        return not any(site.grad != "off" and site.callee in self._model_runners for site in self._outgoing.get(function, ()))
+
+    def _eval_contexts(self, index: int) -> frozenset[str]:
+        """FileView.eval_contexts of file `index`: its calls of project classes (as written) whose
+        `__enter__` (or a base's) puts something in eval mode (summaries' `evals`)."""
+        file = self.files[index]
+        found = set()
+        for record in file.summary["functions"].values():  # type: ignore[union-attr]
+            for ref, *_ in record.get("calls", ()):
+                if ref[0] not in ("n", "d") or ref[1] in found:
+                    continue
+                owner = self._name(file, ref[1])  # type: ignore[arg-type]
+                enter = self._method(owner, "__enter__") if owner is not None and owner[0] == "class" else None
+                if enter is not None and enter[0] == "func" and self.record((enter[1], enter[2])).get("evals"):
+                    found.add(ref[1])
+        return frozenset(found)
+
     def _meter_classes(self, index: int) -> frozenset[str]:
         """FileView.meter_classes of file `index`: the names it imports that are classes of another
         file whose `update` / `add` (or a base's) keeps a parameter (summaries' `keeps`)."""
@@ -1018,6 +1192,10 @@ class Project:
             adam_classes=self._adam_classes(file.directory),
             meter_classes=self._meter_classes(index),
             torch_importers=self._torch_importers(index),
+            gradient_classes=self._gradient_classes(index),
+            model_methods=self._model_methods_called(index),
+            eval_contexts=self._eval_contexts(index),
+            grad_free_methods=self._grad_free_methods(index),
         )
 
     def _torch_importers(self, index: int) -> bool:

@@ -92,6 +92,13 @@ def following_other_files_steps(codes: Collection[str]) -> frozenset[str]:
     return frozenset(code for code in codes if code in metas and metas[code].follows_other_files_steps)
 
 
+def following_other_files_models(codes: Collection[str]) -> frozenset[str]:
+    """The rules of `codes` that may report in a file that never mentions torch, when it runs another
+    file's models (`Meta.follows_other_files_models`)."""
+    metas = _metas()
+    return frozenset(code for code in codes if code in metas and metas[code].follows_other_files_models)
+
+
 def screen_holds(source: Source, code: str, options: Mapping[str, Any]) -> bool:
     """Could rule `code` alone report in `source`?  (The question `needs_analysis` asks per rule.)"""
     return needs_analysis(source, (code,), options)

@@ -8,4 +8,5 @@ META = Meta(
     code="ML002",
     name="eval-without-no-grad",
     options=(Option("prefer-inference-mode", False, boolean),),
+    follows_other_files_models=True,
 )

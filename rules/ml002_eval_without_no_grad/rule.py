@@ -32,7 +32,8 @@ class EvalWithoutNoGrad(Rule):
     file calls `model.train()`, rebinds `model` after the `.eval()` or declares it `global`: SSD's
     `detect.py`), after a method of the class that certainly puts the model in eval mode for the
     literal argument given (`self.net_mode(train=False)` whose body runs `self.net.eval()` in the
-    `else` of `if train:`), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
+    `else` of `if train:`), in the body of `with X(model):` where X is a class of the project whose
+    `__enter__` puts models in eval mode (pytorch_sac's `utils.eval_mode`, calling `model.train(False)`), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
     only run inside those) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
@@ -46,14 +47,19 @@ class EvalWithoutNoGrad(Rule):
     and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
     does, the calls after it are the regions). The first model call of each such region is reported. After
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
-    data (`X.get_action(obs)`, `X.get_last_selfattention(img)`), or a function of the file handed
+    data (`X.get_action(obs)`, `X.get_last_selfattention(img)`, or a method that every nn.Module class of
+    the program defining it runs a model in: protonets' `model.loss(sample)`, in a file that never
+    names torch), or a function of the file handed
     X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
     body runs the global `G`, with no grad switch of its own), `nn.parallel.data_parallel(X, inputs, gpus)`, an object built around X and fed data
     (`elbo = SVI(model, ...)`, every binding of `elbo` in its scope so built, then `-elbo(x)`), a method of the class that runs
     `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; its `if flag:` blocks that the
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
     under `if not cross_valid:`; in a function named as an
-    evaluation, a method that runs any model of `self`), a local alias of a submodule
+    evaluation or a loop over evaluation data, a method that runs any model of `self`, in an
+    nn.Module also through a method of self fed data whose name says it runs it: CloserLookFewShot's
+    `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
+    in an nn.Module (its submodule, whatever built it), a local alias of a submodule
     (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
     named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs, loads no weights and loops over
@@ -71,12 +77,14 @@ class EvalWithoutNoGrad(Rule):
     call, is taken as a call of every method of the project so named, unless training code makes
     it), and the hooks a framework already
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
-    `on_*` hooks). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
+    `on_*` hooks), and a method that runs its model under its own `no_grad` (where every method of
+    the program so named does: curl's `agent.sample_action(obs)`). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
     `model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
     function, or for `self.model` anywhere in its class) builds no graph, so an evaluation region
     whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
-    need them), inside an explicit `torch.enable_grad()`, and in a function that training code of
+    need them) or runs a model whose `forward` computes them, in any file linted with it (a learner
+    that adapts itself with `torch.autograd.grad` at test time, MAML-style), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
     function that does, Lightning's `training_step`): a `predict()` that a training step also runs
     needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
@@ -549,6 +557,37 @@ def attack(model, x, y, loss_fn):
     loss = loss_fn(model(x), y)
     (g,) = agrad(loss, x)
     return x + 0.01 * g.sign()
+"""
+        ),
+        Valid(  # the model's forward adapts a base learner with torch.autograd.grad (MAML-style test-time fine-tuning: meta-transfer-learning's MtlLearner); no_grad would raise
+            """
+import torch
+from torch import nn
+
+class Learner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Linear(4, 2)
+
+    def forward(self, inp):
+        return self.meta_forward(*inp)
+
+    def meta_forward(self, shot, label, query):
+        loss = ((self.base(shot) - label) ** 2).mean()
+        grads = torch.autograd.grad(loss, self.base.parameters())
+        fast = [p - 0.01 * g for p, g in zip(self.base.parameters(), grads)]
+        return query @ fast[0].t() + fast[1]
+
+class Trainer:
+    def __init__(self):
+        self.model = Learner()
+        self.model = self.model.cuda()
+
+    def validate(self, loader):
+        self.model.eval()
+        for shot, label, query in loader:
+            logits = self.model((shot, label, query))
+            print(logits.argmax(1))
 """
         ),
         Valid(  # Lightning runs validation_step without gradients
@@ -1603,6 +1642,238 @@ def run_episodes(model, envs):
         obs = envs.step(actions)
 """,
         ),
+        Invalid(  # a context manager of the project whose `__enter__` calls `model.train(False)` puts what it is handed in eval mode (pytorch_sac's `utils.eval_mode`); the agent's `act` runs its actor with gradients on
+            """
+import torch
+
+class eval_mode:
+    def __init__(self, *models):
+        self.models = models
+
+    def __enter__(self):
+        self.prev = [m.training for m in self.models]
+        for model in self.models:
+            model.train(False)
+
+    def __exit__(self, *args):
+        for model, state in zip(self.models, self.prev):
+            model.train(state)
+
+def collect(agent, env, buffer, steps):
+    obs = env.reset()
+    for step in range(steps):
+        with eval_mode(agent):
+            action = agent.act(torch.as_tensor(obs))
+        obs, reward, done, _ = env.step(action)
+        agent.update(buffer, step)
+""",
+            line=20,
+            column=22,
+            unsafe=True,
+            fixed="""
+import torch
+
+class eval_mode:
+    def __init__(self, *models):
+        self.models = models
+
+    def __enter__(self):
+        self.prev = [m.training for m in self.models]
+        for model in self.models:
+            model.train(False)
+
+    def __exit__(self, *args):
+        for model, state in zip(self.models, self.prev):
+            model.train(state)
+
+def collect(agent, env, buffer, steps):
+    obs = env.reset()
+    for step in range(steps):
+        with eval_mode(agent):
+            with torch.no_grad():
+                action = agent.act(torch.as_tensor(obs))
+        obs, reward, done, _ = env.step(action)
+        agent.update(buffer, step)
+""",
+        ),
+        Valid(  # the agent's method runs its actor under its own no_grad (curl's `CurlSacAgent.sample_action`): nothing builds a graph in the eval-mode block
+            """
+import torch
+from torch import nn
+
+class eval_mode:
+    def __init__(self, *models):
+        self.models = models
+
+    def __enter__(self):
+        for model in self.models:
+            model.train(False)
+
+    def __exit__(self, *args):
+        for model in self.models:
+            model.train(True)
+
+class Agent:
+    def __init__(self):
+        self.actor = nn.Linear(4, 2)
+
+    def train(self, training=True):
+        self.actor.train(training)
+
+    def sample_action(self, obs):
+        with torch.no_grad():
+            return self.actor(torch.as_tensor(obs)).numpy()
+
+def collect(agent, env, steps):
+    obs = env.reset()
+    for step in range(steps):
+        with eval_mode(agent):
+            action = agent.sample_action(obs)
+        obs, reward, done, _ = env.step(action)
+"""
+        ),
+        Invalid(  # `model.loss(sample)` after `model.eval()`: every nn.Module of the project with a `loss` method runs its encoder there (protonets' `evaluate`)
+            """
+import torch
+from torch import nn
+
+class Protonet(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def loss(self, sample):
+        z = self.encoder.forward(sample["xs"])
+        return z.pow(2).mean(), {"acc": z.mean().item()}
+
+def evaluate(model, data_loader, meters):
+    model.eval()
+    for sample in data_loader:
+        _, output = model.loss(sample)
+        for field, meter in meters.items():
+            meter.add(output[field])
+    return meters
+""",
+            line=16,
+            column=21,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+
+class Protonet(nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def loss(self, sample):
+        z = self.encoder.forward(sample["xs"])
+        return z.pow(2).mean(), {"acc": z.mean().item()}
+
+@torch.no_grad()
+def evaluate(model, data_loader, meters):
+    model.eval()
+    for sample in data_loader:
+        _, output = model.loss(sample)
+        for field, meter in meters.items():
+            meter.add(output[field])
+    return meters
+""",
+        ),
+        Invalid(  # a loop over test data in an nn.Module's method runs the model through `self.correct(x)`, whose body runs `self.set_forward(x)` (CloserLookFewShot's MetaTemplate.test_loop)
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+
+class MetaTemplate(nn.Module):
+    def __init__(self, model_func):
+        super().__init__()
+        self.feature = model_func()
+
+    def set_forward(self, x):
+        z = self.feature.forward(x)
+        return z @ z.t()
+
+    def correct(self, x):
+        scores = self.set_forward(x)
+        return float((scores.data.argmax(1) == 0).sum()), len(x)
+
+    def test_loop(self, test_loader):
+        acc_all = []
+        for x, _ in test_loader:
+            correct, count = self.correct(x)
+            acc_all.append(correct / count)
+        return np.mean(acc_all)
+""",
+            line=21,
+            column=30,
+            unsafe=True,
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+
+class MetaTemplate(nn.Module):
+    def __init__(self, model_func):
+        super().__init__()
+        self.feature = model_func()
+
+    def set_forward(self, x):
+        z = self.feature.forward(x)
+        return z @ z.t()
+
+    def correct(self, x):
+        scores = self.set_forward(x)
+        return float((scores.data.argmax(1) == 0).sum()), len(x)
+
+    def test_loop(self, test_loader):
+        acc_all = []
+        with torch.no_grad():
+            for x, _ in test_loader:
+                correct, count = self.correct(x)
+                acc_all.append(correct / count)
+        return np.mean(acc_all)
+""",
+        ),
+        Invalid(  # `self.feature.forward(x)` in an nn.Module runs its submodule, built by a factory the valuation cannot see (CloserLookFewShot's BaselineTrain.analysis_loop)
+            """
+import torch
+import torch.nn as nn
+
+class BaselineTrain(nn.Module):
+    def __init__(self, model_func, num_class):
+        super().__init__()
+        self.feature = model_func()
+        self.classifier = nn.Linear(self.feature.final_feat_dim, num_class)
+
+    def analysis_loop(self, val_loader):
+        feats = []
+        for x, y in val_loader:
+            feats.append(self.feature.forward(x.cuda()).data.cpu().numpy())
+        return feats
+""",
+            line=13,
+            column=26,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+
+class BaselineTrain(nn.Module):
+    def __init__(self, model_func, num_class):
+        super().__init__()
+        self.feature = model_func()
+        self.classifier = nn.Linear(self.feature.final_feat_dim, num_class)
+
+    def analysis_loop(self, val_loader):
+        feats = []
+        with torch.no_grad():
+            for x, y in val_loader:
+                feats.append(self.feature.forward(x.cuda()).data.cpu().numpy())
+        return feats
+""",
+        ),
         Invalid(  # the model is built from a class the function is handed (`Model: nn.Module`), whatever its name (cleanrl's `ppo_eval.py`, issue 27)
             """
 import torch
@@ -2197,8 +2468,9 @@ class GAN:
         elif not is_model_call(node, ctx) and not runs_method_of(node, region.evaluated, ctx) and not (
             region.kind == "loader" and runs_model_method(node, ctx)  # `D.feature_extraction(x)` over `test_loader`
         ):
-            # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs `self.model`
-            if region.kind != "function-name" or not self_helper_runs_model(node, ctx):
+            # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs
+            # `self.model`; in a loop over evaluation data too (`self.correct(x)` over `test_loader`)
+            if region.kind not in ("function-name", "loader") or not self_helper_runs_model(node, ctx):
                 return
         if is_frozen_model(node.func, ctx):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor

@@ -1,7 +1,8 @@
 """ML002's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
 A call that could run a model inside an evaluation region: in a function named as an evaluation,
-in a function (or the module) that calls `.eval()` / `.train(False)`, or in a loop over validation
+in a function (or the module) that calls `.eval()` / `.train(False)` or enters a project context
+manager that does (`with utils.eval_mode(agent):`, the project pass's `eval_contexts`), or in a loop over validation
 / test data (there also a method fed data of anything that is not an import: `D.feature_extraction(x)`).
 """
 
@@ -17,6 +18,9 @@ from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, w
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
+    # `with utils.eval_mode(agent):` of a project class whose `__enter__` calls `agent.train(False)`
+    contexts = _eval_contexts(source)
+    mode_calls += contexts
     eval_scopes = {id(_scope_of(source, call)) for call in mode_calls}
     named = any(_named_as_evaluation(f.name) for f in source.nodes(*FUNCTIONS))  # type: ignore[attr-defined]
     draws = source.mentions("next", "__next__")
@@ -31,12 +35,13 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if mode_helpers:
         eval_scopes |= {id(_scope_of(source, call)) for call in calls if _self_call_of(call, mode_helpers)}  # type: ignore[arg-type]
     history = source.memo("history", lambda: History(source))
-    runs = [call for call in calls if history.may_run_model(call)]  # type: ignore[arg-type]
+    runs = [call for call in calls if history.may_run_model(call) or _self_method_fed_data(call, source)]  # type: ignore[arg-type]
     # `self._process_one_batch(x)`: a function of the file that may run a model runs it for its caller
     runners = _names_of_scopes(source, runs)
     # what was put in eval mode: calling it, or a method of it, may run it (`model.get_action(obs)`)
     # (`self`: the rule asks of self's calls what `may_run_model` already answers)
-    evaluated = frozenset({dotted(_module_of_chain(call.func.value)) for call in mode_calls} - {None, "self"})  # type: ignore[attr-defined]
+    evaluated = frozenset({dotted(_module_of_chain(call.func.value)) for call in mode_calls if call not in contexts} - {None, "self"})  # type: ignore[attr-defined]
+    evaluated |= frozenset({dotted(a) for call in contexts for a in call.args} - {None, "self"})  # type: ignore[attr-defined]
     model_calls = [
         call for call in calls
         if _self_call_of(call, runners) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
@@ -55,7 +60,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         # `test_loader`: evaluation.runs_model_method; loosened: any receiver that is not an import)
         for call in calls:
             func = call.func  # type: ignore[attr-defined]
-            if not (isinstance(func, ast.Attribute) and method_runs_module(func.attr) and call.args):  # type: ignore[attr-defined]
+            if not (isinstance(func, ast.Attribute) and method_runs_module(func.attr, _model_methods(source)) and call.args):  # type: ignore[attr-defined]
                 continue
             receiver = dotted(func.value)
             if receiver is None or history.only_imported(receiver.partition(".")[0]):
@@ -127,7 +132,35 @@ def _on_evaluated(call: ast.Call, evaluated: frozenset, source: Source) -> bool:
         # the global X
         # the key holds `evaluated`, what the answer depends on besides the file
         return func.id in source.memo(("ml002-parameter-callers", evaluated), lambda: _parameter_callers(source, evaluated))
-    return isinstance(func, ast.Attribute) and method_runs_module(func.attr) and dotted(func.value) in evaluated
+    return isinstance(func, ast.Attribute) and method_runs_module(func.attr, _model_methods(source)) and dotted(func.value) in evaluated
+
+
+def _self_method_fed_data(call: ast.Call, source: Source) -> bool:
+    """`self.set_forward(x)`: a method of self whose name says it runs the module (delegation's
+    `_runs_self_by_method`; loosened: in any class)."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+        and bool(call.args) and method_runs_module(func.attr, _model_methods(source))
+    )  # fmt: skip
+
+
+def _model_methods(source: Source) -> frozenset[str]:
+    """The project pass's FileView.model_methods (methods every project nn.Module so named runs a
+    model in), where the engine has set the facts."""
+    return source.project.model_methods if source.project is not None else frozenset()
+
+
+def _eval_contexts(source: Source) -> list:
+    """The calls of `with` items that the project pass knows put their arguments in eval mode
+    (FileView.eval_contexts: `utils.eval_mode(self.agent)`)."""
+    known = source.project.eval_contexts if source.project is not None else frozenset()
+    if not known:
+        return []
+    return [
+        item.context_expr for node in source.nodes(ast.With) for item in node.items  # type: ignore[attr-defined]
+        if isinstance(item.context_expr, ast.Call) and dotted(item.context_expr.func) in known
+    ]  # fmt: skip
 
 
 def _scope_of(source: Source, node: ast.AST) -> ast.AST:
