@@ -542,6 +542,9 @@ class Context:
                 for element in target.target.elements:  # `B, H, L, D = v.shape`: each a Python int
                     self._bind_target(element.value, values.UNKNOWN if type(element.value) is cst.StarredElement else values.NUMBER)
                 continue
+            if type(target.target) is cst.Name and _is_shape_element(node.value):
+                self._bind_target(target.target, values.NUMBER)  # `N = logits.shape[0]`: a Python int
+                continue
             self._bind_target(target.target, value)
         self._give_evidenced_history(node)
 
@@ -774,6 +777,20 @@ def _is_shape(node: cst.BaseExpression) -> bool:
     if type(node) is cst.Attribute:
         return node.attr.value == "shape"
     return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "size" and not node.args
+
+
+def _is_shape_element(node: cst.BaseExpression) -> bool:
+    """`x.shape[0]`, `x.shape[-1]`: one size of a tensor's (or an array's) shape, a Python int (a
+    slice, `x.shape[1:]`, is a tuple)."""
+    if type(node) is not cst.Subscript or len(node.slice) != 1 or not _is_shape(node.value):
+        return False
+    index = node.slice[0].slice
+    if type(index) is not cst.Index:
+        return False
+    value = index.value
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
+        value = value.expression
+    return type(value) is cst.Integer
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

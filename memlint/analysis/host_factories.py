@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 
 # Their values depend on the device's random generator: made on the device, they change.
 RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "randperm"})
-# A triangle of a tensor keeps its values exact on any device (a causal mask's `triu`).
-_TRIANGLES = frozenset({"triu", "tril"})
-_TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril"})
+# A triangle or a diagonal of a tensor keeps its values exact on any device (a causal mask's `triu`,
+# `torch.diag(torch.ones(n))`, an identity mask): a new tensor where its argument is.
+_TRIANGLES = frozenset({"triu", "tril", "diag", "diag_embed", "diagflat"})
+_TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril", "torch.diag", "torch.diag_embed", "torch.diagflat"})
 
 
 def factory_under(receiver: cst.BaseExpression, ctx: "Context") -> Optional[tuple[cst.Call, bool]]:
@@ -40,9 +41,9 @@ def factory_under(receiver: cst.BaseExpression, ctx: "Context") -> Optional[tupl
             receiver = receiver.value
             continue
         if isinstance(receiver, cst.BinaryOperation):  # `(torch.rand(n) * 2 - 1).to(d)`: arithmetic with a number
-            if _is_number(receiver.right) or _host_number(receiver.right, ctx):
+            if _numeric(receiver.right, ctx):
                 receiver = receiver.left
-            elif _is_number(receiver.left) or _host_number(receiver.left, ctx):
+            elif _numeric(receiver.left, ctx):
                 receiver = receiver.right
             else:
                 return None
@@ -61,7 +62,7 @@ def factory_under(receiver: cst.BaseExpression, ctx: "Context") -> Optional[tupl
             fixable = False  # the other parts are on the host too: they need their own move
             receiver = part
             continue
-        if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask
+        if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask; `torch.diag(torch.ones(n))`
             if not receiver.args or receiver.args[0].keyword is not None or receiver.args[0].star:
                 return None
             receiver = receiver.args[0].value
@@ -160,6 +161,24 @@ def _host_number(expr: cst.BaseExpression, ctx: "Context") -> bool:
     """A Python number by the model's valuation (`L` of `B, H, L, D = v.shape`, `len(x)`): arithmetic
     with it keeps the tensor on the host, as a literal does."""
     return evaluate(expr, ctx).kind is Kind.NUMBER
+
+
+# Calls that return a Python int: the process's place in a distributed run (`N * get_rank()`, the
+# offset of a rank's labels in a gathered batch).
+_COUNT_CALLS = frozenset({"torch.distributed.get_rank", "torch.distributed.get_world_size"})
+
+
+def _numeric(expr: cst.BaseExpression, ctx: "Context") -> bool:
+    """A Python number: a literal, a number by the model's valuation, the rank or world size of a
+    distributed run, or arithmetic of such numbers (`N * torch.distributed.get_rank()`, moco-v3's
+    label offset).  Arithmetic with it keeps a tensor on the host."""
+    if _is_number(expr) or _host_number(expr, ctx):
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        return _numeric(expr.left, ctx) and _numeric(expr.right, ctx)
+    if isinstance(expr, cst.Call) and not expr.args:
+        return ctx.resolve(expr.func) in _COUNT_CALLS
+    return False
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:

@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.iteration import condition_is_device_check, runs_whenever_reached
-from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, TENSOR_CASTS
+from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, TENSOR_CASTS, VARIABLE_CLASSES
 from memlint.analysis.walk import target_name_nodes
 
 _MOVES = ("cuda", "to")
@@ -46,6 +46,8 @@ def later_moves(
         name, values = bound
         for later_index in range(index + 1, len(statements)):
             later = statements[later_index]
+            if _wraps_itself(later, name, resolve):
+                continue  # `z = Variable(z, requires_grad=False)`: the same host tensor, still to be moved
             reads = _reads(later, name)
             if not reads:
                 if _binds(later, name):
@@ -58,6 +60,24 @@ def later_moves(
                 if rebinds or not read_after or _returns(later):
                     yield from ((value, move) for value in values if worth(value))
             break
+
+
+def _wraps_itself(statement: cst.BaseStatement, name: str, resolve: Optional[Resolve]) -> bool:
+    """Does the statement rebind `name` to the same tensor, wrapped (`z = Variable(z)`, `z =
+    Variable(z, requires_grad=False)`, the legacy autograd wrapper: the data stays where it is),
+    reshaped or cast (`z = z.view(-1, 1).long()`), reading it nowhere else?  Then the value bound
+    before still goes to whatever moves `name` later (protonets' `target_inds`)."""
+    single = _single_binding(statement)
+    if single is None or single[0] != name:
+        return False
+    value = single[1]
+    if isinstance(value, cst.Call) and resolve is not None and resolve(value.func) in VARIABLE_CLASSES and value.args:
+        first = value.args[0]
+        if first.keyword is not None or first.star:
+            return False
+        value = first.value
+    inner = _through_reshapes(value)
+    return isinstance(inner, cst.Name) and inner.value == name and len(_reads(statement, name)) == 1
 
 
 def _returns(statement: cst.BaseStatement) -> bool:
