@@ -74,13 +74,15 @@ class HostThenDevice(Rule):
     `Variable(torch.ones(n)).cuda()`, `torch.full(...).long().to(device)` and
     `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`
     (the one part of a concatenation a factory makes; no fix, the other parts need their own move), `(torch.ones(b, h, n, n) / n).to(d)`
-    (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape`), `torch.zeros(n, 1).type_as(x)` or
+    (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape` or of `n = v.shape[0]`, a rank's offset
+    `n * torch.distributed.get_rank()`), `torch.diag(torch.ones(n)).cuda()` (a diagonal or a triangle of it), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` (or `z` bound in
     each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`) moved by a
     later statement of the same block (`z = z.cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
     that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
-    nothing reads between (no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
+    nothing reads between but a rebinding to itself wrapped, reshaped or cast (`z = Variable(z, requires_grad=False)`;
+    no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
     no fix, the index may be the host's), or
     `causal_mask(n).type_as(mask).to(device)` where `causal_mask`, a function of this file or of another
     linted with it, returns on every call a tensor it has just made on the host (every `return` a size
@@ -210,6 +212,29 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # rebound to a wrapper that reads another tensor too: not the same host tensor alone
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        z = torch.zeros(x.size(0), 4)
+        z = torch.cat([z, x.cpu()], 1)
+        if x.is_cuda:
+            z = z.cuda()
+        return z
+"""
+        ),
+        Valid(  # an offset that may be a tensor (an attribute nobody says is a number): its device decides
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        N = x.shape[1:]
+        return (torch.arange(4) + self.offset).cuda() + x.sum()
+"""
+        ),
         Valid(  # the helper makes its tensor on the device it is given: nothing to copy
             """
 import torch
@@ -567,6 +592,82 @@ class Attention(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a rank's label offset added on the host (moco-v3's contrastive loss): `N` a size, `get_rank()` a number
+            """
+import torch
+import torch.nn as nn
+class MoCo(nn.Module):
+    def contrastive_loss(self, q, k):
+        logits = q @ k.t()
+        N = logits.shape[0]
+        labels = (torch.arange(N, dtype=torch.long) + N * torch.distributed.get_rank()).cuda()
+        return nn.functional.cross_entropy(logits, labels)
+    def forward(self, q, k):
+        return self.contrastive_loss(q, k)
+""",
+            line=7,
+            column=18,
+            message="which `forward` calls",
+            fixed="""
+import torch
+import torch.nn as nn
+class MoCo(nn.Module):
+    def contrastive_loss(self, q, k):
+        logits = q @ k.t()
+        N = logits.shape[0]
+        labels = (torch.arange(N, dtype=torch.long, device="cuda") + N * torch.distributed.get_rank())
+        return nn.functional.cross_entropy(logits, labels)
+    def forward(self, q, k):
+        return self.contrastive_loss(q, k)
+""",
+            harness=Harness(
+                setup="import torch\ntorch.distributed.get_rank = lambda: 0\n",
+                then="result = MoCo()(torch.randn(4, 3, device='cuda'), torch.randn(4, 3, device='cuda'))",
+                fake_cuda=True,
+            ),
+        ),
+        Invalid(  # a diagonal of a host factory (NRI's `set_diag_to_one`): still on the host
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        mask = torch.diag(torch.ones(x.size(1))).unsqueeze(0).expand_as(x).cuda()
+        return mask + x
+""",
+            line=5,
+            column=16,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        mask = torch.diag(torch.ones(x.size(1), device="cuda")).unsqueeze(0).expand_as(x)
+        return mask + x
+""",
+            harness=Harness(
+                then="result = Decoder()(torch.randn(2, 3, 3, device='cuda'))",
+                fake_cuda=True,
+            ),
+        ),
+        Invalid(  # rebound through `Variable(...)` before its later move (protonets' `target_inds`): the same host tensor
+            """
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class Protonet(nn.Module):
+    def forward(self, xq, n_class, n_query):
+        target_inds = torch.arange(0, n_class).view(n_class, 1, 1).expand(n_class, n_query, 1).long()
+        target_inds = Variable(target_inds, requires_grad=False)
+        if xq.is_cuda:
+            target_inds = target_inds.cuda()
+        return xq.gather(2, target_inds)
+""",
+            line=6,
+            column=23,
+            message="moved by a later `target_inds.cuda()`",
+        ),
         Invalid(  # a helper that moves its argument behind a CUDA check and returns it wrapped (Self-Attention-GAN's tensor2var)
             """
 import torch
