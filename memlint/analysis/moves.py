@@ -54,12 +54,39 @@ def later_moves(
                     break  # rebound unread: not this value's move
                 continue
             move = _the_move(later, name, reads, moved_by, resolve)
+            if move is None and _feeds_joint_move(statements[later_index:], name, moved_by, resolve):
+                continue  # `inverse = torch.ones(n, n) - mask` then `mask, inverse = mask.cuda(), inverse.cuda()`
             if move is not None:
                 rebinds = _binds(later, name)
                 read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
                 if rebinds or not read_after or _returns(later):
                     yield from ((value, move) for value in values if worth(value))
             break
+
+
+def _feeds_joint_move(statements: Sequence[cst.BaseStatement], name: str, moved_by: Optional[MovedBy], resolve: Optional[Resolve]) -> bool:
+    """Is `statements[0]` a binding of another name computed from `name` on the host (`inverse =
+    torch.ones(n, n) - mask`), and the next statement that reads `name` a move of it that moves that
+    other name too (`if x.is_cuda: mask, inverse = mask.cuda(), inverse.cuda()`, NRI's
+    `set_diag_to_one`)?  Then the host read only feeds a tensor that goes to the device with it."""
+    single = _single_binding(statements[0])
+    if single is None or single[0] == name:
+        return False
+    other = single[0]
+    for index in range(1, len(statements)):
+        statement = statements[index]
+        reads = _reads(statement, name)
+        if not reads:
+            if _binds(statement, name) or _binds(statement, other):
+                return False
+            continue
+        other_reads = _reads(statement, other)
+        return (
+            _the_move(statement, name, reads, moved_by, resolve) is not None
+            and bool(other_reads) and _the_move(statement, other, other_reads, moved_by, resolve) is not None
+            and _binds(statement, name)
+        )  # fmt: skip
+    return False
 
 
 def _wraps_itself(statement: cst.BaseStatement, name: str, resolve: Optional[Resolve]) -> bool:

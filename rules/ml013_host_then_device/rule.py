@@ -81,8 +81,9 @@ class HostThenDevice(Rule):
     each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`) moved by a
     later statement of the same block (`z = z.cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
     that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
-    nothing reads between but a rebinding to itself wrapped, reshaped or cast (`z = Variable(z, requires_grad=False)`;
-    no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
+    nothing reads between but a rebinding to itself wrapped, reshaped or cast (`z = Variable(z, requires_grad=False)`) or
+    a second tensor computed from it and moved by the same statement (`inv = torch.ones(n, n) - mask` then
+    `mask, inv = mask.cuda(), inv.cuda()`; no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
     no fix, the index may be the host's), or
     `causal_mask(n).type_as(mask).to(device)` where `causal_mask`, a function of this file or of another
     linted with it, returns on every call a tensor it has just made on the host (every `return` a size
@@ -212,6 +213,20 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # read on the host by other code too before the joint move: the host tensor is used
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        mask = torch.ones(x.size(1))
+        other = mask * 2
+        print(mask)
+        if x.is_cuda:
+            mask, other = mask.cuda(), other.cuda()
+        return mask + other * x
+"""
+        ),
         Valid(  # rebound to a wrapper that reads another tensor too: not the same host tensor alone
             """
 import torch
@@ -592,6 +607,22 @@ class Attention(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # read on the host only to compute a second tensor moved with it (NRI's `set_diag_to_one`)
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        mask = torch.diag(torch.ones(x.size(1))).unsqueeze(0).expand_as(x)
+        inverse_mask = torch.ones(x.size(1), x.size(1)) - mask
+        if x.is_cuda:
+            mask, inverse_mask = mask.cuda(), inverse_mask.cuda()
+        return mask + inverse_mask * x
+""",
+            line=5,
+            column=16,
+            message="moved by a later `mask.cuda()`",
+        ),
         Invalid(  # a rank's label offset added on the host (moco-v3's contrastive loss): `N` a size, `get_rank()` a number
             """
 import torch
