@@ -940,7 +940,9 @@ class Project:
                 if ref[0] not in ("n", "d", "s", "r"):
                     continue
                 callee = self.resolve(index, key, ref)
-                if callee is None or callee[0] == index or callee not in self.updates:
+                # (a closure of this file too: the rule's own walk does not follow a call of a name
+                # bound to a call's result)
+                if callee is None or (callee[0] == index and ref[0] != "r") or callee not in self.updates:
                     continue
                 if ref[0] == "r":  # `train_step(...)`, bound to another file's closure: keyed as a call on an instance
                     written = tables.scoped_call(key, f"{ref[1]}.__call__")
