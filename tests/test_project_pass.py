@@ -1777,3 +1777,39 @@ def test_a_factory_that_may_hand_back_something_else_is_no_known_step(project, r
     write(project / "model" / "rvae.py", RVAE_MODEL.format(returned=returned))
     write(project / "train.py", RVAE_TRAIN)
     assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_step_function_called_only_behind_an_if_outside_loops_is_no_step_of_every_call(project):
+    # gordicaleksa/pytorch-GAT: train_gat_cora runs the closure's TRAIN phase inside its epoch loop
+    # (reported there) and its TEST phase once behind `if config["should_test"]:`; a profiling loop
+    # that calls train_gat_cora from another file does not take a training step on each iteration
+    # of its own, by what the project pass can tell
+    write(project / "training.py", """
+        import torch
+
+        def get_main_loop(gat, optimizer):
+            def main_loop(phase):
+                loss = gat(phase).sum()
+                if phase == "train":
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            return main_loop
+
+        def train_gat(config):
+            gat = torch.nn.Linear(4, 2).cuda()
+            optimizer = torch.optim.Adam(gat.parameters())
+            main_loop = get_main_loop(gat, optimizer)
+            for epoch in range(100):
+                main_loop("train")
+            if config["should_test"]:
+                main_loop("test")
+    """)
+    write(project / "playground.py", """
+        from training import train_gat
+
+        def profile(config):
+            for run in range(20):
+                train_gat(config)
+    """)
+    assert _findings(".", "--select", "ML017") == [("training.py", "ML017", 16)]

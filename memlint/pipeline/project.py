@@ -924,8 +924,8 @@ class Project:
         while ready:
             function = ready.pop()
             for site in self._incoming.get(function, ()):
-                if site.loop is not None or site.caller[1] in ("", "?"):
-                    continue
+                if site.loop is not None or site.caller[1] in ("", "?") or site.conditional:
+                    continue  # (a call behind an `if` is not made on every call of the caller)
                 known = result.get(site.caller, frozenset())
                 if not result[function] <= known:
                     result[site.caller] = known | result[function]
