@@ -10,12 +10,15 @@ the value on every call that passes none).
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import libcst as cst
 
 from memlint.analysis.walk import dotted_name
 from memlint.pipeline.tree import code_descendants
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
 
 
 def fills_cache(conditions: Iterable[cst.CSTNode], target: cst.BaseExpression, module_level: Callable[[str], bool]) -> bool:
@@ -31,6 +34,13 @@ def fills_cache(conditions: Iterable[cst.CSTNode], target: cst.BaseExpression, m
         if any(dotted_name(node) == place for node in (test, *code_descendants(test))):
             return True
     return False
+
+
+def statement_fills_cache(targets: Iterable[cst.BaseExpression], ctx: "Context") -> bool:
+    """Does the assignment being visited (to `targets`) fill a cache that an `if` around it tests
+    (`fills_cache`, under the Context's conditions): made once and kept, not on every call?"""
+    conditions = [node for node, _ in ctx.frame.conditions]
+    return any(fills_cache(conditions, target, ctx.binds_at_module_level) for target in targets)
 
 
 def _persistent_place(target: cst.BaseExpression, module_level: Callable[[str], bool]) -> Optional[str]:

@@ -18,10 +18,8 @@ import ast
 from typing import Callable, Optional
 
 from memlint.analysis.naming import dotted
-from memlint.analysis.tables import SHAPE_METHODS, TORCH_FACTORIES
+from memlint.analysis.tables import SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
 
-# Casts with no argument that keep a tensor where it is (`.long()`, `.bool()`).
-_CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
 _TRIANGLES = frozenset({"triu", "tril"})
 _TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril"})
 _DEPTH = 8  # how many wrappers and local names are followed before giving up (stay silent)
@@ -71,7 +69,7 @@ def _fresh(expr: ast.AST, qualify: Qualify, bindings: Bindings, depth: int) -> b
     if type(func) is not ast.Attribute:
         return False
     method = func.attr
-    if (method in _CASTS and not arguments and not keywords) or method in SHAPE_METHODS or method in _TRIANGLES or _dtype_cast(expr, qualify):  # type: ignore[arg-type]
+    if (method in TENSOR_CASTS and not arguments and not keywords) or method in SHAPE_METHODS or method in _TRIANGLES or _dtype_cast(expr, qualify):  # type: ignore[arg-type]
         return _fresh(func.value, qualify, bindings, depth + 1)
     return False
 

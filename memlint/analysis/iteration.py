@@ -12,11 +12,12 @@ periodic, nor does one that chooses among the run's configured alternatives (`if
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Collection, Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, DRAWS_DATA, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
@@ -171,6 +172,24 @@ def every_iteration(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = 
     depth = len(frame.loops)
     return all(runs_whenever_reached(node.test) or configured(node) for node, d in frame.conditions if d == depth)
 
+
+
+def every_call(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False) -> bool:
+    """Does the code being visited run on every call of its function: no `if` around it, at any
+    depth of loops, but device checks, configured choices and `configured` overrides, and not in an
+    exception handler?  (`every_iteration` asks it of the innermost loop only.)"""
+    frame = ctx.frame
+    return not frame.handlers and all(runs_whenever_reached(node.test) or configured(node) for node, _ in frame.conditions)
+
+
+def configured_branch(node: cst.CSTNode, ctx: "Context", overrides: Collection[int]) -> bool:
+    """An `if` that runs whenever reached in a run: it picks the run's value (`configured_overrides`,
+    whose ids the caller collected in `overrides` where it saw their block), tests a command-line
+    flag the script declares on by default (`cli_defaults.flag_on_by_default`), or picks the
+    function's mode by a parameter with a string default (`condition_is_mode_parameter`)."""
+    if id(node) in overrides:
+        return True
+    return type(node) is cst.If and (flag_on_by_default(node.test, ctx) or condition_is_mode_parameter(node.test, ctx.function_node))
 
 def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
     """The `if` statements of a block that pick a value by the run's configuration: `ff = A` then

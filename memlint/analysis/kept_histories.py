@@ -61,7 +61,6 @@ class KeptHistory:
     source: Optional[str] = None  # a comprehension's batch source (`val_loader`)
     meter: bool = False  # a running meter's `update`: the values live in the meter object
     scalar: bool = False  # every kept value is a 0-d tensor (`ctx.value_of(...).scalar`)
-    objective_slot: Optional[tuple[str, ...]] = None  # the fixed slots read back (`-1` of `losses_q[-1]`)
 
     @property
     def escapes_by_name(self) -> bool:

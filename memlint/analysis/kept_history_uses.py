@@ -46,7 +46,7 @@ def accumulator_uses(kept: KeptHistory, siblings: list, scope: cst.CSTNode, ctx:
         return classify_attribute_uses(holder, kept.attribute, ctx, skip=same, is_container=kept.container)
     if kept.name is None:
         return set()
-    same = [c.node for c in siblings if c.name == kept.name]
+    same = _same_name(kept, siblings)
     # after `log_probs = torch.cat(log_probs).detach()` the name holds another value
     same += after_detaching_rebinding(scope, kept.name, kept.loop)
     uses = classify_uses(scope, kept.name, ctx, skip=same, is_container=kept.container)
@@ -61,8 +61,12 @@ def backpropagated_slots(kept: KeptHistory, siblings: list, scope: cst.CSTNode) 
     """For an accumulator that reaches backward: the fixed slots the code reads back when it writes a
     slot that moves with the loop (`losses_q[k + 1] += loss_q`, then `losses_q[-1].backward()`), or
     None when the accumulated value itself is the objective."""
-    same = [c.node for c in siblings if c.name == kept.name]
-    return one_slot_objective(scope, kept.accumulator, kept.loop, same)
+    return one_slot_objective(scope, kept.accumulator, kept.loop, _same_name(kept, siblings))
+
+
+def _same_name(kept: KeptHistory, siblings: list) -> list:
+    """The statements of the scope that keep a history in the same name (`losses.append` twice)."""
+    return [c.node for c in siblings if c.name == kept.name]
 
 
 def escapes(kept: KeptHistory, uses: set[Use]) -> bool:

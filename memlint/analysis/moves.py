@@ -15,15 +15,12 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.iteration import condition_is_device_check, runs_whenever_reached
-from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS
+from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, TENSOR_CASTS
 from memlint.analysis.walk import target_name_nodes
 
 _MOVES = ("cuda", "to")
 # `t.type_as(x)` casts `t` to `x`'s tensor type, and so moves it to `x`'s device too.
 _MOVING_CASTS = ("type_as",)
-# Calls between the name and its move that keep the values where they are: reshapes and dtype casts
-# (`offset.view(-1, 1).type_as(x)` moves the bound value as `offset.type_as(x)` would).
-_CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
 
 # The argument a call moves to a device when it is no `.cuda()` / `.to()` (a project helper that
 # returns its parameter moved: `async_copy_to(x, gpu)`), or None.
@@ -148,7 +145,7 @@ def _through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
     """What `receiver` reshapes or casts (`offset` of `offset.view(-1, 1).long()`), or itself."""
     while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
         method = receiver.func.attr.value
-        if method in SHAPE_METHODS or (method in _CASTS and not receiver.args):
+        if method in SHAPE_METHODS or (method in TENSOR_CASTS and not receiver.args):
             receiver = receiver.func.value
         else:
             break

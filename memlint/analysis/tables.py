@@ -199,6 +199,9 @@ SHAPE_METHODS = frozenset(
     {"view", "reshape", "permute", "transpose", "t", "flatten", "unflatten", "squeeze", "unsqueeze", "expand",
      "expand_as", "view_as", "reshape_as", "repeat", "contiguous", "clone", "movedim"}
 )  # fmt: skip
+# Tensor methods that cast to a dtype and keep the tensor on its device (`.long()`, `.half()`): a
+# host tensor cast is still on the host, a device tensor's still on the device.
+TENSOR_CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
 # Layers whose output is not needed for their own backward (an in-place op right after them is safe).
 OUTPUT_NOT_SAVED = frozenset(
     {

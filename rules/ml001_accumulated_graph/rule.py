@@ -2188,7 +2188,6 @@ def train(net, loader, opt, criterion):
         ),
     ]
 
-
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._pending: dict[int, list[KeptHistory]] = {}
@@ -2239,20 +2238,20 @@ def train(net, loader, opt, criterion):
         for kept in kept_here:
             uses = accumulator_uses(kept, kept_here, scope, self.ctx)
             if Use.GRADIENT in uses:
-                kept.objective_slot = backpropagated_slots(kept, kept_here, scope)
-                if kept.objective_slot is not None:
-                    self._report_unused_slots(kept, scope)  # only one fixed slot is the objective: `losses_q[-1]`
+                slots = backpropagated_slots(kept, kept_here, scope)
+                if slots is not None:
+                    self._report_unused_slots(kept, slots, scope)  # only one fixed slot is the objective: `losses_q[-1]`
                 continue  # otherwise the accumulated value is the objective: backpropagated, or passed to autograd.grad
             if not kept_for_the_caller(kept, uses, scope, self.ctx):
                 self._report(kept, uses, escapes(kept, uses), scope)
 
     # ------------------------------------------------------------------ message and fix
 
-    def _report_unused_slots(self, kept: KeptHistory, scope: cst.CSTNode) -> None:
+    def _report_unused_slots(self, kept: KeptHistory, read_back: tuple[str, ...], scope: cst.CSTNode) -> None:
         """`losses_q[k + 1] += loss_q`, then `losses_q[-1].backward()`: the other slots' graphs are
         kept for nothing.  No fix: detaching the value would cut the backpropagated slot too."""
         code = self.ctx.module.code_for_node
-        slots = ", ".join(f"`{kept.name}[{slot}]`" for slot in kept.objective_slot or ())
+        slots = ", ".join(f"`{kept.name}[{slot}]`" for slot in read_back)
         message = (
             f"`{shorten(code(kept.accumulator))}` accumulates `{shorten(code(kept.shown))}`, which carries autograd "
             f"history, into a slot that moves with the loop, but the code reads back only {slots}: backward runs "

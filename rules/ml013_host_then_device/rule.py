@@ -2,45 +2,29 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.caches import fills_cache
-from memlint.analysis.cli_defaults import flag_on_by_default
+from memlint.analysis.caches import statement_fills_cache
 from memlint.analysis.call_edits import append_keyword
-from memlint.analysis.iteration import (
-    condition_is_mode_parameter,
-    condition_is_opt_in_parameter,
-    configured_overrides,
-    every_iteration,
-    every_training_step,
-    runs_own_pass,
-    runs_whenever_reached,
-)
-from memlint.analysis.model import follows_device
-from memlint.analysis.placement import batch_left_on_host
+from memlint.analysis.device_targets import cuda_target_certain, destination, follows_host_batch, move_is_only_device
+from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_project
+from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
+from memlint.analysis.host_factories import made_on_host, same_values_on_device
+from memlint.analysis.iteration import condition_is_opt_in_parameter, configured_branch, configured_overrides
+from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
 from memlint.analysis.moves import later_moves
-from memlint.analysis.precision_api import keyword
-from memlint.analysis.project_facts import makes_host_tensor, moved_argument
+from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.summaries import PER_BATCH_HOOKS
-from memlint.analysis.tensor_reads import read_as_tensor
-from memlint.analysis.values import Kind, evaluate
-from memlint.analysis.tables import CONCATENATIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
-from memlint.analysis.tables import VARIABLE_CLASSES, WINDOW_FACTORIES
+from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS
+from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
 
-# Their values depend on the device's random generator: moving creation to the device changes them.
-_RANDOM = frozenset({"rand", "randn", "randint", "randperm"})
-# Factory keywords that `device=` can join without changing the result.
-_COMPATIBLE_KEYWORDS = frozenset({"dtype", "size"})
-# Casts that may sit between the factory and the move: `torch.full(...).long().to(device)`.
-_CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
-# The legacy autograd wrapper (a no-op since PyTorch 0.4): `Variable(torch.ones(n)).cuda()`.
 # Methods a framework runs once per batch: Lightning's and HF Trainer's (the project pass's table),
 # and the callbacks of Catalyst and Keras-style trainers.
 _BATCH_HOOKS = PER_BATCH_HOOKS | {"on_batch_start", "on_batch_end"}
@@ -80,7 +64,6 @@ dataloader = [(torch.randn(3, 4), None)]
 D = lambda x: x.mean(1)
 criterion = lambda a, b: (a - b).abs().mean()
 """
-_DEVICE_NAME = re.compile(r"(?:^|_)(?:device|dev|gpu|gpu_id|rank|local_rank)$|device$", re.I)
 
 
 class HostThenDevice(Rule):
@@ -2250,29 +2233,15 @@ for data, target in train_loader:
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._assigned.pop()
 
-    def _fills_cache(self) -> bool:
-        """Is the statement being visited filling a cache its `if` tests (`caches.fills_cache`): made
-        once and kept, not on every call?"""
-        if not self._assigned:
-            return False
-        conditions = [node for node, _ in self.ctx.frame.conditions]
-        module_level = self.ctx.binds_at_module_level
-        return any(fills_cache(conditions, target, module_level) for target in self._assigned[-1])
-
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
-        for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
+        holds = partial(holds_factory, ctx=self.ctx)
+        for value, move in later_moves(node.body, holds, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier.setdefault(id(move), []).append(value)
 
     def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         found = moved_argument(call, self.ctx)
         return found[0] if found is not None else None
-
-    def _holds_factory(self, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)):
-            return False
-        found = _factory_under(value, self.ctx)
-        return found is not None and _factory_kind(found[0], self.ctx) is not None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         key = self.ctx.function_key  # the Context has entered the function already
@@ -2280,14 +2249,15 @@ for data, target in train_loader:
             self._functions.setdefault(key, node)
 
     def visit_Call(self, node: cst.Call) -> None:
+        """A move (`.cuda()`, `.to(d)`, a cast that moves, a project helper's move): what it moves."""
         ctx = self.ctx
         func = node.func
         helper = None
-        type_as = _type_as_argument(node)
+        type_as = type_as_argument(node)
         if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to"):
             moved = func.value
-            self._note_inner_casts(moved)
-        elif _cuda_type_cast(node, ctx):  # `torch.zeros(n).type(torch.cuda.FloatTensor)`: a cast and a move
+            self._cast_before_move.update(map(id, moving_casts_under(moved)))
+        elif cuda_type_cast(node, ctx):  # `torch.zeros(n).type(torch.cuda.FloatTensor)`: a cast and a move
             moved = func.value  # type: ignore[attr-defined]
         elif type_as is not None:  # `torch.ones(n).type_as(x)`: a cast that moves to `x`'s device too
             if id(node) in self._cast_before_move:
@@ -2298,104 +2268,46 @@ for data, target in train_loader:
             if helper is None:
                 return
             moved = helper[0]
-        found = _factory_under(moved, ctx)
-        if found is not None and helper is not None:
-            found = (found[0], False)  # `device=` is the helper's to give, not this call's
+        found = factory_under(moved, ctx)
         if found is not None:
-            self._consider(node, found, None, helper, type_as)
+            fixable = found[1] and helper is None  # `device=` is a helper's to give, not this call's
+            self._consider(node, found[0], fixable, None, helper, type_as)
             return
         for at in self._bound_earlier.get(id(node), ()):  # `z = torch.rand(n)` ... `z = z.cuda()`
-            inner = _factory_under(at, ctx) if isinstance(at, (cst.Call, cst.BinaryOperation, cst.Subscript)) else None
+            inner = factory_under(at, ctx)
             if inner is not None:
-                self._consider(node, (inner[0], False), at, helper, type_as)  # no fix across statements
+                self._consider(node, inner[0], False, at, helper, type_as)  # no fix across statements
 
-    def _consider(self, node: cst.Call, found: tuple[cst.Call, bool], at: Optional[cst.CSTNode], helper, type_as) -> None:
-        """Judge the factory `found` that the move `node` applies to (directly, or to the value `at`
-        a name was bound to earlier): report it where it runs on every step."""
+    def _consider(self, node: cst.Call, factory: cst.Call, fixable: bool, at: Optional[cst.CSTNode], helper, type_as) -> None:
+        """Judge the factory that the move `node` applies to (directly, or to the value `at` a name
+        was bound to earlier): report it where it runs on every step."""
         ctx = self.ctx
-        func = node.func
-        factory, wrapper_fixable = found
-        name = _factory_kind(factory, ctx)
-        if name is None:
+        name = factory_kind(factory, ctx)
+        if name is None or not made_on_host(factory, name):
             return
-        if name in LEGACY_SIZED_CONSTRUCTORS or _from_helper(name):
-            wrapper_fixable = False  # legacy constructors take no `device=` for an accelerator, nor does a helper's factory here
-        if keyword(factory, "device") is not None or any(a.star == "**" for a in factory.args) or _holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name):
+        if name in LEGACY_SIZED_CONSTRUCTORS or from_helper(name):
+            fixable = False  # legacy constructors take no `device=` for an accelerator, nor does a helper's factory here
+        target = destination(node, helper, type_as, ctx)
+        if target is None:
             return
-        if _cuda_type_cast(node, ctx):
-            device = cst.SimpleString('"cuda"')
-            wrapper_fixable = False  # `device=` alone would not give the factory the type's dtype
-        elif type_as is not None and helper is None and not (isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to")):
-            device = cst.Attribute(value=type_as, attr=cst.Name("device"))
-            wrapper_fixable = False  # `device=` alone would not give the factory `x`'s dtype
-        else:
-            device = _target_device(node) if helper is None else _helper_device(helper)
-            if device is None and helper is None and (tensor := self._tensor_target(node)) is not None:
-                device = cst.Attribute(value=tensor, attr=cst.Name("device"))  # `.to(x)`: x's device and dtype, as `.type_as(x)`
-                wrapper_fixable = False  # `device=` alone would not give the factory `x`'s dtype
-        if device is None:
-            return
-        if self._fills_cache():  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
+        device, device_alone = target  # `device=` alone would not give the factory `x`'s dtype (`.type_as(x)`, `.to(x)`)
+        if self._assigned and statement_fills_cache(self._assigned[-1], ctx):  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
             return
         if any(condition_is_opt_in_parameter(node.test, ctx.function_node) for node, _ in ctx.frame.conditions):
             return  # `if init:` of `forward(self, x, init=False)`: a special call, not every one
-        candidate = _Candidate(node, factory, name, device, wrapper_fixable, ctx.function_key, _unconditional(ctx, self._configured), at)
-        in_forward = ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward"
-        if in_forward:
+        candidate = _Candidate(node, factory, name, device, fixable and device_alone, ctx.function_key, every_call(ctx, self._configured), at)
+        if ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward":
             self._report(candidate, "inside `forward`")
-            return
-        if ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
+        elif ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
             return  # a plotting function: not a cost of the training step
-        if ctx.in_loop and every_training_step(ctx, self._configured) and ctx.model.loop_scope(ctx.loop).kind == "step":
-            if not self._moves_nothing(device) and not self._follows_host_batch(device, candidate.move):
+        elif ctx.in_loop and every_training_step(ctx, self._configured) and ctx.model.loop_scope(ctx.loop).kind == "step":
+            if not moves_nothing(device, ctx) and not follows_host_batch(device, candidate.move, ctx):
                 self._report(candidate, "on every loop iteration" if every_iteration(ctx, self._configured) else "on every training step its branch takes")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
 
-    def _tensor_target(self, move: cst.Call) -> Optional[cst.Name]:
-        """`x` of `t.to(x)` where the code reads `x` as a tensor (`tensor_reads.read_as_tensor`:
-        `b, *_ = x.shape`): `t` goes to `x`'s device, not just to `x`'s dtype."""
-        if move.func.attr.value != "to" or len(move.args) != 1:  # type: ignore[attr-defined]
-            return None
-        arg = move.args[0]
-        if arg.keyword is not None or arg.star or type(arg.value) is not cst.Name:
-            return None
-        scope = self.ctx.function_node or self.ctx.module
-        return arg.value if read_as_tensor(arg.value.value, scope) else None
-
     def _configured(self, node: cst.CSTNode) -> bool:
-        """An `if` that runs whenever reached in a run: it picks the run's value
-        (`configured_overrides`), tests a command-line flag on by default (`cli_defaults`), or picks
-        the function's mode by a parameter with a string default (`condition_is_mode_parameter`)."""
-        if id(node) in self._overrides:
-            return True
-        return type(node) is cst.If and (flag_on_by_default(node.test, self.ctx) or condition_is_mode_parameter(node.test, self.ctx.function_node))
-
-    def _note_inner_casts(self, receiver: cst.BaseExpression) -> None:
-        """The `.type_as(x)` calls on the way from a move to what it moves (`.type_as(x).to(d)`)."""
-        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
-            if _type_as_argument(receiver) is not None:
-                self._cast_before_move.add(id(receiver))
-            receiver = receiver.func.value
-
-    def _moves_nothing(self, device: cst.BaseExpression) -> bool:
-        """`.to(x.device)` in a file that names no accelerator anywhere (the model's device fact): a
-        CPU-only script, where following another tensor's device moves nothing."""
-        return not self.ctx.model.device.explicit and follows_device(device)
-
-    def _cpu_script_helper(self, candidate: "_Candidate") -> bool:
-        """A helper of a CPU-only program: this file names no accelerator (`_moves_nothing`) and no
-        file of the project imports it, or none of those that do (transitively) names one
-        (`FileView.imported_names`, `host_importers`): its `.to(x.device)` moves nothing."""
-        project = self.ctx.project
-        return (not project.imported_names or project.host_importers) and self._moves_nothing(candidate.device)
-
-    def _follows_host_batch(self, device: cst.BaseExpression, move: cst.Call) -> bool:
-        """`.to(y.device)` where `y` is a batch the loader yielded on the host and the loop has not
-        moved yet (placement.batch_left_on_host): nothing moves."""
-        if type(device) is not cst.Attribute or device.attr.value != "device" or type(device.value) is not cst.Name:
-            return False
-        return not self.ctx.model.device.launched and batch_left_on_host(device.value.value, self.ctx.loop, move)
+        return configured_branch(node, self.ctx, self._overrides)
 
     def finish(self, facts) -> None:  # `facts`: the traversal's; the project pass's `per_step` says what runs per step
         if not self._in_helpers:
@@ -2414,16 +2326,14 @@ for data, target in train_loader:
             elif key[0] == "method" and key[2] in _BATCH_HOOKS:  # its own body (a framework's hook runs on the device it chose)
                 self._report(candidate, f"in {helper}, {_HOOK}")
             elif (runs_on := project.per_step_of(key)) is not None:  # a loop or a per-batch hook, maybe in another file
-                if not self._cpu_script_helper(candidate):
+                if not moves_nothing_in_project(candidate.device, self.ctx):
                     self._report(candidate, f"in {helper}, which runs on {runs_on}")
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
         module = self.ctx.module
         fix = None
-        fixable_move = _move_is_only_device(node)
-        fixable_factory = all(a.keyword is None or a.keyword.value in _COMPATIBLE_KEYWORDS for a in factory.args)
-        if fixable_move and fixable_factory and candidate.wrapper_fixable:
+        if move_is_only_device(node) and device_keyword_joins(factory) and candidate.wrapper_fixable:
             new_factory = append_keyword(factory, "device", device)
             receiver = node.func.value  # type: ignore[attr-defined]
             new = new_factory if receiver is factory else receiver.deep_replace(factory, new_factory)
@@ -2431,7 +2341,7 @@ for data, target in train_loader:
                 node,
                 new,
                 f"Create it on the device: `torch.{name}(..., device={module.code_for_node(device)})`",
-                safe=name not in _RANDOM and _same_values_on_device(factory, name) and _cuda_target_certain(node),
+                safe=same_values_on_device(factory, name) and cuda_target_certain(node),
             )
         shown = node if candidate.bound is None else candidate.bound
         text = f"`{_short(module.code_for_node(shown))}`"
@@ -2446,7 +2356,7 @@ for data, target in train_loader:
 
 
 def _advice(name: str, factory: cst.Call) -> str:
-    if _from_helper(name):
+    if from_helper(name):
         return f"pass the device to `{name}` and give the torch factory in it `device=`"
     if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and isinstance(factory.args[0].value, cst.Call) and _is_range_call(factory.args[0].value):
         return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)`"
@@ -2476,307 +2386,4 @@ class _Candidate:
     bound: Optional[cst.CSTNode] = None  # the value, when a name holds it until a later statement moves it
 
 
-# A triangle of a tensor keeps its values exact on any device (a causal mask's `triu`).
-_TRIANGLES = frozenset({"triu", "tril"})
-_TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril"})
-
-
-def _factory_under(receiver: cst.BaseExpression, ctx) -> Optional[tuple[cst.Call, bool]]:
-    """The factory call a move applies to, looking through dtype casts (`torch.full(...).long()`),
-    reshapes (`torch.arange(n).view(-1, 1)`: `tables.SHAPE_METHODS`, same values on any device) and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
-    the result (not through `Variable(x, requires_grad=True)`, which makes a leaf of the host tensor)."""
-    fixable = True
-    while isinstance(receiver, (cst.Call, cst.BinaryOperation, cst.Subscript)):
-        if isinstance(receiver, cst.Subscript):  # `torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`: a part of the host tensor, still on the host
-            fixable = False  # an index computed on the host may not index the device tensor as written
-            receiver = receiver.value
-            continue
-        if isinstance(receiver, cst.BinaryOperation):  # `(torch.rand(n) * 2 - 1).to(d)`: arithmetic with a number
-            if _is_number(receiver.right) or _host_number(receiver.right, ctx):
-                receiver = receiver.left
-            elif _is_number(receiver.left) or _host_number(receiver.left, ctx):
-                receiver = receiver.right
-            else:
-                return None
-            continue
-        func = receiver.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _CASTS and not receiver.args:
-            receiver = func.value
-            continue
-        if _type_as_argument(receiver) is not None or _dtype_cast(receiver, ctx):  # `.type_as(attn).to(attn.device)`, `.type(torch.int)`: a cast on the way
-            receiver = func.value
-            continue
-        if ctx.resolve(func) in CONCATENATIONS:  # `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`: the part a factory makes goes with the whole
-            part = _factory_part(receiver, ctx)
-            if part is None:
-                return None
-            fixable = False  # the other parts are on the host too: they need their own move
-            receiver = part
-            continue
-        if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask
-            if not receiver.args or receiver.args[0].keyword is not None or receiver.args[0].star:
-                return None
-            receiver = receiver.args[0].value
-            continue
-        if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS | _TRIANGLES:  # `.view(-1, 1)`, `.unsqueeze(0)`, `.triu(1)`
-            receiver = func.value
-            continue
-        if isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_FILLS:  # `torch.FloatTensor(n).zero_()`
-            fixable = False  # the fill would have to move into a different factory
-            receiver = func.value
-            continue
-        if ctx.resolve(func) in VARIABLE_CLASSES and receiver.args and receiver.args[0].keyword is None and not receiver.args[0].star:
-            fixable = fixable and len(receiver.args) == 1
-            receiver = receiver.args[0].value
-            continue
-        return receiver, fixable
-    return None
-
-
-def _factory_part(concatenation: cst.Call, ctx) -> Optional[cst.BaseExpression]:
-    """The one part of `torch.cat((a, b, ...))` that a torch size factory makes (`_factory_under`),
-    when there is exactly one; None otherwise."""
-    if not concatenation.args or concatenation.args[0].keyword is not None or concatenation.args[0].star:
-        return None
-    parts = concatenation.args[0].value
-    if not isinstance(parts, (cst.Tuple, cst.List)):
-        return None
-    made = []
-    for element in parts.elements:
-        value = element.value
-        if isinstance(element, cst.StarredElement) or not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)):
-            continue
-        found = _factory_under(value, ctx)
-        if found is not None and _factory_kind(found[0], ctx) is not None:
-            made.append(value)
-    return made[0] if len(made) == 1 else None
-
-
-def _from_helper(name: str) -> bool:
-    """Is `name` (`_factory_kind`'s) a project helper's, "causal_mask()", rather than torch's?"""
-    return name.endswith("()")
-
-
-def _factory_kind(factory: cst.Call, ctx) -> Optional[str]:
-    """The torch size factory `factory` calls ("zeros"), or a legacy typed constructor called with sizes
-    ("FloatTensor": two or more sizes, or one integer literal or `x.size(i)` / `len(x)`; one other
-    argument may be data, as in `torch.FloatTensor(rewards)`), or the project's helper that returns a
-    tensor it has just made on the host, as written and called ("causal_mask()":
-    `project_facts.makes_host_tensor`, here or in another file); None for anything else."""
-    helper = makes_host_tensor(factory, ctx)
-    if helper is not None:
-        return f"{helper}()"
-    qualified = ctx.resolve(factory.func)
-    if qualified is None or qualified.rpartition(".")[0] != "torch":
-        return None
-    name = qualified.rpartition(".")[2]
-    if name in TORCH_FACTORIES:
-        return name
-    if name not in LEGACY_SIZED_CONSTRUCTORS or not factory.args or any(a.keyword is not None or a.star == "**" for a in factory.args):
-        return None
-    if any(a.star for a in factory.args):  # `torch.FloatTensor(*x.shape)`: a tensor's sizes spread out
-        return name if len(factory.args) == 1 and _spreads_shape(factory.args[0].value) else None
-    values = [a.value for a in factory.args]
-    if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
-        return None
-    if len(values) >= 2 or _is_size(values[0]) or _counts(values[0], ctx):
-        return name
-    return None
-
-
-def _spreads_shape(expr: cst.BaseExpression) -> bool:
-    """`x.shape`, `x.size()`: a tensor's sizes, numbers when spread into a legacy constructor."""
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value == "shape"
-    return isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size"
-
-
-def _counts(expr: cst.BaseExpression, ctx) -> bool:
-    """`range(n)`: the numbers an `arange` makes, not data (`torch.LongTensor(range(L))`)."""
-    return (
-        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range"
-        and ctx.is_builtin("range") and all(a.keyword is None and not a.star for a in expr.args)
-    )  # fmt: skip
-
-
-def _is_size(expr: cst.BaseExpression) -> bool:
-    """`64`, `x.size(0)`, `x.size()`, `len(batch)`: certainly a size, not data."""
-    if isinstance(expr, cst.Integer):
-        return True
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
-        return True  # `x.size(0)` a number; `x.size()` a `torch.Size`, which legacy constructors take as sizes (a tuple they take as data)
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
-
-
-def _host_number(expr: cst.BaseExpression, ctx) -> bool:
-    """A Python number by the model's valuation (`L` of `B, H, L, D = v.shape`, `len(x)`): arithmetic
-    with it keeps the tensor on the host, as a literal does."""
-    return evaluate(expr, ctx).kind is Kind.NUMBER
-
-
-def _type_as_argument(call: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    """`x` of `t.type_as(x)`, `t.type(type(x))` or `t.type(x.type())`: a cast to `x`'s tensor type,
-    which moves `t` to `x`'s device as well (`type(x.data)` is `torch.cuda.FloatTensor` there)."""
-    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or call.func.attr.value not in ("type_as", "type"):
-        return None
-    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
-        return None
-    argument = call.args[0].value
-    if call.func.attr.value == "type_as":
-        return argument
-    if isinstance(argument, cst.Call) and not argument.args:  # `x.type()`: the string naming x's type
-        func = argument.func
-        return func.value if isinstance(func, cst.Attribute) and func.attr.value == "type" else None
-    if isinstance(argument, cst.Call) and isinstance(argument.func, cst.Name) and argument.func.value == "type" and len(argument.args) == 1:
-        return argument.args[0].value if argument.args[0].keyword is None and not argument.args[0].star else None
-    return None
-
-
-def _cuda_type_cast(call: cst.Call, ctx) -> bool:
-    """`t.type(torch.cuda.FloatTensor)` / `t.type("torch.cuda.LongTensor")`: a cast to an accelerator's
-    legacy tensor type, which copies `t` to the current GPU."""
-    func = call.func
-    if type(func) is not cst.Attribute or func.attr.value != "type" or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
-        return False
-    argument = call.args[0].value
-    if isinstance(argument, cst.SimpleString):
-        written = argument.evaluated_value
-    else:
-        written = ctx.resolve(argument)
-    return isinstance(written, str) and written.startswith("torch.cuda.") and written.endswith("Tensor")
-
-
-def _dtype_cast(call: cst.Call, ctx) -> bool:
-    """`t.type(torch.int)`: a cast to a dtype (a lowercase name in torch: `torch.float32`), which keeps
-    `t` on its device, unlike `t.type(torch.cuda.FloatTensor)`."""
-    func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value != "type" or len(call.args) != 1 or call.args[0].keyword is not None:
-        return False
-    qualified = ctx.resolve(call.args[0].value) or ""
-    module, _, name = qualified.rpartition(".")
-    return module == "torch" and name.islower() and not name.startswith("_")
-
-
-def _is_number(expr: cst.BaseExpression) -> bool:
-    """`2`, `1.0`, `-1`: arithmetic with it keeps the tensor where it is, its shape and (for these
-    float factories) its dtype."""
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        expr = expr.expression
-    return isinstance(expr, (cst.Integer, cst.Float))
-
-
-def _holds_nothing(factory: cst.Call, name: str) -> bool:
-    """`torch.empty(0)`, `torch.zeros((0, 4))`, `torch.arange(0)`: a size with a literal 0 in it,
-    nothing to copy."""
-    positional = [a.value for a in factory.args if a.keyword is None]
-    sizes = [a.value for a in factory.args if a.keyword is not None and a.keyword.value in ("size", "steps", "n")]
-    if name in ("zeros", "ones", "empty", "rand", "randn"):
-        sizes += positional
-    elif name in ("full", "eye", "randperm") or name in WINDOW_FACTORIES or (name == "arange" and len(positional) == 1):
-        sizes += positional[:1]
-    elif name == "randint":
-        sizes += positional[-1:]
-    elif name in ("linspace", "logspace"):
-        sizes += positional[2:3]
-    for value in sizes:
-        elements = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
-        if any(isinstance(e, cst.Integer) and e.evaluated_value == 0 for e in elements):
-            return True
-    return False
-
-
-def _unconditional(ctx, configured) -> bool:
-    """Does the code being visited run on every call of its function (no `if` around it but device
-    checks, configured choices and `configured` overrides, not in an exception handler)?"""
-    frame = ctx.frame
-    return not frame.handlers and all(runs_whenever_reached(node.test) or configured(node) for node, _ in frame.conditions)
-
-
 _HOOK = "a hook the framework runs once per batch"
-
-
-def _target_device(move: cst.Call) -> Optional[cst.BaseExpression]:
-    """The device a `.cuda()` / `.to(...)` call moves to, when it is recognisably a device."""
-    method = move.func.attr.value  # type: ignore[attr-defined]
-    positional = [a for a in move.args if a.keyword is None and not a.star]
-    named = keyword_value(move, "device")
-    if method == "cuda":
-        given = named if named is not None else positional[0].value if positional else None
-        if isinstance(given, cst.Integer):
-            return cst.SimpleString(f'"cuda:{given.evaluated_value}"')  # `device=1` would be the current accelerator's
-        return given if given is not None else cst.SimpleString('"cuda"')
-    candidate = named if named is not None else (positional[0].value if positional else None)
-    if candidate is None:
-        return None
-    return candidate if _is_device(candidate) else None
-
-
-def _helper_device(helper: tuple[cst.BaseExpression, str, Optional[cst.BaseExpression]]) -> Optional[cst.BaseExpression]:
-    """The device a project helper's move sends its argument to (`project_facts.moved_argument`):
-    `.cuda(...)` an accelerator whatever it is given (`async_copy_to(x, gpu)`: GPU `gpu`), `.to(d)`
-    the argument given as `d`, when recognisably a device."""
-    _, method, given = helper
-    if method == "cuda":
-        return given if given is not None else cst.SimpleString('"cuda"')
-    return given if given is not None and _is_device(given) else None
-
-
-def keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    arg = keyword(call, name)
-    return arg.value if arg is not None else None
-
-
-def _is_device(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.SimpleString):
-        value = expr.evaluated_value
-        return isinstance(value, str) and value.split(":")[0] in ("cuda", "mps", "xpu")
-    if isinstance(expr, cst.Name):
-        return bool(_DEVICE_NAME.search(expr.value))
-    if isinstance(expr, cst.Attribute):
-        return bool(_DEVICE_NAME.search(expr.attr.value))
-    if isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute)):
-        func = expr.func
-        name = func.value if isinstance(func, cst.Name) else func.attr.value
-        return name == "device"
-    return False
-
-
-def _cuda_target_certain(move: cst.Call) -> bool:
-    """Does `device=` name the device `.cuda(...)` moves to, whatever the program's values?  `.cuda()`
-    and `device="cuda"` both mean the current GPU, and an index or a "cuda..." literal means the same
-    in both; but `.cuda(None)` is the current GPU where `device=None` is the default device (the
-    CPU), and `.cuda(d)` refuses a device that is not a GPU, which `device=d` accepts.  `.to(d)` and
-    `device=d` agree for every device, None included (both keep the default device)."""
-    if move.func.attr.value != "cuda":  # type: ignore[attr-defined]
-        return True
-    given = [a.value for a in move.args if a.keyword is None or a.keyword.value == "device"]
-    if not given:
-        return True
-    value = given[0]
-    if isinstance(value, cst.Integer):
-        return True
-    if isinstance(value, cst.SimpleString):
-        text = value.evaluated_value
-        return isinstance(text, str) and text.split(":")[0] == "cuda"
-    return False
-
-
-def _same_values_on_device(factory: cst.Call, name: str) -> bool:
-    """Do the device's kernels compute exactly the CPU's values?  Zeros, ones, `full` and `eye` are
-    exact; `arange(end)` and `arange(start, end)` count in steps of 1 (exact); a step other than 1,
-    `linspace` and `logspace` multiply and add (or raise to a power) in floating point, which a GPU
-    compiler may fuse or round differently than the CPU's kernel: the last bit can change."""
-    if name in ("linspace", "logspace") or name in WINDOW_FACTORIES:  # cosines: the last bit may differ
-        return False
-    if name == "arange":
-        positional = [a.value for a in factory.args if a.keyword is None]
-        step = positional[2] if len(positional) > 2 else keyword_value(factory, "step")
-        return step is None or (isinstance(step, cst.Integer) and all(isinstance(v, cst.Integer) for v in positional))
-    return True
-
-
-def _move_is_only_device(move: cst.Call) -> bool:
-    """`.to(device)`, `.to(device=device)`, `.cuda()`, optionally with `non_blocking=`."""
-    others = [a for a in move.args if a.keyword is None or a.keyword.value not in ("device", "non_blocking")]
-    positional = [a for a in others if a.keyword is None]
-    return len(positional) <= 1 and len(others) == len(positional) and not any(a.star for a in move.args)

@@ -13,11 +13,8 @@ import ast
 from typing import Any, Mapping
 
 from memlint.analysis.naming import dotted
-from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TORCH_FACTORIES
+from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
 from memlint.prescreen.source import Source, final_name
-
-_CASTS = frozenset({"long", "int", "short", "byte", "bool", "float", "double", "half", "bfloat16", "char"})
-
 
 _FACTORY_WORDS = tuple(sorted(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys()))
 
@@ -60,7 +57,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
 def _through_reshapes(node: ast.AST) -> ast.AST:
     """What `node` reshapes or casts (`offset` of `offset.view(-1, 1).long()`), or itself."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr in SHAPE_METHODS or node.func.attr in _CASTS and not node.args:
+        if node.func.attr in SHAPE_METHODS or node.func.attr in TENSOR_CASTS and not node.args:
             node = node.func.value
         else:
             break
@@ -125,7 +122,7 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
         found.append(node)
         func = node.func
         if isinstance(func, ast.Attribute) and (
-            func.attr in _CASTS and not node.args or func.attr in SHAPE_METHODS or func.attr in IN_PLACE_FILLS or func.attr in ("type_as", "type")
+            func.attr in TENSOR_CASTS and not node.args or func.attr in SHAPE_METHODS or func.attr in IN_PLACE_FILLS or func.attr in ("type_as", "type")
         ):
             node = func.value
         elif node.args and isinstance(node.args[0], (ast.Tuple, ast.List)):  # `torch.cat((torch.zeros(b, 1), x))`: any part

@@ -1,0 +1,236 @@
+"""Tensors made on the host from sizes: the torch factory call (`torch.zeros(n)`, `torch.LongTensor(64)`,
+a project helper that returns such a tensor) under a value a move applies to, and what the factory
+holds.  Evidence: the calls as written between the move and the factory (casts, reshapes, a
+`Variable(...)` wrapper, arithmetic with a number, a concatenation with one such part, a triangle),
+the factory resolved through the file's imports, its arguments (a size, not data: a literal, `x.size(i)`,
+`len(x)`, `range(n)`; a number by the model's valuation), and the project pass's `makes_host_tensor`
+for a helper of this file or another.  ML013 asks it what a `.cuda()` / `.to(d)` moves."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis.precision_api import keyword
+from memlint.analysis.project_facts import makes_host_tensor
+from memlint.analysis.tables import CONCATENATIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS
+from memlint.analysis.tables import TORCH_FACTORIES, VARIABLE_CLASSES, WINDOW_FACTORIES
+from memlint.analysis.tensor_casts import dtype_cast, type_as_argument
+from memlint.analysis.values import Kind, evaluate
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+# Their values depend on the device's random generator: made on the device, they change.
+RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "randperm"})
+# A triangle of a tensor keeps its values exact on any device (a causal mask's `triu`).
+_TRIANGLES = frozenset({"triu", "tril"})
+_TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril"})
+
+
+def factory_under(receiver: cst.BaseExpression, ctx: "Context") -> Optional[tuple[cst.Call, bool]]:
+    """The factory call a move applies to, looking through dtype casts (`torch.full(...).long()`),
+    reshapes (`torch.arange(n).view(-1, 1)`: `tables.SHAPE_METHODS`, same values on any device) and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
+    the result (not through `Variable(x, requires_grad=True)`, which makes a leaf of the host tensor)."""
+    fixable = True
+    while isinstance(receiver, (cst.Call, cst.BinaryOperation, cst.Subscript)):
+        if isinstance(receiver, cst.Subscript):  # `torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`: a part of the host tensor, still on the host
+            fixable = False  # an index computed on the host may not index the device tensor as written
+            receiver = receiver.value
+            continue
+        if isinstance(receiver, cst.BinaryOperation):  # `(torch.rand(n) * 2 - 1).to(d)`: arithmetic with a number
+            if _is_number(receiver.right) or _host_number(receiver.right, ctx):
+                receiver = receiver.left
+            elif _is_number(receiver.left) or _host_number(receiver.left, ctx):
+                receiver = receiver.right
+            else:
+                return None
+            continue
+        func = receiver.func
+        if isinstance(func, cst.Attribute) and func.attr.value in TENSOR_CASTS and not receiver.args:
+            receiver = func.value
+            continue
+        if type_as_argument(receiver) is not None or dtype_cast(receiver, ctx):  # `.type_as(attn).to(attn.device)`, `.type(torch.int)`: a cast on the way
+            receiver = func.value
+            continue
+        if ctx.resolve(func) in CONCATENATIONS:  # `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`: the part a factory makes goes with the whole
+            part = _factory_part(receiver, ctx)
+            if part is None:
+                return None
+            fixable = False  # the other parts are on the host too: they need their own move
+            receiver = part
+            continue
+        if ctx.resolve(func) in _TRIANGLE_FUNCTIONS:  # `torch.triu(torch.ones(n, n), diagonal=1)`: a causal mask
+            if not receiver.args or receiver.args[0].keyword is not None or receiver.args[0].star:
+                return None
+            receiver = receiver.args[0].value
+            continue
+        if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS | _TRIANGLES:  # `.view(-1, 1)`, `.unsqueeze(0)`, `.triu(1)`
+            receiver = func.value
+            continue
+        if isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_FILLS:  # `torch.FloatTensor(n).zero_()`
+            fixable = False  # the fill would have to move into a different factory
+            receiver = func.value
+            continue
+        if ctx.resolve(func) in VARIABLE_CLASSES and receiver.args and receiver.args[0].keyword is None and not receiver.args[0].star:
+            fixable = fixable and len(receiver.args) == 1
+            receiver = receiver.args[0].value
+            continue
+        return receiver, fixable
+    return None
+
+
+def _factory_part(concatenation: cst.Call, ctx: "Context") -> Optional[cst.BaseExpression]:
+    """The one part of `torch.cat((a, b, ...))` that a torch size factory makes (`factory_under`),
+    when there is exactly one; None otherwise."""
+    if not concatenation.args or concatenation.args[0].keyword is not None or concatenation.args[0].star:
+        return None
+    parts = concatenation.args[0].value
+    if not isinstance(parts, (cst.Tuple, cst.List)):
+        return None
+    made = []
+    for element in parts.elements:
+        value = element.value
+        if isinstance(element, cst.StarredElement) or not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)):
+            continue
+        found = factory_under(value, ctx)
+        if found is not None and factory_kind(found[0], ctx) is not None:
+            made.append(value)
+    return made[0] if len(made) == 1 else None
+
+
+def factory_kind(factory: cst.Call, ctx: "Context") -> Optional[str]:
+    """The torch size factory `factory` calls ("zeros"), or a legacy typed constructor called with sizes
+    ("FloatTensor": two or more sizes, or one integer literal or `x.size(i)` / `len(x)`; one other
+    argument may be data, as in `torch.FloatTensor(rewards)`), or the project's helper that returns a
+    tensor it has just made on the host, as written and called ("causal_mask()":
+    `project_facts.makes_host_tensor`, here or in another file); None for anything else."""
+    helper = makes_host_tensor(factory, ctx)
+    if helper is not None:
+        return f"{helper}()"
+    qualified = ctx.resolve(factory.func)
+    if qualified is None or qualified.rpartition(".")[0] != "torch":
+        return None
+    name = qualified.rpartition(".")[2]
+    if name in TORCH_FACTORIES:
+        return name
+    if name not in LEGACY_SIZED_CONSTRUCTORS or not factory.args or any(a.keyword is not None or a.star == "**" for a in factory.args):
+        return None
+    if any(a.star for a in factory.args):  # `torch.FloatTensor(*x.shape)`: a tensor's sizes spread out
+        return name if len(factory.args) == 1 and _spreads_shape(factory.args[0].value) else None
+    values = [a.value for a in factory.args]
+    if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
+        return None
+    if len(values) >= 2 or _is_size(values[0]) or _counts(values[0], ctx):
+        return name
+    return None
+
+
+def from_helper(name: str) -> bool:
+    """Is `name` (`factory_kind`'s) a project helper's, "causal_mask()", rather than torch's?"""
+    return name.endswith("()")
+
+
+def _spreads_shape(expr: cst.BaseExpression) -> bool:
+    """`x.shape`, `x.size()`: a tensor's sizes, numbers when spread into a legacy constructor."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "shape"
+    return isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size"
+
+
+def _counts(expr: cst.BaseExpression, ctx: "Context") -> bool:
+    """`range(n)`: the numbers an `arange` makes, not data (`torch.LongTensor(range(L))`)."""
+    return (
+        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range"
+        and ctx.is_builtin("range") and all(a.keyword is None and not a.star for a in expr.args)
+    )  # fmt: skip
+
+
+def _is_size(expr: cst.BaseExpression) -> bool:
+    """`64`, `x.size(0)`, `x.size()`, `len(batch)`: certainly a size, not data."""
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
+        return True  # `x.size(0)` a number; `x.size()` a `torch.Size`, which legacy constructors take as sizes (a tuple they take as data)
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len"
+
+
+def _host_number(expr: cst.BaseExpression, ctx: "Context") -> bool:
+    """A Python number by the model's valuation (`L` of `B, H, L, D = v.shape`, `len(x)`): arithmetic
+    with it keeps the tensor on the host, as a literal does."""
+    return evaluate(expr, ctx).kind is Kind.NUMBER
+
+
+def _is_number(expr: cst.BaseExpression) -> bool:
+    """`2`, `1.0`, `-1`: arithmetic with it keeps the tensor where it is, its shape and (for these
+    float factories) its dtype."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def made_on_host(factory: cst.Call, name: str) -> bool:
+    """Does the factory `name` (`factory_kind`'s) make its tensor on the host, with something in it to
+    copy?  No `device=` of its own, no `**kwargs` (they may hold one), not `holds_nothing`."""
+    if keyword(factory, "device") is not None or any(a.star == "**" for a in factory.args):
+        return False
+    return not holds_nothing(factory, "empty" if name in LEGACY_SIZED_CONSTRUCTORS else name)
+
+
+def holds_nothing(factory: cst.Call, name: str) -> bool:
+    """`torch.empty(0)`, `torch.zeros((0, 4))`, `torch.arange(0)`: a size with a literal 0 in it,
+    nothing to copy."""
+    positional = [a.value for a in factory.args if a.keyword is None]
+    sizes = [a.value for a in factory.args if a.keyword is not None and a.keyword.value in ("size", "steps", "n")]
+    if name in ("zeros", "ones", "empty", "rand", "randn"):
+        sizes += positional
+    elif name in ("full", "eye", "randperm") or name in WINDOW_FACTORIES or (name == "arange" and len(positional) == 1):
+        sizes += positional[:1]
+    elif name == "randint":
+        sizes += positional[-1:]
+    elif name in ("linspace", "logspace"):
+        sizes += positional[2:3]
+    for value in sizes:
+        elements = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+        if any(isinstance(e, cst.Integer) and e.evaluated_value == 0 for e in elements):
+            return True
+    return False
+
+
+def same_values_on_device(factory: cst.Call, name: str) -> bool:
+    """Do the device's kernels compute exactly the CPU's values?  Not for the random factories
+    (`RANDOM_FACTORIES`: the device's generator draws other numbers for the same seed).  Zeros, ones, `full` and `eye` are
+    exact; `arange(end)` and `arange(start, end)` count in steps of 1 (exact); a step other than 1,
+    `linspace` and `logspace` multiply and add (or raise to a power) in floating point, which a GPU
+    compiler may fuse or round differently than the CPU's kernel: the last bit can change."""
+    if name in RANDOM_FACTORIES:
+        return False
+    if name in ("linspace", "logspace") or name in WINDOW_FACTORIES:  # cosines: the last bit may differ
+        return False
+    if name == "arange":
+        positional = [a.value for a in factory.args if a.keyword is None]
+        given = keyword(factory, "step")
+        step = positional[2] if len(positional) > 2 else (given.value if given is not None else None)
+        return step is None or (isinstance(step, cst.Integer) and all(isinstance(v, cst.Integer) for v in positional))
+    return True
+
+
+def holds_factory(value: cst.BaseExpression, ctx: "Context") -> bool:
+    """Does `value` (a call, arithmetic or an index) hold a tensor a factory made on the host
+    (`factory_under`, `factory_kind`)?  A cheap test for `moves.later_moves`'s bindings."""
+    if not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)):
+        return False
+    found = factory_under(value, ctx)
+    return found is not None and factory_kind(found[0], ctx) is not None
+
+
+# Factory keywords that `device=` can join without changing the result.
+_COMPATIBLE_KEYWORDS = frozenset({"dtype", "size"})
+
+
+def device_keyword_joins(factory: cst.Call) -> bool:
+    """Can `device=` join the factory's keywords without changing its result?  Only `dtype` and
+    `size` beside it: `requires_grad=True` would change which tensor is the leaf, `generator=` is
+    a CPU generator."""
+    return all(a.keyword is None or a.keyword.value in _COMPATIBLE_KEYWORDS for a in factory.args)
