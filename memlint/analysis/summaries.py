@@ -220,7 +220,9 @@ class _Summary:
                     if forwarded is not None:
                         self.classes[statement.name]["forwards"] = forwarded
         for name in ambiguous:
-            self.functions.pop(name, None)
+            if self.functions.pop(name, None) is not None:
+                for key in [k for k in self.functions if k.startswith(name + ":")]:
+                    del self.functions[key]  # (its returned closure)
             if self.classes.pop(name, None) is not None:
                 for key in [k for k in self.functions if k.startswith(name + ".")]:
                     del self.functions[key]
