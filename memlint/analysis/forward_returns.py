@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import dotted_name, target_names
+from memlint.analysis.walk import code_descendants, dotted_name, target_names
 
 # Calls whose result carries no autograd history, whatever their receiver holds.
 _GRAPH_FREE_METHODS = frozenset({"detach", "item", "tolist", "numpy"})
@@ -107,9 +107,7 @@ def constructed_classes(module: cst.Module, classes: frozenset[str]) -> dict[str
     where a function of the file takes a parameter of that name."""
     found: dict[str, Optional[str]] = {}
     parameters: set[str] = set()  # a parameter of that name may hold anything its caller gives
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        node = stack.pop()
+    for node in code_descendants(module):
         if isinstance(node, cst.Param):
             parameters.add(node.name.value)
         elif isinstance(node, cst.Assign):
@@ -126,7 +124,6 @@ def constructed_classes(module: cst.Module, classes: frozenset[str]) -> dict[str
             written = dotted_name(node.target) if isinstance(node.target, (cst.Name, cst.Attribute)) else None
             if written is not None:
                 found[written] = None
-        stack.extend(node.children)
     return {written: built for written, built in found.items() if built is not None and written not in parameters}
 
 

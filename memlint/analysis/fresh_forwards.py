@@ -77,7 +77,7 @@ def _fresh_layer_subclasses(ctx: "Context") -> tuple[cst.ClassDef, ...]:
     """Module-level classes of the file defined once on one torch layer whose output nothing keeps
     (CloserLookFewShot's `Conv2d_fw(nn.Conv2d)`, `BatchNorm2d_fw(nn.BatchNorm2d)`, which run
     `F.conv2d` / `F.batch_norm` with "fast" weights or `super().forward(x)`), registering no hook on
-    themselves: the base's `forward` returns a fresh tensor, and so does the subclass's where every
+    themselves, assigning no `forward` and defining no method besides `_PLAIN_LAYER_METHODS`: the base's `forward` returns a fresh tensor, and so does the subclass's where every
     `return` does (`super(Conv2d_fw, self).forward(x)` counts)."""
     defined: dict[str, int] = {}
     found: list[cst.ClassDef] = []
@@ -89,10 +89,26 @@ def _fresh_layer_subclasses(ctx: "Context") -> tuple[cst.ClassDef, ...]:
             continue
         if torch_nn_name(ctx, statement.bases[0].value) not in FRESH_OUTPUT_LAYERS:
             continue
-        if any(type(n) is cst.Attribute and "hook" in n.attr.value for n in code_descendants(statement)):  # type: ignore[attr-defined]
-            continue  # `self.register_forward_hook(...)`: something may keep the output
+        methods = {s.name.value for s in statement.body.body if type(s) is cst.FunctionDef}  # type: ignore[attr-defined]
+        if not methods <= _PLAIN_LAYER_METHODS:
+            continue  # `_conv_forward` or `_call_impl` overridden: the output may be kept there
+        if any(_hooks_or_rebinds_forward(n) for n in code_descendants(statement)):
+            continue  # `self.register_forward_hook(...)`, `self.forward = self.keep`: something may keep the output
         found.append(statement)
     return tuple(c for c in found if defined[c.name.value] == 1)
+
+
+# The methods a torch layer's subclass may define and still compute its output with the base's
+# code: anything else (`_conv_forward`, `_call_impl`) may keep the output on the way.
+_PLAIN_LAYER_METHODS = frozenset({"__init__", "forward", "reset_parameters", "extra_repr"})
+
+
+def _hooks_or_rebinds_forward(node: cst.CSTNode) -> bool:
+    """`x.register_*_hook` (whatever happens to it) or an assignment to `x.forward` (a read such as
+    `super().forward(x)` is the base's computation, a fresh result)."""
+    if type(node) is cst.Attribute:
+        return "hook" in node.attr.value  # type: ignore[attr-defined]
+    return type(node) is cst.AssignTarget and type(node.target) is cst.Attribute and node.target.attr.value == "forward"  # type: ignore[attr-defined]
 
 
 def _returns_fresh(ctx: "Context", forward: cst.FunctionDef) -> bool:

@@ -1371,17 +1371,6 @@ def _calls_attribute(statement: ast.AST, owner: str, attribute: str) -> bool:
     return _attribute_of(func, owner) and func.attr == attribute  # type: ignore[attr-defined]
 
 
-def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function's body outside nested functions, classes and lambdas."""
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
-
-
 def _keeps_a_parameter(method: ast.AST) -> bool:
     """A running meter's `update(self, val, n=1)` / `add(...)`: it adds a parameter to `self` as it
     is (`self.sum += val * n`), with no `.item()` / `.tolist()` / `.detach()` / `float()` / `int()`

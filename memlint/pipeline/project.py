@@ -1250,8 +1250,14 @@ class Project:
         )
 
     def _torch_importers(self, index: int) -> bool:
-        """FileView.torch_importers of file `index`."""
-        if _imports_torch(self.files[index].summary) or self.files[index].summary.get("stars"):  # type: ignore[union-attr]
+        """FileView.torch_importers of file `index`: a torch-free file that the project's torch code
+        imports and that does training work itself (its summary's `updates` or `grads`: an optimizer
+        step or a backward, protonets' Engine); a torch-free config or utility module imported by torch code gains
+        nothing from the rules that follow training steps and would only be analysed again."""
+        summary = self.files[index].summary  # type: ignore[union-attr]
+        if _imports_torch(summary) or summary.get("stars"):
+            return False
+        if not any(record.get("updates") or record.get("grads") for record in summary["functions"].values()):
             return False
         self._resolve_imports()
         importers = (self.files[importer] for importer in self._importers.get(index, ()))

@@ -1433,6 +1433,48 @@ def stem(c, normed):
 """,
             config=_EXACT,
         ),
+        Valid(  # a torch layer's subclass that overrides more than `forward` may keep its output on the
+            # way (here `_conv_forward` stashes it): in place would change what `self.last` holds
+            """
+from torch import nn
+class Conv(nn.Conv2d):
+    def forward(self, x):
+        return super().forward(x)
+    def _conv_forward(self, x, weight, bias):
+        self.last = super()._conv_forward(x, weight, bias)
+        return self.last
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = Conv(c, c, 1)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.conv(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # ... or rebinds its own `forward` to a method that keeps the output
+            """
+from torch import nn
+class Conv(nn.Conv2d):
+    def __init__(self, c_in, c_out, k):
+        super().__init__(c_in, c_out, k)
+        self.forward = self.keep
+    def forward(self, x):
+        return super().forward(x)
+    def keep(self, x):
+        self.last = super().forward(x)
+        return self.last
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = Conv(c, c, 1)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.conv(x))
+""",
+            config=_EXACT,
+        ),
     ]
 
     INVALID = [
