@@ -1715,3 +1715,101 @@ def test_a_loop_calling_a_module_whose_forward_trains_is_reported(project):
                 accs = maml(x.to(device))
     """)
     assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 7)]
+
+
+# ---------------------------------------------------------------------------- returned closures
+
+RVAE_MODEL = """
+import torch
+import torch.nn as nn
+
+
+class RVAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def trainer(self, optimizer, loader):
+        def train(i):
+            x, y = loader.next_batch()
+            loss = (self(x) - y).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            return loss.item()
+
+        return {returned}
+"""
+
+RVAE_TRAIN = """
+import torch
+from model.rvae import RVAE
+
+if __name__ == "__main__":
+    rvae = RVAE()
+    rvae = rvae.cuda()
+    optimizer = torch.optim.Adam(rvae.parameters())
+    train_step = rvae.trainer(optimizer, loader)
+    for iteration in range(120000):
+        train_step(iteration)
+"""
+
+
+def test_a_step_function_another_files_method_returns_is_the_loops_training_step(project):
+    # kefirski/pytorch_RVAE: `train_step = rvae.trainer(optimizer, batch_loader)` hands back the
+    # inner `train` of model/rvae.py (model, backward, step); train.py sits beside the package
+    # `model/` in a directory that is a package itself, and finds it from its own folder.
+    write(project / "__init__.py", "")
+    write(project / "model" / "__init__.py", "")
+    write(project / "model" / "rvae.py", RVAE_MODEL.format(returned="train"))
+    write(project / "train.py", RVAE_TRAIN)
+    assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 9)]
+
+
+@pytest.mark.parametrize("returned", ["train if loader else None", "step", "optimizer"])
+def test_a_factory_that_may_hand_back_something_else_is_no_known_step(project, returned):
+    # (`step` is no function of the method: the name is unknown; `optimizer` a parameter)
+    write(project / "__init__.py", "")
+    write(project / "model" / "__init__.py", "")
+    write(project / "model" / "rvae.py", RVAE_MODEL.format(returned=returned))
+    write(project / "train.py", RVAE_TRAIN)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_step_function_called_only_behind_an_if_outside_loops_is_no_step_of_every_call(project):
+    # gordicaleksa/pytorch-GAT: train_gat_cora runs the closure's TRAIN phase inside its epoch loop
+    # (reported there) and its TEST phase once behind `if config["should_test"]:`; a profiling loop
+    # that calls train_gat_cora from another file does not take a training step on each iteration
+    # of its own, by what the project pass can tell
+    write(project / "training.py", """
+        import torch
+
+        def get_main_loop(gat, optimizer):
+            def main_loop(phase):
+                loss = gat(phase).sum()
+                if phase == "train":
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            return main_loop
+
+        def train_gat(config):
+            gat = torch.nn.Linear(4, 2).cuda()
+            optimizer = torch.optim.Adam(gat.parameters())
+            main_loop = get_main_loop(gat, optimizer)
+            for epoch in range(100):
+                main_loop("train")
+            if config["should_test"]:
+                main_loop("test")
+    """)
+    write(project / "playground.py", """
+        from training import train_gat
+
+        def profile(config):
+            for run in range(20):
+                train_gat(config)
+    """)
+    assert _findings(".", "--select", "ML017") == [("training.py", "ML017", 16)]

@@ -49,3 +49,24 @@ def test_class_defined_twice(tmp_path):
                 self.head = nn.Linear(2, 3)
         """,
     )
+
+
+def test_function_returning_a_closure_named_like_an_import(tmp_path):
+    # the closure ("make_step:step") goes with the dropped function; its calls are nested code ("?")
+    _check(
+        tmp_path,
+        """
+        import torch
+        from helpers import make_step
+
+        def make_step(model, opt):
+            def step(x):
+                model(x).sum().backward()
+                opt.step()
+            return step
+
+        step = make_step(torch.nn.Linear(2, 2), None)
+        for x in range(3):
+            step(x)
+        """,
+    )

@@ -108,9 +108,10 @@ def empty_sequential_target(statement: cst.CSTNode, ctx) -> Optional[tuple[str, 
     return ("self." + attribute, attribute) if attribute is not None else None
 
 
-def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
+def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx, helper: Optional[tuple[str, int]] = None) -> bool:
     """Is the list `name` turned into `nn.Sequential(*name)` in `scope` (a function's body, or a
-    module) and otherwise only extended?"""
+    module) and otherwise only extended?  With `helper` (a function's name, a parameter position),
+    a call of that function given the list there extends it too (list_helpers.py)."""
     nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
     # `type(...) is` for isinstance: libcst's concrete node classes have no subclasses.
     if not any(
@@ -123,7 +124,7 @@ def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:
     for node in nodes:
         kind = type(node)
         if kind is cst.Call and any(type(a.value) is cst.Name and a.value.value == name for a in node.args):
-            if torch_nn_name(ctx, node.func) != "Sequential":
+            if torch_nn_name(ctx, node.func) != "Sequential" and not _extends_through(node, name, helper):
                 return False  # passed somewhere else as well
         elif kind is cst.Subscript and type(node.value) is cst.Name and node.value.value == name:
             return False  # `layers[-1]` replaced or read
@@ -262,3 +263,11 @@ def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         return expr.attr.value
     return None
+
+
+def _extends_through(call: cst.Call, name: str, helper: Optional[tuple[str, int]]) -> bool:
+    """Is `call` the helper's, given the list `name` at the helper's list position only?"""
+    if helper is None or type(call.func) is not cst.Name or call.func.value != helper[0]:
+        return False
+    given = [i for i, a in enumerate(call.args) if type(a.value) is cst.Name and a.value.value == name]
+    return given == [helper[1]] and not any(a.star or a.keyword is not None for a in call.args[: helper[1] + 1])

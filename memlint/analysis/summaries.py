@@ -61,7 +61,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 15  # 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 16  # 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -220,7 +220,9 @@ class _Summary:
                     if forwarded is not None:
                         self.classes[statement.name]["forwards"] = forwarded
         for name in ambiguous:
-            self.functions.pop(name, None)
+            if self.functions.pop(name, None) is not None:
+                for key in [k for k in self.functions if k.startswith(name + ":")]:
+                    del self.functions[key]  # (its returned closure)
             if self.classes.pop(name, None) is not None:
                 for key in [k for k in self.functions if k.startswith(name + ".")]:
                     del self.functions[key]
@@ -305,6 +307,24 @@ class _Summary:
             if node.name in tables.METER_METHODS and _keeps_a_parameter(node):
                 record["keeps"] = True
         self.functions[key] = record
+        inner = returned_closure(node)
+        if inner is not None:
+            self._closure(inner, key, record)
+
+    def _closure(self, inner, outer_key: str, outer: dict) -> None:
+        """Summarise the inner function `outer_key` returns (`returned_closure`) as a function of
+        its own, keyed "outer:inner" ("RVAE.trainer:train"; a method's closure keeps the class
+        before the first dot and the method's `self`, which it reads from the enclosing call): a
+        caller that binds the result and calls it (`train_step = rvae.trainer(opt)`, then
+        `train_step(...)`: summaries' ["r", name, factory reference]) runs it."""
+        key = f"{outer_key}:{inner.name}"
+        self.keys[id(inner)] = key
+        self.nodes[key] = inner
+        record: dict[str, Any] = {"line": inner.lineno, "calls": []}
+        if "self" in outer:
+            record["self"] = outer["self"]
+        self.functions[key] = record
+        outer["closure"] = key
 
     # ------------------------------------------------------------------ qualified names in this file
 
@@ -601,8 +621,13 @@ class _Summary:
                 reference = ["i", constructor, reference[2], reference[1]]  # (the receiver last: project.update_calls)
             elif reference[2] == "__call__":
                 # a call of a name not bound to an instance: a function value, unknown, unless only a
-                # star import of the project can bind it (`from utils import *` ... `tensor2var(z)`)
-                reference = ["n", reference[1]] if self._from_star(key, reference[1]) else None
+                # star import of the project can bind it (`from utils import *` ... `tensor2var(z)`),
+                # or it is bound to what a project call returns (the closure it may return)
+                if self._from_star(key, reference[1]):
+                    reference = ["n", reference[1]]
+                else:
+                    factory = self._factory_call(key, reference[1])
+                    reference = ["r", reference[1], factory] if factory is not None else None
             else:
                 reference = self._receiver_classes(key, reference[1], reference[2])
                 if (reference is None or reference[0] == "u") and _model_method(func.value.id, func.attr):  # type: ignore[attr-defined]
@@ -734,9 +759,12 @@ class _Summary:
             return False
         return name not in self._local_values(key) and name not in self._local_values("")
 
-    def _instance_class(self, key: str, name: str) -> Optional[str]:
-        """`obj = Trainer(...)` bound once in the function: "Trainer" (as written)."""
+    def _instance_class(self, key: str, name: str, moved: bool = False) -> Optional[str]:
+        """`obj = Trainer(...)` bound once in the function: "Trainer" (as written).  With `moved`,
+        rebindings `obj = obj.cuda()` / `obj.to(device)` (the same module back) are passed over."""
         values = self._local_values(key).get(name)
+        if moved and values:
+            values = [v for v in values if not _returns_itself(v, name)]
         if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call) or type(values[0].targets[0]) is not ast.Name:
             return None
         value = values[0].value
@@ -761,6 +789,28 @@ class _Summary:
             return None
         root = callee.partition(".")[0]
         return callee if root in self.defs or root in self.imports else None
+
+    def _factory_call(self, key: str, name: str) -> Optional[list]:
+        """The reference of the call `name` is bound to, once, in function `key`, where that call may
+        be the project's: `train_step = rvae.trainer(opt)` with `rvae = RVAE(...)` -> ["i", "RVAE",
+        "trainer", "rvae"]; `step = make_step(model)` -> ["n", "make_step"]; `f = self.trainer()`
+        -> ["s", "trainer"].  The project pass calls what that function returns (its `closure`)."""
+        values = self._local_values(key).get(name)
+        if not values or len(values) != 1 or type(values[0].value) is not ast.Call or type(values[0].targets[0]) is not ast.Name:
+            return None
+        func = values[0].value.func
+        written = dotted(func)
+        if written is None:
+            return None
+        root, _, rest = written.partition(".")
+        if root in self.defs or (root in self.imports and not self._is_foreign(root)):
+            return ["n", written] if not rest else ["d", written]
+        if type(func) is not ast.Attribute or type(func.value) is not ast.Name:
+            return None
+        if root == "self" and "." in key and self.functions[key].get("self") == "self":
+            return ["s", func.attr]
+        constructor = self._instance_class(key, root, moved=True)
+        return ["i", constructor, func.attr, root] if constructor else None
 
     def _loop_fact(self, loop: Optional[ast.AST]) -> Optional[list]:
         """None (not in a loop), or [index, header of a training/evaluation loop or None, whether
@@ -1674,7 +1724,7 @@ def _check_function(record: dict) -> None:
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)
         elif field == "updates":
             _require(type(value) is list and all(kind in ("backward", "step") for kind in value))
-        elif field == "flush":
+        elif field in ("flush", "closure"):
             _require(type(value) is str)
         elif field in ("decorators", "builds"):
             _strings(value)
@@ -1734,11 +1784,47 @@ def _check_reference(reference: object) -> None:
     elif kind == "i":
         # (a call's reference names its receiver last; a returned value's, as an alternative, does not)
         _require(len(reference) in (3, 4) and all(type(part) is str for part in reference[1:]))  # type: ignore[arg-type, index, union-attr]
+    elif kind == "r":
+        _require(len(reference) == 3 and type(reference[1]) is str and reference[2][0] != "r")  # type: ignore[arg-type, index]
+        _check_reference(reference[2])  # type: ignore[index]
     else:
         raise ValueError("unknown reference")
 
 
 _ADAM_FAMILY = frozenset(f"torch.optim.{name}" for name in tables.ADAM_CLASSES)
+
+
+def _returns_itself(assign: ast.Assign, name: str) -> bool:
+    """`name = name.cuda()` / `name = name.to(device)`: a module method that hands the module back."""
+    value = assign.value
+    return (
+        type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in tables.MODULE_RETURNING
+        and type(value.func.value) is ast.Name and value.func.value.id == name
+    )  # fmt: skip
+
+
+def returned_closure(function: ast.AST) -> Optional[ast.AST]:
+    """The function defined in `function`'s own body (not behind an `if`) that every `return` of
+    `function` hands back by name (`def trainer(self, opt): def train(...): ...; return train`), or
+    None: a function that returns anything else on some path, or a name rebound after the `def`,
+    may hand back something else, and then the caller's call is left unknown."""
+    inner = [s for s in function.body if isinstance(s, _FUNCTIONS)]  # type: ignore[attr-defined]
+    if not inner:
+        return None
+    returns = [n for n in _own_nodes(function) if type(n) is ast.Return]
+    if not returns or not all(type(r.value) is ast.Name for r in returns):
+        return None
+    names = {r.value.id for r in returns}  # type: ignore[union-attr]
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    defined = [s for s in inner if s.name == name]
+    arguments = function.args  # type: ignore[attr-defined]
+    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a is not None}
+    rebound = any(type(n) is ast.Name and n.id == name and type(n.ctx) is not ast.Load for n in _own_nodes(function))
+    if len(defined) != 1 or name in parameters or rebound:
+        return None
+    return defined[0]
 
 
 def _own_parameters(expr: ast.expr) -> bool:

@@ -338,6 +338,7 @@ class Project:
         for alias, indices in aliases.items():
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
         self._resolved: dict[tuple, Optional[tuple]] = {}
+        self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
         self._importers: dict[int, set[int]] = {}  # file -> the files that import it
         self._imports: dict[int, set[int]] = {}  # file -> the project's files it imports
@@ -374,13 +375,24 @@ class Project:
         """The file of module `name` as `importer` sees it: a unique match, or the one beside it."""
         candidates = self._modules.get(name)
         if not candidates:
-            return None
+            return self._beside(name, importer)
         if len(candidates) == 1:
             return candidates[0]
         near = [i for i in candidates if self.files[i].directory.startswith(importer.directory)]  # type: ignore[union-attr]
         if len(near) == 1:
             return near[0]
         return self._on_importers_path(name, candidates, importer)
+
+    def _beside(self, name: str, importer: _File) -> Optional[int]:
+        """The file `name` names from the importer's own directory, where no module of the project
+        is so named: a script in a directory that has an __init__.py (pytorch_RVAE's train.py,
+        `from model.rvae import RVAE`) is run from there, so its folder, first on sys.path, finds
+        model/rvae.py, whose canonical name starts at the outermost package."""
+        if self._by_path is None:
+            self._by_path = {os.path.splitext(os.path.abspath(f.path))[0]: f.index for f in self.files if f is not None}
+        base = os.path.join(importer.directory, *name.split("."))
+        found = self._by_path.get(base)
+        return found if found is not None else self._by_path.get(os.path.join(base, "__init__"))
 
     def _on_importers_path(self, name: str, candidates: list[int], importer: _File) -> Optional[int]:
         """Of the files named `name`, the one Python finds for `importer` run from the innermost
@@ -505,7 +517,7 @@ class Project:
     def resolve(self, index: int, key: str, ref: list) -> Optional[tuple]:
         """The (file, key) of the project function a reference in function `key` of file `index`
         calls, or None."""
-        memo_key = (index, key if ref[0] in ("s", "i") else "", tuple(ref))
+        memo_key = (index, key if ref[0] in ("s", "i", "r") else "", tuple(ref) if ref[0] != "r" else repr(ref))
         if memo_key in self._resolved:
             return self._resolved[memo_key]
         file = self.files[index]
@@ -520,9 +532,21 @@ class Project:
         elif kind == "i":
             classes = self._instances_built(file, ref[1])  # type: ignore[arg-type]
             found = self._instance_method(classes[0], ref[2]) if len(classes) == 1 else None
+        elif kind == "r":
+            found = self._closure_of(self.resolve(index, key, ref[2]))
         result = (found[1], found[2]) if found is not None and found[0] == "func" else None
         self._resolved[memo_key] = result
         return result
+
+    def _closure_of(self, factory: Optional[tuple]) -> Optional[tuple]:
+        """The inner function a project function returns (summaries' `closure`: `RVAE.trainer`
+        returns its `train`), as a lookup result, or None: calling the result runs it."""
+        if factory is None:
+            return None
+        closure = self.record(factory).get("closure")
+        if closure is None or closure not in self.files[factory[0]].summary["functions"]:  # type: ignore[union-attr]
+            return None
+        return ("func", factory[0], closure)
 
     def _instances_built(self, file: _File, constructor: str) -> list[tuple]:
         """The project classes whose instance a call of `constructor` (as written in `file`, or
@@ -900,8 +924,8 @@ class Project:
         while ready:
             function = ready.pop()
             for site in self._incoming.get(function, ()):
-                if site.loop is not None or site.caller[1] in ("", "?"):
-                    continue
+                if site.loop is not None or site.caller[1] in ("", "?") or site.conditional:
+                    continue  # (a call behind an `if` is not made on every call of the caller)
                 known = result.get(site.caller, frozenset())
                 if not result[function] <= known:
                     result[site.caller] = known | result[function]
@@ -913,12 +937,19 @@ class Project:
         found: dict[str, str] = {}
         for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
             for ref, *_ in record.get("calls", ()):
-                if ref[0] not in ("n", "d", "s"):
+                if ref[0] not in ("n", "d", "s", "r"):
                     continue
                 callee = self.resolve(index, key, ref)
-                if callee is None or callee[0] == index or callee not in self.updates:
+                # (a closure of this file too: the rule's own walk does not follow a call of a name
+                # bound to a call's result)
+                if callee is None or (callee[0] == index and ref[0] != "r") or callee not in self.updates:
                     continue
-                written = f"{key.partition('.')[0]}.{ref[1]}" if ref[0] == "s" else ref[1]
+                if ref[0] == "r":  # `train_step(...)`, bound to another file's closure: keyed as a call on an instance
+                    written = tables.scoped_call(key, f"{ref[1]}.__call__")
+                elif ref[0] == "s":
+                    written = f"{key.partition('.')[0]}.{ref[1]}"
+                else:
+                    written = ref[1]
                 found[written] = ",".join(sorted(self._placed(callee, self.updates[callee])))
         for written, work in self._instance_updates(index).items():
             found.setdefault(written, work)

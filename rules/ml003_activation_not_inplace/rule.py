@@ -15,6 +15,7 @@ from memlint.analysis.class_layers import final_name, self_attr
 from memlint.analysis.fresh_values import FreshValues, calls_run_by
 from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_input
 from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.list_helpers import helper_list_into_sequential_only
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
 from memlint.analysis.sequences import (
@@ -279,6 +280,22 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the helper's list is also handed elsewhere (`layers = deconv([], ...)` names no list the caller turns into a Sequential): which layer the activation follows there is not known
+            """
+from torch import nn
+def deconv(layers, c_in, c_out):
+    layers.append(nn.Conv2d(c_in, c_out, 3, padding=1))
+    layers.append(nn.ReLU())
+    return layers
+class Gen(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        layers = deconv([], 3, c)
+        self.model = nn.Sequential(*layers)
+        self.head = deconv
+""",
+            config=_EXACT,
+        ),
         Valid(  # the helper iterates the module it is handed: each layer's output is exposed to it
             """
 from torch import nn
@@ -1461,6 +1478,44 @@ class Block(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a helper of the file appends the conv and the activation to the list it is handed and returns it; every caller binds it back and unpacks it into a Sequential (nashory/pggan-pytorch's `deconv`, issue 27)
+            """
+from torch import nn
+def deconv(layers, c_in, c_out):
+    layers.append(nn.Conv2d(c_in, c_out, 3, padding=1))
+    layers.append(nn.ReLU())
+    return layers
+class Gen(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        layers = []
+        layers = deconv(layers, 3, c)
+        layers = deconv(layers, c, c)
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            line=4,
+            column=19,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+def deconv(layers, c_in, c_out):
+    layers.append(nn.Conv2d(c_in, c_out, 3, padding=1))
+    layers.append(nn.ReLU(inplace=True))
+    return layers
+class Gen(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        layers = []
+        layers = deconv(layers, 3, c)
+        layers = deconv(layers, c, c)
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            harness=_runs("Gen(4)", "2, 3, 6, 6"),
+        ),
         Invalid(  # the Sequential is handed to a helper of the file that only calls it: as good as calling it (issue 27)
             """
 from torch import nn
@@ -4195,7 +4250,7 @@ class ResNet(nn.Module):
             ):
                 self._pending.extend(candidates)
         for added in added_in_function(node, self.ctx):
-            self._check_added(added)
+            self._check_added(added, node)
         # Every function, not only `forward`: a helper that `forward` calls (`self._attention(h)`),
         # a message function handed to a graph library (`g.apply_edges(self.edge_attention)`) or a
         # metric (`cs_map = a / b; cs_map = F.relu(cs_map)`) computes the same fresh values; whether
@@ -4220,12 +4275,12 @@ class ResNet(nn.Module):
         for added in added_in_module(node, self.ctx):
             self._check_added(added)
 
-    def _check_added(self, added: AddedAfter) -> None:
+    def _check_added(self, added: AddedAfter, function: Optional[cst.FunctionDef] = None) -> None:
         """A layer added right after one of several (analysis/added_layers.py): a candidate where it
         is one after each."""
         found: list[_Pending] = []
         for before in added.previous:
-            candidates = self._added_pair_candidates(before, added)
+            candidates = self._added_pair_candidates(before, added, function)
             if not candidates:
                 return
             found.extend(candidates)
@@ -4234,7 +4289,7 @@ class ResNet(nn.Module):
             pending.after = " or ".join(dict.fromkeys(c.after for c in found))
         self._pending.append(pending)
 
-    def _added_pair_candidates(self, previous: cst.Call, added: AddedAfter) -> list[_Pending]:
+    def _added_pair_candidates(self, previous: cst.Call, added: AddedAfter, function: Optional[cst.FunctionDef]) -> list[_Pending]:
         method, receiver, scope = added.method, added.receiver, added.scope
         pair: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]] = [(previous, None), (added.layer, None)]
         if method == "setitem":  # `layers["relu1"] = nn.ReLU()` of an OrderedDict given to `nn.Sequential(layers)`
@@ -4244,8 +4299,10 @@ class ResNet(nn.Module):
             candidates = self._sequence_candidates(pair, None)
             return candidates if candidates and not self._elements_may_change(container or None) else []
         if method == "append":
-            if "." in receiver or not unpacked_into_sequential_only(scope, receiver, self.ctx):
+            if "." in receiver:
                 return []
+            if not unpacked_into_sequential_only(scope, receiver, self.ctx) and not helper_list_into_sequential_only(function, receiver, self.ctx):
+                return []  # (a helper's list parameter: `layers = deconv(layers, ...)` callers, list_helpers.py)
             candidates = self._sequence_candidates(pair, None)
         elif receiver in added.made:
             candidates = self._sequence_candidates(pair, added.made[receiver])

@@ -256,9 +256,47 @@ def train_curve(optimizer_func, curve_func, device="cuda"):
         optim.step()
 """
         ),
+        Valid(  # the factory may hand back something else (`None` without a loader): the called step is not known
+            """
+import torch
+import torch.nn as nn
+def make_step(model, optimizer, loader):
+    def step(x, y):
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return step if loader else None
+model = nn.Linear(4, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_step = make_step(model, optimizer, loader)
+for x, y in loader:
+    train_step(x, y)
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # the step is the inner function a factory returns, called through the name bound to its result (kefirski/pytorch_RVAE's `rvae.trainer(optimizer)`, issue 27)
+            """
+import torch
+import torch.nn as nn
+def make_step(model, optimizer):
+    def step(x, y):
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return step
+model = nn.Linear(4, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_step = make_step(model, optimizer)
+for x, y in loader:
+    train_step(x, y)
+""",
+            line=13,
+            column=1,
+        ),
         Invalid(  # Lightning: the Trainer puts the loop on the GPU and sets no precision (32 bits); the finding is on `fit`
             """
 import torch
