@@ -169,12 +169,19 @@ class eval_mode(object):
 """
 
 
-@pytest.mark.parametrize("own_no_grad", [False, True])
+_PARTLY_NO_GRAD = ("with torch.no_grad():\n                    mu = self.actor(torch.as_tensor(obs))\n"
+                   "                return self.actor.sample(torch.as_tensor(obs)).detach().numpy()")
+
+
+@pytest.mark.parametrize("own_no_grad", [False, True, "partly"])
 def test_a_context_manager_of_another_file_that_puts_the_agent_in_eval_mode(project, own_no_grad):
     # pytorch_sac's `with utils.eval_mode(agent): agent.act(obs)`; curl's agent runs its actor
-    # under its own no_grad (CurlSacAgent.sample_action): no graph, no finding
+    # under its own no_grad (CurlSacAgent.sample_action): no graph, no finding.  "partly": a run of
+    # `self.actor.sample(...)` after the no_grad block has gradients on (summaries' `model_grad`)
     write(project / "utils.py", EVAL_MODE)
-    body = "with torch.no_grad():\n                    return self.actor(torch.as_tensor(obs)).numpy()" if own_no_grad else "return self.actor(torch.as_tensor(obs)).detach().numpy()"
+    body = "with torch.no_grad():\n                    return self.actor(torch.as_tensor(obs)).numpy()" if own_no_grad is True else "return self.actor(torch.as_tensor(obs)).detach().numpy()"
+    if own_no_grad == "partly":
+        body = _PARTLY_NO_GRAD
     write(project / "agent.py", f"""
         import torch
         from torch import nn
@@ -202,7 +209,48 @@ def test_a_context_manager_of_another_file_that_puts_the_agent_in_eval_mode(proj
                 obs, reward, done, _ = env.step(action)
     """)
     found = [f for f in _findings(".") if f[1] == "ML002"]
-    assert found == ([] if own_no_grad else [("train.py", "ML002", 9)])
+    assert found == ([] if own_no_grad is True else [("train.py", "ML002", 9)])
+
+
+def test_a_method_a_project_decorator_runs_without_gradients_is_grad_free(project):
+    # `@no_grad_method def sample_action(...)`, the decorator another file's (ProjectPass.base_grad)
+    write(project / "utils.py", "import torch\n" + EVAL_MODE + """
+
+def no_grad_method(fn):
+    def wrapper(*args, **kwargs):
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+    return wrapper
+""")
+    write(project / "agent.py", """
+        import torch
+        from torch import nn
+        from utils import no_grad_method
+
+        class Agent:
+            def __init__(self):
+                self.actor = nn.Linear(4, 2)
+
+            def train(self, training=True):
+                self.actor.train(training)
+
+            @no_grad_method
+            def sample_action(self, obs):
+                return self.actor(torch.as_tensor(obs)).numpy()
+    """)
+    write(project / "train.py", """
+        import utils
+        from agent import Agent
+
+        def run(env, steps):
+            agent = Agent()
+            obs = env.reset()
+            for step in range(steps):
+                with utils.eval_mode(agent):
+                    action = agent.sample_action(obs)
+                obs, reward, done, _ = env.step(action)
+    """)
+    assert [f for f in _findings(".") if f[1] == "ML002"] == []
 
 
 def test_a_caller_that_is_itself_only_called_under_no_grad_counts_transitively(project):
@@ -1813,3 +1861,50 @@ def test_a_step_function_called_only_behind_an_if_outside_loops_is_no_step_of_ev
                 train_gat(config)
     """)
     assert _findings(".", "--select", "ML017") == [("training.py", "ML017", 16)]
+
+
+def test_a_step_on_an_agent_a_factory_builds_and_moves_is_reported(project):
+    # `agent = make_agent(args).to(device)`: the module make_agent builds, moved (summaries' `_unmoved`)
+    write(project / "TD3.py", TD3_AGENT)
+    write(project / "factory.py", """
+        import TD3
+
+        def make_agent(args):
+            if args.agent == "td3":
+                return TD3.TD3()
+            raise ValueError(args.agent)
+    """)
+    write(project / "main.py", """
+        from factory import make_agent
+
+        def main(args, buffer, device):
+            agent = make_agent(args).to(device)
+            for t in range(1000):
+                agent.train(buffer)
+    """)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 5)]
+
+
+def test_an_instance_a_third_party_factory_builds_is_no_project_instance():
+    # `env = gym.make(...)`, `tok = AutoTokenizer.from_pretrained(...)`: no ["i", callee, m, obj]
+    # (the project pass would look for a class behind every such call); `import DDPG` still counts
+    from memlint.analysis.summaries import summarize
+    import textwrap
+
+    from memlint.prescreen import Source
+
+    summary = summarize(Source(textwrap.dedent("""
+        import gym
+        import DDPG
+        from transformers import AutoTokenizer
+
+        def main():
+            env = gym.make("CartPole-v1")
+            env.step(0)
+            tok = AutoTokenizer.from_pretrained("bert")
+            tok.encode("x")
+            policy = DDPG.make()
+            policy.train(0)
+    """)))
+    built = [ref for ref, *_ in summary["functions"]["main"]["calls"] if ref[0] == "i"]
+    assert built == [["i", "DDPG.make", "train", "policy"]]

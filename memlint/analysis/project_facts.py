@@ -9,6 +9,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.walk import dotted_name
+from memlint.pipeline.project import key_string
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -58,19 +59,12 @@ def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:
         # a call on an instance the function (or the module's code, for a name bound there) builds:
         # `agent.update(batch)` with `agent = Agent(...)`, `make_agent(...)` or `mod.agent(...)`
         # (the project pass found the class and keyed the answer by the function that binds it)
-        where = "" if ctx.binds_at_module_level(root) else _summary_key(ctx.function_key)
+        where = "" if ctx.binds_at_module_level(root) else (None if ctx.function_key is None else key_string(ctx.function_key))
         called = written if type(func) is not cst.Name else f"{written}.__call__"  # `maml(x)`: Meta.forward
         found = known.get(tables.scoped_call(where, called)) if where is not None else None
         if found is None and ctx.binds_at_module_level(root):
             found = known.get(written)  # `train_epoch(...)`, `utils.train_step(...)`
     return frozenset(found.split(",")) if found else frozenset()
-
-
-def _summary_key(key: Optional[tuple]) -> Optional[str]:
-    """The summaries' key of a function (memlint.pipeline.project.key_string): "Net.forward", "f"."""
-    if key is None:
-        return None
-    return f"{key[1]}.{key[2]}" if key[0] == "method" else key[1]
 
 
 def moved_argument(call: cst.Call, ctx: "Context") -> Optional[tuple[cst.BaseExpression, str, Optional[cst.BaseExpression]]]:

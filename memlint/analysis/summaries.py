@@ -14,8 +14,9 @@ A summary says, for each module-level function and each method of a module-level
   gradients anywhere in its own body, loops included (any form of backward, `torch.autograd.grad`:
   a forward that adapts its weights at test time, MAML-style); `evals`: does it put something in
   eval mode (`X.eval()`, `X.train(False)`: a context manager's `__enter__`, `utils.eval_mode`);
-  `model_grad`: one of its model runs is outside a `no_grad` block of its own (curl's
-  `sample_action` runs its actor only under `with torch.no_grad():`); `flush`: the flush it runs on every call
+  `model_grad`: one of its model runs, or of its calls on `self` or `self.<attr>` (`self.model.act(obs)`:
+  maybe a model run), is outside a `no_grad` block of its own (curl's `sample_action` runs its
+  actor only under `with torch.no_grad():`); `flush`: the flush it runs on every call
   (`torch.cuda.empty_cache()`, `gc.collect()`, not in a loop, behind an `if` or in a handler);
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
   history (every return must have one); absent when it never returns such a value;
@@ -61,7 +62,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 16  # 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 17  # 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -89,6 +90,19 @@ _FOREIGN_ROOTS = frozenset(
     {"torch", "numpy", "math", "os", "sys", "re", "json", "time", "random", "logging", "warnings", "typing",
      "collections", "functools", "itertools", "copy", "inspect", "dataclasses", "abc", "pathlib", "shutil",
      "subprocess", "gc", "pickle", "argparse", "builtins", "contextlib", "enum", "string", "io", "glob"}
+)  # fmt: skip
+# Third-party packages whose uncapitalised calls (`gym.make(...)`, `AutoTokenizer.from_pretrained(...)`)
+# build no instance of the project's classes: `_may_build` / `_built_by` record no ["i", ...] for them.
+_THIRD_PARTY_ROOTS = frozenset(
+    {"gym", "gymnasium", "transformers", "diffusers", "accelerate", "datasets", "tokenizers", "timm",
+     "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning", "sklearn", "scipy", "pandas",
+     "matplotlib", "PIL", "cv2", "tqdm", "wandb", "tensorboardX", "yaml", "h5py", "einops", "apex",
+     "deepspeed", "fairseq", "huggingface_hub", "peft", "omegaconf", "hydra", "jax", "tensorflow", "keras",
+     "skimage", "imageio", "librosa", "soundfile", "networkx", "dgl", "torch_geometric", "mmcv", "detectron2",
+     "seaborn", "requests", "nltk", "spacy", "gensim", "ray", "optuna", "safetensors", "sentencepiece",
+     "open_clip", "kornia", "albumentations", "lpips", "mujoco", "dm_control", "d4rl", "baselines",
+     "stable_baselines3", "numba", "visdom", "tensorboard", "absl", "easydict", "xformers", "bitsandbytes",
+     "triton", "pycocotools", "evaluate", "nibabel", "open3d", "joblib", "psutil", "pynvml", "fire", "click"}
 )  # fmt: skip
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
@@ -487,6 +501,10 @@ class _Summary:
         return None
 
     @property
+    def _can_turn_grad_off(self) -> bool:
+        return self.source.memo("summary-grad-off", lambda: self.source.mentions("no_grad", "inference_mode", "set_grad_enabled"))
+
+    @property
     def _has_set_grad_statements(self) -> bool:
         return self.source.memo("summary-set-grad", lambda: self.source.mentions("set_grad_enabled"))
 
@@ -593,7 +611,11 @@ class _Summary:
                     reference = ["t", receiver.attr, attr]  # `self.decoder.recognize_beam(...)`: resolved below by the class's `attrs`
                 elif named_like_model(attr) and _root(receiver) != "self":
                     model = True  # `trainer.model(x)`
-        if reference is None and model is None and flush is None and not trains and not evals:
+        # `self.actor(obs)`, `self.model.act(obs)`: maybe a model run the names do not show; outside
+        # the function's own `no_grad` it is `model_grad` (only a file that can turn gradients off
+        # needs the fact: elsewhere every recognised run is outside such a block already)
+        runs_own = type(func) is ast.Attribute and _on_self(func.value) and self._can_turn_grad_off
+        if reference is None and model is None and flush is None and not trains and not evals and not runs_own:
             return
         where = self._where(call)
         if where is None:
@@ -644,8 +666,8 @@ class _Summary:
             model = None
         if model is not None:
             record.setdefault("model", []).append(model)
-            if grad != "off":
-                record["model_grad"] = True  # (a run outside the function's own `no_grad` blocks)
+        if (model is not None or runs_own) and grad != "off":
+            record["model_grad"] = True  # (a run outside the function's own `no_grad` blocks)
         if trains and loop is None:
             record["trains"] = True  # (in a loop, the loop's fact says so)
             _note_update(record, func)
@@ -705,7 +727,7 @@ class _Summary:
                 for node in self.source.nodes(ast.Assign)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name  # type: ignore[attr-defined]
                 and type(node.value) is ast.Call  # type: ignore[attr-defined]
-                and (_final_name(node.value.func)[:1].isupper() or self._may_build(node.value.func))  # type: ignore[attr-defined]
+                and (_final_name(_unmoved(node.value).func)[:1].isupper() or self._may_build(_unmoved(node.value).func))  # type: ignore[attr-defined]
             }  # fmt: skip
         return self.constructed
 
@@ -713,7 +735,16 @@ class _Summary:
         """May a call of `func` build an instance of the project's classes (a factory function of
         the file, or a name or module of an import that is no foreign library's)?"""
         root = _root(func)
-        return root is not None and (root in self.defs or (root in self.imports and not self._is_foreign(root)))
+        return root is not None and self._may_be_a_project_callee(root)
+
+    def _may_be_a_project_callee(self, root: str) -> bool:
+        """Is `root` (of an uncapitalised callee) defined in the file, or imported relatively or from
+        a module that is no foreign library nor a known third-party package's?  (`import DDPG;
+        DDPG.DDPG(...)` may build the project's agent; `gym.make(...)` builds none.)"""
+        if root in self.defs:
+            return True
+        target = self.imports.get(root)
+        return target is not None and (target[2] > 0 or target[0].partition(".")[0] not in _FOREIGN_ROOTS | _THIRD_PARTY_ROOTS)
 
     def _self_attributes(self) -> tuple[set[str], dict[str, set[str]]]:
         """The attributes assigned on `self` anywhere in the file, and per class; the classes'
@@ -767,10 +798,7 @@ class _Summary:
             values = [v for v in values if not _returns_itself(v, name)]
         if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call) or type(values[0].targets[0]) is not ast.Name:
             return None
-        value = values[0].value
-        while type(value.func) is ast.Attribute and value.func.attr in tables.MODULE_RETURNING and type(value.func.value) is ast.Call:
-            value = value.func.value  # `Meta(args, config).to(device)`: an instance of Meta all the same
-        constructor = dotted(value.func)
+        constructor = dotted(_unmoved(values[0].value).func)
         if constructor is None or not constructor.rpartition(".")[2][:1].isupper():
             return None
         root = constructor.partition(".")[0]
@@ -784,11 +812,10 @@ class _Summary:
         values = self._local_values(key).get(name)
         if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call) or type(values[0].targets[0]) is not ast.Name:
             return None
-        callee = dotted(values[0].value.func)
-        if callee is None or callee.rpartition(".")[2][:1].isupper() or self._is_foreign(callee):
+        callee = dotted(_unmoved(values[0].value).func)  # `make_agent(a).to(device)`: what make_agent builds
+        if callee is None or callee.rpartition(".")[2][:1].isupper():
             return None
-        root = callee.partition(".")[0]
-        return callee if root in self.defs or root in self.imports else None
+        return callee if self._may_be_a_project_callee(callee.partition(".")[0]) else None
 
     def _factory_call(self, key: str, name: str) -> Optional[list]:
         """The reference of the call `name` is bound to, once, in function `key`, where that call may
@@ -1549,6 +1576,21 @@ def _refines_one_input(loop: ast.AST) -> bool:
             if type(node) is ast.Call and DRAWS_DATA.search(_final_name(node.func)):
                 return False
     return True
+
+
+def _on_self(receiver: ast.expr) -> bool:
+    """`self` or `self.<attr>`: the receiver of `self.actor(obs)` / `self.model.act(obs)`."""
+    if type(receiver) is ast.Attribute:
+        receiver = receiver.value
+    return type(receiver) is ast.Name and receiver.id == "self"
+
+
+def _unmoved(value: ast.Call) -> ast.Call:
+    """The call a chain of module-returning calls starts from: `Meta(args).to(device)` -> `Meta(args)`
+    (an instance of Meta all the same)."""
+    while type(value.func) is ast.Attribute and value.func.attr in tables.MODULE_RETURNING and type(value.func.value) is ast.Call:
+        value = value.func.value
+    return value
 
 
 def _final_name(expr: ast.AST) -> str:

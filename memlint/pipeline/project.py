@@ -1140,8 +1140,8 @@ class Project:
         record = self.record(function)
         if not record.get("model"):
             return False
-        if record.get("grad") == "off":
-            return True
+        if self.base_grad(function) == "off":
+            return True  # (its own decorator, or a project decorator that wraps it in no_grad)
         if record.get("model_grad"):
             return False
         if self._model_runners is None:
