@@ -1908,3 +1908,43 @@ def test_an_instance_a_third_party_factory_builds_is_no_project_instance():
     """)))
     built = [ref for ref, *_ in summary["functions"]["main"]["calls"] if ref[0] == "i"]
     assert built == [["i", "DDPG.make", "train", "policy"]]
+
+
+def test_a_files_grad_free_methods_are_only_names_its_rules_may_ask_about():
+    # FileView.grad_free_methods: of the component's grad-free methods, only those
+    # method_runs_module accepts (its words, or the file's model_methods); FileView.model_methods
+    # leaves out names it always rejects (`_step`): the view's digest changes only with an answer
+    import textwrap
+    from pathlib import Path
+
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen import Source
+
+    files = {
+        "agent.py": textwrap.dedent("""
+            import torch
+            from torch import nn
+
+            class Agent(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.actor = nn.Linear(4, 2)
+
+                def sample_action(self, obs):
+                    with torch.no_grad():
+                        return self.actor(obs)
+
+                def tally(self, obs):
+                    with torch.no_grad():
+                        return self.actor(obs)
+
+                def _step(self, obs):
+                    return self.actor(obs)
+        """),
+        "train.py": "from agent import Agent\n\nagent = Agent()\n\ndef run(obs):\n    agent._step(obs)\n    return agent.sample_action(obs)\n",
+    }
+    project = Project([(Path(name), name, summarize(Source(text))) for name, text in files.items()])
+    view = project.view(1)
+    assert view.grad_free_methods == frozenset({"sample_action"})
+    assert "_step" not in view.model_methods

@@ -168,9 +168,15 @@ def method_runs_module(name: str, project_methods: frozenset[str] = frozenset())
     """Does a method of this name, called on a module with data, run the module (ML002 after `.eval()`)?
     By its words, or because every nn.Module class of the project that defines it runs a model in
     it (`project_methods`, the project pass's FileView.model_methods: protonets' `model.loss(sample)`)."""
-    if name in _NON_RUNNING_METHODS or name.startswith(("_", "register_")):
+    if never_runs_module(name):
         return False
     return name in project_methods or _RUNNING_METHOD_WORDS.search(name) is not None
+
+
+def never_runs_module(name: str) -> bool:
+    """Does `method_runs_module` reject a method of this name whatever the project's facts
+    (`_helper`, `register_buffer`, `state_dict`)?"""
+    return name in _NON_RUNNING_METHODS or name.startswith(("_", "register_"))
 
 # Callees whose names say they draw data (`get_batch("train")`, `sample_batch()`, `load_data()`,
 # `next(it)`): a loop calling one takes new data on each iteration.

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from memlint.analysis import tables
+from memlint.analysis.naming import method_runs_module, never_runs_module
 from memlint.analysis.tables import METER_METHODS
 
 FunctionKey = tuple  # as memlint.analysis.context: ("func", name) or ("method", class_name, name)
@@ -1072,6 +1073,9 @@ class Project:
         found = set()
         component = self._component(index)
         for name in self._methods_called_on_objects(index):
+            if never_runs_module(name):
+                continue  # (no project fact changes method_runs_module's answer; a name its words
+                # accept is kept: it alone may open a torch-free file to the rules, runs_other_files_models)
             methods = [method for method in self._model_methods(name) if self._component(method[0]) == component]
             if not methods:
                 continue
@@ -1115,10 +1119,11 @@ class Project:
         component = self._component(index)
         return [method for method in self._may_reach(self.files[index], ["u", name]) if self._component(method[0]) == component]  # type: ignore[arg-type]
 
-    def _grad_free_methods(self, index: int) -> frozenset[str]:
+    def _grad_free_methods(self, index: int, model_methods: frozenset[str]) -> frozenset[str]:
         """FileView.grad_free_methods of file `index`: of the methods of the files connected to it by
         imports, whichever file calls them (a nested function's calls, curl's `run_eval_loop`, are
-        in no summary's call sites)."""
+        in no summary's call sites), those `method_runs_module` accepts with the file's
+        `model_methods` (the rules ask only about those: fewer names, less churn in the view's digest)."""
         component = self._component(index)
         found = self._grad_free.get(component)
         if found is None:
@@ -1131,7 +1136,7 @@ class Project:
                 if (methods := self._methods_named(index, name)) and all(self._runs_models_without_grad(m) for m in methods)
             )  # fmt: skip
             self._grad_free[component] = found
-        return found
+        return frozenset(name for name in found if method_runs_module(name, model_methods))
 
     def _runs_models_without_grad(self, function: tuple) -> bool:
         """Does the function run a model, every run of its own under no_grad (its decorator, or a
@@ -1224,6 +1229,7 @@ class Project:
                     history_methods.add(f"{key.partition('.')[0]}.{ref[1]}")
                 else:
                     history_calls.add(ref[1])
+        model_methods = self._model_methods_called(index)
         return FileView(
             no_grad=frozenset(k for k in keys if (index, k) in self.no_grad),
             grad_elsewhere=frozenset(grad_elsewhere),
@@ -1243,9 +1249,9 @@ class Project:
             meter_classes=self._meter_classes(index),
             torch_importers=self._torch_importers(index),
             gradient_classes=self._gradient_classes(index),
-            model_methods=self._model_methods_called(index),
+            model_methods=model_methods,
             eval_contexts=self._eval_contexts(index),
-            grad_free_methods=self._grad_free_methods(index),
+            grad_free_methods=self._grad_free_methods(index, model_methods),
             wrapper_classes=self._wrapper_classes(index),
         )
 
