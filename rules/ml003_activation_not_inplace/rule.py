@@ -1478,6 +1478,38 @@ class Block(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # a torch-layer subclass of the file with only an `__init__` runs the layer's own `forward`: a fresh output (the screen counts it as fresh_forwards does)
+            """
+from torch import nn
+class Conv(nn.Conv2d):
+    def __init__(self, c_in, c_out):
+        super().__init__(c_in, c_out, 3, padding=1)
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = Conv(c, c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.conv(x))
+""",
+            line=9,
+            column=21,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Conv(nn.Conv2d):
+    def __init__(self, c_in, c_out):
+        super().__init__(c_in, c_out, 3, padding=1)
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = Conv(c, c)
+        self.relu = nn.ReLU(inplace=True)
+    def forward(self, x):
+        return self.relu(self.conv(x))
+""",
+            harness=_runs("Block(4)", "2, 4, 6, 6"),
+        ),
         Invalid(  # a helper of the file appends the conv and the activation to the list it is handed and returns it; every caller binds it back and unpacks it into a Sequential (nashory/pggan-pytorch's `deconv`, issue 27)
             """
 from torch import nn

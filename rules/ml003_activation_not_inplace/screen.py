@@ -235,11 +235,15 @@ def _factories(source: Source, layers: set[str]) -> set[str]:
 
 def _module_classes(source: Source) -> set[str]:
     """Classes of the file with a `forward` (looser than the analysis's classes whose `forward` returns
-    a fresh tensor or the output of the layer their constructor builds: `FusedDownsample`, `EqualConv2d`)."""
+    a fresh tensor or the output of the layer their constructor builds: `FusedDownsample`, `EqualConv2d`),
+    or on one base that is a layer whose output nothing keeps (`class Conv(nn.Conv2d)` with only an
+    `__init__`: the layer's own `forward`, fresh_forwards' `_fresh_layer_subclasses`)."""
+    fresh = source.names_for(FRESH_OUTPUT_LAYERS)
     return {
         node.name  # type: ignore[attr-defined]
         for node in source.nodes(ast.ClassDef)
         if any(isinstance(s, FUNCTIONS) and s.name == "forward" for s in node.body)  # type: ignore[attr-defined]
+        or (len(node.bases) == 1 and final_name(node.bases[0]) in fresh)  # type: ignore[attr-defined]
     }
 
 
