@@ -1171,12 +1171,8 @@ class Project:
     def _meter_classes(self, index: int) -> frozenset[str]:
         """FileView.meter_classes of file `index`: the names it imports that are classes of another
         file whose `update` / `add` (or a base's) keeps a parameter (summaries' `keeps`)."""
-        file = self.files[index]
         found: set[str] = set()
-        for local in file.summary["imports"]:  # type: ignore[union-attr]
-            owner = self._name(file, local)  # type: ignore[arg-type]
-            if owner is None or owner[0] != "class" or owner[1] == index:
-                continue
+        for local, owner in self._imported_classes(index):
             for method in METER_METHODS:
                 resolved = self._method(owner, method)
                 if resolved is not None and resolved[0] == "func" and self.record((resolved[1], resolved[2])).get("keeps"):
@@ -1187,16 +1183,20 @@ class Project:
     def _wrapper_classes(self, index: int) -> frozenset[str]:
         """FileView.wrapper_classes of file `index`: the names it imports that are classes of another
         file forwarding every call to the module they are given (summaries' `forwards`)."""
-        file = self.files[index]
         found: set[str] = set()
-        for local in file.summary["imports"]:  # type: ignore[union-attr]
-            owner = self._name(file, local)  # type: ignore[arg-type]
-            if owner is None or owner[0] != "class" or owner[1] == index:
-                continue
+        for local, owner in self._imported_classes(index):
             record = self.files[owner[1]].summary["classes"].get(owner[2], {})  # type: ignore[union-attr]
             if record.get("forwards"):
                 found.add(local)
         return frozenset(found)
+
+    def _imported_classes(self, index: int) -> Iterator[tuple[str, tuple]]:
+        """The names file `index` imports that are classes of another file, with where each is defined."""
+        file = self.files[index]
+        for local in file.summary["imports"]:  # type: ignore[union-attr]
+            owner = self._name(file, local)  # type: ignore[arg-type]
+            if owner is not None and owner[0] == "class" and owner[1] != index:
+                yield local, owner
 
     # ------------------------------------------------------------------ one file's view
 
