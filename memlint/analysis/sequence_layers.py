@@ -98,13 +98,6 @@ def layer_kind(ctx, layer: cst.Call) -> Optional[str]:
     return kind
 
 
-def layer_named(ctx, name: str) -> Optional[cst.Call]:
-    """The one layer call the enclosing function (or the module) binds `name` to, by its own
-    assignments only (the semantic model's constructed fact); None where it binds anything else."""
-    built = layers_named(ctx, name)
-    return built[0] if len(built) == 1 else None
-
-
 def activation_named(ctx, name: str) -> Optional[cst.Call]:
     """The activation call the enclosing function (or the module) binds `name` to, where the scope
     mentions `name` in that binding and one other place only (ResNet's stem: `relu = nn.ReLU()`,

@@ -22,6 +22,7 @@ from memlint.analysis.summaries import PER_BATCH_HOOKS
 from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS
 from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
 from memlint.diagnostics import Severity
+from memlint.pipeline.text import shorten
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
 from memlint.rules.ml013_host_then_device.meta import META
 
@@ -2476,9 +2477,9 @@ for data, target in train_loader:
                 safe=same_values_on_device(factory, name) and cuda_target_certain(node),
             )
         shown = node if candidate.bound is None else candidate.bound
-        text = f"`{_short(module.code_for_node(shown))}`"
+        text = f"`{shorten(module.code_for_node(shown), 60)}`"
         if candidate.bound is not None:  # bound to a name, moved by a later statement
-            text += f", moved by a later `{_short(module.code_for_node(node))}`,"
+            text += f", moved by a later `{shorten(module.code_for_node(node), 60)}`,"
         self.report(
             shown,
             f"{text} {where} creates the tensor in host memory and then copies it to the device each "
@@ -2499,11 +2500,6 @@ def _advice(name: str, factory: cst.Call) -> str:
 
 def _is_range_call(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Name) and call.func.value == "range"
-
-
-def _short(code: str) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= 60 else text[:59] + "…"
 
 
 @dataclass
