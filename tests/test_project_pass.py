@@ -1651,6 +1651,9 @@ def test_a_meter_class_of_another_file_keeps_the_history_it_is_given(project):
     assert _findings(".", "--select", "ML001") == [("train.py", "ML001", 11)]
     write(project / "utils.py", TRACKER.replace("self.sum += val * n", "self.sum += val.item() * n"))
     assert _findings(".", "--select", "ML001") == []  # it keeps numbers
+    # a slot of a dict on self keeps it as well (`self.stats["loss"] += val`)
+    write(project / "utils.py", TRACKER.replace("self.sum = 0", "self.stats = {'sum': 0}").replace("self.sum += val * n", "self.stats['sum'] += val * n"))
+    assert _findings(".", "--select", "ML001") == [("train.py", "ML001", 11)]
 
 
 def test_a_project_whose_only_cuda_mention_hides_the_gpus_is_cpu_only(project):

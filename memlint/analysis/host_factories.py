@@ -123,7 +123,7 @@ def factory_kind(factory: cst.Call, ctx: "Context") -> Optional[str]:
     values = [a.value for a in factory.args]
     if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
         return None
-    if len(values) >= 2 or _is_size(values[0]) or _counts(values[0], ctx):
+    if len(values) >= 2 or _is_size(values[0]) or counts_range(values[0], ctx):
         return name
     return None
 
@@ -140,7 +140,7 @@ def _spreads_shape(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size"
 
 
-def _counts(expr: cst.BaseExpression, ctx: "Context") -> bool:
+def counts_range(expr: cst.BaseExpression, ctx: "Context") -> bool:
     """`range(n)`: the numbers an `arange` makes, not data (`torch.LongTensor(range(L))`)."""
     return (
         isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range"

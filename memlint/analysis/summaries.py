@@ -62,7 +62,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 17  # 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 18  # 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -72,16 +72,6 @@ GC_COLLECT = "gc.collect"
 _FLUSHES = EMPTY_CACHE | {GC_COLLECT}
 # Tensor methods: a call of one through an attribute chain (`self.x.view()`) is nothing of the project's.
 _TENSOR_METHODS = frozenset({*tables.GRAPH_PRESERVING_METHODS, *tables.GRAPH_FREE_METHODS, *tables.VIEW_METHODS})
-# Methods a framework calls once per batch (Lightning hooks, HF Trainer callbacks' step methods).
-PER_BATCH_HOOKS = frozenset(
-    {
-        "training_step", "validation_step", "test_step", "predict_step",
-        "on_train_batch_start", "on_train_batch_end", "on_validation_batch_start", "on_validation_batch_end",
-        "on_test_batch_start", "on_test_batch_end", "on_predict_batch_start", "on_predict_batch_end",
-        "on_before_backward", "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad",
-        "on_step_begin", "on_step_end",
-    }
-)  # fmt: skip
 # Functions whose result a framework backpropagates (Lightning, HF Trainer).
 TRAINING_HOOKS = frozenset({"training_step"})
 _STEP_NAMES = frozenset({"training_step", "train_step", "validation_step", "eval_step", "test_step", "predict_step"})
@@ -409,7 +399,7 @@ class _Summary:
             elif any(name in tables.NO_GRAD_FRAMEWORK_METHODS.get(b.rpartition(".")[2], ()) for b in self.classes[class_name]["bases"]):
                 record["hook"] = "no-grad"
                 record["grad"] = "off"
-            if name in PER_BATCH_HOOKS:
+            if name in tables.PER_BATCH_HOOKS:
                 record.setdefault("hook", "per-batch")
             if name in TRAINING_HOOKS:
                 record["hook"] = "training"
@@ -614,7 +604,7 @@ class _Summary:
         # `self.actor(obs)`, `self.model.act(obs)`: maybe a model run the names do not show; outside
         # the function's own `no_grad` it is `model_grad` (only a file that can turn gradients off
         # needs the fact: elsewhere every recognised run is outside such a block already)
-        runs_own = type(func) is ast.Attribute and _on_self(func.value) and self._can_turn_grad_off
+        runs_own = type(func) is ast.Attribute and _self_or_its_attribute(func.value) and self._can_turn_grad_off
         if reference is None and model is None and flush is None and not trains and not evals and not runs_own:
             return
         where = self._where(call)
@@ -1578,7 +1568,7 @@ def _refines_one_input(loop: ast.AST) -> bool:
     return True
 
 
-def _on_self(receiver: ast.expr) -> bool:
+def _self_or_its_attribute(receiver: ast.expr) -> bool:
     """`self` or `self.<attr>`: the receiver of `self.actor(obs)` / `self.model.act(obs)`."""
     if type(receiver) is ast.Attribute:
         receiver = receiver.value

@@ -372,3 +372,14 @@ LIGHTNING_TRAINERS = frozenset(
      "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
      "lightning.pytorch.trainer.trainer.Trainer"}
 )  # fmt: skip
+
+# Methods a framework calls once per batch (Lightning hooks, HF Trainer callbacks' step methods).
+PER_BATCH_HOOKS = frozenset(
+    {
+        "training_step", "validation_step", "test_step", "predict_step",
+        "on_train_batch_start", "on_train_batch_end", "on_validation_batch_start", "on_validation_batch_end",
+        "on_test_batch_start", "on_test_batch_end", "on_predict_batch_start", "on_predict_batch_end",
+        "on_before_backward", "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad",
+        "on_step_begin", "on_step_end",
+    }
+)  # fmt: skip

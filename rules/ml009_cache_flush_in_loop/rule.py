@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis import tables
 from memlint.analysis.iteration import every_iteration, step_loop_called_functions
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
@@ -21,16 +22,6 @@ _EMPTY_CACHE = frozenset(
     }
 )
 _GC_COLLECT = "gc.collect"
-# Methods a framework calls once per batch (Lightning hooks, HF Trainer's step methods).
-_PER_BATCH_HOOKS = frozenset(
-    {
-        "training_step", "validation_step", "test_step", "predict_step",
-        "on_train_batch_start", "on_train_batch_end", "on_validation_batch_start", "on_validation_batch_end",
-        "on_test_batch_start", "on_test_batch_end", "on_predict_batch_start", "on_predict_batch_end",
-        "on_before_backward", "on_after_backward", "on_before_optimizer_step", "on_before_zero_grad",
-        "on_step_begin", "on_step_end",
-    }
-)  # fmt: skip
 
 
 class CacheFlushInLoop(Rule):
@@ -334,7 +325,7 @@ class Model(L.LightningModule):
         key = ctx.function_key
         if key is None:
             return
-        if key[0] == "method" and key[-1] in _PER_BATCH_HOOKS:
+        if key[0] == "method" and key[-1] in tables.PER_BATCH_HOOKS:
             self.report(node, _message(what, f"every batch (`{key[-1]}` runs once per batch)", qualified))
             return
         self._in_helpers.append((node, what, key, qualified))

@@ -13,13 +13,12 @@ from memlint.analysis.call_edits import append_keyword
 from memlint.analysis.device_targets import cuda_target_certain, destination, follows_host_batch, move_is_only_device
 from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_project
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
-from memlint.analysis.host_factories import made_on_host, same_values_on_device
+from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
 from memlint.analysis.iteration import condition_is_opt_in_parameter, configured_branch, configured_overrides
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
 from memlint.analysis.moves import later_moves
 from memlint.analysis.project_facts import moved_argument
-from memlint.analysis.summaries import PER_BATCH_HOOKS
-from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS
+from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, PER_BATCH_HOOKS
 from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
 from memlint.diagnostics import Severity
 from memlint.pipeline.text import shorten
@@ -2483,23 +2482,19 @@ for data, target in train_loader:
         self.report(
             shown,
             f"{text} {where} creates the tensor in host memory and then copies it to the device each "
-            f"time; create it there: {_advice(name, factory)}",
+            f"time; create it there: {_advice(name, factory, self.ctx)}",
             fix,
         )
 
 
-def _advice(name: str, factory: cst.Call) -> str:
+def _advice(name: str, factory: cst.Call, ctx) -> str:
     if from_helper(name):
         return f"pass the device to `{name}` and give the torch factory in it `device=`"
-    if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and isinstance(factory.args[0].value, cst.Call) and _is_range_call(factory.args[0].value):
+    if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and counts_range(factory.args[0].value, ctx):
         return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)`"
     if name in LEGACY_SIZED_CONSTRUCTORS:
         return f"`torch.empty(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)` (or `torch.zeros`, for a `zero_()`)"
     return f"`torch.{name}(..., device=...)`"
-
-
-def _is_range_call(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Name) and call.func.value == "range"
 
 
 @dataclass
