@@ -56,6 +56,9 @@ TWELFTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_twelfth.csv"
 # The thirteenth part: issue 27's seventh sealed set, judged at d397d45 and then joined to the corpus.
 THIRTEENTH_REPOS_FILE = REPO / "bench" / "realcode_thirteenth.toml"
 THIRTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_thirteenth.csv"
+# The fourteenth part: issue 27's eighth sealed set, judged at d122e58 and then joined to the corpus.
+FOURTEENTH_REPOS_FILE = REPO / "bench" / "realcode_fourteenth.toml"
+FOURTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fourteenth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -70,16 +73,17 @@ PARTS = [
     (ELEVENTH_REPOS_FILE, ELEVENTH_LABELS_FILE),
     (TWELFTH_REPOS_FILE, TWELFTH_LABELS_FILE),
     (THIRTEENTH_REPOS_FILE, THIRTEENTH_LABELS_FILE),
+    (FOURTEENTH_REPOS_FILE, FOURTEENTH_LABELS_FILE),
 ]
 PART_IDS = [
     "development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
-    "thirteenth",
+    "thirteenth", "fourteenth",
 ]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
     SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10, EIGHTH_REPOS_FILE: 10, NINTH_REPOS_FILE: 10,
     TENTH_REPOS_FILE: 10, ELEVENTH_REPOS_FILE: 10, TWELFTH_REPOS_FILE: 15,
-    THIRTEENTH_REPOS_FILE: 10,
+    THIRTEENTH_REPOS_FILE: 10, FOURTEENTH_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
