@@ -19,6 +19,12 @@ FRESH = {
     "a reshape and arithmetic with a number": "def f(n):\n    return torch.arange(n).view(-1, 1).float() / 2\n",
     "every branch fresh": "def f(n, square):\n    if square:\n        return torch.zeros(n, n)\n    return torch.zeros(n)\n",
     "through an import alias": "import torch as T\ndef f(n):\n    return T.randn(n).tril()\n",
+    "an index of it (a one-hot embedding)": "def f(labels, n):\n    y = torch.eye(n)\n    return y[labels]\n",
+    "elementwise functions and a parameter defaulting to a number": """
+        def f(shape, eps=1e-10):
+            u = torch.rand(shape).float()
+            return - torch.log(eps - torch.log(u + eps))
+    """,
 }
 NOT_FRESH = {
     "made on the device": "def f(n, device):\n    return torch.ones(n, device=device)\n",
@@ -29,6 +35,10 @@ NOT_FRESH = {
     "not torch's": "from mylib import ones\ndef f(n):\n    return ones(n)\n",
     "a generator": "def f(n):\n    yield torch.ones(n)\n",
     "a method": "class A:\n    def f(self, n):\n        return torch.ones(n)\n",
+    "an index of a parameter": "def f(table, labels):\n    return table[labels]\n",
+    "arithmetic with a parameter without a number default": "def f(shape, scale):\n    return torch.rand(shape) * scale\n",
+    "a parameter defaulting to a number, rebound": "def f(shape, eps=1e-10):\n    eps = eps.cuda()\n    return torch.rand(shape) + eps\n",
+    "an elementwise function with keywords": "def f(n, out):\n    return torch.log(torch.rand(n), out=out)\n",
 }
 
 

@@ -1297,6 +1297,61 @@ def test_a_host_tensor_moved_by_a_helper_of_another_file(project):
     assert _findings("evaluate.py") == []  # alone, evaluate.py cannot know what async_copy_to does
 
 
+def test_a_host_tensor_a_helper_of_another_file_indexes_moved_by_the_caller(project):
+    # kuangliu/pytorch-retinanet: utils.one_hot_embedding indexes a host `torch.eye(n)` (a part of a
+    # host tensor stays there); the loss slices the result and moves it with `Variable(t).cuda()`
+    # on every forward
+    write(project / "utils.py", """
+        import torch
+
+        def one_hot_embedding(labels, num_classes):
+            y = torch.eye(num_classes)
+            return y[labels]
+    """)
+    write(project / "loss.py", """
+        import torch.nn as nn
+        from torch.autograd import Variable
+        from utils import one_hot_embedding
+
+        class FocalLoss(nn.Module):
+            def focal_loss_alt(self, x, y):
+                t = one_hot_embedding(y.data.cpu(), 21)
+                t = t[:, 1:]
+                t = Variable(t).cuda()
+                return (x * t).sum()
+
+            def forward(self, x, y):
+                return self.focal_loss_alt(x, y)
+    """)
+    assert _findings(".", "--select", "ML013") == [("loss.py", "ML013", 7)]
+    assert "one_hot_embedding()" in _messages(".", "--select", "ML013")[("loss.py", "ML013")]
+    assert _findings("loss.py", "--select", "ML013") == []  # alone, loss.py cannot know where the helper makes it
+
+
+def test_a_helper_returning_a_function_of_a_host_tensor_of_another_file_is_moved_per_step(project):
+    # ethanfetaya/NRI: sample_gumbel returns `-torch.log(eps - torch.log(u + eps))` of a host
+    # `torch.rand` (`eps` a parameter defaulting to a number); the loop `.cuda()`s it every step
+    write(project / "noise.py", """
+        import torch
+
+        def sample_gumbel(shape, eps=1e-10):
+            u = torch.rand(shape).float()
+            return - torch.log(eps - torch.log(u + eps))
+    """)
+    write(project / "train.py", """
+        import torch
+        from noise import sample_gumbel
+
+        for x, y in train_loader:
+            noise = sample_gumbel(x.size())
+            noise = noise.cuda()
+            loss = criterion(model(x.cuda() + noise), y.cuda())
+            loss.backward()
+            optimizer.step()
+    """)
+    assert _findings(".", "--select", "ML013") == [("train.py", "ML013", 5)]
+
+
 def test_a_host_tensor_moved_by_a_star_imported_helper_of_another_file(project):
     # heykeetae/Self-Attention-GAN: utils.py's tensor2var moves its argument behind a CUDA check and
     # returns it wrapped in Variable; trainer.py star-imports utils and feeds it torch.randn per step

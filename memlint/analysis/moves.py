@@ -92,7 +92,7 @@ def _feeds_joint_move(statements: Sequence[cst.BaseStatement], name: str, moved_
 def _wraps_itself(statement: cst.BaseStatement, name: str, resolve: Optional[Resolve]) -> bool:
     """Does the statement rebind `name` to the same tensor, wrapped (`z = Variable(z)`, `z =
     Variable(z, requires_grad=False)`, the legacy autograd wrapper: the data stays where it is),
-    reshaped or cast (`z = z.view(-1, 1).long()`), reading it nowhere else?  Then the value bound
+    reshaped, cast (`z = z.view(-1, 1).long()`) or sliced (`z = z[:, 1:]`), reading it nowhere else?  Then the value bound
     before still goes to whatever moves `name` later (protonets' `target_inds`)."""
     single = _single_binding(statement)
     if single is None or single[0] != name:
@@ -103,6 +103,8 @@ def _wraps_itself(statement: cst.BaseStatement, name: str, resolve: Optional[Res
         if first.keyword is not None or first.star:
             return False
         value = first.value
+    if isinstance(value, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in value.slice):
+        value = value.value  # `t = t[:, 1:]` (retinanet's one-hot target): a view of the same host tensor
     inner = _through_reshapes(value)
     return isinstance(inner, cst.Name) and inner.value == name and len(_reads(statement, name)) == 1
 
@@ -180,12 +182,22 @@ def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy
     for call in _calls(statements):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MOVES + _MOVING_CASTS:
-            moved = _through_reshapes(func.value)
+            moved = _through_reshapes(_unwrapped(func.value, resolve))
             if moved is read or read in _joined_parts(moved, resolve):
                 return call
         if moved_by is not None and moved_by(call) is read:
             return call
     return None
+
+
+def _unwrapped(value: cst.BaseExpression, resolve: Optional[Resolve]) -> cst.BaseExpression:
+    """What `Variable(t)` wraps (`t = Variable(t).cuda()`: the legacy wrapper keeps the data where
+    it is, so the move moves `t`), or `value` itself."""
+    if isinstance(value, cst.Call) and resolve is not None and value.args and resolve(value.func) in VARIABLE_CLASSES:
+        first = value.args[0]
+        if first.keyword is None and not first.star:
+            return first.value
+    return value
 
 
 def _through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:

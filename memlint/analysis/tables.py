@@ -175,6 +175,13 @@ WINDOW_FACTORIES = frozenset({"hann_window", "hamming_window", "blackman_window"
 TORCH_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm"}
 ) | WINDOW_FACTORIES  # fmt: skip
+# torch's elementwise functions of one tensor (`torch.log(u)`, `torch.sin(x)`): a new tensor on the
+# device of their argument, so a function of a host tensor is one (host_returns: `sample_gumbel`'s
+# `-torch.log(eps - torch.log(u + eps))` of a host `torch.rand`).
+ELEMENTWISE_FUNCTIONS = frozenset(
+    {"log", "log1p", "log2", "log10", "exp", "expm1", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tanh", "sigmoid",
+     "floor", "ceil", "round", "trunc", "reciprocal", "square", "sign"}
+)  # fmt: skip
 # The legacy typed constructors, which called with sizes (`torch.FloatTensor(n, c, h, w)`) make an
 # uninitialised host tensor as `torch.empty` with this dtype does (ML013 and its screen).
 LEGACY_SIZED_CONSTRUCTORS = {

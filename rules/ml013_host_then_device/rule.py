@@ -79,16 +79,18 @@ class HostThenDevice(Rule):
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` (or `z` bound in
     each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`) moved by a
-    later statement of the same block (`z = z.cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
+    later statement of the same block (`z = z.cuda()`, `z = Variable(z).cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
     that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
-    nothing reads between but a rebinding to itself wrapped, reshaped or cast (`z = Variable(z, requires_grad=False)`) or
+    nothing reads between but a rebinding to itself wrapped, reshaped, cast or sliced (`z = Variable(z, requires_grad=False)`, `z = z[:, 1:]`) or
     a second tensor computed from it and moved by the same statement (`inv = torch.ones(n, n) - mask` then
     `mask, inv = mask.cuda(), inv.cuda()`; no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
     no fix, the index may be the host's), or
     `causal_mask(n).type_as(mask).to(device)` where `causal_mask`, a function of this file or of another
     linted with it, returns on every call a tensor it has just made on the host (every `return` a size
-    factory without `device=`, through a local name, a cast, a reshape, a triangle or a comparison
-    with a number: `torch.triu(torch.ones(1, n, n), diagonal=1) == 0`; no fix, the `device=` belongs
+    factory without `device=`, through a local name, a cast, a reshape, a triangle, a comparison
+    with a number: `torch.triu(torch.ones(1, n, n), diagonal=1) == 0`, an index of it: `torch.eye(n)[labels]`,
+    an elementwise torch function of it or arithmetic with a number or a parameter defaulting to one:
+    `-torch.log(eps - torch.log(torch.rand(shape) + eps))` of `def sample_gumbel(shape, eps=1e-10)`; no fix, the `device=` belongs
     in the helper; a helper that may return a tensor already on the device is not followed); the
     code run on every step:
 
@@ -2344,6 +2346,65 @@ def step(model, x, phase=None):
     return model(x).sum()
 for data, target in train_loader:
     loss = step(model, data.cuda())
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a helper returns an index of a host `torch.eye` (a one-hot embedding); the loss slices it and moves it wrapped, every forward
+            """
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+def one_hot_embedding(labels, num_classes):
+    y = torch.eye(num_classes)
+    return y[labels]
+class FocalLoss(nn.Module):
+    def forward(self, x, y):
+        t = one_hot_embedding(y.data.cpu(), 21)
+        t = t[:, 1:]
+        t = Variable(t).cuda()
+        return (x * t).sum()
+""",
+            line=9,
+            column=13,
+            message="moved by a later `Variable(t).cuda()`, inside `forward`",
+        ),
+        Invalid(  # a helper returns elementwise functions of a host `torch.rand` (a Gumbel sample; `eps` defaults to a number), moved per step by its caller
+            """
+import torch
+def sample_gumbel(shape, eps=1e-10):
+    u = torch.rand(shape).float()
+    return - torch.log(eps - torch.log(u + eps))
+def gumbel_softmax_sample(logits, tau=1, eps=1e-10):
+    noise = sample_gumbel(logits.size(), eps=eps)
+    if logits.is_cuda:
+        noise = noise.cuda()
+    return torch.softmax((logits + noise) / tau, dim=-1)
+for x, y in train_loader:
+    edges = gumbel_softmax_sample(model(x.cuda()))
+    loss = criterion(edges, y.cuda())
+    loss.backward()
+    optimizer.step()
+""",
+            line=6,
+            column=13,
+            message="pass the device to `sample_gumbel()`",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # arithmetic with a parameter that has no number for a default: it may be a tensor on the device
+            """
+import torch
+def noisy(shape, scale):
+    return torch.rand(shape) * scale
+for x, y in train_loader:
+    noise = noisy(x.size(), model.noise_scale)
+    noise = noise.cuda()
+    loss = criterion(model(x.cuda() + noise), y.cuda())
     loss.backward()
     optimizer.step()
 """

@@ -38,6 +38,8 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         else:
             continue
         named = _through_reshapes(receiver)  # `offset.view(-1, 1).type_as(x)` moves what `offset` holds (moves.py)
+        if isinstance(named, ast.Call) and isinstance(named.func, ast.Name) and named.args and isinstance(named.args[0], ast.Name):
+            named = named.args[0]  # `Variable(t).cuda()`: a wrapper moved with the name it wraps (looser than the rule's resolved `Variable`)
         names = [named] if isinstance(named, ast.Name) else [part for part in _joined(named) if isinstance(part, ast.Name)]
         if names:
             if bound is None:
