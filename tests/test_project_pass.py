@@ -1436,6 +1436,35 @@ def test_an_import_two_equally_near_modules_could_mean_is_not_resolved(project):
     assert _findings(".") == []
 
 
+def test_an_import_means_the_module_beside_the_importer_over_another_trees(project):
+    # NRI (an __init__.py at its root, so its utils.py is `NRI.utils`) linted with curl (a top-level
+    # utils.py): modules.py's `from utils import *` still means the utils.py beside it
+    write(project / "NRI" / "__init__.py", "")
+    write(project / "NRI" / "utils.py", """
+        import torch
+
+        def sample_gumbel(shape, eps=1e-10):
+            u = torch.rand(shape).float()
+            return - torch.log(eps - torch.log(u + eps))
+
+        def gumbel_softmax_sample(logits, tau=1, eps=1e-10):
+            noise = sample_gumbel(logits.size(), eps=eps)
+            if logits.is_cuda:
+                noise = noise.cuda()
+            return torch.softmax((logits + noise) / tau, dim=-1)
+    """)
+    write(project / "NRI" / "modules.py", """
+        import torch.nn as nn
+        from utils import *
+
+        class Encoder(nn.Module):
+            def forward(self, x):
+                return gumbel_softmax_sample(self.fc(x))
+    """)
+    write(project / "curl" / "utils.py", "import torch\n\ndef eval_mode(*models):\n    return models\n")
+    assert _findings("NRI", "curl", "--select", "ML013") == [("NRI/utils.py", "ML013", 8)]
+
+
 def test_a_script_that_imports_its_own_class_back_keeps_the_definition(project):
     # salesforce/awd-lstm-lm's weight_drop.py: its `__main__` test code does `from weight_drop import
     # WeightDrop`, which runs only as a script and leaves the class what the file defines

@@ -378,7 +378,11 @@ class Project:
         if not candidates:
             return self._beside(name, importer)
         if len(candidates) == 1:
-            return candidates[0]
+            only = candidates[0]
+            if _within(importer.directory, self.files[only].directory):  # type: ignore[union-attr, arg-type]
+                return only  # beside the importer or in a directory above it
+            beside = self._beside(name, importer)  # NRI's `from utils import *` beside modules.py, where another
+            return only if beside is None else beside  # tree linted with it (curl) has a top-level utils.py
         near = [i for i in candidates if self.files[i].directory.startswith(importer.directory)]  # type: ignore[union-attr]
         if len(near) == 1:
             return near[0]
@@ -1390,6 +1394,11 @@ class Project:
 
 def _imports_torch(summary: dict) -> bool:
     return any(target[0].partition(".")[0] == "torch" for target in summary["imports"].values())
+
+
+def _within(directory: str, above: str) -> bool:
+    """Is `directory` the directory `above` or one below it?"""
+    return directory == above or directory.startswith(above.rstrip(os.sep) + os.sep)
 
 
 def _is_torch_module_name(qualified: str) -> bool:
