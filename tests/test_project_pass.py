@@ -1352,6 +1352,55 @@ def test_a_helper_returning_a_function_of_a_host_tensor_of_another_file_is_moved
     assert _findings(".", "--select", "ML013") == [("train.py", "ML013", 5)]
 
 
+GUMBEL = """
+    import torch
+
+    def gumbel_softmax(logits, hard=False):
+        y = torch.softmax(logits, dim=-1)
+        if hard:
+            y_hard = torch.zeros(*logits.size())
+            if y.is_cuda:
+                y_hard = y_hard.cuda()
+            y = y_hard.scatter_(-1, y.argmax(-1, keepdim=True), 1.0) - y.detach() + y
+        return y
+"""
+
+
+def test_a_flag_every_call_in_another_file_turns_on_runs_its_branch(project):
+    # ethanfetaya/NRI: `gumbel_softmax(..., hard=False)`; where every call passes `hard=True`, the
+    # host `torch.zeros` of its hard branch is made and moved on every batch
+    write(project / "utils.py", GUMBEL)
+    write(project / "train.py", """
+        import torch
+        from utils import gumbel_softmax
+
+        for x, y in train_loader:
+            edges = gumbel_softmax(model(x.cuda()), hard=True)
+            loss = criterion(edges, y.cuda())
+            loss.backward()
+            optimizer.step()
+    """)
+    assert _findings(".", "--select", "ML013") == [("utils.py", "ML013", 6)]
+
+
+def test_a_flag_one_call_leaves_configured_keeps_its_branch_opt_in(project):
+    write(project / "utils.py", GUMBEL)
+    write(project / "train.py", """
+        import torch
+        from utils import gumbel_softmax
+
+        for x, y in train_loader:
+            edges = gumbel_softmax(model(x.cuda()), hard=args.hard)
+            loss = criterion(edges, y.cuda())
+            loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            for x, y in valid_loader:
+                edges = gumbel_softmax(model(x.cuda()), hard=True)
+    """)
+    assert _findings(".", "--select", "ML013") == []
+
+
 def test_a_host_tensor_moved_by_a_star_imported_helper_of_another_file(project):
     # heykeetae/Self-Attention-GAN: utils.py's tensor2var moves its argument behind a CUDA check and
     # returns it wrapped in Variable; trainer.py star-imports utils and feeds it torch.randn per step

@@ -34,7 +34,7 @@ Loop = Union[cst.For, cst.While]
 _DEVICE_CHECK_CALLS = frozenset({"is_available", "device_count"})
 # Flags that say whether the run uses the accelerator (`if self.cuda:`, `if args.use_gpu:`): set once
 # per run, so code behind them runs on every iteration of a run that uses the device.
-_DEVICE_FLAGS = frozenset({"is_cuda", "cuda", "use_cuda", "cuda_available", "has_cuda", "on_cuda", "gpu", "use_gpu", "on_gpu", "gpu_mode"})
+_DEVICE_FLAGS = tables.DEVICE_FLAGS
 
 
 def condition_is_device_check(test: cst.BaseExpression) -> bool:
@@ -98,25 +98,27 @@ def _literal_choice(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, _CHOICE_LITERALS) or (isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"))
 
 
-def condition_is_opt_in_parameter(test: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> bool:
+def opt_in_parameter(test: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> Optional[str]:
     """`if init:` / `if init is True:` in `def forward(self, x, init=False)`: a flag the caller sets
-    for a special call (a data-dependent initialisation), off on every ordinary call.  (A parameter
-    defaulting to None, `if mask is None:`, is the ordinary call's branch, and does not count.)"""
+    for a special call (a data-dependent initialisation), off on every ordinary call: the flag's
+    name, else None.  (A parameter defaulting to None, `if mask is None:`, is the ordinary call's
+    branch, and does not count.)  Whether every caller turns it on is the project pass's
+    `FileView.flag_on` (memlint.analysis.flag_arguments)."""
     if function is None:
-        return False
+        return None
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
         if not (isinstance(target.operator, (cst.Is, cst.Equal)) and isinstance(target.comparator, cst.Name) and target.comparator.value == "True"):
-            return False
+            return None
         test = test.left
     if not isinstance(test, cst.Name):
-        return False
+        return None
     params = function.params
     for param in (*params.params, *params.kwonly_params):
         if param.name.value == test.value:
             default = param.default
-            return isinstance(default, cst.Name) and default.value == "False"
-    return False
+            return test.value if isinstance(default, cst.Name) and default.value == "False" else None
+    return None
 
 
 def condition_is_mode_parameter(test: cst.BaseExpression, function: Optional[cst.FunctionDef]) -> bool:
@@ -124,7 +126,7 @@ def condition_is_mode_parameter(test: cst.BaseExpression, function: Optional[cst
     a parameter whose default is a string, compared with strings, picks one of the function's modes.
     A caller passes the mode its run is configured with (a loss's distance, a sampler's method), so
     the branch runs on every call of that run, as a configured choice (`args.loss == "hinge"`) does;
-    a flag defaulting to False is the opt-in call's instead (`condition_is_opt_in_parameter`)."""
+    a flag defaulting to False is the opt-in call's instead (`opt_in_parameter`)."""
     if function is None:
         return False
     if isinstance(test, cst.BooleanOperation):
@@ -185,11 +187,22 @@ def every_call(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambd
 def configured_branch(node: cst.CSTNode, ctx: "Context", overrides: Collection[int]) -> bool:
     """An `if` that runs whenever reached in a run: it picks the run's value (`configured_overrides`,
     whose ids the caller collected in `overrides` where it saw their block), tests a command-line
-    flag the script declares on by default (`cli_defaults.flag_on_by_default`), or picks the
-    function's mode by a parameter with a string default (`condition_is_mode_parameter`)."""
+    flag the script declares on by default (`cli_defaults.flag_on_by_default`), picks the
+    function's mode by a parameter with a string default (`condition_is_mode_parameter`), or tests
+    a flag parameter every call turns on (`flag_turned_on`)."""
     if id(node) in overrides:
         return True
-    return type(node) is cst.If and (flag_on_by_default(node.test, ctx) or condition_is_mode_parameter(node.test, ctx.function_node))
+    return type(node) is cst.If and (
+        flag_on_by_default(node.test, ctx) or condition_is_mode_parameter(node.test, ctx.function_node) or flag_turned_on(node.test, ctx)
+    )
+
+
+def flag_turned_on(test: cst.BaseExpression, ctx: "Context") -> bool:
+    """`if cuda:` of `def sinc(band, t, cuda=False)` where every call of the function in the project
+    turns the flag on (`sinc(..., cuda)`, `gumbel_softmax(x, hard=True)`: the project pass's
+    `FileView.flag_on`, memlint.analysis.flag_arguments): the branch runs on every call."""
+    flag = opt_in_parameter(test, ctx.function_node)
+    return flag is not None and ctx.function_key is not None and ctx.project.flag_on(ctx.function_key, flag)
 
 def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
     """The `if` statements of a block that pick a value by the run's configuration: `ff = A` then

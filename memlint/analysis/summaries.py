@@ -26,6 +26,10 @@ A summary says, for each module-level function and each method of a module-level
   `forward` only ever returns that module's call (SAGAN's `SpectralNorm`: `forwarded_attribute`);
 - `fresh`: a module-level function whose every return is a tensor it has just made on the host
   (memlint.analysis.host_returns: `causal_mask(n)` returning `torch.triu(torch.ones(1, n, n)) == 0`);
+- `flags`: a module-level function's parameters that default to False, each [name, position]
+  (-1: keyword-only), and `passes`: its calls of a function of the project, [reference, positions,
+  keywords], that turn some of the callee's arguments on (`True`, an accelerator test:
+  memlint.analysis.flag_arguments), for the project pass's `flags_on`;
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
   the call is behind an `if` or in an exception handler;
@@ -59,10 +63,11 @@ from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.counted_loops import enumerate_start, first_bound
+from memlint.analysis.flag_arguments import arguments_on, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 
-FORMAT = 19  # 19: `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 19  # 19: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -310,6 +315,10 @@ class _Summary:
             record["self"] = (node.args.posonlyargs + node.args.args)[0].arg
             if node.name in tables.METER_METHODS and _keeps_a_parameter(node):
                 record["keeps"] = True
+        if class_name is None and "." not in key:
+            flags = default_false_flags(node)
+            if flags:
+                record["flags"] = flags
         self.functions[key] = record
         inner = returned_closure(node)
         if inner is not None:
@@ -669,6 +678,10 @@ class _Summary:
             record["flush"] = flush
         if reference is not None:
             record["calls"].append([reference, grad, self._loop_fact(loop), conditional])
+            if reference[0] in ("n", "d"):
+                positions, keywords = arguments_on(call)
+                if positions or keywords:  # `sinc(band, t, cuda)`: a flag of the callee's turned on (flag_arguments)
+                    record.setdefault("passes", []).append([reference, positions, keywords])
         if built is not None:
             record["calls"].append([built, grad, self._loop_fact(loop), conditional])
 
@@ -1780,6 +1793,17 @@ def _check_function(record: dict) -> None:
                 if loop is not None:
                     _require(type(loop) is list and len(loop) == 3 and type(loop[0]) is int)
                     _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool)
+        elif field == "flags":
+            _require(type(value) is list)
+            for flag in value:
+                _require(type(flag) is list and len(flag) == 2 and type(flag[0]) is str and type(flag[1]) is int)
+        elif field == "passes":
+            _require(type(value) is list)
+            for site in value:
+                _require(type(site) is list and len(site) == 3)
+                _check_reference(site[0])
+                _require(type(site[1]) is list and all(type(p) is int for p in site[1]))
+                _strings(site[2])
         elif field == "may":
             _require(type(value) is list)
             for site in value:

@@ -322,6 +322,9 @@ FRESH_OUTPUT_LAYERS = OUTPUT_NOT_SAVED | frozenset(
 # accelerator by itself: the project pass's `host` bit of a summary (summaries.py). Loose on purpose:
 # a comment that mentions a GPU counts (the semantic model's `accelerator_named` below is the exact
 # form, on the file's names and strings).
+# Names of a flag that says whether the accelerator is used (`if self.cuda:`, `if use_gpu:`,
+# `x.is_cuda`): a device check, not an opt-in (iteration.condition_is_device_check, flag_arguments).
+DEVICE_FLAGS = frozenset({"is_cuda", "cuda", "use_cuda", "cuda_available", "has_cuda", "on_cuda", "gpu", "use_gpu", "on_gpu", "gpu_mode"})
 ACCELERATOR_TEXT = re.compile(r"cuda|device|gpu|accelerat|\b(?:mps|xpu|tpu)\b", re.I)
 # `os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or "-1") hides every GPU from the process: it names CUDA
 # only to switch it off, evidence of a CPU-only run, not of an accelerator (ikostrikov/pytorch-a3c's

@@ -129,6 +129,11 @@ class FileView:
     # `forwards`): `SpectralNorm(nn.Conv2d(...))` outputs what the convolution outputs
     # (memlint.analysis.wrapper_classes).
     wrapper_classes: frozenset[str] = frozenset()
+    # Flags of this file's module-level functions that every call of the function in the project
+    # turns on ("sinc:cuda": `def sinc(band, t, cuda=False)` always called as `sinc(..., cuda)` with
+    # `cuda = x.is_cuda`): the branch behind `if cuda:` runs whenever the callers run on the
+    # accelerator, not only on a special call (memlint.analysis.flag_arguments).
+    flags_on: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -138,7 +143,7 @@ class FileView:
              sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
              [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes],
              sorted(self.meter_classes), self.torch_importers, sorted(self.gradient_classes), sorted(self.model_methods),
-             sorted(self.eval_contexts), sorted(self.grad_free_methods), sorted(self.wrapper_classes)],
+             sorted(self.eval_contexts), sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on)],
             separators=(",", ":"), ensure_ascii=False,
         )  # fmt: skip
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -194,6 +199,10 @@ class FileView:
     def runs_per_forward(self, key: FunctionKey) -> bool:
         return key_string(key) in self.per_forward
 
+    def flag_on(self, key: FunctionKey, parameter: str) -> bool:
+        """Does every call of the module-level function `key` turn its flag `parameter` on?"""
+        return f"{key_string(key)}:{parameter}" in self.flags_on
+
     def to_data(self) -> list:
         """Plain data for the cache (`from_data` reads it back)."""
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
@@ -202,7 +211,7 @@ class FileView:
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
                 sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers,
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
-                sorted(self.grad_free_methods), sorted(self.wrapper_classes)]  # fmt: skip
+                sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -210,12 +219,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 22 or type(data[8]) is not bool or type(data[16]) is not bool:
+        if type(data) is not list or len(data) != 23 or type(data[8]) is not bool or type(data[16]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -225,7 +234,7 @@ class FileView:
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
-                   frozenset(data[20]), frozenset(data[21]))  # fmt: skip
+                   frozenset(data[20]), frozenset(data[21]), frozenset(data[22]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -340,6 +349,7 @@ class Project:
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
         self._resolved: dict[tuple, Optional[tuple]] = {}
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
+        self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
         self._importers: dict[int, set[int]] = {}  # file -> the files that import it
         self._imports: dict[int, set[int]] = {}  # file -> the project's files it imports
@@ -1257,7 +1267,46 @@ class Project:
             eval_contexts=self._eval_contexts(index),
             grad_free_methods=self._grad_free_methods(index, model_methods),
             wrapper_classes=self._wrapper_classes(index),
+            flags_on=self._flags_on(index),
         )
+
+    def _flags_on(self, index: int) -> frozenset[str]:
+        """FileView.flags_on of file `index`: "function:flag" for its module-level functions' flags
+        (summaries' `flags`) that every call of the function the pass resolves turns on (`passes`)."""
+        functions = self.files[index].summary["functions"]  # type: ignore[union-attr]
+        wanted = {(index, key): record["flags"] for key, record in functions.items() if record.get("flags")}
+        if not wanted:
+            return frozenset()
+        counts = self._flag_counts()
+        found = set()
+        for function, flags in wanted.items():
+            calls, on = counts.get(function, (0, {}))
+            found.update(f"{function[1]}:{name}" for name, _ in flags if calls and on.get(name) == calls)
+        return frozenset(found)
+
+    def _flag_counts(self) -> dict[tuple, tuple[int, dict[str, int]]]:
+        """(file, key) of a function with flags -> (how many calls of it the project's functions
+        make, how many of those turn each flag on).  Computed once, for every file."""
+        if self._flag_count_memo is not None:
+            return self._flag_count_memo
+        flagged = {(file.index, key): record["flags"] for file, key, record in self._functions() if record.get("flags")}
+        counts: dict[tuple, list] = {}
+        if flagged:
+            for file, key, record in self._functions():
+                for ref, *_ in record.get("calls", ()):
+                    if ref[0] in ("n", "d"):
+                        callee = self.resolve(file.index, key, ref)
+                        if callee in flagged:
+                            counts.setdefault(callee, [0, {}])[0] += 1
+                for ref, positions, keywords in record.get("passes", ()):
+                    callee = self.resolve(file.index, key, ref)
+                    if callee in flagged:
+                        on = counts.setdefault(callee, [0, {}])[1]
+                        for name, position in flagged[callee]:
+                            if name in keywords or (position >= 0 and position in positions):
+                                on[name] = on.get(name, 0) + 1
+        self._flag_count_memo = {function: (calls, on) for function, (calls, on) in counts.items()}
+        return self._flag_count_memo
 
     def _torch_importers(self, index: int) -> bool:
         """FileView.torch_importers of file `index`: a torch-free file that the project's torch code

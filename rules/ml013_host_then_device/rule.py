@@ -14,7 +14,7 @@ from memlint.analysis.device_targets import cuda_target_certain, destination, fo
 from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_project
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
-from memlint.analysis.iteration import condition_is_opt_in_parameter, configured_branch, configured_overrides
+from memlint.analysis.iteration import configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
 from memlint.analysis.moves import later_moves
 from memlint.analysis.project_facts import moved_argument
@@ -100,7 +100,9 @@ class HostThenDevice(Rule):
       built in an attention layer's `forward`: the project pass's per-forward fact); not where the
       value fills a cache that the `if` around it reads (`if self.mask is None: self.mask = ...`), nor
       behind a flag parameter that defaults to False (`if init:` of `forward(self, x, init=False)`, a
-      data-dependent initialisation called once);
+      data-dependent initialisation called once), unless every call of the function (a module-level
+      one) in the linted files turns the flag on with `True` or an accelerator test: `sinc(band, t, cuda)`
+      with `cuda = x.is_cuda`, `gumbel_softmax(logits, hard=True)` (then the branch runs on every call);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
       in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
@@ -2411,6 +2413,58 @@ for x, y in train_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # a flag defaulting to False that every call turns on with an accelerator test: its branch runs whenever forward runs on the GPU
+            """
+import torch
+import torch.nn as nn
+def sinc(band, t_right, cuda=False):
+    ones = torch.ones(1)
+    if cuda:
+        ones = ones.to("cuda")
+    return torch.cat([t_right * band, ones])
+class SincConv(nn.Module):
+    def forward(self, x):
+        cuda = x.is_cuda
+        return x * sinc(self.low, self.t, cuda).sum() * sinc(self.high, self.t, cuda).sum()
+""",
+            line=4,
+            column=12,
+            message="moved by a later `ones.to(\"cuda\")`, in `sinc()`, which `forward` calls",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # one call leaves the flag at its default: the branch is that caller's special case
+            """
+import torch
+import torch.nn as nn
+def sinc(band, t_right, cuda=False):
+    ones = torch.ones(1)
+    if cuda:
+        ones = ones.to("cuda")
+    return torch.cat([t_right * band, ones])
+class SincConv(nn.Module):
+    def forward(self, x):
+        return x * sinc(self.low, self.t, x.is_cuda).sum() * sinc(self.high, self.t).sum()
+"""
+        ),
+        Valid(  # turned on only by a call outside the loop (a warm-up): an opt-in, not every step's
+            """
+import torch
+def step(model, x, warmup=False):
+    if warmup:
+        x = x + torch.randn(x.shape).cuda()
+    return model(x).sum()
+step(model, first.cuda(), warmup=True)
+for data, target in train_loader:
+    loss = step(model, data.cuda())
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
@@ -2486,7 +2540,7 @@ for x, y in train_loader:
         device, device_alone = target  # `device=` alone would not give the factory `x`'s dtype (`.type_as(x)`, `.to(x)`)
         if self._assigned and statement_fills_cache(self._assigned[-1], ctx):  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
             return
-        if any(condition_is_opt_in_parameter(node.test, ctx.function_node) for node, _ in ctx.frame.conditions):
+        if any(self._opt_in(node.test) for node, _ in ctx.frame.conditions):
             return  # `if init:` of `forward(self, x, init=False)`: a special call, not every one
         candidate = _Candidate(node, factory, name, device, fixable and device_alone, ctx.function_key, every_call(ctx, self._configured), at)
         if ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward":
@@ -2498,6 +2552,12 @@ for x, y in train_loader:
                 self._report(candidate, "on every loop iteration" if every_iteration(ctx, self._configured) else "on every training step its branch takes")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
+
+    def _opt_in(self, test: cst.BaseExpression) -> bool:
+        """Is `test` a flag parameter defaulting to False (`iteration.opt_in_parameter`) that some
+        call of the function leaves off?  Every call turning it on (`sinc(..., cuda)` with `cuda =
+        x.is_cuda`: the project pass's `flag_on`) makes its branch run as the callers do."""
+        return opt_in_parameter(test, self.ctx.function_node) is not None and not flag_turned_on(test, self.ctx)
 
     def _configured(self, node: cst.CSTNode) -> bool:
         return configured_branch(node, self.ctx, self._overrides)

@@ -1,0 +1,31 @@
+"""The summaries' `flags` and `passes` (memlint/analysis/flag_arguments.py): a function's parameters
+that default to False, and the call arguments that turn such a flag on."""
+
+from __future__ import annotations
+
+import ast
+
+from memlint.analysis.flag_arguments import arguments_on, default_false_flags
+
+
+def _function(code: str) -> ast.AST:
+    return ast.parse(code).body[0]
+
+
+def _call(code: str) -> ast.Call:
+    return ast.parse(code).body[0].value  # type: ignore[attr-defined,return-value]
+
+
+def test_parameters_defaulting_to_false_with_their_positions():
+    found = default_false_flags(_function("def f(a, b=None, cuda=False, *, hard=False, n=0): pass"))
+    assert found == [["cuda", 2], ["hard", -1]]
+
+
+def test_arguments_that_turn_a_flag_on():
+    assert arguments_on(_call("sinc(band, t, cuda)")) == ([2], [])
+    assert arguments_on(_call("f(x, x.is_cuda, hard=True, soft=False, gpu=torch.cuda.is_available())")) == ([1], ["hard", "gpu"])
+    assert arguments_on(_call("f(x, hard=args.hard, flag=1)")) == ([], [])
+
+
+def test_positions_after_a_spread_are_unknown():
+    assert arguments_on(_call("f(*args, True)")) == ([], [])
