@@ -1512,6 +1512,8 @@ def test_an_import_means_the_module_beside_the_importer_over_another_trees(proje
     """)
     write(project / "curl" / "utils.py", "import torch\n\ndef eval_mode(*models):\n    return models\n")
     assert _findings("NRI", "curl", "--select", "ML013") == [("NRI/utils.py", "ML013", 8)]
+    write(project / "sac" / "utils.py", "import torch\n\ndef soft_update(a, b):\n    return a\n")
+    assert _findings("NRI", "curl", "sac", "--select", "ML013") == [("NRI/utils.py", "ML013", 8)]  # two such trees
 
 
 def test_a_script_that_imports_its_own_class_back_keeps_the_definition(project):

@@ -387,12 +387,15 @@ class Project:
         candidates = self._modules.get(name)
         if not candidates:
             return self._beside(name, importer)
+        if not any(_within(importer.directory, self.files[i].directory) for i in candidates):  # type: ignore[union-attr, arg-type]
+            # none beside the importer or above it: the file beside it, if any, is what a script run from
+            # there imports (NRI's `from utils import *` beside modules.py, NRI/ being a package, while
+            # other trees linted with it, curl's, have a top-level utils.py)
+            beside = self._beside(name, importer)
+            if beside is not None:
+                return beside
         if len(candidates) == 1:
-            only = candidates[0]
-            if _within(importer.directory, self.files[only].directory):  # type: ignore[union-attr, arg-type]
-                return only  # beside the importer or in a directory above it
-            beside = self._beside(name, importer)  # NRI's `from utils import *` beside modules.py, where another
-            return only if beside is None else beside  # tree linted with it (curl) has a top-level utils.py
+            return candidates[0]
         near = [i for i in candidates if self.files[i].directory.startswith(importer.directory)]  # type: ignore[union-attr]
         if len(near) == 1:
             return near[0]
