@@ -39,28 +39,40 @@ def returns_fresh_host_tensor(
     made on the host by a torch size factory in that call?  `qualify` resolves a dotted name through
     the file's imports ("torch.ones"); `bindings` maps each local name to its plain assignments (one
     assignment: the name holds that value; none: bound some other way, a parameter say); `function`,
-    the function's node, gives the parameters that default to a number."""
-    numbers = _number_parameters(function) if returns else frozenset()
+    the function's node, gives the parameters that default to a number (`_NumberParameters`)."""
+    numbers = _NumberParameters(function)
     return bool(returns) and all(r.value is not None and _fresh(r.value, qualify, bindings, numbers, 0) for r in returns)
 
 
-def _number_parameters(function: Optional[ast.AST]) -> frozenset[str]:
-    """The parameters of `function` whose default is a number literal (`eps=1e-10`), when its body
-    never stores to them (`eps = eps.cuda()`: then it may hold anything).  Walked only for a function
-    with such a default."""
-    if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef):
-        return frozenset()
-    arguments = function.args  # type: ignore[attr-defined]
-    positional = [*arguments.posonlyargs, *arguments.args]
-    pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
-    pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
-    found = {a.arg for a, d in pairs if _is_number(d)}
-    if found:
-        found -= {n.id for n in ast.walk(function) if type(n) is ast.Name and type(n.ctx) is not ast.Load}  # type: ignore[attr-defined]
-    return frozenset(found)
+class _NumberParameters:
+    """The parameters of a function whose default is a number literal (`eps=1e-10`) and that its
+    body never stores to (`eps = eps.cuda()`: then it may hold anything).  Found on the first
+    question: most functions never ask (a name in arithmetic with a fresh tensor is rare)."""
+
+    def __init__(self, function: Optional[ast.AST]) -> None:
+        self._function = function
+        self._found: Optional[frozenset[str]] = None
+
+    def __contains__(self, name: str) -> bool:
+        if self._found is None:
+            self._found = self._parameters()
+        return name in self._found
+
+    def _parameters(self) -> frozenset[str]:
+        function = self._function
+        if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+            return frozenset()
+        arguments = function.args  # type: ignore[attr-defined]
+        positional = [*arguments.posonlyargs, *arguments.args]
+        pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+        pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
+        found = {a.arg for a, d in pairs if _is_number(d)}
+        if found:
+            found -= {n.id for n in ast.walk(function) if type(n) is ast.Name and type(n.ctx) is not ast.Load}  # type: ignore[attr-defined]
+        return frozenset(found)
 
 
-def _fresh(expr: ast.AST, qualify: Qualify, bindings: Bindings, numbers: frozenset[str], depth: int) -> bool:
+def _fresh(expr: ast.AST, qualify: Qualify, bindings: Bindings, numbers: "_NumberParameters", depth: int) -> bool:
     if depth > _DEPTH:
         return False
     kind = type(expr)
@@ -111,7 +123,7 @@ def _dtype_cast(call: ast.Call, qualify: Qualify) -> bool:
     return module == "torch" and name.islower() and not name.startswith("_")
 
 
-def _number(expr: ast.AST, numbers: frozenset[str]) -> bool:
+def _number(expr: ast.AST, numbers: "_NumberParameters") -> bool:
     """A number literal, or a parameter that defaults to one (`_number_parameters`)."""
     return _is_number(expr) or (type(expr) is ast.Name and expr.id in numbers)  # type: ignore[attr-defined]
 
