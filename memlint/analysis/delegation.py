@@ -66,6 +66,34 @@ def self_helper_runs_model(call: cst.Call, ctx: "Context") -> bool:
     return method is not None and _body_runs(method, lambda c: _runs_self_model(c, ctx), "self", ctx, call)
 
 
+def self_layers_helper_runs(call: cst.Call, ctx: "Context") -> bool:
+    """In a method of an nn.Module: is `call` `self.helper(x, ...)`, fed data, a method of the class
+    whose body runs the module's own layers (`self.start_conv(x)`, `self.filter_convs[i](x)`), with
+    the caller's grad mode (see `_body_runs`)?  After `self.eval()` that runs the module: pytorch-
+    wavenet's `generate_fast` drives `self.wavenet(input, ...)`, the body of its forward."""
+    func = call.func
+    if not (type(func) is cst.Attribute and _is_self(func.value)) or not any(a.keyword is None and not a.star and type(a.value) in _DATA for a in call.args):
+        return False
+    method = _own_method(ctx, func.attr.value)
+    return method is not None and _body_runs(method, lambda c: _runs_own_layer(c, ctx), "self", ctx, call)
+
+
+# What can be a batch handed to a helper: a name, an attribute, an element, a call's result.
+_DATA = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
+
+
+def _runs_own_layer(call: cst.Call, ctx: "Context") -> bool:
+    """`self.conv(x)` or `self.convs[i](x)`: a call of a layer the module holds (valued a module, not
+    a loss), or of an element of a container of layers (`nn.ModuleList`)."""
+    func = call.func
+    if type(func) is cst.Subscript:
+        func = func.value
+    if type(func) is not cst.Attribute or not _is_self(func.value) or ctx.resolve(func) is not None:
+        return False
+    value = values.evaluate(func, ctx)
+    return value.kind is values.Kind.MODULE and not value.is_loss
+
+
 def mode_helper_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
     """`self.net_mode(train=False)` as a statement of its own: the `X.eval()` (or `X.train()`) call
     of the method's body that this literal argument certainly reaches first (None when the body

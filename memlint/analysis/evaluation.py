@@ -27,7 +27,7 @@ import libcst as cst
 from memlint.analysis import tables, values
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
-from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
+from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
 from memlint.analysis.values import Kind
@@ -517,7 +517,15 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     func = call.func
     text = _code(ctx, func)
     if receiver == "self":
-        return is_model_call(call, ctx)
+        # `self(x)`, `self.encoder(x)`; or a method of the module whose body runs its layers
+        # (pytorch-wavenet's `generate_fast`: `self.eval()`, then `self.wavenet(input, ...)`, the
+        # body of its forward, per generated sample)
+        # (only where no input of the region is a `Variable(x, volatile=True)`: written for PyTorch
+        # 0.3, where that input keeps the graph off, the run is that version's inference; which
+        # version the code runs on the file does not say, and this evidence is the weaker one)
+        if is_model_call(call, ctx):
+            return True
+        return ctx.in_module_class and self_layers_helper_runs(call, ctx) and not _asks_volatile(region, ctx)
     if text == receiver:
         return True
     ran = module_run_by_function(call, ctx)
@@ -537,13 +545,25 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     return runs_method_of(call, (receiver,), ctx)
 
 
+def _asks_volatile(region: Region, ctx: "Context") -> bool:
+    """Does a statement of the region's block wrap something in `Variable(..., volatile=True)`?"""
+    return ctx.memo(("volatile-region", id(region.node)), lambda: any(
+        type(n) is cst.Call and any(
+            a.keyword is not None and a.keyword.value == "volatile" and type(a.value) is cst.Name and a.value.value == "True"
+            for a in n.args  # type: ignore[attr-defined]
+        )
+        for statement in region.block
+        for n in code_descendants(statement)
+    ))  # type: ignore[return-value]
+
+
 def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
     """Is `call` a method of one of `receivers` (the code of modules put in eval mode) that runs it
     on data (`lm_model.log_prob(word_t)`, `policy.get_action(obs)`)?"""
     func = call.func
     if not (type(func) is cst.Attribute and _code(ctx, func.value) in receivers):
         return False
-    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not any(_is_data(arg.value) for arg in call.args if arg.keyword is None):
+    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not _fed_data(call):
         return False
     if func.attr.value in ctx.project.grad_free_methods:
         return False  # (curl's `agent.sample_action(obs)` runs its actor under its own `no_grad`)
@@ -561,7 +581,7 @@ def runs_model_method(call: cst.Call, ctx: "Context") -> bool:
     receiver = func.value
     if type(receiver) not in (cst.Name, cst.Attribute) or _is_self(receiver) or ctx.resolve(receiver) is not None:
         return False
-    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not any(_is_data(a.value) for a in call.args if a.keyword is None):
+    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not _fed_data(call):
         return False
     if func.attr.value in ctx.project.grad_free_methods:
         return False
@@ -598,6 +618,19 @@ def _alias_of(name: str, ctx: "Context") -> str:
             return ""
         bound = _code(ctx, small.value)
     return bound
+
+
+def _fed_data(call: cst.Call) -> bool:
+    """Is the call handed something that can be a batch, by position or by keyword
+    (`model.incremental_forward(test_inputs=x, c=c)`: wavenet_vocoder's tests)?  A keyword that
+    names where or how to run (`device=device`, `tqdm=tqdm`) hands no data."""
+    return any(
+        _is_data(arg.value) and (arg.keyword is None or arg.keyword.value not in _OPTION_KEYWORDS)
+        for arg in call.args
+    )  # fmt: skip
+
+
+_OPTION_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "tqdm", "verbose", "progress", "callback", "logger", "config"})
 
 
 def _is_data(expr: cst.BaseExpression) -> bool:

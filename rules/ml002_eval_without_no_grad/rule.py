@@ -859,6 +859,47 @@ def sample_actions(policy, obs):
     return policy(obs.cuda()).sample()
 """
         ),
+        Valid(  # `self.eval()` then a layer-running method of the module on a `Variable(..., volatile=True)` input: written for PyTorch 0.3, whose volatile inputs keep the graph off (pytorch-wavenet's `generate`)
+            """
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class WaveNet(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.start_conv = nn.Conv1d(classes, 32, 1)
+        self.end_conv = nn.Conv1d(32, classes, 1)
+    def wavenet(self, input):
+        return self.end_conv(self.start_conv(input))
+    def forward(self, input):
+        return self.wavenet(input)
+    def generate(self, first):
+        self.eval()
+        input = Variable(first, volatile=True)
+        x = self.wavenet(input)
+        self.train()
+        return x.data.numpy()
+"""
+        ),
+        Valid(  # `self.eval()`, then a method of the module that runs its layers to train them: a backward follows
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(8, 8, 1)
+    def features(self, x):
+        return self.conv(x)
+    def forward(self, x):
+        return self.features(x)
+    def adapt(self, x, opt):
+        self.eval()
+        loss = self.features(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -2443,6 +2484,98 @@ class GAN:
     def evaluate(self, path, z):
         self.load_model(path)
         return self.G(z).cpu().numpy()
+""",
+        ),
+        Invalid(  # a method of the model handed its data by keyword (`test_inputs=x`) runs it as a positional batch would (wavenet_vocoder's test_mixture_wavenet)
+            """
+import torch
+from wavenet_vocoder import build_compact_model
+def test_mixture(x, c):
+    model = build_compact_model(out_channels=30)
+    model.eval()
+    y = model.incremental_forward(test_inputs=x, c=c, T=None)
+    assert y.size() == x.size()
+""",
+            line=6,
+            column=9,
+            message="after `model.eval()`",
+            unsafe=True,
+            fixed="""
+import torch
+from wavenet_vocoder import build_compact_model
+def test_mixture(x, c):
+    model = build_compact_model(out_channels=30)
+    model.eval()
+    with torch.no_grad():
+        y = model.incremental_forward(test_inputs=x, c=c, T=None)
+    assert y.size() == x.size()
+""",
+        ),
+        Invalid(  # `self.eval()`, then a method of the module whose body runs its layers, per generated sample (pytorch-wavenet's generate_fast)
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class WaveNet(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.classes = classes
+        self.start_conv = nn.Conv1d(classes, 32, 1)
+        self.convs = nn.ModuleList([nn.Conv1d(32, 32, 1) for _ in range(4)])
+        self.end_conv = nn.Conv1d(32, classes, 1)
+    def wavenet(self, input):
+        x = self.start_conv(input)
+        for conv in self.convs:
+            x = F.relu(conv(x))
+        return self.end_conv(x)
+    def forward(self, input):
+        return self.wavenet(input)
+    def generate(self, first, num_samples):
+        self.eval()
+        input = first
+        generated = []
+        for i in range(num_samples):
+            x = self.wavenet(input).squeeze()
+            sample = torch.argmax(x, 0)
+            generated.append(sample.item())
+            input = F.one_hot(sample, self.classes).float().view(1, -1, 1)
+        self.train()
+        return generated
+""",
+            line=23,
+            column=17,
+            message="`self.wavenet(input)` runs after `self.eval()`",
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class WaveNet(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.classes = classes
+        self.start_conv = nn.Conv1d(classes, 32, 1)
+        self.convs = nn.ModuleList([nn.Conv1d(32, 32, 1) for _ in range(4)])
+        self.end_conv = nn.Conv1d(32, classes, 1)
+    def wavenet(self, input):
+        x = self.start_conv(input)
+        for conv in self.convs:
+            x = F.relu(conv(x))
+        return self.end_conv(x)
+    def forward(self, input):
+        return self.wavenet(input)
+    @torch.no_grad()
+    def generate(self, first, num_samples):
+        self.eval()
+        input = first
+        generated = []
+        for i in range(num_samples):
+            x = self.wavenet(input).squeeze()
+            sample = torch.argmax(x, 0)
+            generated.append(sample.item())
+            input = F.one_hot(sample, self.classes).float().view(1, -1, 1)
+        self.train()
+        return generated
 """,
         ),
     ]
