@@ -220,7 +220,27 @@ def _function_runs(call: cst.Call, receiver: str, ctx: "Context") -> bool:
         parameter = receiver
     elif binds_in_body(definition, parameter):
         return False
-    return _body_runs(definition, lambda c: type(c.func) is cst.Name and c.func.value == parameter, parameter, ctx)
+    replicated = _replicates_and_applies(definition, parameter, ctx)
+    return _body_runs(definition, lambda c: (type(c.func) is cst.Name and c.func.value == parameter) or c is replicated, parameter, ctx)
+
+
+def _replicates_and_applies(definition: cst.FunctionDef, parameter: str, ctx: "Context") -> Optional[cst.Call]:
+    """The `torch.nn.parallel.replicate(parameter, ...)` call of a helper that also calls
+    `torch.nn.parallel.parallel_apply`: the body of torch's own `data_parallel`, written out
+    (wavenet_vocoder's `data_parallel_workaround(model, inputs)`) runs the module it replicates."""
+    replicated, applied = None, False
+    for node in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.Call or type(node.func) not in (cst.Name, cst.Attribute):  # type: ignore[attr-defined]
+            continue
+        final = node.func.attr.value if type(node.func) is cst.Attribute else node.func.value  # type: ignore[attr-defined]
+        if final not in ("replicate", "parallel_apply"):
+            continue
+        qualified = ctx.resolve(node.func) or ""  # type: ignore[attr-defined]
+        if qualified == "torch.nn.parallel.parallel_apply" or qualified == "torch.nn.parallel.parallel_apply.parallel_apply":
+            applied = True
+        elif qualified.startswith("torch.nn.parallel.replicate") and node.args and _code(ctx, node.args[0].value) == parameter:  # type: ignore[attr-defined]
+            replicated = node
+    return replicated if applied else None
 
 
 def _body_runs(

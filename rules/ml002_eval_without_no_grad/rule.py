@@ -900,6 +900,56 @@ class Net(nn.Module):
         opt.step()
 """
         ),
+        Valid(  # the eval phase hands the model to a function of the file that backpropagates through it (an adversarial example): gradients are needed
+            """
+import torch
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == "train")
+    if train:
+        model.train()
+    else:
+        model.eval()
+    y_hat = model(x)
+    loss = criterion(y_hat, y)
+    if not train:
+        adversarial(model, x, y, criterion)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def adversarial(model, x, y, criterion):
+    x = x.clone().requires_grad_(True)
+    criterion(model(x), y).backward()
+    return x.grad.sign()
+def train_loop(model, loaders, optimizer, criterion):
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+phases = ["train", "val"]
+"""
+        ),
+        Valid(  # a phase loop over a dict's keys where nothing in the file names a phase other than training: whether an eval phase runs, the file does not say
+            """
+import torch
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == "train")
+    if train:
+        model.train()
+    else:
+        model.eval()
+    loss = criterion(model(x), y)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def train_loop(model, loaders, optimizer, criterion):
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+"""
+        ),
     ]
 
     INVALID = [
@@ -2577,6 +2627,72 @@ class WaveNet(nn.Module):
         self.train()
         return generated
 """,
+        ),
+        Invalid(  # a phase loop over a dict's keys (the file names its phases `["train_no_dev", "dev"]`) hands each phase to a step whose switch tests a local `train = (phase == ...)`; the checkpoint under `if train and ...` is training's (wavenet_vocoder's `__train_step`)
+            """
+import torch
+def get_loaders(make):
+    loaders = {}
+    for phase in ["train_no_dev", "dev"]:
+        loaders[phase] = make(phase)
+    return loaders
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == "train_no_dev")
+    if train:
+        model.train()
+        counter = 1
+    else:
+        model.eval()
+        counter = 0
+    y_hat = model(x)
+    loss = criterion(y_hat, y)
+    if train and counter > 0:
+        save_checkpoint(model, optimizer)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def save_checkpoint(model, optimizer):
+    torch.save({"model": model.state_dict()}, "ckpt.pt")
+def train_loop(model, loaders, optimizer, criterion):
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+""",
+            line=15,
+            column=13,
+            message="after `model.eval()` (where `train` is false)",
+        ),
+        Invalid(  # the eval phase runs the model through a helper that replicates it and applies the replicas (torch's `data_parallel` written out: wavenet_vocoder's `data_parallel_workaround`)
+            """
+import torch
+from torch.nn.parallel import replicate, parallel_apply
+def run_replicas(model, inputs, devices):
+    replicas = replicate(model, devices)
+    outputs = parallel_apply(replicas, [inputs])
+    return outputs[0]
+def step(phase, model, optimizer, criterion, x, y, devices):
+    train = phase == "train"
+    if train:
+        model.train()
+    else:
+        model.eval()
+    y_hat = run_replicas(model, x, devices)
+    loss = criterion(y_hat, y)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def train_loop(model, loaders, optimizer, criterion, devices):
+    for epoch in range(10):
+        for phase in ["train", "val"]:
+            for x, y in loaders[phase]:
+                step(phase, model, optimizer, criterion, x, y, devices)
+""",
+            line=13,
+            column=13,
+            message="`run_replicas(model, x, devices)` runs after `model.eval()`",
         ),
     ]
 
