@@ -127,7 +127,10 @@ class ActivationNotInplace(Rule):
       `layers["relu{}".format(i)] = ...` statements, each key's literal part set by one statement
       only, and given to `nn.Sequential(layers)`, or a `+` of displays unpacked into it
       (`nn.Sequential(*((bn,) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU())))`: a part that is
-      not a display may be empty, so nothing counts as following it), or a list of layer groups
+      not a display may be empty, so nothing counts as following it), or a list extended in loops
+      and branches (`layers += [nn.LeakyReLU(0.2), conv]` in a loop: the display's first layer
+      follows whatever the list may end with there, the last layer of an earlier display on every
+      path, a turn of the loop before included; not where the list may still be empty), or a list of layer groups
       each unpacked into its own `nn.Sequential(*groups[n])` and otherwise only extended or
       measured (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), or consecutive `net.add_module(name, ...)`
       statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
@@ -162,7 +165,9 @@ class ActivationNotInplace(Rule):
       F.elu(h)`, `h = F.relu(h)`, also inside `if` branches) and the statements between read it
       only for its metadata or a `torch.isnan` test, or rebound on the previous line where the
       activation's line, in the function's own body, is the name's last mention: `d1 =
-      torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`; also a `.view` / `.reshape` /
+      torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`, or bound by each turn of the loop
+      just before, on the body's last line that mentions it, and before the loop to such a value or a
+      number: `skip = 0`, `for ...: skip = s + skip`, then `F.relu(skip)`; also a `.view` / `.reshape` /
       `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
