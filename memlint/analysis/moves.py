@@ -103,7 +103,7 @@ def _wraps_itself(statement: cst.BaseStatement, name: str, resolve: Optional[Res
         if first.keyword is not None or first.star:
             return False
         value = first.value
-    inner = _through_reshapes(value)
+    inner = through_reshapes(value)
     return isinstance(inner, cst.Name) and inner.value == name and len(_reads(statement, name)) == 1
 
 
@@ -180,7 +180,7 @@ def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy
     for call in _calls(statements):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MOVES + _MOVING_CASTS:
-            moved = _through_reshapes(func.value)
+            moved = through_reshapes(func.value)
             if moved is read or read in _joined_parts(moved, resolve):
                 return call
         if moved_by is not None and moved_by(call) is read:
@@ -188,7 +188,7 @@ def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy
     return None
 
 
-def _through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
+def through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
     """What `receiver` reshapes or casts (`offset` of `offset.view(-1, 1).long()`), or itself."""
     while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
         method = receiver.func.attr.value

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Optional
 
 import libcst as cst
@@ -14,9 +13,11 @@ from memlint.analysis.device_targets import cuda_target_certain, destination, fo
 from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_project
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
+from memlint.analysis.host_flow import EMPTY, Flow, statement_flows
 from memlint.analysis.iteration import condition_is_opt_in_parameter, configured_branch, configured_overrides
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
-from memlint.analysis.moves import later_moves
+from memlint.analysis.moves import later_moves, through_reshapes
+from memlint.analysis.walk import code_descendants
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, PER_BATCH_HOOKS
 from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
@@ -2358,6 +2359,11 @@ for data, target in train_loader:
         self._assigned: list[list[cst.BaseExpression]] = []  # the targets of the assignments being visited
         self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
         self._overrides: set[int] = set()  # id of an `if` that picks a value by the configuration (iteration.configured_overrides)
+        self._blocks: list[cst.IndentedBlock] = []  # the blocks being visited, outermost first
+        self._flows: dict[int, Flow] = {}  # id of a statement or block -> host_flow.Flow there (computed when first asked)
+        self._flowed: set[int] = set()  # ids of the blocks whose statements' flows are in `_flows`
+        self._statement: Optional[cst.SimpleStatementLine] = None
+        self._reported: set[int] = set()  # ids of the factories reported (two moves may reach one through names)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._assigned.append([t.target for t in node.targets])
@@ -2366,10 +2372,45 @@ for data, target in train_loader:
         self._assigned.pop()
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(node)
         self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
-        holds = partial(holds_factory, ctx=self.ctx)
-        for value, move in later_moves(node.body, holds, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
+        for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier.setdefault(id(move), []).append(value)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement = node
+
+    def _holds_factory(self, value: cst.BaseExpression) -> bool:
+        """`holds_factory` for a value bound in the block being visited, with the flow of the function's
+        names where the value reads one (`window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`)."""
+        if holds_factory(value, self.ctx):
+            return True
+        return self._reads_names(value) and holds_factory(value, self.ctx, self._flow_of_bound(value))
+
+    def _reads_names(self, value: cst.BaseExpression) -> bool:
+        return any(type(n) is cst.Name for n in code_descendants(value))
+
+    def _block_flows(self, level: int) -> dict[int, Flow]:
+        """The flows at the statements of `self._blocks[level]` (and at the blocks inside them),
+        computed once: the entry flow is the one its enclosing block gives it."""
+        block = self._blocks[level]
+        if id(block) not in self._flowed:
+            if level > 0:
+                self._block_flows(level - 1)
+            entry = self._flows.get(id(block), EMPTY)
+            holds = lambda value, flow: holds_factory(value, self.ctx, flow)  # noqa: E731
+            self._flows.update(statement_flows(block.body, entry, holds, self.ctx))
+            self._flowed.add(id(block))
+        return self._flows
+
+    def _flow_here(self) -> Flow:
+        """The flow at the statement being visited (a statement of the innermost block)."""
+        if not self._blocks or self._statement is None:
+            return EMPTY
+        return self._block_flows(len(self._blocks) - 1).get(id(self._statement), EMPTY)
 
     def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         found = moved_argument(call, self.ctx)
@@ -2401,14 +2442,25 @@ for data, target in train_loader:
                 return
             moved = helper[0]
         found = factory_under(moved, ctx)
+        if found is None and type(through_reshapes(moved)) is not cst.Name and self._reads_names(moved):
+            found = factory_under(moved, ctx, self._flow_here())  # `(0.54 - 0.46 * torch.cos(n)).cuda()`; a name moved alone is `later_moves`'
         if found is not None:
-            fixable = found[1] and helper is None  # `device=` is a helper's to give, not this call's
-            self._consider(node, found[0], fixable, None, helper, type_as)
+            fixable = found.fixable and helper is None  # `device=` is a helper's to give, not this call's
+            self._consider(node, found.call, fixable, found.call if found.through_name else None, helper, type_as)
             return
         for at in self._bound_earlier.get(id(node), ()):  # `z = torch.rand(n)` ... `z = z.cuda()`
-            inner = factory_under(at, ctx)
+            inner = factory_under(at, ctx) or factory_under(at, ctx, self._flow_of_bound(at))
             if inner is not None:
-                self._consider(node, inner[0], False, at, helper, type_as)  # no fix across statements
+                self._consider(node, inner.call, False, inner.call if inner.through_name else at, helper, type_as)  # no fix across statements
+
+    def _flow_of_bound(self, value: cst.BaseExpression) -> Flow:
+        """The flow at the statement that bound `value` (a statement of a block being visited)."""
+        for level in range(len(self._blocks) - 1, -1, -1):
+            flows = self._block_flows(level)
+            for statement in self._blocks[level].body:
+                if type(statement) is cst.SimpleStatementLine and any(type(s) is cst.Assign and s.value is value for s in statement.body):
+                    return flows.get(id(statement), EMPTY)
+        return EMPTY
 
     def _consider(self, node: cst.Call, factory: cst.Call, fixable: bool, at: Optional[cst.CSTNode], helper, type_as) -> None:
         """Judge the factory that the move `node` applies to (directly, or to the value `at` a name
@@ -2463,6 +2515,9 @@ for data, target in train_loader:
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
+        if candidate.bound is factory and id(factory) in self._reported:
+            return  # two moves reach one factory through names
+        self._reported.add(id(factory))
         module = self.ctx.module
         fix = None
         if move_is_only_device(node) and device_keyword_joins(factory) and candidate.wrapper_fixable:
