@@ -2351,6 +2351,196 @@ for data, target in train_loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # arithmetic with a loop's counter, a number by how the function reads it (host_flow.number_like): still the host's (ddim's timesteps)
+            """
+import torch
+def sample_steps(x, seq, model):
+    n = x.size(0)
+    xs = [x]
+    with torch.no_grad():
+        for i in reversed(seq):
+            t = (torch.ones(n) * i).to(x.device)
+            xt = xs[-1].to("cuda")
+            xs.append(model(xt, t).to("cpu"))
+    return xs
+""",
+            line=7,
+            column=17,
+            message="on every loop iteration",
+        ),
+        Invalid(  # elementwise math of a host arange and a number bound the statement before: the embedding is made on the host, then moved
+            """
+import math
+import torch
+import torch.nn as nn
+def timestep_embedding(timesteps, dim):
+    half = dim // 2
+    emb = math.log(10000) / (half - 1)
+    emb = torch.exp(torch.arange(half, dtype=torch.float32) * -emb)
+    emb = emb.to(device=timesteps.device)
+    return timesteps.float()[:, None] * emb[None, :]
+class Model(nn.Module):
+    def forward(self, x, t):
+        return self.net(x) + timestep_embedding(t, 64).sum()
+""",
+            line=7,
+            column=11,
+            message="which `forward` calls",
+        ),
+        Invalid(  # divided by an attribute the class binds from a constructor argument and reads only as a number
+            """
+import torch
+import torch.nn as nn
+class SincConv(nn.Module):
+    def __init__(self, size, fs):
+        super().__init__()
+        self.size = size
+        self.fs = fs
+    def forward(self, x):
+        t_right = torch.linspace(1, self.size, steps=self.size) / self.fs
+        if x.is_cuda:
+            t_right = t_right.to("cuda")
+        return x * t_right
+""",
+            line=9,
+            column=19,
+            message="inside `forward`",
+        ),
+        Invalid(  # a window computed on the host from a host linspace bound to a name: the factory's line is reported
+            """
+import math
+import torch
+import torch.nn as nn
+class SincConv(nn.Module):
+    def forward(self, x):
+        N = x.size(-1)
+        n = torch.linspace(0, N, steps=N)
+        window = (0.54 - 0.46 * torch.cos(2 * math.pi * n / N)).float()
+        if x.is_cuda:
+            window = window.to("cuda")
+        return x * window
+""",
+            line=7,
+            column=13,
+            message="moved by a later `window.to(\"cuda\")`",
+        ),
+        Invalid(  # reshaped under a new name, then moved behind a device check, in a helper `forward` calls (a sequence mask)
+            """
+import torch
+import torch.nn as nn
+def sequence_mask(lengths, max_len):
+    seq_range = torch.arange(0, max_len).long()
+    seq_range_expand = seq_range.unsqueeze(0).expand(lengths.size(0), max_len)
+    if lengths.is_cuda:
+        seq_range_expand = seq_range_expand.cuda()
+    return (seq_range_expand < lengths.unsqueeze(1)).float()
+class Decoder(nn.Module):
+    def forward(self, x, lengths):
+        return self.net(x) * sequence_mask(lengths, x.size(1)).unsqueeze(-1)
+""",
+            line=4,
+            column=17,
+            message="moved by a later `seq_range_expand.cuda()`",
+        ),
+        Invalid(  # a legacy constructor given a tensor's sizes and one more (`torch.Size` + a tuple), filled, then moved
+            """
+import torch
+import torch.nn as nn
+def to_one_hot(tensor, n):
+    one_hot = torch.FloatTensor(tensor.size() + (n,)).zero_()
+    if tensor.is_cuda:
+        one_hot = one_hot.cuda()
+    one_hot.scatter_(len(tensor.size()), tensor.unsqueeze(-1), 1.0)
+    return one_hot
+class Head(nn.Module):
+    def forward(self, x, y):
+        return self.net(x) * to_one_hot(y, 4)
+""",
+            line=4,
+            column=15,
+            message="torch.empty(..., dtype=torch.float32, device=...)",
+        ),
+        Invalid(  # bound in each branch of an `if` / `else` (a literal written into one): whichever runs, a fresh host tensor is moved
+            """
+import torch
+import torch.nn as nn
+class WaveNet(nn.Module):
+    def generate(self, B):
+        if self.scalar_input:
+            first = torch.zeros(B, 1, 1)
+        else:
+            first = torch.tensor([[[0.0]]]).expand(B, 1, 1).clone()
+        first[:, :, 0] = 1
+        return self.net(first)
+    def incremental_forward(self, B):
+        if self.scalar_input:
+            current = torch.zeros(B, 1, 0)  # empty: nothing to copy
+        else:
+            current = torch.zeros(B, 1, 256)
+            current[:, :, 127] = 1
+        if next(self.parameters()).is_cuda:
+            current = current.cuda()
+        return self.net(current)
+model = WaveNet()
+with torch.no_grad():
+    for x in test_loader:
+        y = model.incremental_forward(x.size(0))
+""",
+            line=15,
+            column=23,
+            message="in `incremental_forward()`, which runs on every iteration",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # arithmetic with a parameter nothing binds or sizes here: it may be any tensor the caller passes (its placement unknown)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, scale):
+        return x * (torch.ones(x.size(1)) * scale).cuda()
+"""
+        ),
+        Valid(  # the loop's variable is also handed to a call: not read only as a number
+            """
+import torch
+def run(loader, model):
+    for i in loader:
+        t = (torch.ones(4) * i).cuda()
+        model(i, t)
+"""
+        ),
+        Valid(  # the host tensor a name holds is read again on the host (an index into host data): making it on the device saves no host tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        idx = torch.arange(x.size(0))
+        rows = self.table[idx]
+        shifted = (idx * 2).cuda()
+        return x + rows.cuda() + shifted
+"""
+        ),
+        Valid(  # one branch of an `if` the data decides binds a tensor of data: the moved value is not always a fresh host tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, labels):
+        if labels.numel() > 0:
+            target = labels.float()
+        else:
+            target = torch.zeros(x.size(0))
+        if x.is_cuda:
+            target = target.cuda()
+        return x + target
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
