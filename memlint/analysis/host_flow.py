@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.values import Kind, evaluate
-from memlint.analysis.tables import TORCH_FACTORIES
+from memlint.analysis.tables import SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
 from memlint.analysis.walk import code_children, code_descendants
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _after(statement: cst.BaseStatement, rest: Sequence[cst.BaseStatement], flow
         return flow
     name, value = single
     if holds_host(value, flow):
-        if _reads(rest, name) == 1:
+        if _only_computed_on(rest, name):
             return Flow({**flow.host, name: value}, flow.numbers)
         return flow
     if number_like(value, ctx, flow):
@@ -91,8 +91,38 @@ def _after(statement: cst.BaseStatement, rest: Sequence[cst.BaseStatement], flow
     return flow
 
 
-def _reads(statements: Sequence[cst.BaseStatement], name: str) -> int:
-    return sum(1 for statement in statements for node in code_descendants(statement) if type(node) is cst.Name and node.value == name)  # type: ignore[attr-defined]
+# Methods whose result is a new tensor (or a view) where the receiver is: computing on a host tensor with them
+# keeps the result on the host; moving it sends it to the device.
+_COMPUTING_METHODS = SHAPE_METHODS | TENSOR_CASTS | ELEMENTWISE_FUNCTIONS | {"cuda", "to", "type_as"}
+
+
+def _only_computed_on(statements: Sequence[cst.BaseStatement], name: str) -> bool:
+    """Is the host tensor `name` holds read by `statements` (up to the first that rebinds the name,
+    itself included) only to compute other tensors or to move it, and at least once: an operand of
+    arithmetic (`torch.ones(n, n) - mask`), the receiver of a reshape, a cast, elementwise math or a
+    move (`mask.cuda()`)?  Then a tensor made on the device instead would serve every read; a read
+    that hands it to a call, returns or keeps it would need the host tensor."""
+    reads = 0
+    for statement in statements:
+        targets = _targets_in(statement)
+        stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(statement, None)]
+        while stack:
+            node, parent = stack.pop()
+            if type(node) is cst.Name and node.value == name and id(node) not in targets:  # type: ignore[attr-defined]
+                if not _computes_on(parent):
+                    return False
+                reads += 1
+            stack.extend((child, node) for child in code_children(node))
+        if name in _bound_names(statement):
+            break
+    return reads > 0
+
+
+def _computes_on(parent: Optional[cst.CSTNode]) -> bool:
+    kind = type(parent)
+    if kind in (cst.BinaryOperation, cst.UnaryOperation):
+        return True
+    return kind is cst.Attribute and parent.attr.value in _COMPUTING_METHODS  # type: ignore[union-attr]
 
 
 def _forget(flow: Flow, names: frozenset[str]) -> Flow:
@@ -235,7 +265,7 @@ def _uses_are_numeric(scope: cst.CSTNode, matches: Callable[[cst.CSTNode], bool]
                 uses.append((child, node, parent))
             else:
                 stack.append((child, node))
-    targets = {id(n) for node in code_descendants(scope) if type(node) in (cst.For, cst.AssignTarget, cst.CompFor) for n in _target_nodes(node.target)}  # type: ignore[attr-defined]
+    targets = _targets_in(scope)
     arithmetic = sized = False
     for child, parent, grandparent in uses:
         kind = type(parent)
@@ -260,6 +290,11 @@ def _bound_in(scope: cst.CSTNode, matches: Callable[[cst.CSTNode], bool], target
     """Does `scope` bind what `matches` picks (a loop's counter, `half = dim // 2`, `self.fs = fs`)?
     With the uses, the evidence that it is a number; a value nobody binds may be any tensor."""
     return any(id(node) in targets and matches(node) for node in code_descendants(scope))
+
+
+def _targets_in(scope: cst.CSTNode) -> set[int]:
+    """The ids of the nodes `scope` binds as targets (of `=`, `for`, a comprehension)."""
+    return {id(n) for node in code_descendants(scope) if type(node) in (cst.For, cst.AssignTarget, cst.CompFor) for n in _target_nodes(node.target)}  # type: ignore[attr-defined]
 
 
 def _target_nodes(target: cst.CSTNode) -> list[cst.CSTNode]:

@@ -615,7 +615,7 @@ import torch.nn as nn
 class Decoder(nn.Module):
     def forward(self, x):
         mask = torch.diag(torch.ones(x.size(1))).unsqueeze(0).expand_as(x)
-        inverse_mask = torch.ones(x.size(1), x.size(1)) - mask
+        inverse_mask = self.weight.cpu() - mask
         if x.is_cuda:
             mask, inverse_mask = mask.cuda(), inverse_mask.cuda()
         return mask + inverse_mask * x
@@ -2490,6 +2490,25 @@ with torch.no_grad():
             line=15,
             column=23,
             message="in `incremental_forward()`, which runs on every iteration",
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a second fresh host tensor in the arithmetic: `mask`, read only to compute the inverse, is as fresh (NRI's `set_diag_to_one`)
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        mask = torch.eye(x.size(1))
+        inverse_mask = torch.ones(x.size(1), x.size(1)) - mask
+        if x.is_cuda:
+            inverse_mask = inverse_mask.cuda()
+        return inverse_mask * x
+""",
+            line=6,
+            column=24,
+            message="moved by a later `inverse_mask.cuda()`",
         ),
     ]
 
