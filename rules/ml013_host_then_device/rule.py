@@ -76,10 +76,17 @@ class HostThenDevice(Rule):
     `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`
     (the one part of a concatenation a factory makes; no fix, the other parts need their own move), `(torch.ones(b, h, n, n) / n).to(d)`
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape` or of `n = v.shape[0]`, a rank's offset
-    `n * torch.distributed.get_rank()`), `torch.diag(torch.ones(n)).cuda()` (a diagonal or a triangle of it), `torch.zeros(n, 1).type_as(x)` or
+    `n * torch.distributed.get_rank()`; no fix with a number the code only reads as one: a loop's counter in
+    `(torch.ones(n) * i).to(d)`, `self.fs` in `torch.linspace(...) / self.fs` where the class binds it from a constructor
+    argument; not with a parameter or attribute nothing binds or sizes, which may be any tensor), elementwise math of it
+    (`torch.exp(torch.arange(h) * -c)`, `.cos()`; no fix), a local name bound earlier to such a tensor and read only
+    to compute others or to be moved (`n = torch.linspace(0, N, steps=N)` then `window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`
+    moved: the factory's line is reported; `mask` in `torch.ones(n, n) - mask`), `torch.diag(torch.ones(n)).cuda()` (a diagonal or a triangle of it), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` (or `z` bound in
-    each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`) moved by a
+    each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`, or of a chain
+    with any tests that ends in an `else` and binds such a tensor in every branch, a branch maybe writing number literals
+    into it: `z[:, :, 127] = 1`) moved by a
     later statement of the same block (`z = z.cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
     that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
     nothing reads between but a rebinding to itself wrapped, reshaped or cast (`z = Variable(z, requires_grad=False)`) or
@@ -132,7 +139,7 @@ class HostThenDevice(Rule):
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
     `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, the signal windows `hann_window`,
     `hamming_window`, `blackman_window`, `bartlett_window`, `kaiser_window`, resolved through imports, and the legacy
-    typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`,
+    typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`, `torch.FloatTensor(x.size() + (n,))`,
     `torch.BoolTensor(x.size())` (a `torch.Size`; a tuple would be data), `torch.FloatTensor(*x.shape)` (a tensor's sizes spread),
     or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`),
     looking through an in-place fill such as `.zero_()`; reported without a fix, since they take no
