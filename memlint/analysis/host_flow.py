@@ -70,6 +70,31 @@ def statement_flows(statements: Sequence[cst.BaseStatement], entry: Flow, holds_
     return flows
 
 
+def factory_names(function: cst.FunctionDef, is_factory: Callable[[cst.Call], bool]) -> frozenset[str]:
+    """The names `function` binds (`name = value`) to a value with a factory call in it (`is_factory`),
+    or to a value that reads such a name, to a fixed point: the only names a flow can say hold a fresh
+    host tensor, and so the cheap test before one is computed."""
+    assigns: list[tuple[str, set[str]]] = []
+    names: set[str] = set()
+    for node in code_descendants(function):
+        if type(node) is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:  # type: ignore[attr-defined]
+            continue
+        name = node.targets[0].target.value  # type: ignore[attr-defined]
+        inside = list(code_descendants(node.value))  # type: ignore[attr-defined]
+        if any(type(n) is cst.Call and is_factory(n) for n in (node.value, *inside)):  # type: ignore[attr-defined,arg-type]
+            names.add(name)
+        else:
+            assigns.append((name, {n.value for n in inside if type(n) is cst.Name}))  # type: ignore[attr-defined]
+    grown = bool(names)
+    while grown:
+        grown = False
+        for name, read in assigns:
+            if name not in names and read & names:
+                names.add(name)
+                grown = True
+    return frozenset(names)
+
+
 def _after(statement: cst.BaseStatement, rest: Sequence[cst.BaseStatement], flow: Flow, holds_host: HoldsHost, ctx: "Context") -> Flow:
     """The flow after `statement`: its binding added (`name = value`: a host tensor read once in
     the rest of the block, so that the move of what it feeds is its only use; or a number) and

@@ -13,7 +13,7 @@ from memlint.analysis.device_targets import cuda_target_certain, destination, fo
 from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_project
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
-from memlint.analysis.host_flow import EMPTY, Flow, statement_flows
+from memlint.analysis.host_flow import EMPTY, Flow, factory_names, statement_flows
 from memlint.analysis.iteration import condition_is_opt_in_parameter, configured_branch, configured_overrides
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
 from memlint.analysis.moves import later_moves, through_reshapes
@@ -2607,7 +2607,16 @@ class Net(nn.Module):
         return self._reads_names(value) and holds_factory(value, self.ctx, self._flow_of_bound(value))
 
     def _reads_names(self, value: cst.BaseExpression) -> bool:
-        return any(type(n) is cst.Name for n in code_descendants(value))
+        """Does `value` read a name its function binds to a value with a factory call in it, or to one
+        computed from such a name (`host_flow.factory_names`)?  The gate before the flow is computed."""
+        function = self.ctx.function_node
+        if function is None:
+            return False
+        names = self.ctx.memo(("ml013-factory-names", id(function)), lambda: factory_names(function, self._is_factory))
+        return bool(names) and any(type(n) is cst.Name and n.value in names for n in code_descendants(value))  # type: ignore[attr-defined]
+
+    def _is_factory(self, call: cst.Call) -> bool:
+        return factory_kind(call, self.ctx) is not None
 
     def _block_flows(self, level: int) -> dict[int, Flow]:
         """The flows at the statements of `self._blocks[level]` (and at the blocks inside them),
