@@ -96,6 +96,7 @@ class SemanticModel:
         # FileView.gradient_classes: this file's and other files' classes alike)
         self._gradient_classes = gradient_classes
         self._gradient_instances: Optional[dict[str, Optional[str]]] = None
+        self._built_instances: Optional[dict[str, Optional[str]]] = None  # forward_returns.constructed_classes, any class
         # Without the word there is no backward call, and nothing to find for the history fact: most
         # library files are answered without a walk.
         self._may_backpropagate = text is None or "backward" in text or "autograd" in text or "training_step" in text
@@ -161,7 +162,7 @@ class SemanticModel:
             self._forward_returns = (
                 classes,
                 forward_returns.graph_free_positions(self.module, classes, imports),
-                forward_returns.constructed_classes(self.module, classes),
+                forward_returns.of_classes(self._instances(), classes),
             )
         _, positions, built = self._forward_returns
         if not positions:
@@ -169,6 +170,13 @@ class SemanticModel:
         written = dotted_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         owner = built.get(written) if written is not None else None
         return positions.get(owner) if owner is not None else None
+
+    def _instances(self) -> dict[str, Optional[str]]:
+        """Names and `self.<attr>`s -> the class every assignment of them builds (one walk, whatever
+        class set is asked: `forward_returns.of_classes`)."""
+        if self._built_instances is None:
+            self._built_instances = forward_returns.constructed_classes(self.module)
+        return self._built_instances
 
     def runs_gradient_forward(self, call: cst.Call) -> bool:
         """Does `call` run an instance of an nn.Module class whose `forward` computes gradients
@@ -178,7 +186,7 @@ class SemanticModel:
         if not self._gradient_classes:
             return False
         if self._gradient_instances is None:
-            self._gradient_instances = forward_returns.constructed_classes(self.module, self._gradient_classes)
+            self._gradient_instances = forward_returns.of_classes(self._instances(), self._gradient_classes)
         func = call.func
         if type(func) is cst.Attribute and func.attr.value == "forward":
             func = func.value

@@ -132,15 +132,8 @@ class FileView:
 
     @property
     def digest(self) -> str:
-        payload = json.dumps(
-            [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
-             sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
-             sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
-             [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes],
-             sorted(self.meter_classes), self.torch_importers, sorted(self.gradient_classes), sorted(self.model_methods),
-             sorted(self.eval_contexts), sorted(self.grad_free_methods), sorted(self.wrapper_classes)],
-            separators=(",", ":"), ensure_ascii=False,
-        )  # fmt: skip
+        """What the view holds, for the cache key: the digest of `to_data`'s plain data (one field list)."""
+        payload = json.dumps(self.to_data(), separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()
 
     @property
