@@ -1100,6 +1100,36 @@ def test_a_loss_helper_of_another_file_reached_through_a_registry_runs_the_model
     assert _findings(".", "--select", "ML017") == [("runner.py", "ML017", 7)]
 
 
+def test_a_method_of_another_file_that_steps_an_optimizer_known_by_its_construction_trains(project):
+    # SEGAN-style names: `self.Dopt = optim.Adam(...)` is an optimizer by what built it, not by its name
+    write(project / "gan.py", """
+        import torch
+        import torch.optim as optim
+
+        class GAN:
+            def __init__(self):
+                self.D = torch.nn.Linear(8, 1).cuda()
+                self.Dopt = optim.Adam(self.D.parameters())
+
+            def update(self, x):
+                self.Dopt.zero_grad()
+                loss = self.D(x).mean()
+                loss.backward()
+                self.Dopt.step()
+    """)
+    write(project / "main.py", """
+        from gan import GAN
+
+        def main(loader):
+            gan = GAN()
+            for x in loader:
+                gan.update(x)
+    """)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 5)]
+    write(project / "gan.py", (project / "gan.py").read_text().replace("optim.Adam(self.D.parameters())", "make_stepper(self.D)"))
+    assert _findings(".", "--select", "ML017") == []
+
+
 def test_a_factory_that_may_return_something_else_names_no_class(project):
     write(project / "TD3.py", TD3_AGENT)
     write(project / "main.py", """

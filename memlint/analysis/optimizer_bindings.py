@@ -25,32 +25,9 @@ from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
-from memlint.analysis.optimizers import OPTIMIZERS
+from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.walk import code_descendants, dotted_name, held_name
 from memlint.pipeline.tree import code_children
-
-# Functions of libraries that return a ready optimizer.
-OPTIMIZER_FACTORIES = frozenset(
-    {
-        "timm.optim.create_optimizer",
-        "timm.optim.create_optimizer_v2",
-        "timm.optim.optim_factory.create_optimizer",
-        "timm.optim.optim_factory.create_optimizer_v2",
-        "transformers.optimization.create_optimizer",
-        "transformers.create_optimizer",
-    }
-)
-
-
-def builds_optimizer(qualified: Optional[str]) -> bool:
-    """Does a call of `qualified` (a callee resolved through the imports) return an optimizer?"""
-    if not qualified:
-        return False
-    if qualified in OPTIMIZERS or qualified in OPTIMIZER_FACTORIES:
-        return True
-    package, _, name = qualified.rpartition(".")
-    return package == "torch.optim" and name[:1].isupper() and name != "Optimizer"
-
 
 def constructed_optimizers(module: cst.Module, qualify: Callable[[str], str]) -> frozenset[str]:
     """The held names (`Dopt`, `self.optimizer_S`) the file binds to an optimizer; `qualify` turns a

@@ -61,8 +61,9 @@ from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
+from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 19  # 19: `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 19  # 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -544,7 +545,7 @@ class _Summary:
             receiver = func.value
             if attr in tables.BACKWARD_METHODS:
                 trains = True
-            elif attr == "step" and OPTIMIZER_NAME.search(_receiver_name(func) or ""):
+            elif attr == "step" and self._steps_an_optimizer(func):
                 trains = True
             elif attr == "forward":
                 model = True
@@ -720,6 +721,31 @@ class _Summary:
                 and (_final_name(_unmoved(node.value).func)[:1].isupper() or self._may_build(_unmoved(node.value).func))  # type: ignore[attr-defined]
             }  # fmt: skip
         return self.constructed
+
+    def _steps_an_optimizer(self, func: ast.Attribute) -> bool:
+        """`x.step()` on an optimizer: `x` (its last name) bound in the file to what torch.optim or a
+        known factory builds (`self.Gopt = optim.Adam(...)`; the twin of
+        memlint.analysis.optimizer_bindings on this tree, direct bindings only), else named like one."""
+        receiver = _receiver_name(func) or ""
+        return receiver in self._constructed_optimizers() or bool(OPTIMIZER_NAME.search(receiver))
+
+    def _constructed_optimizers(self) -> frozenset[str]:
+        def build() -> frozenset[str]:
+            if not self.source.mentions("optim", "Adam"):
+                return frozenset()
+            found = set()
+            for node in self.source.nodes(ast.Assign):
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is not ast.Call or not builds_optimizer(self.qualify(dotted(value.func))):
+                    continue
+                for target in node.targets:  # type: ignore[attr-defined]
+                    if type(target) is ast.Name:
+                        found.add(target.id)
+                    elif type(target) is ast.Attribute:
+                        found.add(target.attr)
+            return frozenset(found)
+
+        return self.source.memo("summary-optimizers", build)
 
     def _may_build(self, func: ast.expr) -> bool:
         """May a call of `func` build an instance of the project's classes (a factory function of
