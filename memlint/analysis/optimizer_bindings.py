@@ -9,7 +9,8 @@ object is direct evidence.  A name (or a chain: `self.optimizer_S`, `state["opti
 - to a call of an optimizer class of `torch.optim` (`optim.RMSprop(G.parameters())`, `Adam(...)`
   from `from torch.optim import Adam`), of the optimizer table (`transformers.AdamW`, bitsandbytes),
   or of a known factory (`timm.optim.create_optimizer_v2`), the callee resolved through the
-  module's imports (`torch.optim.lr_scheduler.StepLR` is no optimizer);
+  module's imports (`torch.optim.lr_scheduler.StepLR` is no optimizer): `optimizers.builds_optimizer`,
+  the one test ML010 and the project pass's summaries ask too;
 - or to what one of the file's functions returns at a position where every `return` holds an
   optimizer (built there, or a local name every binding of which builds one): `Gopt, Dopt =
   self.build_optimizers(opts)` with `return Gopt, Dopt`.
@@ -28,6 +29,7 @@ import libcst as cst
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.walk import code_descendants, dotted_name, held_name
 from memlint.pipeline.tree import code_children
+
 
 def constructed_optimizers(module: cst.Module, qualify: Callable[[str], str]) -> frozenset[str]:
     """The held names (`Dopt`, `self.optimizer_S`) the file binds to an optimizer; `qualify` turns a

@@ -99,4 +99,10 @@ def builds_optimizer(qualified: Optional[str]) -> bool:
     if qualified in OPTIMIZERS or qualified in OPTIMIZER_FACTORIES:
         return True
     package, _, name = qualified.rpartition(".")
-    return package == "torch.optim" and name[:1].isupper() and name != "Optimizer"
+    if not (package == "torch.optim" or package.startswith("torch.optim.")) or not name[:1].isupper():
+        return False
+    # `torch.optim.sgd.SGD` is one; a learning-rate scheduler, SWA's averaged model and the base class are not
+    return package not in _NOT_OPTIMIZER_MODULES and name != "Optimizer"
+
+
+_NOT_OPTIMIZER_MODULES = frozenset({"torch.optim.lr_scheduler", "torch.optim.swa_utils"})
