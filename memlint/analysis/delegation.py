@@ -66,6 +66,34 @@ def self_helper_runs_model(call: cst.Call, ctx: "Context") -> bool:
     return method is not None and _body_runs(method, lambda c: _runs_self_model(c, ctx), "self", ctx, call)
 
 
+def self_layers_helper_runs(call: cst.Call, ctx: "Context") -> bool:
+    """In a method of an nn.Module: is `call` `self.helper(x, ...)`, fed data, a method of the class
+    whose body runs the module's own layers (`self.start_conv(x)`, `self.filter_convs[i](x)`), with
+    the caller's grad mode (see `_body_runs`)?  After `self.eval()` that runs the module: pytorch-
+    wavenet's `generate_fast` drives `self.wavenet(input, ...)`, the body of its forward."""
+    func = call.func
+    if not (type(func) is cst.Attribute and _is_self(func.value)) or not any(a.keyword is None and not a.star and type(a.value) in _DATA for a in call.args):
+        return False
+    method = _own_method(ctx, func.attr.value)
+    return method is not None and _body_runs(method, lambda c: _runs_own_layer(c, ctx), "self", ctx, call)
+
+
+# What can be a batch handed to a helper: a name, an attribute, an element, a call's result.
+_DATA = (cst.Name, cst.Attribute, cst.Subscript, cst.Call)
+
+
+def _runs_own_layer(call: cst.Call, ctx: "Context") -> bool:
+    """`self.conv(x)` or `self.convs[i](x)`: a call of a layer the module holds (valued a module, not
+    a loss), or of an element of a container of layers (`nn.ModuleList`)."""
+    func = call.func
+    if type(func) is cst.Subscript:
+        func = func.value
+    if type(func) is not cst.Attribute or not _is_self(func.value) or ctx.resolve(func) is not None:
+        return False
+    value = values.evaluate(func, ctx)
+    return value.kind is values.Kind.MODULE and not value.is_loss
+
+
 def mode_helper_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
     """`self.net_mode(train=False)` as a statement of its own: the `X.eval()` (or `X.train()`) call
     of the method's body that this literal argument certainly reaches first (None when the body
@@ -192,7 +220,27 @@ def _function_runs(call: cst.Call, receiver: str, ctx: "Context") -> bool:
         parameter = receiver
     elif binds_in_body(definition, parameter):
         return False
-    return _body_runs(definition, lambda c: type(c.func) is cst.Name and c.func.value == parameter, parameter, ctx)
+    replicated = _replicates_and_applies(definition, parameter, ctx)
+    return _body_runs(definition, lambda c: (type(c.func) is cst.Name and c.func.value == parameter) or c is replicated, parameter, ctx)
+
+
+def _replicates_and_applies(definition: cst.FunctionDef, parameter: str, ctx: "Context") -> Optional[cst.Call]:
+    """The `torch.nn.parallel.replicate(parameter, ...)` call of a helper that also calls
+    `torch.nn.parallel.parallel_apply`: the body of torch's own `data_parallel`, written out
+    (wavenet_vocoder's `data_parallel_workaround(model, inputs)`) runs the module it replicates."""
+    replicated, applied = None, False
+    for node in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.Call or type(node.func) not in (cst.Name, cst.Attribute):  # type: ignore[attr-defined]
+            continue
+        final = node.func.attr.value if type(node.func) is cst.Attribute else node.func.value  # type: ignore[attr-defined]
+        if final not in ("replicate", "parallel_apply"):
+            continue
+        qualified = ctx.resolve(node.func) or ""  # type: ignore[attr-defined]
+        if qualified == "torch.nn.parallel.parallel_apply" or qualified == "torch.nn.parallel.parallel_apply.parallel_apply":
+            applied = True
+        elif qualified.startswith("torch.nn.parallel.replicate") and node.args and _code(ctx, node.args[0].value) == parameter:  # type: ignore[attr-defined]
+            replicated = node
+    return replicated if applied else None
 
 
 def _body_runs(

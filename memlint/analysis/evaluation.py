@@ -27,7 +27,7 @@ import libcst as cst
 from memlint.analysis import tables, values
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
-from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
+from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
 from memlint.analysis.values import Kind
@@ -327,7 +327,7 @@ class _Scanner:
             current = stack.pop()
             if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
-            if region.kind == "mode-branch" and type(current) is cst.If and _code(self.ctx, current.test) == region.training:
+            if region.kind == "mode-branch" and type(current) is cst.If and _trains_only(current.test, region.training, self.ctx):
                 stack.extend(_branches_after(current))  # (the training branch is not evaluation)
                 continue
             if isinstance(current, cst.With) and any(self._enables_grad(item.item) for item in current.items):
@@ -517,7 +517,15 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     func = call.func
     text = _code(ctx, func)
     if receiver == "self":
-        return is_model_call(call, ctx)
+        # `self(x)`, `self.encoder(x)`; or a method of the module whose body runs its layers
+        # (pytorch-wavenet's `generate_fast`: `self.eval()`, then `self.wavenet(input, ...)`, the
+        # body of its forward, per generated sample)
+        # (only where no input of the region is a `Variable(x, volatile=True)`: written for PyTorch
+        # 0.3, where that input keeps the graph off, the run is that version's inference; which
+        # version the code runs on the file does not say, and this evidence is the weaker one)
+        if is_model_call(call, ctx):
+            return True
+        return ctx.in_module_class and self_layers_helper_runs(call, ctx) and not _asks_volatile(region, ctx)
     if text == receiver:
         return True
     ran = module_run_by_function(call, ctx)
@@ -537,13 +545,25 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     return runs_method_of(call, (receiver,), ctx)
 
 
+def _asks_volatile(region: Region, ctx: "Context") -> bool:
+    """Does a statement of the region's block wrap something in `Variable(..., volatile=True)`?"""
+    return ctx.memo(("volatile-region", id(region.node)), lambda: any(
+        type(n) is cst.Call and any(
+            a.keyword is not None and a.keyword.value == "volatile" and type(a.value) is cst.Name and a.value.value == "True"
+            for a in n.args  # type: ignore[attr-defined]
+        )
+        for statement in region.block
+        for n in code_descendants(statement)
+    ))  # type: ignore[return-value]
+
+
 def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
     """Is `call` a method of one of `receivers` (the code of modules put in eval mode) that runs it
     on data (`lm_model.log_prob(word_t)`, `policy.get_action(obs)`)?"""
     func = call.func
     if not (type(func) is cst.Attribute and _code(ctx, func.value) in receivers):
         return False
-    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not any(_is_data(arg.value) for arg in call.args if arg.keyword is None):
+    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not _fed_data(call):
         return False
     if func.attr.value in ctx.project.grad_free_methods:
         return False  # (curl's `agent.sample_action(obs)` runs its actor under its own `no_grad`)
@@ -561,7 +581,7 @@ def runs_model_method(call: cst.Call, ctx: "Context") -> bool:
     receiver = func.value
     if type(receiver) not in (cst.Name, cst.Attribute) or _is_self(receiver) or ctx.resolve(receiver) is not None:
         return False
-    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not any(_is_data(a.value) for a in call.args if a.keyword is None):
+    if not method_runs_module(func.attr.value, ctx.project.model_methods) or not _fed_data(call):
         return False
     if func.attr.value in ctx.project.grad_free_methods:
         return False
@@ -598,6 +618,19 @@ def _alias_of(name: str, ctx: "Context") -> str:
             return ""
         bound = _code(ctx, small.value)
     return bound
+
+
+def _fed_data(call: cst.Call) -> bool:
+    """Is the call handed something that can be a batch, by position or by keyword
+    (`model.incremental_forward(test_inputs=x, c=c)`: wavenet_vocoder's tests)?  A keyword that
+    names where or how to run (`device=device`, `tqdm=tqdm`) hands no data."""
+    return any(
+        _is_data(arg.value) and (arg.keyword is None or arg.keyword.value not in _OPTION_KEYWORDS)
+        for arg in call.args
+    )  # fmt: skip
+
+
+_OPTION_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "tqdm", "verbose", "progress", "callback", "logger", "config"})
 
 
 def _is_data(expr: cst.BaseExpression) -> bool:
@@ -741,15 +774,42 @@ def _mode_switch(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Option
     body, orelse = statement.body, statement.orelse.body  # type: ignore[attr-defined]
     if not (isinstance(body, cst.IndentedBlock) and isinstance(orelse, cst.IndentedBlock)):
         return None
-    if len(orelse.body) != 1:
-        return None
     # (the training branch may do more before it, `if scheduler: scheduler.step()`: its last
-    # statement is the switch)
-    train = train_call_shape(body.body[-1])
-    call = _eval_mode_call(orelse.body[0], ctx, scope)
+    # statement is the switch; either branch may also note which step counter the phase uses,
+    # `step = global_test_step`, wavenet_vocoder's `__train_step`: plain assignments beside it)
+    train = train_call_shape(body.body[-1]) or _mode_beside_assignments(body.body, train_call_shape)
+    if len(orelse.body) == 1:
+        call = _eval_mode_call(orelse.body[0], ctx, scope)
+    else:
+        found = _mode_beside_assignments(orelse.body, eval_call_shape)
+        call = _eval_mode_call(_statement_of(orelse.body, found), ctx, scope) if found is not None else None
     if train is None or call is None or _code(ctx, _module_of_chain(train.func.value)) != _code(ctx, eval_receiver(call)):  # type: ignore[attr-defined]
         return None
     return call, _code(ctx, statement.test)  # type: ignore[attr-defined]
+
+
+def _mode_beside_assignments(statements, shape) -> Optional[cst.Call]:
+    """The one mode call (`shape`: `X.train()` or `X.eval()`) among statements that are otherwise
+    plain assignments of names (`step = global_step`); None for anything else."""
+    found = None
+    for statement in statements:
+        call = shape(statement)
+        if call is not None:
+            if found is not None:
+                return None
+            found = call
+            continue
+        if type(statement) is not cst.SimpleStatementLine or not all(
+            type(small) is cst.Assign and all(type(t.target) is cst.Name for t in small.targets)
+            and not any(type(n) is cst.Call for n in code_descendants(small.value))
+            for small in statement.body
+        ):  # fmt: skip
+            return None
+    return found
+
+
+def _statement_of(statements, call: cst.Call) -> cst.CSTNode:
+    return next(s for s in statements if any(n is call for n in code_descendants(s)))
 
 
 def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression, ctx: "Context") -> bool:
@@ -782,6 +842,8 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
         parent = parents[-1]
         if parent is function or (factory is not None and type(parent) is cst.Return and parent in code_descendants(factory)):
             continue
+        if type(parent) is cst.Attribute and parent.attr is node:  # type: ignore[attr-defined]
+            continue  # (`optimizer.step()` is no use of a function named `step`)
         if type(parent) is cst.AssignTarget and len(parents) > 1 and type(parents[-2]) is cst.Assign and type(parents[-2].value) is cst.Call:  # type: ignore[attr-defined]
             if factory is not None and _code(ctx, parents[-2].value.func) == factory.name.value:  # type: ignore[attr-defined]
                 continue
@@ -792,7 +854,57 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
         argument = _argument_for(parent, function, parameter)  # type: ignore[arg-type]
         if argument is not None and _constant(argument) and _code(ctx, argument) != training_value:
             found = True
+        elif argument is not None and _iterates_phases(argument, parents, training_value, ctx):
+            found = True  # `for phase, loader in data_loaders.items(): __train_step(..., phase, ...)`
     return found
+
+
+def _iterates_phases(argument: cst.BaseExpression, parents, training_value: str, ctx: "Context") -> bool:
+    """Is the argument the variable of a loop around the call that goes over the phases, one of
+    them not the training one?  The loop's iterable is a literal of constants (`for phase in
+    ["train", "val"]:`), or a collection keyed by phase (`for phase, loader in loaders.items():`,
+    `for phase in loaders:`) in a file that names its phases in such a literal, the training one
+    among them with another (wavenet_vocoder's `get_data_loaders` builds its dict over `for phase
+    in ["train_no_dev", "dev"]:`, and `train_loop` hands each key to `__train_step`)."""
+    if type(argument) is not cst.Name:
+        return False
+    for parent in reversed(parents):
+        if type(parent) is not cst.For:
+            continue
+        target, phases = parent.target, parent.iter  # type: ignore[attr-defined]
+        keyed = type(phases) is cst.Call and type(phases.func) is cst.Attribute and phases.func.attr.value == "items" and not phases.args  # type: ignore[attr-defined]
+        if keyed and type(target) is cst.Tuple and target.elements:
+            target = target.elements[0].value  # type: ignore[attr-defined]
+        if type(target) is not cst.Name or target.value != argument.value:  # type: ignore[attr-defined]
+            continue
+        if type(phases) in (cst.List, cst.Tuple):
+            return _names_other_phase(phases, training_value)  # type: ignore[arg-type]
+        if not (keyed or type(phases) in (cst.Name, cst.Attribute)):
+            return False
+        literals = ctx.memo(_PHASE_LITERALS, lambda: _phase_literals(ctx.module))
+        return any(_names_other_phase(literal, training_value) for literal in literals)  # type: ignore[union-attr]
+    return False
+
+
+_PHASE_LITERALS = "evaluation.phase-literals"
+
+
+def _phase_literals(module: cst.Module) -> list:
+    """The file's list and tuple literals of two or more strings, and nothing else."""
+    return [
+        node for node in code_descendants(module)
+        if type(node) in (cst.List, cst.Tuple) and len(node.elements) > 1  # type: ignore[attr-defined]
+        and all(type(e.value) is cst.SimpleString for e in node.elements)  # type: ignore[attr-defined]
+    ]  # fmt: skip
+
+
+def _names_other_phase(phases: Union[cst.List, cst.Tuple], training_value: str) -> bool:
+    """Does a literal of constants hold the training value and another one?"""
+    values = [e.value for e in phases.elements]
+    if not values or not all(_constant(v) for v in values):
+        return False
+    codes = {_code_alone(v) for v in values}
+    return training_value in codes and len(codes) > 1
 
 
 def _loop_selects_eval(switch: cst.If, function: cst.FunctionDef) -> bool:
@@ -829,12 +941,38 @@ def _phase_selector(test: cst.BaseExpression, function: cst.FunctionDef) -> Opti
     params = {p.name.value for p in function.params.params}
     if type(test) is cst.Name and test.value in params:
         return test.value, "True"
+    if type(test) is cst.Name:
+        # `train = (phase == "train_no_dev")`, bound once in the function's own body, then `if train:`
+        bound = _bound_once(function, test.value)
+        if bound is None:
+            return None
+        test = bound
     if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
         return None
     left, right = test.left, test.comparisons[0].comparator
     if type(left) is not cst.Name or left.value not in params or not _constant(right):
         return None
     return left.value, "".join(cst.Module(body=[]).code_for_node(right).split())
+
+
+def _bound_once(function: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:
+    """The value of `name = <value>` where that is the only binding of `name` in the function (a
+    statement of its own body, not a parameter); None otherwise."""
+    if not isinstance(function.body, cst.IndentedBlock):
+        return None
+    found = None
+    for statement in function.body.body:
+        if not binds(statement, name):
+            continue
+        if found is not None or type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
+            return None
+        small = statement.body[0]
+        if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
+            return None
+        found = small.value
+    if found is None or any(type(p) is cst.Param and p.name.value == name for p in code_descendants(function.params)):
+        return None
+    return found
 
 
 def _constant(expr: cst.BaseExpression) -> bool:
@@ -874,32 +1012,76 @@ _GRAD_OFF_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
 def _outside_training(node: cst.CSTNode, training: str, ctx: "Context") -> list:
     """`node`, less the bodies of `if <training>:` inside it (their `else` / `elif` stay): the code
     that runs when the mode switch chose eval.  Compound statements are opened into their parts."""
-    if type(node) is cst.If and _code(ctx, node.test) == training:  # type: ignore[attr-defined]
+    if type(node) is cst.If and _trains_only(node.test, training, ctx):  # type: ignore[attr-defined]
         return [part for branch in _branches_after(node) for part in _outside_training(branch, training, ctx)]
     if type(node) is cst.If and _selects_other_phase(node.test, training, ctx):  # type: ignore[attr-defined]
         # `if phase == 'val': ... else: ...`: the `else` may be the training phase's (Person_reID's
         # `else: outputs = model(inputs)` after `with torch.no_grad()` for 'val'): only the body is eval
         return _outside_training(node.body, training, ctx)  # type: ignore[attr-defined]
-    inner = [n for n in code_descendants(node) if type(n) is cst.If and (_code(ctx, n.test) == training or _selects_other_phase(n.test, training, ctx))]  # type: ignore[attr-defined]
+    inner = [n for n in code_descendants(node) if type(n) is cst.If and (_trains_only(n.test, training, ctx) or _selects_other_phase(n.test, training, ctx))]  # type: ignore[attr-defined]
     if not inner:
         return [node]
     return [part for child in code_children(node) for part in _outside_training(child, training, ctx)]
+
+
+def _trains_only(test: cst.BaseExpression, training: str, ctx: "Context") -> bool:
+    """Does `test` hold only when the switch chose training: the switch's own test, or a
+    conjunction with it (`if train and step > 0:`, wavenet_vocoder's checkpointing)?"""
+    if _code(ctx, test) == training:
+        return True
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        return _trains_only(test.left, training, ctx) or _trains_only(test.right, training, ctx)
+    return False
 
 
 def _hands_model_away(node: cst.CSTNode, receiver: str, ctx: "Context") -> bool:
     """Does `node` give the evaluated model itself to a function it cannot see into (not torch's):
     an adversarial attack or a saliency map of another file computes gradients through it
     (Person_reID's val phase runs `inputs_adv = ODFA(model, inputs)`, whose loop backpropagates)."""
+    return _hands_away(node, receiver, ctx, set())
+
+
+def _hands_away(node: cst.CSTNode, receiver: str, ctx: "Context", seen: set) -> bool:
     for inner in code_descendants(node):
-        if type(inner) is not cst.Call or not any(_code(ctx, a.value) == receiver for a in inner.args):  # type: ignore[attr-defined]
+        if type(inner) is not cst.Call:
+            continue
+        given = next((i for i, a in enumerate(inner.args) if _code(ctx, a.value) == receiver), None)  # type: ignore[attr-defined]
+        if given is None:
             continue
         func = inner.func  # type: ignore[attr-defined]
         if type(func) is cst.Name and func.value in _INSPECTING_BUILTINS:
             continue  # (`print(model)`)
         qualified = ctx.resolve(func)
-        if qualified is None or not qualified.startswith("torch"):
+        if qualified is not None and qualified.startswith("torch"):
+            continue
+        if not _own_helper_keeps_grad_off(inner, given, ctx, seen):  # type: ignore[arg-type]
             return True
     return False
+
+
+def _own_helper_keeps_grad_off(call: cst.Call, given: int, ctx: "Context", seen: set) -> bool:
+    """Is the callee a module-level function of this file (defined once) that computes no gradients
+    and hands the model it is given on only to torch or to such functions of the file?  Its code is
+    in view: wavenet_vocoder's `data_parallel_workaround(model, inputs)` replicates and applies it,
+    `save_checkpoint(device, model, ...)` saves it."""
+    func = call.func
+    argument = call.args[given]
+    if type(func) is not cst.Name or argument.star or values.own_definition(func, ctx) != "function":
+        return False
+    definition = top_function(ctx, func.value)
+    if definition is None or definition.decorators:
+        return False
+    params = [p.name.value for p in definition.params.params]
+    if argument.keyword is not None:
+        parameter = argument.keyword.value
+    elif given < len(params) and not any(a.keyword is not None for a in call.args[:given]):
+        parameter = params[given]
+    else:
+        return False
+    if parameter not in params or id(definition) in seen:
+        return id(definition) in seen and parameter in params  # (recursion: already being checked)
+    seen.add(id(definition))
+    return not computes_gradients(definition, ctx) and not _hands_away(definition.body, parameter, ctx, seen)
 
 
 _INSPECTING_BUILTINS = frozenset({"print", "len", "type", "id", "str", "repr", "isinstance", "hasattr", "getattr"})

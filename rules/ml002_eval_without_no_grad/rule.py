@@ -859,6 +859,97 @@ def sample_actions(policy, obs):
     return policy(obs.cuda()).sample()
 """
         ),
+        Valid(  # `self.eval()` then a layer-running method of the module on a `Variable(..., volatile=True)` input: written for PyTorch 0.3, whose volatile inputs keep the graph off (pytorch-wavenet's `generate`)
+            """
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class WaveNet(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.start_conv = nn.Conv1d(classes, 32, 1)
+        self.end_conv = nn.Conv1d(32, classes, 1)
+    def wavenet(self, input):
+        return self.end_conv(self.start_conv(input))
+    def forward(self, input):
+        return self.wavenet(input)
+    def generate(self, first):
+        self.eval()
+        input = Variable(first, volatile=True)
+        x = self.wavenet(input)
+        self.train()
+        return x.data.numpy()
+"""
+        ),
+        Valid(  # `self.eval()`, then a method of the module that runs its layers to train them: a backward follows
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(8, 8, 1)
+    def features(self, x):
+        return self.conv(x)
+    def forward(self, x):
+        return self.features(x)
+    def adapt(self, x, opt):
+        self.eval()
+        loss = self.features(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(  # the eval phase hands the model to a function of the file that backpropagates through it (an adversarial example): gradients are needed
+            """
+import torch
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == "train")
+    if train:
+        model.train()
+    else:
+        model.eval()
+    y_hat = model(x)
+    loss = criterion(y_hat, y)
+    if not train:
+        adversarial(model, x, y, criterion)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def adversarial(model, x, y, criterion):
+    x = x.clone().requires_grad_(True)
+    criterion(model(x), y).backward()
+    return x.grad.sign()
+def train_loop(model, loaders, optimizer, criterion):
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+phases = ["train", "val"]
+"""
+        ),
+        Valid(  # a phase loop over a dict's keys where nothing in the file names a phase other than training: whether an eval phase runs, the file does not say
+            """
+import torch
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == "train")
+    if train:
+        model.train()
+    else:
+        model.eval()
+    loss = criterion(model(x), y)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def train_loop(model, loaders, optimizer, criterion):
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+"""
+        ),
     ]
 
     INVALID = [
@@ -2444,6 +2535,164 @@ class GAN:
         self.load_model(path)
         return self.G(z).cpu().numpy()
 """,
+        ),
+        Invalid(  # a method of the model handed its data by keyword (`test_inputs=x`) runs it as a positional batch would (wavenet_vocoder's test_mixture_wavenet)
+            """
+import torch
+from wavenet_vocoder import build_compact_model
+def test_mixture(x, c):
+    model = build_compact_model(out_channels=30)
+    model.eval()
+    y = model.incremental_forward(test_inputs=x, c=c, T=None)
+    assert y.size() == x.size()
+""",
+            line=6,
+            column=9,
+            message="after `model.eval()`",
+            unsafe=True,
+            fixed="""
+import torch
+from wavenet_vocoder import build_compact_model
+def test_mixture(x, c):
+    model = build_compact_model(out_channels=30)
+    model.eval()
+    with torch.no_grad():
+        y = model.incremental_forward(test_inputs=x, c=c, T=None)
+    assert y.size() == x.size()
+""",
+        ),
+        Invalid(  # `self.eval()`, then a method of the module whose body runs its layers, per generated sample (pytorch-wavenet's generate_fast)
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class WaveNet(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.classes = classes
+        self.start_conv = nn.Conv1d(classes, 32, 1)
+        self.convs = nn.ModuleList([nn.Conv1d(32, 32, 1) for _ in range(4)])
+        self.end_conv = nn.Conv1d(32, classes, 1)
+    def wavenet(self, input):
+        x = self.start_conv(input)
+        for conv in self.convs:
+            x = F.relu(conv(x))
+        return self.end_conv(x)
+    def forward(self, input):
+        return self.wavenet(input)
+    def generate(self, first, num_samples):
+        self.eval()
+        input = first
+        generated = []
+        for i in range(num_samples):
+            x = self.wavenet(input).squeeze()
+            sample = torch.argmax(x, 0)
+            generated.append(sample.item())
+            input = F.one_hot(sample, self.classes).float().view(1, -1, 1)
+        self.train()
+        return generated
+""",
+            line=23,
+            column=17,
+            message="`self.wavenet(input)` runs after `self.eval()`",
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class WaveNet(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.classes = classes
+        self.start_conv = nn.Conv1d(classes, 32, 1)
+        self.convs = nn.ModuleList([nn.Conv1d(32, 32, 1) for _ in range(4)])
+        self.end_conv = nn.Conv1d(32, classes, 1)
+    def wavenet(self, input):
+        x = self.start_conv(input)
+        for conv in self.convs:
+            x = F.relu(conv(x))
+        return self.end_conv(x)
+    def forward(self, input):
+        return self.wavenet(input)
+    @torch.no_grad()
+    def generate(self, first, num_samples):
+        self.eval()
+        input = first
+        generated = []
+        for i in range(num_samples):
+            x = self.wavenet(input).squeeze()
+            sample = torch.argmax(x, 0)
+            generated.append(sample.item())
+            input = F.one_hot(sample, self.classes).float().view(1, -1, 1)
+        self.train()
+        return generated
+""",
+        ),
+        Invalid(  # a phase loop over a dict's keys (the file names its phases `["train_no_dev", "dev"]`) hands each phase to a step whose switch tests a local `train = (phase == ...)`; the checkpoint under `if train and ...` is training's (wavenet_vocoder's `__train_step`)
+            """
+import torch
+def get_loaders(make):
+    loaders = {}
+    for phase in ["train_no_dev", "dev"]:
+        loaders[phase] = make(phase)
+    return loaders
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == "train_no_dev")
+    if train:
+        model.train()
+        counter = 1
+    else:
+        model.eval()
+        counter = 0
+    y_hat = model(x)
+    loss = criterion(y_hat, y)
+    if train and counter > 0:
+        save_checkpoint(model, optimizer)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def save_checkpoint(model, optimizer):
+    torch.save({"model": model.state_dict()}, "ckpt.pt")
+def train_loop(model, loaders, optimizer, criterion):
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+""",
+            line=15,
+            column=13,
+            message="after `model.eval()` (where `train` is false)",
+        ),
+        Invalid(  # the eval phase runs the model through a helper that replicates it and applies the replicas (torch's `data_parallel` written out: wavenet_vocoder's `data_parallel_workaround`)
+            """
+import torch
+from torch.nn.parallel import replicate, parallel_apply
+def run_replicas(model, inputs, devices):
+    replicas = replicate(model, devices)
+    outputs = parallel_apply(replicas, [inputs])
+    return outputs[0]
+def step(phase, model, optimizer, criterion, x, y, devices):
+    train = phase == "train"
+    if train:
+        model.train()
+    else:
+        model.eval()
+    y_hat = run_replicas(model, x, devices)
+    loss = criterion(y_hat, y)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def train_loop(model, loaders, optimizer, criterion, devices):
+    for epoch in range(10):
+        for phase in ["train", "val"]:
+            for x, y in loaders[phase]:
+                step(phase, model, optimizer, criterion, x, y, devices)
+""",
+            line=13,
+            column=13,
+            message="`run_replicas(model, x, devices)` runs after `model.eval()`",
         ),
     ]
 

@@ -94,14 +94,21 @@ def _sets_eval_mode(call: ast.Call) -> bool:
 
 def _parameter_callers(source: Source, evaluated: frozenset) -> frozenset[str]:
     """Module-level functions of the file that call one of their parameters (`def f(G, n): G(z)`) or
-    a global put in eval mode (`def get_sample_image(): G(z)`)."""
+    a global put in eval mode (`def get_sample_image(): G(z)`), or apply replicas of a module
+    (delegation's `_replicates_and_applies`; loosened: any `parallel_apply` call)."""
     found = set()
     for node in source.tree.body if source.tree is not None else ():  # type: ignore[union-attr]
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]} | evaluated
-            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names for n in ast.walk(node)):
+            if any(isinstance(n, ast.Call) and _calls_name(n.func, names) for n in ast.walk(node)):
                 found.add(node.name)
     return frozenset(found)
+
+
+def _calls_name(func: ast.AST, names: set) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id in names or func.id == "parallel_apply"
+    return isinstance(func, ast.Attribute) and func.attr == "parallel_apply"
 
 
 def _names_of_scopes(source: Source, calls: list) -> frozenset[str]:
