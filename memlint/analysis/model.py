@@ -48,11 +48,12 @@ from typing import Iterable, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, roles, tables
+from memlint.analysis.optimizer_bindings import constructed_optimizers
 from memlint.analysis.calling_helpers import parameter_for
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
-from memlint.analysis.walk import code_descendants, dotted_name, target_names
+from memlint.analysis.walk import code_descendants, dotted_name, held_name, target_names
 from memlint.pipeline.tree import code_children
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
@@ -130,6 +131,7 @@ class SemanticModel:
         self._scopes: dict[int, roles.LoopScope] = {}
         self._roles: dict[int, Optional[str]] = {}
         self._host_models: Optional[frozenset[str]] = None
+        self._optimizers: Optional[frozenset[str]] = None  # held names bound to an optimizer's construction
         # (callee, its arguments' names with the assignment that last bound each, the call, its scopes):
         # a helper of the file that backpropagates its parameter proves the argument has history
         self._helper_arguments: list[tuple[str, bool, list[tuple[int, str, list]], cst.Call, tuple]] = []
@@ -380,6 +382,26 @@ class SemanticModel:
         if id(function) not in self._roles:
             self._roles[id(function)] = roles.function_role(function, roles.qualifier(self._module_imports()), self.calls_backward(function))
         return self._roles[id(function)]
+
+    # ------------------------------------------------------------------ optimizers
+
+    def optimizers(self) -> frozenset[str]:
+        """The held names (`Dopt`, `self.optimizer_S`) the file binds to what torch.optim, the
+        optimizer table or a known factory builds, directly or through the file's own function that
+        returns it (optimizer_bindings.py)."""
+        if self._optimizers is None:
+            text = self._text
+            if text is not None and "optim" not in text and "Adam" not in text:
+                self._optimizers = frozenset()  # no optimizer is named: no walk
+            else:
+                imports = self._module_imports()
+                self._optimizers = constructed_optimizers(self.module, lambda written: _qualified(written, imports))
+        return self._optimizers
+
+    def is_optimizer(self, receiver: cst.BaseExpression) -> bool:
+        """Is `receiver` (of a `.step()`) bound to an optimizer's construction in this file?"""
+        name = held_name(receiver)
+        return name is not None and name in self.optimizers()
 
     # ------------------------------------------------------------------ device
 

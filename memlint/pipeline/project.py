@@ -553,8 +553,16 @@ class Project:
         if owner[0] == "class":
             return [owner]
         built = self.record((owner[1], owner[2])).get("builds", ()) if owner[0] == "func" else ()
-        classes = [self._name(self.files[owner[1]], written) for written in built]  # type: ignore[arg-type]
+        classes = [self._built_class(self.files[owner[1]], written) for written in built]  # type: ignore[arg-type]
         return classes if classes and all(c is not None and c[0] == "class" for c in classes) else []  # type: ignore[misc]
+
+    def _built_class(self, file: _File, written) -> Optional[tuple]:
+        """A factory's constructor (summaries' `builds`): a name as written in `file`, or the target
+        [module, name, level] of an import in the factory's own body."""
+        if isinstance(written, str):
+            return self._name(file, written)
+        absolute = self._import_target(file, written)
+        return self._lookup(absolute, file) if absolute is not None else None
 
     def is_module_class(self, index: int, class_name: str, depth: int = 0) -> bool:
         """Is the class an nn.Module (or a LightningModule, a PreTrainedModel), through its bases in
