@@ -1004,6 +1004,132 @@ def test_a_step_on_an_agent_a_factory_of_another_file_builds_is_reported(project
     assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 5)]
 
 
+def test_a_step_on_a_model_a_factory_binds_by_branch_and_returns_is_reported(project):
+    # ozan-oktay/Attention-Gated-Networks: `get_model` binds `model = None`, then the class of the
+    # branch (imported in that branch), and returns `model`; `optimize_parameters()` (another file)
+    # runs the network, backward and the optimizer's step
+    write(project / "models" / "__init__.py", """
+        def get_model(opts):
+            model = None
+            if opts.type == "seg":
+                from .seg_model import SegModel
+                model = SegModel()
+            elif opts.type == "classifier":
+                from .classifier import Classifier
+                model = Classifier()
+            model.initialize(opts)
+            return model
+    """)
+    trainer = """
+        import torch
+        import torch.nn as nn
+
+        class SegModel:
+            def __init__(self):
+                self.net = nn.Linear(8, 4).cuda()
+                self.optimizer_S = torch.optim.Adam(self.net.parameters())
+
+            def initialize(self, opts):
+                pass
+
+            def optimize_parameters(self):
+                self.optimizer_S.zero_grad()
+                loss = self.net(self.input).mean()
+                loss.backward()
+                self.optimizer_S.step()
+    """
+    write(project / "models" / "seg_model.py", trainer)
+    write(project / "models" / "classifier.py", trainer.replace("class SegModel", "class Classifier"))
+    write(project / "train.py", """
+        from models import get_model
+
+        def train(opts, loader):
+            model = get_model(opts)
+            for images, labels in loader:
+                model.set_input(images, labels)
+                model.optimize_parameters()
+    """)
+    assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 5)]
+
+
+def test_a_factory_whose_returned_name_may_hold_something_else_names_no_class(project):
+    write(project / "models" / "__init__.py", """
+        def get_model(opts):
+            if opts.type == "seg":
+                from .seg_model import SegModel
+                model = SegModel()
+            else:
+                model = load_model(opts)
+            return model
+    """)
+    write(project / "models" / "seg_model.py", TD3_AGENT.replace("class TD3", "class SegModel").replace("def train(", "def optimize_parameters("))
+    write(project / "train.py", """
+        from models import get_model
+
+        def train(opts, loader):
+            model = get_model(opts)
+            for images, labels in loader:
+                model.optimize_parameters()
+    """)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_loss_helper_of_another_file_reached_through_a_registry_runs_the_model_it_is_handed(project):
+    # ermongroup/ddim: `loss = loss_registry[config.model.type](model, x, t, e, b)` (functions/losses.py
+    # runs the model), then backward and the optimizer's step in the loop itself
+    write(project / "losses.py", """
+        def noise_estimation_loss(model, x0, t):
+            return (model(x0, t) - x0).square().mean()
+
+        loss_registry = {"simple": noise_estimation_loss}
+    """)
+    write(project / "runner.py", """
+        import torch
+        from losses import loss_registry
+
+        def train(config, loader, device):
+            model = Model(config).to(device)
+            optimizer = get_optimizer(config, model.parameters())
+            for x, t in loader:
+                model.train()
+                loss = loss_registry[config.model.type](model, x.to(device), t)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    """)
+    assert _findings(".", "--select", "ML017") == [("runner.py", "ML017", 7)]
+
+
+def test_a_method_of_another_file_that_steps_an_optimizer_known_by_its_construction_trains(project):
+    # SEGAN-style names: `self.Dopt = optim.Adam(...)` is an optimizer by what built it, not by its name
+    write(project / "gan.py", """
+        import torch
+        import torch.optim as optim
+
+        class GAN:
+            def __init__(self):
+                self.D = torch.nn.Linear(8, 1).cuda()
+                self.Dopt = optim.Adam(self.D.parameters())
+
+            def update(self, x):
+                self.Dopt.zero_grad()
+                loss = self.D(x).mean()
+                loss.backward()
+                self.Dopt.step()
+    """)
+    write(project / "main.py", """
+        from gan import GAN
+
+        def main(loader):
+            gan = GAN()
+            for x in loader:
+                gan.update(x)
+    """)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 5)]
+    write(project / "gan.py", (project / "gan.py").read_text().replace("optim.Adam(self.D.parameters())", "make_stepper(self.D)"))
+    assert _findings(".", "--select", "ML017") == []
+
+
 def test_a_factory_that_may_return_something_else_names_no_class(project):
     write(project / "TD3.py", TD3_AGENT)
     write(project / "main.py", """

@@ -21,6 +21,7 @@ import libcst as cst
 from memlint.analysis.calling_helpers import only_calls_argument
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import module_changes
+from memlint.analysis.sequences import sequential_elements
 from memlint.analysis.tables import INPLACE_MODULES
 from memlint.analysis.walk import code_descendants, code_with_parents
 
@@ -164,8 +165,9 @@ def _literal_index(subscript: cst.Subscript) -> Optional[int]:
 
 
 def _sequential_elements(class_node: cst.ClassDef, attribute: str, ctx) -> Optional[list[cst.BaseExpression]]:
-    """The layers of the constructor's `self.<attribute> = nn.Sequential(...)`, where that is the
-    class's one binding of the attribute and every layer is listed (no unpacked part)."""
+    """The layers of the constructor's `self.<attribute> = nn.Sequential(...)` (`sequences.sequential_elements`:
+    also an `OrderedDict` of named layers, or displays unpacked into it), where that is the class's one
+    binding of the attribute and every layer is known (no unpacked part of unknown length)."""
     bindings = [
         node
         for node in code_descendants(class_node)
@@ -175,9 +177,12 @@ def _sequential_elements(class_node: cst.ClassDef, attribute: str, ctx) -> Optio
     if len(bindings) != 1 or not isinstance(bindings[0], cst.Assign) or not isinstance(bindings[0].value, cst.Call):
         return None
     built = bindings[0].value
-    if torch_nn_name(ctx, built.func) != "Sequential" or any(arg.star or arg.keyword is not None for arg in built.args):
+    if torch_nn_name(ctx, built.func) != "Sequential":
         return None
-    return [arg.value for arg in built.args]
+    layers = sequential_elements(built, ctx)
+    if any(node is None for _, node in layers):
+        return None  # an unpacked part of unknown length: an index names no known layer
+    return [layer for layer, _ in layers]
 
 
 def _targets(node) -> list[cst.BaseExpression]:

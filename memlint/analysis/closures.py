@@ -26,10 +26,10 @@ if TYPE_CHECKING:
 def optimizer_closures(function: cst.FunctionDef, ctx: "Context") -> frozenset[str]:
     """The names, local to `function`, of its optimizer closures: a parameter or a def of its own
     passed to an optimizer's `step(...)`, and the parameters such a local def calls."""
-    return ctx.memo(("optimizer-closures", id(function)), lambda: _closures(function))  # type: ignore[return-value]
+    return ctx.memo(("optimizer-closures", id(function)), lambda: _closures(function, ctx.model.optimizers()))  # type: ignore[return-value]
 
 
-def _closures(function: cst.FunctionDef) -> frozenset[str]:
+def _closures(function: cst.FunctionDef, constructed: frozenset[str]) -> frozenset[str]:
     nodes = list(code_descendants(function.body))
     local_defs = {n.name.value: n for n in nodes if type(n) is cst.FunctionDef}
     parameters = {p.name.value for p in (*function.params.params, *function.params.kwonly_params, *function.params.posonly_params)}
@@ -38,8 +38,10 @@ def _closures(function: cst.FunctionDef) -> frozenset[str]:
         if type(node) is not cst.Call or type(node.func) is not cst.Attribute or node.func.attr.value != "step":
             continue
         receiver = dotted_name(node.func.value)
-        if receiver is None or not OPTIMIZER_ONLY_NAME.search(receiver.rpartition(".")[2]) or len(node.args) != 1:
+        if receiver is None or len(node.args) != 1:
             continue
+        if receiver not in constructed and not OPTIMIZER_ONLY_NAME.search(receiver.rpartition(".")[2]):
+            continue  # an optimizer by its construction in the file (`lbfgs = optim.LBFGS(...)`), else by name
         argument = node.args[0]
         if argument.keyword is not None and argument.keyword.value != "closure":
             continue

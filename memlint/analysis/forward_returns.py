@@ -101,17 +101,18 @@ def _is_distribution(expr: cst.BaseExpression, bindings, imports: Mapping[str, s
     return full.startswith("torch.distributions.")
 
 
-def constructed_classes(module: cst.Module, classes: frozenset[str]) -> dict[str, Optional[str]]:
-    """`self.actor` / `actor` -> the class of `classes` every assignment of it in the file builds
-    (`self.actor = Actor(obs_dim, n).to(device)`); left out where one assigns something else, or
-    where a function of the file takes a parameter of that name."""
+def constructed_classes(module: cst.Module) -> dict[str, Optional[str]]:
+    """`self.actor` / `actor` -> the callee (a plain name: a class, or anything else) every assignment
+    of it in the file builds (`self.actor = Actor(obs_dim, n).to(device)`); left out where one assigns
+    something else, or where a function of the file takes a parameter of that name.  One walk of the
+    file, whatever classes are asked about (`of_classes`)."""
     found: dict[str, Optional[str]] = {}
     parameters: set[str] = set()  # a parameter of that name may hold anything its caller gives
     for node in code_descendants(module):
         if isinstance(node, cst.Param):
             parameters.add(node.name.value)
         elif isinstance(node, cst.Assign):
-            built = _built_class(node.value, classes)
+            built = _built_class(node.value)
             for target in node.targets:
                 written = dotted_name(target.target) if isinstance(target.target, (cst.Name, cst.Attribute)) else None
                 if written is None or _moved_self(node.value, written):
@@ -135,12 +136,19 @@ def _moved_self(value: cst.BaseExpression, written: str) -> bool:
     return moved and isinstance(value, (cst.Name, cst.Attribute)) and dotted_name(value) == written
 
 
-def _built_class(value: cst.BaseExpression, classes: frozenset[str]) -> Optional[str]:
+def _built_class(value: cst.BaseExpression) -> Optional[str]:
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_MODULE:
         value = value.func.value
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in classes:
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
         return value.func.value
     return None
+
+
+def of_classes(constructed: dict[str, Optional[str]], classes: frozenset[str]) -> dict[str, Optional[str]]:
+    """`constructed_classes(module)` narrowed to `classes`: the names every assignment of which builds
+    one class of `classes` (a name built as two callees, or as a callee and something else, is not
+    in `constructed` at all)."""
+    return {written: built for written, built in constructed.items() if built in classes}
 
 
 def _own(function: cst.FunctionDef, kinds) -> Iterator[cst.CSTNode]:

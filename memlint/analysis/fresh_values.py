@@ -108,14 +108,17 @@ class FreshValues:
             return described(producer) + ", changed in place by `+=`"
         # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
         # `h = self.embedding_h(h)`): fresh where every value it may hold is.
+        # Also after a loop whose turns end binding it (`skip = 0`, then `for ...: skip = s + skip`):
+        # a number on the path of no turn holds no tensor to overwrite (the call raises either way).
         joined = producers_before(earlier, len(earlier), name)
         if joined is None:
             return self._reaching_fresh(statement, name, target, is_direct)
-        if not all(self.fresh(value) for value in joined.values):
+        tensors = [value for value in joined.values if not _number(value)]
+        if not tensors or not all(self.fresh(value) for value in tensors):
             return None
         if target != name and _occurrences(function.body, name) != 1 + sum(_occurrences(s, name) for s in joined.statements):
             return None
-        return " or ".join(dict.fromkeys(described(value) for value in joined.values))
+        return " or ".join(dict.fromkeys(described(value) for value in tensors))
 
     def _reaching_fresh(self, statement, name: str, target: Optional[str], is_direct: bool) -> Optional[str]:
         """A name bound to a fresh value further back, with only reads that keep nothing of it in
@@ -172,6 +175,13 @@ def _reshaped_name(source: cst.BaseExpression) -> Optional[cst.Name]:
     if any(_occurrences(arg, func.value.value) for arg in source.args):  # type: ignore[attr-defined]
         return None
     return func.value  # type: ignore[return-value]
+
+
+def _number(value: cst.BaseExpression) -> bool:
+    """A number literal (`0`, `-1.0`): a name bound to it holds no tensor."""
+    if type(value) is cst.UnaryOperation:
+        value = value.expression  # type: ignore[attr-defined]
+    return type(value) in (cst.Integer, cst.Float)
 
 
 def _adds_in_place(statement, name: str) -> bool:

@@ -8,10 +8,11 @@ for a helper of this file or another.  ML013 asks it what a `.cuda()` / `.to(d)`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import libcst as cst
 
+from memlint.analysis.host_flow import ELEMENTWISE_FUNCTIONS, EMPTY, Flow, number_like
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.project_facts import makes_host_tensor
 from memlint.analysis.tables import CONCATENATIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS
@@ -30,23 +31,50 @@ _TRIANGLES = frozenset({"triu", "tril", "diag", "diag_embed", "diagflat"})
 _TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril", "torch.diag", "torch.diag_embed", "torch.diagflat"})
 
 
-def factory_under(receiver: cst.BaseExpression, ctx: "Context") -> Optional[tuple[cst.Call, bool]]:
+class HostFactory(NamedTuple):
+    """What `factory_under` finds: the factory call, whether `device=` can move into it, and whether
+    a local name lay on the way (the factory is in an earlier statement: the finding is there)."""
+
+    call: cst.Call
+    fixable: bool
+    through_name: bool = False
+
+
+def factory_under(receiver: cst.BaseExpression, ctx: "Context", flow: Flow = EMPTY) -> Optional[HostFactory]:
     """The factory call a move applies to, looking through dtype casts (`torch.full(...).long()`),
-    reshapes (`torch.arange(n).view(-1, 1)`: `tables.SHAPE_METHODS`, same values on any device) and the legacy `Variable(...)` wrapper, and whether `device=` can move into it without changing
-    the result (not through `Variable(x, requires_grad=True)`, which makes a leaf of the host tensor)."""
+    reshapes (`torch.arange(n).view(-1, 1)`: `tables.SHAPE_METHODS`, same values on any device), the legacy
+    `Variable(...)` wrapper, arithmetic with numbers (`host_flow.number_like`) or with another fresh host
+    tensor, elementwise math (`torch.exp(...)`, `.cos()`) and the local names `flow` says hold a fresh
+    host tensor (`n = torch.linspace(0, N, steps=N)` then `0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`);
+    and whether `device=` can move into it without changing the result (not through `Variable(x,
+    requires_grad=True)`, which makes a leaf of the host tensor; not through math, whose last bits a
+    device may round otherwise; not through a name, bound in another statement)."""
     fixable = True
-    while isinstance(receiver, (cst.Call, cst.BinaryOperation, cst.Subscript)):
+    named = False
+    seen = 0
+    while isinstance(receiver, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation, cst.Name)):
+        seen += 1
+        if seen > 40:
+            return None
+        if isinstance(receiver, cst.Name):  # a local name bound to a fresh host tensor earlier in the function
+            bound = flow.host.get(receiver.value)
+            if bound is None:
+                return None
+            fixable, named, receiver = False, True, bound
+            continue
+        if isinstance(receiver, cst.UnaryOperation):  # `-torch.arange(n)`
+            receiver = receiver.expression
+            continue
         if isinstance(receiver, cst.Subscript):  # `torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`: a part of the host tensor, still on the host
             fixable = False  # an index computed on the host may not index the device tensor as written
             receiver = receiver.value
             continue
         if isinstance(receiver, cst.BinaryOperation):  # `(torch.rand(n) * 2 - 1).to(d)`: arithmetic with a number
-            if _numeric(receiver.right, ctx):
-                receiver = receiver.left
-            elif _numeric(receiver.left, ctx):
-                receiver = receiver.right
-            else:
+            side = _host_operand(receiver, ctx, flow)
+            if side is None:
                 return None
+            receiver, exact = side
+            fixable = fixable and exact
             continue
         func = receiver.func
         if isinstance(func, cst.Attribute) and func.attr.value in TENSOR_CASTS and not receiver.args:
@@ -67,6 +95,11 @@ def factory_under(receiver: cst.BaseExpression, ctx: "Context") -> Optional[tupl
                 return None
             receiver = receiver.args[0].value
             continue
+        inner = _elementwise_argument(receiver, ctx, flow)
+        if inner is not None:  # `torch.exp(torch.arange(h) * -c)`, `t.cos()`: a new tensor where its argument is
+            fixable = False
+            receiver = inner
+            continue
         if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS | _TRIANGLES:  # `.view(-1, 1)`, `.unsqueeze(0)`, `.triu(1)`
             receiver = func.value
             continue
@@ -78,8 +111,56 @@ def factory_under(receiver: cst.BaseExpression, ctx: "Context") -> Optional[tupl
             fixable = fixable and len(receiver.args) == 1
             receiver = receiver.args[0].value
             continue
-        return receiver, fixable
+        return HostFactory(receiver, fixable, named)
     return None
+
+
+def _host_operand(operation: cst.BinaryOperation, ctx: "Context", flow: Flow) -> Optional[tuple[cst.BaseExpression, bool]]:
+    """The operand of `a <op> b` that holds the host tensor, the other being a number, and whether
+    that number is certain (a literal, the model's valuation: `device=` can then move into the
+    factory); or either operand when both hold a fresh host tensor (`torch.ones(n, n) - mask`).
+    None when the other operand may be any tensor: its placement is unknown."""
+    left, right = operation.left, operation.right
+    for number, other in ((right, left), (left, right)):
+        if _numeric(number, ctx):
+            return other, True
+    holds = [side for side in (left, right) if _holds_host(side, ctx, flow)]
+    if len(holds) == 2:
+        return left, False
+    if len(holds) == 1:
+        other = right if holds[0] is left else left
+        if number_like(other, ctx, flow):
+            return holds[0], False
+    return None
+
+
+def _holds_host(expr: cst.BaseExpression, ctx: "Context", flow: Flow) -> bool:
+    if not isinstance(expr, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation, cst.Name)):
+        return False
+    found = factory_under(expr, ctx, flow)
+    return found is not None and factory_kind(found.call, ctx) is not None
+
+
+def _elementwise_argument(call: cst.Call, ctx: "Context", flow: Flow) -> Optional[cst.BaseExpression]:
+    """The tensor `torch.exp(t)` / `t.cos()` / `torch.pow(t, 2)` computes on, when every other
+    argument is a number: the result is a new tensor on `t`'s device."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ELEMENTWISE_FUNCTIONS and not _is_module(func.value, ctx):
+        operand, rest = func.value, call.args  # `t.cos()`, `t.pow(2)`
+    else:
+        qualified = ctx.resolve(func) or ""
+        module, _, name = qualified.rpartition(".")
+        if module != "torch" or name not in ELEMENTWISE_FUNCTIONS or not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        operand, rest = call.args[0].value, call.args[1:]
+    if any(a.star or not number_like(a.value, ctx, flow) for a in rest):
+        return None
+    return operand
+
+
+def _is_module(expr: cst.BaseExpression, ctx: "Context") -> bool:
+    """`torch` of `torch.exp(...)`, `math` of `math.cos(...)`: a module, not a tensor."""
+    return isinstance(expr, cst.Name) and (ctx.resolve(expr) or "").split(".")[0] in ("torch", "math", "numpy", "np")
 
 
 def _factory_part(concatenation: cst.Call, ctx: "Context") -> Optional[cst.BaseExpression]:
@@ -149,7 +230,10 @@ def counts_range(expr: cst.BaseExpression, ctx: "Context") -> bool:
 
 
 def _is_size(expr: cst.BaseExpression) -> bool:
-    """`64`, `x.size(0)`, `x.size()`, `len(batch)`: certainly a size, not data."""
+    """`64`, `x.size(0)`, `x.size()`, `len(batch)`, `x.size() + (n,)` (a `torch.Size` joined with a
+    tuple is a `torch.Size`): certainly a size, not data."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add) and isinstance(expr.right, cst.Tuple):
+        return _spreads_shape(expr.left)  # `x.shape` / `x.size()`
     if isinstance(expr, cst.Integer):
         return True
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
@@ -235,13 +319,10 @@ def same_values_on_device(factory: cst.Call, name: str) -> bool:
     return True
 
 
-def holds_factory(value: cst.BaseExpression, ctx: "Context") -> bool:
-    """Does `value` (a call, arithmetic or an index) hold a tensor a factory made on the host
-    (`factory_under`, `factory_kind`)?  A cheap test for `moves.later_moves`'s bindings."""
-    if not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)):
-        return False
-    found = factory_under(value, ctx)
-    return found is not None and factory_kind(found[0], ctx) is not None
+def holds_factory(value: cst.BaseExpression, ctx: "Context", flow: Flow = EMPTY) -> bool:
+    """Does `value` (a call, arithmetic, an index or a name `flow` knows) hold a tensor a factory made
+    on the host (`factory_under`, `factory_kind`)?  A cheap test for `moves.later_moves`'s bindings."""
+    return _holds_host(value, ctx, flow)
 
 
 # Factory keywords that `device=` can join without changing the result.

@@ -18,6 +18,7 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, module_env
 from memlint.analysis.initialisers import resolve_global, unwrapped_layer
+from memlint.analysis.naming import BATCH_STRIDE
 from memlint.analysis.walk import code_descendants, nested_blocks
 
 if TYPE_CHECKING:
@@ -149,7 +150,9 @@ def torch_nn_name(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:
 
 
 def is_flatten(expr: cst.BaseExpression, ctx: "Context", flat_layers: frozenset[str] = frozenset()) -> bool:
-    """`torch.flatten(x, 1)`, `x.flatten(1)`, `x.view(x.size(0), -1)`, `x.reshape(n, -1)`, `self.flatten(x)`."""
+    """`torch.flatten(x, 1)`, `x.flatten(1)`, `x.view(x.size(0), -1)`, `x.reshape(n, -1)`, `self.flatten(x)`;
+    also the flattened size written out after the batch dimension (`x.view(x.size(0), 8192)`,
+    `x.reshape(batch_size, 128 * 8 * 8)`: `keeps_batch_dimension`), the same flatten."""
     if not isinstance(expr, cst.Call):
         return False
     func = expr.func
@@ -160,11 +163,31 @@ def is_flatten(expr: cst.BaseExpression, ctx: "Context", flat_layers: frozenset[
         method = func.attr.value
         if method == "flatten":
             return len(expr.args) == 1 and fold(expr.args[0].value) == 1
-        if method in ("view", "reshape") and len(expr.args) == 2:
-            return fold(expr.args[1].value) == -1
+        if method in ("view", "reshape") and len(expr.args) == 2 and all(a.keyword is None and not a.star for a in expr.args):
+            size = fold(expr.args[1].value)
+            if size == -1:
+                return True
+            return type(size) is int and size > 0 and keeps_batch_dimension(expr.args[0].value)
         if isinstance(func.value, cst.Name) and func.value.value == "self" and method in flat_layers:
             return True
     return False
+
+
+def keeps_batch_dimension(expr: cst.BaseExpression) -> bool:
+    """A reshape's first size that is the batch size: a tensor's first dimension (`x.size(0)`,
+    `x.size()[0]`, `x.shape[0]`) or a name that says so (`batch_size`, `self.batch_size`, `bs`:
+    `naming.BATCH_STRIDE`).  Shared in shape with the ML005 screen's `_keeps_batch_dimension`."""
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size":
+        return len(expr.args) == 1 and fold(expr.args[0].value) == 0
+    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
+        if fold(expr.slice[0].slice.value) != 0:
+            return False
+        holder = expr.value
+        if type(holder) is cst.Attribute and holder.attr.value == "shape":
+            return True
+        return type(holder) is cst.Call and type(holder.func) is cst.Attribute and holder.func.attr.value == "size" and not holder.args
+    name = expr.value if type(expr) is cst.Name else expr.attr.value if type(expr) is cst.Attribute else None
+    return name is not None and bool(BATCH_STRIDE.match(name))
 
 
 class _Builder:

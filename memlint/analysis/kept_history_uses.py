@@ -7,7 +7,9 @@ A fact of the semantic model read by ML001, asked of a `kept_histories.KeptHisto
 - **the uses** (`accumulator_uses`): of the comprehension's result, of `self.<attr>` across the class,
   or of the accumulator's name in its scope (`uses.classify_*`), less the accumulations themselves
   and the uses after a rebinding to a detached reduction of itself (`rebinding`); a returned
-  accumulator is also used as its callers use the result (`uses.classify_caller_uses`);
+  accumulator is also used as its callers use the result (`uses.classify_caller_uses`); one stored on
+  `self.<attr>` (`self.loss = loss`) is backpropagated where a method of the class backpropagates
+  that attribute (`def backward(self): self.loss.backward()`: `uses.stored_on_self`);
 - **the objective** (`backpropagated_slots`): a `Use.GRADIENT` means the accumulated value is
   backpropagated; but of a list written at a slot that moves with the loop the code may read back
   only fixed slots (`slots.one_slot_objective`): only those are the objective;
@@ -29,7 +31,7 @@ from memlint.analysis.kept_histories import KeptHistory, script_never_backpropag
 from memlint.analysis.loop_work import combines_given_terms
 from memlint.analysis.rebinding import after_detaching_rebinding
 from memlint.analysis.slots import one_slot_objective
-from memlint.analysis.uses import Use, classify_attribute_uses, classify_caller_uses, classify_expression, classify_uses, returns_name
+from memlint.analysis.uses import Use, classify_attribute_uses, classify_caller_uses, classify_expression, classify_uses, returns_name, stored_on_self
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -54,7 +56,20 @@ def accumulator_uses(kept: KeptHistory, siblings: list, scope: cst.CSTNode, ctx:
         # `return losses`, then a later notebook cell runs `[l.item() for l in losses]`: what the
         # callers do with the result decides between `.item()` and `.detach()`.
         uses |= classify_caller_uses(ctx.module, scope.name.value, ctx)
+    if Use.ESCAPES in uses and kept.class_node is not None:
+        uses |= _backpropagated_on_self(kept, scope, ctx)
     return uses
+
+
+def _backpropagated_on_self(kept: KeptHistory, scope: cst.CSTNode, ctx: "Context") -> set[Use]:
+    """{Use.GRADIENT} when the accumulator is stored on `self.<attr>` and a method of the class
+    backpropagates that attribute: Attention-Gated-Networks' `compute_loss` sums one forward's
+    deep-supervision terms into `loss`, `self.loss = loss`, and `backward()` runs `self.loss.backward()`.
+    The sum is the objective.  The attribute's other uses stay out of sight (the store escapes)."""
+    for attribute in stored_on_self(scope, kept.name):  # type: ignore[arg-type]
+        if Use.GRADIENT in classify_attribute_uses(kept.class_node, attribute, ctx):  # type: ignore[arg-type]
+            return {Use.GRADIENT}
+    return set()
 
 
 def backpropagated_slots(kept: KeptHistory, siblings: list, scope: cst.CSTNode) -> Optional[tuple[str, ...]]:

@@ -48,11 +48,12 @@ from typing import Iterable, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, roles, tables
+from memlint.analysis.optimizer_bindings import constructed_optimizers
 from memlint.analysis.calling_helpers import parameter_for
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
-from memlint.analysis.walk import code_descendants, dotted_name, target_names
+from memlint.analysis.walk import code_descendants, dotted_name, held_name, target_names
 from memlint.pipeline.tree import code_children
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
@@ -96,6 +97,7 @@ class SemanticModel:
         # FileView.gradient_classes: this file's and other files' classes alike)
         self._gradient_classes = gradient_classes
         self._gradient_instances: Optional[dict[str, Optional[str]]] = None
+        self._built_instances: Optional[dict[str, Optional[str]]] = None  # forward_returns.constructed_classes, any class
         # Without the word there is no backward call, and nothing to find for the history fact: most
         # library files are answered without a walk.
         self._may_backpropagate = text is None or "backward" in text or "autograd" in text or "training_step" in text
@@ -129,6 +131,7 @@ class SemanticModel:
         self._scopes: dict[int, roles.LoopScope] = {}
         self._roles: dict[int, Optional[str]] = {}
         self._host_models: Optional[frozenset[str]] = None
+        self._optimizers: Optional[frozenset[str]] = None  # held names bound to an optimizer's construction
         # (callee, its arguments' names with the assignment that last bound each, the call, its scopes):
         # a helper of the file that backpropagates its parameter proves the argument has history
         self._helper_arguments: list[tuple[str, bool, list[tuple[int, str, list]], cst.Call, tuple]] = []
@@ -161,7 +164,7 @@ class SemanticModel:
             self._forward_returns = (
                 classes,
                 forward_returns.graph_free_positions(self.module, classes, imports),
-                forward_returns.constructed_classes(self.module, classes),
+                forward_returns.of_classes(self._instances(), classes),
             )
         _, positions, built = self._forward_returns
         if not positions:
@@ -169,6 +172,13 @@ class SemanticModel:
         written = dotted_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         owner = built.get(written) if written is not None else None
         return positions.get(owner) if owner is not None else None
+
+    def _instances(self) -> dict[str, Optional[str]]:
+        """Names and `self.<attr>`s -> the class every assignment of them builds (one walk, whatever
+        class set is asked: `forward_returns.of_classes`)."""
+        if self._built_instances is None:
+            self._built_instances = forward_returns.constructed_classes(self.module)
+        return self._built_instances
 
     def runs_gradient_forward(self, call: cst.Call) -> bool:
         """Does `call` run an instance of an nn.Module class whose `forward` computes gradients
@@ -178,7 +188,7 @@ class SemanticModel:
         if not self._gradient_classes:
             return False
         if self._gradient_instances is None:
-            self._gradient_instances = forward_returns.constructed_classes(self.module, self._gradient_classes)
+            self._gradient_instances = forward_returns.of_classes(self._instances(), self._gradient_classes)
         func = call.func
         if type(func) is cst.Attribute and func.attr.value == "forward":
             func = func.value
@@ -372,6 +382,26 @@ class SemanticModel:
         if id(function) not in self._roles:
             self._roles[id(function)] = roles.function_role(function, roles.qualifier(self._module_imports()), self.calls_backward(function))
         return self._roles[id(function)]
+
+    # ------------------------------------------------------------------ optimizers
+
+    def optimizers(self) -> frozenset[str]:
+        """The held names (`Dopt`, `self.optimizer_S`) the file binds to what torch.optim, the
+        optimizer table or a known factory builds, directly or through the file's own function that
+        returns it (optimizer_bindings.py)."""
+        if self._optimizers is None:
+            text = self._text
+            if text is not None and "optim" not in text and "Adam" not in text:
+                self._optimizers = frozenset()  # no optimizer is named: no walk
+            else:
+                imports = self._module_imports()
+                self._optimizers = constructed_optimizers(self.module, lambda written: _qualified(written, imports))
+        return self._optimizers
+
+    def is_optimizer(self, receiver: cst.BaseExpression) -> bool:
+        """Is `receiver` (of a `.step()`) bound to an optimizer's construction in this file?"""
+        name = held_name(receiver)
+        return name is not None and name in self.optimizers()
 
     # ------------------------------------------------------------------ device
 

@@ -267,6 +267,8 @@ def _may_set_an_element(target: cst.Subscript) -> bool:
     key = index.value  # type: ignore[union-attr]
     if type(key) is cst.Call and type(key.func) is cst.Attribute and key.func.attr.value == "format" and type(key.func.value) is cst.SimpleString:  # type: ignore[attr-defined]
         key = key.func.value  # `"relu{}".format(i)`: a string key as well
+    if type(key) is cst.BinaryOperation and type(key.operator) is cst.Modulo and type(key.left) in (cst.SimpleString, cst.ConcatenatedString):  # type: ignore[attr-defined]
+        key = key.left  # `"layer_%d" % n`: a literal string formatted by `%` is a string
     if type(key) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
         return _last_name(target.value) == "_modules"
     return True

@@ -43,7 +43,9 @@ def later_moves(
         bound = _bindings(statement)
         if bound is None or not any(worth(value) for value in bound[1]):
             continue
-        name, values = bound
+        name, values, configured = bound
+        if not configured and not all(worth(value) for value in values):
+            continue  # a test the configuration does not decide: every branch must bind a value worth it
         for later_index in range(index + 1, len(statements)):
             later = statements[later_index]
             if _wraps_itself(later, name, resolve):
@@ -105,7 +107,7 @@ def _wraps_itself(statement: cst.BaseStatement, name: str, resolve: Optional[Res
         value = first.value
     if isinstance(value, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in value.slice):
         value = value.value  # `t = t[:, 1:]` (retinanet's one-hot target): a view of the same host tensor
-    inner = _through_reshapes(value)
+    inner = through_reshapes(value)
     return isinstance(inner, cst.Name) and inner.value == name and len(_reads(statement, name)) == 1
 
 
@@ -122,31 +124,51 @@ def _returns(statement: cst.BaseStatement) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in statement.body)
 
 
-def _bindings(statement: cst.BaseStatement) -> Optional[tuple[str, list[cst.BaseExpression]]]:
-    """The name a statement binds and the values it may bind it to: `z = value`, or a chain that
-    picks the value by the run's configuration (`if args.padding == 0: z = A` / `elif ...: z = B`,
-    each branch that one binding: `iteration.runs_whenever_reached`), one branch taken per run."""
+def _bindings(statement: cst.BaseStatement) -> Optional[tuple[str, list[cst.BaseExpression], bool]]:
+    """The name a statement binds, the values it may bind it to, and whether the configuration
+    picks among them: `z = value`, or a chain of branches that each bind it (`if args.padding == 0:
+    z = A` / `elif ...: z = B`), one branch taken per run where the configuration decides the tests
+    (`iteration.runs_whenever_reached`); with other tests, a chain that ends in an `else` (`if
+    self.scalar_input: z = A` / `else: z = B`: whichever is taken, `z` holds one of the values,
+    and the caller asks that of each).  A branch may write numbers into what it bound (`z[:, :, 127]
+    = 1`): the tensor still holds nothing but constants."""
     single = _single_binding(statement)
     if single is not None:
-        return single[0], [single[1]]
+        return single[0], [single[1]], True
     if not isinstance(statement, cst.If):
         return None
     name: Optional[str] = None
     values: list[cst.BaseExpression] = []
+    configured = True
+    complete = False
     branch: Optional[cst.CSTNode] = statement
     while branch is not None:
         if isinstance(branch, cst.If) and not runs_whenever_reached(branch.test):
-            return None
+            configured = False
         body = branch.body  # type: ignore[attr-defined]
-        if not isinstance(body, cst.IndentedBlock) or len(body.body) != 1:
+        if not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
         bound = _single_binding(body.body[0])
-        if bound is None or (name is not None and bound[0] != name):
+        if bound is None or (name is not None and bound[0] != name) or not all(_writes_numbers(s, bound[0]) for s in body.body[1:]):
             return None
         name = bound[0]
         values.append(bound[1])
+        complete = complete or isinstance(branch, cst.Else)  # every path binds the name
         branch = branch.orelse if isinstance(branch, cst.If) else None
-    return (name, values) if name is not None else None
+    return (name, values, configured) if name is not None and (configured or complete) else None
+
+
+def _writes_numbers(statement: cst.BaseStatement, name: str) -> bool:
+    """`name[...] = 1`: a number literal written into part of the tensor `name`."""
+    single = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not isinstance(single, cst.Assign) or len(single.targets) != 1:
+        return False
+    target = single.targets[0].target
+    value = single.value.expression if isinstance(single.value, cst.UnaryOperation) else single.value
+    return (
+        isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == name
+        and isinstance(value, (cst.Integer, cst.Float)) and not any(_reads(element, name) for element in target.slice)
+    )  # fmt: skip
 
 
 def _single_binding(statement: cst.BaseStatement):
@@ -182,7 +204,7 @@ def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy
     for call in _calls(statements):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MOVES + _MOVING_CASTS:
-            moved = _through_reshapes(_unwrapped(func.value, resolve))
+            moved = through_reshapes(_unwrapped(func.value, resolve))
             if moved is read or read in _joined_parts(moved, resolve):
                 return call
         if moved_by is not None and moved_by(call) is read:
@@ -200,7 +222,7 @@ def _unwrapped(value: cst.BaseExpression, resolve: Optional[Resolve]) -> cst.Bas
     return value
 
 
-def _through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
+def through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
     """What `receiver` reshapes or casts (`offset` of `offset.view(-1, 1).long()`), or itself."""
     while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
         method = receiver.func.attr.value

@@ -77,3 +77,32 @@ def state_bytes_per_param(qualified: str, *, momentum: bool = False, amsgrad: bo
 def training_bytes_per_param(state_bytes: float) -> float:
     """Weights + gradients + optimizer state, per fp32 parameter."""
     return WEIGHT_BYTES + GRADIENT_BYTES + state_bytes
+
+
+# Functions of libraries that return a ready optimizer.
+OPTIMIZER_FACTORIES = frozenset(
+    {
+        "timm.optim.create_optimizer",
+        "timm.optim.create_optimizer_v2",
+        "timm.optim.optim_factory.create_optimizer",
+        "timm.optim.optim_factory.create_optimizer_v2",
+        "transformers.optimization.create_optimizer",
+        "transformers.create_optimizer",
+    }
+)
+
+
+def builds_optimizer(qualified: Optional[str]) -> bool:
+    """Does a call of `qualified` (a callee resolved through the imports) return an optimizer?"""
+    if not qualified:
+        return False
+    if qualified in OPTIMIZERS or qualified in OPTIMIZER_FACTORIES:
+        return True
+    package, _, name = qualified.rpartition(".")
+    if not (package == "torch.optim" or package.startswith("torch.optim.")) or not name[:1].isupper():
+        return False
+    # `torch.optim.sgd.SGD` is one; a learning-rate scheduler, SWA's averaged model and the base class are not
+    return package not in _NOT_OPTIMIZER_MODULES and name != "Optimizer"
+
+
+_NOT_OPTIMIZER_MODULES = frozenset({"torch.optim.lr_scheduler", "torch.optim.swa_utils"})

@@ -10,9 +10,11 @@
 `h` holds one of the two outputs, and after an `if` with no `else` (or an `elif` chain without
 one) it holds what the branch bound or what the statement before the `if` bound.  A branch counts
 only when its last statement binds the name (a later `skip = h` or a `break` would end it
-otherwise), so the value produced there is the one the name holds when the branch ends.  Where
-any path reaches the statement without such a binding right before it, the producers are not
-known (None): loops, `try`, `with` and anything else end the search.
+otherwise), so the value produced there is the one the name holds when the branch ends.  A loop
+right before joins what its turns leave (the body's last mention of the name binds it, and nothing
+after that in the body mentions it) with what the statement before the loop bound (no turn).
+Where any path reaches the statement without such a binding right before it, the producers are
+not known (None): `try`, `with` and anything else end the search.
 """
 
 from __future__ import annotations
@@ -22,8 +24,12 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
+from memlint.analysis.walk import code_descendants
+
 # `if` inside `if` inside `if`: deeper nesting is rare, and each level walks its branches again.
 _MAX_DEPTH = 4
+# Code that may run later and read the name's value then (or bind it elsewhere).
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Global, cst.Nonlocal)
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,8 @@ def _before(statements: Sequence[cst.CSTNode], index: int, name: str, depth: int
     value = bound_value(previous, name)
     if value is not None:
         return Producers((value,), (previous,))
+    if type(previous) in (cst.For, cst.While):
+        return _after_loop(statements, index, name, depth)
     if type(previous) is not cst.If:
         return None
     values: list[cst.BaseExpression] = []
@@ -65,6 +73,40 @@ def _before(statements: Sequence[cst.CSTNode], index: int, name: str, depth: int
             return Producers((*values, *before.values), (previous, *before.statements))
         branch = orelse
     return Producers(tuple(values), (previous,))
+
+
+def _after_loop(statements: Sequence[cst.CSTNode], index: int, name: str, depth: int) -> Optional[Producers]:
+    """What `name` holds after the loop `statements[index - 1]`: what the body's last mention of it,
+    a binding on a line of the body itself, left on the last turn, or (no turn) what it held before
+    the loop (WaveNet's `skip = 0`, then `for ...: ...; skip = s + skip; x = ...`, then
+    `F.relu(skip)`).  Each turn ends with the binding: no `break` or `continue` in the body, no
+    `else`, no loop header or nested function naming it, and no later line of the body mentioning
+    it, so nothing but the name holds the value the last turn bound."""
+    loop = statements[index - 1]
+    if loop.orelse is not None or type(loop.body) is not cst.IndentedBlock:  # type: ignore[attr-defined]
+        return None
+    header = (loop.target, loop.iter) if type(loop) is cst.For else (loop.test,)  # type: ignore[attr-defined]
+    if any(_mentions(part, name) for part in header):
+        return None
+    body = loop.body.body  # type: ignore[attr-defined]
+    last = max((i for i, line in enumerate(body) if _mentions(line, name)), default=None)
+    value = bound_value(body[last], name) if last is not None else None
+    if value is None:
+        return None
+    for node in code_descendants(loop.body):  # type: ignore[attr-defined]
+        kind = type(node)
+        if kind in (cst.Break, cst.Continue) or (kind in _NESTED_SCOPES and _mentions(node, name)):
+            return None
+    before = _before(statements, index - 1, name, depth + 1)
+    if before is None:
+        return None
+    return Producers((value, *before.values), (loop, *before.statements))
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return (type(node) is cst.Name and node.value == name) or any(  # type: ignore[attr-defined]
+        type(n) is cst.Name and n.value == name for n in code_descendants(node)  # type: ignore[attr-defined]
+    )
 
 
 def _at_end(body: cst.CSTNode, name: str, depth: int) -> Optional[Producers]:

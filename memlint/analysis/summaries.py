@@ -66,8 +66,9 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.flag_arguments import arguments_on, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
+from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 19  # 19: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 20  # 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -553,7 +554,7 @@ class _Summary:
             receiver = func.value
             if attr in tables.BACKWARD_METHODS:
                 trains = True
-            elif attr == "step" and OPTIMIZER_NAME.search(_receiver_name(func) or ""):
+            elif attr == "step" and self._steps_an_optimizer(func):
                 trains = True
             elif attr == "forward":
                 model = True
@@ -733,6 +734,31 @@ class _Summary:
                 and (_final_name(_unmoved(node.value).func)[:1].isupper() or self._may_build(_unmoved(node.value).func))  # type: ignore[attr-defined]
             }  # fmt: skip
         return self.constructed
+
+    def _steps_an_optimizer(self, func: ast.Attribute) -> bool:
+        """`x.step()` on an optimizer: `x` (its last name) bound in the file to what torch.optim or a
+        known factory builds (`self.Gopt = optim.Adam(...)`; the twin of
+        memlint.analysis.optimizer_bindings on this tree, direct bindings only), else named like one."""
+        receiver = _receiver_name(func) or ""
+        return receiver in self._constructed_optimizers() or bool(OPTIMIZER_NAME.search(receiver))
+
+    def _constructed_optimizers(self) -> frozenset[str]:
+        def build() -> frozenset[str]:
+            if not self.source.mentions("optim", "Adam"):
+                return frozenset()
+            found = set()
+            for node in self.source.nodes(ast.Assign):
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is not ast.Call or not builds_optimizer(self.qualify(dotted(value.func))):
+                    continue
+                for target in node.targets:  # type: ignore[attr-defined]
+                    if type(target) is ast.Name:
+                        found.add(target.id)
+                    elif type(target) is ast.Attribute:
+                        found.add(target.attr)
+            return frozenset(found)
+
+        return self.source.memo("summary-optimizers", build)
 
     def _may_build(self, func: ast.expr) -> bool:
         """May a call of `func` build an instance of the project's classes (a factory function of
@@ -921,23 +947,62 @@ class _Summary:
 
     def _factories(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
         """`builds` of a module-level function every `return` of which constructs an instance of a
-        capitalised class (`make_agent(args)`: `return CurlSacAgent(...)` in each branch), the
-        constructors as written: what a name bound to its call holds (the project pass resolves
-        them, as for `obj = Class(...)`)."""
+        capitalised class (`make_agent(args)`: `return CurlSacAgent(...)` in each branch), or returns
+        a local name every binding of which does (`get_model(opts)`: `model = None`, then `model =
+        FeedForwardSegmentation()` or `model = FeedForwardClassifier()` by branch, `return model`;
+        the `None` placeholder builds nothing to call).  The constructors as written: what a name
+        bound to its call holds (the project pass resolves them, as for `obj = Class(...)`); one the
+        function imports itself (`from .feedforward_seg_model import FeedForwardSegmentation` in the
+        branch) as that import's target, [module, name, level].  Any other binding: no `builds`."""
         for key, found in returns.items():
             if not key or "." in key or key == "?" or key in generators:
                 continue
-            built = []
+            built: list = []
+            local_imports: Optional[dict[str, list]] = None
             for statement in found:
                 value = statement.value
-                constructor = dotted(value.func) if type(value) is ast.Call else None
-                if constructor is None or not constructor.rpartition(".")[2][:1].isupper() or self._is_foreign(constructor):
+                if type(value) is ast.Name:
+                    if local_imports is None:
+                        local_imports = _function_imports(self.nodes[key])
+                    constructors = self._constructors_of(key, value.id, local_imports)
+                else:
+                    constructor = self._constructor(value, {})
+                    constructors = [constructor] if constructor is not None else None
+                if not constructors:
                     built = []
                     break
-                if constructor not in built:
-                    built.append(constructor)
+                for constructor in constructors:
+                    if constructor not in built:
+                        built.append(constructor)
             if built:
                 self.functions[key]["builds"] = built
+
+    def _constructor(self, value: Optional[ast.expr], local_imports: dict[str, list]):
+        """The capitalised class `value` constructs, as written (or as the function's own import's
+        target), or None: no construction of a class the project may define."""
+        constructor = dotted(value.func) if type(value) is ast.Call else None
+        if constructor is None or not constructor.rpartition(".")[2][:1].isupper() or self._is_foreign(constructor):
+            return None
+        imported = local_imports.get(constructor)
+        return imported if imported is not None else constructor
+
+    def _constructors_of(self, key: str, name: str, local_imports: dict[str, list]) -> Optional[list]:
+        """The constructors of every binding of local `name` in function `key` (a `None` placeholder
+        aside), or None where one binds anything else or the name is bound in another way too."""
+        values = self._local_values(key).get(name)
+        if not values:
+            return None
+        constructors = []
+        for assign in values:
+            if len(assign.targets) != 1 or type(assign.targets[0]) is not ast.Name:
+                return None
+            if type(assign.value) is ast.Constant and assign.value.value is None:
+                continue
+            constructor = self._constructor(assign.value, local_imports)
+            if constructor is None:
+                return None
+            constructors.append(constructor)
+        return constructors or None
 
     # ------------------------------------------------------------------ moves to a device
 
@@ -1292,6 +1357,18 @@ def _bindings(scope: ast.AST) -> dict[str, list[ast.Assign]]:
     for name in other:
         assigned[name] = []
     return assigned
+
+
+def _function_imports(function: ast.AST) -> dict[str, list]:
+    """Local name -> [module, name, level] for the `from ... import name` statements in a function's
+    own body (a factory that imports the class it builds in the branch that builds it)."""
+    found: dict[str, list] = {}
+    for node in ast.walk(function):
+        if type(node) is ast.ImportFrom:
+            for alias in node.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = [node.module or "", alias.name, node.level]
+    return found
 
 
 # Statements that hold no other statement and bind no name (a walrus in them is not followed).

@@ -171,6 +171,37 @@ def returns_name(function: cst.FunctionDef, name: str) -> bool:
     return False
 
 
+def stored_on_self(scope: cst.CSTNode, name: str) -> frozenset[str]:
+    """The attributes a statement of `scope` stores `name`'s value on, as `self.<attr> = name` (alone,
+    or reduced or scaled: `self.loss = loss / n`): `compute_loss` sums the terms, and another method
+    of the class reads `self.loss`."""
+    found: set[str] = set()
+    for node, parents in code_with_parents(scope):
+        if type(node) is cst.Name and node.value == name and not is_binding(node, parents):
+            attribute = _stored_attribute(node, parents)
+            if attribute is not None:
+                found.add(attribute)
+    return frozenset(found)
+
+
+def _stored_attribute(node: cst.Name, parents: tuple[cst.CSTNode, ...]) -> Optional[str]:
+    """`attr` when the occurrence is (part of) the value of `self.<attr> = ...`, the assignment's one
+    target; through arithmetic only, so a call in between (`self.x = f(name)`) hands on something else."""
+    child: cst.CSTNode = node
+    for parent in reversed(parents):
+        if type(parent) is cst.Assign:
+            if child is not parent.value or len(parent.targets) != 1:
+                return None
+            target = parent.targets[0].target
+            if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
+                return target.attr.value
+            return None
+        if not isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+            return None
+        child = parent
+    return None
+
+
 def classify_caller_uses(module: cst.Module, function: str, ctx: "Context") -> set[Use]:
     """What the callers in the file do with `function`'s result, through the names they bind it to
     (`losses = train(...)`, or `train_losses, val_losses = fit(...)`, in any cell of a notebook)."""

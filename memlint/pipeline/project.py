@@ -137,15 +137,8 @@ class FileView:
 
     @property
     def digest(self) -> str:
-        payload = json.dumps(
-            [sorted(self.no_grad), sorted(self.grad_elsewhere), list(self.trained), list(self.per_step),
-             sorted(self.module_classes), sorted(self.history_calls), sorted(self.history_methods),
-             sorted(self.imported_names), self.host_importers, self._star_data(), [list(p) for p in self.update_calls],
-             [list(p) for p in self.mover_calls], sorted(self.per_forward), sorted(self.host_calls), [list(p) for p in self.adam_classes],
-             sorted(self.meter_classes), self.torch_importers, sorted(self.gradient_classes), sorted(self.model_methods),
-             sorted(self.eval_contexts), sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on)],
-            separators=(",", ":"), ensure_ascii=False,
-        )  # fmt: skip
+        """What the view holds, for the cache key: the digest of `to_data`'s plain data (one field list)."""
+        payload = json.dumps(self.to_data(), separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()
 
     @property
@@ -577,8 +570,16 @@ class Project:
         if owner[0] == "class":
             return [owner]
         built = self.record((owner[1], owner[2])).get("builds", ()) if owner[0] == "func" else ()
-        classes = [self._name(self.files[owner[1]], written) for written in built]  # type: ignore[arg-type]
+        classes = [self._built_class(self.files[owner[1]], written) for written in built]  # type: ignore[arg-type]
         return classes if classes and all(c is not None and c[0] == "class" for c in classes) else []  # type: ignore[misc]
+
+    def _built_class(self, file: _File, written) -> Optional[tuple]:
+        """A factory's constructor (summaries' `builds`): a name as written in `file`, or the target
+        [module, name, level] of an import in the factory's own body."""
+        if isinstance(written, str):
+            return self._name(file, written)
+        absolute = self._import_target(file, written)
+        return self._lookup(absolute, file) if absolute is not None else None
 
     def is_module_class(self, index: int, class_name: str, depth: int = 0) -> bool:
         """Is the class an nn.Module (or a LightningModule, a PreTrainedModel), through its bases in

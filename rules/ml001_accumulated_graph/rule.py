@@ -388,6 +388,23 @@ class MultiHead:
         return loss
 """
         ),
+        Valid(  # one forward's deep-supervision terms summed into `self.loss`, which another method backpropagates (Attention-Gated-Networks)
+            """
+import torch
+from torch.autograd import Variable
+class AggregatedClassifier:
+    def forward(self):
+        self.predictions = self.net(Variable(self.input))
+    def compute_loss(self):
+        loss = 0
+        for weight, prediction in zip(self.weights, self.predictions):
+            loss += weight * self.criterion(prediction, self.target)
+        self.loss = loss
+    def backward(self):
+        self.compute_loss()
+        self.loss.backward()
+"""
+        ),
         Valid(  # the backpropagated loss is a number by the time it is accumulated
             """
 import torch

@@ -16,6 +16,7 @@ from memlint.analysis.fresh_values import FreshValues, calls_run_by
 from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_input
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.list_helpers import helper_list_into_sequential_only
+from memlint.analysis.list_tails import display_predecessors
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
 from memlint.analysis.sequences import (
@@ -126,7 +127,10 @@ class ActivationNotInplace(Rule):
       `layers["relu{}".format(i)] = ...` statements, each key's literal part set by one statement
       only, and given to `nn.Sequential(layers)`, or a `+` of displays unpacked into it
       (`nn.Sequential(*((bn,) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU())))`: a part that is
-      not a display may be empty, so nothing counts as following it), or a list of layer groups
+      not a display may be empty, so nothing counts as following it), or a list extended in loops
+      and branches (`layers += [nn.LeakyReLU(0.2), conv]` in a loop: the display's first layer
+      follows whatever the list may end with there, the last layer of an earlier display on every
+      path, a turn of the loop before included; not where the list may still be empty), or a list of layer groups
       each unpacked into its own `nn.Sequential(*groups[n])` and otherwise only extended or
       measured (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), or consecutive `net.add_module(name, ...)`
       statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
@@ -161,7 +165,9 @@ class ActivationNotInplace(Rule):
       F.elu(h)`, `h = F.relu(h)`, also inside `if` branches) and the statements between read it
       only for its metadata or a `torch.isnan` test, or rebound on the previous line where the
       activation's line, in the function's own body, is the name's last mention: `d1 =
-      torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`; also a `.view` / `.reshape` /
+      torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`, or bound by each turn of the loop
+      just before, on the body's last line that mentions it, and before the loop to such a value or a
+      number: `skip = 0`, `for ...: skip = s + skip`, then `F.relu(skip)`; also a `.view` / `.reshape` /
       `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
@@ -1472,6 +1478,93 @@ class Block(nn.Module):
         self.relu = nn.ReLU()
     def forward(self, x):
         return self.relu(self.conv(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the list is empty before the loop: on the first turn the LeakyReLU is the Sequential's first layer, on the caller's tensor
+            """
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        layers = []
+        for _ in range(n):
+            layers += [nn.LeakyReLU(0.2), nn.Conv1d(c, c, 1)]
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # on one path the list ends with a Tanh, which keeps its output for backward: the LeakyReLU may follow it
+            """
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, bounded):
+        super().__init__()
+        layers = [nn.Conv1d(4, c, 1)]
+        if bounded:
+            layers += [nn.Tanh()]
+        layers += [nn.LeakyReLU(0.2), nn.Conv1d(c, c, 1)]
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a turn may end early (`continue`) after `kept.append(skip)` kept the value the loop leaves: in place would change the kept tensor
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv1d(c, c, 1) for _ in range(n)])
+        self.first = nn.Conv1d(c, c, 1)
+    def forward(self, x, flags):
+        kept = []
+        skip = self.first(x)
+        for conv, flag in zip(self.convs, flags):
+            kept.append(skip)
+            if flag:
+                continue
+            skip = conv(x) + skip
+        return F.relu(skip), kept
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the body hands the value it bound on to a list after binding it: the list holds what the activation would overwrite
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv1d(c, c, 1) for _ in range(n)])
+    def forward(self, x):
+        kept = []
+        skip = 0
+        for conv in self.convs:
+            skip = conv(x) + skip
+            kept.append(skip)
+        out = F.relu(skip)
+        return out, kept
+""",
+            config=_EXACT,
+        ),
+        Valid(  # with no turn of the loop the name still holds the caller's tensor
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv1d(c, c, 1) for _ in range(n)])
+    def forward(self, x):
+        skip = x
+        for conv in self.convs:
+            skip = conv(x) + skip
+        return F.relu(skip)
 """,
             config=_EXACT,
         ),
@@ -4184,12 +4277,103 @@ class ResNet(nn.Module):
 """,
             harness=_runs("ResNet()", "2, 3, 8, 8"),
         ),
+        Invalid(  # a list extended in loops: the LeakyReLU that starts each `+=` follows the first conv, or a residual block (whose `forward` returns a fresh sum), or the conv of the turn before (descriptinc/melgan-neurips's generator, issue 27)
+            """
+from torch import nn
+class Res(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = nn.Conv1d(c, c, 3, padding=1)
+        self.skip = nn.Conv1d(c, c, 1)
+    def forward(self, x):
+        return self.skip(x) + self.body(x)
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        layers = [nn.Conv1d(4, c, 7, padding=3)]
+        for _ in range(2):
+            layers += [nn.LeakyReLU(0.2), nn.Conv1d(c, c, 3, padding=1)]
+            for _ in range(n):
+                layers += [Res(c)]
+        layers += [nn.Conv1d(c, 1, 1)]
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            line=14,
+            column=24,
+            message="`nn.Conv1d` or `Res`",
+            fixed="""
+from torch import nn
+class Res(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = nn.Conv1d(c, c, 3, padding=1)
+        self.skip = nn.Conv1d(c, c, 1)
+    def forward(self, x):
+        return self.skip(x) + self.body(x)
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        layers = [nn.Conv1d(4, c, 7, padding=3)]
+        for _ in range(2):
+            layers += [nn.LeakyReLU(0.2, inplace=True), nn.Conv1d(c, c, 3, padding=1)]
+            for _ in range(n):
+                layers += [Res(c)]
+        layers += [nn.Conv1d(c, 1, 1)]
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            harness=_runs("Gen(4, 1)", "2, 4, 16"),
+        ),
+        Invalid(  # after the loop the name holds the sum its last turn bound (nothing later in the body reads it) or, with no turn, a number: no tensor another reads (vincentherrmann/pytorch-wavenet's skip sum, issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv1d(c, c, 1) for _ in range(n)])
+        self.head = nn.Conv1d(c, c, 1)
+    def forward(self, x):
+        skip = 0
+        for conv in self.convs:
+            s = conv(x)
+            skip = s + skip
+            x = x + s
+        out = F.relu(skip)
+        return self.head(out)
+""",
+            line=14,
+            column=15,
+            config=_EXACT,
+            message="a fresh sum",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv1d(c, c, 1) for _ in range(n)])
+        self.head = nn.Conv1d(c, c, 1)
+    def forward(self, x):
+        skip = 0
+        for conv in self.convs:
+            s = conv(x)
+            skip = s + skip
+            x = x + s
+        out = F.relu(skip, inplace=True)
+        return self.head(out)
+""",
+            harness=_runs("Net(4, 2)", "2, 4, 8"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._pending: list[_Pending] = []
-        self._lists: dict[int, list[tuple[str, list[cst.BaseExpression]]]] = {}  # per function: name, display
+        self._lists: dict[int, list[tuple[str, cst.List]]] = {}  # per function: name, display
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
         self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
@@ -4215,7 +4399,7 @@ class ResNet(nn.Module):
     def _note_list(self, name: str, display: cst.List) -> None:
         scope = self.ctx.function_node
         if scope is not None:
-            self._lists.setdefault(id(scope), []).append((name, [e.value for e in display.elements]))
+            self._lists.setdefault(id(scope), []).append((name, display))
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -4269,12 +4453,15 @@ class ResNet(nn.Module):
         return candidates
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        for name, display in self._lists.pop(id(node), []):
+        tails: dict[str, dict] = {}  # per list name: what it may end with before each display extending it
+        for name, listed in self._lists.pop(id(node), []):
+            display = [e.value for e in listed.elements]
             if display and all(type(e) is cst.List for e in display):
                 self._group_candidates(node, name, display)
                 continue
             # The cheap test first: most lists hold no activation after a layer (a walk of the body follows).
             candidates = self._sequence_candidates([(e, None) for e in display], None)
+            candidates += self._tail_candidates(node, name, listed, tails)
             if (
                 candidates
                 and unpacked_into_sequential_only(node.body, name, self.ctx)
@@ -4295,6 +4482,36 @@ class ResNet(nn.Module):
                 for statement in block:
                     self._check_statement(statement, earlier, values)
                     earlier.append(statement)
+
+    def _tail_candidates(self, node: cst.FunctionDef, name: str, listed: cst.List, tails: dict) -> list[_Pending]:
+        """The first element of a display that extends a list (`model += [nn.LeakyReLU(0.2), conv]`)
+        follows whatever the list may end with there (analysis/list_tails.py: the last element of an
+        earlier display, a turn of a loop before, an `if` branch): a candidate where it is one after
+        each of them."""
+        if not listed.elements or type(listed.elements[0]) is not cst.Element:
+            return []
+        first = listed.elements[0].value
+        if not isinstance(first, cst.Name) and not (isinstance(first, cst.Call) and activation_class(self.ctx, first) is not None):
+            return []  # (the cheap test before the function's reading)
+        if name not in tails:
+            tails[name] = display_predecessors(node, name)
+        previous = tails[name].get(id(listed))
+        if not previous:
+            return []
+        second = listed.elements[1].value if len(listed.elements) > 1 else None
+        following = [(second, None)] if second is not None else []
+        found: list[_Pending] = []
+        for before in previous:
+            candidates = [
+                c for c in self._sequence_candidates([(before, None), (first, listed.elements[0]), *following], None)
+                if c.activation is not second
+            ]  # fmt: skip
+            if not candidates:
+                return []
+            found.extend(candidates)
+        pending = found[0]
+        pending.after = " or ".join(dict.fromkeys(c.after for c in found))  # the message names every layer it may follow
+        return [pending]
 
     def _group_candidates(self, node: cst.FunctionDef, name: str, display: list) -> None:
         """A list of layer groups (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), each group its own

@@ -217,7 +217,37 @@ def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
         for previous, layer in zip(layers, layers[1:]):
             if previous & before and layer & inplace:
                 return True
-    return False
+    return _extended_after_layer(source, inplace, before, bound)
+
+
+def _extended_after_layer(source: Source, inplace: set, before: set, bound: dict) -> bool:
+    """A list extended by a display that starts with an in-place-capable module (`model +=
+    [nn.LeakyReLU(0.2), conv]`), where some display binding or extending the same name, or an
+    `.append` to it, ends with such a layer (the analysis follows which one comes last before it:
+    analysis/list_tails.py; here, any will do)."""
+    starts: set[str] = set()
+    ends: set[str] = set()
+    for node in source.nodes(ast.AugAssign, ast.Assign):
+        value = node.value  # type: ignore[attr-defined]
+        if not isinstance(value, (ast.List, ast.Tuple)) or not value.elts:
+            continue
+        targets = [node.target] if isinstance(node, ast.AugAssign) else node.targets  # type: ignore[attr-defined]
+        last = value.elts[-1]
+        ended = (bound.get(last.id, set()) if isinstance(last, ast.Name) else _layer_of(last)) & before
+        for target in targets:
+            if isinstance(target, ast.Name):
+                if ended:
+                    ends.add(target.id)
+                if isinstance(node, ast.AugAssign) and _layer_of(value.elts[0]) & inplace:
+                    starts.add(target.id)
+    if not starts:
+        return False
+    for node in source.nodes(ast.Call):
+        func = node.func  # type: ignore[attr-defined]
+        if isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name) and node.args:  # type: ignore[attr-defined]
+            if _layer_of(node.args[0]) & before:  # type: ignore[attr-defined]
+                ends.add(func.value.id)
+    return bool(starts & ends)
 
 
 def _factories(source: Source, layers: set[str]) -> set[str]:
@@ -349,12 +379,12 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         _binds_layer_output(node, first.id, layers) for node in ast.walk(function) if isinstance(node, ast.Assign)
     ):
         return True
-    # `out += y` before: the statement before that is not looked at (a loosening); an `if` before,
-    # whose branches may each bind the name (analysis/producers.py): its branches are not looked at
+    # `out += y` before: the statement before that is not looked at (a loosening); an `if` or a loop
+    # before, whose branches or turns may each bind the name (analysis/producers.py): not looked at
     return (
         _binds_layer_output(previous, first.id, layers)
         or (isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id)
-        or isinstance(previous, ast.If)
+        or isinstance(previous, (ast.If, ast.For, ast.While))
     )
 
 

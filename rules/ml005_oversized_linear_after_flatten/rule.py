@@ -28,8 +28,9 @@ class OversizedLinearAfterFlatten(Rule):
     `in_features * out_features`; the default limit is 8,388,608.
     Evidence that the layer follows a flatten: it is the first Linear after `nn.Flatten()` in a
     `nn.Sequential` (with only dropout or activations in between); or the class's `forward`
-    flattens (`torch.flatten(x, 1)`, `x.view(x.size(0), -1)`, `x.reshape(n, -1)`, `nn.Flatten`)
-    and then calls the layer (or a Sequential that starts with it); or `in_features` is written as
+    flattens (`torch.flatten(x, 1)`, `x.view(x.size(0), -1)`, `x.reshape(n, -1)`, `nn.Flatten`, or
+    the flattened size written out after the batch dimension: `x.view(x.size(0), 8192)`,
+    `x.reshape(x.shape[0], 128 * 8 * 8)`, `x.view(batch_size, 8192)`) and then calls the layer (or a Sequential that starts with it); or `in_features` is written as
     a product of channels and spatial sizes (`512 * 7 * 7`, `c * s ** 2`).
 
     Both sizes are constant-folded: literals, arithmetic, module-level constants, the function's
@@ -402,6 +403,24 @@ class Net(nn.Module):
             line=7,
             column=19,
             message="nn.Linear(64 * 28 * 28, width)",
+        ),
+        Invalid(  # the flatten written with the literal size after the batch dimension (MCD_DA's svhn2mnist)
+            """
+import torch.nn as nn
+import torch.nn.functional as F
+class Feature(nn.Module):
+    def __init__(self):
+        super(Feature, self).__init__()
+        self.conv3 = nn.Conv2d(64, 128, kernel_size=5, stride=1, padding=2)
+        self.fc1 = nn.Linear(8192, 3072)
+    def forward(self, x):
+        x = F.relu(self.conv3(x))
+        x = x.view(x.size(0), 8192)
+        return F.relu(self.fc1(x))
+""",
+            line=7,
+            column=20,
+            message="nn.Linear(8192, 3072) holds 25,165,824 weights",
         ),
         Invalid(  # forward flattens with torch.flatten and feeds a Sequential (AlexNet)
             """

@@ -4,7 +4,7 @@ A `Linear(...)` with two arguments that could fold to numbers: the rule needs bo
 through a counted loop's conditional assignments and its loop variable).  And evidence that a
 flattened map feeds it, as the rule reads it (`inventory.is_flatten`): the word `Flatten` (the
 layer), a flatten from dimension 1 (`torch.flatten(x, 1)`, `x.flatten(1)`), a `view` / `reshape`
-to `(n, -1)`, or a Linear whose `in_features` is written as a product (`512 * 7 * 7`).  A vision
+to `(n, -1)` or to `(x.size(0), 8192)` (the batch dimension, then the size written out), or a Linear whose `in_features` is written as a product (`512 * 7 * 7`).  A vision
 Transformer's `x.flatten(2)` and `Linear(dim, dim * 3)` are none of them.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping, Optional
 
+from memlint.analysis.naming import BATCH_STRIDE
 from memlint.prescreen.source import Source, final_name
 
 # Conditional expressions and comparisons too: a counted loop's assignments fold when run by hand
@@ -42,9 +43,23 @@ def _flattens(source: Source) -> bool:
             if any(_may_be(a, 1) for a in arguments[:2]):
                 return True
         elif name in ("view", "reshape") and isinstance(call.func, ast.Attribute) and len(arguments) == 2:  # type: ignore[attr-defined]
-            if _may_be(arguments[1], -1):
+            if _may_be(arguments[1], -1) or _keeps_batch_dimension(arguments[0]):
                 return True
     return False
+
+
+def _keeps_batch_dimension(expr: ast.AST) -> bool:
+    """`x.size(0)`, `x.size()[0]`, `x.shape[0]`, `batch_size` (inventory.keeps_batch_dimension's shapes,
+    loosened: any index or argument that is not a number literal may be 0)."""
+    if isinstance(expr, ast.Call):
+        return final_name(expr.func) == "size" and len(expr.args) == 1 and _may_be(expr.args[0], 0)
+    if isinstance(expr, ast.Subscript):
+        holder = expr.value
+        if not _may_be(expr.slice, 0):
+            return False
+        return isinstance(holder, ast.Attribute) and holder.attr == "shape" or isinstance(holder, ast.Call) and final_name(holder.func) == "size"
+    name = final_name(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    return name is not None and bool(BATCH_STRIDE.match(name))
 
 
 def _may_be(expr: ast.AST, number: int) -> bool:

@@ -10,6 +10,7 @@ import libcst as cst
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.loaders import loader_feeds_model
+from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.precision_api import FLOAT64_DTYPES, cast_target, dtype_of, keyword, tensor_type_dtype
 from memlint.analysis.tables import BACKWARD_METHODS, MODEL_NAME
@@ -387,7 +388,7 @@ for xb, yb in train_loader:
         if _runs_training(node) or training_work(node, ctx) & {"backward", "step"}:
             self._trains = True  # (a helper of another file that backpropagates: `trpo_step(policy_net, ...)`)
         if qualified is not None:
-            if _is_optimizer(qualified):
+            if builds_optimizer(qualified):  # an optimizer is built: the file trains
                 self._trains = True
             if qualified in _GRADCHECK:
                 self._gradcheck = True
@@ -481,15 +482,6 @@ for xb, yb in train_loader:
         for node, message in self._found:
             if id(node) not in temporary:
                 self.report(node, f"{message}; train in float32 (or mixed precision)")
-
-
-def _is_optimizer(qualified: str) -> bool:
-    """`torch.optim.Adam`, `torch.optim.sgd.SGD` (not a learning-rate scheduler)."""
-    return (
-        qualified.startswith("torch.optim.")
-        and "lr_scheduler" not in qualified
-        and qualified.rsplit(".", 1)[1][:1].isupper()
-    )
 
 
 _MODEL_CAST = "the model is cast to float64: weights, gradients, optimizer state and activations take twice the memory of float32"

@@ -8,11 +8,11 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import remove_argument
-from memlint.analysis.graph_reach import built_after
+from memlint.analysis.graph_reach import built_after, retaining_argument
 from memlint.analysis.iteration import every_iteration, names_in, own_statements
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, target_names
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml011_retain_graph_in_loop.meta import META
@@ -46,6 +46,9 @@ class RetainGraphInLoop(Rule):
     When a name is fed back into the call that rebinds it (`out, hidden = model(x, hidden)`), the
     graph is carried across iterations: the message says to detach that state, and there is no fix
     (dropping `retain_graph=True` alone would make the next backward fail).
+
+    PyTorch 0.3's spelling, `loss.backward(retain_variables=True)`, is the same request and is
+    reported the same way (`tables.RETAIN_GRAPH_KEYWORDS`).
 
     The loss is followed through a reduction (`loss.mean().backward(retain_graph=True)`) and a
     scaler (`scaler.scale(loss).backward(...)`). `torch.autograd.grad(loss, params,
@@ -95,7 +98,9 @@ class RetainGraphInLoop(Rule):
     Dropping `retain_graph=True` is unsafe: when a later iteration backpropagates through part of
     this iteration's graph (a hidden state carried across iterations without `.detach()`), backward
     then raises "Trying to backward through the graph a second time"; the right fix there is to
-    detach the carried state.
+    detach the carried state. On PyTorch 0.3's `retain_variables=True` the fix drops that argument
+    too (`loss.backward()`); it never rewrites it into `retain_graph=`, so the code keeps running on the
+    version it was written for.
 
     ## Measured effect
     `fixtures/ml011_retain_graph.py`, PyTorch 2.13 on CPU, exact tensor-storage tracker, `memlint confirm fixtures` (docs/measured-savings.md): with `retain_graph=True` on every
@@ -296,6 +301,42 @@ for x, y in loader:
     optimizer.step()
 """,
         ),
+        Invalid(  # PyTorch 0.3's spelling of retain_graph (MCD_DA's solver); `img_t = Variable(img_t)` wraps this iteration's batch, no carried state
+            """
+import torch
+from torch.autograd import Variable
+for batch_idx, data in enumerate(datasets):
+    img_s = data["S"]
+    img_t = data["T"]
+    img_s = Variable(img_s.cuda())
+    img_t = Variable(img_t.cuda())
+    reset_grad()
+    feat_s = G(img_s)
+    loss_s = criterion(C1(feat_s), label_s) + criterion(C2(feat_s), label_s)
+    loss_s.backward(retain_variables=True)
+    feat_t = G(img_t)
+    opt_g.step()
+""",
+            line=11,
+            column=5,
+            unsafe=True,
+            message="backward(retain_variables=True)` (PyTorch 0.3's spelling of `retain_graph=True`) on every iteration with no second backward",
+            fixed="""
+import torch
+from torch.autograd import Variable
+for batch_idx, data in enumerate(datasets):
+    img_s = data["S"]
+    img_t = data["T"]
+    img_s = Variable(img_s.cuda())
+    img_t = Variable(img_t.cuda())
+    reset_grad()
+    feat_s = G(img_s)
+    loss_s = criterion(C1(feat_s), label_s) + criterion(C2(feat_s), label_s)
+    loss_s.backward()
+    feat_t = G(img_t)
+    opt_g.step()
+""",
+        ),
         Invalid(  # in a helper the loop calls; another keyword stays
             """
 import torch
@@ -369,7 +410,7 @@ for i in range(K_epoch):
         qualified = None if is_method else ctx.resolve(func)
         if not is_method and qualified not in AUTOGRAD_FUNCTIONS:
             return
-        retain = keyword(node, "retain_graph")
+        retain = retaining_argument(node)  # `retain_graph=True`, or PyTorch 0.3's `retain_variables=True`
         # `torch.autograd.grad(loss, params, retain_graph=True)` keeps the graph as backward's does;
         # with `create_graph=` the gradients are differentiated again (MAML, gradient penalties)
         retains = (
@@ -429,25 +470,28 @@ for i in range(K_epoch):
                 continue
             if self._another_backward(candidate, loop, facts):
                 continue
+            arg = retaining_argument(candidate.node)
+            spelled = f"{arg.keyword.value}=True"  # type: ignore[union-attr]
+            # PyTorch 0.3's spelling: the fix drops it as it drops `retain_graph=True` (never rewrites it)
+            old = " (PyTorch 0.3's spelling of `retain_graph=True`)" if arg.keyword.value != "retain_graph" else ""  # type: ignore[union-attr]
             carried = _carried_state(loop) if loop is not None else None
             if carried is not None:
                 # Dropping retain_graph would make the next backward fail: the state must be detached.
                 self.report(
                     candidate.node,
-                    f"`backward(retain_graph=True)` on every iteration while `{carried}` carries each iteration's "
+                    f"`backward({spelled})`{old} on every iteration while `{carried}` carries each iteration's "
                     "graph into the next: the retained graph grows with every iteration; detach "
                     f"`{carried}` at the start of each iteration (`{carried} = {carried}.detach()`) and drop "
-                    "`retain_graph=True`",
+                    f"`{spelled}`",
                 )
                 continue
-            arg = keyword(candidate.node, "retain_graph")
-            fix = self.replace(candidate.node, remove_argument(candidate.node, arg), "Drop `retain_graph=True`", safe=False)
+            fix = self.replace(candidate.node, remove_argument(candidate.node, arg), f"Drop `{spelled}`", safe=False)
             called = "torch.autograd.grad" if self.ctx.resolve(candidate.node.func) == "torch.autograd.grad" else "backward"
             self.report(
                 candidate.node,
-                f"`{called}(retain_graph=True)` on every iteration with no second backward through the same "
+                f"`{called}({spelled})`{old} on every iteration with no second backward through the same "
                 "graph: the activations saved for backward stay alive until the next iteration rebinds the "
-                "loss (two steps' activations at the peak); drop `retain_graph=True`",
+                f"loss (two steps' activations at the peak); drop `{spelled}`",
                 fix,
             )
 
@@ -466,7 +510,11 @@ for i in range(K_epoch):
 
 
 def _carried_state(loop) -> Optional[str]:
-    """`out, hidden = model(x, hidden)` in the loop: a name fed back into the call that rebinds it."""
+    """`out, hidden = model(x, hidden)` in the loop: a name fed back into the call that rebinds it.
+    Not a name the iteration binds afresh before that call (the loop's target, or an unconditional
+    statement of the body above it: `img = data["T"]` then `img = Variable(img)` wraps this
+    iteration's batch, which carries nothing over)."""
+    fresh = _bound_afresh_before(loop)
     for node in own_statements(loop):
         if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call):
             continue
@@ -479,9 +527,24 @@ def _carried_state(loop) -> Optional[str]:
                 if isinstance(value, cst.Name):
                     targets.add(value.value)
         for arg in node.value.args:
-            if isinstance(arg.value, cst.Name) and arg.value.value in targets:
+            if isinstance(arg.value, cst.Name) and arg.value.value in targets - fresh.get(id(node), frozenset()):
                 return arg.value.value
     return None
+
+
+def _bound_afresh_before(loop) -> dict[int, frozenset]:
+    """id(assignment at the top of the loop's body) -> the names bound before it on every iteration:
+    the loop's target and the plain assignments of the body's earlier statements."""
+    bound = set(target_names(loop.target)) if isinstance(loop, cst.For) else set()
+    found: dict[int, frozenset] = {}
+    for statement in getattr(loop.body, "body", ()):
+        if type(statement) is not cst.SimpleStatementLine:
+            continue
+        for small in statement.body:
+            if type(small) is cst.Assign:
+                found[id(small)] = frozenset(bound)
+                bound.update(name for target in small.targets for name in target_names(target.target))
+    return found
 
 
 def _loss_names(call: cst.Call, ctx) -> list[str]:

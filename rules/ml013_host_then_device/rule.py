@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Optional
 
 import libcst as cst
@@ -14,9 +13,11 @@ from memlint.analysis.device_targets import cuda_target_certain, destination, fo
 from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_project
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
+from memlint.analysis.host_flow import EMPTY, Flow, factory_names, statement_flows
 from memlint.analysis.iteration import configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
-from memlint.analysis.moves import later_moves
+from memlint.analysis.moves import later_moves, through_reshapes
+from memlint.analysis.walk import code_descendants
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, PER_BATCH_HOOKS
 from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
@@ -75,10 +76,17 @@ class HostThenDevice(Rule):
     `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`
     (the one part of a concatenation a factory makes; no fix, the other parts need their own move), `(torch.ones(b, h, n, n) / n).to(d)`
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape` or of `n = v.shape[0]`, a rank's offset
-    `n * torch.distributed.get_rank()`), `torch.diag(torch.ones(n)).cuda()` (a diagonal or a triangle of it), `torch.zeros(n, 1).type_as(x)` or
+    `n * torch.distributed.get_rank()`; no fix with a number the code only reads as one: a loop's counter in
+    `(torch.ones(n) * i).to(d)`, `self.fs` in `torch.linspace(...) / self.fs` where the class binds it from a constructor
+    argument; not with a parameter or attribute nothing binds or sizes, which may be any tensor), elementwise math of it
+    (`torch.exp(torch.arange(h) * -c)`, `.cos()`; no fix), a local name bound earlier to such a tensor and read only
+    to compute others or to be moved (`n = torch.linspace(0, N, steps=N)` then `window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`
+    moved: the factory's line is reported; `mask` in `torch.ones(n, n) - mask`), `torch.diag(torch.ones(n)).cuda()` (a diagonal or a triangle of it), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` (or `z` bound in
-    each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`) moved by a
+    each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`, or of a chain
+    with any tests that ends in an `else` and binds such a tensor in every branch, a branch maybe writing number literals
+    into it: `z[:, :, 127] = 1`) moved by a
     later statement of the same block (`z = z.cuda()`, `z = Variable(z).cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
     that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
     nothing reads between but a rebinding to itself wrapped, reshaped, cast or sliced (`z = Variable(z, requires_grad=False)`, `z = z[:, 1:]`) or
@@ -135,7 +143,7 @@ class HostThenDevice(Rule):
     Only torch's size factories count (`zeros`, `ones`, `empty`, `full`, `arange`, `linspace`,
     `logspace`, `eye`, `rand`, `randn`, `randint`, `randperm`, the signal windows `hann_window`,
     `hamming_window`, `blackman_window`, `bartlett_window`, `kaiser_window`, resolved through imports, and the legacy
-    typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`,
+    typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`, `torch.FloatTensor(x.size() + (n,))`,
     `torch.BoolTensor(x.size())` (a `torch.Size`; a tuple would be data), `torch.FloatTensor(*x.shape)` (a tensor's sizes spread),
     or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`),
     looking through an in-place fill such as `.zero_()`; reported without a fix, since they take no
@@ -618,7 +626,7 @@ import torch.nn as nn
 class Decoder(nn.Module):
     def forward(self, x):
         mask = torch.diag(torch.ones(x.size(1))).unsqueeze(0).expand_as(x)
-        inverse_mask = torch.ones(x.size(1), x.size(1)) - mask
+        inverse_mask = self.weight.cpu() - mask
         if x.is_cuda:
             mask, inverse_mask = mask.cuda(), inverse_mask.cuda()
         return mask + inverse_mask * x
@@ -2414,6 +2422,148 @@ for x, y in train_loader:
     ]
 
     INVALID += [
+        Invalid(  # arithmetic with a loop's counter, a number by how the function reads it (host_flow.number_like): still the host's (ddim's timesteps)
+            """
+import torch
+def sample_steps(x, seq, model):
+    n = x.size(0)
+    xs = [x]
+    with torch.no_grad():
+        for i in reversed(seq):
+            t = (torch.ones(n) * i).to(x.device)
+            xt = xs[-1].to("cuda")
+            xs.append(model(xt, t).to("cpu"))
+    return xs
+""",
+            line=7,
+            column=17,
+            message="on every loop iteration",
+        ),
+        Invalid(  # elementwise math of a host arange and a number bound the statement before: the embedding is made on the host, then moved
+            """
+import math
+import torch
+import torch.nn as nn
+def timestep_embedding(timesteps, dim):
+    half = dim // 2
+    emb = math.log(10000) / (half - 1)
+    emb = torch.exp(torch.arange(half, dtype=torch.float32) * -emb)
+    emb = emb.to(device=timesteps.device)
+    return timesteps.float()[:, None] * emb[None, :]
+class Model(nn.Module):
+    def forward(self, x, t):
+        return self.net(x) + timestep_embedding(t, 64).sum()
+""",
+            line=7,
+            column=11,
+            message="which `forward` calls",
+        ),
+        Invalid(  # divided by an attribute the class binds from a constructor argument and reads only as a number
+            """
+import torch
+import torch.nn as nn
+class SincConv(nn.Module):
+    def __init__(self, size, fs):
+        super().__init__()
+        self.size = size
+        self.fs = fs
+    def forward(self, x):
+        t_right = torch.linspace(1, self.size, steps=self.size) / self.fs
+        if x.is_cuda:
+            t_right = t_right.to("cuda")
+        return x * t_right
+""",
+            line=9,
+            column=19,
+            message="inside `forward`",
+        ),
+        Invalid(  # a window computed on the host from a host linspace bound to a name: the factory's line is reported
+            """
+import math
+import torch
+import torch.nn as nn
+class SincConv(nn.Module):
+    def forward(self, x):
+        N = x.size(-1)
+        n = torch.linspace(0, N, steps=N)
+        window = (0.54 - 0.46 * torch.cos(2 * math.pi * n / N)).float()
+        if x.is_cuda:
+            window = window.to("cuda")
+        return x * window
+""",
+            line=7,
+            column=13,
+            message="moved by a later `window.to(\"cuda\")`",
+        ),
+        Invalid(  # reshaped under a new name, then moved behind a device check, in a helper `forward` calls (a sequence mask)
+            """
+import torch
+import torch.nn as nn
+def sequence_mask(lengths, max_len):
+    seq_range = torch.arange(0, max_len).long()
+    seq_range_expand = seq_range.unsqueeze(0).expand(lengths.size(0), max_len)
+    if lengths.is_cuda:
+        seq_range_expand = seq_range_expand.cuda()
+    return (seq_range_expand < lengths.unsqueeze(1)).float()
+class Decoder(nn.Module):
+    def forward(self, x, lengths):
+        return self.net(x) * sequence_mask(lengths, x.size(1)).unsqueeze(-1)
+""",
+            line=4,
+            column=17,
+            message="moved by a later `seq_range_expand.cuda()`",
+        ),
+        Invalid(  # a legacy constructor given a tensor's sizes and one more (`torch.Size` + a tuple), filled, then moved
+            """
+import torch
+import torch.nn as nn
+def to_one_hot(tensor, n):
+    one_hot = torch.FloatTensor(tensor.size() + (n,)).zero_()
+    if tensor.is_cuda:
+        one_hot = one_hot.cuda()
+    one_hot.scatter_(len(tensor.size()), tensor.unsqueeze(-1), 1.0)
+    return one_hot
+class Head(nn.Module):
+    def forward(self, x, y):
+        return self.net(x) * to_one_hot(y, 4)
+""",
+            line=4,
+            column=15,
+            message="torch.empty(..., dtype=torch.float32, device=...)",
+        ),
+        Invalid(  # bound in each branch of an `if` / `else` (a literal written into one): whichever runs, a fresh host tensor is moved
+            """
+import torch
+import torch.nn as nn
+class WaveNet(nn.Module):
+    def generate(self, B):
+        if self.scalar_input:
+            first = torch.zeros(B, 1, 1)
+        else:
+            first = torch.tensor([[[0.0]]]).expand(B, 1, 1).clone()
+        first[:, :, 0] = 1
+        return self.net(first)
+    def incremental_forward(self, B):
+        if self.scalar_input:
+            current = torch.zeros(B, 1, 0)  # empty: nothing to copy
+        else:
+            current = torch.zeros(B, 1, 256)
+            current[:, :, 127] = 1
+        if next(self.parameters()).is_cuda:
+            current = current.cuda()
+        return self.net(current)
+model = WaveNet()
+with torch.no_grad():
+    for x in test_loader:
+        y = model.incremental_forward(x.size(0))
+""",
+            line=15,
+            column=23,
+            message="in `incremental_forward()`, which runs on every iteration",
+        ),
+    ]
+
+    INVALID += [
         Invalid(  # a flag defaulting to False that every call turns on with an accelerator test: its branch runs whenever forward runs on the GPU
             """
 import torch
@@ -2431,6 +2581,22 @@ class SincConv(nn.Module):
             line=4,
             column=12,
             message="moved by a later `ones.to(\"cuda\")`, in `sinc()`, which `forward` calls",
+        ),
+        Invalid(  # a second fresh host tensor in the arithmetic: `mask`, read only to compute the inverse, is as fresh (NRI's `set_diag_to_one`)
+            """
+import torch
+import torch.nn as nn
+class Decoder(nn.Module):
+    def forward(self, x):
+        mask = torch.eye(x.size(1))
+        inverse_mask = torch.ones(x.size(1), x.size(1)) - mask
+        if x.is_cuda:
+            inverse_mask = inverse_mask.cuda()
+        return inverse_mask * x
+""",
+            line=6,
+            column=24,
+            message="moved by a later `inverse_mask.cuda()`",
         ),
     ]
 
@@ -2463,6 +2629,51 @@ for data, target in train_loader:
     optimizer.step()
 """
         ),
+        Valid(  # arithmetic with a parameter nothing binds or sizes here: it may be any tensor the caller passes (its placement unknown)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, scale):
+        return x * (torch.ones(x.size(1)) * scale).cuda()
+"""
+        ),
+        Valid(  # the loop's variable is also handed to a call: not read only as a number
+            """
+import torch
+def run(loader, model):
+    for i in loader:
+        t = (torch.ones(4) * i).cuda()
+        model(i, t)
+"""
+        ),
+        Valid(  # the host tensor a name holds is read again on the host (an index into host data): making it on the device saves no host tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        idx = torch.arange(x.size(0))
+        rows = self.table[idx]
+        shifted = (idx * 2).cuda()
+        return x + rows.cuda() + shifted
+"""
+        ),
+        Valid(  # one branch of an `if` the data decides binds a tensor of data: the moved value is not always a fresh host tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, labels):
+        if labels.numel() > 0:
+            target = labels.float()
+        else:
+            target = torch.zeros(x.size(0))
+        if x.is_cuda:
+            target = target.cuda()
+        return x + target
+"""
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -2473,6 +2684,11 @@ for data, target in train_loader:
         self._assigned: list[list[cst.BaseExpression]] = []  # the targets of the assignments being visited
         self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
         self._overrides: set[int] = set()  # id of an `if` that picks a value by the configuration (iteration.configured_overrides)
+        self._blocks: list[cst.IndentedBlock] = []  # the blocks being visited, outermost first
+        self._flows: dict[int, Flow] = {}  # id of a statement or block -> host_flow.Flow there (computed when first asked)
+        self._flowed: set[int] = set()  # ids of the blocks whose statements' flows are in `_flows`
+        self._statement: Optional[cst.SimpleStatementLine] = None
+        self._reported: set[int] = set()  # ids of the factories reported (two moves may reach one through names)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._assigned.append([t.target for t in node.targets])
@@ -2481,10 +2697,54 @@ for data, target in train_loader:
         self._assigned.pop()
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(node)
         self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
-        holds = partial(holds_factory, ctx=self.ctx)
-        for value, move in later_moves(node.body, holds, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
+        for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier.setdefault(id(move), []).append(value)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement = node
+
+    def _holds_factory(self, value: cst.BaseExpression) -> bool:
+        """`holds_factory` for a value bound in the block being visited, with the flow of the function's
+        names where the value reads one (`window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`)."""
+        if holds_factory(value, self.ctx):
+            return True
+        return self._reads_names(value) and holds_factory(value, self.ctx, self._flow_of_bound(value))
+
+    def _reads_names(self, value: cst.BaseExpression) -> bool:
+        """Does `value` read a name its function binds to a value with a factory call in it, or to one
+        computed from such a name (`host_flow.factory_names`)?  The gate before the flow is computed."""
+        function = self.ctx.function_node
+        if function is None:
+            return False
+        names = self.ctx.memo(("ml013-factory-names", id(function)), lambda: factory_names(function, self._is_factory))
+        return bool(names) and any(type(n) is cst.Name and n.value in names for n in code_descendants(value))  # type: ignore[attr-defined]
+
+    def _is_factory(self, call: cst.Call) -> bool:
+        return factory_kind(call, self.ctx) is not None
+
+    def _block_flows(self, level: int) -> dict[int, Flow]:
+        """The flows at the statements of `self._blocks[level]` (and at the blocks inside them),
+        computed once: the entry flow is the one its enclosing block gives it."""
+        block = self._blocks[level]
+        if id(block) not in self._flowed:
+            if level > 0:
+                self._block_flows(level - 1)
+            entry = self._flows.get(id(block), EMPTY)
+            holds = lambda value, flow: holds_factory(value, self.ctx, flow)  # noqa: E731
+            self._flows.update(statement_flows(block.body, entry, holds, self.ctx))
+            self._flowed.add(id(block))
+        return self._flows
+
+    def _flow_here(self) -> Flow:
+        """The flow at the statement being visited (a statement of the innermost block)."""
+        if not self._blocks or self._statement is None:
+            return EMPTY
+        return self._block_flows(len(self._blocks) - 1).get(id(self._statement), EMPTY)
 
     def _moved_by_helper(self, call: cst.Call) -> Optional[cst.BaseExpression]:
         found = moved_argument(call, self.ctx)
@@ -2516,14 +2776,25 @@ for data, target in train_loader:
                 return
             moved = helper[0]
         found = factory_under(moved, ctx)
+        if found is None and type(through_reshapes(moved)) is not cst.Name and self._reads_names(moved):
+            found = factory_under(moved, ctx, self._flow_here())  # `(0.54 - 0.46 * torch.cos(n)).cuda()`; a name moved alone is `later_moves`'
         if found is not None:
-            fixable = found[1] and helper is None  # `device=` is a helper's to give, not this call's
-            self._consider(node, found[0], fixable, None, helper, type_as)
+            fixable = found.fixable and helper is None  # `device=` is a helper's to give, not this call's
+            self._consider(node, found.call, fixable, found.call if found.through_name else None, helper, type_as)
             return
         for at in self._bound_earlier.get(id(node), ()):  # `z = torch.rand(n)` ... `z = z.cuda()`
-            inner = factory_under(at, ctx)
+            inner = factory_under(at, ctx) or factory_under(at, ctx, self._flow_of_bound(at))
             if inner is not None:
-                self._consider(node, inner[0], False, at, helper, type_as)  # no fix across statements
+                self._consider(node, inner.call, False, inner.call if inner.through_name else at, helper, type_as)  # no fix across statements
+
+    def _flow_of_bound(self, value: cst.BaseExpression) -> Flow:
+        """The flow at the statement that bound `value` (a statement of a block being visited)."""
+        for level in range(len(self._blocks) - 1, -1, -1):
+            flows = self._block_flows(level)
+            for statement in self._blocks[level].body:
+                if type(statement) is cst.SimpleStatementLine and any(type(s) is cst.Assign and s.value is value for s in statement.body):
+                    return flows.get(id(statement), EMPTY)
+        return EMPTY
 
     def _consider(self, node: cst.Call, factory: cst.Call, fixable: bool, at: Optional[cst.CSTNode], helper, type_as) -> None:
         """Judge the factory that the move `node` applies to (directly, or to the value `at` a name
@@ -2584,6 +2855,9 @@ for data, target in train_loader:
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
+        if candidate.bound is factory and id(factory) in self._reported:
+            return  # two moves reach one factory through names
+        self._reported.add(id(factory))
         module = self.ctx.module
         fix = None
         if move_is_only_device(node) and device_keyword_joins(factory) and candidate.wrapper_fixable:

@@ -4,7 +4,7 @@
 helper that returns a tensor it made on the host: `FileView.host_calls`; the move may be a project helper that
 moves its argument: `FileView.mover_calls`) with no `device=` given to the factory, looking
 through casts (`.long()`, `.type(torch.int)`, `.type_as(x)` or `.type(type(x))`, itself a move to `x`'s device), reshapes (`.view(-1, 1)`), fills (`.zero_()`) and a `Variable(...)` wrapper between the factory and the move,
-or a name such a call was bound to.
+or a name such a call was bound to, or a value computed from one (the function's value flow).
 """
 
 from __future__ import annotations
@@ -37,40 +37,38 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             receiver = call.args[position]  # type: ignore[attr-defined]
         else:
             continue
-        named = _through_reshapes(receiver)  # `offset.view(-1, 1).type_as(x)` moves what `offset` holds (moves.py)
-        if isinstance(named, ast.Call) and isinstance(named.func, ast.Name) and named.args and isinstance(named.args[0], ast.Name):
-            named = named.args[0]  # `Variable(t).cuda()`: a wrapper moved with the name it wraps (looser than the rule's resolved `Variable`)
-        names = [named] if isinstance(named, ast.Name) else [part for part in _joined(named) if isinstance(part, ast.Name)]
-        if names:
-            if bound is None:
-                bound = {
-                    node.targets[0].id  # type: ignore[attr-defined]
-                    for node in source.nodes(ast.Assign)
-                    if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)  # type: ignore[attr-defined]
-                    and _holds_factory(node.value, factories, helpers)  # type: ignore[attr-defined]
-                }  # fmt: skip
-            if any(name.id in bound for name in names):
-                return True
         if _holds_factory(receiver, factories, helpers):
             return True
+        names = [n.id for n in ast.walk(receiver) if isinstance(n, ast.Name)]
+        if names:
+            if bound is None:
+                bound = _bound_names(source, factories, helpers)
+            if any(name in bound for name in names):
+                return True
     return False
 
 
-def _through_reshapes(node: ast.AST) -> ast.AST:
-    """What `node` reshapes or casts (`offset` of `offset.view(-1, 1).long()`), or itself."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr in SHAPE_METHODS or node.func.attr in TENSOR_CASTS and not node.args:
-            node = node.func.value
-        else:
-            break
-    return node
-
-
-def _joined(node: ast.AST) -> list:
-    """The parts of a call's literal list or tuple (`torch.cat([y, z])`, moved whole: moves.py)."""
-    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
-        return node.args[0].elts
-    return []
+def _bound_names(source: Source, factories, helpers) -> set[str]:
+    """Names some `name = <value>` binds to a factory's tensor, or to a value computed from such a
+    name (`n = torch.linspace(...)` then `window = 0.54 - 0.46 * torch.cos(n)`: the function's value
+    flow, host_flow.py), moved by a later statement (moves.py) or read by a move."""
+    assigns = [
+        (node.targets[0].id, node.value)  # type: ignore[attr-defined]
+        for node in source.nodes(ast.Assign)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)  # type: ignore[attr-defined]
+    ]  # fmt: skip
+    bound = {name for name, value in assigns if _holds_factory(value, factories, helpers)}
+    if not bound:
+        return bound
+    reads = [(name, {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}) for name, value in assigns if name not in bound]
+    grown = True
+    while grown:  # names computed from bound names, to a fixed point
+        grown = False
+        for name, read in reads:
+            if name not in bound and read & bound:
+                bound.add(name)
+                grown = True
+    return bound
 
 
 def _movers(source: Source) -> dict[str, int]:

@@ -48,7 +48,12 @@ class TrainingWithoutMixedPrecision(Rule):
     own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
     (`G(z)` where the file calls `G.train()` or `G.parameters()`; a model kept in a dict of the
     training state, `state["model"].loss(sample)` after `state["model"].train()`, as protonets'
-    `Engine` does, and `state["optimizer"].step()` for its optimizer). A call of an optimizer closure,
+    `Engine` does, and `state["optimizer"].step()` for its optimizer), or a call handed the model
+    that computes the loss the loop backpropagates (`loss = loss_registry[kind](model, x, t)`, a
+    loss helper of another file reached through a dict). An optimizer is what the file builds
+    with `torch.optim` (or a known optimizer factory), whatever its name (`Gopt, Dopt =
+    self.build_optimizers(opts)` whose returns are `optim.Adam(...)`), else a name like one
+    (`optimizer`, `opt_G`, `optimizerD`). A call of an optimizer closure,
     a callable the function also hands to an optimizer's `step(closure)` (by torch.optim's contract
     it runs the model and backpropagates), counts for both. A loop over the optimizers
     (`for optimizer in optimizers: optimizer.step()`) is the step of the loop around it, and a
@@ -58,7 +63,8 @@ class TrainingWithoutMixedPrecision(Rule):
     builds (`policy.train(buffer)` with `policy = TD3.TD3(...)`, or `DDPG.DDPG(...)` in another
     branch: every such class's method must do it; a class of the file or one named in lower case,
     `discrete_BCQ.discrete_BCQ(...)`, counts too), or that a factory function returns (`agent =
-    make_agent(args)` whose every `return` builds such a class, `CurlSacAgent(...)`). A backward in a loop nested in the one that
+    make_agent(args)` whose every `return` builds such a class, `CurlSacAgent(...)`, or returns a
+    name bound only to such classes, by branch: `get_model(opts)`). A backward in a loop nested in the one that
     steps (gradient accumulation over micro-batches) counts for the loop that steps.
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
@@ -134,6 +140,17 @@ def optimize(parameters, closure, lr, num_iter):
         optimizer.step()
 def get_noise(shape):
     return torch.rand(shape).cuda()
+"""
+        ),
+        Valid(  # a learning-rate scheduler is no optimizer, whatever torch.optim module builds it: this loop steps no weights (the model is fitted elsewhere)
+            """
+import torch
+def fit(model, loader, base):
+    sched = torch.optim.lr_scheduler.StepLR(base, step_size=10)
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        sched.step()
 """
         ),
         Valid(  # a CPU self-test that only seeds the CUDA generator: nothing is put on an accelerator
@@ -438,6 +455,52 @@ def get_noise(shape):
             line=11,
             column=9,
         ),
+        Invalid(  # optimizers known by what built them, whatever their names: `Gopt, Dopt` returned by the class's own builder (SEGAN's `train`)
+            """
+import torch
+import torch.optim as optim
+class SEGAN(torch.nn.Module):
+    def build_optimizers(self, opts):
+        if opts.opt == "rmsprop":
+            Gopt = optim.RMSprop(self.G.parameters(), lr=opts.g_lr)
+            Dopt = optim.RMSprop(self.D.parameters(), lr=opts.d_lr)
+        else:
+            Gopt = optim.Adam(self.G.parameters(), lr=opts.g_lr)
+            Dopt = optim.Adam(self.D.parameters(), lr=opts.d_lr)
+        return Gopt, Dopt
+    def train(self, opts, dloader, criterion, device):
+        Gopt, Dopt = self.build_optimizers(opts)
+        for clean, noisy in dloader:
+            clean, noisy = clean.to(device), noisy.to(device)
+            Dopt.zero_grad()
+            d_loss = criterion(self.D(clean), 1) + criterion(self.D(self.G(noisy).detach()), 0)
+            d_loss.backward()
+            Dopt.step()
+            Gopt.zero_grad()
+            g_loss = criterion(self.D(self.G(noisy)), 1)
+            g_loss.backward()
+            Gopt.step()
+""",
+            line=14,
+            column=9,
+        ),
+        Invalid(  # the model runs in the call that computes the backpropagated loss: a loss helper reached through a dict registry (ddim's `Diffusion.train`)
+            """
+import torch
+from functions.losses import loss_registry
+def train(config, train_loader, device):
+    model = Model(config).to(device)
+    optimizer = get_optimizer(config, model.parameters())
+    for x, t in train_loader:
+        model.train()
+        loss = loss_registry[config.model.type](model, x.to(device), t)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+            line=6,
+            column=5,
+        ),
         Invalid(  # optimizers named for the network they step (DCGAN-style `optimizerD`, `optimizerG`)
             """
 import torch
@@ -565,7 +628,10 @@ def train(net, batches, optimizers, steps):
             stepped = loops and isinstance(func.value, cst.Name) and optimizer_loop_target(loops[-1]) == receiver
             if stepped:  # `for optimizer in optimizers: optimizer.step()`: the step of the loop around it
                 loops = loops[:-1]
-            kind = "step" if stepped or OPTIMIZER_ONLY_NAME.search(receiver) else None
+            # an optimizer by what built it (`Dopt = optim.Adam(...)`), else by its name where the
+            # file shows no construction (a parameter, an attribute set elsewhere)
+            optimizer = stepped or ctx.model.is_optimizer(func.value) or OPTIMIZER_ONLY_NAME.search(receiver)
+            kind = "step" if optimizer else None
         if kind is None:
             return
         if kind == "backward" and loops:
@@ -577,6 +643,25 @@ def train(net, batches, optimizers, steps):
             self._note(loops[-1], kind)
         elif ctx.function_key is not None:  # a per-step helper (`compute_td_loss`): its caller's loop trains
             self._evidence.setdefault(ctx.function_key, set()).add(kind)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # `loss = loss_registry[kind](model, x, t)` then `loss.backward()` in the loop: the value
+        # backpropagated is computed by a call handed the model, whatever the callee is (a loss
+        # helper of another file, reached through a dict): by the backward's evidence the model
+        # runs in that call (ddim's `Diffusion.train`, TRADES' `trades_loss(model=model, ...)`)
+        ctx = self.ctx
+        if not ctx.loops or type(node.value) is not cst.Call or not ctx.model.history_at(node):
+            return
+        handed = [arg.value for arg in node.value.args if not arg.star]
+        if any(ctx.value_of(value).kind is Kind.MODULE for value in handed):
+            self._note_model(ctx)
+            return
+        names = [name for name in map(held_name, handed) if name is not None and name != "self"]
+        if names:  # a name the file treats as a module (`model.train()`), known at the end
+            loops = tuple(id(loop) for loop in ctx.loops)
+            for loop in ctx.loops:
+                self._loops.setdefault(id(loop), loop)
+            self._maybe_model.append((names, loops, None))
 
     def _note_model(self, ctx) -> None:
         # the model may run in a loop nested in the training loop (micro-batches): every enclosing one

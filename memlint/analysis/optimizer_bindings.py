@@ -1,0 +1,142 @@
+"""Optimizers by construction: the names a file binds to what `torch.optim` (or a known optimizer
+factory) builds, whatever they are called.
+
+A receiver's name is weak evidence that `x.step()` updates weights: SEGAN calls its optimizers
+`Gopt` and `Dopt`, and `env.step(action)` or `scheduler.step()` are no optimizer's.  What built the
+object is direct evidence.  A name (or a chain: `self.optimizer_S`, `state["optim"]`, as
+`walk.held_name` spells it) is an optimizer when the file binds it
+
+- to a call of an optimizer class of `torch.optim` (`optim.RMSprop(G.parameters())`, `Adam(...)`
+  from `from torch.optim import Adam`), of the optimizer table (`transformers.AdamW`, bitsandbytes),
+  or of a known factory (`timm.optim.create_optimizer_v2`), the callee resolved through the
+  module's imports (`torch.optim.lr_scheduler.StepLR` is no optimizer): `optimizers.builds_optimizer`,
+  the one test ML010 and the project pass's summaries ask too;
+- or to what one of the file's functions returns at a position where every `return` holds an
+  optimizer (built there, or a local name every binding of which builds one): `Gopt, Dopt =
+  self.build_optimizers(opts)` with `return Gopt, Dopt`.
+
+Any binding counts: the fact says "this name holds an optimizer somewhere in the file", which is
+what a `name.step()` test needs.  Where no construction is visible (an optimizer handed in as a
+parameter) the askers keep the name as their evidence (`naming.OPTIMIZER_ONLY_NAME`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Optional
+
+import libcst as cst
+
+from memlint.analysis.optimizers import builds_optimizer
+from memlint.analysis.walk import code_descendants, dotted_name, held_name
+from memlint.pipeline.tree import code_children
+
+
+def constructed_optimizers(module: cst.Module, qualify: Callable[[str], str]) -> frozenset[str]:
+    """The held names (`Dopt`, `self.optimizer_S`) the file binds to an optimizer; `qualify` turns a
+    callee as written into what it imports ("" where it is no import)."""
+
+    def builds(value: cst.BaseExpression) -> bool:
+        if type(value) is not cst.Call:
+            return False
+        written = dotted_name(value.func)
+        return written is not None and builds_optimizer(qualify(written))
+
+    functions = [node for node in code_descendants(module) if type(node) is cst.FunctionDef]
+    returning = {}  # function name -> positions (None: the whole value) at which it returns optimizers
+    for function in functions:
+        positions = _returned_optimizers(function, builds)
+        if positions:
+            returning[function.name.value] = positions
+    found: set[str] = set()
+    for node in code_descendants(module):
+        if type(node) is cst.Assign:
+            targets = [t.target for t in node.targets]
+        elif type(node) is cst.AnnAssign and node.value is not None:
+            targets = [node.target]
+        else:
+            continue
+        value = node.value
+        if builds(value):
+            found.update(name for name in map(held_name, targets) if name is not None)
+            continue
+        positions = returning.get(_helper_name(value)) if type(value) is cst.Call else None
+        if not positions:
+            continue
+        for target in targets:
+            if None in positions:
+                name = held_name(target)
+                if name is not None:
+                    found.add(name)
+            elif type(target) in (cst.Tuple, cst.List):
+                for position, element in enumerate(target.elements):
+                    name = held_name(element.value) if position in positions else None
+                    if name is not None:
+                        found.add(name)
+    return frozenset(found)
+
+
+def _helper_name(call: cst.Call) -> Optional[str]:
+    """`build(...)` -> "build", `self.build(...)` -> "build": a call of the file's own function."""
+    func = call.func
+    if type(func) is cst.Name:
+        return func.value
+    if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+        return func.attr.value
+    return None
+
+
+def _returned_optimizers(function: cst.FunctionDef, builds: Callable[[cst.BaseExpression], bool]) -> frozenset:
+    """The positions at which every `return` of `function` holds an optimizer (None for a single
+    value), or nothing."""
+    returns = [node for node in _own_nodes(function) if type(node) is cst.Return]
+    if not returns or any(r.value is None for r in returns):
+        return frozenset()
+    bindings: dict[str, list[cst.BaseExpression]] = {}
+    for node in _own_nodes(function):
+        if type(node) is cst.Assign:
+            for target in node.targets:
+                for name, value in _bound(target.target, node.value):
+                    bindings.setdefault(name, []).append(value)
+        elif type(node) in (cst.AugAssign, cst.AnnAssign, cst.For):
+            target = node.target
+            if type(target) is cst.Name:
+                bindings.setdefault(target.value, []).append(cst.Name("None"))  # bound otherwise
+
+    def optimizer(value: cst.BaseExpression) -> bool:
+        if type(value) is cst.Name:
+            values = bindings.get(value.value)
+            return bool(values) and all(builds(v) for v in values)
+        return builds(value)
+
+    common: Optional[set] = None
+    for statement in returns:
+        value = statement.value
+        if type(value) is cst.Tuple:
+            here = {i for i, element in enumerate(value.elements) if optimizer(element.value)}
+        else:
+            here = {None} if optimizer(value) else set()
+        common = here if common is None else common & here
+    return frozenset(common or ())
+
+
+def _bound(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(name, value) pairs an assignment binds; a tuple target unpacked from a tuple value pairs
+    element by element, from anything else binds an unknown value."""
+    if type(target) is cst.Name:
+        yield target.value, value
+    elif type(target) in (cst.Tuple, cst.List):
+        paired = type(value) in (cst.Tuple, cst.List) and len(value.elements) == len(target.elements)
+        for position, element in enumerate(target.elements):
+            inner = value.elements[position].value if paired else cst.Name("None")
+            yield from _bound(element.value, inner)
+
+
+def _own_nodes(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
+    """The nodes of a function's own code (not of the functions, classes and lambdas it defines)."""
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        yield node
+        stack.extend(code_children(node))
