@@ -1642,6 +1642,28 @@ def test_an_import_means_the_module_beside_the_importer_over_another_trees(proje
     assert _findings("NRI", "curl", "sac", "--select", "ML013") == [("NRI/utils.py", "ML013", 8)]  # two such trees
 
 
+def test_a_package_at_the_root_wins_over_a_module_beside_a_package_module(project):
+    # repo/utils/__init__.py and repo/models/utils.py: models/net.py's `from utils import load_ckpt`,
+    # net.py reached from train.py at the root (`from models.net import *`), finds utils/__init__.py
+    # (Python 3 searches the root, where the package `utils` is found): the package's import root, not
+    # its own folder, is what is compared with the importer's folder
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen import Source
+
+    files = {
+        "utils/__init__.py": "import torch\n\ndef load_ckpt(path):\n    return torch.load(path)\n",
+        "models/__init__.py": "",
+        "models/utils.py": "def load_ckpt(path):\n    return path\n",
+        "models/net.py": "from utils import load_ckpt\n",
+        "train.py": "from models.net import *\n",
+    }
+    paths = [write(project / name, text) for name, text in files.items()]
+    built = Project([(path, name, summarize(Source(text))) for path, (name, text) in zip(paths, files.items())])
+    net = built.files[list(files).index("models/net.py")]
+    assert built._module("utils", net) == list(files).index("utils/__init__.py")
+
+
 def test_a_script_that_imports_its_own_class_back_keeps_the_definition(project):
     # salesforce/awd-lstm-lm's weight_drop.py: its `__main__` test code does `from weight_drop import
     # WeightDrop`, which runs only as a script and leaves the class what the file defines

@@ -380,8 +380,8 @@ class Project:
         candidates = self._modules.get(name)
         if not candidates:
             return self._beside(name, importer)
-        if not any(_within(importer.directory, self.files[i].directory) for i in candidates):  # type: ignore[union-attr, arg-type]
-            # none beside the importer or above it: the file beside it, if any, is what a script run from
+        if not any(_within(importer.directory, str(_import_root(self.files[i], name))) for i in candidates):  # type: ignore[arg-type]
+            # none whose import root (the folder Python searches for it) is the importer's or above it: none beside the importer or above it: the file beside it, if any, is what a script run from
             # there imports (NRI's `from utils import *` beside modules.py, NRI/ being a package, while
             # other trees linted with it, curl's, have a top-level utils.py)
             beside = self._beside(name, importer)
@@ -411,13 +411,9 @@ class Project:
         repository with `utils/masking.py` and a copy in `FEDformer/utils/masking.py`, `from
         utils.masking import ...` in `layers/attn.py` means the first (FEDformer/ is not above
         layers/), in `FEDformer/layers/attn.py` the copy.  None where two are as near."""
-        depth = name.count(".") + 1
         roots: dict[str, list[int]] = {}
         for index in candidates:
-            file = self.files[index]
-            root = Path(file.directory)  # type: ignore[union-attr]
-            for _ in range(depth - (0 if file.is_package else 1)):  # type: ignore[union-attr]
-                root = root.parent
+            root = _import_root(self.files[index], name)  # type: ignore[arg-type]
             if Path(importer.directory) == root or root in Path(importer.directory).parents:
                 roots.setdefault(str(root), []).append(index)
         if not roots:
@@ -1447,6 +1443,15 @@ class Project:
 
 def _imports_torch(summary: dict) -> bool:
     return any(target[0].partition(".")[0] == "torch" for target in summary["imports"].values())
+
+
+def _import_root(file: _File, name: str) -> Path:
+    """The folder on sys.path from which `import name` finds `file`: up one level per dotted part,
+    one more for a package (`utils/__init__.py` as `utils` is found from the folder above `utils/`)."""
+    root = Path(file.directory)
+    for _ in range(name.count(".") + 1 - (0 if file.is_package else 1)):
+        root = root.parent
+    return root
 
 
 def _within(directory: str, above: str) -> bool:
