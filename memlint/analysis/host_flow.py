@@ -234,7 +234,9 @@ def number_like(expr: cst.BaseExpression, ctx: "Context", flow: Flow = EMPTY, de
     if kind is cst.Call:
         func = expr.func  # type: ignore[attr-defined]
         if type(func) is cst.Name and func.value in _NUMBER_BUILTINS and ctx.is_builtin(func.value):
-            return True
+            # `int(t)`, `float(t)`, `len(x)` are numbers whatever they read; `abs(w)`, `round(t)`, `max(a, b)`
+            # are numbers only of numbers (of a tensor, a tensor where it is)
+            return func.value in ("int", "float", "len") or all(number_like(a.value, ctx, flow, depth + 1) for a in expr.args)  # type: ignore[attr-defined]
         return type(func) is cst.Attribute and func.attr.value in _SIZE_READS and func.attr.value != "size" or (
             type(func) is cst.Attribute and func.attr.value == "size" and len(expr.args) == 1  # type: ignore[attr-defined]
         )
@@ -261,8 +263,8 @@ def _read_only_as_number(name: str, ctx: "Context") -> bool:
 
 
 def _attribute_read_only_as_number(attr: str, ctx: "Context") -> bool:
-    """`self.fs` of a class that binds it only to numbers or to constructor parameters its methods
-    read only as numbers (`self.fs = fs`), and reads it only as a number."""
+    """`self.fs` of a class that binds it only to numbers, or to names that are numbers where they
+    are bound (`self.fs = fs` with `fs=16000`, `_copies_numbers`), and reads it only as a number."""
     if ctx.lookup_self_attribute(attr).kind in (Kind.TENSOR, Kind.MODULE, Kind.CONTAINER, Kind.FUNCTION):
         return False
     cls = next((f.node for f in reversed(ctx.frames) if f.kind == "class"), None)
@@ -272,15 +274,44 @@ def _attribute_read_only_as_number(attr: str, ctx: "Context") -> bool:
     def is_attr(node: cst.CSTNode) -> bool:
         return type(node) is cst.Attribute and node.attr.value == attr and type(node.value) is cst.Name and node.value.value == "self"  # type: ignore[attr-defined]
 
-    return ctx.memo(("number-attribute", id(cls), attr), lambda: _uses_are_numeric(cls, is_attr, ctx))  # type: ignore[return-value]
+    return ctx.memo(("number-attribute", id(cls), attr), lambda: _uses_are_numeric(cls, is_attr, ctx) and _copies_numbers(cls, is_attr, ctx))  # type: ignore[return-value]
 
 
-def _uses_are_numeric(scope: cst.CSTNode, matches: Callable[[cst.CSTNode], bool], ctx: "Context") -> bool:
+def _copies_numbers(cls: cst.CSTNode, is_attr: Callable[[cst.CSTNode], bool], ctx: "Context") -> bool:
+    """Is every name a method of `cls` binds the attribute to (`self.fs = fs`) a number there: a
+    parameter whose default is a number (`fs=16000`), or a name that method reads only as a number,
+    in arithmetic at least once (`self.freq_scale = fs * 1.0`)?
+    A parameter with no such evidence may be any tensor its caller gives (`self.mean = mean`)."""
+    for method in code_descendants(cls):
+        if type(method) is not cst.FunctionDef:
+            continue
+        for node in code_descendants(method):
+            if type(node) is cst.Assign and type(node.value) is cst.Name and any(is_attr(t.target) for t in node.targets):  # type: ignore[attr-defined]
+                name = node.value.value  # type: ignore[attr-defined]
+                is_name = lambda n: type(n) is cst.Name and n.value == name  # type: ignore[attr-defined]  # noqa: E731
+                if not (_number_default(method, name) or _uses_are_numeric(method, is_name, ctx, arithmetic_suffices=True)):
+                    return False
+    return True
+
+
+def _number_default(function: cst.FunctionDef, name: str) -> bool:
+    """Is `name` a parameter of `function` whose default is a number literal (`fs=16000`, `eps=-1e-3`)?"""
+    for param in (*function.params.params, *function.params.kwonly_params):
+        if param.name.value == name:
+            default = param.default
+            while type(default) is cst.UnaryOperation:
+                default = default.expression  # type: ignore[attr-defined]
+            return type(default) in (cst.Integer, cst.Float)
+    return False
+
+
+def _uses_are_numeric(scope: cst.CSTNode, matches: Callable[[cst.CSTNode], bool], ctx: "Context", arithmetic_suffices: bool = False) -> bool:
     """Is every occurrence in `scope` of what `matches` picks an operand of arithmetic or a
     comparison, an index, a size given to a torch factory, `range` or a number builtin, or a
     target bound to a number-like value (by its syntax alone) or by a `for`?  At least one use
     must be arithmetic, and one a size or a binding in `scope` (a parameter or an attribute that
-    nothing here binds or sizes may hold any tensor its caller gives)."""
+    nothing here binds or sizes may hold any tensor its caller gives); with `arithmetic_suffices`,
+    the arithmetic alone (a constructor's parameter read as a number where it is copied to `self`)."""
     uses: list[tuple[cst.CSTNode, cst.CSTNode, Optional[cst.CSTNode]]] = []  # (use, its parent, the parent's parent)
     stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(scope, None)]
     while stack:
@@ -294,8 +325,10 @@ def _uses_are_numeric(scope: cst.CSTNode, matches: Callable[[cst.CSTNode], bool]
     arithmetic = sized = False
     for child, parent, grandparent in uses:
         kind = type(parent)
-        if id(child) in targets:
-            continue
+        if id(child) in targets or kind is cst.Attribute and parent.attr is child:  # type: ignore[attr-defined]
+            continue  # a binding, or the attribute name of `self.fs` (no read of the name `fs`)
+        if kind is cst.Param and arithmetic_suffices:
+            continue  # the constructor's parameter itself (declared, not read)
         if kind in _ARITHMETIC:
             arithmetic = True
         elif kind is cst.Arg and type(grandparent) is cst.Call and _takes_numbers(grandparent, ctx):  # type: ignore[arg-type]
@@ -308,7 +341,7 @@ def _uses_are_numeric(scope: cst.CSTNode, matches: Callable[[cst.CSTNode], bool]
             continue  # copied to another name (`N = self.Filt_dim`)
         else:
             return False
-    return arithmetic and _bound_only_to_numbers(scope, matches) and (sized or _bound_in(scope, matches, targets))
+    return arithmetic and _bound_only_to_numbers(scope, matches) and (sized or arithmetic_suffices or _bound_in(scope, matches, targets))
 
 
 def _bound_in(scope: cst.CSTNode, matches: Callable[[cst.CSTNode], bool], targets: set[int]) -> bool:

@@ -2458,7 +2458,7 @@ class Model(nn.Module):
             column=11,
             message="which `forward` calls",
         ),
-        Invalid(  # divided by an attribute the class binds from a constructor argument and reads only as a number
+        Invalid(  # divided by an attribute the class binds from a constructor argument that it reads only as a number
             """
 import torch
 import torch.nn as nn
@@ -2466,6 +2466,7 @@ class SincConv(nn.Module):
     def __init__(self, size, fs):
         super().__init__()
         self.size = size
+        self.freq_scale = fs * 1.0
         self.fs = fs
     def forward(self, x):
         t_right = torch.linspace(1, self.size, steps=self.size) / self.fs
@@ -2473,7 +2474,7 @@ class SincConv(nn.Module):
             t_right = t_right.to("cuda")
         return x * t_right
 """,
-            line=9,
+            line=10,
             column=19,
             message="inside `forward`",
         ),
@@ -2676,6 +2677,96 @@ class Net(nn.Module):
         ),
     ]
 
+    INVALID += [
+        Invalid(  # a negated host arange moved each forward: the sign makes a new tensor where its operand is
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        k = x.size(1)
+        return x * (-torch.arange(k)).cuda()
+""",
+            line=6,
+            column=20,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        k = x.size(1)
+        return x * (-torch.arange(k, device="cuda"))
+""",
+            harness=Harness(then="result = Net()(torch.randn(2, 3, device='cuda'))", fake_cuda=True),
+        ),
+        Invalid(  # the negated host arange bound to a name, then the name moved
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        k = x.size(1)
+        n = -torch.arange(k)
+        n = n.cuda()
+        return x * n
+""",
+            line=6,
+            column=13,
+            message="moved by a later `n.cuda()`",
+        ),
+        Invalid(  # elementwise math as a method of the host arange (`.cos()`), then the move
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        k = x.size(1)
+        return x * torch.arange(k).float().cos().cuda()
+""",
+            line=6,
+            column=20,
+            message="inside `forward`",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # a move in a compound statement's header: no statement's flow is its (`n` was rebound to a sum with `x`)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        n = torch.linspace(0, 1, steps=8)
+        n = n * 0 + x
+        if (0.5 * n).cuda().sum() > 0:
+            return x
+        return x * 2
+"""
+        ),
+        Valid(  # `abs(w)` of a parameter that may be a tensor on the device: a builtin's result is a number only of numbers
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, w):
+        return x - (torch.ones(3) * abs(w)).cuda()
+"""
+        ),
+        Valid(  # `self.mean` bound from a constructor parameter that nothing reads as a number: it may be a device tensor
+            """
+import torch
+import torch.nn as nn
+class Norm(nn.Module):
+    def __init__(self, mean):
+        super().__init__()
+        self.mean = mean
+    def forward(self, x):
+        return x - (torch.ones(3) * self.mean).cuda()
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
@@ -2708,6 +2799,9 @@ class Net(nn.Module):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statement = node
 
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._statement = None  # a compound statement's header (`if (0.5 * n).cuda().sum() > 0:`) has no flow of its own
+
     def _holds_factory(self, value: cst.BaseExpression) -> bool:
         """`holds_factory` for a value bound in the block being visited, with the flow of the function's
         names where the value reads one (`window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`)."""
@@ -2727,12 +2821,23 @@ class Net(nn.Module):
     def _is_factory(self, call: cst.Call) -> bool:
         return factory_kind(call, self.ctx) is not None
 
+    def _function_level(self) -> Optional[int]:
+        """The level in `self._blocks` of the body of the function being visited: flows start there
+        (names of the class body or of an outer function are not the function's locals, and their
+        facts are asked of the function being visited).  None outside a function or where its body
+        is no block (`def f(): return ...`)."""
+        function = self.ctx.function_node
+        if function is None:
+            return None
+        return next((level for level in range(len(self._blocks) - 1, -1, -1) if self._blocks[level] is function.body), None)
+
     def _block_flows(self, level: int) -> dict[int, Flow]:
         """The flows at the statements of `self._blocks[level]` (and at the blocks inside them),
-        computed once: the entry flow is the one its enclosing block gives it."""
+        computed once: the entry flow is the one its enclosing block gives it, up to the function's
+        body, whose entry is EMPTY.  `level` is at or inside `_function_level()`."""
         block = self._blocks[level]
         if id(block) not in self._flowed:
-            if level > 0:
+            if block is not self.ctx.function_node.body:  # type: ignore[union-attr]
                 self._block_flows(level - 1)
             entry = self._flows.get(id(block), EMPTY)
             holds = lambda value, flow: holds_factory(value, self.ctx, flow)  # noqa: E731
@@ -2742,7 +2847,7 @@ class Net(nn.Module):
 
     def _flow_here(self) -> Flow:
         """The flow at the statement being visited (a statement of the innermost block)."""
-        if not self._blocks or self._statement is None:
+        if self._statement is None or self._function_level() is None:
             return EMPTY
         return self._block_flows(len(self._blocks) - 1).get(id(self._statement), EMPTY)
 
@@ -2789,11 +2894,13 @@ class Net(nn.Module):
 
     def _flow_of_bound(self, value: cst.BaseExpression) -> Flow:
         """The flow at the statement that bound `value` (a statement of a block being visited)."""
-        for level in range(len(self._blocks) - 1, -1, -1):
-            flows = self._block_flows(level)
+        floor = self._function_level()
+        if floor is None:
+            return EMPTY
+        for level in range(len(self._blocks) - 1, floor - 1, -1):
             for statement in self._blocks[level].body:
                 if type(statement) is cst.SimpleStatementLine and any(type(s) is cst.Assign and s.value is value for s in statement.body):
-                    return flows.get(id(statement), EMPTY)
+                    return self._block_flows(level).get(id(statement), EMPTY)  # the binding found first: no block beyond it is computed
         return EMPTY
 
     def _consider(self, node: cst.Call, factory: cst.Call, fixable: bool, at: Optional[cst.CSTNode], helper, type_as) -> None:

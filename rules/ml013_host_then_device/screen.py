@@ -13,7 +13,7 @@ import ast
 from typing import Any, Mapping
 
 from memlint.analysis.naming import dotted
-from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
+from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
 from memlint.prescreen.source import Source, final_name
 
 _FACTORY_WORDS = tuple(sorted(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys()))
@@ -107,14 +107,17 @@ def _spreads_shape(args: list) -> bool:
 
 
 def _candidates(node: ast.AST) -> list[ast.Call]:
-    """The calls the move may apply to: the receiver, and through casts (`torch.full(...).long()`),
+    """The calls the move may apply to: the receiver, and through casts (`torch.full(...).long()`), elementwise methods (`.cos()`), signs (`-torch.arange(k)`),
     wrappers (`Variable(torch.ones(n))`: any call's positional first argument, looser than the
     rule's resolved `Variable`), arithmetic and the parts of a literal sequence a call joins
     (`torch.cat((zeros, x))`, looser than the rule's resolved `torch.cat`)."""
     found = []
-    while isinstance(node, (ast.Call, ast.BinOp, ast.Subscript)):
+    while isinstance(node, (ast.Call, ast.BinOp, ast.Subscript, ast.UnaryOp)):
         if isinstance(node, ast.Subscript):  # `torch.eye(d)[None, :, :]`: a part of what the factory made
             node = node.value
+            continue
+        if isinstance(node, ast.UnaryOp):  # `(-torch.arange(k)).cuda()`: a new tensor where the operand is
+            node = node.operand
             continue
         if isinstance(node, ast.BinOp):  # `(torch.rand(n) * 2 - 1)`: either operand (looser than the rule's number)
             found += [*_candidates(node.left), *_candidates(node.right)]
@@ -122,7 +125,12 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
         found.append(node)
         func = node.func
         if isinstance(func, ast.Attribute) and (
-            func.attr in TENSOR_CASTS and not node.args or func.attr in SHAPE_METHODS or func.attr in IN_PLACE_FILLS or func.attr in ("type_as", "type")
+            func.attr in TENSOR_CASTS and not node.args
+            or func.attr in SHAPE_METHODS
+            or func.attr in IN_PLACE_FILLS
+            # `torch.arange(k).float().cos()`: elementwise math of a computed receiver (not `torch.exp(x)`, whose tensor is its argument)
+            or func.attr in ELEMENTWISE_FUNCTIONS and isinstance(func.value, (ast.Call, ast.BinOp, ast.Subscript, ast.UnaryOp))
+            or func.attr in ("type_as", "type")
         ):
             node = func.value
         elif node.args and isinstance(node.args[0], (ast.Tuple, ast.List)):  # `torch.cat((torch.zeros(b, 1), x))`: any part
