@@ -23,13 +23,19 @@ from memlint.analysis.tables import DEVICE_FLAGS
 def default_false_flags(function: ast.AST) -> list[list]:
     """[[parameter, position], ...]: the parameters of `function` whose default is the literal
     False, with their position among the positional parameters (-1 for a keyword-only one)."""
+    return [[name, position] for name, default, position in parameter_defaults(function) if _is_false(default)]
+
+
+def parameter_defaults(function: ast.AST) -> list[tuple[str, ast.expr, int]]:
+    """(parameter, its default, its position among the positional parameters or -1 for a
+    keyword-only one) for each parameter of `function` that has a default."""
     if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef):
         return []
     arguments = function.args  # type: ignore[attr-defined]
     positional = [*arguments.posonlyargs, *arguments.args]
     first = len(positional) - len(arguments.defaults)
-    found = [[a.arg, first + i] for i, (a, d) in enumerate(zip(positional[first:], arguments.defaults)) if _is_false(d)]
-    found += [[a.arg, -1] for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None and _is_false(d)]
+    found = [(a.arg, d, first + i) for i, (a, d) in enumerate(zip(positional[first:], arguments.defaults))]
+    found += [(a.arg, d, -1) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
     return found
 
 

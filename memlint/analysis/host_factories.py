@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import libcst as cst
 
-from memlint.analysis.host_flow import ELEMENTWISE_FUNCTIONS, EMPTY, Flow, number_like
+from memlint.analysis.host_flow import EMPTY, Flow, number_like
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.project_facts import makes_host_tensor
 from memlint.analysis.tables import CONCATENATIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS
-from memlint.analysis.tables import TORCH_FACTORIES, VARIABLE_CLASSES, WINDOW_FACTORIES
+from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, TORCH_FACTORIES, VARIABLE_CLASSES, WINDOW_FACTORIES
 from memlint.analysis.tensor_casts import dtype_cast, type_as_argument
 from memlint.analysis.values import Kind, evaluate
 
@@ -124,7 +124,7 @@ def _host_operand(operation: cst.BinaryOperation, ctx: "Context", flow: Flow) ->
     for number, other in ((right, left), (left, right)):
         if _numeric(number, ctx):
             return other, True
-    holds = [side for side in (left, right) if _holds_host(side, ctx, flow)]
+    holds = [side for side in (left, right) if holds_factory(side, ctx, flow)]
     if len(holds) == 2:
         return left, False
     if len(holds) == 1:
@@ -132,13 +132,6 @@ def _host_operand(operation: cst.BinaryOperation, ctx: "Context", flow: Flow) ->
         if number_like(other, ctx, flow):
             return holds[0], False
     return None
-
-
-def _holds_host(expr: cst.BaseExpression, ctx: "Context", flow: Flow) -> bool:
-    if not isinstance(expr, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation, cst.Name)):
-        return False
-    found = factory_under(expr, ctx, flow)
-    return found is not None and factory_kind(found.call, ctx) is not None
 
 
 def _elementwise_argument(call: cst.Call, ctx: "Context", flow: Flow) -> Optional[cst.BaseExpression]:
@@ -322,7 +315,10 @@ def same_values_on_device(factory: cst.Call, name: str) -> bool:
 def holds_factory(value: cst.BaseExpression, ctx: "Context", flow: Flow = EMPTY) -> bool:
     """Does `value` (a call, arithmetic, an index or a name `flow` knows) hold a tensor a factory made
     on the host (`factory_under`, `factory_kind`)?  A cheap test for `moves.later_moves`'s bindings."""
-    return _holds_host(value, ctx, flow)
+    if not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation, cst.Name)):
+        return False
+    found = factory_under(value, ctx, flow)
+    return found is not None and factory_kind(found.call, ctx) is not None
 
 
 # Factory keywords that `device=` can join without changing the result.

@@ -23,18 +23,14 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 import libcst as cst
 
+from memlint.analysis.moves import single_binding
 from memlint.analysis.values import Kind, evaluate
-from memlint.analysis.tables import SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
+from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
 from memlint.analysis.walk import code_children, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
-# Elementwise math of one tensor (and numbers): the result is a new tensor where its argument is.
-ELEMENTWISE_FUNCTIONS = frozenset(
-    {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
-     "abs", "neg", "reciprocal", "floor", "ceil", "round", "trunc", "pow", "clamp", "erf", "sign", "square"}
-)  # fmt: skip
 # Builtins that return a Python number.
 _NUMBER_BUILTINS = frozenset({"int", "float", "len", "round", "abs", "min", "max"})
 # Methods of a tensor that return a Python number or a size.
@@ -102,7 +98,7 @@ def _after(statement: cst.BaseStatement, rest: Sequence[cst.BaseStatement], flow
     bound = _bound_names(statement)
     if not bound:
         return flow
-    single = _single_binding(statement)
+    single = single_binding(statement)
     flow = _forget(flow, bound)
     if single is None:
         return flow
@@ -169,15 +165,6 @@ def _inner_blocks(statement: cst.BaseStatement):
         yield statement.body, statement  # type: ignore[attr-defined]
     elif kind is cst.With:
         yield statement.body, None  # type: ignore[attr-defined]
-
-
-def _single_binding(statement: cst.BaseStatement) -> Optional[tuple[str, cst.BaseExpression]]:
-    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:  # type: ignore[attr-defined]
-        return None
-    assign = statement.body[0]  # type: ignore[attr-defined]
-    if type(assign) is not cst.Assign or len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Name:
-        return None
-    return assign.targets[0].target.value, assign.value
 
 
 def _bound_names(node: cst.CSTNode) -> frozenset[str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Optional
 
+from memlint.analysis.flag_arguments import parameter_defaults
 from memlint.analysis.naming import dotted
 from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
 
@@ -60,15 +61,9 @@ class _NumberParameters:
 
     def _parameters(self) -> frozenset[str]:
         function = self._function
-        if type(function) not in (ast.FunctionDef, ast.AsyncFunctionDef):
-            return frozenset()
-        arguments = function.args  # type: ignore[attr-defined]
-        positional = [*arguments.posonlyargs, *arguments.args]
-        pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
-        pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
-        found = {a.arg for a, d in pairs if _is_number(d)}
+        found = {name for name, default, _ in parameter_defaults(function) if _is_number(default)}  # type: ignore[arg-type]
         if found:
-            found -= {n.id for n in ast.walk(function) if type(n) is ast.Name and type(n.ctx) is not ast.Load}  # type: ignore[attr-defined]
+            found -= {n.id for n in ast.walk(function) if type(n) is ast.Name and type(n.ctx) is not ast.Load}  # type: ignore[arg-type, attr-defined]
         return frozenset(found)
 
 

@@ -32,9 +32,6 @@ Loop = Union[cst.For, cst.While]
 
 # Conditions that only ask whether an accelerator is there: they hold on every iteration or never.
 _DEVICE_CHECK_CALLS = frozenset({"is_available", "device_count"})
-# Flags that say whether the run uses the accelerator (`if self.cuda:`, `if args.use_gpu:`): set once
-# per run, so code behind them runs on every iteration of a run that uses the device.
-_DEVICE_FLAGS = tables.DEVICE_FLAGS
 
 
 def condition_is_device_check(test: cst.BaseExpression) -> bool:
@@ -43,9 +40,9 @@ def condition_is_device_check(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute):
         return test.func.attr.value in _DEVICE_CHECK_CALLS
     if isinstance(test, cst.Attribute):
-        return test.attr.value in _DEVICE_FLAGS
+        return test.attr.value in tables.DEVICE_FLAGS  # set once per run: behind them, every iteration of a run on the device
     if isinstance(test, cst.Name):
-        return test.value in _DEVICE_FLAGS
+        return test.value in tables.DEVICE_FLAGS
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         other = test.comparisons[0].comparator
         if isinstance(other, cst.SimpleString) and other.evaluated_value in ("cuda", "mps", "xpu"):

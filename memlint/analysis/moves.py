@@ -71,7 +71,7 @@ def _feeds_joint_move(statements: Sequence[cst.BaseStatement], name: str, moved_
     torch.ones(n, n) - mask`), and the next statement that reads `name` a move of it that moves that
     other name too (`if x.is_cuda: mask, inverse = mask.cuda(), inverse.cuda()`, NRI's
     `set_diag_to_one`)?  Then the host read only feeds a tensor that goes to the device with it."""
-    single = _single_binding(statements[0])
+    single = single_binding(statements[0])
     if single is None or single[0] == name:
         return False
     other = single[0]
@@ -96,7 +96,7 @@ def _wraps_itself(statement: cst.BaseStatement, name: str, resolve: Optional[Res
     Variable(z, requires_grad=False)`, the legacy autograd wrapper: the data stays where it is),
     reshaped, cast (`z = z.view(-1, 1).long()`) or sliced (`z = z[:, 1:]`), reading it nowhere else?  Then the value bound
     before still goes to whatever moves `name` later (protonets' `target_inds`)."""
-    single = _single_binding(statement)
+    single = single_binding(statement)
     if single is None or single[0] != name:
         return False
     value = single[1]
@@ -132,7 +132,7 @@ def _bindings(statement: cst.BaseStatement) -> Optional[tuple[str, list[cst.Base
     self.scalar_input: z = A` / `else: z = B`: whichever is taken, `z` holds one of the values,
     and the caller asks that of each).  A branch may write numbers into what it bound (`z[:, :, 127]
     = 1`): the tensor still holds nothing but constants."""
-    single = _single_binding(statement)
+    single = single_binding(statement)
     if single is not None:
         return single[0], [single[1]], True
     if not isinstance(statement, cst.If):
@@ -148,7 +148,7 @@ def _bindings(statement: cst.BaseStatement) -> Optional[tuple[str, list[cst.Base
         body = branch.body  # type: ignore[attr-defined]
         if not isinstance(body, cst.IndentedBlock) or not body.body:
             return None
-        bound = _single_binding(body.body[0])
+        bound = single_binding(body.body[0])
         if bound is None or (name is not None and bound[0] != name) or not all(_writes_numbers(s, bound[0]) for s in body.body[1:]):
             return None
         name = bound[0]
@@ -171,7 +171,8 @@ def _writes_numbers(statement: cst.BaseStatement, name: str) -> bool:
     )  # fmt: skip
 
 
-def _single_binding(statement: cst.BaseStatement):
+def single_binding(statement: cst.BaseStatement) -> Optional[tuple[str, cst.BaseExpression]]:
+    """`(name, value)` of a statement that is one `name = value` and nothing else."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     assign = statement.body[0]

@@ -179,12 +179,13 @@ WINDOW_FACTORIES = frozenset({"hann_window", "hamming_window", "blackman_window"
 TORCH_FACTORIES = frozenset(
     {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm"}
 ) | WINDOW_FACTORIES  # fmt: skip
-# torch's elementwise functions of one tensor (`torch.log(u)`, `torch.sin(x)`): a new tensor on the
-# device of their argument, so a function of a host tensor is one (host_returns: `sample_gumbel`'s
-# `-torch.log(eps - torch.log(u + eps))` of a host `torch.rand`).
+# torch's elementwise math of one tensor (and numbers: `torch.pow(t, 2)`, `t.clamp(0, 1)`), as functions
+# (`torch.log(u)`) or methods (`t.cos()`): a new tensor on the device of their tensor, so a function of a
+# host tensor is one (host_returns: `sample_gumbel`'s `-torch.log(eps - torch.log(u + eps))` of a host
+# `torch.rand`; host_factories and host_flow for ML013; ML013's screen).
 ELEMENTWISE_FUNCTIONS = frozenset(
-    {"log", "log1p", "log2", "log10", "exp", "expm1", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tanh", "sigmoid",
-     "floor", "ceil", "round", "trunc", "reciprocal", "square", "sign"}
+    {"log", "log1p", "log2", "log10", "exp", "exp2", "expm1", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tan", "tanh",
+     "sigmoid", "floor", "ceil", "round", "trunc", "reciprocal", "square", "sign", "pow", "clamp", "erf"}
 )  # fmt: skip
 # The legacy typed constructors, which called with sizes (`torch.FloatTensor(n, c, h, w)`) make an
 # uninitialised host tensor as `torch.empty` with this dtype does (ML013 and its screen).

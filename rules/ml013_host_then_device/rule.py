@@ -2805,9 +2805,7 @@ class Norm(nn.Module):
     def _holds_factory(self, value: cst.BaseExpression) -> bool:
         """`holds_factory` for a value bound in the block being visited, with the flow of the function's
         names where the value reads one (`window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`)."""
-        if holds_factory(value, self.ctx):
-            return True
-        return self._reads_names(value) and holds_factory(value, self.ctx, self._flow_of_bound(value))
+        return holds_factory(value, self.ctx, self._flow_of_bound(value) if self._reads_names(value) else EMPTY)
 
     def _reads_names(self, value: cst.BaseExpression) -> bool:
         """Does `value` read a name its function binds to a value with a factory call in it, or to one
@@ -2880,15 +2878,15 @@ class Norm(nn.Module):
             if helper is None:
                 return
             moved = helper[0]
-        found = factory_under(moved, ctx)
-        if found is None and type(through_reshapes(moved)) is not cst.Name and self._reads_names(moved):
-            found = factory_under(moved, ctx, self._flow_here())  # `(0.54 - 0.46 * torch.cos(n)).cuda()`; a name moved alone is `later_moves`'
+        # `(0.54 - 0.46 * torch.cos(n)).cuda()` needs the flow of the function's names; a name moved alone is `later_moves`'
+        flows = type(through_reshapes(moved)) is not cst.Name and self._reads_names(moved)
+        found = factory_under(moved, ctx, self._flow_here() if flows else EMPTY)
         if found is not None:
             fixable = found.fixable and helper is None  # `device=` is a helper's to give, not this call's
             self._consider(node, found.call, fixable, found.call if found.through_name else None, helper, type_as)
             return
         for at in self._bound_earlier.get(id(node), ()):  # `z = torch.rand(n)` ... `z = z.cuda()`
-            inner = factory_under(at, ctx) or factory_under(at, ctx, self._flow_of_bound(at))
+            inner = factory_under(at, ctx, self._flow_of_bound(at) if self._reads_names(at) else EMPTY)
             if inner is not None:
                 self._consider(node, inner.call, False, inner.call if inner.through_name else at, helper, type_as)  # no fix across statements
 
