@@ -2664,6 +2664,61 @@ def train_loop(model, loaders, optimizer, criterion):
             column=13,
             message="after `model.eval()` (where `train` is false)",
         ),
+        Valid(  # the only phase loop goes over a dict keyed by "train" alone; the file's other list of phase names is argparse's `choices`, which says nothing about what runs
+            """
+import argparse
+import torch
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == "train")
+    if train:
+        model.train()
+    else:
+        model.eval()
+    y_hat = model(x)
+    loss = criterion(y_hat, y)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def main(model, train_loader, optimizer, criterion):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=["train", "test"])
+    loaders = {"train": train_loader}
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+""",
+        ),
+        Invalid(  # a phase loop over a dict keyed by "train" and "val" hands each phase to a step whose switch compares with 'train' (the quotes differ; the strings are one)
+            """
+import argparse
+import torch
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == 'train')
+    if train:
+        model.train()
+    else:
+        model.eval()
+    y_hat = model(x)
+    loss = criterion(y_hat, y)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def main(model, train_loader, val_loader, optimizer, criterion):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", default="train")
+    loaders = {"train": train_loader, "val": val_loader}
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+""",
+            line=9,
+            column=13,
+            message="after `model.eval()` (where `train` is false)",
+        ),
         Invalid(  # the eval phase runs the model through a helper that replicates it and applies the replicas (torch's `data_parallel` written out: wavenet_vocoder's `data_parallel_workaround`)
             """
 import torch
