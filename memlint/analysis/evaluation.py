@@ -520,12 +520,9 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         # `self(x)`, `self.encoder(x)`; or a method of the module whose body runs its layers
         # (pytorch-wavenet's `generate_fast`: `self.eval()`, then `self.wavenet(input, ...)`, the
         # body of its forward, per generated sample)
-        # (only where no input of the region is a `Variable(x, volatile=True)`: written for PyTorch
-        # 0.3, where that input keeps the graph off, the run is that version's inference; which
-        # version the code runs on the file does not say, and this evidence is the weaker one)
         if is_model_call(call, ctx):
             return True
-        return ctx.in_module_class and self_layers_helper_runs(call, ctx) and not _asks_volatile(region, ctx)
+        return ctx.in_module_class and self_layers_helper_runs(call, ctx)
     if text == receiver:
         return True
     ran = module_run_by_function(call, ctx)
@@ -543,18 +540,6 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if is_model_call(call, ctx):
         return True  # `model.encoder(x)`, `model.forward(x)`
     return runs_method_of(call, (receiver,), ctx)
-
-
-def _asks_volatile(region: Region, ctx: "Context") -> bool:
-    """Does a statement of the region's block wrap something in `Variable(..., volatile=True)`?"""
-    return ctx.memo(("volatile-region", id(region.node)), lambda: any(
-        type(n) is cst.Call and any(
-            a.keyword is not None and a.keyword.value == "volatile" and type(a.value) is cst.Name and a.value.value == "True"
-            for a in n.args  # type: ignore[attr-defined]
-        )
-        for statement in region.block
-        for n in code_descendants(statement)
-    ))  # type: ignore[return-value]
 
 
 def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:

@@ -859,7 +859,7 @@ def sample_actions(policy, obs):
     return policy(obs.cuda()).sample()
 """
         ),
-        Valid(  # `self.eval()` then a layer-running method of the module on a `Variable(..., volatile=True)` input: written for PyTorch 0.3, whose volatile inputs keep the graph off (pytorch-wavenet's `generate`)
+        Invalid(  # `self.eval()` then a layer-running method of the module on a `Variable(..., volatile=True)` input: volatile does nothing since PyTorch 0.4, as everywhere else (pytorch-wavenet's `generate`)
             """
 import torch
 import torch.nn as nn
@@ -879,7 +879,31 @@ class WaveNet(nn.Module):
         x = self.wavenet(input)
         self.train()
         return x.data.numpy()
-"""
+""",
+            line=16,
+            column=13,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class WaveNet(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.start_conv = nn.Conv1d(classes, 32, 1)
+        self.end_conv = nn.Conv1d(32, classes, 1)
+    def wavenet(self, input):
+        return self.end_conv(self.start_conv(input))
+    def forward(self, input):
+        return self.wavenet(input)
+    @torch.no_grad()
+    def generate(self, first):
+        self.eval()
+        input = Variable(first, volatile=True)
+        x = self.wavenet(input)
+        self.train()
+        return x.data.numpy()
+""",
         ),
         Valid(  # `self.eval()`, then a method of the module that runs its layers to train them: a backward follows
             """
