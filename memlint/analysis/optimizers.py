@@ -91,6 +91,10 @@ OPTIMIZER_FACTORIES = frozenset(
     }
 )
 
+# The words a file that builds an optimizer names (the callee's own name: `Adafactor` imported from
+# transformers, `create_optimizer_v2` from timm); a screen asking "does the file train?" reads them.
+OPTIMIZER_WORDS = frozenset(qualified.rpartition(".")[2] for qualified in (*OPTIMIZERS, *OPTIMIZER_FACTORIES)) | {"optim"}
+
 
 def builds_optimizer(qualified: Optional[str]) -> bool:
     """Does a call of `qualified` (a callee resolved through the imports) return an optimizer?"""
