@@ -7,7 +7,7 @@ object is direct evidence.  A name (or a chain: `self.optimizer_S`, `state["opti
 `walk.held_name` spells it) is an optimizer when the file binds it
 
 - to a call of an optimizer class of `torch.optim` (`optim.RMSprop(G.parameters())`, `Adam(...)`
-  from `from torch.optim import Adam`), of the optimizer table (`transformers.AdamW`, bitsandbytes),
+  from `from torch.optim import Adam`), of the optimizer table (`transformers.Adafactor`, bitsandbytes),
   or of a known factory (`timm.optim.create_optimizer_v2`), the callee resolved through the
   module's imports (`torch.optim.lr_scheduler.StepLR` is no optimizer): `optimizers.builds_optimizer`,
   the one test ML010 and the project pass's summaries ask too;
@@ -17,7 +17,15 @@ object is direct evidence.  A name (or a chain: `self.optimizer_S`, `state["opti
 
 Any binding counts: the fact says "this name holds an optimizer somewhere in the file", which is
 what a `name.step()` test needs.  Where no construction is visible (an optimizer handed in as a
-parameter) the askers keep the name as their evidence (`naming.OPTIMIZER_ONLY_NAME`).
+parameter) the askers keep the name as their evidence (`naming.OPTIMIZER_ONLY_NAME`):
+`SemanticModel.steps_optimizer(call)` is that one answer (ML017, closures.py); the project pass's
+summaries ask the same of their tree (`_steps_an_optimizer`, direct bindings only).
+
+Loop roles stay name-based (iteration's `branch_trains` / `runs_model` / `steps_itself`,
+`roles.steps_an_optimizer`): they are asked of every loop and function before any model exists
+(the screens' CPython-AST twins among them), a name test costs nothing there, and a construction
+under another name (`Gopt`) that such a loop misses only leaves it unclassified, where the rules
+stay silent.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from memlint.analysis.closures import optimizer_closures
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.frameworks import lightning_fit
 from memlint.analysis.iteration import optimizer_loop_target
-from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
@@ -628,10 +627,7 @@ def train(net, batches, optimizers, steps):
             stepped = loops and isinstance(func.value, cst.Name) and optimizer_loop_target(loops[-1]) == receiver
             if stepped:  # `for optimizer in optimizers: optimizer.step()`: the step of the loop around it
                 loops = loops[:-1]
-            # an optimizer by what built it (`Dopt = optim.Adam(...)`), else by its name where the
-            # file shows no construction (a parameter, an attribute set elsewhere)
-            optimizer = stepped or ctx.model.is_optimizer(func.value) or OPTIMIZER_ONLY_NAME.search(receiver)
-            kind = "step" if optimizer else None
+            kind = "step" if stepped or ctx.model.steps_optimizer(node) else None
         if kind is None:
             return
         if kind == "backward" and loops:
