@@ -421,3 +421,21 @@ def _descendants(module: cst.Module) -> list:
     from memlint.analysis.walk import code_descendants
 
     return list(code_descendants(module))
+
+
+def test_an_annotated_binding_of_a_helpers_optimizer_is_a_binding():
+    # optimizer_bindings reads `opt: Optimizer = Adam(...)` in a helper as it reads `opt = Adam(...)`
+    model, _ = _model("""
+        import torch.optim as optim
+
+        def build(params):
+            opt: optim.Optimizer = optim.Adam(params)
+            return opt
+
+        def unused(params):
+            return optim.SGD(params)
+
+        Gopt = build(G.parameters())
+        Dopt: optim.Optimizer = build(D.parameters())
+    """)
+    assert model.optimizers() == {"opt", "Gopt", "Dopt"}  # (any binding in the file counts)
