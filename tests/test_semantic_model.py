@@ -439,3 +439,10 @@ def test_an_annotated_binding_of_a_helpers_optimizer_is_a_binding():
         Dopt: optim.Optimizer = build(D.parameters())
     """)
     assert model.optimizers() == {"opt", "Gopt", "Dopt"}  # (any binding in the file counts)
+
+
+def test_apex_fused_optimizers_are_built_optimizers():
+    from memlint.analysis.optimizers import builds_optimizer
+
+    assert builds_optimizer("apex.optimizers.FusedAdam") and builds_optimizer("apex.optimizers.fused_lamb.FusedLAMB")
+    assert not builds_optimizer("torch.optim.lr_scheduler.StepLR") and not builds_optimizer("apex.amp.initialize")
