@@ -92,8 +92,9 @@ OPTIMIZER_FACTORIES = frozenset(
 )
 
 # The words a file that builds an optimizer names (the callee's own name: `Adafactor` imported from
-# transformers, `create_optimizer_v2` from timm); a screen asking "does the file train?" reads them.
-OPTIMIZER_WORDS = frozenset(qualified.rpartition(".")[2] for qualified in (*OPTIMIZERS, *OPTIMIZER_FACTORIES)) | {"optim"}
+# transformers, `create_optimizer_v2` from timm; `optim` and `optimizers`, the packages whose classes
+# builds_optimizer takes); a screen asking "does the file train?" reads them.
+OPTIMIZER_WORDS = frozenset(qualified.rpartition(".")[2] for qualified in (*OPTIMIZERS, *OPTIMIZER_FACTORIES)) | {"optim", "optimizers"}
 
 
 def builds_optimizer(qualified: Optional[str]) -> bool:

@@ -199,6 +199,17 @@ def build(net):
             line=4,
             column=11,
         ),
+        Invalid(  # an optimizer of apex (`FusedAdam`) is built over the float64 model: the file trains
+            """
+import torch
+from apex.optimizers import FusedAdam
+def build(net):
+    net = net.double()
+    return FusedAdam(net.parameters(), lr=1e-3)
+""",
+            line=4,
+            column=11,
+        ),
         Invalid(  # an input cast fed to the model
             """
 import torch
