@@ -23,7 +23,8 @@ name (a rebinding to something else, `name += other`, a `try`, a loop with `brea
 `else`, a nested function, an `if` test or loop header naming it) makes the tail unknown; only
 `nn.Sequential(*name)` and `len(name)` read it without changing it.  A list that may be empty at a
 display (`layers = []`, a loop that may not run) has no known predecessor there: the element may be
-the Sequential's first, on the caller's tensor.
+the Sequential's first, on the caller's tensor.  So has a name the function has not bound yet (a
+parameter, a global): a caller may pass `[]`.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def display_predecessors(function: cst.FunctionDef, name: str) -> dict[int, tupl
     flow = _Flow(name)
     if type(function.body) is not cst.IndentedBlock:
         return {}
-    flow.block(function.body.body, frozenset(), 0)  # type: ignore[attr-defined]
+    # Unknown at the start: a parameter, a global or a closure's list may already end with anything,
+    # or hold nothing (a caller's `[]`), until the function binds the name to a display.
+    flow.block(function.body.body, None, 0)  # type: ignore[attr-defined]
     found: dict[int, tuple[cst.BaseExpression, ...]] = {}
     for key, state in flow.before.items():
         if state and EMPTY not in state:

@@ -1496,6 +1496,28 @@ class Gen(nn.Module):
 """,
             config=_EXACT,
         ),
+        Valid(  # the list is a parameter: a caller may pass `[]` (with `flag` false the LeakyReLU is the Sequential's first layer, on the caller's tensor)
+            """
+from torch import nn
+def build(layers, c, flag):
+    conv = nn.Conv1d(c, c, 1)
+    if flag:
+        layers += [conv]
+    layers += [nn.LeakyReLU(0.2), nn.Conv1d(c, c, 1)]
+    return nn.Sequential(*layers)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a parameter extended in a loop: what it ends with before the first turn is the caller's
+            """
+from torch import nn
+def build(c, n, layers):
+    for _ in range(n):
+        layers += [nn.LeakyReLU(0.2), nn.Conv1d(c, c, 1)]
+    return nn.Sequential(*layers)
+""",
+            config=_EXACT,
+        ),
         Valid(  # on one path the list ends with a Tanh, which keeps its output for backward: the LeakyReLU may follow it
             """
 from torch import nn

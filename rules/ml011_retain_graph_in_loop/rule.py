@@ -374,6 +374,22 @@ for x, y in loader:
             column=5,
             message="hidden = hidden.detach()",
         ),
+        Invalid(  # `hidden = hidden.cuda()` moves the last iteration's state, it does not bind it afresh: still carried, detach it, no fix
+            """
+import torch
+def train(model, loader, optimizer, hidden):
+    for x, y in loader:
+        hidden = hidden.cuda()
+        out, hidden = model(x, hidden)
+        loss = (out - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward(retain_graph=True)
+        optimizer.step()
+""",
+            line=8,
+            column=9,
+            message="hidden = hidden.detach()",
+        ),
         Invalid(  # through a reduction of the loss (minimalRL's PPO-LSTM), recomputed every epoch
             """
 import torch
@@ -534,7 +550,9 @@ def _carried_state(loop) -> Optional[str]:
 
 def _bound_afresh_before(loop) -> dict[int, frozenset]:
     """id(assignment at the top of the loop's body) -> the names bound before it on every iteration:
-    the loop's target and the plain assignments of the body's earlier statements."""
+    the loop's target and the plain assignments of the body's earlier statements.  An assignment
+    that reads the name it binds (`hidden = hidden.cuda()`) carries the last iteration's value on,
+    unless the name was already bound afresh above it (`img = data["T"]; img = Variable(img)`)."""
     bound = set(target_names(loop.target)) if isinstance(loop, cst.For) else set()
     found: dict[int, frozenset] = {}
     for statement in getattr(loop.body, "body", ()):
@@ -543,7 +561,8 @@ def _bound_afresh_before(loop) -> dict[int, frozenset]:
         for small in statement.body:
             if type(small) is cst.Assign:
                 found[id(small)] = frozenset(bound)
-                bound.update(name for target in small.targets for name in target_names(target.target))
+                read = set(names_in(small.value))
+                bound.update(name for target in small.targets for name in target_names(target.target) if name not in read)
     return found
 
 
