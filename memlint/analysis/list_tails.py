@@ -33,6 +33,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
+from memlint.analysis.iteration import names_in, plain_loop
 from memlint.analysis.walk import code_descendants
 
 # The tail of a list that may hold nothing yet: its next element may come first.
@@ -163,21 +164,14 @@ class _Flow:
     def _loop(self, statement: cst.CSTNode, state: _State, depth: int) -> _State:
         """A loop may run no turn, or any number: its body starts from the state before it or from
         the state its body leaves, until that no longer grows."""
-        if depth >= _MAX_DEPTH or statement.orelse is not None or type(statement.body) is not cst.IndentedBlock:  # type: ignore[attr-defined]
+        if depth >= _MAX_DEPTH or not plain_loop(statement, self.name):
             return None
-        header = (statement.target, statement.iter) if type(statement) is cst.For else (statement.test,)  # type: ignore[attr-defined]
-        if any(self._mentions(part) for part in header):
-            return None
-        if any(type(n) in (cst.Break, cst.Continue) for n in code_descendants(statement.body)):  # type: ignore[attr-defined]
-            return None  # a turn may end before the body's last extension
-        start = state
-        for _ in range(_MAX_DEPTH + 2):
-            end = self.block(statement.body.body, start, depth + 1)  # type: ignore[attr-defined]
-            joined = _join(state, end)
-            if joined == start:
-                return joined
-            start = joined
-        return None
+        # Twice is enough: the first pass starts from the state before the loop, the second from
+        # that joined with every tail the body can leave (a turn adds no element the body does not
+        # name, and each display's `before` only grows).  The second pass records each display's
+        # final `before`.
+        start = _join(state, self.block(statement.body.body, state, depth + 1))  # type: ignore[attr-defined]
+        return _join(state, self.block(statement.body.body, start, depth + 1))  # type: ignore[attr-defined]
 
     def _only_read(self, small: cst.CSTNode) -> bool:
         """Does every mention of the name in `small` read it without changing or keeping it:
@@ -196,7 +190,7 @@ class _Flow:
         return mentions == readers
 
     def _mentions(self, node: cst.CSTNode) -> bool:
-        return _is_name(node, self.name) or any(_is_name(n, self.name) for n in code_descendants(node))
+        return self.name in names_in(node)
 
 
 def _join(*states: _State) -> _State:

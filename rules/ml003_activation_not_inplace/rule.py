@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 import libcst as cst
 
@@ -128,7 +128,8 @@ class ActivationNotInplace(Rule):
       only, and given to `nn.Sequential(layers)`, or a `+` of displays unpacked into it
       (`nn.Sequential(*((bn,) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU())))`: a part that is
       not a display may be empty, so nothing counts as following it), or a list extended in loops
-      and branches (`layers += [nn.LeakyReLU(0.2), conv]` in a loop: the display's first layer
+      and branches (`layers += [nn.LeakyReLU(0.2), conv]`, `layers.extend([...])` or a tuple
+      display, in a loop: the display's first layer
       follows whatever the list may end with there, the last layer of an earlier display on every
       path, a turn of the loop before included; not where the list may still be empty), or a list of layer groups
       each unpacked into its own `nn.Sequential(*groups[n])` and otherwise only extended or
@@ -4349,6 +4350,37 @@ class Gen(nn.Module):
 """,
             harness=_runs("Gen(4, 1)", "2, 4, 16"),
         ),
+        Invalid(  # `layers.extend([...])` in a loop extends the list as `layers += [...]` does: the LeakyReLU follows the first conv or the conv of the turn before
+            """
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        layers = [nn.Conv1d(4, c, 1)]
+        for _ in range(n):
+            layers.extend([nn.LeakyReLU(0.2), nn.Conv1d(c, c, 1)])
+        layers += (nn.Conv1d(c, 1, 1),)
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            line=7,
+            column=28,
+            fixed="""
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        layers = [nn.Conv1d(4, c, 1)]
+        for _ in range(n):
+            layers.extend([nn.LeakyReLU(0.2, inplace=True), nn.Conv1d(c, c, 1)])
+        layers += (nn.Conv1d(c, 1, 1),)
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            harness=_runs("Gen(4, 2)", "2, 4, 16"),
+        ),
         Invalid(  # after the loop the name holds the sum its last turn bound (nothing later in the body reads it) or, with no turn, a number: no tensor another reads (vincentherrmann/pytorch-wavenet's skip sum, issue 27)
             """
 import torch.nn.functional as F
@@ -4395,7 +4427,7 @@ class Net(nn.Module):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._pending: list[_Pending] = []
-        self._lists: dict[int, list[tuple[str, cst.List]]] = {}  # per function: name, display
+        self._lists: dict[int, list[tuple[str, Union[cst.List, cst.Tuple]]]] = {}  # per function: name, display
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
         self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
@@ -4415,16 +4447,31 @@ class Net(nn.Module):
             self._note_list(target.value, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign) and isinstance(node.value, cst.List):
+        if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.Tuple)):
             self._note_list(node.target.value, node.value)
 
-    def _note_list(self, name: str, display: cst.List) -> None:
+    def _note_extended(self, node: cst.Call) -> None:
+        """`name.extend([a, b])` extends the list as `name += [a, b]` does (analysis/list_tails.py)."""
+        func = node.func
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value == "extend"
+            and type(func.value) is cst.Name
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and not node.args[0].star
+            and type(node.args[0].value) in (cst.List, cst.Tuple)
+        ):
+            self._note_list(func.value.value, node.args[0].value)  # type: ignore[arg-type]
+
+    def _note_list(self, name: str, display: Union[cst.List, cst.Tuple]) -> None:
         scope = self.ctx.function_node
         if scope is not None:
             self._lists.setdefault(id(scope), []).append((name, display))
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
+        self._note_extended(node)
         if ctx.grad_mode is GradMode.DISABLED and (
             final_name(node.func) in INPLACE_FUNCTIONS or (type(node.func) is cst.Call and final_name(node.func.func) in INPLACE_MODULES)
         ):
@@ -4505,7 +4552,7 @@ class Net(nn.Module):
                     self._check_statement(statement, earlier, values)
                     earlier.append(statement)
 
-    def _tail_candidates(self, node: cst.FunctionDef, name: str, listed: cst.List, tails: dict) -> list[_Pending]:
+    def _tail_candidates(self, node: cst.FunctionDef, name: str, listed: Union[cst.List, cst.Tuple], tails: dict) -> list[_Pending]:
         """The first element of a display that extends a list (`model += [nn.LeakyReLU(0.2), conv]`)
         follows whatever the list may end with there (analysis/list_tails.py: the last element of an
         earlier display, a turn of a loop before, an `if` branch): a candidate where it is one after
