@@ -430,9 +430,14 @@ def strides_by_batch(iterable: cst.BaseExpression) -> bool:
     stop = iterable.args[1].value
     if not (isinstance(stop, cst.Call) and isinstance(stop.func, cst.Name) and stop.func.value == "len"):
         return False
-    step = iterable.args[2].value
-    name = step.value if isinstance(step, cst.Name) else step.attr.value if isinstance(step, cst.Attribute) else None
-    return name is not None and BATCH_STRIDE.search(name) is not None
+    return named_like_batch_size(iterable.args[2].value)
+
+
+def named_like_batch_size(expr: cst.BaseExpression) -> bool:
+    """A name or attribute that says it holds a batch size: `batch_size`, `self.batch_size`, `bs`
+    (`naming.BATCH_STRIDE`)."""
+    name = _last_name(expr)
+    return name is not None and BATCH_STRIDE.match(name) is not None
 
 
 def slices_counted_split(loop: Loop) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Iterable, Optional, Union
 
 import libcst as cst
 
@@ -111,6 +111,23 @@ class _Pending:
     # every class the activation may be, where a local name chooses between several (`ReLU = nn.ReLU
     # if onnx_compatible else nn.ReLU6`: analysis/chosen_classes.py); () where it is `kind` alone
     kinds: tuple[str, ...] = ()
+
+
+def _after_each(candidates_per_layer: Iterable[list[_Pending]]) -> Optional[_Pending]:
+    """An activation that may follow one of several layers (the tails of a list, the layers an
+    `add_module` may come after): the candidate where it is one after each of them (each list
+    non-empty), its message naming every layer it may follow; None otherwise.  Lazy: stops at the
+    first layer it is not one after."""
+    found: list[_Pending] = []
+    for candidates in candidates_per_layer:
+        if not candidates:
+            return None
+        found.extend(candidates)
+    if not found:
+        return None
+    pending = found[0]
+    pending.after = " or ".join(dict.fromkeys(c.after for c in found))
+    return pending
 
 
 class ActivationNotInplace(Rule):
@@ -4569,18 +4586,11 @@ class Net(nn.Module):
             return []
         second = listed.elements[1].value if len(listed.elements) > 1 else None
         following = [(second, None)] if second is not None else []
-        found: list[_Pending] = []
-        for before in previous:
-            candidates = [
-                c for c in self._sequence_candidates([(before, None), (first, listed.elements[0]), *following], None)
-                if c.activation is not second
-            ]  # fmt: skip
-            if not candidates:
-                return []
-            found.extend(candidates)
-        pending = found[0]
-        pending.after = " or ".join(dict.fromkeys(c.after for c in found))  # the message names every layer it may follow
-        return [pending]
+        pending = _after_each(
+            [c for c in self._sequence_candidates([(before, None), (first, listed.elements[0]), *following], None) if c.activation is not second]
+            for before in previous
+        )  # fmt: skip
+        return [pending] if pending is not None else []
 
     def _group_candidates(self, node: cst.FunctionDef, name: str, display: list) -> None:
         """A list of layer groups (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), each group its own
@@ -4596,16 +4606,9 @@ class Net(nn.Module):
     def _check_added(self, added: AddedAfter, function: Optional[cst.FunctionDef] = None) -> None:
         """A layer added right after one of several (analysis/added_layers.py): a candidate where it
         is one after each."""
-        found: list[_Pending] = []
-        for before in added.previous:
-            candidates = self._added_pair_candidates(before, added, function)
-            if not candidates:
-                return
-            found.extend(candidates)
-        pending = found[0]
-        if len(found) > 1:  # the message names every layer it may follow
-            pending.after = " or ".join(dict.fromkeys(c.after for c in found))
-        self._pending.append(pending)
+        pending = _after_each(self._added_pair_candidates(before, added, function) for before in added.previous)
+        if pending is not None:
+            self._pending.append(pending)
 
     def _added_pair_candidates(self, previous: cst.Call, added: AddedAfter, function: Optional[cst.FunctionDef]) -> list[_Pending]:
         method, receiver, scope = added.method, added.receiver, added.scope
