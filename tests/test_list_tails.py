@@ -9,6 +9,7 @@ import libcst as cst
 
 from memlint.analysis.list_tails import display_predecessors
 from memlint.analysis.producers import producers_before
+from memlint.analysis.walk import code_descendants
 
 
 def _function(code: str) -> cst.FunctionDef:
@@ -22,17 +23,11 @@ def _tails(code: str, name: str = "layers") -> list[list[str]]:
     function = _function(code)
     found = display_predecessors(function, name)
     displays = []
-    for node in _walk(function):
+    for node in code_descendants(function):
         if isinstance(node, cst.AugAssign) and isinstance(node.value, cst.List):
             displays.append(node.value)
     render = cst.Module([]).code_for_node
     return [[render(e) for e in found.get(id(d), ())] for d in displays]
-
-
-def _walk(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _walk(child)
 
 
 def test_loops_join_the_state_before_with_what_the_body_leaves():
@@ -58,6 +53,31 @@ def test_an_empty_list_has_no_known_predecessor():
         return Sequential(*layers)
     """
     assert _tails(code) == [[]]
+
+
+def test_a_list_the_function_has_not_bound_has_no_known_predecessor():
+    around_a_branch = """
+    def build(layers, flag):
+        if flag:
+            layers += [conv()]
+        layers += [act(), conv()]
+        return Sequential(*layers)
+    """
+    in_a_loop = """
+    def build(n, layers):
+        for _ in range(n):
+            layers += [act(), conv()]
+        return Sequential(*layers)
+    """
+    assert _tails(around_a_branch) == [[], []]  # the caller may pass `[]`: `act()` may come first
+    assert _tails(in_a_loop) == [[]]
+    bound_first = """
+    def build(layers):
+        layers = [conv()]
+        layers += [act(), conv()]
+        return Sequential(*layers)
+    """
+    assert _tails(bound_first) == [["conv()"]]
 
 
 def test_branches_join_and_an_if_without_else_keeps_the_path_around():

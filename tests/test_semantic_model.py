@@ -380,3 +380,69 @@ def test_the_accelerator_pre_check_is_whole_words_and_necessary(text: str, named
     exact = any(tables.ACCELERATOR_IDENTIFIER.search(w) or tables.ACCELERATOR_STRING.search(w) for w in words)
     assert exact is named
     assert bool(tables.ACCELERATOR_LETTERS.search(text)) is named
+
+
+def test_an_optimizer_step_by_construction_or_by_name():
+    # SemanticModel.steps_optimizer: the one answer ML017 and the closures read
+    model, module = _model("""
+        import torch.optim as optim
+        Gopt = optim.Adam(G.parameters())
+        sched = optim.lr_scheduler.StepLR(Gopt, 10)
+        Gopt.step()
+        optimizer.step()
+        self.opt_G.step()
+        sched.step()
+        env.step(0)
+        scaler.step(optimizer)
+    """)
+    calls = [n for n in _descendants(module) if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "step"]
+    assert [model.steps_optimizer(c) for c in calls] == [True, True, True, False, False, False]
+
+
+def test_a_summarys_loop_steps_an_optimizer_by_its_construction():
+    # summaries' loop evidence asks _steps_an_optimizer (construction or name), not the name alone:
+    # SEGAN's `Gopt` steps in a loop over a counter
+    from memlint.analysis.summaries import summarize
+    from memlint.prescreen import Source
+
+    summary = summarize(Source(textwrap.dedent("""
+        import torch.optim as optim
+
+        def fit(G, batches):
+            Gopt = optim.Adam(G.parameters())
+            for i in range(100):
+                train_step(G, batches)
+                Gopt.step()
+    """)))
+    assert summary["functions"]["fit"].get("pass") is True
+
+
+def _descendants(module: cst.Module) -> list:
+    from memlint.analysis.walk import code_descendants
+
+    return list(code_descendants(module))
+
+
+def test_an_annotated_binding_of_a_helpers_optimizer_is_a_binding():
+    # optimizer_bindings reads `opt: Optimizer = Adam(...)` in a helper as it reads `opt = Adam(...)`
+    model, _ = _model("""
+        import torch.optim as optim
+
+        def build(params):
+            opt: optim.Optimizer = optim.Adam(params)
+            return opt
+
+        def unused(params):
+            return optim.SGD(params)
+
+        Gopt = build(G.parameters())
+        Dopt: optim.Optimizer = build(D.parameters())
+    """)
+    assert model.optimizers() == {"opt", "Gopt", "Dopt"}  # (any binding in the file counts)
+
+
+def test_apex_fused_optimizers_are_built_optimizers():
+    from memlint.analysis.optimizers import builds_optimizer
+
+    assert builds_optimizer("apex.optimizers.FusedAdam") and builds_optimizer("apex.optimizers.fused_lamb.FusedLAMB")
+    assert not builds_optimizer("torch.optim.lr_scheduler.StepLR") and not builds_optimizer("apex.amp.initialize")

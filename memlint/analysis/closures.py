@@ -12,11 +12,10 @@ step is no evidence, whatever its name: `closure()` alone may do anything.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
-from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.walk import code_descendants, dotted_name
 
 if TYPE_CHECKING:
@@ -26,10 +25,10 @@ if TYPE_CHECKING:
 def optimizer_closures(function: cst.FunctionDef, ctx: "Context") -> frozenset[str]:
     """The names, local to `function`, of its optimizer closures: a parameter or a def of its own
     passed to an optimizer's `step(...)`, and the parameters such a local def calls."""
-    return ctx.memo(("optimizer-closures", id(function)), lambda: _closures(function, ctx.model.optimizers()))  # type: ignore[return-value]
+    return ctx.memo(("optimizer-closures", id(function)), lambda: _closures(function, ctx.model.steps_optimizer))  # type: ignore[return-value]
 
 
-def _closures(function: cst.FunctionDef, constructed: frozenset[str]) -> frozenset[str]:
+def _closures(function: cst.FunctionDef, steps_optimizer: Callable[[cst.Call], bool]) -> frozenset[str]:
     nodes = list(code_descendants(function.body))
     local_defs = {n.name.value: n for n in nodes if type(n) is cst.FunctionDef}
     parameters = {p.name.value for p in (*function.params.params, *function.params.kwonly_params, *function.params.posonly_params)}
@@ -37,15 +36,14 @@ def _closures(function: cst.FunctionDef, constructed: frozenset[str]) -> frozens
     for node in nodes:
         if type(node) is not cst.Call or type(node.func) is not cst.Attribute or node.func.attr.value != "step":
             continue
-        receiver = dotted_name(node.func.value)
-        if receiver is None or len(node.args) != 1:
+        if dotted_name(node.func.value) is None or len(node.args) != 1:
             continue
-        if receiver not in constructed and not OPTIMIZER_ONLY_NAME.search(receiver.rpartition(".")[2]):
-            continue  # an optimizer by its construction in the file (`lbfgs = optim.LBFGS(...)`), else by name
         argument = node.args[0]
         if argument.keyword is not None and argument.keyword.value != "closure":
             continue
-        if type(argument.value) is cst.Name and (argument.value.value in parameters or argument.value.value in local_defs):
+        if type(argument.value) is not cst.Name or not (argument.value.value in parameters or argument.value.value in local_defs):
+            continue
+        if steps_optimizer(node):  # (by its construction in the file, `lbfgs = optim.LBFGS(...)`, else by name; asked last: it may walk the module)
             found.add(argument.value.value)
     for name in list(found):
         wrapper = local_defs.get(name)

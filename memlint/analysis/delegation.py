@@ -26,8 +26,9 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.model import MODULE_RETURNING
+from memlint.analysis.model_wrappers import REPLICA_APPLYING_FUNCTIONS, REPLICATING_FUNCTIONS
 from memlint.analysis.naming import method_runs_module, named_like_model
-from memlint.analysis.walk import code_children, code_descendants
+from memlint.analysis.walk import code_children, code_descendants, held_name
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -233,12 +234,12 @@ def _replicates_and_applies(definition: cst.FunctionDef, parameter: str, ctx: "C
         if type(node) is not cst.Call or type(node.func) not in (cst.Name, cst.Attribute):  # type: ignore[attr-defined]
             continue
         final = node.func.attr.value if type(node.func) is cst.Attribute else node.func.value  # type: ignore[attr-defined]
-        if final not in ("replicate", "parallel_apply"):
+        if final not in ("replicate", "parallel_apply"):  # (cheap first: the name)
             continue
-        qualified = ctx.resolve(node.func) or ""  # type: ignore[attr-defined]
-        if qualified == "torch.nn.parallel.parallel_apply" or qualified == "torch.nn.parallel.parallel_apply.parallel_apply":
+        qualified = ctx.resolve(node.func)  # type: ignore[attr-defined]
+        if qualified in REPLICA_APPLYING_FUNCTIONS:
             applied = True
-        elif qualified.startswith("torch.nn.parallel.replicate") and node.args and _code(ctx, node.args[0].value) == parameter:  # type: ignore[attr-defined]
+        elif qualified in REPLICATING_FUNCTIONS and node.args and _code(ctx, node.args[0].value) == parameter:  # type: ignore[attr-defined]
             replicated = node
     return replicated if applied else None
 
@@ -353,7 +354,7 @@ def _runs_self_by_method(call: cst.Call, ctx: "Context") -> bool:
         return False
     if values.evaluate(func, ctx).kind is not values.Kind.UNKNOWN:
         return False  # (`self.fc_score(x)` with `self.fc_score = nn.Linear(...)`: a layer, asked elsewhere)
-    return any(type(a.value) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call) for a in call.args if a.keyword is None and not a.star)
+    return any(type(a.value) in _DATA for a in call.args if a.keyword is None and not a.star)
 
 
 def _own_method(ctx: "Context", name: str) -> Optional[cst.FunctionDef]:
@@ -439,3 +440,20 @@ def binds(node: cst.CSTNode, name: str, module_level: bool = False) -> bool:
         elif kind in (cst.FunctionDef, cst.ClassDef) and inner is not node and inner.name.value == name:  # type: ignore[attr-defined]
             return True
     return False
+
+
+def modules_handed_to_backpropagated_call(assign: cst.Assign, ctx: "Context") -> Optional[tuple[bool, list[str]]]:
+    """A value the model's evidence says is backpropagated (`loss.backward()` later), computed by a
+    call it is the result of (`loss = loss_registry[kind](model, x, t)`): the modules handed to that
+    call run in it, whatever the callee is (a loss helper of another file, reached through a dict:
+    ddim's `Diffusion.train`, TRADES' `trades_loss(model=model, ...)`).  (True, []) where an
+    argument is valued a module; (False, names) for the held names of the arguments, which the
+    asker may learn are modules later (`model.train()` further down); None where the assignment is
+    no such call.  Only `=` assignments: the model's history evidence is kept for them alone (an
+    `x += f(model)` or an annotated binding rebinds what came before, model.py)."""
+    if type(assign.value) is not cst.Call or not ctx.model.history_at(assign):
+        return None
+    handed = [arg.value for arg in assign.value.args if not arg.star]
+    if any(ctx.value_of(value).kind is values.Kind.MODULE for value in handed):
+        return True, []
+    return False, [name for name in map(held_name, handed) if name is not None and name != "self"]

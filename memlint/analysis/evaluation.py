@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -520,12 +520,9 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         # `self(x)`, `self.encoder(x)`; or a method of the module whose body runs its layers
         # (pytorch-wavenet's `generate_fast`: `self.eval()`, then `self.wavenet(input, ...)`, the
         # body of its forward, per generated sample)
-        # (only where no input of the region is a `Variable(x, volatile=True)`: written for PyTorch
-        # 0.3, where that input keeps the graph off, the run is that version's inference; which
-        # version the code runs on the file does not say, and this evidence is the weaker one)
         if is_model_call(call, ctx):
             return True
-        return ctx.in_module_class and self_layers_helper_runs(call, ctx) and not _asks_volatile(region, ctx)
+        return ctx.in_module_class and self_layers_helper_runs(call, ctx)
     if text == receiver:
         return True
     ran = module_run_by_function(call, ctx)
@@ -543,18 +540,6 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if is_model_call(call, ctx):
         return True  # `model.encoder(x)`, `model.forward(x)`
     return runs_method_of(call, (receiver,), ctx)
-
-
-def _asks_volatile(region: Region, ctx: "Context") -> bool:
-    """Does a statement of the region's block wrap something in `Variable(..., volatile=True)`?"""
-    return ctx.memo(("volatile-region", id(region.node)), lambda: any(
-        type(n) is cst.Call and any(
-            a.keyword is not None and a.keyword.value == "volatile" and type(a.value) is cst.Name and a.value.value == "True"
-            for a in n.args  # type: ignore[attr-defined]
-        )
-        for statement in region.block
-        for n in code_descendants(statement)
-    ))  # type: ignore[return-value]
 
 
 def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
@@ -852,7 +837,7 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
         if any(type(p) is cst.With and any(_GRAD_OFF_WORDS.search(ctx.module.code_for_node(i.item)) for i in p.items) for p in parents):  # type: ignore[attr-defined]
             continue
         argument = _argument_for(parent, function, parameter)  # type: ignore[arg-type]
-        if argument is not None and _constant(argument) and _code(ctx, argument) != training_value:
+        if argument is not None and _constant(argument) and constant_key(argument) != training_value:
             found = True
         elif argument is not None and _iterates_phases(argument, parents, training_value, ctx):
             found = True  # `for phase, loader in data_loaders.items(): __train_step(..., phase, ...)`
@@ -878,7 +863,7 @@ def _iterates_phases(argument: cst.BaseExpression, parents, training_value: str,
         if type(target) is not cst.Name or target.value != argument.value:  # type: ignore[attr-defined]
             continue
         if type(phases) in (cst.List, cst.Tuple):
-            return _names_other_phase(phases, training_value)  # type: ignore[arg-type]
+            return _names_other_phase([e.value for e in phases.elements], training_value)  # type: ignore[attr-defined]
         if not (keyed or type(phases) in (cst.Name, cst.Attribute)):
             return False
         literals = ctx.memo(_PHASE_LITERALS, lambda: _phase_literals(ctx.module))
@@ -890,21 +875,28 @@ _PHASE_LITERALS = "evaluation.phase-literals"
 
 
 def _phase_literals(module: cst.Module) -> list:
-    """The file's list and tuple literals of two or more strings, and nothing else."""
-    return [
-        node for node in code_descendants(module)
-        if type(node) in (cst.List, cst.Tuple) and len(node.elements) > 1  # type: ignore[attr-defined]
-        and all(type(e.value) is cst.SimpleString for e in node.elements)  # type: ignore[attr-defined]
-    ]  # fmt: skip
+    """The constants of each literal the file names its phases in: the iterable of a loop or a
+    comprehension (`for phase in ["train_no_dev", "dev"]:`) and the keys of a dict literal
+    (`{"train": train_loader, "val": val_loader}`).  A list of strings elsewhere (argparse's
+    `choices=["train", "test"]`) says nothing about which phases run."""
+    literals = []
+    for node in code_descendants(module):
+        kind = type(node)
+        if kind in (cst.For, cst.CompFor) and type(node.iter) in (cst.List, cst.Tuple):  # type: ignore[attr-defined]
+            literals.append([e.value for e in node.iter.elements])  # type: ignore[attr-defined]
+        elif kind is cst.Dict:
+            elements = node.elements  # type: ignore[attr-defined]
+            if all(type(e) is cst.DictElement for e in elements):
+                literals.append([e.key for e in elements])
+    return [values for values in literals if len(values) > 1 and all(type(v) is cst.SimpleString for v in values)]
 
 
-def _names_other_phase(phases: Union[cst.List, cst.Tuple], training_value: str) -> bool:
-    """Does a literal of constants hold the training value and another one?"""
-    values = [e.value for e in phases.elements]
+def _names_other_phase(values: Sequence[cst.BaseExpression], training_value: str) -> bool:
+    """Do the constants of a literal hold the training value and another one?"""
     if not values or not all(_constant(v) for v in values):
         return False
-    codes = {_code_alone(v) for v in values}
-    return training_value in codes and len(codes) > 1
+    keys = {constant_key(v) for v in values}
+    return training_value in keys and len(keys) > 1
 
 
 def _loop_selects_eval(switch: cst.If, function: cst.FunctionDef) -> bool:
@@ -919,16 +911,26 @@ def _loop_selects_eval(switch: cst.If, function: cst.FunctionDef) -> bool:
     left, right = test.left, test.comparisons[0].comparator
     if type(left) is not cst.Name or not _constant(right):
         return False
-    training = _code_alone(right)
     for node in code_descendants(function):
         if type(node) is not cst.For or not isinstance(node.body, cst.IndentedBlock) or switch not in node.body.body:
             continue
         phases = node.iter
         if type(node.target) is not cst.Name or node.target.value != left.value or type(phases) not in (cst.List, cst.Tuple):
             return False
-        values = [e.value for e in phases.elements]  # type: ignore[attr-defined]
-        return all(_constant(v) for v in values) and any(_code_alone(v) != training for v in values)
+        # (the switch's own constant joins the loop's: a loop that never trains still runs the eval branch)
+        return _names_other_phase([*(e.value for e in phases.elements), right], constant_key(right))  # type: ignore[attr-defined]
     return False
+
+
+def constant_key(expr: cst.BaseExpression) -> str:
+    """What a constant compares by: a string's value (`'train'` and `"train"` are one phase), any
+    other constant's code without spaces (`LoopPhase.TRAIN`, `True`)."""
+    if type(expr) is cst.SimpleString:
+        try:
+            return repr(expr.evaluated_value)
+        except Exception:  # (a string libcst cannot evaluate: compare its code)
+            pass
+    return _code_alone(expr)
 
 
 def _code_alone(expr: cst.BaseExpression) -> str:
@@ -952,7 +954,7 @@ def _phase_selector(test: cst.BaseExpression, function: cst.FunctionDef) -> Opti
     left, right = test.left, test.comparisons[0].comparator
     if type(left) is not cst.Name or left.value not in params or not _constant(right):
         return None
-    return left.value, "".join(cst.Module(body=[]).code_for_node(right).split())
+    return left.value, constant_key(right)
 
 
 def _bound_once(function: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:

@@ -18,6 +18,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from memlint.analysis.class_layers import ClassLayers, self_attr
+from memlint.analysis.constants import fold
 from memlint.analysis.module_lists import element_list, indexed_element
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
@@ -113,7 +114,7 @@ class FreshValues:
         joined = producers_before(earlier, len(earlier), name)
         if joined is None:
             return self._reaching_fresh(statement, name, target, is_direct)
-        tensors = [value for value in joined.values if not _number(value)]
+        tensors = [value for value in joined.values if fold(value) is None]  # (a number, `0` or `-1.0`, holds no tensor)
         if not tensors or not all(self.fresh(value) for value in tensors):
             return None
         if target != name and _occurrences(function.body, name) != 1 + sum(_occurrences(s, name) for s in joined.statements):
@@ -175,13 +176,6 @@ def _reshaped_name(source: cst.BaseExpression) -> Optional[cst.Name]:
     if any(_occurrences(arg, func.value.value) for arg in source.args):  # type: ignore[attr-defined]
         return None
     return func.value  # type: ignore[return-value]
-
-
-def _number(value: cst.BaseExpression) -> bool:
-    """A number literal (`0`, `-1.0`): a name bound to it holds no tensor."""
-    if type(value) is cst.UnaryOperation:
-        value = value.expression  # type: ignore[attr-defined]
-    return type(value) in (cst.Integer, cst.Float)
 
 
 def _adds_in_place(statement, name: str) -> bool:

@@ -25,21 +25,11 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis import values
-from memlint.analysis.tables import RETAIN_GRAPH_KEYWORDS
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
-
-
-def retaining_argument(call: cst.Call) -> Optional[cst.Arg]:
-    """The argument of a backward call that asks to keep its graph, in either spelling
-    (`tables.RETAIN_GRAPH_KEYWORDS`: `retain_graph=True`, PyTorch 0.3's `retain_variables=True`)."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in RETAIN_GRAPH_KEYWORDS:
-            return arg
-    return None
 
 
 # Values with no autograd history that a loss may be built from.

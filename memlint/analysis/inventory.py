@@ -18,7 +18,7 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, module_env
 from memlint.analysis.initialisers import resolve_global, unwrapped_layer
-from memlint.analysis.naming import BATCH_STRIDE
+from memlint.analysis.iteration import named_like_batch_size
 from memlint.analysis.walk import code_descendants, nested_blocks
 
 if TYPE_CHECKING:
@@ -186,8 +186,7 @@ def keeps_batch_dimension(expr: cst.BaseExpression) -> bool:
         if type(holder) is cst.Attribute and holder.attr.value == "shape":
             return True
         return type(holder) is cst.Call and type(holder.func) is cst.Attribute and holder.func.attr.value == "size" and not holder.args
-    name = expr.value if type(expr) is cst.Name else expr.attr.value if type(expr) is cst.Attribute else None
-    return name is not None and bool(BATCH_STRIDE.match(name))
+    return named_like_batch_size(expr)
 
 
 class _Builder:

@@ -321,12 +321,26 @@ def _receiver_name(call: cst.Call) -> Optional[str]:
 
 
 def names_in(node: cst.CSTNode) -> Iterator[str]:
+    """The names of every `Name` node in `node` (itself included), in no set order."""
     stack = [node]
     while stack:
         current = stack.pop()
         if type(current) is cst.Name:
             yield current.value
         stack.extend(code_children(current))
+
+
+def plain_loop(loop: cst.CSTNode, name: str) -> bool:
+    """Is a `for` or `while` loop one whose turns a forward reading of `name` can follow: no `else`,
+    an indented body, a header (target, iterable, test) that does not name it, and no `break` or
+    `continue` in the body (a turn would end before the body's last statement)?  Asked by
+    list_tails.py and producers.py before they join what the turns leave."""
+    if loop.orelse is not None or type(loop.body) is not cst.IndentedBlock:  # type: ignore[attr-defined]
+        return False
+    header = (loop.target, loop.iter) if type(loop) is cst.For else (loop.test,)  # type: ignore[attr-defined]
+    if any(name in names_in(part) for part in header):
+        return False
+    return not any(type(n) in (cst.Break, cst.Continue) for n in code_descendants(loop.body))  # type: ignore[attr-defined]
 
 
 def is_step_loop(loop: Loop) -> bool:
@@ -413,9 +427,14 @@ def strides_by_batch(iterable: cst.BaseExpression) -> bool:
     stop = iterable.args[1].value
     if not (isinstance(stop, cst.Call) and isinstance(stop.func, cst.Name) and stop.func.value == "len"):
         return False
-    step = iterable.args[2].value
-    name = step.value if isinstance(step, cst.Name) else step.attr.value if isinstance(step, cst.Attribute) else None
-    return name is not None and BATCH_STRIDE.search(name) is not None
+    return named_like_batch_size(iterable.args[2].value)
+
+
+def named_like_batch_size(expr: cst.BaseExpression) -> bool:
+    """A name or attribute that says it holds a batch size: `batch_size`, `self.batch_size`, `bs`
+    (`naming.BATCH_STRIDE`)."""
+    name = _last_name(expr)
+    return name is not None and BATCH_STRIDE.match(name) is not None
 
 
 def slices_counted_split(loop: Loop) -> bool:

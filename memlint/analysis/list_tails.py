@@ -23,7 +23,8 @@ name (a rebinding to something else, `name += other`, a `try`, a loop with `brea
 `else`, a nested function, an `if` test or loop header naming it) makes the tail unknown; only
 `nn.Sequential(*name)` and `len(name)` read it without changing it.  A list that may be empty at a
 display (`layers = []`, a loop that may not run) has no known predecessor there: the element may be
-the Sequential's first, on the caller's tensor.
+the Sequential's first, on the caller's tensor.  So has a name the function has not bound yet (a
+parameter, a global): a caller may pass `[]`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
+from memlint.analysis.iteration import names_in, plain_loop
 from memlint.analysis.walk import code_descendants
 
 # The tail of a list that may hold nothing yet: its next element may come first.
@@ -49,7 +51,9 @@ def display_predecessors(function: cst.FunctionDef, name: str) -> dict[int, tupl
     flow = _Flow(name)
     if type(function.body) is not cst.IndentedBlock:
         return {}
-    flow.block(function.body.body, frozenset(), 0)  # type: ignore[attr-defined]
+    # Unknown at the start: a parameter, a global or a closure's list may already end with anything,
+    # or hold nothing (a caller's `[]`), until the function binds the name to a display.
+    flow.block(function.body.body, None, 0)  # type: ignore[attr-defined]
     found: dict[int, tuple[cst.BaseExpression, ...]] = {}
     for key, state in flow.before.items():
         if state and EMPTY not in state:
@@ -160,21 +164,14 @@ class _Flow:
     def _loop(self, statement: cst.CSTNode, state: _State, depth: int) -> _State:
         """A loop may run no turn, or any number: its body starts from the state before it or from
         the state its body leaves, until that no longer grows."""
-        if depth >= _MAX_DEPTH or statement.orelse is not None or type(statement.body) is not cst.IndentedBlock:  # type: ignore[attr-defined]
+        if depth >= _MAX_DEPTH or not plain_loop(statement, self.name):
             return None
-        header = (statement.target, statement.iter) if type(statement) is cst.For else (statement.test,)  # type: ignore[attr-defined]
-        if any(self._mentions(part) for part in header):
-            return None
-        if any(type(n) in (cst.Break, cst.Continue) for n in code_descendants(statement.body)):  # type: ignore[attr-defined]
-            return None  # a turn may end before the body's last extension
-        start = state
-        for _ in range(_MAX_DEPTH + 2):
-            end = self.block(statement.body.body, start, depth + 1)  # type: ignore[attr-defined]
-            joined = _join(state, end)
-            if joined == start:
-                return joined
-            start = joined
-        return None
+        # Twice is enough: the first pass starts from the state before the loop, the second from
+        # that joined with every tail the body can leave (a turn adds no element the body does not
+        # name, and each display's `before` only grows).  The second pass records each display's
+        # final `before`.
+        start = _join(state, self.block(statement.body.body, state, depth + 1))  # type: ignore[attr-defined]
+        return _join(state, self.block(statement.body.body, start, depth + 1))  # type: ignore[attr-defined]
 
     def _only_read(self, small: cst.CSTNode) -> bool:
         """Does every mention of the name in `small` read it without changing or keeping it:
@@ -193,7 +190,7 @@ class _Flow:
         return mentions == readers
 
     def _mentions(self, node: cst.CSTNode) -> bool:
-        return _is_name(node, self.name) or any(_is_name(n, self.name) for n in code_descendants(node))
+        return self.name in names_in(node)
 
 
 def _join(*states: _State) -> _State:

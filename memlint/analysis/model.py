@@ -53,7 +53,8 @@ from memlint.analysis.calling_helpers import parameter_for
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
-from memlint.analysis.walk import code_descendants, dotted_name, held_name, target_names
+from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
+from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name, target_names
 from memlint.pipeline.tree import code_children
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
@@ -402,6 +403,20 @@ class SemanticModel:
         """Is `receiver` (of a `.step()`) bound to an optimizer's construction in this file?"""
         name = held_name(receiver)
         return name is not None and name in self.optimizers()
+
+    def steps_optimizer(self, call: cst.Call) -> bool:
+        """Is `call` `x.step(...)` on an optimizer?  By construction (`x` bound in this file to what
+        builds one: `Dopt = optim.Adam(...)`), else by the name `x` is held under where the file shows
+        no construction (a parameter, an attribute set elsewhere: `optimizer`, `d_optim`, `optimG`;
+        naming.OPTIMIZER_ONLY_NAME: not a scaler's, a scheduler's or an environment's step).  The one
+        answer for ML017 and the closures; loop roles stay name-based (optimizer_bindings.py)."""
+        func = call.func
+        if type(func) is not cst.Attribute or func.attr.value != "step":
+            return False
+        name = held_as(func.value)
+        if name is not None and OPTIMIZER_ONLY_NAME.search(name):
+            return True
+        return self.is_optimizer(func.value)
 
     # ------------------------------------------------------------------ device
 

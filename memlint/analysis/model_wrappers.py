@@ -25,6 +25,10 @@ _NOT_RUNNING_PACKAGES = ("torch.optim", "torch.utils", "torch.cuda", "torch.amp"
 
 # torch functions that run the module given as their first argument on the inputs that follow.
 _MODULE_RUNNING_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"})
+# The body of `data_parallel` written out (wavenet_vocoder's `data_parallel_workaround`): a helper
+# that calls both replicates the module it is handed and runs the replicas (delegation.py).
+REPLICATING_FUNCTIONS = frozenset({"torch.nn.parallel.replicate", "torch.nn.parallel.replicate.replicate"})
+REPLICA_APPLYING_FUNCTIONS = frozenset({"torch.nn.parallel.parallel_apply", "torch.nn.parallel.parallel_apply.parallel_apply"})
 
 _OTHER_BINDINGS = (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.AsName, cst.Param)
 

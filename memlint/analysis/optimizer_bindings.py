@@ -7,7 +7,7 @@ object is direct evidence.  A name (or a chain: `self.optimizer_S`, `state["opti
 `walk.held_name` spells it) is an optimizer when the file binds it
 
 - to a call of an optimizer class of `torch.optim` (`optim.RMSprop(G.parameters())`, `Adam(...)`
-  from `from torch.optim import Adam`), of the optimizer table (`transformers.AdamW`, bitsandbytes),
+  from `from torch.optim import Adam`), of the optimizer table (`transformers.Adafactor`, bitsandbytes),
   or of a known factory (`timm.optim.create_optimizer_v2`), the callee resolved through the
   module's imports (`torch.optim.lr_scheduler.StepLR` is no optimizer): `optimizers.builds_optimizer`,
   the one test ML010 and the project pass's summaries ask too;
@@ -17,7 +17,15 @@ object is direct evidence.  A name (or a chain: `self.optimizer_S`, `state["opti
 
 Any binding counts: the fact says "this name holds an optimizer somewhere in the file", which is
 what a `name.step()` test needs.  Where no construction is visible (an optimizer handed in as a
-parameter) the askers keep the name as their evidence (`naming.OPTIMIZER_ONLY_NAME`).
+parameter) the askers keep the name as their evidence (`naming.OPTIMIZER_ONLY_NAME`):
+`SemanticModel.steps_optimizer(call)` is that one answer (ML017, closures.py); the project pass's
+summaries ask the same of their tree (`_steps_an_optimizer`, direct bindings only).
+
+Loop roles stay name-based (iteration's `branch_trains` / `runs_model` / `steps_itself`,
+`roles.steps_an_optimizer`): they are asked of every loop and function before any model exists
+(the screens' CPython-AST twins among them), a name test costs nothing there, and a construction
+under another name (`Gopt`) that such a loop misses only leaves it unclassified, where the rules
+stay silent.
 """
 
 from __future__ import annotations
@@ -28,7 +36,6 @@ import libcst as cst
 
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.walk import code_descendants, dotted_name, held_name
-from memlint.pipeline.tree import code_children
 
 
 def constructed_optimizers(module: cst.Module, qualify: Callable[[str], str]) -> frozenset[str]:
@@ -41,25 +48,28 @@ def constructed_optimizers(module: cst.Module, qualify: Callable[[str], str]) ->
         written = dotted_name(value.func)
         return written is not None and builds_optimizer(qualify(written))
 
-    functions = [node for node in code_descendants(module) if type(node) is cst.FunctionDef]
-    returning = {}  # function name -> positions (None: the whole value) at which it returns optimizers
-    for function in functions:
-        positions = _returned_optimizers(function, builds)
-        if positions:
-            returning[function.name.value] = positions
+    functions: dict[str, list[cst.FunctionDef]] = {}
+    assignments: list[tuple[list[cst.BaseExpression], cst.BaseExpression]] = []  # (targets, value)
+    for node in code_descendants(module):  # (one walk: the functions and the bindings)
+        kind = type(node)
+        if kind is cst.FunctionDef:
+            functions.setdefault(node.name.value, []).append(node)
+        elif kind is cst.Assign:
+            assignments.append(([t.target for t in node.targets], node.value))
+        elif kind is cst.AnnAssign and node.value is not None:
+            assignments.append(([node.target], node.value))
+    returning: dict[str, frozenset] = {}  # helper name -> positions (None: the whole value) at which it returns optimizers
+    for _, value in assignments:
+        helper = _helper_name(value) if type(value) is cst.Call else None
+        if helper is not None and helper in functions and helper not in returning:
+            # (only a function whose result the file binds: `Gopt, Dopt = self.build_optimizers(opts)`)
+            returning[helper] = frozenset().union(*(_returned_optimizers(f, builds) for f in functions[helper]))
     found: set[str] = set()
-    for node in code_descendants(module):
-        if type(node) is cst.Assign:
-            targets = [t.target for t in node.targets]
-        elif type(node) is cst.AnnAssign and node.value is not None:
-            targets = [node.target]
-        else:
-            continue
-        value = node.value
+    for targets, value in assignments:
         if builds(value):
             found.update(name for name in map(held_name, targets) if name is not None)
             continue
-        positions = returning.get(_helper_name(value)) if type(value) is cst.Call else None
+        positions = returning.get(_helper_name(value)) if type(value) is cst.Call else None  # type: ignore[arg-type]
         if not positions:
             continue
         for target in targets:
@@ -68,7 +78,7 @@ def constructed_optimizers(module: cst.Module, qualify: Callable[[str], str]) ->
                 if name is not None:
                     found.add(name)
             elif type(target) in (cst.Tuple, cst.List):
-                for position, element in enumerate(target.elements):
+                for position, element in enumerate(target.elements):  # type: ignore[attr-defined]
                     name = held_name(element.value) if position in positions else None
                     if name is not None:
                         found.add(name)
@@ -97,7 +107,10 @@ def _returned_optimizers(function: cst.FunctionDef, builds: Callable[[cst.BaseEx
             for target in node.targets:
                 for name, value in _bound(target.target, node.value):
                     bindings.setdefault(name, []).append(value)
-        elif type(node) in (cst.AugAssign, cst.AnnAssign, cst.For):
+        elif type(node) is cst.AnnAssign and node.value is not None:  # `opt: Optimizer = Adam(...)`, as an Assign
+            for name, value in _bound(node.target, node.value):
+                bindings.setdefault(name, []).append(value)
+        elif type(node) in (cst.AugAssign, cst.For):
             target = node.target
             if type(target) is cst.Name:
                 bindings.setdefault(target.value, []).append(cst.Name("None"))  # bound otherwise
@@ -133,10 +146,4 @@ def _bound(target: cst.BaseExpression, value: cst.BaseExpression) -> Iterator[tu
 
 def _own_nodes(function: cst.FunctionDef) -> Iterator[cst.CSTNode]:
     """The nodes of a function's own code (not of the functions, classes and lambdas it defines)."""
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
-        yield node
-        stack.extend(code_children(node))
+    return code_descendants(function.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))

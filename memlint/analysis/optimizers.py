@@ -91,18 +91,28 @@ OPTIMIZER_FACTORIES = frozenset(
     }
 )
 
+# The words a file that builds an optimizer names (the callee's own name: `Adafactor` imported from
+# transformers, `create_optimizer_v2` from timm; `optim` and `optimizers`, the packages whose classes
+# builds_optimizer takes); a screen asking "does the file train?" reads them.
+OPTIMIZER_WORDS = frozenset(qualified.rpartition(".")[2] for qualified in (*OPTIMIZERS, *OPTIMIZER_FACTORIES)) | {"optim", "optimizers"}
+
 
 def builds_optimizer(qualified: Optional[str]) -> bool:
-    """Does a call of `qualified` (a callee resolved through the imports) return an optimizer?"""
+    """Does a call of `qualified` (a callee resolved through the imports) return an optimizer?  The one
+    test of construction: ML010 (the file trains), optimizer_bindings and the summaries (a `.step()`
+    on what it built), ML005 (before its guess at an optimizer it has no state figure for)."""
     if not qualified:
         return False
     if qualified in OPTIMIZERS or qualified in OPTIMIZER_FACTORIES:
         return True
     package, _, name = qualified.rpartition(".")
-    if not (package == "torch.optim" or package.startswith("torch.optim.")) or not name[:1].isupper():
+    if not any(package == p or package.startswith(p + ".") for p in _OPTIMIZER_PACKAGES) or not name[:1].isupper():
         return False
     # `torch.optim.sgd.SGD` is one; a learning-rate scheduler, SWA's averaged model and the base class are not
     return package not in _NOT_OPTIMIZER_MODULES and name != "Optimizer"
 
 
+# Packages every public class of which is an optimizer (apex's FusedAdam, FusedLAMB, FusedSGD),
+# beside the modules of torch.optim that hold something else.
+_OPTIMIZER_PACKAGES = ("torch.optim", "apex.optimizers")
 _NOT_OPTIMIZER_MODULES = frozenset({"torch.optim.lr_scheduler", "torch.optim.swa_utils"})

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.tables import ADAM_CLASSES
+from memlint.analysis.tables import ADAM_CLASSES, RETAIN_GRAPH_KEYWORDS
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -134,6 +134,15 @@ def tensor_type_dtype(expr: cst.BaseExpression, ctx: "Context") -> Optional[str]
 def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def retaining_argument(call: cst.Call) -> Optional[cst.Arg]:
+    """The argument of a backward call that asks to keep its graph, in either spelling
+    (`tables.RETAIN_GRAPH_KEYWORDS`: `retain_graph=True`, or `retain_variables=True` before PyTorch 0.4)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in RETAIN_GRAPH_KEYWORDS:
             return arg
     return None
 

@@ -24,6 +24,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
+from memlint.analysis.iteration import names_in, plain_loop
 from memlint.analysis.walk import code_descendants
 
 # `if` inside `if` inside `if`: deeper nesting is rare, and each level walks its branches again.
@@ -83,30 +84,19 @@ def _after_loop(statements: Sequence[cst.CSTNode], index: int, name: str, depth:
     `else`, no loop header or nested function naming it, and no later line of the body mentioning
     it, so nothing but the name holds the value the last turn bound."""
     loop = statements[index - 1]
-    if loop.orelse is not None or type(loop.body) is not cst.IndentedBlock:  # type: ignore[attr-defined]
-        return None
-    header = (loop.target, loop.iter) if type(loop) is cst.For else (loop.test,)  # type: ignore[attr-defined]
-    if any(_mentions(part, name) for part in header):
+    if not plain_loop(loop, name):
         return None
     body = loop.body.body  # type: ignore[attr-defined]
-    last = max((i for i, line in enumerate(body) if _mentions(line, name)), default=None)
+    last = max((i for i, line in enumerate(body) if name in names_in(line)), default=None)
     value = bound_value(body[last], name) if last is not None else None
     if value is None:
         return None
-    for node in code_descendants(loop.body):  # type: ignore[attr-defined]
-        kind = type(node)
-        if kind in (cst.Break, cst.Continue) or (kind in _NESTED_SCOPES and _mentions(node, name)):
-            return None
+    if any(type(node) in _NESTED_SCOPES and name in names_in(node) for node in code_descendants(loop.body)):  # type: ignore[attr-defined]
+        return None
     before = _before(statements, index - 1, name, depth + 1)
     if before is None:
         return None
     return Producers((value, *before.values), (loop, *before.statements))
-
-
-def _mentions(node: cst.CSTNode, name: str) -> bool:
-    return (type(node) is cst.Name and node.value == name) or any(  # type: ignore[attr-defined]
-        type(n) is cst.Name and n.value == name for n in code_descendants(node)  # type: ignore[attr-defined]
-    )
 
 
 def _at_end(body: cst.CSTNode, name: str, depth: int) -> Optional[Producers]:

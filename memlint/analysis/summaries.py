@@ -68,7 +68,7 @@ from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 21  # 21: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 22  # 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -740,7 +740,7 @@ class _Summary:
         known factory builds (`self.Gopt = optim.Adam(...)`; the twin of
         memlint.analysis.optimizer_bindings on this tree, direct bindings only), else named like one."""
         receiver = _receiver_name(func) or ""
-        return receiver in self._constructed_optimizers() or bool(OPTIMIZER_NAME.search(receiver))
+        return bool(OPTIMIZER_NAME.search(receiver)) or receiver in self._constructed_optimizers()
 
     def _constructed_optimizers(self) -> frozenset[str]:
         def build() -> frozenset[str]:
@@ -905,7 +905,7 @@ class _Summary:
             if any(BATCH_SOURCE.search(w) for w in _names(loop.iter)):  # type: ignore[attr-defined]
                 found.add(id(loop))
         for call in self.source.nodes(ast.Call):
-            evidence = _is_step_evidence(call)  # type: ignore[arg-type]
+            evidence = _is_step_evidence(call, self._steps_an_optimizer)  # type: ignore[arg-type]
             if not evidence and _final_name(call.func) in ("grad", "backward"):  # type: ignore[attr-defined]
                 evidence = "trains" if self.qualify(dotted(call.func)) in tables.AUTOGRAD_FUNCTIONS else None  # type: ignore[attr-defined]
             if not evidence:
@@ -1528,10 +1528,10 @@ def _note_update(record: dict, func: ast.AST) -> None:
 # ---------------------------------------------------------------------------- loops
 
 
-def _is_step_evidence(call: ast.Call) -> Optional[str]:
+def _is_step_evidence(call: ast.Call, steps_an_optimizer: Callable[[ast.Attribute], bool]) -> Optional[str]:
     """Does this call, in a loop's own statements, make it a training or evaluation loop
-    (memlint.analysis.iteration.runs_model)?  "trains" for backward and an optimizer's step,
-    "runs" for the rest, None when it is no evidence."""
+    (memlint.analysis.iteration.runs_model)?  "trains" for backward and an optimizer's step
+    (`steps_an_optimizer`: by construction or name), "runs" for the rest, None when it is no evidence."""
     func = call.func
     kind = type(func)
     if kind is ast.Name:
@@ -1540,7 +1540,7 @@ def _is_step_evidence(call: ast.Call) -> Optional[str]:
         name = func.attr  # type: ignore[attr-defined]
         if name in tables.BACKWARD_METHODS:
             return "trains"
-        if name == "step" and OPTIMIZER_NAME.search(_receiver_name(func) or ""):
+        if name == "step" and steps_an_optimizer(func):  # type: ignore[arg-type]
             return "trains"
         if type(func.value) is ast.Name and func.value.id in ("torch", "F", "np", "math"):  # type: ignore[attr-defined]
             return None

@@ -151,9 +151,9 @@ LOSS_NAME = re.compile(
 # Calls that run backward through their argument or receiver.
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})
-# The keywords of a backward call that keep the graph after it: `retain_graph`, and PyTorch 0.3's
-# spelling of it, `retain_variables` (deprecated in 0.2, gone in 0.4: `loss.backward(retain_variables=True)`
-# in code written for 0.3 keeps the graph exactly as `retain_graph=True` does).
+# The keywords of a backward call that keep the graph after it: `retain_graph`, and its spelling
+# before PyTorch 0.4, `retain_variables` (deprecated in 0.2, removed in 0.4: `loss.backward(retain_variables=True)`
+# in code written for those versions keeps the graph exactly as `retain_graph=True` does).
 RETAIN_GRAPH_KEYWORDS = ("retain_graph", "retain_variables")
 
 # torch.nn class -> index of `inplace` among its positional parameters.

@@ -859,7 +859,7 @@ def sample_actions(policy, obs):
     return policy(obs.cuda()).sample()
 """
         ),
-        Valid(  # `self.eval()` then a layer-running method of the module on a `Variable(..., volatile=True)` input: written for PyTorch 0.3, whose volatile inputs keep the graph off (pytorch-wavenet's `generate`)
+        Invalid(  # `self.eval()` then a layer-running method of the module on a `Variable(..., volatile=True)` input: volatile does nothing since PyTorch 0.4, as everywhere else (pytorch-wavenet's `generate`)
             """
 import torch
 import torch.nn as nn
@@ -879,7 +879,31 @@ class WaveNet(nn.Module):
         x = self.wavenet(input)
         self.train()
         return x.data.numpy()
-"""
+""",
+            line=16,
+            column=13,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class WaveNet(nn.Module):
+    def __init__(self, classes):
+        super().__init__()
+        self.start_conv = nn.Conv1d(classes, 32, 1)
+        self.end_conv = nn.Conv1d(32, classes, 1)
+    def wavenet(self, input):
+        return self.end_conv(self.start_conv(input))
+    def forward(self, input):
+        return self.wavenet(input)
+    @torch.no_grad()
+    def generate(self, first):
+        self.eval()
+        input = Variable(first, volatile=True)
+        x = self.wavenet(input)
+        self.train()
+        return x.data.numpy()
+""",
         ),
         Valid(  # `self.eval()`, then a method of the module that runs its layers to train them: a backward follows
             """
@@ -2661,6 +2685,61 @@ def train_loop(model, loaders, optimizer, criterion):
                 step(phase, model, optimizer, criterion, x, y)
 """,
             line=15,
+            column=13,
+            message="after `model.eval()` (where `train` is false)",
+        ),
+        Valid(  # the only phase loop goes over a dict keyed by "train" alone; the file's other list of phase names is argparse's `choices`, which says nothing about what runs
+            """
+import argparse
+import torch
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == "train")
+    if train:
+        model.train()
+    else:
+        model.eval()
+    y_hat = model(x)
+    loss = criterion(y_hat, y)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def main(model, train_loader, optimizer, criterion):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=["train", "test"])
+    loaders = {"train": train_loader}
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+""",
+        ),
+        Invalid(  # a phase loop over a dict keyed by "train" and "val" hands each phase to a step whose switch compares with 'train' (the quotes differ; the strings are one)
+            """
+import argparse
+import torch
+def step(phase, model, optimizer, criterion, x, y):
+    train = (phase == 'train')
+    if train:
+        model.train()
+    else:
+        model.eval()
+    y_hat = model(x)
+    loss = criterion(y_hat, y)
+    if train:
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+def main(model, train_loader, val_loader, optimizer, criterion):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", default="train")
+    loaders = {"train": train_loader, "val": val_loader}
+    for epoch in range(10):
+        for phase, loader in loaders.items():
+            for x, y in loader:
+                step(phase, model, optimizer, criterion, x, y)
+""",
+            line=9,
             column=13,
             message="after `model.eval()` (where `train` is false)",
         ),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterable, Optional, Union
 
 import libcst as cst
 
@@ -113,6 +113,23 @@ class _Pending:
     kinds: tuple[str, ...] = ()
 
 
+def _after_each(candidates_per_layer: Iterable[list[_Pending]]) -> Optional[_Pending]:
+    """An activation that may follow one of several layers (the tails of a list, the layers an
+    `add_module` may come after): the candidate where it is one after each of them (each list
+    non-empty), its message naming every layer it may follow; None otherwise.  Lazy: stops at the
+    first layer it is not one after."""
+    found: list[_Pending] = []
+    for candidates in candidates_per_layer:
+        if not candidates:
+            return None
+        found.extend(candidates)
+    if not found:
+        return None
+    pending = found[0]
+    pending.after = " or ".join(dict.fromkeys(c.after for c in found))
+    return pending
+
+
 class ActivationNotInplace(Rule):
     """
     ## What it does
@@ -128,7 +145,8 @@ class ActivationNotInplace(Rule):
       only, and given to `nn.Sequential(layers)`, or a `+` of displays unpacked into it
       (`nn.Sequential(*((bn,) if use_bn else ()) + (nn.Linear(a, b), nn.ReLU())))`: a part that is
       not a display may be empty, so nothing counts as following it), or a list extended in loops
-      and branches (`layers += [nn.LeakyReLU(0.2), conv]` in a loop: the display's first layer
+      and branches (`layers += [nn.LeakyReLU(0.2), conv]`, `layers.extend([...])` or a tuple
+      display, in a loop: the display's first layer
       follows whatever the list may end with there, the last layer of an earlier display on every
       path, a turn of the loop before included; not where the list may still be empty), or a list of layer groups
       each unpacked into its own `nn.Sequential(*groups[n])` and otherwise only extended or
@@ -1493,6 +1511,28 @@ class Gen(nn.Module):
         self.model = nn.Sequential(*layers)
     def forward(self, x):
         return self.model(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the list is a parameter: a caller may pass `[]` (with `flag` false the LeakyReLU is the Sequential's first layer, on the caller's tensor)
+            """
+from torch import nn
+def build(layers, c, flag):
+    conv = nn.Conv1d(c, c, 1)
+    if flag:
+        layers += [conv]
+    layers += [nn.LeakyReLU(0.2), nn.Conv1d(c, c, 1)]
+    return nn.Sequential(*layers)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a parameter extended in a loop: what it ends with before the first turn is the caller's
+            """
+from torch import nn
+def build(c, n, layers):
+    for _ in range(n):
+        layers += [nn.LeakyReLU(0.2), nn.Conv1d(c, c, 1)]
+    return nn.Sequential(*layers)
 """,
             config=_EXACT,
         ),
@@ -4327,6 +4367,37 @@ class Gen(nn.Module):
 """,
             harness=_runs("Gen(4, 1)", "2, 4, 16"),
         ),
+        Invalid(  # `layers.extend([...])` in a loop extends the list as `layers += [...]` does: the LeakyReLU follows the first conv or the conv of the turn before
+            """
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        layers = [nn.Conv1d(4, c, 1)]
+        for _ in range(n):
+            layers.extend([nn.LeakyReLU(0.2), nn.Conv1d(c, c, 1)])
+        layers += (nn.Conv1d(c, 1, 1),)
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            line=7,
+            column=28,
+            fixed="""
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        layers = [nn.Conv1d(4, c, 1)]
+        for _ in range(n):
+            layers.extend([nn.LeakyReLU(0.2, inplace=True), nn.Conv1d(c, c, 1)])
+        layers += (nn.Conv1d(c, 1, 1),)
+        self.model = nn.Sequential(*layers)
+    def forward(self, x):
+        return self.model(x)
+""",
+            harness=_runs("Gen(4, 2)", "2, 4, 16"),
+        ),
         Invalid(  # after the loop the name holds the sum its last turn bound (nothing later in the body reads it) or, with no turn, a number: no tensor another reads (vincentherrmann/pytorch-wavenet's skip sum, issue 27)
             """
 import torch.nn.functional as F
@@ -4373,7 +4444,7 @@ class Net(nn.Module):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._pending: list[_Pending] = []
-        self._lists: dict[int, list[tuple[str, cst.List]]] = {}  # per function: name, display
+        self._lists: dict[int, list[tuple[str, Union[cst.List, cst.Tuple]]]] = {}  # per function: name, display
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
         self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
@@ -4393,16 +4464,31 @@ class Net(nn.Module):
             self._note_list(target.value, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign) and isinstance(node.value, cst.List):
+        if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.Tuple)):
             self._note_list(node.target.value, node.value)
 
-    def _note_list(self, name: str, display: cst.List) -> None:
+    def _note_extended(self, node: cst.Call) -> None:
+        """`name.extend([a, b])` extends the list as `name += [a, b]` does (analysis/list_tails.py)."""
+        func = node.func
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value == "extend"
+            and type(func.value) is cst.Name
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and not node.args[0].star
+            and type(node.args[0].value) in (cst.List, cst.Tuple)
+        ):
+            self._note_list(func.value.value, node.args[0].value)  # type: ignore[arg-type]
+
+    def _note_list(self, name: str, display: Union[cst.List, cst.Tuple]) -> None:
         scope = self.ctx.function_node
         if scope is not None:
             self._lists.setdefault(id(scope), []).append((name, display))
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
+        self._note_extended(node)
         if ctx.grad_mode is GradMode.DISABLED and (
             final_name(node.func) in INPLACE_FUNCTIONS or (type(node.func) is cst.Call and final_name(node.func.func) in INPLACE_MODULES)
         ):
@@ -4483,7 +4569,7 @@ class Net(nn.Module):
                     self._check_statement(statement, earlier, values)
                     earlier.append(statement)
 
-    def _tail_candidates(self, node: cst.FunctionDef, name: str, listed: cst.List, tails: dict) -> list[_Pending]:
+    def _tail_candidates(self, node: cst.FunctionDef, name: str, listed: Union[cst.List, cst.Tuple], tails: dict) -> list[_Pending]:
         """The first element of a display that extends a list (`model += [nn.LeakyReLU(0.2), conv]`)
         follows whatever the list may end with there (analysis/list_tails.py: the last element of an
         earlier display, a turn of a loop before, an `if` branch): a candidate where it is one after
@@ -4500,18 +4586,11 @@ class Net(nn.Module):
             return []
         second = listed.elements[1].value if len(listed.elements) > 1 else None
         following = [(second, None)] if second is not None else []
-        found: list[_Pending] = []
-        for before in previous:
-            candidates = [
-                c for c in self._sequence_candidates([(before, None), (first, listed.elements[0]), *following], None)
-                if c.activation is not second
-            ]  # fmt: skip
-            if not candidates:
-                return []
-            found.extend(candidates)
-        pending = found[0]
-        pending.after = " or ".join(dict.fromkeys(c.after for c in found))  # the message names every layer it may follow
-        return [pending]
+        pending = _after_each(
+            [c for c in self._sequence_candidates([(before, None), (first, listed.elements[0]), *following], None) if c.activation is not second]
+            for before in previous
+        )  # fmt: skip
+        return [pending] if pending is not None else []
 
     def _group_candidates(self, node: cst.FunctionDef, name: str, display: list) -> None:
         """A list of layer groups (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), each group its own
@@ -4527,16 +4606,9 @@ class Net(nn.Module):
     def _check_added(self, added: AddedAfter, function: Optional[cst.FunctionDef] = None) -> None:
         """A layer added right after one of several (analysis/added_layers.py): a candidate where it
         is one after each."""
-        found: list[_Pending] = []
-        for before in added.previous:
-            candidates = self._added_pair_candidates(before, added, function)
-            if not candidates:
-                return
-            found.extend(candidates)
-        pending = found[0]
-        if len(found) > 1:  # the message names every layer it may follow
-            pending.after = " or ".join(dict.fromkeys(c.after for c in found))
-        self._pending.append(pending)
+        pending = _after_each(self._added_pair_candidates(before, added, function) for before in added.previous)
+        if pending is not None:
+            self._pending.append(pending)
 
     def _added_pair_candidates(self, previous: cst.Call, added: AddedAfter, function: Optional[cst.FunctionDef]) -> list[_Pending]:
         method, receiver, scope = added.method, added.receiver, added.scope

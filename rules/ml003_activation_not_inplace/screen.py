@@ -222,32 +222,41 @@ def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
 
 def _extended_after_layer(source: Source, inplace: set, before: set, bound: dict) -> bool:
     """A list extended by a display that starts with an in-place-capable module (`model +=
-    [nn.LeakyReLU(0.2), conv]`), where some display binding or extending the same name, or an
-    `.append` to it, ends with such a layer (the analysis follows which one comes last before it:
-    analysis/list_tails.py; here, any will do)."""
+    [nn.LeakyReLU(0.2), conv]`, `model.extend([...])`), where some display binding or extending
+    the same name, or an `.append` to it, ends with such a layer (the analysis follows which one
+    comes last before it: analysis/list_tails.py; here, any will do)."""
     starts: set[str] = set()
     ends: set[str] = set()
+    displays: list[tuple[str, ast.AST, bool]] = []  # name, display, extends it
     for node in source.nodes(ast.AugAssign, ast.Assign):
-        value = node.value  # type: ignore[attr-defined]
-        if not isinstance(value, (ast.List, ast.Tuple)) or not value.elts:
-            continue
         targets = [node.target] if isinstance(node, ast.AugAssign) else node.targets  # type: ignore[attr-defined]
-        last = value.elts[-1]
-        ended = (bound.get(last.id, set()) if isinstance(last, ast.Name) else _layer_of(last)) & before
         for target in targets:
             if isinstance(target, ast.Name):
-                if ended:
-                    ends.add(target.id)
-                if isinstance(node, ast.AugAssign) and _layer_of(value.elts[0]) & inplace:
-                    starts.add(target.id)
-    if not starts:
-        return False
-    for node in source.nodes(ast.Call):
-        func = node.func  # type: ignore[attr-defined]
-        if isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name) and node.args:  # type: ignore[attr-defined]
-            if _layer_of(node.args[0]) & before:  # type: ignore[attr-defined]
-                ends.add(func.value.id)
+                displays.append((target.id, node.value, isinstance(node, ast.AugAssign)))  # type: ignore[attr-defined]
+    appended: list[tuple[str, ast.AST]] = []
+    if source.mentions("extend") or any(extends and _starts_with(value, inplace) for _, value, extends in displays):
+        for node in source.nodes(ast.Call):  # (asked only where a list may be extended so)
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and isinstance(func.value, ast.Name) and node.args:  # type: ignore[attr-defined]
+                if func.attr == "append":
+                    appended.append((func.value.id, node.args[0]))  # type: ignore[attr-defined]
+                else:
+                    displays.append((func.value.id, node.args[0], True))  # type: ignore[attr-defined]
+    for name, value, extends in displays:
+        if not isinstance(value, (ast.List, ast.Tuple)) or not value.elts:
+            continue
+        last = value.elts[-1]
+        if (bound.get(last.id, set()) if isinstance(last, ast.Name) else _layer_of(last)) & before:
+            ends.add(name)
+        if extends and _starts_with(value, inplace):
+            starts.add(name)
+    ends.update(name for name, value in appended if _layer_of(value) & before)
     return bool(starts & ends)
+
+
+def _starts_with(value: ast.AST, layers: set) -> bool:
+    """Is `value` a list or tuple display whose first element builds one of `layers`?"""
+    return isinstance(value, (ast.List, ast.Tuple)) and bool(value.elts) and bool(_layer_of(value.elts[0]) & layers)
 
 
 def _factories(source: Source, layers: set[str]) -> set[str]:

@@ -629,8 +629,12 @@ def _flag(call: cst.Call, keyword: str, position: Optional[int], fold_value) -> 
 
 
 def _looks_like_optimizer(qualified: str) -> bool:
-    """A constructor that builds an optimizer memlint has no state figure for: another torch.optim
-    class (`LBFGS`), or one from a library (`apex.optimizers.FusedAdam`, `timm.optim.create_optimizer_v2`)."""
+    """A constructor that builds an optimizer memlint has no state figure for: one that
+    `optimizers.builds_optimizer` knows (`torch.optim.LBFGS`, `apex.optimizers.FusedAdam`), or, by
+    the path it is imported from, one of another library (`mylib.optimizers.Lion`,
+    `timm.optim.create_optimizer_v2`): for the message's state figure a wrong guess only costs the figure."""
+    if optimizers.builds_optimizer(qualified):
+        return True
     parts = qualified.lower().split(".")
     if "lr_scheduler" in parts or "swa_utils" in parts:
         return False

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from memlint.analysis.optimizers import OPTIMIZER_WORDS
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.rule import Meta
 
-# The words of training in the file's own text (a backward, an optimizer, a training entry point);
-# screen.py also lets through a file that calls another file's training function.
+# The words of training in the file's own text (a backward, an optimizer: `optim` or the name of a
+# class or factory the rule takes for one, a training entry point); screen.py also lets through a
+# file that calls another file's training function.
 TRAINING_WORDS = (
-    *sorted(BACKWARD_METHODS), "optim", "train", "fit", "train_model", "train_net", "train_epoch",
+    *sorted(BACKWARD_METHODS), *sorted(OPTIMIZER_WORDS), "train", "fit", "train_model", "train_net", "train_epoch",
     "train_one_epoch", "run_training", "training_loop",
 )  # fmt: skip
 

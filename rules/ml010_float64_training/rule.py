@@ -188,6 +188,28 @@ for x, y in loader:
             column=9,
             message="float64",
         ),
+        Invalid(  # the file trains by building an optimizer whose name is its only word of training (transformers' `Adafactor`)
+            """
+import torch
+from transformers import Adafactor
+def build(net):
+    net = net.double()
+    return Adafactor(net.parameters(), lr=1e-3)
+""",
+            line=4,
+            column=11,
+        ),
+        Invalid(  # an optimizer of apex (`FusedAdam`) is built over the float64 model: the file trains
+            """
+import torch
+from apex.optimizers import FusedAdam
+def build(net):
+    net = net.double()
+    return FusedAdam(net.parameters(), lr=1e-3)
+""",
+            line=4,
+            column=11,
+        ),
         Invalid(  # an input cast fed to the model
             """
 import torch

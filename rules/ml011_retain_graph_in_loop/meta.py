@@ -7,5 +7,5 @@ from memlint.rule import Meta
 META = Meta(
     code="ML011",
     name="retain-graph-in-loop",
-    words=(("retain_graph", "retain_variables"), ("True",)),  # `retain_graph=True`, or PyTorch 0.3's `retain_variables=True`
+    words=(("retain_graph", "retain_variables"), ("True",)),  # `retain_graph=True`, or the pre-0.4 `retain_variables=True`
 )

@@ -8,9 +8,9 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import remove_argument
-from memlint.analysis.graph_reach import built_after, retaining_argument
+from memlint.analysis.graph_reach import built_after
 from memlint.analysis.iteration import every_iteration, names_in, own_statements
-from memlint.analysis.precision_api import keyword
+from memlint.analysis.precision_api import keyword, retaining_argument
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
 from memlint.analysis.walk import code_descendants, target_names
 from memlint.diagnostics import Severity
@@ -47,8 +47,8 @@ class RetainGraphInLoop(Rule):
     graph is carried across iterations: the message says to detach that state, and there is no fix
     (dropping `retain_graph=True` alone would make the next backward fail).
 
-    PyTorch 0.3's spelling, `loss.backward(retain_variables=True)`, is the same request and is
-    reported the same way (`tables.RETAIN_GRAPH_KEYWORDS`).
+    The spelling before PyTorch 0.4, `loss.backward(retain_variables=True)` (deprecated in 0.2,
+    removed in 0.4), is the same request and is reported the same way (`tables.RETAIN_GRAPH_KEYWORDS`).
 
     The loss is followed through a reduction (`loss.mean().backward(retain_graph=True)`) and a
     scaler (`scaler.scale(loss).backward(...)`). `torch.autograd.grad(loss, params,
@@ -98,7 +98,7 @@ class RetainGraphInLoop(Rule):
     Dropping `retain_graph=True` is unsafe: when a later iteration backpropagates through part of
     this iteration's graph (a hidden state carried across iterations without `.detach()`), backward
     then raises "Trying to backward through the graph a second time"; the right fix there is to
-    detach the carried state. On PyTorch 0.3's `retain_variables=True` the fix drops that argument
+    detach the carried state. On the pre-0.4 `retain_variables=True` the fix drops that argument
     too (`loss.backward()`); it never rewrites it into `retain_graph=`, so the code keeps running on the
     version it was written for.
 
@@ -301,7 +301,7 @@ for x, y in loader:
     optimizer.step()
 """,
         ),
-        Invalid(  # PyTorch 0.3's spelling of retain_graph (MCD_DA's solver); `img_t = Variable(img_t)` wraps this iteration's batch, no carried state
+        Invalid(  # the pre-0.4 spelling of retain_graph (MCD_DA's solver); `img_t = Variable(img_t)` wraps this iteration's batch, no carried state
             """
 import torch
 from torch.autograd import Variable
@@ -320,7 +320,7 @@ for batch_idx, data in enumerate(datasets):
             line=11,
             column=5,
             unsafe=True,
-            message="backward(retain_variables=True)` (PyTorch 0.3's spelling of `retain_graph=True`) on every iteration with no second backward",
+            message="backward(retain_variables=True)` (the pre-0.4 spelling of `retain_graph=True`) on every iteration with no second backward",
             fixed="""
 import torch
 from torch.autograd import Variable
@@ -374,6 +374,22 @@ for x, y in loader:
             column=5,
             message="hidden = hidden.detach()",
         ),
+        Invalid(  # `hidden = hidden.cuda()` moves the last iteration's state, it does not bind it afresh: still carried, detach it, no fix
+            """
+import torch
+def train(model, loader, optimizer, hidden):
+    for x, y in loader:
+        hidden = hidden.cuda()
+        out, hidden = model(x, hidden)
+        loss = (out - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward(retain_graph=True)
+        optimizer.step()
+""",
+            line=8,
+            column=9,
+            message="hidden = hidden.detach()",
+        ),
         Invalid(  # through a reduction of the loss (minimalRL's PPO-LSTM), recomputed every epoch
             """
 import torch
@@ -410,7 +426,7 @@ for i in range(K_epoch):
         qualified = None if is_method else ctx.resolve(func)
         if not is_method and qualified not in AUTOGRAD_FUNCTIONS:
             return
-        retain = retaining_argument(node)  # `retain_graph=True`, or PyTorch 0.3's `retain_variables=True`
+        retain = retaining_argument(node)  # `retain_graph=True`, or the pre-0.4 `retain_variables=True`
         # `torch.autograd.grad(loss, params, retain_graph=True)` keeps the graph as backward's does;
         # with `create_graph=` the gradients are differentiated again (MAML, gradient penalties)
         retains = (
@@ -472,8 +488,8 @@ for i in range(K_epoch):
                 continue
             arg = retaining_argument(candidate.node)
             spelled = f"{arg.keyword.value}=True"  # type: ignore[union-attr]
-            # PyTorch 0.3's spelling: the fix drops it as it drops `retain_graph=True` (never rewrites it)
-            old = " (PyTorch 0.3's spelling of `retain_graph=True`)" if arg.keyword.value != "retain_graph" else ""  # type: ignore[union-attr]
+            # the pre-0.4 spelling: the fix drops it as it drops `retain_graph=True` (never rewrites it)
+            old = " (the pre-0.4 spelling of `retain_graph=True`)" if arg.keyword.value != "retain_graph" else ""  # type: ignore[union-attr]
             carried = _carried_state(loop) if loop is not None else None
             if carried is not None:
                 # Dropping retain_graph would make the next backward fail: the state must be detached.
@@ -534,7 +550,9 @@ def _carried_state(loop) -> Optional[str]:
 
 def _bound_afresh_before(loop) -> dict[int, frozenset]:
     """id(assignment at the top of the loop's body) -> the names bound before it on every iteration:
-    the loop's target and the plain assignments of the body's earlier statements."""
+    the loop's target and the plain assignments of the body's earlier statements.  An assignment
+    that reads the name it binds (`hidden = hidden.cuda()`) carries the last iteration's value on,
+    unless the name was already bound afresh above it (`img = data["T"]; img = Variable(img)`)."""
     bound = set(target_names(loop.target)) if isinstance(loop, cst.For) else set()
     found: dict[int, frozenset] = {}
     for statement in getattr(loop.body, "body", ()):
@@ -543,7 +561,8 @@ def _bound_afresh_before(loop) -> dict[int, frozenset]:
         for small in statement.body:
             if type(small) is cst.Assign:
                 found[id(small)] = frozenset(bound)
-                bound.update(name for target in small.targets for name in target_names(target.target))
+                read = set(names_in(small.value))
+                bound.update(name for target in small.targets for name in target_names(target.target) if name not in read)
     return found
 
 

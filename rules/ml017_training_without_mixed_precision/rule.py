@@ -9,10 +9,10 @@ import libcst as cst
 
 from memlint.analysis import Kind
 from memlint.analysis.closures import optimizer_closures
+from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.frameworks import lightning_fit
 from memlint.analysis.iteration import optimizer_loop_target
-from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
 from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
@@ -628,10 +628,7 @@ def train(net, batches, optimizers, steps):
             stepped = loops and isinstance(func.value, cst.Name) and optimizer_loop_target(loops[-1]) == receiver
             if stepped:  # `for optimizer in optimizers: optimizer.step()`: the step of the loop around it
                 loops = loops[:-1]
-            # an optimizer by what built it (`Dopt = optim.Adam(...)`), else by its name where the
-            # file shows no construction (a parameter, an attribute set elsewhere)
-            optimizer = stepped or ctx.model.is_optimizer(func.value) or OPTIMIZER_ONLY_NAME.search(receiver)
-            kind = "step" if optimizer else None
+            kind = "step" if stepped or ctx.model.steps_optimizer(node) else None
         if kind is None:
             return
         if kind == "backward" and loops:
@@ -645,19 +642,17 @@ def train(net, batches, optimizers, steps):
             self._evidence.setdefault(ctx.function_key, set()).add(kind)
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        # `loss = loss_registry[kind](model, x, t)` then `loss.backward()` in the loop: the value
-        # backpropagated is computed by a call handed the model, whatever the callee is (a loss
-        # helper of another file, reached through a dict): by the backward's evidence the model
-        # runs in that call (ddim's `Diffusion.train`, TRADES' `trades_loss(model=model, ...)`)
+        # the modules handed to the call whose result is backpropagated run in it
         ctx = self.ctx
-        if not ctx.loops or type(node.value) is not cst.Call or not ctx.model.history_at(node):
+        if not ctx.loops:
             return
-        handed = [arg.value for arg in node.value.args if not arg.star]
-        if any(ctx.value_of(value).kind is Kind.MODULE for value in handed):
+        handed = modules_handed_to_backpropagated_call(node, ctx)
+        if handed is None:
+            return
+        module, names = handed
+        if module:
             self._note_model(ctx)
-            return
-        names = [name for name in map(held_name, handed) if name is not None and name != "self"]
-        if names:  # a name the file treats as a module (`model.train()`), known at the end
+        elif names:  # a name the file treats as a module (`model.train()`), known at the end
             loops = tuple(id(loop) for loop in ctx.loops)
             for loop in ctx.loops:
                 self._loops.setdefault(id(loop), loop)
