@@ -381,9 +381,10 @@ class Project:
         if not candidates:
             return self._beside(name, importer)
         if not any(_within(importer.directory, str(_import_root(self.files[i], name))) for i in candidates):  # type: ignore[arg-type]
-            # none whose import root (the folder Python searches for it) is the importer's or above it: none beside the importer or above it: the file beside it, if any, is what a script run from
-            # there imports (NRI's `from utils import *` beside modules.py, NRI/ being a package, while
-            # other trees linted with it, curl's, have a top-level utils.py)
+            # No candidate's import root (the folder Python searches for it) is the importer's folder or
+            # above it, so none is what a script run from there imports: the file beside the importer
+            # is, if there is one (NRI's `from utils import *` beside modules.py, NRI/ being a package,
+            # while another tree linted with it, curl's, has a top-level utils.py).
             beside = self._beside(name, importer)
             if beside is not None:
                 return beside
