@@ -770,7 +770,17 @@ def _mode_switch(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Option
         call = _eval_mode_call(_statement_of(orelse.body, found), ctx, scope) if found is not None else None
     if train is None or call is None or _code(ctx, _module_of_chain(train.func.value)) != _code(ctx, eval_receiver(call)):  # type: ignore[attr-defined]
         return None
-    return call, _code(ctx, statement.test)  # type: ignore[attr-defined]
+    return call, _test_key(ctx, statement.test)  # type: ignore[attr-defined]
+
+
+def _test_key(ctx: "Context", test: cst.BaseExpression) -> str:
+    """A switch's test as it compares: `phase == C` keyed by C's value (`'train'` and `"train"` are
+    one test), any other test by its code without spaces."""
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Equal:
+        left, right = test.left, test.comparisons[0].comparator
+        if type(left) is cst.Name and _constant(right):
+            return f"{left.value}=={constant_key(right)}"
+    return _code(ctx, test)
 
 
 def _mode_beside_assignments(statements, shape) -> Optional[cst.Call]:
@@ -1029,7 +1039,7 @@ def _outside_training(node: cst.CSTNode, training: str, ctx: "Context") -> list:
 def _trains_only(test: cst.BaseExpression, training: str, ctx: "Context") -> bool:
     """Does `test` hold only when the switch chose training: the switch's own test, or a
     conjunction with it (`if train and step > 0:`, wavenet_vocoder's checkpointing)?"""
-    if _code(ctx, test) == training:
+    if _test_key(ctx, test) == training:
         return True
     if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         return _trains_only(test.left, training, ctx) or _trains_only(test.right, training, ctx)
@@ -1091,14 +1101,14 @@ _INSPECTING_BUILTINS = frozenset({"print", "len", "type", "id", "str", "repr", "
 
 def _selects_other_phase(test: cst.BaseExpression, training: str, ctx: "Context") -> bool:
     """Is `test` `phase == C` for the selector of the switch's test `training` (`phase=='train'`,
-    as code without spaces) and another constant C?"""
+    keyed by `_test_key`) and another constant C?"""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:  # type: ignore[attr-defined]
         return False
     left, right = test.left, test.comparisons[0].comparator  # type: ignore[attr-defined]
     if type(left) is not cst.Name or not _constant(right):
         return False
     selector, equals, chosen = training.partition("==")
-    return bool(equals) and selector == left.value and _code(ctx, right) != chosen  # type: ignore[attr-defined]
+    return bool(equals) and selector == left.value and constant_key(right) != chosen  # type: ignore[attr-defined]
 
 
 def _branches_after(node: cst.If) -> list:

@@ -1057,6 +1057,27 @@ def train_model(model, dataloaders, criterion, optimizer, scheduler, epochs):
             line=11,
             column=27,
         ),
+        Invalid(  # the same phase loop with the switch quoted `'train'` and the backward's guard `"train"`: one phase, compared by value, not by quoting
+            """
+import torch
+def train_model(model, dataloaders, criterion, optimizer, epochs):
+    for epoch in range(epochs):
+        for phase in ["train", "val"]:
+            if phase == 'train':
+                model.train()
+            else:
+                model.eval()
+            for inputs, labels in dataloaders[phase]:
+                outputs = model(inputs)
+                loss = criterion(outputs, labels)
+                if phase == "train":
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+""",
+            line=10,
+            column=27,
+        ),
         Invalid(  # a submodule named like nothing (`model._encoder`) that the model's class assigns a module: running it runs the model (the VQ-VAE notebook's reconstruction cell)
             """
 import torch
