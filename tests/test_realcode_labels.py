@@ -59,6 +59,9 @@ THIRTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_thirteenth.csv"
 # The fourteenth part: issue 27's eighth sealed set, judged at d122e58 and then joined to the corpus.
 FOURTEENTH_REPOS_FILE = REPO / "bench" / "realcode_fourteenth.toml"
 FOURTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fourteenth.csv"
+# The fifteenth part: issue 27's ninth sealed set, judged at 9215b3e and then joined to the corpus.
+FIFTEENTH_REPOS_FILE = REPO / "bench" / "realcode_fifteenth.toml"
+FIFTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fifteenth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -74,16 +77,17 @@ PARTS = [
     (TWELFTH_REPOS_FILE, TWELFTH_LABELS_FILE),
     (THIRTEENTH_REPOS_FILE, THIRTEENTH_LABELS_FILE),
     (FOURTEENTH_REPOS_FILE, FOURTEENTH_LABELS_FILE),
+    (FIFTEENTH_REPOS_FILE, FIFTEENTH_LABELS_FILE),
 ]
 PART_IDS = [
     "development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
-    "thirteenth", "fourteenth",
+    "thirteenth", "fourteenth", "fifteenth",
 ]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
     SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10, EIGHTH_REPOS_FILE: 10, NINTH_REPOS_FILE: 10,
     TENTH_REPOS_FILE: 10, ELEVENTH_REPOS_FILE: 10, TWELFTH_REPOS_FILE: 15,
-    THIRTEENTH_REPOS_FILE: 10, FOURTEENTH_REPOS_FILE: 10,
+    THIRTEENTH_REPOS_FILE: 10, FOURTEENTH_REPOS_FILE: 10, FIFTEENTH_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
