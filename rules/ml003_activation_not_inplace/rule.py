@@ -26,7 +26,7 @@ from memlint.analysis.sequences import (
     sequential_elements,
     unpacked_into_sequential_only,
 )
-from memlint.analysis.statement_blocks import function_blocks
+from memlint.analysis.statement_blocks import function_blocks, module_code_blocks
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_descendants, descendants
 from memlint.diagnostics import Severity
@@ -4602,6 +4602,14 @@ class Net(nn.Module):
     def leave_Module(self, node: cst.Module) -> None:
         for added in added_in_module(node, self.ctx):
             self._check_added(added)
+        # The module's own code (a script's training loop: `torch.nn.ReLU()(1.0 - y_pred)` in a
+        # hinge loss) computes fresh values as a function does; its names are the file's globals.
+        values = FreshValues(self.ctx, node)
+        for block in module_code_blocks(node):
+            earlier: list[cst.CSTNode] = []
+            for statement in block:
+                self._check_statement(statement, earlier, values)
+                earlier.append(statement)
 
     def _check_added(self, added: AddedAfter, function: Optional[cst.FunctionDef] = None) -> None:
         """A layer added right after one of several (analysis/added_layers.py): a candidate where it
