@@ -26,7 +26,7 @@ from memlint.analysis.module_lists import element_list, indexed_element
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
-from memlint.analysis.tables import RESHAPE_METHODS
+from memlint.analysis.tables import FRESH_RESULT_METHODS, RESHAPE_METHODS
 from memlint.analysis.walk import code_descendants
 
 # Ops whose output is a new tensor that their backward never reads (it reads only the operands):
@@ -67,6 +67,8 @@ class FreshValues:
             element = element_list(self.function, func.value)  # type: ignore[attr-defined]
             if element is not None:
                 return element in self.layers.layer_lists()
+        if type(func) is cst.Attribute and func.attr.value in FRESH_RESULT_METHODS and self_attr(func.value) is not None:
+            return self_attr(func.value) in self.layers.tensor_attributes()  # `self.weight.mm(x)`, a Parameter's
         attribute = self_attr(func)
         return attribute in self.layers.fresh_output_layers() if attribute is not None else makes_fresh_tensor(expr, self.ctx)
 

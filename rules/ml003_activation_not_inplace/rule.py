@@ -1608,6 +1608,93 @@ class Net(nn.Module):
 """,
             config=_EXACT,
         ),
+        Valid(  # a module-level name read again by a function of the file: in place would change what it sees
+            """
+import torch
+d = torch.randn(6, requires_grad=True)
+margin = 1.0 - d
+loss = torch.nn.ReLU()(margin).mean()
+def report():
+    return margin.min()
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the name is bound again in the loop to a container whose forward keeps every layer's output
+            """
+from torch import nn
+class Taps(nn.Module):
+    def forward(self, x):
+        outs = []
+        for layer in self.children():
+            x = layer(x)
+            outs.append(x)
+        return outs
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        main = nn.Sequential()
+        for i in range(n):
+            main = Taps()
+            main.add_module("conv", nn.Conv2d(c, c, 3, padding=1))
+            main.add_module("relu", nn.ReLU())
+        self.main = main
+    def forward(self, x):
+        return self.main(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # another object's `conv1` may be replaced by an identity: then the activation would overwrite the caller's tensor
+            """
+import torch.nn.functional as F
+from torch import nn
+def strip(model):
+    model.conv1 = nn.Identity()
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a name built from "conv" may be `conv1`, and the value is no layer of a fresh output
+            """
+import torch.nn.functional as F
+from torch import nn
+def strip(model, i):
+    setattr(model, "conv" + str(i), nn.Identity())
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `self.weight` is no tensor: its `mm` may keep what it returns
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Keep:
+    def mm(self, x):
+        self.last = x * 2
+        return self.last
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = Keep()
+    def forward(self, x):
+        return F.relu(self.weight.mm(x))
+""",
+            config=_EXACT,
+        ),
     ]
 
     INVALID = [
@@ -4438,6 +4525,155 @@ class Net(nn.Module):
         return self.head(out)
 """,
             harness=_runs("Net(4, 2)", "2, 4, 8"),
+        ),
+        Invalid(  # a script's training loop at module level: the hinge's ReLU is built for one call on a fresh difference (AlexiaJM/RelativisticGAN, issue 27)
+            """
+import torch
+d = torch.randn(6, requires_grad=True)
+for _ in range(2):
+    loss = torch.nn.ReLU()(1.0 - d).mean()
+    loss.backward()
+""",
+            line=4,
+            column=12,
+            config=_EXACT,
+            message="`nn.ReLU` built for one call on a fresh difference",
+            fixed="""
+import torch
+d = torch.randn(6, requires_grad=True)
+for _ in range(2):
+    loss = torch.nn.ReLU(inplace=True)(1.0 - d).mean()
+    loss.backward()
+""",
+            harness=Harness(setup="import torch", then="result = (loss, d.grad)"),
+        ),
+        Invalid(  # module level: a name bound on the line before to a fresh product, mentioned nowhere else in the file
+            """
+import torch
+import torch.nn.functional as F
+x = torch.randn(4, 3, requires_grad=True)
+w = torch.randn(3, 3, requires_grad=True)
+h = x @ w
+y = F.relu(h)
+y.sum().backward()
+""",
+            line=6,
+            column=5,
+            config=_EXACT,
+            message="a fresh matrix product",
+            fixed="""
+import torch
+import torch.nn.functional as F
+x = torch.randn(4, 3, requires_grad=True)
+w = torch.randn(3, 3, requires_grad=True)
+h = x @ w
+y = F.relu(h, inplace=True)
+y.sum().backward()
+""",
+            harness=Harness(setup="import torch", then="result = (y, x.grad, w.grad)"),
+        ),
+        Invalid(  # a Sequential made before a loop is the same container inside it: each turn adds a conv, then a ReLU (RelativisticGAN's generator, issue 27)
+            """
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        main = nn.Sequential()
+        i = 0
+        while i < n:
+            main.add_module("conv%d" % i, nn.Conv2d(c, c, 3, padding=1))
+            main.add_module("relu%d" % i, nn.ReLU())
+            i += 1
+        self.main = main
+    def forward(self, x):
+        return self.main(x)
+""",
+            line=9,
+            column=43,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Conv2d`",
+            fixed="""
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        main = nn.Sequential()
+        i = 0
+        while i < n:
+            main.add_module("conv%d" % i, nn.Conv2d(c, c, 3, padding=1))
+            main.add_module("relu%d" % i, nn.ReLU(inplace=True))
+            i += 1
+        self.main = main
+    def forward(self, x):
+        return self.main(x)
+""",
+            harness=_runs("Gen(4, 2)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # `conv1` bound elsewhere on another object only to a new convolution, and by a name that starts "bn": whichever layer it holds, its output is fresh (facebookresearch/DomainBed, issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+def adapt(model, c, suffix):
+    model.conv1 = nn.Conv2d(c, 8, 3)
+    setattr(model, "bn" + suffix, nn.Identity())
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x)
+        return x
+""",
+            line=12,
+            column=13,
+            config=_EXACT,
+            message="the fresh output of `self.conv1`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+def adapt(model, c, suffix):
+    model.conv1 = nn.Conv2d(c, 8, 3)
+    setattr(model, "bn" + suffix, nn.Identity())
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x, inplace=True)
+        return x
+""",
+            harness=_runs("Net()", "1, 3, 8, 8"),
+        ),
+        Invalid(  # `self.weight` is a Parameter bound once: its `mm` is torch's, a new tensor mm keeps nothing of (williamleif/graphsage-simple, issue 27)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(4, 6))
+    def forward(self, x):
+        return F.relu(self.weight.mm(x.t()))
+""",
+            line=9,
+            column=16,
+            config=_EXACT,
+            message="the fresh result of `self.weight.mm`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(4, 6))
+    def forward(self, x):
+        return F.relu(self.weight.mm(x.t()), inplace=True)
+""",
+            harness=_runs("Enc()", "3, 6"),
         ),
     ]
 

@@ -74,8 +74,8 @@ def _may_run_without_grad(source: Source, call: ast.AST, function) -> bool:
             break
         if isinstance(ancestor, (ast.With, ast.AsyncWith)):
             return True
-    name = function.name
-    if function.decorator_list or name in NO_GRAD_HOOKS or name.startswith(NO_GRAD_HOOK_PREFIXES):
+    name = getattr(function, "name", "")  # (the module's own code has no name nor decorators)
+    if getattr(function, "decorator_list", None) or name in NO_GRAD_HOOKS or name.startswith(NO_GRAD_HOOK_PREFIXES):
         return True
     if any(name in methods for methods in NO_GRAD_FRAMEWORK_METHODS.values()):
         return True
@@ -118,10 +118,13 @@ def _attributes_built_as_layers(source: Source) -> set[str]:
 
 def _statement_around(source: Source, node: ast.AST):
     """The innermost statement holding `node`, the statement before it in its block (or None),
-    and the innermost function around them (or None)."""
+    and the innermost function around them, or the module for its own code (a script's training
+    loop, which the analysis reads as a function of its own)."""
     statement = previous = function = None
     child = node
     for ancestor in source.ancestors(node):
+        if isinstance(ancestor, ast.Module) and function is None:
+            function = ancestor
         if statement is None and isinstance(child, ast.stmt):
             statement = child
             for field in ("body", "orelse", "finalbody"):
