@@ -1695,6 +1695,20 @@ class Enc(nn.Module):
 """,
             config=_EXACT,
         ),
+        Valid(  # the name is bound again after the Sequential, to a list of its layers the caller may run one by one
+            """
+from torch import nn
+def head(c, n):
+    mlp = []
+    for _ in range(n):
+        mlp.append(nn.Conv2d(c, c, 3, padding=1))
+        mlp.append(nn.ReLU())
+    mlp = nn.Sequential(*mlp)
+    mlp = list(mlp.children())
+    return mlp
+""",
+            config=_EXACT,
+        ),
     ]
 
     INVALID = [
@@ -4674,6 +4688,41 @@ class Enc(nn.Module):
         return F.relu(self.weight.mm(x.t()), inplace=True)
 """,
             harness=_runs("Enc()", "3, 6"),
+        ),
+        Invalid(  # the list's name is rebound to its Sequential: after that line it is the Sequential, handed on whole (taesungp/contrastive-unpaired-translation, issue 27)
+            """
+from torch import nn
+def prepare(net):
+    return net.float()
+def head(c, n):
+    mlp = []
+    for _ in range(n):
+        mlp.append(nn.Conv2d(c, c, 3, padding=1))
+        mlp.append(nn.ReLU())
+    mlp.append(nn.Conv2d(c, 4, 3))
+    mlp = nn.Sequential(*mlp)
+    prepare(mlp)
+    return mlp
+""",
+            line=8,
+            column=20,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Conv2d`",
+            fixed="""
+from torch import nn
+def prepare(net):
+    return net.float()
+def head(c, n):
+    mlp = []
+    for _ in range(n):
+        mlp.append(nn.Conv2d(c, c, 3, padding=1))
+        mlp.append(nn.ReLU(inplace=True))
+    mlp.append(nn.Conv2d(c, 4, 3))
+    mlp = nn.Sequential(*mlp)
+    prepare(mlp)
+    return mlp
+""",
+            harness=_runs("head(4, 2)", "2, 4, 8, 8"),
         ),
     ]
 
