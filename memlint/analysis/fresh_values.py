@@ -24,6 +24,7 @@ from memlint.analysis.class_layers import ClassLayers, self_attr
 from memlint.analysis.constants import fold
 from memlint.analysis.module_lists import element_list, indexed_element
 from memlint.analysis.producers import bound_value, producers_before
+from memlint.analysis.project_facts import makes_unsaved_tensor
 from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import FRESH_RESULT_METHODS, RESHAPE_METHODS
@@ -70,7 +71,10 @@ class FreshValues:
         if type(func) is cst.Attribute and func.attr.value in FRESH_RESULT_METHODS and self_attr(func.value) is not None:
             return self_attr(func.value) in self.layers.tensor_attributes()  # `self.weight.mm(x)`, a Parameter's
         attribute = self_attr(func)
-        return attribute in self.layers.fresh_output_layers() if attribute is not None else makes_fresh_tensor(expr, self.ctx)
+        if attribute is not None:
+            return attribute in self.layers.fresh_output_layers()
+        # (a helper of the project returning `F.batch_norm(...)`: the project pass's `unsaved`)
+        return makes_fresh_tensor(expr, self.ctx) or makes_unsaved_tensor(expr, self.ctx) is not None  # type: ignore[arg-type]
 
     def fresh_input(self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool) -> Optional[str]:
         """`_fresh_input`, its description saying where the activation acts on a reshape of the value."""
