@@ -211,7 +211,18 @@ class ActivationNotInplace(Rule):
       mentions only there and in the sequence (ResNet's stem: `relu = nn.ReLU()`, then `trunk =
       [conv1, bn1, relu, pool1]`);
     - an activation module built for one call on such a fresh value (a GAN's hinge loss:
-      `torch.nn.ReLU()(1.0 - d_out_real).mean()`).
+      `torch.nn.ReLU()(1.0 - d_out_real).mean()`);
+    - the module's own code read as a function of its own (a script's training loop at module
+      level: the same hinge loss there), its names the file's globals, so that a mention anywhere
+      in the file (a function reading the name) counts as a use;
+    - also: `net = nn.Sequential()` made before a loop and added to inside it (each turn's conv,
+      norm and ReLU); a list rebound to its own Sequential (`mlp = nn.Sequential(*mlp)`, then
+      handed on), which is the list only up to that line; `self.weight.mm(x)` where `self.weight =
+      nn.Parameter(...)` is bound once (torch's method, a new tensor); a layer attribute rebound
+      elsewhere in the file only to new layers that keep nothing of their output (`model.conv1 =
+      nn.Conv2d(...)`, `fuse_conv_bn_eval(...)`) or by a `setattr` whose name starts with another
+      literal (`"bn" + suffix`); a call of a project helper whose every `return` is such a torch
+      function (`utils.batch_norm(...)` returning `F.batch_norm(...)`, in any file of the project).
 
     Never reported: the first element of a Sequential (it would overwrite the caller's tensor, a
     residual input for example); an activation after an op that saves its output (Sigmoid, Tanh,
