@@ -112,7 +112,7 @@ class ModuleChanges:
         """How many `self.<attribute> = ...` the class and its subclasses in the file write; None
         where something else in the file binds an attribute of that name (another object's, by a
         name not literal)."""
-        if ANY in self.bindings or self.bindings.get(attribute, 0) or class_name is None:
+        if ANY in self.bindings or self.bindings.get(attribute, 0) or class_name is None or self._prefixed(attribute):
             return None
         classes = [class_name, *self.subclasses.get(class_name, ())]
         return sum(self.own.get(c, {}).get(attribute, 0) for c in classes)
