@@ -1630,16 +1630,13 @@ def report():
 """,
             config=_EXACT,
         ),
-        Valid(  # the name is bound again in the loop to a container whose forward keeps every layer's output
+        Valid(  # the name is bound again in the loop to a module whose forward returns the conv's output beside the ReLU's
             """
 from torch import nn
 class Taps(nn.Module):
     def forward(self, x):
-        outs = []
-        for layer in self.children():
-            x = layer(x)
-            outs.append(x)
-        return outs
+        a = self.conv(x)
+        return self.relu(a), a
 class Gen(nn.Module):
     def __init__(self, c, n):
         super().__init__()
