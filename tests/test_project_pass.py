@@ -742,6 +742,45 @@ def test_a_wrapper_class_of_another_file_outputs_what_its_module_outputs(project
     assert _findings("--select", "ML003", "models.py") == []
 
 
+def test_a_helper_of_another_file_returning_batch_norm_returns_a_fresh_tensor(project):
+    """attention-transfer's `utils.batch_norm(...)`, returning `F.batch_norm(...)`: its result is a
+    new tensor nothing keeps for backward, so the ReLU on it may run in place (summaries' `unsaved`)."""
+    write(project / "helpers.py", """
+        import torch.nn.functional as F
+
+        def normalise(x, params, training):
+            return F.batch_norm(x, params["mean"], params["var"], training=training)
+    """)
+    write(project / "model.py", """
+        import torch.nn.functional as F
+        import helpers
+
+        def head(x, params):
+            return F.relu(helpers.normalise(x, params, True))
+    """)
+    assert ("model.py", "ML003", 5) in _findings("--select", "ML003", ".")
+    assert _findings("--select", "ML003", "model.py") == []  # alone, the helper may return anything
+
+
+def test_a_helper_that_returns_its_input_in_one_branch_is_no_fresh_tensor(project):
+    write(project / "helpers.py", """
+        import torch.nn.functional as F
+
+        def normalise(x, params, training):
+            if params is None:
+                return x
+            return F.batch_norm(x, params["mean"], params["var"], training=training)
+    """)
+    write(project / "model.py", """
+        import torch.nn.functional as F
+        import helpers
+
+        def head(x, params):
+            return F.relu(helpers.normalise(x, params, True))
+    """)
+    assert _findings("--select", "ML003", ".") == []
+
+
 def test_a_wrapper_class_that_hooks_its_module_is_no_plain_wrapper(project):
     write(project / "spectral.py", SPECTRAL.replace("self.module.register_parameter(name + \"_bar\", nn.Parameter(getattr(module, name).data))", "self.module.register_forward_hook(lambda m, i, o: None)"))
     write(project / "models.py", """

@@ -208,6 +208,10 @@ PROJECTS = {
         "masks.py": "import torch\ndef causal_mask(n):\n    mask = torch.triu(torch.ones(1, n, n), diagonal=1).type(torch.int)\n    return mask == 0\n",
         "train.py": "import torch\nfrom masks import causal_mask\nfor x in train_loader:\n    m = causal_mask(x.size(1)).to(device)\n    model(x, m).backward()\n",
     },
+    "unsaved tensor returned by another file's helper": {  # `normalise` is no torch name: ML003's screen asks the view
+        "norms.py": "import torch.nn.functional as F\ndef normalise(x, w):\n    return F.batch_norm(x, None, None, weight=w, training=True)\n",
+        "model.py": "import torch.nn.functional as F\nfrom norms import normalise\ndef head(x, w):\n    return F.relu(normalise(x, w))\n",
+    },
     "flush through two helpers": {
         "helpers.py": "import torch\n" + HELPER_BODIES[4],
         "steps.py": "import torch\nimport helpers\ndef after_step(model):\n    helpers.free_memory()\n",

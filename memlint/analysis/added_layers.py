@@ -5,7 +5,11 @@
 nn.ReLU())` on a `net = nn.Sequential()` made earlier in the same block, `layers["relu1"] = ...` on an
 `OrderedDict()`.  Branches join (YOLOv3's builders): after `if bn: net.add_module("bn", ...)` the last
 layer added is the norm or the one before the `if`, and a layer added first in a branch follows the
-layers that may come last before the `if`.  Whether the container really ends in a Sequential is the
+layers that may come last before the `if`.  A `net = nn.Sequential()` made before a loop (or a
+`with` / `try`) is the same container inside it (RelativisticGAN's generator: `main =
+nn.Sequential()`, then `while mult > 1:` adding a conv, a norm and a ReLU per turn); what was added
+last before the loop is not carried in (a turn may follow another), and an assignment to the name
+forgets it.  Whether the container really ends in a Sequential is the
 asker's question (analysis/sequences.py answers it)."""
 
 from __future__ import annotations
@@ -16,8 +20,11 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from memlint.analysis.sequences import added_layer, empty_sequential_target
-from memlint.analysis.statement_blocks import function_blocks, module_blocks
 from memlint.analysis.walk import code_descendants
+
+# Compound statements whose blocks a reading of the statements enters, with what was made before
+# them (an `if` is read by `_joined_branches`; a nested function or class is a scope of its own).
+_ENTERED = (cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.Match)
 
 
 @dataclass
@@ -34,13 +41,12 @@ class AddedAfter:
 
 
 def added_in_function(function: cst.FunctionDef, ctx) -> Iterator[AddedAfter]:
-    for block in function_blocks(function, into_if=False):
-        yield from _runs(block, function.body, ctx, {}, {})
+    if type(function.body) is cst.IndentedBlock:
+        yield from _runs(function.body.body, function.body, ctx, {}, {})
 
 
 def added_in_module(module: cst.Module, ctx) -> Iterator[AddedAfter]:
-    for block in [module.body, *module_blocks(module)]:
-        yield from _runs(block, module, ctx, {}, {})
+    yield from _runs(module.body, module, ctx, {}, {})
 
 
 def _runs(block, scope: cst.CSTNode, ctx, made: dict, state: dict):
@@ -51,8 +57,15 @@ def _runs(block, scope: cst.CSTNode, ctx, made: dict, state: dict):
         if type(statement) is cst.If:
             state = yield from _joined_branches(statement, scope, ctx, made, state)
             continue
+        if type(statement) in _ENTERED:
+            _forget_rebound(statement, made)
+            for inner in _inner_blocks(statement):
+                yield from _runs(inner, scope, ctx, dict(made), {})
+            state = {}
+            continue
         added = added_layer(statement)
         if added is None:
+            _forget_rebound(statement, made)
             target = empty_sequential_target(statement, ctx)
             if target is not None:
                 made[target[0]] = target[1]
@@ -85,3 +98,35 @@ def _joined_branches(statement: cst.If, scope, ctx, made: dict, state: dict):
     for key in set.intersection(*(set(o) for o in outcomes)):
         joined[key] = tuple(dict.fromkeys(layer for o in outcomes for layer in o[key]))
     return joined
+
+
+def _inner_blocks(statement: cst.CSTNode) -> Iterator[list]:
+    """The statement lists of a loop, `with`, `try` or `match`: its body, `else`, handlers, `finally`, cases."""
+    parts = [statement, *getattr(statement, "handlers", ()), *getattr(statement, "cases", ()), getattr(statement, "orelse", None), getattr(statement, "finalbody", None)]
+    for part in parts:
+        body = getattr(part, "body", None) if part is not None else None
+        if type(body) is cst.IndentedBlock:
+            yield list(body.body)  # type: ignore[attr-defined]
+
+
+def _forget_rebound(statement: cst.CSTNode, made: dict) -> None:
+    """A name (or `self.<attr>`) bound again, by `=`, `+=`, a loop's target or `with ... as`, is no
+    longer the Sequential made before (the binding at the loop's head too: `for net in nets:`)."""
+    if not made:
+        return
+    targets: list[cst.BaseExpression] = []
+    if type(statement) is cst.SimpleStatementLine:
+        for small in statement.body:  # type: ignore[attr-defined]
+            if type(small) is cst.Assign:
+                targets.extend(t.target for t in small.targets)
+            elif type(small) in (cst.AugAssign, cst.AnnAssign):
+                targets.append(small.target)  # type: ignore[attr-defined]
+    elif type(statement) is cst.For:
+        targets.append(statement.target)  # type: ignore[attr-defined]
+    elif type(statement) is cst.With:
+        targets.extend(item.asname.name for item in statement.items if item.asname is not None)  # type: ignore[attr-defined]
+    for target in targets:
+        for node in (target, *code_descendants(target)):
+            code = "self." + node.attr.value if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self" else node.value if type(node) is cst.Name else None  # type: ignore[attr-defined]
+            if code is not None:
+                made.pop(code, None)

@@ -83,7 +83,13 @@ class ClassLayers:
         # `self.noise = NoiseInjection(c)`: a class of the file whose `forward` returns a fresh
         # tensor (analysis/fresh_forwards.py) or its own layer's output (`EqualConv2d`: wrapper_classes)
         local = {f"local:{c}" for c in (*fresh_output_classes(ctx), *owning_classes(ctx))}
-        fresh = {a for a in trusted if described.attributes[a].kind in FRESH_OUTPUT_LAYERS or described.attributes[a].kind in local}
+        fresh = {
+            a for a, layer in described.attributes.items()
+            if (layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local)
+            and (a in trusted or (changes.rebound_only_to_fresh_layers(a, ctx.class_name) and not changes.hooks_may_see([a])))
+        }  # fmt: skip
+        # (rebound elsewhere only to new layers that keep nothing of their output, `model.conv1 =
+        # fuse_conv_bn_eval(...)`: whichever holds it, its output is fresh: analysis/module_changes.py)
         # Bound in each branch of the constructor (`if self.maml: self.C1 = Conv2d_fw(...)` / `else:
         # self.C1 = nn.Conv2d(...)`), those the attribute's only bindings in the file: whichever it
         # holds, its output is fresh where every layer the branches may bind returns a fresh one.
@@ -97,6 +103,16 @@ class ClassLayers:
                 conditional.add(a)
         self._known = (fresh | conditional | normed, modules)
         return self._known
+
+    def tensor_attributes(self) -> set[str]:
+        """The attributes that hold a tensor: `self.weight = nn.Parameter(...)` built by the
+        constructor and bound nowhere else in the file, so `self.weight.mm(x)` is torch's method
+        (a new tensor: analysis/saved.py's FRESH_RESULT_METHODS), not another object's."""
+        described = self.described
+        if described is None:
+            return set()
+        changes = module_changes(self.ctx)
+        return {a for a, layer in described.attributes.items() if layer.kind == "Parameter" and changes.bound_once(a, self.ctx.class_name)}
 
     def layer_lists(self) -> set[ListElement]:
         """`self.<attribute> = nn.ModuleList(...)` whose every element is such a layer (depth 1),

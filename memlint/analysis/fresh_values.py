@@ -8,12 +8,15 @@ torch function that keeps nothing of its result (`torch.cat`, `F.gelu`, `torch.m
 analysis/saved.py).  A call's input is fresh where it is such a value directly, or a name bound to
 one that nothing reads after the call: bound on the line before (also through an in-place sum, or in
 every branch of an `if` just before), or further back where the call's statement ends the name's
-life (analysis/reaching.py).  Each answer comes with how a message names it ("the fresh output of
+life (analysis/reaching.py).  A module's own code (a script's training loop, outside its functions
+and classes) is a function of its own here: its names are globals that any function of the file
+may read, so every mention in the file counts against them, and a temporary (`nn.ReLU()(1.0 -
+y_pred)`) is fresh there as anywhere.  Each answer comes with how a message names it ("the fresh output of
 `self.conv`")."""
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Union
 
 import libcst as cst
 
@@ -21,9 +24,10 @@ from memlint.analysis.class_layers import ClassLayers, self_attr
 from memlint.analysis.constants import fold
 from memlint.analysis.module_lists import element_list, indexed_element
 from memlint.analysis.producers import bound_value, producers_before
+from memlint.analysis.project_facts import makes_unsaved_tensor
 from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
-from memlint.analysis.tables import RESHAPE_METHODS
+from memlint.analysis.tables import FRESH_RESULT_METHODS, RESHAPE_METHODS
 from memlint.analysis.walk import code_descendants
 
 # Ops whose output is a new tensor that their backward never reads (it reads only the operands):
@@ -40,12 +44,15 @@ _CALLABLE_BUILTINS = frozenset({"zip", "len", "range", "list", "tuple", "dict", 
 
 
 class FreshValues:
-    """The fresh values of one function, asked while the traversal leaves it."""
+    """The fresh values of one function, asked while the traversal leaves it; or of a module's own
+    code (`function` the module), asked while it leaves the module."""
 
-    def __init__(self, ctx, function: cst.FunctionDef) -> None:
+    def __init__(self, ctx, function: Union[cst.FunctionDef, cst.Module]) -> None:
         self.ctx = ctx
         self.function = function
         self.layers = ClassLayers(ctx)
+        # where the names of that code may be read: the function's body, or the whole module
+        self.code: cst.CSTNode = function if type(function) is cst.Module else function.body
 
     def fresh(self, expr: cst.BaseExpression) -> bool:
         """A value nothing else holds and whose producer keeps nothing of it for backward."""
@@ -57,12 +64,17 @@ class FreshValues:
         if type(func) is cst.Subscript:  # `self.layers[i](x)`
             element = indexed_element(func)
             return element is not None and element in self.layers.layer_lists()
-        if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS:  # `for l in self.convs: x = l(x)`, `bn = self.bns[i]`
+        if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS and type(self.function) is cst.FunctionDef:  # `for l in self.convs: x = l(x)`, `bn = self.bns[i]`
             element = element_list(self.function, func.value)  # type: ignore[attr-defined]
             if element is not None:
                 return element in self.layers.layer_lists()
+        if type(func) is cst.Attribute and func.attr.value in FRESH_RESULT_METHODS and self_attr(func.value) is not None:
+            return self_attr(func.value) in self.layers.tensor_attributes()  # `self.weight.mm(x)`, a Parameter's
         attribute = self_attr(func)
-        return attribute in self.layers.fresh_output_layers() if attribute is not None else makes_fresh_tensor(expr, self.ctx)
+        if attribute is not None:
+            return attribute in self.layers.fresh_output_layers()
+        # (a helper of the project returning `F.batch_norm(...)`: the project pass's `unsaved`)
+        return makes_fresh_tensor(expr, self.ctx) or makes_unsaved_tensor(expr, self.ctx) is not None  # type: ignore[arg-type]
 
     def fresh_input(self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool) -> Optional[str]:
         """`_fresh_input`, its description saying where the activation acts on a reshape of the value."""
@@ -93,7 +105,7 @@ class FreshValues:
         previous = earlier[-1] if earlier else None
         producer = self._binds_fresh(previous, name)
         if producer is not None:
-            if target == name or _occurrences(function.body, name) == 2:
+            if target == name or _occurrences(self.code, name) == 2:
                 return described(producer)
             # Rebound along the way (`d1 = self.up(x)`, `d1 = torch.cat([d1, skip], 1)`, then
             # `d2 = self.up2(F.relu(d1))`): fresh where this read is the name's last one.
@@ -104,7 +116,7 @@ class FreshValues:
             return self._reaching_fresh(statement, name, target, is_direct)
         if len(earlier) >= 2 and _adds_in_place(previous, name):
             producer = self._binds_fresh(earlier[-2], name)  # `out = ...; out += y; F.relu(out)`
-            if producer is None or (target != name and _occurrences(function.body, name) != 3):
+            if producer is None or (target != name and _occurrences(self.code, name) != 3):
                 return None
             return described(producer) + ", changed in place by `+=`"
         # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
@@ -117,7 +129,7 @@ class FreshValues:
         tensors = [value for value in joined.values if fold(value) is None]  # (a number, `0` or `-1.0`, holds no tensor)
         if not tensors or not all(self.fresh(value) for value in tensors):
             return None
-        if target != name and _occurrences(function.body, name) != 1 + sum(_occurrences(s, name) for s in joined.statements):
+        if target != name and _occurrences(self.code, name) != 1 + sum(_occurrences(s, name) for s in joined.statements):
             return None
         return " or ".join(dict.fromkeys(described(value) for value in tensors))
 
@@ -192,18 +204,23 @@ def _adds_in_place(statement, name: str) -> bool:
     )
 
 
-def _last_read(function: cst.FunctionDef, statement, name: str) -> bool:
+def _last_read(function: Union[cst.FunctionDef, cst.Module], statement, name: str) -> bool:
     """Is `statement`, a line of the function's own body (no loop around it runs it again), its
     only mention of `name` and the name's last one: no later line, no nested function or lambda
-    (which may run later), no `global`/`nonlocal` (others may read it) mentions it?"""
-    body = function.body.body if type(function.body) is cst.IndentedBlock else ()  # type: ignore[attr-defined]
+    (which may run later), no `global`/`nonlocal` (others may read it) mentions it?  For a module,
+    a line of its own statements, and no function or class of the file mentions it."""
+    if type(function) is cst.Module:
+        body, code = function.body, function
+    else:
+        body = function.body.body if type(function.body) is cst.IndentedBlock else ()  # type: ignore[attr-defined]
+        code = function.body
     index = next((i for i, line in enumerate(body) if line is statement), None)
     if index is None or _occurrences(statement, name) != 1:
         return False
     if any(_occurrences(line, name) for line in body[index + 1 :]):
         return False
-    for node in code_descendants(function.body):
-        if type(node) in (cst.FunctionDef, cst.Lambda, cst.Global, cst.Nonlocal) and _occurrences(node, name):
+    for node in code_descendants(code):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Global, cst.Nonlocal) and _occurrences(node, name):
             return False
     return True
 

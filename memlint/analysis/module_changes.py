@@ -11,16 +11,26 @@ trusted in a class when the class and its subclasses in the file bind it once, a
 the file binds an attribute `fc` (`model.fc = ...`, `setattr(m, "fc", ...)`, `self.fc = ...` in a
 function outside a class).  Code outside the file (another file replacing `model.fc`, hooking it)
 is not seen.
+
+Two facts narrow that for askers who need less than "the constructor's layer".  A `setattr` whose
+name starts with a literal (`setattr(m, "bn" + suffix, ...)`, `f"bn{i}"`, `"bn%d" % i`, also a name
+the file binds once to such a string) binds only attributes with that prefix.  And a binding whose
+value is a new layer that keeps nothing of its output (`model.conv1 = nn.Conv2d(...)`, torch's
+`fuse_conv_bn_eval(...)`, which returns a new convolution: DomainBed's batch-norm folding, also by
+a name not literal) leaves `self.conv1(x)` a fresh output whichever object it lands on:
+`rebound_only_to_fresh_layers` (ML003's fresh layer outputs).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from memlint.analysis.blind_hooks import PRE_HOOK_REGISTRATIONS, blind_pre_hook
+from memlint.analysis.initialisers import resolve_global
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -54,6 +64,11 @@ _ELEMENT_CHANGES = frozenset({"insert", "pop", "__setitem__", "__delitem__"})
 # name of a submodule: torch refuses it).
 _NAMED_BINDINGS = {"setattr": 1, "add_module": 0, "register_module": 0}
 ANY = "*"  # an attribute bound by a name that is not a literal: every attribute may be
+# torch functions that return a new layer whose output nothing keeps: `fuse_conv_bn_eval(conv, bn)`
+# returns a deep copy of the convolution with the norm folded into its weights (torch 2.13's source).
+_NEW_FRESH_LAYER_FUNCTIONS = frozenset(
+    {"torch.nn.utils.fusion.fuse_conv_bn_eval", "torch.nn.utils.fuse_conv_bn_eval"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -65,20 +80,39 @@ class ModuleChanges:
     hooked: bool  # the file registers a hook or extracts intermediate outputs
     hooked_names: frozenset[str]  # attribute names on the way to a hooked module (`model.layer4[-1].conv2`: layer4, conv2)
     hooked_unknown: bool  # a hook on a module not reached by attribute names (`m` of `model.modules()`, a global hook)
+    # of `bindings`, those whose value is a new layer keeping nothing of its output (ANY included)
+    fresh_bindings: dict = field(default_factory=dict)
+    # literal prefixes of `setattr` names otherwise unknown (`"bn" + suffix`): they bind only names so starting
+    prefixes: frozenset = frozenset()
 
     def bound_once(self, attribute: str, class_name: str | None) -> bool:
         """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
         no other binding of that name in the file, on another object or in a subclass?"""
-        if ANY in self.bindings or self.bindings.get(attribute, 0) or class_name is None:
+        if ANY in self.bindings or self.bindings.get(attribute, 0) or class_name is None or self._prefixed(attribute):
             return False
         classes = [class_name, *self.subclasses.get(class_name, ())]
         return sum(self.own.get(c, {}).get(attribute, 0) for c in classes) == 1
+
+    def rebound_only_to_fresh_layers(self, attribute: str, class_name: str | None) -> bool:
+        """Is `self.<attribute>` bound once in the class (and its subclasses), and every other
+        binding of a name that may be it in the file (another object's `model.conv1 = ...`, a
+        `setattr` by a name not literal) a new layer that keeps nothing of its output?  Then, where
+        the constructor's layer is one too, its call returns a fresh output whichever binding holds."""
+        if class_name is None or self._prefixed(attribute):
+            return False
+        if any(self.bindings.get(k, 0) != self.fresh_bindings.get(k, 0) for k in (attribute, ANY)):
+            return False
+        classes = [class_name, *self.subclasses.get(class_name, ())]
+        return sum(self.own.get(c, {}).get(attribute, 0) for c in classes) == 1
+
+    def _prefixed(self, attribute: str) -> bool:
+        return any(attribute.startswith(prefix) for prefix in self.prefixes)
 
     def class_bindings(self, attribute: str, class_name: str | None) -> int | None:
         """How many `self.<attribute> = ...` the class and its subclasses in the file write; None
         where something else in the file binds an attribute of that name (another object's, by a
         name not literal)."""
-        if ANY in self.bindings or self.bindings.get(attribute, 0) or class_name is None:
+        if ANY in self.bindings or self.bindings.get(attribute, 0) or class_name is None or self._prefixed(attribute):
             return None
         classes = [class_name, *self.subclasses.get(class_name, ())]
         return sum(self.own.get(c, {}).get(attribute, 0) for c in classes)
@@ -97,11 +131,33 @@ class ModuleChanges:
 
 
 def module_changes(ctx: "Context") -> ModuleChanges:
-    return ctx.memo("module-changes", lambda: _collect(ctx.module))  # type: ignore[return-value]
+    return ctx.memo("module-changes", lambda: _collect(ctx.module, ctx))  # type: ignore[return-value]
 
 
-def _collect(module: cst.Module) -> ModuleChanges:
+def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     bindings: dict[str, int] = {}
+    fresh: dict[str, int] = {}  # of those, bound to a new layer that keeps nothing of its output
+    prefixes: set[str] = set()
+    once: dict[str, cst.BaseExpression] | None = None  # names the file binds once, to what (found on first need)
+
+    def fresh_layer(value: cst.BaseExpression | None) -> bool:
+        nonlocal once
+        if type(value) is not cst.Call:
+            return False
+        func = value.func  # type: ignore[attr-defined]
+        qualified = resolve_global(ctx, func)
+        if qualified is None and type(func) is cst.Name:  # `fuse = torch.nn.utils.fusion.fuse_conv_bn_eval`, bound once
+            once = _bound_once(module) if once is None else once
+            alias = once.get(func.value)  # type: ignore[attr-defined]
+            qualified = resolve_global(ctx, alias) if type(alias) is cst.Attribute else None
+        if qualified in _NEW_FRESH_LAYER_FUNCTIONS:
+            return True
+        return bool(qualified) and qualified.startswith("torch.nn.") and qualified.count(".") == 2 and qualified[9:] in FRESH_OUTPUT_LAYERS  # type: ignore[union-attr]
+
+    def named(name: str, value: cst.BaseExpression | None) -> None:
+        bindings[name] = bindings.get(name, 0) + 1
+        if fresh_layer(value):
+            fresh[name] = fresh.get(name, 0) + 1
     changed: set[str] = set()
     hooked = False
     hooked_names: set[str] = set()
@@ -110,10 +166,10 @@ def _collect(module: cst.Module) -> ModuleChanges:
     aliases: set[str] = set()  # attributes bound to another object's name: `self.head = self.fc`
     assigned: dict[int, cst.BaseExpression] = {}  # id(AssignTarget) -> the value (an Assign is met before its targets)
 
-    def bind(target: cst.BaseExpression) -> None:
+    def bind(target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         if type(target) is cst.Attribute:
-            name = target.attr.value
-            bindings[name] = bindings.get(name, 0) + 1
+            on_self = type(target.value) is cst.Name and target.value.value == "self"  # type: ignore[attr-defined]
+            named(target.attr.value, None if on_self else value)  # type: ignore[attr-defined]  # (a class's own are counted apart)
         elif type(target) in (cst.Tuple, cst.List):
             for element in target.elements:  # type: ignore[attr-defined]
                 bind(element.value)
@@ -132,7 +188,7 @@ def _collect(module: cst.Module) -> ModuleChanges:
             if type(node.target) is cst.Attribute and type(assigned.get(id(node))) in _ALIASES:  # type: ignore[attr-defined]
                 aliases.add(node.target.attr.value)  # type: ignore[attr-defined]
             if not (type(node.target) is cst.Subscript and _evidently_not_a_module(assigned.get(id(node)))):  # type: ignore[attr-defined]
-                bind(node.target)  # type: ignore[attr-defined]
+                bind(node.target, assigned.get(id(node)))  # type: ignore[attr-defined]
         elif kind is cst.Assign:
             for each in node.targets:  # type: ignore[attr-defined]
                 assigned[id(each)] = node.value  # type: ignore[attr-defined]
@@ -166,15 +222,21 @@ def _collect(module: cst.Module) -> ModuleChanges:
             elif called in _NAMED_BINDINGS and not _sets_a_non_module(node):  # type: ignore[arg-type]
                 position = _NAMED_BINDINGS[called]
                 args = node.args  # type: ignore[attr-defined]
-                named = args[position].value if len(args) > position and not args[position].keyword else None
-                if type(named) is cst.SimpleString and isinstance(named.evaluated_value, str):  # type: ignore[union-attr]
-                    key = named.evaluated_value  # type: ignore[union-attr]
-                    bindings[key] = bindings.get(key, 0) + 1
+                label = args[position].value if len(args) > position and not args[position].keyword else None
+                given = args[position + 1].value if len(args) > position + 1 and not args[position + 1].keyword else None
+                if type(label) is cst.SimpleString and isinstance(label.evaluated_value, str):  # type: ignore[union-attr]
+                    named(label.evaluated_value, given)  # type: ignore[union-attr]
                 elif called == "setattr" or (len(args) > position and position == 0):
                     if called == "setattr" and plain_setattrs is None:
                         plain_setattrs = _setattrs_of_computed_values(module)
                     if not (called == "setattr" and id(node) in plain_setattrs):  # type: ignore[operator]
-                        bindings[ANY] = 1
+                        if once is None:
+                            once = _bound_once(module)
+                        prefix = _literal_prefix(label, once)
+                        if prefix:
+                            prefixes.add(prefix)  # `setattr(m, "bn" + suffix, ...)`: only names so starting
+                        else:
+                            named(ANY, given)
     if hooked_names & aliases:
         hooked_unknown = True  # `self.head = self.fc`, then `model.head` hooked: the hook is on `fc` too
     # `self.<name>` bound inside classes was counted above too: what is left is bound elsewhere.
@@ -182,7 +244,57 @@ def _collect(module: cst.Module) -> ModuleChanges:
         bindings[name] -= count
         if not bindings[name]:
             del bindings[name]
-    return ModuleChanges(bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown)
+    return ModuleChanges(
+        bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes)
+    )
+
+
+def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
+    """The plain names the file binds exactly once, by `name = value`, to that value (any scope:
+    a name bound in two functions is bound twice here); any other binding of a name rules it out."""
+    values: dict[str, list] = {}
+    for node in code_descendants(module):
+        kind = type(node)
+        if kind is cst.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                for name in _target_names(target.target):
+                    values.setdefault(name, []).append(node.value if type(target.target) is cst.Name else None)  # type: ignore[attr-defined]
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del, cst.CompFor):
+            for name in _target_names(node.target):  # type: ignore[attr-defined]
+                values.setdefault(name, []).append(None)
+        elif kind is cst.WithItem and node.asname is not None:  # type: ignore[attr-defined]
+            for name in _target_names(node.asname.name):  # type: ignore[attr-defined]
+                values.setdefault(name, []).append(None)
+        elif kind in (cst.FunctionDef, cst.ClassDef):
+            values.setdefault(node.name.value, []).append(None)  # type: ignore[attr-defined]
+        elif kind is cst.Param:
+            values.setdefault(node.name.value, []).append(None)  # type: ignore[attr-defined]
+        elif kind in (cst.Import, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
+            for alias in node.names:  # type: ignore[attr-defined]
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                for name in _target_names(bound):
+                    values.setdefault(name, []).append(None)
+    return {name: found[0] for name, found in values.items() if len(found) == 1 and found[0] is not None}
+
+
+def _literal_prefix(label: cst.BaseExpression | None, once: dict[str, cst.BaseExpression]) -> str:
+    """The literal start of a string built at run time: `"bn" + suffix`, `f"bn{i}"`, `"bn%d" % i`,
+    `"bn{}".format(i)`, or a name the file binds once to one of those; "" where not known."""
+    if type(label) is cst.Name and label.value in once:  # type: ignore[attr-defined]
+        label = once[label.value]  # type: ignore[attr-defined]
+    if type(label) is cst.BinaryOperation and type(label.operator) in (cst.Add, cst.Modulo):  # type: ignore[attr-defined]
+        left = label.left  # type: ignore[attr-defined]
+        text = left.evaluated_value if type(left) is cst.SimpleString else None  # type: ignore[attr-defined]
+        if type(label.operator) is cst.Modulo and isinstance(text, str):  # type: ignore[attr-defined]
+            text = text.split("%", 1)[0]
+        return text if isinstance(text, str) else ""
+    if type(label) is cst.FormattedString and label.parts and type(label.parts[0]) is cst.FormattedStringText:  # type: ignore[attr-defined]
+        return label.parts[0].value  # type: ignore[attr-defined]
+    if type(label) is cst.Call and type(label.func) is cst.Attribute and label.func.attr.value == "format":  # type: ignore[attr-defined]
+        base = label.func.value  # type: ignore[attr-defined]
+        text = base.evaluated_value if type(base) is cst.SimpleString else None  # type: ignore[attr-defined]
+        return text.split("{", 1)[0] if isinstance(text, str) else ""
+    return ""
 
 
 def _class_bindings(module: cst.Module) -> tuple[dict, dict, dict]:

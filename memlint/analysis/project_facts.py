@@ -97,6 +97,16 @@ def makes_host_tensor(call: cst.Call, ctx: "Context") -> Optional[str]:
     return written if written is not None and written in ctx.project.host_calls else None
 
 
+def makes_unsaved_tensor(call: cst.Call, ctx: "Context") -> Optional[str]:
+    """The callee as written ("utils.batch_norm") when `call` runs a function of the project whose
+    every return is a new tensor its producer keeps nothing of for backward (`FileView.unsaved_calls`:
+    `return F.batch_norm(...)`, here or in another file), else None."""
+    if not ctx.project.unsaved_calls:
+        return None
+    written = _project_callee(call, ctx)
+    return written if written is not None and written in ctx.project.unsaved_calls else None
+
+
 def _project_callee(call: cst.Call, ctx: "Context") -> Optional[str]:
     """`helper` / `utils.helper` as written, when its root is bound at module level (the name the
     project pass resolved), else None."""

@@ -111,8 +111,13 @@ def empty_sequential_target(statement: cst.CSTNode, ctx) -> Optional[tuple[str, 
 def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx, helper: Optional[tuple[str, int]] = None) -> bool:
     """Is the list `name` turned into `nn.Sequential(*name)` in `scope` (a function's body, or a
     module) and otherwise only extended?  With `helper` (a function's name, a parameter position),
-    a call of that function given the list there extends it too (list_helpers.py)."""
-    nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
+    a call of that function given the list there extends it too (list_helpers.py).  Where a line of
+    the scope's own body rebinds the name to that Sequential (`mlp = nn.Sequential(*mlp)`, not in a
+    loop or branch, and nothing binds the name after it), the name is the list only up to that line:
+    after it, it is the Sequential, whose uses are a Sequential's (as `net = nn.Sequential(*layers)`)."""
+    nodes = _list_lifetime(scope, name, ctx)
+    if nodes is None:
+        nodes = list(code_descendants(scope, skip=(cst.FunctionDef, cst.ClassDef)) if isinstance(scope, cst.Module) else code_descendants(scope))
     # `type(...) is` for isinstance: libcst's concrete node classes have no subclasses.
     if not any(
         type(node) is cst.Call
@@ -132,6 +137,46 @@ def unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx, helper: Op
             if node.attr.value not in ("append", "extend"):
                 return False
     return True
+
+
+def _list_lifetime(scope: cst.CSTNode, name: str, ctx) -> Optional[list[cst.CSTNode]]:
+    """The nodes of `scope` where `name` is still the list: every line of its own body before `name
+    = nn.Sequential(*name)` and that line's value; None where no such line (or the name is bound
+    again after it: a second list)."""
+    statements = scope.body if type(scope) in (cst.Module, cst.IndentedBlock) else ()  # type: ignore[attr-defined]
+    for index, statement in enumerate(statements):
+        value = _rebinds_to_its_sequential(statement, name, ctx)
+        if value is None:
+            continue
+        for later in statements[index + 1 :]:
+            for node in code_descendants(later):
+                if type(node) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr):
+                    if any(type(n) is cst.Name and n.value == name for n in (node.target, *code_descendants(node.target))):  # type: ignore[attr-defined]
+                        return None
+                elif type(node) is cst.WithItem and node.asname is not None and name in _names(node.asname.name):  # type: ignore[attr-defined]
+                    return None
+        skip = (cst.FunctionDef, cst.ClassDef) if type(scope) is cst.Module else ()
+        return [n for earlier in statements[:index] for n in (earlier, *code_descendants(earlier, skip=skip))] + [value, *code_descendants(value)]
+    return None
+
+
+def _rebinds_to_its_sequential(statement: cst.CSTNode, name: str, ctx) -> Optional[cst.Call]:
+    """`name = nn.Sequential(*name)` as a whole line: the call; else None."""
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:  # type: ignore[attr-defined]
+        return None
+    small = statement.body[0]  # type: ignore[attr-defined]
+    if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
+        return None
+    call = small.value
+    if small.targets[0].target.value != name or type(call) is not cst.Call:  # type: ignore[attr-defined]
+        return None
+    if not any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in call.args):  # type: ignore[attr-defined]
+        return None
+    return call if torch_nn_name(ctx, call.func) == "Sequential" else None  # type: ignore[return-value]
+
+
+def _names(target: cst.BaseExpression) -> set[str]:
+    return {n.value for n in (target, *code_descendants(target)) if type(n) is cst.Name}  # type: ignore[attr-defined]
 
 
 def groups_unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:

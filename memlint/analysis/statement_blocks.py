@@ -25,6 +25,14 @@ def module_blocks(module: cst.Module) -> Iterator[list]:
     return _blocks(list(module.body), into_if=False)
 
 
+def module_code_blocks(module: cst.Module) -> Iterator[list]:
+    """Every statement list of the module's own code, its top level first (a script's training loop
+    and the branches inside it; not the bodies of functions or classes): the module read as a
+    function of its own."""
+    yield list(module.body)
+    yield from _blocks(list(module.body), into_if=True)
+
+
 def _blocks(stack: list[cst.CSTNode], into_if: bool) -> Iterator[list]:
     while stack:
         node = stack.pop()

@@ -26,6 +26,9 @@ A summary says, for each module-level function and each method of a module-level
   `forward` only ever returns that module's call (SAGAN's `SpectralNorm`: `forwarded_attribute`);
 - `fresh`: a module-level function whose every return is a tensor it has just made on the host
   (memlint.analysis.host_returns: `causal_mask(n)` returning `torch.triu(torch.ones(1, n, n)) == 0`);
+- `unsaved`: a module-level function whose every return is a new tensor that its producer keeps
+  nothing of for backward (a torch function of `tables.FRESH_RESULT_FUNCTIONS`: `batch_norm(x,
+  params, base, mode)` returning `F.batch_norm(...)`); an activation may overwrite it (ML003);
 - `flags`: a module-level function's parameters that default to False, each [name, position]
   (-1: keyword-only), and `passes`: its calls of a function of the project, [reference, positions,
   keywords], that turn some of the callee's arguments on (`True`, an accelerator test:
@@ -68,7 +71,7 @@ from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 22  # 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 23  # 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -161,6 +164,7 @@ class _Summary:
                 generators.add(key)
                 self.functions[key]["returns"] = None  # a generator: calling it returns no tensor
         self._fresh_returns(returns, generators)
+        self._unsaved_returns(returns, generators)
         self._factories(returns, generators)
         self._moved_parameters()
         self._passes()
@@ -944,6 +948,18 @@ class _Summary:
                 continue
             if returns_fresh_host_tensor(found, self.qualify, self._local_values(key), self.nodes.get(key)):
                 self.functions[key]["fresh"] = True
+
+    def _unsaved_returns(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
+        """`unsaved` of a module-level function whose every `return` is a new tensor that its
+        producer keeps nothing of for backward: a call of a torch function of
+        `tables.FRESH_RESULT_FUNCTIONS` without `out=` (attention-transfer's `utils.batch_norm`,
+        returning `F.batch_norm(...)`; memlint.analysis.saved's `makes_fresh_tensor`, the same fact
+        on libcst's tree).  An activation may overwrite the result of a call of it (ML003)."""
+        for key, found in returns.items():
+            if not key or "." in key or key == "?" or key in generators or not found:
+                continue
+            if all(_unsaved_result(r.value, self.qualify) for r in found):
+                self.functions[key]["unsaved"] = True
 
     def _factories(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
         """`builds` of a module-level function every `return` of which constructs an instance of a
@@ -1840,7 +1856,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "keeps", "grads", "evals", "model_grad"):
+        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "unsaved", "keeps", "grads", "evals", "model_grad"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)
@@ -1984,3 +2000,13 @@ def _names_accelerator(text: str) -> bool:
     if tables.CUDA_SWITCHED_OFF.search(text):
         text = tables.CUDA_SWITCHED_OFF.sub("", text)
     return tables.ACCELERATOR_TEXT.search(text) is not None
+
+
+def _unsaved_result(value: Optional[ast.expr], qualify: Callable[[Optional[str]], Optional[str]]) -> bool:
+    """A call of `torch.<f>` / `torch.nn.functional.<f>` (through the file's imports) that returns a
+    new tensor its backward never reads (`tables.FRESH_RESULT_FUNCTIONS`), with no `out=` buffer."""
+    if type(value) is not ast.Call or any(k.arg == "out" for k in value.keywords):  # type: ignore[union-attr]
+        return False
+    qualified = qualify(dotted(value.func))  # type: ignore[union-attr]
+    module, _, name = (qualified or "").rpartition(".")
+    return module in ("torch", "torch.nn.functional") and name in tables.FRESH_RESULT_FUNCTIONS

@@ -134,6 +134,10 @@ class FileView:
     # `cuda = x.is_cuda`): the branch behind `if cuda:` runs whenever the callers run on the
     # accelerator, not only on a special call (memlint.analysis.flag_arguments).
     flags_on: frozenset[str] = frozenset()
+    # Callees as written here whose every return is a new tensor its producer keeps nothing of for
+    # backward (summaries' `unsaved`): `utils.batch_norm(...)` returning `F.batch_norm(...)`.  An
+    # activation may overwrite the result of a call of one in place (ML003).
+    unsaved_calls: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -145,10 +149,11 @@ class FileView:
     def widens_screens(self) -> bool:
         """Could these facts make a rule's screen answer "maybe" where it answered "no" without them?
         (Only the history facts reach a screen, memlint/prescreen/history.py, the training steps of
-        other files ML017's screen, the project's moves and host tensors ML013's, the classes that build
+        other files ML017's screen, the project's moves and host tensors ML013's, the project's helpers
+        returning unsaved tensors ML003's, the classes that build
         their own Adam ML015's, the models' methods and eval-mode context managers ML002's.)"""
         return bool(
-            self.history_calls or self.history_methods or self.steps_elsewhere or self.mover_calls or self.host_calls
+            self.history_calls or self.history_methods or self.steps_elsewhere or self.mover_calls or self.host_calls or self.unsaved_calls
             or self.adam_classes or self.torch_importers or self.runs_other_files_models
         )  # fmt: skip
 
@@ -204,7 +209,7 @@ class FileView:
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
                 sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers,
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
-                sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on)]  # fmt: skip
+                sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -212,12 +217,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 23 or type(data[8]) is not bool or type(data[16]) is not bool:
+        if type(data) is not list or len(data) != 24 or type(data[8]) is not bool or type(data[16]) is not bool:
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -227,7 +232,7 @@ class FileView:
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
-                   frozenset(data[20]), frozenset(data[21]), frozenset(data[22]))  # fmt: skip
+                   frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -1026,16 +1031,17 @@ class Project:
                     found[ref[1]] = ",".join(map(str, moves))
         return tuple(sorted(found.items()))
 
-    def _host_calls(self, index: int) -> frozenset[str]:
+    def _host_calls(self, index: int, field: str = "fresh") -> frozenset[str]:
         """FileView.host_calls of file `index`: its calls of the project's functions that return a
-        tensor just made on the host (here or in another file)."""
+        tensor just made on the host (here or in another file); with `field` "unsaved",
+        FileView.unsaved_calls: those that return a new tensor nothing keeps for backward."""
         found: set[str] = set()
         for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
             for ref, *_ in record.get("calls", ()):
                 if ref[0] not in ("n", "d") or ref[1] in found:
                     continue
                 callee = self.resolve(index, key, ref)
-                if callee is not None and self.record(callee).get("fresh"):
+                if callee is not None and self.record(callee).get(field):
                     found.add(ref[1])
         return frozenset(found)
 
@@ -1260,6 +1266,7 @@ class Project:
             mover_calls=self._mover_calls(index),
             per_forward=frozenset(k for k in keys if (index, k) in self.per_forward),
             host_calls=self._host_calls(index),
+            unsaved_calls=self._host_calls(index, "unsaved"),
             adam_classes=self._adam_classes(file.directory),
             meter_classes=self._meter_classes(index),
             torch_importers=self._torch_importers(index),

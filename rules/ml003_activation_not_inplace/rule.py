@@ -26,7 +26,7 @@ from memlint.analysis.sequences import (
     sequential_elements,
     unpacked_into_sequential_only,
 )
-from memlint.analysis.statement_blocks import function_blocks
+from memlint.analysis.statement_blocks import function_blocks, module_code_blocks
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_descendants, descendants
 from memlint.diagnostics import Severity
@@ -211,7 +211,18 @@ class ActivationNotInplace(Rule):
       mentions only there and in the sequence (ResNet's stem: `relu = nn.ReLU()`, then `trunk =
       [conv1, bn1, relu, pool1]`);
     - an activation module built for one call on such a fresh value (a GAN's hinge loss:
-      `torch.nn.ReLU()(1.0 - d_out_real).mean()`).
+      `torch.nn.ReLU()(1.0 - d_out_real).mean()`);
+    - the module's own code read as a function of its own (a script's training loop at module
+      level: the same hinge loss there), its names the file's globals, so that a mention anywhere
+      in the file (a function reading the name) counts as a use;
+    - also: `net = nn.Sequential()` made before a loop and added to inside it (each turn's conv,
+      norm and ReLU); a list rebound to its own Sequential (`mlp = nn.Sequential(*mlp)`, then
+      handed on), which is the list only up to that line; `self.weight.mm(x)` where `self.weight =
+      nn.Parameter(...)` is bound once (torch's method, a new tensor); a layer attribute rebound
+      elsewhere in the file only to new layers that keep nothing of their output (`model.conv1 =
+      nn.Conv2d(...)`, `fuse_conv_bn_eval(...)`) or by a `setattr` whose name starts with another
+      literal (`"bn" + suffix`); a call of a project helper whose every `return` is such a torch
+      function (`utils.batch_norm(...)` returning `F.batch_norm(...)`, in any file of the project).
 
     Never reported: the first element of a Sequential (it would overwrite the caller's tensor, a
     residual input for example); an activation after an op that saves its output (Sigmoid, Tanh,
@@ -1605,6 +1616,104 @@ class Net(nn.Module):
         for conv in self.convs:
             skip = conv(x) + skip
         return F.relu(skip)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a module-level name read again by a function of the file: in place would change what it sees
+            """
+import torch
+d = torch.randn(6, requires_grad=True)
+margin = 1.0 - d
+loss = torch.nn.ReLU()(margin).mean()
+def report():
+    return margin.min()
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the name is bound again in the loop to a module whose forward returns the conv's output beside the ReLU's
+            """
+from torch import nn
+class Taps(nn.Module):
+    def forward(self, x):
+        a = self.conv(x)
+        return self.relu(a), a
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        main = nn.Sequential()
+        for i in range(n):
+            main = Taps()
+            main.add_module("conv", nn.Conv2d(c, c, 3, padding=1))
+            main.add_module("relu", nn.ReLU())
+        self.main = main
+    def forward(self, x):
+        return self.main(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # another object's `conv1` may be replaced by an identity: then the activation would overwrite the caller's tensor
+            """
+import torch.nn.functional as F
+from torch import nn
+def strip(model):
+    model.conv1 = nn.Identity()
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a name built from "conv" may be `conv1`, and the value is no layer of a fresh output
+            """
+import torch.nn.functional as F
+from torch import nn
+def strip(model, i):
+    setattr(model, "conv" + str(i), nn.Identity())
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `self.weight` is no tensor: its `mm` may keep what it returns
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Keep:
+    def mm(self, x):
+        self.last = x * 2
+        return self.last
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = Keep()
+    def forward(self, x):
+        return F.relu(self.weight.mm(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the name is bound again after the Sequential, to a list of its layers the caller may run one by one
+            """
+from torch import nn
+def head(c, n):
+    mlp = []
+    for _ in range(n):
+        mlp.append(nn.Conv2d(c, c, 3, padding=1))
+        mlp.append(nn.ReLU())
+    mlp = nn.Sequential(*mlp)
+    mlp = list(mlp.children())
+    return mlp
 """,
             config=_EXACT,
         ),
@@ -4439,6 +4548,190 @@ class Net(nn.Module):
 """,
             harness=_runs("Net(4, 2)", "2, 4, 8"),
         ),
+        Invalid(  # a script's training loop at module level: the hinge's ReLU is built for one call on a fresh difference (AlexiaJM/RelativisticGAN, issue 27)
+            """
+import torch
+d = torch.randn(6, requires_grad=True)
+for _ in range(2):
+    loss = torch.nn.ReLU()(1.0 - d).mean()
+    loss.backward()
+""",
+            line=4,
+            column=12,
+            config=_EXACT,
+            message="`nn.ReLU` built for one call on a fresh difference",
+            fixed="""
+import torch
+d = torch.randn(6, requires_grad=True)
+for _ in range(2):
+    loss = torch.nn.ReLU(inplace=True)(1.0 - d).mean()
+    loss.backward()
+""",
+            harness=Harness(setup="import torch", then="result = (loss, d.grad)"),
+        ),
+        Invalid(  # module level: a name bound on the line before to a fresh product, mentioned nowhere else in the file
+            """
+import torch
+import torch.nn.functional as F
+x = torch.randn(4, 3, requires_grad=True)
+w = torch.randn(3, 3, requires_grad=True)
+h = x @ w
+y = F.relu(h)
+y.sum().backward()
+""",
+            line=6,
+            column=5,
+            config=_EXACT,
+            message="a fresh matrix product",
+            fixed="""
+import torch
+import torch.nn.functional as F
+x = torch.randn(4, 3, requires_grad=True)
+w = torch.randn(3, 3, requires_grad=True)
+h = x @ w
+y = F.relu(h, inplace=True)
+y.sum().backward()
+""",
+            harness=Harness(setup="import torch", then="result = (y, x.grad, w.grad)"),
+        ),
+        Invalid(  # a Sequential made before a loop is the same container inside it: each turn adds a conv, then a ReLU (RelativisticGAN's generator, issue 27)
+            """
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        main = nn.Sequential()
+        i = 0
+        while i < n:
+            main.add_module("conv%d" % i, nn.Conv2d(c, c, 3, padding=1))
+            main.add_module("relu%d" % i, nn.ReLU())
+            i += 1
+        self.main = main
+    def forward(self, x):
+        return self.main(x)
+""",
+            line=9,
+            column=43,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Conv2d`",
+            fixed="""
+from torch import nn
+class Gen(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        main = nn.Sequential()
+        i = 0
+        while i < n:
+            main.add_module("conv%d" % i, nn.Conv2d(c, c, 3, padding=1))
+            main.add_module("relu%d" % i, nn.ReLU(inplace=True))
+            i += 1
+        self.main = main
+    def forward(self, x):
+        return self.main(x)
+""",
+            harness=_runs("Gen(4, 2)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # `conv1` bound elsewhere on another object only to a new convolution, and by a name that starts "bn": whichever layer it holds, its output is fresh (facebookresearch/DomainBed, issue 27)
+            """
+import torch.nn.functional as F
+from torch import nn
+def adapt(model, c, suffix):
+    model.conv1 = nn.Conv2d(c, 8, 3)
+    setattr(model, "bn" + suffix, nn.Identity())
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x)
+        return x
+""",
+            line=12,
+            column=13,
+            config=_EXACT,
+            message="the fresh output of `self.conv1`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+def adapt(model, c, suffix):
+    model.conv1 = nn.Conv2d(c, 8, 3)
+    setattr(model, "bn" + suffix, nn.Identity())
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(x, inplace=True)
+        return x
+""",
+            harness=_runs("Net()", "1, 3, 8, 8"),
+        ),
+        Invalid(  # `self.weight` is a Parameter bound once: its `mm` is torch's, a new tensor mm keeps nothing of (williamleif/graphsage-simple, issue 27)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(4, 6))
+    def forward(self, x):
+        return F.relu(self.weight.mm(x.t()))
+""",
+            line=9,
+            column=16,
+            config=_EXACT,
+            message="the fresh result of `self.weight.mm`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(4, 6))
+    def forward(self, x):
+        return F.relu(self.weight.mm(x.t()), inplace=True)
+""",
+            harness=_runs("Enc()", "3, 6"),
+        ),
+        Invalid(  # the list's name is rebound to its Sequential: after that line it is the Sequential, handed on whole (taesungp/contrastive-unpaired-translation, issue 27)
+            """
+from torch import nn
+def prepare(net):
+    return net.float()
+def head(c, n):
+    mlp = []
+    for _ in range(n):
+        mlp.append(nn.Conv2d(c, c, 3, padding=1))
+        mlp.append(nn.ReLU())
+    mlp.append(nn.Conv2d(c, 4, 3))
+    mlp = nn.Sequential(*mlp)
+    prepare(mlp)
+    return mlp
+""",
+            line=8,
+            column=20,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Conv2d`",
+            fixed="""
+from torch import nn
+def prepare(net):
+    return net.float()
+def head(c, n):
+    mlp = []
+    for _ in range(n):
+        mlp.append(nn.Conv2d(c, c, 3, padding=1))
+        mlp.append(nn.ReLU(inplace=True))
+    mlp.append(nn.Conv2d(c, 4, 3))
+    mlp = nn.Sequential(*mlp)
+    prepare(mlp)
+    return mlp
+""",
+            harness=_runs("head(4, 2)", "2, 4, 8, 8"),
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -4602,6 +4895,14 @@ class Net(nn.Module):
     def leave_Module(self, node: cst.Module) -> None:
         for added in added_in_module(node, self.ctx):
             self._check_added(added)
+        # The module's own code (a script's training loop: `torch.nn.ReLU()(1.0 - y_pred)` in a
+        # hinge loss) computes fresh values as a function does; its names are the file's globals.
+        values = FreshValues(self.ctx, node)
+        for block in module_code_blocks(node):
+            earlier: list[cst.CSTNode] = []
+            for statement in block:
+                self._check_statement(statement, earlier, values)
+                earlier.append(statement)
 
     def _check_added(self, added: AddedAfter, function: Optional[cst.FunctionDef] = None) -> None:
         """A layer added right after one of several (analysis/added_layers.py): a candidate where it

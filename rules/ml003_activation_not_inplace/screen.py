@@ -17,6 +17,7 @@ from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS,
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.tables import NO_GRAD_FRAMEWORK_METHODS, NO_GRAD_HOOK_PREFIXES, NO_GRAD_HOOKS
 from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME, RESHAPE_METHODS
+from memlint.analysis.naming import dotted
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
 
@@ -35,12 +36,14 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         return False
     functional = source.names_for(INPLACE_FUNCTIONS)
     layers = _attributes_holding_layers(source) | _loop_variables(source)
+    # the project's helpers whose every return is a new tensor nothing keeps (`utils.batch_norm`)
+    unsaved = source.project.unsaved_calls if source.project is not None else frozenset()
     if held:
         built = _attributes_built_as_layers(source)
         for call in source.nodes(ast.Call):
             if self_attribute(call.func) in held and call.args:  # type: ignore[attr-defined]
                 statement, previous, function = _statement_around(source, call)
-                if function is not None and _applies_inplace_function(statement, previous, call, built, function):  # type: ignore[attr-defined]
+                if function is not None and _applies_inplace_function(statement, previous, call, built, function, unsaved):  # type: ignore[attr-defined]
                     return True
     self_rebound = any(isinstance(t, ast.Name) and t.id == "self" for n in source.nodes(ast.Assign) for t in n.targets) or any(  # type: ignore[attr-defined]
         (alias.asname or alias.name) == "self" for n in source.nodes(ast.Import, ast.ImportFrom) for alias in n.names  # type: ignore[attr-defined]
@@ -50,7 +53,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if isinstance(func, ast.Call) and final_name(func.func) in INPLACE_MODULES and call.args:  # `nn.ReLU()(1.0 - d)`
             statement, previous, function = _statement_around(source, call)
             if function is not None and (exact or _may_run_without_grad(source, call, function)) \
-                    and _applies_inplace_function(statement, previous, call, layers, function):  # type: ignore[arg-type]
+                    and _applies_inplace_function(statement, previous, call, layers, function, unsaved):  # type: ignore[arg-type]
                 return True  # (as for a function: the default set reports it only where gradients may be off)
         if final_name(func) not in functional or not call.args:
             continue
@@ -59,7 +62,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         statement, previous, function = _statement_around(source, call)
         if function is None or (not exact and not _may_run_without_grad(source, call, function)):
             continue
-        if _applies_inplace_function(statement, previous, call, layers, function):  # type: ignore[attr-defined]
+        if _applies_inplace_function(statement, previous, call, layers, function, unsaved):  # type: ignore[attr-defined]
             return True
     return False
 
@@ -74,8 +77,8 @@ def _may_run_without_grad(source: Source, call: ast.AST, function) -> bool:
             break
         if isinstance(ancestor, (ast.With, ast.AsyncWith)):
             return True
-    name = function.name
-    if function.decorator_list or name in NO_GRAD_HOOKS or name.startswith(NO_GRAD_HOOK_PREFIXES):
+    name = getattr(function, "name", "")  # (the module's own code has no name nor decorators)
+    if getattr(function, "decorator_list", None) or name in NO_GRAD_HOOKS or name.startswith(NO_GRAD_HOOK_PREFIXES):
         return True
     if any(name in methods for methods in NO_GRAD_FRAMEWORK_METHODS.values()):
         return True
@@ -118,10 +121,13 @@ def _attributes_built_as_layers(source: Source) -> set[str]:
 
 def _statement_around(source: Source, node: ast.AST):
     """The innermost statement holding `node`, the statement before it in its block (or None),
-    and the innermost function around them (or None)."""
+    and the innermost function around them, or the module for its own code (a script's training
+    loop, which the analysis reads as a function of its own)."""
     statement = previous = function = None
     child = node
     for ancestor in source.ancestors(node):
+        if isinstance(ancestor, ast.Module) and function is None:
+            function = ancestor
         if statement is None and isinstance(child, ast.stmt):
             statement = child
             for field in ("body", "orelse", "finalbody"):
@@ -357,7 +363,7 @@ def _layer_of(element: ast.AST) -> set:
     return names
 
 
-def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], function) -> bool:
+def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], function, unsaved=frozenset()) -> bool:
     """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in an expression, assignment,
     augmented assignment or return, or
     `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
@@ -373,7 +379,7 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     first = call.args[0]
     if isinstance(first, ast.Call) and _called_attribute(first.func) in layers:
         return True
-    if _fresh_result(first):
+    if _fresh_result(first, unsaved):
         return True
     if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr in RESHAPE_METHODS:
         first = first.func.value  # `F.relu(x.view(n, -1))`: the value reshaped is the one asked about
@@ -385,19 +391,19 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == first.id for t in statement.targets)
     )
     if call is direct and ends and any(
-        _binds_layer_output(node, first.id, layers) for node in ast.walk(function) if isinstance(node, ast.Assign)
+        _binds_layer_output(node, first.id, layers, unsaved) for node in ast.walk(function) if isinstance(node, ast.Assign)
     ):
         return True
     # `out += y` before: the statement before that is not looked at (a loosening); an `if` or a loop
     # before, whose branches or turns may each bind the name (analysis/producers.py): not looked at
     return (
-        _binds_layer_output(previous, first.id, layers)
+        _binds_layer_output(previous, first.id, layers, unsaved)
         or (isinstance(previous, ast.AugAssign) and isinstance(previous.target, ast.Name) and previous.target.id == first.id)
         or isinstance(previous, (ast.If, ast.For, ast.While))
     )
 
 
-def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
+def _binds_layer_output(statement, name: str, layers: set[str], unsaved=frozenset()) -> bool:
     return (
         isinstance(statement, ast.Assign)
         and len(statement.targets) == 1
@@ -405,15 +411,18 @@ def _binds_layer_output(statement, name: str, layers: set[str]) -> bool:
         and statement.targets[0].id == name
         and (
             (isinstance(statement.value, ast.Call) and _called_attribute(statement.value.func) in layers)
-            or _fresh_result(statement.value)
+            or _fresh_result(statement.value, unsaved)
         )
     )
 
 
-def _fresh_result(value: ast.AST) -> bool:
+def _fresh_result(value: ast.AST, unsaved=frozenset()) -> bool:
     """A sum, difference, product, quotient or matrix product, or a call named like a torch function
     whose result its backward does not read (`torch.cat`, `F.gelu`: analysis/saved.py; any receiver,
-    a loosening of the analysis's resolved name)."""
+    a loosening of the analysis's resolved name), or of a project helper returning one (`unsaved`,
+    as written: `FileView.unsaved_calls`)."""
+    if unsaved and isinstance(value, ast.Call) and dotted(value.func) in unsaved:
+        return True
     if isinstance(value, ast.BinOp):
         return isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.MatMult))
     if not isinstance(value, ast.Call):

@@ -1,0 +1,44 @@
+"""module_changes' narrower facts (issue 27, ML003's misses on the fifteenth part): a `setattr`
+name with a literal prefix binds only names so starting; another object's attribute rebound only
+to new layers whose output nothing keeps leaves a class's layer output fresh."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from memlint.analysis.module_changes import ANY, ModuleChanges, _bound_once, _literal_prefix
+
+
+def _expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+@pytest.mark.parametrize(
+    "code, prefix",
+    [('"bn" + suffix', "bn"), ('f"bn{i}"', "bn"), ('"bn%d" % i', "bn"), ('"bn{}".format(i)', "bn"),
+     ("name", ""), ('"%s_bn" % i', ""), ('prefix + "bn"', ""), ('("bn" + a) + b', "")],
+)  # fmt: skip
+def test_a_literal_prefix_of_a_name_built_at_run_time(code, prefix):
+    assert _literal_prefix(_expr(code), {}) == prefix
+
+
+def test_a_name_bound_once_to_a_prefixed_string_has_its_prefix():
+    module = cst.parse_module("def f(m, s):\n    key = 'bn' + s\n    setattr(m, key, None)\n")
+    assert _literal_prefix(cst.Name("key"), _bound_once(module)) == "bn"
+    twice = cst.parse_module("key = 'bn' + s\nkey = other\n")
+    assert _literal_prefix(cst.Name("key"), _bound_once(twice)) == ""
+
+
+def _changes(bindings: dict, fresh: dict, prefixes=frozenset()) -> ModuleChanges:
+    return ModuleChanges(bindings, {"Net": {"conv1": 1}}, {}, frozenset(), False, frozenset(), False, fresh, frozenset(prefixes))
+
+
+def test_rebound_elsewhere_only_to_fresh_layers():
+    assert _changes({"conv1": 2, ANY: 1}, {"conv1": 2, ANY: 1}).rebound_only_to_fresh_layers("conv1", "Net")
+    assert not _changes({"conv1": 2}, {"conv1": 1}).rebound_only_to_fresh_layers("conv1", "Net")
+    assert not _changes({ANY: 1}, {}).rebound_only_to_fresh_layers("conv1", "Net")
+    # a prefix that may name the attribute: any value may land on it
+    assert not _changes({}, {}, {"conv"}).rebound_only_to_fresh_layers("conv1", "Net")
+    assert not _changes({}, {}, {"conv"}).bound_once("conv1", "Net")
+    assert _changes({}, {}, {"bn"}).bound_once("conv1", "Net")
