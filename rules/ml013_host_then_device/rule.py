@@ -1241,6 +1241,43 @@ class Loss(nn.Module):
             column=9,
             message="moved by a later `I.cuda()`, in `regulariser()`, which `forward` calls",
         ),
+        Invalid(  # an old-style autograd Function's `forward` (run by each forward of the module that calls an instance): a host buffer moved as the first statement of the `is_cuda` branch, which then hands it to a kernel; the `else` is the host's run (yolo2-pytorch's reorg layer)
+            """
+import torch
+from torch.autograd import Function
+class Shuffle(Function):
+    def forward(self, x):
+        b, c, h, w = x.size()
+        out = torch.FloatTensor(b, c * 4, h // 2, w // 2)
+        if x.is_cuda:
+            out = out.cuda()
+            shuffle_gpu(x, out)
+        else:
+            shuffle_cpu(x, out)
+        return out
+""",
+            line=6,
+            column=15,
+            message="moved by a later `out.cuda()`, inside `forward`",
+        ),
+        Invalid(  # the move in the `else` of a negated device check: the branch a run on the accelerator takes (yolo2-pytorch's RoI pooling)
+            """
+import torch
+from torch.autograd import Function
+class Pool(Function):
+    def forward(self, features, rois):
+        output = torch.zeros(rois.size(0), features.size(1), 7, 7)
+        if not features.is_cuda:
+            pool_cpu(features, rois, output)
+        else:
+            output = output.cuda()
+            pool_gpu(features, rois, output)
+        return output
+""",
+            line=5,
+            column=18,
+            message="moved by a later `output.cuda()`, inside `forward`",
+        ),
         Invalid(  # rows of a host identity, returned moved behind an `is_cuda` test (the later `return` runs only where nothing moved), by a helper the training loop calls (Pointnet2's to_categorical)
             """
 import torch
@@ -2731,6 +2768,50 @@ class Net(nn.Module):
     ]
 
     VALID += [
+        Valid(  # the accelerator's branch reads the host buffer before moving it (a host kernel fills it): its data must be copied
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        out = torch.zeros(x.size(0), 4)
+        if x.is_cuda:
+            fill_on_host(out)
+            out = out.cuda()
+        return x + out
+"""
+        ),
+        Valid(  # the move in the branch a run on the host takes (`if not x.is_cuda:`): nothing goes to the device
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        out = torch.zeros(x.size(0), 4)
+        if not x.is_cuda:
+            out = out.cuda()
+        else:
+            out = x.new_zeros(x.size(0), 4)
+        return x + out
+"""
+        ),
+        Valid(  # the moved copy gets a new name and the branch reads the host buffer again after it
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        out = torch.zeros(x.size(0), 4)
+        if x.is_cuda:
+            gpu = out.cuda()
+            out.add_(1)
+            x = x + gpu
+        return x + out
+"""
+        ),
+    ]
+
+    VALID += [
         Valid(  # a move in a compound statement's header: no statement's flow is its (`n` was rebound to a sum with `x`)
             """
 import torch
@@ -2960,9 +3041,11 @@ class Norm(nn.Module):
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
-        if candidate.bound is factory and id(factory) in self._reported:
-            return  # two moves reach one factory through names
+        if candidate.bound is not None and id(candidate.bound) in self._reported:
+            return  # two moves reach one factory through names (or one unpacked value: `yy, xx = torch.meshgrid(...)`)
         self._reported.add(id(factory))
+        if candidate.bound is not None:
+            self._reported.add(id(candidate.bound))
         module = self.ctx.module
         fix = None
         if move_is_only_device(node) and device_keyword_joins(factory) and candidate.wrapper_fixable:
