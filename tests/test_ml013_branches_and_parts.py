@@ -89,3 +89,10 @@ def test_an_unpacking_binds_each_name():
 def test_unpacked_grids_moved_together_are_followed():
     source = "ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w))\nxs, ys = xs.cuda(), ys.cuda()\n"
     assert sorted(move for _, move in _moves(source)) == ["xs.cuda()", "ys.cuda()"]
+
+
+def test_with_an_else_only_a_rebinding_move_is_followed():
+    # a `return` of the moved tensor with an `else` returning the host one is held back: such helpers
+    # are reached by name through model-like receivers, where the class that runs is unknown
+    assert _moves("z = torch.zeros(n)\nif use_cuda:\n    return z.cuda()\nelse:\n    return z\n") == []
+    assert _moves("z = torch.zeros(n)\nif use_cuda:\n    return z.cuda()\nreturn z\n") == [("torch.zeros(n)", "z.cuda()")]

@@ -224,14 +224,24 @@ def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], mo
         branch = accelerator_branch(statement)
         if branch is None or _reads(statement.test, name):
             return None
+        # With an `else`, only a move that rebinds the name is followed for now: `if use_cuda: return
+        # z.cuda()` / `else: return z` is as real, but the helpers written so (seq2seq's `initHidden`)
+        # are reached by name through a receiver named like a model (`encoder.initHidden()`), where
+        # the project pass cannot yet tell which class's method runs: each class's would be reported.
+        rebinding_only = statement.orelse is not None
         if isinstance(branch, cst.SimpleStatementSuite):  # `if use_gpu: z = z.cuda()` on one line
             branch_reads = _reads(branch, name)
-            return _move_of(branch, branch_reads[0], moved_by, resolve) if len(branch_reads) == 1 else None
+            if len(branch_reads) != 1 or (rebinding_only and not _binds(branch, name)):
+                return None
+            return _move_of(branch, branch_reads[0], moved_by, resolve)
         inner = [s for s in branch.body if _reads(s, name)]
         if not inner:
             return None
+        rebinds = _binds(inner[0], name)
+        if rebinding_only and not rebinds:
+            return None
         move = _the_move(inner[0], name, _reads(inner[0], name), moved_by, resolve)
-        return move if move is not None and (len(inner) == 1 or _binds(inner[0], name)) else None
+        return move if move is not None and (len(inner) == 1 or rebinds) else None
     if len(reads) != 1:
         return None
     if not isinstance(statement, cst.SimpleStatementLine):
