@@ -15,10 +15,12 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.iteration import accelerator_branch, runs_whenever_reached
-from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, TENSOR_CASTS, VARIABLE_CLASSES
+from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, STACKS, TENSOR_CASTS, VARIABLE_CLASSES
 from memlint.analysis.walk import target_name_nodes
 
 _MOVES = ("cuda", "to")
+# Calls that join tensors: a part goes to the device with the whole (`_joined_parts`).
+_JOINS = CONCATENATIONS | STACKS
 # `t.type_as(x)` casts `t` to `x`'s tensor type, and so moves it to `x`'s device too.
 _MOVING_CASTS = ("type_as",)
 
@@ -286,14 +288,14 @@ def through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _joined_parts(value: cst.BaseExpression, resolve: Optional[Resolve]) -> list[cst.BaseExpression]:
-    """The parts of `torch.cat([a, b], dim=1)` (a literal list or tuple; `tables.CONCATENATIONS`,
-    through the file's imports where `resolve` is given): each goes to the device with the whole
-    when the joined tensor is moved; [] for anything else."""
+    """The parts of `torch.cat([a, b], dim=1)` or `torch.stack([xs, ys])` (a literal list or tuple;
+    `tables.CONCATENATIONS`, `tables.STACKS`, through the file's imports where `resolve` is given):
+    each goes to the device with the whole when the joined tensor is moved; [] for anything else."""
     if not isinstance(value, cst.Call) or not value.args:
         return []
     func = value.func
-    written = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and f"{func.value.value}.{func.attr.value}" in CONCATENATIONS
-    if not (written or (resolve is not None and resolve(func) in CONCATENATIONS)):
+    written = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and f"{func.value.value}.{func.attr.value}" in _JOINS
+    if not (written or (resolve is not None and resolve(func) in _JOINS)):
         return []
     parts = value.args[0].value
     return [element.value for element in parts.elements] if isinstance(parts, (cst.List, cst.Tuple)) else []

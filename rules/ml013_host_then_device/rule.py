@@ -90,7 +90,7 @@ class HostThenDevice(Rule):
     with any tests that ends in an `else` and binds such a tensor in every branch, a branch maybe writing number literals
     into it: `z[:, :, 127] = 1`; or each name of an unpacking, `ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w))` then
     `xs, ys = xs.cuda(), ys.cuda()`) moved by a
-    later statement of the same block (`z = z.cuda()`, `z = Variable(z).cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
+    later statement of the same block (`z = z.cuda()`, `z = Variable(z).cuda()`, `torch.cat([y, z]).to(d)`, `torch.stack([y, z]).cuda()`, or through a reshape and a cast in a statement
     that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`, or first in the branch
     of a device check that a run on the accelerator takes, rebinding the name: `if x.is_cuda: z = z.cuda(); kernel(x, z)`
     with an `else` that runs the host's kernel, or the `else` of `if not x.is_cuda:`) that
@@ -1312,6 +1312,19 @@ class Net(nn.Module):
             line=6,
             column=20,
             message="inside `forward`",
+        ),
+        Invalid(  # a name bound to a host arange, moved later as a part of a stack (as of a concatenation)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, weights):
+        ys = torch.arange(x.size(2)).float()
+        return x + torch.stack([ys, weights], -1).cuda()
+""",
+            line=5,
+            column=14,
+            message="moved by a later `torch.stack([ys, weights], -1).cuda()`, inside `forward`",
         ),
         Invalid(  # a literal tuple unpacked: each name takes its own element, here a host arange moved later
             """
