@@ -15,7 +15,7 @@ import libcst as cst
 from memlint.analysis.host_flow import EMPTY, Flow, number_like
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.project_facts import makes_host_tensor
-from memlint.analysis.tables import CONCATENATIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS
+from memlint.analysis.tables import BUILT_FROM_PARTS, CONCATENATIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS
 from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, TORCH_FACTORIES, VARIABLE_CLASSES, WINDOW_FACTORIES
 from memlint.analysis.tensor_casts import dtype_cast, type_as_argument
 from memlint.analysis.values import Kind, evaluate
@@ -83,8 +83,11 @@ def factory_under(receiver: cst.BaseExpression, ctx: "Context", flow: Flow = EMP
         if type_as_argument(receiver) is not None or dtype_cast(receiver, ctx):  # `.type_as(attn).to(attn.device)`, `.type(torch.int)`: a cast on the way
             receiver = func.value
             continue
-        if ctx.resolve(func) in CONCATENATIONS:  # `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`: the part a factory makes goes with the whole
-            part = _factory_part(receiver, ctx)
+        joins = ctx.resolve(func)
+        if joins in BUILT_FROM_PARTS:  # `torch.stack([zeros, ones], -1)`, `torch.meshgrid(torch.arange(h), torch.arange(w))`: all host parts
+            part = _first_of_host_parts(receiver, ctx, flow)
+            if part is None and joins in CONCATENATIONS:  # `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`: the part a factory makes goes with the whole
+                part = _factory_part(receiver, ctx)
             if part is None:
                 return None
             fixable = False  # the other parts are on the host too: they need their own move
@@ -154,6 +157,29 @@ def _elementwise_argument(call: cst.Call, ctx: "Context", flow: Flow) -> Optiona
 def _is_module(expr: cst.BaseExpression, ctx: "Context") -> bool:
     """`torch` of `torch.exp(...)`, `math` of `math.cos(...)`: a module, not a tensor."""
     return isinstance(expr, cst.Name) and (ctx.resolve(expr) or "").split(".")[0] in ("torch", "math", "numpy", "np")
+
+
+def _first_of_host_parts(call: cst.Call, ctx: "Context", flow: Flow) -> Optional[cst.BaseExpression]:
+    """The first tensor of `torch.stack([a, b], -1)`, `torch.cat((a, b))` or `torch.meshgrid(a, b)`
+    (`tables.BUILT_FROM_PARTS`; also of one sequence they take: `torch.stack(torch.meshgrid(a, b))`)
+    when every tensor it takes holds a fresh host tensor (`holds_factory`): the result is made on
+    the host, where its parts are.  None when a part may be anything else."""
+    positional = [a for a in call.args if a.keyword is None]
+    if not positional or any(a.star for a in positional):
+        return None
+    if ctx.resolve(call.func) == "torch.meshgrid" and len(positional) > 1:
+        parts = [a.value for a in positional]  # `torch.meshgrid(a, b, indexing="ij")`
+    else:
+        first = positional[0].value  # the others are a dimension
+        if isinstance(first, (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in first.elements):
+                return None
+            parts = [e.value for e in first.elements]
+        else:
+            parts = [first]  # a sequence of tensors: `torch.meshgrid(...)`'s grids, a host tensor's rows
+    if not parts or not all(holds_factory(part, ctx, flow) for part in parts):
+        return None
+    return parts[0]
 
 
 def _factory_part(concatenation: cst.Call, ctx: "Context") -> Optional[cst.BaseExpression]:

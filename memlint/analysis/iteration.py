@@ -52,6 +52,39 @@ def condition_is_device_check(test: cst.BaseExpression) -> bool:
     return False
 
 
+def holds_on_accelerator(test: cst.BaseExpression) -> Optional[bool]:
+    """Which way a device check goes in a run on the accelerator: True for `x.is_cuda`,
+    `torch.cuda.is_available()`, `device.type == "cuda"`, `use_gpu and x.is_cuda`; False for `not
+    x.is_cuda` and `device.type != "cuda"`; None where the test is no device check or its polarity
+    is not plain (`a or b`, `x.is_cuda is False`)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = holds_on_accelerator(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        if not isinstance(test.operator, cst.And):
+            return None
+        return True if holds_on_accelerator(test.left) is True and holds_on_accelerator(test.right) is True else None
+    if isinstance(test, cst.Comparison):
+        if len(test.comparisons) != 1 or not condition_is_device_check(test):
+            return None
+        operator = test.comparisons[0].operator
+        return True if isinstance(operator, cst.Equal) else False if isinstance(operator, cst.NotEqual) else None
+    return True if condition_is_device_check(test) else None
+
+
+def accelerator_branch(statement: cst.If) -> Optional[cst.BaseSuite]:
+    """The branch of `if <device check>: ... else: ...` (or of one without `else`) that a run on the
+    accelerator takes: the body where the test holds there (`if x.is_cuda:`), the `else` where it
+    does not (`if not features.is_cuda: <CPU kernel> else: <GPU kernel>`, yolo2-pytorch's RoI
+    pooling); None for other tests, an `elif`, or a negated test with no `else`."""
+    holds = holds_on_accelerator(statement.test)
+    if holds is True:
+        return statement.body
+    if holds is False and isinstance(statement.orelse, cst.Else):
+        return statement.orelse.body
+    return None
+
+
 # Names that hold the run's configuration (`args.loss`, `opt.mode`, `self.args.padding`): fixed for the run.
 _CONFIGURATION_ROOTS = frozenset({"args", "opt", "opts", "config", "cfg", "conf", "hparams", "hp", "settings", "flags", "FLAGS"})
 _CHOICE_OPERATORS = (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot)

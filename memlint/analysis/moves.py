@@ -14,11 +14,13 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
-from memlint.analysis.iteration import condition_is_device_check, runs_whenever_reached
-from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, TENSOR_CASTS, VARIABLE_CLASSES
+from memlint.analysis.iteration import accelerator_branch, runs_whenever_reached
+from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, STACKS, TENSOR_CASTS, VARIABLE_CLASSES
 from memlint.analysis.walk import target_name_nodes
 
 _MOVES = ("cuda", "to")
+# Calls that join tensors: a part goes to the device with the whole (`_joined_parts`).
+_JOINS = CONCATENATIONS | STACKS
 # `t.type_as(x)` casts `t` to `x`'s tensor type, and so moves it to `x`'s device too.
 _MOVING_CASTS = ("type_as",)
 
@@ -40,30 +42,37 @@ def later_moves(
     nowhere between, and not read again after the move unless the move's statement rebinds the
     name to the moved value or returns it (`if y.is_cuda: return z.cuda()` then `return z`)."""
     for index, statement in enumerate(statements):
-        bound = _bindings(statement)
-        if bound is None or not any(worth(value) for value in bound[1]):
-            continue
-        name, values, configured = bound
-        if not configured and not all(worth(value) for value in values):
-            continue  # a test the configuration does not decide: every branch must bind a value worth it
-        for later_index in range(index + 1, len(statements)):
-            later = statements[later_index]
-            if _wraps_itself(later, name, resolve):
-                continue  # `z = Variable(z, requires_grad=False)`: the same host tensor, still to be moved
-            reads = _reads(later, name)
-            if not reads:
-                if _binds(later, name):
-                    break  # rebound unread: not this value's move
+        for name, values, configured in _bindings(statement):
+            if not any(worth(value) for value in values):
                 continue
-            move = _the_move(later, name, reads, moved_by, resolve)
-            if move is None and _feeds_joint_move(statements[later_index:], name, moved_by, resolve):
-                continue  # `inverse = torch.ones(n, n) - mask` then `mask, inverse = mask.cuda(), inverse.cuda()`
-            if move is not None:
-                rebinds = _binds(later, name)
-                read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
-                if rebinds or not read_after or _returns(later):
-                    yield from ((value, move) for value in values if worth(value))
-            break
+            if not configured and not all(worth(value) for value in values):
+                continue  # a test the configuration does not decide: every branch must bind a value worth it
+            yield from _moves_of_binding(statements, index, name, values, worth, moved_by, resolve)
+
+
+def _moves_of_binding(
+    statements: Sequence[cst.BaseStatement], index: int, name: str, values: list[cst.BaseExpression],
+    worth: Callable[[cst.BaseExpression], bool], moved_by: Optional[MovedBy], resolve: Optional[Resolve],
+) -> Iterator[tuple[cst.BaseExpression, cst.Call]]:
+    """`later_moves` for the one name `statements[index]` binds to `values`."""
+    for later_index in range(index + 1, len(statements)):
+        later = statements[later_index]
+        if _wraps_itself(later, name, resolve):
+            continue  # `z = Variable(z, requires_grad=False)`: the same host tensor, still to be moved
+        reads = _reads(later, name)
+        if not reads:
+            if _binds(later, name):
+                break  # rebound unread: not this value's move
+            continue
+        move = _the_move(later, name, reads, moved_by, resolve)
+        if move is None and _feeds_joint_move(statements[later_index:], name, moved_by, resolve):
+            continue  # `inverse = torch.ones(n, n) - mask` then `mask, inverse = mask.cuda(), inverse.cuda()`
+        if move is not None:
+            rebinds = _binds(later, name)
+            read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
+            if rebinds or not read_after or _returns(later):
+                yield from ((value, move) for value in values if worth(value))
+        break
 
 
 def _feeds_joint_move(statements: Sequence[cst.BaseStatement], name: str, moved_by: Optional[MovedBy], resolve: Optional[Resolve]) -> bool:
@@ -124,19 +133,20 @@ def _returns(statement: cst.BaseStatement) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in statement.body)
 
 
-def _bindings(statement: cst.BaseStatement) -> Optional[tuple[str, list[cst.BaseExpression], bool]]:
+def _bindings(statement: cst.BaseStatement) -> list[tuple[str, list[cst.BaseExpression], bool]]:
     """The name a statement binds, the values it may bind it to, and whether the configuration
     picks among them: `z = value`, or a chain of branches that each bind it (`if args.padding == 0:
     z = A` / `elif ...: z = B`), one branch taken per run where the configuration decides the tests
     (`iteration.runs_whenever_reached`); with other tests, a chain that ends in an `else` (`if
     self.scalar_input: z = A` / `else: z = B`: whichever is taken, `z` holds one of the values,
     and the caller asks that of each).  A branch may write numbers into what it bound (`z[:, :, 127]
-    = 1`): the tensor still holds nothing but constants."""
+    = 1`): the tensor still holds nothing but constants.  An unpacking binds each of its names
+    (`unpacked_bindings`)."""
     single = single_binding(statement)
     if single is not None:
-        return single[0], [single[1]], True
+        return [(single[0], [single[1]], True)]
     if not isinstance(statement, cst.If):
-        return None
+        return [(name, [value], True) for name, value in unpacked_bindings(statement)]
     name: Optional[str] = None
     values: list[cst.BaseExpression] = []
     configured = True
@@ -147,15 +157,40 @@ def _bindings(statement: cst.BaseStatement) -> Optional[tuple[str, list[cst.Base
             configured = False
         body = branch.body  # type: ignore[attr-defined]
         if not isinstance(body, cst.IndentedBlock) or not body.body:
-            return None
+            return []
         bound = single_binding(body.body[0])
         if bound is None or (name is not None and bound[0] != name) or not all(_writes_numbers(s, bound[0]) for s in body.body[1:]):
-            return None
+            return []
         name = bound[0]
         values.append(bound[1])
         complete = complete or isinstance(branch, cst.Else)  # every path binds the name
         branch = branch.orelse if isinstance(branch, cst.If) else None
-    return (name, values, configured) if name is not None and (configured or complete) else None
+    return [(name, values, configured)] if name is not None and (configured or complete) else []
+
+
+def unpacked_bindings(statement: cst.BaseStatement) -> list[tuple[str, cst.BaseExpression]]:
+    """`(name, value)` for each name of a statement that is one unpacking and nothing else: the
+    element of a literal tuple it takes (`xx, yy = torch.arange(w), torch.arange(h)`), or else the
+    whole value, of which the name holds one part (`yy, xx = torch.meshgrid(a, b)`: each grid is
+    made where `a` and `b` are; `a, b = torch.zeros(2, n)`: each row is a view of the host tensor).
+    Names only, no starred target; [] for anything else."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return []
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return []
+    target = assign.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
+        return []
+    names = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
+    if len(set(names)) != len(names):
+        return []
+    value = assign.value
+    if isinstance(value, (cst.Tuple, cst.List)):
+        if len(value.elements) != len(names) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return []
+        return [(name, element.value) for name, element in zip(names, value.elements)]
+    return [(name, value) for name in names]
 
 
 def _writes_numbers(statement: cst.BaseStatement, name: str) -> bool:
@@ -183,16 +218,34 @@ def single_binding(statement: cst.BaseStatement) -> Optional[tuple[str, cst.Base
 
 def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], moved_by: Optional[MovedBy] = None, resolve: Optional[Resolve] = None):
     """The move call that is the statement's only read of `name`, when the statement runs whenever
-    the block does (or behind a device check)."""
+    the block does; or, behind a device check, the first read of `name` in the branch a run on the
+    accelerator takes (`iteration.accelerator_branch`), when that read is the branch's only one or
+    a move that rebinds the name (`if x.is_cuda: out = out.cuda(); kernel(x, out)`, `else:
+    kernel_cpu(x, out)`: the other branch is the host's run, where the tensor belongs)."""
+    if isinstance(statement, cst.If):
+        branch = accelerator_branch(statement)
+        if branch is None or _reads(statement.test, name):
+            return None
+        # With an `else`, only a move that rebinds the name is followed for now: `if use_cuda: return
+        # z.cuda()` / `else: return z` is as real, but the helpers written so (seq2seq's `initHidden`)
+        # are reached by name through a receiver named like a model (`encoder.initHidden()`), where
+        # the project pass cannot yet tell which class's method runs: each class's would be reported.
+        rebinding_only = statement.orelse is not None
+        if isinstance(branch, cst.SimpleStatementSuite):  # `if use_gpu: z = z.cuda()` on one line
+            branch_reads = _reads(branch, name)
+            if len(branch_reads) != 1 or (rebinding_only and not _binds(branch, name)):
+                return None
+            return _move_of(branch, branch_reads[0], moved_by, resolve)
+        inner = [s for s in branch.body if _reads(s, name)]
+        if not inner:
+            return None
+        rebinds = _binds(inner[0], name)
+        if rebinding_only and not rebinds:
+            return None
+        move = _the_move(inner[0], name, _reads(inner[0], name), moved_by, resolve)
+        return move if move is not None and (len(inner) == 1 or rebinds) else None
     if len(reads) != 1:
         return None
-    if isinstance(statement, cst.If) and statement.orelse is None and condition_is_device_check(statement.test):
-        if _reads(statement.test, name):
-            return None
-        if isinstance(statement.body, cst.SimpleStatementSuite):  # `if use_gpu: z = z.cuda()` on one line
-            return _move_of(statement.body, reads[0], moved_by, resolve)
-        inner = [s for s in statement.body.body if _reads(s, name)]
-        return _the_move(inner[0], name, reads, moved_by, resolve) if len(inner) == 1 else None
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
     return _move_of(statement, reads[0], moved_by, resolve)
@@ -235,14 +288,14 @@ def through_reshapes(receiver: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _joined_parts(value: cst.BaseExpression, resolve: Optional[Resolve]) -> list[cst.BaseExpression]:
-    """The parts of `torch.cat([a, b], dim=1)` (a literal list or tuple; `tables.CONCATENATIONS`,
-    through the file's imports where `resolve` is given): each goes to the device with the whole
-    when the joined tensor is moved; [] for anything else."""
+    """The parts of `torch.cat([a, b], dim=1)` or `torch.stack([xs, ys])` (a literal list or tuple;
+    `tables.CONCATENATIONS`, `tables.STACKS`, through the file's imports where `resolve` is given):
+    each goes to the device with the whole when the joined tensor is moved; [] for anything else."""
     if not isinstance(value, cst.Call) or not value.args:
         return []
     func = value.func
-    written = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and f"{func.value.value}.{func.attr.value}" in CONCATENATIONS
-    if not (written or (resolve is not None and resolve(func) in CONCATENATIONS)):
+    written = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and f"{func.value.value}.{func.attr.value}" in _JOINS
+    if not (written or (resolve is not None and resolve(func) in _JOINS)):
         return []
     parts = value.args[0].value
     return [element.value for element in parts.elements] if isinstance(parts, (cst.List, cst.Tuple)) else []

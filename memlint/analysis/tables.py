@@ -368,6 +368,11 @@ MODULE_RETURNING = frozenset({"to", "cuda", "cpu", "requires_grad_", "half", "fl
 
 # Calls that join tensors: a part goes to the device with the whole when the result is moved.
 CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
+# Calls that stack tensors: as with a concatenation, a part goes to the device with the whole.
+STACKS = frozenset({"torch.stack", "torch.hstack", "torch.vstack", "torch.dstack", "torch.column_stack"})
+# Calls that build a tensor (or `meshgrid`'s tuple of grids) from tensors that must all be on one
+# device, and put the result there: made of host tensors only, it is on the host too.
+BUILT_FROM_PARTS = CONCATENATIONS | STACKS | {"torch.meshgrid"}
 
 # The legacy autograd wrapper: `Variable(x)` is `x`, on the device `x` is on.
 VARIABLE_CLASSES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})

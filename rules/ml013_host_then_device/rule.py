@@ -74,7 +74,9 @@ class HostThenDevice(Rule):
     Such tensors are made from sizes, as in `torch.zeros(n).cuda()`, `torch.randn(...).to(device)`,
     `Variable(torch.ones(n)).cuda()`, `torch.full(...).long().to(device)` and
     `torch.arange(n).view(-1, 1).to(device)` (a reshape between them), `torch.cat((torch.zeros(b, 1), batch), 1).to(d)`
-    (the one part of a concatenation a factory makes; no fix, the other parts need their own move), `(torch.ones(b, h, n, n) / n).to(d)`
+    (the one part of a concatenation a factory makes; no fix, the other parts need their own move),
+    `torch.stack([torch.zeros(n), torch.ones(n)], -1).cuda()` or `torch.stack(torch.meshgrid(torch.arange(h), torch.arange(w)), -1).cuda()`
+    (a stack, concatenation or grid of parts that are all such tensors is made where they are, on the host; no fix), `(torch.ones(b, h, n, n) / n).to(d)`
     (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape` or of `n = v.shape[0]`, a rank's offset
     `n * torch.distributed.get_rank()`; no fix with a number the code only reads as one: a loop's counter in
     `(torch.ones(n) * i).to(d)`, `self.fs` in `torch.linspace(...) / self.fs` where the class binds it from a constructor
@@ -86,9 +88,12 @@ class HostThenDevice(Rule):
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` (or `z` bound in
     each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`, or of a chain
     with any tests that ends in an `else` and binds such a tensor in every branch, a branch maybe writing number literals
-    into it: `z[:, :, 127] = 1`) moved by a
-    later statement of the same block (`z = z.cuda()`, `z = Variable(z).cuda()`, `torch.cat([y, z]).to(d)`, or through a reshape and a cast in a statement
-    that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`) that
+    into it: `z[:, :, 127] = 1`; or each name of an unpacking, `ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w))` then
+    `xs, ys = xs.cuda(), ys.cuda()`) moved by a
+    later statement of the same block (`z = z.cuda()`, `z = Variable(z).cuda()`, `torch.cat([y, z]).to(d)`, `torch.stack([y, z]).cuda()`, or through a reshape and a cast in a statement
+    that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`, or first in the branch
+    of a device check that a run on the accelerator takes, rebinding the name: `if x.is_cuda: z = z.cuda(); kernel(x, z)`
+    with an `else` that runs the host's kernel, or the `else` of `if not x.is_cuda:`) that
     nothing reads between but a rebinding to itself wrapped, reshaped, cast or sliced (`z = Variable(z, requires_grad=False)`, `z = z[:, 1:]`) or
     a second tensor computed from it and moved by the same statement (`inv = torch.ones(n, n) - mask` then
     `mask, inv = mask.cuda(), inv.cuda()`; no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
@@ -102,7 +107,8 @@ class HostThenDevice(Rule):
     in the helper; a helper that may return a tensor already on the device is not followed); the
     code run on every step:
 
-    - inside an `nn.Module`'s `forward`, or in a method `forward` calls (a loss module's target
+    - inside an `nn.Module`'s `forward` (or an old-style autograd `Function`'s, which calling an
+      instance runs: `ReorgFunction(stride)(x)` in a layer's `forward`), or in a method `forward` calls (a loss module's target
       assignment, say), anywhere in them; or in a function, or a class's `__init__`, that a `forward`
       of any linted file runs (`make_one_hot(target, n)`, `TriangularCausalMask(B, L, device=x.device)`
       built in an attention layer's `forward`: the project pass's per-forward fact); not where the
@@ -1240,6 +1246,99 @@ class Loss(nn.Module):
             line=5,
             column=9,
             message="moved by a later `I.cuda()`, in `regulariser()`, which `forward` calls",
+        ),
+        Invalid(  # an old-style autograd Function's `forward` (run by each forward of the module that calls an instance): a host buffer moved as the first statement of the `is_cuda` branch, which then hands it to a kernel; the `else` is the host's run (yolo2-pytorch's reorg layer)
+            """
+import torch
+from torch.autograd import Function
+class Shuffle(Function):
+    def forward(self, x):
+        b, c, h, w = x.size()
+        out = torch.FloatTensor(b, c * 4, h // 2, w // 2)
+        if x.is_cuda:
+            out = out.cuda()
+            shuffle_gpu(x, out)
+        else:
+            shuffle_cpu(x, out)
+        return out
+""",
+            line=6,
+            column=15,
+            message="moved by a later `out.cuda()`, inside `forward`",
+        ),
+        Invalid(  # the move in the `else` of a negated device check: the branch a run on the accelerator takes (yolo2-pytorch's RoI pooling)
+            """
+import torch
+from torch.autograd import Function
+class Pool(Function):
+    def forward(self, features, rois):
+        output = torch.zeros(rois.size(0), features.size(1), 7, 7)
+        if not features.is_cuda:
+            pool_cpu(features, rois, output)
+        else:
+            output = output.cuda()
+            pool_gpu(features, rois, output)
+        return output
+""",
+            line=5,
+            column=18,
+            message="moved by a later `output.cuda()`, inside `forward`",
+        ),
+        Invalid(  # grids unpacked from `torch.meshgrid` of host aranges are host tensors, moved together by a later unpacking, in a helper `forward` calls (Towards-Realtime-MOT's anchor mesh)
+            """
+import torch
+import torch.nn as nn
+def anchor_mesh(h, w, wh):
+    ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w))
+    xs, ys = xs.cuda(), ys.cuda()
+    return torch.stack([xs, ys], dim=0).float() * wh
+class Head(nn.Module):
+    def forward(self, x):
+        return x + anchor_mesh(x.size(2), x.size(3), self.wh)
+""",
+            line=4,
+            column=14,
+            message="moved by a later `xs.cuda()`, in `anchor_mesh()`, which `forward` calls",
+        ),
+        Invalid(  # a stack of host factories is made on the host (no fix: `device=` belongs in each part)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        n = x.size(0)
+        return x + torch.stack([torch.zeros(n), torch.ones(n)], -1).cuda()
+""",
+            line=6,
+            column=20,
+            message="inside `forward`",
+        ),
+        Invalid(  # a name bound to a host arange, moved later as a part of a stack (as of a concatenation)
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, weights):
+        ys = torch.arange(x.size(2)).float()
+        return x + torch.stack([ys, weights], -1).cuda()
+""",
+            line=5,
+            column=14,
+            message="moved by a later `torch.stack([ys, weights], -1).cuda()`, inside `forward`",
+        ),
+        Invalid(  # a literal tuple unpacked: each name takes its own element, here a host arange moved later
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        rows, cols = torch.arange(x.size(0)), x.size(1)
+        rows = rows.cuda()
+        return x[rows, :cols]
+""",
+            line=5,
+            column=22,
+            message="moved by a later `rows.cuda()`, inside `forward`",
         ),
         Invalid(  # rows of a host identity, returned moved behind an `is_cuda` test (the later `return` runs only where nothing moved), by a helper the training loop calls (Pointnet2's to_categorical)
             """
@@ -2731,6 +2830,71 @@ class Net(nn.Module):
     ]
 
     VALID += [
+        Valid(  # a stack with a part that may be any tensor (one of `x`'s rows): where it is, is unknown
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        return torch.stack([torch.zeros(x.size(1)), x[0]], -1).cuda()
+"""
+        ),
+        Valid(  # a grid read on the host (an index computed from it) before it is moved
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        ys, xs = torch.meshgrid(torch.arange(4), torch.arange(4))
+        keep = xs > ys
+        xs, ys = xs.cuda(), ys.cuda()
+        return x[:, keep.cuda()] + xs + ys
+"""
+        ),
+        Valid(  # the accelerator's branch reads the host buffer before moving it (a host kernel fills it): its data must be copied
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        out = torch.zeros(x.size(0), 4)
+        if x.is_cuda:
+            fill_on_host(out)
+            out = out.cuda()
+        return x + out
+"""
+        ),
+        Valid(  # the move in the branch a run on the host takes (`if not x.is_cuda:`): nothing goes to the device
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        out = torch.zeros(x.size(0), 4)
+        if not x.is_cuda:
+            out = out.cuda()
+        else:
+            out = x.new_zeros(x.size(0), 4)
+        return x + out
+"""
+        ),
+        Valid(  # the moved copy gets a new name and the branch reads the host buffer again after it
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        out = torch.zeros(x.size(0), 4)
+        if x.is_cuda:
+            gpu = out.cuda()
+            out.add_(1)
+            x = x + gpu
+        return x + out
+"""
+        ),
+    ]
+
+    VALID += [
         Valid(  # a move in a compound statement's header: no statement's flow is its (`n` was rebound to a sum with `x`)
             """
 import torch
@@ -2960,9 +3124,11 @@ class Norm(nn.Module):
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
-        if candidate.bound is factory and id(factory) in self._reported:
-            return  # two moves reach one factory through names
+        if candidate.bound is not None and id(candidate.bound) in self._reported:
+            return  # two moves reach one factory through names (or one unpacked value: `yy, xx = torch.meshgrid(...)`)
         self._reported.add(id(factory))
+        if candidate.bound is not None:
+            self._reported.add(id(candidate.bound))
         module = self.ctx.module
         fix = None
         if move_is_only_device(node) and device_keyword_joins(factory) and candidate.wrapper_fixable:

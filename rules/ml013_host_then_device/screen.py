@@ -52,11 +52,7 @@ def _bound_names(source: Source, factories, helpers) -> set[str]:
     """Names some `name = <value>` binds to a factory's tensor, or to a value computed from such a
     name (`n = torch.linspace(...)` then `window = 0.54 - 0.46 * torch.cos(n)`: the function's value
     flow, host_flow.py), moved by a later statement (moves.py) or read by a move."""
-    assigns = [
-        (node.targets[0].id, node.value)  # type: ignore[attr-defined]
-        for node in source.nodes(ast.Assign)
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)  # type: ignore[attr-defined]
-    ]  # fmt: skip
+    assigns = [(name, value) for node in source.nodes(ast.Assign) for name, value in _named_values(node)]  # type: ignore[arg-type]
     bound = {name for name, value in assigns if _holds_factory(value, factories, helpers)}
     if not bound:
         return bound
@@ -69,6 +65,23 @@ def _bound_names(source: Source, factories, helpers) -> set[str]:
                 bound.add(name)
                 grown = True
     return bound
+
+
+def _named_values(node: ast.Assign) -> list[tuple[str, ast.AST]]:
+    """`name = value`, or each name of an unpacking with the element it takes or the whole value
+    (`yy, xx = torch.meshgrid(...)`: the rule's `moves.unpacked_bindings`, looser)."""
+    if len(node.targets) != 1:
+        return []
+    target = node.targets[0]
+    if isinstance(target, ast.Name):
+        return [(target.id, node.value)]
+    if not isinstance(target, (ast.Tuple, ast.List)):
+        return []
+    names = [e.id for e in target.elts if isinstance(e, ast.Name)]
+    value = node.value
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+        return [(e.id, v) for e, v in zip(target.elts, value.elts) if isinstance(e, ast.Name)]
+    return [(name, value) for name in names]
 
 
 def _movers(source: Source) -> dict[str, int]:

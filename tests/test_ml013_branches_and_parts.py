@@ -1,0 +1,98 @@
+"""ML013's facts about where a host tensor goes: the branch of a device check that a run on the
+accelerator takes (`iteration.accelerator_branch`), the names an unpacking binds
+(`moves.unpacked_bindings`), and tensors built from host parts (`host_factories.factory_under`
+through `torch.stack` / `torch.cat` / `torch.meshgrid`)."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from memlint.analysis.iteration import accelerator_branch, holds_on_accelerator
+from memlint.analysis.moves import later_moves, unpacked_bindings
+
+
+def _test(source: str) -> cst.BaseExpression:
+    return cst.parse_expression(source)
+
+
+@pytest.mark.parametrize(
+    "test, holds",
+    [
+        ("x.is_cuda", True),
+        ("torch.cuda.is_available()", True),
+        ('x.device.type == "cuda"', True),
+        ("use_gpu and x.is_cuda", True),
+        ("not x.is_cuda", False),
+        ('x.device.type != "cuda"', False),
+        ("not not x.is_cuda", True),
+        ("x.is_cuda or y", None),
+        ("use_gpu or x.is_cuda", None),
+        ("args.log", None),
+        ("x.is_cuda is False", None),
+    ],
+)
+def test_which_way_a_device_check_goes_on_the_accelerator(test, holds):
+    assert holds_on_accelerator(_test(test)) is holds
+
+
+def _if(source: str) -> cst.If:
+    statement = cst.parse_statement(source)
+    assert isinstance(statement, cst.If)
+    return statement
+
+
+def test_the_branch_a_run_on_the_accelerator_takes():
+    positive = _if("if x.is_cuda:\n    a = 1\nelse:\n    a = 2\n")
+    assert accelerator_branch(positive) is positive.body
+    negative = _if("if not x.is_cuda:\n    a = 1\nelse:\n    a = 2\n")
+    assert accelerator_branch(negative) is negative.orelse.body
+    assert accelerator_branch(_if("if not x.is_cuda:\n    a = 1\n")) is None  # the host's branch only
+    assert accelerator_branch(_if("if not x.is_cuda:\n    a = 1\nelif y:\n    a = 2\n")) is None
+    assert accelerator_branch(_if("if flag:\n    a = 1\nelse:\n    a = 2\n")) is None
+
+
+def _moves(source: str) -> list[tuple[str, str]]:
+    module = cst.parse_module(source)
+    worth = lambda value: "torch." in module.code_for_node(value)  # noqa: E731
+    return [(module.code_for_node(value), module.code_for_node(move)) for value, move in later_moves(module.body, worth)]
+
+
+def test_a_move_in_the_accelerators_branch_that_rebinds_the_name_is_followed():
+    source = "out = torch.zeros(n)\nif x.is_cuda:\n    out = out.cuda()\n    kernel(x, out)\nelse:\n    host_kernel(x, out)\ny = out\n"
+    assert _moves(source) == [("torch.zeros(n)", "out.cuda()")]
+    negated = "out = torch.zeros(n)\nif not x.is_cuda:\n    host_kernel(x, out)\nelse:\n    out = out.cuda()\n    kernel(x, out)\n"
+    assert _moves(negated) == [("torch.zeros(n)", "out.cuda()")]
+
+
+def test_a_branch_that_reads_the_host_tensor_first_or_keeps_it_is_not_followed():
+    assert _moves("out = torch.zeros(n)\nif x.is_cuda:\n    fill(out)\n    out = out.cuda()\n") == []
+    assert _moves("out = torch.zeros(n)\nif x.is_cuda:\n    gpu = out.cuda()\n    out.add_(1)\n") == []
+    assert _moves("out = torch.zeros(n)\nif not x.is_cuda:\n    out = out.cuda()\n") == []  # the host's run
+
+
+def _unpacked(source: str) -> list[tuple[str, str]]:
+    module = cst.parse_module(source)
+    return [(name, module.code_for_node(value)) for name, value in unpacked_bindings(module.body[0])]
+
+
+def test_an_unpacking_binds_each_name():
+    assert _unpacked("a, b = torch.arange(n), m\n") == [("a", "torch.arange(n)"), ("b", "m")]
+    assert _unpacked("ys, xs = torch.meshgrid(h, w)\n") == [("ys", "torch.meshgrid(h, w)"), ("xs", "torch.meshgrid(h, w)")]
+    assert _unpacked("a, *b = t\n") == []
+    assert _unpacked("a, a = t\n") == []
+    assert _unpacked("a, b = c, d, e\n") == []
+    assert _unpacked("a = b = t\n") == []
+    assert _unpacked("a, self.b = t\n") == []
+
+
+def test_unpacked_grids_moved_together_are_followed():
+    source = "ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w))\nxs, ys = xs.cuda(), ys.cuda()\n"
+    assert sorted(move for _, move in _moves(source)) == ["xs.cuda()", "ys.cuda()"]
+
+
+def test_with_an_else_only_a_rebinding_move_is_followed():
+    # a `return` of the moved tensor with an `else` returning the host one is held back: such helpers
+    # are reached by name through model-like receivers, where the class that runs is unknown
+    assert _moves("z = torch.zeros(n)\nif use_cuda:\n    return z.cuda()\nelse:\n    return z\n") == []
+    assert _moves("z = torch.zeros(n)\nif use_cuda:\n    return z.cuda()\nreturn z\n") == [("torch.zeros(n)", "z.cuda()")]
