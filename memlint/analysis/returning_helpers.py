@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 _UNSAFE_BUILTINS = frozenset(
     {"setattr", "delattr", "exec", "eval", "compile", "globals", "locals", "vars", "__import__", "open", "input", "breakpoint", "getattr"}
 )
-_LIBRARIES = ("torch.", "numpy.", "math.")
+_LIBRARIES = frozenset({"torch", "numpy", "math"})
 # Tensor methods that return a new value and keep no reference anywhere else.
 _PURE_METHODS = frozenset(
     {
@@ -180,7 +180,7 @@ def _module_name_ok(name: str, ctx: "Context") -> bool:
     binding = ctx.module_binding(name)
     if binding is None:
         return ctx.is_builtin(name) and name not in _UNSAFE_BUILTINS
-    return binding.qualified is not None and binding.qualified.startswith(_LIBRARIES)
+    return _library(binding.qualified)
 
 
 def _call_ok(call: cst.Call, parameters: set[str], own: set[str], ctx: "Context") -> bool:
@@ -208,8 +208,13 @@ def _call_ok(call: cst.Call, parameters: set[str], own: set[str], ctx: "Context"
     return type(func.value) is cst.Name and func.value.value in own  # `returns.insert(0, x)` on its own list
 
 
+def _library(qualified) -> bool:
+    """torch, numpy or math, or one of their names."""
+    return qualified is not None and qualified.split(".", 1)[0] in _LIBRARIES
+
+
 def _library_function(qualified) -> bool:
-    return qualified is not None and qualified.startswith(_LIBRARIES) and not qualified.startswith("torch.autograd")
+    return _library(qualified) and qualified != "torch.autograd" and not qualified.startswith("torch.autograd.")
 
 
 def _dotted(expr: cst.BaseExpression):
