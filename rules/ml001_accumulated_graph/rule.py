@@ -78,7 +78,11 @@ class AccumulatedGraph(Rule):
     calls), and `losses.update(loss, n)` on a running meter (an `AverageMeter` whose `update` adds
     the tensor to `self.sum`). Uses of the accumulator after it is rebound, following the loop in
     the same block, to a detached reduction of itself (`log_probs = torch.cat(log_probs).detach()`
-    after a rollout) are uses of the new value, not of what was collected. `for` and `while` loops alike; accumulators started as a number, an
+    after a rollout) are uses of the new value, not of what was collected; so are the uses of what
+    the accumulator flows into (`returns = compute_gae(next_value, rewards, masks, values)`, then
+    `returns = torch.cat(returns).detach()`), where a function of the file that can keep what it is
+    handed only in what it returns (`analysis/returning_helpers.py`) is read as its result is used.
+    `for` and `while` loops alike; accumulators started as a number, an
     empty container or a number-like tensor (`torch.tensor(0.0, device=device)`), tuple-unpacked
     ones included (`running_loss, seen = 0.0, 0`), and averages started by their first value
     (`avg = loss if avg is None else 0.9 * avg + 0.1 * loss`). The values kept are those the
