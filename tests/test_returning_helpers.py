@@ -55,6 +55,9 @@ def calls_model(values, model):
 def in_place(values):
     values[0].add_(1)
     return values
+def in_place_function(values, total):
+    torch.Tensor.add_(total, torch.stack(values).sum())
+    return total
 def nested(values):
     def inner():
         return values
@@ -77,6 +80,7 @@ _CALLS = {
     "grads(vals, params)": False,
     "calls_model(vals, model)": False,  # a parameter is called: anything may keep the input
     "in_place(vals)": False,  # an in-place method
+    "in_place_function(vals, total)": False,  # a torch function that writes into a parameter
     "nested(vals)": False,
     "uses_global(vals)": False,  # reads a name of the module that is no import
     "decorated(vals)": False,  # a decorator may replace the function
@@ -96,7 +100,8 @@ def _answers() -> dict[str, bool]:
                 small = statement.body[0] if type(statement) is cst.SimpleStatementLine else None
                 if type(small) is cst.Assign and type(small.value) is cst.Call:
                     call = small.value
-                    answers[module.code_for_node(call)] = hands_back_only(call, call.args[-1] if "vals" in module.code_for_node(call.args[-1]) else next(a for a in call.args if "vals" in module.code_for_node(a)), ctx)
+                    handed = next(a for a in call.args if module.code_for_node(a.value) == "vals")
+                    answers[module.code_for_node(call)] = hands_back_only(call, handed, ctx)
 
     Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
     return answers

@@ -24,8 +24,9 @@ backpropagate, nor store, nor hand on anything but through `return`:
 - it assigns only to names, or into a subscript of a container it built itself (`out[i] = x` with
   `out = []`); `+=` only to such containers' or plain names it built, never to a parameter;
 - every call is of a builtin that stores nothing, of a function of torch, numpy or math (not
-  `torch.autograd`), a method of a container or number it built itself, or a method that returns a new
-  value of any tensor (`.unsqueeze()`, `.sum()`; no in-place `_` method, no `.backward()`).
+  `torch.autograd`, not an in-place `..._` one), a method of a container it built itself, or a method
+  that returns a new value of any tensor (`.unsqueeze()`, `.sum()`; no in-place `_` method, no
+  `.backward()`).
 
 Anything else answers False: the argument escapes as before.  Read by `uses.classify_uses` (ML001's
 accumulator uses).
@@ -214,7 +215,12 @@ def _library(qualified) -> bool:
 
 
 def _library_function(qualified) -> bool:
-    return _library(qualified) and qualified != "torch.autograd" and not qualified.startswith("torch.autograd.")
+    """A function of torch, numpy or math that makes a new value: not autograd's, not an in-place
+    one (`torch.relu_`, `torch.Tensor.add_(x, y)` write into their first argument)."""
+    return (
+        _library(qualified) and qualified != "torch.autograd" and not qualified.startswith("torch.autograd.")
+        and not qualified.endswith("_")
+    )
 
 
 def _dotted(expr: cst.BaseExpression):
