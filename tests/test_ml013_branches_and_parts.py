@@ -96,3 +96,28 @@ def test_with_an_else_only_a_rebinding_move_is_followed():
     # are reached by name through model-like receivers, where the class that runs is unknown
     assert _moves("z = torch.zeros(n)\nif use_cuda:\n    return z.cuda()\nelse:\n    return z\n") == []
     assert _moves("z = torch.zeros(n)\nif use_cuda:\n    return z.cuda()\nreturn z\n") == [("torch.zeros(n)", "z.cuda()")]
+
+
+def test_nested_stacks_cost_linearly(monkeypatch):
+    """Each level of `torch.stack([torch.stack([...]), torch.ones(3)])` asks whether its parts hold a
+    host factory and then walks its first part itself: kept per node, the work grows with the depth,
+    not twice per level (depth 14 asked `factory_under` over 30,000 times before)."""
+    from memlint import api
+    from memlint.analysis import host_factories
+
+    calls = 0
+    original = host_factories.factory_under
+
+    def counting(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(host_factories, "factory_under", counting)
+    nested = "torch.ones(3)"
+    for _ in range(14):
+        nested = f"torch.stack([{nested}, torch.ones(3)])"
+    source = f"import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n        return x + {nested}.cuda()\n"
+    found = api.lint_source(source, "deep.py", select=["ML013"])
+    assert [d.code for d in found] == ["ML013"]
+    assert calls < 500

@@ -343,6 +343,15 @@ def holds_factory(value: cst.BaseExpression, ctx: "Context", flow: Flow = EMPTY)
     on the host (`factory_under`, `factory_kind`)?  A cheap test for `moves.later_moves`'s bindings."""
     if not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation, cst.Name)):
         return False
+    # Kept per node and flow: `factory_under` asks it of every part of a stack, then walks the first
+    # part itself, so nested stacks (and sums of fresh tensors) would cost twice per level unkept.
+    kept = ctx.memo(("holds-factory", id(value), id(flow)), lambda: (value, flow, _holds_factory(value, ctx, flow)))
+    if kept[0] is value and kept[1] is flow:  # type: ignore[index]
+        return kept[2]  # type: ignore[index]
+    return _holds_factory(value, ctx, flow)  # an id reused by a newer flow: not kept
+
+
+def _holds_factory(value: cst.BaseExpression, ctx: "Context", flow: Flow) -> bool:
     found = factory_under(value, ctx, flow)
     return found is not None and factory_kind(found.call, ctx) is not None
 

@@ -231,14 +231,16 @@ def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], mo
         # are reached by name through a receiver named like a model (`encoder.initHidden()`), where
         # the project pass cannot yet tell which class's method runs: each class's would be reported.
         rebinding_only = statement.orelse is not None
+        # The branch's first statement that reads or binds the name decides: one that binds it
+        # without reading it (`out = pinned(n)` before `out = out.cuda()`) moves another value.
+        inner = [s for s in branch.body if _reads(s, name) or _binds(s, name)]
+        if not inner or not _reads(inner[0], name):
+            return None
         if isinstance(branch, cst.SimpleStatementSuite):  # `if use_gpu: z = z.cuda()` on one line
             branch_reads = _reads(branch, name)
-            if len(branch_reads) != 1 or (rebinding_only and not _binds(branch, name)):
+            if len(branch_reads) != 1 or (rebinding_only and not _binds(inner[0], name)):
                 return None
-            return _move_of(branch, branch_reads[0], moved_by, resolve)
-        inner = [s for s in branch.body if _reads(s, name)]
-        if not inner:
-            return None
+            return _move_of(inner[0], branch_reads[0], moved_by, resolve)
         rebinds = _binds(inner[0], name)
         if rebinding_only and not rebinds:
             return None
