@@ -76,7 +76,8 @@ def accelerator_branch(statement: cst.If) -> Optional[cst.BaseSuite]:
     """The branch of `if <device check>: ... else: ...` (or of one without `else`) that a run on the
     accelerator takes: the body where the test holds there (`if x.is_cuda:`), the `else` where it
     does not (`if not features.is_cuda: <CPU kernel> else: <GPU kernel>`, yolo2-pytorch's RoI
-    pooling); None for other tests, an `elif`, or a negated test with no `else`."""
+    pooling); None for other tests, and for a negated test whose other branch is an `elif` or
+    missing (a positive test's body is returned whatever follows it)."""
     holds = holds_on_accelerator(statement.test)
     if holds is True:
         return statement.body

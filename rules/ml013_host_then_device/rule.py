@@ -2959,7 +2959,7 @@ class Norm(nn.Module):
         self._flows: dict[int, Flow] = {}  # id of a statement or block -> host_flow.Flow there (computed when first asked)
         self._flowed: set[int] = set()  # ids of the blocks whose statements' flows are in `_flows`
         self._statement: Optional[cst.SimpleStatementLine] = None
-        self._reported: set[int] = set()  # ids of the factories reported (two moves may reach one through names)
+        self._reported: set[int] = set()  # ids of the factories and bound values reported (two moves may reach one: names, unpacking)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._assigned.append([t.target for t in node.targets])
