@@ -13,7 +13,7 @@ from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.frameworks import lightning_fit
 from memlint.analysis.iteration import optimizer_loop_target
-from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
+from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import held_as, held_name
@@ -39,7 +39,9 @@ class TrainingWithoutMixedPrecision(Rule):
     ## What it does
     Finds a training loop in a file that shows no sign of reduced precision. No sign means no
     autocast, no GradScaler, no `.half()` / `.bfloat16()`, no `torch.float16` / `torch.bfloat16`,
-    and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`, `fp16=True`). Off by default:
+    no apex amp (`amp.initialize(model, optimizer, opt_level="O1")`, `amp.scale_loss(loss, optimizer)`,
+    `FP16_Optimizer`), and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`,
+    `fp16=True`). Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
     A training loop calls backward and an optimizer's `step()` and runs a model, in its own body or
@@ -199,6 +201,25 @@ def train(state):
         loss = state["loader"].dataset.score(sample)
         loss.backward()
         state["optimizer"].step()
+"""
+        ),
+        Valid(  # apex's amp, set up behind a command-line switch: O1 runs the forward under autocast-style casts
+            """
+import torch
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+if args.half:
+    from apex import amp
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    if args.half:
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+    else:
+        loss.backward()
+    optimizer.step()
 """
         ),
         Valid(  # Lightning Trainers whose precision or accelerator cannot be read, or that keep the loop on the CPU
@@ -554,6 +575,21 @@ for frame_idx in range(1, num_frames + 1):
             line=13,
             column=1,
         ),
+        Invalid(  # an optimizer of apex is no mixed precision: only its amp is
+            """
+import torch
+from apex.optimizers import FusedAdam
+model = Net().cuda()
+optimizer = FusedAdam(model.parameters(), lr=1e-3)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            line=5,
+            column=1,
+        ),
         Invalid(  # one optimizer per part of the model, stepped in a loop over them: one training step
             """
 import torch
@@ -585,8 +621,7 @@ def train(net, batches, optimizers, steps):
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         func = node.func
-        qualified = ctx.resolve(func)
-        if qualified in AUTOCAST or qualified in GRAD_SCALERS:
+        if mixed_precision_call(node, ctx):  # autocast, a GradScaler, apex's amp / FP16_Optimizer
             self._mixed = True
         if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION_METHODS:
             self._mixed = True
