@@ -11,7 +11,7 @@ from memlint.analysis import Kind
 from memlint.analysis.closures import optimizer_closures
 from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.evaluation import is_model_call
-from memlint.analysis.frameworks import lightning_fit
+from memlint.analysis.frameworks import lightning_fit, torchnet_engine_run
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
 from memlint.analysis.project_facts import training_work
@@ -87,6 +87,10 @@ class TrainingWithoutMixedPrecision(Rule):
     that may set the precision another way (`plugins=`, `strategy=`, `**config`, positional
     arguments). A Trainer built from a config or the command line (`Trainer.from_argparse_args(args)`,
     `LightningCLI`) cannot be read: not reported.
+
+    torchnet's `Engine` (imported from `torchnet.engine`) runs the loop inside `engine.train(network,
+    iterator, maxepoch, optimizer)`: the network, the loss's backward and the optimizer's step for
+    every sample. The finding is on that call, in a file that names an accelerator.
 
     It is advice, reported once per loop: the file may run on hardware or with a model where mixed
     precision does not pay, or precision may be configured in another file (a launcher, a config)
@@ -220,6 +224,18 @@ for x, y in loader:
     else:
         loss.backward()
     optimizer.step()
+"""
+        ),
+        Valid(  # an engine of the project's own, not torchnet's: what its `train` runs is its code's business
+            """
+import torch
+from protonets.engine import Engine
+def main(model, optimizer, train_loader):
+    model.cuda()
+    def step(sample):
+        return criterion(model(sample[0].cuda()), sample[1].cuda())
+    engine = Engine()
+    engine.train(step, train_loader, 10, optimizer)
 """
         ),
         Valid(  # Lightning Trainers whose precision or accelerator cannot be read, or that keep the loop on the CPU
@@ -575,6 +591,22 @@ for frame_idx in range(1, num_frames + 1):
             line=13,
             column=1,
         ),
+        Invalid(  # torchnet's Engine.train runs the network, its backward and the optimizer's step for every sample
+            """
+import torch
+from torchnet.engine import Engine
+def main(model, optimizer, train_loader):
+    model.cuda()
+    def step(sample):
+        y = model(sample[0].cuda())
+        return criterion(y, sample[1].cuda()), y
+    engine = Engine()
+    engine.train(step, train_loader, 10, optimizer)
+""",
+            line=9,
+            column=5,
+            message="torchnet's Engine trains in full float32",
+        ),
         Invalid(  # an optimizer of apex is no mixed precision: only its amp is
             """
 import torch
@@ -617,6 +649,7 @@ def train(net, batches, optimizers, steps):
         # calls of a name that may be a module: (the name, the loops around the call, or its function)
         self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
         self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
+        self._engine_trains: list[cst.Call] = []  # `engine.train(network, iterator, maxepoch, optimizer)` of torchnet
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -651,6 +684,8 @@ def train(net, batches, optimizers, steps):
         method = func.attr.value
         if method == "fit" and lightning_fit(node, ctx) is not None:
             self._fits.append(node)
+        if method == "train" and (run := torchnet_engine_run(node, ctx)) is not None and run[0] == "train":
+            self._engine_trains.append(node)  # torchnet's `engine.train(network, ...)`: the loop runs inside
         if method in _MODULE_MARKERS:
             owner = held_name(func.value)  # `G.train()`, `state["model"].train()`
             if owner is not None and owner != "self":
@@ -759,6 +794,13 @@ def train(net, batches, optimizers, steps):
                     fit,
                     "Lightning trains in full float32 precision: `precision=\"bf16-mixed\"` (or \"16-mixed\") in the "
                     "Trainer computes activations under autocast, roughly halving the activation memory saved for backward",
+                )
+            for run in self._engine_trains:  # torchnet's loop: network, backward and step for every sample
+                self.report(
+                    run,
+                    "torchnet's Engine trains in full float32 precision: computing the network's activations under "
+                    '`torch.autocast("cuda", dtype=torch.bfloat16)` (or float16 with a GradScaler) roughly halves '
+                    "the activation memory saved for backward",
                 )
         helpers = self._helper_evidence(facts)
         called_in: dict[int, set[str]] = {}
