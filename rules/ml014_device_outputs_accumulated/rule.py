@@ -28,7 +28,9 @@ class DeviceOutputsAccumulated(Rule):
     `feats.extend(model(x))`, a dict of lists (`out["logits"].append(logits)`), a display of outputs
     (`results.append({"preds": preds, "loss": loss})`), a running concatenation
     (`feats = torch.cat([feats, f])`), and outputs returned by a helper of the project
-    (`preds.append(infer(model, x))`). A loop over a data split
+    (`preds.append(infer(model, x))`). A part of an output is the output: a slice or view
+    (`out[:-1]`, `out.view(n, -1)`) or a row of a loop over it (`for row in output:`) keeps the
+    whole output's storage on the device. A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
     `enumerate(tqdm(loader))`, `test_dataset`, `eval_iterator`, `dataloaders["val"]`), walks one by
     index in batches (`for i in range(0, len(X), batch_size)`), or samples batches until what it
@@ -44,7 +46,8 @@ class DeviceOutputsAccumulated(Rule):
     length does not grow with the dataset; a stride loop that slices one tensor
     (`model(X[i:i + bs])`: `X` may sit on the device whole, so its outputs add no more than it); values moved to the host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`) or reduced
     to a metric (`.sum()`, `.mean()`); lists created inside the loop; values that still carry
-    autograd history (that is ML001 accumulated-graph); values the analysis cannot trace to a model
+    autograd history (that is ML001 accumulated-graph; in a function that every caller in the linted
+    files runs under `torch.no_grad()` they carry none, and are reported); values the analysis cannot trace to a model
     call (a helper whose body it cannot see, the file's own function named like a model that
     returns something else). Inputs sent to the model's own device (`x.to(model.device)`) follow the
     model: when nothing in the file moves that model to an accelerator, it is where it was made,
