@@ -994,13 +994,15 @@ trainer = pl.Trainer(gpus=1)
         return None if hook is not None or loop is None else self.ctx.model.loop_device(loop)
 
     def finish(self, facts) -> None:
-        if not self._candidates:  # the device fact walks the whole file: only asked when it decides something
+        # outputs that may carry history (ML001's) count only where every caller turns gradients off
+        candidates = [
+            c for c in self._candidates
+            if c.no_grad_chain is None or any(key in facts.no_grad_functions for key in c.no_grad_chain)
+        ]  # fmt: skip
+        if not candidates:  # the device fact walks the whole file: only asked when it decides something
             return
         device = self.ctx.model.device
-        for candidate in self._candidates:
-            chain = candidate.no_grad_chain
-            if chain is not None and not any(key in facts.no_grad_functions for key in chain):
-                continue  # the outputs may carry history (ML001's) unless every caller turns gradients off
+        for candidate in candidates:
             evidence = candidate.evidence
             if candidate.hook is not None:
                 # Lightning's Trainer picks the accelerator itself (`accelerator="auto"` by default)
