@@ -35,7 +35,8 @@ _NOT_OUTPUT_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "require
 
 
 def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str] = ()) -> bool:
-    """`model(x)`, `self.net(x)`, `outputs.logits`, `out[0]`, `logits.argmax(1)`, `probs.detach()`."""
+    """`model(x)`, `self.net(x)`, `outputs.logits`, `out[0]`, `logits.argmax(1)`, `probs.detach()`; a
+    slice or a view of one (`out[:-1]`, `out.view(n, -1)`) too: it keeps the output's storage alive."""
     if isinstance(expr, cst.Name):
         # `loss, logits = model(x, labels=y)`: the loss is reduced already (one number per batch)
         return expr.value in known and "loss" not in name_tokens(expr.value)
@@ -68,6 +69,24 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
     return is_model_call(expr, ctx) or _model_method(expr, ctx)
+
+
+def output_elements(loop: cst.For, ctx: "Context", known: Collection[str] = ()) -> list[str]:
+    """The names a `for` binds to parts of a model output: `for out in output` (each row of a tensor is
+    a view of it, each element of a returned tuple one of its outputs), `for i, out in
+    enumerate(output)`. A view is the same fact as the output for what keeps memory: kept in a list,
+    it holds the whole output's storage on the device (`feat = out[:-1]` as much as `out`)."""
+    iterable, target = loop.iter, loop.target
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "enumerate":
+        if len(iterable.args) != 1 or iterable.args[0].keyword is not None or not ctx.is_builtin("enumerate"):
+            return []
+        elements = target.elements if type(target) in (cst.Tuple, cst.List) else ()  # type: ignore[attr-defined]
+        if len(elements) != 2:
+            return []
+        iterable, target = iterable.args[0].value, elements[1].value
+    if type(target) is not cst.Name or not model_output(iterable, ctx, known):
+        return []
+    return [target.value]  # type: ignore[attr-defined]
 
 
 def _model_method(call: cst.Call, ctx: "Context") -> bool:

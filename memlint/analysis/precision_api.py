@@ -151,6 +151,24 @@ def has_star_args(call: cst.Call) -> bool:
     return any(arg.star for arg in call.args)
 
 
+def mixed_precision_call(call: cst.Call, ctx: "Context") -> bool:
+    """Whether `call` is evidence that its file trains in mixed precision: torch's autocast or
+    GradScaler (any spelling, through imports), a framework's `.autocast()` (`accelerator.autocast()`,
+    `fabric.autocast()`), or a wrapper that keeps float32 master weights and scales the loss
+    (`keeps_master_weights`: apex's `amp.initialize(model, optimizer, opt_level="O1")` and
+    `amp.scale_loss(loss, optimizer)`, its `FP16_Optimizer`, the copies projects vendor). apex's O1
+    patches torch functions to run under autocast-style casts and O2 keeps float32 master weights: either
+    is mixed, not full float32 and not pure half. (O0, plain float32, is not read from `opt_level`: a
+    file that sets apex amp up is taken to use it, which can only silence a finding.)"""
+    func = call.func
+    qualified = ctx.resolve(func)
+    if qualified in AUTOCAST or qualified in GRAD_SCALERS:
+        return True
+    if type(func) is cst.Attribute and func.attr.value == "autocast":
+        return True
+    return keeps_master_weights(call, ctx)
+
+
 def keeps_master_weights(call: cst.Call, ctx: "Context") -> bool:
     """Whether `call` sets up float32 master weights for a half model: `FP16_Optimizer(optimizer, ...)`,
     `amp.initialize(model, optimizer, ...)` from apex, `network_to_half(model)` (MASTER_WEIGHT_WRAPPERS)."""

@@ -393,6 +393,10 @@ LIGHTNING_TRAINERS = frozenset(
      "lightning.pytorch.trainer.trainer.Trainer"}
 )  # fmt: skip
 
+# torchnet's training engine: `Engine().train(network, iterator, maxepoch, optimizer)` is a training
+# loop, `Engine().test(network, iterator)` an evaluation loop with gradients on (frameworks.py).
+TORCHNET_ENGINES = frozenset({"torchnet.engine.Engine", "torchnet.engine.engine.Engine"})
+
 # Methods a framework calls once per batch (Lightning hooks, HF Trainer callbacks' step methods).
 PER_BATCH_HOOKS = frozenset(
     {

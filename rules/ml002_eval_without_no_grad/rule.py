@@ -9,6 +9,7 @@ import libcst as cst
 from memlint.analysis import GradMode
 from memlint.analysis.delegation import self_helper_runs_model
 from memlint.analysis.evaluation import Region, factory_of, is_model_call, regions, runs_evaluated_model, runs_method_of, runs_model_method
+from memlint.analysis.frameworks import torchnet_engine_run, torchnet_test_builds_graph
 from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.returned import hands_back_no_history, returns_nothing_from
@@ -68,6 +69,11 @@ class EvalWithoutNoGrad(Rule):
     `Variable(x, volatile=True)` does not turn gradients off (it has done nothing since PyTorch
     0.4), so it does not silence the rule; `torch` reached through a star import
     (`from utils import *`) is still torch, so `@torch.no_grad()` there does.
+
+    torchnet's `engine.test(network, iterator)` (an `Engine` of `torchnet.engine`, by its import) is an
+    evaluation loop of its own: it runs the network over every batch and turns no gradients off, so
+    it is reported where the network is a function the file also hands to that engine's `train` (its
+    parameters are the ones trained) and that sets no grad mode itself.
 
     It stays silent when the code runs without gradient tracking: `with torch.no_grad()`,
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, their decorator forms, a decorator of
@@ -161,6 +167,41 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # torchnet's Engine: the test under no_grad, and a network that sets its own grad mode by the sample's flag
+            """
+import torch
+from torchnet.engine import Engine
+def main(model, optimizer, train_loader, test_loader):
+    def step(sample):
+        y = model(sample[0].cuda())
+        return criterion(y, sample[1].cuda()), y
+    def tagged(sample):
+        with torch.set_grad_enabled(sample[2]):
+            y = model(sample[0].cuda())
+            return criterion(y, sample[1].cuda()), y
+    def on_end_epoch(state):
+        with torch.no_grad():
+            engine.test(step, test_loader)
+        engine.test(tagged, test_loader)
+    engine = Engine()
+    engine.hooks["on_end_epoch"] = on_end_epoch
+    engine.train(step, train_loader, 10, optimizer)
+    engine.train(tagged, train_loader, 10, optimizer)
+"""
+        ),
+        Valid(  # an engine of the project's own (not torchnet's): what its `test` does is its code's business
+            """
+import torch
+from protonets.engine import Engine
+def main(model, optimizer, train_loader, test_loader):
+    def step(sample):
+        y = model(sample[0].cuda())
+        return criterion(y, sample[1].cuda()), y
+    engine = Engine()
+    engine.train(step, train_loader, 10, optimizer)
+    engine.test(step, test_loader)
+"""
+        ),
         Valid(  # the val phase runs its forward under no_grad (the `else` of `if phase == "val"` is the training phase's), and hands the model to an attack of another file that takes gradients through it (Person_reID's train.py)
             """
 import torch
@@ -977,6 +1018,24 @@ def train_loop(model, loaders, optimizer, criterion):
     ]
 
     INVALID = [
+        Invalid(  # torchnet's Engine.test runs the network it trains over the test loader with gradients on
+            """
+import torch
+import torchnet as tnt
+def main(model, optimizer, train_loader, test_loader):
+    def step(sample):
+        y = model(sample[0].cuda())
+        return criterion(y, sample[1].cuda()), y
+    def on_end_epoch(state):
+        engine.test(step, test_loader)
+    engine = tnt.engine.Engine()
+    engine.hooks["on_end_epoch"] = on_end_epoch
+    engine.train(step, train_loader, 10, optimizer)
+""",
+            line=8,
+            column=9,
+            message="torchnet's evaluation loop",
+        ),
         Invalid(  # an evaluation that builds and loads its own model and hands back only what the environment returned: a training loop calling it gets nothing of the graph (cleanrl's dqn_eval.evaluate)
             """
 import torch
@@ -2804,6 +2863,8 @@ def train_loop(model, loaders, optimizer, criterion, devices):
         ctx = self.ctx
         if ctx.grad_mode is not GradMode.ENABLED:
             return
+        if type(node.func) is cst.Attribute and node.func.attr.value == "test" and self._engine_test(node):
+            return
         scope = ctx.function_node or ctx.module
         region = regions(ctx, scope).get(id(node))
         if region is None:
@@ -2837,6 +2898,23 @@ def train_loop(model, loaders, optimizer, criterion, devices):
             "activations for a backward that never comes; run evaluation under `torch.no_grad()`"
         )
         self.report(node, message, self._fix(node, region, scope), grad_sensitive=True)
+
+    def _engine_test(self, call: cst.Call) -> bool:
+        """torchnet's `engine.test(network, iterator)`: an evaluation loop that runs the network with
+        gradients on (frameworks.torchnet_engine_run); reported where the network is the one the
+        file trains (its parameters require grad) and sets no grad mode of its own."""
+        ctx = self.ctx
+        run = torchnet_engine_run(call, ctx)
+        if run is None or run[0] != "test" or not torchnet_test_builds_graph(run[1], ctx):
+            return False
+        call_text = shorten(ctx.module.code_for_node(call))
+        message = (
+            f"`{call_text}` runs torchnet's evaluation loop (the network over every batch) with gradient tracking "
+            "on: torchnet's `Engine.test` does not turn it off, so autograd saves activations for a backward that "
+            "never comes; call it under `torch.no_grad()`"
+        )
+        self.report(call, message, grad_sensitive=True)
+        return True
 
     def _unit(self, call: cst.Call, region: Region) -> tuple[int, Optional[int]]:
         """What one finding stands for: the region, and in a Jupyter notebook's module code the cell

@@ -3,7 +3,9 @@
 A call that could run a model inside an evaluation region: in a function named as an evaluation,
 in a function (or the module) that calls `.eval()` / `.train(False)` or enters a project context
 manager that does (`with utils.eval_mode(agent):`, the project pass's `eval_contexts`), or in a loop over validation
-/ test data (there also a method fed data of anything that is not an import: `D.feature_extraction(x)`).
+/ test data (there also a method fed data of anything that is not an import: `D.feature_extraction(x)`),
+or torchnet's `engine.test(network, iterator)` (frameworks.torchnet_engine_run; loosened: the text
+names `Engine` or `torchnet`, and `test`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, w
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
+    if source.mentions("Engine", "torchnet") and source.mentions("test"):
+        return True
     mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
     # `with utils.eval_mode(agent):` of a project class whose `__enter__` calls `agent.train(False)`
     contexts = _eval_contexts(source)

@@ -10,9 +10,10 @@ import libcst as cst
 from memlint.analysis import GradMode, accumulation
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
-from memlint.analysis.outputs import model_output
+from memlint.analysis.outputs import model_output, output_elements
 from memlint.analysis.roles import per_batch_function
 from memlint.analysis.tables import GATHERING_METHODS, TENSOR_OUTPUT_FIELDS
+from memlint.analysis.walk import target_names
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml014_device_outputs_accumulated.meta import META
@@ -27,7 +28,9 @@ class DeviceOutputsAccumulated(Rule):
     `feats.extend(model(x))`, a dict of lists (`out["logits"].append(logits)`), a display of outputs
     (`results.append({"preds": preds, "loss": loss})`), a running concatenation
     (`feats = torch.cat([feats, f])`), and outputs returned by a helper of the project
-    (`preds.append(infer(model, x))`). A loop over a data split
+    (`preds.append(infer(model, x))`). A part of an output is the output: a slice or view
+    (`out[:-1]`, `out.view(n, -1)`) or a row of a loop over it (`for row in output:`) keeps the
+    whole output's storage on the device. A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
     `enumerate(tqdm(loader))`, `test_dataset`, `eval_iterator`, `dataloaders["val"]`), walks one by
     index in batches (`for i in range(0, len(X), batch_size)`), or samples batches until what it
@@ -43,7 +46,8 @@ class DeviceOutputsAccumulated(Rule):
     length does not grow with the dataset; a stride loop that slices one tensor
     (`model(X[i:i + bs])`: `X` may sit on the device whole, so its outputs add no more than it); values moved to the host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`) or reduced
     to a metric (`.sum()`, `.mean()`); lists created inside the loop; values that still carry
-    autograd history (that is ML001 accumulated-graph); values the analysis cannot trace to a model
+    autograd history (that is ML001 accumulated-graph; in a function that every caller in the linted
+    files runs under `torch.no_grad()` they carry none, and are reported); values the analysis cannot trace to a model
     call (a helper whose body it cannot see, the file's own function named like a model that
     returns something else). Inputs sent to the model's own device (`x.to(model.device)`) follow the
     model: when nothing in the file moves that model to an accelerator, it is where it was made,
@@ -87,6 +91,34 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # the rows of each batch's output, each moved to the host before it is kept
+            """
+import torch
+def embed(model, loader):
+    feats = []
+    with torch.no_grad():
+        for x, _ in loader:
+            output = model(x.cuda())
+            for row in output:
+                feats.append(row[:-1].cpu())
+    return torch.stack(feats)
+"""
+        ),
+        Valid(  # a caller runs it with gradients on: what it keeps carries history (ML001's finding), not ML014's
+            """
+import torch
+def embed(model, loader):
+    feats = []
+    for x, _ in loader:
+        out = model(x.cuda())
+        feats.append(out[:, :-1])
+    return torch.cat(feats)
+def main(model, loader):
+    with torch.no_grad():
+        embed(model, loader)
+    embed(model, loader).sum().backward()
+"""
+        ),
         Valid(  # a loop over the loaders themselves: each iteration is a whole pass, its list made anew
             """
 import torch
@@ -280,6 +312,66 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # a slice of each row of the output: a view, which keeps the whole output's storage on the device
+            """
+import torch
+def embed(model, loader):
+    feats = []
+    with torch.no_grad():
+        for x, _ in loader:
+            output = model(x.cuda()).squeeze()
+            for row in output:
+                feat, tag = row[:-1], row[-1]
+                if tag >= 0:
+                    feats.append(feat)
+    return torch.stack(feats)
+""",
+            line=10,
+            column=21,
+            unsafe=True,
+            fixed="""
+import torch
+def embed(model, loader):
+    feats = []
+    with torch.no_grad():
+        for x, _ in loader:
+            output = model(x.cuda()).squeeze()
+            for row in output:
+                feat, tag = row[:-1], row[-1]
+                if tag >= 0:
+                    feats.append(feat.detach().cpu())
+    return torch.stack(feats)
+""",
+        ),
+        Invalid(  # no no_grad in the function, but every caller runs it under one: its outputs carry no history
+            """
+import torch
+def embed(model, loader):
+    feats = []
+    for x, _ in loader:
+        out = model(x.cuda())
+        feats.append(out[:, :-1])
+    return torch.cat(feats)
+def main(model, loader):
+    with torch.no_grad():
+        return embed(model, loader)
+""",
+            line=6,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+def embed(model, loader):
+    feats = []
+    for x, _ in loader:
+        out = model(x.cuda())
+        feats.append(out[:, :-1].detach().cpu())
+    return torch.cat(feats)
+def main(model, loader):
+    with torch.no_grad():
+        return embed(model, loader)
+""",
+        ),
         Invalid(  # the loader of one split taken by key from a dict of loaders (torchvision's tutorial spelling)
             """
 import torch
@@ -745,21 +837,39 @@ trainer = pl.Trainer(gpus=1)
             self._concatenation(node, node.targets[0].target)
 
     def _gathered_pairs(self, node: cst.Assign, known: set[str]) -> bool:
-        """`preds, refs = accelerator.gather_for_metrics((preds, batch["labels"]))`: each name takes
-        what the element in its place was (the labels are no model output)."""
+        """`preds, refs = accelerator.gather_for_metrics((preds, batch["labels"]))`, or `feat, label =
+        out[:-1], out[-1]`: each name takes what the element in its place was (the labels are no
+        model output)."""
         value = node.value
-        if len(node.targets) != 1 or not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        if len(node.targets) != 1:
             return False
         target = node.targets[0].target
-        if value.func.attr.value not in GATHERING_METHODS or len(value.args) != 1 or not isinstance(target, (cst.Tuple, cst.List)):
+        if isinstance(value, (cst.Tuple, cst.List)) and isinstance(target, (cst.Tuple, cst.List)):
+            gathered = value
+        elif not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
             return False
-        gathered = value.args[0].value
+        elif value.func.attr.value not in GATHERING_METHODS or len(value.args) != 1 or not isinstance(target, (cst.Tuple, cst.List)):
+            return False
+        else:
+            gathered = value.args[0].value
         if not isinstance(gathered, (cst.Tuple, cst.List)) or len(gathered.elements) != len(target.elements):
             return False
+        untyped = self._not_tensors.setdefault(self.ctx.function_key, set())
         for element, source in zip(target.elements, gathered.elements):
             if isinstance(element.value, cst.Name):
-                (known.add if model_output(source.value, self.ctx, known) else known.discard)(element.value.value)
+                is_output = model_output(source.value, self.ctx, known)
+                (known.add if is_output else known.discard)(element.value.value)
+                (untyped.add if is_output and not self._known_tensor(source.value) else untyped.discard)(element.value.value)
         return True
+
+    def visit_For(self, node: cst.For) -> None:
+        # `for out in output:` binds a part of the output (a row: a view of its storage) to `out`
+        known = self._known()
+        parts = output_elements(node, self.ctx, known)
+        untyped = self._not_tensors.setdefault(self.ctx.function_key, set())
+        for name in target_names(node.target):
+            (known.add if name in parts else known.discard)(name)
+            untyped.discard(name)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -815,12 +925,16 @@ trainer = pl.Trainer(gpus=1)
             if (model_output(e, ctx, self._known()) if detached_by_framework else self._on_device_output(e))
         ]  # fmt: skip
         if outputs:
-            self._add(node, outputs, f"{epoch_end}(outputs)", ctx.function_node.name.value, kept=True)  # type: ignore[union-attr]
+            self._add(node, outputs, f"{epoch_end}(outputs)", ctx.function_node.name.value, kept=True, detached=detached_by_framework)  # type: ignore[union-attr]
 
-    def _add(self, node: cst.CSTNode, outputs: list, accumulator: str, hook: Optional[str], kept: bool = False) -> None:
+    def _add(self, node: cst.CSTNode, outputs: list, accumulator: str, hook: Optional[str], kept: bool = False, detached: bool = False) -> None:
+        """`detached`: the framework that keeps the values detaches them (Lightning's `training_step` returns)."""
         loop = None if hook is not None else self.ctx.loop
         typed = all(self._known_tensor(v) for v in outputs)
-        self._candidates.append(_Candidate(node, outputs, accumulator, self._detached(outputs), hook, self._evidence(hook), loop, typed, kept))
+        chain = None if detached else self._needs_no_grad_callers(outputs)
+        self._candidates.append(
+            _Candidate(node, outputs, accumulator, self._detached(outputs), hook, self._evidence(hook), loop, typed, kept, chain)
+        )
 
     def _known_tensor(self, value: cst.BaseExpression) -> bool:
         """Is the output known to be a tensor, so that the fix's `.detach().cpu()` exists on it? A field
@@ -849,11 +963,24 @@ trainer = pl.Trainer(gpus=1)
                 return
 
     def _on_device_output(self, value: cst.BaseExpression) -> bool:
-        """A model output that carries no autograd history (that is ML001's finding)."""
+        """A model output that carries no autograd history (that is ML001's finding), or, in a
+        function, one that may: whether it does is then the callers' grad mode, asked in `finish`
+        (`_needs_no_grad_callers`)."""
         ctx = self.ctx
         if not model_output(value, ctx, self._known()):
             return False
-        return ctx.holds_graph(value) is False or ctx.grad_mode is GradMode.DISABLED
+        return ctx.holds_graph(value) is False or ctx.grad_mode is GradMode.DISABLED or (
+            ctx.grad_mode is GradMode.ENABLED and ctx.function_key is not None
+        )
+
+    def _needs_no_grad_callers(self, outputs: list) -> Optional[tuple]:
+        """The function chain whose callers must all run it without gradients for the outputs to
+        carry no history (a `test_emb(...)` that every caller calls under `torch.no_grad()`:
+        `FileFacts.no_grad_functions`); None when the outputs carry none where they are."""
+        ctx = self.ctx
+        if ctx.grad_mode is GradMode.DISABLED or all(ctx.holds_graph(v) is False for v in outputs):
+            return None
+        return ctx.function_chain
 
     def _detached(self, outputs: list) -> bool:
         # Detached already where gradients are on; under no_grad, detach keeps the fix right if the
@@ -867,10 +994,15 @@ trainer = pl.Trainer(gpus=1)
         return None if hook is not None or loop is None else self.ctx.model.loop_device(loop)
 
     def finish(self, facts) -> None:
-        if not self._candidates:  # the device fact walks the whole file: only asked when it decides something
+        # outputs that may carry history (ML001's) count only where every caller turns gradients off
+        candidates = [
+            c for c in self._candidates
+            if c.no_grad_chain is None or any(key in facts.no_grad_functions for key in c.no_grad_chain)
+        ]  # fmt: skip
+        if not candidates:  # the device fact walks the whole file: only asked when it decides something
             return
         device = self.ctx.model.device
-        for candidate in self._candidates:
+        for candidate in candidates:
             evidence = candidate.evidence
             if candidate.hook is not None:
                 # Lightning's Trainer picks the accelerator itself (`accelerator="auto"` by default)
@@ -926,6 +1058,7 @@ class _Candidate:
     loop: Optional[cst.CSTNode] = None  # the innermost loop around it (none in a Lightning hook)
     typed: bool = True  # every output is known to be a tensor: the fix's `.cpu()` exists on it
     kept: bool = False  # returned from a step hook whose returns the framework keeps
+    no_grad_chain: Optional[tuple] = None  # functions one of which every caller must run under no_grad
 
 
 def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import dotted
-from memlint.analysis.precision_api import ADAM_FAMILY, AUTOCAST, FLOAT16_DTYPES, GRAD_SCALERS, cast_target, keeps_master_weights, keyword
+from memlint.analysis.precision_api import ADAM_FAMILY, FLOAT16_DTYPES, cast_target, keyword, mixed_precision_call
 from memlint.analysis.optimized import optimized_models, strip_moves
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
@@ -219,13 +219,7 @@ opt = Adam(get_trainable_params(dalle), lr=3e-4)
         ctx = self.ctx
         func = node.func
         qualified = ctx.resolve(func)
-        if qualified in AUTOCAST or qualified in GRAD_SCALERS:
-            self._mixed = True
-            return
-        if isinstance(func, cst.Attribute) and func.attr.value == "autocast":
-            self._mixed = True  # accelerator.autocast(), fabric.autocast()
-            return
-        if keeps_master_weights(node, ctx):  # apex's FP16_Optimizer / amp: fp32 master weights, a scaled loss
+        if mixed_precision_call(node, ctx):  # autocast, a GradScaler, apex's amp / FP16_Optimizer
             self._mixed = True
             return
         if qualified in ADAM_FAMILY:

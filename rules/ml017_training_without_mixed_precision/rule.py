@@ -11,9 +11,9 @@ from memlint.analysis import Kind
 from memlint.analysis.closures import optimizer_closures
 from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.evaluation import is_model_call
-from memlint.analysis.frameworks import lightning_fit
+from memlint.analysis.frameworks import lightning_fit, torchnet_engine_run
 from memlint.analysis.iteration import optimizer_loop_target
-from memlint.analysis.precision_api import AUTOCAST, GRAD_SCALERS, LOW_PRECISION_DTYPES
+from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import held_as, held_name
@@ -39,7 +39,9 @@ class TrainingWithoutMixedPrecision(Rule):
     ## What it does
     Finds a training loop in a file that shows no sign of reduced precision. No sign means no
     autocast, no GradScaler, no `.half()` / `.bfloat16()`, no `torch.float16` / `torch.bfloat16`,
-    and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`, `fp16=True`). Off by default:
+    no apex amp (`amp.initialize(model, optimizer, opt_level="O1")`, `amp.scale_loss(loss, optimizer)`,
+    `FP16_Optimizer`), and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`,
+    `fp16=True`). Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
     A training loop calls backward and an optimizer's `step()` and runs a model, in its own body or
@@ -85,6 +87,10 @@ class TrainingWithoutMixedPrecision(Rule):
     that may set the precision another way (`plugins=`, `strategy=`, `**config`, positional
     arguments). A Trainer built from a config or the command line (`Trainer.from_argparse_args(args)`,
     `LightningCLI`) cannot be read: not reported.
+
+    torchnet's `Engine` (imported from `torchnet.engine`) runs the loop inside `engine.train(network,
+    iterator, maxepoch, optimizer)`: the network, the loss's backward and the optimizer's step for
+    every sample. The finding is on that call, in a file that names an accelerator.
 
     It is advice, reported once per loop: the file may run on hardware or with a model where mixed
     precision does not pay, or precision may be configured in another file (a launcher, a config)
@@ -199,6 +205,37 @@ def train(state):
         loss = state["loader"].dataset.score(sample)
         loss.backward()
         state["optimizer"].step()
+"""
+        ),
+        Valid(  # apex's amp, set up behind a command-line switch: O1 runs the forward under autocast-style casts
+            """
+import torch
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+if args.half:
+    from apex import amp
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    if args.half:
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(  # an engine of the project's own, not torchnet's: what its `train` runs is its code's business
+            """
+import torch
+from protonets.engine import Engine
+def main(model, optimizer, train_loader):
+    model.cuda()
+    def step(sample):
+        return criterion(model(sample[0].cuda()), sample[1].cuda())
+    engine = Engine()
+    engine.train(step, train_loader, 10, optimizer)
 """
         ),
         Valid(  # Lightning Trainers whose precision or accelerator cannot be read, or that keep the loop on the CPU
@@ -554,6 +591,37 @@ for frame_idx in range(1, num_frames + 1):
             line=13,
             column=1,
         ),
+        Invalid(  # torchnet's Engine.train runs the network, its backward and the optimizer's step for every sample
+            """
+import torch
+from torchnet.engine import Engine
+def main(model, optimizer, train_loader):
+    model.cuda()
+    def step(sample):
+        y = model(sample[0].cuda())
+        return criterion(y, sample[1].cuda()), y
+    engine = Engine()
+    engine.train(step, train_loader, 10, optimizer)
+""",
+            line=9,
+            column=5,
+            message="torchnet's Engine trains in full float32",
+        ),
+        Invalid(  # an optimizer of apex is no mixed precision: only its amp is
+            """
+import torch
+from apex.optimizers import FusedAdam
+model = Net().cuda()
+optimizer = FusedAdam(model.parameters(), lr=1e-3)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            line=5,
+            column=1,
+        ),
         Invalid(  # one optimizer per part of the model, stepped in a loop over them: one training step
             """
 import torch
@@ -581,12 +649,12 @@ def train(net, batches, optimizers, steps):
         # calls of a name that may be a module: (the name, the loops around the call, or its function)
         self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
         self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
+        self._engine_trains: list[cst.Call] = []  # `engine.train(network, iterator, maxepoch, optimizer)` of torchnet
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         func = node.func
-        qualified = ctx.resolve(func)
-        if qualified in AUTOCAST or qualified in GRAD_SCALERS:
+        if mixed_precision_call(node, ctx):  # autocast, a GradScaler, apex's amp / FP16_Optimizer
             self._mixed = True
         if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION_METHODS:
             self._mixed = True
@@ -616,6 +684,8 @@ def train(net, batches, optimizers, steps):
         method = func.attr.value
         if method == "fit" and lightning_fit(node, ctx) is not None:
             self._fits.append(node)
+        if method == "train" and (run := torchnet_engine_run(node, ctx)) is not None and run[0] == "train":
+            self._engine_trains.append(node)  # torchnet's `engine.train(network, ...)`: the loop runs inside
         if method in _MODULE_MARKERS:
             owner = held_name(func.value)  # `G.train()`, `state["model"].train()`
             if owner is not None and owner != "self":
@@ -724,6 +794,13 @@ def train(net, batches, optimizers, steps):
                     fit,
                     "Lightning trains in full float32 precision: `precision=\"bf16-mixed\"` (or \"16-mixed\") in the "
                     "Trainer computes activations under autocast, roughly halving the activation memory saved for backward",
+                )
+            for run in self._engine_trains:  # torchnet's loop: network, backward and step for every sample
+                self.report(
+                    run,
+                    "torchnet's Engine trains in full float32 precision: computing the network's activations under "
+                    '`torch.autocast("cuda", dtype=torch.bfloat16)` (or float16 with a GradScaler) roughly halves '
+                    "the activation memory saved for backward",
                 )
         helpers = self._helper_evidence(facts)
         called_in: dict[int, set[str]] = {}

@@ -5,7 +5,9 @@ optimizer closure that backpropagates: memlint.analysis.closures), or the file c
 file that does part of a training step (`FileView.update_calls` from the project pass: an epoch
 loop calling `train_epoch(model, optimizer, ...)` of train/train_epoch.py mentions neither), or it
 fits with a Lightning Trainer (`trainer.fit(model)`: the loop, its backward and its step are
-Lightning's: memlint.analysis.frameworks.lightning_fit).
+Lightning's: memlint.analysis.frameworks.lightning_fit), or trains with torchnet's Engine
+(`engine.train(network, iterator, maxepoch, optimizer)`: frameworks.torchnet_engine_run; loosened:
+the text names `Engine` or `torchnet`, and `train`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if project is not None and project.steps_elsewhere:
         return True
     if source.mentions("Trainer") and source.mentions("fit"):
+        return True
+    if source.mentions("Engine", "torchnet") and source.mentions("train"):
         return True
     # (a loop may backpropagate through an optimizer closure, a callable the file hands to
     # `optimizer.step(closure)`: memlint.analysis.closures; the text then has `.step(` with an argument)

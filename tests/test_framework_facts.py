@@ -1,0 +1,160 @@
+"""Framework and precision facts of the semantic model, asked directly: what torchnet's Engine runs
+(memlint/analysis/frameworks.py), which calls are evidence of mixed precision
+(precision_api.mixed_precision_call) and which loop targets are parts of a model output
+(outputs.output_elements). ML002, ML014, ML015 and ML017 ask these."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Callable
+
+import libcst as cst
+
+from memlint.analysis import frameworks, outputs, precision_api
+from memlint.analysis.context import Context
+from memlint.pipeline.traversal import Traversal
+
+
+def _ask_calls(code: str, question: Callable[[cst.Call, Context], object]) -> list[tuple[str, object]]:
+    """(the call's code, the answer) for every call of `code`, asked where the traversal is."""
+    text = textwrap.dedent(code)
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    answers: list[tuple[str, object]] = []
+
+    class Asker:
+        def visit_Call(self, node: cst.Call) -> None:
+            answers.append((module.code_for_node(node.func), question(node, ctx)))
+
+    Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
+    return answers
+
+
+def _engine_runs(code: str) -> list[tuple[str, object]]:
+    """(the call's code, (what it runs, the network, whether its test builds a graph)) for every
+    call the facts take for a torchnet Engine's `train` / `test`."""
+
+    def question(call: cst.Call, ctx: Context):
+        run = frameworks.torchnet_engine_run(call, ctx)
+        if run is None:
+            return None
+        return run[0], ctx.module.code_for_node(run[1]), frameworks.torchnet_test_builds_graph(run[1], ctx)
+
+    return [(func, answer) for func, answer in _ask_calls(code, question) if answer is not None]
+
+
+def test_torchnet_engine_train_and_test_from_an_enclosing_scope() -> None:
+    runs = _engine_runs(
+        """
+        import torch
+        from torchnet.engine import Engine
+        def main(model, optimizer, train_loader, test_loader):
+            def step(sample):
+                y = model(sample[0])
+                return criterion(y, sample[1]), y
+            def only_tested(sample):
+                return criterion(model(sample[0]), sample[1]), None
+            def on_end_epoch(state):
+                engine.test(step, test_loader)
+                engine.test(only_tested, test_loader)
+            engine = Engine()
+            engine.train(step, train_loader, 10, optimizer)
+        """
+    )
+    # the hook reads `main`'s engine (bound after it); the network the file trains builds a graph
+    # in the test, one it never trains is not known to
+    assert runs == [
+        ("engine.test", ("test", "step", True)),
+        ("engine.test", ("test", "only_tested", False)),
+        ("engine.train", ("train", "step", True)),
+    ]
+
+
+def test_other_engines_are_not_torchnet() -> None:
+    runs = _engine_runs(
+        """
+        from protonets.engine import Engine
+        import torchnet as tnt
+        def main(model, optimizer, loader, make_engine):
+            def step(sample):
+                return criterion(model(sample[0]), sample[1]), None
+            engine = Engine()
+            engine.train(step, loader, 10, optimizer)
+            other = make_engine()
+            other.train(step, loader, 10, optimizer)
+            model.train(False)
+            tnt.engine.Engine().test(step, loader)
+        """
+    )
+    # only the last is torchnet's: protonets' Engine, a factory's result and a module's `.train` are
+    # not (and `step` is handed to no torchnet `train`: its test is not known to build a graph)
+    assert runs == [("tnt.engine.Engine().test", ("test", "step", False))]
+
+
+def test_a_network_that_sets_its_own_grad_mode_builds_no_known_graph() -> None:
+    runs = _engine_runs(
+        """
+        import torch
+        from torchnet.engine import Engine
+        engine = Engine()
+        def step(sample):
+            with torch.set_grad_enabled(sample[2]):
+                return criterion(model(sample[0]), sample[1]), None
+        engine.test(step, loader)
+        engine.train(step, loader, 10, optimizer)
+        """
+    )
+    assert runs[0] == ("engine.test", ("test", "step", False))
+
+
+def test_mixed_precision_evidence() -> None:
+    answers = dict(
+        _ask_calls(
+            """
+            import torch
+            from apex import amp
+            from apex.optimizers import FusedAdam
+            from apex.fp16_utils import FP16_Optimizer
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            with amp.scale_loss(loss, optimizer) as scaled:
+                pass
+            FP16_Optimizer(optimizer)
+            FusedAdam(params)
+            torch.autocast("cuda")
+            torch.cuda.amp.GradScaler()
+            accelerator.autocast()
+            torch.optim.Adam(params)
+            """,
+            precision_api.mixed_precision_call,
+        )
+    )
+    assert answers == {
+        "amp.initialize": True, "amp.scale_loss": True, "FP16_Optimizer": True, "FusedAdam": False,
+        "torch.autocast": True, "torch.cuda.amp.GradScaler": True, "accelerator.autocast": True,
+        "torch.optim.Adam": False,
+    }  # fmt: skip
+
+
+def test_rows_of_a_model_output_are_outputs() -> None:
+    text = textwrap.dedent(
+        """
+        for out in model(x):
+            pass
+        for i, row in enumerate(model(x).squeeze()):
+            pass
+        for name in names:
+            pass
+        for a, b in zip(model(x), y):
+            pass
+        """
+    )
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    found: list[list[str]] = []
+
+    class Asker:
+        def visit_For(self, node: cst.For) -> None:
+            found.append(outputs.output_elements(node, ctx))
+
+    Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
+    assert found == [["out"], ["row"], [], []]
