@@ -312,6 +312,9 @@ class _Site:
     loop: Optional[list]  # None, or [loop index, header of a step loop or None, trains in it]
     conditional: bool
     ref: list
+    # For a call on an instance of a class picked at run time (`Project._instance_callees`): every
+    # method it may reach, this site's callee among them; empty for a call of one known function.
+    group: tuple = ()
 
 
 class Project:
@@ -539,7 +542,8 @@ class Project:
             found = self._method(("class", index, key.partition(".")[0]), ref[1])
         elif kind == "i":
             classes = self._instances_built(file, ref[1])  # type: ignore[arg-type]
-            found = self._instance_method(classes[0], ref[2]) if len(classes) == 1 else None
+            picked = self._is_picked(file, ref[1])  # type: ignore[arg-type]
+            found = self._instance_method(classes[0], ref[2]) if len(classes) == 1 and not picked else None
         elif kind == "r":
             found = self._closure_of(self.resolve(index, key, ref[2]))
         result = (found[1], found[2]) if found is not None and found[0] == "func" else None
@@ -560,15 +564,94 @@ class Project:
         """The project classes whose instance a call of `constructor` (as written in `file`, or
         qualified: a class's `attrs`) returns: the class it names, or every class a factory function
         constructs in its returns (`make_agent(...)` whose branches return `CurlSacAgent(...)`:
-        summaries' `builds`); [] where any of them is not the project's class."""
+        summaries' `builds`); [] where any of them is not the project's class.  An instance of a class
+        picked at run time ("algorithms.get_algorithm_class()": `_picks`) may be of any candidate."""
+        picked = self._picks(file, constructor)
+        if picked is not None:
+            return picked
         owner = self._name(file, constructor) or self._lookup(constructor, file)
         if owner is None:
             return []
         if owner[0] == "class":
             return [owner]
         built = self.record((owner[1], owner[2])).get("builds", ()) if owner[0] == "func" else ()
-        classes = [self._built_class(self.files[owner[1]], written) for written in built]  # type: ignore[arg-type]
+        classes = []
+        for written in built:
+            picked = self._picks(self.files[owner[1]], written) if isinstance(written, str) else None  # type: ignore[arg-type]
+            classes.extend(picked if picked is not None else [self._built_class(self.files[owner[1]], written)])  # type: ignore[arg-type]
         return classes if classes and all(c is not None and c[0] == "class" for c in classes) else []  # type: ignore[misc]
+
+    def _picks(self, file: _File, constructor: str) -> Optional[list[tuple]]:
+        """The classes an instance built as `constructor` may be of, where it is a class a project
+        function picks at run time by a name (summaries' `picks`; the constructor as summaries write
+        it, "factory()"): "globals", the classes its module defines (`globals()[name]` in a registry
+        module: the classes it imports are its tools, MovingAverage beside DomainBed's algorithms);
+        "import", the classes of its package's files (`importlib.import_module("models." + name)`).
+        None where the constructor is no such call; [] where the pass cannot tell."""
+        if not constructor.endswith("()"):
+            return None
+        factory = self._name(file, constructor[:-2]) or self._lookup(constructor[:-2], file)
+        kind = self.record((factory[1], factory[2])).get("picks") if factory is not None and factory[0] == "func" else None
+        if kind == "globals":
+            summary = self.files[factory[1]].summary  # type: ignore[index, union-attr]
+            return [("class", factory[1], name) for name in summary["classes"] if name in summary["defs"]]  # type: ignore[index]
+        if kind == "import":
+            package = self.files[factory[1]].directory  # type: ignore[index, union-attr]
+            return [
+                ("class", other.index, name) for other in self.files
+                if other is not None and _within(other.directory, package)
+                for name in other.summary["classes"] if name in other.summary["defs"]
+            ]  # fmt: skip
+        return []
+
+    def _is_picked(self, file: _File, constructor: str) -> bool:
+        """Is an instance built as `constructor` of a class picked at run time: "factory()", or a
+        factory function that returns one (`create_model(opt)`: `return find_model_using_name(...)(opt)`)?"""
+        if constructor.endswith("()"):
+            return True
+        owner = self._name(file, constructor) or self._lookup(constructor, file)
+        built = self.record((owner[1], owner[2])).get("builds", ()) if owner is not None and owner[0] == "func" else ()
+        return any(isinstance(written, str) and written.endswith("()") for written in built)
+
+    def _instance_callees(self, file: _File, constructor: str, method: str) -> list[tuple]:
+        """The project methods `obj.method()` may run, `obj` built as `constructor`, where its class is
+        picked at run time (`_picks`): the candidates' own `method` (through their bases), passing over
+        the classes without one and the placeholders to be overridden (summaries' `abstract`), all of
+        them overrides of one method of a common base (`_family`), else []: a name shared by unrelated
+        classes (`update` of an algorithm and of a meter) tells nothing about the call."""
+        candidates = self._instances_built(file, constructor) if self._is_picked(file, constructor) else []
+        if not candidates:
+            return []
+        callees = []
+        for owner in candidates:
+            found = self._instance_method(owner, method)
+            callee = (found[1], found[2]) if found is not None and found[0] == "func" else None
+            if callee is not None and not self.record(callee).get("abstract") and callee not in callees:
+                callees.append(callee)
+        roots = {self._family(callee) for callee in callees}
+        return callees if len(roots) == 1 and None not in roots else []
+
+    def _family(self, callee: tuple) -> Optional[tuple]:
+        """The topmost project class defining the method `callee` is (through first bases defining it),
+        with its name: overrides of one method share it.  None where the class is not found."""
+        index, key = callee
+        class_name, _, method = key.partition(".")
+        owner: Optional[tuple] = ("class", index, class_name)
+        top = None
+        for _ in range(12):
+            if owner is None:
+                break
+            file = self.files[owner[1]]
+            if f"{owner[2]}.{method}" in file.summary["functions"]:  # type: ignore[union-attr]
+                top = (owner[1], owner[2])
+            parent = None
+            for base in file.summary["classes"].get(owner[2], {}).get("bases", ()):  # type: ignore[union-attr]
+                resolved = self._name(file, base)  # type: ignore[arg-type]
+                if resolved is not None and resolved[0] == "class" and self._method(resolved, method) is not None:
+                    parent = resolved
+                    break
+            owner = parent
+        return top
 
     def _built_class(self, file: _File, written) -> Optional[tuple]:
         """A factory's constructor (summaries' `builds`): a name as written in `file`, or the target
@@ -640,6 +723,12 @@ class Project:
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, callee, grad, loop, conditional, ref))
                     continue
                 callee = self.resolve(file.index, key, ref)
+                if callee is None and ref[0] == "i":
+                    # an instance of a class picked at run time: like `model.loss(...)`, only the
+                    # per-step fact follows it, to every method it may reach
+                    group = tuple(self._instance_callees(file, ref[1], ref[2]))
+                    for member in group:
+                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, ref, group))
                 if callee is None:
                     continue
                 site = _Site(caller, callee, grad, loop, conditional, ref)
@@ -801,10 +890,13 @@ class Project:
             return False
         if site.loop[1] is not None:
             return True
-        record = self.record(site.callee)
+        return all(self._runs_step(callee) for callee in site.group or (site.callee,))  # (a picked class's: every candidate)
+
+    def _runs_step(self, function: tuple) -> bool:
+        record = self.record(function)
         if record.get("pass"):
             return False  # it runs a pass over the data itself: the loop calling it is per epoch
-        return bool(record.get("trains")) or self._runs_model(site.callee)
+        return bool(record.get("trains")) or self._runs_model(function)
 
     def _runs_model(self, function: tuple) -> bool:
         record = self.record(function)
@@ -996,6 +1088,12 @@ class Project:
                 constructors = [ref[1]] if ref[0] == "i" else ref[1]
                 work: Optional[frozenset[str]] = None
                 for constructor in constructors:
+                    if self._is_picked(file, constructor):  # type: ignore[arg-type]
+                        # a class picked at run time: the work every method the call may reach does
+                        for callee in self._instance_callees(file, constructor, ref[2]) or [None]:  # type: ignore[arg-type]
+                            done = self._placed(callee, self.updates.get(callee, frozenset())) if callee is not None else frozenset()
+                            work = done if work is None else work & done
+                        continue
                     classes = self._instances_built(file, constructor)  # type: ignore[arg-type]
                     for owner in classes or [None]:
                         method = self._instance_method(owner, ref[2]) if owner is not None else None
