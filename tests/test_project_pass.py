@@ -1052,6 +1052,148 @@ def test_a_step_on_a_model_a_factory_binds_by_branch_and_returns_is_reported(pro
     assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 5)]
 
 
+_PICKED_TRAINER = """
+    import torch
+    import torch.nn as nn
+
+    class Base:
+        def optimize(self, batch):
+            raise NotImplementedError
+
+    class Plain(Base):
+        def __init__(self):
+            self.net = nn.Linear(8, 4).cuda()
+            self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+        def optimize(self, batch):
+            self.opt.zero_grad()
+            loss = self.net(batch).mean()
+            loss.backward()
+            self.opt.step()
+
+    class Scaled(Plain):
+        def optimize(self, batch):
+            self.opt.zero_grad()
+            loss = 2 * self.net(batch).mean()
+            loss.backward()
+            self.opt.step()
+
+    def get_trainer_class(name):
+        return globals()[name]
+"""
+
+_PICKED_MAIN = """
+    import trainers
+
+    def main(args, loader):
+        trainer_class = trainers.get_trainer_class(args.trainer)
+        trainer = trainer_class()
+        for batch in loader:
+            trainer.optimize(batch)
+"""
+
+
+def test_a_step_on_an_instance_of_a_class_picked_from_globals_is_reported(project):
+    # facebookresearch/DomainBed: `algorithm_class = algorithms.get_algorithm_class(name)` returns
+    # `globals()[name]`; every class of that module with a concrete `optimize` trains (the abstract
+    # placeholder of the base is no candidate)
+    write(project / "trainers.py", _PICKED_TRAINER)
+    write(project / "main.py", _PICKED_MAIN)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 6)]
+
+
+def test_a_picked_class_whose_method_only_some_candidates_train_with_is_no_step(project):
+    # one candidate's `optimize` only logs: the call tells nothing about a training step
+    write(project / "trainers.py", _PICKED_TRAINER + """
+    class Logger(Base):
+        def optimize(self, batch):
+            print(batch)
+""")
+    write(project / "main.py", _PICKED_MAIN)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_picked_class_method_shared_with_an_unrelated_class_is_no_step(project):
+    # `optimize` of a class outside the candidates' family (no common base defining it) is another
+    # method that happens to share the name
+    write(project / "trainers.py", _PICKED_TRAINER + """
+    class Tuner:
+        def __init__(self):
+            self.net = nn.Linear(8, 4).cuda()
+            self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+        def optimize(self, batch):
+            self.opt.zero_grad()
+            self.net(batch).mean().backward()
+            self.opt.step()
+""")
+    write(project / "main.py", _PICKED_MAIN)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_step_on_a_model_a_factory_imports_by_name_is_reported(project):
+    # taesungp/contrastive-unpaired-translation: `create_model(opt)` instantiates the class
+    # `find_model_using_name` finds in the module `importlib.import_module` loads; every model class
+    # of the package with a concrete `optimize_parameters` runs its network, backward and step
+    write(project / "models" / "__init__.py", """
+        import importlib
+
+        def find_model_using_name(name):
+            lib = importlib.import_module("models." + name + "_model")
+            found = None
+            for key, cls in lib.__dict__.items():
+                if key.lower() == name + "model":
+                    found = cls
+            return found
+
+        def create_model(opt):
+            model = find_model_using_name(opt.model)
+            instance = model(opt)
+            return instance
+    """)
+    write(project / "models" / "base_model.py", """
+        class BaseModel:
+            def optimize_parameters(self):
+                pass
+    """)
+    write(project / "models" / "gan_model.py", """
+        import torch
+        import torch.nn as nn
+        from models.base_model import BaseModel
+
+        class GanModel(BaseModel):
+            def __init__(self, opt):
+                self.net = nn.Linear(8, 4).cuda()
+                self.optimizer = torch.optim.Adam(self.net.parameters())
+
+            def set_input(self, data):
+                self.data = data
+
+            def optimize_parameters(self):
+                self.optimizer.zero_grad()
+                self.net(self.data).mean().backward()
+                self.optimizer.step()
+    """)
+    write(project / "train.py", """
+        from models import create_model
+
+        def train(opt, dataset):
+            model = create_model(opt)
+            for data in dataset:
+                model.set_input(data)
+                model.optimize_parameters()
+    """)
+    assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 5)]
+
+
+def test_the_methods_of_a_picked_class_run_per_step_where_every_candidate_trains(project):
+    # the host tensor in `Scaled.optimize`, reached from the loop over the loader through the class
+    # `get_trainer_class` picks, is built on every step
+    write(project / "trainers.py", _PICKED_TRAINER.replace("loss = 2 * self.net(batch).mean()", "w = torch.ones(4).cuda()\n            loss = (w * self.net(batch)).mean()"))
+    write(project / "main.py", _PICKED_MAIN)
+    assert ("trainers.py", "ML013", 22) in _findings(".", "--select", "ML013")
+
+
 def test_a_factory_whose_returned_name_may_hold_something_else_names_no_class(project):
     write(project / "models" / "__init__.py", """
         def get_model(opts):
@@ -1370,7 +1512,7 @@ def test_an_epoch_loop_calling_a_training_step_of_another_file(project):
         for epoch in range(100):
             train_epoch(model, optimizer, graph, features, labels)
     """)
-    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 7)]
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 6)]
     assert _findings("main.py", "--select", "ML017") == []  # alone, main.py cannot know what train_epoch does
 
 
