@@ -66,6 +66,70 @@ def test_an_evaluate_that_another_file_calls_with_gradients_on_is_reported(proje
     assert _findings(".") == [("evaluation.py", "ML002", 7)]
 
 
+DATASETS = """
+import torch
+
+class BaseSet:
+    def inference(self, model, image):
+        return model(image)
+
+    def multi_scale(self, model, image):
+        return self.inference(model, image)
+
+class FlipSet(BaseSet):
+    def inference(self, model, image):
+        return model(image.flip(-1))
+"""
+
+_TESTER = """
+import torch
+
+def test(dataset, model, loader):  # (handed a dataset by main.py, which imports both files)
+    with torch.no_grad():
+        for image in loader:
+            dataset.multi_scale(model, image)
+"""
+
+
+def test_a_method_only_a_call_on_an_unknown_receiver_runs_under_no_grad_is_fine(project):
+    # HRNet-Semantic-Segmentation: `test_dataset.multi_scale_inference(...)` (the dataset a parameter)
+    # is the one call of every `multi_scale` of the project, all of one family, and it runs under
+    # no_grad; `self.inference(...)` there runs `BaseSet.inference` or, for a FlipSet, its override
+    write(project / "datasets.py", DATASETS)
+    write(project / "tester.py", _TESTER)
+    write(project / "main.py", "import datasets\nimport tester\n")
+    assert _findings(".", "--select", "ML002") == []
+    # with gradients on, both inferences are reported
+    write(project / "tester.py", _TESTER.replace("with torch.no_grad():", "if True:"))
+    assert _findings(".", "--select", "ML002") == [("datasets.py", "ML002", 5), ("datasets.py", "ML002", 12)]
+
+
+def test_a_method_an_unrelated_class_shares_the_name_of_is_not_settled_by_a_call_under_no_grad(project):
+    # a `multi_scale` of a class outside the family: the call may reach either, it settles neither
+    write(project / "datasets.py", DATASETS + """
+class Other:
+    def multi_scale(self, model, image):
+        return model(image)
+""")
+    write(project / "tester.py", _TESTER)
+    write(project / "main.py", "import datasets\nimport tester\n")
+    assert ("datasets.py", "ML002", 5) in _findings(".", "--select", "ML002")
+
+
+def test_a_method_called_on_an_unknown_receiver_in_a_loader_loop_runs_per_step(project):
+    # the host tensor `multi_scale` builds is built for every image of the loader
+    write(project / "datasets.py", DATASETS.replace("return self.inference(model, image)", "pred = torch.zeros(1, 3).cuda()\n        return pred + self.inference(model, image)"))
+    write(project / "tester.py", _TESTER)
+    write(project / "main.py", "import datasets\nimport tester\n")
+    assert _findings(".", "--select", "ML013") == [("datasets.py", "ML013", 8)]
+    # behind an `if`, or named like a container's method (`results.update(...)`), it is not
+    write(project / "tester.py", _TESTER.replace("dataset.multi_scale(model, image)", "if image is not None:\n                dataset.multi_scale(model, image)"))
+    assert _findings(".", "--select", "ML013") == []
+    write(project / "datasets.py", DATASETS.replace("multi_scale", "update").replace("return self.inference(model, image)", "pred = torch.zeros(1, 3).cuda()\n        return pred + self.inference(model, image)"))
+    write(project / "tester.py", _TESTER.replace("multi_scale", "update"))
+    assert _findings(".", "--select", "ML013") == []
+
+
 LEARNER = """
 import torch
 from torch import nn
@@ -1512,7 +1576,7 @@ def test_an_epoch_loop_calling_a_training_step_of_another_file(project):
         for epoch in range(100):
             train_epoch(model, optimizer, graph, features, labels)
     """)
-    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 6)]
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 7)]
     assert _findings("main.py", "--select", "ML017") == []  # alone, main.py cannot know what train_epoch does
 
 

@@ -30,20 +30,26 @@ A summary says, for each module-level function and each method of a module-level
   (-1: keyword-only), and `passes`: its calls of a function of the project, [reference, positions,
   keywords], that turn some of the callee's arguments on (`True`, an accelerator test:
   memlint.analysis.flag_arguments), for the project pass's `flags_on`;
+- `picks`: a module-level function that returns a class looked up by a name known only at run
+  time: "globals" (`return globals()[name]`), "import" (`importlib.import_module(...)`, then
+  `getattr(lib, name)` or an item of `lib.__dict__` returned); `abstract`: a method whose body only
+  says it is to be overridden (`pass`, a docstring, `raise NotImplementedError`);
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
   the call is behind an `if` or in an exception handler;
 - `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
-  mode around them and whether the loop around them trains (None outside loops): ["u", method]
+  mode around them, whether the loop around them trains (None outside loops), that loop (as in
+  `calls`) and whether the call is behind an `if`: ["u", method]
   (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method, receiver]
   (`gan` bound to `GAN(args)` in one branch and `BEGAN(args)` in another: the method of any of
-  those classes).  A call under no_grad is left out: it cannot break "only ever called without
-  gradients", the one fact these sites are for.
+  those classes).
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
 ["i", "Class", method, "obj"] (`obj.m()` with `obj = Class(...)` earlier in the function; method
-"__call__" for `obj(x)`, an nn.Module's forward; ["i", "pkg.Class", method] for `self.attr.m()` where the
+"__call__" for `obj(x)`, an nn.Module's forward; "factory()" as the class for an instance of the class a
+call of the project function `factory` returns, `obj = cls(...)` with `cls = factory(name)`, as in a
+factory's `builds`; ["i", "pkg.Class", method] for `self.attr.m()` where the
 class builds `self.attr = Class(...)`: its `attrs`, qualified), ["m", method]
 (`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
 model), ["c"] (`self`
@@ -68,7 +74,7 @@ from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 23  # 23: `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 23  # 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -658,10 +664,11 @@ class _Summary:
                     # `lm_model.log_prob(x)` in `evaluate(loader, lm_model)`, where the module's code
                     # binds `lm_model = LM(...)`: the parameter is named like a model all the same
                     reference = ["m", func.attr]  # type: ignore[attr-defined]
-        if reference is not None and reference[0] in ("u", "k", "m") and grad != "off" and key != "?":
-            # (a call without gradients cannot break "only ever without"; `model.sample()` may reach
-            # any project method so named, as for the per-step fact any nn.Module's)
-            self._may_call(record, reference if reference[0] != "m" else ["u", reference[1]], grad, loop)
+        if reference is not None and reference[0] in ("u", "k", "m") and key != "?":
+            # (`model.sample()` may reach any project method so named, as for the per-step fact any
+            # nn.Module's; a call under no_grad too: one all of whose candidates agree may be the only
+            # call of them, `test_dataset.multi_scale_inference(...)` in an evaluation loop)
+            self._may_call(record, reference if reference[0] != "m" else ["u", reference[1]], grad, loop, conditional)
         if reference is not None and reference[0] in ("u", "k"):
             reference = None
         if model == ["c"] and "." not in key:
@@ -716,11 +723,12 @@ class _Summary:
             return ["k", sorted(set(constructors)), attr, name]
         return ["u", attr] if _may_be_a_method(attr) else None
 
-    def _may_call(self, record: dict, reference: list, grad: Optional[str], loop: Optional[ast.AST]) -> None:
-        """Record a call that may reach project methods whose receiver's class is not known (the
-        project pass counts it for the grad-mode fact only): deduplicated per function, with whether
-        the loop around it trains (None outside any loop)."""
-        entry = [reference, grad, None if loop is None else self._loop_fact(loop)[2]]  # type: ignore[index]
+    def _may_call(self, record: dict, reference: list, grad: Optional[str], loop: Optional[ast.AST], conditional: bool) -> None:
+        """Record a call that may reach project methods whose receiver's class is not known:
+        deduplicated per function, with whether the loop around it trains (None outside any loop),
+        the loop itself (`_loop_fact`) and whether the call is behind an `if`."""
+        fact = self._loop_fact(loop)
+        entry = [reference, grad, None if fact is None else fact[2], fact, conditional]
         may = record.setdefault("may", [])
         if entry not in may:
             may.append(entry)
@@ -2011,8 +2019,12 @@ def _check_function(record: dict) -> None:
         elif field == "may":
             _require(type(value) is list)
             for site in value:
-                _require(type(site) is list and len(site) == 3)
-                reference, grad, trains = site
+                _require(type(site) is list and len(site) == 5)
+                reference, grad, trains, loop, conditional = site
+                _require(type(conditional) is bool)
+                if loop is not None:
+                    _require(type(loop) is list and len(loop) == 3 and type(loop[0]) is int)
+                    _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool)
                 _require(type(reference) is list and len(reference) >= 2 and reference[0] in ("u", "k"))
                 if reference[0] == "u":
                     _require(len(reference) == 2 and type(reference[1]) is str)

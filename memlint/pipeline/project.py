@@ -13,7 +13,9 @@ methods of the other files, and computes, over the whole call graph:
   backward), which an evaluation rule must not ask to run under no_grad;
 - the functions called on every iteration of a training or evaluation loop, or once per batch by a
   framework hook (transitively, through unconditional calls; `model.loss(...)` counts as a call of
-  every project nn.Module's own `loss`; a function that trains itself counts behind any condition,
+  every project nn.Module's own `loss`, `algorithm.update(...)` on an instance of a class picked at
+  run time by name, `globals()[name]`, as a call of every candidate's `update`, where they all
+  override one method; a function that trains itself counts behind any condition,
   `if it % n_d == 0: train_G()`: each call is a training step);
 - the functions a class's `forward` calls, in any branch, directly or through helpers (a class
   constructed there counts as a call of its `__init__`): they run with every forward pass;
@@ -47,6 +49,9 @@ from memlint.analysis.naming import method_runs_module, never_runs_module
 from memlint.analysis.tables import METER_METHODS
 
 FunctionKey = tuple  # as memlint.analysis.context: ("func", name) or ("method", class_name, name)
+# Methods of Python's own containers and strings: `results.update(...)`, `lines.append(...)` on a
+# receiver of unknown class is as likely one of these as any project method so named.
+_CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes, tuple) for name in dir(kind) if not name.startswith("_"))
 
 
 @dataclass(frozen=True)
@@ -362,6 +367,8 @@ class Project:
         self._may_incoming: dict[tuple, list[_Site]] = {}
         self._may_outgoing: dict[tuple, list[_Site]] = {}
         self._all_methods_by_name: Optional[dict[str, list[tuple]]] = None
+        self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
+        self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
         self._collect_sites()
         self._collect_may_sites()
@@ -374,7 +381,6 @@ class Project:
         self._gradients: Optional[set[tuple]] = None  # functions that compute gradients (`_computes_gradients`)
         self._model_runners: Optional[set[tuple]] = None  # functions that run a model (`_reaching`)
         self._grad_free: dict[int, frozenset[str]] = {}  # import component -> FileView.grad_free_methods
-        self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
 
     # ------------------------------------------------------------------ names to code
 
@@ -742,16 +748,85 @@ class Project:
         that trains) is left out: were it to reach an evaluation method, the method would be
         training code's (`trained`), which an evaluation rule leaves alone as it leaves a method
         only ever run without gradients; so such a call changes no answer, and counting it would
-        only let an unrelated class's method named alike (`trainer.evaluate()`) unsettle one."""
+        only let an unrelated class's method named alike (`trainer.evaluate()`) unsettle one.
+
+        A call without gradients reaches only the methods it agrees on (`_agreeing`): it may be a
+        method's one call (`test_dataset.multi_scale_inference(...)` under no_grad), and a method
+        so named in an unrelated class must not be settled by it.  An unconditional call in a loop
+        that is a training or evaluation loop by its own evidence is, as `model.loss(...)` is, a
+        call on every step of each method it agrees on (`_per_step`).  `self.m()` in a class's
+        method may also run the overrides of `m` in the project's subclasses (`_overrides`), for
+        "only ever called without gradients": HRNet's `BaseDataset.multi_scale_inference` runs
+        `LIP.inference` for a LIP dataset."""
         for file, key, record in self._functions():
             caller = (file.index, key)
-            for reference, grad, loop_trains in record.get("may", ()):
-                if loop_trains or record.get("hook") == "training" or (record.get("trains") and loop_trains is None):
+            trains = record.get("hook") == "training" or record.get("trains")
+            for reference, grad, loop_trains, loop, conditional in record.get("may", ()):
+                if loop is not None and loop[1] is not None and not conditional and reference[0] == "u" and reference[1] not in _CONTAINER_METHODS:
+                    group = tuple(self._agreeing(file, reference))
+                    for member in group:
+                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
+                if loop_trains or (trains and loop_trains is None):
                     continue
-                for callee in self._may_reach(file, reference):
-                    site = _Site(caller, callee, grad, None, False, reference)
-                    self._may_incoming.setdefault(callee, []).append(site)
-                    self._may_outgoing.setdefault(caller, []).append(site)
+                for callee in self._agreeing(file, reference) if grad == "off" else self._may_reach(file, reference):
+                    self._add_may_site(_Site(caller, callee, grad, None, False, reference))
+        for site in list(self._sites):
+            if site.ref[0] != "s" or site.grad == "off":
+                continue  # (a call without gradients cannot break "only ever without")
+            record = self.record(site.caller)
+            if (site.loop is not None and site.loop[2]) or record.get("hook") == "training" or (record.get("trains") and site.loop is None):
+                continue
+            for callee in self._overrides(site.caller, site.ref[1]):
+                if callee != site.callee:
+                    self._add_may_site(_Site(site.caller, callee, site.grad, None, False, site.ref))
+
+    def _add_may_site(self, site: _Site) -> None:
+        self._may_incoming.setdefault(site.callee, []).append(site)
+        self._may_outgoing.setdefault(site.caller, []).append(site)
+
+    def _agreeing(self, file: _File, reference: list) -> list[tuple]:
+        """The methods a "may" reference reaches where they agree: the non-placeholder methods it may
+        reach (of the files connected to `file` by imports, for a name alone), all overrides of one
+        method of a common base (`_family`); else []."""
+        if reference[0] == "u":
+            reached = self._methods_named(file.index, reference[1])
+        else:
+            reached = self._may_reach(file, reference)
+        callees = [callee for callee in dict.fromkeys(reached) if not self.record(callee).get("abstract")]
+        roots = {self._family(callee) for callee in callees}
+        return callees if len(roots) == 1 and None not in roots else []
+
+    def _overrides(self, caller: tuple, method: str) -> list[tuple]:
+        """The methods `method` that the project's subclasses of the caller's class define themselves
+        (transitively): what `self.method()` in the caller may run instead of its own class's."""
+        index, key = caller
+        if "." not in key or key in ("", "?"):
+            return []
+        if self._subclasses is None:
+            self._subclasses = {}
+            for other in self.files:
+                if other is None:
+                    continue
+                for name, record in other.summary["classes"].items():
+                    if name not in other.summary["defs"]:
+                        continue
+                    for base in record.get("bases", ()):
+                        parent = self._name(other, base)
+                        if parent is not None and parent[0] == "class":
+                            self._subclasses.setdefault((parent[1], parent[2]), []).append((other.index, name))
+        found: list[tuple] = []
+        seen: set[tuple] = set()
+        pending = list(self._subclasses.get((index, key.partition(".")[0]), ()))
+        while pending:
+            owner = pending.pop()
+            if owner in seen:
+                continue
+            seen.add(owner)
+            own = f"{owner[1]}.{method}"
+            if own in self.files[owner[0]].summary["functions"]:  # type: ignore[union-attr]
+                found.append((owner[0], own))
+            pending.extend(self._subclasses.get(owner, ()))
+        return found
 
     def _may_reach(self, file: _File, reference: list) -> list[tuple]:
         """The project methods a "may" reference can call: those of the classes its constructors
@@ -1081,7 +1156,7 @@ class Project:
         file = self.files[index]
         for key, record in file.summary["functions"].items():  # type: ignore[union-attr]
             references = [entry[0] for entry in record.get("calls", ()) if entry[0][0] == "i"]
-            references += [entry[0] for entry in record.get("may", ()) if entry[0][0] == "k"]
+            references += [entry[0] for entry in record.get("may", ()) if entry[0][0] == "k" and entry[1] != "off"]
             for ref in references:
                 if len(ref) <= 3:
                     continue  # `self.attr.m()`: no receiver written to key it by
@@ -1204,7 +1279,7 @@ class Project:
         names = set()
         for record in self.files[index].summary["functions"].values():  # type: ignore[union-attr]
             names.update(ref[1] if ref[0] == "m" else ref[2] for ref, *_ in record.get("calls", ()) if ref[0] in ("m", "i"))
-            names.update(ref[1] if ref[0] == "u" else ref[2] for ref, *_ in record.get("may", ()))
+            names.update(ref[1] if ref[0] == "u" else ref[2] for ref, grad, *_ in record.get("may", ()) if grad != "off")
         return names
 
     def _component(self, index: int) -> int:
