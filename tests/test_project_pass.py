@@ -1870,6 +1870,28 @@ def test_a_package_at_the_root_wins_over_a_module_beside_a_package_module(projec
     assert built._module("utils", net) == list(files).index("utils/__init__.py")
 
 
+def test_a_module_of_another_tree_not_on_the_importers_path_is_not_what_it_imports(project):
+    # two repositories linted together: treeB/utils/datasets.py's `from utils.utils import f` finds
+    # treeB/utils/utils.py (its folder's longer name), not treeA's package module canonically named
+    # `utils.utils`; `from io import BytesIO` is the standard library's, not treeA's io.py
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen import Source
+
+    files = {
+        "treeA/lib/utils/__init__.py": "",
+        "treeA/lib/utils/utils.py": "def f():\n    return 1\n",
+        "treeA/lib/io.py": "def BytesIO():\n    return 1\n",
+        "treeB/utils/utils.py": "def f():\n    return 2\n",
+        "treeB/utils/datasets.py": "from io import BytesIO\nfrom utils.utils import f\n",
+    }
+    paths = [write(project / name, text) for name, text in files.items()]
+    built = Project([(path, name, summarize(Source(text))) for path, (name, text) in zip(paths, files.items())])
+    datasets = built.files[list(files).index("treeB/utils/datasets.py")]
+    assert built._module("utils.utils", datasets) == list(files).index("treeB/utils/utils.py")
+    assert built._module("io", datasets) is None
+
+
 def test_a_script_that_imports_its_own_class_back_keeps_the_definition(project):
     # salesforce/awd-lstm-lm's weight_drop.py: its `__main__` test code does `from weight_drop import
     # WeightDrop`, which runs only as a script and leaves the class what the file defines

@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Sequence
@@ -348,6 +349,7 @@ class Project:
                 aliases.setdefault(alias, []).append(index)
         for alias, indices in aliases.items():
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
+        self._aliases = aliases  # (`_module`: a longer name on the importer's path, where no canonical one is)
         self._resolved: dict[tuple, Optional[tuple]] = {}
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
@@ -397,6 +399,14 @@ class Project:
             beside = self._beside(name, importer)
             if beside is not None:
                 return beside
+            # a file the importer's path finds by a longer name (Towards-Realtime-MOT's utils/utils.py,
+            # `utils.utils` from utils/datasets.py, where another tree linted with it has a package
+            # lib/utils/ whose utils.py is canonically so named)
+            on_path = [i for i in self._aliases.get(name, ()) if _within(importer.directory, str(_import_root(self.files[i], name)))]  # type: ignore[arg-type]
+            if len(on_path) == 1:
+                return on_path[0]
+            if name.partition(".")[0] in sys.stdlib_module_names:
+                return None  # `from io import BytesIO`: the standard library's, not another tree's io.py
         if len(candidates) == 1:
             return candidates[0]
         near = [i for i in candidates if self.files[i].directory.startswith(importer.directory)]  # type: ignore[union-attr]
@@ -768,7 +778,7 @@ class Project:
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
                 if loop_trains or (trains and loop_trains is None):
                     continue
-                for callee in self._agreeing(file, reference) if grad == "off" else self._may_reach(file, reference):
+                for callee in self._agreeing(file, reference) if grad == "off" else self._reached(file, reference):
                     self._add_may_site(_Site(caller, callee, grad, None, False, reference))
         for site in list(self._sites):
             if site.ref[0] != "s" or site.grad == "off":
@@ -784,15 +794,16 @@ class Project:
         self._may_incoming.setdefault(site.callee, []).append(site)
         self._may_outgoing.setdefault(site.caller, []).append(site)
 
+    def _reached(self, file: _File, reference: list) -> list[tuple]:
+        """The methods a "may" reference may reach: for a name alone, those of the files connected to
+        `file` by imports (one program's code: a run over several repositories is not one program)."""
+        return self._methods_named(file.index, reference[1]) if reference[0] == "u" else self._may_reach(file, reference)
+
     def _agreeing(self, file: _File, reference: list) -> list[tuple]:
         """The methods a "may" reference reaches where they agree: the non-placeholder methods it may
         reach (of the files connected to `file` by imports, for a name alone), all overrides of one
         method of a common base (`_family`); else []."""
-        if reference[0] == "u":
-            reached = self._methods_named(file.index, reference[1])
-        else:
-            reached = self._may_reach(file, reference)
-        callees = [callee for callee in dict.fromkeys(reached) if not self.record(callee).get("abstract")]
+        callees = [callee for callee in dict.fromkeys(self._reached(file, reference)) if not self.record(callee).get("abstract")]
         roots = {self._family(callee) for callee in callees}
         return callees if len(roots) == 1 and None not in roots else []
 
