@@ -771,8 +771,12 @@ class Project:
         for file, key, record in self._functions():
             caller = (file.index, key)
             trains = record.get("hook") == "training" or record.get("trains")
+            # (`model.loss(...)` on a receiver named like a model is a call of the nn.Modules' `loss`
+            # alone, `_model_methods`: a class of another kind defining one is not the model's)
+            on_models = {ref[1] for ref, *_ in record.get("calls", ()) if ref[0] == "m"}
             for reference, grad, loop_trains, loop, conditional in record.get("may", ()):
-                if loop is not None and loop[1] is not None and not conditional and reference[0] == "u" and reference[1] not in _CONTAINER_METHODS:
+                if (loop is not None and loop[1] is not None and not conditional and reference[0] == "u"
+                        and reference[1] not in _CONTAINER_METHODS and reference[1] not in on_models):
                     group = tuple(self._agreeing(file, reference))
                     for member in group:
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
