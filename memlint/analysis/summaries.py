@@ -1003,13 +1003,14 @@ class _Summary:
         (`importlib.import_module`) and every `return` hands back what it found there, `getattr(lib,
         name)` or a local bound only to such a lookup or a loop's item (a `None` placeholder aside):
         a class of whichever module the name picks (pix2pix's `find_model_using_name`)."""
+        by_name = self.source.mentions("import_module")
         for key, found in returns.items():
-            if not key or "." in key or key == "?" or key in generators:
+            if not key or "." in key or key == "?" or key in generators or key not in self.functions:
                 continue
             values = [statement.value for statement in found]
             if all(_globals_lookup(value) for value in values):
                 self.functions[key]["picks"] = "globals"
-            elif self._imports_by_name(key) and all(self._found_in_module(key, value) for value in values):
+            elif by_name and self._imports_by_name(key) and all(self._found_in_module(key, value) for value in values):
                 self.functions[key]["picks"] = "import"
 
     def _imports_by_name(self, key: str) -> bool:
@@ -1058,8 +1059,8 @@ class _Summary:
         `pass`, `...`, `raise NotImplementedError`.  Calling one on an instance whose class is picked at
         run time cannot be what the program does (the class picked overrides it)."""
         for key, node in self.nodes.items():
-            if "." not in key or key.count(".") != 1 or not isinstance(node, _FUNCTIONS):
-                continue
+            if "." not in key or key.count(".") != 1 or key not in self.functions or not isinstance(node, _FUNCTIONS):
+                continue  # (a class the file also binds otherwise, RAFT's fallback GradScaler, has no methods here)
             if all(_placeholder_statement(statement) for statement in node.body):  # type: ignore[attr-defined]
                 self.functions[key]["abstract"] = True
 
