@@ -668,6 +668,10 @@ def test(dataset, model, loader):
     for image in loader:
         dataset.multi_scale(model, image)
 """,
+            harness=Harness(
+                then="result = BaseSet().multi_scale(lambda x: x * 2, torch.randn(1, 3, device='cuda'))",
+                fake_cuda=True,
+            ),
         ),
         Invalid(  # read on the host only to compute a second tensor moved with it (NRI's `set_diag_to_one`)
             """
