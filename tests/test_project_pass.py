@@ -66,6 +66,70 @@ def test_an_evaluate_that_another_file_calls_with_gradients_on_is_reported(proje
     assert _findings(".") == [("evaluation.py", "ML002", 7)]
 
 
+DATASETS = """
+import torch
+
+class BaseSet:
+    def inference(self, model, image):
+        return model(image)
+
+    def multi_scale(self, model, image):
+        return self.inference(model, image)
+
+class FlipSet(BaseSet):
+    def inference(self, model, image):
+        return model(image.flip(-1))
+"""
+
+_TESTER = """
+import torch
+
+def test(dataset, model, loader):  # (handed a dataset by main.py, which imports both files)
+    with torch.no_grad():
+        for image in loader:
+            dataset.multi_scale(model, image)
+"""
+
+
+def test_a_method_only_a_call_on_an_unknown_receiver_runs_under_no_grad_is_fine(project):
+    # HRNet-Semantic-Segmentation: `test_dataset.multi_scale_inference(...)` (the dataset a parameter)
+    # is the one call of every `multi_scale` of the project, all of one family, and it runs under
+    # no_grad; `self.inference(...)` there runs `BaseSet.inference` or, for a FlipSet, its override
+    write(project / "datasets.py", DATASETS)
+    write(project / "tester.py", _TESTER)
+    write(project / "main.py", "import datasets\nimport tester\n")
+    assert _findings(".", "--select", "ML002") == []
+    # with gradients on, both inferences are reported
+    write(project / "tester.py", _TESTER.replace("with torch.no_grad():", "if True:"))
+    assert _findings(".", "--select", "ML002") == [("datasets.py", "ML002", 5), ("datasets.py", "ML002", 12)]
+
+
+def test_a_method_an_unrelated_class_shares_the_name_of_is_not_settled_by_a_call_under_no_grad(project):
+    # a `multi_scale` of a class outside the family: the call may reach either, it settles neither
+    write(project / "datasets.py", DATASETS + """
+class Other:
+    def multi_scale(self, model, image):
+        return model(image)
+""")
+    write(project / "tester.py", _TESTER)
+    write(project / "main.py", "import datasets\nimport tester\n")
+    assert ("datasets.py", "ML002", 5) in _findings(".", "--select", "ML002")
+
+
+def test_a_method_called_on_an_unknown_receiver_in_a_loader_loop_runs_per_step(project):
+    # the host tensor `multi_scale` builds is built for every image of the loader
+    write(project / "datasets.py", DATASETS.replace("return self.inference(model, image)", "pred = torch.zeros(1, 3).cuda()\n        return pred + self.inference(model, image)"))
+    write(project / "tester.py", _TESTER)
+    write(project / "main.py", "import datasets\nimport tester\n")
+    assert _findings(".", "--select", "ML013") == [("datasets.py", "ML013", 8)]
+    # behind an `if`, or named like a container's method (`results.update(...)`), it is not
+    write(project / "tester.py", _TESTER.replace("dataset.multi_scale(model, image)", "if image is not None:\n                dataset.multi_scale(model, image)"))
+    assert _findings(".", "--select", "ML013") == []
+    write(project / "datasets.py", DATASETS.replace("multi_scale", "update").replace("return self.inference(model, image)", "pred = torch.zeros(1, 3).cuda()\n        return pred + self.inference(model, image)"))
+    write(project / "tester.py", _TESTER.replace("multi_scale", "update"))
+    assert _findings(".", "--select", "ML013") == []
+
+
 LEARNER = """
 import torch
 from torch import nn
@@ -1091,6 +1155,148 @@ def test_a_step_on_a_model_a_factory_binds_by_branch_and_returns_is_reported(pro
     assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 5)]
 
 
+_PICKED_TRAINER = """
+    import torch
+    import torch.nn as nn
+
+    class Base:
+        def optimize(self, batch):
+            raise NotImplementedError
+
+    class Plain(Base):
+        def __init__(self):
+            self.net = nn.Linear(8, 4).cuda()
+            self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+        def optimize(self, batch):
+            self.opt.zero_grad()
+            loss = self.net(batch).mean()
+            loss.backward()
+            self.opt.step()
+
+    class Scaled(Plain):
+        def optimize(self, batch):
+            self.opt.zero_grad()
+            loss = 2 * self.net(batch).mean()
+            loss.backward()
+            self.opt.step()
+
+    def get_trainer_class(name):
+        return globals()[name]
+"""
+
+_PICKED_MAIN = """
+    import trainers
+
+    def main(args, loader):
+        trainer_class = trainers.get_trainer_class(args.trainer)
+        trainer = trainer_class()
+        for batch in loader:
+            trainer.optimize(batch)
+"""
+
+
+def test_a_step_on_an_instance_of_a_class_picked_from_globals_is_reported(project):
+    # facebookresearch/DomainBed: `algorithm_class = algorithms.get_algorithm_class(name)` returns
+    # `globals()[name]`; every class of that module with a concrete `optimize` trains (the abstract
+    # placeholder of the base is no candidate)
+    write(project / "trainers.py", _PICKED_TRAINER)
+    write(project / "main.py", _PICKED_MAIN)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 6)]
+
+
+def test_a_picked_class_whose_method_only_some_candidates_train_with_is_no_step(project):
+    # one candidate's `optimize` only logs: the call tells nothing about a training step
+    write(project / "trainers.py", _PICKED_TRAINER + """
+    class Logger(Base):
+        def optimize(self, batch):
+            print(batch)
+""")
+    write(project / "main.py", _PICKED_MAIN)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_picked_class_method_shared_with_an_unrelated_class_is_no_step(project):
+    # `optimize` of a class outside the candidates' family (no common base defining it) is another
+    # method that happens to share the name
+    write(project / "trainers.py", _PICKED_TRAINER + """
+    class Tuner:
+        def __init__(self):
+            self.net = nn.Linear(8, 4).cuda()
+            self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+        def optimize(self, batch):
+            self.opt.zero_grad()
+            self.net(batch).mean().backward()
+            self.opt.step()
+""")
+    write(project / "main.py", _PICKED_MAIN)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_step_on_a_model_a_factory_imports_by_name_is_reported(project):
+    # taesungp/contrastive-unpaired-translation: `create_model(opt)` instantiates the class
+    # `find_model_using_name` finds in the module `importlib.import_module` loads; every model class
+    # of the package with a concrete `optimize_parameters` runs its network, backward and step
+    write(project / "models" / "__init__.py", """
+        import importlib
+
+        def find_model_using_name(name):
+            lib = importlib.import_module("models." + name + "_model")
+            found = None
+            for key, cls in lib.__dict__.items():
+                if key.lower() == name + "model":
+                    found = cls
+            return found
+
+        def create_model(opt):
+            model = find_model_using_name(opt.model)
+            instance = model(opt)
+            return instance
+    """)
+    write(project / "models" / "base_model.py", """
+        class BaseModel:
+            def optimize_parameters(self):
+                pass
+    """)
+    write(project / "models" / "gan_model.py", """
+        import torch
+        import torch.nn as nn
+        from models.base_model import BaseModel
+
+        class GanModel(BaseModel):
+            def __init__(self, opt):
+                self.net = nn.Linear(8, 4).cuda()
+                self.optimizer = torch.optim.Adam(self.net.parameters())
+
+            def set_input(self, data):
+                self.data = data
+
+            def optimize_parameters(self):
+                self.optimizer.zero_grad()
+                self.net(self.data).mean().backward()
+                self.optimizer.step()
+    """)
+    write(project / "train.py", """
+        from models import create_model
+
+        def train(opt, dataset):
+            model = create_model(opt)
+            for data in dataset:
+                model.set_input(data)
+                model.optimize_parameters()
+    """)
+    assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 5)]
+
+
+def test_the_methods_of_a_picked_class_run_per_step_where_every_candidate_trains(project):
+    # the host tensor in `Scaled.optimize`, reached from the loop over the loader through the class
+    # `get_trainer_class` picks, is built on every step
+    write(project / "trainers.py", _PICKED_TRAINER.replace("loss = 2 * self.net(batch).mean()", "w = torch.ones(4).cuda()\n            loss = (w * self.net(batch)).mean()"))
+    write(project / "main.py", _PICKED_MAIN)
+    assert ("trainers.py", "ML013", 22) in _findings(".", "--select", "ML013")
+
+
 def test_a_factory_whose_returned_name_may_hold_something_else_names_no_class(project):
     write(project / "models" / "__init__.py", """
         def get_model(opts):
@@ -1701,6 +1907,28 @@ def test_a_package_at_the_root_wins_over_a_module_beside_a_package_module(projec
     built = Project([(path, name, summarize(Source(text))) for path, (name, text) in zip(paths, files.items())])
     net = built.files[list(files).index("models/net.py")]
     assert built._module("utils", net) == list(files).index("utils/__init__.py")
+
+
+def test_a_module_of_another_tree_not_on_the_importers_path_is_not_what_it_imports(project):
+    # two repositories linted together: treeB/utils/datasets.py's `from utils.utils import f` finds
+    # treeB/utils/utils.py (its folder's longer name), not treeA's package module canonically named
+    # `utils.utils`; `from io import BytesIO` is the standard library's, not treeA's io.py
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen import Source
+
+    files = {
+        "treeA/lib/utils/__init__.py": "",
+        "treeA/lib/utils/utils.py": "def f():\n    return 1\n",
+        "treeA/lib/io.py": "def BytesIO():\n    return 1\n",
+        "treeB/utils/utils.py": "def f():\n    return 2\n",
+        "treeB/utils/datasets.py": "from io import BytesIO\nfrom utils.utils import f\n",
+    }
+    paths = [write(project / name, text) for name, text in files.items()]
+    built = Project([(path, name, summarize(Source(text))) for path, (name, text) in zip(paths, files.items())])
+    datasets = built.files[list(files).index("treeB/utils/datasets.py")]
+    assert built._module("utils.utils", datasets) == list(files).index("treeB/utils/utils.py")
+    assert built._module("io", datasets) is None
 
 
 def test_a_script_that_imports_its_own_class_back_keeps_the_definition(project):

@@ -70,3 +70,23 @@ def test_function_returning_a_closure_named_like_an_import(tmp_path):
             step(x)
         """,
     )
+
+
+def test_placeholder_methods_of_a_class_also_imported(tmp_path):
+    # princeton-vl/RAFT: `from torch.cuda.amp import GradScaler`, else a dummy class of that name
+    # whose methods only `pass` (summaries' `abstract` must pass over the dropped class)
+    _check(
+        tmp_path,
+        """
+        import torch
+        try:
+            from torch.cuda.amp import GradScaler
+        except ImportError:
+            class GradScaler:
+                def __init__(self):
+                    pass
+
+                def update(self):
+                    pass
+        """,
+    )

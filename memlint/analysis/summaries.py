@@ -33,20 +33,26 @@ A summary says, for each module-level function and each method of a module-level
   (-1: keyword-only), and `passes`: its calls of a function of the project, [reference, positions,
   keywords], that turn some of the callee's arguments on (`True`, an accelerator test:
   memlint.analysis.flag_arguments), for the project pass's `flags_on`;
+- `picks`: a module-level function that returns a class looked up by a name known only at run
+  time: "globals" (`return globals()[name]`), "import" (`importlib.import_module(...)`, then
+  `getattr(lib, name)` or an item of `lib.__dict__` returned); `abstract`: a method whose body only
+  says it is to be overridden (`pass`, a docstring, `raise NotImplementedError`);
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
   the call is behind an `if` or in an exception handler;
 - `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
-  mode around them and whether the loop around them trains (None outside loops): ["u", method]
+  mode around them, whether the loop around them trains (None outside loops), that loop (as in
+  `calls`) and whether the call is behind an `if`: ["u", method]
   (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method, receiver]
   (`gan` bound to `GAN(args)` in one branch and `BEGAN(args)` in another: the method of any of
-  those classes).  A call under no_grad is left out: it cannot break "only ever called without
-  gradients", the one fact these sites are for.
+  those classes).
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
 ["i", "Class", method, "obj"] (`obj.m()` with `obj = Class(...)` earlier in the function; method
-"__call__" for `obj(x)`, an nn.Module's forward; ["i", "pkg.Class", method] for `self.attr.m()` where the
+"__call__" for `obj(x)`, an nn.Module's forward; "factory()" as the class for an instance of the class a
+call of the project function `factory` returns, `obj = cls(...)` with `cls = factory(name)`, as in a
+factory's `builds`; ["i", "pkg.Class", method] for `self.attr.m()` where the
 class builds `self.attr = Class(...)`: its `attrs`, qualified), ["m", method]
 (`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
 model), ["c"] (`self`
@@ -71,7 +77,7 @@ from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 23  # 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 24  # 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -166,6 +172,8 @@ class _Summary:
         self._fresh_returns(returns, generators)
         self._unsaved_returns(returns, generators)
         self._factories(returns, generators)
+        self._pickers(returns, generators)
+        self._abstract_methods()
         self._moved_parameters()
         self._passes()
         return {
@@ -660,10 +668,11 @@ class _Summary:
                     # `lm_model.log_prob(x)` in `evaluate(loader, lm_model)`, where the module's code
                     # binds `lm_model = LM(...)`: the parameter is named like a model all the same
                     reference = ["m", func.attr]  # type: ignore[attr-defined]
-        if reference is not None and reference[0] in ("u", "k", "m") and grad != "off" and key != "?":
-            # (a call without gradients cannot break "only ever without"; `model.sample()` may reach
-            # any project method so named, as for the per-step fact any nn.Module's)
-            self._may_call(record, reference if reference[0] != "m" else ["u", reference[1]], grad, loop)
+        if reference is not None and reference[0] in ("u", "k", "m") and key != "?":
+            # (`model.sample()` may reach any project method so named, as for the per-step fact any
+            # nn.Module's; a call under no_grad too: one all of whose candidates agree may be the only
+            # call of them, `test_dataset.multi_scale_inference(...)` in an evaluation loop)
+            self._may_call(record, reference if reference[0] != "m" else ["u", reference[1]], grad, loop, conditional)
         if reference is not None and reference[0] in ("u", "k"):
             reference = None
         if model == ["c"] and "." not in key:
@@ -718,25 +727,29 @@ class _Summary:
             return ["k", sorted(set(constructors)), attr, name]
         return ["u", attr] if _may_be_a_method(attr) else None
 
-    def _may_call(self, record: dict, reference: list, grad: Optional[str], loop: Optional[ast.AST]) -> None:
-        """Record a call that may reach project methods whose receiver's class is not known (the
-        project pass counts it for the grad-mode fact only): deduplicated per function, with whether
-        the loop around it trains (None outside any loop)."""
-        entry = [reference, grad, None if loop is None else self._loop_fact(loop)[2]]  # type: ignore[index]
+    def _may_call(self, record: dict, reference: list, grad: Optional[str], loop: Optional[ast.AST], conditional: bool) -> None:
+        """Record a call that may reach project methods whose receiver's class is not known:
+        deduplicated per function, with whether the loop around it trains (None outside any loop),
+        the loop itself (`_loop_fact`) and whether the call is behind an `if`."""
+        fact = self._loop_fact(loop)
+        entry = [reference, grad, None if fact is None else fact[2], fact, conditional]
         may = record.setdefault("may", [])
         if entry not in may:
             may.append(entry)
 
     def _constructed_names(self) -> set[str]:
-        """Names some `name = Capitalised(...)` binds anywhere in the file (a cheap filter for `obj.m()`)."""
+        """Names some `name = Capitalised(...)` binds anywhere in the file, or a call of a project
+        callee, or a call of a name so bound (`algorithm = algorithm_class(...)` with `algorithm_class =
+        algorithms.get_algorithm_class(name)`): a cheap filter for `obj.m()`."""
         if self.constructed is None:
-            self.constructed = {
-                node.targets[0].id  # type: ignore[attr-defined]
+            calls = [
+                (node.targets[0].id, _unmoved(node.value).func)  # type: ignore[attr-defined]
                 for node in self.source.nodes(ast.Assign)
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name  # type: ignore[attr-defined]
                 and type(node.value) is ast.Call  # type: ignore[attr-defined]
-                and (_final_name(_unmoved(node.value).func)[:1].isupper() or self._may_build(_unmoved(node.value).func))  # type: ignore[attr-defined]
-            }  # fmt: skip
+            ]  # fmt: skip
+            self.constructed = {name for name, func in calls if _final_name(func)[:1].isupper() or self._may_build(func)}
+            self.constructed |= {name for name, func in calls if type(func) is ast.Name and func.id in self.constructed}
         return self.constructed
 
     def _steps_an_optimizer(self, func: ast.Attribute) -> bool:
@@ -843,12 +856,18 @@ class _Summary:
         import's (not a foreign library's).  The project pass decides what it builds: a class (whatever
         its name's case), or a factory function whose every return constructs one (`builds`)."""
         values = self._local_values(key).get(name)
+        if values and len(values) > 1 and self._same_call(key, name) is not None:
+            return self._picked_instance(key, _unmoved(values[0].value))  # (built twice alike: `algorithm = algorithm_class(...)`)
         if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call) or type(values[0].targets[0]) is not ast.Name:
             return None
         callee = dotted(_unmoved(values[0].value).func)  # `make_agent(a).to(device)`: what make_agent builds
         if callee is None or callee.rpartition(".")[2][:1].isupper():
             return None
-        return callee if self._may_be_a_project_callee(callee.partition(".")[0]) else None
+        if self._may_be_a_project_callee(callee.partition(".")[0]):
+            return callee
+        # `algorithm = algorithm_class(...)` with `algorithm_class = algorithms.get_algorithm_class(name)`:
+        # an instance of the class that project call returns ("algorithms.get_algorithm_class()")
+        return self._picked_instance(key, _unmoved(values[0].value))
 
     def _factory_call(self, key: str, name: str) -> Optional[list]:
         """The reference of the call `name` is bound to, once, in function `key`, where that call may
@@ -982,7 +1001,7 @@ class _Summary:
                         local_imports = _function_imports(self.nodes[key])
                     constructors = self._constructors_of(key, value.id, local_imports)
                 else:
-                    constructor = self._constructor(value, {})
+                    constructor = self._constructor(value, {}) or self._picked_instance(key, value)
                     constructors = [constructor] if constructor is not None else None
                 if not constructors:
                     built = []
@@ -992,6 +1011,74 @@ class _Summary:
                         built.append(constructor)
             if built:
                 self.functions[key]["builds"] = built
+
+    def _pickers(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
+        """`picks` of a module-level function that returns a class it looks up by a name known only at
+        run time: "globals" where every `return` is `globals()[name]` (DomainBed's
+        `get_algorithm_class`: a class of this module), "import" where it imports a module by name
+        (`importlib.import_module`) and every `return` hands back what it found there, `getattr(lib,
+        name)` or a local bound only to such a lookup or a loop's item (a `None` placeholder aside):
+        a class of whichever module the name picks (pix2pix's `find_model_using_name`)."""
+        by_name = self.source.mentions("import_module")
+        for key, found in returns.items():
+            if not key or "." in key or key == "?" or key in generators or key not in self.functions:
+                continue
+            values = [statement.value for statement in found]
+            if all(_globals_lookup(value) for value in values):
+                self.functions[key]["picks"] = "globals"
+            elif by_name and self._imports_by_name(key) and all(self._found_in_module(key, value) for value in values):
+                self.functions[key]["picks"] = "import"
+
+    def _imports_by_name(self, key: str) -> bool:
+        """Does function `key` call `importlib.import_module` (outside nested functions)?"""
+        return any(
+            type(node) is ast.Call and self.qualify(dotted(node.func)) == "importlib.import_module"  # type: ignore[attr-defined]
+            for node in _own_nodes(self.nodes[key])
+        )  # fmt: skip
+
+    def _found_in_module(self, key: str, value: Optional[ast.expr]) -> bool:
+        """Is the returned `value` a lookup by name (`getattr(lib, name)`), or a local every plain
+        binding of which (a `None` placeholder aside) is one or a loop's item (`model = cls` in
+        `for name, cls in lib.__dict__.items():`)?"""
+        if _getattr_call(value):
+            return True
+        if type(value) is not ast.Name:
+            return False
+        bindings = _bindings(self.nodes[key]).get(value.id)  # (not the cached locals: a loop target there maps to nothing)
+        found = False
+        for assign in bindings or ():
+            bound = assign.value
+            if type(bound) is ast.Constant and bound.value is None:
+                continue
+            if not (_getattr_call(bound) or (type(bound) is ast.Name and self._loop_item(key, bound.id))):
+                return False
+            found = True
+        return found
+
+    def _loop_item(self, key: str, name: str) -> bool:
+        """Is `name` a target of a `for` loop of function `key` over the items or values of a
+        module's namespace (`lib.__dict__.items()`, `vars(lib).values()`)?"""
+        for node in _own_nodes(self.nodes[key]):
+            if type(node) is not ast.For or name not in set(_stored_names([node.target])):  # type: ignore[attr-defined]
+                continue
+            iterated = node.iter  # type: ignore[attr-defined]
+            if type(iterated) is ast.Call and type(iterated.func) is ast.Attribute and iterated.func.attr in ("items", "values"):
+                namespace = iterated.func.value
+                if (type(namespace) is ast.Attribute and namespace.attr == "__dict__") or (
+                    type(namespace) is ast.Call and dotted(namespace.func) == "vars"
+                ):
+                    return True
+        return False
+
+    def _abstract_methods(self) -> None:
+        """`abstract` of a method whose body does nothing but say it is to be overridden: a docstring,
+        `pass`, `...`, `raise NotImplementedError`.  Calling one on an instance whose class is picked at
+        run time cannot be what the program does (the class picked overrides it)."""
+        for key, node in self.nodes.items():
+            if "." not in key or key.count(".") != 1 or key not in self.functions or not isinstance(node, _FUNCTIONS):
+                continue  # (a class the file also binds otherwise, RAFT's fallback GradScaler, has no methods here)
+            if all(_placeholder_statement(statement) for statement in node.body):  # type: ignore[attr-defined]
+                self.functions[key]["abstract"] = True
 
     def _constructor(self, value: Optional[ast.expr], local_imports: dict[str, list]):
         """The capitalised class `value` constructs, as written (or as the function's own import's
@@ -1014,11 +1101,30 @@ class _Summary:
                 return None
             if type(assign.value) is ast.Constant and assign.value.value is None:
                 continue
-            constructor = self._constructor(assign.value, local_imports)
+            constructor = self._constructor(assign.value, local_imports) or self._picked_instance(key, assign.value)
             if constructor is None:
                 return None
             constructors.append(constructor)
         return constructors or None
+
+    def _picked_instance(self, key: str, value: Optional[ast.expr]) -> Optional[str]:
+        """`cls(opt)` where `cls` is bound once in function `key` to a call of a function that may be
+        the project's (`cls = find_model_using_name(name)`): "find_model_using_name()", an instance
+        of the class that call returns (the project pass looks for its `picks`)."""
+        if type(value) is not ast.Call or type(value.func) is not ast.Name:
+            return None
+        factory = self._same_call(key, value.func.id)
+        if factory is None:
+            return None
+        root = factory.partition(".")[0]
+        return f"{factory}()" if root in self.defs or (root in self.imports and not self._is_foreign(root)) else None
+
+    def _same_call(self, key: str, name: str) -> Optional[str]:
+        """The callee as written of the calls every plain binding of `name` in function `key` is
+        (a script that builds its model twice, once per phase, from the same factory), or None."""
+        values = self._local_values(key).get(name)
+        callees = {dotted(_unmoved(v.value).func) if type(v.value) is ast.Call and type(v.targets[0]) is ast.Name else None for v in values or ()}
+        return callees.pop() if len(callees) == 1 else None
 
     # ------------------------------------------------------------------ moves to a device
 
@@ -1782,6 +1888,34 @@ def _may_be_a_method(attr: str) -> bool:
     return attr not in _TENSOR_METHODS and not attr.startswith("__") and not attr[:1].isupper()
 
 
+def _globals_lookup(value: Optional[ast.expr]) -> bool:
+    """`globals()[name]` / `globals().get(name)`."""
+    if type(value) is ast.Subscript:
+        value = value.value
+    elif type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "get":
+        value = value.func.value
+    else:
+        return False
+    return type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "globals" and not value.args
+
+
+def _getattr_call(value: Optional[ast.expr]) -> bool:
+    return type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "getattr" and len(value.args) >= 2
+
+
+def _placeholder_statement(statement: ast.stmt) -> bool:
+    """A statement of a method that is only there to be overridden: a docstring or `...`, `pass`,
+    `raise NotImplementedError` (called or not)."""
+    if type(statement) is ast.Pass:
+        return True
+    if type(statement) is ast.Expr:
+        return type(statement.value) is ast.Constant and (type(statement.value.value) is str or statement.value.value is Ellipsis)
+    if type(statement) is ast.Raise:
+        raised = statement.exc.func if type(statement.exc) is ast.Call else statement.exc
+        return type(raised) is ast.Name and raised.id == "NotImplementedError"
+    return False
+
+
 def _compact(record: dict) -> dict:
     """The record without empty entries, alternatives deduplicated."""
     result = {}
@@ -1856,7 +1990,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "unsaved", "keeps", "grads", "evals", "model_grad"):
+        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "unsaved", "keeps", "grads", "evals", "model_grad", "abstract"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)
@@ -1864,6 +1998,8 @@ def _check_function(record: dict) -> None:
             _require(type(value) is list and all(kind in ("backward", "step") for kind in value))
         elif field in ("flush", "closure"):
             _require(type(value) is str)
+        elif field == "picks":
+            _require(value in ("globals", "import") and type(value) is str)
         elif field in ("decorators", "builds"):
             _strings(value)
         elif field == "model":
@@ -1900,8 +2036,12 @@ def _check_function(record: dict) -> None:
         elif field == "may":
             _require(type(value) is list)
             for site in value:
-                _require(type(site) is list and len(site) == 3)
-                reference, grad, trains = site
+                _require(type(site) is list and len(site) == 5)
+                reference, grad, trains, loop, conditional = site
+                _require(type(conditional) is bool)
+                if loop is not None:
+                    _require(type(loop) is list and len(loop) == 3 and type(loop[0]) is int)
+                    _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool)
                 _require(type(reference) is list and len(reference) >= 2 and reference[0] in ("u", "k"))
                 if reference[0] == "u":
                     _require(len(reference) == 2 and type(reference[1]) is str)

@@ -13,7 +13,9 @@ methods of the other files, and computes, over the whole call graph:
   backward), which an evaluation rule must not ask to run under no_grad;
 - the functions called on every iteration of a training or evaluation loop, or once per batch by a
   framework hook (transitively, through unconditional calls; `model.loss(...)` counts as a call of
-  every project nn.Module's own `loss`; a function that trains itself counts behind any condition,
+  every project nn.Module's own `loss`, `algorithm.update(...)` on an instance of a class picked at
+  run time by name, `globals()[name]`, as a call of every candidate's `update`, where they all
+  override one method; a function that trains itself counts behind any condition,
   `if it % n_d == 0: train_G()`: each call is a training step);
 - the functions a class's `forward` calls, in any branch, directly or through helpers (a class
   constructed there counts as a call of its `__init__`): they run with every forward pass;
@@ -38,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Sequence
@@ -47,6 +50,9 @@ from memlint.analysis.naming import method_runs_module, never_runs_module
 from memlint.analysis.tables import METER_METHODS
 
 FunctionKey = tuple  # as memlint.analysis.context: ("func", name) or ("method", class_name, name)
+# Methods of Python's own containers and strings: `results.update(...)`, `lines.append(...)` on a
+# receiver of unknown class is as likely one of these as any project method so named.
+_CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes, tuple) for name in dir(kind) if not name.startswith("_"))
 
 
 @dataclass(frozen=True)
@@ -317,6 +323,9 @@ class _Site:
     loop: Optional[list]  # None, or [loop index, header of a step loop or None, trains in it]
     conditional: bool
     ref: list
+    # For a call on an instance of a class picked at run time (`Project._instance_callees`): every
+    # method it may reach, this site's callee among them; empty for a call of one known function.
+    group: tuple = ()
 
 
 class Project:
@@ -345,6 +354,7 @@ class Project:
                 aliases.setdefault(alias, []).append(index)
         for alias, indices in aliases.items():
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
+        self._aliases = aliases  # (`_module`: a longer name on the importer's path, where no canonical one is)
         self._resolved: dict[tuple, Optional[tuple]] = {}
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
@@ -364,6 +374,8 @@ class Project:
         self._may_incoming: dict[tuple, list[_Site]] = {}
         self._may_outgoing: dict[tuple, list[_Site]] = {}
         self._all_methods_by_name: Optional[dict[str, list[tuple]]] = None
+        self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
+        self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
         self._collect_sites()
         self._collect_may_sites()
@@ -376,7 +388,6 @@ class Project:
         self._gradients: Optional[set[tuple]] = None  # functions that compute gradients (`_computes_gradients`)
         self._model_runners: Optional[set[tuple]] = None  # functions that run a model (`_reaching`)
         self._grad_free: dict[int, frozenset[str]] = {}  # import component -> FileView.grad_free_methods
-        self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
 
     # ------------------------------------------------------------------ names to code
 
@@ -393,6 +404,14 @@ class Project:
             beside = self._beside(name, importer)
             if beside is not None:
                 return beside
+            # a file the importer's path finds by a longer name (Towards-Realtime-MOT's utils/utils.py,
+            # `utils.utils` from utils/datasets.py, where another tree linted with it has a package
+            # lib/utils/ whose utils.py is canonically so named)
+            on_path = [i for i in self._aliases.get(name, ()) if _within(importer.directory, str(_import_root(self.files[i], name)))]  # type: ignore[arg-type]
+            if len(on_path) == 1:
+                return on_path[0]
+            if name.partition(".")[0] in sys.stdlib_module_names:
+                return None  # `from io import BytesIO`: the standard library's, not another tree's io.py
         if len(candidates) == 1:
             return candidates[0]
         near = [i for i in candidates if self.files[i].directory.startswith(importer.directory)]  # type: ignore[union-attr]
@@ -544,7 +563,8 @@ class Project:
             found = self._method(("class", index, key.partition(".")[0]), ref[1])
         elif kind == "i":
             classes = self._instances_built(file, ref[1])  # type: ignore[arg-type]
-            found = self._instance_method(classes[0], ref[2]) if len(classes) == 1 else None
+            picked = self._is_picked(file, ref[1])  # type: ignore[arg-type]
+            found = self._instance_method(classes[0], ref[2]) if len(classes) == 1 and not picked else None
         elif kind == "r":
             found = self._closure_of(self.resolve(index, key, ref[2]))
         result = (found[1], found[2]) if found is not None and found[0] == "func" else None
@@ -565,15 +585,94 @@ class Project:
         """The project classes whose instance a call of `constructor` (as written in `file`, or
         qualified: a class's `attrs`) returns: the class it names, or every class a factory function
         constructs in its returns (`make_agent(...)` whose branches return `CurlSacAgent(...)`:
-        summaries' `builds`); [] where any of them is not the project's class."""
+        summaries' `builds`); [] where any of them is not the project's class.  An instance of a class
+        picked at run time ("algorithms.get_algorithm_class()": `_picks`) may be of any candidate."""
+        picked = self._picks(file, constructor)
+        if picked is not None:
+            return picked
         owner = self._name(file, constructor) or self._lookup(constructor, file)
         if owner is None:
             return []
         if owner[0] == "class":
             return [owner]
         built = self.record((owner[1], owner[2])).get("builds", ()) if owner[0] == "func" else ()
-        classes = [self._built_class(self.files[owner[1]], written) for written in built]  # type: ignore[arg-type]
+        classes = []
+        for written in built:
+            picked = self._picks(self.files[owner[1]], written) if isinstance(written, str) else None  # type: ignore[arg-type]
+            classes.extend(picked if picked is not None else [self._built_class(self.files[owner[1]], written)])  # type: ignore[arg-type]
         return classes if classes and all(c is not None and c[0] == "class" for c in classes) else []  # type: ignore[misc]
+
+    def _picks(self, file: _File, constructor: str) -> Optional[list[tuple]]:
+        """The classes an instance built as `constructor` may be of, where it is a class a project
+        function picks at run time by a name (summaries' `picks`; the constructor as summaries write
+        it, "factory()"): "globals", the classes its module defines (`globals()[name]` in a registry
+        module: the classes it imports are its tools, MovingAverage beside DomainBed's algorithms);
+        "import", the classes of its package's files (`importlib.import_module("models." + name)`).
+        None where the constructor is no such call; [] where the pass cannot tell."""
+        if not constructor.endswith("()"):
+            return None
+        factory = self._name(file, constructor[:-2]) or self._lookup(constructor[:-2], file)
+        kind = self.record((factory[1], factory[2])).get("picks") if factory is not None and factory[0] == "func" else None
+        if kind == "globals":
+            summary = self.files[factory[1]].summary  # type: ignore[index, union-attr]
+            return [("class", factory[1], name) for name in summary["classes"] if name in summary["defs"]]  # type: ignore[index]
+        if kind == "import":
+            package = self.files[factory[1]].directory  # type: ignore[index, union-attr]
+            return [
+                ("class", other.index, name) for other in self.files
+                if other is not None and _within(other.directory, package)
+                for name in other.summary["classes"] if name in other.summary["defs"]
+            ]  # fmt: skip
+        return []
+
+    def _is_picked(self, file: _File, constructor: str) -> bool:
+        """Is an instance built as `constructor` of a class picked at run time: "factory()", or a
+        factory function that returns one (`create_model(opt)`: `return find_model_using_name(...)(opt)`)?"""
+        if constructor.endswith("()"):
+            return True
+        owner = self._name(file, constructor) or self._lookup(constructor, file)
+        built = self.record((owner[1], owner[2])).get("builds", ()) if owner is not None and owner[0] == "func" else ()
+        return any(isinstance(written, str) and written.endswith("()") for written in built)
+
+    def _instance_callees(self, file: _File, constructor: str, method: str) -> list[tuple]:
+        """The project methods `obj.method()` may run, `obj` built as `constructor`, where its class is
+        picked at run time (`_picks`): the candidates' own `method` (through their bases), passing over
+        the classes without one and the placeholders to be overridden (summaries' `abstract`), all of
+        them overrides of one method of a common base (`_family`), else []: a name shared by unrelated
+        classes (`update` of an algorithm and of a meter) tells nothing about the call."""
+        candidates = self._instances_built(file, constructor) if self._is_picked(file, constructor) else []
+        if not candidates:
+            return []
+        callees = []
+        for owner in candidates:
+            found = self._instance_method(owner, method)
+            callee = (found[1], found[2]) if found is not None and found[0] == "func" else None
+            if callee is not None and not self.record(callee).get("abstract") and callee not in callees:
+                callees.append(callee)
+        roots = {self._family(callee) for callee in callees}
+        return callees if len(roots) == 1 and None not in roots else []
+
+    def _family(self, callee: tuple) -> Optional[tuple]:
+        """The topmost project class defining the method `callee` is (through first bases defining it),
+        with its name: overrides of one method share it.  None where the class is not found."""
+        index, key = callee
+        class_name, _, method = key.partition(".")
+        owner: Optional[tuple] = ("class", index, class_name)
+        top = None
+        for _ in range(12):
+            if owner is None:
+                break
+            file = self.files[owner[1]]
+            if f"{owner[2]}.{method}" in file.summary["functions"]:  # type: ignore[union-attr]
+                top = (owner[1], owner[2])
+            parent = None
+            for base in file.summary["classes"].get(owner[2], {}).get("bases", ()):  # type: ignore[union-attr]
+                resolved = self._name(file, base)  # type: ignore[arg-type]
+                if resolved is not None and resolved[0] == "class" and self._method(resolved, method) is not None:
+                    parent = resolved
+                    break
+            owner = parent
+        return top
 
     def _built_class(self, file: _File, written) -> Optional[tuple]:
         """A factory's constructor (summaries' `builds`): a name as written in `file`, or the target
@@ -645,6 +744,12 @@ class Project:
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, callee, grad, loop, conditional, ref))
                     continue
                 callee = self.resolve(file.index, key, ref)
+                if callee is None and ref[0] == "i":
+                    # an instance of a class picked at run time: like `model.loss(...)`, only the
+                    # per-step fact follows it, to every method it may reach
+                    group = tuple(self._instance_callees(file, ref[1], ref[2]))
+                    for member in group:
+                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, ref, group))
                 if callee is None:
                     continue
                 site = _Site(caller, callee, grad, loop, conditional, ref)
@@ -658,16 +763,90 @@ class Project:
         that trains) is left out: were it to reach an evaluation method, the method would be
         training code's (`trained`), which an evaluation rule leaves alone as it leaves a method
         only ever run without gradients; so such a call changes no answer, and counting it would
-        only let an unrelated class's method named alike (`trainer.evaluate()`) unsettle one."""
+        only let an unrelated class's method named alike (`trainer.evaluate()`) unsettle one.
+
+        A call without gradients reaches only the methods it agrees on (`_agreeing`): it may be a
+        method's one call (`test_dataset.multi_scale_inference(...)` under no_grad), and a method
+        so named in an unrelated class must not be settled by it.  An unconditional call in a loop
+        that is a training or evaluation loop by its own evidence is, as `model.loss(...)` is, a
+        call on every step of each method it agrees on (`_per_step`).  `self.m()` in a class's
+        method may also run the overrides of `m` in the project's subclasses (`_overrides`), for
+        "only ever called without gradients": HRNet's `BaseDataset.multi_scale_inference` runs
+        `LIP.inference` for a LIP dataset."""
         for file, key, record in self._functions():
             caller = (file.index, key)
-            for reference, grad, loop_trains in record.get("may", ()):
-                if loop_trains or record.get("hook") == "training" or (record.get("trains") and loop_trains is None):
+            trains = record.get("hook") == "training" or record.get("trains")
+            # (`model.loss(...)` on a receiver named like a model is a call of the nn.Modules' `loss`
+            # alone, `_model_methods`: a class of another kind defining one is not the model's)
+            on_models = {ref[1] for ref, *_ in record.get("calls", ()) if ref[0] == "m"}
+            for reference, grad, loop_trains, loop, conditional in record.get("may", ()):
+                if (loop is not None and loop[1] is not None and not conditional and reference[0] == "u"
+                        and reference[1] not in _CONTAINER_METHODS and reference[1] not in on_models):
+                    group = tuple(self._agreeing(file, reference))
+                    for member in group:
+                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
+                if loop_trains or (trains and loop_trains is None):
                     continue
-                for callee in self._may_reach(file, reference):
-                    site = _Site(caller, callee, grad, None, False, reference)
-                    self._may_incoming.setdefault(callee, []).append(site)
-                    self._may_outgoing.setdefault(caller, []).append(site)
+                for callee in self._agreeing(file, reference) if grad == "off" else self._reached(file, reference):
+                    self._add_may_site(_Site(caller, callee, grad, None, False, reference))
+        for site in list(self._sites):
+            if site.ref[0] != "s" or site.grad == "off":
+                continue  # (a call without gradients cannot break "only ever without")
+            record = self.record(site.caller)
+            if (site.loop is not None and site.loop[2]) or record.get("hook") == "training" or (record.get("trains") and site.loop is None):
+                continue
+            for callee in self._overrides(site.caller, site.ref[1]):
+                if callee != site.callee:
+                    self._add_may_site(_Site(site.caller, callee, site.grad, None, False, site.ref))
+
+    def _add_may_site(self, site: _Site) -> None:
+        self._may_incoming.setdefault(site.callee, []).append(site)
+        self._may_outgoing.setdefault(site.caller, []).append(site)
+
+    def _reached(self, file: _File, reference: list) -> list[tuple]:
+        """The methods a "may" reference may reach: for a name alone, those of the files connected to
+        `file` by imports (one program's code: a run over several repositories is not one program)."""
+        return self._methods_named(file.index, reference[1]) if reference[0] == "u" else self._may_reach(file, reference)
+
+    def _agreeing(self, file: _File, reference: list) -> list[tuple]:
+        """The methods a "may" reference reaches where they agree: the non-placeholder methods it may
+        reach (of the files connected to `file` by imports, for a name alone), all overrides of one
+        method of a common base (`_family`); else []."""
+        callees = [callee for callee in dict.fromkeys(self._reached(file, reference)) if not self.record(callee).get("abstract")]
+        roots = {self._family(callee) for callee in callees}
+        return callees if len(roots) == 1 and None not in roots else []
+
+    def _overrides(self, caller: tuple, method: str) -> list[tuple]:
+        """The methods `method` that the project's subclasses of the caller's class define themselves
+        (transitively): what `self.method()` in the caller may run instead of its own class's."""
+        index, key = caller
+        if "." not in key or key in ("", "?"):
+            return []
+        if self._subclasses is None:
+            self._subclasses = {}
+            for other in self.files:
+                if other is None:
+                    continue
+                for name, record in other.summary["classes"].items():
+                    if name not in other.summary["defs"]:
+                        continue
+                    for base in record.get("bases", ()):
+                        parent = self._name(other, base)
+                        if parent is not None and parent[0] == "class":
+                            self._subclasses.setdefault((parent[1], parent[2]), []).append((other.index, name))
+        found: list[tuple] = []
+        seen: set[tuple] = set()
+        pending = list(self._subclasses.get((index, key.partition(".")[0]), ()))
+        while pending:
+            owner = pending.pop()
+            if owner in seen:
+                continue
+            seen.add(owner)
+            own = f"{owner[1]}.{method}"
+            if own in self.files[owner[0]].summary["functions"]:  # type: ignore[union-attr]
+                found.append((owner[0], own))
+            pending.extend(self._subclasses.get(owner, ()))
+        return found
 
     def _may_reach(self, file: _File, reference: list) -> list[tuple]:
         """The project methods a "may" reference can call: those of the classes its constructors
@@ -806,10 +985,13 @@ class Project:
             return False
         if site.loop[1] is not None:
             return True
-        record = self.record(site.callee)
+        return all(self._runs_step(callee) for callee in site.group or (site.callee,))  # (a picked class's: every candidate)
+
+    def _runs_step(self, function: tuple) -> bool:
+        record = self.record(function)
         if record.get("pass"):
             return False  # it runs a pass over the data itself: the loop calling it is per epoch
-        return bool(record.get("trains")) or self._runs_model(site.callee)
+        return bool(record.get("trains")) or self._runs_model(function)
 
     def _runs_model(self, function: tuple) -> bool:
         record = self.record(function)
@@ -994,13 +1176,19 @@ class Project:
         file = self.files[index]
         for key, record in file.summary["functions"].items():  # type: ignore[union-attr]
             references = [entry[0] for entry in record.get("calls", ()) if entry[0][0] == "i"]
-            references += [entry[0] for entry in record.get("may", ()) if entry[0][0] == "k"]
+            references += [entry[0] for entry in record.get("may", ()) if entry[0][0] == "k" and entry[1] != "off"]
             for ref in references:
                 if len(ref) <= 3:
                     continue  # `self.attr.m()`: no receiver written to key it by
                 constructors = [ref[1]] if ref[0] == "i" else ref[1]
                 work: Optional[frozenset[str]] = None
                 for constructor in constructors:
+                    if self._is_picked(file, constructor):  # type: ignore[arg-type]
+                        # a class picked at run time: the work every method the call may reach does
+                        for callee in self._instance_callees(file, constructor, ref[2]) or [None]:  # type: ignore[arg-type]
+                            done = self._placed(callee, self.updates.get(callee, frozenset())) if callee is not None else frozenset()
+                            work = done if work is None else work & done
+                        continue
                     classes = self._instances_built(file, constructor)  # type: ignore[arg-type]
                     for owner in classes or [None]:
                         method = self._instance_method(owner, ref[2]) if owner is not None else None
@@ -1112,7 +1300,7 @@ class Project:
         names = set()
         for record in self.files[index].summary["functions"].values():  # type: ignore[union-attr]
             names.update(ref[1] if ref[0] == "m" else ref[2] for ref, *_ in record.get("calls", ()) if ref[0] in ("m", "i"))
-            names.update(ref[1] if ref[0] == "u" else ref[2] for ref, *_ in record.get("may", ()))
+            names.update(ref[1] if ref[0] == "u" else ref[2] for ref, grad, *_ in record.get("may", ()) if grad != "off")
         return names
 
     def _component(self, index: int) -> int:

@@ -81,7 +81,9 @@ class EvalWithoutNoGrad(Rule):
     file linted with it, directly or through callers that are; a method call whose receiver's class
     is not known, `gan.visualize_results()` with `gan` any of several classes or the result of a
     call, is taken as a call of every method of the project so named, unless training code makes
-    it), and the hooks a framework already
+    it; one made without gradients settles the methods so named where they all override one
+    method of a common base: HRNet's `test_dataset.multi_scale_inference(...)` under no_grad, and
+    `self.inference(...)` there may run a subclass's override), and the hooks a framework already
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
     `on_*` hooks), and a method that runs its model under its own `no_grad` (where every method of
     the program so named does: curl's `agent.sample_action(obs)`). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
@@ -200,6 +202,23 @@ def main(model, optimizer, train_loader, test_loader):
     engine = Engine()
     engine.train(step, train_loader, 10, optimizer)
     engine.test(step, test_loader)
+"""
+        ),
+        Valid(  # a method only ever called on a receiver of unknown class (a parameter) under no_grad, and the override `self.inference()` there may run
+            """
+import torch
+class BaseSet:
+    def inference(self, model, image):
+        return model(image)
+    def multi_scale(self, model, image):
+        return self.inference(model, image)
+class FlipSet(BaseSet):
+    def inference(self, model, image):
+        return model(image.flip(-1))
+def test(dataset, model, loader):
+    with torch.no_grad():
+        for image in loader:
+            dataset.multi_scale(model, image)
 """
         ),
         Valid(  # the val phase runs its forward under no_grad (the `else` of `if phase == "val"` is the training phase's), and hands the model to an attack of another file that takes gradients through it (Person_reID's train.py)

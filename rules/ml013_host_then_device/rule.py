@@ -121,7 +121,11 @@ class HostThenDevice(Rule):
       calls unconditionally (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
       in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
-      `lm_model.log_prob(x)` calls their `log_prob`; a function that trains itself, calling backward
+      `lm_model.log_prob(x)` calls their `log_prob`; a method called on a receiver of unknown class,
+      `test_dataset.multi_scale_inference(...)` in a loop over a loader, calls every project method
+      so named where they all override one method of a common base, not a placeholder, and the name
+      is no container's (`results.update(...)`), as does a call on an instance of a class picked at run
+      time, `globals()[name]`, where every candidate trains or runs a model; a function that trains itself, calling backward
       or an optimizer's step, is called once per training step behind any condition: `if it % n_d
       == 0: train_G()`), or in a hook a
       framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
@@ -245,6 +249,21 @@ class Pool(Function):
         else:
             cpu_kernel(x, out)
         return out
+"""
+        ),
+        Valid(  # the method so named in an unrelated class: the call on a receiver of unknown class may run either
+            """
+import torch
+class BaseSet:
+    def multi_scale(self, model, image):
+        pred = torch.zeros(1, 3).cuda()
+        return pred + model(image)
+class Plotter:
+    def multi_scale(self, model, image):
+        print(image)
+def test(dataset, model, loader):
+    for image in loader:
+        dataset.multi_scale(model, image)
 """
         ),
         Valid(  # read on the host by other code too before the joint move: the host tensor is used
@@ -641,6 +660,41 @@ class Attention(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # in a method a loader loop calls on a receiver of unknown class: every method so named overrides one
+            """
+import torch
+class BaseSet:
+    def multi_scale(self, model, image):
+        pred = torch.zeros(1, 3).cuda()
+        return pred + model(image)
+class FlipSet(BaseSet):
+    def multi_scale(self, model, image):
+        return model(image.flip(-1))
+def test(dataset, model, loader):
+    for image in loader:
+        dataset.multi_scale(model, image)
+""",
+            line=4,
+            column=16,
+            message="every iteration of the loop `for image in loader`",
+            fixed="""
+import torch
+class BaseSet:
+    def multi_scale(self, model, image):
+        pred = torch.zeros(1, 3, device="cuda")
+        return pred + model(image)
+class FlipSet(BaseSet):
+    def multi_scale(self, model, image):
+        return model(image.flip(-1))
+def test(dataset, model, loader):
+    for image in loader:
+        dataset.multi_scale(model, image)
+""",
+            harness=Harness(
+                then="result = BaseSet().multi_scale(lambda x: x * 2, torch.randn(1, 3, device='cuda'))",
+                fake_cuda=True,
+            ),
+        ),
         Invalid(  # read on the host only to compute a second tensor moved with it (NRI's `set_diag_to_one`)
             """
 import torch

@@ -66,7 +66,10 @@ class TrainingWithoutMixedPrecision(Rule):
     branch: every such class's method must do it; a class of the file or one named in lower case,
     `discrete_BCQ.discrete_BCQ(...)`, counts too), or that a factory function returns (`agent =
     make_agent(args)` whose every `return` builds such a class, `CurlSacAgent(...)`, or returns a
-    name bound only to such classes, by branch: `get_model(opts)`). A backward in a loop nested in the one that
+    name bound only to such classes, by branch: `get_model(opts)`), or a class a function picks at
+    run time by a name (`globals()[name]`, a module loaded with `importlib`: DomainBed's
+    `get_algorithm_class`, `create_model(opt)`), where every candidate class's method so named,
+    overriding one method of a common base, does it. A backward in a loop nested in the one that
     steps (gradient accumulation over micro-batches) counts for the loop that steps.
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
@@ -331,6 +334,32 @@ for x, y in loader:
     ]
 
     INVALID = [
+        Invalid(  # a step on an instance of a class picked by name from the module's globals: every candidate's `optimize` trains
+            """
+import torch
+import torch.nn as nn
+class Base:
+    def optimize(self, batch):
+        raise NotImplementedError
+class Plain(Base):
+    def __init__(self):
+        self.net = nn.Linear(8, 4).cuda()
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+    def optimize(self, batch):
+        self.opt.zero_grad()
+        self.net(batch).mean().backward()
+        self.opt.step()
+def get_trainer_class(name):
+    return globals()[name]
+def main(name, loader):
+    trainer_class = get_trainer_class(name)
+    trainer = trainer_class()
+    for batch in loader:
+        trainer.optimize(batch)
+""",
+            line=19,
+            column=5,
+        ),
         Invalid(  # the step is the inner function a factory returns, called through the name bound to its result (kefirski/pytorch_RVAE's `rvae.trainer(optimizer)`, issue 27)
             """
 import torch
