@@ -374,6 +374,9 @@ class Project:
         self._may_incoming: dict[tuple, list[_Site]] = {}
         self._may_outgoing: dict[tuple, list[_Site]] = {}
         self._all_methods_by_name: Optional[dict[str, list[tuple]]] = None
+        self._families: dict[tuple, Optional[tuple]] = {}  # method -> `_family`
+        self._agreeing_memo: dict[tuple[int, str], list[tuple]] = {}  # (import component, name) -> `_agreeing`
+        self._named_memo: dict[tuple[int, str], list[tuple]] = {}  # (import component, name) -> `_methods_named`
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
@@ -654,7 +657,13 @@ class Project:
 
     def _family(self, callee: tuple) -> Optional[tuple]:
         """The topmost project class defining the method `callee` is (through first bases defining it),
-        with its name: overrides of one method share it.  None where the class is not found."""
+        with its name: overrides of one method share it.  None where the class is not found.  Kept per
+        callee (`_agreeing` asks it of every candidate at every call site)."""
+        if callee not in self._families:
+            self._families[callee] = self._family_of(callee)
+        return self._families[callee]
+
+    def _family_of(self, callee: tuple) -> Optional[tuple]:
         index, key = callee
         class_name, _, method = key.partition(".")
         owner: Optional[tuple] = ("class", index, class_name)
@@ -783,7 +792,9 @@ class Project:
                 if (loop is not None and loop[1] is not None and not conditional and reference[0] == "u"
                         and reference[1] not in _CONTAINER_METHODS and reference[1] not in on_models):
                     group = tuple(self._agreeing(file, reference))
-                    for member in group:
+                    # one method so named says nothing of the receiver: a third-party object's
+                    # same-named method (a plot axis's `plot`) may be what runs
+                    for member in group if len(group) > 1 else ():
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
                 if loop_trains or (trains and loop_trains is None):
                     continue
@@ -811,7 +822,17 @@ class Project:
     def _agreeing(self, file: _File, reference: list) -> list[tuple]:
         """The methods a "may" reference reaches where they agree: the non-placeholder methods it may
         reach (of the files connected to `file` by imports, for a name alone), all overrides of one
-        method of a common base (`_family`); else []."""
+        method of a common base (`_family`); else [].  Kept per import component and name for a name
+        alone: every call site of a program asks it again."""
+        if reference[0] != "u":
+            return self._agreeing_among(file, reference)
+        key = (self._component(file.index), reference[1])
+        found = self._agreeing_memo.get(key)
+        if found is None:
+            found = self._agreeing_memo[key] = self._agreeing_among(file, reference)
+        return found
+
+    def _agreeing_among(self, file: _File, reference: list) -> list[tuple]:
         callees = [callee for callee in dict.fromkeys(self._reached(file, reference)) if not self.record(callee).get("abstract")]
         roots = {self._family(callee) for callee in callees}
         return callees if len(roots) == 1 and None not in roots else []
@@ -1324,9 +1345,16 @@ class Project:
         return self._components[index]
 
     def _methods_named(self, index: int, name: str) -> list[tuple]:
-        """The project's methods `name` in the files connected to file `index` by imports."""
+        """The project's methods `name` in the files connected to file `index` by imports (kept per
+        import component and name: every call site so written asks it)."""
         component = self._component(index)
-        return [method for method in self._may_reach(self.files[index], ["u", name]) if self._component(method[0]) == component]  # type: ignore[arg-type]
+        key = (component, name)
+        found = self._named_memo.get(key)
+        if found is None:
+            found = self._named_memo[key] = [
+                method for method in self._may_reach(self.files[index], ["u", name]) if self._component(method[0]) == component  # type: ignore[arg-type]
+            ]
+        return found
 
     def _grad_free_methods(self, index: int, model_methods: frozenset[str]) -> frozenset[str]:
         """FileView.grad_free_methods of file `index`: of the methods of the files connected to it by
