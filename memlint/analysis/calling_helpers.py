@@ -32,14 +32,14 @@ def only_calls_argument(call: cst.Call, argument: cst.Arg, ctx: "Context") -> bo
     """Does `call` hand `argument` to a function of the file that only calls it?"""
     if type(call.func) is not cst.Name or argument.star:
         return False
-    function = _function_defined_once(call.func.value, ctx)
+    function = function_defined_once(call.func.value, ctx)
     if function is None:
         return False
     parameter = parameter_for(call, argument, function)
     return parameter is not None and _only_called(function, parameter)
 
 
-def _function_defined_once(name: str, ctx: "Context") -> Optional[cst.FunctionDef]:
+def function_defined_once(name: str, ctx: "Context") -> Optional[cst.FunctionDef]:
     return ctx.memo(("function-defined-once", name), lambda: _defined_once(name, ctx))  # type: ignore[return-value]
 
 

@@ -51,7 +51,10 @@ def accumulator_uses(kept: KeptHistory, siblings: list, scope: cst.CSTNode, ctx:
     same = _same_name(kept, siblings)
     # after `log_probs = torch.cat(log_probs).detach()` the name holds another value
     same += after_detaching_rebinding(scope, kept.name, kept.loop)
-    uses = classify_uses(scope, kept.name, ctx, skip=same, is_container=kept.container)
+    uses = classify_uses(
+        scope, kept.name, ctx, skip=same, is_container=kept.container,
+        rebound=lambda other: after_detaching_rebinding(scope, other, kept.loop),
+    )
     if Use.ESCAPES in uses and isinstance(scope, cst.FunctionDef) and returns_name(scope, kept.name):
         # `return losses`, then a later notebook cell runs `[l.item() for l in losses]`: what the
         # callers do with the result decides between `.item()` and `.detach()`.

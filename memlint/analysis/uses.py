@@ -4,11 +4,12 @@ that lets it escape where the analysis cannot follow."""
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Collection, Optional
+from typing import TYPE_CHECKING, Callable, Collection, Optional
 
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.returning_helpers import hands_back_only
 from memlint.analysis.walk import code_with_parents
 
 if TYPE_CHECKING:
@@ -45,11 +46,13 @@ def classify_uses(
     *,
     skip: Collection[cst.CSTNode] = (),
     is_container: bool = False,
+    rebound: Optional[Callable[[str], Collection[cst.CSTNode]]] = None,
     _seen: Optional[set[str]] = None,
 ) -> set[Use]:
     """Uses of `name` inside `scope`, other than bindings and the statements in `skip`, and of the
     names its value flows into (`mean = total / n; mean.backward()`, `out = criterion(preds, y);
-    loss = sum(out.values()); loss.backward()`)."""
+    loss = sum(out.values()); loss.backward()`).  `rebound(other)`: the statements where a name the
+    value flows into holds another value (after `returns = torch.cat(returns).detach()`), passed over."""
     seen = _seen if _seen is not None else set()
     seen.add(name)
     uses: set[Use] = set()
@@ -78,7 +81,8 @@ def classify_uses(
             derived.append(target)
     for other in derived[:8]:  # follow what the name flows into (a few names, each once)
         if other not in seen and len(seen) < 24:
-            uses |= {u for u in classify_uses(scope, other, ctx, _seen=seen) if u in _FOLLOWED}
+            later = rebound(other) if rebound is not None else ()
+            uses |= {u for u in classify_uses(scope, other, ctx, skip=later, rebound=rebound, _seen=seen) if u in _FOLLOWED}
     return uses
 
 
@@ -262,6 +266,10 @@ def _classify(node: cst.CSTNode, parents: tuple[cst.CSTNode, ...], ctx: "Context
         elif isinstance(parent, cst.Call):
             if type(child) is cst.Arg and ctx.model.hands_to_backpropagating_helper(parent, child.value):
                 return Use.GRADIENT, None  # a helper of the file that backpropagates what it is handed
+            if type(child) is cst.Arg and hands_back_only(parent, child, ctx):
+                # a helper that can keep it only in what it returns: used as its result is
+                child, element = parent, True
+                continue
             use = _call_use(parent, outer, ctx)
             if use is not _CONTINUE:
                 return use, None

@@ -78,7 +78,11 @@ class AccumulatedGraph(Rule):
     calls), and `losses.update(loss, n)` on a running meter (an `AverageMeter` whose `update` adds
     the tensor to `self.sum`). Uses of the accumulator after it is rebound, following the loop in
     the same block, to a detached reduction of itself (`log_probs = torch.cat(log_probs).detach()`
-    after a rollout) are uses of the new value, not of what was collected. `for` and `while` loops alike; accumulators started as a number, an
+    after a rollout) are uses of the new value, not of what was collected; so are the uses of what
+    the accumulator flows into (`returns = compute_gae(next_value, rewards, masks, values)`, then
+    `returns = torch.cat(returns).detach()`), where a function of the file that can keep what it is
+    handed only in what it returns (`analysis/returning_helpers.py`) is read as its result is used.
+    `for` and `while` loops alike; accumulators started as a number, an
     empty container or a number-like tensor (`torch.tensor(0.0, device=device)`), tuple-unpacked
     ones included (`running_loss, seen = 0.0, 0`), and averages started by their first value
     (`avg = loss if avg is None else 0.9 * avg + 0.1 * loss`). The values kept are those the
@@ -189,6 +193,61 @@ def update(model, states, steps, optimizer):
     loss.backward()
     log_probs = torch.cat(log_probs).detach()
     return log_probs
+""",
+        ),
+        Valid(  # handed to a helper that can keep them only in what it returns, whose result the caller backpropagates
+            """
+import torch
+def returns(values, rewards):
+    out = []
+    for t in range(len(rewards)):
+        out.append(rewards[t] - values[t])
+    return out
+def update(model, states, rewards, optimizer):
+    values = []
+    for t in range(len(rewards)):
+        values.append(model(states[t]))
+    errors = returns(values, rewards)
+    loss = torch.cat(errors).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        ),
+        Valid(  # handed to a helper that keeps them in a list of the module: where they go is out of sight
+            """
+import torch
+replay = []
+def remember(values, rewards):
+    replay.append(values)
+    return [r * 0.9 for r in rewards]
+def rollout(model, states, rewards):
+    values = []
+    for t in range(len(rewards)):
+        values.append(model(states[t]))
+    targets = remember(values, rewards)
+    targets = torch.cat(targets).detach()
+    values = torch.cat(values).detach()
+    return targets - values
+""",
+        ),
+        Valid(  # the helper's result is rebound to a detached copy only in another block: its later use may be the graph's
+            """
+import torch
+def returns(values, rewards):
+    out = []
+    for t in range(len(rewards)):
+        out.append(rewards[t] - values[t])
+    return out
+def update(model, states, rewards, optimizer, detach):
+    values = []
+    for t in range(len(rewards)):
+        values.append(model(states[t]))
+    errors = returns(values, rewards)
+    if detach:
+        errors = torch.cat(errors).detach()
+    loss = torch.cat(errors).pow(2).mean()
+    loss.backward()
 """,
         ),
         Valid(  # the rollout's outputs handed to a helper of the file that builds its loss from them and backpropagates it (RL-Adventure-2's ACER)
@@ -850,6 +909,55 @@ def meta_step(model, tasks, opt, steps):
             line=7,
             column=13,
             message="reads back only `losses[-1]`, `losses[0]`",
+        ),
+        Invalid(  # the rollout's values handed to a helper of the file that can keep them only in what it returns, whose result is then detached (RL-Adventure-2's compute_gae, issue 27)
+            """
+import torch
+def advantages(values, rewards, last):
+    values = values + [last]
+    running = 0
+    out = []
+    for t in reversed(range(len(rewards))):
+        running = rewards[t] + 0.9 * values[t + 1] - values[t] + 0.9 * running
+        out.insert(0, running + values[t])
+    return out
+def rollout(model, states, rewards, steps):
+    values = []
+    for t in range(steps):
+        values.append(model(states[t]))
+    targets = advantages(values, rewards, model(states[steps]))
+    targets = torch.cat(targets).detach()
+    values = torch.cat(values).detach()
+    print(targets - values)
+    return targets - values
+""",
+            line=13,
+            column=9,
+            message="never calls backward",
+            fixed="""
+import torch
+def advantages(values, rewards, last):
+    values = values + [last]
+    running = 0
+    out = []
+    for t in reversed(range(len(rewards))):
+        running = rewards[t] + 0.9 * values[t + 1] - values[t] + 0.9 * running
+        out.insert(0, running + values[t])
+    return out
+def rollout(model, states, rewards, steps):
+    values = []
+    for t in range(steps):
+        values.append(model(states[t]).detach())
+    targets = advantages(values, rewards, model(states[steps]))
+    targets = torch.cat(targets).detach()
+    values = torch.cat(values).detach()
+    print(targets - values)
+    return targets - values
+""",
+            harness=_run(
+                "rollout(model, [torch.randn(4, 3) for _ in range(4)], [torch.randn(4, 1) for _ in range(3)], 3)",
+                setup="torch.manual_seed(0)",
+            ),
         ),
         Invalid(  # a rollout's log-probabilities collected with their graphs, then only used detached (RL-Adventure-2's PPO, DeepRL's PPO storage)
             """
