@@ -42,11 +42,7 @@ def local_names(function: cst.FunctionDef | cst.Lambda) -> set[str]:
     """The names `function` binds in its own scope: its parameters and what its body binds (the
     names of nested functions and classes, not what they bind inside), less those declared
     `global` or `nonlocal`."""
-    params = function.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            names.add(star.name.value)
+    names = parameter_names(function)
     if isinstance(function, cst.Lambda):
         return names
     declared: set[str] = set()
@@ -65,6 +61,16 @@ def binds(statement: cst.CSTNode, name: str) -> bool:
         if not any(isinstance(p, _SCOPES) for p in parents) and name in names_bound_by(node):
             return True
     return name in names_bound_by(statement)
+
+
+def parameter_names(function: cst.FunctionDef | cst.Lambda) -> set[str]:
+    """Every parameter of `function`, `*args` and `**kwargs` included."""
+    params = function.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names
 
 
 def _count_module_bindings(module: cst.Module) -> tuple[Counter, set[str]]:

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from memlint.analysis.bindings import local_names, module_bindings, module_imports_only
+from memlint.analysis.bindings import local_names, module_bindings, module_imports_only, parameter_names
 from memlint.analysis.calling_helpers import function_defined_once, parameter_for
 from memlint.analysis.walk import code_with_parents, dotted_name, target_names
 
@@ -110,7 +110,7 @@ def hands_back_only(call: cst.Call, argument: cst.Arg, parents: tuple, ctx: "Con
 
 
 def _keeps_only_in_return(function: cst.FunctionDef, ctx: "Context") -> bool:
-    parameters = _parameters(function)
+    parameters = parameter_names(function)
     bound: set[str] = set()
     fresh: dict[str, bool] = {}  # local name -> every binding of it is a value the function built
     for node, _ in code_with_parents(function.body):
@@ -165,15 +165,6 @@ def _keeps_only_in_return(function: cst.FunctionDef, ctx: "Context") -> bool:
         elif kind is cst.Call and not _call_ok(node, parameters, own, ctx):
             return False
     return True
-
-
-def _parameters(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            names.add(star.name.value)
-    return names
 
 
 def _names_only(target: cst.BaseExpression) -> bool:
