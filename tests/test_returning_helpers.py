@@ -67,6 +67,39 @@ def uses_global(values):
 @torch.no_grad()
 def decorated(values):
     return values
+def maps(values, buf):
+    list(map(buf.append, values))
+    return len(values)
+def keyed(values, seen):
+    return sorted(values, key=seen.append)
+def holder(values, store):
+    box = [store]
+    box[0]["kept"] = values
+    return 0
+def loop_target(values, store):
+    for store.last in values:
+        pass
+    return 0
+def logs(values, writer):
+    writer.log(values)
+    return 0
+def moves(values, model):
+    model.to(values[0].device)
+    return 0
+def later(values):
+    return defined_below(values)
+def reads_later(values):
+    return [critic(v) for v in values]
+def redefined(values):
+    return values
+if torch.cuda.is_available():
+    def redefined(values):
+        buffer.append(values)
+        return values
+def defined_below(values):
+    buffer.append(values)
+    return values
+critic = torch.nn.Linear(1, 1)
 """
 
 _CALLS = {
@@ -85,6 +118,15 @@ _CALLS = {
     "uses_global(vals)": False,  # reads a name of the module that is no import
     "decorated(vals)": False,  # a decorator may replace the function
     "undefined(vals)": False,
+    "maps(vals, buf)": False,  # `map` calls what it is handed: `buf.append` stores
+    "keyed(vals, seen)": False,  # `sorted(key=...)` calls it too
+    "holder(vals, store)": False,  # a slot of what its own list holds is the caller's object
+    "loop_target(vals, store)": False,  # a loop that assigns an attribute
+    "logs(vals, writer)": False,  # a method of a parameter that is no tensor may store its argument
+    "moves(vals, model)": False,  # `.to()` moves a module in place
+    "later(vals)": False,  # calls a function defined further down, that stores
+    "reads_later(vals)": False,  # a name the module binds further down is no builtin
+    "redefined(vals)": False,  # defined again under a module-level `if`
 }
 
 
@@ -100,8 +142,10 @@ def _answers() -> dict[str, bool]:
                 small = statement.body[0] if type(statement) is cst.SimpleStatementLine else None
                 if type(small) is cst.Assign and type(small.value) is cst.Call:
                     call = small.value
-                    handed = next(a for a in call.args if module.code_for_node(a.value) == "vals")
-                    answers[module.code_for_node(call)] = hands_back_only(call, handed, ctx)
+                    handed = next((a for a in call.args if module.code_for_node(a.value) == "vals"), None)
+                    if handed is None:
+                        continue  # a module-level binding of the helpers' text
+                    answers[module.code_for_node(call)] = hands_back_only(call, handed, (), ctx)
 
     Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
     return answers
@@ -110,3 +154,14 @@ def _answers() -> dict[str, bool]:
 @pytest.mark.parametrize("call, expected", list(_CALLS.items()))
 def test_hands_back_only(call: str, expected: bool) -> None:
     assert _answers()[call] is expected
+
+
+def test_a_parameter_of_the_caller_named_like_the_helper_is_another_function() -> None:
+    text = _HELPERS + "def update(vals, gae):\n    return gae(0, [], vals)\n"
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    update = module.body[-1]
+    call = update.body.body[0].body[0].value
+    handed = call.args[2]
+    assert hands_back_only(call, handed, (update,), ctx) is False
+    assert hands_back_only(call, handed, (), ctx) is True

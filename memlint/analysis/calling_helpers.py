@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants, code_with_parents
+from memlint.analysis.bindings import module_bindings
+from memlint.analysis.walk import code_with_parents
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -44,18 +45,13 @@ def function_defined_once(name: str, ctx: "Context") -> Optional[cst.FunctionDef
 
 
 def _defined_once(name: str, ctx: "Context") -> Optional[cst.FunctionDef]:
-    found: list[cst.FunctionDef] = []
-    for statement in ctx.module.body:
-        if type(statement) is cst.FunctionDef and statement.name.value == name:
-            found.append(statement)
+    found = [s for s in ctx.module.body if type(s) is cst.FunctionDef and s.name.value == name]
     if len(found) != 1 or found[0].decorators:
         return None
-    # Any other binding of the name at module level (`pack_wrapper = other`, an import) may replace it.
-    for node in code_descendants(ctx.module, skip=(cst.FunctionDef, cst.ClassDef)):
-        if type(node) in (cst.AssignTarget, cst.ImportAlias) and any(
-            type(n) is cst.Name and n.value == name for n in [node, *code_descendants(node)]
-        ):
-            return None
+    # Any other binding of the name at module level (`pack_wrapper = other`, an import, a second
+    # `def` under an `if` or `try`, a function's `global`) may replace it.
+    if module_bindings(ctx)[name] != 1:
+        return None
     return found[0]
 
 

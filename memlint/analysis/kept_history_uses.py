@@ -49,11 +49,11 @@ def accumulator_uses(kept: KeptHistory, siblings: list, scope: cst.CSTNode, ctx:
     if kept.name is None:
         return set()
     same = _same_name(kept, siblings)
-    # after `log_probs = torch.cat(log_probs).detach()` the name holds another value
-    same += after_detaching_rebinding(scope, kept.name, kept.loop)
+    # after `log_probs = torch.cat(log_probs).detach()` the name holds another value, as does a name
+    # it flows into after `returns = torch.cat(returns).detach()`
     uses = classify_uses(
         scope, kept.name, ctx, skip=same, is_container=kept.container,
-        rebound=lambda other: after_detaching_rebinding(scope, other, kept.loop),
+        rebound=lambda name: after_detaching_rebinding(scope, name, kept.loop),
     )
     if Use.ESCAPES in uses and isinstance(scope, cst.FunctionDef) and returns_name(scope, kept.name):
         # `return losses`, then a later notebook cell runs `[l.item() for l in losses]`: what the

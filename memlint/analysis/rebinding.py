@@ -8,7 +8,8 @@ are no uses of the collected graphs, which nothing backpropagates (`after_detach
 
 Evidence: the statement is a plain `name = <call chain ending in a detaching method>` outside the
 loop that accumulates, and only the statements after it in the block that holds it are passed
-over (straight-line code: an occurrence there always reads the rebound value).  Occurrences before
+over, up to the next statement that binds the name again (straight-line code: an occurrence there
+always reads the rebound value).  Occurrences before
 it, in other blocks or after the block ends keep their meaning.
 """
 
@@ -18,6 +19,7 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import binds
 from memlint.analysis.iteration import names_in
 from memlint.analysis.walk import code_with_parents
 
@@ -45,7 +47,12 @@ def after_detaching_rebinding(scope: cst.CSTNode, name: str, loop: Optional[cst.
             continue
         position = next((i for i, statement in enumerate(body) if statement is line), None)
         if position is not None and any(id(statement) in around_loop for statement in body[:position]):
-            found.extend(body[position + 1:])  # the rebinding follows the loop in the same block
+            # the rebinding follows the loop in the same block; it reaches the statements up to
+            # the next one that binds the name again (`targets = advantages(values)` once more)
+            for statement in body[position + 1:]:
+                if binds(statement, name):
+                    break
+                found.append(statement)
     return found
 
 

@@ -51,12 +51,15 @@ def classify_uses(
 ) -> set[Use]:
     """Uses of `name` inside `scope`, other than bindings and the statements in `skip`, and of the
     names its value flows into (`mean = total / n; mean.backward()`, `out = criterion(preds, y);
-    loss = sum(out.values()); loss.backward()`).  `rebound(other)`: the statements where a name the
-    value flows into holds another value (after `returns = torch.cat(returns).detach()`), passed over."""
+    loss = sum(out.values()); loss.backward()`).  `rebound(name)`: the statements where `name`, or a
+    name the value flows into, holds another value (after `returns = torch.cat(returns).detach()`,
+    up to its next binding), passed over."""
     seen = _seen if _seen is not None else set()
     seen.add(name)
     uses: set[Use] = set()
     derived: list[str] = []
+    if rebound is not None:
+        skip = [*skip, *rebound(name)]
     skip_ids = {id(node) for node in skip}
     local_elsewhere: dict[int, bool] = {}  # id(nested function) -> does it bind `name` itself
     for node, parents in code_with_parents(scope):
@@ -81,8 +84,7 @@ def classify_uses(
             derived.append(target)
     for other in derived[:8]:  # follow what the name flows into (a few names, each once)
         if other not in seen and len(seen) < 24:
-            later = rebound(other) if rebound is not None else ()
-            uses |= {u for u in classify_uses(scope, other, ctx, skip=later, rebound=rebound, _seen=seen) if u in _FOLLOWED}
+            uses |= {u for u in classify_uses(scope, other, ctx, rebound=rebound, _seen=seen) if u in _FOLLOWED}
     return uses
 
 
@@ -266,7 +268,7 @@ def _classify(node: cst.CSTNode, parents: tuple[cst.CSTNode, ...], ctx: "Context
         elif isinstance(parent, cst.Call):
             if type(child) is cst.Arg and ctx.model.hands_to_backpropagating_helper(parent, child.value):
                 return Use.GRADIENT, None  # a helper of the file that backpropagates what it is handed
-            if type(child) is cst.Arg and hands_back_only(parent, child, ctx):
+            if type(child) is cst.Arg and hands_back_only(parent, child, outer, ctx):
                 # a helper that can keep it only in what it returns: used as its result is
                 child, element = parent, True
                 continue

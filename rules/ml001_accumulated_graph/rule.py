@@ -78,10 +78,12 @@ class AccumulatedGraph(Rule):
     calls), and `losses.update(loss, n)` on a running meter (an `AverageMeter` whose `update` adds
     the tensor to `self.sum`). Uses of the accumulator after it is rebound, following the loop in
     the same block, to a detached reduction of itself (`log_probs = torch.cat(log_probs).detach()`
-    after a rollout) are uses of the new value, not of what was collected; so are the uses of what
-    the accumulator flows into (`returns = compute_gae(next_value, rewards, masks, values)`, then
-    `returns = torch.cat(returns).detach()`), where a function of the file that can keep what it is
-    handed only in what it returns (`analysis/returning_helpers.py`) is read as its result is used.
+    after a rollout) are uses of the new value, not of what was collected, up to the next binding of
+    the name; so are the uses of what the accumulator flows into (`returns = compute_gae(next_value,
+    rewards, masks, values)`, then `returns = torch.cat(returns).detach()`), where a function of the
+    file that can keep what it is handed only in what it returns (`analysis/returning_helpers.py`:
+    bound once in the module, not shadowed in the caller, calling nothing that may store or call
+    what it is handed) is read as its result is used.
     `for` and `while` loops alike; accumulators started as a number, an
     empty container or a number-like tensor (`torch.tensor(0.0, device=device)`), tuple-unpacked
     ones included (`running_loss, seen = 0.0, 0`), and averages started by their first value
@@ -248,6 +250,192 @@ def update(model, states, rewards, optimizer, detach):
         errors = torch.cat(errors).detach()
     loss = torch.cat(errors).pow(2).mean()
     loss.backward()
+""",
+        ),
+        Valid(  # the helper's result is detached, then computed again from the collected values and backpropagated
+            """
+import torch
+def gaps(values, rewards):
+    return [r - v for r, v in zip(rewards, values)]
+def update(model, states, rewards, optimizer):
+    values = []
+    for t in range(len(rewards)):
+        values.append(model(states[t]))
+    errors = gaps(values, rewards)
+    errors = torch.cat(errors).detach()
+    print(errors.mean())
+    errors = gaps(values, rewards)
+    torch.cat(errors).pow(2).mean().backward()
+    optimizer.step()
+""",
+        ),
+        Valid(  # a name detached, then bound again from the collected values, which it backpropagates
+            """
+import torch
+def update(model, batches, optimizer):
+    outputs = []
+    for x in batches:
+        outputs.append(model(x))
+    joined = torch.cat(outputs)
+    joined = joined.detach()
+    print(joined.mean())
+    joined = torch.cat(outputs) * 2
+    joined.pow(2).mean().backward()
+    optimizer.step()
+""",
+        ),
+        Valid(  # the caller's parameter has the helper's name: the function it calls is another one
+            """
+import torch
+def gaps(values, rewards):
+    return [r - v for r, v in zip(rewards, values)]
+def collect(model, states, rewards, gaps):
+    values = []
+    for s in states:
+        values.append(model(s))
+    errors = gaps(values, rewards)
+    errors = torch.cat(errors).detach()
+    return errors
+""",
+        ),
+        Valid(  # the helper is defined again under a module-level `if`, and that one keeps the values
+            """
+import torch
+KEPT = []
+def gaps(values, rewards):
+    return [r - v for r, v in zip(rewards, values)]
+if torch.cuda.is_available():
+    def gaps(values, rewards):
+        KEPT.append(values)
+        return [r - v.detach() for r, v in zip(rewards, values)]
+def collect(model, states, rewards):
+    values = []
+    for s in states:
+        values.append(model(s))
+    errors = gaps(values, rewards)
+    errors = torch.cat(errors).detach()
+    return errors
+""",
+        ),
+        Valid(  # the helper calls a function defined further down the file, which keeps the values
+            """
+import torch
+def gaps(values, rewards):
+    return keep(values, rewards)
+def collect(model, states, rewards):
+    values = []
+    for s in states:
+        values.append(model(s))
+    errors = gaps(values, rewards)
+    errors = torch.cat(errors).detach()
+    return errors
+KEPT = []
+def keep(values, rewards):
+    KEPT.append(values)
+    return [r - v.detach() for r, v in zip(rewards, values)]
+""",
+        ),
+        Valid(  # the helper reads a name a star import may bring: what it does is out of sight
+            """
+import torch
+from helpers import *
+def gaps(values, rewards):
+    return keep(values, rewards)
+def collect(model, states, rewards):
+    values = []
+    for s in states:
+        values.append(model(s))
+    errors = gaps(values, rewards)
+    errors = torch.cat(errors).detach()
+    return errors
+""",
+        ),
+        Valid(  # the helper calls a module the file binds below it, no builtin: it may keep its input
+            """
+import torch
+def gaps(values, rewards):
+    return [r - scale(v) for r, v in zip(rewards, values)]
+def collect(model, states, rewards):
+    values = []
+    for s in states:
+        values.append(model(s))
+    errors = gaps(values, rewards)
+    errors = torch.cat(errors).detach()
+    return errors
+scale = torch.nn.Linear(1, 1)
+""",
+        ),
+        Valid(  # the helper hands a list's append to `map`, which calls it on every value: kept there
+            """
+import torch
+def gaps(values, rewards, kept):
+    list(map(kept.append, values))
+    return [r - v for r, v in zip(rewards, values)]
+def update(model, states, rewards, optimizer):
+    values = []
+    kept = []
+    for s in states:
+        values.append(model(s))
+    errors = gaps(values, rewards, kept)
+    errors = torch.cat(errors).detach()
+    torch.cat(kept).pow(2).mean().backward()
+    optimizer.step()
+    return errors
+""",
+        ),
+        Valid(  # the helper stores into a dict its own list holds, which is the caller's
+            """
+import torch
+def gaps(values, rewards, store):
+    box = [store]
+    box[0]["values"] = values
+    return [r - v for r, v in zip(rewards, values)]
+def update(model, states, rewards, optimizer):
+    values = []
+    store = {}
+    for s in states:
+        values.append(model(s))
+    errors = gaps(values, rewards, store)
+    errors = torch.cat(errors).detach()
+    torch.cat(store["values"]).pow(2).mean().backward()
+    optimizer.step()
+    return errors
+""",
+        ),
+        Valid(  # the helper's loop assigns each value to an attribute of the caller's object
+            """
+import torch
+class Slot:
+    pass
+def gaps(values, rewards, slot):
+    for slot.last in values:
+        pass
+    return [r - v for r, v in zip(rewards, values)]
+def update(model, states, rewards, optimizer):
+    values = []
+    slot = Slot()
+    for s in states:
+        values.append(model(s))
+    errors = gaps(values, rewards, slot)
+    errors = torch.cat(errors).detach()
+    slot.last.pow(2).mean().backward()
+    optimizer.step()
+    return errors
+""",
+        ),
+        Valid(  # the helper hands the values to a method of a parameter, which may keep them
+            """
+import torch
+def gaps(values, rewards, sink):
+    sink.log(values)
+    return [r - v for r, v in zip(rewards, values)]
+def collect(model, states, rewards, sink):
+    values = []
+    for s in states:
+        values.append(model(s))
+    errors = gaps(values, rewards, sink)
+    errors = torch.cat(errors).detach()
+    return errors
 """,
         ),
         Valid(  # the rollout's outputs handed to a helper of the file that builds its loss from them and backpropagates it (RL-Adventure-2's ACER)
