@@ -4796,9 +4796,12 @@ def head(c, n):
     def _elements_may_change(self, name: Optional[str]) -> bool:
         """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
         replaced or removed (`features[0] = nn.Identity()`, `del net[0]`, `net.insert(...)`)?  Then
-        the activation may follow something else, or come first and overwrite the caller's tensor."""
+        the activation may follow something else, or come first and overwrite the caller's tensor.
+        So could a part of it run alone (`mlp[1:]`, `mlp[2]`)."""
         changes = module_changes(self.ctx)
-        return changes.elements_changed(name) if name is not None else bool(changes.changed_elements)
+        if name is None:
+            return bool(changes.changed_elements)
+        return changes.elements_changed(name) or changes.parts_may_run_apart(name)
 
     def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
         """The activations of a Sequential's layers that could run in place, if its layers stay as built."""
