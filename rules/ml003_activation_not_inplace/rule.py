@@ -19,6 +19,7 @@ from memlint.analysis.list_helpers import helper_list_into_sequential_only
 from memlint.analysis.list_tails import display_predecessors
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
+from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.sequences import (
     dict_given_to_sequential_only,
     groups_unpacked_into_sequential_only,
@@ -4896,6 +4897,10 @@ def head(c, n):
             self._pending.extend(candidates)
 
     def leave_Module(self, node: cst.Module) -> None:
+        # The module's names are globals: another file may import them, or the file read them through
+        # `globals()`; only a script nobody imports keeps them to itself (analysis/script_globals.py).
+        if not module_names_private(self.ctx):
+            return
         for added in added_in_module(node, self.ctx):
             self._check_added(added)
         # The module's own code (a script's training loop: `torch.nn.ReLU()(1.0 - y_pred)` in a
