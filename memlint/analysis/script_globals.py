@@ -8,7 +8,9 @@ file itself by reflection (`globals()["scores"]`, `vars()`, `sys.modules[__name_
 
 Evidence: the project pass finds no file of the project importing the module, by path or by name
 (`FileView.unimported`; a file linted alone is a project of its own), and the file never names
-`globals`, `locals` or `vars`, nor any `__dict__`.  Anything else (a dynamic import the pass cannot
+`globals`, `locals`, `vars`, `__import__`, `sys.modules` or `importlib.import_module`, nor the
+`__dict__` of anything but `self` or a name bound only to what a call returns (`module =
+nn.Module()`: that object's attributes).  Anything else (a dynamic import the pass cannot
 see) is not known: the module is then taken to be a script, as a file nobody imports is.
 """
 
@@ -18,13 +20,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import bound_targets, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
-# Names through which code reads a module's globals by their names.
-_REFLECTION = frozenset({"globals", "locals", "vars"})
+# Names through which code reads a module's globals by their names, or reaches a module object.
+_REFLECTION = frozenset({"globals", "locals", "vars", "__import__"})
+_MODULE_LOOKUPS = frozenset({"modules", "import_module"})  # `sys.modules[__name__]`, `importlib.import_module(...)`
 
 
 def module_names_private(ctx: "Context") -> bool:
@@ -35,10 +38,28 @@ def module_names_private(ctx: "Context") -> bool:
 
 
 def _reflects(module: cst.Module) -> bool:
+    dicts: list[cst.BaseExpression] = []
     for node in code_descendants(module):
         kind = type(node)
         if kind is cst.Name and node.value in _REFLECTION:  # type: ignore[attr-defined]
             return True
-        if kind is cst.Attribute and node.attr.value == "__dict__":  # type: ignore[attr-defined]
+        if kind is cst.Attribute and node.attr.value in _MODULE_LOOKUPS:  # type: ignore[attr-defined]
             return True
-    return False
+        if kind is cst.Attribute and node.attr.value == "__dict__":  # type: ignore[attr-defined]
+            dicts.append(node.value)  # type: ignore[attr-defined]
+    if not dicts:
+        return False
+    # `module.__dict__` of an object the file builds (`module = nn.Module()`, `self.__dict__`) holds
+    # that object's attributes, not the module's globals; any other receiver may be the module.
+    made = _names_bound_to_calls(module)
+    return any(not (type(d) is cst.Name and (d.value == "self" or d.value in made)) for d in dicts)  # type: ignore[attr-defined]
+
+
+def _names_bound_to_calls(module: cst.Module) -> set[str]:
+    """Names every binding of which in the file is a plain `name = <call>`."""
+    calls: set[str] = set()
+    other: set[str] = set()
+    for target, value in bound_targets(module, nested=True):
+        if type(target) is cst.Name:
+            (calls if type(value) is cst.Call else other).add(target.value)  # type: ignore[attr-defined]
+    return calls - other

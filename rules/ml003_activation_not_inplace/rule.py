@@ -1718,6 +1718,149 @@ def head(c, n):
 """,
             config=_EXACT,
         ),
+        Valid(  # the name is bound again at the end of each turn: the next turn adds to the other container
+            """
+from torch import nn
+class Outputs(nn.Sequential):
+    def forward(self, x):
+        return [x := layer(x) for layer in self]
+def stages(c, n):
+    built = []
+    stage = nn.Sequential()
+    for i in range(n):
+        stage.add_module(f"conv{i}", nn.Conv2d(c, c, 1))
+        stage.add_module(f"act{i}", nn.ReLU())
+        built.append(stage)
+        stage = Outputs()
+    return built
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound again in a branch inside the loop: later turns may add to another container
+            """
+from torch import nn
+class Outputs(nn.Sequential):
+    def forward(self, x):
+        return [x := layer(x) for layer in self]
+def stack(c, n):
+    net = nn.Sequential()
+    for i in range(n):
+        if i == n // 2:
+            net = Outputs()
+        net.add_module(f"conv{i}", nn.Conv2d(c, c, 1))
+        net.add_module(f"act{i}", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound again in a branch before the layers are added: it may be another container
+            """
+from torch import nn
+class Outputs(nn.Sequential):
+    def forward(self, x):
+        return [x := layer(x) for layer in self]
+def pair(c, keep):
+    net = nn.Sequential()
+    if keep:
+        net = Outputs()
+    net.add_module("conv", nn.Conv2d(c, c, 1))
+    net.add_module("act", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound again by a walrus in the loop's test
+            """
+from torch import nn
+class Outputs(nn.Sequential):
+    def forward(self, x):
+        return [x := layer(x) for layer in self]
+def grow(c, n):
+    net = nn.Sequential()
+    while (net := Outputs()) is not None and n:
+        net.add_module(f"conv{n}", nn.Conv2d(c, c, 1))
+        net.add_module(f"act{n}", nn.ReLU())
+        n -= 1
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the same key every turn: the next turn's conv replaces this one in place, after which the
+            # activation added here follows the activation of the turn before, whose output it would overwrite
+            """
+from torch import nn
+def tower(c, n):
+    net = nn.Sequential()
+    for i in range(n):
+        net.add_module("conv", nn.Conv2d(c, c, 1))
+        net.add_module(f"act{i}", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the file reads its module-level names by reflection: `probs` may not be the last reader
+            """
+import torch
+import torch.nn.functional as F
+a = torch.randn(2, 3)
+b = torch.randn(3, 3)
+logits = a @ b
+probs = F.relu(logits)
+print(globals()["logits"].sum())
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a slice of the Sequential starts at the activation: in place, it would overwrite its caller's input
+            """
+from torch import nn
+def head(c, n):
+    mlp = []
+    for _ in range(n):
+        mlp.append(nn.Conv2d(c, c, 1))
+        mlp.append(nn.ReLU())
+    mlp = nn.Sequential(*mlp)
+    return mlp, mlp[1:]
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the same with the list and the Sequential under different names, one layer run alone
+            """
+from torch import nn
+def head(c, n, x):
+    layers = []
+    for _ in range(n):
+        layers.append(nn.Conv2d(c, c, 1))
+        layers.append(nn.ReLU())
+    net = nn.Sequential(*layers)
+    return net, net[1](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the f-string's escape spells `conv`: its source text is no literal prefix of the name it binds
+            """
+import torch.nn.functional as F
+from torch import nn
+def replace(model, i):
+    setattr(model, f"\\x63onv{i}", nn.Identity())
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 1)
+    def forward(self, x):
+        x = self.conv1(x)
+        return F.relu(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `**options` may hand `torch.cat` an `out=` buffer, which the caller keeps
+            """
+import torch
+import torch.nn.functional as F
+def join(a, b, **options):
+    return F.relu(torch.cat([a, b], **options))
+""",
+            config=_EXACT,
+        ),
     ]
 
     INVALID = [
