@@ -72,7 +72,10 @@ def _runs(block, scope: cst.CSTNode, ctx, made: dict, state: dict, replaced: fro
         if type(statement) in _ENTERED:
             # Bound anywhere inside (a loop's next turn sees what the turn before bound last).
             _forget_rebound(statement, made)
-            inside = replaced | (_added_under_same_key(statement) - _codes_bound(statement)) if type(statement) in _LOOPS else replaced
+            inside = replaced
+            if type(statement) in _LOOPS:
+                same = _added_under_same_key(statement)
+                inside = replaced | (same - _codes_bound(statement)) if same else replaced
             for inner in _inner_blocks(statement):
                 yield from _runs(inner, scope, ctx, dict(made), {}, inside)
             state = {}
