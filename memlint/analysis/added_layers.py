@@ -14,8 +14,8 @@ is not carried in (a turn may follow another).  A name bound in a branch of an `
 statement, is no longer the Sequential after it.  Inside a loop, a layer added under a key that is
 the same every turn (`add_module("conv", ...)`, `layers["relu"] = ...`, a name) to a container made
 before the loop replaces the one of the turn before where it stood, so what follows what is
-unknown: no pair is given for that container.  Whether the container really ends in a Sequential is the asker's question
-(analysis/sequences.py answers it)."""
+unknown: no pair is given for that container.  Whether the container really ends in a Sequential
+is the asker's question (analysis/sequences.py answers it)."""
 
 from __future__ import annotations
 
