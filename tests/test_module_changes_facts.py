@@ -17,7 +17,9 @@ def _expr(code: str) -> cst.BaseExpression:
 @pytest.mark.parametrize(
     "code, prefix",
     [('"bn" + suffix', "bn"), ('f"bn{i}"', "bn"), ('"bn%d" % i', "bn"), ('"bn{}".format(i)', "bn"),
-     ("name", ""), ('"%s_bn" % i', ""), ('prefix + "bn"', ""), ('("bn" + a) + b', "")],
+     ("name", ""), ('"%s_bn" % i', ""), ('prefix + "bn"', ""), ('("bn" + a) + b', ""),
+     # source text that reads otherwise: an escape, a doubled brace
+     ('f"\\x63onv{i}"', ""), ('f"a{{b}}{i}"', ""), ('"a}}b{}".format(i)', "")],
 )  # fmt: skip
 def test_a_literal_prefix_of_a_name_built_at_run_time(code, prefix):
     assert _literal_prefix(_expr(code), {}) == prefix
@@ -42,3 +44,30 @@ def test_rebound_elsewhere_only_to_fresh_layers():
     assert not _changes({}, {}, {"conv"}).rebound_only_to_fresh_layers("conv1", "Net")
     assert not _changes({}, {}, {"conv"}).bound_once("conv1", "Net")
     assert _changes({}, {}, {"bn"}).bound_once("conv1", "Net")
+
+
+def _collected(code: str) -> ModuleChanges:
+    from memlint.analysis.context import Context
+    from memlint.analysis.module_changes import module_changes
+
+    return module_changes(Context(cst.parse_module(code)))
+
+
+def test_a_slice_or_a_layer_run_alone_lets_parts_run_apart():
+    assert _collected("def f(mlp):\n    return mlp[1:]\n").parts_may_run_apart("mlp")
+    assert _collected("def f(self, x):\n    return self.body[2](x)\n").parts_may_run_apart("body")
+    # an element's attribute, an element handed on, a stored element, a key: nothing runs apart
+    quiet = _collected("def f(mlp, log, d, x):\n    n = mlp[-1].out_features\n    log(mlp[0])\n    mlp[0] = x\n    return d['a'](x)\n")
+    assert not quiet.parts_may_run_apart("mlp") and not quiet.parts_may_run_apart("d")
+
+
+def test_the_names_a_statement_binds():
+    from memlint.analysis.walk import bound_names
+
+    loop = cst.parse_module(
+        "for i in r:\n    if i:\n        net = a\n    while (m := f()):\n        pass\n    with g() as (h, k):\n        pass\n"
+        "    try:\n        import os.path as osp, sys\n    except E as err:\n        del q\n"
+        "    def inner(p):\n        hidden = 1\n    [c for c in r]\n    match v:\n        case [x, *rest]:\n            pass\n"
+    ).body[0]
+    assert bound_names(loop) == {"i", "net", "m", "h", "k", "osp", "sys", "err", "q", "inner", "x", "rest"}
+    assert {"p", "hidden", "c"} <= bound_names(loop, nested=True)

@@ -851,6 +851,49 @@ def test_a_helper_that_returns_its_input_in_one_branch_is_no_fresh_tensor(projec
     assert _findings("--select", "ML003", ".") == []
 
 
+@pytest.mark.parametrize(
+    "helper",
+    [
+        # a cache hands every caller the same tensor
+        "import functools\nimport torch.nn.functional as F\n\n@functools.lru_cache(maxsize=None)\ndef normalise(x):\n    return F.batch_norm(x, None, None, training=True)\n",
+        # the name is bound again, to a wrapper
+        "import functools\nimport torch.nn.functional as F\n\ndef normalise(x):\n    return F.batch_norm(x, None, None, training=True)\n\nnormalise = functools.lru_cache(maxsize=None)(normalise)\n",
+        # `**kw` may carry the caller's `out=` buffer
+        "import torch\n\ndef normalise(x, **kw):\n    return torch.cat([x, x], **kw)\n",
+    ],
+)
+def test_a_helper_that_may_return_a_kept_tensor_is_not_unsaved(project, helper):
+    (project / "helpers.py").write_text(helper)
+    write(project / "model.py", """
+        import torch.nn.functional as F
+        from helpers import normalise
+
+        def head(x):
+            return F.relu(normalise(x))
+    """)
+    assert _findings("--select", "ML003", ".") == []
+
+
+def test_module_level_code_of_a_module_another_file_imports_is_not_read(project):
+    """`from data import scores` reads the module's global after the script's last line: an
+    activation in place on it would change what the importer sees (FileView.unimported)."""
+    script = """
+        import torch
+        import torch.nn.functional as F
+        x = torch.randn(4, 3)
+        w = torch.randn(3, 3)
+        scores = x @ w
+        probs = F.relu(scores)
+    """
+    write(project / "data.py", script)
+    assert ("data.py", "ML003", 6) in _findings("--select", "ML003", ".")  # a script nobody imports
+    write(project / "use.py", """
+        from data import scores
+        print(scores.min())
+    """)
+    assert _findings("--select", "ML003", ".") == []
+
+
 def test_a_wrapper_class_that_hooks_its_module_is_no_plain_wrapper(project):
     write(project / "spectral.py", SPECTRAL.replace("self.module.register_parameter(name + \"_bar\", nn.Parameter(getattr(module, name).data))", "self.module.register_forward_hook(lambda m, i, o: None)"))
     write(project / "models.py", """

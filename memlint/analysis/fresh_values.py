@@ -94,7 +94,7 @@ class FreshValues:
             return None
         source = call.args[0].value
         if self.fresh(source):  # a temporary, also nested in another call
-            return described(source)
+            return self.described(source)
         reshaped = _reshaped_name(source)
         if reshaped is not None:  # `F.relu(x.view(n, -1))`: the view's base is the name's value, rebound here or dead after
             source = reshaped
@@ -106,11 +106,11 @@ class FreshValues:
         producer = self._binds_fresh(previous, name)
         if producer is not None:
             if target == name or _occurrences(self.code, name) == 2:
-                return described(producer)
+                return self.described(producer)
             # Rebound along the way (`d1 = self.up(x)`, `d1 = torch.cat([d1, skip], 1)`, then
             # `d2 = self.up2(F.relu(d1))`): fresh where this read is the name's last one.
             if _last_read(function, statement, name):
-                return described(producer)
+                return self.described(producer)
             # Bound elsewhere too (`x = self.conv(x)`, `x = self.bn(x)`, `return self.relu(x)`): fresh
             # where the activation's statement ends the name's life (else it is used again later).
             return self._reaching_fresh(statement, name, target, is_direct)
@@ -118,7 +118,7 @@ class FreshValues:
             producer = self._binds_fresh(earlier[-2], name)  # `out = ...; out += y; F.relu(out)`
             if producer is None or (target != name and _occurrences(self.code, name) != 3):
                 return None
-            return described(producer) + ", changed in place by `+=`"
+            return self.described(producer) + ", changed in place by `+=`"
         # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
         # `h = self.embedding_h(h)`): fresh where every value it may hold is.
         # Also after a loop whose turns end binding it (`skip = 0`, then `for ...: skip = s + skip`):
@@ -131,7 +131,7 @@ class FreshValues:
             return None
         if target != name and _occurrences(self.code, name) != 1 + sum(_occurrences(s, name) for s in joined.statements):
             return None
-        return " or ".join(dict.fromkeys(described(value) for value in tensors))
+        return " or ".join(dict.fromkeys(self.described(value) for value in tensors))
 
     def _reaching_fresh(self, statement, name: str, target: Optional[str], is_direct: bool) -> Optional[str]:
         """A name bound to a fresh value further back, with only reads that keep nothing of it in
@@ -146,7 +146,16 @@ class FreshValues:
         reaching = reaching_binding(self.function, statement, name, self.ctx)
         if reaching is None or not self.fresh(reaching.value):
             return None
-        return described(reaching.value)
+        return self.described(reaching.value)
+
+    def described(self, value: cst.BaseExpression) -> str:
+        """How a message names a fresh value (`described`), a call of a bare name being the loop
+        variable over a ModuleList's layers where it is one, else a function of the project."""
+        func = value.func if type(value) is cst.Call else None  # type: ignore[attr-defined]
+        if type(func) is cst.Name and type(self.function) is cst.FunctionDef and func.value not in _CALLABLE_BUILTINS:  # type: ignore[attr-defined]
+            if element_list(self.function, func.value) is not None:  # type: ignore[attr-defined]
+                return f"the fresh output of `{func.value}`, a layer of a ModuleList"  # type: ignore[attr-defined]
+        return described(value)
 
     def _binds_fresh(self, previous, name: str) -> Optional[cst.BaseExpression]:
         """The fresh value `previous` binds `name` to (`name = self.conv(x)`), or None."""
@@ -166,13 +175,13 @@ def described(value: cst.BaseExpression) -> str:
     if type(value) is cst.BinaryOperation:
         return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
     func = value.func  # type: ignore[attr-defined]
-    if self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`
+    if self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`, `utils.batch_norm(...)`
         return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"
     if type(func) is cst.Subscript:
         element = indexed_element(func)  # fresh() accepted it: never None here
         return f"the fresh output of a layer of `self.{element.attribute if element else '?'}`"
-    if type(func) is cst.Name:
-        return f"the fresh output of `{func.value}`, a layer of a ModuleList"  # type: ignore[attr-defined]
+    if type(func) is cst.Name:  # a function of the project (FreshValues.described tells a ModuleList's layer)
+        return f"the fresh result of `{func.value}`"  # type: ignore[attr-defined]
     return f"the fresh output of `self.{self_attr(func)}`"
 
 

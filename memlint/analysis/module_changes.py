@@ -31,7 +31,7 @@ import libcst as cst
 from memlint.analysis.blind_hooks import PRE_HOOK_REGISTRATIONS, blind_pre_hook
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import bound_targets, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -58,6 +58,8 @@ _HOOKING_LIBRARIES = ("captum", "pytorch_grad_cam", "torchcam", "shap", "lucent"
 _ON_A_MODULE = ("register_forward", "register_full_backward", "register_backward")
 # Values that bind a second name to an existing object.
 _ALIASES = frozenset({cst.Name, cst.Attribute, cst.Subscript})
+# Nodes whose `target` a subscript may be (stored into or deleted, not read out).
+_TARGETED = frozenset({cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del, cst.For})
 # Methods of nn.Sequential / nn.ModuleList / nn.ModuleDict that replace or remove elements.
 _ELEMENT_CHANGES = frozenset({"insert", "pop", "__setitem__", "__delitem__"})
 # Calls that bind an attribute by a name given as a string (a buffer or parameter cannot take the
@@ -84,6 +86,8 @@ class ModuleChanges:
     fresh_bindings: dict = field(default_factory=dict)
     # literal prefixes of `setattr` names otherwise unknown (`"bn" + suffix`): they bind only names so starting
     prefixes: frozenset = frozenset()
+    # last names of containers a part of which is read out to run (`mlp[1:]`, `mlp[2](x)`, not `mlp[0].weight`)
+    parts_read: frozenset = frozenset()
 
     def bound_once(self, attribute: str, class_name: str | None) -> bool:
         """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
@@ -129,6 +133,13 @@ class ModuleChanges:
     def elements_changed(self, name: str) -> bool:
         return name in self.changed_elements or ANY in self.changed_elements
 
+    def parts_may_run_apart(self, name: str) -> bool:
+        """Is a part of the container `name` read out (`mlp[1:]`, a Sequential of its layers from the
+        second on) or one layer run alone (`mlp[2](x)`), so that a layer may run on a tensor its
+        neighbour before it did not make (the caller's input, which an activation in place would
+        overwrite)?  Not an element's attribute (`mlp[0].weight`, `mlp[-1].out_features`)."""
+        return name in self.parts_read
+
 
 def module_changes(ctx: "Context") -> ModuleChanges:
     return ctx.memo("module-changes", lambda: _collect(ctx.module, ctx))  # type: ignore[return-value]
@@ -140,15 +151,19 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     prefixes: set[str] = set()
     once: dict[str, cst.BaseExpression] | None = None  # names the file binds once, to what (found on first need)
 
-    def fresh_layer(value: cst.BaseExpression | None) -> bool:
+    def bound_once() -> dict[str, cst.BaseExpression]:
         nonlocal once
+        if once is None:
+            once = _bound_once(module)
+        return once
+
+    def fresh_layer(value: cst.BaseExpression | None) -> bool:
         if type(value) is not cst.Call:
             return False
         func = value.func  # type: ignore[attr-defined]
         qualified = resolve_global(ctx, func)
         if qualified is None and type(func) is cst.Name:  # `fuse = torch.nn.utils.fusion.fuse_conv_bn_eval`, bound once
-            once = _bound_once(module) if once is None else once
-            alias = once.get(func.value)  # type: ignore[attr-defined]
+            alias = bound_once().get(func.value)  # type: ignore[attr-defined]
             qualified = resolve_global(ctx, alias) if type(alias) is cst.Attribute else None
         if qualified in _NEW_FRESH_LAYER_FUNCTIONS:
             return True
@@ -159,6 +174,9 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         if fresh_layer(value):
             fresh[name] = fresh.get(name, 0) + 1
     changed: set[str] = set()
+    parts_read: set[str] = set()
+    not_read_out: set[int] = set()  # subscripts that are targets, or whose attribute is read
+    run_parts: set[int] = set()  # subscripts called (`mlp[2](x)`)
     hooked = False
     hooked_names: set[str] = set()
     hooked_unknown = False
@@ -184,6 +202,14 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         hooked = hooked_unknown = True
     for node in code_descendants(module):
         kind = type(node)
+        if kind in _TARGETED:
+            not_read_out.add(id(node.target))  # type: ignore[attr-defined]
+        if kind is cst.Attribute and type(node.value) is cst.Subscript:  # type: ignore[attr-defined]
+            not_read_out.add(id(node.value))  # type: ignore[attr-defined]
+        elif kind is cst.Call and type(node.func) is cst.Subscript:  # type: ignore[attr-defined]
+            run_parts.add(id(node.func))  # type: ignore[attr-defined]
+        elif kind is cst.Subscript and id(node) not in not_read_out and _reads_a_part(node, id(node) in run_parts):  # type: ignore[arg-type]
+            parts_read.add(_last_name(node.value))  # type: ignore[arg-type, attr-defined]
         if kind is cst.AssignTarget:
             if type(node.target) is cst.Attribute and type(assigned.get(id(node))) in _ALIASES:  # type: ignore[attr-defined]
                 aliases.add(node.target.attr.value)  # type: ignore[attr-defined]
@@ -230,9 +256,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                     if called == "setattr" and plain_setattrs is None:
                         plain_setattrs = _setattrs_of_computed_values(module)
                     if not (called == "setattr" and id(node) in plain_setattrs):  # type: ignore[operator]
-                        if once is None:
-                            once = _bound_once(module)
-                        prefix = _literal_prefix(label, once)
+                        prefix = _literal_prefix(label, bound_once())
                         if prefix:
                             prefixes.add(prefix)  # `setattr(m, "bn" + suffix, ...)`: only names so starting
                         else:
@@ -245,35 +269,19 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         if not bindings[name]:
             del bindings[name]
     return ModuleChanges(
-        bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes)
+        bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
+        frozenset(parts_read),
     )
 
 
 def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """The plain names the file binds exactly once, by `name = value`, to that value (any scope:
-    a name bound in two functions is bound twice here); any other binding of a name rules it out."""
+    a name bound in two functions is bound twice here); any other binding of a name rules it out
+    (analysis/walk.py's `bound_targets`, parameters included)."""
     values: dict[str, list] = {}
-    for node in code_descendants(module):
-        kind = type(node)
-        if kind is cst.Assign:
-            for target in node.targets:  # type: ignore[attr-defined]
-                for name in _target_names(target.target):
-                    values.setdefault(name, []).append(node.value if type(target.target) is cst.Name else None)  # type: ignore[attr-defined]
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del, cst.CompFor):
-            for name in _target_names(node.target):  # type: ignore[attr-defined]
-                values.setdefault(name, []).append(None)
-        elif kind is cst.WithItem and node.asname is not None:  # type: ignore[attr-defined]
-            for name in _target_names(node.asname.name):  # type: ignore[attr-defined]
-                values.setdefault(name, []).append(None)
-        elif kind in (cst.FunctionDef, cst.ClassDef):
-            values.setdefault(node.name.value, []).append(None)  # type: ignore[attr-defined]
-        elif kind is cst.Param:
-            values.setdefault(node.name.value, []).append(None)  # type: ignore[attr-defined]
-        elif kind in (cst.Import, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
-            for alias in node.names:  # type: ignore[attr-defined]
-                bound = alias.asname.name if alias.asname is not None else alias.name
-                for name in _target_names(bound):
-                    values.setdefault(name, []).append(None)
+    for target, value in bound_targets(module, nested=True):
+        for name in _target_names(target):
+            values.setdefault(name, []).append(value if type(target) is cst.Name else None)
     return {name: found[0] for name, found in values.items() if len(found) == 1 and found[0] is not None}
 
 
@@ -289,11 +297,14 @@ def _literal_prefix(label: cst.BaseExpression | None, once: dict[str, cst.BaseEx
             text = text.split("%", 1)[0]
         return text if isinstance(text, str) else ""
     if type(label) is cst.FormattedString and label.parts and type(label.parts[0]) is cst.FormattedStringText:  # type: ignore[attr-defined]
-        return label.parts[0].value  # type: ignore[attr-defined]
+        text = label.parts[0].value  # type: ignore[attr-defined]
+        # the source text, not the string: an escape (`"\x63onv"` is "conv") or `{{` reads otherwise
+        return "" if "\\" in text or "{" in text or "}" in text else text
     if type(label) is cst.Call and type(label.func) is cst.Attribute and label.func.attr.value == "format":  # type: ignore[attr-defined]
         base = label.func.value  # type: ignore[attr-defined]
         text = base.evaluated_value if type(base) is cst.SimpleString else None  # type: ignore[attr-defined]
-        return text.split("{", 1)[0] if isinstance(text, str) else ""
+        prefix = text.split("{", 1)[0] if isinstance(text, str) else ""
+        return "" if "}" in prefix else prefix  # `"a}}b{}"` formats to "a}b..."
     return ""
 
 
@@ -364,6 +375,18 @@ def _last_name(expr: cst.BaseExpression) -> str | None:
     if type(expr) is cst.Attribute:
         return expr.attr.value  # type: ignore[attr-defined]
     return None
+
+
+def _reads_a_part(subscript: cst.Subscript, called: bool) -> bool:
+    """`mlp[1:]` of a named container (one slice), or `mlp[2](x)`, `self.body[-1](h)` (one index that
+    is no string, called: a dict's or a ModuleDict's element is no sequence's part).  An element
+    handed on (`log_param(name, self.trunk[0])`) is taken to be read, not run."""
+    if _last_name(subscript.value) is None or len(subscript.slice) != 1:
+        return False
+    index = subscript.slice[0].slice
+    if type(index) is cst.Slice:
+        return True
+    return called and type(index.value) not in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)  # type: ignore[union-attr]
 
 
 def _may_set_an_element(target: cst.Subscript) -> bool:

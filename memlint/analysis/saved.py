@@ -122,8 +122,8 @@ def _is_number(expr: cst.BaseExpression) -> bool:
 def makes_fresh_tensor(expr: cst.BaseExpression, ctx: "Context") -> bool:
     """Is `expr` a call of such a function (`torch.cat([a, b])`, `F.gelu(h)`, `torch.mm(a, b)`) or
     tensor method (`h.div(rowsum)`)?"""
-    if not isinstance(expr, cst.Call) or any(a.keyword is not None and a.keyword.value == "out" for a in expr.args):
-        return False  # `torch.cat(xs, out=buffer)` returns the caller's buffer
+    if not isinstance(expr, cst.Call) or any((a.keyword is not None and a.keyword.value == "out") or a.star == "**" for a in expr.args):
+        return False  # `torch.cat(xs, out=buffer)` returns the caller's buffer (`**kw` may hand one)
     qualified = ctx.resolve(expr.func)
     if qualified is None:
         return _fresh_method_result(expr.func)

@@ -16,7 +16,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.inventory import resolve_global, torch_nn_name
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import bound_names, code_descendants
 
 
 def sequential_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
@@ -148,13 +148,8 @@ def _list_lifetime(scope: cst.CSTNode, name: str, ctx) -> Optional[list[cst.CSTN
         value = _rebinds_to_its_sequential(statement, name, ctx)
         if value is None:
             continue
-        for later in statements[index + 1 :]:
-            for node in code_descendants(later):
-                if type(node) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr):
-                    if any(type(n) is cst.Name and n.value == name for n in (node.target, *code_descendants(node.target))):  # type: ignore[attr-defined]
-                        return None
-                elif type(node) is cst.WithItem and node.asname is not None and name in _names(node.asname.name):  # type: ignore[attr-defined]
-                    return None
+        if any(name in bound_names(later, nested=True) for later in statements[index + 1 :]):
+            return None
         skip = (cst.FunctionDef, cst.ClassDef) if type(scope) is cst.Module else ()
         return [n for earlier in statements[:index] for n in (earlier, *code_descendants(earlier, skip=skip))] + [value, *code_descendants(value)]
     return None
@@ -173,10 +168,6 @@ def _rebinds_to_its_sequential(statement: cst.CSTNode, name: str, ctx) -> Option
     if not any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in call.args):  # type: ignore[attr-defined]
         return None
     return call if torch_nn_name(ctx, call.func) == "Sequential" else None  # type: ignore[return-value]
-
-
-def _names(target: cst.BaseExpression) -> set[str]:
-    return {n.value for n in (target, *code_descendants(target)) if type(n) is cst.Name}  # type: ignore[attr-defined]
 
 
 def groups_unpacked_into_sequential_only(scope: cst.CSTNode, name: str, ctx) -> bool:

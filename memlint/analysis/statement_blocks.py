@@ -19,12 +19,6 @@ def function_blocks(function: cst.FunctionDef, into_if: bool = True) -> Iterator
     return _blocks([function.body], into_if)
 
 
-def module_blocks(module: cst.Module) -> Iterator[list]:
-    """Statement lists of module-level compound statements (`for`, `with`), not of functions or
-    classes, nor the branches of an `if` (whose walk starts from the block around them)."""
-    return _blocks(list(module.body), into_if=False)
-
-
 def module_code_blocks(module: cst.Module) -> Iterator[list]:
     """Every statement list of the module's own code, its top level first (a script's training loop
     and the branches inside it; not the bodies of functions or classes): the module read as a

@@ -77,7 +77,7 @@ from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 24  # 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 25  # 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -973,11 +973,15 @@ class _Summary:
         producer keeps nothing of for backward: a call of a torch function of
         `tables.FRESH_RESULT_FUNCTIONS` without `out=` (attention-transfer's `utils.batch_norm`,
         returning `F.batch_norm(...)`; memlint.analysis.saved's `makes_fresh_tensor`, the same fact
-        on libcst's tree).  An activation may overwrite the result of a call of it (ML003)."""
+        on libcst's tree).  An activation may overwrite the result of a call of it (ML003).  Not a
+        decorated function (`@lru_cache` hands every caller the same tensor), nor one whose name the
+        file binds again (`f = lru_cache(maxsize=None)(f)`): a call of the name may reach a wrapper."""
         for key, found in returns.items():
             if not key or "." in key or key == "?" or key in generators or not found:
                 continue
-            if all(_unsaved_result(r.value, self.qualify) for r in found):
+            if getattr(self.nodes.get(key), "decorator_list", None):
+                continue
+            if all(_unsaved_result(r.value, self.qualify) for r in found) and not _bound_more_than_once(self.tree, key):
                 self.functions[key]["unsaved"] = True
 
     def _factories(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
@@ -2144,9 +2148,31 @@ def _names_accelerator(text: str) -> bool:
 
 def _unsaved_result(value: Optional[ast.expr], qualify: Callable[[Optional[str]], Optional[str]]) -> bool:
     """A call of `torch.<f>` / `torch.nn.functional.<f>` (through the file's imports) that returns a
-    new tensor its backward never reads (`tables.FRESH_RESULT_FUNCTIONS`), with no `out=` buffer."""
-    if type(value) is not ast.Call or any(k.arg == "out" for k in value.keywords):  # type: ignore[union-attr]
+    new tensor its backward never reads (`tables.FRESH_RESULT_FUNCTIONS`), with no `out=` buffer (nor
+    `**kw` or `*args`, which may carry one)."""
+    if type(value) is not ast.Call or any(k.arg in ("out", None) for k in value.keywords):  # type: ignore[union-attr]
+        return False
+    if any(type(a) is ast.Starred for a in value.args):  # type: ignore[union-attr]
         return False
     qualified = qualify(dotted(value.func))  # type: ignore[union-attr]
     module, _, name = (qualified or "").rpartition(".")
     return module in ("torch", "torch.nn.functional") and name in tables.FRESH_RESULT_FUNCTIONS
+
+
+def _bound_more_than_once(tree: ast.AST, name: str) -> bool:
+    """Does the file bind `name` in more than one place, anywhere (a second `def`, `name = ...`,
+    an import, a loop target; in any scope, erring towards "more")?"""
+    count = 0
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Name and node.id == name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            count += 1
+        elif kind in (*_FUNCTIONS, ast.ClassDef) and node.name == name:  # type: ignore[attr-defined]
+            count += 1
+        elif kind in (ast.Import, ast.ImportFrom):
+            count += sum(1 for a in node.names if (a.asname or a.name).partition(".")[0] == name)  # type: ignore[attr-defined]
+        elif kind is ast.ExceptHandler and node.name == name:  # type: ignore[attr-defined]
+            count += 1
+        elif kind in (ast.Global, ast.Nonlocal) and name in node.names:  # type: ignore[attr-defined]
+            count += 1
+    return count > 1

@@ -143,3 +143,51 @@ def target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
         elif kind is cst.StarredElement:
             stack.append(node.value)  # type: ignore[attr-defined]
     return found
+
+
+# Scopes of their own: what their bodies bind is not bound where they stand (their own name aside).
+# Not comprehensions: their loop targets are theirs (`CompFor`, left out), but a walrus in one binds
+# the name around it.
+_OWN_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def bound_targets(node: cst.CSTNode, nested: bool = False) -> Iterator[tuple[cst.BaseExpression, Optional[cst.BaseExpression]]]:
+    """What `node` (a statement, a block, a module) binds, anywhere inside it: each target with the
+    value of a plain `target = value` (else None).  Assignments of every form (`=`, `+=`, annotated,
+    the walrus), `for` and `with ... as` targets, `except ... as`, imports, `def` / `class` names,
+    `match` captures and `del`.  A target is an expression (`x`, `a, b`, `self.net`, `d[k]`);
+    `bound_names` reads the names off them.  Without `nested`, not what the bodies of nested
+    functions, classes and lambdas bind, nor a comprehension's loop targets (scopes of their own);
+    with it, those too, and their parameters."""
+    skip = () if nested else _OWN_SCOPES
+    for inner in (node, *code_descendants(node, skip=skip)):
+        kind = type(inner)
+        if kind is cst.Assign:
+            for each in inner.targets:  # type: ignore[attr-defined]
+                yield each.target, inner.value  # type: ignore[attr-defined]
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.Del) or (nested and kind is cst.CompFor):
+            yield inner.target, None  # type: ignore[attr-defined]
+        elif kind is cst.WithItem or kind is cst.ExceptHandler or kind is cst.ExceptStarHandler:
+            asname = inner.asname if kind is cst.WithItem else inner.name  # type: ignore[attr-defined]
+            if asname is not None:
+                yield asname.name, None
+        elif kind in (cst.Import, cst.ImportFrom) and not isinstance(inner.names, cst.ImportStar):  # type: ignore[attr-defined]
+            for alias in inner.names:  # type: ignore[attr-defined]
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                while type(bound) is cst.Attribute:  # `import a.b` binds `a`
+                    bound = bound.value  # type: ignore[attr-defined]
+                yield bound, None
+        elif kind in (cst.FunctionDef, cst.ClassDef):
+            yield inner.name, None  # type: ignore[attr-defined]
+        elif kind in (cst.MatchAs, cst.MatchStar) and inner.name is not None:  # type: ignore[attr-defined]
+            yield inner.name, None  # type: ignore[attr-defined]
+        elif kind is cst.MatchMapping and inner.rest is not None:  # type: ignore[attr-defined]
+            yield inner.rest, None  # type: ignore[attr-defined]
+        elif nested and kind is cst.Param:
+            yield inner.name, None  # type: ignore[attr-defined]
+
+
+def bound_names(node: cst.CSTNode, nested: bool = False) -> set[str]:
+    """Every name in a target `node` binds (`bound_targets`), erring towards "bound": `d[k] = v`
+    and `self.x = v` count `d`, `k` and `self` too (an asker that trusts a name's value stays silent)."""
+    return {n.value for target, _ in bound_targets(node, nested) for n in (target, *code_descendants(target)) if type(n) is cst.Name}  # type: ignore[attr-defined]

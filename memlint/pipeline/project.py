@@ -144,6 +144,10 @@ class FileView:
     # backward (summaries' `unsaved`): `utils.batch_norm(...)` returning `F.batch_norm(...)`.  An
     # activation may overwrite the result of a call of one in place (ML003).
     unsaved_calls: frozenset[str] = frozenset()
+    # No file of the project imports this one, nor is it a package's `__init__.py`: a script whose
+    # module-level names no other code of the project reads (ML003's reading of a module's own code;
+    # a dynamic import, `importlib.import_module(name)`, is not seen).
+    unimported: bool = False
 
     @property
     def digest(self) -> str:
@@ -215,7 +219,8 @@ class FileView:
                 [list(p) for p in self.update_calls], [list(p) for p in self.mover_calls], sorted(self.per_forward),
                 sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers,
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
-                sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls)]  # fmt: skip
+                sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
+                self.unimported]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -223,7 +228,7 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 24 or type(data[8]) is not bool or type(data[16]) is not bool:
+        if type(data) is not list or len(data) != 25 or any(type(data[i]) is not bool for i in (8, 16, 24)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
@@ -238,7 +243,7 @@ class FileView:
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
-                   frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]))  # fmt: skip
+                   frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24])  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -360,6 +365,7 @@ class Project:
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
         self._importers: dict[int, set[int]] = {}  # file -> the files that import it
+        self._imported_stems: set[str] = set()  # the last part of every module name and name any file imports
         self._imports: dict[int, set[int]] = {}  # file -> the project's files it imports
         self._module_class: dict[tuple, bool] = {}
         self._sites: list[_Site] = []
@@ -1240,10 +1246,11 @@ class Project:
                     found[ref[1]] = ",".join(map(str, moves))
         return tuple(sorted(found.items()))
 
-    def _host_calls(self, index: int, field: str = "fresh") -> frozenset[str]:
-        """FileView.host_calls of file `index`: its calls of the project's functions that return a
-        tensor just made on the host (here or in another file); with `field` "unsaved",
-        FileView.unsaved_calls: those that return a new tensor nothing keeps for backward."""
+    def _project_calls(self, index: int, field: str) -> frozenset[str]:
+        """The callees as file `index` writes them that are functions of the project (here or in
+        another file) whose summary record has `field`: "fresh" for FileView.host_calls (they return
+        a tensor just made on the host), "unsaved" for FileView.unsaved_calls (a new tensor nothing
+        keeps for backward)."""
         found: set[str] = set()
         for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
             for ref, *_ in record.get("calls", ()):
@@ -1481,8 +1488,9 @@ class Project:
             update_calls=self._update_calls(index),
             mover_calls=self._mover_calls(index),
             per_forward=frozenset(k for k in keys if (index, k) in self.per_forward),
-            host_calls=self._host_calls(index),
-            unsaved_calls=self._host_calls(index, "unsaved"),
+            host_calls=self._project_calls(index, "fresh"),
+            unsaved_calls=self._project_calls(index, "unsaved"),
+            unimported=self._unimported(index),
             adam_classes=self._adam_classes(file.directory),
             meter_classes=self._meter_classes(index),
             torch_importers=self._torch_importers(index),
@@ -1631,6 +1639,16 @@ class Project:
                 todo.append(imported)
         return False
 
+    def _unimported(self, index: int) -> bool:
+        """FileView.unimported of file `index`: no file of the project imports it (`import m`,
+        `from m import x`, `from m import *`), nor anything named as it is (`from pkg import m`: by
+        name, erring towards "imported"), and it is no package's `__init__.py`."""
+        target = self.files[index]
+        if target is None or target.is_package:
+            return False
+        self._resolve_imports()
+        return not self._importers.get(index) and target.path.stem not in self._imported_stems
+
     def _imported_from(self, index: int) -> frozenset[str]:
         """The names other files import from file `index` (`from pkg.mod import name`), with "*" for
         a star import of it or when it is a package's `__init__.py`."""
@@ -1649,6 +1667,7 @@ class Project:
         if self._imported is not None:
             return
         self._imported, self._importers, self._imports = {}, {}, {}
+        self._imported_stems = set()
         for importer in self.files:
             if importer is None:
                 continue
@@ -1663,6 +1682,9 @@ class Project:
                         self._imported.setdefault(source, set()).add(name)
                     self._importers.setdefault(source, set()).add(importer.index)
                     self._imports.setdefault(importer.index, set()).add(source)
+                # By name too, whichever file it resolves to (`from pkg import mod`, `from . import
+                # mod`, a name several files bear): a module so named may be imported.
+                self._imported_stems.update(part.rpartition(".")[2] for part in (where[0], name) if part and part != "*")
 
 
 def _imports_torch(summary: dict) -> bool:

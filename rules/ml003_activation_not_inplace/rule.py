@@ -19,6 +19,7 @@ from memlint.analysis.list_helpers import helper_list_into_sequential_only
 from memlint.analysis.list_tails import display_predecessors
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
+from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.sequences import (
     dict_given_to_sequential_only,
     groups_unpacked_into_sequential_only,
@@ -1714,6 +1715,149 @@ def head(c, n):
     mlp = nn.Sequential(*mlp)
     mlp = list(mlp.children())
     return mlp
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the name is bound again at the end of each turn: the next turn adds to the other container
+            """
+from torch import nn
+class Outputs(nn.Sequential):
+    def forward(self, x):
+        return [x := layer(x) for layer in self]
+def stages(c, n):
+    built = []
+    stage = nn.Sequential()
+    for i in range(n):
+        stage.add_module(f"conv{i}", nn.Conv2d(c, c, 1))
+        stage.add_module(f"act{i}", nn.ReLU())
+        built.append(stage)
+        stage = Outputs()
+    return built
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound again in a branch inside the loop: later turns may add to another container
+            """
+from torch import nn
+class Outputs(nn.Sequential):
+    def forward(self, x):
+        return [x := layer(x) for layer in self]
+def stack(c, n):
+    net = nn.Sequential()
+    for i in range(n):
+        if i == n // 2:
+            net = Outputs()
+        net.add_module(f"conv{i}", nn.Conv2d(c, c, 1))
+        net.add_module(f"act{i}", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound again in a branch before the layers are added: it may be another container
+            """
+from torch import nn
+class Outputs(nn.Sequential):
+    def forward(self, x):
+        return [x := layer(x) for layer in self]
+def pair(c, keep):
+    net = nn.Sequential()
+    if keep:
+        net = Outputs()
+    net.add_module("conv", nn.Conv2d(c, c, 1))
+    net.add_module("act", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # bound again by a walrus in the loop's test
+            """
+from torch import nn
+class Outputs(nn.Sequential):
+    def forward(self, x):
+        return [x := layer(x) for layer in self]
+def grow(c, n):
+    net = nn.Sequential()
+    while (net := Outputs()) is not None and n:
+        net.add_module(f"conv{n}", nn.Conv2d(c, c, 1))
+        net.add_module(f"act{n}", nn.ReLU())
+        n -= 1
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the same key every turn: the next turn's conv replaces this one in place, after which the
+            # activation added here follows the activation of the turn before, whose output it would overwrite
+            """
+from torch import nn
+def tower(c, n):
+    net = nn.Sequential()
+    for i in range(n):
+        net.add_module("conv", nn.Conv2d(c, c, 1))
+        net.add_module(f"act{i}", nn.ReLU())
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the file reads its module-level names by reflection: `probs` may not be the last reader
+            """
+import torch
+import torch.nn.functional as F
+a = torch.randn(2, 3)
+b = torch.randn(3, 3)
+logits = a @ b
+probs = F.relu(logits)
+print(globals()["logits"].sum())
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a slice of the Sequential starts at the activation: in place, it would overwrite its caller's input
+            """
+from torch import nn
+def head(c, n):
+    mlp = []
+    for _ in range(n):
+        mlp.append(nn.Conv2d(c, c, 1))
+        mlp.append(nn.ReLU())
+    mlp = nn.Sequential(*mlp)
+    return mlp, mlp[1:]
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the same with the list and the Sequential under different names, one layer run alone
+            """
+from torch import nn
+def head(c, n, x):
+    layers = []
+    for _ in range(n):
+        layers.append(nn.Conv2d(c, c, 1))
+        layers.append(nn.ReLU())
+    net = nn.Sequential(*layers)
+    return net, net[1](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the f-string's escape spells `conv`: its source text is no literal prefix of the name it binds
+            """
+import torch.nn.functional as F
+from torch import nn
+def replace(model, i):
+    setattr(model, f"\\x63onv{i}", nn.Identity())
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 1)
+    def forward(self, x):
+        x = self.conv1(x)
+        return F.relu(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `**options` may hand `torch.cat` an `out=` buffer, which the caller keeps
+            """
+import torch
+import torch.nn.functional as F
+def join(a, b, **options):
+    return F.relu(torch.cat([a, b], **options))
 """,
             config=_EXACT,
         ),
@@ -4796,9 +4940,12 @@ def head(c, n):
     def _elements_may_change(self, name: Optional[str]) -> bool:
         """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
         replaced or removed (`features[0] = nn.Identity()`, `del net[0]`, `net.insert(...)`)?  Then
-        the activation may follow something else, or come first and overwrite the caller's tensor."""
+        the activation may follow something else, or come first and overwrite the caller's tensor.
+        So could a part of it run alone (`mlp[1:]`, `mlp[2]`)."""
         changes = module_changes(self.ctx)
-        return changes.elements_changed(name) if name is not None else bool(changes.changed_elements)
+        if name is None:
+            return bool(changes.changed_elements)
+        return changes.elements_changed(name) or changes.parts_may_run_apart(name)
 
     def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
         """The activations of a Sequential's layers that could run in place, if its layers stay as built."""
@@ -4893,6 +5040,10 @@ def head(c, n):
             self._pending.extend(candidates)
 
     def leave_Module(self, node: cst.Module) -> None:
+        # The module's names are globals: another file may import them, or the file read them through
+        # `globals()`; only a script nobody imports keeps them to itself (analysis/script_globals.py).
+        if not module_names_private(self.ctx):
+            return
         for added in added_in_module(node, self.ctx):
             self._check_added(added)
         # The module's own code (a script's training loop: `torch.nn.ReLU()(1.0 - y_pred)` in a
