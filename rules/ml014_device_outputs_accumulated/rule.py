@@ -8,11 +8,12 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import GradMode, accumulation
+from memlint.analysis.context import element_pairs
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
 from memlint.analysis.outputs import model_output, output_elements
 from memlint.analysis.roles import per_batch_function
-from memlint.analysis.tables import GATHERING_METHODS, TENSOR_OUTPUT_FIELDS
+from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
 from memlint.analysis.walk import target_names
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -821,7 +822,7 @@ trainer = pl.Trainer(gpus=1)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         known = self._known()
-        if self._gathered_pairs(node, known):
+        if self._paired_elements(node, known):
             return
         is_output = model_output(node.value, self.ctx, known)
         for target in node.targets:
@@ -836,30 +837,24 @@ trainer = pl.Trainer(gpus=1)
         if len(node.targets) == 1 and self.ctx.in_loop:
             self._concatenation(node, node.targets[0].target)
 
-    def _gathered_pairs(self, node: cst.Assign, known: set[str]) -> bool:
+    def _paired_elements(self, node: cst.Assign, known: set[str]) -> bool:
         """`preds, refs = accelerator.gather_for_metrics((preds, batch["labels"]))`, or `feat, label =
         out[:-1], out[-1]`: each name takes what the element in its place was (the labels are no
-        model output)."""
-        value = node.value
+        model output), every element read before any name is bound (`a, b = b, a` swaps)."""
         if len(node.targets) != 1:
             return False
-        target = node.targets[0].target
-        if isinstance(value, (cst.Tuple, cst.List)) and isinstance(target, (cst.Tuple, cst.List)):
-            gathered = value
-        elif not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        pairs = element_pairs(node.targets[0].target, node.value)
+        if pairs is None:
             return False
-        elif value.func.attr.value not in GATHERING_METHODS or len(value.args) != 1 or not isinstance(target, (cst.Tuple, cst.List)):
-            return False
-        else:
-            gathered = value.args[0].value
-        if not isinstance(gathered, (cst.Tuple, cst.List)) or len(gathered.elements) != len(target.elements):
-            return False
+        answers = [
+            (target, model_output(source, self.ctx, known), source) for target, source in pairs
+        ]  # fmt: skip
+        answers = [(target, is_output, is_output and not self._known_tensor(source)) for target, is_output, source in answers]
         untyped = self._not_tensors.setdefault(self.ctx.function_key, set())
-        for element, source in zip(target.elements, gathered.elements):
-            if isinstance(element.value, cst.Name):
-                is_output = model_output(source.value, self.ctx, known)
-                (known.add if is_output else known.discard)(element.value.value)
-                (untyped.add if is_output and not self._known_tensor(source.value) else untyped.discard)(element.value.value)
+        for target, is_output, not_tensor in answers:
+            if isinstance(target, cst.Name):
+                (known.add if is_output else known.discard)(target.value)
+                (untyped.add if not_tensor else untyped.discard)(target.value)
         return True
 
     def visit_For(self, node: cst.For) -> None:
@@ -932,9 +927,17 @@ trainer = pl.Trainer(gpus=1)
         loop = None if hook is not None else self.ctx.loop
         typed = all(self._known_tensor(v) for v in outputs)
         chain = None if detached else self._needs_no_grad_callers(outputs)
-        self._candidates.append(
-            _Candidate(node, outputs, accumulator, self._detached(outputs), hook, self._evidence(hook), loop, typed, kept, chain)
-        )
+        candidate = _Candidate(node, outputs, accumulator, self._detached(outputs), hook, self._evidence(hook), loop, typed, kept, chain)
+        if chain is not None:
+            # `{"pred": out.argmax(1), "logits": out}`: the history-free part is kept on the device
+            # whatever the callers do; it alone is the finding where they do not turn gradients off
+            free = [v for v in outputs if self.ctx.holds_graph(v) is False]
+            if free:
+                candidate.fallback = _Candidate(
+                    node, free, accumulator, self._detached(free), hook, candidate.evidence, loop,
+                    all(self._known_tensor(v) for v in free), kept,
+                )  # fmt: skip
+        self._candidates.append(candidate)
 
     def _known_tensor(self, value: cst.BaseExpression) -> bool:
         """Is the output known to be a tensor, so that the fix's `.detach().cpu()` exists on it? A field
@@ -970,7 +973,8 @@ trainer = pl.Trainer(gpus=1)
         if not model_output(value, ctx, self._known()):
             return False
         return ctx.holds_graph(value) is False or ctx.grad_mode is GradMode.DISABLED or (
-            ctx.grad_mode is GradMode.ENABLED and ctx.function_key is not None
+            # only the default mode is the callers': `with torch.enable_grad():` keeps the history
+            ctx.grad_mode is GradMode.ENABLED and ctx.function_key is not None and ctx.grad_inherited
         )
 
     def _needs_no_grad_callers(self, outputs: list) -> Optional[tuple]:
@@ -996,9 +1000,10 @@ trainer = pl.Trainer(gpus=1)
     def finish(self, facts) -> None:
         # outputs that may carry history (ML001's) count only where every caller turns gradients off
         candidates = [
-            c for c in self._candidates
-            if c.no_grad_chain is None or any(key in facts.no_grad_functions for key in c.no_grad_chain)
+            c if c.no_grad_chain is None or any(key in facts.no_grad_functions for key in c.no_grad_chain) else c.fallback
+            for c in self._candidates
         ]  # fmt: skip
+        candidates = [c for c in candidates if c is not None]
         if not candidates:  # the device fact walks the whole file: only asked when it decides something
             return
         device = self.ctx.model.device
@@ -1059,6 +1064,7 @@ class _Candidate:
     typed: bool = True  # every output is known to be a tensor: the fix's `.cpu()` exists on it
     kept: bool = False  # returned from a step hook whose returns the framework keeps
     no_grad_chain: Optional[tuple] = None  # functions one of which every caller must run under no_grad
+    fallback: Optional["_Candidate"] = None  # its history-free outputs alone, where the callers keep gradients on
 
 
 def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
