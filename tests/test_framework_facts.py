@@ -38,7 +38,7 @@ def _engine_runs(code: str) -> list[tuple[str, object]]:
         run = frameworks.torchnet_engine_run(call, ctx)
         if run is None:
             return None
-        return run[0], ctx.module.code_for_node(run[1]), frameworks.torchnet_test_builds_graph(run[1], ctx)
+        return run[0], ctx.module.code_for_node(run[1]), frameworks.torchnet_test_builds_graph(call, ctx)
 
     return [(func, answer) for func, answer in _ask_calls(code, question) if answer is not None]
 
@@ -135,13 +135,17 @@ def test_mixed_precision_evidence() -> None:
     }  # fmt: skip
 
 
-def test_rows_of_a_model_output_are_outputs() -> None:
+def test_rows_of_a_model_output_used_as_tensors_are_outputs() -> None:
     text = textwrap.dedent(
         """
         for out in model(x):
-            pass
+            feats.append(out[:-1].float())
         for i, row in enumerate(model(x).squeeze()):
-            pass
+            keep(row[0] * 2)
+        for o in model(x):
+            keep(o)
+        for o in model(x):
+            keep(o["boxes"].cpu())
         for name in names:
             pass
         for a, b in zip(model(x), y):
@@ -157,4 +161,6 @@ def test_rows_of_a_model_output_are_outputs() -> None:
             found.append(outputs.output_elements(node, ctx))
 
     Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
-    assert found == [["out"], ["row"], [], []]
+    # a row is an output only where the body indexes it and uses it as a tensor (not a list of
+    # detection dicts, not a dict's string keys)
+    assert found == [["out"], ["row"], [], [], [], []]

@@ -2905,7 +2905,7 @@ def train_loop(model, loaders, optimizer, criterion, devices):
         file trains (its parameters require grad) and sets no grad mode of its own."""
         ctx = self.ctx
         run = torchnet_engine_run(call, ctx)
-        if run is None or run[0] != "test" or not torchnet_test_builds_graph(run[1], ctx):
+        if run is None or run[0] != "test" or not torchnet_test_builds_graph(call, ctx):
             return False
         call_text = shorten(ctx.module.code_for_node(call))
         message = (

@@ -92,6 +92,59 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # every caller runs it under no_grad, but it turns gradients back on itself: the outputs carry history (ML001's)
+            """
+import torch
+def gather(model, loader):
+    kept = []
+    for x, _ in loader:
+        with torch.enable_grad():
+            kept.append(model(x.cuda()))
+    return kept
+def gather_on(model, loader):
+    kept = []
+    torch.set_grad_enabled(True)
+    for x, _ in loader:
+        kept.append(model(x.cuda()))
+    return kept
+def run(model, loader):
+    with torch.no_grad():
+        a = gather(model, loader)
+        b = gather_on(model, loader)
+    return a, b
+"""
+        ),
+        Valid(  # iterating an output of unknown type: a detector's list of dicts, a dict's string keys; no tensor use of the row
+            """
+import torch
+def detect(model, loader):
+    found, names = [], []
+    with torch.no_grad():
+        for images, _ in loader:
+            results = model([im.cuda() for im in images])
+            for r in results:
+                found.append(r)
+            for k in results:
+                names.append(k)
+            for r in results:
+                found.append(r["boxes"].cpu())
+    return found, names
+"""
+        ),
+        Valid(  # a swap: each name takes the other's old value, read before either is bound
+            """
+import torch
+def evaluate(model, loader):
+    kept = []
+    with torch.no_grad():
+        for x, y in loader:
+            tags = y.tolist()
+            pred = model(x.cuda())
+            tags, pred = pred, tags
+            kept.append(pred)
+    return kept
+"""
+        ),
         Valid(  # the rows of each batch's output, each moved to the host before it is kept
             """
 import torch
@@ -313,6 +366,29 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # gradients on and no caller turns them off: the argmax (no history) is still kept on the device per batch
+            """
+import torch
+def score(model, loader):
+    rows = []
+    for x, _ in loader:
+        pred = model(x.cuda())
+        rows.append({"label": pred.argmax(1), "raw": pred})
+    return rows
+""",
+            line=6,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+def score(model, loader):
+    rows = []
+    for x, _ in loader:
+        pred = model(x.cuda())
+        rows.append({"label": pred.argmax(1).cpu(), "raw": pred})
+    return rows
+""",
+        ),
         Invalid(  # a slice of each row of the output: a view, which keeps the whole output's storage on the device
             """
 import torch
@@ -322,7 +398,7 @@ def embed(model, loader):
         for x, _ in loader:
             output = model(x.cuda()).squeeze()
             for row in output:
-                feat, tag = row[:-1], row[-1]
+                feat, tag = row[:-1], row[-1].long()
                 if tag >= 0:
                     feats.append(feat)
     return torch.stack(feats)
@@ -338,7 +414,7 @@ def embed(model, loader):
         for x, _ in loader:
             output = model(x.cuda()).squeeze()
             for row in output:
-                feat, tag = row[:-1], row[-1]
+                feat, tag = row[:-1], row[-1].long()
                 if tag >= 0:
                     feats.append(feat.detach().cpu())
     return torch.stack(feats)
