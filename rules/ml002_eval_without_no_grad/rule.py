@@ -189,6 +189,39 @@ def main(model, optimizer, train_loader, test_loader):
     engine.train(tagged, train_loader, 10, optimizer)
 """
         ),
+        Valid(  # torchnet's Engine: the network's grad mode set by a helper it calls, a network handed in as a parameter, another scope's function of the same name
+            """
+import torch
+from torchnet.engine import Engine
+def run(sample, training):
+    with torch.set_grad_enabled(training):
+        y = net(sample[0].cuda())
+        return criterion(y, sample[1].cuda()), y
+def main(optimizer, train_loader, test_loader):
+    def step(sample):
+        return run(sample, sample[2])
+    def on_end_epoch(state):
+        engine.test(step, test_loader)  # step's helper decides the grad mode
+    engine = Engine()
+    engine.hooks["on_end_epoch"] = on_end_epoch
+    engine.train(step, train_loader, 10, optimizer)
+def fit(optimizer, train_loader):
+    def step(sample):
+        y = net(sample[0].cuda())
+        return criterion(y, sample[1].cuda()), y
+    engine = Engine()
+    engine.train(step, train_loader, 10, optimizer)
+    return engine
+def check(step, test_loader):
+    engine = Engine()
+    engine.test(step, test_loader)  # a parameter: what it runs is the caller's
+def probe(engine, test_loader):
+    def step(sample):
+        # torch.no_grad() is only named in this comment
+        return other(sample[0]), None
+    engine.test(step, test_loader)  # not the engine that trained anything
+"""
+        ),
         Valid(  # an engine of the project's own (not torchnet's): what its `test` does is its code's business
             """
 import torch
