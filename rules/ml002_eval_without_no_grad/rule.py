@@ -72,8 +72,10 @@ class EvalWithoutNoGrad(Rule):
 
     torchnet's `engine.test(network, iterator)` (an `Engine` of `torchnet.engine`, by its import) is an
     evaluation loop of its own: it runs the network over every batch and turns no gradients off, so
-    it is reported where the network is a function the file also hands to that engine's `train` (its
-    parameters are the ones trained) and that sets no grad mode itself.
+    it is reported where the network is, by Python's scope rules, the very function the file also
+    hands to that engine's `train` (its parameters are the ones trained), and neither it nor a
+    function of the file it calls sets a grad mode (a parameter, or another scope's function of
+    the same name, is not read).
 
     It stays silent when the code runs without gradient tracking: `with torch.no_grad()`,
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, their decorator forms, a decorator of
