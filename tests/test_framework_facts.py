@@ -38,7 +38,7 @@ def _engine_runs(code: str) -> list[tuple[str, object]]:
         run = frameworks.torchnet_engine_run(call, ctx)
         if run is None:
             return None
-        return run[0], ctx.module.code_for_node(run[1]), frameworks.torchnet_test_builds_graph(run[1], ctx)
+        return run[0], ctx.module.code_for_node(run[1]), frameworks.torchnet_test_builds_graph(call, ctx)
 
     return [(func, answer) for func, answer in _ask_calls(code, question) if answer is not None]
 
@@ -107,6 +107,39 @@ def test_a_network_that_sets_its_own_grad_mode_builds_no_known_graph() -> None:
     assert runs[0] == ("engine.test", ("test", "step", False))
 
 
+def test_a_test_network_is_the_trained_function_by_scope_and_switches_no_grad_through_its_callees() -> None:
+    runs = _engine_runs(
+        """
+        import torch
+        from torchnet.engine import Engine
+        def forward(sample, training):
+            with torch.set_grad_enabled(training):
+                return criterion(model(sample[0]), sample[1]), None
+        def main(loader, optimizer):
+            def step(sample):
+                return forward(sample, sample[2])
+            def plain(sample):
+                # torch.no_grad() named in a comment only
+                return criterion(model(sample[0]), sample[1]), None
+            engine = Engine()
+            engine.train(step, loader, 10, optimizer)
+            engine.train(plain, loader, 10, optimizer)
+            engine.test(step, loader)
+            engine.test(plain, loader)
+        def given(plain, loader):
+            engine = Engine()
+            engine.test(plain, loader)
+        def other(loader):
+            def plain(sample):
+                return model(sample[0]), None
+            engine = Engine()
+            engine.test(plain, loader)
+        """
+    )
+    tests = [answer for func, answer in runs if answer[0] == "test"]
+    assert tests == [("test", "step", False), ("test", "plain", True), ("test", "plain", False), ("test", "plain", False)]
+
+
 def test_mixed_precision_evidence() -> None:
     answers = dict(
         _ask_calls(
@@ -114,7 +147,9 @@ def test_mixed_precision_evidence() -> None:
             import torch
             from apex import amp
             from apex.optimizers import FusedAdam
-            from apex.fp16_utils import FP16_Optimizer
+            from apex.fp16_utils import FP16_Optimizer, to_python_float
+            from accelerate import Accelerator
+            accelerator = Accelerator()
             model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
             with amp.scale_loss(loss, optimizer) as scaled:
                 pass
@@ -123,6 +158,8 @@ def test_mixed_precision_evidence() -> None:
             torch.autocast("cuda")
             torch.cuda.amp.GradScaler()
             accelerator.autocast()
+            simulator.autocast()
+            to_python_float(loss)
             torch.optim.Adam(params)
             """,
             precision_api.mixed_precision_call,
@@ -131,17 +168,21 @@ def test_mixed_precision_evidence() -> None:
     assert answers == {
         "amp.initialize": True, "amp.scale_loss": True, "FP16_Optimizer": True, "FusedAdam": False,
         "torch.autocast": True, "torch.cuda.amp.GradScaler": True, "accelerator.autocast": True,
-        "torch.optim.Adam": False,
+        "torch.optim.Adam": False, "simulator.autocast": False, "to_python_float": False, "Accelerator": False,
     }  # fmt: skip
 
 
-def test_rows_of_a_model_output_are_outputs() -> None:
+def test_rows_of_a_model_output_used_as_tensors_are_outputs() -> None:
     text = textwrap.dedent(
         """
         for out in model(x):
-            pass
+            feats.append(out[:-1].float())
         for i, row in enumerate(model(x).squeeze()):
-            pass
+            keep(row[0] * 2)
+        for o in model(x):
+            keep(o)
+        for o in model(x):
+            keep(o["boxes"].cpu())
         for name in names:
             pass
         for a, b in zip(model(x), y):
@@ -157,4 +198,6 @@ def test_rows_of_a_model_output_are_outputs() -> None:
             found.append(outputs.output_elements(node, ctx))
 
     Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
-    assert found == [["out"], ["row"], [], []]
+    # a row is an output only where the body indexes it and uses it as a tensor (not a list of
+    # detection dicts, not a dict's string keys)
+    assert found == [["out"], ["row"], [], [], [], []]

@@ -60,6 +60,9 @@ class Frame:
     names: dict[str, Binding] = field(default_factory=dict)
     params: set[str] = field(default_factory=set)
     grad: list[GradMode] = field(default_factory=lambda: [GradMode.ENABLED])
+    # Parallel to `grad`: does that mode come from the callers (no decorator, hook, `with` or
+    # `set_grad_enabled` statement of this frame set it)? Only then do the callers' no_grad reach it.
+    grad_inherited: list[bool] = field(default_factory=lambda: [True])
     loops: list[Loop] = field(default_factory=list)
     # Conditions entered inside this frame, with the loop depth at which each was entered.
     conditions: list[tuple[cst.CSTNode, int]] = field(default_factory=list)
@@ -209,6 +212,13 @@ class Context:
     @property
     def grad_mode(self) -> GradMode:
         return self.frame.grad[-1]
+
+    @property
+    def grad_inherited(self) -> bool:
+        """Does the current code run in the grad mode its callers set: no enclosing function (up to
+        the module) sets one by a decorator, a `with torch.enable_grad():` or a
+        `torch.set_grad_enabled(True)` statement. Only then does a caller's `no_grad` reach it."""
+        return all(f.grad_inherited[-1] for f in self.frames if f.kind == "function")
 
     @property
     def loops(self) -> list[Loop]:
@@ -371,9 +381,12 @@ class Context:
         key: FunctionKey = ("method", class_name, name) if class_name else ("func", name)
         self.defined_functions.add(key)
         frame = Frame("function", node, key=key, class_name=class_name or (outer.class_name if outer.kind == "function" else None))
-        frame.grad = [self._base_grad_mode(node, is_method=class_name is not None)]
+        base = self._base_grad_mode(node, is_method=class_name is not None)
+        frame.grad = [base or GradMode.ENABLED]
+        frame.grad_inherited = [base is None]
         if class_name is not None and name in self.framework_no_grad_methods.get(class_name, ()):
             frame.grad = [GradMode.DISABLED]
+            frame.grad_inherited = [False]
         params = node.params
         all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
         for extra in (params.star_arg, params.star_kwarg):
@@ -434,16 +447,21 @@ class Context:
 
     def _visit_with(self, node: cst.With) -> None:
         mode = self.grad_mode
+        inherited = self.frame.grad_inherited[-1]
         for item in node.items:
-            mode = self._grad_mode_of_context(item.item) or mode
+            set_here = self._grad_mode_of_context(item.item)
+            mode = set_here or mode
+            inherited = inherited and set_here is None
             if item.asname is not None:
                 self._bind_target(item.asname.name, values.UNKNOWN)
             if mode is GradMode.DISABLED:
                 self._note_no_grad_decorator_body(node)
         self.frame.grad.append(mode)
+        self.frame.grad_inherited.append(inherited)
 
     def _leave_with(self, node: cst.With) -> None:
         self.frame.grad.pop()
+        self.frame.grad_inherited.pop()
 
     def _visit_if(self, node: cst.If) -> None:
         self.frame.conditions.append((node, len(self.frame.loops)))
@@ -493,6 +511,7 @@ class Context:
         call = node.value
         if isinstance(call, cst.Call) and self.resolve(call.func) in tables.SET_GRAD_ENABLED:
             self.frame.grad[-1] = _literal_flag(call) or GradMode.UNKNOWN
+            self.frame.grad_inherited[-1] = False
 
     def _leave_import(self, node: cst.Import) -> None:
         if self.frame.kind == "module":
@@ -529,7 +548,7 @@ class Context:
             if alias is not None and type(target.target) is cst.Name:
                 self._bind(target.target.value, Binding(values.OTHER, qualified=alias))
                 continue
-            pairs = _element_pairs(target.target, node.value)
+            pairs = element_pairs(target.target, node.value)
             if pairs is not None:  # `running_loss, seen = 0.0, 0`: each name gets its own value
                 evaluated = [(element, values.evaluate(v, self)) for element, v in pairs]  # (before any binds: `a, b = b, a`)
                 for element, element_value in evaluated:
@@ -658,7 +677,8 @@ class Context:
             return binding is not None and binding.value is values.OTHER  # a relative import of one
         return isinstance(expr, cst.Name) and expr.value in self.module_classes
 
-    def _base_grad_mode(self, node: cst.FunctionDef, *, is_method: bool) -> GradMode:
+    def _base_grad_mode(self, node: cst.FunctionDef, *, is_method: bool) -> Optional[GradMode]:
+        """The grad mode a function's decorator or hook name sets; None where it inherits its callers'."""
         name = node.name.value
         if is_method and (name in tables.NO_GRAD_HOOKS or name.startswith(tables.NO_GRAD_HOOK_PREFIXES)):
             return GradMode.DISABLED
@@ -677,7 +697,7 @@ class Context:
                     mode = GradMode.DISABLED
             if mode is not None:
                 return mode
-        return GradMode.ENABLED
+        return None
 
     def _grad_mode_of_context(self, expr: cst.BaseExpression) -> Optional[GradMode]:
         if not isinstance(expr, cst.Call):
@@ -756,7 +776,7 @@ def _literal_flag(call: cst.Call) -> Optional[GradMode]:
     return None
 
 
-def _element_pairs(target: cst.BaseExpression, value: cst.BaseExpression):
+def element_pairs(target: cst.BaseExpression, value: cst.BaseExpression):
     """(target element, value element) of `a, b = x, y` (same length, nothing starred), else None.
     `a, b = accelerator.gather_for_metrics((x, y))` pairs the same way (tables.GATHERING_METHODS)."""
     if (

@@ -26,12 +26,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
-import re
-
 import libcst as cst
 
 from memlint.analysis.tables import EPOCH_END_KEEPS, LIGHTNING_TRAINERS, TORCHNET_ENGINES
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, target_names
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -171,49 +169,144 @@ def _bound_to(name: str, ctx: "Context") -> Optional[tuple[cst.Call, ...]]:
     return None
 
 
-_GRAD_SWITCH_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled|enable_grad")
+# The calls that set a grad mode, by their last name (`torch.no_grad()`, `autograd.set_grad_enabled(x)`):
+# read on the syntax tree, so a comment or a string naming one does not count.
+_GRAD_SWITCHES = frozenset({"no_grad", "inference_mode", "set_grad_enabled", "enable_grad"})
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
-def torchnet_test_builds_graph(network: cst.BaseExpression, ctx: "Context") -> bool:
-    """Does `engine.test(network, ...)` of a torchnet Engine run `network` with its autograd graph
-    recorded: `network` names a function of the file that the file also hands to a torchnet
-    Engine's `train` (so the parameters it runs require grad: it is what the optimizer steps) and
-    that switches grad mode nowhere in its body (`with torch.set_grad_enabled(sample[2]):` would
-    decide by the sample's training flag). Anything else (a lambda, an attribute, a network only
-    tested) cannot be read, and is False."""
-    if type(network) is not cst.Name:
+def torchnet_test_builds_graph(call: cst.Call, ctx: "Context") -> bool:
+    """Does `engine.test(h, ...)` of a torchnet Engine run `h` with its autograd graph recorded: `h`
+    resolves (by Python's scope rules, here and at the train call) to the very function of the file
+    handed to that same engine's `train` (so the parameters it runs require grad: it is what the
+    optimizer steps), and neither that function nor any function of the file it calls sets a grad
+    mode (`with torch.set_grad_enabled(sample[2]):` in a helper decides by the sample's flag) or is
+    decorated. Anything else (a parameter, a lambda, an attribute, a network only tested, another
+    scope's `h`) cannot be read, and is False."""
+    network = _first_argument(call, "network")
+    receiver = call.func.value if type(call.func) is cst.Attribute else None  # type: ignore[attr-defined]
+    if type(network) is not cst.Name or type(receiver) is not cst.Name:
         return False
-    name = network.value  # type: ignore[attr-defined]
-    if name not in _trained_networks(ctx):
+    stack = [frame.node for frame in ctx.frames]
+    name, engine = network.value, receiver.value  # type: ignore[attr-defined]
+    function = _sole_function(stack, name)
+    engine_scope = _binding_scope(stack, engine)
+    if function is None or engine_scope is None or len(_bindings(engine_scope).get(engine, ())) != 1:
         return False
-    functions = [n for n in code_descendants(ctx.module) if type(n) is cst.FunctionDef and n.name.value == name]  # type: ignore[attr-defined]
-    return bool(functions) and not any(
-        _GRAD_SWITCH_WORDS.search(ctx.module.code_for_node(f)) for f in functions
-    ) and not any(f.decorators for f in functions)  # type: ignore[attr-defined]
+    trained = any(
+        type(train.func.value) is cst.Name and train.func.value.value == engine  # type: ignore[attr-defined]
+        and _binding_scope(scopes, engine) is engine_scope
+        and type(handed := _first_argument(train, "network")) is cst.Name
+        and _sole_function(scopes, handed.value) is function  # type: ignore[attr-defined]
+        for train, scopes in _train_calls(ctx)
+    )  # fmt: skip
+    return trained and not _switches_grad(function, ctx)
 
 
-def _trained_networks(ctx: "Context") -> frozenset[str]:
-    """The names the file hands as the network to a torchnet Engine's `train` (any scope's name bound
-    only to torchnet's `Engine()`, or `Engine().train(...)` itself)."""
+def _train_calls(ctx: "Context") -> list[tuple[cst.Call, list[cst.CSTNode]]]:
+    """Every `x.train(...)` call of the file, with the scopes around it (module first)."""
 
-    def build() -> frozenset[str]:
-        nodes = list(code_descendants(ctx.module))
-        scopes = [ctx.module, *(n for n in nodes if type(n) is cst.FunctionDef)]
-        engines = {
-            name for scope in scopes for name, built in ctx.model.constructed(scope).items()
-            if len(built) == 1 and ctx.resolve(built[0].func) in TORCHNET_ENGINES
-        }  # fmt: skip
-        found = set()
-        for node in nodes:
-            if type(node) is not cst.Call or type(node.func) is not cst.Attribute or node.func.attr.value != "train":  # type: ignore[attr-defined]
+    def build() -> list:
+        found: list = []
+        pending: list[tuple[cst.CSTNode, list[cst.CSTNode]]] = [(ctx.module, [ctx.module])]
+        while pending:
+            scope, stack = pending.pop()
+            for node in _scope_nodes(scope):
+                if type(node) in (cst.FunctionDef, cst.ClassDef):
+                    pending.append((node, [*stack, node]))
+                elif type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "train":  # type: ignore[attr-defined]
+                    found.append((node, stack))
+        return found
+
+    return ctx.memo(("torchnet-train-calls", id(ctx.module)), build)  # type: ignore[return-value]
+
+
+def _scope_nodes(scope: cst.CSTNode):
+    """The nodes of `scope`'s own body (nested functions and classes yielded, not entered)."""
+    body = scope if type(scope) is cst.Module else scope.body  # type: ignore[attr-defined]
+    return code_descendants(body, skip=_SCOPES)
+
+
+def _bindings(scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
+    """What binds each name in `scope` itself: a `def` (the FunctionDef), or any other binding (a
+    parameter, an assignment, a loop or `with` target, an import, a class, `global` / `nonlocal`:
+    the node that binds it)."""
+    bound: dict[str, list[cst.CSTNode]] = {}
+    if type(scope) is cst.FunctionDef:
+        params = scope.params  # type: ignore[attr-defined]
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg, params.star_kwarg):
+            if isinstance(param, cst.Param):
+                bound.setdefault(param.name.value, []).append(param)
+    for node in _scope_nodes(scope):
+        kind = type(node)
+        targets: list[cst.BaseExpression] = []
+        if kind in (cst.FunctionDef, cst.ClassDef):
+            bound.setdefault(node.name.value, []).append(node)  # type: ignore[attr-defined]
+        elif kind is cst.AssignTarget:
+            targets.append(node.target)  # type: ignore[attr-defined]
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor):
+            targets.append(node.target)  # type: ignore[attr-defined]
+        elif kind is cst.AsName:
+            targets.append(node.name)  # type: ignore[attr-defined]
+        elif kind is cst.ImportAlias and node.asname is None:  # type: ignore[attr-defined]
+            targets.append(cst.Name(_top_name(node.name)))  # type: ignore[attr-defined]
+        elif kind in (cst.Global, cst.Nonlocal):
+            targets.extend(item.name for item in node.names)  # type: ignore[attr-defined]
+        for target in targets:
+            for bound_name in target_names(target) if type(target) is not cst.Name else [target.value]:  # type: ignore[attr-defined]
+                bound.setdefault(bound_name, []).append(node)
+    return bound
+
+
+def _top_name(name: cst.BaseExpression) -> str:
+    while type(name) is cst.Attribute:
+        name = name.value  # type: ignore[attr-defined]
+    return name.value if type(name) is cst.Name else ""  # type: ignore[attr-defined]
+
+
+def _binding_scope(stack: list[cst.CSTNode], name: str) -> Optional[cst.CSTNode]:
+    """The scope a read of `name` inside `stack` (module first) finds it bound in, by Python's rules:
+    the innermost function (or the module) that binds it, a class body seen only from itself."""
+    for index in range(len(stack) - 1, -1, -1):
+        scope = stack[index]
+        if type(scope) is cst.ClassDef and index != len(stack) - 1:
+            continue
+        if name in _bindings(scope):
+            return scope
+    return None
+
+
+def _sole_function(stack: list[cst.CSTNode], name: str) -> Optional[cst.FunctionDef]:
+    """The function `name` names inside `stack`: its scope binds it by one `def` and nothing else."""
+    scope = _binding_scope(stack, name)
+    if scope is None:
+        return None
+    bound = _bindings(scope)[name]
+    return bound[0] if len(bound) == 1 and type(bound[0]) is cst.FunctionDef else None  # type: ignore[return-value]
+
+
+def _switches_grad(function: cst.FunctionDef, ctx: "Context") -> bool:
+    """Does `function`, or a function of the file it calls (by its name, any of that name, and so on),
+    set a grad mode or carry a decorator (which may)?"""
+    by_name: dict[str, list[cst.FunctionDef]] = {}
+    for node in code_descendants(ctx.module):
+        if type(node) is cst.FunctionDef:
+            by_name.setdefault(node.name.value, []).append(node)  # type: ignore[attr-defined]
+    seen: set[int] = set()
+    pending = [function]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if current.decorators:
+            return True
+        for node in code_descendants(current.body):
+            if type(node) is not cst.Call:
                 continue
-            receiver = node.func.value  # type: ignore[attr-defined]
-            if type(receiver) is cst.Name and receiver.value in engines or (
-                type(receiver) is cst.Call and ctx.resolve(receiver.func) in TORCHNET_ENGINES
-            ):
-                network = _first_argument(node, "network")  # type: ignore[arg-type]
-                if type(network) is cst.Name:
-                    found.add(network.value)  # type: ignore[attr-defined]
-        return frozenset(found)
-
-    return ctx.memo(("torchnet-trained-networks", id(ctx.module)), build)  # type: ignore[return-value]
+            func = node.func  # type: ignore[attr-defined]
+            called = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None  # type: ignore[attr-defined]
+            if called in _GRAD_SWITCHES:
+                return True
+            pending.extend(by_name.get(called, ()))  # type: ignore[arg-type]
+    return False

@@ -15,8 +15,9 @@ from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.tables import LOSS_NAME
 from memlint.analysis.naming import name_tokens, named_like_model
-from memlint.analysis.tables import GATHERING_METHODS, NON_MODEL_VERBS
+from memlint.analysis.tables import GATHERING_METHODS, NON_MODEL_VERBS, TENSOR_CASTS
 from memlint.analysis.values import Kind, evaluate, own_definition
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -86,7 +87,48 @@ def output_elements(loop: cst.For, ctx: "Context", known: Collection[str] = ()) 
         iterable, target = iterable.args[0].value, elements[1].value
     if type(target) is not cst.Name or not model_output(iterable, ctx, known):
         return []
+    if not _row_used_as_tensor(loop.body, target.value, ctx):  # type: ignore[attr-defined]
+        return []
     return [target.value]  # type: ignore[attr-defined]
+
+
+# Methods only a tensor has (not a dict of a detection model's outputs, not a string key).
+_TENSOR_ONLY_METHODS = _KEEPS_DEVICE - {"logits"} | TENSOR_CASTS | {"cpu", "cuda", "numpy", "item", "tolist", "numel"}
+
+
+def _row_used_as_tensor(body: cst.CSTNode, name: str, ctx: "Context") -> bool:
+    """Evidence that `for name in output` iterates a tensor's rows, not a list of dicts (torchvision's
+    detection models) nor a dict's string keys (a Hugging Face ModelOutput): the body indexes or slices
+    `name` (with no string key) and uses it, or a part of it, as a tensor (a tensor-only method,
+    a `torch.` function, arithmetic). Without both, what the loop binds is unknown: no output."""
+    indexed = used = False
+    for node in code_descendants(body):
+        kind = type(node)
+        if kind is cst.Subscript and _is_row(node, name):
+            indexed = True
+        elif kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute and func.attr.value in _TENSOR_ONLY_METHODS and _is_row(func.value, name):
+                used = True
+            elif any(_is_row(a.value, name) for a in node.args) and (ctx.resolve(func) or "").startswith("torch."):  # type: ignore[attr-defined]
+                used = True
+        elif kind is cst.BinaryOperation and (_is_row(node.left, name) or _is_row(node.right, name)):  # type: ignore[attr-defined]
+            used = True
+        if indexed and used:
+            return True
+    return False
+
+
+def _is_row(expr: cst.BaseExpression, name: str) -> bool:
+    """`name`, or `name[...]` indexed by no string (`out[-1]`, `out[:, :4]`, not `out["boxes"]`)."""
+    if type(expr) is cst.Name:
+        return expr.value == name  # type: ignore[attr-defined]
+    if type(expr) is not cst.Subscript or type(expr.value) is not cst.Name or expr.value.value != name:  # type: ignore[attr-defined]
+        return False
+    return not any(
+        type(e.slice) is cst.Index and type(e.slice.value) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)  # type: ignore[attr-defined]
+        for e in expr.slice  # type: ignore[attr-defined]
+    )
 
 
 def _model_method(call: cst.Call, ctx: "Context") -> bool:

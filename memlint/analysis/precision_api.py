@@ -65,6 +65,16 @@ MASTER_WEIGHT_WRAPPERS = frozenset(
      "FP16Optimizer", "MemoryEfficientFP16Optimizer", "Float16OptimizerWithFloat16Params"}
 )  # fmt: skip
 MASTER_WEIGHT_MODULES = ("apex.amp.", "apex.fp16_utils.")
+# The calls of apex's modules that change precision: amp's set-up and its scaled loss, fp16_utils'
+# master-weight optimizer and its conversions of a network to half.
+APEX_PRECISION_CALLS = frozenset(
+    {"initialize", "scale_loss", "FP16_Optimizer", "network_to_half", "convert_network", "BN_convert_float"}
+)
+# Objects of a framework whose `.autocast()` is torch's autocast in the precision they were built with.
+AUTOCAST_FRAMEWORKS = frozenset(
+    {"accelerate.Accelerator", "accelerate.accelerator.Accelerator", "lightning.Fabric", "lightning.fabric.Fabric",
+     "lightning_fabric.Fabric", "lightning.fabric.fabric.Fabric"}
+)  # fmt: skip
 
 
 # Optimizers that keep two moment estimates per parameter (and divide by sqrt(v) + eps).
@@ -165,8 +175,30 @@ def mixed_precision_call(call: cst.Call, ctx: "Context") -> bool:
     if qualified in AUTOCAST or qualified in GRAD_SCALERS:
         return True
     if type(func) is cst.Attribute and func.attr.value == "autocast":
+        return _framework_object(func.value, ctx)  # not any object's `.autocast()`: a simulator's is not
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+    if name in MASTER_WEIGHT_WRAPPERS:  # FP16_Optimizer, network_to_half, and the copies projects vendor
         return True
-    return keeps_master_weights(call, ctx)
+    # of apex's modules, only the calls that change precision (not `to_python_float(loss)`)
+    return qualified is not None and qualified.startswith(MASTER_WEIGHT_MODULES) and qualified.rsplit(".", 1)[-1] in APEX_PRECISION_CALLS
+
+
+def _framework_object(receiver: cst.BaseExpression, ctx: "Context") -> bool:
+    """`accelerator` / `fabric` bound (in the innermost scope that binds it) only to accelerate's
+    `Accelerator(...)` or Lightning's `Fabric(...)`, or such a construction itself."""
+    if type(receiver) is cst.Name:
+        for frame in reversed(ctx.frames):
+            if frame.kind == "class":
+                continue
+            if receiver.value in frame.params:  # type: ignore[attr-defined]
+                return False
+            built = ctx.model.constructed(frame.node).get(receiver.value)  # type: ignore[attr-defined]
+            if built:
+                return len(built) == 1 and ctx.resolve(built[0].func) in AUTOCAST_FRAMEWORKS
+            if receiver.value in frame.names:  # type: ignore[attr-defined]
+                return False
+        return False
+    return type(receiver) is cst.Call and ctx.resolve(receiver.func) in AUTOCAST_FRAMEWORKS  # type: ignore[attr-defined]
 
 
 def keeps_master_weights(call: cst.Call, ctx: "Context") -> bool:

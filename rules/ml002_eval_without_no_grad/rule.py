@@ -72,8 +72,10 @@ class EvalWithoutNoGrad(Rule):
 
     torchnet's `engine.test(network, iterator)` (an `Engine` of `torchnet.engine`, by its import) is an
     evaluation loop of its own: it runs the network over every batch and turns no gradients off, so
-    it is reported where the network is a function the file also hands to that engine's `train` (its
-    parameters are the ones trained) and that sets no grad mode itself.
+    it is reported where the network is, by Python's scope rules, the very function the file also
+    hands to that engine's `train` (its parameters are the ones trained), and neither it nor a
+    function of the file it calls sets a grad mode (a parameter, or another scope's function of
+    the same name, is not read).
 
     It stays silent when the code runs without gradient tracking: `with torch.no_grad()`,
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, their decorator forms, a decorator of
@@ -189,6 +191,39 @@ def main(model, optimizer, train_loader, test_loader):
     engine.hooks["on_end_epoch"] = on_end_epoch
     engine.train(step, train_loader, 10, optimizer)
     engine.train(tagged, train_loader, 10, optimizer)
+"""
+        ),
+        Valid(  # torchnet's Engine: the network's grad mode set by a helper it calls, a network handed in as a parameter, another scope's function of the same name
+            """
+import torch
+from torchnet.engine import Engine
+def run(sample, training):
+    with torch.set_grad_enabled(training):
+        y = net(sample[0].cuda())
+        return criterion(y, sample[1].cuda()), y
+def main(optimizer, train_loader, test_loader):
+    def step(sample):
+        return run(sample, sample[2])
+    def on_end_epoch(state):
+        engine.test(step, test_loader)  # step's helper decides the grad mode
+    engine = Engine()
+    engine.hooks["on_end_epoch"] = on_end_epoch
+    engine.train(step, train_loader, 10, optimizer)
+def fit(optimizer, train_loader):
+    def step(sample):
+        y = net(sample[0].cuda())
+        return criterion(y, sample[1].cuda()), y
+    engine = Engine()
+    engine.train(step, train_loader, 10, optimizer)
+    return engine
+def check(step, test_loader):
+    engine = Engine()
+    engine.test(step, test_loader)  # a parameter: what it runs is the caller's
+def probe(engine, test_loader):
+    def step(sample):
+        # torch.no_grad() is only named in this comment
+        return other(sample[0]), None
+    engine.test(step, test_loader)  # not the engine that trained anything
 """
         ),
         Valid(  # an engine of the project's own (not torchnet's): what its `test` does is its code's business
@@ -2924,7 +2959,7 @@ def train_loop(model, loaders, optimizer, criterion, devices):
         file trains (its parameters require grad) and sets no grad mode of its own."""
         ctx = self.ctx
         run = torchnet_engine_run(call, ctx)
-        if run is None or run[0] != "test" or not torchnet_test_builds_graph(run[1], ctx):
+        if run is None or run[0] != "test" or not torchnet_test_builds_graph(call, ctx):
             return False
         call_text = shorten(ctx.module.code_for_node(call))
         message = (

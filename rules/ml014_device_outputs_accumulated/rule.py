@@ -8,11 +8,12 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import GradMode, accumulation
+from memlint.analysis.context import element_pairs
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
 from memlint.analysis.outputs import model_output, output_elements
 from memlint.analysis.roles import per_batch_function
-from memlint.analysis.tables import GATHERING_METHODS, TENSOR_OUTPUT_FIELDS
+from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
 from memlint.analysis.walk import target_names
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -91,6 +92,59 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # every caller runs it under no_grad, but it turns gradients back on itself: the outputs carry history (ML001's)
+            """
+import torch
+def gather(model, loader):
+    kept = []
+    for x, _ in loader:
+        with torch.enable_grad():
+            kept.append(model(x.cuda()))
+    return kept
+def gather_on(model, loader):
+    kept = []
+    torch.set_grad_enabled(True)
+    for x, _ in loader:
+        kept.append(model(x.cuda()))
+    return kept
+def run(model, loader):
+    with torch.no_grad():
+        a = gather(model, loader)
+        b = gather_on(model, loader)
+    return a, b
+"""
+        ),
+        Valid(  # iterating an output of unknown type: a detector's list of dicts, a dict's string keys; no tensor use of the row
+            """
+import torch
+def detect(model, loader):
+    found, names = [], []
+    with torch.no_grad():
+        for images, _ in loader:
+            results = model([im.cuda() for im in images])
+            for r in results:
+                found.append(r)
+            for k in results:
+                names.append(k)
+            for r in results:
+                found.append(r["boxes"].cpu())
+    return found, names
+"""
+        ),
+        Valid(  # a swap: each name takes the other's old value, read before either is bound
+            """
+import torch
+def evaluate(model, loader):
+    kept = []
+    with torch.no_grad():
+        for x, y in loader:
+            tags = y.tolist()
+            pred = model(x.cuda())
+            tags, pred = pred, tags
+            kept.append(pred)
+    return kept
+"""
+        ),
         Valid(  # the rows of each batch's output, each moved to the host before it is kept
             """
 import torch
@@ -312,6 +366,29 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # gradients on and no caller turns them off: the argmax (no history) is still kept on the device per batch
+            """
+import torch
+def score(model, loader):
+    rows = []
+    for x, _ in loader:
+        pred = model(x.cuda())
+        rows.append({"label": pred.argmax(1), "raw": pred})
+    return rows
+""",
+            line=6,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+def score(model, loader):
+    rows = []
+    for x, _ in loader:
+        pred = model(x.cuda())
+        rows.append({"label": pred.argmax(1).cpu(), "raw": pred})
+    return rows
+""",
+        ),
         Invalid(  # a slice of each row of the output: a view, which keeps the whole output's storage on the device
             """
 import torch
@@ -321,7 +398,7 @@ def embed(model, loader):
         for x, _ in loader:
             output = model(x.cuda()).squeeze()
             for row in output:
-                feat, tag = row[:-1], row[-1]
+                feat, tag = row[:-1], row[-1].long()
                 if tag >= 0:
                     feats.append(feat)
     return torch.stack(feats)
@@ -337,7 +414,7 @@ def embed(model, loader):
         for x, _ in loader:
             output = model(x.cuda()).squeeze()
             for row in output:
-                feat, tag = row[:-1], row[-1]
+                feat, tag = row[:-1], row[-1].long()
                 if tag >= 0:
                     feats.append(feat.detach().cpu())
     return torch.stack(feats)
@@ -821,7 +898,7 @@ trainer = pl.Trainer(gpus=1)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         known = self._known()
-        if self._gathered_pairs(node, known):
+        if self._paired_elements(node, known):
             return
         is_output = model_output(node.value, self.ctx, known)
         for target in node.targets:
@@ -836,30 +913,24 @@ trainer = pl.Trainer(gpus=1)
         if len(node.targets) == 1 and self.ctx.in_loop:
             self._concatenation(node, node.targets[0].target)
 
-    def _gathered_pairs(self, node: cst.Assign, known: set[str]) -> bool:
+    def _paired_elements(self, node: cst.Assign, known: set[str]) -> bool:
         """`preds, refs = accelerator.gather_for_metrics((preds, batch["labels"]))`, or `feat, label =
         out[:-1], out[-1]`: each name takes what the element in its place was (the labels are no
-        model output)."""
-        value = node.value
+        model output), every element read before any name is bound (`a, b = b, a` swaps)."""
         if len(node.targets) != 1:
             return False
-        target = node.targets[0].target
-        if isinstance(value, (cst.Tuple, cst.List)) and isinstance(target, (cst.Tuple, cst.List)):
-            gathered = value
-        elif not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        pairs = element_pairs(node.targets[0].target, node.value)
+        if pairs is None:
             return False
-        elif value.func.attr.value not in GATHERING_METHODS or len(value.args) != 1 or not isinstance(target, (cst.Tuple, cst.List)):
-            return False
-        else:
-            gathered = value.args[0].value
-        if not isinstance(gathered, (cst.Tuple, cst.List)) or len(gathered.elements) != len(target.elements):
-            return False
+        answers = [
+            (target, model_output(source, self.ctx, known), source) for target, source in pairs
+        ]  # fmt: skip
+        answers = [(target, is_output, is_output and not self._known_tensor(source)) for target, is_output, source in answers]
         untyped = self._not_tensors.setdefault(self.ctx.function_key, set())
-        for element, source in zip(target.elements, gathered.elements):
-            if isinstance(element.value, cst.Name):
-                is_output = model_output(source.value, self.ctx, known)
-                (known.add if is_output else known.discard)(element.value.value)
-                (untyped.add if is_output and not self._known_tensor(source.value) else untyped.discard)(element.value.value)
+        for target, is_output, not_tensor in answers:
+            if isinstance(target, cst.Name):
+                (known.add if is_output else known.discard)(target.value)
+                (untyped.add if not_tensor else untyped.discard)(target.value)
         return True
 
     def visit_For(self, node: cst.For) -> None:
@@ -932,9 +1003,17 @@ trainer = pl.Trainer(gpus=1)
         loop = None if hook is not None else self.ctx.loop
         typed = all(self._known_tensor(v) for v in outputs)
         chain = None if detached else self._needs_no_grad_callers(outputs)
-        self._candidates.append(
-            _Candidate(node, outputs, accumulator, self._detached(outputs), hook, self._evidence(hook), loop, typed, kept, chain)
-        )
+        candidate = _Candidate(node, outputs, accumulator, self._detached(outputs), hook, self._evidence(hook), loop, typed, kept, chain)
+        if chain is not None:
+            # `{"pred": out.argmax(1), "logits": out}`: the history-free part is kept on the device
+            # whatever the callers do; it alone is the finding where they do not turn gradients off
+            free = [v for v in outputs if self.ctx.holds_graph(v) is False]
+            if free:
+                candidate.fallback = _Candidate(
+                    node, free, accumulator, self._detached(free), hook, candidate.evidence, loop,
+                    all(self._known_tensor(v) for v in free), kept,
+                )  # fmt: skip
+        self._candidates.append(candidate)
 
     def _known_tensor(self, value: cst.BaseExpression) -> bool:
         """Is the output known to be a tensor, so that the fix's `.detach().cpu()` exists on it? A field
@@ -970,7 +1049,8 @@ trainer = pl.Trainer(gpus=1)
         if not model_output(value, ctx, self._known()):
             return False
         return ctx.holds_graph(value) is False or ctx.grad_mode is GradMode.DISABLED or (
-            ctx.grad_mode is GradMode.ENABLED and ctx.function_key is not None
+            # only the default mode is the callers': `with torch.enable_grad():` keeps the history
+            ctx.grad_mode is GradMode.ENABLED and ctx.function_key is not None and ctx.grad_inherited
         )
 
     def _needs_no_grad_callers(self, outputs: list) -> Optional[tuple]:
@@ -996,9 +1076,10 @@ trainer = pl.Trainer(gpus=1)
     def finish(self, facts) -> None:
         # outputs that may carry history (ML001's) count only where every caller turns gradients off
         candidates = [
-            c for c in self._candidates
-            if c.no_grad_chain is None or any(key in facts.no_grad_functions for key in c.no_grad_chain)
+            c if c.no_grad_chain is None or any(key in facts.no_grad_functions for key in c.no_grad_chain) else c.fallback
+            for c in self._candidates
         ]  # fmt: skip
+        candidates = [c for c in candidates if c is not None]
         if not candidates:  # the device fact walks the whole file: only asked when it decides something
             return
         device = self.ctx.model.device
@@ -1059,6 +1140,7 @@ class _Candidate:
     typed: bool = True  # every output is known to be a tensor: the fix's `.cpu()` exists on it
     kept: bool = False  # returned from a step hook whose returns the framework keeps
     no_grad_chain: Optional[tuple] = None  # functions one of which every caller must run under no_grad
+    fallback: Optional["_Candidate"] = None  # its history-free outputs alone, where the callers keep gradients on
 
 
 def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.call_edits import dotted
-from memlint.analysis.precision_api import ADAM_FAMILY, FLOAT16_DTYPES, cast_target, keyword, mixed_precision_call
+from memlint.analysis.precision_api import ADAM_FAMILY, FLOAT16_DTYPES, cast_target, keeps_master_weights, keyword, mixed_precision_call
 from memlint.analysis.optimized import optimized_models, strip_moves
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
@@ -219,7 +219,10 @@ opt = Adam(get_trainable_params(dalle), lr=3e-4)
         ctx = self.ctx
         func = node.func
         qualified = ctx.resolve(func)
-        if mixed_precision_call(node, ctx):  # autocast, a GradScaler, apex's amp / FP16_Optimizer
+        # any sign of a mixed set-up silences a pure-half finding: autocast, a GradScaler, apex's amp /
+        # FP16_Optimizer, and more loosely any apex fp16 utility or any object's `.autocast()`
+        loose_autocast = isinstance(func, cst.Attribute) and func.attr.value == "autocast"
+        if mixed_precision_call(node, ctx) or keeps_master_weights(node, ctx) or loose_autocast:
             self._mixed = True
             return
         if qualified in ADAM_FAMILY:

@@ -636,6 +636,22 @@ def main(model, optimizer, train_loader):
             column=5,
             message="torchnet's Engine trains in full float32",
         ),
+        Invalid(  # a helper of apex's fp16 utilities that reads a number off the loss changes no precision
+            """
+import torch
+from apex.fp16_utils import to_python_float
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    total += to_python_float(loss)
+""",
+            line=5,
+            column=1,
+        ),
         Invalid(  # an optimizer of apex is no mixed precision: only its amp is
             """
 import torch
