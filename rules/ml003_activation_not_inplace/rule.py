@@ -17,14 +17,16 @@ from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_i
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.list_helpers import helper_list_into_sequential_only
 from memlint.analysis.list_tails import display_predecessors
-from memlint.analysis.module_changes import module_changes
+from memlint.analysis.module_changes import ANY, module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
 from memlint.analysis.script_globals import module_names_private
+from memlint.analysis.sequential_homes import runs_elements_whole, sequential_home
 from memlint.analysis.sequences import (
     dict_given_to_sequential_only,
     groups_unpacked_into_sequential_only,
     sequential_bound_to,
     sequential_elements,
+    sequential_unpacking,
     unpacked_into_sequential_only,
 )
 from memlint.analysis.statement_blocks import function_blocks, module_code_blocks
@@ -316,6 +318,108 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # element 0 of the tuple is also kept by the class (`self.last = y`): in place would change what it keeps
+            """
+import torch
+from torch import nn
+import torch.nn.functional as F
+class Norm(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1, c, 1, 1))
+    def forward(self, x):
+        y = x / self.scale
+        self.last = y
+        return y, self.scale.sum()
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(self.conv(x))[0])
+""",
+            config=_EXACT,
+        ),
+        Valid(  # element 0 is the caller's own input on one return: not fresh in every one
+            """
+import torch
+from torch import nn
+import torch.nn.functional as F
+class Norm(nn.Module):
+    def __init__(self, c, skip):
+        super().__init__()
+        self.skip = skip
+        self.scale = nn.Parameter(torch.ones(1, c, 1, 1))
+    def forward(self, x):
+        if self.skip:
+            return x, 0
+        return x / self.scale, 1
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = Norm(c, True)
+    def forward(self, x):
+        return F.relu(self.norm(x)[0])
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the `if` before the activation does not always return: its branch keeps the sum on the activation's path
+            """
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+    def forward(self, x, keep=False):
+        out = self.bn(self.conv(x))
+        out += x
+        if keep:
+            self.kept = out
+        return F.relu(out)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the ModuleList's elements do not only run whole: one layer of an element runs apart, its output read again
+            """
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(n):
+            layers = [nn.Linear(c, c)]
+            layers += [nn.SiLU(), nn.Linear(c, c)]
+            self.heads.append(nn.Sequential(*layers))
+    def forward(self, x):
+        out = torch.zeros(len(self.heads), x.shape[0], x.shape[1])
+        for i in range(len(self.heads)):
+            out[i] = self.heads[i](x)
+        h = self.heads[0][0](x)
+        return out, h, self.heads[0][1](h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # an element taken by key is handed on, not only called: what is done with it is not known
+            """
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, names):
+        super().__init__()
+        self.heads = nn.ModuleDict({n: nn.Sequential(nn.Linear(c, c), nn.ReLU(), nn.Linear(c, c)) for n in names})
+    def forward(self, x, probe):
+        out = torch.zeros(2, x.shape[0], x.shape[1])
+        for i, n in enumerate(["a", "b"]):
+            head = self.heads[n]
+            out[i] = probe(head, x)
+        return out
+""",
+            config=_EXACT,
+        ),
         Valid(  # the helper's list is also handed elsewhere (`layers = deconv([], ...)` names no list the caller turns into a Sequential): which layer the activation follows there is not known
             """
 from torch import nn
@@ -1864,6 +1968,165 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # element 0 of what a class of the file returns as a tuple, a fresh quotient nothing else reads (Glow's `Actnorm`: `return z, logdet`; issue 27, the sixteenth part)
+            """
+import torch
+from torch import nn
+import torch.nn.functional as F
+class Norm(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((1, c, 1, 1), 2.0))
+        self.shift = nn.Parameter(torch.zeros(1, c, 1, 1))
+    def forward(self, x):
+        y = (x - self.shift) / self.scale
+        logdet = self.scale.abs().log().sum() * x.shape[2]
+        return y, logdet
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(self.conv(x))[0])
+""",
+            line=19,
+            column=16,
+            config=_EXACT,
+            message="element 0 of the fresh output of `self.norm`",
+            fixed="""
+import torch
+from torch import nn
+import torch.nn.functional as F
+class Norm(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((1, c, 1, 1), 2.0))
+        self.shift = nn.Parameter(torch.zeros(1, c, 1, 1))
+    def forward(self, x):
+        y = (x - self.shift) / self.scale
+        logdet = self.scale.abs().log().sum() * x.shape[2]
+        return y, logdet
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(self.conv(x))[0], inplace=True)
+""",
+            harness=_runs("Block(4)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # an `if` whose branch returns first is not on the activation's path: the sum is read there only on a path that never reaches the relu (robustness's `fake_relu` branch; issue 27, the sixteenth part)
+            """
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+    def forward(self, x, raw=False):
+        out = self.bn(self.conv(x))
+        out += x
+        if raw:
+            return out * 2
+        return F.relu(out)
+""",
+            line=13,
+            column=16,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+    def forward(self, x, raw=False):
+        out = self.bn(self.conv(x))
+        out += x
+        if raw:
+            return out * 2
+        return F.relu(out, inplace=True)
+""",
+            harness=_runs("Block(4)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # a Sequential no name holds, appended to a ModuleList whose elements only ever run whole, in a file that changes another container's elements (motion-diffusion-model's per-joint MLPs; issue 27, the sixteenth part)
+            """
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(n):
+            layers = [nn.Linear(c, c)]
+            layers += [nn.SiLU(), nn.Linear(c, c)]
+            self.heads.append(nn.Sequential(*layers))
+    def forward(self, x):
+        out = torch.zeros(len(self.heads), x.shape[0], x.shape[1])
+        for i in range(len(self.heads)):
+            out[i] = self.heads[i](x)
+        return out
+""",
+            line=9,
+            column=24,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(n):
+            layers = [nn.Linear(c, c)]
+            layers += [nn.SiLU(inplace=True), nn.Linear(c, c)]
+            self.heads.append(nn.Sequential(*layers))
+    def forward(self, x):
+        out = torch.zeros(len(self.heads), x.shape[0], x.shape[1])
+        for i in range(len(self.heads)):
+            out[i] = self.heads[i](x)
+        return out
+""",
+            harness=_runs("Heads(4, 2)", "3, 4"),
+        ),
+        Invalid(  # a Sequential built as a value of the dict given to a ModuleDict, each element taken by key into a name that is only called (motion-diffusion-model keeps them in a ParameterDict; issue 27, the sixteenth part)
+            """
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, names):
+        super().__init__()
+        self.heads = nn.ModuleDict({n: nn.Sequential(nn.Linear(c, c), nn.ReLU(), nn.Linear(c, c)) for n in names})
+    def forward(self, x):
+        out = torch.zeros(2, x.shape[0], x.shape[1])
+        for i, n in enumerate(["a", "b"]):
+            head = self.heads[n]
+            out[i] = head(x)
+        return out
+""",
+            line=6,
+            column=71,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, names):
+        super().__init__()
+        self.heads = nn.ModuleDict({n: nn.Sequential(nn.Linear(c, c), nn.ReLU(inplace=True), nn.Linear(c, c)) for n in names})
+    def forward(self, x):
+        out = torch.zeros(2, x.shape[0], x.shape[1])
+        for i, n in enumerate(["a", "b"]):
+            head = self.heads[n]
+            out[i] = head(x)
+        return out
+""",
+            harness=_runs("Heads(4, ['a', 'b'])", "3, 4"),
+        ),
         Invalid(  # a torch-layer subclass of the file with only an `__init__` runs the layer's own `forward`: a fresh output (the screen counts it as fresh_forwards does)
             """
 from torch import nn
@@ -4934,17 +5197,23 @@ def head(c, n):
             attribute = self._sequential_targets.get(id(node))
             candidates = self._sequence_candidates(sequential_elements(node, ctx), attribute)
             # Asked only with a candidate: what changes a module is a walk of the whole file.
-            if candidates and not self._elements_may_change(attribute or self._bound_to.get(id(node))):
+            if candidates and not self._elements_may_change(attribute or self._bound_to.get(id(node)), node):
                 self._pending.extend(candidates)
 
-    def _elements_may_change(self, name: Optional[str]) -> bool:
+    def _elements_may_change(self, name: Optional[str], sequential: Optional[cst.Call] = None) -> bool:
         """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
         replaced or removed (`features[0] = nn.Identity()`, `del net[0]`, `net.insert(...)`)?  Then
         the activation may follow something else, or come first and overwrite the caller's tensor.
-        So could a part of it run alone (`mlp[1:]`, `mlp[2]`)."""
+        So could a part of it run alone (`mlp[1:]`, `mlp[2]`).  A `sequential` no name holds, kept
+        in a container of the class whose elements only ever run whole (`self.mlps.append(...)`, then
+        `self.mlps[i](x)`: analysis/sequential_homes.py), keeps its layers as built whatever other
+        containers of the file change."""
         changes = module_changes(self.ctx)
         if name is None:
-            return bool(changes.changed_elements)
+            if not changes.changed_elements:
+                return False
+            home = sequential_home(self.ctx, sequential) if sequential is not None else None
+            return home is None or ANY in changes.changed_elements or not runs_elements_whole(self.ctx, home)
         return changes.elements_changed(name) or changes.parts_may_run_apart(name)
 
     def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
@@ -4991,7 +5260,7 @@ def head(c, n):
             if (
                 candidates
                 and unpacked_into_sequential_only(node.body, name, self.ctx)
-                and not self._elements_may_change(sequential_bound_to(node.body, name, self.ctx))
+                and not self._elements_may_change(sequential_bound_to(node.body, name, self.ctx), sequential_unpacking(node.body, name, self.ctx))
             ):
                 self._pending.extend(candidates)
         for added in added_in_function(node, self.ctx):
