@@ -110,14 +110,18 @@ class FreshValues:
         # the activation's path: its test only (analysis/exits.py); its mentions of the name are not
         # this path's reads.
         on_path = [s for s in earlier if not leaves_first(s, name)]
-        mentions = _occurrences(self.code, name)
+        passed = 0
         if len(on_path) != len(earlier):
-            mentions -= sum(_occurrences(s, name) for s in earlier if leaves_first(s, name))
+            passed = sum(_occurrences(s, name) for s in earlier if leaves_first(s, name))
             earlier = on_path
+
+        def mentions() -> int:  # (a walk of the function: asked only where needed)
+            return _occurrences(self.code, name) - passed
+
         previous = earlier[-1] if earlier else None
         producer = self._binds_fresh(previous, name)
         if producer is not None:
-            if target == name or mentions == 2:
+            if target == name or mentions() == 2:
                 return self.described(producer)
             # Rebound along the way (`d1 = self.up(x)`, `d1 = torch.cat([d1, skip], 1)`, then
             # `d2 = self.up2(F.relu(d1))`): fresh where this read is the name's last one.
@@ -128,7 +132,7 @@ class FreshValues:
             return self._reaching_fresh(statement, name, target, is_direct)
         if len(earlier) >= 2 and _adds_in_place(previous, name):
             producer = self._binds_fresh(earlier[-2], name)  # `out = ...; out += y; F.relu(out)`
-            if producer is None or (target != name and mentions != 3 and not _last_read(function, statement, name)):
+            if producer is None or (target != name and mentions() != 3 and not _last_read(function, statement, name)):
                 return None
             return self.described(producer) + ", changed in place by `+=`"
         # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
@@ -141,7 +145,7 @@ class FreshValues:
         tensors = [value for value in joined.values if fold(value) is None]  # (a number, `0` or `-1.0`, holds no tensor)
         if not tensors or not all(self.fresh(value) for value in tensors):
             return None
-        if target != name and mentions != 1 + sum(_occurrences(s, name) for s in joined.statements):
+        if target != name and mentions() != 1 + sum(_occurrences(s, name) for s in joined.statements):
             return None
         return " or ".join(dict.fromkeys(self.described(value) for value in tensors))
 

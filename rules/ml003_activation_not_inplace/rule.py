@@ -181,7 +181,8 @@ class ActivationNotInplace(Rule):
       an expression, assignment, augmented assignment or `return`: `log_pi -= torch.log(F.relu(1 -
       pi.pow(2)))`), a functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
-      between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before,
+      between: `out += self.shortcut(x)`, where an `if` whose branch returns first (`if fake_relu:
+      return FakeReLU.apply(out)`) is off the activation's path, or bound in every branch of an `if`/`else` just before,
       or bound further back when the activation's statement ends the name's life (`return
       F.elu(h)`, `h = F.relu(h)`, also inside `if` branches) and the statements between read it
       only for its metadata or a `torch.isnan` test, or rebound on the previous line where the
@@ -189,7 +190,10 @@ class ActivationNotInplace(Rule):
       torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`, or bound by each turn of the loop
       just before, on the body's last line that mentions it, and before the loop to such a value or a
       number: `skip = 0`, `for ...: skip = s + skip`, then `F.relu(skip)`; also a `.view` / `.reshape` /
-      `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`)
+      `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`; also an
+      element, by a literal index, of what a module class of the file returns as a tuple whose
+      element there is fresh in every `return`: Glow's `F.relu(self.actnorm(x)[0])` with `return
+      (x - bias) / scale, logdet`)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
@@ -219,7 +223,10 @@ class ActivationNotInplace(Rule):
       level: the same hinge loss there), its names the file's globals, so that a mention anywhere
       in the file (a function reading the name) counts as a use;
     - also: `net = nn.Sequential()` made before a loop and added to inside it (each turn's conv,
-      norm and ReLU); a list rebound to its own Sequential (`mlp = nn.Sequential(*mlp)`, then
+      norm and ReLU); a Sequential no name holds, kept in a `ModuleList` / `ModuleDict` /
+      `ParameterDict` of the class whose elements the file only ever runs whole
+      (`self.mlps.append(nn.Sequential(*layers))`, then `self.mlps[i](x)` or `head =
+      self.heads[k]; head(x)`), even where the file replaces another container's elements; a list rebound to its own Sequential (`mlp = nn.Sequential(*mlp)`, then
       handed on), which is the list only up to that line; `self.weight.mm(x)` where `self.weight =
       nn.Parameter(...)` is bound once (torch's method, a new tensor); a layer attribute rebound
       elsewhere in the file only to new layers that keep nothing of their output (`model.conv1 =
