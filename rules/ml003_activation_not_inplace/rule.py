@@ -225,9 +225,10 @@ class ActivationNotInplace(Rule):
     - also: `net = nn.Sequential()` made before a loop and added to inside it (each turn's conv,
       norm and ReLU); a Sequential no name holds, kept in a `ModuleList` / `ModuleDict` /
       `ParameterDict` of the class whose elements the file only ever runs whole
-      (`self.mlps.append(nn.Sequential(*layers))`, then `self.mlps[i](x)` or `head =
-      self.heads[k]; head(x)`), even where the file replaces another container's elements; a list rebound to its own Sequential (`mlp = nn.Sequential(*mlp)`, then
-      handed on), which is the list only up to that line; `self.weight.mm(x)` where `self.weight =
+      (`self.mlps.append(nn.Sequential(*layers))`, then `self.mlps[i]` called, or `head =
+      self.heads[k]; head(x)`), even where the file replaces another container's elements; a
+      list rebound to its own Sequential (`mlp = nn.Sequential(*mlp)`, then handed on), which is
+      the list only up to that line; `self.weight.mm(x)` where `self.weight =
       nn.Parameter(...)` is bound once (torch's method, a new tensor); a layer attribute rebound
       elsewhere in the file only to new layers that keep nothing of their output (`model.conv1 =
       nn.Conv2d(...)`, `fuse_conv_bn_eval(...)`) or by a `setattr` whose name starts with another
@@ -5213,7 +5214,7 @@ def head(c, n):
         the activation may follow something else, or come first and overwrite the caller's tensor.
         So could a part of it run alone (`mlp[1:]`, `mlp[2]`).  A `sequential` no name holds, kept
         in a container of the class whose elements only ever run whole (`self.mlps.append(...)`, then
-        `self.mlps[i](x)`: analysis/sequential_homes.py), keeps its layers as built whatever other
+        `self.mlps[i]` called: analysis/sequential_homes.py), keeps its layers as built whatever other
         containers of the file change."""
         changes = module_changes(self.ctx)
         if name is None:
