@@ -247,7 +247,9 @@ class ActivationNotInplace(Rule):
     (`if self.up_conv != None:`), reading an attribute of
     one of its layers (`self.body[0].weight.device`), re-wrapping it into a parent Sequential and
     handing it to a function of the file that only calls it (`pack_wrapper(self.att_embed, x, masks)`)
-    do not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
+    do not, nor does running parts of it taken at literal positions (robustness's VGG calls
+    `self.classifier[:4]` and `self.classifier[-2:]`, no other part read), which leaves an
+    activation inside a part reported where no part starts at it; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
 
     Which of those sites it reports depends on what `inplace=True` saves there (measured,
     docs/inplace-activations.md). In the default set: `LeakyReLU`, `ELU`, `CELU`, `SELU` in a
@@ -326,6 +328,31 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a part starts at the activation: it would overwrite the first part's output, which is returned too
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    def forward(self, x):
+        h = self.head[:1](x)
+        return h, self.head[1:](h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a part with a step puts layers side by side that are not so in the whole
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.Linear(8, 8))
+    def forward(self, x):
+        return self.head[:2](x) + self.head[::2](x)
+""",
+            config=_EXACT,
+        ),
         Valid(  # element 0 of the tuple is also kept by the class (`self.last = y`): in place would change what it keeps
             """
 import torch
@@ -1976,6 +2003,32 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # a Sequential run only by parts at literal positions: inside `[:3]` the Linear's output is read only by the ReLU; no part starts at it (robustness's VGG classifier, `[:4]` and `[-2:]`; issue 27, the sixteenth part)
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    def forward(self, x):
+        h = self.head[:3](x)
+        return self.head[-2:](h * 2)
+""",
+            line=5,
+            column=52,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(8, 8), nn.ReLU(inplace=True), nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    def forward(self, x):
+        h = self.head[:3](x)
+        return self.head[-2:](h * 2)
+""",
+            harness=_runs("Net()", "2, 8"),
+        ),
         Invalid(  # element 0 of what a class of the file returns as a tuple, a fresh quotient nothing else reads (Glow's `Actnorm`: `return z, logdet`; issue 27, the sixteenth part)
             """
 import torch
@@ -5203,10 +5256,37 @@ def head(c, n):
             self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
-            candidates = self._sequence_candidates(sequential_elements(node, ctx), attribute)
+            elements = sequential_elements(node, ctx)
+            candidates = self._sequence_candidates(elements, attribute)
             # Asked only with a candidate: what changes a module is a walk of the whole file.
-            if candidates and not self._elements_may_change(attribute or self._bound_to.get(id(node)), node):
-                self._pending.extend(candidates)
+            if candidates:
+                name = attribute or self._bound_to.get(id(node))
+                if not self._elements_may_change(name, node):
+                    self._pending.extend(candidates)
+                elif name is not None:
+                    self._pending.extend(self._inside_parts(name, elements, candidates))
+
+    def _inside_parts(self, name: str, elements: list, candidates: list[_Pending]) -> list[_Pending]:
+        """A Sequential whose elements stay as built, run only by parts at literal positions
+        (robustness's VGG: `self.classifier[:4](x)`, then `self.classifier[-2:](h)`): the candidates
+        inside a part, at a position no part starts at (there the layer before runs on the caller's
+        tensor), its layer before the same as in the whole.  The layer after it counts only where
+        no part ends right after it (else the activation's output goes to the caller)."""
+        changes = module_changes(self.ctx)
+        parts = changes.parts_run(name)
+        if not parts or changes.elements_changed(name) or any(holder is None for _, holder in elements):
+            return []  # (an unpacked part of unknown length: a position from the end is not known)
+        n = len(elements)
+        spans = [(start + n if start < 0 else start, n if stop is None else min(stop + n if stop < 0 else stop, n)) for start, stop in parts]
+        kept = []
+        for candidate in candidates:
+            at = next((i for i, (element, _) in enumerate(elements) if element is candidate.activation), None)
+            if at is None or any(start == at for start, _ in spans) or not any(start < at < stop for start, stop in spans):
+                continue
+            if any(start < at and stop == at + 1 for start, stop in spans):
+                candidate.then = None
+            kept.append(candidate)
+        return kept
 
     def _elements_may_change(self, name: Optional[str], sequential: Optional[cst.Call] = None) -> bool:
         """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
