@@ -5263,11 +5263,11 @@ def head(c, n):
                 name = attribute or self._bound_to.get(id(node))
                 if not self._elements_may_change(name, node):
                     self._pending.extend(candidates)
-                elif name is not None:
-                    self._pending.extend(self._inside_parts(name, elements, candidates))
+                elif attribute is not None:  # (held by `self`: its other uses are checked in `finish`)
+                    self._pending.extend(self._inside_parts(attribute, elements, candidates))
 
     def _inside_parts(self, name: str, elements: list, candidates: list[_Pending]) -> list[_Pending]:
-        """A Sequential whose elements stay as built, run only by parts at literal positions
+        """A Sequential on `self` whose elements stay as built, run only by parts at literal positions
         (robustness's VGG: `self.classifier[:4](x)`, then `self.classifier[-2:](h)`): the candidates
         inside a part, at a position no part starts at (there the layer before runs on the caller's
         tensor), its layer before the same as in the whole.  The layer after it counts only where
