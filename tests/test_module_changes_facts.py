@@ -71,3 +71,20 @@ def test_the_names_a_statement_binds():
     ).body[0]
     assert bound_names(loop) == {"i", "net", "m", "h", "k", "osp", "sys", "err", "q", "inner", "x", "rest"}
     assert {"p", "hidden", "c"} <= bound_names(loop, nested=True)
+
+
+def _parts(code: str, name: str):
+    from memlint.analysis.context import Context
+
+    module = cst.parse_module(code)
+    from memlint.analysis.module_changes import module_changes
+
+    return module_changes(Context(module, None, code)).parts_run(name)
+
+
+def test_the_parts_a_container_runs_apart_at_literal_positions():
+    # issue 27, ML003's miss on the sixteenth part: robustness's VGG runs its classifier as `[:4]` and `[-2:]`
+    assert _parts("h = net.head[:4](x)\ny = net.head[-2:](h)\nz = net.head[2](h)\nw = net.head[-1](z)\n", "head") == {(0, 4), (-2, None), (2, 3), (-1, None)}
+    assert _parts("y = net.head(x)\n", "head") == frozenset()
+    for unknown in ("net.head[::2](x)", "net.head[a:](x)", "part = net.head[1:]", "for l in net.head[1:]:\n    x = l(x)", "net.head[i](x)"):
+        assert _parts(f"y = net.head[:2](x)\n{unknown}\n", "head") is None, unknown

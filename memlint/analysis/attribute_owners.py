@@ -20,7 +20,7 @@ import libcst as cst
 
 from memlint.analysis.calling_helpers import only_calls_argument
 from memlint.analysis.inventory import torch_nn_name
-from memlint.analysis.module_changes import module_changes
+from memlint.analysis.module_changes import literal_part, module_changes
 from memlint.analysis.sequences import sequential_elements
 from memlint.analysis.tables import INPLACE_MODULES
 from memlint.analysis.walk import code_descendants, code_with_parents
@@ -89,7 +89,8 @@ def class_nodes(module: cst.Module) -> dict[str, cst.ClassDef]:
 def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, ctx) -> bool:
     """Is `self.<attribute>` used in the class in a way that could expose its intermediate outputs?
 
-    Harmless: calling it, assigning it, module methods that run no layer on their own
+    Harmless: calling it, or a part of it taken by literal positions (`self.classifier[:4](x)`, which
+    the asker checks against `module_changes.parts_run`), assigning it, module methods that run no layer on their own
     (`self.D.parameters()`, `.cuda()`, `.zero_grad()`), reading an attribute (`self.net[0].weight.device`)
     and putting it into a parent `nn.Sequential` / `nn.ModuleList` (the parent calls it whole).
     Anything else (iterating it, calling or hooking one of its layers, passing it elsewhere) is not."""
@@ -112,6 +113,9 @@ def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, c
                 continue  # `pack_wrapper(self.att_embed, x, masks)`: a helper of the file that only calls it
             return True
         rest = parents
+        if isinstance(parent, cst.Subscript) and parent.value is node and len(parents) > 1:
+            if isinstance(parents[-2], cst.Call) and parents[-2].func is parent and literal_part(parent) is not None:
+                continue  # `self.classifier[:4](x)`: a part run at once; where a part may start is the asker's (module_changes.parts_run)
         if isinstance(parent, cst.Subscript) and parent.value is node:  # `self.net[0]...`: only attribute reads
             if len(parents) > 1 and _passes_one_layer(parent, parents[-2], class_node, attribute, ctx):
                 continue  # `L.log_param("fc1", self.trunk[0], step)`: a Linear of it, never the activation

@@ -16,7 +16,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.attribute_owners import inherited_owner
-from memlint.analysis.fresh_forwards import fresh_output_classes
+from memlint.analysis.fresh_forwards import fresh_element_classes, fresh_output_classes
 from memlint.analysis.inventory import inventory
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, nested_element_classes
@@ -103,6 +103,24 @@ class ClassLayers:
                 conditional.add(a)
         self._known = (fresh | conditional | normed, modules)
         return self._known
+
+    def fresh_output_elements(self) -> dict[str, frozenset[int]]:
+        """The attributes holding a class of the file whose `forward` returns a tuple with fresh
+        elements (analysis/fresh_forwards.py: Glow's `Actnorm`, `return z, logdet`), bound once,
+        with no hook that may see them: attribute -> the positions of those elements, so that
+        `self.actnorm(x)[0]` is a fresh value."""
+        described = self.described
+        if described is None:
+            return {}
+        classes = fresh_element_classes(self.ctx)
+        if not classes:
+            return {}
+        changes = module_changes(self.ctx)
+        return {
+            a: classes[layer.kind[len("local:"):]] for a, layer in described.attributes.items()
+            if layer.kind and layer.kind.startswith("local:") and layer.kind[len("local:"):] in classes
+            and changes.bound_once(a, self.ctx.class_name) and not changes.hooks_may_see([a])
+        }  # fmt: skip
 
     def tensor_attributes(self) -> set[str]:
         """The attributes that hold a tensor: `self.weight = nn.Parameter(...)` built by the

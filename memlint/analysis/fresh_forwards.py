@@ -44,17 +44,27 @@ def fresh_output_classes(ctx: "Context") -> frozenset[str]:
     return ctx.memo("fresh-output-classes", lambda: _collect(ctx))  # type: ignore[return-value]
 
 
-def _collect(ctx: "Context") -> frozenset[str]:
+def fresh_element_classes(ctx: "Context") -> dict[str, frozenset[int]]:
+    """The file's module classes on `nn.Module` whose `forward` returns a tuple display from every
+    `return` (Glow's `Actnorm`: `return z, logdet`), with, per class, the positions whose element is
+    a fresh tensor in every one of them (memoised): `self.actnorm(x)[0]` is as fresh as what
+    `nn.Conv2d` returns.  An element named (`z`) counts where it is fresh as a returned name is and
+    no other element of that `return` mentions it (what they compute from it is dropped with the
+    tuple, and nothing else keeps it)."""
+    return ctx.memo("fresh-element-classes", lambda: _collect_elements(ctx))  # type: ignore[return-value]
+
+
+def _plain_forwards(ctx: "Context", layer_subclasses: tuple[cst.ClassDef, ...]):
+    """(class name, its one undecorated `forward` or None for a torch-layer subclass without one)
+    for the candidate classes no class of the file derives from and that define no `__call__`."""
     candidates = single_module_classes(ctx)
-    layer_subclasses = _fresh_layer_subclasses(ctx)
     if not candidates and not layer_subclasses:
-        return frozenset()
+        return
     derived = {
         _last_name(base.value)
         for statement in ctx.module.body if type(statement) is cst.ClassDef
         for base in statement.bases
     }  # fmt: skip
-    found = set()
     for node in (*candidates, *layer_subclasses):
         name = node.name.value
         if name in derived:
@@ -64,13 +74,24 @@ def _collect(ctx: "Context") -> frozenset[str]:
         if any(m.name.value == "__call__" for m in methods):
             continue
         if not forwards and node in layer_subclasses:
-            found.add(name)  # the torch layer's own `forward`
+            yield name, None  # the torch layer's own `forward`
             continue
         if len(forwards) != 1 or forwards[0].decorators:
             continue
-        if _returns_fresh(ctx, forwards[0]):
-            found.add(name)
-    return frozenset(found)
+        yield name, forwards[0]
+
+
+def _collect(ctx: "Context") -> frozenset[str]:
+    return frozenset(name for name, forward in _plain_forwards(ctx, _fresh_layer_subclasses(ctx)) if forward is None or _returns_fresh(ctx, forward))
+
+
+def _collect_elements(ctx: "Context") -> dict[str, frozenset[int]]:
+    found: dict[str, frozenset[int]] = {}
+    for name, forward in _plain_forwards(ctx, ()):
+        positions = _fresh_positions(ctx, forward) if forward is not None else frozenset()
+        if positions:
+            found[name] = positions
+    return found
 
 
 def _fresh_layer_subclasses(ctx: "Context") -> tuple[cst.ClassDef, ...]:
@@ -111,7 +132,9 @@ def _hooks_or_rebinds_forward(node: cst.CSTNode) -> bool:
     return type(node) is cst.AssignTarget and type(node.target) is cst.Attribute and node.target.attr.value == "forward"  # type: ignore[attr-defined]
 
 
-def _returns_fresh(ctx: "Context", forward: cst.FunctionDef) -> bool:
+def _returns(forward: cst.FunctionDef) -> Optional[list[tuple[int, cst.Return]]]:
+    """Each `return` of `forward` with the index of the top-level statement holding it; None where
+    there is none, or `forward` yields or awaits."""
     body = list(forward.body.body)  # type: ignore[attr-defined]
     returns: list[tuple[int, cst.Return]] = []
     for index, statement in enumerate(body):
@@ -119,9 +142,41 @@ def _returns_fresh(ctx: "Context", forward: cst.FunctionDef) -> bool:
             if type(node) is cst.Return:
                 returns.append((index, node))  # type: ignore[arg-type]
             elif type(node) in (cst.Yield, cst.Await):
-                return False
-    if not returns:
+                return None
+    return returns or None
+
+
+def _fresh_positions(ctx: "Context", forward: cst.FunctionDef) -> frozenset[int]:
+    """The positions of the tuple every `return` of `forward` builds whose element is fresh in each."""
+    returns = _returns(forward)
+    if returns is None:
+        return frozenset()
+    body = list(forward.body.body)  # type: ignore[attr-defined]
+    common: Optional[set[int]] = None
+    for index, ret in returns:
+        value = ret.value
+        if type(value) is not cst.Tuple or any(type(e) is not cst.Element for e in value.elements):  # type: ignore[attr-defined]
+            return frozenset()
+        elements = [e.value for e in value.elements]  # type: ignore[attr-defined]
+        fresh = set()
+        for position, element in enumerate(elements):
+            if _fresh_expression(ctx, element):
+                fresh.add(position)
+            elif type(element) is cst.Name and not any(
+                _binds(other, element.value) for other in elements[:position] + elements[position + 1:]  # type: ignore[attr-defined]
+            ) and _fresh_name(ctx, body, index, element.value):  # type: ignore[attr-defined]
+                fresh.add(position)  # (`_binds` finds any mention of the name in the other elements)
+        common = fresh if common is None else common & fresh
+        if not common:
+            return frozenset()
+    return frozenset(common or ())
+
+
+def _returns_fresh(ctx: "Context", forward: cst.FunctionDef) -> bool:
+    returns = _returns(forward)
+    if returns is None:
         return False
+    body = list(forward.body.body)  # type: ignore[attr-defined]
     for index, ret in returns:
         value = ret.value
         if value is None:

@@ -22,6 +22,7 @@ import libcst as cst
 
 from memlint.analysis.class_layers import ClassLayers, self_attr
 from memlint.analysis.constants import fold
+from memlint.analysis.exits import leaves_first
 from memlint.analysis.module_lists import element_list, indexed_element
 from memlint.analysis.producers import bound_value, producers_before
 from memlint.analysis.project_facts import makes_unsaved_tensor
@@ -58,6 +59,9 @@ class FreshValues:
         """A value nothing else holds and whose producer keeps nothing of it for backward."""
         if type(expr) is cst.BinaryOperation:
             return type(expr.operator) in _KEEP_NOTHING_OF_OUTPUT  # type: ignore[attr-defined]
+        if type(expr) is cst.Subscript:  # `self.actnorm(x)[0]`: a fresh element of a layer's tuple
+            taken = _taken_element(expr)
+            return taken is not None and taken[1] in self.layers.fresh_output_elements().get(taken[0], ())
         if type(expr) is not cst.Call:
             return False
         func = expr.func  # type: ignore[attr-defined]
@@ -102,10 +106,22 @@ class FreshValues:
             return None
         name = source.value  # (not the statement's own value: `target` is None, the name must occur twice)
         function = self.function
+        # An `if` whose branch returns first (`if fake_relu: return FakeReLU.apply(out)`) is not on
+        # the activation's path: its test only (analysis/exits.py); its mentions of the name are not
+        # this path's reads.
+        on_path = [s for s in earlier if not leaves_first(s, name)]
+        passed = 0
+        if len(on_path) != len(earlier):
+            passed = sum(_occurrences(s, name) for s in earlier if leaves_first(s, name))
+            earlier = on_path
+
+        def mentions() -> int:  # (a walk of the function: asked only where needed)
+            return _occurrences(self.code, name) - passed
+
         previous = earlier[-1] if earlier else None
         producer = self._binds_fresh(previous, name)
         if producer is not None:
-            if target == name or _occurrences(self.code, name) == 2:
+            if target == name or mentions() == 2:
                 return self.described(producer)
             # Rebound along the way (`d1 = self.up(x)`, `d1 = torch.cat([d1, skip], 1)`, then
             # `d2 = self.up2(F.relu(d1))`): fresh where this read is the name's last one.
@@ -116,7 +132,7 @@ class FreshValues:
             return self._reaching_fresh(statement, name, target, is_direct)
         if len(earlier) >= 2 and _adds_in_place(previous, name):
             producer = self._binds_fresh(earlier[-2], name)  # `out = ...; out += y; F.relu(out)`
-            if producer is None or (target != name and _occurrences(self.code, name) != 3):
+            if producer is None or (target != name and mentions() != 3 and not _last_read(function, statement, name)):
                 return None
             return self.described(producer) + ", changed in place by `+=`"
         # Bound in each branch of an `if`/`else` just before (`h = self.embedding_pos_enc(p)` or
@@ -129,7 +145,7 @@ class FreshValues:
         tensors = [value for value in joined.values if fold(value) is None]  # (a number, `0` or `-1.0`, holds no tensor)
         if not tensors or not all(self.fresh(value) for value in tensors):
             return None
-        if target != name and _occurrences(self.code, name) != 1 + sum(_occurrences(s, name) for s in joined.statements):
+        if target != name and mentions() != 1 + sum(_occurrences(s, name) for s in joined.statements):
             return None
         return " or ".join(dict.fromkeys(self.described(value) for value in tensors))
 
@@ -170,10 +186,24 @@ def calls_run_by(small: cst.BaseSmallStatement) -> Iterator[cst.Call]:
             yield node
 
 
+def _taken_element(expr: cst.Subscript) -> Optional[tuple[str, int]]:
+    """`self.<attribute>(...)[n]`, a literal index n >= 0 -> (attribute, n); else None."""
+    if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index or type(expr.value) is not cst.Call:
+        return None
+    index = expr.slice[0].slice.value  # type: ignore[attr-defined]
+    attribute = self_attr(expr.value.func)  # type: ignore[attr-defined]
+    if type(index) is not cst.Integer or attribute is None:
+        return None
+    return attribute, int(index.value, 0)  # type: ignore[attr-defined]
+
+
 def described(value: cst.BaseExpression) -> str:
     """How a message names a fresh value: "the fresh output of `self.conv`", "a fresh sum"."""
     if type(value) is cst.BinaryOperation:
         return _RESULT_NAMES[type(value.operator)]  # type: ignore[attr-defined]
+    if type(value) is cst.Subscript:  # fresh() accepted it: `self.actnorm(x)[0]`
+        taken = _taken_element(value)  # type: ignore[arg-type]
+        return f"element {taken[1]} of the fresh output of `self.{taken[0]}`" if taken else "a fresh element"
     func = value.func  # type: ignore[attr-defined]
     if self_attr(func) is None and type(func) not in (cst.Subscript, cst.Name):  # `torch.cat(...)`, `F.gelu(...)`, `utils.batch_norm(...)`
         return f"the fresh result of `{cst.Module([]).code_for_node(func)}`"

@@ -88,6 +88,8 @@ class ModuleChanges:
     prefixes: frozenset = frozenset()
     # last names of containers a part of which is read out to run (`mlp[1:]`, `mlp[2](x)`, not `mlp[0].weight`)
     parts_read: frozenset = frozenset()
+    # of `parts_read`, per name the positions (start, stop) of each part read; None for one not known
+    part_ranges: dict = field(default_factory=dict)
 
     def bound_once(self, attribute: str, class_name: str | None) -> bool:
         """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
@@ -140,6 +142,16 @@ class ModuleChanges:
         overwrite)?  Not an element's attribute (`mlp[0].weight`, `mlp[-1].out_features`)."""
         return name in self.parts_read
 
+    def parts_run(self, name: str) -> frozenset | None:
+        """The parts of the container `name` that run apart, as (start, stop) positions (stop None:
+        to the end; negative: from the end): each a slice with literal bounds and no step called at
+        once (robustness's VGG: `self.classifier[:4](x)`, `self.classifier[-2:](h)`) or one element
+        by a literal index, called (`mlp[2](x)`: (2, 3)).  Within such a part each layer but the first
+        runs on its neighbour's output, as in the whole.  None where a part is read otherwise (stored,
+        iterated, a bound that is no literal, a step); empty where none is."""
+        ranges = self.part_ranges.get(name, frozenset()) if name in self.parts_read else frozenset()
+        return None if None in ranges else frozenset(ranges)
+
 
 def module_changes(ctx: "Context") -> ModuleChanges:
     return ctx.memo("module-changes", lambda: _collect(ctx.module, ctx))  # type: ignore[return-value]
@@ -175,6 +187,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             fresh[name] = fresh.get(name, 0) + 1
     changed: set[str] = set()
     parts_read: set[str] = set()
+    part_ranges: dict[str, set] = {}
     not_read_out: set[int] = set()  # subscripts that are targets, or whose attribute is read
     run_parts: set[int] = set()  # subscripts called (`mlp[2](x)`)
     hooked = False
@@ -210,6 +223,8 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             run_parts.add(id(node.func))  # type: ignore[attr-defined]
         elif kind is cst.Subscript and id(node) not in not_read_out and _reads_a_part(node, id(node) in run_parts):  # type: ignore[arg-type]
             parts_read.add(_last_name(node.value))  # type: ignore[arg-type, attr-defined]
+            part = literal_part(node) if id(node) in run_parts else None  # type: ignore[arg-type]
+            part_ranges.setdefault(_last_name(node.value), set()).add(part)  # type: ignore[arg-type, attr-defined]
         if kind is cst.AssignTarget:
             if type(node.target) is cst.Attribute and type(assigned.get(id(node))) in _ALIASES:  # type: ignore[attr-defined]
                 aliases.add(node.target.attr.value)  # type: ignore[attr-defined]
@@ -270,7 +285,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             del bindings[name]
     return ModuleChanges(
         bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
-        frozenset(parts_read),
+        frozenset(parts_read), {name: frozenset(ranges) for name, ranges in part_ranges.items()},
     )
 
 
@@ -387,6 +402,36 @@ def _reads_a_part(subscript: cst.Subscript, called: bool) -> bool:
     if type(index) is cst.Slice:
         return True
     return called and type(index.value) not in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)  # type: ignore[union-attr]
+
+
+def literal_part(subscript: cst.Subscript) -> tuple[int, int | None] | None:
+    """The (start, stop) a called subscript runs: `[:4]` -> (0, 4), `[-2:]` -> (-2, None), `[2]` ->
+    (2, 3); None for a step, a bound that is no integer literal, several indices."""
+    if len(subscript.slice) != 1:
+        return None
+    index = subscript.slice[0].slice
+    if type(index) is cst.Index:
+        at = _integer(index.value)  # type: ignore[attr-defined]
+        return None if at is None else (at, None if at == -1 else at + 1)  # (`[-1]`: the last, to the end)
+    if index.step is not None:  # type: ignore[attr-defined]
+        return None
+    lower, upper = index.lower, index.upper  # type: ignore[attr-defined]
+    start = 0 if lower is None else _integer(lower)
+    stop = None if upper is None else _integer(upper)
+    if start is None or (upper is not None and stop is None):
+        return None
+    return start, stop
+
+
+def _integer(expr: cst.BaseExpression) -> int | None:
+    """`4` -> 4, `-2` -> -2; None for anything else."""
+    negative = type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus  # type: ignore[attr-defined]
+    if negative:
+        expr = expr.expression  # type: ignore[attr-defined]
+    if type(expr) is not cst.Integer:
+        return None
+    value = int(expr.value, 0)  # type: ignore[attr-defined]
+    return -value if negative else value
 
 
 def _may_set_an_element(target: cst.Subscript) -> bool:

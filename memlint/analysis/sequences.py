@@ -295,6 +295,17 @@ def sequential_bound_to(scope: cst.CSTNode, name: str, ctx) -> Optional[str]:
     return bound[0] if len(bound) == 1 else None
 
 
+def sequential_unpacking(scope: cst.CSTNode, name: str, ctx) -> Optional[cst.Call]:
+    """The one `nn.Sequential(*name)` of `scope` (a function's body), wherever its value goes
+    (`self.mlps.append(nn.Sequential(*layers))`); None where there is not exactly one."""
+    found = [
+        node for node in code_descendants(scope)
+        if type(node) is cst.Call and any(a.star == "*" and type(a.value) is cst.Name and a.value.value == name for a in node.args)  # type: ignore[attr-defined]
+        and torch_nn_name(ctx, node.func) == "Sequential"  # type: ignore[attr-defined]
+    ]  # fmt: skip
+    return found[0] if len(found) == 1 else None  # type: ignore[return-value]
+
+
 def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
         return expr.attr.value

@@ -17,14 +17,16 @@ from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_i
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.list_helpers import helper_list_into_sequential_only
 from memlint.analysis.list_tails import display_predecessors
-from memlint.analysis.module_changes import module_changes
+from memlint.analysis.module_changes import ANY, module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
 from memlint.analysis.script_globals import module_names_private
+from memlint.analysis.sequential_homes import runs_elements_whole, sequential_home
 from memlint.analysis.sequences import (
     dict_given_to_sequential_only,
     groups_unpacked_into_sequential_only,
     sequential_bound_to,
     sequential_elements,
+    sequential_unpacking,
     unpacked_into_sequential_only,
 )
 from memlint.analysis.statement_blocks import function_blocks, module_code_blocks
@@ -179,7 +181,8 @@ class ActivationNotInplace(Rule):
       an expression, assignment, augmented assignment or `return`: `log_pi -= torch.log(F.relu(1 -
       pi.pow(2)))`), a functional activation whose input is the fresh output of such a layer
       (`F.relu(self.bn(x))`, or `x = self.conv(x)` on the previous line, also with an in-place sum
-      between: `out += self.shortcut(x)`, or bound in every branch of an `if`/`else` just before,
+      between: `out += self.shortcut(x)`, where an `if` whose branch returns first (`if fake_relu:
+      return FakeReLU.apply(out)`) is off the activation's path, or bound in every branch of an `if`/`else` just before,
       or bound further back when the activation's statement ends the name's life (`return
       F.elu(h)`, `h = F.relu(h)`, also inside `if` branches) and the statements between read it
       only for its metadata or a `torch.isnan` test, or rebound on the previous line where the
@@ -187,7 +190,10 @@ class ActivationNotInplace(Rule):
       torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`, or bound by each turn of the loop
       just before, on the body's last line that mentions it, and before the loop to such a value or a
       number: `skip = 0`, `for ...: skip = s + skip`, then `F.relu(skip)`; also a `.view` / `.reshape` /
-      `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`)
+      `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`; also an
+      element, by a literal index, of what a module class of the file returns as a tuple whose
+      element there is fresh in every `return`: Glow's `F.relu(self.actnorm(x)[0])` with `return
+      (x - bias) / scale, logdet`)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
@@ -217,8 +223,12 @@ class ActivationNotInplace(Rule):
       level: the same hinge loss there), its names the file's globals, so that a mention anywhere
       in the file (a function reading the name) counts as a use;
     - also: `net = nn.Sequential()` made before a loop and added to inside it (each turn's conv,
-      norm and ReLU); a list rebound to its own Sequential (`mlp = nn.Sequential(*mlp)`, then
-      handed on), which is the list only up to that line; `self.weight.mm(x)` where `self.weight =
+      norm and ReLU); a Sequential no name holds, kept in a `ModuleList` / `ModuleDict` /
+      `ParameterDict` of the class whose elements the file only ever runs whole
+      (`self.mlps.append(nn.Sequential(*layers))`, then `self.mlps[i]` called, or `head =
+      self.heads[k]; head(x)`), even where the file replaces another container's elements; a
+      list rebound to its own Sequential (`mlp = nn.Sequential(*mlp)`, then handed on), which is
+      the list only up to that line; `self.weight.mm(x)` where `self.weight =
       nn.Parameter(...)` is bound once (torch's method, a new tensor); a layer attribute rebound
       elsewhere in the file only to new layers that keep nothing of their output (`model.conv1 =
       nn.Conv2d(...)`, `fuse_conv_bn_eval(...)`) or by a `setattr` whose name starts with another
@@ -237,7 +247,9 @@ class ActivationNotInplace(Rule):
     (`if self.up_conv != None:`), reading an attribute of
     one of its layers (`self.body[0].weight.device`), re-wrapping it into a parent Sequential and
     handing it to a function of the file that only calls it (`pack_wrapper(self.att_embed, x, masks)`)
-    do not; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
+    do not, nor does running parts of it taken at literal positions (robustness's VGG calls
+    `self.classifier[:4]` and `self.classifier[-2:]`, no other part read), which leaves an
+    activation inside a part reported where no part starts at it; `inplace=False` with a comment next to it; an `inplace` argument that is not a literal.
 
     Which of those sites it reports depends on what `inplace=True` saves there (measured,
     docs/inplace-activations.md). In the default set: `LeakyReLU`, `ELU`, `CELU`, `SELU` in a
@@ -316,6 +328,133 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a part starts at the activation: it would overwrite the first part's output, which is returned too
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    def forward(self, x):
+        h = self.head[:1](x)
+        return h, self.head[1:](h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a part with a step puts layers side by side that are not so in the whole
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.Linear(8, 8))
+    def forward(self, x):
+        return self.head[:2](x) + self.head[::2](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # element 0 of the tuple is also kept by the class (`self.last = y`): in place would change what it keeps
+            """
+import torch
+from torch import nn
+import torch.nn.functional as F
+class Norm(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1, c, 1, 1))
+    def forward(self, x):
+        y = x / self.scale
+        self.last = y
+        return y, self.scale.sum()
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(self.conv(x))[0])
+""",
+            config=_EXACT,
+        ),
+        Valid(  # element 0 is the caller's own input on one return: not fresh in every one
+            """
+import torch
+from torch import nn
+import torch.nn.functional as F
+class Norm(nn.Module):
+    def __init__(self, c, skip):
+        super().__init__()
+        self.skip = skip
+        self.scale = nn.Parameter(torch.ones(1, c, 1, 1))
+    def forward(self, x):
+        if self.skip:
+            return x, 0
+        return x / self.scale, 1
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = Norm(c, True)
+    def forward(self, x):
+        return F.relu(self.norm(x)[0])
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the `if` before the activation does not always return: its branch keeps the sum on the activation's path
+            """
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+    def forward(self, x, keep=False):
+        out = self.bn(self.conv(x))
+        out += x
+        if keep:
+            self.kept = out
+        return F.relu(out)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the ModuleList's elements do not only run whole: one layer of an element runs apart, its output read again
+            """
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(n):
+            layers = [nn.Linear(c, c)]
+            layers += [nn.SiLU(), nn.Linear(c, c)]
+            self.heads.append(nn.Sequential(*layers))
+    def forward(self, x):
+        out = torch.zeros(len(self.heads), x.shape[0], x.shape[1])
+        for i in range(len(self.heads)):
+            out[i] = self.heads[i](x)
+        h = self.heads[0][0](x)
+        return out, h, self.heads[0][1](h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # an element taken by key is handed on, not only called: what is done with it is not known
+            """
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, names):
+        super().__init__()
+        self.heads = nn.ModuleDict({n: nn.Sequential(nn.Linear(c, c), nn.ReLU(), nn.Linear(c, c)) for n in names})
+    def forward(self, x, probe):
+        out = torch.zeros(2, x.shape[0], x.shape[1])
+        for i, n in enumerate(["a", "b"]):
+            head = self.heads[n]
+            out[i] = probe(head, x)
+        return out
+""",
+            config=_EXACT,
+        ),
         Valid(  # the helper's list is also handed elsewhere (`layers = deconv([], ...)` names no list the caller turns into a Sequential): which layer the activation follows there is not known
             """
 from torch import nn
@@ -1864,6 +2003,191 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # a Sequential run only by parts at literal positions: inside `[:3]` the Linear's output is read only by the ReLU; no part starts at it (robustness's VGG classifier, `[:4]` and `[-2:]`; issue 27, the sixteenth part)
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    def forward(self, x):
+        h = self.head[:3](x)
+        return self.head[-2:](h * 2)
+""",
+            line=5,
+            column=52,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(8, 8), nn.ReLU(inplace=True), nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+    def forward(self, x):
+        h = self.head[:3](x)
+        return self.head[-2:](h * 2)
+""",
+            harness=_runs("Net()", "2, 8"),
+        ),
+        Invalid(  # element 0 of what a class of the file returns as a tuple, a fresh quotient nothing else reads (Glow's `Actnorm`: `return z, logdet`; issue 27, the sixteenth part)
+            """
+import torch
+from torch import nn
+import torch.nn.functional as F
+class Norm(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((1, c, 1, 1), 2.0))
+        self.shift = nn.Parameter(torch.zeros(1, c, 1, 1))
+    def forward(self, x):
+        y = (x - self.shift) / self.scale
+        logdet = self.scale.abs().log().sum() * x.shape[2]
+        return y, logdet
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(self.conv(x))[0])
+""",
+            line=19,
+            column=16,
+            config=_EXACT,
+            message="element 0 of the fresh output of `self.norm`",
+            fixed="""
+import torch
+from torch import nn
+import torch.nn.functional as F
+class Norm(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.scale = nn.Parameter(torch.full((1, c, 1, 1), 2.0))
+        self.shift = nn.Parameter(torch.zeros(1, c, 1, 1))
+    def forward(self, x):
+        y = (x - self.shift) / self.scale
+        logdet = self.scale.abs().log().sum() * x.shape[2]
+        return y, logdet
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(self.conv(x))[0], inplace=True)
+""",
+            harness=_runs("Block(4)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # an `if` whose branch returns first is not on the activation's path: the sum is read there only on a path that never reaches the relu (robustness's `fake_relu` branch; issue 27, the sixteenth part)
+            """
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+    def forward(self, x, raw=False):
+        out = self.bn(self.conv(x))
+        out += x
+        if raw:
+            return out * 2
+        return F.relu(out)
+""",
+            line=13,
+            column=16,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+    def forward(self, x, raw=False):
+        out = self.bn(self.conv(x))
+        out += x
+        if raw:
+            return out * 2
+        return F.relu(out, inplace=True)
+""",
+            harness=_runs("Block(4)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # a Sequential no name holds, appended to a ModuleList whose elements only ever run whole, in a file that changes another container's elements (motion-diffusion-model's per-joint MLPs; issue 27, the sixteenth part)
+            """
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(n):
+            layers = [nn.Linear(c, c)]
+            layers += [nn.SiLU(), nn.Linear(c, c)]
+            self.heads.append(nn.Sequential(*layers))
+    def forward(self, x):
+        out = torch.zeros(len(self.heads), x.shape[0], x.shape[1])
+        for i in range(len(self.heads)):
+            out[i] = self.heads[i](x)
+        return out
+""",
+            line=9,
+            column=24,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(n):
+            layers = [nn.Linear(c, c)]
+            layers += [nn.SiLU(inplace=True), nn.Linear(c, c)]
+            self.heads.append(nn.Sequential(*layers))
+    def forward(self, x):
+        out = torch.zeros(len(self.heads), x.shape[0], x.shape[1])
+        for i in range(len(self.heads)):
+            out[i] = self.heads[i](x)
+        return out
+""",
+            harness=_runs("Heads(4, 2)", "3, 4"),
+        ),
+        Invalid(  # a Sequential built as a value of the dict given to a ModuleDict, each element taken by key into a name that is only called (motion-diffusion-model keeps them in a ParameterDict; issue 27, the sixteenth part)
+            """
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, names):
+        super().__init__()
+        self.heads = nn.ModuleDict({n: nn.Sequential(nn.Linear(c, c), nn.ReLU(), nn.Linear(c, c)) for n in names})
+    def forward(self, x):
+        out = torch.zeros(2, x.shape[0], x.shape[1])
+        for i, n in enumerate(["a", "b"]):
+            head = self.heads[n]
+            out[i] = head(x)
+        return out
+""",
+            line=6,
+            column=71,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, names):
+        super().__init__()
+        self.heads = nn.ModuleDict({n: nn.Sequential(nn.Linear(c, c), nn.ReLU(inplace=True), nn.Linear(c, c)) for n in names})
+    def forward(self, x):
+        out = torch.zeros(2, x.shape[0], x.shape[1])
+        for i, n in enumerate(["a", "b"]):
+            head = self.heads[n]
+            out[i] = head(x)
+        return out
+""",
+            harness=_runs("Heads(4, ['a', 'b'])", "3, 4"),
+        ),
         Invalid(  # a torch-layer subclass of the file with only an `__init__` runs the layer's own `forward`: a fresh output (the screen counts it as fresh_forwards does)
             """
 from torch import nn
@@ -4932,19 +5256,52 @@ def head(c, n):
             self._no_grad_calls.add(id(node))
         if torch_nn_name(ctx, node.func) == "Sequential" and ctx.resolve(node.func) is not None:
             attribute = self._sequential_targets.get(id(node))
-            candidates = self._sequence_candidates(sequential_elements(node, ctx), attribute)
+            elements = sequential_elements(node, ctx)
+            candidates = self._sequence_candidates(elements, attribute)
             # Asked only with a candidate: what changes a module is a walk of the whole file.
-            if candidates and not self._elements_may_change(attribute or self._bound_to.get(id(node))):
-                self._pending.extend(candidates)
+            if candidates:
+                name = attribute or self._bound_to.get(id(node))
+                if not self._elements_may_change(name, node):
+                    self._pending.extend(candidates)
+                elif attribute is not None:  # (held by `self`: its other uses are checked in `finish`)
+                    self._pending.extend(self._inside_parts(attribute, elements, candidates))
 
-    def _elements_may_change(self, name: Optional[str]) -> bool:
+    def _inside_parts(self, name: str, elements: list, candidates: list[_Pending]) -> list[_Pending]:
+        """A Sequential on `self` whose elements stay as built, run only by parts at literal positions
+        (robustness's VGG: `self.classifier[:4](x)`, then `self.classifier[-2:](h)`): the candidates
+        inside a part, at a position no part starts at (there the layer before runs on the caller's
+        tensor), its layer before the same as in the whole.  The layer after it counts only where
+        no part ends right after it (else the activation's output goes to the caller)."""
+        changes = module_changes(self.ctx)
+        parts = changes.parts_run(name)
+        if not parts or changes.elements_changed(name) or any(holder is None for _, holder in elements):
+            return []  # (an unpacked part of unknown length: a position from the end is not known)
+        n = len(elements)
+        spans = [(start + n if start < 0 else start, n if stop is None else min(stop + n if stop < 0 else stop, n)) for start, stop in parts]
+        kept = []
+        for candidate in candidates:
+            at = next((i for i, (element, _) in enumerate(elements) if element is candidate.activation), None)
+            if at is None or any(start == at for start, _ in spans) or not any(start < at < stop for start, stop in spans):
+                continue
+            if any(start < at and stop == at + 1 for start, stop in spans):
+                candidate.then = None
+            kept.append(candidate)
+        return kept
+
+    def _elements_may_change(self, name: Optional[str], sequential: Optional[cst.Call] = None) -> bool:
         """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
         replaced or removed (`features[0] = nn.Identity()`, `del net[0]`, `net.insert(...)`)?  Then
         the activation may follow something else, or come first and overwrite the caller's tensor.
-        So could a part of it run alone (`mlp[1:]`, `mlp[2]`)."""
+        So could a part of it run alone (`mlp[1:]`, `mlp[2]`).  A `sequential` no name holds, kept
+        in a container of the class whose elements only ever run whole (`self.mlps.append(...)`, then
+        `self.mlps[i]` called: analysis/sequential_homes.py), keeps its layers as built whatever other
+        containers of the file change."""
         changes = module_changes(self.ctx)
         if name is None:
-            return bool(changes.changed_elements)
+            if not changes.changed_elements:
+                return False
+            home = sequential_home(self.ctx, sequential) if sequential is not None else None
+            return home is None or ANY in changes.changed_elements or not runs_elements_whole(self.ctx, home)
         return changes.elements_changed(name) or changes.parts_may_run_apart(name)
 
     def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
@@ -4991,7 +5348,7 @@ def head(c, n):
             if (
                 candidates
                 and unpacked_into_sequential_only(node.body, name, self.ctx)
-                and not self._elements_may_change(sequential_bound_to(node.body, name, self.ctx))
+                and not self._elements_may_change(sequential_bound_to(node.body, name, self.ctx), sequential_unpacking(node.body, name, self.ctx))
             ):
                 self._pending.extend(candidates)
         for added in added_in_function(node, self.ctx):

@@ -377,7 +377,7 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
     else:
         return False
     first = call.args[0]
-    if isinstance(first, ast.Call) and _called_attribute(first.func) in layers:
+    if _layer_output(first, layers):
         return True
     if _fresh_result(first, unsaved):
         return True
@@ -409,11 +409,16 @@ def _binds_layer_output(statement, name: str, layers: set[str], unsaved=frozense
         and len(statement.targets) == 1
         and isinstance(statement.targets[0], ast.Name)
         and statement.targets[0].id == name
-        and (
-            (isinstance(statement.value, ast.Call) and _called_attribute(statement.value.func) in layers)
-            or _fresh_result(statement.value, unsaved)
-        )
+        and (_layer_output(statement.value, layers) or _fresh_result(statement.value, unsaved))
     )
+
+
+def _layer_output(value: ast.AST, layers: set[str]) -> bool:
+    """`self.bn(x)`, or an element of what it returns (`self.actnorm(x)[0]`: a class of the file whose
+    `forward` returns a tuple with fresh elements, analysis/fresh_forwards.py; any index here)."""
+    if isinstance(value, ast.Subscript):
+        value = value.value
+    return isinstance(value, ast.Call) and _called_attribute(value.func) in layers
 
 
 def _fresh_result(value: ast.AST, unsaved=frozenset()) -> bool:
