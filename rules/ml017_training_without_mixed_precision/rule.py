@@ -8,12 +8,13 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import Kind
-from memlint.analysis.closures import optimizer_closures
+from memlint.analysis.closures import handed_closure, optimizer_closures
 from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.frameworks import lightning_fit, torchnet_engine_run
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
+from memlint.analysis.precision_flags import idle_flag_strings
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import held_as, held_name
@@ -695,6 +696,9 @@ def train(net, batches, optimizers, steps):
         self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
         self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
         self._engine_trains: list[cst.Call] = []  # `engine.train(network, iterator, maxepoch, optimizer)` of torchnet
+        # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
+        # (the def's key, the innermost loop around the step, or its function when in none)
+        self._closure_steps: list[tuple[tuple, Optional[cst.CSTNode], Optional[tuple]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -746,6 +750,11 @@ def train(net, batches, optimizers, steps):
             kind = "step" if stepped or ctx.model.steps_optimizer(node) else None
         if kind is None:
             return
+        if kind == "step" and (closure := handed_closure(node, ctx)) is not None:
+            # LBFGS's `optimizer.step(closure)`: the closure's model run and backward are this step's
+            self._closure_steps.append((("func", closure), loops[-1] if loops else None, None if loops else ctx.function_key))
+            if loops:
+                self._loops.setdefault(id(loops[-1]), loops[-1])
         if kind == "backward" and loops:
             # gradients accumulated in an inner loop (micro-batches) are stepped by the loop around
             # it: a backward counts for every enclosing loop, as a model run does
@@ -817,7 +826,8 @@ def train(net, batches, optimizers, steps):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if not self._mixed and _PRECISION_STRING.search(node.value):  # docstrings are long: search until found
-            self._mixed = True
+            # (`add_argument("--amp")` of a flag only read to rename the run selects no precision)
+            self._mixed = id(node) not in idle_flag_strings(self.ctx)
 
     def finish(self, facts) -> None:
         if self._mixed:
@@ -854,6 +864,9 @@ def train(net, batches, optimizers, steps):
                 if site.loop is not None and key in helpers:
                     called_in.setdefault(id(site.loop), set()).update(helpers[key])
                     self._loops.setdefault(id(site.loop), site.loop)
+        for key, loop, _ in self._closure_steps:
+            if loop is not None and key in helpers:
+                called_in.setdefault(id(loop), set()).update(helpers[key])
         for key, loop in self._loops.items():
             evidence = self._evidence.get(key, set()) | called_in.get(key, set())
             if {"backward", "step", "model"} <= evidence and not (host_only and "accelerator" not in evidence):
@@ -868,21 +881,20 @@ def train(net, batches, optimizers, steps):
         """What each function of the file does outside its own loops (backward, an optimizer step,
         a model run), with what the functions it calls there do."""
         result = {key: set(value) for key, value in self._evidence.items() if isinstance(key, tuple)}
+        # (calls outside loops: a call site of the file, or a step handed a closure of the function)
+        calls = [(key, site.callers[-1] if site.callers and site.loop is None else None) for key, sites in facts.call_sites.items() for site in sites]
+        calls += [(key, caller) for key, loop, caller in self._closure_steps if loop is None]
         changed = True
         while changed:
             changed = False
-            for key, sites in facts.call_sites.items():
+            for key, caller in calls:
                 found = result.get(key)
-                if not found:
+                if not found or caller is None:
                     continue
-                for site in sites:
-                    caller = site.callers[-1] if site.callers else None
-                    if caller is None or site.loop is not None:
-                        continue
-                    known = result.setdefault(caller, set())
-                    if not found <= known:
-                        known |= found
-                        changed = True
+                known = result.setdefault(caller, set())
+                if not found <= known:
+                    known |= found
+                    changed = True
         return result
 
 
