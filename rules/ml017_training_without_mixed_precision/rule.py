@@ -42,7 +42,9 @@ class TrainingWithoutMixedPrecision(Rule):
     autocast, no GradScaler, no `.half()` / `.bfloat16()`, no `torch.float16` / `torch.bfloat16`,
     no apex amp (`amp.initialize(model, optimizer, opt_level="O1")`, `amp.scale_loss(loss, optimizer)`,
     `FP16_Optimizer`), and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`,
-    `fp16=True`). Off by default:
+    `fp16=True`). A command-line flag's name is no sign by itself: `--amp` that the file reads only
+    to rename the run (`if args.amp: name += "_amp"`) selects nothing; one whose value goes anywhere
+    else (a call, a branch that calls a helper) may select it and counts. Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
     A training loop calls backward and an optimizer's `step()` and runs a model, in its own body or
@@ -58,8 +60,12 @@ class TrainingWithoutMixedPrecision(Rule):
     self.build_optimizers(opts)` whose returns are `optim.Adam(...)`), else a name like one
     (`optimizer`, `opt_G`, `optimizerD`). A call of an optimizer closure,
     a callable the function also hands to an optimizer's `step(closure)` (by torch.optim's contract
-    it runs the model and backpropagates), counts for both. A loop over the optimizers
-    (`for optimizer in optimizers: optimizer.step()`) is the step of the loop around it, and a
+    it runs the model and backpropagates), counts for both; the `step(closure)` itself runs a
+    closure the function defines (LBFGS's `def closure(): ...; loss.backward()` in the loop), so
+    what that body does (its model run, its backward) counts for the loop of the step. A loop over
+    the optimizers (`for optimizer in optimizers: optimizer.step()`, `for opt in opt_list:
+    opt.step()`) is the step of the loop around it, or of its function (a trainer's `step(opt_list)`
+    helper, then a step of every loop that calls it through `self.update()`), and a
     function of another file counts for what the project pass says it does on every call
     (`train_epoch(model, optimizer, ...)` that runs the model, backpropagates and steps:
     `FileView.update_calls`), as does a method of another file's class on an instance the code
@@ -332,9 +338,119 @@ for x, y in loader:
     train_step(x, y)
 """
         ),
+        Valid(  # a `--amp` flag whose branch calls a helper memlint cannot read: the flag may select mixed precision there
+            """
+import argparse
+import torch
+from utils import setup_precision
+parser = argparse.ArgumentParser()
+parser.add_argument("--amp", action="store_true")
+args = parser.parse_args()
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+if args.amp:
+    model = setup_precision(model)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(  # an LBFGS closure that fits two scalars: the step runs its body, and no model runs there
+            """
+import torch
+def fit(steps):
+    w = torch.zeros(2, device="cuda", requires_grad=True)
+    optimizer = torch.optim.LBFGS([w])
+    for _ in range(steps):
+        def closure():
+            optimizer.zero_grad()
+            loss = (w - 1).pow(2).sum()
+            loss.backward()
+            return loss
+        optimizer.step(closure)
+"""
+        ),
+        Valid(  # a helper that steps each learning-rate scheduler: no optimizer step, whatever the loop around it runs
+            """
+import torch
+def step_all(schedulers):
+    for scheduler in schedulers:
+        scheduler.step()
+def fit(model, loader, schedulers):
+    model.cuda()
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        step_all(schedulers)
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a trainer's helper steps each optimizer of a list (`for opt in opt_list`): the step of `update`, called per batch
+            """
+import torch
+class Trainer:
+    def __init__(self, enc, dec):
+        self.enc, self.dec = enc.cuda(), dec.cuda()
+        self.opt_enc = torch.optim.Adam(self.enc.parameters())
+        self.opt_dec = torch.optim.Adam(self.dec.parameters())
+    @staticmethod
+    def step(opt_list):
+        for opt in opt_list:
+            opt.step()
+    def update(self, batch):
+        loss = self.dec(self.enc(batch)).mean()
+        loss.backward()
+        self.step([self.opt_enc, self.opt_dec])
+    def train(self, loader):
+        for batch in loader:
+            self.enc.train()
+            self.update(batch.cuda())
+""",
+            line=16,
+            column=9,
+        ),
+        Invalid(  # LBFGS: `optimizer.step(closure)` runs the closure defined in the loop, its model and its backward
+            """
+import torch
+def fit(model, target, steps):
+    model.cuda()
+    optimizer = torch.optim.LBFGS(model.parameters())
+    for _ in range(steps):
+        def closure():
+            optimizer.zero_grad()
+            loss = (model(target.cuda()) - 1).pow(2).mean()
+            loss.backward()
+            return loss
+        optimizer.step(closure)
+""",
+            line=5,
+            column=5,
+        ),
+        Invalid(  # a `--amp` flag only read to rename the run selects no precision: its name is no evidence
+            """
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--amp", action="store_true", help="use amp")
+args = parser.parse_args()
+name = "run"
+if args.amp:
+    name = "{}_amp".format(name)
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            line=11,
+            column=1,
+        ),
         Invalid(  # a step on an instance of a class picked by name from the module's globals: every candidate's `optimize` trains
             """
 import torch
