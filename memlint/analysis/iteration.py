@@ -20,9 +20,7 @@ from memlint.analysis import tables
 from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, DRAWS_DATA, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
-from memlint.analysis.naming import OPTIMIZER_ONLY_NAME as _OPTIMIZER_ONLY_NAME
-from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
-from memlint.analysis.naming import named_like_model
+from memlint.analysis.naming import named_like_model, steps_each_optimizer
 from memlint.analysis.random_branches import branch_taken_at_random
 from memlint.pipeline.tree import code_children, code_descendants
 
@@ -582,14 +580,9 @@ def optimizer_loop_target(loop: Loop) -> Optional[str]:
     trainer's `step(opt_list)` helper)."""
     if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
         return None
-    target = loop.target.value
-    if _OPTIMIZER_ONLY_NAME.search(target):
-        return target
     iterable = loop.iter
-    if not isinstance(iterable, (cst.Name, cst.Attribute)):
-        return None
-    name = iterable.value if isinstance(iterable, cst.Name) else iterable.attr.value
-    return target if _OPTIMIZERS_NAME.search(name) else None
+    collection = iterable.value if isinstance(iterable, cst.Name) else iterable.attr.value if isinstance(iterable, cst.Attribute) else None
+    return loop.target.value if steps_each_optimizer(loop.target.value, collection) else None
 
 
 # Calls that take one batch from a loader (or wrap it for iteration): not a pass over it.
