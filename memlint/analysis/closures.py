@@ -17,7 +17,7 @@ loop) runs that def's body, so the def's own work (a model run, a backward) is t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
@@ -33,27 +33,32 @@ def optimizer_closures(function: cst.FunctionDef, ctx: "Context") -> frozenset[s
     return ctx.memo(("optimizer-closures", id(function)), lambda: _closures(function, ctx.model.steps_optimizer))  # type: ignore[return-value]
 
 
-def handed_closure(call: cst.Call, ctx: "Context") -> Optional[str]:
-    """The name of the def, local to the function around `call`, that `call` hands to an
-    optimizer's `step` (`optimizer.step(closure)`, `step(closure=closure)`): torch.optim calls it
-    on that step.  None for any other call, or a callable that is no def of the function (a
-    parameter: its body is the caller's)."""
+def handed_closure(call: cst.Call, ctx: "Context") -> tuple[cst.FunctionDef, ...]:
+    """The defs, local to the function around `call`, that `call` may hand to an optimizer's
+    `step` (`optimizer.step(closure)`, `step(closure=closure)`): torch.optim calls it on that step.
+    Every def of the function so named (SMPLify defines a `closure` per fitting stage: which one
+    the name holds is the askers' to agree on); none for any other call, or a callable that is no
+    def of the function (a parameter: its body is the caller's)."""
     function = ctx.function_node
     func = call.func
     if function is None or type(func) is not cst.Attribute or func.attr.value != "step" or len(call.args) != 1:
-        return None
+        return ()
     argument = call.args[0]
     if type(argument.value) is not cst.Name or (argument.keyword is not None and argument.keyword.value != "closure"):
-        return None
+        return ()
     name = argument.value.value
     if name not in optimizer_closures(function, ctx):
-        return None
+        return ()
     local_defs = ctx.memo(("closure-defs", id(function)), lambda: _local_defs(function))
-    return name if name in local_defs else None  # type: ignore[operator]
+    return local_defs.get(name, ())  # type: ignore[attr-defined]
 
 
-def _local_defs(function: cst.FunctionDef) -> frozenset[str]:
-    return frozenset(n.name.value for n in code_descendants(function.body) if type(n) is cst.FunctionDef)
+def _local_defs(function: cst.FunctionDef) -> dict[str, tuple[cst.FunctionDef, ...]]:
+    found: dict[str, tuple[cst.FunctionDef, ...]] = {}
+    for node in code_descendants(function.body):
+        if type(node) is cst.FunctionDef:
+            found[node.name.value] = (*found.get(node.name.value, ()), node)
+    return found
 
 
 def _closures(function: cst.FunctionDef, steps_optimizer: Callable[[cst.Call], bool]) -> frozenset[str]:

@@ -62,7 +62,8 @@ class TrainingWithoutMixedPrecision(Rule):
     a callable the function also hands to an optimizer's `step(closure)` (by torch.optim's contract
     it runs the model and backpropagates), counts for both; the `step(closure)` itself runs a
     closure the function defines (LBFGS's `def closure(): ...; loss.backward()` in the loop), so
-    what that body does (its model run, its backward) counts for the loop of the step. A loop over
+    what that body does itself (its model run, its backward) counts for the loop of the step, or
+    its function (where the function defines two closures of that name, only what both do). A loop over
     the optimizers (`for optimizer in optimizers: optimizer.step()`, `for opt in opt_list:
     opt.step()`) is the step of the loop around it, or of its function (a trainer's `step(opt_list)`
     helper, then a step of every loop that calls it through `self.update()`), and a
@@ -372,6 +373,29 @@ def fit(steps):
         optimizer.step(closure)
 """
         ),
+        Valid(  # one name, two closures: which def the step runs is not told apart, so only what both do counts (one runs no model)
+            """
+import torch
+def calibrate(model, logits, labels, steps):
+    model.cuda()
+    temperature = torch.ones(1, device="cuda", requires_grad=True)
+    optimizer = torch.optim.LBFGS([temperature])
+    if steps > 0:
+        def closure():
+            optimizer.zero_grad()
+            loss = model(logits).mean()
+            loss.backward()
+            return loss
+    else:
+        def closure():
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(logits / temperature, labels)
+            loss.backward()
+            return loss
+    for _ in range(10):
+        optimizer.step(closure)
+"""
+        ),
         Valid(  # a helper that steps each learning-rate scheduler: no optimizer step, whatever the loop around it runs
             """
 import torch
@@ -429,6 +453,24 @@ def fit(model, target, steps):
 """,
             line=5,
             column=5,
+        ),
+        Invalid(  # a per-batch helper whose `step(closure)` runs its closure's model and backward: the loop calling it trains
+            """
+import torch
+model = Net().cuda()
+optimizer = torch.optim.LBFGS(model.parameters())
+def fit_step(x):
+    def closure():
+        optimizer.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+for x in loader:
+    fit_step(x.cuda())
+""",
+            line=11,
+            column=1,
         ),
         Invalid(  # a `--amp` flag only read to rename the run selects no precision: its name is no evidence
             """
@@ -808,13 +850,15 @@ def train(net, batches, optimizers, steps):
         self._evidence: dict[int, set[str]] = {}  # id(loop) or function key -> {"backward", "step", "model"}
         self._mixed = False
         self._module_names: set[str] = set()  # names the file treats as modules (`G.train()`, `D.zero_grad()`)
-        # calls of a name that may be a module: (the name, the loops around the call, or its function)
-        self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
+        # calls of a name that may be a module: (the name, the loops around the call, or its function's key and def)
+        self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple], Optional[int]]] = []
         self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
         self._engine_trains: list[cst.Call] = []  # `engine.train(network, iterator, maxepoch, optimizer)` of torchnet
+        # what each def does outside its loops, by the def (a name may be defined twice: `closure`)
+        self._def_evidence: dict[int, set[str]] = {}
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
-        # (the def's key, the innermost loop around the step, or its function when in none)
-        self._closure_steps: list[tuple[tuple, Optional[cst.CSTNode], Optional[tuple]]] = []
+        # (the defs the name may hold, the innermost loop around the step, else its function's key and def)
+        self._closure_steps: list[tuple[tuple[int, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -829,7 +873,7 @@ def train(net, batches, optimizers, steps):
             elif ctx.loop is not None:
                 self._note(ctx.loop, kind)
             elif ctx.function_key is not None:
-                self._evidence.setdefault(ctx.function_key, set()).add(kind)
+                self._note_function(kind)
         if self._runs_model(node):
             self._note_model(ctx)
         elif self._calls_optimizer_closure(node):
@@ -843,7 +887,7 @@ def train(net, batches, optimizers, steps):
                 loops = tuple(id(loop) for loop in ctx.loops)
                 for loop in ctx.loops:
                     self._loops.setdefault(id(loop), loop)
-                self._maybe_model.append((callees, loops, None if loops else ctx.function_key))
+                self._maybe_model.append((callees, loops, None if loops else ctx.function_key, None if loops else self._def_id()))
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -866,9 +910,10 @@ def train(net, batches, optimizers, steps):
             kind = "step" if stepped or ctx.model.steps_optimizer(node) else None
         if kind is None:
             return
-        if kind == "step" and (closure := handed_closure(node, ctx)) is not None:
+        if kind == "step" and (closures := handed_closure(node, ctx)):
             # LBFGS's `optimizer.step(closure)`: the closure's model run and backward are this step's
-            self._closure_steps.append((("func", closure), loops[-1] if loops else None, None if loops else ctx.function_key))
+            defs = tuple(id(closure) for closure in closures)
+            self._closure_steps.append((defs, loops[-1] if loops else None, None if loops else ctx.function_key, None if loops else self._def_id()))
             if loops:
                 self._loops.setdefault(id(loops[-1]), loops[-1])
         if kind == "backward" and loops:
@@ -879,7 +924,7 @@ def train(net, batches, optimizers, steps):
         elif loops:
             self._note(loops[-1], kind)
         elif ctx.function_key is not None:  # a per-step helper (`compute_td_loss`): its caller's loop trains
-            self._evidence.setdefault(ctx.function_key, set()).add(kind)
+            self._note_function(kind)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # the modules handed to the call whose result is backpropagated run in it
@@ -896,14 +941,24 @@ def train(net, batches, optimizers, steps):
             loops = tuple(id(loop) for loop in ctx.loops)
             for loop in ctx.loops:
                 self._loops.setdefault(id(loop), loop)
-            self._maybe_model.append((names, loops, None))
+            self._maybe_model.append((names, loops, None, None))
 
     def _note_model(self, ctx) -> None:
         # the model may run in a loop nested in the training loop (micro-batches): every enclosing one
         for loop in ctx.loops:
             self._note(loop, "model")
         if not ctx.in_loop and ctx.function_key is not None:
-            self._evidence.setdefault(ctx.function_key, set()).add("model")
+            self._note_function("model")
+
+    def _note_function(self, kind: str) -> None:
+        """`kind` done by the current function outside its loops: under its key (a name, as the
+        file's call sites are) and under its def (for a closure handed to a step)."""
+        self._evidence.setdefault(self.ctx.function_key, set()).add(kind)
+        self._def_evidence.setdefault(self._def_id(), set()).add(kind)
+
+    def _def_id(self) -> Optional[int]:
+        function = self.ctx.function_node
+        return None if function is None else id(function)
 
     def _note(self, loop: cst.CSTNode, kind: str) -> None:
         self._loops[id(loop)] = loop
@@ -953,12 +1008,22 @@ def train(net, batches, optimizers, steps):
         # work runs in a file that names one (`policy.train(buffer)` of TD3.py, which puts its
         # networks on cuda: "accelerator" from the project pass) is on an accelerator
         host_only = self.ctx.model.host_only(self.ctx.project.host_importers)
-        for callees, loops, function in self._maybe_model:
+        for callees, loops, function, definition in self._maybe_model:
             if any(callee in self._module_names for callee in callees):
                 for loop in loops:
                     self._evidence.setdefault(loop, set()).add("model")
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
+                    self._def_evidence.setdefault(definition, set()).add("model")
+        closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
+        for defs, loop, function, definition in self._closure_steps:
+            # what every def the name may hold does in its own body (a helper it calls is not followed)
+            work = set.intersection(*(self._def_evidence.get(d, set()) for d in defs))
+            if loop is not None:
+                closure_work.setdefault(id(loop), set()).update(work)
+            elif function is not None:
+                self._evidence.setdefault(function, set()).update(work)
+                self._def_evidence.setdefault(definition, set()).update(work)
         if not host_only:
             for fit in self._fits:  # Lightning's loop runs in `fit`; its Trainer sets the precision
                 self.report(
@@ -980,9 +1045,8 @@ def train(net, batches, optimizers, steps):
                 if site.loop is not None and key in helpers:
                     called_in.setdefault(id(site.loop), set()).update(helpers[key])
                     self._loops.setdefault(id(site.loop), site.loop)
-        for key, loop, _ in self._closure_steps:
-            if loop is not None and key in helpers:
-                called_in.setdefault(id(loop), set()).update(helpers[key])
+        for key, work in closure_work.items():
+            called_in.setdefault(key, set()).update(work)
         for key, loop in self._loops.items():
             evidence = self._evidence.get(key, set()) | called_in.get(key, set())
             if {"backward", "step", "model"} <= evidence and not (host_only and "accelerator" not in evidence):
@@ -997,20 +1061,21 @@ def train(net, batches, optimizers, steps):
         """What each function of the file does outside its own loops (backward, an optimizer step,
         a model run), with what the functions it calls there do."""
         result = {key: set(value) for key, value in self._evidence.items() if isinstance(key, tuple)}
-        # (calls outside loops: a call site of the file, or a step handed a closure of the function)
-        calls = [(key, site.callers[-1] if site.callers and site.loop is None else None) for key, sites in facts.call_sites.items() for site in sites]
-        calls += [(key, caller) for key, loop, caller in self._closure_steps if loop is None]
         changed = True
         while changed:
             changed = False
-            for key, caller in calls:
+            for key, sites in facts.call_sites.items():
                 found = result.get(key)
-                if not found or caller is None:
+                if not found:
                     continue
-                known = result.setdefault(caller, set())
-                if not found <= known:
-                    known |= found
-                    changed = True
+                for site in sites:
+                    caller = site.callers[-1] if site.callers else None
+                    if caller is None or site.loop is not None:
+                        continue
+                    known = result.setdefault(caller, set())
+                    if not found <= known:
+                        known |= found
+                        changed = True
         return result
 
 
