@@ -26,6 +26,7 @@ def _idle_strings(code: str) -> set[str]:
 def test_a_flag_only_read_to_rename_the_run_is_idle():
     assert _idle_strings('name = "run"\nif args.use_amp:\n    name = "{}_amp".format(name)\n') == {'"--use-amp"', '"store_true"', '"amp"'}
     assert _idle_strings('if not args.use_amp: print("full precision")\n') == {'"--use-amp"', '"store_true"', '"amp"'}
+    assert _idle_strings('if args.use_amp:\n    name += "_amp"\nelse:\n    name = str(n) + "_fp32"\n') == {'"--use-amp"', '"store_true"', '"amp"'}
 
 
 @pytest.mark.parametrize(
@@ -36,6 +37,8 @@ def test_a_flag_only_read_to_rename_the_run_is_idle():
         "train(model, args.use_amp)\n",  # handed on
         "use_amp = args.use_amp\nif args.use_amp:\n    name = 'amp'\n",  # stored
         "if args.use_amp:\n    from apex import amp\n",  # the branch imports
+        "if args.use_amp:\n    cfg.MIXED = True\n",  # a setting another file may read
+        "if args.use_amp:\n    log(name)\n",  # a call of something else
         "if args.use_amp:\n    name = 'amp'\nelif args.bf16:\n    name = 'bf16'\n",  # an `elif` tests more
     ],
 )

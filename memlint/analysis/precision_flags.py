@@ -6,8 +6,9 @@ A flag's name is no evidence of mixed precision; what it selects is.  A flag tha
 a GradScaler, apex's amp or `.half()` shows that call in the file (precision_api.mixed_precision_call,
 which ML017 asks directly), so the flag's own strings only matter where its value goes somewhere the
 file cannot show: handed to a call (`Trainer(fp16=args.fp16)`, `setup(args.amp)`), stored, or
-tested by a branch that calls anything but string formatting.  Those keep the flag as evidence;
-only a flag the file declares and reads solely as such idle tests is idle.  (The parsed namespace
+tested by a branch that does anything but build or print text (`cfg.MIXED = True` may be read by
+another file's code).  Those keep the flag as evidence; only a flag the file declares and reads
+solely as such idle tests is idle.  (The parsed namespace
 as a whole may still reach other files' code; a read there of the flag by its attribute is not seen
 here: the rare case this module accepts.)
 """
@@ -23,10 +24,8 @@ from memlint.pipeline.tree import code_descendants
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
-# Calls that only build or show text: a branch that makes no other call changes no precision.
-_TEXT_METHODS = frozenset({"format", "join", "replace", "lower", "upper", "strip", "split"})
-_TEXT_FUNCTIONS = frozenset({"print", "str", "repr", "len", "int", "float"})
-_PLAIN_STATEMENTS = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Pass)
+# Methods that build text from a string (`'{}_amp'.format(name)`).
+_TEXT_METHODS = frozenset({"format", "join", "replace", "lower", "upper", "strip"})
 
 
 def idle_flag_strings(ctx: "Context") -> frozenset[int]:
@@ -84,27 +83,45 @@ def _tested_attribute(test: cst.BaseExpression) -> Optional[str]:
 
 
 def _only_text(branch: cst.If) -> bool:
-    """Do the `if`'s branches only assign, and call nothing but text formatting (`print`, `format`)?"""
+    """Do the `if`'s branches only name the run: assign text (`name = "{}_amp".format(name)`,
+    `name += "_amp"`) or print it?  Any other statement or value may hand the flag on."""
     blocks = [branch.body]
     if branch.orelse is not None:
         if type(branch.orelse) is not cst.Else:
             return False  # an `elif`: a test of its own
         blocks.append(branch.orelse.body)
     for block in blocks:
-        if type(block) is not cst.IndentedBlock and type(block) is not cst.SimpleStatementSuite:
+        if type(block) is cst.SimpleStatementSuite:
+            statements = list(block.body)
+        elif type(block) is cst.IndentedBlock and all(type(line) is cst.SimpleStatementLine for line in block.body):
+            statements = [small for line in block.body for small in line.body]  # type: ignore[attr-defined]
+        else:
             return False
-        lines = block.body
-        for line in lines:
-            small = line.body if type(line) is cst.SimpleStatementLine else (line,) if type(block) is cst.SimpleStatementSuite else None
-            if small is None or not all(isinstance(s, _PLAIN_STATEMENTS) for s in small):
-                return False
-        for node in code_descendants(block):
-            if type(node) is not cst.Call:
-                continue
-            func = node.func
-            if type(func) is cst.Attribute and func.attr.value in _TEXT_METHODS:
-                continue
-            if type(func) is cst.Name and func.value in _TEXT_FUNCTIONS:
-                continue
+        if not all(_names_the_run(statement) for statement in statements):
             return False
     return True
+
+
+def _names_the_run(statement: cst.BaseSmallStatement) -> bool:
+    kind = type(statement)
+    if kind is cst.Assign or kind is cst.AugAssign or kind is cst.AnnAssign:
+        return statement.value is not None and _is_text(statement.value)  # type: ignore[attr-defined]
+    if kind is cst.Expr:
+        call = statement.value  # type: ignore[attr-defined]
+        return type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "print"
+    return kind is cst.Pass
+
+
+def _is_text(value: cst.BaseExpression) -> bool:
+    """A string built in place: a literal, an f-string, `str(x)`, `'{}_amp'.format(...)`, `a + '_amp'`."""
+    kind = type(value)
+    if kind is cst.SimpleString or kind is cst.FormattedString or kind is cst.ConcatenatedString:
+        return True
+    if kind is cst.Call:
+        func = value.func  # type: ignore[attr-defined]
+        if type(func) is cst.Name:
+            return func.value == "str"
+        return type(func) is cst.Attribute and func.attr.value in _TEXT_METHODS and _is_text(func.value)
+    if kind is cst.BinaryOperation and type(value.operator) in (cst.Add, cst.Modulo):  # type: ignore[attr-defined]
+        return _is_text(value.left) or _is_text(value.right)  # type: ignore[attr-defined]
+    return False
