@@ -1668,6 +1668,36 @@ def test_an_epoch_loop_calling_a_training_step_of_another_file(project):
     assert _findings("main.py", "--select", "ML017") == []  # alone, main.py cannot know what train_epoch does
 
 
+def test_a_helper_of_another_file_that_steps_each_optimizer_of_a_list(project):
+    # a trainer's `step(opt_list)` helper: its only loop, over the optimizers, is its own step on
+    # every call (summaries' `updates`), so the loop that calls it per batch steps
+    write(project / "utils.py", """
+        def step_all(opt_list):
+            for opt in opt_list:
+                opt.step()
+
+        def step_schedulers(schedulers):
+            for scheduler in schedulers:
+                scheduler.step()
+    """)
+    write(project / "main.py", """
+        import torch
+        from utils import step_all, step_schedulers
+
+        model = build().cuda()
+        opt_a = torch.optim.Adam(model.parameters())
+        for x in loader:
+            loss = model(x.cuda()).mean()
+            loss.backward()
+            step_all([opt_a])
+        for x in loader:
+            loss = model(x.cuda()).mean()
+            loss.backward()
+            step_schedulers(schedulers)
+    """)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 6)]
+
+
 def test_a_helper_of_another_file_that_only_backpropagates_is_no_training_step(project):
     write(project / "losses.py", """
         def backprop(loss):

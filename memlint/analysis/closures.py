@@ -8,6 +8,11 @@ told the reader what that callable does: calling it elsewhere in the same functi
 warm-up loop `optimizer.zero_grad(); closure(); optimizer.step()`) runs the model and a backward
 pass, though its body is the caller's (often a notebook's).  A callable that is never handed to a
 step is no evidence, whatever its name: `closure()` alone may do anything.
+
+The step itself calls what it is handed: `optimizer.step(closure)` with `closure` a def of the
+same function (LBFGS's usual shape, `def closure(): ...; loss.backward(); return loss` inside the
+loop) runs that def's body, so the def's own work (a model run, a backward) is the loop's
+(`handed_closure`).  Its body is read, not assumed: a closure that fits two scalars runs no model.
 """
 
 from __future__ import annotations
@@ -26,6 +31,34 @@ def optimizer_closures(function: cst.FunctionDef, ctx: "Context") -> frozenset[s
     """The names, local to `function`, of its optimizer closures: a parameter or a def of its own
     passed to an optimizer's `step(...)`, and the parameters such a local def calls."""
     return ctx.memo(("optimizer-closures", id(function)), lambda: _closures(function, ctx.model.steps_optimizer))  # type: ignore[return-value]
+
+
+def handed_closure(call: cst.Call, ctx: "Context") -> tuple[cst.FunctionDef, ...]:
+    """The defs, local to the function around `call`, that `call` may hand to an optimizer's
+    `step` (`optimizer.step(closure)`, `step(closure=closure)`): torch.optim calls it on that step.
+    Every def of the function so named (SMPLify defines a `closure` per fitting stage: which one
+    the name holds is the askers' to agree on); none for any other call, or a callable that is no
+    def of the function (a parameter: its body is the caller's)."""
+    function = ctx.function_node
+    func = call.func
+    if function is None or type(func) is not cst.Attribute or func.attr.value != "step" or len(call.args) != 1:
+        return ()
+    argument = call.args[0]
+    if type(argument.value) is not cst.Name or (argument.keyword is not None and argument.keyword.value != "closure"):
+        return ()
+    name = argument.value.value
+    if name not in optimizer_closures(function, ctx):
+        return ()
+    local_defs = ctx.memo(("closure-defs", id(function)), lambda: _local_defs(function))
+    return local_defs.get(name, ())  # type: ignore[attr-defined]
+
+
+def _local_defs(function: cst.FunctionDef) -> dict[str, tuple[cst.FunctionDef, ...]]:
+    found: dict[str, tuple[cst.FunctionDef, ...]] = {}
+    for node in code_descendants(function.body):
+        if type(node) is cst.FunctionDef:
+            found[node.name.value] = (*found.get(node.name.value, ()), node)
+    return found
 
 
 def _closures(function: cst.FunctionDef, steps_optimizer: Callable[[cst.Call], bool]) -> frozenset[str]:

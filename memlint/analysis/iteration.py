@@ -20,8 +20,7 @@ from memlint.analysis import tables
 from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, DRAWS_DATA, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
-from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
-from memlint.analysis.naming import named_like_model
+from memlint.analysis.naming import named_like_model, steps_each_optimizer
 from memlint.analysis.random_branches import branch_taken_at_random
 from memlint.pipeline.tree import code_children, code_descendants
 
@@ -572,17 +571,18 @@ def steps_itself(loop: Loop) -> bool:
 
 
 def optimizer_loop_target(loop: Loop) -> Optional[str]:
-    """`for optimizer in optimizers:` / `for o in self.optims:`: the name each optimizer is bound to,
-    when the loop iterates a collection named like optimizers.  Such a loop steps the optimizers of
-    one training step: its `o.step()` is an optimizer step of the loop around it, not a loop of its
-    own (a training loop that steps an encoder's and a decoder's optimizer)."""
+    """`for optimizer in optimizers:` / `for o in self.optims:` / `for opt in opt_list:`: the name each
+    optimizer is bound to, when the loop iterates a collection named like optimizers or binds each
+    element to a name like one optimizer's (`opt`, `optimizer`: naming.OPTIMIZER_ONLY_NAME; the
+    askers only use it for that name's own `.step()`).  Such a loop steps the optimizers of one
+    training step: its `o.step()` is an optimizer step of the loop (or the function) around it, not
+    a loop of its own (a training loop that steps an encoder's and a decoder's optimizer, or a
+    trainer's `step(opt_list)` helper)."""
     if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
         return None
     iterable = loop.iter
-    if not isinstance(iterable, (cst.Name, cst.Attribute)):
-        return None
-    name = iterable.value if isinstance(iterable, cst.Name) else iterable.attr.value
-    return loop.target.value if _OPTIMIZERS_NAME.search(name) else None
+    collection = iterable.value if isinstance(iterable, cst.Name) else iterable.attr.value if isinstance(iterable, cst.Attribute) else None
+    return loop.target.value if steps_each_optimizer(loop.target.value, collection) else None
 
 
 # Calls that take one batch from a loader (or wrap it for iteration): not a pass over it.

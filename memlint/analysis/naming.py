@@ -121,6 +121,14 @@ OPTIMIZER_ONLY_NAME = _optimizer_pattern("optim|optimizer|optimiser|opt")
 OPTIMIZERS_NAME = re.compile(r"(?:^|_)(?:optims|optimizers|optimisers)(?:_|$)|(?:optim|optimizer|optimiser)_?(?:list|s)$", re.I)
 
 
+def steps_each_optimizer(target: str, collection: Optional[str]) -> bool:
+    """Does `for <target> in <collection>:` (`collection`: the iterable's last name, None when it
+    has none) iterate optimizers, so that `<target>.step()` in it steps each optimizer of one
+    training step?  By the collection's name (`optimizers`, `self.optims`) or the element's (`for
+    opt in opt_list`, `for optimizer in [enc_opt, dec_opt]`)."""
+    return OPTIMIZER_ONLY_NAME.search(target) is not None or (collection is not None and OPTIMIZERS_NAME.search(collection) is not None)
+
+
 # CapWords with a lower-case letter: a class by Python's naming convention (`G`, `D`, `VAE` are
 # often instances: GAN generators and discriminators, autoencoders).
 _CLASS_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")

@@ -74,10 +74,10 @@ from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.flag_arguments import arguments_on, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
-from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
+from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 25  # 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 26  # 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -684,6 +684,11 @@ class _Summary:
         if trains and loop is None:
             record["trains"] = True  # (in a loop, the loop's fact says so)
             _note_update(record, func)
+        elif trains and self._steps_each_optimizer(loop, func):
+            # `for opt in opt_list: opt.step()`, the function's only loop: its step is the function's
+            # on every call (`updates`, which ML017 and ML010 follow across files); `trains` and the
+            # per-step facts built on it keep their loop-free meaning
+            _note_update(record, func)
         if trains and not (type(func) is ast.Attribute and func.attr == "step"):
             record["grads"] = True  # (any form of backward, in a loop or not; not an optimizer's step)
         if evals:
@@ -751,6 +756,23 @@ class _Summary:
             self.constructed = {name for name, func in calls if _final_name(func)[:1].isupper() or self._may_build(func)}
             self.constructed |= {name for name, func in calls if type(func) is ast.Name and func.id in self.constructed}
         return self.constructed
+
+    def _steps_each_optimizer(self, loop: ast.AST, func: ast.AST) -> bool:
+        """Is `func` `opt.step` in `for opt in opt_list:` (naming.steps_each_optimizer), a loop in
+        no other loop of its function?  Its step is then the function's, on every call (a trainer's
+        `step(opt_list)` helper), as memlint.analysis.iteration.optimizer_loop_target says for ML017."""
+        if type(loop) is not ast.For or type(loop.target) is not ast.Name or type(func) is not ast.Attribute:  # type: ignore[attr-defined]
+            return False
+        if type(func.value) is not ast.Name or func.value.id != loop.target.id:  # type: ignore[attr-defined]
+            return False
+        iterable = loop.iter  # type: ignore[attr-defined]
+        collection = iterable.id if type(iterable) is ast.Name else iterable.attr if type(iterable) is ast.Attribute else None
+        if not steps_each_optimizer(loop.target.id, collection):  # type: ignore[attr-defined]
+            return False
+        periodic = self.periodic  # (`_where` sets it for the node it is asked about: keep the call's)
+        outer = self._where(loop)
+        self.periodic = periodic
+        return outer is not None and outer[2] is None
 
     def _steps_an_optimizer(self, func: ast.Attribute) -> bool:
         """`x.step()` on an optimizer: `x` (its last name) bound in the file to what torch.optim or a

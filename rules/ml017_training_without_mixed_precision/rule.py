@@ -8,12 +8,13 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import Kind
-from memlint.analysis.closures import optimizer_closures
+from memlint.analysis.closures import handed_closure, optimizer_closures
 from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.frameworks import lightning_fit, torchnet_engine_run
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
+from memlint.analysis.precision_flags import idle_flag_strings
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import held_as, held_name
@@ -41,7 +42,9 @@ class TrainingWithoutMixedPrecision(Rule):
     autocast, no GradScaler, no `.half()` / `.bfloat16()`, no `torch.float16` / `torch.bfloat16`,
     no apex amp (`amp.initialize(model, optimizer, opt_level="O1")`, `amp.scale_loss(loss, optimizer)`,
     `FP16_Optimizer`), and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`,
-    `fp16=True`). Off by default:
+    `fp16=True`). A command-line flag's name is no sign by itself: `--amp` that the file reads only
+    to rename the run (`if args.amp: name += "_amp"`) selects nothing; one whose value goes anywhere
+    else (a call, a branch that calls a helper) may select it and counts. Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
     A training loop calls backward and an optimizer's `step()` and runs a model, in its own body or
@@ -57,8 +60,13 @@ class TrainingWithoutMixedPrecision(Rule):
     self.build_optimizers(opts)` whose returns are `optim.Adam(...)`), else a name like one
     (`optimizer`, `opt_G`, `optimizerD`). A call of an optimizer closure,
     a callable the function also hands to an optimizer's `step(closure)` (by torch.optim's contract
-    it runs the model and backpropagates), counts for both. A loop over the optimizers
-    (`for optimizer in optimizers: optimizer.step()`) is the step of the loop around it, and a
+    it runs the model and backpropagates), counts for both; the `step(closure)` itself runs a
+    closure the function defines (LBFGS's `def closure(): ...; loss.backward()` in the loop), so
+    what that body does itself (its model run, its backward) counts for the loop of the step, or
+    its function (where the function defines two closures of that name, only what both do). A loop over
+    the optimizers (`for optimizer in optimizers: optimizer.step()`, `for opt in opt_list:
+    opt.step()`) is the step of the loop around it, or of its function (a trainer's `step(opt_list)`
+    helper, then a step of every loop that calls it through `self.update()`), and a
     function of another file counts for what the project pass says it does on every call
     (`train_epoch(model, optimizer, ...)` that runs the model, backpropagates and steps:
     `FileView.update_calls`), as does a method of another file's class on an instance the code
@@ -331,9 +339,160 @@ for x, y in loader:
     train_step(x, y)
 """
         ),
+        Valid(  # a `--amp` flag whose branch calls a helper memlint cannot read: the flag may select mixed precision there
+            """
+import argparse
+import torch
+from utils import setup_precision
+parser = argparse.ArgumentParser()
+parser.add_argument("--amp", action="store_true")
+args = parser.parse_args()
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+if args.amp:
+    model = setup_precision(model)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(  # an LBFGS closure that fits two scalars: the step runs its body, and no model runs there
+            """
+import torch
+def fit(steps):
+    w = torch.zeros(2, device="cuda", requires_grad=True)
+    optimizer = torch.optim.LBFGS([w])
+    for _ in range(steps):
+        def closure():
+            optimizer.zero_grad()
+            loss = (w - 1).pow(2).sum()
+            loss.backward()
+            return loss
+        optimizer.step(closure)
+"""
+        ),
+        Valid(  # one name, two closures: which def the step runs is not told apart, so only what both do counts (one runs no model)
+            """
+import torch
+def calibrate(model, logits, labels, steps):
+    model.cuda()
+    temperature = torch.ones(1, device="cuda", requires_grad=True)
+    optimizer = torch.optim.LBFGS([temperature])
+    if steps > 0:
+        def closure():
+            optimizer.zero_grad()
+            loss = model(logits).mean()
+            loss.backward()
+            return loss
+    else:
+        def closure():
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(logits / temperature, labels)
+            loss.backward()
+            return loss
+    for _ in range(10):
+        optimizer.step(closure)
+"""
+        ),
+        Valid(  # a helper that steps each learning-rate scheduler: no optimizer step, whatever the loop around it runs
+            """
+import torch
+def step_all(schedulers):
+    for scheduler in schedulers:
+        scheduler.step()
+def fit(model, loader, schedulers):
+    model.cuda()
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        step_all(schedulers)
+"""
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a trainer's helper steps each optimizer of a list (`for opt in opt_list`): the step of `update`, called per batch
+            """
+import torch
+class Trainer:
+    def __init__(self, enc, dec):
+        self.enc, self.dec = enc.cuda(), dec.cuda()
+        self.opt_enc = torch.optim.Adam(self.enc.parameters())
+        self.opt_dec = torch.optim.Adam(self.dec.parameters())
+    @staticmethod
+    def step(opt_list):
+        for opt in opt_list:
+            opt.step()
+    def update(self, batch):
+        loss = self.dec(self.enc(batch)).mean()
+        loss.backward()
+        self.step([self.opt_enc, self.opt_dec])
+    def train(self, loader):
+        for batch in loader:
+            self.enc.train()
+            self.update(batch.cuda())
+""",
+            line=16,
+            column=9,
+        ),
+        Invalid(  # LBFGS: `optimizer.step(closure)` runs the closure defined in the loop, its model and its backward
+            """
+import torch
+def fit(model, target, steps):
+    model.cuda()
+    optimizer = torch.optim.LBFGS(model.parameters())
+    for _ in range(steps):
+        def closure():
+            optimizer.zero_grad()
+            loss = (model(target.cuda()) - 1).pow(2).mean()
+            loss.backward()
+            return loss
+        optimizer.step(closure)
+""",
+            line=5,
+            column=5,
+        ),
+        Invalid(  # a per-batch helper whose `step(closure)` runs its closure's model and backward: the loop calling it trains
+            """
+import torch
+model = Net().cuda()
+optimizer = torch.optim.LBFGS(model.parameters())
+def fit_step(x):
+    def closure():
+        optimizer.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+for x in loader:
+    fit_step(x.cuda())
+""",
+            line=11,
+            column=1,
+        ),
+        Invalid(  # a `--amp` flag only read to rename the run selects no precision: its name is no evidence
+            """
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--amp", action="store_true", help="use amp")
+args = parser.parse_args()
+name = "run"
+if args.amp:
+    name = "{}_amp".format(name)
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+            line=11,
+            column=1,
+        ),
         Invalid(  # a step on an instance of a class picked by name from the module's globals: every candidate's `optimize` trains
             """
 import torch
@@ -691,10 +850,15 @@ def train(net, batches, optimizers, steps):
         self._evidence: dict[int, set[str]] = {}  # id(loop) or function key -> {"backward", "step", "model"}
         self._mixed = False
         self._module_names: set[str] = set()  # names the file treats as modules (`G.train()`, `D.zero_grad()`)
-        # calls of a name that may be a module: (the name, the loops around the call, or its function)
-        self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple]]] = []
+        # calls of a name that may be a module: (the name, the loops around the call, or its function's key and def)
+        self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple], Optional[int]]] = []
         self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
         self._engine_trains: list[cst.Call] = []  # `engine.train(network, iterator, maxepoch, optimizer)` of torchnet
+        # what each def does outside its loops, by the def (a name may be defined twice: `closure`)
+        self._def_evidence: dict[int, set[str]] = {}
+        # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
+        # (the defs the name may hold, the innermost loop around the step, else its function's key and def)
+        self._closure_steps: list[tuple[tuple[int, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -709,7 +873,7 @@ def train(net, batches, optimizers, steps):
             elif ctx.loop is not None:
                 self._note(ctx.loop, kind)
             elif ctx.function_key is not None:
-                self._evidence.setdefault(ctx.function_key, set()).add(kind)
+                self._note_function(kind)
         if self._runs_model(node):
             self._note_model(ctx)
         elif self._calls_optimizer_closure(node):
@@ -723,7 +887,7 @@ def train(net, batches, optimizers, steps):
                 loops = tuple(id(loop) for loop in ctx.loops)
                 for loop in ctx.loops:
                     self._loops.setdefault(id(loop), loop)
-                self._maybe_model.append((callees, loops, None if loops else ctx.function_key))
+                self._maybe_model.append((callees, loops, None if loops else ctx.function_key, None if loops else self._def_id()))
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -746,6 +910,12 @@ def train(net, batches, optimizers, steps):
             kind = "step" if stepped or ctx.model.steps_optimizer(node) else None
         if kind is None:
             return
+        if kind == "step" and (closures := handed_closure(node, ctx)):
+            # LBFGS's `optimizer.step(closure)`: the closure's model run and backward are this step's
+            defs = tuple(id(closure) for closure in closures)
+            self._closure_steps.append((defs, loops[-1] if loops else None, None if loops else ctx.function_key, None if loops else self._def_id()))
+            if loops:
+                self._loops.setdefault(id(loops[-1]), loops[-1])
         if kind == "backward" and loops:
             # gradients accumulated in an inner loop (micro-batches) are stepped by the loop around
             # it: a backward counts for every enclosing loop, as a model run does
@@ -754,7 +924,7 @@ def train(net, batches, optimizers, steps):
         elif loops:
             self._note(loops[-1], kind)
         elif ctx.function_key is not None:  # a per-step helper (`compute_td_loss`): its caller's loop trains
-            self._evidence.setdefault(ctx.function_key, set()).add(kind)
+            self._note_function(kind)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # the modules handed to the call whose result is backpropagated run in it
@@ -771,14 +941,24 @@ def train(net, batches, optimizers, steps):
             loops = tuple(id(loop) for loop in ctx.loops)
             for loop in ctx.loops:
                 self._loops.setdefault(id(loop), loop)
-            self._maybe_model.append((names, loops, None))
+            self._maybe_model.append((names, loops, None, None))
 
     def _note_model(self, ctx) -> None:
         # the model may run in a loop nested in the training loop (micro-batches): every enclosing one
         for loop in ctx.loops:
             self._note(loop, "model")
         if not ctx.in_loop and ctx.function_key is not None:
-            self._evidence.setdefault(ctx.function_key, set()).add("model")
+            self._note_function("model")
+
+    def _note_function(self, kind: str) -> None:
+        """`kind` done by the current function outside its loops: under its key (a name, as the
+        file's call sites are) and under its def (for a closure handed to a step)."""
+        self._evidence.setdefault(self.ctx.function_key, set()).add(kind)
+        self._def_evidence.setdefault(self._def_id(), set()).add(kind)
+
+    def _def_id(self) -> Optional[int]:
+        function = self.ctx.function_node
+        return None if function is None else id(function)
 
     def _note(self, loop: cst.CSTNode, kind: str) -> None:
         self._loops[id(loop)] = loop
@@ -817,7 +997,8 @@ def train(net, batches, optimizers, steps):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if not self._mixed and _PRECISION_STRING.search(node.value):  # docstrings are long: search until found
-            self._mixed = True
+            # (`add_argument("--amp")` of a flag only read to rename the run selects no precision)
+            self._mixed = id(node) not in idle_flag_strings(self.ctx)
 
     def finish(self, facts) -> None:
         if self._mixed:
@@ -827,12 +1008,22 @@ def train(net, batches, optimizers, steps):
         # work runs in a file that names one (`policy.train(buffer)` of TD3.py, which puts its
         # networks on cuda: "accelerator" from the project pass) is on an accelerator
         host_only = self.ctx.model.host_only(self.ctx.project.host_importers)
-        for callees, loops, function in self._maybe_model:
+        for callees, loops, function, definition in self._maybe_model:
             if any(callee in self._module_names for callee in callees):
                 for loop in loops:
                     self._evidence.setdefault(loop, set()).add("model")
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
+                    self._def_evidence.setdefault(definition, set()).add("model")
+        closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
+        for defs, loop, function, definition in self._closure_steps:
+            # what every def the name may hold does in its own body (a helper it calls is not followed)
+            work = set.intersection(*(self._def_evidence.get(d, set()) for d in defs))
+            if loop is not None:
+                closure_work.setdefault(id(loop), set()).update(work)
+            elif function is not None:
+                self._evidence.setdefault(function, set()).update(work)
+                self._def_evidence.setdefault(definition, set()).update(work)
         if not host_only:
             for fit in self._fits:  # Lightning's loop runs in `fit`; its Trainer sets the precision
                 self.report(
@@ -854,6 +1045,8 @@ def train(net, batches, optimizers, steps):
                 if site.loop is not None and key in helpers:
                     called_in.setdefault(id(site.loop), set()).update(helpers[key])
                     self._loops.setdefault(id(site.loop), site.loop)
+        for key, work in closure_work.items():
+            called_in.setdefault(key, set()).update(work)
         for key, loop in self._loops.items():
             evidence = self._evidence.get(key, set()) | called_in.get(key, set())
             if {"backward", "step", "model"} <= evidence and not (host_only and "accelerator" not in evidence):
