@@ -478,6 +478,7 @@ def _shape_check(function: cst.FunctionDef, ctx: "Context") -> bool:
     if params.params or params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) or params.star_kwarg:
         return False
     built = ctx.model.constructed(function)  # names bound only to what a capitalised callee builds
+    built = {*built, *_factory_built(function, ctx)}  # or a model factory of the file (`densenet_cifar()`)
     runs_built = False
     for node in code_descendants(function.body):
         kind = type(node)
@@ -489,6 +490,32 @@ def _shape_check(function: cst.FunctionDef, ctx: "Context") -> bool:
                 return False
             runs_built = runs_built or (type(func) is cst.Name and func.value in built)
     return runs_built
+
+
+def _factory_built(function: cst.FunctionDef, ctx: "Context") -> frozenset[str]:
+    """Names the function binds, every time, to the result of a module-level function of the file
+    each of whose returns builds an instance of a capitalised class (`net = densenet_cifar()` with
+    `def densenet_cifar(**kw): return DenseNet(Bottleneck, [6, 12, 24, 16], **kw)`): a fresh model."""
+    factories = {
+        statement.name.value: statement for statement in ctx.module.body if type(statement) is cst.FunctionDef
+    }
+    bound: dict[str, bool] = {}
+    for node in code_descendants(function.body):
+        if type(node) is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:  # type: ignore[attr-defined]
+            continue
+        name = node.targets[0].target.value  # type: ignore[attr-defined]
+        value = node.value  # type: ignore[attr-defined]
+        callee = value.func.value if type(value) is cst.Call and type(value.func) is cst.Name else None
+        bound[name] = bound.get(name, True) and callee in factories and _builds_a_class(factories[callee])
+    return frozenset(name for name, fresh in bound.items() if fresh)
+
+
+def _builds_a_class(factory: cst.FunctionDef) -> bool:
+    returns = [node for node in code_descendants(factory.body) if type(node) is cst.Return]
+    return bool(returns) and all(
+        type(r.value) is cst.Call and type(r.value.func) is cst.Name and r.value.func.value[:1].isupper()  # type: ignore[union-attr]
+        for r in returns
+    )
 
 
 # A loop or a comprehension: the function goes over data.  Calls that give a model trained weights.

@@ -16,7 +16,8 @@ A summary says, for each module-level function and each method of a module-level
   eval mode (`X.eval()`, `X.train(False)`: a context manager's `__enter__`, `utils.eval_mode`);
   `model_grad`: one of its model runs, or of its calls on `self` or `self.<attr>` (`self.model.act(obs)`:
   maybe a model run), is outside a `no_grad` block of its own (curl's `sample_action` runs its
-  actor only under `with torch.no_grad():`); `flush`: the flush it runs on every call
+  actor only under `with torch.no_grad():`); `subs`: the attributes of `self` a method calls as
+  modules (`self.attacker(x)`), where its class's `attrs` know their constructor; `flush`: the flush it runs on every call
   (`torch.cuda.empty_cache()`, `gc.collect()`, not in a loop, behind an `if` or in a handler);
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
   history (every return must have one); absent when it never returns such a value;
@@ -77,7 +78,7 @@ from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model
 from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 25  # 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 26  # 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known); 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -538,7 +539,7 @@ class _Summary:
         run, a flush, a gradient computation.  Most calls (`x.view()`, `self.fc(x)`, `F.relu(x)`)
         tell nothing and are left after a few dictionary lookups."""
         func = call.func
-        reference = model = flush = None
+        reference = model = flush = sub = None
         trains = evals = False
         if type(func) is ast.Name:
             name = func.id
@@ -579,6 +580,8 @@ class _Summary:
                 if root == "self":
                     if attr not in self._self_attributes()[0]:
                         reference = ["s", attr]  # a method, not a submodule (`self.fc = ...`)
+                    else:
+                        sub = attr  # `self.attacker(x)`: maybe a submodule's forward (`subs`)
                     if named_like_model(attr) or "self." + attr in self._module_evidence():
                         model = True
                 elif root in self.imports:
@@ -627,7 +630,7 @@ class _Summary:
         # the function's own `no_grad` it is `model_grad` (only a file that can turn gradients off
         # needs the fact: elsewhere every recognised run is outside such a block already)
         runs_own = type(func) is ast.Attribute and _self_or_its_attribute(func.value) and self._can_turn_grad_off
-        if reference is None and model is None and flush is None and not trains and not evals and not runs_own:
+        if reference is None and model is None and flush is None and sub is None and not trains and not evals and not runs_own:
             return
         where = self._where(call)
         if where is None:
@@ -638,7 +641,13 @@ class _Summary:
             reference = None  # `self` is not the method's first parameter here
         if reference is not None and reference[0] == "t":
             reference = self._attribute_instance(key, record, reference[1], reference[2])
+        if sub is not None and key != "?" and self._attribute_instance(key, record, sub, "__call__") is not None:
+            subs = record.setdefault("subs", [])
+            if sub not in subs:
+                subs.append(sub)
         if key == "?":
+            if trains and not (type(func) is ast.Attribute and func.attr == "step"):
+                self._nested_gradients(call)
             model = flush = None
             trains = evals = False
             if reference is not None and reference[0] == "v":
@@ -698,6 +707,20 @@ class _Summary:
                     record.setdefault("passes", []).append([reference, positions, keywords])
         if built is not None:
             record["calls"].append([built, grad, self._loop_fact(loop), conditional])
+
+    def _nested_gradients(self, call: ast.Call) -> None:
+        """A gradient computation in a nested function (`def get_adv_examples(x): ...
+        torch.autograd.grad(loss, [x])` inside a forward that calls it: robustness's PGD `Attacker`)
+        counts for the summarised function that defines it: running that function may compute
+        gradients (`grads`).  Who calls the nested function is not known; silence when unsure."""
+        for parent in self.source.ancestors(call):
+            if type(parent) in _FUNCTIONS:
+                key = self.keys.get(id(parent))
+                if key is not None and key != "?":
+                    self.functions[key]["grads"] = True
+                    return
+            elif type(parent) is ast.ClassDef:
+                return
 
     def _attribute_instance(self, key: str, record: dict, attr: str, method: str) -> Optional[list]:
         """`self.decoder.recognize_beam(...)` in a method of a class whose code builds `self.decoder =
@@ -2004,7 +2027,7 @@ def _check_function(record: dict) -> None:
             _require(type(value) is str)
         elif field == "picks":
             _require(value in ("globals", "import") and type(value) is str)
-        elif field in ("decorators", "builds"):
+        elif field in ("decorators", "builds", "subs"):
             _strings(value)
         elif field == "model":
             _require(type(value) is list)

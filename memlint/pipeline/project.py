@@ -1297,10 +1297,35 @@ class Project:
             if forward is None or forward[0] != "func":
                 continue
             if self._gradients is None:
-                self._gradients = self._reaching(lambda function, record: bool(record.get("grads")))
+                self._gradients = self._gradient_work()
             if (forward[1], forward[2]) in self._gradients:
                 found.add(written)
         return frozenset(found)
+
+    def _gradient_work(self) -> set[tuple]:
+        """The functions that may compute gradients: summaries' `grads` (their own body, nested
+        functions included), or a call of one (any call the pass resolves), or a run of a submodule
+        whose class's `forward` is one (summaries' `subs`: robustness's `AttackerModel.forward` runs
+        `self.attacker(...)`, built as `Attacker(model, dataset)`, whose forward takes
+        `torch.autograd.grad` of its input every step): least fixed point over callers."""
+        runners: dict[tuple, list[tuple]] = {}  # a forward -> the methods that run its class as a submodule
+        for file, key, record in self._functions():
+            for attr in record.get("subs", ()):
+                constructor = file.summary["classes"][key.partition(".")[0]].get("attrs", {}).get(attr)  # type: ignore[union-attr]
+                classes = self._instances_built(file, constructor) if constructor is not None else []
+                forward = self._instance_method(classes[0], "__call__") if len(classes) == 1 else None
+                if forward is not None and forward[0] == "func":
+                    runners.setdefault((forward[1], forward[2]), []).append((file.index, key))
+        found = {(file.index, key) for file, key, record in self._functions() if record.get("grads")}
+        ready = list(found)
+        while ready:
+            function = ready.pop()
+            callers = [site.caller for site in self._incoming.get(function, ())]
+            for caller in [*callers, *runners.get(function, ())]:
+                if caller not in found and caller[1] not in ("", "?"):
+                    found.add(caller)
+                    ready.append(caller)
+        return found
 
     def _model_methods_called(self, index: int) -> frozenset[str]:
         """FileView.model_methods of file `index`: of the methods it calls on a model or on an
