@@ -416,7 +416,8 @@ class Project:
         self.per_forward = self._per_forward()
         self.history = self._history()
         self.updates = self._updates()
-        self._gradients: Optional[set[tuple]] = None  # functions that compute gradients (`_computes_gradients`)
+        self._gradients: Optional[set[tuple]] = None  # functions that may compute gradients (`_gradient_work`)
+        self._switches: dict[tuple, Optional[tuple[str, int]]] = {}  # a class -> `_gradient_switch`
         self._model_runners: Optional[set[tuple]] = None  # functions that run a model (`_reaching`)
         self._grad_free: dict[int, frozenset[str]] = {}  # import component -> FileView.grad_free_methods
 
@@ -1348,7 +1349,13 @@ class Project:
         """For a project nn.Module class whose `forward` may compute gradients: ("", -1) when running
         it may do so whatever its arguments; (flag, position) when only a run of a submodule behind
         `if flag:` does (summaries' `subs`; position: the flag's among the call's positional
-        arguments, -1 for keyword-only); None when it computes none (or `owner` is no such class)."""
+        arguments, -1 for keyword-only); None when it computes none (or `owner` is no such class).
+        Kept per class: every file naming it asks."""
+        if owner not in self._switches:
+            self._switches[owner] = self._gradient_switch_of(owner)
+        return self._switches[owner]
+
+    def _gradient_switch_of(self, owner: tuple) -> Optional[tuple[str, int]]:
         if owner[0] != "class" or not self.is_module_class(owner[1], owner[2]):
             return None
         forward = self._method(owner, "forward")
