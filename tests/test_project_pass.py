@@ -4,6 +4,7 @@ with it, through the CLI as users run it, each case with its counterpart where t
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -443,6 +444,89 @@ def test_a_method_called_through_a_receiver_of_several_classes_counts_for_each(p
     # training code's, which the rule leaves alone too.
     write(project / "main.py", main.format(call="for x in loader: make(x).visualize_results(1); loss(x).backward()"))
     assert _findings(".") == []
+
+
+PERTURBER = """
+import torch
+from torch import nn
+
+class Perturber(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, y, steps=3):
+        def ascend(x):
+            x = x.detach().requires_grad_(True)
+            loss = nn.functional.cross_entropy(self.net(x), y)
+            grad, = torch.autograd.grad(loss, [x])
+            return x + 0.01 * grad.sign()
+        for _ in range(steps):
+            x = ascend(x)
+        return x
+
+class Robust(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.perturber = Perturber(net)
+
+    def forward(self, x, y=None, perturb=False):
+        if perturb:
+            x = self.perturber(x, y)
+        return self.net(x), x
+"""
+
+BUILDER = """
+import torch
+from torch import nn
+from robust.wrappers import Robust
+
+def build(net, parallel=False):
+    model = Robust(net)
+    if parallel:
+        model = nn.DataParallel(model)
+    model = model.cuda()
+    return model, {"epoch": 0}
+"""
+
+
+def _cell(source: str) -> dict:
+    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": textwrap.dedent(source).lstrip("\n").splitlines(keepends=True)}  # fmt: skip
+
+
+@pytest.mark.parametrize("perturbs", [True, False])
+def test_a_notebook_model_whose_submodule_takes_gradients_behind_a_flag(project, perturbs):
+    # robustness: `model, _ = make_and_restore_model(...)` builds an AttackerModel whose forward runs
+    # its PGD attacker (`torch.autograd.grad` in a function nested in the attacker's forward) only
+    # `if make_adv:`; a notebook cell that turns it on attacks, one that does not evaluates
+    write(project / "robust" / "__init__.py", "")
+    write(project / "robust" / "wrappers.py", PERTURBER)
+    write(project / "robust" / "builder.py", BUILDER)
+    cells = [
+        "import torch\nfrom robust.builder import build\nmodel, _ = build(torch.nn.Linear(4, 2))\nmodel.eval()\n",
+        "x, y = torch.randn(8, 4), torch.zeros(8, dtype=torch.long)\n",
+        "_, x_adv = model(x, y, perturb=True)\n" if perturbs else "_, x_adv = model(x, y)\n",
+        "logits, _ = model(x_adv)\nprint(logits.argmax(1))\n",
+    ]
+    notebook = {"cells": [_cell(c) for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (project / "attack.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
+    result = invoke("check", "--no-cache", "--output-format", "json", "--select", "ML002", ".")
+    found = sorted((d["filename"], d["cell"], d["location"]["row"]) for d in json.loads(result.output))
+    # (without the flag the attack cell is plain inference: it and the next cell are reported)
+    assert found == ([("attack.ipynb", 4, 1)] if perturbs else [("attack.ipynb", 3, 1), ("attack.ipynb", 4, 1)])
+
+
+@pytest.mark.parametrize("nested", [True, False])
+def test_a_forward_whose_submodule_takes_gradients_in_a_nested_function(project, nested):
+    # robustness's AttackerModel: `self.eval()`, then `self.attacker(...)`, whose forward runs the
+    # PGD steps in a nested function calling torch.autograd.grad: gradients are the point
+    source = PERTURBER.replace("if perturb:", "if perturb:\n            self.eval()")
+    if not nested:
+        source = source.replace("grad, = torch.autograd.grad(loss, [x])", "grad = loss")
+    write(project / "wrappers.py", source)
+    assert [f for f in _findings(".", "--select", "ML002")] == ([] if nested else [("wrappers.py", "ML002", 28)])
 
 
 # ---------------------------------------------------------------------------- ML009

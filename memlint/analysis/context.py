@@ -105,7 +105,11 @@ class Context:
         # callees from the other files linted with it (and from this file's own summary).
         self.project = project if project is not None else EMPTY_VIEW
         # The facts that need the whole file first (model.py): found once, asked by rules and here.
-        self.model = SemanticModel(module, text, project_meters=self.project.meter_classes, gradient_classes=self.project.gradient_classes)
+        switches, factories = self.project.gradient_switch_map()
+        self.model = SemanticModel(
+            module, text, project_meters=self.project.meter_classes, gradient_classes=self.project.gradient_classes,
+            gradient_switches=switches, gradient_factories=factories,
+        )
         self.frames: list[Frame] = [Frame("module", module)]
         self.module_classes: dict[str, cst.ClassDef] = {}  # nn.Module subclasses defined in the file
         self.class_attributes: dict[str, dict[str, Value]] = {}  # class -> self.<attr> -> value

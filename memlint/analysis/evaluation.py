@@ -29,6 +29,7 @@ from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
+from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, nested_blocks
@@ -318,8 +319,10 @@ class _Scanner:
         the training branches of a "mode-branch" region)."""
         if region.kind == "mode-branch":
             nodes = [n for node in nodes for n in _outside_training(node, region.training, self.ctx)]
-        if region.kind != "function-name" and any(computes_gradients(n, self.ctx) for n in nodes):
-            return
+        if region.kind != "function-name":
+            nodes = self._without_gradient_work(nodes)
+            if not nodes:
+                return
         if region.kind == "mode-branch" and any(_hands_model_away(n, region.receiver, self.ctx) for n in nodes):
             return  # (`ODFA(model, inputs)`: code of another file may take gradients through it)
         stack = list(nodes)
@@ -335,6 +338,20 @@ class _Scanner:
             if isinstance(current, cst.Call):
                 self.result.setdefault(id(current), region)
             stack.extend(code_children(current))
+
+    def _without_gradient_work(self, nodes: list) -> list:
+        """`nodes` where none computes gradients, else []: a region that does is no evaluation.  In
+        a Jupyter notebook's own code each cell is run on its own, so a cell that computes gradients
+        (robustness's `model(im, label, make_adv=True)`, a PGD attack) leaves the region's other
+        cells evaluation (`pred, _ = model(im_adv)` two cells on)."""
+        module = self.ctx.module
+        cells = self.ctx.memo(("jupyter-cells", id(module)), lambda: jupyter_cells(module)) if self.scope is module else {}
+        if not cells:
+            return [] if any(computes_gradients(n, self.ctx) for n in nodes) else nodes
+        attacking = {cells.get(id(n)) for n in nodes if computes_gradients(n, self.ctx)}
+        if None in attacking:
+            return []
+        return [n for n in nodes if cells.get(id(n)) not in attacking]
 
     def _enables_grad(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr
@@ -478,6 +495,7 @@ def _shape_check(function: cst.FunctionDef, ctx: "Context") -> bool:
     if params.params or params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) or params.star_kwarg:
         return False
     built = ctx.model.constructed(function)  # names bound only to what a capitalised callee builds
+    built = {*built, *_factory_built(function, ctx)}  # or a model factory of the file (`densenet_cifar()`)
     runs_built = False
     for node in code_descendants(function.body):
         kind = type(node)
@@ -489,6 +507,32 @@ def _shape_check(function: cst.FunctionDef, ctx: "Context") -> bool:
                 return False
             runs_built = runs_built or (type(func) is cst.Name and func.value in built)
     return runs_built
+
+
+def _factory_built(function: cst.FunctionDef, ctx: "Context") -> frozenset[str]:
+    """Names the function binds, every time, to the result of a module-level function of the file
+    each of whose returns builds an instance of a capitalised class (`net = densenet_cifar()` with
+    `def densenet_cifar(**kw): return DenseNet(Bottleneck, [6, 12, 24, 16], **kw)`): a fresh model."""
+    factories = {
+        statement.name.value: statement for statement in ctx.module.body if type(statement) is cst.FunctionDef
+    }
+    bound: dict[str, bool] = {}
+    for node in code_descendants(function.body):
+        if type(node) is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:  # type: ignore[attr-defined]
+            continue
+        name = node.targets[0].target.value  # type: ignore[attr-defined]
+        value = node.value  # type: ignore[attr-defined]
+        callee = value.func.value if type(value) is cst.Call and type(value.func) is cst.Name else None
+        bound[name] = bound.get(name, True) and callee in factories and _builds_a_class(factories[callee])
+    return frozenset(name for name, fresh in bound.items() if fresh)
+
+
+def _builds_a_class(factory: cst.FunctionDef) -> bool:
+    returns = [node for node in code_descendants(factory.body) if type(node) is cst.Return]
+    return bool(returns) and all(
+        type(r.value) is cst.Call and type(r.value.func) is cst.Name and r.value.func.value[:1].isupper()  # type: ignore[union-attr]
+        for r in returns
+    )
 
 
 # A loop or a comprehension: the function goes over data.  Calls that give a model trained weights.

@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants, dotted_name, target_names
+from memlint.analysis.walk import bound_names, code_descendants, dotted_name, target_names
 
 # Calls whose result carries no autograd history, whatever their receiver holds.
 _GRAPH_FREE_METHODS = frozenset({"detach", "item", "tolist", "numpy"})
@@ -126,6 +126,61 @@ def constructed_classes(module: cst.Module) -> dict[str, Optional[str]]:
             if written is not None:
                 found[written] = None
     return {written: built for written, built in found.items() if built is not None and written not in parameters}
+
+
+def first_items(module: cst.Module) -> tuple[dict[str, str], frozenset[str]]:
+    """Names every module-level binding of which is the first item unpacked from a call of one plain
+    name (`model, _ = make_and_restore_model(arch=..., dataset=ds)`) -> that callee (moves of the
+    name, `model = model.cuda()`, keep it; any other binding drops it), and the names some function
+    of the file binds itself (a parameter, an assignment): there the name is another value."""
+    found: dict[str, str] = {}
+    dropped: set[str] = set()
+    for node in code_descendants(module, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(node, cst.Assign):
+            value = node.value
+            callee = value.func.value if type(value) is cst.Call and type(value.func) is cst.Name else None  # type: ignore[attr-defined]
+            for target in node.targets:
+                bound = target.target
+                if type(bound) in (cst.Tuple, cst.List) and bound.elements and type(bound.elements[0].value) is cst.Name and callee:  # type: ignore[attr-defined]
+                    first = bound.elements[0].value.value  # type: ignore[attr-defined]
+                    if found.setdefault(first, callee) != callee:
+                        dropped.add(first)
+                    dropped.update(n for e in bound.elements[1:] for n in target_names(e.value))  # type: ignore[attr-defined]
+                elif not (type(bound) is cst.Name and _moved_self(value, bound.value)):
+                    dropped.update(target_names(bound))
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName)):
+            bound = node.name if isinstance(node, cst.AsName) else node.target  # type: ignore[union-attr]
+            dropped.update(target_names(bound))  # type: ignore[arg-type]
+    kept = {name: callee for name, callee in found.items() if name not in dropped}
+    local: set[str] = set()
+    if kept:
+        for node in code_descendants(module):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                local.update(bound_names(node, nested=True) & kept.keys())
+    return kept, frozenset(local)
+
+
+def turns_on(call: cst.Call, flag: str, position: int) -> bool:
+    """May `call` turn the flag parameter on: by keyword or at `position`, with anything but a
+    literal False / None / 0, or through `*args` / `**kwargs` whose content is not known here?"""
+    positional = 0
+    for argument in call.args:
+        if argument.star:
+            return True  # (`**kwargs`, `*args`: may hold it)
+        if argument.keyword is not None:
+            if argument.keyword.value == flag:
+                return not _off(argument.value)
+            continue
+        if positional == position:
+            return not _off(argument.value)
+        positional += 1
+    return False
+
+
+def _off(value: cst.BaseExpression) -> bool:
+    if type(value) is cst.Name:
+        return value.value in ("False", "None")  # type: ignore[attr-defined]
+    return type(value) is cst.Integer and value.value == "0"  # type: ignore[attr-defined]
 
 
 def _moved_self(value: cst.BaseExpression, written: str) -> bool:

@@ -85,12 +85,15 @@ class DeviceFacts:
 
 
 _NO_HISTORY: Mapping[str, Evidence] = {}
+_NO_SWITCHES: Mapping[str, tuple[str, int]] = {}
 
 
 class SemanticModel:
     def __init__(
         self, module: cst.Module, text: Optional[str] = None, project_meters: frozenset[str] = frozenset(),
         gradient_classes: frozenset[str] = frozenset(),
+        gradient_switches: Mapping[str, tuple[str, int]] = _NO_SWITCHES,
+        gradient_factories: Mapping[str, tuple[str, int]] = _NO_SWITCHES,
     ) -> None:
         self.module = module
         self._project_meters = project_meters  # meter classes of other files, as imported here (meters.py)
@@ -98,6 +101,15 @@ class SemanticModel:
         # FileView.gradient_classes: this file's and other files' classes alike)
         self._gradient_classes = gradient_classes
         self._gradient_instances: Optional[dict[str, Optional[str]]] = None
+        # classes whose forward computes gradients only with a flag on, and project functions that
+        # return an instance of a gradient class (FileView.gradient_switches / gradient_factories):
+        # name as written here -> (the flag, or "" for always; its position among the arguments)
+        self._gradient_switches = gradient_switches
+        self._gradient_factories = gradient_factories
+        self._switched_instances: Optional[dict[str, tuple[str, int]]] = None
+        self._unpacked_switches: dict[str, tuple[str, int]] = {}  # `model, _ = make(...)` at module level
+        self._shadowed: frozenset[str] = frozenset()  # of those, names some function binds itself
+        self._module_call_ids: Optional[frozenset[int]] = None
         self._built_instances: Optional[dict[str, Optional[str]]] = None  # forward_returns.constructed_classes, any class
         # Without the word there is no backward call, and nothing to find for the history fact: most
         # library files are answered without a walk.
@@ -186,7 +198,7 @@ class SemanticModel:
         (`self.model((shot, label, query))` with `self.model = MtlLearner(args)` wherever the file
         assigns it, whose `meta_forward` adapts a base learner with `torch.autograd.grad`; also
         `self.model.forward(...)`)?  Such a run needs gradients: `no_grad` around it would raise."""
-        if not self._gradient_classes:
+        if not self._gradient_classes and not self._gradient_switches and not self._gradient_factories:
             return False
         if self._gradient_instances is None:
             self._gradient_instances = forward_returns.of_classes(self._instances(), self._gradient_classes)
@@ -194,7 +206,42 @@ class SemanticModel:
         if type(func) is cst.Attribute and func.attr.value == "forward":
             func = func.value
         written = dotted_name(func) if type(func) in (cst.Name, cst.Attribute) else None
-        return written is not None and written in self._gradient_instances
+        if written is None:
+            return False
+        if written in self._gradient_instances:
+            return True
+        switch = self._switched().get(written)
+        if switch is None and written in self._unpacked_switches:
+            # (a module-level name: not where a function binds one of its own, `def loss(model, x)`)
+            if written not in self._shadowed or id(call) in self._module_calls():
+                switch = self._unpacked_switches[written]
+        return switch is not None and (not switch[0] or forward_returns.turns_on(call, *switch))
+
+    def _module_calls(self) -> frozenset[int]:
+        if self._module_call_ids is None:
+            skip = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+            self._module_call_ids = frozenset(id(n) for n in code_descendants(self.module, skip=skip) if type(n) is cst.Call)
+        return self._module_call_ids
+
+    def _switched(self) -> dict[str, tuple[str, int]]:
+        """Names and `self.<attr>`s -> the switch of the gradient-computing class they hold: built
+        as a class of `gradient_switches`, or bound to what a function of `gradient_factories`
+        returns (`model = make(...)`, `model, _ = make(...)`)."""
+        if self._switched_instances is None:
+            found: dict[str, tuple[str, int]] = {}
+            if self._gradient_switches or self._gradient_factories:
+                for written, built in self._instances().items():
+                    switch = self._gradient_switches.get(built) or self._gradient_factories.get(built)  # type: ignore[arg-type]
+                    if switch is not None:
+                        found[written] = switch
+                if self._gradient_factories:
+                    unpacked, self._shadowed = forward_returns.first_items(self.module)
+                    for written, callee in unpacked.items():
+                        switch = self._gradient_factories.get(callee)
+                        if switch is not None:
+                            self._unpacked_switches[written] = switch
+            self._switched_instances = found
+        return self._switched_instances
 
     # ------------------------------------------------------------------ history
 

@@ -34,6 +34,8 @@ _EVAL_WORDS = frozenset(
     {"evaluate", "evaluation", "eval", "validate", "validation", "val", "test", "testing", "predict",
      "prediction", "predictions", "infer", "inference"}
 )  # fmt: skip
+# Words that say a function trains: with an evaluation word too, it is a driver of both, no evaluation.
+_TRAIN_WORDS = frozenset({"train", "training", "trainval"})
 # Function names with an evaluation word that are about something else: argument checking, config.
 _NOT_EVALUATION = frozenset(
     {"args", "arguments", "config", "configs", "kwargs", "input", "inputs", "shape", "shapes", "params",
@@ -64,6 +66,9 @@ def is_evaluation_function_name(name: str) -> bool:
         return False
     if name.startswith("test_") and len(tokens) > 1 and tokens[1] not in ("epoch", "loop", "step", "model"):
         return False  # pytest's convention: a unit test, not an evaluation
+    if any(t in _TRAIN_WORDS for t in tokens):
+        return False  # `trainValidateSegmentation`, `train_and_evaluate`: a driver that trains too (its
+        # `.eval()` calls, if any, still open regions)
     return not any(t in _NOT_EVALUATION for t in tokens)
 
 

@@ -16,7 +16,10 @@ A summary says, for each module-level function and each method of a module-level
   eval mode (`X.eval()`, `X.train(False)`: a context manager's `__enter__`, `utils.eval_mode`);
   `model_grad`: one of its model runs, or of its calls on `self` or `self.<attr>` (`self.model.act(obs)`:
   maybe a model run), is outside a `no_grad` block of its own (curl's `sample_action` runs its
-  actor only under `with torch.no_grad():`); `flush`: the flush it runs on every call
+  actor only under `with torch.no_grad():`); `subs`: the attributes of `self` a method calls as
+  modules (`self.attacker(x)`), where its class's `attrs` know their constructor, each [attr,
+  guard]: guard [flag, position] where the call runs only inside `if flag:` of a parameter
+  defaulting to False (`if make_adv:`), else None; `flush`: the flush it runs on every call
   (`torch.cuda.empty_cache()`, `gc.collect()`, not in a loop, behind an `if` or in a handler);
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
   history (every return must have one); absent when it never returns such a value;
@@ -24,6 +27,9 @@ A summary says, for each module-level function and each method of a module-level
   `self.sum += val * n`);
 - a class's `forwards`: the attribute holding the module its constructor is given, where its
   `forward` only ever returns that module's call (SAGAN's `SpectralNorm`: `forwarded_attribute`);
+- `makes`: a module-level function without `builds` that returns a model it builds alone or as
+  the first item of a tuple, moved (`.cuda()`) or wrapped in `DataParallel` on the way
+  (robustness's `make_and_restore_model`): the constructors, as in `builds`;
 - `fresh`: a module-level function whose every return is a tensor it has just made on the host
   (memlint.analysis.host_returns: `causal_mask(n)` returning `torch.triu(torch.ones(1, n, n)) == 0`);
 - `unsaved`: a module-level function whose every return is a new tensor that its producer keeps
@@ -77,7 +83,7 @@ from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 26  # 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 27  # 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -538,7 +544,7 @@ class _Summary:
         run, a flush, a gradient computation.  Most calls (`x.view()`, `self.fc(x)`, `F.relu(x)`)
         tell nothing and are left after a few dictionary lookups."""
         func = call.func
-        reference = model = flush = None
+        reference = model = flush = sub = None
         trains = evals = False
         if type(func) is ast.Name:
             name = func.id
@@ -579,6 +585,8 @@ class _Summary:
                 if root == "self":
                     if attr not in self._self_attributes()[0]:
                         reference = ["s", attr]  # a method, not a submodule (`self.fc = ...`)
+                    else:
+                        sub = attr  # `self.attacker(x)`: maybe a submodule's forward (`subs`)
                     if named_like_model(attr) or "self." + attr in self._module_evidence():
                         model = True
                 elif root in self.imports:
@@ -627,7 +635,7 @@ class _Summary:
         # the function's own `no_grad` it is `model_grad` (only a file that can turn gradients off
         # needs the fact: elsewhere every recognised run is outside such a block already)
         runs_own = type(func) is ast.Attribute and _self_or_its_attribute(func.value) and self._can_turn_grad_off
-        if reference is None and model is None and flush is None and not trains and not evals and not runs_own:
+        if reference is None and model is None and flush is None and sub is None and not trains and not evals and not runs_own:
             return
         where = self._where(call)
         if where is None:
@@ -638,7 +646,11 @@ class _Summary:
             reference = None  # `self` is not the method's first parameter here
         if reference is not None and reference[0] == "t":
             reference = self._attribute_instance(key, record, reference[1], reference[2])
+        if sub is not None and key != "?" and self._attribute_instance(key, record, sub, "__call__") is not None:
+            self._note_sub(key, record, call, sub)
         if key == "?":
+            if trains and not (type(func) is ast.Attribute and func.attr == "step"):
+                self._nested_gradients(call)
             model = flush = None
             trains = evals = False
             if reference is not None and reference[0] == "v":
@@ -703,6 +715,42 @@ class _Summary:
                     record.setdefault("passes", []).append([reference, positions, keywords])
         if built is not None:
             record["calls"].append([built, grad, self._loop_fact(loop), conditional])
+
+    def _note_sub(self, key: str, record: dict, call: ast.Call, attr: str) -> None:
+        """Record `self.attr(...)` in `subs` as [attr, guard]: guard [flag, position] where the call
+        only runs inside `if flag:` of a parameter defaulting to False (robustness's
+        `AttackerModel.forward` runs its attacker only `if make_adv:`), else None (unguarded wins)."""
+        guard = None
+        flags = {name: position for name, position in default_false_flags(self.nodes[key])}
+        child: ast.AST = call
+        for parent in self.source.ancestors(call):
+            if type(parent) in _FUNCTIONS:
+                break
+            if type(parent) is ast.If and _in(child, parent.body) and type(parent.test) is ast.Name and parent.test.id in flags:
+                guard = [parent.test.id, flags[parent.test.id]]
+                break
+            child = parent
+        subs = record.setdefault("subs", [])
+        for entry in subs:
+            if entry[0] == attr:
+                if guard is None or entry[1] != guard:
+                    entry[1] = None
+                return
+        subs.append([attr, guard])
+
+    def _nested_gradients(self, call: ast.Call) -> None:
+        """A gradient computation in a nested function (`def get_adv_examples(x): ...
+        torch.autograd.grad(loss, [x])` inside a forward that calls it: robustness's PGD `Attacker`)
+        counts for the summarised function that defines it: running that function may compute
+        gradients (`grads`).  Who calls the nested function is not known; silence when unsure."""
+        for parent in self.source.ancestors(call):
+            if type(parent) in _FUNCTIONS:
+                key = self.keys.get(id(parent))
+                if key is not None and key != "?":
+                    self.functions[key]["grads"] = True
+                    return
+            elif type(parent) is ast.ClassDef:
+                return
 
     def _attribute_instance(self, key: str, record: dict, attr: str, method: str) -> Optional[list]:
         """`self.decoder.recognize_beam(...)` in a method of a class whose code builds `self.decoder =
@@ -1037,6 +1085,39 @@ class _Summary:
                         built.append(constructor)
             if built:
                 self.functions[key]["builds"] = built
+            else:
+                made = self._made_model(key, found)
+                if made:
+                    self.functions[key]["makes"] = made
+
+    def _made_model(self, key: str, found: list[ast.Return]) -> Optional[list]:
+        """`makes` of a module-level function that returns a model it builds alone or as the first
+        item of a tuple, moved or wrapped on the way (robustness's `make_and_restore_model`: `model =
+        AttackerModel(...)`, `model = ch.nn.DataParallel(model)` behind an `if`, `model =
+        model.cuda()`, `return model, checkpoint`): the constructors every binding of it calls,
+        the others being moves (`.cuda()`, `.to(device)`) or data-parallel wrappers of the name
+        itself, whose call runs the model.  None where any return or binding is anything else."""
+        made: list = []
+        for statement in found:
+            value = statement.value
+            if type(value) is ast.Tuple and value.elts:
+                value = value.elts[0]
+            if type(value) is not ast.Name:
+                return None
+            bindings = self._local_values(key).get(value.id)
+            if not bindings:
+                return None
+            for assign in bindings:
+                if len(assign.targets) != 1 or type(assign.targets[0]) is not ast.Name:
+                    return None
+                if _same_model(assign.value, value.id):
+                    continue
+                constructor = self._constructor(assign.value, {})
+                if constructor is None:
+                    return None
+                if constructor not in made:
+                    made.append(constructor)
+        return made or None
 
     def _pickers(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
         """`picks` of a module-level function that returns a class it looks up by a name known only at
@@ -1460,6 +1541,22 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
         found.append(node)
         stack.extend(ast.iter_child_nodes(node))
     return found
+
+
+# Wrappers whose call runs the module they are given (`nn.DataParallel(model)`): the same model.
+_PARALLEL_WRAPPERS = frozenset({"DataParallel", "DistributedDataParallel"})
+
+
+def _same_model(value: ast.AST, name: str) -> bool:
+    """`name.cuda()`, `name.to(device)`, `nn.DataParallel(name)`: the model `name` holds, moved or
+    wrapped so that calling it runs the same forward."""
+    if type(value) is not ast.Call:
+        return False
+    func = value.func
+    if type(func) is ast.Attribute and func.attr in tables.MODULE_RETURNING:
+        return type(func.value) is ast.Name and func.value.id == name
+    wrapper = _final_name(func)
+    return wrapper in _PARALLEL_WRAPPERS and bool(value.args) and type(value.args[0]) is ast.Name and value.args[0].id == name
 
 
 def _bindings(scope: ast.AST) -> dict[str, list[ast.Assign]]:
@@ -2026,8 +2123,14 @@ def _check_function(record: dict) -> None:
             _require(type(value) is str)
         elif field == "picks":
             _require(value in ("globals", "import") and type(value) is str)
-        elif field in ("decorators", "builds"):
+        elif field in ("decorators", "builds", "makes"):
             _strings(value)
+        elif field == "subs":
+            _require(type(value) is list)
+            for attr, guard in value:
+                _require(type(attr) is str and (guard is None or (type(guard) is list and len(guard) == 2)))
+                if guard is not None:
+                    _require(type(guard[0]) is str and type(guard[1]) is int)
         elif field == "model":
             _require(type(value) is list)
             for alternative in value:

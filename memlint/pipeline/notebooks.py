@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from memlint.analysis.notebooks import JUPYTER_CELL, JUPYTER_CELL_MARKER
 from memlint.config import Settings
@@ -31,6 +31,9 @@ from memlint.pipeline import registry
 from memlint.pipeline.engine import lint_text
 from memlint.pipeline.fixes import FixOutcome, fix_text, parses
 from memlint.pipeline.reserved import reserved_diagnostic, syntax_error
+
+if TYPE_CHECKING:
+    from memlint.pipeline.project import FileView
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # Cell magics whose body is Python that IPython runs (timed, captured, profiled).
@@ -269,15 +272,44 @@ def _broken_cell(cell: _Cell, filename: str) -> Diagnostic:
 # ---------------------------------------------------------------------------- linting and fixing
 
 
-def lint_notebook(text: str, filename: str, settings: Settings) -> list[Diagnostic]:
+def lint_notebook(text: str, filename: str, settings: Settings, project: Optional["FileView"] = None) -> list[Diagnostic]:
+    """The notebook's findings, as a project of its own; `project` (its view in the project pass of
+    the run) adds only what calling the project's models does: which of them compute gradients
+    (`gradient_view`)."""
     try:
         notebook = _read(text, filename)
     except NotebookError as error:
         return [reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: notebook {error}", filename)]
     found = [_broken_cell(cell, filename) for cell in notebook.broken]
     if notebook.code:
-        found += [_to_cell(d, notebook.code) for d in lint_text(notebook.module, filename, settings)]
+        view = gradient_view(notebook.module, filename, project)
+        found += [_to_cell(d, notebook.code) for d in lint_text(notebook.module, filename, settings, view)]
     return sorted(found, key=Diagnostic.sort_key)
+
+
+def gradient_view(module: str, filename: str, project: Optional["FileView"]) -> Optional["FileView"]:
+    """The view of a notebook linted as a project of its own, with the project's gradient facts:
+    the classes whose forward computes gradients and the functions returning one
+    (`model, _ = make_and_restore_model(...)` in robustness's notebooks, whose `model(x,
+    make_adv=True)` runs a PGD attack).  None (lint_text's own view) where the project knows none."""
+    if project is None or not (project.gradient_classes or project.gradient_switches or project.gradient_factories):
+        return None
+    from memlint.analysis.summaries import summarize
+    from memlint.prescreen.source import Source
+    from memlint.pipeline.project import single_file_view
+
+    source = Source(module)
+    if source.tree is None:
+        return None
+    try:
+        summary = summarize(source)
+    except (RecursionError, MemoryError):
+        summary = None
+    own = single_file_view(summary, filename)
+    return replace(
+        own, gradient_classes=project.gradient_classes, gradient_switches=project.gradient_switches,
+        gradient_factories=project.gradient_factories,
+    )
 
 
 def _unmask(chunk: str, cell: _Cell) -> Optional[str]:
@@ -321,20 +353,20 @@ def _fixed_sources(notebook: _Notebook, fixed_module: str) -> dict[int, str]:
     return changed
 
 
-def fix_notebook(text: str, filename: str, settings: Settings, *, unsafe: bool) -> FixOutcome:
+def fix_notebook(text: str, filename: str, settings: Settings, *, unsafe: bool, project: Optional["FileView"] = None) -> FixOutcome:
     try:
         notebook = _read(text, filename)
     except NotebookError:
-        return FixOutcome(text, remaining=lint_notebook(text, filename, settings))
+        return FixOutcome(text, remaining=lint_notebook(text, filename, settings, project))
     if not notebook.code:
-        return FixOutcome(text, remaining=lint_notebook(text, filename, settings))
-    outcome = fix_text(notebook.module, filename, settings, unsafe=unsafe)
+        return FixOutcome(text, remaining=lint_notebook(text, filename, settings, project))
+    outcome = fix_text(notebook.module, filename, settings, unsafe=unsafe, project=gradient_view(notebook.module, filename, project))
     changed = _fixed_sources(notebook, outcome.text) if outcome.fixed else {}
     new_text = write_sources(text, changed) if changed else text
     return FixOutcome(
         new_text,
         fixed=outcome.fixed if changed else type(outcome.fixed)(),
-        remaining=lint_notebook(new_text, filename, settings),
+        remaining=lint_notebook(new_text, filename, settings, project),
         dropped=[_to_cell(d, notebook.code) for d in outcome.dropped],
     )
 

@@ -32,7 +32,8 @@ the other Python files under the project root).  Code outside it (an installed p
 not linted) is unknown, and the rules stay as silent about it as they are within one file.  A
 notebook takes part through the summary of its code cells (memlint/pipeline/prepare.py): its
 imports and calls count for the files it uses (a module only CUDA notebooks import runs on the
-GPU); it has no module name (nothing imports a notebook) and is still linted as a project of its own.
+GPU); it has no module name (nothing imports a notebook) and is still linted as a project of its own,
+but for which of the project's models compute gradients when called (memlint.pipeline.notebooks.gradient_view).
 """
 
 from __future__ import annotations
@@ -148,6 +149,15 @@ class FileView:
     # module-level names no other code of the project reads (ML003's reading of a module's own code;
     # a dynamic import, `importlib.import_module(name)`, is not seen).
     unimported: bool = False
+    # Classes as this file names them whose `forward` computes gradients only when a flag is on: a
+    # submodule run behind `if flag:` of a parameter defaulting to False (robustness's
+    # `AttackerModel.forward` attacks its input `if make_adv:`), as "class:flag:position" (the
+    # flag's position among the call's positional arguments, -1 for keyword-only).
+    gradient_switches: frozenset[str] = frozenset()
+    # Project functions as this file names them that return, alone or first in a tuple, an
+    # instance of a class whose `forward` computes gradients (`model, _ = make_and_restore_model(...)`),
+    # as "function:flag:position", the flag and position of that class's switch ("" and -1: always).
+    gradient_factories: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -211,6 +221,17 @@ class FileView:
         """Does every call of the module-level function `key` turn its flag `parameter` on?"""
         return f"{key_string(key)}:{parameter}" in self.flags_on
 
+    def gradient_switch_map(self) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
+        """`gradient_switches` and `gradient_factories` unpacked: name -> (flag or "", position)."""
+        def unpack(packed: frozenset[str]) -> dict[str, tuple[str, int]]:
+            found = {}
+            for entry in packed:
+                name, flag, position = entry.rsplit(":", 2)
+                found[name] = (flag, int(position))
+            return found
+
+        return unpack(self.gradient_switches), unpack(self.gradient_factories)
+
     def to_data(self) -> list:
         """Plain data for the cache (`from_data` reads it back)."""
         return [sorted(self.no_grad), sorted(self.grad_elsewhere), [list(p) for p in self.trained],
@@ -220,7 +241,7 @@ class FileView:
                 sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers,
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
-                self.unimported]  # fmt: skip
+                self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -228,12 +249,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 25 or any(type(data[i]) is not bool for i in (8, 16, 24)):
+        if type(data) is not list or len(data) != 27 or any(type(data[i]) is not bool for i in (8, 16, 24)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -243,7 +264,8 @@ class FileView:
                    None if star is None else tuple(tuple(x) for x in star), tuple(tuple(x) for x in data[10]),
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
-                   frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24])  # fmt: skip
+                   frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
+                   frozenset(data[25]), frozenset(data[26]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -394,7 +416,8 @@ class Project:
         self.per_forward = self._per_forward()
         self.history = self._history()
         self.updates = self._updates()
-        self._gradients: Optional[set[tuple]] = None  # functions that compute gradients (`_computes_gradients`)
+        self._gradients: Optional[set[tuple]] = None  # functions that may compute gradients (`_gradient_work`)
+        self._switches: dict[tuple, Optional[tuple[str, int]]] = {}  # a class -> `_gradient_switch`
         self._model_runners: Optional[set[tuple]] = None  # functions that run a model (`_reaching`)
         self._grad_free: dict[int, frozenset[str]] = {}  # import component -> FileView.grad_free_methods
 
@@ -1289,18 +1312,99 @@ class Project:
     def _gradient_classes(self, index: int) -> frozenset[str]:
         """FileView.gradient_classes of file `index`: the nn.Module classes it names whose `forward`
         computes gradients (summaries' `grads`, here or in a function the forward reaches)."""
-        found = set()
+        return frozenset(written for written, owner in self._classes_named_in(index) if self._gradient_switch(owner) == ("", -1))
+
+    def _gradient_switches(self, index: int) -> tuple[tuple[str, str, int], ...]:
+        """FileView.gradient_switches of file `index`: the nn.Module classes it names whose `forward`
+        computes gradients only behind `if flag:` of a parameter defaulting to False."""
+        found = []
         for written, owner in self._classes_named_in(index):
-            if not self.is_module_class(owner[1], owner[2]):
-                continue
-            forward = self._method(owner, "forward")
-            if forward is None or forward[0] != "func":
-                continue
-            if self._gradients is None:
-                self._gradients = self._reaching(lambda function, record: bool(record.get("grads")))
-            if (forward[1], forward[2]) in self._gradients:
-                found.add(written)
-        return frozenset(found)
+            switch = self._gradient_switch(owner)
+            if switch is not None and switch[0]:
+                found.append((written, *switch))
+        return tuple(sorted(found))
+
+    def _gradient_factories(self, index: int) -> tuple[tuple[str, str, int], ...]:
+        """FileView.gradient_factories of file `index`: the project functions it names (its own, or
+        imported) that return, alone or first in a tuple, an instance of an nn.Module class whose
+        `forward` computes gradients (summaries' `builds` / `makes`), with its switch as in
+        `_gradient_switch`: robustness's `make_and_restore_model`, whose `AttackerModel` attacks
+        its input when called with `make_adv=True`."""
+        file = self.files[index]
+        named = [(name, ("func", index, name)) for name in file.summary["defs"] if name in file.summary["functions"]]  # type: ignore[union-attr]
+        for local in file.summary["imports"]:  # type: ignore[union-attr]
+            owner = self._name(file, local)  # type: ignore[arg-type]
+            if owner is not None and owner[0] == "func":
+                named.append((local, owner))
+        found = []
+        for written, owner in named:
+            record = self.record((owner[1], owner[2]))
+            made = record.get("builds") or record.get("makes") or ()
+            switches = {self._gradient_switch(self._built_class(self.files[owner[1]], m) or ("?",)) for m in made}  # type: ignore[arg-type]
+            if len(switches) == 1 and None not in switches:
+                found.append((written, *switches.pop()))
+        return tuple(sorted(found))
+
+    def _gradient_switch(self, owner: tuple) -> Optional[tuple[str, int]]:
+        """For a project nn.Module class whose `forward` may compute gradients: ("", -1) when running
+        it may do so whatever its arguments; (flag, position) when only a run of a submodule behind
+        `if flag:` does (summaries' `subs`; position: the flag's among the call's positional
+        arguments, -1 for keyword-only); None when it computes none (or `owner` is no such class).
+        Kept per class: every file naming it asks."""
+        if owner not in self._switches:
+            self._switches[owner] = self._gradient_switch_of(owner)
+        return self._switches[owner]
+
+    def _gradient_switch_of(self, owner: tuple) -> Optional[tuple[str, int]]:
+        if owner[0] != "class" or not self.is_module_class(owner[1], owner[2]):
+            return None
+        forward = self._method(owner, "forward")
+        if forward is None or forward[0] != "func":
+            return None
+        if self._gradients is None:
+            self._gradients = self._gradient_work()
+        if (forward[1], forward[2]) in self._gradients:
+            return ("", -1)
+        file = self.files[forward[1]]
+        attrs = file.summary["classes"][forward[2].partition(".")[0]].get("attrs", {})  # type: ignore[union-attr]
+        for attr, guard in self.record((forward[1], forward[2])).get("subs", ()):
+            if guard is not None and self._runs_gradient_forward(file, attrs.get(attr)):  # type: ignore[arg-type]
+                return (guard[0], guard[1] - 1 if guard[1] > 0 else -1)
+        return None
+
+    def _runs_gradient_forward(self, file: _File, constructor: Optional[str]) -> bool:
+        """Is `constructor` (as a class's `attrs` write it) a project nn.Module class whose `forward`
+        computes gradients (`_gradient_work`)?"""
+        classes = self._instances_built(file, constructor) if constructor is not None else []
+        forward = self._instance_method(classes[0], "__call__") if len(classes) == 1 else None
+        return forward is not None and forward[0] == "func" and (forward[1], forward[2]) in self._gradients  # type: ignore[operator]
+
+    def _gradient_work(self) -> set[tuple]:
+        """The functions that may compute gradients: summaries' `grads` (their own body, nested
+        functions included), or a call of one (any call the pass resolves), or a run of a submodule
+        whose class's `forward` is one (summaries' `subs`: robustness's `AttackerModel.forward` runs
+        `self.attacker(...)`, built as `Attacker(model, dataset)`, whose forward takes
+        `torch.autograd.grad` of its input every step): least fixed point over callers."""
+        runners: dict[tuple, list[tuple]] = {}  # a forward -> the methods that run its class as a submodule
+        for file, key, record in self._functions():
+            for attr, guard in record.get("subs", ()):
+                if guard is not None:
+                    continue  # (only `if flag:` runs it: `_gradient_switch`)
+                constructor = file.summary["classes"][key.partition(".")[0]].get("attrs", {}).get(attr)  # type: ignore[union-attr]
+                classes = self._instances_built(file, constructor) if constructor is not None else []
+                forward = self._instance_method(classes[0], "__call__") if len(classes) == 1 else None
+                if forward is not None and forward[0] == "func":
+                    runners.setdefault((forward[1], forward[2]), []).append((file.index, key))
+        found = {(file.index, key) for file, key, record in self._functions() if record.get("grads")}
+        ready = list(found)
+        while ready:
+            function = ready.pop()
+            callers = [site.caller for site in self._incoming.get(function, ())]
+            for caller in [*callers, *runners.get(function, ())]:
+                if caller not in found and caller[1] not in ("", "?"):
+                    found.add(caller)
+                    ready.append(caller)
+        return found
 
     def _model_methods_called(self, index: int) -> frozenset[str]:
         """FileView.model_methods of file `index`: of the methods it calls on a model or on an
@@ -1495,6 +1599,8 @@ class Project:
             meter_classes=self._meter_classes(index),
             torch_importers=self._torch_importers(index),
             gradient_classes=self._gradient_classes(index),
+            gradient_switches=frozenset(f"{c}:{flag}:{position}" for c, flag, position in self._gradient_switches(index)),
+            gradient_factories=frozenset(f"{f}:{flag}:{position}" for f, flag, position in self._gradient_factories(index)),
             model_methods=model_methods,
             eval_contexts=self._eval_contexts(index),
             grad_free_methods=self._grad_free_methods(index, model_methods),

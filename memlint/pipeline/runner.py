@@ -90,8 +90,8 @@ def process_text(text: str, filename: str, settings: Settings, mode: Mode, task:
         from memlint.pipeline.notebooks import lint_notebook as lint
 
         if not mode.fix:  # a notebook is a project of its own
-            return FileResult(filename, lint(text, filename, settings))
-        outcome = fix(text, filename, settings, unsafe=unsafe)
+            return FileResult(filename, lint(text, filename, settings, task.view))
+        outcome = fix(text, filename, settings, unsafe=unsafe, project=task.view)
     elif not mode.fix:
         return FileResult(filename, lint_text(text, filename, settings, task.view, screened=task.screened, rules=task.rules))
     else:

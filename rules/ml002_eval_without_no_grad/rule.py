@@ -43,7 +43,7 @@ class EvalWithoutNoGrad(Rule):
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...) or in a
     loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
-    `inference`, `eval_epoch`, ...) or draws samples to look at (a verb of drawing or showing with
+    `inference`, `eval_epoch`, ...; not one whose name also says it trains, `trainValidateSegmentation`) or draws samples to look at (a verb of drawing or showing with
     a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
     and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
     does, the calls after it are the regions). The first model call of each such region is reported. After
@@ -63,7 +63,8 @@ class EvalWithoutNoGrad(Rule):
     in an nn.Module (its submodule, whatever built it), a local alias of a submodule
     (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
     named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
-    nor is a parameterless function that builds the model it runs, loads no weights and loops over
+    nor is a parameterless function that builds the model it runs (by its class, or through a
+    factory of the file that returns one: `net = densenet_cifar()`), loads no weights and loops over
     nothing (`def test(): net = VGG(); net(torch.randn(2, 3, 32, 32))`: a shape check). Building a model from a class
     (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing. Wrapping inputs in
     `Variable(x, volatile=True)` does not turn gradients off (it has done nothing since PyTorch
@@ -94,7 +95,13 @@ class EvalWithoutNoGrad(Rule):
     whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
     need them) or runs a model whose `forward` computes them, in any file linted with it (a learner
-    that adapts itself with `torch.autograd.grad` at test time, MAML-style), inside an explicit `torch.enable_grad()`, and in a function that training code of
+    that adapts itself with `torch.autograd.grad` at test time, MAML-style), also in a function
+    nested in it or through a submodule it runs (robustness's `AttackerModel` runs `self.attacker`,
+    a PGD attack), where that submodule runs behind `if flag:` of a parameter defaulting to False
+    only in a call that may turn the flag on (`model(x, y, make_adv=True)`, or `**kwargs`), and
+    also for a model a project function returns, alone or first in a tuple (`model, _ =
+    make_and_restore_model(...)`); in a Jupyter notebook's own code, a cell that computes gradients
+    leaves the region's other cells evaluation, inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
     function that does, Lightning's `training_step`): a `predict()` that a training step also runs
     needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
@@ -1069,9 +1076,182 @@ def train_loop(model, loaders, optimizer, criterion):
                 step(phase, model, optimizer, criterion, x, y)
 """
         ),
+        Valid(  # a submodule whose forward takes gradients of its input in a nested function (a PGD attack, robustness's Attacker) run after `self.eval()`, and a model holding it run with its flag on: gradients are the point
+            """
+import torch
+from torch import nn
+class Perturber(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def forward(self, x, y, steps=3):
+        def ascend(x):
+            x = x.detach().requires_grad_(True)
+            loss = nn.functional.cross_entropy(self.net(x), y)
+            grad, = torch.autograd.grad(loss, [x])
+            return x + 0.01 * grad.sign()
+        for _ in range(steps):
+            x = ascend(x)
+        return x
+class Robust(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.perturber = Perturber(net)
+    def forward(self, x, y=None, perturb=False):
+        if perturb:
+            self.eval()
+            x = self.perturber(x, y)
+        return self.net(x)
+def attack_accuracy(net, loader):
+    model = Robust(net)
+    model.eval()
+    hits = 0
+    for x, y in loader:
+        hits += (model(x, y, perturb=True).argmax(1) == y).sum().item()
+    return hits
+""",
+        ),
+        Valid(  # a parameterless shape check of a model a factory of the file builds (robustness's densenet `test()`)
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, width=8):
+        super().__init__()
+        self.fc = nn.Linear(3 * 32 * 32, width)
+    def forward(self, x):
+        return self.fc(x.flatten(1))
+def net_small(**kwargs):
+    return Net(**kwargs)
+def test():
+    net = net_small()
+    x = torch.randn(1, 3, 32, 32)
+    y = net(x)
+    print(y.size())
+""",
+        ),
+        Valid(  # a driver whose name says it trains and validates, drawing the graph of one output (ESPNet's `trainValidateSegmentation`, `viz.make_dot(y)`): no evaluation by its name
+            """
+import torch
+def train(model, loader, optimizer):
+    model.train()
+    for inputs, targets in loader:
+        loss = (model(inputs) - targets).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+def trainValidateSegmentation(model, loader, optimizer, draw):
+    x = torch.randn(1, 3, 64, 64)
+    y = model(x)
+    draw(y.grad_fn)
+    for epoch in range(10):
+        train(model, loader, optimizer)
+""",
+        ),
     ]
 
     INVALID = [
+        Invalid(  # a model whose forward attacks its input only with its flag on, run without it after `.eval()`: plain inference
+            """
+import torch
+from torch import nn
+class Perturber(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def forward(self, x, y, steps=3):
+        def ascend(x):
+            x = x.detach().requires_grad_(True)
+            loss = nn.functional.cross_entropy(self.net(x), y)
+            grad, = torch.autograd.grad(loss, [x])
+            return x + 0.01 * grad.sign()
+        for _ in range(steps):
+            x = ascend(x)
+        return x
+class Robust(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.perturber = Perturber(net)
+    def forward(self, x, y=None, perturb=False):
+        if perturb:
+            self.eval()
+            x = self.perturber(x, y)
+        return self.net(x)
+def clean_accuracy(net, loader):
+    model = Robust(net)
+    model.eval()
+    hits = 0
+    for x, y in loader:
+        hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+""",
+            line=31,
+            column=18,
+            fixed="""
+import torch
+from torch import nn
+class Perturber(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+    def forward(self, x, y, steps=3):
+        def ascend(x):
+            x = x.detach().requires_grad_(True)
+            loss = nn.functional.cross_entropy(self.net(x), y)
+            grad, = torch.autograd.grad(loss, [x])
+            return x + 0.01 * grad.sign()
+        for _ in range(steps):
+            x = ascend(x)
+        return x
+class Robust(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.perturber = Perturber(net)
+    def forward(self, x, y=None, perturb=False):
+        if perturb:
+            self.eval()
+            x = self.perturber(x, y)
+        return self.net(x)
+def clean_accuracy(net, loader):
+    model = Robust(net)
+    model.eval()
+    hits = 0
+    with torch.no_grad():
+        for x, y in loader:
+            hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+""",
+            unsafe=True,
+            message="`model(x)` runs after `model.eval()`",
+        ),
+        Invalid(  # a function named for evaluating on the training data that puts its model in eval mode: its `.eval()` opens the region, whatever else the name says
+            """
+import torch
+def train_evaluate(model, train_loader):
+    model.eval()
+    total = 0.0
+    for x, y in train_loader:
+        total += (model(x) - y).pow(2).mean().item()
+    return total
+""",
+            line=6,
+            column=19,
+            fixed="""
+import torch
+@torch.no_grad()
+def train_evaluate(model, train_loader):
+    model.eval()
+    total = 0.0
+    for x, y in train_loader:
+        total += (model(x) - y).pow(2).mean().item()
+    return total
+""",
+            unsafe=True,
+            message="`model(x)` runs after `model.eval()`",
+        ),
         Invalid(  # torchnet's Engine.test runs the network it trains over the test loader with gradients on
             """
 import torch
