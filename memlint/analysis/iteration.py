@@ -18,6 +18,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.cli_defaults import flag_on_by_default
+from memlint.analysis.flag_attributes import opt_in_attribute
 from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, DRAWS_DATA, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import OPTIMIZERS_NAME as _OPTIMIZERS_NAME
@@ -234,6 +235,15 @@ def flag_turned_on(test: cst.BaseExpression, ctx: "Context") -> bool:
     `FileView.flag_on`, memlint.analysis.flag_arguments): the branch runs on every call."""
     flag = opt_in_parameter(test, ctx.function_node)
     return flag is not None and ctx.function_key is not None and ctx.project.flag_on(ctx.function_key, flag)
+
+def attribute_flag_off(test: cst.BaseExpression, ctx: "Context") -> bool:
+    """`if self.lu_factorize:` where the class keeps a constructor parameter defaulting to False
+    (`flag_attributes.opt_in_attribute`) that some construction of the class in the project leaves
+    off (the project pass's `flag_on` of its `__init__`): the branch is an opt-in instance's."""
+    flag = opt_in_attribute(test, ctx)
+    key = ctx.function_key
+    return flag is not None and key is not None and not ctx.project.flag_on(("method", key[1], "__init__"), flag)
+
 
 def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
     """The `if` statements of a block that pick a value by the run's configuration: `ff = A` then

@@ -208,7 +208,8 @@ class FileView:
         return key_string(key) in self.per_forward
 
     def flag_on(self, key: FunctionKey, parameter: str) -> bool:
-        """Does every call of the module-level function `key` turn its flag `parameter` on?"""
+        """Does every call of the module-level function `key` (every construction of the class, for
+        its `__init__`) turn its flag `parameter` on?"""
         return f"{key_string(key)}:{parameter}" in self.flags_on
 
     def to_data(self) -> list:
@@ -1503,8 +1504,8 @@ class Project:
         )
 
     def _flags_on(self, index: int) -> frozenset[str]:
-        """FileView.flags_on of file `index`: "function:flag" for its module-level functions' flags
-        (summaries' `flags`) that every call of the function the pass resolves turns on (`passes`)."""
+        """FileView.flags_on of file `index`: "function:flag" for its module-level functions' and
+        constructors' flags (summaries' `flags`) that every call of the function the pass resolves turns on (`passes`)."""
         functions = self.files[index].summary["functions"]  # type: ignore[union-attr]
         wanted = {(index, key): record["flags"] for key, record in functions.items() if record.get("flags")}
         if not wanted:

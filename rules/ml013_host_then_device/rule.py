@@ -14,7 +14,7 @@ from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_proj
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
 from memlint.analysis.host_flow import EMPTY, Flow, factory_names, statement_flows
-from memlint.analysis.iteration import configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
+from memlint.analysis.iteration import attribute_flag_off, configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
 from memlint.analysis.moves import later_moves, through_reshapes
 from memlint.analysis.walk import code_descendants
@@ -694,6 +694,107 @@ def test(dataset, model, loader):
                 then="result = BaseSet().multi_scale(lambda x: x * 2, torch.randn(1, 3, device='cuda'))",
                 fake_cuda=True,
             ),
+        ),
+        Invalid(  # the constructor's flag kept in an attribute, turned on by every construction: its branch runs on every call
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n).to(x.device)
+        return x
+mixer = Mixer(4, True)
+""",
+            line=10,
+            column=21,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n, device=x.device)
+        return x
+mixer = Mixer(4, True)
+""",
+        ),
+        Invalid(  # the flag's attribute is set again outside the constructor (`mixer.factorize = True`): no opt-in the class alone decides
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n).to(x.device)
+        return x
+mixer = Mixer(4)
+mixer.factorize = True
+""",
+            line=10,
+            column=21,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n, device=x.device)
+        return x
+mixer = Mixer(4)
+mixer.factorize = True
+""",
+        ),
+        Invalid(  # the `else` of an opt-in attribute's test: what an ordinary instance runs
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            return x
+        else:
+            return x + torch.eye(self.n).to(x.device)
+""",
+            line=12,
+            column=24,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            return x
+        else:
+            return x + torch.eye(self.n, device=x.device)
+""",
         ),
         Invalid(  # read on the host only to compute a second tensor moved with it (NRI's `set_diag_to_one`)
             """
@@ -2164,6 +2265,22 @@ class WeightNormLinear(nn.Linear):
         return super().forward(x)
 """
         ),
+        Valid(  # an attribute keeping a constructor's flag that defaults to False, no construction turning it on: an opt-in layer's branch
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n).to(x.device)
+        return x
+mixer = Mixer(4)
+"""
+        ),
         Valid(  # a module-level cache keyed by the device, filled on the first call
             """
 import torch
@@ -3150,8 +3267,8 @@ class Norm(nn.Module):
         device, device_alone = target  # `device=` alone would not give the factory `x`'s dtype (`.type_as(x)`, `.to(x)`)
         if self._assigned and statement_fills_cache(self._assigned[-1], ctx):  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
             return
-        if any(self._opt_in(node.test) for node, _ in ctx.frame.conditions):
-            return  # `if init:` of `forward(self, x, init=False)`: a special call, not every one
+        if any(self._opt_in(condition, node) for condition, _ in ctx.frame.conditions):
+            return  # `if init:` of `forward(self, x, init=False)`, `if self.lu:` of `__init__(self, lu=False)`: a special call, not every one
         candidate = _Candidate(node, factory, name, device, fixable and device_alone, ctx.function_key, every_call(ctx, self._configured), at)
         if ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward":
             self._report(candidate, "inside `forward`")
@@ -3163,11 +3280,19 @@ class Norm(nn.Module):
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
 
-    def _opt_in(self, test: cst.BaseExpression) -> bool:
-        """Is `test` a flag parameter defaulting to False (`iteration.opt_in_parameter`) that some
-        call of the function leaves off?  Every call turning it on (`sinc(..., cuda)` with `cuda =
-        x.is_cuda`: the project pass's `flag_on`) makes its branch run as the callers do."""
-        return opt_in_parameter(test, self.ctx.function_node) is not None and not flag_turned_on(test, self.ctx)
+    def _opt_in(self, condition: cst.CSTNode, move: cst.Call) -> bool:
+        """Does `condition`, an `if` around `move`, test a flag parameter defaulting to False
+        (`iteration.opt_in_parameter`) that some call of the function leaves off?  Every call turning
+        it on (`sinc(..., cuda)` with `cuda = x.is_cuda`: the project pass's `flag_on`) makes its
+        branch run as the callers do.  Or is `move` in the body of `if self.lu:`, an attribute that
+        keeps such a flag of the constructor, which some construction leaves off
+        (`iteration.attribute_flag_off`)?  (Its `else` is the ordinary instance's.)"""
+        test = condition.test  # type: ignore[attr-defined]
+        if opt_in_parameter(test, self.ctx.function_node) is not None and not flag_turned_on(test, self.ctx):
+            return True
+        if type(condition) is not cst.If or not attribute_flag_off(test, self.ctx):
+            return False
+        return any(inner is move for inner in code_descendants(condition.body))
 
     def _configured(self, node: cst.CSTNode) -> bool:
         return configured_branch(node, self.ctx, self._overrides)
