@@ -117,8 +117,12 @@ class HostThenDevice(Rule):
       data-dependent initialisation called once), unless every call of the function (a module-level
       one) in the linted files turns the flag on with `True` or an accelerator test: `sinc(band, t, cuda)`
       with `cuda = x.is_cuda`, `gumbel_softmax(logits, hard=True)` (then the branch runs on every call);
+      nor in the body of `if self.lu:` where the class's `__init__(self, n, lu=False)` keeps the flag
+      (`self.lu = lu`, the attribute's one binding in the file) and some construction of the class in the
+      linted files leaves it off (`Glow(width, depth)` passing no `lu`: an opt-in instance's branch);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
-      calls unconditionally (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
+      calls unconditionally or behind a choice among the run's configured alternatives (`if args.attack
+      == "pgd": attack_pgd(...)`) (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
       in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
       `lm_model.log_prob(x)` calls their `log_prob`; a method called on a receiver of unknown class,
@@ -141,7 +145,8 @@ class HostThenDevice(Rule):
     its batch loop are not reported (a `while` loop that runs a model but calls no backward and
     steps no optimizer is a decoding loop over one input, no pass: `translate(sentence)` called per
     test batch sets up its beam on every call; nor is a `for _ in range(n)` loop that never reads its
-    counter and draws no data, an attack's perturbation steps on one input: `perturb(model, x)` called
+    counter (an inner `for _ in range(k):` binds the name again, no read) and draws no data, an attack's
+    restarts or perturbation steps on one input: `perturb(model, x)` called
     per training batch sets up its random start on every call). A loop over epochs that calls such a function is
     no step loop either, whatever the function runs in its pass. A `while` decoding loop that calls a
     method of the model (`model.decode(...)`) runs once per generated token, so code in its own body
@@ -794,6 +799,103 @@ class Mixer(nn.Module):
             return x
         else:
             return x + torch.eye(self.n, device=x.device)
+""",
+        ),
+        Invalid(  # a helper the test loop calls behind a choice among the run's configured attacks: every iteration of a run that picks it
+            """
+import torch
+def margin(logits, y):
+    floor = torch.zeros(y.shape[0]).cuda()
+    return torch.max(floor, logits.max(1)[0])
+for x, y in test_loader:
+    x, y = x.cuda(), y.cuda()
+    if args.attack == "pgd":
+        score = margin(model(x), y)
+    elif args.attack == "none":
+        score = model(x).sum()
+""",
+            line=3,
+            column=13,
+            message="every iteration of the loop `for x, y in test_loader`",
+            fixed="""
+import torch
+def margin(logits, y):
+    floor = torch.zeros(y.shape[0], device="cuda")
+    return torch.max(floor, logits.max(1)[0])
+for x, y in test_loader:
+    x, y = x.cuda(), y.cuda()
+    if args.attack == "pgd":
+        score = margin(model(x), y)
+    elif args.attack == "none":
+        score = model(x).sum()
+""",
+        ),
+        Invalid(  # restarts around the attack's steps, each loop binding `_` again (no read of a counter): no pass of its own
+            """
+import torch
+import torch.nn.functional as F
+def attack(model, x, y, restarts, steps):
+    best = torch.zeros(y.shape[0]).cuda()
+    for _ in range(restarts):
+        delta = torch.zeros_like(x, requires_grad=True)
+        for _ in range(steps):
+            F.cross_entropy(model(x + delta), y).backward()
+        best = torch.max(best, F.cross_entropy(model(x + delta), y, reduction="none"))
+    return best
+for x, y in test_loader:
+    worst = attack(model, x.cuda(), y.cuda(), 3, 10)
+""",
+            line=4,
+            column=12,
+            message="every iteration of the loop `for x, y in test_loader`",
+            fixed="""
+import torch
+import torch.nn.functional as F
+def attack(model, x, y, restarts, steps):
+    best = torch.zeros(y.shape[0], device="cuda")
+    for _ in range(restarts):
+        delta = torch.zeros_like(x, requires_grad=True)
+        for _ in range(steps):
+            F.cross_entropy(model(x + delta), y).backward()
+        best = torch.max(best, F.cross_entropy(model(x + delta), y, reduction="none"))
+    return best
+for x, y in test_loader:
+    worst = attack(model, x.cuda(), y.cuda(), 3, 10)
+""",
+        ),
+        Invalid(  # the class is built only through a name handed on (`norm = Mixer`): no construction says the flag is off
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n).to(x.device)
+        return x
+norm = Mixer
+layer = norm(4)
+""",
+            line=10,
+            column=21,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n, device=x.device)
+        return x
+norm = Mixer
+layer = norm(4)
 """,
         ),
         Invalid(  # read on the host only to compute a second tensor moved with it (NRI's `set_diag_to_one`)
@@ -2279,6 +2381,18 @@ class Mixer(nn.Module):
             x = x + torch.eye(self.n).to(x.device)
         return x
 mixer = Mixer(4)
+"""
+        ),
+        Valid(  # a helper the loop calls behind an opt-in flag of the configuration (`if args.log_margins:`), no choice every run makes
+            """
+import torch
+def margin(logits, y):
+    floor = torch.zeros(y.shape[0]).cuda()
+    return torch.max(floor, logits.max(1)[0])
+for x, y in test_loader:
+    x, y = x.cuda(), y.cuda()
+    if args.log_margins:
+        print(margin(model(x), y))
 """
         ),
         Valid(  # a module-level cache keyed by the device, filled on the first call
