@@ -59,6 +59,14 @@ class _Loss:  # autograd does not run on the fake GPU: the harness compares the 
         pass
 criterion = lambda out, target: _Loss(((out - target) ** 2).mean())
 """
+# A test loader of one labelled batch, a model and the run's configuration (`args.attack`).
+_LABELLED_TEST_BATCH = """
+import torch
+test_loader = [(torch.randn(2, 3), torch.tensor([0, 1]))]
+model = lambda x: x * 2
+class args:
+    attack = "pgd"
+"""
 _ONE_IMAGE_BATCH = """
 import torch
 dataloader = [(torch.randn(3, 4), None)]
@@ -732,6 +740,7 @@ class Mixer(nn.Module):
         return x
 mixer = Mixer(4, True)
 """,
+            harness=Harness(then="result = mixer(torch.randn(4, 4))"),
         ),
         Invalid(  # the flag's attribute is set again outside the constructor (`mixer.factorize = True`): no opt-in the class alone decides
             """
@@ -767,6 +776,7 @@ class Mixer(nn.Module):
 mixer = Mixer(4)
 mixer.factorize = True
 """,
+            harness=Harness(then="result = mixer(torch.randn(4, 4))"),
         ),
         Invalid(  # the `else` of an opt-in attribute's test: what an ordinary instance runs
             """
@@ -800,6 +810,7 @@ class Mixer(nn.Module):
         else:
             return x + torch.eye(self.n, device=x.device)
 """,
+            harness=Harness(then="result = Mixer(4)(torch.randn(4, 4))"),
         ),
         Invalid(  # a helper the test loop calls behind a choice among the run's configured attacks: every iteration of a run that picks it
             """
@@ -829,39 +840,47 @@ for x, y in test_loader:
     elif args.attack == "none":
         score = model(x).sum()
 """,
+            harness=Harness(
+                setup=_LABELLED_TEST_BATCH,
+                then="result = score",
+                fake_cuda=True,
+            ),
         ),
         Invalid(  # restarts around the attack's steps, each loop binding `_` again (no read of a counter): no pass of its own
             """
 import torch
-import torch.nn.functional as F
 def attack(model, x, y, restarts, steps):
     best = torch.zeros(y.shape[0]).cuda()
     for _ in range(restarts):
-        delta = torch.zeros_like(x, requires_grad=True)
+        delta = torch.zeros_like(x)
         for _ in range(steps):
-            F.cross_entropy(model(x + delta), y).backward()
-        best = torch.max(best, F.cross_entropy(model(x + delta), y, reduction="none"))
+            delta = delta + 0.1 * model(x + delta).sign()
+        best = torch.max(best, model(x + delta).sum(1))
     return best
 for x, y in test_loader:
     worst = attack(model, x.cuda(), y.cuda(), 3, 10)
 """,
-            line=4,
+            line=3,
             column=12,
             message="every iteration of the loop `for x, y in test_loader`",
             fixed="""
 import torch
-import torch.nn.functional as F
 def attack(model, x, y, restarts, steps):
     best = torch.zeros(y.shape[0], device="cuda")
     for _ in range(restarts):
-        delta = torch.zeros_like(x, requires_grad=True)
+        delta = torch.zeros_like(x)
         for _ in range(steps):
-            F.cross_entropy(model(x + delta), y).backward()
-        best = torch.max(best, F.cross_entropy(model(x + delta), y, reduction="none"))
+            delta = delta + 0.1 * model(x + delta).sign()
+        best = torch.max(best, model(x + delta).sum(1))
     return best
 for x, y in test_loader:
     worst = attack(model, x.cuda(), y.cuda(), 3, 10)
 """,
+            harness=Harness(
+                setup=_LABELLED_TEST_BATCH,
+                then="result = worst",
+                fake_cuda=True,
+            ),
         ),
         Invalid(  # the class is built only through a name handed on (`norm = Mixer`): no construction says the flag is off
             """
@@ -897,6 +916,7 @@ class Mixer(nn.Module):
 norm = Mixer
 layer = norm(4)
 """,
+            harness=Harness(then="result = Mixer(4, True)(torch.randn(4, 4))"),
         ),
         Invalid(  # read on the host only to compute a second tensor moved with it (NRI's `set_diag_to_one`)
             """
