@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from memlint.analysis.flag_arguments import arguments_on, default_false_flags
+from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 
 
 def _function(code: str) -> ast.AST:
@@ -29,3 +29,8 @@ def test_arguments_that_turn_a_flag_on():
 
 def test_positions_after_a_spread_are_unknown():
     assert arguments_on(_call("f(*args, True)")) == ([], [])
+
+
+def test_a_constructors_flags_are_positioned_as_a_construction_passes_them():
+    init = ast.parse("class C:\n    def __init__(self, n, lu=False, *, hard=False): pass").body[0].body[0]  # type: ignore[attr-defined]
+    assert constructor_flags(init) == [["lu", 1], ["hard", -1]]

@@ -1935,6 +1935,86 @@ def test_a_flag_one_call_leaves_configured_keeps_its_branch_opt_in(project):
     assert _findings(".", "--select", "ML013") == []
 
 
+MIXER = """
+import torch
+import torch.nn as nn
+
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n).to(x.device)
+        return x
+"""
+
+
+def test_an_attribute_flag_a_construction_in_another_file_leaves_off_is_opt_in(project):
+    # kamenbliznashki/normalizing_flows: `Glow(...)` never passes `lu_factorize`, so the host
+    # `torch.eye` of `Invertible1x1Conv.forward`'s LU branch runs for no instance of the program
+    write(project / "layers.py", MIXER)
+    write(project / "model.py", """
+        from layers import Mixer
+
+        def build(n, factorize=False):
+            return Mixer(n, factorize)
+
+        net = build(4)
+    """)
+    assert _findings(".", "--select", "ML013") == []
+
+
+def test_an_attribute_flag_every_construction_in_another_file_turns_on_runs_its_branch(project):
+    write(project / "layers.py", MIXER)
+    write(project / "model.py", """
+        from layers import Mixer
+
+        net = Mixer(4, factorize=True)
+    """)
+    assert _findings(".", "--select", "ML013") == [("layers.py", "ML013", 12)]
+
+
+def test_a_helper_of_another_file_called_behind_a_configured_choice_runs_per_step(project):
+    # locuslab/fast_adversarial's MNIST evaluation: `if args.attack == 'pgd': attack_pgd(...)` per
+    # test batch, whose restarts and steps each bind `_` again
+    write(project / "attacks.py", """
+        import torch
+        import torch.nn.functional as F
+
+        def attack_pgd(model, x, y, restarts, steps):
+            best = torch.zeros(y.shape[0]).cuda()
+            for _ in range(restarts):
+                delta = torch.zeros_like(x, requires_grad=True)
+                for _ in range(steps):
+                    F.cross_entropy(model(x + delta), y).backward()
+                best = torch.max(best, F.cross_entropy(model(x + delta), y, reduction="none"))
+            return best
+    """)
+    write(project / "evaluate.py", """
+        from attacks import attack_pgd
+
+        for x, y in test_loader:
+            x, y = x.cuda(), y.cuda()
+            if args.attack == "pgd":
+                delta = attack_pgd(model, x, y, args.restarts, 10)
+            elif args.attack == "none":
+                delta = 0
+    """)
+    assert _findings(".", "--select", "ML013") == [("attacks.py", "ML013", 5)]
+    write(project / "evaluate.py", """
+        from attacks import attack_pgd
+
+        for x, y in test_loader:
+            x, y = x.cuda(), y.cuda()
+            if args.log_attack:
+                delta = attack_pgd(model, x, y, args.restarts, 10)
+    """)
+    assert _findings(".", "--select", "ML013") == []
+
+
 def test_a_host_tensor_moved_by_a_star_imported_helper_of_another_file(project):
     # heykeetae/Self-Attention-GAN: utils.py's tensor2var moves its argument behind a CUDA check and
     # returns it wrapped in Variable; trainer.py star-imports utils and feeds it torch.randn per step

@@ -11,6 +11,11 @@ test (`x.is_cuda`, `cuda`, `args.use_gpu`, `torch.cuda.is_available()`: `tables.
 project pass counts a flag as on where every call of the function it resolves turns it on
 (`Project._flags_on`); a call that leaves it at its default, or passes anything else, keeps it
 opt-in.
+
+A class's constructor has such flags too (`Invertible1x1Conv(n, lu_factorize=False)` keeping
+`self.lu_factorize = lu_factorize` for `forward`'s `if self.lu_factorize:`): `constructor_flags`
+records them with the positions a construction gives them (after `self`), and a construction of the
+class (`Project.resolve` takes it for a call of `__init__`) counts as a call that may turn them on.
 """
 
 from __future__ import annotations
@@ -24,6 +29,12 @@ def default_false_flags(function: ast.AST) -> list[list]:
     """[[parameter, position], ...]: the parameters of `function` whose default is the literal
     False, with their position among the positional parameters (-1 for a keyword-only one)."""
     return [[name, position] for name, default, position in parameter_defaults(function) if _is_false(default)]
+
+
+def constructor_flags(function: ast.AST) -> list[list]:
+    """`default_false_flags` of a class's `__init__`, positioned as a construction passes them:
+    `Conv(n, True)` gives `def __init__(self, n, lu=False)`'s `lu` (position 2 there) position 1."""
+    return [[name, position - 1 if position > 0 else position] for name, position in default_false_flags(function) if position != 0]
 
 
 def parameter_defaults(function: ast.AST) -> list[tuple[str, ast.expr, int]]:

@@ -18,6 +18,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.cli_defaults import flag_on_by_default
+from memlint.analysis.flag_attributes import opt_in_attribute
 from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, DRAWS_DATA, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import named_like_model, steps_each_optimizer
@@ -86,7 +87,7 @@ def accelerator_branch(statement: cst.If) -> Optional[cst.BaseSuite]:
 
 
 # Names that hold the run's configuration (`args.loss`, `opt.mode`, `self.args.padding`): fixed for the run.
-_CONFIGURATION_ROOTS = frozenset({"args", "opt", "opts", "config", "cfg", "conf", "hparams", "hp", "settings", "flags", "FLAGS"})
+_CONFIGURATION_ROOTS = tables.CONFIGURATION_ROOTS
 _CHOICE_OPERATORS = (cst.Equal, cst.NotEqual, cst.In, cst.NotIn, cst.Is, cst.IsNot)
 _CHOICE_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
 
@@ -96,7 +97,8 @@ def condition_is_configured_choice(test: cst.BaseExpression) -> bool:
     run's configured alternatives.  The configuration does not change while the run goes on, so the
     branch it selects (an `elif` or `else` of the chain included) runs on every iteration of that run,
     where a flag (`if args.log_images:`) opts in to extra work and a counter (`if step % 10 == 0:`)
-    makes it periodic."""
+    makes it periodic.  (`configured_choices.configured_choice` asks it of CPython's AST, for the
+    project pass's calls.)"""
     if isinstance(test, cst.BooleanOperation):
         return condition_is_configured_choice(test.left) and condition_is_configured_choice(test.right)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
@@ -233,6 +235,17 @@ def flag_turned_on(test: cst.BaseExpression, ctx: "Context") -> bool:
     `FileView.flag_on`, memlint.analysis.flag_arguments): the branch runs on every call."""
     flag = opt_in_parameter(test, ctx.function_node)
     return flag is not None and ctx.function_key is not None and ctx.project.flag_on(ctx.function_key, flag)
+
+def attribute_flag_off(test: cst.BaseExpression, ctx: "Context") -> bool:
+    """`if self.lu_factorize:` where the class keeps a constructor parameter defaulting to False
+    (`flag_attributes.opt_in_attribute`) that some construction of the class in the project leaves
+    off (the project pass's `flag_left_off` of its `__init__`: `Glow(width, depth)`): the branch is
+    an opt-in instance's.  Where the pass sees no construction (`norm_layer = ActNorm` handed on),
+    nothing says how the instances are built."""
+    flag = opt_in_attribute(test, ctx)
+    key = ctx.function_key
+    return flag is not None and key is not None and ctx.project.flag_left_off(("method", key[1], "__init__"), flag)
+
 
 def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
     """The `if` statements of a block that pick a value by the run's configuration: `ff = A` then
@@ -634,12 +647,37 @@ def refines_one_input(loop: Loop) -> bool:
     if any(BATCH_SOURCE.search(name) for name in names_in(iterable)):  # `range(len(train_loader))`: one step per batch
         return False
     counter = loop.target.value
+    rebound = _bound_names(loop.body)  # `for _ in range(iters):` inside binds the name again: no read of the counter
     for node in code_descendants(loop.body):
-        if type(node) is cst.Name and (node.value == counter or BATCH_SOURCE.search(node.value)):
+        if type(node) is cst.Name and (node.value == counter and id(node) not in rebound or BATCH_SOURCE.search(node.value)):
             return False
         if type(node) is cst.Call and DRAWS_DATA.search(_callee_name(node) or ""):
             return False
     return True
+
+
+def _bound_names(block: cst.CSTNode) -> set[int]:
+    """The ids of the names `block` binds as a target of `for`, a comprehension, `=` or `as` (an
+    element of an unpacking too): bindings, not reads."""
+    found: set[int] = set()
+    for node in code_descendants(block):
+        kind = type(node)
+        if kind in (cst.For, cst.CompFor, cst.AssignTarget):
+            target = node.target  # type: ignore[attr-defined]
+        elif kind is cst.AsName:
+            target = node.name  # type: ignore[attr-defined]
+        else:
+            continue
+        pending = [target]
+        while pending:
+            current = pending.pop()
+            if type(current) is cst.Name:
+                found.add(id(current))
+            elif type(current) in (cst.Tuple, cst.List):
+                pending.extend(e.value for e in current.elements)  # type: ignore[attr-defined]
+            elif type(current) is cst.StarredElement:
+                pending.append(current.value)  # type: ignore[attr-defined]
+    return found
 
 
 def step_loop_called_functions(facts: "FileFacts", is_step: Callable[[Loop], bool]) -> set["FunctionKey"]:

@@ -36,7 +36,7 @@ A summary says, for each module-level function and each method of a module-level
   nothing of for backward (a torch function of `tables.FRESH_RESULT_FUNCTIONS`: `batch_norm(x,
   params, base, mode)` returning `F.batch_norm(...)`); an activation may overwrite it (ML003);
 - `flags`: a module-level function's parameters that default to False, each [name, position]
-  (-1: keyword-only), and `passes`: its calls of a function of the project, [reference, positions,
+  (-1: keyword-only), and a class `__init__`'s, positioned as a construction passes them, and `passes`: its calls of a function of the project, [reference, positions,
   keywords], that turn some of the callee's arguments on (`True`, an accelerator test:
   memlint.analysis.flag_arguments), for the project pass's `flags_on`;
 - `picks`: a module-level function that returns a class looked up by a name known only at run
@@ -45,7 +45,8 @@ A summary says, for each module-level function and each method of a module-level
   says it is to be overridden (`pass`, a docstring, `raise NotImplementedError`);
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
-  the call is behind an `if` or in an exception handler;
+  the call is behind an `if` or in an exception handler ("configured" where every such `if` picks
+  among the run's configured alternatives: memlint.analysis.configured_choices);
 - `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
   mode around them, whether the loop around them trains (None outside loops), that loop (as in
   `calls`) and whether the call is behind an `if`: ["u", method]
@@ -78,12 +79,13 @@ from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.counted_loops import enumerate_start, first_bound
-from memlint.analysis.flag_arguments import arguments_on, default_false_flags
+from memlint.analysis.configured_choices import configured_choice
+from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 
-FORMAT = 27  # 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 28  # 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -144,6 +146,7 @@ class _Summary:
         self.keys: dict[int, str] = {}  # id(function node) -> key
         self.nodes: dict[str, ast.AST] = {}  # key -> function node
         self.periodic = False
+        self.configured = False
         self.class_of: dict[int, str] = {}  # id(method node) -> class name
         self.locals: dict[str, dict[str, list[ast.Assign]]] = {}  # key -> name -> its assignments
         self.backpropagated: dict[str, frozenset[str]] = {}  # key -> names backward is called on
@@ -334,10 +337,13 @@ class _Summary:
             record["self"] = (node.args.posonlyargs + node.args.args)[0].arg
             if node.name in tables.METER_METHODS and _keeps_a_parameter(node):
                 record["keeps"] = True
+        flags = None
         if class_name is None and "." not in key:
             flags = default_false_flags(node)
-            if flags:
-                record["flags"] = flags
+        elif class_name is not None and key == f"{class_name}.__init__" and record.get("self"):
+            flags = constructor_flags(node)  # a construction turns them on (`if self.flag:` in its methods)
+        if flags:
+            record["flags"] = flags
         self.functions[key] = record
         inner = returned_closure(node)
         if inner is not None:
@@ -478,28 +484,35 @@ class _Summary:
         or a class body.  Conditional, as memlint.analysis.context's call sites: behind an `if`
         inside the innermost loop (anywhere in the function when there is no loop) or in an
         exception handler.  `self.periodic` is set when one of those `if`s asks more than whether
-        an accelerator is there (memlint.analysis.iteration.every_iteration)."""
+        an accelerator is there (memlint.analysis.iteration.every_iteration); `self.configured`
+        when it is conditional only behind `if`s that pick among the run's configured alternatives
+        (`configured_choices.configured_choice`: `if args.attack == 'pgd':`, its `elif` and `else`)."""
         grad: Optional[str] = None
         loop: Optional[ast.AST] = None
         conditional = False
         self.periodic = False
+        chosen = True  # every `if` met so far picks a configured alternative
         child = node
         for parent in self.source.ancestors(node):
             kind = type(parent)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
                 if child in parent.decorator_list or _in(child, parent.args.defaults):
                     return None
+                self.configured = conditional and chosen
                 return self.keys.get(id(parent), "?"), grad, loop, conditional
             if kind is ast.ClassDef:
                 return None  # a class body runs once, when the module is loaded
             if kind is ast.Module:
+                self.configured = conditional and chosen
                 return "", grad, loop, conditional
             if kind is ast.If:
                 if child is not parent.test and loop is None:
                     conditional = True
                     self.periodic = self.periodic or not _device_check(parent.test)
+                    chosen = chosen and configured_choice(parent.test)
             elif kind is ast.ExceptHandler:
                 conditional = self.periodic = True
+                chosen = False
             elif kind in (ast.For, ast.AsyncFor):
                 if loop is None and child is not parent.iter and child is not parent.target and not _in(child, parent.orelse):
                     loop = parent
@@ -641,6 +654,8 @@ class _Summary:
         if where is None:
             return
         key, grad, loop, conditional = where
+        # a call's site behind configured choices only is "configured": on every iteration of a run that picks it
+        site_condition = "configured" if conditional and self.configured else conditional
         record = self.functions[key]
         if reference is not None and reference[0] == "s" and ("." not in key or func.value.id != record.get("self")):  # type: ignore[union-attr]
             reference = None  # `self` is not the method's first parameter here
@@ -708,13 +723,13 @@ class _Summary:
         if flush is not None and loop is None and not self.periodic and key and "flush" not in record:
             record["flush"] = flush
         if reference is not None:
-            record["calls"].append([reference, grad, self._loop_fact(loop), conditional])
+            record["calls"].append([reference, grad, self._loop_fact(loop), site_condition])
             if reference[0] in ("n", "d"):
                 positions, keywords = arguments_on(call)
                 if positions or keywords:  # `sinc(band, t, cuda)`: a flag of the callee's turned on (flag_arguments)
                     record.setdefault("passes", []).append([reference, positions, keywords])
         if built is not None:
-            record["calls"].append([built, grad, self._loop_fact(loop), conditional])
+            record["calls"].append([built, grad, self._loop_fact(loop), site_condition])
 
     def _note_sub(self, key: str, record: dict, call: ast.Call, attr: str) -> None:
         """Record `self.attr(...)` in `subs` as [attr, guard]: guard [flag, position] where the call
@@ -1895,12 +1910,39 @@ def _refines_one_input(loop: ast.AST) -> bool:
         return False
     counter = loop.target.id
     for statement in loop.body:
+        rebound = _bound_names(statement)  # `for _ in range(iters):` inside binds the name again: no read of the counter
         for node in ast.walk(statement):
-            if type(node) is ast.Name and (node.id == counter or BATCH_SOURCE.search(node.id)):
+            if type(node) is ast.Name and (node.id == counter and id(node) not in rebound or BATCH_SOURCE.search(node.id)):
                 return False
             if type(node) is ast.Call and DRAWS_DATA.search(_final_name(node.func)):
                 return False
     return True
+
+
+def _bound_names(statement: ast.AST) -> set[int]:
+    """The ids of the names `statement` binds as a target of `for`, a comprehension, `=` or `as` (an
+    element of an unpacking too): memlint.analysis.iteration's `_bound_names` on CPython's tree."""
+    found: set[int] = set()
+    for node in ast.walk(statement):
+        kind = type(node)
+        if kind in (ast.For, ast.AsyncFor, ast.comprehension):
+            targets = [node.target]  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            targets = node.targets  # type: ignore[attr-defined]
+        elif kind is ast.withitem:
+            targets = [node.optional_vars] if node.optional_vars is not None else []  # type: ignore[attr-defined]
+        else:
+            continue
+        pending = list(targets)
+        while pending:
+            current = pending.pop()
+            if type(current) is ast.Name:
+                found.add(id(current))
+            elif type(current) in (ast.Tuple, ast.List):
+                pending.extend(current.elts)  # type: ignore[attr-defined]
+            elif type(current) is ast.Starred:
+                pending.append(current.value)  # type: ignore[attr-defined]
+    return found
 
 
 def _self_or_its_attribute(receiver: ast.expr) -> bool:
@@ -2147,7 +2189,7 @@ def _check_function(record: dict) -> None:
                 _require(type(site) is list and len(site) == 4)
                 reference, grad, loop, conditional = site
                 _check_reference(reference)
-                _require(grad in _GRADS and (grad is None or type(grad) is str) and type(conditional) is bool)
+                _require(grad in _GRADS and (grad is None or type(grad) is str) and (type(conditional) is bool or conditional == "configured"))
                 if loop is not None:
                     _require(type(loop) is list and len(loop) == 3 and type(loop[0]) is int)
                     _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool)

@@ -329,6 +329,8 @@ FRESH_OUTPUT_LAYERS = OUTPUT_NOT_SAVED | frozenset(
 # form, on the file's names and strings).
 # Names of a flag that says whether the accelerator is used (`if self.cuda:`, `if use_gpu:`,
 # `x.is_cuda`): a device check, not an opt-in (iteration.condition_is_device_check, flag_arguments).
+# Names that hold the run's configuration (`args.loss`, `opt.mode`, `self.args.padding`): fixed for the run.
+CONFIGURATION_ROOTS = frozenset({"args", "opt", "opts", "config", "cfg", "conf", "hparams", "hp", "settings", "flags", "FLAGS"})
 DEVICE_FLAGS = frozenset({"is_cuda", "cuda", "use_cuda", "cuda_available", "has_cuda", "on_cuda", "gpu", "use_gpu", "on_gpu", "gpu_mode"})
 ACCELERATOR_TEXT = re.compile(r"cuda|device|gpu|accelerat|\b(?:mps|xpu|tpu)\b", re.I)
 # `os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or "-1") hides every GPU from the process: it names CUDA

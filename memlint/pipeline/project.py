@@ -139,7 +139,9 @@ class FileView:
     # Flags of this file's module-level functions that every call of the function in the project
     # turns on ("sinc:cuda": `def sinc(band, t, cuda=False)` always called as `sinc(..., cuda)` with
     # `cuda = x.is_cuda`): the branch behind `if cuda:` runs whenever the callers run on the
-    # accelerator, not only on a special call (memlint.analysis.flag_arguments).
+    # accelerator, not only on a special call (memlint.analysis.flag_arguments).  For a class's
+    # constructor, also "Glow.__init__:lu:left-off" where some construction the pass resolves leaves
+    # the flag off (`flag_left_off`: `if self.lu:` is then an opt-in instance's branch).
     flags_on: frozenset[str] = frozenset()
     # Callees as written here whose every return is a new tensor its producer keeps nothing of for
     # backward (summaries' `unsaved`): `utils.batch_norm(...)` returning `F.batch_norm(...)`.  An
@@ -218,7 +220,8 @@ class FileView:
         return key_string(key) in self.per_forward
 
     def flag_on(self, key: FunctionKey, parameter: str) -> bool:
-        """Does every call of the module-level function `key` turn its flag `parameter` on?"""
+        """Does every call of the module-level function `key` (every construction of the class, for
+        its `__init__`) turn its flag `parameter` on?"""
         return f"{key_string(key)}:{parameter}" in self.flags_on
 
     def gradient_switch_map(self) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
@@ -231,6 +234,11 @@ class FileView:
             return found
 
         return unpack(self.gradient_switches), unpack(self.gradient_factories)
+
+    def flag_left_off(self, key: FunctionKey, parameter: str) -> bool:
+        """Does some construction of the class whose `__init__` is `key` that the project pass
+        resolves leave its flag `parameter` off (or pass it on from elsewhere)?"""
+        return f"{key_string(key)}:{parameter}:left-off" in self.flags_on
 
     def to_data(self) -> list:
         """Plain data for the cache (`from_data` reads it back)."""
@@ -353,6 +361,9 @@ class _Site:
     # For a call on an instance of a class picked at run time (`Project._instance_callees`): every
     # method it may reach, this site's callee among them; empty for a call of one known function.
     group: tuple = ()
+    # Behind `if`s that only pick among the run's configured alternatives (summaries' "configured":
+    # `if args.attack == 'pgd':`): conditional, yet on every iteration of a run that picks it.
+    configured: bool = False
 
 
 class Project:
@@ -776,10 +787,11 @@ class Project:
     def _collect_sites(self) -> None:
         for file, key, record in self._functions():
             caller = (file.index, key)
-            for ref, grad, loop, conditional in record.get("calls", ()):
+            for ref, grad, loop, condition in record.get("calls", ()):
+                conditional, configured = condition is not False, condition == "configured"
                 if ref[0] == "m":
                     for callee in self._model_methods(ref[1]):
-                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, callee, grad, loop, conditional, ref))
+                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, callee, grad, loop, conditional, ref, configured=configured))
                     continue
                 callee = self.resolve(file.index, key, ref)
                 if callee is None and ref[0] == "i":
@@ -787,10 +799,10 @@ class Project:
                     # per-step fact follows it, to every method it may reach
                     group = tuple(self._instance_callees(file, ref[1], ref[2]))
                     for member in group:
-                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, ref, group))
+                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, ref, group, configured))
                 if callee is None:
                     continue
-                site = _Site(caller, callee, grad, loop, conditional, ref)
+                site = _Site(caller, callee, grad, loop, conditional, ref, configured=configured)
                 self._sites.append(site)
                 self._incoming.setdefault(callee, []).append(site)
                 self._outgoing.setdefault(caller, []).append(site)
@@ -1060,14 +1072,16 @@ class Project:
         """Functions run on every iteration of a training or evaluation loop, or once per batch by a
         framework hook: called unconditionally there, or from such a function unconditionally and
         outside any loop of its own; or a function that trains itself, called in such a loop behind
-        any condition (each call is a training step)."""
+        any condition (each call is a training step).  A call behind configured choices only
+        (`if args.attack == 'pgd':`, `_Site.configured`) counts as unconditional: the run that
+        picks it makes it on every iteration."""
         result: dict[tuple, str] = {}
         ready: list[tuple] = []
         model_sites = [site for sites in self._model_outgoing.values() for site in sites]
         for site in sorted([*self._sites, *model_sites], key=lambda site: site.conditional):  # an unconditional call's words first
             if site.callee in result:
                 continue
-            if site.conditional:
+            if site.conditional and not site.configured:
                 # A function that trains itself (backward or an optimizer's step in its own body) is
                 # one training step per call, however often a branch calls it: `if it % n_d == 0:
                 # train_G()` runs the generator's step, and the code in it with that step.
@@ -1086,7 +1100,7 @@ class Project:
         while ready:
             function = ready.pop()
             for site in [*self._outgoing.get(function, ()), *self._model_outgoing.get(function, ())]:
-                if not site.conditional and site.loop is None and site.callee not in result:
+                if (not site.conditional or site.configured) and site.loop is None and site.callee not in result:
                     result[site.callee] = result[function]
                     ready.append(site.callee)
         return result
@@ -1609,8 +1623,8 @@ class Project:
         )
 
     def _flags_on(self, index: int) -> frozenset[str]:
-        """FileView.flags_on of file `index`: "function:flag" for its module-level functions' flags
-        (summaries' `flags`) that every call of the function the pass resolves turns on (`passes`)."""
+        """FileView.flags_on of file `index`: "function:flag" for its module-level functions' and
+        constructors' flags (summaries' `flags`) that every call of the function the pass resolves turns on (`passes`)."""
         functions = self.files[index].summary["functions"]  # type: ignore[union-attr]
         wanted = {(index, key): record["flags"] for key, record in functions.items() if record.get("flags")}
         if not wanted:
@@ -1620,6 +1634,8 @@ class Project:
         for function, flags in wanted.items():
             calls, on = counts.get(function, (0, {}))
             found.update(f"{function[1]}:{name}" for name, _ in flags if calls and on.get(name) == calls)
+            if function[1].endswith(".__init__"):  # a construction that leaves a flag off: its `self.flag` branch is opt-in
+                found.update(f"{function[1]}:{name}:left-off" for name, _ in flags if on.get(name, 0) < calls)
         return frozenset(found)
 
     def _flag_counts(self) -> dict[tuple, tuple[int, dict[str, int]]]:

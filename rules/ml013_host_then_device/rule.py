@@ -14,7 +14,7 @@ from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_proj
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
 from memlint.analysis.host_flow import EMPTY, Flow, factory_names, statement_flows
-from memlint.analysis.iteration import configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
+from memlint.analysis.iteration import attribute_flag_off, configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
 from memlint.analysis.moves import later_moves, through_reshapes
 from memlint.analysis.walk import code_descendants
@@ -58,6 +58,14 @@ class _Loss:  # autograd does not run on the fake GPU: the harness compares the 
     def backward(self):
         pass
 criterion = lambda out, target: _Loss(((out - target) ** 2).mean())
+"""
+# A test loader of one labelled batch, a model and the run's configuration (`args.attack`).
+_LABELLED_TEST_BATCH = """
+import torch
+test_loader = [(torch.randn(2, 3), torch.tensor([0, 1]))]
+model = lambda x: x * 2
+class args:
+    attack = "pgd"
 """
 _ONE_IMAGE_BATCH = """
 import torch
@@ -117,8 +125,12 @@ class HostThenDevice(Rule):
       data-dependent initialisation called once), unless every call of the function (a module-level
       one) in the linted files turns the flag on with `True` or an accelerator test: `sinc(band, t, cuda)`
       with `cuda = x.is_cuda`, `gumbel_softmax(logits, hard=True)` (then the branch runs on every call);
+      nor in the body of `if self.lu:` where the class's `__init__(self, n, lu=False)` keeps the flag
+      (`self.lu = lu`, the attribute's one binding in the file) and some construction of the class in the
+      linted files leaves it off (`Glow(width, depth)` passing no `lu`: an opt-in instance's branch);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
-      calls unconditionally (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
+      calls unconditionally or behind a choice among the run's configured alternatives (`if args.attack
+      == "pgd": attack_pgd(...)`) (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
       in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
       `lm_model.log_prob(x)` calls their `log_prob`; a method called on a receiver of unknown class,
@@ -141,7 +153,8 @@ class HostThenDevice(Rule):
     its batch loop are not reported (a `while` loop that runs a model but calls no backward and
     steps no optimizer is a decoding loop over one input, no pass: `translate(sentence)` called per
     test batch sets up its beam on every call; nor is a `for _ in range(n)` loop that never reads its
-    counter and draws no data, an attack's perturbation steps on one input: `perturb(model, x)` called
+    counter (an inner `for _ in range(k):` binds the name again, no read) and draws no data, an attack's
+    restarts or perturbation steps on one input: `perturb(model, x)` called
     per training batch sets up its random start on every call). A loop over epochs that calls such a function is
     no step loop either, whatever the function runs in its pass. A `while` decoding loop that calls a
     method of the model (`model.decode(...)`) runs once per generated token, so code in its own body
@@ -694,6 +707,216 @@ def test(dataset, model, loader):
                 then="result = BaseSet().multi_scale(lambda x: x * 2, torch.randn(1, 3, device='cuda'))",
                 fake_cuda=True,
             ),
+        ),
+        Invalid(  # the constructor's flag kept in an attribute, turned on by every construction: its branch runs on every call
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n).to(x.device)
+        return x
+mixer = Mixer(4, True)
+""",
+            line=10,
+            column=21,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n, device=x.device)
+        return x
+mixer = Mixer(4, True)
+""",
+            harness=Harness(then="result = mixer(torch.randn(4, 4))"),
+        ),
+        Invalid(  # the flag's attribute is set again outside the constructor (`mixer.factorize = True`): no opt-in the class alone decides
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n).to(x.device)
+        return x
+mixer = Mixer(4)
+mixer.factorize = True
+""",
+            line=10,
+            column=21,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n, device=x.device)
+        return x
+mixer = Mixer(4)
+mixer.factorize = True
+""",
+            harness=Harness(then="result = mixer(torch.randn(4, 4))"),
+        ),
+        Invalid(  # the `else` of an opt-in attribute's test: what an ordinary instance runs
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            return x
+        else:
+            return x + torch.eye(self.n).to(x.device)
+""",
+            line=12,
+            column=24,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            return x
+        else:
+            return x + torch.eye(self.n, device=x.device)
+""",
+            harness=Harness(then="result = Mixer(4)(torch.randn(4, 4))"),
+        ),
+        Invalid(  # a helper the test loop calls behind a choice among the run's configured attacks: every iteration of a run that picks it
+            """
+import torch
+def margin(logits, y):
+    floor = torch.zeros(y.shape[0]).cuda()
+    return torch.max(floor, logits.max(1)[0])
+for x, y in test_loader:
+    x, y = x.cuda(), y.cuda()
+    if args.attack == "pgd":
+        score = margin(model(x), y)
+    elif args.attack == "none":
+        score = model(x).sum()
+""",
+            line=3,
+            column=13,
+            message="every iteration of the loop `for x, y in test_loader`",
+            fixed="""
+import torch
+def margin(logits, y):
+    floor = torch.zeros(y.shape[0], device="cuda")
+    return torch.max(floor, logits.max(1)[0])
+for x, y in test_loader:
+    x, y = x.cuda(), y.cuda()
+    if args.attack == "pgd":
+        score = margin(model(x), y)
+    elif args.attack == "none":
+        score = model(x).sum()
+""",
+            harness=Harness(
+                setup=_LABELLED_TEST_BATCH,
+                then="result = score",
+                fake_cuda=True,
+            ),
+        ),
+        Invalid(  # restarts around the attack's steps, each loop binding `_` again (no read of a counter): no pass of its own
+            """
+import torch
+def attack(model, x, y, restarts, steps):
+    best = torch.zeros(y.shape[0]).cuda()
+    for _ in range(restarts):
+        delta = torch.zeros_like(x)
+        for _ in range(steps):
+            delta = delta + 0.1 * model(x + delta).sign()
+        best = torch.max(best, model(x + delta).sum(1))
+    return best
+for x, y in test_loader:
+    worst = attack(model, x.cuda(), y.cuda(), 3, 10)
+""",
+            line=3,
+            column=12,
+            message="every iteration of the loop `for x, y in test_loader`",
+            fixed="""
+import torch
+def attack(model, x, y, restarts, steps):
+    best = torch.zeros(y.shape[0], device="cuda")
+    for _ in range(restarts):
+        delta = torch.zeros_like(x)
+        for _ in range(steps):
+            delta = delta + 0.1 * model(x + delta).sign()
+        best = torch.max(best, model(x + delta).sum(1))
+    return best
+for x, y in test_loader:
+    worst = attack(model, x.cuda(), y.cuda(), 3, 10)
+""",
+            harness=Harness(
+                setup=_LABELLED_TEST_BATCH,
+                then="result = worst",
+                fake_cuda=True,
+            ),
+        ),
+        Invalid(  # the class is built only through a name handed on (`norm = Mixer`): no construction says the flag is off
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n).to(x.device)
+        return x
+norm = Mixer
+layer = norm(4)
+""",
+            line=10,
+            column=21,
+            message="inside `forward`",
+            fixed="""
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n, device=x.device)
+        return x
+norm = Mixer
+layer = norm(4)
+""",
+            harness=Harness(then="result = Mixer(4, True)(torch.randn(4, 4))"),
         ),
         Invalid(  # read on the host only to compute a second tensor moved with it (NRI's `set_diag_to_one`)
             """
@@ -2164,6 +2387,34 @@ class WeightNormLinear(nn.Linear):
         return super().forward(x)
 """
         ),
+        Valid(  # an attribute keeping a constructor's flag that defaults to False, no construction turning it on: an opt-in layer's branch
+            """
+import torch
+import torch.nn as nn
+class Mixer(nn.Module):
+    def __init__(self, n, factorize=False):
+        super().__init__()
+        self.n = n
+        self.factorize = factorize
+    def forward(self, x):
+        if self.factorize:
+            x = x + torch.eye(self.n).to(x.device)
+        return x
+mixer = Mixer(4)
+"""
+        ),
+        Valid(  # a helper the loop calls behind an opt-in flag of the configuration (`if args.log_margins:`), no choice every run makes
+            """
+import torch
+def margin(logits, y):
+    floor = torch.zeros(y.shape[0]).cuda()
+    return torch.max(floor, logits.max(1)[0])
+for x, y in test_loader:
+    x, y = x.cuda(), y.cuda()
+    if args.log_margins:
+        print(margin(model(x), y))
+"""
+        ),
         Valid(  # a module-level cache keyed by the device, filled on the first call
             """
 import torch
@@ -3150,8 +3401,8 @@ class Norm(nn.Module):
         device, device_alone = target  # `device=` alone would not give the factory `x`'s dtype (`.type_as(x)`, `.to(x)`)
         if self._assigned and statement_fills_cache(self._assigned[-1], ctx):  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
             return
-        if any(self._opt_in(node.test) for node, _ in ctx.frame.conditions):
-            return  # `if init:` of `forward(self, x, init=False)`: a special call, not every one
+        if any(self._opt_in(condition, node) for condition, _ in ctx.frame.conditions):
+            return  # `if init:` of `forward(self, x, init=False)`, `if self.lu:` of `__init__(self, lu=False)`: a special call, not every one
         candidate = _Candidate(node, factory, name, device, fixable and device_alone, ctx.function_key, every_call(ctx, self._configured), at)
         if ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward":
             self._report(candidate, "inside `forward`")
@@ -3163,11 +3414,19 @@ class Norm(nn.Module):
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
 
-    def _opt_in(self, test: cst.BaseExpression) -> bool:
-        """Is `test` a flag parameter defaulting to False (`iteration.opt_in_parameter`) that some
-        call of the function leaves off?  Every call turning it on (`sinc(..., cuda)` with `cuda =
-        x.is_cuda`: the project pass's `flag_on`) makes its branch run as the callers do."""
-        return opt_in_parameter(test, self.ctx.function_node) is not None and not flag_turned_on(test, self.ctx)
+    def _opt_in(self, condition: cst.CSTNode, move: cst.Call) -> bool:
+        """Does `condition`, an `if` around `move`, test a flag parameter defaulting to False
+        (`iteration.opt_in_parameter`) that some call of the function leaves off?  Every call turning
+        it on (`sinc(..., cuda)` with `cuda = x.is_cuda`: the project pass's `flag_on`) makes its
+        branch run as the callers do.  Or is `move` in the body of `if self.lu:`, an attribute that
+        keeps such a flag of the constructor, which some construction leaves off
+        (`iteration.attribute_flag_off`)?  (Its `else` is the ordinary instance's.)"""
+        test = condition.test  # type: ignore[attr-defined]
+        if opt_in_parameter(test, self.ctx.function_node) is not None and not flag_turned_on(test, self.ctx):
+            return True
+        if type(condition) is not cst.If or not attribute_flag_off(test, self.ctx):
+            return False
+        return any(inner is move for inner in code_descendants(condition.body))
 
     def _configured(self, node: cst.CSTNode) -> bool:
         return configured_branch(node, self.ctx, self._overrides)
