@@ -300,6 +300,20 @@ def embed_imgs(model, data_loader):
     return torch.cat(embed_list, dim=0)
 """
         ),
+        Valid(  # inputs follow the device of a model the file never moves (not a configured device like `args.device`)
+            """
+import torch
+model = Flow()
+flow_args = parse()
+def score(test_loader):
+    kept = []
+    with torch.no_grad():
+        for x, _ in test_loader:
+            kept.append(model.log_density(x.to(model.device)))
+    return kept
+config_device = torch.device(flow_args.device)
+"""
+        ),
         Valid(  # the file's own helper named like a model returns a Python float
             """
 import torch
@@ -471,6 +485,33 @@ def predict(model, dataloaders, device):
         for x, _ in dataloaders["val"]:
             preds.append(model(x.to(device)).detach().cpu())
     return preds
+""",
+        ),
+        Invalid(  # inputs sent to the configured device (`args.device`), outputs of a model's method kept
+            """
+import torch
+@torch.no_grad()
+def score(model, test_loader, args):
+    model.eval()
+    kept = []
+    for x, _ in test_loader:
+        x = x.to(args.device)
+        kept.append(model.log_density(x))
+    return torch.cat(kept)
+""",
+            line=8,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def score(model, test_loader, args):
+    model.eval()
+    kept = []
+    for x, _ in test_loader:
+        x = x.to(args.device)
+        kept.append(model.log_density(x).detach().cpu())
+    return torch.cat(kept)
 """,
         ),
         Invalid(  # an iterator of batches named `eval_iterator`
