@@ -32,6 +32,8 @@ _KEEPS_DEVICE = frozenset(
 )  # fmt: skip
 # torch functions that do the same to their first argument.
 _TORCH_KEEPS_DEVICE = frozenset({"softmax", "log_softmax", "sigmoid", "argmax", "argmin", "squeeze", "flatten"})
+# torch functions that join a sequence of tensors into one on their device.
+_TORCH_JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 _NOT_OUTPUT_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "loss"})
 
 
@@ -60,6 +62,8 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         module, _, name = qualified.rpartition(".")
         if module in ("torch", "torch.nn.functional") and name in _TORCH_KEEPS_DEVICE and expr.args:
             return model_output(expr.args[0].value, ctx, known)
+        if module == "torch" and name in _TORCH_JOINS and expr.args:
+            return _joined_outputs(expr.args[0].value, ctx, known)
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
@@ -70,6 +74,26 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
     return is_model_call(expr, ctx) or _model_method(expr, ctx)
+
+
+def _joined_outputs(sequence: cst.BaseExpression, ctx: "Context", known: Collection[str]) -> bool:
+    """`torch.cat([z.flatten(1) for z in zs])` with `zs` a model's outputs, `torch.stack([a, b])` of
+    outputs: every element joined is an output (a join takes tensors only, so a comprehension's
+    target over an output is a tensor part of it, no dict or key), and so is what is joined. A
+    running concatenation (`torch.cat([feats, f])`) joins an accumulator that is no output: not one."""
+    if type(sequence) in (cst.List, cst.Tuple):
+        elements = sequence.elements  # type: ignore[attr-defined]
+        return bool(elements) and all(
+            type(e) is cst.Element and model_output(e.value, ctx, known) for e in elements
+        )  # fmt: skip
+    if type(sequence) not in (cst.ListComp, cst.GeneratorExp):
+        return False
+    clause = sequence.for_in  # type: ignore[attr-defined]
+    if clause.inner_for_in is not None or clause.ifs or type(clause.target) is not cst.Name:
+        return False
+    if not model_output(clause.iter, ctx, known):
+        return False
+    return model_output(sequence.elt, ctx, {*known, clause.target.value})  # type: ignore[attr-defined]
 
 
 def output_elements(loop: cst.For, ctx: "Context", known: Collection[str] = ()) -> list[str]:

@@ -314,6 +314,19 @@ def score(test_loader):
 config_device = torch.device(flow_args.device)
 """
         ),
+        Valid(  # joined inputs are no model output; a join of outputs moved to the host first is on the host
+            """
+import torch
+@torch.no_grad()
+def encode(model, loader, device):
+    codes, inputs = [], []
+    for x, _ in loader:
+        parts, _ = model(x.to(device))
+        inputs.append(torch.cat([t.flatten(1) for t in x.to(device).split(2)], dim=1))
+        codes.append(torch.cat([p.cpu().flatten(1) for p in parts], dim=1))
+    return codes, inputs
+"""
+        ),
         Valid(  # the file's own helper named like a model returns a Python float
             """
 import torch
@@ -512,6 +525,35 @@ def score(model, test_loader, args):
         x = x.to(args.device)
         kept.append(model.log_density(x).detach().cpu())
     return torch.cat(kept)
+""",
+        ),
+        Invalid(  # each batch's outputs (a tuple of tensors) joined into one tensor, kept; every caller runs it without gradients
+            """
+import torch
+def encode(model, loader, device):
+    codes = []
+    for x, _ in loader:
+        parts, _ = model(x.to(device))
+        codes.append(torch.cat([p.flatten(1) for p in parts], dim=1))
+    return torch.cat(codes)
+@torch.no_grad()
+def main(model, loader, device):
+    return encode(model, loader, device)
+""",
+            line=6,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+def encode(model, loader, device):
+    codes = []
+    for x, _ in loader:
+        parts, _ = model(x.to(device))
+        codes.append(torch.cat([p.flatten(1) for p in parts], dim=1).detach().cpu())
+    return torch.cat(codes)
+@torch.no_grad()
+def main(model, loader, device):
+    return encode(model, loader, device)
 """,
         ),
         Invalid(  # an iterator of batches named `eval_iterator`
