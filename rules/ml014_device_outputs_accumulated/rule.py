@@ -11,7 +11,7 @@ from memlint.analysis import GradMode, accumulation
 from memlint.analysis.context import element_pairs
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
-from memlint.analysis.outputs import model_output, output_elements
+from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements
 from memlint.analysis.roles import per_batch_function
 from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
 from memlint.analysis.walk import target_names
@@ -327,6 +327,38 @@ def encode(model, loader, device):
     return codes, inputs
 """
         ),
+        Valid(  # what the code put into the dict the model fills is its input; a tensor handed to a model is only read
+            """
+import torch
+def features(model, iterator, device):
+    inputs_kept, raw_kept, rows = [], [], []
+    with torch.no_grad():
+        for i, batch in enumerate(iterator):
+            inputs = {}
+            inputs["x"] = batch.to(device)
+            model(inputs)
+            inputs_kept.append(inputs["x"].float())
+            x = batch.to(device)
+            model(x)
+            raw_kept.append(x)
+            row = dict()
+            row["x"] = x
+            rows.append(row)
+    return inputs_kept, raw_kept, rows
+"""
+        ),
+        Valid(  # a bare `iterator` whose loop binds no batch may walk anything else
+            """
+import torch
+model = Net().cuda()
+def walk(iterator):
+    kept = []
+    with torch.no_grad():
+        for item in iterator:
+            kept.append(model(item.cuda()))
+    return kept
+"""
+        ),
         Valid(  # the file's own helper named like a model returns a Python float
             """
 import torch
@@ -555,6 +587,40 @@ def encode(model, loader, device):
 def main(model, loader, device):
     return encode(model, loader, device)
 """,
+        ),
+        Invalid(  # a model that writes its outputs into the dict it is handed; the batches come from an `iterator`
+            """
+import torch
+def features(model, iterator, device):
+    kept = []
+    with torch.no_grad():
+        for i, batch in enumerate(iterator):
+            inputs = {}
+            inputs["x"] = batch.to(device)
+            model(inputs)
+            kept.append(inputs["feats"])
+    return torch.cat(kept)
+""",
+            line=9,
+            column=13,
+            message="grows with the size of the dataset",
+        ),
+        Invalid(  # a dict filled with a model method's output, kept whole for every batch of a `dataiterator`
+            """
+import torch
+class Decoded:
+    def __init__(self, model, dataiterator, device):
+        self.batches = []
+        with torch.no_grad():
+            for x, extra in dataiterator:
+                batch = dict()
+                batch["input"] = x.to(device)
+                batch["decoded"] = model.decode(z=batch["input"], smooth=True)
+                self.batches.append(batch)
+""",
+            line=10,
+            column=17,
+            message="grows with the size of the dataset",
         ),
         Invalid(  # an iterator of batches named `eval_iterator`
             """
@@ -975,6 +1041,8 @@ trainer = pl.Trainer(gpus=1)
         self._outputs: dict[Optional[tuple], set[str]] = {}  # function -> names bound to model outputs
         self._candidates: list[_Candidate] = []
         self._not_tensors: dict[Optional[tuple], set[str]] = {}  # function -> names bound to a non-tensor field
+        # function -> names bound to a dict made there -> the string keys the code set itself (no outputs)
+        self._dicts: dict[Optional[tuple], dict[str, set[str]]] = {}
 
     def _known(self) -> set[str]:
         return self._outputs.setdefault(self.ctx.function_key, set())
@@ -983,8 +1051,9 @@ trainer = pl.Trainer(gpus=1)
         known = self._known()
         if self._paired_elements(node, known):
             return
-        is_output = model_output(node.value, self.ctx, known)
+        is_output = model_output(node.value, self.ctx, known) and not self._own_entry(node.value)
         for target in node.targets:
+            self._note_dict(target.target, node.value, is_output)
             # `outputs = model(x)`, and `val_loss, logits = outputs[:2]`: each element is an output too
             names = [target.target] if isinstance(target.target, cst.Name) else [
                 e.value for e in getattr(target.target, "elements", ()) if isinstance(e.value, cst.Name)
@@ -995,6 +1064,53 @@ trainer = pl.Trainer(gpus=1)
                 (untyped.add if is_output and not self._known_tensor(node.value) else untyped.discard)(name.value)  # type: ignore[union-attr]
         if len(node.targets) == 1 and self.ctx.in_loop:
             self._concatenation(node, node.targets[0].target)
+
+    def _note_dict(self, target: cst.BaseExpression, value: cst.BaseExpression, is_output: bool) -> None:
+        """`batch = dict()`, then `batch["xyz"] = model.decode(z)`: a dict the function fills with a
+        model output holds it (kept whole, `batches.append(batch)`, it keeps the output); the keys it
+        sets to anything else (`batch["x"] = x.to(device)`) are its own, no outputs."""
+        dicts = self._dicts.setdefault(self.ctx.function_key, {})
+        if isinstance(target, cst.Name):
+            if _fresh_dict(value):
+                dicts[target.value] = set()
+            else:
+                dicts.pop(target.value, None)
+            return
+        if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+            return
+        name = target.value.value
+        if name not in dicts:
+            return
+        if is_output:
+            self._known().add(name)
+            self._not_tensors.setdefault(self.ctx.function_key, set()).add(name)  # a dict: no `.cpu()` on it
+        else:
+            key = _string_key(target)
+            if key is not None:
+                dicts[name].add(key)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        """`model(batch)`, its result dropped, with `batch` a dict the function made: the model writes
+        its outputs into the dict (outputs.argument_filled_by_model); what the function set itself
+        stays its own (`_own_entry`)."""
+        name = argument_filled_by_model(node, self.ctx)
+        if name is not None and name in self._dicts.get(self.ctx.function_key, {}):
+            self._known().add(name)
+            self._not_tensors.setdefault(self.ctx.function_key, set()).add(name)
+
+    def _own_entry(self, value: cst.BaseExpression) -> bool:
+        """`batch["x"]` (or `batch["x"].float()`) where the function set `batch["x"]` itself: the
+        entry is what it put in the dict (an input), not what the model wrote there."""
+        while True:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                value = value.func.value
+            elif isinstance(value, cst.Subscript):
+                key = _string_key(value)
+                if key is not None and isinstance(value.value, cst.Name):
+                    return key in self._dicts.get(self.ctx.function_key, {}).get(value.value.value, ())
+                value = value.value
+            else:
+                return False
 
     def _paired_elements(self, node: cst.Assign, known: set[str]) -> bool:
         """`preds, refs = accelerator.gather_for_metrics((preds, batch["labels"]))`, or `feat, label =
@@ -1051,7 +1167,7 @@ trainer = pl.Trainer(gpus=1)
             if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value):
                 return  # a list made for each batch (its glimpses, its decoding steps)
         elements = accumulation.kept_values(kept)
-        outputs = [e for e in elements if self._on_device_output(e)]
+        outputs = [e for e in elements if self._on_device_output(e) and not self._own_entry(e)]
         if not outputs:
             return
         if hook is None and isinstance(holder, cst.Name):
@@ -1224,6 +1340,23 @@ class _Candidate:
     kept: bool = False  # returned from a step hook whose returns the framework keeps
     no_grad_chain: Optional[tuple] = None  # functions one of which every caller must run under no_grad
     fallback: Optional["_Candidate"] = None  # its history-free outputs alone, where the callers keep gradients on
+
+
+def _fresh_dict(value: cst.BaseExpression) -> bool:
+    """`{}`, `{"x": x}`, `dict()`: a dict made here."""
+    if isinstance(value, cst.Dict):
+        return True
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict" and not value.args
+    )  # fmt: skip
+
+
+def _string_key(subscript: cst.Subscript) -> Optional[str]:
+    """`"features"` of `batch["features"]`; None for any other index."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    key = subscript.slice[0].slice.value
+    return key.evaluated_value if isinstance(key, cst.SimpleString) else None  # type: ignore[return-value]
 
 
 def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
