@@ -72,7 +72,8 @@ class AccumulatedGraph(Rule):
     Finds a tensor with autograd history kept across the iterations of a loop. The ways of keeping
     it reported: `total += loss`, `total = total + loss`, an exponential average `s = 0.98 * s + 0.02 * loss`,
     `losses.append(loss)`, `history.extend([loss])`, `stats["loss"] += loss`, `preds.append(model(x))`,
-    `outs = torch.cat([outs, model(x)])`, a comprehension over a data loader
+    `outs = torch.cat([outs, model(x)])`, a running maximum `worst = torch.max(worst, loss)`, a
+    comprehension over a data loader
     (`[criterion(model(x), y) for x, y in val_loader]`), and `self.train_losses.append(loss)` in a
     function that runs once per batch (Lightning's `training_step`, a helper every training loop
     calls), and `losses.update(loss, n)` on a running meter (an `AverageMeter` whose `update` adds

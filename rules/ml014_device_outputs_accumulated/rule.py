@@ -28,9 +28,10 @@ class DeviceOutputsAccumulated(Rule):
     comes on the way: `preds.append(output)`, `outs.append(logits.detach())`,
     `feats.extend(model(x))`, a dict of lists (`out["logits"].append(logits)`), a display of outputs
     (`results.append({"preds": preds, "loss": loss})`), a running concatenation
-    (`feats = torch.cat([feats, f])`), and outputs returned by a helper of the project
-    (`preds.append(infer(model, x))`). A part of an output is the output: a slice or view
-    (`out[:-1]`, `out.view(n, -1)`) or a row of a loop over it (`for row in output:`) keeps the
+    (`feats = torch.cat([feats, f])`), outputs returned by a helper of the project
+    (`preds.append(infer(model, x))`), and a dict that holds outputs (`batch["xyz"] =
+    model.decode(z)`, or `model(batch)` writing its outputs into `batch`), kept whole or by key.
+    A part of an output is the output: a slice or view (`out[:-1]`, `out.view(n, -1)`) or a row of a loop over it (`for row in output:`) keeps the
     whole output's storage on the device. A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
     `enumerate(tqdm(loader))`, `test_dataset`, `eval_iterator`, `dataloaders["val"]`), walks one by
