@@ -154,6 +154,8 @@ def _accumulation(node: ast.AST) -> Optional[list]:
                 elif isinstance(func, ast.Attribute) and func.attr in COMBINING_METHODS and not branch.keywords:
                     # `torch.add(x, v)`, `x.add(v)`, `torch.max(x, v)` (accumulation.added_parts)
                     parts = [func.value, *arguments]
+                elif isinstance(func, ast.Name) and func.id in _IMPORTED_COMBINATIONS and not branch.keywords:
+                    parts = arguments  # `from torch import maximum`: `maximum(x, v)`
                 else:
                     continue
                 if any(type(n) is kind and ast.dump(n, annotate_fields=False) in keys for n in parts):
@@ -171,6 +173,11 @@ def _accumulation(node: ast.AST) -> Optional[list]:
             value = value.value
         return _elements(value)
     return None
+
+
+# Combinations called by a bare name (imported from torch); not `max` / `min`, the builtins a
+# `best = max(best, acc)` calls on every line of many scripts.
+_IMPORTED_COMBINATIONS = COMBINING_METHODS - {"max", "min"}
 
 
 def _reads_entry(node: ast.AST, target: ast.AST) -> bool:
