@@ -2469,6 +2469,7 @@ def worst_case(model, x, y, restarts, steps):
         worst = torch.max(worst, loss.detach())
     print(worst.mean().item())
 """,
+            harness=_run("worst_case(model, torch.arange(12.0).view(4, 3) / 10, torch.tensor([0, 1, 1, 0]), 2, 2)"),
         ),
         Invalid(  # started by the conditional's other branch: the fix detaches both
             """
