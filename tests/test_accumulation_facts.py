@@ -195,3 +195,43 @@ def test_a_recurrence_unrolled_without_backward() -> None:
 
     Traversal(ctx, [Asker()]).walk(module)  # type: ignore[list-item]
     assert found == [True]  # `h`, a parameter, fed back through a model call (history)
+
+
+class _CombinationAsker:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.answers: list[tuple] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        ctx, target = self.ctx, node.targets[0].target
+        parts = accumulation.added_parts(node.value, target, ctx)
+        if parts:
+            extremum = accumulation.running_extremum(node.value, ctx)
+            started = accumulation.started_as_statistic(target, ctx, True, False, extremum)
+            self.answers.append((ctx.module.code_for_node(target), _code(parts), extremum, started))
+
+
+def test_running_extrema_combine_like_sums() -> None:
+    text = textwrap.dedent(
+        """
+        import torch
+        worst = torch.zeros(8)
+        total = torch.zeros(8)
+        best = torch.full((8,), 9.0)
+        for _ in range(restarts):
+            loss = criterion(model(x), y)
+            worst = torch.max(worst, loss)
+            total = torch.add(total, loss)
+            best = best.minimum(loss)
+            peak = torch.max(loss, 1)
+        """
+    )
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    asker = _CombinationAsker(ctx)
+    Traversal(ctx, [asker]).walk(module)  # type: ignore[list-item]
+    assert asker.answers == [
+        ("worst", ["loss"], True, True),  # a per-sample running maximum: a statistic
+        ("total", ["loss"], False, False),  # a sum started from a per-sample tensor: a computation
+        ("best", ["loss"], True, True),
+    ]  # (`torch.max(loss, 1)` reduces `loss`, no running value)

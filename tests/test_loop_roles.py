@@ -169,3 +169,21 @@ def test_the_project_pass_decides_a_counted_loop_as_the_analysis_does(call: str,
     assert _counted_break(loop, lambda node: None) is fixed
     model, module = _model(code)
     assert (model.loop_scope(_nodes(module, cst.For)[0]).kind == "fixed") is fixed
+
+
+@pytest.mark.parametrize(
+    "header, passes",
+    [
+        ("for i, batch in enumerate(iterator):", True),  # a generic iterator the loop takes batches from
+        ("for batch in tqdm(data_iter):", True),
+        ("for motions, kwargs in tqdm(dataiterator, desc='gen'):", True),  # named like a data iterator
+        ("for item in iterator:", False),  # a bare iterator may walk anything
+        ("for i, batch in enumerate(chunks):", False),
+        ("for batch in self.iterator_fn():", False),  # not an iterator held by a name
+    ],
+)
+def test_passes_over_data_through_iterators(header: str, passes: bool) -> None:
+    from memlint.analysis.iteration import iterates_batches
+
+    module = cst.parse_module(f"{header}\n    pass\n")
+    assert iterates_batches(module.body[0]) is passes  # type: ignore[arg-type]

@@ -186,6 +186,28 @@ def test_device_facts():
 
 
 @pytest.mark.parametrize(
+    "move, where",
+    [
+        ("x.cuda()", "accelerator"),
+        ("x.to(device)", "accelerator"),
+        ("x.to(args.device)", "accelerator"),  # the run's configured device, as a plain `device` is
+        ("x.to(self.opt.device)", "accelerator"),
+        ("x.to(model.device)", "model"),  # follows the model: on a device only where it is moved
+        ("x.to(self.device)", "self"),  # a Lightning module's own device
+        ("x.to(torch.float16)", None),
+    ],
+)
+def test_where_a_loop_sends_its_inputs(move, where):
+    model, module = _model(f"""
+        import torch
+        for x, y in test_loader:
+            x = {move}
+    """)
+    loop = next(s for s in module.body if isinstance(s, cst.For))
+    assert model.loop_device(loop) == where
+
+
+@pytest.mark.parametrize(
     "code, evidence_code",
     [
         ("self.net = cuda(net(z_dim), self.use_cuda)\n", "cuda"),  # placed by a helper: named, not placed

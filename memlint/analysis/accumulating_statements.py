@@ -5,7 +5,8 @@ It names the shapes of `accumulation` at the statement that writes them, so that
 question per statement ("does this keep something, and in what?") instead of matching shapes itself:
 
 - `total += loss`, `total -= loss`; `losses += [loss]` grows a list (the display's elements are kept);
-- `total = total + loss`, `s = 0.98 * s + 0.02 * loss`, `total = torch.add(total, loss)`,
+- `total = total + loss`, `s = 0.98 * s + 0.02 * loss`, `total = torch.add(total, loss)`, a running
+  maximum `worst = torch.max(worst, loss)`,
   `outs = torch.cat([outs, model(x)])`, either as a branch of a conditional expression that starts
   the accumulator (`avg = loss if avg is None else 0.9 * avg + 0.1 * loss`: the starting branch's
   values are kept too);
@@ -45,6 +46,7 @@ class Accumulating:
     may_start_empty: bool = False  # a rebinding accumulation: its first binding may be an empty start
     meter: bool = False  # a running meter's `update`: the values live in the meter object
     extend: bool = False  # `extend(...)`: the fix must keep the elements tensors
+    extremum: bool = False  # a running maximum or minimum (`worst = torch.max(worst, loss)`)
 
 
 def accumulated_by(node: cst.CSTNode, ctx: "Context") -> Optional[Accumulating]:
@@ -77,7 +79,8 @@ def _assigned(node: cst.Assign, ctx: "Context") -> Optional[Accumulating]:
         others = accumulation.running_sum_terms(branch, target) or accumulation.added_parts(branch, target, ctx)
         if others:
             kept, container = accumulation.added_values(others)
-            return Accumulating(target, kept + start, container, may_start_empty=True)
+            extremum = accumulation.running_extremum(branch, ctx)
+            return Accumulating(target, kept + start, container, may_start_empty=True, extremum=extremum)
         others = accumulation.concatenated_parts(branch, target, ctx)
         if others:
             return Accumulating(target, others + start, True, may_start_empty=True)

@@ -7,7 +7,8 @@ outputs kept on the device) both ask; each says the evidence it rests on.
 
 - a running sum: `total += v`, `total = total + v`, an exponential average `s = 0.98 * s + 0.02 * v`
   (the target once among the terms, possibly scaled, by a product too: `a * gamma * lam * mask`; a dict entry also read back as
-  `stats.get("loss", 0)`): `running_sum_terms`; `total = torch.add(total, v)`, `total.add(v)`:
+  `stats.get("loss", 0)`): `running_sum_terms`; `total = torch.add(total, v)`, `total.add(v)`, a
+  running maximum or minimum `worst = torch.max(worst, v)` / `torch.maximum` / `worst.min(v)`:
   `added_parts`; in place, `total.add_(v)`: `IN_PLACE_SUMS`;
 - a list grown by concatenation: `losses += [v]`, `losses = losses + [v, acc]` (every other term a
   display): `added_values` gives the displays' elements;
@@ -45,6 +46,7 @@ import libcst as cst
 from memlint.analysis.iteration import iterates_batches, names_in
 from memlint.analysis.naming import BATCH_SOURCE
 from memlint.analysis.roles import steps_an_optimizer
+from memlint.analysis.tables import COMBINING_METHODS
 from memlint.analysis.values import NONE, Kind
 from memlint.analysis.walk import code_descendants, code_with_parents
 
@@ -54,8 +56,12 @@ if TYPE_CHECKING:
 DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict)
 # Calls that return their arguments joined: `x = torch.cat([x, v])` keeps every `v`.
 CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"})
-# Calls that return their arguments added: `total = torch.add(total, loss)` is `total = total + loss`.
+# Calls that combine their two arguments element by element into a new tensor whose graph reaches
+# both: `total = torch.add(total, loss)` is `total = total + loss`, and a running maximum
+# `worst = torch.max(worst, loss)` keeps every `loss`'s graph as much (autograd records both inputs).
 ADDITIONS = frozenset({"torch.add"})
+EXTREMA = frozenset({"torch.max", "torch.min", "torch.maximum", "torch.minimum", "torch.fmax", "torch.fmin"})
+COMBINATIONS = ADDITIONS | EXTREMA
 # Tensor methods that add their argument into the receiver: `total.add_(loss)` is `total += loss`.
 IN_PLACE_SUMS = frozenset({"add_", "sub_"})
 
@@ -109,19 +115,31 @@ def added_values(terms: list) -> tuple[list, bool]:
 
 
 def added_parts(value: cst.BaseExpression, target: cst.BaseExpression, ctx: "Context") -> list:
-    """The other operand of `torch.add(target, v)` / `torch.add(v, target)` (resolved through the
-    imports: ADDITIONS) or of `target.add(v)`, when `value` is one; else []."""
+    """The other operand of `torch.add(target, v)` / `torch.add(v, target)`, `torch.max(target, v)`
+    and the other element-wise combinations (resolved through the imports: COMBINATIONS) or of
+    `target.add(v)` / `target.maximum(v)` (tables.COMBINING_METHODS), when `value` is one; else []."""
     if not isinstance(value, cst.Call) or any(a.keyword is not None or a.star for a in value.args):
         return []
     args = [a.value for a in value.args]
     func = value.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "add" and func.value.deep_equals(target) and len(args) == 1:
+    if isinstance(func, cst.Attribute) and func.attr.value in COMBINING_METHODS and func.value.deep_equals(target) and len(args) == 1:
         return args
-    if len(args) == 2 and ctx.resolve(func) in ADDITIONS:
+    if len(args) == 2 and ctx.resolve(func) in COMBINATIONS:
         own = [a for a in args if a.deep_equals(target)]
         if len(own) == 1:
             return [a for a in args if a is not own[0]]
     return []
+
+
+def running_extremum(value: cst.BaseExpression, ctx: "Context") -> bool:
+    """`torch.max(worst, loss)`, `torch.minimum(best, v)`, `worst.maximum(loss)`: a combination that
+    keeps a bound per element (EXTREMA, tables.COMBINING_METHODS but `add`), not a sum."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value in COMBINING_METHODS and func.attr.value != "add":
+        return ctx.resolve(func) is None or ctx.resolve(func) in EXTREMA
+    return ctx.resolve(func) in EXTREMA
 
 
 def running_sum_terms(value: cst.BaseExpression, target: cst.BaseExpression) -> list:
@@ -276,10 +294,13 @@ def comprehension_batch_source(node: cst.BaseExpression) -> Optional[str]:
 # ------------------------------------------------------------------------- the accumulator's life
 
 
-def started_as_statistic(accumulator: cst.BaseExpression, ctx: "Context", may_start_empty: bool = False, container: bool = False) -> bool:
+def started_as_statistic(
+    accumulator: cst.BaseExpression, ctx: "Context", may_start_empty: bool = False, container: bool = False, extremum: bool = False
+) -> bool:
     """Was the accumulator started as a number or an empty container (`total = 0`, `losses = []`,
     `running_loss, seen = 0.0, 0`), or, for a sum, a number-like tensor (`torch.tensor(0.0)`,
-    `torch.zeros(1, device=device)`)?  With `may_start_empty` (an assigned sum or concatenation),
+    `torch.zeros(1, device=device)`), or, for a running maximum or minimum (`extremum`), any tensor
+    without history (`worst = torch.zeros(n)`: a bound per sample)?  With `may_start_empty` (an assigned sum or concatenation),
     also `None` or, for a concatenation, an empty tensor (`avg = None`, `feats = torch.empty(0)`).
 
     Evidence: the value the name (or `self.<attr>`) had before, as the valuation saw it.  Running
@@ -295,8 +316,10 @@ def started_as_statistic(accumulator: cst.BaseExpression, ctx: "Context", may_st
         return False
     if start.kind in (Kind.NUMBER, Kind.CONTAINER):
         return True
-    if start.kind is Kind.TENSOR and start.graph is False and start.scalar and not container:
-        return True  # `total = torch.tensor(0.0)`, `torch.zeros(1, device=device)`: a number on the device
+    if start.kind is Kind.TENSOR and start.graph is False and (start.scalar or extremum) and not container:
+        # `total = torch.tensor(0.0)`, `torch.zeros(1, device=device)`: a number on the device; a
+        # running maximum's per-sample start (`worst = torch.zeros(n)`)
+        return True
     if not may_start_empty:
         return False
     # `avg = None` before a sum; `feats = None` or `torch.empty(0)` before a concatenation (a tensor

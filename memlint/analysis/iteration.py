@@ -19,10 +19,11 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.flag_attributes import opt_in_attribute
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, DRAWS_DATA, LOADERS_BY_KEY, SAMPLE_COUNT
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, DRAWS_DATA, GENERIC_ITERATOR, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import named_like_model, steps_each_optimizer
 from memlint.analysis.random_branches import branch_taken_at_random
+from memlint.analysis.walk import target_names
 from memlint.pipeline.tree import code_children, code_descendants
 
 if TYPE_CHECKING:
@@ -411,7 +412,23 @@ def iterates_batches(loop: Loop) -> bool:
         return fills_to_sample_count(loop)
     if not isinstance(loop, cst.For):
         return False
-    return any(BATCH_SOURCE.search(name) for name in names_in(loop.iter)) or strides_by_batch(loop.iter) or _loader_by_key(loop.iter)
+    return (
+        any(BATCH_SOURCE.search(name) for name in names_in(loop.iter))
+        or strides_by_batch(loop.iter)
+        or _loader_by_key(loop.iter)
+        or _batches_from_iterator(loop)
+    )
+
+
+def _batches_from_iterator(loop: cst.For) -> bool:
+    """`for i, batch in enumerate(iterator)`: an iterator named only as one (`naming.GENERIC_ITERATOR`)
+    that the loop takes batches from, by the name it binds (`naming.BATCH_TARGET`)."""
+    iterable = loop.iter
+    while isinstance(iterable, cst.Call) and _callee_name(iterable) in ("tqdm", "enumerate") and iterable.args:
+        iterable = iterable.args[0].value
+    if not GENERIC_ITERATOR.match(_last_name(iterable) or ""):
+        return False
+    return any(BATCH_TARGET.match(name) for name in target_names(loop.target))
 
 
 def _loader_by_key(iterable: cst.BaseExpression) -> bool:

@@ -105,7 +105,7 @@ def kept_history(node: cst.CSTNode, kept: Accumulating, ctx: "Context") -> Optio
             return None  # reset on every iteration
     if name is not None and loop is not None and not iterates_batches(loop) and accumulation.bound_in_outer_batch_loop(ctx, name):
         return None  # `for x in loader: steps = []; for t in range(T): steps.append(...)`: one batch's steps
-    if not kept.meter and not started_in_loop and not accumulation.started_as_statistic(accumulator, ctx, kept.may_start_empty, kept.container):
+    if not kept.meter and not started_in_loop and not accumulation.started_as_statistic(accumulator, ctx, kept.may_start_empty, kept.container, kept.extremum):
         return None  # `x = x + f(x)` on a tensor is an update rule, not a running statistic
     return _scalar(KeptHistory(
         node=node, values=_leaves(found, ctx), shown=found[0], container=kept.container, accumulator=accumulator,

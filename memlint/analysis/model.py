@@ -510,6 +510,8 @@ class SemanticModel:
             where = node.args[0].value
             if names_cpu(where) or self._names_dtype(where):
                 continue
+            if configured_device(where):
+                return "accelerator"  # `x.to(args.device)`: the run's chosen device, like `x.to(device)`
             if type(where) is cst.Attribute and where.attr.value == "device" and type(where.value) in (cst.Name, cst.Attribute):
                 followed = self.module.code_for_node(where.value)
                 continue
@@ -939,6 +941,18 @@ def follows_device(where: cst.BaseExpression) -> bool:
         and type(where.value) is cst.Name  # type: ignore[attr-defined]
         and where.value.value not in _CONFIGURATIONS  # type: ignore[attr-defined]
     )
+
+
+def configured_device(where: cst.BaseExpression) -> bool:
+    """`args.device`, `cfg.device`, `self.args.device`: the device the run's configuration names (a
+    flag's value, as a plain `device` is), not one that follows a model or a tensor (`model.device`,
+    `x.device`); `self.device` stays a module's own (Lightning's follows the module)."""
+    if type(where) is not cst.Attribute or where.attr.value != "device":  # type: ignore[attr-defined]
+        return False
+    root = where.value  # type: ignore[attr-defined]
+    if type(root) is cst.Attribute and type(root.value) is cst.Name and root.value.value == "self":  # type: ignore[attr-defined]
+        root = root.attr  # type: ignore[attr-defined]
+    return type(root) is cst.Name and root.value in _CONFIGURATIONS and root.value != "self"  # type: ignore[attr-defined]
 
 
 _CONFIGURATIONS = frozenset({"self", "args", "opt", "opts", "config", "cfg", "conf", "hparams", "params", "settings", "flags", "FLAGS", "hp"})

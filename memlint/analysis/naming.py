@@ -10,12 +10,18 @@ from typing import Optional
 
 from memlint.analysis import tables
 
-# Iterables whose name says they yield batches: `train_loader`, `dataloader`, `tqdm(val_dl)`, `batches`.
+# Iterables whose name says they yield batches: `train_loader`, `dataloader`, `tqdm(val_dl)`, `batches`,
+# `data_iter` / `dataiterator`.
 BATCH_SOURCE = re.compile(
-    r"(?:^|_)(?:loader|dataloader|dl|batches|(?:batch|data|train|val|test|eval)_iter(?:ator)?)(?:_|$|\d)"
+    r"(?:^|_)(?:loader|dataloader|dl|batches|(?:batch|data|train|val|test|eval)_?iter(?:ator)?)(?:_|$|\d)"
     r"|loader$|^(?:train|val|valid|validation|test|eval)_(?:data|dataset|set|ds)$",
     re.I,
 )
+
+# An iterator named only as one (`for i, batch in enumerate(iterator)`): a pass over batches where the
+# loop binds a name `batch` (naming.BATCH_TARGET); a bare `iterator` may walk anything else.
+GENERIC_ITERATOR = re.compile(r"^(?:data_?)?iter(?:ator)?$", re.I)
+BATCH_TARGET = re.compile(r"^batch$", re.I)
 
 # The step of `range(0, len(X), batch_size)`: a loop that walks a data split by index, one batch per
 # iteration (`X[i:i + batch_size]`), as a loop over a loader does.  A step named otherwise (`n`,

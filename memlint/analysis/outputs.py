@@ -7,7 +7,7 @@ bound to such values (per function) and passes them in as `known`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Collection
+from typing import TYPE_CHECKING, Collection, Optional
 
 import libcst as cst
 
@@ -32,6 +32,8 @@ _KEEPS_DEVICE = frozenset(
 )  # fmt: skip
 # torch functions that do the same to their first argument.
 _TORCH_KEEPS_DEVICE = frozenset({"softmax", "log_softmax", "sigmoid", "argmax", "argmin", "squeeze", "flatten"})
+# torch functions that join a sequence of tensors into one on their device.
+_TORCH_JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 _NOT_OUTPUT_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "loss"})
 
 
@@ -60,6 +62,8 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         module, _, name = qualified.rpartition(".")
         if module in ("torch", "torch.nn.functional") and name in _TORCH_KEEPS_DEVICE and expr.args:
             return model_output(expr.args[0].value, ctx, known)
+        if module == "torch" and name in _TORCH_JOINS and expr.args:
+            return _joined_outputs(expr.args[0].value, ctx, known)
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
@@ -70,6 +74,41 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
     return is_model_call(expr, ctx) or _model_method(expr, ctx)
+
+
+def _joined_outputs(sequence: cst.BaseExpression, ctx: "Context", known: Collection[str]) -> bool:
+    """`torch.cat([z.flatten(1) for z in zs])` with `zs` a model's outputs, `torch.stack([a, b])` of
+    outputs: every element joined is an output (a join takes tensors only, so a comprehension's
+    target over an output is a tensor part of it, no dict or key), and so is what is joined. A
+    running concatenation (`torch.cat([feats, f])`) joins an accumulator that is no output: not one."""
+    if type(sequence) in (cst.List, cst.Tuple):
+        elements = sequence.elements  # type: ignore[attr-defined]
+        return bool(elements) and all(
+            type(e) is cst.Element and model_output(e.value, ctx, known) for e in elements
+        )  # fmt: skip
+    if type(sequence) not in (cst.ListComp, cst.GeneratorExp):
+        return False
+    clause = sequence.for_in  # type: ignore[attr-defined]
+    if clause.inner_for_in is not None or clause.ifs or type(clause.target) is not cst.Name:
+        return False
+    if not model_output(clause.iter, ctx, known):
+        return False
+    return model_output(sequence.elt, ctx, {*known, clause.target.value})  # type: ignore[attr-defined]
+
+
+def argument_filled_by_model(statement: cst.Expr, ctx: "Context") -> Optional[str]:
+    """`model(batch)` as a statement of its own, its result dropped: what the model computes comes
+    back through its one argument, a container it writes its outputs into (a model that sets
+    `batch["features"]`, `batch["yhat"]` and returns nothing needed). The argument's name, when the
+    call runs a model and is handed that name alone; whether the name holds a dict is the caller's
+    question (a tensor argument is only the model's input)."""
+    call = statement.value
+    if type(call) is not cst.Call or len(call.args) != 1:  # type: ignore[attr-defined]
+        return None
+    arg = call.args[0]  # type: ignore[attr-defined]
+    if arg.keyword is not None or arg.star or type(arg.value) is not cst.Name:
+        return None
+    return arg.value.value if is_model_call(call, ctx) else None  # type: ignore[arg-type]
 
 
 def output_elements(loop: cst.For, ctx: "Context", known: Collection[str] = ()) -> list[str]:
@@ -132,11 +171,11 @@ def _is_row(expr: cst.BaseExpression, name: str) -> bool:
 
 
 def _model_method(call: cst.Call, ctx: "Context") -> bool:
-    """`model.encode_image(images)`, `self.backbone.extract_features(x)`: a method of a model given an
-    input, which returns what the model computes (not `model.state_dict()`, `model.to(device)`,
-    `model.compute_loss(x)`)."""
+    """`model.encode_image(images)`, `self.backbone.extract_features(x)`, `model.decode(z=z)`: a method
+    of a model given an input (positional, or a keyword handed a computed value), which returns what
+    the model computes (not `model.state_dict()`, `model.to(device)`, `model.compute_loss(x)`)."""
     func = call.func
-    if not isinstance(func, cst.Attribute) or not any(arg.keyword is None for arg in call.args):
+    if not isinstance(func, cst.Attribute) or not any(arg.keyword is None or _given_a_value(arg) for arg in call.args):
         return False
     method = func.attr.value
     tokens = name_tokens(method)
@@ -151,6 +190,15 @@ def _model_method(call: cst.Call, ctx: "Context") -> bool:
         return True
     name = receiver.value if isinstance(receiver, cst.Name) else receiver.attr.value if isinstance(receiver, cst.Attribute) else None
     return name is not None and named_like_model(name) and evaluate(receiver, ctx).kind is Kind.UNKNOWN
+
+
+def _given_a_value(arg: cst.Arg) -> bool:
+    """`x=batch["output"]`: a keyword argument handed a value the code computed (a name, an element,
+    a call's result), as an input is; not a literal setting (`glob=True`, `pose_rep="rot6d"`)."""
+    value = arg.value
+    if type(value) is cst.Name:
+        return value.value not in ("None", "True", "False")  # type: ignore[attr-defined]
+    return type(value) in (cst.Attribute, cst.Subscript, cst.Call)
 
 
 _NOT_OUTPUT_METHODS = frozenset(

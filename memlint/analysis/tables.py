@@ -148,6 +148,11 @@ LOSS_NAME = re.compile(
     r"(?:_[a-z0-9]+)*$|^criterion\d*$|^loss$"
 )
 
+# Tensor methods that combine their receiver and one argument element by element into a new tensor
+# whose graph reaches both (`total.add(loss)`, `worst.maximum(loss)`; accumulation.added_parts, and
+# ML001's screen, which may not load libcst).
+COMBINING_METHODS = frozenset({"add", "max", "min", "maximum", "minimum", "fmax", "fmin"})
+
 # Calls that run backward through their argument or receiver.
 BACKWARD_METHODS = frozenset({"backward", "manual_backward"})
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})

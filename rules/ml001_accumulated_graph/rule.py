@@ -72,7 +72,8 @@ class AccumulatedGraph(Rule):
     Finds a tensor with autograd history kept across the iterations of a loop. The ways of keeping
     it reported: `total += loss`, `total = total + loss`, an exponential average `s = 0.98 * s + 0.02 * loss`,
     `losses.append(loss)`, `history.extend([loss])`, `stats["loss"] += loss`, `preds.append(model(x))`,
-    `outs = torch.cat([outs, model(x)])`, a comprehension over a data loader
+    `outs = torch.cat([outs, model(x)])`, a running maximum `worst = torch.max(worst, loss)`, a
+    comprehension over a data loader
     (`[criterion(model(x), y) for x, y in val_loader]`), and `self.train_losses.append(loss)` in a
     function that runs once per batch (Lightning's `training_step`, a helper every training loop
     calls), and `losses.update(loss, n)` on a running meter (an `AverageMeter` whose `update` adds
@@ -183,6 +184,32 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the running maximum is the objective: backpropagated after the restarts
+            """
+import torch
+import torch.nn.functional as F
+def robust_step(model, opt, x, y, restarts):
+    worst = torch.zeros(y.shape[0])
+    for _ in range(restarts):
+        loss = F.cross_entropy(model(x + torch.randn_like(x)), y, reduction="none")
+        worst = torch.maximum(worst, loss)
+    opt.zero_grad()
+    worst.mean().backward()
+    opt.step()
+"""
+        ),
+        Valid(  # a running maximum of detached values keeps no graph
+            """
+import torch
+import torch.nn.functional as F
+def worst_case(model, x, y, restarts):
+    worst = torch.zeros(y.shape[0])
+    for _ in range(restarts):
+        loss = F.cross_entropy(model(x + torch.randn_like(x)), y, reduction="none")
+        worst = torch.max(worst, loss.detach())
+    return worst
+"""
+        ),
         Valid(  # the rollout's log-probabilities are backpropagated before the detached copy replaces them (A2C)
             """
 import torch
@@ -2408,6 +2435,41 @@ def train(net, loader, opt, criterion):
     print(total / len(loader))
 """,
             harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # a running maximum over restarts keeps every restart's forward graph, as a sum does
+            """
+import torch
+import torch.nn.functional as F
+def worst_case(model, x, y, restarts, steps):
+    worst = torch.zeros(y.shape[0])
+    for _ in range(restarts):
+        delta = torch.zeros_like(x, requires_grad=True)
+        for _ in range(steps):
+            F.cross_entropy(model(x + delta), y).backward()
+            delta.data += delta.grad.sign()
+            delta.grad.zero_()
+        loss = F.cross_entropy(model(x + delta), y, reduction="none")
+        worst = torch.max(worst, loss)
+    print(worst.mean().item())
+""",
+            line=12,
+            column=9,
+            fixed="""
+import torch
+import torch.nn.functional as F
+def worst_case(model, x, y, restarts, steps):
+    worst = torch.zeros(y.shape[0])
+    for _ in range(restarts):
+        delta = torch.zeros_like(x, requires_grad=True)
+        for _ in range(steps):
+            F.cross_entropy(model(x + delta), y).backward()
+            delta.data += delta.grad.sign()
+            delta.grad.zero_()
+        loss = F.cross_entropy(model(x + delta), y, reduction="none")
+        worst = torch.max(worst, loss.detach())
+    print(worst.mean().item())
+""",
+            harness=_run("worst_case(model, torch.arange(12.0).view(4, 3) / 10, torch.tensor([0, 1, 1, 0]), 2, 2)"),
         ),
         Invalid(  # started by the conditional's other branch: the fix detaches both
             """

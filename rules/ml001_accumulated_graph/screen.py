@@ -16,6 +16,7 @@ import ast
 from typing import Any, Mapping, Optional
 
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
+from memlint.analysis.tables import COMBINING_METHODS
 from memlint.prescreen.history import History
 from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, words_in
 
@@ -126,7 +127,7 @@ def _meter_update(node: ast.AST) -> Optional[list]:
 def _accumulation(node: ast.AST) -> Optional[list]:
     """The values accumulated by `+=` (a display's elements: `losses += [loss]`), `x = <sum holding
     x>` (`stats["loss"] = stats.get("loss", 0) + loss` too), `x = torch.cat([x, v])`, `x =
-    torch.add(x, v)` / `x.add(v)`, either as a branch of `a if c else b`, `.append(v)` / `.extend(v)`,
+    torch.add(x, v)` / `x.add(v)` / `torch.max(x, v)` (COMBINING_METHODS), either as a branch of `a if c else b`, `.append(v)` / `.extend(v)`,
     `x.add_(v)` / `x.sub_(v)`; None for anything else (`x[i] = v`: `_slot_per_iteration`)."""
     if isinstance(node, ast.AugAssign):
         if not isinstance(node.op, (ast.Add, ast.Sub)):
@@ -150,8 +151,11 @@ def _accumulation(node: ast.AST) -> Optional[list]:
                 func = branch.func
                 if isinstance(arguments[0], (ast.List, ast.Tuple)):
                     parts = list(arguments[0].elts)  # `torch.cat([x, v])`
-                elif isinstance(func, ast.Attribute) and func.attr == "add" and not branch.keywords:
-                    parts = [func.value, *arguments]  # `torch.add(x, v)`, `x.add(v)` (accumulation.added_parts)
+                elif isinstance(func, ast.Attribute) and func.attr in COMBINING_METHODS and not branch.keywords:
+                    # `torch.add(x, v)`, `x.add(v)`, `torch.max(x, v)` (accumulation.added_parts)
+                    parts = [func.value, *arguments]
+                elif isinstance(func, ast.Name) and func.id in _IMPORTED_COMBINATIONS and not branch.keywords:
+                    parts = arguments  # `from torch import maximum`: `maximum(x, v)`
                 else:
                     continue
                 if any(type(n) is kind and ast.dump(n, annotate_fields=False) in keys for n in parts):
@@ -169,6 +173,11 @@ def _accumulation(node: ast.AST) -> Optional[list]:
             value = value.value
         return _elements(value)
     return None
+
+
+# Combinations called by a bare name (imported from torch); not `max` / `min`, the builtins a
+# `best = max(best, acc)` calls on every line of many scripts.
+_IMPORTED_COMBINATIONS = COMBINING_METHODS - {"max", "min"}
 
 
 def _reads_entry(node: ast.AST, target: ast.AST) -> bool:

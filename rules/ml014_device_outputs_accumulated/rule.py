@@ -11,7 +11,7 @@ from memlint.analysis import GradMode, accumulation
 from memlint.analysis.context import element_pairs
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
-from memlint.analysis.outputs import model_output, output_elements
+from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements
 from memlint.analysis.roles import per_batch_function
 from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
 from memlint.analysis.walk import target_names
@@ -28,9 +28,10 @@ class DeviceOutputsAccumulated(Rule):
     comes on the way: `preds.append(output)`, `outs.append(logits.detach())`,
     `feats.extend(model(x))`, a dict of lists (`out["logits"].append(logits)`), a display of outputs
     (`results.append({"preds": preds, "loss": loss})`), a running concatenation
-    (`feats = torch.cat([feats, f])`), and outputs returned by a helper of the project
-    (`preds.append(infer(model, x))`). A part of an output is the output: a slice or view
-    (`out[:-1]`, `out.view(n, -1)`) or a row of a loop over it (`for row in output:`) keeps the
+    (`feats = torch.cat([feats, f])`), outputs returned by a helper of the project
+    (`preds.append(infer(model, x))`), and a dict that holds outputs (`batch["xyz"] =
+    model.decode(z)`, or `model(batch)` writing its outputs into `batch`), kept whole or by key.
+    A part of an output is the output: a slice or view (`out[:-1]`, `out.view(n, -1)`) or a row of a loop over it (`for row in output:`) keeps the
     whole output's storage on the device. A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
     `enumerate(tqdm(loader))`, `test_dataset`, `eval_iterator`, `dataloaders["val"]`), walks one by
@@ -300,6 +301,65 @@ def embed_imgs(model, data_loader):
     return torch.cat(embed_list, dim=0)
 """
         ),
+        Valid(  # inputs follow the device of a model the file never moves (not a configured device like `args.device`)
+            """
+import torch
+model = Flow()
+flow_args = parse()
+def score(test_loader):
+    kept = []
+    with torch.no_grad():
+        for x, _ in test_loader:
+            kept.append(model.log_density(x.to(model.device)))
+    return kept
+config_device = torch.device(flow_args.device)
+"""
+        ),
+        Valid(  # joined inputs are no model output; a join of outputs moved to the host first is on the host
+            """
+import torch
+@torch.no_grad()
+def encode(model, loader, device):
+    codes, inputs = [], []
+    for x, _ in loader:
+        parts, _ = model(x.to(device))
+        inputs.append(torch.cat([t.flatten(1) for t in x.to(device).split(2)], dim=1))
+        codes.append(torch.cat([p.cpu().flatten(1) for p in parts], dim=1))
+    return codes, inputs
+"""
+        ),
+        Valid(  # what the code put into the dict the model fills is its input; a tensor handed to a model is only read
+            """
+import torch
+def features(model, iterator, device):
+    inputs_kept, raw_kept, rows = [], [], []
+    with torch.no_grad():
+        for i, batch in enumerate(iterator):
+            inputs = {}
+            inputs["x"] = batch.to(device)
+            model(inputs)
+            inputs_kept.append(inputs["x"].float())
+            x = batch.to(device)
+            model(x)
+            raw_kept.append(x)
+            row = dict()
+            row["x"] = x
+            rows.append(row)
+    return inputs_kept, raw_kept, rows
+"""
+        ),
+        Valid(  # a bare `iterator` whose loop binds no batch may walk anything else
+            """
+import torch
+model = Net().cuda()
+def walk(iterator):
+    kept = []
+    with torch.no_grad():
+        for item in iterator:
+            kept.append(model(item.cuda()))
+    return kept
+"""
+        ),
         Valid(  # the file's own helper named like a model returns a Python float
             """
 import torch
@@ -472,6 +532,96 @@ def predict(model, dataloaders, device):
             preds.append(model(x.to(device)).detach().cpu())
     return preds
 """,
+        ),
+        Invalid(  # inputs sent to the configured device (`args.device`), outputs of a model's method kept
+            """
+import torch
+@torch.no_grad()
+def score(model, test_loader, args):
+    model.eval()
+    kept = []
+    for x, _ in test_loader:
+        x = x.to(args.device)
+        kept.append(model.log_density(x))
+    return torch.cat(kept)
+""",
+            line=8,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def score(model, test_loader, args):
+    model.eval()
+    kept = []
+    for x, _ in test_loader:
+        x = x.to(args.device)
+        kept.append(model.log_density(x).detach().cpu())
+    return torch.cat(kept)
+""",
+        ),
+        Invalid(  # each batch's outputs (a tuple of tensors) joined into one tensor, kept; every caller runs it without gradients
+            """
+import torch
+def encode(model, loader, device):
+    codes = []
+    for x, _ in loader:
+        parts, _ = model(x.to(device))
+        codes.append(torch.cat([p.flatten(1) for p in parts], dim=1))
+    return torch.cat(codes)
+@torch.no_grad()
+def main(model, loader, device):
+    return encode(model, loader, device)
+""",
+            line=6,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+def encode(model, loader, device):
+    codes = []
+    for x, _ in loader:
+        parts, _ = model(x.to(device))
+        codes.append(torch.cat([p.flatten(1) for p in parts], dim=1).detach().cpu())
+    return torch.cat(codes)
+@torch.no_grad()
+def main(model, loader, device):
+    return encode(model, loader, device)
+""",
+        ),
+        Invalid(  # a model that writes its outputs into the dict it is handed; the batches come from an `iterator`
+            """
+import torch
+def features(model, iterator, device):
+    kept = []
+    with torch.no_grad():
+        for i, batch in enumerate(iterator):
+            inputs = {}
+            inputs["x"] = batch.to(device)
+            model(inputs)
+            kept.append(inputs["feats"])
+    return torch.cat(kept)
+""",
+            line=9,
+            column=13,
+            message="grows with the size of the dataset",
+        ),
+        Invalid(  # a dict filled with a model method's output, kept whole for every batch of a `dataiterator`
+            """
+import torch
+class Decoded:
+    def __init__(self, model, dataiterator, device):
+        self.batches = []
+        with torch.no_grad():
+            for x, extra in dataiterator:
+                batch = dict()
+                batch["input"] = x.to(device)
+                batch["decoded"] = model.decode(z=batch["input"], smooth=True)
+                self.batches.append(batch)
+""",
+            line=10,
+            column=17,
+            message="grows with the size of the dataset",
         ),
         Invalid(  # an iterator of batches named `eval_iterator`
             """
@@ -892,6 +1042,8 @@ trainer = pl.Trainer(gpus=1)
         self._outputs: dict[Optional[tuple], set[str]] = {}  # function -> names bound to model outputs
         self._candidates: list[_Candidate] = []
         self._not_tensors: dict[Optional[tuple], set[str]] = {}  # function -> names bound to a non-tensor field
+        # function -> names bound to a dict made there -> the string keys the code set itself (no outputs)
+        self._dicts: dict[Optional[tuple], dict[str, set[str]]] = {}
 
     def _known(self) -> set[str]:
         return self._outputs.setdefault(self.ctx.function_key, set())
@@ -900,8 +1052,9 @@ trainer = pl.Trainer(gpus=1)
         known = self._known()
         if self._paired_elements(node, known):
             return
-        is_output = model_output(node.value, self.ctx, known)
+        is_output = model_output(node.value, self.ctx, known) and not self._own_entry(node.value)
         for target in node.targets:
+            self._note_dict(target.target, node.value, is_output)
             # `outputs = model(x)`, and `val_loss, logits = outputs[:2]`: each element is an output too
             names = [target.target] if isinstance(target.target, cst.Name) else [
                 e.value for e in getattr(target.target, "elements", ()) if isinstance(e.value, cst.Name)
@@ -912,6 +1065,53 @@ trainer = pl.Trainer(gpus=1)
                 (untyped.add if is_output and not self._known_tensor(node.value) else untyped.discard)(name.value)  # type: ignore[union-attr]
         if len(node.targets) == 1 and self.ctx.in_loop:
             self._concatenation(node, node.targets[0].target)
+
+    def _note_dict(self, target: cst.BaseExpression, value: cst.BaseExpression, is_output: bool) -> None:
+        """`batch = dict()`, then `batch["xyz"] = model.decode(z)`: a dict the function fills with a
+        model output holds it (kept whole, `batches.append(batch)`, it keeps the output); the keys it
+        sets to anything else (`batch["x"] = x.to(device)`) are its own, no outputs."""
+        dicts = self._dicts.setdefault(self.ctx.function_key, {})
+        if isinstance(target, cst.Name):
+            if _fresh_dict(value):
+                dicts[target.value] = set()
+            else:
+                dicts.pop(target.value, None)
+            return
+        if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
+            return
+        name = target.value.value
+        if name not in dicts:
+            return
+        if is_output:
+            self._known().add(name)
+            self._not_tensors.setdefault(self.ctx.function_key, set()).add(name)  # a dict: no `.cpu()` on it
+        else:
+            key = _string_key(target)
+            if key is not None:
+                dicts[name].add(key)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        """`model(batch)`, its result dropped, with `batch` a dict the function made: the model writes
+        its outputs into the dict (outputs.argument_filled_by_model); what the function set itself
+        stays its own (`_own_entry`)."""
+        name = argument_filled_by_model(node, self.ctx)
+        if name is not None and name in self._dicts.get(self.ctx.function_key, {}):
+            self._known().add(name)
+            self._not_tensors.setdefault(self.ctx.function_key, set()).add(name)
+
+    def _own_entry(self, value: cst.BaseExpression) -> bool:
+        """`batch["x"]` (or `batch["x"].float()`) where the function set `batch["x"]` itself: the
+        entry is what it put in the dict (an input), not what the model wrote there."""
+        while True:
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+                value = value.func.value
+            elif isinstance(value, cst.Subscript):
+                key = _string_key(value)
+                if key is not None and isinstance(value.value, cst.Name):
+                    return key in self._dicts.get(self.ctx.function_key, {}).get(value.value.value, ())
+                value = value.value
+            else:
+                return False
 
     def _paired_elements(self, node: cst.Assign, known: set[str]) -> bool:
         """`preds, refs = accelerator.gather_for_metrics((preds, batch["labels"]))`, or `feat, label =
@@ -968,7 +1168,7 @@ trainer = pl.Trainer(gpus=1)
             if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value):
                 return  # a list made for each batch (its glimpses, its decoding steps)
         elements = accumulation.kept_values(kept)
-        outputs = [e for e in elements if self._on_device_output(e)]
+        outputs = [e for e in elements if self._on_device_output(e) and not self._own_entry(e)]
         if not outputs:
             return
         if hook is None and isinstance(holder, cst.Name):
@@ -1141,6 +1341,23 @@ class _Candidate:
     kept: bool = False  # returned from a step hook whose returns the framework keeps
     no_grad_chain: Optional[tuple] = None  # functions one of which every caller must run under no_grad
     fallback: Optional["_Candidate"] = None  # its history-free outputs alone, where the callers keep gradients on
+
+
+def _fresh_dict(value: cst.BaseExpression) -> bool:
+    """`{}`, `{"x": x}`, `dict()`: a dict made here."""
+    if isinstance(value, cst.Dict):
+        return True
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict" and not value.args
+    )  # fmt: skip
+
+
+def _string_key(subscript: cst.Subscript) -> Optional[str]:
+    """`"features"` of `batch["features"]`; None for any other index."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    key = subscript.slice[0].slice.value
+    return key.evaluated_value if isinstance(key, cst.SimpleString) else None  # type: ignore[return-value]
 
 
 def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:

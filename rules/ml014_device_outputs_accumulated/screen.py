@@ -1,10 +1,11 @@
 """ML014's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`, or a `while`
-whose test names a sample count, `naming.SAMPLE_COUNT`): `.append(v)` / `.extend(v)`, `x += [v]`, or an
-assignment `x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
-`validation_step` / `test_step` / `predict_step`, `.append(v)` / `.extend(v)` on `self.<attr>`
-(or a subscript of it); or a step hook returning a value in a class that also defines the matching
+Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`, or an
+`iterator` the loop takes a `batch` from, or a `while` whose test names a sample count,
+`naming.SAMPLE_COUNT`): `.append(v)` / `.extend(v)`, `x += [v]`, or an assignment
+`x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
+`validation_step` / `test_step` / `predict_step`, `.append(v)` / `.extend(v)` on `self.<attr>` (or a
+subscript of it); or a step hook returning a value in a class that also defines the matching
 Lightning 1.x epoch-end hook (tables.EPOCH_END_KEEPS). The trigger words ask for a device mention.
 """
 
@@ -13,14 +14,19 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, LOADERS_BY_KEY, SAMPLE_COUNT
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, GENERIC_ITERATOR, LOADERS_BY_KEY, SAMPLE_COUNT
 from memlint.analysis.tables import EPOCH_END_KEEPS, EVALUATION_STEP_HOOKS
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     for loop in source.nodes(ast.For, ast.AsyncFor):
-        if not (any(BATCH_SOURCE.search(word) for word in words_in(loop.iter)) or _strides_by_batch(loop.iter) or _loader_by_key(loop.iter)):  # type: ignore[attr-defined]
+        if not (
+            any(BATCH_SOURCE.search(word) for word in words_in(loop.iter))  # type: ignore[attr-defined]
+            or _strides_by_batch(loop.iter)  # type: ignore[attr-defined]
+            or _loader_by_key(loop.iter)  # type: ignore[attr-defined]
+            or _batches_from_iterator(loop)
+        ):
             continue
         for node in ast.walk(loop):
             if _keeps(node) or _grows_list(node) or _concatenates(node):
@@ -71,6 +77,17 @@ def _loader_by_key(iterable: ast.AST) -> bool:
     held = iterable.value
     name = held.id if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else ""
     return LOADERS_BY_KEY.search(name) is not None
+
+
+def _batches_from_iterator(loop: ast.AST) -> bool:
+    """`for i, batch in enumerate(iterator)`, as `iteration._batches_from_iterator` asks."""
+    iterable = loop.iter  # type: ignore[attr-defined]
+    while isinstance(iterable, ast.Call) and iterable.args and _callee(iterable) in ("tqdm", "enumerate"):
+        iterable = iterable.args[0]
+    name = iterable.id if isinstance(iterable, ast.Name) else iterable.attr if isinstance(iterable, ast.Attribute) else ""
+    if not GENERIC_ITERATOR.match(name):
+        return False
+    return any(isinstance(n, ast.Name) and BATCH_TARGET.match(n.id) for n in ast.walk(loop.target))  # type: ignore[attr-defined]
 
 
 def _callee(call: ast.Call) -> str:
