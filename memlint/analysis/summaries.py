@@ -288,6 +288,8 @@ class _Summary:
         the parameters whose truth returns before it (`if no_optim: return`: an EMA copy built with
         `no_optim=True` gets none); else None.  A model of such a class cast to float16 is trained
         in pure half precision by it (ML015)."""
+        if self.source.structure_is_reliable and not self.source.mentions(*tables.ADAM_CLASSES):
+            return None  # no Adam-family class is named in the file: no statement can store one (no walk)
         for method in node.body:
             if not isinstance(method, _FUNCTIONS) or method.name != "__init__":
                 continue

@@ -361,6 +361,10 @@ class Project:
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
         self._aliases = aliases  # (`_module`: a longer name on the importer's path, where no canonical one is)
         self._resolved: dict[tuple, Optional[tuple]] = {}
+        # `_module` and `_name` answers: pure functions of the files, asked again and again (every
+        # call of every function resolves its names; each file's view resolves its imports twice)
+        self._module_memo: dict[tuple[str, int], Optional[int]] = {}
+        self._name_memo: dict[tuple[int, str, int], Optional[tuple]] = {}
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
@@ -402,6 +406,13 @@ class Project:
 
     def _module(self, name: str, importer: _File) -> Optional[int]:
         """The file of module `name` as `importer` sees it: a unique match, or the one beside it."""
+        key = (name, importer.index)
+        if key in self._module_memo:
+            return self._module_memo[key]
+        found = self._module_memo[key] = self._find_module(name, importer)
+        return found
+
+    def _find_module(self, name: str, importer: _File) -> Optional[int]:
         candidates = self._modules.get(name)
         if not candidates:
             return self._beside(name, importer)
@@ -527,9 +538,13 @@ class Project:
 
     def _name(self, file: _File, written: str, depth: int = 0) -> Optional[tuple]:
         """What a dotted name as written in `file` means (its root a definition or an import there)."""
+        key = (file.index, written, depth)
+        if key in self._name_memo:
+            return self._name_memo[key]
         first, _, rest = written.partition(".")
         parts = [first, *rest.split(".")] if rest else [first]
-        return self._member(file, parts, depth)
+        found = self._name_memo[key] = self._member(file, parts, depth)
+        return found
 
     def _method(self, owner: tuple, name: str, depth: int = 0) -> Optional[tuple]:
         """Method `name` of a project class, looked up through its project bases (first match)."""
