@@ -365,6 +365,9 @@ class Project:
         # call of every function resolves its names; each file's view resolves its imports twice)
         self._module_memo: dict[tuple[str, int], Optional[int]] = {}
         self._name_memo: dict[tuple[int, str, int], Optional[tuple]] = {}
+        # `_picks` answers by (file, constructor): "import" lists the classes of every file of a package,
+        # and each call site of a picked class asks again
+        self._picks_memo: dict[tuple[int, str], Optional[list[tuple]]] = {}
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
@@ -635,6 +638,12 @@ class Project:
         None where the constructor is no such call; [] where the pass cannot tell."""
         if not constructor.endswith("()"):
             return None
+        key = (file.index, constructor)
+        if key not in self._picks_memo:
+            self._picks_memo[key] = self._find_picks(file, constructor)
+        return self._picks_memo[key]
+
+    def _find_picks(self, file: _File, constructor: str) -> list[tuple]:
         factory = self._name(file, constructor[:-2]) or self._lookup(constructor[:-2], file)
         kind = self.record((factory[1], factory[2])).get("picks") if factory is not None and factory[0] == "func" else None
         if kind == "globals":
