@@ -138,9 +138,33 @@ def root_name(expr: ast.AST) -> Optional[str]:
     return expr.id if isinstance(expr, ast.Name) else None
 
 
+def subtree(node: ast.AST) -> Iterator[ast.AST]:
+    """`node` and every node below it, as `ast.walk` finds them but for the shared singletons of the
+    leaf fields (`ast.Load()`, `ast.Add()`: not for a check that asks of an operator or a context)
+    and in depth-first order: for the checks that ask whether some node of a subtree is a name, a
+    call, a return, in a fraction of `ast.walk`'s time."""
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current = pop()
+        yield current
+        kind = type(current)
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+        for field in fields:
+            value = getattr(current, field, None)
+            if type(value) is list:
+                for item in value:  # (`Dict.keys` holds None for `**d`, `Global.names` strings)
+                    if isinstance(item, ast.AST):
+                        push(item)
+            elif isinstance(value, ast.AST):
+                push(value)
+
+
 def words_in(node: ast.AST) -> Iterator[str]:
     """Every string held by the subtree: names, attributes, keywords, string constants."""
-    for inner in ast.walk(node):
+    for inner in subtree(node):
         for value in inner.__dict__.values():
             if isinstance(value, str):
                 yield value

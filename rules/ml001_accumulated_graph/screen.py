@@ -17,7 +17,7 @@ from typing import Any, Mapping, Optional
 
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
 from memlint.prescreen.history import History
-from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, words_in
+from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, subtree, words_in
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
@@ -143,7 +143,7 @@ def _accumulation(node: ast.AST) -> Optional[list]:
         value = node.value
         for branch in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
             if isinstance(branch, ast.BinOp):
-                if any((type(n) is kind and ast.dump(n, annotate_fields=False) in keys) or _reads_entry(n, target) for n in ast.walk(branch)):
+                if any((type(n) is kind and ast.dump(n, annotate_fields=False) in keys) or _reads_entry(n, target) for n in subtree(branch)):
                     return [e for term in _terms(branch) for e in (_display_elements(term) if isinstance(term, _DISPLAYS) else [term])]
             elif isinstance(branch, ast.Call) and branch.args:
                 arguments = [a.value if isinstance(a, ast.Starred) else a for a in branch.args]
@@ -255,7 +255,7 @@ def _in_forward(source: Source, node: ast.AST) -> bool:
 
 def _steps_an_optimizer(function: ast.AST) -> bool:
     """`<optimizer>.step()` in the function (roles.steps_an_optimizer)."""
-    for node in ast.walk(function):
+    for node in subtree(function):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
             receiver = node.func.value
             name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else ""
