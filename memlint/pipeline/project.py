@@ -380,7 +380,7 @@ class Project:
         self._outgoing: dict[tuple, list[_Site]] = {}
         # `model.loss(...)` sites: caller -> one site per project nn.Module method it may call
         self._model_outgoing: dict[tuple, list[_Site]] = {}
-        self._methods_by_name: dict[str, list[tuple]] = {}
+        self._methods_by_name: Optional[dict[str, list[tuple]]] = None  # `_model_methods`, every name
         # Calls that may reach a method (the receiver's class unknown, `summaries` "may"): only the
         # fact "every call runs without gradients" counts them (a call that may reach a function is
         # one it cannot be sure of); callee -> sites, caller -> sites.
@@ -927,17 +927,29 @@ class Project:
         sites (the model runs one of them on every step); the history and training facts, which
         must hold for every call, do not.  For "only ever called without gradients" the same call is
         a "may" site (`_collect_may_sites`): one it cannot be sure of."""
-        found = self._methods_by_name.get(name)
-        if found is None:
-            found = []
-            for file in self.files:
-                if file is None:
+        if self._methods_by_name is None:
+            self._methods_by_name = self._module_methods_by_name()
+        return self._methods_by_name.get(name, [])
+
+    def _module_methods_by_name(self) -> dict[str, list[tuple]]:
+        """`_model_methods` of every name, from one reading of the summaries (each name asked
+        looked at every class of the project before): per name, in the order of the files and of
+        each file's classes."""
+        found: dict[str, list[tuple]] = {}
+        for file in self.files:
+            if file is None:
+                continue
+            classes = file.summary["classes"]
+            methods: dict[str, list[str]] = {}  # class -> the names `Class.<name>` of its functions
+            for key in file.summary["functions"]:
+                class_name, dot, name = key.partition(".")
+                if dot and class_name in classes:
+                    methods.setdefault(class_name, []).append(name)
+            for class_name in classes:
+                if class_name not in methods or class_name not in file.summary["defs"] or not self.is_module_class(file.index, class_name):
                     continue
-                for class_name in file.summary["classes"]:
-                    key = f"{class_name}.{name}"
-                    if key in file.summary["functions"] and class_name in file.summary["defs"] and self.is_module_class(file.index, class_name):
-                        found.append((file.index, key))
-            self._methods_by_name[name] = found
+                for name in methods[class_name]:
+                    found.setdefault(name, []).append((file.index, f"{class_name}.{name}"))
         return found
 
     def record(self, function: tuple) -> dict:
