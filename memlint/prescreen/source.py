@@ -138,6 +138,23 @@ def root_name(expr: ast.AST) -> Optional[str]:
     return expr.id if isinstance(expr, ast.Name) else None
 
 
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`ast.iter_child_nodes(node)` as a list, less the shared singletons of the leaf fields
+    (`ast.Load()`, `ast.Add()`), in a fraction of its time (see `subtree`)."""
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+    found: list[ast.AST] = []
+    for field in fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
 def subtree(node: ast.AST) -> Iterator[ast.AST]:
     """`node` and every node below it, as `ast.walk` finds them but for the shared singletons of the
     leaf fields (`ast.Load()`, `ast.Add()`: not for a check that asks of an operator or a context)

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Optional
 
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
 from memlint.prescreen.history import History
-from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, subtree, words_in
+from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, child_nodes, subtree, words_in
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
@@ -99,7 +99,7 @@ def _local_names(function: ast.AST) -> frozenset:
         if isinstance(node, ast.AugAssign):
             stack.append(node.value)  # its target is left out (above)
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))  # (no context or operator node is asked about)
     return frozenset(names - declared)
 
 
@@ -136,14 +136,11 @@ def _accumulation(node: ast.AST) -> Optional[list]:
         if len(node.targets) != 1:
             return None
         target = node.targets[0]
-        keys = {ast.dump(target, annotate_fields=False).replace("Store()", "Load()")}
-        # only a node of the target's own type can dump as it does (a dump starts with the type's
-        # name); dumping every node of every assigned value was about half this function's time on timm
-        kind = type(target)
+        same = _same_as(target)
         value = node.value
         for branch in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
             if isinstance(branch, ast.BinOp):
-                if any((type(n) is kind and ast.dump(n, annotate_fields=False) in keys) or _reads_entry(n, target) for n in subtree(branch)):
+                if any(same(n) or _reads_entry(n, target) for n in subtree(branch)):
                     return [e for term in _terms(branch) for e in (_display_elements(term) if isinstance(term, _DISPLAYS) else [term])]
             elif isinstance(branch, ast.Call) and branch.args:
                 arguments = [a.value if isinstance(a, ast.Starred) else a for a in branch.args]
@@ -154,7 +151,7 @@ def _accumulation(node: ast.AST) -> Optional[list]:
                     parts = [func.value, *arguments]  # `torch.add(x, v)`, `x.add(v)` (accumulation.added_parts)
                 else:
                     continue
-                if any(type(n) is kind and ast.dump(n, annotate_fields=False) in keys for n in parts):
+                if any(same(n) for n in parts):
                     return parts
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_", "sub_"):
@@ -169,6 +166,26 @@ def _accumulation(node: ast.AST) -> Optional[list]:
             value = value.value
         return _elements(value)
     return None
+
+
+def _same_as(target: ast.AST):
+    """A test of whether a node reads what `target` stores: dumps alike, `Store()` read as
+    `Load()`.  Only a node of the target's own type can dump as it does (a dump starts with the
+    type's name), and a plain name dumps alike exactly when it is the same name, read."""
+    kind = type(target)
+    if kind is ast.Name:
+        name = target.id  # type: ignore[attr-defined]
+        return lambda n: type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load
+    keys: list[str] = []  # the target's dump, made on the first node of its type
+
+    def same(n: ast.AST) -> bool:
+        if type(n) is not kind:
+            return False
+        if not keys:
+            keys.append(ast.dump(target, annotate_fields=False).replace("Store()", "Load()"))
+        return ast.dump(n, annotate_fields=False) == keys[0]
+
+    return same
 
 
 def _reads_entry(node: ast.AST, target: ast.AST) -> bool:
