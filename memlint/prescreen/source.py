@@ -54,23 +54,28 @@ class Source:
         by_type: dict[type, list[ast.AST]] = {}
         parents: dict[int, ast.AST] = {}
         stack: list[ast.AST] = [self.tree]  # type: ignore[list-item]
+        # (every file the project pass reads is indexed: the walk's lookups are bound to locals)
+        pop, push, of_type, child_fields, node_class = stack.pop, stack.append, by_type.get, _CHILD_FIELDS, ast.AST
         while stack:
-            node = stack.pop()
+            node = pop()
             kind = type(node)
-            by_type.setdefault(kind, []).append(node)
-            fields = _CHILD_FIELDS.get(kind)
+            found = of_type(kind)
+            if found is None:
+                found = by_type[kind] = []
+            found.append(node)
+            fields = child_fields.get(kind)
             if fields is None:
-                fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+                fields = child_fields[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
             for field in fields:
                 value = getattr(node, field, None)
-                if isinstance(value, list):
+                if type(value) is list:
                     for item in value:
-                        if isinstance(item, ast.AST):
+                        if isinstance(item, node_class):
                             parents[id(item)] = node
-                            stack.append(item)
-                elif isinstance(value, ast.AST):
+                            push(item)
+                elif value is not None and isinstance(value, node_class):
                     parents[id(value)] = node
-                    stack.append(value)
+                    push(value)
         return by_type, parents
 
     def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
