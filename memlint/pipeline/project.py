@@ -380,7 +380,8 @@ class Project:
         self._outgoing: dict[tuple, list[_Site]] = {}
         # `model.loss(...)` sites: caller -> one site per project nn.Module method it may call
         self._model_outgoing: dict[tuple, list[_Site]] = {}
-        self._methods_by_name: Optional[dict[str, list[tuple]]] = None  # `_model_methods`, every name
+        self._methods_by_name: dict[str, list[tuple]] = {}
+        self._method_candidates: Optional[dict[str, list[tuple[int, str, str]]]] = None  # `_methods_of_defined_classes`
         # Calls that may reach a method (the receiver's class unknown, `summaries` "may"): only the
         # fact "every call runs without gradients" counts them (a call that may reach a function is
         # one it cannot be sure of); callee -> sites, caller -> sites.
@@ -927,15 +928,21 @@ class Project:
         sites (the model runs one of them on every step); the history and training facts, which
         must hold for every call, do not.  For "only ever called without gradients" the same call is
         a "may" site (`_collect_may_sites`): one it cannot be sure of."""
-        if self._methods_by_name is None:
-            self._methods_by_name = self._module_methods_by_name()
-        return self._methods_by_name.get(name, [])
+        found = self._methods_by_name.get(name)
+        if found is None:
+            if self._method_candidates is None:
+                self._method_candidates = self._methods_of_defined_classes()
+            # (asked of the candidates in the order the files and their classes come: `is_module_class`
+            # keeps what it finds, a cycle of bases included, so the order of the questions is kept)
+            found = [(index, key) for index, class_name, key in self._method_candidates.get(name, ()) if self.is_module_class(index, class_name)]
+            self._methods_by_name[name] = found
+        return found
 
-    def _module_methods_by_name(self) -> dict[str, list[tuple]]:
-        """`_model_methods` of every name, from one reading of the summaries (each name asked
-        looked at every class of the project before): per name, in the order of the files and of
-        each file's classes."""
-        found: dict[str, list[tuple]] = {}
+    def _methods_of_defined_classes(self) -> dict[str, list[tuple[int, str, str]]]:
+        """Method name -> (file, class, key) of each class a file defines with a method so named, in
+        the order of the files and of each file's classes: read once (each name `_model_methods`
+        is asked looked at every class of the project before)."""
+        found: dict[str, list[tuple[int, str, str]]] = {}
         for file in self.files:
             if file is None:
                 continue
@@ -946,10 +953,9 @@ class Project:
                 if dot and class_name in classes:
                     methods.setdefault(class_name, []).append(name)
             for class_name in classes:
-                if class_name not in methods or class_name not in file.summary["defs"] or not self.is_module_class(file.index, class_name):
-                    continue
-                for name in methods[class_name]:
-                    found.setdefault(name, []).append((file.index, f"{class_name}.{name}"))
+                if class_name in methods and class_name in file.summary["defs"]:
+                    for name in methods[class_name]:
+                        found.setdefault(name, []).append((file.index, class_name, f"{class_name}.{name}"))
         return found
 
     def record(self, function: tuple) -> dict:
