@@ -634,8 +634,13 @@ def _alias_of(name: str, ctx: "Context") -> str:
     function = ctx.function_node
     if function is None or not isinstance(function.body, cst.IndentedBlock):
         return ""
+    # asked for every call of a bare name in an evaluation region: one reading of the body per name
+    return ctx.memo(("alias-of", id(function), name), lambda: _plain_alias(function, name, ctx))  # type: ignore[return-value]
+
+
+def _plain_alias(function: cst.FunctionDef, name: str, ctx: "Context") -> str:
     bound = ""
-    for statement in function.body.body:
+    for statement in function.body.body:  # type: ignore[attr-defined]
         if not binds(statement, name):
             continue
         if bound or type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:

@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import bound_names, code_descendants, dotted_name, target_names
+from memlint.analysis.walk import bound_names, code_children, code_descendants, dotted_name, target_names
 
 # Calls whose result carries no autograd history, whatever their receiver holds.
 _GRAPH_FREE_METHODS = frozenset({"detach", "item", "tolist", "numpy"})
@@ -208,14 +208,15 @@ def of_classes(constructed: dict[str, Optional[str]], classes: frozenset[str]) -
 
 def _own(function: cst.FunctionDef, kinds) -> Iterator[cst.CSTNode]:
     """Nodes of `kinds` in the function's own code (not in nested functions, classes or lambdas)."""
-    stack: list[cst.CSTNode] = list(function.body.children)
+    # code_children: libcst's `.children` rebuilds each node, and the layout it adds holds none of these
+    stack: list[cst.CSTNode] = code_children(function.body)
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(node, kinds):
             yield node
-        stack.extend(node.children)
+        stack.extend(code_children(node))
 
 
 def _bound_names(node: cst.CSTNode) -> list[str]:

@@ -719,15 +719,13 @@ class SemanticModel:
         for history, and the full walk (`_walk`) keeps assignments and scopes besides.  It visits
         the same nodes as `_walk` (every code child), so the two give the same names."""
         self._model_scanned = True
-        stack: list[cst.CSTNode] = [self.module]
-        pop, extend = stack.pop, stack.extend
-        while stack:
-            node = pop()
+        # (the file's pre-order index of code nodes, pipeline/tree.py: a slice, not a second walk; the
+        # facts are sets, so the order does not matter)
+        for node in code_descendants(self.module):
             if type(node) is cst.Call:
                 func = node.func  # type: ignore[attr-defined]
                 self._note_model_names(func, dotted_name(func), func.attr.value if type(func) is cst.Attribute else None)
                 self._note_module_run(node)  # type: ignore[arg-type]
-            extend(code_children(node))
 
     def _call(self, call: cst.Call, scopes: tuple, sites: dict, imports: dict) -> None:
         func = call.func

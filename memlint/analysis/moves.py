@@ -16,7 +16,7 @@ import libcst as cst
 
 from memlint.analysis.iteration import accelerator_branch, runs_whenever_reached
 from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, STACKS, TENSOR_CASTS, VARIABLE_CLASSES
-from memlint.analysis.walk import target_name_nodes
+from memlint.analysis.walk import code_descendants, target_name_nodes
 
 _MOVES = ("cuda", "to")
 # Calls that join tensors: a part goes to the device with the whole (`_joined_parts`).
@@ -303,52 +303,46 @@ def _joined_parts(value: cst.BaseExpression, resolve: Optional[Resolve]) -> list
     return [element.value for element in parts.elements] if isinstance(parts, (cst.List, cst.Tuple)) else []
 
 
-class _Collector(cst.CSTVisitor):
-    def __init__(self, name: str) -> None:
-        self.name = name
+class _Collector:
+    """What one walk of a node finds for a name: its Name nodes (not the attribute of `obj.name`, nor
+    the keyword of `f(name=...)`: no use of the name), whether an assignment target binds it, the
+    ids of every Name an assignment target binds (any name), and every call, all in source order."""
+
+    def __init__(self, node: cst.CSTNode, name: str) -> None:
         self.reads: list[cst.Name] = []
         self.binds = False
+        self.targets: set[int] = set()
         self.calls: list[cst.Call] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name:
-            self.reads.append(node)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # `obj.name` is no use of the name
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)  # nor is the keyword of `f(name=...)`
-        return False
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        for element in target_name_nodes(node.target):
-            if element.value == self.name:
-                self.binds = True
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
+        hidden: set[int] = set()  # `attr` of an Attribute, `keyword` of an Arg
+        # the file's pre-order index (pipeline/tree.py), not libcst's visitor, which rebuilds every node it passes
+        for inner in (node, *code_descendants(node)):
+            kind = type(inner)
+            if kind is cst.Name:
+                if inner.value == name and id(inner) not in hidden:  # type: ignore[attr-defined]
+                    self.reads.append(inner)  # type: ignore[arg-type]
+            elif kind is cst.Attribute:
+                hidden.add(id(inner.attr))  # type: ignore[attr-defined]
+            elif kind is cst.Arg:
+                if inner.keyword is not None:  # type: ignore[attr-defined]
+                    hidden.add(id(inner.keyword))  # type: ignore[attr-defined]
+            elif kind is cst.AssignTarget:
+                for element in target_name_nodes(inner.target):  # type: ignore[attr-defined]
+                    self.targets.add(id(element))
+                    if element.value == name:
+                        self.binds = True
+            elif kind is cst.Call:
+                self.calls.append(inner)  # type: ignore[arg-type]
 
 
 def _collect(node: cst.CSTNode, name: str) -> _Collector:
-    collector = _Collector(name)
-    node.visit(collector)
-    return collector
+    return _Collector(node, name)
 
 
 def _reads(node: cst.CSTNode, name: str) -> list[cst.Name]:
     """The Name nodes `name` in `node` that are not assignment targets (reads, or other bindings
     such as a loop variable or an attribute's base: each counts as a use)."""
     collector = _collect(node, name)
-    targets: set[int] = set()
-
-    class _Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
-            targets.update(id(n) for n in target_name_nodes(target.target))
-
-    node.visit(_Targets())
-    return [n for n in collector.reads if id(n) not in targets]
+    return [n for n in collector.reads if id(n) not in collector.targets]
 
 
 def _binds(node: cst.CSTNode, name: str) -> bool:

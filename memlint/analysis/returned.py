@@ -140,7 +140,7 @@ def _expressions(statement: cst.CSTNode):
         while stack:
             node = stack.pop()
             yield node
-            stack.extend(node.children)
+            stack.extend(code_children(node))  # (asked for yields and awaits: layout holds neither)
 
 
 def _stores_outside(small: cst.CSTNode, local: frozenset[str]) -> bool:

@@ -156,6 +156,7 @@ class _Summary:
         self.step_loops: Optional[set[int]] = None
         self.training_loops: set[int] = set()
         self.cells: Optional[frozenset[int]] = None  # ids of a marimo notebook's cell functions
+        self.from_import_scopes: Optional[set[int]] = None  # ids of the functions holding a `from ... import`
 
     # ------------------------------------------------------------------ the module's names
 
@@ -297,6 +298,8 @@ class _Summary:
         the parameters whose truth returns before it (`if no_optim: return`: an EMA copy built with
         `no_optim=True` gets none); else None.  A model of such a class cast to float16 is trained
         in pure half precision by it (ML015)."""
+        if self.source.structure_is_reliable and not self.source.mentions(*tables.ADAM_CLASSES):
+            return None  # no Adam-family class is named in the file: no statement can store one (no walk)
         for method in node.body:
             if not isinstance(method, _FUNCTIONS) or method.name != "__init__":
                 continue
@@ -1066,8 +1069,18 @@ class _Summary:
                 continue
             if getattr(self.nodes.get(key), "decorator_list", None):
                 continue
-            if all(_unsaved_result(r.value, self.qualify) for r in found) and not _bound_more_than_once(self.tree, key):
+            if all(_unsaved_result(r.value, self.qualify) for r in found) and not _bound_more_than_once(self.source, key):
                 self.functions[key]["unsaved"] = True
+
+    def _imports_from_inside(self, key: str) -> bool:
+        """Does function `key` hold a `from ... import` (`_function_imports` finds one)?  From the
+        file's node index, once for every function: most hold none, and are not walked for it."""
+        if self.from_import_scopes is None:
+            self.from_import_scopes = {
+                id(ancestor) for node in self.source.nodes(ast.ImportFrom)
+                for ancestor in self.source.ancestors(node) if isinstance(ancestor, _FUNCTIONS)
+            }  # fmt: skip
+        return id(self.nodes[key]) in self.from_import_scopes
 
     def _factories(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
         """`builds` of a module-level function every `return` of which constructs an instance of a
@@ -1087,7 +1100,7 @@ class _Summary:
                 value = statement.value
                 if type(value) is ast.Name:
                     if local_imports is None:
-                        local_imports = _function_imports(self.nodes[key])
+                        local_imports = _function_imports(self.nodes[key]) if self._imports_from_inside(key) else {}
                     constructors = self._constructors_of(key, value.id, local_imports)
                 else:
                     constructor = self._constructor(value, {}) or self._picked_instance(key, value)
@@ -2326,11 +2339,15 @@ def _unsaved_result(value: Optional[ast.expr], qualify: Callable[[Optional[str]]
     return module in ("torch", "torch.nn.functional") and name in tables.FRESH_RESULT_FUNCTIONS
 
 
-def _bound_more_than_once(tree: ast.AST, name: str) -> bool:
+_BINDING_NODES = (ast.Name, *_FUNCTIONS, ast.ClassDef, ast.Import, ast.ImportFrom, ast.ExceptHandler, ast.Global, ast.Nonlocal)
+
+
+def _bound_more_than_once(source, name: str) -> bool:
     """Does the file bind `name` in more than one place, anywhere (a second `def`, `name = ...`,
-    an import, a loop target; in any scope, erring towards "more")?"""
+    an import, a loop target; in any scope, erring towards "more")?  (The file's node index, by
+    type: a count, whatever the order.)"""
     count = 0
-    for node in ast.walk(tree):
+    for node in source.nodes(*_BINDING_NODES):
         kind = type(node)
         if kind is ast.Name and node.id == name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
             count += 1

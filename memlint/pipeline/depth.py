@@ -104,8 +104,9 @@ def deep_statements(
     # (node, its depth, the nearest node with a position, inside an f-string's literal parts, the
     # innermost statement around it)
     stack: list[tuple[ast.AST, int, ast.AST, bool, Optional[ast.stmt]]] = [(tree, 0, tree, False, None)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, depth, where, in_fstring, statement = stack.pop()
+        node, depth, where, in_fstring, statement = pop()
         if statement is not None and id(statement) in done:
             continue
         kind = type(node)
@@ -134,10 +135,12 @@ def deep_statements(
             fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
         for field in fields:
             value = getattr(node, field, None)
-            if isinstance(value, list):
-                stack.extend((item, depth, where, inside, statement) for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append((value, depth, where, inside, statement))
+            if type(value) is list:  # (a loop, not a generator: this walks every file the screens let through)
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        push((item, depth, where, inside, statement))
+            elif value is not None and isinstance(value, ast.AST):
+                push((value, depth, where, inside, statement))
     return DeepScan(found, nodes)
 
 

@@ -394,6 +394,13 @@ class Project:
             self._modules.setdefault(alias, indices)  # a canonical name wins over a longer one
         self._aliases = aliases  # (`_module`: a longer name on the importer's path, where no canonical one is)
         self._resolved: dict[tuple, Optional[tuple]] = {}
+        # `_module` and `_name` answers: pure functions of the files, asked again and again (every
+        # call of every function resolves its names; each file's view resolves its imports twice)
+        self._module_memo: dict[tuple[str, int], Optional[int]] = {}
+        self._name_memo: dict[tuple[int, str, int], Optional[tuple]] = {}
+        # `_picks` answers by (file, constructor): "import" lists the classes of every file of a package,
+        # and each call site of a picked class asks again
+        self._picks_memo: dict[tuple[int, str], Optional[list[tuple]]] = {}
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
@@ -407,6 +414,7 @@ class Project:
         # `model.loss(...)` sites: caller -> one site per project nn.Module method it may call
         self._model_outgoing: dict[tuple, list[_Site]] = {}
         self._methods_by_name: dict[str, list[tuple]] = {}
+        self._method_candidates: Optional[dict[str, list[tuple[int, str, str]]]] = None  # `_methods_of_defined_classes`
         # Calls that may reach a method (the receiver's class unknown, `summaries` "may"): only the
         # fact "every call runs without gradients" counts them (a call that may reach a function is
         # one it cannot be sure of); callee -> sites, caller -> sites.
@@ -436,6 +444,13 @@ class Project:
 
     def _module(self, name: str, importer: _File) -> Optional[int]:
         """The file of module `name` as `importer` sees it: a unique match, or the one beside it."""
+        key = (name, importer.index)
+        if key in self._module_memo:
+            return self._module_memo[key]
+        found = self._module_memo[key] = self._find_module(name, importer)
+        return found
+
+    def _find_module(self, name: str, importer: _File) -> Optional[int]:
         candidates = self._modules.get(name)
         if not candidates:
             return self._beside(name, importer)
@@ -561,9 +576,13 @@ class Project:
 
     def _name(self, file: _File, written: str, depth: int = 0) -> Optional[tuple]:
         """What a dotted name as written in `file` means (its root a definition or an import there)."""
+        key = (file.index, written, depth)
+        if key in self._name_memo:
+            return self._name_memo[key]
         first, _, rest = written.partition(".")
         parts = [first, *rest.split(".")] if rest else [first]
-        return self._member(file, parts, depth)
+        found = self._name_memo[key] = self._member(file, parts, depth)
+        return found
 
     def _method(self, owner: tuple, name: str, depth: int = 0) -> Optional[tuple]:
         """Method `name` of a project class, looked up through its project bases (first match)."""
@@ -654,6 +673,12 @@ class Project:
         None where the constructor is no such call; [] where the pass cannot tell."""
         if not constructor.endswith("()"):
             return None
+        key = (file.index, constructor)
+        if key not in self._picks_memo:
+            self._picks_memo[key] = self._find_picks(file, constructor)
+        return self._picks_memo[key]
+
+    def _find_picks(self, file: _File, constructor: str) -> list[tuple]:
         factory = self._name(file, constructor[:-2]) or self._lookup(constructor[:-2], file)
         kind = self.record((factory[1], factory[2])).get("picks") if factory is not None and factory[0] == "func" else None
         if kind == "globals":
@@ -940,15 +965,32 @@ class Project:
         a "may" site (`_collect_may_sites`): one it cannot be sure of."""
         found = self._methods_by_name.get(name)
         if found is None:
-            found = []
-            for file in self.files:
-                if file is None:
-                    continue
-                for class_name in file.summary["classes"]:
-                    key = f"{class_name}.{name}"
-                    if key in file.summary["functions"] and class_name in file.summary["defs"] and self.is_module_class(file.index, class_name):
-                        found.append((file.index, key))
+            if self._method_candidates is None:
+                self._method_candidates = self._methods_of_defined_classes()
+            # (asked of the candidates in the order the files and their classes come: `is_module_class`
+            # keeps what it finds, a cycle of bases included, so the order of the questions is kept)
+            found = [(index, key) for index, class_name, key in self._method_candidates.get(name, ()) if self.is_module_class(index, class_name)]
             self._methods_by_name[name] = found
+        return found
+
+    def _methods_of_defined_classes(self) -> dict[str, list[tuple[int, str, str]]]:
+        """Method name -> (file, class, key) of each class a file defines with a method so named, in
+        the order of the files and of each file's classes: read once (each name `_model_methods`
+        is asked looked at every class of the project before)."""
+        found: dict[str, list[tuple[int, str, str]]] = {}
+        for file in self.files:
+            if file is None:
+                continue
+            classes = file.summary["classes"]
+            methods: dict[str, list[str]] = {}  # class -> the names `Class.<name>` of its functions
+            for key in file.summary["functions"]:
+                class_name, dot, name = key.partition(".")
+                if dot and class_name in classes:
+                    methods.setdefault(class_name, []).append(name)
+            for class_name in classes:
+                if class_name in methods and class_name in file.summary["defs"]:
+                    for name in methods[class_name]:
+                        found.setdefault(name, []).append((file.index, class_name, f"{class_name}.{name}"))
         return found
 
     def record(self, function: tuple) -> dict:

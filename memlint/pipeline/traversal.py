@@ -102,4 +102,40 @@ class Traversal:
             if context_leave is not None:
                 context_leave(node)
 
-        visit(node)
+        indexed = tree.indexed_subtree(node) if self._code_only else None
+        if indexed is None:
+            visit(node)
+            return
+        # The file's pre-order list of code nodes (tree.index_code_nodes, what code_children lists, in
+        # the same order): one loop over it, each node left once the position past its subtree is
+        # reached, instead of listing every node's children again for a recursive walk.
+        nodes, ends, start = indexed
+        open_nodes: list[tuple[int, cst.CSTNode, type, object, bool]] = []  # (end, node, class, context leave, has rule leaves)
+
+        def leave(current: cst.CSTNode, cls: type, context_leave, has_leaves: bool) -> None:
+            if has_leaves:
+                # The table may have been rebuilt by a failure during the children: look again.
+                for rule, method in (table.get(cls) or entry_for(cls, current))[2]:
+                    try:
+                        method(current)
+                    except Exception as error:
+                        drop(rule, error, current)
+            if context_leave is not None:
+                context_leave(current)
+
+        for position in range(start, ends[start]):
+            while open_nodes and open_nodes[-1][0] <= position:
+                leave(*open_nodes.pop()[1:])
+            current = nodes[position]
+            cls = type(current)
+            context_visit, visits, leaves, context_leave, _ = table.get(cls) or entry_for(cls, current)
+            if context_visit is not None:
+                context_visit(current)
+            for rule, method in visits:
+                try:
+                    method(current)
+                except Exception as error:
+                    drop(rule, error, current)
+            open_nodes.append((ends[position], current, cls, context_leave, bool(leaves)))
+        while open_nodes:
+            leave(*open_nodes.pop()[1:])

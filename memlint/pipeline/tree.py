@@ -318,6 +318,18 @@ def index_code_nodes(module: cst.Module) -> None:
     _INDEX = _PreOrder(module)
 
 
+def indexed_subtree(node: cst.CSTNode) -> Optional[tuple[list, list[int], int]]:
+    """(the pre-order list of code nodes, each one's end position, `node`'s position) where `node`
+    is a node of the indexed file (`index_code_nodes`), else None."""
+    index = _INDEX
+    if index is None:
+        return None
+    start = index.positions.get(id(node))
+    if start is None or index.nodes[start] is not node:
+        return None
+    return index.nodes, index.ends, start
+
+
 _EXACT: dict[tuple, Optional[frozenset]] = {}
 
 

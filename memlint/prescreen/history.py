@@ -15,7 +15,7 @@ from typing import Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.naming import dotted, named_like_model
-from memlint.prescreen.source import Source, root_name
+from memlint.prescreen.source import Source, root_name, subtree
 
 # Never history: literals, displays, comparisons, lambdas, comprehensions (values.evaluate).
 NO_HISTORY = (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.Compare, ast.BoolOp,
@@ -45,17 +45,17 @@ class History:
         for node in source.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             for target in targets:
-                targets_seen.update(id(n) for n in ast.walk(target))
+                targets_seen.update(id(n) for n in subtree(target))  # (only names are looked up in it)
                 if node.value is not None:  # `x: int` binds nothing  # type: ignore[attr-defined]
                     for key, value in _pairs_bound_by(target, node.value):  # type: ignore[attr-defined]
                         self.values.setdefault(key, []).append(value)
         for item in source.nodes(ast.withitem):
             if item.optional_vars is not None:  # type: ignore[attr-defined]
-                targets_seen.update(id(n) for n in ast.walk(item.optional_vars))  # type: ignore[attr-defined]
+                targets_seen.update(id(n) for n in subtree(item.optional_vars))  # type: ignore[attr-defined]
                 for key in _keys_bound_by(item.optional_vars):  # type: ignore[attr-defined]
                     self.values.setdefault(key, []).append(item.context_expr)  # type: ignore[attr-defined]
         for loop in source.nodes(ast.For, ast.AsyncFor, ast.comprehension):
-            for node in ast.walk(loop.target):  # type: ignore[attr-defined]  # valued "unknown"
+            for node in subtree(loop.target):  # type: ignore[attr-defined]  # valued "unknown"
                 targets_seen.add(id(node))
                 if isinstance(node, ast.Name):
                     self.shadowing.add(node.id)
@@ -281,7 +281,7 @@ def _backpropagated(source: Source) -> frozenset[str]:
 
 def _keys_read_by(expr: ast.AST) -> Iterator[str]:
     """The names and `self` attributes (".attr") `History.possible(expr)` may look up."""
-    for node in ast.walk(expr):
+    for node in subtree(expr):
         if isinstance(node, ast.Name):
             yield node.id
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":

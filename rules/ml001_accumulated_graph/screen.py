@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional
 from memlint.analysis.naming import BATCH_SOURCE, OPTIMIZER_NAME, is_forward_name
 from memlint.analysis.tables import COMBINING_METHODS
 from memlint.prescreen.history import History
-from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, words_in
+from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, child_nodes, subtree, words_in
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
@@ -100,7 +100,7 @@ def _local_names(function: ast.AST) -> frozenset:
         if isinstance(node, ast.AugAssign):
             stack.append(node.value)  # its target is left out (above)
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))  # (no context or operator node is asked about)
     return frozenset(names - declared)
 
 
@@ -137,14 +137,11 @@ def _accumulation(node: ast.AST) -> Optional[list]:
         if len(node.targets) != 1:
             return None
         target = node.targets[0]
-        keys = {ast.dump(target, annotate_fields=False).replace("Store()", "Load()")}
-        # only a node of the target's own type can dump as it does (a dump starts with the type's
-        # name); dumping every node of every assigned value was about half this function's time on timm
-        kind = type(target)
+        same = _same_as(target)
         value = node.value
         for branch in ([value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]):
             if isinstance(branch, ast.BinOp):
-                if any((type(n) is kind and ast.dump(n, annotate_fields=False) in keys) or _reads_entry(n, target) for n in ast.walk(branch)):
+                if any(same(n) or _reads_entry(n, target) for n in subtree(branch)):
                     return [e for term in _terms(branch) for e in (_display_elements(term) if isinstance(term, _DISPLAYS) else [term])]
             elif isinstance(branch, ast.Call) and branch.args:
                 arguments = [a.value if isinstance(a, ast.Starred) else a for a in branch.args]
@@ -158,7 +155,7 @@ def _accumulation(node: ast.AST) -> Optional[list]:
                     parts = arguments  # `from torch import maximum`: `maximum(x, v)`
                 else:
                     continue
-                if any(type(n) is kind and ast.dump(n, annotate_fields=False) in keys for n in parts):
+                if any(same(n) for n in parts):
                     return parts
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_", "sub_"):
@@ -178,6 +175,26 @@ def _accumulation(node: ast.AST) -> Optional[list]:
 # Combinations called by a bare name (imported from torch); not `max` / `min`, the builtins a
 # `best = max(best, acc)` calls on every line of many scripts.
 _IMPORTED_COMBINATIONS = COMBINING_METHODS - {"max", "min"}
+
+
+def _same_as(target: ast.AST):
+    """A test of whether a node reads what `target` stores: dumps alike, `Store()` read as
+    `Load()`.  Only a node of the target's own type can dump as it does (a dump starts with the
+    type's name), and a plain name dumps alike exactly when it is the same name, read."""
+    kind = type(target)
+    if kind is ast.Name:
+        name = target.id  # type: ignore[attr-defined]
+        return lambda n: type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load
+    keys: list[str] = []  # the target's dump, made on the first node of its type
+
+    def same(n: ast.AST) -> bool:
+        if type(n) is not kind:
+            return False
+        if not keys:
+            keys.append(ast.dump(target, annotate_fields=False).replace("Store()", "Load()"))
+        return ast.dump(n, annotate_fields=False) == keys[0]
+
+    return same
 
 
 def _reads_entry(node: ast.AST, target: ast.AST) -> bool:
@@ -264,7 +281,7 @@ def _in_forward(source: Source, node: ast.AST) -> bool:
 
 def _steps_an_optimizer(function: ast.AST) -> bool:
     """`<optimizer>.step()` in the function (roles.steps_an_optimizer)."""
-    for node in ast.walk(function):
+    for node in subtree(function):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step":
             receiver = node.func.value
             name = receiver.id if isinstance(receiver, ast.Name) else receiver.attr if isinstance(receiver, ast.Attribute) else ""

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from memlint.analysis.naming import dotted, is_evaluation_function_name, is_sampling_function_name, method_runs_module, names_evaluation_data
 from memlint.prescreen.history import History
-from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, words_in
+from memlint.prescreen.source import FUNCTIONS, LOOPS, Source, argument_count, subtree, words_in
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
@@ -100,12 +100,29 @@ def _parameter_callers(source: Source, evaluated: frozenset) -> frozenset[str]:
     """Module-level functions of the file that call one of their parameters (`def f(G, n): G(z)`) or
     a global put in eval mode (`def get_sample_image(): G(z)`), or apply replicas of a module
     (delegation's `_replicates_and_applies`; loosened: any `parallel_apply` call)."""
+    if source.tree is None:
+        return frozenset()
+    names_of = {
+        id(node): {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]} | evaluated
+        for node in source.tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }  # fmt: skip
     found = set()
-    for node in source.tree.body if source.tree is not None else ():  # type: ignore[union-attr]
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            names = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]} | evaluated
-            if any(isinstance(n, ast.Call) and _calls_name(n.func, names) for n in ast.walk(node)):
-                found.add(node.name)
+    if not names_of:
+        return frozenset()
+    # each call of the file, with the module-level statement it is in (its outermost ancestor below
+    # the module): the node index's parents, not a walk of every function
+    for call in source.nodes(ast.Call):
+        func = call.func  # type: ignore[attr-defined]
+        if not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and func.attr == "parallel_apply"):
+            continue  # (`_calls_name` says no whatever the names)
+        outermost = None
+        for ancestor in source.ancestors(call):
+            if ancestor is source.tree:
+                break
+            outermost = ancestor
+        names = names_of.get(id(outermost)) if outermost is not None else None
+        if names is not None and _calls_name(func, names):
+            found.add(outermost.name)  # type: ignore[union-attr]
     return frozenset(found)
 
 
@@ -188,7 +205,7 @@ def _over_evaluation_data(loop: ast.AST, draws: bool) -> bool:
         return True
     if not draws:
         return False
-    for node in ast.walk(loop):
+    for node in subtree(loop):
         if isinstance(node, ast.Call):
             func = node.func
             if (isinstance(func, ast.Name) and func.id == "next") or (isinstance(func, ast.Attribute) and func.attr in ("next", "__next__")):

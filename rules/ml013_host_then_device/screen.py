@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from memlint.analysis.naming import dotted
 from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
-from memlint.prescreen.source import Source, final_name
+from memlint.prescreen.source import Source, final_name, subtree
 
 _FACTORY_WORDS = tuple(sorted(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys()))
 
@@ -39,7 +39,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             continue
         if _holds_factory(receiver, factories, helpers):
             return True
-        names = [n.id for n in ast.walk(receiver) if isinstance(n, ast.Name)]
+        names = [n.id for n in subtree(receiver) if isinstance(n, ast.Name)]
         if names:
             if bound is None:
                 bound = _bound_names(source, factories, helpers)
@@ -56,7 +56,7 @@ def _bound_names(source: Source, factories, helpers) -> set[str]:
     bound = {name for name, value in assigns if _holds_factory(value, factories, helpers)}
     if not bound:
         return bound
-    reads = [(name, {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}) for name, value in assigns if name not in bound]
+    reads = [(name, {n.id for n in subtree(value) if isinstance(n, ast.Name)}) for name, value in assigns if name not in bound]
     grown = True
     while grown:  # names computed from bound names, to a fixed point
         grown = False
