@@ -25,7 +25,8 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from memlint.analysis.sequences import added_layer, empty_sequential_target, key_template
-from memlint.analysis.walk import bound_targets, code_descendants
+from memlint.analysis.bindings import bound_targets
+from memlint.analysis.walk import code_descendants
 
 # Compound statements whose blocks a reading of the statements enters, with what was made before
 # them (an `if` is read by `_joined_branches`; a nested function or class is a scope of its own).

@@ -12,7 +12,7 @@ from typing import Callable, Mapping, Optional, Union
 
 import libcst as cst
 
-from memlint.analysis.walk import target_names
+from memlint.analysis.bindings import target_names
 
 Number = Union[int, float]
 # name -> the expression it is bound to (folded lazily, so constants may refer to each other)

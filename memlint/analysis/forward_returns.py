@@ -16,7 +16,8 @@ from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants, dotted_name, target_names
+from memlint.analysis.bindings import target_names
+from memlint.analysis.walk import code_descendants, dotted_name
 
 # Calls whose result carries no autograd history, whatever their receiver holds.
 _GRAPH_FREE_METHODS = frozenset({"detach", "item", "tolist", "numpy"})

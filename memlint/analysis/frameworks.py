@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis.tables import EPOCH_END_KEEPS, LIGHTNING_TRAINERS, TORCHNET_ENGINES
-from memlint.analysis.walk import code_descendants, target_names
+from memlint.analysis.bindings import target_names
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context

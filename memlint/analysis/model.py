@@ -54,7 +54,8 @@ from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
-from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name, target_names
+from memlint.analysis.bindings import target_names
+from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name
 from memlint.pipeline.tree import code_children
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).

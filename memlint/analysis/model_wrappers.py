@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants, target_names
+from memlint.analysis.bindings import target_names
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context

@@ -31,7 +31,8 @@ import libcst as cst
 from memlint.analysis.blind_hooks import PRE_HOOK_REGISTRATIONS, blind_pre_hook
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
-from memlint.analysis.walk import bound_targets, code_descendants
+from memlint.analysis.bindings import bound_targets
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context

@@ -16,7 +16,8 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.inventory import resolve_global, torch_nn_name
-from memlint.analysis.walk import bound_names, code_descendants
+from memlint.analysis.bindings import bound_names
+from memlint.analysis.walk import code_descendants
 
 
 def sequential_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants, target_names
+from memlint.analysis.bindings import target_names
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
