@@ -109,9 +109,9 @@ def names_in(target: cst.BaseExpression) -> list[str]:
     return [n.value for n in (target, *code_descendants(target)) if type(n) is cst.Name]  # type: ignore[attr-defined]
 
 
-def exact_names_bound_by(node: cst.CSTNode) -> list[str]:
+def exact_names_bound_by(node: cst.CSTNode, parameters: bool = False, declarations: bool = False) -> list[str]:
     """The names one node binds in the scope it stands in, exactly (`bound_by`, `target_names`)."""
-    return [name for target in bound_by(node) for name in target_names(target)]
+    return [name for target in bound_by(node, parameters, declarations) for name in target_names(target)]
 
 
 def own_scope(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:

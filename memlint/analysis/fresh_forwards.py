@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument
+from memlint.analysis.bindings import bound_by, names_in
 from memlint.analysis.inventory import single_module_classes, torch_nn_name
 from memlint.analysis.producers import producers_before
 from memlint.analysis.saved import makes_fresh_tensor
@@ -195,10 +196,9 @@ def _fresh_name(ctx: "Context", body: list, at: int, name: str) -> bool:
     for index, statement in enumerate(body):
         for node in code_descendants(statement, skip=_NESTED):
             if type(node) in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.WithItem, cst.Del):
-                target = getattr(node, "target", None) or getattr(getattr(node, "asname", None), "name", None)
-                if target is not None and _binds(target, name):
+                if any(name in names_in(target) for target in bound_by(node)):
                     return False  # bound otherwise than by a plain assignment
-            elif type(node) is cst.AssignTarget and _binds(node.target, name):  # type: ignore[attr-defined]
+            elif type(node) is cst.AssignTarget and name in names_in(node.target):  # type: ignore[attr-defined]
                 assign = statement.body[0] if type(statement) is cst.SimpleStatementLine else None  # type: ignore[attr-defined]
                 if (
                     type(assign) is not cst.Assign or len(statement.body) != 1 or len(assign.targets) != 1  # type: ignore[attr-defined]
@@ -231,10 +231,6 @@ def _reads(statement: cst.CSTNode):
         inside = inside or type(node) in (cst.Return, cst.Assert)
         yield node, inside
         stack.extend((child, inside) for child in code_children(node))
-
-
-def _binds(target: cst.BaseExpression, name: str) -> bool:
-    return any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)])  # type: ignore[attr-defined]
 
 
 def _last_name(expr: cst.BaseExpression) -> Optional[str]:
