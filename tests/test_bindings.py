@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 
 from memlint.analysis.bindings import (
-    binds, bound_by, bound_names, bound_targets, local_names, module_bindings, module_imports_only, names_in, target_names,
+    binds, bound_by, bound_names, bound_targets, local_names, module_bindings, module_imports_only, erring_names, target_names,
 )
 from memlint.analysis.context import Context
 from memlint.analysis.walk import code_descendants
@@ -154,9 +154,9 @@ def test_global_and_nonlocal_only_when_asked() -> None:
 def test_exact_names_and_names_erring_towards_bound() -> None:
     store = _node("d[k] = v\nself.x = v\n", cst.Assign)
     (target,) = bound_by(store)
-    assert target_names(target) == [] and names_in(target) == ["d", "k"]
+    assert target_names(target) == [] and erring_names(target) == ["d", "k"]
     (attribute,) = bound_by(_node("self.x = v\n", cst.Assign))
-    assert target_names(attribute) == [] and names_in(attribute) == ["self", "x"]
+    assert target_names(attribute) == [] and erring_names(attribute) == ["self", "x"]
 
 
 def test_nested_scopes_skipped_or_not() -> None:

@@ -6,10 +6,10 @@ asker counts them), read as names in one of two ways:
 - `target_names(target)`, exact: the names a target itself binds (`a, (b, *c)` -> a, b, c; `self.x`
   and `d[k]` bind none: they store into an object).  For scope resolution: which function's name
   a call reaches, whether a name means the module's.
-- `names_in(target)`, erring towards "bound": every name in the target, `d` and `k` of `d[k] = v`,
-  `self` and `x` of `self.x = v` too.  For askers that trust a name's value or its absence of
-  rebinding (a helper that may rebind the model, a value kept since an earlier line): when unsure,
-  bound, and they stay silent.
+- `erring_names(target)`, erring towards "bound": every name in the target, `d` and `k` of
+  `d[k] = v`, `self` and `x` of `self.x = v` too.  For askers that trust a name's value or its
+  absence of rebinding (a helper that may rebind the model, a value kept since an earlier line):
+  when unsure, bound, and they stay silent.
 
 Over a stretch of code (a statement, a function, a module), counted over the whole of it, not as far
 as a traversal got: a helper of the file is judged by what its names mean when it runs, which is
@@ -47,7 +47,7 @@ _BINDERS = _ONE_TARGET | _NAMED | _HANDLERS | _DECLARATIONS | {cst.Assign, cst.W
 
 def bound_by(node: cst.CSTNode, parameters: bool = False, declarations: bool = False) -> tuple[cst.BaseExpression, ...]:
     """The targets one node binds in the scope it stands in (read the names off them with
-    `target_names` or `names_in`): `x = y = v` -> x, y; `import a.b` -> a; `def f` -> f; `case
+    `target_names` or `erring_names`): `x = y = v` -> x, y; `import a.b` -> a; `def f` -> f; `case
     {**rest}` -> rest.  A parameter (`Param`) only with `parameters`, `global g` / `nonlocal g`
     only with `declarations` (they say the name is someone else's, which an asker that stays silent
     when a name may be rebound counts too).  A comprehension's `for` target is the comprehension's:
@@ -102,7 +102,7 @@ def target_name_nodes(target: cst.BaseExpression) -> list[cst.Name]:
     return found
 
 
-def names_in(target: cst.BaseExpression) -> list[str]:
+def erring_names(target: cst.BaseExpression) -> list[str]:
     """Every name in a target, erring towards "bound": `d[k]` -> d, k; `self.x` -> self, x."""
     if type(target) is cst.Name:
         return [target.value]  # type: ignore[attr-defined]
@@ -201,7 +201,7 @@ def bound_targets(node: cst.CSTNode, nested: bool = False) -> Iterator[tuple[cst
 
 
 def bound_names(node: cst.CSTNode, nested: bool = False) -> set[str]:
-    """Every name in a target `node` binds (`bound_targets`), erring towards "bound" (`names_in`):
-    `d[k] = v` and `self.x = v` count `d`, `k` and `self` too (an asker that trusts a name's value
-    stays silent)."""
-    return {name for target, _ in bound_targets(node, nested) for name in names_in(target)}
+    """Every name in a target `node` binds (`bound_targets`), erring towards "bound"
+    (`erring_names`): `d[k] = v` and `self.x = v` count `d`, `k` and `self` too (an asker that
+    trusts a name's value stays silent)."""
+    return {name for target, _ in bound_targets(node, nested) for name in erring_names(target)}

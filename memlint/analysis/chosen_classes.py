@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, names_in, parameter_names
+from memlint.analysis.bindings import bound_by, erring_names, parameter_names
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.walk import code_descendants
 
@@ -46,7 +46,7 @@ def _chosen(ctx: "Context", function: cst.FunctionDef, name: str) -> Optional[tu
                     return None
                 kinds.extend(choices)
                 bound = True
-        elif any(name in names_in(target) for target in bound_by(node, declarations=True)):
+        elif any(name in erring_names(target) for target in bound_by(node, declarations=True)):
             return None  # bound otherwise
     return tuple(dict.fromkeys(kinds)) if bound else None
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import libcst as cst
 
 from memlint.analysis import tables, values
-from memlint.analysis.bindings import bound_by, names_in, own_scope
+from memlint.analysis.bindings import bound_by, erring_names, own_scope
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.model_wrappers import REPLICA_APPLYING_FUNCTIONS, REPLICATING_FUNCTIONS
 from memlint.analysis.naming import method_runs_module, named_like_model
@@ -415,7 +415,7 @@ def computes_gradients(node: cst.CSTNode, ctx: "Context") -> bool:
 
 def binds(node: cst.CSTNode, name: str, module_level: bool = False) -> bool:
     """Does `node` (a function, or with `module_level` a statement of the module) bind `name`, erring
-    towards bound (`bindings.bound_by`, read with `names_in`: a helper that may rebind the model is
+    towards bound (`bindings.bound_by`, read with `erring_names`: a helper that may rebind the model is
     no evidence): a parameter, an assignment or loop target, `with ... as`, an import, a `global` /
     `nonlocal` declaration, a definition?  In a function, nested functions count too (silence when
     unsure), not the function's own name, nor what classes and lambdas in it bind."""
@@ -425,7 +425,7 @@ def binds(node: cst.CSTNode, name: str, module_level: bool = False) -> bool:
         nodes = code_descendants(node, skip=(cst.ClassDef, cst.Lambda))
         if type(node) not in (cst.FunctionDef, cst.ClassDef):
             nodes = (node, *nodes)
-    return any(name in names_in(target) for inner in nodes for target in bound_by(inner, parameters=True, declarations=True))
+    return any(name in erring_names(target) for inner in nodes for target in bound_by(inner, parameters=True, declarations=True))
 
 
 def modules_handed_to_backpropagated_call(assign: cst.Assign, ctx: "Context") -> Optional[tuple[bool, list[str]]]:

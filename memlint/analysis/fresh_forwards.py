@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument
-from memlint.analysis.bindings import bound_by, names_in
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.inventory import single_module_classes, torch_nn_name
 from memlint.analysis.producers import producers_before
 from memlint.analysis.saved import makes_fresh_tensor
@@ -196,9 +196,9 @@ def _fresh_name(ctx: "Context", body: list, at: int, name: str) -> bool:
     for index, statement in enumerate(body):
         for node in code_descendants(statement, skip=_NESTED):
             if type(node) in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.WithItem, cst.Del):
-                if any(name in names_in(target) for target in bound_by(node)):
+                if any(name in erring_names(target) for target in bound_by(node)):
                     return False  # bound otherwise than by a plain assignment
-            elif type(node) is cst.AssignTarget and name in names_in(node.target):  # type: ignore[attr-defined]
+            elif type(node) is cst.AssignTarget and name in erring_names(node.target):  # type: ignore[attr-defined]
                 assign = statement.body[0] if type(statement) is cst.SimpleStatementLine else None  # type: ignore[attr-defined]
                 if (
                     type(assign) is not cst.Assign or len(statement.body) != 1 or len(assign.targets) != 1  # type: ignore[attr-defined]

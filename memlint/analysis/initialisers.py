@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, names_in
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def _collect_definitions(module: cst.Module) -> dict[str, list[cst.CSTNode]]:
             if type(node) is cst.FunctionDef or (type(node) is cst.Assign and type(node.value) in (cst.Lambda, cst.IfExp)):  # type: ignore[attr-defined]
                 continue  # (listed above)
             for target in bound_by(node, parameters=True):
-                for name in names_in(target):
+                for name in erring_names(target):
                     if name in chosen:
                         found[name].append(node)
     return found

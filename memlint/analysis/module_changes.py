@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, bound_targets, names_in
+from memlint.analysis.bindings import bound_by, bound_targets, erring_names
 from memlint.analysis.blind_hooks import PRE_HOOK_REGISTRATIONS, blind_pre_hook
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
@@ -278,10 +278,10 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
 def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """The plain names the file binds exactly once, by `name = value`, to that value (any scope:
     a name bound in two functions is bound twice here); any other binding of a name rules it out
-    (analysis/walk.py's `bound_targets`, parameters included)."""
+    (analysis/bindings.py's `bound_targets`, parameters included)."""
     values: dict[str, list] = {}
     for target, value in bound_targets(module, nested=True):
-        for name in names_in(target):
+        for name in erring_names(target):
             values.setdefault(name, []).append(value if type(target) is cst.Name else None)
     return {name: found[0] for name, found in values.items() if len(found) == 1 and found[0] is not None}
 
@@ -437,7 +437,7 @@ def _setattrs_of_computed_values(module: cst.Module) -> set[int]:
                 continue
             bound: dict[str, list] = {}
             for target, value in bound_targets(method.body):
-                for name in names_in(target):
+                for name in erring_names(target):
                     bound.setdefault(name, []).append(value if type(target) is cst.Name else None)
             params = {p.name.value for p in (*method.params.posonly_params, *method.params.params, *method.params.kwonly_params)}
             for call in calls:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, names_in
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.walk import code_descendants
@@ -214,17 +214,17 @@ def element_list(function: cst.FunctionDef, name: str) -> Optional[ListElement]:
             attribute = _element_source(node.target, node.iter, name)  # type: ignore[attr-defined]
             if attribute is not None:
                 found, bindings = ListElement(attribute, 1), bindings + 1
-            elif name in names_in(node.target):  # type: ignore[attr-defined]
+            elif name in erring_names(node.target):  # type: ignore[attr-defined]
                 return None
         elif kind is cst.Assign:
             targets = node.targets  # type: ignore[attr-defined]
-            if not any(name in names_in(t.target) for t in targets):
+            if not any(name in erring_names(t.target) for t in targets):
                 continue
             element = indexed_element(node.value) if len(targets) == 1 and type(targets[0].target) is cst.Name else None  # type: ignore[attr-defined]
             if element is None:
                 return None
             found, bindings = element, bindings + 1
-        elif any(name in names_in(target) for target in bound_by(node, declarations=True)):
+        elif any(name in erring_names(target) for target in bound_by(node, declarations=True)):
             return None  # bound otherwise (`with ... as`, `+=`, an import, `del`, `global`, ...)
     return found if bindings == 1 else None
 

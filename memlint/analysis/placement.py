@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, names_in
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.walk import code_descendants, dotted_name
 from memlint.pipeline.tree import code_children
@@ -139,7 +139,7 @@ def batch_left_on_host(name: str, loop: cst.CSTNode, before: cst.CSTNode) -> boo
             return True
         for node in code_descendants(statement):
             if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr) and any(
-                name in names_in(target) for target in bound_by(node)
+                name in erring_names(target) for target in bound_by(node)
             ):
                 if type(node) is not cst.Assign or not _cast_of(node.value, name):  # type: ignore[attr-defined]
                     return False

@@ -15,8 +15,8 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by, bound_names, erring_names
 from memlint.analysis.inventory import resolve_global, torch_nn_name
-from memlint.analysis.bindings import bound_by, bound_names, names_in
 from memlint.analysis.walk import code_descendants
 
 
@@ -253,7 +253,7 @@ def dict_given_to_sequential_only(scope: cst.CSTNode, name: str, ctx) -> Optiona
                         return None
                     named = targets[0].value if type(targets[0]) is cst.Name else _self_attr(targets[0])  # type: ignore[attr-defined]
                     bound.append(named or "")
-        elif any(name in names_in(target) for target in bound_by(node)):
+        elif any(name in erring_names(target) for target in bound_by(node)):
             return None  # bound otherwise
     for node in nodes:
         kind = type(node)

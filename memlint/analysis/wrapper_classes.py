@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, names_in
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.initialisers import returns_its_argument, unwrapped_layer
 from memlint.analysis.inventory import single_module_classes, torch_nn_name
 from memlint.analysis.module_changes import module_changes
@@ -131,11 +131,11 @@ def _layer_bound(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Optio
                     values.append(node.value)  # type: ignore[attr-defined]
                 elif type(target.target) is cst.Name:
                     locals_.setdefault(target.target.value, []).append(node.value)  # type: ignore[attr-defined]
-                elif names_in(target.target):
-                    for name in names_in(target.target):
+                elif erring_names(target.target):
+                    for name in erring_names(target.target):
                         locals_.setdefault(name, []).append(cst.Name("_"))  # bound otherwise: unknown
         else:
-            for name in [name for target in bound_by(node) for name in names_in(target)]:
+            for name in [name for target in bound_by(node) for name in erring_names(target)]:
                 locals_.setdefault(name, []).append(cst.Name("_"))  # bound otherwise: unknown
     if len(values) != 1:
         return None
@@ -217,7 +217,7 @@ def _stored_as(init: cst.FunctionDef, argument: str) -> Optional[str]:
                     return None  # the name rebound: `self.<a>` may hold something else
                 if type(right) is cst.Name and right.value == argument and _self_attribute(left) is not None:
                     found.append(_self_attribute(left))  # type: ignore[arg-type]
-        elif kind is not cst.Assign and any(argument in names_in(target) for target in bound_by(node)):
+        elif kind is not cst.Assign and any(argument in erring_names(target) for target in bound_by(node)):
             return None  # bound otherwise
     return found[0] if len(found) == 1 else None
 
