@@ -95,3 +95,10 @@ def test_a_dict_rebound_by_with_is_not_given_to_a_sequential_only() -> None:
 def test_a_hook_name_bound_by_except_is_bound_otherwise() -> None:
     module, _ = _parsed("def hook(module, x):\n    pass\ntry:\n    pass\nexcept E as hook:\n    pass\n")
     assert blind_hooks._Index(module).bindings["hook"] == [None]
+
+
+def test_host_flow_forgets_a_name_a_walrus_or_an_import_binds() -> None:
+    from memlint.analysis import host_flow
+
+    module, _ = _parsed("while (n := f()):\n    import m\n    [c for c in r]\n")
+    assert host_flow._bound_names(module.body[0]) == {"n", "m"}
