@@ -6,8 +6,11 @@ import textwrap
 
 import libcst as cst
 
-from memlint.analysis.bindings import binds, local_names, module_bindings, module_imports_only
+from memlint.analysis.bindings import (
+    binds, bound_by, bound_names, bound_targets, local_names, module_bindings, module_imports_only, erring_names, target_names,
+)
 from memlint.analysis.context import Context
+from memlint.analysis.walk import code_descendants
 
 _MODULE = textwrap.dedent(
     """
@@ -80,3 +83,95 @@ def test_local_names_include_parameters_and_exclude_globals_and_nested_scopes() 
 def test_binds_looks_into_compound_statements() -> None:
     statement = cst.parse_module("if x:\n    y = 1\nelse:\n    z = 2\n").body[0]
     assert binds(statement, "y") and binds(statement, "z") and not binds(statement, "x")
+
+
+# ---------------------------------------------------------------------------- the table of what binds
+
+
+def _node(code: str, kind: type, index: int = 0) -> cst.CSTNode:
+    """The `index`-th node of `kind` in `code`, in source order."""
+    return [n for n in code_descendants(cst.parse_module(textwrap.dedent(code))) if type(n) is kind][index]
+
+
+def _bound(code: str, kind: type, index: int = 0, **flags: bool) -> list[str]:
+    return [name for target in bound_by(_node(code, kind, index), **flags) for name in target_names(target)]
+
+
+def test_assignments_bind_their_targets() -> None:
+    assert _bound("x = y = f()\n", cst.Assign) == ["x", "y"]
+    assert _bound("a, (b, *c) = v\n", cst.Assign) == ["a", "b", "c"]
+    assert _bound("x += 1\n", cst.AugAssign) == ["x"]
+    assert _bound("x: int = 1\n", cst.AnnAssign) == ["x"]
+    assert _bound("if (x := f()):\n    pass\n", cst.NamedExpr) == ["x"]
+
+
+def test_loops_bind_their_targets() -> None:
+    assert _bound("for i, j in pairs:\n    pass\n", cst.For) == ["i", "j"]
+    assert _bound("[c for c in r]\n", cst.CompFor) == ["c"]  # (in the comprehension's own scope)
+
+
+def test_with_and_except_bind_their_aliases() -> None:
+    assert _bound("with f() as (h, k):\n    pass\n", cst.WithItem) == ["h", "k"]
+    assert _bound("with f():\n    pass\n", cst.WithItem) == []
+    assert _bound("try:\n    pass\nexcept E as err:\n    pass\n", cst.ExceptHandler) == ["err"]
+    assert _bound("try:\n    pass\nexcept E:\n    pass\n", cst.ExceptHandler) == []
+
+
+def test_imports_bind_their_alias_or_first_name() -> None:
+    assert _bound("import torch\n", cst.ImportAlias) == ["torch"]
+    assert _bound("import torch.nn\n", cst.ImportAlias) == ["torch"]
+    assert _bound("import torch.nn as nn\n", cst.ImportAlias) == ["nn"]
+    assert _bound("from os import path as p, sep\n", cst.ImportAlias, 1) == ["sep"]
+    assert list(bound_targets(cst.parse_module("from os import *\n"))) == []
+
+
+def test_definitions_bind_their_names_and_parameters_only_when_asked() -> None:
+    assert _bound("def f(a):\n    pass\n", cst.FunctionDef) == ["f"]
+    assert _bound("class C:\n    pass\n", cst.ClassDef) == ["C"]
+    assert _bound("def f(a):\n    pass\n", cst.Param) == []
+    assert _bound("def f(a):\n    pass\n", cst.Param, parameters=True) == ["a"]
+
+
+def test_match_captures_bind() -> None:
+    code = "match v:\n    case [x, *rest]:\n        pass\n    case {'k': 1, **others}:\n        pass\n    case _:\n        pass\n"
+    assert _bound(code, cst.MatchAs) == ["x"]
+    assert _bound(code, cst.MatchStar) == ["rest"]
+    assert _bound(code, cst.MatchMapping) == ["others"]
+    assert _bound(code, cst.MatchAs, 1) == []  # `case _` binds nothing
+
+
+def test_del_binds_in_its_scope() -> None:
+    assert _bound("del a, b\n", cst.Del) == ["a", "b"]
+
+
+def test_global_and_nonlocal_only_when_asked() -> None:
+    code = "def f():\n    global g\n    def h():\n        nonlocal n\n"
+    assert _bound(code, cst.Global) == [] and _bound(code, cst.Nonlocal) == []
+    assert _bound(code, cst.Global, declarations=True) == ["g"]
+    assert _bound(code, cst.Nonlocal, declarations=True) == ["n"]
+
+
+def test_exact_names_and_names_erring_towards_bound() -> None:
+    store = _node("d[k] = v\nself.x = v\n", cst.Assign)
+    (target,) = bound_by(store)
+    assert target_names(target) == [] and erring_names(target) == ["d", "k"]
+    (attribute,) = bound_by(_node("self.x = v\n", cst.Assign))
+    assert target_names(attribute) == [] and erring_names(attribute) == ["self", "x"]
+
+
+def test_nested_scopes_skipped_or_not() -> None:
+    statement = cst.parse_module(
+        "if c:\n    def inner(p):\n        hidden = 1\n    [q for q in r]\n    k = lambda s: s\n"
+    ).body[0]
+    assert bound_names(statement) == {"inner", "k"}
+    assert bound_names(statement, nested=True) == {"inner", "p", "hidden", "q", "k", "s"}
+    assert binds(statement, "inner") and not binds(statement, "hidden") and binds(statement, "q")  # (erring: a comprehension's own)
+
+
+def test_del_makes_a_name_local() -> None:
+    """`del helper` in a function makes `helper` its own name (Python compiles every read of it
+    there as a local one), as at module level it counts as a binding of the module's name."""
+    function = cst.parse_module("def f(x):\n    helper(x)\n    del helper\n").body[0]
+    assert "helper" in local_names(function)  # type: ignore[arg-type]
+    text = "def helper():\n    pass\ndel helper\n"
+    assert module_bindings(Context(cst.parse_module(text), None, text))["helper"] == 2

@@ -62,7 +62,7 @@ def test_a_slice_or_a_layer_run_alone_lets_parts_run_apart():
 
 
 def test_the_names_a_statement_binds():
-    from memlint.analysis.walk import bound_names
+    from memlint.analysis.bindings import bound_names
 
     loop = cst.parse_module(
         "for i in r:\n    if i:\n        net = a\n    while (m := f()):\n        pass\n    with g() as (h, k):\n        pass\n"

@@ -24,8 +24,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_targets
 from memlint.analysis.sequences import added_layer, empty_sequential_target, key_template
-from memlint.analysis.walk import bound_targets, code_descendants
+from memlint.analysis.walk import code_descendants
 
 # Compound statements whose blocks a reading of the statements enters, with what was made before
 # them (an `if` is read by `_joined_branches`; a nested function or class is a scope of its own).
@@ -127,7 +128,7 @@ def _inner_blocks(statement: cst.CSTNode) -> Iterator[list]:
 
 
 def _forget_rebound(statement: cst.CSTNode, made: dict) -> None:
-    """A name (or `self.<attr>`) bound anywhere in the statement (analysis/walk.py's `bound_targets`:
+    """A name (or `self.<attr>`) bound anywhere in the statement (analysis/bindings.py's `bound_targets`:
     `=`, `+=`, a walrus, a loop's target, `with ... as`, ...) is no longer, or not always, the
     Sequential made before."""
     if made:

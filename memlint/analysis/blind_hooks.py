@@ -20,6 +20,7 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import exact_names_bound_by, target_names
 from memlint.analysis.walk import code_descendants
 
 PRE_HOOK_REGISTRATIONS = frozenset({"register_forward_pre_hook", "register_module_forward_pre_hook"})
@@ -63,23 +64,10 @@ class _Index:
                     if type(target.target) is cst.Name:
                         self.bindings.setdefault(target.target.value, []).append(node.value)  # type: ignore[attr-defined]
                     else:
-                        for name in _names_in(target.target):
+                        for name in target_names(target.target):
                             self.bindings.setdefault(name, []).append(None)
-            elif kind in (cst.AugAssign, cst.AnnAssign, cst.For):
-                for name in _names_in(node.target):  # type: ignore[attr-defined]
-                    self.bindings.setdefault(name, []).append(None)
-            elif kind is cst.WithItem and node.asname is not None:  # type: ignore[attr-defined]
-                for name in _names_in(node.asname.name):  # type: ignore[attr-defined]
-                    self.bindings.setdefault(name, []).append(None)
-            elif kind in (cst.Import, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
-                for alias in node.names:  # type: ignore[attr-defined]
-                    bound = alias.asname.name if alias.asname else alias.name
-                    while type(bound) is cst.Attribute:
-                        bound = bound.value
-                    if type(bound) is cst.Name:
-                        self.bindings.setdefault(bound.value, []).append(None)
-            elif kind is cst.NamedExpr:
-                for name in _names_in(node.target):  # type: ignore[attr-defined]
+            else:  # bound otherwise (`+=`, a loop, `with ... as`, an import, ...): value unknown
+                for name in exact_names_bound_by(node):
                     self.bindings.setdefault(name, []).append(None)
 
     def blind(self, hook: cst.BaseExpression, depth: int) -> bool:
@@ -158,13 +146,3 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
         if isinstance(extra, cst.Param):
             found.append(extra)
     return found
-
-
-def _names_in(target: cst.BaseExpression) -> list[str]:
-    if type(target) is cst.Name:
-        return [target.value]  # type: ignore[attr-defined]
-    if type(target) in (cst.Tuple, cst.List):
-        return [n for e in target.elements for n in _names_in(e.value)]  # type: ignore[attr-defined]
-    if type(target) is cst.StarredElement:
-        return _names_in(target.value)  # type: ignore[attr-defined]
-    return []

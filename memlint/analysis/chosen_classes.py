@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by, erring_names, parameter_names
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.walk import code_descendants
 
@@ -29,10 +30,7 @@ def chosen_classes(ctx: "Context", func: cst.BaseExpression, function: Optional[
 
 
 def _chosen(ctx: "Context", function: cst.FunctionDef, name: str) -> Optional[tuple[str, ...]]:
-    params = function.params
-    if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
-        return None
-    if any(type(p) is cst.Param and p.name.value == name for p in (params.star_arg, params.star_kwarg)):
+    if name in parameter_names(function):
         return None
     kinds: list[str] = []
     bound = False
@@ -48,9 +46,8 @@ def _chosen(ctx: "Context", function: cst.FunctionDef, name: str) -> Optional[tu
                     return None
                 kinds.extend(choices)
                 bound = True
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor, cst.WithItem, cst.AsName, cst.Global, cst.Nonlocal):
-            if any(type(n) is cst.Name and n.value == name for n in _target_names(node)):
-                return None
+        elif any(name in erring_names(target) for target in bound_by(node, declarations=True)):
+            return None  # bound otherwise
     return tuple(dict.fromkeys(kinds)) if bound else None
 
 
@@ -60,17 +57,3 @@ def _choices(ctx: "Context", value: cst.BaseExpression) -> Optional[list[str]]:
         return None if body is None or orelse is None else [*body, *orelse]
     kind = torch_nn_name(ctx, value)
     return [kind] if kind is not None else None
-
-
-def _target_names(node: cst.CSTNode) -> list[cst.CSTNode]:
-    if type(node) in (cst.Global, cst.Nonlocal):
-        return [n.name for n in node.names]  # type: ignore[attr-defined]
-    if type(node) is cst.WithItem:
-        target = node.asname.name if node.asname is not None else None  # type: ignore[attr-defined]
-    elif type(node) is cst.AsName:
-        target = node.name  # type: ignore[attr-defined]
-    else:
-        target = node.target  # type: ignore[attr-defined]
-    if target is None:
-        return []
-    return [target, *code_descendants(target)]

@@ -12,7 +12,7 @@ from typing import Callable, Mapping, Optional, Union
 
 import libcst as cst
 
-from memlint.analysis.walk import target_names
+from memlint.analysis.bindings import exact_names_bound_by, target_names
 
 Number = Union[int, float]
 # name -> the expression it is bound to (folded lazily, so constants may refer to each other)
@@ -114,33 +114,14 @@ def _targets(small: cst.CSTNode) -> list[str]:
 
 
 _NEW_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-_BINDING_NODES = frozenset(
-    {cst.FunctionDef, cst.ClassDef, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.AsName}
-)
-
-
 def _names_bound_in(statement: cst.CSTNode) -> list[str]:
-    """Names (re)bound anywhere inside a compound statement: assignments, loop targets, with-as."""
+    """Names (re)bound anywhere inside a compound statement (`bindings.bound_by`), not inside
+    comprehensions, functions and classes (scopes of their own: of a `def` or `class`, its name)."""
     from memlint.analysis.walk import code_descendants
 
-    names: list[str] = []
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-        return [statement.name.value]  # its body binds names of its own scope, not of this one
-    for node in code_descendants(statement, skip=_NEW_SCOPES):
-        kind = type(node)  # concrete libcst classes have no subclasses: a set lookup, not isinstance
-        if kind not in _BINDING_NODES:
-            continue
-        if kind is cst.FunctionDef or kind is cst.ClassDef:
-            names.append(node.name.value)
-        elif kind is cst.For or kind is cst.CompFor:
-            names.extend(target_names(node.target))
-        elif kind is cst.AsName:
-            names.extend(target_names(node.name))
-        else:
-            names.extend(_targets(node))
-    if isinstance(statement, (cst.For,)):
-        names.extend(target_names(statement.target))
-    return names
+        return [statement.name.value]
+    return [name for node in (statement, *code_descendants(statement, skip=_NEW_SCOPES)) for name in exact_names_bound_by(node)]
 
 
 def module_env(module: cst.Module) -> dict[str, cst.BaseExpression]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import libcst as cst
 
 from memlint.analysis import tables, values
+from memlint.analysis.bindings import bound_by, erring_names, own_scope
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.model_wrappers import REPLICA_APPLYING_FUNCTIONS, REPLICATING_FUNCTIONS
 from memlint.analysis.naming import method_runs_module, named_like_model
@@ -412,34 +413,19 @@ def computes_gradients(node: cst.CSTNode, ctx: "Context") -> bool:
     return False
 
 
-
 def binds(node: cst.CSTNode, name: str, module_level: bool = False) -> bool:
-    """Does `node` (a function, or with `module_level` a statement of the module) bind `name`: a
-    parameter, an assignment or loop target, `with ... as`, an import, a `global` / `nonlocal`
-    declaration, a definition?  (In a function, nested scopes count too: silence when unsure.)"""
-    if module_level and type(node) in (cst.FunctionDef, cst.ClassDef):
-        return node.name.value == name  # type: ignore[attr-defined]
-    skip = (cst.FunctionDef, cst.ClassDef, cst.Lambda) if module_level else (cst.ClassDef, cst.Lambda)
-    for inner in [node, *code_descendants(node, skip=skip)]:
-        kind = type(inner)
-        if kind is cst.Param and inner.name.value == name:  # type: ignore[attr-defined]
-            return True
-        if kind in (cst.AssignTarget, cst.For, cst.CompFor):
-            target = inner.target  # type: ignore[attr-defined]
-            if any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)]):
-                return True
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
-            if type(inner.target) is cst.Name and inner.target.value == name:  # type: ignore[attr-defined]
-                return True
-        elif kind is cst.AsName:
-            if type(inner.name) is cst.Name and inner.name.value == name:  # type: ignore[attr-defined]
-                return True
-        elif kind in (cst.Global, cst.Nonlocal):
-            if any(item.name.value == name for item in inner.names):  # type: ignore[attr-defined]
-                return True
-        elif kind in (cst.FunctionDef, cst.ClassDef) and inner is not node and inner.name.value == name:  # type: ignore[attr-defined]
-            return True
-    return False
+    """Does `node` (a function, or with `module_level` a statement of the module) bind `name`, erring
+    towards bound (`bindings.bound_by`, read with `erring_names`: a helper that may rebind the model is
+    no evidence): a parameter, an assignment or loop target, `with ... as`, an import, a `global` /
+    `nonlocal` declaration, a definition?  In a function, nested functions count too (silence when
+    unsure), not the function's own name, nor what classes and lambdas in it bind."""
+    if module_level:
+        nodes = own_scope(node)
+    else:
+        nodes = code_descendants(node, skip=(cst.ClassDef, cst.Lambda))
+        if type(node) not in (cst.FunctionDef, cst.ClassDef):
+            nodes = (node, *nodes)
+    return any(name in erring_names(target) for inner in nodes for target in bound_by(inner, parameters=True, declarations=True))
 
 
 def modules_handed_to_backpropagated_call(assign: cst.Assign, ctx: "Context") -> Optional[tuple[bool, list[str]]]:

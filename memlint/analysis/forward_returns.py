@@ -16,7 +16,8 @@ from typing import Iterator, Mapping, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import bound_names, code_children, code_descendants, dotted_name, target_names
+from memlint.analysis.bindings import SCOPES, bound_names, exact_names_bound_by, target_names
+from memlint.analysis.walk import code_descendants, dotted_name
 
 # Calls whose result carries no autograd history, whatever their receiver holds.
 _GRAPH_FREE_METHODS = frozenset({"detach", "item", "tolist", "numpy"})
@@ -53,11 +54,11 @@ def _positions(forward: cst.FunctionDef, imports: Mapping[str, str]) -> Optional
     if len(widths) != 1 or any(isinstance(e, cst.StarredElement) for r in returns for e in r.value.elements):  # type: ignore[union-attr]
         return None
     bindings: dict[str, list[Optional[cst.BaseExpression]]] = {}
-    for node in _own(forward, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With)):
+    for node in _own(forward, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem)):
         if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             bindings.setdefault(node.targets[0].target.value, []).append(node.value)
         else:  # any other binding of a name: its value is not known here
-            for name in _bound_names(node):
+            for name in exact_names_bound_by(node):
                 bindings.setdefault(name, []).append(None)
     for parameter in forward.params.params:
         bindings.setdefault(parameter.name.value, []).append(None)
@@ -208,24 +209,4 @@ def of_classes(constructed: dict[str, Optional[str]], classes: frozenset[str]) -
 
 def _own(function: cst.FunctionDef, kinds) -> Iterator[cst.CSTNode]:
     """Nodes of `kinds` in the function's own code (not in nested functions, classes or lambdas)."""
-    # code_children: libcst's `.children` rebuilds each node, and the layout it adds holds none of these
-    stack: list[cst.CSTNode] = code_children(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(node, kinds):
-            yield node
-        stack.extend(code_children(node))
-
-
-def _bound_names(node: cst.CSTNode) -> list[str]:
-    if isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-        targets = [node.target]
-    elif isinstance(node, cst.For):
-        targets = [node.target]
-    elif isinstance(node, cst.With):
-        targets = [item.asname.name for item in node.items if item.asname is not None]
-    else:
-        targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
-    return [name for target in targets for name in target_names(target)]
+    return (node for node in code_descendants(function.body, skip=SCOPES) if isinstance(node, kinds))

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by, target_names
 from memlint.analysis.tables import EPOCH_END_KEEPS, LIGHTNING_TRAINERS, TORCHNET_ENGINES
-from memlint.analysis.walk import code_descendants, target_names
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -229,8 +230,8 @@ def _scope_nodes(scope: cst.CSTNode):
 
 def _bindings(scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
     """What binds each name in `scope` itself: a `def` (the FunctionDef), or any other binding (a
-    parameter, an assignment, a loop or `with` target, an import, a class, `global` / `nonlocal`:
-    the node that binds it)."""
+    parameter, an assignment, a loop or `with` target, an import, a class, `del`, a `match` capture,
+    `global` / `nonlocal`: the node that binds it, `bindings.bound_by`)."""
     bound: dict[str, list[cst.CSTNode]] = {}
     if type(scope) is cst.FunctionDef:
         params = scope.params  # type: ignore[attr-defined]
@@ -238,30 +239,10 @@ def _bindings(scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
             if isinstance(param, cst.Param):
                 bound.setdefault(param.name.value, []).append(param)
     for node in _scope_nodes(scope):
-        kind = type(node)
-        targets: list[cst.BaseExpression] = []
-        if kind in (cst.FunctionDef, cst.ClassDef):
-            bound.setdefault(node.name.value, []).append(node)  # type: ignore[attr-defined]
-        elif kind is cst.AssignTarget:
-            targets.append(node.target)  # type: ignore[attr-defined]
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor):
-            targets.append(node.target)  # type: ignore[attr-defined]
-        elif kind is cst.AsName:
-            targets.append(node.name)  # type: ignore[attr-defined]
-        elif kind is cst.ImportAlias and node.asname is None:  # type: ignore[attr-defined]
-            targets.append(cst.Name(_top_name(node.name)))  # type: ignore[attr-defined]
-        elif kind in (cst.Global, cst.Nonlocal):
-            targets.extend(item.name for item in node.names)  # type: ignore[attr-defined]
-        for target in targets:
-            for bound_name in target_names(target) if type(target) is not cst.Name else [target.value]:  # type: ignore[attr-defined]
+        for target in bound_by(node, declarations=True):
+            for bound_name in target_names(target):
                 bound.setdefault(bound_name, []).append(node)
     return bound
-
-
-def _top_name(name: cst.BaseExpression) -> str:
-    while type(name) is cst.Attribute:
-        name = name.value  # type: ignore[attr-defined]
-    return name.value if type(name) is cst.Name else ""  # type: ignore[attr-defined]
 
 
 def _binding_scope(stack: list[cst.CSTNode], name: str) -> Optional[cst.CSTNode]:

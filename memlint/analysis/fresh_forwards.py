@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis.activations import inplace_argument
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.inventory import single_module_classes, torch_nn_name
 from memlint.analysis.producers import producers_before
 from memlint.analysis.saved import makes_fresh_tensor
@@ -163,9 +164,9 @@ def _fresh_positions(ctx: "Context", forward: cst.FunctionDef) -> frozenset[int]
             if _fresh_expression(ctx, element):
                 fresh.add(position)
             elif type(element) is cst.Name and not any(
-                _binds(other, element.value) for other in elements[:position] + elements[position + 1:]  # type: ignore[attr-defined]
+                _mentions(other, element.value) for other in elements[:position] + elements[position + 1:]  # type: ignore[attr-defined]
             ) and _fresh_name(ctx, body, index, element.value):  # type: ignore[attr-defined]
-                fresh.add(position)  # (`_binds` finds any mention of the name in the other elements)
+                fresh.add(position)
         common = fresh if common is None else common & fresh
         if not common:
             return frozenset()
@@ -250,10 +251,9 @@ def _fresh_name(ctx: "Context", body: list, at: int, name: str) -> bool:
     for index, statement in enumerate(body):
         for node in code_descendants(statement, skip=_NESTED):
             if type(node) in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.WithItem, cst.Del):
-                target = getattr(node, "target", None) or getattr(getattr(node, "asname", None), "name", None)
-                if target is not None and _binds(target, name):
+                if any(name in erring_names(target) for target in bound_by(node)):
                     return False  # bound otherwise than by a plain assignment
-            elif type(node) is cst.AssignTarget and _binds(node.target, name):  # type: ignore[attr-defined]
+            elif type(node) is cst.AssignTarget and name in erring_names(node.target):  # type: ignore[attr-defined]
                 assign = statement.body[0] if type(statement) is cst.SimpleStatementLine else None  # type: ignore[attr-defined]
                 if (
                     type(assign) is not cst.Assign or len(statement.body) != 1 or len(assign.targets) != 1  # type: ignore[attr-defined]
@@ -288,8 +288,9 @@ def _reads(statement: cst.CSTNode):
         stack.extend((child, inside) for child in code_children(node))
 
 
-def _binds(target: cst.BaseExpression, name: str) -> bool:
-    return any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)])  # type: ignore[attr-defined]
+def _mentions(expr: cst.BaseExpression, name: str) -> bool:
+    """Does `expr` read `name` anywhere in it?"""
+    return any(type(n) is cst.Name and n.value == name for n in (expr, *code_descendants(expr)))  # type: ignore[attr-defined]
 
 
 def _last_name(expr: cst.BaseExpression) -> Optional[str]:

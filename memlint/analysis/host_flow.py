@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by
 from memlint.analysis.moves import single_binding
 from memlint.analysis.values import Kind, evaluate
 from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
@@ -168,23 +169,19 @@ def _inner_blocks(statement: cst.BaseStatement):
 
 
 def _bound_names(node: cst.CSTNode) -> frozenset[str]:
-    """Names `node` binds or may change in place: assignment targets, loop targets, `with ... as`,
-    and the names whose items are written or whose in-place methods run (`m[i] = x`, `m.scatter_(...)`)."""
+    """Names `node` binds or may change in place: what it binds anywhere (`bindings.bound_by`; not a
+    comprehension's own loop target), and the names whose items are written or deleted or whose
+    in-place methods run (`m[i] = x`, `m.scatter_(...)`)."""
     names: set[str] = set()
-    for child in code_descendants(node):
+    for child in (node, *code_descendants(node)):
         kind = type(child)
-        if kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign):
-            names.update(_target_roots(child.target))  # type: ignore[attr-defined]
-        elif kind is cst.For:
-            names.update(_target_roots(child.target))  # type: ignore[attr-defined]
-        elif kind is cst.AsName:
-            names.update(_target_roots(child.name))  # type: ignore[attr-defined]
-        elif kind is cst.Call and type(child.func) is cst.Attribute and child.func.attr.value.endswith("_"):  # type: ignore[attr-defined]
+        if kind is cst.Call and type(child.func) is cst.Attribute and child.func.attr.value.endswith("_"):  # type: ignore[attr-defined]
             receiver = child.func.value  # type: ignore[attr-defined]
             if type(receiver) is cst.Name:
                 names.add(receiver.value)
-    if type(node) is cst.For:
-        names.update(_target_roots(node.target))  # type: ignore[attr-defined]
+        elif kind is not cst.CompFor:
+            for target in bound_by(child):
+                names.update(_target_roots(target))
     return frozenset(names)
 
 

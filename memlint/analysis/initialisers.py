@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -137,21 +138,12 @@ def _collect_definitions(module: cst.Module) -> dict[str, list[cst.CSTNode]]:
     chosen = {name for name, nodes in found.items() if any(type(n) is cst.IfExp for n in nodes)}
     if chosen:
         for node in code_descendants(module):
-            kind = type(node)
-            if kind is cst.Assign:
-                if type(node.value) not in (cst.Lambda, cst.IfExp):  # type: ignore[attr-defined]
-                    for target in node.targets:  # type: ignore[attr-defined]
-                        if any(type(n) is cst.Name and n.value in chosen for n in [target.target, *code_descendants(target.target)]):
-                            for n in [target.target, *code_descendants(target.target)]:
-                                if type(n) is cst.Name and n.value in chosen:
-                                    found[n.value].append(node)
-            elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.AsName):
-                target = node.name if kind is cst.AsName else node.target  # type: ignore[attr-defined]
-                for n in [target, *code_descendants(target)]:
-                    if type(n) is cst.Name and n.value in chosen:
-                        found[n.value].append(node)
-            elif kind is cst.Param and node.name.value in chosen:  # type: ignore[attr-defined]
-                found[node.name.value].append(node)  # type: ignore[attr-defined]
+            if type(node) is cst.FunctionDef or (type(node) is cst.Assign and type(node.value) in (cst.Lambda, cst.IfExp)):  # type: ignore[attr-defined]
+                continue  # (listed above)
+            for target in bound_by(node, parameters=True):
+                for name in erring_names(target):
+                    if name in chosen:
+                        found[name].append(node)
     return found
 
 

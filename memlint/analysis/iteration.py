@@ -23,7 +23,7 @@ from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, DR
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import named_like_model, steps_each_optimizer
 from memlint.analysis.random_branches import branch_taken_at_random
-from memlint.analysis.walk import target_names
+from memlint.analysis.bindings import target_names
 from memlint.pipeline.tree import code_children, code_descendants
 
 if TYPE_CHECKING:

@@ -48,13 +48,14 @@ from typing import Iterable, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, roles, tables
+from memlint.analysis.bindings import exact_names_bound_by, target_names
 from memlint.analysis.optimizer_bindings import constructed_optimizers
 from memlint.analysis.calling_helpers import parameter_for
 from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
-from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name, target_names
+from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name
 from memlint.pipeline.tree import code_children
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
@@ -646,15 +647,11 @@ class SemanticModel:
                 self._functions[name] = None if name in self._functions else node
                 sites = {}
             elif kind is cst.Assign:
-                for target in node.targets:
-                    for bound in target_names(target.target):
-                        sites[bound] = node
-            elif kind in (cst.AugAssign, cst.AnnAssign):
-                for bound in target_names(node.target):
+                for bound in exact_names_bound_by(node):
+                    sites[bound] = node
+            elif kind in (cst.AugAssign, cst.AnnAssign, cst.For):
+                for bound in exact_names_bound_by(node):
                     sites[bound] = None  # rebound otherwise: what comes later is not the last `=`'s value
-            elif kind is cst.For:
-                for bound in target_names(node.target):
-                    sites[bound] = None
             elif kind is cst.Call:
                 self._call(node, scopes, sites, imports)
             elif kind is cst.ImportFrom or kind is cst.Import:

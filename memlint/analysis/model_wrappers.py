@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants, target_names
+from memlint.analysis.bindings import exact_names_bound_by, target_names
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -29,8 +30,6 @@ _MODULE_RUNNING_FUNCTIONS = frozenset({"torch.nn.parallel.data_parallel", "torch
 # that calls both replicates the module it is handed and runs the replicas (delegation.py).
 REPLICATING_FUNCTIONS = frozenset({"torch.nn.parallel.replicate", "torch.nn.parallel.replicate.replicate"})
 REPLICA_APPLYING_FUNCTIONS = frozenset({"torch.nn.parallel.parallel_apply", "torch.nn.parallel.parallel_apply.parallel_apply"})
-
-_OTHER_BINDINGS = (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.AsName, cst.Param)
 
 
 def module_run_by_function(call: cst.Call, ctx: "Context") -> Optional[cst.BaseExpression]:
@@ -72,21 +71,9 @@ def _built_around(scope: cst.CSTNode, name: str, receiver: str, ctx: "Context") 
             if not _wrapper_call(node.value, receiver, ctx):  # type: ignore[attr-defined]
                 return False
             found = True
-        elif kind in _OTHER_BINDINGS and _binds(node, name):
-            return False
+        elif name in exact_names_bound_by(node, parameters=True):
+            return False  # bound otherwise
     return found
-
-
-def _binds(node: cst.CSTNode, name: str) -> bool:
-    kind = type(node)
-    if kind in (cst.For, cst.CompFor):
-        return name in target_names(node.target)  # type: ignore[attr-defined]
-    if kind is cst.AsName:
-        return type(node.name) is cst.Name and node.name.value == name  # type: ignore[attr-defined]
-    if kind is cst.Param:
-        return node.name.value == name  # type: ignore[attr-defined]
-    target = node.target  # type: ignore[attr-defined]
-    return type(target) is cst.Name and target.value == name
 
 
 def _wrapper_call(value: cst.BaseExpression, receiver: str, ctx: "Context") -> bool:

@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by, bound_targets, erring_names
 from memlint.analysis.blind_hooks import PRE_HOOK_REGISTRATIONS, blind_pre_hook
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS
-from memlint.analysis.walk import bound_targets, code_descendants
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -292,10 +293,10 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
 def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
     """The plain names the file binds exactly once, by `name = value`, to that value (any scope:
     a name bound in two functions is bound twice here); any other binding of a name rules it out
-    (analysis/walk.py's `bound_targets`, parameters included)."""
+    (analysis/bindings.py's `bound_targets`, parameters included)."""
     values: dict[str, list] = {}
     for target, value in bound_targets(module, nested=True):
-        for name in _target_names(target):
+        for name in erring_names(target):
             values.setdefault(name, []).append(value if type(target) is cst.Name else None)
     return {name: found[0] for name, found in values.items() if len(found) == 1 and found[0] is not None}
 
@@ -338,15 +339,10 @@ def _class_bindings(module: cst.Module) -> tuple[dict, dict, dict]:
         bases.setdefault(name, []).extend(p for p in parents if p != name)
         counts: dict[str, int] = {}
         for inner in code_descendants(node.body, skip=(cst.ClassDef,)):  # type: ignore[attr-defined]
-            kind = type(inner)
-            target = None
-            if kind is cst.AssignTarget or kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.Del):
-                target = inner.target  # type: ignore[attr-defined]
-            elif kind is cst.WithItem and inner.asname is not None:  # type: ignore[attr-defined]
-                target = inner.asname.name  # type: ignore[attr-defined]
-            for attribute in _self_attributes(target):
-                counts[attribute] = counts.get(attribute, 0) + 1
-                in_classes[attribute] = in_classes.get(attribute, 0) + 1
+            for target in bound_by(inner):
+                for attribute in _self_attributes(target):
+                    counts[attribute] = counts.get(attribute, 0) + 1
+                    in_classes[attribute] = in_classes.get(attribute, 0) + 1
         # A class defined again under the same name (a notebook's cell run twice, edited) builds its
         # own instances: each definition's bindings stand alone, unless it derives from the one before.
         earlier = own.setdefault(name, {})
@@ -478,19 +474,16 @@ def _setattrs_of_computed_values(module: cst.Module) -> set[int]:
         methods = {s.name.value: s for s in node.body.body if type(s) is cst.FunctionDef}  # type: ignore[attr-defined]
         computing = {name for name, m in methods.items() if _returns_no_module(m)}
         for method in methods.values():
+            calls = [
+                inner for inner in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+                if type(inner) is cst.Call and type(inner.func) is cst.Name and inner.func.value == "setattr"  # type: ignore[attr-defined]
+            ]  # fmt: skip
+            if not calls:
+                continue
             bound: dict[str, list] = {}
-            calls: list[cst.Call] = []
-            for inner in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                kind = type(inner)
-                if kind is cst.Assign:
-                    for target in inner.targets:  # type: ignore[attr-defined]
-                        for name in _target_names(target.target):
-                            bound.setdefault(name, []).append(inner.value if type(target.target) is cst.Name else None)  # type: ignore[attr-defined]
-                elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del):
-                    for name in _target_names(inner.target):  # type: ignore[attr-defined]
-                        bound.setdefault(name, []).append(None)
-                elif kind is cst.Call and type(inner.func) is cst.Name and inner.func.value == "setattr":  # type: ignore[attr-defined]
-                    calls.append(inner)  # type: ignore[arg-type]
+            for target, value in bound_targets(method.body):
+                for name in erring_names(target):
+                    bound.setdefault(name, []).append(value if type(target) is cst.Name else None)
             params = {p.name.value for p in (*method.params.posonly_params, *method.params.params, *method.params.kwonly_params)}
             for call in calls:
                 args = call.args
@@ -513,10 +506,6 @@ def _setattrs_of_computed_values(module: cst.Module) -> set[int]:
 def _returns_no_module(method: cst.FunctionDef) -> bool:
     returns = [n for n in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
     return bool(returns) and all(_evidently_not_a_module(r.value) for r in returns)  # type: ignore[attr-defined]
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    return [n.value for n in [target, *code_descendants(target)] if type(n) is cst.Name]  # type: ignore[attr-defined]
 
 
 def _evidently_not_a_module(value: cst.BaseExpression | None) -> bool:

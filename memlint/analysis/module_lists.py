@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.walk import code_descendants
@@ -213,27 +214,18 @@ def element_list(function: cst.FunctionDef, name: str) -> Optional[ListElement]:
             attribute = _element_source(node.target, node.iter, name)  # type: ignore[attr-defined]
             if attribute is not None:
                 found, bindings = ListElement(attribute, 1), bindings + 1
-            elif _binds(node.target, name):  # type: ignore[attr-defined]
+            elif name in erring_names(node.target):  # type: ignore[attr-defined]
                 return None
         elif kind is cst.Assign:
             targets = node.targets  # type: ignore[attr-defined]
-            if not any(_binds(t.target, name) for t in targets):
+            if not any(name in erring_names(t.target) for t in targets):
                 continue
             element = indexed_element(node.value) if len(targets) == 1 and type(targets[0].target) is cst.Name else None  # type: ignore[attr-defined]
             if element is None:
                 return None
             found, bindings = element, bindings + 1
-        elif kind in (cst.CompFor, cst.AsName, cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
-            target = node.target if kind is not cst.AsName else node.name  # type: ignore[attr-defined]
-            if _binds(target, name):
-                return None
-        elif kind in (cst.FunctionDef, cst.ClassDef, cst.Global, cst.Nonlocal, cst.Del):
-            if kind in (cst.FunctionDef, cst.ClassDef) and node.name.value == name:  # type: ignore[attr-defined]
-                return None
-            if kind in (cst.Global, cst.Nonlocal) and any(n.name.value == name for n in node.names):  # type: ignore[attr-defined]
-                return None
-            if kind is cst.Del and _binds(node.target, name):  # type: ignore[attr-defined]
-                return None
+        elif any(name in erring_names(target) for target in bound_by(node, declarations=True)):
+            return None  # bound otherwise (`with ... as`, `+=`, an import, `del`, `global`, ...)
     return found if bindings == 1 else None
 
 
@@ -272,10 +264,6 @@ def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
     if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
         return expr.attr.value  # type: ignore[attr-defined]
     return None
-
-
-def _binds(target: cst.CSTNode, name: str) -> bool:
-    return any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)])  # type: ignore[attr-defined]
 
 
 def _parameters(function: cst.FunctionDef):

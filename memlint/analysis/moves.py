@@ -14,9 +14,10 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
+from memlint.analysis.bindings import target_name_nodes
 from memlint.analysis.iteration import accelerator_branch, runs_whenever_reached
 from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, STACKS, TENSOR_CASTS, VARIABLE_CLASSES
-from memlint.analysis.walk import code_descendants, target_name_nodes
+from memlint.analysis.walk import code_descendants
 
 _MOVES = ("cuda", "to")
 # Calls that join tensors: a part goes to the device with the whole (`_joined_parts`).

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import exact_names_bound_by
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME
@@ -106,7 +107,7 @@ def _parameter_values(ctx: "Context", function: cst.FunctionDef, name: str, dept
                 values.extend(v for v in (value.left, value.right) if not (type(v) is cst.Name and v.value == name))
             else:
                 values.append(value)
-        elif type(node) in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr) and _binds(node, name):
+        elif type(node) in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr) and name in exact_names_bound_by(node):
             return None
     for value in values:
         if type(value) is cst.Name and value.value == "None":
@@ -133,11 +134,6 @@ def _parameter_values(ctx: "Context", function: cst.FunctionDef, name: str, dept
             return None
         found.append(kind)
     return tuple(dict.fromkeys(found))
-
-
-def _binds(node: cst.CSTNode, name: str) -> bool:
-    target = node.target  # type: ignore[attr-defined]
-    return type(target) is cst.Name and target.value == name
 
 
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

@@ -25,6 +25,7 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.walk import code_descendants, dotted_name
 from memlint.pipeline.tree import code_children
@@ -52,12 +53,8 @@ def models_on_host(module: cst.Module, moved: frozenset[str]) -> frozenset[str]:
             names = [t.target.value for t in targets if type(t.target) is cst.Name]  # type: ignore[attr-defined]
             simple = len(targets) == 1 and len(names) == 1
             (host if simple and _built_on_host(node.value) else other).update(names)  # type: ignore[attr-defined]
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem):
-            target = node.target if kind is not cst.WithItem else (node.asname.name if node.asname else None)  # type: ignore[attr-defined]
-            if type(target) is cst.Name:
-                other.add(target.value)  # type: ignore[union-attr]
-        elif kind is cst.Param:
-            other.add(node.name.value)  # type: ignore[attr-defined]
+        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.Param):
+            other.update(t.value for t in bound_by(node, parameters=True) if type(t) is cst.Name)  # type: ignore[attr-defined]
         elif kind is cst.Call:
             callee = dotted_name(node.func) or ""  # type: ignore[attr-defined]
             if callee.rpartition(".")[2] in _KEEPS_PLACE:
@@ -141,21 +138,12 @@ def batch_left_on_host(name: str, loop: cst.CSTNode, before: cst.CSTNode) -> boo
         if statement is before or any(n is before for n in code_descendants(statement)):
             return True
         for node in code_descendants(statement):
-            if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr) and _binds(node, name):
+            if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr) and any(
+                name in erring_names(target) for target in bound_by(node)
+            ):
                 if type(node) is not cst.Assign or not _cast_of(node.value, name):  # type: ignore[attr-defined]
                     return False
     return False
-
-
-def _binds(node: cst.CSTNode, name: str) -> bool:
-    kind = type(node)
-    if kind is cst.Assign:
-        targets = [t.target for t in node.targets]  # type: ignore[attr-defined]
-    elif kind is cst.With:
-        targets = [item.asname.name for item in node.items if item.asname is not None]  # type: ignore[attr-defined]
-    else:  # AugAssign, AnnAssign, For, NamedExpr
-        targets = [node.target]  # type: ignore[attr-defined]
-    return any(type(n) is cst.Name and n.value == name for t in targets for n in (t, *code_descendants(t)))
 
 
 def _cast_of(value: cst.BaseExpression, name: str) -> bool:

@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.bindings import target_names
 from memlint.analysis.delegation import binds, top_function
-from memlint.analysis.walk import code_children, code_descendants, target_names
+from memlint.analysis.walk import code_children, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context

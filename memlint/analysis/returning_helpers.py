@@ -49,9 +49,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from memlint.analysis.bindings import local_names, module_bindings, module_imports_only, parameter_names
+from memlint.analysis.bindings import local_names, module_bindings, module_imports_only, parameter_names, target_names
 from memlint.analysis.calling_helpers import function_defined_once, parameter_for
-from memlint.analysis.walk import code_with_parents, dotted_name, target_names
+from memlint.analysis.walk import code_with_parents, dotted_name
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context

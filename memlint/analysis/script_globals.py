@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from memlint.analysis.walk import bound_targets, code_descendants
+from memlint.analysis.bindings import bound_targets
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context

@@ -15,8 +15,9 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by, bound_names, erring_names
 from memlint.analysis.inventory import resolve_global, torch_nn_name
-from memlint.analysis.walk import bound_names, code_descendants
+from memlint.analysis.walk import code_descendants
 
 
 def sequential_elements(call: cst.Call, ctx) -> list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]]:
@@ -252,9 +253,8 @@ def dict_given_to_sequential_only(scope: cst.CSTNode, name: str, ctx) -> Optiona
                         return None
                     named = targets[0].value if type(targets[0]) is cst.Name else _self_attr(targets[0])  # type: ignore[attr-defined]
                     bound.append(named or "")
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.Del, cst.NamedExpr):
-            if any(type(n) is cst.Name and n.value == name for n in [node.target, *code_descendants(node.target)]):  # type: ignore[attr-defined]
-                return None
+        elif any(name in erring_names(target) for target in bound_by(node)):
+            return None  # bound otherwise
     for node in nodes:
         kind = type(node)
         if kind is cst.Call and any(type(a.value) is cst.Name and a.value.value == name for a in node.args):  # type: ignore[attr-defined]

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from memlint.analysis.walk import code_descendants, target_names
+from memlint.analysis.bindings import exact_names_bound_by
+from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -80,8 +81,8 @@ class _Facts:
                 self._bind(node.target, ("other", None))
             elif kind is cst.For:
                 self._bind(node.target, ("for", node.iter))
-            elif kind in (cst.With, cst.CompFor, cst.NamedExpr, cst.Import, cst.ImportFrom):
-                for name in _names_bound(node):
+            elif kind in (cst.WithItem, cst.CompFor, cst.NamedExpr, cst.ImportAlias):
+                for name in exact_names_bound_by(node):
                     self.bindings.setdefault(name, []).append(("other", None))
             elif kind is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name:
                 name, method = node.func.value.value, node.func.attr.value
@@ -165,20 +166,3 @@ class _Facts:
     def _indexes_one(expr: cst.Subscript) -> bool:
         """`blocks[i]`, not `blocks[1:]` (a slice of a list is a list)."""
         return len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index
-
-
-def _names_bound(node: cst.CSTNode) -> list[str]:
-    names = []
-    if type(node) is cst.With:
-        for item in node.items:
-            if item.asname is not None:
-                names += target_names(item.asname.name)  # type: ignore[arg-type]
-    elif type(node) is cst.CompFor:
-        names += target_names(node.target)
-    elif type(node) is cst.NamedExpr:
-        names += [node.target.value] if type(node.target) is cst.Name else []
-    elif type(node) in (cst.Import, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
-        for alias in node.names:
-            bound = alias.asname.name if alias.asname is not None else alias.name
-            names += [bound.value] if type(bound) is cst.Name else []
-    return names

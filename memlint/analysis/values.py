@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from memlint.analysis import call_rules, tables
+from memlint.analysis.bindings import target_names
 from memlint.analysis.naming import looks_like_class_name
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.submodules import is_submodule, is_submodule_source
-from memlint.analysis.walk import dotted_name, nested_blocks, target_names
+from memlint.analysis.walk import dotted_name, nested_blocks
 from memlint.pipeline.tree import code_descendants
 
 if TYPE_CHECKING:

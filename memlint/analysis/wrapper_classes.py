@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import bound_by, erring_names
 from memlint.analysis.initialisers import returns_its_argument, unwrapped_layer
 from memlint.analysis.inventory import single_module_classes, torch_nn_name
 from memlint.analysis.module_changes import module_changes
@@ -130,12 +131,12 @@ def _layer_bound(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Optio
                     values.append(node.value)  # type: ignore[attr-defined]
                 elif type(target.target) is cst.Name:
                     locals_.setdefault(target.target.value, []).append(node.value)  # type: ignore[attr-defined]
-                elif _names_any(target.target):
-                    for name in _names_any(target.target):
+                elif erring_names(target.target):
+                    for name in erring_names(target.target):
                         locals_.setdefault(name, []).append(cst.Name("_"))  # bound otherwise: unknown
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.Del):
-            for name in _names_any(node.target):  # type: ignore[attr-defined]
-                locals_.setdefault(name, []).append(cst.Name("_"))
+        else:
+            for name in [name for target in bound_by(node) for name in erring_names(target)]:
+                locals_.setdefault(name, []).append(cst.Name("_"))  # bound otherwise: unknown
     if len(values) != 1:
         return None
     value = values[0]
@@ -154,10 +155,6 @@ def _layer_bound(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Optio
             continue
         return unwrapped_layer(ctx, value)  # type: ignore[arg-type]
     return None
-
-
-def _names_any(target: cst.CSTNode) -> list[str]:
-    return [n.value for n in [target, *code_descendants(target)] if type(n) is cst.Name]  # type: ignore[attr-defined]
 
 
 def forwarding_classes(ctx: "Context") -> frozenset[str]:
@@ -220,8 +217,8 @@ def _stored_as(init: cst.FunctionDef, argument: str) -> Optional[str]:
                     return None  # the name rebound: `self.<a>` may hold something else
                 if type(right) is cst.Name and right.value == argument and _self_attribute(left) is not None:
                     found.append(_self_attribute(left))  # type: ignore[arg-type]
-        elif kind in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr) and _names(node.target, argument):  # type: ignore[attr-defined]
-            return None
+        elif kind is not cst.Assign and any(argument in erring_names(target) for target in bound_by(node)):
+            return None  # bound otherwise
     return found[0] if len(found) == 1 else None
 
 
@@ -239,7 +236,3 @@ def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
     if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":  # type: ignore[attr-defined]
         return expr.attr.value  # type: ignore[attr-defined]
     return None
-
-
-def _names(target: cst.CSTNode, name: str) -> bool:
-    return any(type(n) is cst.Name and n.value == name for n in [target, *code_descendants(target)])  # type: ignore[attr-defined]

@@ -7,12 +7,13 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import target_names
 from memlint.analysis.call_edits import remove_argument
 from memlint.analysis.graph_reach import built_after
 from memlint.analysis.iteration import every_iteration, names_in, own_statements
 from memlint.analysis.precision_api import keyword, retaining_argument
 from memlint.analysis.tables import AUTOGRAD_FUNCTIONS, BACKWARD_METHODS
-from memlint.analysis.walk import code_descendants, target_names
+from memlint.analysis.walk import code_descendants
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, Rule, Valid
 from memlint.rules.ml011_retain_graph_in_loop.meta import META

@@ -8,13 +8,13 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis import GradMode, accumulation
+from memlint.analysis.bindings import target_names
 from memlint.analysis.context import element_pairs
 from memlint.analysis.fixes import method_call
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
 from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements
 from memlint.analysis.roles import per_batch_function
 from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
-from memlint.analysis.walk import target_names
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
 from memlint.rules.ml014_device_outputs_accumulated.meta import META
