@@ -518,6 +518,23 @@ def test_a_notebook_model_whose_submodule_takes_gradients_behind_a_flag(project,
     assert found == ([("attack.ipynb", 4, 1)] if perturbs else [("attack.ipynb", 3, 1), ("attack.ipynb", 4, 1)])
 
 
+@pytest.mark.parametrize("backward", [True, False])
+def test_a_notebook_cell_whose_forward_a_later_cell_differentiates(project, backward):
+    # a saliency map: the forward in one cell, its backward in the next; the forward needs its
+    # graph, while a forward after the gradient cell is evaluation again
+    cells = [
+        "import torch\nmodel = torch.nn.Linear(4, 2)\nmodel.eval()\nx = torch.randn(1, 4, requires_grad=True)\n",
+        "scores = model(x)\n",
+        "scores[0, 1].backward()\n" if backward else "print(scores)\n",
+        "print(model(x).argmax(1))\n",
+    ]
+    notebook = {"cells": [_cell(c) for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (project / "saliency.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
+    result = invoke("check", "--no-cache", "--output-format", "json", "--select", "ML002", ".")
+    found = sorted((d["filename"], d["cell"], d["location"]["row"]) for d in json.loads(result.output))
+    assert found == ([("saliency.ipynb", 4, 1)] if backward else [("saliency.ipynb", 2, 1), ("saliency.ipynb", 4, 1)])
+
+
 @pytest.mark.parametrize("nested", [True, False])
 def test_a_forward_whose_submodule_takes_gradients_in_a_nested_function(project, nested):
     # robustness's AttackerModel: `self.eval()`, then `self.attacker(...)`, whose forward runs the

@@ -341,17 +341,21 @@ class _Scanner:
 
     def _without_gradient_work(self, nodes: list) -> list:
         """`nodes` where none computes gradients, else []: a region that does is no evaluation.  In
-        a Jupyter notebook's own code each cell is run on its own, so a cell that computes gradients
-        (robustness's `model(im, label, make_adv=True)`, a PGD attack) leaves the region's other
-        cells evaluation (`pred, _ = model(im_adv)` two cells on)."""
+        a Jupyter notebook's own code, a cell that computes gradients (robustness's `model(im, label,
+        make_adv=True)`, a PGD attack) leaves the cells after it evaluation (`pred, _ =
+        model(im_adv)` two cells on), not those before it: an earlier cell's forward may be what it
+        differentiates (`scores = model(x)`, then `scores[0, c].backward()` in the next cell)."""
         module = self.ctx.module
         cells = self.ctx.memo(("jupyter-cells", id(module)), lambda: jupyter_cells(module)) if self.scope is module else {}
         if not cells:
             return [] if any(computes_gradients(n, self.ctx) for n in nodes) else nodes
         attacking = {cells.get(id(n)) for n in nodes if computes_gradients(n, self.ctx)}
+        if not attacking:
+            return nodes
         if None in attacking:
             return []
-        return [n for n in nodes if cells.get(id(n)) not in attacking]
+        last = max(attacking)  # type: ignore[type-var]
+        return [n for n in nodes if (cells.get(id(n)) or 0) > last]
 
     def _enables_grad(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr

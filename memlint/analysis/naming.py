@@ -72,9 +72,11 @@ def is_evaluation_function_name(name: str) -> bool:
         return False
     if name.startswith("test_") and len(tokens) > 1 and tokens[1] not in ("epoch", "loop", "step", "model"):
         return False  # pytest's convention: a unit test, not an evaluation
-    if any(t in _TRAIN_WORDS for t in tokens):
+    first_eval = next(i for i, t in enumerate(tokens) if t in _EVAL_WORDS)
+    if any(t in _TRAIN_WORDS for t in tokens[:first_eval]):
         return False  # `trainValidateSegmentation`, `train_and_evaluate`: a driver that trains too (its
-        # `.eval()` calls, if any, still open regions)
+        # `.eval()` calls, if any, still open regions); after the evaluation word, a train word names
+        # the data split evaluated (`eval_train`, `predict_trainval`): still evaluation
     return not any(t in _NOT_EVALUATION for t in tokens)
 
 

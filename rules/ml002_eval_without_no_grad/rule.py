@@ -43,7 +43,7 @@ class EvalWithoutNoGrad(Rule):
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...) or in a
     loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
-    `inference`, `eval_epoch`, ...; not one whose name also says it trains, `trainValidateSegmentation`) or draws samples to look at (a verb of drawing or showing with
+    `inference`, `eval_epoch`, `eval_train`, ...; not one whose name says it trains before it evaluates, `trainValidateSegmentation`) or draws samples to look at (a verb of drawing or showing with
     a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
     and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
     does, the calls after it are the regions). The first model call of each such region is reported. After
@@ -101,7 +101,7 @@ class EvalWithoutNoGrad(Rule):
     only in a call that may turn the flag on (`model(x, y, make_adv=True)`, or `**kwargs`), and
     also for a model a project function returns, alone or first in a tuple (`model, _ =
     make_and_restore_model(...)`); in a Jupyter notebook's own code, a cell that computes gradients
-    leaves the region's other cells evaluation, inside an explicit `torch.enable_grad()`, and in a function that training code of
+    leaves the cells after it evaluation (not those before it, whose forward it may differentiate), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
     function that does, Lightning's `training_step`): a `predict()` that a training step also runs
     needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
@@ -1152,6 +1152,28 @@ def trainValidateSegmentation(model, loader, optimizer, draw):
     ]
 
     INVALID = [
+        Invalid(  # a train word after the evaluation word names the split evaluated (`eval_train`), not a driver that trains
+            """
+import torch
+def eval_train(model, train_loader):
+    hits = 0
+    for x, y in train_loader:
+        hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+""",
+            line=5,
+            column=18,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def eval_train(model, train_loader):
+    hits = 0
+    for x, y in train_loader:
+        hits += (model(x).argmax(1) == y).sum().item()
+    return hits
+""",
+        ),
         Invalid(  # a model whose forward attacks its input only with its flag on, run without it after `.eval()`: plain inference
             """
 import torch
