@@ -90,6 +90,9 @@ class ModuleChanges:
     parts_read: frozenset = frozenset()
     # of `parts_read`, per name the positions (start, stop) of each part read; None for one not known
     part_ranges: dict = field(default_factory=dict)
+    # of `changed_elements`, those changed through a plain name (`m[0] = ...` on `m` of `model.modules()`,
+    # a parameter of a function handed to `model.apply`): it may be any module of the file
+    changed_through_names: frozenset = frozenset()
 
     def bound_once(self, attribute: str, class_name: str | None) -> bool:
         """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
@@ -142,6 +145,15 @@ class ModuleChanges:
         overwrite)?  Not an element's attribute (`mlp[0].weight`, `mlp[-1].out_features`)."""
         return name in self.parts_read
 
+    def elements_may_change_anywhere(self) -> bool:
+        """Could the elements of a container the file holds in no name of its own (a Sequential
+        kept in a `ModuleList`) be replaced?  Yes where a container reached by a plain name has its
+        elements changed (`m[0] = nn.Identity()` on each `m` of `model.modules()`, in a function
+        handed to `model.apply`, on a parameter: it may be any module), where one reached by no name
+        does (ANY), or where an attribute is bound by a name not literal (`setattr(model, name, ...)`
+        may replace a Sequential's element "0")."""
+        return bool(self.changed_through_names) or ANY in self.changed_elements or ANY in self.bindings
+
     def parts_run(self, name: str) -> frozenset | None:
         """The parts of the container `name` that run apart, as (start, stop) positions (stop None:
         to the end; negative: from the end): each a slice with literal bounds and no step called at
@@ -186,6 +198,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         if fresh_layer(value):
             fresh[name] = fresh.get(name, 0) + 1
     changed: set[str] = set()
+    through_names: set[str] = set()  # of `changed`, containers reached by a plain name
     parts_read: set[str] = set()
     part_ranges: dict[str, set] = {}
     not_read_out: set[int] = set()  # subscripts that are targets, or whose attribute is read
@@ -208,6 +221,8 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             bind(target.value)  # type: ignore[attr-defined]
         elif type(target) is cst.Subscript and _may_set_an_element(target):  # type: ignore[arg-type]
             changed.add(_last_name(target.value) or ANY)  # type: ignore[attr-defined]
+            if type(target.value) is cst.Name:  # type: ignore[attr-defined]
+                through_names.add(target.value.value)  # type: ignore[attr-defined]
 
     plain_setattrs: set[int] | None = None  # found on the first `setattr` under a name not literal (rare)
     hooking = _names_from_hooking_libraries(module)
@@ -260,6 +275,8 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                     hooked_unknown = True
             elif called in _ELEMENT_CHANGES and type(func) is cst.Attribute:
                 changed.add(_last_name(func.value) or ANY)
+                if type(func.value) is cst.Name:
+                    through_names.add(func.value.value)  # type: ignore[attr-defined]
             elif called in _NAMED_BINDINGS and not _sets_a_non_module(node):  # type: ignore[arg-type]
                 position = _NAMED_BINDINGS[called]
                 args = node.args  # type: ignore[attr-defined]
@@ -285,7 +302,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             del bindings[name]
     return ModuleChanges(
         bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
-        frozenset(parts_read), {name: frozenset(ranges) for name, ranges in part_ranges.items()},
+        frozenset(parts_read), {name: frozenset(ranges) for name, ranges in part_ranges.items()}, frozenset(through_names),
     )
 
 

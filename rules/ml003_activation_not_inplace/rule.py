@@ -5301,7 +5301,8 @@ def head(c, n):
             if not changes.changed_elements:
                 return False
             home = sequential_home(self.ctx, sequential) if sequential is not None else None
-            return home is None or ANY in changes.changed_elements or not runs_elements_whole(self.ctx, home)
+            # (an element changed through a name that may be any module may be this one's)
+            return home is None or changes.elements_may_change_anywhere() or not runs_elements_whole(self.ctx, home)
         return changes.elements_changed(name) or changes.parts_may_run_apart(name)
 
     def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
