@@ -17,7 +17,7 @@ from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_i
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.list_helpers import helper_list_into_sequential_only
 from memlint.analysis.list_tails import display_predecessors
-from memlint.analysis.module_changes import ANY, module_changes
+from memlint.analysis.module_changes import elements_may_change_anywhere, module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
 from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.sequential_homes import runs_elements_whole, sequential_home
@@ -5302,7 +5302,7 @@ def head(c, n):
                 return False
             home = sequential_home(self.ctx, sequential) if sequential is not None else None
             # (an element changed through a name that may be any module may be this one's)
-            return home is None or changes.elements_may_change_anywhere() or not runs_elements_whole(self.ctx, home)
+            return home is None or elements_may_change_anywhere(self.ctx) or not runs_elements_whole(self.ctx, home)
         return changes.elements_changed(name) or changes.parts_may_run_apart(name)
 
     def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
