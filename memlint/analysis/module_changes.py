@@ -464,11 +464,16 @@ def _subclasses(bases: dict[str, list[str]]) -> dict[str, list[str]]:
 
 
 def _last_name(expr: cst.BaseExpression) -> str | None:
-    """`features` -> "features", `self.body` -> "body"; None for anything else."""
+    """`features` -> "features", `self.body` -> "body", `getattr(self, "body")` -> "body"; None for
+    anything else."""
     if type(expr) is cst.Name:
         return expr.value  # type: ignore[attr-defined]
     if type(expr) is cst.Attribute:
         return expr.attr.value  # type: ignore[attr-defined]
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "getattr" and len(expr.args) >= 2:  # type: ignore[attr-defined]
+        label = expr.args[1].value  # type: ignore[attr-defined]
+        if type(label) is cst.SimpleString and isinstance(label.evaluated_value, str):  # type: ignore[attr-defined]
+            return label.evaluated_value  # type: ignore[attr-defined]
     return None
 
 

@@ -99,8 +99,15 @@ def _collect_mentions(ctx) -> dict[str, list]:
     homes = set(_homes(ctx).values())
     found: dict[str, list] = {home: [] for home in homes}
     for node, parents in code_with_parents(ctx.module):
-        if type(node) is cst.Attribute and node.attr.value in homes:  # type: ignore[attr-defined]
+        kind = type(node)
+        if kind is cst.Attribute and node.attr.value in homes:  # type: ignore[attr-defined]
             found[node.attr.value].append((node, parents))  # type: ignore[attr-defined]
+        elif kind is cst.Call and type(node.func) is cst.Name and node.func.value == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
+            # `getattr(self, "heads")`, `getattr(self, name)`: a mention of a home not followed here
+            label = node.args[1].value  # type: ignore[attr-defined]
+            literal = label.evaluated_value if type(label) is cst.SimpleString else None  # type: ignore[attr-defined]
+            for home in homes if not isinstance(literal, str) else ({literal} & homes):
+                found[home].append((node, parents))
     return found
 
 

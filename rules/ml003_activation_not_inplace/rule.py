@@ -417,6 +417,78 @@ class Block(nn.Module):
 """,
             config=_EXACT,
         ),
+        Valid(  # a function handed to `model.apply` replaces element 0 of every Sequential it meets: those kept in the ModuleList too, so the ReLU may come first (review of issue 27's ML003 change)
+            """
+import torch
+from torch import nn
+class Towers(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.towers = nn.ModuleList()
+        for _ in range(n):
+            self.towers.append(nn.Sequential(nn.BatchNorm1d(c), nn.ReLU(), nn.Linear(c, c)))
+    def forward(self, x):
+        return [tower(x) for tower in self.towers]
+def skip_norms(module):
+    if isinstance(module, nn.Sequential):
+        module[0] = nn.Identity()
+def make(c, n):
+    net = Towers(c, n)
+    net.apply(skip_norms)
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a loop over `net.modules()` deletes the first layer of each Sequential, those in the ModuleList included: the ReLU may then run on the caller's tensor
+            """
+import torch
+from torch import nn
+class Towers(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.towers = nn.ModuleList([nn.Sequential(nn.Linear(c, c), nn.ReLU(), nn.Linear(c, c)) for _ in range(n)])
+    def forward(self, x):
+        return [self.towers[i](x) for i in range(len(self.towers))]
+def prune(net):
+    for sub in net.modules():
+        if isinstance(sub, nn.Sequential):
+            del sub[0]
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `getattr(self, "body")[1:]` runs a part that starts at the ReLU, on the output of another part the caller keeps: a literal getattr is a use of `self.body`
+            """
+from torch import nn
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.Linear(8, 2))
+    def forward(self, x):
+        h = self.body[:3](x)
+        first = getattr(self, "body")[:1](x)
+        return h, first, getattr(self, "body")[1:](first)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `getattr(self, which)` may be the ModuleList: a part of its element that starts at the ReLU runs on a tensor returned to the caller
+            """
+import torch
+from torch import nn
+class Towers(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.towers = nn.ModuleList()
+        for _ in range(n):
+            self.towers.append(nn.Sequential(nn.Linear(c, c), nn.ReLU(), nn.Linear(c, c)))
+        self.stem = nn.Sequential(nn.Linear(c, c))
+        self.stem[0] = nn.Linear(c, c)
+    def forward(self, x, which="towers"):
+        chosen = getattr(self, which)
+        h = chosen[0][0](x)
+        return h, chosen[0][1:](h)
+""",
+            config=_EXACT,
+        ),
         Valid(  # the ModuleList's elements do not only run whole: one layer of an element runs apart, its output read again
             """
 import torch
