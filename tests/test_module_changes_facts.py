@@ -88,3 +88,28 @@ def test_the_parts_a_container_runs_apart_at_literal_positions():
     assert _parts("y = net.head(x)\n", "head") == frozenset()
     for unknown in ("net.head[::2](x)", "net.head[a:](x)", "part = net.head[1:]", "for l in net.head[1:]:\n    x = l(x)", "net.head[i](x)"):
         assert _parts(f"y = net.head[:2](x)\n{unknown}\n", "head") is None, unknown
+
+
+def _anywhere(code: str) -> bool:
+    from memlint.analysis.context import Context
+    from memlint.analysis.module_changes import elements_may_change_anywhere
+
+    return elements_may_change_anywhere(Context(cst.parse_module(code), None, code))
+
+
+def test_element_changes_through_a_name_that_may_be_any_module():
+    # review of issue 27's ML003 change: `m` of `model.modules()`, a function handed to `apply`
+    assert _anywhere("for m in model.modules():\n    m[0] = nn.Identity()\n")
+    assert _anywhere("def drop(m):\n    m[0] = nn.Identity()\nmodel.apply(drop)\n")
+    assert _anywhere("def drop(m):\n    del m[0]\n")
+    assert _anywhere("def grow(m):\n    m.insert(0, nn.Identity())\n")
+    # a local bound only to a display is no module (a new tensor neither: the examples of ML003, motion-diffusion-model)
+    assert not _anywhere("def f(x):\n    seen = []\n    seen.insert(0, g(x))\n    return seen\n")
+    assert not _anywhere("self.body[0] = nn.Identity()\n")
+    # a parameter, or a name bound to something else too, may be a module
+    assert _anywhere("def f(out, x):\n    out[0] = g(x)\n")
+    assert _anywhere("def f(x):\n    out = []\n    out = x\n    out[0] = g(x)\n")
+
+
+def test_a_literal_getattr_names_the_container_whose_part_runs():
+    assert _parts('h = net.head[:2](x)\ny = getattr(net, "head")[1:](h)\n', "head") == {(0, 2), (1, None)}

@@ -54,6 +54,7 @@ class FreshValues:
         self.layers = ClassLayers(ctx)
         # where the names of that code may be read: the function's body, or the whole module
         self.code: cst.CSTNode = function if type(function) is cst.Module else function.body
+        self._leaving: dict[tuple[int, str], Optional[int]] = {}  # see _left_first
 
     def fresh(self, expr: cst.BaseExpression) -> bool:
         """A value nothing else holds and whose producer keeps nothing of it for backward."""
@@ -87,6 +88,14 @@ class FreshValues:
             return found
         return f"{found}, reshaped by `.{call.args[0].value.func.attr.value}`"  # type: ignore[attr-defined]
 
+    def _left_first(self, statement: cst.If, name: str) -> Optional[int]:
+        """Where the `if` leaves the function first (analysis/exits.py), how often it mentions
+        `name` (reads on another path); None where it does not."""
+        key = (id(statement), name)
+        if key not in self._leaving:
+            self._leaving[key] = _occurrences(statement, name) if leaves_first(statement, name) else None
+        return self._leaving[key]
+
     def _fresh_input(self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool) -> Optional[str]:
         """What makes the call's first argument a fresh value that nothing reads after it (its
         description for the message), or None: a temporary (`F.relu(self.bn(x))`, `F.relu(a + b)`),
@@ -109,11 +118,14 @@ class FreshValues:
         # An `if` whose branch returns first (`if fake_relu: return FakeReLU.apply(out)`) is not on
         # the activation's path: its test only (analysis/exits.py); its mentions of the name are not
         # this path's reads.
-        on_path = [s for s in earlier if not leaves_first(s, name)]
+        # Only an `if` can leave first, and each is judged once per name in the function (not once
+        # per activation after it: a long forward of `if c: return`, `y = F.relu(h)` stays linear).
         passed = 0
-        if len(on_path) != len(earlier):
-            passed = sum(_occurrences(s, name) for s in earlier if leaves_first(s, name))
-            earlier = on_path
+        if any(type(s) is cst.If for s in earlier):
+            left = [self._left_first(s, name) if type(s) is cst.If else None for s in earlier]
+            if any(count is not None for count in left):
+                passed = sum(count for count in left if count is not None)
+                earlier = [s for s, count in zip(earlier, left) if count is None]
 
         def mentions() -> int:  # (a walk of the function: asked only where needed)
             return _occurrences(self.code, name) - passed

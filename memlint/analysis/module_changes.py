@@ -91,6 +91,9 @@ class ModuleChanges:
     parts_read: frozenset = frozenset()
     # of `parts_read`, per name the positions (start, stop) of each part read; None for one not known
     part_ranges: dict = field(default_factory=dict)
+    # of `changed_elements`, those changed through a plain name (`m[0] = ...` on `m` of `model.modules()`,
+    # a parameter of a function handed to `model.apply`): it may be any module of the file
+    changed_through_names: tuple = ()
 
     def bound_once(self, attribute: str, class_name: str | None) -> bool:
         """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
@@ -158,6 +161,78 @@ def module_changes(ctx: "Context") -> ModuleChanges:
     return ctx.memo("module-changes", lambda: _collect(ctx.module, ctx))  # type: ignore[return-value]
 
 
+def elements_may_change_anywhere(ctx: "Context") -> bool:
+    """Could the elements of a container the file holds under no name of its own (a Sequential kept
+    in a `ModuleList`) be replaced?  Yes where a container reached by no name has its elements
+    changed (ANY), where an attribute is bound by a name not literal (`setattr(model, name, ...)`
+    may replace a Sequential's element "0"), or where a plain name has its elements changed (`m[0]
+    = nn.Identity()` on each `m` of `model.modules()`, in a function handed to `model.apply`, on a
+    parameter: it may be any module) unless its function proves it another object: a local, not a
+    parameter, every binding of which there is a new tensor (`out = torch.zeros(...)`) or a display,
+    number or string (a Sequential refuses those as elements, and so a change of theirs is none of
+    a Sequential's)."""
+    changes = module_changes(ctx)
+    if ANY in changes.changed_elements or ANY in changes.bindings:
+        return True
+    if not changes.changed_through_names:
+        return False
+    return ctx.memo("elements-change-anywhere", lambda: _unproven_changes(ctx, len(changes.changed_through_names)))  # type: ignore[return-value]
+
+
+_SCOPE_KINDS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _unproven_changes(ctx: "Context", expected: int) -> bool:
+    """Do fewer than `expected` element changes through plain names fall on names their own scope
+    proves are not modules (see `elements_may_change_anywhere`)?  (A walk of each function, asked
+    only where a plain name's elements change.)"""
+    module = ctx.module
+    proven = 0
+    for scope in (module, *(n for n in code_descendants(module) if type(n) is cst.FunctionDef)):
+        inside = list(code_descendants(scope.body if type(scope) is cst.FunctionDef else scope, skip=_SCOPE_KINDS))  # type: ignore[attr-defined]
+        changed: list[str] = []
+        for node in inside:
+            kind = type(node)
+            if kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del):
+                target = node.target  # type: ignore[attr-defined]
+                if type(target) is cst.Subscript and type(target.value) is cst.Name:  # type: ignore[attr-defined]
+                    changed.append(target.value.value)  # type: ignore[attr-defined]
+            elif kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _ELEMENT_CHANGES and type(node.func.value) is cst.Name:  # type: ignore[attr-defined]
+                changed.append(node.func.value.value)  # type: ignore[attr-defined]
+        if not changed:
+            continue
+        parameters = {p.name.value for p in _parameters(scope)} if type(scope) is cst.FunctionDef else set()
+        values: dict[str, list] = {}
+        for target, value in bound_targets(scope.body if type(scope) is cst.FunctionDef else scope):  # type: ignore[attr-defined]
+            if type(target) is cst.Name:
+                values.setdefault(target.value, []).append(value)  # type: ignore[attr-defined]
+            elif type(target) in (cst.Tuple, cst.List):
+                for name in _target_names(target):
+                    values.setdefault(name, []).append(None)
+        for name in changed:
+            bound = values.get(name)
+            if name not in parameters and bound and all(_not_a_module(ctx, value) for value in bound):
+                proven += 1
+    return proven < expected
+
+
+def _parameters(function: cst.FunctionDef) -> list:
+    params = function.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params,
+            *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))]
+
+
+def _not_a_module(ctx: "Context", value: cst.BaseExpression | None) -> bool:
+    """A new tensor (`torch.zeros(...)`, any `torch.` function but `torch.nn`'s) or a value a
+    Sequential refuses as an element."""
+    if value is None:
+        return False
+    if type(value) is cst.Call:
+        qualified = resolve_global(ctx, value.func)  # type: ignore[attr-defined]
+        return bool(qualified) and qualified.startswith("torch.") and not qualified.startswith(("torch.nn", "torch.load", "torch.jit", "torch.hub", "torch.compile"))  # type: ignore[union-attr]
+    return _evidently_not_a_module(value)
+
+
 def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     bindings: dict[str, int] = {}
     fresh: dict[str, int] = {}  # of those, bound to a new layer that keeps nothing of its output
@@ -187,6 +262,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         if fresh_layer(value):
             fresh[name] = fresh.get(name, 0) + 1
     changed: set[str] = set()
+    through_names: list[str] = []  # of `changed`, containers reached by a plain name (one per change)
     parts_read: set[str] = set()
     part_ranges: dict[str, set] = {}
     not_read_out: set[int] = set()  # subscripts that are targets, or whose attribute is read
@@ -209,6 +285,8 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             bind(target.value)  # type: ignore[attr-defined]
         elif type(target) is cst.Subscript and _may_set_an_element(target):  # type: ignore[arg-type]
             changed.add(_last_name(target.value) or ANY)  # type: ignore[attr-defined]
+            if type(target.value) is cst.Name:  # type: ignore[attr-defined]
+                through_names.append(target.value.value)  # type: ignore[attr-defined]
 
     plain_setattrs: set[int] | None = None  # found on the first `setattr` under a name not literal (rare)
     hooking = _names_from_hooking_libraries(module)
@@ -261,6 +339,8 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                     hooked_unknown = True
             elif called in _ELEMENT_CHANGES and type(func) is cst.Attribute:
                 changed.add(_last_name(func.value) or ANY)
+                if type(func.value) is cst.Name:
+                    through_names.append(func.value.value)  # type: ignore[attr-defined]
             elif called in _NAMED_BINDINGS and not _sets_a_non_module(node):  # type: ignore[arg-type]
                 position = _NAMED_BINDINGS[called]
                 args = node.args  # type: ignore[attr-defined]
@@ -286,7 +366,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             del bindings[name]
     return ModuleChanges(
         bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
-        frozenset(parts_read), {name: frozenset(ranges) for name, ranges in part_ranges.items()},
+        frozenset(parts_read), {name: frozenset(ranges) for name, ranges in part_ranges.items()}, tuple(through_names),
     )
 
 
@@ -380,11 +460,16 @@ def _subclasses(bases: dict[str, list[str]]) -> dict[str, list[str]]:
 
 
 def _last_name(expr: cst.BaseExpression) -> str | None:
-    """`features` -> "features", `self.body` -> "body"; None for anything else."""
+    """`features` -> "features", `self.body` -> "body", `getattr(self, "body")` -> "body"; None for
+    anything else."""
     if type(expr) is cst.Name:
         return expr.value  # type: ignore[attr-defined]
     if type(expr) is cst.Attribute:
         return expr.attr.value  # type: ignore[attr-defined]
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "getattr" and len(expr.args) >= 2:  # type: ignore[attr-defined]
+        label = expr.args[1].value  # type: ignore[attr-defined]
+        if type(label) is cst.SimpleString and isinstance(label.evaluated_value, str):  # type: ignore[attr-defined]
+            return label.evaluated_value  # type: ignore[attr-defined]
     return None
 
 

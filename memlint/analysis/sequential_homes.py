@@ -89,12 +89,32 @@ def runs_elements_whole(ctx, home: str) -> bool:
     return ctx.memo(("elements-whole", home), lambda: _runs_elements_whole(ctx, home))  # type: ignore[return-value]
 
 
+def _mentions(ctx) -> dict[str, list]:
+    """Every home's mentions in the file, (the Attribute, its parents), found in one walk for all
+    homes (a file with many containers is walked once, not once per home)."""
+    return ctx.memo("sequential-home-mentions", lambda: _collect_mentions(ctx))  # type: ignore[return-value]
+
+
+def _collect_mentions(ctx) -> dict[str, list]:
+    homes = set(_homes(ctx).values())
+    found: dict[str, list] = {home: [] for home in homes}
+    for node, parents in code_with_parents(ctx.module):
+        kind = type(node)
+        if kind is cst.Attribute and node.attr.value in homes:  # type: ignore[attr-defined]
+            found[node.attr.value].append((node, parents))  # type: ignore[attr-defined]
+        elif kind is cst.Call and type(node.func) is cst.Name and node.func.value == "getattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
+            # `getattr(self, "heads")`, `getattr(self, name)`: a mention of a home not followed here
+            label = node.args[1].value  # type: ignore[attr-defined]
+            literal = label.evaluated_value if type(label) is cst.SimpleString else None  # type: ignore[attr-defined]
+            for home in homes if not isinstance(literal, str) else ({literal} & homes):
+                found[home].append((node, parents))
+    return found
+
+
 def _runs_elements_whole(ctx, home: str) -> bool:
     bindings = 0
     aliases: list[tuple[cst.CSTNode, str, int]] = []  # (scope, name, id of the binding Name)
-    for node, parents in code_with_parents(ctx.module):
-        if type(node) is not cst.Attribute or node.attr.value != home:  # type: ignore[attr-defined]
-            continue
+    for node, parents in _mentions(ctx).get(home, ()):
         parent = parents[-1]
         grand = parents[-2] if len(parents) > 1 else None
         if type(parent) is cst.AssignTarget and parent.target is node:  # type: ignore[attr-defined]
@@ -139,7 +159,7 @@ def _runs_elements_whole(ctx, home: str) -> bool:
             aliases.append(alias)
         else:
             return False
-    return bindings == 1 and all(_only_called(scope, name, binding) for scope, name, binding in aliases)
+    return bindings == 1 and all(_only_called(ctx, scope, name, binding) for scope, name, binding in aliases)
 
 
 def _loop_alias(iterated: cst.CSTNode, parents: tuple, position: Optional[int] = None) -> Optional[tuple[cst.CSTNode, str, int]]:
@@ -159,14 +179,24 @@ def _loop_alias(iterated: cst.CSTNode, parents: tuple, position: Optional[int] =
     return scope, target.value, id(target)  # type: ignore[attr-defined]
 
 
-def _only_called(scope: cst.CSTNode, name: str, binding: int) -> bool:
+def _only_called(ctx, scope: cst.CSTNode, name: str, binding: int) -> bool:
     """Is every mention of `name` in `scope`, but the binding itself, the callee of a call?"""
-    for node, parents in code_with_parents(scope):
-        if type(node) is cst.Name and node.value == name and id(node) != binding:  # type: ignore[attr-defined]
+    return all(called or mention == binding for mention, called in _name_uses(ctx, scope).get(name, ()))
+
+
+def _name_uses(ctx, scope: cst.CSTNode) -> dict[str, list[tuple[int, bool]]]:
+    """Each name's mentions in `scope`, (id of the Name, whether it is a call's callee): one walk of
+    the scope for all the names asked about there."""
+    return ctx.memo(("sequential-home-name-uses", id(scope)), lambda: _collect_name_uses(scope))  # type: ignore[return-value]
+
+
+def _collect_name_uses(scope: cst.CSTNode) -> dict[str, list[tuple[int, bool]]]:
+    uses: dict[str, list[tuple[int, bool]]] = {}
+    for node, parents in code_with_parents(scope, nearest=1):
+        if type(node) is cst.Name:
             parent = parents[-1]
-            if not (type(parent) is cst.Call and parent.func is node):  # type: ignore[attr-defined]
-                return False
-    return True
+            uses.setdefault(node.value, []).append((id(node), type(parent) is cst.Call and parent.func is node))  # type: ignore[attr-defined]
+    return uses
 
 
 def _scope(parents: tuple) -> Optional[cst.CSTNode]:

@@ -17,7 +17,7 @@ from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_i
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.list_helpers import helper_list_into_sequential_only
 from memlint.analysis.list_tails import display_predecessors
-from memlint.analysis.module_changes import ANY, module_changes
+from memlint.analysis.module_changes import elements_may_change_anywhere, module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
 from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.sequential_homes import runs_elements_whole, sequential_home
@@ -414,6 +414,78 @@ class Block(nn.Module):
         if keep:
             self.kept = out
         return F.relu(out)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a function handed to `model.apply` replaces element 0 of every Sequential it meets: those kept in the ModuleList too, so the ReLU may come first (review of issue 27's ML003 change)
+            """
+import torch
+from torch import nn
+class Towers(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.towers = nn.ModuleList()
+        for _ in range(n):
+            self.towers.append(nn.Sequential(nn.BatchNorm1d(c), nn.ReLU(), nn.Linear(c, c)))
+    def forward(self, x):
+        return [tower(x) for tower in self.towers]
+def skip_norms(module):
+    if isinstance(module, nn.Sequential):
+        module[0] = nn.Identity()
+def make(c, n):
+    net = Towers(c, n)
+    net.apply(skip_norms)
+    return net
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a loop over `net.modules()` deletes the first layer of each Sequential, those in the ModuleList included: the ReLU may then run on the caller's tensor
+            """
+import torch
+from torch import nn
+class Towers(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.towers = nn.ModuleList([nn.Sequential(nn.Linear(c, c), nn.ReLU(), nn.Linear(c, c)) for _ in range(n)])
+    def forward(self, x):
+        return [self.towers[i](x) for i in range(len(self.towers))]
+def prune(net):
+    for sub in net.modules():
+        if isinstance(sub, nn.Sequential):
+            del sub[0]
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `getattr(self, "body")[1:]` runs a part that starts at the ReLU, on the output of another part the caller keeps: a literal getattr is a use of `self.body`
+            """
+from torch import nn
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.Linear(8, 2))
+    def forward(self, x):
+        h = self.body[:3](x)
+        first = getattr(self, "body")[:1](x)
+        return h, first, getattr(self, "body")[1:](first)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `getattr(self, which)` may be the ModuleList: a part of its element that starts at the ReLU runs on a tensor returned to the caller
+            """
+import torch
+from torch import nn
+class Towers(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.towers = nn.ModuleList()
+        for _ in range(n):
+            self.towers.append(nn.Sequential(nn.Linear(c, c), nn.ReLU(), nn.Linear(c, c)))
+        self.stem = nn.Sequential(nn.Linear(c, c))
+        self.stem[0] = nn.Linear(c, c)
+    def forward(self, x, which="towers"):
+        chosen = getattr(self, which)
+        h = chosen[0][0](x)
+        return h, chosen[0][1:](h)
 """,
             config=_EXACT,
         ),
@@ -5301,7 +5373,8 @@ def head(c, n):
             if not changes.changed_elements:
                 return False
             home = sequential_home(self.ctx, sequential) if sequential is not None else None
-            return home is None or ANY in changes.changed_elements or not runs_elements_whole(self.ctx, home)
+            # (an element changed through a name that may be any module may be this one's)
+            return home is None or elements_may_change_anywhere(self.ctx) or not runs_elements_whole(self.ctx, home)
         return changes.elements_changed(name) or changes.parts_may_run_apart(name)
 
     def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
