@@ -207,7 +207,7 @@ def _unproven_changes(ctx: "Context", expected: int) -> bool:
             if type(target) is cst.Name:
                 values.setdefault(target.value, []).append(value)  # type: ignore[attr-defined]
             elif type(target) in (cst.Tuple, cst.List):
-                for name in _target_names(target):
+                for name in erring_names(target):
                     values.setdefault(name, []).append(None)
         for name in changed:
             bound = values.get(name)
