@@ -28,6 +28,7 @@ from memlint.analysis import tables, values
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
+from memlint.analysis.bindings import bound_names, bound_targets, target_name_nodes
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
@@ -342,20 +343,27 @@ class _Scanner:
     def _without_gradient_work(self, nodes: list) -> list:
         """`nodes` where none computes gradients, else []: a region that does is no evaluation.  In
         a Jupyter notebook's own code, a cell that computes gradients (robustness's `model(im, label,
-        make_adv=True)`, a PGD attack) leaves the cells after it evaluation (`pred, _ =
-        model(im_adv)` two cells on), not those before it: an earlier cell's forward may be what it
-        differentiates (`scores = model(x)`, then `scores[0, c].backward()` in the next cell)."""
+        make_adv=True)`, a PGD attack) leaves the region's other cells evaluation (`pred, _ =
+        model(im_adv)` two cells on), except a statement of an earlier cell binding a name such a
+        cell reads: its forward may be what that cell differentiates (`scores = model(x)`, then
+        `scores[0, c].backward()` in the next cell)."""
         module = self.ctx.module
         cells = self.ctx.memo(("jupyter-cells", id(module)), lambda: jupyter_cells(module)) if self.scope is module else {}
         if not cells:
             return [] if any(computes_gradients(n, self.ctx) for n in nodes) else nodes
-        attacking = {cells.get(id(n)) for n in nodes if computes_gradients(n, self.ctx)}
-        if not attacking:
-            return nodes
+        gradient_nodes = [n for n in nodes if computes_gradients(n, self.ctx)]
+        attacking = {cells.get(id(n)) for n in gradient_nodes}
         if None in attacking:
             return []
+        if not attacking:
+            return nodes
         last = max(attacking)  # type: ignore[type-var]
-        return [n for n in nodes if (cells.get(id(n)) or 0) > last]
+        stored = {id(name) for n in gradient_nodes for target, _ in bound_targets(n) for name in target_name_nodes(target)}
+        read = {inner.value for n in gradient_nodes for inner in (n, *code_descendants(n)) if type(inner) is cst.Name and id(inner) not in stored}  # type: ignore[attr-defined]
+        return [
+            n for n in nodes
+            if cells.get(id(n)) not in attacking and not ((cells.get(id(n)) or 0) < last and bound_names(n) & read)
+        ]
 
     def _enables_grad(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr

@@ -101,7 +101,7 @@ class EvalWithoutNoGrad(Rule):
     only in a call that may turn the flag on (`model(x, y, make_adv=True)`, or `**kwargs`), and
     also for a model a project function returns, alone or first in a tuple (`model, _ =
     make_and_restore_model(...)`); in a Jupyter notebook's own code, a cell that computes gradients
-    leaves the cells after it evaluation (not those before it, whose forward it may differentiate), inside an explicit `torch.enable_grad()`, and in a function that training code of
+    leaves the region's other cells evaluation (not an earlier statement binding a name it reads: a forward it may differentiate), inside an explicit `torch.enable_grad()`, and in a function that training code of
     the linted files calls with gradients on (a loop that calls backward or an optimizer's step, a
     function that does, Lightning's `training_step`): a `predict()` that a training step also runs
     needs its gradients, and must not be put under `no_grad`. That exemption does not hold for a
