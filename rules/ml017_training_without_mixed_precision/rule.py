@@ -426,29 +426,6 @@ class Calibrated(nn.Module):
             optimizer.step(closure)
 """
         ),
-        Valid(  # a loop calling a method of the module's own class that fits one scalar by LBFGS: the method's body says what the call runs, and it runs no model
-            """
-import torch
-import torch.nn as nn
-class Calibrated(nn.Module):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-        self.t = nn.Parameter(torch.ones(1))
-    def calibrate(self, logits, labels):
-        self.cuda()
-        optimizer = torch.optim.LBFGS([self.t])
-        def closure():
-            optimizer.zero_grad()
-            loss = nn.functional.cross_entropy(logits / self.t, labels)
-            loss.backward()
-            return loss
-        optimizer.step(closure)
-    def calibrate_all(self, folds):
-        for logits, labels in folds:
-            self.calibrate(logits, labels)
-"""
-        ),
         Valid(  # an LBFGS closure that fits two scalars: the step runs its body, and no model runs there
             """
 import torch
@@ -929,8 +906,6 @@ def train(net, batches, optimizers, steps):
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
         # (the defs the name may hold, the innermost loop around the step, else its function's key and def)
         self._closure_steps: list[tuple[tuple[int, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
-        # `self.m(...)` of a module class: (the method's key, the loops around it, else its function's key)
-        self._own_methods: list[tuple[tuple, tuple[int, ...], Optional[tuple]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -947,17 +922,9 @@ def train(net, batches, optimizers, steps):
             elif ctx.function_key is not None:
                 self._note_function(kind)
         if self._runs_model(node):
-            if self._runs_own_method(node):
-                # a method of `self` (`self.temperature_scale(logits)`) runs no module a closure can
-                # name (a closure handed to a step runs the model only through one: `self.model(x)`);
-                # one the class defines in this file does what its body does (its call sites carry
-                # that), so only an inherited or unseen one is taken for a model run, at the end
-                loops = tuple(id(loop) for loop in ctx.loops)
-                for loop in ctx.loops:
-                    self._loops.setdefault(id(loop), loop)
-                self._own_methods.append((("method", ctx.class_name, func.attr.value), loops, None if ctx.in_loop else ctx.function_key))
-            else:
-                self._note_model(ctx)
+            # a method of `self` (`self.temperature_scale(logits)`) runs no module the closure can
+            # name: a closure handed to a step runs the model only through one (`self.model(x)`)
+            self._note_model(ctx, for_closure=not self._runs_own_method(node))
         elif self._calls_optimizer_closure(node):
             # `closure()` in the loop, a callable the function hands to an optimizer's `step`:
             # by torch.optim's contract it runs the model and backpropagates (memlint.analysis.closures)
@@ -1110,12 +1077,6 @@ def train(net, batches, optimizers, steps):
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
                     self._def_evidence.setdefault(definition, set()).add("model")
-        for key, loops, function in self._own_methods:
-            if key not in facts.defined:  # (a method defined here: its call sites say what it does)
-                for loop in loops:
-                    self._evidence.setdefault(loop, set()).add("model")
-                if function is not None:
-                    self._evidence.setdefault(function, set()).add("model")
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
         for defs, loop, function, definition in self._closure_steps:
             # what every def the name may hold does in its own body (a helper it calls is not followed)
