@@ -138,8 +138,16 @@ def steps_each_optimizer(target: str, collection: Optional[str]) -> bool:
     """Does `for <target> in <collection>:` (`collection`: the iterable's last name, None when it
     has none) iterate optimizers, so that `<target>.step()` in it steps each optimizer of one
     training step?  By the collection's name (`optimizers`, `self.optims`) or the element's (`for
-    opt in opt_list`, `for optimizer in [enc_opt, dec_opt]`)."""
+    opt in opt_list`, `for optimizer in [enc_opt, dec_opt]`).  Never where either name also names a
+    learning-rate schedule (`for opt_sched in opt_scheds`, `lr_opts`): a scheduler's `step()` trains
+    nothing, and the name is the only evidence here."""
+    if _SCHEDULE_NAME.search(target) or (collection is not None and _SCHEDULE_NAME.search(collection)):
+        return False
     return OPTIMIZER_ONLY_NAME.search(target) is not None or (collection is not None and OPTIMIZERS_NAME.search(collection) is not None)
+
+
+# A name that says it holds a learning-rate schedule (`opt_sched`, `schedulers`, `lr_opt`, `lrs`).
+_SCHEDULE_NAME = re.compile(r"sched|(?:^|_)lrs?(?:_|$)|^lr|lr$", re.I)
 
 
 # CapWords with a lower-case letter: a class by Python's naming convention (`G`, `D`, `VAE` are

@@ -14,7 +14,6 @@ from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.frameworks import lightning_fit, torchnet_engine_run
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
-from memlint.analysis.precision_flags import idle_flag_strings
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
 from memlint.analysis.walk import held_as, held_name
@@ -42,9 +41,8 @@ class TrainingWithoutMixedPrecision(Rule):
     autocast, no GradScaler, no `.half()` / `.bfloat16()`, no `torch.float16` / `torch.bfloat16`,
     no apex amp (`amp.initialize(model, optimizer, opt_level="O1")`, `amp.scale_loss(loss, optimizer)`,
     `FP16_Optimizer`), and no framework setting for it (`precision="16-mixed"`, `mixed_precision="bf16"`,
-    `fp16=True`). A command-line flag's name is no sign by itself: `--amp` that the file reads only
-    to rename the run (`if args.amp: name += "_amp"`) selects nothing; one whose value goes anywhere
-    else (a call, a branch that calls a helper) may select it and counts. Off by default:
+    `fp16=True`), and no string naming it (a `--amp` flag: what it selects may be read anywhere,
+    so its name counts, whatever the file does with it). Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
     A training loop calls backward and an optimizer's `step()` and runs a model, in its own body or
@@ -358,6 +356,76 @@ for x, y in loader:
     optimizer.step()
 """
         ),
+        Valid(  # a flag's destination that is no readable string (a bad `\\N{...}` escape): unknown, so the flag's name still counts
+            """
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--fp16", action="store_true", dest="\\N{NO SUCH NAME}")
+args = parser.parse_args()
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(  # a `--amp` flag whose branch only sets text, which a call then carries on: what it selects is not shown here
+            """
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--amp", action="store_true")
+args = parser.parse_args()
+precision = "fp32"
+if args.amp:
+    precision = "mixed"
+model = make_model(precision).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+        ),
+        Valid(  # a loop over learning-rate schedulers named with `opt` in them: their `step()` moves no weights, so the batch loop only measures gradients
+            """
+import torch
+def gradient_report(net, batches, opt_schedulers):
+    net.cuda()
+    for x in batches:
+        net.zero_grad()
+        net(x.cuda()).sum().backward()
+        for opt_scheduler in opt_schedulers:
+            opt_scheduler.step()
+"""
+        ),
+        Valid(  # an LBFGS closure that calls only a method of the module itself, which divides by one learned scalar: no model runs in the fit
+            """
+import torch
+import torch.nn as nn
+class Calibrated(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.t = nn.Parameter(torch.ones(1))
+    def scaled(self, logits):
+        return logits / self.t
+    def calibrate(self, logits, labels):
+        self.cuda()
+        optimizer = torch.optim.LBFGS([self.t])
+        def closure():
+            optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(self.scaled(logits), labels)
+            loss.backward()
+            return loss
+        for _ in range(3):
+            optimizer.step(closure)
+"""
+        ),
         Valid(  # an LBFGS closure that fits two scalars: the step runs its body, and no model runs there
             """
 import torch
@@ -468,27 +536,6 @@ def fit_step(x):
     optimizer.step(closure)
 for x in loader:
     fit_step(x.cuda())
-""",
-            line=11,
-            column=1,
-        ),
-        Invalid(  # a `--amp` flag only read to rename the run selects no precision: its name is no evidence
-            """
-import argparse
-import torch
-parser = argparse.ArgumentParser()
-parser.add_argument("--amp", action="store_true", help="use amp")
-args = parser.parse_args()
-name = "run"
-if args.amp:
-    name = "{}_amp".format(name)
-model = Net().cuda()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in loader:
-    loss = criterion(model(x.cuda()), y.cuda())
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
 """,
             line=11,
             column=1,
@@ -875,7 +922,9 @@ def train(net, batches, optimizers, steps):
             elif ctx.function_key is not None:
                 self._note_function(kind)
         if self._runs_model(node):
-            self._note_model(ctx)
+            # a method of `self` (`self.temperature_scale(logits)`) runs no module the closure can
+            # name: a closure handed to a step runs the model only through one (`self.model(x)`)
+            self._note_model(ctx, for_closure=not self._runs_own_method(node))
         elif self._calls_optimizer_closure(node):
             # `closure()` in the loop, a callable the function hands to an optimizer's `step`:
             # by torch.optim's contract it runs the model and backpropagates (memlint.analysis.closures)
@@ -943,18 +992,30 @@ def train(net, batches, optimizers, steps):
                 self._loops.setdefault(id(loop), loop)
             self._maybe_model.append((names, loops, None, None))
 
-    def _note_model(self, ctx) -> None:
+    def _note_model(self, ctx, for_closure: bool = True) -> None:
         # the model may run in a loop nested in the training loop (micro-batches): every enclosing one
         for loop in ctx.loops:
             self._note(loop, "model")
         if not ctx.in_loop and ctx.function_key is not None:
-            self._note_function("model")
+            self._note_function("model", for_closure)
 
-    def _note_function(self, kind: str) -> None:
+    def _note_function(self, kind: str, for_closure: bool = True) -> None:
         """`kind` done by the current function outside its loops: under its key (a name, as the
-        file's call sites are) and under its def (for a closure handed to a step)."""
+        file's call sites are) and, where `for_closure`, under its def (for a closure handed to a step)."""
         self._evidence.setdefault(self.ctx.function_key, set()).add(kind)
-        self._def_evidence.setdefault(self._def_id(), set()).add(kind)
+        if for_closure:
+            self._def_evidence.setdefault(self._def_id(), set()).add(kind)
+
+    def _runs_own_method(self, call: cst.Call) -> bool:
+        """`self.m(...)` that the model does not take for a module's run (`is_model_call`): a method of
+        the class (`self.temperature_scale(logits)`), which may fit one scalar."""
+        func = call.func
+        return (
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
+            and func.value.value == "self"
+            and not is_model_call(call, self.ctx)
+        )
 
     def _def_id(self) -> Optional[int]:
         function = self.ctx.function_node
@@ -997,8 +1058,9 @@ def train(net, batches, optimizers, steps):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if not self._mixed and _PRECISION_STRING.search(node.value):  # docstrings are long: search until found
-            # (`add_argument("--amp")` of a flag only read to rename the run selects no precision)
-            self._mixed = id(node) not in idle_flag_strings(self.ctx)
+            # (a `--amp` flag's name counts: whether the file's use of it selects nothing cannot be
+            # told soundly, as the parsed arguments reach code this file does not show)
+            self._mixed = True
 
     def finish(self, facts) -> None:
         if self._mixed:
