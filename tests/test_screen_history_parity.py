@@ -89,6 +89,8 @@ def _disagreements(text: str) -> tuple[list[str], int]:
     Traversal(probe.ctx, [probe]).walk(module)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     source = Source(text)
+    if source.tree is None:
+        return [], 0  # CPython refuses it (a bad `\N{...}` escape libcst accepts): no screen has a tree to read
     by_span = {}
     for node in ast.walk(source.tree):
         if isinstance(node, ast.expr):
