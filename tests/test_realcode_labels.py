@@ -65,6 +65,9 @@ FIFTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_fifteenth.csv"
 # The sixteenth part: issue 27's tenth sealed set, judged at 8d7d689 and then joined to the corpus.
 SIXTEENTH_REPOS_FILE = REPO / "bench" / "realcode_sixteenth.toml"
 SIXTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_sixteenth.csv"
+# The seventeenth part: issue 27's eleventh sealed set, judged at f5b9bcc and then joined to the corpus.
+SEVENTEENTH_REPOS_FILE = REPO / "bench" / "realcode_seventeenth.toml"
+SEVENTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_seventeenth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -82,17 +85,18 @@ PARTS = [
     (FOURTEENTH_REPOS_FILE, FOURTEENTH_LABELS_FILE),
     (FIFTEENTH_REPOS_FILE, FIFTEENTH_LABELS_FILE),
     (SIXTEENTH_REPOS_FILE, SIXTEENTH_LABELS_FILE),
+    (SEVENTEENTH_REPOS_FILE, SEVENTEENTH_LABELS_FILE),
 ]
 PART_IDS = [
     "development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
-    "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+    "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
 ]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
     SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10, EIGHTH_REPOS_FILE: 10, NINTH_REPOS_FILE: 10,
     TENTH_REPOS_FILE: 10, ELEVENTH_REPOS_FILE: 10, TWELFTH_REPOS_FILE: 15,
     THIRTEENTH_REPOS_FILE: 10, FOURTEENTH_REPOS_FILE: 10, FIFTEENTH_REPOS_FILE: 10,
-    SIXTEENTH_REPOS_FILE: 10,
+    SIXTEENTH_REPOS_FILE: 10, SEVENTEENTH_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
