@@ -178,6 +178,24 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # `.eval()` chained onto constructions: a layer without parameters records no history, and the model runs under no_grad
+            """
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+drop = nn.Dropout(0.5).eval()
+model = Upscaler().eval()
+x = torch.rand(1, 3, 32, 32)
+print(drop(x).sum())
+with torch.no_grad():
+    print(model(x).sum())
+"""
+        ),
         Valid(  # torchnet's Engine: the test under no_grad, and a network that sets its own grad mode by the sample's flag
             """
 import torch
@@ -3108,6 +3126,78 @@ def train_loop(model, loaders, optimizer, criterion, devices):
             line=13,
             column=13,
             message="`run_replicas(model, x, devices)` runs after `model.eval()`",
+        ),
+        Invalid(  # `.eval()` chained onto the construction puts the name bound to it in eval mode, as a separate `net.eval()` would (SRGAN's test scripts)
+            """
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+def enhance(images):
+    net = Upscaler().cuda().eval()
+    for image in images:
+        print(net(image.cuda()).mean().item())
+""",
+            line=12,
+            column=15,
+            unsafe=True,
+            message="runs after `Upscaler().cuda().eval()`",
+            fixed="""
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+@torch.no_grad()
+def enhance(images):
+    net = Upscaler().cuda().eval()
+    for image in images:
+        print(net(image.cuda()).mean().item())
+""",
+        ),
+        Invalid(  # the same at module level, weights loaded after the chained `.eval()`
+            """
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+model = Upscaler().eval()
+model.load_state_dict(torch.load("upscaler.pt"))
+image = torch.rand(1, 3, 32, 32)
+out = model(image)
+print(out.data)
+""",
+            line=12,
+            column=7,
+            unsafe=True,
+            message="runs after `Upscaler().eval()`",
+            fixed="""
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+model = Upscaler().eval()
+model.load_state_dict(torch.load("upscaler.pt"))
+image = torch.rand(1, 3, 32, 32)
+with torch.no_grad():
+    out = model(image)
+print(out.data)
+""",
         ),
     ]
 
