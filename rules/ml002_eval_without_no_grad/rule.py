@@ -178,6 +178,29 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # nested helpers reached only through a pick out of a list or a dict of them, called under no_grad (airbench's `infer_fn = [infer_basic, infer_mirror, ...][tta_level]`)
+            """
+import torch
+def infer(model, batches, level=0):
+    def infer_plain(x, net):
+        return net(x).clone()
+    def infer_mirror(x, net):
+        return 0.5 * net(x) + 0.5 * net(x.flip(-1))
+    def infer_both(x, net):
+        return 0.5 * infer_mirror(x, net) + 0.5 * infer_plain(x, net)
+    model.eval()
+    infer_fn = [infer_plain, infer_mirror, infer_both][level]
+    with torch.no_grad():
+        return torch.cat([infer_fn(x, model) for x in batches])
+def predict(model, x, key):
+    def predict_label(x):
+        return model(x).argmax(1)
+    def predict_scores(x):
+        return model(x).softmax(1)
+    with torch.no_grad():
+        return {"label": predict_label, "scores": predict_scores}[key](x)
+"""
+        ),
         Valid(  # `.eval()` chained onto constructions: a layer without parameters records no history, and the model runs under no_grad
             """
 import torch
@@ -3197,6 +3220,66 @@ image = torch.rand(1, 3, 32, 32)
 with torch.no_grad():
     out = model(image)
 print(out.data)
+""",
+        ),
+        Invalid(  # picked out of a list and called with gradients on: the direct call under no_grad is not every call of `evaluate`
+            """
+import torch
+def evaluate(model, x):
+    return model(x).argmax(1)
+def score(model, x):
+    return model(x).max(1)
+def run(model, x, level):
+    with torch.no_grad():
+        evaluate(model, x)
+    pick = [evaluate, score][level]
+    return pick(model, x)
+""",
+            line=3,
+            column=12,
+            unsafe=True,
+            message="runs in `evaluate` (its name says it evaluates)",
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(model, x):
+    return model(x).argmax(1)
+def score(model, x):
+    return model(x).max(1)
+def run(model, x, level):
+    with torch.no_grad():
+        evaluate(model, x)
+    pick = [evaluate, score][level]
+    return pick(model, x)
+""",
+        ),
+        Invalid(  # the picked helper is handed back as well: its caller may run it with gradients on
+            """
+import torch
+def infer(model, batches):
+    def infer_plain(x, net):
+        return net(x).clone()
+    model.eval()
+    infer_fn = [infer_plain][0]
+    with torch.no_grad():
+        out = torch.cat([infer_fn(x, model) for x in batches])
+    return out, infer_fn
+""",
+            line=4,
+            column=16,
+            unsafe=True,
+            message="runs in `infer_plain` (its name says it evaluates)",
+            fixed="""
+import torch
+def infer(model, batches):
+    @torch.no_grad()
+    def infer_plain(x, net):
+        return net(x).clone()
+    model.eval()
+    infer_fn = [infer_plain][0]
+    with torch.no_grad():
+        out = torch.cat([infer_fn(x, model) for x in batches])
+    return out, infer_fn
 """,
         ),
     ]
