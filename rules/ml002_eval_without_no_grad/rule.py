@@ -25,7 +25,8 @@ class EvalWithoutNoGrad(Rule):
     ## What it does
     Finds a model run in an evaluation context while gradient tracking is on. Evaluation context
     means: after `model.eval()` / `self.eval()` / `model.train(False)` in the same function (in a
-    block that certainly ran, with no `.train()` in between), in a module-level function that
+    block that certainly ran, with no `.train()` in between; also chained onto the construction
+    whose result the statement binds: `model = Generator(4).cuda().eval()`), in a module-level function that
     runs a global model the module itself put in eval mode (`model.eval()` as a statement of the
     module, not behind an `if`; the function binds no local of that name, calls no `.train()`, is
     not called by the module before the `.eval()`, is not handed to other code as a value (captum's
@@ -81,7 +82,9 @@ class EvalWithoutNoGrad(Rule):
     It stays silent when the code runs without gradient tracking: `with torch.no_grad()`,
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, their decorator forms, a decorator of
     the project's own that wraps `no_grad`, a function only ever called from such a context (in any
-    file linted with it, directly or through callers that are; a method call whose receiver's class
+    file linted with it, directly or through callers that are; a call of a function picked out of a
+    literal of functions, `infer_fn = [infer_basic, infer_mirror][level]` then `infer_fn(x)`, counts
+    as a call of each, where the picked name is bound once and only ever called; a method call whose receiver's class
     is not known, `gan.visualize_results()` with `gan` any of several classes or the result of a
     call, is taken as a call of every method of the project so named, unless training code makes
     it; one made without gradients settles the methods so named where they all override one
