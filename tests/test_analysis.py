@@ -141,6 +141,64 @@ def test_functions_only_called_without_grad(monkeypatch):
     assert facts["no_grad_functions"] == {("func", "only_eval"), ("func", "helper"), ("method", "Runner", "step")}
 
 
+def test_functions_picked_out_of_a_literal(monkeypatch):
+    # A call of a function picked out of a list / tuple / dict literal of functions may reach each of
+    # them: under no_grad, every call of each runs without gradients (airbench's `infer_fn`).
+    source = """
+    def infer(model, batches, level):
+        def plain(x, net):
+            return net(x)
+        def mirror(x, net):
+            return net(x) + net(x.flip(-1))
+        def both(x, net):
+            return mirror(x, net) + plain(x, net)
+        infer_fn = [plain, mirror, both][level]
+        with torch.no_grad():
+            return [infer_fn(x, model) for x in batches]
+    def by_key(model, x, key):
+        def score(x):
+            return model(x)
+        def rank(x):
+            return model(x).argsort()
+        with torch.no_grad():
+            return {"score": score, "rank": rank}[key](x)
+    def held(model, x, key):
+        def first(x):
+            return model(x)
+        table = (first,)
+        with torch.no_grad():
+            return table[key](x)
+    """
+    facts = facts_of(source, monkeypatch)
+    assert facts["no_grad_functions"] == {
+        ("func", "plain"), ("func", "mirror"), ("func", "both"), ("func", "score"), ("func", "rank"), ("func", "first"),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the pick called with gradients on
+        "def f(x):\n    return x\ndef g(x):\n    return x\nfn = [f, g][0]\nfn(1)",
+        # called under no_grad, but the picked name is also handed on: it may be called anywhere
+        "def f(x):\n    return x\nfn = [f][0]\nwith torch.no_grad():\n    fn(1)\nrun(fn)",
+        # bound twice: which function a call reaches depends on which binding ran
+        "def f(x):\n    return x\nfn = [f][0]\nwith torch.no_grad():\n    fn(1)\nfn = [f][0]",
+        # the literal held by a name that is also iterated (each element called there, grad on)
+        "def f(x):\n    return x\nfns = [f]\nwith torch.no_grad():\n    fns[0](1)\nfor h in fns:\n    h(1)",
+        # a function called directly with gradients on, and picked under no_grad
+        "def f(x):\n    return x\nf(1)\nwith torch.no_grad():\n    [f][0](1)",
+    ],
+)
+def test_picks_that_prove_nothing(source, monkeypatch):
+    assert facts_of(source, monkeypatch)["no_grad_functions"] == set()
+
+
+def test_a_pick_with_gradients_on_reaches_a_function_otherwise_called_without(monkeypatch):
+    source = "def f(x):\n    return x\nwith torch.no_grad():\n    f(1)\nfn = [f][0]\nfn(1)"
+    assert facts_of(source, monkeypatch)["no_grad_functions"] == set()
+
+
 @pytest.mark.parametrize(
     "source, graph, scalar",
     [

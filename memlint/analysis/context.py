@@ -15,7 +15,7 @@ from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from memlint.analysis import tables, values
+from memlint.analysis import picked_functions, tables, values
 from memlint.analysis.call_edits import dotted
 from memlint.analysis.model import SemanticModel
 from memlint.analysis.values import Value
@@ -71,6 +71,9 @@ class Frame:
     bound_in_loop: dict[str, Optional[Loop]] = field(default_factory=dict)
     # For each name, its value when it was last bound by `=` (augmented assignments do not count).
     initial_values: dict[str, Value] = field(default_factory=dict)
+    # Names bound to a pick out of a literal of functions (`fn = [f, g][i]`: False) or to the literal
+    # itself (`fns = [f, g]`: True), with the literal's names (picked_functions.py).
+    picks: dict[str, tuple[tuple[cst.Name, ...], bool]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,9 @@ class FileFacts:
     call_sites: dict[FunctionKey, list[CallSite]]
     no_grad_functions: set[FunctionKey]
     loop_called_functions: set[FunctionKey]
+    # Calls that may reach a function picked out of a literal of functions (`[f, g][i](x)`,
+    # picked_functions.py): only "every call runs without gradients" counts them.
+    picked_sites: dict[FunctionKey, list[CallSite]] = field(default_factory=dict)
 
 
 class Context:
@@ -118,6 +124,10 @@ class Context:
         self.framework_no_grad_methods: dict[str, frozenset[str]] = {}
         self.defined_functions: set[FunctionKey] = set()
         self.call_sites: dict[FunctionKey, list[CallSite]] = {}
+        # Calls of a function picked out of a literal (`infer_fn = [infer_basic, infer_mirror][level]`,
+        # then `infer_fn(x)`): each name of the literal may be the one called (picked_functions.py).
+        self.picked_sites: dict[FunctionKey, list[CallSite]] = {}
+        self._picks_bound = False  # has any frame bound a name to such a pick (most files: none)
         self._import_fallbacks = import_fallbacks(module)
         self._ambiguous = _module_names_bound_twice(module, self._import_fallbacks)
         # `from utils import *` where utils imports torch: `torch` is then used without an import of
@@ -360,6 +370,7 @@ class Context:
                 call_sites=self.call_sites,
                 no_grad_functions=self._no_grad_functions(),
                 loop_called_functions=self._loop_called_functions(),
+                picked_sites=self.picked_sites,
             )
         return self._facts
 
@@ -498,6 +509,8 @@ class Context:
             # `return torch.no_grad()(fn)`: this function makes `fn` run without gradients.
             if any(isinstance(a.value, cst.Name) and a.value.value in self.frame.params for a in node.args):
                 self._mark_no_grad_decorator()
+        if kind is cst.Subscript or (kind is cst.Name and self._picks_bound):
+            self._record_picked(node)
         if callee is None:
             return
         site = CallSite(
@@ -509,6 +522,37 @@ class Context:
             loop=self.loop,
         )
         self.call_sites.setdefault(callee, []).append(site)
+
+    def _record_picked(self, node: cst.Call) -> None:
+        """`[f, g][i](x)`, `fn(x)` with `fn = [f, g][i]`, `fns[i](x)` with `fns = [f, g]`: a call
+        that may reach each function of the literal (picked_functions.py)."""
+        names = picked_functions.direct_pick(node)
+        if names is None:
+            func = node.func
+            held = func.value if type(func) is cst.Subscript else func  # type: ignore[attr-defined]
+            if type(held) is not cst.Name:
+                return
+            frame = next((f for f in reversed(self.frames) if f.kind != "class" and held.value in f.names), None)  # type: ignore[attr-defined]
+            pick = frame.picks.get(held.value) if frame is not None else None  # type: ignore[attr-defined]
+            if pick is None or pick[1] != (held is not func):
+                return
+            scope = frame.node  # type: ignore[union-attr]
+            question = ("picked-only-called", id(scope), held.value, pick[1])  # type: ignore[attr-defined]
+            if not self.memo(question, lambda: picked_functions.only_called(scope, held.value, pick[1])):  # type: ignore[attr-defined]
+                return
+            names = pick[0]
+        for name in names:
+            if self.resolve(name) is not None:
+                continue  # an import: not a function of the file
+            site = CallSite(
+                callee=("func", name.value),
+                callers=self.function_chain,
+                grad=self.grad_mode,
+                in_loop=self.in_loop,
+                conditional=True,  # (the pick may choose another)
+                loop=self.loop,
+            )
+            self.picked_sites.setdefault(site.callee, []).append(site)
 
     def _visit_expression_statement(self, node: cst.Expr) -> None:
         # `torch.set_grad_enabled(False)` as a statement: the rest of the block runs without grad.
@@ -542,6 +586,10 @@ class Context:
             self._bind(local, Binding(values.OTHER, qualified=qualified))
 
     def _leave_assign(self, node: cst.Assign) -> None:
+        pick = picked_functions.pick_binding(node)
+        if pick is not None:
+            self.frame.picks[pick[0]] = (pick[1], pick[2])
+            self._picks_bound = True
         value = values.alias_value(node.value, self)
         alias = self.resolve(node.value)
         for target in node.targets:
@@ -739,13 +787,16 @@ class Context:
         (the project pass sees the call sites in the other files); a function another file calls
         with gradients on is not one, whatever this file's own calls say."""
         project = self.project
-        result = {key for key in self.defined_functions if key_string(key) in project.no_grad}
+        # (the project pass does not see calls through a pick out of a literal, `[f, g][i](x)`: a
+        # function the file so calls with gradients maybe on is decided by this file's sites)
+        picked = {key for key, sites in self.picked_sites.items() if any(site.grad is not GradMode.DISABLED for site in sites)}
+        result = {key for key in self.defined_functions if key_string(key) in project.no_grad and key not in picked}
         blocked = {key for key in self.defined_functions if key_string(key) in project.grad_elsewhere}
         changed = True
         while changed:
             changed = False
             for key in self.defined_functions - result - blocked:
-                sites = self.call_sites.get(key)
+                sites = [*self.call_sites.get(key, ()), *self.picked_sites.get(key, ())]
                 if sites and all(
                     site.grad is GradMode.DISABLED or any(c in result for c in site.callers) for site in sites
                 ):

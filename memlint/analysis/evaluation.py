@@ -232,7 +232,7 @@ class _Scanner:
             for statement in pending.pop():
                 call = _eval_mode_call(statement, self.ctx, function)
                 if call is not None:
-                    found.append(_code(self.ctx, eval_receiver(call)))
+                    found.append(_code(self.ctx, eval_receiver(call, statement)))
                     continue
                 entered = _eval_context(statement, self.ctx)  # `with utils.eval_mode(self.agent):`
                 if entered is not None:
@@ -254,7 +254,7 @@ class _Scanner:
                     call, training = switch
                     test = self.ctx.module.code_for_node(statement.test)  # type: ignore[attr-defined]
                     description = f"after `{self.ctx.module.code_for_node(call)}` (where `{test}` is false)"
-                    receiver = _code(self.ctx, eval_receiver(call))
+                    receiver = _code(self.ctx, eval_receiver(call, statement))
                     region = Region(statement, "mode-branch", description, block=tuple(statements), receiver=receiver, training=training)
                     pending = []
                     continue
@@ -264,7 +264,7 @@ class _Scanner:
                     if not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
                         helper = self.ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
                         description = f"after `{helper}` (which calls `{self.ctx.module.code_for_node(call)}`)"
-                    receiver = _code(self.ctx, eval_receiver(call))
+                    receiver = _code(self.ctx, eval_receiver(call, statement))
                     region = Region(statement, "eval-call", description, block=tuple(statements), receiver=receiver)
                     pending = []
                     continue
@@ -448,7 +448,7 @@ def _module_evals(ctx: "Context") -> list[tuple[cst.SimpleStatementLine, str, in
     found = []
     for position, statement in enumerate(module.body):
         call = eval_call_shape(statement)
-        receiver = eval_receiver(call) if call is not None else None
+        receiver = eval_receiver(call, statement) if call is not None else None
         if type(receiver) is not cst.Name:
             continue
         name = receiver.value  # type: ignore[union-attr]
@@ -728,7 +728,7 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
         call = mode_helper_call(statement, ctx)  # `self.net_mode(train=False)`: a method of the class that calls `self.net.eval()`
         if call is None or call.func.attr.value != "eval":  # type: ignore[attr-defined]
             return None
-    receiver = _module_of_chain(call.func.value)  # type: ignore[attr-defined]  # `model.cuda().eval()`: `model`
+    receiver = eval_receiver(call, statement)  # `model.cuda().eval()`: `model`; `model = Net().eval()`: `model`
     if isinstance(receiver, cst.Name) and receiver.value == "self":
         return call if ctx.in_module_class else None
     if ctx.resolve(receiver) is not None:
@@ -773,9 +773,22 @@ def _module_of_chain(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def eval_receiver(call: cst.Call) -> cst.BaseExpression:
-    """What an `.eval()` call found by `_eval_mode_call` puts in eval mode (`model` of `model.cuda().eval()`)."""
-    return _module_of_chain(call.func.value)  # type: ignore[attr-defined]
+def eval_receiver(call: cst.Call, statement: Optional[cst.CSTNode] = None) -> cst.BaseExpression:
+    """What an `.eval()` call found by `_eval_mode_call` puts in eval mode (`model` of
+    `model.cuda().eval()`).  Where the chain starts from a call (a model built or loaded there) and
+    `statement` binds its result to one name or attribute, that target: `model =
+    Generator(4).eval()` (also `Generator(4).cuda().eval()`) puts `model` in eval mode as a
+    separate `model.eval()` would; the built object has no other name to run it by."""
+    receiver = _module_of_chain(call.func.value)  # type: ignore[attr-defined]
+    if type(receiver) is not cst.Call or type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:  # type: ignore[attr-defined]
+        return receiver
+    small = statement.body[0]  # type: ignore[attr-defined]
+    if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) not in (cst.Name, cst.Attribute):
+        return receiver
+    value = small.value  # (eval_call_shape: the call is on the chain of the statement's value)
+    while type(value) is cst.Call and value is not call and type(value.func) is cst.Attribute:  # type: ignore[attr-defined]
+        value = value.func.value  # type: ignore[attr-defined]
+    return small.targets[0].target if value is call else receiver
 
 
 def _builds_module(made: cst.Call, ctx: "Context") -> bool:

@@ -25,7 +25,8 @@ class EvalWithoutNoGrad(Rule):
     ## What it does
     Finds a model run in an evaluation context while gradient tracking is on. Evaluation context
     means: after `model.eval()` / `self.eval()` / `model.train(False)` in the same function (in a
-    block that certainly ran, with no `.train()` in between), in a module-level function that
+    block that certainly ran, with no `.train()` in between; also chained onto the construction
+    whose result the statement binds: `model = Generator(4).cuda().eval()`), in a module-level function that
     runs a global model the module itself put in eval mode (`model.eval()` as a statement of the
     module, not behind an `if`; the function binds no local of that name, calls no `.train()`, is
     not called by the module before the `.eval()`, is not handed to other code as a value (captum's
@@ -81,7 +82,9 @@ class EvalWithoutNoGrad(Rule):
     It stays silent when the code runs without gradient tracking: `with torch.no_grad()`,
     `torch.inference_mode()`, `torch.set_grad_enabled(False)`, their decorator forms, a decorator of
     the project's own that wraps `no_grad`, a function only ever called from such a context (in any
-    file linted with it, directly or through callers that are; a method call whose receiver's class
+    file linted with it, directly or through callers that are; a call of a function picked out of a
+    literal of functions, `infer_fn = [infer_basic, infer_mirror][level]` then `infer_fn(x)`, counts
+    as a call of each, where the picked name is bound once and only ever called; a method call whose receiver's class
     is not known, `gan.visualize_results()` with `gan` any of several classes or the result of a
     call, is taken as a call of every method of the project so named, unless training code makes
     it; one made without gradients settles the methods so named where they all override one
@@ -178,6 +181,47 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # nested helpers reached only through a pick out of a list or a dict of them, called under no_grad (airbench's `infer_fn = [infer_basic, infer_mirror, ...][tta_level]`)
+            """
+import torch
+def infer(model, batches, level=0):
+    def infer_plain(x, net):
+        return net(x).clone()
+    def infer_mirror(x, net):
+        return 0.5 * net(x) + 0.5 * net(x.flip(-1))
+    def infer_both(x, net):
+        return 0.5 * infer_mirror(x, net) + 0.5 * infer_plain(x, net)
+    model.eval()
+    infer_fn = [infer_plain, infer_mirror, infer_both][level]
+    with torch.no_grad():
+        return torch.cat([infer_fn(x, model) for x in batches])
+def predict(model, x, key):
+    def predict_label(x):
+        return model(x).argmax(1)
+    def predict_scores(x):
+        return model(x).softmax(1)
+    with torch.no_grad():
+        return {"label": predict_label, "scores": predict_scores}[key](x)
+"""
+        ),
+        Valid(  # `.eval()` chained onto constructions: a layer without parameters records no history, and the model runs under no_grad
+            """
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+drop = nn.Dropout(0.5).eval()
+model = Upscaler().eval()
+x = torch.rand(1, 3, 32, 32)
+print(drop(x).sum())
+with torch.no_grad():
+    print(model(x).sum())
+"""
+        ),
         Valid(  # torchnet's Engine: the test under no_grad, and a network that sets its own grad mode by the sample's flag
             """
 import torch
@@ -3108,6 +3152,138 @@ def train_loop(model, loaders, optimizer, criterion, devices):
             line=13,
             column=13,
             message="`run_replicas(model, x, devices)` runs after `model.eval()`",
+        ),
+        Invalid(  # `.eval()` chained onto the construction puts the name bound to it in eval mode, as a separate `net.eval()` would (SRGAN's test scripts)
+            """
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+def enhance(images):
+    net = Upscaler().cuda().eval()
+    for image in images:
+        print(net(image.cuda()).mean().item())
+""",
+            line=12,
+            column=15,
+            unsafe=True,
+            message="runs after `Upscaler().cuda().eval()`",
+            fixed="""
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+@torch.no_grad()
+def enhance(images):
+    net = Upscaler().cuda().eval()
+    for image in images:
+        print(net(image.cuda()).mean().item())
+""",
+        ),
+        Invalid(  # the same at module level, weights loaded after the chained `.eval()`
+            """
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+model = Upscaler().eval()
+model.load_state_dict(torch.load("upscaler.pt"))
+image = torch.rand(1, 3, 32, 32)
+out = model(image)
+print(out.data)
+""",
+            line=12,
+            column=7,
+            unsafe=True,
+            message="runs after `Upscaler().eval()`",
+            fixed="""
+import torch
+from torch import nn
+class Upscaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+model = Upscaler().eval()
+model.load_state_dict(torch.load("upscaler.pt"))
+image = torch.rand(1, 3, 32, 32)
+with torch.no_grad():
+    out = model(image)
+print(out.data)
+""",
+        ),
+        Invalid(  # picked out of a list and called with gradients on: the direct call under no_grad is not every call of `evaluate`
+            """
+import torch
+def evaluate(model, x):
+    return model(x).argmax(1)
+def score(model, x):
+    return model(x).max(1)
+def run(model, x, level):
+    with torch.no_grad():
+        evaluate(model, x)
+    pick = [evaluate, score][level]
+    return pick(model, x)
+""",
+            line=3,
+            column=12,
+            unsafe=True,
+            message="runs in `evaluate` (its name says it evaluates)",
+            fixed="""
+import torch
+@torch.no_grad()
+def evaluate(model, x):
+    return model(x).argmax(1)
+def score(model, x):
+    return model(x).max(1)
+def run(model, x, level):
+    with torch.no_grad():
+        evaluate(model, x)
+    pick = [evaluate, score][level]
+    return pick(model, x)
+""",
+        ),
+        Invalid(  # the picked helper is handed back as well: its caller may run it with gradients on
+            """
+import torch
+def infer(model, batches):
+    def infer_plain(x, net):
+        return net(x).clone()
+    model.eval()
+    infer_fn = [infer_plain][0]
+    with torch.no_grad():
+        out = torch.cat([infer_fn(x, model) for x in batches])
+    return out, infer_fn
+""",
+            line=4,
+            column=16,
+            unsafe=True,
+            message="runs in `infer_plain` (its name says it evaluates)",
+            fixed="""
+import torch
+def infer(model, batches):
+    @torch.no_grad()
+    def infer_plain(x, net):
+        return net(x).clone()
+    model.eval()
+    infer_fn = [infer_plain][0]
+    with torch.no_grad():
+        out = torch.cat([infer_fn(x, model) for x in batches])
+    return out, infer_fn
+""",
         ),
     ]
 

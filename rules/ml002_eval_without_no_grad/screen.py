@@ -46,6 +46,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     # (`self`: the rule asks of self's calls what `may_run_model` already answers)
     evaluated = frozenset({dotted(_module_of_chain(call.func.value)) for call in mode_calls if call not in contexts} - {None, "self"})  # type: ignore[attr-defined]
     evaluated |= frozenset({dotted(a) for call in contexts for a in call.args} - {None, "self"})  # type: ignore[attr-defined]
+    evaluated |= _bound_in_eval_mode(source, mode_calls)  # `model = Generator(4).eval()`: `model`
     model_calls = [
         call for call in calls
         if _self_call_of(call, runners) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
@@ -87,6 +88,24 @@ def _module_of_chain(expr: ast.AST) -> ast.AST:
     while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
         expr = expr.func.value
     return expr
+
+
+def _bound_in_eval_mode(source: Source, mode_calls: list) -> frozenset:
+    """The targets of assignments whose value is a method chain through a mode call (evaluation.py's
+    `eval_receiver` of `model = Generator(4).cuda().eval()`; loosened: any chain, any receiver)."""
+    if not mode_calls:
+        return frozenset()
+    found = set()
+    for node in source.nodes(ast.Assign):
+        if len(node.targets) != 1:  # type: ignore[attr-defined]
+            continue
+        value = node.value  # type: ignore[attr-defined]
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            if _sets_eval_mode(value):
+                found.add(dotted(node.targets[0]))  # type: ignore[attr-defined]
+                break
+            value = value.func.value
+    return frozenset(found - {None, "self"})
 
 
 def _sets_eval_mode(call: ast.Call) -> bool:
