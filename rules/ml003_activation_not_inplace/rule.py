@@ -10,7 +10,7 @@ import libcst as cst
 from memlint.analysis import GradMode
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
 from memlint.analysis.added_layers import AddedAfter, added_in_function, added_in_module
-from memlint.analysis.attribute_owners import attribute_uses, class_nodes, used_other_than_called
+from memlint.analysis.attribute_owners import attribute_uses, class_nodes, path_used_other_than_called, used_other_than_called
 from memlint.analysis.class_layers import final_name, self_attr
 from memlint.analysis.fresh_values import FreshValues, calls_run_by
 from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_input
@@ -5280,6 +5280,8 @@ def head(c, n):
         self._lists: dict[int, list[tuple[str, Union[cst.List, cst.Tuple]]]] = {}  # per function: name, display
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
+        # id(call) -> the attribute it is stored in on another module (`self.encoder_q.fc = ...`: "fc")
+        self._path_targets: dict[int, str] = {}
         self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
         # (class, attribute) -> the modules `self.<attribute> = nn.ReLU()` may be, how many bindings
         # of the attribute the constructor writes, and per call of it whether its input is fresh
@@ -5291,6 +5293,8 @@ def head(c, n):
         target = node.targets[0].target if len(node.targets) == 1 else None
         if target is not None and self_attr(target) is not None and isinstance(node.value, cst.Call):
             self._sequential_targets[id(node.value)] = target.attr.value  # type: ignore[union-attr]
+        elif type(target) is cst.Attribute and type(target.value) is cst.Attribute and isinstance(node.value, cst.Call):
+            self._path_targets[id(node.value)] = target.attr.value  # `self.encoder_q.fc = nn.Sequential(...)`
         if isinstance(target, cst.Name) and isinstance(node.value, cst.Call):
             self._bound_to[id(node.value)] = target.value
         if isinstance(target, cst.Name) and isinstance(node.value, cst.List):
@@ -5333,7 +5337,14 @@ def head(c, n):
             # Asked only with a candidate: what changes a module is a walk of the whole file.
             if candidates:
                 name = attribute or self._bound_to.get(id(node))
-                if not self._elements_may_change(name, node):
+                stored_on = self._path_targets.get(id(node)) if name is None else None
+                if stored_on is not None:
+                    # On a submodule (MoCo's `self.encoder_q.fc = nn.Sequential(nn.Linear(...), nn.ReLU(), fc)`):
+                    # it runs its layers in order like any Sequential when nothing of the file that may
+                    # name it (every `.fc`) changes, splits, iterates or hands on its layers.
+                    if not self._elements_may_change(stored_on) and not path_used_other_than_called(stored_on, ctx):
+                        self._pending.extend(candidates)
+                elif not self._elements_may_change(name, node):
                     self._pending.extend(candidates)
                 elif attribute is not None:  # (held by `self`: its other uses are checked in `finish`)
                     self._pending.extend(self._inside_parts(attribute, elements, candidates))
