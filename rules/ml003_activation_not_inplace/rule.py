@@ -328,6 +328,111 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the global `Norm` is rebound to `nn.Identity` by another function: `self.norm(x)` may be the caller's `x`
+            """
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(x))
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        global Norm
+        Norm = nn.BatchNorm2d
+        self.body = Block(c)
+def without_norms():
+    global Norm
+    Norm = nn.Identity
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a factory returning different layers by branch (`nn.Identity()`, which returns the caller's tensor, or a Linear)
+            """
+from torch import nn
+import torch.nn.functional as F
+def Proj(i, o):
+    if i == o:
+        return nn.Identity()
+    m = nn.Linear(i, o)
+    nn.init.zeros_(m.bias)
+    return m
+class Head(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = Proj(d, d)
+    def forward(self, x):
+        return F.relu(self.proj(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a factory that hooks the layer it returns: the hook keeps the output the activation would overwrite
+            """
+from torch import nn
+import torch.nn.functional as F
+seen = []
+def Linear(i, o):
+    m = nn.Linear(i, o)
+    m.register_forward_hook(lambda module, args, out: seen.append(out))
+    return m
+class Head(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = Linear(d, d)
+    def forward(self, x):
+        return F.relu(self.fc(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the factory's layer output is read twice: in place would change the `+ h`
+            """
+from torch import nn
+import torch.nn.functional as F
+def Linear(i, o):
+    m = nn.Linear(i, o)
+    nn.init.xavier_uniform_(m.weight)
+    return m
+class Head(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = Linear(d, d)
+    def forward(self, x):
+        h = self.fc(x)
+        return F.relu(h) + h
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the Sequential on a submodule's attribute is iterated elsewhere in the file, layer by layer, with an early exit: the ReLU may run on what the caller keeps
+            """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Contrast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        width = self.encoder.fc.weight.shape[1]
+        self.encoder.fc = nn.Sequential(nn.Linear(width, width), nn.ReLU(), self.encoder.fc)
+        self.register_buffer("steps", torch.zeros(1))
+    def forward(self, x):
+        self.steps[0] = x.shape[0]
+        return self.encoder(x)
+    def hidden(self, x):
+        for layer in self.encoder.fc:
+            x = layer(x)
+            if x.shape[1] == 8:
+                return x
+""",
+            config=_EXACT,
+        ),
         Valid(  # a part starts at the activation: it would overwrite the first part's output, which is returned too
             """
 from torch import nn
@@ -2075,6 +2180,137 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # `Norm` is a module global bound only by `global Norm; Norm = nn.BatchNorm2d` in a constructor: every binding the same class, so `Norm(c)` is that norm and its output is fresh (imbalanced-semi-self's `BN`; issue 27, the seventeenth part)
+            """
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(x))
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        global Norm
+        Norm = nn.BatchNorm2d
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), Block(c))
+    def forward(self, x):
+        return self.body(x)
+""",
+            line=8,
+            column=16,
+            config=_EXACT,
+            message="the fresh output of `self.norm`",
+            fixed="""
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(x), inplace=True)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        global Norm
+        Norm = nn.BatchNorm2d
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), Block(c))
+    def forward(self, x):
+        return self.body(x)
+""",
+            harness=_runs("Net(4)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # a factory of the file returning its local `nn.Linear` once it has initialised its weights (fairseq's `Linear`): `self.fc1(x)` is that layer's fresh output (issue 27, the seventeenth part)
+            """
+from torch import nn
+import torch.nn.functional as F
+def Linear(i, o, bias=True):
+    m = nn.Linear(i, o, bias)
+    nn.init.xavier_uniform_(m.weight)
+    if bias:
+        nn.init.zeros_(m.bias)
+    return m
+class Ffn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc1 = Linear(d, 4 * d)
+        self.fc2 = Linear(4 * d, d)
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+""",
+            line=15,
+            column=25,
+            config=_EXACT,
+            message="the fresh output of `self.fc1`",
+            fixed="""
+from torch import nn
+import torch.nn.functional as F
+def Linear(i, o, bias=True):
+    m = nn.Linear(i, o, bias)
+    nn.init.xavier_uniform_(m.weight)
+    if bias:
+        nn.init.zeros_(m.bias)
+    return m
+class Ffn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc1 = Linear(d, 4 * d)
+        self.fc2 = Linear(4 * d, d)
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x), inplace=True))
+""",
+            harness=_runs("Ffn(8)", "2, 8"),
+        ),
+        Invalid(  # a Sequential stored on a submodule's attribute (MoCo's projection head `self.encoder.fc = nn.Sequential(...)`) runs its layers in order: the ReLU follows a Linear whose output only it reads; `.fc` is otherwise only read and assigned (issue 27, the seventeenth part)
+            """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Contrast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        width = self.encoder.fc.weight.shape[1]
+        self.encoder.fc = nn.Sequential(nn.Linear(width, width), nn.ReLU(), self.encoder.fc)
+        self.register_buffer("steps", torch.zeros(1))
+    def forward(self, x):
+        self.steps[0] = x.shape[0]
+        return self.encoder(x)
+""",
+            line=14,
+            column=66,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Linear`",
+            fixed="""
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Contrast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        width = self.encoder.fc.weight.shape[1]
+        self.encoder.fc = nn.Sequential(nn.Linear(width, width), nn.ReLU(inplace=True), self.encoder.fc)
+        self.register_buffer("steps", torch.zeros(1))
+    def forward(self, x):
+        self.steps[0] = x.shape[0]
+        return self.encoder(x)
+""",
+            harness=_runs("Contrast()", "2, 8"),
+        ),
         Invalid(  # a Sequential run only by parts at literal positions: inside `[:3]` the Linear's output is read only by the ReLU; no part starts at it (robustness's VGG classifier, `[:4]` and `[-2:]`; issue 27, the sixteenth part)
             """
 from torch import nn
