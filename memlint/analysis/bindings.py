@@ -18,7 +18,8 @@ after the module ran to its end (a `def` further down, a name bound under a modu
 level (nested compound statements included, and the names functions declare `global`);
 `local_names` lists what a function binds itself (parameters included), so that a call inside it to
 a name it binds does not reach the module's function of that name; `bound_targets` / `bound_names`
-what a statement binds anywhere inside it.
+what a statement binds anywhere inside it; `declared_global_values` the value of every binding of a
+name functions bind through `global` (the Context resolves such a name where they all agree).
 """
 
 from __future__ import annotations

@@ -141,7 +141,10 @@ class ActivationNotInplace(Rule):
     `inplace=` or `inplace=False`, and `F.relu(x)` and friends in `forward`; the places where in-place
     is provably safe:
 
-    - in an `nn.Sequential(...)` (or the `OrderedDict`, or a list display that is unpacked into
+    - in an `nn.Sequential(...)` (also one stored on another module's attribute, MoCo's
+      `self.encoder_q.fc = nn.Sequential(nn.Linear(d, d), nn.ReLU(), self.encoder_q.fc)`, where
+      every `.fc` of the file is only called, assigned, read or re-wrapped and no container of that
+      name has elements replaced or run apart; or the `OrderedDict`, or a list display that is unpacked into
       `nn.Sequential(*layers)` in the same function, or a list filled by consecutive
       `layers.append(...)` statements and unpacked so, or an `OrderedDict()` filled by consecutive
       `layers["relu{}".format(i)] = ...` statements, each key's literal part set by one statement
@@ -164,7 +167,9 @@ class ActivationNotInplace(Rule):
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`) or in a
       module class, of the file or imported from another file of the project, that stores the
       module it is given and returns its call (`SpectralNorm(nn.Conv2d(...))`), or built
-      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), or a
+      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), also
+      by returning a local name bound once to one and otherwise only initialised (`m =
+      nn.Linear(...)`, `nn.init.xavier_uniform_(m.weight)`, `return m`), or a
       module class of the file whose `forward` returns that layer's output (`EqualConv2d`, which
       builds `nn.Conv2d(...)` in its constructor and returns `self.conv(input)`) or a fresh tensor
       (`return image + self.weight * noise`, `out = F.conv2d(...)` then `return out`, `return
@@ -173,7 +178,9 @@ class ActivationNotInplace(Rule):
       `F.conv2d(...)` or `super().forward(x)` from each branch: `Conv2d_fw(nn.Conv2d)`), or a norm
       the file names otherwise: a constructor parameter named as one (`norm_layer(c)`,
       `BatchNorm(planes)`) whose every value the file shows (default, arguments) is a norm class, or
-      a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias); the
+      a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias), or
+      a module global every binding of which, also by a function through `global`, is one such
+      class (`global BN; BN = nn.BatchNorm2d` in a constructor, `BN(planes)` in a block); the
       activation may be a local name chosen between classes (`ReLU = nn.ReLU if c else nn.ReLU6`)
       where every choice runs in place the same way;
     - in any function (`forward`, a helper it calls, a message function handed to a graph
