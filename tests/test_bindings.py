@@ -7,10 +7,12 @@ import textwrap
 import libcst as cst
 
 from memlint.analysis.bindings import (
-    binds, bound_by, bound_names, bound_targets, local_names, module_bindings, module_imports_only, erring_names, target_names,
+    binds, bound_by, bound_names, bound_targets, declared_global_values, local_names, module_bindings, module_imports_only,
+    erring_names, target_names,
 )
 from memlint.analysis.context import Context
 from memlint.analysis.walk import code_descendants
+from memlint.pipeline.traversal import Traversal
 
 _MODULE = textwrap.dedent(
     """
@@ -175,3 +177,57 @@ def test_del_makes_a_name_local() -> None:
     assert "helper" in local_names(function)  # type: ignore[arg-type]
     text = "def helper():\n    pass\ndel helper\n"
     assert module_bindings(Context(cst.parse_module(text), None, text))["helper"] == 2
+
+
+_GLOBALS = textwrap.dedent(
+    """
+    import torch.nn as nn
+    from torch.nn import BatchNorm2d
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.bn = BN(c)
+            self.act = Act(c)
+            self.pool = Pool(c)
+    class Net(nn.Module):
+        def __init__(self, sync):
+            global BN, Act, Pool
+            if sync:
+                BN = nn.BatchNorm2d
+            else:
+                BN = BatchNorm2d
+            Act = nn.ReLU
+            Pool = nn.MaxPool2d
+    def plain():
+        global Act
+        Act = nn.Identity
+    def loops():
+        global Pool
+        for Pool in (nn.MaxPool2d,):
+            pass
+    """
+)
+
+
+def test_declared_global_values_lists_every_binding_of_the_name() -> None:
+    found = declared_global_values(cst.parse_module(_GLOBALS))
+    assert len(found["BN"]) == 2 and None not in found["BN"]  # both branches
+    assert len(found["Act"]) == 2  # the constructor's and `plain`'s
+    assert found["Pool"][1:] == [None]  # a loop target: no plain value
+    assert "Block" not in found and "sync" not in found
+
+
+def test_a_global_bound_only_through_global_resolves_where_every_binding_agrees() -> None:
+    """`BN(c)` in a class above the constructor that binds `global BN`: every binding names
+    torch's BatchNorm2d (through two imports), so the name is that class; `Act` is also rebound
+    to `nn.Identity`, `Pool` by a loop: unknown."""
+    module = cst.parse_module(_GLOBALS)
+    ctx = Context(module, None, _GLOBALS)
+    Traversal(ctx, []).walk(module)  # (the imports resolved, as where a rule asks)
+    assert ctx.module_binding("BN").qualified == "torch.nn.BatchNorm2d"  # type: ignore[union-attr]
+    assert ctx.resolve(cst.Name("BN")) == "torch.nn.BatchNorm2d"
+    assert ctx.module_binding("Act") is None and ctx.module_binding("Pool") is None
+    shadowed = "import torch.nn as nn\ndef f():\n    global len\n    len = nn.Linear\n"
+    ctx = Context(cst.parse_module(shadowed), None, shadowed)
+    Traversal(ctx, []).walk(ctx.module)
+    assert ctx.module_binding("len") is None  # a builtin before `f` runs

@@ -96,39 +96,54 @@ def used_other_than_called(class_node: Optional[cst.ClassDef], attribute: str, c
     Anything else (iterating it, calling or hooking one of its layers, passing it elsewhere) is not."""
     if class_node is None:
         return True
-    for node, parents in code_with_parents(class_node):
-        if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and _self_attr(node) == attribute):
-            continue
-        parent = parents[-1]
-        if isinstance(parent, cst.Call) and parent.func is node:
-            continue
-        if isinstance(parent, cst.AssignTarget):
-            continue
-        if _compared_with_none(node, parents):
-            continue  # `if self.up_conv != None:` reads whether it is set, runs none of its layers
-        if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
-            if torch_nn_name(ctx, parents[-2].func) in ("Sequential", "ModuleList"):  # type: ignore[attr-defined]
-                continue
-            if only_calls_argument(parents[-2], parent, ctx):  # type: ignore[arg-type]
-                continue  # `pack_wrapper(self.att_embed, x, masks)`: a helper of the file that only calls it
-            return True
-        rest = parents
-        if isinstance(parent, cst.Subscript) and parent.value is node and len(parents) > 1:
-            if isinstance(parents[-2], cst.Call) and parents[-2].func is parent and literal_part(parent) is not None:
-                continue  # `self.classifier[:4](x)`: a part run at once; where a part may start is the asker's (module_changes.parts_run)
-        if isinstance(parent, cst.Subscript) and parent.value is node:  # `self.net[0]...`: only attribute reads
-            if len(parents) > 1 and _passes_one_layer(parent, parents[-2], class_node, attribute, ctx):
-                continue  # `L.log_param("fc1", self.trunk[0], step)`: a Linear of it, never the activation
-            if len(parents) < 2 or not isinstance(parents[-2], cst.Attribute) or parents[-2].value is not parent:
-                return True
-            node, rest = parent, parents[:-1]
-            if _exposes(rest[-1], rest[:-1], harmless=frozenset()):
-                return True
-            continue
-        if isinstance(parent, cst.Attribute) and parent.value is node and not _exposes(parent, parents[:-1], _MODULE_METHODS):
-            continue
+    return any(
+        isinstance(node, cst.Attribute) and node.attr.value == attribute and _self_attr(node) == attribute
+        and _exposing(node, parents, class_node, attribute, ctx)
+        for node, parents in code_with_parents(class_node)
+    )  # fmt: skip
+
+
+def path_used_other_than_called(attribute: str, ctx) -> bool:
+    """`used_other_than_called` for a module stored on another module (`self.encoder_q.fc =
+    nn.Sequential(...)`): whose it is, is not known by name, so every `<anything>.<attribute>` of the
+    file counts, each harmless only as a use of `self.<attribute>` is (called, assigned, read, put
+    into a parent container)."""
+    return any(
+        type(node) is cst.Attribute and node.attr.value == attribute and _exposing(node, parents, None, attribute, ctx)  # type: ignore[attr-defined]
+        for node, parents in code_with_parents(ctx.module)
+    )  # fmt: skip
+
+
+def _exposing(node: cst.Attribute, parents: tuple, class_node: Optional[cst.ClassDef], attribute: str, ctx) -> bool:
+    """Could this one mention of the module expose its intermediate outputs (see
+    `used_other_than_called`)?  `class_node`: the class whose `self.<attribute>` it is (None: a
+    mention on any object, where one of its layers handed on is not looked up)."""
+    parent = parents[-1]
+    if isinstance(parent, cst.Call) and parent.func is node:
+        return False
+    if isinstance(parent, cst.AssignTarget):
+        return False
+    if _compared_with_none(node, parents):
+        return False  # `if self.up_conv != None:` reads whether it is set, runs none of its layers
+    if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
+        if torch_nn_name(ctx, parents[-2].func) in ("Sequential", "ModuleList"):  # type: ignore[attr-defined]
+            return False
+        if only_calls_argument(parents[-2], parent, ctx):  # type: ignore[arg-type]
+            return False  # `pack_wrapper(self.att_embed, x, masks)`: a helper of the file that only calls it
         return True
-    return False
+    if isinstance(parent, cst.Subscript) and parent.value is node and len(parents) > 1:
+        if isinstance(parents[-2], cst.Call) and parents[-2].func is parent and literal_part(parent) is not None:
+            return False  # `self.classifier[:4](x)`: a part run at once; where a part may start is the asker's (module_changes.parts_run)
+    if isinstance(parent, cst.Subscript) and parent.value is node:  # `self.net[0]...`: only attribute reads
+        if class_node is not None and len(parents) > 1 and _passes_one_layer(parent, parents[-2], class_node, attribute, ctx):
+            return False  # `L.log_param("fc1", self.trunk[0], step)`: a Linear of it, never the activation
+        if len(parents) < 2 or not isinstance(parents[-2], cst.Attribute) or parents[-2].value is not parent:
+            return True
+        rest = parents[:-1]
+        return _exposes(rest[-1], rest[:-1], harmless=frozenset())
+    if isinstance(parent, cst.Attribute) and parent.value is node and not _exposes(parent, parents[:-1], _MODULE_METHODS):
+        return False
+    return True
 
 
 def _passes_one_layer(subscript: cst.Subscript, parent: cst.CSTNode, class_node: cst.ClassDef, attribute: str, ctx) -> bool:

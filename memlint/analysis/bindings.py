@@ -18,7 +18,8 @@ after the module ran to its end (a `def` further down, a name bound under a modu
 level (nested compound statements included, and the names functions declare `global`);
 `local_names` lists what a function binds itself (parameters included), so that a call inside it to
 a name it binds does not reach the module's function of that name; `bound_targets` / `bound_names`
-what a statement binds anywhere inside it.
+what a statement binds anywhere inside it; `declared_global_values` the value of every binding of a
+name functions bind through `global` (the Context resolves such a name where they all agree).
 """
 
 from __future__ import annotations
@@ -205,3 +206,29 @@ def bound_names(node: cst.CSTNode, nested: bool = False) -> set[str]:
     (`erring_names`): `d[k] = v` and `self.x = v` count `d`, `k` and `self` too (an asker that
     trusts a name's value stays silent)."""
     return {name for target, _ in bound_targets(node, nested) for name in erring_names(target)}
+
+
+def declared_global_values(module: cst.Module) -> dict[str, list[Optional[cst.BaseExpression]]]:
+    """For each name some function (or class body) of the file declares `global` (`global BN`),
+    every binding of that module name in the file, as its value: at module level and in every scope
+    that declares it, each `name = value` (`BN = nn.BatchNorm2d`, also in a branch) gives `value`,
+    any other binding (`del`, a loop target, an import, `def`) None.  A function body runs whenever
+    it is called, so the name may hold any of these values when read: an asker resolves the name
+    only where they all agree (Context: such a global resolves to the one class every binding names)."""
+    scopes = [node for node in code_descendants(module) if type(node) in (cst.FunctionDef, cst.ClassDef)]
+    declared: dict[str, list[cst.CSTNode]] = {}  # name -> the scopes that declare it global
+    for scope in scopes:
+        for node in code_descendants(scope.body, skip=SCOPES):  # type: ignore[attr-defined]
+            if type(node) is cst.Global:
+                for item in node.names:  # type: ignore[attr-defined]
+                    declared.setdefault(item.name.value, []).append(scope)
+    found: dict[str, list[Optional[cst.BaseExpression]]] = {}
+    for name, declaring in declared.items():
+        bodies = [module, *(scope.body for scope in dict.fromkeys(declaring))]  # type: ignore[attr-defined]
+        values: list[Optional[cst.BaseExpression]] = []
+        for body in bodies:
+            for node in code_descendants(body, skip=SCOPES):
+                if name in exact_names_bound_by(node):
+                    values.append(node.value if type(node) is cst.Assign else None)  # type: ignore[attr-defined]
+        found[name] = values
+    return found

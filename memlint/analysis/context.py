@@ -8,6 +8,7 @@ rule looking at an assignment sees the names as they were before that assignment
 from __future__ import annotations
 
 import builtins
+import re
 
 import enum
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Callable, Optional, Union
 import libcst as cst
 
 from memlint.analysis import picked_functions, tables, values
+from memlint.analysis.bindings import declared_global_values
 from memlint.analysis.call_edits import dotted
 from memlint.analysis.model import SemanticModel
 from memlint.analysis.values import Value
@@ -24,6 +26,9 @@ from memlint.pipeline.project import EMPTY_VIEW, FileView, key_string
 from memlint.pipeline.tree import code_children, index_code_nodes
 
 FunctionKey = tuple  # ("func", name) or ("method", class_name, name)
+# A `global` statement somewhere in the text (the cheap test before a walk for them; not the word in
+# a comment or `global_step`).
+_GLOBAL_STATEMENT = re.compile(r"(?:^|;)[ \t]*global[ \t]+\w", re.MULTILINE)
 Loop = Union[cst.For, cst.While]
 
 
@@ -152,6 +157,7 @@ class Context:
         }
         self._facts: Optional[FileFacts] = None
         self._memo: dict[object, object] = {}
+        self._may_declare_globals = text is None or _GLOBAL_STATEMENT.search(text) is not None
         # Module-level imports seen so far: an analysis that resolves names at module level
         # (the inventory of nn.Module classes) is rebuilt once more are seen, so that what it says
         # does not depend on which rule asked first (a notebook imports `torch.nn` after its first cells).
@@ -358,6 +364,8 @@ class Context:
         binding = self.frames[0].names.get(name)
         if binding is None and self._notebook_globals:
             binding = self._notebook_globals.get(name)
+        if binding is None and self._may_declare_globals:
+            binding = self._declared_global(name)  # bound only by functions, through `global`
         if binding is None and self._star_import:
             return self._from_star.get(name)
         return binding
@@ -676,9 +684,40 @@ class Context:
                 if frame.kind == "module" and name in self._ambiguous and current.kind != "module":
                     return Binding(values.UNKNOWN)  # rebound later at module level: cannot tell which
                 return binding
+        if self._may_declare_globals:
+            declared = self._declared_global(name)
+            if declared is not None:
+                return declared
         if self._star_import:
             return self._from_star.get(name)
         return None
+
+    def _declared_global(self, name: str) -> Optional[Binding]:
+        """A module name that functions bind through `global` (`global BN; BN = nn.BatchNorm2d` in a
+        constructor, `BN(planes)` in another class): where every binding of it in the file
+        (bindings.declared_global_values) is an assignment of one and the same imported name, the
+        name holds that whenever a read of it succeeds, whichever binding ran.  None where they
+        disagree, where one is no plain assignment, or where the name may also be a builtin or come
+        from a star import or a notebook cell before any of them runs."""
+        found = self.memo("declared-globals", lambda: declared_global_values(self.module))
+        bound = found.get(name)  # type: ignore[attr-defined]
+        if not bound or None in bound or self._star_import or self._notebook_globals or hasattr(builtins, name):
+            return None
+        qualified = {self._imported_name(value) for value in bound}
+        if len(qualified) != 1 or None in qualified:
+            return None
+        return Binding(values.OTHER, qualified=qualified.pop())
+
+    def _imported_name(self, expr: cst.BaseExpression) -> Optional[str]:
+        """What the module's own imports make of `expr` (`nn.BatchNorm2d` -> "torch.nn.BatchNorm2d"),
+        not through another global of `_declared_global` (no chains)."""
+        if type(expr) is cst.Attribute:
+            base = self._imported_name(expr.value)  # type: ignore[attr-defined]
+            return f"{base}.{expr.attr.value}" if base else None  # type: ignore[attr-defined]
+        if type(expr) is not cst.Name or expr.value in self._ambiguous:  # type: ignore[attr-defined]
+            return None
+        binding = self.frames[0].names.get(expr.value)  # type: ignore[attr-defined]
+        return binding.qualified if binding is not None else None
 
     def _bind(self, name: str, binding: Binding) -> None:
         frame = self.frame

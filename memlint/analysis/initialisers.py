@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, erring_names
+from memlint.analysis.bindings import bound_by, erring_names, exact_names_bound_by, parameter_names
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -60,14 +60,48 @@ def _factory_layer(ctx: "Context", name: str) -> Optional[cst.Call]:
         if not isinstance(definition, cst.FunctionDef) or definition.decorators:
             return None
         returns = [n for n in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
-        if not returns or not all(type(r.value) is cst.Call for r in returns):  # type: ignore[attr-defined]
+        returned = [_returned_call(definition, r.value) for r in returns]  # type: ignore[attr-defined]
+        if not returned or None in returned:
             return None
-        calls.extend(r.value for r in returns)  # type: ignore[misc]
+        calls.extend(returned)  # type: ignore[arg-type]
     built = {resolve_global(ctx, unwrapped_layer(ctx, c).func) for c in calls}
     if len(built) != 1:
         return None
     (qualified,) = built
     return calls[0] if qualified is not None and qualified.startswith("torch.nn.") else None
+
+
+# What a factory may do to the layer it built before returning it: initialise its parameters.
+_INITIALISED = frozenset({"weight", "bias"})
+
+
+def _returned_call(definition: cst.FunctionDef, value: Optional[cst.BaseExpression]) -> Optional[cst.Call]:
+    """The call a factory's `return` gives back: `return nn.Conv2d(...)`, or `return m` where the
+    function binds `m` once, to a call (`m = nn.Linear(i, o)`), and mentions it otherwise only to
+    initialise its parameters (`nn.init.xavier_uniform_(m.weight)`, `m.bias.data.zero_()`): it
+    returns that very layer, not wrapped, hooked or replaced.  None otherwise."""
+    if type(value) is cst.Call:
+        return value  # type: ignore[return-value]
+    if type(value) is not cst.Name:
+        return None
+    name = value.value  # type: ignore[attr-defined]
+    own = code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+    bindings = [n for n in own if name in exact_names_bound_by(n, parameters=True, declarations=True)]
+    if name in parameter_names(definition) or len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
+        return None
+    assign = bindings[0]
+    if len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Name or type(assign.value) is not cst.Call:  # type: ignore[attr-defined]
+        return None
+    mentions = initialised = returned = 0
+    for node in code_descendants(definition):  # nested functions too: a closure over it is a use
+        kind = type(node)
+        if kind is cst.Name and node.value == name:  # type: ignore[attr-defined]
+            mentions += 1
+        elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name and node.attr.value in _INITIALISED:  # type: ignore[attr-defined]
+            initialised += 1
+        elif kind is cst.Return and type(node.value) is cst.Name and node.value.value == name:  # type: ignore[attr-defined]
+            returned += 1
+    return assign.value if mentions == 1 + initialised + returned else None  # type: ignore[attr-defined,return-value]
 
 
 def returns_its_argument(ctx: "Context", func: cst.BaseExpression, depth: int = 0) -> bool:

@@ -17,7 +17,7 @@ import libcst as cst
 
 from memlint.analysis import tables
 from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, module_env
-from memlint.analysis.initialisers import resolve_global, unwrapped_layer
+from memlint.analysis.initialisers import built_layer, resolve_global, unwrapped_layer
 from memlint.analysis.iteration import named_like_batch_size
 from memlint.analysis.walk import code_descendants, nested_blocks
 
@@ -332,7 +332,21 @@ class _Builder:
         inner = unwrapped_layer(self.ctx, call)  # `layer_init(nn.Conv2d(...))` builds the Conv2d
         if inner is not call:
             return self.layer(inner, env)
-        return None
+        return self._factory_built(call)
+
+    def _factory_built(self, call: cst.Call) -> Optional[Layer]:
+        """A factory of the file whose every `return` builds one torch.nn class (`conv1x1(i, o)`
+        returning `nn.Conv2d(...)`, fairseq's `Linear(i, o)` returning `m = nn.Linear(...)` once its
+        weights are initialised: initialisers.built_layer): a layer of that class, its sizes not
+        folded (the returned call's arguments are the factory's parameters).  Not an activation (an
+        `inplace=` fix belongs in the factory, not at this call), a container or a parameter."""
+        built = built_layer(self.ctx, call)
+        if built is call:
+            return None
+        kind = torch_nn_name(self.ctx, built.func)
+        if kind is None or kind in tables.INPLACE_MODULES or kind in CONTAINERS or kind == "Parameter":
+            return None
+        return Layer(call, kind, None)
 
     def _local_params(self, name: str, call: Optional[cst.Call]) -> Optional[int]:
         if name in self._active:  # recursive construction: give up

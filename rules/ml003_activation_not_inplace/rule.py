@@ -10,7 +10,7 @@ import libcst as cst
 from memlint.analysis import GradMode
 from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
 from memlint.analysis.added_layers import AddedAfter, added_in_function, added_in_module
-from memlint.analysis.attribute_owners import attribute_uses, class_nodes, used_other_than_called
+from memlint.analysis.attribute_owners import attribute_uses, class_nodes, path_used_other_than_called, used_other_than_called
 from memlint.analysis.class_layers import final_name, self_attr
 from memlint.analysis.fresh_values import FreshValues, calls_run_by
 from memlint.analysis.inplace_savings import Saving, inplace_saving, keeps_its_input
@@ -141,7 +141,10 @@ class ActivationNotInplace(Rule):
     `inplace=` or `inplace=False`, and `F.relu(x)` and friends in `forward`; the places where in-place
     is provably safe:
 
-    - in an `nn.Sequential(...)` (or the `OrderedDict`, or a list display that is unpacked into
+    - in an `nn.Sequential(...)` (also one stored on another module's attribute, MoCo's
+      `self.encoder_q.fc = nn.Sequential(nn.Linear(d, d), nn.ReLU(), self.encoder_q.fc)`, where
+      every `.fc` of the file is only called, assigned, read or re-wrapped and no container of that
+      name has elements replaced or run apart; or the `OrderedDict`, or a list display that is unpacked into
       `nn.Sequential(*layers)` in the same function, or a list filled by consecutive
       `layers.append(...)` statements and unpacked so, or an `OrderedDict()` filled by consecutive
       `layers["relu{}".format(i)] = ...` statements, each key's literal part set by one statement
@@ -164,7 +167,9 @@ class ActivationNotInplace(Rule):
       reparameterisation (`weight_norm`, `spectral_norm`, `parametrizations.orthogonal`) or in a
       module class, of the file or imported from another file of the project, that stores the
       module it is given and returns its call (`SpectralNorm(nn.Conv2d(...))`), or built
-      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), or a
+      by a factory of the file whose every `return` builds one such class (`conv1x1(...)`), also
+      by returning a local name bound once to one and otherwise only initialised (`m =
+      nn.Linear(...)`, `nn.init.xavier_uniform_(m.weight)`, `return m`), or a
       module class of the file whose `forward` returns that layer's output (`EqualConv2d`, which
       builds `nn.Conv2d(...)` in its constructor and returns `self.conv(input)`) or a fresh tensor
       (`return image + self.weight * noise`, `out = F.conv2d(...)` then `return out`, `return
@@ -173,7 +178,9 @@ class ActivationNotInplace(Rule):
       `F.conv2d(...)` or `super().forward(x)` from each branch: `Conv2d_fw(nn.Conv2d)`), or a norm
       the file names otherwise: a constructor parameter named as one (`norm_layer(c)`,
       `BatchNorm(planes)`) whose every value the file shows (default, arguments) is a norm class, or
-      a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias); the
+      a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias), or
+      a module global every binding of which, also by a function through `global`, is one such
+      class (`global BN; BN = nn.BatchNorm2d` in a constructor, `BN(planes)` in a block); the
       activation may be a local name chosen between classes (`ReLU = nn.ReLU if c else nn.ReLU6`)
       where every choice runs in place the same way;
     - in any function (`forward`, a helper it calls, a message function handed to a graph
@@ -328,6 +335,111 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the global `Norm` is rebound to `nn.Identity` by another function: `self.norm(x)` may be the caller's `x`
+            """
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(x))
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        global Norm
+        Norm = nn.BatchNorm2d
+        self.body = Block(c)
+def without_norms():
+    global Norm
+    Norm = nn.Identity
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a factory returning different layers by branch (`nn.Identity()`, which returns the caller's tensor, or a Linear)
+            """
+from torch import nn
+import torch.nn.functional as F
+def Proj(i, o):
+    if i == o:
+        return nn.Identity()
+    m = nn.Linear(i, o)
+    nn.init.zeros_(m.bias)
+    return m
+class Head(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = Proj(d, d)
+    def forward(self, x):
+        return F.relu(self.proj(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a factory that hooks the layer it returns: the hook keeps the output the activation would overwrite
+            """
+from torch import nn
+import torch.nn.functional as F
+seen = []
+def Linear(i, o):
+    m = nn.Linear(i, o)
+    m.register_forward_hook(lambda module, args, out: seen.append(out))
+    return m
+class Head(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = Linear(d, d)
+    def forward(self, x):
+        return F.relu(self.fc(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the factory's layer output is read twice: in place would change the `+ h`
+            """
+from torch import nn
+import torch.nn.functional as F
+def Linear(i, o):
+    m = nn.Linear(i, o)
+    nn.init.xavier_uniform_(m.weight)
+    return m
+class Head(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = Linear(d, d)
+    def forward(self, x):
+        h = self.fc(x)
+        return F.relu(h) + h
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the Sequential on a submodule's attribute is iterated elsewhere in the file, layer by layer, with an early exit: the ReLU may run on what the caller keeps
+            """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Contrast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        width = self.encoder.fc.weight.shape[1]
+        self.encoder.fc = nn.Sequential(nn.Linear(width, width), nn.ReLU(), self.encoder.fc)
+        self.register_buffer("steps", torch.zeros(1))
+    def forward(self, x):
+        self.steps[0] = x.shape[0]
+        return self.encoder(x)
+    def hidden(self, x):
+        for layer in self.encoder.fc:
+            x = layer(x)
+            if x.shape[1] == 8:
+                return x
+""",
+            config=_EXACT,
+        ),
         Valid(  # a part starts at the activation: it would overwrite the first part's output, which is returned too
             """
 from torch import nn
@@ -2075,6 +2187,137 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # `Norm` is a module global bound only by `global Norm; Norm = nn.BatchNorm2d` in a constructor: every binding the same class, so `Norm(c)` is that norm and its output is fresh (imbalanced-semi-self's `BN`; issue 27, the seventeenth part)
+            """
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(x))
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        global Norm
+        Norm = nn.BatchNorm2d
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), Block(c))
+    def forward(self, x):
+        return self.body(x)
+""",
+            line=8,
+            column=16,
+            config=_EXACT,
+            message="the fresh output of `self.norm`",
+            fixed="""
+from torch import nn
+import torch.nn.functional as F
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = Norm(c)
+    def forward(self, x):
+        return F.relu(self.norm(x), inplace=True)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        global Norm
+        Norm = nn.BatchNorm2d
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), Block(c))
+    def forward(self, x):
+        return self.body(x)
+""",
+            harness=_runs("Net(4)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # a factory of the file returning its local `nn.Linear` once it has initialised its weights (fairseq's `Linear`): `self.fc1(x)` is that layer's fresh output (issue 27, the seventeenth part)
+            """
+from torch import nn
+import torch.nn.functional as F
+def Linear(i, o, bias=True):
+    m = nn.Linear(i, o, bias)
+    nn.init.xavier_uniform_(m.weight)
+    if bias:
+        nn.init.zeros_(m.bias)
+    return m
+class Ffn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc1 = Linear(d, 4 * d)
+        self.fc2 = Linear(4 * d, d)
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+""",
+            line=15,
+            column=25,
+            config=_EXACT,
+            message="the fresh output of `self.fc1`",
+            fixed="""
+from torch import nn
+import torch.nn.functional as F
+def Linear(i, o, bias=True):
+    m = nn.Linear(i, o, bias)
+    nn.init.xavier_uniform_(m.weight)
+    if bias:
+        nn.init.zeros_(m.bias)
+    return m
+class Ffn(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc1 = Linear(d, 4 * d)
+        self.fc2 = Linear(4 * d, d)
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x), inplace=True))
+""",
+            harness=_runs("Ffn(8)", "2, 8"),
+        ),
+        Invalid(  # a Sequential stored on a submodule's attribute (MoCo's projection head `self.encoder.fc = nn.Sequential(...)`) runs its layers in order: the ReLU follows a Linear whose output only it reads; `.fc` is otherwise only read and assigned (issue 27, the seventeenth part)
+            """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Contrast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        width = self.encoder.fc.weight.shape[1]
+        self.encoder.fc = nn.Sequential(nn.Linear(width, width), nn.ReLU(), self.encoder.fc)
+        self.register_buffer("steps", torch.zeros(1))
+    def forward(self, x):
+        self.steps[0] = x.shape[0]
+        return self.encoder(x)
+""",
+            line=14,
+            column=66,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Linear`",
+            fixed="""
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Contrast(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        width = self.encoder.fc.weight.shape[1]
+        self.encoder.fc = nn.Sequential(nn.Linear(width, width), nn.ReLU(inplace=True), self.encoder.fc)
+        self.register_buffer("steps", torch.zeros(1))
+    def forward(self, x):
+        self.steps[0] = x.shape[0]
+        return self.encoder(x)
+""",
+            harness=_runs("Contrast()", "2, 8"),
+        ),
         Invalid(  # a Sequential run only by parts at literal positions: inside `[:3]` the Linear's output is read only by the ReLU; no part starts at it (robustness's VGG classifier, `[:4]` and `[-2:]`; issue 27, the sixteenth part)
             """
 from torch import nn
@@ -5280,6 +5523,8 @@ def head(c, n):
         self._lists: dict[int, list[tuple[str, Union[cst.List, cst.Tuple]]]] = {}  # per function: name, display
         self._sequential_targets: dict[int, str] = {}  # id(nn.Sequential call) -> the self attribute it is stored in
         self._bound_to: dict[int, str] = {}  # id(call) -> the plain name it is assigned to
+        # id(call) -> the attribute it is stored in on another module (`self.encoder_q.fc = ...`: "fc")
+        self._path_targets: dict[int, str] = {}
         self._no_grad_calls: set[int] = set()  # id(F.<activation>(...)) of the calls made with gradients off
         # (class, attribute) -> the modules `self.<attribute> = nn.ReLU()` may be, how many bindings
         # of the attribute the constructor writes, and per call of it whether its input is fresh
@@ -5291,6 +5536,8 @@ def head(c, n):
         target = node.targets[0].target if len(node.targets) == 1 else None
         if target is not None and self_attr(target) is not None and isinstance(node.value, cst.Call):
             self._sequential_targets[id(node.value)] = target.attr.value  # type: ignore[union-attr]
+        elif type(target) is cst.Attribute and type(target.value) is cst.Attribute and isinstance(node.value, cst.Call):
+            self._path_targets[id(node.value)] = target.attr.value  # `self.encoder_q.fc = nn.Sequential(...)`
         if isinstance(target, cst.Name) and isinstance(node.value, cst.Call):
             self._bound_to[id(node.value)] = target.value
         if isinstance(target, cst.Name) and isinstance(node.value, cst.List):
@@ -5333,7 +5580,14 @@ def head(c, n):
             # Asked only with a candidate: what changes a module is a walk of the whole file.
             if candidates:
                 name = attribute or self._bound_to.get(id(node))
-                if not self._elements_may_change(name, node):
+                stored_on = self._path_targets.get(id(node)) if name is None else None
+                if stored_on is not None:
+                    # On a submodule (MoCo's `self.encoder_q.fc = nn.Sequential(nn.Linear(...), nn.ReLU(), fc)`):
+                    # it runs its layers in order like any Sequential when nothing of the file that may
+                    # name it (every `.fc`) changes, splits, iterates or hands on its layers.
+                    if not self._elements_may_change(stored_on) and not path_used_other_than_called(stored_on, ctx):
+                        self._pending.extend(candidates)
+                elif not self._elements_may_change(name, node):
                     self._pending.extend(candidates)
                 elif attribute is not None:  # (held by `self`: its other uses are checked in `finish`)
                     self._pending.extend(self._inside_parts(attribute, elements, candidates))
