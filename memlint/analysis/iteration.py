@@ -23,6 +23,7 @@ from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, DR
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import named_like_model, steps_each_optimizer
 from memlint.analysis.random_branches import branch_taken_at_random
+from memlint.analysis.shared_branches import done_in_every_branch
 from memlint.analysis.bindings import target_names
 from memlint.pipeline.tree import code_children, code_descendants
 
@@ -194,27 +195,35 @@ def runs_whenever_reached(test: cst.BaseExpression) -> bool:
     return condition_is_device_check(test) or condition_is_configured_choice(test)
 
 
-def every_iteration(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False) -> bool:
+def every_iteration(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False, at: Sequence[cst.CSTNode] = ()) -> bool:
     """Does the code being visited run on every iteration of its innermost loop?
 
     Outside any loop, "iteration" means every call of the enclosing function: the question is then
     whether the code runs unconditionally in that function.  `configured` says which other `if`
     statements run whenever reached (`configured_overrides`, found where their block is seen).
+    `at`: the nodes being judged; an `if` whose every branch runs an equal copy of the statement
+    holding each of them (`shared_branches.done_in_every_branch`) does not make them conditional.
     """
     frame = ctx.frame
     if frame.handlers:
         return False
     depth = len(frame.loops)
-    return all(runs_whenever_reached(node.test) or configured(node) for node, d in frame.conditions if d == depth)
+    return all(runs_whenever_reached(node.test) or configured(node) or _shared(node, at) for node, d in frame.conditions if d == depth)
+
+
+def _shared(condition: cst.CSTNode, at: Sequence[cst.CSTNode]) -> bool:
+    """Does every branch of `condition`'s chain run the statements holding `at` (all of them)?"""
+    return bool(at) and all(done_in_every_branch(condition, node) for node in at)
 
 
 
-def every_call(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False) -> bool:
+def every_call(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False, at: Sequence[cst.CSTNode] = ()) -> bool:
     """Does the code being visited run on every call of its function: no `if` around it, at any
-    depth of loops, but device checks, configured choices and `configured` overrides, and not in an
-    exception handler?  (`every_iteration` asks it of the innermost loop only.)"""
+    depth of loops, but device checks, configured choices, `configured` overrides and chains whose
+    every branch runs the statements holding `at` (`every_iteration`'s), and not in an exception
+    handler?  (`every_iteration` asks it of the innermost loop only.)"""
     frame = ctx.frame
-    return not frame.handlers and all(runs_whenever_reached(node.test) or configured(node) for node, _ in frame.conditions)
+    return not frame.handlers and all(runs_whenever_reached(node.test) or configured(node) or _shared(node, at) for node, _ in frame.conditions)
 
 
 def configured_branch(node: cst.CSTNode, ctx: "Context", overrides: Collection[int]) -> bool:
@@ -273,13 +282,15 @@ def _names_assigned(statement: cst.CSTNode) -> frozenset[str]:
     return frozenset(t.value for t in targets)  # type: ignore[attr-defined]
 
 
-def every_training_step(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False) -> bool:
+def every_training_step(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambda node: False, at: Sequence[cst.CSTNode] = ()) -> bool:
     """Does the code being visited run with every training step its innermost loop takes?  As
     `every_iteration`, and also behind an `if` (with no `else`) whose own body trains
     (`branch_trains`): `if step % n_critic == 0:` around a generator's update runs one training
     step each time it is taken, so its code runs once per step of that update, not once in a while
     as a logging branch (`if step % 100 == 0:`, no backward) does.  `configured` says which other
-    `if` statements run whenever reached (`configured_overrides`, found where the block is seen)."""
+    `if` statements run whenever reached (`configured_overrides`, found where the block is seen);
+    `at`, as `every_iteration`'s, the nodes judged, which a chain running them in every branch does
+    not make conditional."""
     frame = ctx.frame
     if frame.handlers:
         return False
@@ -287,6 +298,7 @@ def every_training_step(ctx: "Context", configured: Callable[[cst.CSTNode], bool
     loop = ctx.loop
     return all(
         runs_whenever_reached(node.test) or branch_trains(node) or configured(node) or branch_taken_at_random(node.test, loop, ctx, _steady)
+        or _shared(node, at)
         for node, d in frame.conditions
         if d == depth
     )

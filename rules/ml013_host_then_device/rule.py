@@ -3403,14 +3403,15 @@ class Norm(nn.Module):
             return
         if any(self._opt_in(condition, node) for condition, _ in ctx.frame.conditions):
             return  # `if init:` of `forward(self, x, init=False)`, `if self.lu:` of `__init__(self, lu=False)`: a special call, not every one
-        candidate = _Candidate(node, factory, name, device, fixable and device_alone, ctx.function_key, every_call(ctx, self._configured), at)
+        judged = (node, factory)  # both the move and the factory: a chain doing them in every branch runs them on every pass
+        candidate = _Candidate(node, factory, name, device, fixable and device_alone, ctx.function_key, every_call(ctx, self._configured, judged), at)
         if ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward":
             self._report(candidate, "inside `forward`")
         elif ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
             return  # a plotting function: not a cost of the training step
-        elif ctx.in_loop and every_training_step(ctx, self._configured) and ctx.model.loop_scope(ctx.loop).kind == "step":
+        elif ctx.in_loop and every_training_step(ctx, self._configured, judged) and ctx.model.loop_scope(ctx.loop).kind == "step":
             if not moves_nothing(device, ctx) and not follows_host_batch(device, candidate.move, ctx):
-                self._report(candidate, "on every loop iteration" if every_iteration(ctx, self._configured) else "on every training step its branch takes")
+                self._report(candidate, "on every loop iteration" if every_iteration(ctx, self._configured, judged) else "on every training step its branch takes")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
 
