@@ -236,7 +236,62 @@ def configured_branch(node: cst.CSTNode, ctx: "Context", overrides: Collection[i
         return True
     return type(node) is cst.If and (
         flag_on_by_default(node.test, ctx) or condition_is_mode_parameter(node.test, ctx.function_node) or flag_turned_on(node.test, ctx)
+        or tests_fixed_settings(node, ctx)
     )
+
+
+_ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def tests_fixed_settings(node: cst.If, ctx: "Context") -> bool:
+    """`if alpha > 0. and not per_sample:` (its `elif alpha > 0.:`, its `else`) in `def mixup_data(x,
+    y, alpha=1.0, per_sample=False)`, where every call of the function in the project leaves each
+    parameter tested at its literal default or gives it a literal or the run's configuration
+    (`mixup_data(inputs, targets, args.alpha)`: the project pass's `setting_fixed`,
+    flag_arguments): the test holds on every call of a run or on none, so the branch the run picks
+    runs on every call, as a configured choice's does.  Only for a chain that ends in an `else`
+    (every call takes one of its branches); a test of anything else is no such choice."""
+    function = ctx.function_node
+    key = ctx.function_key
+    if function is None or key is None or key[0] != "func" or ctx.class_name is not None:
+        return False
+    top = node
+    chain = node
+    while type(chain.orelse) is cst.If:
+        chain = chain.orelse  # type: ignore[assignment]
+    if type(chain.orelse) is not cst.Else:
+        return False
+    defaults = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if p.default is not None}
+    names: list[str] = []
+    if not _setting_test(top.test, defaults, names):
+        return False
+    return bool(names) and all(ctx.project.setting_fixed(key, name) for name in names)
+
+
+def _setting_test(test: cst.BaseExpression, parameters: set, names: list) -> bool:
+    """Is `test` made of `and` / `or` / `not` of parameters of `parameters` alone or compared with
+    a number, string or bool literal?  Collects the parameters in `names`."""
+    kind = type(test)
+    if kind is cst.BooleanOperation:
+        return _setting_test(test.left, parameters, names) and _setting_test(test.right, parameters, names)  # type: ignore[attr-defined]
+    if kind is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
+        return _setting_test(test.expression, parameters, names)  # type: ignore[attr-defined]
+    if kind is cst.Name:
+        if test.value in parameters:  # type: ignore[attr-defined]
+            names.append(test.value)  # type: ignore[attr-defined]
+            return True
+        return False
+    if kind is not cst.Comparison or len(test.comparisons) != 1:  # type: ignore[attr-defined]
+        return False
+    target = test.comparisons[0]  # type: ignore[attr-defined]
+    if not isinstance(target.operator, _ORDERINGS):
+        return False
+    sides = (test.left, target.comparator)  # type: ignore[attr-defined]
+    named = [side for side in sides if type(side) is cst.Name and side.value in parameters]  # type: ignore[attr-defined]
+    if len(named) != 1 or not any(_literal_choice(side) and side is not named[0] for side in sides):
+        return False
+    names.append(named[0].value)  # type: ignore[attr-defined]
+    return True
 
 
 def flag_turned_on(test: cst.BaseExpression, ctx: "Context") -> bool:
