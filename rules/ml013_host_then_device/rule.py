@@ -248,6 +248,56 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the helper runs in one branch of a counter's `if`/`else` only: not on every step
+            """
+import torch
+def make_mask(inputs):
+    return torch.zeros(len(inputs)).cuda()
+def train(model, train_loader, optimizer):
+    for step, (inputs, labels) in enumerate(train_loader):
+        if step % 4 == 0:
+            mask = make_mask(inputs)
+            loss = (model(inputs).sum(1) * mask).sum()
+            loss.backward()
+            optimizer.step()
+        else:
+            with torch.no_grad():
+                mask = make_mask(labels)
+"""
+        ),
+        Valid(  # the setting may change between calls (a local value, not the run's configuration): its branch may be rare
+            """
+import torch
+def mix(x, y, alpha=1.0):
+    if alpha > 0:
+        lam = torch.zeros(y.size()).fill_(0.3).cuda()
+    else:
+        lam = y.new_ones(y.size())
+    return lam.view(-1, 1) * x, lam
+def train(args, model, train_loader, optimizer):
+    for step, (inputs, labels) in enumerate(train_loader):
+        mixed, lam = mix(inputs, labels, args.alpha - step)
+        loss = model(mixed).sum()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # a setting's `if` with no `else`: not every call need take a branch of it
+            """
+import torch
+def mix(x, y, alpha=1.0):
+    lam = None
+    if alpha > 0:
+        lam = torch.zeros(y.size()).fill_(0.3).cuda()
+    return x, lam
+def train(args, model, train_loader, optimizer):
+    for inputs, labels in train_loader:
+        mixed, lam = mix(inputs, labels, args.alpha)
+        loss = model(mixed).sum()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
         Valid(  # the accelerator's branch binds the name to another buffer before it moves it: that one moves
             """
 import torch
@@ -673,6 +723,62 @@ class Attention(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # called in every branch of an `if`/`else` in the loop: whichever branch a step takes, the helper runs
+            """
+import torch
+def make_mask(inputs):
+    return torch.zeros(len(inputs)).cuda()
+def train(model, train_loader, optimizer):
+    for step, (inputs, labels) in enumerate(train_loader):
+        if step % 4 == 0:
+            mask = make_mask(inputs)
+            loss = (model(inputs).sum(1) * mask).sum()
+            loss.backward()
+            optimizer.step()
+        else:
+            with torch.no_grad():
+                mask = make_mask(inputs)
+""",
+            line=3,
+            column=12,
+            message="make_mask",
+            fixed="""
+import torch
+def make_mask(inputs):
+    return torch.zeros(len(inputs), device="cuda")
+def train(model, train_loader, optimizer):
+    for step, (inputs, labels) in enumerate(train_loader):
+        if step % 4 == 0:
+            mask = make_mask(inputs)
+            loss = (model(inputs).sum(1) * mask).sum()
+            loss.backward()
+            optimizer.step()
+        else:
+            with torch.no_grad():
+                mask = make_mask(inputs)
+""",
+            harness=Harness(then="result = make_mask(torch.randn(4, 2))", fake_cuda=True),
+        ),
+        Invalid(  # a setting every call gives the run's configuration picks the branch of an `if`/`else`: every call of that run takes it
+            """
+import torch
+def mix(x, y, alpha=1.0):
+    if alpha > 0:
+        lam = torch.zeros(y.size()).fill_(0.3).cuda()
+    else:
+        lam = y.new_ones(y.size())
+    return lam.view(-1, 1) * x, lam
+def train(args, model, train_loader, optimizer):
+    for inputs, labels in train_loader:
+        mixed, lam = mix(inputs, labels, args.alpha)
+        loss = model(mixed).sum()
+        loss.backward()
+        optimizer.step()
+""",
+            line=4,
+            column=15,
+            message="mix",
+        ),
         Invalid(  # in a method a loader loop calls on a receiver of unknown class: every method so named overrides one
             """
 import torch
