@@ -188,15 +188,20 @@ class HostThenDevice(Rule):
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
     does not change between steps; or picks the function's mode by a parameter whose default is a
     string, `elif distance == "l_2":` in `def trades_loss(..., distance="l_inf")`: the caller passes
-    its run's configuration; or tests a flag the same script declares on by default,
+    its run's configuration; or, in an `if` / `elif` chain that ends in an `else`, tests parameters with a literal
+    default that every call in the linted files leaves so or gives a literal or the run's configuration,
+    `if alpha > 0. and not per_sample:` in `def mixup_data(x, y, alpha=1.0, per_sample=False)` called as
+    `mixup_data(x, y, args.alpha)`: one value for the whole run, `flag_arguments`; or tests a flag the same script declares on by default,
     `parser.add_argument("--random", default=True)` then `if args.random:`: `cli_defaults`; a flag that opts in to extra work, `if args.log_images:`, does not
     count, but a flag whose branch only rebinds the value the statement before it bound does:
     `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
     run's buffer), or the branch is taken at random (`r = np.random.rand(1)` then `if r < args.cutmix_prob:`,
     a stochastic augmentation's share of every step: `random_branches`), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
     its own body (`if step % n_critic == 0:` around a generator's update: each time it runs is a
-    training step; a periodic branch that only logs or samples is not); in `forward` it is (it runs
-    on every call that takes the branch).
+    training step; a periodic branch that only logs or samples is not), or every branch of its chain, which ends in an
+    `else`, runs an equal copy of the statement (`if step % 4 == 0:` trains and its `else` only evaluates, both
+    building `mask = torch.zeros(n).cuda()` or calling the helper that does: whichever runs, it runs: `shared_branches`);
+    in `forward` it is (it runs on every call that takes the branch).
 
     Nor are these reported: code in a plotting function (its role in the semantic model: it draws a
     figure, run to show results rather than on every step); in a loop, or in a function a loop
