@@ -109,12 +109,22 @@ def _statements_ast(block: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _statements_ast(statement.body)
 
 
-def done_in_every_branch_ast(top: ast.If, statement: ast.stmt) -> bool:
+def done_in_every_branch_ast(top: ast.If, statement: ast.stmt, memo: Optional[dict] = None) -> bool:
     """`done_in_every_branch` on CPython's tree: is `statement`, a simple statement of a branch of the
     chain starting at `top` (in its own block or a `with` block in it), equal (`ast.dump`) to one in
-    every branch of a chain that ends in an `else`?"""
-    branches = chain_branches_ast(top)
-    if branches is None or not any(statement is s for branch in branches for s in _statements_ast(branch)):
+    every branch of a chain that ends in an `else`?  `memo` (one per file) keeps each chain's dumps:
+    every call in a branch asks of the same chain."""
+    memo = {} if memo is None else memo
+    found = memo.get(id(top))
+    if found is None:
+        branches = chain_branches_ast(top)
+        if branches is None:
+            found = memo[id(top)] = ()
+        else:
+            listed = [list(_statements_ast(branch)) for branch in branches]
+            ids = {id(s) for statements in listed for s in statements}
+            found = memo[id(top)] = (ids, [{ast.dump(s) for s in statements} for statements in listed])
+    if not found or id(statement) not in found[0]:
         return False
     shown = ast.dump(statement)
-    return all(any(ast.dump(s) == shown for s in _statements_ast(branch)) for branch in branches)
+    return all(shown in dumps for dumps in found[1])

@@ -150,6 +150,7 @@ class _Summary:
         self.functions: dict[str, dict[str, Any]] = {"": {"calls": []}, "?": {"calls": []}}
         self.keys: dict[int, str] = {}  # id(function node) -> key
         self.nodes: dict[str, ast.AST] = {}  # key -> function node
+        self.chain_dumps: dict[int, tuple] = {}  # id(top of an if/elif/else chain) -> its statements, dumped (shared_branches)
         self.periodic = False
         self.configured = False
         self.class_of: dict[int, str] = {}  # id(method node) -> class name
@@ -559,7 +560,7 @@ class _Summary:
             if type(parent) is not ast.If or len(parent.orelse) != 1 or parent.orelse[0] is not chain[-1]:
                 break
             chain.append(parent)
-        return [id(c) for c in chain] if done_in_every_branch_ast(chain[-1], statement) else []
+        return [id(c) for c in chain] if done_in_every_branch_ast(chain[-1], statement, self.chain_dumps) else []
 
     @property
     def _can_turn_grad_off(self) -> bool:
