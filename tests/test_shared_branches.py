@@ -9,7 +9,8 @@ import textwrap
 import libcst as cst
 
 from memlint.analysis.flag_arguments import run_setting, setting_parameters, varying_arguments
-from memlint.analysis.shared_branches import done_in_every_branch, done_in_every_branch_ast
+from memlint.analysis.shared_branches import done_in_every_branch
+from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 from memlint.api import lint_source
 from memlint.pipeline.tree import code_descendants
 

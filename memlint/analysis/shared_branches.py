@@ -9,13 +9,13 @@ behind a further `if`, in a loop or in an exception handler).  Equal means the s
 statements, node for node (`deep_equals`), not merely the same kind of work.
 
 `done_in_every_branch` asks it of libcst's tree (`iteration.every_iteration` and its siblings, for
-the node a rule judges); `done_in_every_branch_ast` of CPython's (the project pass's call sites,
-`summaries._where`: a helper called in every branch is called on every iteration).
+the node a rule judges); `shared_branches_ast.done_in_every_branch_ast` of CPython's, without
+libcst (the project pass's call sites, `summaries._where`: a helper called in every branch is
+called on every iteration).
 """
 
 from __future__ import annotations
 
-import ast
 from typing import Iterator, Optional, Sequence
 
 import libcst as cst
@@ -78,53 +78,3 @@ def done_in_every_branch(condition: cst.CSTNode, at: cst.CSTNode) -> bool:
     if holding is None:
         return False
     return all(any(_same(small, holding) for _, small in _lines(branch)) for branch in branches)
-
-
-# ------------------------------------------------------------------ the same fact on CPython's tree
-
-_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)
-
-
-def chain_branches_ast(node: ast.If) -> Optional[list[list[ast.stmt]]]:
-    """`chain_branches` on CPython's tree (an `elif` is an `If` alone in `orelse`)."""
-    branches = []
-    current = node
-    while True:
-        branches.append(current.body)
-        orelse = current.orelse
-        if not orelse:
-            return None
-        if len(orelse) == 1 and type(orelse[0]) is ast.If:
-            current = orelse[0]
-            continue
-        branches.append(orelse)
-        return branches
-
-
-def _statements_ast(block: list[ast.stmt]) -> Iterator[ast.stmt]:
-    for statement in block:
-        if type(statement) in _SIMPLE:
-            yield statement
-        elif type(statement) is ast.With:
-            yield from _statements_ast(statement.body)
-
-
-def done_in_every_branch_ast(top: ast.If, statement: ast.stmt, memo: Optional[dict] = None) -> bool:
-    """`done_in_every_branch` on CPython's tree: is `statement`, a simple statement of a branch of the
-    chain starting at `top` (in its own block or a `with` block in it), equal (`ast.dump`) to one in
-    every branch of a chain that ends in an `else`?  `memo` (one per file) keeps each chain's dumps:
-    every call in a branch asks of the same chain."""
-    memo = {} if memo is None else memo
-    found = memo.get(id(top))
-    if found is None:
-        branches = chain_branches_ast(top)
-        if branches is None:
-            found = memo[id(top)] = ()
-        else:
-            listed = [list(_statements_ast(branch)) for branch in branches]
-            ids = {id(s) for statements in listed for s in statements}
-            found = memo[id(top)] = (ids, [{ast.dump(s) for s in statements} for statements in listed])
-    if not found or id(statement) not in found[0]:
-        return False
-    shown = ast.dump(statement)
-    return all(shown in dumps for dumps in found[1])
