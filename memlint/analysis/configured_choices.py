@@ -27,10 +27,10 @@ def configured_choice(test: ast.AST) -> bool:
     if type(test) is not ast.Compare or len(test.ops) != 1 or not isinstance(test.ops[0], _CHOICE_OPERATORS):  # type: ignore[attr-defined]
         return False
     sides = (test.left, test.comparators[0])  # type: ignore[attr-defined]
-    return any(_configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
+    return any(configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
 
 
-def _configuration_value(expr: ast.AST) -> bool:
+def configuration_value(expr: ast.AST) -> bool:
     """`args.loss`, `self.opt.gan_mode`: an attribute of the run's configuration."""
     names = []
     while type(expr) is ast.Attribute:

@@ -188,15 +188,20 @@ class HostThenDevice(Rule):
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
     does not change between steps; or picks the function's mode by a parameter whose default is a
     string, `elif distance == "l_2":` in `def trades_loss(..., distance="l_inf")`: the caller passes
-    its run's configuration; or tests a flag the same script declares on by default,
+    its run's configuration; or, in an `if` / `elif` chain that ends in an `else`, tests parameters with a literal
+    default that every call in the linted files leaves so or gives a literal or the run's configuration,
+    `if alpha > 0. and not per_sample:` in `def mixup_data(x, y, alpha=1.0, per_sample=False)` called as
+    `mixup_data(x, y, args.alpha)`: one value for the whole run, `flag_arguments`; or tests a flag the same script declares on by default,
     `parser.add_argument("--random", default=True)` then `if args.random:`: `cli_defaults`; a flag that opts in to extra work, `if args.log_images:`, does not
     count, but a flag whose branch only rebinds the value the statement before it bound does:
     `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
     run's buffer), or the branch is taken at random (`r = np.random.rand(1)` then `if r < args.cutmix_prob:`,
     a stochastic augmentation's share of every step: `random_branches`), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
     its own body (`if step % n_critic == 0:` around a generator's update: each time it runs is a
-    training step; a periodic branch that only logs or samples is not); in `forward` it is (it runs
-    on every call that takes the branch).
+    training step; a periodic branch that only logs or samples is not), or every branch of its chain, which ends in an
+    `else`, runs an equal copy of the statement (`if step % 4 == 0:` trains and its `else` only evaluates, both
+    building `mask = torch.zeros(n).cuda()` or calling the helper that does: whichever runs, it runs: `shared_branches`);
+    in `forward` it is (it runs on every call that takes the branch).
 
     Nor are these reported: code in a plotting function (its role in the semantic model: it draws a
     figure, run to show results rather than on every step); in a loop, or in a function a loop
@@ -248,6 +253,56 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the helper runs in one branch of a counter's `if`/`else` only: not on every step
+            """
+import torch
+def make_mask(inputs):
+    return torch.zeros(len(inputs)).cuda()
+def train(model, train_loader, optimizer):
+    for step, (inputs, labels) in enumerate(train_loader):
+        if step % 4 == 0:
+            mask = make_mask(inputs)
+            loss = (model(inputs).sum(1) * mask).sum()
+            loss.backward()
+            optimizer.step()
+        else:
+            with torch.no_grad():
+                mask = make_mask(labels)
+"""
+        ),
+        Valid(  # the setting may change between calls (a local value, not the run's configuration): its branch may be rare
+            """
+import torch
+def mix(x, y, alpha=1.0):
+    if alpha > 0:
+        lam = torch.zeros(y.size()).fill_(0.3).cuda()
+    else:
+        lam = y.new_ones(y.size())
+    return lam.view(-1, 1) * x, lam
+def train(args, model, train_loader, optimizer):
+    for step, (inputs, labels) in enumerate(train_loader):
+        mixed, lam = mix(inputs, labels, args.alpha - step)
+        loss = model(mixed).sum()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # a setting's `if` with no `else`: not every call need take a branch of it
+            """
+import torch
+def mix(x, y, alpha=1.0):
+    lam = None
+    if alpha > 0:
+        lam = torch.zeros(y.size()).fill_(0.3).cuda()
+    return x, lam
+def train(args, model, train_loader, optimizer):
+    for inputs, labels in train_loader:
+        mixed, lam = mix(inputs, labels, args.alpha)
+        loss = model(mixed).sum()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
         Valid(  # the accelerator's branch binds the name to another buffer before it moves it: that one moves
             """
 import torch
@@ -673,6 +728,62 @@ class Attention(nn.Module):
     ]
 
     INVALID = [
+        Invalid(  # called in every branch of an `if`/`else` in the loop: whichever branch a step takes, the helper runs
+            """
+import torch
+def make_mask(inputs):
+    return torch.zeros(len(inputs)).cuda()
+def train(model, train_loader, optimizer):
+    for step, (inputs, labels) in enumerate(train_loader):
+        if step % 4 == 0:
+            mask = make_mask(inputs)
+            loss = (model(inputs).sum(1) * mask).sum()
+            loss.backward()
+            optimizer.step()
+        else:
+            with torch.no_grad():
+                mask = make_mask(inputs)
+""",
+            line=3,
+            column=12,
+            message="make_mask",
+            fixed="""
+import torch
+def make_mask(inputs):
+    return torch.zeros(len(inputs), device="cuda")
+def train(model, train_loader, optimizer):
+    for step, (inputs, labels) in enumerate(train_loader):
+        if step % 4 == 0:
+            mask = make_mask(inputs)
+            loss = (model(inputs).sum(1) * mask).sum()
+            loss.backward()
+            optimizer.step()
+        else:
+            with torch.no_grad():
+                mask = make_mask(inputs)
+""",
+            harness=Harness(then="result = make_mask(torch.randn(4, 2))", fake_cuda=True),
+        ),
+        Invalid(  # a setting every call gives the run's configuration picks the branch of an `if`/`else`: every call of that run takes it
+            """
+import torch
+def mix(x, y, alpha=1.0):
+    if alpha > 0:
+        lam = torch.zeros(y.size()).fill_(0.3).cuda()
+    else:
+        lam = y.new_ones(y.size())
+    return lam.view(-1, 1) * x, lam
+def train(args, model, train_loader, optimizer):
+    for inputs, labels in train_loader:
+        mixed, lam = mix(inputs, labels, args.alpha)
+        loss = model(mixed).sum()
+        loss.backward()
+        optimizer.step()
+""",
+            line=4,
+            column=15,
+            message="mix",
+        ),
         Invalid(  # in a method a loader loop calls on a receiver of unknown class: every method so named overrides one
             """
 import torch
@@ -3403,14 +3514,15 @@ class Norm(nn.Module):
             return
         if any(self._opt_in(condition, node) for condition, _ in ctx.frame.conditions):
             return  # `if init:` of `forward(self, x, init=False)`, `if self.lu:` of `__init__(self, lu=False)`: a special call, not every one
-        candidate = _Candidate(node, factory, name, device, fixable and device_alone, ctx.function_key, every_call(ctx, self._configured), at)
+        judged = (node, factory)  # both the move and the factory: a chain doing them in every branch runs them on every pass
+        candidate = _Candidate(node, factory, name, device, fixable and device_alone, ctx.function_key, every_call(ctx, self._configured, judged), at)
         if ctx.class_name is not None and ctx.function_node is not None and ctx.function_node.name.value == "forward":
             self._report(candidate, "inside `forward`")
         elif ctx.function_node is not None and ctx.model.function_role(ctx.function_node) == "plotting":
             return  # a plotting function: not a cost of the training step
-        elif ctx.in_loop and every_training_step(ctx, self._configured) and ctx.model.loop_scope(ctx.loop).kind == "step":
+        elif ctx.in_loop and every_training_step(ctx, self._configured, judged) and ctx.model.loop_scope(ctx.loop).kind == "step":
             if not moves_nothing(device, ctx) and not follows_host_batch(device, candidate.move, ctx):
-                self._report(candidate, "on every loop iteration" if every_iteration(ctx, self._configured) else "on every training step its branch takes")
+                self._report(candidate, "on every loop iteration" if every_iteration(ctx, self._configured, judged) else "on every training step its branch takes")
         elif ctx.function_key is not None:
             self._in_helpers.append(candidate)
 
