@@ -32,6 +32,11 @@ _KEEPS_DEVICE = frozenset(
 )  # fmt: skip
 # torch functions that do the same to their first argument.
 _TORCH_KEEPS_DEVICE = frozenset({"softmax", "log_softmax", "sigmoid", "argmax", "argmin", "squeeze", "flatten"})
+# torch.nn.functional's that keep their first argument's shape (`F.normalize(feats, dim=-1)`).
+_FUNCTIONAL_KEEPS_DEVICE = _TORCH_KEEPS_DEVICE | frozenset({"normalize", "relu", "gelu", "silu", "elu", "tanh"})
+# Reductions that, along an axis after the batch's (`feats.mean(dim=1)`, pooling frames or tokens),
+# keep one value per sample: still a per-sample output. Along no axis or the batch's they give a metric.
+_AXIS_REDUCTIONS = frozenset({"mean", "sum", "amax", "amin", "logsumexp", "norm"})
 # torch functions that join a sequence of tensors into one on their device.
 _TORCH_JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 _NOT_OUTPUT_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "loss"})
@@ -60,12 +65,18 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     qualified = ctx.resolve(func)
     if qualified is not None:
         module, _, name = qualified.rpartition(".")
-        if module in ("torch", "torch.nn.functional") and name in _TORCH_KEEPS_DEVICE and expr.args:
+        if module == "torch" and name in _TORCH_KEEPS_DEVICE and expr.args:
+            return model_output(expr.args[0].value, ctx, known)
+        if module == "torch.nn.functional" and name in _FUNCTIONAL_KEEPS_DEVICE and expr.args:
+            return model_output(expr.args[0].value, ctx, known)
+        if module == "torch" and name in _AXIS_REDUCTIONS and len(expr.args) > 1 and _per_sample_axes(expr.args[1:]):
             return model_output(expr.args[0].value, ctx, known)
         if module == "torch" and name in _TORCH_JOINS and expr.args:
             return _joined_outputs(expr.args[0].value, ctx, known)
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
+        return model_output(func.value, ctx, known)
+    if isinstance(func, cst.Attribute) and func.attr.value in _AXIS_REDUCTIONS and _per_sample_axes(expr.args):
         return model_output(func.value, ctx, known)
     if isinstance(func, cst.Attribute) and func.attr.value in GATHERING_METHODS and len(expr.args) == 1:
         return model_output(expr.args[0].value, ctx, known)  # `accelerator.gather(preds)`: still on the device
@@ -74,6 +85,18 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
     return is_model_call(expr, ctx) or _model_method(expr, ctx)
+
+
+def _per_sample_axes(args: "Collection[cst.Arg]") -> bool:
+    """The axis argument of a reduction (`dim=1`, `1`, `dim=(2, 3)`, `[1, 2]`) names only literal
+    axes after the batch's: what is left keeps the batch axis. `dim=-1` may be the batch axis of a
+    one-dimensional output (one value per batch), a name any axis: no answer, so no output."""
+    axes = [a.value for a in args if a.keyword is None or a.keyword.value in ("dim", "axis")]
+    if len(axes) != 1:
+        return False
+    axis = axes[0]
+    elements = [e.value for e in axis.elements] if type(axis) in (cst.Tuple, cst.List) else [axis]  # type: ignore[attr-defined]
+    return bool(elements) and all(type(e) is cst.Integer and e.evaluated_value > 0 for e in elements)  # type: ignore[attr-defined]
 
 
 def _joined_outputs(sequence: cst.BaseExpression, ctx: "Context", known: Collection[str]) -> bool:
