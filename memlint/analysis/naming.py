@@ -34,7 +34,8 @@ LOADERS_BY_KEY = re.compile(r"(?:^|_)(?:data)?loaders$|^dls$", re.I)
 # `n_samples`, `args.num_examples`, `self.max_images`): a count of data items, not a sequence length.
 SAMPLE_COUNT = re.compile(r"^(?:num|n|max|total|nb)_?(?:\w+_)?(?:samples?|images?|imgs?|examples?|instances?)$", re.I)
 
-BATCH_STRIDE = re.compile(r"^(?:\w*_)?(?:mini)?batch_?size$|^(?:bs|bsize|batch)$", re.I)
+# A prefix says which split or part the size is for (`eval_batch_size`, `text_bs`).
+BATCH_STRIDE = re.compile(r"^(?:\w*_)?(?:mini)?batch_?size$|^(?:\w+_)?(?:bs|bsize)$|^batch$", re.I)
 
 _EVAL_WORDS = frozenset(
     {"evaluate", "evaluation", "eval", "validate", "validation", "val", "test", "testing", "predict",

@@ -11,6 +11,7 @@ from memlint.analysis import GradMode, accumulation
 from memlint.analysis.bindings import target_names
 from memlint.analysis.context import element_pairs
 from memlint.analysis.fixes import method_call
+from memlint.analysis.host_chunks import moves_host_chunks
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
 from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements
 from memlint.analysis.roles import per_batch_function
@@ -1373,5 +1374,6 @@ def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
 
 def _passes_over_data(loop) -> bool:
     """A loop over batches whose outputs may outgrow what is already on the device: not a stride
-    loop that slices one tensor (`iteration.slices_counted_split`: it may be on the device whole)."""
-    return iterates_batches(loop) and not slices_counted_split(loop)
+    loop that slices one tensor (`iteration.slices_counted_split`: it may be on the device whole),
+    unless it moves each chunk to the device itself (`host_chunks`: the collection is on the host)."""
+    return (iterates_batches(loop) and not slices_counted_split(loop)) or moves_host_chunks(loop)

@@ -1,6 +1,7 @@
 """ML014's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`, or an
+Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`, or
+`range(a, b, text_bs)` of any stop (host_chunks), or an
 `iterator` the loop takes a `batch` from, or a `while` whose test names a sample count,
 `naming.SAMPLE_COUNT`): `.append(v)` / `.extend(v)`, `x += [v]`, or an assignment
 `x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
@@ -24,6 +25,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if not (
             any(BATCH_SOURCE.search(word) for word in words_in(loop.iter))  # type: ignore[attr-defined]
             or _strides_by_batch(loop.iter)  # type: ignore[attr-defined]
+            or _chunks_by_batch(loop.iter)  # type: ignore[attr-defined]
             or _loader_by_key(loop.iter)  # type: ignore[attr-defined]
             or _batches_from_iterator(loop)
         ):
@@ -62,6 +64,18 @@ def _strides_by_batch(iterable: ast.AST) -> bool:
         return False
     stop = iterable.args[1]
     if not (isinstance(stop, ast.Call) and isinstance(stop.func, ast.Name) and stop.func.id == "len"):
+        return False
+    step = iterable.args[2]
+    name = step.id if isinstance(step, ast.Name) else step.attr if isinstance(step, ast.Attribute) else None
+    return name is not None and BATCH_STRIDE.search(name) is not None
+
+
+def _chunks_by_batch(iterable: ast.AST) -> bool:
+    """`range(a, b, text_bs)` with any stop (in `tqdm(...)` / `trange(...)`): the loop shape
+    `host_chunks.moves_host_chunks` asks for before it reads the body."""
+    while isinstance(iterable, ast.Call) and iterable.args and _callee(iterable) in ("tqdm", "trange"):
+        iterable = iterable.args[0]
+    if not (isinstance(iterable, ast.Call) and _callee(iterable) == "range" and len(iterable.args) == 3):
         return False
     step = iterable.args[2]
     name = step.id if isinstance(step, ast.Name) else step.attr if isinstance(step, ast.Attribute) else None
