@@ -94,6 +94,31 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # reduced along the batch's axis, or an axis that may be it (`dim=-1` of a one-value-per-sample output): a metric per batch
+            """
+import torch
+@torch.no_grad()
+def stats(model, loader, device):
+    means, scores = [], []
+    for x, _ in loader:
+        out = model(x.to(device))
+        means.append(out.mean(0))
+        scores.append(out.sum(dim=-1))
+    return means, scores
+"""
+        ),
+        Valid(  # chunks of one long signal (a step not named like a batch size): one sample's outputs, needed whole
+            """
+import torch
+@torch.no_grad()
+def transcribe(model, wave, hop, device):
+    pieces = []
+    for i in range(0, wave.shape[-1], hop):
+        piece = wave[i:i + hop].to(device)
+        pieces.append(model(piece))
+    return torch.cat(pieces)
+"""
+        ),
         Valid(  # every caller runs it under no_grad, but it turns gradients back on itself: the outputs carry history (ML001's)
             """
 import torch
@@ -427,6 +452,66 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # pooled over frames (an axis after the batch's) and normalized: still one embedding per sample
+            """
+import torch
+import torch.nn.functional as F
+@torch.no_grad()
+def embed_clips(model, loader, device):
+    kept = []
+    for clips, _ in loader:
+        frames = model.encoder(clips.to(device))
+        pooled = model.proj(frames).mean(dim=1)
+        kept.append(F.normalize(pooled, dim=-1))
+    return torch.cat(kept)
+""",
+            line=9,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn.functional as F
+@torch.no_grad()
+def embed_clips(model, loader, device):
+    kept = []
+    for clips, _ in loader:
+        frames = model.encoder(clips.to(device))
+        pooled = model.proj(frames).mean(dim=1)
+        kept.append(F.normalize(pooled, dim=-1).detach().cpu())
+    return torch.cat(kept)
+""",
+        ),
+        Invalid(  # a host list of captions walked in chunks, each chunk tokenized and moved: outputs grow with the list
+            """
+import torch
+@torch.no_grad()
+def encode_captions(model, captions, device):
+    num = len(captions)
+    caption_bs = 128
+    codes = []
+    for start in range(0, num, caption_bs):
+        chunk = captions[start:min(num, start + caption_bs)]
+        ids = model.tokenizer(chunk, return_tensors="pt").to(device)
+        codes.append(model.text_head(ids.input_ids))
+    return torch.cat(codes)
+""",
+            line=10,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def encode_captions(model, captions, device):
+    num = len(captions)
+    caption_bs = 128
+    codes = []
+    for start in range(0, num, caption_bs):
+        chunk = captions[start:min(num, start + caption_bs)]
+        ids = model.tokenizer(chunk, return_tensors="pt").to(device)
+        codes.append(model.text_head(ids.input_ids).detach().cpu())
+    return torch.cat(codes)
+""",
+        ),
         Invalid(  # gradients on and no caller turns them off: the argmax (no history) is still kept on the device per batch
             """
 import torch
