@@ -94,6 +94,27 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # chunks of a host collection moved one by one, but each chunk's list (or tensor) is made anew
+            """
+import torch
+@torch.no_grad()
+def encode_captions(model, captions, device):
+    num = len(captions)
+    caption_bs = 128
+    for start in range(0, num, caption_bs):
+        codes = []
+        chunk = captions[start:start + caption_bs]
+        ids = model.tokenizer(chunk, return_tensors="pt").to(device)
+        codes.append(model.text_head(ids.input_ids))
+        save(codes)
+    for start in range(0, num, caption_bs):
+        chunk = captions[start:start + caption_bs]
+        ids = model.tokenizer(chunk, return_tensors="pt").to(device)
+        feats = None
+        feats = torch.cat([feats, model.text_head(ids.input_ids)])
+        save(feats)
+"""
+        ),
         Valid(  # reduced along the batch's axis, or an axis that may be it (`dim=-1` of a one-value-per-sample output): a metric per batch
             """
 import torch
@@ -1251,7 +1272,7 @@ trainer = pl.Trainer(gpus=1)
         if hook is None:
             if not ctx.in_loop or not any(_passes_over_data(loop) for loop in ctx.loops):
                 return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
-            if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value):
+            if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value, over_batches_test=_over_batches):
                 return  # a list made for each batch (its glimpses, its decoding steps)
         elements = accumulation.kept_values(kept)
         outputs = [e for e in elements if self._on_device_output(e) and not self._own_entry(e)]
@@ -1318,7 +1339,7 @@ trainer = pl.Trainer(gpus=1)
         ctx = self.ctx
         if not isinstance(target, cst.Name) or not any(_passes_over_data(loop) for loop in ctx.loops):
             return
-        if accumulation.made_per_batch(ctx, target.value, innermost=True):
+        if accumulation.made_per_batch(ctx, target.value, innermost=True, over_batches_test=_over_batches):
             return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
         for branch in accumulation.branches(node.value):
             others = accumulation.concatenated_parts(branch, target, ctx)
@@ -1455,6 +1476,11 @@ def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
     if hook is None or hook.kind != "evaluation":
         return None
     return hook.name
+
+
+def _over_batches(loop) -> bool:
+    """A loop over batches, `host_chunks`' loops included (where a list made per batch is made)."""
+    return iterates_batches(loop) or moves_host_chunks(loop)
 
 
 def _passes_over_data(loop) -> bool:
