@@ -249,3 +249,39 @@ def test_a_stride_loop_moving_chunks_of_a_host_collection() -> None:
     module = cst.parse_module(text)
     loops = [s for s in module.body if isinstance(s, cst.For)]
     assert [moves_host_chunks(loop) for loop in loops] == [True, True, False, False, False, False]
+
+
+def test_a_loader_picked_by_a_split_key_is_a_pass_over_batches() -> None:
+    from memlint.analysis.iteration import iterates_batches
+
+    text = textwrap.dedent(
+        """
+        for x, y in tqdm(self.data[phase]):
+            pass
+        for x, y in datasets[split]:
+            pass
+        for k in config[key]:
+            pass
+        for x, y in dataloaders["val"]:
+            pass
+        """
+    )
+    module = cst.parse_module(text)
+    assert [iterates_batches(s) for s in module.body] == [True, True, False, True]
+
+
+def test_an_element_of_a_collection_of_models_is_a_model() -> None:
+    code = """
+        import torch.nn as nn
+        nets = {}
+        nets["a"] = nn.DataParallel(build()).cuda()
+        opt = make_opt(nets["a"].parameters())
+        nets["a"](x)
+        heads["b"](x)
+        """
+
+    def question(call: cst.Call, ctx: Context):
+        return outputs.model_output(call, ctx)
+
+    asked = [func for func, answer in _ask_calls(code, question) if answer]
+    assert asked == ['nets["a"]']

@@ -17,7 +17,7 @@ from memlint.analysis.tables import LOSS_NAME
 from memlint.analysis.naming import name_tokens, named_like_model
 from memlint.analysis.tables import GATHERING_METHODS, NON_MODEL_VERBS, TENSOR_CASTS
 from memlint.analysis.values import Kind, evaluate, own_definition
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, dotted_name
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -53,7 +53,10 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     if isinstance(expr, cst.Attribute):
         if ctx.resolve(expr) is not None or expr.attr.value in _NOT_OUTPUT_ATTRIBUTES:
             return False
-        return model_output(expr.value, ctx, known) and not _is_self_attribute(expr)
+        if _is_self_attribute(expr):
+            # `self.logits`, where the caller knows it holds an output (`self_output_key`)
+            return self_output_key(expr.attr.value) in known and "loss" not in name_tokens(expr.attr.value)
+        return model_output(expr.value, ctx, known)
     if not isinstance(expr, cst.Call):
         return False
     func = expr.func
@@ -84,7 +87,39 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return True  # `self.forward(x)` in a module class: the class's own forward is the model's
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
-    return is_model_call(expr, ctx) or _model_method(expr, ctx)
+    return is_model_call(expr, ctx) or _model_method(expr, ctx) or _model_in_collection(expr, ctx)
+
+
+def _model_in_collection(call: cst.Call, ctx: "Context") -> bool:
+    """`self.networks["classifier"](feats)`: an element of a collection the file calls and gives a
+    method only a module has (`self.networks[key].parameters()`: `ModelFacts.module_evidence`)."""
+    func = call.func
+    if type(func) is not cst.Subscript:
+        return False
+    held = dotted_name(func.value)  # type: ignore[attr-defined]
+    return held is not None and ctx.model.module_evidence(held + "[]")
+
+
+def self_output_key(attribute: str) -> str:
+    """How a caller of `model_output` names, among its `known` names, an attribute of `self` it knows
+    holds a model output (`self.logits = self.classifier(feats)`, here or in a method it called)."""
+    return f"self.{attribute}"
+
+
+def self_attribute_outputs(target: cst.BaseExpression, value: cst.BaseExpression, ctx: "Context", known: Collection[str] = ()) -> list[tuple[str, bool]]:
+    """(attribute, whether it is now a model output) for each `self.<attribute>` an assignment binds:
+    `self.logits = self.fc(feats)`, or one element of `self.logits, self.memory = self.classifier(x)`
+    (every element of a model's returned tuple is one of its outputs)."""
+    if type(target) is cst.Attribute and _is_self_attribute(target):  # type: ignore[arg-type]
+        return [(target.attr.value, model_output(value, ctx, known))]  # type: ignore[attr-defined]
+    if type(target) not in (cst.Tuple, cst.List):
+        return []
+    whole = model_output(value, ctx, known)
+    return [
+        (e.value.attr.value, whole)  # type: ignore[attr-defined]
+        for e in target.elements  # type: ignore[attr-defined]
+        if type(e.value) is cst.Attribute and _is_self_attribute(e.value)  # type: ignore[arg-type]
+    ]
 
 
 def _per_sample_axes(args: "Collection[cst.Arg]") -> bool:

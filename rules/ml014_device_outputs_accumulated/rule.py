@@ -13,8 +13,9 @@ from memlint.analysis.context import element_pairs
 from memlint.analysis.fixes import method_call
 from memlint.analysis.host_chunks import moves_host_chunks
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
-from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements
+from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements, self_attribute_outputs, self_output_key
 from memlint.analysis.roles import per_batch_function
+from memlint.analysis.walk import code_descendants
 from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -94,6 +95,26 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a collection never shown to hold models; an attribute moved to the host; one restarted every batch
+            """
+import torch
+class Runner:
+    def step(self, x):
+        self.scores = self.heads["main"](x)
+        self.probs = self.model(x).softmax(1).cpu()
+    def evaluate(self, split="val"):
+        self.all_scores = torch.empty(0).cuda()
+        self.all_probs = torch.empty(0)
+        with torch.no_grad():
+            for x, _ in self.data[split]:
+                self.step(x.cuda())
+                self.all_scores = torch.cat((self.all_scores, self.scores))
+                self.all_probs = torch.cat((self.all_probs, self.probs))
+                self.batch_out = None
+                self.batch_out = torch.cat((self.batch_out, self.model(x.cuda())))
+        return self.all_scores, self.all_probs, self.batch_out
+"""
+        ),
         Valid(  # chunks of a host collection moved one by one, but each chunk's list (or tensor) is made anew
             """
 import torch
@@ -473,6 +494,30 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # a loader picked by split; a method the loop calls binds `self.scores` to an output of a collection of models
+            """
+import torch
+import torch.nn as nn
+class Runner:
+    def build(self, names):
+        self.nets = {}
+        for name in names:
+            self.nets[name] = nn.DataParallel(make(name)).cuda()
+            self.params = list(self.nets[name].parameters())
+    def step(self, x):
+        self.feats = self.nets["backbone"](x)
+        self.scores = self.nets["head"](self.feats)
+    def evaluate(self, split="val"):
+        self.all_scores = torch.empty(0).cuda()
+        with torch.no_grad():
+            for x, _ in self.data[split]:
+                self.step(x.cuda())
+                self.all_scores = torch.cat((self.all_scores, self.scores))
+        return self.all_scores
+""",
+            line=17,
+            column=17,
+        ),
         Invalid(  # pooled over frames (an axis after the batch's) and normalized: still one embedding per sample
             """
 import torch
@@ -1151,6 +1196,9 @@ trainer = pl.Trainer(gpus=1)
         self._not_tensors: dict[Optional[tuple], set[str]] = {}  # function -> names bound to a non-tensor field
         # function -> names bound to a dict made there -> the string keys the code set itself (no outputs)
         self._dicts: dict[Optional[tuple], dict[str, set[str]]] = {}
+        # (class, method) -> the attributes of `self` the method binds to a model output (`self.logits =
+        # self.classifier(feats)` in a `batch_forward` the evaluation loop calls); methods seen so far
+        self._method_outputs: dict[tuple[str, str], set[str]] = {}
 
     def _known(self) -> set[str]:
         return self._outputs.setdefault(self.ctx.function_key, set())
@@ -1162,6 +1210,7 @@ trainer = pl.Trainer(gpus=1)
         is_output = model_output(node.value, self.ctx, known) and not self._own_entry(node.value)
         for target in node.targets:
             self._note_dict(target.target, node.value, is_output)
+            self._note_self_outputs(target.target, node.value, known)
             # `outputs = model(x)`, and `val_loss, logits = outputs[:2]`: each element is an output too
             names = [target.target] if isinstance(target.target, cst.Name) else [
                 e.value for e in getattr(target.target, "elements", ()) if isinstance(e.value, cst.Name)
@@ -1172,6 +1221,19 @@ trainer = pl.Trainer(gpus=1)
                 (untyped.add if is_output and not self._known_tensor(node.value) else untyped.discard)(name.value)  # type: ignore[union-attr]
         if len(node.targets) == 1 and self.ctx.in_loop:
             self._concatenation(node, node.targets[0].target)
+
+    def _note_self_outputs(self, target: cst.BaseExpression, value: cst.BaseExpression, known: set[str]) -> None:
+        """`self.logits = self.fc(feats)`: the attribute holds an output from here on in this function,
+        and after every call of this method (`visit_Call`)."""
+        bound = self_attribute_outputs(target, value, self.ctx, known)
+        if not bound:
+            return
+        method = self.ctx.function_node
+        owner = self.ctx.class_name
+        for attribute, is_output in bound:
+            (known.add if is_output else known.discard)(self_output_key(attribute))
+            if is_output and method is not None and owner is not None:
+                self._method_outputs.setdefault((owner, method.name.value), set()).add(attribute)
 
     def _note_dict(self, target: cst.BaseExpression, value: cst.BaseExpression, is_output: bool) -> None:
         """`batch = dict()`, then `batch["xyz"] = model.decode(z)`: a dict the function fills with a
@@ -1253,6 +1315,12 @@ trainer = pl.Trainer(gpus=1)
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
+        receiver, owner = func.value, self.ctx.class_name
+        if type(receiver) is cst.Name and receiver.value == "self" and owner is not None:
+            # `self.batch_forward(inputs)`: the attributes that method binds to outputs now hold them
+            bound = self._method_outputs.get((owner, func.attr.value))
+            if bound:
+                self._known().update(self_output_key(a) for a in bound)
         if func.attr.value not in ("append", "extend") or len(node.args) != 1:
             return
         self._keep(node, func.value, node.args[0].value)
@@ -1337,15 +1405,20 @@ trainer = pl.Trainer(gpus=1)
         """`feats = torch.cat([feats, f])` (or `f if feats is None else torch.cat([feats, f])`) over a
         pass over data: the running tensor holds every batch's outputs."""
         ctx = self.ctx
-        if not isinstance(target, cst.Name) or not any(_passes_over_data(loop) for loop in ctx.loops):
+        if not any(_passes_over_data(loop) for loop in ctx.loops):
             return
-        if accumulation.made_per_batch(ctx, target.value, innermost=True, over_batches_test=_over_batches):
-            return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
+        if isinstance(target, cst.Name):
+            if accumulation.made_per_batch(ctx, target.value, innermost=True, over_batches_test=_over_batches):
+                return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
+        elif accumulation.self_attribute(target) is None or not isinstance(target, cst.Attribute):
+            return
+        elif _rebound_in_loop(ctx, target, node):
+            return  # `self.feats = None` again in the loop: one batch's outputs
         for branch in accumulation.branches(node.value):
             others = accumulation.concatenated_parts(branch, target, ctx)
             outputs = [e for e in others if self._on_device_output(e)]
             if outputs:
-                self._add(node, outputs, target.value, None)
+                self._add(node, outputs, ctx.module.code_for_node(target), None)
                 return
 
     def _on_device_output(self, value: cst.BaseExpression) -> bool:
@@ -1476,6 +1549,20 @@ def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
     if hook is None or hook.kind != "evaluation":
         return None
     return hook.name
+
+
+def _rebound_in_loop(ctx, target: cst.Attribute, node: cst.Assign) -> bool:
+    """Is `self.<attr>` bound anywhere else in the outermost loop over batches around `node`?"""
+    loops = [loop for loop in ctx.loops if _over_batches(loop)]
+    if not loops:
+        return True
+    for statement in code_descendants(loops[0].body):
+        if statement is node or type(statement) not in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+            continue
+        targets = [t.target for t in statement.targets] if type(statement) is cst.Assign else [statement.target]  # type: ignore[attr-defined]
+        if any(t.deep_equals(target) for t in targets):
+            return True
+    return False
 
 
 def _over_batches(loop) -> bool:

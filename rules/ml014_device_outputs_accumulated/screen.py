@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, GENERIC_ITERATOR, LOADERS_BY_KEY, SAMPLE_COUNT
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, GENERIC_ITERATOR, LOADERS_BY_KEY, SAMPLE_COUNT, SPLIT_KEY
 from memlint.analysis.tables import EPOCH_END_KEEPS, EVALUATION_STEP_HOOKS
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
@@ -83,14 +83,17 @@ def _chunks_by_batch(iterable: ast.AST) -> bool:
 
 
 def _loader_by_key(iterable: ast.AST) -> bool:
-    """`dataloaders[phase]` (in `tqdm(...)` / `enumerate(...)`), as `iteration._loader_by_key` asks."""
+    """`dataloaders[phase]` / `self.data[phase]` (in `tqdm(...)` / `enumerate(...)`), as
+    `iteration._loader_by_key` asks."""
     while isinstance(iterable, ast.Call) and iterable.args and _callee(iterable) in ("tqdm", "enumerate", "trange"):
         iterable = iterable.args[0]
     if not isinstance(iterable, ast.Subscript):
         return False
     held = iterable.value
     name = held.id if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else ""
-    return LOADERS_BY_KEY.search(name) is not None
+    key = iterable.slice
+    key_name = key.id if isinstance(key, ast.Name) else key.attr if isinstance(key, ast.Attribute) else ""
+    return LOADERS_BY_KEY.search(name) is not None or SPLIT_KEY.match(key_name) is not None
 
 
 def _batches_from_iterator(loop: ast.AST) -> bool:
@@ -125,14 +128,23 @@ def _grows_list(node: ast.AST) -> bool:
 
 
 def _concatenates(node: ast.AST) -> bool:
-    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+    """`x = torch.cat([x, ...])`, or `self.x = torch.cat((self.x, ...))`."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Attribute))):
         return False
-    name = node.targets[0].id
     value = node.value
     for branch in [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]:
         if isinstance(branch, ast.Call) and branch.args and isinstance(branch.args[0], (ast.List, ast.Tuple)):
-            if any(isinstance(e, ast.Name) and e.id == name for e in branch.args[0].elts):
+            if any(isinstance(e, (ast.Name, ast.Attribute)) and _same(e, node.targets[0]) for e in branch.args[0].elts):
                 return True
+    return False
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    """`x` and `x`, `self.x` and `self.x` (loads and stores alike)."""
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    if isinstance(a, ast.Attribute) and isinstance(b, ast.Attribute):
+        return a.attr == b.attr and _same(a.value, b.value)
     return False
 
 
