@@ -34,10 +34,16 @@ class DeviceOutputsAccumulated(Rule):
     (`preds.append(infer(model, x))`), and a dict that holds outputs (`batch["xyz"] =
     model.decode(z)`, or `model(batch)` writing its outputs into `batch`), kept whole or by key.
     A part of an output is the output: a slice or view (`out[:-1]`, `out.view(n, -1)`) or a row of a loop over it (`for row in output:`) keeps the
-    whole output's storage on the device. A loop over a data split
+    whole output's storage on the device; so is an output normalized (`F.normalize(emb, dim=-1)`) or
+    pooled along an axis after the batch's (`feats.mean(dim=1)`): one value per sample or more.
+    An attribute a method binds to an output (`self.logits = self.networks["classifier"](f)` in a
+    `batch_forward` the loop calls) is one, and `self.all = torch.cat((self.all, self.logits))` keeps
+    it. A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
-    `enumerate(tqdm(loader))`, `test_dataset`, `eval_iterator`, `dataloaders["val"]`), walks one by
-    index in batches (`for i in range(0, len(X), batch_size)`), or samples batches until what it
+    `enumerate(tqdm(loader))`, `test_dataset`, `eval_iterator`, `dataloaders["val"]`,
+    `self.data[phase]`), walks one by
+    index in batches (`for i in range(0, len(X), batch_size)`, or chunks of a host list it moves to
+    the device: `tokenizer(texts[i:i + text_bs]).to(device)`), or samples batches until what it
     collects holds a count of samples (`while len(feats) < num_images:`). Lightning's `validation_step`, `test_step` and
     `predict_step` run once per batch, so appending outputs to `self.<list>` there counts too
     (on the accelerator the Trainer picks, unless the file asks for `accelerator="cpu"`). Elsewhere
@@ -49,7 +55,7 @@ class DeviceOutputsAccumulated(Rule):
     collects per-step tokens or logits to concatenate them, a loop over chunks or layers — whose
     length does not grow with the dataset; a stride loop that slices one tensor
     (`model(X[i:i + bs])`: `X` may sit on the device whole, so its outputs add no more than it); values moved to the host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`) or reduced
-    to a metric (`.sum()`, `.mean()`); lists created inside the loop; values that still carry
+    to a metric (`.sum()`, `.mean()`, `.mean(0)`, or along `dim=-1`, which may be the batch's axis); lists created inside the loop; values that still carry
     autograd history (that is ML001 accumulated-graph; in a function that every caller in the linted
     files runs under `torch.no_grad()` they carry none, and are reported); values the analysis cannot trace to a model
     call (a helper whose body it cannot see, the file's own function named like a model that
