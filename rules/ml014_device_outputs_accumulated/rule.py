@@ -36,7 +36,7 @@ class DeviceOutputsAccumulated(Rule):
     A part of an output is the output: a slice or view (`out[:-1]`, `out.view(n, -1)`) or a row of a loop over it (`for row in output:`) keeps the
     whole output's storage on the device; so is an output normalized (`F.normalize(emb, dim=-1)`) or
     pooled along an axis after the batch's (`feats.mean(dim=1)`): one value per sample or more.
-    An attribute a method binds to an output (`self.logits = self.networks["classifier"](f)` in a
+    An attribute a method binds to an output (`self.logits = self.classifier(f)` in a
     `batch_forward` the loop calls) is one, and `self.all = torch.cat((self.all, self.logits))` keeps
     it. A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
