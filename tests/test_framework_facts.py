@@ -278,6 +278,9 @@ def test_an_element_of_a_collection_of_models_is_a_model() -> None:
         opt = make_opt(nets["a"].parameters())
         nets["a"](x)
         heads["b"](x)
+        criterions = {"ce": nn.CrossEntropyLoss()}
+        opt2 = make_opt(criterions["ce"].parameters())
+        criterions["ce"](x, y)
         """
 
     def question(call: cst.Call, ctx: Context):

@@ -97,7 +97,9 @@ def _model_in_collection(call: cst.Call, ctx: "Context") -> bool:
     if type(func) is not cst.Subscript:
         return False
     held = dotted_name(func.value)  # type: ignore[attr-defined]
-    return held is not None and ctx.model.module_evidence(held + "[]")
+    if held is None or {"loss", "losses", "criterion", "criterions"} & set(name_tokens(held.rpartition(".")[2])):
+        return False  # `self.criterions["ce"](logits, y)`: losses are modules too, and reduce
+    return ctx.model.module_evidence(held + "[]")
 
 
 def self_output_key(attribute: str) -> str:
