@@ -201,3 +201,90 @@ def test_rows_of_a_model_output_used_as_tensors_are_outputs() -> None:
     # a row is an output only where the body indexes it and uses it as a tensor (not a list of
     # detection dicts, not a dict's string keys)
     assert found == [["out"], ["row"], [], [], [], []]
+
+
+def test_shape_keeping_and_per_sample_reductions_of_an_output_are_outputs() -> None:
+    code = """
+        import torch
+        import torch.nn.functional as F
+        F.normalize(model(x), dim=-1)
+        model(x).mean(dim=1)
+        model(x).sum((2, 3))
+        torch.logsumexp(model(x), dim=1)
+        model(x).mean()
+        model(x).mean(0)
+        model(x).mean(dim=-1)
+        model(x).sum(axis)
+        F.normalize(x, dim=-1)
+        """
+
+    def question(call: cst.Call, ctx: Context):
+        return outputs.model_output(call, ctx)
+
+    asked = [func for func, answer in _ask_calls(code, question) if answer]
+    # an axis after the batch's keeps one value per sample; none, the batch's, `-1` or a name may not
+    assert [a for a in asked if a != "model"] == ["F.normalize", "model(x).mean", "model(x).sum", "torch.logsumexp"]
+
+
+def test_a_stride_loop_moving_chunks_of_a_host_collection() -> None:
+    from memlint.analysis.host_chunks import moves_host_chunks
+
+    text = textwrap.dedent(
+        """
+        for i in range(0, n, text_bs):
+            chunk = texts[i:min(n, i + text_bs)]
+            ids = tok(chunk).to(device)
+        for i in range(0, len(X), batch_size):
+            out = model(X[i:i + batch_size].cuda())
+        for i in range(0, len(X), batch_size):
+            out = model(X[i:i + batch_size])
+        for i in range(0, n, hop):
+            out = model(wave[i:i + hop].to(device))
+        for i in range(0, n, batch_size):
+            out = model(X[:, i:i + batch_size].to(device))
+        for i in range(0, n, batch_size):
+            out = model(X[i:i + batch_size].to(torch.float16))
+        """
+    )
+    module = cst.parse_module(text)
+    loops = [s for s in module.body if isinstance(s, cst.For)]
+    assert [moves_host_chunks(loop) for loop in loops] == [True, True, False, False, False, False]
+
+
+def test_a_loader_picked_by_a_split_key_is_a_pass_over_batches() -> None:
+    from memlint.analysis.iteration import iterates_batches
+
+    text = textwrap.dedent(
+        """
+        for x, y in tqdm(self.data[phase]):
+            pass
+        for x, y in datasets[split]:
+            pass
+        for k in config[key]:
+            pass
+        for x, y in dataloaders["val"]:
+            pass
+        """
+    )
+    module = cst.parse_module(text)
+    assert [iterates_batches(s) for s in module.body] == [True, True, False, True]
+
+
+def test_an_element_of_a_collection_of_models_is_a_model() -> None:
+    code = """
+        import torch.nn as nn
+        nets = {}
+        nets["a"] = nn.DataParallel(build()).cuda()
+        opt = make_opt(nets["a"].parameters())
+        nets["a"](x)
+        heads["b"](x)
+        criterions = {"ce": nn.CrossEntropyLoss()}
+        opt2 = make_opt(criterions["ce"].parameters())
+        criterions["ce"](x, y)
+        """
+
+    def question(call: cst.Call, ctx: Context):
+        return outputs.model_output(call, ctx)
+
+    asked = [func for func, answer in _ask_calls(code, question) if answer]
+    assert asked == ['nets["a"]']

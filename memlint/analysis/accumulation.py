@@ -39,11 +39,11 @@ outputs kept on the device) both ask; each says the evidence it rests on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import libcst as cst
 
-from memlint.analysis.iteration import iterates_batches, names_in
+from memlint.analysis.iteration import Loop, iterates_batches, names_in
 from memlint.analysis.naming import BATCH_SOURCE
 from memlint.analysis.roles import steps_an_optimizer
 from memlint.analysis.tables import COMBINING_METHODS
@@ -407,13 +407,16 @@ def bound_in_outer_batch_loop(ctx: "Context", name: str) -> bool:
     return bound is not None and any(bound is loop and iterates_batches(loop) for loop in ctx.loops[:-1])
 
 
-def made_per_batch(ctx: "Context", name: str, innermost: bool = False) -> bool:
+def made_per_batch(
+    ctx: "Context", name: str, innermost: bool = False, over_batches_test: Callable[[Loop], bool] = iterates_batches
+) -> bool:
     """Was `name` last bound inside the outermost loop over batches around here, or in a loop nested
     in it (a list made for each batch: its glimpses, its decoding steps)?  With `innermost`, inside
     the innermost loop over batches: a tensor restarted for each support set of a few-shot evaluation
-    still grows over the full pass of the loader inside it."""
+    still grows over the full pass of the loader inside it.  `over_batches_test`: what the asking
+    rule takes for a loop over batches (ML014 adds `host_chunks`' loops)."""
     loops = ctx.loops
-    over_batches = [i for i, loop in enumerate(loops) if iterates_batches(loop)]
+    over_batches = [i for i, loop in enumerate(loops) if over_batches_test(loop)]
     first = (over_batches[-1] if innermost else over_batches[0]) if over_batches else None
     bound = ctx.frame.bound_in_loop.get(name)
     return first is not None and bound is not None and any(bound is loop for loop in loops[first:])

@@ -19,7 +19,7 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.flag_attributes import opt_in_attribute
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, DRAWS_DATA, GENERIC_ITERATOR, LOADERS_BY_KEY, SAMPLE_COUNT
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, DRAWS_DATA, GENERIC_ITERATOR, LOADERS_BY_KEY, SAMPLE_COUNT, SPLIT_KEY
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import named_like_model, steps_each_optimizer
 from memlint.analysis.random_branches import branch_taken_at_random
@@ -500,10 +500,16 @@ def _batches_from_iterator(loop: cst.For) -> bool:
 
 def _loader_by_key(iterable: cst.BaseExpression) -> bool:
     """`dataloaders[phase]`, `enumerate(tqdm(loaders["val"]))`: the loader of one split, taken by key
-    from a collection of loaders (`naming.LOADERS_BY_KEY`)."""
+    from a collection of loaders (`naming.LOADERS_BY_KEY`), or taken by a key that names the split
+    (`self.data[phase]`, `naming.SPLIT_KEY`)."""
     while isinstance(iterable, cst.Call) and _callee_name(iterable) in ("tqdm", "enumerate", "trange") and iterable.args:
         iterable = iterable.args[0].value
-    return isinstance(iterable, cst.Subscript) and LOADERS_BY_KEY.search(_last_name(iterable.value) or "") is not None
+    if not isinstance(iterable, cst.Subscript):
+        return False
+    if LOADERS_BY_KEY.search(_last_name(iterable.value) or "") is not None:
+        return True
+    key = iterable.slice[0].slice if len(iterable.slice) == 1 else None
+    return isinstance(key, cst.Index) and SPLIT_KEY.match(_last_name(key.value) or "") is not None
 
 
 def fills_to_sample_count(loop: cst.While) -> bool:

@@ -703,13 +703,22 @@ class SemanticModel:
 
     def _note_model_names(self, func: cst.BaseExpression, written: Optional[str], method: Optional[str]) -> None:
         """The model fact's part of a call (`module_evidence`): a name or `self.<attr>` called, or
-        given one of evidence.MODULE_METHODS."""
+        given one of evidence.MODULE_METHODS; an element of one (`self.networks[key](x)`,
+        `self.networks[key].parameters()`) as "self.networks[]": a collection of models."""
         if written is not None and (type(func) is cst.Name or (written.startswith("self.") and written.count(".") == 1)):
             self._called.add(written)
+        elif type(func) is cst.Subscript:
+            element = _element_written(func)
+            if element is not None:
+                self._called.add(element)
         elif method in evidence.MODULE_METHODS:
             receiver = dotted_name(func.value)  # type: ignore[attr-defined]
             if receiver is not None and (type(func.value) is cst.Name or (receiver.startswith("self.") and receiver.count(".") == 1)):  # type: ignore[attr-defined]
                 self._module_receivers.add(receiver)
+            elif type(func.value) is cst.Subscript:  # type: ignore[attr-defined]
+                element = _element_written(func.value)  # type: ignore[attr-defined]
+                if element is not None:
+                    self._module_receivers.add(element)
 
     def _scan_model_names(self) -> None:
         """The calls of the whole file, for the model fact alone: most files that ask it never ask
@@ -959,6 +968,15 @@ def _qualified(written: Optional[str], imports: Mapping[str, str]) -> str:
     root, dot, rest = written.partition(".")
     base = imports.get(root)
     return (base + dot + rest) if base is not None else ""
+
+
+def _element_written(subscript: cst.Subscript) -> Optional[str]:
+    """"nets[]" / "self.networks[]" for an element of `nets` / `self.networks` (the model fact's name
+    of any element of a collection held by a name or `self.<attr>`); None for anything else."""
+    held = dotted_name(subscript.value)
+    if held is None or held.count(".") > (1 if held.startswith("self.") else 0):
+        return None
+    return held + "[]"
 
 
 def _own_loop(scopes: tuple) -> Optional[cst.CSTNode]:

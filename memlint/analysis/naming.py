@@ -29,12 +29,16 @@ BATCH_TARGET = re.compile(r"^batch$", re.I)
 # A collection of loaders keyed by split (`dataloaders[phase]`, `loaders["val"]`): one of them,
 # subscripted, yields batches; iterated itself (`for loader in loaders`) it yields whole passes.
 LOADERS_BY_KEY = re.compile(r"(?:^|_)(?:data)?loaders$|^dls$", re.I)
+# The key that picks one split's loader from a collection of them, whatever the collection is called
+# (`self.data[phase]`, `datasets[split]`): a variable naming the split a pass runs over.
+SPLIT_KEY = re.compile(r"^(?:phase|split|data_?split)$", re.I)
 
 # The bound of a loop that collects until it holds that many samples (`num_inception_images`,
 # `n_samples`, `args.num_examples`, `self.max_images`): a count of data items, not a sequence length.
 SAMPLE_COUNT = re.compile(r"^(?:num|n|max|total|nb)_?(?:\w+_)?(?:samples?|images?|imgs?|examples?|instances?)$", re.I)
 
-BATCH_STRIDE = re.compile(r"^(?:\w*_)?(?:mini)?batch_?size$|^(?:bs|bsize|batch)$", re.I)
+# A prefix says which split or part the size is for (`eval_batch_size`, `text_bs`).
+BATCH_STRIDE = re.compile(r"^(?:\w*_)?(?:mini)?batch_?size$|^(?:\w+_)?(?:bs|bsize)$|^batch$", re.I)
 
 _EVAL_WORDS = frozenset(
     {"evaluate", "evaluation", "eval", "validate", "validation", "val", "test", "testing", "predict",

@@ -17,7 +17,7 @@ from memlint.analysis.tables import LOSS_NAME
 from memlint.analysis.naming import name_tokens, named_like_model
 from memlint.analysis.tables import GATHERING_METHODS, NON_MODEL_VERBS, TENSOR_CASTS
 from memlint.analysis.values import Kind, evaluate, own_definition
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, dotted_name
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -32,6 +32,11 @@ _KEEPS_DEVICE = frozenset(
 )  # fmt: skip
 # torch functions that do the same to their first argument.
 _TORCH_KEEPS_DEVICE = frozenset({"softmax", "log_softmax", "sigmoid", "argmax", "argmin", "squeeze", "flatten"})
+# torch.nn.functional's that keep their first argument's shape (`F.normalize(feats, dim=-1)`).
+_FUNCTIONAL_KEEPS_DEVICE = _TORCH_KEEPS_DEVICE | frozenset({"normalize", "relu", "gelu", "silu", "elu", "tanh"})
+# Reductions that, along an axis after the batch's (`feats.mean(dim=1)`, pooling frames or tokens),
+# keep one value per sample: still a per-sample output. Along no axis or the batch's they give a metric.
+_AXIS_REDUCTIONS = frozenset({"mean", "sum", "amax", "amin", "logsumexp", "norm"})
 # torch functions that join a sequence of tensors into one on their device.
 _TORCH_JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 _NOT_OUTPUT_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "loss"})
@@ -48,7 +53,10 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     if isinstance(expr, cst.Attribute):
         if ctx.resolve(expr) is not None or expr.attr.value in _NOT_OUTPUT_ATTRIBUTES:
             return False
-        return model_output(expr.value, ctx, known) and not _is_self_attribute(expr)
+        if _is_self_attribute(expr):
+            # `self.logits`, where the caller knows it holds an output (`self_output_key`)
+            return self_output_key(expr.attr.value) in known and "loss" not in name_tokens(expr.attr.value)
+        return model_output(expr.value, ctx, known)
     if not isinstance(expr, cst.Call):
         return False
     func = expr.func
@@ -60,12 +68,18 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
     qualified = ctx.resolve(func)
     if qualified is not None:
         module, _, name = qualified.rpartition(".")
-        if module in ("torch", "torch.nn.functional") and name in _TORCH_KEEPS_DEVICE and expr.args:
+        if module == "torch" and name in _TORCH_KEEPS_DEVICE and expr.args:
+            return model_output(expr.args[0].value, ctx, known)
+        if module == "torch.nn.functional" and name in _FUNCTIONAL_KEEPS_DEVICE and expr.args:
+            return model_output(expr.args[0].value, ctx, known)
+        if module == "torch" and name in _AXIS_REDUCTIONS and len(expr.args) > 1 and _per_sample_axes(expr.args[1:]):
             return model_output(expr.args[0].value, ctx, known)
         if module == "torch" and name in _TORCH_JOINS and expr.args:
             return _joined_outputs(expr.args[0].value, ctx, known)
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
+        return model_output(func.value, ctx, known)
+    if isinstance(func, cst.Attribute) and func.attr.value in _AXIS_REDUCTIONS and _per_sample_axes(expr.args):
         return model_output(func.value, ctx, known)
     if isinstance(func, cst.Attribute) and func.attr.value in GATHERING_METHODS and len(expr.args) == 1:
         return model_output(expr.args[0].value, ctx, known)  # `accelerator.gather(preds)`: still on the device
@@ -73,7 +87,53 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
         return True  # `self.forward(x)` in a module class: the class's own forward is the model's
     if own_definition(func, ctx) is not None:
         return False  # the file's own function or class, named like a model (`test_model`): not one
-    return is_model_call(expr, ctx) or _model_method(expr, ctx)
+    return is_model_call(expr, ctx) or _model_method(expr, ctx) or _model_in_collection(expr, ctx)
+
+
+def _model_in_collection(call: cst.Call, ctx: "Context") -> bool:
+    """`self.networks["classifier"](feats)`: an element of a collection the file calls and gives a
+    method only a module has (`self.networks[key].parameters()`: `ModelFacts.module_evidence`)."""
+    func = call.func
+    if type(func) is not cst.Subscript:
+        return False
+    held = dotted_name(func.value)  # type: ignore[attr-defined]
+    if held is None or {"loss", "losses", "criterion", "criterions"} & set(name_tokens(held.rpartition(".")[2])):
+        return False  # `self.criterions["ce"](logits, y)`: losses are modules too, and reduce
+    return ctx.model.module_evidence(held + "[]")
+
+
+def self_output_key(attribute: str) -> str:
+    """How a caller of `model_output` names, among its `known` names, an attribute of `self` it knows
+    holds a model output (`self.logits = self.classifier(feats)`, here or in a method it called)."""
+    return f"self.{attribute}"
+
+
+def self_attribute_outputs(target: cst.BaseExpression, value: cst.BaseExpression, ctx: "Context", known: Collection[str] = ()) -> list[tuple[str, bool]]:
+    """(attribute, whether it is now a model output) for each `self.<attribute>` an assignment binds:
+    `self.logits = self.fc(feats)`, or one element of `self.logits, self.memory = self.classifier(x)`
+    (every element of a model's returned tuple is one of its outputs)."""
+    if type(target) is cst.Attribute and _is_self_attribute(target):  # type: ignore[arg-type]
+        return [(target.attr.value, model_output(value, ctx, known))]  # type: ignore[attr-defined]
+    if type(target) not in (cst.Tuple, cst.List):
+        return []
+    whole = model_output(value, ctx, known)
+    return [
+        (e.value.attr.value, whole)  # type: ignore[attr-defined]
+        for e in target.elements  # type: ignore[attr-defined]
+        if type(e.value) is cst.Attribute and _is_self_attribute(e.value)  # type: ignore[arg-type]
+    ]
+
+
+def _per_sample_axes(args: "Collection[cst.Arg]") -> bool:
+    """The axis argument of a reduction (`dim=1`, `1`, `dim=(2, 3)`, `[1, 2]`) names only literal
+    axes after the batch's: what is left keeps the batch axis. `dim=-1` may be the batch axis of a
+    one-dimensional output (one value per batch), a name any axis: no answer, so no output."""
+    axes = [a.value for a in args if a.keyword is None or a.keyword.value in ("dim", "axis")]
+    if len(axes) != 1:
+        return False
+    axis = axes[0]
+    elements = [e.value for e in axis.elements] if type(axis) in (cst.Tuple, cst.List) else [axis]  # type: ignore[attr-defined]
+    return bool(elements) and all(type(e) is cst.Integer and e.evaluated_value > 0 for e in elements)  # type: ignore[attr-defined]
 
 
 def _joined_outputs(sequence: cst.BaseExpression, ctx: "Context", known: Collection[str]) -> bool:

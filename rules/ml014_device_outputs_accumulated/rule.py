@@ -11,9 +11,11 @@ from memlint.analysis import GradMode, accumulation
 from memlint.analysis.bindings import target_names
 from memlint.analysis.context import element_pairs
 from memlint.analysis.fixes import method_call
+from memlint.analysis.host_chunks import moves_host_chunks
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
-from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements
+from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements, self_attribute_outputs, self_output_key
 from memlint.analysis.roles import per_batch_function
+from memlint.analysis.walk import code_descendants
 from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -32,10 +34,16 @@ class DeviceOutputsAccumulated(Rule):
     (`preds.append(infer(model, x))`), and a dict that holds outputs (`batch["xyz"] =
     model.decode(z)`, or `model(batch)` writing its outputs into `batch`), kept whole or by key.
     A part of an output is the output: a slice or view (`out[:-1]`, `out.view(n, -1)`) or a row of a loop over it (`for row in output:`) keeps the
-    whole output's storage on the device. A loop over a data split
+    whole output's storage on the device; so is an output normalized (`F.normalize(emb, dim=-1)`) or
+    pooled along an axis after the batch's (`feats.mean(dim=1)`): one value per sample or more.
+    An attribute a method binds to an output (`self.logits = self.classifier(f)` in a
+    `batch_forward` the loop calls) is one, and `self.all = torch.cat((self.all, self.logits))` keeps
+    it. A loop over a data split
     iterates something named like a loader (`val_loader`, `test_dataloader`,
-    `enumerate(tqdm(loader))`, `test_dataset`, `eval_iterator`, `dataloaders["val"]`), walks one by
-    index in batches (`for i in range(0, len(X), batch_size)`), or samples batches until what it
+    `enumerate(tqdm(loader))`, `test_dataset`, `eval_iterator`, `dataloaders["val"]`,
+    `self.data[phase]`), walks one by
+    index in batches (`for i in range(0, len(X), batch_size)`, or chunks of a host list it moves to
+    the device: `tokenizer(texts[i:i + text_bs]).to(device)`), or samples batches until what it
     collects holds a count of samples (`while len(feats) < num_images:`). Lightning's `validation_step`, `test_step` and
     `predict_step` run once per batch, so appending outputs to `self.<list>` there counts too
     (on the accelerator the Trainer picks, unless the file asks for `accelerator="cpu"`). Elsewhere
@@ -47,7 +55,7 @@ class DeviceOutputsAccumulated(Rule):
     collects per-step tokens or logits to concatenate them, a loop over chunks or layers — whose
     length does not grow with the dataset; a stride loop that slices one tensor
     (`model(X[i:i + bs])`: `X` may sit on the device whole, so its outputs add no more than it); values moved to the host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`) or reduced
-    to a metric (`.sum()`, `.mean()`); lists created inside the loop; values that still carry
+    to a metric (`.sum()`, `.mean()`, `.mean(0)`, or along `dim=-1`, which may be the batch's axis); lists created inside the loop; values that still carry
     autograd history (that is ML001 accumulated-graph; in a function that every caller in the linted
     files runs under `torch.no_grad()` they carry none, and are reported); values the analysis cannot trace to a model
     call (a helper whose body it cannot see, the file's own function named like a model that
@@ -93,6 +101,72 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a collection never shown to hold models; an attribute moved to the host; one restarted every batch
+            """
+import torch
+class Runner:
+    def step(self, x):
+        self.scores = self.heads["main"](x)
+        self.probs = self.model(x).softmax(1).cpu()
+    def evaluate(self, split="val"):
+        self.all_scores = torch.empty(0).cuda()
+        self.all_probs = torch.empty(0)
+        with torch.no_grad():
+            for x, _ in self.data[split]:
+                self.step(x.cuda())
+                self.all_scores = torch.cat((self.all_scores, self.scores))
+                self.all_probs = torch.cat((self.all_probs, self.probs))
+                self.batch_out = None
+                self.batch_out = torch.cat((self.batch_out, self.model(x.cuda())))
+        return self.all_scores, self.all_probs, self.batch_out
+"""
+        ),
+        Valid(  # chunks of a host collection moved one by one, but each chunk's list (or tensor) is made anew
+            """
+import torch
+@torch.no_grad()
+def encode_captions(model, captions, device):
+    num = len(captions)
+    caption_bs = 128
+    for start in range(0, num, caption_bs):
+        codes = []
+        chunk = captions[start:start + caption_bs]
+        ids = model.tokenizer(chunk, return_tensors="pt").to(device)
+        codes.append(model.text_head(ids.input_ids))
+        save(codes)
+    for start in range(0, num, caption_bs):
+        chunk = captions[start:start + caption_bs]
+        ids = model.tokenizer(chunk, return_tensors="pt").to(device)
+        feats = None
+        feats = torch.cat([feats, model.text_head(ids.input_ids)])
+        save(feats)
+"""
+        ),
+        Valid(  # reduced along the batch's axis, or an axis that may be it (`dim=-1` of a one-value-per-sample output): a metric per batch
+            """
+import torch
+@torch.no_grad()
+def stats(model, loader, device):
+    means, scores = [], []
+    for x, _ in loader:
+        out = model(x.to(device))
+        means.append(out.mean(0))
+        scores.append(out.sum(dim=-1))
+    return means, scores
+"""
+        ),
+        Valid(  # chunks of one long signal (a step not named like a batch size): one sample's outputs, needed whole
+            """
+import torch
+@torch.no_grad()
+def transcribe(model, wave, hop, device):
+    pieces = []
+    for i in range(0, wave.shape[-1], hop):
+        piece = wave[i:i + hop].to(device)
+        pieces.append(model(piece))
+    return torch.cat(pieces)
+"""
+        ),
         Valid(  # every caller runs it under no_grad, but it turns gradients back on itself: the outputs carry history (ML001's)
             """
 import torch
@@ -426,6 +500,90 @@ with torch.no_grad():
     ]
 
     INVALID = [
+        Invalid(  # a loader picked by split; a method the loop calls binds `self.scores` to an output of a collection of models
+            """
+import torch
+import torch.nn as nn
+class Runner:
+    def build(self, names):
+        self.nets = {}
+        for name in names:
+            self.nets[name] = nn.DataParallel(make(name)).cuda()
+            self.params = list(self.nets[name].parameters())
+    def step(self, x):
+        self.feats = self.nets["backbone"](x)
+        self.scores = self.nets["head"](self.feats)
+    def evaluate(self, split="val"):
+        self.all_scores = torch.empty(0).cuda()
+        with torch.no_grad():
+            for x, _ in self.data[split]:
+                self.step(x.cuda())
+                self.all_scores = torch.cat((self.all_scores, self.scores))
+        return self.all_scores
+""",
+            line=17,
+            column=17,
+        ),
+        Invalid(  # pooled over frames (an axis after the batch's) and normalized: still one embedding per sample
+            """
+import torch
+import torch.nn.functional as F
+@torch.no_grad()
+def embed_clips(model, loader, device):
+    kept = []
+    for clips, _ in loader:
+        frames = model.encoder(clips.to(device))
+        pooled = model.proj(frames).mean(dim=1)
+        kept.append(F.normalize(pooled, dim=-1))
+    return torch.cat(kept)
+""",
+            line=9,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn.functional as F
+@torch.no_grad()
+def embed_clips(model, loader, device):
+    kept = []
+    for clips, _ in loader:
+        frames = model.encoder(clips.to(device))
+        pooled = model.proj(frames).mean(dim=1)
+        kept.append(F.normalize(pooled, dim=-1).detach().cpu())
+    return torch.cat(kept)
+""",
+        ),
+        Invalid(  # a host list of captions walked in chunks, each chunk tokenized and moved: outputs grow with the list
+            """
+import torch
+@torch.no_grad()
+def encode_captions(model, captions, device):
+    num = len(captions)
+    caption_bs = 128
+    codes = []
+    for start in range(0, num, caption_bs):
+        chunk = captions[start:min(num, start + caption_bs)]
+        ids = model.tokenizer(chunk, return_tensors="pt").to(device)
+        codes.append(model.text_head(ids.input_ids))
+    return torch.cat(codes)
+""",
+            line=10,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def encode_captions(model, captions, device):
+    num = len(captions)
+    caption_bs = 128
+    codes = []
+    for start in range(0, num, caption_bs):
+        chunk = captions[start:min(num, start + caption_bs)]
+        ids = model.tokenizer(chunk, return_tensors="pt").to(device)
+        codes.append(model.text_head(ids.input_ids).detach().cpu())
+    return torch.cat(codes)
+""",
+        ),
         Invalid(  # gradients on and no caller turns them off: the argmax (no history) is still kept on the device per batch
             """
 import torch
@@ -1044,6 +1202,9 @@ trainer = pl.Trainer(gpus=1)
         self._not_tensors: dict[Optional[tuple], set[str]] = {}  # function -> names bound to a non-tensor field
         # function -> names bound to a dict made there -> the string keys the code set itself (no outputs)
         self._dicts: dict[Optional[tuple], dict[str, set[str]]] = {}
+        # (class, method) -> the attributes of `self` the method binds to a model output (`self.logits =
+        # self.classifier(feats)` in a `batch_forward` the evaluation loop calls); methods seen so far
+        self._method_outputs: dict[tuple[str, str], set[str]] = {}
 
     def _known(self) -> set[str]:
         return self._outputs.setdefault(self.ctx.function_key, set())
@@ -1055,6 +1216,7 @@ trainer = pl.Trainer(gpus=1)
         is_output = model_output(node.value, self.ctx, known) and not self._own_entry(node.value)
         for target in node.targets:
             self._note_dict(target.target, node.value, is_output)
+            self._note_self_outputs(target.target, node.value, known)
             # `outputs = model(x)`, and `val_loss, logits = outputs[:2]`: each element is an output too
             names = [target.target] if isinstance(target.target, cst.Name) else [
                 e.value for e in getattr(target.target, "elements", ()) if isinstance(e.value, cst.Name)
@@ -1065,6 +1227,19 @@ trainer = pl.Trainer(gpus=1)
                 (untyped.add if is_output and not self._known_tensor(node.value) else untyped.discard)(name.value)  # type: ignore[union-attr]
         if len(node.targets) == 1 and self.ctx.in_loop:
             self._concatenation(node, node.targets[0].target)
+
+    def _note_self_outputs(self, target: cst.BaseExpression, value: cst.BaseExpression, known: set[str]) -> None:
+        """`self.logits = self.fc(feats)`: the attribute holds an output from here on in this function,
+        and after every call of this method (`visit_Call`)."""
+        bound = self_attribute_outputs(target, value, self.ctx, known)
+        if not bound:
+            return
+        method = self.ctx.function_node
+        owner = self.ctx.class_name
+        for attribute, is_output in bound:
+            (known.add if is_output else known.discard)(self_output_key(attribute))
+            if is_output and method is not None and owner is not None:
+                self._method_outputs.setdefault((owner, method.name.value), set()).add(attribute)
 
     def _note_dict(self, target: cst.BaseExpression, value: cst.BaseExpression, is_output: bool) -> None:
         """`batch = dict()`, then `batch["xyz"] = model.decode(z)`: a dict the function fills with a
@@ -1146,6 +1321,12 @@ trainer = pl.Trainer(gpus=1)
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
+        receiver, owner = func.value, self.ctx.class_name
+        if type(receiver) is cst.Name and receiver.value == "self" and owner is not None:
+            # `self.batch_forward(inputs)`: the attributes that method binds to outputs now hold them
+            bound = self._method_outputs.get((owner, func.attr.value))
+            if bound:
+                self._known().update(self_output_key(a) for a in bound)
         if func.attr.value not in ("append", "extend") or len(node.args) != 1:
             return
         self._keep(node, func.value, node.args[0].value)
@@ -1165,7 +1346,7 @@ trainer = pl.Trainer(gpus=1)
         if hook is None:
             if not ctx.in_loop or not any(_passes_over_data(loop) for loop in ctx.loops):
                 return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
-            if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value):
+            if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value, over_batches_test=_over_batches):
                 return  # a list made for each batch (its glimpses, its decoding steps)
         elements = accumulation.kept_values(kept)
         outputs = [e for e in elements if self._on_device_output(e) and not self._own_entry(e)]
@@ -1230,15 +1411,20 @@ trainer = pl.Trainer(gpus=1)
         """`feats = torch.cat([feats, f])` (or `f if feats is None else torch.cat([feats, f])`) over a
         pass over data: the running tensor holds every batch's outputs."""
         ctx = self.ctx
-        if not isinstance(target, cst.Name) or not any(_passes_over_data(loop) for loop in ctx.loops):
+        if not any(_passes_over_data(loop) for loop in ctx.loops):
             return
-        if accumulation.made_per_batch(ctx, target.value, innermost=True):
-            return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
+        if isinstance(target, cst.Name):
+            if accumulation.made_per_batch(ctx, target.value, innermost=True, over_batches_test=_over_batches):
+                return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
+        elif accumulation.self_attribute(target) is None or not isinstance(target, cst.Attribute):
+            return
+        elif _rebound_in_loop(ctx, target, node):
+            return  # `self.feats = None` again in the loop: one batch's outputs
         for branch in accumulation.branches(node.value):
             others = accumulation.concatenated_parts(branch, target, ctx)
             outputs = [e for e in others if self._on_device_output(e)]
             if outputs:
-                self._add(node, outputs, target.value, None)
+                self._add(node, outputs, ctx.module.code_for_node(target), None)
                 return
 
     def _on_device_output(self, value: cst.BaseExpression) -> bool:
@@ -1371,7 +1557,27 @@ def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
     return hook.name
 
 
+def _rebound_in_loop(ctx, target: cst.Attribute, node: cst.Assign) -> bool:
+    """Is `self.<attr>` bound anywhere else in the outermost loop over batches around `node`?"""
+    loops = [loop for loop in ctx.loops if _over_batches(loop)]
+    if not loops:
+        return True
+    for statement in code_descendants(loops[0].body):
+        if statement is node or type(statement) not in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+            continue
+        targets = [t.target for t in statement.targets] if type(statement) is cst.Assign else [statement.target]  # type: ignore[attr-defined]
+        if any(t.deep_equals(target) for t in targets):
+            return True
+    return False
+
+
+def _over_batches(loop) -> bool:
+    """A loop over batches, `host_chunks`' loops included (where a list made per batch is made)."""
+    return iterates_batches(loop) or moves_host_chunks(loop)
+
+
 def _passes_over_data(loop) -> bool:
     """A loop over batches whose outputs may outgrow what is already on the device: not a stride
-    loop that slices one tensor (`iteration.slices_counted_split`: it may be on the device whole)."""
-    return iterates_batches(loop) and not slices_counted_split(loop)
+    loop that slices one tensor (`iteration.slices_counted_split`: it may be on the device whole),
+    unless it moves each chunk to the device itself (`host_chunks`: the collection is on the host)."""
+    return (iterates_batches(loop) and not slices_counted_split(loop)) or moves_host_chunks(loop)

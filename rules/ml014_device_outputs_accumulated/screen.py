@@ -1,6 +1,7 @@
 """ML014's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
-Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`, or an
+Inside a loop over something named like a data loader (or `range(0, len(X), batch_size)`, or
+`range(a, b, text_bs)` of any stop (host_chunks), or an
 `iterator` the loop takes a `batch` from, or a `while` whose test names a sample count,
 `naming.SAMPLE_COUNT`): `.append(v)` / `.extend(v)`, `x += [v]`, or an assignment
 `x = torch.cat([x, ...])` (also as a branch of `a if c else b`); or, in a method named
@@ -14,7 +15,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Mapping
 
-from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, GENERIC_ITERATOR, LOADERS_BY_KEY, SAMPLE_COUNT
+from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, GENERIC_ITERATOR, LOADERS_BY_KEY, SAMPLE_COUNT, SPLIT_KEY
 from memlint.analysis.tables import EPOCH_END_KEEPS, EVALUATION_STEP_HOOKS
 from memlint.prescreen.source import FUNCTIONS, Source, argument_count, words_in
 
@@ -24,6 +25,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
         if not (
             any(BATCH_SOURCE.search(word) for word in words_in(loop.iter))  # type: ignore[attr-defined]
             or _strides_by_batch(loop.iter)  # type: ignore[attr-defined]
+            or _chunks_by_batch(loop.iter)  # type: ignore[attr-defined]
             or _loader_by_key(loop.iter)  # type: ignore[attr-defined]
             or _batches_from_iterator(loop)
         ):
@@ -68,15 +70,30 @@ def _strides_by_batch(iterable: ast.AST) -> bool:
     return name is not None and BATCH_STRIDE.search(name) is not None
 
 
+def _chunks_by_batch(iterable: ast.AST) -> bool:
+    """`range(a, b, text_bs)` with any stop (in `tqdm(...)` / `trange(...)`): the loop shape
+    `host_chunks.moves_host_chunks` asks for before it reads the body."""
+    while isinstance(iterable, ast.Call) and iterable.args and _callee(iterable) in ("tqdm", "trange"):
+        iterable = iterable.args[0]
+    if not (isinstance(iterable, ast.Call) and _callee(iterable) == "range" and len(iterable.args) == 3):
+        return False
+    step = iterable.args[2]
+    name = step.id if isinstance(step, ast.Name) else step.attr if isinstance(step, ast.Attribute) else None
+    return name is not None and BATCH_STRIDE.search(name) is not None
+
+
 def _loader_by_key(iterable: ast.AST) -> bool:
-    """`dataloaders[phase]` (in `tqdm(...)` / `enumerate(...)`), as `iteration._loader_by_key` asks."""
+    """`dataloaders[phase]` / `self.data[phase]` (in `tqdm(...)` / `enumerate(...)`), as
+    `iteration._loader_by_key` asks."""
     while isinstance(iterable, ast.Call) and iterable.args and _callee(iterable) in ("tqdm", "enumerate", "trange"):
         iterable = iterable.args[0]
     if not isinstance(iterable, ast.Subscript):
         return False
     held = iterable.value
     name = held.id if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else ""
-    return LOADERS_BY_KEY.search(name) is not None
+    key = iterable.slice
+    key_name = key.id if isinstance(key, ast.Name) else key.attr if isinstance(key, ast.Attribute) else ""
+    return LOADERS_BY_KEY.search(name) is not None or SPLIT_KEY.match(key_name) is not None
 
 
 def _batches_from_iterator(loop: ast.AST) -> bool:
@@ -111,14 +128,23 @@ def _grows_list(node: ast.AST) -> bool:
 
 
 def _concatenates(node: ast.AST) -> bool:
-    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+    """`x = torch.cat([x, ...])`, or `self.x = torch.cat((self.x, ...))`."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Attribute))):
         return False
-    name = node.targets[0].id
     value = node.value
     for branch in [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]:
         if isinstance(branch, ast.Call) and branch.args and isinstance(branch.args[0], (ast.List, ast.Tuple)):
-            if any(isinstance(e, ast.Name) and e.id == name for e in branch.args[0].elts):
+            if any(isinstance(e, (ast.Name, ast.Attribute)) and _same(e, node.targets[0]) for e in branch.args[0].elts):
                 return True
+    return False
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    """`x` and `x`, `self.x` and `self.x` (loads and stores alike)."""
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    if isinstance(a, ast.Attribute) and isinstance(b, ast.Attribute):
+        return a.attr == b.attr and _same(a.value, b.value)
     return False
 
 
