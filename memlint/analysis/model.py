@@ -55,7 +55,7 @@ from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
-from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name
+from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name, module_entries_key
 from memlint.pipeline.tree import code_children
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
@@ -706,10 +706,14 @@ class SemanticModel:
         given one of evidence.MODULE_METHODS."""
         if written is not None and (type(func) is cst.Name or (written.startswith("self.") and written.count(".") == 1)):
             self._called.add(written)
+        elif (entries := module_entries_key(func)) is not None:
+            self._called.add(entries)  # `self.networks["feat_model"](x)`: an entry of a container called
         elif method in evidence.MODULE_METHODS:
             receiver = dotted_name(func.value)  # type: ignore[attr-defined]
             if receiver is not None and (type(func.value) is cst.Name or (receiver.startswith("self.") and receiver.count(".") == 1)):  # type: ignore[attr-defined]
                 self._module_receivers.add(receiver)
+            elif (entries := module_entries_key(func.value)) is not None:  # type: ignore[attr-defined]
+                self._module_receivers.add(entries)  # `self.networks[key].parameters()`
 
     def _scan_model_names(self) -> None:
         """The calls of the whole file, for the model fact alone: most files that ask it never ask
