@@ -144,6 +144,38 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a dict's entries called but never given a module's method (transforms, losses): no model runs
+            """
+import torch
+class Runner:
+    def __init__(self, model, loader):
+        self.model = model.cuda()
+        self.loader = loader
+        self.steps = {"augment": lambda x: x.flip(0), "criterion": torch.nn.MSELoss()}
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def train(self):
+        for x, y in self.loader:
+            x = self.steps["augment"](x.cuda())
+            loss = self.steps["criterion"](x, y.cuda())
+            loss.backward()
+            self.opt.step()
+"""
+        ),
+        Valid(  # a loss kept beside the networks (`.parameters()` given to its optimizer too): the slot named like a loss runs no model
+            """
+import torch
+class Runner:
+    def __init__(self, parts, loader):
+        self.loader = loader
+        self.parts = {key: part.cuda() for key, part in parts.items()}
+        self.opt = torch.optim.SGD(self.parts["CenterLoss"].parameters(), lr=0.1)
+    def train(self, feats):
+        for y in self.loader:
+            loss = self.parts["CenterLoss"](feats, y.cuda())
+            loss.backward()
+            self.opt.step()
+"""
+        ),
         Valid(  # `closure()` never handed to an optimizer's `step`: its body is the caller's, and its name alone is no evidence that it backpropagates
             """
 import torch
@@ -481,6 +513,31 @@ def fit(model, loader, schedulers):
     ]
 
     INVALID = [
+        Invalid(  # a plain class keeps its networks in a dict: an entry called (`self.nets["encoder"](x)`) is a model, as the file gives the entries `.parameters()`
+            """
+import torch
+class Runner:
+    def __init__(self, builders, loader):
+        self.loader = loader
+        self.nets = {}
+        for key, build in builders.items():
+            self.nets[key] = build().cuda()
+        self.opt = torch.optim.SGD([p for key in self.nets for p in self.nets[key].parameters()], lr=0.1)
+    def forward_batch(self, x):
+        self.out = self.nets["encoder"](x)
+    def backward_batch(self):
+        self.opt.zero_grad()
+        self.loss.backward()
+        self.opt.step()
+    def train(self):
+        for x, y in self.loader["train"]:
+            self.forward_batch(x.cuda())
+            self.loss = (self.out - y.cuda()).pow(2).mean()
+            self.backward_batch()
+""",
+            line=16,
+            column=9,
+        ),
         Invalid(  # a trainer's helper steps each optimizer of a list (`for opt in opt_list`): the step of `update`, called per batch
             """
 import torch
