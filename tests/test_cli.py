@@ -168,6 +168,7 @@ def test_what_python_refuses_after_parsing_is_a_syntax_error(project, source, ex
     assert "train.py:6:5: ML001" in result.stdout  # the run goes on
     if "NO SUCH" in source:
         assert "ML000 SyntaxError: (unicode error)" in result.stdout and "unknown Unicode character name" in result.stdout
+    assert "ML900" not in result.stdout  # no rule reads the text CPython refuses
 
 
 @pytest.mark.parametrize(

@@ -388,12 +388,12 @@ for x, y in loader:
     optimizer.step()
 """
         ),
-        Valid(  # a flag's destination that is no readable string (a bad `\\N{...}` escape): unknown, so the flag's name still counts
+        Valid(  # a flag's destination that is no string literal: unknown, so the flag's name still counts (a bad `\\N{...}` escape is ML000: the file cannot run)
             """
 import argparse
 import torch
 parser = argparse.ArgumentParser()
-parser.add_argument("--fp16", action="store_true", dest="\\N{NO SUCH NAME}")
+parser.add_argument("--fp16", action="store_true", dest=DEST)
 args = parser.parse_args()
 model = Net().cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
