@@ -978,7 +978,7 @@ def train(net, batches, optimizers, steps):
                 self._note(ctx.loop, kind)
             elif ctx.function_key is not None:
                 self._note_function(kind)
-        if self._runs_model(node):
+        if self._runs_model(node) and not self._own_defined_method(node):
             # a method of `self` (`self.temperature_scale(logits)`) runs no module the closure can
             # name: a closure handed to a step runs the model only through one (`self.model(x)`)
             self._note_model(ctx, for_closure=not self._runs_own_method(node))
@@ -989,7 +989,7 @@ def train(net, batches, optimizers, steps):
             self._note(ctx.loop, "backward")
         else:
             callees = _callees(func)
-            if callees:
+            if callees and ctx.grad_mode.records_graph is not False:  # (a model run under no_grad: above)
                 loops = tuple(id(loop) for loop in ctx.loops)
                 for loop in ctx.loops:
                     self._loops.setdefault(id(loop), loop)
@@ -1050,6 +1050,10 @@ def train(net, batches, optimizers, steps):
             self._maybe_model.append((names, loops, None, None))
 
     def _note_model(self, ctx, for_closure: bool = True) -> None:
+        if ctx.grad_mode.records_graph is False:
+            # a model run under `torch.no_grad()` saves no activations for backward: autocast has
+            # nothing there to shrink (logits computed once, then a temperature fitted to them)
+            return
         # the model may run in a loop nested in the training loop (micro-batches): every enclosing one
         for loop in ctx.loops:
             self._note(loop, "model")
@@ -1073,6 +1077,18 @@ def train(net, batches, optimizers, steps):
             and func.value.value == "self"
             and not is_model_call(call, self.ctx)
         )
+
+    def _own_defined_method(self, call: cst.Call) -> bool:
+        """`self.fit_temperature(logits)`, a method the module class defines in this file: what it
+        does (a model run, or one scalar fitted) is its body's, counted where the file calls it
+        (`_helper_evidence`), not taken for a model run by its receiver."""
+        if not self._runs_own_method(call):
+            return False
+        node = self.ctx.module_classes.get(self.ctx.class_name)
+        if node is None or type(node.body) is not cst.IndentedBlock:
+            return False
+        name = call.func.attr.value  # type: ignore[attr-defined]
+        return any(type(s) is cst.FunctionDef and s.name.value == name for s in node.body.body)
 
     def _def_id(self) -> Optional[int]:
         function = self.ctx.function_node
