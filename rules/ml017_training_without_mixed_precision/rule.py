@@ -45,13 +45,17 @@ class TrainingWithoutMixedPrecision(Rule):
     so its name counts, whatever the file does with it). Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
-    A training loop calls backward and an optimizer's `step()` and runs a model, in its own body or
-    in the file's functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, with
+    A training loop calls backward and an optimizer's `step()` and runs a model with gradients on (a
+    model run under `torch.no_grad()` saves no activations), in its own body or in the file's
+    functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, `self.batch_backward()`, with
     `optimizer.step()` inside): a call of a module or of something named like a model, a module's
-    own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
+    own method (`agent.get_action_and_value(obs)`; a method its class defines in the file counts by
+    what its body does: `self.fit_temperature(logits)` may fit one scalar), or a call of a name the file treats as a module
     (`G(z)` where the file calls `G.train()` or `G.parameters()`; a model kept in a dict of the
     training state, `state["model"].loss(sample)` after `state["model"].train()`, as protonets'
-    `Engine` does, and `state["optimizer"].step()` for its optimizer), or a call handed the model
+    `Engine` does, and `state["optimizer"].step()` for its optimizer; an entry of a container whose
+    entries the file gives a module's method, `self.networks["feat_model"](inputs)` after
+    `self.networks[key].parameters()`, not a slot named like a loss), or a call handed the model
     that computes the loss the loop backpropagates (`loss = loss_registry[kind](model, x, t)`, a
     loss helper of another file reached through a dict). An optimizer is what the file builds
     with `torch.optim` (or a known optimizer factory), whatever its name (`Gopt, Dopt =
@@ -144,6 +148,49 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # the network runs under no_grad (its logits computed once, no activations saved): the step fits one temperature
+            """
+import torch
+import torch.nn.functional as F
+def calibrate(net, loader):
+    net.cuda().eval()
+    t = torch.ones(1, device="cuda", requires_grad=True)
+    opt = torch.optim.SGD([t], lr=0.01)
+    for x, y in loader:
+        with torch.no_grad():
+            logits = net(x.cuda())
+        loss = F.cross_entropy(logits / t, y.cuda())
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(  # a method of the module's own class fits a temperature by LBFGS per batch: its body runs no model
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Calibrated(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net.cuda()
+        self.t = nn.Parameter(torch.ones(1, device="cuda"))
+    def scaled(self, logits):
+        return logits / self.t
+    def fit_t(self, logits, labels):
+        optimizer = torch.optim.LBFGS([self.t])
+        def closure():
+            optimizer.zero_grad()
+            loss = F.cross_entropy(self.scaled(logits), labels)
+            loss.backward()
+            return loss
+        optimizer.step(closure)
+    def calibrate(self, loader):
+        for x, y in loader:
+            with torch.no_grad():
+                logits = self.net(x.cuda())
+            self.fit_t(logits, y.cuda())
+"""
+        ),
         Valid(  # a dict's entries called but never given a module's method (transforms, losses): no model runs
             """
 import torch
@@ -513,6 +560,26 @@ def fit(model, loader, schedulers):
     ]
 
     INVALID = [
+        Invalid(  # a method of the module's own class runs the network: its body is what counts, and it runs one
+            """
+import torch
+import torch.nn as nn
+class Trainer(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net.cuda()
+        self.opt = torch.optim.Adam(self.net.parameters())
+    def compute_loss(self, x):
+        return self.net(x).mean()
+    def fit(self, loader):
+        for x in loader:
+            loss = self.compute_loss(x.cuda())
+            loss.backward()
+            self.opt.step()
+""",
+            line=11,
+            column=9,
+        ),
         Invalid(  # a plain class keeps its networks in a dict: an entry called (`self.nets["encoder"](x)`) is a model, as the file gives the entries `.parameters()`
             """
 import torch
