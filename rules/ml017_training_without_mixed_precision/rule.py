@@ -54,7 +54,7 @@ class TrainingWithoutMixedPrecision(Rule):
     (`G(z)` where the file calls `G.train()` or `G.parameters()`; a model kept in a dict of the
     training state, `state["model"].loss(sample)` after `state["model"].train()`, as protonets'
     `Engine` does, and `state["optimizer"].step()` for its optimizer; an entry of a container whose
-    entries the file gives a module's method, `self.networks["feat_model"](inputs)` after
+    entries the file gives a module's method, `self.networks["feat_model"](inputs, labels)` after
     `self.networks[key].parameters()`, not a slot named like a loss), or a call handed the model
     that computes the loss the loop backpropagates (`loss = loss_registry[kind](model, x, t)`, a
     loss helper of another file reached through a dict). An optimizer is what the file builds
