@@ -1029,7 +1029,7 @@ def train(net, batches, optimizers, steps):
         self._def_evidence: dict[int, set[str]] = {}
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
         # (the defs the name may hold, the innermost loop around the step, else its function's key and def)
-        self._closure_steps: list[tuple[tuple[int, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
+        self._closure_steps: list[tuple[tuple[cst.FunctionDef, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -1085,8 +1085,9 @@ def train(net, batches, optimizers, steps):
             return
         if kind == "step" and (closures := handed_closure(node, ctx)):
             # LBFGS's `optimizer.step(closure)`: the closure's model run and backward are this step's
-            defs = tuple(id(closure) for closure in closures)
-            self._closure_steps.append((defs, loops[-1] if loops else None, None if loops else ctx.function_key, None if loops else self._def_id()))
+            # (the tuple of the function's defs so named, one object for every step handed that name:
+            # `finish` reads it once, however many steps and defs a file has)
+            self._closure_steps.append((closures, loops[-1] if loops else None, None if loops else ctx.function_key, None if loops else self._def_id()))
             if loops:
                 self._loops.setdefault(id(loops[-1]), loops[-1])
         if kind == "backward" and loops:
@@ -1218,9 +1219,12 @@ def train(net, batches, optimizers, steps):
                     self._evidence.setdefault(function, set()).add("model")
                     self._def_evidence.setdefault(definition, set()).add("model")
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
+        works: dict[int, set[str]] = {}  # id(the defs a name may hold) -> what every one of them does
         for defs, loop, function, definition in self._closure_steps:
             # what every def the name may hold does in its own body (a helper it calls is not followed)
-            work = set.intersection(*(self._def_evidence.get(d, set()) for d in defs))
+            work = works.get(id(defs))
+            if work is None:
+                work = works[id(defs)] = set.intersection(*(self._def_evidence.get(id(d), set()) for d in defs))
             if loop is not None:
                 closure_work.setdefault(id(loop), set()).update(work)
             elif function is not None:
