@@ -49,8 +49,7 @@ class TrainingWithoutMixedPrecision(Rule):
     model run under `torch.no_grad()` saves no activations), in its own body or in the file's
     functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, `self.batch_backward()`, with
     `optimizer.step()` inside): a call of a module or of something named like a model, a module's
-    own method (`agent.get_action_and_value(obs)`; a method its class defines in the file counts by
-    what its body does: `self.fit_temperature(logits)` may fit one scalar), or a call of a name the file treats as a module
+    own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
     (`G(z)` where the file calls `G.train()` or `G.parameters()`; a model kept in a dict of the
     training state, `state["model"].loss(sample)` after `state["model"].train()`, as protonets'
     `Engine` does, and `state["optimizer"].step()` for its optimizer; an entry of a container whose
@@ -162,33 +161,6 @@ def calibrate(net, loader):
         loss = F.cross_entropy(logits / t, y.cuda())
         loss.backward()
         opt.step()
-"""
-        ),
-        Valid(  # a method of the module's own class fits a temperature by LBFGS per batch: its body runs no model
-            """
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-class Calibrated(nn.Module):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net.cuda()
-        self.t = nn.Parameter(torch.ones(1, device="cuda"))
-    def scaled(self, logits):
-        return logits / self.t
-    def fit_t(self, logits, labels):
-        optimizer = torch.optim.LBFGS([self.t])
-        def closure():
-            optimizer.zero_grad()
-            loss = F.cross_entropy(self.scaled(logits), labels)
-            loss.backward()
-            return loss
-        optimizer.step(closure)
-    def calibrate(self, loader):
-        for x, y in loader:
-            with torch.no_grad():
-                logits = self.net(x.cuda())
-            self.fit_t(logits, y.cuda())
 """
         ),
         Valid(  # a dict's entries called but never given a module's method (transforms, losses): no model runs
@@ -560,7 +532,7 @@ def fit(model, loader, schedulers):
     ]
 
     INVALID = [
-        Invalid(  # a method of the module's own class runs the network: its body is what counts, and it runs one
+        Invalid(  # a method of the module's own class (`self.compute_loss(x)`), which runs the network
             """
 import torch
 import torch.nn as nn
@@ -1045,7 +1017,7 @@ def train(net, batches, optimizers, steps):
                 self._note(ctx.loop, kind)
             elif ctx.function_key is not None:
                 self._note_function(kind)
-        if self._runs_model(node) and not self._own_defined_method(node):
+        if self._runs_model(node):
             # a method of `self` (`self.temperature_scale(logits)`) runs no module the closure can
             # name: a closure handed to a step runs the model only through one (`self.model(x)`)
             self._note_model(ctx, for_closure=not self._runs_own_method(node))
@@ -1145,18 +1117,6 @@ def train(net, batches, optimizers, steps):
             and func.value.value == "self"
             and not is_model_call(call, self.ctx)
         )
-
-    def _own_defined_method(self, call: cst.Call) -> bool:
-        """`self.fit_temperature(logits)`, a method the module class defines in this file: what it
-        does (a model run, or one scalar fitted) is its body's, counted where the file calls it
-        (`_helper_evidence`), not taken for a model run by its receiver."""
-        if not self._runs_own_method(call):
-            return False
-        node = self.ctx.module_classes.get(self.ctx.class_name)
-        if node is None or type(node.body) is not cst.IndentedBlock:
-            return False
-        name = call.func.attr.value  # type: ignore[attr-defined]
-        return any(type(s) is cst.FunctionDef and s.name.value == name for s in node.body.body)
 
     def _def_id(self) -> Optional[int]:
         function = self.ctx.function_node
