@@ -148,6 +148,45 @@ def test_syntax_error_is_a_finding_and_the_run_goes_on(project):
     assert "train.py:6:5: ML001" in result.output
 
 
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('import torch\nname = "\\N{NO SUCH CHARACTER}"\n', "bad.py:2:"),  # CPython's parser refuses the escape
+        ("import torch\nreturn 1\n", "bad.py:2:1: ML000 SyntaxError: 'return' outside function"),
+        ("import torch\nclass Net:\n    yield 1\n", "bad.py:3:5: ML000 SyntaxError: 'yield' outside function"),
+        ("import torch\nnonlocal model\n", "bad.py:2:1: ML000 SyntaxError: nonlocal declaration not allowed at module level"),
+        ("import torch\nwhile True:\n    def f():\n        break\n", "bad.py:4:9: ML000 SyntaxError: 'break' outside loop"),
+    ],
+)
+def test_what_python_refuses_after_parsing_is_a_syntax_error(project, source, expected):
+    """libcst reads these, CPython does not: the file cannot run (not "All checks passed!")."""
+    write(project / "bad.py", source)
+    write(project / "train.py", EVAL_LOOP)
+    result = memlint_subprocess("check", "--no-cache", "--output-format", "concise", ".", cwd=project)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert expected in result.stdout
+    assert "train.py:6:5: ML001" in result.stdout  # the run goes on
+    if "NO SUCH" in source:
+        assert "ML000 SyntaxError: (unicode error)" in result.stdout and "unknown Unicode character name" in result.stdout
+    assert "ML900" not in result.stdout  # no rule reads the text CPython refuses
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\nfor x in range(2):\n    if x:\n        break\n    continue\n",  # in a loop
+        "import torch\ndef f():\n    def g():\n        nonlocal y\n    y = 1\n    return g\n",  # in a function
+        "import torch\nf = lambda: (yield)\n",  # a lambda is a function
+        'import torch\nname = "\\N{BULLET}"\n',  # a known character name
+    ],
+)
+def test_what_python_accepts_passes(project, source):
+    write(project / "ok.py", source)
+    result = memlint_subprocess("check", "--no-cache", "ok.py", cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "All checks passed!" in result.stdout
+
+
 def test_suppressions(project):
     source = EVAL_LOOP.replace("total += loss", "total += loss  # noqa: ML001")
     write(project / "a.py", source)

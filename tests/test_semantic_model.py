@@ -314,6 +314,23 @@ def test_a_model_by_evidence_needs_a_module_method_and_a_call():
     assert not model.module_evidence("scheduler") and not model.module_evidence("z")
 
 
+def test_the_entries_of_a_container_are_models_by_the_same_evidence():
+    code = """
+        def build(self, defs, steps):
+            for key in defs:
+                self.nets[key] = make(key).cuda()
+                params = list(self.nets[key].parameters())
+            return self.nets["G"](x), steps["augment"](x), self.opts["G"].zero_grad()
+    """
+    model, _ = _model(code)
+    assert model.module_evidence("self.nets[]")
+    assert not model.module_evidence("steps[]")  # called, never given a module's method
+    assert not model.module_evidence("self.opts[]")  # given `zero_grad()`, never called
+    # the screens' copy of the fact (CPython's AST) agrees
+    calls = [n for n in ast.walk(ast.parse(textwrap.dedent(code))) if isinstance(n, ast.Call)]
+    assert evidence.module_names(calls) == {"self.nets[]"}
+
+
 # ------------------------------------------------------------------ notebook semantics (notebooks.py)
 
 NOTEBOOK = """

@@ -33,7 +33,7 @@ from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
 from memlint.analysis.values import Kind
-from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, nested_blocks
+from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, module_entries_key, nested_blocks, string_key
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -146,6 +146,14 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         return ctx.in_module_class
     if kind is cst.Name and values.names_a_module_class(func.value, ctx):
         return False  # `Model(envs)`, `QNetwork(env)`: builds a model (a class, maybe passed in), runs nothing
+    if kind is cst.Subscript:
+        # `self.networks["feat_model"](x)`: an entry of a container whose entries the file calls and
+        # gives a module's method (`self.networks[key].parameters()`: model.module_evidence), not a
+        # slot named like a loss (`self.criterions["PerformanceLoss"](logits, y)`)
+        key = string_key(func)
+        if key is not None and _LOSS_KEY.search(key):
+            return False
+        return ctx.model.module_evidence(module_entries_key(func)) and values.evaluate(func.value, ctx).kind is not Kind.TENSOR  # type: ignore[attr-defined]
     if (kind is not cst.Name and kind is not cst.Attribute) or ctx.resolve(func) is not None:
         return False
     if kind is cst.Attribute and not _is_self(func.value) and values.evaluate(func.value, ctx).kind is Kind.MODULE:
@@ -166,6 +174,10 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
     if kind is cst.Attribute and ctx.resolve(func.value) is not None:
         return False
     return named_like_model(func.value if kind is cst.Name else func.attr.value) or ctx.model.module_evidence(dotted_name(func))
+
+
+# A container slot keyed like a loss or a criterion holds no model, whatever its neighbours are.
+_LOSS_KEY = re.compile(r"loss|criterion", re.I)
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:

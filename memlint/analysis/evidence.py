@@ -164,11 +164,11 @@ def module_names(calls: Iterable[ast.AST]) -> frozenset[str]:
     called: set[str] = set()
     for call in calls:
         func = call.func  # type: ignore[attr-defined]
-        written = _name_or_self_attribute(func)
+        written = _name_or_self_attribute(func) or _entries_of(func)
         if written is not None:
             called.add(written)
         elif isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS:
-            receiver = _name_or_self_attribute(func.value)
+            receiver = _name_or_self_attribute(func.value) or _entries_of(func.value)
             if receiver is not None:
                 receivers.add(receiver)
         if _final_name(func) in MODULE_RUNNING_FUNCTIONS and call.args:  # `data_parallel(G, inputs, gpus)` runs G
@@ -184,6 +184,22 @@ def file_module_names(source) -> frozenset[str]:
     return source.memo(  # type: ignore[no-any-return]
         "module-names", lambda: module_names(source.nodes(ast.Call)) if source.mentions(*MODULE_METHODS) else frozenset()
     )
+
+
+def entries_key(held: str) -> str:
+    """The key of the entries of a container held by a name or `self.<attr>` (`self.networks` ->
+    "self.networks[]"), as `module_names` and `SemanticModel.module_evidence` know them: a container
+    one of whose entries gets a module's method (`self.networks[key].parameters()`) and one of
+    whose entries is called (`self.networks["feat_model"](x)`) holds models, as a name does."""
+    return held + "[]"
+
+
+def _entries_of(expr: ast.AST) -> Optional[str]:
+    """`nets[k]`, `self.networks["G"]` -> the entries key of the container; None otherwise."""
+    if not isinstance(expr, ast.Subscript):
+        return None
+    held = _name_or_self_attribute(expr.value)
+    return entries_key(held) if held is not None else None
 
 
 def _name_or_self_attribute(expr: ast.AST) -> Optional[str]:

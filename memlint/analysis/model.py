@@ -55,7 +55,7 @@ from memlint.analysis.datasets import dataset_classes
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
-from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name
+from memlint.analysis.walk import code_descendants, dotted_name, held_as, held_name, module_entries_key
 from memlint.pipeline.tree import code_children
 
 # Where a backward call or a helper call is recorded (a lambda or a class ends a loop's own statements).
@@ -707,18 +707,14 @@ class SemanticModel:
         `self.networks[key].parameters()`) as "self.networks[]": a collection of models."""
         if written is not None and (type(func) is cst.Name or (written.startswith("self.") and written.count(".") == 1)):
             self._called.add(written)
-        elif type(func) is cst.Subscript:
-            element = _element_written(func)
-            if element is not None:
-                self._called.add(element)
+        elif (entries := module_entries_key(func)) is not None:
+            self._called.add(entries)  # `self.networks["feat_model"](x)`: an entry of a container called
         elif method in evidence.MODULE_METHODS:
             receiver = dotted_name(func.value)  # type: ignore[attr-defined]
             if receiver is not None and (type(func.value) is cst.Name or (receiver.startswith("self.") and receiver.count(".") == 1)):  # type: ignore[attr-defined]
                 self._module_receivers.add(receiver)
-            elif type(func.value) is cst.Subscript:  # type: ignore[attr-defined]
-                element = _element_written(func.value)  # type: ignore[attr-defined]
-                if element is not None:
-                    self._module_receivers.add(element)
+            elif (entries := module_entries_key(func.value)) is not None:  # type: ignore[attr-defined]
+                self._module_receivers.add(entries)  # `self.networks[key].parameters()`
 
     def _scan_model_names(self) -> None:
         """The calls of the whole file, for the model fact alone: most files that ask it never ask
@@ -968,15 +964,6 @@ def _qualified(written: Optional[str], imports: Mapping[str, str]) -> str:
     root, dot, rest = written.partition(".")
     base = imports.get(root)
     return (base + dot + rest) if base is not None else ""
-
-
-def _element_written(subscript: cst.Subscript) -> Optional[str]:
-    """"nets[]" / "self.networks[]" for an element of `nets` / `self.networks` (the model fact's name
-    of any element of a collection held by a name or `self.<attr>`); None for anything else."""
-    held = dotted_name(subscript.value)
-    if held is None or held.count(".") > (1 if held.startswith("self.") else 0):
-        return None
-    return held + "[]"
 
 
 def _own_loop(scopes: tuple) -> Optional[cst.CSTNode]:

@@ -7,6 +7,8 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
+from memlint.analysis.evidence import entries_key
+
 # `children(node)` equals `node.children` without libcst rebuilding the node to list them; the
 # `code_` forms leave out whitespace, comments, operators and brackets (memlint.pipeline.tree.LAYOUT).
 from memlint.pipeline.tree import children, code_children, code_descendants, descendants  # noqa: F401  (re-exported)
@@ -120,3 +122,16 @@ def held_as(expr: cst.BaseExpression) -> Optional[str]:
     if kind is cst.Attribute:
         return expr.attr.value  # type: ignore[attr-defined]
     return string_key(expr)
+
+
+def module_entries_key(expr: cst.BaseExpression) -> Optional[str]:
+    """`nets[k]`, `self.networks["feat_model"]` -> the key `module_evidence` knows the container's
+    entries by ("nets[]", "self.networks[]": entries_key); None for anything else."""
+    if type(expr) is not cst.Subscript:
+        return None
+    held = expr.value  # type: ignore[attr-defined]
+    if type(held) is cst.Name:
+        return entries_key(held.value)
+    if type(held) is cst.Attribute and type(held.value) is cst.Name and held.value.value == "self":
+        return entries_key("self." + held.attr.value)
+    return None

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Optional
 from memlint.config import Settings
 from memlint.diagnostics import Diagnostic
 from memlint.pipeline.masking import plan as parse_plan
-from memlint.pipeline.reserved import not_analysed, partly_analysed, too_large
+from memlint.pipeline.python_refusals import python_refusal
+from memlint.pipeline.reserved import not_analysed, partly_analysed, python_syntax_error, too_large
 from memlint.pipeline.source import statement_rows
 from memlint.pipeline.suppressions import Suppressions
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION  # judged here, after the analysis
@@ -88,6 +89,10 @@ def _findings(
         needed = (rules & codes) if rules is not None else mentioned_codes(source or Source(text), codes)
     else:
         source = source or Source(text)
+        if not filename.endswith(".ipynb"):
+            refused = python_refusal(source)  # libcst may read it, but it cannot run
+            if refused is not None:
+                return [python_syntax_error(refused, filename)]
         compiled = source.tree is not None  # else the full analysis reports the syntax error
         if compiled and project is None:
             from memlint.analysis.summaries import summarize

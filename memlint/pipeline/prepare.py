@@ -23,6 +23,7 @@ from memlint.config import Settings
 from memlint.pipeline.cache import content_digest
 from memlint.pipeline.masking import plan as parse_plan
 from memlint.pipeline.project import FileView, Project, module_names
+from memlint.pipeline.python_refusals import python_refusal
 from memlint.pipeline.reading import read_regular
 from memlint.pipeline.source import UndecodableSource, decode
 from memlint.pipeline.unused_suppressions import CODE as UNUSED_SUPPRESSION
@@ -139,6 +140,8 @@ def _prepare(data: bytes, digest: str, filename: str, settings: Settings) -> Pre
     codes = codes - {UNUSED_SUPPRESSION}  # engine.lint_text judges it without the analysis
     if not may_use_torch(text) or not codes:
         return Prepared(digest, summary, False)
+    if python_refusal(source) is not None:
+        return Prepared(digest, summary, None)  # CPython refuses what libcst may read: phase two reports it
     rules = screened_codes(source, codes, settings.options)
     if not rules:
         return Prepared(digest, summary, False)

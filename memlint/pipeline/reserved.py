@@ -36,6 +36,12 @@ def syntax_error(text: str, filename: str, libcst_error: Optional[Exception] = N
     return reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {message}", filename, row, column, Severity.ERROR)
 
 
+def python_syntax_error(error: SyntaxError, filename: str) -> Diagnostic:
+    """ML000 for a SyntaxError CPython has raised already (python_refusals.py), at its position."""
+    row, column = error.lineno or 1, max(error.offset or 1, 1)
+    return reserved_diagnostic(registry.SYNTAX_ERROR, f"SyntaxError: {error.msg}", filename, row, column, Severity.ERROR)
+
+
 def not_analysed(filename: str, reason: str, row: int = 1, column: int = 1) -> Diagnostic:
     """ML901 for a file memlint could not analyse (too large, too complex for libcst): not a syntax
     error, not memlint's own failure (ML900), and not silence either: a finding, so the run exits 1

@@ -52,10 +52,24 @@ def compile_ast(text: str, filename: str = "<memlint>") -> ast.Module:
 
 def ast_or_none(text: str, filename: str = "<memlint>") -> "ast.Module | None":
     """`compile_ast`, or None when the text does not compile."""
+    return ast_or_error(text, filename)[0]
+
+
+def ast_or_error(text: str, filename: str = "<memlint>") -> "tuple[ast.Module | None, BaseException | None]":
+    """`compile_ast` and None, or None and what it raised (one of COMPILE_ERRORS)."""
     try:
-        return compile_ast(text, filename)
-    except COMPILE_ERRORS:
-        return None
+        return compile_ast(text, filename), None
+    except COMPILE_ERRORS as error:
+        return None, error
+
+
+def compile_tree(tree: ast.Module, filename: str = "<memlint>") -> None:
+    """Compile an AST to bytecode (CPython's symbol table and code generator: the checks that come
+    after parsing, `'return' outside function`), warnings silenced as in `compile_ast`.  Raises one
+    of COMPILE_ERRORS."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compile(tree, filename, "exec", dont_inherit=True)
 
 
 def statement_rows(tree: ast.Module) -> list[int]:

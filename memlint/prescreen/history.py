@@ -218,6 +218,11 @@ class History:
         func = call.func
         if dotted(func) in self.module_evidence:
             return True  # `G(z)`, `self.G(z)` with `G.eval()` somewhere: a model by evidence
+        if isinstance(func, ast.Subscript):
+            # `self.networks["G"](z)` with `self.networks[key].parameters()` somewhere: an entry of a
+            # container of models by evidence (evidence.entries_key); no other subscript runs one
+            held = dotted(func.value)
+            return held is not None and evidence.entries_key(held) in self.module_evidence
         if isinstance(func, ast.Name):
             name = func.id
             if name in evidence.MODULE_RUNNING_FUNCTIONS and call.args:

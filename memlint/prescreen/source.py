@@ -8,7 +8,7 @@ import unicodedata
 from functools import cached_property
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional
 
-from memlint.pipeline.source import ast_or_none
+from memlint.pipeline.source import ast_or_error
 
 # Words that can be identifiers; found in code, strings and comments alike, which only ever
 # makes a check answer "maybe" more often.
@@ -38,7 +38,16 @@ class Source:
     def tree(self) -> Optional[ast.Module]:
         """CPython's AST, or None when CPython cannot compile the text (a syntax error, code nested
         too deeply, syntax newer than this interpreter): the full analysis then decides and reports."""
-        return ast_or_none(self.text, "<prescreen>")
+        return self._compiled[0]
+
+    @cached_property
+    def _compiled(self) -> tuple[Optional[ast.Module], Optional[BaseException]]:
+        return ast_or_error(self.text, "<prescreen>")
+
+    @property
+    def compile_error(self) -> Optional[BaseException]:
+        """What compiling the text to CPython's AST raised (`tree` is None then), else None."""
+        return self._compiled[1]
 
     @cached_property
     def structure_is_reliable(self) -> bool:

@@ -28,7 +28,9 @@ _RESERVED_DOCS = {
     registry.SYNTAX_ERROR[0]: (
         "The file could not be parsed as Python",
         "## What it does\nReports a file that is not valid Python (or not a valid notebook), so no rule "
-        "could look at it.\n\n## Why is this bad?\nmemlint cannot check code it cannot parse; fix the "
+        "could look at it, with Python's message: also code Python's compiler refuses after parsing it "
+        "(a `return` or `yield` outside a function, `break` or `continue` outside a loop, `nonlocal` at "
+        "module level, an unknown `\\N{...}` character name in a string), which cannot run.\n\n## Why is this bad?\nmemlint cannot check code it cannot parse; fix the "
         "syntax error and run memlint again.",
     ),
     registry.INTERNAL_ERROR[0]: (

@@ -45,13 +45,17 @@ class TrainingWithoutMixedPrecision(Rule):
     so its name counts, whatever the file does with it). Off by default:
     select it with `--select ML017` or `extend-select = ["ML017"]`.
 
-    A training loop calls backward and an optimizer's `step()` and runs a model, in its own body or
-    in the file's functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, with
+    A training loop calls backward and an optimizer's `step()` and runs a model with gradients on (a
+    model run under `torch.no_grad()` saves no activations), in its own body or in the file's
+    functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, `self.batch_backward()`, with
     `optimizer.step()` inside): a call of a module or of something named like a model, a module's
-    own method (`agent.get_action_and_value(obs)`), or a call of a name the file treats as a module
+    own method (`agent.get_action_and_value(obs)`; a method its class defines in the file, by what
+    its body runs anywhere: `self.fit_temperature(logits)` may fit one scalar), or a call of a name the file treats as a module
     (`G(z)` where the file calls `G.train()` or `G.parameters()`; a model kept in a dict of the
     training state, `state["model"].loss(sample)` after `state["model"].train()`, as protonets'
-    `Engine` does, and `state["optimizer"].step()` for its optimizer), or a call handed the model
+    `Engine` does, and `state["optimizer"].step()` for its optimizer; an entry of a container whose
+    entries the file gives a module's method, `self.networks["feat_model"](inputs, labels)` after
+    `self.networks[key].parameters()`, not a slot named like a loss), or a call handed the model
     that computes the loss the loop backpropagates (`loss = loss_registry[kind](model, x, t)`, a
     loss helper of another file reached through a dict). An optimizer is what the file builds
     with `torch.optim` (or a known optimizer factory), whatever its name (`Gopt, Dopt =
@@ -144,6 +148,81 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a method of the module's own class fits a temperature by LBFGS per batch: its body runs no model (the network runs under no_grad)
+            """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Calibrated(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net.cuda()
+        self.t = nn.Parameter(torch.ones(1, device="cuda"))
+    def scaled(self, logits):
+        return logits / self.t
+    def fit_t(self, logits, labels):
+        optimizer = torch.optim.LBFGS([self.t])
+        def closure():
+            optimizer.zero_grad()
+            loss = F.cross_entropy(self.scaled(logits), labels)
+            loss.backward()
+            return loss
+        optimizer.step(closure)
+    def calibrate(self, loader):
+        for x, y in loader:
+            with torch.no_grad():
+                logits = self.net(x.cuda())
+            self.fit_t(logits, y.cuda())
+"""
+        ),
+        Valid(  # the network runs under no_grad (its logits computed once, no activations saved): the step fits one temperature
+            """
+import torch
+import torch.nn.functional as F
+def calibrate(net, loader):
+    net.cuda().eval()
+    t = torch.ones(1, device="cuda", requires_grad=True)
+    opt = torch.optim.SGD([t], lr=0.01)
+    for x, y in loader:
+        with torch.no_grad():
+            logits = net(x.cuda())
+        loss = F.cross_entropy(logits / t, y.cuda())
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(  # a dict's entries called but never given a module's method (transforms, losses): no model runs
+            """
+import torch
+class Runner:
+    def __init__(self, model, loader):
+        self.model = model.cuda()
+        self.loader = loader
+        self.steps = {"augment": lambda x: x.flip(0), "criterion": torch.nn.MSELoss()}
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+    def train(self):
+        for x, y in self.loader:
+            x = self.steps["augment"](x.cuda())
+            loss = self.steps["criterion"](x, y.cuda())
+            loss.backward()
+            self.opt.step()
+"""
+        ),
+        Valid(  # a loss kept beside the networks (`.parameters()` given to its optimizer too): the slot named like a loss runs no model
+            """
+import torch
+class Runner:
+    def __init__(self, parts, loader):
+        self.loader = loader
+        self.parts = {key: part.cuda() for key, part in parts.items()}
+        self.opt = torch.optim.SGD(self.parts["CenterLoss"].parameters(), lr=0.1)
+    def train(self, feats):
+        for y in self.loader:
+            loss = self.parts["CenterLoss"](feats, y.cuda())
+            loss.backward()
+            self.opt.step()
+"""
+        ),
         Valid(  # `closure()` never handed to an optimizer's `step`: its body is the caller's, and its name alone is no evidence that it backpropagates
             """
 import torch
@@ -356,12 +435,12 @@ for x, y in loader:
     optimizer.step()
 """
         ),
-        Valid(  # a flag's destination that is no readable string (a bad `\\N{...}` escape): unknown, so the flag's name still counts
+        Valid(  # a flag's destination that is no string literal: unknown, so the flag's name still counts (a bad `\\N{...}` escape is ML000: the file cannot run)
             """
 import argparse
 import torch
 parser = argparse.ArgumentParser()
-parser.add_argument("--fp16", action="store_true", dest="\\N{NO SUCH NAME}")
+parser.add_argument("--fp16", action="store_true", dest=DEST)
 args = parser.parse_args()
 model = Net().cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -481,6 +560,75 @@ def fit(model, loader, schedulers):
     ]
 
     INVALID = [
+        Invalid(  # the class's own method runs the networks in a loop of its own: a model run of the loop calling it
+            """
+import torch
+import torch.nn as nn
+class Transfer(nn.Module):
+    def __init__(self, featurizer, head):
+        super().__init__()
+        self.featurizer, self.head = featurizer.cuda(), head.cuda()
+        self.opt = torch.optim.SGD(self.head.parameters(), lr=0.1)
+    def gap(self, batches):
+        losses = []
+        for x, y in batches:
+            losses.append(nn.functional.cross_entropy(self.head(self.featurizer(x)), y))
+        return max(losses) - min(losses)
+    def update(self, batches, steps):
+        for _ in range(steps):
+            self.opt.zero_grad()
+            loss = -self.gap(batches)
+            loss.backward()
+            self.opt.step()
+""",
+            line=14,
+            column=9,
+        ),
+        Invalid(  # a method of the module's own class (`self.compute_loss(x)`), which runs the network
+            """
+import torch
+import torch.nn as nn
+class Trainer(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net.cuda()
+        self.opt = torch.optim.Adam(self.net.parameters())
+    def compute_loss(self, x):
+        return self.net(x).mean()
+    def fit(self, loader):
+        for x in loader:
+            loss = self.compute_loss(x.cuda())
+            loss.backward()
+            self.opt.step()
+""",
+            line=11,
+            column=9,
+        ),
+        Invalid(  # a plain class keeps its networks in a dict: an entry called (`self.nets["encoder"](x)`) is a model, as the file gives the entries `.parameters()`
+            """
+import torch
+class Runner:
+    def __init__(self, builders, loader):
+        self.loader = loader
+        self.nets = {}
+        for key, build in builders.items():
+            self.nets[key] = build().cuda()
+        self.opt = torch.optim.SGD([p for key in self.nets for p in self.nets[key].parameters()], lr=0.1)
+    def forward_batch(self, x):
+        self.out = self.nets["encoder"](x)
+    def backward_batch(self):
+        self.opt.zero_grad()
+        self.loss.backward()
+        self.opt.step()
+    def train(self):
+        for x, y in self.loader["train"]:
+            self.forward_batch(x.cuda())
+            self.loss = (self.out - y.cuda()).pow(2).mean()
+            self.backward_batch()
+""",
+            line=16,
+            column=9,
+        ),
         Invalid(  # a trainer's helper steps each optimizer of a list (`for opt in opt_list`): the step of `update`, called per batch
             """
 import torch
@@ -898,14 +1046,20 @@ def train(net, batches, optimizers, steps):
         self._mixed = False
         self._module_names: set[str] = set()  # names the file treats as modules (`G.train()`, `D.zero_grad()`)
         # calls of a name that may be a module: (the name, the loops around the call, or its function's key and def)
-        self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple], Optional[int]]] = []
+        # (and the keys of the functions around the call: a model run there runs in each of them)
+        self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple], Optional[int], tuple]] = []
         self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
         self._engine_trains: list[cst.Call] = []  # `engine.train(network, iterator, maxepoch, optimizer)` of torchnet
         # what each def does outside its loops, by the def (a name may be defined twice: `closure`)
         self._def_evidence: dict[int, set[str]] = {}
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
         # (the defs the name may hold, the innermost loop around the step, else its function's key and def)
-        self._closure_steps: list[tuple[tuple[int, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
+        # `self.m(...)` of a method the class defines here: (its key, the loops around the call, or
+        # the caller's key outside them); and what runs a model anywhere, what calls which such method
+        self._own_calls: list[tuple[tuple, tuple[int, ...], Optional[tuple]]] = []
+        self._runs_anywhere: set[tuple] = set()
+        self._own_edges: dict[tuple, set[tuple]] = {}
+        self._closure_steps: list[tuple[tuple[cst.FunctionDef, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -921,7 +1075,16 @@ def train(net, batches, optimizers, steps):
                 self._note(ctx.loop, kind)
             elif ctx.function_key is not None:
                 self._note_function(kind)
-        if self._runs_model(node):
+        if self._runs_model(node) and (callee := self._own_defined_method(node)) is not None:
+            # `self.fit_temperature(logits)`, a method its class defines here: a model run if its body
+            # runs one anywhere (its loops and closures too, through the class's other methods), known
+            # at the end (`finish`); an abstract one (`pass`: a subclass elsewhere says) counts
+            loops = tuple(id(loop) for loop in ctx.loops)
+            for loop in ctx.loops:
+                self._loops.setdefault(id(loop), loop)
+            self._own_calls.append((callee, loops, None if ctx.in_loop else ctx.function_key))
+            self._note_calls(callee)
+        elif self._runs_model(node):
             # a method of `self` (`self.temperature_scale(logits)`) runs no module the closure can
             # name: a closure handed to a step runs the model only through one (`self.model(x)`)
             self._note_model(ctx, for_closure=not self._runs_own_method(node))
@@ -932,11 +1095,11 @@ def train(net, batches, optimizers, steps):
             self._note(ctx.loop, "backward")
         else:
             callees = _callees(func)
-            if callees:
+            if callees and ctx.grad_mode.records_graph is not False:  # (a model run under no_grad: above)
                 loops = tuple(id(loop) for loop in ctx.loops)
                 for loop in ctx.loops:
                     self._loops.setdefault(id(loop), loop)
-                self._maybe_model.append((callees, loops, None if loops else ctx.function_key, None if loops else self._def_id()))
+                self._maybe_model.append((callees, loops, None if loops else ctx.function_key, None if loops else self._def_id(), ctx.function_chain))
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -961,8 +1124,9 @@ def train(net, batches, optimizers, steps):
             return
         if kind == "step" and (closures := handed_closure(node, ctx)):
             # LBFGS's `optimizer.step(closure)`: the closure's model run and backward are this step's
-            defs = tuple(id(closure) for closure in closures)
-            self._closure_steps.append((defs, loops[-1] if loops else None, None if loops else ctx.function_key, None if loops else self._def_id()))
+            # (the tuple of the function's defs so named, one object for every step handed that name:
+            # `finish` reads it once, however many steps and defs a file has)
+            self._closure_steps.append((closures, loops[-1] if loops else None, None if loops else ctx.function_key, None if loops else self._def_id()))
             if loops:
                 self._loops.setdefault(id(loops[-1]), loops[-1])
         if kind == "backward" and loops:
@@ -990,9 +1154,14 @@ def train(net, batches, optimizers, steps):
             loops = tuple(id(loop) for loop in ctx.loops)
             for loop in ctx.loops:
                 self._loops.setdefault(id(loop), loop)
-            self._maybe_model.append((names, loops, None, None))
+            self._maybe_model.append((names, loops, None, None, ctx.function_chain))
 
     def _note_model(self, ctx, for_closure: bool = True) -> None:
+        if ctx.grad_mode.records_graph is False:
+            # a model run under `torch.no_grad()` saves no activations for backward: autocast has
+            # nothing there to shrink (logits computed once, then a temperature fitted to them)
+            return
+        self._runs_anywhere.update(ctx.function_chain)  # (its own loops and closures are the function's too)
         # the model may run in a loop nested in the training loop (micro-batches): every enclosing one
         for loop in ctx.loops:
             self._note(loop, "model")
@@ -1016,6 +1185,31 @@ def train(net, batches, optimizers, steps):
             and func.value.value == "self"
             and not is_model_call(call, self.ctx)
         )
+
+    def _own_defined_method(self, call: cst.Call) -> Optional[tuple]:
+        """The key of `self.m(...)`'s method where the module class around defines `m` in this file
+        with a body of code (not only `pass`, `...`, a docstring or a `raise`: abstract); else None."""
+        if not self._runs_own_method(call):
+            return None
+        class_name = self.ctx.class_name
+        node = self.ctx.module_classes.get(class_name)
+        if node is None or type(node.body) is not cst.IndentedBlock:
+            return None
+        name = call.func.attr.value  # type: ignore[attr-defined]
+        defs = [s for s in node.body.body if type(s) is cst.FunctionDef and s.name.value == name]
+        if not defs or any(_abstract(d) for d in defs):
+            return None
+        return ("method", class_name, name)
+
+    def _note_calls(self, callee: tuple) -> None:
+        for key in self.ctx.function_chain:
+            self._own_edges.setdefault(key, set()).add(callee)
+
+    def _runs_model_anywhere(self, key: tuple, seen: set) -> bool:
+        if key in self._runs_anywhere:
+            return True
+        seen.add(key)
+        return any(callee not in seen and self._runs_model_anywhere(callee, seen) for callee in self._own_edges.get(key, ()))
 
     def _def_id(self) -> Optional[int]:
         function = self.ctx.function_node
@@ -1070,17 +1264,27 @@ def train(net, batches, optimizers, steps):
         # work runs in a file that names one (`policy.train(buffer)` of TD3.py, which puts its
         # networks on cuda: "accelerator" from the project pass) is on an accelerator
         host_only = self.ctx.model.host_only(self.ctx.project.host_importers)
-        for callees, loops, function, definition in self._maybe_model:
+        for callees, loops, function, definition, chain in self._maybe_model:
             if any(callee in self._module_names for callee in callees):
+                self._runs_anywhere.update(chain)
                 for loop in loops:
                     self._evidence.setdefault(loop, set()).add("model")
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
                     self._def_evidence.setdefault(definition, set()).add("model")
+        for callee, loops, function in self._own_calls:
+            if self._runs_model_anywhere(callee, set()):
+                for loop in loops:
+                    self._evidence.setdefault(loop, set()).add("model")
+                if function is not None:
+                    self._evidence.setdefault(function, set()).add("model")
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
+        works: dict[int, set[str]] = {}  # id(the defs a name may hold) -> what every one of them does
         for defs, loop, function, definition in self._closure_steps:
             # what every def the name may hold does in its own body (a helper it calls is not followed)
-            work = set.intersection(*(self._def_evidence.get(d, set()) for d in defs))
+            work = works.get(id(defs))
+            if work is None:
+                work = works[id(defs)] = set.intersection(*(self._def_evidence.get(id(d), set()) for d in defs))
             if loop is not None:
                 closure_work.setdefault(id(loop), set()).update(work)
             elif function is not None:
@@ -1139,6 +1343,22 @@ def train(net, batches, optimizers, steps):
                         known |= found
                         changed = True
         return result
+
+
+def _abstract(function: cst.FunctionDef) -> bool:
+    """A body of only `pass`, `...`, a docstring or a `raise` (`NotImplementedError`): what the
+    method does is a subclass's, maybe in another file."""
+    body = function.body.body if type(function.body) is cst.IndentedBlock else function.body.body  # type: ignore[attr-defined]
+    for statement in body:
+        if type(statement) is not cst.SimpleStatementLine:
+            return False
+        for small in statement.body:
+            if type(small) is cst.Pass or type(small) is cst.Raise:
+                continue
+            if type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis):
+                continue
+            return False
+    return True
 
 
 def _callees(func: cst.BaseExpression) -> list[str]:
