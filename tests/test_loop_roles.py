@@ -9,6 +9,7 @@ import libcst as cst
 import pytest
 
 from memlint.analysis.model import SemanticModel
+from memlint.analysis.naming import OPTIMIZER_NAME, OPTIMIZER_ONLY_NAME
 
 
 def _model(code: str) -> tuple[SemanticModel, cst.Module]:
@@ -43,6 +44,10 @@ def _nodes(module: cst.Module, kind: type) -> list:
         # full-batch training: an epoch loop whose own body steps is one step per iteration
         ("for epoch in range(epochs):", "loss = model(x); loss.backward(); optimizer.step()", "step"),
         ("for epoch in range(epochs):", "batch = sample_batch(train_loader); model(batch).backward()", "step"),
+        # a scheduler named after its optimizer steps the learning rate, not the weights: per epoch
+        ("for epoch in range(epochs):", "self.model_optimizer_scheduler.step(); model(x)", "epoch"),
+        ("for epoch in range(epochs):", "opt_sched.step(); model(x)", "epoch"),
+        ("for epoch in range(epochs):", "self.sched_optim.step(); model(x)", "step"),  # a wrapper named last as an optimizer
         ("for i in range(num_epochs):", "train_one_epoch(model, train_loader)", "epoch"),
         ("for i in range(args.epochs):", "log(i)", "epoch"),
         ("for name in files:", "print(name)", "unknown"),
@@ -187,3 +192,22 @@ def test_passes_over_data_through_iterators(header: str, passes: bool) -> None:
 
     module = cst.parse_module(f"{header}\n    pass\n")
     assert iterates_batches(module.body[0]) is passes  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "name, steps_weights",
+    [
+        ("optimizer", True),
+        ("optimizerD", True),
+        ("d_optim", True),
+        ("custom_lr_optimizer", True),
+        ("scheduled_optim", True),
+        ("model_optimizer_scheduler", False),  # the last word says what it is: a scheduler
+        ("opt_sched", False),
+        ("optimizerScheduler", False),
+        ("optim_schedulers", False),
+    ],
+)
+def test_optimizer_names_exclude_schedulers(name: str, steps_weights: bool) -> None:
+    assert bool(OPTIMIZER_NAME.search(name)) is steps_weights
+    assert bool(OPTIMIZER_ONLY_NAME.search(name)) is steps_weights

@@ -125,9 +125,16 @@ def is_forward_name(name: str) -> bool:
 # `optimizer`, `d_optim`, `opt_G`, `OPTIMIZER`, and, case-sensitively, a camel-case suffix naming the network it
 # steps (`optimizerD`, `optimG`: DCGAN-style scripts), not `options` or `optimal`.  OPTIMIZER_NAME also takes
 # GradScaler's `scaler.step(optimizer)`; OPTIMIZER_ONLY_NAME does not (ML017: a scaler means mixed precision).
+# Neither takes a name that ends in a schedule (`model_optimizer_scheduler`, `opt_sched`, `optimizerScheduler`):
+# the last word says what the object is, the scheduler of that optimizer, and its `step()` trains nothing (an
+# epoch loop that steps one per epoch is no step loop).  Not `custom_lr_optimizer` or `scheduled_optim`.
+_ENDS_IN_SCHEDULE = r"(?!(?i:.*sched(?:ule|uler)?s?\W*$))"
+
+
 def _optimizer_pattern(words: str) -> re.Pattern[str]:
     return re.compile(
-        rf"(?i:(?:^|_)(?:{words})(?:_|$|\d)|optimizer$)|(?:^|_)(?:optimizer|optimiser|optim|opt)[A-Z][A-Za-z0-9]*$"
+        rf"^{_ENDS_IN_SCHEDULE}.*?"
+        rf"(?:(?i:(?:^|_)(?:{words})(?:_|$|\d)|optimizer$)|(?:^|_)(?:optimizer|optimiser|optim|opt)[A-Z][A-Za-z0-9]*$)"
     )
 
 

@@ -21,6 +21,12 @@ from memlint.rules.ml007_checkpoint_misuse.meta import META
 _CHECKPOINT = frozenset({"torch.utils.checkpoint.checkpoint"})
 _CHECKPOINT_SEQUENTIAL = frozenset({"torch.utils.checkpoint.checkpoint_sequential"})
 _CHECKPOINT_MODULE = "torch.utils.checkpoint"
+# The keywords each function takes for itself; any other keyword is meant for the checkpointed
+# function, which only the non-reentrant implementation passes on (`checkpoint(fn, x, mode=mode)`).
+_OWN_KEYWORDS = {
+    "checkpoint": frozenset({"function", "use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug", "early_stop"}),
+    "checkpoint_sequential": frozenset({"functions", "segments", "input", "use_reentrant", "preserve_rng_state"}),
+}
 # Calls that build a callable from their arguments: `checkpoint(partial(block, mask=m), x)`.
 _CALLABLE_FACTORIES = frozenset({"partial", "create_custom_forward", "custom_forward", "wrapper"})
 
@@ -43,7 +49,11 @@ class CheckpointMisuse(Rule):
     literal `self.gradient_checkpointing = False` that a framework method switches on still counts as
     checkpointing), or a call guarded by a `requires_grad` test (the reentrant
     implementation's failure, a block whose inputs need no gradient, is excluded by the code); a
-    function whose every call in the file is so guarded counts as guarded.
+    function whose every call in the file is so guarded counts as guarded. Nor is a call without
+    `use_reentrant=` that passes a keyword the checkpoint function does not take for itself
+    (`checkpoint(run, x, mode=mode)`, meant for the checkpointed function): the reentrant
+    implementation rejects it (`ValueError: Unexpected keyword arguments`) before anything is saved,
+    and `use_reentrant=False` would hand it on to a function that may not take it.
 
     ## Why is this bad?
     `checkpoint(self.conv_1(x), x)` runs the layer eagerly, storing its activations as usual, and then
@@ -210,6 +220,25 @@ def forward(self, x):
     ]
 
     VALID += [
+        Valid(  # a keyword for the checkpointed function: the reentrant path raises, and the fix would pass it on
+            """
+import torch
+def encode(self, hidden, mask, mode):
+    def wrap(layer):
+        def run(*inputs):
+            return layer(*inputs)
+        return run
+    return torch.utils.checkpoint.checkpoint(wrap(self.layer), hidden, mask, mode=mode)
+"""
+        ),
+        Valid(  # the same for checkpoint_sequential
+            """
+import torch
+from torch.utils.checkpoint import checkpoint_sequential
+def forward(self, x):
+    return checkpoint_sequential(self.blocks, 2, x, scale=0.5)
+"""
+        ),
         Valid(  # a method that returns a layer: checkpoint runs the layer, as written (issue 25)
             """
 import torch.nn as nn
@@ -307,6 +336,24 @@ import torch
 from torch.utils.checkpoint import checkpoint as ckpt
 def forward(self, x):
     return ckpt(self.segment0, x, use_reentrant=False)
+""",
+        ),
+        Invalid(  # a keyword checkpoint takes for itself is no reason to stay silent
+            """
+import torch
+from torch.utils.checkpoint import checkpoint
+def forward(self, x):
+    return checkpoint(self.block, x, preserve_rng_state=False)
+""",
+            line=4,
+            column=12,
+            unsafe=True,
+            message="use_reentrant",
+            fixed="""
+import torch
+from torch.utils.checkpoint import checkpoint
+def forward(self, x):
+    return checkpoint(self.block, x, preserve_rng_state=False, use_reentrant=False)
 """,
         ),
         Invalid(  # checkpoint_sequential, multi-line with a trailing comma
@@ -456,6 +503,12 @@ class Encoder(nn.Module):
             return
         if any(arg.star == "**" for arg in node.args):
             return  # it may be among the forwarded keyword arguments
+        if _passes_foreign_keyword(node, function):
+            # `checkpoint(custom_forward, x, mode=mode)`: without use_reentrant torch takes the reentrant
+            # path, which raises `ValueError: Unexpected keyword arguments` before it saves anything, so
+            # no memory claim holds; and `use_reentrant=False` would hand `mode=` to a function that
+            # may not take it.  What the call needs is not ours to say.
+            return
         if self._guarded():
             return
         self._pending.append((node, function, self.ctx.function_key))
@@ -533,6 +586,13 @@ class Encoder(nn.Module):
             fix,
             severity=Severity.WARNING,
         )
+
+
+def _passes_foreign_keyword(node: cst.Call, function: str) -> bool:
+    """Does the call pass a keyword that `function` (checkpoint, checkpoint_sequential) does not take
+    for itself?"""
+    own = _OWN_KEYWORDS[function]
+    return any(arg.keyword is not None and arg.keyword.value not in own for arg in node.args)
 
 
 def _is_tensor_result(inner: cst.Call, outer: cst.Call, ctx) -> bool:

@@ -180,6 +180,23 @@ for step, batch in enumerate(loader):
         cleanup()
 """
         ),
+        Valid(  # an epoch loop that steps a scheduler (named after its optimizer), and the evaluation it calls once per epoch
+            """
+import torch
+class Runner:
+    def fit(self):
+        for epoch in range(self.epochs):
+            torch.cuda.empty_cache()
+            self.net_optimizer_scheduler.step()
+            for inputs, targets in self.splits["train"]:
+                self.train_on(inputs, targets)
+            self.evaluate()
+    def evaluate(self):
+        torch.cuda.empty_cache()
+        for inputs, targets in self.splits["val"]:
+            self.net(inputs)
+"""
+        ),
         Valid(  # a fixed small loop: ten samples for a figure, not a step per batch
             """
 import torch
