@@ -61,7 +61,19 @@ def bound_around(ctx: "Context", name: str, functions: Optional[list[cst.Functio
     (a parameter, a local), so that a read of `name` there is not the module's?"""
     if functions is None:
         functions = [f.node for f in getattr(ctx, "frames", ()) if f.kind == "function" and isinstance(f.node, cst.FunctionDef)]  # type: ignore[misc]
-    return any(name in ctx.memo(("local-names", id(f)), lambda f=f: local_names(f)) for f in functions)  # type: ignore[operator]
+    return any(name in ctx.memo(("non-def-local-names", id(f)), lambda f=f: _bound_not_by_def(f)) for f in functions)  # type: ignore[operator]
+
+
+def _bound_not_by_def(function: cst.FunctionDef) -> set[str]:
+    """`local_names` less the names only a nested `def` binds: a factory defined inside a
+    constructor (`def conv1x1(i, o): ...` in `__init__`) is one of the file's definitions."""
+    names = local_names(function)
+    defs = {n.name.value for n in code_descendants(function.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.FunctionDef}  # type: ignore[attr-defined]
+    others = set(parameter_names(function))
+    for node in code_descendants(function.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.FunctionDef:
+            others.update(exact_names_bound_by(node))
+    return names - (defs - others)
 
 
 def _factory_layer(ctx: "Context", name: str) -> Optional[cst.Call]:
