@@ -217,6 +217,27 @@ def test_declared_global_values_lists_every_binding_of_the_name() -> None:
     assert "Block" not in found and "sync" not in found
 
 
+def test_a_declared_global_another_scope_also_binds_for_itself_is_not_resolved() -> None:
+    """A parameter, a local, a comprehension target, a lambda's parameter or a class attribute
+    named like the global: a read of the name may be that scope's, so no value is trusted."""
+    setup = "import torch.nn as nn\ndef setup():\n    global Norm\n    Norm = nn.BatchNorm2d\n"
+    for other in (
+        "def block(c, Norm):\n    return Norm(c)\n",
+        "def block(c):\n    Norm = nn.Tanh\n    return Norm(c)\n",
+        "blocks = [Norm(3) for Norm in (nn.Tanh,)]\n",
+        "make = lambda Norm: Norm(3)\n",
+        "class Cfg:\n    Norm = nn.Tanh\n",
+    ):
+        code = setup + other
+        assert None in declared_global_values(cst.parse_module(code))["Norm"], other
+        ctx = Context(cst.parse_module(code), None, code)
+        Traversal(ctx, []).walk(ctx.module)
+        assert ctx.module_binding("Norm") is None, other
+    ctx = Context(cst.parse_module(setup), None, setup)
+    Traversal(ctx, []).walk(ctx.module)
+    assert ctx.module_binding("Norm").qualified == "torch.nn.BatchNorm2d"  # type: ignore[union-attr]
+
+
 def test_a_global_bound_only_through_global_resolves_where_every_binding_agrees() -> None:
     """`BN(c)` in a class above the constructor that binds `global BN`: every binding names
     torch's BatchNorm2d (through two imports), so the name is that class; `Act` is also rebound

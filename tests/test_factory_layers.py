@@ -86,3 +86,24 @@ def test_the_inventory_gives_a_factory_call_its_layer_kind_without_sizes() -> No
     assert attributes["conv"].kind == "Conv2d"
     assert not {"branchy", "hooked", "rebound"} & set(attributes)
     assert "act" not in attributes  # an activation: an `inplace=` fix would belong in the factory
+
+
+def test_a_name_a_function_around_the_call_binds_is_not_the_factory() -> None:
+    """`def __init__(self, d, Linear=nn.Identity)`: the constructor's `Linear` is its parameter,
+    not the file's factory; the inventory and an asker naming the functions around it both see so."""
+    code = _CODE + textwrap.dedent(
+        """
+        class Head(nn.Module):
+            def __init__(self, d, Linear=nn.Identity):
+                super().__init__()
+                self.fc = Linear(d, d)
+        """
+    )
+    module = cst.parse_module(code)
+    ctx = Context(module, None, code)
+    Traversal(ctx, []).walk(module)
+    assert "fc" not in inventory(ctx)["Head"].attributes
+    init = next(n for n in module.body if isinstance(n, cst.ClassDef) and n.name.value == "Head").body.body[0]
+    call = _call("Linear")
+    assert built_layer(ctx, call, [init]) is call  # type: ignore[list-item]
+    assert built_layer(ctx, call, []) is not call

@@ -214,21 +214,41 @@ def declared_global_values(module: cst.Module) -> dict[str, list[Optional[cst.Ba
     that declares it, each `name = value` (`BN = nn.BatchNorm2d`, also in a branch) gives `value`,
     any other binding (`del`, a loop target, an import, `def`) None.  A function body runs whenever
     it is called, so the name may hold any of these values when read: an asker resolves the name
-    only where they all agree (Context: such a global resolves to the one class every binding names)."""
-    scopes = [node for node in code_descendants(module) if type(node) in (cst.FunctionDef, cst.ClassDef)]
-    declared: dict[str, list[cst.CSTNode]] = {}  # name -> the scopes that declare it global
-    for scope in scopes:
-        for node in code_descendants(scope.body, skip=SCOPES):  # type: ignore[attr-defined]
-            if type(node) is cst.Global:
+    only where they all agree (Context: such a global resolves to the one class every binding names).
+    A name some other scope binds for itself (a parameter, a local, a loop or comprehension target,
+    a lambda's parameter, a class attribute, a `match` capture) gets None too: a read of it there is
+    that scope's, and an asker that cannot tell which scope a read stands in stays silent.  One walk
+    over the file (each scope's own statements once)."""
+    scopes: list[cst.CSTNode] = [node for node in code_descendants(module) if type(node) in SCOPES]
+    declared: dict[str, list[int]] = {}  # name -> the scopes (by position, 0 = module) that declare it
+    bindings: list[list[tuple[str, Optional[cst.BaseExpression], bool]]] = []  # per scope: (name, value, a comprehension's)
+    for position, scope in enumerate((module, *scopes)):
+        own: list[tuple[str, Optional[cst.BaseExpression], bool]] = []
+        if type(scope) is cst.FunctionDef or type(scope) is cst.Lambda:
+            own.extend((name, None, True) for name in parameter_names(scope))  # type: ignore[arg-type]
+        body = scope if type(scope) is cst.Module else scope.body  # type: ignore[attr-defined]
+        for node in code_descendants(body, skip=SCOPES):
+            kind = type(node)
+            if kind is cst.Global:
                 for item in node.names:  # type: ignore[attr-defined]
-                    declared.setdefault(item.name.value, []).append(scope)
+                    declared.setdefault(item.name.value, []).append(position)
+                continue
+            if kind not in _BINDERS:
+                continue
+            value = node.value if kind is cst.Assign else None  # type: ignore[attr-defined]
+            for name in exact_names_bound_by(node):
+                own.append((name, value, kind is cst.CompFor))
+        bindings.append(own)
     found: dict[str, list[Optional[cst.BaseExpression]]] = {}
-    for name, declaring in declared.items():
-        bodies = [module, *(scope.body for scope in dict.fromkeys(declaring))]  # type: ignore[attr-defined]
-        values: list[Optional[cst.BaseExpression]] = []
-        for body in bodies:
-            for node in code_descendants(body, skip=SCOPES):
-                if name in exact_names_bound_by(node):
-                    values.append(node.value if type(node) is cst.Assign else None)  # type: ignore[attr-defined]
-        found[name] = values
+    if not declared:
+        return found
+    for position, own in enumerate(bindings):
+        for name, value, foreign in own:
+            if name not in declared:
+                continue
+            if foreign or (position != 0 and position not in declared[name]):
+                value = None  # another scope's own name: the asker cannot tell which a read means
+            found.setdefault(name, []).append(value)
+    for name in declared:
+        found.setdefault(name, [])
     return found

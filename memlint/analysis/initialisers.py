@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, erring_names, exact_names_bound_by, parameter_names
+from memlint.analysis.bindings import bound_by, erring_names, exact_names_bound_by, local_names, parameter_names
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -39,16 +39,41 @@ def unwrapped_layer(ctx: "Context", layer: cst.Call) -> cst.Call:
     return layer
 
 
-def built_layer(ctx: "Context", call: cst.Call) -> cst.Call:
+def built_layer(ctx: "Context", call: cst.Call, functions: Optional[list[cst.FunctionDef]] = None) -> cst.Call:
     """The layer call a call builds: through the wrappers of `unwrapped_layer`, and through a
     factory of the file whose every definition returns a call of one and the same `torch.nn` class
     (`def conv1x1(i, o): return nn.Conv2d(i, o, 1, bias=False)`): what the file knows of that
-    returned call it knows of the factory's call.  `call` itself (unwrapped) otherwise."""
+    returned call it knows of the factory's call.  `call` itself (unwrapped) otherwise, also where
+    a function around the call binds the called name itself (`def seq(d, Linear)`: a parameter
+    hides the file's `Linear`): `functions`, those around it, by default the traversal's."""
     layer = unwrapped_layer(ctx, call)
     if not isinstance(layer.func, cst.Name):
         return layer
-    returned = _factory_layer(ctx, layer.func.value)
-    return unwrapped_layer(ctx, returned) if returned is not None else layer
+    name = layer.func.value
+    if bound_around(ctx, name, functions):
+        return layer
+    returned = ctx.memo(("factory-layer", name), lambda: _factory_layer(ctx, name))
+    return unwrapped_layer(ctx, returned) if returned is not None else layer  # type: ignore[arg-type]
+
+
+def bound_around(ctx: "Context", name: str, functions: Optional[list[cst.FunctionDef]] = None) -> bool:
+    """Does one of `functions` (by default those the traversal is in) bind `name` in its own scope
+    (a parameter, a local), so that a read of `name` there is not the module's?"""
+    if functions is None:
+        functions = [f.node for f in getattr(ctx, "frames", ()) if f.kind == "function" and isinstance(f.node, cst.FunctionDef)]  # type: ignore[misc]
+    return any(name in ctx.memo(("non-def-local-names", id(f)), lambda f=f: _bound_not_by_def(f)) for f in functions)  # type: ignore[operator]
+
+
+def _bound_not_by_def(function: cst.FunctionDef) -> set[str]:
+    """`local_names` less the names only a nested `def` binds: a factory defined inside a
+    constructor (`def conv1x1(i, o): ...` in `__init__`) is one of the file's definitions."""
+    names = local_names(function)
+    defs = {n.name.value for n in code_descendants(function.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.FunctionDef}  # type: ignore[attr-defined]
+    others = set(parameter_names(function))
+    for node in code_descendants(function.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.FunctionDef:
+            others.update(exact_names_bound_by(node))
+    return names - (defs - others)
 
 
 def _factory_layer(ctx: "Context", name: str) -> Optional[cst.Call]:
@@ -59,8 +84,7 @@ def _factory_layer(ctx: "Context", name: str) -> Optional[cst.Call]:
     for definition in definitions:
         if not isinstance(definition, cst.FunctionDef) or definition.decorators:
             return None
-        returns = [n for n in code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
-        returned = [_returned_call(definition, r.value) for r in returns]  # type: ignore[attr-defined]
+        returned = _returned_calls(definition)
         if not returned or None in returned:
             return None
         calls.extend(returned)  # type: ignore[arg-type]
@@ -75,32 +99,47 @@ def _factory_layer(ctx: "Context", name: str) -> Optional[cst.Call]:
 _INITIALISED = frozenset({"weight", "bias"})
 
 
-def _returned_call(definition: cst.FunctionDef, value: Optional[cst.BaseExpression]) -> Optional[cst.Call]:
-    """The call a factory's `return` gives back: `return nn.Conv2d(...)`, or `return m` where the
-    function binds `m` once, to a call (`m = nn.Linear(i, o)`), and mentions it otherwise only to
-    initialise its parameters (`nn.init.xavier_uniform_(m.weight)`, `m.bias.data.zero_()`): it
-    returns that very layer, not wrapped, hooked or replaced.  None otherwise."""
-    if type(value) is cst.Call:
-        return value  # type: ignore[return-value]
-    if type(value) is not cst.Name:
-        return None
-    name = value.value  # type: ignore[attr-defined]
-    own = code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
-    bindings = [n for n in own if name in exact_names_bound_by(n, parameters=True, declarations=True)]
-    if name in parameter_names(definition) or len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
+def _returned_calls(definition: cst.FunctionDef) -> list[Optional[cst.Call]]:
+    """The call each `return` of a factory gives back (None where one gives back something else):
+    `return nn.Conv2d(...)`, or `return m` where the function binds `m` once, to a call (`m =
+    nn.Linear(i, o)`), and mentions it otherwise only to initialise its parameters
+    (`nn.init.xavier_uniform_(m.weight)`, `m.bias.data.zero_()`): it returns that very layer, not
+    wrapped, hooked or replaced.  One walk of the factory's own statements, and one of the whole
+    function only where a `return` gives back a name."""
+    own = list(code_descendants(definition.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+    values = [n.value for n in own if type(n) is cst.Return]  # type: ignore[attr-defined]
+    names = {v.value for v in values if type(v) is cst.Name}  # type: ignore[union-attr]
+    kept: dict[str, Optional[cst.Call]] = {}
+    if names:
+        bindings: dict[str, list[cst.CSTNode]] = {}
+        for node in own:
+            for bound in exact_names_bound_by(node, parameters=True, declarations=True):
+                if bound in names:
+                    bindings.setdefault(bound, []).append(node)
+        counts = {name: [0, 0, 0] for name in names}  # mentions, initialised, returned
+        for node in code_descendants(definition):  # nested functions too: a closure over it is a use
+            kind = type(node)
+            if kind is cst.Name and node.value in counts:  # type: ignore[attr-defined]
+                counts[node.value][0] += 1  # type: ignore[attr-defined]
+            elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value in counts and node.attr.value in _INITIALISED:  # type: ignore[attr-defined]
+                counts[node.value.value][1] += 1  # type: ignore[attr-defined]
+            elif kind is cst.Return and type(node.value) is cst.Name and node.value.value in counts:  # type: ignore[attr-defined]
+                counts[node.value.value][2] += 1  # type: ignore[attr-defined]
+        parameters = parameter_names(definition)
+        for name in names:
+            kept[name] = _kept_layer(name, parameters, bindings.get(name, []), counts[name])
+    return [v if type(v) is cst.Call else kept.get(v.value) if type(v) is cst.Name else None for v in values]  # type: ignore[misc,union-attr]
+
+
+def _kept_layer(name: str, parameters: set[str], bindings: list[cst.CSTNode], counts: list[int]) -> Optional[cst.Call]:
+    """The call `name` is bound to where the factory binds it once, to a call, and mentions it
+    otherwise only to initialise it and return it."""
+    if name in parameters or len(bindings) != 1 or type(bindings[0]) is not cst.Assign:
         return None
     assign = bindings[0]
     if len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Name or type(assign.value) is not cst.Call:  # type: ignore[attr-defined]
         return None
-    mentions = initialised = returned = 0
-    for node in code_descendants(definition):  # nested functions too: a closure over it is a use
-        kind = type(node)
-        if kind is cst.Name and node.value == name:  # type: ignore[attr-defined]
-            mentions += 1
-        elif kind is cst.Attribute and type(node.value) is cst.Name and node.value.value == name and node.attr.value in _INITIALISED:  # type: ignore[attr-defined]
-            initialised += 1
-        elif kind is cst.Return and type(node.value) is cst.Name and node.value.value == name:  # type: ignore[attr-defined]
-            returned += 1
+    mentions, initialised, returned = counts
     return assign.value if mentions == 1 + initialised + returned else None  # type: ignore[attr-defined,return-value]
 
 

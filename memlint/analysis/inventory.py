@@ -102,7 +102,13 @@ def held_layer(func: cst.Attribute, ctx: "Context") -> Optional[Layer]:
 
 def layer_of(ctx: "Context", call: cst.Call, env: Env) -> Optional[Layer]:
     """What a layer constructor call builds (None when it is not one memlint knows)."""
-    return _builder(ctx).layer(call, env)
+    builder = _builder(ctx)
+    functions = [f.node for f in ctx.frames if f.kind == "function" and isinstance(f.node, cst.FunctionDef)]
+    builder.scopes.append(functions)  # the functions the traversal is in: their names hide the file's factories
+    try:
+        return builder.layer(call, env)
+    finally:
+        builder.scopes.pop()
 
 
 def env_here(ctx: "Context") -> Env:
@@ -196,6 +202,10 @@ class _Builder:
         self.classes: dict[str, cst.ClassDef] = {}
         self.result: dict[str, ModuleClass] = {}
         self._active: set[str] = set()
+        # The functions around the call being read, innermost last (a constructor being described,
+        # or the traversal's): a name one of them binds (`def __init__(self, d, Linear=nn.Identity)`)
+        # is not the file's factory of that name.
+        self.scopes: list[list[cst.FunctionDef]] = []
 
         notebook = ctx.model.notebook  # a marimo notebook's cells hold its top-level classes
         cells = notebook.top_level(ctx.module) if notebook is not None else ()
@@ -235,7 +245,11 @@ class _Builder:
             env = function_env(init, self.module_env)
             if args is not None:
                 env = _bind_call(init, args, env)
-            init_count = self._init_layers(init, env, described)
+            self.scopes.append([init])
+            try:
+                init_count = self._init_layers(init, env, described)
+            finally:
+                self.scopes.pop()
             count = None if count is None or init_count is None else count + init_count
         described.param_count = count
         if described.forward is not None:
@@ -340,7 +354,7 @@ class _Builder:
         weights are initialised: initialisers.built_layer): a layer of that class, its sizes not
         folded (the returned call's arguments are the factory's parameters).  Not an activation (an
         `inplace=` fix belongs in the factory, not at this call), a container or a parameter."""
-        built = built_layer(self.ctx, call)
+        built = built_layer(self.ctx, call, self.scopes[-1] if self.scopes else None)
         if built is call:
             return None
         kind = torch_nn_name(self.ctx, built.func)

@@ -284,7 +284,11 @@ class ActivationNotInplace(Rule):
     tensor of the forward pass). A legacy `register_backward_hook`
     silences nothing: torch puts it on the layer's own autograd node, it is handed gradients, never
     the layer's output, and in-place gives the same gradients with it (a full backward hook wraps
-    the output, and in place its backward raises: that one silences).
+    the output, and in place its backward raises: that one silences). A module global that functions
+    bind through `global` is read from the bindings the file shows: one rebound where the file does not
+    show it (`globals()["BN"] = ...`, `setattr` on the module, `exec`, another file assigning
+    `resnet.BN`) is not seen; a name some scope of the file also binds for itself (a parameter, a
+    local, a comprehension target) is not resolved at all.
 
     ## Why is this bad?
     An out-of-place activation allocates a second buffer the size of its input while the input is
@@ -335,6 +339,65 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # `Norm` is a parameter of `stage`: the caller passes `nn.Tanh`, not the global `Norm` a setup function binds to a norm class
+            """
+from torch import nn
+def stage(width, Norm):
+    return nn.Sequential(nn.Conv2d(width, width, 1), Norm(width), nn.ReLU())
+head = stage(8, nn.Tanh)
+def configure():
+    global Norm
+    Norm = nn.BatchNorm2d
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a comprehension's own `Norm` (each of two activations) hides the global `Norm` a setup function binds
+            """
+from torch import nn
+def configure():
+    global Norm
+    Norm = nn.BatchNorm2d
+class Tower(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.stages = nn.ModuleList([nn.Sequential(nn.Conv2d(width, width, 1), Norm(width), nn.ReLU()) for Norm in (nn.Tanh, nn.Sigmoid)])
+    def forward(self, x):
+        for stage in self.stages:
+            x = stage(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the constructor's parameter `Linear` (an `nn.Identity` by default, which returns the caller's tensor) hides the file's factory `Linear`
+            """
+from torch import nn
+import torch.nn.functional as F
+def Linear(i, o):
+    m = nn.Linear(i, o)
+    nn.init.zeros_(m.bias)
+    return m
+class Head(nn.Module):
+    def __init__(self, width, Linear=nn.Identity):
+        super().__init__()
+        self.proj = Linear(width, width)
+    def forward(self, x):
+        return F.relu(self.proj(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a helper's parameter `Linear` hides the file's factory `Linear` in a Sequential
+            """
+from torch import nn
+def Linear(i, o):
+    m = nn.Linear(i, o)
+    nn.init.zeros_(m.bias)
+    return m
+def block(width, Linear):
+    return nn.Sequential(Linear(width, width), nn.ReLU())
+net = block(4, lambda i, o: nn.Identity())
+""",
+            config=_EXACT,
+        ),
         Valid(  # the global `Norm` is rebound to `nn.Identity` by another function: `self.norm(x)` may be the caller's `x`
             """
 from torch import nn

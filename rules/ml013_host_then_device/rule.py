@@ -253,6 +253,20 @@ class HostThenDevice(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the comprehension's own `make` (one of the caller's makers) hides the global `make` a setup function binds to `torch.rand`
+            """
+import torch
+def configure():
+    global make
+    make = torch.rand
+def train(model, loader, optimizer, makers):
+    for batch in loader:
+        extras = [make(8).cuda() for make in makers]
+        loss = model(batch, extras).mean()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
         Valid(  # the helper runs in one branch of a counter's `if`/`else` only: not on every step
             """
 import torch
