@@ -244,7 +244,13 @@ class _Scanner:
     def _block(self, statements) -> None:
         region: Optional[Region] = None
         pending: list[cst.CSTNode] = []
+        built_in_eval = False  # was the region opened by `.eval()` chained onto a construction?
         for statement in statements:
+            if built_in_eval and region is not None and self._evaluates_another(statement, region):
+                # `lpips_net = LPIPS().eval()`, later `model.eval()`: the chained form put only its
+                # own target in eval mode; `model`'s region is the one its own `.eval()` opens
+                self._claim(pending, region)
+                region, pending = None, []
             if region is None:
                 switch = _mode_switch(statement, self.ctx, self.scope)
                 if switch is not None and isinstance(self.scope, cst.FunctionDef) and (
@@ -264,8 +270,9 @@ class _Scanner:
                     if not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
                         helper = self.ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
                         description = f"after `{helper}` (which calls `{self.ctx.module.code_for_node(call)}`)"
-                    receiver = _code(self.ctx, eval_receiver(call, statement))
-                    region = Region(statement, "eval-call", description, block=tuple(statements), receiver=receiver)
+                    opened = eval_receiver(call, statement)
+                    built_in_eval = opened is not _module_of_chain(call.func.value)  # type: ignore[attr-defined]
+                    region = Region(statement, "eval-call", description, block=tuple(statements), receiver=_code(self.ctx, opened))
                     pending = []
                     continue
             elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
@@ -309,6 +316,11 @@ class _Scanner:
                 pending = []
         if region is not None:
             self._claim(pending, region)
+
+    def _evaluates_another(self, statement: cst.CSTNode, region: Region) -> bool:
+        """Is `statement` an `.eval()` call (`_eval_mode_call`) on another receiver than the region's?"""
+        call = _eval_mode_call(statement, self.ctx, self.scope)
+        return call is not None and _code(self.ctx, eval_receiver(call, statement)) != region.receiver
 
     def _trains_inside(self, statement: cst.CSTNode) -> bool:
         if isinstance(statement, cst.SimpleStatementLine):
