@@ -204,6 +204,25 @@ def predict(model, x, key):
         return {"label": predict_label, "scores": predict_scores}[key](x)
 """
         ),
+        Valid(  # frozen by `requires_grad_(False)` chained onto the construction, in a function and at module level: no parameter asks for a gradient, so no graph is built
+            """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        return self.conv(x)
+shared_encoder = Encoder().eval().requires_grad_(False)
+def embed(images):
+    encoder = Encoder().cuda().eval().requires_grad_(False)
+    for image in images:
+        print(encoder(image.cuda()).mean().item())
+def describe(image):
+    return shared_encoder(image).mean().item()
+"""
+        ),
         Valid(  # `.eval()` chained onto constructions: a layer without parameters records no history, and the model runs under no_grad
             """
 import torch
@@ -3283,6 +3302,127 @@ def infer(model, batches):
     with torch.no_grad():
         out = torch.cat([infer_fn(x, model) for x in batches])
     return out, infer_fn
+""",
+        ),
+        Invalid(  # a metric net built in eval mode by a chained `.eval()` before `net.eval()`: the chained form puts only its own target in eval mode, and `net`'s region is its own
+            """
+import torch
+from torch import nn
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+def compare(loader, weights):
+    judge_net = Denoiser().cuda().eval()
+    net = Denoiser().cuda()
+    net.load_state_dict(torch.load(weights))
+    net.eval()
+    for noisy, clean in loader:
+        restored = net(noisy.cuda())
+        with torch.no_grad():
+            gap = judge_net(restored) - judge_net(clean.cuda())
+        print(gap.abs().mean().item())
+""",
+            line=15,
+            column=20,
+            unsafe=True,
+            message="runs after `net.eval()`",
+            fixed="""
+import torch
+from torch import nn
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+def compare(loader, weights):
+    judge_net = Denoiser().cuda().eval()
+    net = Denoiser().cuda()
+    net.load_state_dict(torch.load(weights))
+    net.eval()
+    with torch.no_grad():
+        for noisy, clean in loader:
+            restored = net(noisy.cuda())
+            with torch.no_grad():
+                gap = judge_net(restored) - judge_net(clean.cuda())
+            print(gap.abs().mean().item())
+""",
+        ),
+        Invalid(  # a module-level dict of evaluators called under no_grad in its file: another file may import it and call it with gradients on
+            """
+import torch
+def score_top1(model, batches):
+    model.eval()
+    return [model(x).argmax(1) for x in batches]
+def score_top5(model, batches):
+    return [model(x).topk(5).indices for x in batches]
+SCORERS = {"top1": score_top1, "top5": score_top5}
+def report(model, batches, kind):
+    with torch.no_grad():
+        return SCORERS[kind](model, batches)
+""",
+            line=4,
+            column=13,
+            unsafe=True,
+            message="runs after `model.eval()`",
+            fixed="""
+import torch
+@torch.no_grad()
+def score_top1(model, batches):
+    model.eval()
+    return [model(x).argmax(1) for x in batches]
+def score_top5(model, batches):
+    return [model(x).topk(5).indices for x in batches]
+SCORERS = {"top1": score_top1, "top5": score_top5}
+def report(model, batches, kind):
+    with torch.no_grad():
+        return SCORERS[kind](model, batches)
+""",
+        ),
+        Invalid(  # a second pick of the same helpers, bound in both branches of an `if` and called with gradients on: no evidence, so it blocks the no_grad pick's proof
+            """
+import torch
+def label_plain(model, x):
+    model.eval()
+    return model(x).argmax(1)
+def label_flipped(model, x):
+    return model(x.flip(-1)).argmax(1)
+def compare(model, x, flip):
+    chosen = [label_plain, label_flipped][flip]
+    with torch.no_grad():
+        first = chosen(model, x)
+    if flip:
+        again = [label_plain, label_flipped][flip]
+    else:
+        again = label_plain
+    second = again(model, x)
+    return first, second
+""",
+            line=4,
+            column=12,
+            unsafe=True,
+            message="runs after `model.eval()`",
+            fixed="""
+import torch
+@torch.no_grad()
+def label_plain(model, x):
+    model.eval()
+    return model(x).argmax(1)
+def label_flipped(model, x):
+    return model(x.flip(-1)).argmax(1)
+def compare(model, x, flip):
+    chosen = [label_plain, label_flipped][flip]
+    with torch.no_grad():
+        first = chosen(model, x)
+    if flip:
+        again = [label_plain, label_flipped][flip]
+    else:
+        again = label_plain
+    second = again(model, x)
+    return first, second
 """,
         ),
     ]
