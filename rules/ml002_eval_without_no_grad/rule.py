@@ -26,7 +26,8 @@ class EvalWithoutNoGrad(Rule):
     Finds a model run in an evaluation context while gradient tracking is on. Evaluation context
     means: after `model.eval()` / `self.eval()` / `model.train(False)` in the same function (in a
     block that certainly ran, with no `.train()` in between; also chained onto the construction
-    whose result the statement binds: `model = Generator(4).cuda().eval()`), in a module-level function that
+    whose result the statement binds: `model = Generator(4).cuda().eval()`, which puts only that
+    target in eval mode: a later `net.eval()` opens `net`'s own region), in a module-level function that
     runs a global model the module itself put in eval mode (`model.eval()` as a statement of the
     module, not behind an `if`; the function binds no local of that name, calls no `.train()`, is
     not called by the module before the `.eval()`, is not handed to other code as a value (captum's
@@ -84,7 +85,9 @@ class EvalWithoutNoGrad(Rule):
     the project's own that wraps `no_grad`, a function only ever called from such a context (in any
     file linted with it, directly or through callers that are; a call of a function picked out of a
     literal of functions, `infer_fn = [infer_basic, infer_mirror][level]` then `infer_fn(x)`, counts
-    as a call of each, where the picked name is bound once and only ever called; a method call whose receiver's class
+    as a call of each, where the picked name is bound once in a function and only ever called; a
+    name bound at module level (another file may import it) or without that evidence blocks the
+    proof for each function of its literal; a method call whose receiver's class
     is not known, `gan.visualize_results()` with `gan` any of several classes or the result of a
     call, is taken as a call of every method of the project so named, unless training code makes
     it; one made without gradients settles the methods so named where they all override one
@@ -93,8 +96,10 @@ class EvalWithoutNoGrad(Rule):
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
     `on_*` hooks), and a method that runs its model under its own `no_grad` (where every method of
     the program so named does: curl's `agent.sample_action(obs)`). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
-    `model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
-    function, or for `self.model` anywhere in its class) builds no graph, so an evaluation region
+    `model.requires_grad_(False)`, also chained onto its construction, `model =
+    Net().eval().requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
+    function, for `self.model` anywhere in its class, or for a module-level name frozen by the module's
+    own statements in a function that binds no local of that name) builds no graph, so an evaluation region
     whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
     need them) or runs a model whose `forward` computes them, in any file linted with it (a learner
