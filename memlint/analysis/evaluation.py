@@ -362,7 +362,9 @@ class _Scanner:
         module = self.ctx.module
         cells = self.ctx.memo(("jupyter-cells", id(module)), lambda: jupyter_cells(module)) if self.scope is module else {}
         if not cells:
-            return [] if any(computes_gradients(n, self.ctx) for n in nodes) else nodes
+            if any(computes_gradients(n, self.ctx) for n in nodes) or self._hands_to_backward(nodes):
+                return []
+            return nodes
         gradient_nodes = [n for n in nodes if computes_gradients(n, self.ctx)]
         attacking = {cells.get(id(n)) for n in gradient_nodes}
         if None in attacking:
@@ -376,6 +378,27 @@ class _Scanner:
             n for n in nodes
             if cells.get(id(n)) not in attacking and not ((cells.get(id(n)) or 0) < last and bound_names(n) & read)
         ]
+
+    def _hands_to_backward(self, nodes: list) -> bool:
+        """Does a statement of `nodes` hand a name the region binds to one of the file's functions that
+        runs backward on what that parameter holds (`loss = F.mse_loss(features(fake), features(hr))`,
+        then `step(optimizer, loss)`; `soft = self.teacher(x)`, then `self.step(x, soft)`)?  The
+        region's outputs may then be the objective: backward comes, through the helper."""
+        model = self.ctx.model
+        if not model.backpropagates_anywhere():
+            return False
+        bound = {name for n in nodes for name in bound_names(n)}
+        if not bound:
+            return False
+        for node in nodes:
+            for inner in code_descendants(node):
+                if type(inner) is not cst.Call:
+                    continue
+                for arg in inner.args:  # type: ignore[attr-defined]
+                    value = arg.value
+                    if type(value) is cst.Name and value.value in bound and model.hands_to_backpropagating_helper(inner, value):  # type: ignore[arg-type]
+                        return True
+        return False
 
     def _enables_grad(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr

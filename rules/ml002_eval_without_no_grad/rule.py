@@ -102,7 +102,9 @@ class EvalWithoutNoGrad(Rule):
     own statements in a function that binds no local of that name) builds no graph, so an evaluation region
     whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
-    need them) or runs a model whose `forward` computes them, in any file linted with it (a learner
+    need them; also where it hands a name it binds to a function of the file that runs backward on
+    what that parameter holds: a perceptual or teacher net's outputs fed to `step(optimizer, loss)`)
+    or runs a model whose `forward` computes them, in any file linted with it (a learner
     that adapts itself with `torch.autograd.grad` at test time, MAML-style), also in a function
     nested in it or through a submodule it runs (robustness's `AttackerModel` runs `self.attacker`,
     a PGD attack), where that submodule runs behind `if flag:` of a parameter defaulting to False
@@ -226,6 +228,43 @@ def embed(images):
         print(encoder(image.cuda()).mean().item())
 def describe(image):
     return shared_encoder(image).mean().item()
+"""
+        ),
+        Valid(  # a fixed judge / guide net in eval mode whose outputs the region hands to a helper of the file that runs backward on that parameter: backward comes, through the helper
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        return self.conv(x)
+def apply_update(optimizer, objective):
+    optimizer.zero_grad()
+    objective.backward()
+    optimizer.step()
+def fit(upscaler, pairs, optimizer):
+    judge = Encoder().cuda().eval()
+    for small, large in pairs:
+        guess = upscaler(small)
+        objective = F.l1_loss(judge(guess), judge(large))
+        apply_update(optimizer, objective)
+class Mimic:
+    def __init__(self, learner, optimizer):
+        self.learner = learner
+        self.optimizer = optimizer
+    def update(self, x, goal):
+        objective = F.mse_loss(self.learner(x), goal)
+        self.optimizer.zero_grad()
+        objective.backward()
+        self.optimizer.step()
+    def run(self, batches):
+        self.guide = Encoder().cuda().eval()
+        for x in batches:
+            hint = self.guide(x)
+            self.update(x, hint)
 """
         ),
         Valid(  # `.eval()` chained onto constructions: a layer without parameters records no history, and the model runs under no_grad
