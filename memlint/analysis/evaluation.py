@@ -333,7 +333,7 @@ class _Scanner:
         if region.kind == "mode-branch":
             nodes = [n for node in nodes for n in _outside_training(node, region.training, self.ctx)]
         if region.kind != "function-name":
-            nodes = self._without_gradient_work(nodes)
+            nodes = self._without_gradient_work(nodes, region)
             if not nodes:
                 return
         if region.kind == "mode-branch" and any(_hands_model_away(n, region.receiver, self.ctx) for n in nodes):
@@ -352,7 +352,7 @@ class _Scanner:
                 self.result.setdefault(id(current), region)
             stack.extend(code_children(current))
 
-    def _without_gradient_work(self, nodes: list) -> list:
+    def _without_gradient_work(self, nodes: list, region: Region) -> list:
         """`nodes` where none computes gradients, else []: a region that does is no evaluation.  In
         a Jupyter notebook's own code, a cell that computes gradients (robustness's `model(im, label,
         make_adv=True)`, a PGD attack) leaves the region's other cells evaluation (`pred, _ =
@@ -362,7 +362,7 @@ class _Scanner:
         module = self.ctx.module
         cells = self.ctx.memo(("jupyter-cells", id(module)), lambda: jupyter_cells(module)) if self.scope is module else {}
         if not cells:
-            if any(computes_gradients(n, self.ctx) for n in nodes) or self._hands_to_backward(nodes):
+            if any(computes_gradients(n, self.ctx) for n in nodes) or self._hands_outputs_to_backward(nodes, region):
                 return []
             return nodes
         gradient_nodes = [n for n in nodes if computes_gradients(n, self.ctx)]
@@ -379,26 +379,30 @@ class _Scanner:
             if cells.get(id(n)) not in attacking and not ((cells.get(id(n)) or 0) < last and bound_names(n) & read)
         ]
 
-    def _hands_to_backward(self, nodes: list) -> bool:
-        """Does a statement of `nodes` hand a name the region binds to one of the file's functions that
-        runs backward on what that parameter holds (`loss = F.mse_loss(features(fake), features(hr))`,
-        then `step(optimizer, loss)`; `soft = self.teacher(x)`, then `self.step(x, soft)`)?  The
-        region's outputs may then be the objective: backward comes, through the helper."""
+    def _hands_outputs_to_backward(self, nodes: list, region: Region) -> bool:
+        """Does a statement of `nodes` hand what the region computed from its model (a name the
+        region's `=` binds to a value that runs the model, or that reads such a name) to one of the
+        file's functions that runs backward on what that parameter holds (`loss =
+        F.mse_loss(features(fake), features(hr))`, then `step(optimizer, loss)`; `soft =
+        self.teacher(x)`, then `self.step(x, soft)`)?  The outputs are then part of the objective:
+        backward comes, through the helper."""
         model = self.ctx.model
         if not model.backpropagates_anywhere():
             return False
-        bound = {name for n in nodes for name in bound_names(n)}
-        if not bound:
-            return False
+        outputs: set[str] = set()
         for node in nodes:
-            for inner in code_descendants(node):
-                if type(inner) is not cst.Call:
-                    continue
-                for arg in inner.args:  # type: ignore[attr-defined]
-                    value = arg.value
-                    if type(value) is cst.Name and value.value in bound and model.hands_to_backpropagating_helper(inner, value):  # type: ignore[arg-type]
-                        return True
-        return False
+            for inner in (node, *code_descendants(node)):  # (source order: a name before its readers)
+                if type(inner) is cst.Assign and _carries_run(inner.value, outputs, region, self.ctx):  # type: ignore[attr-defined]
+                    outputs.update(_assigned_names(inner))  # type: ignore[arg-type]
+        if not outputs:
+            return False
+        return any(
+            type(arg.value) is cst.Name and arg.value.value in outputs and model.hands_to_backpropagating_helper(inner, arg.value)  # type: ignore[attr-defined, arg-type]
+            for node in nodes
+            for inner in code_descendants(node)
+            if type(inner) is cst.Call
+            for arg in inner.args  # type: ignore[attr-defined]
+        )
 
     def _enables_grad(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr
@@ -408,6 +412,30 @@ class _Scanner:
         if qualified in tables.SET_GRAD_ENABLED and isinstance(expr, cst.Call):
             return not (expr.args and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == "False")
         return False
+
+
+def _carries_run(value: cst.BaseExpression, outputs: set, region: Region, ctx: "Context") -> bool:
+    """Does `value` run the region's model (`runs_evaluated_model`) or read a name in `outputs`?"""
+    for inner in (value, *code_descendants(value)):
+        if type(inner) is cst.Name and inner.value in outputs:  # type: ignore[attr-defined]
+            return True
+        if type(inner) is not cst.Call:
+            continue
+        # (a region with a receiver asks for that model; a loop over evaluation data, for any model)
+        named = region.kind in ("eval-call", "module-eval", "mode-branch")
+        if (named or is_model_call(inner, ctx)) and runs_evaluated_model(inner, region, ctx):  # type: ignore[arg-type]
+            return True
+    return False
+
+
+def _assigned_names(assign: cst.Assign) -> list[str]:
+    """The plain names an `=` binds (`loss = ...`, `soft, _ = ...`), not `self.x[i] = ...`."""
+    found = []
+    for target in assign.targets:
+        inner = target.target
+        elements = [e.value for e in inner.elements] if type(inner) in (cst.Tuple, cst.List) else [inner]  # type: ignore[attr-defined]
+        found.extend(e.value for e in elements if type(e) is cst.Name)  # type: ignore[attr-defined]
+    return found
 
 
 def _eval_context(statement: cst.CSTNode, ctx: "Context") -> Optional[tuple[cst.Call, str]]:
