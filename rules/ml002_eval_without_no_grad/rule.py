@@ -102,8 +102,9 @@ class EvalWithoutNoGrad(Rule):
     own statements in a function that binds no local of that name) builds no graph, so an evaluation region
     whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
-    need them; also where it hands a name it binds to a function of the file that runs backward on
-    what that parameter holds: a perceptual or teacher net's outputs fed to `step(optimizer, loss)`)
+    need them; also where it hands what it computed from its model to a function of the file that
+    runs backward on what that parameter holds: a perceptual or teacher net's outputs fed to
+    `step(optimizer, loss)`)
     or runs a model whose `forward` computes them, in any file linted with it (a learner
     that adapts itself with `torch.autograd.grad` at test time, MAML-style), also in a function
     nested in it or through a submodule it runs (robustness's `AttackerModel` runs `self.attacker`,
