@@ -188,6 +188,12 @@ def test_functions_picked_out_of_a_literal(monkeypatch):
         "def f(x):\n    return x\nfns = [f]\nwith torch.no_grad():\n    fns[0](1)\nfor h in fns:\n    h(1)",
         # a function called directly with gradients on, and picked under no_grad
         "def f(x):\n    return x\nf(1)\nwith torch.no_grad():\n    [f][0](1)",
+        # a module-level literal called under no_grad here: another file may import it and call it
+        "def f(x):\n    return x\nfns = {'a': f}\ndef run(k):\n    with torch.no_grad():\n        return fns[k](1)",
+        # a second pick of the same function, bound twice (in an `if`) and called with gradients on:
+        # no evidence, so it blocks the proven pick under no_grad instead of being dropped
+        "def f(x):\n    return x\ndef g(x):\n    return x\ndef run(i):\n    fn = [f, g][i]\n    with torch.no_grad():\n"
+        "        fn(1)\n    if i:\n        other = [f, g][i]\n    else:\n        other = f\n    other(1)",
     ],
 )
 def test_picks_that_prove_nothing(source, monkeypatch):

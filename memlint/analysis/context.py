@@ -133,6 +133,13 @@ class Context:
         # then `infer_fn(x)`): each name of the literal may be the one called (picked_functions.py).
         self.picked_sites: dict[FunctionKey, list[CallSite]] = {}
         self._picks_bound = False  # has any frame bound a name to such a pick (most files: none)
+        # Each name bound to a pick or a literal of functions: (its frame, the name, whether it holds
+        # the literal, the functions it may reach); and the calls through such a name: (its frame, the
+        # name, the sites), kept only where the scope's evidence holds (`_settle_picks`, at the end).
+        self._pick_bindings: list[tuple[Frame, str, bool, tuple[FunctionKey, ...]]] = []
+        self._named_picks: list[tuple[Frame, str, list[CallSite]]] = []
+        # Functions a name without that evidence may reach: no proof that every call is without grad.
+        self.picks_blocked: set[FunctionKey] = set()
         self._import_fallbacks = import_fallbacks(module)
         self._ambiguous = _module_names_bound_twice(module, self._import_fallbacks)
         # `from utils import *` where utils imports torch: `torch` is then used without an import of
@@ -373,6 +380,8 @@ class Context:
     def facts(self) -> FileFacts:
         """Facts about the whole file; only meaningful once the traversal is over."""
         if self._facts is None:
+            if self._picks_bound:
+                self._settle_picks()
             self._facts = FileFacts(
                 defined=set(self.defined_functions),
                 call_sites=self.call_sites,
@@ -535,6 +544,7 @@ class Context:
         """`[f, g][i](x)`, `fn(x)` with `fn = [f, g][i]`, `fns[i](x)` with `fns = [f, g]`: a call
         that may reach each function of the literal (picked_functions.py)."""
         names = picked_functions.direct_pick(node)
+        frame = None
         if names is None:
             func = node.func
             held = func.value if type(func) is cst.Subscript else func  # type: ignore[attr-defined]
@@ -544,15 +554,9 @@ class Context:
             pick = frame.picks.get(held.value) if frame is not None else None  # type: ignore[attr-defined]
             if pick is None or pick[1] != (held is not func):
                 return
-            scope = frame.node  # type: ignore[union-attr]
-            question = ("picked-only-called", id(scope), held.value, pick[1])  # type: ignore[attr-defined]
-            if not self.memo(question, lambda: picked_functions.only_called(scope, held.value, pick[1])):  # type: ignore[attr-defined]
-                return
             names = pick[0]
-        for name in names:
-            if self.resolve(name) is not None:
-                continue  # an import: not a function of the file
-            site = CallSite(
+        sites = [
+            CallSite(
                 callee=("func", name.value),
                 callers=self.function_chain,
                 grad=self.grad_mode,
@@ -560,7 +564,34 @@ class Context:
                 conditional=True,  # (the pick may choose another)
                 loop=self.loop,
             )
+            for name in names
+            if self.resolve(name) is None  # (an import: not a function of the file)
+        ]
+        if frame is not None:
+            self._named_picks.append((frame, held.value, sites))  # type: ignore[attr-defined]  # (its evidence: `_settle_picks`)
+            return
+        for site in sites:
             self.picked_sites.setdefault(site.callee, []).append(site)
+
+    def _settle_picks(self) -> None:
+        """Keep the calls through a picked name whose scope proves they are all its calls (one walk
+        of each function that binds such names); block the functions every other such name may reach."""
+        by_frame: dict[int, tuple[Frame, dict[str, bool]]] = {}
+        for frame, name, holds_literal, keys in self._pick_bindings:
+            if frame.kind != "function":
+                self.picks_blocked.update(keys)  # (a module's name another file may import; a class attribute)
+                continue
+            by_frame.setdefault(id(frame), (frame, {}))[1][name] = holds_literal
+        proven = {
+            key: picked_functions.only_called(frame.node, picks) for key, (frame, picks) in by_frame.items()
+        }
+        for frame, name, holds_literal, keys in self._pick_bindings:
+            if frame.kind == "function" and name not in proven[id(frame)]:
+                self.picks_blocked.update(keys)
+        for frame, name, sites in self._named_picks:
+            if name in proven.get(id(frame), ()):
+                for site in sites:
+                    self.picked_sites.setdefault(site.callee, []).append(site)
 
     def _visit_expression_statement(self, node: cst.Expr) -> None:
         # `torch.set_grad_enabled(False)` as a statement: the rest of the block runs without grad.
@@ -598,6 +629,8 @@ class Context:
         if pick is not None:
             self.frame.picks[pick[0]] = (pick[1], pick[2])
             self._picks_bound = True
+            keys = tuple(("func", name.value) for name in pick[1] if self.resolve(name) is None)
+            self._pick_bindings.append((self.frame, pick[0], pick[2], keys))
         value = values.alias_value(node.value, self)
         alias = self.resolve(node.value)
         for target in node.targets:
@@ -829,8 +862,9 @@ class Context:
         # (the project pass does not see calls through a pick out of a literal, `[f, g][i](x)`: a
         # function the file so calls with gradients maybe on is decided by this file's sites)
         picked = {key for key, sites in self.picked_sites.items() if any(site.grad is not GradMode.DISABLED for site in sites)}
+        picked |= self.picks_blocked  # (a pick without evidence: used as a value, or importable)
         result = {key for key in self.defined_functions if key_string(key) in project.no_grad and key not in picked}
-        blocked = {key for key in self.defined_functions if key_string(key) in project.grad_elsewhere}
+        blocked = {key for key in self.defined_functions if key_string(key) in project.grad_elsewhere} | self.picks_blocked
         changed = True
         while changed:
             changed = False

@@ -256,7 +256,13 @@ class _Scanner:
     def _block(self, statements) -> None:
         region: Optional[Region] = None
         pending: list[cst.CSTNode] = []
+        built_in_eval = False  # was the region opened by `.eval()` chained onto a construction?
         for statement in statements:
+            if built_in_eval and region is not None and self._evaluates_another(statement, region):
+                # `lpips_net = LPIPS().eval()`, later `model.eval()`: the chained form put only its
+                # own target in eval mode; `model`'s region is the one its own `.eval()` opens
+                self._claim(pending, region)
+                region, pending = None, []
             if region is None:
                 switch = _mode_switch(statement, self.ctx, self.scope)
                 if switch is not None and isinstance(self.scope, cst.FunctionDef) and (
@@ -276,8 +282,9 @@ class _Scanner:
                     if not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
                         helper = self.ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
                         description = f"after `{helper}` (which calls `{self.ctx.module.code_for_node(call)}`)"
-                    receiver = _code(self.ctx, eval_receiver(call, statement))
-                    region = Region(statement, "eval-call", description, block=tuple(statements), receiver=receiver)
+                    opened = eval_receiver(call, statement)
+                    built_in_eval = opened is not _module_of_chain(call.func.value)  # type: ignore[attr-defined]
+                    region = Region(statement, "eval-call", description, block=tuple(statements), receiver=_code(self.ctx, opened))
                     pending = []
                     continue
             elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
@@ -322,6 +329,11 @@ class _Scanner:
         if region is not None:
             self._claim(pending, region)
 
+    def _evaluates_another(self, statement: cst.CSTNode, region: Region) -> bool:
+        """Is `statement` an `.eval()` call (`_eval_mode_call`) on another receiver than the region's?"""
+        call = _eval_mode_call(statement, self.ctx, self.scope)
+        return call is not None and _code(self.ctx, eval_receiver(call, statement)) != region.receiver
+
     def _trains_inside(self, statement: cst.CSTNode) -> bool:
         if isinstance(statement, cst.SimpleStatementLine):
             return False
@@ -333,7 +345,7 @@ class _Scanner:
         if region.kind == "mode-branch":
             nodes = [n for node in nodes for n in _outside_training(node, region.training, self.ctx)]
         if region.kind != "function-name":
-            nodes = self._without_gradient_work(nodes)
+            nodes = self._without_gradient_work(nodes, region)
             if not nodes:
                 return
         if region.kind == "mode-branch" and any(_hands_model_away(n, region.receiver, self.ctx) for n in nodes):
@@ -352,7 +364,7 @@ class _Scanner:
                 self.result.setdefault(id(current), region)
             stack.extend(code_children(current))
 
-    def _without_gradient_work(self, nodes: list) -> list:
+    def _without_gradient_work(self, nodes: list, region: Region) -> list:
         """`nodes` where none computes gradients, else []: a region that does is no evaluation.  In
         a Jupyter notebook's own code, a cell that computes gradients (robustness's `model(im, label,
         make_adv=True)`, a PGD attack) leaves the region's other cells evaluation (`pred, _ =
@@ -362,7 +374,9 @@ class _Scanner:
         module = self.ctx.module
         cells = self.ctx.memo(("jupyter-cells", id(module)), lambda: jupyter_cells(module)) if self.scope is module else {}
         if not cells:
-            return [] if any(computes_gradients(n, self.ctx) for n in nodes) else nodes
+            if any(computes_gradients(n, self.ctx) for n in nodes) or self._hands_outputs_to_backward(nodes, region):
+                return []
+            return nodes
         gradient_nodes = [n for n in nodes if computes_gradients(n, self.ctx)]
         attacking = {cells.get(id(n)) for n in gradient_nodes}
         if None in attacking:
@@ -377,6 +391,31 @@ class _Scanner:
             if cells.get(id(n)) not in attacking and not ((cells.get(id(n)) or 0) < last and bound_names(n) & read)
         ]
 
+    def _hands_outputs_to_backward(self, nodes: list, region: Region) -> bool:
+        """Does a statement of `nodes` hand what the region computed from its model (a name the
+        region's `=` binds to a value that runs the model, or that reads such a name) to one of the
+        file's functions that runs backward on what that parameter holds (`loss =
+        F.mse_loss(features(fake), features(hr))`, then `step(optimizer, loss)`; `soft =
+        self.teacher(x)`, then `self.step(x, soft)`)?  The outputs are then part of the objective:
+        backward comes, through the helper."""
+        model = self.ctx.model
+        if not model.backpropagates_anywhere():
+            return False
+        outputs: set[str] = set()
+        for node in nodes:
+            for inner in (node, *code_descendants(node)):  # (source order: a name before its readers)
+                if type(inner) is cst.Assign and _carries_run(inner.value, outputs, region, self.ctx):  # type: ignore[attr-defined]
+                    outputs.update(_assigned_names(inner))  # type: ignore[arg-type]
+        if not outputs:
+            return False
+        return any(
+            type(arg.value) is cst.Name and arg.value.value in outputs and model.hands_to_backpropagating_helper(inner, arg.value)  # type: ignore[attr-defined, arg-type]
+            for node in nodes
+            for inner in code_descendants(node)
+            if type(inner) is cst.Call
+            for arg in inner.args  # type: ignore[attr-defined]
+        )
+
     def _enables_grad(self, expr: cst.BaseExpression) -> bool:
         target = expr.func if isinstance(expr, cst.Call) else expr
         qualified = self.ctx.resolve(target)
@@ -385,6 +424,30 @@ class _Scanner:
         if qualified in tables.SET_GRAD_ENABLED and isinstance(expr, cst.Call):
             return not (expr.args and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == "False")
         return False
+
+
+def _carries_run(value: cst.BaseExpression, outputs: set, region: Region, ctx: "Context") -> bool:
+    """Does `value` run the region's model (`runs_evaluated_model`) or read a name in `outputs`?"""
+    for inner in (value, *code_descendants(value)):
+        if type(inner) is cst.Name and inner.value in outputs:  # type: ignore[attr-defined]
+            return True
+        if type(inner) is not cst.Call:
+            continue
+        # (a region with a receiver asks for that model; a loop over evaluation data, for any model)
+        named = region.kind in ("eval-call", "module-eval", "mode-branch")
+        if (named or is_model_call(inner, ctx)) and runs_evaluated_model(inner, region, ctx):  # type: ignore[arg-type]
+            return True
+    return False
+
+
+def _assigned_names(assign: cst.Assign) -> list[str]:
+    """The plain names an `=` binds (`loss = ...`, `soft, _ = ...`), not `self.x[i] = ...`."""
+    found = []
+    for target in assign.targets:
+        inner = target.target
+        elements = [e.value for e in inner.elements] if type(inner) in (cst.Tuple, cst.List) else [inner]  # type: ignore[attr-defined]
+        found.extend(e.value for e in elements if type(e) is cst.Name)  # type: ignore[attr-defined]
+    return found
 
 
 def _eval_context(statement: cst.CSTNode, ctx: "Context") -> Optional[tuple[cst.Call, str]]:

@@ -5,7 +5,8 @@ Evidence that `X` is frozen:
 
 - `X.freeze()` with no argument (Lightning's `LightningModule.freeze`: eval mode, and
   `requires_grad = False` on every parameter);
-- `X.requires_grad_(False)`;
+- `X.requires_grad_(False)`, also chained onto what builds `X` (`X = Net().cuda().eval().requires_grad_(False)`:
+  the built model has no other name);
 - a loop over `X.parameters()` whose body sets `p.requires_grad = False` (or `p.requires_grad_(False)`).
 
 Evidence that it is thawed again, which cancels the fact for `X` everywhere in the file: `X.unfreeze()`,
@@ -14,7 +15,8 @@ Evidence that it is thawed again, which cancels the fact for `X` everywhere in t
 a frozen-looking model is not one to second-guess).
 
 Where it holds: a local name only in the function that froze it; `self.X` in every method of the class
-that froze it (a predictor freezing its model in `__init__`).  A call of a frozen model builds no graph
+that froze it (a predictor freezing its model in `__init__`); a module-level name frozen by the module's
+own statements in every function that does not bind a local of that name.  A call of a frozen model builds no graph
 when its inputs carry none, so an evaluation with it wastes no memory on autograd (ML002 asks).  It is
 not a fact about the call's result in general: a frozen discriminator or perceptual network fed a
 generator's output still passes history through (GAN and style-transfer training)."""
@@ -47,6 +49,9 @@ def is_frozen_model(func: cst.BaseExpression, ctx: "Context") -> bool:
     if scope is None:
         return False
     frozen, thawed = ctx.memo(("frozen models", id(scope)), lambda: _changes(scope))  # type: ignore[misc]
+    if name not in frozen and "." not in name and ctx.binds_at_module_level(name):
+        # `feature_net = Net().eval().requires_grad_(False)` at module level, run by a function
+        frozen, thawed = ctx.memo("frozen module models", lambda: _changes(ctx.module, module_only=True))  # type: ignore[misc]
     return name in frozen and name not in _thawed_anywhere(ctx) and name not in thawed
 
 
@@ -54,12 +59,23 @@ def _thawed_anywhere(ctx: "Context") -> frozenset:
     return ctx.memo("thawed models", lambda: frozenset(_changes(ctx.module)[1]))  # type: ignore[return-value]
 
 
-def _changes(scope: cst.CSTNode) -> tuple[set, set]:
-    """The dotted names `scope` freezes and thaws (see the module's docstring)."""
+def _changes(scope: cst.CSTNode, module_only: bool = False) -> tuple[set, set]:
+    """The dotted names `scope` freezes and thaws (see the module's docstring); with `module_only`,
+    by the module's own statements (`scope` a module), not those of its functions and classes."""
     frozen: set = set()
     thawed: set = set()
-    for node in code_descendants(scope):
+    nodes = (
+        (n for s in scope.body if type(s) is cst.SimpleStatementLine for n in code_descendants(s))  # type: ignore[attr-defined]
+        if module_only
+        else code_descendants(scope)
+    )
+    for node in nodes:
         kind = type(node)
+        if kind is cst.Assign:
+            built = _frozen_when_built(node)  # type: ignore[arg-type]
+            if built is not None:
+                frozen.add(built)
+            continue
         if kind is cst.Call and type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
             change = _call_change(node)  # type: ignore[arg-type]
             target = dotted_name(node.func.value)  # type: ignore[attr-defined]
@@ -70,6 +86,20 @@ def _changes(scope: cst.CSTNode) -> tuple[set, set]:
             if owner is not None:
                 (frozen if change == _FREEZE else thawed).add(owner)
     return frozen, thawed
+
+
+def _frozen_when_built(assign: cst.Assign) -> Optional[str]:
+    """`X = Net().cuda().eval().requires_grad_(False)` -> "X": a chain of method calls on a call (a
+    model built or loaded there) with `requires_grad_(False)` on it and no thaw after it."""
+    if len(assign.targets) != 1:
+        return None
+    target = dotted_name(assign.targets[0].target)
+    value = assign.value
+    change = None
+    while type(value) is cst.Call and type(value.func) is cst.Attribute:  # type: ignore[attr-defined]
+        change = change or _call_change(value)  # type: ignore[arg-type]  # (the outermost change decides)
+        value = value.func.value  # type: ignore[attr-defined]
+    return target if change == _FREEZE and type(value) is cst.Call and target is not None else None
 
 
 def _call_change(call: cst.Call) -> Optional[str]:

@@ -21,6 +21,12 @@ subscripted callee (`fns[k](x)`): a name also handed on, stored, iterated or reb
 called anywhere, and is no evidence.  The elements are plain names; which function each one
 means is the caller's question (Context: a name no import binds, as for a direct call).
 
+A name bound to such a pick or literal that lacks this evidence, or is bound at module level (another
+file may import it and call it with gradients on: p5's `EVALUATORS[task](model, loader)` in
+train.py) or in a class body, is a use of each function that is no recognised call: it blocks
+"every call runs without gradients" for them (Context.picks_blocked), as a call with gradients on
+would.
+
 Such a call is one the pick may not choose: like the project pass's calls on a receiver of unknown
 class, it counts only for "every call runs without gradients" (Context.picked_sites,
 FileFacts.no_grad_functions), not for the facts that need a call to happen (called on every
@@ -70,23 +76,28 @@ def direct_pick(call: cst.Call) -> Optional[tuple[cst.Name, ...]]:
     return literal_names(func.value) if type(func) is cst.Subscript else None  # type: ignore[attr-defined]
 
 
-def only_called(scope: cst.CSTNode, name: str, holds_literal: bool) -> bool:
-    """Is `name` bound once in `scope` by a plain assignment, and every other mention of it the
-    callee of a call (`fn(x)`), or, where it holds the literal, subscripted as one (`fns[k](x)`)?"""
-    bindings = calls = 0
+def only_called(scope: cst.CSTNode, picks: dict[str, bool]) -> frozenset[str]:
+    """The names of `picks` (each: does it hold the literal itself?) that `scope` binds once by a
+    plain assignment and mentions otherwise only as the callee of a call (`fn(x)`), or, where it
+    holds the literal, subscripted as one (`fns[k](x)`).  One walk of the scope for all its picks."""
+    bindings: dict[str, int] = {}
+    calls: dict[str, int] = {}
+    failed: set[str] = set()
     for node, parents in code_with_parents(scope, nearest=3):
-        if type(node) is not cst.Name or node.value != name:  # type: ignore[attr-defined]
+        if type(node) is not cst.Name or node.value not in picks:  # type: ignore[attr-defined]
             continue
+        name = node.value  # type: ignore[attr-defined]
+        holds_literal = picks[name]
         parent = parents[-1]
         if type(parent) is cst.AssignTarget and len(parents) > 1 and type(parents[-2]) is cst.Assign and len(parents[-2].targets) == 1:  # type: ignore[attr-defined]
-            bindings += 1
+            bindings[name] = bindings.get(name, 0) + 1
         elif not holds_literal and type(parent) is cst.Call and parent.func is node:  # type: ignore[attr-defined]
-            calls += 1
+            calls[name] = calls.get(name, 0) + 1
         elif (
             holds_literal and type(parent) is cst.Subscript and parent.value is node  # type: ignore[attr-defined]
             and len(parents) > 1 and type(parents[-2]) is cst.Call and parents[-2].func is parent  # type: ignore[attr-defined]
         ):
-            calls += 1
+            calls[name] = calls.get(name, 0) + 1
         else:
-            return False  # (handed on, stored, iterated, a parameter, `global`, `del`, an attribute's name ...)
-    return bindings == 1 and calls > 0
+            failed.add(name)  # (handed on, stored, iterated, a parameter, `global`, `del`, an attribute's name ...)
+    return frozenset(n for n in picks if n not in failed and bindings.get(n) == 1 and calls.get(n, 0) > 0)

@@ -26,7 +26,8 @@ class EvalWithoutNoGrad(Rule):
     Finds a model run in an evaluation context while gradient tracking is on. Evaluation context
     means: after `model.eval()` / `self.eval()` / `model.train(False)` in the same function (in a
     block that certainly ran, with no `.train()` in between; also chained onto the construction
-    whose result the statement binds: `model = Generator(4).cuda().eval()`), in a module-level function that
+    whose result the statement binds: `model = Generator(4).cuda().eval()`, which puts only that
+    target in eval mode: a later `net.eval()` opens `net`'s own region), in a module-level function that
     runs a global model the module itself put in eval mode (`model.eval()` as a statement of the
     module, not behind an `if`; the function binds no local of that name, calls no `.train()`, is
     not called by the module before the `.eval()`, is not handed to other code as a value (captum's
@@ -84,7 +85,9 @@ class EvalWithoutNoGrad(Rule):
     the project's own that wraps `no_grad`, a function only ever called from such a context (in any
     file linted with it, directly or through callers that are; a call of a function picked out of a
     literal of functions, `infer_fn = [infer_basic, infer_mirror][level]` then `infer_fn(x)`, counts
-    as a call of each, where the picked name is bound once and only ever called; a method call whose receiver's class
+    as a call of each, where the picked name is bound once in a function and only ever called; a
+    name bound at module level (another file may import it) or without that evidence blocks the
+    proof for each function of its literal; a method call whose receiver's class
     is not known, `gan.visualize_results()` with `gan` any of several classes or the result of a
     call, is taken as a call of every method of the project so named, unless training code makes
     it; one made without gradients settles the methods so named where they all override one
@@ -93,11 +96,16 @@ class EvalWithoutNoGrad(Rule):
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
     `on_*` hooks), and a method that runs its model under its own `no_grad` (where every method of
     the program so named does: curl's `agent.sample_action(obs)`). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
-    `model.requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
-    function, or for `self.model` anywhere in its class) builds no graph, so an evaluation region
+    `model.requires_grad_(False)`, also chained onto its construction, `model =
+    Net().eval().requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
+    function, for `self.model` anywhere in its class, or for a module-level name frozen by the module's
+    own statements in a function that binds no local of that name) builds no graph, so an evaluation region
     whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
-    need them) or runs a model whose `forward` computes them, in any file linted with it (a learner
+    need them; also where it hands what it computed from its model to a function of the file that
+    runs backward on what that parameter holds: a perceptual or teacher net's outputs fed to
+    `step(optimizer, loss)`)
+    or runs a model whose `forward` computes them, in any file linted with it (a learner
     that adapts itself with `torch.autograd.grad` at test time, MAML-style), also in a function
     nested in it or through a submodule it runs (robustness's `AttackerModel` runs `self.attacker`,
     a PGD attack), where that submodule runs behind `if flag:` of a parameter defaulting to False
@@ -202,6 +210,62 @@ def predict(model, x, key):
         return model(x).softmax(1)
     with torch.no_grad():
         return {"label": predict_label, "scores": predict_scores}[key](x)
+"""
+        ),
+        Valid(  # frozen by `requires_grad_(False)` chained onto the construction, in a function and at module level: no parameter asks for a gradient, so no graph is built
+            """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        return self.conv(x)
+shared_encoder = Encoder().eval().requires_grad_(False)
+def embed(images):
+    encoder = Encoder().cuda().eval().requires_grad_(False)
+    for image in images:
+        print(encoder(image.cuda()).mean().item())
+def describe(image):
+    return shared_encoder(image).mean().item()
+"""
+        ),
+        Valid(  # a fixed judge / guide net in eval mode whose outputs the region hands to a helper of the file that runs backward on that parameter: backward comes, through the helper
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        return self.conv(x)
+def apply_update(optimizer, objective):
+    optimizer.zero_grad()
+    objective.backward()
+    optimizer.step()
+def fit(upscaler, pairs, optimizer):
+    judge = Encoder().cuda().eval()
+    for small, large in pairs:
+        guess = upscaler(small)
+        objective = F.l1_loss(judge(guess), judge(large))
+        apply_update(optimizer, objective)
+class Mimic:
+    def __init__(self, learner, optimizer):
+        self.learner = learner
+        self.optimizer = optimizer
+    def update(self, x, goal):
+        objective = F.mse_loss(self.learner(x), goal)
+        self.optimizer.zero_grad()
+        objective.backward()
+        self.optimizer.step()
+    def run(self, batches):
+        self.guide = Encoder().cuda().eval()
+        for x in batches:
+            hint = self.guide(x)
+            self.update(x, hint)
 """
         ),
         Valid(  # `.eval()` chained onto constructions: a layer without parameters records no history, and the model runs under no_grad
@@ -3283,6 +3347,127 @@ def infer(model, batches):
     with torch.no_grad():
         out = torch.cat([infer_fn(x, model) for x in batches])
     return out, infer_fn
+""",
+        ),
+        Invalid(  # a metric net built in eval mode by a chained `.eval()` before `net.eval()`: the chained form puts only its own target in eval mode, and `net`'s region is its own
+            """
+import torch
+from torch import nn
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+def compare(loader, weights):
+    judge_net = Denoiser().cuda().eval()
+    net = Denoiser().cuda()
+    net.load_state_dict(torch.load(weights))
+    net.eval()
+    for noisy, clean in loader:
+        restored = net(noisy.cuda())
+        with torch.no_grad():
+            gap = judge_net(restored) - judge_net(clean.cuda())
+        print(gap.abs().mean().item())
+""",
+            line=15,
+            column=20,
+            unsafe=True,
+            message="runs after `net.eval()`",
+            fixed="""
+import torch
+from torch import nn
+class Denoiser(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+    def forward(self, x):
+        return self.conv(x)
+def compare(loader, weights):
+    judge_net = Denoiser().cuda().eval()
+    net = Denoiser().cuda()
+    net.load_state_dict(torch.load(weights))
+    net.eval()
+    with torch.no_grad():
+        for noisy, clean in loader:
+            restored = net(noisy.cuda())
+            with torch.no_grad():
+                gap = judge_net(restored) - judge_net(clean.cuda())
+            print(gap.abs().mean().item())
+""",
+        ),
+        Invalid(  # a module-level dict of evaluators called under no_grad in its file: another file may import it and call it with gradients on
+            """
+import torch
+def score_top1(model, batches):
+    model.eval()
+    return [model(x).argmax(1) for x in batches]
+def score_top5(model, batches):
+    return [model(x).topk(5).indices for x in batches]
+SCORERS = {"top1": score_top1, "top5": score_top5}
+def report(model, batches, kind):
+    with torch.no_grad():
+        return SCORERS[kind](model, batches)
+""",
+            line=4,
+            column=13,
+            unsafe=True,
+            message="runs after `model.eval()`",
+            fixed="""
+import torch
+@torch.no_grad()
+def score_top1(model, batches):
+    model.eval()
+    return [model(x).argmax(1) for x in batches]
+def score_top5(model, batches):
+    return [model(x).topk(5).indices for x in batches]
+SCORERS = {"top1": score_top1, "top5": score_top5}
+def report(model, batches, kind):
+    with torch.no_grad():
+        return SCORERS[kind](model, batches)
+""",
+        ),
+        Invalid(  # a second pick of the same helpers, bound in both branches of an `if` and called with gradients on: no evidence, so it blocks the no_grad pick's proof
+            """
+import torch
+def label_plain(model, x):
+    model.eval()
+    return model(x).argmax(1)
+def label_flipped(model, x):
+    return model(x.flip(-1)).argmax(1)
+def compare(model, x, flip):
+    chosen = [label_plain, label_flipped][flip]
+    with torch.no_grad():
+        first = chosen(model, x)
+    if flip:
+        again = [label_plain, label_flipped][flip]
+    else:
+        again = label_plain
+    second = again(model, x)
+    return first, second
+""",
+            line=4,
+            column=12,
+            unsafe=True,
+            message="runs after `model.eval()`",
+            fixed="""
+import torch
+@torch.no_grad()
+def label_plain(model, x):
+    model.eval()
+    return model(x).argmax(1)
+def label_flipped(model, x):
+    return model(x.flip(-1)).argmax(1)
+def compare(model, x, flip):
+    chosen = [label_plain, label_flipped][flip]
+    with torch.no_grad():
+        first = chosen(model, x)
+    if flip:
+        again = [label_plain, label_flipped][flip]
+    else:
+        again = label_plain
+    second = again(model, x)
+    return first, second
 """,
         ),
     ]
