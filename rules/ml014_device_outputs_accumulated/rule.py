@@ -15,6 +15,7 @@ from memlint.analysis.host_chunks import moves_host_chunks
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
 from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements, self_attribute_outputs, self_output_key
 from memlint.analysis.roles import per_batch_function
+from memlint.analysis.self_bindings import class_bindings, enclosing_class, loop_bindings
 from memlint.analysis.walk import code_descendants
 from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
 from memlint.diagnostics import Applicability, Severity
@@ -557,7 +558,8 @@ def embed_clips(model, loader, device):
             """
 import torch
 @torch.no_grad()
-def encode_captions(model, captions, device):
+def encode_captions(model, loader, device):
+    captions = loader.dataset.captions
     num = len(captions)
     caption_bs = 128
     codes = []
@@ -567,13 +569,14 @@ def encode_captions(model, captions, device):
         codes.append(model.text_head(ids.input_ids))
     return torch.cat(codes)
 """,
-            line=10,
+            line=11,
             column=9,
             unsafe=True,
             fixed="""
 import torch
 @torch.no_grad()
-def encode_captions(model, captions, device):
+def encode_captions(model, loader, device):
+    captions = loader.dataset.captions
     num = len(captions)
     caption_bs = 128
     codes = []
@@ -1236,7 +1239,12 @@ trainer = pl.Trainer(gpus=1)
             return
         method = self.ctx.function_node
         owner = self.ctx.class_name
+        cls = enclosing_class(self.ctx)
+        bindings = class_bindings(cls) if cls is not None else {}
         for attribute, is_output in bound:
+            # only an attribute the class binds once, here: any other binding (`self.logits =
+            # self.logits.cpu()`, `del self.logits`, in this method or one the loop calls) may change it
+            is_output = is_output and len(bindings.get(attribute, ())) == 1
             (known.add if is_output else known.discard)(self_output_key(attribute))
             if is_output and method is not None and owner is not None:
                 self._method_outputs.setdefault((owner, method.name.value), set()).add(attribute)
@@ -1344,9 +1352,9 @@ trainer = pl.Trainer(gpus=1)
             return
         hook = _evaluation_hook(ctx, accumulator)
         if hook is None:
-            if not ctx.in_loop or not any(_passes_over_data(loop) for loop in ctx.loops):
+            if not ctx.in_loop or not any(_passes_over_data(loop, ctx) for loop in ctx.loops):
                 return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
-            if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value, over_batches_test=_over_batches):
+            if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value, over_batches_test=lambda loop: _over_batches(loop, ctx)):
                 return  # a list made for each batch (its glimpses, its decoding steps)
         elements = accumulation.kept_values(kept)
         outputs = [e for e in elements if self._on_device_output(e) and not self._own_entry(e)]
@@ -1411,10 +1419,10 @@ trainer = pl.Trainer(gpus=1)
         """`feats = torch.cat([feats, f])` (or `f if feats is None else torch.cat([feats, f])`) over a
         pass over data: the running tensor holds every batch's outputs."""
         ctx = self.ctx
-        if not any(_passes_over_data(loop) for loop in ctx.loops):
+        if not any(_passes_over_data(loop, ctx) for loop in ctx.loops):
             return
         if isinstance(target, cst.Name):
-            if accumulation.made_per_batch(ctx, target.value, innermost=True, over_batches_test=_over_batches):
+            if accumulation.made_per_batch(ctx, target.value, innermost=True, over_batches_test=lambda loop: _over_batches(loop, ctx)):
                 return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
         elif accumulation.self_attribute(target) is None or not isinstance(target, cst.Attribute):
             return
@@ -1558,26 +1566,28 @@ def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
 
 
 def _rebound_in_loop(ctx, target: cst.Attribute, node: cst.Assign) -> bool:
-    """Is `self.<attr>` bound anywhere else in the outermost loop over batches around `node`?"""
-    loops = [loop for loop in ctx.loops if _over_batches(loop)]
+    """Is `self.<attr>` bound anywhere else in the outermost loop over batches around `node`, or by a
+    method of the class the loop calls (`self.reset()`)?  (Indexed once per loop and class.)"""
+    loops = [loop for loop in ctx.loops if _over_batches(loop, ctx)]
     if not loops:
         return True
-    for statement in code_descendants(loops[0].body):
-        if statement is node or type(statement) not in (cst.Assign, cst.AnnAssign, cst.AugAssign):
-            continue
-        targets = [t.target for t in statement.targets] if type(statement) is cst.Assign else [statement.target]  # type: ignore[attr-defined]
-        if any(t.deep_equals(target) for t in targets):
-            return True
-    return False
+    attribute = target.attr.value
+    counts, called = loop_bindings(loops[0])
+    if counts.get(attribute, 0) > 1:  # (`node` itself is one of them)
+        return True
+    cls = enclosing_class(ctx)
+    if cls is None:
+        return True
+    return any(method in called for method in class_bindings(cls).get(attribute, ()))
 
 
-def _over_batches(loop) -> bool:
+def _over_batches(loop, ctx) -> bool:
     """A loop over batches, `host_chunks`' loops included (where a list made per batch is made)."""
-    return iterates_batches(loop) or moves_host_chunks(loop)
+    return iterates_batches(loop) or moves_host_chunks(loop, ctx.function_node)
 
 
-def _passes_over_data(loop) -> bool:
+def _passes_over_data(loop, ctx) -> bool:
     """A loop over batches whose outputs may outgrow what is already on the device: not a stride
     loop that slices one tensor (`iteration.slices_counted_split`: it may be on the device whole),
     unless it moves each chunk to the device itself (`host_chunks`: the collection is on the host)."""
-    return (iterates_batches(loop) and not slices_counted_split(loop)) or moves_host_chunks(loop)
+    return (iterates_batches(loop) and not slices_counted_split(loop)) or moves_host_chunks(loop, ctx.function_node)
