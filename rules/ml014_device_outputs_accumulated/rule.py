@@ -102,6 +102,109 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # an attribute bound to an output, then moved by another method the loop calls, or dropped
+            """
+import torch
+class Runner:
+    def step(self, x):
+        self.logits = self.model(x)
+    def to_host(self):
+        self.logits = self.logits.detach().cpu()
+    def forward_once(self, x):
+        self.emb = self.model(x)
+        del self.emb
+    def evaluate(self, phase="val"):
+        self.kept = torch.empty(0)
+        self.embs = torch.empty(0)
+        with torch.no_grad():
+            for x, _ in self.data[phase]:
+                self.step(x.cuda())
+                self.to_host()
+                self.kept = torch.cat((self.kept, self.logits))
+                self.forward_once(x.cuda())
+                self.embs = torch.cat((self.embs, self.emb))
+        return self.kept, self.embs
+"""
+        ),
+        Valid(  # a running tensor that a method called in the loop starts again: one batch's views
+            """
+import torch
+class Voter:
+    def restart(self):
+        self.votes = torch.empty(0).cuda()
+    def evaluate(self, phase="val"):
+        with torch.no_grad():
+            for x, _ in self.data[phase]:
+                self.restart()
+                for view in (x, x.flip(3)):
+                    self.votes = torch.cat((self.votes, self.model(view.cuda())))
+                tally(self.votes)
+"""
+        ),
+        Valid(  # `norm(2)`: the first argument is the order p, not an axis: one number per batch
+            """
+import torch
+@torch.no_grad()
+def weight_norms(model, loader, device):
+    sizes, totals = [], []
+    for x, _ in loader:
+        out = model(x.to(device))
+        sizes.append(out.norm(2))
+        totals.append(torch.norm(out, 2))
+    return sizes, totals
+"""
+        ),
+        Valid(  # chunks of a tensor already on the device, or of one batch a helper splits: no pass over data
+            """
+import torch
+@torch.no_grad()
+def predict(model, inputs, device, eval_bs=64):
+    inputs = inputs.to(device)
+    outs = []
+    for i in range(0, len(inputs), eval_bs):
+        outs.append(model(inputs[i:i + eval_bs].to(device)))
+    return torch.cat(outs)
+@torch.no_grad()
+def split_forward(model, batch, device, micro_bs=4):
+    parts = []
+    for j in range(0, batch.shape[0], micro_bs):
+        parts.append(model(batch[j:j + micro_bs].to(device)))
+    return torch.cat(parts)
+"""
+        ),
+        Valid(  # a dict keyed by the split that holds no loaders (augmentations), a `match` in a stride loop
+            """
+import torch
+@torch.no_grad()
+def tta(model, image, augmentations, phase, device):
+    outs = []
+    for aug in augmentations[phase]:
+        outs.append(model(aug(image).to(device)))
+    return outs
+@torch.no_grad()
+def encode(model, loader, device, text_bs=32):
+    texts = loader.dataset.text
+    for i in range(0, len(texts), text_bs):
+        match i:
+            case 0:
+                print("first")
+"""
+        ),
+        Valid(  # a container mixing a model with metrics: a metric's `load_state_dict` proves no entry a model
+            """
+import torch
+class Evaluator:
+    def evaluate(self, loader, saved):
+        for k in self.metrics:
+            self.metrics[k].load_state_dict(saved[k])
+        self.scores = torch.empty(0).cuda()
+        with torch.no_grad():
+            for x, y in loader:
+                preds = self.net(x.cuda())
+                self.scores = torch.cat((self.scores, self.metrics["acc"](preds, y.cuda())))
+        return self.scores
+"""
+        ),
         Valid(  # a collection never shown to hold models; an attribute moved to the host; one restarted every batch
             """
 import torch
