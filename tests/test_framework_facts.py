@@ -216,6 +216,9 @@ def test_shape_keeping_and_per_sample_reductions_of_an_output_are_outputs() -> N
         model(x).mean(dim=-1)
         model(x).sum(axis)
         F.normalize(x, dim=-1)
+        model(x).norm(2)
+        torch.norm(model(x), 2)
+        model(x).norm(dim=1)
         """
 
     def question(call: cst.Call, ctx: Context):
@@ -223,7 +226,8 @@ def test_shape_keeping_and_per_sample_reductions_of_an_output_are_outputs() -> N
 
     asked = [func for func, answer in _ask_calls(code, question) if answer]
     # an axis after the batch's keeps one value per sample; none, the batch's, `-1` or a name may not
-    assert [a for a in asked if a != "model"] == ["F.normalize", "model(x).mean", "model(x).sum", "torch.logsumexp"]
+    # (`norm`'s first argument is the order p, not an axis: only `dim=` names one)
+    assert [a for a in asked if a != "model"] == ["F.normalize", "model(x).mean", "model(x).sum", "torch.logsumexp", "model(x).norm"]
 
 
 def test_a_stride_loop_moving_chunks_of_a_host_collection() -> None:
@@ -231,24 +235,38 @@ def test_a_stride_loop_moving_chunks_of_a_host_collection() -> None:
 
     text = textwrap.dedent(
         """
-        for i in range(0, n, text_bs):
-            chunk = texts[i:min(n, i + text_bs)]
-            ids = tok(chunk).to(device)
-        for i in range(0, len(X), batch_size):
-            out = model(X[i:i + batch_size].cuda())
-        for i in range(0, len(X), batch_size):
-            out = model(X[i:i + batch_size])
-        for i in range(0, n, hop):
-            out = model(wave[i:i + hop].to(device))
-        for i in range(0, n, batch_size):
-            out = model(X[:, i:i + batch_size].to(device))
-        for i in range(0, n, batch_size):
-            out = model(X[i:i + batch_size].to(torch.float16))
+        def f(loader, X, batch, device):
+            texts = loader.dataset.text
+            for i in range(0, n, text_bs):
+                chunk = texts[i:min(n, i + text_bs)]
+                ids = tok(chunk).to(device)
+            rows = loader.dataset.rows
+            for i in range(0, len(rows), batch_size):
+                out = model(rows[i:i + batch_size].cuda())
+            for i in range(0, len(rows), batch_size):
+                out = model(rows[i:i + batch_size])
+            for i in range(0, n, hop):
+                out = model(texts[i:i + hop].to(device))
+            for i in range(0, n, batch_size):
+                out = model(rows[:, i:i + batch_size].to(device))
+            for i in range(0, n, batch_size):
+                out = model(rows[i:i + batch_size].to(torch.float16))
+            for i in range(0, len(batch), micro_bs):
+                out = model(batch[i:i + micro_bs].to(device))
+            X = X.to(device)
+            for i in range(0, len(X), eval_bs):
+                out = model(X[i:i + eval_bs].to(device))
+            for i in range(0, n, text_bs):
+                match i:
+                    case 0:
+                        pass
         """
     )
-    module = cst.parse_module(text)
-    loops = [s for s in module.body if isinstance(s, cst.For)]
-    assert [moves_host_chunks(loop) for loop in loops] == [True, True, False, False, False, False]
+    function = cst.parse_module(text).body[0]
+    loops = [s for s in function.body.body if isinstance(s, cst.For)]
+    # only a local read from a dataset is a collection on the host: a parameter (one batch a helper
+    # splits) or a tensor moved whole before the loop is not; a `match` is not read (no crash)
+    assert [moves_host_chunks(loop, function) for loop in loops] == [True, True, False, False, False, False, False, False, False]
 
 
 def test_a_loader_picked_by_a_split_key_is_a_pass_over_batches() -> None:
@@ -264,10 +282,13 @@ def test_a_loader_picked_by_a_split_key_is_a_pass_over_batches() -> None:
             pass
         for x, y in dataloaders["val"]:
             pass
+        for tf in transforms[phase]:
+            pass
         """
     )
     module = cst.parse_module(text)
-    assert [iterates_batches(s) for s in module.body] == [True, True, False, True]
+    # a split key picks a loader only from a collection named `data` (or named like loaders)
+    assert [iterates_batches(s) for s in module.body] == [True, False, False, True, False]
 
 
 def test_an_element_of_a_collection_of_models_is_a_model() -> None:
@@ -288,3 +309,29 @@ def test_an_element_of_a_collection_of_models_is_a_model() -> None:
 
     asked = [func for func, answer in _ask_calls(code, question) if answer]
     assert asked == ['nets["a"]']
+
+
+def test_where_a_class_binds_its_attributes_of_self() -> None:
+    from memlint.analysis.self_bindings import class_bindings, loop_bindings
+
+    text = textwrap.dedent(
+        """
+        class R:
+            def step(self, x):
+                self.logits, self.memory = self.net(x)
+            def to_host(self):
+                self.memory = self.memory.cpu()
+                del self.extra
+            def ev(self):
+                for x in self.data[phase]:
+                    self.step(x)
+                    self.acc = torch.cat((self.acc, self.logits))
+                    self.acc += 0
+        """
+    )
+    cls = cst.parse_module(text).body[0]
+    bindings = class_bindings(cls)
+    assert bindings == {"logits": ["step"], "memory": ["step", "to_host"], "extra": ["to_host"], "acc": ["ev", "ev"]}
+    loop = cls.body.body[2].body.body[0]
+    counts, called = loop_bindings(loop)
+    assert counts == {"acc": 2} and called == {"step"}

@@ -26,7 +26,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.returned import hands_back_no_history
-from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, named_like_model, names_evaluation_data
+from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.bindings import bound_names, bound_targets, target_name_nodes
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
@@ -153,6 +153,9 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         key = string_key(func)
         if key is not None and _LOSS_KEY.search(key):
             return False
+        held = dotted_name(func.value) or ""  # type: ignore[attr-defined]
+        if _LOSS_CONTAINER_WORDS & set(name_tokens(held.rpartition(".")[2])):
+            return False  # `criterions["ce"](logits, y)`: losses are modules too, and reduce
         return ctx.model.module_evidence(module_entries_key(func)) and values.evaluate(func.value, ctx).kind is not Kind.TENSOR  # type: ignore[attr-defined]
     if (kind is not cst.Name and kind is not cst.Attribute) or ctx.resolve(func) is not None:
         return False
@@ -178,6 +181,8 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
 
 # A container slot keyed like a loss or a criterion holds no model, whatever its neighbours are.
 _LOSS_KEY = re.compile(r"loss|criterion", re.I)
+# A container named for losses (`self.criterions`, `loss_fns`): its entries are modules that reduce.
+_LOSS_CONTAINER_WORDS = frozenset({"loss", "losses", "criterion", "criterions"})
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:

@@ -39,6 +39,12 @@ MODULE_METHODS = frozenset(
 )
 
 
+# Of those, the methods only a module has: an entry of a container given one (`nets[k].parameters()`)
+# holds a model.  A container may mix models with optimizers, metrics and plain functions, whose
+# `state_dict`, `load_state_dict`, `zero_grad`, `train` prove nothing about the entry called.
+ENTRY_MODULE_METHODS = frozenset({"parameters", "named_parameters", "modules", "children", "named_modules", "named_children"})
+
+
 # Functions that run the module handed as their first argument: `nn.parallel.data_parallel(netG,
 # inputs, gpus)` calls `netG` as `netG(*inputs)` would (StackGAN): evidence the name is called.
 MODULE_RUNNING_FUNCTIONS = frozenset({"data_parallel"})
@@ -168,7 +174,7 @@ def module_names(calls: Iterable[ast.AST]) -> frozenset[str]:
         if written is not None:
             called.add(written)
         elif isinstance(func, ast.Attribute) and func.attr in MODULE_METHODS:
-            receiver = _name_or_self_attribute(func.value) or _entries_of(func.value)
+            receiver = _name_or_self_attribute(func.value) or (_entries_of(func.value) if func.attr in ENTRY_MODULE_METHODS else None)
             if receiver is not None:
                 receivers.add(receiver)
         if _final_name(func) in MODULE_RUNNING_FUNCTIONS and call.args:  # `data_parallel(G, inputs, gpus)` runs G

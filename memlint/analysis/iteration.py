@@ -500,14 +500,17 @@ def _batches_from_iterator(loop: cst.For) -> bool:
 
 def _loader_by_key(iterable: cst.BaseExpression) -> bool:
     """`dataloaders[phase]`, `enumerate(tqdm(loaders["val"]))`: the loader of one split, taken by key
-    from a collection of loaders (`naming.LOADERS_BY_KEY`), or taken by a key that names the split
-    (`self.data[phase]`, `naming.SPLIT_KEY`)."""
+    from a collection of loaders (`naming.LOADERS_BY_KEY`), or taken from a collection named `data`
+    by a key that names the split (`self.data[phase]`, `naming.SPLIT_KEY`).  A split key alone is
+    no proof: `transforms[phase]`, `history[split]` hold no loaders."""
     while isinstance(iterable, cst.Call) and _callee_name(iterable) in ("tqdm", "enumerate", "trange") and iterable.args:
         iterable = iterable.args[0].value
     if not isinstance(iterable, cst.Subscript):
         return False
     if LOADERS_BY_KEY.search(_last_name(iterable.value) or "") is not None:
         return True
+    if (_last_name(iterable.value) or "").lower() != "data":
+        return False
     key = iterable.slice[0].slice if len(iterable.slice) == 1 else None
     return isinstance(key, cst.Index) and SPLIT_KEY.match(_last_name(key.value) or "") is not None
 

@@ -713,7 +713,7 @@ class SemanticModel:
             receiver = dotted_name(func.value)  # type: ignore[attr-defined]
             if receiver is not None and (type(func.value) is cst.Name or (receiver.startswith("self.") and receiver.count(".") == 1)):  # type: ignore[attr-defined]
                 self._module_receivers.add(receiver)
-            elif (entries := module_entries_key(func.value)) is not None:  # type: ignore[attr-defined]
+            elif method in evidence.ENTRY_MODULE_METHODS and (entries := module_entries_key(func.value)) is not None:  # type: ignore[attr-defined]
                 self._module_receivers.add(entries)  # `self.networks[key].parameters()`
 
     def _scan_model_names(self) -> None:

@@ -29,8 +29,9 @@ BATCH_TARGET = re.compile(r"^batch$", re.I)
 # A collection of loaders keyed by split (`dataloaders[phase]`, `loaders["val"]`): one of them,
 # subscripted, yields batches; iterated itself (`for loader in loaders`) it yields whole passes.
 LOADERS_BY_KEY = re.compile(r"(?:^|_)(?:data)?loaders$|^dls$", re.I)
-# The key that picks one split's loader from a collection of them, whatever the collection is called
-# (`self.data[phase]`, `datasets[split]`): a variable naming the split a pass runs over.
+# The key that picks one split's loader from a collection of them (`self.data[phase]`; iteration
+# takes it only from a collection named `data`, as `transforms[phase]` holds no loaders): a variable
+# naming the split a pass runs over.
 SPLIT_KEY = re.compile(r"^(?:phase|split|data_?split)$", re.I)
 
 # The bound of a loop that collects until it holds that many samples (`num_inception_images`,

@@ -37,6 +37,8 @@ _FUNCTIONAL_KEEPS_DEVICE = _TORCH_KEEPS_DEVICE | frozenset({"normalize", "relu",
 # Reductions that, along an axis after the batch's (`feats.mean(dim=1)`, pooling frames or tokens),
 # keep one value per sample: still a per-sample output. Along no axis or the batch's they give a metric.
 _AXIS_REDUCTIONS = frozenset({"mean", "sum", "amax", "amin", "logsumexp", "norm"})
+# Reductions whose first positional argument after the tensor is not the axis (`norm(p, dim)`).
+_P_FIRST_REDUCTIONS = frozenset({"norm"})
 # torch functions that join a sequence of tensors into one on their device.
 _TORCH_JOINS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack"})
 _NOT_OUTPUT_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "loss"})
@@ -72,14 +74,14 @@ def model_output(expr: cst.BaseExpression, ctx: "Context", known: Collection[str
             return model_output(expr.args[0].value, ctx, known)
         if module == "torch.nn.functional" and name in _FUNCTIONAL_KEEPS_DEVICE and expr.args:
             return model_output(expr.args[0].value, ctx, known)
-        if module == "torch" and name in _AXIS_REDUCTIONS and len(expr.args) > 1 and _per_sample_axes(expr.args[1:]):
+        if module == "torch" and name in _AXIS_REDUCTIONS and len(expr.args) > 1 and _per_sample_axes(expr.args[1:], name):
             return model_output(expr.args[0].value, ctx, known)
         if module == "torch" and name in _TORCH_JOINS and expr.args:
             return _joined_outputs(expr.args[0].value, ctx, known)
         return False
     if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_DEVICE:
         return model_output(func.value, ctx, known)
-    if isinstance(func, cst.Attribute) and func.attr.value in _AXIS_REDUCTIONS and _per_sample_axes(expr.args):
+    if isinstance(func, cst.Attribute) and func.attr.value in _AXIS_REDUCTIONS and _per_sample_axes(expr.args, func.attr.value):
         return model_output(func.value, ctx, known)
     if isinstance(func, cst.Attribute) and func.attr.value in GATHERING_METHODS and len(expr.args) == 1:
         return model_output(expr.args[0].value, ctx, known)  # `accelerator.gather(preds)`: still on the device
@@ -124,11 +126,14 @@ def self_attribute_outputs(target: cst.BaseExpression, value: cst.BaseExpression
     ]
 
 
-def _per_sample_axes(args: "Collection[cst.Arg]") -> bool:
+def _per_sample_axes(args: "Collection[cst.Arg]", reduction: str) -> bool:
     """The axis argument of a reduction (`dim=1`, `1`, `dim=(2, 3)`, `[1, 2]`) names only literal
     axes after the batch's: what is left keeps the batch axis. `dim=-1` may be the batch axis of a
-    one-dimensional output (one value per batch), a name any axis: no answer, so no output."""
-    axes = [a.value for a in args if a.keyword is None or a.keyword.value in ("dim", "axis")]
+    one-dimensional output (one value per batch), a name any axis: no answer, so no output.  The
+    first positional argument is the axis only where the reduction takes the axis first: `norm`'s is
+    the order `p` (`out.norm(2)` reduces everything), so its axis is read from `dim=` alone."""
+    positional_axis = reduction not in _P_FIRST_REDUCTIONS
+    axes = [a.value for a in args if (a.keyword is None and positional_axis) or (a.keyword is not None and a.keyword.value in ("dim", "axis"))]
     if len(axes) != 1:
         return False
     axis = axes[0]

@@ -15,6 +15,7 @@ from memlint.analysis.host_chunks import moves_host_chunks
 from memlint.analysis.iteration import iterates_batches, slices_counted_split
 from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements, self_attribute_outputs, self_output_key
 from memlint.analysis.roles import per_batch_function
+from memlint.analysis.self_bindings import class_bindings, enclosing_class, loop_bindings
 from memlint.analysis.walk import code_descendants
 from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
 from memlint.diagnostics import Applicability, Severity
@@ -101,6 +102,109 @@ class DeviceOutputsAccumulated(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # an attribute bound to an output, then moved by another method the loop calls, or dropped
+            """
+import torch
+class Runner:
+    def step(self, x):
+        self.logits = self.model(x)
+    def to_host(self):
+        self.logits = self.logits.detach().cpu()
+    def forward_once(self, x):
+        self.emb = self.model(x)
+        del self.emb
+    def evaluate(self, phase="val"):
+        self.kept = torch.empty(0)
+        self.embs = torch.empty(0)
+        with torch.no_grad():
+            for x, _ in self.data[phase]:
+                self.step(x.cuda())
+                self.to_host()
+                self.kept = torch.cat((self.kept, self.logits))
+                self.forward_once(x.cuda())
+                self.embs = torch.cat((self.embs, self.emb))
+        return self.kept, self.embs
+"""
+        ),
+        Valid(  # a running tensor that a method called in the loop starts again: one batch's views
+            """
+import torch
+class Voter:
+    def restart(self):
+        self.votes = torch.empty(0).cuda()
+    def evaluate(self, phase="val"):
+        with torch.no_grad():
+            for x, _ in self.data[phase]:
+                self.restart()
+                for view in (x, x.flip(3)):
+                    self.votes = torch.cat((self.votes, self.model(view.cuda())))
+                tally(self.votes)
+"""
+        ),
+        Valid(  # `norm(2)`: the first argument is the order p, not an axis: one number per batch
+            """
+import torch
+@torch.no_grad()
+def weight_norms(model, loader, device):
+    sizes, totals = [], []
+    for x, _ in loader:
+        out = model(x.to(device))
+        sizes.append(out.norm(2))
+        totals.append(torch.norm(out, 2))
+    return sizes, totals
+"""
+        ),
+        Valid(  # chunks of a tensor already on the device, or of one batch a helper splits: no pass over data
+            """
+import torch
+@torch.no_grad()
+def predict(model, inputs, device, eval_bs=64):
+    inputs = inputs.to(device)
+    outs = []
+    for i in range(0, len(inputs), eval_bs):
+        outs.append(model(inputs[i:i + eval_bs].to(device)))
+    return torch.cat(outs)
+@torch.no_grad()
+def split_forward(model, batch, device, micro_bs=4):
+    parts = []
+    for j in range(0, batch.shape[0], micro_bs):
+        parts.append(model(batch[j:j + micro_bs].to(device)))
+    return torch.cat(parts)
+"""
+        ),
+        Valid(  # a dict keyed by the split that holds no loaders (augmentations), a `match` in a stride loop
+            """
+import torch
+@torch.no_grad()
+def tta(model, image, augmentations, phase, device):
+    outs = []
+    for aug in augmentations[phase]:
+        outs.append(model(aug(image).to(device)))
+    return outs
+@torch.no_grad()
+def encode(model, loader, device, text_bs=32):
+    texts = loader.dataset.text
+    for i in range(0, len(texts), text_bs):
+        match i:
+            case 0:
+                print("first")
+"""
+        ),
+        Valid(  # a container mixing a model with metrics: a metric's `load_state_dict` proves no entry a model
+            """
+import torch
+class Evaluator:
+    def evaluate(self, loader, saved):
+        for k in self.metrics:
+            self.metrics[k].load_state_dict(saved[k])
+        self.scores = torch.empty(0).cuda()
+        with torch.no_grad():
+            for x, y in loader:
+                preds = self.net(x.cuda())
+                self.scores = torch.cat((self.scores, self.metrics["acc"](preds, y.cuda())))
+        return self.scores
+"""
+        ),
         Valid(  # a collection never shown to hold models; an attribute moved to the host; one restarted every batch
             """
 import torch
@@ -557,7 +661,8 @@ def embed_clips(model, loader, device):
             """
 import torch
 @torch.no_grad()
-def encode_captions(model, captions, device):
+def encode_captions(model, loader, device):
+    captions = loader.dataset.captions
     num = len(captions)
     caption_bs = 128
     codes = []
@@ -567,13 +672,14 @@ def encode_captions(model, captions, device):
         codes.append(model.text_head(ids.input_ids))
     return torch.cat(codes)
 """,
-            line=10,
+            line=11,
             column=9,
             unsafe=True,
             fixed="""
 import torch
 @torch.no_grad()
-def encode_captions(model, captions, device):
+def encode_captions(model, loader, device):
+    captions = loader.dataset.captions
     num = len(captions)
     caption_bs = 128
     codes = []
@@ -1236,7 +1342,12 @@ trainer = pl.Trainer(gpus=1)
             return
         method = self.ctx.function_node
         owner = self.ctx.class_name
+        cls = enclosing_class(self.ctx)
+        bindings = class_bindings(cls) if cls is not None else {}
         for attribute, is_output in bound:
+            # only an attribute the class binds once, here: any other binding (`self.logits =
+            # self.logits.cpu()`, `del self.logits`, in this method or one the loop calls) may change it
+            is_output = is_output and len(bindings.get(attribute, ())) == 1
             (known.add if is_output else known.discard)(self_output_key(attribute))
             if is_output and method is not None and owner is not None:
                 self._method_outputs.setdefault((owner, method.name.value), set()).add(attribute)
@@ -1344,9 +1455,9 @@ trainer = pl.Trainer(gpus=1)
             return
         hook = _evaluation_hook(ctx, accumulator)
         if hook is None:
-            if not ctx.in_loop or not any(_passes_over_data(loop) for loop in ctx.loops):
+            if not ctx.in_loop or not any(_passes_over_data(loop, ctx) for loop in ctx.loops):
                 return  # a decoding loop inside a model, a loop over layers or chunks: bounded, and needed
-            if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value, over_batches_test=_over_batches):
+            if isinstance(holder, cst.Name) and accumulation.made_per_batch(ctx, holder.value, over_batches_test=lambda loop: _over_batches(loop, ctx)):
                 return  # a list made for each batch (its glimpses, its decoding steps)
         elements = accumulation.kept_values(kept)
         outputs = [e for e in elements if self._on_device_output(e) and not self._own_entry(e)]
@@ -1411,10 +1522,10 @@ trainer = pl.Trainer(gpus=1)
         """`feats = torch.cat([feats, f])` (or `f if feats is None else torch.cat([feats, f])`) over a
         pass over data: the running tensor holds every batch's outputs."""
         ctx = self.ctx
-        if not any(_passes_over_data(loop) for loop in ctx.loops):
+        if not any(_passes_over_data(loop, ctx) for loop in ctx.loops):
             return
         if isinstance(target, cst.Name):
-            if accumulation.made_per_batch(ctx, target.value, innermost=True, over_batches_test=_over_batches):
+            if accumulation.made_per_batch(ctx, target.value, innermost=True, over_batches_test=lambda loop: _over_batches(loop, ctx)):
                 return  # started again in every batch (`feats = None` inside the loop): one batch's outputs
         elif accumulation.self_attribute(target) is None or not isinstance(target, cst.Attribute):
             return
@@ -1558,26 +1669,28 @@ def _evaluation_hook(ctx, accumulator: cst.BaseExpression) -> Optional[str]:
 
 
 def _rebound_in_loop(ctx, target: cst.Attribute, node: cst.Assign) -> bool:
-    """Is `self.<attr>` bound anywhere else in the outermost loop over batches around `node`?"""
-    loops = [loop for loop in ctx.loops if _over_batches(loop)]
+    """Is `self.<attr>` bound anywhere else in the outermost loop over batches around `node`, or by a
+    method of the class the loop calls (`self.reset()`)?  (Indexed once per loop and class.)"""
+    loops = [loop for loop in ctx.loops if _over_batches(loop, ctx)]
     if not loops:
         return True
-    for statement in code_descendants(loops[0].body):
-        if statement is node or type(statement) not in (cst.Assign, cst.AnnAssign, cst.AugAssign):
-            continue
-        targets = [t.target for t in statement.targets] if type(statement) is cst.Assign else [statement.target]  # type: ignore[attr-defined]
-        if any(t.deep_equals(target) for t in targets):
-            return True
-    return False
+    attribute = target.attr.value
+    counts, called = loop_bindings(loops[0])
+    if counts.get(attribute, 0) > 1:  # (`node` itself is one of them)
+        return True
+    cls = enclosing_class(ctx)
+    if cls is None:
+        return True
+    return any(method in called for method in class_bindings(cls).get(attribute, ()))
 
 
-def _over_batches(loop) -> bool:
+def _over_batches(loop, ctx) -> bool:
     """A loop over batches, `host_chunks`' loops included (where a list made per batch is made)."""
-    return iterates_batches(loop) or moves_host_chunks(loop)
+    return iterates_batches(loop) or moves_host_chunks(loop, ctx.function_node)
 
 
-def _passes_over_data(loop) -> bool:
+def _passes_over_data(loop, ctx) -> bool:
     """A loop over batches whose outputs may outgrow what is already on the device: not a stride
     loop that slices one tensor (`iteration.slices_counted_split`: it may be on the device whole),
     unless it moves each chunk to the device itself (`host_chunks`: the collection is on the host)."""
-    return (iterates_batches(loop) and not slices_counted_split(loop)) or moves_host_chunks(loop)
+    return (iterates_batches(loop) and not slices_counted_split(loop)) or moves_host_chunks(loop, ctx.function_node)
