@@ -16,7 +16,6 @@ from memlint.analysis.iteration import iterates_batches, slices_counted_split
 from memlint.analysis.outputs import argument_filled_by_model, model_output, output_elements, self_attribute_outputs, self_output_key
 from memlint.analysis.roles import per_batch_function
 from memlint.analysis.self_bindings import class_bindings, enclosing_class, loop_bindings
-from memlint.analysis.walk import code_descendants
 from memlint.analysis.tables import TENSOR_OUTPUT_FIELDS
 from memlint.diagnostics import Applicability, Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
