@@ -303,8 +303,8 @@ def every_training_step(ctx: "Context", configured: Callable[[cst.CSTNode], bool
     depth = len(frame.loops)
     loop = ctx.loop
     return all(
-        runs_whenever_reached(node.test) or branch_trains(node) or configured(node) or branch_taken_at_random(node.test, loop, ctx, _steady)
-        or _shared(node, at, ctx)
+        runs_whenever_reached(node.test) or _shared(node, at, ctx) or branch_trains(node) or configured(node)
+        or branch_taken_at_random(node.test, loop, ctx, _steady)  # last: the dearest question, asked of every `elif` a shared statement passes
         for node, d in frame.conditions
         if d == depth
     )
