@@ -2763,52 +2763,6 @@ def test_a_files_grad_free_methods_are_only_names_its_rules_may_ask_about():
     assert "_step" not in view.model_methods
 
 
-MIXUP = """
-    import torch
-
-    def mixup(x, y, alpha=1.0, per_sample=False):
-        if alpha > 0 and not per_sample:
-            lam = torch.zeros(y.size()).fill_(0.5).cuda()
-        else:
-            lam = torch.ones(y.size()).cuda()
-        return lam.view(-1, 1) * x, lam
-"""
-
-
-def test_a_setting_every_call_in_another_file_gives_the_configuration_picks_the_runs_branch(project):
-    # hongyi-zhang/Fixup: `mixup_data(inputs, targets, args.alpha)` on every batch; `if alpha > 0.:`
-    # and its `else` each run on every call of a run that takes them
-    write(project / "utils.py", MIXUP)
-    write(project / "train.py", """
-        import torch
-        from utils import mixup
-
-        for x, y in train_loader:
-            mixed, lam = mixup(x.cuda(), y.cuda(), args.alpha)
-            loss = criterion(model(mixed), y.cuda())
-            loss.backward()
-            optimizer.step()
-    """)
-    assert _findings(".", "--select", "ML013") == [("utils.py", "ML013", 5), ("utils.py", "ML013", 7)]
-
-
-def test_a_setting_one_call_gives_a_changing_value_keeps_its_branches_conditional(project):
-    write(project / "utils.py", MIXUP)
-    write(project / "train.py", """
-        import torch
-        from utils import mixup
-
-        for step, (x, y) in enumerate(train_loader):
-            mixed, lam = mixup(x.cuda(), y.cuda(), args.alpha)
-            loss = criterion(model(mixed), y.cuda())
-            loss.backward()
-            optimizer.step()
-        for step, (x, y) in enumerate(valid_loader):
-            mixed, lam = mixup(x.cuda(), y.cuda(), 1.0 - step / 10)
-    """)
-    assert _findings(".", "--select", "ML013") == []
-
-
 def test_a_helper_called_in_every_branch_of_an_if_else_runs_on_every_step(project):
     # KellerJordan/cifar10-airbench: one step in four trains, the others only evaluate; both run the helper
     write(project / "utils.py", """

@@ -1,5 +1,5 @@
-"""Work every branch of an `if` / `elif` / `else` chain does (memlint/analysis/shared_branches.py), and
-the settings a run fixes (memlint/analysis/flag_arguments.py's `settings` / `varies`)."""
+"""Work every branch of an `if` / `elif` / `else` chain does (memlint/analysis/shared_branches.py): the
+statements every branch opens with, the same in the same order."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import textwrap
 
 import libcst as cst
 
-from memlint.analysis.flag_arguments import run_setting, setting_parameters, varying_arguments
 from memlint.analysis.shared_branches import done_in_every_branch
 from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 from memlint.api import lint_source
@@ -16,8 +15,8 @@ from memlint.pipeline.tree import code_descendants
 
 CHAIN = """
 if step % 4 == 0:
-    out = model(x)
     mask = torch.zeros(n).cuda()
+    out = model(x)
     loss.backward()
 elif step % 4 == 1:
     with torch.no_grad():
@@ -62,30 +61,33 @@ def test_a_chain_without_an_else_need_run_no_branch():
     assert not done_in_every_branch(chain, _calls(chain, "torch.zeros(n).cuda()")[0])
 
 
+def test_an_equal_statement_after_different_work_is_not_the_same_work():
+    # one branch writes host data into the buffer before the copy: the copies move different tensors
+    code = """
+        if step % 100 == 0:
+            onehot = torch.zeros(b, c)
+            onehot = onehot.cuda()
+        else:
+            onehot = torch.zeros(b, c)
+            onehot.scatter_(1, labels, 1)
+            onehot = onehot.cuda()
+    """
+    chain = _chain(code)
+    assert done_in_every_branch(chain, _calls(chain, "torch.zeros(b, c)")[0])
+    assert not any(done_in_every_branch(chain, move) for move in _calls(chain, "onehot.cuda()"))
+    tree = ast.parse(textwrap.dedent(code)).body[0]
+    assert done_in_every_branch_ast(tree, tree.body[0])  # type: ignore[attr-defined,arg-type]
+    assert not done_in_every_branch_ast(tree, tree.body[1])  # type: ignore[attr-defined,arg-type]
+    assert not done_in_every_branch_ast(tree, tree.orelse[2])  # type: ignore[attr-defined,arg-type]
+
+
 def test_the_same_fact_on_cpythons_tree():
     chain = ast.parse(textwrap.dedent(CHAIN)).body[0]
-    first = chain.body[1]  # type: ignore[attr-defined]
+    first = chain.body[0]  # type: ignore[attr-defined]
     assert done_in_every_branch_ast(chain, first)  # type: ignore[arg-type]
-    assert not done_in_every_branch_ast(chain, chain.body[0])  # type: ignore[attr-defined,arg-type]
+    assert not done_in_every_branch_ast(chain, chain.body[1])  # type: ignore[attr-defined,arg-type]
     no_else = ast.parse("if a:\n    f(x)\nelif b:\n    f(x)\n").body[0]
     assert not done_in_every_branch_ast(no_else, no_else.body[0])  # type: ignore[attr-defined,arg-type]
-
-
-def test_settings_are_parameters_with_a_literal_default():
-    function = ast.parse("def f(x, y=None, alpha=1.0, mode='l2', *, per_sample=False, n=-1): pass").body[0]
-    assert setting_parameters(function) == [["alpha", 2], ["mode", 3], ["per_sample", -1], ["n", -1]]
-
-
-def test_arguments_that_may_change_between_calls():
-    def call(code: str) -> ast.Call:
-        return ast.parse(code).body[0].value  # type: ignore[attr-defined,return-value]
-
-    assert varying_arguments(call("mixup(x, y, args.alpha, per_sample=True)")) == ([0, 1], [])
-    assert varying_arguments(call("mixup(x, y, alpha, mode=cfg.mode, n=-1)")) == ([0, 1, 2], [])
-    assert varying_arguments(call("mixup(x, *rest)")) == ([-1], [])
-    assert varying_arguments(call("mixup(x, **kw)")) == ([-1], [])
-    assert run_setting(ast.parse("self.args.alpha", mode="eval").body)
-    assert not run_setting(ast.parse("alpha * 2", mode="eval").body)
 
 
 def test_a_loop_statement_in_every_branch_of_a_counters_if_else_is_reported_in_each():

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 
-from memlint.analysis.configured_choices import configuration_value
 from memlint.analysis.tables import DEVICE_FLAGS
 
 
@@ -80,55 +79,3 @@ def switches_on(value: ast.AST) -> bool:
 
 def _is_false(value: ast.AST) -> bool:
     return type(value) is ast.Constant and value.value is False  # type: ignore[attr-defined]
-
-
-# ------------------------------------------------------------------ settings a run fixes
-
-# Run settings given as parameters: `def mixup_data(x, y, alpha=1.0, per_sample=False)` called as
-# `mixup_data(inputs, targets, args.alpha)` on every training step.  A parameter with a literal
-# default (a number, a string, True or False) that every call of the function in the project leaves
-# at its default or gives a literal or a value of the run's configuration (`args.alpha`:
-# `configured_choices`' configuration roots) holds one value for the whole run: a test of it
-# against a literal (`if alpha > 0.:`) takes the same branch on every call, as a configured choice
-# does.  The summaries record each module-level function's `settings` and, at each call of a
-# function that may be the project's, `varies`: the arguments that are no such value (positions and
-# keywords; [-1] where a `*args` or `**kwargs` hides them).  The project pass counts a setting as
-# fixed where some call of the function resolves to it and none gives it a varying value
-# (`Project._flags_on`'s "function:parameter:fixed").
-
-
-def setting_parameters(function: ast.AST) -> list[list]:
-    """[[parameter, position], ...]: the parameters of `function` whose default is a literal number,
-    string, True or False (position -1 for a keyword-only one)."""
-    return [[name, position] for name, default, position in parameter_defaults(function) if _literal_setting(default)]
-
-
-def varying_arguments(call: ast.Call) -> tuple[list[int], list[str]]:
-    """(positions, keywords) of the call's arguments that are not run settings (`run_setting`):
-    ([-1], []) where a `*args` or `**kwargs` may give any parameter anything."""
-    positions = []
-    for position, argument in enumerate(call.args):
-        if type(argument) is ast.Starred:
-            return [-1], []
-        if not run_setting(argument):
-            positions.append(position)
-    keywords = []
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            return [-1], []
-        if not run_setting(keyword.value):
-            keywords.append(keyword.arg)
-    return positions, keywords
-
-
-def run_setting(value: ast.AST) -> bool:
-    """A literal (`0.`, `True`, `"l2"`, `-1`) or an attribute of the run's configuration (`args.alpha`)."""
-    if type(value) is ast.UnaryOp and type(value.op) is ast.USub:  # type: ignore[attr-defined]
-        value = value.operand  # type: ignore[attr-defined]
-    return _literal_setting(value) or configuration_value(value)
-
-
-def _literal_setting(value: ast.AST) -> bool:
-    if type(value) is ast.UnaryOp and type(value.op) is ast.USub:  # type: ignore[attr-defined]
-        value = value.operand  # type: ignore[attr-defined]
-    return type(value) is ast.Constant and type(value.value) in (int, float, str, bool)  # type: ignore[attr-defined]

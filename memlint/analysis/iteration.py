@@ -23,7 +23,7 @@ from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, DR
 from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import named_like_model, steps_each_optimizer
 from memlint.analysis.random_branches import branch_taken_at_random
-from memlint.analysis.shared_branches import done_in_every_branch
+from memlint.analysis.shared_branches import done_in_every_branch, shared_statements
 from memlint.analysis.bindings import target_names
 from memlint.pipeline.tree import code_children, code_descendants
 
@@ -208,12 +208,18 @@ def every_iteration(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = 
     if frame.handlers:
         return False
     depth = len(frame.loops)
-    return all(runs_whenever_reached(node.test) or configured(node) or _shared(node, at) for node, d in frame.conditions if d == depth)
+    return all(runs_whenever_reached(node.test) or configured(node) or _shared(node, at, ctx) for node, d in frame.conditions if d == depth)
 
 
-def _shared(condition: cst.CSTNode, at: Sequence[cst.CSTNode]) -> bool:
-    """Does every branch of `condition`'s chain run the statements holding `at` (all of them)?"""
-    return bool(at) and all(done_in_every_branch(condition, node) for node in at)
+def _shared(condition: cst.CSTNode, at: Sequence[cst.CSTNode], ctx: "Context") -> bool:
+    """Does every branch of `condition`'s chain run the statements holding `at` (all of them), after
+    the same statements?  Each chain's shared statements are found once per file (`ctx.memo`)."""
+    if not at or type(condition) is not cst.If:
+        return False
+    shared = ctx.memo(("shared-branches", id(condition)), lambda: (condition, shared_statements(condition)))  # type: ignore[arg-type]
+    if shared[0] is not condition:  # type: ignore[index]
+        return False
+    return all(done_in_every_branch(condition, node, shared[1]) for node in at)  # type: ignore[index]
 
 
 
@@ -223,7 +229,7 @@ def every_call(ctx: "Context", configured: Callable[[cst.CSTNode], bool] = lambd
     every branch runs the statements holding `at` (`every_iteration`'s), and not in an exception
     handler?  (`every_iteration` asks it of the innermost loop only.)"""
     frame = ctx.frame
-    return not frame.handlers and all(runs_whenever_reached(node.test) or configured(node) or _shared(node, at) for node, _ in frame.conditions)
+    return not frame.handlers and all(runs_whenever_reached(node.test) or configured(node) or _shared(node, at, ctx) for node, _ in frame.conditions)
 
 
 def configured_branch(node: cst.CSTNode, ctx: "Context", overrides: Collection[int]) -> bool:
@@ -236,62 +242,7 @@ def configured_branch(node: cst.CSTNode, ctx: "Context", overrides: Collection[i
         return True
     return type(node) is cst.If and (
         flag_on_by_default(node.test, ctx) or condition_is_mode_parameter(node.test, ctx.function_node) or flag_turned_on(node.test, ctx)
-        or tests_fixed_settings(node, ctx)
     )
-
-
-_ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
-
-
-def tests_fixed_settings(node: cst.If, ctx: "Context") -> bool:
-    """`if alpha > 0. and not per_sample:` (its `elif alpha > 0.:`, its `else`) in `def mixup_data(x,
-    y, alpha=1.0, per_sample=False)`, where every call of the function in the project leaves each
-    parameter tested at its literal default or gives it a literal or the run's configuration
-    (`mixup_data(inputs, targets, args.alpha)`: the project pass's `setting_fixed`,
-    flag_arguments): the test holds on every call of a run or on none, so the branch the run picks
-    runs on every call, as a configured choice's does.  Only for a chain that ends in an `else`
-    (every call takes one of its branches); a test of anything else is no such choice."""
-    function = ctx.function_node
-    key = ctx.function_key
-    if function is None or key is None or key[0] != "func" or ctx.class_name is not None:
-        return False
-    top = node
-    chain = node
-    while type(chain.orelse) is cst.If:
-        chain = chain.orelse  # type: ignore[assignment]
-    if type(chain.orelse) is not cst.Else:
-        return False
-    defaults = {p.name.value for p in (*function.params.params, *function.params.kwonly_params) if p.default is not None}
-    names: list[str] = []
-    if not _setting_test(top.test, defaults, names):
-        return False
-    return bool(names) and all(ctx.project.setting_fixed(key, name) for name in names)
-
-
-def _setting_test(test: cst.BaseExpression, parameters: set, names: list) -> bool:
-    """Is `test` made of `and` / `or` / `not` of parameters of `parameters` alone or compared with
-    a number, string or bool literal?  Collects the parameters in `names`."""
-    kind = type(test)
-    if kind is cst.BooleanOperation:
-        return _setting_test(test.left, parameters, names) and _setting_test(test.right, parameters, names)  # type: ignore[attr-defined]
-    if kind is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
-        return _setting_test(test.expression, parameters, names)  # type: ignore[attr-defined]
-    if kind is cst.Name:
-        if test.value in parameters:  # type: ignore[attr-defined]
-            names.append(test.value)  # type: ignore[attr-defined]
-            return True
-        return False
-    if kind is not cst.Comparison or len(test.comparisons) != 1:  # type: ignore[attr-defined]
-        return False
-    target = test.comparisons[0]  # type: ignore[attr-defined]
-    if not isinstance(target.operator, _ORDERINGS):
-        return False
-    sides = (test.left, target.comparator)  # type: ignore[attr-defined]
-    named = [side for side in sides if type(side) is cst.Name and side.value in parameters]  # type: ignore[attr-defined]
-    if len(named) != 1 or not any(_literal_choice(side) and side is not named[0] for side in sides):
-        return False
-    names.append(named[0].value)  # type: ignore[attr-defined]
-    return True
 
 
 def flag_turned_on(test: cst.BaseExpression, ctx: "Context") -> bool:
@@ -352,8 +303,8 @@ def every_training_step(ctx: "Context", configured: Callable[[cst.CSTNode], bool
     depth = len(frame.loops)
     loop = ctx.loop
     return all(
-        runs_whenever_reached(node.test) or branch_trains(node) or configured(node) or branch_taken_at_random(node.test, loop, ctx, _steady)
-        or _shared(node, at)
+        runs_whenever_reached(node.test) or _shared(node, at, ctx) or branch_trains(node) or configured(node)
+        or branch_taken_at_random(node.test, loop, ctx, _steady)  # last: the dearest question, asked of every `elif` a shared statement passes
         for node, d in frame.conditions
         if d == depth
     )

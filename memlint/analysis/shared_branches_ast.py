@@ -1,6 +1,7 @@
-"""`shared_branches` on CPython's tree, for the project pass (which must not import libcst): a
-simple statement every branch of an `if` / `elif` / `else` chain runs, an equal copy (`ast.dump`) in
-each, runs whenever the chain is reached (`summaries._where`: a call there is not conditional)."""
+"""`shared_branches` on CPython's tree, for the project pass (which must not import libcst): the
+simple statements that open every branch of an `if` / `elif` / `else` chain, the same (`ast.dump`)
+in the same order in each, run whenever the chain is reached (`summaries._where`: a call there is
+not conditional)."""
 
 from __future__ import annotations
 
@@ -26,30 +27,49 @@ def chain_branches_ast(node: ast.If) -> Optional[list[list[ast.stmt]]]:
         return branches
 
 
-def _statements_ast(block: list[ast.stmt]) -> Iterator[ast.stmt]:
+def _steps_ast(block: list[ast.stmt]) -> Iterator[Optional[ast.stmt]]:
+    """The simple statements `block` runs in order, through `with` blocks that bind no name; then
+    None where any other statement ends the straight-line part."""
     for statement in block:
-        if type(statement) in _SIMPLE:
+        kind = type(statement)
+        if kind in _SIMPLE:
             yield statement
-        elif type(statement) is ast.With:
-            yield from _statements_ast(statement.body)
+        elif kind is ast.With and all(item.optional_vars is None for item in statement.items):  # type: ignore[attr-defined]
+            for step in _steps_ast(statement.body):  # type: ignore[attr-defined]
+                yield step
+                if step is None:
+                    return
+        else:
+            yield None
+            return
+
+
+def shared_statements_ast(top: ast.If) -> frozenset[int]:
+    """`shared_branches.shared_statements` on CPython's tree: the ids of the simple statements that
+    open every branch of the chain starting at `top`, equal (`ast.dump`) and in the same order in
+    each; empty for a chain with no `else`."""
+    branches = chain_branches_ast(top)
+    if branches is None:
+        return frozenset()
+    walks = [_steps_ast(branch) for branch in branches]
+    found: set[int] = set()
+    while True:
+        statements = [next(walk, None) for walk in walks]
+        if any(statement is None for statement in statements):
+            break
+        first = ast.dump(statements[0])  # type: ignore[arg-type]
+        if any(ast.dump(statement) != first for statement in statements[1:]):  # type: ignore[arg-type]
+            break
+        found.update(id(statement) for statement in statements)
+    return frozenset(found)
 
 
 def done_in_every_branch_ast(top: ast.If, statement: ast.stmt, memo: Optional[dict] = None) -> bool:
-    """`done_in_every_branch` on CPython's tree: is `statement`, a simple statement of a branch of the
-    chain starting at `top` (in its own block or a `with` block in it), equal (`ast.dump`) to one in
-    every branch of a chain that ends in an `else`?  `memo` (one per file) keeps each chain's dumps:
-    every call in a branch asks of the same chain."""
+    """Is `statement` one of the statements that open every branch of the chain starting at `top`
+    (`shared_statements_ast`)?  `memo` (one per file) keeps each chain's answer: every call in a
+    branch asks of the same chain."""
     memo = {} if memo is None else memo
     found = memo.get(id(top))
     if found is None:
-        branches = chain_branches_ast(top)
-        if branches is None:
-            found = memo[id(top)] = ()
-        else:
-            listed = [list(_statements_ast(branch)) for branch in branches]
-            ids = {id(s) for statements in listed for s in statements}
-            found = memo[id(top)] = (ids, [{ast.dump(s) for s in statements} for statements in listed])
-    if not found or id(statement) not in found[0]:
-        return False
-    shown = ast.dump(statement)
-    return all(shown in dumps for dumps in found[1])
+        found = memo[id(top)] = shared_statements_ast(top)
+    return id(statement) in found

@@ -38,11 +38,7 @@ A summary says, for each module-level function and each method of a module-level
 - `flags`: a module-level function's parameters that default to False, each [name, position]
   (-1: keyword-only), and a class `__init__`'s, positioned as a construction passes them, and `passes`: its calls of a function of the project, [reference, positions,
   keywords], that turn some of the callee's arguments on (`True`, an accelerator test:
-  memlint.analysis.flag_arguments), for the project pass's `flags_on`; `settings`: a module-level
-  function's parameters with a literal default (a number, a string, a bool), [name, position], and
-  `varies`: its calls of a function of the project, [reference, positions, keywords], with the
-  arguments that are neither a literal nor the run's configuration ([-1]: a `*args` or `**kwargs`),
-  for the settings the project pass counts as fixed for a run (flag_arguments);
+  memlint.analysis.flag_arguments), for the project pass's `flags_on`;
 - `picks`: a module-level function that returns a class looked up by a name known only at run
   time: "globals" (`return globals()[name]`), "import" (`importlib.import_module(...)`, then
   `getattr(lib, name)` or an item of `lib.__dict__` returned); `abstract`: a method whose body only
@@ -84,13 +80,13 @@ from typing import Any, Callable, Iterator, Optional
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.configured_choices import configured_choice
-from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags, setting_parameters, varying_arguments
+from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
-FORMAT = 32  # 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 33  # 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -150,7 +146,8 @@ class _Summary:
         self.functions: dict[str, dict[str, Any]] = {"": {"calls": []}, "?": {"calls": []}}
         self.keys: dict[int, str] = {}  # id(function node) -> key
         self.nodes: dict[str, ast.AST] = {}  # key -> function node
-        self.chain_dumps: dict[int, tuple] = {}  # id(top of an if/elif/else chain) -> its statements, dumped (shared_branches)
+        self.chain_dumps: dict[int, frozenset[int]] = {}  # id(top of an if/elif/else chain) -> its shared statements (shared_branches)
+        self.chain_tops: dict[int, tuple[list[int], ast.If]] = {}  # id(an `if` or `elif`) -> its chain's ids and top
         self.periodic = False
         self.configured = False
         self.class_of: dict[int, str] = {}  # id(method node) -> class name
@@ -353,10 +350,6 @@ class _Summary:
             flags = constructor_flags(node)  # a construction turns them on (`if self.flag:` in its methods)
         if flags:
             record["flags"] = flags
-        if class_name is None and "." not in key:
-            settings = setting_parameters(node)
-            if settings:
-                record["settings"] = settings  # `alpha=1.0`: fixed for a run where every call passes a setting (flag_arguments)
         self.functions[key] = record
         inner = returned_closure(node)
         if inner is not None:
@@ -552,15 +545,19 @@ class _Summary:
 
     def _shared_chain(self, inner: ast.If, statement: Optional[ast.stmt]) -> list[int]:
         """The ids of the `if`s of the chain that `inner` (an `if` or an `elif`) belongs to, where every
-        branch of the whole chain runs an equal copy of `statement` (`shared_branches`); else []."""
+        branch of the whole chain opens with the same statements up to `statement` (`shared_branches`); else []."""
         if statement is None:
             return []
-        chain = [inner]
-        for parent in self.source.ancestors(inner):
-            if type(parent) is not ast.If or len(parent.orelse) != 1 or parent.orelse[0] is not chain[-1]:
-                break
-            chain.append(parent)
-        return [id(c) for c in chain] if done_in_every_branch_ast(chain[-1], statement, self.chain_dumps) else []
+        found = self.chain_tops.get(id(inner))
+        if found is None:  # climbed once per `if`: every call in a branch asks of the same chain
+            chain = [inner]
+            for parent in self.source.ancestors(inner):
+                if type(parent) is not ast.If or len(parent.orelse) != 1 or parent.orelse[0] is not chain[-1]:
+                    break
+                chain.append(parent)
+            found = self.chain_tops[id(inner)] = ([id(c) for c in chain], chain[-1])
+        ids, top = found
+        return ids if done_in_every_branch_ast(top, statement, self.chain_dumps) else []
 
     @property
     def _can_turn_grad_off(self) -> bool:
@@ -759,9 +756,6 @@ class _Summary:
                 positions, keywords = arguments_on(call)
                 if positions or keywords:  # `sinc(band, t, cuda)`: a flag of the callee's turned on (flag_arguments)
                     record.setdefault("passes", []).append([reference, positions, keywords])
-                positions, keywords = varying_arguments(call)
-                if positions or keywords:  # `mixup_data(x, y, alpha)`: a value that may change between calls
-                    record.setdefault("varies", []).append([reference, positions, keywords])
         if built is not None:
             record["calls"].append([built, grad, self._loop_fact(loop), site_condition])
 
@@ -2241,11 +2235,7 @@ def _check_function(record: dict) -> None:
             _require(type(value) is list)
             for flag in value:
                 _require(type(flag) is list and len(flag) == 2 and type(flag[0]) is str and type(flag[1]) is int)
-        elif field == "settings":
-            _require(type(value) is list)
-            for setting in value:
-                _require(type(setting) is list and len(setting) == 2 and type(setting[0]) is str and type(setting[1]) is int)
-        elif field in ("passes", "varies"):
+        elif field == "passes":
             _require(type(value) is list)
             for site in value:
                 _require(type(site) is list and len(site) == 3)

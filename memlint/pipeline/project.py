@@ -141,9 +141,7 @@ class FileView:
     # `cuda = x.is_cuda`): the branch behind `if cuda:` runs whenever the callers run on the
     # accelerator, not only on a special call (memlint.analysis.flag_arguments).  For a class's
     # constructor, also "Glow.__init__:lu:left-off" where some construction the pass resolves leaves
-    # the flag off (`flag_left_off`: `if self.lu:` is then an opt-in instance's branch), and
-    # "mixup_data:alpha:fixed" where every call leaves a parameter with a literal default at it or
-    # gives it a literal or the run's configuration (`setting_fixed`: one value for the whole run).
+    # the flag off (`flag_left_off`: `if self.lu:` is then an opt-in instance's branch).
     flags_on: frozenset[str] = frozenset()
     # Callees as written here whose every return is a new tensor its producer keeps nothing of for
     # backward (summaries' `unsaved`): `utils.batch_norm(...)` returning `F.batch_norm(...)`.  An
@@ -225,12 +223,6 @@ class FileView:
         """Does every call of the module-level function `key` (every construction of the class, for
         its `__init__`) turn its flag `parameter` on?"""
         return f"{key_string(key)}:{parameter}" in self.flags_on
-
-    def setting_fixed(self, key: FunctionKey, parameter: str) -> bool:
-        """Does every call of the module-level function `key` the project pass resolves (one at least)
-        leave `parameter`, a setting with a literal default, at it or give it a literal or the run's
-        configuration (`args.alpha`)?  Then it holds one value for the whole run (flag_arguments)."""
-        return f"{key_string(key)}:{parameter}:fixed" in self.flags_on
 
     def gradient_switch_map(self) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
         """`gradient_switches` and `gradient_factories` unpacked: name -> (flag or "", position)."""
@@ -411,7 +403,6 @@ class Project:
         self._picks_memo: dict[tuple[int, str], Optional[list[tuple]]] = {}
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
-        self._setting_count_memo: Optional[tuple[dict[tuple, int], dict[tuple, set]]] = None  # `_setting_counts`
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
         self._importers: dict[int, set[int]] = {}  # file -> the files that import it
         self._imported_stems: set[str] = set()  # the last part of every module name and name any file imports
@@ -1678,57 +1669,16 @@ class Project:
         constructors' flags (summaries' `flags`) that every call of the function the pass resolves turns on (`passes`)."""
         functions = self.files[index].summary["functions"]  # type: ignore[union-attr]
         wanted = {(index, key): record["flags"] for key, record in functions.items() if record.get("flags")}
-        if not wanted and not any(record.get("settings") for record in functions.values()):
-            return frozenset()
-        found = set(self._fixed_settings(index, functions))
-        wanted = {function: flags for function, flags in wanted.items() if flags}
         if not wanted:
-            return frozenset(found)
+            return frozenset()
         counts = self._flag_counts()
+        found = set()
         for function, flags in wanted.items():
             calls, on = counts.get(function, (0, {}))
             found.update(f"{function[1]}:{name}" for name, _ in flags if calls and on.get(name) == calls)
             if function[1].endswith(".__init__"):  # a construction that leaves a flag off: its `self.flag` branch is opt-in
                 found.update(f"{function[1]}:{name}:left-off" for name, _ in flags if on.get(name, 0) < calls)
         return frozenset(found)
-
-    def _fixed_settings(self, index: int, functions: dict) -> Iterator[str]:
-        """"function:parameter:fixed" for the settings (summaries' `settings`: a literal default) of
-        file `index`'s module-level functions that some call the pass resolves reaches and no such
-        call gives a value that may change between calls (`varies`: flag_arguments)."""
-        wanted = {(index, key): record["settings"] for key, record in functions.items() if record.get("settings")}
-        if not wanted:
-            return
-        calls, varied = self._setting_counts()
-        for function, settings in wanted.items():
-            if not calls.get(function):
-                continue
-            changing = varied.get(function, set())
-            for name, position in settings:
-                if -1 not in changing and name not in changing and position not in changing:
-                    yield f"{function[1]}:{name}:fixed"
-
-    def _setting_counts(self) -> tuple[dict[tuple, int], dict[tuple, set]]:
-        """(file, key) of a function with settings -> how many calls of it the project's functions
-        make; and -> the positions and keywords its calls give varying values.  Computed once."""
-        if self._setting_count_memo is not None:
-            return self._setting_count_memo
-        with_settings = {(file.index, key) for file, key, record in self._functions() if record.get("settings")}
-        calls: dict[tuple, int] = {}
-        varied: dict[tuple, set] = {}
-        if with_settings:
-            for file, key, record in self._functions():
-                for ref, *_ in record.get("calls", ()):
-                    if ref[0] in ("n", "d"):
-                        callee = self.resolve(file.index, key, ref)
-                        if callee in with_settings:
-                            calls[callee] = calls.get(callee, 0) + 1
-                for ref, positions, keywords in record.get("varies", ()):
-                    callee = self.resolve(file.index, key, ref)
-                    if callee in with_settings:
-                        varied.setdefault(callee, set()).update(positions, keywords)
-        self._setting_count_memo = (calls, varied)
-        return self._setting_count_memo
 
     def _flag_counts(self) -> dict[tuple, tuple[int, dict[str, int]]]:
         """(file, key) of a function with flags -> (how many calls of it the project's functions

@@ -188,10 +188,7 @@ class HostThenDevice(Rule):
     configured alternatives (`if args.loss == "hinge":`, its `elif` and `else`: the configuration
     does not change between steps; or picks the function's mode by a parameter whose default is a
     string, `elif distance == "l_2":` in `def trades_loss(..., distance="l_inf")`: the caller passes
-    its run's configuration; or, in an `if` / `elif` chain that ends in an `else`, tests parameters with a literal
-    default that every call in the linted files leaves so or gives a literal or the run's configuration,
-    `if alpha > 0. and not per_sample:` in `def mixup_data(x, y, alpha=1.0, per_sample=False)` called as
-    `mixup_data(x, y, args.alpha)`: one value for the whole run, `flag_arguments`; or tests a flag the same script declares on by default,
+    its run's configuration; or tests a flag the same script declares on by default,
     `parser.add_argument("--random", default=True)` then `if args.random:`: `cli_defaults`; a flag that opts in to extra work, `if args.log_images:`, does not
     count, but a flag whose branch only rebinds the value the statement before it bound does:
     `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
@@ -199,8 +196,9 @@ class HostThenDevice(Rule):
     a stochastic augmentation's share of every step: `random_branches`), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
     its own body (`if step % n_critic == 0:` around a generator's update: each time it runs is a
     training step; a periodic branch that only logs or samples is not), or every branch of its chain, which ends in an
-    `else`, runs an equal copy of the statement (`if step % 4 == 0:` trains and its `else` only evaluates, both
-    building `mask = torch.zeros(n).cuda()` or calling the helper that does: whichever runs, it runs: `shared_branches`);
+    `else`, opens with the same statements up to and including it (`if step % 4 == 0:` trains and its `else` only
+    evaluates, both first building `mask = torch.zeros(n).cuda()` or calling the helper that does: whichever runs, it
+    runs; an equal copy after different work is not the same work: `shared_branches`);
     in `forward` it is (it runs on every call that takes the branch).
 
     Nor are these reported: code in a plotting function (its role in the semantic model: it draws a
@@ -284,37 +282,22 @@ def train(model, train_loader, optimizer):
                 mask = make_mask(labels)
 """
         ),
-        Valid(  # the setting may change between calls (a local value, not the run's configuration): its branch may be rare
+        Valid(  # both branches copy the buffer, but one writes host data into it first: not the same work, so the copy stays behind a once-in-a-while branch
             """
 import torch
-def mix(x, y, alpha=1.0):
-    if alpha > 0:
-        lam = torch.zeros(y.size()).fill_(0.3).cuda()
-    else:
-        lam = y.new_ones(y.size())
-    return lam.view(-1, 1) * x, lam
-def train(args, model, train_loader, optimizer):
+def train(model, train_loader, optimizer, b, c):
     for step, (inputs, labels) in enumerate(train_loader):
-        mixed, lam = mix(inputs, labels, args.alpha - step)
-        loss = model(mixed).sum()
-        loss.backward()
-        optimizer.step()
-"""
-        ),
-        Valid(  # a setting's `if` with no `else`: not every call need take a branch of it
-            """
-import torch
-def mix(x, y, alpha=1.0):
-    lam = None
-    if alpha > 0:
-        lam = torch.zeros(y.size()).fill_(0.3).cuda()
-    return x, lam
-def train(args, model, train_loader, optimizer):
-    for inputs, labels in train_loader:
-        mixed, lam = mix(inputs, labels, args.alpha)
-        loss = model(mixed).sum()
-        loss.backward()
-        optimizer.step()
+        if step % 100 == 0:
+            onehot = torch.zeros(b, c)
+            onehot = onehot.cuda()
+            print(model(inputs, onehot))
+        else:
+            onehot = torch.zeros(b, c)
+            onehot.scatter_(1, labels.view(-1, 1), 1)
+            onehot = onehot.cuda()
+            loss = model(inputs, onehot).sum()
+            loss.backward()
+            optimizer.step()
 """
         ),
         Valid(  # the accelerator's branch binds the name to another buffer before it moves it: that one moves
@@ -777,26 +760,6 @@ def train(model, train_loader, optimizer):
                 mask = make_mask(inputs)
 """,
             harness=Harness(then="result = make_mask(torch.randn(4, 2))", fake_cuda=True),
-        ),
-        Invalid(  # a setting every call gives the run's configuration picks the branch of an `if`/`else`: every call of that run takes it
-            """
-import torch
-def mix(x, y, alpha=1.0):
-    if alpha > 0:
-        lam = torch.zeros(y.size()).fill_(0.3).cuda()
-    else:
-        lam = y.new_ones(y.size())
-    return lam.view(-1, 1) * x, lam
-def train(args, model, train_loader, optimizer):
-    for inputs, labels in train_loader:
-        mixed, lam = mix(inputs, labels, args.alpha)
-        loss = model(mixed).sum()
-        loss.backward()
-        optimizer.step()
-""",
-            line=4,
-            column=15,
-            message="mix",
         ),
         Invalid(  # in a method a loader loop calls on a receiver of unknown class: every method so named overrides one
             """
