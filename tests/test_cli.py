@@ -151,7 +151,7 @@ def test_syntax_error_is_a_finding_and_the_run_goes_on(project):
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ('import torch\nname = "\\N{NO SUCH CHARACTER}"\n', "bad.py:2:"),  # CPython's parser refuses the escape
+        ('import torch\nname = "\\x4"\n', "bad.py:2:"),  # CPython's parser refuses the escape
         ("import torch\nreturn 1\n", "bad.py:2:1: ML000 SyntaxError: 'return' outside function"),
         ("import torch\nclass Net:\n    yield 1\n", "bad.py:3:5: ML000 SyntaxError: 'yield' outside function"),
         ("import torch\nnonlocal model\n", "bad.py:2:1: ML000 SyntaxError: nonlocal declaration not allowed at module level"),
@@ -166,8 +166,8 @@ def test_what_python_refuses_after_parsing_is_a_syntax_error(project, source, ex
     assert result.returncode == 1, result.stdout + result.stderr
     assert expected in result.stdout
     assert "train.py:6:5: ML001" in result.stdout  # the run goes on
-    if "NO SUCH" in source:
-        assert "ML000 SyntaxError: (unicode error)" in result.stdout and "unknown Unicode character name" in result.stdout
+    if "\\x4" in source:
+        assert "ML000 SyntaxError: (unicode error)" in result.stdout
     assert "ML900" not in result.stdout  # no rule reads the text CPython refuses
 
 
@@ -178,6 +178,7 @@ def test_what_python_refuses_after_parsing_is_a_syntax_error(project, source, ex
         "import torch\ndef f():\n    def g():\n        nonlocal y\n    y = 1\n    return g\n",  # in a function
         "import torch\nf = lambda: (yield)\n",  # a lambda is a function
         'import torch\nname = "\\N{BULLET}"\n',  # a known character name
+        'import torch\nname = "\\N{NO SUCH CHARACTER}"\n',  # unknown here, but names depend on the Unicode version
     ],
 )
 def test_what_python_accepts_passes(project, source):

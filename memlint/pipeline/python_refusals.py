@@ -5,8 +5,10 @@ libcst's grammar accepts more than Python does.  Two kinds of error come after t
 
 - decoding a string literal: `"\\N{NO SUCH NAME}"`, `"\\x4"`: CPython's parser raises "(unicode
   error) ..." while it builds the AST, so the prescreen's one compile of the text (Source.tree) has
-  already failed with it; that error is reused.  Only these count: another failure of that compile
-  may be syntax newer than this interpreter (libcst may read it and the file may run on a newer
+  already failed with it; that error is reused, except "unknown Unicode character name": a `\\N{...}`
+  name depends on the interpreter's Unicode database (`"\\N{SHAKING FACE}"`, Unicode 15, compiles on
+  Python 3.12 and is refused on 3.11), so the file may run on another Python.  Only these count:
+  another failure of that compile may be syntax newer than this interpreter (libcst may read it and the file may run on a newer
   Python), which the full analysis goes on to lint as before.
 - placing a statement: `return` or `yield` outside a function, `break` / `continue` outside a loop,
   `nonlocal` at module level.  CPython's symbol table and code generator raise these after the AST
@@ -27,6 +29,8 @@ from memlint.prescreen.source import Source
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _SCOPES = (*_FUNCTIONS, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# A `\\N{...}` name this interpreter's Unicode database lacks: a newer Python may know it.
+_UNICODE_NAME_ERROR = "unknown Unicode character name"
 # The errors of CPython's compiler after the AST, for the statements asked about below.
 _PLACEMENT_ERRORS = frozenset({
     "'return' outside function", "'yield' outside function", "'break' outside loop",
@@ -39,7 +43,8 @@ def python_refusal(source: Source) -> Optional[SyntaxError]:
     None where CPython compiles it, or where the refusal may depend on the Python version."""
     if source.tree is None:
         error = source.compile_error
-        if isinstance(error, SyntaxError) and (error.msg or "").startswith("(unicode error)"):
+        message = (error.msg or "") if isinstance(error, SyntaxError) else ""
+        if message.startswith("(unicode error)") and _UNICODE_NAME_ERROR not in message:
             return error
         return None
     if not _misplaced_statement(source):

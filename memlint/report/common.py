@@ -30,7 +30,10 @@ _RESERVED_DOCS = {
         "## What it does\nReports a file that is not valid Python (or not a valid notebook), so no rule "
         "could look at it, with Python's message: also code Python's compiler refuses after parsing it "
         "(a `return` or `yield` outside a function, `break` or `continue` outside a loop, `nonlocal` at "
-        "module level, an unknown `\\N{...}` character name in a string), which cannot run.\n\n## Why is this bad?\nmemlint cannot check code it cannot parse; fix the "
+        "module level, a string escape no Python 3 decodes such as `\\x4`), which cannot run. An unknown "
+        "`\\N{...}` character name is not reported: which names exist depends on the interpreter's Unicode "
+        "version (`\\N{SHAKING FACE}` compiles on Python 3.12, not on 3.11), so the file is linted as it "
+        "reads.\n\n## Why is this bad?\nmemlint cannot check code it cannot parse; fix the "
         "syntax error and run memlint again.",
     ),
     registry.INTERNAL_ERROR[0]: (

@@ -49,8 +49,7 @@ class TrainingWithoutMixedPrecision(Rule):
     model run under `torch.no_grad()` saves no activations), in its own body or in the file's
     functions it calls (`loss = compute_td_loss(batch)`, `train_D(x)`, `self.batch_backward()`, with
     `optimizer.step()` inside): a call of a module or of something named like a model, a module's
-    own method (`agent.get_action_and_value(obs)`; a method its class defines in the file, by what
-    its body runs anywhere: `self.fit_temperature(logits)` may fit one scalar), or a call of a name the file treats as a module
+    own method (`agent.get_action_and_value(obs)`, `self.compute_loss(x)`), or a call of a name the file treats as a module
     (`G(z)` where the file calls `G.train()` or `G.parameters()`; a model kept in a dict of the
     training state, `state["model"].loss(sample)` after `state["model"].train()`, as protonets'
     `Engine` does, and `state["optimizer"].step()` for its optimizer; an entry of a container whose
@@ -148,33 +147,6 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
-        Valid(  # a method of the module's own class fits a temperature by LBFGS per batch: its body runs no model (the network runs under no_grad)
-            """
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-class Calibrated(nn.Module):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net.cuda()
-        self.t = nn.Parameter(torch.ones(1, device="cuda"))
-    def scaled(self, logits):
-        return logits / self.t
-    def fit_t(self, logits, labels):
-        optimizer = torch.optim.LBFGS([self.t])
-        def closure():
-            optimizer.zero_grad()
-            loss = F.cross_entropy(self.scaled(logits), labels)
-            loss.backward()
-            return loss
-        optimizer.step(closure)
-    def calibrate(self, loader):
-        for x, y in loader:
-            with torch.no_grad():
-                logits = self.net(x.cuda())
-            self.fit_t(logits, y.cuda())
-"""
-        ),
         Valid(  # the network runs under no_grad (its logits computed once, no activations saved): the step fits one temperature
             """
 import torch
@@ -1054,11 +1026,6 @@ def train(net, batches, optimizers, steps):
         self._def_evidence: dict[int, set[str]] = {}
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
         # (the defs the name may hold, the innermost loop around the step, else its function's key and def)
-        # `self.m(...)` of a method the class defines here: (its key, the loops around the call, or
-        # the caller's key outside them); and what runs a model anywhere, what calls which such method
-        self._own_calls: list[tuple[tuple, tuple[int, ...], Optional[tuple]]] = []
-        self._runs_anywhere: set[tuple] = set()
-        self._own_edges: dict[tuple, set[tuple]] = {}
         self._closure_steps: list[tuple[tuple[cst.FunctionDef, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -1075,16 +1042,7 @@ def train(net, batches, optimizers, steps):
                 self._note(ctx.loop, kind)
             elif ctx.function_key is not None:
                 self._note_function(kind)
-        if self._runs_model(node) and (callee := self._own_defined_method(node)) is not None:
-            # `self.fit_temperature(logits)`, a method its class defines here: a model run if its body
-            # runs one anywhere (its loops and closures too, through the class's other methods), known
-            # at the end (`finish`); an abstract one (`pass`: a subclass elsewhere says) counts
-            loops = tuple(id(loop) for loop in ctx.loops)
-            for loop in ctx.loops:
-                self._loops.setdefault(id(loop), loop)
-            self._own_calls.append((callee, loops, None if ctx.in_loop else ctx.function_key))
-            self._note_calls(callee)
-        elif self._runs_model(node):
+        if self._runs_model(node):
             # a method of `self` (`self.temperature_scale(logits)`) runs no module the closure can
             # name: a closure handed to a step runs the model only through one (`self.model(x)`)
             self._note_model(ctx, for_closure=not self._runs_own_method(node))
@@ -1161,7 +1119,6 @@ def train(net, batches, optimizers, steps):
             # a model run under `torch.no_grad()` saves no activations for backward: autocast has
             # nothing there to shrink (logits computed once, then a temperature fitted to them)
             return
-        self._runs_anywhere.update(ctx.function_chain)  # (its own loops and closures are the function's too)
         # the model may run in a loop nested in the training loop (micro-batches): every enclosing one
         for loop in ctx.loops:
             self._note(loop, "model")
@@ -1185,31 +1142,6 @@ def train(net, batches, optimizers, steps):
             and func.value.value == "self"
             and not is_model_call(call, self.ctx)
         )
-
-    def _own_defined_method(self, call: cst.Call) -> Optional[tuple]:
-        """The key of `self.m(...)`'s method where the module class around defines `m` in this file
-        with a body of code (not only `pass`, `...`, a docstring or a `raise`: abstract); else None."""
-        if not self._runs_own_method(call):
-            return None
-        class_name = self.ctx.class_name
-        node = self.ctx.module_classes.get(class_name)
-        if node is None or type(node.body) is not cst.IndentedBlock:
-            return None
-        name = call.func.attr.value  # type: ignore[attr-defined]
-        defs = [s for s in node.body.body if type(s) is cst.FunctionDef and s.name.value == name]
-        if not defs or any(_abstract(d) for d in defs):
-            return None
-        return ("method", class_name, name)
-
-    def _note_calls(self, callee: tuple) -> None:
-        for key in self.ctx.function_chain:
-            self._own_edges.setdefault(key, set()).add(callee)
-
-    def _runs_model_anywhere(self, key: tuple, seen: set) -> bool:
-        if key in self._runs_anywhere:
-            return True
-        seen.add(key)
-        return any(callee not in seen and self._runs_model_anywhere(callee, seen) for callee in self._own_edges.get(key, ()))
 
     def _def_id(self) -> Optional[int]:
         function = self.ctx.function_node
@@ -1266,18 +1198,11 @@ def train(net, batches, optimizers, steps):
         host_only = self.ctx.model.host_only(self.ctx.project.host_importers)
         for callees, loops, function, definition, chain in self._maybe_model:
             if any(callee in self._module_names for callee in callees):
-                self._runs_anywhere.update(chain)
                 for loop in loops:
                     self._evidence.setdefault(loop, set()).add("model")
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
                     self._def_evidence.setdefault(definition, set()).add("model")
-        for callee, loops, function in self._own_calls:
-            if self._runs_model_anywhere(callee, set()):
-                for loop in loops:
-                    self._evidence.setdefault(loop, set()).add("model")
-                if function is not None:
-                    self._evidence.setdefault(function, set()).add("model")
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
         works: dict[int, set[str]] = {}  # id(the defs a name may hold) -> what every one of them does
         for defs, loop, function, definition in self._closure_steps:
@@ -1343,22 +1268,6 @@ def train(net, batches, optimizers, steps):
                         known |= found
                         changed = True
         return result
-
-
-def _abstract(function: cst.FunctionDef) -> bool:
-    """A body of only `pass`, `...`, a docstring or a `raise` (`NotImplementedError`): what the
-    method does is a subclass's, maybe in another file."""
-    body = function.body.body if type(function.body) is cst.IndentedBlock else function.body.body  # type: ignore[attr-defined]
-    for statement in body:
-        if type(statement) is not cst.SimpleStatementLine:
-            return False
-        for small in statement.body:
-            if type(small) is cst.Pass or type(small) is cst.Raise:
-                continue
-            if type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis):
-                continue
-            return False
-    return True
 
 
 def _callees(func: cst.BaseExpression) -> list[str]:
