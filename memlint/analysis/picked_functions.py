@@ -22,7 +22,7 @@ called anywhere, and is no evidence.  The elements are plain names; which functi
 means is the caller's question (Context: a name no import binds, as for a direct call).
 
 A name bound to such a pick or literal that lacks this evidence, or is bound at module level (another
-file may import it and call it with gradients on: p5's `EVALUATORS[task](model, loader)` in
+file may import it and call it with gradients on: a registry `EVALUATORS[task](model, loader)` in
 train.py) or in a class body, is a use of each function that is no recognised call: it blocks
 "every call runs without gradients" for them (Context.picks_blocked), as a call with gradients on
 would.
