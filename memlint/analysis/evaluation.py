@@ -154,7 +154,7 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         if key is not None and _LOSS_KEY.search(key):
             return False
         held = dotted_name(func.value) or ""  # type: ignore[attr-defined]
-        if _LOSS_CONTAINER_WORDS & set(name_tokens(held.rpartition(".")[2])):
+        if tables.LOSS_CONTAINER_WORDS & set(name_tokens(held.rpartition(".")[2])):
             return False  # `criterions["ce"](logits, y)`: losses are modules too, and reduce
         return ctx.model.module_evidence(module_entries_key(func)) and values.evaluate(func.value, ctx).kind is not Kind.TENSOR  # type: ignore[attr-defined]
     if (kind is not cst.Name and kind is not cst.Attribute) or ctx.resolve(func) is not None:
@@ -181,8 +181,6 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
 
 # A container slot keyed like a loss or a criterion holds no model, whatever its neighbours are.
 _LOSS_KEY = re.compile(r"loss|criterion", re.I)
-# A container named for losses (`self.criterions`, `loss_fns`): its entries are modules that reduce.
-_LOSS_CONTAINER_WORDS = frozenset({"loss", "losses", "criterion", "criterions"})
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:

@@ -13,7 +13,7 @@ import libcst as cst
 
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.project_facts import returns_history
-from memlint.analysis.tables import LOSS_NAME
+from memlint.analysis.tables import LOSS_CONTAINER_WORDS, LOSS_NAME
 from memlint.analysis.naming import name_tokens, named_like_model
 from memlint.analysis.tables import GATHERING_METHODS, NON_MODEL_VERBS, TENSOR_CASTS
 from memlint.analysis.values import Kind, evaluate, own_definition
@@ -99,7 +99,7 @@ def _model_in_collection(call: cst.Call, ctx: "Context") -> bool:
     if type(func) is not cst.Subscript:
         return False
     held = dotted_name(func.value)  # type: ignore[attr-defined]
-    if held is None or {"loss", "losses", "criterion", "criterions"} & set(name_tokens(held.rpartition(".")[2])):
+    if held is None or LOSS_CONTAINER_WORDS & set(name_tokens(held.rpartition(".")[2])):
         return False  # `self.criterions["ce"](logits, y)`: losses are modules too, and reduce
     return ctx.model.module_evidence(held + "[]")
 

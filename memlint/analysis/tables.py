@@ -143,6 +143,9 @@ NON_MODEL_VERBS = frozenset(
      "process", "dispatch", "move", "cast", "check", "validate", "replace", "patch", "find", "is", "has", "add",
      "remove", "attach", "detach", "offload", "shard", "parallelize", "unpack", "pack"}
 )  # fmt: skip
+# A container named for losses (`self.criterions`, `loss_fns`): its entries are modules that reduce
+# (one number per batch), not models whose outputs are kept or run; its name's `_`-separated words.
+LOSS_CONTAINER_WORDS = frozenset({"loss", "losses", "criterion", "criterions"})
 LOSS_NAME = re.compile(
     r"^(?:[a-z0-9]+_)*(?:criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|compute_loss)"
     r"(?:_[a-z0-9]+)*$|^criterion\d*$|^loss$"
