@@ -22,6 +22,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from memlint.analysis.shared_branches_ast import agreeing_prefix
 from memlint.pipeline.tree import code_descendants
 
 _CODE = cst.Module(body=[])
@@ -75,18 +76,10 @@ def shared_statements(condition: cst.If) -> frozenset[int]:
     branches = chain_branches(condition)
     if branches is None:
         return frozenset()
-    walks = [_steps(branch) for branch in branches]
     found: set[int] = set()
-    while True:
-        lines = [next(walk, None) for walk in walks]
-        if any(line is None for line in lines):
-            break
-        first = _text(lines[0])  # type: ignore[arg-type]
-        if any(_text(line) != first for line in lines[1:]):  # type: ignore[arg-type]
-            break
-        for line in lines:
-            found.add(id(line))
-            found.update(id(node) for node in code_descendants(line))  # type: ignore[arg-type]
+    for line in agreeing_prefix([_steps(branch) for branch in branches], _text):
+        found.add(id(line))
+        found.update(id(node) for node in code_descendants(line))
     return frozenset(found)
 
 

@@ -6,7 +6,7 @@ not conditional)."""
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional, TypeVar
 
 _SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)
 
@@ -25,6 +25,24 @@ def chain_branches_ast(node: ast.If) -> Optional[list[list[ast.stmt]]]:
             continue
         branches.append(orelse)
         return branches
+
+
+Step = TypeVar("Step")
+
+
+def agreeing_prefix(walks: list[Iterator[Optional[Step]]], key: Callable[[Step], str]) -> list[Step]:
+    """The steps of every walk (one per branch, each ending in None or running out) taken in step
+    while all of them have one and their keys agree: the straight-line work every branch opens
+    with.  Tree-agnostic, so the rules' libcst copy (`shared_branches`) and this one share it."""
+    agreed: list[Step] = []
+    while True:
+        steps = [next(walk, None) for walk in walks]
+        if any(step is None for step in steps):
+            return agreed
+        first = key(steps[0])  # type: ignore[arg-type]
+        if any(key(step) != first for step in steps[1:]):  # type: ignore[arg-type]
+            return agreed
+        agreed.extend(steps)  # type: ignore[arg-type]
 
 
 def _steps_ast(block: list[ast.stmt]) -> Iterator[Optional[ast.stmt]]:
@@ -51,17 +69,7 @@ def shared_statements_ast(top: ast.If) -> frozenset[int]:
     branches = chain_branches_ast(top)
     if branches is None:
         return frozenset()
-    walks = [_steps_ast(branch) for branch in branches]
-    found: set[int] = set()
-    while True:
-        statements = [next(walk, None) for walk in walks]
-        if any(statement is None for statement in statements):
-            break
-        first = ast.dump(statements[0])  # type: ignore[arg-type]
-        if any(ast.dump(statement) != first for statement in statements[1:]):  # type: ignore[arg-type]
-            break
-        found.update(id(statement) for statement in statements)
-    return frozenset(found)
+    return frozenset(id(statement) for statement in agreeing_prefix([_steps_ast(branch) for branch in branches], ast.dump))
 
 
 def done_in_every_branch_ast(top: ast.If, statement: ast.stmt, memo: Optional[dict] = None) -> bool:
