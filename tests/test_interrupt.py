@@ -150,3 +150,37 @@ def test_stopped_pool_leaves_no_thread_to_race_the_exit():
     assert manager is not None and manager.is_alive()
     pool.stop()
     assert not manager.is_alive()
+
+
+def _slow_start(creator: int) -> None:
+    """watch_parent for the test below: the worker lingers at the start of its initializer, before
+    its own SIGINT handler is in place."""
+    time.sleep(1.0)
+
+
+def test_interrupt_before_a_worker_set_its_handler_is_its_own(monkeypatch):
+    """SIGINT that reaches a worker between the fork and its initializer (Ctrl-C as the pool starts,
+    or `Pool.stop` right after a submit) is handled by the worker's handler once it is in place, not
+    by the one inherited from the process that forked it: that one raised KeyboardInterrupt in the
+    child's copy of its parent's stack (in CI, a worker unwound the copy of pytest it was forked from,
+    which reported the run interrupted and hung it).  Here, before, the worker died in its initializer
+    and the pool was broken."""
+    import multiprocessing
+
+    from memlint.pipeline import workers
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the worker must inherit this process's patched module and handler")
+    monkeypatch.setattr(workers, "watch_parent", _slow_start)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal's session has it
+    try:
+        pool = workers.new_pool(1)
+        future = pool.submit(os.getpid)
+        wait_for(lambda: pool._processes, "the worker to start", timeout=10)
+        (worker,) = pool._processes
+        os.kill(worker, signal.SIGINT)  # during _slow_start
+        with pytest.raises(KeyboardInterrupt):  # the worker's handler: its task is not run
+            future.result(timeout=60)
+        pool.stop()
+    finally:
+        signal.signal(signal.SIGINT, previous)

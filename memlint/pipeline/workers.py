@@ -21,6 +21,7 @@ import gc
 import os
 import signal
 import sys
+from contextlib import contextmanager
 from typing import Optional
 
 # More worker processes than this many per core only add memory (each imports libcst and the rules)
@@ -67,7 +68,10 @@ def new_pool(workers: int):
 
     class Pool(ProcessPoolExecutor):
         def submit(self, fn, /, *args, **kwargs):
-            return super().submit(_interruptible, fn, *args, **kwargs)
+            # submit() is where the pool forks its workers: each starts with SIGINT held (see
+            # _interrupts_held) and lets it through once its own handler is in place.
+            with _interrupts_held():
+                return super().submit(_interruptible, fn, *args, **kwargs)
 
         def stop(self) -> None:
             """After Ctrl-C (or any exception in memlint): drop the queued tasks, interrupt the
@@ -109,9 +113,30 @@ def _ignore_interrupts():
     return signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@contextmanager
+def _interrupts_held():
+    """Hold SIGINT back from the calling thread for the duration; a process forked meanwhile starts
+    with it held too.  Between the fork and its initializer a worker still has memlint's handler:
+    SIGINT there (Ctrl-C just as the pool starts, or `Pool.stop`) would raise KeyboardInterrupt in the
+    child's copy of memlint's own stack, outside multiprocessing's code, and that copy would go on to
+    run memlint's own clean-up and messages (seen in CI: a worker of the test suite's pool unwound
+    the copy of pytest it was forked from, which reported the run as interrupted and hung it).  A
+    signal that arrives while held waits, and is handled as soon as it is let through."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: workers are spawned, not forked
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _start_worker(creator: int) -> None:
     watch_parent(creator)
     signal.signal(signal.SIGINT, _on_interrupt)
+    if hasattr(signal, "pthread_sigmask"):  # a SIGINT held since the fork is handled now, by _on_interrupt
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 # In a worker: whether a task is running, and whether SIGINT was received.
