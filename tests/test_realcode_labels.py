@@ -68,6 +68,9 @@ SIXTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_sixteenth.csv"
 # The seventeenth part: issue 27's eleventh sealed set, judged at f5b9bcc and then joined to the corpus.
 SEVENTEENTH_REPOS_FILE = REPO / "bench" / "realcode_seventeenth.toml"
 SEVENTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_seventeenth.csv"
+# The eighteenth part: issue 27's twelfth sealed set, judged at 9aba4ff and then joined to the corpus.
+EIGHTEENTH_REPOS_FILE = REPO / "bench" / "realcode_eighteenth.toml"
+EIGHTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_eighteenth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -86,17 +89,18 @@ PARTS = [
     (FIFTEENTH_REPOS_FILE, FIFTEENTH_LABELS_FILE),
     (SIXTEENTH_REPOS_FILE, SIXTEENTH_LABELS_FILE),
     (SEVENTEENTH_REPOS_FILE, SEVENTEENTH_LABELS_FILE),
+    (EIGHTEENTH_REPOS_FILE, EIGHTEENTH_LABELS_FILE),
 ]
 PART_IDS = [
     "development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
-    "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+    "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth",
 ]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
     SIXTH_REPOS_FILE: 8, SEVENTH_REPOS_FILE: 10, EIGHTH_REPOS_FILE: 10, NINTH_REPOS_FILE: 10,
     TENTH_REPOS_FILE: 10, ELEVENTH_REPOS_FILE: 10, TWELFTH_REPOS_FILE: 15,
     THIRTEENTH_REPOS_FILE: 10, FOURTEENTH_REPOS_FILE: 10, FIFTEENTH_REPOS_FILE: 10,
-    SIXTEENTH_REPOS_FILE: 10, SEVENTEENTH_REPOS_FILE: 10,
+    SIXTEENTH_REPOS_FILE: 10, SEVENTEENTH_REPOS_FILE: 10, EIGHTEENTH_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
