@@ -70,6 +70,78 @@ def test_torchnet_engine_train_and_test_from_an_enclosing_scope() -> None:
     ]
 
 
+def _ignite_steps(code: str) -> list[tuple[str, str]]:
+    """(the call's code, the process function's name) for every `run` the facts take for an ignite
+    Engine's loop over batches."""
+
+    def question(call: cst.Call, ctx: Context):
+        step = frameworks.ignite_engine_run(call, ctx)
+        return None if step is None else step.name.value
+
+    return [(func, answer) for func, answer in _ask_calls(code, question) if answer is not None]
+
+
+def test_ignite_engine_run_calls_the_process_function_per_batch() -> None:
+    steps = _ignite_steps(
+        """
+        import subprocess
+        from ignite.engine import Engine
+        def step(engine, batch):
+            return batch
+        def make_trainer(model):
+            def update(engine, batch):
+                return model(batch)
+            return Engine(update)
+        def make_evaluator(model):
+            def infer(engine, batch):
+                return model(batch)
+            engine = Engine(infer)
+            return engine
+        def make_either(model, train):
+            def update(engine, batch):
+                return model(batch)
+            if train:
+                return Engine(update)
+            return Engine(step)
+        def main(model, loader, handed):
+            trainer = make_trainer(model)
+            evaluator = make_evaluator(model)
+            either = make_either(model, True)
+            inline = Engine(step)
+            trainer.run(loader, max_epochs=3)
+            evaluator.run(loader)
+            either.run(loader)
+            inline.run(loader)
+            Engine(step).run(loader)
+            handed.run(loader)
+            subprocess.run(["ls"])
+        """
+    )
+    # a factory's every return must hand over one process function; an engine handed in is not read
+    assert steps == [
+        ("trainer.run", "update"),
+        ("evaluator.run", "infer"),
+        ("inline.run", "step"),
+        ("Engine(step).run", "step"),
+    ]
+
+
+def test_other_engines_are_not_ignite() -> None:
+    steps = _ignite_steps(
+        """
+        from ignite.metrics import Accuracy
+        from mylib import Engine
+        def step(engine, batch):
+            return batch
+        def main(loader):
+            engine = Engine(step)
+            engine.run(loader)
+        """
+    )
+    # the file imports ignite, but this `Engine` is another library's
+    assert steps == []
+
+
 def test_other_engines_are_not_torchnet() -> None:
     runs = _engine_runs(
         """

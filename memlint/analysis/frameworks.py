@@ -20,6 +20,15 @@ iterator with nothing around it: no `no_grad`, so a network whose parameters are
 handed to `engine.train`) builds an autograd graph for every test batch. Known only where the engine
 is certainly torchnet's: a name bound to nothing but `Engine()` resolved to torchnet in its scope or
 an enclosing one (protonets' own `Engine` is another class).
+
+pytorch-ignite's `Engine(process_function)` (`from ignite.engine import Engine`) calls
+`process_function(engine, batch)` once per batch inside `engine.run(data, max_epochs=...)`
+(`ignite_engine_run`): the function is a per-batch step, a training step where it backpropagates and
+steps an optimizer, and `run` is the loop over the batches. Projects build the engine in a factory
+of their own (`trainer = create_supervised_trainer(model, optimizer, loss_fn)` whose `return
+Engine(_update)` hands over a closure): followed through a function of the file whose every return is
+such an engine of one function. Anything else (an engine handed in, a lambda, a factory of another
+file, ignite's own `create_supervised_trainer`) cannot be read, and stays silent.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis.bindings import bound_by, target_names
-from memlint.analysis.tables import EPOCH_END_KEEPS, LIGHTNING_TRAINERS, TORCHNET_ENGINES
+from memlint.analysis.tables import EPOCH_END_KEEPS, IGNITE_ENGINES, LIGHTNING_TRAINERS, TORCHNET_ENGINES
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -168,6 +177,94 @@ def _bound_to(name: str, ctx: "Context") -> Optional[tuple[cst.Call, ...]]:
         if name in frame.names:
             return None
     return None
+
+
+def ignite_engine_run(call: cst.Call, ctx: "Context") -> Optional[cst.FunctionDef]:
+    """The process function of the ignite `Engine` whose `engine.run(data, ...)` `call` is: the def
+    handed to `Engine(step)` where `engine` is bound, once and only in its scope, to that construction
+    or to a call of a function of the file (`create_supervised_trainer(...)`) every `return` of which
+    gives such an engine (`return Engine(_update)`, or a name it binds once to one) of the same def.
+    `Engine` must be ignite's, bound by the module's imports.  None otherwise."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value != "run" or not call.args or call.args[0].keyword is not None:
+        return None
+    if not _imports_ignite(ctx):
+        return None  # (most `.run(...)` calls are subprocess's or a session's: no scope walked for them)
+    receiver = func.value
+    stack = [frame.node for frame in ctx.frames]
+    if type(receiver) is cst.Name:
+        bound = _sole_call(stack, receiver.value, ctx)
+        if bound is None:
+            return None
+        receiver, stack = bound
+    if type(receiver) is not cst.Call:
+        return None
+    step = _ignite_step(receiver, stack, ctx)
+    if step is not None:
+        return step
+    factory = _sole_function(stack, receiver.func.value) if type(receiver.func) is cst.Name else None  # type: ignore[attr-defined]
+    if factory is None:
+        return None
+    scope = _binding_scope(stack, receiver.func.value)  # type: ignore[attr-defined]
+    inner = [*_down_to(stack, scope), factory]
+    steps: set[int] = set()
+    found: Optional[cst.FunctionDef] = None
+    for node in _scope_nodes(factory):
+        if type(node) is not cst.Return:
+            continue
+        value = node.value  # type: ignore[attr-defined]
+        if type(value) is cst.Name:
+            built = _sole_call(inner, value.value, ctx)
+            value = built[0] if built is not None and built[1][-1] is factory else None
+        found = _ignite_step(value, inner, ctx) if type(value) is cst.Call else None
+        if found is None:
+            return None  # a return of anything else: the factory may build another engine
+        steps.add(id(found))
+    return found if len(steps) == 1 else None
+
+
+def _imports_ignite(ctx: "Context") -> bool:
+    """Does the module bind a name of ignite's by its imports (seen so far: imports come first)?"""
+    return any((binding.qualified or "").startswith("ignite") for binding in ctx.frames[0].names.values())
+
+
+def _sole_call(stack: list[cst.CSTNode], name: str, ctx: "Context") -> Optional[tuple[cst.Call, list[cst.CSTNode]]]:
+    """The call `name` is bound to where `stack` reads it (its scope binds it by one plain
+    assignment, `name = f(...)`, and nothing else), with the scopes down to that one."""
+    scope = _binding_scope(stack, name)
+    if scope is None:
+        return None
+    bound = _memo_bindings(scope, ctx).get(name, ())
+    if len(bound) != 1 or type(bound[0]) is not cst.Assign:
+        return None
+    assign = bound[0]
+    if len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Name or type(assign.value) is not cst.Call:  # type: ignore[attr-defined]
+        return None
+    return assign.value, _down_to(stack, scope)  # type: ignore[attr-defined]
+
+
+def _ignite_step(construction: cst.Call, stack: list[cst.CSTNode], ctx: "Context") -> Optional[cst.FunctionDef]:
+    """`Engine(step)` of ignite, `step` a def that `stack`'s scopes bind by that `def` alone."""
+    func = construction.func
+    if type(func) is cst.Name:
+        binding = ctx.module_binding(func.value) if _binding_scope(stack, func.value) is stack[0] else None
+        qualified = binding.qualified if binding is not None else None
+    else:
+        qualified = ctx.resolve(func)
+    if qualified not in IGNITE_ENGINES:
+        return None
+    step = _first_argument(construction, "process_function")
+    return _sole_function(stack, step.value) if type(step) is cst.Name else None  # type: ignore[attr-defined]
+
+
+def _down_to(stack: list[cst.CSTNode], scope: Optional[cst.CSTNode]) -> list[cst.CSTNode]:
+    """The scopes of `stack` from the module down to `scope` (compared by identity)."""
+    index = next(i for i, node in enumerate(stack) if node is scope)
+    return stack[: index + 1]
+
+
+def _memo_bindings(scope: cst.CSTNode, ctx: "Context") -> dict[str, list[cst.CSTNode]]:
+    return ctx.memo(("scope-bindings", id(scope)), lambda: _bindings(scope))  # type: ignore[return-value]
 
 
 # The calls that set a grad mode, by their last name (`torch.no_grad()`, `autograd.set_grad_enabled(x)`):

@@ -407,6 +407,10 @@ LIGHTNING_TRAINERS = frozenset(
 # loop, `Engine().test(network, iterator)` an evaluation loop with gradients on (frameworks.py).
 TORCHNET_ENGINES = frozenset({"torchnet.engine.Engine", "torchnet.engine.engine.Engine"})
 
+# pytorch-ignite's engine: `Engine(process_function)` calls the function once per batch inside
+# `engine.run(data, max_epochs=...)` (frameworks.ignite_engine_run).
+IGNITE_ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine"})
+
 # Methods a framework calls once per batch (Lightning hooks, HF Trainer callbacks' step methods).
 PER_BATCH_HOOKS = frozenset(
     {

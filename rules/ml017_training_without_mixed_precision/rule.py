@@ -11,7 +11,7 @@ from memlint.analysis import Kind
 from memlint.analysis.closures import handed_closure, optimizer_closures
 from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.evaluation import is_model_call
-from memlint.analysis.frameworks import lightning_fit, torchnet_engine_run
+from memlint.analysis.frameworks import ignite_engine_run, lightning_fit, torchnet_engine_run
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
 from memlint.analysis.project_facts import training_work
@@ -104,6 +104,13 @@ class TrainingWithoutMixedPrecision(Rule):
     iterator, maxepoch, optimizer)`: the network, the loss's backward and the optimizer's step for
     every sample. The finding is on that call, in a file that names an accelerator.
 
+    pytorch-ignite's `Engine(process_function)` (imported from `ignite.engine`) calls the function once
+    per batch inside `engine.run(loader, max_epochs=n)`: where that function runs a model,
+    backpropagates and steps an optimizer, `run` is the training loop and the finding is on that
+    call. The engine may be built by a factory of the file (`trainer = create_trainer(model, ...)`
+    whose every `return` is `Engine(_update)` of one function); an engine handed in, ignite's own
+    `create_supervised_trainer` or a factory of another file cannot be read, and are not reported.
+
     It is advice, reported once per loop: the file may run on hardware or with a model where mixed
     precision does not pay, or precision may be configured in another file (a launcher, a config)
     memlint does not see.
@@ -147,6 +154,76 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # ignite's evaluation engine: its process function runs the model under no_grad, steps nothing
+            """
+import torch
+from ignite.engine import Engine
+def make_evaluator(net):
+    net.cuda()
+    def infer(engine, batch):
+        net.eval()
+        with torch.no_grad():
+            return net(batch[0].cuda())
+    engine = Engine(infer)
+    return engine
+def main(net, opt, loader):
+    evaluator = make_evaluator(net)
+    evaluator.run(loader)
+    opt.step()
+    net(torch.ones(1).cuda()).sum().backward()
+"""
+        ),
+        Valid(  # a factory that may return an engine of another process function (or none): not read
+            """
+import torch
+from ignite.engine import Engine
+def make_engine(net, opt, train):
+    net.cuda()
+    def update(engine, batch):
+        opt.zero_grad()
+        net(batch.cuda()).mean().backward()
+        opt.step()
+    if train:
+        return Engine(update)
+    return None
+def main(net, opt, loader):
+    engine = make_engine(net, opt, True)
+    engine.run(loader, max_epochs=3)
+"""
+        ),
+        Valid(  # an `Engine` that is not ignite's: what its `run` does is its own code's business
+            """
+import torch
+from mylib.engine import Engine
+def make_engine(net, opt):
+    net.cuda()
+    def update(engine, batch):
+        opt.zero_grad()
+        net(batch.cuda()).mean().backward()
+        opt.step()
+    return Engine(update)
+def main(net, opt, loader):
+    engine = make_engine(net, opt)
+    engine.run(loader, max_epochs=3)
+"""
+        ),
+        Valid(  # the training step handed to ignite under autocast: the file shows reduced precision
+            """
+import torch
+from ignite.engine import Engine
+def make_trainer(net, opt):
+    net.cuda()
+    def update(engine, batch):
+        opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = net(batch.cuda()).mean()
+        loss.backward()
+        opt.step()
+    return Engine(update)
+trainer = make_trainer(Net(), opt)
+trainer.run(loader, max_epochs=3)
+"""
+        ),
         Valid(  # the network runs under no_grad (its logits computed once, no activations saved): the step fits one temperature
             """
 import torch
@@ -962,6 +1039,45 @@ def main(model, optimizer, train_loader):
             column=5,
             message="torchnet's Engine trains in full float32",
         ),
+        Invalid(  # ignite's Engine calls the process function a factory of the file hands it once per batch of `run`
+            """
+import torch
+from ignite.engine import Engine
+def make_trainer(net, opt, criterion):
+    net.cuda()
+    def update(engine, batch):
+        opt.zero_grad()
+        loss = criterion(net(batch[0].cuda()), batch[1].cuda())
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return Engine(update)
+def main(net, opt, criterion, train_loader):
+    trainer = make_trainer(net, opt, criterion)
+    trainer.run(train_loader, max_epochs=30)
+""",
+            line=14,
+            column=5,
+            message="ignite's Engine trains in full float32",
+        ),
+        Invalid(  # the engine built in place, from a module-level process function
+            """
+import torch
+import ignite.engine
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+def train_step(engine, batch):
+    optimizer.zero_grad()
+    loss = model(batch.cuda()).mean()
+    loss.backward()
+    optimizer.step()
+trainer = ignite.engine.Engine(train_step)
+trainer.run(loader, max_epochs=5)
+""",
+            line=11,
+            column=1,
+            message="ignite's Engine trains in full float32",
+        ),
         Invalid(  # a helper of apex's fp16 utilities that reads a number off the loss changes no precision
             """
 import torch
@@ -1022,6 +1138,8 @@ def train(net, batches, optimizers, steps):
         self._maybe_model: list[tuple[list[str], tuple[int, ...], Optional[tuple], Optional[int], tuple]] = []
         self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
         self._engine_trains: list[cst.Call] = []  # `engine.train(network, iterator, maxepoch, optimizer)` of torchnet
+        # `trainer.run(loader, ...)` of an ignite Engine, with the process function it calls per batch
+        self._engine_runs: list[tuple[cst.Call, cst.FunctionDef]] = []
         # what each def does outside its loops, by the def (a name may be defined twice: `closure`)
         self._def_evidence: dict[int, set[str]] = {}
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
@@ -1065,6 +1183,8 @@ def train(net, batches, optimizers, steps):
             self._fits.append(node)
         if method == "train" and (run := torchnet_engine_run(node, ctx)) is not None and run[0] == "train":
             self._engine_trains.append(node)  # torchnet's `engine.train(network, ...)`: the loop runs inside
+        if method == "run" and (process := ignite_engine_run(node, ctx)) is not None:
+            self._engine_runs.append((node, process))  # ignite's loop: the process function once per batch
         if method in _MODULE_MARKERS:
             owner = held_name(func.value)  # `G.train()`, `state["model"].train()`
             if owner is not None and owner != "self":
@@ -1229,6 +1349,16 @@ def train(net, batches, optimizers, steps):
                     '`torch.autocast("cuda", dtype=torch.bfloat16)` (or float16 with a GradScaler) roughly halves '
                     "the activation memory saved for backward",
                 )
+            for run, process in self._engine_runs:
+                # a training step where the process function itself (outside loops of its own) runs
+                # a model, backpropagates and steps an optimizer; evaluation engines run no step
+                if {"backward", "step", "model"} <= self._def_evidence.get(id(process), set()):
+                    self.report(
+                        run,
+                        "ignite's Engine trains in full float32 precision: computing the activations of its "
+                        'process function under `torch.autocast("cuda", dtype=torch.bfloat16)` (or float16 with '
+                        "a GradScaler) roughly halves the activation memory saved for backward",
+                    )
         helpers = self._helper_evidence(facts)
         called_in: dict[int, set[str]] = {}
         for key, sites in facts.call_sites.items():

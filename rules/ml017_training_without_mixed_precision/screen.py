@@ -7,7 +7,9 @@ loop calling `train_epoch(model, optimizer, ...)` of train/train_epoch.py mentio
 fits with a Lightning Trainer (`trainer.fit(model)`: the loop, its backward and its step are
 Lightning's: memlint.analysis.frameworks.lightning_fit), or trains with torchnet's Engine
 (`engine.train(network, iterator, maxepoch, optimizer)`: frameworks.torchnet_engine_run; loosened:
-the text names `Engine` or `torchnet`, and `train`).
+the text names `Engine` or `torchnet`, and `train`). An ignite `Engine`'s `run` is reported only
+where the process function of the file backpropagates and steps an optimizer itself, so the text
+then names both (frameworks.ignite_engine_run): the last condition keeps it.
 """
 
 from __future__ import annotations
