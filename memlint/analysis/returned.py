@@ -8,7 +8,8 @@ an optimizer's step of its caller.  The evidence, per returned expression:
 - literals, `None`, `True` / `False`; displays (tuple, list, dict, set) of such values;
 - a call of a tensor method whose result has no history (`.item()`, `.tolist()`, `.numpy()`,
   `.detach()`, ...: tables.GRAPH_FREE_METHODS), of `numpy` / `math` (a tensor with history cannot
-  become an array), or of `float` / `int` / `bool` / `str` / `len` / `round`;
+  become an array), of an array's `.astype(...)` (tensors have none), or of `float` / `int` /
+  `bool` / `str` / `len` / `round`;
 - an attribute without history (`.shape`, `.dtype`: tables.GRAPH_FREE_ATTRIBUTES);
 - arithmetic of such values;
 - a local name whose last binding before the `return`, a plain `name = value` statement of the same
