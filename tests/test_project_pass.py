@@ -117,6 +117,70 @@ class Other:
     assert ("datasets.py", "ML002", 5) in _findings(".", "--select", "ML002")
 
 
+_TRAINERS = """
+import torch
+import torch.nn as nn
+from nets import Generator
+
+class Translator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = Generator()
+        self.opt = torch.optim.Adam(self.gen.parameters())
+
+    def sample(self, x):
+        self.eval()
+        out = self.gen.decode(self.gen.encode(x))
+        self.train()
+        return out
+
+class Cycle(Translator):
+    def sample(self, x):
+        self.eval()
+        out = self.gen.decode(self.gen.encode(x.flip(-1)))
+        self.train()
+        return out
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = Generator()
+        self.opt = torch.optim.Adam(self.gen.parameters())
+
+    def sample(self, x):
+        self.eval()
+        out = self.gen.decode(self.gen.encode(x))
+        self.train()
+        return out
+"""
+
+_SHOW = """
+import torch
+from trainers import Pair, Translator
+
+def main(kind, loader):
+    if kind == "pair":
+        trainer = Pair()
+    else:
+        trainer = Translator()
+    for x in loader:
+        with torch.no_grad():
+            shown = trainer.sample(x)
+        print(shown.mean().item())
+"""
+
+
+def test_a_call_under_no_grad_on_a_receiver_built_by_one_of_several_classes_settles_each(project):
+    # MUNIT's train.py: `trainer = MUNIT_Trainer(config)` or `UNIT_Trainer(config)`, then
+    # `trainer.sample(...)` only under no_grad: each class's `sample` (no common base) runs without
+    # gradients; Cycle's override, which no construction of main.py builds, is not settled
+    write(project / "trainers.py", _TRAINERS)
+    write(project / "show.py", _SHOW)
+    assert _findings(".", "--select", "ML002") == [("trainers.py", "ML002", 20)]
+    write(project / "show.py", _SHOW.replace("with torch.no_grad():", "if True:"))
+    assert _findings(".", "--select", "ML002") == [("trainers.py", "ML002", 13), ("trainers.py", "ML002", 20), ("trainers.py", "ML002", 32)]
+
+
 def test_a_method_called_on_an_unknown_receiver_in_a_loader_loop_runs_per_step(project):
     # the host tensor `multi_scale` builds is built for every image of the loader, where the project's
     # classes override it (two methods of one family agree: the receiver is one of them)

@@ -204,14 +204,18 @@ class _Scanner:
             if any(self._enables_grad(d.decorator) for d in scope.decorators):
                 return {}
             # A method of an nn.Module named `predict...` / `inference...` is a building block of its
-            # forward (it runs in training too): its name is no evidence.
+            # forward (it runs in training too): its name alone is no evidence.
             name = scope.name.value
             # (samples drawn to look at are saved or shown there: one that hands them back, with
             # their history, is a generator step whose caller decides, `fake = sample_images(G, n)`)
             # A file that puts models in eval mode has its sampling covered by those regions (the call
             # `get_sample_image(G, n)` after `G.eval()` is reported there, once): the name counts alone.
             sampling = is_sampling_function_name(name) and not self._sets_eval_mode() and hands_back_no_history(scope, self.ctx)
-            if (is_evaluation_function_name(name) or sampling) and not _in_module_like_class(self.ctx):
+            named = is_evaluation_function_name(name)
+            # (one that hands back nothing with history and stores nothing outside is no building
+            # block: nothing it computes reaches a backward; pytorch-semseg's `tile_predict`, whose
+            # `self.forward(tile)` outputs become a numpy score map)
+            if (named or sampling) and (not _in_module_like_class(self.ctx) or (named and hands_back_no_history(scope, self.ctx))):
                 if not computes_gradients(scope, self.ctx) and not _shape_check(scope, self.ctx):
                     says = "draws samples to look at" if sampling and not is_evaluation_function_name(name) else "evaluates"
                     description = f"in `{name}` (its name says it {says})"
@@ -656,7 +660,7 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         # body of its forward, per generated sample)
         if is_model_call(call, ctx):
             return True
-        return ctx.in_module_class and self_layers_helper_runs(call, ctx)
+        return ctx.in_module_class and (self_layers_helper_runs(call, ctx) or _runs_submodule_method(call, ctx))
     if text == receiver:
         return True
     ran = module_run_by_function(call, ctx)
@@ -674,6 +678,23 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if is_model_call(call, ctx):
         return True  # `model.encoder(x)`, `model.forward(x)`
     return runs_method_of(call, (receiver,), ctx)
+
+
+def _runs_submodule_method(call: cst.Call, ctx: "Context") -> bool:
+    """After `self.eval()` in an nn.Module: is `call` a method fed data, named as running a module
+    (`method_runs_module`), of a submodule of self (`self.gen_a.encode(x)`)?  `self.eval()` puts every
+    submodule in eval mode too.  A submodule by evidence: the attribute is valued a module, or the
+    file gives it a method only a module has (`self.gen_a.parameters()`: `holds_parameters`); a
+    tokenizer's `self.tokenizer.encode(text)` is neither."""
+    func = call.func
+    if type(func) is not cst.Attribute or type(func.value) is not cst.Attribute or not _is_self(func.value.value):  # type: ignore[attr-defined]
+        return False
+    held = func.value
+    if not ctx.model.holds_parameters(dotted_name(held)):
+        value = values.evaluate(held, ctx)
+        if value.kind is not Kind.MODULE or value.is_loss:
+            return False
+    return runs_method_of(call, (_code(ctx, held),), ctx)
 
 
 def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:

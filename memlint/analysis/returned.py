@@ -8,7 +8,8 @@ an optimizer's step of its caller.  The evidence, per returned expression:
 - literals, `None`, `True` / `False`; displays (tuple, list, dict, set) of such values;
 - a call of a tensor method whose result has no history (`.item()`, `.tolist()`, `.numpy()`,
   `.detach()`, ...: tables.GRAPH_FREE_METHODS), of `numpy` / `math` (a tensor with history cannot
-  become an array), or of `float` / `int` / `bool` / `str` / `len` / `round`;
+  become an array), of an array's `.astype(...)` (tensors have none), or of `float` / `int` /
+  `bool` / `str` / `len` / `round`;
 - an attribute without history (`.shape`, `.dtype`: tables.GRAPH_FREE_ATTRIBUTES);
 - arithmetic of such values;
 - a local name whose last binding before the `return`, a plain `name = value` statement of the same
@@ -43,6 +44,8 @@ _PLAIN_MODULES = ("numpy.", "math.", "scipy.")  # (numpy cannot take a tensor th
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _DEPTH = 6
+# Methods of numpy arrays (and pandas objects) that torch tensors lack: their result is an array.
+_ARRAY_METHODS = frozenset({"astype"})
 
 
 def hands_back_no_history(function: cst.FunctionDef, ctx: "Context") -> bool:
@@ -192,6 +195,8 @@ def _free(expr: cst.BaseExpression, before: list, ctx: "Context", depth: int) ->
         func = expr.func  # type: ignore[attr-defined]
         if type(func) is cst.Attribute and func.attr.value in tables.GRAPH_FREE_METHODS:
             return True
+        if type(func) is cst.Attribute and func.attr.value in _ARRAY_METHODS:
+            return True  # (`(pred / count).astype(np.float32)`: a tensor has no `astype`)
         qualified = ctx.resolve(func)
         if qualified is not None and qualified.startswith(_PLAIN_MODULES):
             return True

@@ -888,8 +888,14 @@ class Project:
     def _agreeing(self, file: _File, reference: list) -> list[tuple]:
         """The methods a "may" reference reaches where they agree: the non-placeholder methods it may
         reach (of the files connected to `file` by imports, for a name alone), all overrides of one
-        method of a common base (`_family`); else [].  Kept per import component and name for a name
-        alone: every call site of a program asks it again."""
+        method of a common base (`_family`); else [].  A reference to the classes whose constructors
+        build the receiver (["k", ...]) agrees on all their methods.  Kept per import component and
+        name for a name alone: every call site of a program asks it again."""
+        if reference[0] == "k":
+            # the receiver is built by one of these constructors on every path (`trainer =
+            # MUNIT_Trainer(config)` or `UNIT_Trainer(config)`, by configuration): on each path the
+            # call runs that class's method, never an unrelated class's, so it reaches them all
+            return [callee for callee in dict.fromkeys(self._may_reach(file, reference)) if not self.record(callee).get("abstract")]
         if reference[0] != "u":
             return self._agreeing_among(file, reference)
         key = (self._component(file.index), reference[1])

@@ -45,7 +45,10 @@ class EvalWithoutNoGrad(Rule):
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...) or in a
     loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
-    `inference`, `eval_epoch`, `eval_train`, ...; not one whose name says it trains before it evaluates, `trainValidateSegmentation`) or draws samples to look at (a verb of drawing or showing with
+    `inference`, `eval_epoch`, `eval_train`, ...; not one whose name says it trains before it evaluates, `trainValidateSegmentation`;
+    a method of an nn.Module so named only where it hands back nothing with history and stores nothing
+    outside, pytorch-semseg's `tile_predict` returning a numpy score map: otherwise it is a building block
+    of a forward its callers may train through) or draws samples to look at (a verb of drawing or showing with
     a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
     and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
     does, the calls after it are the regions). The first model call of each such region is reported. After
@@ -62,7 +65,9 @@ class EvalWithoutNoGrad(Rule):
     evaluation or a loop over evaluation data, a method that runs any model of `self`, in an
     nn.Module also through a method of self fed data whose name says it runs it: CloserLookFewShot's
     `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
-    in an nn.Module (its submodule, whatever built it), a local alias of a submodule
+    in an nn.Module (its submodule, whatever built it), after `self.eval()` a method fed data, named as
+    running a module, of a submodule of self (`self.gen_a.encode(x)`, where `self.gen_a` is valued a module
+    or the file gives it `.parameters()`: MUNIT's trainer `forward`; not a tokenizer's `encode`), a local alias of a submodule
     (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
     named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs (by its class, or through a
@@ -90,7 +95,9 @@ class EvalWithoutNoGrad(Rule):
     proof for each function of its literal; a method call whose receiver's class
     is not known, `gan.visualize_results()` with `gan` any of several classes or the result of a
     call, is taken as a call of every method of the project so named, unless training code makes
-    it; one made without gradients settles the methods so named where they all override one
+    it; one made without gradients on a receiver that the file builds with one of several classes
+    (`trainer = MUNIT_Trainer(config)` or `UNIT_Trainer(config)`, then `trainer.sample(x)` under no_grad)
+    is a call without gradients of each class's method; one made without gradients settles the methods so named where they all override one
     method of a common base: HRNet's `test_dataset.multi_scale_inference(...)` under no_grad, and
     `self.inference(...)` there may run a subclass's override), and the hooks a framework already
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
@@ -189,6 +196,97 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # `self.eval()`, then a method named like encoding of an attribute that is no module (nothing gives it `.parameters()`): a tokenizer
+            """
+import torch
+import torch.nn as nn
+from text import Tokenizer
+class Captioner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tokenizer = Tokenizer()
+        self.head = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.head(x)
+    def prepare(self, text):
+        self.eval()
+        ids = self.tokenizer.encode(text)
+        self.train()
+        return ids
+"""
+        ),
+        Valid(  # each trainer's `sample` puts its model in eval mode; the one call, on a receiver built by either class, runs under no_grad: neither builds a graph
+            """
+import torch
+import torch.nn as nn
+from nets import Generator
+class Translator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = Generator()
+        self.opt = torch.optim.Adam(self.gen.parameters())
+    def sample(self, x):
+        self.eval()
+        out = self.gen.decode(self.gen.encode(x))
+        self.train()
+        return out
+class Cycle(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = Generator()
+        self.opt = torch.optim.Adam(self.gen.parameters())
+    def sample(self, x):
+        self.eval()
+        out = self.gen.decode(self.gen.encode(x))
+        self.train()
+        return out
+def main(kind, loader):
+    if kind == "cycle":
+        trainer = Cycle()
+    else:
+        trainer = Translator()
+    for x in loader:
+        with torch.no_grad():
+            shown = trainer.sample(x)
+        print(shown.mean().item())
+"""
+        ),
+        Valid(  # a module's `predict` that hands back its output with history: a building block its callers may train through
+            """
+import torch
+import torch.nn as nn
+class SegNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(3, 5, 1)
+    def forward(self, x):
+        return self.head(x)
+    def predict(self, images):
+        return self.forward(images).softmax(1)
+"""
+        ),
+        Valid(  # a module's `tile_predict` keeping nothing with history, only ever called under no_grad
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+class SegNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(3, 5, 1)
+    def forward(self, x):
+        return self.head(x)
+    def tile_predict(self, images):
+        score = np.zeros((images.shape[0], 5, 8, 8))
+        for i in range(2):
+            tile = images[:, :, i * 4:(i + 1) * 4]
+            score[:, :, i * 4:(i + 1) * 4] = self.forward(tile).softmax(1).data.cpu().numpy()
+        return score.astype(np.float32)
+def show(net, images):
+    with torch.no_grad():
+        print(net.tile_predict(images).sum())
+"""
+        ),
         Valid(  # nested helpers reached only through a pick out of a list or a dict of them, called under no_grad (airbench's `infer_fn = [infer_basic, infer_mirror, ...][tta_level]`)
             """
 import torch
@@ -1260,6 +1358,86 @@ def trainValidateSegmentation(model, loader, optimizer, draw):
     ]
 
     INVALID = [
+        Invalid(  # `self.eval()` in a module, then methods of a submodule (`self.gen.parameters()` shows it is one) with gradients on (MUNIT's trainer `forward`)
+            """
+import torch
+import torch.nn as nn
+from nets import Generator
+class Translator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = Generator()
+        self.opt = torch.optim.Adam(self.gen.parameters())
+    def forward(self, x):
+        self.eval()
+        code = self.gen.encode(x)
+        out = self.gen.decode(code)
+        self.train()
+        return out
+""",
+            line=11,
+            column=16,
+            unsafe=True,
+            message="runs after `self.eval()`",
+            fixed="""
+import torch
+import torch.nn as nn
+from nets import Generator
+class Translator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen = Generator()
+        self.opt = torch.optim.Adam(self.gen.parameters())
+    @torch.no_grad()
+    def forward(self, x):
+        self.eval()
+        code = self.gen.encode(x)
+        out = self.gen.decode(code)
+        self.train()
+        return out
+""",
+        ),
+        Invalid(  # a module's method named as prediction whose outputs end as a numpy array: no building block of a training forward (pytorch-semseg's `tile_predict`)
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+class SegNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(3, 5, 1)
+    def forward(self, x):
+        return self.head(x)
+    def tile_predict(self, images):
+        score = np.zeros((images.shape[0], 5, 8, 8))
+        for i in range(2):
+            tile = images[:, :, i * 4:(i + 1) * 4]
+            score[:, :, i * 4:(i + 1) * 4] = self.forward(tile).softmax(1).data.cpu().numpy()
+        return score.astype(np.float32)
+""",
+            line=14,
+            column=46,
+            unsafe=True,
+            message="runs in `tile_predict`",
+            fixed="""
+import numpy as np
+import torch
+import torch.nn as nn
+class SegNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(3, 5, 1)
+    def forward(self, x):
+        return self.head(x)
+    @torch.no_grad()
+    def tile_predict(self, images):
+        score = np.zeros((images.shape[0], 5, 8, 8))
+        for i in range(2):
+            tile = images[:, :, i * 4:(i + 1) * 4]
+            score[:, :, i * 4:(i + 1) * 4] = self.forward(tile).softmax(1).data.cpu().numpy()
+        return score.astype(np.float32)
+""",
+        ),
         Invalid(  # a train word after the evaluation word names the split evaluated (`eval_train`), not a driver that trains
             """
 import torch
@@ -2339,7 +2517,7 @@ def evaluate(model, data_loader, meters):
     return meters
 """,
         ),
-        Invalid(  # a loop over test data in an nn.Module's method runs the model through `self.correct(x)`, whose body runs `self.set_forward(x)` (CloserLookFewShot's MetaTemplate.test_loop)
+        Invalid(  # a loop over test data in an nn.Module's method runs the model through `self.correct(x)`, whose body runs `self.set_forward(x)` (CloserLookFewShot's MetaTemplate.test_loop; named as evaluation and handing back a number, the whole method is evaluation)
             """
 import numpy as np
 import torch
@@ -2386,12 +2564,12 @@ class MetaTemplate(nn.Module):
         scores = self.set_forward(x)
         return float((scores.data.argmax(1) == 0).sum()), len(x)
 
+    @torch.no_grad()
     def test_loop(self, test_loader):
         acc_all = []
-        with torch.no_grad():
-            for x, _ in test_loader:
-                correct, count = self.correct(x)
-                acc_all.append(correct / count)
+        for x, _ in test_loader:
+            correct, count = self.correct(x)
+            acc_all.append(correct / count)
         return np.mean(acc_all)
 """,
         ),

@@ -47,11 +47,16 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     evaluated = frozenset({dotted(_module_of_chain(call.func.value)) for call in mode_calls if call not in contexts} - {None, "self"})  # type: ignore[attr-defined]
     evaluated |= frozenset({dotted(a) for call in contexts for a in call.args} - {None, "self"})  # type: ignore[attr-defined]
     evaluated |= _bound_in_eval_mode(source, mode_calls)  # `model = Generator(4).eval()`: `model`
+    evaluated_or_self = {dotted(_module_of_chain(call.func.value)) for call in mode_calls if call not in contexts}  # type: ignore[attr-defined]
     model_calls = [
         call for call in calls
         if _self_call_of(call, runners) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
     ]  # fmt: skip
     model_calls = [*runs, *model_calls]
+    if "self" in evaluated_or_self:
+        # `self.gen_a.encode(x)` after `self.eval()`: a method of a submodule (evaluation.py's
+        # `_runs_submodule_method`; loosened: any attribute of self)
+        model_calls += [call for call in calls if _submodule_method_fed_data(call, source)]  # type: ignore[arg-type]
     if model_calls and id(source.tree) in eval_scopes:
         return True  # `.eval()` at module level: the region may reach any call
     for call in model_calls:
@@ -188,6 +193,17 @@ def _self_method_fed_data(call: ast.Call, source: Source) -> bool:
     func = call.func
     return (
         isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+        and bool(call.args) and method_runs_module(func.attr, _model_methods(source))
+    )  # fmt: skip
+
+
+def _submodule_method_fed_data(call: ast.Call, source: Source) -> bool:
+    """`self.gen_a.encode(x)`: a method fed data, whose name says it runs a module, of an attribute
+    of self (evaluation.py's `_runs_submodule_method`; loosened: whatever the attribute holds)."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
+        and isinstance(func.value.value, ast.Name) and func.value.value.id == "self"
         and bool(call.args) and method_runs_module(func.attr, _model_methods(source))
     )  # fmt: skip
 
