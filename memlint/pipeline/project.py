@@ -862,6 +862,13 @@ class Project:
                     # same-named method (a plot axis's `plot`) may be what runs
                     for member in group if len(group) > 1 else ():
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
+                elif loop is not None and not conditional and reference[0] == "k":
+                    # `trainer` bound to `MUNIT_Trainer(...)` in one branch and `UNIT_Trainer(...)` in
+                    # another: an unconditional `trainer.gen_update(...)` in a step loop is a call on
+                    # every step of whichever class's method the run built (as a picked class's, `i`)
+                    group = tuple(self._alternative_methods(file, reference))
+                    for member in group:
+                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
                 if loop_trains or (trains and loop_trains is None):
                     continue
                 for callee in self._agreeing(file, reference) if grad == "off" else self._reached(file, reference):
@@ -933,6 +940,21 @@ class Project:
             if own in self.files[owner[0]].summary["functions"]:  # type: ignore[union-attr]
                 found.append((owner[0], own))
             pending.extend(self._subclasses.get(owner, ()))
+        return found
+
+    def _alternative_methods(self, file: _File, reference: list) -> list[tuple]:
+        """The methods a ["k", constructors, method, receiver] reference runs, one per alternative,
+        where every constructor names a project class that has the method (its own or a project
+        base's), none of them a placeholder (summaries' `abstract`); else []: an alternative the
+        project cannot see may be what the run built, and its method is not the project's."""
+        found = []
+        for constructor in reference[1]:
+            owner = self._name(file, constructor)
+            method = self._instance_method(owner, reference[2]) if owner is not None and owner[0] == "class" else None
+            if method is None or method[0] != "func" or self.record((method[1], method[2])).get("abstract"):
+                return []
+            if (method[1], method[2]) not in found:
+                found.append((method[1], method[2]))
         return found
 
     def _may_reach(self, file: _File, reference: list) -> list[tuple]:
