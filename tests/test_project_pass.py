@@ -2786,3 +2786,35 @@ def test_a_helper_called_in_every_branch_of_an_if_else_runs_on_every_step(projec
                     mask = make_mask(x)
     """)
     assert _findings(".", "--select", "ML013") == [("utils.py", "ML013", 4)]
+
+
+TRAINERS = """
+import torch
+
+class StyleTrainer:
+    def gen_update(self, x, z_dim):
+        z = torch.randn(x.size(0), z_dim).cuda()
+        return z
+
+class PlainTrainer:
+    def gen_update(self, x, z_dim):
+        return x
+"""
+
+
+@pytest.mark.parametrize("pick", ["chain", "expression", "library", "rebound"])
+def test_a_per_step_method_of_one_of_several_classes_a_script_picks(project, pick):
+    """NVlabs/MUNIT (issue 27): train.py binds `trainer` to one of two trainer classes of trainer.py in
+    an `if`/`elif`, then calls `trainer.gen_update(...)` on every step: each class's method runs per
+    step.  Where one alternative is not the project's, or the name is also bound otherwise, silent."""
+    write(project / "trainers.py", TRAINERS)
+    picks = {
+        "chain": "if kind == 'style':\n    trainer = StyleTrainer()\nelif kind == 'plain':\n    trainer = PlainTrainer()",
+        "expression": "trainer = StyleTrainer() if kind == 'style' else PlainTrainer()",
+        "library": "trainer = StyleTrainer() if kind == 'style' else lib.Trainer()",
+        "rebound": "trainer = StyleTrainer() if kind == 'style' else PlainTrainer()\ntrainer = wrap(trainer)",
+    }
+    script = "import lib\nfrom trainers import StyleTrainer, PlainTrainer\n\nkind = 'style'\n{pick}\nfor it, x in enumerate(loader):\n    trainer.gen_update(x, 8)\n"
+    (project / "train.py").write_text(script.format(pick=picks[pick]))
+    expected = [("trainers.py", "ML013", 5)] if pick in ("chain", "expression") else []
+    assert _findings(".", "--select", "ML013") == expected

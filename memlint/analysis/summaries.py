@@ -835,7 +835,7 @@ class _Summary:
             may.append(entry)
 
     def _constructed_names(self) -> set[str]:
-        """Names some `name = Capitalised(...)` binds anywhere in the file, or a call of a project
+        """Names some `name = Capitalised(...)` (or `A(...) if a else B(...)`) binds anywhere in the file, or a call of a project
         callee, or a call of a name so bound (`algorithm = algorithm_class(...)` with `algorithm_class =
         algorithms.get_algorithm_class(name)`): a cheap filter for `obj.m()`."""
         if self.constructed is None:
@@ -847,6 +847,12 @@ class _Summary:
             ]  # fmt: skip
             self.constructed = {name for name, func in calls if _final_name(func)[:1].isupper() or self._may_build(func)}
             self.constructed |= {name for name, func in calls if type(func) is ast.Name and func.id in self.constructed}
+            # `trainer = A(c) if a else B(c)`: an instance of one of the classes (`_receiver_classes`)
+            self.constructed |= {
+                node.targets[0].id for node in self.source.nodes(ast.Assign)  # type: ignore[attr-defined]
+                if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(node.value) is ast.IfExp  # type: ignore[attr-defined]
+                and all(type(v) is ast.Call and _final_name(v.func)[:1].isupper() for v in _alternatives(node.value))  # type: ignore[attr-defined]
+            }  # fmt: skip
         return self.constructed
 
     def _steps_each_optimizer(self, loop: ast.AST, func: ast.AST) -> bool:

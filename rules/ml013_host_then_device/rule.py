@@ -3340,6 +3340,126 @@ class Norm(nn.Module):
         ),
     ]
 
+    INVALID += [
+        Invalid(  # the receiver is bound to one of two project classes by an `if`/`elif`: an unconditional call in the step loop runs on every step of each class's method
+            """
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8).cuda()
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    if kind == "style":
+        trainer = StyleTrainer()
+    elif kind == "plain":
+        trainer = PlainTrainer()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+""",
+            line=4,
+            column=17,
+            message="update",
+            fixed="""
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8, device="cuda")
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    if kind == "style":
+        trainer = StyleTrainer()
+    elif kind == "plain":
+        trainer = PlainTrainer()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+""",
+            unsafe=True,
+        ),
+        Invalid(  # the same, the class picked by a conditional expression
+            """
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8).cuda()
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    trainer = StyleTrainer() if kind == "style" else PlainTrainer()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+""",
+            line=4,
+            column=17,
+            message="update",
+            fixed="""
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8, device="cuda")
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    trainer = StyleTrainer() if kind == "style" else PlainTrainer()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+""",
+            unsafe=True,
+        ),
+    ]
+
+    VALID += [
+        Valid(  # one alternative is a library's class: the project cannot see what that run's `update` is, so silent
+            """
+import torch
+import trainers
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8).cuda()
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    if kind == "style":
+        trainer = StyleTrainer()
+    elif kind == "plain":
+        trainer = trainers.Plain()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+"""
+        ),
+        Valid(  # the call runs now and then, behind a counter: not every step
+            """
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8).cuda()
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    if kind == "style":
+        trainer = StyleTrainer()
+    elif kind == "plain":
+        trainer = PlainTrainer()
+    for step, x in enumerate(loader):
+        if step % 100 == 0:
+            trainer.update(x)
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
