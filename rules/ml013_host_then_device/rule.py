@@ -137,7 +137,10 @@ class HostThenDevice(Rule):
       `test_dataset.multi_scale_inference(...)` in a loop over a loader, calls every project method
       so named where they all override one method of a common base, not a placeholder, and the name
       is no container's (`results.update(...)`), as does a call on an instance of a class picked at run
-      time, `globals()[name]`, where every candidate trains or runs a model; a function that trains itself, calling backward
+      time, `globals()[name]`, where every candidate trains or runs a model; `trainer.gen_update(...)` on a
+      name bound to one of several project classes (`trainer = MUNIT_Trainer(c)` / `trainer =
+      UNIT_Trainer(c)` in an `if`/`elif`, or `A(c) if a else B(c)`) calls each class's method, and none
+      where any of them is not a project class with that method; a function that trains itself, calling backward
       or an optimizer's step, is called once per training step behind any condition: `if it % n_d
       == 0: train_G()`), or in a hook a
       framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
