@@ -3470,6 +3470,81 @@ def compare(model, x, flip):
     return first, second
 """,
         ),
+        Invalid(  # a module-level script: a bound method of the evaluated model's submodule, either of two picked by a conditional expression, runs the model
+            """
+import torch
+from torch import nn
+class Coder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+    def encode(self, x):
+        return self.enc(x)
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen_a = Coder()
+        self.gen_b = Coder()
+pair = Pair()
+pair.eval()
+encode = pair.gen_a.encode if a2b else pair.gen_b.encode
+for x in loader:
+    codes = encode(x)
+    print(codes.mean().item())
+""",
+            line=18,
+            column=13,
+            unsafe=True,
+            message="after `pair.eval()`",
+            fixed="""
+import torch
+from torch import nn
+class Coder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+    def encode(self, x):
+        return self.enc(x)
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen_a = Coder()
+        self.gen_b = Coder()
+pair = Pair()
+pair.eval()
+encode = pair.gen_a.encode if a2b else pair.gen_b.encode
+with torch.no_grad():
+    for x in loader:
+        codes = encode(x)
+        print(codes.mean().item())
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # one alternative of the alias is not the evaluated model's: what `encode(x)` runs is not known
+            """
+import torch
+from torch import nn
+class Coder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+    def encode(self, x):
+        return self.enc(x)
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen_a = Coder()
+        self.gen_b = Coder()
+pair = Pair()
+pair.eval()
+encode = pair.gen_a.encode if a2b else other.encode
+for x in loader:
+    codes = encode(x)
+    print(codes.mean().item())
+"""
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
