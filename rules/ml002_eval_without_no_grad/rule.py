@@ -27,7 +27,9 @@ class EvalWithoutNoGrad(Rule):
     means: after `model.eval()` / `self.eval()` / `model.train(False)` in the same function (in a
     block that certainly ran, with no `.train()` in between; also chained onto the construction
     whose result the statement binds: `model = Generator(4).cuda().eval()`, which puts only that
-    target in eval mode: a later `net.eval()` opens `net`'s own region), in a module-level function that
+    target in eval mode: a later `net.eval()` opens `net`'s own region; X is a model when the scope builds it
+    from an nn.Module class, the file's own or one it imports from another linted file: MUNIT's
+    `trainer = MUNIT_Trainer(config)`), in a module-level function that
     runs a global model the module itself put in eval mode (`model.eval()` as a statement of the
     module, not behind an `if`; the function binds no local of that name, calls no `.train()`, is
     not called by the module before the `.eval()`, is not handed to other code as a value (captum's
@@ -63,7 +65,8 @@ class EvalWithoutNoGrad(Rule):
     nn.Module also through a method of self fed data whose name says it runs it: CloserLookFewShot's
     `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
     in an nn.Module (its submodule, whatever built it), a local alias of a submodule
-    (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
+    (`encoder = self.net.encoder`; also in a module-level script, and either branch of a conditional
+    expression of such attributes: `encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
     named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs (by its class, or through a
     factory of the file that returns one: `net = densenet_cifar()`), loads no weights and loops over
