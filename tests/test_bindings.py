@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 
 from memlint.analysis.bindings import (
-    binds, bound_by, bound_names, bound_targets, declared_global_values, local_names, module_bindings, module_imports_only,
+    alternatives, binds, bound_by, bound_names, bound_targets, declared_global_values, local_names, module_bindings, module_imports_only,
     erring_names, target_names,
 )
 from memlint.analysis.context import Context
@@ -252,3 +252,10 @@ def test_a_global_bound_only_through_global_resolves_where_every_binding_agrees(
     ctx = Context(cst.parse_module(shadowed), None, shadowed)
     Traversal(ctx, []).walk(ctx.module)
     assert ctx.module_binding("len") is None  # a builtin before `f` runs
+
+
+def test_alternatives_are_the_branches_of_conditional_expressions() -> None:
+    value = cst.parse_expression("t.gen_a.encode if a else (t.gen_b.encode if b else t.gen_c.encode)")
+    assert [cst.Module([]).code_for_node(v) for v in alternatives(value)] == ["t.gen_a.encode", "t.gen_b.encode", "t.gen_c.encode"]
+    plain = cst.parse_expression("t.gen_a.encode")
+    assert alternatives(plain) == [plain]

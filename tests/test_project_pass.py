@@ -2850,3 +2850,85 @@ def test_a_helper_called_in_every_branch_of_an_if_else_runs_on_every_step(projec
                     mask = make_mask(x)
     """)
     assert _findings(".", "--select", "ML013") == [("utils.py", "ML013", 4)]
+
+
+TRAINERS = """
+import torch
+
+class StyleTrainer:
+    def gen_update(self, x, z_dim):
+        z = torch.randn(x.size(0), z_dim).cuda()
+        return z
+
+class PlainTrainer:
+    def gen_update(self, x, z_dim):
+        return x
+"""
+
+
+@pytest.mark.parametrize("pick", ["chain", "expression", "library", "rebound"])
+def test_a_per_step_method_of_one_of_several_classes_a_script_picks(project, pick):
+    """NVlabs/MUNIT (issue 27): train.py binds `trainer` to one of two trainer classes of trainer.py in
+    an `if`/`elif`, then calls `trainer.gen_update(...)` on every step: each class's method runs per
+    step.  Where one alternative is not the project's, or the name is also bound otherwise, silent."""
+    write(project / "trainers.py", TRAINERS)
+    picks = {
+        "chain": "if kind == 'style':\n    trainer = StyleTrainer()\nelif kind == 'plain':\n    trainer = PlainTrainer()",
+        "expression": "trainer = StyleTrainer() if kind == 'style' else PlainTrainer()",
+        "library": "trainer = StyleTrainer() if kind == 'style' else lib.Trainer()",
+        "rebound": "trainer = StyleTrainer() if kind == 'style' else PlainTrainer()\ntrainer = wrap(trainer)",
+    }
+    script = "import lib\nfrom trainers import StyleTrainer, PlainTrainer\n\nkind = 'style'\n{pick}\nfor it, x in enumerate(loader):\n    trainer.gen_update(x, 8)\n"
+    (project / "train.py").write_text(script.format(pick=picks[pick]))
+    expected = [("trainers.py", "ML013", 5)] if pick in ("chain", "expression") else []
+    assert _findings(".", "--select", "ML013") == expected
+
+
+CODERS = """
+import torch
+from torch import nn
+
+class Coder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+
+    def encode(self, x):
+        return self.enc(x)
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen_a = Coder()
+        self.gen_b = Coder()
+
+class Table:
+    def __init__(self):
+        self.gen_a = {}
+        self.gen_b = {}
+
+    def eval(self):
+        pass
+"""
+
+
+@pytest.mark.parametrize("built", ["Pair", "Table"])
+def test_an_imported_model_class_put_in_eval_mode_by_a_script(project, built):
+    """NVlabs/MUNIT's test_batch.py (issue 27): `trainer = MUNIT_Trainer(config)`, a class of trainer.py
+    extending nn.Module, then `trainer.eval()` and `encode = trainer.gen_a.encode if a2b else
+    trainer.gen_b.encode` run per batch with gradients on.  A class of the project that is no
+    nn.Module (`Table`, with an `eval` of its own) opens no evaluation region."""
+    write(project / "coders.py", CODERS)
+    write(project / "test.py", f"""
+        import torch
+        from coders import {built}
+
+        trainer = {built}()
+        trainer.eval()
+        encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode
+        for x in loader:
+            codes = encode(x)
+            print(codes.mean().item())
+    """)
+    expected = [("test.py", "ML002", 8)] if built == "Pair" else []
+    assert _findings(".", "--select", "ML002") == expected

@@ -80,6 +80,15 @@ def bound_by(node: cst.CSTNode, parameters: bool = False, declarations: bool = F
     return tuple(item.name for item in node.names) if declarations else ()  # type: ignore[attr-defined]
 
 
+def alternatives(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a binding may take: each branch of a conditional expression (`a.encode if a2b
+    else b.encode`, nested ones too), else the value itself.  (summaries' `_alternatives` reads the
+    same fact on the AST.)"""
+    if type(value) is cst.IfExp:
+        return [*alternatives(value.body), *alternatives(value.orelse)]  # type: ignore[attr-defined]
+    return [value]
+
+
 def target_names(target: cst.BaseExpression) -> list[str]:
     """The names a target binds, exactly, in source order: `x` -> ["x"]; `a, (b, *c)` -> ["a", "b",
     "c"].  An attribute or subscript target (`self.x`, `d[k]`) binds no name: it stores into an

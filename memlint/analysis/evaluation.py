@@ -28,7 +28,7 @@ from memlint.analysis import tables, values
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
-from memlint.analysis.bindings import bound_names, bound_targets, target_name_nodes
+from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
@@ -669,8 +669,11 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if helper_runs(call, receiver, ctx):
         # (a helper whose own body is in the region of the module's `.eval()` is reported there)
         return not (type(func) is cst.Name and _module_evaluated(func.value, ctx))  # `G.eval()`, then `get_sample_image(G, n)` whose body runs `G(z)`; `self._process_one_batch(x)` runs `self.model`
-    if type(func) is cst.Name and _alias_of(func.value, ctx).startswith(receiver + "."):
-        return True  # `encoder = self.net.encoder` after `self.net_mode(train=False)`, then `encoder(x)`
+    aliased = _alias_of(func.value, ctx) if type(func) is cst.Name else ()
+    if aliased and all(code.startswith(receiver + ".") for code in aliased):
+        # `encoder = self.net.encoder` after `self.net_mode(train=False)`, then `encoder(x)`; at module
+        # level `encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode` after `trainer.eval()`
+        return True
     if type(func) is cst.Name and any(_is_data(arg.value) for arg in call.args if arg.keyword is None) and wraps_model(func.value, receiver, ctx):
         return True  # `elbo = SVI(model, ...)`, then `-elbo(x)` after `model.eval()`
     if not text.startswith(receiver + "."):
@@ -739,29 +742,36 @@ def _module_evaluated(name: str, ctx: "Context") -> bool:
     return definition is not None and module_eval_region(ctx, definition) is not None
 
 
-def _alias_of(name: str, ctx: "Context") -> str:
-    """The code of what `name` is bound to in the function, where its one binding is a plain
-    `name = a.b.c` of its body (`encoder = self.net.encoder`); "" otherwise."""
+def _alias_of(name: str, ctx: "Context") -> tuple[str, ...]:
+    """The code of each thing `name` may be bound to in the function (or, in the module's own code,
+    the module), where its one binding is a plain `name = a.b.c` of its body (`encoder =
+    self.net.encoder`) or a conditional expression of such attributes (`encode = trainer.gen_a.encode
+    if a2b else trainer.gen_b.encode`: either); () otherwise."""
     function = ctx.function_node
-    if function is None or not isinstance(function.body, cst.IndentedBlock):
-        return ""
+    if function is None:
+        body = ctx.module.body
+    elif isinstance(function.body, cst.IndentedBlock):
+        body = function.body.body
+    else:
+        return ()
     # asked for every call of a bare name in an evaluation region: one reading of the body per name
-    return ctx.memo(("alias-of", id(function), name), lambda: _plain_alias(function, name, ctx))  # type: ignore[return-value]
+    return ctx.memo(("alias-of", id(function or ctx.module), name), lambda: _plain_alias(body, name, ctx, function is None))  # type: ignore[return-value]
 
 
-def _plain_alias(function: cst.FunctionDef, name: str, ctx: "Context") -> str:
-    bound = ""
-    for statement in function.body.body:  # type: ignore[attr-defined]
-        if not binds(statement, name):
+def _plain_alias(body: Sequence[cst.CSTNode], name: str, ctx: "Context", module_level: bool) -> tuple[str, ...]:
+    bound: tuple[str, ...] = ()
+    for statement in body:
+        if not binds(statement, name, module_level):  # (a method `encode` of a module-level class binds no global)
             continue
         if bound or type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
-            return ""
+            return ()
         small = statement.body[0]
         if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
-            return ""
-        if type(small.value) is not cst.Attribute:
-            return ""
-        bound = _code(ctx, small.value)
+            return ()
+        values_bound = alternatives(small.value)
+        if not all(type(value) is cst.Attribute for value in values_bound):
+            return ()
+        bound = tuple(_code(ctx, value) for value in values_bound)
     return bound
 
 
@@ -892,12 +902,12 @@ def eval_receiver(call: cst.Call, statement: Optional[cst.CSTNode] = None) -> cs
 
 def _builds_module(made: cst.Call, ctx: "Context") -> bool:
     """Does `made` call a class of this file (or, by the project pass, of this file seen with its
-    bases elsewhere) that is an nn.Module, or a class the function is handed as a parameter
+    bases elsewhere, or one it imports from another file of the project) that is an nn.Module, or a class the function is handed as a parameter
     annotated `nn.Module` (cleanrl's `evaluate(..., Model: torch.nn.Module)`: `agent = Model(envs)`)?"""
     func = made.func
     if type(func) is not cst.Name:
         return False
-    if func.value in ctx.module_classes or func.value in ctx.project.module_classes:
+    if func.value in ctx.module_classes or func.value in ctx.project.module_classes or func.value in ctx.project.imported_modules:
         return True
     name = func.value
     return ctx.is_param(name) and ctx.lookup_value(name).kind is Kind.MODULE and values.names_a_module_class(name, ctx)

@@ -86,7 +86,7 @@ from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, do
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
-FORMAT = 33  # 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 34  # 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -808,17 +808,18 @@ class _Summary:
 
     def _receiver_classes(self, key: str, name: str, attr: str) -> Optional[list]:
         """`obj.m()` where `obj` is bound in the function more than once: ["k", constructors, "m"]
-        when every binding is a constructor call (`gan = GAN(args)` ... `gan = BEGAN(args)`: the
-        call may reach the method of any of them), else ["u", "m"] (any project method so named),
+        when every binding is a constructor call (`gan = GAN(args)` ... `gan = BEGAN(args)`, or
+        `gan = GAN(args) if a else BEGAN(args)`: the call may reach the method of any of them), else ["u", "m"] (any project method so named),
         or None where the method name cannot be the project's."""
         values = self._local_values(key).get(name)
         constructors = []
         for assign in values or ():
-            constructor = dotted(assign.value.func) if isinstance(assign.value, ast.Call) and type(assign.targets[0]) is ast.Name else None
-            if constructor is None or not constructor.rpartition(".")[2][:1].isupper():
+            alternatives = _alternatives(assign.value) if type(assign.targets[0]) is ast.Name else [None]
+            written = [dotted(value.func) if isinstance(value, ast.Call) else None for value in alternatives]
+            if not all(constructor is not None and constructor.rpartition(".")[2][:1].isupper() for constructor in written):
                 constructors = []
                 break
-            constructors.append(constructor)
+            constructors.extend(written)  # type: ignore[arg-type]
         if constructors:
             return ["k", sorted(set(constructors)), attr, name]
         return ["u", attr] if _may_be_a_method(attr) else None
@@ -834,7 +835,7 @@ class _Summary:
             may.append(entry)
 
     def _constructed_names(self) -> set[str]:
-        """Names some `name = Capitalised(...)` binds anywhere in the file, or a call of a project
+        """Names some `name = Capitalised(...)` (or `A(...) if a else B(...)`) binds anywhere in the file, or a call of a project
         callee, or a call of a name so bound (`algorithm = algorithm_class(...)` with `algorithm_class =
         algorithms.get_algorithm_class(name)`): a cheap filter for `obj.m()`."""
         if self.constructed is None:
@@ -846,6 +847,12 @@ class _Summary:
             ]  # fmt: skip
             self.constructed = {name for name, func in calls if _final_name(func)[:1].isupper() or self._may_build(func)}
             self.constructed |= {name for name, func in calls if type(func) is ast.Name and func.id in self.constructed}
+            # `trainer = A(c) if a else B(c)`: an instance of one of the classes (`_receiver_classes`)
+            self.constructed |= {
+                node.targets[0].id for node in self.source.nodes(ast.Assign)  # type: ignore[attr-defined]
+                if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(node.value) is ast.IfExp  # type: ignore[attr-defined]
+                and all(type(v) is ast.Call and _final_name(v.func)[:1].isupper() for v in _alternatives(node.value))  # type: ignore[attr-defined]
+            }  # fmt: skip
         return self.constructed
 
     def _steps_each_optimizer(self, loop: ast.AST, func: ast.AST) -> bool:
@@ -1681,6 +1688,14 @@ if hasattr(ast, "Match"):
     _BLOCK_FIELDS.update({ast.Match: ("cases",), ast.match_case: ("body",)})
 if hasattr(ast, "TryStar"):
     _BLOCK_FIELDS[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
+
+
+def _alternatives(value: ast.expr) -> list[ast.expr]:
+    """The values a binding may take: each branch of a conditional expression (`A(c) if a else
+    B(c)`, nested ones too), else the value itself."""
+    if type(value) is ast.IfExp:
+        return [*_alternatives(value.body), *_alternatives(value.orelse)]
+    return [value]
 
 
 def _stored_names(targets) -> Iterator[str]:

@@ -160,6 +160,10 @@ class FileView:
     # instance of a class whose `forward` computes gradients (`model, _ = make_and_restore_model(...)`),
     # as "function:flag:position", the flag and position of that class's switch ("" and -1: always).
     gradient_factories: frozenset[str] = frozenset()
+    # The names this file imports that are nn.Module classes of another file of the project
+    # (`from trainer import MUNIT_Trainer`, whose class extends nn.Module there): building one
+    # builds a model, whatever the name it is bound to (ML002's `trainer.eval()`).
+    imported_modules: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -249,7 +253,7 @@ class FileView:
                 sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers,
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
-                self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories)]  # fmt: skip
+                self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -257,12 +261,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 27 or any(type(data[i]) is not bool for i in (8, 16, 24)):
+        if type(data) is not list or len(data) != 28 or any(type(data[i]) is not bool for i in (8, 16, 24)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -273,7 +277,7 @@ class FileView:
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
-                   frozenset(data[25]), frozenset(data[26]))  # fmt: skip
+                   frozenset(data[25]), frozenset(data[26]), frozenset(data[27]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -862,6 +866,13 @@ class Project:
                     # same-named method (a plot axis's `plot`) may be what runs
                     for member in group if len(group) > 1 else ():
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
+                elif loop is not None and not conditional and reference[0] == "k":
+                    # `trainer` bound to `MUNIT_Trainer(...)` in one branch and `UNIT_Trainer(...)` in
+                    # another: an unconditional `trainer.gen_update(...)` in a step loop is a call on
+                    # every step of whichever class's method the run built (as a picked class's, `i`)
+                    group = tuple(self._alternative_methods(file, reference))
+                    for member in group:
+                        self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
                 if loop_trains or (trains and loop_trains is None):
                     continue
                 for callee in self._agreeing(file, reference) if grad == "off" else self._reached(file, reference):
@@ -939,6 +950,21 @@ class Project:
             if own in self.files[owner[0]].summary["functions"]:  # type: ignore[union-attr]
                 found.append((owner[0], own))
             pending.extend(self._subclasses.get(owner, ()))
+        return found
+
+    def _alternative_methods(self, file: _File, reference: list) -> list[tuple]:
+        """The methods a ["k", constructors, method, receiver] reference runs, one per alternative,
+        where every constructor names a project class that has the method (its own or a project
+        base's), none of them a placeholder (summaries' `abstract`); else []: an alternative the
+        project cannot see may be what the run built, and its method is not the project's."""
+        found = []
+        for constructor in reference[1]:
+            owner = self._name(file, constructor)
+            method = self._instance_method(owner, reference[2]) if owner is not None and owner[0] == "class" else None
+            if method is None or method[0] != "func" or self.record((method[1], method[2])).get("abstract"):
+                return []
+            if (method[1], method[2]) not in found:
+                found.append((method[1], method[2]))
         return found
 
     def _may_reach(self, file: _File, reference: list) -> list[tuple]:
@@ -1663,6 +1689,7 @@ class Project:
             gradient_classes=self._gradient_classes(index),
             gradient_switches=frozenset(f"{c}:{flag}:{position}" for c, flag, position in self._gradient_switches(index)),
             gradient_factories=frozenset(f"{f}:{flag}:{position}" for f, flag, position in self._gradient_factories(index)),
+            imported_modules=frozenset(local for local, owner in self._imported_classes(index) if self.is_module_class(owner[1], owner[2])),
             model_methods=model_methods,
             eval_contexts=self._eval_contexts(index),
             grad_free_methods=self._grad_free_methods(index, model_methods),

@@ -27,7 +27,9 @@ class EvalWithoutNoGrad(Rule):
     means: after `model.eval()` / `self.eval()` / `model.train(False)` in the same function (in a
     block that certainly ran, with no `.train()` in between; also chained onto the construction
     whose result the statement binds: `model = Generator(4).cuda().eval()`, which puts only that
-    target in eval mode: a later `net.eval()` opens `net`'s own region), in a module-level function that
+    target in eval mode: a later `net.eval()` opens `net`'s own region; X is a model when the scope builds it
+    from an nn.Module class, the file's own or one it imports from another linted file: MUNIT's
+    `trainer = MUNIT_Trainer(config)`), in a module-level function that
     runs a global model the module itself put in eval mode (`model.eval()` as a statement of the
     module, not behind an `if`; the function binds no local of that name, calls no `.train()`, is
     not called by the module before the `.eval()`, is not handed to other code as a value (captum's
@@ -68,7 +70,8 @@ class EvalWithoutNoGrad(Rule):
     in an nn.Module (its submodule, whatever built it), after `self.eval()` a method fed data, named as
     running a module, of a submodule of self (`self.gen_a.encode(x)`, where `self.gen_a` is valued a module
     or the file gives it `.parameters()`: MUNIT's trainer `forward`; not a tokenizer's `encode`), a local alias of a submodule
-    (`encoder = self.net.encoder`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
+    (`encoder = self.net.encoder`; also in a module-level script, and either branch of a conditional
+    expression of such attributes: `encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
     named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
     nor is a parameterless function that builds the model it runs (by its class, or through a
     factory of the file that returns one: `net = densenet_cifar()`), loads no weights and loops over
@@ -3647,6 +3650,81 @@ def compare(model, x, flip):
     second = again(model, x)
     return first, second
 """,
+        ),
+        Invalid(  # a module-level script: a bound method of the evaluated model's submodule, either of two picked by a conditional expression, runs the model
+            """
+import torch
+from torch import nn
+class Coder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+    def encode(self, x):
+        return self.enc(x)
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen_a = Coder()
+        self.gen_b = Coder()
+pair = Pair()
+pair.eval()
+encode = pair.gen_a.encode if a2b else pair.gen_b.encode
+for x in loader:
+    codes = encode(x)
+    print(codes.mean().item())
+""",
+            line=18,
+            column=13,
+            unsafe=True,
+            message="after `pair.eval()`",
+            fixed="""
+import torch
+from torch import nn
+class Coder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+    def encode(self, x):
+        return self.enc(x)
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen_a = Coder()
+        self.gen_b = Coder()
+pair = Pair()
+pair.eval()
+encode = pair.gen_a.encode if a2b else pair.gen_b.encode
+with torch.no_grad():
+    for x in loader:
+        codes = encode(x)
+        print(codes.mean().item())
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # one alternative of the alias is not the evaluated model's: what `encode(x)` runs is not known
+            """
+import torch
+from torch import nn
+class Coder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+    def encode(self, x):
+        return self.enc(x)
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gen_a = Coder()
+        self.gen_b = Coder()
+pair = Pair()
+pair.eval()
+encode = pair.gen_a.encode if a2b else other.encode
+for x in loader:
+    codes = encode(x)
+    print(codes.mean().item())
+"""
         ),
     ]
 

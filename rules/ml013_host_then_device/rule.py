@@ -137,7 +137,10 @@ class HostThenDevice(Rule):
       `test_dataset.multi_scale_inference(...)` in a loop over a loader, calls every project method
       so named where they all override one method of a common base, not a placeholder, and the name
       is no container's (`results.update(...)`), as does a call on an instance of a class picked at run
-      time, `globals()[name]`, where every candidate trains or runs a model; a function that trains itself, calling backward
+      time, `globals()[name]`, where every candidate trains or runs a model; `trainer.gen_update(...)` on a
+      name bound to one of several project classes (`trainer = MUNIT_Trainer(c)` / `trainer =
+      UNIT_Trainer(c)` in an `if`/`elif`, or `A(c) if a else B(c)`) calls each class's method, and none
+      where any of them is not a project class with that method; a function that trains itself, calling backward
       or an optimizer's step, is called once per training step behind any condition: `if it % n_d
       == 0: train_G()`), or in a hook a
       framework runs once per batch (`training_step`, `on_train_batch_start`, ...).
@@ -3336,6 +3339,126 @@ class Norm(nn.Module):
         self.mean = mean
     def forward(self, x):
         return x - (torch.ones(3) * self.mean).cuda()
+"""
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # the receiver is bound to one of two project classes by an `if`/`elif`: an unconditional call in the step loop runs on every step of each class's method
+            """
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8).cuda()
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    if kind == "style":
+        trainer = StyleTrainer()
+    elif kind == "plain":
+        trainer = PlainTrainer()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+""",
+            line=4,
+            column=17,
+            message="update",
+            fixed="""
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8, device="cuda")
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    if kind == "style":
+        trainer = StyleTrainer()
+    elif kind == "plain":
+        trainer = PlainTrainer()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+""",
+            unsafe=True,
+        ),
+        Invalid(  # the same, the class picked by a conditional expression
+            """
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8).cuda()
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    trainer = StyleTrainer() if kind == "style" else PlainTrainer()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+""",
+            line=4,
+            column=17,
+            message="update",
+            fixed="""
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8, device="cuda")
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    trainer = StyleTrainer() if kind == "style" else PlainTrainer()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+""",
+            unsafe=True,
+        ),
+    ]
+
+    VALID += [
+        Valid(  # one alternative is a library's class: the project cannot see what that run's `update` is, so silent
+            """
+import torch
+import trainers
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8).cuda()
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    if kind == "style":
+        trainer = StyleTrainer()
+    elif kind == "plain":
+        trainer = trainers.Plain()
+    for step, x in enumerate(loader):
+        trainer.update(x)
+"""
+        ),
+        Valid(  # the call runs now and then, behind a counter: not every step
+            """
+import torch
+class StyleTrainer:
+    def update(self, x):
+        style = torch.randn(x.size(0), 8).cuda()
+        return style
+class PlainTrainer:
+    def update(self, x):
+        return x
+def main(kind, loader):
+    if kind == "style":
+        trainer = StyleTrainer()
+    elif kind == "plain":
+        trainer = PlainTrainer()
+    for step, x in enumerate(loader):
+        if step % 100 == 0:
+            trainer.update(x)
 """
         ),
     ]
