@@ -235,3 +235,42 @@ def test_running_extrema_combine_like_sums() -> None:
         ("total", ["loss"], False, False),  # a sum started from a per-sample tensor: a computation
         ("best", ["loss"], True, True),
     ]  # (`torch.max(loss, 1)` reduces `loss`, no running value)
+
+
+class _WindowAsker:
+    """At every `+=`: whether optimizer steps run between two bindings of its target."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.answers: list[bool] = []
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.answers.append(accumulation.steps_between_bindings(self.ctx, self.ctx.module.code_for_node(node.target)))
+
+
+@pytest.mark.parametrize(
+    "inner, steps",
+    [
+        ("loss.backward()\noptim_d.step()", True),  # every inner turn frees its own graph and steps
+        ("loss.backward()", False),  # one optimizer step per window (after the inner loop), or none
+        ("optim_d.step()", False),  # no backward in the inner loop
+        ("loss.backward()\nif t % 2 == 0:\n    optim_d.step()", False),  # a step behind a condition
+        ("pass", False),
+    ],
+)
+def test_steps_between_bindings(inner: str, steps: bool) -> None:
+    text = textwrap.dedent(
+        """
+        for x, y in loader:
+            total = 0.0
+            for t in range(reps):
+                loss = criterion(disc(x), y)
+                {inner}
+                total += loss
+        """
+    ).format(inner=inner.replace("\n", "\n" + " " * 8))
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    asker = _WindowAsker(ctx)
+    Traversal(ctx, [asker]).walk(module)  # type: ignore[list-item]
+    assert asker.answers == [steps]

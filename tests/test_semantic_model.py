@@ -95,6 +95,33 @@ def test_evidence_goes_to_the_assignment_that_reaches_the_call():
     assert model.history_at(second)["loss"].kind == "backward"
 
 
+def test_a_running_sum_backpropagated_later_carries_history():
+    """`loss = 0.0; loss += term; loss.backward()`: backward runs on what the last `+=` bound."""
+    model, module = _model("""
+        for x in loader:
+            loss = 0.0
+            for out in outputs(x):
+                loss += compute(out)
+            loss.backward()
+            total += loss
+    """)
+    sums = [n for n in _aug_assignments(module)]
+    assert model.history_at(sums[0])["loss"].kind == "backward"
+    assert not model.history_at(sums[1])  # `total` is never backpropagated
+    assert not model.history_at(_assignments(module)[0])  # `loss = 0.0` is not what backward runs on
+
+
+def _aug_assignments(module: cst.Module) -> list[cst.AugAssign]:
+    found: list[cst.AugAssign] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            found.append(node)
+
+    module.visit(Finder())
+    return found
+
+
 def test_a_rebinding_that_is_not_an_assignment_ends_the_evidence():
     assert _evidenced("""
         loss = compute(x)

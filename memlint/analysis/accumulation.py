@@ -32,7 +32,10 @@ outputs kept on the device) both ask; each says the evidence it rests on.
   `losses.clear()` in the loop's own body, unconditionally or in the branch that steps an optimizer
   (a gradient-accumulation window);
 - made for each batch (`made_per_batch`, `bound_in_outer_batch_loop`): bound afresh inside a loop
-  over batches, so what it collects is one batch's worth;
+  over batches, so what it collects is one batch's worth; unless optimizer steps run between two
+  bindings (`steps_between_bindings`: an inner loop that calls backward and steps an optimizer on
+  every turn), where the binding per batch bounds how long every step's graph is kept, and is no
+  gradient-accumulation window;
 - outliving the call (`outlives_the_call`): `self.<attr>` or a module-level name, still there when a
   per-batch function runs again.
 """
@@ -45,7 +48,7 @@ import libcst as cst
 
 from memlint.analysis.iteration import Loop, iterates_batches, names_in
 from memlint.analysis.naming import BATCH_SOURCE
-from memlint.analysis.roles import steps_an_optimizer
+from memlint.analysis.roles import is_optimizer_step, steps_an_optimizer
 from memlint.analysis.tables import COMBINING_METHODS
 from memlint.analysis.values import NONE, Kind
 from memlint.analysis.walk import code_descendants, code_with_parents
@@ -405,6 +408,37 @@ def bound_in_outer_batch_loop(ctx: "Context", name: str) -> bool:
     in range(T): steps.append(...)`)?"""
     bound = ctx.frame.bound_in_loop.get(name)
     return bound is not None and any(bound is loop and iterates_batches(loop) for loop in ctx.loops[:-1])
+
+
+def steps_between_bindings(ctx: "Context", name: str) -> bool:
+    """Do several optimizer steps run between two bindings of `name` (at the traversal's position)?
+    A loop inside the one that last bound `name`, up to the innermost, that calls backward in its
+    own statements (`ctx.model.backward_in_own_statements`) and steps an optimizer on every turn
+    (`<optimizer>.step()` in its own statements, not behind a condition): `for x in loader: total =
+    0.0; for _ in range(reps): loss.backward(); optim_d.step(); total += loss`.  Each turn frees its
+    own graph by its own backward, so a sum over the turns is no one step's objective: the binding
+    per outer turn bounds how long the graphs are kept, not a gradient-accumulation window."""
+    bound = ctx.frame.bound_in_loop.get(name)
+    loops = ctx.loops
+    inside = next((i + 1 for i, loop in enumerate(loops) if loop is bound), None)
+    if inside is None:
+        return False
+    return any(ctx.model.backward_in_own_statements(loop) and _steps_every_turn(loop) for loop in loops[inside:])
+
+
+def _steps_every_turn(loop: cst.CSTNode) -> bool:
+    """`<optimizer>.step()` in the loop's own statements, outside branches, handlers, nested loops
+    and functions: it runs on every turn."""
+    for node, parents in code_with_parents(loop.body):  # type: ignore[attr-defined]
+        if not is_optimizer_step(node):
+            continue
+        inside = parents[parents.index(loop.body) + 1 :] if loop.body in parents else parents  # type: ignore[attr-defined]
+        if not any(isinstance(p, _CONDITIONAL) for p in inside):
+            return True
+    return False
+
+
+_CONDITIONAL = (cst.If, cst.Else, cst.ExceptHandler, cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.IfExp, cst.BooleanOperation)
 
 
 def made_per_batch(

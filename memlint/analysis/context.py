@@ -699,6 +699,12 @@ class Context:
             new = values._combine(old, values.evaluate(node.value, self))
             if new.graph and self.grad_mode is GradMode.DISABLED:
                 new = values.tensor(False, scalar=new.scalar)  # `total += loss` under no_grad: a new tensor without history
+            elif new.graph is None:
+                # direct evidence beats not knowing: the file backpropagates the sum later
+                # (`loss_d = 0.0; loss_d += term; loss_d.backward()`)
+                evidence = self.model.history_at(node).get(name)
+                if evidence is not None:
+                    new = values.tensor(True, scalar=evidence.scalar)
             binding = self.frame.names.get(name)
             self.frame.names[name] = Binding(new, binding.qualified if binding else None)
 

@@ -17,7 +17,8 @@ comprehension over a data loader keeps a history when all of these hold, each on
   an append keeps a value made earlier, so it is judged whatever the mode);
 - **the accumulator lasts across iterations**: not bound afresh in the loop (unless only started
   there, `accumulation.only_started_in_loop`), not bound afresh for each batch of an outer loop
-  over batches (`accumulation.bound_in_outer_batch_loop`), and started as a running statistic
+  over batches (`accumulation.bound_in_outer_batch_loop`) unless the inner loop runs backward and
+  an optimizer step every turn (`accumulation.steps_between_bindings`), and started as a running statistic
   (`accumulation.started_as_statistic`: a number, an empty container; a tensor updated by sums is
   a computation).
 
@@ -103,8 +104,11 @@ def kept_history(node: cst.CSTNode, kept: Accumulating, ctx: "Context") -> Optio
         started_in_loop = accumulation.only_started_in_loop(loop, name, node)
         if (isinstance(accumulator, cst.Name) or kept.container) and not started_in_loop:
             return None  # reset on every iteration
-    if name is not None and loop is not None and not iterates_batches(loop) and accumulation.bound_in_outer_batch_loop(ctx, name):
-        return None  # `for x in loader: steps = []; for t in range(T): steps.append(...)`: one batch's steps
+    if name is not None and loop is not None and not iterates_batches(loop) and accumulation.bound_in_outer_batch_loop(ctx, name) \
+            and not accumulation.steps_between_bindings(ctx, name):
+        # `for x in loader: steps = []; for t in range(T): steps.append(...)`: one batch's steps (but
+        # where every inner turn runs its own backward and optimizer step, the sum keeps their graphs)
+        return None
     if not kept.meter and not started_in_loop and not accumulation.started_as_statistic(accumulator, ctx, kept.may_start_empty, kept.container, kept.extremum):
         return None  # `x = x + f(x)` on a tensor is an update rule, not a running statistic
     return _scalar(KeptHistory(

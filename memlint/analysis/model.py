@@ -11,8 +11,10 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
 - **history**: which assignments bind a value that carries autograd history, by direct evidence in
   the code (`Evidence`): backward called on it in any form (memlint/analysis/evidence.py), or it is
   another result of the call that produced such a value (`loss, mse, ce = criterion(...)` then
-  `loss.backward()`: `mse` and `ce` come out of the same forward computation).  The Context gives
-  these bindings history where its own valuation cannot tell (`Context._leave_assign`); it never
+  `loss.backward()`: `mse` and `ce` come out of the same forward computation); a `+=` on a name is
+  such a binding too (`loss = 0.0; loss += term; loss.backward()`: the sum backward runs on).  The
+  Context gives these bindings history where its own valuation cannot tell
+  (`Context._leave_assign`, `_leave_aug_assign`); it never
   overrides what it knows (a number, a plain object).
 - **backward**: where backward runs: which loops and functions call it, directly or through the
   file's own helpers, and which names a loop backpropagates.
@@ -43,7 +45,7 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Mapping, Optional
+from typing import Iterable, Iterator, Mapping, Optional, Union
 
 import libcst as cst
 
@@ -247,8 +249,9 @@ class SemanticModel:
 
     # ------------------------------------------------------------------ history
 
-    def history_at(self, assign: cst.Assign) -> Mapping[str, Evidence]:
-        """The names `assign` binds to a value with history, by direct evidence, and why."""
+    def history_at(self, assign: Union[cst.Assign, cst.AugAssign]) -> Mapping[str, Evidence]:
+        """The names `assign` (an `=`, or a `+=` on a name) binds to a value with history, by direct
+        evidence, and why."""
         if not self._may_backpropagate:
             return _NO_HISTORY
         self._walk()
@@ -662,6 +665,10 @@ class SemanticModel:
             elif kind is cst.Assign:
                 for bound in exact_names_bound_by(node):
                     sites[bound] = node
+            elif kind is cst.AugAssign and type(node.target) is cst.Name:  # type: ignore[attr-defined]
+                # `loss_d = 0.0; loss_d += term; loss_d.backward()`: the running sum is what backward
+                # runs on (a float has no `.backward()`), so the binding `+=` made carries history
+                sites[node.target.value] = node  # type: ignore[attr-defined]
             elif kind in (cst.AugAssign, cst.AnnAssign, cst.For):
                 for bound in exact_names_bound_by(node):
                     sites[bound] = None  # rebound otherwise: what comes later is not the last `=`'s value
@@ -798,7 +805,7 @@ class SemanticModel:
         if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
             return False
         site = sites.get(func.value.value)
-        value = site.value if site is not None else None
+        value = site.value if type(site) is cst.Assign else None
         if not (type(value) is cst.Call and type(value.func) is cst.Name):
             return False
         if self._backward_classes is None:
@@ -813,10 +820,10 @@ class SemanticModel:
             )
         return value.func.value in self._backward_classes
 
-    def _mark(self, site: cst.Assign, name: str, call: cst.CSTNode, scalar: bool) -> None:
+    def _mark(self, site: Union[cst.Assign, cst.AugAssign], name: str, call: cst.CSTNode, scalar: bool) -> None:
         found = self._history.setdefault(id(site), {})
         found[name] = Evidence("backward" if type(call) is cst.Call else "returned", call, scalar)
-        if type(site.value) is not cst.Call:
+        if type(site) is not cst.Assign or type(site.value) is not cst.Call:
             return
         # `loss, mse, ce = criterion(out, y)`: the other results of the call that produced `loss`
         for target in site.targets:
@@ -1061,7 +1068,7 @@ def _names_attribute(target: cst.BaseExpression, attr: str) -> bool:
     return type(target) is cst.Attribute and target.attr.value == attr  # type: ignore[attr-defined]
 
 
-def _chain(sites: dict, name: str) -> list[tuple[str, cst.Assign]]:
+def _chain(sites: dict, name: str) -> list[tuple[str, Union[cst.Assign, cst.AugAssign]]]:
     """The binding of a backpropagated name, and through `loss = raw_loss / accumulation_steps` (a
     scaled, reduced or aliased form of another name: `_subject_name`) the binding of that name too,
     as (name, assignment) pairs: the same computation, with the same history."""
@@ -1071,7 +1078,7 @@ def _chain(sites: dict, name: str) -> list[tuple[str, cst.Assign]]:
         if site is None:
             break
         found.append((name, site))
-        if len(site.targets) != 1 or type(site.targets[0].target) is not cst.Name:
+        if type(site) is not cst.Assign or len(site.targets) != 1 or type(site.targets[0].target) is not cst.Name:
             break
         name = _subject_name(site.value)[0]  # type: ignore[assignment]
         if name is None:

@@ -355,10 +355,14 @@ def in_forward_pass(ctx: "Context") -> bool:
 def steps_an_optimizer(block: cst.CSTNode) -> bool:
     """Does the code below `block` (a function's body, a branch) call `<optimizer>.step()` (a receiver
     named like an optimizer)?"""
-    for node in code_descendants(block):
-        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "step":  # type: ignore[attr-defined]
-            receiver = node.func.value  # type: ignore[attr-defined]
-            name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""
-            if OPTIMIZER_NAME.search(name):
-                return True
+    return any(is_optimizer_step(node) for node in code_descendants(block))
+
+
+def is_optimizer_step(node: cst.CSTNode) -> bool:
+    """Is `node` a call `<optimizer>.step()` (a receiver named like an optimizer: `optim_d.step()`,
+    `self.opt_G.step()`)?"""
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "step":  # type: ignore[attr-defined]
+        receiver = node.func.value  # type: ignore[attr-defined]
+        name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""
+        return bool(OPTIMIZER_NAME.search(name))
     return False

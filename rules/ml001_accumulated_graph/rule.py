@@ -109,7 +109,9 @@ class AccumulatedGraph(Rule):
     accumulation; but a list written at a slot that moves with the loop, of which the code reads
     back only fixed slots, backpropagates only those: `losses_q[k + 1] += loss_q`, then
     `losses_q[-1].backward()`, is reported, without a fix), when the accumulator is emptied on every iteration or every optimizer step (a
-    gradient-accumulation window), when a function sums the terms of what it was handed and returns
+    gradient-accumulation window; an accumulator bound afresh for each batch around an inner loop
+    whose every turn runs its own backward and optimizer step, as a discriminator trained several
+    times per batch, spans several steps, and is reported), when a function sums the terms of what it was handed and returns
     the sum, running no model in the loop (`for out in outputs: loss += criterion(out, y)`: a loss per
     head, scale or task of one forward pass, for the caller's backward), when the loop walks a
     model's layers or unrolls a recurrent cell over a sequence (collecting one forward pass's
@@ -126,7 +128,8 @@ class AccumulatedGraph(Rule):
     autograd backward), or one of the file's own functions, which is
     judged by what its body returns (with the project pass, also across files), never by its name
     (`get_criterion_callback`, `test_model`). It only reports values it can see carry history: the
-    result of calling a model, a module or a loss function, a helper that returns one, and
+    result of calling a model, a module or a loss function, a helper that returns one, a name the
+    file backpropagates (`loss = 0.0`, `loss += term`, then `loss.backward()`), and
     arithmetic, indexing and fields of such results.
 
     ## Example
@@ -1104,6 +1107,66 @@ for _ in range(10):
     target = Variable(torch.LongTensor([0, 1, 2, 1, 0]))
     expected += criterion(output, target)
 print(expected.item())
+"""
+        ),
+        Valid(  # bound afresh per batch, summed over the batch's chunks and backpropagated: one optimizer step's window
+            """
+import torch
+def train(net, loader, opt, criterion):
+    for x, y in loader:
+        opt.zero_grad()
+        total = 0.0
+        for xs, ys in zip(x.chunk(2), y.chunk(2)):
+            total += criterion(net(xs), ys)
+        total.backward()
+        opt.step()
+"""
+        ),
+        Valid(  # each chunk backpropagated in the inner loop, one optimizer step after it: the sum spans one step
+            """
+import torch
+def train(net, loader, opt, criterion):
+    for x, y in loader:
+        opt.zero_grad()
+        total = 0.0
+        for xs, ys in zip(x.chunk(2), y.chunk(2)):
+            loss = criterion(net(xs), ys)
+            loss.backward()
+            total += loss
+        opt.step()
+        print(total.item())
+"""
+        ),
+        Valid(  # one batch's unrolled steps, collected with neither backward nor a step in the inner loop
+            """
+import torch
+def train(net, loader, opt, steps):
+    for x, y in loader:
+        outs = []
+        h = x
+        for t in range(steps):
+            h = net(h)
+            outs.append(h)
+        loss = torch.stack(outs).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(  # steps in the inner loop, but the sum keeps detached values
+            """
+import torch
+def train(gen, disc, loader, opt_d, criterion, reps):
+    for x, y in loader:
+        fake = gen(x).detach()
+        total = 0.0
+        for _ in range(reps):
+            opt_d.zero_grad()
+            loss = criterion(disc(fake), y)
+            loss.backward()
+            opt_d.step()
+            total += loss.detach()
+        print((total / reps).item())
 """
         ),
     ]
@@ -2560,6 +2623,74 @@ def train(net, loader, opt, criterion):
     print(losses.mean())
 """,
             harness=_run("train(net, loader, opt, criterion)"),
+        ),
+        Invalid(  # bound afresh per batch, but every turn of the inner loop runs its own backward and optimizer step
+            """
+import torch
+def train(gen, disc, loader, opt_d, criterion, reps):
+    for x, y in loader:
+        fake = gen(x).detach()
+        total = 0.0
+        for _ in range(reps):
+            opt_d.zero_grad()
+            loss = criterion(disc(fake), y)
+            loss.backward()
+            opt_d.step()
+            total += loss
+        print((total / reps).item())
+""",
+            line=11,
+            column=13,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(gen, disc, loader, opt_d, criterion, reps):
+    for x, y in loader:
+        fake = gen(x).detach()
+        total = 0.0
+        for _ in range(reps):
+            opt_d.zero_grad()
+            loss = criterion(disc(fake), y)
+            loss.backward()
+            opt_d.step()
+            total += loss.detach()
+        print((total / reps).item())
+""",
+            harness=_run("train(torch.nn.Identity(), torch.nn.Linear(3, 2), loader, opt, criterion, 2)"),
+        ),
+        Invalid(  # a loss summed from a number carries history: the code backpropagates the sum
+            """
+import torch
+def train(net, loader, opt):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = 0.0
+        for out in net(x).split(1, dim=1):
+            loss += out.pow(2).mean()
+        loss.backward()
+        opt.step()
+        total += loss
+    print(total / len(loader))
+""",
+            line=11,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def train(net, loader, opt):
+    total = 0.0
+    for x, y in loader:
+        opt.zero_grad()
+        loss = 0.0
+        for out in net(x).split(1, dim=1):
+            loss += out.pow(2).mean()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    print(total / len(loader))
+""",
+            harness=_run("train(net, loader, opt)"),
         ),
     ]
 
