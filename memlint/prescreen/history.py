@@ -227,7 +227,10 @@ class History:
             name = func.id
             if name in evidence.MODULE_RUNNING_FUNCTIONS and call.args:
                 return True  # `data_parallel(netG, inputs, gpus)` imported from torch.nn.parallel
-            resolved = self._only_imported(name) or (name in self.definitions and name not in self.imports)
+            # A name the file also assigns (`encode = pair.gen_a.encode`, beside a method `encode`) may
+            # be that value where it is called: only a name bound by nothing but definitions resolves to them.
+            defined_only = name in self.definitions and name not in self.imports and name not in self.values and name not in self.other_bindings
+            resolved = self._only_imported(name) or defined_only
             if resolved and name not in self.shadowing:
                 return False  # resolves to an import, or a class / function of this file
             return named_like_model(name) or name in self.values or name in self.other_bindings or name in self.module_params
