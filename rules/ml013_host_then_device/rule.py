@@ -20,6 +20,7 @@ from memlint.analysis.moves import later_moves, through_reshapes
 from memlint.analysis.walk import code_descendants
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, PER_BATCH_HOOKS
+from memlint.analysis.tuple_returns import raising_tuple_read
 from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
 from memlint.diagnostics import Severity
 from memlint.pipeline.text import shorten
@@ -3340,6 +3341,108 @@ class Norm(nn.Module):
         ),
     ]
 
+    VALID += [
+        Valid(  # `encode` returns a tuple on every `return`: `h.size()` raises, the factory never runs
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+"""
+        ),
+    ]
+    INVALID += [
+        Invalid(  # unpacked: `h` is the tuple's first element, a tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h, _ = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h, _ = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+""",
+            unsafe=True,
+        ),
+        Invalid(  # one `return` gives a tensor: `h` may be one
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x, both=False):
+        if both:
+            return x * 2, x
+        return x * 2
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x, both=False):
+        if both:
+            return x * 2, x
+        return x * 2
+""",
+            unsafe=True,
+        ),
+        Invalid(  # a subclass of the file overrides `encode`: `self.encode` may return a tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+class Plain(Net):
+    def encode(self, x):
+        return x * 2
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+class Plain(Net):
+    def encode(self, x):
+        return x * 2
+""",
+            unsafe=True,
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
@@ -3481,6 +3584,8 @@ class Norm(nn.Module):
         name = factory_kind(factory, ctx)
         if name is None or not made_on_host(factory, name):
             return
+        if raising_tuple_read(factory, ctx) is not None:
+            return  # `torch.randn(h.size())` with `h = self.encode(x)` a tuple: the factory never runs
         if name in LEGACY_SIZED_CONSTRUCTORS or from_helper(name):
             fixable = False  # legacy constructors take no `device=` for an accelerator, nor does a helper's factory here
         target = destination(node, helper, type_as, ctx)
