@@ -208,7 +208,10 @@ class HostThenDevice(Rule):
     that names one imports it (a CPU-only script: following another tensor's device moves
     nothing); in a loop, `.to(y.device)` where `y`
     is a batch the loader yielded on the host that the loop has not moved yet (the tensor stays
-    where it is); a factory given `**kwargs` (they may hold `device=`).
+    where it is); a factory given `**kwargs` (they may hold `device=`); a factory whose arguments read
+    what a tuple lacks on a name holding one (`h = self.encode(x)` then `torch.randn(h.size())`, where
+    the class's own `encode` ends every `return` with a tuple display, `return h, noise`, and no class
+    of the file overrides it: the read raises, the factory never runs; `tuple_returns`).
 
     ## Why is this bad?
     The tensor is first allocated and filled in host memory, then a second allocation is made on the
