@@ -20,6 +20,7 @@ from memlint.analysis.moves import later_moves, through_reshapes
 from memlint.analysis.walk import code_descendants
 from memlint.analysis.project_facts import moved_argument
 from memlint.analysis.tables import LEGACY_SIZED_CONSTRUCTORS, PER_BATCH_HOOKS
+from memlint.analysis.tuple_returns import raising_tuple_read
 from memlint.analysis.tensor_casts import cuda_type_cast, moving_casts_under, type_as_argument
 from memlint.diagnostics import Severity
 from memlint.pipeline.text import shorten
@@ -210,7 +211,10 @@ class HostThenDevice(Rule):
     that names one imports it (a CPU-only script: following another tensor's device moves
     nothing); in a loop, `.to(y.device)` where `y`
     is a batch the loader yielded on the host that the loop has not moved yet (the tensor stays
-    where it is); a factory given `**kwargs` (they may hold `device=`).
+    where it is); a factory given `**kwargs` (they may hold `device=`); a factory whose arguments read
+    what a tuple lacks on a name holding one (`h = self.encode(x)` then `torch.randn(h.size())`, where
+    the class's own `encode` ends every `return` with a tuple display, `return h, noise`, and no class
+    of the file overrides it: the read raises, the factory never runs; `tuple_returns`).
 
     ## Why is this bad?
     The tensor is first allocated and filled in host memory, then a second allocation is made on the
@@ -3462,6 +3466,107 @@ def main(kind, loader):
 """
         ),
     ]
+    VALID += [
+        Valid(  # `encode` returns a tuple on every `return`: `h.size()` raises, the factory never runs
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+"""
+        ),
+    ]
+    INVALID += [
+        Invalid(  # unpacked: `h` is the tuple's first element, a tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h, _ = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h, _ = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+""",
+            unsafe=True,
+        ),
+        Invalid(  # one `return` gives a tensor: `h` may be one
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x, both=False):
+        if both:
+            return x * 2, x
+        return x * 2
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x, both=False):
+        if both:
+            return x * 2, x
+        return x * 2
+""",
+            unsafe=True,
+        ),
+        Invalid(  # a subclass of the file overrides `encode`: `self.encode` may return a tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+class Plain(Net):
+    def encode(self, x):
+        return x * 2
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+class Plain(Net):
+    def encode(self, x):
+        return x * 2
+""",
+            unsafe=True,
+        ),
+    ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -3604,6 +3709,8 @@ def main(kind, loader):
         name = factory_kind(factory, ctx)
         if name is None or not made_on_host(factory, name):
             return
+        if raising_tuple_read(factory, ctx) is not None:
+            return  # `torch.randn(h.size())` with `h = self.encode(x)` a tuple: the factory never runs
         if name in LEGACY_SIZED_CONSTRUCTORS or from_helper(name):
             fixable = False  # legacy constructors take no `device=` for an accelerator, nor does a helper's factory here
         target = destination(node, helper, type_as, ctx)
