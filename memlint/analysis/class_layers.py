@@ -15,9 +15,9 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.attribute_owners import inherited_owner
+from memlint.analysis.attribute_owners import attribute_uses, inherited_owner
 from memlint.analysis.fresh_forwards import fresh_element_classes, fresh_output_classes
-from memlint.analysis.inventory import inventory
+from memlint.analysis.inventory import Layer, inventory
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, nested_element_classes
 from memlint.analysis.norm_layers import norm_attributes
@@ -103,6 +103,19 @@ class ClassLayers:
                 conditional.add(a)
         self._known = (fresh | conditional | normed, modules)
         return self._known
+
+    def sequence_only_layer(self, attribute: str) -> Optional[Layer]:
+        """The torch layer `self.<attribute>` holds where the class keeps it only to list it once in
+        a container (DGCNN's `self.bn1 = nn.BatchNorm2d(64)`, then `nn.Sequential(conv, self.bn1,
+        nn.LeakyReLU(0.2))` in the same constructor): the constructor binds it once to a layer that
+        keeps nothing of its output, no hook may see it, and the file names `.<attribute>` (of this
+        class, or of any object) at that binding and one other place only, the container's element.
+        Its output there is the container's own, read by the next element alone."""
+        described = self.described
+        layer = described.attributes.get(attribute) if described is not None else None
+        if layer is None or layer.kind not in FRESH_OUTPUT_LAYERS or attribute not in self.fresh_output_layers():
+            return None
+        return layer if attribute_uses(self.ctx, described.name, attribute) == 2 else None  # type: ignore[union-attr]
 
     def fresh_output_elements(self) -> dict[str, frozenset[int]]:
         """The attributes holding a class of the file whose `forward` returns a tuple with fresh

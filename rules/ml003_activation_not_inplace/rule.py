@@ -5705,8 +5705,8 @@ def head(c, n):
                 if named is None or (named.args and _explained(ctx.module, named)):
                     continue  # (`relu = nn.ReLU(False)  # why`: a choice the catalogue exempts with a comment)
                 element = named
-            if not isinstance(element, cst.Call) or not isinstance(previous, (cst.Call, cst.Name)):
-                continue
+            if not isinstance(element, cst.Call) or not isinstance(previous, (cst.Call, cst.Name, cst.Attribute)):
+                continue  # (`self.bn1`, a layer the class keeps only for this place: layer_before)
             chosen = activation_class(ctx, element)
             before = layer_before(ctx, previous) if chosen is not None else None
             if chosen is None or before is None:
