@@ -339,6 +339,107 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # `self.skip` is an `nn.Identity`, whose output is the caller's tensor: the ReLU after it would overwrite it
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.skip = nn.Identity()
+        self.body = nn.Sequential(self.skip, nn.LeakyReLU(0.2), nn.Conv2d(c, c, 1))
+    def forward(self, x):
+        return self.body(x)
+""",
+        ),
+        Valid(  # `self.bn` is read again outside the Sequential (its weight returned): the class keeps it for more than that place
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), self.bn, nn.LeakyReLU(0.2), nn.Conv2d(c, c, 1))
+    def forward(self, x):
+        return self.body(x), self.bn.weight
+""",
+        ),
+        Valid(  # `self.bn` is bound again by another method: which module the Sequential holds is the one built first, but the rule does not follow that
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), self.bn, nn.LeakyReLU(0.2), nn.Conv2d(c, c, 1))
+    def fuse(self):
+        self.bn = nn.Identity()
+    def forward(self, x):
+        return self.body(x)
+""",
+        ),
+        Valid(  # a Sequential subclass with a `forward` of its own, which reads the norm's output again after the ReLU
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    def __init__(self, c):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.add_module("relu", nn.ReLU())
+    def forward(self, x):
+        h = self.bn(self.conv(x))
+        return h + self.relu(h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a subclass of the Sequential subclass may run its layers its own way
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    def __init__(self, c):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.add_module("relu", nn.ReLU())
+class Probe(ConvBnReLU):
+    def forward(self, x):
+        h = self.bn(self.conv(x))
+        return h, self.relu(h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # one layer of an instance runs alone (`self.block[2](h)`): the ReLU there would overwrite the caller's `h`
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    def __init__(self, c):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBnReLU(c)
+    def forward(self, x):
+        h = x * 2
+        return self.block[2](h) + h
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the key "bn" is added twice: the second replaces the norm where it stood, before the ReLU
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    def __init__(self, c, plain):
+        super().__init__()
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.add_module("relu", nn.ReLU())
+        if plain:
+            self.add_module("bn", nn.Identity())
+""",
+            config=_EXACT,
+        ),
         Valid(  # `Norm` is a parameter of `stage`: the caller passes `nn.Tanh`, not the global `Norm` a setup function binds to a norm class
             """
 from torch import nn
@@ -2250,6 +2351,73 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # `self.bn` is bound once in the constructor and listed once in its Sequential, named nowhere else: its output there is the Sequential's own (DGCNN's `self.bn1`; issue 27, the eighteenth part)
+            """
+from torch import nn
+class Edge(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), self.bn, nn.LeakyReLU(0.2), nn.Conv2d(c, c, 1))
+    def forward(self, x):
+        return self.body(x)
+""",
+            line=6,
+            column=64,
+            message="after `self.bn` (an `nn.BatchNorm2d`)",
+            fixed="""
+from torch import nn
+class Edge(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), self.bn, nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(c, c, 1))
+    def forward(self, x):
+        return self.body(x)
+""",
+            harness=_runs("Edge(4)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # a class that is an `nn.Sequential` and nothing more adds its layers by `self.add_module`: the ReLU follows the norm (deeplab-pytorch's `_ConvBnReLU`; issue 27, the eighteenth part)
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    \"\"\"Conv, norm and an optional ReLU.\"\"\"
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBnReLU(c)
+    def forward(self, x):
+        return self.block(x)
+""",
+            line=9,
+            column=37,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.BatchNorm2d`",
+            fixed="""
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    \"\"\"Conv, norm and an optional ReLU.\"\"\"
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU(inplace=True))
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBnReLU(c)
+    def forward(self, x):
+        return self.block(x)
+""",
+            harness=_runs("Net(4)", "2, 4, 8, 8"),
+        ),
         Invalid(  # `Norm` is a module global bound only by `global Norm; Norm = nn.BatchNorm2d` in a constructor: every binding the same class, so `Norm(c)` is that norm and its output is fresh (imbalanced-semi-self's `BN`; issue 27, the seventeenth part)
             """
 from torch import nn
