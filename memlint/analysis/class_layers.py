@@ -21,6 +21,7 @@ from memlint.analysis.inventory import Layer, inventory
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, nested_element_classes
 from memlint.analysis.norm_layers import norm_attributes
+from memlint.analysis.sequential_subclasses import last_added_layer
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_MODULES
 from memlint.analysis.walk import code_descendants
 from memlint.analysis.wrapper_classes import owning_classes
@@ -87,6 +88,14 @@ class ClassLayers:
             a for a, layer in described.attributes.items()
             if (layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local)
             and (a in trusted or (changes.rebound_only_to_fresh_layers(a, ctx.class_name) and not changes.hooks_may_see([a])))
+        }  # fmt: skip
+        # `self.increase = Block(c, relu=False)`, a class of the file that is an `nn.Sequential` and
+        # nothing more, whose constructor adds a norm last for that call's arguments: its call returns
+        # that norm's output (analysis/sequential_subclasses.py)
+        fresh |= {
+            a for a in trusted - fresh
+            if (described.attributes[a].kind or "").startswith("local:")
+            and last_added_layer(ctx, described.attributes[a].call) in FRESH_OUTPUT_LAYERS
         }  # fmt: skip
         # (rebound elsewhere only to new layers that keep nothing of their output, `model.conv1 =
         # fuse_conv_bn_eval(...)`: whichever holds it, its output is fresh: analysis/module_changes.py)

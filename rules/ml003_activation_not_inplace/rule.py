@@ -339,6 +339,65 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # built with `relu=True` (the default): the class adds a Tanh last, which keeps its output for backward
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.Tanh())
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c)
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # whether the Tanh is added is not a literal at the construction: what the class adds last is not known
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.Tanh())
+class Block(nn.Module):
+    def __init__(self, c, last):
+        super().__init__()
+        self.tail = ConvBn(c, last)
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the constructor also binds `self.head`, which nn.Module adds after the norm: the class's last layer is the Tanh
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.head = nn.Tanh()
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c)
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
         Valid(  # `self.skip` is an `nn.Identity`, whose output is the caller's tensor: the ReLU after it would overwrite it
             """
 from torch import nn
@@ -2351,6 +2410,51 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # `self.tail` is a class that is an `nn.Sequential` and nothing more, built with `relu=False`: its constructor adds the norm last, so its call returns the norm's fresh output (deeplab-pytorch's bottleneck; issue 27, the eighteenth part)
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.Tanh())
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+    def forward(self, x):
+        h = self.tail(x)
+        h += x
+        return F.relu(h)
+""",
+            line=17,
+            column=16,
+            config=_EXACT,
+            message="the fresh output of `self.tail`",
+            fixed="""
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.Tanh())
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+    def forward(self, x):
+        h = self.tail(x)
+        h += x
+        return F.relu(h, inplace=True)
+""",
+            harness=_runs("Block(4)", "2, 4, 8, 8"),
+        ),
         Invalid(  # `self.bn` is bound once in the constructor and listed once in its Sequential, named nowhere else: its output there is the Sequential's own (DGCNN's `self.bn1`; issue 27, the eighteenth part)
             """
 from torch import nn

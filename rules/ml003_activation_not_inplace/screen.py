@@ -289,8 +289,9 @@ def _module_classes(source: Source) -> set[str]:
     """Classes of the file with a `forward` (looser than the analysis's classes whose `forward` returns
     a fresh tensor or the output of the layer their constructor builds: `FusedDownsample`, `EqualConv2d`),
     or on one base that is a layer whose output nothing keeps (`class Conv(nn.Conv2d)` with only an
-    `__init__`: the layer's own `forward`, fresh_forwards' `_fresh_layer_subclasses`)."""
-    fresh = source.names_for(FRESH_OUTPUT_LAYERS)
+    `__init__`: the layer's own `forward`, fresh_forwards' `_fresh_layer_subclasses`), or on one
+    base `Sequential` (whose call returns its last layer's output: analysis/sequential_subclasses.py)."""
+    fresh = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["Sequential"])
     return {
         node.name  # type: ignore[attr-defined]
         for node in source.nodes(ast.ClassDef)
