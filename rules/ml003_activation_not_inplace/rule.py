@@ -159,8 +159,13 @@ class ActivationNotInplace(Rule):
       measured (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), or consecutive `net.add_module(name, ...)`
       statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
       `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
-      `if`) right after a layer that does not
-      need its own output for backward: Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
+      `if`; also the constructor's own `self.add_module(...)` statements in a class that is an
+      `nn.Sequential` and nothing more: its one base, no method but `__init__`, no subclass in the
+      file, each key added once, and no container of the file with elements replaced or a part run
+      apart: deeplab-pytorch's `_ConvBnReLU`) right after a layer that does not
+      need its own output for backward (also `self.bn1`, bound once by the constructor to such a
+      layer, no hook on it, and named in the file only there and at that one element: DGCNN's
+      `nn.Sequential(conv, self.bn1, nn.LeakyReLU(0.2))`): Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
       InstanceNorm*, Embedding, pooling; also when that layer is wrapped in a helper that returns it
       (`layer_init(nn.Conv2d(...))` defined in the file with `return layer`, a lambda over such a
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
@@ -200,7 +205,10 @@ class ActivationNotInplace(Rule):
       `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`; also an
       element, by a literal index, of what a module class of the file returns as a tuple whose
       element there is fresh in every `return`: Glow's `F.relu(self.actnorm(x)[0])` with `return
-      (x - bias) / scale, logdet`)
+      (x - bias) / scale, logdet`; also the call of such an `nn.Sequential` class of the file whose
+      constructor adds such a layer last for the construction's literal flags: `self.increase =
+      _ConvBnReLU(..., False)` skips `if relu: self.add_module("relu", ...)`, so `h =
+      self.increase(h)` is the norm's output)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
@@ -277,7 +285,9 @@ class ActivationNotInplace(Rule):
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories
     that may return more than one class (or anything but a `torch.nn` layer),
     `self.relu = nn.ReLU()` modules called outside the class's methods or on a value that is not fresh
-    (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
+    (they are often reused), and Sequential subclasses with methods of their own, or whose
+    constructor adds layers other than by literal `self.add_module` statements, are not analysed
+    (instances made and indexed in another file are not seen). A hook on a module reached
     by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
     a module it cannot name (`m` of `model.modules()`) does, unless it is a forward pre-hook that
     reads none of its inputs and returns nothing (StyleGAN's equalised learning rate: it sees no
