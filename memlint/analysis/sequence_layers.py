@@ -58,6 +58,8 @@ def layer_before(ctx, previous: cst.BaseExpression) -> Optional[LayerBefore]:
     if attribute is not None:
         held = _class_layers(ctx).sequence_only_layer(attribute) if ctx.in_module_class else None
         return LayerBefore(held.kind, f"`self.{attribute}` (an `nn.{held.kind}`)") if held is not None else None
+    if not isinstance(previous, (cst.Call, cst.Name)):
+        return None  # (`self.encoder.bn`, `nn.Identity`: what another object holds is not known here)
     if isinstance(previous, cst.Name):
         built = layers_named(ctx, previous.value)  # `conv2d = nn.Conv2d(...)`, then `[conv2d, nn.ReLU()]`
         if len(built) > 1:
