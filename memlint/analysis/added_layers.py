@@ -26,6 +26,7 @@ import libcst as cst
 
 from memlint.analysis.bindings import bound_targets
 from memlint.analysis.sequences import added_layer, empty_sequential_target, key_template
+from memlint.analysis.sequential_subclasses import sequential_subclass_constructor
 from memlint.analysis.walk import code_descendants
 
 # Compound statements whose blocks a reading of the statements enters, with what was made before
@@ -49,7 +50,10 @@ class AddedAfter:
 
 def added_in_function(function: cst.FunctionDef, ctx) -> Iterator[AddedAfter]:
     if type(function.body) is cst.IndentedBlock:
-        yield from _runs(function.body.body, function.body, ctx, {}, {}, frozenset())
+        # The constructor of a class that is an `nn.Sequential` and nothing more adds to `self` as
+        # to a Sequential made before (analysis/sequential_subclasses.py).
+        made = {"self": None} if sequential_subclass_constructor(ctx, function) else {}
+        yield from _runs(function.body.body, function.body, ctx, made, {}, frozenset())
 
 
 def added_in_module(module: cst.Module, ctx) -> Iterator[AddedAfter]:

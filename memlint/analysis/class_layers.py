@@ -15,12 +15,13 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis.attribute_owners import inherited_owner
+from memlint.analysis.attribute_owners import attribute_uses, inherited_owner
 from memlint.analysis.fresh_forwards import fresh_element_classes, fresh_output_classes
-from memlint.analysis.inventory import inventory
+from memlint.analysis.inventory import Layer, inventory
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, nested_element_classes
 from memlint.analysis.norm_layers import norm_attributes
+from memlint.analysis.sequential_subclasses import last_added_layer
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_MODULES
 from memlint.analysis.walk import code_descendants
 from memlint.analysis.wrapper_classes import owning_classes
@@ -88,6 +89,14 @@ class ClassLayers:
             if (layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local)
             and (a in trusted or (changes.rebound_only_to_fresh_layers(a, ctx.class_name) and not changes.hooks_may_see([a])))
         }  # fmt: skip
+        # `self.increase = Block(c, relu=False)`, a class of the file that is an `nn.Sequential` and
+        # nothing more, whose constructor adds a norm last for that call's arguments: its call returns
+        # that norm's output (analysis/sequential_subclasses.py)
+        fresh |= {
+            a for a in trusted - fresh
+            if (described.attributes[a].kind or "").startswith("local:")
+            and last_added_layer(ctx, described.attributes[a].call) in FRESH_OUTPUT_LAYERS
+        }  # fmt: skip
         # (rebound elsewhere only to new layers that keep nothing of their output, `model.conv1 =
         # fuse_conv_bn_eval(...)`: whichever holds it, its output is fresh: analysis/module_changes.py)
         # Bound in each branch of the constructor (`if self.maml: self.C1 = Conv2d_fw(...)` / `else:
@@ -103,6 +112,19 @@ class ClassLayers:
                 conditional.add(a)
         self._known = (fresh | conditional | normed, modules)
         return self._known
+
+    def sequence_only_layer(self, attribute: str) -> Optional[Layer]:
+        """The torch layer `self.<attribute>` holds where the class keeps it only to list it once in
+        a container (DGCNN's `self.bn1 = nn.BatchNorm2d(64)`, then `nn.Sequential(conv, self.bn1,
+        nn.LeakyReLU(0.2))` in the same constructor): the constructor binds it once to a layer that
+        keeps nothing of its output, no hook may see it, and the file names `.<attribute>` (of this
+        class, or of any object) at that binding and one other place only, the container's element.
+        Its output there is the container's own, read by the next element alone."""
+        described = self.described
+        layer = described.attributes.get(attribute) if described is not None else None
+        if layer is None or layer.kind not in FRESH_OUTPUT_LAYERS or attribute not in self.fresh_output_layers():
+            return None
+        return layer if attribute_uses(self.ctx, described.name, attribute) == 2 else None  # type: ignore[union-attr]
 
     def fresh_output_elements(self) -> dict[str, frozenset[int]]:
         """The attributes holding a class of the file whose `forward` returns a tuple with fresh

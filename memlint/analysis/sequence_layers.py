@@ -12,6 +12,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.chosen_classes import chosen_classes
+from memlint.analysis.class_layers import ClassLayers, self_attr
 from memlint.analysis.fresh_forwards import fresh_output_classes
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import torch_nn_name
@@ -51,7 +52,14 @@ def activation_class(ctx, element: cst.Call) -> Optional[tuple[str, tuple[str, .
 
 
 def layer_before(ctx, previous: cst.BaseExpression) -> Optional[LayerBefore]:
-    """What the element `previous` (a call, or a name the scope binds to layer calls only) builds."""
+    """What the element `previous` (a call, or a name the scope binds to layer calls only, or
+    `self.<attribute>` the class keeps only for this place: ClassLayers.sequence_only_layer) builds."""
+    attribute = self_attr(previous)
+    if attribute is not None:
+        held = _class_layers(ctx).sequence_only_layer(attribute) if ctx.in_module_class else None
+        return LayerBefore(held.kind, f"`self.{attribute}` (an `nn.{held.kind}`)") if held is not None else None
+    if not isinstance(previous, (cst.Call, cst.Name)):
+        return None  # (`self.encoder.bn`, `nn.Identity`: what another object holds is not known here)
     if isinstance(previous, cst.Name):
         built = layers_named(ctx, previous.value)  # `conv2d = nn.Conv2d(...)`, then `[conv2d, nn.ReLU()]`
         if len(built) > 1:
@@ -60,6 +68,11 @@ def layer_before(ctx, previous: cst.BaseExpression) -> Optional[LayerBefore]:
             return None
         previous = built[0]
     return _built_by(ctx, previous)  # type: ignore[arg-type]
+
+
+def _class_layers(ctx) -> ClassLayers:
+    """The layers of the class the traversal is in, asked once per class and file."""
+    return ctx.memo(("class-layers", ctx.class_name), lambda: ClassLayers(ctx))  # type: ignore[return-value]
 
 
 def _any_of(ctx, built: tuple[cst.Call, ...]) -> Optional[LayerBefore]:

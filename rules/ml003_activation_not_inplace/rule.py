@@ -159,8 +159,13 @@ class ActivationNotInplace(Rule):
       measured (`sequence += [[conv, nn.LeakyReLU(0.2)]]`), or consecutive `net.add_module(name, ...)`
       statements on a `net = nn.Sequential()` of the same block, also across `if` branches: after
       `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
-      `if`) right after a layer that does not
-      need its own output for backward: Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
+      `if`; also the constructor's own `self.add_module(...)` statements in a class that is an
+      `nn.Sequential` and nothing more: its one base, no method but `__init__`, no subclass in the
+      file, each key added once, and no container of the file with elements replaced or a part run
+      apart: deeplab-pytorch's `_ConvBnReLU`) right after a layer that does not
+      need its own output for backward (also `self.bn1`, bound once by the constructor to such a
+      layer, no hook on it, and named in the file only there and at that one element: DGCNN's
+      `nn.Sequential(conv, self.bn1, nn.LeakyReLU(0.2))`): Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
       InstanceNorm*, Embedding, pooling; also when that layer is wrapped in a helper that returns it
       (`layer_init(nn.Conv2d(...))` defined in the file with `return layer`, a lambda over such a
       helper or over an imported one named as an initialiser, `init_(nn.Linear(...))`) or in a weight
@@ -200,7 +205,10 @@ class ActivationNotInplace(Rule):
       `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`; also an
       element, by a literal index, of what a module class of the file returns as a tuple whose
       element there is fresh in every `return`: Glow's `F.relu(self.actnorm(x)[0])` with `return
-      (x - bias) / scale, logdet`)
+      (x - bias) / scale, logdet`; also the call of such an `nn.Sequential` class of the file whose
+      constructor adds such a layer last for the construction's literal flags: `self.increase =
+      _ConvBnReLU(..., False)` skips `if relu: self.add_module("relu", ...)`, so `h =
+      self.increase(h)` is the norm's output)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
@@ -277,7 +285,9 @@ class ActivationNotInplace(Rule):
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories
     that may return more than one class (or anything but a `torch.nn` layer),
     `self.relu = nn.ReLU()` modules called outside the class's methods or on a value that is not fresh
-    (they are often reused), and Sequential subclasses are not analysed. A hook on a module reached
+    (they are often reused), and Sequential subclasses with methods of their own, or whose
+    constructor adds layers other than by literal `self.add_module` statements, are not analysed
+    (instances made and indexed in another file are not seen). A hook on a module reached
     by other attribute names (`model.head.register_forward_hook`) does not silence the file; one on
     a module it cannot name (`m` of `model.modules()`) does, unless it is a forward pre-hook that
     reads none of its inputs and returns nothing (StyleGAN's equalised learning rate: it sees no
@@ -339,6 +349,166 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # built with `relu=True` (the default): the class adds a Tanh last, which keeps its output for backward
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.Tanh())
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c)
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # whether the Tanh is added is not a literal at the construction: what the class adds last is not known
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.Tanh())
+class Block(nn.Module):
+    def __init__(self, c, last):
+        super().__init__()
+        self.tail = ConvBn(c, last)
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the constructor also binds `self.head`, which nn.Module adds after the norm: the class's last layer is the Tanh
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.head = nn.Tanh()
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c)
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `self.skip` is an `nn.Identity`, whose output is the caller's tensor: the ReLU after it would overwrite it
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.skip = nn.Identity()
+        self.body = nn.Sequential(self.skip, nn.LeakyReLU(0.2), nn.Conv2d(c, c, 1))
+    def forward(self, x):
+        return self.body(x)
+""",
+        ),
+        Valid(  # `self.bn` is read again outside the Sequential (its weight returned): the class keeps it for more than that place
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), self.bn, nn.LeakyReLU(0.2), nn.Conv2d(c, c, 1))
+    def forward(self, x):
+        return self.body(x), self.bn.weight
+""",
+        ),
+        Valid(  # `self.bn` is bound again by another method: which module the Sequential holds is the one built first, but the rule does not follow that
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), self.bn, nn.LeakyReLU(0.2), nn.Conv2d(c, c, 1))
+    def fuse(self):
+        self.bn = nn.Identity()
+    def forward(self, x):
+        return self.body(x)
+""",
+        ),
+        Valid(  # a Sequential subclass with a `forward` of its own, which reads the norm's output again after the ReLU
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    def __init__(self, c):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.add_module("relu", nn.ReLU())
+    def forward(self, x):
+        h = self.bn(self.conv(x))
+        return h + self.relu(h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a subclass of the Sequential subclass may run its layers its own way
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    def __init__(self, c):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.add_module("relu", nn.ReLU())
+class Probe(ConvBnReLU):
+    def forward(self, x):
+        h = self.bn(self.conv(x))
+        return h, self.relu(h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # one layer of an instance runs alone (`self.block[2](h)`): the ReLU there would overwrite the caller's `h`
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    def __init__(self, c):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBnReLU(c)
+    def forward(self, x):
+        h = x * 2
+        return self.block[2](h) + h
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the key "bn" is added twice: the second replaces the norm where it stood, before the ReLU
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    def __init__(self, c, plain):
+        super().__init__()
+        self.add_module("bn", nn.BatchNorm2d(c))
+        self.add_module("relu", nn.ReLU())
+        if plain:
+            self.add_module("bn", nn.Identity())
+""",
+            config=_EXACT,
+        ),
         Valid(  # `Norm` is a parameter of `stage`: the caller passes `nn.Tanh`, not the global `Norm` a setup function binds to a norm class
             """
 from torch import nn
@@ -2250,6 +2420,118 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # `self.tail` is a class that is an `nn.Sequential` and nothing more, built with `relu=False`: its constructor adds the norm last, so its call returns the norm's fresh output (deeplab-pytorch's bottleneck; issue 27, the eighteenth part)
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.Tanh())
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+    def forward(self, x):
+        h = self.tail(x)
+        h += x
+        return F.relu(h)
+""",
+            line=17,
+            column=16,
+            config=_EXACT,
+            message="the fresh output of `self.tail`",
+            fixed="""
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.Tanh())
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+    def forward(self, x):
+        h = self.tail(x)
+        h += x
+        return F.relu(h, inplace=True)
+""",
+            harness=_runs("Block(4)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # `self.bn` is bound once in the constructor and listed once in its Sequential, named nowhere else: its output there is the Sequential's own (DGCNN's `self.bn1`; issue 27, the eighteenth part)
+            """
+from torch import nn
+class Edge(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), self.bn, nn.LeakyReLU(0.2), nn.Conv2d(c, c, 1))
+    def forward(self, x):
+        return self.body(x)
+""",
+            line=6,
+            column=64,
+            message="after `self.bn` (an `nn.BatchNorm2d`)",
+            fixed="""
+from torch import nn
+class Edge(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), self.bn, nn.LeakyReLU(0.2, inplace=True), nn.Conv2d(c, c, 1))
+    def forward(self, x):
+        return self.body(x)
+""",
+            harness=_runs("Edge(4)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # a class that is an `nn.Sequential` and nothing more adds its layers by `self.add_module`: the ReLU follows the norm (deeplab-pytorch's `_ConvBnReLU`; issue 27, the eighteenth part)
+            """
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    \"\"\"Conv, norm and an optional ReLU.\"\"\"
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBnReLU(c)
+    def forward(self, x):
+        return self.block(x)
+""",
+            line=9,
+            column=37,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.BatchNorm2d`",
+            fixed="""
+from torch import nn
+class ConvBnReLU(nn.Sequential):
+    \"\"\"Conv, norm and an optional ReLU.\"\"\"
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU(inplace=True))
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBnReLU(c)
+    def forward(self, x):
+        return self.block(x)
+""",
+            harness=_runs("Net(4)", "2, 4, 8, 8"),
+        ),
         Invalid(  # `Norm` is a module global bound only by `global Norm; Norm = nn.BatchNorm2d` in a constructor: every binding the same class, so `Norm(c)` is that norm and its output is fresh (imbalanced-semi-self's `BN`; issue 27, the seventeenth part)
             """
 from torch import nn
@@ -5705,8 +5987,8 @@ def head(c, n):
                 if named is None or (named.args and _explained(ctx.module, named)):
                     continue  # (`relu = nn.ReLU(False)  # why`: a choice the catalogue exempts with a comment)
                 element = named
-            if not isinstance(element, cst.Call) or not isinstance(previous, (cst.Call, cst.Name)):
-                continue
+            if not isinstance(element, cst.Call) or not isinstance(previous, (cst.Call, cst.Name, cst.Attribute)):
+                continue  # (`self.bn1`, a layer the class keeps only for this place: layer_before)
             chosen = activation_class(ctx, element)
             before = layer_before(ctx, previous) if chosen is not None else None
             if chosen is None or before is None:

@@ -212,14 +212,21 @@ def _layer_pair_in_a_sequence(source: Source, exact: bool) -> bool:
         added = [_layer_of(a) for node in source.nodes(ast.Expr) if (a := _added(node)) is not None]  # type: ignore[arg-type]
         if any(names & before for names in added) and any(names & inplace for names in added):
             return True
-    bound: dict[str, set] = {}  # `conv2d = nn.Conv2d(...)`: what a name may hold (any assignment: a loosening)
+    # `conv2d = nn.Conv2d(...)`: what a name may hold (any assignment: a loosening); `self.bn1 =
+    # nn.BatchNorm2d(64)` under "self.bn1", for a Sequential that lists `self.bn1`
+    bound: dict[str, set] = {}
     for node in source.nodes(ast.Assign):
         if isinstance(node.value, ast.Call):  # type: ignore[attr-defined]
             for target in node.targets:  # type: ignore[attr-defined]
                 if isinstance(target, ast.Name):
                     bound.setdefault(target.id, set()).update(_layer_of(node.value))  # type: ignore[attr-defined]
+                elif is_self_attribute(target):
+                    bound.setdefault("self." + target.attr, set()).update(_layer_of(node.value))  # type: ignore[attr-defined]
     for elements in sequences:
-        layers = [bound.get(e.id, set()) if isinstance(e, ast.Name) else _layer_of(e) for e in elements]
+        layers = [
+            bound.get(e.id, set()) if isinstance(e, ast.Name) else bound.get("self." + e.attr, set()) if is_self_attribute(e) else _layer_of(e)  # type: ignore[attr-defined]
+            for e in elements
+        ]
         for previous, layer in zip(layers, layers[1:]):
             if previous & before and layer & inplace:
                 return True
@@ -282,8 +289,9 @@ def _module_classes(source: Source) -> set[str]:
     """Classes of the file with a `forward` (looser than the analysis's classes whose `forward` returns
     a fresh tensor or the output of the layer their constructor builds: `FusedDownsample`, `EqualConv2d`),
     or on one base that is a layer whose output nothing keeps (`class Conv(nn.Conv2d)` with only an
-    `__init__`: the layer's own `forward`, fresh_forwards' `_fresh_layer_subclasses`)."""
-    fresh = source.names_for(FRESH_OUTPUT_LAYERS)
+    `__init__`: the layer's own `forward`, fresh_forwards' `_fresh_layer_subclasses`), or on one
+    base `Sequential` (whose call returns its last layer's output: analysis/sequential_subclasses.py)."""
+    fresh = source.names_for(FRESH_OUTPUT_LAYERS) | source.names_for(["Sequential"])
     return {
         node.name  # type: ignore[attr-defined]
         for node in source.nodes(ast.ClassDef)

@@ -1,0 +1,207 @@
+"""Module classes of the file that are an `nn.Sequential` and nothing more: their constructor's own
+`self.add_module(...)` calls build a sequence of layers that runs as `net.add_module(...)` on a
+local `net = nn.Sequential()` does.
+
+deeplab-pytorch's block:
+
+    class _ConvBnReLU(nn.Sequential):
+        def __init__(self, in_ch, out_ch, ..., relu=True):
+            super().__init__()
+            self.add_module("conv", nn.Conv2d(...))
+            self.add_module("bn", BatchNorm2d(out_ch))
+            if relu:
+                self.add_module("relu", nn.ReLU())
+
+Such a class runs its layers in the order they were added, each on its neighbour's output, where
+nothing changes that: the class is a direct subclass of `nn.Sequential` alone (no other base, no
+decorator, no metaclass) whose body defines no method but `__init__` and binds no `forward`,
+`__call__` or other name that changes how it runs or is iterated; no class of the file derives
+from it (a subclass's `forward` could run one layer alone); the constructor adds each layer under
+its own literal key (a key added twice replaces the layer where it stood); and nothing in the file
+replaces a container's elements or runs a part of one (`block[1](x)`, `block[1:]`: whoever holds an
+instance is not known by name, so any such part counts).  Hooks are the asker's (with no name for the
+instance, any hook of the file may be on one).  Instances made and used in other files are not
+seen (the same limit as a Sequential stored on `self`).  ML003 asks it for the activations such a
+constructor adds right after a layer that keeps nothing of its output.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from memlint.analysis.bindings import bound_names
+from memlint.analysis.inventory import torch_nn_name
+from memlint.analysis.module_changes import elements_may_change_anywhere, module_changes
+from memlint.analysis.norm_layers import norm_built
+from memlint.analysis.sequences import added_layer
+from memlint.analysis.walk import code_descendants
+
+if TYPE_CHECKING:
+    from memlint.analysis.context import Context
+
+# Names a class body may bind that change how an instance runs, is iterated or indexed.
+_RUNNING_NAMES = frozenset(
+    {"forward", "__call__", "_call_impl", "__iter__", "__getitem__", "__setitem__", "__delitem__", "__len__",
+     "append", "extend", "insert", "pop", "add_module", "register_module", "_modules", "__getattr__", "__setattr__"}
+)  # fmt: skip
+
+
+def sequential_subclass_constructor(ctx: "Context", function: cst.FunctionDef) -> bool:
+    """Is `function` the `__init__` of such a class (see the module's doc)?"""
+    if function.name.value != "__init__" or ctx.class_name is None:
+        return False
+    owner = plain_sequential_class(ctx, ctx.class_name)
+    return owner is not None and _constructor(owner) is function
+
+
+def plain_sequential_class(ctx: "Context", name: str) -> Optional[cst.ClassDef]:
+    """The top-level class `name` of the file where it is such a class (see the module's doc)."""
+    return ctx.memo(("sequential-subclass", name), lambda: _plain_class(ctx, name))  # type: ignore[return-value]
+
+
+def last_added_layer(ctx: "Context", built: cst.Call) -> Optional[str]:
+    """The torch.nn class of the layer that `built` (`Block(c, relu=False)`, a call of such a class
+    of the file) adds last, for that call's arguments: what its call returns is that layer's output.
+    Known where the constructor's body is, in order, its docstring, `super().__init__()` with no
+    arguments, `self.add_module("key", layer)` statements and `if flag:` blocks of such statements
+    (no `else`), each `flag` a parameter the constructor never rebinds that the call gives a literal
+    `True` / `False`, or leaves to such a default; a norm the file names otherwise (a module global
+    every binding of which is a norm class: analysis/norm_layers.py) counts as "BatchNorm2d".  None
+    where it is not known."""
+    if type(built.func) is not cst.Name:
+        return None
+    owner = plain_sequential_class(ctx, built.func.value)  # type: ignore[attr-defined]
+    init = _constructor(owner) if owner is not None else None
+    if init is None or type(init.body) is not cst.IndentedBlock:
+        return None
+    flags = _literal_flags(init, built)
+    if flags is None:
+        return None
+    last: Optional[cst.Call] = None
+    for statement in init.body.body:
+        if type(statement) is cst.If:
+            test = statement.test
+            if statement.orelse is not None or type(test) is not cst.Name or test.value not in flags:  # type: ignore[attr-defined]
+                return None
+            if type(statement.body) is not cst.IndentedBlock:
+                return None
+            for inner in statement.body.body:
+                added = _added_to_self(inner)
+                if added is None:
+                    return None
+                if flags[test.value]:  # type: ignore[attr-defined]
+                    last = added
+            continue
+        added = _added_to_self(statement)
+        if added is not None:
+            last = added
+        elif not _docstring_or_super_init(statement):
+            return None  # (`self.head = nn.Linear(...)` adds a layer too; a helper may add any)
+    if last is None:
+        return None
+    kind = torch_nn_name(ctx, last.func)
+    if kind is None and type(last.func) is cst.Name and last.func.value not in _bound_in(init):  # type: ignore[attr-defined]
+        kind = "BatchNorm2d" if norm_built(ctx, last, init) is not None else None
+    return kind
+
+
+def _constructor(owner: cst.ClassDef) -> Optional[cst.FunctionDef]:
+    return next((s for s in owner.body.body if type(s) is cst.FunctionDef and s.name.value == "__init__"), None)  # type: ignore[attr-defined]
+
+
+def _plain_class(ctx: "Context", name: str) -> Optional[cst.ClassDef]:
+    owner = next((s for s in ctx.module.body if type(s) is cst.ClassDef and s.name.value == name), None)  # type: ignore[attr-defined]
+    if owner is None or sum(1 for s in ctx.module.body if type(s) is cst.ClassDef and s.name.value == name) != 1:  # type: ignore[attr-defined]
+        return None  # (a class defined twice under one name: which one runs is not known here)
+    if owner.decorators or len(owner.bases) != 1 or owner.keywords:
+        return None
+    base = owner.bases[0]
+    if base.keyword is not None or base.star or torch_nn_name(ctx, base.value) != "Sequential":
+        return None
+    init = _constructor(owner)
+    if init is None:
+        return None
+    for statement in owner.body.body:  # type: ignore[attr-defined]
+        if statement is init:
+            continue
+        if type(statement) is not cst.SimpleStatementLine:
+            return None  # another method, a nested class, a branch binding who knows what
+        for small in statement.body:  # type: ignore[attr-defined]
+            if type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString):  # type: ignore[attr-defined]
+                continue  # the docstring
+            targets = [t.target for t in small.targets] if type(small) is cst.Assign else [small.target] if type(small) is cst.AnnAssign else None  # type: ignore[attr-defined]
+            if targets is None or any(type(t) is not cst.Name or t.value in _RUNNING_NAMES for t in targets):  # type: ignore[attr-defined]
+                return None
+    changes = module_changes(ctx)
+    if changes.subclasses.get(name) or changes.changed_elements or changes.parts_read or elements_may_change_anywhere(ctx):
+        return None
+    return owner if _keys_distinct(init) else None
+
+
+def _added_to_self(statement: cst.CSTNode) -> Optional[cst.Call]:
+    """`self.add_module("key", layer)` -> the layer."""
+    added = added_layer(statement)
+    return added[2] if added is not None and added[:2] == ("add_module", "self") else None
+
+
+def _docstring_or_super_init(statement: cst.CSTNode) -> bool:
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:  # type: ignore[attr-defined]
+        return False
+    small = statement.body[0]  # type: ignore[attr-defined]
+    if type(small) is not cst.Expr:
+        return False
+    value = small.value
+    if type(value) in (cst.SimpleString, cst.ConcatenatedString):
+        return True
+    if type(value) is not cst.Call or value.args or type(value.func) is not cst.Attribute or value.func.attr.value != "__init__":  # type: ignore[attr-defined]
+        return False
+    receiver = value.func.value  # type: ignore[attr-defined]
+    return type(receiver) is cst.Call and type(receiver.func) is cst.Name and receiver.func.value == "super"  # type: ignore[attr-defined]
+
+
+def _literal_flags(init: cst.FunctionDef, built: cst.Call) -> Optional[dict[str, bool]]:
+    """The constructor's parameters that `built` gives a literal `True` / `False` (or leaves to such a
+    default) and that the constructor never rebinds: name -> value.  None where a call argument is
+    unpacked (`*args`, `**kw`): then no parameter's value is known."""
+    if any(a.star for a in built.args):
+        return None
+    params = [p for p in init.params.params][1:]  # (after `self`)
+    given: dict[str, cst.BaseExpression] = {}
+    positional = [a.value for a in built.args if a.keyword is None]
+    if len(positional) > len(params):
+        return None
+    for param, value in zip(params, positional):
+        given[param.name.value] = value
+    for arg in built.args:
+        if arg.keyword is not None:
+            given[arg.keyword.value] = arg.value
+    rebound = _bound_in(init)
+    flags: dict[str, bool] = {}
+    for param in (*params, *init.params.kwonly_params):
+        name = param.name.value
+        value = given.get(name, param.default)
+        if type(value) is cst.Name and value.value in ("True", "False") and name not in rebound:  # type: ignore[attr-defined]
+            flags[name] = value.value == "True"  # type: ignore[attr-defined]
+    return flags
+
+
+def _bound_in(function: cst.FunctionDef) -> set[str]:
+    """The plain names the function's body binds (an assignment, a loop, `with ... as`, ...)."""
+    return bound_names(function.body)
+
+
+def _keys_distinct(function: cst.FunctionDef) -> bool:
+    """Does every `self.add_module(key, ...)` of the constructor name its own literal key?"""
+    keys: list[str] = []
+    for node in code_descendants(function.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) is not cst.Call:
+            continue
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is cst.Attribute and func.attr.value in ("add_module", "register_module") and type(func.value) is cst.Name and func.value.value == "self":  # type: ignore[attr-defined]
+            key = node.args[0].value if node.args else None  # type: ignore[attr-defined]
+            if type(key) is not cst.SimpleString:
+                return False  # (a key built per turn of a loop: the pairs are the asker's, added_layers.py)
+            keys.append(key.value)  # type: ignore[attr-defined]
+    return len(keys) == len(set(keys))

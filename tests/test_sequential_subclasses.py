@@ -1,0 +1,87 @@
+"""sequential_subclasses (issue 27, ML003's misses on the eighteenth part): a class that is an
+`nn.Sequential` and nothing more, and the layer a call of it adds last for its literal flags."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from memlint.analysis.context import Context
+from memlint.analysis.sequential_subclasses import last_added_layer, plain_sequential_class
+from memlint.pipeline.traversal import Traversal
+
+_BLOCK = """
+import torch.nn as nn
+class ConvBn(nn.Sequential):
+    '''Conv, norm, an optional ReLU.'''
+    KIND = "plain"
+    def __init__(self, c, relu=True, *, tail=False):
+        super(ConvBn, self).__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+        if tail:
+            self.add_module("pool", nn.MaxPool2d(2))
+"""
+
+
+def _context(code: str) -> Context:
+    module = cst.parse_module(code)
+    ctx = Context(module, None, code)
+    Traversal(ctx, []).walk(module)  # (the imports resolved, as where a rule asks)
+    return ctx
+
+
+def _last(code: str, construction: str):
+    ctx = _context(code)
+    return last_added_layer(ctx, cst.parse_expression(construction))
+
+
+@pytest.mark.parametrize(
+    "construction, kind",
+    [("ConvBn(4)", "ReLU"), ("ConvBn(4, False)", "BatchNorm2d"), ("ConvBn(4, relu=False)", "BatchNorm2d"),
+     ("ConvBn(4, False, tail=True)", "MaxPool2d"), ("ConvBn(4, flag)", None), ("ConvBn(*args)", None),
+     ("ConvBn(4, **kw)", None), ("Other(4)", None)],
+)  # fmt: skip
+def test_the_layer_added_last_for_the_call_s_literal_flags(construction, kind):
+    assert _last(_BLOCK, construction) == kind
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # a method of its own, a subclass, a part of some container run alone, a name that changes how it runs
+        "    def forward(self, x):\n        return x\n",
+        "class Probe(ConvBn):\n    pass\n",
+        "def f(block, x):\n    return block[1](x)\n",
+        "def f(block):\n    block[0] = nn.Identity()\n",
+        "    __call__ = print\n",
+    ],
+)
+def test_not_only_a_sequential(extra):
+    code = _BLOCK + extra
+    assert plain_sequential_class(_context(code), "ConvBn") is None
+    assert _last(code, "ConvBn(4, False)") is None
+
+
+def test_a_plain_sequential_class():
+    assert plain_sequential_class(_context(_BLOCK), "ConvBn") is not None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the flag rebound, an attribute bound (nn.Module adds it after the norm), a key added twice, an `else`
+        "        relu = False\n        if relu:\n            self.add_module('relu', nn.ReLU())\n",
+        "        self.head = nn.Tanh()\n",
+        "        if relu:\n            self.add_module('bn', nn.Identity())\n",
+        "        if relu:\n            self.add_module('relu', nn.ReLU())\n        else:\n            self.add_module('act', nn.Tanh())\n",
+    ],
+)
+def test_a_last_layer_not_known(body):
+    code = (
+        "import torch.nn as nn\nclass ConvBn(nn.Sequential):\n    def __init__(self, c, relu=False):\n        super().__init__()\n"
+        "        self.add_module('conv', nn.Conv2d(c, c, 1))\n        self.add_module('bn', nn.BatchNorm2d(c))\n" + body
+    )
+    assert _last(code, "ConvBn(4)") is None
