@@ -78,6 +78,7 @@ import functools
 from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
+from memlint.analysis.ast_nodes import child_nodes, subtree
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.configured_choices import configured_choice
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
@@ -313,13 +314,13 @@ class _Summary:
                     continue
                 if self._stores_own_adam(statement):
                     return skips
-                if any(type(n) is ast.Return for n in ast.walk(statement)):
+                if any(type(n) is ast.Return for n in subtree(statement)):
                     return None  # another way out before it: not every instance has one
         return None
 
     def _stores_own_adam(self, block: ast.AST) -> bool:
         """Does `block` store an Adam-family optimizer over `self.parameters()` on `self`?"""
-        for statement in ast.walk(block):
+        for statement in subtree(block):
             if type(statement) is not ast.Assign or type(statement.value) is not ast.Call:
                 continue
             target = statement.targets[0]
@@ -408,7 +409,7 @@ class _Summary:
                     continue
                 calls = [node]
             elif any(self._context_mode(item.context_expr) == "off" for item in node.items):  # type: ignore[attr-defined]
-                calls = [n for s in node.body for n in ast.walk(s) if isinstance(n, ast.Call)]  # type: ignore[attr-defined]
+                calls = [n for s in node.body for n in subtree(s) if isinstance(n, ast.Call)]  # type: ignore[attr-defined]
             else:
                 continue
             outermost = None
@@ -922,7 +923,7 @@ class _Summary:
         for node in self.source.nodes(ast.Assign, ast.AnnAssign, ast.AugAssign):
             targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
             for target in targets:
-                elements = ast.walk(target) if type(target) in (ast.Tuple, ast.List) else (target,)
+                elements = subtree(target) if type(target) in (ast.Tuple, ast.List) else (target,)
                 for element in elements:
                     if type(element) is not ast.Attribute or type(element.value) is not ast.Name or element.value.id != "self":
                         continue
@@ -1593,13 +1594,13 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     """The nodes of a function's (or the module's) own code: not those of the functions, classes and
     lambdas defined in it."""
     found: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(scope))
+    stack = child_nodes(scope)  # (no context or operator node is asked about)
     while stack:
         node = stack.pop()
         if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
             continue
         found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return found
 
 
@@ -1700,7 +1701,7 @@ def _alternatives(value: ast.expr) -> list[ast.expr]:
 
 def _stored_names(targets) -> Iterator[str]:
     for target in targets:
-        for node in ast.walk(target):
+        for node in subtree(target):
             if type(node) is ast.Name:
                 yield node.id
 
@@ -1946,7 +1947,7 @@ def _hands_loader_to_call(loop: ast.AST) -> bool:
             for arg in (*node.args, *(keyword.value for keyword in node.keywords)):
                 if type(arg) in (ast.Name, ast.Attribute) and BATCH_SOURCE.search(_final_name(arg)):
                     return True
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return False
 
 
@@ -2025,7 +2026,7 @@ def _root(expr: ast.AST) -> Optional[str]:
 
 
 def _names(expr: ast.AST) -> Iterator[str]:
-    for node in ast.walk(expr):
+    for node in subtree(expr):
         if isinstance(node, ast.Name):
             yield node.id
         elif isinstance(node, ast.Attribute):

@@ -8,14 +8,12 @@ import unicodedata
 from functools import cached_property
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional
 
+from memlint.analysis.ast_nodes import CHILD_FIELDS, child_fields, child_nodes, subtree  # noqa: F401  (re-exported for the screens)
 from memlint.pipeline.source import ast_or_error
 
 # Words that can be identifiers; found in code, strings and comments alike, which only ever
 # makes a check answer "maybe" more often.
 _WORD = re.compile(r"[^\W\d]\w*")
-# Fields that hold only shared singletons (`ast.Load()`, `ast.Add()`) or strings: not indexed.
-_LEAF_FIELDS = frozenset({"ctx", "op", "id", "attr", "arg", "name", "asname", "module", "kind", "type_comment", "level", "conversion"})
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class Source:
@@ -64,7 +62,7 @@ class Source:
         parents: dict[int, ast.AST] = {}
         stack: list[ast.AST] = [self.tree]  # type: ignore[list-item]
         # (every file the project pass reads is indexed: the walk's lookups are bound to locals)
-        pop, push, of_type, child_fields, node_class = stack.pop, stack.append, by_type.get, _CHILD_FIELDS, ast.AST
+        pop, push, of_type, known_fields, node_class = stack.pop, stack.append, by_type.get, CHILD_FIELDS.get, ast.AST
         while stack:
             node = pop()
             kind = type(node)
@@ -72,9 +70,9 @@ class Source:
             if found is None:
                 found = by_type[kind] = []
             found.append(node)
-            fields = child_fields.get(kind)
+            fields = known_fields(kind)
             if fields is None:
-                fields = child_fields[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+                fields = child_fields(kind)
             for field in fields:
                 value = getattr(node, field, None)
                 if type(value) is list:
@@ -150,47 +148,6 @@ def root_name(expr: ast.AST) -> Optional[str]:
     while isinstance(expr, ast.Attribute):
         expr = expr.value
     return expr.id if isinstance(expr, ast.Name) else None
-
-
-def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """`ast.iter_child_nodes(node)` as a list, less the shared singletons of the leaf fields
-    (`ast.Load()`, `ast.Add()`), in a fraction of its time (see `subtree`)."""
-    kind = type(node)
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
-        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
-    found: list[ast.AST] = []
-    for field in fields:
-        value = getattr(node, field, None)
-        if type(value) is list:
-            found.extend(item for item in value if isinstance(item, ast.AST))
-        elif isinstance(value, ast.AST):
-            found.append(value)
-    return found
-
-
-def subtree(node: ast.AST) -> Iterator[ast.AST]:
-    """`node` and every node below it, as `ast.walk` finds them but for the shared singletons of the
-    leaf fields (`ast.Load()`, `ast.Add()`: not for a check that asks of an operator or a context)
-    and in depth-first order: for the checks that ask whether some node of a subtree is a name, a
-    call, a return, in a fraction of `ast.walk`'s time."""
-    stack = [node]
-    pop, push = stack.pop, stack.append
-    while stack:
-        current = pop()
-        yield current
-        kind = type(current)
-        fields = _CHILD_FIELDS.get(kind)
-        if fields is None:
-            fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
-        for field in fields:
-            value = getattr(current, field, None)
-            if type(value) is list:
-                for item in value:  # (`Dict.keys` holds None for `**d`, `Global.names` strings)
-                    if isinstance(item, ast.AST):
-                        push(item)
-            elif isinstance(value, ast.AST):
-                push(value)
 
 
 def words_in(node: ast.AST) -> Iterator[str]:

@@ -25,15 +25,22 @@ _DISPLAYS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
-    history = source.memo("history", lambda: History(source))
     for node in source.nodes(*_COMPREHENSIONS):
-        if _comprehension_may_collect(node, history) and not _in_forward(source, node):
+        if _comprehension_may_collect(node, source) and not _in_forward(source, node):
             return True
     for node in source.nodes(ast.AugAssign, ast.Assign, ast.Call):
         found = _accumulation(node) or _meter_update(node) or _slot_per_iteration(node, source)
-        if found is not None and _may_repeat(node, source) and any(_kept_possible(v, history) for v in found) and not _in_forward(source, node):
+        # The cheapest question first: a model's `forward` (`x = x + self.drop_path(...)`, most of a
+        # model zoo's accumulation shapes) is left before its names and their history are read.
+        if found is not None and not _in_forward(source, node) and _may_repeat(node, source) and any(_kept_possible(v, _history(source)) for v in found):
             return True
     return False
+
+
+def _history(source: Source) -> History:
+    """The file's history fact, built on the first question (many files ask none: no accumulation
+    shape outside a forward) and shared with the other screens."""
+    return source.memo("history", lambda: History(source))
 
 
 def _may_repeat(node: ast.AST, source: Source) -> bool:
@@ -264,11 +271,11 @@ def _elements(value: ast.AST) -> list:
     return found
 
 
-def _comprehension_may_collect(node: ast.AST, history: History) -> bool:
+def _comprehension_may_collect(node: ast.AST, source: Source) -> bool:
     if not any(BATCH_SOURCE.search(word) for comp in node.generators for word in words_in(comp.iter)):  # type: ignore[attr-defined]
         return False
     element = node.value if isinstance(node, ast.DictComp) else node.elt  # type: ignore[attr-defined]
-    return any(history.possible(v) for v in _elements(element))
+    return any(_history(source).possible(v) for v in _elements(element))
 
 
 def _in_forward(source: Source, node: ast.AST) -> bool:
