@@ -75,8 +75,8 @@ def _ignite_steps(code: str) -> list[tuple[str, str]]:
     Engine's loop over batches."""
 
     def question(call: cst.Call, ctx: Context):
-        step = frameworks.ignite_engine_run(call, ctx)
-        return None if step is None else step.name.value
+        run = frameworks.ignite_engine_run(call, ctx)
+        return None if run is None else run[0].name.value
 
     return [(func, answer) for func, answer in _ask_calls(code, question) if answer is not None]
 
@@ -124,6 +124,99 @@ def test_ignite_engine_run_calls_the_process_function_per_batch() -> None:
         ("inline.run", "step"),
         ("Engine(step).run", "step"),
     ]
+
+
+def test_ignite_engines_rebound_unseen_or_built_by_coroutines_are_not_read() -> None:
+    steps = _ignite_steps(
+        """
+        from ignite.engine import Engine
+        def learn(engine, batch):
+            return batch
+        def score(engine, batch):
+            return batch
+        runner = Engine(learn)
+        def switch():
+            global runner
+            runner = Engine(score)
+        async def build():
+            return Engine(learn)
+        def main(loader):
+            runner.run(loader)
+            later = build()
+            later.run(loader)
+            once = Engine(learn)
+            once.run(loader)
+        """
+    )
+    # `global runner` lets `switch` rebind the module's engine; an async factory returns a coroutine
+    assert steps == [("once.run", "learn")]
+
+
+def test_ignite_runs_of_one_engine_share_its_construction() -> None:
+    text = textwrap.dedent(
+        """
+        from ignite.engine import Engine
+        def learn(engine, batch):
+            return batch
+        def make():
+            return Engine(learn)
+        first = make()
+        second = make()
+        first.run(a)
+        first.run(b)
+        second.run(c)
+        """
+    )
+    built = [run[1] for _, run in _ask_calls(text, frameworks.ignite_engine_run) if run is not None]
+    # one construction per engine: `first`'s two runs are one loop, `second` is another engine
+    assert len(built) == 3 and built[0] is built[1] and built[1] is not built[2]
+
+
+def _trains(code: str) -> bool:
+    function = cst.parse_module(textwrap.dedent(code)).body[0]
+    assert type(function) is cst.FunctionDef
+    return frameworks.trains_unconditionally(function)
+
+
+def test_a_step_trains_unconditionally_only_with_backward_and_step_on_every_call() -> None:
+    assert _trains(
+        """
+        def update(engine, batch):
+            opt.zero_grad()
+            with amp_context():
+                loss = net(batch).sum()
+            loss.backward()
+            opt.step()
+            return loss.item()
+        """
+    )
+    for conditional in (
+        # backward and step under `if optimizer is not None:` / a training flag
+        "def step(e, b):\n    loss = net(b)\n    if opt is not None:\n        loss.backward()\n        opt.step()\n",
+        # an early return for evaluation before them
+        "def step(e, b):\n    if not training:\n        return net(b)\n    net(b).sum().backward()\n    opt.step()\n",
+        # only a scheduler steps unconditionally
+        "def step(e, b):\n    net(b).sum().backward()\n    scheduler.step()\n",
+        # stepping inside a loop that may not run
+        "def step(e, b):\n    net(b).sum().backward()\n    for o in opts:\n        o.step()\n",
+    ):
+        assert not _trains(conditional), conditional
+
+
+def test_ignite_runs_cost_one_scope_walk_per_scope(monkeypatch) -> None:
+    walks: list[object] = []
+    real = frameworks._bindings
+
+    def counted(scope):
+        walks.append(scope)
+        return real(scope)
+
+    monkeypatch.setattr(frameworks, "_bindings", counted)
+    calls = "\n".join(f"    subprocess.run(cmd{i})\n    t{i}.run(cmd)" for i in range(200))
+    code = f"import subprocess\nfrom ignite.engine import Engine\ndef main():\n{calls}\n"
+    assert _ignite_steps(code) == []
+    # each scope's bindings are read once for the file, not once per `run` call
+    assert len(walks) == len({id(scope) for scope in walks}) <= 2
 
 
 def test_other_engines_are_not_ignite() -> None:

@@ -28,7 +28,10 @@ steps an optimizer, and `run` is the loop over the batches. Projects build the e
 of their own (`trainer = create_supervised_trainer(model, optimizer, loss_fn)` whose `return
 Engine(_update)` hands over a closure): followed through a function of the file whose every return is
 such an engine of one function. Anything else (an engine handed in, a lambda, a factory of another
-file, ignite's own `create_supervised_trainer`) cannot be read, and stays silent.
+file, ignite's own `create_supervised_trainer`, an `async def` factory, a name a `global` rebinds)
+cannot be read, and stays silent. Whether the step trains on every call (`trains_unconditionally`):
+its `backward` and optimizer `step` stand in its body, not under a condition (`if optimizer is not
+None:` in a step shared with an evaluation engine) nor after an early `return`.
 """
 
 from __future__ import annotations
@@ -179,18 +182,21 @@ def _bound_to(name: str, ctx: "Context") -> Optional[tuple[cst.Call, ...]]:
     return None
 
 
-def ignite_engine_run(call: cst.Call, ctx: "Context") -> Optional[cst.FunctionDef]:
-    """The process function of the ignite `Engine` whose `engine.run(data, ...)` `call` is: the def
+def ignite_engine_run(call: cst.Call, ctx: "Context") -> Optional[tuple[cst.FunctionDef, cst.Call]]:
+    """The process function of the ignite `Engine` whose `engine.run(data, ...)` `call` is, with the
+    call that builds that engine (one per engine: two `run`s of it share it): the def
     handed to `Engine(step)` where `engine` is bound, once and only in its scope, to that construction
     or to a call of a function of the file (`create_supervised_trainer(...)`) every `return` of which
     gives such an engine (`return Engine(_update)`, or a name it binds once to one) of the same def.
-    `Engine` must be ignite's, bound by the module's imports.  None otherwise."""
+    `Engine` must be ignite's, bound by the module's imports; a name declared `global` or `nonlocal`
+    anywhere in the file is rebound unseen, and an `async def` gives a coroutine, not an engine.
+    None otherwise."""
     func = call.func
     if type(func) is not cst.Attribute or func.attr.value != "run" or not call.args or call.args[0].keyword is not None:
         return None
-    if not _imports_ignite(ctx):
-        return None  # (most `.run(...)` calls are subprocess's or a session's: no scope walked for them)
     receiver = func.value
+    if type(receiver) not in (cst.Name, cst.Call) or not _imports_ignite(ctx):
+        return None  # (most `.run(...)` calls are subprocess's or a session's: no scope walked for them)
     stack = [frame.node for frame in ctx.frames]
     if type(receiver) is cst.Name:
         bound = _sole_call(stack, receiver.value, ctx)
@@ -199,13 +205,14 @@ def ignite_engine_run(call: cst.Call, ctx: "Context") -> Optional[cst.FunctionDe
         receiver, stack = bound
     if type(receiver) is not cst.Call:
         return None
+    engine = receiver
     step = _ignite_step(receiver, stack, ctx)
     if step is not None:
-        return step
-    factory = _sole_function(stack, receiver.func.value) if type(receiver.func) is cst.Name else None  # type: ignore[attr-defined]
-    if factory is None:
+        return step, engine
+    factory = _sole_function(stack, receiver.func.value, ctx) if type(receiver.func) is cst.Name else None  # type: ignore[attr-defined]
+    if factory is None or factory.asynchronous is not None:
         return None
-    scope = _binding_scope(stack, receiver.func.value)  # type: ignore[attr-defined]
+    scope = _binding_scope(stack, receiver.func.value, ctx)  # type: ignore[attr-defined]
     inner = [*_down_to(stack, scope), factory]
     steps: set[int] = set()
     found: Optional[cst.FunctionDef] = None
@@ -220,19 +227,60 @@ def ignite_engine_run(call: cst.Call, ctx: "Context") -> Optional[cst.FunctionDe
         if found is None:
             return None  # a return of anything else: the factory may build another engine
         steps.add(id(found))
-    return found if len(steps) == 1 else None
+    return (found, engine) if found is not None and len(steps) == 1 else None
+
+
+def trains_unconditionally(step: cst.FunctionDef) -> bool:
+    """Does every call of `step` backpropagate and step an optimizer: a `.backward(...)` call and a
+    `.step(...)` call (not a scheduler's) stand as statements of its own body (or of a `with` block
+    in it), with no `return` or `raise` before them. A step that backpropagates only under a
+    condition (`if optimizer is not None:`, `if is_train:`, `if engine.state.training:`) may serve an
+    evaluation engine built from the same factory: not known to train."""
+    seen: set[str] = set()
+    pending = list(reversed(step.body.body)) if type(step.body) is cst.IndentedBlock else []
+    while pending and seen != {"backward", "step"}:
+        statement = pending.pop()
+        kind = type(statement)
+        if kind is cst.With:
+            body = statement.body  # type: ignore[attr-defined]
+            pending.extend(reversed(body.body) if type(body) is cst.IndentedBlock else ())
+            continue
+        if kind is cst.SimpleStatementLine:
+            for small in statement.body:  # type: ignore[attr-defined]
+                if type(small) in (cst.Return, cst.Raise):
+                    return False
+                call = small.value if type(small) is cst.Expr else None  # type: ignore[attr-defined]
+                if type(call) is cst.Call and type(call.func) is cst.Attribute:
+                    method = call.func.attr.value
+                    if method == "backward" or (method == "step" and not _names_scheduler(call.func.value)):
+                        seen.add(method)
+            continue
+        if any(type(node) in (cst.Return, cst.Raise) for node in code_descendants(statement, skip=_SCOPES)):
+            return False  # an early exit under a condition may skip what follows
+    return seen == {"backward", "step"}
+
+
+def _names_scheduler(receiver: cst.BaseExpression) -> bool:
+    """`scheduler.step()`, `self.lr_sched.step()`: a learning-rate schedule steps no parameters."""
+    name = receiver.attr.value if type(receiver) is cst.Attribute else receiver.value if type(receiver) is cst.Name else ""  # type: ignore[attr-defined]
+    return "sched" in name.lower() or name.lower().startswith("lr")
 
 
 def _imports_ignite(ctx: "Context") -> bool:
-    """Does the module bind a name of ignite's by its imports (seen so far: imports come first)?"""
-    return any((binding.qualified or "").startswith("ignite") for binding in ctx.frames[0].names.values())
+    """Does the module bind a name of ignite's by its imports (seen so far: imports come first)?
+    Asked again only once another module-level import has been seen."""
+    return ctx.memo(  # type: ignore[return-value]
+        ("imports-ignite", ctx.module_imports),
+        lambda: any((binding.qualified or "").startswith("ignite") for binding in ctx.frames[0].names.values()),
+    )
 
 
 def _sole_call(stack: list[cst.CSTNode], name: str, ctx: "Context") -> Optional[tuple[cst.Call, list[cst.CSTNode]]]:
     """The call `name` is bound to where `stack` reads it (its scope binds it by one plain
-    assignment, `name = f(...)`, and nothing else), with the scopes down to that one."""
-    scope = _binding_scope(stack, name)
-    if scope is None:
+    assignment, `name = f(...)`, and nothing else, and no `global` / `nonlocal` of the file names
+    it), with the scopes down to that one."""
+    scope = _binding_scope(stack, name, ctx)
+    if scope is None or name in _declared_elsewhere(ctx):
         return None
     bound = _memo_bindings(scope, ctx).get(name, ())
     if len(bound) != 1 or type(bound[0]) is not cst.Assign:
@@ -243,18 +291,34 @@ def _sole_call(stack: list[cst.CSTNode], name: str, ctx: "Context") -> Optional[
     return assign.value, _down_to(stack, scope)  # type: ignore[attr-defined]
 
 
+def _declared_elsewhere(ctx: "Context") -> frozenset[str]:
+    """The names any `global` or `nonlocal` statement of the file declares: a function may rebind
+    them in a scope that is not theirs (`global trainer; trainer = Engine(infer)`)."""
+
+    def build() -> frozenset[str]:
+        names: set[str] = set()
+        for node in code_descendants(ctx.module):
+            if type(node) in (cst.Global, cst.Nonlocal):
+                names.update(item.name.value for item in node.names)  # type: ignore[attr-defined]
+        return frozenset(names)
+
+    return ctx.memo(("declared-global", id(ctx.module)), build)  # type: ignore[return-value]
+
+
 def _ignite_step(construction: cst.Call, stack: list[cst.CSTNode], ctx: "Context") -> Optional[cst.FunctionDef]:
     """`Engine(step)` of ignite, `step` a def that `stack`'s scopes bind by that `def` alone."""
     func = construction.func
     if type(func) is cst.Name:
-        binding = ctx.module_binding(func.value) if _binding_scope(stack, func.value) is stack[0] else None
+        binding = ctx.module_binding(func.value) if _binding_scope(stack, func.value, ctx) is stack[0] else None
         qualified = binding.qualified if binding is not None else None
     else:
         qualified = ctx.resolve(func)
     if qualified not in IGNITE_ENGINES:
         return None
     step = _first_argument(construction, "process_function")
-    return _sole_function(stack, step.value) if type(step) is cst.Name else None  # type: ignore[attr-defined]
+    if type(step) is not cst.Name or step.value in _declared_elsewhere(ctx):  # type: ignore[attr-defined]
+        return None
+    return _sole_function(stack, step.value, ctx)  # type: ignore[attr-defined]
 
 
 def _down_to(stack: list[cst.CSTNode], scope: Optional[cst.CSTNode]) -> list[cst.CSTNode]:
@@ -287,15 +351,15 @@ def torchnet_test_builds_graph(call: cst.Call, ctx: "Context") -> bool:
         return False
     stack = [frame.node for frame in ctx.frames]
     name, engine = network.value, receiver.value  # type: ignore[attr-defined]
-    function = _sole_function(stack, name)
-    engine_scope = _binding_scope(stack, engine)
-    if function is None or engine_scope is None or len(_bindings(engine_scope).get(engine, ())) != 1:
+    function = _sole_function(stack, name, ctx)
+    engine_scope = _binding_scope(stack, engine, ctx)
+    if function is None or engine_scope is None or len(_memo_bindings(engine_scope, ctx).get(engine, ())) != 1:
         return False
     trained = any(
         type(train.func.value) is cst.Name and train.func.value.value == engine  # type: ignore[attr-defined]
-        and _binding_scope(scopes, engine) is engine_scope
+        and _binding_scope(scopes, engine, ctx) is engine_scope
         and type(handed := _first_argument(train, "network")) is cst.Name
-        and _sole_function(scopes, handed.value) is function  # type: ignore[attr-defined]
+        and _sole_function(scopes, handed.value, ctx) is function  # type: ignore[attr-defined]
         for train, scopes in _train_calls(ctx)
     )  # fmt: skip
     return trained and not _switches_grad(function, ctx)
@@ -342,24 +406,24 @@ def _bindings(scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
     return bound
 
 
-def _binding_scope(stack: list[cst.CSTNode], name: str) -> Optional[cst.CSTNode]:
+def _binding_scope(stack: list[cst.CSTNode], name: str, ctx: "Context") -> Optional[cst.CSTNode]:
     """The scope a read of `name` inside `stack` (module first) finds it bound in, by Python's rules:
     the innermost function (or the module) that binds it, a class body seen only from itself."""
     for index in range(len(stack) - 1, -1, -1):
         scope = stack[index]
         if type(scope) is cst.ClassDef and index != len(stack) - 1:
             continue
-        if name in _bindings(scope):
+        if name in _memo_bindings(scope, ctx):
             return scope
     return None
 
 
-def _sole_function(stack: list[cst.CSTNode], name: str) -> Optional[cst.FunctionDef]:
+def _sole_function(stack: list[cst.CSTNode], name: str, ctx: "Context") -> Optional[cst.FunctionDef]:
     """The function `name` names inside `stack`: its scope binds it by one `def` and nothing else."""
-    scope = _binding_scope(stack, name)
+    scope = _binding_scope(stack, name, ctx)
     if scope is None:
         return None
-    bound = _bindings(scope)[name]
+    bound = _memo_bindings(scope, ctx)[name]
     return bound[0] if len(bound) == 1 and type(bound[0]) is cst.FunctionDef else None  # type: ignore[return-value]
 
 

@@ -11,7 +11,7 @@ from memlint.analysis import Kind
 from memlint.analysis.closures import handed_closure, optimizer_closures
 from memlint.analysis.delegation import modules_handed_to_backpropagated_call
 from memlint.analysis.evaluation import is_model_call
-from memlint.analysis.frameworks import ignite_engine_run, lightning_fit, torchnet_engine_run
+from memlint.analysis.frameworks import ignite_engine_run, lightning_fit, torchnet_engine_run, trains_unconditionally
 from memlint.analysis.iteration import optimizer_loop_target
 from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
 from memlint.analysis.project_facts import training_work
@@ -106,10 +106,13 @@ class TrainingWithoutMixedPrecision(Rule):
 
     pytorch-ignite's `Engine(process_function)` (imported from `ignite.engine`) calls the function once
     per batch inside `engine.run(loader, max_epochs=n)`: where that function runs a model,
-    backpropagates and steps an optimizer, `run` is the training loop and the finding is on that
-    call. The engine may be built by a factory of the file (`trainer = create_trainer(model, ...)`
-    whose every `return` is `Engine(_update)` of one function); an engine handed in, ignite's own
-    `create_supervised_trainer` or a factory of another file cannot be read, and are not reported.
+    backpropagates and steps an optimizer on every call (not under `if optimizer is not None:`, a
+    training flag or the engine's state: an evaluation engine may be built from the same step), `run`
+    is the training loop and the finding is on the engine's first `run`. The engine may be built by a
+    factory of the file (`trainer = create_trainer(model, ...)` whose every `return` is
+    `Engine(_update)` of one function); an engine handed in, ignite's own
+    `create_supervised_trainer`, a factory of another file, an `async def` factory or a name some
+    function rebinds through `global` cannot be read, and are not reported.
 
     It is advice, reported once per loop: the file may run on hardware or with a model where mixed
     precision does not pay, or precision may be configured in another file (a launcher, a config)
@@ -189,6 +192,93 @@ def make_engine(net, opt, train):
 def main(net, opt, loader):
     engine = make_engine(net, opt, True)
     engine.run(loader, max_epochs=3)
+"""
+        ),
+        Valid(  # one ignite step for both engines: without an optimizer (its default) the evaluator steps nothing
+            """
+import torch
+from ignite.engine import Engine
+def build(net, loss_fn, opt=None):
+    def work(engine, batch):
+        out = loss_fn(net(batch[0].cuda()), batch[1].cuda())
+        if opt is not None:
+            opt.zero_grad()
+            out.backward()
+            opt.step()
+        return out.item()
+    return Engine(work)
+def check(net, loss_fn, loader):
+    build(net, loss_fn).run(loader)
+"""
+        ),
+        Valid(  # a training flag decides the step: this engine is built to evaluate
+            """
+import torch
+from ignite.engine import Engine
+def build(net, opt, training):
+    def work(engine, batch):
+        if not training:
+            with torch.no_grad():
+                return net(batch.cuda())
+        opt.zero_grad()
+        net(batch.cuda()).sum().backward()
+        opt.step()
+    return Engine(work)
+def check(net, opt, loader):
+    scorer = build(net, opt, training=False)
+    scorer.run(loader)
+"""
+        ),
+        Valid(  # the step branches on the engine's state, set to evaluate here
+            """
+import torch
+from ignite.engine import Engine
+net = Net().cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+def work(engine, batch):
+    if engine.state.learn:
+        opt.zero_grad()
+        net(batch.cuda()).sum().backward()
+        opt.step()
+    else:
+        with torch.no_grad():
+            net(batch.cuda())
+scorer = Engine(work)
+scorer.state.learn = False
+scorer.run(loader)
+"""
+        ),
+        Valid(  # a function rebinds the module's engine through `global`: which step runs is not known
+            """
+import torch
+from ignite.engine import Engine
+def learn(engine, batch):
+    opt.zero_grad()
+    net(batch.cuda()).sum().backward()
+    opt.step()
+def score(engine, batch):
+    with torch.no_grad():
+        return net(batch.cuda())
+runner = Engine(learn)
+def switch():
+    global runner
+    runner = Engine(score)
+switch()
+runner.run(loader)
+"""
+        ),
+        Valid(  # an `async def` factory gives a coroutine, not an engine
+            """
+import torch
+from ignite.engine import Engine
+def learn(engine, batch):
+    opt.zero_grad()
+    net(batch.cuda()).sum().backward()
+    opt.step()
+async def build():
+    return Engine(learn)
+runner = build()
+runner.run(loader)
 """
         ),
         Valid(  # an `Engine` that is not ignite's: what its `run` does is its own code's business
@@ -1060,6 +1150,25 @@ def main(net, opt, criterion, train_loader):
             column=5,
             message="ignite's Engine trains in full float32",
         ),
+        Invalid(  # one engine run once per epoch and once more: one loop, reported at its first `run`
+            """
+import torch
+from ignite.engine import Engine
+net = Net().cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+def learn(engine, batch):
+    opt.zero_grad()
+    net(batch.cuda()).sum().backward()
+    opt.step()
+runner = Engine(learn)
+for epoch in range(5):
+    runner.run(loader, max_epochs=1)
+runner.run(loader, max_epochs=2)
+""",
+            line=11,
+            column=5,
+            message="ignite's Engine trains in full float32",
+        ),
         Invalid(  # the engine built in place, from a module-level process function
             """
 import torch
@@ -1139,7 +1248,8 @@ def train(net, batches, optimizers, steps):
         self._fits: list[cst.Call] = []  # `trainer.fit(module)` of a Lightning Trainer in 32 bits on an accelerator
         self._engine_trains: list[cst.Call] = []  # `engine.train(network, iterator, maxepoch, optimizer)` of torchnet
         # `trainer.run(loader, ...)` of an ignite Engine, with the process function it calls per batch
-        self._engine_runs: list[tuple[cst.Call, cst.FunctionDef]] = []
+        # and the call that builds the engine
+        self._engine_runs: list[tuple[cst.Call, cst.FunctionDef, cst.Call]] = []
         # what each def does outside its loops, by the def (a name may be defined twice: `closure`)
         self._def_evidence: dict[int, set[str]] = {}
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
@@ -1183,8 +1293,8 @@ def train(net, batches, optimizers, steps):
             self._fits.append(node)
         if method == "train" and (run := torchnet_engine_run(node, ctx)) is not None and run[0] == "train":
             self._engine_trains.append(node)  # torchnet's `engine.train(network, ...)`: the loop runs inside
-        if method == "run" and (process := ignite_engine_run(node, ctx)) is not None:
-            self._engine_runs.append((node, process))  # ignite's loop: the process function once per batch
+        if method == "run" and (run := ignite_engine_run(node, ctx)) is not None:
+            self._engine_runs.append((node, *run))  # ignite's loop: the process function once per batch
         if method in _MODULE_MARKERS:
             owner = held_name(func.value)  # `G.train()`, `state["model"].train()`
             if owner is not None and owner != "self":
@@ -1349,10 +1459,16 @@ def train(net, batches, optimizers, steps):
                     '`torch.autocast("cuda", dtype=torch.bfloat16)` (or float16 with a GradScaler) roughly halves '
                     "the activation memory saved for backward",
                 )
-            for run, process in self._engine_runs:
+            reported: set[int] = set()
+            for run, process, engine in self._engine_runs:
                 # a training step where the process function itself (outside loops of its own) runs
-                # a model, backpropagates and steps an optimizer; evaluation engines run no step
+                # a model, backpropagates and steps an optimizer, the last two on every call (an
+                # evaluation engine built from the same step skips them under a condition); once per
+                # engine: its first `run` (`trainer.run(...)` once per epoch is one loop)
+                if id(engine) in reported or not trains_unconditionally(process):
+                    continue
                 if {"backward", "step", "model"} <= self._def_evidence.get(id(process), set()):
+                    reported.add(id(engine))
                     self.report(
                         run,
                         "ignite's Engine trains in full float32 precision: computing the activations of its "
