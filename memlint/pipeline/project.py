@@ -866,10 +866,11 @@ class Project:
                     # same-named method (a plot axis's `plot`) may be what runs
                     for member in group if len(group) > 1 else ():
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
-                elif loop is not None and not conditional and reference[0] == "k":
+                elif loop is not None and not conditional and reference[0] == "k" and len(reference) > 4 and reference[4]:
                     # `trainer` bound to `MUNIT_Trainer(...)` in one branch and `UNIT_Trainer(...)` in
                     # another: an unconditional `trainer.gen_update(...)` in a step loop is a call on
-                    # every step of whichever class's method the run built (as a picked class's, `i`)
+                    # every step of whichever class's method the run built (as a picked class's, `i`);
+                    # not where a binding comes after the loop or holds it (summaries' `_alternatives_before`)
                     group = tuple(self._alternative_methods(file, reference))
                     for member in group:
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
