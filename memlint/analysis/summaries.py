@@ -50,9 +50,9 @@ A summary says, for each module-level function and each method of a module-level
 - `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
   mode around them, whether the loop around them trains (None outside loops), that loop (as in
   `calls`) and whether the call is behind an `if`: ["u", method]
-  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method, receiver]
+  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method, receiver, alternatives]
   (`gan` bound to `GAN(args)` in one branch and `BEGAN(args)` in another: the method of any of
-  those classes).
+  those classes; `alternatives`: the bindings are one choice made before the call's loop).
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
