@@ -3723,31 +3723,6 @@ for x in loader:
     torch.save(painter.sample(x), "out.pt")
 """
         ),
-        Valid(  # the same method reached through a name bound to either of two submodules' `sample`
-            """
-import torch
-from torch import nn
-class Painter(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layer = nn.Linear(4, 4)
-    def forward(self, x):
-        return self.layer(x)
-    @torch.no_grad()
-    def sample(self, x):
-        return self.layer(x)
-class Studio(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.left = Painter()
-        self.right = Painter()
-studio = Studio()
-studio.eval()
-sample = studio.left.sample if use_left else studio.right.sample
-for x in loader:
-    torch.save(sample(x), "out.pt")
-"""
-        ),
         Valid(  # a name bound to a method that runs no model (`parameters`, `state_dict`) is judged as its direct call: no evaluation
             """
 import torch
