@@ -26,7 +26,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.returned import hands_back_no_history
-from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data
+from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data, never_runs_module
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
@@ -670,7 +670,7 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
         # (a helper whose own body is in the region of the module's `.eval()` is reported there)
         return not (type(func) is cst.Name and _module_evaluated(func.value, ctx))  # `G.eval()`, then `get_sample_image(G, n)` whose body runs `G(z)`; `self._process_one_batch(x)` runs `self.model`
     aliased = _alias_of(func.value, ctx) if type(func) is cst.Name else ()
-    if aliased and all(code.startswith(receiver + ".") for code in aliased):
+    if aliased and all(_alias_runs(value, call, receiver, ctx) for value in aliased):
         # `encoder = self.net.encoder` after `self.net_mode(train=False)`, then `encoder(x)`; at module
         # level `encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode` after `trainer.eval()`
         return True
@@ -681,6 +681,25 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if is_model_call(call, ctx):
         return True  # `model.encoder(x)`, `model.forward(x)`
     return runs_method_of(call, (receiver,), ctx)
+
+
+def _alias_runs(value: cst.Attribute, call: cst.Call, receiver: str, ctx: "Context") -> bool:
+    """Does `call`, a call of a name bound to `value` (`encoder = model.encoder`, `encode =
+    trainer.gen_a.encode`), run `receiver`, the module put in eval mode?  An attribute of it, unless
+    the direct call `value(...)` is known to run no model: a method that never does (`params =
+    model.parameters`, `save = model.body.state_dict`), one whose every body runs under its own
+    no_grad (`grad_free_methods`), a loss the model's class holds, a method of an attribute valued
+    something other than a module."""
+    if not _code(ctx, value).startswith(receiver + "."):
+        return False
+    name = value.attr.value
+    if never_runs_module(name) or name in ctx.project.grad_free_methods:
+        return False
+    held = held_layer(value, ctx)
+    if held is not None and (held.kind or "").endswith("Loss"):
+        return False
+    holder = value.value
+    return _code(ctx, holder) == receiver or values.evaluate(holder, ctx).kind in (Kind.MODULE, Kind.UNKNOWN)
 
 
 def _runs_submodule_method(call: cst.Call, ctx: "Context") -> bool:
@@ -742,8 +761,8 @@ def _module_evaluated(name: str, ctx: "Context") -> bool:
     return definition is not None and module_eval_region(ctx, definition) is not None
 
 
-def _alias_of(name: str, ctx: "Context") -> tuple[str, ...]:
-    """The code of each thing `name` may be bound to in the function (or, in the module's own code,
+def _alias_of(name: str, ctx: "Context") -> tuple[cst.Attribute, ...]:
+    """Each thing `name` may be bound to in the function (or, in the module's own code,
     the module), where its one binding is a plain `name = a.b.c` of its body (`encoder =
     self.net.encoder`) or a conditional expression of such attributes (`encode = trainer.gen_a.encode
     if a2b else trainer.gen_b.encode`: either); () otherwise."""
@@ -758,8 +777,8 @@ def _alias_of(name: str, ctx: "Context") -> tuple[str, ...]:
     return ctx.memo(("alias-of", id(function or ctx.module), name), lambda: _plain_alias(body, name, ctx, function is None))  # type: ignore[return-value]
 
 
-def _plain_alias(body: Sequence[cst.CSTNode], name: str, ctx: "Context", module_level: bool) -> tuple[str, ...]:
-    bound: tuple[str, ...] = ()
+def _plain_alias(body: Sequence[cst.CSTNode], name: str, ctx: "Context", module_level: bool) -> tuple[cst.Attribute, ...]:
+    bound: tuple[cst.Attribute, ...] = ()
     for statement in body:
         if not binds(statement, name, module_level):  # (a method `encode` of a module-level class binds no global)
             continue
@@ -771,7 +790,7 @@ def _plain_alias(body: Sequence[cst.CSTNode], name: str, ctx: "Context", module_
         values_bound = alternatives(small.value)
         if not all(type(value) is cst.Attribute for value in values_bound):
             return ()
-        bound = tuple(_code(ctx, value) for value in values_bound)
+        bound = tuple(values_bound)  # type: ignore[arg-type]
     return bound
 
 

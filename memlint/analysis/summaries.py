@@ -50,9 +50,9 @@ A summary says, for each module-level function and each method of a module-level
 - `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
   mode around them, whether the loop around them trains (None outside loops), that loop (as in
   `calls`) and whether the call is behind an `if`: ["u", method]
-  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method, receiver]
+  (`obj.visualize_results()`: any method of the project so named) or ["k", constructors, method, receiver, alternatives]
   (`gan` bound to `GAN(args)` in one branch and `BEGAN(args)` in another: the method of any of
-  those classes).
+  those classes; `alternatives`: the bindings are one choice made before the call's loop).
 
 References to other code, resolved by the project pass: ["n", name] (a module-level name),
 ["d", "pkg.mod.f"] (a dotted name whose root is a module-level import), ["s", method] (`self.m()`),
@@ -87,7 +87,7 @@ from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, do
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
-FORMAT = 34  # 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 35  # 35: a ["k", ...] reference's fifth entry, whether its bindings are alternatives of one choice made before the call's loop; 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -719,7 +719,7 @@ class _Summary:
                     factory = self._factory_call(key, reference[1])
                     reference = ["r", reference[1], factory] if factory is not None else None
             else:
-                reference = self._receiver_classes(key, reference[1], reference[2])
+                reference = self._receiver_classes(key, reference[1], reference[2], loop)
                 if (reference is None or reference[0] == "u") and _model_method(func.value.id, func.attr):  # type: ignore[attr-defined]
                     # `lm_model.log_prob(x)` in `evaluate(loader, lm_model)`, where the module's code
                     # binds `lm_model = LM(...)`: the parameter is named like a model all the same
@@ -807,11 +807,13 @@ class _Summary:
         constructor = self.classes.get(key.partition(".")[0], {}).get("attrs", {}).get(attr)
         return ["i", constructor, method] if constructor else None
 
-    def _receiver_classes(self, key: str, name: str, attr: str) -> Optional[list]:
-        """`obj.m()` where `obj` is bound in the function more than once: ["k", constructors, "m"]
-        when every binding is a constructor call (`gan = GAN(args)` ... `gan = BEGAN(args)`, or
+    def _receiver_classes(self, key: str, name: str, attr: str, loop: Optional[ast.AST] = None) -> Optional[list]:
+        """`obj.m()` where `obj` is bound in the function more than once: ["k", constructors, "m", obj,
+        alternatives] when every binding is a constructor call (`gan = GAN(args)` ... `gan = BEGAN(args)`, or
         `gan = GAN(args) if a else BEGAN(args)`: the call may reach the method of any of them), else ["u", "m"] (any project method so named),
-        or None where the method name cannot be the project's."""
+        or None where the method name cannot be the project's.  `alternatives`: the bindings are one
+        run's choice of class, all made before the call's `loop` (`_alternatives_before`), so the
+        loop calls the method of whichever class was chosen on each of its steps."""
         values = self._local_values(key).get(name)
         constructors = []
         for assign in values or ():
@@ -822,8 +824,37 @@ class _Summary:
                 break
             constructors.extend(written)  # type: ignore[arg-type]
         if constructors:
-            return ["k", sorted(set(constructors)), attr, name]
+            return ["k", sorted(set(constructors)), attr, name, loop is not None and self._alternatives_before(values, loop)]
         return ["u", attr] if _may_be_a_method(attr) else None
+
+    def _alternatives_before(self, assigns: list[ast.Assign], loop: ast.AST) -> bool:
+        """Are the assignments (every binding of a name in its function) alternatives of one choice,
+        all made before `loop`: one conditional expression (`trainer = A(c) if a else B(c)`), or one
+        binding in each of some arms of one `if`/`elif`/`else` chain, the loop after the chain?  A
+        name bound to one class, used, then bound to another (`runner = Train(m)`, its loop, then
+        `runner = Export(m)`), or a class bound in an arm that holds the loop itself, is not."""
+        if len(assigns) == 1 and type(assigns[0].value) is ast.IfExp:
+            return assigns[0].end_lineno < loop.lineno and not self._within(loop, assigns[0])  # type: ignore[operator]
+        tops, arms = set(), set()
+        for assign in assigns:
+            parent = next(self.source.ancestors(assign), None)
+            if type(parent) is not ast.If:
+                return False
+            arm = (id(parent), "body" if any(statement is assign for statement in parent.body) else "orelse")
+            if arm in arms:
+                return False
+            arms.add(arm)
+            top = parent
+            for above in self.source.ancestors(parent):  # up an `elif` chain: an `if` alone in its parent's `orelse`
+                if type(above) is not ast.If or len(above.orelse) != 1 or above.orelse[0] is not top:
+                    break
+                top = above
+            tops.add(id(top))
+            chain = top
+        return len(tops) == 1 and chain.end_lineno < loop.lineno and not self._within(loop, chain)  # type: ignore[operator]
+
+    def _within(self, node: ast.AST, outer: ast.AST) -> bool:
+        return any(ancestor is outer for ancestor in self.source.ancestors(node))
 
     def _may_call(self, record: dict, reference: list, grad: Optional[str], loop: Optional[ast.AST], conditional: bool) -> None:
         """Record a call that may reach project methods whose receiver's class is not known:

@@ -866,10 +866,11 @@ class Project:
                     # same-named method (a plot axis's `plot`) may be what runs
                     for member in group if len(group) > 1 else ():
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
-                elif loop is not None and not conditional and reference[0] == "k":
+                elif loop is not None and not conditional and reference[0] == "k" and len(reference) > 4 and reference[4]:
                     # `trainer` bound to `MUNIT_Trainer(...)` in one branch and `UNIT_Trainer(...)` in
                     # another: an unconditional `trainer.gen_update(...)` in a step loop is a call on
-                    # every step of whichever class's method the run built (as a picked class's, `i`)
+                    # every step of whichever class's method the run built (as a picked class's, `i`);
+                    # not where a binding comes after the loop or holds it (summaries' `_alternatives_before`)
                     group = tuple(self._alternative_methods(file, reference))
                     for member in group:
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, reference, group))
@@ -1559,7 +1560,9 @@ class Project:
         """FileView.grad_free_methods of file `index`: of the methods of the files connected to it by
         imports, whichever file calls them (a nested function's calls, curl's `run_eval_loop`, are
         in no summary's call sites), those `method_runs_module` accepts with the file's
-        `model_methods` (the rules ask only about those: fewer names, less churn in the view's digest)."""
+        `model_methods` (the rules ask only about those: fewer names, less churn in the view's digest).
+        A method whose decorator turns gradients off (`@torch.no_grad() def sample(...)`) is one
+        whatever it runs: its whole body runs without them, in this file or the one that calls it."""
         component = self._component(index)
         found = self._grad_free.get(component)
         if found is None:
@@ -1569,7 +1572,8 @@ class Project:
                     names.update(key.partition(".")[2] for key in other.summary["functions"] if "." in key)
             found = frozenset(
                 name for name in names
-                if (methods := self._methods_named(index, name)) and all(self._runs_models_without_grad(m) for m in methods)
+                if (methods := self._methods_named(index, name))
+                and all(self.base_grad(m) == "off" or self._runs_models_without_grad(m) for m in methods)
             )  # fmt: skip
             self._grad_free[component] = found
         return frozenset(name for name in found if method_runs_module(name, model_methods))

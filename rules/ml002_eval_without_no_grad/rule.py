@@ -3703,6 +3703,55 @@ with torch.no_grad():
     ]
 
     VALID += [
+        Valid(  # the method called after eval() is decorated `@torch.no_grad()`: its whole body runs without gradients
+            """
+import torch
+from torch import nn
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.layer(x)
+    @torch.no_grad()
+    def sample(self, x):
+        return self.layer(x)
+painter = Painter()
+painter.load_state_dict(torch.load("painter.pt"))
+painter.eval()
+for x in loader:
+    torch.save(painter.sample(x), "out.pt")
+"""
+        ),
+        Valid(  # a name bound to a method that runs no model (`parameters`, `state_dict`) is judged as its direct call: no evaluation
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.body(x)
+net = Net()
+net.load_state_dict(torch.load("net.pt"))
+net.eval()
+weights = net.parameters
+print(sum(w.numel() for w in weights()))
+snapshot = net.body.state_dict
+torch.save(snapshot(), "body.pt")
+"""
+        ),
+        Valid(  # the same in a function: `count = model.parameters` then `count()` counts, it runs nothing
+            """
+import torch
+from torch import nn
+def size_of(model):
+    model.eval()
+    count = model.parameters
+    return sum(w.numel() for w in count())
+"""
+        ),
         Valid(  # one alternative of the alias is not the evaluated model's: what `encode(x)` runs is not known
             """
 import torch

@@ -3445,6 +3445,49 @@ def main(kind, loader):
         trainer.update(x)
 """
         ),
+        Valid(  # the name is bound to one class for the loop, then to another after it: the loop only ever runs the first's method
+            """
+import torch
+class FitRunner:
+    def __init__(self, net):
+        self.net = net
+    def step(self, x):
+        self.net(x).mean().backward()
+class DumpRunner:
+    def __init__(self, net):
+        self.net = net
+    def step(self, x):
+        probe = torch.zeros(1, 4).cuda()
+        torch.save(self.net(probe), "probe.pt")
+def main(net, loader):
+    runner = FitRunner(net)
+    for x in loader:
+        runner.step(x)
+    runner = DumpRunner(net)
+    runner.step(None)
+"""
+        ),
+        Valid(  # one arm binds a class and calls it once; the other binds another class and holds the loop: the loop runs only its own arm's class
+            """
+import torch
+class NoisyTrainer:
+    def update(self, x):
+        return torch.rand(x.size(0), 4).cuda()
+class QuietTrainer:
+    def __init__(self, net):
+        self.net = net
+    def update(self, x):
+        self.net(x).mean().backward()
+def main(noisy, loader, first, net):
+    if noisy:
+        trainer = NoisyTrainer()
+        trainer.update(first)
+    else:
+        trainer = QuietTrainer(net)
+        for x in loader:
+            trainer.update(x)
+"""
+        ),
         Valid(  # the call runs now and then, behind a counter: not every step
             """
 import torch
