@@ -153,10 +153,8 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
         kind = type(expr)
         if kind in (cst.Attribute, cst.Subscript):
             expr = expr.value  # type: ignore[attr-defined]
-        elif kind is cst.Call:
-            expr = expr.func  # type: ignore[attr-defined]
         else:
-            return expr
+            return expr  # (`self.forward(x).softmax(1)`: a method of a call's result, asked as such)
 
 
 def _is_self(expr: cst.BaseExpression) -> bool:
