@@ -41,7 +41,7 @@ _BUILTINS = frozenset(
      "iter", "list", "tuple", "min", "max", "sum", "abs", "sorted", "isinstance", "reversed"}
 )  # fmt: skip
 # Builtins whose result is a Python value: nothing derived from it carries history.
-_PLAIN_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "format", "isinstance"})
+_PLAIN_BUILTINS = frozenset({"float", "int", "bool", "str", "len", "round", "repr", "format", "isinstance", "range"})
 _PLAIN_MODULES = ("numpy.", "math.", "scipy.")
 _KNOWN_MODULES = ("torch.", "numpy.", "math.", "scipy.")
 # Methods of self that only read its structure (`next(self.parameters()).is_cuda`).
@@ -179,8 +179,8 @@ def _call_keeps_nothing(call: cst.Call, tainted: set, ctx: "Context") -> bool:
     if any(arg.keyword is not None and arg.keyword.value == "out" for arg in call.args):
         return False  # `torch.add(a, b, out=buf)`
     qualified = ctx.resolve(func)
+    if qualified is not None and qualified.startswith(_KNOWN_MODULES):
+        return True  # (`F.softmax(out)`, `Variable(x)` imported from torch.autograd, `np.copy(a)`)
     if type(func) is cst.Name:
         return qualified is None and func.value in _BUILTINS
-    if qualified is not None and qualified.startswith(_KNOWN_MODULES):
-        return True
     return type(func) is cst.Attribute and func.attr.value in _TENSOR_METHODS and _carries(func.value, tainted, ctx)

@@ -48,8 +48,9 @@ class EvalWithoutNoGrad(Rule):
     loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
     `inference`, `eval_epoch`, `eval_train`, ...; not one whose name says it trains before it evaluates, `trainValidateSegmentation`;
-    a method of an nn.Module so named only where it hands back nothing with history and stores nothing
-    outside, pytorch-semseg's `tile_predict` returning a numpy score map: otherwise it is a building block
+    a method of an nn.Module so named only where it hands back nothing with history, its model outputs
+    flow nowhere else (no store, append or unknown call) and it calls no other method of self or of a
+    submodule, pytorch-semseg's `tile_predict` returning a numpy score map: otherwise it is a building block
     of a forward its callers may train through) or draws samples to look at (a verb of drawing or showing with
     a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
     and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
@@ -69,7 +70,8 @@ class EvalWithoutNoGrad(Rule):
     `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
     in an nn.Module (its submodule, whatever built it), after `self.eval()` a method fed data, named as
     running a module, of a submodule of self (`self.gen_a.encode(x)`, where `self.gen_a` is valued a module
-    or the file gives it `.parameters()`: MUNIT's trainer `forward`; not a tokenizer's `encode`), a local alias of a submodule
+    or its class gives it `.parameters()`: MUNIT's trainer `forward`; not a tokenizer's `encode`, nor a method
+    some project method so named may compute gradients in, a PGD attack's `perturb`), a local alias of a submodule
     (`encoder = self.net.encoder`; also in a module-level script, and either branch of a conditional
     expression of such attributes: `encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
     named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
@@ -2788,12 +2790,12 @@ class MetaTemplate(nn.Module):
         scores = self.set_forward(x)
         return float((scores.data.argmax(1) == 0).sum()), len(x)
 
-    @torch.no_grad()
     def test_loop(self, test_loader):
         acc_all = []
-        for x, _ in test_loader:
-            correct, count = self.correct(x)
-            acc_all.append(correct / count)
+        with torch.no_grad():
+            for x, _ in test_loader:
+                correct, count = self.correct(x)
+                acc_all.append(correct / count)
         return np.mean(acc_all)
 """,
         ),
