@@ -2932,3 +2932,56 @@ def test_an_imported_model_class_put_in_eval_mode_by_a_script(project, built):
     """)
     expected = [("test.py", "ML002", 8)] if built == "Pair" else []
     assert _findings(".", "--select", "ML002") == expected
+
+
+def test_a_files_gradient_methods_name_the_project_methods_that_may_compute_gradients():
+    # FileView.gradient_methods: a method of another file taking `torch.autograd.grad` (a PGD
+    # attack's `perturb_sample`) is named; one only running its model (`encode`) is not.  ML002 reads
+    # no evaluation in `self.attack.perturb_sample(x, y)` after `self.eval()`
+    import textwrap
+    from pathlib import Path
+
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen import Source
+
+    files = {
+        "attacks.py": textwrap.dedent("""
+            import torch
+            from torch import nn
+
+            class Attack(nn.Module):
+                def __init__(self, net):
+                    super().__init__()
+                    self.net = net
+
+                def perturb_sample(self, x, y):
+                    d = torch.zeros_like(x, requires_grad=True)
+                    g, = torch.autograd.grad(self.net(x + d).sum(), [d])
+                    return (x + g.sign()).detach()
+
+                def encode(self, x):
+                    return self.net(x)
+        """),
+        "trainer.py": textwrap.dedent("""
+            import torch
+            from torch import nn
+            from attacks import Attack
+
+            class Trainer(nn.Module):
+                def __init__(self, net):
+                    super().__init__()
+                    self.attack = Attack(net)
+
+                def adversarial(self, x, y):
+                    self.eval()
+                    x_adv = self.attack.perturb_sample(x, y)
+                    z = self.attack.encode(x)
+                    self.train()
+                    return x_adv, z
+        """),
+    }
+    project = Project([(Path(name), name, summarize(Source(text))) for name, text in files.items()])
+    view = project.view(1)
+    assert "perturb_sample" in view.gradient_methods and "encode" not in view.gradient_methods
+    assert type(view).from_data(view.to_data()) == view

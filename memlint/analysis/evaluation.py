@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 import libcst as cst
 
-from memlint.analysis import tables, values
+from memlint.analysis import evidence, tables, values
 from memlint.analysis.returned import hands_back_no_history
+from memlint.analysis.local_outputs import outputs_stay_local
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data, never_runs_module
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
@@ -212,10 +213,11 @@ class _Scanner:
             # `get_sample_image(G, n)` after `G.eval()` is reported there, once): the name counts alone.
             sampling = is_sampling_function_name(name) and not self._sets_eval_mode() and hands_back_no_history(scope, self.ctx)
             named = is_evaluation_function_name(name)
-            # (one that hands back nothing with history and stores nothing outside is no building
-            # block: nothing it computes reaches a backward; pytorch-semseg's `tile_predict`, whose
-            # `self.forward(tile)` outputs become a numpy score map)
-            if (named or sampling) and (not _in_module_like_class(self.ctx) or (named and hands_back_no_history(scope, self.ctx))):
+            # (one that hands back nothing with history and whose outputs go nowhere else, calling
+            # no other method of self, is no building block: nothing it computes reaches a backward;
+            # pytorch-semseg's `tile_predict`, whose `self.forward(tile)` outputs become a numpy
+            # score map: local_outputs.outputs_stay_local)
+            if (named or sampling) and (not _in_module_like_class(self.ctx) or (named and hands_back_no_history(scope, self.ctx) and outputs_stay_local(scope, self.ctx))):
                 if not computes_gradients(scope, self.ctx) and not _shape_check(scope, self.ctx):
                     says = "draws samples to look at" if sampling and not is_evaluation_function_name(name) else "evaluates"
                     description = f"in `{name}` (its name says it {says})"
@@ -706,17 +708,53 @@ def _runs_submodule_method(call: cst.Call, ctx: "Context") -> bool:
     """After `self.eval()` in an nn.Module: is `call` a method fed data, named as running a module
     (`method_runs_module`), of a submodule of self (`self.gen_a.encode(x)`)?  `self.eval()` puts every
     submodule in eval mode too.  A submodule by evidence: the attribute is valued a module, or the
-    file gives it a method only a module has (`self.gen_a.parameters()`: `holds_parameters`); a
-    tokenizer's `self.tokenizer.encode(text)` is neither."""
+    class (or a base of it in the file) gives it a method only a module has (`self.gen_a.parameters()`:
+    `_class_holds_parameters`); a tokenizer's `self.tokenizer.encode(text)` is neither.  Not a method
+    that some project method so named may compute gradients in (the project pass's
+    `gradient_methods`: a PGD attack's `perturb`, a Langevin `sample`): that is no evaluation."""
     func = call.func
     if type(func) is not cst.Attribute or type(func.value) is not cst.Attribute or not _is_self(func.value.value):  # type: ignore[attr-defined]
         return False
+    if func.attr.value in ctx.project.gradient_methods:
+        return False
     held = func.value
-    if not ctx.model.holds_parameters(dotted_name(held)):
+    if not _class_holds_parameters(held.attr.value, ctx):  # type: ignore[attr-defined]
         value = values.evaluate(held, ctx)
         if value.kind is not Kind.MODULE or value.is_loss:
             return False
     return runs_method_of(call, (_code(ctx, held),), ctx)
+
+
+def _class_holds_parameters(attr: str, ctx: "Context") -> bool:
+    """Does the class whose method is being read (or a base of it the file defines) call a method
+    only an nn.Module has on `self.<attr>` (`self.gen_a.parameters()`: evidence.ENTRY_MODULE_METHODS)?
+    Per class: another class's `self.clf.parameters()` says nothing of this one's `self.clf`."""
+    frame = next((f for f in reversed(ctx.frames) if f.kind == "class"), None)
+    if frame is None or type(frame.node) is not cst.ClassDef:
+        return False
+    return attr in ctx.memo(("class-parameter-holders", id(frame.node)), lambda: _parameter_holders(frame.node, ctx))  # type: ignore[operator]
+
+
+def _parameter_holders(node: cst.ClassDef, ctx: "Context") -> frozenset[str]:
+    defined = {s.name.value: s for s in ctx.module.body if type(s) is cst.ClassDef}  # type: ignore[attr-defined]
+    found: set[str] = set()
+    seen: set[int] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for base in current.bases:
+            if type(base.value) is cst.Name and base.value.value in defined:
+                pending.append(defined[base.value.value])
+        for inner in code_descendants(current.body):
+            if type(inner) is not cst.Call or type(inner.func) is not cst.Attribute or inner.func.attr.value not in evidence.ENTRY_MODULE_METHODS:  # type: ignore[attr-defined]
+                continue
+            held = inner.func.value  # type: ignore[attr-defined]
+            if type(held) is cst.Attribute and _is_self(held.value):
+                found.add(held.attr.value)
+    return frozenset(found)
 
 
 def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:

@@ -164,6 +164,11 @@ class FileView:
     # (`from trainer import MUNIT_Trainer`, whose class extends nn.Module there): building one
     # builds a model, whatever the name it is bound to (ML002's `trainer.eval()`).
     imported_modules: frozenset[str] = frozenset()
+    # Method names (of those `model_methods` or the words accept) that some project method so named,
+    # in the files connected to this one by imports, may compute gradients in (`_gradient_work`: a
+    # PGD attack's `perturb`, an energy model's Langevin `sample` taking `torch.autograd.grad`):
+    # calling one on a submodule after `self.eval()` is no evaluation (ML002).
+    gradient_methods: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -253,7 +258,8 @@ class FileView:
                 sorted(self.host_calls), [list(p) for p in self.adam_classes], sorted(self.meter_classes), self.torch_importers,
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
-                self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules)]  # fmt: skip
+                self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
+                sorted(self.gradient_methods)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -261,12 +267,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 28 or any(type(data[i]) is not bool for i in (8, 16, 24)):
+        if type(data) is not list or len(data) != 29 or any(type(data[i]) is not bool for i in (8, 16, 24)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -277,7 +283,7 @@ class FileView:
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
-                   frozenset(data[25]), frozenset(data[26]), frozenset(data[27]))  # fmt: skip
+                   frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -443,6 +449,7 @@ class Project:
         self._switches: dict[tuple, Optional[tuple[str, int]]] = {}  # a class -> `_gradient_switch`
         self._model_runners: Optional[set[tuple]] = None  # functions that run a model (`_reaching`)
         self._grad_free: dict[int, frozenset[str]] = {}  # import component -> FileView.grad_free_methods
+        self._gradient_named: dict[int, frozenset[str]] = {}  # import component -> `_gradient_methods`
 
     # ------------------------------------------------------------------ names to code
 
@@ -1578,6 +1585,19 @@ class Project:
             self._grad_free[component] = found
         return frozenset(name for name in found if method_runs_module(name, model_methods))
 
+    def _gradient_methods(self, index: int, model_methods: frozenset[str]) -> frozenset[str]:
+        """FileView.gradient_methods of file `index`: the names of the methods of the files connected
+        to it by imports that may compute gradients (`_gradient_work`), those `method_runs_module`
+        accepts with the file's `model_methods` (the rules ask only about those)."""
+        component = self._component(index)
+        found = self._gradient_named.get(component)
+        if found is None:
+            if self._gradients is None:
+                self._gradients = self._gradient_work()
+            found = frozenset(key.rpartition(".")[2] for where, key in self._gradients if "." in key and self._component(where) == component)
+            self._gradient_named[component] = found
+        return frozenset(name for name in found if method_runs_module(name, model_methods))
+
     def _runs_models_without_grad(self, function: tuple) -> bool:
         """Does the function run a model, every run of its own under no_grad (its decorator, or a
         `no_grad` block of its body), and call no project function that runs one with gradients on
@@ -1697,6 +1717,7 @@ class Project:
             model_methods=model_methods,
             eval_contexts=self._eval_contexts(index),
             grad_free_methods=self._grad_free_methods(index, model_methods),
+            gradient_methods=self._gradient_methods(index, model_methods),
             wrapper_classes=self._wrapper_classes(index),
             flags_on=self._flags_on(index),
         )

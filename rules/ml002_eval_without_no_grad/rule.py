@@ -48,8 +48,9 @@ class EvalWithoutNoGrad(Rule):
     loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
     function whose name says it evaluates (`evaluate`, `validate`, `run_test`, `predict`, `infer`,
     `inference`, `eval_epoch`, `eval_train`, ...; not one whose name says it trains before it evaluates, `trainValidateSegmentation`;
-    a method of an nn.Module so named only where it hands back nothing with history and stores nothing
-    outside, pytorch-semseg's `tile_predict` returning a numpy score map: otherwise it is a building block
+    a method of an nn.Module so named only where it hands back nothing with history, its model outputs
+    flow nowhere else (no store, append or unknown call) and it calls no other method of self or of a
+    submodule, pytorch-semseg's `tile_predict` returning a numpy score map: otherwise it is a building block
     of a forward its callers may train through) or draws samples to look at (a verb of drawing or showing with
     a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
     and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
@@ -69,7 +70,8 @@ class EvalWithoutNoGrad(Rule):
     `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
     in an nn.Module (its submodule, whatever built it), after `self.eval()` a method fed data, named as
     running a module, of a submodule of self (`self.gen_a.encode(x)`, where `self.gen_a` is valued a module
-    or the file gives it `.parameters()`: MUNIT's trainer `forward`; not a tokenizer's `encode`), a local alias of a submodule
+    or its class gives it `.parameters()`: MUNIT's trainer `forward`; not a tokenizer's `encode`, nor a method
+    some project method so named may compute gradients in, a PGD attack's `perturb`), a local alias of a submodule
     (`encoder = self.net.encoder`; also in a module-level script, and either branch of a conditional
     expression of such attributes: `encode = trainer.gen_a.encode if a2b else trainer.gen_b.encode`), a `forward_*` method fed data (`forward_masks(x)`), a submodule
     named like nothing that the model's class of the file assigns a layer (`model._encoder(x)`); a fresh layer or a DataFrame used later (another notebook cell) is not X's evaluation,
@@ -1400,6 +1402,227 @@ class Translator(nn.Module):
         return out
 """,
         ),
+        Invalid(  # a submodule's method handed its data by keyword after `self.eval()` (the screen must let the file through)
+            """
+import torch
+import torch.nn as nn
+from nets import Coder
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.coder = Coder()
+        self.opt = torch.optim.Adam(self.coder.parameters())
+    def preview(self, x):
+        self.eval()
+        z = self.coder.encode(inputs=x)
+        self.train()
+        return z.detach()
+""",
+            line=11,
+            column=13,
+            unsafe=True,
+            message="runs after `self.eval()`",
+            fixed="""
+import torch
+import torch.nn as nn
+from nets import Coder
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.coder = Coder()
+        self.opt = torch.optim.Adam(self.coder.parameters())
+    @torch.no_grad()
+    def preview(self, x):
+        self.eval()
+        z = self.coder.encode(inputs=x)
+        self.train()
+        return z.detach()
+""",
+        ),
+        Invalid(  # a submodule's method handed its data unpacked from a dict after `self.eval()`
+            """
+import torch
+import torch.nn as nn
+from nets import Coder
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.coder = Coder()
+        self.opt = torch.optim.Adam(self.coder.parameters())
+    def preview(self, batch):
+        self.eval()
+        z = self.coder.encode(**batch)
+        self.train()
+        return z.detach()
+""",
+            line=11,
+            column=13,
+            unsafe=True,
+            message="runs after `self.eval()`",
+            fixed="""
+import torch
+import torch.nn as nn
+from nets import Coder
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.coder = Coder()
+        self.opt = torch.optim.Adam(self.coder.parameters())
+    @torch.no_grad()
+    def preview(self, batch):
+        self.eval()
+        z = self.coder.encode(**batch)
+        self.train()
+        return z.detach()
+""",
+        ),
+        Invalid(  # a submodule's method in the region of a context manager of the file putting `self` in eval mode
+            """
+import torch
+import torch.nn as nn
+from nets import Coder
+class frozen_mode:
+    def __init__(self, *nets):
+        self.nets = nets
+    def __enter__(self):
+        for n in self.nets:
+            n.train(False)
+    def __exit__(self, *exc):
+        for n in self.nets:
+            n.train(True)
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.coder = Coder()
+        self.opt = torch.optim.Adam(self.coder.parameters())
+    def preview(self, x):
+        with frozen_mode(self):
+            z = self.coder.encode(x)
+        return z.detach()
+""",
+            line=20,
+            column=17,
+            unsafe=True,
+            message="frozen_mode(self)",
+            fixed="""
+import torch
+import torch.nn as nn
+from nets import Coder
+class frozen_mode:
+    def __init__(self, *nets):
+        self.nets = nets
+    def __enter__(self):
+        for n in self.nets:
+            n.train(False)
+    def __exit__(self, *exc):
+        for n in self.nets:
+            n.train(True)
+class Painter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.coder = Coder()
+        self.opt = torch.optim.Adam(self.coder.parameters())
+    @torch.no_grad()
+    def preview(self, x):
+        with frozen_mode(self):
+            z = self.coder.encode(x)
+        return z.detach()
+""",
+        ),
+        Valid(  # a submodule's method that takes gradients of its input (a Langevin sampler) after `self.eval()`: the project pass's gradient_methods
+            """
+import torch
+import torch.nn as nn
+class Energy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Linear(2, 1)
+    def forward(self, x):
+        return self.f(x).sum()
+    def sample(self, x):
+        x = x.clone().requires_grad_(True)
+        for _ in range(10):
+            g, = torch.autograd.grad(self.forward(x), x)
+            x = (x - 0.01 * g).detach().requires_grad_(True)
+        return x.detach()
+class Learner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.energy = Energy()
+        self.opt = torch.optim.SGD(self.energy.parameters(), lr=0.1)
+    def negatives(self, x):
+        self.eval()
+        x_neg = self.energy.sample(x)
+        self.train()
+        return x_neg
+"""
+        ),
+        Valid(  # a predict-named module method that first adapts through a method of self taking a backward and a step: no evaluation
+            """
+import torch
+import torch.nn as nn
+class Adapter(nn.Module):
+    def __init__(self, net, opt):
+        super().__init__()
+        self.net = net
+        self.opt = opt
+    def forward(self, x):
+        return self.net(x)
+    def adjust(self, x):
+        out = self.net(x)
+        loss = -(out.softmax(1) * out.log_softmax(1)).sum(1).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+    def predict(self, x):
+        self.adjust(x)
+        return self.net(x).argmax(1).cpu().numpy()
+"""
+        ),
+        Valid(  # predict-named module methods whose outputs leave through an alias of self's dict, an append to self's list, a container handed in
+            """
+import torch
+import torch.nn as nn
+class Memory(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(8, 4)
+        self.slots = {}
+        self.seen = []
+    def forward(self, x):
+        return self.enc(x)
+    def infer(self, x, key):
+        slots = self.slots
+        slots[key] = self.forward(x)
+    def predict(self, x):
+        z = self.forward(x)
+        self.seen.append(z)
+        return z.sum().item()
+    def predict_into(self, x, sink):
+        sink.append(self.forward(x))
+"""
+        ),
+        Valid(  # a scikit-learn classifier's predict_proba after `self.eval()`: another class's `self.clf.parameters()` says nothing of this class's `self.clf`
+            """
+import numpy as np
+import torch
+import torch.nn as nn
+from sklearn.svm import SVC
+class Probe(nn.Module):
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+        self.clf = SVC()
+    def score(self, feats):
+        self.eval()
+        return self.clf.predict_proba(feats)
+class Tuner(nn.Module):
+    def __init__(self, clf):
+        super().__init__()
+        self.clf = clf
+        self.opt = torch.optim.SGD(self.clf.parameters(), lr=0.1)
+"""
+        ),
         Invalid(  # a module's method named as prediction whose outputs end as a numpy array: no building block of a training forward (pytorch-semseg's `tile_predict`)
             """
 import numpy as np
@@ -2567,12 +2790,12 @@ class MetaTemplate(nn.Module):
         scores = self.set_forward(x)
         return float((scores.data.argmax(1) == 0).sum()), len(x)
 
-    @torch.no_grad()
     def test_loop(self, test_loader):
         acc_all = []
-        for x, _ in test_loader:
-            correct, count = self.correct(x)
-            acc_all.append(correct / count)
+        with torch.no_grad():
+            for x, _ in test_loader:
+                correct, count = self.correct(x)
+                acc_all.append(correct / count)
         return np.mean(acc_all)
 """,
         ),

@@ -48,6 +48,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     evaluated |= frozenset({dotted(a) for call in contexts for a in call.args} - {None, "self"})  # type: ignore[attr-defined]
     evaluated |= _bound_in_eval_mode(source, mode_calls)  # `model = Generator(4).eval()`: `model`
     evaluated_or_self = {dotted(_module_of_chain(call.func.value)) for call in mode_calls if call not in contexts}  # type: ignore[attr-defined]
+    evaluated_or_self |= {dotted(a) for call in contexts for a in call.args}  # type: ignore[attr-defined]  # `with eval_mode(self):`
     model_calls = [
         call for call in calls
         if _self_call_of(call, runners) or (evaluated and _on_evaluated(call, evaluated, source))  # type: ignore[arg-type]
@@ -193,8 +194,8 @@ def _self_method_fed_data(call: ast.Call, source: Source) -> bool:
     func = call.func
     return (
         isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
-        and bool(call.args) and method_runs_module(func.attr, _model_methods(source))
-    )  # fmt: skip
+        and bool(call.args or call.keywords) and method_runs_module(func.attr, _model_methods(source))
+    )  # fmt: skip  # (data by keyword, `encode(inputs=x)`, or unpacked, `encode(**batch)`, too)
 
 
 def _submodule_method_fed_data(call: ast.Call, source: Source) -> bool:
@@ -204,8 +205,8 @@ def _submodule_method_fed_data(call: ast.Call, source: Source) -> bool:
     return (
         isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute)
         and isinstance(func.value.value, ast.Name) and func.value.value.id == "self"
-        and bool(call.args) and method_runs_module(func.attr, _model_methods(source))
-    )  # fmt: skip
+        and bool(call.args or call.keywords) and method_runs_module(func.attr, _model_methods(source))
+    )  # fmt: skip  # (data by keyword, `encode(inputs=x)`, or unpacked, `encode(**batch)`, too)
 
 
 def _model_methods(source: Source) -> frozenset[str]:
