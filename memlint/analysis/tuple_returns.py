@@ -15,8 +15,12 @@ with no starred element.  Other rules may read "the other results of the call" b
 each bound once in the whole method (nested scopes and `global` / `nonlocal` counted: when unsure,
 bound), by `name = self.m(...)`, not a parameter, with `self` the method's first parameter and never
 rebound; `m` a plain method (undecorated, taking `self`) that the class body defines once and binds
-nothing else to, that no assignment `<anything>.m = ...` of the file replaces on an instance, and that no
-class of the file derived from this one overrides.  (A subclass in another file could still override
+nothing else to, that no assignment `<anything>.m = ...` or `setattr(x, "m", ...)` of the file replaces on
+an instance, and that nothing in the file may make another function: no class of the file derives from
+this one (by any base naming it, `Net[int]` too), the class is undecorated, bound once, and its name is read
+only as a base, a callee or `super()`'s first argument (no alias `Base = Net`, no borrowed `Net.forward`),
+and the file makes no class with `type(name, bases, body)` nor derives one from a base that is no dotted
+name (`_FixedMethods`, read once per file; the answer is kept per class and method).  (A subclass in another file could still override
 `m` to return a tensor; an asker that stays silent on this fact misses a finding then, it reports none
 wrongly.)  Any read of such a name in the method sees that binding or raises UnboundLocalError.
 
@@ -171,7 +175,9 @@ class _FixedMethods:
     `forward = Net.forward`, `Net.encode = ...`), or when a class of the file derives from it (by the
     base's last name, `Net[int]` too).  The whole file is unsafe when it calls `setattr` or `type` with
     three arguments, or a class of it has a base that is no dotted name (a call, an alias bound in the
-    file).  A method name is unsafe when the file assigns `<anything>.<name>`."""
+    file).  A method name is unsafe when the file assigns `<anything>.<name>` or calls `setattr(x, "<name>", ...)`.
+(A `setattr` whose name is computed, `setattr(self.module, self.name, w)`, is taken to set no method:
+like a subclass in another file, it is a limit, and an asker silent on this fact misses, never invents.)"""
 
     def __init__(self, module: cst.Module) -> None:
         self.file_unsafe = False
@@ -198,8 +204,12 @@ class _FixedMethods:
                 func = node.func  # type: ignore[attr-defined]
                 if type(func) is cst.Name:
                     allowed.add(id(func))
-                    if func.value == "setattr" or (func.value == "type" and len(node.args) == 3):  # type: ignore[attr-defined]
-                        self.file_unsafe = True
+                    if func.value == "type" and len(node.args) == 3:  # type: ignore[attr-defined]
+                        self.file_unsafe = True  # a class made at run time, of any bases and methods
+                    if func.value == "setattr" and len(node.args) >= 2:  # type: ignore[attr-defined]
+                        name = node.args[1].value  # type: ignore[attr-defined]
+                        if type(name) is cst.SimpleString:
+                            self.replaced.add(name.evaluated_value)  # type: ignore[attr-defined,arg-type]
                     if func.value == "super" and node.args and type(node.args[0].value) is cst.Name:  # type: ignore[attr-defined]
                         allowed.add(id(node.args[0].value))  # type: ignore[attr-defined]
             elif kind is cst.Name:
