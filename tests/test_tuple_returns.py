@@ -118,3 +118,39 @@ def test_returned_tuple_length() -> None:
     assert returned_tuple_length(methods["decorated"]) == 2  # the function's own fact; its callers judge decorators
     for name in ("mixed", "gen", "falls", "starred", "forward"):
         assert returned_tuple_length(methods[name]) is None, name
+
+
+def test_a_class_the_file_may_replace_a_method_of_has_no_fact() -> None:
+    for tail in (
+        "Base = Net\nclass Small(Base):\n    pass\n",  # an alias as a base
+        "class Small(Net[int]):\n    pass\n",  # a subscripted base
+        "class Net(Net):\n    pass\n",  # the class bound again under its name
+        "class Other:\n    forward = Net.forward\n",  # a method borrowed by another class
+        'Small = type("Small", (object,), {})\n',  # a class made at run time
+        'def flat(net):\n    setattr(net, "encode", print)\n',
+        "class Small(make_base()):\n    pass\n",  # a base that is no dotted name
+    ):
+        assert _answers(_CLASS + tail)["tuple"] is False, tail
+    assert _answers(_CLASS + "def f(m, n, w):\n    setattr(m, n, w)\n")["tuple"] is True  # a computed name: the documented limit
+    assert _answers(_CLASS + "class Other(nn.Module):\n    def f(self):\n        return super(Other, self).f(Net())\n")["tuple"] is True
+
+
+def test_the_file_is_read_once_and_each_method_judged_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memlint.analysis import tuple_returns
+
+    calls = {"file": 0, "method": 0}
+    file_reader, method_judge = tuple_returns._FixedMethods.__init__, tuple_returns._own_tuple_method
+
+    def count_file(self, module):  # type: ignore[no-untyped-def]
+        calls["file"] += 1
+        file_reader(self, module)
+
+    def count_method(*args):  # type: ignore[no-untyped-def]
+        calls["method"] += 1
+        return method_judge(*args)
+
+    monkeypatch.setattr(tuple_returns._FixedMethods, "__init__", count_file)
+    monkeypatch.setattr(tuple_returns, "_own_tuple_method", count_method)
+    callers = "".join(f"    def f{i}(self, x):\n" + "".join(f"        a{j} = self.encode(x)\n" for j in range(5)) + "        probe('p', a0.size())\n" for i in range(20))
+    _answers("class Net:\n" + callers + "    def encode(self, x):\n        return x, x\n")
+    assert calls == {"file": 1, "method": 1}

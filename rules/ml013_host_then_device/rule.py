@@ -3609,6 +3609,217 @@ class Plain(Net):
 """,
             unsafe=True,
         ),
+        Invalid(  # an alias of the class is a base: `Flat` overrides `encode`
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+Base = Net
+class Flat(Base):
+    def encode(self, x):
+        return x * 2
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+Base = Net
+class Flat(Base):
+    def encode(self, x):
+        return x * 2
+""",
+            unsafe=True,
+        ),
+        Invalid(  # a subscripted base names the class: `Flat` overrides `encode`
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+class Flat(Net[int]):
+    def encode(self, x):
+        return x * 2
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+class Flat(Net[int]):
+    def encode(self, x):
+        return x * 2
+""",
+            unsafe=True,
+        ),
+        Invalid(  # the class is bound again under its own name, derived from the first
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+class Net(Net):
+    def encode(self, x):
+        return x * 2
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+class Net(Net):
+    def encode(self, x):
+        return x * 2
+""",
+            unsafe=True,
+        ),
+        Invalid(  # another class borrows `forward`: there `self.encode` is its own, returning a tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+class Flat(nn.Module):
+    forward = Net.forward
+    def encode(self, x):
+        return x * 2
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+class Flat(nn.Module):
+    forward = Net.forward
+    def encode(self, x):
+        return x * 2
+""",
+            unsafe=True,
+        ),
+        Invalid(  # `type` with three arguments makes a class whose `encode` returns a tensor
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+Flat = type("Flat", (Net,), {"encode": lambda self, x: x * 2})
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+Flat = type("Flat", (Net,), {"encode": lambda self, x: x * 2})
+""",
+            unsafe=True,
+        ),
+        Invalid(  # `setattr` may give an instance its own `encode`
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size()).cuda()
+    def encode(self, x):
+        return x * 2, x
+def flatten(net):
+    setattr(net, "encode", lambda x: x * 2)
+""",
+            line=6,
+            column=20,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        h = self.encode(x)
+        return h + torch.randn(h.size(), device="cuda")
+    def encode(self, x):
+        return x * 2, x
+def flatten(net):
+    setattr(net, "encode", lambda x: x * 2)
+""",
+            unsafe=True,
+        ),
+        Invalid(  # `h` is a `**` parameter too: bound twice, the read before the call is a dict's
+            """
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, **h):
+        z = torch.randn(h.get("n", 4)).cuda()
+        h = self.encode(x)
+        return z, h
+    def encode(self, x):
+        return x * 2, x
+""",
+            line=5,
+            column=13,
+            fixed="""
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x, **h):
+        z = torch.randn(h.get("n", 4), device="cuda")
+        h = self.encode(x)
+        return z, h
+    def encode(self, x):
+        return x * 2, x
+""",
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
