@@ -156,12 +156,20 @@ def _instances_run_whole(ctx: "Context", owner: cst.ClassDef) -> bool:
     if star:
         return False  # (`from layers import *` after the class may rebind its name)
     for node, parents in mentions.get(owner.name.value, ()):
-        if node is owner.name:
+        if node is owner.name or _super_argument(node, parents):
             continue
         held = _holder(node, parents)
         if held is None or path_used_other_than_called(held, ctx):
             return False
     return True
+
+
+def _super_argument(node: cst.Name, parents: tuple) -> bool:
+    """`super(Block, self)`: a mention that builds nothing and binds nothing."""
+    if len(parents) < 2 or type(parents[-1]) is not cst.Arg or parents[-1].value is not node:  # type: ignore[attr-defined]
+        return False
+    call = parents[-2]
+    return type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "super"  # type: ignore[attr-defined]
 
 
 def _holder(node: cst.Name, parents: tuple) -> Optional[str]:
