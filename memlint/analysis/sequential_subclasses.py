@@ -19,7 +19,12 @@ decorator, no metaclass) whose body defines no method but `__init__` and binds n
 from it (a subclass's `forward` could run one layer alone); the constructor adds each layer under
 its own literal key (a key added twice replaces the layer where it stood); and nothing in the file
 replaces a container's elements or runs a part of one (`block[1](x)`, `block[1:]`: whoever holds an
-instance is not known by name, so any such part counts).  Hooks are the asker's (with no name for the
+instance is not known by name, so any such part counts).  The class's name is bound by its `class`
+statement alone (no import, assignment, parameter or star import may rebind it; no attribute of the
+class is set: `Block.forward = ...`), and every instance is made as `self.block = Block(...)` or
+`net.add_module("key", Block(...))`, each `.block` / `.key` of the file only called, assigned or
+read as a plain Sequential on `self` is (attribute_owners.path_used_other_than_called: not iterated,
+extended, handed on, no child of it reached by its key).  Hooks are the asker's (with no name for the
 instance, any hook of the file may be on one).  Instances made and used in other files are not
 seen (the same limit as a Sequential stored on `self`).  ML003 asks it for the activations such a
 constructor adds right after a layer that keeps nothing of its output.

@@ -161,8 +161,11 @@ class ActivationNotInplace(Rule):
       `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
       `if`; also the constructor's own `self.add_module(...)` statements in a class that is an
       `nn.Sequential` and nothing more: its one base, no method but `__init__`, no subclass in the
-      file, each key added once, and no container of the file with elements replaced or a part run
-      apart: deeplab-pytorch's `_ConvBnReLU`) right after a layer that does not
+      file, each key added once, no container of the file with elements replaced or a part run
+      apart, its name bound by its `class` statement alone (no import, assignment or star import
+      may rebind it, no attribute of the class set), and each instance held as `self.block =
+      Block(...)` or added under a literal key, only ever called whole (never iterated, extended,
+      handed on or reached into by a child's key): deeplab-pytorch's `_ConvBnReLU`) right after a layer that does not
       need its own output for backward (also `self.bn1`, bound once by the constructor to such a
       layer, no hook on it, and named in the file only there and at that one element: DGCNN's
       `nn.Sequential(conv, self.bn1, nn.LeakyReLU(0.2))`): Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
