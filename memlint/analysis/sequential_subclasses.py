@@ -182,13 +182,17 @@ def _holder(node: cst.Name, parents: tuple) -> Optional[str]:
     mention is such a call (see `_instances_run_whole`); None for any other mention."""
     if len(parents) < 3 or type(parents[-1]) is not cst.Call or parents[-1].func is not node:  # type: ignore[attr-defined]
         return None
-    call, above = parents[-1], parents[-2]
+    # (a branch of a conditional expression, `Block(...) if downsample else nn.Identity()`, is held as the whole)
+    call, at = parents[-1], len(parents) - 2
+    while at > 0 and type(parents[at]) is cst.IfExp and parents[at].test is not call:  # type: ignore[attr-defined]
+        call, at = parents[at], at - 1
+    above = parents[at]
     if type(above) is cst.Assign and above.value is call and len(above.targets) == 1:  # type: ignore[attr-defined]
         target = above.targets[0].target  # type: ignore[attr-defined]
         if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":  # type: ignore[attr-defined]
             return target.attr.value  # type: ignore[attr-defined]
         return None
-    adding = parents[-3]
+    adding = parents[at - 1]
     if type(above) is not cst.Arg or above.value is not call or above.keyword is not None or type(adding) is not cst.Call:  # type: ignore[attr-defined]
         return None
     func, args = adding.func, adding.args  # type: ignore[attr-defined]

@@ -6369,6 +6369,7 @@ def head(c, n):
             return
         changes = module_changes(self.ctx)
         classes: Optional[dict[str, cst.ClassDef]] = None
+        exposed: dict[tuple[str, str], bool] = {}
         for pending in self._pending:
             # A hook on one of its layers may keep or wrap the output the activation would overwrite.
             if changes.hooks_may_see([pending.attribute]) if pending.attribute is not None else changes.hooked:
@@ -6376,7 +6377,10 @@ def head(c, n):
             if pending.attribute is not None and pending.class_name is not None:
                 if classes is None:
                     classes = class_nodes(self.ctx.module)
-                if used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
+                key = (pending.class_name, pending.attribute)  # (a walk of the class, once per attribute)
+                if key not in exposed:
+                    exposed[key] = used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx)
+                if exposed[key]:
                     continue
             position = INPLACE_MODULES[pending.kind]
             # Every class the activation may be must agree on what in place saves and on its safety.
