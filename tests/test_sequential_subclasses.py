@@ -119,6 +119,7 @@ def test_an_instance_not_only_run_whole_or_the_name_rebound(extra):
     "extra",
     [
         _held("    def forward(self, x):\n        return self.block(x)\n"),
+        "class Net(nn.Module):\n    def __init__(self, flag):\n        super().__init__()\n        self.block = ConvBn(4) if flag else nn.Identity()\n",
         "class Stem(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n        self.add_module('conv1', ConvBn(4))\n",
     ],
 )
