@@ -113,3 +113,14 @@ def test_element_changes_through_a_name_that_may_be_any_module():
 
 def test_a_literal_getattr_names_the_container_whose_part_runs():
     assert _parts('h = net.head[:2](x)\ny = getattr(net, "head")[1:](h)\n', "head") == {(0, 2), (1, None)}
+
+
+@pytest.mark.parametrize(
+    "receiver, path",
+    [('self._modules["bn1"]', ["bn1"]), ('model.body._modules["bn1"]', ["bn1", "body"]),
+     ("self._modules[key]", None), ("self.layer4[-1].conv2", ["conv2", "layer4"])],
+)  # fmt: skip
+def test_a_module_reached_through_modules_by_its_key(receiver, path):
+    from memlint.analysis.module_changes import _attribute_path
+
+    assert _attribute_path(_expr(receiver)) == path

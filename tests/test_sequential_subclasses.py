@@ -85,3 +85,43 @@ def test_a_last_layer_not_known(body):
         "        self.add_module('conv', nn.Conv2d(c, c, 1))\n        self.add_module('bn', nn.BatchNorm2d(c))\n" + body
     )
     assert _last(code, "ConvBn(4)") is None
+
+
+def _held(use: str) -> str:
+    return "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.block = ConvBn(4)\n" + use
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # an instance iterated, its children run or reached by key, extended, handed on
+        _held("    def forward(self, x):\n        for layer in self.block:\n            x = layer(x)\n        return x\n"),
+        _held("    def forward(self, x):\n        return [m(x) for _, m in self.block.named_children()]\n"),
+        _held("    def forward(self, x):\n        return self.block.relu(self.block.bn(x))\n"),
+        _held("        self.block.add_module('gate', nn.Sigmoid())\n"),
+        _held("        self.block.append(nn.Sigmoid())\n"),
+        _held("        setattr(self.block, 'gate', nn.Sigmoid())\n"),
+        "blocks = [ConvBn(4), ConvBn(8)]\n",
+        # the class name bound otherwise, an attribute of the class set, a star import
+        "ConvBn = nn.Sequential\n",
+        "try:\n    from fast import ConvBn\nexcept ImportError:\n    pass\n",
+        "from layers import *\n",
+        "ConvBn.forward = lambda self, x: x\n",
+        "def make(ConvBn):\n    return ConvBn(4)\n",
+    ],
+)
+def test_an_instance_not_only_run_whole_or_the_name_rebound(extra):
+    code = _BLOCK + extra
+    assert plain_sequential_class(_context(code), "ConvBn") is None
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        _held("    def forward(self, x):\n        return self.block(x)\n"),
+        "class Net(nn.Module):\n    def __init__(self, flag):\n        super().__init__()\n        self.block = ConvBn(4) if flag else nn.Identity()\n",
+        "class Stem(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n        self.add_module('conv1', ConvBn(4))\n",
+    ],
+)
+def test_instances_run_whole(extra):
+    assert plain_sequential_class(_context(_BLOCK + extra), "ConvBn") is not None

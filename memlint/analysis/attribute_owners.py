@@ -108,10 +108,17 @@ def path_used_other_than_called(attribute: str, ctx) -> bool:
     nn.Sequential(...)`): whose it is, is not known by name, so every `<anything>.<attribute>` of the
     file counts, each harmless only as a use of `self.<attribute>` is (called, assigned, read, put
     into a parent container)."""
-    return any(
-        type(node) is cst.Attribute and node.attr.value == attribute and _exposing(node, parents, None, attribute, ctx)  # type: ignore[attr-defined]
+    return attribute in _exposed_names(ctx)
+
+
+def _exposed_names(ctx) -> frozenset[str]:
+    """The attribute names of the file with a mention that may expose a module's layers (see
+    `path_used_other_than_called`), found in one walk of the file however many are asked."""
+    return ctx.memo("exposed-attribute-names", lambda: frozenset(
+        node.attr.value  # type: ignore[attr-defined]
         for node, parents in code_with_parents(ctx.module)
-    )  # fmt: skip
+        if type(node) is cst.Attribute and _exposing(node, parents, None, node.attr.value, ctx)  # type: ignore[attr-defined]
+    ))  # type: ignore[return-value]  # fmt: skip
 
 
 def _exposing(node: cst.Attribute, parents: tuple, class_node: Optional[cst.ClassDef], attribute: str, ctx) -> bool:
@@ -126,6 +133,8 @@ def _exposing(node: cst.Attribute, parents: tuple, class_node: Optional[cst.Clas
     if _compared_with_none(node, parents):
         return False  # `if self.up_conv != None:` reads whether it is set, runs none of its layers
     if isinstance(parent, cst.Arg) and parent.value is node and not parent.star and len(parents) > 1:
+        if type(parents[-2]) is not cst.Call:
+            return True  # (a class's base, `class Block(nn.Sequential)`: not a module handed to a call)
         if torch_nn_name(ctx, parents[-2].func) in ("Sequential", "ModuleList"):  # type: ignore[attr-defined]
             return False
         if only_calls_argument(parents[-2], parent, ctx):  # type: ignore[arg-type]

@@ -617,12 +617,31 @@ def _attribute_path(receiver: cst.BaseExpression) -> list[str] | None:
             names.append(receiver.attr.value)  # type: ignore[attr-defined]
             receiver = receiver.value  # type: ignore[attr-defined]
         elif kind is cst.Subscript:
-            receiver = receiver.value  # type: ignore[attr-defined]
+            inner = receiver.value  # type: ignore[attr-defined]
+            if type(inner) is cst.Attribute and inner.attr.value == "_modules":  # type: ignore[attr-defined]
+                # `self._modules["bn1"]` is the child `self.bn1`; a key not written out may be any
+                key = _string_key(receiver)  # type: ignore[arg-type]
+                if key is None:
+                    return None
+                names.append(key)
+                inner = inner.value  # type: ignore[attr-defined]
+            receiver = inner
         elif kind is cst.Name:
             # `torch.nn.modules.module.register_module_forward_hook` hooks every module
             return names if names and receiver.value != "torch" else None  # type: ignore[attr-defined]
         else:
             return None
+
+
+def _string_key(subscript: cst.Subscript) -> str | None:
+    """`"bn1"` of `x["bn1"]`; None for any other index."""
+    if len(subscript.slice) != 1 or type(subscript.slice[0].slice) is not cst.Index:
+        return None
+    value = subscript.slice[0].slice.value  # type: ignore[attr-defined]
+    if type(value) is not cst.SimpleString:
+        return None
+    key = value.evaluated_value  # type: ignore[attr-defined]
+    return key if isinstance(key, str) else None
 
 
 def _names_from_hooking_libraries(module: cst.Module) -> frozenset[str]:

@@ -19,7 +19,12 @@ decorator, no metaclass) whose body defines no method but `__init__` and binds n
 from it (a subclass's `forward` could run one layer alone); the constructor adds each layer under
 its own literal key (a key added twice replaces the layer where it stood); and nothing in the file
 replaces a container's elements or runs a part of one (`block[1](x)`, `block[1:]`: whoever holds an
-instance is not known by name, so any such part counts).  Hooks are the asker's (with no name for the
+instance is not known by name, so any such part counts).  The class's name is bound by its `class`
+statement alone (no import, assignment, parameter or star import may rebind it; no attribute of the
+class is set: `Block.forward = ...`), and every instance is made as `self.block = Block(...)` or
+`net.add_module("key", Block(...))`, each `.block` / `.key` of the file only called, assigned or
+read as a plain Sequential on `self` is (attribute_owners.path_used_other_than_called: not iterated,
+extended, handed on, no child of it reached by its key).  Hooks are the asker's (with no name for the
 instance, any hook of the file may be on one).  Instances made and used in other files are not
 seen (the same limit as a Sequential stored on `self`).  ML003 asks it for the activations such a
 constructor adds right after a layer that keeps nothing of its output.
@@ -31,12 +36,13 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.attribute_owners import path_used_other_than_called
 from memlint.analysis.bindings import bound_names
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import elements_may_change_anywhere, module_changes
 from memlint.analysis.norm_layers import norm_built
 from memlint.analysis.sequences import added_layer
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, code_with_parents
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -70,6 +76,10 @@ def last_added_layer(ctx: "Context", built: cst.Call) -> Optional[str]:
     `True` / `False`, or leaves to such a default; a norm the file names otherwise (a module global
     every binding of which is a norm class: analysis/norm_layers.py) counts as "BatchNorm2d".  None
     where it is not known."""
+    return ctx.memo(("sequential-last-layer", id(built)), lambda: _last_added_layer(ctx, built))  # type: ignore[return-value]
+
+
+def _last_added_layer(ctx: "Context", built: cst.Call) -> Optional[str]:
     if type(built.func) is not cst.Name:
         return None
     owner = plain_sequential_class(ctx, built.func.value)  # type: ignore[attr-defined]
@@ -137,7 +147,82 @@ def _plain_class(ctx: "Context", name: str) -> Optional[cst.ClassDef]:
     changes = module_changes(ctx)
     if changes.subclasses.get(name) or changes.changed_elements or changes.parts_read or elements_may_change_anywhere(ctx):
         return None
-    return owner if _keys_distinct(init) else None
+    return owner if _keys_distinct(init) and _instances_run_whole(ctx, owner) else None
+
+
+def _instances_run_whole(ctx: "Context", owner: cst.ClassDef) -> bool:
+    """Is the class's name bound by its `class` statement alone (no import, assignment, parameter or
+    star import may rebind it; no attribute of the class is set: `Block.forward = ...`), and is each
+    instance made where it is only ever run whole: `self.<attribute> = Block(...)` or
+    `<module>.add_module("<key>", Block(...))`, every `.<attribute>` / `.<key>` of the file only
+    called, assigned or read as a plain `self.block` is (analysis/attribute_owners.py: not iterated,
+    no child of it run, reached or hooked by key, not extended, not handed on)?"""
+    mentions, star = _class_mentions(ctx)
+    if star:
+        return False  # (`from layers import *` after the class may rebind its name)
+    for node, parents in mentions.get(owner.name.value, ()):
+        if node is owner.name or _super_argument(node, parents):
+            continue
+        held = _holder(node, parents)
+        if held is None or path_used_other_than_called(held, ctx):
+            return False
+    return True
+
+
+def _super_argument(node: cst.Name, parents: tuple) -> bool:
+    """`super(Block, self)`: a mention that builds nothing and binds nothing."""
+    if len(parents) < 2 or type(parents[-1]) is not cst.Arg or parents[-1].value is not node:  # type: ignore[attr-defined]
+        return False
+    call = parents[-2]
+    return type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "super"  # type: ignore[attr-defined]
+
+
+def _holder(node: cst.Name, parents: tuple) -> Optional[str]:
+    """The attribute or key an instance built by this mention of the class is held under, where the
+    mention is such a call (see `_instances_run_whole`); None for any other mention."""
+    if len(parents) < 3 or type(parents[-1]) is not cst.Call or parents[-1].func is not node:  # type: ignore[attr-defined]
+        return None
+    # (a branch of a conditional expression, `Block(...) if downsample else nn.Identity()`, is held as the whole)
+    call, at = parents[-1], len(parents) - 2
+    while at > 0 and type(parents[at]) is cst.IfExp and parents[at].test is not call:  # type: ignore[attr-defined]
+        call, at = parents[at], at - 1
+    above = parents[at]
+    if type(above) is cst.Assign and above.value is call and len(above.targets) == 1:  # type: ignore[attr-defined]
+        target = above.targets[0].target  # type: ignore[attr-defined]
+        if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":  # type: ignore[attr-defined]
+            return target.attr.value  # type: ignore[attr-defined]
+        return None
+    adding = parents[at - 1]
+    if type(above) is not cst.Arg or above.value is not call or above.keyword is not None or type(adding) is not cst.Call:  # type: ignore[attr-defined]
+        return None
+    func, args = adding.func, adding.args  # type: ignore[attr-defined]
+    if type(func) is not cst.Attribute or func.attr.value != "add_module" or len(args) != 2 or args[1] is not above:  # type: ignore[attr-defined]
+        return None
+    key = args[0].value
+    if args[0].keyword is not None or type(key) is not cst.SimpleString or not isinstance(key.evaluated_value, str):  # type: ignore[attr-defined]
+        return None
+    return key.evaluated_value  # type: ignore[attr-defined, return-value]
+
+
+def _class_mentions(ctx: "Context") -> tuple[dict[str, list], bool]:
+    """Every mention of the file's top-level class names, with its parents (one walk per file), and
+    whether the file has a star import."""
+    return ctx.memo("sequential-class-mentions", lambda: _collect_mentions(ctx.module))  # type: ignore[return-value]
+
+
+def _collect_mentions(module: cst.Module) -> tuple[dict[str, list], bool]:
+    names = {s.name.value for s in module.body if type(s) is cst.ClassDef}  # type: ignore[attr-defined]
+    mentions: dict[str, list] = {}
+    for node, parents in code_with_parents(module):
+        if type(node) is cst.Name and node.value in names:  # type: ignore[attr-defined]
+            mentions.setdefault(node.value, []).append((node, parents))  # type: ignore[attr-defined]
+    # (a star import is allowed at module level only)
+    star = any(
+        type(small) is cst.ImportFrom and type(small.names) is cst.ImportStar  # type: ignore[attr-defined]
+        for statement in module.body if type(statement) is cst.SimpleStatementLine
+        for small in statement.body  # type: ignore[attr-defined]
+    )  # fmt: skip
+    return mentions, star
 
 
 def _added_to_self(statement: cst.CSTNode) -> Optional[cst.Call]:

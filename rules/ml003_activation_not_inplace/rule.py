@@ -161,8 +161,11 @@ class ActivationNotInplace(Rule):
       `if bn: net.add_module("bn", ...)` the layer before is the norm or the one added before the
       `if`; also the constructor's own `self.add_module(...)` statements in a class that is an
       `nn.Sequential` and nothing more: its one base, no method but `__init__`, no subclass in the
-      file, each key added once, and no container of the file with elements replaced or a part run
-      apart: deeplab-pytorch's `_ConvBnReLU`) right after a layer that does not
+      file, each key added once, no container of the file with elements replaced or a part run
+      apart, its name bound by its `class` statement alone (no import, assignment or star import
+      may rebind it, no attribute of the class set), and each instance held as `self.block =
+      Block(...)` or added under a literal key, only ever called whole (never iterated, extended,
+      handed on or reached into by a child's key): deeplab-pytorch's `_ConvBnReLU`) right after a layer that does not
       need its own output for backward (also `self.bn1`, bound once by the constructor to such a
       layer, no hook on it, and named in the file only there and at that one element: DGCNN's
       `nn.Sequential(conv, self.bn1, nn.LeakyReLU(0.2))`): Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
@@ -349,6 +352,251 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the instance is iterated, each layer run alone on what the loop keeps: the ReLU would overwrite the norm's kept output
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBn(c)
+    def forward(self, x):
+        kept = []
+        for layer in self.block:
+            x = layer(x)
+            kept.append(x)
+        return kept
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the instance's children are run one by one by name (a U-Net keeping the norm's output as a skip)
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBn(c)
+    def forward(self, x):
+        skips = []
+        for name, layer in self.block.named_children():
+            x = layer(x)
+            if name == "bn":
+                skips.append(x)
+        return x, skips
+""",
+            config=_EXACT,
+        ),
+        Valid(  # children of the instance are reached by their keys and run alone: `h` is returned beside the ReLU's output
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBn(c)
+    def forward(self, x):
+        h = self.block.bn(self.block.conv(x))
+        return h, self.block.relu(h)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the instance built without its ReLU is extended afterwards by a Sigmoid, which keeps its output: its call no longer returns the norm's
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+        self.tail.add_module("gate", nn.Sigmoid())
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the same, extended by `append`
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+        self.tail.append(nn.Sigmoid())
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the same, extended by `setattr`
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+        setattr(self.tail, "gate", nn.Sigmoid())
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the class name is rebound at module level to another class: which one `ConvBn(c, False)` builds is not the class shown
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+class Other(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("tanh", nn.Tanh())
+if __debug__:
+    ConvBn = Other
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # an import that may replace the class (a faster build when one is there)
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+try:
+    from .fast import ConvBn
+except ImportError:
+    pass
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a star import after the class may rebind its name
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+from .overrides import *
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tail = ConvBn(c, False)
+    def forward(self, x):
+        return F.relu(self.tail(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a `forward` patched onto the class keeps the norm's output: the ReLU must not overwrite it
+            """
+from torch import nn
+import torch.nn.functional as F
+class ConvBn(nn.Sequential):
+    def __init__(self, c, relu=True):
+        super().__init__()
+        self.add_module("conv", nn.Conv2d(c, c, 1))
+        self.add_module("bn", nn.BatchNorm2d(c))
+        if relu:
+            self.add_module("relu", nn.ReLU())
+def _forward(self, x):
+    h = self.bn(self.conv(x))
+    self.kept = h
+    return self.relu(h)
+ConvBn.forward = _forward
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.block = ConvBn(c)
+    def forward(self, x):
+        return self.block(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a hook through `self._modules["bn"]` sees the norm's output, which the LeakyReLU after it would overwrite
+            """
+from torch import nn
+kept = {}
+def keep(module, inputs, output):
+    kept["bn"] = output
+class Edge(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), self.bn, nn.LeakyReLU(0.2), nn.Conv2d(c, c, 1))
+        self._modules["bn"].register_forward_hook(keep)
+    def forward(self, x):
+        return self.body(x)
+""",
+        ),
         Valid(  # built with `relu=True` (the default): the class adds a Tanh last, which keeps its output for backward
             """
 from torch import nn
@@ -6121,6 +6369,7 @@ def head(c, n):
             return
         changes = module_changes(self.ctx)
         classes: Optional[dict[str, cst.ClassDef]] = None
+        exposed: dict[tuple[str, str], bool] = {}
         for pending in self._pending:
             # A hook on one of its layers may keep or wrap the output the activation would overwrite.
             if changes.hooks_may_see([pending.attribute]) if pending.attribute is not None else changes.hooked:
@@ -6128,7 +6377,10 @@ def head(c, n):
             if pending.attribute is not None and pending.class_name is not None:
                 if classes is None:
                     classes = class_nodes(self.ctx.module)
-                if used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx):
+                key = (pending.class_name, pending.attribute)  # (a walk of the class, once per attribute)
+                if key not in exposed:
+                    exposed[key] = used_other_than_called(classes.get(pending.class_name), pending.attribute, self.ctx)
+                if exposed[key]:
                     continue
             position = INPLACE_MODULES[pending.kind]
             # Every class the activation may be must agree on what in place saves and on its safety.
