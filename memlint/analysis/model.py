@@ -12,7 +12,8 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
   the code (`Evidence`): backward called on it in any form (memlint/analysis/evidence.py), or it is
   another result of the call that produced such a value (`loss, mse, ce = criterion(...)` then
   `loss.backward()`: `mse` and `ce` come out of the same forward computation); a `+=` on a name is
-  such a binding too (`loss = 0.0; loss += term; loss.backward()`: the sum backward runs on).  The
+  such a binding too (`loss = 0.0; loss += term; loss.backward()`: the sum backward runs on),
+  where the backward is reached from it (memlint/analysis/flows_to.py).  The
   Context gives these bindings history where its own valuation cannot tell
   (`Context._leave_assign`, `_leave_aug_assign`); it never
   overrides what it knows (a number, a plain object).
