@@ -274,3 +274,28 @@ def test_steps_between_bindings(inner: str, steps: bool) -> None:
     asker = _WindowAsker(ctx)
     Traversal(ctx, [asker]).walk(module)  # type: ignore[list-item]
     assert asker.answers == [steps]
+
+
+def test_each_loop_is_searched_for_an_every_turn_step_once(monkeypatch) -> None:
+    """`steps_between_bindings` asks every `+=` about the loops inside its binding: each loop's body is
+    walked once per file (Context.memo), not once per accumulation (40 sums, one walk)."""
+    walked: list[cst.CSTNode] = []
+    original = accumulation._steps_every_turn
+
+    def counting(loop: cst.CSTNode) -> bool:
+        walked.append(loop)
+        return original(loop)
+
+    monkeypatch.setattr(accumulation, "_steps_every_turn", counting)
+    sums = "\n".join(f"        total_{i} += loss" for i in range(40))
+    starts = "\n".join(f"    total_{i} = 0.0" for i in range(40))
+    text = (
+        "for x, y in loader:\n" + starts + "\n    for t in range(reps):\n        loss = criterion(disc(x), y)\n"
+        "        loss.backward()\n        optim_d.step()\n" + sums + "\n"
+    )
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    asker = _WindowAsker(ctx)
+    Traversal(ctx, [asker]).walk(module)  # type: ignore[list-item]
+    assert asker.answers == [True] * 40
+    assert len(walked) == 1

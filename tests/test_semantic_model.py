@@ -111,6 +111,24 @@ def test_a_running_sum_backpropagated_later_carries_history():
     assert not model.history_at(_assignments(module)[0])  # `loss = 0.0` is not what backward runs on
 
 
+@pytest.mark.parametrize(
+    "body, reached",
+    [
+        ("loss += term\nloss.backward()", True),
+        ("for t in terms:\n    loss += t\n    if t is None:\n        break\nloss.backward()", True),  # the loop ends, then backward
+        ("if not train:\n    loss += term\nelse:\n    loss.backward()", False),  # the other branch
+        ("if not train:\n    loss += term\n    continue\nloss.backward()", False),  # skipped by `continue`
+        ("loss += term\nif done:\n    return\nloss.backward()", False),  # a return between
+        ("if train:\n    loss += term\nloss.backward()", True),  # the `+=`'s block flows on to backward
+    ],
+)
+def test_a_running_sum_carries_history_only_where_backward_is_reached_from_it(body: str, reached: bool):
+    """The last `+=` before a backward in source order is its value only on a path that reaches it."""
+    text = "def run(loader):\n    for x in loader:\n        loss = 0.0\n" + textwrap.indent(body, " " * 8) + "\n"
+    model, module = _model(text)
+    assert bool(model.history_at(_aug_assignments(module)[0])) is reached
+
+
 def _aug_assignments(module: cst.Module) -> list[cst.AugAssign]:
     found: list[cst.AugAssign] = []
 

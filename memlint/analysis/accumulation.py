@@ -423,7 +423,11 @@ def steps_between_bindings(ctx: "Context", name: str) -> bool:
     inside = next((i + 1 for i, loop in enumerate(loops) if loop is bound), None)
     if inside is None:
         return False
-    return any(ctx.model.backward_in_own_statements(loop) and _steps_every_turn(loop) for loop in loops[inside:])
+    return any(
+        ctx.model.backward_in_own_statements(loop)
+        and ctx.memo(("steps-every-turn", id(loop)), lambda loop=loop: _steps_every_turn(loop))
+        for loop in loops[inside:]
+    )
 
 
 def _steps_every_turn(loop: cst.CSTNode) -> bool:

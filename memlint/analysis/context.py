@@ -697,8 +697,9 @@ class Context:
             name = node.target.value
             old = self.lookup_value(name)
             new = values._combine(old, values.evaluate(node.value, self))
-            if new.graph and self.grad_mode is GradMode.DISABLED:
-                new = values.tensor(False, scalar=new.scalar)  # `total += loss` under no_grad: a new tensor without history
+            if self.grad_mode is GradMode.DISABLED:
+                if new.graph:
+                    new = values.tensor(False, scalar=new.scalar)  # `total += loss` under no_grad: a new tensor without history
             elif new.graph is None:
                 # direct evidence beats not knowing: the file backpropagates the sum later
                 # (`loss_d = 0.0; loss_d += term; loss_d.backward()`)

@@ -12,7 +12,8 @@ Facts, and the evidence of each (docs/architecture.md, "The semantic model"):
   the code (`Evidence`): backward called on it in any form (memlint/analysis/evidence.py), or it is
   another result of the call that produced such a value (`loss, mse, ce = criterion(...)` then
   `loss.backward()`: `mse` and `ce` come out of the same forward computation); a `+=` on a name is
-  such a binding too (`loss = 0.0; loss += term; loss.backward()`: the sum backward runs on).  The
+  such a binding too (`loss = 0.0; loss += term; loss.backward()`: the sum backward runs on),
+  where the backward is reached from it (memlint/analysis/flows_to.py).  The
   Context gives these bindings history where its own valuation cannot tell
   (`Context._leave_assign`, `_leave_aug_assign`); it never
   overrides what it knows (a number, a plain object).
@@ -54,6 +55,7 @@ from memlint.analysis.bindings import exact_names_bound_by, target_names
 from memlint.analysis.optimizer_bindings import constructed_optimizers
 from memlint.analysis.calling_helpers import parameter_for
 from memlint.analysis.datasets import dataset_classes
+from memlint.analysis.flows_to import parents_below, reaches
 from memlint.analysis.loop_bounds import parameter_default
 from memlint.analysis.meters import Meters
 from memlint.analysis.naming import OPTIMIZER_ONLY_NAME
@@ -120,6 +122,8 @@ class SemanticModel:
         self._may_show_modules = text is None or any(f".{m}(" in text for m in evidence.MODULE_METHODS)
         self._walked = False
         self._history: dict[int, dict[str, Evidence]] = {}
+        self._aug_scopes: dict[int, cst.CSTNode] = {}  # a `+=` site's function (or the module)
+        self._scope_parents: dict[int, dict[int, cst.CSTNode]] = {}  # flows_to.parents_below, per scope
         self._direct_backward: set[int] = set()  # ids of scopes (loops, functions) with a backward call under them
         self._any_backward = False  # a backward call anywhere in the file (module-level code included)
         self._own_backward: set[int] = set()  # ids of loops with one in their own statements
@@ -669,6 +673,8 @@ class SemanticModel:
                 # `loss_d = 0.0; loss_d += term; loss_d.backward()`: the running sum is what backward
                 # runs on (a float has no `.backward()`), so the binding `+=` made carries history
                 sites[node.target.value] = node  # type: ignore[attr-defined]
+                function = next((s for s in reversed(scopes) if type(s) is cst.FunctionDef), None)
+                self._aug_scopes[id(node)] = function if function is not None else self.module
             elif kind in (cst.AugAssign, cst.AnnAssign, cst.For):
                 for bound in exact_names_bound_by(node):
                     sites[bound] = None  # rebound otherwise: what comes later is not the last `=`'s value
@@ -820,7 +826,18 @@ class SemanticModel:
             )
         return value.func.value in self._backward_classes
 
+    def _flows_to(self, site: cst.AugAssign, call: cst.CSTNode) -> bool:
+        """Is the backward statement `call` reached from the `+=` `site` (flows_to.reaches)?  The
+        parents of the `+=`'s function are listed once, only for files that backpropagate a sum."""
+        scope = self._aug_scopes.get(id(site), self.module)
+        parents = self._scope_parents.get(id(scope))
+        if parents is None:
+            parents = self._scope_parents[id(scope)] = parents_below(scope)
+        return reaches(site, call, parents)
+
     def _mark(self, site: Union[cst.Assign, cst.AugAssign], name: str, call: cst.CSTNode, scalar: bool) -> None:
+        if type(site) is cst.AugAssign and not self._flows_to(site, call):
+            return  # `if not train: loss += m; continue` then `loss.backward()`: never the value backward runs on
         found = self._history.setdefault(id(site), {})
         found[name] = Evidence("backward" if type(call) is cst.Call else "returned", call, scalar)
         if type(site) is not cst.Assign or type(site.value) is not cst.Call:

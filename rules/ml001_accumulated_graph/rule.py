@@ -187,6 +187,58 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # an evaluation sum made under no_grad carries no history, though the training branch backpropagates `loss`
+            """
+import torch
+def epoch(net, batches, crit, opt, score, train):
+    scores = []
+    for x, y in batches:
+        if train:
+            loss = crit(net(x), y)
+        else:
+            with torch.no_grad():
+                loss = 0.0
+                loss += score(net, x, y)
+            scores.append(loss)
+            continue
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return scores
+"""
+        ),
+        Valid(  # the `+=` branch ends in `continue`: backward never runs on that sum (a float: no `.item()`)
+            """
+import torch
+def epoch(model, batches, criterion, optimizer, score):
+    seen = []
+    for x, y in batches:
+        if model.training:
+            loss = criterion(model(x), y)
+        else:
+            loss = 0.0
+            loss += score(x, y)
+            seen.append(loss)
+            continue
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # the `+=` and the backward sit in different branches of one `if`
+            """
+import torch
+def epoch(model, batches, optimizer, score, train):
+    running = 0.0
+    for x, y in batches:
+        if not train:
+            loss = 0.0
+            loss += score(x, y)
+        else:
+            loss.backward()
+            optimizer.step()
+        running += loss
+"""
+        ),
         Valid(  # the running maximum is the objective: backpropagated after the restarts
             """
 import torch
