@@ -359,21 +359,6 @@ def test_a_model_by_evidence_needs_a_module_method_and_a_call():
     assert not model.module_evidence("scheduler") and not model.module_evidence("z")
 
 
-def test_a_name_given_parameters_holds_a_module_even_never_called():
-    # MUNIT's trainer only runs `self.gen_a.encode(x)`: `.parameters()` alone shows `self.gen_a` is
-    # a module; `.state_dict()` and `.zero_grad()` do not (optimizers have them too)
-    model, _ = _model("""
-        def build(self):
-            params = list(self.gen_a.parameters()) + [p for _, p in enc.named_parameters()]
-            self.opt.zero_grad()
-            saved = self.sched.state_dict()
-            return self.gen_a.encode(x), params, saved
-    """)
-    assert model.holds_parameters("self.gen_a") and model.holds_parameters("enc")
-    assert not model.holds_parameters("self.opt") and not model.holds_parameters("self.sched")
-    assert not model.module_evidence("self.gen_a")  # (never called itself)
-
-
 def test_the_entries_of_a_container_are_models_by_the_same_evidence():
     code = """
         def build(self, defs, steps):

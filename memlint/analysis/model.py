@@ -145,7 +145,6 @@ class SemanticModel:
         self._datasets: dict[int, Mapping[str, frozenset[str]]] = {}
         self._dataset_classes: Optional[frozenset[str]] = None  # the file's own dataset classes (datasets.py)
         self._module_receivers: set[str] = set()  # names and "self.<attr>"s given a module method
-        self._parameter_holders: set[str] = set()  # those given one only a module has (`.parameters()`)
         self._called: set[str] = set()  # names and "self.<attr>"s called directly
         self._model_scanned = False  # `_called` and `_module_receivers` are complete without the walk
         self._loader_names: Optional[frozenset[str]] = None
@@ -352,18 +351,6 @@ class SemanticModel:
         if not self._walked and not self._model_scanned:
             self._scan_model_names()
         return written in self._module_receivers and written in self._called
-
-    def holds_parameters(self, written: Optional[str]) -> bool:
-        """Does the file give `written` (a name, or "self.<attr>") a method only an nn.Module has
-        (`self.gen_a.parameters()`, `.named_parameters()`, `.modules()`, `.children()`:
-        evidence.ENTRY_MODULE_METHODS; not `.state_dict()` or `.zero_grad()`, which optimizers have
-        too)?  A module, whether or not the file calls it: MUNIT's trainer only runs `self.gen_a`'s
-        `encode` / `decode` methods.  File-wide, as `module_evidence` is."""
-        if written is None or not self._may_show_modules:
-            return False
-        if not self._walked and not self._model_scanned:
-            self._scan_model_names()
-        return written in self._parameter_holders
 
     def is_meter(self, receiver: cst.BaseExpression) -> bool:
         """Is `receiver` a running meter that keeps what its `update` is given (meters.py)?"""
@@ -739,8 +726,6 @@ class SemanticModel:
             receiver = dotted_name(func.value)  # type: ignore[attr-defined]
             if receiver is not None and (type(func.value) is cst.Name or (receiver.startswith("self.") and receiver.count(".") == 1)):  # type: ignore[attr-defined]
                 self._module_receivers.add(receiver)
-                if method in evidence.ENTRY_MODULE_METHODS:
-                    self._parameter_holders.add(receiver)
             elif method in evidence.ENTRY_MODULE_METHODS and (entries := module_entries_key(func.value)) is not None:  # type: ignore[attr-defined]
                 self._module_receivers.add(entries)  # `self.networks[key].parameters()`
 
