@@ -154,8 +154,12 @@ def test_stopped_pool_leaves_no_thread_to_race_the_exit():
 
 def _slow_start(creator: int) -> None:
     """watch_parent for the test below: the worker lingers at the start of its initializer, before
-    its own SIGINT handler is in place."""
-    time.sleep(1.0)
+    its own SIGINT handler is in place, until the test's SIGINT has reached it (held there by the
+    pool's fix; before it, the inherited handler raised inside this sleep), so that nothing depends
+    on how fast either process runs."""
+    deadline = time.monotonic() + 60
+    while signal.SIGINT not in signal.sigpending() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def test_interrupt_before_a_worker_set_its_handler_is_its_own(monkeypatch):
