@@ -71,6 +71,9 @@ SEVENTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_seventeenth.csv"
 # The eighteenth part: issue 27's twelfth sealed set, judged at 9aba4ff and then joined to the corpus.
 EIGHTEENTH_REPOS_FILE = REPO / "bench" / "realcode_eighteenth.toml"
 EIGHTEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_eighteenth.csv"
+# The nineteenth part: issue 27's thirteenth sealed set, judged at 668ad26 and then joined to the corpus.
+NINETEENTH_REPOS_FILE = REPO / "bench" / "realcode_nineteenth.toml"
+NINETEENTH_LABELS_FILE = REPO / "bench" / "labels" / "realcode_nineteenth.csv"
 PARTS = [
     (REPOS_FILE, LABELS_FILE),
     (HELDOUT_REPOS_FILE, HELDOUT_LABELS_FILE),
@@ -90,10 +93,11 @@ PARTS = [
     (SIXTEENTH_REPOS_FILE, SIXTEENTH_LABELS_FILE),
     (SEVENTEENTH_REPOS_FILE, SEVENTEENTH_LABELS_FILE),
     (EIGHTEENTH_REPOS_FILE, EIGHTEENTH_LABELS_FILE),
+    (NINETEENTH_REPOS_FILE, NINETEENTH_LABELS_FILE),
 ]
 PART_IDS = [
     "development", "heldout", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth",
-    "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth",
+    "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth",
 ]
 MIN_REPOSITORIES = {
     REPOS_FILE: 18, HELDOUT_REPOS_FILE: 18, THIRD_REPOS_FILE: 8, FOURTH_REPOS_FILE: 10, FIFTH_REPOS_FILE: 10,
@@ -101,6 +105,7 @@ MIN_REPOSITORIES = {
     TENTH_REPOS_FILE: 10, ELEVENTH_REPOS_FILE: 10, TWELFTH_REPOS_FILE: 15,
     THIRTEENTH_REPOS_FILE: 10, FOURTEENTH_REPOS_FILE: 10, FIFTEENTH_REPOS_FILE: 10,
     SIXTEENTH_REPOS_FILE: 10, SEVENTEENTH_REPOS_FILE: 10, EIGHTEENTH_REPOS_FILE: 10,
+    NINETEENTH_REPOS_FILE: 10,
 }
 # The sealed set for the next change: pinned by name and commit only, no labels until it is judged.
 SEALED_REPOS_FILE = REPO / "bench" / "realcode_sealed.toml"
