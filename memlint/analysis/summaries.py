@@ -2312,8 +2312,15 @@ def _check_function(record: dict) -> None:
             _require(type(value) is str)
         elif field == "picks":
             _require(value in ("globals", "import") and type(value) is str)
-        elif field in ("decorators", "builds", "makes"):
+        elif field == "decorators":
             _strings(value)
+        elif field in ("builds", "makes"):
+            # a constructor as written, or the target [module, name, level] of the function's own import
+            _require(type(value) is list)
+            for constructor in value:
+                if type(constructor) is not str:
+                    _require(type(constructor) is list and len(constructor) == 3 and type(constructor[0]) is str)
+                    _require(type(constructor[1]) is str and type(constructor[2]) is int and constructor[2] >= 0)
         elif field == "subs":
             _require(type(value) is list)
             for attr, guard in value:
