@@ -1281,7 +1281,10 @@ class Project:
         caller backpropagates and steps), "model".  A placeholder method to be overridden (summaries'
         `abstract`: `raise NotImplementedError`) does what every override of it in the project's
         subclasses does (`_placeholders`): `self.forward_backward(data)` in a base engine's loop
-        runs one of them, whichever subclass the engine is; with no override it does nothing known."""
+        runs one of them, whichever subclass the engine is; with no override it does nothing known.
+        "accelerator" joins the work of a function whose file names one, and goes to its callers
+        with it (`_placed`): KAIR's `ModelVRT.optimize_parameters` steps through `super()` in
+        model_plain.py, which puts the network on cuda."""
         result: dict[tuple, frozenset[str]] = {}
         for file, key, record in self._functions():
             own = set(record.get("updates", ()))
