@@ -1369,6 +1369,197 @@ def test_a_step_on_a_model_a_factory_binds_by_branch_and_returns_is_reported(pro
     assert _findings(".", "--select", "ML017") == [("train.py", "ML017", 5)]
 
 
+_TRAINER_BASE = """
+    import torch
+    import torch.nn as nn
+
+    class ModelBase:
+        def __init__(self, opt):
+            self.net = nn.Linear(8, 4).cuda()
+            self.opt = torch.optim.Adam(self.net.parameters())
+
+        def optimize_parameters(self, step):
+            raise NotImplementedError
+"""
+
+_TRAINER_PLAIN = """
+    from models.base import ModelBase
+
+    class ModelPlain(ModelBase):
+        def optimize_parameters(self, step):
+            self.opt.zero_grad()
+            loss = self.net(self.x).mean()
+            loss.backward()
+            self.opt.step()
+"""
+
+_TRAINER_SELECT = """
+    def define_Model(opt):
+        if opt["model"] == "plain":
+            from models.plain import ModelPlain as M
+        elif opt["model"] == "video":
+            from models.video import ModelVideo as M
+        else:
+            raise NotImplementedError(opt["model"])
+        m = M(opt)
+        return m
+"""
+
+_TRAINER_MAIN = """
+    from models.select import define_Model
+
+    def main(opt, loader):
+        model = define_Model(opt)
+        for step, batch in enumerate(loader):
+            model.feed_data(batch)
+            model.optimize_parameters(step)
+"""
+
+
+def test_a_step_on_a_model_a_factory_imports_by_branch_under_one_name_is_reported(project):
+    # cszn/KAIR: `define_Model` imports the class of the configured branch as `M` (`from
+    # models.model_plain import ModelPlain as M`, ...), then `return M(opt)`: any of those classes;
+    # `ModelVideo.optimize_parameters` hands the step to its base's through `super()`
+    write(project / "models" / "__init__.py", "")
+    write(project / "models" / "base.py", _TRAINER_BASE)
+    write(project / "models" / "plain.py", _TRAINER_PLAIN)
+    write(project / "models" / "video.py", """
+        from models.plain import ModelPlain
+
+        class ModelVideo(ModelPlain):
+            def optimize_parameters(self, step):
+                if step == 0:
+                    self.net.requires_grad_(True)
+                super(ModelVideo, self).optimize_parameters(step)
+    """)
+    write(project / "models" / "select.py", _TRAINER_SELECT)
+    write(project / "main.py", _TRAINER_MAIN)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 5)]
+
+
+def test_a_factory_one_of_whose_imported_classes_does_not_train_is_no_training_step(project):
+    # the video model's `optimize_parameters` only logs: one branch's model trains nothing there
+    write(project / "models" / "__init__.py", "")
+    write(project / "models" / "base.py", _TRAINER_BASE)
+    write(project / "models" / "plain.py", _TRAINER_PLAIN)
+    write(project / "models" / "video.py", """
+        from models.base import ModelBase
+
+        class ModelVideo(ModelBase):
+            def optimize_parameters(self, step):
+                print(step)
+    """)
+    write(project / "models" / "select.py", _TRAINER_SELECT)
+    write(project / "main.py", _TRAINER_MAIN)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_factory_whose_imported_name_is_also_bound_otherwise_builds_nothing_known(project):
+    # `M` may also be what `opt` hands in: the class is not known
+    write(project / "models" / "__init__.py", "")
+    write(project / "models" / "base.py", _TRAINER_BASE)
+    write(project / "models" / "plain.py", _TRAINER_PLAIN)
+    write(project / "models" / "video.py", _TRAINER_PLAIN.replace("ModelPlain", "ModelVideo"))
+    write(project / "models" / "select.py", _TRAINER_SELECT.replace('        raise NotImplementedError(opt["model"])', '        M = opt["class"]'))
+    write(project / "main.py", _TRAINER_MAIN)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_super_call_is_a_call_of_the_bases_method(project):
+    # `super().m()` / `super(Class, self).m()` in a method reach the first base's `m`; another
+    # class named in `super(...)`, or a nested function's `super()`, is not followed
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen import Source
+
+    files = {
+        "base.py": "class Base:\n    def step(self):\n        return 1\n",
+        "sub.py": textwrap.dedent("""
+            from base import Base
+
+            class Sub(Base):
+                def step(self):
+                    return super().step()
+
+                def again(self):
+                    return super(Sub, self).step()
+
+                def other(self):
+                    return super(Base, self).step()
+        """),
+    }
+    paths = [write(project / name, text) for name, text in files.items()]
+    built = Project([(path, name, summarize(Source(text))) for path, (name, text) in zip(paths, files.items())])
+    sub = summarize(Source(files["sub.py"]))["functions"]
+    assert [ref for ref, *_ in sub["Sub.step"]["calls"]] == [["p", "step"]]
+    assert [ref for ref, *_ in sub["Sub.again"]["calls"]] == [["p", "step"]]
+    assert sub["Sub.other"].get("calls", []) == []
+    assert built.resolve(1, "Sub.step", ["p", "step"]) == (0, "Base.step")
+
+
+_ENGINE = """
+    import torch
+
+    class Engine:
+        def __init__(self, loader, use_gpu=True):
+            self.loader = loader
+            self.use_gpu = use_gpu
+
+        def train(self):
+            for data in self.loader:
+                summary = self.forward_backward(data)
+                print(summary)
+
+        def forward_backward(self, data):
+            raise NotImplementedError
+"""
+
+_SOFTMAX_ENGINE = """
+    from engine import Engine
+
+    class SoftmaxEngine(Engine):
+        def __init__(self, loader, model, optimizer):
+            super().__init__(loader)
+            self.model = model.cuda()
+            self.optimizer = optimizer
+
+        def forward_backward(self, data):
+            loss = self.model(data.cuda()).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            return loss.item()
+"""
+
+
+def test_a_loop_calling_a_placeholder_every_override_of_which_trains_is_reported(project):
+    # KaiyangZhou/deep-person-reid: `Engine.train`'s loop calls `self.forward_backward(data)`, which
+    # the base leaves to its subclasses; every override runs the model, backward and the step
+    write(project / "engine.py", _ENGINE)
+    write(project / "softmax.py", _SOFTMAX_ENGINE)
+    write(project / "triplet.py", _SOFTMAX_ENGINE.replace("SoftmaxEngine", "TripletEngine"))
+    assert _findings(".", "--select", "ML017") == [("engine.py", "ML017", 9)]
+
+
+def test_a_loop_calling_a_placeholder_with_an_override_that_does_not_train_stays_silent(project):
+    write(project / "engine.py", _ENGINE)
+    write(project / "softmax.py", _SOFTMAX_ENGINE)
+    write(project / "scorer.py", """
+        import torch
+        from engine import Engine
+
+        class Scorer(Engine):
+            def forward_backward(self, data):
+                with torch.no_grad():
+                    return self.model(data.cuda()).mean().item()
+    """)
+    assert _findings(".", "--select", "ML017") == []
+    # with no override at all, the placeholder does nothing known
+    write(project / "scorer.py", "")
+    write(project / "softmax.py", "")
+    assert _findings(".", "--select", "ML017") == []
+
+
 _PICKED_TRAINER = """
     import torch
     import torch.nn as nn

@@ -87,7 +87,7 @@ from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, do
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
-FORMAT = 35  # 35: a ["k", ...] reference's fifth entry, whether its bindings are alternatives of one choice made before the call's loop; 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 36  # 36: ["p", method] for `super().m()` in a method (its bases' `m`); `builds` through a name the factory binds only by its own `from ... import`s, one target per import (KAIR's `define_Model`); 35: a ["k", ...] reference's fifth entry, whether its bindings are alternatives of one choice made before the call's loop; 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -650,6 +650,9 @@ class _Summary:
                         reference = ["m", attr]  # `model.loss(...)`: a method of the project's nn.Modules
                     elif _may_be_a_method(attr):
                         reference = ["u", attr]  # `obj.visualize_results()`: any project method so named
+            elif type(receiver) is ast.Call and type(receiver.func) is ast.Name and receiver.func.id == "super":
+                if "super" not in self.defs and "super" not in self.imports:
+                    reference = ["p", attr]  # `super().m()`: a base class's `m` (checked below, once the method is known)
             elif attr not in _TENSOR_METHODS:
                 chain = dotted(func) if _root(receiver) in self.imports else None
                 starred = dotted(func) if chain is None and _root(receiver) not in self.defs else None
@@ -688,6 +691,8 @@ class _Summary:
         record = self.functions[key]
         if reference is not None and reference[0] == "s" and ("." not in key or func.value.id != record.get("self")):  # type: ignore[union-attr]
             reference = None  # `self` is not the method's first parameter here
+        if reference is not None and reference[0] == "p" and not _super_of_method(func.value, key, record):  # type: ignore[union-attr]
+            reference = None  # not the `super()` of the method's own class and instance
         if reference is not None and reference[0] == "t":
             reference = self._attribute_instance(key, record, reference[1], reference[2])
         if sub is not None and key != "?" and self._attribute_instance(key, record, sub, "__call__") is not None:
@@ -1159,16 +1164,18 @@ class _Summary:
             if not key or "." in key or key == "?" or key in generators:
                 continue
             built: list = []
-            local_imports: Optional[dict[str, list]] = None
+            local_imports: Optional[dict[str, list[list]]] = None
             for statement in found:
                 value = statement.value
+                if local_imports is None:
+                    local_imports = _function_imports(self.nodes[key]) if self._imports_from_inside(key) else {}
                 if type(value) is ast.Name:
-                    if local_imports is None:
-                        local_imports = _function_imports(self.nodes[key]) if self._imports_from_inside(key) else {}
                     constructors = self._constructors_of(key, value.id, local_imports)
                 else:
-                    constructor = self._constructor(value, {}) or self._picked_instance(key, value)
-                    constructors = [constructor] if constructor is not None else None
+                    constructors = self._constructor(value, local_imports)
+                    if constructors is None:
+                        picked = self._picked_instance(key, value)
+                        constructors = [picked] if picked is not None else None
                 if not constructors:
                     built = []
                     break
@@ -1204,11 +1211,12 @@ class _Summary:
                     return None
                 if _same_model(assign.value, value.id):
                     continue
-                constructor = self._constructor(assign.value, {})
-                if constructor is None:
+                constructors = self._constructor(assign.value, {})
+                if constructors is None:
                     return None
-                if constructor not in made:
-                    made.append(constructor)
+                for constructor in constructors:
+                    if constructor not in made:
+                        made.append(constructor)
         return made or None
 
     def _pickers(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
@@ -1279,16 +1287,23 @@ class _Summary:
             if all(_placeholder_statement(statement) for statement in node.body):  # type: ignore[attr-defined]
                 self.functions[key]["abstract"] = True
 
-    def _constructor(self, value: Optional[ast.expr], local_imports: dict[str, list]):
-        """The capitalised class `value` constructs, as written (or as the function's own import's
-        target), or None: no construction of a class the project may define."""
+    def _constructor(self, value: Optional[ast.expr], local_imports: dict[str, list[list]]) -> Optional[list]:
+        """The capitalised classes `value` constructs, as written, or None: no construction of a class
+        the project may define.  A name the function binds only by its own `from ... import`s stands
+        for each import's target, [module, name, level]: `from models.model_plain import ModelPlain as
+        M` in one branch and `from models.model_gan import ModelGAN as M` in another (KAIR's
+        `define_Model`), then `M(opt)`, constructs either class."""
         constructor = dotted(value.func) if type(value) is ast.Call else None
-        if constructor is None or not constructor.rpartition(".")[2][:1].isupper() or self._is_foreign(constructor):
+        if constructor is None:
             return None
         imported = local_imports.get(constructor)
-        return imported if imported is not None else constructor
+        if imported is not None:
+            return list(imported) if all(target[1][:1].isupper() for target in imported) else None
+        if not constructor.rpartition(".")[2][:1].isupper() or self._is_foreign(constructor):
+            return None
+        return [constructor]
 
-    def _constructors_of(self, key: str, name: str, local_imports: dict[str, list]) -> Optional[list]:
+    def _constructors_of(self, key: str, name: str, local_imports: dict[str, list[list]]) -> Optional[list]:
         """The constructors of every binding of local `name` in function `key` (a `None` placeholder
         aside), or None where one binds anything else or the name is bound in another way too."""
         values = self._local_values(key).get(name)
@@ -1300,10 +1315,13 @@ class _Summary:
                 return None
             if type(assign.value) is ast.Constant and assign.value.value is None:
                 continue
-            constructor = self._constructor(assign.value, local_imports) or self._picked_instance(key, assign.value)
-            if constructor is None:
+            found = self._constructor(assign.value, local_imports)
+            if found is None:
+                picked = self._picked_instance(key, assign.value)
+                found = [picked] if picked is not None else None
+            if found is None:
                 return None
-            constructors.append(constructor)
+            constructors.extend(found)
         return constructors or None
 
     def _picked_instance(self, key: str, value: Optional[ast.expr]) -> Optional[str]:
@@ -1696,16 +1714,43 @@ def _bindings(scope: ast.AST) -> dict[str, list[ast.Assign]]:
     return assigned
 
 
-def _function_imports(function: ast.AST) -> dict[str, list]:
-    """Local name -> [module, name, level] for the `from ... import name` statements in a function's
-    own body (a factory that imports the class it builds in the branch that builds it)."""
-    found: dict[str, list] = {}
-    for node in ast.walk(function):
-        if type(node) is ast.ImportFrom:
-            for alias in node.names:
+def _function_imports(function: ast.AST) -> dict[str, list[list]]:
+    """Local name -> the targets [module, name, level] of the `from ... import name` statements of a
+    function's own body that bind it (a factory that imports the class it builds in the branch that
+    builds it; one name may be imported in several branches, `... import ModelPlain as M` and `...
+    import ModelGAN as M`), for a name bound in no other way there (a parameter, an assignment, a
+    plain `import`, a nested definition: then what it holds is not known)."""
+    found: dict[str, list[list]] = {}
+    arguments = function.args  # type: ignore[attr-defined]
+    other = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    other.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+    stack = child_nodes(function)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.ImportFrom:
+            for alias in node.names:  # type: ignore[attr-defined]
                 if alias.name != "*":
-                    found[alias.asname or alias.name] = [node.module or "", alias.name, node.level]
-    return found
+                    target = [node.module or "", alias.name, node.level]  # type: ignore[attr-defined]
+                    targets = found.setdefault(alias.asname or alias.name, [])
+                    if target not in targets:
+                        targets.append(target)
+            continue
+        if kind in (*_FUNCTIONS, ast.ClassDef):
+            other.add(node.name)  # type: ignore[attr-defined]
+            continue  # a nested scope binds its own names
+        if kind is ast.Lambda:
+            continue
+        if kind is ast.Import:
+            other.update((a.asname or a.name).partition(".")[0] for a in node.names)  # type: ignore[attr-defined]
+        elif kind is ast.Name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            other.add(node.id)  # type: ignore[attr-defined]
+        elif kind in (ast.Global, ast.Nonlocal):
+            other.update(node.names)  # type: ignore[attr-defined]
+        elif isinstance(getattr(node, "name", None), str):
+            other.add(node.name)  # type: ignore[attr-defined]  # `except E as name`, a `match` capture
+        stack.extend(child_nodes(node))
+    return {name: targets for name, targets in found.items() if name not in other}
 
 
 # Statements that hold no other statement and bind no name (a walrus in them is not followed).
@@ -2166,6 +2211,23 @@ def _placeholder_statement(statement: ast.stmt) -> bool:
     return False
 
 
+def _super_of_method(call: ast.Call, key: str, record: dict) -> bool:
+    """Is `call` the `super()` of method `key` (a method of a module-level class, not a nested
+    function's): `super()`, or `super(Class, self)` naming the method's own class and first
+    parameter?  Then `super().m()` runs `m` as the class's bases define it."""
+    if "." not in key or ":" in key or key.count(".") != 1 or call.keywords:
+        return False
+    if not call.args:
+        return bool(record.get("self"))
+    return (
+        len(call.args) == 2
+        and type(call.args[0]) is ast.Name
+        and call.args[0].id == key.partition(".")[0]
+        and type(call.args[1]) is ast.Name
+        and call.args[1].id == record.get("self")
+    )
+
+
 def _compact(record: dict) -> dict:
     """The record without empty entries, alternatives deduplicated."""
     result = {}
@@ -2250,8 +2312,15 @@ def _check_function(record: dict) -> None:
             _require(type(value) is str)
         elif field == "picks":
             _require(value in ("globals", "import") and type(value) is str)
-        elif field in ("decorators", "builds", "makes"):
+        elif field == "decorators":
             _strings(value)
+        elif field in ("builds", "makes"):
+            # a constructor as written, or the target [module, name, level] of the function's own import
+            _require(type(value) is list)
+            for constructor in value:
+                if type(constructor) is not str:
+                    _require(type(constructor) is list and len(constructor) == 3 and type(constructor[0]) is str)
+                    _require(type(constructor[1]) is str and type(constructor[2]) is int and constructor[2] >= 0)
         elif field == "subs":
             _require(type(value) is list)
             for attr, guard in value:
@@ -2324,7 +2393,7 @@ def _check_alternative(alternative: object) -> None:
 def _check_reference(reference: object) -> None:
     _require(type(reference) is list and bool(reference))
     kind = reference[0]  # type: ignore[index]
-    if kind in ("n", "d", "s", "m"):
+    if kind in ("n", "d", "s", "m", "p"):
         _require(len(reference) == 2 and type(reference[1]) is str)  # type: ignore[arg-type, index]
     elif kind == "i":
         # (a call's reference names its receiver last; a returned value's, as an alternative, does not)

@@ -437,6 +437,7 @@ class Project:
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
+        self._placeholder_overrides: Optional[dict[tuple, list[tuple]]] = None  # `_placeholders`
         self._collect_sites()
         self._collect_may_sites()
         self.no_grad = self._no_grad()
@@ -612,6 +613,20 @@ class Project:
                     return found
         return None
 
+    def _base_method(self, owner: tuple, name: str) -> Optional[tuple]:
+        """The method `name` that `super().name()` in a method of a project class runs: the first
+        of its bases' (through theirs), where the first base that has one is the project's; None
+        where a base the project does not define comes first (its `name` may be what runs)."""
+        file = self.files[owner[1]]
+        for base in file.summary["classes"].get(owner[2], {}).get("bases", ()):  # type: ignore[union-attr]
+            resolved = self._name(file, base)  # type: ignore[arg-type]
+            if resolved is None or resolved[0] != "class":
+                return None
+            found = self._method(resolved, name)
+            if found is not None:
+                return found
+        return None
+
     def _instance_method(self, owner: tuple, name: str) -> Optional[tuple]:
         """The method a call on an instance of a project class runs: `obj.m()` its `m`; `obj(x)`
         (name "__call__") an nn.Module's `forward`, or another class's own `__call__`."""
@@ -622,7 +637,7 @@ class Project:
     def resolve(self, index: int, key: str, ref: list) -> Optional[tuple]:
         """The (file, key) of the project function a reference in function `key` of file `index`
         calls, or None."""
-        memo_key = (index, key if ref[0] in ("s", "i", "r") else "", tuple(ref) if ref[0] != "r" else repr(ref))
+        memo_key = (index, key if ref[0] in ("s", "i", "r", "p") else "", tuple(ref) if ref[0] != "r" else repr(ref))
         if memo_key in self._resolved:
             return self._resolved[memo_key]
         file = self.files[index]
@@ -634,6 +649,8 @@ class Project:
                 found = self._method(found, "__init__")  # a construction runs the class's `__init__`
         elif kind == "s" and "." in key:
             found = self._method(("class", index, key.partition(".")[0]), ref[1])
+        elif kind == "p" and "." in key:
+            found = self._base_method(("class", index, key.partition(".")[0]), ref[1])
         elif kind == "i":
             classes = self._instances_built(file, ref[1])  # type: ignore[arg-type]
             picked = self._is_picked(file, ref[1])  # type: ignore[arg-type]
@@ -1261,17 +1278,35 @@ class Project:
         functions it calls outside its loops do (least fixed point).  `train_epoch(model, ...)` of
         a full-graph trainer does all three; a loss helper that only backpropagates, "backward"; a
         loss helper that runs the model it is given (TRADES' `trades_loss(model=model, ...)`, whose
-        caller backpropagates and steps), "model"."""
+        caller backpropagates and steps), "model".  A placeholder method to be overridden (summaries'
+        `abstract`: `raise NotImplementedError`) does what every override of it in the project's
+        subclasses does (`_placeholders`): `self.forward_backward(data)` in a base engine's loop
+        runs one of them, whichever subclass the engine is; with no override it does nothing known.
+        "accelerator" joins the work of a function whose file names one, and goes to its callers
+        with it (`_placed`): KAIR's `ModelVRT.optimize_parameters` steps through `super()` in
+        model_plain.py, which puts the network on cuda."""
         result: dict[tuple, frozenset[str]] = {}
         for file, key, record in self._functions():
             own = set(record.get("updates", ()))
             if self._runs_model((file.index, key)):
                 own.add("model")
+            if own and file.summary.get("host") is not True:
+                own.add("accelerator")  # its file names an accelerator: the work runs there (`_placed`), for its callers too
             if own:
                 result[(file.index, key)] = frozenset(own)
+        placeholders = self._placeholders()
+        overridden: dict[tuple, list[tuple]] = {}  # an override -> the placeholders it overrides
+        for placeholder, overrides in placeholders.items():
+            for override in overrides:
+                overridden.setdefault(override, []).append(placeholder)
         ready = list(result)
         while ready:
             function = ready.pop()
+            for placeholder in overridden.get(function, ()):
+                work = frozenset.intersection(*(result.get(override, frozenset()) for override in placeholders[placeholder]))
+                if work and work != result.get(placeholder):
+                    result[placeholder] = work
+                    ready.append(placeholder)
             for site in self._incoming.get(function, ()):
                 if site.loop is not None or site.caller[1] in ("", "?") or site.conditional:
                     continue  # (a call behind an `if` is not made on every call of the caller)
@@ -1280,6 +1315,21 @@ class Project:
                     result[site.caller] = known | result[function]
                     ready.append(site.caller)
         return result
+
+    def _placeholders(self) -> dict[tuple, list[tuple]]:
+        """Each placeholder method of a project class (summaries' `abstract`) that the project's
+        subclasses override, with those overrides (`_overrides`, placeholders again left out: their
+        own overrides are among them).  Kept: `_placed` asks it again."""
+        if self._placeholder_overrides is None:
+            found: dict[tuple, list[tuple]] = {}
+            for file, key, record in self._functions():
+                if not record.get("abstract") or key.count(".") != 1 or ":" in key:
+                    continue
+                overrides = [o for o in self._overrides((file.index, key), key.partition(".")[2]) if not self.record(o).get("abstract")]
+                if overrides:
+                    found[(file.index, key)] = overrides
+            self._placeholder_overrides = found
+        return self._placeholder_overrides
 
     def _update_calls(self, index: int) -> tuple[tuple[str, str], ...]:
         """FileView.update_calls of file `index`: its calls of other files' functions in `updates`."""
@@ -1291,7 +1341,8 @@ class Project:
                 callee = self.resolve(index, key, ref)
                 # (a closure of this file too: the rule's own walk does not follow a call of a name
                 # bound to a call's result)
-                if callee is None or (callee[0] == index and ref[0] != "r") or callee not in self.updates:
+                # (a placeholder of this file too: its work is its overrides', which the rule's walk does not see)
+                if callee is None or callee not in self.updates or (callee[0] == index and ref[0] != "r" and callee not in self._placeholders()):
                     continue
                 if ref[0] == "r":  # `train_step(...)`, bound to another file's closure: keyed as a call on an instance
                     written = tables.scoped_call(key, f"{ref[1]}.__call__")
@@ -1308,6 +1359,8 @@ class Project:
         """`work` with "accelerator" added when the callee's file names an accelerator (`device =
         torch.device("cuda" ...)` in TD3.py): the training step it does runs there, even for a
         script that never names one itself."""
+        if callee in self._placeholders():
+            return work  # the overrides' work: "accelerator" where every one of them runs there (`_updates`)
         if work and self.files[callee[0]].summary.get("host") is not True:  # type: ignore[union-attr]
             return work | {"accelerator"}
         return work

@@ -78,7 +78,13 @@ class TrainingWithoutMixedPrecision(Rule):
     name bound only to such classes, by branch: `get_model(opts)`), or a class a function picks at
     run time by a name (`globals()[name]`, a module loaded with `importlib`: DomainBed's
     `get_algorithm_class`, `create_model(opt)`), where every candidate class's method so named,
-    overriding one method of a common base, does it. A backward in a loop nested in the one that
+    overriding one method of a common base, does it. A factory may import the class of each branch
+    under one name (`from models.model_plain import ModelPlain as M`, `... import ModelGAN as M`,
+    then `M(opt)`: KAIR's `define_Model` builds any of them); a method that hands its work to its
+    base's (`super().optimize_parameters(step)`) does what that one does; and a placeholder its
+    class leaves to be overridden (`raise NotImplementedError`), called on `self` in a loop
+    (deep-person-reid's `self.forward_backward(data)` in `Engine.train`), does what every override
+    of it in the project's subclasses does on every call (with none, nothing is known). A backward in a loop nested in the one that
     steps (gradient accumulation over micro-batches) counts for the loop that steps.
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
@@ -157,6 +163,52 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a placeholder one of whose overrides only scores under no_grad: the loop may train nothing
+            """
+import torch
+class Engine:
+    def __init__(self, loader, model, optimizer):
+        self.loader = loader
+        self.model = model.cuda()
+        self.optimizer = optimizer
+    def run(self):
+        for data in self.loader:
+            self.forward_backward(data)
+    def forward_backward(self, data):
+        raise NotImplementedError
+class SoftmaxEngine(Engine):
+    def forward_backward(self, data):
+        loss = self.model(data.cuda()).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+class Scorer(Engine):
+    def forward_backward(self, data):
+        with torch.no_grad():
+            return self.model(data.cuda()).mean()
+"""
+        ),
+        Valid(  # `super(Other, self)` skips past this class's bases: which method runs is not followed
+            """
+import torch
+import torch.nn as nn
+class Plain:
+    def __init__(self):
+        self.net = nn.Linear(8, 4).cuda()
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+    def optimize(self, batch):
+        self.opt.zero_grad()
+        self.net(batch).mean().backward()
+        self.opt.step()
+class Video(Plain):
+    def optimize(self, batch):
+        super(Plain, self).optimize(batch)
+def main(loader):
+    trainer = Video()
+    for batch in loader:
+        trainer.optimize(batch)
+"""
+        ),
         Valid(  # ignite's evaluation engine: its process function runs the model under no_grad, steps nothing
             """
 import torch
@@ -699,6 +751,55 @@ def fit(model, loader, schedulers):
     ]
 
     INVALID = [
+        Invalid(  # the step hands the work to its base's through `super()` (cszn/KAIR's `ModelVRT.optimize_parameters`, issue 27)
+            """
+import torch
+import torch.nn as nn
+class Plain:
+    def __init__(self):
+        self.net = nn.Linear(8, 4).cuda()
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+    def optimize(self, batch):
+        self.opt.zero_grad()
+        self.net(batch).mean().backward()
+        self.opt.step()
+class Video(Plain):
+    def optimize(self, batch):
+        self.net.requires_grad_(True)
+        super().optimize(batch)
+def main(loader):
+    trainer = Video()
+    for batch in loader:
+        trainer.optimize(batch)
+""",
+            line=17,
+            column=5,
+        ),
+        Invalid(  # the loop calls a placeholder its subclasses override, and every override trains (deep-person-reid's `Engine.train`, issue 27)
+            """
+import torch
+class Engine:
+    def __init__(self, loader):
+        self.loader = loader
+    def train(self):
+        for data in self.loader:
+            self.forward_backward(data)
+    def forward_backward(self, data):
+        raise NotImplementedError
+class SoftmaxEngine(Engine):
+    def __init__(self, loader, model, optimizer):
+        super().__init__(loader)
+        self.model = model.cuda()
+        self.optimizer = optimizer
+    def forward_backward(self, data):
+        loss = self.model(data.cuda()).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+""",
+            line=6,
+            column=9,
+        ),
         Invalid(  # the class's own method runs the networks in a loop of its own: a model run of the loop calling it
             """
 import torch
