@@ -221,9 +221,11 @@ def factory_kind(factory: cst.Call, ctx: "Context") -> Optional[str]:
     if any(a.star for a in factory.args):  # `torch.FloatTensor(*x.shape)`: a tensor's sizes spread out
         return name if len(factory.args) == 1 and _spreads_shape(factory.args[0].value) else None
     values = [a.value for a in factory.args]
+    if len(values) == 1 and counts_range(values[0], ctx):  # `torch.LongTensor(range(n))`, `torch.LongTensor([range(n)])`
+        return name
     if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
         return None
-    if len(values) >= 2 or _is_size(values[0]) or counts_range(values[0], ctx):
+    if len(values) >= 2 or _is_size(values[0]):
         return name
     return None
 
@@ -241,7 +243,11 @@ def _spreads_shape(expr: cst.BaseExpression) -> bool:
 
 
 def counts_range(expr: cst.BaseExpression, ctx: "Context") -> bool:
-    """`range(n)`: the numbers an `arange` makes, not data (`torch.LongTensor(range(L))`)."""
+    """`range(n)`: the numbers an `arange` makes, not data (`torch.LongTensor(range(L))`); also a
+    literal list or tuple of one such range, `[range(n)]`, the same numbers as one row (a `1 x n`
+    tensor: face.evoLVe's prototype labels)."""
+    if isinstance(expr, (cst.List, cst.Tuple)) and len(expr.elements) == 1 and isinstance(expr.elements[0], cst.Element):
+        expr = expr.elements[0].value
     return (
         isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range"
         and ctx.is_builtin("range") and all(a.keyword is None and not a.star for a in expr.args)

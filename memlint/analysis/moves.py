@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.bindings import target_name_nodes
-from memlint.analysis.iteration import accelerator_branch, runs_whenever_reached
+from memlint.analysis.iteration import accelerator_branch, holds_on_accelerator, runs_whenever_reached
 from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, STACKS, TENSOR_CASTS, VARIABLE_CLASSES
 from memlint.analysis.walk import code_descendants
 
@@ -247,11 +247,29 @@ def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], mo
             return None
         move = _the_move(inner[0], name, _reads(inner[0], name), moved_by, resolve)
         return move if move is not None and (len(inner) == 1 or rebinds) else None
-    if len(reads) != 1:
-        return None
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
+    if len(reads) != 1:
+        return _accelerator_arm_move(statement, name, moved_by, resolve)
     return _move_of(statement, reads[0], moved_by, resolve)
+
+
+def _accelerator_arm_move(statement: cst.SimpleStatementLine, name: str, moved_by: Optional[MovedBy], resolve: Optional[Resolve]):
+    """The move of `name = name.cuda() if x.is_cuda else name`: the arm a run on the accelerator
+    takes (`iteration.holds_on_accelerator`) moves the name, the other keeps it as it is (the host's
+    run, where the tensor belongs); None for any other statement."""
+    single = single_binding(statement)
+    if single is None or single[0] != name or not isinstance(single[1], cst.IfExp):
+        return None
+    choice = single[1]
+    holds = holds_on_accelerator(choice.test)
+    if holds is None or _reads(choice.test, name):
+        return None
+    arm, kept = (choice.body, choice.orelse) if holds else (choice.orelse, choice.body)
+    arm_reads = _reads(arm, name)
+    if not (isinstance(kept, cst.Name) and kept.value == name) or len(arm_reads) != 1:
+        return None
+    return _move_of(arm, arm_reads[0], moved_by, resolve)
 
 
 def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy] = None, resolve: Optional[Resolve] = None):

@@ -340,6 +340,10 @@ FRESH_OUTPUT_LAYERS = OUTPUT_NOT_SAVED | frozenset(
 # Names that hold the run's configuration (`args.loss`, `opt.mode`, `self.args.padding`): fixed for the run.
 CONFIGURATION_ROOTS = frozenset({"args", "opt", "opts", "config", "cfg", "conf", "hparams", "hp", "settings", "flags", "FLAGS"})
 DEVICE_FLAGS = frozenset({"is_cuda", "cuda", "use_cuda", "cuda_available", "has_cuda", "on_cuda", "gpu", "use_gpu", "on_gpu", "gpu_mode"})
+# Names of the accelerators a run was given, `None` for a run on the host (`self.device_id = device_id`
+# of face.evoLVe's heads, `args.gpu`): `if self.device_id is not None:` asks which device the run has
+# (iteration.condition_is_device_check), fixed for the run, and its body is the accelerator's.
+DEVICE_IDS = frozenset({"device_id", "device_ids", "gpu", "gpus", "gpu_id", "gpu_ids"})
 ACCELERATOR_TEXT = re.compile(r"cuda|device|gpu|accelerat|\b(?:mps|xpu|tpu)\b", re.I)
 # `os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or "-1") hides every GPU from the process: it names CUDA
 # only to switch it off, evidence of a CPU-only run, not of an accelerator (ikostrikov/pytorch-a3c's
