@@ -140,10 +140,10 @@ def condition_is_configured_choice(test: cst.BaseExpression) -> bool:
     if not isinstance(target.operator, _CHOICE_OPERATORS):
         return False
     sides = (test.left, target.comparator)
-    return any(_configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
+    return any(configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
 
 
-def _configuration_value(expr: cst.BaseExpression) -> bool:
+def configuration_value(expr: cst.BaseExpression) -> bool:
     """`args.loss`, `self.opt.gan_mode`: an attribute of the run's configuration."""
     names = []
     while isinstance(expr, cst.Attribute):
@@ -296,12 +296,12 @@ def attribute_flag_off(test: cst.BaseExpression, ctx: "Context") -> bool:
 
 def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
     """The `if` statements of a block that pick a value by the run's configuration: `ff = A` then
-    `if opt.PCB: ff = B` (a flag of the configuration, `_configuration_value`; no `else`; a body
+    `if opt.PCB: ff = B` (a flag of the configuration, `configuration_value`; no `else`; a body
     that only rebinds names the statement right before bound).  The configuration does not change
     between iterations, so the branch runs on every iteration of a run that sets the flag, as the
     value before it does in the others (`condition_is_configured_choice`'s case, written as a flag)."""
     for before, statement in zip(statements, statements[1:]):
-        if type(statement) is not cst.If or statement.orelse is not None or not _configuration_value(statement.test):
+        if type(statement) is not cst.If or statement.orelse is not None or not configuration_value(statement.test):
             continue
         bound = _names_assigned(before)
         body = statement.body.body if type(statement.body) is cst.IndentedBlock else ()
