@@ -1,7 +1,8 @@
 """Values bound to a name and moved to a device by a later statement of the same block.
 
 `z = torch.rand(n, d)` followed, a statement or more later, by `z = z.cuda()` (or by
-`if use_gpu: x, z = x.cuda(), z.cuda()`, or by `torch.cat([y, z]).to(d)`, a join moved whole) is the
+`if use_gpu: x, z = x.cuda(), z.cuda()`, or by `torch.cat([y, z]).to(d)`, a join moved whole, or
+`y = torch.cat((y, z), 1)` then `y = y.to(d)`, a join moved by a later statement) is the
 one-statement `torch.rand(n, d).cuda()` written in two: nothing reads the host value but the move.
 The binding may be a chain of configured branches (`if args.padding == 0: z = torch.zeros(...)` /
 `elif args.padding == 1: z = torch.ones(...)`): each branch's value is moved by the same call.  `later_moves` pairs each such binding's value
@@ -68,12 +69,32 @@ def _moves_of_binding(
         move = _the_move(later, name, reads, moved_by, resolve)
         if move is None and _feeds_joint_move(statements[later_index:], name, moved_by, resolve):
             continue  # `inverse = torch.ones(n, n) - mask` then `mask, inverse = mask.cuda(), inverse.cuda()`
+        if move is None:
+            joined = _joined_into(later, name, reads, resolve)
+            if joined is not None and not any(_reads(s, name) for s in statements[later_index + 1 :]):
+                # `img = torch.cat((img, noise), 1)` then `img = img.to(device)`: the part goes with the whole
+                for _, joint_move in _moves_of_binding(statements, later_index, joined[0], [joined[1]], lambda value: True, moved_by, resolve):
+                    yield from ((value, joint_move) for value in values if worth(value))
+            break
         if move is not None:
             rebinds = _binds(later, name)
             read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
             if rebinds or not read_after or _returns(later):
                 yield from ((value, move) for value in values if worth(value))
         break
+
+
+def _joined_into(statement: cst.BaseStatement, name: str, reads: list[cst.Name], resolve: Optional[Resolve]) -> Optional[tuple[str, cst.BaseExpression]]:
+    """`(other, value)` when the statement is one `other = torch.cat((x, name), 1)` (a join,
+    `_joined_parts`, maybe reshaped or cast) whose parts read `name` once, as one of them, and
+    nothing else reads it: the joined tensor holds the part's values, and goes where it is moved."""
+    single = single_binding(statement)
+    if single is None or len(reads) != 1:
+        return None
+    parts = _joined_parts(through_reshapes(single[1]), resolve)
+    if not any(part is reads[0] for part in parts):
+        return None
+    return single
 
 
 def _feeds_joint_move(statements: Sequence[cst.BaseStatement], name: str, moved_by: Optional[MovedBy], resolve: Optional[Resolve]) -> bool:

@@ -204,6 +204,9 @@ LEGACY_SIZED_CONSTRUCTORS = {
 }  # fmt: skip
 # In-place fills of a fresh tensor (`torch.FloatTensor(n).zero_()`): it stays where it was made.
 IN_PLACE_FILLS = frozenset({"zero_", "fill_", "normal_", "uniform_", "random_", "bernoulli_"})
+# In-place arithmetic with one operand (`torch.ones(n).mul_(sigma)`): with a number, the tensor stays
+# where it is, as `t * sigma` does (ML013's `factory_under` and its screen).
+IN_PLACE_ARITHMETIC = frozenset({"mul_", "div_", "add_", "sub_"})
 # torch.optim classes that keep two moment estimates per parameter (and divide by sqrt(v) + eps).
 ADAM_CLASSES = ("Adam", "AdamW", "NAdam", "RAdam", "Adamax", "SparseAdam")
 # Tensor methods that return a view (or metadata): a chain of these allocates nothing.

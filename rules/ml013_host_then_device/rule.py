@@ -4026,8 +4026,8 @@ class Net(nn.Module):
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
-        if candidate.bound is not None and id(candidate.bound) in self._reported:
-            return  # two moves reach one factory through names (or one unpacked value: `yy, xx = torch.meshgrid(...)`)
+        if id(factory) in self._reported or (candidate.bound is not None and id(candidate.bound) in self._reported):
+            return  # two moves reach one factory: through names (or one unpacked value: `yy, xx = torch.meshgrid(...)`), or a cast that moves then a later move
         self._reported.add(id(factory))
         if candidate.bound is not None:
             self._reported.add(id(candidate.bound))
