@@ -3987,6 +3987,7 @@ def mixed(loader, alpha):
         self._in_helpers: list[_Candidate] = []
         self._functions: dict[tuple, cst.FunctionDef] = {}
         self._nested: set[tuple] = set()  # keys of functions defined inside another function (`mixup` in a loader's generator)
+        self._defined_again: set[tuple] = set()  # keys this file defines more than once
         self._bound_earlier: dict[int, list[cst.BaseExpression]] = {}  # id(move) -> the values `name` may hold (a configured chain: several)
         self._assigned: list[list[cst.BaseExpression]] = []  # the targets of the assignments being visited
         self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
@@ -4072,6 +4073,8 @@ def mixed(loader, alpha):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         key = self.ctx.function_key  # the Context has entered the function already
         if key is not None:
+            if key in self._functions:
+                self._defined_again.add(key)  # two functions so named: a call may reach either
             self._functions.setdefault(key, node)
             if any(frame.kind == "function" for frame in self.ctx.frames[:-1]):
                 self._nested.add(key)  # the project pass summarises no nested function: its callers are this file's
@@ -4187,7 +4190,7 @@ def mixed(loader, alpha):
             elif (runs_on := project.per_step_of(key)) is not None:  # a loop or a per-batch hook, maybe in another file
                 if not moves_nothing_in_project(candidate.device, self.ctx):
                     self._report(candidate, f"in {helper}, which runs on {runs_on}")
-            elif key in self._nested:  # `def mixup(...)` inside a generator, called in its loop over the loader
+            elif key in self._nested and key not in self._defined_again:  # `def mixup(...)` inside a generator, called in its loop over the loader
                 if nested_per_step is None:
                     nested_per_step = step_loop_called_functions(facts, lambda loop: self.ctx.model.loop_scope(loop).kind == "step")
                 if key in nested_per_step and not moves_nothing_in_project(candidate.device, self.ctx):
