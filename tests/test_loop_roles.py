@@ -51,6 +51,10 @@ def _nodes(module: cst.Module, kind: type) -> list:
         ("for i in range(num_epochs):", "train_one_epoch(model, train_loader)", "epoch"),
         ("for i in range(args.epochs):", "log(i)", "epoch"),
         ("for name in files:", "print(name)", "unknown"),
+        # a loop that sets the run's configuration per item: one whole run per item
+        ("for opt.weights in opt.weights:", "model(x)", "run"),
+        ("for self.args.seed in seeds:", "loss = model(x); loss.backward(); optimizer.step()", "run"),
+        ("for weights in opt.weights:", "model(x)", "step"),  # a plain name: the step evidence decides
     ],
 )
 def test_loop_scope(header: str, body: str, kind: str) -> None:
@@ -211,3 +215,22 @@ def test_passes_over_data_through_iterators(header: str, passes: bool) -> None:
 def test_optimizer_names_exclude_schedulers(name: str, steps_weights: bool) -> None:
     assert bool(OPTIMIZER_NAME.search(name)) is steps_weights
     assert bool(OPTIMIZER_ONLY_NAME.search(name)) is steps_weights
+
+
+def test_the_project_pass_takes_no_loop_over_runs_for_a_step_loop() -> None:
+    """summaries' loop fact ends in "runs" for `for opt.weights in ...` (run_loops.py), and the
+    project's per-step fact does not go through it, however much the callee runs a model."""
+    from pathlib import Path
+
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen.source import Source
+
+    run = "import torch\ndef run(weights, device, load):\n    model = load(weights)\n    return model(torch.zeros(1, 3).to(device))\n"
+    by_runs = run + "def main(opt):\n    for opt.weights in opt.weights:\n        run(opt.weights, opt.device, opt.load)\n"
+    by_items = run + "def sweep(opt, weights):\n    for w in weights:\n        run(w, opt.device, opt.load)\n"
+    summary = summarize(Source(by_runs))
+    assert [site[2][3:] for site in summary["functions"]["main"]["calls"] if site[2] is not None] == [["runs"]]
+    for code, per_step in ((by_runs, False), (by_items, True)):  # a plain loop is a step loop by what its callee runs
+        view = Project([(Path("m.py"), "m.py", summarize(Source(code)))]).view(0)
+        assert (view.per_step_of(("func", "run")) is not None) is per_step

@@ -30,6 +30,16 @@ def _test(source: str) -> cst.BaseExpression:
         ("use_gpu or x.is_cuda", None),
         ("args.log", None),
         ("x.is_cuda is False", None),
+        # a run given accelerator ids (`tables.DEVICE_IDS`); none given may still run on every GPU
+        ("self.device_id is not None", True),
+        ("self.device_id != None", True),
+        ("args.gpu is not None", True),
+        ("None is not gpu_ids", True),
+        ("self.device_id is None", None),
+        ("self.device_id == None", None),
+        ("not (self.device_id is None)", None),
+        ("self.weight_id is not None", None),
+        ("self.device is not None", None),
     ],
 )
 def test_which_way_a_device_check_goes_on_the_accelerator(test, holds):
@@ -121,3 +131,36 @@ def test_nested_stacks_cost_linearly(monkeypatch):
     found = api.lint_source(source, "deep.py", select=["ML013"])
     assert [d.code for d in found] == ["ML013"]
     assert calls < 500
+
+
+def test_a_test_of_given_device_ids_is_fixed_for_the_run():
+    from memlint.analysis.iteration import condition_is_device_check, device_ids_given
+
+    assert condition_is_device_check(_test("self.device_id is not None"))
+    assert condition_is_device_check(_test("args.gpu is None"))  # either way, the same on every step
+    assert not condition_is_device_check(_test("self.mask is None"))
+    assert device_ids_given(_test("args.gpu is None")) is False
+    assert device_ids_given(_test("args.gpu < None")) is None
+
+
+def test_a_move_behind_given_device_ids_is_followed():
+    source = "one_hot = torch.zeros(n)\nif self.device_id != None:\n    one_hot = one_hot.cuda(self.device_id[0])\none_hot.scatter_(1, y, 1)\n"
+    assert _moves(source) == [("torch.zeros(n)", "one_hot.cuda(self.device_id[0])")]
+    assert _moves("one_hot = torch.zeros(n)\nif self.device_id is None:\n    one_hot = one_hot.cuda()\n") == []
+
+
+def test_the_accelerators_arm_of_a_conditional_expression_is_followed():
+    assert _moves("z = torch.zeros(n)\nz = z.cuda() if x.is_cuda else z\n") == [("torch.zeros(n)", "z.cuda()")]
+    assert _moves("z = torch.zeros(n)\nz = z if not x.is_cuda else z.cuda()\n") == [("torch.zeros(n)", "z.cuda()")]
+    assert _moves("z = torch.zeros(n)\nz = z if x.is_cuda else z.cuda()\n") == []  # the host's arm moves
+    assert _moves("z = torch.zeros(n)\nz = z.cuda() if flag else z\n") == []  # no device check
+    assert _moves("z = torch.zeros(n)\nz = z.cuda() if x.is_cuda else z.half()\n") == []  # the other arm computes
+
+
+def test_a_part_joined_into_a_name_moved_later_goes_with_it():
+    source = "noise = torch.ones(n)\nimg = torch.cat((img, noise), dim=1)\nimg = img.to(device)\n"
+    assert ("torch.ones(n)", "img.to(device)") in _moves(source)  # (the join, holding `torch.`, is moved too)
+    read_after = "noise = torch.ones(n)\nbatch = torch.cat((img, noise), 1)\nbatch = batch.to(device)\nlog(noise)\n"
+    assert ("torch.ones(n)", "batch.to(device)") not in _moves(read_after)  # the host part is still used on the host
+    never_moved = "noise = torch.ones(n)\nimg = torch.cat((img, noise), 1)\nshow(img)\n"
+    assert _moves(never_moved) == []

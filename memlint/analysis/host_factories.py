@@ -15,7 +15,7 @@ import libcst as cst
 from memlint.analysis.host_flow import EMPTY, Flow, number_like
 from memlint.analysis.precision_api import keyword
 from memlint.analysis.project_facts import makes_host_tensor
-from memlint.analysis.tables import BUILT_FROM_PARTS, CONCATENATIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS
+from memlint.analysis.tables import BUILT_FROM_PARTS, CONCATENATIONS, IN_PLACE_ARITHMETIC, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS
 from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, TORCH_FACTORIES, VARIABLE_CLASSES, WINDOW_FACTORIES
 from memlint.analysis.tensor_casts import dtype_cast, type_as_argument
 from memlint.analysis.values import Kind, evaluate
@@ -43,8 +43,8 @@ class HostFactory(NamedTuple):
 def factory_under(receiver: cst.BaseExpression, ctx: "Context", flow: Flow = EMPTY) -> Optional[HostFactory]:
     """The factory call a move applies to, looking through dtype casts (`torch.full(...).long()`),
     reshapes (`torch.arange(n).view(-1, 1)`: `tables.SHAPE_METHODS`, same values on any device), the legacy
-    `Variable(...)` wrapper, arithmetic with numbers (`host_flow.number_like`) or with another fresh host
-    tensor, elementwise math (`torch.exp(...)`, `.cos()`) and the local names `flow` says hold a fresh
+    `Variable(...)` wrapper, arithmetic with numbers (`host_flow.number_like`; also in place:
+    `torch.ones(n).mul_(sigma)`) or with another fresh host tensor, elementwise math (`torch.exp(...)`, `.cos()`) and the local names `flow` says hold a fresh
     host tensor (`n = torch.linspace(0, N, steps=N)` then `0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`);
     and whether `device=` can move into it without changing the result (not through `Variable(x,
     requires_grad=True)`, which makes a leaf of the host tensor; not through math, whose last bits a
@@ -106,6 +106,13 @@ def factory_under(receiver: cst.BaseExpression, ctx: "Context", flow: Flow = EMP
         if isinstance(func, cst.Attribute) and func.attr.value in SHAPE_METHODS | _TRIANGLES:  # `.view(-1, 1)`, `.unsqueeze(0)`, `.triu(1)`
             receiver = func.value
             continue
+        if isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_ARITHMETIC:  # `torch.ones(n).mul_(sigma / 255.)`: with a number
+            exact = _in_place_number(receiver, ctx, flow)
+            if exact is None:
+                return None
+            fixable = fixable and exact
+            receiver = func.value
+            continue
         if isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_FILLS:  # `torch.FloatTensor(n).zero_()`
             fixable = False  # the fill would have to move into a different factory
             receiver = func.value
@@ -135,6 +142,18 @@ def _host_operand(operation: cst.BinaryOperation, ctx: "Context", flow: Flow) ->
         if number_like(other, ctx, flow):
             return holds[0], False
     return None
+
+
+def _in_place_number(call: cst.Call, ctx: "Context", flow: Flow) -> Optional[bool]:
+    """Is the one argument of `t.mul_(n)` (`tables.IN_PLACE_ARITHMETIC`) a number, and a certain one
+    (True: a literal, the model's valuation, as `_host_operand` asks of `t * n`; False: a number by
+    the function's flow only)?  None for anything else (a tensor operand, a keyword: `add_(x, alpha=2)`)."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    number = call.args[0].value
+    if _numeric(number, ctx):
+        return True
+    return False if number_like(number, ctx, flow) else None
 
 
 def _elementwise_argument(call: cst.Call, ctx: "Context", flow: Flow) -> Optional[cst.BaseExpression]:
@@ -221,9 +240,11 @@ def factory_kind(factory: cst.Call, ctx: "Context") -> Optional[str]:
     if any(a.star for a in factory.args):  # `torch.FloatTensor(*x.shape)`: a tensor's sizes spread out
         return name if len(factory.args) == 1 and _spreads_shape(factory.args[0].value) else None
     values = [a.value for a in factory.args]
+    if len(values) == 1 and counts_range(values[0], ctx):  # `torch.LongTensor(range(n))`, `torch.LongTensor([range(n)])`
+        return name
     if any(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.SimpleString)) for v in values):
         return None
-    if len(values) >= 2 or _is_size(values[0]) or counts_range(values[0], ctx):
+    if len(values) >= 2 or _is_size(values[0]):
         return name
     return None
 
@@ -241,7 +262,11 @@ def _spreads_shape(expr: cst.BaseExpression) -> bool:
 
 
 def counts_range(expr: cst.BaseExpression, ctx: "Context") -> bool:
-    """`range(n)`: the numbers an `arange` makes, not data (`torch.LongTensor(range(L))`)."""
+    """`range(n)`: the numbers an `arange` makes, not data (`torch.LongTensor(range(L))`); also a
+    literal list or tuple of one such range, `[range(n)]`, the same numbers as one row (a `1 x n`
+    tensor: face.evoLVe's prototype labels)."""
+    if isinstance(expr, (cst.List, cst.Tuple)) and len(expr.elements) == 1 and isinstance(expr.elements[0], cst.Element):
+        expr = expr.elements[0].value
     return (
         isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range"
         and ctx.is_builtin("range") and all(a.keyword is None and not a.star for a in expr.args)

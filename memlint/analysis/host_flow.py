@@ -291,7 +291,7 @@ def _number_default(function: cst.FunctionDef, name: str) -> bool:
 
 def _uses_are_numeric(scope: cst.CSTNode, matches: Callable[[cst.CSTNode], bool], ctx: "Context", arithmetic_suffices: bool = False) -> bool:
     """Is every occurrence in `scope` of what `matches` picks an operand of arithmetic or a
-    comparison, an index, a size given to a torch factory, `range` or a number builtin, or a
+    comparison, an index or a slice's bound, a size given to a torch factory, `range` or a number builtin, or a
     target bound to a number-like value (by its syntax alone) or by a `for`?  At least one use
     must be arithmetic, and one a size or a binding in `scope` (a parameter or an attribute that
     nothing here binds or sizes may hold any tensor its caller gives); with `arithmetic_suffices`,
@@ -317,8 +317,8 @@ def _uses_are_numeric(scope: cst.CSTNode, matches: Callable[[cst.CSTNode], bool]
             arithmetic = True
         elif kind is cst.Arg and type(grandparent) is cst.Call and _takes_numbers(grandparent, ctx):  # type: ignore[arg-type]
             sized = True
-        elif kind in (cst.AssignTarget, cst.Index, cst.FormattedStringExpression):
-            continue
+        elif kind in (cst.AssignTarget, cst.Index, cst.Slice, cst.FormattedStringExpression):
+            continue  # a target, an index or a slice's bound (`queue[:, self.index:self.index + b]`), a formatted number
         elif kind is cst.For and parent.target is child:  # type: ignore[attr-defined]
             continue
         elif kind is cst.Assign and parent.value is child:  # type: ignore[attr-defined]

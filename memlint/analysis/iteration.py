@@ -37,8 +37,8 @@ _DEVICE_CHECK_CALLS = frozenset({"is_available", "device_count"})
 
 
 def condition_is_device_check(test: cst.BaseExpression) -> bool:
-    """`torch.cuda.is_available()`, `device.type == "cuda"`, `x.is_cuda`, `if self.cuda:`, `if use_gpu:`:
-    not periodic, not opt-in."""
+    """`torch.cuda.is_available()`, `device.type == "cuda"`, `x.is_cuda`, `if self.cuda:`, `if use_gpu:`,
+    `if self.device_id is not None:` (`device_ids_given`): not periodic, not opt-in."""
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute):
         return test.func.attr.value in _DEVICE_CHECK_CALLS
     if isinstance(test, cst.Attribute):
@@ -49,16 +49,44 @@ def condition_is_device_check(test: cst.BaseExpression) -> bool:
         other = test.comparisons[0].comparator
         if isinstance(other, cst.SimpleString) and other.evaluated_value in ("cuda", "mps", "xpu"):
             return True
+        return device_ids_given(test) is not None
     if isinstance(test, cst.BooleanOperation):
         return condition_is_device_check(test.left) and condition_is_device_check(test.right)
     return False
 
 
+def device_ids_given(test: cst.Comparison) -> Optional[bool]:
+    """`self.device_id is not None` / `args.gpu != None` (True), `self.device_id is None` / `== None`
+    (False): does the test hold where the run was given accelerators (`tables.DEVICE_IDS`, `None` on
+    the host)?  None for any other test."""
+    if len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    sides = (test.left, target.comparator)
+    if not any(type(side) is cst.Name and side.value == "None" for side in sides):
+        return None
+    named = [side for side in sides if not (type(side) is cst.Name and side.value == "None")]
+    if len(named) != 1 or _last_name(named[0]) not in tables.DEVICE_IDS:
+        return None
+    operator = target.operator
+    if isinstance(operator, (cst.IsNot, cst.NotEqual)):
+        return True
+    return False if isinstance(operator, (cst.Is, cst.Equal)) else None
+
+
+def _last_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`device_id` of `self.device_id` or of `device_id`; None for anything but a name or an attribute."""
+    if type(expr) is cst.Attribute:
+        return expr.attr.value  # type: ignore[attr-defined]
+    return expr.value if type(expr) is cst.Name else None  # type: ignore[attr-defined]
+
+
 def holds_on_accelerator(test: cst.BaseExpression) -> Optional[bool]:
     """Which way a device check goes in a run on the accelerator: True for `x.is_cuda`,
-    `torch.cuda.is_available()`, `device.type == "cuda"`, `use_gpu and x.is_cuda`; False for `not
-    x.is_cuda` and `device.type != "cuda"`; None where the test is no device check or its polarity
-    is not plain (`a or b`, `x.is_cuda is False`)."""
+    `torch.cuda.is_available()`, `device.type == "cuda"`, `use_gpu and x.is_cuda`, `self.device_id is
+    not None`; False for `not x.is_cuda` and `device.type != "cuda"`; None where the test is no
+    device check or its polarity is not plain (`a or b`, `x.is_cuda is False`, `args.gpu is None`:
+    a run given no id may still run on every GPU)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = holds_on_accelerator(test.expression)
         return None if inner is None else not inner
@@ -69,6 +97,9 @@ def holds_on_accelerator(test: cst.BaseExpression) -> Optional[bool]:
     if isinstance(test, cst.Comparison):
         if len(test.comparisons) != 1 or not condition_is_device_check(test):
             return None
+        given = device_ids_given(test)
+        if given is not None:  # no ids (`args.gpu is None`) may still be a run on every accelerator (a `DataParallel`): no polarity
+            return True if given else None
         operator = test.comparisons[0].operator
         return True if isinstance(operator, cst.Equal) else False if isinstance(operator, cst.NotEqual) else None
     return True if condition_is_device_check(test) else None
@@ -109,10 +140,10 @@ def condition_is_configured_choice(test: cst.BaseExpression) -> bool:
     if not isinstance(target.operator, _CHOICE_OPERATORS):
         return False
     sides = (test.left, target.comparator)
-    return any(_configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
+    return any(configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
 
 
-def _configuration_value(expr: cst.BaseExpression) -> bool:
+def configuration_value(expr: cst.BaseExpression) -> bool:
     """`args.loss`, `self.opt.gan_mode`: an attribute of the run's configuration."""
     names = []
     while isinstance(expr, cst.Attribute):
@@ -265,12 +296,12 @@ def attribute_flag_off(test: cst.BaseExpression, ctx: "Context") -> bool:
 
 def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
     """The `if` statements of a block that pick a value by the run's configuration: `ff = A` then
-    `if opt.PCB: ff = B` (a flag of the configuration, `_configuration_value`; no `else`; a body
+    `if opt.PCB: ff = B` (a flag of the configuration, `configuration_value`; no `else`; a body
     that only rebinds names the statement right before bound).  The configuration does not change
     between iterations, so the branch runs on every iteration of a run that sets the flag, as the
     value before it does in the others (`condition_is_configured_choice`'s case, written as a flag)."""
     for before, statement in zip(statements, statements[1:]):
-        if type(statement) is not cst.If or statement.orelse is not None or not _configuration_value(statement.test):
+        if type(statement) is not cst.If or statement.orelse is not None or not configuration_value(statement.test):
             continue
         bound = _names_assigned(before)
         body = statement.body.body if type(statement.body) is cst.IndentedBlock else ()

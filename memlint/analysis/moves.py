@@ -1,7 +1,8 @@
 """Values bound to a name and moved to a device by a later statement of the same block.
 
 `z = torch.rand(n, d)` followed, a statement or more later, by `z = z.cuda()` (or by
-`if use_gpu: x, z = x.cuda(), z.cuda()`, or by `torch.cat([y, z]).to(d)`, a join moved whole) is the
+`if use_gpu: x, z = x.cuda(), z.cuda()`, or by `torch.cat([y, z]).to(d)`, a join moved whole, or
+`y = torch.cat((y, z), 1)` then `y = y.to(d)`, a join moved by a later statement) is the
 one-statement `torch.rand(n, d).cuda()` written in two: nothing reads the host value but the move.
 The binding may be a chain of configured branches (`if args.padding == 0: z = torch.zeros(...)` /
 `elif args.padding == 1: z = torch.ones(...)`): each branch's value is moved by the same call.  `later_moves` pairs each such binding's value
@@ -15,7 +16,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.bindings import target_name_nodes
-from memlint.analysis.iteration import accelerator_branch, runs_whenever_reached
+from memlint.analysis.iteration import accelerator_branch, holds_on_accelerator, runs_whenever_reached
 from memlint.analysis.tables import CONCATENATIONS, SHAPE_METHODS, STACKS, TENSOR_CASTS, VARIABLE_CLASSES
 from memlint.analysis.walk import code_descendants
 
@@ -68,12 +69,32 @@ def _moves_of_binding(
         move = _the_move(later, name, reads, moved_by, resolve)
         if move is None and _feeds_joint_move(statements[later_index:], name, moved_by, resolve):
             continue  # `inverse = torch.ones(n, n) - mask` then `mask, inverse = mask.cuda(), inverse.cuda()`
+        if move is None:
+            joined = _joined_into(later, name, reads, resolve)
+            if joined is not None and not any(_reads(s, name) for s in statements[later_index + 1 :]):
+                # `img = torch.cat((img, noise), 1)` then `img = img.to(device)`: the part goes with the whole
+                for _, joint_move in _moves_of_binding(statements, later_index, joined[0], [joined[1]], lambda value: True, moved_by, resolve):
+                    yield from ((value, joint_move) for value in values if worth(value))
+            break
         if move is not None:
             rebinds = _binds(later, name)
             read_after = any(_reads(s, name) for s in statements[later_index + 1 :])
             if rebinds or not read_after or _returns(later):
                 yield from ((value, move) for value in values if worth(value))
         break
+
+
+def _joined_into(statement: cst.BaseStatement, name: str, reads: list[cst.Name], resolve: Optional[Resolve]) -> Optional[tuple[str, cst.BaseExpression]]:
+    """`(other, value)` when the statement is one `other = torch.cat((x, name), 1)` (a join,
+    `_joined_parts`, maybe reshaped or cast) whose parts read `name` once, as one of them, and
+    nothing else reads it: the joined tensor holds the part's values, and goes where it is moved."""
+    single = single_binding(statement)
+    if single is None or len(reads) != 1:
+        return None
+    parts = _joined_parts(through_reshapes(single[1]), resolve)
+    if not any(part is reads[0] for part in parts):
+        return None
+    return single
 
 
 def _feeds_joint_move(statements: Sequence[cst.BaseStatement], name: str, moved_by: Optional[MovedBy], resolve: Optional[Resolve]) -> bool:
@@ -247,11 +268,29 @@ def _the_move(statement: cst.BaseStatement, name: str, reads: list[cst.Name], mo
             return None
         move = _the_move(inner[0], name, _reads(inner[0], name), moved_by, resolve)
         return move if move is not None and (len(inner) == 1 or rebinds) else None
-    if len(reads) != 1:
-        return None
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
+    if len(reads) != 1:
+        return _accelerator_arm_move(statement, name, moved_by, resolve)
     return _move_of(statement, reads[0], moved_by, resolve)
+
+
+def _accelerator_arm_move(statement: cst.SimpleStatementLine, name: str, moved_by: Optional[MovedBy], resolve: Optional[Resolve]):
+    """The move of `name = name.cuda() if x.is_cuda else name`: the arm a run on the accelerator
+    takes (`iteration.holds_on_accelerator`) moves the name, the other keeps it as it is (the host's
+    run, where the tensor belongs); None for any other statement."""
+    single = single_binding(statement)
+    if single is None or single[0] != name or not isinstance(single[1], cst.IfExp):
+        return None
+    choice = single[1]
+    holds = holds_on_accelerator(choice.test)
+    if holds is None or _reads(choice.test, name):
+        return None
+    arm, kept = (choice.body, choice.orelse) if holds else (choice.orelse, choice.body)
+    arm_reads = _reads(arm, name)
+    if not (isinstance(kept, cst.Name) and kept.value == name) or len(arm_reads) != 1:
+        return None
+    return _move_of(arm, arm_reads[0], moved_by, resolve)
 
 
 def _move_of(statements: cst.CSTNode, read: cst.Name, moved_by: Optional[MovedBy] = None, resolve: Optional[Resolve] = None):

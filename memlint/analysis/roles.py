@@ -14,6 +14,8 @@
   (iteration.is_step_loop) and it is not an epoch loop; or it is a `while` decoding loop whose own
   statements call a method of something named like a model (`model.decode(...)`: one model step
   per generated token).
+- "run": one whole run per iteration: the loop sets the run's configuration per item
+  (`for opt.weights in ...`, run_loops.py), and what it calls runs once per run.
 - "epoch": one iteration per pass over the data: `for epoch in range(n)`, a loop over
   `range(epochs)`, a loop that hands a loader to a call, or one that holds a step loop.
 - "unknown": none of these.
@@ -39,7 +41,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.iteration import is_epoch_loop, is_step_loop, iterates_batches, own_statements, runs_model, steps_itself
+from memlint.analysis.iteration import configuration_value, is_epoch_loop, is_step_loop, iterates_batches, own_statements, runs_model, steps_itself
 from memlint.analysis.loop_bounds import DefaultOf, counted_break
 from memlint.analysis.naming import OPTIMIZER_NAME, is_forward_name, named_like_model
 from memlint.analysis.walk import code_descendants, dotted_name
@@ -58,7 +60,7 @@ _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.n
 
 @dataclass(frozen=True)
 class LoopScope:
-    kind: str  # "fixed", "step", "epoch", "unknown"
+    kind: str  # "fixed", "step", "run", "epoch", "unknown"
     evidence: str  # what in the code says so, for messages and tests
     count: Optional[int] = None  # for "fixed": how many iterations
 
@@ -85,6 +87,12 @@ def literal_count(iterable: cst.BaseExpression) -> Optional[int]:
     return None
 
 
+def reconfigures_run(loop: cst.CSTNode) -> bool:
+    """Does the `for` loop bind an attribute of the run's configuration (`for opt.weights in ...`,
+    `for self.args.seed in seeds`)?  A loop over runs (run_loops.py, the same fact on CPython's AST)."""
+    return type(loop) is cst.For and type(loop.target) is cst.Attribute and configuration_value(loop.target)  # type: ignore[attr-defined]
+
+
 def loop_scope(
     loop: cst.CSTNode,
     loader_names: frozenset[str],
@@ -97,6 +105,8 @@ def loop_scope(
     enclosing function's parameter default: `num_examples=2`); `inside_loop` says whether another
     loop of the same function holds `loop` (asked only for a fixed loop that steps itself); `around`
     gives that loop (asked only for a `for` that calls a method of the model, undecided otherwise)."""
+    if reconfigures_run(loop):
+        return LoopScope("run", "sets the run's configuration per item (`for opt.weights in ...`): one whole run per item")
     fixed = _fixed_scope(loop, default_of)
     if fixed is not None:
         if inside_loop is not None and steps_itself(loop) and inside_loop():  # type: ignore[arg-type]

@@ -204,6 +204,9 @@ LEGACY_SIZED_CONSTRUCTORS = {
 }  # fmt: skip
 # In-place fills of a fresh tensor (`torch.FloatTensor(n).zero_()`): it stays where it was made.
 IN_PLACE_FILLS = frozenset({"zero_", "fill_", "normal_", "uniform_", "random_", "bernoulli_"})
+# In-place arithmetic with one operand (`torch.ones(n).mul_(sigma)`): with a number, the tensor stays
+# where it is, as `t * sigma` does (ML013's `factory_under` and its screen).
+IN_PLACE_ARITHMETIC = frozenset({"mul_", "div_", "add_", "sub_"})
 # torch.optim classes that keep two moment estimates per parameter (and divide by sqrt(v) + eps).
 ADAM_CLASSES = ("Adam", "AdamW", "NAdam", "RAdam", "Adamax", "SparseAdam")
 # Tensor methods that return a view (or metadata): a chain of these allocates nothing.
@@ -340,6 +343,10 @@ FRESH_OUTPUT_LAYERS = OUTPUT_NOT_SAVED | frozenset(
 # Names that hold the run's configuration (`args.loss`, `opt.mode`, `self.args.padding`): fixed for the run.
 CONFIGURATION_ROOTS = frozenset({"args", "opt", "opts", "config", "cfg", "conf", "hparams", "hp", "settings", "flags", "FLAGS"})
 DEVICE_FLAGS = frozenset({"is_cuda", "cuda", "use_cuda", "cuda_available", "has_cuda", "on_cuda", "gpu", "use_gpu", "on_gpu", "gpu_mode"})
+# Names of the accelerators a run was given, `None` for a run on the host (`self.device_id = device_id`
+# of face.evoLVe's heads, `args.gpu`): `if self.device_id is not None:` asks which device the run has
+# (iteration.condition_is_device_check), fixed for the run, and its body is the accelerator's.
+DEVICE_IDS = frozenset({"device_id", "device_ids", "gpu", "gpus", "gpu_id", "gpu_ids"})
 ACCELERATOR_TEXT = re.compile(r"cuda|device|gpu|accelerat|\b(?:mps|xpu|tpu)\b", re.I)
 # `os.environ["CUDA_VISIBLE_DEVICES"] = ""` (or "-1") hides every GPU from the process: it names CUDA
 # only to switch it off, evidence of a CPU-only run, not of an accelerator (ikostrikov/pytorch-a3c's

@@ -365,7 +365,7 @@ class _Site:
     caller: tuple  # (file index, key); key "?" is code in a nested function
     callee: tuple
     grad: Optional[str]  # "off", "on", "?", or None (the caller's own mode)
-    loop: Optional[list]  # None, or [loop index, header of a step loop or None, trains in it]
+    loop: Optional[list]  # None, or [loop index, header of a step loop or None, trains in it] (+ "runs": a loop over runs, run_loops)
     conditional: bool
     ref: list
     # For a call on an instance of a class picked at run time (`Project._instance_callees`): every
@@ -1142,8 +1142,8 @@ class Project:
     def _loop_runs_steps(self, site: _Site) -> bool:
         """Is the loop around the site a training or evaluation loop: by its own evidence, or because
         the function the site calls runs a model or computes gradients itself?"""
-        if site.loop is None:
-            return False
+        if site.loop is None or "runs" in site.loop[3:]:
+            return False  # (a loop that sets the run's configuration per item runs a whole run per item: run_loops)
         if site.loop[1] is not None:
             return True
         return all(self._runs_step(callee) for callee in site.group or (site.callee,))  # (a picked class's: every candidate)

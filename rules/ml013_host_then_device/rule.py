@@ -15,7 +15,7 @@ from memlint.analysis.host_factories import device_keyword_joins, factory_kind, 
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
 from memlint.analysis.host_flow import EMPTY, Flow, factory_names, statement_flows
 from memlint.analysis.iteration import attribute_flag_off, configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
-from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass
+from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass, step_loop_called_functions
 from memlint.analysis.moves import later_moves, through_reshapes
 from memlint.analysis.walk import code_descendants
 from memlint.analysis.project_facts import moved_argument
@@ -86,7 +86,7 @@ class HostThenDevice(Rule):
     (the one part of a concatenation a factory makes; no fix, the other parts need their own move),
     `torch.stack([torch.zeros(n), torch.ones(n)], -1).cuda()` or `torch.stack(torch.meshgrid(torch.arange(h), torch.arange(w)), -1).cuda()`
     (a stack, concatenation or grid of parts that are all such tensors is made where they are, on the host; no fix), `(torch.ones(b, h, n, n) / n).to(d)`
-    (arithmetic with a number or a size: `n` of `b, h, n, d = v.shape` or of `n = v.shape[0]`, a rank's offset
+    (arithmetic with a number or a size, also in place: `torch.ones(n).mul_(sigma / 255.)`; `n` of `b, h, n, d = v.shape` or of `n = v.shape[0]`, a rank's offset
     `n * torch.distributed.get_rank()`; no fix with a number the code only reads as one: a loop's counter in
     `(torch.ones(n) * i).to(d)`, `self.fs` in `torch.linspace(...) / self.fs` where the class binds it from a constructor
     argument; not with a parameter or attribute nothing binds or sizes, which may be any tensor), elementwise math of it
@@ -99,10 +99,13 @@ class HostThenDevice(Rule):
     with any tests that ends in an `else` and binds such a tensor in every branch, a branch maybe writing number literals
     into it: `z[:, :, 127] = 1`; or each name of an unpacking, `ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w))` then
     `xs, ys = xs.cuda(), ys.cuda()`) moved by a
-    later statement of the same block (`z = z.cuda()`, `z = Variable(z).cuda()`, `torch.cat([y, z]).to(d)`, `torch.stack([y, z]).cuda()`, or through a reshape and a cast in a statement
+    later statement of the same block (`z = z.cuda()`, `z = Variable(z).cuda()`, `torch.cat([y, z]).to(d)`, `torch.stack([y, z]).cuda()`,
+    `y = torch.cat((y, z), 1)` then `y = y.to(d)` (the join bound to a name a later statement moves, `z` read nowhere after), or through a reshape and a cast in a statement
     that binds another name: `y = y + z.view(-1, 1).type_as(y)`, or `if y.is_cuda: return z.cuda()`, or first in the branch
     of a device check that a run on the accelerator takes, rebinding the name: `if x.is_cuda: z = z.cuda(); kernel(x, z)`
-    with an `else` that runs the host's kernel, or the `else` of `if not x.is_cuda:`) that
+    with an `else` that runs the host's kernel, or the `else` of `if not x.is_cuda:`; `if self.device_id is not None:`, a run
+    given accelerator ids, `device_id`, `gpu_ids`, `args.gpu`; or the arm of a conditional expression such a run takes,
+    `z = z.cuda() if x.is_cuda else z`) that
     nothing reads between but a rebinding to itself wrapped, reshaped, cast or sliced (`z = Variable(z, requires_grad=False)`, `z = z[:, 1:]`) or
     a second tensor computed from it and moved by the same statement (`inv = torch.ones(n, n) - mask` then
     `mask, inv = mask.cuda(), inv.cuda()`; no fix then), or a part of such a factory (`torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`:
@@ -131,7 +134,8 @@ class HostThenDevice(Rule):
       linted files leaves it off (`Glow(width, depth)` passing no `lu`: an opt-in instance's branch);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally or behind a choice among the run's configured alternatives (`if args.attack
-      == "pgd": attack_pgd(...)`) (in the same file, or in another file linted with it; `self.decoder.recognize_beam(...)`
+      == "pgd": attack_pgd(...)`) (in the same file, a function nested in the loop's own too: `def mix(x)`
+      in a generator over the loader, or in another file linted with it; `self.decoder.recognize_beam(...)`
       in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
       `lm_model.log_prob(x)` calls their `log_prob`; a method called on a receiver of unknown class,
@@ -149,7 +153,8 @@ class HostThenDevice(Rule):
     A training or evaluation loop iterates over something named like a data loader or calls
     backward, an optimizer step or something named like a model (also inside a fixed loop of a few
     items it holds: test-time flips). Not such loops: one-off loops
-    (over layers when fusing them for deployment, over files; but a few items each a training step,
+    (over layers when fusing them for deployment, over files; a loop that sets the run's configuration per item,
+    `for opt.weights in opt.weights: run(**vars(opt))`, one whole run per item; but a few items each a training step,
     `for dataset in ["CelebA", "RaFD"]:` inside the iterations loop, are steps), and epoch loops (`for epoch in ...`,
     or a loop that hands a loader to a call that runs the pass): code in them runs once per pass. A
     function that runs a pass over a loader itself (a `validate(loader)` helper) runs its code
@@ -172,7 +177,7 @@ class HostThenDevice(Rule):
     `hamming_window`, `blackman_window`, `bartlett_window`, `kaiser_window`, resolved through imports, and the legacy
     typed constructors called with sizes: `torch.FloatTensor(n, c, h, w)`, `torch.LongTensor(64)`, `torch.FloatTensor(x.size() + (n,))`,
     `torch.BoolTensor(x.size())` (a `torch.Size`; a tuple would be data), `torch.FloatTensor(*x.shape)` (a tensor's sizes spread),
-    or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`),
+    or with `range(n)`, the numbers of an `arange` (`torch.LongTensor(range(n))`, a row of them: `torch.LongTensor([range(n)])`),
     looking through an in-place fill such as `.zero_()`; reported without a fix, since they take no
     accelerator `device=`; `torch.FloatTensor(rewards)` with one argument that may be data is not), only when
     the factory has no `device=` of its own and a size other than a literal 0, and only when the
@@ -727,6 +732,69 @@ class Attention(nn.Module):
         self.causal = CausalMask(n, device="cuda")
     def forward(self, scores):
         return scores.masked_fill(self.causal.mask, 0.0)
+"""
+        ),
+        Valid(  # an attribute named like no device id: `is not None` asks something else, not which accelerator the run has
+            """
+import torch
+import torch.nn as nn
+class Margin(nn.Module):
+    def __init__(self, weight_id=None):
+        super().__init__()
+        self.weight_id = weight_id
+    def forward(self, cosine):
+        one_hot = torch.zeros(cosine.size())
+        if self.weight_id is not None:
+            one_hot = one_hot.cuda()
+        return one_hot * cosine
+"""
+        ),
+        Valid(  # a loop that sets the run's configuration per item (`for opt.weights in ...`): each call of `run` is a whole run, not a step
+            """
+import torch
+def run(weights, device, load):
+    model = load(weights)
+    image = torch.zeros(1, 3, 64, 64).to(device)
+    return model(image)
+def main(opt):
+    for opt.weights in opt.weights:
+        run(opt.weights, opt.device, opt.load)
+"""
+        ),
+        Valid(  # in-place arithmetic with what may be a tensor (a parameter nothing sizes): its placement is unknown
+            """
+import torch
+def test(model, images, device, sigma_map):
+    for image in images:
+        noise = torch.ones(1, 1, image.size(2), image.size(3)).mul_(sigma_map)
+        image = torch.cat((image, noise), dim=1)
+        image = image.to(device)
+        output = model(image)
+"""
+        ),
+        Valid(  # the part joined into `batch` is read again on the host after the join: the move does not take its only use
+            """
+import torch
+def test(model, images, device, record):
+    for image in images:
+        noise = torch.ones(1, 1, image.size(2), image.size(3))
+        batch = torch.cat((image, noise), dim=1)
+        batch = batch.to(device)
+        record(noise.mean())
+        output = model(batch)
+"""
+        ),
+        Valid(  # a nested function called behind a counter's `if` in the loader loop: not on every step
+            """
+import torch
+def mixed(loader, alpha, step):
+    def mix(x):
+        perm = torch.randperm(x.size(0)).cuda()
+        return alpha * x + (1 - alpha) * x[perm]
+    for i, (x, y) in enumerate(loader):
+        if i % 100 == 0:
+            x = mix(x.cuda())
+        yield x, y
 """
         ),
     ]
@@ -3820,12 +3888,106 @@ class Net(nn.Module):
 """,
             unsafe=True,
         ),
+        Invalid(  # moved in the body of `if self.device_id is not None:`, the branch of a run given accelerators
+            """
+import torch
+import torch.nn as nn
+class Margin(nn.Module):
+    def __init__(self, device_id=None):
+        super().__init__()
+        self.device_id = device_id
+    def forward(self, cosine):
+        one_hot = torch.zeros(cosine.size())
+        if self.device_id is not None:
+            one_hot = one_hot.cuda(self.device_id[0])
+        return one_hot * cosine
+""",
+            line=8,
+            column=19,
+            message="moved by a later",
+        ),
+        Invalid(  # moved in the arm of a conditional expression that a run on the accelerator takes
+            """
+import torch
+import torch.nn as nn
+class Margin(nn.Module):
+    def forward(self, cosine):
+        one_hot = torch.zeros(cosine.size())
+        one_hot = one_hot.cuda() if cosine.is_cuda else one_hot
+        return one_hot * cosine
+""",
+            line=5,
+            column=19,
+            message="moved by a later",
+        ),
+        Invalid(  # a legacy constructor of a list of one range (`arange`'s numbers as one row), plus an attribute read only as a number (a slice's bound included)
+            """
+import torch
+import torch.nn as nn
+class Queue(nn.Module):
+    def __init__(self, size=64):
+        super().__init__()
+        self.size = size
+        self.offset = 0
+    def forward(self, p):
+        n = p.shape[0]
+        window = p[:, self.offset:self.offset + n]
+        self.offset = (self.offset + n) % self.size
+        label = torch.LongTensor([range(n)]) + self.offset
+        label = label.squeeze().cuda()
+        return window, label
+""",
+            line=12,
+            column=17,
+            message="moved by a later",
+        ),
+        Invalid(  # in-place arithmetic with a number, then joined into `image`, which the next statement moves
+            """
+import torch
+def test(model, images, device):
+    sigma = 15
+    for image in images:
+        noise = torch.ones(1, 1, image.size(2), image.size(3)).mul_(sigma / 255.0)
+        image = torch.cat((image, noise), dim=1)
+        image = image.to(device)
+        output = model(image)
+""",
+            line=5,
+            column=17,
+            message="moved by a later",
+        ),
+        Invalid(  # in a function nested in a generator, called unconditionally in its loop over the loader (the project pass sees no nested function)
+            """
+import torch
+def mixed(loader, alpha):
+    def mix(x):
+        perm = torch.randperm(x.size(0)).cuda()
+        return alpha * x + (1 - alpha) * x[perm]
+    for x, y in loader:
+        yield mix(x.cuda()), y
+""",
+            line=4,
+            column=16,
+            message="of its enclosing function",
+            fixed="""
+import torch
+def mixed(loader, alpha):
+    def mix(x):
+        perm = torch.randperm(x.size(0), device="cuda")
+        return alpha * x + (1 - alpha) * x[perm]
+    for x, y in loader:
+        yield mix(x.cuda()), y
+""",
+            unsafe=True,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
         self._functions: dict[tuple, cst.FunctionDef] = {}
+        self._nested: set[tuple] = set()  # keys of functions defined inside another function (`mixup` in a loader's generator)
+        self._defined_again: set[tuple] = set()  # keys this file defines more than once
         self._bound_earlier: dict[int, list[cst.BaseExpression]] = {}  # id(move) -> the values `name` may hold (a configured chain: several)
         self._assigned: list[list[cst.BaseExpression]] = []  # the targets of the assignments being visited
         self._cast_before_move: set[int] = set()  # id of a `.type_as(x)` that a `.to(d)` / `.cuda()` moves on
@@ -3911,7 +4073,11 @@ class Net(nn.Module):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         key = self.ctx.function_key  # the Context has entered the function already
         if key is not None:
+            if key in self._functions:
+                self._defined_again.add(key)  # two functions so named: a call may reach either
             self._functions.setdefault(key, node)
+            if any(frame.kind == "function" for frame in self.ctx.frames[:-1]):
+                self._nested.add(key)  # the project pass summarises no nested function: its callers are this file's
 
     def visit_Call(self, node: cst.Call) -> None:
         """A move (`.cuda()`, `.to(d)`, a cast that moves, a project helper's move): what it moves."""
@@ -4009,6 +4175,7 @@ class Net(nn.Module):
             return
         passes = {key for key, node in self._functions.items() if runs_own_pass(node)}
         project = self.ctx.project
+        nested_per_step = None  # this file's step loops' unconditional callees, for nested functions (asked once)
         for candidate in self._in_helpers:
             key = candidate.function
             helper = f"`{key[1]}()` (its `__init__`)" if key[0] == "method" and key[2] == "__init__" else f"`{key[-1]}()`"
@@ -4023,11 +4190,16 @@ class Net(nn.Module):
             elif (runs_on := project.per_step_of(key)) is not None:  # a loop or a per-batch hook, maybe in another file
                 if not moves_nothing_in_project(candidate.device, self.ctx):
                     self._report(candidate, f"in {helper}, which runs on {runs_on}")
+            elif key in self._nested and key not in self._defined_again:  # `def mixup(...)` inside a generator, called in its loop over the loader
+                if nested_per_step is None:
+                    nested_per_step = step_loop_called_functions(facts, lambda loop: self.ctx.model.loop_scope(loop).kind == "step")
+                if key in nested_per_step and not moves_nothing_in_project(candidate.device, self.ctx):
+                    self._report(candidate, f"in {helper}, which runs on every iteration of a training/evaluation loop of its enclosing function")
 
     def _report(self, candidate: "_Candidate", where: str) -> None:
         node, factory, name, device = candidate.move, candidate.factory, candidate.name, candidate.device
-        if candidate.bound is not None and id(candidate.bound) in self._reported:
-            return  # two moves reach one factory through names (or one unpacked value: `yy, xx = torch.meshgrid(...)`)
+        if id(factory) in self._reported or (candidate.bound is not None and id(candidate.bound) in self._reported):
+            return  # two moves reach one factory: through names (or one unpacked value: `yy, xx = torch.meshgrid(...)`), or a cast that moves then a later move
         self._reported.add(id(factory))
         if candidate.bound is not None:
             self._reported.add(id(candidate.bound))

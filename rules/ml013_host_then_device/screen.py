@@ -3,7 +3,7 @@
 `torch.<factory>(...).to(...)` / `.cuda(...)` (a size factory or a legacy typed constructor, or a project
 helper that returns a tensor it made on the host: `FileView.host_calls`; the move may be a project helper that
 moves its argument: `FileView.mover_calls`) with no `device=` given to the factory, looking
-through casts (`.long()`, `.type(torch.int)`, `.type_as(x)` or `.type(type(x))`, itself a move to `x`'s device), reshapes (`.view(-1, 1)`), fills (`.zero_()`) and a `Variable(...)` wrapper between the factory and the move,
+through casts (`.long()`, `.type(torch.int)`, `.type_as(x)` or `.type(type(x))`, itself a move to `x`'s device), reshapes (`.view(-1, 1)`), fills (`.zero_()`), in-place arithmetic (`.mul_(sigma)`) and a `Variable(...)` wrapper between the factory and the move,
 or a name such a call was bound to, or a value computed from one (the function's value flow).
 """
 
@@ -13,7 +13,7 @@ import ast
 from typing import Any, Mapping
 
 from memlint.analysis.naming import dotted
-from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
+from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, IN_PLACE_ARITHMETIC, IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
 from memlint.prescreen.source import Source, final_name, subtree
 
 _FACTORY_WORDS = tuple(sorted(TORCH_FACTORIES | LEGACY_SIZED_CONSTRUCTORS.keys()))
@@ -141,6 +141,7 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
             func.attr in TENSOR_CASTS and not node.args
             or func.attr in SHAPE_METHODS
             or func.attr in IN_PLACE_FILLS
+            or func.attr in IN_PLACE_ARITHMETIC  # `torch.ones(n).mul_(sigma)`: the receiver, not the number
             # `torch.arange(k).float().cos()`: elementwise math of a computed receiver (not `torch.exp(x)`, whose tensor is its argument)
             or func.attr in ELEMENTWISE_FUNCTIONS and isinstance(func.value, (ast.Call, ast.BinOp, ast.Subscript, ast.UnaryOp))
             or func.attr in ("type_as", "type")
