@@ -124,3 +124,35 @@ def test_a_module_reached_through_modules_by_its_key(receiver, path):
     from memlint.analysis.module_changes import _attribute_path
 
     assert _attribute_path(_expr(receiver)) == path
+
+
+def test_parts_and_element_changes_through_self_belong_to_the_class_and_its_relatives():
+    # issue 27, ML003's misses on the nineteenth part: KAIR's SpyNet indexes its ModuleList
+    # `self.basic_module[level]`; BasicModule's Sequential of that name is only called whole
+    code = (
+        "class Basic(nn.Module):\n    def forward(self, x):\n        return self.body(x)\n"
+        "class Pyramid(nn.Module):\n    def forward(self, x):\n        self.head[0] = None\n        return self.body[0](x) + self.body[1:3](x)\n"
+        "class Probe(Pyramid):\n    pass\n"
+    )
+    changes = _collected(code)
+    assert not changes.parts_may_run_apart("body", "Basic") and changes.parts_may_run_apart("body", "Pyramid")
+    assert changes.parts_may_run_apart("body", "Probe") and changes.parts_may_run_apart("body")
+    assert changes.parts_run("body", "Basic") == frozenset() and changes.parts_run("body", "Probe") == {(0, 1), (1, 3)}
+    assert not changes.elements_changed("head", "Basic") and changes.elements_changed("head", "Probe") and changes.elements_changed("head")
+
+
+def test_parts_read_on_other_receivers_may_be_any_class():
+    # another object's, a function's `self`, a nested class's own `self`, a static method's first parameter
+    for reader in (
+        "def probe(net, x):\n    return net.body[1:](x)\n",
+        "def probe(self, x):\n    return self.body[1:](x)\n",
+        "class Outer:\n    def make(self):\n        class Inner:\n            def run(self, x):\n                return self.body[1:](x)\n",
+        "class Other:\n    @staticmethod\n    def run(self, x):\n        return self.body[1:](x)\n",
+    ):
+        changes = _collected("class Basic(nn.Module):\n    def forward(self, x):\n        return self.body(x)\n" + reader)
+        assert changes.parts_may_run_apart("body", "Basic"), reader
+
+
+def test_a_nested_function_sees_its_method_self():
+    changes = _collected("class Other:\n    def run(self, x):\n        def inner():\n            return self.body[1:](x)\n        return inner()\n")
+    assert not changes.parts_may_run_apart("body", "Basic") and changes.parts_may_run_apart("body", "Other")

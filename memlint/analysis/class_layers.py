@@ -166,7 +166,7 @@ class ClassLayers:
             init = _constructor(described.node)
             self._listed = set()
             for a in _module_list_attributes(init):
-                if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a):
+                if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a, ctx.class_name):
                     classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
                     if classes is not None and classes <= FRESH_OUTPUT_LAYERS:
                         self._listed.add(ListElement(a, 1))

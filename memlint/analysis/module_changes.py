@@ -94,6 +94,12 @@ class ModuleChanges:
     # of `changed_elements`, those changed through a plain name (`m[0] = ...` on `m` of `model.modules()`,
     # a parameter of a function handed to `model.apply`): it may be any module of the file
     changed_through_names: tuple = ()
+    # Per container name of `parts_read` / `changed_elements`, whose container each read or change
+    # may be: the top-level class whose method reads `self.<name>[...]` (`_nodes_with_owners`), or
+    # None for any other receiver (another object, a plain name, a nested class's `self`), which may
+    # be any class's.  A name missing here is owned by None alone (a hand-built ModuleChanges).
+    part_owners: dict = field(default_factory=dict)  # name -> {owner: frozenset of (start, stop) or None}
+    change_owners: dict = field(default_factory=dict)  # name -> frozenset of owners
 
     def bound_once(self, attribute: str, class_name: str | None) -> bool:
         """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
@@ -136,24 +142,52 @@ class ModuleChanges:
         passed in, a global hook, a feature extractor) may be on this one."""
         return self.hooked_unknown or any(name in self.hooked_names for name in names)
 
-    def elements_changed(self, name: str) -> bool:
-        return name in self.changed_elements or ANY in self.changed_elements
+    def related(self, class_name: str) -> set[str]:
+        """The classes of the file whose methods may run on an instance of `class_name`: itself,
+        its subclasses and its bases (by name, transitively)."""
+        return {class_name, *self.subclasses.get(class_name, ()), *(b for b, derived in self.subclasses.items() if class_name in derived)}
 
-    def parts_may_run_apart(self, name: str) -> bool:
+    def _may_be_the_class(self, owners, class_name: str | None) -> bool:
+        """Could a read or change by one of `owners` (see `part_owners`) be of `self.<name>` of
+        `class_name` (None: of any container so named)?"""
+        return class_name is None or None in owners or bool(self.related(class_name) & set(owners))
+
+    def elements_changed(self, name: str, class_name: str | None = None) -> bool:
+        """Are elements of a container `name` replaced or removed anywhere in the file?  With
+        `class_name`, of the class's `self.<name>`: a change through `self.<name>` in an unrelated
+        class's method (two classes naming different containers alike) is not of it."""
+        if ANY in self.changed_elements:
+            return True
+        if name not in self.changed_elements:
+            return False
+        return self._may_be_the_class(self.change_owners.get(name, (None,)), class_name)
+
+    def parts_may_run_apart(self, name: str, class_name: str | None = None) -> bool:
         """Is a part of the container `name` read out (`mlp[1:]`, a Sequential of its layers from the
         second on) or one layer run alone (`mlp[2](x)`), so that a layer may run on a tensor its
         neighbour before it did not make (the caller's input, which an activation in place would
-        overwrite)?  Not an element's attribute (`mlp[0].weight`, `mlp[-1].out_features`)."""
-        return name in self.parts_read
+        overwrite)?  Not an element's attribute (`mlp[0].weight`, `mlp[-1].out_features`).  With
+        `class_name`, of the class's `self.<name>`: KAIR's `SpyNet` indexes its ModuleList
+        `self.basic_module[level]`, which says nothing of `BasicModule`'s Sequential of that name."""
+        if name not in self.parts_read:
+            return False
+        return self._may_be_the_class(self.part_owners.get(name, {None: None}), class_name)
 
-    def parts_run(self, name: str) -> frozenset | None:
+    def parts_run(self, name: str, class_name: str | None = None) -> frozenset | None:
         """The parts of the container `name` that run apart, as (start, stop) positions (stop None:
         to the end; negative: from the end): each a slice with literal bounds and no step called at
         once (robustness's VGG: `self.classifier[:4](x)`, `self.classifier[-2:](h)`) or one element
         by a literal index, called (`mlp[2](x)`: (2, 3)).  Within such a part each layer but the first
         runs on its neighbour's output, as in the whole.  None where a part is read otherwise (stored,
         iterated, a bound that is no literal, a step); empty where none is."""
-        ranges = self.part_ranges.get(name, frozenset()) if name in self.parts_read else frozenset()
+        if name not in self.parts_read:
+            return frozenset()
+        owners = self.part_owners.get(name)
+        if class_name is None or owners is None:
+            ranges = self.part_ranges.get(name, frozenset())
+        else:
+            related = self.related(class_name) | {None}
+            ranges = frozenset(r for owner, found in owners.items() if owner in related for r in found)
         return None if None in ranges else frozenset(ranges)
 
 
@@ -274,6 +308,15 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     aliases: set[str] = set()  # attributes bound to another object's name: `self.head = self.fc`
     assigned: dict[int, cst.BaseExpression] = {}  # id(AssignTarget) -> the value (an Assign is met before its targets)
 
+    part_owners: dict[str, dict] = {}  # name -> owner (see ModuleChanges.part_owners) -> the parts it reads
+    change_owners: dict[str, set] = {}  # name -> the owners changing elements of containers so named
+    owner: str | None = None  # the class whose `self` the node being read sees (`_nodes_with_owners`)
+
+    def note_change(container: cst.BaseExpression) -> None:
+        name = _last_name(container)
+        if name is not None:
+            change_owners.setdefault(name, set()).add(_own(container, owner))
+
     def bind(target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         if type(target) is cst.Attribute:
             on_self = type(target.value) is cst.Name and target.value.value == "self"  # type: ignore[attr-defined]
@@ -285,6 +328,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             bind(target.value)  # type: ignore[attr-defined]
         elif type(target) is cst.Subscript and _may_set_an_element(target):  # type: ignore[arg-type]
             changed.add(_last_name(target.value) or ANY)  # type: ignore[attr-defined]
+            note_change(target.value)  # type: ignore[attr-defined]
             if type(target.value) is cst.Name:  # type: ignore[attr-defined]
                 through_names.append(target.value.value)  # type: ignore[attr-defined]
 
@@ -292,7 +336,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     hooking = _names_from_hooking_libraries(module)
     if ANY in hooking:  # `from captum.attr import *`: any call may be one
         hooked = hooked_unknown = True
-    for node in code_descendants(module):
+    for node, owner in _nodes_with_owners(module):
         kind = type(node)
         if kind in _TARGETED:
             not_read_out.add(id(node.target))  # type: ignore[attr-defined]
@@ -301,9 +345,11 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         elif kind is cst.Call and type(node.func) is cst.Subscript:  # type: ignore[attr-defined]
             run_parts.add(id(node.func))  # type: ignore[attr-defined]
         elif kind is cst.Subscript and id(node) not in not_read_out and _reads_a_part(node, id(node) in run_parts):  # type: ignore[arg-type]
-            parts_read.add(_last_name(node.value))  # type: ignore[arg-type, attr-defined]
+            name = _last_name(node.value)  # type: ignore[attr-defined]
+            parts_read.add(name)  # type: ignore[arg-type]
             part = literal_part(node) if id(node) in run_parts else None  # type: ignore[arg-type]
-            part_ranges.setdefault(_last_name(node.value), set()).add(part)  # type: ignore[arg-type, attr-defined]
+            part_ranges.setdefault(name, set()).add(part)  # type: ignore[arg-type]
+            part_owners.setdefault(name, {}).setdefault(_own(node.value, owner), set()).add(part)  # type: ignore[arg-type, attr-defined]
         if kind is cst.AssignTarget:
             if type(node.target) is cst.Attribute and type(assigned.get(id(node))) in _ALIASES:  # type: ignore[attr-defined]
                 aliases.add(node.target.attr.value)  # type: ignore[attr-defined]
@@ -339,6 +385,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                     hooked_unknown = True
             elif called in _ELEMENT_CHANGES and type(func) is cst.Attribute:
                 changed.add(_last_name(func.value) or ANY)
+                note_change(func.value)
                 if type(func.value) is cst.Name:
                     through_names.append(func.value.value)  # type: ignore[attr-defined]
             elif called in _NAMED_BINDINGS and not _sets_a_non_module(node):  # type: ignore[arg-type]
@@ -367,7 +414,48 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     return ModuleChanges(
         bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
         frozenset(parts_read), {name: frozenset(ranges) for name, ranges in part_ranges.items()}, tuple(through_names),
+        {name: {o: frozenset(r) for o, r in found.items()} for name, found in part_owners.items()},
+        {name: frozenset(found) for name, found in change_owners.items()},
     )
+
+
+def _own(container: cst.BaseExpression, owner: str | None) -> str | None:
+    """The class a container read or changed belongs to: `owner` for `self.<name>` in its method,
+    None (anyone's) for every other receiver."""
+    if owner is not None and type(container) is cst.Attribute and type(container.value) is cst.Name and container.value.value == "self":  # type: ignore[attr-defined]
+        return owner
+    return None
+
+
+def _nodes_with_owners(module: cst.Module):
+    """`code_descendants(module)`, in the same pre-order, each node with the top-level class whose
+    `self` it sees: inside a method of the class whose first parameter is `self` (not a static
+    method), nested functions included (their `self` is the method's), nested classes not (they have
+    a `self` of their own); None everywhere else.  (attribute_owners.py draws the same line.)"""
+    for statement in module.body:
+        yield statement, None
+        if type(statement) is not cst.ClassDef:
+            yield from ((node, None) for node in code_descendants(statement))
+            continue
+        methods = {id(m) for m in statement.body.body if type(m) is cst.FunctionDef and _receives_self(m)}  # type: ignore[attr-defined]
+        name = statement.name.value  # type: ignore[attr-defined]
+        for node in code_descendants(statement, skip=(cst.FunctionDef,)):
+            yield node, None
+            if type(node) is not cst.FunctionDef:
+                continue
+            if id(node) not in methods:
+                yield from ((inner, None) for inner in code_descendants(node))
+                continue
+            for inner in code_descendants(node, skip=(cst.ClassDef,)):
+                yield inner, name
+                if type(inner) is cst.ClassDef:
+                    yield from ((nested, None) for nested in code_descendants(inner))
+
+
+def _receives_self(method: cst.FunctionDef) -> bool:
+    params = method.params.params
+    static = any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in method.decorators)  # type: ignore[attr-defined]
+    return bool(params) and params[0].name.value == "self" and not static
 
 
 def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:

@@ -376,6 +376,50 @@ class Net(nn.Module):
 """,
             config=_EXACT,
         ),
+        Valid(  # a subclass runs the Sequential's first layer alone, on the caller's tensor: the ReLU after it would overwrite nothing of the caller's, but the part `[1:]` starts at the ReLU (issue 27: parts read in a related class count)
+            """
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+class Probe(Basic):
+    def forward(self, x):
+        return self.body[1:](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # parts read on another object (`net.body[1:]`) may be of any class's `body`
+            """
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+def probe(net, x):
+    return net.body[1:](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a base class's method changes the elements of `self.body`, which on a subclass's instance is the subclass's Sequential
+            """
+from torch import nn
+class Base(nn.Module):
+    def simplify(self):
+        self.body[0] = nn.Identity()
+class Basic(Base):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+""",
+            config=_EXACT,
+        ),
         Valid(  # the instance's children are run one by one by name (a U-Net keeping the norm's output as a skip)
             """
 from torch import nn
@@ -2936,6 +2980,42 @@ class Net(nn.Module):
         return self.head[-2:](h * 2)
 """,
             harness=_runs("Net()", "2, 8"),
+        ),
+        Invalid(  # another class's container of the same name is indexed (`self.body[0](x)` on a ModuleList), not this class's Sequential, which runs only whole (KAIR's SpyNet and BasicModule; issue 27, the nineteenth part)
+            """
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+class Pyramid(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.ModuleList([Basic() for _ in range(3)])
+    def forward(self, x):
+        return self.body[0](x) + self.body[2](x)
+""",
+            line=5,
+            column=66,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+class Pyramid(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.ModuleList([Basic() for _ in range(3)])
+    def forward(self, x):
+        return self.body[0](x) + self.body[2](x)
+""",
+            harness=_runs("Pyramid()", "2, 8, 6, 6"),
         ),
         Invalid(  # element 0 of what a class of the file returns as a tuple, a fresh quotient nothing else reads (Glow's `Actnorm`: `return z, logdet`; issue 27, the sixteenth part)
             """
@@ -6180,7 +6260,7 @@ def head(c, n):
                     # name it (every `.fc`) changes, splits, iterates or hands on its layers.
                     if not self._elements_may_change(stored_on) and not path_used_other_than_called(stored_on, ctx):
                         self._pending.extend(candidates)
-                elif not self._elements_may_change(name, node):
+                elif not self._elements_may_change(name, node, ctx.class_name if attribute is not None else None):
                     self._pending.extend(candidates)
                 elif attribute is not None:  # (held by `self`: its other uses are checked in `finish`)
                     self._pending.extend(self._inside_parts(attribute, elements, candidates))
@@ -6192,8 +6272,9 @@ def head(c, n):
         tensor), its layer before the same as in the whole.  The layer after it counts only where
         no part ends right after it (else the activation's output goes to the caller)."""
         changes = module_changes(self.ctx)
-        parts = changes.parts_run(name)
-        if not parts or changes.elements_changed(name) or any(holder is None for _, holder in elements):
+        owner = self.ctx.class_name
+        parts = changes.parts_run(name, owner)
+        if not parts or changes.elements_changed(name, owner) or any(holder is None for _, holder in elements):
             return []  # (an unpacked part of unknown length: a position from the end is not known)
         n = len(elements)
         spans = [(start + n if start < 0 else start, n if stop is None else min(stop + n if stop < 0 else stop, n)) for start, stop in parts]
@@ -6207,14 +6288,15 @@ def head(c, n):
             kept.append(candidate)
         return kept
 
-    def _elements_may_change(self, name: Optional[str], sequential: Optional[cst.Call] = None) -> bool:
+    def _elements_may_change(self, name: Optional[str], sequential: Optional[cst.Call] = None, class_name: Optional[str] = None) -> bool:
         """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
         replaced or removed (`features[0] = nn.Identity()`, `del net[0]`, `net.insert(...)`)?  Then
         the activation may follow something else, or come first and overwrite the caller's tensor.
         So could a part of it run alone (`mlp[1:]`, `mlp[2]`).  A `sequential` no name holds, kept
         in a container of the class whose elements only ever run whole (`self.mlps.append(...)`, then
         `self.mlps[i]` called: analysis/sequential_homes.py), keeps its layers as built whatever other
-        containers of the file change."""
+        containers of the file change.  `class_name`: the class whose `self.<name>` holds it, whose
+        containers alone it asks about (another class's `self.<name>` is another module)."""
         changes = module_changes(self.ctx)
         if name is None:
             if not changes.changed_elements:
@@ -6222,7 +6304,7 @@ def head(c, n):
             home = sequential_home(self.ctx, sequential) if sequential is not None else None
             # (an element changed through a name that may be any module may be this one's)
             return home is None or elements_may_change_anywhere(self.ctx) or not runs_elements_whole(self.ctx, home)
-        return changes.elements_changed(name) or changes.parts_may_run_apart(name)
+        return changes.elements_changed(name, class_name) or changes.parts_may_run_apart(name, class_name)
 
     def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
         """The activations of a Sequential's layers that could run in place, if its layers stay as built."""
