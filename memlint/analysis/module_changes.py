@@ -214,6 +214,9 @@ def elements_may_change_anywhere(ctx: "Context") -> bool:
 
 
 _SCOPE_KINDS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Calls that make a new container of the standard library, never a module (nor a Sequential's element).
+_NEW_BUILTIN_CONTAINERS = frozenset({"dict", "list"})
+_NEW_STANDARD_CONTAINERS = frozenset({"collections.OrderedDict", "collections.defaultdict", "collections.Counter"})
 
 
 def _unproven_changes(ctx: "Context", expected: int) -> bool:
@@ -225,8 +228,11 @@ def _unproven_changes(ctx: "Context", expected: int) -> bool:
     for scope in (module, *(n for n in code_descendants(module) if type(n) is cst.FunctionDef)):
         inside = list(code_descendants(scope.body if type(scope) is cst.FunctionDef else scope, skip=_SCOPE_KINDS))  # type: ignore[attr-defined]
         changed: list[str] = []
+        imported: dict[str, str] = {}  # `from collections import OrderedDict` in the scope: name -> what it names
         for node in inside:
             kind = type(node)
+            if kind is cst.ImportFrom:
+                imported.update(_standard_imports(node))  # type: ignore[arg-type]
             if kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del):
                 target = node.target  # type: ignore[attr-defined]
                 if type(target) is cst.Subscript and type(target.value) is cst.Name:  # type: ignore[attr-defined]
@@ -245,7 +251,9 @@ def _unproven_changes(ctx: "Context", expected: int) -> bool:
                     values.setdefault(name, []).append(None)
         for name in changed:
             bound = values.get(name)
-            if name not in parameters and bound and all(_not_a_module(ctx, value) for value in bound):
+            # (a name the scope imports counts as bound only by that import: `values` says how often)
+            local = {k: v for k, v in imported.items() if len(values.get(k, ())) == 1}
+            if name not in parameters and bound and all(_not_a_module(ctx, value, values, local) for value in bound):
                 proven += 1
     return proven < expected
 
@@ -256,13 +264,32 @@ def _parameters(function: cst.FunctionDef) -> list:
             *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))]
 
 
-def _not_a_module(ctx: "Context", value: cst.BaseExpression | None) -> bool:
-    """A new tensor (`torch.zeros(...)`, any `torch.` function but `torch.nn`'s) or a value a
-    Sequential refuses as an element."""
+def _standard_imports(node: cst.ImportFrom) -> dict[str, str]:
+    """`from collections import OrderedDict as OD` -> {"OD": "collections.OrderedDict"}: the names a
+    function-level import of the standard containers binds (`resolve_global` reads only the module's)."""
+    if node.relative or type(node.module) is not cst.Name or node.module.value != "collections" or isinstance(node.names, cst.ImportStar):
+        return {}
+    return {
+        (alias.asname.name.value if alias.asname else alias.name.value): f"collections.{alias.name.value}"  # type: ignore[union-attr, attr-defined]
+        for alias in node.names if type(alias.name) is cst.Name
+    }  # fmt: skip
+
+
+def _not_a_module(ctx: "Context", value: cst.BaseExpression | None, local: dict | frozenset = frozenset(), imported: dict | None = None) -> bool:
+    """A new tensor (`torch.zeros(...)`, any `torch.` function but `torch.nn`'s), a new standard
+    container (`OrderedDict()`, `dict()`: a state dict being filled, deep-person-reid's
+    `new_state_dict[k] = v`) or a value a Sequential refuses as an element.  `local`: the names the
+    scope binds (a builtin name bound there is not the builtin); `imported`: those the scope binds
+    only by importing them, to what (`_standard_imports`)."""
     if value is None:
         return False
     if type(value) is cst.Call:
-        qualified = resolve_global(ctx, value.func)  # type: ignore[attr-defined]
+        func = value.func  # type: ignore[attr-defined]
+        if type(func) is cst.Name and func.value in _NEW_BUILTIN_CONTAINERS and func.value not in local and ctx.module_binding(func.value) is None:  # type: ignore[attr-defined]
+            return True
+        qualified = (imported or {}).get(func.value) if type(func) is cst.Name and func.value in local else resolve_global(ctx, func)  # type: ignore[attr-defined]
+        if qualified in _NEW_STANDARD_CONTAINERS:
+            return True
         return bool(qualified) and qualified.startswith("torch.") and not qualified.startswith(("torch.nn", "torch.load", "torch.jit", "torch.hub", "torch.compile"))  # type: ignore[union-attr]
     return _evidently_not_a_module(value)
 

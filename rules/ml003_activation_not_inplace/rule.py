@@ -19,6 +19,7 @@ from memlint.analysis.list_helpers import helper_list_into_sequential_only
 from memlint.analysis.list_tails import display_predecessors
 from memlint.analysis.module_changes import elements_may_change_anywhere, module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
+from memlint.analysis.returned_sequentials import attribute_holding_returned
 from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.sequential_homes import runs_elements_whole, sequential_home
 from memlint.analysis.sequences import (
@@ -373,6 +374,65 @@ class Net(nn.Module):
             x = layer(x)
             kept.append(x)
         return kept
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the helper's Sequential lands in `self.fc`, a part of which runs apart: `[2:]` starts at the ReLU, on the caller's tensor
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.fc = self._head(dims, 8)
+    def _head(self, dims, width):
+        if dims is None:
+            return None
+        layers = []
+        for dim in dims:
+            layers.append(nn.Linear(width, dim))
+            layers.append(nn.BatchNorm1d(dim))
+            layers.append(nn.ReLU())
+            width = dim
+        return nn.Sequential(*layers)
+    def forward(self, x):
+        if self.fc is not None:
+            x = self.fc[2:](x)
+        return x
+def load(model, path, torch):
+    state = OrderedDict()
+    for k, v in torch.load(path).items():
+        state[k] = v
+    model.load_state_dict(state)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the helper's Sequential is stored in two attributes: which one a part runs of is not followed
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.fc = self._head(dims, 8)
+        self.aux = self._head(dims, 8)
+    def _head(self, dims, width):
+        if dims is None:
+            return None
+        layers = []
+        for dim in dims:
+            layers.append(nn.Linear(width, dim))
+            layers.append(nn.BatchNorm1d(dim))
+            layers.append(nn.ReLU())
+            width = dim
+        return nn.Sequential(*layers)
+    def forward(self, x):
+        if self.fc is not None:
+            x = self.fc(x)
+        return x
+def load(model, path, torch):
+    state = OrderedDict()
+    for k, v in torch.load(path).items():
+        state[k] = v
+    model.load_state_dict(state)
 """,
             config=_EXACT,
         ),
@@ -2980,6 +3040,66 @@ class Net(nn.Module):
         return self.head[-2:](h * 2)
 """,
             harness=_runs("Net()", "2, 8"),
+        ),
+        Invalid(  # a method appends Linear, BatchNorm1d, ReLU per turn and returns `nn.Sequential(*layers)`, which its one caller stores in `self.fc`, only called whole (deep-person-reid's `_construct_fc_layer`; issue 27, the nineteenth part)
+            """
+from collections import OrderedDict
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.fc = self._head(dims, 8)
+    def _head(self, dims, width):
+        if dims is None:
+            return None
+        layers = []
+        for dim in dims:
+            layers.append(nn.Linear(width, dim))
+            layers.append(nn.BatchNorm1d(dim))
+            layers.append(nn.ReLU())
+            width = dim
+        return nn.Sequential(*layers)
+    def forward(self, x):
+        if self.fc is not None:
+            x = self.fc(x)
+        return x
+def load(model, path, torch):
+    state = OrderedDict()
+    for k, v in torch.load(path).items():
+        state[k] = v
+    model.load_state_dict(state)
+""",
+            line=14,
+            column=27,
+            config=_EXACT,
+            fixed="""
+from collections import OrderedDict
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.fc = self._head(dims, 8)
+    def _head(self, dims, width):
+        if dims is None:
+            return None
+        layers = []
+        for dim in dims:
+            layers.append(nn.Linear(width, dim))
+            layers.append(nn.BatchNorm1d(dim))
+            layers.append(nn.ReLU(inplace=True))
+            width = dim
+        return nn.Sequential(*layers)
+    def forward(self, x):
+        if self.fc is not None:
+            x = self.fc(x)
+        return x
+def load(model, path, torch):
+    state = OrderedDict()
+    for k, v in torch.load(path).items():
+        state[k] = v
+    model.load_state_dict(state)
+""",
+            harness=_runs("Net([6, 4])", "3, 8"),
         ),
         Invalid(  # another class's container of the same name is indexed (`self.body[0](x)` on a ModuleList), not this class's Sequential, which runs only whole (KAIR's SpyNet and BasicModule; issue 27, the nineteenth part)
             """
@@ -6441,6 +6561,17 @@ def head(c, n):
         else:
             return []
         container = receiver.rpartition(".")[2] if method != "append" else sequential_bound_to(scope, receiver, self.ctx)
+        if candidates and container is None and method == "append":
+            # `return nn.Sequential(*layers)` of a method whose callers store it in one `self.<attribute>`
+            # (analysis/returned_sequentials.py): that attribute's uses are all that can reach its layers
+            held = attribute_holding_returned(self.ctx, function, sequential_unpacking(scope, receiver, self.ctx))
+            if held is not None:
+                owner, attribute = held
+                if self._elements_may_change(attribute, None, owner):
+                    return []
+                for candidate in candidates:
+                    candidate.class_name, candidate.attribute = owner, attribute  # (its other uses: `finish`)
+                return candidates
         if candidates and not self._elements_may_change(container):
             return candidates
         return []
