@@ -436,6 +436,47 @@ def load(model, path, torch):
 """,
             config=_EXACT,
         ),
+        Valid(  # the subclass rebinds the inherited norm to `nn.Identity()`: its call returns the caller's tensor
+            """
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv2(self.relu1(self.bn(self.conv(x))))
+class Reduction(Branch):
+    def __init__(self, c):
+        Branch.__init__(self, c)
+        self.bn = nn.Identity()
+    def forward(self, x):
+        return self.relu1(self.bn(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a method of the subclass shadows the inherited norm: `self.bn(x)` returns the caller's tensor
+            """
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv2(self.relu1(self.bn(self.conv(x))))
+class Reduction(Branch):
+    def bn(self, x):
+        return x
+    def forward(self, x):
+        return self.relu1(self.bn(x))
+""",
+            config=_EXACT,
+        ),
         Valid(  # a subclass runs the Sequential's first layer alone, on the caller's tensor: the ReLU after it would overwrite nothing of the caller's, but the part `[1:]` starts at the ReLU (issue 27: parts read in a related class count)
             """
 from torch import nn
@@ -3100,6 +3141,54 @@ def load(model, path, torch):
     model.load_state_dict(state)
 """,
             harness=_runs("Net([6, 4])", "3, 8"),
+        ),
+        Invalid(  # a subclass runs the base constructor directly (`Branch.__init__(self, c)`) and calls the inherited `self.relu1` on the inherited norm's fresh output (nasnet's `BranchSeparablesReduction`; issue 27, the nineteenth part)
+            """
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv2(self.relu1(self.bn(self.conv(x))))
+class Reduction(Branch):
+    def __init__(self, c):
+        Branch.__init__(self, c)
+        self.pad = nn.ZeroPad2d((1, 0, 1, 0))
+    def forward(self, x):
+        x = self.conv(self.pad(x))
+        x = self.bn(x)
+        x = self.relu1(x)
+        return self.conv2(x)
+""",
+            line=7,
+            column=22,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv2(self.relu1(self.bn(self.conv(x))))
+class Reduction(Branch):
+    def __init__(self, c):
+        Branch.__init__(self, c)
+        self.pad = nn.ZeroPad2d((1, 0, 1, 0))
+    def forward(self, x):
+        x = self.conv(self.pad(x))
+        x = self.bn(x)
+        x = self.relu1(x)
+        return self.conv2(x)
+""",
+            harness=_runs("Reduction(4)", "2, 4, 6, 6"),
         ),
         Invalid(  # another class's container of the same name is indexed (`self.body[0](x)` on a ModuleList), not this class's Sequential, which runs only whole (KAIR's SpyNet and BasicModule; issue 27, the nineteenth part)
             """
