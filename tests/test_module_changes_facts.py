@@ -156,3 +156,29 @@ def test_parts_read_on_other_receivers_may_be_any_class():
 def test_a_nested_function_sees_its_method_self():
     changes = _collected("class Other:\n    def run(self, x):\n        def inner():\n            return self.body[1:](x)\n        return inner()\n")
     assert not changes.parts_may_run_apart("body", "Basic") and changes.parts_may_run_apart("body", "Other")
+
+
+def test_a_name_bound_on_a_child_torch_built_binds_no_attribute_of_the_file():
+    # issue 27, ML003's miss in nasnet's NASNetAMobile (nineteenth part): `self.conv_1x1.add_module("relu", ...)`
+    from memlint.analysis.context import Context
+    from memlint.analysis.module_changes import module_changes
+
+    def changes(code: str):
+        module = cst.parse_module("import torch.nn as nn\n" + code)
+        ctx = Context(module, None, code)
+        for statement in module.body[:1]:  # the import, as the traversal reads it
+            ctx.on_visit(statement)
+            ctx.on_visit(statement.body[0])
+            ctx.on_leave(statement.body[0])
+            ctx.on_leave(statement)
+        return module_changes(ctx)
+
+    cell = "class Cell(nn.Module):\n    def __init__(self):\n        self.pre = {}\n        self.pre.add_module('relu', nn.ReLU())\n"
+    net = "class Net(nn.Module):\n    def __init__(self):\n        self.relu = nn.ReLU()\n"
+    assert changes(cell.format("nn.Sequential()") + net).bound_once("relu", "Net")
+    for built in ("make()", "Net()", "nn.utils.spectral_norm(m)"):
+        assert not changes(cell.format(built) + net).bound_once("relu", "Net"), built
+    # the child bound twice, or its name bound on another object too
+    twice = cell.format("nn.Sequential()") + "        self.pre = nn.Sequential()\n" + net
+    assert not changes(twice).bound_once("relu", "Net")
+    assert not changes(cell.format("nn.Sequential()") + net + "def f(m):\n    m.pre = None\n").bound_once("relu", "Net")

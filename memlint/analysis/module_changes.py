@@ -338,6 +338,10 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     part_owners: dict[str, dict] = {}  # name -> owner (see ModuleChanges.part_owners) -> the parts it reads
     change_owners: dict[str, set] = {}  # name -> the owners changing elements of containers so named
     owner: str | None = None  # the class whose `self` the node being read sees (`_nodes_with_owners`)
+    # `self.<child>.add_module("relu", ...)` / `setattr(self.<child>, "relu", ...)` in a method of a
+    # top-level class: (the class, child, the name bound, the value), counted unless `_torch_child`
+    on_children: list[tuple] = []
+    class_values: dict[tuple[str, str], list] = {}  # (class, attribute) -> every value its methods bind `self.<attribute>` to
 
     def note_change(container: cst.BaseExpression) -> None:
         name = _last_name(container)
@@ -378,6 +382,8 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             part_ranges.setdefault(name, set()).add(part)  # type: ignore[arg-type]
             part_owners.setdefault(name, {}).setdefault(_own(node.value, owner), set()).add(part)  # type: ignore[arg-type, attr-defined]
         if kind is cst.AssignTarget:
+            if owner is not None and _own(node.target, owner) is not None:  # type: ignore[attr-defined]
+                class_values.setdefault((owner, node.target.attr.value), []).append(assigned.get(id(node)))  # type: ignore[attr-defined]
             if type(node.target) is cst.Attribute and type(assigned.get(id(node))) in _ALIASES:  # type: ignore[attr-defined]
                 aliases.add(node.target.attr.value)  # type: ignore[attr-defined]
             if not (type(node.target) is cst.Subscript and _evidently_not_a_module(assigned.get(id(node)))):  # type: ignore[attr-defined]
@@ -421,7 +427,12 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                 label = args[position].value if len(args) > position and not args[position].keyword else None
                 given = args[position + 1].value if len(args) > position + 1 and not args[position + 1].keyword else None
                 if type(label) is cst.SimpleString and isinstance(label.evaluated_value, str):  # type: ignore[union-attr]
-                    named(label.evaluated_value, given)  # type: ignore[union-attr]
+                    receiver = (args[0].value if args else None) if called == "setattr" else func.value if type(func) is cst.Attribute else None
+                    child = _own(receiver, owner) if type(receiver) is cst.Attribute else None
+                    if child is not None:  # `self.conv_1x1.add_module("relu", ...)`: on a child, settled below
+                        on_children.append((owner, receiver.attr.value, label.evaluated_value, given))  # type: ignore[union-attr]
+                    else:
+                        named(label.evaluated_value, given)  # type: ignore[union-attr]
                 elif called == "setattr" or (len(args) > position and position == 0):
                     if called == "setattr" and plain_setattrs is None:
                         plain_setattrs = _setattrs_of_computed_values(module)
@@ -438,12 +449,38 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         bindings[name] -= count
         if not bindings[name]:
             del bindings[name]
+    subclasses = _subclasses(bases)
+    labels = {label for _, _, label, _ in on_children}
+    for holder, child, label, given in on_children:
+        if not _torch_child(ctx, holder, child, own, subclasses, class_values, bindings, labels, prefixes):
+            named(label, given)
     return ModuleChanges(
-        bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
+        bindings, own, subclasses, frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
         frozenset(parts_read), {name: frozenset(ranges) for name, ranges in part_ranges.items()}, tuple(through_names),
         {name: {o: frozenset(r) for o, r in found.items()} for name, found in part_owners.items()},
         {name: frozenset(found) for name, found in change_owners.items()},
     )
+
+
+def _torch_child(ctx: "Context", holder: str, child: str, own: dict, subclasses: dict, class_values: dict,
+                 bindings: dict, labels: set, prefixes: set) -> bool:
+    """Is `self.<child>` of `holder` certainly an instance of a `torch.nn` class (`self.conv_1x1 =
+    nn.Sequential()`, nasnet's cells, then `self.conv_1x1.add_module("relu", nn.ReLU())`)?  Then a
+    name bound on it binds no attribute of any class of the file: a torch class's instance is no
+    instance of theirs.  Evidence: `holder` and the classes related to it bind `self.<child>` once
+    in all, to a call of a class of `torch.nn` itself (`torch.nn.<Class>`), and nothing else in the
+    file binds an attribute `child` (another object's, a `setattr` by a name not literal or with
+    its prefix, another such binding on a child)."""
+    if ANY in bindings or bindings.get(child, 0) or child in labels or any(child.startswith(p) for p in prefixes):
+        return False
+    related = {holder, *subclasses.get(holder, ()), *(b for b, derived in subclasses.items() if holder in derived)}
+    if sum(own.get(c, {}).get(child, 0) for c in related) != 1:
+        return False
+    values = [v for c in related for v in class_values.get((c, child), ())]
+    if len(values) != 1 or type(values[0]) is not cst.Call:
+        return False
+    qualified = resolve_global(ctx, values[0].func)  # type: ignore[attr-defined]
+    return bool(qualified) and qualified.count(".") == 2 and qualified.startswith("torch.nn.") and qualified[9:10].isupper()  # type: ignore[union-attr]
 
 
 def _own(container: cst.BaseExpression, owner: str | None) -> str | None:

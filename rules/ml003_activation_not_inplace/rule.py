@@ -477,6 +477,67 @@ class Reduction(Branch):
 """,
             config=_EXACT,
         ),
+        Valid(  # the child the cell names a layer on is built by a function of the file: it may be any module, `Net` too
+            """
+import torch
+from torch import nn
+class Cell(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pre = make(c)
+        self.pre.add_module("relu", nn.ReLU())
+        self.pre.add_module("conv", nn.Conv2d(c, c, 1))
+        self.left = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        h = self.pre(x)
+        return torch.cat([h, self.left(h)], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cell = Cell(c)
+        self.relu = nn.ReLU()
+        self.head = nn.Conv2d(2 * c, 2, 1)
+    def forward(self, x):
+        y = self.cell(x)
+        y = self.relu(y)
+        return self.head(y)
+def make(c):
+    return nn.Sequential()
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the child is an instance of `Net`, whose `relu` it rebinds
+            """
+import torch
+from torch import nn
+class Cell(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pre = nn.Sequential()
+        self.pre.add_module("relu", nn.ReLU())
+        self.pre.add_module("conv", nn.Conv2d(c, c, 1))
+        self.left = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        h = self.pre(x)
+        return torch.cat([h, self.left(h)], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cell = Cell(c)
+        self.relu = nn.ReLU()
+        self.head = nn.Conv2d(2 * c, 2, 1)
+    def forward(self, x):
+        y = self.cell(x)
+        y = self.relu(y)
+        return self.head(y)
+class Wrap(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.inner = Net(c)
+        self.inner.add_module("relu", nn.Identity())
+""",
+            config=_EXACT,
+        ),
         Valid(  # a subclass runs the Sequential's first layer alone, on the caller's tensor: the ReLU after it would overwrite nothing of the caller's, but the part `[1:]` starts at the ReLU (issue 27: parts read in a related class count)
             """
 from torch import nn
@@ -3189,6 +3250,60 @@ class Reduction(Branch):
         return self.conv2(x)
 """,
             harness=_runs("Reduction(4)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # `self.pre.add_module("relu", ...)` names a layer of a Sequential the cell built itself, not `Net.relu`; the cell's forward returns a fresh `torch.cat` (nasnet's NASNetAMobile; issue 27, the nineteenth part)
+            """
+import torch
+from torch import nn
+class Cell(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pre = nn.Sequential()
+        self.pre.add_module("relu", nn.ReLU())
+        self.pre.add_module("conv", nn.Conv2d(c, c, 1))
+        self.left = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        h = self.pre(x)
+        return torch.cat([h, self.left(h)], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cell = Cell(c)
+        self.relu = nn.ReLU()
+        self.head = nn.Conv2d(2 * c, 2, 1)
+    def forward(self, x):
+        y = self.cell(x)
+        y = self.relu(y)
+        return self.head(y)
+""",
+            line=17,
+            column=21,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+class Cell(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pre = nn.Sequential()
+        self.pre.add_module("relu", nn.ReLU())
+        self.pre.add_module("conv", nn.Conv2d(c, c, 1))
+        self.left = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        h = self.pre(x)
+        return torch.cat([h, self.left(h)], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cell = Cell(c)
+        self.relu = nn.ReLU(inplace=True)
+        self.head = nn.Conv2d(2 * c, 2, 1)
+    def forward(self, x):
+        y = self.cell(x)
+        y = self.relu(y)
+        return self.head(y)
+""",
+            harness=_runs("Net(4)", "2, 4, 6, 6"),
         ),
         Invalid(  # another class's container of the same name is indexed (`self.body[0](x)` on a ModuleList), not this class's Sequential, which runs only whole (KAIR's SpyNet and BasicModule; issue 27, the nineteenth part)
             """
