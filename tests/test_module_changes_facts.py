@@ -182,3 +182,11 @@ def test_a_name_bound_on_a_child_torch_built_binds_no_attribute_of_the_file():
     twice = cell.format("nn.Sequential()") + "        self.pre = nn.Sequential()\n" + net
     assert not changes(twice).bound_once("relu", "Net")
     assert not changes(cell.format("nn.Sequential()") + net + "def f(m):\n    m.pre = None\n").bound_once("relu", "Net")
+
+
+def test_an_element_given_back_itself_moved_is_no_change():
+    # issue 27, ML003's miss in KAIR's RVRT (nineteenth part): `feats[name][-1] = feats[name][-1].cpu()`
+    assert not _collected("def f(feats, name):\n    feats[name][-1] = feats[name][-1].cpu()\n").changed_elements
+    assert not _collected("def f(self):\n    self.body[0] = self.body[0].to('cuda')\n").changed_elements
+    for changing in ("feats[i][-1] = feats[j][-1].cpu()", "feats[f()] = feats[f()].cpu()", "feats[0] = feats[0].detach()", "feats[0] = other[0].cpu()"):
+        assert _collected(f"def f(feats, other, i, j):\n    {changing}\n").changed_elements, changing

@@ -386,8 +386,9 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                 class_values.setdefault((owner, node.target.attr.value), []).append(assigned.get(id(node)))  # type: ignore[attr-defined]
             if type(node.target) is cst.Attribute and type(assigned.get(id(node))) in _ALIASES:  # type: ignore[attr-defined]
                 aliases.add(node.target.attr.value)  # type: ignore[attr-defined]
-            if not (type(node.target) is cst.Subscript and _evidently_not_a_module(assigned.get(id(node)))):  # type: ignore[attr-defined]
-                bind(node.target, assigned.get(id(node)))  # type: ignore[attr-defined]
+            value = assigned.get(id(node))
+            if not (type(node.target) is cst.Subscript and (_evidently_not_a_module(value) or _moved_in_place(node.target, value))):  # type: ignore[attr-defined, arg-type]
+                bind(node.target, value)  # type: ignore[attr-defined]
         elif kind is cst.Assign:
             for each in node.targets:  # type: ignore[attr-defined]
                 assigned[id(each)] = node.value  # type: ignore[attr-defined]
@@ -743,6 +744,36 @@ def _setattrs_of_computed_values(module: cst.Module) -> set[int]:
 def _returns_no_module(method: cst.FunctionDef) -> bool:
     returns = [n for n in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
     return bool(returns) and all(_evidently_not_a_module(r.value) for r in returns)  # type: ignore[attr-defined]
+
+
+def _moved_in_place(target: cst.Subscript, value: cst.BaseExpression | None) -> bool:
+    """`feats[name][-1] = feats[name][-1].cpu()` (KAIR's RVRT): the element is given back itself
+    where it is a module (`Module.cpu()`, `.to(...)`, `.half()`, `.eval()` return the module), so
+    no Sequential's element is replaced; a tensor there is no layer.  The subscript on both sides is
+    the same text of names, attributes and literals only (no call that could pick another element)."""
+    if type(value) is not cst.Call or type(value.func) is not cst.Attribute or value.func.attr.value not in _RETURN_THE_MODULE:  # type: ignore[attr-defined]
+        return False
+    moved = value.func.value  # type: ignore[attr-defined]
+    return type(moved) is cst.Subscript and _plain_path(target) and target.deep_equals(moved)
+
+
+def _plain_path(expr: cst.BaseExpression) -> bool:
+    """Names, attributes, literals and subscripts of them only: evaluating it twice reads one place."""
+    kind = type(expr)
+    if kind in (cst.Name, cst.Integer, cst.SimpleString):
+        return True
+    if kind is cst.UnaryOperation and type(expr.operator) is cst.Minus:  # type: ignore[attr-defined]
+        return type(expr.expression) is cst.Integer  # type: ignore[attr-defined]
+    if kind is cst.Attribute:
+        return _plain_path(expr.value)  # type: ignore[attr-defined]
+    if kind is cst.Subscript:
+        slices = expr.slice  # type: ignore[attr-defined]
+        return _plain_path(expr.value) and len(slices) == 1 and type(slices[0].slice) is cst.Index and _plain_path(slices[0].slice.value)  # type: ignore[attr-defined]
+    return False
+
+
+# nn.Module methods that return the module itself.
+_RETURN_THE_MODULE = frozenset({"cpu", "cuda", "to", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_", "type"})
 
 
 def _evidently_not_a_module(value: cst.BaseExpression | None) -> bool:
