@@ -127,13 +127,17 @@ class ClassLayers:
             return set()
         changes = module_changes(self.ctx)
         own = {*described.attributes, *described.conditional, *described.branches, *_class_level_names(described.node)}
+        # every class of the file it derives from, modules or not (a mixin's constructor may bind it too)
+        ancestors = [b for b, derived in changes.subclasses.items() if described.name in derived]
         found: set[str] = set()
         for base in _file_bases(classes, described.name):
             for a, layer in classes[base].attributes.items():
                 if a in own or a in found or not (layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local):
                     continue
                 owner = inherited_owner(classes, described.name, a)
-                if owner is not None and classes[owner].attributes.get(a) is layer and changes.bound_once(a, owner) and not changes.hooks_may_see([a]):
+                if owner is None or classes[owner].attributes.get(a) is not layer or not changes.bound_once(a, owner) or changes.hooks_may_see([a]):
+                    continue
+                if sum(changes.own.get(b, {}).get(a, 0) for b in ancestors) == 1:  # (one base binds it: no other constructor may replace it)
                     found.add(a)
         return found
 

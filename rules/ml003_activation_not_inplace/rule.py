@@ -457,6 +457,26 @@ class Reduction(Branch):
 """,
             config=_EXACT,
         ),
+        Valid(  # two bases build `self.bn`; the second's constructor, run after the first's, replaces the norm by `nn.Identity()`
+            """
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU()
+class Plain:
+    def __init__(self):
+        self.bn = nn.Identity()
+class Reduction(Branch, Plain):
+    def __init__(self, c):
+        Branch.__init__(self, c)
+        Plain.__init__(self)
+    def forward(self, x):
+        return self.relu1(self.bn(x))
+""",
+            config=_EXACT,
+        ),
         Valid(  # a method of the subclass shadows the inherited norm: `self.bn(x)` returns the caller's tensor
             """
 from torch import nn
