@@ -3325,6 +3325,36 @@ class Net(nn.Module):
 """,
             harness=_runs("Net(4)", "2, 4, 6, 6"),
         ),
+        Invalid(  # `feats[name][-1] = feats[name][-1].cpu()` gives an element back itself where it is a module: no container's layers change (KAIR's RVRT; issue 27, the nineteenth part)
+            """
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+def offload(feats, name):
+    feats[name][-1] = feats[name][-1].cpu()
+    return feats
+""",
+            line=5,
+            column=66,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+def offload(feats, name):
+    feats[name][-1] = feats[name][-1].cpu()
+    return feats
+""",
+            harness=_runs("Basic()", "2, 8, 6, 6"),
+        ),
         Invalid(  # another class's container of the same name is indexed (`self.body[0](x)` on a ModuleList), not this class's Sequential, which runs only whole (KAIR's SpyNet and BasicModule; issue 27, the nineteenth part)
             """
 from torch import nn
