@@ -124,3 +124,69 @@ def test_a_module_reached_through_modules_by_its_key(receiver, path):
     from memlint.analysis.module_changes import _attribute_path
 
     assert _attribute_path(_expr(receiver)) == path
+
+
+def test_parts_and_element_changes_through_self_belong_to_the_class_and_its_relatives():
+    # issue 27, ML003's misses on the nineteenth part: KAIR's SpyNet indexes its ModuleList
+    # `self.basic_module[level]`; BasicModule's Sequential of that name is only called whole
+    code = (
+        "class Basic(nn.Module):\n    def forward(self, x):\n        return self.body(x)\n"
+        "class Pyramid(nn.Module):\n    def forward(self, x):\n        self.head[0] = None\n        return self.body[0](x) + self.body[1:3](x)\n"
+        "class Probe(Pyramid):\n    pass\n"
+    )
+    changes = _collected(code)
+    assert not changes.parts_may_run_apart("body", "Basic") and changes.parts_may_run_apart("body", "Pyramid")
+    assert changes.parts_may_run_apart("body", "Probe") and changes.parts_may_run_apart("body")
+    assert changes.parts_run("body", "Basic") == frozenset() and changes.parts_run("body", "Probe") == {(0, 1), (1, 3)}
+    assert not changes.elements_changed("head", "Basic") and changes.elements_changed("head", "Probe") and changes.elements_changed("head")
+
+
+def test_parts_read_on_other_receivers_may_be_any_class():
+    # another object's, a function's `self`, a nested class's own `self`, a static method's first parameter
+    for reader in (
+        "def probe(net, x):\n    return net.body[1:](x)\n",
+        "def probe(self, x):\n    return self.body[1:](x)\n",
+        "class Outer:\n    def make(self):\n        class Inner:\n            def run(self, x):\n                return self.body[1:](x)\n",
+        "class Other:\n    @staticmethod\n    def run(self, x):\n        return self.body[1:](x)\n",
+    ):
+        changes = _collected("class Basic(nn.Module):\n    def forward(self, x):\n        return self.body(x)\n" + reader)
+        assert changes.parts_may_run_apart("body", "Basic"), reader
+
+
+def test_a_nested_function_sees_its_method_self():
+    changes = _collected("class Other:\n    def run(self, x):\n        def inner():\n            return self.body[1:](x)\n        return inner()\n")
+    assert not changes.parts_may_run_apart("body", "Basic") and changes.parts_may_run_apart("body", "Other")
+
+
+def test_a_name_bound_on_a_child_torch_built_binds_no_attribute_of_the_file():
+    # issue 27, ML003's miss in nasnet's NASNetAMobile (nineteenth part): `self.conv_1x1.add_module("relu", ...)`
+    from memlint.analysis.context import Context
+    from memlint.analysis.module_changes import module_changes
+
+    def changes(code: str):
+        module = cst.parse_module("import torch.nn as nn\n" + code)
+        ctx = Context(module, None, code)
+        for statement in module.body[:1]:  # the import, as the traversal reads it
+            ctx.on_visit(statement)
+            ctx.on_visit(statement.body[0])
+            ctx.on_leave(statement.body[0])
+            ctx.on_leave(statement)
+        return module_changes(ctx)
+
+    cell = "class Cell(nn.Module):\n    def __init__(self):\n        self.pre = {}\n        self.pre.add_module('relu', nn.ReLU())\n"
+    net = "class Net(nn.Module):\n    def __init__(self):\n        self.relu = nn.ReLU()\n"
+    assert changes(cell.format("nn.Sequential()") + net).bound_once("relu", "Net")
+    for built in ("make()", "Net()", "nn.utils.spectral_norm(m)"):
+        assert not changes(cell.format(built) + net).bound_once("relu", "Net"), built
+    # the child bound twice, or its name bound on another object too
+    twice = cell.format("nn.Sequential()") + "        self.pre = nn.Sequential()\n" + net
+    assert not changes(twice).bound_once("relu", "Net")
+    assert not changes(cell.format("nn.Sequential()") + net + "def f(m):\n    m.pre = None\n").bound_once("relu", "Net")
+
+
+def test_an_element_given_back_itself_moved_is_no_change():
+    # issue 27, ML003's miss in KAIR's RVRT (nineteenth part): `feats[name][-1] = feats[name][-1].cpu()`
+    assert not _collected("def f(feats, name):\n    feats[name][-1] = feats[name][-1].cpu()\n").changed_elements
+    assert not _collected("def f(self):\n    self.body[0] = self.body[0].to('cuda')\n").changed_elements
+    for changing in ("feats[i][-1] = feats[j][-1].cpu()", "feats[f()] = feats[f()].cpu()", "feats[0] = feats[0].detach()", "feats[0] = other[0].cpu()"):
+        assert _collected(f"def f(feats, other, i, j):\n    {changing}\n").changed_elements, changing

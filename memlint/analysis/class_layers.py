@@ -89,6 +89,7 @@ class ClassLayers:
             if (layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local)
             and (a in trusted or (changes.rebound_only_to_fresh_layers(a, ctx.class_name) and not changes.hooks_may_see([a])))
         }  # fmt: skip
+        fresh |= self._inherited_fresh(local)
         # `self.increase = Block(c, relu=False)`, a class of the file that is an `nn.Sequential` and
         # nothing more, whose constructor adds a norm last for that call's arguments: its call returns
         # that norm's output (analysis/sequential_subclasses.py)
@@ -112,6 +113,33 @@ class ClassLayers:
                 conditional.add(a)
         self._known = (fresh | conditional | normed, modules)
         return self._known
+
+    def _inherited_fresh(self, local: set[str]) -> set[str]:
+        """The layers a base class of the file builds for this one (nasnet's `BranchSeparablesReduction`
+        runs `BranchSeparables.__init__(self, ...)`, then calls `self.bn_sep_1(x)` in its own
+        `forward`): an attribute the class binds nowhere itself, whose nearest base of the file that
+        builds it (`inherited_owner`, as for inherited activations) builds a layer keeping nothing of
+        its output, bound once in that base and all its subclasses, no hook on it, and no class-level
+        name of this class shadowing it.  Where the base constructor did not run, the call fails; it
+        never returns another value."""
+        described, classes = self.described, self.classes
+        if described is None:
+            return set()
+        changes = module_changes(self.ctx)
+        own = {*described.attributes, *described.conditional, *described.branches, *_class_level_names(described.node)}
+        # every class of the file it derives from, modules or not (a mixin's constructor may bind it too)
+        ancestors = [b for b, derived in changes.subclasses.items() if described.name in derived]
+        found: set[str] = set()
+        for base in _file_bases(classes, described.name):
+            for a, layer in classes[base].attributes.items():
+                if a in own or a in found or not (layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local):
+                    continue
+                owner = inherited_owner(classes, described.name, a)
+                if owner is None or classes[owner].attributes.get(a) is not layer or not changes.bound_once(a, owner) or changes.hooks_may_see([a]):
+                    continue
+                if sum(changes.own.get(b, {}).get(a, 0) for b in ancestors) == 1:  # (one base binds it: no other constructor may replace it)
+                    found.add(a)
+        return found
 
     def sequence_only_layer(self, attribute: str) -> Optional[Layer]:
         """The torch layer `self.<attribute>` holds where the class keeps it only to list it once in
@@ -166,7 +194,7 @@ class ClassLayers:
             init = _constructor(described.node)
             self._listed = set()
             for a in _module_list_attributes(init):
-                if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a):
+                if changes.bound_once(a, ctx.class_name) and not changes.hooks_may_see([a]) and not changes.elements_changed(a, ctx.class_name):
                     classes = element_classes(ctx, init, a)  # type: ignore[arg-type]
                     if classes is not None and classes <= FRESH_OUTPUT_LAYERS:
                         self._listed.add(ListElement(a, 1))
@@ -212,6 +240,37 @@ def final_name(func: cst.BaseExpression) -> Optional[str]:
     if type(func) is cst.Attribute:
         return func.attr.value  # type: ignore[union-attr]
     return func.value if type(func) is cst.Name else None  # type: ignore[union-attr]
+
+
+def _file_bases(classes: dict, name: str) -> list[str]:
+    """The module classes of the file `name` derives from, by plain name, transitively."""
+    seen: list[str] = []
+    stack = [name]
+    while stack:
+        described = classes.get(stack.pop())
+        if described is None:
+            continue
+        for base in described.node.bases:
+            if type(base.value) is cst.Name and base.value.value in classes and base.value.value not in seen and base.value.value != name:
+                seen.append(base.value.value)
+                stack.append(base.value.value)
+    return seen
+
+
+def _class_level_names(class_node: cst.ClassDef) -> set[str]:
+    """Names the class body binds itself (`bn = None`, a method, a property): an instance's
+    attribute lookup finds them before a submodule the base constructor registered."""
+    found: set[str] = set()
+    for statement in class_node.body.body:  # type: ignore[attr-defined]
+        if type(statement) in (cst.FunctionDef, cst.ClassDef):
+            found.add(statement.name.value)  # type: ignore[attr-defined]
+        elif type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:  # type: ignore[attr-defined]
+                targets = [t.target for t in small.targets] if type(small) is cst.Assign else [small.target] if type(small) in (cst.AnnAssign, cst.AugAssign) else []
+                found.update(t.value for t in targets if type(t) is cst.Name)
+        else:
+            found.add("*")  # (a compound statement at class level: its bindings are not read here)
+    return found
 
 
 def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:

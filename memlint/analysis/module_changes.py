@@ -94,6 +94,12 @@ class ModuleChanges:
     # of `changed_elements`, those changed through a plain name (`m[0] = ...` on `m` of `model.modules()`,
     # a parameter of a function handed to `model.apply`): it may be any module of the file
     changed_through_names: tuple = ()
+    # Per container name of `parts_read` / `changed_elements`, whose container each read or change
+    # may be: the top-level class whose method reads `self.<name>[...]` (`_nodes_with_owners`), or
+    # None for any other receiver (another object, a plain name, a nested class's `self`), which may
+    # be any class's.  A name missing here is owned by None alone (a hand-built ModuleChanges).
+    part_owners: dict = field(default_factory=dict)  # name -> {owner: frozenset of (start, stop) or None}
+    change_owners: dict = field(default_factory=dict)  # name -> frozenset of owners
 
     def bound_once(self, attribute: str, class_name: str | None) -> bool:
         """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
@@ -136,24 +142,52 @@ class ModuleChanges:
         passed in, a global hook, a feature extractor) may be on this one."""
         return self.hooked_unknown or any(name in self.hooked_names for name in names)
 
-    def elements_changed(self, name: str) -> bool:
-        return name in self.changed_elements or ANY in self.changed_elements
+    def related(self, class_name: str) -> set[str]:
+        """The classes of the file whose methods may run on an instance of `class_name`: itself,
+        its subclasses and its bases (by name, transitively)."""
+        return {class_name, *self.subclasses.get(class_name, ()), *(b for b, derived in self.subclasses.items() if class_name in derived)}
 
-    def parts_may_run_apart(self, name: str) -> bool:
+    def _may_be_the_class(self, owners, class_name: str | None) -> bool:
+        """Could a read or change by one of `owners` (see `part_owners`) be of `self.<name>` of
+        `class_name` (None: of any container so named)?"""
+        return class_name is None or None in owners or bool(self.related(class_name) & set(owners))
+
+    def elements_changed(self, name: str, class_name: str | None = None) -> bool:
+        """Are elements of a container `name` replaced or removed anywhere in the file?  With
+        `class_name`, of the class's `self.<name>`: a change through `self.<name>` in an unrelated
+        class's method (two classes naming different containers alike) is not of it."""
+        if ANY in self.changed_elements:
+            return True
+        if name not in self.changed_elements:
+            return False
+        return self._may_be_the_class(self.change_owners.get(name, (None,)), class_name)
+
+    def parts_may_run_apart(self, name: str, class_name: str | None = None) -> bool:
         """Is a part of the container `name` read out (`mlp[1:]`, a Sequential of its layers from the
         second on) or one layer run alone (`mlp[2](x)`), so that a layer may run on a tensor its
         neighbour before it did not make (the caller's input, which an activation in place would
-        overwrite)?  Not an element's attribute (`mlp[0].weight`, `mlp[-1].out_features`)."""
-        return name in self.parts_read
+        overwrite)?  Not an element's attribute (`mlp[0].weight`, `mlp[-1].out_features`).  With
+        `class_name`, of the class's `self.<name>`: KAIR's `SpyNet` indexes its ModuleList
+        `self.basic_module[level]`, which says nothing of `BasicModule`'s Sequential of that name."""
+        if name not in self.parts_read:
+            return False
+        return self._may_be_the_class(self.part_owners.get(name, {None: None}), class_name)
 
-    def parts_run(self, name: str) -> frozenset | None:
+    def parts_run(self, name: str, class_name: str | None = None) -> frozenset | None:
         """The parts of the container `name` that run apart, as (start, stop) positions (stop None:
         to the end; negative: from the end): each a slice with literal bounds and no step called at
         once (robustness's VGG: `self.classifier[:4](x)`, `self.classifier[-2:](h)`) or one element
         by a literal index, called (`mlp[2](x)`: (2, 3)).  Within such a part each layer but the first
         runs on its neighbour's output, as in the whole.  None where a part is read otherwise (stored,
         iterated, a bound that is no literal, a step); empty where none is."""
-        ranges = self.part_ranges.get(name, frozenset()) if name in self.parts_read else frozenset()
+        if name not in self.parts_read:
+            return frozenset()
+        owners = self.part_owners.get(name)
+        if class_name is None or owners is None:
+            ranges = self.part_ranges.get(name, frozenset())
+        else:
+            related = self.related(class_name) | {None}
+            ranges = frozenset(r for owner, found in owners.items() if owner in related for r in found)
         return None if None in ranges else frozenset(ranges)
 
 
@@ -180,6 +214,9 @@ def elements_may_change_anywhere(ctx: "Context") -> bool:
 
 
 _SCOPE_KINDS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Calls that make a new container of the standard library, never a module (nor a Sequential's element).
+_NEW_BUILTIN_CONTAINERS = frozenset({"dict", "list"})
+_NEW_STANDARD_CONTAINERS = frozenset({"collections.OrderedDict", "collections.defaultdict", "collections.Counter"})
 
 
 def _unproven_changes(ctx: "Context", expected: int) -> bool:
@@ -191,8 +228,11 @@ def _unproven_changes(ctx: "Context", expected: int) -> bool:
     for scope in (module, *(n for n in code_descendants(module) if type(n) is cst.FunctionDef)):
         inside = list(code_descendants(scope.body if type(scope) is cst.FunctionDef else scope, skip=_SCOPE_KINDS))  # type: ignore[attr-defined]
         changed: list[str] = []
+        imported: dict[str, str] = {}  # `from collections import OrderedDict` in the scope: name -> what it names
         for node in inside:
             kind = type(node)
+            if kind is cst.ImportFrom:
+                imported.update(_standard_imports(node))  # type: ignore[arg-type]
             if kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del):
                 target = node.target  # type: ignore[attr-defined]
                 if type(target) is cst.Subscript and type(target.value) is cst.Name:  # type: ignore[attr-defined]
@@ -211,7 +251,9 @@ def _unproven_changes(ctx: "Context", expected: int) -> bool:
                     values.setdefault(name, []).append(None)
         for name in changed:
             bound = values.get(name)
-            if name not in parameters and bound and all(_not_a_module(ctx, value) for value in bound):
+            # (a name the scope imports counts as bound only by that import: `values` says how often)
+            local = {k: v for k, v in imported.items() if len(values.get(k, ())) == 1}
+            if name not in parameters and bound and all(_not_a_module(ctx, value, values, local) for value in bound):
                 proven += 1
     return proven < expected
 
@@ -222,13 +264,32 @@ def _parameters(function: cst.FunctionDef) -> list:
             *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))]
 
 
-def _not_a_module(ctx: "Context", value: cst.BaseExpression | None) -> bool:
-    """A new tensor (`torch.zeros(...)`, any `torch.` function but `torch.nn`'s) or a value a
-    Sequential refuses as an element."""
+def _standard_imports(node: cst.ImportFrom) -> dict[str, str]:
+    """`from collections import OrderedDict as OD` -> {"OD": "collections.OrderedDict"}: the names a
+    function-level import of the standard containers binds (`resolve_global` reads only the module's)."""
+    if node.relative or type(node.module) is not cst.Name or node.module.value != "collections" or isinstance(node.names, cst.ImportStar):
+        return {}
+    return {
+        (alias.asname.name.value if alias.asname else alias.name.value): f"collections.{alias.name.value}"  # type: ignore[union-attr, attr-defined]
+        for alias in node.names if type(alias.name) is cst.Name
+    }  # fmt: skip
+
+
+def _not_a_module(ctx: "Context", value: cst.BaseExpression | None, local: dict | frozenset = frozenset(), imported: dict | None = None) -> bool:
+    """A new tensor (`torch.zeros(...)`, any `torch.` function but `torch.nn`'s), a new standard
+    container (`OrderedDict()`, `dict()`: a state dict being filled, deep-person-reid's
+    `new_state_dict[k] = v`) or a value a Sequential refuses as an element.  `local`: the names the
+    scope binds (a builtin name bound there is not the builtin); `imported`: those the scope binds
+    only by importing them, to what (`_standard_imports`)."""
     if value is None:
         return False
     if type(value) is cst.Call:
-        qualified = resolve_global(ctx, value.func)  # type: ignore[attr-defined]
+        func = value.func  # type: ignore[attr-defined]
+        if type(func) is cst.Name and func.value in _NEW_BUILTIN_CONTAINERS and func.value not in local and ctx.module_binding(func.value) is None:  # type: ignore[attr-defined]
+            return True
+        qualified = (imported or {}).get(func.value) if type(func) is cst.Name and func.value in local else resolve_global(ctx, func)  # type: ignore[attr-defined]
+        if qualified in _NEW_STANDARD_CONTAINERS:
+            return True
         return bool(qualified) and qualified.startswith("torch.") and not qualified.startswith(("torch.nn", "torch.load", "torch.jit", "torch.hub", "torch.compile"))  # type: ignore[union-attr]
     return _evidently_not_a_module(value)
 
@@ -274,6 +335,19 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     aliases: set[str] = set()  # attributes bound to another object's name: `self.head = self.fc`
     assigned: dict[int, cst.BaseExpression] = {}  # id(AssignTarget) -> the value (an Assign is met before its targets)
 
+    part_owners: dict[str, dict] = {}  # name -> owner (see ModuleChanges.part_owners) -> the parts it reads
+    change_owners: dict[str, set] = {}  # name -> the owners changing elements of containers so named
+    owner: str | None = None  # the class whose `self` the node being read sees (`_nodes_with_owners`)
+    # `self.<child>.add_module("relu", ...)` / `setattr(self.<child>, "relu", ...)` in a method of a
+    # top-level class: (the class, child, the name bound, the value), counted unless `_torch_child`
+    on_children: list[tuple] = []
+    class_values: dict[tuple[str, str], list] = {}  # (class, attribute) -> every value its methods bind `self.<attribute>` to
+
+    def note_change(container: cst.BaseExpression) -> None:
+        name = _last_name(container)
+        if name is not None:
+            change_owners.setdefault(name, set()).add(_own(container, owner))
+
     def bind(target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
         if type(target) is cst.Attribute:
             on_self = type(target.value) is cst.Name and target.value.value == "self"  # type: ignore[attr-defined]
@@ -285,6 +359,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
             bind(target.value)  # type: ignore[attr-defined]
         elif type(target) is cst.Subscript and _may_set_an_element(target):  # type: ignore[arg-type]
             changed.add(_last_name(target.value) or ANY)  # type: ignore[attr-defined]
+            note_change(target.value)  # type: ignore[attr-defined]
             if type(target.value) is cst.Name:  # type: ignore[attr-defined]
                 through_names.append(target.value.value)  # type: ignore[attr-defined]
 
@@ -292,7 +367,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     hooking = _names_from_hooking_libraries(module)
     if ANY in hooking:  # `from captum.attr import *`: any call may be one
         hooked = hooked_unknown = True
-    for node in code_descendants(module):
+    for node, owner in _nodes_with_owners(module):
         kind = type(node)
         if kind in _TARGETED:
             not_read_out.add(id(node.target))  # type: ignore[attr-defined]
@@ -301,14 +376,19 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         elif kind is cst.Call and type(node.func) is cst.Subscript:  # type: ignore[attr-defined]
             run_parts.add(id(node.func))  # type: ignore[attr-defined]
         elif kind is cst.Subscript and id(node) not in not_read_out and _reads_a_part(node, id(node) in run_parts):  # type: ignore[arg-type]
-            parts_read.add(_last_name(node.value))  # type: ignore[arg-type, attr-defined]
+            name = _last_name(node.value)  # type: ignore[attr-defined]
+            parts_read.add(name)  # type: ignore[arg-type]
             part = literal_part(node) if id(node) in run_parts else None  # type: ignore[arg-type]
-            part_ranges.setdefault(_last_name(node.value), set()).add(part)  # type: ignore[arg-type, attr-defined]
+            part_ranges.setdefault(name, set()).add(part)  # type: ignore[arg-type]
+            part_owners.setdefault(name, {}).setdefault(_own(node.value, owner), set()).add(part)  # type: ignore[arg-type, attr-defined]
         if kind is cst.AssignTarget:
+            if owner is not None and _own(node.target, owner) is not None:  # type: ignore[attr-defined]
+                class_values.setdefault((owner, node.target.attr.value), []).append(assigned.get(id(node)))  # type: ignore[attr-defined]
             if type(node.target) is cst.Attribute and type(assigned.get(id(node))) in _ALIASES:  # type: ignore[attr-defined]
                 aliases.add(node.target.attr.value)  # type: ignore[attr-defined]
-            if not (type(node.target) is cst.Subscript and _evidently_not_a_module(assigned.get(id(node)))):  # type: ignore[attr-defined]
-                bind(node.target, assigned.get(id(node)))  # type: ignore[attr-defined]
+            value = assigned.get(id(node))
+            if not (type(node.target) is cst.Subscript and (_evidently_not_a_module(value) or _moved_in_place(node.target, value))):  # type: ignore[attr-defined, arg-type]
+                bind(node.target, value)  # type: ignore[attr-defined]
         elif kind is cst.Assign:
             for each in node.targets:  # type: ignore[attr-defined]
                 assigned[id(each)] = node.value  # type: ignore[attr-defined]
@@ -339,6 +419,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                     hooked_unknown = True
             elif called in _ELEMENT_CHANGES and type(func) is cst.Attribute:
                 changed.add(_last_name(func.value) or ANY)
+                note_change(func.value)
                 if type(func.value) is cst.Name:
                     through_names.append(func.value.value)  # type: ignore[attr-defined]
             elif called in _NAMED_BINDINGS and not _sets_a_non_module(node):  # type: ignore[arg-type]
@@ -347,7 +428,12 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
                 label = args[position].value if len(args) > position and not args[position].keyword else None
                 given = args[position + 1].value if len(args) > position + 1 and not args[position + 1].keyword else None
                 if type(label) is cst.SimpleString and isinstance(label.evaluated_value, str):  # type: ignore[union-attr]
-                    named(label.evaluated_value, given)  # type: ignore[union-attr]
+                    receiver = (args[0].value if args else None) if called == "setattr" else func.value if type(func) is cst.Attribute else None
+                    child = _own(receiver, owner) if type(receiver) is cst.Attribute else None
+                    if child is not None:  # `self.conv_1x1.add_module("relu", ...)`: on a child, settled below
+                        on_children.append((owner, receiver.attr.value, label.evaluated_value, given))  # type: ignore[union-attr]
+                    else:
+                        named(label.evaluated_value, given)  # type: ignore[union-attr]
                 elif called == "setattr" or (len(args) > position and position == 0):
                     if called == "setattr" and plain_setattrs is None:
                         plain_setattrs = _setattrs_of_computed_values(module)
@@ -364,10 +450,77 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         bindings[name] -= count
         if not bindings[name]:
             del bindings[name]
+    subclasses = _subclasses(bases)
+    labels = {label for _, _, label, _ in on_children}
+    for holder, child, label, given in on_children:
+        if not _torch_child(ctx, holder, child, own, subclasses, class_values, bindings, labels, prefixes):
+            named(label, given)
     return ModuleChanges(
-        bindings, own, _subclasses(bases), frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
+        bindings, own, subclasses, frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
         frozenset(parts_read), {name: frozenset(ranges) for name, ranges in part_ranges.items()}, tuple(through_names),
+        {name: {o: frozenset(r) for o, r in found.items()} for name, found in part_owners.items()},
+        {name: frozenset(found) for name, found in change_owners.items()},
     )
+
+
+def _torch_child(ctx: "Context", holder: str, child: str, own: dict, subclasses: dict, class_values: dict,
+                 bindings: dict, labels: set, prefixes: set) -> bool:
+    """Is `self.<child>` of `holder` certainly an instance of a `torch.nn` class (`self.conv_1x1 =
+    nn.Sequential()`, nasnet's cells, then `self.conv_1x1.add_module("relu", nn.ReLU())`)?  Then a
+    name bound on it binds no attribute of any class of the file: a torch class's instance is no
+    instance of theirs.  Evidence: `holder` and the classes related to it bind `self.<child>` once
+    in all, to a call of a class of `torch.nn` itself (`torch.nn.<Class>`), and nothing else in the
+    file binds an attribute `child` (another object's, a `setattr` by a name not literal or with
+    its prefix, another such binding on a child)."""
+    if ANY in bindings or bindings.get(child, 0) or child in labels or any(child.startswith(p) for p in prefixes):
+        return False
+    related = {holder, *subclasses.get(holder, ()), *(b for b, derived in subclasses.items() if holder in derived)}
+    if sum(own.get(c, {}).get(child, 0) for c in related) != 1:
+        return False
+    values = [v for c in related for v in class_values.get((c, child), ())]
+    if len(values) != 1 or type(values[0]) is not cst.Call:
+        return False
+    qualified = resolve_global(ctx, values[0].func)  # type: ignore[attr-defined]
+    return bool(qualified) and qualified.count(".") == 2 and qualified.startswith("torch.nn.") and qualified[9:10].isupper()  # type: ignore[union-attr]
+
+
+def _own(container: cst.BaseExpression, owner: str | None) -> str | None:
+    """The class a container read or changed belongs to: `owner` for `self.<name>` in its method,
+    None (anyone's) for every other receiver."""
+    if owner is not None and type(container) is cst.Attribute and type(container.value) is cst.Name and container.value.value == "self":  # type: ignore[attr-defined]
+        return owner
+    return None
+
+
+def _nodes_with_owners(module: cst.Module):
+    """`code_descendants(module)`, in the same pre-order, each node with the top-level class whose
+    `self` it sees: inside a method of the class whose first parameter is `self` (not a static
+    method), nested functions included (their `self` is the method's), nested classes not (they have
+    a `self` of their own); None everywhere else.  (attribute_owners.py draws the same line.)"""
+    for statement in module.body:
+        yield statement, None
+        if type(statement) is not cst.ClassDef:
+            yield from ((node, None) for node in code_descendants(statement))
+            continue
+        methods = {id(m) for m in statement.body.body if type(m) is cst.FunctionDef and _receives_self(m)}  # type: ignore[attr-defined]
+        name = statement.name.value  # type: ignore[attr-defined]
+        for node in code_descendants(statement, skip=(cst.FunctionDef,)):
+            yield node, None
+            if type(node) is not cst.FunctionDef:
+                continue
+            if id(node) not in methods:
+                yield from ((inner, None) for inner in code_descendants(node))
+                continue
+            for inner in code_descendants(node, skip=(cst.ClassDef,)):
+                yield inner, name
+                if type(inner) is cst.ClassDef:
+                    yield from ((nested, None) for nested in code_descendants(inner))
+
+
+def _receives_self(method: cst.FunctionDef) -> bool:
+    params = method.params.params
+    static = any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in method.decorators)  # type: ignore[attr-defined]
+    return bool(params) and params[0].name.value == "self" and not static
 
 
 def _bound_once(module: cst.Module) -> dict[str, cst.BaseExpression]:
@@ -591,6 +744,36 @@ def _setattrs_of_computed_values(module: cst.Module) -> set[int]:
 def _returns_no_module(method: cst.FunctionDef) -> bool:
     returns = [n for n in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)) if type(n) is cst.Return]
     return bool(returns) and all(_evidently_not_a_module(r.value) for r in returns)  # type: ignore[attr-defined]
+
+
+def _moved_in_place(target: cst.Subscript, value: cst.BaseExpression | None) -> bool:
+    """`feats[name][-1] = feats[name][-1].cpu()` (KAIR's RVRT): the element is given back itself
+    where it is a module (`Module.cpu()`, `.to(...)`, `.half()`, `.eval()` return the module), so
+    no Sequential's element is replaced; a tensor there is no layer.  The subscript on both sides is
+    the same text of names, attributes and literals only (no call that could pick another element)."""
+    if type(value) is not cst.Call or type(value.func) is not cst.Attribute or value.func.attr.value not in _RETURN_THE_MODULE:  # type: ignore[attr-defined]
+        return False
+    moved = value.func.value  # type: ignore[attr-defined]
+    return type(moved) is cst.Subscript and _plain_path(target) and target.deep_equals(moved)
+
+
+def _plain_path(expr: cst.BaseExpression) -> bool:
+    """Names, attributes, literals and subscripts of them only: evaluating it twice reads one place."""
+    kind = type(expr)
+    if kind in (cst.Name, cst.Integer, cst.SimpleString):
+        return True
+    if kind is cst.UnaryOperation and type(expr.operator) is cst.Minus:  # type: ignore[attr-defined]
+        return type(expr.expression) is cst.Integer  # type: ignore[attr-defined]
+    if kind is cst.Attribute:
+        return _plain_path(expr.value)  # type: ignore[attr-defined]
+    if kind is cst.Subscript:
+        slices = expr.slice  # type: ignore[attr-defined]
+        return _plain_path(expr.value) and len(slices) == 1 and type(slices[0].slice) is cst.Index and _plain_path(slices[0].slice.value)  # type: ignore[attr-defined]
+    return False
+
+
+# nn.Module methods that return the module itself.
+_RETURN_THE_MODULE = frozenset({"cpu", "cuda", "to", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_", "type"})
 
 
 def _evidently_not_a_module(value: cst.BaseExpression | None) -> bool:

@@ -19,6 +19,7 @@ from memlint.analysis.list_helpers import helper_list_into_sequential_only
 from memlint.analysis.list_tails import display_predecessors
 from memlint.analysis.module_changes import elements_may_change_anywhere, module_changes
 from memlint.analysis.sequence_layers import activation_class, activation_named, layer_before, layer_kind
+from memlint.analysis.returned_sequentials import attribute_holding_returned
 from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.sequential_homes import runs_elements_whole, sequential_home
 from memlint.analysis.sequences import (
@@ -373,6 +374,231 @@ class Net(nn.Module):
             x = layer(x)
             kept.append(x)
         return kept
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the helper's Sequential lands in `self.fc`, a part of which runs apart: `[2:]` starts at the ReLU, on the caller's tensor
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.fc = self._head(dims, 8)
+    def _head(self, dims, width):
+        if dims is None:
+            return None
+        layers = []
+        for dim in dims:
+            layers.append(nn.Linear(width, dim))
+            layers.append(nn.BatchNorm1d(dim))
+            layers.append(nn.ReLU())
+            width = dim
+        return nn.Sequential(*layers)
+    def forward(self, x):
+        if self.fc is not None:
+            x = self.fc[2:](x)
+        return x
+def load(model, path, torch):
+    state = OrderedDict()
+    for k, v in torch.load(path).items():
+        state[k] = v
+    model.load_state_dict(state)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the helper's Sequential is stored in two attributes: which one a part runs of is not followed
+            """
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.fc = self._head(dims, 8)
+        self.aux = self._head(dims, 8)
+    def _head(self, dims, width):
+        if dims is None:
+            return None
+        layers = []
+        for dim in dims:
+            layers.append(nn.Linear(width, dim))
+            layers.append(nn.BatchNorm1d(dim))
+            layers.append(nn.ReLU())
+            width = dim
+        return nn.Sequential(*layers)
+    def forward(self, x):
+        if self.fc is not None:
+            x = self.fc(x)
+        return x
+def load(model, path, torch):
+    state = OrderedDict()
+    for k, v in torch.load(path).items():
+        state[k] = v
+    model.load_state_dict(state)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the subclass rebinds the inherited norm to `nn.Identity()`: its call returns the caller's tensor
+            """
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv2(self.relu1(self.bn(self.conv(x))))
+class Reduction(Branch):
+    def __init__(self, c):
+        Branch.__init__(self, c)
+        self.bn = nn.Identity()
+    def forward(self, x):
+        return self.relu1(self.bn(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # two bases build `self.bn`; the second's constructor, run after the first's, replaces the norm by `nn.Identity()`
+            """
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU()
+class Plain:
+    def __init__(self):
+        self.bn = nn.Identity()
+class Reduction(Branch, Plain):
+    def __init__(self, c):
+        Branch.__init__(self, c)
+        Plain.__init__(self)
+    def forward(self, x):
+        return self.relu1(self.bn(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a method of the subclass shadows the inherited norm: `self.bn(x)` returns the caller's tensor
+            """
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv2(self.relu1(self.bn(self.conv(x))))
+class Reduction(Branch):
+    def bn(self, x):
+        return x
+    def forward(self, x):
+        return self.relu1(self.bn(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the child the cell names a layer on is built by a function of the file: it may be any module, `Net` too
+            """
+import torch
+from torch import nn
+class Cell(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pre = make(c)
+        self.pre.add_module("relu", nn.ReLU())
+        self.pre.add_module("conv", nn.Conv2d(c, c, 1))
+        self.left = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        h = self.pre(x)
+        return torch.cat([h, self.left(h)], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cell = Cell(c)
+        self.relu = nn.ReLU()
+        self.head = nn.Conv2d(2 * c, 2, 1)
+    def forward(self, x):
+        y = self.cell(x)
+        y = self.relu(y)
+        return self.head(y)
+def make(c):
+    return nn.Sequential()
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the child is an instance of `Net`, whose `relu` it rebinds
+            """
+import torch
+from torch import nn
+class Cell(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pre = nn.Sequential()
+        self.pre.add_module("relu", nn.ReLU())
+        self.pre.add_module("conv", nn.Conv2d(c, c, 1))
+        self.left = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        h = self.pre(x)
+        return torch.cat([h, self.left(h)], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cell = Cell(c)
+        self.relu = nn.ReLU()
+        self.head = nn.Conv2d(2 * c, 2, 1)
+    def forward(self, x):
+        y = self.cell(x)
+        y = self.relu(y)
+        return self.head(y)
+class Wrap(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.inner = Net(c)
+        self.inner.add_module("relu", nn.Identity())
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a subclass runs the Sequential's first layer alone, on the caller's tensor: the ReLU after it would overwrite nothing of the caller's, but the part `[1:]` starts at the ReLU (issue 27: parts read in a related class count)
+            """
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+class Probe(Basic):
+    def forward(self, x):
+        return self.body[1:](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # parts read on another object (`net.body[1:]`) may be of any class's `body`
+            """
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+def probe(net, x):
+    return net.body[1:](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a base class's method changes the elements of `self.body`, which on a subclass's instance is the subclass's Sequential
+            """
+from torch import nn
+class Base(nn.Module):
+    def simplify(self):
+        self.body[0] = nn.Identity()
+class Basic(Base):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
 """,
             config=_EXACT,
         ),
@@ -2936,6 +3162,234 @@ class Net(nn.Module):
         return self.head[-2:](h * 2)
 """,
             harness=_runs("Net()", "2, 8"),
+        ),
+        Invalid(  # a method appends Linear, BatchNorm1d, ReLU per turn and returns `nn.Sequential(*layers)`, which its one caller stores in `self.fc`, only called whole (deep-person-reid's `_construct_fc_layer`; issue 27, the nineteenth part)
+            """
+from collections import OrderedDict
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.fc = self._head(dims, 8)
+    def _head(self, dims, width):
+        if dims is None:
+            return None
+        layers = []
+        for dim in dims:
+            layers.append(nn.Linear(width, dim))
+            layers.append(nn.BatchNorm1d(dim))
+            layers.append(nn.ReLU())
+            width = dim
+        return nn.Sequential(*layers)
+    def forward(self, x):
+        if self.fc is not None:
+            x = self.fc(x)
+        return x
+def load(model, path, torch):
+    state = OrderedDict()
+    for k, v in torch.load(path).items():
+        state[k] = v
+    model.load_state_dict(state)
+""",
+            line=14,
+            column=27,
+            config=_EXACT,
+            fixed="""
+from collections import OrderedDict
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        self.fc = self._head(dims, 8)
+    def _head(self, dims, width):
+        if dims is None:
+            return None
+        layers = []
+        for dim in dims:
+            layers.append(nn.Linear(width, dim))
+            layers.append(nn.BatchNorm1d(dim))
+            layers.append(nn.ReLU(inplace=True))
+            width = dim
+        return nn.Sequential(*layers)
+    def forward(self, x):
+        if self.fc is not None:
+            x = self.fc(x)
+        return x
+def load(model, path, torch):
+    state = OrderedDict()
+    for k, v in torch.load(path).items():
+        state[k] = v
+    model.load_state_dict(state)
+""",
+            harness=_runs("Net([6, 4])", "3, 8"),
+        ),
+        Invalid(  # a subclass runs the base constructor directly (`Branch.__init__(self, c)`) and calls the inherited `self.relu1` on the inherited norm's fresh output (nasnet's `BranchSeparablesReduction`; issue 27, the nineteenth part)
+            """
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU()
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv2(self.relu1(self.bn(self.conv(x))))
+class Reduction(Branch):
+    def __init__(self, c):
+        Branch.__init__(self, c)
+        self.pad = nn.ZeroPad2d((1, 0, 1, 0))
+    def forward(self, x):
+        x = self.conv(self.pad(x))
+        x = self.bn(x)
+        x = self.relu1(x)
+        return self.conv2(x)
+""",
+            line=7,
+            column=22,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Branch(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu1 = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv2(self.relu1(self.bn(self.conv(x))))
+class Reduction(Branch):
+    def __init__(self, c):
+        Branch.__init__(self, c)
+        self.pad = nn.ZeroPad2d((1, 0, 1, 0))
+    def forward(self, x):
+        x = self.conv(self.pad(x))
+        x = self.bn(x)
+        x = self.relu1(x)
+        return self.conv2(x)
+""",
+            harness=_runs("Reduction(4)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # `self.pre.add_module("relu", ...)` names a layer of a Sequential the cell built itself, not `Net.relu`; the cell's forward returns a fresh `torch.cat` (nasnet's NASNetAMobile; issue 27, the nineteenth part)
+            """
+import torch
+from torch import nn
+class Cell(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pre = nn.Sequential()
+        self.pre.add_module("relu", nn.ReLU())
+        self.pre.add_module("conv", nn.Conv2d(c, c, 1))
+        self.left = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        h = self.pre(x)
+        return torch.cat([h, self.left(h)], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cell = Cell(c)
+        self.relu = nn.ReLU()
+        self.head = nn.Conv2d(2 * c, 2, 1)
+    def forward(self, x):
+        y = self.cell(x)
+        y = self.relu(y)
+        return self.head(y)
+""",
+            line=17,
+            column=21,
+            config=_EXACT,
+            fixed="""
+import torch
+from torch import nn
+class Cell(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.pre = nn.Sequential()
+        self.pre.add_module("relu", nn.ReLU())
+        self.pre.add_module("conv", nn.Conv2d(c, c, 1))
+        self.left = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        h = self.pre(x)
+        return torch.cat([h, self.left(h)], 1)
+class Net(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.cell = Cell(c)
+        self.relu = nn.ReLU(inplace=True)
+        self.head = nn.Conv2d(2 * c, 2, 1)
+    def forward(self, x):
+        y = self.cell(x)
+        y = self.relu(y)
+        return self.head(y)
+""",
+            harness=_runs("Net(4)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # `feats[name][-1] = feats[name][-1].cpu()` gives an element back itself where it is a module: no container's layers change (KAIR's RVRT; issue 27, the nineteenth part)
+            """
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+def offload(feats, name):
+    feats[name][-1] = feats[name][-1].cpu()
+    return feats
+""",
+            line=5,
+            column=66,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+def offload(feats, name):
+    feats[name][-1] = feats[name][-1].cpu()
+    return feats
+""",
+            harness=_runs("Basic()", "2, 8, 6, 6"),
+        ),
+        Invalid(  # another class's container of the same name is indexed (`self.body[0](x)` on a ModuleList), not this class's Sequential, which runs only whole (KAIR's SpyNet and BasicModule; issue 27, the nineteenth part)
+            """
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=False), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+class Pyramid(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.ModuleList([Basic() for _ in range(3)])
+    def forward(self, x):
+        return self.body[0](x) + self.body[2](x)
+""",
+            line=5,
+            column=66,
+            config=_EXACT,
+            fixed="""
+from torch import nn
+class Basic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(8, 2, 3, padding=1))
+    def forward(self, x):
+        return self.body(x)
+class Pyramid(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.ModuleList([Basic() for _ in range(3)])
+    def forward(self, x):
+        return self.body[0](x) + self.body[2](x)
+""",
+            harness=_runs("Pyramid()", "2, 8, 6, 6"),
         ),
         Invalid(  # element 0 of what a class of the file returns as a tuple, a fresh quotient nothing else reads (Glow's `Actnorm`: `return z, logdet`; issue 27, the sixteenth part)
             """
@@ -6180,7 +6634,7 @@ def head(c, n):
                     # name it (every `.fc`) changes, splits, iterates or hands on its layers.
                     if not self._elements_may_change(stored_on) and not path_used_other_than_called(stored_on, ctx):
                         self._pending.extend(candidates)
-                elif not self._elements_may_change(name, node):
+                elif not self._elements_may_change(name, node, ctx.class_name if attribute is not None else None):
                     self._pending.extend(candidates)
                 elif attribute is not None:  # (held by `self`: its other uses are checked in `finish`)
                     self._pending.extend(self._inside_parts(attribute, elements, candidates))
@@ -6192,8 +6646,9 @@ def head(c, n):
         tensor), its layer before the same as in the whole.  The layer after it counts only where
         no part ends right after it (else the activation's output goes to the caller)."""
         changes = module_changes(self.ctx)
-        parts = changes.parts_run(name)
-        if not parts or changes.elements_changed(name) or any(holder is None for _, holder in elements):
+        owner = self.ctx.class_name
+        parts = changes.parts_run(name, owner)
+        if not parts or changes.elements_changed(name, owner) or any(holder is None for _, holder in elements):
             return []  # (an unpacked part of unknown length: a position from the end is not known)
         n = len(elements)
         spans = [(start + n if start < 0 else start, n if stop is None else min(stop + n if stop < 0 else stop, n)) for start, stop in parts]
@@ -6207,14 +6662,15 @@ def head(c, n):
             kept.append(candidate)
         return kept
 
-    def _elements_may_change(self, name: Optional[str], sequential: Optional[cst.Call] = None) -> bool:
+    def _elements_may_change(self, name: Optional[str], sequential: Optional[cst.Call] = None, class_name: Optional[str] = None) -> bool:
         """Could the layers of a Sequential bound to `name` (None: not bound to a name here) be
         replaced or removed (`features[0] = nn.Identity()`, `del net[0]`, `net.insert(...)`)?  Then
         the activation may follow something else, or come first and overwrite the caller's tensor.
         So could a part of it run alone (`mlp[1:]`, `mlp[2]`).  A `sequential` no name holds, kept
         in a container of the class whose elements only ever run whole (`self.mlps.append(...)`, then
         `self.mlps[i]` called: analysis/sequential_homes.py), keeps its layers as built whatever other
-        containers of the file change."""
+        containers of the file change.  `class_name`: the class whose `self.<name>` holds it, whose
+        containers alone it asks about (another class's `self.<name>` is another module)."""
         changes = module_changes(self.ctx)
         if name is None:
             if not changes.changed_elements:
@@ -6222,7 +6678,7 @@ def head(c, n):
             home = sequential_home(self.ctx, sequential) if sequential is not None else None
             # (an element changed through a name that may be any module may be this one's)
             return home is None or elements_may_change_anywhere(self.ctx) or not runs_elements_whole(self.ctx, home)
-        return changes.elements_changed(name) or changes.parts_may_run_apart(name)
+        return changes.elements_changed(name, class_name) or changes.parts_may_run_apart(name, class_name)
 
     def _sequence_candidates(self, elements: list[tuple[cst.BaseExpression, Optional[cst.CSTNode]]], attribute: Optional[str]) -> list[_Pending]:
         """The activations of a Sequential's layers that could run in place, if its layers stay as built."""
@@ -6359,6 +6815,17 @@ def head(c, n):
         else:
             return []
         container = receiver.rpartition(".")[2] if method != "append" else sequential_bound_to(scope, receiver, self.ctx)
+        if candidates and container is None and method == "append":
+            # `return nn.Sequential(*layers)` of a method whose callers store it in one `self.<attribute>`
+            # (analysis/returned_sequentials.py): that attribute's uses are all that can reach its layers
+            held = attribute_holding_returned(self.ctx, function, sequential_unpacking(scope, receiver, self.ctx))
+            if held is not None:
+                owner, attribute = held
+                if self._elements_may_change(attribute, None, owner):
+                    return []
+                for candidate in candidates:
+                    candidate.class_name, candidate.attribute = owner, attribute  # (its other uses: `finish`)
+                return candidates
         if candidates and not self._elements_may_change(container):
             return candidates
         return []
