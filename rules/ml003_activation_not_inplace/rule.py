@@ -352,6 +352,26 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # `F` is also a parameter of a helper: its `F.relu(x)` may run the block's module on a value read again
+            """
+import torch.nn.functional as F
+from torch import nn
+class ConvBnRelu(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.bn(x)
+        return self.relu(x)
+def probe(F, x):
+    y = F.relu(x)
+    return x, y
+""",
+            config=_EXACT,
+        ),
         Valid(  # the instance is iterated, each layer run alone on what the loop keeps: the ReLU would overwrite the norm's kept output
             """
 from torch import nn
@@ -2668,6 +2688,55 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # `F.relu` in another class is torch's function, not a `.relu` module of an instance: `self.relu` is still only called on the norm's output (deep-person-reid's OSNet-AIN; issue 27, the nineteenth part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class ConvBnRelu(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.bn(x)
+        return self.relu(x)
+class Residual(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = ConvBnRelu(c)
+    def forward(self, x):
+        h = self.body(x)
+        return F.relu(h) + h
+""",
+            line=8,
+            column=21,
+            config=_EXACT,
+            message="`self.relu = nn.ReLU(...)` is only called on fresh values",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class ConvBnRelu(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU(inplace=True)
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.bn(x)
+        return self.relu(x)
+class Residual(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = ConvBnRelu(c)
+    def forward(self, x):
+        h = self.body(x)
+        return F.relu(h) + h
+""",
+            harness=_runs("Residual(4)", "2, 4, 8, 8"),
+        ),
         Invalid(  # `self.tail` is a class that is an `nn.Sequential` and nothing more, built with `relu=False`: its constructor adds the norm last, so its call returns the norm's fresh output (deeplab-pytorch's bottleneck; issue 27, the eighteenth part)
             """
 from torch import nn
