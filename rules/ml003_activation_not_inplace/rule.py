@@ -352,6 +352,23 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # `self.norm = None` and a norm in a branch, but another method rebinds it to `nn.Identity()`, which returns the caller's input
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, use_in):
+        super().__init__()
+        self.norm = None
+        if use_in:
+            self.norm = nn.InstanceNorm2d(c, affine=True)
+    def strip(self):
+        self.norm = nn.Identity()
+    def forward(self, x):
+        return F.relu(self.norm(x))
+""",
+            config=_EXACT,
+        ),
         Valid(  # `F` is also a parameter of a helper: its `F.relu(x)` may run the block's module on a value read again
             """
 import torch.nn.functional as F
@@ -2688,6 +2705,45 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # `self.norm = None`, then a norm in a branch: wherever `self.norm(out)` runs it is the norm, so either binding of `out` is fresh (deep-person-reid's OSBlock; issue 27, the nineteenth part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, use_in):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = None
+        if use_in:
+            self.norm = nn.InstanceNorm2d(c, affine=True)
+    def forward(self, x):
+        out = self.conv(x) + x
+        if self.norm is not None:
+            out = self.norm(out)
+        return F.relu(out)
+""",
+            line=14,
+            column=16,
+            config=_EXACT,
+            message="the fresh output of `self.norm` or a fresh sum",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, use_in):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = None
+        if use_in:
+            self.norm = nn.InstanceNorm2d(c, affine=True)
+    def forward(self, x):
+        out = self.conv(x) + x
+        if self.norm is not None:
+            out = self.norm(out)
+        return F.relu(out, inplace=True)
+""",
+            harness=_runs("Block(4, True)", "2, 4, 8, 8"),
+        ),
         Invalid(  # `F.relu` in another class is torch's function, not a `.relu` module of an instance: `self.relu` is still only called on the norm's output (deep-person-reid's OSNet-AIN; issue 27, the nineteenth part)
             """
 import torch.nn.functional as F
