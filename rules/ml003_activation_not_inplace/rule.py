@@ -352,6 +352,56 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a caller hands `norm_layer=nn.Identity` through the `**kwargs` chain: the ReLU would overwrite the block's input
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d, **kwargs):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), norm_layer(c), nn.ReLU())
+    def forward(self, x):
+        return self.body(x) + x
+class Net(nn.Module):
+    def __init__(self, c, **kwargs):
+        super().__init__()
+        self.a = Block(c, **kwargs)
+        self.b = Block(c, **kwargs)
+    def forward(self, x):
+        return self.b(self.a(x))
+def build(c, pretrained=False, **kwargs):
+    if kwargs.get("verbose"):
+        print(kwargs["verbose"])
+    return Net(c, **kwargs)
+def build_small(**kwargs):
+    return build(4, **kwargs)
+net = build(4, norm_layer=nn.Identity)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a function of the chain stores its own key into the dictionary it forwards: what it holds is not followed
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d, **kwargs):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), norm_layer(c), nn.ReLU())
+    def forward(self, x):
+        return self.body(x) + x
+class Net(nn.Module):
+    def __init__(self, c, **kwargs):
+        super().__init__()
+        self.a = Block(c, **kwargs)
+        self.b = Block(c, **kwargs)
+    def forward(self, x):
+        return self.b(self.a(x))
+def build(c, pretrained=False, **kwargs):
+    kwargs["norm_layer"] = kwargs.pop("norm", nn.Identity)
+    return Net(c, **kwargs)
+def build_small(**kwargs):
+    return build(4, **kwargs)
+""",
+            config=_EXACT,
+        ),
         Valid(  # `self.norm = None` and a norm in a branch, but another method rebinds it to `nn.Identity()`, which returns the caller's input
             """
 import torch.nn.functional as F
@@ -2705,6 +2755,57 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # `norm_layer` defaults to a norm class and every caller in the file leaves it to the default or forwards its own `**kwargs`, whose own callers name no other value (awesome-semantic-segmentation's ENet; issue 27, the nineteenth part)
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d, **kwargs):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), norm_layer(c), nn.ReLU())
+    def forward(self, x):
+        return self.body(x) + x
+class Net(nn.Module):
+    def __init__(self, c, **kwargs):
+        super().__init__()
+        self.a = Block(c, **kwargs)
+        self.b = Block(c, **kwargs)
+    def forward(self, x):
+        return self.b(self.a(x))
+def build(c, pretrained=False, **kwargs):
+    if kwargs.get("verbose"):
+        print(kwargs["verbose"])
+    return Net(c, **kwargs)
+def build_small(**kwargs):
+    return build(4, **kwargs)
+""",
+            line=5,
+            column=81,
+            config=_EXACT,
+            message="after `norm_layer(...)` (`nn.BatchNorm2d`)",
+            fixed="""
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d, **kwargs):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), norm_layer(c), nn.ReLU(inplace=True))
+    def forward(self, x):
+        return self.body(x) + x
+class Net(nn.Module):
+    def __init__(self, c, **kwargs):
+        super().__init__()
+        self.a = Block(c, **kwargs)
+        self.b = Block(c, **kwargs)
+    def forward(self, x):
+        return self.b(self.a(x))
+def build(c, pretrained=False, **kwargs):
+    if kwargs.get("verbose"):
+        print(kwargs["verbose"])
+    return Net(c, **kwargs)
+def build_small(**kwargs):
+    return build(4, **kwargs)
+""",
+            harness=_runs("build_small(verbose=False)", "2, 4, 8, 8"),
+        ),
         Invalid(  # `self.norm = None`, then a norm in a branch: wherever `self.norm(out)` runs it is the norm, so either binding of `out` is fresh (deep-person-reid's OSBlock; issue 27, the nineteenth part)
             """
 import torch.nn.functional as F
