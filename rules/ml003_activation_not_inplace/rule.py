@@ -185,7 +185,8 @@ class ActivationNotInplace(Rule):
       below; also a subclass of such a torch layer, hooking nothing, whose `forward` returns
       `F.conv2d(...)` or `super().forward(x)` from each branch: `Conv2d_fw(nn.Conv2d)`), or a norm
       the file names otherwise: a constructor parameter named as one (`norm_layer(c)`,
-      `BatchNorm(planes)`) whose every value the file shows (default, arguments) is a norm class, or
+      `BatchNorm(planes)`) whose every value the file shows (default, arguments, also those a
+      caller's callers give by keyword through its `**kwargs` handed on whole) is a norm class, or
       a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias), or
       a module global every binding of which, also by a function through `global`, is one such
       class (`global BN; BN = nn.BatchNorm2d` in a constructor, `BN(planes)` in a block); the
@@ -221,14 +222,16 @@ class ActivationNotInplace(Rule):
       variable of `for l in self.layers:` (or of `zip(self.a, self.b)`) that nothing else binds in
       the function, and one the constructor
       builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`, or in each: `if self.maml:
-      self.C1 = Conv2d_fw(...)` / `else: self.C1 = nn.Conv2d(...)`) count as such layers; so does a
+      self.C1 = Conv2d_fw(...)` / `else: self.C1 = nn.Conv2d(...)`, also beside a `self.IN = None`
+      placeholder) count as such layers; so does a
       layer wrapped by a name chosen between two reparameterisations (`norm_f = weight_norm if c
       else spectral_norm`) that nothing else in the file binds;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
       class of the file for its subclasses' methods, or built in a branch of the constructor whose
       branches are the attribute's only bindings: `if add_relu: self.relu = nn.ReLU()` / `else:
       self.relu = lambda x: x`, every such module of the branches) when every use of
-      `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
+      `.relu` in the file that may be this class's (not another class's own `self.relu`, nor torch's
+      `F.relu`) is a call
       of it in a method of the class on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
       (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`; also bound in each branch of
