@@ -72,3 +72,22 @@ def test_torch_functions_are_no_instance_attribute() -> None:
     assert attribute_owners.attribute_uses(ctx, "A", "relu") == 1
     _, ctx = _parsed(code + "def h(F, x):\n    return F.relu(x)\n")
     assert attribute_owners.attribute_uses(ctx, "A", "relu") == 3  # a parameter `F` may be anything
+
+
+def test_the_project_pass_names_the_norm_keywords_given_something_else() -> None:
+    from pathlib import Path
+
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen.source import Source
+
+    files = {
+        "blocks.py": "import torch.nn as nn\ndef make(c, norm_layer=nn.BatchNorm2d, **kw):\n    return nets(c, norm_layer=norm_layer)\n",
+        "train.py": (
+            "import torch.nn as nn\nfrom blocks import make\nBatchNorm2d = nn.SyncBatchNorm\n"
+            "a = make(4, norm_layer=BatchNorm2d)\nb = make(4, norm=None)\n"
+            "c = make(4, bn_layer=lambda c: nn.Identity())\nd = dict(kw={'norm_cfg': 'BN'})\n"
+        ),
+    }
+    project = Project([(Path(name), name, summarize(Source(text))) for name, text in files.items()])
+    assert project.view(0).other_norm_keywords == frozenset({"bn_layer", "norm_cfg"})

@@ -25,16 +25,13 @@ import libcst as cst
 from memlint.analysis.bindings import exact_names_bound_by
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.inventory import torch_nn_name
-from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME
+from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME, TORCH_NORM_CLASSES
 from memlint.pipeline.tree import code_children, code_descendants
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
-TORCH_NORMS = frozenset(
-    {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm", "LayerNorm",
-     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
-)  # fmt: skip
+TORCH_NORMS = TORCH_NORM_CLASSES
 _NORM_CLASS, _NORM_PARAMETER = NORM_CLASS_NAME, NORM_PARAMETER_NAME
 _MAX_DEPTH = 3
 
@@ -170,6 +167,8 @@ def _forwarded_values(ctx: "Context", function: cst.FunctionDef, dictionary: str
     from other files are not seen, as for a parameter's own callers."""
     if _parameter(function, name) is not None:
         return []  # the function's own parameter takes the keyword: its dictionary never holds it
+    if name in ctx.project.other_norm_keywords:
+        return None  # some file of the project gives that keyword something else (the project pass)
     star = function.params.star_kwarg
     if type(star) is not cst.Param or star.name.value != dictionary:
         return None
