@@ -91,3 +91,20 @@ def test_the_project_pass_names_the_norm_keywords_given_something_else() -> None
     }
     project = Project([(Path(name), name, summarize(Source(text))) for name, text in files.items()])
     assert project.view(0).other_norm_keywords == frozenset({"bn_layer", "norm_cfg"})
+
+
+def test_a_file_no_import_connects_vetoes_nothing() -> None:
+    from pathlib import Path
+
+    from memlint.analysis.summaries import summarize
+    from memlint.pipeline.project import Project
+    from memlint.prescreen.source import Source
+
+    files = {
+        "blocks.py": "import torch.nn as nn\ndef make(c, norm_layer=nn.BatchNorm2d, **kw):\n    return nets(c, norm_layer=norm_layer)\n",
+        "train.py": "import torch.nn as nn\nfrom blocks import make\na = make(4, norm_layer=nn.BatchNorm2d)\n",
+        "other_repo.py": "import timm\nm = timm.create_model('r', norm_layer=BatchNormAct2d)\n",
+    }
+    project = Project([(Path(name), name, summarize(Source(text))) for name, text in files.items()])
+    assert project.view(0).other_norm_keywords == frozenset()
+    assert project.view(2).other_norm_keywords == frozenset({"norm_layer"})

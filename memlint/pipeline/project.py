@@ -391,7 +391,7 @@ class Project:
         names = names if names is not None else module_names([path for path, _, _ in files])
         self.files: list[Optional[_File]] = []
         self._modules: dict[str, list[int]] = {}
-        self._norm_keywords: Optional[frozenset[str]] = None
+        self._norm_keywords: Optional[dict[int, frozenset[str]]] = None  # import component -> FileView.other_norm_keywords
         aliases: dict[str, list[int]] = {}
         for index, (path, shown, summary) in enumerate(files):
             if summary is None:
@@ -1725,14 +1725,20 @@ class Project:
             gradient_methods=self._gradient_methods(index, model_methods),
             wrapper_classes=self._wrapper_classes(index),
             flags_on=self._flags_on(index),
-            other_norm_keywords=self._other_norm_keywords(),
+            other_norm_keywords=self._other_norm_keywords(index),
         )
 
-    def _other_norm_keywords(self) -> frozenset[str]:
-        """FileView.other_norm_keywords: the union of every file's summary `norms` (once per project)."""
+    def _other_norm_keywords(self, index: int) -> frozenset[str]:
+        """FileView.other_norm_keywords of file `index`: the summaries' `norms` of the files connected
+        to it by imports (`_component`: one program's code; a run over several repositories is not
+        one program), once per component."""
         if self._norm_keywords is None:
-            self._norm_keywords = frozenset(k for f in self.files if f is not None for k in f.summary.get("norms", ()))  # type: ignore[union-attr]
-        return self._norm_keywords
+            found: dict[int, set[str]] = {}
+            for file in self.files:
+                if file is not None and file.summary.get("norms"):
+                    found.setdefault(self._component(file.index), set()).update(file.summary["norms"])
+            self._norm_keywords = {component: frozenset(names) for component, names in found.items()}
+        return self._norm_keywords.get(self._component(index), frozenset())
 
     def _flags_on(self, index: int) -> frozenset[str]:
         """FileView.flags_on of file `index`: "function:flag" for its module-level functions' and
