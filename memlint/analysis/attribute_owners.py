@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.bindings import NON_IMPORT_BINDERS, exact_names_bound_by
 from memlint.analysis.calling_helpers import only_calls_argument
+from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import literal_part, module_changes
 from memlint.analysis.sequences import sequential_elements
@@ -43,15 +45,30 @@ def attribute_uses(ctx: "Context", class_name: str, attribute: str) -> int:
 
 
 def _counts(ctx: "Context") -> tuple[dict[str, int], dict[tuple[str, str], int]]:
-    return ctx.memo("attribute-owners", lambda: _collect(ctx.module))  # type: ignore[return-value]
+    return ctx.memo("attribute-owners", lambda: _collect(ctx))  # type: ignore[return-value]
 
 
-def _collect(module: cst.Module) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+def _collect(ctx: "Context") -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    module = ctx.module
     total: dict[str, int] = {}
+    torch_functions: list[cst.Attribute] = []
+    rebound: set[str] = set()  # names some binding of the file that is no import binds (a parameter `F`)
     for node in code_descendants(module):
-        if type(node) is cst.Attribute:
+        kind = type(node)
+        if kind is cst.Attribute:
+            if _on_imported_name(node):  # `F.relu`, `torch.nn.functional.relu`: maybe torch's own (below)
+                torch_functions.append(node)  # type: ignore[arg-type]
             name = node.attr.value  # type: ignore[attr-defined]
             total[name] = total.get(name, 0) + 1
+        elif kind in NON_IMPORT_BINDERS:
+            rebound.update(exact_names_bound_by(node, parameters=True, declarations=True))
+    # `F.relu(out)` calls torch's function, never an instance's `.relu` module: an object of torch's
+    # namespace is no project class's instance.  Only where the root name is bound by imports alone,
+    # anywhere in the file (a parameter or local named `F` may hold anything).
+    for node in torch_functions:
+        root = _root_name(node)
+        if root not in rebound and (resolve_global(ctx, node) or "").startswith("torch."):
+            total[node.attr.value] -= 1
     own: dict[tuple[str, str], int] = {}
     for statement in module.body:
         if type(statement) is not cst.ClassDef:
@@ -69,6 +86,18 @@ def _collect(module: cst.Module) -> tuple[dict[str, int], dict[tuple[str, str], 
     # A class defined twice under one name (a notebook cell run again) is one owner here: its uses
     # are never taken from the other definition's count.
     return total, own
+
+
+def _on_imported_name(node: cst.Attribute) -> bool:
+    """Is `node` `<name>.<attr>` or `<name>.<a>....<attr>` (a dotted chain of names, no call or index)?"""
+    return _root_name(node) is not None
+
+
+def _root_name(node: cst.Attribute) -> Optional[str]:
+    value = node.value
+    while type(value) is cst.Attribute:
+        value = value.value  # type: ignore[attr-defined]
+    return value.value if type(value) is cst.Name else None  # type: ignore[attr-defined]
 
 
 def _receives_self(method: cst.FunctionDef) -> bool:

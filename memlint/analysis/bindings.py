@@ -44,6 +44,8 @@ _NAMED = frozenset({cst.FunctionDef, cst.ClassDef, cst.MatchAs, cst.MatchStar})
 _HANDLERS = frozenset({cst.ExceptHandler, cst.ExceptStarHandler})
 _DECLARATIONS = frozenset({cst.Global, cst.Nonlocal})
 _BINDERS = _ONE_TARGET | _NAMED | _HANDLERS | _DECLARATIONS | {cst.Assign, cst.WithItem, cst.ImportAlias, cst.MatchMapping, cst.Param}
+# The nodes that may bind a name to something other than an imported module or object.
+NON_IMPORT_BINDERS = _BINDERS - {cst.ImportAlias}
 
 
 def bound_by(node: cst.CSTNode, parameters: bool = False, declarations: bool = False) -> tuple[cst.BaseExpression, ...]:

@@ -109,7 +109,9 @@ class ClassLayers:
             if not built or not all(layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local for layer in built):
                 continue
             written = _self_bindings(init, a)  # each binding one of those layers (not `lambda x: x`)
-            if written == len(built) and changes.class_bindings(a, ctx.class_name) == written:
+            # or `self.IN = None`, a placeholder the branch may replace (`if IN: self.IN =
+            # nn.InstanceNorm2d(c)`): calling None raises, so wherever `self.IN(x)` runs it holds a layer
+            if written - _none_bindings(init, a) == len(built) and changes.class_bindings(a, ctx.class_name) == written:
                 conditional.add(a)
         self._known = (fresh | conditional | normed, modules)
         return self._known
@@ -287,6 +289,17 @@ def _self_bindings(init: Optional[cst.FunctionDef], attribute: str) -> int:
     return sum(
         1 for n in code_descendants(init)
         if type(n) is cst.AssignTarget and self_attr(n.target) == attribute  # type: ignore[attr-defined]
+    )  # fmt: skip
+
+
+def _none_bindings(init: Optional[cst.FunctionDef], attribute: str) -> int:
+    """How many of the constructor's `self.<attribute> = ...` assignments bind it to `None` alone."""
+    if init is None:
+        return 0
+    return sum(
+        1 for n in code_descendants(init)
+        if type(n) is cst.Assign and len(n.targets) == 1 and self_attr(n.targets[0].target) == attribute  # type: ignore[attr-defined]
+        and type(n.value) is cst.Name and n.value.value == "None"  # type: ignore[attr-defined]
     )  # fmt: skip
 
 

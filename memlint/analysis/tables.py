@@ -376,6 +376,11 @@ SMALL_COUNT = 64
 # and a constructor parameter named as a norm (`norm_layer`, `norm`, deeplab's `BatchNorm`, `bn_layer`;
 # not `normal_init`).  Plain regular expressions: ML003's screen tests the same words.
 NORM_CLASS_NAME = re.compile(r"(Batch|Instance|Group|Layer)Norm")
+# torch's norm classes: they keep their input and statistics for backward, never their output.
+TORCH_NORM_CLASSES = frozenset(
+    {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "GroupNorm", "LayerNorm",
+     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"}
+)  # fmt: skip
 NORM_PARAMETER_NAME = re.compile(r"norm(?!al)|^bn(_|$)|_bn$", re.I)
 
 # Module methods that return the module itself (`Meta(args).to(device)`, `G().cuda().train()`): a name

@@ -186,7 +186,8 @@ class ActivationNotInplace(Rule):
       below; also a subclass of such a torch layer, hooking nothing, whose `forward` returns
       `F.conv2d(...)` or `super().forward(x)` from each branch: `Conv2d_fw(nn.Conv2d)`), or a norm
       the file names otherwise: a constructor parameter named as one (`norm_layer(c)`,
-      `BatchNorm(planes)`) whose every value the file shows (default, arguments) is a norm class, or
+      `BatchNorm(planes)`) whose every value the file shows (default, arguments, also those a
+      caller's callers give by keyword through its `**kwargs` handed on whole) is a norm class, or
       a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias), or
       a module global every binding of which, also by a function through `global`, is one such
       class (`global BN; BN = nn.BatchNorm2d` in a constructor, `BN(planes)` in a block); the
@@ -222,14 +223,16 @@ class ActivationNotInplace(Rule):
       variable of `for l in self.layers:` (or of `zip(self.a, self.b)`) that nothing else binds in
       the function, and one the constructor
       builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`, or in each: `if self.maml:
-      self.C1 = Conv2d_fw(...)` / `else: self.C1 = nn.Conv2d(...)`) count as such layers; so does a
+      self.C1 = Conv2d_fw(...)` / `else: self.C1 = nn.Conv2d(...)`, also beside a `self.IN = None`
+      placeholder) count as such layers; so does a
       layer wrapped by a name chosen between two reparameterisations (`norm_f = weight_norm if c
       else spectral_norm`) that nothing else in the file binds;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
       class of the file for its subclasses' methods, or built in a branch of the constructor whose
       branches are the attribute's only bindings: `if add_relu: self.relu = nn.ReLU()` / `else:
       self.relu = lambda x: x`, every such module of the branches) when every use of
-      `.relu` in the file that may be this class's (not another class's own `self.relu`) is a call
+      `.relu` in the file that may be this class's (not another class's own `self.relu`, nor torch's
+      `F.relu`) is a call
       of it in a method of the class on such a fresh value;
     - a layer bound to a name by the function's own assignment and listed before the activation
       (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`; also bound in each branch of
@@ -353,6 +356,93 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # a caller hands `norm_layer=nn.Identity` through the `**kwargs` chain: the ReLU would overwrite the block's input
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d, **kwargs):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), norm_layer(c), nn.ReLU())
+    def forward(self, x):
+        return self.body(x) + x
+class Net(nn.Module):
+    def __init__(self, c, **kwargs):
+        super().__init__()
+        self.a = Block(c, **kwargs)
+        self.b = Block(c, **kwargs)
+    def forward(self, x):
+        return self.b(self.a(x))
+def build(c, pretrained=False, **kwargs):
+    if kwargs.get("verbose"):
+        print(kwargs["verbose"])
+    return Net(c, **kwargs)
+def build_small(**kwargs):
+    return build(4, **kwargs)
+net = build(4, norm_layer=nn.Identity)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a function of the chain stores its own key into the dictionary it forwards: what it holds is not followed
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d, **kwargs):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), norm_layer(c), nn.ReLU())
+    def forward(self, x):
+        return self.body(x) + x
+class Net(nn.Module):
+    def __init__(self, c, **kwargs):
+        super().__init__()
+        self.a = Block(c, **kwargs)
+        self.b = Block(c, **kwargs)
+    def forward(self, x):
+        return self.b(self.a(x))
+def build(c, pretrained=False, **kwargs):
+    kwargs["norm_layer"] = kwargs.pop("norm", nn.Identity)
+    return Net(c, **kwargs)
+def build_small(**kwargs):
+    return build(4, **kwargs)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `self.norm = None` and a norm in a branch, but another method rebinds it to `nn.Identity()`, which returns the caller's input
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, use_in):
+        super().__init__()
+        self.norm = None
+        if use_in:
+            self.norm = nn.InstanceNorm2d(c, affine=True)
+    def strip(self):
+        self.norm = nn.Identity()
+    def forward(self, x):
+        return F.relu(self.norm(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `F` is also a parameter of a helper: its `F.relu(x)` may run the block's module on a value read again
+            """
+import torch.nn.functional as F
+from torch import nn
+class ConvBnRelu(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.bn(x)
+        return self.relu(x)
+def probe(F, x):
+    y = F.relu(x)
+    return x, y
+""",
+            config=_EXACT,
+        ),
         Valid(  # the instance is iterated, each layer run alone on what the loop keeps: the ReLU would overwrite the norm's kept output
             """
 from torch import nn
@@ -2894,6 +2984,145 @@ def join(a, b, **options):
     ]
 
     INVALID = [
+        Invalid(  # `norm_layer` defaults to a norm class and every caller in the file leaves it to the default or forwards its own `**kwargs`, whose own callers name no other value (awesome-semantic-segmentation's ENet; issue 27, the nineteenth part)
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d, **kwargs):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), norm_layer(c), nn.ReLU())
+    def forward(self, x):
+        return self.body(x) + x
+class Net(nn.Module):
+    def __init__(self, c, **kwargs):
+        super().__init__()
+        self.a = Block(c, **kwargs)
+        self.b = Block(c, **kwargs)
+    def forward(self, x):
+        return self.b(self.a(x))
+def build(c, pretrained=False, **kwargs):
+    if kwargs.get("verbose"):
+        print(kwargs["verbose"])
+    return Net(c, **kwargs)
+def build_small(**kwargs):
+    return build(4, **kwargs)
+""",
+            line=5,
+            column=81,
+            config=_EXACT,
+            message="after `norm_layer(...)` (`nn.BatchNorm2d`)",
+            fixed="""
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, norm_layer=nn.BatchNorm2d, **kwargs):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), norm_layer(c), nn.ReLU(inplace=True))
+    def forward(self, x):
+        return self.body(x) + x
+class Net(nn.Module):
+    def __init__(self, c, **kwargs):
+        super().__init__()
+        self.a = Block(c, **kwargs)
+        self.b = Block(c, **kwargs)
+    def forward(self, x):
+        return self.b(self.a(x))
+def build(c, pretrained=False, **kwargs):
+    if kwargs.get("verbose"):
+        print(kwargs["verbose"])
+    return Net(c, **kwargs)
+def build_small(**kwargs):
+    return build(4, **kwargs)
+""",
+            harness=_runs("build_small(verbose=False)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # `self.norm = None`, then a norm in a branch: wherever `self.norm(out)` runs it is the norm, so either binding of `out` is fresh (deep-person-reid's OSBlock; issue 27, the nineteenth part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, use_in):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = None
+        if use_in:
+            self.norm = nn.InstanceNorm2d(c, affine=True)
+    def forward(self, x):
+        out = self.conv(x) + x
+        if self.norm is not None:
+            out = self.norm(out)
+        return F.relu(out)
+""",
+            line=14,
+            column=16,
+            config=_EXACT,
+            message="the fresh output of `self.norm` or a fresh sum",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, use_in):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.norm = None
+        if use_in:
+            self.norm = nn.InstanceNorm2d(c, affine=True)
+    def forward(self, x):
+        out = self.conv(x) + x
+        if self.norm is not None:
+            out = self.norm(out)
+        return F.relu(out, inplace=True)
+""",
+            harness=_runs("Block(4, True)", "2, 4, 8, 8"),
+        ),
+        Invalid(  # `F.relu` in another class is torch's function, not a `.relu` module of an instance: `self.relu` is still only called on the norm's output (deep-person-reid's OSNet-AIN; issue 27, the nineteenth part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class ConvBnRelu(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.bn(x)
+        return self.relu(x)
+class Residual(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = ConvBnRelu(c)
+    def forward(self, x):
+        h = self.body(x)
+        return F.relu(h) + h
+""",
+            line=8,
+            column=21,
+            config=_EXACT,
+            message="`self.relu = nn.ReLU(...)` is only called on fresh values",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class ConvBnRelu(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU(inplace=True)
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.bn(x)
+        return self.relu(x)
+class Residual(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = ConvBnRelu(c)
+    def forward(self, x):
+        h = self.body(x)
+        return F.relu(h) + h
+""",
+            harness=_runs("Residual(4)", "2, 4, 8, 8"),
+        ),
         Invalid(  # `self.tail` is a class that is an `nn.Sequential` and nothing more, built with `relu=False`: its constructor adds the norm last, so its call returns the norm's fresh output (deeplab-pytorch's bottleneck; issue 27, the eighteenth part)
             """
 from torch import nn
