@@ -168,8 +168,6 @@ def steps_each_optimizer(target: str, collection: Optional[str]) -> bool:
     return OPTIMIZER_ONLY_NAME.search(target) is not None or (collection is not None and OPTIMIZERS_NAME.search(collection) is not None)
 
 
-
-
 # CapWords with a lower-case letter: a class by Python's naming convention (`G`, `D`, `VAE` are
 # often instances: GAN generators and discriminators, autoencoders).
 _CLASS_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
