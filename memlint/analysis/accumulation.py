@@ -48,7 +48,8 @@ import libcst as cst
 
 from memlint.analysis.iteration import Loop, iterates_batches, names_in
 from memlint.analysis.naming import BATCH_SOURCE
-from memlint.analysis.roles import is_optimizer_step, steps_an_optimizer
+from memlint.analysis.roles import steps_an_optimizer
+from memlint.analysis.step_calls import is_optimizer_step
 from memlint.analysis.tables import COMBINING_METHODS
 from memlint.analysis.values import NONE, Kind
 from memlint.analysis.walk import code_descendants, code_with_parents

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis.bindings import bound_by, target_names
+from memlint.analysis.step_calls import is_schedule_step
 from memlint.analysis.tables import EPOCH_END_KEEPS, IGNITE_ENGINES, LIGHTNING_TRAINERS, TORCHNET_ENGINES
 from memlint.analysis.walk import code_descendants
 
@@ -252,18 +253,12 @@ def trains_unconditionally(step: cst.FunctionDef) -> bool:
                 call = small.value if type(small) is cst.Expr else None  # type: ignore[attr-defined]
                 if type(call) is cst.Call and type(call.func) is cst.Attribute:
                     method = call.func.attr.value
-                    if method == "backward" or (method == "step" and not _names_scheduler(call.func.value)):
+                    if method == "backward" or (method == "step" and not is_schedule_step(call)):
                         seen.add(method)
             continue
         if any(type(node) in (cst.Return, cst.Raise) for node in code_descendants(statement, skip=_SCOPES)):
             return False  # an early exit under a condition may skip what follows
     return seen == {"backward", "step"}
-
-
-def _names_scheduler(receiver: cst.BaseExpression) -> bool:
-    """`scheduler.step()`, `self.lr_sched.step()`: a learning-rate schedule steps no parameters."""
-    name = receiver.attr.value if type(receiver) is cst.Attribute else receiver.value if type(receiver) is cst.Name else ""  # type: ignore[attr-defined]
-    return "sched" in name.lower() or name.lower().startswith("lr")
 
 
 def _imports_ignite(ctx: "Context") -> bool:

@@ -202,6 +202,14 @@ class _Builder:
         self.classes: dict[str, cst.ClassDef] = {}
         self.result: dict[str, ModuleClass] = {}
         self._active: set[str] = set()
+        # `_local_params` memoised: a class built in many places (or classes building each other,
+        # `self.a = Block(n)`, `self.b = Block(n)`, each Block building two more) was described again
+        # at every construction, exponentially in the nesting.  Keyed by the class and the code of
+        # the call's arguments (what `_bind_call` binds), with the classes the count reached: the
+        # recursion guard below answers by `_active`, so a count is reused only where none of them is
+        # being described (then it is what describing again would give).
+        self._param_counts: dict[tuple[str, Optional[tuple]], tuple[Optional[int], frozenset[str]]] = {}
+        self._reaching: list[set[str]] = []  # for each count being computed, the classes it reached so far
         # The functions around the call being read, innermost last (a constructor being described,
         # or the traversal's): a name one of them binds (`def __init__(self, d, Linear=nn.Identity)`)
         # is not the file's factory of that name.
@@ -363,13 +371,29 @@ class _Builder:
         return Layer(call, kind, None)
 
     def _local_params(self, name: str, call: Optional[cst.Call]) -> Optional[int]:
+        if self._reaching:
+            self._reaching[-1].add(name)
         if name in self._active:  # recursive construction: give up
             return None
+        key = (name, None if call is None else _arguments_key(call))
+        known = self._param_counts.get(key)
+        if known is not None and known[1].isdisjoint(self._active):
+            if self._reaching:
+                self._reaching[-1].update(known[1])
+            return known[0]
+        reached = {name}
         self._active.add(name)
+        self._reaching.append(reached)
         try:
-            return self._describe(name, call).param_count
+            count = self._describe(name, call).param_count
         finally:
+            self._reaching.pop()
             self._active.discard(name)
+        if self._reaching:
+            self._reaching[-1].update(reached)
+        if reached.isdisjoint(self._active):  # no guard answered for a class outside this one
+            self._param_counts[key] = (count, frozenset(reached))
+        return count
 
     def _torch_layer(self, kind: str, call: cst.Call, env: Env) -> Layer:
         layer = Layer(call, kind, None)
@@ -556,6 +580,17 @@ def _arguments(call: cst.Call) -> dict:
             result[position] = argument.value
             position += 1
     return result
+
+
+def _arguments_key(call: cst.Call) -> tuple:
+    """What `_bind_call` reads of `call`, as a key: each argument's keyword, star and code."""
+    return tuple(
+        (argument.keyword.value if argument.keyword is not None else None, argument.star, _CODE.code_for_node(argument.value))
+        for argument in call.args
+    )
+
+
+_CODE = cst.Module(body=[])
 
 
 def _bind_call(function: cst.FunctionDef, call: cst.Call, env: Env) -> dict:

@@ -20,10 +20,10 @@ from memlint.analysis import tables
 from memlint.analysis.cli_defaults import flag_on_by_default
 from memlint.analysis.flag_attributes import opt_in_attribute
 from memlint.analysis.naming import BATCH_SOURCE, BATCH_STRIDE, BATCH_TARGET, DRAWS_DATA, GENERIC_ITERATOR, LOADERS_BY_KEY, SAMPLE_COUNT, SPLIT_KEY
-from memlint.analysis.naming import OPTIMIZER_NAME as _OPTIMIZER_NAME
 from memlint.analysis.naming import named_like_model, steps_each_optimizer
 from memlint.analysis.random_branches import branch_taken_at_random
 from memlint.analysis.shared_branches import done_in_every_branch, shared_statements
+from memlint.analysis.step_calls import is_optimizer_step
 from memlint.analysis.bindings import target_names
 from memlint.pipeline.tree import code_children, code_descendants
 
@@ -362,7 +362,7 @@ def branch_trains(node: cst.CSTNode) -> bool:
     for child in _own_nodes(node.body):  # type: ignore[attr-defined]
         if isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute):
             name = child.func.attr.value
-            if name in tables.BACKWARD_METHODS or (name == "step" and _OPTIMIZER_NAME.search(_receiver_name(child) or "")):
+            if name in tables.BACKWARD_METHODS or is_optimizer_step(child):
                 return True
     return False
 
@@ -402,17 +402,6 @@ def _callee_name(call: cst.Call) -> Optional[str]:
         return func.value
     if isinstance(func, cst.Attribute):
         return func.attr.value
-    return None
-
-
-def _receiver_name(call: cst.Call) -> Optional[str]:
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        receiver = func.value
-        if isinstance(receiver, cst.Attribute):
-            return receiver.attr.value
-        if isinstance(receiver, cst.Name):
-            return receiver.value
     return None
 
 
@@ -609,7 +598,7 @@ def runs_model(loop: Loop) -> bool:
             continue
         if name in tables.BACKWARD_METHODS and isinstance(node.func, cst.Attribute):
             return True
-        if name == "step" and _OPTIMIZER_NAME.search(_receiver_name(node) or ""):
+        if is_optimizer_step(node):
             return True
         if name in ("training_step", "train_step", "validation_step", "eval_step", "test_step", "predict_step"):
             return True
@@ -653,7 +642,7 @@ def steps_itself(loop: Loop) -> bool:
     for node in own_statements(loop):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             name = node.func.attr.value
-            if name in tables.BACKWARD_METHODS or (name == "step" and _OPTIMIZER_NAME.search(_receiver_name(node) or "")):
+            if name in tables.BACKWARD_METHODS or is_optimizer_step(node):
                 return True
     return False
 

@@ -146,6 +146,16 @@ OPTIMIZER_ONLY_NAME = _optimizer_pattern("optim|optimizer|optimiser|opt")
 OPTIMIZERS_NAME = re.compile(r"(?:^|_)(?:optims|optimizers|optimisers)(?:_|$)|(?:optim|optimizer|optimiser)_?(?:list|s)$", re.I)
 
 
+# A name that says it holds a learning-rate schedule (`opt_sched`, `schedulers`, `lr_opt`, `lrs`).
+_SCHEDULE_NAME = re.compile(r"sched|(?:^|_)lrs?(?:_|$)|^lr|lr$", re.I)
+
+
+def names_schedule(name: str) -> bool:
+    """Does `name` say it holds a learning-rate schedule (`scheduler`, `lr_sched`, `opt_scheds`,
+    `lrs`, `warmup_lr`)?  Its `step()` steps no parameters (step_calls.is_schedule_step)."""
+    return _SCHEDULE_NAME.search(name) is not None
+
+
 def steps_each_optimizer(target: str, collection: Optional[str]) -> bool:
     """Does `for <target> in <collection>:` (`collection`: the iterable's last name, None when it
     has none) iterate optimizers, so that `<target>.step()` in it steps each optimizer of one
@@ -153,13 +163,9 @@ def steps_each_optimizer(target: str, collection: Optional[str]) -> bool:
     opt in opt_list`, `for optimizer in [enc_opt, dec_opt]`).  Never where either name also names a
     learning-rate schedule (`for opt_sched in opt_scheds`, `lr_opts`): a scheduler's `step()` trains
     nothing, and the name is the only evidence here."""
-    if _SCHEDULE_NAME.search(target) or (collection is not None and _SCHEDULE_NAME.search(collection)):
+    if names_schedule(target) or (collection is not None and names_schedule(collection)):
         return False
     return OPTIMIZER_ONLY_NAME.search(target) is not None or (collection is not None and OPTIMIZERS_NAME.search(collection) is not None)
-
-
-# A name that says it holds a learning-rate schedule (`opt_sched`, `schedulers`, `lr_opt`, `lrs`).
-_SCHEDULE_NAME = re.compile(r"sched|(?:^|_)lrs?(?:_|$)|^lr|lr$", re.I)
 
 
 # CapWords with a lower-case letter: a class by Python's naming convention (`G`, `D`, `VAE` are

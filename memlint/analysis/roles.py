@@ -43,7 +43,8 @@ import libcst as cst
 from memlint.analysis import tables
 from memlint.analysis.iteration import configuration_value, is_epoch_loop, is_step_loop, iterates_batches, own_statements, runs_model, steps_itself
 from memlint.analysis.loop_bounds import DefaultOf, counted_break
-from memlint.analysis.naming import OPTIMIZER_NAME, is_forward_name, named_like_model
+from memlint.analysis.naming import is_forward_name, named_like_model
+from memlint.analysis.step_calls import is_optimizer_step
 from memlint.analysis.walk import code_descendants, dotted_name
 from memlint.pipeline.tree import code_children
 
@@ -366,13 +367,3 @@ def steps_an_optimizer(block: cst.CSTNode) -> bool:
     """Does the code below `block` (a function's body, a branch) call `<optimizer>.step()` (a receiver
     named like an optimizer)?"""
     return any(is_optimizer_step(node) for node in code_descendants(block))
-
-
-def is_optimizer_step(node: cst.CSTNode) -> bool:
-    """Is `node` a call `<optimizer>.step()` (a receiver named like an optimizer: `optim_d.step()`,
-    `self.opt_G.step()`)?"""
-    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "step":  # type: ignore[attr-defined]
-        receiver = node.func.value  # type: ignore[attr-defined]
-        name = receiver.value if type(receiver) is cst.Name else receiver.attr.value if type(receiver) is cst.Attribute else ""
-        return bool(OPTIMIZER_NAME.search(name))
-    return False

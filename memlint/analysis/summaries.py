@@ -88,7 +88,79 @@ from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.run_loops import reconfigures_run
 from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
-FORMAT = 38  # 38: 37 and the `norms` 36 merged; 37: both 36s below, merged; 36: `norms`, the keywords named like a norm parameter the file gives something other than a torch norm class (ML003, analysis/norm_layers.py); 36: ["p", method] for `super().m()` in a method (its bases' `m`); `builds` through a name the factory binds only by its own `from ... import`s, one target per import (KAIR's `define_Model`); 36: a call's loop fact ends in "runs" for a loop that sets the run's configuration per item (`for opt.weights in ...`: run_loops); 35: a ["k", ...] reference's fifth entry, whether its bindings are alternatives of one choice made before the call's loop; 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+# The summary format's version: summaries written under another are not read (`_require` below).
+# A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 38: 37 and the `norms` 36 merged
+# 37: both 36s below, merged
+# 36: `norms`, the keywords named like a norm parameter the file gives something other than a torch norm
+#     class (ML003, analysis/norm_layers.py)
+# 36: ["p", method] for `super().m()` in a method (its bases' `m`); `builds` through a name the factory
+#     binds only by its own `from ... import`s, one target per import (KAIR's `define_Model`)
+# 36: a call's loop fact ends in "runs" for a loop that sets the run's configuration per item (`for
+#     opt.weights in ...`: run_loops)
+# 35: a ["k", ...] reference's fifth entry, whether its bindings are alternatives of one choice made
+#     before the call's loop
+# 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else
+#     B(c)`)
+# 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared
+#     statements only in the prefix every branch agrees on
+# 32: both 31s below, merged
+# 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an
+#     `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches)
+# 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule
+#     (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME)
+# 30: 29 and the scheduler 28 merged
+# 29: 28 and the 26 of batch iterators merged
+# 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in
+#     opt_scheds`)
+# 28: 27 and the 26 of attribute flags merged
+# 27: both 26s below, merged
+# 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE)
+# 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition
+#     "configured" behind configured choices only
+# 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in
+#     opt_list`)
+# 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the
+#     attributes of `self` a method calls as modules, their constructor known, each with the flag
+#     guarding it), `makes`
+# 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`
+# 24: both 23s below, merged
+# 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a
+#     class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method),
+#     "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory
+#     returns)
+# 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward
+#     (F.batch_norm)
+# 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables)
+# 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`
+# 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's
+#     elementwise functions of one and a parameter defaulting to a number (host_returns)
+# 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`);
+#     `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a
+#     constructor the function imports itself as its import target [module, name, level]
+# 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own)
+# 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any
+#     `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad
+# 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory
+#     reference] for a call of a name bound to a project call's result
+# 15: a class's `forwards`, the attribute its `forward` returns the call of
+# 14: `grads`, `evals`, `model_grad`
+# 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an
+#     uncapitalised project callee, besides the call's other reference
+# 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()`
+#     then `return Variable(x)`
+# 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`
+# 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for
+#     `obj(x)`
+# 9: autograd calls and flushes through a star-imported `torch`, `keeps`
+# 8: the receiver of `i` and `k` references, a class's `adam`
+# 7: `fresh`
+# 6: `pass`
+# 5: `may`
+# 4: `updates`, `moves`
+# 3: `host`, a file that never mentions an accelerator
+# 2: `stars`, the modules a file star-imports
+FORMAT = 38
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
