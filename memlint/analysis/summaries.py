@@ -87,7 +87,7 @@ from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, do
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
-FORMAT = 36  # 36: ["p", method] for `super().m()` in a method (its bases' `m`); `builds` through a name the factory binds only by its own `from ... import`s, one target per import (KAIR's `define_Model`); 35: a ["k", ...] reference's fifth entry, whether its bindings are alternatives of one choice made before the call's loop; 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 37  # 37: `places` (the file's code puts work on an accelerator: `.cuda()`, `.to(device)`, `device="cuda"`), `unimplemented` (a method that raises NotImplementedError or is an @abstractmethod), a class's `binds` (names its body binds other than by `def`), `inner` (the bases of classes defined inside functions); 36: ["p", method] for `super().m()` in a method (its bases' `m`); `builds` through a name the factory binds only by its own `from ... import`s, one target per import (KAIR's `define_Model`); 35: a ["k", ...] reference's fifth entry, whether its bindings are alternatives of one choice made before the call's loop; 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -161,6 +161,7 @@ class _Summary:
         self.training_loops: set[int] = set()
         self.cells: Optional[frozenset[int]] = None  # ids of a marimo notebook's cell functions
         self.from_import_scopes: Optional[set[int]] = None  # ids of the functions holding a `from ... import`
+        self.places = False  # `places`: a call of the file's code puts work on an accelerator
 
     # ------------------------------------------------------------------ the module's names
 
@@ -172,6 +173,8 @@ class _Summary:
                 self._decorations(key, record, no_grad_decorators)
         for call in self.source.nodes(ast.Call):
             self._call(call)  # type: ignore[arg-type]
+            if not self.places and _places_on_accelerator(call):  # type: ignore[arg-type]
+                self.places = True
         returns: dict[str, list[ast.Return]] = {}
         for node in self.source.nodes(ast.Return):
             returns.setdefault(self._function_of(node) or "?", []).append(node)  # type: ignore[arg-type]
@@ -195,6 +198,8 @@ class _Summary:
             "imports": self.imports,
             **({"stars": self.stars} if self.stars else {}),
             **({"host": True} if not _names_accelerator(self.source.text) else {}),
+            **({"places": True} if self.places else {}),
+            **({"inner": inner} if (inner := self._inner_bases()) else {}),
             "defs": sorted(self.defs),
             "classes": self.classes,
             "functions": {k: _compact(r) for k, r in self.functions.items()},
@@ -292,9 +297,23 @@ class _Summary:
         bases = [name for name in (dotted(b) for b in node.bases) if name]
         record: dict[str, Any] = {"bases": bases}
         self.classes[node.name] = record
+        binds: set[str] = set()
         for statement in node.body:
             if isinstance(statement, _FUNCTIONS):
                 self._function(statement, f"{node.name}.{statement.name}", node.name)
+            elif not isinstance(statement, ast.ClassDef):
+                binds.update(_statement_binds(statement))
+        if binds:
+            record["binds"] = sorted(binds)  # `forward_backward = Engine.score`: a method the pass does not see
+
+    def _inner_bases(self) -> list[str]:
+        """The last part of each base of a class defined inside a function (`make_evaluator()`'s
+        `class Evaluator(Engine)`): a subclass whose methods the project pass does not see."""
+        found: set[str] = set()
+        for node in self.source.nodes(ast.ClassDef):
+            if self._function_of(node):
+                found.update(name.rpartition(".")[2] for name in (dotted(b) for b in node.bases) if name)  # type: ignore[attr-defined]
+        return sorted(found)
 
     def _builds_own_adam(self, node: ast.ClassDef) -> Optional[list[str]]:
         """When the class's `__init__` stores an Adam-family optimizer over the instance's own
@@ -1286,6 +1305,10 @@ class _Summary:
                 continue  # (a class the file also binds otherwise, RAFT's fallback GradScaler, has no methods here)
             if all(_placeholder_statement(statement) for statement in node.body):  # type: ignore[attr-defined]
                 self.functions[key]["abstract"] = True
+                if any(type(statement) is ast.Raise for statement in node.body):  # type: ignore[attr-defined]
+                    self.functions[key]["unimplemented"] = True  # (a `pass` body is a working no-op)
+            if any((dotted(d) or "").rpartition(".")[2] == "abstractmethod" for d in node.decorator_list):  # type: ignore[attr-defined]
+                self.functions[key]["unimplemented"] = True
 
     def _constructor(self, value: Optional[ast.expr], local_imports: dict[str, list[list]]) -> Optional[list]:
         """The capitalised classes `value` constructs, as written, or None: no construction of a class
@@ -2211,6 +2234,63 @@ def _placeholder_statement(statement: ast.stmt) -> bool:
     return False
 
 
+def _statement_binds(statement: ast.stmt) -> Iterator[str]:
+    """The names a statement of a class body binds (an assignment's targets, an import's names, what
+    a nested block binds), nested functions and lambdas aside."""
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (*_FUNCTIONS, ast.ClassDef):
+            yield node.name  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Lambda:
+            continue
+        if kind is ast.Name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            yield node.id  # type: ignore[attr-defined]
+        elif kind in (ast.Import, ast.ImportFrom):
+            for alias in node.names:  # type: ignore[attr-defined]
+                yield (alias.asname or alias.name).partition(".")[0]
+        stack.extend(child_nodes(node))
+
+
+def _may_name_accelerator(value: Optional[ast.expr]) -> bool:
+    """Can `value`, a device argument, be an accelerator: a string naming one (`"cuda:0"`), a name
+    or attribute naming one (`device`, `self.device`, `args.gpu`), `torch.device(...)` of such, or a
+    choice between them?  `torch.device("cpu")`, a name `CPU`, a number: no."""
+    kind = type(value)
+    if kind is ast.Constant:
+        return type(value.value) is str and tables.ACCELERATOR_STRING.search(value.value) is not None  # type: ignore[union-attr]
+    if kind is ast.Name:
+        return tables.ACCELERATOR_IDENTIFIER.search(value.id) is not None  # type: ignore[union-attr]
+    if kind is ast.Attribute:
+        return tables.ACCELERATOR_IDENTIFIER.search(value.attr) is not None  # type: ignore[union-attr]
+    if kind is ast.IfExp:
+        return _may_name_accelerator(value.body) or _may_name_accelerator(value.orelse)  # type: ignore[union-attr]
+    if kind is ast.Subscript:
+        return _may_name_accelerator(value.value)  # type: ignore[union-attr]
+    if kind is ast.Call:
+        name = dotted(value.func) or ""  # type: ignore[union-attr]
+        if name.rpartition(".")[2] == "device":
+            return any(_may_name_accelerator(a) for a in value.args)  # type: ignore[union-attr]
+    return False
+
+
+def _places_on_accelerator(call: ast.Call) -> bool:
+    """Does the call put work on an accelerator (`places`): `x.cuda()`, `x.to(<a device that may be
+    CUDA>)`, a `device=` keyword of such, `torch.device("cuda" ...)`, `nn.DataParallel(...)`,
+    accelerate's `Accelerator(...)`?  A comment or `torch.device("cpu")` places nothing."""
+    func = call.func
+    if type(func) is ast.Attribute and func.attr == "cuda":
+        return True
+    name = (dotted(func) or "").rpartition(".")[2]
+    if name in ("DataParallel", "DistributedDataParallel", "Accelerator"):
+        return True
+    if name in ("to", "device") and call.args and _may_name_accelerator(call.args[0]):
+        return True
+    return any(k.arg == "device" and _may_name_accelerator(k.value) for k in call.keywords)
+
+
 def _super_of_method(call: ast.Call, key: str, record: dict) -> bool:
     """Is `call` the `super()` of method `key` (a method of a module-level class, not a nested
     function's): `super()`, or `super(Class, self)` naming the method's own class and first
@@ -2269,8 +2349,10 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) - {"stars", "host"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
     _require(summary.get("host", True) is True)  # type: ignore[union-attr]
+    _require(summary.get("places", True) is True)  # type: ignore[union-attr]
+    _strings(summary.get("inner", []))  # type: ignore[union-attr]
     for star in summary.get("stars", []):  # type: ignore[union-attr]
         _require(type(star) is list and len(star) == 2 and type(star[0]) is str and type(star[1]) is int and star[1] >= 0)
     _require(summary["format"] == FORMAT and type(summary["format"]) is int)  # type: ignore[index]
@@ -2282,8 +2364,9 @@ def _check_summary(summary: object) -> None:
         _require(type(target[2]) is int and target[2] >= 0)
     _strings(summary["defs"])  # type: ignore[index]
     for name, record in classes.items():
-        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs", "adam", "forwards"} and "bases" in record)
+        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs", "adam", "forwards", "binds"} and "bases" in record)
         _require(type(record.get("forwards", "")) is str)
+        _strings(record.get("binds", []))
         _strings(record.get("adam", []))
         _strings(record["bases"])
         attrs = record.get("attrs", {})
@@ -2302,7 +2385,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "unsaved", "keeps", "grads", "evals", "model_grad", "abstract"):
+        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "unsaved", "keeps", "grads", "evals", "model_grad", "abstract", "unimplemented"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)

@@ -614,18 +614,24 @@ class Project:
         return None
 
     def _base_method(self, owner: tuple, name: str) -> Optional[tuple]:
-        """The method `name` that `super().name()` in a method of a project class runs: the first
-        of its bases' (through theirs), where the first base that has one is the project's; None
-        where a base the project does not define comes first (its `name` may be what runs)."""
+        """The method `name` that `super().name()` in a method of a project class runs: as Python's
+        MRO finds it, or None where that cannot be told.  With one base, the first of its own
+        (through its bases); with several, the one method every base that supplies `name` finds (C3
+        keeps each base's order, so then that method comes first), None where two bases supply
+        different ones (`class Video(Logged, Frozen)`: Frozen's may run, not Plain's) or a base is
+        not the project's (its `name` may be what runs)."""
         file = self.files[owner[1]]
+        found: Optional[tuple] = None
         for base in file.summary["classes"].get(owner[2], {}).get("bases", ()):  # type: ignore[union-attr]
             resolved = self._name(file, base)  # type: ignore[arg-type]
             if resolved is None or resolved[0] != "class":
                 return None
-            found = self._method(resolved, name)
-            if found is not None:
-                return found
-        return None
+            method = self._method(resolved, name)
+            if method is not None:
+                if found is not None and method != found:
+                    return None
+                found = method
+        return found
 
     def _instance_method(self, owner: tuple, name: str) -> Optional[tuple]:
         """The method a call on an instance of a project class runs: `obj.m()` its `m`; `obj(x)`
@@ -1282,16 +1288,17 @@ class Project:
         `abstract`: `raise NotImplementedError`) does what every override of it in the project's
         subclasses does (`_placeholders`): `self.forward_backward(data)` in a base engine's loop
         runs one of them, whichever subclass the engine is; with no override it does nothing known.
-        "accelerator" joins the work of a function whose file names one, and goes to its callers
-        with it (`_placed`): KAIR's `ModelVRT.optimize_parameters` steps through `super()` in
-        model_plain.py, which puts the network on cuda."""
+        "accelerator" joins the work of a function whose file's code puts work on one (summaries'
+        `places`: `.cuda()`, `.to(self.device)`; a comment or `torch.device("cpu")` does not), and
+        goes to its callers with it (`_placed`): KAIR's `ModelVRT.optimize_parameters` steps
+        through `super()` in model_plain.py, which moves the network and batches `.to(self.device)`."""
         result: dict[tuple, frozenset[str]] = {}
         for file, key, record in self._functions():
             own = set(record.get("updates", ()))
             if self._runs_model((file.index, key)):
                 own.add("model")
-            if own and file.summary.get("host") is not True:
-                own.add("accelerator")  # its file names an accelerator: the work runs there (`_placed`), for its callers too
+            if own and file.summary.get("places") is True:
+                own.add("accelerator")  # its file's code puts work on an accelerator: the work runs there, for its callers too
             if own:
                 result[(file.index, key)] = frozenset(own)
         placeholders = self._placeholders()
@@ -1300,36 +1307,72 @@ class Project:
             for override in overrides:
                 overridden.setdefault(override, []).append(placeholder)
         ready = list(result)
+        changed: set[tuple] = set()  # placeholders with an override whose work grew this round
         while ready:
-            function = ready.pop()
-            for placeholder in overridden.get(function, ()):
+            while ready:
+                function = ready.pop()
+                changed.update(overridden.get(function, ()))
+                for site in self._incoming.get(function, ()):
+                    if site.loop is not None or site.caller[1] in ("", "?") or site.conditional:
+                        continue  # (a call behind an `if` is not made on every call of the caller)
+                    known = result.get(site.caller, frozenset())
+                    if not result[function] <= known:
+                        result[site.caller] = known | result[function]
+                        ready.append(site.caller)
+            # each placeholder once a round (not once per change of one of its overrides: cubic on
+            # a long chain of placeholders); the work only grows, so the rounds end
+            for placeholder in changed:
                 work = frozenset.intersection(*(result.get(override, frozenset()) for override in placeholders[placeholder]))
                 if work and work != result.get(placeholder):
                     result[placeholder] = work
                     ready.append(placeholder)
-            for site in self._incoming.get(function, ()):
-                if site.loop is not None or site.caller[1] in ("", "?") or site.conditional:
-                    continue  # (a call behind an `if` is not made on every call of the caller)
-                known = result.get(site.caller, frozenset())
-                if not result[function] <= known:
-                    result[site.caller] = known | result[function]
-                    ready.append(site.caller)
+            changed = set()
         return result
 
     def _placeholders(self) -> dict[tuple, list[tuple]]:
-        """Each placeholder method of a project class (summaries' `abstract`) that the project's
-        subclasses override, with those overrides (`_overrides`, placeholders again left out: their
-        own overrides are among them).  Kept: `_placed` asks it again."""
+        """Each placeholder method of a project class (summaries' `unimplemented`: `raise
+        NotImplementedError`, an `@abstractmethod`) that the project's subclasses override, with
+        those overrides (`_overrides`; placeholders again left out: their own overrides are among
+        them).  An override whose body is only `pass` or a docstring is an override that does
+        nothing.  Left out, as not known: a placeholder a subclass may override where the pass does
+        not see it (`forward_backward = Engine.score` in a class body, a subclass defined inside a
+        function: `_unseen_overrides`).  Kept: `_placed` asks it again."""
         if self._placeholder_overrides is None:
             found: dict[tuple, list[tuple]] = {}
+            inner: Optional[set[str]] = None
             for file, key, record in self._functions():
-                if not record.get("abstract") or key.count(".") != 1 or ":" in key:
+                if not record.get("unimplemented") or key.count(".") != 1 or ":" in key:
                     continue
-                overrides = [o for o in self._overrides((file.index, key), key.partition(".")[2]) if not self.record(o).get("abstract")]
+                if inner is None:
+                    inner = {base for other in self.files if other is not None for base in other.summary.get("inner", ())}  # type: ignore[union-attr]
+                name = key.partition(".")[2]
+                if self._unseen_overrides((file.index, key.partition(".")[0]), name, inner):
+                    continue
+                overrides = [o for o in self._overrides((file.index, key), name) if not self.record(o).get("unimplemented")]
                 if overrides:
                     found[(file.index, key)] = overrides
             self._placeholder_overrides = found
         return self._placeholder_overrides
+
+    def _unseen_overrides(self, owner: tuple, method: str, inner: set[str]) -> bool:
+        """May a subclass of class `owner` (file, name), or the class itself, bind `method` in a way
+        the pass does not follow: an assignment or import in a class body, or a subclass defined
+        inside a function (`inner`: the names of such classes' bases)?"""
+        self._overrides((owner[0], f"{owner[1]}.{method}"), method)  # (builds `_subclasses`)
+        pending = [owner]
+        seen: set[tuple] = set()
+        while pending:
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current[1] in inner:
+                return True
+            record = self.files[current[0]].summary["classes"].get(current[1], {})  # type: ignore[union-attr]
+            if method in record.get("binds", ()):
+                return True
+            pending.extend((self._subclasses or {}).get(current, ()))
+        return False
 
     def _update_calls(self, index: int) -> tuple[tuple[str, str], ...]:
         """FileView.update_calls of file `index`: its calls of other files' functions in `updates`."""
