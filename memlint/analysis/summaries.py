@@ -2270,8 +2270,8 @@ def _may_name_accelerator(value: Optional[ast.expr]) -> bool:
     if kind is ast.Subscript:
         return _may_name_accelerator(value.value)  # type: ignore[union-attr]
     if kind is ast.Call:
-        name = dotted(value.func) or ""  # type: ignore[union-attr]
-        if name.rpartition(".")[2] == "device":
+        func = value.func  # type: ignore[union-attr]
+        if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else "") == "device":
             return any(_may_name_accelerator(a) for a in value.args)  # type: ignore[union-attr]
     return False
 
@@ -2283,7 +2283,7 @@ def _places_on_accelerator(call: ast.Call) -> bool:
     func = call.func
     if type(func) is ast.Attribute and func.attr == "cuda":
         return True
-    name = (dotted(func) or "").rpartition(".")[2]
+    name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
     if name in ("DataParallel", "DistributedDataParallel", "Accelerator"):
         return True
     if name in ("to", "device") and call.args and _may_name_accelerator(call.args[0]):
