@@ -437,7 +437,8 @@ class Project:
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
-        self._placeholder_overrides: Optional[dict[tuple, list[tuple]]] = None  # `_placeholders`
+        self._placeholder_overrides: Optional[dict[tuple, tuple[tuple, str]]] = None  # `_placeholders`
+        self._ordered_classes: Optional[list[tuple]] = None  # `_class_order`
         self._collect_sites()
         self._collect_may_sites()
         self.no_grad = self._no_grad()
@@ -957,6 +958,23 @@ class Project:
         index, key = caller
         if "." not in key or key in ("", "?"):
             return []
+        subclasses = self._subclass_map()
+        found: list[tuple] = []
+        seen: set[tuple] = set()
+        pending = list(subclasses.get((index, key.partition(".")[0]), ()))
+        while pending:
+            owner = pending.pop()
+            if owner in seen:
+                continue
+            seen.add(owner)
+            own = f"{owner[1]}.{method}"
+            if own in self.files[owner[0]].summary["functions"]:  # type: ignore[union-attr]
+                found.append((owner[0], own))
+            pending.extend(subclasses.get(owner, ()))
+        return found
+
+    def _subclass_map(self) -> dict[tuple, list[tuple]]:
+        """(file, class) -> the project classes that name it as a base (built once)."""
         if self._subclasses is None:
             self._subclasses = {}
             for other in self.files:
@@ -969,19 +987,7 @@ class Project:
                         parent = self._name(other, base)
                         if parent is not None and parent[0] == "class":
                             self._subclasses.setdefault((parent[1], parent[2]), []).append((other.index, name))
-        found: list[tuple] = []
-        seen: set[tuple] = set()
-        pending = list(self._subclasses.get((index, key.partition(".")[0]), ()))
-        while pending:
-            owner = pending.pop()
-            if owner in seen:
-                continue
-            seen.add(owner)
-            own = f"{owner[1]}.{method}"
-            if own in self.files[owner[0]].summary["functions"]:  # type: ignore[union-attr]
-                found.append((owner[0], own))
-            pending.extend(self._subclasses.get(owner, ()))
-        return found
+        return self._subclasses
 
     def _alternative_methods(self, file: _File, reference: list) -> list[tuple]:
         """The methods a ["k", constructors, method, receiver] reference runs, one per alternative,
@@ -1302,16 +1308,17 @@ class Project:
             if own:
                 result[(file.index, key)] = frozenset(own)
         placeholders = self._placeholders()
-        overridden: dict[tuple, list[tuple]] = {}  # an override -> the placeholders it overrides
-        for placeholder, overrides in placeholders.items():
-            for override in overrides:
-                overridden.setdefault(override, []).append(placeholder)
+        by_method: dict[str, list[tuple]] = {}  # a placeholder's name -> the placeholders so named
+        for placeholder, (_, method) in placeholders.items():
+            by_method.setdefault(method, []).append(placeholder)
+        subclasses = self._subclass_map() if placeholders else {}
         ready = list(result)
-        changed: set[tuple] = set()  # placeholders with an override whose work grew this round
+        changed: set[str] = set()  # names of placeholders some method so named of which did more this round
         while ready:
             while ready:
                 function = ready.pop()
-                changed.update(overridden.get(function, ()))
+                if function[1].partition(".")[2] in by_method:
+                    changed.add(function[1].partition(".")[2])
                 for site in self._incoming.get(function, ()):
                     if site.loop is not None or site.caller[1] in ("", "?") or site.conditional:
                         continue  # (a call behind an `if` is not made on every call of the caller)
@@ -1319,60 +1326,103 @@ class Project:
                     if not result[function] <= known:
                         result[site.caller] = known | result[function]
                         ready.append(site.caller)
-            # each placeholder once a round (not once per change of one of its overrides: cubic on
-            # a long chain of placeholders); the work only grows, so the rounds end
-            for placeholder in changed:
-                work = frozenset.intersection(*(result.get(override, frozenset()) for override in placeholders[placeholder]))
-                if work and work != result.get(placeholder):
-                    result[placeholder] = work
-                    ready.append(placeholder)
+            # each placeholder once a round, a pass over the classes for each name (not once per change
+            # of one of its overrides: cubic on a long chain of placeholders); the work only grows
+            for method in changed:
+                below = self._placeholder_work(method, result)
+                for placeholder in by_method[method]:
+                    found = [below.get(sub) for sub in subclasses.get(placeholders[placeholder][0], ())]
+                    known = [w for w in found if w is not None]
+                    work = frozenset.intersection(*known) if known else frozenset()
+                    if work and work != result.get(placeholder):
+                        result[placeholder] = work
+                        ready.append(placeholder)
             changed = set()
         return result
 
-    def _placeholders(self) -> dict[tuple, list[tuple]]:
+    def _placeholders(self) -> dict[tuple, tuple[tuple, str]]:
         """Each placeholder method of a project class (summaries' `unimplemented`: `raise
-        NotImplementedError`, an `@abstractmethod`) that the project's subclasses override, with
-        those overrides (`_overrides`; placeholders again left out: their own overrides are among
-        them).  An override whose body is only `pass` or a docstring is an override that does
-        nothing.  Left out, as not known: a placeholder a subclass may override where the pass does
-        not see it (`forward_backward = Engine.score` in a class body, a subclass defined inside a
-        function: `_unseen_overrides`).  Kept: `_placed` asks it again."""
+        NotImplementedError`, an `@abstractmethod`) that the project's subclasses override (a
+        method so named that is not itself a placeholder), with its class (file, name) and name.
+        An override whose body is only `pass` or a docstring is an override that does nothing.
+        Left out, as not known: a placeholder a subclass may override where the pass does not see
+        it (`forward_backward = Engine.score` in a class body, a subclass defined inside a function).
+        Kept: `_placed` and `_update_calls` ask it again."""
         if self._placeholder_overrides is None:
-            found: dict[tuple, list[tuple]] = {}
-            inner: Optional[set[str]] = None
-            for file, key, record in self._functions():
-                if not record.get("unimplemented") or key.count(".") != 1 or ":" in key:
-                    continue
-                if inner is None:
-                    inner = {base for other in self.files if other is not None for base in other.summary.get("inner", ())}  # type: ignore[union-attr]
-                name = key.partition(".")[2]
-                if self._unseen_overrides((file.index, key.partition(".")[0]), name, inner):
-                    continue
-                overrides = [o for o in self._overrides((file.index, key), name) if not self.record(o).get("unimplemented")]
-                if overrides:
-                    found[(file.index, key)] = overrides
+            found: dict[tuple, tuple[tuple, str]] = {}
+            candidates = [(file, key) for file, key, record in self._functions() if record.get("unimplemented") and key.count(".") == 1 and ":" not in key]
+            if candidates:
+                inner = {base for other in self.files if other is not None for base in other.summary.get("inner", ())}  # type: ignore[union-attr]
+                subclasses = self._subclass_map()
+                marks: dict[str, dict[tuple, tuple[bool, bool]]] = {}  # method -> class -> (overridden below, unseen binding)
+                for file, key in candidates:
+                    owner, method = (file.index, key.partition(".")[0]), key.partition(".")[2]
+                    if method not in marks:
+                        marks[method] = self._override_marks(method, inner)
+                    below = marks[method]
+                    if below.get(owner, (False, False))[1]:
+                        continue
+                    if any(below.get(sub, (False, False))[0] for sub in subclasses.get(owner, ())):
+                        found[(file.index, key)] = (owner, method)
             self._placeholder_overrides = found
         return self._placeholder_overrides
 
-    def _unseen_overrides(self, owner: tuple, method: str, inner: set[str]) -> bool:
-        """May a subclass of class `owner` (file, name), or the class itself, bind `method` in a way
-        the pass does not follow: an assignment or import in a class body, or a subclass defined
-        inside a function (`inner`: the names of such classes' bases)?"""
-        self._overrides((owner[0], f"{owner[1]}.{method}"), method)  # (builds `_subclasses`)
-        pending = [owner]
-        seen: set[tuple] = set()
-        while pending:
-            current = pending.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            if current[1] in inner:
-                return True
-            record = self.files[current[0]].summary["classes"].get(current[1], {})  # type: ignore[union-attr]
-            if method in record.get("binds", ()):
-                return True
-            pending.extend((self._subclasses or {}).get(current, ()))
-        return False
+    def _class_order(self) -> list[tuple]:
+        """The classes with a project subclass or base, each after all of its subclasses."""
+        if self._ordered_classes is None:
+            subclasses = self._subclass_map()
+            order: list[tuple] = []
+            done: set[tuple] = set()
+            for root in list(subclasses):
+                if root in done:
+                    continue
+                done.add(root)
+                stack = [(root, iter(subclasses.get(root, ())))]
+                while stack:
+                    node, children = stack[-1]
+                    child = next(children, None)
+                    if child is None:
+                        stack.pop()
+                        order.append(node)
+                    elif child not in done:
+                        done.add(child)
+                        stack.append((child, iter(subclasses.get(child, ()))))
+            self._ordered_classes = order
+        return self._ordered_classes
+
+    def _override_marks(self, method: str, inner: set[str]) -> dict[tuple, tuple[bool, bool]]:
+        """Class -> (does it or a subclass define `method`, not as a placeholder; may it or a
+        subclass bind `method` where the pass does not look: an assignment or import in the class
+        body, or a subclass defined inside a function, `inner` holding such classes' base names)."""
+        subclasses = self._subclass_map()
+        marks: dict[tuple, tuple[bool, bool]] = {}
+        for owner in self._class_order():  # (subclasses first)
+            summary = self.files[owner[0]].summary  # type: ignore[union-attr]
+            own = summary["functions"].get(f"{owner[1]}.{method}")
+            defines = own is not None and not own.get("unimplemented")
+            unseen = owner[1] in inner or method in summary["classes"].get(owner[1], {}).get("binds", ())
+            for sub in subclasses.get(owner, ()):
+                below = marks.get(sub, (False, False))
+                defines, unseen = defines or below[0], unseen or below[1]
+            marks[owner] = (defines, unseen)
+        return marks
+
+    def _placeholder_work(self, method: str, result: dict[tuple, frozenset[str]]) -> dict[tuple, Optional[frozenset[str]]]:
+        """Class -> what every definition of `method` (not a placeholder) in it and its subclasses
+        does (`result`), None where there is none: one pass over the classes for all of a method's
+        placeholders."""
+        subclasses = self._subclass_map()
+        work: dict[tuple, Optional[frozenset[str]]] = {}
+        for owner in self._class_order():  # (subclasses first)
+            key = f"{owner[1]}.{method}"
+            own = self.files[owner[0]].summary["functions"].get(key)  # type: ignore[union-attr]
+            found = result.get((owner[0], key), frozenset()) if own is not None and not own.get("unimplemented") else None
+            for sub in subclasses.get(owner, ()):
+                below = work.get(sub)
+                if below is not None:
+                    found = below if found is None else found & below
+            work[owner] = found
+        return work
 
     def _update_calls(self, index: int) -> tuple[tuple[str, str], ...]:
         """FileView.update_calls of file `index`: its calls of other files' functions in `updates`."""
