@@ -3256,3 +3256,46 @@ def test_places_is_code_that_puts_work_on_an_accelerator():
     assert not places("CPU = torch.device('cpu')\nx = y.to(CPU)\n")
     assert not places("# gpu support later\nx = y + 1\n")
     assert not places("x = y.to(torch.float16)\n")
+
+
+_PLACEHOLDER_CHAIN = """
+    import torch
+
+    class Engine:
+        def __init__(self, loader, model, optimizer):
+            self.loader = loader
+            self.model = model.cuda()
+            self.optimizer = optimizer
+
+        def run(self):
+            for data in self.loader:
+                self.forward_backward(data)
+
+        def forward_backward(self, data):
+            raise NotImplementedError
+
+    class Softmax(Engine):
+        def forward_backward(self, data):
+            loss = self.model(data.cuda()).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    class Staged(Softmax):
+        def forward_backward(self, data):
+            raise NotImplementedError
+
+    class Last(Staged):
+        def forward_backward(self, data):
+            LAST
+"""
+
+
+def test_a_placeholder_does_what_every_override_below_it_does_through_placeholders_between(project):
+    # Engine's placeholder: Softmax's override and Last's, below the placeholder of Staged; where
+    # Last's only scores, the loop may train nothing
+    training = "loss = self.model(data.cuda()).mean()\n            loss.backward()\n            self.optimizer.step()"
+    write(project / "engine.py", _PLACEHOLDER_CHAIN.replace("LAST", training))
+    assert _findings(".", "--select", "ML017") == [("engine.py", "ML017", 10)]
+    write(project / "engine.py", _PLACEHOLDER_CHAIN.replace("LAST", "with torch.no_grad():\n                self.model(data.cuda())"))
+    assert _findings(".", "--select", "ML017") == []
