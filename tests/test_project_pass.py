@@ -3176,3 +3176,126 @@ def test_a_files_gradient_methods_name_the_project_methods_that_may_compute_grad
     view = project.view(1)
     assert "perturb_sample" in view.gradient_methods and "encode" not in view.gradient_methods
     assert type(view).from_data(view.to_data()) == view
+
+
+_CHAIN_MAIN = """
+    import torch
+    import torch.nn as nn
+    from trainer import train_step
+
+    model = nn.Linear(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in [torch.randn(4, 8) for _ in range(10)]:
+        train_step(model, opt, x)
+"""
+
+_CHAIN_TRAINER = """
+    from helpers import forward
+
+    def train_step(model, opt, x):
+        opt.zero_grad()
+        loss = forward(model, x)
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_helper_file_that_names_the_cpu_puts_no_caller_on_an_accelerator(project):
+    # two calls away, the helper's file names a device only to keep the work on the CPU
+    write(project / "main.py", _CHAIN_MAIN)
+    write(project / "trainer.py", _CHAIN_TRAINER)
+    write(project / "helpers.py", """
+        import torch
+
+        CPU = torch.device("cpu")
+
+        def forward(model, x):
+            return model(x.to(CPU)).pow(2).mean()
+    """)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_helper_file_that_mentions_a_gpu_in_a_comment_puts_no_caller_on_an_accelerator(project):
+    write(project / "main.py", _CHAIN_MAIN)
+    write(project / "trainer.py", _CHAIN_TRAINER)
+    write(project / "helpers.py", """
+        def forward(model, x):
+            # later: gpu support
+            return model(x).pow(2).mean()
+    """)
+    assert _findings(".", "--select", "ML017") == []
+
+
+def test_a_helper_file_that_moves_work_to_the_device_puts_its_callers_there(project):
+    # the same chain, the helper moving the batch `.to(device)`: the training runs there
+    write(project / "main.py", _CHAIN_MAIN)
+    write(project / "trainer.py", _CHAIN_TRAINER)
+    write(project / "helpers.py", """
+        import torch
+
+        device = torch.device("cuda")
+
+        def forward(model, x):
+            return model(x.to(device)).pow(2).mean()
+    """)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 7)]
+
+
+def test_places_is_code_that_puts_work_on_an_accelerator():
+    from memlint.analysis.summaries import summarize
+    from memlint.prescreen import Source
+
+    def places(text: str) -> bool:
+        return summarize(Source(textwrap.dedent(text))).get("places") is True
+
+    assert places("x = y.cuda()\n")
+    assert places("x = y.to(self.device)\n")
+    assert places("self.x = data['x'].to(self.device)\n")
+    assert places("d = torch.device('cuda' if ok else 'cpu')\n")
+    assert places("x = torch.zeros(3, device='cuda:0')\n")
+    assert not places("CPU = torch.device('cpu')\nx = y.to(CPU)\n")
+    assert not places("# gpu support later\nx = y + 1\n")
+    assert not places("x = y.to(torch.float16)\n")
+
+
+_PLACEHOLDER_CHAIN = """
+    import torch
+
+    class Engine:
+        def __init__(self, loader, model, optimizer):
+            self.loader = loader
+            self.model = model.cuda()
+            self.optimizer = optimizer
+
+        def run(self):
+            for data in self.loader:
+                self.forward_backward(data)
+
+        def forward_backward(self, data):
+            raise NotImplementedError
+
+    class Softmax(Engine):
+        def forward_backward(self, data):
+            loss = self.model(data.cuda()).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    class Staged(Softmax):
+        def forward_backward(self, data):
+            raise NotImplementedError
+
+    class Last(Staged):
+        def forward_backward(self, data):
+            LAST
+"""
+
+
+def test_a_placeholder_does_what_every_override_below_it_does_through_placeholders_between(project):
+    # Engine's placeholder: Softmax's override and Last's, below the placeholder of Staged; where
+    # Last's only scores, the loop may train nothing
+    training = "loss = self.model(data.cuda()).mean()\n            loss.backward()\n            self.optimizer.step()"
+    write(project / "engine.py", _PLACEHOLDER_CHAIN.replace("LAST", training))
+    assert _findings(".", "--select", "ML017") == [("engine.py", "ML017", 10)]
+    write(project / "engine.py", _PLACEHOLDER_CHAIN.replace("LAST", "with torch.no_grad():\n                self.model(data.cuda())"))
+    assert _findings(".", "--select", "ML017") == []

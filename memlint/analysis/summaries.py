@@ -90,6 +90,11 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 39: 38 and the `places` 37 merged
+# 37: `places` (the file's code puts work on an accelerator: `.cuda()`, `.to(device)`, `device="cuda"`),
+#     `unimplemented` (a method that raises NotImplementedError or is an @abstractmethod), a class's
+#     `binds` (names its body binds other than by `def`), `inner` (the bases of classes defined inside
+#     functions)
 # 38: 37 and the `norms` 36 merged
 # 37: both 36s below, merged
 # 36: `norms`, the keywords named like a norm parameter the file gives something other than a torch norm
@@ -160,7 +165,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 38
+FORMAT = 39
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -234,6 +239,7 @@ class _Summary:
         self.training_loops: set[int] = set()
         self.cells: Optional[frozenset[int]] = None  # ids of a marimo notebook's cell functions
         self.from_import_scopes: Optional[set[int]] = None  # ids of the functions holding a `from ... import`
+        self.places = False  # `places`: a call of the file's code puts work on an accelerator
 
     # ------------------------------------------------------------------ the module's names
 
@@ -245,6 +251,8 @@ class _Summary:
                 self._decorations(key, record, no_grad_decorators)
         for call in self.source.nodes(ast.Call):
             self._call(call)  # type: ignore[arg-type]
+            if not self.places and _places_on_accelerator(call):  # type: ignore[arg-type]
+                self.places = True
         returns: dict[str, list[ast.Return]] = {}
         for node in self.source.nodes(ast.Return):
             returns.setdefault(self._function_of(node) or "?", []).append(node)  # type: ignore[arg-type]
@@ -270,6 +278,8 @@ class _Summary:
             **({"norms": other_norms} if other_norms else {}),
             **({"stars": self.stars} if self.stars else {}),
             **({"host": True} if not _names_accelerator(self.source.text) else {}),
+            **({"places": True} if self.places else {}),
+            **({"inner": inner} if (inner := self._inner_bases()) else {}),
             "defs": sorted(self.defs),
             "classes": self.classes,
             "functions": {k: _compact(r) for k, r in self.functions.items()},
@@ -367,9 +377,23 @@ class _Summary:
         bases = [name for name in (dotted(b) for b in node.bases) if name]
         record: dict[str, Any] = {"bases": bases}
         self.classes[node.name] = record
+        binds: set[str] = set()
         for statement in node.body:
             if isinstance(statement, _FUNCTIONS):
                 self._function(statement, f"{node.name}.{statement.name}", node.name)
+            elif not isinstance(statement, ast.ClassDef):
+                binds.update(_statement_binds(statement))
+        if binds:
+            record["binds"] = sorted(binds)  # `forward_backward = Engine.score`: a method the pass does not see
+
+    def _inner_bases(self) -> list[str]:
+        """The last part of each base of a class defined inside a function (`make_evaluator()`'s
+        `class Evaluator(Engine)`): a subclass whose methods the project pass does not see."""
+        found: set[str] = set()
+        for node in self.source.nodes(ast.ClassDef):
+            if self._function_of(node):
+                found.update(name.rpartition(".")[2] for name in (dotted(b) for b in node.bases) if name)  # type: ignore[attr-defined]
+        return sorted(found)
 
     def _builds_own_adam(self, node: ast.ClassDef) -> Optional[list[str]]:
         """When the class's `__init__` stores an Adam-family optimizer over the instance's own
@@ -1364,6 +1388,10 @@ class _Summary:
                 continue  # (a class the file also binds otherwise, RAFT's fallback GradScaler, has no methods here)
             if all(_placeholder_statement(statement) for statement in node.body):  # type: ignore[attr-defined]
                 self.functions[key]["abstract"] = True
+                if any(type(statement) is ast.Raise for statement in node.body):  # type: ignore[attr-defined]
+                    self.functions[key]["unimplemented"] = True  # (a `pass` body is a working no-op)
+            if any((dotted(d) or "").rpartition(".")[2] == "abstractmethod" for d in node.decorator_list):  # type: ignore[attr-defined]
+                self.functions[key]["unimplemented"] = True
 
     def _constructor(self, value: Optional[ast.expr], local_imports: dict[str, list[list]]) -> Optional[list]:
         """The capitalised classes `value` constructs, as written, or None: no construction of a class
@@ -2331,6 +2359,63 @@ def _placeholder_statement(statement: ast.stmt) -> bool:
     return False
 
 
+def _statement_binds(statement: ast.stmt) -> Iterator[str]:
+    """The names a statement of a class body binds (an assignment's targets, an import's names, what
+    a nested block binds), nested functions and lambdas aside."""
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (*_FUNCTIONS, ast.ClassDef):
+            yield node.name  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Lambda:
+            continue
+        if kind is ast.Name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            yield node.id  # type: ignore[attr-defined]
+        elif kind in (ast.Import, ast.ImportFrom):
+            for alias in node.names:  # type: ignore[attr-defined]
+                yield (alias.asname or alias.name).partition(".")[0]
+        stack.extend(child_nodes(node))
+
+
+def _may_name_accelerator(value: Optional[ast.expr]) -> bool:
+    """Can `value`, a device argument, be an accelerator: a string naming one (`"cuda:0"`), a name
+    or attribute naming one (`device`, `self.device`, `args.gpu`), `torch.device(...)` of such, or a
+    choice between them?  `torch.device("cpu")`, a name `CPU`, a number: no."""
+    kind = type(value)
+    if kind is ast.Constant:
+        return type(value.value) is str and tables.ACCELERATOR_STRING.search(value.value) is not None  # type: ignore[union-attr]
+    if kind is ast.Name:
+        return tables.ACCELERATOR_IDENTIFIER.search(value.id) is not None  # type: ignore[union-attr]
+    if kind is ast.Attribute:
+        return tables.ACCELERATOR_IDENTIFIER.search(value.attr) is not None  # type: ignore[union-attr]
+    if kind is ast.IfExp:
+        return _may_name_accelerator(value.body) or _may_name_accelerator(value.orelse)  # type: ignore[union-attr]
+    if kind is ast.Subscript:
+        return _may_name_accelerator(value.value)  # type: ignore[union-attr]
+    if kind is ast.Call:
+        func = value.func  # type: ignore[union-attr]
+        if (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else "") == "device":
+            return any(_may_name_accelerator(a) for a in value.args)  # type: ignore[union-attr]
+    return False
+
+
+def _places_on_accelerator(call: ast.Call) -> bool:
+    """Does the call put work on an accelerator (`places`): `x.cuda()`, `x.to(<a device that may be
+    CUDA>)`, a `device=` keyword of such, `torch.device("cuda" ...)`, `nn.DataParallel(...)`,
+    accelerate's `Accelerator(...)`?  A comment or `torch.device("cpu")` places nothing."""
+    func = call.func
+    if type(func) is ast.Attribute and func.attr == "cuda":
+        return True
+    name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+    if name in ("DataParallel", "DistributedDataParallel", "Accelerator"):
+        return True
+    if name in ("to", "device") and call.args and _may_name_accelerator(call.args[0]):
+        return True
+    return any(k.arg == "device" and _may_name_accelerator(k.value) for k in call.keywords)
+
+
 def _super_of_method(call: ast.Call, key: str, record: dict) -> bool:
     """Is `call` the `super()` of method `key` (a method of a module-level class, not a nested
     function's): `super()`, or `super(Class, self)` naming the method's own class and first
@@ -2389,8 +2474,10 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) - {"stars", "host"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
     _require(summary.get("host", True) is True)  # type: ignore[union-attr]
+    _require(summary.get("places", True) is True)  # type: ignore[union-attr]
+    _strings(summary.get("inner", []))  # type: ignore[union-attr]
     for star in summary.get("stars", []):  # type: ignore[union-attr]
         _require(type(star) is list and len(star) == 2 and type(star[0]) is str and type(star[1]) is int and star[1] >= 0)
     _require(summary["format"] == FORMAT and type(summary["format"]) is int)  # type: ignore[index]
@@ -2402,8 +2489,9 @@ def _check_summary(summary: object) -> None:
         _require(type(target[2]) is int and target[2] >= 0)
     _strings(summary["defs"])  # type: ignore[index]
     for name, record in classes.items():
-        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs", "adam", "forwards"} and "bases" in record)
+        _require(type(name) is str and type(record) is dict and set(record) <= {"bases", "attrs", "adam", "forwards", "binds"} and "bases" in record)
         _require(type(record.get("forwards", "")) is str)
+        _strings(record.get("binds", []))
         _strings(record.get("adam", []))
         _strings(record["bases"])
         attrs = record.get("attrs", {})
@@ -2422,7 +2510,7 @@ def _check_function(record: dict) -> None:
             _require(value in _GRADS[1:] and type(value) is str)
         elif field == "hook":
             _require(value in _HOOKS and type(value) is str)
-        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "unsaved", "keeps", "grads", "evals", "model_grad", "abstract"):
+        elif field in ("wraps_no_grad", "trains", "pass", "fresh", "unsaved", "keeps", "grads", "evals", "model_grad", "abstract", "unimplemented"):
             _require(value is True)
         elif field == "moves":
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)

@@ -442,7 +442,8 @@ class Project:
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
-        self._placeholder_overrides: Optional[dict[tuple, list[tuple]]] = None  # `_placeholders`
+        self._placeholder_overrides: Optional[dict[tuple, tuple[tuple, str]]] = None  # `_placeholders`
+        self._ordered_classes: Optional[list[tuple]] = None  # `_class_order`
         self._collect_sites()
         self._collect_may_sites()
         self.no_grad = self._no_grad()
@@ -619,18 +620,24 @@ class Project:
         return None
 
     def _base_method(self, owner: tuple, name: str) -> Optional[tuple]:
-        """The method `name` that `super().name()` in a method of a project class runs: the first
-        of its bases' (through theirs), where the first base that has one is the project's; None
-        where a base the project does not define comes first (its `name` may be what runs)."""
+        """The method `name` that `super().name()` in a method of a project class runs: as Python's
+        MRO finds it, or None where that cannot be told.  With one base, the first of its own
+        (through its bases); with several, the one method every base that supplies `name` finds (C3
+        keeps each base's order, so then that method comes first), None where two bases supply
+        different ones (`class Video(Logged, Frozen)`: Frozen's may run, not Plain's) or a base is
+        not the project's (its `name` may be what runs)."""
         file = self.files[owner[1]]
+        found: Optional[tuple] = None
         for base in file.summary["classes"].get(owner[2], {}).get("bases", ()):  # type: ignore[union-attr]
             resolved = self._name(file, base)  # type: ignore[arg-type]
             if resolved is None or resolved[0] != "class":
                 return None
-            found = self._method(resolved, name)
-            if found is not None:
-                return found
-        return None
+            method = self._method(resolved, name)
+            if method is not None:
+                if found is not None and method != found:
+                    return None
+                found = method
+        return found
 
     def _instance_method(self, owner: tuple, name: str) -> Optional[tuple]:
         """The method a call on an instance of a project class runs: `obj.m()` its `m`; `obj(x)`
@@ -956,6 +963,23 @@ class Project:
         index, key = caller
         if "." not in key or key in ("", "?"):
             return []
+        subclasses = self._subclass_map()
+        found: list[tuple] = []
+        seen: set[tuple] = set()
+        pending = list(subclasses.get((index, key.partition(".")[0]), ()))
+        while pending:
+            owner = pending.pop()
+            if owner in seen:
+                continue
+            seen.add(owner)
+            own = f"{owner[1]}.{method}"
+            if own in self.files[owner[0]].summary["functions"]:  # type: ignore[union-attr]
+                found.append((owner[0], own))
+            pending.extend(subclasses.get(owner, ()))
+        return found
+
+    def _subclass_map(self) -> dict[tuple, list[tuple]]:
+        """(file, class) -> the project classes that name it as a base (built once)."""
         if self._subclasses is None:
             self._subclasses = {}
             for other in self.files:
@@ -968,19 +992,7 @@ class Project:
                         parent = self._name(other, base)
                         if parent is not None and parent[0] == "class":
                             self._subclasses.setdefault((parent[1], parent[2]), []).append((other.index, name))
-        found: list[tuple] = []
-        seen: set[tuple] = set()
-        pending = list(self._subclasses.get((index, key.partition(".")[0]), ()))
-        while pending:
-            owner = pending.pop()
-            if owner in seen:
-                continue
-            seen.add(owner)
-            own = f"{owner[1]}.{method}"
-            if own in self.files[owner[0]].summary["functions"]:  # type: ignore[union-attr]
-                found.append((owner[0], own))
-            pending.extend(self._subclasses.get(owner, ()))
-        return found
+        return self._subclasses
 
     def _alternative_methods(self, file: _File, reference: list) -> list[tuple]:
         """The methods a ["k", constructors, method, receiver] reference runs, one per alternative,
@@ -1287,54 +1299,135 @@ class Project:
         `abstract`: `raise NotImplementedError`) does what every override of it in the project's
         subclasses does (`_placeholders`): `self.forward_backward(data)` in a base engine's loop
         runs one of them, whichever subclass the engine is; with no override it does nothing known.
-        "accelerator" joins the work of a function whose file names one, and goes to its callers
-        with it (`_placed`): KAIR's `ModelVRT.optimize_parameters` steps through `super()` in
-        model_plain.py, which puts the network on cuda."""
+        "accelerator" joins the work of a function whose file's code puts work on one (summaries'
+        `places`: `.cuda()`, `.to(self.device)`; a comment or `torch.device("cpu")` does not), and
+        goes to its callers with it (`_placed`): KAIR's `ModelVRT.optimize_parameters` steps
+        through `super()` in model_plain.py, which moves the network and batches `.to(self.device)`."""
         result: dict[tuple, frozenset[str]] = {}
         for file, key, record in self._functions():
             own = set(record.get("updates", ()))
             if self._runs_model((file.index, key)):
                 own.add("model")
-            if own and file.summary.get("host") is not True:
-                own.add("accelerator")  # its file names an accelerator: the work runs there (`_placed`), for its callers too
+            if own and file.summary.get("places") is True:
+                own.add("accelerator")  # its file's code puts work on an accelerator: the work runs there, for its callers too
             if own:
                 result[(file.index, key)] = frozenset(own)
         placeholders = self._placeholders()
-        overridden: dict[tuple, list[tuple]] = {}  # an override -> the placeholders it overrides
-        for placeholder, overrides in placeholders.items():
-            for override in overrides:
-                overridden.setdefault(override, []).append(placeholder)
+        by_method: dict[str, list[tuple]] = {}  # a placeholder's name -> the placeholders so named
+        for placeholder, (_, method) in placeholders.items():
+            by_method.setdefault(method, []).append(placeholder)
+        subclasses = self._subclass_map() if placeholders else {}
         ready = list(result)
+        changed: set[str] = set()  # names of placeholders some method so named of which did more this round
         while ready:
-            function = ready.pop()
-            for placeholder in overridden.get(function, ()):
-                work = frozenset.intersection(*(result.get(override, frozenset()) for override in placeholders[placeholder]))
-                if work and work != result.get(placeholder):
-                    result[placeholder] = work
-                    ready.append(placeholder)
-            for site in self._incoming.get(function, ()):
-                if site.loop is not None or site.caller[1] in ("", "?") or site.conditional:
-                    continue  # (a call behind an `if` is not made on every call of the caller)
-                known = result.get(site.caller, frozenset())
-                if not result[function] <= known:
-                    result[site.caller] = known | result[function]
-                    ready.append(site.caller)
+            while ready:
+                function = ready.pop()
+                if function[1].partition(".")[2] in by_method:
+                    changed.add(function[1].partition(".")[2])
+                for site in self._incoming.get(function, ()):
+                    if site.loop is not None or site.caller[1] in ("", "?") or site.conditional:
+                        continue  # (a call behind an `if` is not made on every call of the caller)
+                    known = result.get(site.caller, frozenset())
+                    if not result[function] <= known:
+                        result[site.caller] = known | result[function]
+                        ready.append(site.caller)
+            # each placeholder once a round, a pass over the classes for each name (not once per change
+            # of one of its overrides: cubic on a long chain of placeholders); the work only grows
+            for method in changed:
+                below = self._placeholder_work(method, result)
+                for placeholder in by_method[method]:
+                    found = [below.get(sub) for sub in subclasses.get(placeholders[placeholder][0], ())]
+                    known = [w for w in found if w is not None]
+                    work = frozenset.intersection(*known) if known else frozenset()
+                    if work and work != result.get(placeholder):
+                        result[placeholder] = work
+                        ready.append(placeholder)
+            changed = set()
         return result
 
-    def _placeholders(self) -> dict[tuple, list[tuple]]:
-        """Each placeholder method of a project class (summaries' `abstract`) that the project's
-        subclasses override, with those overrides (`_overrides`, placeholders again left out: their
-        own overrides are among them).  Kept: `_placed` asks it again."""
+    def _placeholders(self) -> dict[tuple, tuple[tuple, str]]:
+        """Each placeholder method of a project class (summaries' `unimplemented`: `raise
+        NotImplementedError`, an `@abstractmethod`) that the project's subclasses override (a
+        method so named that is not itself a placeholder), with its class (file, name) and name.
+        An override whose body is only `pass` or a docstring is an override that does nothing.
+        Left out, as not known: a placeholder a subclass may override where the pass does not see
+        it (`forward_backward = Engine.score` in a class body, a subclass defined inside a function).
+        Kept: `_placed` and `_update_calls` ask it again."""
         if self._placeholder_overrides is None:
-            found: dict[tuple, list[tuple]] = {}
-            for file, key, record in self._functions():
-                if not record.get("abstract") or key.count(".") != 1 or ":" in key:
-                    continue
-                overrides = [o for o in self._overrides((file.index, key), key.partition(".")[2]) if not self.record(o).get("abstract")]
-                if overrides:
-                    found[(file.index, key)] = overrides
+            found: dict[tuple, tuple[tuple, str]] = {}
+            candidates = [(file, key) for file, key, record in self._functions() if record.get("unimplemented") and key.count(".") == 1 and ":" not in key]
+            if candidates:
+                inner = {base for other in self.files if other is not None for base in other.summary.get("inner", ())}  # type: ignore[union-attr]
+                subclasses = self._subclass_map()
+                marks: dict[str, dict[tuple, tuple[bool, bool]]] = {}  # method -> class -> (overridden below, unseen binding)
+                for file, key in candidates:
+                    owner, method = (file.index, key.partition(".")[0]), key.partition(".")[2]
+                    if method not in marks:
+                        marks[method] = self._override_marks(method, inner)
+                    below = marks[method]
+                    if below.get(owner, (False, False))[1]:
+                        continue
+                    if any(below.get(sub, (False, False))[0] for sub in subclasses.get(owner, ())):
+                        found[(file.index, key)] = (owner, method)
             self._placeholder_overrides = found
         return self._placeholder_overrides
+
+    def _class_order(self) -> list[tuple]:
+        """The classes with a project subclass or base, each after all of its subclasses."""
+        if self._ordered_classes is None:
+            subclasses = self._subclass_map()
+            order: list[tuple] = []
+            done: set[tuple] = set()
+            for root in list(subclasses):
+                if root in done:
+                    continue
+                done.add(root)
+                stack = [(root, iter(subclasses.get(root, ())))]
+                while stack:
+                    node, children = stack[-1]
+                    child = next(children, None)
+                    if child is None:
+                        stack.pop()
+                        order.append(node)
+                    elif child not in done:
+                        done.add(child)
+                        stack.append((child, iter(subclasses.get(child, ()))))
+            self._ordered_classes = order
+        return self._ordered_classes
+
+    def _override_marks(self, method: str, inner: set[str]) -> dict[tuple, tuple[bool, bool]]:
+        """Class -> (does it or a subclass define `method`, not as a placeholder; may it or a
+        subclass bind `method` where the pass does not look: an assignment or import in the class
+        body, or a subclass defined inside a function, `inner` holding such classes' base names)."""
+        subclasses = self._subclass_map()
+        marks: dict[tuple, tuple[bool, bool]] = {}
+        for owner in self._class_order():  # (subclasses first)
+            summary = self.files[owner[0]].summary  # type: ignore[union-attr]
+            own = summary["functions"].get(f"{owner[1]}.{method}")
+            defines = own is not None and not own.get("unimplemented")
+            unseen = owner[1] in inner or method in summary["classes"].get(owner[1], {}).get("binds", ())
+            for sub in subclasses.get(owner, ()):
+                below = marks.get(sub, (False, False))
+                defines, unseen = defines or below[0], unseen or below[1]
+            marks[owner] = (defines, unseen)
+        return marks
+
+    def _placeholder_work(self, method: str, result: dict[tuple, frozenset[str]]) -> dict[tuple, Optional[frozenset[str]]]:
+        """Class -> what every definition of `method` (not a placeholder) in it and its subclasses
+        does (`result`), None where there is none: one pass over the classes for all of a method's
+        placeholders."""
+        subclasses = self._subclass_map()
+        work: dict[tuple, Optional[frozenset[str]]] = {}
+        for owner in self._class_order():  # (subclasses first)
+            key = f"{owner[1]}.{method}"
+            own = self.files[owner[0]].summary["functions"].get(key)  # type: ignore[union-attr]
+            found = result.get((owner[0], key), frozenset()) if own is not None and not own.get("unimplemented") else None
+            for sub in subclasses.get(owner, ()):
+                below = work.get(sub)
+                if below is not None:
+                    found = below if found is None else found & below
+            work[owner] = found
+        return work
 
     def _update_calls(self, index: int) -> tuple[tuple[str, str], ...]:
         """FileView.update_calls of file `index`: its calls of other files' functions in `updates`."""

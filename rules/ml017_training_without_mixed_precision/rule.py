@@ -163,6 +163,159 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # an override of the placeholder that is only a docstring: a dry run that trains nothing
+            """
+import torch
+class Engine:
+    def __init__(self, loader, model, optimizer):
+        self.loader = loader
+        self.model = model.cuda()
+        self.optimizer = optimizer
+    def run(self):
+        for data in self.loader:
+            self.forward_backward(data)
+    def forward_backward(self, data):
+        raise NotImplementedError
+class SoftmaxEngine(Engine):
+    def forward_backward(self, data):
+        loss = self.model(data.cuda()).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+class DryRun(Engine):
+    def forward_backward(self, data):
+        \"\"\"Iterates the loader only.\"\"\"
+"""
+        ),
+        Valid(  # an override of the placeholder that is only `pass`
+            """
+import torch
+class Engine:
+    def __init__(self, loader, model, optimizer):
+        self.loader = loader
+        self.model = model.cuda()
+        self.optimizer = optimizer
+    def run(self):
+        for data in self.loader:
+            self.forward_backward(data)
+    def forward_backward(self, data):
+        raise NotImplementedError
+class SoftmaxEngine(Engine):
+    def forward_backward(self, data):
+        loss = self.model(data.cuda()).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+class DryRun(Engine):
+    def forward_backward(self, data):
+        pass
+"""
+        ),
+        Valid(  # a base method whose body is `pass` is a working no-op default, run when the base itself is built
+            """
+import torch
+class Engine:
+    def __init__(self, loader, model, optimizer):
+        self.loader = loader
+        self.model = model.cuda()
+        self.optimizer = optimizer
+    def run(self):
+        for data in self.loader:
+            self.step(data)
+    def step(self, data):
+        pass
+class Trainer(Engine):
+    def step(self, data):
+        loss = self.model(data.cuda()).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+def benchmark(loader, model, optimizer):
+    Engine(loader, model, optimizer).run()
+"""
+        ),
+        Valid(  # a subclass binds the placeholder by assignment: an override the pass does not follow
+            """
+import torch
+class Engine:
+    def __init__(self, loader, model, optimizer):
+        self.loader = loader
+        self.model = model.cuda()
+        self.optimizer = optimizer
+    def run(self):
+        for data in self.loader:
+            self.forward_backward(data)
+    def forward_backward(self, data):
+        raise NotImplementedError
+class SoftmaxEngine(Engine):
+    def forward_backward(self, data):
+        loss = self.model(data.cuda()).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+    def score(self, data):
+        with torch.no_grad():
+            return self.model(data.cuda()).mean()
+class Evaluator(SoftmaxEngine):
+    forward_backward = SoftmaxEngine.score
+"""
+        ),
+        Valid(  # a subclass defined inside a function overrides the placeholder where the pass does not look
+            """
+import torch
+class Engine:
+    def __init__(self, loader, model, optimizer):
+        self.loader = loader
+        self.model = model.cuda()
+        self.optimizer = optimizer
+    def run(self):
+        for data in self.loader:
+            self.forward_backward(data)
+    def forward_backward(self, data):
+        raise NotImplementedError
+class SoftmaxEngine(Engine):
+    def forward_backward(self, data):
+        loss = self.model(data.cuda()).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+def make_evaluator():
+    class Evaluator(Engine):
+        def forward_backward(self, data):
+            with torch.no_grad():
+                self.model(data.cuda())
+    return Evaluator
+"""
+        ),
+        Valid(  # `super()` follows the MRO: with two bases, Frozen's forward-only `optimize` may be the one that runs
+            """
+import torch
+import torch.nn as nn
+class Plain:
+    def __init__(self):
+        self.net = nn.Linear(8, 4).cuda()
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+    def optimize(self, batch):
+        self.opt.zero_grad()
+        self.net(batch).mean().backward()
+        self.opt.step()
+class Logged(Plain):
+    def log(self, msg):
+        print(msg)
+class Frozen(Plain):
+    def optimize(self, batch):
+        with torch.no_grad():
+            self.net(batch)
+class Video(Logged, Frozen):
+    def optimize(self, batch):
+        self.log("step")
+        super().optimize(batch)
+def main(loader):
+    trainer = Video()
+    for batch in loader:
+        trainer.optimize(batch)
+"""
+        ),
         Valid(  # a placeholder one of whose overrides only scores under no_grad: the loop may train nothing
             """
 import torch
