@@ -169,6 +169,12 @@ class FileView:
     # PGD attack's `perturb`, an energy model's Langevin `sample` taking `torch.autograd.grad`):
     # calling one on a submodule after `self.eval()` is no evaluation (ML002).
     gradient_methods: frozenset[str] = frozenset()
+    # The file is written for another deep-learning framework (paddle, MXNet Gluon, TensorFlow...:
+    # summaries' `deep`, memlint.analysis.deep_imports) and nothing it imports brings torch in: no
+    # import of torch or a library built on it, no star import the pass cannot follow, and no file
+    # of the project it imports (followed through their imports) imports torch.  Not PyTorch code:
+    # no rule reports in it (engine.lint_text).
+    other_framework: bool = False
 
     @property
     def digest(self) -> str:
@@ -259,7 +265,7 @@ class FileView:
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
                 self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
-                sorted(self.gradient_methods)]  # fmt: skip
+                sorted(self.gradient_methods), self.other_framework]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -267,7 +273,7 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 29 or any(type(data[i]) is not bool for i in (8, 16, 24)):
+        if type(data) is not list or len(data) != 30 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
@@ -283,7 +289,7 @@ class FileView:
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
-                   frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]))  # fmt: skip
+                   frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]), data[29])  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -1718,6 +1724,7 @@ class Project:
             eval_contexts=self._eval_contexts(index),
             grad_free_methods=self._grad_free_methods(index, model_methods),
             gradient_methods=self._gradient_methods(index, model_methods),
+            other_framework=self._other_framework(index),
             wrapper_classes=self._wrapper_classes(index),
             flags_on=self._flags_on(index),
         )
@@ -1761,6 +1768,64 @@ class Project:
                                 on[name] = on.get(name, 0) + 1
         self._flag_count_memo = {function: (calls, on) for function, (calls, on) in counts.items()}
         return self._flag_count_memo
+
+    def _other_framework(self, index: int) -> bool:
+        """FileView.other_framework of file `index`.  Its own imports (all of them, summaries' `reach`)
+        are resolved as a script run from its folder finds them (a module of another folder that
+        only a generous match would name, face.evoLVe's paddle detector importing a `first_stage`
+        that exists only beside the torch detector, is not what it imports); the files so reached,
+        and the files they import, must not import torch, nor star-import a module the pass cannot
+        read (a relative one that is not there fails to import, and brings nothing)."""
+        file = self.files[index]
+        reached = file.summary.get("reach") if file is not None else None
+        if reached is None:
+            return False
+        self._resolve_imports()
+        pending: list[int] = []
+        for module, name, level, star in reached:
+            target = self._reached_module(file, module, name, level)
+            if target is not None:
+                pending.append(target)
+            elif star and not level:
+                return False  # `from somelib import *`: it may bring torch's names
+        seen = {index}
+        while pending:
+            current = self.files[pending.pop()]
+            if current is None:
+                return False  # a file the pass could not summarise: cannot tell
+            if current.index in seen:
+                continue
+            seen.add(current.index)
+            if "torch" in current.summary.get("deep", ()):
+                return False
+            for module, level in current.summary.get("stars", ()):
+                if level or module.partition(".")[0] in tables.OTHER_FRAMEWORKS:
+                    continue
+                absolute = self._import_target(current, [module, None, level])
+                if absolute is None or self._module(absolute, current) is None:
+                    return False
+            pending.extend(self._imports.get(current.index, ()))
+        return True
+
+    def _reached_module(self, file: _File, module: str, name: Optional[str], level: int) -> Optional[int]:
+        """The file of the project an import of `file` executes (`from pkg import mod` runs
+        pkg/mod.py, `from pkg.mod import f` pkg/mod.py), or None; an absolute import only where
+        the file's folder is at or below the folder Python finds it from."""
+        absolute = self._import_target(file, [module, name, level])
+        candidates = [absolute] if absolute else []
+        if name is not None:
+            candidates.append(self._import_target(file, [module, None, level]))
+        for dotted in candidates:
+            if not dotted:
+                continue
+            target = self._module(dotted, file)
+            if target is None:
+                continue
+            found = self.files[target]
+            if level or found is None or _within(file.directory, str(_import_root(found, dotted))):
+                return target
+            return None  # found only by a generous match: not on the script's path
+        return None
 
     def _torch_importers(self, index: int) -> bool:
         """FileView.torch_importers of file `index`: a torch-free file that the project's torch code
