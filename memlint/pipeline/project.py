@@ -1810,14 +1810,22 @@ class Project:
     def _reached_module(self, file: _File, module: str, name: Optional[str], level: int) -> Optional[int]:
         """The file of the project an import of `file` executes (`from pkg import mod` runs
         pkg/mod.py, `from pkg.mod import f` pkg/mod.py), or None; an absolute import only where
-        the file's folder is at or below the folder Python finds it from."""
+        the file's folder is at or below the folder Python finds it from (the pass's `_imports`,
+        read before this, are resolved)."""
         absolute = self._import_target(file, [module, name, level])
         candidates = [absolute] if absolute else []
         if name is not None:
             candidates.append(self._import_target(file, [module, None, level]))
+        script = not level and not self._importers.get(file.index)
         for dotted in candidates:
             if not dotted:
                 continue
+            # A file no other file imports is run as a script: its own folder comes first on
+            # sys.path, so a module beside it wins (face.evoLVe's paddle/mult_gpu_training.py
+            # imports paddle/head/metrics.py, not the torch head/metrics.py of the folder above).
+            beside = self._beside(dotted, file) if script else None
+            if beside is not None:
+                return beside
             target = self._module(dotted, file)
             if target is None:
                 continue
