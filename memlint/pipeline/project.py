@@ -175,6 +175,11 @@ class FileView:
     # of the project it imports (followed through their imports) imports torch.  Not PyTorch code:
     # no rule reports in it (engine.lint_text).
     other_framework: bool = False
+    # Activation classes (last names: "SiLU"; "*" for every class) whose `inplace` a file connected
+    # to this one by imports switches on for every instance in a loop over `.modules()` (summaries'
+    # `inplace_on`, memlint.analysis.inplace_switches): YOLOv5's `initialize_weights`.  Such a
+    # module already runs in place (ML003).
+    inplace_switched: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -265,7 +270,7 @@ class FileView:
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
                 self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
-                sorted(self.gradient_methods), self.other_framework]  # fmt: skip
+                sorted(self.gradient_methods), self.other_framework, sorted(self.inplace_switched)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -273,12 +278,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 30 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
+        if type(data) is not list or len(data) != 31 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -289,7 +294,7 @@ class FileView:
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
-                   frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]), data[29])  # fmt: skip
+                   frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]), data[29], frozenset(data[30]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -442,6 +447,7 @@ class Project:
         self._named_memo: dict[tuple[int, str], list[tuple]] = {}  # (import component, name) -> `_methods_named`
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
+        self._switched: Optional[dict[int, set[str]]] = None  # import component -> `_inplace_switched`
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
         self._collect_sites()
         self._collect_may_sites()
@@ -1725,6 +1731,7 @@ class Project:
             grad_free_methods=self._grad_free_methods(index, model_methods),
             gradient_methods=self._gradient_methods(index, model_methods),
             other_framework=self._other_framework(index),
+            inplace_switched=self._inplace_switched(index),
             wrapper_classes=self._wrapper_classes(index),
             flags_on=self._flags_on(index),
         )
@@ -1768,6 +1775,15 @@ class Project:
                                 on[name] = on.get(name, 0) + 1
         self._flag_count_memo = {function: (calls, on) for function, (calls, on) in counts.items()}
         return self._flag_count_memo
+
+    def _inplace_switched(self, index: int) -> frozenset[str]:
+        """FileView.inplace_switched of file `index`: what the files of its import component switch on."""
+        if self._switched is None:
+            self._switched = {}
+            for file in self.files:
+                if file is not None and file.summary.get("inplace_on"):
+                    self._switched.setdefault(self._component(file.index), set()).update(file.summary["inplace_on"])
+        return frozenset(self._switched.get(self._component(index), ()))
 
     def _other_framework(self, index: int) -> bool:
         """FileView.other_framework of file `index`.  Its own imports (all of them, summaries' `reach`)
