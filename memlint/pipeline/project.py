@@ -175,9 +175,9 @@ class FileView:
     # of the project it imports (followed through their imports) imports torch.  Not PyTorch code:
     # no rule reports in it (engine.lint_text).
     other_framework: bool = False
-    # Activation classes (last names: "SiLU"; "*" for every class) whose `inplace` a file connected
-    # to this one by imports switches on for every instance in a loop over `.modules()` (summaries'
-    # `inplace_on`, memlint.analysis.inplace_switches): YOLOv5's `initialize_weights`.  Such a
+    # Activation classes (last names: "SiLU"; "*" for every class) whose `inplace` a file next to
+    # this one by imports (`Project._inplace_switched`) switches on for every instance in a loop over
+    # `.modules()` (summaries' `inplace_on`, memlint.analysis.inplace_switches): YOLOv5's `initialize_weights`.  Such a
     # module already runs in place (ML003).
     inplace_switched: frozenset[str] = frozenset()
 
@@ -447,7 +447,7 @@ class Project:
         self._named_memo: dict[tuple[int, str], list[tuple]] = {}  # (import component, name) -> `_methods_named`
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
-        self._switched: Optional[dict[int, set[str]]] = None  # import component -> `_inplace_switched`
+        self._switched: Optional[dict[int, set[str]]] = None  # file -> `_inplace_switched`
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
         self._collect_sites()
         self._collect_may_sites()
@@ -1777,13 +1777,23 @@ class Project:
         return self._flag_count_memo
 
     def _inplace_switched(self, index: int) -> frozenset[str]:
-        """FileView.inplace_switched of file `index`: what the files of its import component switch on."""
+        """FileView.inplace_switched of file `index`: what the files next to it by imports switch on.
+        A switching file reaches the file itself, the files it imports and that import it, and the
+        files its importers import (YOLOv5's yolo.py imports both models/common.py and
+        utils/torch_utils.py, whose `initialize_weights` it runs on the model): not a whole import
+        component, which a run over several repositories may join through a shared module name."""
         if self._switched is None:
             self._switched = {}
+            self._resolve_imports()
             for file in self.files:
-                if file is not None and file.summary.get("inplace_on"):
-                    self._switched.setdefault(self._component(file.index), set()).update(file.summary["inplace_on"])
-        return frozenset(self._switched.get(self._component(index), ()))
+                if file is None or not file.summary.get("inplace_on"):
+                    continue
+                near = {file.index, *self._imports.get(file.index, ()), *self._importers.get(file.index, ())}
+                for importer in self._importers.get(file.index, ()):
+                    near.update(self._imports.get(importer, ()))
+                for reached in near:
+                    self._switched.setdefault(reached, set()).update(file.summary["inplace_on"])
+        return frozenset(self._switched.get(index, ()))
 
     def _other_framework(self, index: int) -> bool:
         """FileView.other_framework of file `index`.  Its own imports (all of them, summaries' `reach`)
