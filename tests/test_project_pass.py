@@ -3299,3 +3299,112 @@ def test_a_placeholder_does_what_every_override_below_it_does_through_placeholde
     assert _findings(".", "--select", "ML017") == [("engine.py", "ML017", 10)]
     write(project / "engine.py", _PLACEHOLDER_CHAIN.replace("LAST", "with torch.no_grad():\n                self.model(data.cuda())"))
     assert _findings(".", "--select", "ML017") == []
+
+
+# ---------------------------------------------------------------------------- another framework's code
+
+PADDLE_EVALUATE = """
+import paddle
+from nets import Net
+
+def evaluate(loader):
+    net = Net()
+    net.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (net(x).argmax(1) == y).sum().item()
+    return correct
+# (written after the torch version: torch.no_grad has no say here)
+"""
+
+
+def test_a_file_of_another_framework_that_brings_no_torch_in_is_not_linted(project):
+    write(project / "nets.py", "import paddle\nclass Net(paddle.nn.Layer):\n    pass\n")
+    write(project / "evaluation.py", PADDLE_EVALUATE)
+    assert _findings(".") == []
+
+
+def test_a_file_of_another_framework_that_imports_a_torch_module_of_the_project_stays_pytorch(project):
+    write(project / "nets.py", "import torch\nclass Net(torch.nn.Module):\n    pass\n")
+    write(project / "evaluation.py", PADDLE_EVALUATE)
+    assert ("evaluation.py", "ML002", 9) in _findings(".")
+
+
+def test_a_script_of_another_framework_imports_the_module_beside_it(project):
+    # paddle/head.py beside the script wins over the torch head.py of the folder above
+    write(project / "head.py", "import torch\nclass Net(torch.nn.Module):\n    pass\n")
+    write(project / "paddle_port" / "__init__.py", "")
+    write(project / "paddle_port" / "nets.py", "import paddle\nclass Net(paddle.nn.Layer):\n    pass\n")
+    write(project / "paddle_port" / "evaluation.py", PADDLE_EVALUATE)
+    assert [f for f in _findings(".") if "paddle_port" in f[0]] == []
+
+
+def test_a_file_importing_torch_and_another_framework_stays_pytorch(project):
+    write(project / "nets.py", "import paddle\nclass Net(paddle.nn.Layer):\n    pass\n")
+    write(project / "evaluation.py", "import torch\n" + PADDLE_EVALUATE)
+    assert ("evaluation.py", "ML002", 11) in _findings(".")
+
+
+# ---------------------------------------------------------------------------- ML003: inplace switched on later
+
+BLOCK = """
+import torch.nn as nn
+from init import initialize_weights
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+        self.act = nn.SiLU()
+        initialize_weights(self)
+
+    def forward(self, x):
+        return self.act(self.conv(x))
+"""
+
+
+@pytest.mark.parametrize("guard", ["t = type(m)\n        if t in [nn.ReLU, nn.SiLU]:", "if isinstance(m, (nn.SiLU,)):", "if True:"])
+def test_an_activation_the_project_switches_in_place_for_every_instance_is_not_reported(project, guard):
+    write(project / "blocks.py", BLOCK)
+    body = f"import torch.nn as nn\ndef initialize_weights(model):\n    for m in model.modules():\n        {guard}\n            m.inplace = True\n"
+    write(project / "init.py", body)
+    found = [f for f in _findings(".", "--select", "ML003") if f[0] == "blocks.py"]
+    assert found == ([] if guard != "if True:" else [("blocks.py", "ML003", 8)])
+
+
+def test_an_activation_another_class_is_switched_for_is_still_reported(project):
+    write(project / "blocks.py", BLOCK)
+    write(project / "init.py", "import torch.nn as nn\ndef initialize_weights(model):\n    for m in model.modules():\n        if type(m) is nn.ReLU:\n            m.inplace = True\n")
+    assert ("blocks.py", "ML003", 8) in _findings(".", "--select", "ML003")
+
+
+def test_a_summary_with_every_optional_file_fact_is_valid_as_stored():
+    # A summary whose top-level facts `_check_summary` does not know is thrown away as damaged when
+    # read back from the cache (each file summarised again on every run): every optional fact a
+    # file can carry must pass the check, here all at once.
+    from memlint.analysis.summaries import is_valid, summarize
+    from memlint.prescreen import Source
+
+    text = textwrap.dedent("""
+        import paddle
+        import torch.nn as nn
+        from models import *
+        from helpers import Net
+
+        block = Block(4, norm_layer=nn.Identity)
+        x = y.cuda()
+
+        def initialize_weights(model):
+            for m in model.modules():
+                if type(m) is nn.SiLU:
+                    m.inplace = True
+
+        def build():
+            class Inner(Net):
+                pass
+            return Inner()
+    """)
+    summary = summarize(Source(text))
+    optional = {"stars", "norms", "places", "inner", "deep", "inplace_on"}
+    assert optional <= set(summary), optional - set(summary)
+    assert is_valid(summary)

@@ -79,10 +79,12 @@ from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.ast_nodes import child_nodes, subtree
-from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.configured_choices import configured_choice
+from memlint.analysis.counted_loops import enumerate_start, first_bound
+from memlint.analysis.deep_imports import imported_frameworks
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
+from memlint.analysis.inplace_switches import switched_on
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.run_loops import reconfigures_run
@@ -90,6 +92,10 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 40: 39 and the `deep` 36 merged
+# 36: `deep`, the frameworks a file imports, and `reach`, the modules a file of another framework imports
+#     (deep_imports); `inplace_on`, the activation classes a loop over `.modules()` switches to in place
+#     (inplace_switches)
 # 39: 38 and the `places` 37 merged
 # 37: `places` (the file's code puts work on an accelerator: `.cuda()`, `.to(device)`, `device="cuda"`),
 #     `unimplemented` (a method that raises NotImplementedError or is an @abstractmethod), a class's
@@ -165,7 +171,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 39
+FORMAT = 40
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -272,11 +278,16 @@ class _Summary:
         self._moved_parameters()
         self._passes()
         other_norms = self._other_norm_keywords()
+        frameworks, reached = imported_frameworks(self.source)
+        switched = switched_on(self.source)
         return {
             "format": FORMAT,
             "imports": self.imports,
             **({"norms": other_norms} if other_norms else {}),
             **({"stars": self.stars} if self.stars else {}),
+            **({"deep": frameworks} if frameworks else {}),
+            **({"reach": reached} if reached is not None else {}),
+            **({"inplace_on": switched} if switched else {}),
             **({"host": True} if not _names_accelerator(self.source.text) else {}),
             **({"places": True} if self.places else {}),
             **({"inner": inner} if (inner := self._inner_bases()) else {}),
@@ -2474,10 +2485,16 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner", "deep", "reach", "inplace_on", "norms"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
     _require(summary.get("host", True) is True)  # type: ignore[union-attr]
     _require(summary.get("places", True) is True)  # type: ignore[union-attr]
     _strings(summary.get("inner", []))  # type: ignore[union-attr]
+    _strings(summary.get("deep", []))  # type: ignore[union-attr]
+    _strings(summary.get("inplace_on", []))  # type: ignore[union-attr]
+    _strings(summary.get("norms", []))  # type: ignore[union-attr]
+    for reached in summary.get("reach", []):  # type: ignore[union-attr]
+        _require(type(reached) is list and len(reached) == 4 and type(reached[0]) is str and (reached[1] is None or type(reached[1]) is str))
+        _require(type(reached[2]) is int and reached[2] >= 0 and type(reached[3]) is bool)
     for star in summary.get("stars", []):  # type: ignore[union-attr]
         _require(type(star) is list and len(star) == 2 and type(star[0]) is str and type(star[1]) is int and star[1] >= 0)
     _require(summary["format"] == FORMAT and type(summary["format"]) is int)  # type: ignore[index]

@@ -433,3 +433,26 @@ PER_BATCH_HOOKS = frozenset(
         "on_step_begin", "on_step_end",
     }
 )  # fmt: skip
+
+# Deep-learning frameworks other than PyTorch, by the top-level package a file imports
+# (memlint.analysis.deep_imports): a file written for one of them and never importing torch is not
+# PyTorch code, whatever its `.eval()`, `nn`, optimizers and loops look like (a paddle.nn.Layer, a
+# Gluon Block, a Keras Model).
+OTHER_FRAMEWORKS = frozenset(
+    {"paddle", "paddlenlp", "paddleseg", "paddlex", "mxnet", "gluoncv", "gluonnlp", "tensorflow", "tf_keras",
+     "keras", "jax", "flax", "haiku", "optax", "mindspore", "oneflow", "chainer", "theano", "lasagne",
+     "megengine", "jittor", "caffe", "cntk", "tensorlayer", "sonnet", "trax"}
+)  # fmt: skip
+# Libraries built on PyTorch that hand a file torch's models, optimizers or tensors: importing one
+# (or anything whose dotted name has a `torch*` / `pytorch*` part: torchvision, horovod.torch)
+# makes the file PyTorch code.
+TORCH_LIBRARIES = frozenset(
+    {"lightning", "ignite", "timm", "kornia", "apex", "deepspeed", "fairseq", "mmcv", "mmdet", "mmseg",
+     "mmengine", "mmpose", "detectron2", "transformers", "accelerate", "diffusers", "peft", "lpips", "open_clip",
+     "xformers", "bitsandbytes", "fastai", "allennlp", "pytorch3d", "thop", "functorch", "opacus", "dgl",
+     "spconv", "einops", "safetensors", "tensorboardX", "onnx2torch", "segmentation_models_pytorch", "fvcore"}
+)  # fmt: skip
+# Parts of torch libraries that only prepare data (image transforms of PIL images): importing them
+# gives a file no model, optimizer or autograd graph (ResNeSt's Gluon training script uses
+# `torchvision.transforms` for its augmentation).
+DATA_ONLY_TORCH_MODULES = ("torchvision.transforms",)

@@ -56,6 +56,8 @@ def check_text(
     masked region is not offered.
     `codes`: only these of the rules that run on `filename` (the prescreen's answer: the others cannot
     report here, memlint.prescreen.screened_codes); all of them by default."""
+    if project is not None and project.other_framework:
+        return []  # another framework's code (engine._findings exits before the parse already)
     rule_classes = settings.rules_for(filename)
     if codes is not None:
         rule_classes = [rule for rule in rule_classes if rule.code in codes]

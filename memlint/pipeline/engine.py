@@ -62,6 +62,8 @@ def _findings(
     suppressions: Suppressions, source: Optional[Source] = None, parser: Optional[IncrementalParser] = None,
     defer_fixes: bool = False, rules: Optional[frozenset[str]] = None,
 ) -> list[Diagnostic]:  # fmt: skip
+    if project is not None and project.other_framework:
+        return []  # another framework's code (paddle, MXNet Gluon...): no PyTorch rule applies
     if not may_use_torch(text):
         # a file that cannot use torch cannot have a finding, unless it runs another file's training
         # step (SPADE's train.py calls `trainer.run_generator_one_step(data)` of Pix2PixTrainer, whose
@@ -103,6 +105,8 @@ def _findings(
             except (RecursionError, MemoryError):  # as in prepare.py: the project knows less
                 summary = None
             project = single_file_view(summary, filename)
+            if project.other_framework:
+                return []
         source.project = project  # the screens follow the project's facts
         if compiled:
             needed = screened_codes(source, codes, settings.options)

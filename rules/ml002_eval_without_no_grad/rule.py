@@ -201,6 +201,15 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # PaddlePaddle code: the file imports paddle and never torch
+            """
+import paddle
+def evaluate(net, loader):
+    net.eval()
+    for x, y in loader:
+        print(net(x))  # a paddle Layer: torch.no_grad has no say here
+"""
+        ),
         Valid(  # `self.eval()`, then a method named like encoding of an attribute that is no module (nothing gives it `.parameters()`): a tokenizer
             """
 import torch

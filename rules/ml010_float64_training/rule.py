@@ -9,6 +9,8 @@ import libcst as cst
 
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.evaluation import is_model_call
+from memlint.analysis.gradient_updates import updates_parameters
+from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.loaders import loader_feeds_model
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.project_facts import training_work
@@ -43,7 +45,8 @@ class Float64Training(Rule):
     `torch.set_default_tensor_type(torch.DoubleTensor)`), and layers or `nn.Parameter`s created with
     `dtype=torch.float64`. A module is a model known to the analysis, something named like one, a
     class of the file or of a project module being constructed (`Policy(4, 2).double()`), or a name
-    whose `.parameters()` the file reads. Only in files that train (they call backward, build a
+    whose `.parameters()` the file reads. Only in files that train (they call backward in a loop over batches or beside an update of
+    parameters, an optimizer's `step()` or `p.data -= lr * p.grad`, build a
     `torch.optim` optimizer, or hand the model to training: `train(model, loader)`, `fit(...)`,
     `trainer.fit(model)`, `trainer.train()`, or a function of another file of the project that
     backpropagates or steps an optimizer: `trpo_step(policy_net, ...)`) and do not check gradients numerically (`gradcheck`,
@@ -92,6 +95,18 @@ class Float64Training(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a test comparing two layers' outputs and gradients: backward, but no update and no batch loop
+            """
+import torch
+def test_same_gradients():
+    ref = torch.nn.BatchNorm2d(4).double()
+    mine = MyBatchNorm(4).double()
+    x = torch.rand(2, 4, 3, 3).double().requires_grad_()
+    (ref(x) ** 2).sum().backward()
+    (mine(x) ** 2).sum().backward()
+    assert torch.allclose(ref.weight.grad, mine.weight.grad)
+"""
+        ),
         Valid(  # metric bookkeeping
             """
 import torch
@@ -174,6 +189,18 @@ loss.backward()
     ]
 
     INVALID = [
+        Invalid(  # a backward outside a batch loop that the file's manual update applies
+            """
+import torch
+model = Net().double()
+loss = model(x).sum()
+loss.backward()
+for p in model.parameters():
+    p.data -= 0.1 * p.grad
+""",
+            line=2,
+            column=9,
+        ),
         Invalid(
             """
 import torch
@@ -324,6 +351,8 @@ for xb, yb in train_loader:
         super().__init__(*args, **kwargs)
         self._found: list[tuple[cst.CSTNode, str]] = []
         self._trains = False
+        self._backward = False  # a backward outside loops over batches: training if the file updates parameters
+        self._updates = False  # the file updates parameters (gradient_updates.updates_parameters)
         self._gradcheck = False
         # Names bound to a float64 cast in the current function: (function, name) -> the cast call.
         self._cast_names: dict[tuple, cst.Call] = {}
@@ -402,13 +431,23 @@ for xb, yb in train_loader:
         func = node.func
         qualified = ctx.resolve(func)
         if isinstance(func, cst.Attribute) and func.attr.value in BACKWARD_METHODS:
-            self._trains = True
+            # a backward trains where its file applies gradients or it runs in a loop over batches
+            # (a backward alone may only compare gradients: a numerical test of a layer)
+            if any(iterates_batches(loop) for loop in ctx.loops):
+                self._trains = True
+            else:
+                self._backward = True
+        if not self._updates and updates_parameters(node):
+            self._updates = True
         if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
             owner = dotted_name(func.value)
             if owner is not None:
                 self._parameter_owners.add(owner)
-        if _runs_training(node) or training_work(node, ctx) & {"backward", "step"}:
-            self._trains = True  # (a helper of another file that backpropagates: `trpo_step(policy_net, ...)`)
+        work = training_work(node, ctx)
+        if _runs_training(node) or "step" in work:
+            self._trains = True
+        elif "backward" in work:
+            self._backward = True  # (a helper of another file that backpropagates: `trpo_step(policy_net, ...)`)
         if qualified is not None:
             if builds_optimizer(qualified):  # an optimizer is built: the file trains
                 self._trains = True
@@ -487,8 +526,13 @@ for xb, yb in train_loader:
         name = expr.value if isinstance(expr, cst.Name) else expr.attr.value if isinstance(expr, cst.Attribute) else None
         return name is not None and MODEL_NAME.match(name) is not None and name not in ("module",)
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if not self._updates and updates_parameters(node):
+            self._updates = True  # `p.data -= lr * p.grad`
+
     def finish(self, facts) -> None:
-        if not self._trains or self._gradcheck:
+        trains = self._trains or (self._backward and self._updates)
+        if not trains or self._gradcheck:
             return
         for node, name in self._maybe_modules:
             if name in self._parameter_owners:  # its parameters go to an optimizer (or are read as a module's)

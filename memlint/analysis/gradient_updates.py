@@ -1,0 +1,59 @@
+"""Does a backward pass train: are the gradients it computes applied to parameters?
+
+A `.backward()` call alone computes gradients; training applies them.  A test that runs two
+implementations of a layer forward and backward to compare their outputs and gradients (a numerical
+check, like `gradcheck`), a saliency map or a gradient norm probe backpropagates and trains nothing.
+Training is told by one of:
+
+- an update of the parameters (`updates_parameters`): a call of a step (`optimizer.step()`,
+  `scaler.step(opt)`, `trpo_step(...)`, `self.optimizer_step()`: a name that is or ends in `step`,
+  not a schedule's: `scheduler.step()`), or an in-place update that reads a gradient (`p.data -= lr
+  * p.grad`, `w.data.add_(w.grad, alpha=-lr)`);
+- a backward in a loop over batches (`for x, y in loader: ... loss.backward()`,
+  iteration.iterates_batches), a training loop whose step may sit in a helper.
+
+ML010 (float64 training) counts a backward as training only with one of them in its file.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from memlint.analysis.walk import code_descendants
+
+# A schedule's step moves a learning rate, not parameters (naming._SCHEDULE_NAME's words).
+_SCHEDULE = re.compile(r"sched|(?:^|_)lrs?(?:_|$)|^lr|lr$", re.I)
+
+
+def updates_parameters(node: cst.CSTNode) -> bool:
+    """Is `node` (a call or an augmented assignment) an update of parameters: a step call, or an
+    in-place update reading a `.grad`?"""
+    kind = type(node)
+    if kind is cst.AugAssign:
+        return _reads_grad(node.value)  # type: ignore[attr-defined]
+    if kind is not cst.Call:
+        return False
+    func = node.func  # type: ignore[attr-defined]
+    if type(func) is cst.Name:
+        return _is_step(func.value)
+    if type(func) is not cst.Attribute:
+        return False
+    method = func.attr.value
+    if _is_step(method):
+        receiver = func.value
+        name = receiver.attr.value if type(receiver) is cst.Attribute else receiver.value if type(receiver) is cst.Name else ""
+        return not _SCHEDULE.search(name)
+    # `p.data.add_(p.grad, alpha=-lr)`, `p.sub_(lr * p.grad)`: an in-place method given a gradient
+    return method.endswith("_") and not method.startswith("_") and any(_reads_grad(arg.value) for arg in node.args)  # type: ignore[attr-defined]
+
+
+def _is_step(name: str) -> bool:
+    return name == "step" or name.endswith("_step")
+
+
+def _reads_grad(expr: cst.BaseExpression) -> bool:
+    if type(expr) is cst.Attribute and expr.attr.value == "grad":  # type: ignore[attr-defined]
+        return True
+    return any(type(n) is cst.Attribute and n.attr.value == "grad" for n in code_descendants(expr))  # type: ignore[attr-defined]
