@@ -46,7 +46,11 @@ A summary says, for each module-level function and each method of a module-level
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
   the call is behind an `if` or in an exception handler ("configured" where every such `if` picks
-  among the run's configured alternatives: memlint.analysis.configured_choices);
+  among the run's configured alternatives: memlint.analysis.configured_choices); for a call of a
+  module-level name, a fifth entry where some argument is a model the scope froze before the call
+  ([slot, true]) or a `held` parameter passed on ([slot, name]), slot a position or a keyword
+  (memlint.analysis.frozen_arguments); `held`: a module-level function's parameters, [name,
+  position], that it runs (`model(L)`) or passes on and never binds again;
 - `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
   mode around them, whether the loop around them trains (None outside loops), that loop (as in
   `calls`) and whether the call is behind an `if`: ["u", method]
@@ -81,13 +85,14 @@ from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.ast_nodes import child_nodes, subtree
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.configured_choices import configured_choice
+from memlint.analysis.frozen_arguments import freezes, positions, rebound, thawed_names
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
-FORMAT = 35  # 35: a ["k", ...] reference's fifth entry, whether its bindings are alternatives of one choice made before the call's loop; 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
+FORMAT = 36  # 36: `held` (a module-level function's parameters it runs or passes on, never rebound) and a `calls` site's fifth entry, the arguments handed over frozen or a held parameter passed on (frozen_arguments); 35: a ["k", ...] reference's fifth entry, whether its bindings are alternatives of one choice made before the call's loop; 34: ["k", ...] also for a receiver bound to a conditional expression of constructors (`A(c) if a else B(c)`); 33: no `settings` / `varies` (the settings-fixed-for-a-run fact backed out: unsound); a chain's shared statements only in the prefix every branch agrees on; 32: both 31s below, merged; 31: `settings` and `varies` (flag_arguments); a call site is not conditional behind an `if`/`elif`/`else` chain whose every branch holds an equal copy of its statement (shared_branches); 31: no `updates` / loop step evidence for a `.step()` on a name ending in a schedule (`self.model_optimizer_scheduler`, naming.OPTIMIZER_NAME); 30: 29 and the scheduler 28 merged; 28: no `updates` "step" for a loop over schedulers named like optimizers (`for opt_sched in opt_scheds`); 29: 28 and the 26 of batch iterators merged; 26: loops over `dataiterator` / `trainiter` count as loops over batches (naming.BATCH_SOURCE); 28: 27 and the 26 of attribute flags merged; 26: `flags` also of a class's `__init__` (positioned as a construction passes them); a call's condition "configured" behind configured choices only; 27: both 26s below, merged; 26: `updates` "step" also for `opt.step()` in a function's only loop, over its optimizers (`for opt in opt_list`); 26: `grads` also for a gradient computation in a nested function (the defining function's), `subs` (the attributes of `self` a method calls as modules, their constructor known, each with the flag guarding it), `makes`; 25: no `unsaved` for a decorated function, a name bound again, a return passing `**kw` / `*args`; 24: both 23s below, merged; 23: `may` entries also under no_grad, with their loop and condition; `picks` (a function returning a class looked up by name: `globals()[name]`, `importlib`), `abstract` (a placeholder method), "factory()" as an `i` constructor or in `builds` (an instance of the class a call of factory returns); 23: `unsaved`, a module-level function whose every return is a new tensor nothing keeps for backward (F.batch_norm); 22: `fresh` through torch's `exp2`, `tan`, `erf` of one host tensor (one ELEMENTWISE_FUNCTIONS, tables); 21: a loop's `.step()` evidence (trains) also by the receiver's construction in the file, as `updates`; 20: `flags` and `passes` (flag_arguments); `fresh` through an index of a host tensor, torch's elementwise functions of one and a parameter defaulting to a number (host_returns); 19: an optimizer's `step` also by the receiver's construction in the file (`Dopt = optim.Adam(...)`); `builds` through a returned local name bound only to constructors (a `None` placeholder aside), a constructor the function imports itself as its import target [module, name, level]; 18: `keeps` again for `self.stats[k] += val` (a second `_on_self` had shadowed the meters' own); 17: no ["i", ...] for a known third-party callee, `builds` through `.to(device)`, `model_grad` for any `self.<attr>(...)` / `self.<attr>.<m>(...)` outside no_grad; 16: a function's `closure`, the inner function it returns (keyed "outer:inner"), ["r", name, factory reference] for a call of a name bound to a project call's result; 15: a class's `forwards`, the attribute its `forward` returns the call of; 14: `grads`, `evals`, `model_grad`; 13: `builds` (a factory's constructors), ["i", callee, m, obj] for `obj = callee(...)` of an uncapitalised project callee, besides the call's other reference; 12: ["n", f] for a call of a name only a star import can bind, `moves` through `if cuda: x = x.cuda()` then `return Variable(x)`; 11: a marimo cell's classes and functions, ["i", C, m] for `self.attr.m()` with `self.attr = C(...)`; 10: `host` also for a file that names CUDA only to hide the GPUs, ["i", C, "__call__", obj] for `obj(x)`; 9: autograd calls and flushes through a star-imported `torch`, `keeps`; 8: the receiver of `i` and `k` references, a class's `adam`; 2: `stars`, the modules a file star-imports; 3: `host`, a file that never mentions an accelerator; 4: `updates`, `moves`; 5: `may`; 6: `pass`; 7: `fresh`
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -751,14 +756,69 @@ class _Summary:
             record["evals"] = True
         if flush is not None and loop is None and not self.periodic and key and "flush" not in record:
             record["flush"] = flush
+        if key != "?" and "." not in key and ":" not in key and key and type(func) is ast.Name and func.id in self._parameters(key):
+            self._note_held(key, record, func.id)  # `model(L)` of a parameter: its run is frozen where every caller's model is
         if reference is not None:
-            record["calls"].append([reference, grad, self._loop_fact(loop), site_condition])
+            entry = [reference, grad, self._loop_fact(loop), site_condition]
+            if reference[0] in ("n", "d") and key != "?":
+                handed = self._handed(key, record, call)
+                if handed:
+                    entry.append(handed)  # arguments handed over frozen, or a held parameter passed on (frozen_arguments)
+            record["calls"].append(entry)
             if reference[0] in ("n", "d"):
                 positions, keywords = arguments_on(call)
                 if positions or keywords:  # `sinc(band, t, cuda)`: a flag of the callee's turned on (flag_arguments)
                     record.setdefault("passes", []).append([reference, positions, keywords])
         if built is not None:
             record["calls"].append([built, grad, self._loop_fact(loop), site_condition])
+
+    def _parameters(self, key: str) -> dict[str, int]:
+        """A function's parameters by name, their positions (frozen_arguments.positions), once."""
+        return self.source.memo(("summary-parameters", key), lambda: positions(self.nodes[key]))  # type: ignore[no-any-return]
+
+    def _note_held(self, key: str, record: dict, name: str) -> None:
+        """Add the parameter `name` of module-level function `key` to its `held`, unless bound again."""
+        held = record.setdefault("held", [])
+        if any(entry[0] == name for entry in held) or name in record.get("rebound", ()):
+            return
+        if rebound(self.nodes[key], name):
+            record.setdefault("rebound", set()).add(name)  # (dropped before the summary is stored)
+            return
+        held.append([name, self._parameters(key)[name]])
+
+    def _handed(self, key: str, record: dict, call: ast.Call) -> list:
+        """The arguments of `call` handed over frozen ([slot, true]) or a held parameter of `key` passed
+        on ([slot, name]); slot the position or the keyword (frozen_arguments)."""
+        slots: list[tuple[object, ast.AST]] = []
+        for index, arg in enumerate(call.args):
+            if type(arg) is ast.Starred:
+                break
+            slots.append((index, arg))
+        slots.extend((kw.arg, kw.value) for kw in call.keywords if kw.arg is not None)
+        if not any(type(value) is ast.Name for _, value in slots):
+            return []
+        frozen = {name for line, name in self._freezes(key) if line < call.lineno}
+        own = self._parameters(key) if key and "." not in key and ":" not in key else {}
+        handed: list = []
+        for slot, value in slots:
+            if type(value) is not ast.Name:
+                continue
+            if value.id in frozen:
+                handed.append([slot, True])
+            elif value.id in own:
+                self._note_held(key, record, value.id)
+                if any(entry[0] == value.id for entry in record.get("held", ())):
+                    handed.append([slot, value.id])
+        return handed
+
+    def _freezes(self, key: str) -> list[tuple[int, str]]:
+        """frozen_arguments.freezes of the scope `key` ("" the module), once; none in a file that never
+        mentions a freeze."""
+        if not self.source.mentions("requires_grad", "freeze"):
+            return []
+        thawed = self.source.memo("summary-thawed", lambda: thawed_names(self.tree))
+        scope = self.nodes[key] if key else self.tree
+        return self.source.memo(("summary-freezes", key), lambda: freezes(scope, thawed))  # type: ignore[arg-type, no-any-return]
 
     def _note_sub(self, key: str, record: dict, call: ast.Call, attr: str) -> None:
         """Record `self.attr(...)` in `subs` as [attr, guard]: guard [flag, position] where the call
@@ -2174,7 +2234,7 @@ def _compact(record: dict) -> dict:
             value = [True] if True in value else [list(v) for v in {tuple(v): None for v in value}]
         elif key == "returns" and value:
             value = [[True] if True in alternatives else alternatives for alternatives in value]
-        if value is None or value == [] or key in ("line", "self"):
+        if value is None or value == [] or key in ("line", "self", "rebound"):
             continue
         result[key] = value
     return result
@@ -2271,14 +2331,18 @@ def _check_function(record: dict) -> None:
         elif field == "calls":
             _require(type(value) is list)
             for site in value:
-                _require(type(site) is list and len(site) == 4)
-                reference, grad, loop, conditional = site
+                _require(type(site) is list and len(site) in (4, 5))
+                reference, grad, loop, conditional = site[:4]
+                if len(site) == 5:  # arguments handed over frozen, or a held parameter passed on
+                    _require(type(site[4]) is list and bool(site[4]))
+                    for slot, source in site[4]:
+                        _require(type(slot) in (int, str) and (source is True or type(source) is str))
                 _check_reference(reference)
                 _require(grad in _GRADS and (grad is None or type(grad) is str) and (type(conditional) is bool or conditional == "configured"))
                 if loop is not None:
                     _require(type(loop) is list and len(loop) == 3 and type(loop[0]) is int)
                     _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool)
-        elif field == "flags":
+        elif field in ("flags", "held"):
             _require(type(value) is list)
             for flag in value:
                 _require(type(flag) is list and len(flag) == 2 and type(flag[0]) is str and type(flag[1]) is int)
