@@ -781,10 +781,21 @@ class _Summary:
         held = record.setdefault("held", [])
         if any(entry[0] == name for entry in held) or name in record.get("rebound", ()):
             return
-        if rebound(self.nodes[key], name):
+        if key in self._value_names() or rebound(self.nodes[key], name):
+            # (a function the file uses as a value, `[evaluate, score][level]`, has calls no site shows)
             record.setdefault("rebound", set()).add(name)  # (dropped before the summary is stored)
             return
         held.append([name, self._parameters(key)[name]])
+
+    def _value_names(self) -> frozenset[str]:
+        """The names the file reads other than as the callee of a call (`fns = [evaluate, score]`,
+        `pool.map(infer, xs)`), once."""
+        def build() -> frozenset[str]:
+            called = {id(call.func) for call in self.source.nodes(ast.Call)}  # type: ignore[attr-defined]
+            return frozenset(
+                node.id for node in self.source.nodes(ast.Name) if type(node.ctx) is ast.Load and id(node) not in called  # type: ignore[attr-defined]
+            )
+        return self.source.memo("summary-value-names", build)  # type: ignore[no-any-return]
 
     def _handed(self, key: str, record: dict, call: ast.Call) -> list:
         """The arguments of `call` handed over frozen ([slot, true]) or a held parameter of `key` passed

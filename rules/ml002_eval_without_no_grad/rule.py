@@ -201,6 +201,32 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
 
     VALID = [
+        Valid(  # a helper named as an evaluation whose only caller hands it a model frozen first (KAIR's `utils_model.test`): no run builds a graph
+            """
+import torch
+def predict(model, x):
+    return model(x)
+def main(net, images):
+    for p in net.parameters():
+        p.requires_grad = False
+    return [predict(net, x) for x in images]
+"""
+        ),
+        Valid(  # a model factory looked up by name, its result put in eval mode: the call builds a model, and the run is under no_grad
+            """
+import importlib
+import torch
+def run_inference(names):
+    zoo = importlib.import_module("zoo")
+    x = torch.rand(1, 3, 32, 32)
+    for name in names:
+        net = getattr(zoo, name)
+        model = net(pretrained=True)
+        model.eval()
+        with torch.no_grad():
+            y = model(x)
+"""
+        ),
         Valid(  # `self.eval()`, then a method named like encoding of an attribute that is no module (nothing gives it `.parameters()`): a tokenizer
             """
 import torch
@@ -1363,6 +1389,63 @@ def trainValidateSegmentation(model, loader, optimizer, draw):
     ]
 
     INVALID = [
+        Invalid(  # a factory call whose result is put in eval mode builds the model; the run after it is the evaluation (ResNeSt's test)
+            """
+import importlib
+import torch
+def run_inference(names):
+    zoo = importlib.import_module("zoo")
+    x = torch.rand(1, 3, 32, 32)
+    for name in names:
+        net = getattr(zoo, name)
+        model = net(pretrained=True)
+        model.eval()
+        y = model(x)
+""",
+            line=10,
+            column=13,
+            unsafe=True,
+            message="`model(x)` runs in `run_inference`",
+            fixed="""
+import importlib
+import torch
+@torch.no_grad()
+def run_inference(names):
+    zoo = importlib.import_module("zoo")
+    x = torch.rand(1, 3, 32, 32)
+    for name in names:
+        net = getattr(zoo, name)
+        model = net(pretrained=True)
+        model.eval()
+        y = model(x)
+""",
+        ),
+        Invalid(  # the helper's one caller freezes its model only after handing it over: the runs have gradients on
+            """
+import torch
+def predict(model, x):
+    return model(x)
+def main(net, images):
+    outs = [predict(net, x) for x in images]
+    for p in net.parameters():
+        p.requires_grad = False
+    return outs
+""",
+            line=3,
+            column=12,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def predict(model, x):
+    return model(x)
+def main(net, images):
+    outs = [predict(net, x) for x in images]
+    for p in net.parameters():
+        p.requires_grad = False
+    return outs
+""",
+        ),
         Invalid(  # `self.eval()` in a module, then methods of a submodule (`self.gen.parameters()` shows it is one) with gradients on (MUNIT's trainer `forward`)
             """
 import torch
