@@ -38,28 +38,43 @@ def positions(function: ast.AST) -> dict[str, int]:
     return found
 
 
-def rebound(function: ast.AST, name: str) -> bool:
-    """Is `name` bound anywhere in `function` other than as its own parameter (nested scopes too:
-    the evidence must be plain)?"""
-    own = set(map(id, _own_arguments(function)))
-    for node in ast.walk(function):
+def binding_lines(nodes) -> dict[str, list[tuple[int, int]]]:
+    """Every name the nodes (a file's, from its index: `Name`, `arg`, `Global`, `Nonlocal`,
+    `ExceptHandler`, `FunctionDef`, `AsyncFunctionDef`, `ClassDef`, `alias`) bind, with the line and
+    the id of each binding node: `rebound` asks it once per file instead of walking each function."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    for node in nodes:
         kind = type(node)
         if kind is ast.Name:
-            if node.id == name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
-                return True
+            if type(node.ctx) is ast.Load:
+                continue
+            names = (node.id,)
         elif kind is ast.arg:
-            if node.arg == name and id(node) not in own:  # type: ignore[attr-defined]
-                return True
+            names = (node.arg,)
         elif kind in (ast.Global, ast.Nonlocal):
-            if name in node.names:  # type: ignore[attr-defined]
-                return True
-        elif kind is ast.ExceptHandler or kind in _FUNCTIONS or kind is ast.ClassDef:
-            if node is not function and getattr(node, "name", None) == name:
-                return True
+            names = tuple(node.names)
         elif kind is ast.alias:
-            if (node.asname or node.name.partition(".")[0]) == name:  # type: ignore[attr-defined]
-                return True
-    return False
+            names = (node.asname or node.name.partition(".")[0],)
+        else:
+            name = getattr(node, "name", None)
+            if name is None:
+                continue
+            names = (name,)
+        for name in names:
+            found.setdefault(name, []).append((getattr(node, "lineno", 0), id(node)))
+    return found
+
+
+BINDING_NODES = (ast.Name, ast.arg, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias)
+
+
+def rebound(function: ast.AST, name: str, bindings: dict[str, list[tuple[int, int]]]) -> bool:
+    """Is `name` bound anywhere in `function` other than as its own parameter (nested scopes too:
+    the evidence must be plain)?  `bindings`: the file's `binding_lines`."""
+    own = set(map(id, _own_arguments(function)))
+    own.add(id(function))
+    start, end = function.lineno, function.end_lineno or function.lineno  # type: ignore[attr-defined]
+    return any(start <= line <= end and node not in own for line, node in bindings.get(name, ()))
 
 
 def _own_arguments(function: ast.AST) -> list[ast.arg]:
@@ -67,14 +82,14 @@ def _own_arguments(function: ast.AST) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None)]
 
 
-def freezes(scope: Scope, thawed: frozenset[str]) -> list[tuple[int, str]]:
+def freezes(scope: Scope) -> list[tuple[int, str]]:
     """The models `scope` freezes by a statement of its own body and does not bind again after it
-    (see the module's docstring), each with the last line of that statement; none in `thawed` (the
-    file thaws them).  A call after that line hands the model over frozen."""
+    (see the module's docstring), each with the last line of that statement (the caller leaves out
+    the names the file thaws: `thawed_names`).  A call after that line hands the model over frozen."""
     found: list[tuple[int, str]] = []
     for statement in scope.body:
         name = _freezes(statement)
-        if name is not None and name not in thawed and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
+        if name is not None and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
             found.append((statement.end_lineno, name))
     return found
 

@@ -85,7 +85,7 @@ from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.ast_nodes import child_nodes, subtree
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.configured_choices import configured_choice
-from memlint.analysis.frozen_arguments import freezes, positions, rebound, thawed_names
+from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
@@ -781,7 +781,8 @@ class _Summary:
         held = record.setdefault("held", [])
         if any(entry[0] == name for entry in held) or name in record.get("rebound", ()):
             return
-        if key in self._value_names() or rebound(self.nodes[key], name):
+        bindings = self.source.memo("summary-bindings", lambda: binding_lines(self.source.nodes(*BINDING_NODES)))
+        if key in self._value_names() or rebound(self.nodes[key], name, bindings):
             # (a function the file uses as a value, `[evaluate, score][level]`, has calls no site shows)
             record.setdefault("rebound", set()).add(name)  # (dropped before the summary is stored)
             return
@@ -827,9 +828,12 @@ class _Summary:
         mentions a freeze."""
         if not self.source.mentions("requires_grad", "freeze"):
             return []
-        thawed = self.source.memo("summary-thawed", lambda: thawed_names(self.tree))
         scope = self.nodes[key] if key else self.tree
-        return self.source.memo(("summary-freezes", key), lambda: freezes(scope, thawed))  # type: ignore[arg-type, no-any-return]
+        found = self.source.memo(("summary-freezes", key), lambda: freezes(scope))  # type: ignore[arg-type]
+        if not found:
+            return []
+        thawed = self.source.memo("summary-thawed", lambda: thawed_names(self.tree))  # (a walk of the file, only where a scope freezes)
+        return [(line, name) for line, name in found if name not in thawed]
 
     def _note_sub(self, key: str, record: dict, call: ast.Call, attr: str) -> None:
         """Record `self.attr(...)` in `subs` as [attr, guard]: guard [flag, position] where the call
