@@ -67,6 +67,85 @@ def test_an_evaluate_that_another_file_calls_with_gradients_on_is_reported(proje
     assert _findings(".") == [("evaluation.py", "ML002", 7)]
 
 
+FROZEN_HELPERS = """
+import torch
+
+def run_mode(model, x, mode=0):
+    if mode == 0:
+        return infer(model, x)
+    return infer(model, x.flip(-1)).flip(-1)
+
+def infer(model, x):
+    return model(x)
+"""
+
+
+def test_a_helper_every_caller_hands_a_frozen_model_or_calls_without_gradients_is_fine(project):
+    # `infer` is named as an evaluation; its parameter reaches it through `run_mode` from a script
+    # that froze its model first, and from a method that calls under no_grad: no run builds a graph
+    write(project / "helpers.py", FROZEN_HELPERS)
+    write(project / "script.py", """
+        import torch
+        from helpers import run_mode
+
+        def main(net, images):
+            net.eval()
+            for k, v in net.named_parameters():
+                v.requires_grad = False
+            net = net.to("cuda")
+            return [run_mode(net, x, mode=1) for x in images]
+    """)
+    write(project / "wrapper.py", """
+        import torch
+        from helpers import run_mode
+
+        class Tester:
+            def __init__(self, net):
+                self.net = net
+
+            def check(self, x):
+                with torch.no_grad():
+                    return run_mode(self.net, x)
+    """)
+    assert _findings(".") == []
+
+
+def test_a_helper_one_caller_hands_a_model_with_gradients_is_reported(project):
+    write(project / "helpers.py", FROZEN_HELPERS)
+    write(project / "script.py", """
+        import torch
+        from helpers import run_mode
+
+        def main(net, other, images):
+            for p in net.parameters():
+                p.requires_grad = False
+            outs = [run_mode(net, x) for x in images]
+            return outs + [run_mode(other, x) for x in images]  # `other` has its gradients
+    """)
+    assert _findings(".") == [("helpers.py", "ML002", 9)]
+
+
+def test_a_helper_handed_a_model_frozen_only_after_the_call_or_thawed_is_reported(project):
+    write(project / "helpers.py", FROZEN_HELPERS)
+    write(project / "script.py", """
+        import torch
+        from helpers import run_mode
+
+        def main(net, x):
+            y = run_mode(net, x)
+            for p in net.parameters():
+                p.requires_grad = False
+            return y
+
+        def later(net, x):
+            net.requires_grad_(False)
+            y = run_mode(net, x)
+            net.requires_grad_(True)
+            return y
+    """)
+    assert _findings(".") == [("helpers.py", "ML002", 9)]
+
+
 DATASETS = """
 import torch
 

@@ -29,6 +29,7 @@ from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.local_outputs import outputs_stay_local
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data, never_runs_module
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
+from memlint.analysis.built_models import builds_model
 from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
@@ -177,6 +178,8 @@ def _runs_model(call: cst.Call, ctx: "Context") -> bool:
         return False  # the file's own function or class, defined further down (`test_model`)
     if kind is cst.Attribute and ctx.resolve(func.value) is not None:
         return False
+    if builds_model(call, ctx):
+        return False  # `model = net(pretrained=True)` then `model.eval()`: a factory named like a model
     return named_like_model(func.value if kind is cst.Name else func.attr.value) or ctx.model.module_evidence(dotted_name(func))
 
 

@@ -14,7 +14,9 @@ Evidence that it is thawed again, which cancels the fact for `X` everywhere in t
 `X.train()` after a `freeze()` (Lightning's `unfreeze` is `train()` plus thawing, and code that trains
 a frozen-looking model is not one to second-guess).
 
-Where it holds: a local name only in the function that froze it; `self.X` in every method of the class
+Where it holds: a local name only in the function that froze it; a parameter of a module-level
+function that every call of it in the project hands a model its caller froze (or makes without
+gradients: the project pass's `frozen_parameters`, memlint.analysis.frozen_arguments); `self.X` in every method of the class
 that froze it (a predictor freezing its model in `__init__`); a module-level name frozen by the module's
 own statements in every function that does not bind a local of that name.  A call of a frozen model builds no graph
 when its inputs carry none, so an evaluation with it wastes no memory on autograd (ML002 asks).  It is
@@ -52,7 +54,19 @@ def is_frozen_model(func: cst.BaseExpression, ctx: "Context") -> bool:
     if name not in frozen and "." not in name and ctx.binds_at_module_level(name):
         # `feature_net = Net().eval().requires_grad_(False)` at module level, run by a function
         frozen, thawed = ctx.memo("frozen module models", lambda: _changes(ctx.module, module_only=True))  # type: ignore[misc]
+    if name not in frozen and "." not in name and _frozen_parameter(name, ctx):
+        return name not in _thawed_anywhere(ctx)
     return name in frozen and name not in _thawed_anywhere(ctx) and name not in thawed
+
+
+def _frozen_parameter(name: str, ctx: "Context") -> bool:
+    """Is `name` a parameter of the module-level function the traversal is in that every call of it
+    in the project hands a frozen model, or makes without gradients (the project pass's
+    `frozen_parameters`: KAIR's `test(model, L)`)?"""
+    key = ctx.function_key
+    if key is None or key[0] != "func" or len(ctx.function_chain) != 1:
+        return False
+    return f"{key[1]}:{name}" in ctx.project.frozen_parameters
 
 
 def _thawed_anywhere(ctx: "Context") -> frozenset:

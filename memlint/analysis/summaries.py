@@ -46,7 +46,11 @@ A summary says, for each module-level function and each method of a module-level
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
   the call is behind an `if` or in an exception handler ("configured" where every such `if` picks
-  among the run's configured alternatives: memlint.analysis.configured_choices);
+  among the run's configured alternatives: memlint.analysis.configured_choices); for a call of a
+  module-level name, a fifth entry where some argument is a model the scope froze before the call
+  ([slot, true]) or a `held` parameter passed on ([slot, name]), slot a position or a keyword
+  (memlint.analysis.frozen_arguments); `held`: a module-level function's parameters, [name,
+  position], that it runs (`model(L)`) or passes on and never binds again;
 - `may`: its method calls on a receiver whose class it does not know, deduplicated, with the grad
   mode around them, whether the loop around them trains (None outside loops), that loop (as in
   `calls`) and whether the call is behind an `if`: ["u", method]
@@ -82,6 +86,7 @@ from memlint.analysis.ast_nodes import child_nodes, subtree
 from memlint.analysis.configured_choices import configured_choice
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.deep_imports import imported_frameworks
+from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.inplace_switches import switched_on
@@ -92,6 +97,10 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 41: 40 and the `held` 36 merged
+# 36: `held` (a module-level function's parameters it runs or passes on, never rebound) and a `calls`
+#     site's fifth entry, the arguments handed over frozen or a held parameter passed on
+#     (frozen_arguments)
 # 40: 39 and the `deep` 36 merged
 # 36: `deep`, the frameworks a file imports, and `reach`, the modules a file of another framework imports
 #     (deep_imports); `inplace_on`, the activation classes a loop over `.modules()` switches to in place
@@ -171,7 +180,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 40
+FORMAT = 41
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -866,14 +875,84 @@ class _Summary:
             record["evals"] = True
         if flush is not None and loop is None and not self.periodic and key and "flush" not in record:
             record["flush"] = flush
+        if key != "?" and "." not in key and ":" not in key and key and type(func) is ast.Name and func.id in self._parameters(key):
+            self._note_held(key, record, func.id)  # `model(L)` of a parameter: its run is frozen where every caller's model is
         if reference is not None:
-            record["calls"].append([reference, grad, self._loop_fact(loop), site_condition])
+            entry = [reference, grad, self._loop_fact(loop), site_condition]
+            if reference[0] in ("n", "d") and key != "?":
+                handed = self._handed(key, record, call)
+                if handed:
+                    entry.append(handed)  # arguments handed over frozen, or a held parameter passed on (frozen_arguments)
+            record["calls"].append(entry)
             if reference[0] in ("n", "d"):
                 positions, keywords = arguments_on(call)
                 if positions or keywords:  # `sinc(band, t, cuda)`: a flag of the callee's turned on (flag_arguments)
                     record.setdefault("passes", []).append([reference, positions, keywords])
         if built is not None:
             record["calls"].append([built, grad, self._loop_fact(loop), site_condition])
+
+    def _parameters(self, key: str) -> dict[str, int]:
+        """A function's parameters by name, their positions (frozen_arguments.positions), once."""
+        return self.source.memo(("summary-parameters", key), lambda: positions(self.nodes[key]))  # type: ignore[no-any-return]
+
+    def _note_held(self, key: str, record: dict, name: str) -> None:
+        """Add the parameter `name` of module-level function `key` to its `held`, unless bound again."""
+        held = record.setdefault("held", [])
+        if any(entry[0] == name for entry in held) or name in record.get("rebound", ()):
+            return
+        bindings = self.source.memo("summary-bindings", lambda: binding_lines(self.source.nodes(*BINDING_NODES)))
+        if key in self._value_names() or rebound(self.nodes[key], name, bindings):
+            # (a function the file uses as a value, `[evaluate, score][level]`, has calls no site shows)
+            record.setdefault("rebound", set()).add(name)  # (dropped before the summary is stored)
+            return
+        held.append([name, self._parameters(key)[name]])
+
+    def _value_names(self) -> frozenset[str]:
+        """The names the file reads other than as the callee of a call (`fns = [evaluate, score]`,
+        `pool.map(infer, xs)`), once."""
+        def build() -> frozenset[str]:
+            called = {id(call.func) for call in self.source.nodes(ast.Call)}  # type: ignore[attr-defined]
+            return frozenset(
+                node.id for node in self.source.nodes(ast.Name) if type(node.ctx) is ast.Load and id(node) not in called  # type: ignore[attr-defined]
+            )
+        return self.source.memo("summary-value-names", build)  # type: ignore[no-any-return]
+
+    def _handed(self, key: str, record: dict, call: ast.Call) -> list:
+        """The arguments of `call` handed over frozen ([slot, true]) or a held parameter of `key` passed
+        on ([slot, name]); slot the position or the keyword (frozen_arguments)."""
+        slots: list[tuple[object, ast.AST]] = []
+        for index, arg in enumerate(call.args):
+            if type(arg) is ast.Starred:
+                break
+            slots.append((index, arg))
+        slots.extend((kw.arg, kw.value) for kw in call.keywords if kw.arg is not None)
+        if not any(type(value) is ast.Name for _, value in slots):
+            return []
+        frozen = {name for line, name in self._freezes(key) if line < call.lineno}
+        own = self._parameters(key) if key and "." not in key and ":" not in key else {}
+        handed: list = []
+        for slot, value in slots:
+            if type(value) is not ast.Name:
+                continue
+            if value.id in frozen:
+                handed.append([slot, True])
+            elif value.id in own:
+                self._note_held(key, record, value.id)
+                if any(entry[0] == value.id for entry in record.get("held", ())):
+                    handed.append([slot, value.id])
+        return handed
+
+    def _freezes(self, key: str) -> list[tuple[int, str]]:
+        """frozen_arguments.freezes of the scope `key` ("" the module), once; none in a file that never
+        mentions a freeze."""
+        if not self.source.mentions("requires_grad", "freeze"):
+            return []
+        scope = self.nodes[key] if key else self.tree
+        found = self.source.memo(("summary-freezes", key), lambda: freezes(scope))  # type: ignore[arg-type]
+        if not found:
+            return []
+        thawed = self.source.memo("summary-thawed", lambda: thawed_names(self.tree))  # (a walk of the file, only where a scope freezes)
+        return [(line, name) for line, name in found if name not in thawed]
 
     def _note_sub(self, key: str, record: dict, call: ast.Call, attr: str) -> None:
         """Record `self.attr(...)` in `subs` as [attr, guard]: guard [flag, position] where the call
@@ -2452,7 +2531,7 @@ def _compact(record: dict) -> dict:
             value = [True] if True in value else [list(v) for v in {tuple(v): None for v in value}]
         elif key == "returns" and value:
             value = [[True] if True in alternatives else alternatives for alternatives in value]
-        if value is None or value == [] or key in ("line", "self"):
+        if value is None or value == [] or key in ("line", "self", "rebound"):
             continue
         result[key] = value
     return result
@@ -2565,14 +2644,18 @@ def _check_function(record: dict) -> None:
         elif field == "calls":
             _require(type(value) is list)
             for site in value:
-                _require(type(site) is list and len(site) == 4)
-                reference, grad, loop, conditional = site
+                _require(type(site) is list and len(site) in (4, 5))
+                reference, grad, loop, conditional = site[:4]
+                if len(site) == 5:  # arguments handed over frozen, or a held parameter passed on
+                    _require(type(site[4]) is list and bool(site[4]))
+                    for slot, source in site[4]:
+                        _require(type(slot) in (int, str) and (source is True or type(source) is str))
                 _check_reference(reference)
                 _require(grad in _GRADS and (grad is None or type(grad) is str) and (type(conditional) is bool or conditional == "configured"))
                 if loop is not None:
                     _require(type(loop) is list and len(loop) in (3, 4) and type(loop[0]) is int)
                     _require((loop[1] is None or type(loop[1]) is str) and type(loop[2]) is bool and loop[3:] in ([], ["runs"]))
-        elif field == "flags":
+        elif field in ("flags", "held"):
             _require(type(value) is list)
             for flag in value:
                 _require(type(flag) is list and len(flag) == 2 and type(flag[0]) is str and type(flag[1]) is int)

@@ -16,6 +16,7 @@ import libcst as cst
 
 from memlint.analysis import call_rules, tables
 from memlint.analysis.bindings import target_names
+from memlint.analysis.built_models import builds_model
 from memlint.analysis.naming import looks_like_class_name
 from memlint.analysis.project_facts import returns_history
 from memlint.analysis.submodules import is_submodule, is_submodule_source
@@ -333,6 +334,8 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             return tensor(False)  # a module-level loss of detached tensors and numbers (not a method: `self` may hold a model)
         return UNKNOWN
     if callee.kind in (Kind.UNKNOWN, Kind.FUNCTION) and _looks_like_model(func, ctx):
+        if builds_model(call, ctx):
+            return MODULE  # `model = net(pretrained=True)` then `model.eval()`: a factory named like a model
         name = func.value if kind is cst.Name else func.attr.value  # type: ignore[union-attr]
         is_loss = call_rules.is_loss_name(name)
         if callee.kind is Kind.FUNCTION and not is_loss:

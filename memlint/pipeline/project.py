@@ -184,6 +184,11 @@ class FileView:
     # `.modules()` (summaries' `inplace_on`, memlint.analysis.inplace_switches): YOLOv5's `initialize_weights`.  Such a
     # module already runs in place (ML003).
     inplace_switched: frozenset[str] = frozenset()
+    # "function:parameter" of module-level functions defined here whose parameter holds, at every call
+    # the project makes (one at least), a model the caller froze, or runs without gradients
+    # (`Project._frozen_parameters`): KAIR's `test(model, L)`, every caller freezing its model or
+    # under `no_grad`.  A run of that parameter builds no graph (memlint.analysis.frozen asks).
+    frozen_parameters: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -275,7 +280,7 @@ class FileView:
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
                 self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
                 sorted(self.gradient_methods), sorted(self.other_norm_keywords), self.other_framework,
-                sorted(self.inplace_switched)]  # fmt: skip
+                sorted(self.inplace_switched), sorted(self.frozen_parameters)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -283,12 +288,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 32 or any(type(data[i]) is not bool for i in (8, 16, 24, 30)):
+        if type(data) is not list or len(data) != 33 or any(type(data[i]) is not bool for i in (8, 16, 24, 30)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[29], data[31]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[29], data[31], data[32]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -300,7 +305,7 @@ class FileView:
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
                    frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]), frozenset(data[29]),
-                   data[30], frozenset(data[31]))  # fmt: skip
+                   data[30], frozenset(data[31]), frozenset(data[32]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -391,6 +396,9 @@ class _Site:
     # Behind `if`s that only pick among the run's configured alternatives (summaries' "configured":
     # `if args.attack == 'pgd':`): conditional, yet on every iteration of a run that picks it.
     configured: bool = False
+    # The arguments handed over frozen ((slot, True)) or a held parameter of the caller passed on
+    # ((slot, name)), slot a position or a keyword (summaries' fifth `calls` entry, frozen_arguments).
+    handed: tuple = ()
 
 
 class Project:
@@ -431,6 +439,7 @@ class Project:
         self._picks_memo: dict[tuple[int, str], Optional[list[tuple]]] = {}
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
+        self._frozen_memo: Optional[frozenset[tuple]] = None  # `_frozen_parameters`
         self._imported: Optional[dict[int, set[str]]] = None  # file -> names others import from it
         self._importers: dict[int, set[int]] = {}  # file -> the files that import it
         self._imported_stems: set[str] = set()  # the last part of every module name and name any file imports
@@ -866,7 +875,7 @@ class Project:
     def _collect_sites(self) -> None:
         for file, key, record in self._functions():
             caller = (file.index, key)
-            for ref, grad, loop, condition in record.get("calls", ()):
+            for ref, grad, loop, condition, *handed in record.get("calls", ()):
                 conditional, configured = condition is not False, condition == "configured"
                 if ref[0] == "m":
                     for callee in self._model_methods(ref[1]):
@@ -881,7 +890,7 @@ class Project:
                         self._model_outgoing.setdefault(caller, []).append(_Site(caller, member, grad, loop, conditional, ref, group, configured))
                 if callee is None:
                     continue
-                site = _Site(caller, callee, grad, loop, conditional, ref, configured=configured)
+                site = _Site(caller, callee, grad, loop, conditional, ref, configured=configured, handed=tuple(map(tuple, handed[0])) if handed else ())
                 self._sites.append(site)
                 self._incoming.setdefault(callee, []).append(site)
                 self._outgoing.setdefault(caller, []).append(site)
@@ -1888,6 +1897,7 @@ class Project:
             wrapper_classes=self._wrapper_classes(index),
             flags_on=self._flags_on(index),
             other_norm_keywords=self._other_norm_keywords(index),
+            frozen_parameters=frozenset(f"{key}:{name}" for where, key, name in self._frozen_parameters() if where == index),
         )
 
     def _other_norm_keywords(self, index: int) -> frozenset[str]:
@@ -1901,6 +1911,44 @@ class Project:
                     found.setdefault(self._component(file.index), set()).update(file.summary["norms"])
             self._norm_keywords = {component: frozenset(names) for component, names in found.items()}
         return self._norm_keywords.get(self._component(index), frozenset())
+
+    def _frozen_parameters(self) -> frozenset[tuple]:
+        """(file, key, parameter) of module-level functions whose `held` parameter every call site the
+        project resolves (one at least; no call that may reach it on a receiver of unknown class)
+        hands a model the caller froze (summaries' fifth `calls` entry), or passes on a parameter of
+        its own that is so held, or runs without gradients.  Least fixed point, from the callers down:
+        a cycle of calls proves nothing.  Computed once, for every file."""
+        if self._frozen_memo is not None:
+            return self._frozen_memo
+        wanted = [((file.index, key), name, position) for file, key, record in self._functions()
+                  if "." not in key and key not in ("", "?") for name, position in record.get("held", ())]  # fmt: skip
+        found: set[tuple] = set()
+        grown = bool(wanted)
+        while grown:
+            grown = False
+            for function, name, position in wanted:
+                if (*function, name) in found:
+                    continue
+                sites = self._incoming.get(function, ())
+                if sites and not self._may_incoming.get(function) and all(self._hands_frozen(site, name, position, found) for site in sites):
+                    found.add((*function, name))
+                    grown = True
+        self._frozen_memo = frozenset(found)
+        return self._frozen_memo
+
+    def _hands_frozen(self, site: _Site, name: str, position: int, found: set[tuple]) -> bool:
+        """Does the call `site` hand its callee's parameter (`name` at `position`) a frozen model,
+        or run without gradients?"""
+        if site.grad == "off":
+            return True
+        if site.grad is None:
+            base = self.base_grad(site.caller)
+            if base == "off" or (base is None and site.caller in self.no_grad):
+                return True
+        for slot, source in site.handed:
+            if slot == name or (position >= 0 and slot == position):
+                return source is True or (*site.caller, source) in found
+        return False
 
     def _flags_on(self, index: int) -> frozenset[str]:
         """FileView.flags_on of file `index`: "function:flag" for its module-level functions' and

@@ -78,7 +78,9 @@ class EvalWithoutNoGrad(Rule):
     nor is a parameterless function that builds the model it runs (by its class, or through a
     factory of the file that returns one: `net = densenet_cifar()`), loads no weights and loops over
     nothing (`def test(): net = VGG(); net(torch.randn(2, 3, 32, 32))`: a shape check). Building a model from a class
-    (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing. Wrapping inputs in
+    (`Model(envs)`, even when `Model` is annotated `nn.Module`) runs nothing, nor does a call whose result,
+    the scope's one binding of its name, then gets a method only a module has (`model = net(pretrained=True)`
+    then `model.eval()`: a factory looked up by name; the run is the later `model(x)`). Wrapping inputs in
     `Variable(x, volatile=True)` does not turn gradients off (it has done nothing since PyTorch
     0.4), so it does not silence the rule; `torch` reached through a star import
     (`from utils import *`) is still torch, so `@torch.no_grad()` there does.
@@ -111,7 +113,10 @@ class EvalWithoutNoGrad(Rule):
     `model.requires_grad_(False)`, also chained onto its construction, `model =
     Net().eval().requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
     function, for `self.model` anywhere in its class, or for a module-level name frozen by the module's
-    own statements in a function that binds no local of that name) builds no graph, so an evaluation region
+    own statements in a function that binds no local of that name; a parameter of a module-level function
+    that every call of it in the linted files hands a model its caller froze before the call, or makes
+    without gradients, also through callers that pass their own such parameter on: KAIR's
+    `test(model, L)`) builds no graph, so an evaluation region
     whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
     need them; also where it hands what it computed from its model to a function of the file that
@@ -208,6 +213,32 @@ def evaluate(net, loader):
     net.eval()
     for x, y in loader:
         print(net(x))  # a paddle Layer: torch.no_grad has no say here
+"""
+        ),
+        Valid(  # a helper named as an evaluation whose only caller hands it a model frozen first (KAIR's `utils_model.test`): no run builds a graph
+            """
+import torch
+def predict(model, x):
+    return model(x)
+def main(net, images):
+    for p in net.parameters():
+        p.requires_grad = False
+    return [predict(net, x) for x in images]
+"""
+        ),
+        Valid(  # a model factory looked up by name, its result put in eval mode: the call builds a model, and the run is under no_grad
+            """
+import importlib
+import torch
+def run_inference(names):
+    zoo = importlib.import_module("zoo")
+    x = torch.rand(1, 3, 32, 32)
+    for name in names:
+        net = getattr(zoo, name)
+        model = net(pretrained=True)
+        model.eval()
+        with torch.no_grad():
+            y = model(x)
 """
         ),
         Valid(  # `self.eval()`, then a method named like encoding of an attribute that is no module (nothing gives it `.parameters()`): a tokenizer
@@ -1372,6 +1403,63 @@ def trainValidateSegmentation(model, loader, optimizer, draw):
     ]
 
     INVALID = [
+        Invalid(  # a factory call whose result is put in eval mode builds the model; the run after it is the evaluation (ResNeSt's test)
+            """
+import importlib
+import torch
+def run_inference(names):
+    zoo = importlib.import_module("zoo")
+    x = torch.rand(1, 3, 32, 32)
+    for name in names:
+        net = getattr(zoo, name)
+        model = net(pretrained=True)
+        model.eval()
+        y = model(x)
+""",
+            line=10,
+            column=13,
+            unsafe=True,
+            message="`model(x)` runs in `run_inference`",
+            fixed="""
+import importlib
+import torch
+@torch.no_grad()
+def run_inference(names):
+    zoo = importlib.import_module("zoo")
+    x = torch.rand(1, 3, 32, 32)
+    for name in names:
+        net = getattr(zoo, name)
+        model = net(pretrained=True)
+        model.eval()
+        y = model(x)
+""",
+        ),
+        Invalid(  # the helper's one caller freezes its model only after handing it over: the runs have gradients on
+            """
+import torch
+def predict(model, x):
+    return model(x)
+def main(net, images):
+    outs = [predict(net, x) for x in images]
+    for p in net.parameters():
+        p.requires_grad = False
+    return outs
+""",
+            line=3,
+            column=12,
+            unsafe=True,
+            fixed="""
+import torch
+@torch.no_grad()
+def predict(model, x):
+    return model(x)
+def main(net, images):
+    outs = [predict(net, x) for x in images]
+    for p in net.parameters():
+        p.requires_grad = False
+    return outs
+""",
+        ),
         Invalid(  # `self.eval()` in a module, then methods of a submodule (`self.gen.parameters()` shows it is one) with gradients on (MUNIT's trainer `forward`)
             """
 import torch

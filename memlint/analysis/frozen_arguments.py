@@ -1,0 +1,213 @@
+"""Models handed to a function frozen: the summaries' half of "this parameter only ever holds a
+model without gradients" (CPython's AST, no libcst; the project pass joins the halves).
+
+KAIR's `utils_model.test(model, L)` runs `model(L)`; every script calling it (through `test_mode`)
+first freezes the model it hands over (`for k, v in model.named_parameters(): v.requires_grad =
+False`) or calls under `torch.no_grad()`.  A frozen model's run builds no graph (memlint.analysis.
+frozen), so the helper's run builds none either, whoever calls it.  Two facts per file:
+
+- `held_parameters`: the parameters of a module-level function that it runs (`P(...)`) or hands to
+  another call as they are, and that nothing in the function binds again (an assignment, a loop
+  target, a nested function's own parameter or name: any of these and the parameter is left out);
+- `handed`: at a call, the arguments that are a model the calling scope froze before the call
+  (`True`) or a held parameter of the calling function passed on (its name), by position or
+  keyword.  Frozen, as memlint.analysis.frozen reads it: a statement of the scope's own body (not
+  behind an `if` or in a loop) before the call that sets `requires_grad = False` on every parameter
+  (`for p in X.parameters(): p.requires_grad = False`, `X.requires_grad_(False)`, `X.freeze()`),
+  no binding of `X` after it but `X = X.to(device)` and the like, and nothing in the file that
+  thaws a model of that name (`X.requires_grad_()`, `X.unfreeze()`, `X.train()`, a loop setting
+  `requires_grad` to anything but `False`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Optional, Union
+
+from memlint.analysis import tables
+
+Scope = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Module]
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def positions(function: ast.AST) -> dict[str, int]:
+    """A function's parameters by name: their position (-1: keyword-only); not `*args` / `**kw`."""
+    args = function.args  # type: ignore[attr-defined]
+    found = {arg.arg: index for index, arg in enumerate(args.posonlyargs + args.args)}
+    found.update({arg.arg: -1 for arg in args.kwonlyargs})
+    return found
+
+
+def binding_lines(nodes) -> dict[str, list[tuple[int, int]]]:
+    """Every name the nodes (a file's, from its index: `Name`, `arg`, `Global`, `Nonlocal`,
+    `ExceptHandler`, `FunctionDef`, `AsyncFunctionDef`, `ClassDef`, `alias`) bind, with the line and
+    the id of each binding node: `rebound` asks it once per file instead of walking each function."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Load:
+                continue
+            names = (node.id,)
+        elif kind is ast.arg:
+            names = (node.arg,)
+        elif kind in (ast.Global, ast.Nonlocal):
+            names = tuple(node.names)
+        elif kind is ast.alias:
+            names = (node.asname or node.name.partition(".")[0],)
+        else:
+            name = getattr(node, "name", None)
+            if name is None:
+                continue
+            names = (name,)
+        for name in names:
+            found.setdefault(name, []).append((getattr(node, "lineno", 0), id(node)))
+    return found
+
+
+BINDING_NODES = (ast.Name, ast.arg, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias)
+
+
+def rebound(function: ast.AST, name: str, bindings: dict[str, list[tuple[int, int]]]) -> bool:
+    """Is `name` bound anywhere in `function` other than as its own parameter (nested scopes too:
+    the evidence must be plain)?  `bindings`: the file's `binding_lines`."""
+    own = set(map(id, _own_arguments(function)))
+    own.add(id(function))
+    start, end = function.lineno, function.end_lineno or function.lineno  # type: ignore[attr-defined]
+    return any(start <= line <= end and node not in own for line, node in bindings.get(name, ()))
+
+
+def _own_arguments(function: ast.AST) -> list[ast.arg]:
+    args = function.args  # type: ignore[attr-defined]
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None)]
+
+
+def freezes(scope: Scope) -> list[tuple[int, str]]:
+    """The models `scope` freezes by a statement of its own body and does not bind again after it
+    (see the module's docstring), each with the last line of that statement (the caller leaves out
+    the names the file thaws: `thawed_names`).  A call after that line hands the model over frozen."""
+    found: list[tuple[int, str]] = []
+    for statement in scope.body:
+        name = _freezes(statement)
+        if name is not None and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
+            found.append((statement.end_lineno, name))
+    return found
+
+
+def _freezes(statement: ast.stmt) -> Optional[str]:
+    """The name a statement freezes every parameter of, or None."""
+    if type(statement) is ast.For:
+        owner = _parameters_of(statement.iter)
+        if owner is not None and any(
+            type(node) is ast.Assign and _sets_requires_grad(node) and _is_false(node.value) for node in _walk_body(statement)
+        ):
+            return owner
+        return None
+    if type(statement) is ast.Expr and type(statement.value) is ast.Call:
+        call = statement.value
+        func = call.func
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and _change(call) == "freeze":
+            return func.value.id
+        return None
+    if type(statement) is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
+        value = statement.value
+        change = None
+        while type(value) is ast.Call and type(value.func) is ast.Attribute:
+            change = change or _change(value)  # (the outermost change decides)
+            value = value.func.value
+        if change == "freeze" and type(value) is ast.Call:
+            return statement.targets[0].id
+    return None
+
+
+def _walk_body(loop: ast.For) -> Iterator[ast.AST]:
+    for statement in loop.body:
+        yield from ast.walk(statement)
+
+
+def _parameters_of(iterator: ast.AST) -> Optional[str]:
+    if type(iterator) is ast.Call and type(iterator.func) is ast.Attribute and iterator.func.attr in ("parameters", "named_parameters"):
+        owner = iterator.func.value
+        return owner.id if type(owner) is ast.Name else None
+    return None
+
+
+def _sets_requires_grad(assign: ast.Assign) -> bool:
+    return any(type(target) is ast.Attribute and target.attr == "requires_grad" for target in assign.targets)
+
+
+def _is_false(value: ast.AST) -> bool:
+    return type(value) is ast.Constant and value.value is False
+
+
+def _change(call: ast.Call) -> Optional[str]:
+    """"freeze", "thaw" or None for a method call, as memlint.analysis.frozen reads it."""
+    method = call.func.attr  # type: ignore[attr-defined]
+    first = call.args[0] if call.args else None
+    if method == "freeze" and not call.args and not call.keywords:
+        return "freeze"
+    if method == "unfreeze":
+        return "thaw"
+    if method == "train":
+        return None if first is not None and _is_false(first) else "thaw"
+    if method == "requires_grad_":
+        return "freeze" if first is not None and _is_false(first) else "thaw"
+    return None
+
+
+def _bound_after(scope: Scope, name: str, line: int) -> bool:
+    """Is `name` bound in `scope` after `line`, other than by `name = name.to(...)` and the like
+    (methods that hand the module back)?"""
+    for node in ast.walk(scope):
+        if getattr(node, "lineno", 0) <= line:
+            continue
+        kind = type(node)
+        if kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name and node.targets[0].id == name:  # type: ignore[attr-defined]
+            if _same_module(node.value, name):  # type: ignore[attr-defined]
+                continue
+            return True
+        if kind is ast.Name and node.id == name and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            if _assigned_itself(scope, node, name):
+                continue
+            return True
+        if kind in (ast.Global, ast.Nonlocal) and name in node.names:  # type: ignore[attr-defined]
+            return True
+        if kind is ast.arg and node.arg == name:  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _same_module(value: ast.AST, name: str) -> bool:
+    """`X.to(device)`, `X.cuda().eval()`: X itself, through methods that hand the module back."""
+    while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in tables.MODULE_RETURNING:
+        if value.func.attr in ("requires_grad_", "train"):
+            return False
+        value = value.func.value
+    return type(value) is ast.Name and value.id == name
+
+
+def _assigned_itself(scope: Scope, target: ast.Name, name: str) -> bool:
+    """Is the Store `target` the one target of `name = name.to(...)` (checked by its Assign)?"""
+    for node in ast.walk(scope):
+        if type(node) is ast.Assign and len(node.targets) == 1 and node.targets[0] is target:
+            return _same_module(node.value, name)
+    return False
+
+
+def thawed_names(tree: ast.Module) -> frozenset[str]:
+    """The names the file thaws anywhere (`X.requires_grad_()`, `X.unfreeze()`, `X.train()`, a loop
+    over `X.parameters()` setting `requires_grad` to anything but `False`)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Call and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name:  # type: ignore[attr-defined]
+            if _change(node) == "thaw":  # type: ignore[arg-type]
+                found.add(node.func.value.id)  # type: ignore[attr-defined]
+        elif kind is ast.For:
+            owner = _parameters_of(node.iter)  # type: ignore[attr-defined]
+            if owner is not None and any(
+                type(inner) is ast.Assign and _sets_requires_grad(inner) and not _is_false(inner.value)  # type: ignore[attr-defined]
+                for inner in _walk_body(node)  # type: ignore[arg-type]
+            ):
+                found.add(owner)
+    return frozenset(found)
