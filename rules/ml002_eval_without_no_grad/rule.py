@@ -4011,22 +4011,15 @@ for x in loader:
         if type(node.func) is cst.Attribute and node.func.attr.value == "test" and self._engine_test(node):
             return
         scope = ctx.function_node or ctx.module
-        region = regions(ctx, scope).get(id(node))
-        if region is None:
+        # (one region per model put in eval mode around the call: the first whose model it runs and
+        # that has no finding yet)
+        found = next(
+            ((r, u) for r in regions(ctx, scope).get(id(node), ()) for u in [self._unit(node, r)] if u not in self._reported and self._runs_in(node, r)),
+            None,
+        )
+        if found is None:
             return
-        unit = self._unit(node, region)
-        if unit in self._reported:
-            return
-        if region.kind in ("eval-call", "module-eval", "mode-branch"):
-            if not runs_evaluated_model(node, region, ctx):
-                return
-        elif not is_model_call(node, ctx) and not runs_method_of(node, region.evaluated, ctx) and not (
-            region.kind == "loader" and runs_model_method(node, ctx)  # `D.feature_extraction(x)` over `test_loader`
-        ):
-            # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs
-            # `self.model`; in a loop over evaluation data too (`self.correct(x)` over `test_loader`)
-            if region.kind not in ("function-name", "loader") or not self_helper_runs_model(node, ctx):
-                return
+        region, unit = found
         if is_frozen_model(node.func, ctx):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
             # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
@@ -4043,6 +4036,19 @@ for x in loader:
             "activations for a backward that never comes; run evaluation under `torch.no_grad()`"
         )
         self.report(node, message, self._fix(node, region, scope), grad_sensitive=True)
+
+    def _runs_in(self, node: cst.Call, region: Region) -> bool:
+        """Does the call run what `region` evaluates?"""
+        ctx = self.ctx
+        if region.kind in ("eval-call", "module-eval", "mode-branch"):
+            return runs_evaluated_model(node, region, ctx)
+        if is_model_call(node, ctx) or runs_method_of(node, region.evaluated, ctx):
+            return True
+        if region.kind == "loader" and runs_model_method(node, ctx):
+            return True  # `D.feature_extraction(x)` over `test_loader`
+        # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs
+        # `self.model`; in a loop over evaluation data too (`self.correct(x)` over `test_loader`)
+        return region.kind in ("function-name", "loader") and self_helper_runs_model(node, ctx)
 
     def _engine_test(self, call: cst.Call) -> bool:
         """torchnet's `engine.test(network, iterator)`: an evaluation loop that runs the network with
