@@ -932,8 +932,33 @@ def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
         return False
     if func.attr.value in ctx.project.grad_free_methods:
         return False  # (curl's `agent.sample_action(obs)` runs its actor under its own `no_grad`)
+    if func.attr.value in _grad_off_methods(ctx):
+        # a method of the file so named runs under its own `@torch.no_grad()`, and which class's
+        # method the receiver reaches is not known (UvA-DL's `get_attention_maps`, decorated in the
+        # predictor, not in the encoder it calls): silence
+        return False
     held = held_layer(func, ctx)  # (`model._criterion(a, b)`: a loss the class assigns runs no model)
     return held is None or not (held.kind or "").endswith("Loss")
+
+
+def _grad_off_methods(ctx: "Context") -> frozenset[str]:
+    """The names of the methods of the file's classes decorated to run without gradients
+    (`@torch.no_grad()`, `@torch.inference_mode()`), memoised per file."""
+    def find() -> frozenset[str]:
+        found = set()
+        for statement in ctx.module.body:
+            if type(statement) is not cst.ClassDef or not isinstance(statement.body, cst.IndentedBlock):
+                continue
+            for method in statement.body.body:
+                if type(method) is cst.FunctionDef and any(_turns_grad_off(d.decorator, ctx) for d in method.decorators):
+                    found.add(method.name.value)
+        return frozenset(found)
+    return ctx.memo(("grad-off-methods", id(ctx.module)), find)  # type: ignore[return-value]
+
+
+def _turns_grad_off(decorator: cst.BaseExpression, ctx: "Context") -> bool:
+    target = decorator.func if type(decorator) is cst.Call else decorator  # type: ignore[attr-defined]
+    return ctx.resolve(target) in tables.NO_GRAD_CONTEXTS
 
 
 def runs_model_method(call: cst.Call, ctx: "Context") -> bool:

@@ -4000,6 +4000,375 @@ for x in loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # a second model's `.eval()` in a block of the first one's region opens that model's own region
+            """
+import torch
+def compare(teacher, student, batches, refine):
+    teacher.eval()
+    for x in batches:
+        with torch.no_grad():
+            target = teacher(x).argmax(1)
+        if refine:
+            student.eval()
+            guess = student(x).argmax(1)
+            print((guess == target).float().mean().item())
+""",
+            line=9,
+            column=21,
+            unsafe=True,
+            message='after `student.eval()`',
+            fixed="""
+import torch
+def compare(teacher, student, batches, refine):
+    teacher.eval()
+    for x in batches:
+        with torch.no_grad():
+            target = teacher(x).argmax(1)
+        if refine:
+            student.eval()
+            with torch.no_grad():
+                guess = student(x).argmax(1)
+            print((guess == target).float().mean().item())
+""",
+        ),
+        Invalid(  # one region per model: `head.eval()` after `backbone.eval()` in the same block
+            """
+import torch
+def describe(backbone, head, x):
+    backbone.eval()
+    with torch.no_grad():
+        features = backbone(x)
+    head.eval()
+    return head(features).softmax(1).tolist()
+""",
+            line=7,
+            column=12,
+            unsafe=True,
+            message='after `head.eval()`',
+            fixed="""
+import torch
+def describe(backbone, head, x):
+    backbone.eval()
+    with torch.no_grad():
+        features = backbone(x)
+    head.eval()
+    with torch.no_grad():
+        return head(features).softmax(1).tolist()
+""",
+        ),
+        Invalid(  # a loop that ends by binding `net = Net(width).eval()` leaves `net` in eval mode
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(4, width)
+    def forward(self, x):
+        return self.fc(x)
+x = torch.ones(1, 4)
+for width in (4, 8):
+    net = Net(width).eval()
+    with torch.no_grad():
+        print(net(x))
+print(net(x).sum().item())
+""",
+            line=14,
+            column=7,
+            unsafe=True,
+            message='the mode the loop above leaves it in',
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(4, width)
+    def forward(self, x):
+        return self.fc(x)
+x = torch.ones(1, 4)
+for width in (4, 8):
+    net = Net(width).eval()
+    with torch.no_grad():
+        print(net(x))
+with torch.no_grad():
+    print(net(x).sum().item())
+""",
+        ),
+        Invalid(  # `model.eval()` under `if use_model:`: a later `if use_model:` runs it in eval mode
+            """
+import torch
+def show(model, batches, use_model):
+    if use_model:
+        model.eval()
+    for x in batches:
+        if use_model:
+            x = model(x)
+        print(x.mean().item())
+""",
+            line=7,
+            column=17,
+            unsafe=True,
+            message='(under `if use_model:`)',
+            fixed="""
+import torch
+@torch.no_grad()
+def show(model, batches, use_model):
+    if use_model:
+        model.eval()
+    for x in batches:
+        if use_model:
+            x = model(x)
+        print(x.mean().item())
+""",
+        ),
+        Invalid(  # a function of the file returns a model it put in eval mode: the caller's target is evaluated
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+def load(path):
+    net = Net()
+    net.load_state_dict(torch.load(path))
+    net.eval()
+    return net
+class Runner:
+    def __init__(self, path):
+        self.net = load(path)
+        self.net(torch.zeros(1, 4))
+""",
+            line=17,
+            column=9,
+            unsafe=True,
+            message='returns a model it put in eval mode',
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+def load(path):
+    net = Net()
+    net.load_state_dict(torch.load(path))
+    net.eval()
+    return net
+class Runner:
+    @torch.no_grad()
+    def __init__(self, path):
+        self.net = load(path)
+        self.net(torch.zeros(1, 4))
+""",
+        ),
+        Invalid(  # the mode call chained into `Module.apply(fn)`, which returns the module
+            """
+import torch
+def count_flops(model, shape, add_hooks):
+    model.eval().apply(add_hooks)
+    model(torch.rand(shape))
+""",
+            line=4,
+            column=5,
+            unsafe=True,
+            message='after `model.eval()`',
+            fixed="""
+import torch
+@torch.no_grad()
+def count_flops(model, shape, add_hooks):
+    model.eval().apply(add_hooks)
+    model(torch.rand(shape))
+""",
+        ),
+        Invalid(  # a method of the class returns a model it put in eval mode
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Runner:
+    def __init__(self, path):
+        self.net = self._load(path)
+        self.net(torch.zeros(1, 4))
+    def _load(self, path):
+        net = Net()
+        net.load_state_dict(torch.load(path))
+        net.eval()
+        return net
+""",
+            line=12,
+            column=9,
+            unsafe=True,
+            message='returns a model it put in eval mode',
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Runner:
+    @torch.no_grad()
+    def __init__(self, path):
+        self.net = self._load(path)
+        self.net(torch.zeros(1, 4))
+    def _load(self, path):
+        net = Net()
+        net.load_state_dict(torch.load(path))
+        net.eval()
+        return net
+""",
+        ),
+        Invalid(  # the same model put in eval mode again in a nested block opens no second region
+            """
+import torch
+def score(model, batches):
+    model.eval()
+    for x in batches:
+        model.eval()
+        print(model(x).sum().item())
+    print(model(batches[0]).mean().item())
+""",
+            line=6,
+            column=15,
+            unsafe=True,
+            message='after `model.eval()`',
+            fixed="""
+import torch
+@torch.no_grad()
+def score(model, batches):
+    model.eval()
+    for x in batches:
+        model.eval()
+        print(model(x).sum().item())
+    print(model(batches[0]).mean().item())
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the later `if` tests another condition: the `.eval()` under `if use_model:` may not have run
+            """
+import torch
+def show(model, batches, use_model, other):
+    if use_model:
+        model.eval()
+    for x in batches:
+        if other:
+            x = model(x)
+        print(x.mean().item())
+"""
+        ),
+        Valid(  # the name of the test is rebound between the `.eval()` and the run
+            """
+import torch
+def show(model, batches, use_model):
+    if use_model:
+        model.eval()
+    use_model = len(batches) > 1
+    for x in batches:
+        if use_model:
+            x = model(x)
+        print(x.mean().item())
+"""
+        ),
+        Valid(  # the rest of the block computes gradients: the guarded model's outputs may be part of the loss
+            """
+import torch
+def fit(model, vgg, batches, perceptual):
+    if perceptual:
+        vgg.eval()
+    for x in batches:
+        loss = model(x).mean()
+        if perceptual:
+            loss = loss + vgg(model(x)).mean()
+        loss.backward()
+"""
+        ),
+        Valid(  # the helper may return the model before putting it in eval mode
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+def load(path, fine_tune):
+    net = Net()
+    net.load_state_dict(torch.load(path))
+    if fine_tune:
+        return net
+    net.eval()
+    return net
+class Runner:
+    def __init__(self, path):
+        self.net = load(path, True)
+        self.net(torch.zeros(1, 4))
+"""
+        ),
+        Valid(  # a region that computes gradients is not searched for another model's `.eval()`
+            """
+import torch
+def fit(model, critic, batches, optimizer):
+    model.eval()
+    for x in batches:
+        critic.eval()
+        loss = critic(model(x)).mean()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # one class's `get_attention_maps` runs under its own `@torch.no_grad()`, another's does not: which one `model` reaches is not known
+            """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+    def get_attention_maps(self, x):
+        return [self.fc(x)]
+class Predictor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+    def forward(self, x):
+        return self.encoder(x)
+    @torch.no_grad()
+    def get_attention_maps(self, x):
+        return self.encoder.get_attention_maps(x)
+def show(model, x):
+    model.eval()
+    print(model.get_attention_maps(x)[0].sum().item())
+"""
+        ),
+        Valid(  # `model.train().apply(hooks)` puts the model in training mode
+            """
+import torch
+def count_flops(model, shape, add_hooks):
+    model.train().apply(add_hooks)
+    model(torch.rand(shape))
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._reported: set[tuple[int, Optional[int]]] = set()
