@@ -54,7 +54,18 @@ class EvalWithoutNoGrad(Rule):
     of a forward its callers may train through) or draws samples to look at (a verb of drawing or showing with
     a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
     and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
-    does, the calls after it are the regions). The first model call of each such region is reported. After
+    does, the calls after it are the regions). The first model call of each such region is reported.
+    Each model put in eval mode has a region of its own, also where another model's region holds the
+    block (`model_1.eval()`, then `if two_stage: model_2.eval(); model_2(x)`), and a name bound again
+    to a model built in eval mode (`net = Net(classify=True).eval()`) opens a new one. The mode call
+    may be chained into `Module.apply(fn)`, which returns the module (`model.eval().apply(add_hooks)`),
+    or made by a function of the file, or a method of the class called on `self`, that returns the
+    model it put in eval mode by an unconditional statement (`self.net = self._load_native(...)`
+    whose body ends `net.eval()`, `return net`). `X.eval()` under `if do_aff:` (no `else`, a test of
+    names and comparisons) reaches the bodies of later `if`s whose test implies it (`if do_aff and
+    do_tps:`), until a name of the test is rebound or something trains, where the rest of the block
+    computes no gradients. A method of the evaluated model that a class of the file decorates with
+    `@torch.no_grad()` is not taken for its run (the receiver's class is not known). After
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
     data (`X.get_action(obs)`, `X.get_last_selfattention(img)`, or a method that every nn.Module class of
     the program defining it runs a model in: protonets' `model.loss(sample)`, in a file that never
