@@ -156,8 +156,8 @@ def eval_call_shape(statement: cst.CSTNode) -> Optional[cst.Call]:
         return None
     small = statement.body[0]
     call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in KEEPS_THE_MODULE:
-        call = call.func.value  # `model.eval().to(device)`, `model.cuda().eval().half()`
+    while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _AFTER_THE_MODE:
+        call = call.func.value  # `model.eval().to(device)`, `model.cuda().eval().half()`, `model.eval().apply(add_hooks)`
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
         return None
     method = call.func.attr.value
@@ -174,6 +174,10 @@ def eval_call_shape(statement: cst.CSTNode) -> Optional[cst.Call]:
 # Module methods that return the module itself (the chain `model.cuda().eval().half()` is `model`;
 # `eval` / `train` are the mode calls themselves, looked for in between).
 KEEPS_THE_MODULE = MODULE_RETURNING - {"eval", "train"}
+# What may follow the mode call in a statement that is only that call's chain: those, and
+# `Module.apply(fn)`, which runs `fn` on every submodule and returns the module (deep-person-reid's
+# `model.eval().apply(add_hooks)`: the mode call ran first, on `model`)
+_AFTER_THE_MODE = KEEPS_THE_MODULE | {"apply"}
 
 
 def train_call_shape(statement: cst.CSTNode) -> Optional[cst.Call]:
@@ -356,6 +360,11 @@ def _runs_self_by_method(call: cst.Call, ctx: "Context") -> bool:
     if values.evaluate(func, ctx).kind is not values.Kind.UNKNOWN:
         return False  # (`self.fc_score(x)` with `self.fc_score = nn.Linear(...)`: a layer, asked elsewhere)
     return any(type(a.value) in _DATA for a in call.args if a.keyword is None and not a.star)
+
+
+def own_method(ctx: "Context", name: str) -> Optional[cst.FunctionDef]:
+    """The method `name` of the class whose method the traversal is in (defined once, undecorated)."""
+    return _own_method(ctx, name)
 
 
 def _own_method(ctx: "Context", name: str) -> Optional[cst.FunctionDef]:

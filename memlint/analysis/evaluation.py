@@ -33,6 +33,7 @@ from memlint.analysis.built_models import builds_model
 from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
+from memlint.analysis.eval_returns import returned_in_eval_mode
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, module_entries_key, nested_blocks, string_key
@@ -191,8 +192,10 @@ def _is_self(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Name and expr.value == "self"
 
 
-def regions(ctx: "Context", scope: Scope) -> dict[int, Region]:
-    """id(call) -> its evaluation region, for the calls directly in `scope` (not nested functions)."""
+def regions(ctx: "Context", scope: Scope) -> dict[int, list[Region]]:
+    """id(call) -> its evaluation regions, innermost first, for the calls directly in `scope` (not
+    nested functions): one per model put in eval mode around it, each asked whether the call runs
+    that model (`model_1.eval()` then, in a block of its region, `model_2.eval(); model_2(x)`)."""
     return ctx.memo(("evaluation", id(scope)), lambda: _Scanner(ctx, scope).run())  # type: ignore[return-value]
 
 
@@ -200,9 +203,9 @@ class _Scanner:
     def __init__(self, ctx: "Context", scope: Scope) -> None:
         self.ctx = ctx
         self.scope = scope
-        self.result: dict[int, Region] = {}
+        self.result: dict[int, list[Region]] = {}
 
-    def run(self) -> dict[int, Region]:
+    def run(self) -> dict[int, list[Region]]:
         scope = self.scope
         if isinstance(scope, cst.FunctionDef):
             if any(self._enables_grad(d.decorator) for d in scope.decorators):
@@ -265,18 +268,32 @@ class _Scanner:
                     pending.append(statement.body.body)  # type: ignore[attr-defined]
         return tuple(found)
 
-    def _block(self, statements) -> None:
+    def _block(self, statements, covered: frozenset = frozenset(), eval_only: bool = False) -> None:
+        """Find the regions of a block.  `covered`: the receivers whose region already holds the
+        block (a block of a statement claimed by one); `eval_only`: such a block, where only the
+        `.eval()` of another model opens a region of its own (cnngeometric's `if two_stage:
+        model_2.eval(); model_2(...)` inside `model_1`'s region)."""
         region: Optional[Region] = None
         pending: list[cst.CSTNode] = []
+        # regions of other models opened while `region` is open, each with its own statements:
+        # one region per model put in eval mode (`model_1.eval()` ... `model_2.eval()`)
+        others: list[tuple[Region, list]] = []
+        guards: list[_Guard] = []
         built_in_eval = False  # was the region opened by `.eval()` chained onto a construction?
         for statement in statements:
+            guards = self._follow_guards(guards, statement)
             if built_in_eval and region is not None and self._evaluates_another(statement, region):
                 # `lpips_net = LPIPS().eval()`, later `model.eval()`: the chained form put only its
                 # own target in eval mode; `model`'s region is the one its own `.eval()` opens
-                self._claim(pending, region)
-                region, pending = None, []
+                self._close(region, pending, others, covered)
+                region, pending, others = None, [], []
+            opening = self._opening(statement)
+            if region is not None and opening is not None and opening[2] and opening[1] == region.receiver:
+                # `resnet = Net(classify=True).eval()` again: a new model under the name, its own region
+                self._close(region, pending, others, covered)
+                region, pending, others = None, [], []
             if region is None:
-                switch = _mode_switch(statement, self.ctx, self.scope)
+                switch = None if eval_only else _mode_switch(statement, self.ctx, self.scope)
                 if switch is not None and isinstance(self.scope, cst.FunctionDef) and (
                     _evaluated_with_grad(self.scope, statement.test, self.ctx)  # `if phase == TRAIN: gat.train()` / `else: gat.eval()`
                     or _loop_selects_eval(statement, self.scope)  # `for phase in ["train", "val"]:` around it
@@ -288,42 +305,46 @@ class _Scanner:
                     region = Region(statement, "mode-branch", description, block=tuple(statements), receiver=receiver, training=training)
                     pending = []
                     continue
-                call = _eval_mode_call(statement, self.ctx, self.scope)
-                if call is not None:
-                    description = f"after `{self.ctx.module.code_for_node(call)}`"
-                    if not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
-                        helper = self.ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
-                        description = f"after `{helper}` (which calls `{self.ctx.module.code_for_node(call)}`)"
-                    opened = eval_receiver(call, statement)
-                    built_in_eval = opened is not _module_of_chain(call.func.value)  # type: ignore[attr-defined]
-                    region = Region(statement, "eval-call", description, block=tuple(statements), receiver=_code(self.ctx, opened))
+                if opening is not None and opening[1] not in covered:
+                    description, receiver, built_in_eval = opening
+                    region = Region(statement, "eval-call", description, block=tuple(statements), receiver=receiver)
                     pending = []
                     continue
             elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
-                self._claim(pending, region)  # `model.train()` (even in a nested block) ends the region
-                region, pending = None, []
+                self._close(region, pending, others, covered)  # `model.train()` (even in a nested block) ends the region
+                region, pending, others = None, [], []
+                guards = []
                 if _train_mode_call(statement):
                     continue
                 # (a block that trains inside is scanned as any statement outside a region is: its
                 # own evaluation, the mode a loop leaves its model in)
+            if opening is None:
+                open_receivers = {region.receiver} | {r.receiver for r, _ in others} if region is not None else set()
+                guard = self._guard(statement, statements, covered | open_receivers)
+                if guard is not None:
+                    guards.append(guard)
             if region is not None:
+                for _, held in others:
+                    held.append(statement)
                 pending.append(statement)
+                if region.kind == "eval-call" and opening is not None and opening[1] not in covered | {region.receiver} | {r.receiver for r, _ in others}:
+                    others.append((Region(statement, "eval-call", opening[0], block=tuple(statements), receiver=opening[1]), []))
                 continue
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
                 continue
-            if isinstance(statement, cst.For):
+            if isinstance(statement, cst.For) and not eval_only:
                 loader = is_evaluation_loader(statement.iter)
                 if loader is not None:
                     self._claim([statement.body], Region(statement, "loader", f"in the loop over `{loader}`", statement))
                     continue
-            if isinstance(statement, (cst.For, cst.While)):
+            if isinstance(statement, (cst.For, cst.While)) and not eval_only:
                 loader = reads_evaluation_batches(statement)
                 if loader is not None:  # (a loop that also backpropagates is no evaluation: `_claim`)
                     self._claim([statement.body], Region(statement, "loader", f"in the loop over batches of `{loader}`", statement))
                     continue
             if isinstance(statement, cst.With) and any(self._enables_grad(item.item) for item in statement.items):
                 continue
-            entered = _eval_context(statement, self.ctx)
+            entered = None if eval_only else _eval_context(statement, self.ctx)
             if entered is not None:
                 # `with utils.eval_mode(self.agent):`: the body runs what it was handed in eval mode
                 call, receiver = entered
@@ -332,14 +353,102 @@ class _Scanner:
                 self._claim([statement.body], Region(statement, "eval-call", description, block=tuple(statement.body.body), receiver=receiver))  # type: ignore[attr-defined]
                 continue
             for block in nested_blocks(statement):
-                self._block(block)
-            left = _left_in_eval_mode(statement, self.ctx, self.scope)
+                self._block(block, covered, eval_only)
+            left = None if eval_only else _left_in_eval_mode(statement, self.ctx, self.scope)
             if left is not None:
-                description = f"after `{self.ctx.module.code_for_node(left)}` (the mode the loop above leaves it in)"
-                region = Region(statement, "eval-call", description, block=tuple(statements), receiver=_code(self.ctx, eval_receiver(left)))
+                call, bound = left
+                description = f"after `{self.ctx.module.code_for_node(call)}` (the mode the loop above leaves it in)"
+                region = Region(statement, "eval-call", description, block=tuple(statements), receiver=_code(self.ctx, eval_receiver(call, bound)))
                 pending = []
+                built_in_eval = False
         if region is not None:
-            self._claim(pending, region)
+            self._close(region, pending, others, covered)
+
+    def _opening(self, statement: cst.CSTNode) -> Optional[tuple[str, str, bool]]:
+        """(description, receiver code, built in eval mode) of a statement that puts a model in eval
+        mode: `X.eval()` (`_eval_mode_call`), or `X = helper(...)` where the helper returns a model
+        it put in eval mode (eval_returns: face-alignment's `self.net = self._load_native(...)`)."""
+        call = _eval_mode_call(statement, self.ctx, self.scope)
+        if call is not None:
+            description = f"after `{self.ctx.module.code_for_node(call)}`"
+            if not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
+                helper = self.ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
+                description = f"after `{helper}` (which calls `{self.ctx.module.code_for_node(call)}`)"
+            opened = eval_receiver(call, statement)
+            return description, _code(self.ctx, opened), opened is not _module_of_chain(call.func.value)  # type: ignore[attr-defined]
+        returned = returned_in_eval_mode(statement, self.ctx)
+        if returned is None:
+            return None
+        helper, target = returned
+        written = f"{self.ctx.module.code_for_node(target)} = {self.ctx.module.code_for_node(helper.func)}(...)"
+        return f"after `{written}` (which returns a model it put in eval mode)", _code(self.ctx, target), True
+
+    def _close(self, region: Region, pending: list, others: list, covered: frozenset) -> None:
+        """Claim the statements of `region` and of the regions opened beside it; then, where the
+        region computes no gradients, look in the blocks of its statements for the `.eval()` of a
+        model none of them holds (its own region: cnngeometric's `if two_stage: model_2.eval()`)."""
+        self._claim(pending, region)
+        for other, held in others:
+            self._claim(held, other)
+        if region.kind != "eval-call" or not self._without_gradient_work(pending, region):
+            return
+        held_receivers = covered | {region.receiver} | {r.receiver for r, _ in others}
+        for statement in pending:
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
+                continue
+            if isinstance(statement, cst.With) and any(self._enables_grad(item.item) for item in statement.items):
+                continue
+            for block in nested_blocks(statement):
+                self._block(block, held_receivers, eval_only=True)
+
+    def _guard(self, statement: cst.CSTNode, statements: Sequence, covered: frozenset) -> Optional["_Guard"]:
+        """`if do_aff: model_aff.eval()` (no `else`, a test of names and comparisons only, the
+        `.eval()` a statement of the `if` body with no `.train()` after it): the model is in eval mode
+        in any later `if` of the block whose test implies that one (cnngeometric's demo, `if do_aff:
+        theta = model_aff(batch)`), until a name of the test is rebound or something trains.  Not
+        where the rest of the block computes gradients (what those runs give may be part of a loss)."""
+        if type(statement) is not cst.If or statement.orelse is not None or not isinstance(statement.body, cst.IndentedBlock):  # type: ignore[attr-defined]
+            return None
+        condition = conjuncts(statement.test)  # type: ignore[attr-defined]
+        if condition is None:
+            return None
+        body = list(statement.body.body)  # type: ignore[attr-defined]
+        for position in range(len(body) - 1, -1, -1):
+            if self._trains_inside(body[position]) or _train_mode_call(body[position]):
+                return None
+            opening = self._opening(body[position])
+            if opening is None:
+                continue
+            description, receiver, _ = opening
+            if receiver in covered:
+                return None
+            test = self.ctx.module.code_for_node(statement.test)  # type: ignore[attr-defined]
+            region = Region(statement, "eval-call", f"{description} (under `if {test}:`)", block=tuple(statements), receiver=receiver)
+            rest = list(statements[list(statements).index(statement) + 1 :])
+            if len(self._without_gradient_work(rest, region)) != len(rest):
+                return None
+            return _Guard(region, condition)
+        return None
+
+    def _follow_guards(self, guards: list, statement: cst.CSTNode) -> list:
+        """Claim for each guard the bodies of the `if`s in `statement` whose test implies its
+        condition; drop the guards that `statement` ends (it rebinds a name of the test, or trains)."""
+        if not guards:
+            return guards
+        if _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
+            return []
+        kept = []
+        for guard in guards:
+            if any(binds(statement, name) for name in guard.condition.names):
+                continue
+            implied = [
+                node.body for node in (statement, *code_descendants(statement, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+                if type(node) is cst.If and implies(node.test, guard.condition)  # type: ignore[attr-defined]
+            ]
+            if implied:
+                self._claim(implied, guard.region)
+            kept.append(guard)
+        return kept
 
     def _evaluates_another(self, statement: cst.CSTNode, region: Region) -> bool:
         """Is `statement` an `.eval()` call (`_eval_mode_call`) on another receiver than the region's?"""
@@ -373,7 +482,9 @@ class _Scanner:
             if isinstance(current, cst.With) and any(self._enables_grad(item.item) for item in current.items):
                 continue
             if isinstance(current, cst.Call):
-                self.result.setdefault(id(current), region)
+                held = self.result.setdefault(id(current), [])
+                if all(r is not region for r in held):
+                    held.append(region)
             stack.extend(code_children(current))
 
     def _without_gradient_work(self, nodes: list, region: Region) -> list:
@@ -436,6 +547,60 @@ class _Scanner:
         if qualified in tables.SET_GRAD_ENABLED and isinstance(expr, cst.Call):
             return not (expr.args and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == "False")
         return False
+
+
+@dataclass(frozen=True)
+class Condition:
+    """The test of an `if` as the conjuncts it asserts (their code) and the names it reads."""
+    codes: frozenset
+    names: frozenset
+
+
+@dataclass(frozen=True)
+class _Guard:
+    region: Region  # the `.eval()` under `if <condition>:`
+    condition: Condition
+
+
+def conjuncts(test: cst.BaseExpression) -> Optional[Condition]:
+    """`do_aff and mode == Mode.TPS` -> its conjuncts, where each reads only names, attributes of
+    names and literals (`not x`, comparisons of those): no call, no subscript, so the same code
+    gives the same value for as long as its names are not rebound.  None otherwise."""
+    parts: list[cst.BaseExpression] = []
+    pending = [test]
+    while pending:
+        current = pending.pop()
+        if type(current) is cst.BooleanOperation and type(current.operator) is cst.And:  # type: ignore[attr-defined]
+            pending += [current.left, current.right]  # type: ignore[attr-defined]
+        else:
+            parts.append(current)
+    names: set[str] = set()
+    for part in parts:
+        if not _plain_test(part, names):
+            return None
+    return Condition(frozenset("".join(cst.Module([]).code_for_node(p).split()) for p in parts), frozenset(names))
+
+
+def _plain_test(expr: cst.BaseExpression, names: set) -> bool:
+    kind = type(expr)
+    if kind is cst.Name:
+        names.add(expr.value)  # type: ignore[attr-defined]
+        return True
+    if kind is cst.Attribute:
+        return _plain_test(expr.value, names)  # type: ignore[attr-defined]
+    if kind in (cst.Integer, cst.Float, cst.SimpleString):
+        return True
+    if kind is cst.UnaryOperation and type(expr.operator) is cst.Not:  # type: ignore[attr-defined]
+        return _plain_test(expr.expression, names)  # type: ignore[attr-defined]
+    if kind is cst.Comparison:
+        return _plain_test(expr.left, names) and all(_plain_test(c.comparator, names) for c in expr.comparisons)  # type: ignore[attr-defined]
+    return False
+
+
+def implies(test: cst.BaseExpression, condition: Condition) -> bool:
+    """Does `test` assert every conjunct of `condition` (`do_aff and do_tps` implies `do_aff`)?"""
+    found = conjuncts(test)
+    return found is not None and condition.codes <= found.codes
 
 
 def _carries_run(value: cst.BaseExpression, outputs: set, region: Region, ctx: "Context") -> bool:
@@ -770,8 +935,33 @@ def runs_method_of(call: cst.Call, receivers: tuple, ctx: "Context") -> bool:
         return False
     if func.attr.value in ctx.project.grad_free_methods:
         return False  # (curl's `agent.sample_action(obs)` runs its actor under its own `no_grad`)
+    if func.attr.value in _grad_off_methods(ctx):
+        # a method of the file so named runs under its own `@torch.no_grad()`, and which class's
+        # method the receiver reaches is not known (UvA-DL's `get_attention_maps`, decorated in the
+        # predictor, not in the encoder it calls): silence
+        return False
     held = held_layer(func, ctx)  # (`model._criterion(a, b)`: a loss the class assigns runs no model)
     return held is None or not (held.kind or "").endswith("Loss")
+
+
+def _grad_off_methods(ctx: "Context") -> frozenset[str]:
+    """The names of the methods of the file's classes decorated to run without gradients
+    (`@torch.no_grad()`, `@torch.inference_mode()`), memoised per file."""
+    def find() -> frozenset[str]:
+        found = set()
+        for statement in ctx.module.body:
+            if type(statement) is not cst.ClassDef or not isinstance(statement.body, cst.IndentedBlock):
+                continue
+            for method in statement.body.body:
+                if type(method) is cst.FunctionDef and any(_turns_grad_off(d.decorator, ctx) for d in method.decorators):
+                    found.add(method.name.value)
+        return frozenset(found)
+    return ctx.memo(("grad-off-methods", id(ctx.module)), find)  # type: ignore[return-value]
+
+
+def _turns_grad_off(decorator: cst.BaseExpression, ctx: "Context") -> bool:
+    target = decorator.func if type(decorator) is cst.Call else decorator  # type: ignore[attr-defined]
+    return ctx.resolve(target) in tables.NO_GRAD_CONTEXTS
 
 
 def runs_model_method(call: cst.Call, ctx: "Context") -> bool:
@@ -916,7 +1106,7 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
 
 
-def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[cst.Call]:
+def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[tuple[cst.Call, cst.CSTNode]]:
     """The `.eval()` call a loop leaves its model in: the last statement of the loop's own body that
     sets a mode (`for epoch in ...: model.train(); ...; model.eval(); <validate>`) puts it in eval
     mode, unconditionally, and nothing in the body after it calls `.train()` (mrdbourke's notebooks:
@@ -931,7 +1121,8 @@ def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> 
         call = _eval_mode_call(current, ctx, scope)
         if call is not None:
             later = body[position + 1 :]
-            return None if any(_is_train_call(n) for s in later for n in code_descendants(s)) else call
+            # (with its statement: `model = Net().eval()` leaves `model` in eval mode)
+            return None if any(_is_train_call(n) for s in later for n in code_descendants(s)) else (call, current)
     return None
 
 

@@ -54,7 +54,18 @@ class EvalWithoutNoGrad(Rule):
     of a forward its callers may train through) or draws samples to look at (a verb of drawing or showing with
     a noun of what is shown: `sample_images`, `save_samples`, `generate_imgs`; not `sample_actions`)
     and keeps them (hands back nothing with history), in a file that calls no `.eval()` (where one
-    does, the calls after it are the regions). The first model call of each such region is reported. After
+    does, the calls after it are the regions). The first model call of each such region is reported.
+    Each model put in eval mode has a region of its own, also where another model's region holds the
+    block (`model_1.eval()`, then `if two_stage: model_2.eval(); model_2(x)`), and a name bound again
+    to a model built in eval mode (`net = Net(classify=True).eval()`) opens a new one. The mode call
+    may be chained into `Module.apply(fn)`, which returns the module (`model.eval().apply(add_hooks)`),
+    or made by a function of the file, or a method of the class called on `self`, that returns the
+    model it put in eval mode by an unconditional statement (`self.net = self._load_native(...)`
+    whose body ends `net.eval()`, `return net`). `X.eval()` under `if do_aff:` (no `else`, a test of
+    names and comparisons) reaches the bodies of later `if`s whose test implies it (`if do_aff and
+    do_tps:`), until a name of the test is rebound or something trains, where the rest of the block
+    computes no gradients. A method of the evaluated model that a class of the file decorates with
+    `@torch.no_grad()` is not taken for its run (the receiver's class is not known). After
     `X.eval()` the call must run X itself: `X(x)`, a submodule `X.encoder(x)`, or a method of X fed
     data (`X.get_action(obs)`, `X.get_last_selfattention(img)`, or a method that every nn.Module class of
     the program defining it runs a model in: protonets' `model.loss(sample)`, in a file that never
@@ -4097,6 +4108,375 @@ for x in loader:
         ),
     ]
 
+    INVALID += [
+        Invalid(  # a second model's `.eval()` in a block of the first one's region opens that model's own region
+            """
+import torch
+def compare(teacher, student, batches, refine):
+    teacher.eval()
+    for x in batches:
+        with torch.no_grad():
+            target = teacher(x).argmax(1)
+        if refine:
+            student.eval()
+            guess = student(x).argmax(1)
+            print((guess == target).float().mean().item())
+""",
+            line=9,
+            column=21,
+            unsafe=True,
+            message='after `student.eval()`',
+            fixed="""
+import torch
+def compare(teacher, student, batches, refine):
+    teacher.eval()
+    for x in batches:
+        with torch.no_grad():
+            target = teacher(x).argmax(1)
+        if refine:
+            student.eval()
+            with torch.no_grad():
+                guess = student(x).argmax(1)
+            print((guess == target).float().mean().item())
+""",
+        ),
+        Invalid(  # one region per model: `head.eval()` after `backbone.eval()` in the same block
+            """
+import torch
+def describe(backbone, head, x):
+    backbone.eval()
+    with torch.no_grad():
+        features = backbone(x)
+    head.eval()
+    return head(features).softmax(1).tolist()
+""",
+            line=7,
+            column=12,
+            unsafe=True,
+            message='after `head.eval()`',
+            fixed="""
+import torch
+def describe(backbone, head, x):
+    backbone.eval()
+    with torch.no_grad():
+        features = backbone(x)
+    head.eval()
+    with torch.no_grad():
+        return head(features).softmax(1).tolist()
+""",
+        ),
+        Invalid(  # a loop that ends by binding `net = Net(width).eval()` leaves `net` in eval mode
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(4, width)
+    def forward(self, x):
+        return self.fc(x)
+x = torch.ones(1, 4)
+for width in (4, 8):
+    net = Net(width).eval()
+    with torch.no_grad():
+        print(net(x))
+print(net(x).sum().item())
+""",
+            line=14,
+            column=7,
+            unsafe=True,
+            message='the mode the loop above leaves it in',
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(4, width)
+    def forward(self, x):
+        return self.fc(x)
+x = torch.ones(1, 4)
+for width in (4, 8):
+    net = Net(width).eval()
+    with torch.no_grad():
+        print(net(x))
+with torch.no_grad():
+    print(net(x).sum().item())
+""",
+        ),
+        Invalid(  # `model.eval()` under `if use_model:`: a later `if use_model:` runs it in eval mode
+            """
+import torch
+def show(model, batches, use_model):
+    if use_model:
+        model.eval()
+    for x in batches:
+        if use_model:
+            x = model(x)
+        print(x.mean().item())
+""",
+            line=7,
+            column=17,
+            unsafe=True,
+            message='(under `if use_model:`)',
+            fixed="""
+import torch
+@torch.no_grad()
+def show(model, batches, use_model):
+    if use_model:
+        model.eval()
+    for x in batches:
+        if use_model:
+            x = model(x)
+        print(x.mean().item())
+""",
+        ),
+        Invalid(  # a function of the file returns a model it put in eval mode: the caller's target is evaluated
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+def load(path):
+    net = Net()
+    net.load_state_dict(torch.load(path))
+    net.eval()
+    return net
+class Runner:
+    def __init__(self, path):
+        self.net = load(path)
+        self.net(torch.zeros(1, 4))
+""",
+            line=17,
+            column=9,
+            unsafe=True,
+            message='returns a model it put in eval mode',
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+def load(path):
+    net = Net()
+    net.load_state_dict(torch.load(path))
+    net.eval()
+    return net
+class Runner:
+    @torch.no_grad()
+    def __init__(self, path):
+        self.net = load(path)
+        self.net(torch.zeros(1, 4))
+""",
+        ),
+        Invalid(  # the mode call chained into `Module.apply(fn)`, which returns the module
+            """
+import torch
+def count_flops(model, shape, add_hooks):
+    model.eval().apply(add_hooks)
+    model(torch.rand(shape))
+""",
+            line=4,
+            column=5,
+            unsafe=True,
+            message='after `model.eval()`',
+            fixed="""
+import torch
+@torch.no_grad()
+def count_flops(model, shape, add_hooks):
+    model.eval().apply(add_hooks)
+    model(torch.rand(shape))
+""",
+        ),
+        Invalid(  # a method of the class returns a model it put in eval mode
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Runner:
+    def __init__(self, path):
+        self.net = self._load(path)
+        self.net(torch.zeros(1, 4))
+    def _load(self, path):
+        net = Net()
+        net.load_state_dict(torch.load(path))
+        net.eval()
+        return net
+""",
+            line=12,
+            column=9,
+            unsafe=True,
+            message='returns a model it put in eval mode',
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+class Runner:
+    @torch.no_grad()
+    def __init__(self, path):
+        self.net = self._load(path)
+        self.net(torch.zeros(1, 4))
+    def _load(self, path):
+        net = Net()
+        net.load_state_dict(torch.load(path))
+        net.eval()
+        return net
+""",
+        ),
+        Invalid(  # the same model put in eval mode again in a nested block opens no second region
+            """
+import torch
+def score(model, batches):
+    model.eval()
+    for x in batches:
+        model.eval()
+        print(model(x).sum().item())
+    print(model(batches[0]).mean().item())
+""",
+            line=6,
+            column=15,
+            unsafe=True,
+            message='after `model.eval()`',
+            fixed="""
+import torch
+@torch.no_grad()
+def score(model, batches):
+    model.eval()
+    for x in batches:
+        model.eval()
+        print(model(x).sum().item())
+    print(model(batches[0]).mean().item())
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the later `if` tests another condition: the `.eval()` under `if use_model:` may not have run
+            """
+import torch
+def show(model, batches, use_model, other):
+    if use_model:
+        model.eval()
+    for x in batches:
+        if other:
+            x = model(x)
+        print(x.mean().item())
+"""
+        ),
+        Valid(  # the name of the test is rebound between the `.eval()` and the run
+            """
+import torch
+def show(model, batches, use_model):
+    if use_model:
+        model.eval()
+    use_model = len(batches) > 1
+    for x in batches:
+        if use_model:
+            x = model(x)
+        print(x.mean().item())
+"""
+        ),
+        Valid(  # the rest of the block computes gradients: the guarded model's outputs may be part of the loss
+            """
+import torch
+def fit(model, vgg, batches, perceptual):
+    if perceptual:
+        vgg.eval()
+    for x in batches:
+        loss = model(x).mean()
+        if perceptual:
+            loss = loss + vgg(model(x)).mean()
+        loss.backward()
+"""
+        ),
+        Valid(  # the helper may return the model before putting it in eval mode
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+def load(path, fine_tune):
+    net = Net()
+    net.load_state_dict(torch.load(path))
+    if fine_tune:
+        return net
+    net.eval()
+    return net
+class Runner:
+    def __init__(self, path):
+        self.net = load(path, True)
+        self.net(torch.zeros(1, 4))
+"""
+        ),
+        Valid(  # a region that computes gradients is not searched for another model's `.eval()`
+            """
+import torch
+def fit(model, critic, batches, optimizer):
+    model.eval()
+    for x in batches:
+        critic.eval()
+        loss = critic(model(x)).mean()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # one class's `get_attention_maps` runs under its own `@torch.no_grad()`, another's does not: which one `model` reaches is not known
+            """
+import torch
+from torch import nn
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        return self.fc(x)
+    def get_attention_maps(self, x):
+        return [self.fc(x)]
+class Predictor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+    def forward(self, x):
+        return self.encoder(x)
+    @torch.no_grad()
+    def get_attention_maps(self, x):
+        return self.encoder.get_attention_maps(x)
+def show(model, x):
+    model.eval()
+    print(model.get_attention_maps(x)[0].sum().item())
+"""
+        ),
+        Valid(  # `model.train().apply(hooks)` puts the model in training mode
+            """
+import torch
+def count_flops(model, shape, add_hooks):
+    model.train().apply(add_hooks)
+    model(torch.rand(shape))
+"""
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._reported: set[tuple[int, Optional[int]]] = set()
@@ -4108,22 +4488,15 @@ for x in loader:
         if type(node.func) is cst.Attribute and node.func.attr.value == "test" and self._engine_test(node):
             return
         scope = ctx.function_node or ctx.module
-        region = regions(ctx, scope).get(id(node))
-        if region is None:
+        # (one region per model put in eval mode around the call: the first whose model it runs and
+        # that has no finding yet)
+        found = next(
+            ((r, u) for r in regions(ctx, scope).get(id(node), ()) for u in [self._unit(node, r)] if u not in self._reported and self._runs_in(node, r)),
+            None,
+        )
+        if found is None:
             return
-        unit = self._unit(node, region)
-        if unit in self._reported:
-            return
-        if region.kind in ("eval-call", "module-eval", "mode-branch"):
-            if not runs_evaluated_model(node, region, ctx):
-                return
-        elif not is_model_call(node, ctx) and not runs_method_of(node, region.evaluated, ctx) and not (
-            region.kind == "loader" and runs_model_method(node, ctx)  # `D.feature_extraction(x)` over `test_loader`
-        ):
-            # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs
-            # `self.model`; in a loop over evaluation data too (`self.correct(x)` over `test_loader`)
-            if region.kind not in ("function-name", "loader") or not self_helper_runs_model(node, ctx):
-                return
+        region, unit = found
         if is_frozen_model(node.func, ctx):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
             # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
@@ -4140,6 +4513,19 @@ for x in loader:
             "activations for a backward that never comes; run evaluation under `torch.no_grad()`"
         )
         self.report(node, message, self._fix(node, region, scope), grad_sensitive=True)
+
+    def _runs_in(self, node: cst.Call, region: Region) -> bool:
+        """Does the call run what `region` evaluates?"""
+        ctx = self.ctx
+        if region.kind in ("eval-call", "module-eval", "mode-branch"):
+            return runs_evaluated_model(node, region, ctx)
+        if is_model_call(node, ctx) or runs_method_of(node, region.evaluated, ctx):
+            return True
+        if region.kind == "loader" and runs_model_method(node, ctx):
+            return True  # `D.feature_extraction(x)` over `test_loader`
+        # `predict()` running its model through `self._process_one_batch(x)`, a method whose body runs
+        # `self.model`; in a loop over evaluation data too (`self.correct(x)` over `test_loader`)
+        return region.kind in ("function-name", "loader") and self_helper_runs_model(node, ctx)
 
     def _engine_test(self, call: cst.Call) -> bool:
         """torchnet's `engine.test(network, iterator)`: an evaluation loop that runs the network with

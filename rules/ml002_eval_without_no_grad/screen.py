@@ -36,8 +36,10 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     # `self.net_mode(train=False)`: a function of the file that sets a mode (loosened: any function so
     # named) puts a model in eval mode for its caller
     mode_helpers = _names_of_scopes(source, mode_calls)
-    if mode_helpers:
-        eval_scopes |= {id(_scope_of(source, call)) for call in calls if _self_call_of(call, mode_helpers)}  # type: ignore[arg-type]
+    # (also a function of the file that returns a model it put in eval mode, `net = load_net(path)`:
+    # eval_returns; loosened: a call of any function so named, by name or on self)
+    helper_calls = [call for call in calls if _self_call_of(call, mode_helpers) or _name_call_of(call, mode_helpers)]  # type: ignore[arg-type]
+    eval_scopes |= {id(_scope_of(source, call)) for call in helper_calls}
     history = source.memo("history", lambda: History(source))
     runs = [call for call in calls if history.may_run_model(call) or _self_method_fed_data(call, source)]  # type: ignore[arg-type]
     # `self._process_one_batch(x)`: a function of the file that may run a model runs it for its caller
@@ -47,6 +49,7 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     evaluated = frozenset({dotted(_module_of_chain(call.func.value)) for call in mode_calls if call not in contexts} - {None, "self"})  # type: ignore[attr-defined]
     evaluated |= frozenset({dotted(a) for call in contexts for a in call.args} - {None, "self"})  # type: ignore[attr-defined]
     evaluated |= _bound_in_eval_mode(source, mode_calls)  # `model = Generator(4).eval()`: `model`
+    evaluated |= _bound_in_eval_mode(source, helper_calls)  # `self.net = self._load_native(...)`: `self.net`
     evaluated_or_self = {dotted(_module_of_chain(call.func.value)) for call in mode_calls if call not in contexts}  # type: ignore[attr-defined]
     evaluated_or_self |= {dotted(a) for call in contexts for a in call.args}  # type: ignore[attr-defined]  # `with eval_mode(self):`
     model_calls = [
@@ -98,17 +101,21 @@ def _module_of_chain(expr: ast.AST) -> ast.AST:
 
 def _bound_in_eval_mode(source: Source, mode_calls: list) -> frozenset:
     """The targets of assignments whose value is a method chain through a mode call (evaluation.py's
-    `eval_receiver` of `model = Generator(4).cuda().eval()`; loosened: any chain, any receiver)."""
+    `eval_receiver` of `model = Generator(4).cuda().eval()`), or through one of `mode_calls` itself
+    (a helper returning a model in eval mode); loosened: any chain, any receiver."""
     if not mode_calls:
         return frozenset()
+    given = {id(call) for call in mode_calls}
     found = set()
     for node in source.nodes(ast.Assign):
         if len(node.targets) != 1:  # type: ignore[attr-defined]
             continue
         value = node.value  # type: ignore[attr-defined]
-        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-            if _sets_eval_mode(value):
+        while isinstance(value, ast.Call):
+            if id(value) in given or _sets_eval_mode(value):
                 found.add(dotted(node.targets[0]))  # type: ignore[attr-defined]
+                break
+            if not isinstance(value.func, ast.Attribute):
                 break
             value = value.func.value
     return frozenset(found - {None, "self"})
@@ -165,6 +172,10 @@ def _names_of_scopes(source: Source, calls: list) -> frozenset[str]:
         if isinstance(scope, FUNCTIONS):
             found.add(scope.name)  # type: ignore[attr-defined]
     return frozenset(found)
+
+
+def _name_call_of(call: ast.Call, functions: frozenset[str]) -> bool:
+    return isinstance(call.func, ast.Name) and call.func.id in functions
 
 
 def _self_call_of(call: ast.Call, methods: frozenset[str]) -> bool:

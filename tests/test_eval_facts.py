@@ -1,0 +1,61 @@
+"""Where evaluation mode comes from (ML002's regions): a helper that returns a model it put in eval
+mode (eval_returns), and the tests of `if`s that imply an earlier one's (evaluation.conjuncts)."""
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from memlint.analysis.context import Context
+from memlint.analysis.eval_returns import returns_in_eval_mode
+from memlint.analysis.evaluation import conjuncts, implies
+
+
+def _returns_in_eval_mode(function: str) -> bool:
+    module = cst.parse_module("import torch\n" + textwrap.dedent(function))
+    definition = next(s for s in module.body if type(s) is cst.FunctionDef)
+    return returns_in_eval_mode(definition, Context(module))
+
+
+@pytest.mark.parametrize("function", [
+    "def load(path):\n    net = Net()\n    net.load_state_dict(torch.load(path))\n    net.eval()\n    return net\n",
+    "def load(path):\n    model = build(path)\n    model.cuda().eval()\n    return model\n",  # named like a model
+    "def load(path):\n    net = Net().eval()\n    if path:\n        net.load_state_dict(torch.load(path))\n    return net\n",
+    "def load(path):\n    net = Net()\n    net.train(False)\n    return net\n",
+])
+def test_a_model_put_in_eval_mode_and_returned(function):
+    assert _returns_in_eval_mode(function)
+
+
+@pytest.mark.parametrize("function", [
+    "def load(path, tune):\n    net = Net()\n    if tune:\n        return net\n    net.eval()\n    return net\n",  # a return before
+    "def load(path):\n    net = Net()\n    net.eval()\n    return net, path\n",  # not the model alone
+    "def load(path):\n    net = Net()\n    net.eval()\n    net.train()\n    return net\n",
+    "def load(path):\n    net = Net()\n    net.eval()\n    net = Wrapper(net)\n    return net\n",  # rebound after
+    "def load(path, tune):\n    net = Net()\n    if tune:\n        net.eval()\n    return net\n",  # behind an `if`
+    "def load(path):\n    thing = make(path)\n    thing.eval()\n    return thing\n",  # not known to be a model
+    "def load(path):\n    net = Net()\n    other.eval()\n    return net\n",
+])
+def test_no_evidence_of_a_returned_eval_mode(function):
+    assert not _returns_in_eval_mode(function)
+
+
+def _test(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def test_a_test_implies_its_own_conjuncts():
+    condition = conjuncts(_test("do_aff"))
+    assert condition is not None and condition.names == frozenset({"do_aff"})
+    assert implies(_test("do_aff"), condition)
+    assert implies(_test("do_aff and do_tps"), condition)
+    assert implies(_test("do_tps and do_aff"), condition)
+    assert not implies(_test("do_tps"), condition)
+    assert not implies(_test("do_aff or do_tps"), condition)
+    compared = conjuncts(_test("kind == Kind.THREE_D"))
+    assert compared is not None and implies(_test("kind==Kind.THREE_D and fast"), compared)
+
+
+@pytest.mark.parametrize("code", ["flags()", "flags[0]", "a or b", "x.ready()", "len(x) > 1"])
+def test_tests_that_may_change_value_have_no_conjuncts(code):
+    assert conjuncts(_test(code)) is None
