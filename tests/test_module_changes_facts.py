@@ -194,8 +194,8 @@ def test_an_element_given_back_itself_moved_is_no_change():
 
 def test_a_name_some_class_binds_to_another_objects_container_counts_for_every_class():
     # e003a review: `self.body = net.body` in one class makes its reads of `self.body[...]` anyone's
-    basic = "class Basic(nn.Module):\n    def __init__(self):\n        self.body = nn.Sequential()\n"
-    for binding in ("net.body", "net", "getattr(net, 'body')", "net.body.cuda()"):
+    basic = "class Basic(nn.Module):\n    def __init__(self):\n        self.body = Body()\n"
+    for binding in ("net.body", "net", "getattr(net, 'body')", "net.body.cuda()", "net.make_body()"):
         other = f"class Loss(nn.Module):\n    def __init__(self, net):\n        self.body = {binding}\n    def forward(self, x):\n        return self.body[1:](x)\n"
         changes = _collected(basic + other)
         assert "body" in changes.shared_names and changes.parts_may_run_apart("body", "Basic"), binding

@@ -479,7 +479,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
         recorded.setdefault(attribute, []).extend(values)
     shared = frozenset(
         name for name in (*part_owners, *change_owners)
-        if _may_hold_anothers(name, recorded.get(name, ()), in_classes.get(name, 0), bindings, prefixes)
+        if _may_hold_anothers(ctx, name, recorded.get(name, ()), in_classes.get(name, 0), bindings, prefixes)
     )  # fmt: skip
     return ModuleChanges(
         bindings, own, subclasses, frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
@@ -490,18 +490,21 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     )
 
 
-def _may_hold_anothers(name: str, values, in_classes: int, bindings: dict, prefixes: set) -> bool:
+def _may_hold_anothers(ctx: "Context", name: str, values, in_classes: int, bindings: dict, prefixes: set) -> bool:
     """May some class's `self.<name>` hold a container another object built (see
     `ModuleChanges.shared_names`)?  No only where every binding of `self.<name>` in the file is
-    `self.<name> = <call>` in a method of a top-level class, a call that builds something (not
-    `getattr(net, "body")`, not `net.body.cuda()`, which gives the module itself back), or None,
+    `self.<name> = <call>` in a method of a top-level class, a call that builds something, or None,
     and no other object's attribute so named is bound (nor one by a name not literal)."""
     if ANY in bindings or bindings.get(name, 0) or any(name.startswith(p) for p in prefixes) or len(values) != in_classes:
         return True
-    return not all(_builds_its_own(value) for value in values)
+    return not all(_builds_its_own(ctx, value) for value in values)
 
 
-def _builds_its_own(value) -> bool:
+def _builds_its_own(ctx: "Context", value) -> bool:
+    """A call of a name (`Block(c)`, `make_layers(cfg)`; not `getattr(net, "body")`), of an
+    imported module's attribute (`nn.Sequential(...)`, `copy.deepcopy(m)`) or of a method of
+    `self` (`self._make_head(...)`), or None; not a method of another object (`net.body.cuda()`
+    gives the module itself back, `net.head()` may)."""
     if type(value) is cst.Name:
         return value.value == "None"  # type: ignore[attr-defined]
     if type(value) is not cst.Call:
@@ -509,7 +512,10 @@ def _builds_its_own(value) -> bool:
     func = value.func  # type: ignore[attr-defined]
     if type(func) is cst.Name:
         return func.value != "getattr"
-    return type(func) is cst.Attribute and func.attr.value not in _RETURN_THE_MODULE
+    if type(func) is not cst.Attribute or func.attr.value in _RETURN_THE_MODULE:
+        return False
+    on_self = type(func.value) is cst.Name and func.value.value == "self"
+    return on_self or resolve_global(ctx, func) is not None
 
 
 def _related(subclasses: dict, class_name: str) -> set[str]:
