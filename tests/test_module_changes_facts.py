@@ -190,3 +190,47 @@ def test_an_element_given_back_itself_moved_is_no_change():
     assert not _collected("def f(self):\n    self.body[0] = self.body[0].to('cuda')\n").changed_elements
     for changing in ("feats[i][-1] = feats[j][-1].cpu()", "feats[f()] = feats[f()].cpu()", "feats[0] = feats[0].detach()", "feats[0] = other[0].cpu()"):
         assert _collected(f"def f(feats, other, i, j):\n    {changing}\n").changed_elements, changing
+
+
+def test_a_name_some_class_binds_to_another_objects_container_counts_for_every_class():
+    # e003a review: `self.body = net.body` in one class makes its reads of `self.body[...]` anyone's
+    basic = "class Basic(nn.Module):\n    def __init__(self):\n        self.body = Body()\n"
+    for binding in ("net.body", "net", "getattr(net, 'body')", "net.body.cuda()", "net.make_body()"):
+        other = f"class Loss(nn.Module):\n    def __init__(self, net):\n        self.body = {binding}\n    def forward(self, x):\n        return self.body[1:](x)\n"
+        changes = _collected(basic + other)
+        assert "body" in changes.shared_names and changes.parts_may_run_apart("body", "Basic"), binding
+        assert changes.parts_run("body", "Basic") == {(1, None)}, binding
+    built = "class Loss(nn.Module):\n    def __init__(self):\n        self.body = make_body()\n    def forward(self, x):\n        return self.body[1:](x)\n"
+    assert not _collected(basic + built).parts_may_run_apart("body", "Basic")
+    # another object's attribute so named bound anywhere
+    assert _collected(basic + built + "def f(m, b):\n    m.body = b\n").parts_may_run_apart("body", "Basic")
+
+
+def test_co_bases_of_a_subclass_are_related():
+    code = (
+        "class Probe:\n    def tail(self, x):\n        return self.body[1:](x)\n"
+        "class Basic(nn.Module):\n    def forward(self, x):\n        return self.body(x)\n"
+        "class Other(nn.Module):\n    def forward(self, x):\n        return self.body(x)\n"
+        "class Net(Basic, Probe):\n    pass\n"
+    )
+    changes = _collected(code)
+    assert changes.parts_may_run_apart("body", "Basic") and not changes.parts_may_run_apart("body", "Other")
+
+
+@pytest.mark.parametrize(
+    "relating",
+    ["Base = Basic\nclass Probe(Base):\n", "class Probe(make()):\n", "class Probe(nn.Module):\n",
+     "class Probe(Mixins[0]):\n"],
+)  # fmt: skip
+def test_bases_not_named_plainly_make_relations_unknown(relating):
+    code = "class Basic(nn.Module):\n    def forward(self, x):\n        return self.body(x)\n" + relating + "    def forward(self, x):\n        return self.body[1:](x)\n"
+    if relating.startswith("class Probe(nn.Module)"):
+        code += "Mixed = type('Mixed', (Probe, Basic), {})\n"
+    changes = _collected(code)
+    assert changes.relations_unknown and changes.parts_may_run_apart("body", "Basic")
+
+
+def test_a_file_naming_modules_or_setattr_rebinds_unseen():
+    for naming in ('self._modules["bn"] = m', 'self.__dict__["bn"] = m', 'self.__setattr__("bn", m)', 'vars(self)["bn"] = m'):
+        assert _collected(f"class A(nn.Module):\n    def f(self, m):\n        {naming}\n").rebinds_unseen, naming
+    assert not _collected("class A(nn.Module):\n    def f(self, m):\n        self.bn = m\n").rebinds_unseen

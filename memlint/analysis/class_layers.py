@@ -17,6 +17,7 @@ import libcst as cst
 
 from memlint.analysis.attribute_owners import attribute_uses, inherited_owner
 from memlint.analysis.fresh_forwards import fresh_element_classes, fresh_output_classes
+from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.inventory import Layer, inventory
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, nested_element_classes
@@ -119,27 +120,46 @@ class ClassLayers:
     def _inherited_fresh(self, local: set[str]) -> set[str]:
         """The layers a base class of the file builds for this one (nasnet's `BranchSeparablesReduction`
         runs `BranchSeparables.__init__(self, ...)`, then calls `self.bn_sep_1(x)` in its own
-        `forward`): an attribute the class binds nowhere itself, whose nearest base of the file that
-        builds it (`inherited_owner`, as for inherited activations) builds a layer keeping nothing of
-        its output, bound once in that base and all its subclasses, no hook on it, and no class-level
-        name of this class shadowing it.  Where the base constructor did not run, the call fails; it
-        never returns another value."""
-        described, classes = self.described, self.classes
+        `forward`): an attribute the class binds nowhere itself, whose nearest base that builds it
+        builds a layer keeping nothing of its output, bound once in that base and all its
+        subclasses and in none of its bases, no hook on it.  Only along a chain of single
+        inheritance through module classes of the file up to a class of `torch.nn`
+        (`_single_chain`): another base (a mixin, an imported class) may bind or shadow the name,
+        and a class-level name anywhere on the chain shadows the submodule.  Not where the file
+        names `_modules`, `__dict__` or `__setattr__` (a rebinding the counts do not see).  Where
+        the base constructor did not run, the call fails; it never returns another value."""
+        described, classes, ctx = self.described, self.classes, self.ctx
         if described is None:
             return set()
-        changes = module_changes(self.ctx)
-        own = {*described.attributes, *described.conditional, *described.branches, *_class_level_names(described.node)}
-        # every class of the file it derives from, modules or not (a mixin's constructor may bind it too)
-        ancestors = [b for b, derived in changes.subclasses.items() if described.name in derived]
+        changes = module_changes(ctx)
+        if changes.relations_unknown or changes.rebinds_unseen:
+            return set()
+        chain = _single_chain(ctx, classes, described.name)
+        if not chain:
+            return set()
+        own = {*described.attributes, *described.conditional, *described.branches}
+        # a name at class level anywhere on the chain (`bn = None`, `def bn(self, x)`) is found
+        # before the submodule the constructor registered
+        levels: dict = ctx.memo("class-level-names", dict)  # type: ignore[assignment]
+        for c in (described.name, *chain):
+            if c not in levels:
+                levels[c] = _class_level_names(classes[c].node)
+            own |= levels[c]
+        memo: dict = ctx.memo("inherited-layer-bindings", dict)  # type: ignore[assignment]
         found: set[str] = set()
-        for base in _file_bases(classes, described.name):
+        seen: set[str] = set()
+        for position, base in enumerate(chain):
             for a, layer in classes[base].attributes.items():
-                if a in own or a in found or not (layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local):
+                if a in seen:
                     continue
-                owner = inherited_owner(classes, described.name, a)
-                if owner is None or classes[owner].attributes.get(a) is not layer or not changes.bound_once(a, owner) or changes.hooks_may_see([a]):
+                seen.add(a)  # (the nearest base building it is its owner)
+                if a in own or not (layer.kind in FRESH_OUTPUT_LAYERS or layer.kind in local) or changes.hooks_may_see([a]):
                     continue
-                if sum(changes.own.get(b, {}).get(a, 0) for b in ancestors) == 1:  # (one base binds it: no other constructor may replace it)
+                key = (a, base)
+                if key not in memo:
+                    # once in the owner and its subclasses, never in a base above it
+                    memo[key] = changes.bound_once(a, base) and not any(changes.own.get(b, {}).get(a, 0) for b in chain[position + 1 :])
+                if memo[key]:
                     found.add(a)
         return found
 
@@ -244,19 +264,33 @@ def final_name(func: cst.BaseExpression) -> Optional[str]:
     return func.value if type(func) is cst.Name else None  # type: ignore[union-attr]
 
 
-def _file_bases(classes: dict, name: str) -> list[str]:
-    """The module classes of the file `name` derives from, by plain name, transitively."""
-    seen: list[str] = []
-    stack = [name]
-    while stack:
-        described = classes.get(stack.pop())
-        if described is None:
-            continue
-        for base in described.node.bases:
-            if type(base.value) is cst.Name and base.value.value in classes and base.value.value not in seen and base.value.value != name:
-                seen.append(base.value.value)
-                stack.append(base.value.value)
-    return seen
+def _single_chain(ctx, classes: dict, name: str) -> list[str]:
+    """The module classes of the file `name` derives from, nearest first, where `name` and each
+    of them has one base and no compound statement at class level (whose names are not read), and
+    the last derives from a class of `torch.nn` itself; [] otherwise (a mixin, an imported base, a
+    cycle)."""
+    memo: dict = ctx.memo("single-inheritance-chains", dict)
+    if name in memo:
+        return memo[name]
+    memo[name] = []  # (a cycle of bases ends here)
+    described = classes.get(name)
+    chain: list[str] = []
+    if described is not None and len(described.node.bases) == 1 and not described.node.keywords and "*" not in _class_level_names(described.node):
+        base = described.node.bases[0].value
+        if type(base) is cst.Name and base.value in classes and base.value != name:
+            above = _single_chain(ctx, classes, base.value)
+            chain = [base.value, *above] if above or _torch_based(ctx, classes[base.value]) else []
+    memo[name] = chain
+    return chain
+
+
+def _torch_based(ctx, described) -> bool:
+    """Does the class derive from one class of `torch.nn` (`nn.Module`) alone?"""
+    node = described.node
+    if len(node.bases) != 1 or node.keywords or "*" in _class_level_names(node):
+        return False
+    qualified = resolve_global(ctx, node.bases[0].value)
+    return bool(qualified) and qualified.startswith("torch.nn.")
 
 
 def _class_level_names(class_node: cst.ClassDef) -> set[str]:

@@ -100,6 +100,19 @@ class ModuleChanges:
     # be any class's.  A name missing here is owned by None alone (a hand-built ModuleChanges).
     part_owners: dict = field(default_factory=dict)  # name -> {owner: frozenset of (start, stop) or None}
     change_owners: dict = field(default_factory=dict)  # name -> frozenset of owners
+    # Container names some class's `self.<name>` may hold another object's container under: a
+    # class binds it to anything but a call (`self.body = net.body`, a constructor parameter), by
+    # another form (`for`, `with`, a static method), or on another object.  A read or change
+    # through `self.<name>` then may be of any class's, whichever class's method does it.
+    shared_names: frozenset = frozenset()
+    # The file relates classes in ways their plain-named bases do not show (`BasicBlock = Basic`
+    # then `class Probe(BasicBlock)`, a base that is a call, `type("M", (Probe, Basic), {})`):
+    # which classes share an instance is unknown, so every class counts as related to every other.
+    relations_unknown: bool = False
+    # The file names `_modules`, `__dict__` or `__setattr__`: a submodule may be replaced without a
+    # `self.<name> = ...` the binding counts see.
+    rebinds_unseen: bool = False
+    _related_memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def bound_once(self, attribute: str, class_name: str | None) -> bool:
         """Is `self.<attribute>` of the class bound in exactly one place (its constructor's), with
@@ -144,13 +157,19 @@ class ModuleChanges:
 
     def related(self, class_name: str) -> set[str]:
         """The classes of the file whose methods may run on an instance of `class_name`: itself,
-        its subclasses and its bases (by name, transitively)."""
-        return {class_name, *self.subclasses.get(class_name, ()), *(b for b, derived in self.subclasses.items() if class_name in derived)}
+        its subclasses, and every base of any of them (by name, transitively): a mixin another
+        base of a subclass (`class Net(Basic, Probe)`) runs its methods on that instance too."""
+        found = self._related_memo.get(class_name)
+        if found is None:
+            found = self._related_memo[class_name] = _related(self.subclasses, class_name)
+        return found
 
-    def _may_be_the_class(self, owners, class_name: str | None) -> bool:
+    def _may_be_the_class(self, owners, class_name: str | None, name: str) -> bool:
         """Could a read or change by one of `owners` (see `part_owners`) be of `self.<name>` of
         `class_name` (None: of any container so named)?"""
-        return class_name is None or None in owners or bool(self.related(class_name) & set(owners))
+        if class_name is None or None in owners or self.relations_unknown or name in self.shared_names:
+            return True
+        return bool(self.related(class_name) & set(owners))
 
     def elements_changed(self, name: str, class_name: str | None = None) -> bool:
         """Are elements of a container `name` replaced or removed anywhere in the file?  With
@@ -160,7 +179,7 @@ class ModuleChanges:
             return True
         if name not in self.changed_elements:
             return False
-        return self._may_be_the_class(self.change_owners.get(name, (None,)), class_name)
+        return self._may_be_the_class(self.change_owners.get(name, (None,)), class_name, name)
 
     def parts_may_run_apart(self, name: str, class_name: str | None = None) -> bool:
         """Is a part of the container `name` read out (`mlp[1:]`, a Sequential of its layers from the
@@ -171,7 +190,7 @@ class ModuleChanges:
         `self.basic_module[level]`, which says nothing of `BasicModule`'s Sequential of that name."""
         if name not in self.parts_read:
             return False
-        return self._may_be_the_class(self.part_owners.get(name, {None: None}), class_name)
+        return self._may_be_the_class(self.part_owners.get(name, {None: None}), class_name, name)
 
     def parts_run(self, name: str, class_name: str | None = None) -> frozenset | None:
         """The parts of the container `name` that run apart, as (start, stop) positions (stop None:
@@ -183,7 +202,7 @@ class ModuleChanges:
         if name not in self.parts_read:
             return frozenset()
         owners = self.part_owners.get(name)
-        if class_name is None or owners is None:
+        if class_name is None or owners is None or self.relations_unknown or name in self.shared_names:
             ranges = self.part_ranges.get(name, frozenset())
         else:
             related = self.related(class_name) | {None}
@@ -331,7 +350,7 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     hooked = False
     hooked_names: set[str] = set()
     hooked_unknown = False
-    own, in_classes, bases = _class_bindings(module)
+    own, in_classes, bases, relations_unknown, rebinds_unseen = _class_bindings(module)
     aliases: set[str] = set()  # attributes bound to another object's name: `self.head = self.fc`
     assigned: dict[int, cst.BaseExpression] = {}  # id(AssignTarget) -> the value (an Assign is met before its targets)
 
@@ -455,12 +474,54 @@ def _collect(module: cst.Module, ctx: "Context") -> ModuleChanges:
     for holder, child, label, given in on_children:
         if not _torch_child(ctx, holder, child, own, subclasses, class_values, bindings, labels, prefixes):
             named(label, given)
+    recorded: dict[str, list] = {}  # attribute -> every value a top-level class's method binds `self.<attribute>` to
+    for (_, attribute), values in class_values.items():
+        recorded.setdefault(attribute, []).extend(values)
+    shared = frozenset(
+        name for name in (*part_owners, *change_owners)
+        if _may_hold_anothers(ctx, name, recorded.get(name, ()), in_classes.get(name, 0), bindings, prefixes)
+    )  # fmt: skip
     return ModuleChanges(
         bindings, own, subclasses, frozenset(changed), hooked, frozenset(hooked_names), hooked_unknown, fresh, frozenset(prefixes),
         frozenset(parts_read), {name: frozenset(ranges) for name, ranges in part_ranges.items()}, tuple(through_names),
         {name: {o: frozenset(r) for o, r in found.items()} for name, found in part_owners.items()},
         {name: frozenset(found) for name, found in change_owners.items()},
+        shared, relations_unknown, rebinds_unseen,
     )
+
+
+def _may_hold_anothers(ctx: "Context", name: str, values, in_classes: int, bindings: dict, prefixes: set) -> bool:
+    """May some class's `self.<name>` hold a container another object built (see
+    `ModuleChanges.shared_names`)?  No only where every binding of `self.<name>` in the file is
+    `self.<name> = <call>` in a method of a top-level class, a call that builds something, or None,
+    and no other object's attribute so named is bound (nor one by a name not literal)."""
+    if ANY in bindings or bindings.get(name, 0) or any(name.startswith(p) for p in prefixes) or len(values) != in_classes:
+        return True
+    return not all(_builds_its_own(ctx, value) for value in values)
+
+
+def _builds_its_own(ctx: "Context", value) -> bool:
+    """A call of a name (`Block(c)`, `make_layers(cfg)`; not `getattr(net, "body")`), of an
+    imported module's attribute (`nn.Sequential(...)`, `copy.deepcopy(m)`) or of a method of
+    `self` (`self._make_head(...)`), or None; not a method of another object (`net.body.cuda()`
+    gives the module itself back, `net.head()` may)."""
+    if type(value) is cst.Name:
+        return value.value == "None"  # type: ignore[attr-defined]
+    if type(value) is not cst.Call:
+        return False
+    func = value.func  # type: ignore[attr-defined]
+    if type(func) is cst.Name:
+        return func.value != "getattr"
+    if type(func) is not cst.Attribute or func.attr.value in _RETURN_THE_MODULE:
+        return False
+    on_self = type(func.value) is cst.Name and func.value.value == "self"
+    return on_self or resolve_global(ctx, func) is not None
+
+
+def _related(subclasses: dict, class_name: str) -> set[str]:
+    """See `ModuleChanges.related`."""
+    family = {class_name, *subclasses.get(class_name, ())}
+    return family | {b for b, derived in subclasses.items() if not family.isdisjoint(derived)}
 
 
 def _torch_child(ctx: "Context", holder: str, child: str, own: dict, subclasses: dict, class_values: dict,
@@ -474,7 +535,7 @@ def _torch_child(ctx: "Context", holder: str, child: str, own: dict, subclasses:
     its prefix, another such binding on a child)."""
     if ANY in bindings or bindings.get(child, 0) or child in labels or any(child.startswith(p) for p in prefixes):
         return False
-    related = {holder, *subclasses.get(holder, ()), *(b for b, derived in subclasses.items() if holder in derived)}
+    related = _related(subclasses, holder)
     if sum(own.get(c, {}).get(child, 0) for c in related) != 1:
         return False
     values = [v for c in related for v in class_values.get((c, child), ())]
@@ -557,16 +618,34 @@ def _literal_prefix(label: cst.BaseExpression | None, once: dict[str, cst.BaseEx
     return ""
 
 
-def _class_bindings(module: cst.Module) -> tuple[dict, dict, dict]:
+def _class_bindings(module: cst.Module) -> tuple[dict, dict, dict, bool, bool]:
     """Per class of the file: how often its methods bind each `self.<name>` (`=`, `+=`, `for`,
-    `with ... as`, `del`); how many such bindings there are per name in all classes together; and
-    the last names of each class's bases."""
+    `with ... as`, `del`); how many such bindings there are per name in all classes together; the
+    last names of each class's bases; whether the file relates classes otherwise
+    (`ModuleChanges.relations_unknown`); whether it names `_modules`, `__dict__`, `__setattr__`."""
     own: dict[str, dict[str, int]] = {}
     in_classes: dict[str, int] = {}
     bases: dict[str, list[str]] = {}
+    unknown = unseen = False
+    aliased: set[str] = set()  # names bound by `=` anywhere (`BasicBlock = Basic`)
+    based: set[str] = set()  # names written as a base
     for node in code_descendants(module):
-        if type(node) is not cst.ClassDef:
+        kind = type(node)
+        if kind is cst.AssignTarget and type(node.target) is cst.Name:  # type: ignore[attr-defined]
+            aliased.add(node.target.value)  # type: ignore[attr-defined]
+        elif kind is cst.Call and type(node.func) is cst.Name and node.func.value == "type" and len(node.args) == 3:  # type: ignore[attr-defined]
+            unknown = True
+        elif (kind is cst.Attribute and node.attr.value in _UNSEEN_REBINDING) or (kind is cst.Name and node.value in _UNSEEN_REBINDING):  # type: ignore[attr-defined]
+            unseen = True
+        elif kind is cst.SimpleString and node.value.strip("'\"rbuRBU") in _UNSEEN_REBINDING:  # type: ignore[attr-defined]
+            unseen = True
+        if kind is not cst.ClassDef:
             continue
+        for base in node.bases:  # type: ignore[attr-defined]
+            if type(base.value) is cst.Name:
+                based.add(base.value.value)  # type: ignore[attr-defined]
+            elif type(base.value) is not cst.Attribute or base.keyword is not None or base.star:
+                unknown = True
         name = node.name.value  # type: ignore[attr-defined]
         parents = [b for b in (_last_name(a.value) for a in node.bases) if b]  # type: ignore[attr-defined]
         bases.setdefault(name, []).extend(p for p in parents if p != name)
@@ -581,7 +660,11 @@ def _class_bindings(module: cst.Module) -> tuple[dict, dict, dict]:
         earlier = own.setdefault(name, {})
         for attribute, count in counts.items():
             earlier[attribute] = earlier.get(attribute, 0) + count if name in parents else max(earlier.get(attribute, 0), count)
-    return own, in_classes, bases
+    return own, in_classes, bases, unknown or not based.isdisjoint(aliased), unseen
+
+
+# Ways to replace a submodule that bind no `self.<name>` (`self._modules["bn"] = ...`, `vars(self)["bn"] = None`).
+_UNSEEN_REBINDING = frozenset({"_modules", "__dict__", "__setattr__", "vars"})
 
 
 def _self_attributes(target) -> list[str]:

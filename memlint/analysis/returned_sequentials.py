@@ -43,7 +43,8 @@ def attribute_holding_returned(ctx, function: Optional[cst.FunctionDef], sequent
     owner = _owning_class(ctx.module, function)
     if owner is None or not _receives_self(function) or not _returns_only(function, sequential):
         return None
-    return ctx.memo(("returned-sequential-home", id(function)), lambda: _stored_in(ctx.module, owner, function.name.value))  # type: ignore[return-value]
+    mentions = ctx.memo("method-mentions", lambda: _mentions(ctx.module))
+    return ctx.memo(("returned-sequential-home", id(function)), lambda: _stored_in(mentions, owner, function.name.value))  # type: ignore[return-value]
 
 
 def _owning_class(module: cst.Module, function: cst.FunctionDef) -> Optional[cst.ClassDef]:
@@ -72,10 +73,32 @@ def _returns_only(function: cst.FunctionDef, sequential: cst.Call) -> bool:
     return found
 
 
-def _stored_in(module: cst.Module, owner: cst.ClassDef, method: str) -> Optional[tuple[str, str]]:
+def _mentions(module: cst.Module) -> dict:
+    """Per name of a method defined in a top-level class, every node of the file that may mention
+    it (a name, an attribute so named, a string of that text), with its parents, in the file's
+    order: one walk of the file for all the methods `_stored_in` asks about."""
+    names = {
+        s.name.value for c in module.body if type(c) is cst.ClassDef
+        for s in c.body.body if type(s) is cst.FunctionDef  # type: ignore[attr-defined]
+    }  # fmt: skip
+    found: dict[str, list] = {}
+    for node, parents in code_with_parents(module):
+        kind = type(node)
+        if kind is cst.SimpleString:
+            text = node.evaluated_value  # type: ignore[attr-defined]
+            if text in names:
+                found.setdefault(text, []).append((node, parents))
+        elif kind is cst.Name and node.value in names:  # type: ignore[attr-defined]
+            found.setdefault(node.value, []).append((node, parents))  # type: ignore[attr-defined]
+        elif kind is cst.Attribute and node.attr.value in names:  # type: ignore[attr-defined]
+            found.setdefault(node.attr.value, []).append((node, parents))  # type: ignore[attr-defined]
+    return found
+
+
+def _stored_in(mentions: dict, owner: cst.ClassDef, method: str) -> Optional[tuple[str, str]]:
     methods = {id(s) for s in owner.body.body if type(s) is cst.FunctionDef and _receives_self(s)}  # type: ignore[attr-defined]
     attributes: set[str] = set()
-    for node, parents in code_with_parents(module):
+    for node, parents in mentions.get(method, ()):
         kind = type(node)
         if kind is cst.SimpleString and node.evaluated_value == method:  # type: ignore[attr-defined]
             return None  # `getattr(self, "_construct_fc_layer")`: a use not followed

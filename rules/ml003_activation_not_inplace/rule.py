@@ -360,6 +360,210 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # another class's `self.trunk` is the first model's own Sequential (`self.trunk = model.trunk`): its slice runs the ReLU on the caller's tensor (issue 27, e003a review)
+            """
+from torch import nn
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 3))
+    def forward(self, x):
+        return self.trunk(x)
+class Tail(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.trunk = model.trunk
+    def forward(self, x):
+        return self.trunk[1:](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `self.trunk` of another class is a constructor parameter, which may be `Stem`'s Sequential: its element run alone (issue 27, e003a review)
+            """
+from torch import nn
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 3))
+    def forward(self, x):
+        return self.trunk(x)
+class Tail(nn.Module):
+    def __init__(self, trunk):
+        super().__init__()
+        self.trunk = trunk
+    def forward(self, x):
+        h = self.trunk[0](x)
+        return self.trunk[1](h), h
+""",
+            config=_EXACT,
+        ),
+        Valid(  # another class holding `Stem`'s Sequential replaces its first element, which then hands the ReLU the caller's input (issue 27, e003a review)
+            """
+from torch import nn
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 3))
+    def forward(self, x):
+        return self.trunk(x)
+class Cut(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.trunk = model.trunk
+        self.trunk[0] = nn.Identity()
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a mixin beside `Stem` in a subclass's bases slices `self.trunk`: on that instance it is `Stem`'s Sequential (issue 27, e003a review)
+            """
+from torch import nn
+class Peek:
+    def rest(self, x):
+        return self.trunk[1:](x)
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 3))
+    def forward(self, x):
+        return self.trunk(x)
+class Both(Stem, Peek):
+    def forward(self, x):
+        return self.rest(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a mixin beside `Stem` removes the Sequential's first element (issue 27, e003a review)
+            """
+from torch import nn
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 3))
+    def forward(self, x):
+        return self.trunk(x)
+class Trim:
+    def trim(self):
+        del self.trunk[0]
+class Both(Stem, Trim):
+    pass
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the subclass names its base through an alias (`Base = Stem`): the relation is not seen, so its slice counts for `Stem` (issue 27, e003a review)
+            """
+from torch import nn
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 3))
+    def forward(self, x):
+        return self.trunk(x)
+Base = Stem
+class Peek(Base):
+    def forward(self, x):
+        return self.trunk[1:](x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a class built by `type(...)` from `Stem` and a class that slices `self.trunk` (issue 27, e003a review)
+            """
+from torch import nn
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 3))
+    def forward(self, x):
+        return self.trunk(x)
+class Peek(nn.Module):
+    def forward(self, x):
+        return self.trunk[1:](x)
+Mixed = type("Mixed", (Peek, Stem), {})
+""",
+            config=_EXACT,
+        ),
+        Valid(  # an imported second base may rebind the inherited `self.norm` (its constructor runs after the base's) (issue 27, e003a review)
+            """
+from torch import nn
+from elsewhere import Plain
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(c)
+        self.act = nn.ReLU()
+        self.out = nn.Linear(c, c)
+    def forward(self, x):
+        return self.out(self.act(self.norm(x)))
+class Reduced(Block, Plain):
+    def __init__(self, c):
+        Block.__init__(self, c)
+        Plain.__init__(self)
+    def forward(self, x):
+        return self.act(self.norm(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a file mixin earlier in the MRO defines `norm` as a method giving its input back (issue 27, e003a review)
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(c)
+        self.act = nn.ReLU()
+        self.out = nn.Linear(c, c)
+    def forward(self, x):
+        return self.out(self.act(self.norm(x)))
+class Skip:
+    def norm(self, x):
+        return x
+class Reduced(Skip, Block):
+    def __init__(self, c):
+        Block.__init__(self, c)
+    def forward(self, x):
+        return self.act(self.norm(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the subclass swaps the inherited norm through `_modules`, which binds no `self.norm` (issue 27, e003a review)
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(c)
+        self.act = nn.ReLU()
+        self.out = nn.Linear(c, c)
+    def forward(self, x):
+        return self.out(self.act(self.norm(x)))
+class Reduced(Block):
+    def __init__(self, c):
+        Block.__init__(self, c)
+        self._modules["norm"] = nn.Identity()
+    def forward(self, x):
+        return self.act(self.norm(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the subclass swaps the inherited norm through `__setattr__` (issue 27, e003a review)
+            """
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(c)
+        self.act = nn.ReLU()
+        self.out = nn.Linear(c, c)
+    def forward(self, x):
+        return self.out(self.act(self.norm(x)))
+class Reduced(Block):
+    def __init__(self, c):
+        Block.__init__(self, c)
+        nn.Module.__setattr__(self, "norm", nn.Identity())
+    def forward(self, x):
+        return self.act(self.norm(x))
+""",
+            config=_EXACT,
+        ),
         Valid(  # a caller hands `norm_layer=nn.Identity` through the `**kwargs` chain: the ReLU would overwrite the block's input
             """
 from torch import nn
