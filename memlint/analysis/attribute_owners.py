@@ -53,6 +53,8 @@ def _collect(ctx: "Context") -> tuple[dict[str, int], dict[tuple[str, str], int]
     total: dict[str, int] = {}
     torch_functions: list[cst.Attribute] = []
     rebound: set[str] = set()  # names some binding of the file that is no import binds (a parameter `F`)
+    imported: dict[str, int] = {}  # name -> how many import aliases of the file bind it
+    namespace_changed = False  # a star import, `globals()`, `vars()`, `sys.modules`: any global may be rebound
     for node in code_descendants(module):
         kind = type(node)
         if kind is cst.Attribute:
@@ -60,14 +62,27 @@ def _collect(ctx: "Context") -> tuple[dict[str, int], dict[tuple[str, str], int]
                 torch_functions.append(node)  # type: ignore[arg-type]
             name = node.attr.value  # type: ignore[attr-defined]
             total[name] = total.get(name, 0) + 1
+            if name == "modules" and type(node.value) is cst.Name and node.value.value == "sys":  # type: ignore[attr-defined]
+                namespace_changed = True
         elif kind in NON_IMPORT_BINDERS:
             rebound.update(exact_names_bound_by(node, parameters=True, declarations=True))
+        elif kind is cst.ImportAlias:
+            for name in exact_names_bound_by(node):
+                imported[name] = imported.get(name, 0) + 1
+        elif (kind is cst.ImportFrom and type(node.names) is cst.ImportStar) or (kind is cst.Name and node.value in ("globals", "vars")):  # type: ignore[attr-defined]
+            namespace_changed = True
     # `F.relu(out)` calls torch's function, never an instance's `.relu` module: an object of torch's
-    # namespace is no project class's instance.  Only where the root name is bound by imports alone,
-    # anywhere in the file (a parameter or local named `F` may hold anything).
+    # namespace is no project class's instance.  Only where the root name is bound by one import at
+    # the top of the module and nothing else anywhere in the file (a parameter or local named `F`, a
+    # function's own `import blocks as F`, a star import or `globals()["F"] = ...` may hold anything).
+    if namespace_changed:
+        torch_functions = []
+    top_imports = _top_level_imports(module)
     for node in torch_functions:
         root = _root_name(node)
-        if root not in rebound and (resolve_global(ctx, node) or "").startswith("torch."):
+        if root in rebound or imported.get(root or "", 0) != 1 or root not in top_imports:
+            continue
+        if (resolve_global(ctx, node) or "").startswith("torch."):
             total[node.attr.value] -= 1
     own: dict[tuple[str, str], int] = {}
     for statement in module.body:
@@ -86,6 +101,19 @@ def _collect(ctx: "Context") -> tuple[dict[str, int], dict[tuple[str, str], int]
     # A class defined twice under one name (a notebook cell run again) is one owner here: its uses
     # are never taken from the other definition's count.
     return total, own
+
+
+def _top_level_imports(module: cst.Module) -> set[str]:
+    """Names bound by an import statement standing directly in the module's body (not in a branch,
+    a `try` or a function)."""
+    found: set[str] = set()
+    for statement in module.body:
+        if type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) in (cst.Import, cst.ImportFrom) and type(small.names) is not cst.ImportStar:  # type: ignore[attr-defined]
+                    for alias in small.names:  # type: ignore[attr-defined]
+                        found.update(exact_names_bound_by(alias))
+    return found
 
 
 def _on_imported_name(node: cst.Attribute) -> bool:
