@@ -62,3 +62,11 @@ def test_torch_functions_count_where_the_name_may_be_rebound() -> None:
                  "globals()['F'] = A()\ndef g(x):\n    return F.relu(x)\n"):
         _, ctx = _parsed(head + tail)
         assert attribute_owners.attribute_uses(ctx, "A", "relu") == 2, tail
+
+
+def test_one_import_target_bound_twice_still_names_torch() -> None:
+    body = "class A:\n    def f(self, x):\n        return self.relu(x)\ndef g(x):\n    return F.relu(x)\n"
+    _, ctx = _parsed("import torch.nn.functional as F\nimport torch.nn.functional as F\n" + body)
+    assert attribute_owners.attribute_uses(ctx, "A", "relu") == 1  # two notebook cells importing it alike
+    _, ctx = _parsed("import torch.nn.functional as F\nimport blocks as F\n" + body)
+    assert attribute_owners.attribute_uses(ctx, "A", "relu") == 2  # the later import may be the class's module
