@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from memlint.analysis.bindings import NON_IMPORT_BINDERS, exact_names_bound_by
 from memlint.analysis.calling_helpers import only_calls_argument
@@ -53,6 +54,9 @@ def _collect(ctx: "Context") -> tuple[dict[str, int], dict[tuple[str, str], int]
     total: dict[str, int] = {}
     torch_functions: list[cst.Attribute] = []
     rebound: set[str] = set()  # names some binding of the file that is no import binds (a parameter `F`)
+    imported: dict[str, int] = {}  # name -> how many import aliases of the file bind it
+    aliases: list[cst.ImportAlias] = []
+    namespace_changed = False  # a star import, `globals()`, `vars()`, `sys.modules`: any global may be rebound
     for node in code_descendants(module):
         kind = type(node)
         if kind is cst.Attribute:
@@ -60,14 +64,28 @@ def _collect(ctx: "Context") -> tuple[dict[str, int], dict[tuple[str, str], int]
                 torch_functions.append(node)  # type: ignore[arg-type]
             name = node.attr.value  # type: ignore[attr-defined]
             total[name] = total.get(name, 0) + 1
+            if name == "modules" and type(node.value) is cst.Name and node.value.value == "sys":  # type: ignore[attr-defined]
+                namespace_changed = True
         elif kind in NON_IMPORT_BINDERS:
             rebound.update(exact_names_bound_by(node, parameters=True, declarations=True))
+        elif kind is cst.ImportAlias:
+            for name in exact_names_bound_by(node):
+                imported[name] = imported.get(name, 0) + 1
+            aliases.append(node)  # type: ignore[arg-type]
+        elif (kind is cst.ImportFrom and type(node.names) is cst.ImportStar) or (kind is cst.Name and node.value in ("globals", "vars")):  # type: ignore[attr-defined]
+            namespace_changed = True
     # `F.relu(out)` calls torch's function, never an instance's `.relu` module: an object of torch's
-    # namespace is no project class's instance.  Only where the root name is bound by imports alone,
-    # anywhere in the file (a parameter or local named `F` may hold anything).
+    # namespace is no project class's instance.  Only where the root name is bound by one import at
+    # the top of the module and nothing else anywhere in the file (a parameter or local named `F`, a
+    # function's own `import blocks as F`, a star import or `globals()["F"] = ...` may hold anything).
+    if namespace_changed:
+        torch_functions = []
+    top_imports = _top_level_imports(module)
     for node in torch_functions:
         root = _root_name(node)
-        if root not in rebound and (resolve_global(ctx, node) or "").startswith("torch."):
+        if root in rebound or root not in top_imports or imported.get(root or "", 0) != top_imports[root]:  # type: ignore[index]
+            continue  # (also bound by an import in a function or a branch)
+        if (resolve_global(ctx, node) or "").startswith("torch."):
             total[node.attr.value] -= 1
     own: dict[tuple[str, str], int] = {}
     for statement in module.body:
@@ -86,6 +104,32 @@ def _collect(ctx: "Context") -> tuple[dict[str, int], dict[tuple[str, str], int]
     # A class defined twice under one name (a notebook cell run again) is one owner here: its uses
     # are never taken from the other definition's count.
     return total, own
+
+
+def _top_level_imports(module: cst.Module) -> dict[str, int]:
+    """Names bound by import statements standing directly in the module's body (not in a branch, a
+    `try` or a function), each with how many aliases bind it, where all of them bind it to one
+    module or object (`import torch` twice, `import torch` and `import torch.nn`; not `import
+    torch.nn.functional as F` and `import blocks as F`)."""
+    targets: dict[str, set[str]] = {}
+    counts: dict[str, int] = {}
+    for statement in module.body:
+        if type(statement) is not cst.SimpleStatementLine:
+            continue
+        for small in statement.body:
+            if type(small) not in (cst.Import, cst.ImportFrom) or type(small.names) is cst.ImportStar:  # type: ignore[attr-defined]
+                continue
+            source = "." * len(small.relative) + (get_full_name_for_node(small.module) or "") if type(small) is cst.ImportFrom else None  # type: ignore[attr-defined]
+            for alias in small.names:  # type: ignore[attr-defined]
+                full = get_full_name_for_node(alias.name) or "?"
+                for name in exact_names_bound_by(alias):
+                    if source is not None:
+                        target = f"{source}:{full}"
+                    else:
+                        target = full if alias.asname is not None else name  # `import torch.nn` binds `torch`
+                    targets.setdefault(name, set()).add(target)
+                    counts[name] = counts.get(name, 0) + 1
+    return {name: counts[name] for name, found in targets.items() if len(found) == 1}
 
 
 def _on_imported_name(node: cst.Attribute) -> bool:

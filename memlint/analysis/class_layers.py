@@ -112,7 +112,10 @@ class ClassLayers:
             written = _self_bindings(init, a)  # each binding one of those layers (not `lambda x: x`)
             # or `self.IN = None`, a placeholder the branch may replace (`if IN: self.IN =
             # nn.InstanceNorm2d(c)`): calling None raises, so wherever `self.IN(x)` runs it holds a layer
-            if written - _none_bindings(init, a) == len(built) and changes.class_bindings(a, ctx.class_name) == written:
+            # (unless the file may write the attribute where `class_bindings` does not look:
+            # `self.__dict__["IN"] = ...`, `vars(self)[...]`, `setattr(self, name, ...)`)
+            placeholders = 0 if _written_indirectly(ctx, a) else _none_bindings(init, a)
+            if written - placeholders == len(built) and changes.class_bindings(a, ctx.class_name) == written:
                 conditional.add(a)
         self._known = (fresh | conditional | normed, modules)
         return self._known
@@ -335,6 +338,37 @@ def _none_bindings(init: Optional[cst.FunctionDef], attribute: str) -> int:
         if type(n) is cst.Assign and len(n.targets) == 1 and self_attr(n.targets[0].target) == attribute  # type: ignore[attr-defined]
         and type(n.value) is cst.Name and n.value.value == "None"  # type: ignore[attr-defined]
     )  # fmt: skip
+
+
+def _written_indirectly(ctx, attribute: str) -> bool:
+    """May the file bind `attribute` on an object without naming it as an attribute: through an
+    object's `__dict__`, `vars(...)`, or `setattr` with a name that is not a literal or is this one?"""
+    return _indirect_writes(ctx) is None or attribute in _indirect_writes(ctx)  # type: ignore[operator]
+
+
+def _indirect_writes(ctx) -> Optional[frozenset[str]]:
+    """The attribute names the file's `setattr` calls give as literals; None where the file writes
+    attributes some way no name can be read off (`__dict__`, `vars`, `setattr(o, name, v)`).  Once
+    per file."""
+    return ctx.memo("indirect-attribute-writes", lambda: _collect_indirect_writes(ctx.module))  # type: ignore[no-any-return]
+
+
+def _collect_indirect_writes(module: cst.Module) -> Optional[frozenset[str]]:
+    named: set[str] = set()
+    for node in code_descendants(module):
+        kind = type(node)
+        if kind is cst.Attribute and node.attr.value == "__dict__":  # type: ignore[attr-defined]
+            return None
+        if kind is cst.Call and type(node.func) is cst.Name:  # type: ignore[attr-defined]
+            callee = node.func.value  # type: ignore[attr-defined]
+            if callee == "vars":
+                return None
+            if callee == "setattr":
+                args = node.args  # type: ignore[attr-defined]
+                if len(args) < 2 or type(args[1].value) is not cst.SimpleString or args[1].star:
+                    return None
+                named.add(args[1].value.evaluated_value)  # type: ignore[attr-defined]
+    return frozenset(named)
 
 
 def _module_list_attributes(init: Optional[cst.FunctionDef]) -> set[str]:

@@ -113,28 +113,9 @@ def _parameter_values(ctx: "Context", function: cst.FunctionDef, name: str, dept
         if kind is None:
             return None
         found.append(kind)
-    passed = _values_passed(ctx, _arguments_passed(ctx, function, name), name, depth)
-    if passed is None:
-        return None
-    found.extend(passed)
-    return tuple(dict.fromkeys(found))
-
-
-def _values_passed(ctx: "Context", arguments: list, name: str, depth: int) -> Optional[list[str]]:
-    """The norm classes the calls' arguments for the parameter `name` may be (`_arguments_passed`);
-    None where one is not a norm or not known."""
-    found: list[str] = []
-    for caller, argument in arguments:
-        if type(argument) is _Forwarded:  # `Block(c, **kwargs)` in a function with `**kwargs`: its own callers' keyword
-            if depth >= _MAX_DEPTH:
-                return None
-            passed = _forwarded_values(ctx, caller, argument.dictionary, name, depth + 1)
-            if passed is None:
-                return None
-            found.extend(passed)
-            continue
+    for caller, argument in _arguments_passed(ctx, function, name):
         if argument is None:
-            return None  # `*args`, or `**options` that is no `**kwargs` of the caller's: what it passes is not known
+            return None  # `*args` / `**kwargs`: what it passes is not known
         if type(argument) is cst.Name and argument.value == "None":
             continue
         if type(argument) is cst.Name and caller is not None and _parameter(caller, argument.value) is not None:
@@ -149,32 +130,7 @@ def _values_passed(ctx: "Context", arguments: list, name: str, depth: int) -> Op
         if kind is None:
             return None
         found.append(kind)
-    return found
-
-
-@dataclass(frozen=True)
-class _Forwarded:
-    """A call that leaves the parameter to `**<dictionary>`, the caller's own `**kwargs` parameter."""
-
-    dictionary: str
-
-
-def _forwarded_values(ctx: "Context", function: cst.FunctionDef, dictionary: str, name: str, depth: int) -> Optional[list[str]]:
-    """The norm classes the keyword `name` may carry in `function`'s `**<dictionary>` parameter: what
-    every call of `function` in the file passes as `name=` (or forwards through its own `**kwargs`);
-    None where the function does anything with the dictionary but hand it on whole (`kwargs["norm"]
-    = ...`, `kwargs.pop(...)`, a rebinding), or a call's value is not a norm or not known.  Calls
-    from other files are not seen, as for a parameter's own callers."""
-    if _parameter(function, name) is not None:
-        return []  # the function's own parameter takes the keyword: its dictionary never holds it
-    if name in ctx.project.other_norm_keywords:
-        return None  # some file of the project gives that keyword something else (the project pass)
-    star = function.params.star_kwarg
-    if type(star) is not cst.Param or star.name.value != dictionary:
-        return None
-    if _dictionary_mentions(function, dictionary) is None:
-        return None
-    return _values_passed(ctx, _arguments_passed(ctx, function, name, keyword_only=True), name, depth)
+    return tuple(dict.fromkeys(found))
 
 
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -186,79 +142,29 @@ def _own_nodes(function: cst.FunctionDef) -> list[cst.CSTNode]:
     return [function.body, *code_descendants(function.body, skip=_NESTED_SCOPES)]
 
 
-_STORING = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del, cst.For, cst.CompFor, cst.WithItem, cst.NamedExpr)
-
-
-def _dictionary_mentions(function: cst.FunctionDef, dictionary: str) -> Optional[int]:
-    """How many times `function` hands its `**<dictionary>` on whole or reads one key of it
-    (`Block(c, **kwargs)`, `kwargs["local_rank"]`, `kwargs.get("pretrained")`); None where it mentions
-    it any other way (a key stored or popped, the dictionary rebound, passed as a value, read by a
-    nested function that may change it)."""
-    stored: set[int] = set()  # the nodes inside binding targets (`kwargs["norm"] = ...`)
-    for node in code_descendants(function.body):
-        if type(node) in _STORING:
-            target = node.target if type(node) is not cst.WithItem else node.asname  # type: ignore[attr-defined]
-            if target is not None:
-                stored.update(id(inner) for inner in (target, *code_descendants(target)))
-    harmless = 0
-    mentions = 0
-    for node in code_descendants(function.body):
-        kind = type(node)
-        if kind is cst.Name and node.value == dictionary:  # type: ignore[attr-defined]
-            if id(node) in stored:
-                return None
-            mentions += 1
-        elif kind is cst.Arg and node.star == "**" and _is_name(node.value, dictionary):  # type: ignore[attr-defined]
-            harmless += 1
-        elif kind is cst.Subscript and _is_name(node.value, dictionary) and id(node) not in stored:  # type: ignore[attr-defined]
-            harmless += 1
-        elif kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "get" and _is_name(node.func.value, dictionary):  # type: ignore[attr-defined]
-            harmless += 1
-        elif kind in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
-            if any(type(n) is cst.Name and n.value == dictionary for n in code_descendants(node)):  # type: ignore[attr-defined]
-                return None
-    return mentions if mentions == harmless else None
-
-
-def _is_name(expr: cst.BaseExpression, name: str) -> bool:
-    return type(expr) is cst.Name and expr.value == name  # type: ignore[attr-defined]
-
-
-def _arguments_passed(ctx: "Context", function: cst.FunctionDef, name: str, keyword_only: bool = False) -> list[tuple[Optional[cst.FunctionDef], object]]:
+def _arguments_passed(ctx: "Context", function: cst.FunctionDef, name: str) -> list[tuple[Optional[cst.FunctionDef], Optional[cst.BaseExpression]]]:
     """Per call of `function` in the file (by its name, or by its class's name for `__init__`): the
     function the call is in and the argument bound to the parameter `name` (None where a star
-    argument may bind it, `_Forwarded` where the caller's own `**kwargs` may; calls that leave it to
-    its default are left out).  `keyword_only`: `name` is no parameter of `function` but a key its
-    `**kwargs` may receive (only a keyword or a forwarded dictionary gives it)."""
+    argument may bind it; calls that leave it to its default are left out)."""
     owner = _owners(ctx).get(id(function))
     callee = owner if function.name.value == "__init__" and owner is not None else function.name.value
     params = [*function.params.posonly_params, *function.params.params]
     if function.name.value == "__init__" or (owner is not None and params and params[0].name.value in ("self", "cls")):
         params = params[1:]
-    position = None if keyword_only else next((i for i, p in enumerate(params) if p.name.value == name), None)
-    passed: list[tuple[Optional[cst.FunctionDef], object]] = []
+    position = next((i for i, p in enumerate(params) if p.name.value == name), None)
+    passed: list[tuple[Optional[cst.FunctionDef], Optional[cst.BaseExpression]]] = []
     if function.name.value == "__init__" and owner in _extended(ctx):
         passed.append((None, None))  # a subclass's constructor passes its own values through `super().__init__(...)`
     for call, caller in _calls(ctx).get(callee, ()):
+        if any(a.star for a in call.args):
+            passed.append((caller, None))
+            continue
         keyword = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+        positional = [a.value for a in call.args if a.keyword is None]
         if keyword is not None:
             passed.append((caller, keyword))
-            continue
-        positional = [a for a in call.args if a.keyword is None and a.star != "**"]
-        if any(a.star == "*" for a in positional[: (position or 0) + 1]) and position is not None:
-            passed.append((caller, None))  # `*args` at or before its position may give it
-            continue
-        if position is not None and position < len(positional):
-            passed.append((caller, positional[position].value))
-            continue
-        dictionaries = [a.value for a in call.args if a.star == "**"]
-        if not dictionaries:
-            continue  # left to its default
-        forwarded = dictionaries[0]
-        if len(dictionaries) == 1 and type(forwarded) is cst.Name and caller is not None:
-            passed.append((caller, _Forwarded(forwarded.value)))
-        else:
-            passed.append((caller, None))
+        elif position is not None and position < len(positional):
+            passed.append((caller, positional[position]))
     return passed
 
 

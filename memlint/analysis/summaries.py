@@ -97,6 +97,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 42: no `norms` (the norm keywords given something else: the fact that a norm parameter's default
+#     reaches a layer through forwarded `**kwargs`, which asked it, backed out as unsound across files)
 # 41: 40 and the `held` 36 merged
 # 36: `held` (a module-level function's parameters it runs or passes on, never rebound) and a `calls`
 #     site's fifth entry, the arguments handed over frozen or a held parameter passed on
@@ -180,7 +182,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 41
+FORMAT = 42
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -286,13 +288,11 @@ class _Summary:
         self._abstract_methods()
         self._moved_parameters()
         self._passes()
-        other_norms = self._other_norm_keywords()
         frameworks, reached = imported_frameworks(self.source)
         switched = switched_on(self.source)
         return {
             "format": FORMAT,
             "imports": self.imports,
-            **({"norms": other_norms} if other_norms else {}),
             **({"stars": self.stars} if self.stars else {}),
             **({"deep": frameworks} if frameworks else {}),
             **({"reach": reached} if reached is not None else {}),
@@ -1796,43 +1796,6 @@ class _Summary:
             )
         return known
 
-    def _other_norm_keywords(self) -> list[str]:
-        """The keywords named like a norm parameter (`norm_layer=`, tables.NORM_PARAMETER_NAME) that
-        the file gives a value that is not one of torch's norm classes: a call's keyword, a dict
-        display's literal key, `kwargs["norm_layer"] = ...`.  `None`, a name or attribute ending in
-        a torch norm class (`nn.BatchNorm2d`, a local `BatchNorm2d`) and a parameter of the function
-        named like a norm (`norm_layer=norm_layer`, whose own values are asked for separately) are
-        no other value.  ML003 trusts a norm parameter's default through forwarded `**kwargs` only
-        where no file of the project gives that keyword anything else (analysis/norm_layers.py)."""
-        found: set[str] = set()
-        for call in self.source.nodes(ast.Call):
-            for keyword in call.keywords:  # type: ignore[attr-defined]
-                if keyword.arg is not None and tables.NORM_PARAMETER_NAME.search(keyword.arg) and not self._norm_value(keyword.value):
-                    found.add(keyword.arg)
-        for display in self.source.nodes(ast.Dict):
-            for key, value in zip(display.keys, display.values):  # type: ignore[attr-defined]
-                if _norm_key(key) and not self._norm_value(value):
-                    found.add(key.value)  # type: ignore[union-attr]
-        for assign in self.source.nodes(ast.Assign):
-            for target in assign.targets:  # type: ignore[attr-defined]
-                if type(target) is ast.Subscript and _norm_key(target.slice) and not self._norm_value(assign.value):  # type: ignore[attr-defined]
-                    found.add(target.slice.value)  # type: ignore[attr-defined]
-        return sorted(found)
-
-    def _norm_value(self, value: ast.AST) -> bool:
-        if type(value) is ast.Constant and value.value is None:  # type: ignore[attr-defined]
-            return True
-        final = value.attr if type(value) is ast.Attribute else value.id if type(value) is ast.Name else None  # type: ignore[attr-defined]
-        if final in tables.TORCH_NORM_CLASSES:
-            return True
-        if type(value) is not ast.Name or not tables.NORM_PARAMETER_NAME.search(value.id):  # type: ignore[attr-defined]
-            return False
-        function = self._enclosing_function(value)
-        if not isinstance(function, _FUNCTIONS):
-            return False
-        arguments = function.args  # type: ignore[attr-defined]
-        return value.id in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}  # type: ignore[attr-defined]
-
     def _enclosing_function(self, node: ast.AST) -> Optional[ast.AST]:
         for ancestor in self.source.ancestors(node):
             if isinstance(ancestor, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
@@ -1848,11 +1811,6 @@ class _Summary:
             if isinstance(ancestor, ast.Module):
                 return ""
         return None
-
-
-def _norm_key(key: Optional[ast.AST]) -> bool:
-    """A literal string key named like a norm parameter (`"norm_layer"`)."""
-    return type(key) is ast.Constant and type(key.value) is str and bool(tables.NORM_PARAMETER_NAME.search(key.value))  # type: ignore[attr-defined]
 
 
 def _marimo_cells(statements) -> frozenset[int]:
@@ -2564,13 +2522,12 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner", "deep", "reach", "inplace_on", "norms"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner", "deep", "reach", "inplace_on"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
     _require(summary.get("host", True) is True)  # type: ignore[union-attr]
     _require(summary.get("places", True) is True)  # type: ignore[union-attr]
     _strings(summary.get("inner", []))  # type: ignore[union-attr]
     _strings(summary.get("deep", []))  # type: ignore[union-attr]
     _strings(summary.get("inplace_on", []))  # type: ignore[union-attr]
-    _strings(summary.get("norms", []))  # type: ignore[union-attr]
     for reached in summary.get("reach", []):  # type: ignore[union-attr]
         _require(type(reached) is list and len(reached) == 4 and type(reached[0]) is str and (reached[1] is None or type(reached[1]) is str))
         _require(type(reached[2]) is int and reached[2] >= 0 and type(reached[3]) is bool)

@@ -169,10 +169,6 @@ class FileView:
     # PGD attack's `perturb`, an energy model's Langevin `sample` taking `torch.autograd.grad`):
     # calling one on a submodule after `self.eval()` is no evaluation (ML002).
     gradient_methods: frozenset[str] = frozenset()
-    # Keywords named like a norm parameter (`norm_layer=`) that some file of the project gives a
-    # value other than a torch norm class (summaries' `norms`): ML003 does not trust a norm
-    # parameter's default through forwarded `**kwargs` for them (analysis/norm_layers.py).
-    other_norm_keywords: frozenset[str] = frozenset()
     # The file is written for another deep-learning framework (paddle, MXNet Gluon, TensorFlow...:
     # summaries' `deep`, memlint.analysis.deep_imports) and nothing it imports brings torch in: no
     # import of torch or a library built on it, no star import the pass cannot follow, and no file
@@ -279,7 +275,7 @@ class FileView:
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
                 self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
-                sorted(self.gradient_methods), sorted(self.other_norm_keywords), self.other_framework,
+                sorted(self.gradient_methods), self.other_framework,
                 sorted(self.inplace_switched), sorted(self.frozen_parameters)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
@@ -288,12 +284,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 33 or any(type(data[i]) is not bool for i in (8, 16, 24, 30)):
+        if type(data) is not list or len(data) != 32 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[29], data[31], data[32]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30], data[31]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -304,8 +300,8 @@ class FileView:
                    tuple(tuple(x) for x in data[11]), frozenset(data[12]), frozenset(data[13]), tuple(tuple(x) for x in data[14]),
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
-                   frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]), frozenset(data[29]),
-                   data[30], frozenset(data[31]), frozenset(data[32]))  # fmt: skip
+                   frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]),
+                   data[29], frozenset(data[30]), frozenset(data[31]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -412,7 +408,6 @@ class Project:
         names = names if names is not None else module_names([path for path, _, _ in files])
         self.files: list[Optional[_File]] = []
         self._modules: dict[str, list[int]] = {}
-        self._norm_keywords: Optional[dict[int, frozenset[str]]] = None  # import component -> FileView.other_norm_keywords
         aliases: dict[str, list[int]] = {}
         for index, (path, shown, summary) in enumerate(files):
             if summary is None:
@@ -1896,21 +1891,8 @@ class Project:
             inplace_switched=self._inplace_switched(index),
             wrapper_classes=self._wrapper_classes(index),
             flags_on=self._flags_on(index),
-            other_norm_keywords=self._other_norm_keywords(index),
             frozen_parameters=frozenset(f"{key}:{name}" for where, key, name in self._frozen_parameters() if where == index),
         )
-
-    def _other_norm_keywords(self, index: int) -> frozenset[str]:
-        """FileView.other_norm_keywords of file `index`: the summaries' `norms` of the files connected
-        to it by imports (`_component`: one program's code; a run over several repositories is not
-        one program), once per component."""
-        if self._norm_keywords is None:
-            found: dict[int, set[str]] = {}
-            for file in self.files:
-                if file is not None and file.summary.get("norms"):
-                    found.setdefault(self._component(file.index), set()).update(file.summary["norms"])
-            self._norm_keywords = {component: frozenset(names) for component, names in found.items()}
-        return self._norm_keywords.get(self._component(index), frozenset())
 
     def _frozen_parameters(self) -> frozenset[tuple]:
         """(file, key, parameter) of module-level functions whose `held` parameter every call site the

@@ -186,8 +186,7 @@ class ActivationNotInplace(Rule):
       below; also a subclass of such a torch layer, hooking nothing, whose `forward` returns
       `F.conv2d(...)` or `super().forward(x)` from each branch: `Conv2d_fw(nn.Conv2d)`), or a norm
       the file names otherwise: a constructor parameter named as one (`norm_layer(c)`,
-      `BatchNorm(planes)`) whose every value the file shows (default, arguments, also those a
-      caller's callers give by keyword through its `**kwargs` handed on whole) is a norm class, or
+      `BatchNorm(planes)`) whose every value the file shows (default, arguments) is a norm class, or
       a project class named as a torch norm (`SynchronizedBatchNorm2d`, also through an alias), or
       a module global every binding of which, also by a function through `global`, is one such
       class (`global BN; BN = nn.BatchNorm2d` in a constructor, `BN(planes)` in a block); the
@@ -3205,10 +3204,7 @@ def join(a, b, **options):
 """,
             config=_EXACT,
         ),
-    ]
-
-    INVALID = [
-        Invalid(  # `norm_layer` defaults to a norm class and every caller in the file leaves it to the default or forwards its own `**kwargs`, whose own callers name no other value (awesome-semantic-segmentation's ENet; issue 27, the nineteenth part)
+        Valid(  # `norm_layer` through forwarded `**kwargs`: a caller in another file may pass `norm_layer=nn.Identity`, which the file does not see (the forwarded-keyword fact was unsound across files)
             """
 from torch import nn
 class Block(nn.Module):
@@ -3221,44 +3217,121 @@ class Net(nn.Module):
     def __init__(self, c, **kwargs):
         super().__init__()
         self.a = Block(c, **kwargs)
-        self.b = Block(c, **kwargs)
     def forward(self, x):
-        return self.b(self.a(x))
-def build(c, pretrained=False, **kwargs):
-    if kwargs.get("verbose"):
-        print(kwargs["verbose"])
-    return Net(c, **kwargs)
-def build_small(**kwargs):
-    return build(4, **kwargs)
+        return self.a(x)
+def build(**kwargs):
+    return Net(4, **kwargs)
 """,
-            line=5,
-            column=81,
             config=_EXACT,
-            message="after `norm_layer(...)` (`nn.BatchNorm2d`)",
-            fixed="""
+        ),
+        Valid(  # `self.__dict__["norm"] = ...` may replace the `None` placeholder with a layer that keeps its input: the placeholder fact is unknown
+            """
+import torch.nn.functional as F
 from torch import nn
 class Block(nn.Module):
-    def __init__(self, c, norm_layer=nn.BatchNorm2d, **kwargs):
+    def __init__(self, c, use_in):
         super().__init__()
-        self.body = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), norm_layer(c), nn.ReLU(inplace=True))
+        self.norm = None
+        if use_in:
+            self.norm = nn.InstanceNorm2d(c)
+        else:
+            self.__dict__["norm"] = lambda t: t
     def forward(self, x):
-        return self.body(x) + x
-class Net(nn.Module):
-    def __init__(self, c, **kwargs):
-        super().__init__()
-        self.a = Block(c, **kwargs)
-        self.b = Block(c, **kwargs)
-    def forward(self, x):
-        return self.b(self.a(x))
-def build(c, pretrained=False, **kwargs):
-    if kwargs.get("verbose"):
-        print(kwargs["verbose"])
-    return Net(c, **kwargs)
-def build_small(**kwargs):
-    return build(4, **kwargs)
+        return F.relu(self.norm(x))
 """,
-            harness=_runs("build_small(verbose=False)", "2, 4, 8, 8"),
+            config=_EXACT,
         ),
+        Valid(  # `vars(self)[...]` may replace the `None` placeholder with a layer that keeps its input: the placeholder fact is unknown
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, use_in):
+        super().__init__()
+        self.norm = None
+        if use_in:
+            self.norm = nn.InstanceNorm2d(c)
+        else:
+            vars(self)["norm"] = nn.Identity()
+    def forward(self, x):
+        return F.relu(self.norm(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `setattr` with a computed name may replace the `None` placeholder with a layer that keeps its input: the placeholder fact is unknown
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c, use_in):
+        super().__init__()
+        self.norm = None
+        if use_in:
+            self.norm = nn.InstanceNorm2d(c)
+        else:
+            setattr(self, "no" + "rm", nn.Identity())
+    def forward(self, x):
+        return F.relu(self.norm(x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a function's own `import ... as F` may make `F.relu` the class's `.relu`: counted as a use
+            """
+import torch.nn.functional as F
+from torch import nn
+class ConvBnAct(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.bn(self.conv(x)))
+def probe(x):
+    import blocks as F
+    return x, F.relu(x)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a star import after `import torch.nn.functional as F` may rebind `F`: `F.relu` counted as a use
+            """
+import torch.nn.functional as F
+from helpers import *
+from torch import nn
+class ConvBnAct(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.bn(self.conv(x)))
+def probe(x):
+    return F.relu(x) + x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # `globals()["F"] = ...` may rebind `F` to an instance: `F.relu` counted as a use
+            """
+import torch.nn.functional as F
+from torch import nn
+class ConvBnAct(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 1)
+        self.bn = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.bn(self.conv(x)))
+globals()["F"] = ConvBnAct(4)
+def probe(x):
+    return F.relu(x) + x
+""",
+            config=_EXACT,
+        ),
+    ]
+
+    INVALID = [
         Invalid(  # `self.norm = None`, then a norm in a branch: wherever `self.norm(out)` runs it is the norm, so either binding of `out` is fresh (deep-person-reid's OSBlock; issue 27, the nineteenth part)
             """
 import torch.nn.functional as F
