@@ -4231,7 +4231,8 @@ def _advice(name: str, factory: cst.Call, ctx) -> str:
     if from_helper(name):
         return f"pass the device to `{name}` and give the torch factory in it `device=`"
     if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and counts_range(factory.args[0].value, ctx):
-        return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)`"
+        row = ".unsqueeze(0)" if isinstance(factory.args[0].value, (cst.List, cst.Tuple)) else ""  # `[range(n)]`: a 1 x n row
+        return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...){row}`"
     if name in LEGACY_SIZED_CONSTRUCTORS:
         return f"`torch.empty(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)` (or `torch.zeros`, for a `zero_()`)"
     return f"`torch.{name}(..., device=...)`"
