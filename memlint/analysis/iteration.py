@@ -81,6 +81,8 @@ def _run_setting(expr: cst.BaseExpression) -> bool:
     if type(expr) is cst.Name:
         return True
     receiver = expr.value  # type: ignore[attr-defined]
+    if type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self":  # type: ignore[attr-defined]
+        return receiver.attr.value in _CONFIGURATION_ROOTS  # type: ignore[attr-defined]  # `self.opt.gpu_ids`
     return (type(receiver) is cst.Name and receiver.value in ("self", *_CONFIGURATION_ROOTS)) or configuration_value(receiver)
 
 
@@ -532,6 +534,8 @@ def _run_setting(expr: cst.BaseExpression) -> bool:
     if type(expr) is cst.Name:
         return True
     receiver = expr.value  # type: ignore[attr-defined]
+    if type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self":  # type: ignore[attr-defined]
+        return receiver.attr.value in _CONFIGURATION_ROOTS  # type: ignore[attr-defined]  # `self.opt.gpu_ids`
     return (type(receiver) is cst.Name and receiver.value in ("self", *_CONFIGURATION_ROOTS)) or configuration_value(receiver)
 
 
