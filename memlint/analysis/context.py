@@ -92,6 +92,10 @@ class CallSite:
     # Inside the innermost loop, behind an `if` (periodic or opt-in) or in an exception handler.
     conditional: bool
     loop: Optional[Loop] = None  # the innermost loop around the call, when there is one
+    # The function defined inside another one that a bare-name call reaches by the scopes, as bound
+    # when the call is seen (`def mix` in `train`, then `mix(x)` in `train`'s loop); None for any
+    # other call (a parameter, a lambda or an import of that name; a module-level function).
+    nested: Optional[cst.FunctionDef] = field(default=None, compare=False)
 
 
 @dataclass
@@ -105,6 +109,19 @@ class FileFacts:
     # Calls that may reach a function picked out of a literal of functions (`[f, g][i](x)`,
     # picked_functions.py): only "every call runs without gradients" counts them.
     picked_sites: dict[FunctionKey, list[CallSite]] = field(default_factory=dict)
+    # Keys of functions defined only inside other functions (`def mix` in `train`), and the ids of
+    # those definitions whose name their function binds again (`mix = ...` after it): a call of
+    # such a key reaches it only where `CallSite.nested` says so (`reaches`).
+    nested_only: frozenset = frozenset()
+    rebound_nested: frozenset = frozenset()
+
+    def reaches(self, site: CallSite) -> bool:
+        """Does the call reach the function its key names?  For a function defined inside another,
+        only a call that sees its definition by the scopes does (not a namesake parameter, lambda
+        or import in another function, nor a star import's)."""
+        if site.callee not in self.nested_only:
+            return True
+        return site.nested is not None and id(site.nested) not in self.rebound_nested
 
 
 class Context:
@@ -128,6 +145,14 @@ class Context:
         # class -> methods its framework base class runs under no_grad (HF pipelines' `_forward`)
         self.framework_no_grad_methods: dict[str, frozenset[str]] = {}
         self.defined_functions: set[FunctionKey] = set()
+        # id(binding) -> (binding, def) for each function defined inside another (`CallSite.nested`);
+        # the keys so defined, the keys defined elsewhere, and the defs whose name is bound again.
+        self._nested_defs: dict[int, tuple[Binding, cst.FunctionDef]] = {}
+        self._nested_keys: set[FunctionKey] = set()
+        self._outer_keys: set[FunctionKey] = set()
+        self._rebound_nested: set[int] = set()
+        # id(orelse) -> its loop, for a `for`/`while` with an `else:`, which runs once, after the loop
+        self._loop_elses: dict[int, Loop] = {}
         self.call_sites: dict[FunctionKey, list[CallSite]] = {}
         # Calls of a function picked out of a literal (`infer_fn = [infer_basic, infer_mirror][level]`,
         # then `infer_fn(x)`): each name of the literal may be the one called (picked_functions.py).
@@ -182,6 +207,7 @@ class Context:
             cst.With: self._visit_with,
             cst.If: self._visit_if,
             cst.ExceptHandler: self._visit_handler,
+            cst.Else: self._visit_else,
             cst.Call: self._visit_call,
             cst.Expr: self._visit_expression_statement,
         }
@@ -193,6 +219,7 @@ class Context:
             cst.With: self._leave_with,
             cst.If: self._leave_if,
             cst.ExceptHandler: self._leave_handler,
+            cst.Else: self._leave_else,
             cst.Import: self._leave_import,
             cst.ImportFrom: self._leave_import_from,
             cst.Assign: self._leave_assign,
@@ -388,6 +415,8 @@ class Context:
                 no_grad_functions=self._no_grad_functions(),
                 loop_called_functions=self._loop_called_functions(),
                 picked_sites=self.picked_sites,
+                nested_only=frozenset(self._nested_keys - self._outer_keys),
+                rebound_nested=frozenset(self._rebound_nested),
             )
         return self._facts
 
@@ -408,10 +437,16 @@ class Context:
     def _visit_function(self, node: cst.FunctionDef) -> None:
         outer = self.frame
         name = node.name.value
-        self._bind(name, Binding(values.FUNCTION))
+        binding = Binding(values.FUNCTION)
+        self._bind(name, binding)
         class_name = outer.class_name if outer.kind == "class" else None
         key: FunctionKey = ("method", class_name, name) if class_name else ("func", name)
         self.defined_functions.add(key)
+        if outer.kind == "function":  # reachable only inside its function: `CallSite.nested`
+            self._nested_defs[id(binding)] = (binding, node)
+            self._nested_keys.add(key)
+        else:
+            self._outer_keys.add(key)
         frame = Frame("function", node, key=key, class_name=class_name or (outer.class_name if outer.kind == "function" else None))
         base = self._base_grad_mode(node, is_method=class_name is not None)
         frame.grad = [base or GradMode.ENABLED]
@@ -473,9 +508,22 @@ class Context:
 
     def _visit_loop(self, node: Loop) -> None:
         self.frame.loops.append(node)
+        if node.orelse is not None:
+            self._loop_elses[id(node.orelse)] = node
 
     def _leave_loop(self, node: Loop) -> None:
         self.frame.loops.pop()
+
+    def _visit_else(self, node: cst.Else) -> None:
+        """A loop's `else:` runs once, after the loop: its code is not in that loop."""
+        loops = self.frame.loops
+        if loops and self._loop_elses.get(id(node)) is loops[-1]:
+            loops.pop()
+
+    def _leave_else(self, node: cst.Else) -> None:
+        loop = self._loop_elses.get(id(node))
+        if loop is not None and loop.orelse is node and not (self.frame.loops and self.frame.loops[-1] is loop):
+            self.frame.loops.append(loop)
 
     def _visit_with(self, node: cst.With) -> None:
         mode = self.grad_mode
@@ -530,6 +578,11 @@ class Context:
             self._record_picked(node)
         if callee is None:
             return
+        nested = None
+        if self._nested_defs and kind is cst.Name:
+            binding = self._lookup(func.value)
+            found = self._nested_defs.get(id(binding)) if binding is not None else None
+            nested = found[1] if found is not None and found[0] is binding else None
         site = CallSite(
             callee=callee,
             callers=self.function_chain,
@@ -537,6 +590,7 @@ class Context:
             in_loop=self.in_loop,
             conditional=self.conditional_in_loop,
             loop=self.loop,
+            nested=nested,
         )
         self.call_sites.setdefault(callee, []).append(site)
 
@@ -763,6 +817,10 @@ class Context:
         frame = self.frame
         if frame.handlers and frame.kind == "module" and name in self._import_fallbacks and name in frame.names:
             return  # the stand-in for a failed import: the import is what the code runs with
+        if self._nested_defs:
+            previous = self._nested_defs.get(id(frame.names.get(name)))
+            if previous is not None and previous[0] is frame.names.get(name):
+                self._rebound_nested.add(id(previous[1]))  # `def mix` then `mix = ...`: a later call may reach either
         self.frame.names[name] = binding
         self.frame.bound_in_loop[name] = self.loop
         self.frame.initial_values[name] = binding.value

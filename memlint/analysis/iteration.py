@@ -58,7 +58,7 @@ def condition_is_device_check(test: cst.BaseExpression) -> bool:
 def device_ids_given(test: cst.Comparison) -> Optional[bool]:
     """`self.device_id is not None` / `args.gpu != None` (True), `self.device_id is None` / `== None`
     (False): does the test hold where the run was given accelerators (`tables.DEVICE_IDS`, `None` on
-    the host)?  None for any other test."""
+    the host, kept by a run's setting: `_run_setting`)?  None for any other test (`batch.device_id`)."""
     if len(test.comparisons) != 1:
         return None
     target = test.comparisons[0]
@@ -66,12 +66,24 @@ def device_ids_given(test: cst.Comparison) -> Optional[bool]:
     if not any(type(side) is cst.Name and side.value == "None" for side in sides):
         return None
     named = [side for side in sides if not (type(side) is cst.Name and side.value == "None")]
-    if len(named) != 1 or _last_name(named[0]) not in tables.DEVICE_IDS:
+    if len(named) != 1 or _last_name(named[0]) not in tables.DEVICE_IDS or not _run_setting(named[0]):
         return None
     operator = target.operator
     if isinstance(operator, (cst.IsNot, cst.NotEqual)):
         return True
     return False if isinstance(operator, (cst.Is, cst.Equal)) else None
+
+
+def _run_setting(expr: cst.BaseExpression) -> bool:
+    """Is `expr` where a run keeps its settings: a plain name, `self.device_id`, or an attribute
+    of the run's configuration (`args.gpu`, `self.opt.gpu_ids`)?  Not the attribute of any other
+    value (`batch.device_id`, a record's own field, which changes from item to item)."""
+    if type(expr) is cst.Name:
+        return True
+    receiver = expr.value  # type: ignore[attr-defined]
+    if type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self":  # type: ignore[attr-defined]
+        return receiver.attr.value in _CONFIGURATION_ROOTS  # type: ignore[attr-defined]  # `self.opt.gpu_ids`
+    return (type(receiver) is cst.Name and receiver.value in ("self", *_CONFIGURATION_ROOTS)) or configuration_value(receiver)
 
 
 def _last_name(expr: cst.BaseExpression) -> Optional[str]:
@@ -515,6 +527,18 @@ def fills_to_sample_count(loop: cst.While) -> bool:
     return False
 
 
+def _run_setting(expr: cst.BaseExpression) -> bool:
+    """Is `expr` where a run keeps its settings: a plain name, `self.device_id`, or an attribute
+    of the run's configuration (`args.gpu`, `self.opt.gpu_ids`)?  Not the attribute of any other
+    value (`batch.device_id`, a record's own field, which changes from item to item)."""
+    if type(expr) is cst.Name:
+        return True
+    receiver = expr.value  # type: ignore[attr-defined]
+    if type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self":  # type: ignore[attr-defined]
+        return receiver.attr.value in _CONFIGURATION_ROOTS  # type: ignore[attr-defined]  # `self.opt.gpu_ids`
+    return (type(receiver) is cst.Name and receiver.value in ("self", *_CONFIGURATION_ROOTS)) or configuration_value(receiver)
+
+
 def _last_name(expr: cst.BaseExpression) -> Optional[str]:
     """`num_images` / `self.num_images` / `args.n_samples`: the name a bound is read by."""
     if isinstance(expr, cst.Name):
@@ -746,7 +770,8 @@ def _bound_names(block: cst.CSTNode) -> set[int]:
 
 def step_loop_called_functions(facts: "FileFacts", is_step: Callable[[Loop], bool]) -> set["FunctionKey"]:
     """Functions of this file called on every iteration of a training/evaluation loop, directly or
-    through other such functions (each call unconditional where it is made).  `is_step` says which
+    through other such functions (each call unconditional where it is made; a function defined
+    inside another counts only through the calls that see its definition: `FileFacts.reaches`).  `is_step` says which
     loops run once per step: the semantic model's `loop_scope(loop).kind == "step"` for a rule."""
     result: set = set()
     changed = True
@@ -754,7 +779,7 @@ def step_loop_called_functions(facts: "FileFacts", is_step: Callable[[Loop], boo
         changed = False
         for key in facts.defined - result:
             for site in facts.call_sites.get(key, ()):
-                if site.conditional:
+                if site.conditional or not facts.reaches(site):  # a namesake of a function nested elsewhere
                     continue
                 direct = site.loop is not None and is_step(site.loop)
                 via_helper = site.loop is None and bool(site.callers) and site.callers[-1] in result

@@ -11,6 +11,7 @@ with the move call, for a rule that judges the value as if the move were applied
 
 from __future__ import annotations
 
+import threading
 from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
@@ -29,6 +30,10 @@ _MOVING_CASTS = ("type_as",)
 # The argument a call moves to a device when it is no `.cuda()` / `.to()` (a project helper that
 # returns its parameter moved: `async_copy_to(x, gpu)`), or None.
 MovedBy = Callable[[cst.Call], Optional[cst.BaseExpression]]
+# How many joins a value is followed through to its move (`z` into `a = torch.cat((x, z))`, `a` into
+# `b = torch.cat((a, y))`, ...): each step walks the rest of the block again, so a long chain of
+# joins (generated code) would cost the cube of its length; past this depth the walk stays silent.
+_JOIN_DEPTH = 3
 Resolve = Callable[[cst.BaseExpression], Optional[str]]  # Context.resolve: a callee's qualified name
 
 
@@ -43,6 +48,21 @@ def later_moves(
     or in the body of an `if` that only asks whether the accelerator is used), read
     nowhere between, and not read again after the move unless the move's statement rebinds the
     name to the moved value or returns it (`if y.is_cuda: return z.cuda()` then `return z`)."""
+    outermost = getattr(_mentions, "index", None) is None
+    if outermost:
+        _mentions.index = {}
+    try:
+        found = list(_later_moves(statements, worth, moved_by, resolve))
+    finally:
+        if outermost:
+            _mentions.index = None
+    return iter(found)
+
+
+def _later_moves(
+    statements: Sequence[cst.BaseStatement], worth: Callable[[cst.BaseExpression], bool], moved_by: Optional[MovedBy],
+    resolve: Optional[Resolve],
+) -> Iterator[tuple[cst.BaseExpression, cst.Call]]:
     for index, statement in enumerate(statements):
         for name, values, configured in _bindings(statement):
             if not any(worth(value) for value in values):
@@ -55,8 +75,10 @@ def later_moves(
 def _moves_of_binding(
     statements: Sequence[cst.BaseStatement], index: int, name: str, values: list[cst.BaseExpression],
     worth: Callable[[cst.BaseExpression], bool], moved_by: Optional[MovedBy], resolve: Optional[Resolve],
+    joins: int = 0,
 ) -> Iterator[tuple[cst.BaseExpression, cst.Call]]:
-    """`later_moves` for the one name `statements[index]` binds to `values`."""
+    """`later_moves` for the one name `statements[index]` binds to `values` (`joins`: how many joins
+    led to this name, at most `_JOIN_DEPTH`)."""
     for later_index in range(index + 1, len(statements)):
         later = statements[later_index]
         if _wraps_itself(later, name, resolve):
@@ -70,10 +92,10 @@ def _moves_of_binding(
         if move is None and _feeds_joint_move(statements[later_index:], name, moved_by, resolve):
             continue  # `inverse = torch.ones(n, n) - mask` then `mask, inverse = mask.cuda(), inverse.cuda()`
         if move is None:
-            joined = _joined_into(later, name, reads, resolve)
+            joined = _joined_into(later, name, reads, resolve) if joins < _JOIN_DEPTH else None
             if joined is not None and not any(_reads(s, name) for s in statements[later_index + 1 :]):
                 # `img = torch.cat((img, noise), 1)` then `img = img.to(device)`: the part goes with the whole
-                for _, joint_move in _moves_of_binding(statements, later_index, joined[0], [joined[1]], lambda value: True, moved_by, resolve):
+                for _, joint_move in _moves_of_binding(statements, later_index, joined[0], [joined[1]], lambda value: True, moved_by, resolve, joins + 1):
                     yield from ((value, joint_move) for value in values if worth(value))
             break
         if move is not None:
@@ -374,8 +396,29 @@ class _Collector:
                 self.calls.append(inner)  # type: ignore[arg-type]
 
 
+class _Nothing:
+    """A `_Collector` of a name that the node does not mention."""
+
+    reads: list[cst.Name] = []
+    binds = False
+    targets: set[int] = set()
+    calls: list[cst.Call] = []
+
+
+# While `later_moves` runs: id(statement) -> (statement, the names it mentions), so that the walks
+# over the rest of a block for each binding (and for each join it is followed through) skip, by a
+# set lookup, the statements that do not mention the name: one walk of each statement.
+_mentions = threading.local()
+
+
 def _collect(node: cst.CSTNode, name: str) -> _Collector:
-    return _Collector(node, name)
+    index = getattr(_mentions, "index", None)
+    if index is None or not name:
+        return _Collector(node, name)
+    known = index.get(id(node))
+    if known is None or known[0] is not node:
+        known = index[id(node)] = (node, frozenset(inner.value for inner in (node, *code_descendants(node)) if type(inner) is cst.Name))  # type: ignore[attr-defined]
+    return _Collector(node, name) if name in known[1] else _Nothing  # type: ignore[return-value]
 
 
 def _reads(node: cst.CSTNode, name: str) -> list[cst.Name]:

@@ -797,6 +797,99 @@ def mixed(loader, alpha, step):
         yield x, y
 """
         ),
+        Valid(  # a nested function is reachable only inside its own function: `shuffle` in `fit`'s loop is fit's parameter
+            """
+import torch
+def warm_up(batch):
+    def shuffle(t):
+        order = torch.randperm(t.size(0)).cuda()
+        return t[order]
+    return shuffle(batch)
+def fit(net, loader, optimizer, shuffle):
+    for batch, target in loader:
+        batch = shuffle(batch.cuda())
+        net(batch).mean().backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # the same name bound to a lambda in another function: not the nested one
+            """
+import torch
+def probe(net, batch):
+    def shuffle(t):
+        order = torch.randperm(t.size(0)).cuda()
+        return t[order]
+    return net(shuffle(batch))
+def fit(net, loader, optimizer):
+    shuffle = lambda t: t.flip(0)
+    for batch, target in loader:
+        batch = shuffle(batch.cuda())
+        net(batch).mean().backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # called in the loop's `else:`, which runs once after the last step
+            """
+import torch
+def fit(net, loader, optimizer):
+    def shuffle(t):
+        order = torch.randperm(t.size(0)).cuda()
+        return t[order]
+    for batch, target in loader:
+        batch = batch.cuda()
+        net(batch).mean().backward()
+        optimizer.step()
+    else:
+        shuffle(batch)
+"""
+        ),
+        Valid(  # nested in one method; another method's loop calls its own parameter of that name
+            """
+import torch
+class Runner:
+    def fit(self, net, loader, optimizer):
+        def shuffle(t):
+            order = torch.randperm(t.size(0)).cuda()
+            return t[order]
+        self.shuffle = shuffle
+        for batch, target in loader:
+            net(batch.cuda()).mean().backward()
+            optimizer.step()
+    def replay(self, loader, shuffle):
+        for batch, target in loader:
+            shuffle(batch)
+"""
+        ),
+        Valid(  # the loop's `shuffle` comes from the star import, not from `warm_up`'s nested function
+            """
+import torch
+from helpers import *
+def warm_up(batch):
+    def shuffle(t):
+        order = torch.randperm(t.size(0)).cuda()
+        return t[order]
+    return shuffle(batch)
+def fit(net, loader, optimizer):
+    for batch, target in loader:
+        batch = shuffle(batch.cuda())
+        net(batch).mean().backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # `sample.device_id` is a field of each record, not the run's device: the branch is the data's choice
+            """
+import torch
+def fit(net, loader, optimizer):
+    for sample in loader:
+        x = sample.features.cuda()
+        extra = torch.zeros(x.size(0), 8)
+        if sample.device_id is not None:
+            extra = extra.cuda()
+            x = x + net.embed(extra)
+        net(x).mean().backward()
+        optimizer.step()
+"""
+        ),
     ]
 
     INVALID = [
@@ -3941,6 +4034,18 @@ class Queue(nn.Module):
             column=17,
             message="moved by a later",
         ),
+        Invalid(  # a row of a range (`[range(n)]`, a 1 x n tensor): the advice keeps the row's shape
+            """
+import torch
+def fit(net, loader):
+    for x, y in loader:
+        ids = torch.LongTensor([range(x.size(0))]).cuda()
+        net(x.cuda(), ids)
+""",
+            line=4,
+            column=15,
+            message="device=...).unsqueeze(0)`",
+        ),
         Invalid(  # in-place arithmetic with a number, then joined into `image`, which the next statement moves
             """
 import torch
@@ -4231,7 +4336,8 @@ def _advice(name: str, factory: cst.Call, ctx) -> str:
     if from_helper(name):
         return f"pass the device to `{name}` and give the torch factory in it `device=`"
     if name in LEGACY_SIZED_CONSTRUCTORS and len(factory.args) == 1 and counts_range(factory.args[0].value, ctx):
-        return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)`"
+        row = ".unsqueeze(0)" if isinstance(factory.args[0].value, (cst.List, cst.Tuple)) else ""  # `[range(n)]`: a 1 x n row
+        return f"`torch.arange(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...){row}`"
     if name in LEGACY_SIZED_CONSTRUCTORS:
         return f"`torch.empty(..., dtype=torch.{LEGACY_SIZED_CONSTRUCTORS[name]}, device=...)` (or `torch.zeros`, for a `zero_()`)"
     return f"`torch.{name}(..., device=...)`"
