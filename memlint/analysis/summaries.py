@@ -89,7 +89,6 @@ from memlint.analysis.deep_imports import imported_frameworks
 from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
-from memlint.analysis.inplace_switches import switched_on
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.run_loops import reconfigures_run
@@ -97,6 +96,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 42: no `inplace_on` (the in-place switch fact backed out: unsound); `reach` for every file that
+#     imports no torch, with every module it imports that is not the standard library's or a framework's
 # 41: 40 and the `held` 36 merged
 # 36: `held` (a module-level function's parameters it runs or passes on, never rebound) and a `calls`
 #     site's fifth entry, the arguments handed over frozen or a held parameter passed on
@@ -180,7 +181,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 41
+FORMAT = 42
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -288,7 +289,6 @@ class _Summary:
         self._passes()
         other_norms = self._other_norm_keywords()
         frameworks, reached = imported_frameworks(self.source)
-        switched = switched_on(self.source)
         return {
             "format": FORMAT,
             "imports": self.imports,
@@ -296,7 +296,6 @@ class _Summary:
             **({"stars": self.stars} if self.stars else {}),
             **({"deep": frameworks} if frameworks else {}),
             **({"reach": reached} if reached is not None else {}),
-            **({"inplace_on": switched} if switched else {}),
             **({"host": True} if not _names_accelerator(self.source.text) else {}),
             **({"places": True} if self.places else {}),
             **({"inner": inner} if (inner := self._inner_bases()) else {}),
@@ -2564,12 +2563,11 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner", "deep", "reach", "inplace_on", "norms"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner", "deep", "reach", "norms"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
     _require(summary.get("host", True) is True)  # type: ignore[union-attr]
     _require(summary.get("places", True) is True)  # type: ignore[union-attr]
     _strings(summary.get("inner", []))  # type: ignore[union-attr]
     _strings(summary.get("deep", []))  # type: ignore[union-attr]
-    _strings(summary.get("inplace_on", []))  # type: ignore[union-attr]
     _strings(summary.get("norms", []))  # type: ignore[union-attr]
     for reached in summary.get("reach", []):  # type: ignore[union-attr]
         _require(type(reached) is list and len(reached) == 4 and type(reached[0]) is str and (reached[1] is None or type(reached[1]) is str))

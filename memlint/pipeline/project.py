@@ -179,11 +179,6 @@ class FileView:
     # of the project it imports (followed through their imports) imports torch.  Not PyTorch code:
     # no rule reports in it (engine.lint_text).
     other_framework: bool = False
-    # Activation classes (last names: "SiLU"; "*" for every class) whose `inplace` a file next to
-    # this one by imports (`Project._inplace_switched`) switches on for every instance in a loop over
-    # `.modules()` (summaries' `inplace_on`, memlint.analysis.inplace_switches): YOLOv5's `initialize_weights`.  Such a
-    # module already runs in place (ML003).
-    inplace_switched: frozenset[str] = frozenset()
     # "function:parameter" of module-level functions defined here whose parameter holds, at every call
     # the project makes (one at least), a model the caller froze, or runs without gradients
     # (`Project._frozen_parameters`): KAIR's `test(model, L)`, every caller freezing its model or
@@ -280,7 +275,7 @@ class FileView:
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
                 self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
                 sorted(self.gradient_methods), sorted(self.other_norm_keywords), self.other_framework,
-                sorted(self.inplace_switched), sorted(self.frozen_parameters)]  # fmt: skip
+                sorted(self.frozen_parameters)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -463,7 +458,6 @@ class Project:
         self._named_memo: dict[tuple[int, str], list[tuple]] = {}  # (import component, name) -> `_methods_named`
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
-        self._switched: Optional[dict[int, set[str]]] = None  # file -> `_inplace_switched`
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
         self._placeholder_overrides: Optional[dict[tuple, tuple[tuple, str]]] = None  # `_placeholders`
         self._ordered_classes: Optional[list[tuple]] = None  # `_class_order`
@@ -1893,7 +1887,6 @@ class Project:
             grad_free_methods=self._grad_free_methods(index, model_methods),
             gradient_methods=self._gradient_methods(index, model_methods),
             other_framework=self._other_framework(index),
-            inplace_switched=self._inplace_switched(index),
             wrapper_classes=self._wrapper_classes(index),
             flags_on=self._flags_on(index),
             other_norm_keywords=self._other_norm_keywords(index),
@@ -1989,25 +1982,6 @@ class Project:
                                 on[name] = on.get(name, 0) + 1
         self._flag_count_memo = {function: (calls, on) for function, (calls, on) in counts.items()}
         return self._flag_count_memo
-
-    def _inplace_switched(self, index: int) -> frozenset[str]:
-        """FileView.inplace_switched of file `index`: what the files next to it by imports switch on.
-        A switching file reaches the file itself, the files it imports and that import it, and the
-        files its importers import (YOLOv5's yolo.py imports both models/common.py and
-        utils/torch_utils.py, whose `initialize_weights` it runs on the model): not a whole import
-        component, which a run over several repositories may join through a shared module name."""
-        if self._switched is None:
-            self._switched = {}
-            self._resolve_imports()
-            for file in self.files:
-                if file is None or not file.summary.get("inplace_on"):
-                    continue
-                near = {file.index, *self._imports.get(file.index, ()), *self._importers.get(file.index, ())}
-                for importer in self._importers.get(file.index, ()):
-                    near.update(self._imports.get(importer, ()))
-                for reached in near:
-                    self._switched.setdefault(reached, set()).update(file.summary["inplace_on"])
-        return frozenset(self._switched.get(index, ()))
 
     def _other_framework(self, index: int) -> bool:
         """FileView.other_framework of file `index`.  Its own imports (all of them, summaries' `reach`)
