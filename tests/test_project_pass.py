@@ -3424,6 +3424,32 @@ def test_a_file_importing_torch_and_another_framework_stays_pytorch(project):
     assert ("evaluation.py", "ML002", 11) in _findings(".")
 
 
+def test_a_file_of_another_framework_whose_import_is_not_resolved_stays_pytorch(project):
+    # `nets` is not in the project (a file linted alone, a notebook): it may be torch code
+    write(project / "evaluation.py", PADDLE_EVALUATE)
+    assert ("evaluation.py", "ML002", 9) in _findings(".")
+
+
+def test_a_file_of_another_framework_importing_an_unknown_library_stays_pytorch(project):
+    write(project / "nets.py", "import paddle\nclass Net(paddle.nn.Layer):\n    pass\n")
+    write(project / "evaluation.py", "import somelib\n" + PADDLE_EVALUATE)
+    assert ("evaluation.py", "ML002", 11) in _findings(".")
+
+
+def test_a_file_of_another_framework_importing_a_src_layout_package_stays_pytorch(project):
+    # scripts/ finds src/pkg only once installed: a loose match is no resolution
+    write(project / "src" / "pkg" / "__init__.py", "")
+    write(project / "src" / "pkg" / "nets.py", "import paddle\nclass Net(paddle.nn.Layer):\n    pass\n")
+    write(project / "scripts" / "evaluation.py", PADDLE_EVALUATE.replace("from nets import", "from pkg.nets import"))
+    assert ("scripts/evaluation.py", "ML002", 9) in _findings(".")
+
+
+def test_a_module_of_another_framework_whose_helper_imports_an_unknown_library_stays_pytorch(project):
+    write(project / "nets.py", "import paddle\nimport somelib\nclass Net(paddle.nn.Layer):\n    pass\n")
+    write(project / "evaluation.py", PADDLE_EVALUATE)
+    assert ("evaluation.py", "ML002", 9) in _findings(".")
+
+
 def test_a_summary_with_every_optional_file_fact_is_valid_as_stored():
     # A summary whose top-level facts `_check_summary` does not know is thrown away as damaged when
     # read back from the cache (each file summarised again on every run): every optional fact a

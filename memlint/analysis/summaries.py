@@ -295,7 +295,7 @@ class _Summary:
             **({"norms": other_norms} if other_norms else {}),
             **({"stars": self.stars} if self.stars else {}),
             **({"deep": frameworks} if frameworks else {}),
-            **({"reach": reached} if reached is not None else {}),
+            **({"reach": reached} if reached else {}),
             **({"host": True} if not _names_accelerator(self.source.text) else {}),
             **({"places": True} if self.places else {}),
             **({"inner": inner} if (inner := self._inner_bases()) else {}),

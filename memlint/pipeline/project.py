@@ -1984,25 +1984,23 @@ class Project:
         return self._flag_count_memo
 
     def _other_framework(self, index: int) -> bool:
-        """FileView.other_framework of file `index`.  Its own imports (all of them, summaries' `reach`)
-        are resolved as a script run from its folder finds them (a module of another folder that
-        only a generous match would name, face.evoLVe's paddle detector importing a `first_stage`
-        that exists only beside the torch detector, is not what it imports); the files so reached,
-        and the files they import, must not import torch, nor star-import a module the pass cannot
-        read (a relative one that is not there fails to import, and brings nothing)."""
+        """FileView.other_framework of file `index`: a file of another framework (summaries' `deep`,
+        no torch) each of whose imports is known to bring no torch in.  The modules that may
+        (summaries' `reach`) are resolved as a script run from its folder finds them (a module of
+        another folder that only a generous match would name, face.evoLVe's paddle detector
+        importing a `first_stage` that exists only beside the torch detector, is not what it
+        imports); each must be a file of the project that imports no torch and whose own such
+        imports are resolved likewise.  Any import not resolved (a file linted alone, a notebook, a
+        src/ layout, an unknown library) keeps the file PyTorch code: direct evidence only."""
         file = self.files[index]
-        reached = file.summary.get("reach") if file is not None else None
-        if reached is None:
+        if file is None:
+            return False
+        frameworks = file.summary.get("deep", ())
+        if not frameworks or "torch" in frameworks:
             return False
         self._resolve_imports()
-        pending: list[int] = []
-        for module, name, level, star in reached:
-            target = self._reached_module(file, module, name, level)
-            if target is not None:
-                pending.append(target)
-            elif star and not level:
-                return False  # `from somelib import *`: it may bring torch's names
-        seen = {index}
+        pending = [index]
+        seen: set[int] = set()
         while pending:
             current = self.files[pending.pop()]
             if current is None:
@@ -2010,15 +2008,14 @@ class Project:
             if current.index in seen:
                 continue
             seen.add(current.index)
+            reached = current.summary.get("reach", ())
             if "torch" in current.summary.get("deep", ()):
                 return False
-            for module, level in current.summary.get("stars", ()):
-                if level or module.partition(".")[0] in tables.OTHER_FRAMEWORKS:
-                    continue
-                absolute = self._import_target(current, [module, None, level])
-                if absolute is None or self._module(absolute, current) is None:
+            for module, name, level, _star in reached:
+                target = self._reached_module(current, module, name, level)
+                if target is None:
                     return False
-            pending.extend(self._imports.get(current.index, ()))
+                pending.append(target)
         return True
 
     def _reached_module(self, file: _File, module: str, name: Optional[str], level: int) -> Optional[int]:
