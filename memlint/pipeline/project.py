@@ -283,12 +283,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 33 or any(type(data[i]) is not bool for i in (8, 16, 24, 30)):
+        if type(data) is not list or len(data) != 32 or any(type(data[i]) is not bool for i in (8, 16, 24, 30)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[29], data[31], data[32]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[29], data[31]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -300,7 +300,7 @@ class FileView:
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
                    frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]), frozenset(data[29]),
-                   data[30], frozenset(data[31]), frozenset(data[32]))  # fmt: skip
+                   data[30], frozenset(data[31]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
