@@ -8,14 +8,16 @@ autograd graph under `torch.no_grad`'s rules, a Gluon network records none outsi
 under `try` too, read on CPython's AST through the prescreen's node index):
 
 - `frameworks`: the frameworks it imports: "torch" for torch and every library built on it
-  (tables.TORCH_LIBRARIES, any dotted name with a `torch*` / `pytorch*` part), the package's own
-  name for another framework (tables.OTHER_FRAMEWORKS); `torchvision.transforms`, which only
-  prepares images, counts for neither.  A file that names `torch` in its code without importing it
-  (`torch = importlib.import_module("torch")`) counts as importing it.
-- `reached`: for a file that imports another framework and not torch, the modules it imports that
-  may be the project's (neither a framework's nor the standard library's), each as [module, name
-  imported from it or None, level, whether it is a star import]: the project pass (memlint/pipeline/project.py,
-  `FileView.other_framework`) decides whether one of them brings torch in.
+  (tables.TORCH_LIBRARIES, any dotted name with a `torch*` / `pytorch*` part, `torchvision.transforms`
+  and `from horovod import torch` too), the package's own name for another framework
+  (tables.OTHER_FRAMEWORKS).  A file that names `torch` in its code without importing it, or names
+  the module in a string (`th = __import__("torch")`, `importlib.import_module("torch.nn")`),
+  counts as importing it.
+- `reached`: for a file that does not import torch, every module it imports that is neither the
+  standard library's, a framework's, nor a library known to bring no torch
+  (tables.NON_TORCH_LIBRARIES), each as [module, name imported from it or None, level, whether it
+  is a star import]: the project pass (memlint/pipeline/project.py, `FileView.other_framework`)
+  must resolve each to a file of the project that brings no torch in, or the file stays PyTorch code.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ import ast
 import sys
 from typing import Optional
 
-from memlint.analysis.tables import DATA_ONLY_TORCH_MODULES, OTHER_FRAMEWORKS, TORCH_LIBRARIES
+from memlint.analysis.tables import NON_TORCH_LIBRARIES, OTHER_FRAMEWORKS, TORCH_LIBRARIES
 
 
 def imported_frameworks(source) -> tuple[list[str], Optional[list[list]]]:
-    """(the frameworks `source` imports, sorted; the modules a file of another framework imports
-    that may be the project's, as [module, name or None, level, star], or None for any other file)."""
+    """(the frameworks `source` imports, sorted; the modules a file that does not import torch
+    imports and that may bring torch in, as [module, name or None, level, star], or None for a file
+    that imports torch)."""
     frameworks: set[str] = set()
     others: list[list] = []
     for node in source.nodes(ast.Import, ast.ImportFrom):
@@ -45,29 +48,35 @@ def imported_frameworks(source) -> tuple[list[str], Optional[list[list]]]:
                 star = alias.name == "*"
                 name = None if star else alias.name
                 _classify(node.module, name, star, frameworks, others)
-    if "torch" not in frameworks and any(n.id == "torch" for n in source.nodes(ast.Name)):  # type: ignore[attr-defined]
+    if "torch" not in frameworks and (
+        any(n.id == "torch" for n in source.nodes(ast.Name))  # type: ignore[attr-defined]
+        or any(_names_torch(n.value) for n in source.nodes(ast.Constant))  # type: ignore[attr-defined]
+    ):
         frameworks.add("torch")
-    foreign = bool(frameworks) and "torch" not in frameworks
-    return sorted(frameworks), (_unique(others) if foreign else None)
+    return sorted(frameworks), (None if "torch" in frameworks else _unique(others))
+
+
+def _names_torch(value: object) -> bool:
+    """A string naming torch or a module of it (`__import__("torch")`, `import_module("torch.nn")`)."""
+    return type(value) is str and (value == "torch" or value.startswith("torch."))
 
 
 def _classify(module: str, name: Optional[str], star: bool, frameworks: set[str], others: list[list]) -> None:
     """Sort an absolute import of `module` (`name` from it, None for `import module` and a star
     import) into `frameworks` or `others`."""
-    parts = module.split(".")
+    full = f"{module}.{name}" if name else module
+    parts = full.split(".")  # `from horovod import torch`: the imported name is torch
     root = parts[0]
-    if _data_only(f"{module}.{name}" if name else module):  # `from torchvision import transforms` too
-        return
     if root in TORCH_LIBRARIES or any(part.startswith(("torch", "pytorch")) for part in parts):
         frameworks.add("torch")
     elif root in OTHER_FRAMEWORKS:
         frameworks.add(root)
-    elif root not in sys.stdlib_module_names:
+    elif root not in sys.stdlib_module_names and not _known_non_torch(full):
         others.append([module, name, 0, star])
 
 
-def _data_only(module: str) -> bool:
-    return any(module == prefix or module.startswith(prefix + ".") for prefix in DATA_ONLY_TORCH_MODULES)
+def _known_non_torch(dotted: str) -> bool:
+    return any(dotted == known or dotted.startswith(known + ".") for known in NON_TORCH_LIBRARIES)
 
 
 def _unique(entries: list[list]) -> list[list]:

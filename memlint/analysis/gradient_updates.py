@@ -9,10 +9,11 @@ Training is told by one of:
   `scaler.step(opt)`, `trpo_step(...)`, `self.optimizer_step()`: a name that is or ends in `step`,
   not a schedule's: `scheduler.step()`), or an in-place update that reads a gradient (`p.data -= lr
   * p.grad`, `w.data.add_(w.grad, alpha=-lr)`);
-- a backward in a loop over batches (`for x, y in loader: ... loss.backward()`,
-  iteration.iterates_batches), a training loop whose step may sit in a helper.
+- a backward in any loop (`for epoch in ...: ... loss.backward()`), a training loop whose step may
+  sit in a helper.
 
-ML010 (float64 training) counts a backward as training only with one of them in its file.
+ML010 (float64 training) counts a backward in straight-line code as training only with an update
+in its file.
 """
 
 from __future__ import annotations

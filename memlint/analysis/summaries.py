@@ -89,7 +89,6 @@ from memlint.analysis.deep_imports import imported_frameworks
 from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.host_returns import returns_fresh_host_tensor
-from memlint.analysis.inplace_switches import switched_on
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.run_loops import reconfigures_run
@@ -97,6 +96,9 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
+# 42: no `inplace_on` (the in-place switch fact backed out: unsound); `reach` for every file that
+#     imports no torch, with every module it imports that is not the standard library's or a framework's
 # 42: no `norms` (the norm keywords given something else: the fact that a norm parameter's default
 #     reaches a layer through forwarded `**kwargs`, which asked it, backed out as unsound across files)
 # 41: 40 and the `held` 36 merged
@@ -182,7 +184,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 42
+FORMAT = 43
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -289,14 +291,12 @@ class _Summary:
         self._moved_parameters()
         self._passes()
         frameworks, reached = imported_frameworks(self.source)
-        switched = switched_on(self.source)
         return {
             "format": FORMAT,
             "imports": self.imports,
             **({"stars": self.stars} if self.stars else {}),
             **({"deep": frameworks} if frameworks else {}),
-            **({"reach": reached} if reached is not None else {}),
-            **({"inplace_on": switched} if switched else {}),
+            **({"reach": reached} if reached else {}),
             **({"host": True} if not _names_accelerator(self.source.text) else {}),
             **({"places": True} if self.places else {}),
             **({"inner": inner} if (inner := self._inner_bases()) else {}),
@@ -2522,12 +2522,11 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner", "deep", "reach", "inplace_on"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner", "deep", "reach"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
     _require(summary.get("host", True) is True)  # type: ignore[union-attr]
     _require(summary.get("places", True) is True)  # type: ignore[union-attr]
     _strings(summary.get("inner", []))  # type: ignore[union-attr]
     _strings(summary.get("deep", []))  # type: ignore[union-attr]
-    _strings(summary.get("inplace_on", []))  # type: ignore[union-attr]
     for reached in summary.get("reach", []):  # type: ignore[union-attr]
         _require(type(reached) is list and len(reached) == 4 and type(reached[0]) is str and (reached[1] is None or type(reached[1]) is str))
         _require(type(reached[2]) is int and reached[2] >= 0 and type(reached[3]) is bool)

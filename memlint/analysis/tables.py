@@ -452,7 +452,12 @@ TORCH_LIBRARIES = frozenset(
      "xformers", "bitsandbytes", "fastai", "allennlp", "pytorch3d", "thop", "functorch", "opacus", "dgl",
      "spconv", "einops", "safetensors", "tensorboardX", "onnx2torch", "segmentation_models_pytorch", "fvcore"}
 )  # fmt: skip
-# Parts of torch libraries that only prepare data (image transforms of PIL images): importing them
-# gives a file no model, optimizer or autograd graph (ResNeSt's Gluon training script uses
-# `torchvision.transforms` for its augmentation).
-DATA_ONLY_TORCH_MODULES = ("torchvision.transforms",)
+# Third-party libraries (dotted prefixes) known to import no torch: a file of another framework
+# importing only these, the standard library and its framework is not PyTorch code
+# (memlint.analysis.deep_imports).  Any module not listed, and not resolved to a torch-free file of
+# the project, may bring torch in.
+NON_TORCH_LIBRARIES = frozenset(
+    {"numpy", "scipy", "cv2", "PIL", "skimage", "matplotlib", "tqdm", "yaml", "requests", "pandas",
+     "sklearn", "h5py", "imageio", "easydict", "mpi4py", "nose", "paddleslim", "paddlelite",
+     "horovod.mxnet", "horovod.tensorflow", "horovod.keras"}
+)  # fmt: skip

@@ -175,11 +175,6 @@ class FileView:
     # of the project it imports (followed through their imports) imports torch.  Not PyTorch code:
     # no rule reports in it (engine.lint_text).
     other_framework: bool = False
-    # Activation classes (last names: "SiLU"; "*" for every class) whose `inplace` a file next to
-    # this one by imports (`Project._inplace_switched`) switches on for every instance in a loop over
-    # `.modules()` (summaries' `inplace_on`, memlint.analysis.inplace_switches): YOLOv5's `initialize_weights`.  Such a
-    # module already runs in place (ML003).
-    inplace_switched: frozenset[str] = frozenset()
     # "function:parameter" of module-level functions defined here whose parameter holds, at every call
     # the project makes (one at least), a model the caller froze, or runs without gradients
     # (`Project._frozen_parameters`): KAIR's `test(model, L)`, every caller freezing its model or
@@ -275,8 +270,7 @@ class FileView:
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
                 self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
-                sorted(self.gradient_methods), self.other_framework,
-                sorted(self.inplace_switched), sorted(self.frozen_parameters)]  # fmt: skip
+                sorted(self.gradient_methods), self.other_framework, sorted(self.frozen_parameters)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -284,12 +278,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 32 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
+        if type(data) is not list or len(data) != 31 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30], data[31]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -301,7 +295,7 @@ class FileView:
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
                    frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]),
-                   data[29], frozenset(data[30]), frozenset(data[31]))  # fmt: skip
+                   data[29], frozenset(data[30]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -458,7 +452,6 @@ class Project:
         self._named_memo: dict[tuple[int, str], list[tuple]] = {}  # (import component, name) -> `_methods_named`
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
-        self._switched: Optional[dict[int, set[str]]] = None  # file -> `_inplace_switched`
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
         self._placeholder_overrides: Optional[dict[tuple, tuple[tuple, str]]] = None  # `_placeholders`
         self._ordered_classes: Optional[list[tuple]] = None  # `_class_order`
@@ -1888,7 +1881,6 @@ class Project:
             grad_free_methods=self._grad_free_methods(index, model_methods),
             gradient_methods=self._gradient_methods(index, model_methods),
             other_framework=self._other_framework(index),
-            inplace_switched=self._inplace_switched(index),
             wrapper_classes=self._wrapper_classes(index),
             flags_on=self._flags_on(index),
             frozen_parameters=frozenset(f"{key}:{name}" for where, key, name in self._frozen_parameters() if where == index),
@@ -1972,45 +1964,24 @@ class Project:
         self._flag_count_memo = {function: (calls, on) for function, (calls, on) in counts.items()}
         return self._flag_count_memo
 
-    def _inplace_switched(self, index: int) -> frozenset[str]:
-        """FileView.inplace_switched of file `index`: what the files next to it by imports switch on.
-        A switching file reaches the file itself, the files it imports and that import it, and the
-        files its importers import (YOLOv5's yolo.py imports both models/common.py and
-        utils/torch_utils.py, whose `initialize_weights` it runs on the model): not a whole import
-        component, which a run over several repositories may join through a shared module name."""
-        if self._switched is None:
-            self._switched = {}
-            self._resolve_imports()
-            for file in self.files:
-                if file is None or not file.summary.get("inplace_on"):
-                    continue
-                near = {file.index, *self._imports.get(file.index, ()), *self._importers.get(file.index, ())}
-                for importer in self._importers.get(file.index, ()):
-                    near.update(self._imports.get(importer, ()))
-                for reached in near:
-                    self._switched.setdefault(reached, set()).update(file.summary["inplace_on"])
-        return frozenset(self._switched.get(index, ()))
-
     def _other_framework(self, index: int) -> bool:
-        """FileView.other_framework of file `index`.  Its own imports (all of them, summaries' `reach`)
-        are resolved as a script run from its folder finds them (a module of another folder that
-        only a generous match would name, face.evoLVe's paddle detector importing a `first_stage`
-        that exists only beside the torch detector, is not what it imports); the files so reached,
-        and the files they import, must not import torch, nor star-import a module the pass cannot
-        read (a relative one that is not there fails to import, and brings nothing)."""
+        """FileView.other_framework of file `index`: a file of another framework (summaries' `deep`,
+        no torch) each of whose imports is known to bring no torch in.  The modules that may
+        (summaries' `reach`) are resolved as a script run from its folder finds them (a module of
+        another folder that only a generous match would name, face.evoLVe's paddle detector
+        importing a `first_stage` that exists only beside the torch detector, is not what it
+        imports); each must be a file of the project that imports no torch and whose own such
+        imports are resolved likewise.  Any import not resolved (a file linted alone, a notebook, a
+        src/ layout, an unknown library) keeps the file PyTorch code: direct evidence only."""
         file = self.files[index]
-        reached = file.summary.get("reach") if file is not None else None
-        if reached is None:
+        if file is None:
+            return False
+        frameworks = file.summary.get("deep", ())
+        if not frameworks or "torch" in frameworks:
             return False
         self._resolve_imports()
-        pending: list[int] = []
-        for module, name, level, star in reached:
-            target = self._reached_module(file, module, name, level)
-            if target is not None:
-                pending.append(target)
-            elif star and not level:
-                return False  # `from somelib import *`: it may bring torch's names
-        seen = {index}
+        pending = [index]
+        seen: set[int] = set()
         while pending:
             current = self.files[pending.pop()]
             if current is None:
@@ -2018,15 +1989,14 @@ class Project:
             if current.index in seen:
                 continue
             seen.add(current.index)
+            reached = current.summary.get("reach", ())
             if "torch" in current.summary.get("deep", ()):
                 return False
-            for module, level in current.summary.get("stars", ()):
-                if level or module.partition(".")[0] in tables.OTHER_FRAMEWORKS:
-                    continue
-                absolute = self._import_target(current, [module, None, level])
-                if absolute is None or self._module(absolute, current) is None:
+            for module, name, level, _star in reached:
+                target = self._reached_module(current, module, name, level)
+                if target is None:
                     return False
-            pending.extend(self._imports.get(current.index, ()))
+                pending.append(target)
         return True
 
     def _reached_module(self, file: _File, module: str, name: Optional[str], level: int) -> Optional[int]:

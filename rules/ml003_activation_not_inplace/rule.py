@@ -288,10 +288,6 @@ class ActivationNotInplace(Rule):
     (8 Linear+Dropout blocks on an H100: 64 -> 85 MiB). `ML`, `ML0` or `ALL` keep the default set, as
     for the rules that are off by default. Each message says what the saving is.
 
-    A module activation whose class the project switches to in place for every instance after
-    building it (`for m in model.modules(): if type(m) in [nn.SiLU, ...]: m.inplace = True`, in a
-    file connected by imports) is not reported: it already runs in place.
-
     Accepted limits (silence when unsure): layers passed in as arguments or built by factories
     that may return more than one class (or anything but a `torch.nn` layer),
     `self.relu = nn.ReLU()` modules called outside the class's methods or on a value that is not fresh
@@ -649,22 +645,6 @@ def probe(F, x):
     return x, y
 """,
             config=_EXACT,
-        ),
-        Valid(  # the file switches every nn.SiLU to in place after building the model (YOLOv5's initialize_weights)
-            """
-import torch.nn as nn
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 3, 3)
-        self.act = nn.SiLU()
-    def forward(self, x):
-        return self.act(self.conv(x))
-def initialize_weights(model):
-    for m in model.modules():
-        if type(m) in [nn.ReLU, nn.SiLU]:
-            m.inplace = True
-"""
         ),
         Valid(  # the instance is iterated, each layer run alone on what the loop keeps: the ReLU would overwrite the norm's kept output
             """
@@ -7383,8 +7363,6 @@ def head(c, n):
             if len(effects) != 1 or None in effects:
                 continue
             (effect,) = effects
-            if any(self._switched_on(k) for k in kinds):
-                continue
             safeties = [inplace_fix_safety(k, pending.activation) for k in kinds]
             if None in safeties:
                 continue  # in place, its backward raises (a negative slope)
@@ -7395,12 +7373,6 @@ def head(c, n):
             message = f"{named} after {pending.after} can run in place: `inplace=True` {effect}"
             fix = self.replace(pending.activation, with_inplace(pending.activation, position), "Add `inplace=True`", safe=safe)
             self.report(pending.activation, message, fix)
-
-    def _switched_on(self, kind: str) -> bool:
-        """Does the project set `inplace = True` on every `nn.<kind>` after building it (a loop over
-        `.modules()`: FileView.inplace_switched)?  Then the module already runs in place."""
-        switched = self.ctx.project.inplace_switched
-        return bool(switched) and ("*" in switched or kind in switched)
 
     def _effect(self, kind: str, *, forward_only: bool, next_keeps_input: bool) -> Optional[str]:
         """What `inplace=True` saves for this activation here, as the message says it; None where it
@@ -7447,7 +7419,7 @@ def head(c, n):
         if kind not in INPLACE_MODULES:
             return
         argument, value = inplace_argument(built, INPLACE_MODULES[kind])  # type: ignore[arg-type]
-        if value is not False or argument is not None or self._switched_on(kind):
+        if value is not False or argument is not None:
             return  # already in place, not a literal, or `inplace=False` written out
         after = values.fresh_input(call, statement, earlier, target, is_direct)
         if after is None:
@@ -7517,8 +7489,6 @@ def head(c, n):
         argument, value = inplace_argument(layer.call, INPLACE_MODULES[kind])
         if value is not False or (argument is not None and _explained(self.ctx.module, layer.call)):
             return  # `inplace=False  # why`: a choice the catalogue exempts only with a comment
-        if self._switched_on(kind):
-            return
         effect = self._effect(kind, forward_only=False, next_keeps_input=False)
         safe = inplace_fix_safety(kind, layer.call) if effect is not None else None
         if safe is None:

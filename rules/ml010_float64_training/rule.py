@@ -10,7 +10,6 @@ import libcst as cst
 from memlint.analysis import GradMode, Kind
 from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.gradient_updates import updates_parameters
-from memlint.analysis.iteration import iterates_batches
 from memlint.analysis.loaders import loader_feeds_model
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.project_facts import training_work
@@ -45,8 +44,8 @@ class Float64Training(Rule):
     `torch.set_default_tensor_type(torch.DoubleTensor)`), and layers or `nn.Parameter`s created with
     `dtype=torch.float64`. A module is a model known to the analysis, something named like one, a
     class of the file or of a project module being constructed (`Policy(4, 2).double()`), or a name
-    whose `.parameters()` the file reads. Only in files that train (they call backward in a loop over batches or beside an update of
-    parameters, an optimizer's `step()` or `p.data -= lr * p.grad`, build a
+    whose `.parameters()` the file reads. Only in files that train (they call backward in a loop, or in straight-line code beside an update
+    of parameters, an optimizer's `step()` or `p.data -= lr * p.grad`, build a
     `torch.optim` optimizer, or hand the model to training: `train(model, loader)`, `fit(...)`,
     `trainer.fit(model)`, `trainer.train()`, or a function of another file of the project that
     backpropagates or steps an optimizer: `trpo_step(policy_net, ...)`) and do not check gradients numerically (`gradcheck`,
@@ -189,6 +188,57 @@ loss.backward()
     ]
 
     INVALID = [
+        Invalid(  # an epoch loop whose update writes the parameters by plain assignment
+            """
+import torch
+model = Net().double()
+for epoch in range(100):
+    loss = model(x).sum()
+    loss.backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.data = p.data - 0.1 * p.grad
+""",
+            line=2,
+            column=9,
+        ),
+        Invalid(  # the update is a helper of another library, called in the batch loop
+            """
+import torch
+net = Net().double()
+for epoch in range(3):
+    for x, y in batches(data, 32):
+        loss(net(x), y).sum().backward()
+        sgd(list(net.parameters()), 0.1)
+""",
+            line=2,
+            column=7,
+        ),
+        Invalid(  # batches sliced by a range loop, the update in a helper
+            """
+import torch
+model = Net().double()
+for epoch in range(10):
+    for i in range(0, n, 32):
+        crit(model(x[i:i + 32]), y[i:i + 32]).backward()
+        update(model, 0.1)
+""",
+            line=2,
+            column=9,
+        ),
+        Invalid(  # an update by a foreach kernel in an iteration loop
+            """
+import torch
+model = Net().double()
+params = list(model.parameters())
+for it in range(1000):
+    model(x).sum().backward()
+    with torch.no_grad():
+        torch._foreach_add_(params, [p.grad for p in params], alpha=-0.1)
+""",
+            line=2,
+            column=9,
+        ),
         Invalid(  # a backward outside a batch loop that the file's manual update applies
             """
 import torch
@@ -351,7 +401,7 @@ for xb, yb in train_loader:
         super().__init__(*args, **kwargs)
         self._found: list[tuple[cst.CSTNode, str]] = []
         self._trains = False
-        self._backward = False  # a backward outside loops over batches: training if the file updates parameters
+        self._backward = False  # a backward in no loop: training if the file updates parameters
         self._updates = False  # the file updates parameters (gradient_updates.updates_parameters)
         self._gradcheck = False
         # Names bound to a float64 cast in the current function: (function, name) -> the cast call.
@@ -431,9 +481,10 @@ for xb, yb in train_loader:
         func = node.func
         qualified = ctx.resolve(func)
         if isinstance(func, cst.Attribute) and func.attr.value in BACKWARD_METHODS:
-            # a backward trains where its file applies gradients or it runs in a loop over batches
-            # (a backward alone may only compare gradients: a numerical test of a layer)
-            if any(iterates_batches(loop) for loop in ctx.loops):
+            # a backward in any loop trains (its update may sit in a helper: `sgd(params, lr)`); one
+            # in straight-line code trains only beside an update of parameters (alone it may only
+            # compare gradients once: a numerical test of a layer)
+            if ctx.loops:
                 self._trains = True
             else:
                 self._backward = True
@@ -447,7 +498,10 @@ for xb, yb in train_loader:
         if _runs_training(node) or "step" in work:
             self._trains = True
         elif "backward" in work:
-            self._backward = True  # (a helper of another file that backpropagates: `trpo_step(policy_net, ...)`)
+            if ctx.loops:
+                self._trains = True
+            else:
+                self._backward = True  # (a helper of another file that backpropagates: `trpo_step(policy_net, ...)`)
         if qualified is not None:
             if builds_optimizer(qualified):  # an optimizer is built: the file trains
                 self._trains = True
