@@ -4475,6 +4475,43 @@ def count_flops(model, shape, add_hooks):
     model(torch.rand(shape))
 """
         ),
+        Valid(  # the called `build` is the parameter, not the file's helper that returns an eval-mode model
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+def build():
+    net = Net()
+    net.eval()
+    return net
+class Runner:
+    def __init__(self, build):
+        self.net = build()
+        self.y = self.net(torch.ones(2))
+"""
+        ),
+        Valid(  # a subclass of the file overrides `_make`, returning a model in training mode
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+class Runner:
+    def __init__(self):
+        self.net = self._make()
+        self.y = self.net(torch.ones(2))
+    def _make(self):
+        net = Net()
+        net.eval()
+        return net
+class Tuner(Runner):
+    def _make(self):
+        return Net().train()
+"""
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
