@@ -438,8 +438,9 @@ class _Scanner:
         if _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
             return []
         kept = []
+        touched = _names_touched(statement)
         for guard in guards:
-            if any(binds(statement, name) for name in guard.condition.names):
+            if guard.condition.names & touched or any(binds(statement, name) for name in guard.condition.names):
                 continue
             implied = [
                 node.body for node in (statement, *code_descendants(statement, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)))
@@ -595,6 +596,31 @@ def _plain_test(expr: cst.BaseExpression, names: set) -> bool:
     if kind is cst.Comparison:
         return _plain_test(expr.left, names) and all(_plain_test(c.comparator, names) for c in expr.comparisons)  # type: ignore[attr-defined]
     return False
+
+
+def _names_touched(statement: cst.CSTNode) -> frozenset[str]:
+    """The names whose state `statement` may change without rebinding them: a method called on one
+    (`state.reset()`), or an attribute or item of one written (`state.ready = False`).  A guard whose
+    test reads such a name may no longer hold after it."""
+    touched: set[str] = set()
+    for node in (statement, *code_descendants(statement, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))):
+        kind = type(node)
+        if kind is cst.Call and type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
+            root = _root_name(node.func.value)  # type: ignore[attr-defined]
+        elif kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del) and type(node.target) in (cst.Attribute, cst.Subscript):  # type: ignore[attr-defined]
+            root = _root_name(node.target)  # type: ignore[attr-defined]
+        else:
+            continue
+        if root is not None:
+            touched.add(root)
+    return frozenset(touched)
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`state` of `state.flags.ready` / `state[0]` / `state.get().x`; None for another root."""
+    while type(expr) in (cst.Attribute, cst.Subscript, cst.Call):
+        expr = expr.func if type(expr) is cst.Call else expr.value  # type: ignore[attr-defined]
+    return expr.value if type(expr) is cst.Name else None  # type: ignore[attr-defined]
 
 
 def implies(test: cst.BaseExpression, condition: Condition) -> bool:

@@ -4512,6 +4512,19 @@ class Tuner(Runner):
         return Net().train()
 """
         ),
+        Valid(  # a method called on the name of the test between the guarded `.eval()` and the later `if`
+            """
+import torch
+def show(model, batches, cfg):
+    if cfg.on:
+        model.eval()
+    cfg.refresh()
+    for x in batches:
+        if cfg.on:
+            x = model(x)
+        print(x.mean().item())
+"""
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
