@@ -292,6 +292,11 @@ class _Scanner:
                 # `resnet = Net(classify=True).eval()` again: a new model under the name, its own region
                 self._close(region, pending, others, covered)
                 region, pending, others = None, [], []
+            if region is not None and opening is None and _rebinds_afresh(statement, region.receiver):
+                # `net = Net(16)` after the loop that left `net` in eval mode: another model, in
+                # training mode, under the name (`net = net.cuda()` reads it: the same model)
+                self._close(region, pending, others, covered)
+                region, pending, others = None, [], []
             if region is None:
                 switch = None if eval_only else _mode_switch(statement, self.ctx, self.scope)
                 if switch is not None and isinstance(self.scope, cst.FunctionDef) and (
@@ -595,6 +600,17 @@ def _plain_test(expr: cst.BaseExpression, names: set) -> bool:
         return _plain_test(expr.expression, names)  # type: ignore[attr-defined]
     if kind is cst.Comparison:
         return _plain_test(expr.left, names) and all(_plain_test(c.comparator, names) for c in expr.comparisons)  # type: ignore[attr-defined]
+    return False
+
+
+def _rebinds_afresh(statement: cst.CSTNode, receiver: str) -> bool:
+    """Is `statement` `receiver = <value not reading receiver>` (a plain name rebound to another object)?"""
+    if type(statement) is not cst.SimpleStatementLine or not receiver.isidentifier():
+        return False
+    for small in statement.body:  # type: ignore[attr-defined]
+        if type(small) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == receiver for t in small.targets):  # type: ignore[attr-defined]
+            value = small.value  # type: ignore[attr-defined]
+            return not any(type(n) is cst.Name and n.value == receiver for n in (value, *code_descendants(value)))  # type: ignore[attr-defined]
     return False
 
 

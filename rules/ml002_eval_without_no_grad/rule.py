@@ -4525,6 +4525,18 @@ def show(model, batches, cfg):
         print(x.mean().item())
 """
         ),
+        Valid(  # the name the loop left in eval mode is bound to a fresh model after it
+            """
+import torch
+from torch import nn
+for size in (2, 3):
+    net = nn.Linear(size, 2).eval()
+    with torch.no_grad():
+        print(net(torch.ones(size)))
+net = nn.Linear(5, 2)
+print(net(torch.ones(5)).sum().item())
+"""
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
