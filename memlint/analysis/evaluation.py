@@ -192,6 +192,13 @@ def _is_self(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Name and expr.value == "self"
 
 
+# At most this many guards live at once in a block, and this many regions opened beside an open one
+# (`model_1.eval()` ... `model_2.eval()`): past them a model put in eval mode gets no region of its
+# own (silence), so the scan stays linear in generated code with hundreds of models.
+_MAX_GUARDS = 8
+_MAX_REGIONS = 16
+
+
 def regions(ctx: "Context", scope: Scope) -> dict[int, list[Region]]:
     """id(call) -> its evaluation regions, innermost first, for the calls directly in `scope` (not
     nested functions): one per model put in eval mode around it, each asked whether the call runs
@@ -325,14 +332,15 @@ class _Scanner:
                 # own evaluation, the mode a loop leaves its model in)
             if opening is None:
                 open_receivers = {region.receiver} | {r.receiver for r, _ in others} if region is not None else set()
-                guard = self._guard(statement, statements, covered | open_receivers)
+                # (past the cap, stay silent: each live guard is asked about every later statement)
+                guard = self._guard(statement, statements, covered | open_receivers) if len(guards) < _MAX_GUARDS else None
                 if guard is not None:
                     guards.append(guard)
             if region is not None:
                 for _, held in others:
                     held.append(statement)
                 pending.append(statement)
-                if region.kind == "eval-call" and opening is not None and opening[1] not in covered | {region.receiver} | {r.receiver for r, _ in others}:
+                if region.kind == "eval-call" and opening is not None and len(others) < _MAX_REGIONS and opening[1] not in covered | {region.receiver} | {r.receiver for r, _ in others}:
                     others.append((Region(statement, "eval-call", opening[0], block=tuple(statements), receiver=opening[1]), []))
                 continue
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
@@ -503,7 +511,7 @@ class _Scanner:
         module = self.ctx.module
         cells = self.ctx.memo(("jupyter-cells", id(module)), lambda: jupyter_cells(module)) if self.scope is module else {}
         if not cells:
-            if any(computes_gradients(n, self.ctx) for n in nodes) or self._hands_outputs_to_backward(nodes, region):
+            if any(self._computes_gradients(n) for n in nodes) or self._hands_outputs_to_backward(nodes, region):
                 return []
             return nodes
         gradient_nodes = [n for n in nodes if computes_gradients(n, self.ctx)]
@@ -519,6 +527,10 @@ class _Scanner:
             n for n in nodes
             if cells.get(id(n)) not in attacking and not ((cells.get(id(n)) or 0) < last and bound_names(n) & read)
         ]
+
+    def _computes_gradients(self, node: cst.CSTNode) -> bool:
+        """`computes_gradients`, once per statement (a statement is asked again for each region holding it)."""
+        return self.ctx.memo(("computes-gradients", id(node)), lambda: computes_gradients(node, self.ctx))  # type: ignore[return-value]
 
     def _hands_outputs_to_backward(self, nodes: list, region: Region) -> bool:
         """Does a statement of `nodes` hand what the region computed from its model (a name the
