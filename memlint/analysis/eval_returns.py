@@ -48,10 +48,43 @@ def _helper(call: cst.Call, ctx: "Context") -> Optional[cst.FunctionDef]:
     if type(func) is cst.Name:
         if ctx.resolve(func) is not None:
             return None  # (an import: its body is not read here)
+        if _bound_in_calling_scope(func.value, ctx):
+            return None  # (a parameter or local named like the file's function: `def __init__(self, load)`)
         return top_function(ctx, func.value)
     if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+        if _defined_in_other_class(func.attr.value, ctx):
+            return None  # (a subclass of the file may override it: `self` need not be the enclosing class)
         return own_method(ctx, func.attr.value)
     return None
+
+
+def _bound_in_calling_scope(name: str, ctx: "Context") -> bool:
+    """Does a function the traversal is in bind `name` (a parameter, an assignment, an import, a
+    comprehension...)?  Then the call need not reach the file's function of that name."""
+    return any(
+        ctx.memo(("eval-returns-binds", id(frame.node), name), lambda node=frame.node: binds(node, name))
+        for frame in ctx.frames
+        if isinstance(frame.node, cst.FunctionDef)
+    )
+
+
+def _defined_in_other_class(method: str, ctx: "Context") -> bool:
+    """Does a class of the file other than the enclosing one define `method` (an override of a
+    subclass, or a sibling's: silence when unsure which one `self` runs)?"""
+    frame = next((f for f in reversed(ctx.frames) if f.kind == "class"), None)
+    owners = ctx.memo("eval-returns-method-owners", lambda: _method_owners(ctx.module))
+    return any(owner is not (frame.node if frame else None) for owner in owners.get(method, ()))  # type: ignore[union-attr]
+
+
+def _method_owners(module: cst.Module) -> dict[str, list[cst.ClassDef]]:
+    """Method name -> the classes of the file (at any depth) that define it."""
+    owners: dict[str, list[cst.ClassDef]] = {}
+    for node in code_descendants(module):
+        if type(node) is cst.ClassDef and isinstance(node.body, cst.IndentedBlock):
+            for statement in node.body.body:
+                if type(statement) is cst.FunctionDef:
+                    owners.setdefault(statement.name.value, []).append(node)
+    return owners
 
 
 def returns_in_eval_mode(function: cst.FunctionDef, ctx: "Context") -> bool:

@@ -192,6 +192,13 @@ def _is_self(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Name and expr.value == "self"
 
 
+# At most this many guards live at once in a block, and this many regions opened beside an open one
+# (`model_1.eval()` ... `model_2.eval()`): past them a model put in eval mode gets no region of its
+# own (silence), so the scan stays linear in generated code with hundreds of models.
+_MAX_GUARDS = 8
+_MAX_REGIONS = 16
+
+
 def regions(ctx: "Context", scope: Scope) -> dict[int, list[Region]]:
     """id(call) -> its evaluation regions, innermost first, for the calls directly in `scope` (not
     nested functions): one per model put in eval mode around it, each asked whether the call runs
@@ -292,6 +299,11 @@ class _Scanner:
                 # `resnet = Net(classify=True).eval()` again: a new model under the name, its own region
                 self._close(region, pending, others, covered)
                 region, pending, others = None, [], []
+            if region is not None and opening is None and _rebinds_afresh(statement, region.receiver):
+                # `net = Net(16)` after the loop that left `net` in eval mode: another model, in
+                # training mode, under the name (`net = net.cuda()` reads it: the same model)
+                self._close(region, pending, others, covered)
+                region, pending, others = None, [], []
             if region is None:
                 switch = None if eval_only else _mode_switch(statement, self.ctx, self.scope)
                 if switch is not None and isinstance(self.scope, cst.FunctionDef) and (
@@ -320,14 +332,15 @@ class _Scanner:
                 # own evaluation, the mode a loop leaves its model in)
             if opening is None:
                 open_receivers = {region.receiver} | {r.receiver for r, _ in others} if region is not None else set()
-                guard = self._guard(statement, statements, covered | open_receivers)
+                # (past the cap, stay silent: each live guard is asked about every later statement)
+                guard = self._guard(statement, statements, covered | open_receivers) if len(guards) < _MAX_GUARDS else None
                 if guard is not None:
                     guards.append(guard)
             if region is not None:
                 for _, held in others:
                     held.append(statement)
                 pending.append(statement)
-                if region.kind == "eval-call" and opening is not None and opening[1] not in covered | {region.receiver} | {r.receiver for r, _ in others}:
+                if region.kind == "eval-call" and opening is not None and len(others) < _MAX_REGIONS and opening[1] not in covered | {region.receiver} | {r.receiver for r, _ in others}:
                     others.append((Region(statement, "eval-call", opening[0], block=tuple(statements), receiver=opening[1]), []))
                 continue
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
@@ -438,8 +451,9 @@ class _Scanner:
         if _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
             return []
         kept = []
+        touched = _names_touched(statement)
         for guard in guards:
-            if any(binds(statement, name) for name in guard.condition.names):
+            if guard.condition.names & touched or any(binds(statement, name) for name in guard.condition.names):
                 continue
             implied = [
                 node.body for node in (statement, *code_descendants(statement, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)))
@@ -497,7 +511,7 @@ class _Scanner:
         module = self.ctx.module
         cells = self.ctx.memo(("jupyter-cells", id(module)), lambda: jupyter_cells(module)) if self.scope is module else {}
         if not cells:
-            if any(computes_gradients(n, self.ctx) for n in nodes) or self._hands_outputs_to_backward(nodes, region):
+            if any(self._computes_gradients(n) for n in nodes) or self._hands_outputs_to_backward(nodes, region):
                 return []
             return nodes
         gradient_nodes = [n for n in nodes if computes_gradients(n, self.ctx)]
@@ -513,6 +527,10 @@ class _Scanner:
             n for n in nodes
             if cells.get(id(n)) not in attacking and not ((cells.get(id(n)) or 0) < last and bound_names(n) & read)
         ]
+
+    def _computes_gradients(self, node: cst.CSTNode) -> bool:
+        """`computes_gradients`, once per statement (a statement is asked again for each region holding it)."""
+        return self.ctx.memo(("computes-gradients", id(node)), lambda: computes_gradients(node, self.ctx))  # type: ignore[return-value]
 
     def _hands_outputs_to_backward(self, nodes: list, region: Region) -> bool:
         """Does a statement of `nodes` hand what the region computed from its model (a name the
@@ -595,6 +613,42 @@ def _plain_test(expr: cst.BaseExpression, names: set) -> bool:
     if kind is cst.Comparison:
         return _plain_test(expr.left, names) and all(_plain_test(c.comparator, names) for c in expr.comparisons)  # type: ignore[attr-defined]
     return False
+
+
+def _rebinds_afresh(statement: cst.CSTNode, receiver: str) -> bool:
+    """Is `statement` `receiver = <value not reading receiver>` (a plain name rebound to another object)?"""
+    if type(statement) is not cst.SimpleStatementLine or not receiver.isidentifier():
+        return False
+    for small in statement.body:  # type: ignore[attr-defined]
+        if type(small) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == receiver for t in small.targets):  # type: ignore[attr-defined]
+            value = small.value  # type: ignore[attr-defined]
+            return not any(type(n) is cst.Name and n.value == receiver for n in (value, *code_descendants(value)))  # type: ignore[attr-defined]
+    return False
+
+
+def _names_touched(statement: cst.CSTNode) -> frozenset[str]:
+    """The names whose state `statement` may change without rebinding them: a method called on one
+    (`state.reset()`), or an attribute or item of one written (`state.ready = False`).  A guard whose
+    test reads such a name may no longer hold after it."""
+    touched: set[str] = set()
+    for node in (statement, *code_descendants(statement, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))):
+        kind = type(node)
+        if kind is cst.Call and type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
+            root = _root_name(node.func.value)  # type: ignore[attr-defined]
+        elif kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del) and type(node.target) in (cst.Attribute, cst.Subscript):  # type: ignore[attr-defined]
+            root = _root_name(node.target)  # type: ignore[attr-defined]
+        else:
+            continue
+        if root is not None:
+            touched.add(root)
+    return frozenset(touched)
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`state` of `state.flags.ready` / `state[0]` / `state.get().x`; None for another root."""
+    while type(expr) in (cst.Attribute, cst.Subscript, cst.Call):
+        expr = expr.func if type(expr) is cst.Call else expr.value  # type: ignore[attr-defined]
+    return expr.value if type(expr) is cst.Name else None  # type: ignore[attr-defined]
 
 
 def implies(test: cst.BaseExpression, condition: Condition) -> bool:

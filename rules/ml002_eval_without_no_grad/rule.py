@@ -4475,6 +4475,68 @@ def count_flops(model, shape, add_hooks):
     model(torch.rand(shape))
 """
         ),
+        Valid(  # the called `build` is the parameter, not the file's helper that returns an eval-mode model
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+def build():
+    net = Net()
+    net.eval()
+    return net
+class Runner:
+    def __init__(self, build):
+        self.net = build()
+        self.y = self.net(torch.ones(2))
+"""
+        ),
+        Valid(  # a subclass of the file overrides `_make`, returning a model in training mode
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def forward(self, x):
+        return x
+class Runner:
+    def __init__(self):
+        self.net = self._make()
+        self.y = self.net(torch.ones(2))
+    def _make(self):
+        net = Net()
+        net.eval()
+        return net
+class Tuner(Runner):
+    def _make(self):
+        return Net().train()
+"""
+        ),
+        Valid(  # a method called on the name of the test between the guarded `.eval()` and the later `if`
+            """
+import torch
+def show(model, batches, cfg):
+    if cfg.on:
+        model.eval()
+    cfg.refresh()
+    for x in batches:
+        if cfg.on:
+            x = model(x)
+        print(x.mean().item())
+"""
+        ),
+        Valid(  # the name the loop left in eval mode is bound to a fresh model after it
+            """
+import torch
+from torch import nn
+for size in (2, 3):
+    net = nn.Linear(size, 2).eval()
+    with torch.no_grad():
+        print(net(torch.ones(size)))
+net = nn.Linear(5, 2)
+print(net(torch.ones(5)).sum().item())
+"""
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
