@@ -74,25 +74,6 @@ def device_ids_given(test: cst.Comparison) -> Optional[bool]:
     return False if isinstance(operator, (cst.Is, cst.Equal)) else None
 
 
-def _run_setting(expr: cst.BaseExpression) -> bool:
-    """Is `expr` where a run keeps its settings: a plain name, `self.device_id`, or an attribute
-    of the run's configuration (`args.gpu`, `self.opt.gpu_ids`)?  Not the attribute of any other
-    value (`batch.device_id`, a record's own field, which changes from item to item)."""
-    if type(expr) is cst.Name:
-        return True
-    receiver = expr.value  # type: ignore[attr-defined]
-    if type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self":  # type: ignore[attr-defined]
-        return receiver.attr.value in _CONFIGURATION_ROOTS  # type: ignore[attr-defined]  # `self.opt.gpu_ids`
-    return (type(receiver) is cst.Name and receiver.value in ("self", *_CONFIGURATION_ROOTS)) or configuration_value(receiver)
-
-
-def _last_name(expr: cst.BaseExpression) -> Optional[str]:
-    """`device_id` of `self.device_id` or of `device_id`; None for anything but a name or an attribute."""
-    if type(expr) is cst.Attribute:
-        return expr.attr.value  # type: ignore[attr-defined]
-    return expr.value if type(expr) is cst.Name else None  # type: ignore[attr-defined]
-
-
 def holds_on_accelerator(test: cst.BaseExpression) -> Optional[bool]:
     """Which way a device check goes in a run on the accelerator: True for `x.is_cuda`,
     `torch.cuda.is_available()`, `device.type == "cuda"`, `use_gpu and x.is_cuda`, `self.device_id is
