@@ -18,14 +18,10 @@ in its file.
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
+from memlint.analysis.naming import names_schedule
 from memlint.analysis.walk import code_descendants
-
-# A schedule's step moves a learning rate, not parameters (naming._SCHEDULE_NAME's words).
-_SCHEDULE = re.compile(r"sched|(?:^|_)lrs?(?:_|$)|^lr|lr$", re.I)
 
 
 def updates_parameters(node: cst.CSTNode) -> bool:
@@ -45,7 +41,7 @@ def updates_parameters(node: cst.CSTNode) -> bool:
     if _is_step(method):
         receiver = func.value
         name = receiver.attr.value if type(receiver) is cst.Attribute else receiver.value if type(receiver) is cst.Name else ""
-        return not _SCHEDULE.search(name)
+        return not names_schedule(name)  # a schedule's step moves a learning rate, not parameters
     # `p.data.add_(p.grad, alpha=-lr)`, `p.sub_(lr * p.grad)`: an in-place method given a gradient
     return method.endswith("_") and not method.startswith("_") and any(_reads_grad(arg.value) for arg in node.args)  # type: ignore[attr-defined]
 
