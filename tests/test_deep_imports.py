@@ -44,3 +44,13 @@ def test_a_file_of_another_framework_lists_the_modules_that_may_bring_torch():
     # known torch-free libraries (numpy, cv2) are left out: every other module must be resolved
     _, reached = _frameworks("import paddle\nimport os\nimport numpy, cv2\nfrom nets import Net\nfrom . import utils\nfrom helpers import *\n")
     assert sorted(map(tuple, reached)) == [("", "utils", 1, False), ("helpers", None, 0, True), ("nets", "Net", 0, False)]
+
+
+def test_the_standard_library_is_known_without_sys_stdlib_module_names():
+    # Python 3.9 has no `sys.stdlib_module_names`: the list is read from the interpreter's own
+    # folders there (CI's oldest-Python run crashed on the attribute before)
+    from memlint.analysis.stdlib_modules import _listed_on_disk
+
+    listed = _listed_on_disk()
+    assert {"io", "os", "json", "collections", "typing", "sys", "math", "importlib"} <= listed
+    assert not {"libcst", "click", "pytest", "site-packages"} & listed

@@ -23,9 +23,9 @@ under `try` too, read on CPython's AST through the prescreen's node index):
 from __future__ import annotations
 
 import ast
-import sys
 from typing import Optional
 
+from memlint.analysis.stdlib_modules import STDLIB_MODULE_NAMES
 from memlint.analysis.tables import NON_TORCH_LIBRARIES, OTHER_FRAMEWORKS, TORCH_LIBRARIES
 
 
@@ -71,7 +71,7 @@ def _classify(module: str, name: Optional[str], star: bool, frameworks: set[str]
         frameworks.add("torch")
     elif root in OTHER_FRAMEWORKS:
         frameworks.add(root)
-    elif root not in sys.stdlib_module_names and not _known_non_torch(full):
+    elif root not in STDLIB_MODULE_NAMES and not _known_non_torch(full):
         others.append([module, name, 0, star])
 
 

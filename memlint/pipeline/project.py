@@ -41,13 +41,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 from memlint.analysis import tables
 from memlint.analysis.naming import method_runs_module, never_runs_module
+from memlint.analysis.stdlib_modules import STDLIB_MODULE_NAMES
 from memlint.analysis.tables import METER_METHODS
 
 FunctionKey = tuple  # as memlint.analysis.context: ("func", name) or ("method", class_name, name)
@@ -497,7 +497,7 @@ class Project:
             on_path = [i for i in self._aliases.get(name, ()) if _within(importer.directory, str(_import_root(self.files[i], name)))]  # type: ignore[arg-type]
             if len(on_path) == 1:
                 return on_path[0]
-            if name.partition(".")[0] in sys.stdlib_module_names:
+            if name.partition(".")[0] in STDLIB_MODULE_NAMES:
                 return None  # `from io import BytesIO`: the standard library's, not another tree's io.py
         if len(candidates) == 1:
             return candidates[0]
