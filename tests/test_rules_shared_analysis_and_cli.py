@@ -12,7 +12,7 @@ import libcst as cst
 import pytest
 
 from memlint.analysis import optimizers
-from memlint.analysis.constants import fold, fold_int, function_env, module_env
+from memlint.analysis.constants import fold, fold_int, function_env, literal_bool, module_env
 from memlint.analysis.evaluation import is_evaluation_function_name, is_evaluation_loader
 
 
@@ -33,6 +33,13 @@ def test_fold_literals_arithmetic_and_module_constants():
     assert fold(cst.parse_expression("X"), env) is None  # bound twice: unknown
     assert fold(cst.parse_expression("cfg.width"), env) is None
     assert fold(cst.parse_expression("2 ** 100000"), env) is None  # refuses to compute absurd sizes
+
+
+def test_literal_bool_reads_only_the_two_literals():
+    assert literal_bool(cst.parse_expression("True")) is True
+    assert literal_bool(cst.parse_expression("False")) is False
+    for code in ("inplace", "1", "None", "not False", "flags.inplace"):
+        assert literal_bool(cst.parse_expression(code)) is None
 
 
 def test_function_env_uses_defaults_unless_rebound():

@@ -7,6 +7,8 @@ from typing import Optional
 
 import libcst as cst
 
+from memlint.analysis.constants import literal_bool
+
 
 def inplace_argument(call: cst.Call, position: int) -> tuple[Optional[cst.Arg], Optional[bool]]:
     """The `inplace` argument of `call` and its literal value: (None, False) when it is not passed,
@@ -17,10 +19,10 @@ def inplace_argument(call: cst.Call, position: int) -> tuple[Optional[cst.Arg], 
             return argument, None  # `*args` may carry it
         if argument.keyword is not None:
             if argument.keyword.value == "inplace":
-                return argument, _literal(argument.value)
+                return argument, literal_bool(argument.value)
             continue
         if positional == position:
-            return argument, _literal(argument.value)
+            return argument, literal_bool(argument.value)
         positional += 1
     return None, False
 
@@ -40,12 +42,6 @@ def with_inplace(call: cst.Call, position: int) -> cst.Call:
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         added = added.with_changes(comma=comma)
     return call.with_changes(args=[*args, added])
-
-
-def _literal(expr: cst.BaseExpression) -> Optional[bool]:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-        return expr.value == "True"
-    return None
 
 
 # Activations whose in-place backward computes the gradient from the output instead of the input:

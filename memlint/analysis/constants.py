@@ -66,6 +66,14 @@ def fold(expr: cst.BaseExpression, env: Env = {}, _depth: int = 0) -> Optional[N
     return None
 
 
+def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
+    """`True` -> True, `False` -> False; None for anything else (a name, a call, `1`, no default): the one
+    reading of a literal flag (`inplace=True`, `amsgrad=False`, `set_grad_enabled(False)`)."""
+    if type(expr) is cst.Name and expr.value in ("True", "False"):  # type: ignore[attr-defined]
+        return expr.value == "True"  # type: ignore[attr-defined]
+    return None
+
+
 def fold_int(expr: cst.BaseExpression, env: Env = {}) -> Optional[int]:
     value = fold(expr, env)
     if isinstance(value, float):

@@ -19,6 +19,7 @@ import libcst as cst
 from memlint.analysis import picked_functions, tables, values
 from memlint.analysis.bindings import declared_global_values
 from memlint.analysis.call_edits import dotted
+from memlint.analysis.constants import literal_bool
 from memlint.analysis.model import SemanticModel
 from memlint.analysis.values import Value
 from memlint.analysis.walk import nested_blocks
@@ -963,10 +964,8 @@ def _literal_flag(call: cst.Call) -> Optional[GradMode]:
     """`set_grad_enabled(False)` -> DISABLED, `(True)` -> ENABLED, anything else -> None."""
     if not call.args:
         return None
-    value = call.args[0].value
-    if isinstance(value, cst.Name) and value.value in ("True", "False"):
-        return GradMode.ENABLED if value.value == "True" else GradMode.DISABLED
-    return None
+    literal = literal_bool(call.args[0].value)
+    return None if literal is None else GradMode.ENABLED if literal else GradMode.DISABLED
 
 
 def element_pairs(target: cst.BaseExpression, value: cst.BaseExpression):

@@ -26,6 +26,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.bindings import bound_by, erring_names, own_scope
+from memlint.analysis.constants import literal_bool
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.model_wrappers import REPLICA_APPLYING_FUNCTIONS, REPLICATING_FUNCTIONS
 from memlint.analysis.naming import method_runs_module, named_like_model
@@ -112,12 +113,12 @@ def mode_helper_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Cal
     params = [p.name.value for p in method.params.params]
     argument = call.args[0]
     parameter = argument.keyword.value if argument.keyword is not None else (params[1] if len(params) > 1 else None)
-    flag = argument.value
-    if parameter not in params or type(flag) is not cst.Name or flag.value not in ("True", "False"):
+    flag = literal_bool(argument.value)
+    if parameter not in params or flag is None:
         return None
     if binds_in_body(method, parameter):
         return None
-    return _reached_mode(method.body, parameter, flag.value == "True")
+    return _reached_mode(method.body, parameter, flag)
 
 
 def _reached_mode(block: cst.BaseSuite, parameter: str, value: bool) -> Optional[cst.Call]:
@@ -304,9 +305,9 @@ def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
             given[params[position + 1].name.value] = argument.value
     flags: dict[str, bool] = {}
     for param in params[1:]:
-        value = given.get(param.name.value, param.default)
-        if type(value) is cst.Name and value.value in ("True", "False") and not binds_in_body(method, param.name.value):
-            flags[param.name.value] = value.value == "True"
+        flag = literal_bool(given.get(param.name.value, param.default))
+        if flag is not None and not binds_in_body(method, param.name.value):
+            flags[param.name.value] = flag
     dead: set[int] = set()
     if not flags:
         return dead

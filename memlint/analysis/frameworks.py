@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 import libcst as cst
 
 from memlint.analysis.bindings import bound_by, target_names
-from memlint.analysis.step_calls import is_schedule_step
+from memlint.analysis.step_calls import is_parameter_step
 from memlint.analysis.tables import EPOCH_END_KEEPS, IGNITE_ENGINES, LIGHTNING_TRAINERS, TORCHNET_ENGINES
 from memlint.analysis.walk import code_descendants
 
@@ -253,7 +253,7 @@ def trains_unconditionally(step: cst.FunctionDef) -> bool:
                 call = small.value if type(small) is cst.Expr else None  # type: ignore[attr-defined]
                 if type(call) is cst.Call and type(call.func) is cst.Attribute:
                     method = call.func.attr.value
-                    if method == "backward" or (method == "step" and not is_schedule_step(call)):
+                    if method == "backward" or (method == "step" and is_parameter_step(call)):
                         seen.add(method)
             continue
         if any(type(node) in (cst.Return, cst.Raise) for node in code_descendants(statement, skip=_SCOPES)):

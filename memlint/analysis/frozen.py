@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis.constants import literal_bool
 from memlint.analysis.roles import enclosing_class
 from memlint.analysis.walk import code_descendants, dotted_name
 
@@ -132,10 +133,8 @@ def _argument_is(call: cst.Call, value: bool, *, default: bool) -> bool:
     that is not a literal counts as possibly `value`."""
     if not call.args:
         return default is value
-    arg = call.args[0].value
-    if type(arg) is cst.Name and arg.value in ("True", "False"):  # type: ignore[attr-defined]
-        return (arg.value == "True") is value  # type: ignore[attr-defined]
-    return True
+    literal = literal_bool(call.args[0].value)
+    return True if literal is None else literal is value
 
 
 def _parameter_loop(loop: cst.For) -> tuple[Optional[str], Optional[str]]:

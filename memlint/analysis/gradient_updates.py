@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from memlint.analysis.naming import names_schedule
+from memlint.analysis.step_calls import is_parameter_step
 from memlint.analysis.walk import code_descendants
 
 
@@ -32,22 +32,15 @@ def updates_parameters(node: cst.CSTNode) -> bool:
         return _reads_grad(node.value)  # type: ignore[attr-defined]
     if kind is not cst.Call:
         return False
+    if is_parameter_step(node):  # step_calls.py: a step, not a schedule's
+        return True
     func = node.func  # type: ignore[attr-defined]
-    if type(func) is cst.Name:
-        return _is_step(func.value)
     if type(func) is not cst.Attribute:
         return False
     method = func.attr.value
-    if _is_step(method):
-        receiver = func.value
-        name = receiver.attr.value if type(receiver) is cst.Attribute else receiver.value if type(receiver) is cst.Name else ""
-        return not names_schedule(name)  # a schedule's step moves a learning rate, not parameters
     # `p.data.add_(p.grad, alpha=-lr)`, `p.sub_(lr * p.grad)`: an in-place method given a gradient
+    # (never a step's name: those end in `step`)
     return method.endswith("_") and not method.startswith("_") and any(_reads_grad(arg.value) for arg in node.args)  # type: ignore[attr-defined]
-
-
-def _is_step(name: str) -> bool:
-    return name == "step" or name.endswith("_step")
 
 
 def _reads_grad(expr: cst.BaseExpression) -> bool:

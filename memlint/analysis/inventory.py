@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, module_env
+from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, literal_bool, module_env
 from memlint.analysis.initialisers import built_layer, resolve_global, unwrapped_layer
 from memlint.analysis.iteration import named_like_batch_size
 from memlint.analysis.walk import code_descendants, nested_blocks
@@ -410,12 +410,10 @@ class _Builder:
             expr = arg(position, keyword)
             if expr is None:
                 return default
-            if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-                return expr.value == "True"
+            if (literal := literal_bool(expr)) is not None:
+                return literal
             bound = env.get(expr.value) if isinstance(expr, cst.Name) else None
-            if isinstance(bound, cst.Name) and bound.value in ("True", "False"):
-                return bound.value == "True"
-            return None
+            return None if bound is None else literal_bool(bound)
 
         if kind in PARAMETER_FREE:
             layer.params = 0

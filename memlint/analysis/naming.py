@@ -152,7 +152,7 @@ _SCHEDULE_NAME = re.compile(r"sched|(?:^|_)lrs?(?:_|$)|^lr|lr$", re.I)
 
 def names_schedule(name: str) -> bool:
     """Does `name` say it holds a learning-rate schedule (`scheduler`, `lr_sched`, `opt_scheds`,
-    `lrs`, `warmup_lr`)?  Its `step()` steps no parameters (step_calls.is_schedule_step)."""
+    `lrs`, `warmup_lr`)?  Its `step()` steps no parameters (step_calls.is_schedule_step, is_parameter_step)."""
     return _SCHEDULE_NAME.search(name) is not None
 
 

@@ -38,6 +38,7 @@ import libcst as cst
 
 from memlint.analysis.attribute_owners import path_used_other_than_called
 from memlint.analysis.bindings import bound_names
+from memlint.analysis.constants import literal_bool
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.module_changes import elements_may_change_anywhere, module_changes
 from memlint.analysis.norm_layers import norm_built
@@ -266,9 +267,9 @@ def _literal_flags(init: cst.FunctionDef, built: cst.Call) -> Optional[dict[str,
     flags: dict[str, bool] = {}
     for param in (*params, *init.params.kwonly_params):
         name = param.name.value
-        value = given.get(name, param.default)
-        if type(value) is cst.Name and value.value in ("True", "False") and name not in rebound:  # type: ignore[attr-defined]
-            flags[name] = value.value == "True"  # type: ignore[attr-defined]
+        flag = literal_bool(given.get(name, param.default))
+        if flag is not None and name not in rebound:
+            flags[name] = flag
     return flags
 
 

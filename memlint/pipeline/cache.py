@@ -278,8 +278,6 @@ class Cache:
         self._store(key, json.dumps({"diagnostics": [_encode(d) for d in diagnostics]}, separators=(",", ":")))
 
     def _store(self, key: str, payload: str) -> None:
-        import tempfile  # only runs that write entries need it
-
         path = self._path(key)
         try:
             if not self.prepare():
@@ -291,14 +289,7 @@ class Cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             if _through_a_link(path):
                 return
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key}.", suffix=".tmp")
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    out.write(payload)
-                os.replace(temporary, path)
-            except BaseException:
-                _remove_quietly(temporary)
-                raise
+            _write_atomically(path, f".{key}.", payload)
         except OSError:
             pass
 
@@ -314,21 +305,28 @@ class Cache:
             return True
         if os.path.lexists(self.directory) and not (os.path.isdir(self.directory) and _only_our_names(self.directory)):
             return False
-        import tempfile
-
         self.directory.mkdir(parents=True, exist_ok=True)
         for name, content in ((MARKER, MARKER_TEXT), ("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", GITIGNORE)):
             target = self.directory / name
             if not os.path.lexists(target):
-                handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=f".{name.lstrip('.')}.", suffix=".tmp")
-                try:
-                    with os.fdopen(handle, "w", encoding="utf-8") as out:
-                        out.write(content)
-                    os.replace(temporary, target)
-                except BaseException:
-                    _remove_quietly(temporary)
-                    raise
+                _write_atomically(target, f".{name.lstrip('.')}.", content)
         return True
+
+
+def _write_atomically(target: Path, prefix: str, text: str) -> None:
+    """Write `text` to `target` through a temporary file beside it (`<prefix><random>.tmp`, the
+    names `_only_our_names` accepts) renamed over it: a reader, or a worker writing the same entry,
+    sees the whole old file or the whole new one, never a part; the temporary goes on any failure."""
+    import tempfile  # only runs that write entries need it
+
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        _remove_quietly(temporary)
+        raise
 
 
 def _through_a_link(entry: Path) -> bool:

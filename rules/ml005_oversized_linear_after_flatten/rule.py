@@ -8,7 +8,7 @@ import libcst as cst
 from memlint.rules.ml005_oversized_linear_after_flatten.meta import META
 
 from memlint.analysis import optimizers
-from memlint.analysis.constants import Env, factors, fold, fold_int
+from memlint.analysis.constants import Env, factors, fold, fold_int, literal_bool
 from memlint.analysis.inventory import env_at, env_here, first_linear_after_flatten, inventory, layer_of, torch_nn_name
 from memlint.analysis.kept_parts import never_runs
 from memlint.diagnostics import Severity
@@ -622,8 +622,8 @@ def _flag(call: cst.Call, keyword: str, position: Optional[int], fold_value) -> 
         value = positional[position].value
     if value is None:
         return False
-    if isinstance(value, cst.Name) and value.value in ("True", "False"):
-        return value.value == "True"
+    if (literal := literal_bool(value)) is not None:
+        return literal
     number = fold_value(value)
     return None if number is None else number != 0
 

@@ -65,9 +65,7 @@ def _strides_by_batch(iterable: ast.AST) -> bool:
     stop = iterable.args[1]
     if not (isinstance(stop, ast.Call) and isinstance(stop.func, ast.Name) and stop.func.id == "len"):
         return False
-    step = iterable.args[2]
-    name = step.id if isinstance(step, ast.Name) else step.attr if isinstance(step, ast.Attribute) else None
-    return name is not None and BATCH_STRIDE.search(name) is not None
+    return _step_named_like_batch(iterable)
 
 
 def _chunks_by_batch(iterable: ast.AST) -> bool:
@@ -77,7 +75,13 @@ def _chunks_by_batch(iterable: ast.AST) -> bool:
         iterable = iterable.args[0]
     if not (isinstance(iterable, ast.Call) and _callee(iterable) == "range" and len(iterable.args) == 3):
         return False
-    step = iterable.args[2]
+    return _step_named_like_batch(iterable)
+
+
+def _step_named_like_batch(call: ast.Call) -> bool:
+    """Is the step of `range(a, b, step)` a name or attribute named like a batch size (`batch_size`,
+    `self.bs`, `text_bs`)?  The stride both loop shapes above ask for."""
+    step = call.args[2]
     name = step.id if isinstance(step, ast.Name) else step.attr if isinstance(step, ast.Attribute) else None
     return name is not None and BATCH_STRIDE.search(name) is not None
 
