@@ -10,8 +10,8 @@ import libcst as cst
 from memlint.analysis.chains import longest_chain
 from memlint.analysis.context import GradMode
 from memlint.analysis.inventory import inventory
-from memlint.analysis.saved import TENSOR_METHODS, keeps_input, keeps_output, op_kind, reader_of
-from memlint.analysis.tables import KEEPS_INPUT_ONLY, KEEPS_OUTPUT_ONLY, REDUCTIONS, SHAPE_KEEPING, VIEW_METHODS
+from memlint.analysis.saved import TENSOR_METHODS, keeps_input, keeps_output, known_op, op_kind, reader_of
+from memlint.analysis.tables import BROADCASTING, KEEPS_INPUT_ONLY, KEEPS_OUTPUT_ONLY, REDUCTIONS, SHAPE_KEEPING, VIEW_METHODS
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -493,10 +493,20 @@ class Net(torch.nn.Module):
             return
         held: list[tuple[str, int, str]] = []  # (name, index of the statement that reads it last, why)
         small: set[str] = set()  # statistics: a reduction's result, and what keeps its shape
+        tensors: set[str] = set()  # names known to hold a tensor
         for position, name in enumerate(chain):
-            kind = op_kind(values[name], self.ctx, layers)
-            if kind in REDUCTIONS or (kind in SHAPE_KEEPING and position > 0 and chain[position - 1] in small):
+            value = values[name]
+            kind = op_kind(value, self.ctx, layers)
+            before = chain[position - 1] if position > 0 else None
+            if kind in REDUCTIONS or (kind in SHAPE_KEEPING | BROADCASTING and before in small):
                 small.add(name)
+            if isinstance(value, cst.Call):
+                if known_op(value, self.ctx, layers):
+                    tensors.add(name)
+            elif before in tensors and _operand_of(value, before):
+                tensors.add(name)  # `1 - c2` of a tensor `c2`
+            else:
+                continue  # arithmetic of what may be a number (`n = int(x.sum()); m = n + 1`)
             last = _reader_index(statements, name)
             if last is None or not any(_may_allocate(s) for s in statements[last + 1 :]):
                 continue
@@ -681,13 +691,30 @@ def _simple_assignment(statement: cst.CSTNode) -> tuple[Optional[str], Optional[
 
 
 def _allocates(value: Optional[cst.BaseExpression]) -> bool:
-    """A call that produces a new tensor: a layer, a function; not a view method."""
+    """A call that produces a new tensor (a layer, a function; not a view method), or arithmetic
+    (`1 - c2`, `-h`: a new tensor where an operand is one; `_check` asks that of the chain)."""
+    if isinstance(value, cst.BinaryOperation):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return isinstance(value.operator, (cst.Minus, cst.BitInvert))
     if not isinstance(value, cst.Call):
         return False
     func = value.func
     if isinstance(func, cst.Attribute) and func.attr.value in VIEW_METHODS:
         return False
     return True
+
+
+def _operand_of(value: cst.BaseExpression, name: str) -> bool:
+    """Is `name` an operand of the arithmetic `value`, directly or through more arithmetic
+    (`1 - c2`, `(h + b) * 2`), not inside a call (`int(h.sum()) + 1` is a number)?"""
+    if isinstance(value, cst.Name):
+        return value.value == name
+    if isinstance(value, cst.BinaryOperation):
+        return _operand_of(value.left, name) or _operand_of(value.right, name)
+    if isinstance(value, cst.UnaryOperation):
+        return _operand_of(value.expression, name)
+    return False
 
 
 def _fix(function: cst.FunctionDef, owner: cst.CSTNode, statements, held) -> Optional[NodeFix]:
