@@ -49,7 +49,10 @@ AUTOGRAD = [
     # Linear -> dropout keeps only its mask; `d` then goes to a Linear, which keeps it
     ("h = self.fc1(x)\nd = self.drop(h)\ny = self.fc2(d)\nreturn self.fc3(y)\n", ["h"]),
     # Linear -> scaling by a number keeps nothing; `s` goes to a Linear
-    ("h = self.fc1(x)\ns = h * 0.5\ny = self.fc2(s)\nreturn self.fc3(y)\n", []),  # `s = h * 0.5` is no call: not a step
+    ("h = self.fc1(x)\ns = h * 0.5\ny = self.fc2(s)\nreturn self.fc3(y)\n", ["h"]),  # arithmetic is a step too
+    # `*` by a tensor keeps both operands; the same arithmetic of a number (`int(...)`) holds no tensor
+    ("h = self.fc1(x)\ns = h * x\ny = self.fc2(s)\nreturn self.fc3(y)\n", []),
+    ("n = int(x.sum())\nm = n + 1\nk = m * 2\nreturn self.fc3(x)[:k]\n", []),
     ("h = self.fc1(x)\ns = F.dropout(h, 0.1, self.training)\ny = self.fc2(s)\nreturn self.fc3(y)\n", ["h"]),
     # `h.relu()` as a method
     ("h = self.fc1(x)\na = h.relu()\ny = self.fc2(a)\nreturn self.fc3(y)\n", ["h"]),

@@ -93,6 +93,8 @@ def test_ordinary_model_code_is_cleared_for_every_default_rule():
         ("ML003", "class N:\n    def __init__(self):\n        self.fc = nn.Linear(3, 3)\n    def forward(self, x):\n        with torch.no_grad():\n            h = self.fc(x)\n            x = F.relu(h)\n        return x\n"),
         ("ML003", "net = nn.Sequential(OrderedDict([('fc', nn.Linear(3, 3)), ('act', nn.ReLU())]))\n"),
         ("ML004", "class N:\n    def forward(self, x):\n        a = self.l1(x)\n        b = self.l2(a)\n        c = self.l3(b)\n        return c\n"),
+        # a step of the chain may be arithmetic (`b = 1 - a`)
+        ("ML004", "class N:\n    def forward(self, x):\n        a = torch.pow(x, 2)\n        b = 1 - a\n        c = torch.sqrt(b)\n        return c\n"),
         ("ML005", "import torch.nn as nn\nfc = nn.Linear(512 * 7 * 7, 4096)\n"),
         ("ML005", "from torch.nn import Linear as L\nC = 512\nfc = L(in_features=C * 49, out_features=C)\n"),
         ("ML005", "def head(c=512, n=1000):\n    k = c * 7\n    return nn.Linear(k * 7, int(n))\n"),

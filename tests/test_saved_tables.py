@@ -126,6 +126,17 @@ OPS = {
     "clamp": (_vector, lambda x: torch.clamp(x, min=0.1)),
     "abs": (_vector, torch.abs),
     "log": (lambda: torch.rand(4, 16) + 1, torch.log),
+    "log1p": (lambda: torch.rand(4, 16) + 1, torch.log1p),
+    "expm1": (_vector, torch.expm1),
+    "reciprocal": (lambda: torch.rand(4, 16) + 1, torch.reciprocal),
+    "sin": (_vector, torch.sin),
+    "cos": (_vector, torch.cos),
+    "tan": (_vector, torch.tan),
+    "erf": (_vector, torch.erf),
+    "sub": (_vector, lambda x: torch.sub(x, torch.randn(4, 16))),
+    "neg": (_vector, torch.neg),
+    # `x * y` between tensors: with `y` requiring grad, `x` is kept for `y`'s gradient (and `y` for `x`'s)
+    "product": (_vector, lambda x: x * torch.randn(4, 16, requires_grad=True)),
 }
 
 

@@ -24,8 +24,11 @@ if TYPE_CHECKING:
 _TENSOR_RECEIVERS = (cst.Name, cst.BinaryOperation, cst.UnaryOperation, cst.Call, cst.Subscript)
 TENSOR_METHODS = frozenset(
     {"relu", "sigmoid", "tanh", "exp", "softmax", "log_softmax", "matmul", "mm", "bmm", "sqrt", "rsqrt", "sum", "mean",
-     "cumsum", "pow", "square", "clamp", "abs", "log"}
+     "cumsum", "pow", "square", "clamp", "abs", "log", "log1p", "expm1", "reciprocal", "sin", "cos", "tan", "erf",
+     "neg"}
 )  # fmt: skip
+# Every name the tables know: an op of one of them returns a tensor.
+_KNOWN_OPS = tables.KEEPS_OUTPUT_ONLY | tables.KEEPS_NEITHER | tables.KEEPS_INPUT_ONLY
 
 
 def op_kind(expr: cst.BaseExpression, ctx: "Context", layers: Mapping[str, "Layer"]) -> Optional[str]:
@@ -39,6 +42,10 @@ def op_kind(expr: cst.BaseExpression, ctx: "Context", layers: Mapping[str, "Laye
             return "scale"
         if isinstance(operator, cst.Divide) and _is_number(expr.right):
             return "scale"
+        if isinstance(operator, (cst.Multiply, cst.Divide)):
+            return "product"
+        if isinstance(operator, cst.Power):
+            return "pow" if _is_number(expr.right) else None  # a tensor exponent keeps the result too
         return "matmul" if isinstance(operator, cst.MatrixMultiply) else None
     if isinstance(expr, cst.UnaryOperation):
         return "add" if isinstance(expr.operator, cst.Minus) else None
@@ -56,10 +63,25 @@ def op_kind(expr: cst.BaseExpression, ctx: "Context", layers: Mapping[str, "Laye
         position = tables.INPLACE_FUNCTIONS.get(name)
         if position is not None and inplace_argument(expr, position)[1] is not False:
             return None
+        if name == "pow" and not _number_exponent(expr.args[1:2]):
+            return None  # `torch.pow(x, y)` with a tensor exponent keeps its result too
         return name
     if isinstance(func, cst.Attribute) and func.attr.value in TENSOR_METHODS and isinstance(func.value, _TENSOR_RECEIVERS):
+        if func.attr.value == "pow" and not _number_exponent(expr.args[:1]):
+            return None
         return func.attr.value  # `h.relu()`, `(a - b).pow(2)`: a method of a tensor held in a name or computed
     return None
+
+
+def _number_exponent(args) -> bool:
+    """Is the exponent (the one positional argument given, or `exponent=`) a number?"""
+    return len(args) == 1 and args[0].keyword is None and _is_number(args[0].value)
+
+
+def known_op(expr: cst.BaseExpression, ctx: "Context", layers: Mapping[str, "Layer"]) -> bool:
+    """Is `expr` an op the tables know (a layer of torch's, a torch function, a tensor method, an
+    operator)?  Each returns a tensor when given one: evidence that a value is a tensor."""
+    return op_kind(expr, ctx, layers) in _KNOWN_OPS
 
 
 def keeps_output(expr: cst.BaseExpression, ctx: "Context", layers: Mapping[str, "Layer"]) -> Optional[bool]:

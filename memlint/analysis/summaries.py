@@ -96,6 +96,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 44: `fresh` also for torch.sub / neg / sin / cos / log1p / erf (tables.FRESH_RESULT_FUNCTIONS grew with KEEPS_*)
 # 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
 # 42: no `inplace_on` (the in-place switch fact backed out: unsound); `reach` for every file that
 #     imports no torch, with every module it imports that is not the standard library's or a framework's
@@ -184,7 +185,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 43
+FORMAT = 44
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",

@@ -241,16 +241,18 @@ OUTPUT_NOT_SAVED = frozenset(
 # What autograd keeps of an op's input and output for backward (PyTorch 2.13, read from each op's
 # `grad_fn._saved_*`): a tensor neither its maker nor its reader keeps is held only by the names
 # that refer to it.  Layers by class name, functions by name (`torch.X`, `torch.nn.functional.X`,
-# `Tensor.X`); "add" stands for `+`, `-` and unary minus, "scale" for `*` or `/` by a number.
+# `Tensor.X`); the operators by the names `saved.op_kind` gives them: "add" stands for `+`, `-` and
+# unary minus, "scale" for `*` or `/` by a number, "product" for `*` or `/` by what may be a tensor
+# (each operand is kept for the other's gradient), "pow" for `**` by a number, "matmul" for `@`.
 # Keep their output, not their input:
 KEEPS_OUTPUT_ONLY = frozenset(
     {"ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "relu", "sigmoid", "tanh", "softmax", "log_softmax", "exp",
-     "sqrt", "rsqrt"}
+     "sqrt", "rsqrt", "reciprocal", "expm1", "tan"}
 )  # fmt: skip
 # Keep neither (dropout keeps its mask):
 KEEPS_NEITHER = frozenset(
     {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "dropout", "dropout1d", "dropout2d", "dropout3d", "add", "scale",
-     "sum", "mean", "cumsum", "cat"}
+     "sub", "neg", "sum", "mean", "cumsum", "cat"}
 )  # fmt: skip
 # Keep their input, not their output (layers: OUTPUT_NOT_SAVED and these):
 KEEPS_INPUT_ONLY = OUTPUT_NOT_SAVED | frozenset(
@@ -259,7 +261,7 @@ KEEPS_INPUT_ONLY = OUTPUT_NOT_SAVED | frozenset(
         "linear", "conv1d", "conv2d", "conv3d", "layer_norm", "batch_norm", "group_norm", "instance_norm",
         "gelu", "silu", "leaky_relu", "elu", "selu", "relu6", "hardtanh", "hardswish", "mish", "softplus",
         "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "matmul", "mm", "bmm",
-        "pow", "square", "clamp", "abs", "log",
+        "pow", "square", "clamp", "abs", "log", "log1p", "sin", "cos", "erf", "product",
     }
 )  # fmt: skip
 # Reductions: their result is small (a statistic), never an activation worth a finding; ops that keep
@@ -267,8 +269,11 @@ KEEPS_INPUT_ONLY = OUTPUT_NOT_SAVED | frozenset(
 REDUCTIONS = frozenset({"sum", "mean"})
 SHAPE_KEEPING = frozenset(
     {"cumsum", "sqrt", "rsqrt", "exp", "log", "abs", "pow", "square", "clamp", "scale", "relu", "sigmoid", "tanh",
-     "softmax", "log_softmax"}
+     "softmax", "log_softmax", "reciprocal", "expm1", "tan", "log1p", "sin", "cos", "erf", "neg"}
 )  # fmt: skip
+# Ops of two operands: of a statistic and another tensor, the result may be as large as the other
+# (`mean - x`) or as small as the statistic; ML004 counts it small, so it stays silent.
+BROADCASTING = frozenset({"add", "sub", "product", "matmul"})
 
 # PyTorch Lightning 1.x: a LightningModule that overrides the epoch-end hook gets, in its `outputs`
 # argument, what the step hook returned for every batch of the epoch; the Trainer keeps those values
@@ -308,11 +313,12 @@ GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "pa
 # against PyTorch 2.13's saved tensors (`saved_tensors_hooks`: `F.gelu` keeps its input, `torch.mm`
 # / `torch.matmul` their operands, `torch.cat` nothing).  Not the functions that may run in place
 # (`F.elu(x, inplace=True)` returns `x`), nor dropout (`training=False` returns its input itself),
-# nor `pow` (with a tensor exponent its backward reads its result); "scale" names `x * 2`, no function.
+# nor `pow` (with a tensor exponent its backward reads its result); "scale" and "product" name `x * 2` and
+# `x * y`, no function.
 FRESH_RESULT_FUNCTIONS = frozenset(
     name for name in KEEPS_NEITHER | KEEPS_INPUT_ONLY
     if name.islower() and name not in INPLACE_FUNCTIONS and not name.startswith("dropout")
-    and name not in ("pow", "scale")
+    and name not in ("pow", "scale", "product")
 )  # fmt: skip
 
 

@@ -10,8 +10,8 @@ import libcst as cst
 from memlint.analysis.chains import longest_chain
 from memlint.analysis.context import GradMode
 from memlint.analysis.inventory import inventory
-from memlint.analysis.saved import TENSOR_METHODS, keeps_input, keeps_output, op_kind, reader_of
-from memlint.analysis.tables import KEEPS_INPUT_ONLY, KEEPS_OUTPUT_ONLY, REDUCTIONS, SHAPE_KEEPING, VIEW_METHODS
+from memlint.analysis.saved import TENSOR_METHODS, keeps_input, keeps_output, known_op, op_kind, reader_of
+from memlint.analysis.tables import BROADCASTING, KEEPS_INPUT_ONLY, KEEPS_OUTPUT_ONLY, REDUCTIONS, SHAPE_KEEPING, VIEW_METHODS
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents
 from memlint.diagnostics import Severity
 from memlint.rule import Invalid, NodeFix, Rule, Valid
@@ -35,17 +35,21 @@ class RetainedIntermediates(Rule):
       tensors there, so every name that outlives its use holds its activation, when the op reading
       it returns a fresh tensor (a submodule, a torch function, arithmetic);
     - with gradients on, a name whose tensor autograd does not keep: it is made by an
-      op that does not save its output (`nn.Linear`, a convolution, a norm, GELU) and read by one
-      that does not save its input (`relu`, `sigmoid`, `tanh`, `softmax`, dropout, `+`, scaling
-      by a number). The tables are in `memlint/analysis/tables.py`; tests/test_saved_tables.py
-      checks them against the tensors PyTorch's autograd saves.
+      op that does not save its output (`nn.Linear`, a convolution, a norm, GELU, `torch.pow` by a
+      number, `+`, `-`) and read by one that does not save its input (`relu`, `sigmoid`, `tanh`,
+      `softmax`, `sqrt`, dropout, `+`, `-`, scaling by a number). A step of the chain may be
+      arithmetic (`sin_sq = 1 - cos_sq`) when it computes on a tensor of the chain. The tables are
+      in `memlint/analysis/tables.py`; tests/test_saved_tables.py checks them against the tensors
+      PyTorch's autograd saves.
 
     Reported once per function (or `with` block), on its first line, naming the tensors held after
     their last use; a name whose reader is the last statement that may allocate is not counted.
 
     Not reported: a named chain in a `forward` with gradients on whose layers save their inputs
     (`hidden = self.encoder(ids); pooled = self.pooler(hidden); logits = self.head(pooled)`:
-    autograd keeps each tensor for backward, so a name costs nothing); names rebound in place
+    autograd keeps each tensor for backward, so a name costs nothing; it keeps the operands of `*`
+    or `/` by a tensor, of `pow` and of a matmul too); arithmetic of what may be a number
+    (`n = int(x.sum()); m = n + 1`); names rebound in place
     (`x = layer(x)`); values that must coexist (a name used twice, also returned or combined
     later); chains of views (`.view`, `.permute`, ...: they allocate nothing); statistics (a
     `sum` or `mean` and what keeps its shape: small tensors, not activations); layers of the
@@ -306,6 +310,57 @@ class Net(torch.nn.Module):
         return self.blocks(x, pos)
 """
         ),
+        Valid(  # arithmetic of a number, not of a tensor: nothing is held
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+    def forward(self, x):
+        count = int(x.sum())
+        padded = count + 7
+        doubled = padded * 2
+        rows = self.fc(x)
+        return rows[:doubled] + 1
+"""
+        ),
+        Valid(  # `*` by a tensor keeps both operands for backward; a tensor exponent keeps `pow`'s result
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 64)
+        self.fc2 = nn.Linear(64, 64)
+        self.gamma = nn.Parameter(torch.ones(64))
+    def forward(self, x):
+        h = self.fc1(x)
+        gated = h * self.gamma
+        p = torch.pow(gated, self.gamma)
+        a = torch.relu(p)
+        y = self.fc2(a)
+        return self.head(y)
+"""
+        ),
+        Valid(  # statistics: a mean and what is computed from it are small
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+    def forward(self, x):
+        centre = torch.mean(x, 0)
+        shifted = centre - 1
+        spread = torch.sqrt(shifted)
+        y = self.fc(x) / spread
+        return self.head(y)
+"""
+        ),
         Valid(  # a helper with gradients on: neither a forward nor an inference path
             """
 import torch
@@ -414,6 +469,74 @@ class Mlp(nn.Module):
         return self.fc3(projected)
 """,
         ),
+        Invalid(  # arithmetic between torch functions: `pow` keeps its input, `1 - x` nothing, `sqrt` its output
+            """
+import torch
+from torch import nn
+class AngularHead(nn.Module):
+    def forward(self, features, weight):
+        cosine = torch.mm(features, weight).clamp(-1, 1)
+        cos_sq = torch.pow(cosine, 2)
+        sin_sq = 1 - cos_sq
+        sine = torch.sqrt(sin_sq)
+        margin = cosine * 0.9 - sine * 0.4
+        return margin * 30.0
+""",
+            line=4,
+            column=5,
+            message="`cos_sq` (made by `torch.pow`, which keeps its input, not its output; read by `1 - cos_sq`, which keeps neither); `sin_sq` (made by `1 - cos_sq`, which keeps neither its input nor its output; read by `torch.sqrt`, which keeps its output, not its input)",
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class AngularHead(nn.Module):
+    def forward(self, features, weight):
+        cosine = torch.mm(features, weight).clamp(-1, 1)
+        cos_sq = torch.pow(cosine, 2)
+        sin_sq = 1 - cos_sq
+        del cos_sq
+        sine = torch.sqrt(sin_sq)
+        del sin_sq
+        margin = cosine * 0.9 - sine * 0.4
+        return margin * 30.0
+""",
+        ),
+        Invalid(  # a layer's output shifted by `+`, then read by `sqrt`: neither step needs the names
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x):
+        y = self.fc(x)
+        z = y + 1
+        w = torch.sqrt(z)
+        return self.out(w)
+""",
+            line=8,
+            column=5,
+            message="`y` (made by `self.fc`, nn.Linear, which keeps its input, not its output; read by `y + 1`, which keeps neither)",
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x):
+        y = self.fc(x)
+        z = y + 1
+        del y
+        w = torch.sqrt(z)
+        del z
+        return self.out(w)
+""",
+        ),
         Invalid(  # `locals()` may read the names: reported without a fix
             """
 import torch
@@ -493,10 +616,20 @@ class Net(torch.nn.Module):
             return
         held: list[tuple[str, int, str]] = []  # (name, index of the statement that reads it last, why)
         small: set[str] = set()  # statistics: a reduction's result, and what keeps its shape
+        tensors: set[str] = set()  # names known to hold a tensor
         for position, name in enumerate(chain):
-            kind = op_kind(values[name], self.ctx, layers)
-            if kind in REDUCTIONS or (kind in SHAPE_KEEPING and position > 0 and chain[position - 1] in small):
+            value = values[name]
+            kind = op_kind(value, self.ctx, layers)
+            before = chain[position - 1] if position > 0 else None
+            if kind in REDUCTIONS or (kind in SHAPE_KEEPING | BROADCASTING and before in small):
                 small.add(name)
+            if isinstance(value, cst.Call):
+                if known_op(value, self.ctx, layers):
+                    tensors.add(name)
+            elif before in tensors and _operand_of(value, before):
+                tensors.add(name)  # `1 - c2` of a tensor `c2`
+            else:
+                continue  # arithmetic of what may be a number (`n = int(x.sum()); m = n + 1`)
             last = _reader_index(statements, name)
             if last is None or not any(_may_allocate(s) for s in statements[last + 1 :]):
                 continue
@@ -681,13 +814,30 @@ def _simple_assignment(statement: cst.CSTNode) -> tuple[Optional[str], Optional[
 
 
 def _allocates(value: Optional[cst.BaseExpression]) -> bool:
-    """A call that produces a new tensor: a layer, a function; not a view method."""
+    """A call that produces a new tensor (a layer, a function; not a view method), or arithmetic
+    (`1 - c2`, `-h`: a new tensor where an operand is one; `_check` asks that of the chain)."""
+    if isinstance(value, cst.BinaryOperation):
+        return True
+    if isinstance(value, cst.UnaryOperation):
+        return isinstance(value.operator, (cst.Minus, cst.BitInvert))
     if not isinstance(value, cst.Call):
         return False
     func = value.func
     if isinstance(func, cst.Attribute) and func.attr.value in VIEW_METHODS:
         return False
     return True
+
+
+def _operand_of(value: cst.BaseExpression, name: str) -> bool:
+    """Is `name` an operand of the arithmetic `value`, directly or through more arithmetic
+    (`1 - c2`, `(h + b) * 2`), not inside a call (`int(h.sum()) + 1` is a number)?"""
+    if isinstance(value, cst.Name):
+        return value.value == name
+    if isinstance(value, cst.BinaryOperation):
+        return _operand_of(value.left, name) or _operand_of(value.right, name)
+    if isinstance(value, cst.UnaryOperation):
+        return _operand_of(value.expression, name)
+    return False
 
 
 def _fix(function: cst.FunctionDef, owner: cst.CSTNode, statements, held) -> Optional[NodeFix]:

@@ -1,9 +1,9 @@
 """ML004's screen: a necessary condition of the rule reporting, on CPython's AST (see rule.py).
 
 A `forward` whose straight-line statements (its body, or the body of a `with` at its top) assign
-calls to names in a chain at least `min-retained-chain` long, each call reading a name bound by an
-earlier one (any name it mentions, where the rule needs exactly one), leaving out names the rule
-certainly rejects: those bound or read more than once.
+calls or arithmetic to names in a chain at least `min-retained-chain` long, each value reading a
+name bound by an earlier one (any name it mentions, where the rule needs exactly one), leaving out
+names the rule certainly rejects: those bound or read more than once.
 """
 
 from __future__ import annotations
@@ -33,12 +33,18 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
 
 
 def _steps(statements: list[ast.stmt], excluded: frozenset[str] = frozenset()) -> Iterator[tuple[str, set[str]]]:
-    """`name = call(...)` statements (not of a view method) and the words of their calls."""
+    """`name = call(...)` statements (not of a view method) and `name = <arithmetic>`, with the
+    words of their values."""
     for statement in statements:
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
             continue
         value, target = statement.value, statement.targets[0].id
-        if target in excluded or not isinstance(value, ast.Call):
+        if target in excluded:
+            continue
+        if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+            yield target, set(words_in(value))
+            continue
+        if not isinstance(value, ast.Call):
             continue
         if isinstance(value.func, ast.Attribute) and value.func.attr in VIEW_METHODS:
             continue
