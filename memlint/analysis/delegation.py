@@ -26,7 +26,7 @@ import libcst as cst
 
 from memlint.analysis import tables, values
 from memlint.analysis.bindings import bound_by, erring_names, own_scope
-from memlint.analysis.literal_tests import literal_key, test_outcome
+from memlint.analysis.literal_tests import literal_key, outcome_of_test
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.model_wrappers import REPLICA_APPLYING_FUNCTIONS, REPLICATING_FUNCTIONS
 from memlint.analysis.naming import method_runs_module, named_like_model
@@ -294,7 +294,7 @@ def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
     """Ids of the blocks of `if` statements of the method that cannot run for the call's literal
     arguments (or the parameters' literal defaults), where the body never rebinds the parameter:
     `if not cross_valid:` for `cross_valid=True`, `if phase == 'train':` for `'val'`, the `else`
-    of `if mode in ("val", "test"):` for `"val"` (literal_tests.test_outcome)."""
+    of `if mode in ("val", "test"):` for `"val"` (literal_tests.outcome_of_test)."""
     params = list(method.params.params)
     if any(argument.star for argument in call.args):
         return set()
@@ -316,7 +316,7 @@ def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
     for node in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if type(node) is not cst.If:
             continue
-        holds = test_outcome(node.test, known)  # type: ignore[attr-defined]
+        holds = outcome_of_test(node.test, known)  # type: ignore[attr-defined]
         if holds is True:  # the `else` (or `elif`) cannot run
             if node.orelse is not None:  # type: ignore[attr-defined]
                 dead.add(id(node.orelse))  # type: ignore[attr-defined]

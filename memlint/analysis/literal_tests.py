@@ -36,12 +36,12 @@ def literal_key(expr: cst.BaseExpression) -> Optional[tuple[str, object]]:
     return None
 
 
-def test_outcome(test: cst.BaseExpression, known: Mapping[str, tuple[str, object]]) -> Optional[bool]:
+def outcome_of_test(test: cst.BaseExpression, known: Mapping[str, tuple[str, object]]) -> Optional[bool]:
     """Does `test` hold (True), fail (False), or is it unknown (None) where each parameter of
     `known` has that literal (`literal_key`)?"""
     kind = type(test)
     if kind is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
-        inner = test_outcome(test.expression, known)  # type: ignore[attr-defined]
+        inner = outcome_of_test(test.expression, known)  # type: ignore[attr-defined]
         return None if inner is None else not inner
     if kind is cst.Name:
         value = known.get(test.value)  # type: ignore[attr-defined]
