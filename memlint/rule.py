@@ -270,9 +270,13 @@ class Rule:
         grad_sensitive: bool = False,
         severity: Optional[Severity] = None,
         related: Sequence[tuple[cst.CSTNode, str]] = (),
+        grad_from: Sequence["FunctionKey"] = (),
     ) -> None:
-        """`related`: other places the finding involves, as (node, what it is there)."""
-        chain = self.ctx.function_chain if grad_sensitive else None
+        """`related`: other places the finding involves, as (node, what it is there). `grad_from`
+        (with `grad_sensitive`): functions of the file besides the enclosing ones whose grad mode the
+        finding takes (the callers that pick a helper's evaluation branch): dropped, as the
+        enclosing ones are, where one of them only ever runs without gradient tracking."""
+        chain = (*self.ctx.function_chain, *grad_from) if grad_sensitive else None
         self._reports.append(Report(self, node, message, fix, chain, severity, tuple(related)))
 
     @staticmethod

@@ -27,6 +27,7 @@ import libcst as cst
 from memlint.analysis import tables, values
 from memlint.analysis.bindings import bound_by, erring_names, own_scope
 from memlint.analysis.constants import literal_bool
+from memlint.analysis.literal_tests import literal_key, outcome_of_test
 from memlint.analysis.model import MODULE_RETURNING
 from memlint.analysis.model_wrappers import REPLICA_APPLYING_FUNCTIONS, REPLICATING_FUNCTIONS
 from memlint.analysis.naming import method_runs_module, named_like_model
@@ -291,9 +292,10 @@ def _live(block: cst.CSTNode, dead: set[int], skip: tuple) -> list[cst.CSTNode]:
 
 
 def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
-    """Ids of the blocks of `if flag:` / `if not flag:` statements of the method that cannot run for
-    the call's literal `True` / `False` arguments (or the parameters' literal defaults), where the
-    body never rebinds the flag."""
+    """Ids of the blocks of `if` statements of the method that cannot run for the call's literal
+    arguments (or the parameters' literal defaults), where the body never rebinds the parameter:
+    `if not cross_valid:` for `cross_valid=True`, `if phase == 'train':` for `'val'`, the `else`
+    of `if mode in ("val", "test"):` for `"val"` (literal_tests.outcome_of_test)."""
     params = list(method.params.params)
     if any(argument.star for argument in call.args):
         return set()
@@ -303,26 +305,23 @@ def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
             given[argument.keyword.value] = argument.value
         elif position + 1 < len(params):  # (a method: the first parameter is self)
             given[params[position + 1].name.value] = argument.value
-    flags: dict[str, bool] = {}
+    known: dict[str, tuple[str, object]] = {}
     for param in params[1:]:
-        flag = literal_bool(given.get(param.name.value, param.default))
-        if flag is not None and not binds_in_body(method, param.name.value):
-            flags[param.name.value] = flag
+        value = given.get(param.name.value, param.default)
+        literal = literal_key(value) if value is not None else None
+        if literal is not None and not binds_in_body(method, param.name.value):
+            known[param.name.value] = literal
     dead: set[int] = set()
-    if not flags:
+    if not known:
         return dead
     for node in code_descendants(method.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if type(node) is not cst.If:
             continue
-        test, negated = node.test, False  # type: ignore[attr-defined]
-        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-            test, negated = test.expression, True
-        if type(test) is not cst.Name or test.value not in flags:
-            continue
-        if flags[test.value] != negated:  # the test holds: the `else` cannot run
+        holds = outcome_of_test(node.test, known)  # type: ignore[attr-defined]
+        if holds is True:  # the `else` (or `elif`) cannot run
             if node.orelse is not None:  # type: ignore[attr-defined]
                 dead.add(id(node.orelse))  # type: ignore[attr-defined]
-        else:
+        elif holds is False:
             dead.add(id(node.body))  # type: ignore[attr-defined]
     return dead
 

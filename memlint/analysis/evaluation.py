@@ -59,6 +59,9 @@ class Region:
     # for "function-name": the code of what the function's own statements put in eval mode
     # (`lm_model` of `lm_model.eval()`): a method of one fed data runs it (`lm_model.log_prob(x)`)
     evaluated: tuple = ()
+    # for "mode-branch": the functions (keys) whose calls choose its eval branch; the finding holds
+    # only where none of them runs only without gradients (`Rule.report`'s `grad_from`)
+    callers: tuple = ()
 
 
 def is_evaluation_loader(expr: cst.BaseExpression) -> Optional[str]:
@@ -306,15 +309,17 @@ class _Scanner:
                 region, pending, others = None, [], []
             if region is None:
                 switch = None if eval_only else _mode_switch(statement, self.ctx, self.scope)
-                if switch is not None and isinstance(self.scope, cst.FunctionDef) and (
-                    _evaluated_with_grad(self.scope, statement.test, self.ctx)  # `if phase == TRAIN: gat.train()` / `else: gat.eval()`
-                    or _loop_selects_eval(statement, self.scope)  # `for phase in ["train", "val"]:` around it
-                ):
-                    call, training = switch
+                # `if phase == TRAIN: gat.train()` / `else: gat.eval()` called with another phase, or
+                # `for phase in ["train", "val"]:` around it
+                callers = _evaluated_with_grad(self.scope, statement.test, self.ctx) if switch is not None and isinstance(self.scope, cst.FunctionDef) else None
+                if callers is None and switch is not None and isinstance(self.scope, cst.FunctionDef) and _loop_selects_eval(statement, self.scope):
+                    callers = ()
+                if callers is not None:
+                    call, training = switch  # type: ignore[misc]
                     test = self.ctx.module.code_for_node(statement.test)  # type: ignore[attr-defined]
                     description = f"after `{self.ctx.module.code_for_node(call)}` (where `{test}` is false)"
                     receiver = _code(self.ctx, eval_receiver(call, statement))
-                    region = Region(statement, "mode-branch", description, block=tuple(statements), receiver=receiver, training=training)
+                    region = Region(statement, "mode-branch", description, block=tuple(statements), receiver=receiver, training=training, callers=callers)
                     pending = []
                     continue
                 if opening is not None and opening[1] not in covered:
@@ -1282,20 +1287,35 @@ def _mode_beside_assignments(statements, shape) -> Optional[cst.Call]:
                 return None
             found = call
             continue
-        if type(statement) is not cst.SimpleStatementLine or not all(
-            type(small) is cst.Assign and all(type(t.target) is cst.Name for t in small.targets)
-            and not any(type(n) is cst.Call for n in code_descendants(small.value))
-            for small in statement.body
-        ):  # fmt: skip
+        if not _plain_bookkeeping(statement):
             return None
     return found
+
+
+def _plain_bookkeeping(statement: cst.CSTNode) -> bool:
+    """A statement beside a mode call that runs nothing: plain assignments of names from values
+    without calls (`step = global_step`, `net = self.net.module`, also under an `if` with no `else`:
+    CenterNet's `if len(opt.gpus) > 1: model_with_loss = self.model_with_loss.module`), or
+    `torch.cuda.empty_cache()`."""
+    if type(statement) is cst.If and statement.orelse is None and isinstance(statement.body, cst.IndentedBlock):  # type: ignore[attr-defined]
+        return bool(statement.body.body) and all(type(s) is cst.SimpleStatementLine and _plain_bookkeeping(s) for s in statement.body.body)  # type: ignore[attr-defined]
+    if type(statement) is not cst.SimpleStatementLine:
+        return False
+    only = statement.body[0].value if len(statement.body) == 1 and type(statement.body[0]) is cst.Expr else None  # type: ignore[attr-defined]
+    if type(only) is cst.Call and not only.args and dotted_name(only.func) == "torch.cuda.empty_cache":  # type: ignore[attr-defined]
+        return True
+    return all(
+        type(small) is cst.Assign and all(type(t.target) is cst.Name for t in small.targets)
+        and not any(type(n) is cst.Call for n in code_descendants(small.value))
+        for small in statement.body  # type: ignore[attr-defined]
+    )  # fmt: skip
 
 
 def _statement_of(statements, call: cst.Call) -> cst.CSTNode:
     return next(s for s in statements if any(n is call for n in code_descendants(s)))
 
 
-def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression, ctx: "Context") -> bool:
+def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression, ctx: "Context") -> Optional[tuple]:
     """Does the file call the function so that its mode switch chooses eval, with gradients on?  The
     switch's test must compare a parameter with a constant (`phase == LoopPhase.TRAIN`) or be the
     parameter itself (`if train:`); a call passing another constant (`main_loop(phase=LoopPhase.TEST)`,
@@ -1303,11 +1323,18 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
     function's name must be such a call (or its factory's `return`, below): handed to other code as
     a value, it may run anywhere.  A closure its factory returns (`def get_main_loop(...): def
     main_loop(phase): ...; return main_loop`) is called through the names bound to the factory's
-    result (`main_loop = get_main_loop(...)`)."""
+    result (`main_loop = get_main_loop(...)`).  A method is called on `self` by the methods of its
+    class (CenterNet's `val()` running `self.run_epoch('val', epoch, loader)`): each use of
+    `self.<name>` there must be such a call.  The keys of the functions making the calls that choose
+    eval come back (None where none does): the finding is theirs to drop where one of them only
+    ever runs without gradients."""
     selector = _phase_selector(training, function)
     if selector is None:
-        return False
+        return None
     parameter, training_value = selector
+    owner = _owning_class(function, ctx)
+    if owner is not None:
+        return _method_evaluated_with_grad(function, owner, parameter, training_value, ctx)
     names = {function.name.value}
     factory = factory_of(function, ctx)
     if factory is not None:
@@ -1318,6 +1345,7 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
             for t in node.targets  # type: ignore[attr-defined]
             if type(t.target) is cst.Name
         }  # fmt: skip
+    callers: list = []
     found = False
     for node, parents in code_with_parents(ctx.module):
         if type(node) is not cst.Name or node.value not in names:  # type: ignore[attr-defined]
@@ -1331,15 +1359,70 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
             if factory is not None and _code(ctx, parents[-2].value.func) == factory.name.value:  # type: ignore[attr-defined]
                 continue
         if not (type(parent) is cst.Call and parent.func is node):  # type: ignore[attr-defined]
-            return False  # handed to other code as a value
-        if any(type(p) is cst.With and any(_GRAD_OFF_WORDS.search(ctx.module.code_for_node(i.item)) for i in p.items) for p in parents):  # type: ignore[attr-defined]
+            return None  # handed to other code as a value
+        if _under_grad_off(parents, ctx):
             continue
         argument = _argument_for(parent, function, parameter)  # type: ignore[arg-type]
-        if argument is not None and _constant(argument) and constant_key(argument) != training_value:
+        if argument is None:
+            continue
+        # (`for phase, loader in data_loaders.items(): __train_step(..., phase, ...)`)
+        if (_constant(argument) and constant_key(argument) != training_value) or _iterates_phases(argument, parents, training_value, ctx):
             found = True
-        elif argument is not None and _iterates_phases(argument, parents, training_value, ctx):
-            found = True  # `for phase, loader in data_loaders.items(): __train_step(..., phase, ...)`
-    return found
+            enclosing = next((p for p in reversed(parents) if type(p) is cst.FunctionDef), None)
+            if enclosing is not None:
+                callers.append(_function_key(enclosing, parents))
+    return tuple(callers) if found else None
+
+
+def _under_grad_off(parents, ctx: "Context") -> bool:
+    return any(type(p) is cst.With and any(_GRAD_OFF_WORDS.search(ctx.module.code_for_node(i.item)) for i in p.items) for p in parents)  # type: ignore[attr-defined]
+
+
+def _owning_class(function: cst.FunctionDef, ctx: "Context") -> Optional[cst.ClassDef]:
+    """The class whose method the function is (None for any other function)."""
+    frames = ctx.frames
+    for index, frame in enumerate(frames):
+        if frame.node is function:
+            outer = frames[index - 1] if index else None
+            return outer.node if outer is not None and outer.kind == "class" and type(outer.node) is cst.ClassDef else None  # type: ignore[return-value]
+    return None
+
+
+def _method_evaluated_with_grad(function: cst.FunctionDef, owner: cst.ClassDef, parameter: str, training_value: str, ctx: "Context") -> Optional[tuple]:
+    """`_evaluated_with_grad` for a method: its class's own calls `self.<name>(...)` (not in a
+    `with` that turns gradients off) choosing eval by a constant for the parameter; any other use
+    of `self.<name>` (handed on as a value) may run it anywhere.  The calls' enclosing methods come
+    back: `val()` only ever called under `no_grad` evaluates without gradients."""
+    params = function.params.params
+    if function.decorators or not params or params[0].name.value != "self":
+        return None  # (a static or class method: its calls are not `self.<name>(...)`)
+    name = function.name.value
+    callers: list = []
+    for node, parents in code_with_parents(owner):
+        if type(node) is not cst.Attribute or node.attr.value != name or type(node.value) is not cst.Name or node.value.value != "self":  # type: ignore[attr-defined]
+            continue
+        parent = parents[-1] if parents else None
+        if not (type(parent) is cst.Call and parent.func is node):  # type: ignore[attr-defined]
+            return None  # handed to other code as a value
+        if _under_grad_off(parents, ctx):
+            continue
+        argument = _argument_for(parent, function, parameter, bound=True)  # type: ignore[arg-type]
+        if argument is None or not _constant(argument) or constant_key(argument) == training_value:
+            continue
+        enclosing = next((p for p in reversed(parents) if type(p) is cst.FunctionDef), None)
+        if enclosing is None:
+            continue
+        callers.append(_function_key(enclosing, parents))
+    return tuple(callers) if callers else None
+
+
+def _function_key(function: cst.FunctionDef, parents) -> tuple:
+    """The key (`FunctionKey`) the traversal gives the function: a method of the class around it, or a function."""
+    index = max(i for i, p in enumerate(parents) if p is function)
+    holder = parents[index - 2] if index >= 2 else None  # (the class, then its indented block)
+    if type(holder) is cst.ClassDef:
+        return ("method", holder.name.value, function.name.value)  # type: ignore[attr-defined]
+    return ("func", function.name.value)
 
 
 def _iterates_phases(argument: cst.BaseExpression, parents, training_value: str, ctx: "Context") -> bool:
@@ -1482,8 +1565,10 @@ def _constant(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value[:1].isupper()
 
 
-def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str) -> Optional[cst.BaseExpression]:
-    params = [p.name.value for p in function.params.params]
+def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str, bound: bool = False) -> Optional[cst.BaseExpression]:
+    """The argument the call gives the parameter (`bound`: a call of a method on `self`, whose
+    first parameter the receiver fills)."""
+    params = [p.name.value for p in function.params.params][1 if bound else 0 :]
     for position, argument in enumerate(call.args):
         if argument.star:
             return None

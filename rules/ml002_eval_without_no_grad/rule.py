@@ -42,7 +42,10 @@ class EvalWithoutNoGrad(Rule):
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
     only run inside those) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
-    returns it) outside any `no_grad`, or where a loop over literal phases around the switch selects
+    returns it; for a method, its class calling `self.run_epoch('val', loader)`, every use of
+    `self.run_epoch` such a call: CenterNet's trainer, whose eval branch may also pick the
+    wrapped module, `model = self.model.module`, and empty the cache) outside any `no_grad`, and
+    not only from functions that only ever run without gradients, or where a loop over literal phases around the switch selects
     it (`for phase in ["train", "val"]:`), in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...) or in a
     loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
@@ -73,9 +76,10 @@ class EvalWithoutNoGrad(Rule):
     X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
     body runs the global `G`, with no grad switch of its own), `nn.parallel.data_parallel(X, inputs, gpus)`, an object built around X and fed data
     (`elbo = SVI(model, ...)`, every binding of `elbo` in its scope so built, then `-elbo(x)`), a method of the class that runs
-    `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; its `if flag:` blocks that the
+    `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; its `if` blocks that the
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
-    under `if not cross_valid:`; in a function named as an
+    under `if not cross_valid:`, `self._pass(loader, 'val')` the one under `if phase == 'train':` (also
+    `!=`, `in`, `not in` a literal tuple; strings, integers, `True`/`False`/`None`, never compared across kinds); in a function named as an
     evaluation or a loop over evaluation data, a method that runs any model of `self`, in an
     nn.Module also through a method of self fed data whose name says it runs it: CloserLookFewShot's
     `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
@@ -4365,6 +4369,91 @@ def score(model, batches):
     print(model(batches[0]).mean().item())
 """,
         ),
+        Invalid(  # a trainer's epoch method switches mode on a phase string, and its class calls it with 'val' (CenterNet's run_epoch)
+            """
+import torch
+class Trainer:
+    def __init__(self, model, optimizer, gpus):
+        self.model = model
+        self.optimizer = optimizer
+        self.gpus = gpus
+
+    def run_epoch(self, phase, loader):
+        model = self.model
+        if phase == 'train':
+            model.train()
+        else:
+            if len(self.gpus) > 1:
+                model = self.model.module
+            model.eval()
+            torch.cuda.empty_cache()
+        total = 0.0
+        for x, y in loader:
+            loss = model(x, y).mean()
+            if phase == 'train':
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            total += loss.item()
+        return total
+
+    def train(self, loader):
+        return self.run_epoch('train', loader)
+
+    def val(self, loader):
+        return self.run_epoch('val', loader)
+""",
+            line=19,
+            column=20,
+        ),
+        Invalid(  # a helper called after eval() with the phase 'val': its backward under `if phase in ("train",):` cannot run
+            """
+import torch
+class Solver:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, train_loader, val_loader):
+        self.model.train()
+        self._pass(train_loader, 'train')
+        self.model.eval()
+        self._pass(val_loader, 'val')
+
+    def _pass(self, loader, phase):
+        for x in loader:
+            loss = self.model(x).mean()
+            if phase in ("train",):
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+""",
+            line=11,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+class Solver:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, train_loader, val_loader):
+        self.model.train()
+        self._pass(train_loader, 'train')
+        self.model.eval()
+        with torch.no_grad():
+            self._pass(val_loader, 'val')
+
+    def _pass(self, loader, phase):
+        for x in loader:
+            loss = self.model(x).mean()
+            if phase in ("train",):
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+""",
+        ),
     ]
 
     VALID += [
@@ -4537,6 +4626,127 @@ net = nn.Linear(5, 2)
 print(net(torch.ones(5)).sum().item())
 """
         ),
+        Valid(  # the trainer's 'val' phase is chosen only by a method its class calls under no_grad
+            """
+import torch
+class Trainer:
+    def __init__(self, model, optimizer, gpus):
+        self.model = model
+        self.optimizer = optimizer
+        self.gpus = gpus
+
+    def run_epoch(self, phase, loader):
+        model = self.model
+        if phase == 'train':
+            model.train()
+        else:
+            if len(self.gpus) > 1:
+                model = self.model.module
+            model.eval()
+            torch.cuda.empty_cache()
+        total = 0.0
+        for x, y in loader:
+            loss = model(x, y).mean()
+            if phase == 'train':
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            total += loss.item()
+        return total
+
+    def train(self, loader):
+        return self.run_epoch('train', loader)
+
+    def val(self, loader):
+        return self.run_epoch('val', loader)
+
+    def fit(self, train_loader, val_loader):
+        self.train(train_loader)
+        with torch.no_grad():
+            self.val(val_loader)
+"""
+        ),
+        Valid(  # the epoch method is handed on as a value: which phase it runs with is not in view
+            """
+import torch
+class Trainer:
+    def __init__(self, model, optimizer, gpus):
+        self.model = model
+        self.optimizer = optimizer
+        self.gpus = gpus
+
+    def run_epoch(self, phase, loader):
+        model = self.model
+        if phase == 'train':
+            model.train()
+        else:
+            if len(self.gpus) > 1:
+                model = self.model.module
+            model.eval()
+            torch.cuda.empty_cache()
+        total = 0.0
+        for x, y in loader:
+            loss = model(x, y).mean()
+            if phase == 'train':
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            total += loss.item()
+        return total
+
+    def train(self, loader):
+        return self.run_epoch('train', loader)
+
+    def val(self, loader):
+        return run_later(self.run_epoch, loader)
+"""
+        ),
+        Valid(  # the helper called after eval() with a phase its `in` test trains for: the backward runs
+            """
+import torch
+class Solver:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, train_loader, val_loader):
+        self.model.train()
+        self._pass(train_loader, 'train')
+        self.model.eval()
+        self._pass(val_loader, 'val')
+
+    def _pass(self, loader, phase):
+        for x in loader:
+            loss = self.model(x).mean()
+            if phase in ("train", "val"):
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+"""
+        ),
+        Valid(  # `0 == False` holds in Python: an integer phase is not compared with a bool literal
+            """
+import torch
+class Solver:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, train_loader, val_loader):
+        self.model.train()
+        self._pass(train_loader, 'train')
+        self.model.eval()
+        self._pass(val_loader, 0)
+
+    def _pass(self, loader, phase):
+        for x in loader:
+            loss = self.model(x).mean()
+            if phase == False:
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+"""
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -4574,7 +4784,7 @@ print(net(torch.ones(5)).sum().item())
             f"`{call_text}` runs {region.description} with gradient tracking on: autograd saves "
             "activations for a backward that never comes; run evaluation under `torch.no_grad()`"
         )
-        self.report(node, message, self._fix(node, region, scope), grad_sensitive=True)
+        self.report(node, message, self._fix(node, region, scope), grad_sensitive=True, grad_from=region.callers)
 
     def _runs_in(self, node: cst.Call, region: Region) -> bool:
         """Does the call run what `region` evaluates?"""
