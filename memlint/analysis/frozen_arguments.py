@@ -82,16 +82,42 @@ def _own_arguments(function: ast.AST) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None)]
 
 
-def freezes(scope: Scope) -> list[tuple[int, str]]:
-    """The models `scope` freezes by a statement of its own body and does not bind again after it
-    (see the module's docstring), each with the last line of that statement (the caller leaves out
-    the names the file thaws: `thawed_names`).  A call after that line hands the model over frozen."""
-    found: list[tuple[int, str]] = []
-    for statement in scope.body:
-        name = _freezes(statement)
-        if name is not None and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
-            found.append((statement.end_lineno, name))
+def freezes(scope: Scope) -> list[tuple[int, str, int]]:
+    """The models `scope` freezes by a statement of its own body, or of a block nested in it (an
+    `if`, a loop, a `with`, a `try`; not a nested function or class), and does not bind again after
+    it (see the module's docstring), each with the last line of that statement and the last line of
+    its block (the caller leaves out the names the file thaws: `thawed_names`).  A call after the
+    first line and within the block (the freeze ran before it: `if __name__ == "__main__":` then
+    `model.requires_grad_(False)` ... `evaluate(model)`) hands the model over frozen."""
+    found: list[tuple[int, str, int]] = []
+    blocks = [scope.body]
+    while blocks:
+        block = blocks.pop()
+        if not block:
+            continue
+        end = block[-1].end_lineno or 0
+        for statement in block:
+            name = _freezes(statement)
+            if name is not None and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
+                found.append((statement.end_lineno, name, end))
+            if type(statement) in _COMPOUND:
+                blocks.extend(_inner_blocks(statement))
+    found.sort()
     return found
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
+
+
+def _inner_blocks(statement: ast.stmt) -> Iterator[list]:
+    """The statement lists directly inside a compound statement (its body, `else`, `finally` and
+    handlers' bodies)."""
+    for attr in ("body", "orelse", "finalbody"):
+        block = getattr(statement, attr, None)
+        if block:
+            yield block
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
 
 
 def _freezes(statement: ast.stmt) -> Optional[str]:
@@ -104,11 +130,14 @@ def _freezes(statement: ast.stmt) -> Optional[str]:
             return owner
         return None
     if type(statement) is ast.Expr and type(statement.value) is ast.Call:
-        call = statement.value
-        func = call.func
-        if type(func) is ast.Attribute and type(func.value) is ast.Name and _change(call) == "freeze":
-            return func.value.id
-        return None
+        # `X.requires_grad_(False)`, also within a chain of methods that hand the module back
+        # (`X.eval().requires_grad_(False).to(device)`: the outermost change decides)
+        value: ast.AST = statement.value
+        change = None
+        while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _CHAIN_METHODS:
+            change = change or _change(value)
+            value = value.func.value
+        return value.id if change == "freeze" and type(value) is ast.Name else None
     if type(statement) is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
         value = statement.value
         change = None
@@ -118,6 +147,10 @@ def _freezes(statement: ast.stmt) -> Optional[str]:
         if change == "freeze" and type(value) is ast.Call:
             return statement.targets[0].id
     return None
+
+
+# The methods of a chain that freezes its receiver: those that hand the module back, and `freeze`.
+_CHAIN_METHODS = tables.MODULE_RETURNING | {"freeze"}
 
 
 def _walk_body(loop: ast.For) -> Iterator[ast.AST]:

@@ -4559,7 +4559,7 @@ print(net(torch.ones(5)).sum().item())
         if found is None:
             return
         region, unit = found
-        if is_frozen_model(node.func, ctx):
+        if is_frozen_model(node.func, ctx, node) or (region.receiver and is_frozen_model(cst.parse_expression(region.receiver), ctx, node)):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
             # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
             self._reported.add(unit)
