@@ -385,6 +385,99 @@ def describe(image):
     return shared_encoder(image).mean().item()
 """
         ),
+        Valid(  # a script that freezes its model (in the blocks around the call) before handing it to an evaluation helper: neither the helper's run nor the call builds a graph
+            """
+import torch
+from torch import nn
+def evaluate_split(batches, model):
+    for x in batches:
+        print(model(x).argmax(1).tolist())
+if __name__ == "__main__":
+    net = nn.Linear(4, 2)
+    if torch.cuda.is_available():
+        net.load_state_dict(torch.load("net.pt"))
+        net.requires_grad_(False)
+        net.eval()
+        evaluate_split([torch.ones(3, 4)], net)
+"""
+        ),
+        Valid(  # frozen at the end of a chain of module methods, then traced (`torch.jit.trace` keeps the frozen parameters): no graph
+            """
+import torch
+def score(net, batches, trace):
+    net.eval().requires_grad_(False).cuda()
+    if trace:
+        net = torch.jit.trace(net, [batches[0].cuda()])
+    for x in batches:
+        print(net(x.cuda()).sum().item())
+"""
+        ),
+        Invalid(  # a module-level freeze behind an `if` the run is not behind: it may not have run
+            """
+import torch
+from torch import nn
+net = nn.Linear(4, 2)
+if torch.cuda.device_count() > 1:
+    net.requires_grad_(False)
+net.eval()
+for x in [torch.ones(3, 4)]:
+    print(net(x).argmax(1).tolist())
+""",
+            line=8,
+            column=11,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+net = nn.Linear(4, 2)
+if torch.cuda.device_count() > 1:
+    net.requires_grad_(False)
+net.eval()
+with torch.no_grad():
+    for x in [torch.ones(3, 4)]:
+        print(net(x).argmax(1).tolist())
+""",
+        ),
+        Invalid(  # a freeze of a submodule (`net.backbone`) leaves the head's parameters asking for gradients
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+if __name__ == "__main__":
+    net = Net()
+    net.backbone.requires_grad_(False)
+    net.eval()
+    for x in [torch.ones(3, 4)]:
+        print(net(x).argmax(1).tolist())
+""",
+            line=15,
+            column=15,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+if __name__ == "__main__":
+    net = Net()
+    net.backbone.requires_grad_(False)
+    net.eval()
+    with torch.no_grad():
+        for x in [torch.ones(3, 4)]:
+            print(net(x).argmax(1).tolist())
+""",
+        ),
         Valid(  # a fixed judge / guide net in eval mode whose outputs the region hands to a helper of the file that runs backward on that parameter: backward comes, through the helper
             """
 import torch
