@@ -250,20 +250,40 @@ def _argument_is(call: cst.Call, value: bool, *, default: bool) -> bool:
 
 
 def _parameter_loop(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
-    """`for p in X.parameters(): p.requires_grad = False` -> ("X", freeze)."""
+    """`for p in X.parameters(): p.requires_grad = False` -> ("X", freeze): a freeze only where a
+    statement of the loop's own body (not behind an `if`: `if name not in ["fc.weight"]:` leaves the
+    head trainable) sets it on the loop's parameter (such a setting elsewhere in the body is neither
+    a freeze nor a thaw); a setting to anything but `False` thaws (it may)."""
     it = loop.iter
     if type(it) is not cst.Call or type(it.func) is not cst.Attribute or it.func.attr.value not in ("parameters", "named_parameters"):  # type: ignore[attr-defined]
         return None, None
     owner = dotted_name(it.func.value)  # type: ignore[attr-defined]
     if owner is None:
         return None, None
+    own = {id(small) for small in _small_statements(loop)}
+    targets = set(target_names(loop.target))
     for node in code_descendants(loop.body):
         if type(node) is cst.Assign and any(
             type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad" for t in node.targets  # type: ignore[attr-defined]
         ):
             value = node.value  # type: ignore[attr-defined]
-            literal_false = type(value) is cst.Name and value.value == "False"
-            return owner, _FREEZE if literal_false else _THAW
+            if not (type(value) is cst.Name and value.value == "False"):
+                return owner, _THAW
+            on_parameter = all(dotted_name(t.target.value) in targets for t in node.targets)  # type: ignore[attr-defined]
+            return (owner, _FREEZE) if id(node) in own and on_parameter else (None, None)
         if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "requires_grad_":  # type: ignore[attr-defined]
-            return owner, _THAW if _argument_is(node, True, default=True) else _FREEZE  # type: ignore[arg-type]
+            if _argument_is(node, True, default=True):  # type: ignore[arg-type]
+                return owner, _THAW
+            on_parameter = dotted_name(node.func.value) in targets  # type: ignore[attr-defined]
+            unconditional = any(type(small) is cst.Expr and small.value is node for small in _small_statements(loop))  # type: ignore[attr-defined]
+            return (owner, _FREEZE) if on_parameter and unconditional else (None, None)
     return None, None
+
+
+def _small_statements(loop: cst.For) -> list:
+    """The small statements of the loop's own body (`a; b` lines and a one-line body too)."""
+    body = loop.body
+    if type(body) is cst.SimpleStatementSuite:
+        return list(body.body)  # type: ignore[attr-defined]
+    lines = body.body if type(body) is cst.IndentedBlock else ()  # type: ignore[attr-defined]
+    return [small for line in lines if type(line) is cst.SimpleStatementLine for small in line.body]  # type: ignore[attr-defined]

@@ -123,9 +123,14 @@ def _inner_blocks(statement: ast.stmt) -> Iterator[list]:
 def _freezes(statement: ast.stmt) -> Optional[str]:
     """The name a statement freezes every parameter of, or None."""
     if type(statement) is ast.For:
+        # `p.requires_grad = False` on the loop's parameter, as a statement of the loop's own body (not
+        # behind an `if`: `if name not in ["fc.weight"]:` leaves the head trainable)
         owner = _parameters_of(statement.iter)
+        targets = {node.id for node in ast.walk(statement.target) if type(node) is ast.Name}
         if owner is not None and any(
-            type(node) is ast.Assign and _sets_requires_grad(node) and _is_false(node.value) for node in _walk_body(statement)
+            type(node) is ast.Assign and _sets_requires_grad(node) and _is_false(node.value)
+            and all(type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id in targets for t in node.targets)
+            for node in statement.body
         ):
             return owner
         return None

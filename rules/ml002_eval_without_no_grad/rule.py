@@ -478,6 +478,32 @@ if __name__ == "__main__":
             print(net(x).argmax(1).tolist())
 """,
         ),
+        Invalid(  # a loop over the parameters that freezes only those an `if` picks: the head still asks for gradients
+            """
+import torch
+def score(net, batches):
+    for name, p in net.named_parameters():
+        if not name.startswith("head."):
+            p.requires_grad = False
+    net.eval()
+    for x in batches:
+        print(net(x).argmax(1).tolist())
+""",
+            line=8,
+            column=15,
+            unsafe=True,
+            fixed="""
+import torch
+def score(net, batches):
+    for name, p in net.named_parameters():
+        if not name.startswith("head."):
+            p.requires_grad = False
+    net.eval()
+    with torch.no_grad():
+        for x in batches:
+            print(net(x).argmax(1).tolist())
+""",
+        ),
         Valid(  # a fixed judge / guide net in eval mode whose outputs the region hands to a helper of the file that runs backward on that parameter: backward comes, through the helper
             """
 import torch
