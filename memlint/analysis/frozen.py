@@ -5,9 +5,11 @@ Evidence that `X` is frozen:
 
 - `X.freeze()` with no argument (Lightning's `LightningModule.freeze`: eval mode, and
   `requires_grad = False` on every parameter);
-- `X.requires_grad_(False)`, also chained onto what builds `X` (`X = Net().cuda().eval().requires_grad_(False)`:
-  the built model has no other name);
-- a loop over `X.parameters()` whose body sets `p.requires_grad = False` (or `p.requires_grad_(False)`).
+- `X.requires_grad_(False)`, also within a chain of methods that hand the module back
+  (`X.eval().requires_grad_(False).to(device)`), and chained onto what builds `X` (`X =
+  Net().cuda().eval().requires_grad_(False)`: the built model has no other name);
+- a loop over `X.parameters()` whose own body sets `p.requires_grad = False` (or `p.requires_grad_(False)`)
+  on its parameter, not behind an `if` (which may leave some parameters, a classifier head, trainable).
 
 Evidence that it is thawed again, which cancels the fact for `X` everywhere in the file: `X.unfreeze()`,
 `X.requires_grad_()` / `X.requires_grad_(True)`, a loop over `X.parameters()` setting `True`, or
@@ -18,8 +20,11 @@ Where it holds: a local name only in the function that froze it; a parameter of 
 function that every call of it in the project hands a model its caller froze (or makes without
 gradients: the project pass's `frozen_parameters`, memlint.analysis.frozen_arguments); `self.X` in every method of the class
 that froze it (a predictor freezing its model in `__init__`); a module-level name frozen by the module's
-own statements in every function that does not bind a local of that name.  A call of a frozen model builds no graph
-when its inputs carry none, so an evaluation with it wastes no memory on autograd (ML002 asks).  It is
+own statements in every function that does not bind a local of that name; in module-level code, a name a
+statement before the run freezes in a block that holds the run, not bound again in between but to the same
+parameters (`X = X.cuda()`, `X = torch.jit.trace(X, ...)`: `frozen_before`).  A call of a frozen model
+builds no graph when its inputs carry none, so an evaluation with it wastes no memory on autograd (ML002
+asks), and what it hands back has no history (values.py asks, for ML001 and ML014).  It is
 not a fact about the call's result in general: a frozen discriminator or perceptual network fed a
 generator's output still passes history through (GAN and style-transfer training)."""
 

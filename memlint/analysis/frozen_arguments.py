@@ -11,9 +11,10 @@ frozen), so the helper's run builds none either, whoever calls it.  Two facts pe
   target, a nested function's own parameter or name: any of these and the parameter is left out);
 - `handed`: at a call, the arguments that are a model the calling scope froze before the call
   (`True`) or a held parameter of the calling function passed on (its name), by position or
-  keyword.  Frozen, as memlint.analysis.frozen reads it: a statement of the scope's own body (not
-  behind an `if` or in a loop) before the call that sets `requires_grad = False` on every parameter
-  (`for p in X.parameters(): p.requires_grad = False`, `X.requires_grad_(False)`, `X.freeze()`),
+  keyword.  Frozen, as memlint.analysis.frozen reads it: a statement before the call, of the
+  scope's own body or of a block nested in it that also holds the call, that sets `requires_grad =
+  False` on every parameter (`for p in X.parameters(): p.requires_grad = False` as a statement of
+  the loop's body, `X.requires_grad_(False)`, also in a chain of module methods, `X.freeze()`),
   no binding of `X` after it but `X = X.to(device)` and the like, and nothing in the file that
   thaws a model of that name (`X.requires_grad_()`, `X.unfreeze()`, `X.train()`, a loop setting
   `requires_grad` to anything but `False`).

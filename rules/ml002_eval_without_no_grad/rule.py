@@ -121,14 +121,20 @@ class EvalWithoutNoGrad(Rule):
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
     `on_*` hooks), and a method that runs its model under its own `no_grad` (where every method of
     the program so named does: curl's `agent.sample_action(obs)`). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
-    `model.requires_grad_(False)`, also chained onto its construction, `model =
-    Net().eval().requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
-    function, for `self.model` anywhere in its class, or for a module-level name frozen by the module's
-    own statements in a function that binds no local of that name; a parameter of a module-level function
-    that every call of it in the linted files hands a model its caller froze before the call, or makes
+    `model.requires_grad_(False)`, also in a chain of module methods, `sampler.eval().requires_grad_(False)`,
+    or chained onto its construction, `model = Net().eval().requires_grad_(False)`, or `p.requires_grad =
+    False` over its parameters, by a statement of the loop's body, not behind an `if` that may keep a head
+    trainable; locally in the
+    function, for `self.model` anywhere in its class, for a module-level name frozen by the module's
+    own statements in a function that binds no local of that name, or in module-level code by a statement
+    before the run in a block that holds it (not `model.backbone.requires_grad_(False)`, nor a freeze behind
+    an `if` the run is not behind); a parameter of a module-level function
+    that every call of it in the linted files hands a model its caller froze before the call (also in the
+    blocks around the call), or makes
     without gradients, also through callers that pass their own such parameter on: KAIR's
     `test(model, L)`) builds no graph, so an evaluation region
-    whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
+    whose first model run is such a model, or that evaluates such a model (`model.requires_grad_(False)`,
+    `model.eval()`, then `evaluate_coco(..., model)`), is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
     need them; also where it hands what it computed from its model to a function of the file that
     runs backward on what that parameter holds: a perceptual or teacher net's outputs fed to
