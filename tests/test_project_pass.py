@@ -146,6 +146,45 @@ def test_a_helper_handed_a_model_frozen_only_after_the_call_or_thawed_is_reporte
     assert _findings(".") == [("helpers.py", "ML002", 9)]
 
 
+def test_a_helper_handed_a_model_a_script_froze_in_the_blocks_around_the_call_is_fine(project):
+    # the freeze and the call both behind `if __name__ == "__main__":` and another `if`, the freeze
+    # chained onto the mode call (`X.eval().requires_grad_(False)`), in a file that never writes
+    # `requires_grad` without its underscore
+    write(project / "helpers.py", FROZEN_HELPERS)
+    write(project / "script.py", """
+        import torch
+        from helpers import run_mode
+
+        if __name__ == "__main__":
+            net = torch.load("net.pt")
+            if torch.cuda.is_available():
+                net.eval().requires_grad_(False).cuda()
+                outs = [run_mode(net, torch.zeros(2))]
+    """)
+    assert _findings(".") == []
+
+
+def test_a_helper_handed_a_model_frozen_behind_another_if_or_in_part_is_reported(project):
+    write(project / "helpers.py", FROZEN_HELPERS)
+    write(project / "script.py", """
+        import torch
+        from helpers import run_mode
+
+        def main(net, x):
+            for name, p in net.named_parameters():
+                if not name.startswith("head."):
+                    p.requires_grad = False
+            return run_mode(net, x)
+
+        if __name__ == "__main__":
+            net = torch.load("net.pt")
+            if torch.cuda.device_count() > 1:
+                net.requires_grad_(False)
+            outs = [run_mode(net, torch.zeros(2))]
+    """)
+    assert _findings(".") == [("helpers.py", "ML002", 9)]
+
+
 DATASETS = """
 import torch
 

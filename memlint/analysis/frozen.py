@@ -5,9 +5,11 @@ Evidence that `X` is frozen:
 
 - `X.freeze()` with no argument (Lightning's `LightningModule.freeze`: eval mode, and
   `requires_grad = False` on every parameter);
-- `X.requires_grad_(False)`, also chained onto what builds `X` (`X = Net().cuda().eval().requires_grad_(False)`:
-  the built model has no other name);
-- a loop over `X.parameters()` whose body sets `p.requires_grad = False` (or `p.requires_grad_(False)`).
+- `X.requires_grad_(False)`, also within a chain of methods that hand the module back
+  (`X.eval().requires_grad_(False).to(device)`), and chained onto what builds `X` (`X =
+  Net().cuda().eval().requires_grad_(False)`: the built model has no other name);
+- a loop over `X.parameters()` whose own body sets `p.requires_grad = False` (or `p.requires_grad_(False)`)
+  on its parameter, not behind an `if` (which may leave some parameters, a classifier head, trainable).
 
 Evidence that it is thawed again, which cancels the fact for `X` everywhere in the file: `X.unfreeze()`,
 `X.requires_grad_()` / `X.requires_grad_(True)`, a loop over `X.parameters()` setting `True`, or
@@ -18,8 +20,11 @@ Where it holds: a local name only in the function that froze it; a parameter of 
 function that every call of it in the project hands a model its caller froze (or makes without
 gradients: the project pass's `frozen_parameters`, memlint.analysis.frozen_arguments); `self.X` in every method of the class
 that froze it (a predictor freezing its model in `__init__`); a module-level name frozen by the module's
-own statements in every function that does not bind a local of that name.  A call of a frozen model builds no graph
-when its inputs carry none, so an evaluation with it wastes no memory on autograd (ML002 asks).  It is
+own statements in every function that does not bind a local of that name; in module-level code, a name a
+statement before the run freezes in a block that holds the run, not bound again in between but to the same
+parameters (`X = X.cuda()`, `X = torch.jit.trace(X, ...)`: `frozen_before`).  A call of a frozen model
+builds no graph when its inputs carry none, so an evaluation with it wastes no memory on autograd (ML002
+asks), and what it hands back has no history (values.py asks, for ML001 and ML014).  It is
 not a fact about the call's result in general: a frozen discriminator or perceptual network fed a
 generator's output still passes history through (GAN and style-transfer training)."""
 
@@ -29,9 +34,12 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from memlint.analysis import tables
+from memlint.analysis.bindings import NON_IMPORT_BINDERS, bound_by, target_names
 from memlint.analysis.constants import literal_bool
 from memlint.analysis.roles import enclosing_class
-from memlint.analysis.walk import code_descendants, dotted_name
+from memlint.analysis.walk import code_descendants, dotted_name, nested_blocks
+from memlint.pipeline.tree import indexed_subtree
 
 if TYPE_CHECKING:
     from memlint.analysis.context import Context
@@ -39,9 +47,10 @@ if TYPE_CHECKING:
 _FREEZE, _THAW = "freeze", "thaw"
 
 
-def is_frozen_model(func: cst.BaseExpression, ctx: "Context") -> bool:
+def is_frozen_model(func: cst.BaseExpression, ctx: "Context", at: Optional[cst.CSTNode] = None) -> bool:
     """Is the callee `func` (`self.model`, `net`) a model this file freezes and never thaws, in the
-    scope the traversal is in?"""
+    scope the traversal is in?  In module-level code, where `at` (the run) is given: frozen by a
+    statement before it in a block around it (`frozen_before`)."""
     name = dotted_name(func)
     if name is None:
         return False
@@ -50,7 +59,7 @@ def is_frozen_model(func: cst.BaseExpression, ctx: "Context") -> bool:
     else:
         scope = ctx.function_node
     if scope is None:
-        return False
+        return at is not None and not ctx.frames[-1].kind == "class" and frozen_before(name, at, ctx)
     frozen, thawed = ctx.memo(("frozen models", id(scope)), lambda: _changes(scope))  # type: ignore[misc]
     if name not in frozen and "." not in name and ctx.binds_at_module_level(name):
         # `feature_net = Net().eval().requires_grad_(False)` at module level, run by a function
@@ -58,6 +67,113 @@ def is_frozen_model(func: cst.BaseExpression, ctx: "Context") -> bool:
     if name not in frozen and "." not in name and _frozen_parameter(name, ctx):
         return name not in _thawed_anywhere(ctx)
     return name in frozen and name not in _thawed_anywhere(ctx) and name not in thawed
+
+
+def frozen_before(name: str, at: cst.CSTNode, ctx: "Context") -> bool:
+    """Is `name` frozen when the module-level code `at` runs: a statement of the module's code (in
+    its body or a block nested in it, not in a function or class) before `at`, in a block that holds
+    `at`, freezes it (`model.requires_grad_(False)`, also chained: `X.eval().requires_grad_(False)`,
+    or a loop setting `requires_grad = False` over its parameters), nothing between them and nothing
+    in the statement holding `at` binds the name again (but `X = X.to(device)`, or `X =
+    torch.jit.trace(X, ...)`: the same parameters), and nothing in the file thaws it?  A freeze behind
+    an `if` the run is not behind is no evidence."""
+    freezes = ctx.memo("module-level freezes", lambda: _module_freezes(ctx.module))
+    candidates = freezes.get(name)  # type: ignore[union-attr]
+    if not candidates or name in _thawed_anywhere(ctx):
+        return False
+    for block, index in candidates:
+        for later in range(index + 1, len(block)):
+            statement = block[later]
+            if _inside(at, statement):
+                return not _rebinds(statement, name, ctx)
+            if _rebinds(statement, name, ctx):
+                break
+    return False
+
+
+def _module_freezes(module: cst.Module) -> dict[str, list[tuple[tuple, int]]]:
+    """The module-level code's freezing statements, by the name frozen: (their block, their index)."""
+    found: dict[str, list[tuple[tuple, int]]] = {}
+    blocks = [tuple(module.body)]
+    while blocks:
+        block = blocks.pop()
+        for index, statement in enumerate(block):
+            kind = type(statement)
+            if kind is cst.SimpleStatementLine:
+                for small in statement.body:  # type: ignore[attr-defined]
+                    name = _statement_freezes(small)
+                    if name is not None:
+                        found.setdefault(name, []).append((block, index))
+            elif kind is cst.For:
+                owner, change = _parameter_loop(statement)  # type: ignore[arg-type]
+                if owner is not None and change == _FREEZE:
+                    found.setdefault(owner, []).append((block, index))
+            if kind not in (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine):
+                blocks.extend(tuple(b) for b in nested_blocks(statement))
+    return found
+
+
+def _statement_freezes(small: cst.BaseSmallStatement) -> Optional[str]:
+    """The name a small statement freezes: `X.requires_grad_(False)` (also in a chain of module
+    methods), or `X = Net().requires_grad_(False)`."""
+    if type(small) is cst.Assign:
+        return _frozen_when_built(small)  # type: ignore[arg-type]
+    if type(small) is not cst.Expr:
+        return None
+    value = small.value  # type: ignore[attr-defined]
+    change = None
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in _CHAIN_METHODS:  # type: ignore[attr-defined]
+        change = change or _call_change(value)  # type: ignore[arg-type]  # (the outermost change decides)
+        value = value.func.value  # type: ignore[attr-defined]
+    return dotted_name(value) if change == _FREEZE else None
+
+
+def _inside(node: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """Is `node` in `statement` (by the file's pre-order index where there is one)?"""
+    own, below = indexed_subtree(node), indexed_subtree(statement)
+    if own is not None and below is not None:
+        return below[2] < own[2] < below[1][below[2]]
+    return any(n is node for n in code_descendants(statement))
+
+
+def _rebinds(statement: cst.CSTNode, name: str, ctx: "Context") -> bool:
+    """Does `statement` bind `name` (its first part) to anything but the same module (`X =
+    X.cuda()`, `X = torch.jit.trace(X, example)`)?"""
+    first = name.partition(".")[0]
+    for node in code_descendants(statement):
+        if type(node) not in _BINDING_KINDS:
+            continue
+        if any(first in target_names(target) for target in bound_by(node, declarations=True)):
+            if type(node) is cst.Assign and len(node.targets) == 1 and _same_module(node.value, name, ctx):  # type: ignore[attr-defined]
+                continue
+            return True
+    return False
+
+
+_BINDING_KINDS = NON_IMPORT_BINDERS | {cst.ImportAlias}
+_TRACERS = frozenset({"torch.jit.trace", "torch.jit.script"})
+
+
+def _same_module(value: cst.BaseExpression, name: str, ctx: "Context") -> bool:
+    """`X.to(device)`, `X.cuda().eval()`, `torch.jit.trace(X, ...)`: X's parameters, as they were."""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in tables.MODULE_RETURNING:  # type: ignore[attr-defined]
+        if _call_change(value) is not None:  # type: ignore[arg-type]
+            return False
+        value = value.func.value  # type: ignore[attr-defined]
+    if type(value) is cst.Call and value.args and ctx.resolve(value.func) in _TRACERS:  # type: ignore[attr-defined]
+        value = value.args[0].value  # type: ignore[attr-defined]
+    return dotted_name(value) == name
+
+
+def _chain_receiver(expr: cst.BaseExpression) -> Optional[str]:
+    """The dotted name a chain of module methods starts from (`sampler.eval()` -> "sampler"): each
+    hands back the module it was called on."""
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _CHAIN_METHODS:  # type: ignore[attr-defined]
+        expr = expr.func.value  # type: ignore[attr-defined]
+    return dotted_name(expr)
+
+
+_CHAIN_METHODS = tables.MODULE_RETURNING | {"freeze"}
 
 
 def _frozen_parameter(name: str, ctx: "Context") -> bool:
@@ -93,7 +209,7 @@ def _changes(scope: cst.CSTNode, module_only: bool = False) -> tuple[set, set]:
             continue
         if kind is cst.Call and type(node.func) is cst.Attribute:  # type: ignore[attr-defined]
             change = _call_change(node)  # type: ignore[arg-type]
-            target = dotted_name(node.func.value)  # type: ignore[attr-defined]
+            target = _chain_receiver(node.func.value) if change is not None else None  # type: ignore[attr-defined]
             if change is not None and target is not None:
                 (frozen if change == _FREEZE else thawed).add(target)
         elif kind is cst.For:
@@ -138,20 +254,40 @@ def _argument_is(call: cst.Call, value: bool, *, default: bool) -> bool:
 
 
 def _parameter_loop(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
-    """`for p in X.parameters(): p.requires_grad = False` -> ("X", freeze)."""
+    """`for p in X.parameters(): p.requires_grad = False` -> ("X", freeze): a freeze only where a
+    statement of the loop's own body (not behind an `if`: `if name not in ["fc.weight"]:` leaves the
+    head trainable) sets it on the loop's parameter (such a setting elsewhere in the body is neither
+    a freeze nor a thaw); a setting to anything but `False` thaws (it may)."""
     it = loop.iter
     if type(it) is not cst.Call or type(it.func) is not cst.Attribute or it.func.attr.value not in ("parameters", "named_parameters"):  # type: ignore[attr-defined]
         return None, None
     owner = dotted_name(it.func.value)  # type: ignore[attr-defined]
     if owner is None:
         return None, None
+    own = {id(small) for small in _small_statements(loop)}
+    targets = set(target_names(loop.target))
     for node in code_descendants(loop.body):
         if type(node) is cst.Assign and any(
             type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad" for t in node.targets  # type: ignore[attr-defined]
         ):
             value = node.value  # type: ignore[attr-defined]
-            literal_false = type(value) is cst.Name and value.value == "False"
-            return owner, _FREEZE if literal_false else _THAW
+            if not (type(value) is cst.Name and value.value == "False"):
+                return owner, _THAW
+            on_parameter = all(dotted_name(t.target.value) in targets for t in node.targets)  # type: ignore[attr-defined]
+            return (owner, _FREEZE) if id(node) in own and on_parameter else (None, None)
         if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "requires_grad_":  # type: ignore[attr-defined]
-            return owner, _THAW if _argument_is(node, True, default=True) else _FREEZE  # type: ignore[arg-type]
+            if _argument_is(node, True, default=True):  # type: ignore[arg-type]
+                return owner, _THAW
+            on_parameter = dotted_name(node.func.value) in targets  # type: ignore[attr-defined]
+            unconditional = any(type(small) is cst.Expr and small.value is node for small in _small_statements(loop))  # type: ignore[attr-defined]
+            return (owner, _FREEZE) if on_parameter and unconditional else (None, None)
     return None, None
+
+
+def _small_statements(loop: cst.For) -> list:
+    """The small statements of the loop's own body (`a; b` lines and a one-line body too)."""
+    body = loop.body
+    if type(body) is cst.SimpleStatementSuite:
+        return list(body.body)  # type: ignore[attr-defined]
+    lines = body.body if type(body) is cst.IndentedBlock else ()  # type: ignore[attr-defined]
+    return [small for line in lines if type(line) is cst.SimpleStatementLine for small in line.body]  # type: ignore[attr-defined]

@@ -11,9 +11,10 @@ frozen), so the helper's run builds none either, whoever calls it.  Two facts pe
   target, a nested function's own parameter or name: any of these and the parameter is left out);
 - `handed`: at a call, the arguments that are a model the calling scope froze before the call
   (`True`) or a held parameter of the calling function passed on (its name), by position or
-  keyword.  Frozen, as memlint.analysis.frozen reads it: a statement of the scope's own body (not
-  behind an `if` or in a loop) before the call that sets `requires_grad = False` on every parameter
-  (`for p in X.parameters(): p.requires_grad = False`, `X.requires_grad_(False)`, `X.freeze()`),
+  keyword.  Frozen, as memlint.analysis.frozen reads it: a statement before the call, of the
+  scope's own body or of a block nested in it that also holds the call, that sets `requires_grad =
+  False` on every parameter (`for p in X.parameters(): p.requires_grad = False` as a statement of
+  the loop's body, `X.requires_grad_(False)`, also in a chain of module methods, `X.freeze()`),
   no binding of `X` after it but `X = X.to(device)` and the like, and nothing in the file that
   thaws a model of that name (`X.requires_grad_()`, `X.unfreeze()`, `X.train()`, a loop setting
   `requires_grad` to anything but `False`).
@@ -82,33 +83,67 @@ def _own_arguments(function: ast.AST) -> list[ast.arg]:
     return [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None)]
 
 
-def freezes(scope: Scope) -> list[tuple[int, str]]:
-    """The models `scope` freezes by a statement of its own body and does not bind again after it
-    (see the module's docstring), each with the last line of that statement (the caller leaves out
-    the names the file thaws: `thawed_names`).  A call after that line hands the model over frozen."""
-    found: list[tuple[int, str]] = []
-    for statement in scope.body:
-        name = _freezes(statement)
-        if name is not None and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
-            found.append((statement.end_lineno, name))
+def freezes(scope: Scope) -> list[tuple[int, str, int]]:
+    """The models `scope` freezes by a statement of its own body, or of a block nested in it (an
+    `if`, a loop, a `with`, a `try`; not a nested function or class), and does not bind again after
+    it (see the module's docstring), each with the last line of that statement and the last line of
+    its block (the caller leaves out the names the file thaws: `thawed_names`).  A call after the
+    first line and within the block (the freeze ran before it: `if __name__ == "__main__":` then
+    `model.requires_grad_(False)` ... `evaluate(model)`) hands the model over frozen."""
+    found: list[tuple[int, str, int]] = []
+    blocks = [scope.body]
+    while blocks:
+        block = blocks.pop()
+        if not block:
+            continue
+        end = block[-1].end_lineno or 0
+        for statement in block:
+            name = _freezes(statement)
+            if name is not None and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
+                found.append((statement.end_lineno, name, end))
+            if type(statement) in _COMPOUND:
+                blocks.extend(_inner_blocks(statement))
+    found.sort()
     return found
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
+
+
+def _inner_blocks(statement: ast.stmt) -> Iterator[list]:
+    """The statement lists directly inside a compound statement (its body, `else`, `finally` and
+    handlers' bodies)."""
+    for attr in ("body", "orelse", "finalbody"):
+        block = getattr(statement, attr, None)
+        if block:
+            yield block
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
 
 
 def _freezes(statement: ast.stmt) -> Optional[str]:
     """The name a statement freezes every parameter of, or None."""
     if type(statement) is ast.For:
+        # `p.requires_grad = False` on the loop's parameter, as a statement of the loop's own body (not
+        # behind an `if`: `if name not in ["fc.weight"]:` leaves the head trainable)
         owner = _parameters_of(statement.iter)
+        targets = {node.id for node in ast.walk(statement.target) if type(node) is ast.Name}
         if owner is not None and any(
-            type(node) is ast.Assign and _sets_requires_grad(node) and _is_false(node.value) for node in _walk_body(statement)
+            type(node) is ast.Assign and _sets_requires_grad(node) and _is_false(node.value)
+            and all(type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id in targets for t in node.targets)
+            for node in statement.body
         ):
             return owner
         return None
     if type(statement) is ast.Expr and type(statement.value) is ast.Call:
-        call = statement.value
-        func = call.func
-        if type(func) is ast.Attribute and type(func.value) is ast.Name and _change(call) == "freeze":
-            return func.value.id
-        return None
+        # `X.requires_grad_(False)`, also within a chain of methods that hand the module back
+        # (`X.eval().requires_grad_(False).to(device)`: the outermost change decides)
+        value: ast.AST = statement.value
+        change = None
+        while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _CHAIN_METHODS:
+            change = change or _change(value)
+            value = value.func.value
+        return value.id if change == "freeze" and type(value) is ast.Name else None
     if type(statement) is ast.Assign and len(statement.targets) == 1 and type(statement.targets[0]) is ast.Name:
         value = statement.value
         change = None
@@ -118,6 +153,10 @@ def _freezes(statement: ast.stmt) -> Optional[str]:
         if change == "freeze" and type(value) is ast.Call:
             return statement.targets[0].id
     return None
+
+
+# The methods of a chain that freezes its receiver: those that hand the module back, and `freeze`.
+_CHAIN_METHODS = tables.MODULE_RETURNING | {"freeze"}
 
 
 def _walk_body(loop: ast.For) -> Iterator[ast.AST]:

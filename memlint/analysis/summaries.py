@@ -96,7 +96,10 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 45: 44 and the other 44 merged: both the fresh torch functions and the frozen arguments below
 # 44: `fresh` also for torch.sub / neg / sin / cos / log1p / erf (tables.FRESH_RESULT_FUNCTIONS grew with KEEPS_*)
+# 44: a `calls` site's frozen arguments also where a nested block freezes the model before the call,
+#     or a chain of module methods does (`X.eval().requires_grad_(False)`)
 # 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
 # 42: no `inplace_on` (the in-place switch fact backed out: unsound); `reach` for every file that
 #     imports no torch, with every module it imports that is not the standard library's or a framework's
@@ -185,7 +188,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 44
+FORMAT = 45
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -929,7 +932,7 @@ class _Summary:
         slots.extend((kw.arg, kw.value) for kw in call.keywords if kw.arg is not None)
         if not any(type(value) is ast.Name for _, value in slots):
             return []
-        frozen = {name for line, name in self._freezes(key) if line < call.lineno}
+        frozen = {name for line, name, end in self._freezes(key) if line < call.lineno <= end}
         own = self._parameters(key) if key and "." not in key and ":" not in key else {}
         handed: list = []
         for slot, value in slots:
@@ -943,17 +946,17 @@ class _Summary:
                     handed.append([slot, value.id])
         return handed
 
-    def _freezes(self, key: str) -> list[tuple[int, str]]:
+    def _freezes(self, key: str) -> list[tuple[int, str, int]]:
         """frozen_arguments.freezes of the scope `key` ("" the module), once; none in a file that never
         mentions a freeze."""
-        if not self.source.mentions("requires_grad", "freeze"):
+        if not self.source.mentions("requires_grad", "requires_grad_", "freeze"):  # (identifiers: `requires_grad_` is its own)
             return []
         scope = self.nodes[key] if key else self.tree
         found = self.source.memo(("summary-freezes", key), lambda: freezes(scope))  # type: ignore[arg-type]
         if not found:
             return []
         thawed = self.source.memo("summary-thawed", lambda: thawed_names(self.tree))  # (a walk of the file, only where a scope freezes)
-        return [(line, name) for line, name in found if name not in thawed]
+        return [(line, name, end) for line, name, end in found if name not in thawed]
 
     def _note_sub(self, key: str, record: dict, call: ast.Call, attr: str) -> None:
         """Record `self.attr(...)` in `subs` as [attr, guard]: guard [flag, position] where the call

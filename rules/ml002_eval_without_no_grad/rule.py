@@ -125,14 +125,20 @@ class EvalWithoutNoGrad(Rule):
     runs without gradients (Lightning's `validation_step`, `test_step`, `predict_step` and their
     `on_*` hooks), and a method that runs its model under its own `no_grad` (where every method of
     the program so named does: curl's `agent.sample_action(obs)`). A model the file freezes and never thaws (`model.freeze()`, Lightning's, or
-    `model.requires_grad_(False)`, also chained onto its construction, `model =
-    Net().eval().requires_grad_(False)`, or `p.requires_grad = False` over its parameters; locally in the
-    function, for `self.model` anywhere in its class, or for a module-level name frozen by the module's
-    own statements in a function that binds no local of that name; a parameter of a module-level function
-    that every call of it in the linted files hands a model its caller froze before the call, or makes
+    `model.requires_grad_(False)`, also in a chain of module methods, `sampler.eval().requires_grad_(False)`,
+    or chained onto its construction, `model = Net().eval().requires_grad_(False)`, or `p.requires_grad =
+    False` over its parameters, by a statement of the loop's body, not behind an `if` that may keep a head
+    trainable; locally in the
+    function, for `self.model` anywhere in its class, for a module-level name frozen by the module's
+    own statements in a function that binds no local of that name, or in module-level code by a statement
+    before the run in a block that holds it (not `model.backbone.requires_grad_(False)`, nor a freeze behind
+    an `if` the run is not behind); a parameter of a module-level function
+    that every call of it in the linted files hands a model its caller froze before the call (also in the
+    blocks around the call), or makes
     without gradients, also through callers that pass their own such parameter on: KAIR's
     `test(model, L)`) builds no graph, so an evaluation region
-    whose first model run is such a model is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
+    whose first model run is such a model, or that evaluates such a model (`model.requires_grad_(False)`,
+    `model.eval()`, then `evaluate_coco(..., model)`), is not reported (nor what it computes from the outputs). It also stays silent when the evaluation region computes gradients
     (`.backward()`, `torch.autograd.grad`, `torch.func.*`: saliency maps and adversarial examples
     need them; also where it hands what it computed from its model to a function of the file that
     runs backward on what that parameter holds: a perceptual or teacher net's outputs fed to
@@ -388,6 +394,125 @@ def embed(images):
 def describe(image):
     return shared_encoder(image).mean().item()
 """
+        ),
+        Valid(  # a script that freezes its model (in the blocks around the call) before handing it to an evaluation helper: neither the helper's run nor the call builds a graph
+            """
+import torch
+from torch import nn
+def evaluate_split(batches, model):
+    for x in batches:
+        print(model(x).argmax(1).tolist())
+if __name__ == "__main__":
+    net = nn.Linear(4, 2)
+    if torch.cuda.is_available():
+        net.load_state_dict(torch.load("net.pt"))
+        net.requires_grad_(False)
+        net.eval()
+        evaluate_split([torch.ones(3, 4)], net)
+"""
+        ),
+        Valid(  # frozen at the end of a chain of module methods, then traced (`torch.jit.trace` keeps the frozen parameters): no graph
+            """
+import torch
+def score(net, batches, trace):
+    net.eval().requires_grad_(False).cuda()
+    if trace:
+        net = torch.jit.trace(net, [batches[0].cuda()])
+    for x in batches:
+        print(net(x.cuda()).sum().item())
+"""
+        ),
+        Invalid(  # a module-level freeze behind an `if` the run is not behind: it may not have run
+            """
+import torch
+from torch import nn
+net = nn.Linear(4, 2)
+if torch.cuda.device_count() > 1:
+    net.requires_grad_(False)
+net.eval()
+for x in [torch.ones(3, 4)]:
+    print(net(x).argmax(1).tolist())
+""",
+            line=8,
+            column=11,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+net = nn.Linear(4, 2)
+if torch.cuda.device_count() > 1:
+    net.requires_grad_(False)
+net.eval()
+with torch.no_grad():
+    for x in [torch.ones(3, 4)]:
+        print(net(x).argmax(1).tolist())
+""",
+        ),
+        Invalid(  # a freeze of a submodule (`net.backbone`) leaves the head's parameters asking for gradients
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+if __name__ == "__main__":
+    net = Net()
+    net.backbone.requires_grad_(False)
+    net.eval()
+    for x in [torch.ones(3, 4)]:
+        print(net(x).argmax(1).tolist())
+""",
+            line=15,
+            column=15,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2)
+    def forward(self, x):
+        return self.head(self.backbone(x))
+if __name__ == "__main__":
+    net = Net()
+    net.backbone.requires_grad_(False)
+    net.eval()
+    with torch.no_grad():
+        for x in [torch.ones(3, 4)]:
+            print(net(x).argmax(1).tolist())
+""",
+        ),
+        Invalid(  # a loop over the parameters that freezes only those an `if` picks: the head still asks for gradients
+            """
+import torch
+def score(net, batches):
+    for name, p in net.named_parameters():
+        if not name.startswith("head."):
+            p.requires_grad = False
+    net.eval()
+    for x in batches:
+        print(net(x).argmax(1).tolist())
+""",
+            line=8,
+            column=15,
+            unsafe=True,
+            fixed="""
+import torch
+def score(net, batches):
+    for name, p in net.named_parameters():
+        if not name.startswith("head."):
+            p.requires_grad = False
+    net.eval()
+    with torch.no_grad():
+        for x in batches:
+            print(net(x).argmax(1).tolist())
+""",
         ),
         Valid(  # a fixed judge / guide net in eval mode whose outputs the region hands to a helper of the file that runs backward on that parameter: backward comes, through the helper
             """
@@ -4769,7 +4894,7 @@ class Solver:
         if found is None:
             return
         region, unit = found
-        if is_frozen_model(node.func, ctx):
+        if is_frozen_model(node.func, ctx, node) or (region.receiver and is_frozen_model(cst.parse_expression(region.receiver), ctx, node)):
             # every parameter frozen (`model.freeze()`): the run builds no graph to waste memory on, nor
             # does what the region computes from its outputs (`self.softmax(logits)`): the region is done
             self._reported.add(unit)
