@@ -8,7 +8,7 @@ from typing import Iterable, Optional, Union
 import libcst as cst
 
 from memlint.analysis import GradMode
-from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
+from memlint.analysis.activations import cannot_run_activation, inplace_argument, inplace_fix_safety, with_inplace
 from memlint.analysis.added_layers import AddedAfter, added_in_function, added_in_module
 from memlint.analysis.attribute_owners import attribute_uses, class_nodes, path_used_other_than_called, used_other_than_called
 from memlint.analysis.class_layers import final_name, self_attr
@@ -7404,8 +7404,14 @@ def head(c, n):
             held = values.layers.activation(attribute)
             if held is not None:  # `self.relu(...)`: the module is reported in `finish` if every call is safe
                 owner, module, bindings = held
-                source = values.fresh_input(call, statement, earlier, target if call is direct else None, call is direct)
-                self._module_calls.setdefault((owner, attribute), (module, bindings, []))[2].append(source is not None)
+                # `self.criterion(outputs, labels)` where a branch of the constructor binds a loss
+                # instead: the call raises if the attribute holds the activation, so it never runs it
+                # on `outputs` (None: a call that counts as a use, neither safe nor unsafe)
+                if cannot_run_activation(call):
+                    safe = None
+                else:
+                    safe = values.fresh_input(call, statement, earlier, target if call is direct else None, call is direct) is not None
+                self._module_calls.setdefault((owner, attribute), (module, bindings, []))[2].append(safe)
             elif self._functional_inplace(call):
                 self._check_call(call, statement, earlier, values, target if call is direct else None, call is direct)
             elif type(call.func) is cst.Call:  # `nn.ReLU()(1.0 - d_out)`: a module built and called at once
@@ -7478,7 +7484,7 @@ def head(c, n):
         method this rule does not follow, not reached through another object)."""
         for (class_name, attribute), (built, bindings, calls) in self._module_calls.items():
             # Another class's `self.<attribute>` is that class's module (analysis/attribute_owners.py).
-            if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + bindings:
+            if False in calls or True not in calls or attribute_uses(self.ctx, class_name, attribute) != len(calls) + bindings:
                 continue
             for layer in built:
                 self._report_module_activation(attribute, layer)
