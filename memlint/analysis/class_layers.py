@@ -238,7 +238,8 @@ class ClassLayers:
         if described is None:
             return set()
         if self._dicts is None:
-            held = dict_layer_classes(self.ctx, described.node, _constructor(described.node))
+            node = described.node
+            held = self.ctx.memo(("layer-dicts", id(node)), lambda: dict_layer_classes(self.ctx, node, _constructor(node)))
             self._dicts = {a for a, classes in held.items() if classes <= FRESH_OUTPUT_LAYERS}
         return self._dicts
 
