@@ -27,6 +27,14 @@ def inplace_argument(call: cst.Call, position: int) -> tuple[Optional[cst.Arg], 
     return None, False
 
 
+def cannot_run_activation(call: cst.Call) -> bool:
+    """Does `call` pass more than the one tensor an activation or dropout module's `forward(self,
+    input)` takes (two arguments or more, none starred: `self.criterion(outputs, labels)`)?  Where
+    the callee holds such a module the call raises TypeError; it never runs it.  (A forward
+    pre-hook could rewrite the arguments: the callers ask only of modules no hook may see.)"""
+    return len(call.args) >= 2 and not any(argument.star for argument in call.args)
+
+
 def with_inplace(call: cst.Call, position: int) -> cst.Call:
     """`call` with its `inplace` argument set to True (replacing a literal False, or added)."""
     argument, _ = inplace_argument(call, position)

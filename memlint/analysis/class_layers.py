@@ -19,6 +19,7 @@ from memlint.analysis.attribute_owners import attribute_uses, inherited_owner
 from memlint.analysis.fresh_forwards import fresh_element_classes, fresh_output_classes
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.inventory import Layer, inventory
+from memlint.analysis.layer_dicts import dict_layer_classes
 from memlint.analysis.module_changes import module_changes
 from memlint.analysis.module_lists import ListElement, element_classes, nested_element_classes
 from memlint.analysis.norm_layers import norm_attributes
@@ -40,6 +41,7 @@ class ClassLayers:
         self.described = self.classes.get(ctx.class_name or "")
         self._known: Optional[tuple[set[str], dict]] = None
         self._listed: Optional[set[ListElement]] = None
+        self._dicts: Optional[set[str]] = None
 
     def fresh_output_layers(self) -> set[str]:
         """The attributes whose call returns a fresh output that nobody else sees."""
@@ -227,6 +229,19 @@ class ClassLayers:
                     if nested and nested <= FRESH_OUTPUT_LAYERS:
                         self._listed.add(ListElement(a, 2))
         return self._listed
+
+    def layer_dicts(self) -> set[str]:
+        """`self.<attribute> = OrderedDict()` whose every entry the constructor sets to a layer that
+        keeps nothing of its output, and that nothing else changes (analysis/layer_dicts.py):
+        `self.<attribute>[key](x)` is one of those layers' fresh output."""
+        described = self.described
+        if described is None:
+            return set()
+        if self._dicts is None:
+            node = described.node
+            held = self.ctx.memo(("layer-dicts", id(node)), lambda: dict_layer_classes(self.ctx, node, _constructor(node)))
+            self._dicts = {a for a, classes in held.items() if classes <= FRESH_OUTPUT_LAYERS}
+        return self._dicts
 
     def activation(self, attribute: Optional[str]) -> Optional[tuple[str, tuple, int]]:
         """The activation module `self.<attribute>` holds: the class that builds it (this one, or a

@@ -66,9 +66,11 @@ class FreshValues:
         if type(expr) is not cst.Call:
             return False
         func = expr.func  # type: ignore[attr-defined]
-        if type(func) is cst.Subscript:  # `self.layers[i](x)`
+        if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.convs["squeeze"](x)`
             element = indexed_element(func)
-            return element is not None and element in self.layers.layer_lists()
+            if element is not None and element in self.layers.layer_lists():
+                return True
+            return element is not None and element.depth == 1 and element.attribute in self.layers.layer_dicts()
         if type(func) is cst.Name and func.value not in _CALLABLE_BUILTINS and type(self.function) is cst.FunctionDef:  # `for l in self.convs: x = l(x)`, `bn = self.bns[i]`
             element = element_list(self.function, func.value)  # type: ignore[attr-defined]
             if element is not None:

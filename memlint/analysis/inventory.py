@@ -146,8 +146,12 @@ def _builder(ctx: "Context") -> "_Builder":
 
 
 def torch_nn_name(ctx: "Context", expr: cst.BaseExpression) -> Optional[str]:
-    """"Linear" for `nn.Linear`, `torch.nn.Linear`, `from torch.nn import Linear as L` (module level)."""
+    """"Linear" for `nn.Linear`, `torch.nn.Linear`, `from torch.nn import Linear as L` (module level);
+    also for a library's subclass of it that builds and runs the same (`torchmeta.modules.MetaLinear`:
+    tables.LIBRARY_TORCH_SUBCLASSES)."""
     qualified = resolve_global(ctx, expr)
+    if qualified and not qualified.startswith("torch."):
+        qualified = tables.LIBRARY_TORCH_SUBCLASSES.get(qualified)
     if qualified and qualified.startswith("torch.nn.") and qualified.count(".") >= 2:
         last = qualified.rsplit(".", 1)[1]
         if last[:1].isupper() and not qualified.startswith("torch.nn.functional."):

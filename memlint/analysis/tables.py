@@ -58,6 +58,35 @@ MODULE_BASES = frozenset(
     }
 )
 
+# Well-known library classes -> the torch.nn class each subclasses without changing what it builds
+# or the order it runs its modules in, so the facts about the torch class hold of them
+# (`inventory.torch_nn_name` answers the torch name).  torchmeta's modules take an extra
+# `params=` in forward (weights for one call) and compute the same function of their input:
+# `MetaSequential(nn.Sequential, MetaModule)` runs its modules in order, `MetaLinear(nn.Linear,
+# MetaModule)` returns a fresh `F.linear` output.
+LIBRARY_TORCH_SUBCLASSES = {
+    f"torchmeta.modules{home}.{name}": f"torch.nn.{base}"
+    for name, base, module in (
+        ("MetaSequential", "Sequential", "container"),
+        ("MetaLinear", "Linear", "linear"),
+        ("MetaBilinear", "Bilinear", "linear"),
+        ("MetaConv1d", "Conv1d", "conv"),
+        ("MetaConv2d", "Conv2d", "conv"),
+        ("MetaConv3d", "Conv3d", "conv"),
+        ("MetaBatchNorm1d", "BatchNorm1d", "batchnorm"),
+        ("MetaBatchNorm2d", "BatchNorm2d", "batchnorm"),
+        ("MetaBatchNorm3d", "BatchNorm3d", "batchnorm"),
+        ("MetaLayerNorm", "LayerNorm", "normalization"),
+    )
+    for home in ("", f".{module}")
+}
+# The same by the names code calls them (torch's "Sequential" -> {"MetaSequential"}), for the screens,
+# which read names, not imports.
+LIBRARY_SUBCLASS_NAMES = {
+    base.rpartition(".")[2]: frozenset(k.rpartition(".")[2] for k, b in LIBRARY_TORCH_SUBCLASSES.items() if b == base)
+    for base in set(LIBRARY_TORCH_SUBCLASSES.values())
+}
+
 # The same base classes by name, for a library's own code that imports them relatively
 # (`from ...modeling_utils import PreTrainedModel` inside transformers).
 MODULE_BASE_NAMES = frozenset({"PreTrainedModel", "LightningModule"})

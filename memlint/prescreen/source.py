@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Any, Callable, Hashable, Iterable, Iterator, Optional
 
 from memlint.analysis.ast_nodes import CHILD_FIELDS, child_fields, child_nodes, subtree  # noqa: F401  (re-exported for the screens)
+from memlint.analysis.tables import LIBRARY_SUBCLASS_NAMES
 from memlint.pipeline.source import ast_or_error
 
 # Words that can be identifiers; found in code, strings and comments alike, which only ever
@@ -123,8 +124,12 @@ class Source:
         return aliases
 
     def names_for(self, originals: Iterable[str]) -> set[str]:
-        """The names under which any of `originals` may be called here (themselves and aliases)."""
+        """The names under which any of `originals` may be called here (themselves and aliases; a torch
+        class's well-known library subclasses too, `MetaSequential` for "Sequential", as
+        `inventory.torch_nn_name` takes them for it)."""
         found = set(originals)
+        for original in originals:
+            found |= LIBRARY_SUBCLASS_NAMES.get(original, frozenset())
         pending = list(found)
         while pending:
             for local in self._aliases.get(pending.pop(), ()):

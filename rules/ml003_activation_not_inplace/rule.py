@@ -8,7 +8,7 @@ from typing import Iterable, Optional, Union
 import libcst as cst
 
 from memlint.analysis import GradMode
-from memlint.analysis.activations import inplace_argument, inplace_fix_safety, with_inplace
+from memlint.analysis.activations import cannot_run_activation, inplace_argument, inplace_fix_safety, with_inplace
 from memlint.analysis.added_layers import AddedAfter, added_in_function, added_in_module
 from memlint.analysis.attribute_owners import attribute_uses, class_nodes, path_used_other_than_called, used_other_than_called
 from memlint.analysis.class_layers import final_name, self_attr
@@ -101,6 +101,19 @@ def _init(module, weight_init, bias_init):
 sys.modules["a2c_ppo_acktr"] = types.ModuleType("a2c_ppo_acktr")
 sys.modules["a2c_ppo_acktr.utils"] = types.SimpleNamespace(init=_init)
 """
+# A stand-in for torchmeta's modules (subclasses of the torch classes that take `params=` in forward).
+_TORCHMETA = """
+import sys, types
+import torch.nn as _nn
+class MetaSequential(_nn.Sequential):
+    def forward(self, input, params=None):
+        return super().forward(input)
+class MetaLinear(_nn.Linear):
+    def forward(self, input, params=None):
+        return super().forward(input)
+sys.modules["torchmeta"] = types.ModuleType("torchmeta")
+sys.modules["torchmeta.modules"] = types.SimpleNamespace(MetaSequential=MetaSequential, MetaLinear=MetaLinear)
+"""
 _NO_GPU = "torch.nn.Module.cuda = lambda self, device=None: self\n"
 
 
@@ -166,7 +179,9 @@ class ActivationNotInplace(Rule):
       apart, its name bound by its `class` statement alone (no import, assignment or star import
       may rebind it, no attribute of the class set), and each instance held as `self.block =
       Block(...)` or added under a literal key, only ever called whole (never iterated, extended,
-      handed on or reached into by a child's key): deeplab-pytorch's `_ConvBnReLU`) right after a layer that does not
+      handed on or reached into by a child's key): deeplab-pytorch's `_ConvBnReLU`; also a library's
+      subclass of `nn.Sequential` that runs its modules in order, torchmeta's `MetaSequential`, whose
+      `MetaLinear`, `MetaConv2d`, `MetaBatchNorm2d` count as the torch layers they subclass) right after a layer that does not
       need its own output for backward (also `self.bn1`, bound once by the constructor to such a
       layer, no hook on it, and named in the file only there and at that one element: DGCNN's
       `nn.Sequential(conv, self.bn1, nn.LeakyReLU(0.2))`): Conv*, Linear, BatchNorm*, GroupNorm, LayerNorm,
@@ -223,7 +238,10 @@ class ActivationNotInplace(Rule):
       the function, and one the constructor
       builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`, or in each: `if self.maml:
       self.C1 = Conv2d_fw(...)` / `else: self.C1 = nn.Conv2d(...)`, also beside a `self.IN = None`
-      placeholder) count as such layers; so does a
+      placeholder) count as such layers, and so does an entry called by key of a plain dict of layers
+      (`self.convs = OrderedDict()`, each entry set by the constructor to such a layer, the dict
+      otherwise only called by key or read with `.values()` / `.keys()`, no hook in the file:
+      monodepth2's decoders); so does a
       layer wrapped by a name chosen between two reparameterisations (`norm_f = weight_norm if c
       else spectral_norm`) that nothing else in the file binds;
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
@@ -232,7 +250,9 @@ class ActivationNotInplace(Rule):
       self.relu = lambda x: x`, every such module of the branches) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`, nor torch's
       `F.relu`) is a call
-      of it in a method of the class on such a fresh value;
+      of it in a method of the class on such a fresh value, or a call passing it two arguments or
+      more, which raises on an activation and so never runs it (`self.criterion(outputs, labels)`
+      where another branch binds a loss: STTN's hinge `AdversarialLoss`);
     - a layer bound to a name by the function's own assignment and listed before the activation
       (`conv2d = nn.Conv2d(...)`, then `layers += [conv2d, nn.ReLU()]`; also bound in each branch of
       an `if`, every binding such a layer); an activation bound to a name that the function
@@ -355,6 +375,73 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # an entry of the dict of layers replaced by an Identity outside the constructor: `self.convs[...](x)` may return the caller's `x` (issue 27, the twentieth part)
+            """
+from collections import OrderedDict
+from torch import nn
+class Decoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.convs = OrderedDict()
+        self.convs["squeeze"] = nn.Conv2d(c, c, 1)
+        self.relu = nn.ReLU()
+        self.net = nn.ModuleList(list(self.convs.values()))
+    def forward(self, x):
+        return self.relu(self.convs["squeeze"](x))
+net = Decoder(4)
+net.convs["squeeze"] = nn.Identity()
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the dict of layers updated with entries the caller chooses: an entry may be any callable (issue 27, the twentieth part)
+            """
+from collections import OrderedDict
+from torch import nn
+class Decoder(nn.Module):
+    def __init__(self, c, extra):
+        super().__init__()
+        self.convs = OrderedDict()
+        self.convs["squeeze"] = nn.Conv2d(c, c, 1)
+        self.convs.update(extra)
+        self.relu = nn.ReLU()
+        self.net = nn.ModuleList(list(self.convs.values()))
+    def forward(self, x):
+        return self.relu(self.convs["squeeze"](x))
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the one-argument call on the caller's `outputs` may run the ReLU (what `self.kind` says of the branch is not read): it would overwrite them (issue 27, the twentieth part)
+            """
+from torch import nn
+class Adversarial(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+        if kind == "hinge":
+            self.criterion = nn.ReLU()
+        else:
+            self.criterion = nn.MSELoss()
+    def forward(self, outputs, labels=None):
+        if self.kind == "hinge":
+            return self.criterion(1 + outputs).mean()
+        return self.criterion(outputs)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # classes named like torchmeta's but of another library: what they are is not known (issue 27, the twentieth part)
+            """
+from collections import OrderedDict
+from torch import nn
+from mylib.modules import MetaLinear, MetaSequential
+class Mlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.features = MetaSequential(OrderedDict([("linear", MetaLinear(c, c)), ("relu", nn.ReLU())]))
+    def forward(self, x):
+        return self.features(x)
+""",
+            config=_EXACT,
+        ),
         Valid(  # another class's `self.trunk` is the first model's own Sequential (`self.trunk = model.trunk`): its slice runs the ReLU on the caller's tensor (issue 27, e003a review)
             """
 from torch import nn
@@ -3312,6 +3399,113 @@ def probe(x):
     ]
 
     INVALID = [
+        Invalid(  # layers kept in a plain OrderedDict the constructor fills with convolutions and nothing else changes: an entry's call is a fresh conv output (monodepth2's PoseDecoder; issue 27, the twentieth part)
+            """
+from collections import OrderedDict
+import torch
+from torch import nn
+class Decoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.convs = OrderedDict()
+        self.convs["squeeze"] = nn.Conv2d(c, 4, 1)
+        self.convs[("out", 0)] = nn.Conv2d(8, 4, 3, padding=1)
+        self.relu = nn.ReLU()
+        self.net = nn.ModuleList(list(self.convs.values()))
+    def forward(self, a, b):
+        h = torch.cat([self.relu(self.convs["squeeze"](f)) for f in (a, b)], 1)
+        h = self.convs[("out", 0)](h)
+        return self.relu(h)
+""",
+            line=10,
+            column=21,
+            config=_EXACT,
+            message="`self.relu = nn.ReLU(...)` is only called on fresh values",
+            fixed="""
+from collections import OrderedDict
+import torch
+from torch import nn
+class Decoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.convs = OrderedDict()
+        self.convs["squeeze"] = nn.Conv2d(c, 4, 1)
+        self.convs[("out", 0)] = nn.Conv2d(8, 4, 3, padding=1)
+        self.relu = nn.ReLU(inplace=True)
+        self.net = nn.ModuleList(list(self.convs.values()))
+    def forward(self, a, b):
+        h = torch.cat([self.relu(self.convs["squeeze"](f)) for f in (a, b)], 1)
+        h = self.convs[("out", 0)](h)
+        return self.relu(h)
+""",
+            harness=_runs("Decoder(4)", "2, 4, 8, 8").__class__(setup="import torch\n", then="\nmodel = Decoder(4)\na = torch.randn(2, 4, 8, 8, requires_grad=True)\nb = torch.randn(2, 4, 8, 8, requires_grad=True)\nout = model(a, b)\nout.sum().backward()\nresult = (out, a, b, a.grad, b.grad, [p.grad for p in model.parameters()])\n"),
+        ),
+        Invalid(  # a hinge loss binds the ReLU in one branch, a loss in another: the two-argument call raises on a ReLU, so only the call on the fresh sum runs it (STTN's AdversarialLoss; issue 27, the twentieth part)
+            """
+from torch import nn
+class Adversarial(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+        if kind == "hinge":
+            self.criterion = nn.ReLU()
+        else:
+            self.criterion = nn.MSELoss()
+    def forward(self, outputs, labels=None):
+        if self.kind == "hinge":
+            return self.criterion(1 + outputs).mean()
+        return self.criterion(outputs, labels)
+""",
+            line=7,
+            column=30,
+            config=_EXACT,
+            message="`self.criterion = nn.ReLU(...)` is only called on fresh values",
+            fixed="""
+from torch import nn
+class Adversarial(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+        if kind == "hinge":
+            self.criterion = nn.ReLU(inplace=True)
+        else:
+            self.criterion = nn.MSELoss()
+    def forward(self, outputs, labels=None):
+        if self.kind == "hinge":
+            return self.criterion(1 + outputs).mean()
+        return self.criterion(outputs, labels)
+""",
+            harness=_runs("Adversarial('hinge')", "2, 3"),
+        ),
+        Invalid(  # torchmeta's MetaSequential and MetaLinear subclass nn.Sequential and nn.Linear: the Sequential facts hold of them (pytorch-maml; issue 27, the twentieth part)
+            """
+from collections import OrderedDict
+from torch import nn
+from torchmeta.modules import MetaLinear, MetaSequential
+class Mlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.features = MetaSequential(OrderedDict([("linear", MetaLinear(c, c)), ("relu", nn.ReLU())]))
+    def forward(self, x, params=None):
+        return self.features(x, params=params)
+""",
+            line=7,
+            column=92,
+            config=_EXACT,
+            message="`nn.ReLU` after `nn.Linear`",
+            fixed="""
+from collections import OrderedDict
+from torch import nn
+from torchmeta.modules import MetaLinear, MetaSequential
+class Mlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.features = MetaSequential(OrderedDict([("linear", MetaLinear(c, c)), ("relu", nn.ReLU(inplace=True))]))
+    def forward(self, x, params=None):
+        return self.features(x, params=params)
+""",
+            harness=_runs("Mlp(4)", "2, 4", setup=_TORCHMETA),
+        ),
         Invalid(  # `self.norm = None`, then a norm in a branch: wherever `self.norm(out)` runs it is the norm, so either binding of `out` is fresh (deep-person-reid's OSBlock; issue 27, the nineteenth part)
             """
 import torch.nn.functional as F
@@ -7404,8 +7598,14 @@ def head(c, n):
             held = values.layers.activation(attribute)
             if held is not None:  # `self.relu(...)`: the module is reported in `finish` if every call is safe
                 owner, module, bindings = held
-                source = values.fresh_input(call, statement, earlier, target if call is direct else None, call is direct)
-                self._module_calls.setdefault((owner, attribute), (module, bindings, []))[2].append(source is not None)
+                # `self.criterion(outputs, labels)` where a branch of the constructor binds a loss
+                # instead: the call raises if the attribute holds the activation, so it never runs it
+                # on `outputs` (None: a call that counts as a use, neither safe nor unsafe)
+                if cannot_run_activation(call):
+                    safe = None
+                else:
+                    safe = values.fresh_input(call, statement, earlier, target if call is direct else None, call is direct) is not None
+                self._module_calls.setdefault((owner, attribute), (module, bindings, []))[2].append(safe)
             elif self._functional_inplace(call):
                 self._check_call(call, statement, earlier, values, target if call is direct else None, call is direct)
             elif type(call.func) is cst.Call:  # `nn.ReLU()(1.0 - d_out)`: a module built and called at once
@@ -7478,7 +7678,7 @@ def head(c, n):
         method this rule does not follow, not reached through another object)."""
         for (class_name, attribute), (built, bindings, calls) in self._module_calls.items():
             # Another class's `self.<attribute>` is that class's module (analysis/attribute_owners.py).
-            if not all(calls) or attribute_uses(self.ctx, class_name, attribute) != len(calls) + bindings:
+            if False in calls or True not in calls or attribute_uses(self.ctx, class_name, attribute) != len(calls) + bindings:
                 continue
             for layer in built:
                 self._report_module_activation(attribute, layer)

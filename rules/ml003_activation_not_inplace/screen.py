@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
 from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
 from memlint.analysis.tables import NO_GRAD_FRAMEWORK_METHODS, NO_GRAD_HOOK_PREFIXES, NO_GRAD_HOOKS
-from memlint.analysis.tables import NORM_CLASS_NAME, NORM_PARAMETER_NAME, RESHAPE_METHODS
+from memlint.analysis.tables import LIBRARY_SUBCLASS_NAMES, NORM_CLASS_NAME, NORM_PARAMETER_NAME, RESHAPE_METHODS
 from memlint.analysis.naming import dotted
 from memlint.prescreen.source import FUNCTIONS, Source, final_name, is_self_attribute, root_name, self_attribute
 from memlint.rule import SELECTED_BY_CODE
@@ -24,7 +24,7 @@ from memlint.rule import SELECTED_BY_CODE
 
 def screen(source: Source, options: Mapping[str, Any]) -> bool:
     exact = "ML003" in options.get(SELECTED_BY_CODE, ())
-    if source.mentions("Sequential") and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source, exact):
+    if source.mentions("Sequential", *LIBRARY_SUBCLASS_NAMES["Sequential"]) and source.mentions(*INPLACE_MODULES) and _layer_pair_in_a_sequence(source, exact):
         return True
     # The kinds below the Sequential's report only where in-place saves what a training step sees,
     # or under exact selection (`--select ML003`): a module activation never saves that; a
