@@ -302,6 +302,33 @@ def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cs
             yield statement
 
 
+def configured_flag_chains(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
+    """The `if` statements of a block's `if` / `elif` chains that pick one method by configuration
+    flags: `if not opt.disable_automasking: ... elif opt.predictive_mask: ...`.  Every test of the
+    chain (two at least: an `elif`) reads a flag of the run's configuration (`configuration_value`,
+    maybe negated) or is a configured choice (`args.loss == "hinge"`).  The `elif` says the branches
+    exclude each other: each runs in place of the others, one method among the run's alternatives
+    (as `args.mask == "predictive"` would say it), not work a flag adds to the step; and the
+    configuration does not change between iterations, so the branch a run takes runs whenever
+    reached.  A lone `if opt.log_images:` (no `elif`) is not such a chain: nothing says it replaces
+    anything.  Yields every `if` of a qualifying chain, its `elif`s included."""
+    for statement in statements:
+        if type(statement) is not cst.If:
+            continue
+        chain = [statement]
+        while type(chain[-1].orelse) is cst.If:
+            chain.append(chain[-1].orelse)  # type: ignore[arg-type]
+        if len(chain) > 1 and all(_configured_flag_test(node.test) for node in chain):
+            yield from chain
+
+
+def _configured_flag_test(test: cst.BaseExpression) -> bool:
+    """`opt.predictive_mask`, `not self.opt.disable_automasking`, or a configured choice."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test = test.expression
+    return configuration_value(test) or condition_is_configured_choice(test)
+
+
 def _names_assigned(statement: cst.CSTNode) -> frozenset[str]:
     """`a = ...` / `a = b = ...` on a line of its own: {"a", "b"}; anything else: empty."""
     if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1 or type(statement.body[0]) is not cst.Assign:

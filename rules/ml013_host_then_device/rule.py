@@ -14,7 +14,7 @@ from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_proj
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
 from memlint.analysis.host_flow import EMPTY, Flow, factory_names, statement_flows
-from memlint.analysis.iteration import attribute_flag_off, configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
+from memlint.analysis.iteration import attribute_flag_off, configured_branch, configured_flag_chains, configured_overrides, flag_turned_on, opt_in_parameter
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass, step_loop_called_functions
 from memlint.analysis.moves import later_moves, through_reshapes
 from memlint.analysis.walk import code_descendants
@@ -4112,6 +4112,7 @@ def mixed(loader, alpha):
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.append(node)
         self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
+        self._overrides.update(map(id, configured_flag_chains(node.body)))  # `if not opt.a: ...` / `elif opt.b: ...`: one method of several
         for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier.setdefault(id(move), []).append(value)
 
