@@ -96,6 +96,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 44: a function whose only step loops walk tiles of one input (`_tiles_one_input`) no longer has `pass`
 # 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
 # 42: no `inplace_on` (the in-place switch fact backed out: unsound); `reach` for every file that
 #     imports no torch, with every module it imports that is not the standard library's or a framework's
@@ -184,7 +185,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 43
+FORMAT = 44
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -1259,7 +1260,7 @@ class _Summary:
         if self.step_loops is None:
             self.step_loops, self.training_loops = self._find_step_loops()
         for loop in loops:
-            if id(loop) in self.step_loops and not _refines_one_input(loop):
+            if id(loop) in self.step_loops and not _refines_one_input(loop) and not _tiles_one_input(loop):
                 key = self._function_of(loop)
                 if key and key != "?":
                     self.functions[key]["pass"] = True
@@ -2243,6 +2244,40 @@ def _refines_one_input(loop: ast.AST) -> bool:
             if type(node) is ast.Call and DRAWS_DATA.search(_final_name(node.func)):
                 return False
     return True
+
+
+def _tiles_one_input(loop: ast.AST) -> bool:
+    """`for w in w_starts: out = model(img[..., h:h + t, w:w + t])`: a loop whose counter is read only
+    in the bounds of a slice after a subscript's first element (a window over one input, not a
+    batch of a data set) and whose body draws no data: no pass over the data
+    (memlint.analysis.iteration.tiles_one_input, the same fact on libcst's tree)."""
+    if type(loop) is not ast.For or type(loop.target) is not ast.Name:
+        return False
+    if any(BATCH_SOURCE.search(w) for w in _names(loop.iter)):
+        return False
+    counter = loop.target.id
+    windows: set[int] = set()  # ids of the names in a slice bound after a subscript's first element
+    reads = []
+    rebound: set[int] = set()
+    for statement in loop.body:
+        rebound |= _bound_names(statement)
+        for node in ast.walk(statement):
+            kind = type(node)
+            if kind is ast.Name:
+                if BATCH_SOURCE.search(node.id):  # type: ignore[attr-defined]
+                    return False
+                if node.id == counter:  # type: ignore[attr-defined]
+                    reads.append(node)
+            elif kind is ast.Call and DRAWS_DATA.search(_final_name(node.func)):  # type: ignore[attr-defined]
+                return False
+            elif kind is ast.Subscript and type(node.slice) is ast.Tuple:  # type: ignore[attr-defined]
+                for element in node.slice.elts[1:]:  # type: ignore[attr-defined]
+                    if type(element) is ast.Slice:
+                        for bound in (element.lower, element.upper, element.step):
+                            if bound is not None:
+                                windows.update(id(n) for n in ast.walk(bound) if type(n) is ast.Name)
+    reads = [n for n in reads if id(n) not in rebound]
+    return bool(reads) and all(id(n) in windows for n in reads)
 
 
 def _bound_names(statement: ast.AST) -> set[int]:

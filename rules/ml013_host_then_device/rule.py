@@ -4086,6 +4086,87 @@ def mixed(loader, alpha):
             unsafe=True,
         ),
     ]
+    INVALID += [
+        Invalid(  # an `if` / `elif` chain of configuration flags picks the run's masking method: the `elif` runs every step of its runs
+            """
+import torch
+for x in loader:
+    out = model(x.cuda())
+    if not opt.plain_mask:
+        loss = out.mean()
+    elif opt.learned_mask:
+        loss = (out - torch.ones(out.shape).cuda()).abs().mean()
+    loss.backward()
+""",
+            line=7,
+            column=23,
+            message="on every loop iteration",
+            fixed="""
+import torch
+for x in loader:
+    out = model(x.cuda())
+    if not opt.plain_mask:
+        loss = out.mean()
+    elif opt.learned_mask:
+        loss = (out - torch.ones(out.shape, device="cuda")).abs().mean()
+    loss.backward()
+""",
+        ),
+        Invalid(  # sliding-window inference: the tile loop works on one image, so `infer` sets up its buffer on every call
+            """
+import torch
+def infer(img, net, t):
+    b, c, h, w = img.size()
+    acc = torch.zeros(b, c, h, w).type_as(img)
+    for i in range(0, h, t):
+        for j in range(0, w, t):
+            acc[..., i:i + t, j:j + t] = net(img[..., i:i + t, j:j + t])
+    return acc
+for x in test_loader:
+    out = infer(x.cuda(), model, 64)
+""",
+            line=4,
+            column=11,
+            message="in `infer()`",
+        ),
+    ]
+    VALID += [
+        Valid(  # a lone flag opts in to extra work: nothing says it replaces anything
+            """
+import torch
+for x in loader:
+    loss = model(x.cuda()).mean()
+    if opt.log_noise:
+        print(torch.randn(4).cuda().sum())
+    loss.backward()
+"""
+        ),
+        Valid(  # a chain one of whose tests is no configuration flag (a counter): periodic, not a configured method
+            """
+import torch
+for step, x in enumerate(loader):
+    loss = model(x.cuda()).mean()
+    if not opt.quiet:
+        pass
+    elif step % 10 == 0:
+        loss = loss + torch.randn(4).cuda().sum()
+    loss.backward()
+"""
+        ),
+        Valid(  # slicing the first dimension walks a data set in batches: a pass, whose set-up runs once per pass
+            """
+import torch
+def evaluate(data, net, bs):
+    total = torch.zeros(1).cuda()
+    for i in range(0, data.size(0), bs):
+        total += net(data[i:i + bs]).sum()
+    return total
+for epoch in range(10):
+    for x in train_loader:
+        score = evaluate(x.cuda(), model, 8)
+"""
+        ),
+    ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
