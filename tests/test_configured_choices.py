@@ -11,7 +11,7 @@ import ast
 import libcst as cst
 import pytest
 
-from memlint.analysis.configured_choices import configured_choice
+from memlint.analysis.configured_choices import configured_choice, flag_chain
 from memlint.analysis.iteration import condition_is_configured_choice, configured_flag_chains, refines_one_input, tiles_one_input
 from memlint.analysis.summaries import _refines_one_input, _tiles_one_input
 
@@ -93,3 +93,8 @@ def test_a_loop_over_windows_of_one_input_tiles_it(code: str, tiles: bool):
 )
 def test_an_elif_chain_of_configuration_flags_picks_a_method(code: str, chained: int):
     assert len(list(configured_flag_chains(cst.parse_module(code).body))) == chained
+    tests, node = [], ast.parse(code).body[0]
+    while type(node) is ast.If:
+        tests.append(node.test)
+        node = node.orelse[0] if len(node.orelse) == 1 else None
+    assert flag_chain(tests) is (chained > 0)

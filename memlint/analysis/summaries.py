@@ -83,7 +83,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.ast_nodes import child_nodes, subtree
-from memlint.analysis.configured_choices import configured_choice
+from memlint.analysis.configured_choices import configured_choice, flag_chain
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.deep_imports import imported_frameworks
 from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
@@ -96,7 +96,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
-# 44: a function whose only step loops walk tiles of one input (`_tiles_one_input`) no longer has `pass`
+# 44: a function whose only step loops walk tiles of one input (`_tiles_one_input`) no longer has `pass`;
+#     a call in an `if` / `elif` chain of configuration flags (`configured_choices.flag_chain`) is "configured"
 # 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
 # 42: no `inplace_on` (the in-place switch fact backed out: unsound); `reach` for every file that
 #     imports no torch, with every module it imports that is not the standard library's or a framework's
@@ -247,6 +248,7 @@ class _Summary:
         self.nodes: dict[str, ast.AST] = {}  # key -> function node
         self.chain_dumps: dict[int, frozenset[int]] = {}  # id(top of an if/elif/else chain) -> its shared statements (shared_branches)
         self.chain_tops: dict[int, tuple[list[int], ast.If]] = {}  # id(an `if` or `elif`) -> its chain's ids and top
+        self.flag_chains: dict[int, bool] = {}  # id(an `if` or `elif`) -> whether its chain picks a method by flags
         self.periodic = False
         self.configured = False
         self.class_of: dict[int, str] = {}  # id(method node) -> class name
@@ -642,7 +644,7 @@ class _Summary:
                 if child is not parent.test and loop is None and id(parent) not in shared:
                     conditional = True
                     self.periodic = self.periodic or not _device_check(parent.test)
-                    chosen = chosen and configured_choice(parent.test)
+                    chosen = chosen and (configured_choice(parent.test) or self._in_flag_chain(parent))
             elif kind is ast.ExceptHandler:
                 conditional = self.periodic = True
                 chosen = False
@@ -679,6 +681,24 @@ class _Summary:
             found = self.chain_tops[id(inner)] = ([id(c) for c in chain], chain[-1])
         ids, top = found
         return ids if done_in_every_branch_ast(top, statement, self.chain_dumps) else []
+
+    def _in_flag_chain(self, inner: ast.If) -> bool:
+        """Is `inner` (an `if` or an `elif`) in a chain of configuration flags that picks one method
+        (`configured_choices.flag_chain`: `if not opt.a: ...` `elif opt.b: ...`)?"""
+        found = self.flag_chains.get(id(inner))
+        if found is None:  # climbed once per `if`: every call in a branch asks of the same chain
+            top = inner
+            for parent in self.source.ancestors(inner):
+                if type(parent) is not ast.If or len(parent.orelse) != 1 or parent.orelse[0] is not top:
+                    break
+                top = parent
+            tests = [top.test]
+            node: ast.If = top
+            while len(node.orelse) == 1 and type(node.orelse[0]) is ast.If:
+                node = node.orelse[0]  # type: ignore[assignment]
+                tests.append(node.test)
+            found = self.flag_chains[id(inner)] = flag_chain(tests)
+        return found
 
     @property
     def _can_turn_grad_off(self) -> bool:

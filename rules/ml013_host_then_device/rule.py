@@ -4112,6 +4112,35 @@ for x in loader:
     loss.backward()
 """,
         ),
+        Invalid(  # the helper the chain's `elif` calls runs on every step of its runs (the project pass's side of the chain)
+            """
+import torch
+def learned_loss(out):
+    return (out - torch.ones(out.shape).cuda()).abs().mean()
+for x in loader:
+    out = model(x.cuda())
+    if not opt.plain_mask:
+        loss = out.mean()
+    elif opt.learned_mask:
+        loss = learned_loss(out)
+    loss.backward()
+""",
+            line=3,
+            column=19,
+            message="in `learned_loss()`",
+            fixed="""
+import torch
+def learned_loss(out):
+    return (out - torch.ones(out.shape, device="cuda")).abs().mean()
+for x in loader:
+    out = model(x.cuda())
+    if not opt.plain_mask:
+        loss = out.mean()
+    elif opt.learned_mask:
+        loss = learned_loss(out)
+    loss.backward()
+""",
+        ),
         Invalid(  # sliding-window inference: the tile loop works on one image, so `infer` sets up its buffer on every call
             """
 import torch
@@ -4138,6 +4167,19 @@ for x in loader:
     loss = model(x.cuda()).mean()
     if opt.log_noise:
         print(torch.randn(4).cuda().sum())
+    loss.backward()
+"""
+        ),
+        Valid(  # a helper behind a lone flag: opt-in work, not a method the run picks
+            """
+import torch
+def noise_report(out):
+    print((out - torch.ones(out.shape).cuda()).abs().mean())
+for x in loader:
+    out = model(x.cuda())
+    loss = out.mean()
+    if opt.log_noise:
+        noise_report(out)
     loss.backward()
 """
         ),
