@@ -161,7 +161,11 @@ class HostThenDevice(Rule):
     outside that loop once per pass, however often it is called, so the buffers it sets up before
     its batch loop are not reported (a `while` loop that runs a model but calls no backward and
     steps no optimizer is a decoding loop over one input, no pass: `translate(sentence)` called per
-    test batch sets up its beam on every call; nor is a `for _ in range(n)` loop that never reads its
+    test batch sets up its beam on every call; nor is a loop that reads its counter only in the
+    bounds of a slice after a tensor's first dimension and draws no data, `for j in starts: out =
+    net(img[..., j:j + t])`, the tiles of one input: `infer(img, net)` called per test image sets up
+    its output buffer on every call, where slicing the first dimension, `data[i:i + bs]`, walks a data
+    set in batches, a pass; nor is a `for _ in range(n)` loop that never reads its
     counter (an inner `for _ in range(k):` binds the name again, no read) and draws no data, an attack's
     restarts or perturbation steps on one input: `perturb(model, x)` called
     per training batch sets up its random start on every call). A loop over epochs that calls such a function is
@@ -201,7 +205,9 @@ class HostThenDevice(Rule):
     `parser.add_argument("--random", default=True)` then `if args.random:`: `cli_defaults`; a flag that opts in to extra work, `if args.log_images:`, does not
     count, but a flag whose branch only rebinds the value the statement before it bound does:
     `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
-    run's buffer), or the branch is taken at random (`r = np.random.rand(1)` then `if r < args.cutmix_prob:`,
+    run's buffer, and so do the branches of an `if` / `elif` chain whose every test reads a flag of the
+    configuration or is such a choice, `if not opt.plain_mask: ...` `elif opt.learned_mask: ...`: the
+    `elif` runs in place of the `if`, one method of the run's, also for a helper it calls), or the branch is taken at random (`r = np.random.rand(1)` then `if r < args.cutmix_prob:`,
     a stochastic augmentation's share of every step: `random_branches`), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
     its own body (`if step % n_critic == 0:` around a generator's update: each time it runs is a
     training step; a periodic branch that only logs or samples is not), or every branch of its chain, which ends in an
