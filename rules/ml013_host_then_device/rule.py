@@ -75,6 +75,16 @@ D = lambda x: x.mean(1)
 criterion = lambda a, b: (a - b).abs().mean()
 """
 
+# A loader of one batch, a model and a configuration whose flags pick the second masking method.
+_FLAG_CHAIN = """
+import torch
+loader = [torch.randn(2, 3)]
+model = lambda x: x * 2
+class opt:
+    plain_mask = False
+    learned_mask = True
+losses = []
+"""
 
 class HostThenDevice(Rule):
     """
@@ -4102,7 +4112,7 @@ for x in loader:
         loss = out.mean()
     elif opt.learned_mask:
         loss = (out - torch.ones(out.shape).cuda()).abs().mean()
-    loss.backward()
+    losses.append(loss)
 """,
             line=7,
             column=23,
@@ -4115,8 +4125,9 @@ for x in loader:
         loss = out.mean()
     elif opt.learned_mask:
         loss = (out - torch.ones(out.shape, device="cuda")).abs().mean()
-    loss.backward()
+    losses.append(loss)
 """,
+            harness=Harness(setup=_FLAG_CHAIN, then="result = losses", fake_cuda=True),
         ),
         Invalid(  # the helper the chain's `elif` calls runs on every step of its runs (the project pass's side of the chain)
             """
@@ -4129,7 +4140,7 @@ for x in loader:
         loss = out.mean()
     elif opt.learned_mask:
         loss = learned_loss(out)
-    loss.backward()
+    losses.append(loss)
 """,
             line=3,
             column=19,
@@ -4144,8 +4155,9 @@ for x in loader:
         loss = out.mean()
     elif opt.learned_mask:
         loss = learned_loss(out)
-    loss.backward()
+    losses.append(loss)
 """,
+            harness=Harness(setup=_FLAG_CHAIN, then="result = losses", fake_cuda=True),
         ),
         Invalid(  # sliding-window inference: the tile loop works on one image, so `infer` sets up its buffer on every call
             """
