@@ -1509,6 +1509,9 @@ def train(net, batches, optimizers, steps):
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
         # (the defs the name may hold, the innermost loop around the step, else its function's key and def)
         self._closure_steps: list[tuple[tuple[cst.FunctionDef, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
+        # model runs in a function's own loops: (its key, its def, the loops around the run, whether
+        # a closure of that def counts it)
+        self._looped_models: list[tuple[tuple, Optional[int], tuple[int, ...], bool]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -1608,6 +1611,11 @@ def train(net, batches, optimizers, steps):
             self._note(loop, "model")
         if not ctx.in_loop and ctx.function_key is not None:
             self._note_function("model", for_closure)
+        elif ctx.function_key is not None:
+            # a helper that runs the model in a loop of its own (a meta-learner's loss summed over the
+            # tasks of a batch): the function's run, where that loop neither backpropagates nor steps
+            # (one that does is a training loop of its own, reported where it is: `finish`)
+            self._looped_models.append((ctx.function_key, self._def_id(), tuple(id(loop) for loop in ctx.loops), for_closure))
 
     def _note_function(self, kind: str, for_closure: bool = True) -> None:
         """`kind` done by the current function outside its loops: under its key (a name, as the
@@ -1687,6 +1695,12 @@ def train(net, batches, optimizers, steps):
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
                     self._def_evidence.setdefault(definition, set()).add("model")
+        for function, definition, loops, for_closure in self._looped_models:
+            if any(self._evidence.get(loop, set()) & {"backward", "step"} for loop in loops):
+                continue  # (the run is that training loop's own work)
+            self._evidence.setdefault(function, set()).add("model")
+            if for_closure:
+                self._def_evidence.setdefault(definition, set()).add("model")
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
         works: dict[int, set[str]] = {}  # id(the defs a name may hold) -> what every one of them does
         for defs, loop, function, definition in self._closure_steps:
