@@ -34,6 +34,26 @@ _MODULE_BOOKKEEPING = frozenset(
 )  # fmt: skip
 
 
+# Two learner classes whose `train` runs the net, backpropagates and steps (the registry examples).
+_LEARNERS = """import torch
+class ValueLearner:
+    def __init__(self, net):
+        self.net = net.cuda()
+        self.optimiser = torch.optim.Adam(net.parameters())
+    def train(self, batch):
+        loss = self.net(batch.cuda()).mean()
+        self.optimiser.zero_grad()
+        loss.backward()
+        self.optimiser.step()
+class PolicyLearner(ValueLearner):
+    def train(self, batch):
+        loss = -self.net(batch.cuda()).mean()
+        self.optimiser.zero_grad()
+        loss.backward()
+        self.optimiser.step()
+"""
+
+
 class TrainingWithoutMixedPrecision(Rule):
     """
     ## What it does
@@ -163,6 +183,58 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a registry dict one of whose learners only scores under no_grad: the loop may train nothing
+            """
+LEARNERS_PLACEHOLDER
+class Scorer(ValueLearner):
+    def train(self, batch):
+        with torch.no_grad():
+            print(self.net(batch.cuda()).mean())
+LEARNERS = {"value": ValueLearner, "score": Scorer}
+def run(args, net, buffer):
+    learner = LEARNERS[args.learner](net)
+    for batch in buffer:
+        learner.train(batch)
+""".replace("LEARNERS_PLACEHOLDER\n", _LEARNERS)
+        ),
+        Valid(  # a registry dict a decorator fills too: which classes it holds is not known
+            """
+LEARNERS_PLACEHOLDER
+LEARNERS = {"value": ValueLearner, "policy": PolicyLearner}
+def register(name):
+    def add(cls):
+        LEARNERS[name] = cls
+        return cls
+    return add
+def run(args, net, buffer):
+    learner = LEARNERS[args.learner](net)
+    for batch in buffer:
+        learner.train(batch)
+""".replace("LEARNERS_PLACEHOLDER\n", _LEARNERS)
+        ),
+        Valid(  # the loss helper's own loop runs the model under no_grad: no activations saved
+            """
+import torch
+class MetaLearner:
+    def __init__(self, model, optimizer, device):
+        self.model = model.to(device)
+        self.optimizer = optimizer
+        self.scale = torch.nn.Parameter(torch.ones(1, device=device))
+    def outer_loss(self, batch):
+        total = 0.0
+        for x, y in zip(*batch):
+            with torch.no_grad():
+                out = self.model(x)
+            total = total + (self.scale * out - y).pow(2).mean()
+        return total
+    def train_iter(self, loader):
+        for batch in loader:
+            self.optimizer.zero_grad()
+            loss = self.outer_loss(batch)
+            loss.backward()
+            self.optimizer.step()
+"""
+        ),
         Valid(  # an override of the placeholder that is only a docstring: a dry run that trains nothing
             """
 import torch
@@ -1486,6 +1558,61 @@ def train(net, batches, optimizers, steps):
             optimizer.step()
 """,
             line=4,
+            column=5,
+        ),
+        Invalid(  # a learner class picked from a registry dict by a configured key: every entry's `train` trains
+            """
+LEARNERS_PLACEHOLDER
+LEARNERS = {}
+LEARNERS["value"] = ValueLearner
+LEARNERS["policy"] = PolicyLearner
+def run(args, net, buffer):
+    learner = LEARNERS[args.learner](net)
+    for batch in buffer:
+        learner.train(batch)
+""".replace("LEARNERS_PLACEHOLDER\n", _LEARNERS),
+            line=22,
+            column=5,
+        ),
+        Invalid(  # the loss helper runs the model in a loop of its own, over the tasks of a meta-batch
+            """
+import torch
+class MetaLearner:
+    def __init__(self, model, optimizer, device):
+        self.model = model.to(device)
+        self.optimizer = optimizer
+    def outer_loss(self, batch):
+        total = 0.0
+        for x, y in zip(*batch):
+            total = total + (self.model(x) - y).pow(2).mean()
+        return total
+    def train_iter(self, loader):
+        for batch in loader:
+            self.optimizer.zero_grad()
+            loss = self.outer_loss(batch)
+            yield loss.item()
+            loss.backward()
+            self.optimizer.step()
+""",
+            line=12,
+            column=9,
+        ),
+        Invalid(  # a helper whose own loop trains is reported there, not again in the loop that calls it
+            """
+import torch
+def fit_tasks(model, opt, tasks):
+    for x, y in tasks:
+        loss = model(x.cuda()).sub(y.cuda()).pow(2).mean()
+        loss.backward()
+        opt.step()
+def train(model, opt, loader):
+    for batch in loader:
+        fit_tasks(model, opt, batch)
+        decay = sum(p.pow(2).sum() for p in model.parameters())
+        decay.backward()
+        opt.step()
+""",
+            line=3,
             column=5,
         ),
     ]
