@@ -43,6 +43,9 @@ A summary says, for each module-level function and each method of a module-level
   time: "globals" (`return globals()[name]`), "import" (`importlib.import_module(...)`, then
   `getattr(lib, name)` or an item of `lib.__dict__` returned); `abstract`: a method whose body only
   says it is to be overridden (`pass`, a docstring, `raise NotImplementedError`);
+- the file's `registries`: module-level dicts of names only its own module-level statements fill
+  (`REGISTRY["q_learner"] = QLearner`: memlint.analysis.registries), name -> entries as written;
+  `fills`: the imported names the file adds entries to (another file's registry is then not known);
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
   the call is behind an `if` or in an exception handler ("configured" where every such `if` picks
@@ -63,7 +66,8 @@ References to other code, resolved by the project pass: ["n", name] (a module-le
 ["i", "Class", method, "obj"] (`obj.m()` with `obj = Class(...)` earlier in the function; method
 "__call__" for `obj(x)`, an nn.Module's forward; "factory()" as the class for an instance of the class a
 call of the project function `factory` returns, `obj = cls(...)` with `cls = factory(name)`, as in a
-factory's `builds`; ["i", "pkg.Class", method] for `self.attr.m()` where the
+factory's `builds`; "REGISTRY[]" for an instance of one of a registry dict's entries, `obj =
+REGISTRY[key](...)`; ["i", "pkg.Class", method] for `self.attr.m()` where the
 class builds `self.attr = Class(...)`: its `attrs`, qualified), ["m", method]
 (`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
 model), ["c"] (`self`

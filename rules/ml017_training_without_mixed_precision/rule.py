@@ -98,14 +98,18 @@ class TrainingWithoutMixedPrecision(Rule):
     name bound only to such classes, by branch: `get_model(opts)`), or a class a function picks at
     run time by a name (`globals()[name]`, a module loaded with `importlib`: DomainBed's
     `get_algorithm_class`, `create_model(opt)`), where every candidate class's method so named,
-    overriding one method of a common base, does it. A factory may import the class of each branch
+    overriding one method of a common base, does it, or a class taken from a registry dict
+    (`learner = le_REGISTRY[args.learner](...)`, the project's module-level `REGISTRY = {}` filled
+    with `REGISTRY["q_learner"] = QLearner`, ...), where every entry's method does it. A factory may import the class of each branch
     under one name (`from models.model_plain import ModelPlain as M`, `... import ModelGAN as M`,
     then `M(opt)`: KAIR's `define_Model` builds any of them); a method that hands its work to its
     base's (`super().optimize_parameters(step)`) does what that one does; and a placeholder its
     class leaves to be overridden (`raise NotImplementedError`), called on `self` in a loop
     (deep-person-reid's `self.forward_backward(data)` in `Engine.train`), does what every override
     of it in the project's subclasses does on every call (with none, nothing is known). A backward in a loop nested in the one that
-    steps (gradient accumulation over micro-batches) counts for the loop that steps.
+    steps (gradient accumulation over micro-batches) counts for the loop that steps, and a helper
+    that runs the model in a loop of its own that neither backpropagates nor steps (a meta-learner's
+    loss summed over the tasks of a batch) runs it for the loop that calls it.
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
     `gpu`, ... anywhere, or only to hide the GPUs with `os.environ["CUDA_VISIBLE_DEVICES"] = ""`:
