@@ -1,7 +1,7 @@
 """Registry dicts: a module-level dict whose entries are the project's classes or functions.
 
 `REGISTRY = {}` then `REGISTRY["q_learner"] = QLearner` (or `MODELS = {"a": A, "b": B}`): a call
-`REGISTRY[key](...)` builds, or runs, one of the entries, whichever the key picks at run time.
+`REGISTRY[key](cfg, ...)` builds, or runs, one of the entries, whichever the key picks at run time.
 The entries are known only where the file's code shows every way the dict is filled: its one
 binding, a dict display of plain (dotted) names, and module-level `NAME["key"] = Name` statements;
 every other mention reads it (`NAME[k]`, `NAME.get(k)`, `NAME.keys()`, `k in NAME`).  A registry

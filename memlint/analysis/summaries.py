@@ -67,7 +67,7 @@ References to other code, resolved by the project pass: ["n", name] (a module-le
 "__call__" for `obj(x)`, an nn.Module's forward; "factory()" as the class for an instance of the class a
 call of the project function `factory` returns, `obj = cls(...)` with `cls = factory(name)`, as in a
 factory's `builds`; "REGISTRY[]" for an instance of one of a registry dict's entries, `obj =
-REGISTRY[key](...)`; ["i", "pkg.Class", method] for `self.attr.m()` where the
+REGISTRY[key](cfg, ...)`; ["i", "pkg.Class", method] for `self.attr.m()` where the
 class builds `self.attr = Class(...)`: its `attrs`, qualified), ["m", method]
 (`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
 model), ["c"] (`self`

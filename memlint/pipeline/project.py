@@ -719,7 +719,7 @@ class Project:
         return classes if classes and all(c is not None and c[0] == "class" for c in classes) else []  # type: ignore[misc]
 
     def _registry_classes(self, file: _File, written: str) -> list[tuple]:
-        """The project classes an instance built by `REGISTRY[key](...)` may be of (`written` the dict
+        """The project classes an instance built by `REGISTRY[key](cfg, ...)` may be of (`written` the dict
         as `file` writes it): what each entry of the registry dict builds, a class or a factory
         function's classes (summaries' `registries`); [] where the dict is no known registry, another
         file adds entries to it (summaries' `fills`), or any entry is not the project's class: then

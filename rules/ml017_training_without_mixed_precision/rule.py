@@ -99,7 +99,7 @@ class TrainingWithoutMixedPrecision(Rule):
     run time by a name (`globals()[name]`, a module loaded with `importlib`: DomainBed's
     `get_algorithm_class`, `create_model(opt)`), where every candidate class's method so named,
     overriding one method of a common base, does it, or a class taken from a registry dict
-    (`learner = le_REGISTRY[args.learner](...)`, the project's module-level `REGISTRY = {}` filled
+    (`learner = le_REGISTRY[args.learner](mac, ...)`, the project's module-level `REGISTRY = {}` filled
     with `REGISTRY["q_learner"] = QLearner`, ...), where every entry's method does it. A factory may import the class of each branch
     under one name (`from models.model_plain import ModelPlain as M`, `... import ModelGAN as M`,
     then `M(opt)`: KAIR's `define_Model` builds any of them); a method that hands its work to its
