@@ -3513,3 +3513,73 @@ def test_a_summary_with_every_optional_file_fact_is_valid_as_stored():
     optional = {"stars", "places", "inner", "deep"}
     assert optional <= set(summary), optional - set(summary)
     assert is_valid(summary)
+
+
+_REGISTRY_LEARNERS = """
+    import torch
+    import torch.nn as nn
+
+    class ValueLearner:
+        def __init__(self, args):
+            self.net = nn.Linear(8, 4).cuda()
+            self.optimiser = torch.optim.Adam(self.net.parameters())
+
+        def train(self, batch):
+            self.optimiser.zero_grad()
+            self.net(batch).mean().backward()
+            self.optimiser.step()
+
+    class PolicyLearner:
+        def __init__(self, args):
+            self.net = nn.Linear(8, 4).cuda()
+            self.optimiser = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+        def train(self, batch):
+            self.optimiser.zero_grad()
+            (-self.net(batch).mean()).backward()
+            self.optimiser.step()
+"""
+_REGISTRY_MAIN = """
+    from learners import REGISTRY as learner_registry
+
+    def run(args, buffer):
+        learner = learner_registry[args.learner](args)
+        for batch in buffer:
+            learner.train(batch)
+"""
+
+
+def test_a_method_of_an_instance_built_from_a_registry_dict_is_every_entrys(project):
+    # oxwhirl/pymarl: `learners/__init__.py` fills `REGISTRY = {}` with `REGISTRY["q_learner"] =
+    # QLearner`, ...; `le_REGISTRY[args.learner](...)` builds one of them, and every one's `train`
+    # runs its net, backpropagates and steps
+    write(project / "learners" / "learning.py", _REGISTRY_LEARNERS)
+    write(project / "learners" / "__init__.py", """
+        from .learning import ValueLearner, PolicyLearner
+
+        REGISTRY = {}
+        REGISTRY["value"] = ValueLearner
+        REGISTRY["policy"] = PolicyLearner
+    """)
+    write(project / "main.py", _REGISTRY_MAIN)
+    assert _findings(".", "--select", "ML017") == [("main.py", "ML017", 5)]
+
+
+@pytest.mark.parametrize(
+    "registry, other",
+    [
+        # an entry that is no class of the project: what it builds is not known
+        ('REGISTRY = {"value": ValueLearner, "policy": PolicyLearner, "other": dict}\n', None),
+        # another file adds an entry: the registry's file does not show every class it holds
+        ('REGISTRY = {"value": ValueLearner, "policy": PolicyLearner}\n', 'from learners import REGISTRY\nREGISTRY["extra"] = dict\n'),
+        # handed on: whoever is handed it may fill it
+        ('REGISTRY = {"value": ValueLearner, "policy": PolicyLearner}\nsetup(REGISTRY)\n', None),
+    ],
+)
+def test_a_registry_dict_whose_entries_are_not_all_known_builds_nothing_known(project, registry, other):
+    write(project / "learners" / "learning.py", _REGISTRY_LEARNERS)
+    write(project / "learners" / "__init__.py", "from .learning import ValueLearner, PolicyLearner, setup\n" + registry)
+    if other is not None:
+        write(project / "plugins.py", other)
+    write(project / "main.py", _REGISTRY_MAIN)
+    assert _findings(".", "--select", "ML017") == []

@@ -43,6 +43,9 @@ A summary says, for each module-level function and each method of a module-level
   time: "globals" (`return globals()[name]`), "import" (`importlib.import_module(...)`, then
   `getattr(lib, name)` or an item of `lib.__dict__` returned); `abstract`: a method whose body only
   says it is to be overridden (`pass`, a docstring, `raise NotImplementedError`);
+- the file's `registries`: module-level dicts of names only its own module-level statements fill
+  (`REGISTRY["q_learner"] = QLearner`: memlint.analysis.registries), name -> entries as written;
+  `fills`: the imported names the file adds entries to (another file's registry is then not known);
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
   the call is behind an `if` or in an exception handler ("configured" where every such `if` picks
@@ -63,7 +66,8 @@ References to other code, resolved by the project pass: ["n", name] (a module-le
 ["i", "Class", method, "obj"] (`obj.m()` with `obj = Class(...)` earlier in the function; method
 "__call__" for `obj(x)`, an nn.Module's forward; "factory()" as the class for an instance of the class a
 call of the project function `factory` returns, `obj = cls(...)` with `cls = factory(name)`, as in a
-factory's `builds`; ["i", "pkg.Class", method] for `self.attr.m()` where the
+factory's `builds`; "REGISTRY[]" for an instance of one of a registry dict's entries, `obj =
+REGISTRY[key](cfg, ...)`; ["i", "pkg.Class", method] for `self.attr.m()` where the
 class builds `self.attr = Class(...)`: its `attrs`, qualified), ["m", method]
 (`model.loss()`: a method of any of the project's nn.Module classes, on a receiver named like a
 model), ["c"] (`self`
@@ -91,11 +95,13 @@ from memlint.analysis.flag_arguments import arguments_on, constructor_flags, def
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
+from memlint.analysis.registries import filled_imports, registry_callee, registry_dicts
 from memlint.analysis.run_loops import reconfigures_run
 from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 47: 46 and the other 44 merged: the above and registries below
 # 46: 45 and the other 44 merged: the fresh functions, frozen arguments, tiles and flag chains below
 # 45: 44 and the other 44 merged: both the fresh torch functions and the frozen arguments below
 # 44: `fresh` also for torch.sub / neg / sin / cos / log1p / erf (tables.FRESH_RESULT_FUNCTIONS grew with KEEPS_*)
@@ -103,6 +109,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 #     or a chain of module methods does (`X.eval().requires_grad_(False)`)
 # 44: a function whose only step loops walk tiles of one input (`_tiles_one_input`) no longer has `pass`;
 #     a call in an `if` / `elif` chain of configuration flags (`configured_choices.flag_chain`) is "configured"
+# 44: `registries` (module-level dicts of the project's classes or functions: registries.py), `fills` (imported
+#     names the file adds entries to), "REGISTRY[]" as an `i` constructor (an instance of one of its entries)
 # 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
 # 42: no `inplace_on` (the in-place switch fact backed out: unsound); `reach` for every file that
 #     imports no torch, with every module it imports that is not the standard library's or a framework's
@@ -191,7 +199,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 46
+FORMAT = 47
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -267,11 +275,13 @@ class _Summary:
         self.cells: Optional[frozenset[int]] = None  # ids of a marimo notebook's cell functions
         self.from_import_scopes: Optional[set[int]] = None  # ids of the functions holding a `from ... import`
         self.places = False  # `places`: a call of the file's code puts work on an accelerator
+        self.registries: dict[str, list[str]] = {}  # module-level registry dicts (registries.py)
 
     # ------------------------------------------------------------------ the module's names
 
     def run(self) -> dict:
         self._module_names(self.tree.body)
+        self.registries = registry_dicts(self.source)
         no_grad_decorators = self._no_grad_decorators()
         for key, record in self.functions.items():
             if key and key != "?":
@@ -299,6 +309,7 @@ class _Summary:
         self._moved_parameters()
         self._passes()
         frameworks, reached = imported_frameworks(self.source)
+        fills = filled_imports(self.source, self.imports)
         return {
             "format": FORMAT,
             "imports": self.imports,
@@ -308,6 +319,8 @@ class _Summary:
             **({"host": True} if not _names_accelerator(self.source.text) else {}),
             **({"places": True} if self.places else {}),
             **({"inner": inner} if (inner := self._inner_bases()) else {}),
+            **({"registries": self.registries} if self.registries else {}),
+            **({"fills": fills} if fills else {}),
             "defs": sorted(self.defs),
             "classes": self.classes,
             "functions": {k: _compact(r) for k, r in self.functions.items()},
@@ -1097,7 +1110,7 @@ class _Summary:
                 if len(node.targets) == 1 and type(node.targets[0]) is ast.Name  # type: ignore[attr-defined]
                 and type(node.value) is ast.Call  # type: ignore[attr-defined]
             ]  # fmt: skip
-            self.constructed = {name for name, func in calls if _final_name(func)[:1].isupper() or self._may_build(func)}
+            self.constructed = {name for name, func in calls if _final_name(func)[:1].isupper() or self._may_build(func) or self._registry_built(func)}
             self.constructed |= {name for name, func in calls if type(func) is ast.Name and func.id in self.constructed}
             # `trainer = A(c) if a else B(c)`: an instance of one of the classes (`_receiver_classes`)
             self.constructed |= {
@@ -1154,6 +1167,14 @@ class _Summary:
         the file, or a name or module of an import that is no foreign library's)?"""
         root = _root(func)
         return root is not None and self._may_be_a_project_callee(root)
+
+    def _registry_built(self, func: ast.AST) -> Optional[str]:
+        """`REGISTRY[key]` called, the dict the file's own registry (`registries`) or an import that may
+        be the project's: "REGISTRY[]", an instance of one of its entries (the project pass reads them)."""
+        registry = registry_callee(func)
+        if registry is None or not (registry in self.registries or self._may_be_a_project_callee(registry.partition(".")[0])):
+            return None
+        return f"{registry}[]"
 
     def _may_be_a_project_callee(self, root: str) -> bool:
         """Is `root` (of an uncapitalised callee) defined in the file, or imported relatively or from
@@ -1233,7 +1254,11 @@ class _Summary:
         if not values or len(values) != 1 or not isinstance(values[0].value, ast.Call) or type(values[0].targets[0]) is not ast.Name:
             return None
         callee = dotted(_unmoved(values[0].value).func)  # `make_agent(a).to(device)`: what make_agent builds
-        if callee is None or callee.rpartition(".")[2][:1].isupper():
+        if callee is None:
+            # `learner = le_REGISTRY[args.learner](mac, ...)`: an instance of one of a registry dict's
+            # classes ("le_REGISTRY[]"; the project pass reads the dict's entries, `registries`)
+            return self._registry_built(_unmoved(values[0].value).func)
+        if callee.rpartition(".")[2][:1].isupper():
             return None
         if self._may_be_a_project_callee(callee.partition(".")[0]):
             return callee
@@ -2582,7 +2607,12 @@ def _strings(value: object) -> None:
 
 
 def _check_summary(summary: object) -> None:
-    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner", "deep", "reach"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _require(type(summary) is dict and set(summary) - {"stars", "host", "places", "inner", "deep", "reach", "registries", "fills"} == {"format", "imports", "defs", "classes", "functions"})  # type: ignore[arg-type]
+    _strings(summary.get("fills", []))  # type: ignore[union-attr]
+    registries = summary.get("registries", {})  # type: ignore[union-attr]
+    _require(type(registries) is dict and all(type(k) is str and type(v) is list and v for k, v in registries.items()))
+    for entries in registries.values():
+        _strings(entries)
     _require(summary.get("host", True) is True)  # type: ignore[union-attr]
     _require(summary.get("places", True) is True)  # type: ignore[union-attr]
     _strings(summary.get("inner", []))  # type: ignore[union-attr]

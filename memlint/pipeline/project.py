@@ -426,6 +426,7 @@ class Project:
         # `_picks` answers by (file, constructor): "import" lists the classes of every file of a package,
         # and each call site of a picked class asks again
         self._picks_memo: dict[tuple[int, str], Optional[list[tuple]]] = {}
+        self._filled: Optional[set[tuple[int, str]]] = None  # `_filled_registries`
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
         self._frozen_memo: Optional[frozenset[tuple]] = None  # `_frozen_parameters`
@@ -703,6 +704,8 @@ class Project:
         picked = self._picks(file, constructor)
         if picked is not None:
             return picked
+        if constructor.endswith("[]"):
+            return self._registry_classes(file, constructor[:-2])
         owner = self._name(file, constructor) or self._lookup(constructor, file)
         if owner is None:
             return []
@@ -714,6 +717,55 @@ class Project:
             picked = self._picks(self.files[owner[1]], written) if isinstance(written, str) else None  # type: ignore[arg-type]
             classes.extend(picked if picked is not None else [self._built_class(self.files[owner[1]], written)])  # type: ignore[arg-type]
         return classes if classes and all(c is not None and c[0] == "class" for c in classes) else []  # type: ignore[misc]
+
+    def _registry_classes(self, file: _File, written: str) -> list[tuple]:
+        """The project classes an instance built by `REGISTRY[key](cfg, ...)` may be of (`written` the dict
+        as `file` writes it): what each entry of the registry dict builds, a class or a factory
+        function's classes (summaries' `registries`); [] where the dict is no known registry, another
+        file adds entries to it (summaries' `fills`), or any entry is not the project's class: then
+        whichever entry the key picks may be code the pass does not know."""
+        found = self._registry(file, written)
+        if found is None or found in self._filled_registries():
+            return []
+        owner = self.files[found[0]]
+        classes: list[tuple] = []
+        for entry in owner.summary["registries"][found[1]]:  # type: ignore[union-attr]
+            built = self._instances_built(owner, entry) if not entry.endswith("[]") else []  # type: ignore[arg-type]
+            if not built:
+                return []
+            classes.extend(c for c in built if c not in classes)
+        return classes
+
+    def _registry(self, file: _File, written: str, depth: int = 0) -> Optional[tuple[int, str]]:
+        """The (file, name) of the module-level registry dict `written` names in `file`: its own, or
+        one it imports (through a package's re-export too), or None."""
+        first, _, rest = written.partition(".")
+        summary = file.summary
+        if not rest and first in summary.get("registries", {}) and first not in summary["imports"]:  # type: ignore[operator, index]
+            return (file.index, first)
+        target = summary["imports"].get(first)  # type: ignore[index]
+        absolute = self._import_target(file, target) if target is not None and depth < 4 else None
+        if absolute is None:
+            return None
+        module, _, name = (f"{absolute}.{rest}" if rest else absolute).rpartition(".")
+        index = self._module(module, file) if module else None
+        if index is None:
+            return None
+        other = self.files[index]
+        if name in other.summary.get("registries", {}) and name not in other.summary["imports"]:  # type: ignore[union-attr, index]
+            return (index, name)
+        return self._registry(other, name, depth + 1) if name in other.summary["imports"] else None  # type: ignore[arg-type, union-attr, index]
+
+    def _filled_registries(self) -> set[tuple[int, str]]:
+        """The registry dicts some other file adds entries to (summaries' `fills`), once."""
+        if self._filled is None:
+            self._filled = set()
+            for other in self.files:
+                for local in other.summary.get("fills", ()) if other is not None else ():  # type: ignore[union-attr]
+                    found = self._registry(other, local)
+                    if found is not None:
+                        self._filled.add(found)
+        return self._filled
 
     def _picks(self, file: _File, constructor: str) -> Optional[list[tuple]]:
         """The classes an instance built as `constructor` may be of, where it is a class a project

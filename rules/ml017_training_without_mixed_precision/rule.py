@@ -34,6 +34,26 @@ _MODULE_BOOKKEEPING = frozenset(
 )  # fmt: skip
 
 
+# Two learner classes whose `train` runs the net, backpropagates and steps (the registry examples).
+_LEARNERS = """import torch
+class ValueLearner:
+    def __init__(self, net):
+        self.net = net.cuda()
+        self.optimiser = torch.optim.Adam(net.parameters())
+    def train(self, batch):
+        loss = self.net(batch.cuda()).mean()
+        self.optimiser.zero_grad()
+        loss.backward()
+        self.optimiser.step()
+class PolicyLearner(ValueLearner):
+    def train(self, batch):
+        loss = -self.net(batch.cuda()).mean()
+        self.optimiser.zero_grad()
+        loss.backward()
+        self.optimiser.step()
+"""
+
+
 class TrainingWithoutMixedPrecision(Rule):
     """
     ## What it does
@@ -78,14 +98,18 @@ class TrainingWithoutMixedPrecision(Rule):
     name bound only to such classes, by branch: `get_model(opts)`), or a class a function picks at
     run time by a name (`globals()[name]`, a module loaded with `importlib`: DomainBed's
     `get_algorithm_class`, `create_model(opt)`), where every candidate class's method so named,
-    overriding one method of a common base, does it. A factory may import the class of each branch
+    overriding one method of a common base, does it, or a class taken from a registry dict
+    (`learner = le_REGISTRY[args.learner](mac, ...)`, the project's module-level `REGISTRY = {}` filled
+    with `REGISTRY["q_learner"] = QLearner`, ...), where every entry's method does it. A factory may import the class of each branch
     under one name (`from models.model_plain import ModelPlain as M`, `... import ModelGAN as M`,
     then `M(opt)`: KAIR's `define_Model` builds any of them); a method that hands its work to its
     base's (`super().optimize_parameters(step)`) does what that one does; and a placeholder its
     class leaves to be overridden (`raise NotImplementedError`), called on `self` in a loop
     (deep-person-reid's `self.forward_backward(data)` in `Engine.train`), does what every override
     of it in the project's subclasses does on every call (with none, nothing is known). A backward in a loop nested in the one that
-    steps (gradient accumulation over micro-batches) counts for the loop that steps.
+    steps (gradient accumulation over micro-batches) counts for the loop that steps, and a helper
+    that runs the model in a loop of its own that neither backpropagates nor steps (a meta-learner's
+    loss summed over the tasks of a batch) runs it for the loop that calls it.
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
     `gpu`, ... anywhere, or only to hide the GPUs with `os.environ["CUDA_VISIBLE_DEVICES"] = ""`:
@@ -163,6 +187,58 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a registry dict one of whose learners only scores under no_grad: the loop may train nothing
+            """
+LEARNERS_PLACEHOLDER
+class Scorer(ValueLearner):
+    def train(self, batch):
+        with torch.no_grad():
+            print(self.net(batch.cuda()).mean())
+LEARNERS = {"value": ValueLearner, "score": Scorer}
+def run(args, net, buffer):
+    learner = LEARNERS[args.learner](net)
+    for batch in buffer:
+        learner.train(batch)
+""".replace("LEARNERS_PLACEHOLDER\n", _LEARNERS)
+        ),
+        Valid(  # a registry dict a decorator fills too: which classes it holds is not known
+            """
+LEARNERS_PLACEHOLDER
+LEARNERS = {"value": ValueLearner, "policy": PolicyLearner}
+def register(name):
+    def add(cls):
+        LEARNERS[name] = cls
+        return cls
+    return add
+def run(args, net, buffer):
+    learner = LEARNERS[args.learner](net)
+    for batch in buffer:
+        learner.train(batch)
+""".replace("LEARNERS_PLACEHOLDER\n", _LEARNERS)
+        ),
+        Valid(  # the loss helper's own loop runs the model under no_grad: no activations saved
+            """
+import torch
+class MetaLearner:
+    def __init__(self, model, optimizer, device):
+        self.model = model.to(device)
+        self.optimizer = optimizer
+        self.scale = torch.nn.Parameter(torch.ones(1, device=device))
+    def outer_loss(self, batch):
+        total = 0.0
+        for x, y in zip(*batch):
+            with torch.no_grad():
+                out = self.model(x)
+            total = total + (self.scale * out - y).pow(2).mean()
+        return total
+    def train_iter(self, loader):
+        for batch in loader:
+            self.optimizer.zero_grad()
+            loss = self.outer_loss(batch)
+            loss.backward()
+            self.optimizer.step()
+"""
+        ),
         Valid(  # an override of the placeholder that is only a docstring: a dry run that trains nothing
             """
 import torch
@@ -1488,6 +1564,61 @@ def train(net, batches, optimizers, steps):
             line=4,
             column=5,
         ),
+        Invalid(  # a learner class picked from a registry dict by a configured key: every entry's `train` trains
+            """
+LEARNERS_PLACEHOLDER
+LEARNERS = {}
+LEARNERS["value"] = ValueLearner
+LEARNERS["policy"] = PolicyLearner
+def run(args, net, buffer):
+    learner = LEARNERS[args.learner](net)
+    for batch in buffer:
+        learner.train(batch)
+""".replace("LEARNERS_PLACEHOLDER\n", _LEARNERS),
+            line=22,
+            column=5,
+        ),
+        Invalid(  # the loss helper runs the model in a loop of its own, over the tasks of a meta-batch
+            """
+import torch
+class MetaLearner:
+    def __init__(self, model, optimizer, device):
+        self.model = model.to(device)
+        self.optimizer = optimizer
+    def outer_loss(self, batch):
+        total = 0.0
+        for x, y in zip(*batch):
+            total = total + (self.model(x) - y).pow(2).mean()
+        return total
+    def train_iter(self, loader):
+        for batch in loader:
+            self.optimizer.zero_grad()
+            loss = self.outer_loss(batch)
+            yield loss.item()
+            loss.backward()
+            self.optimizer.step()
+""",
+            line=12,
+            column=9,
+        ),
+        Invalid(  # a helper whose own loop trains is reported there, not again in the loop that calls it
+            """
+import torch
+def fit_tasks(model, opt, tasks):
+    for x, y in tasks:
+        loss = model(x.cuda()).sub(y.cuda()).pow(2).mean()
+        loss.backward()
+        opt.step()
+def train(model, opt, loader):
+    for batch in loader:
+        fit_tasks(model, opt, batch)
+        decay = sum(p.pow(2).sum() for p in model.parameters())
+        decay.backward()
+        opt.step()
+""",
+            line=3,
+            column=5,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1509,6 +1640,9 @@ def train(net, batches, optimizers, steps):
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
         # (the defs the name may hold, the innermost loop around the step, else its function's key and def)
         self._closure_steps: list[tuple[tuple[cst.FunctionDef, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
+        # model runs in a function's own loops: (its key, its def, the loops around the run, whether
+        # a closure of that def counts it)
+        self._looped_models: list[tuple[tuple, Optional[int], tuple[int, ...], bool]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -1608,6 +1742,11 @@ def train(net, batches, optimizers, steps):
             self._note(loop, "model")
         if not ctx.in_loop and ctx.function_key is not None:
             self._note_function("model", for_closure)
+        elif ctx.function_key is not None:
+            # a helper that runs the model in a loop of its own (a meta-learner's loss summed over the
+            # tasks of a batch): the function's run, where that loop neither backpropagates nor steps
+            # (one that does is a training loop of its own, reported where it is: `finish`)
+            self._looped_models.append((ctx.function_key, self._def_id(), tuple(id(loop) for loop in ctx.loops), for_closure))
 
     def _note_function(self, kind: str, for_closure: bool = True) -> None:
         """`kind` done by the current function outside its loops: under its key (a name, as the
@@ -1687,6 +1826,12 @@ def train(net, batches, optimizers, steps):
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
                     self._def_evidence.setdefault(definition, set()).add("model")
+        for function, definition, loops, for_closure in self._looped_models:
+            if any(self._evidence.get(loop, set()) & {"backward", "step"} for loop in loops):
+                continue  # (the run is that training loop's own work)
+            self._evidence.setdefault(function, set()).add("model")
+            if for_closure:
+                self._def_evidence.setdefault(definition, set()).add("model")
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
         works: dict[int, set[str]] = {}  # id(the defs a name may hold) -> what every one of them does
         for defs, loop, function, definition in self._closure_steps:
