@@ -3501,6 +3501,7 @@ def test_a_summary_with_every_optional_file_fact_is_valid_as_stored():
         import torch.nn as nn
         from models import *
         from helpers import Net
+        from learners import LEARNERS
 
         x = y.cuda()
 
@@ -3508,9 +3509,16 @@ def test_a_summary_with_every_optional_file_fact_is_valid_as_stored():
             class Inner(Net):
                 pass
             return Inner()
+
+        class Policy:
+            pass
+
+        MODELS = {}
+        MODELS["policy"] = Policy
+        LEARNERS["policy"] = Policy
     """)
     summary = summarize(Source(text))
-    optional = {"stars", "places", "inner", "deep"}
+    optional = {"stars", "places", "inner", "deep", "registries", "fills"}
     assert optional <= set(summary), optional - set(summary)
     assert is_valid(summary)
 
