@@ -35,26 +35,24 @@ def returns_history(call: cst.Call, ctx: "Context") -> bool:
 
 
 
-def history_passed(call: cst.Call, ctx: "Context") -> Optional[cst.BaseExpression]:
-    """The argument of `call` whose autograd history the result carries, where `call` runs a
-    module-level function of the project that returns a value computed from that parameter with
-    operations that keep its history (`l2_norm(emb)` returning `torch.div(emb, norm)`:
-    FileView.history_through), or None."""
+def history_passed(call: cst.Call, ctx: "Context") -> list[cst.BaseExpression]:
+    """The arguments of `call` whose autograd history the result carries, where `call` runs a
+    module-level function of the project that returns a value computed from those parameters with
+    operations that keep their history (`l2_norm(emb)` returning `torch.div(emb, norm)`:
+    FileView.history_through); positional arguments only (none after a `*args`)."""
     through = ctx.project.history_through
     if not through:
-        return None
+        return []
     written = dotted_name(call.func)
     if written is None or not ctx.binds_at_module_level(written.partition(".")[0]):
-        return None
-    positional = []
-    for arg in call.args:
+        return []
+    found = []
+    for position, arg in enumerate(call.args):
         if arg.star or arg.keyword is not None:
             break
-        positional.append(arg.value)
-    for position, value in enumerate(positional):
         if f"{written}:{position}" in through:
-            return value
-    return None
+            found.append(arg.value)
+    return found
 
 
 def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:

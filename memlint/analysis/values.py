@@ -276,8 +276,7 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     if (project.history_calls or project.history_methods) and returns_history(call, ctx):
         return _model_output(ctx)  # a project function that returns a model's output
     if project.history_through:
-        passed = history_passed(call, ctx)
-        if passed is not None and evaluate(passed, ctx).graph:
+        if any(evaluate(passed, ctx).graph for passed in history_passed(call, ctx)):
             return _model_output(ctx)  # `l2_norm(emb)`: a project function returning its argument's history
     if qualified in _CONTAINER_FACTORIES:
         return CONTAINER
