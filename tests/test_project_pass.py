@@ -3591,3 +3591,61 @@ def test_a_registry_dict_whose_entries_are_not_all_known_builds_nothing_known(pr
         write(project / "plugins.py", other)
     write(project / "main.py", _REGISTRY_MAIN)
     assert _findings(".", "--select", "ML017") == []
+
+
+# ---------------------------------------------------------------------------- a helper returning its argument's history
+
+NORMS = """
+import torch
+
+def l2_norm(v, axis=1):
+    norm = torch.norm(v, 2, axis, True)
+    return torch.div(v, norm)
+
+def as_numbers(v):
+    return v.detach().cpu().numpy()
+
+def scaled(v, k):
+    if k:
+        return v * k
+    return v.item()
+
+def quiet(v):
+    with torch.no_grad():
+        out = v * 2
+    return out
+"""
+
+
+def test_a_helper_of_another_file_that_returns_its_arguments_history_passes_it_on(project):
+    write(project / "norms.py", NORMS)
+    write(project / "infer.py", """
+        import torch
+        from norms import l2_norm, as_numbers, scaled, quiet
+
+        def evaluate(model, loader):
+            kept, numbers, mixed, frozen, detached = [], [], [], [], []
+            for x, _ in loader:
+                out = model(x)
+                kept.append(l2_norm(out + out))
+                numbers.append(as_numbers(out))
+                mixed.append(scaled(out, 2))
+                frozen.append(quiet(out))
+                detached.append(l2_norm(out.detach()))
+            return kept, numbers, mixed, frozen, detached
+    """)
+    # only the helper whose every return keeps its argument's history passes it on, and only
+    # where the argument carries some
+    assert [f for f in _findings(".") if f[1] == "ML001"] == [("infer.py", "ML001", 8)]
+
+
+def test_the_summary_marks_a_parameter_whose_history_the_return_carries():
+    from memlint.analysis.summaries import summarize
+    from memlint.prescreen.source import Source
+
+    summary = summarize(Source(NORMS))
+    functions = summary["functions"]
+    assert functions["l2_norm"]["returns"] == [[["g", 0], ["g", 1]]]  # (`torch.norm(v, 2, axis, True)` reads axis too)
+    assert "returns" not in functions["as_numbers"]
+    assert "returns" not in functions["scaled"]  # one return is a number
+    assert "returns" not in functions["quiet"]

@@ -35,6 +35,26 @@ def returns_history(call: cst.Call, ctx: "Context") -> bool:
 
 
 
+def history_passed(call: cst.Call, ctx: "Context") -> list[cst.BaseExpression]:
+    """The arguments of `call` whose autograd history the result carries, where `call` runs a
+    module-level function of the project that returns a value computed from those parameters with
+    operations that keep their history (`l2_norm(emb)` returning `torch.div(emb, norm)`:
+    FileView.history_through); positional arguments only (none after a `*args`)."""
+    through = ctx.project.history_through
+    if not through:
+        return []
+    written = dotted_name(call.func)
+    if written is None or not ctx.binds_at_module_level(written.partition(".")[0]):
+        return []
+    found = []
+    for position, arg in enumerate(call.args):
+        if arg.star or arg.keyword is not None:
+            break
+        if f"{written}:{position}" in through:
+            found.append(arg.value)
+    return found
+
+
 def training_work(call: cst.Call, ctx: "Context") -> frozenset[str]:
     """The part of a training step that `call` does on every call when it runs a function of
     another file of the project ("backward", "step", "model": `train_epoch(model, optimizer, ...)`

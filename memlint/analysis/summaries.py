@@ -22,7 +22,9 @@ A summary says, for each module-level function and each method of a module-level
   defaulting to False (`if make_adv:`), else None; `flush`: the flush it runs on every call
   (`torch.cuda.empty_cache()`, `gc.collect()`, not in a loop, behind an `if` or in a handler);
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
-  history (every return must have one); absent when it never returns such a value;
+  history (every return must have one); absent when it never returns such a value; ["g", position]:
+  the argument at that position of a module-level function, where that parameter is never bound
+  again (`return torch.div(x, norm)`: the caller's argument's history is the result's);
 - `keeps`: a method `update` / `add` that adds a parameter to `self` as it is (a running meter's:
   `self.sum += val * n`);
 - a class's `forwards`: the attribute holding the module its constructor is given, where its
@@ -101,6 +103,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 48: 47 and the other 44 merged: the above and parameter history below
 # 47: 46 and the other 44 merged: the above and registries below
 # 46: 45 and the other 44 merged: the fresh functions, frozen arguments, tiles and flag chains below
 # 45: 44 and the other 44 merged: both the fresh torch functions and the frozen arguments below
@@ -111,6 +114,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 #     a call in an `if` / `elif` chain of configuration flags (`configured_choices.flag_chain`) is "configured"
 # 44: `registries` (module-level dicts of the project's classes or functions: registries.py), `fills` (imported
 #     names the file adds entries to), "REGISTRY[]" as an `i` constructor (an instance of one of its entries)
+# 44: ["g", position] among `returns` alternatives: a module-level function's parameter, never bound again,
+#     whose history the return carries (the project pass's `_passes_history`)
 # 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
 # 42: no `inplace_on` (the in-place switch fact backed out: unsound); `reach` for every file that
 #     imports no torch, with every module it imports that is not the standard library's or a framework's
@@ -199,7 +204,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 47
+FORMAT = 48
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -1706,7 +1711,8 @@ class _Summary:
         if kind is ast.Name:
             values = self._local_values(key).get(expr.id)  # type: ignore[attr-defined]
             if not values:
-                return []
+                given = self._given_position(key, expr.id)  # type: ignore[attr-defined]
+                return [] if given is None else [["g", given]]
             if len(values) == 1 and expr.id in self._backpropagated(key):  # type: ignore[attr-defined]
                 return [True]  # `loss.backward()` in the function: direct evidence (memlint/analysis/model.py)
             found = [self._alternatives(v.value, key, depth + 1) if self._grad_at(v) != "off" else [] for v in values]
@@ -1718,6 +1724,20 @@ class _Summary:
             found = [self._alternatives(e, key, depth + 1) for e in expr.elts]  # type: ignore[attr-defined]
             return [True] if all(True in f for f in found) else []
         return []
+
+    def _given_position(self, key: str, name: str) -> Optional[int]:
+        """The position of `name` among the positional parameters of the module-level function `key`,
+        where the function never binds it again (nested scopes too) and is not used as a value (a
+        function passed around may be called in ways no site shows): its value is what the caller
+        gave, so the caller's argument's history is the return's (["g", position], the project
+        pass's `passes_history`).  None otherwise (a method: `self` and the callers' offsets)."""
+        if not key or "." in key or key == "?" or key in self._value_names():
+            return None
+        position = self._parameters(key).get(name)
+        if position is None or position < 0:
+            return None
+        bindings = self.source.memo("summary-bindings", lambda: binding_lines(self.source.nodes(*BINDING_NODES)))
+        return None if rebound(self.nodes[key], name, bindings) else position
 
     def _call_alternatives(self, call: ast.Call, key: str, depth: int) -> list:
         func = call.func
@@ -2740,6 +2760,8 @@ def _check_alternative(alternative: object) -> None:
         _require(len(alternative) == 1)  # type: ignore[arg-type]
     elif alternative[0] == "a":  # type: ignore[index]
         _require(len(alternative) == 2 and type(alternative[1]) is str)  # type: ignore[arg-type, index]
+    elif alternative[0] == "g":  # type: ignore[index]
+        _require(len(alternative) == 2 and type(alternative[1]) is int and alternative[1] >= 0)  # type: ignore[arg-type, index]
     else:
         _check_reference(alternative)
 

@@ -19,7 +19,7 @@ from memlint.analysis.bindings import target_names
 from memlint.analysis.built_models import builds_model
 from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.naming import looks_like_class_name
-from memlint.analysis.project_facts import returns_history
+from memlint.analysis.project_facts import history_passed, returns_history
 from memlint.analysis.submodules import is_submodule, is_submodule_source
 from memlint.analysis.walk import dotted_name, nested_blocks
 from memlint.pipeline.tree import code_descendants
@@ -276,6 +276,9 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     project = ctx.project
     if (project.history_calls or project.history_methods) and returns_history(call, ctx):
         return _model_output(ctx)  # a project function that returns a model's output
+    if project.history_through:
+        if any(evaluate(passed, ctx).graph for passed in history_passed(call, ctx)):
+            return _model_output(ctx)  # `l2_norm(emb)`: a project function returning its argument's history
     if qualified in _CONTAINER_FACTORIES:
         return CONTAINER
     if qualified is not None:

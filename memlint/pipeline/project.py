@@ -180,6 +180,12 @@ class FileView:
     # (`Project._frozen_parameters`): KAIR's `test(model, L)`, every caller freezing its model or
     # under `no_grad`.  A run of that parameter builds no graph (memlint.analysis.frozen asks).
     frozen_parameters: frozenset[str] = frozenset()
+    # "callee:position" for the callees as written here that are module-level functions of the
+    # project returning a value that carries the history of their argument at `position` (every
+    # return computes from that parameter with operations that keep it: `l2_norm(x)` returning
+    # `torch.div(x, torch.norm(x, 2, 1, True))`; summaries' ["g", position] alternatives): the
+    # argument's history is the result's (`Project._passes_history`, values asks it).
+    history_through: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -196,7 +202,7 @@ class FileView:
         their own Adam ML015's, the models' methods and eval-mode context managers ML002's.)"""
         return bool(
             self.history_calls or self.history_methods or self.steps_elsewhere or self.mover_calls or self.host_calls or self.unsaved_calls
-            or self.adam_classes or self.torch_importers or self.runs_other_files_models
+            or self.adam_classes or self.torch_importers or self.runs_other_files_models or self.history_through
         )  # fmt: skip
 
     @property
@@ -270,7 +276,7 @@ class FileView:
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
                 self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
-                sorted(self.gradient_methods), self.other_framework, sorted(self.frozen_parameters)]  # fmt: skip
+                sorted(self.gradient_methods), self.other_framework, sorted(self.frozen_parameters), sorted(self.history_through)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -278,12 +284,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 31 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
+        if type(data) is not list or len(data) != 32 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30], data[31]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -295,7 +301,7 @@ class FileView:
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
                    frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]),
-                   data[29], frozenset(data[30]))  # fmt: skip
+                   data[29], frozenset(data[30]), frozenset(data[31]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -463,6 +469,7 @@ class Project:
         self.per_step = self._per_step()
         self.per_forward = self._per_forward()
         self.history = self._history()
+        self.through = self._passes_history()
         self.updates = self._updates()
         self._gradients: Optional[set[tuple]] = None  # functions that may compute gradients (`_gradient_work`)
         self._switches: dict[tuple, Optional[tuple[str, int]]] = {}  # a class -> `_gradient_switch`
@@ -1326,12 +1333,53 @@ class Project:
                     changed = True
         return result
 
+    def _passes_history(self) -> dict[tuple, frozenset[int]]:
+        """Module-level functions, undecorated and not run without gradients, each with the positions
+        of the parameters whose history every return carries when the caller's argument has it
+        (summaries' ["g", position] alternative in every `returns` entry; an entry that certainly
+        carries history, `self.history`'s, counts for every position): `l2_norm(input)` returning
+        `torch.div(input, norm)`.  A return that may have none (`.detach()`, `.item()`, a value
+        computed under `no_grad`) leaves the function out (its `returns` is absent)."""
+        found: dict[tuple, frozenset[int]] = {}
+        for file, key, record in self._functions():
+            returned = record.get("returns")
+            if not returned or "." in key or key in ("", "?") or record.get("decorators") or record.get("grad"):
+                continue
+            function = (file.index, key)
+            if function in self.history or self.base_grad(function) == "off":
+                continue
+            positions: Optional[set[int]] = None
+            for alternatives in returned:
+                if any(self._holds(function, a, self.history) for a in alternatives if a is True or a[0] != "g"):
+                    continue
+                given = {a[1] for a in alternatives if a is not True and a[0] == "g"}
+                positions = given if positions is None else positions & given
+            if positions:
+                found[function] = frozenset(positions)
+        return found
+
+    def _through_calls(self, index: int) -> frozenset[str]:
+        """FileView.history_through: "callee:position" for the callees as file `index` writes them that
+        resolve, at every site the file has of that name, to a function of `through`."""
+        by_written: dict[str, Optional[frozenset[int]]] = {}
+        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+            for ref, *_ in record.get("calls", ()):
+                if ref[0] not in ("n", "d"):
+                    continue
+                callee = self.resolve(index, key, ref)
+                positions = self.through.get(callee) if callee is not None else None  # type: ignore[arg-type]
+                known = by_written.get(ref[1], positions) if ref[1] in by_written else positions
+                by_written[ref[1]] = known & positions if known is not None and positions is not None else None
+        return frozenset(f"{written}:{p}" for written, positions in by_written.items() if positions for p in positions)
+
     def _holds(self, function: tuple, alternative, known: set[tuple]) -> bool:
         if alternative is True:
             return True
         index, key = function
         class_name = key.partition(".")[0] if "." in key else None
         kind = alternative[0]
+        if kind == "g":
+            return False  # the history of an argument: `_passes_history` asks it of each call
         if kind == "c":
             return class_name is not None and self.is_module_class(index, class_name)
         if kind == "a":
@@ -1936,6 +1984,7 @@ class Project:
             wrapper_classes=self._wrapper_classes(index),
             flags_on=self._flags_on(index),
             frozen_parameters=frozenset(f"{key}:{name}" for where, key, name in self._frozen_parameters() if where == index),
+            history_through=self._through_calls(index) if self.through else frozenset(),
         )
 
     def _frozen_parameters(self) -> frozenset[tuple]:

@@ -93,6 +93,9 @@ class History:
         project = source.project
         self.project_calls: frozenset[str] = project.history_calls if project is not None else frozenset()
         self.project_methods = frozenset(m.rpartition(".")[2] for m in project.history_methods) if project is not None else frozenset()
+        # The project's callees, as written here, whose result carries an argument's history
+        # (FileView.history_through): loosened to any argument.
+        self.through_calls = frozenset(t.rpartition(":")[0] for t in project.history_through) if project is not None else frozenset()
         # Names backward is called on anywhere in the file, and the other names of a tuple assignment
         # from a call that binds one (memlint/analysis/model.py gives those bindings history).
         self.backpropagated = _backpropagated(source) if source.mentions("backward", "autograd") else frozenset()
@@ -157,6 +160,8 @@ class History:
 
     def _call_possible(self, call: ast.Call) -> bool:
         func = call.func
+        if self.through_calls and dotted(func) in self.through_calls and self._arguments_possible(call):
+            return True  # `l2_norm(emb)`: a project function returning its argument's history
         if isinstance(func, ast.Name):
             return self._name_call_possible(func.id, call)
         if isinstance(func, ast.Attribute):
@@ -252,6 +257,9 @@ class History:
         name = call.func.id if isinstance(call.func, ast.Name) else call.func.attr  # type: ignore[attr-defined]
         if name in self.functional_losses:
             return True
+        return self._arguments_possible(call)
+
+    def _arguments_possible(self, call: ast.Call) -> bool:
         return any(self.possible(a) for a in call.args) or any(self.possible(k.value) for k in call.keywords)
 
     def names_model_or_loss(self, name: str) -> bool:
@@ -259,7 +267,7 @@ class History:
         as a project callee that returns history?"""
         return (
             name in self.functional_losses or call_rules.named_like_model_or_loss(name)
-            or name in self.module_evidence or name in self.project_calls
+            or name in self.module_evidence or name in self.project_calls or name in self.through_calls
         )  # fmt: skip
 
     def only_imported(self, name: Optional[str]) -> bool:

@@ -1207,6 +1207,45 @@ def train(net, loader, opt, steps):
         opt.step()
 """
         ),
+        Valid(  # the file's helper detaches what it returns: the kept value has no history
+            """
+import torch
+def unit(v, dim=1):
+    return torch.div(v, v.norm(2, dim, True)).detach()
+def evaluate(model, loader):
+    feats = []
+    for x, _ in loader:
+        feats.append(unit(model(x)))
+    return torch.cat(feats)
+"""
+        ),
+        Valid(  # the helper computes its result without gradients
+            """
+import torch
+def unit(v, dim=1):
+    with torch.no_grad():
+        out = torch.div(v, v.norm(2, dim, True))
+    return out
+def evaluate(model, loader):
+    feats = []
+    for x, _ in loader:
+        feats.append(unit(model(x)))
+    return torch.cat(feats)
+"""
+        ),
+        Valid(  # the helper binds its parameter again (to a detached copy): what it returns is not the caller's
+            """
+import torch
+def unit(v, dim=1):
+    v = v.detach()
+    return torch.div(v, v.norm(2, dim, True))
+def evaluate(model, loader):
+    feats = []
+    for x, _ in loader:
+        feats.append(unit(model(x)))
+    return torch.cat(feats)
+"""
+        ),
         Valid(  # steps in the inner loop, but the sum keeps detached values
             """
 import torch
@@ -2711,6 +2750,32 @@ def train(gen, disc, loader, opt_d, criterion, reps):
         print((total / reps).item())
 """,
             harness=_run("train(torch.nn.Identity(), torch.nn.Linear(3, 2), loader, opt, criterion, 2)"),
+        ),
+        Invalid(  # a helper of the project returns its argument's history (`torch.div` of it): so does its call
+            """
+import torch
+def unit(v, dim=1):
+    return torch.div(v, v.norm(2, dim, True))
+def evaluate(model, loader):
+    feats = []
+    for x, _ in loader:
+        feats.append(unit(model(x)))
+    return torch.cat(feats)
+""",
+            line=7,
+            column=9,
+            message="carries autograd history",
+            unsafe=True,
+            fixed="""
+import torch
+def unit(v, dim=1):
+    return torch.div(v, v.norm(2, dim, True))
+def evaluate(model, loader):
+    feats = []
+    for x, _ in loader:
+        feats.append(unit(model(x)).detach())
+    return torch.cat(feats)
+""",
         ),
         Invalid(  # a loss summed from a number carries history: the code backpropagates the sum
             """
