@@ -7,10 +7,7 @@ runs on every iteration of that run, as the loop's own statements do.  A call th
 "configured" (not plainly conditional), and the project pass's per-step fact follows it
 (`Project._per_step`), as the rule's own `every_iteration` follows the branch in the loop's body.
 A flag (`if args.log_images:`) opts in to extra work and a counter (`if step % 10 == 0:`) makes a
-branch periodic: neither is a choice.  But an `if` / `elif` chain whose every test reads a flag of
-the configuration (`if not opt.disable_automasking: ...` `elif opt.predictive_mask: ...`) picks one
-method of several: the `elif` says its branches run in place of each other (`flag_chain`, the
-summaries' side of `iteration.configured_flag_chains`).
+branch periodic: neither is a choice.
 """
 
 from __future__ import annotations
@@ -31,19 +28,6 @@ def configured_choice(test: ast.AST) -> bool:
         return False
     sides = (test.left, test.comparators[0])  # type: ignore[attr-defined]
     return any(configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
-
-
-def flag_chain(tests: list[ast.AST]) -> bool:
-    """The tests of an `if` / `elif` chain, top first: two at least, each a flag of the
-    configuration (`opt.predictive_mask`, maybe negated: `not opt.disable_automasking`) or a
-    configured choice (`configured_choice`)."""
-    return len(tests) > 1 and all(_flag_or_choice(test) for test in tests)
-
-
-def _flag_or_choice(test: ast.AST) -> bool:
-    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:  # type: ignore[attr-defined]
-        test = test.operand  # type: ignore[attr-defined]
-    return configuration_value(test) or configured_choice(test)
 
 
 def configuration_value(expr: ast.AST) -> bool:

@@ -302,33 +302,6 @@ def configured_overrides(statements: Sequence[cst.BaseStatement]) -> Iterator[cs
             yield statement
 
 
-def configured_flag_chains(statements: Sequence[cst.BaseStatement]) -> Iterator[cst.If]:
-    """The `if` statements of a block's `if` / `elif` chains that pick one method by configuration
-    flags: `if not opt.disable_automasking: ... elif opt.predictive_mask: ...`.  Every test of the
-    chain (two at least: an `elif`) reads a flag of the run's configuration (`configuration_value`,
-    maybe negated) or is a configured choice (`args.loss == "hinge"`).  The `elif` says the branches
-    exclude each other: each runs in place of the others, one method among the run's alternatives
-    (as `args.mask == "predictive"` would say it), not work a flag adds to the step; and the
-    configuration does not change between iterations, so the branch a run takes runs whenever
-    reached.  A lone `if opt.log_images:` (no `elif`) is not such a chain: nothing says it replaces
-    anything.  Yields every `if` of a qualifying chain, its `elif`s included."""
-    for statement in statements:
-        if type(statement) is not cst.If:
-            continue
-        chain = [statement]
-        while type(chain[-1].orelse) is cst.If:
-            chain.append(chain[-1].orelse)  # type: ignore[arg-type]
-        if len(chain) > 1 and all(_configured_flag_test(node.test) for node in chain):
-            yield from chain
-
-
-def _configured_flag_test(test: cst.BaseExpression) -> bool:
-    """`opt.predictive_mask`, `not self.opt.disable_automasking`, or a configured choice."""
-    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        test = test.expression
-    return configuration_value(test) or condition_is_configured_choice(test)
-
-
 def _names_assigned(statement: cst.CSTNode) -> frozenset[str]:
     """`a = ...` / `a = b = ...` on a line of its own: {"a", "b"}; anything else: empty."""
     if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1 or type(statement.body[0]) is not cst.Assign:
@@ -721,7 +694,7 @@ def runs_own_pass(function: cst.FunctionDef) -> bool:
         if kind is cst.FunctionDef or kind is cst.ClassDef or kind is cst.Lambda:
             continue
         if (kind is cst.For or kind is cst.While) and is_step_loop(node) and not is_epoch_loop(node):  # type: ignore[arg-type]
-            if not (refines_one_input(node) or tiles_one_input(node)) if kind is cst.For else steps_itself(node):  # type: ignore[arg-type]
+            if not refines_one_input(node) if kind is cst.For else steps_itself(node):  # type: ignore[arg-type]
                 return True
         stack.extend(code_children(node))
     return False
@@ -750,42 +723,6 @@ def refines_one_input(loop: Loop) -> bool:
         if type(node) is cst.Call and DRAWS_DATA.search(_callee_name(node) or ""):
             return False
     return True
-
-
-def tiles_one_input(loop: Loop) -> bool:
-    """`for w in w_starts: patch = img[..., h:h + t, w:w + t]; out = model(patch)`: a loop whose
-    counter is read only in the bounds of a slice after a tensor's first dimension (a window over
-    one input's spatial or time dimensions; the batch dimension comes first, so slicing it, `X[i:i
-    + bs]`, walks a data set and is not this) and whose body draws no data (no name or call of a
-    batch's or data's source): every iteration works on a tile of the same input (sliding-window
-    inference over one image), no pass over the data, and the function around it runs its other
-    code on every call (`test(img, model)` called per test image sets up its output buffer on
-    every call).  (summaries' `_tiles_one_input` is the same fact on CPython's tree.)"""
-    if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name) or iterates_batches(loop):
-        return False
-    if any(BATCH_SOURCE.search(name) for name in names_in(loop.iter)):
-        return False
-    counter = loop.target.value
-    windows: set[int] = set()  # ids of the names in a slice bound after a subscript's first element
-    reads = []
-    for node in code_descendants(loop.body):
-        kind = type(node)
-        if kind is cst.Name:
-            if BATCH_SOURCE.search(node.value):  # type: ignore[attr-defined]
-                return False
-            if node.value == counter:  # type: ignore[attr-defined]
-                reads.append(node)
-        elif kind is cst.Call and DRAWS_DATA.search(_callee_name(node) or ""):  # type: ignore[arg-type]
-            return False
-        elif kind is cst.Subscript:
-            for element in node.slice[1:]:  # type: ignore[attr-defined]
-                if type(element.slice) is cst.Slice:
-                    for bound in (element.slice.lower, element.slice.upper, element.slice.step):
-                        if bound is not None:
-                            windows.update(id(n) for n in (bound, *code_descendants(bound)) if type(n) is cst.Name)
-    rebound = _bound_names(loop.body)
-    reads = [n for n in reads if id(n) not in rebound]
-    return bool(reads) and all(id(n) in windows for n in reads)
 
 
 def _bound_names(block: cst.CSTNode) -> set[int]:

@@ -89,7 +89,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from memlint.analysis import call_rules, evidence, tables
 from memlint.analysis.ast_nodes import child_nodes, subtree
-from memlint.analysis.configured_choices import configured_choice, flag_chain
+from memlint.analysis.configured_choices import configured_choice
 from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.deep_imports import imported_frameworks
 from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
@@ -103,6 +103,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 49: 48 without the tiles and flag chains (h-f013 backed out after review: unsound)
 # 48: 47 and the other 44 merged: the above and parameter history below
 # 47: 46 and the other 44 merged: the above and registries below
 # 46: 45 and the other 44 merged: the fresh functions, frozen arguments, tiles and flag chains below
@@ -204,7 +205,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 48
+FORMAT = 49
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -266,7 +267,6 @@ class _Summary:
         self.nodes: dict[str, ast.AST] = {}  # key -> function node
         self.chain_dumps: dict[int, frozenset[int]] = {}  # id(top of an if/elif/else chain) -> its shared statements (shared_branches)
         self.chain_tops: dict[int, tuple[list[int], ast.If]] = {}  # id(an `if` or `elif`) -> its chain's ids and top
-        self.flag_chains: dict[int, bool] = {}  # id(an `if` or `elif`) -> whether its chain picks a method by flags
         self.periodic = False
         self.configured = False
         self.class_of: dict[int, str] = {}  # id(method node) -> class name
@@ -667,7 +667,7 @@ class _Summary:
                 if child is not parent.test and loop is None and id(parent) not in shared:
                     conditional = True
                     self.periodic = self.periodic or not _device_check(parent.test)
-                    chosen = chosen and (configured_choice(parent.test) or self._in_flag_chain(parent))
+                    chosen = chosen and configured_choice(parent.test)
             elif kind is ast.ExceptHandler:
                 conditional = self.periodic = True
                 chosen = False
@@ -704,24 +704,6 @@ class _Summary:
             found = self.chain_tops[id(inner)] = ([id(c) for c in chain], chain[-1])
         ids, top = found
         return ids if done_in_every_branch_ast(top, statement, self.chain_dumps) else []
-
-    def _in_flag_chain(self, inner: ast.If) -> bool:
-        """Is `inner` (an `if` or an `elif`) in a chain of configuration flags that picks one method
-        (`configured_choices.flag_chain`: `if not opt.a: ...` `elif opt.b: ...`)?"""
-        found = self.flag_chains.get(id(inner))
-        if found is None:  # climbed once per `if`: every call in a branch asks of the same chain
-            top = inner
-            for parent in self.source.ancestors(inner):
-                if type(parent) is not ast.If or len(parent.orelse) != 1 or parent.orelse[0] is not top:
-                    break
-                top = parent
-            tests = [top.test]
-            node: ast.If = top
-            while len(node.orelse) == 1 and type(node.orelse[0]) is ast.If:
-                node = node.orelse[0]  # type: ignore[assignment]
-                tests.append(node.test)
-            found = self.flag_chains[id(inner)] = flag_chain(tests)
-        return found
 
     @property
     def _can_turn_grad_off(self) -> bool:
@@ -1315,7 +1297,7 @@ class _Summary:
         if self.step_loops is None:
             self.step_loops, self.training_loops = self._find_step_loops()
         for loop in loops:
-            if id(loop) in self.step_loops and not _refines_one_input(loop) and not _tiles_one_input(loop):
+            if id(loop) in self.step_loops and not _refines_one_input(loop):
                 key = self._function_of(loop)
                 if key and key != "?":
                     self.functions[key]["pass"] = True
@@ -2314,40 +2296,6 @@ def _refines_one_input(loop: ast.AST) -> bool:
             if type(node) is ast.Call and DRAWS_DATA.search(_final_name(node.func)):
                 return False
     return True
-
-
-def _tiles_one_input(loop: ast.AST) -> bool:
-    """`for w in w_starts: out = model(img[..., h:h + t, w:w + t])`: a loop whose counter is read only
-    in the bounds of a slice after a subscript's first element (a window over one input, not a
-    batch of a data set) and whose body draws no data: no pass over the data
-    (memlint.analysis.iteration.tiles_one_input, the same fact on libcst's tree)."""
-    if type(loop) is not ast.For or type(loop.target) is not ast.Name:
-        return False
-    if any(BATCH_SOURCE.search(w) for w in _names(loop.iter)):
-        return False
-    counter = loop.target.id
-    windows: set[int] = set()  # ids of the names in a slice bound after a subscript's first element
-    reads = []
-    rebound: set[int] = set()
-    for statement in loop.body:
-        rebound |= _bound_names(statement)
-        for node in ast.walk(statement):
-            kind = type(node)
-            if kind is ast.Name:
-                if BATCH_SOURCE.search(node.id):  # type: ignore[attr-defined]
-                    return False
-                if node.id == counter:  # type: ignore[attr-defined]
-                    reads.append(node)
-            elif kind is ast.Call and DRAWS_DATA.search(_final_name(node.func)):  # type: ignore[attr-defined]
-                return False
-            elif kind is ast.Subscript and type(node.slice) is ast.Tuple:  # type: ignore[attr-defined]
-                for element in node.slice.elts[1:]:  # type: ignore[attr-defined]
-                    if type(element) is ast.Slice:
-                        for bound in (element.lower, element.upper, element.step):
-                            if bound is not None:
-                                windows.update(id(n) for n in ast.walk(bound) if type(n) is ast.Name)
-    reads = [n for n in reads if id(n) not in rebound]
-    return bool(reads) and all(id(n) in windows for n in reads)
 
 
 def _bound_names(statement: ast.AST) -> set[int]:

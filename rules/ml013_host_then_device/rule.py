@@ -14,7 +14,7 @@ from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_proj
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
 from memlint.analysis.host_flow import EMPTY, Flow, factory_names, statement_flows
-from memlint.analysis.iteration import attribute_flag_off, configured_branch, configured_flag_chains, configured_overrides, flag_turned_on, opt_in_parameter
+from memlint.analysis.iteration import attribute_flag_off, configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass, step_loop_called_functions
 from memlint.analysis.moves import later_moves, through_reshapes
 from memlint.analysis.walk import code_descendants
@@ -75,16 +75,6 @@ D = lambda x: x.mean(1)
 criterion = lambda a, b: (a - b).abs().mean()
 """
 
-# A loader of one batch, a model and a configuration whose flags pick the second masking method.
-_FLAG_CHAIN = """
-import torch
-loader = [torch.randn(2, 3)]
-model = lambda x: x * 2
-class opt:
-    plain_mask = False
-    learned_mask = True
-losses = []
-"""
 
 class HostThenDevice(Rule):
     """
@@ -171,11 +161,7 @@ class HostThenDevice(Rule):
     outside that loop once per pass, however often it is called, so the buffers it sets up before
     its batch loop are not reported (a `while` loop that runs a model but calls no backward and
     steps no optimizer is a decoding loop over one input, no pass: `translate(sentence)` called per
-    test batch sets up its beam on every call; nor is a loop that reads its counter only in the
-    bounds of a slice after a tensor's first dimension and draws no data, `for j in starts: out =
-    net(img[..., j:j + t])`, the tiles of one input: `infer(img, net)` called per test image sets up
-    its output buffer on every call, where slicing the first dimension, `data[i:i + bs]`, walks a data
-    set in batches, a pass; nor is a `for _ in range(n)` loop that never reads its
+    test batch sets up its beam on every call; nor is a `for _ in range(n)` loop that never reads its
     counter (an inner `for _ in range(k):` binds the name again, no read) and draws no data, an attack's
     restarts or perturbation steps on one input: `perturb(model, x)` called
     per training batch sets up its random start on every call). A loop over epochs that calls such a function is
@@ -215,9 +201,7 @@ class HostThenDevice(Rule):
     `parser.add_argument("--random", default=True)` then `if args.random:`: `cli_defaults`; a flag that opts in to extra work, `if args.log_images:`, does not
     count, but a flag whose branch only rebinds the value the statement before it bound does:
     `ff = torch.zeros(n, d).cuda()` then `if opt.PCB: ff = torch.zeros(n, d, 6).cuda()` picks the
-    run's buffer, and so do the branches of an `if` / `elif` chain whose every test reads a flag of the
-    configuration or is such a choice, `if not opt.plain_mask: ...` `elif opt.learned_mask: ...`: the
-    `elif` runs in place of the `if`, one method of the run's, also for a helper it calls), or the branch is taken at random (`r = np.random.rand(1)` then `if r < args.cutmix_prob:`,
+    run's buffer), or the branch is taken at random (`r = np.random.rand(1)` then `if r < args.cutmix_prob:`,
     a stochastic augmentation's share of every step: `random_branches`), or the branch (with no `else`) trains itself, calling backward or an optimizer's step in
     its own body (`if step % n_critic == 0:` around a generator's update: each time it runs is a
     training step; a periodic branch that only logs or samples is not), or every branch of its chain, which ends in an
@@ -4102,131 +4086,6 @@ def mixed(loader, alpha):
             unsafe=True,
         ),
     ]
-    INVALID += [
-        Invalid(  # an `if` / `elif` chain of configuration flags picks the run's masking method: the `elif` runs every step of its runs
-            """
-import torch
-for x in loader:
-    out = model(x.cuda())
-    if not opt.plain_mask:
-        loss = out.mean()
-    elif opt.learned_mask:
-        loss = (out - torch.ones(out.shape).cuda()).abs().mean()
-    losses.append(loss)
-""",
-            line=7,
-            column=23,
-            message="on every loop iteration",
-            fixed="""
-import torch
-for x in loader:
-    out = model(x.cuda())
-    if not opt.plain_mask:
-        loss = out.mean()
-    elif opt.learned_mask:
-        loss = (out - torch.ones(out.shape, device="cuda")).abs().mean()
-    losses.append(loss)
-""",
-            harness=Harness(setup=_FLAG_CHAIN, then="result = losses", fake_cuda=True),
-        ),
-        Invalid(  # the helper the chain's `elif` calls runs on every step of its runs (the project pass's side of the chain)
-            """
-import torch
-def learned_loss(out):
-    return (out - torch.ones(out.shape).cuda()).abs().mean()
-for x in loader:
-    out = model(x.cuda())
-    if not opt.plain_mask:
-        loss = out.mean()
-    elif opt.learned_mask:
-        loss = learned_loss(out)
-    losses.append(loss)
-""",
-            line=3,
-            column=19,
-            message="in `learned_loss()`",
-            fixed="""
-import torch
-def learned_loss(out):
-    return (out - torch.ones(out.shape, device="cuda")).abs().mean()
-for x in loader:
-    out = model(x.cuda())
-    if not opt.plain_mask:
-        loss = out.mean()
-    elif opt.learned_mask:
-        loss = learned_loss(out)
-    losses.append(loss)
-""",
-            harness=Harness(setup=_FLAG_CHAIN, then="result = losses", fake_cuda=True),
-        ),
-        Invalid(  # sliding-window inference: the tile loop works on one image, so `infer` sets up its buffer on every call
-            """
-import torch
-def infer(img, net, t):
-    b, c, h, w = img.size()
-    acc = torch.zeros(b, c, h, w).type_as(img)
-    for i in range(0, h, t):
-        for j in range(0, w, t):
-            acc[..., i:i + t, j:j + t] = net(img[..., i:i + t, j:j + t])
-    return acc
-for x in test_loader:
-    out = infer(x.cuda(), model, 64)
-""",
-            line=4,
-            column=11,
-            message="in `infer()`",
-        ),
-    ]
-    VALID += [
-        Valid(  # a lone flag opts in to extra work: nothing says it replaces anything
-            """
-import torch
-for x in loader:
-    loss = model(x.cuda()).mean()
-    if opt.log_noise:
-        print(torch.randn(4).cuda().sum())
-    loss.backward()
-"""
-        ),
-        Valid(  # a helper behind a lone flag: opt-in work, not a method the run picks
-            """
-import torch
-def noise_report(out):
-    print((out - torch.ones(out.shape).cuda()).abs().mean())
-for x in loader:
-    out = model(x.cuda())
-    loss = out.mean()
-    if opt.log_noise:
-        noise_report(out)
-    loss.backward()
-"""
-        ),
-        Valid(  # a chain one of whose tests is no configuration flag (a counter): periodic, not a configured method
-            """
-import torch
-for step, x in enumerate(loader):
-    loss = model(x.cuda()).mean()
-    if not opt.quiet:
-        pass
-    elif step % 10 == 0:
-        loss = loss + torch.randn(4).cuda().sum()
-    loss.backward()
-"""
-        ),
-        Valid(  # slicing the first dimension walks a data set in batches: a pass, whose set-up runs once per pass
-            """
-import torch
-def evaluate(data, net, bs):
-    total = torch.zeros(1).cuda()
-    for i in range(0, data.size(0), bs):
-        total += net(data[i:i + bs]).sum()
-    return total
-for epoch in range(10):
-    for x in train_loader:
-        score = evaluate(x.cuda(), model, 8)
-"""
-        ),
-    ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -4253,7 +4112,6 @@ for epoch in range(10):
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.append(node)
         self._overrides.update(map(id, configured_overrides(node.body)))  # `ff = A` / `if opt.PCB: ff = B`
-        self._overrides.update(map(id, configured_flag_chains(node.body)))  # `if not opt.a: ...` / `elif opt.b: ...`: one method of several
         for value, move in later_moves(node.body, self._holds_factory, self._moved_by_helper, self.ctx.resolve):  # `z = torch.rand(n)` ... `z = z.cuda()`
             self._bound_earlier.setdefault(id(move), []).append(value)
 
