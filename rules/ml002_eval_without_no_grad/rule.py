@@ -4784,7 +4784,7 @@ class Solver:
             f"`{call_text}` runs {region.description} with gradient tracking on: autograd saves "
             "activations for a backward that never comes; run evaluation under `torch.no_grad()`"
         )
-        self.report(node, message, self._fix(node, region, scope), grad_sensitive=True, grad_from=region.callers)
+        self.report(node, message, self._fix(node, region, scope), grad_sensitive=True, grad_calls=region.callers)
 
     def _runs_in(self, node: cst.Call, region: Region) -> bool:
         """Does the call run what `region` evaluates?"""
