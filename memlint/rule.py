@@ -221,6 +221,11 @@ class Report:
     severity: Optional[Severity] = None
     # Other places the finding involves, each with what it is (Diagnostic.related).
     related: tuple[tuple[cst.CSTNode, str], ...] = ()
+    # Calls of a helper in this file that choose the code the finding is in (a trainer's
+    # `self.run_epoch('val', loader)`): the engine drops the finding when every one of them runs
+    # without gradient tracking (the Context's grad mode at the call, `CallSite.grad`, or a caller
+    # that only ever runs so).
+    grad_calls: tuple[cst.Call, ...] = ()
 
 
 class Rule:
@@ -270,14 +275,14 @@ class Rule:
         grad_sensitive: bool = False,
         severity: Optional[Severity] = None,
         related: Sequence[tuple[cst.CSTNode, str]] = (),
-        grad_from: Sequence["FunctionKey"] = (),
+        grad_calls: Sequence[cst.Call] = (),
     ) -> None:
-        """`related`: other places the finding involves, as (node, what it is there). `grad_from`
-        (with `grad_sensitive`): functions of the file besides the enclosing ones whose grad mode the
-        finding takes (the callers that pick a helper's evaluation branch): dropped, as the
-        enclosing ones are, where one of them only ever runs without gradient tracking."""
-        chain = (*self.ctx.function_chain, *grad_from) if grad_sensitive else None
-        self._reports.append(Report(self, node, message, fix, chain, severity, tuple(related)))
+        """`related`: other places the finding involves, as (node, what it is there). `grad_calls`
+        (with `grad_sensitive`): the calls of the file that choose the code of the finding (the
+        calls that pick a helper's evaluation branch): dropped where every one of them runs without
+        gradient tracking (`Report.grad_calls`)."""
+        chain = self.ctx.function_chain if grad_sensitive else None
+        self._reports.append(Report(self, node, message, fix, chain, severity, tuple(related), tuple(grad_calls) if grad_sensitive else ()))
 
     @staticmethod
     def replace(

@@ -97,6 +97,9 @@ class CallSite:
     # when the call is seen (`def mix` in `train`, then `mix(x)` in `train`'s loop); None for any
     # other call (a parameter, a lambda or an import of that name; a module-level function).
     nested: Optional[cst.FunctionDef] = field(default=None, compare=False)
+    # The call itself (a direct call seen by the traversal; None for a pick out of a literal): a
+    # rule that found the calls choosing a helper's evaluation branch asks their grad mode here.
+    node: Optional[cst.Call] = field(default=None, compare=False)
 
 
 @dataclass
@@ -592,6 +595,7 @@ class Context:
             conditional=self.conditional_in_loop,
             loop=self.loop,
             nested=nested,
+            node=node,
         )
         self.call_sites.setdefault(callee, []).append(site)
 

@@ -262,6 +262,8 @@ def _body_runs(
     if definition.decorators or definition.asynchronous is not None:
         return False
     dead = _ruled_out_branches(definition, call) if call is not None else set()
+    if dead and defined_in_other_class(definition.name.value, ctx):
+        dead = set()  # (a subclass's override, which `self` may run, need not have those branches)
     found = False
     for node in _live(definition.body, dead, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         kind = type(node)
@@ -296,17 +298,20 @@ def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
     arguments (or the parameters' literal defaults), where the body never rebinds the parameter:
     `if not cross_valid:` for `cross_valid=True`, `if phase == 'train':` for `'val'`, the `else`
     of `if mode in ("val", "test"):` for `"val"` (literal_tests.outcome_of_test)."""
-    params = list(method.params.params)
+    # (positional-only parameters come first; a static method called through self has no self)
+    params = [*method.params.posonly_params, *method.params.params]
+    if not _static(method):
+        params = params[1:]
     if any(argument.star for argument in call.args):
         return set()
     given: dict[str, cst.BaseExpression] = {}
     for position, argument in enumerate(call.args):
         if argument.keyword is not None:
             given[argument.keyword.value] = argument.value
-        elif position + 1 < len(params):  # (a method: the first parameter is self)
-            given[params[position + 1].name.value] = argument.value
+        elif position < len(params):
+            given[params[position].name.value] = argument.value
     known: dict[str, tuple[str, object]] = {}
-    for param in params[1:]:
+    for param in params:
         value = given.get(param.name.value, param.default)
         literal = literal_key(value) if value is not None else None
         if literal is not None and not binds_in_body(method, param.name.value):
@@ -324,6 +329,29 @@ def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
         elif holds is False:
             dead.add(id(node.body))  # type: ignore[attr-defined]
     return dead
+
+
+def defined_in_other_class(method: str, ctx: "Context") -> bool:
+    """Does a class of the file other than the enclosing one define `method` (an override of a
+    subclass, or a sibling's: silence when unsure which one `self` runs)?"""
+    frame = next((f for f in reversed(ctx.frames) if f.kind == "class"), None)
+    owners = ctx.memo("delegation.method-owners", lambda: _method_owners(ctx.module))
+    return any(owner is not (frame.node if frame else None) for owner in owners.get(method, ()))  # type: ignore[union-attr]
+
+
+def _method_owners(module: cst.Module) -> dict[str, list[cst.ClassDef]]:
+    """Method name -> the classes of the file (at any depth) that define it."""
+    owners: dict[str, list[cst.ClassDef]] = {}
+    for node in code_descendants(module):
+        if type(node) is cst.ClassDef and isinstance(node.body, cst.IndentedBlock):
+            for statement in node.body.body:
+                if type(statement) is cst.FunctionDef:
+                    owners.setdefault(statement.name.value, []).append(node)
+    return owners
+
+
+def _static(method: cst.FunctionDef) -> bool:
+    return any(type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in method.decorators)
 
 
 def _runs_self_model(call: cst.Call, ctx: "Context") -> bool:

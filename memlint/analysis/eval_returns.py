@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, eval_call_shape, own_method, top_function
+from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, defined_in_other_class, eval_call_shape, own_method, top_function
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def _helper(call: cst.Call, ctx: "Context") -> Optional[cst.FunctionDef]:
             return None  # (a parameter or local named like the file's function: `def __init__(self, load)`)
         return top_function(ctx, func.value)
     if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
-        if _defined_in_other_class(func.attr.value, ctx):
+        if defined_in_other_class(func.attr.value, ctx):
             return None  # (a subclass of the file may override it: `self` need not be the enclosing class)
         return own_method(ctx, func.attr.value)
     return None
@@ -66,25 +66,6 @@ def _bound_in_calling_scope(name: str, ctx: "Context") -> bool:
         for frame in ctx.frames
         if isinstance(frame.node, cst.FunctionDef)
     )
-
-
-def _defined_in_other_class(method: str, ctx: "Context") -> bool:
-    """Does a class of the file other than the enclosing one define `method` (an override of a
-    subclass, or a sibling's: silence when unsure which one `self` runs)?"""
-    frame = next((f for f in reversed(ctx.frames) if f.kind == "class"), None)
-    owners = ctx.memo("eval-returns-method-owners", lambda: _method_owners(ctx.module))
-    return any(owner is not (frame.node if frame else None) for owner in owners.get(method, ()))  # type: ignore[union-attr]
-
-
-def _method_owners(module: cst.Module) -> dict[str, list[cst.ClassDef]]:
-    """Method name -> the classes of the file (at any depth) that define it."""
-    owners: dict[str, list[cst.ClassDef]] = {}
-    for node in code_descendants(module):
-        if type(node) is cst.ClassDef and isinstance(node.body, cst.IndentedBlock):
-            for statement in node.body.body:
-                if type(statement) is cst.FunctionDef:
-                    owners.setdefault(statement.name.value, []).append(node)
-    return owners
 
 
 def returns_in_eval_mode(function: cst.FunctionDef, ctx: "Context") -> bool:

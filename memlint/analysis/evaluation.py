@@ -28,7 +28,7 @@ from memlint.analysis import evidence, tables, values
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.local_outputs import outputs_stay_local
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data, never_runs_module
-from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
+from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, binds_in_body, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.built_models import builds_model
 from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
@@ -59,8 +59,8 @@ class Region:
     # for "function-name": the code of what the function's own statements put in eval mode
     # (`lm_model` of `lm_model.eval()`): a method of one fed data runs it (`lm_model.log_prob(x)`)
     evaluated: tuple = ()
-    # for "mode-branch": the functions (keys) whose calls choose its eval branch; the finding holds
-    # only where none of them runs only without gradients (`Rule.report`'s `grad_from`)
+    # for "mode-branch": the calls that choose its eval branch; the finding holds only where one
+    # of them runs with gradients (`Rule.report`'s `grad_calls`)
     callers: tuple = ()
 
 
@@ -1325,13 +1325,15 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
     main_loop(phase): ...; return main_loop`) is called through the names bound to the factory's
     result (`main_loop = get_main_loop(...)`).  A method is called on `self` by the methods of its
     class (CenterNet's `val()` running `self.run_epoch('val', epoch, loader)`): each use of
-    `self.<name>` there must be such a call.  The keys of the functions making the calls that choose
-    eval come back (None where none does): the finding is theirs to drop where one of them only
-    ever runs without gradients."""
+    `self.<name>` there must be such a call.  The calls that choose eval come back (None where none
+    does): the engine drops the finding where every one of them runs without gradients (the grad
+    mode the Context saw at the call, `CallSite.grad`, or a caller that only ever runs so)."""
     selector = _phase_selector(training, function)
     if selector is None:
         return None
     parameter, training_value = selector
+    if _context_follows(function, parameter):
+        return None
     owner = _owning_class(function, ctx)
     if owner is not None:
         return _method_evaluated_with_grad(function, owner, parameter, training_value, ctx)
@@ -1368,10 +1370,24 @@ def _evaluated_with_grad(function: cst.FunctionDef, training: cst.BaseExpression
         # (`for phase, loader in data_loaders.items(): __train_step(..., phase, ...)`)
         if (_constant(argument) and constant_key(argument) != training_value) or _iterates_phases(argument, parents, training_value, ctx):
             found = True
-            enclosing = next((p for p in reversed(parents) if type(p) is cst.FunctionDef), None)
-            if enclosing is not None:
-                callers.append(_function_key(enclosing, parents))
+            callers.append(parent)
     return tuple(callers) if found else None
+
+
+def _context_follows(function: cst.FunctionDef, parameter: str) -> bool:
+    """Does a `with` of the function take a manager that depends on the phase parameter (`with
+    torch.no_grad() if phase != 'train' else nullcontext():`, or `with ctx:` where `ctx = ...` reads
+    `phase`)?  Its eval branch may well run without gradients: the switch decides nothing then."""
+    names = {parameter}
+    nodes = list(code_descendants(function.body, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda)))
+    for _ in range(3):  # (names bound from names bound from the parameter)
+        for node in nodes:
+            if type(node) is cst.Assign and any(type(n) is cst.Name and n.value in names for n in code_descendants(node.value)):  # type: ignore[attr-defined]
+                names |= {t.target.value for t in node.targets if type(t.target) is cst.Name}  # type: ignore[attr-defined]
+    return any(
+        type(node) is cst.With and any(type(n) is cst.Name and n.value in names for item in node.items for n in (item.item, *code_descendants(item.item)))  # type: ignore[attr-defined]
+        for node in nodes
+    )  # fmt: skip
 
 
 def _under_grad_off(parents, ctx: "Context") -> bool:
@@ -1391,8 +1407,8 @@ def _owning_class(function: cst.FunctionDef, ctx: "Context") -> Optional[cst.Cla
 def _method_evaluated_with_grad(function: cst.FunctionDef, owner: cst.ClassDef, parameter: str, training_value: str, ctx: "Context") -> Optional[tuple]:
     """`_evaluated_with_grad` for a method: its class's own calls `self.<name>(...)` (not in a
     `with` that turns gradients off) choosing eval by a constant for the parameter; any other use
-    of `self.<name>` (handed on as a value) may run it anywhere.  The calls' enclosing methods come
-    back: `val()` only ever called under `no_grad` evaluates without gradients."""
+    of `self.<name>` (handed on as a value) may run it anywhere.  The calls come back: a `val()`
+    decorated `@torch.no_grad()`, or only ever called under `no_grad`, evaluates without gradients."""
     params = function.params.params
     if function.decorators or not params or params[0].name.value != "self":
         return None  # (a static or class method: its calls are not `self.<name>(...)`)
@@ -1409,20 +1425,8 @@ def _method_evaluated_with_grad(function: cst.FunctionDef, owner: cst.ClassDef, 
         argument = _argument_for(parent, function, parameter, bound=True)  # type: ignore[arg-type]
         if argument is None or not _constant(argument) or constant_key(argument) == training_value:
             continue
-        enclosing = next((p for p in reversed(parents) if type(p) is cst.FunctionDef), None)
-        if enclosing is None:
-            continue
-        callers.append(_function_key(enclosing, parents))
+        callers.append(parent)
     return tuple(callers) if callers else None
-
-
-def _function_key(function: cst.FunctionDef, parents) -> tuple:
-    """The key (`FunctionKey`) the traversal gives the function: a method of the class around it, or a function."""
-    index = max(i for i, p in enumerate(parents) if p is function)
-    holder = parents[index - 2] if index >= 2 else None  # (the class, then its indented block)
-    if type(holder) is cst.ClassDef:
-        return ("method", holder.name.value, function.name.value)  # type: ignore[attr-defined]
-    return ("func", function.name.value)
 
 
 def _iterates_phases(argument: cst.BaseExpression, parents, training_value: str, ctx: "Context") -> bool:
@@ -1521,7 +1525,8 @@ def _code_alone(expr: cst.BaseExpression) -> str:
 def _phase_selector(test: cst.BaseExpression, function: cst.FunctionDef) -> Optional[tuple[str, str]]:
     """(parameter, the code of the value that selects training) of `phase == LoopPhase.TRAIN` or
     `train` (True), for a parameter of the function."""
-    params = {p.name.value for p in function.params.params}
+    # (a parameter the body binds again, `if self.finetune: phase = 'train'`, is not what the caller passed)
+    params = {p.name.value for p in function.params.params if not binds_in_body(function, p.name.value)}
     if type(test) is cst.Name and test.value in params:
         return test.value, "True"
     if type(test) is cst.Name:
@@ -1568,7 +1573,7 @@ def _constant(expr: cst.BaseExpression) -> bool:
 def _argument_for(call: cst.Call, function: cst.FunctionDef, parameter: str, bound: bool = False) -> Optional[cst.BaseExpression]:
     """The argument the call gives the parameter (`bound`: a call of a method on `self`, whose
     first parameter the receiver fills)."""
-    params = [p.name.value for p in function.params.params][1 if bound else 0 :]
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)][1 if bound else 0 :]
     for position, argument in enumerate(call.args):
         if argument.star:
             return None
@@ -1601,8 +1606,14 @@ def _outside_training(node: cst.CSTNode, training: str, ctx: "Context") -> list:
         return [part for branch in _branches_after(node) for part in _outside_training(branch, training, ctx)]
     if type(node) is cst.If and _selects_other_phase(node.test, training, ctx):  # type: ignore[attr-defined]
         # `if phase == 'val': ... else: ...`: the `else` may be the training phase's (Person_reID's
-        # `else: outputs = model(inputs)` after `with torch.no_grad()` for 'val'): only the body is eval
-        return _outside_training(node.body, training, ctx)  # type: ignore[attr-defined]
+        # `else: outputs = model(inputs)` after `with torch.no_grad()` for 'val'): only the body is
+        # eval, and each `elif phase == 'test':` of the chain, another eval phase (whose backward
+        # makes the region no evaluation)
+        parts = _outside_training(node.body, training, ctx)  # type: ignore[attr-defined]
+        orelse = node.orelse  # type: ignore[attr-defined]
+        if type(orelse) is cst.If and _selects_other_phase(orelse.test, training, ctx):
+            parts += _outside_training(orelse, training, ctx)
+        return parts
     inner = [n for n in code_descendants(node) if type(n) is cst.If and (_trains_only(n.test, training, ctx) or _selects_other_phase(n.test, training, ctx))]  # type: ignore[attr-defined]
     if not inner:
         return [node]

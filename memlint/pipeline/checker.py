@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from memlint.analysis.context import Context
+from memlint.analysis.context import Context, GradMode
 from memlint.config import Settings
 from memlint.diagnostics import DeferredFix, Diagnostic, Edit, Fix, Location, Related
 from memlint.pipeline import registry
@@ -140,7 +140,20 @@ def _holds_in_file(report: Report, facts, failures) -> bool:
     if any(report.rule is rule for rule, _, _ in failures):
         return False
     chain = report.grad_sensitive_chain
-    return chain is None or not any(key in facts.no_grad_functions for key in chain)
+    if chain is not None and any(key in facts.no_grad_functions for key in chain):
+        return False
+    return not (report.grad_calls and all(_runs_grad_off(call, facts) for call in report.grad_calls))
+
+
+def _runs_grad_off(call, facts) -> bool:
+    """Does the file's call run without gradient tracking: the grad mode the traversal saw at it
+    (a decorator, a `with`, a `torch.set_grad_enabled(False)` statement), or a caller that only
+    ever runs so?  A call the traversal did not record is not known to."""
+    for sites in facts.call_sites.values():
+        for site in sites:
+            if site.node is call:
+                return site.grad is GradMode.DISABLED or any(key in facts.no_grad_functions for key in site.callers)
+    return False
 
 
 def _internal_error(origin: str, error: BaseException, filename: str, row: int = 1, column: int = 1) -> Diagnostic:

@@ -44,8 +44,12 @@ class EvalWithoutNoGrad(Rule):
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
     returns it; for a method, its class calling `self.run_epoch('val', loader)`, every use of
     `self.run_epoch` such a call: CenterNet's trainer, whose eval branch may also pick the
-    wrapped module, `model = self.model.module`, and empty the cache) outside any `no_grad`, and
-    not only from functions that only ever run without gradients, or where a loop over literal phases around the switch selects
+    wrapped module, `model = self.model.module`, and empty the cache) outside any `no_grad`, where
+    one of the calls choosing eval runs with gradients (the grad mode at the call: not in a method
+    decorated `@torch.no_grad()`, nor after `torch.set_grad_enabled(False)`, nor only ever called
+    without gradients), no `with` of the function takes a manager that reads the phase (`with
+    torch.no_grad() if phase != 'train' else nullcontext():`), the body never binds the phase
+    again, and no `elif phase == 'val':` of a chain backpropagates, or where a loop over literal phases around the switch selects
     it (`for phase in ["train", "val"]:`), in a loop over a loader whose name
     marks it as validation or test data (`val_loader`, `test_dl`, `dev_dataloader`, ...) or in a
     loop that draws its batches from one by hand (`test_dataloader.__iter__().next()`), or in a
@@ -79,7 +83,8 @@ class EvalWithoutNoGrad(Rule):
     `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; its `if` blocks that the
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
     under `if not cross_valid:`, `self._pass(loader, 'val')` the one under `if phase == 'train':` (also
-    `!=`, `in`, `not in` a literal tuple; strings, integers, `True`/`False`/`None`, never compared across kinds); in a function named as an
+    `!=`, `in`, `not in` a literal tuple; strings, integers, `True`/`False`/`None`, never compared across kinds;
+    positional-only parameters counted; not where another class of the file overrides the helper); in a function named as an
     evaluation or a loop over evaluation data, a method that runs any model of `self`, in an
     nn.Module also through a method of self fed data whose name says it runs it: CloserLookFewShot's
     `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
@@ -4579,6 +4584,50 @@ class Solver:
                 self.optimizer.step()
 """,
         ),
+        Invalid(  # a class calls its epoch method with 'check' only under no_grad, but with 'probe' from a method called with gradients on: every call choosing eval must be grad-off
+            """
+import torch
+class Runner:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def epoch(self, stage, batches):
+        net = self.net
+        if stage == 'fit':
+            net.train()
+        else:
+            net.eval()
+        seen = 0.0
+        for x, y in batches:
+            err = net(x, y).sum()
+            if stage == 'fit':
+                self.opt.zero_grad()
+                err.backward()
+                self.opt.step()
+            seen += err.item()
+        return seen
+
+    def fit(self, batches):
+        return self.epoch('fit', batches)
+
+    def check(self, batches):
+        return self.epoch('check', batches)
+
+    def run(self, fit_batches, check_batches):
+        self.fit(fit_batches)
+        with torch.no_grad():
+            self.check(check_batches)
+
+    def probe(self, batches):
+        return self.epoch('probe', batches)
+
+def main(runner, batches):
+    runner.probe(batches)
+""",
+            line=15,
+            column=19,
+        ),
     ]
 
     VALID += [
@@ -4872,6 +4921,286 @@ class Solver:
                 self.optimizer.step()
 """
         ),
+        Valid(  # the only call choosing 'check' runs in a method decorated no_grad: the grad mode at the call is off
+            """
+import torch
+class Runner:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def epoch(self, stage, batches):
+        net = self.net
+        if stage == 'fit':
+            net.train()
+        else:
+            net.eval()
+        seen = 0.0
+        for x, y in batches:
+            err = net(x, y).sum()
+            if stage == 'fit':
+                self.opt.zero_grad()
+                err.backward()
+                self.opt.step()
+            seen += err.item()
+        return seen
+
+    def fit(self, batches):
+        return self.epoch('fit', batches)
+
+    @torch.no_grad()
+    def check(self, batches):
+        return self.epoch('check', batches)
+"""
+        ),
+        Valid(  # the method choosing 'check' turns gradients off by a statement before the call
+            """
+import torch
+class Runner:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def epoch(self, stage, batches):
+        net = self.net
+        if stage == 'fit':
+            net.train()
+        else:
+            net.eval()
+        seen = 0.0
+        for x, y in batches:
+            err = net(x, y).sum()
+            if stage == 'fit':
+                self.opt.zero_grad()
+                err.backward()
+                self.opt.step()
+            seen += err.item()
+        return seen
+
+    def fit(self, batches):
+        return self.epoch('fit', batches)
+
+    def check(self, batches):
+        torch.set_grad_enabled(False)
+        return self.epoch('check', batches)
+"""
+        ),
+        Valid(  # a with whose manager follows the phase (no_grad when not fitting): silent
+            """
+import contextlib
+import torch
+class Runner:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def epoch(self, stage, batches):
+        net = self.net
+        if stage == 'fit':
+            net.train()
+        else:
+            net.eval()
+        seen = 0.0
+        for x, y in batches:
+            with torch.no_grad() if stage != 'fit' else contextlib.nullcontext():
+                err = net(x, y).sum()
+            if stage == 'fit':
+                self.opt.zero_grad()
+                err.backward()
+                self.opt.step()
+            seen += err.item()
+        return seen
+
+    def fit(self, batches):
+        return self.epoch('fit', batches)
+
+    def check(self, batches):
+        return self.epoch('check', batches)
+"""
+        ),
+        Valid(  # the manager is chosen by the phase into a name first: silent
+            """
+import contextlib
+import torch
+class Runner:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def epoch(self, stage, batches):
+        net = self.net
+        if stage == 'fit':
+            net.train()
+        else:
+            net.eval()
+        guard = torch.no_grad() if stage != 'fit' else contextlib.nullcontext()
+        seen = 0.0
+        for x, y in batches:
+            with guard:
+                err = net(x, y).sum()
+            if stage == 'fit':
+                self.opt.zero_grad()
+                err.backward()
+                self.opt.step()
+            seen += err.item()
+        return seen
+
+    def fit(self, batches):
+        return self.epoch('fit', batches)
+
+    def check(self, batches):
+        return self.epoch('check', batches)
+"""
+        ),
+        Valid(  # an elif of the phase chain backpropagates for the phase the class passes
+            """
+import torch
+class Runner:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def epoch(self, stage, batches):
+        net = self.net
+        if stage == 'fit':
+            net.train()
+        else:
+            net.eval()
+        seen = 0.0
+        for x, y in batches:
+            err = net(x, y).sum()
+            if stage == 'probe':
+                pass
+            elif stage == 'check':
+                self.opt.zero_grad()
+                err.backward()
+                self.opt.step()
+            seen += err.item()
+        return seen
+
+    def fit(self, batches):
+        return self.epoch('fit', batches)
+
+    def check(self, batches):
+        return self.epoch('check', batches)
+"""
+        ),
+        Valid(  # the phase parameter is bound again in the body: the caller's constant decides nothing
+            """
+import torch
+class Runner:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def epoch(self, stage, batches):
+        net = self.net
+        if self.adapting:
+            stage = 'fit'
+        if stage == 'fit':
+            net.train()
+        else:
+            net.eval()
+        seen = 0.0
+        for x, y in batches:
+            err = net(x, y).sum()
+            if stage == 'fit':
+                self.opt.zero_grad()
+                err.backward()
+                self.opt.step()
+            seen += err.item()
+        return seen
+
+    def fit(self, batches):
+        return self.epoch('fit', batches)
+
+    def check(self, batches):
+        return self.epoch('check', batches)
+"""
+        ),
+        Valid(  # the phase parameter is bound again after the switch
+            """
+import torch
+class Runner:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def epoch(self, stage, batches):
+        net = self.net
+        if stage == 'fit':
+            net.train()
+        else:
+            net.eval()
+        if self.adapting:
+            stage = 'fit'
+        seen = 0.0
+        for x, y in batches:
+            err = net(x, y).sum()
+            if stage == 'fit':
+                self.opt.zero_grad()
+                err.backward()
+                self.opt.step()
+            seen += err.item()
+        return seen
+
+    def fit(self, batches):
+        return self.epoch('fit', batches)
+
+    def check(self, batches):
+        return self.epoch('check', batches)
+"""
+        ),
+        Valid(  # positional-only self: the second argument is the phase the helper tests, 'fit', so it backpropagates
+            """
+import torch
+class Loop:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def run(self, batches):
+        self.net.eval()
+        self._step('check', 'fit', batches)
+
+    def _step(self, /, tag, stage, batches):
+        for x in batches:
+            err = self.net(x).sum()
+            if stage == 'fit':
+                err.backward()
+"""
+        ),
+        Valid(  # a subclass overrides the helper and backpropagates in every phase: self may be one
+            """
+import torch
+class Loop:
+    def __init__(self, net, opt):
+        self.net = net
+        self.opt = opt
+
+    def run(self, fit_batches, check_batches):
+        self.net.train()
+        self._step(fit_batches, 'fit')
+        self.net.eval()
+        self._step(check_batches, 'check')
+
+    def _step(self, batches, stage):
+        for x in batches:
+            err = self.net(x).sum()
+            if stage == 'fit':
+                self.opt.zero_grad()
+                err.backward()
+                self.opt.step()
+
+class AdaptingLoop(Loop):
+    def _step(self, batches, stage):
+        for x in batches:
+            err = self.net(x).var()
+            self.opt.zero_grad()
+            err.backward()
+            self.opt.step()
+"""
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -4909,7 +5238,7 @@ class Solver:
             f"`{call_text}` runs {region.description} with gradient tracking on: autograd saves "
             "activations for a backward that never comes; run evaluation under `torch.no_grad()`"
         )
-        self.report(node, message, self._fix(node, region, scope), grad_sensitive=True, grad_from=region.callers)
+        self.report(node, message, self._fix(node, region, scope), grad_sensitive=True, grad_calls=region.callers)
 
     def _runs_in(self, node: cst.Call, region: Region) -> bool:
         """Does the call run what `region` evaluates?"""
