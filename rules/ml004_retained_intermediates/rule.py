@@ -616,32 +616,48 @@ class Net(torch.nn.Module):
             return
         held: list[tuple[str, int, str]] = []  # (name, index of the statement that reads it last, why)
         small: set[str] = set()  # statistics: a reduction's result, and what keeps its shape
-        tensors: set[str] = set()  # names known to hold a tensor
+        tensors: set[str] = set()  # names with evidence that they hold a tensor
+        members: list[bool] = []  # a call (as always), or arithmetic of a tensor of the chain
+        for position, name in enumerate(chain):
+            value = values[name]
+            before = chain[position - 1] if position > 0 else None
+            if isinstance(value, cst.Call):
+                members.append(True)
+                if known_op(value, self.ctx, layers) or (no_grad_intro is not None and self._plain_reader(value)):
+                    tensors.add(name)  # a known op, or (no grad) a submodule, torch function or tensor method
+            elif before in tensors and _operand_of(value, before):
+                members.append(True)
+                tensors.add(name)  # `1 - c2` of a tensor `c2`
+            else:
+                members.append(False)  # arithmetic of what may be a number (`n = int(x.sum()); m = n + 1`)
+        # Arithmetic of a number breaks the chain: only runs of members long enough are followed.
+        followed = _long_runs(chain, members, self.option("min-retained-chain"))
+        if not followed:
+            return
+        readers = _reader_index(statements)  # one index of the block's readers, not a scan per name
+        last_allocating = _last_allocating(statements)
         for position, name in enumerate(chain):
             value = values[name]
             kind = op_kind(value, self.ctx, layers)
             before = chain[position - 1] if position > 0 else None
             if kind in REDUCTIONS or (kind in SHAPE_KEEPING | BROADCASTING and before in small):
                 small.add(name)
-            if isinstance(value, cst.Call):
-                if known_op(value, self.ctx, layers):
-                    tensors.add(name)
-            elif before in tensors and _operand_of(value, before):
-                tensors.add(name)  # `1 - c2` of a tensor `c2`
-            else:
-                continue  # arithmetic of what may be a number (`n = int(x.sum()); m = n + 1`)
-            last = _reader_index(statements, name)
-            if last is None or not any(_may_allocate(s) for s in statements[last + 1 :]):
+            if name not in followed:
                 continue
+            last = readers.get(name)
+            if last is None or last_allocating is None or last >= last_allocating:
+                continue  # nothing after its reader may allocate: the name costs nothing
             reader = reader_of(_value(statements[last]), name)
             if reader is None:
                 continue
+            if isinstance(reader, (cst.BinaryOperation, cst.UnaryOperation)) and name not in tensors:
+                continue  # `count + 7` of `count = int(x.sum())`: arithmetic of what may be a number
+            if name in small:
+                continue  # `torch.sum(x, dim)` and what keeps its shape: statistics, not activations
             if no_grad_intro is not None:
                 if self._plain_reader(reader):
                     held.append((name, last, ""))
                 continue
-            if name in small:
-                continue  # `torch.sum(x, dim)` and its cumulative sum: not activations
             if keeps_output(values[name], self.ctx, layers) is False and keeps_input(reader, self.ctx, layers) is False:
                 held.append((name, last, _reason(name, values[name], reader, self.ctx, layers)))
         if not held:
@@ -678,14 +694,39 @@ def _value(statement: cst.CSTNode) -> cst.CSTNode:
     return value if value is not None else statement
 
 
-def _reader_index(statements, name: str) -> Optional[int]:
-    """Index of the statement that reads `name` (the rule only follows names read once)."""
+def _reader_index(statements) -> dict[str, int]:
+    """Each name read in `statements`, with the index of the first statement that reads it (the rule
+    only follows names read once): one walk over the block."""
+    readers: dict[str, int] = {}
     for index, statement in enumerate(statements):
         target, value = _simple_assignment(statement)
         searched = value if value is not None else statement
-        if any(type(n) is cst.Name and n.value == name for n in code_descendants(searched)):
+        for node in code_descendants(searched):
+            if type(node) is cst.Name:
+                readers.setdefault(node.value, index)
+    return readers
+
+
+def _last_allocating(statements) -> Optional[int]:
+    """Index of the last statement that may allocate (searched from the end: usually the last)."""
+    for index in range(len(statements) - 1, -1, -1):
+        if _may_allocate(statements[index]):
             return index
     return None
+
+
+def _long_runs(chain: list[str], members: list[bool], minimum: int) -> set[str]:
+    """The names of `chain` in runs of consecutive members at least `minimum` long."""
+    followed: set[str] = set()
+    run: list[str] = []
+    for name, member in [*zip(chain, members), ("", False)]:
+        if member:
+            run.append(name)
+            continue
+        if len(run) >= minimum:
+            followed.update(run)
+        run = []
+    return followed
 
 
 def _may_allocate(statement: cst.CSTNode) -> bool:
@@ -710,10 +751,22 @@ def _reason(name: str, value: cst.BaseExpression, reader: cst.BaseExpression, ct
         kind = op_kind(expr, ctx, layers)
         return f"{text}, nn.{kind}" if kind and kind[:1].isupper() else text
 
-    maker = op_kind(value, ctx, layers)
-    kept = "its input, not its output" if maker in KEEPS_INPUT_ONLY else "neither its input nor its output"
+    kept = _kept_by_maker(value, op_kind(value, ctx, layers))
     read = "its output, not its input" if op_kind(reader, ctx, layers) in KEEPS_OUTPUT_ONLY else "neither"
     return f"`{name}` (made by {describe(value)}, which keeps {kept}; read by {describe(reader)}, which keeps {read})"
+
+
+def _kept_by_maker(value: cst.BaseExpression, maker: Optional[str]) -> str:
+    """What the op that made a held tensor keeps for backward, in words true of that op (never its
+    output: the rule only reports tensors whose maker does not keep them)."""
+    if maker == "product" and isinstance(value, cst.BinaryOperation):
+        left = value.left.expression if isinstance(value.left, cst.UnaryOperation) else value.left
+        if isinstance(value.operator, cst.Divide) and isinstance(left, (cst.Integer, cst.Float)):
+            return "the reciprocal of its input (a copy the size of its output), not its input or its output"
+        return "each operand for the other's gradient (nothing, when the other is a number), not its output"
+    if maker in KEEPS_INPUT_ONLY:
+        return "its input, not its output"
+    return "neither its input nor its output"
 
 
 def _longest_chain(function: cst.FunctionDef, statements) -> tuple[list[str], dict[str, cst.BaseExpression]]:
