@@ -361,6 +361,60 @@ class Net(nn.Module):
         return self.head(y)
 """
         ),
+        Valid(  # without gradients too, arithmetic of a number is no step: `count` is not an activation
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+    @torch.no_grad()
+    def forward(self, x):
+        count = int(x.sum())
+        padded = count + 7
+        doubled = padded * 2
+        rows = self.fc(x)
+        return rows[:doubled] + 1
+"""
+        ),
+        Valid(  # a number between tensor steps breaks the chain: `.item()` and what is computed from it
+            """
+import torch
+from torch import nn
+class Scaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+    def forward(self, x, lengths):
+        with torch.no_grad():
+            peak = x.abs().max().item()
+            inv = 1.0 / peak
+            scaled = torch.round(inv * 127)
+            longest = int(lengths.max())
+            width = (longest + 7) // 8 * 8
+            pos = torch.arange(width, device=x.device)
+            emb = self.pos_emb(pos)
+        return self.fc(x) * scaled + emb
+"""
+        ),
+        Valid(  # statistics without gradients too: a mean and what is computed from it are small
+            """
+import torch
+from torch import nn
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+    @torch.no_grad()
+    def forward(self, x):
+        mu = x.mean()
+        centred = mu - 1
+        spread = torch.sqrt(centred)
+        scale = torch.exp(spread)
+        return self.fc(x) / scale
+"""
+        ),
         Valid(  # a helper with gradients on: neither a forward nor an inference path
             """
 import torch
@@ -532,6 +586,79 @@ class Net(nn.Module):
         y = self.fc(x)
         z = y + 1
         del y
+        w = torch.sqrt(z)
+        del z
+        return self.out(w)
+""",
+        ),
+        Invalid(  # `1 / y` keeps the reciprocal it computes, not `y` nor its own result
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x):
+        y = torch.sigmoid(self.fc(x))
+        inv = 1 / y
+        shifted = inv + 1
+        r = torch.sqrt(shifted)
+        return self.out(r)
+""",
+            line=8,
+            column=5,
+            message="`inv` (made by `1 / y`, which keeps the reciprocal of its input (a copy the size of its output), not its input or its output; read by `inv + 1`, which keeps neither); `shifted` (made by",
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x):
+        y = torch.sigmoid(self.fc(x))
+        inv = 1 / y
+        shifted = inv + 1
+        del inv
+        r = torch.sqrt(shifted)
+        del shifted
+        return self.out(r)
+""",
+        ),
+        Invalid(  # `y * scale`: a product keeps an operand only for the other's gradient, none of a number
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x, scale: float):
+        y = self.fc(x)
+        z = y * scale
+        w = torch.sqrt(z)
+        return self.out(w)
+""",
+            line=8,
+            column=5,
+            message="`z` (made by `y * scale`, which keeps each operand for the other's gradient (nothing, when the other is a number), not its output; read by `torch.sqrt`, which keeps its output, not its input)",
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x, scale: float):
+        y = self.fc(x)
+        z = y * scale
         w = torch.sqrt(z)
         del z
         return self.out(w)
