@@ -49,10 +49,11 @@ class RetainedIntermediates(Rule):
     (`hidden = self.encoder(ids); pooled = self.pooler(hidden); logits = self.head(pooled)`:
     autograd keeps each tensor for backward, so a name costs nothing; it keeps the operands of `*`
     or `/` by a tensor, of `pow` and of a matmul too); arithmetic of what may be a number
-    (`n = int(x.sum()); m = n + 1`); names rebound in place
+    (`n = int(x.sum()); m = n + 1`, with or without gradients: such a step breaks the chain); names rebound in place
     (`x = layer(x)`); values that must coexist (a name used twice, also returned or combined
     later); chains of views (`.view`, `.permute`, ...: they allocate nothing); statistics (a
-    `sum` or `mean` and what keeps its shape: small tensors, not activations); layers of the
+    `sum` or `mean` and what keeps its shape: small tensors, not activations, with or without
+    gradients); layers of the
     project's own or ops that may run in place (what they keep is unknown); a name read by a method
     of the class or an object's constructor (a distribution keeps its parameters). Accepted limits:
     only `forward` is looked at (other no-grad methods, `generate` and `sample` above all, mostly
