@@ -49,10 +49,11 @@ class RetainedIntermediates(Rule):
     (`hidden = self.encoder(ids); pooled = self.pooler(hidden); logits = self.head(pooled)`:
     autograd keeps each tensor for backward, so a name costs nothing; it keeps the operands of `*`
     or `/` by a tensor, of `pow` and of a matmul too); arithmetic of what may be a number
-    (`n = int(x.sum()); m = n + 1`); names rebound in place
+    (`n = int(x.sum()); m = n + 1`, with or without gradients: such a step breaks the chain); names rebound in place
     (`x = layer(x)`); values that must coexist (a name used twice, also returned or combined
     later); chains of views (`.view`, `.permute`, ...: they allocate nothing); statistics (a
-    `sum` or `mean` and what keeps its shape: small tensors, not activations); layers of the
+    `sum` or `mean` and what keeps its shape: small tensors, not activations, with or without
+    gradients); layers of the
     project's own or ops that may run in place (what they keep is unknown); a name read by a method
     of the class or an object's constructor (a distribution keeps its parameters). Accepted limits:
     only `forward` is looked at (other no-grad methods, `generate` and `sample` above all, mostly
@@ -361,6 +362,60 @@ class Net(nn.Module):
         return self.head(y)
 """
         ),
+        Valid(  # without gradients too, arithmetic of a number is no step: `count` is not an activation
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+    @torch.no_grad()
+    def forward(self, x):
+        count = int(x.sum())
+        padded = count + 7
+        doubled = padded * 2
+        rows = self.fc(x)
+        return rows[:doubled] + 1
+"""
+        ),
+        Valid(  # a number between tensor steps breaks the chain: `.item()` and what is computed from it
+            """
+import torch
+from torch import nn
+class Scaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+    def forward(self, x, lengths):
+        with torch.no_grad():
+            peak = x.abs().max().item()
+            inv = 1.0 / peak
+            scaled = torch.round(inv * 127)
+            longest = int(lengths.max())
+            width = (longest + 7) // 8 * 8
+            pos = torch.arange(width, device=x.device)
+            emb = self.pos_emb(pos)
+        return self.fc(x) * scaled + emb
+"""
+        ),
+        Valid(  # statistics without gradients too: a mean and what is computed from it are small
+            """
+import torch
+from torch import nn
+class Norm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+    @torch.no_grad()
+    def forward(self, x):
+        mu = x.mean()
+        centred = mu - 1
+        spread = torch.sqrt(centred)
+        scale = torch.exp(spread)
+        return self.fc(x) / scale
+"""
+        ),
         Valid(  # a helper with gradients on: neither a forward nor an inference path
             """
 import torch
@@ -537,6 +592,79 @@ class Net(nn.Module):
         return self.out(w)
 """,
         ),
+        Invalid(  # `1 / y` keeps the reciprocal it computes, not `y` nor its own result
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x):
+        y = torch.sigmoid(self.fc(x))
+        inv = 1 / y
+        shifted = inv + 1
+        r = torch.sqrt(shifted)
+        return self.out(r)
+""",
+            line=8,
+            column=5,
+            message="`inv` (made by `1 / y`, which keeps the reciprocal of its input (a copy the size of its output), not its input or its output; read by `inv + 1`, which keeps neither); `shifted` (made by",
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x):
+        y = torch.sigmoid(self.fc(x))
+        inv = 1 / y
+        shifted = inv + 1
+        del inv
+        r = torch.sqrt(shifted)
+        del shifted
+        return self.out(r)
+""",
+        ),
+        Invalid(  # `y * scale`: a product keeps an operand only for the other's gradient, none of a number
+            """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x, scale: float):
+        y = self.fc(x)
+        z = y * scale
+        w = torch.sqrt(z)
+        return self.out(w)
+""",
+            line=8,
+            column=5,
+            message="`z` (made by `y * scale`, which keeps each operand for the other's gradient (nothing, when the other is a number), not its output; read by `torch.sqrt`, which keeps its output, not its input)",
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 64)
+        self.out = nn.Linear(64, 64)
+    def forward(self, x, scale: float):
+        y = self.fc(x)
+        z = y * scale
+        w = torch.sqrt(z)
+        del z
+        return self.out(w)
+""",
+        ),
         Invalid(  # `locals()` may read the names: reported without a fix
             """
 import torch
@@ -616,32 +744,48 @@ class Net(torch.nn.Module):
             return
         held: list[tuple[str, int, str]] = []  # (name, index of the statement that reads it last, why)
         small: set[str] = set()  # statistics: a reduction's result, and what keeps its shape
-        tensors: set[str] = set()  # names known to hold a tensor
+        tensors: set[str] = set()  # names with evidence that they hold a tensor
+        members: list[bool] = []  # a call (as always), or arithmetic of a tensor of the chain
+        for position, name in enumerate(chain):
+            value = values[name]
+            before = chain[position - 1] if position > 0 else None
+            if isinstance(value, cst.Call):
+                members.append(True)
+                if known_op(value, self.ctx, layers) or (no_grad_intro is not None and self._plain_reader(value)):
+                    tensors.add(name)  # a known op, or (no grad) a submodule, torch function or tensor method
+            elif before in tensors and _operand_of(value, before):
+                members.append(True)
+                tensors.add(name)  # `1 - c2` of a tensor `c2`
+            else:
+                members.append(False)  # arithmetic of what may be a number (`n = int(x.sum()); m = n + 1`)
+        # Arithmetic of a number breaks the chain: only runs of members long enough are followed.
+        followed = _long_runs(chain, members, self.option("min-retained-chain"))
+        if not followed:
+            return
+        readers = _reader_index(statements)  # one index of the block's readers, not a scan per name
+        last_allocating = _last_allocating(statements)
         for position, name in enumerate(chain):
             value = values[name]
             kind = op_kind(value, self.ctx, layers)
             before = chain[position - 1] if position > 0 else None
             if kind in REDUCTIONS or (kind in SHAPE_KEEPING | BROADCASTING and before in small):
                 small.add(name)
-            if isinstance(value, cst.Call):
-                if known_op(value, self.ctx, layers):
-                    tensors.add(name)
-            elif before in tensors and _operand_of(value, before):
-                tensors.add(name)  # `1 - c2` of a tensor `c2`
-            else:
-                continue  # arithmetic of what may be a number (`n = int(x.sum()); m = n + 1`)
-            last = _reader_index(statements, name)
-            if last is None or not any(_may_allocate(s) for s in statements[last + 1 :]):
+            if name not in followed:
                 continue
+            last = readers.get(name)
+            if last is None or last_allocating is None or last >= last_allocating:
+                continue  # nothing after its reader may allocate: the name costs nothing
             reader = reader_of(_value(statements[last]), name)
             if reader is None:
                 continue
+            if isinstance(reader, (cst.BinaryOperation, cst.UnaryOperation)) and name not in tensors:
+                continue  # `count + 7` of `count = int(x.sum())`: arithmetic of what may be a number
+            if name in small:
+                continue  # `torch.sum(x, dim)` and what keeps its shape: statistics, not activations
             if no_grad_intro is not None:
                 if self._plain_reader(reader):
                     held.append((name, last, ""))
                 continue
-            if name in small:
-                continue  # `torch.sum(x, dim)` and its cumulative sum: not activations
             if keeps_output(values[name], self.ctx, layers) is False and keeps_input(reader, self.ctx, layers) is False:
                 held.append((name, last, _reason(name, values[name], reader, self.ctx, layers)))
         if not held:
@@ -678,14 +822,39 @@ def _value(statement: cst.CSTNode) -> cst.CSTNode:
     return value if value is not None else statement
 
 
-def _reader_index(statements, name: str) -> Optional[int]:
-    """Index of the statement that reads `name` (the rule only follows names read once)."""
+def _reader_index(statements) -> dict[str, int]:
+    """Each name read in `statements`, with the index of the first statement that reads it (the rule
+    only follows names read once): one walk over the block."""
+    readers: dict[str, int] = {}
     for index, statement in enumerate(statements):
         target, value = _simple_assignment(statement)
         searched = value if value is not None else statement
-        if any(type(n) is cst.Name and n.value == name for n in code_descendants(searched)):
+        for node in code_descendants(searched):
+            if type(node) is cst.Name:
+                readers.setdefault(node.value, index)
+    return readers
+
+
+def _last_allocating(statements) -> Optional[int]:
+    """Index of the last statement that may allocate (searched from the end: usually the last)."""
+    for index in range(len(statements) - 1, -1, -1):
+        if _may_allocate(statements[index]):
             return index
     return None
+
+
+def _long_runs(chain: list[str], members: list[bool], minimum: int) -> set[str]:
+    """The names of `chain` in runs of consecutive members at least `minimum` long."""
+    followed: set[str] = set()
+    run: list[str] = []
+    for name, member in [*zip(chain, members), ("", False)]:
+        if member:
+            run.append(name)
+            continue
+        if len(run) >= minimum:
+            followed.update(run)
+        run = []
+    return followed
 
 
 def _may_allocate(statement: cst.CSTNode) -> bool:
@@ -710,10 +879,22 @@ def _reason(name: str, value: cst.BaseExpression, reader: cst.BaseExpression, ct
         kind = op_kind(expr, ctx, layers)
         return f"{text}, nn.{kind}" if kind and kind[:1].isupper() else text
 
-    maker = op_kind(value, ctx, layers)
-    kept = "its input, not its output" if maker in KEEPS_INPUT_ONLY else "neither its input nor its output"
+    kept = _kept_by_maker(value, op_kind(value, ctx, layers))
     read = "its output, not its input" if op_kind(reader, ctx, layers) in KEEPS_OUTPUT_ONLY else "neither"
     return f"`{name}` (made by {describe(value)}, which keeps {kept}; read by {describe(reader)}, which keeps {read})"
+
+
+def _kept_by_maker(value: cst.BaseExpression, maker: Optional[str]) -> str:
+    """What the op that made a held tensor keeps for backward, in words true of that op (never its
+    output: the rule only reports tensors whose maker does not keep them)."""
+    if maker == "product" and isinstance(value, cst.BinaryOperation):
+        left = value.left.expression if isinstance(value.left, cst.UnaryOperation) else value.left
+        if isinstance(value.operator, cst.Divide) and isinstance(left, (cst.Integer, cst.Float)):
+            return "the reciprocal of its input (a copy the size of its output), not its input or its output"
+        return "each operand for the other's gradient (nothing, when the other is a number), not its output"
+    if maker in KEEPS_INPUT_ONLY:
+        return "its input, not its output"
+    return "neither its input nor its output"
 
 
 def _longest_chain(function: cst.FunctionDef, statements) -> tuple[list[str], dict[str, cst.BaseExpression]]:
