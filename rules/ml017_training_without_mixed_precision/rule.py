@@ -100,7 +100,8 @@ class TrainingWithoutMixedPrecision(Rule):
     `get_algorithm_class`, `create_model(opt)`), where every candidate class's method so named,
     overriding one method of a common base, does it, or a class taken from a registry dict
     (`learner = le_REGISTRY[args.learner](mac, ...)`, the project's module-level `REGISTRY = {}` filled
-    with `REGISTRY["q_learner"] = QLearner`, ...), where every entry's method does it. A factory may import the class of each branch
+    with `REGISTRY["q_learner"] = QLearner`, ..., and used by other files only to read an entry),
+    where every entry's method does it. A factory may import the class of each branch
     under one name (`from models.model_plain import ModelPlain as M`, `... import ModelGAN as M`,
     then `M(opt)`: KAIR's `define_Model` builds any of them); a method that hands its work to its
     base's (`super().optimize_parameters(step)`) does what that one does; and a placeholder its
@@ -108,8 +109,10 @@ class TrainingWithoutMixedPrecision(Rule):
     (deep-person-reid's `self.forward_backward(data)` in `Engine.train`), does what every override
     of it in the project's subclasses does on every call (with none, nothing is known). A backward in a loop nested in the one that
     steps (gradient accumulation over micro-batches) counts for the loop that steps, and a helper
-    that runs the model in a loop of its own that neither backpropagates nor steps (a meta-learner's
-    loss summed over the tasks of a batch) runs it for the loop that calls it.
+    that runs the model in a loop of its own that neither backpropagates nor steps, itself or
+    through a call it makes there (a meta-learner's loss summed over the tasks of a batch), runs it
+    for a loop that calls it with gradients on (not under `torch.no_grad()`, and not where every
+    run's output is detached at once: features extracted, not trained).
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
     `gpu`, ... anywhere, or only to hide the GPUs with `os.environ["CUDA_VISIBLE_DEVICES"] = ""`:
@@ -187,6 +190,62 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a parameter named as a registry dict holds whatever the caller hands: here scorers only
+            """
+LEARNERS_PLACEHOLDER
+class Scorer(ValueLearner):
+    def train(self, batch):
+        with torch.no_grad():
+            print(self.net(batch.cuda()).mean())
+LEARNERS = {"value": ValueLearner, "policy": PolicyLearner}
+SCORERS = {"score": Scorer}
+def run(args, net, buffer, LEARNERS=SCORERS):
+    learner = LEARNERS[args.learner](net)
+    for batch in buffer:
+        learner.train(batch)
+""".replace("LEARNERS_PLACEHOLDER\n", _LEARNERS)
+        ),
+        Valid(  # a helper's loop runs the backbone, but the caller calls it under no_grad: features only
+            """
+import torch
+def embed(backbone, loader):
+    return torch.cat([backbone(x.cuda()) for x in loader])
+def embed_all(backbone, loader):
+    out = []
+    for x in loader:
+        out.append(backbone(x.cuda()))
+    return torch.cat(out)
+def fit_probe(backbone, loader, labels):
+    probe = torch.zeros(256, 10, device="cuda", requires_grad=True)
+    opt = torch.optim.SGD([probe], lr=0.1)
+    for epoch in range(5):
+        with torch.no_grad():
+            feats = embed_all(backbone, loader)
+        loss = torch.nn.functional.cross_entropy(feats @ probe, labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(  # a helper's loop detaches every backbone output: no graph leaves it for the caller's backward
+            """
+import torch
+def embed_all(backbone, loader):
+    out = []
+    for x in loader:
+        out.append(backbone(x.cuda()).detach())
+    return torch.cat(out)
+def fit_probe(backbone, loader, labels):
+    probe = torch.zeros(256, 10, device="cuda", requires_grad=True)
+    opt = torch.optim.SGD([probe], lr=0.1)
+    for epoch in range(5):
+        feats = embed_all(backbone, loader)
+        loss = torch.nn.functional.cross_entropy(feats @ probe, labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
         Valid(  # a registry dict one of whose learners only scores under no_grad: the loop may train nothing
             """
 LEARNERS_PLACEHOLDER
@@ -1617,6 +1676,26 @@ def train(model, opt, loader):
         opt.step()
 """,
             line=3,
+            column=5,
+        ),
+        Invalid(  # the same, the helper's loop backpropagating and stepping through a call: reported once, there
+            """
+import torch
+def update(loss, opt):
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+def fit_tasks(model, opt, tasks):
+    for x, y in tasks:
+        update(model(x.cuda()).sub(y.cuda()).pow(2).mean(), opt)
+def train(model, opt, loader):
+    for batch in loader:
+        fit_tasks(model, opt, batch)
+        decay = sum(p.pow(2).sum() for p in model.parameters())
+        decay.backward()
+        opt.step()
+""",
+            line=7,
             column=5,
         ),
     ]
