@@ -3582,6 +3582,15 @@ def test_a_method_of_an_instance_built_from_a_registry_dict_is_every_entrys(proj
         ('REGISTRY = {"value": ValueLearner, "policy": PolicyLearner}\n', 'from learners import REGISTRY\nREGISTRY["extra"] = dict\n'),
         # handed on: whoever is handed it may fill it
         ('REGISTRY = {"value": ValueLearner, "policy": PolicyLearner}\nsetup(REGISTRY)\n', None),
+        # another file fills it through its module, or by `|=`, or hands the imported dict on: any use
+        # but reading an entry drops the registry
+        ('REGISTRY = {"value": ValueLearner, "policy": PolicyLearner}\n', 'import learners\nlearners.REGISTRY["extra"] = dict\n'),
+        ('REGISTRY = {"value": ValueLearner, "policy": PolicyLearner}\n', 'import learners as L\nL.REGISTRY.update(extra=dict)\n'),
+        ('REGISTRY = {"value": ValueLearner, "policy": PolicyLearner}\n', 'from learners import REGISTRY\nREGISTRY |= {"extra": dict}\n'),
+        (
+            'REGISTRY = {"value": ValueLearner, "policy": PolicyLearner}\n',
+            'from learners import REGISTRY\ndef add(table, name, cls):\n    table[name] = cls\nadd(REGISTRY, "extra", dict)\n',
+        ),
     ],
 )
 def test_a_registry_dict_whose_entries_are_not_all_known_builds_nothing_known(project, registry, other):

@@ -49,4 +49,26 @@ def test_an_imported_dict_the_file_fills_is_noted():
         print(helper.value)
     """)
     imports = {"MODELS": ["models", "MODELS", 0], "LOSSES": ["models", "LOSSES", 0], "helper": ["models", "helper", 0]}
-    assert filled_imports(source, imports) == ["LOSSES", "MODELS"]
+    # (helper is used as a value too: the project pass finds no registry behind it)
+    assert filled_imports(source, imports) == ["LOSSES", "MODELS", "helper", "helper.value"]
+
+
+def test_any_use_of_an_imported_dict_but_reading_an_entry_is_noted():
+    source = _source("""
+        import models
+        import losses as L
+        from tables import TABLE, OTHER, READ
+        models.MODELS["extra"] = object
+        L.LOSSES.update(l1=object)
+        TABLE |= {"x": object}
+        register(OTHER, "y", object)
+        net = READ["a"](3)
+        models.build(READ["b"])
+    """)
+    imports = {
+        "models": ["models", None, 0], "L": ["losses", None, 0],
+        "TABLE": ["tables", "TABLE", 0], "OTHER": ["tables", "OTHER", 0], "READ": ["tables", "READ", 0],
+    }  # fmt: skip
+    found = filled_imports(source, imports)
+    assert {"models.MODELS", "L.LOSSES", "TABLE", "OTHER"} <= set(found)
+    assert "READ" not in found and "models.build" not in found

@@ -7,7 +7,8 @@ binding, a dict display of plain (dotted) names, and module-level `NAME["key"] =
 every other mention reads it (`NAME[k]`, `NAME.get(k)`, `NAME.keys()`, `k in NAME`).  A registry
 filled by a decorator (`def register(cls): REGISTRY[name] = cls`), updated, handed on, declared
 `global` or bound twice is not one: its entries are not known.  Another file may still import the
-dict and fill it (`filled_imports`): the project pass drops such a registry.
+dict (or its module) and fill it: the project pass drops a registry another file uses in any way
+but reading an entry (`filled_imports`).
 
 Works on CPython's AST (`memlint.prescreen.Source`), for the project pass's summaries."""
 
@@ -20,8 +21,6 @@ from memlint.analysis.naming import dotted
 
 # Methods that read a dict without changing it.
 _READING_METHODS = frozenset({"get", "keys", "values", "items", "__getitem__", "__contains__", "copy"})
-# Methods that change a dict's entries.
-_FILLING_METHODS = frozenset({"update", "setdefault", "__setitem__", "pop", "popitem", "clear"})
 
 
 def registry_dicts(source) -> dict[str, list[str]]:
@@ -77,20 +76,29 @@ def _reads(node: ast.AST, source) -> bool:
 
 
 def filled_imports(source, imports: dict[str, list]) -> list[str]:
-    """The imported names the file adds entries to or rebinds (`REGISTRY["x"] = X`,
-    `REGISTRY.update(...)`, `global REGISTRY`): a registry another file fills is not known from its
-    own file."""
+    """The imported names (or `module.NAME` chains of an imported module) the file uses in any way
+    other than reading an entry (`NAME[key]`, `NAME[key](...)`): a registry another file adds
+    entries to (`learners.REGISTRY["x"] = X`, `L.REGISTRY.update(...)`, `REGISTRY |= {...}`),
+    hands on (`register(REGISTRY, "x", X)`) or declares `global` is not known from its own file.
+    Every prefix followed by an attribute counts too: which of them is a registry the project
+    pass decides (a module's name resolves to none)."""
     found: set[str] = set()
     if not imports:
         return []
-    for node in source.nodes(ast.Subscript):
-        value = node.value  # type: ignore[attr-defined]
-        if type(value) is ast.Name and value.id in imports and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
-            found.add(value.id)
-    for node in source.nodes(ast.Attribute):
-        value = node.value  # type: ignore[attr-defined]
-        if type(value) is ast.Name and value.id in imports and node.attr in _FILLING_METHODS:  # type: ignore[attr-defined]
-            found.add(value.id)
+    for node in source.nodes(ast.Name):
+        if node.id not in imports:  # type: ignore[attr-defined]
+            continue
+        chain, written = node, node.id  # type: ignore[attr-defined]
+        parent = next(source.ancestors(chain), None)
+        while type(parent) is ast.Attribute and parent.value is chain:  # type: ignore[attr-defined]
+            found.add(written)  # (`REGISTRY.update(...)`, `learners.REGISTRY`: learners resolves to no registry)
+            chain, written = parent, f"{written}.{parent.attr}"  # type: ignore[attr-defined]
+            parent = next(source.ancestors(chain), None)
+        if type(parent) is ast.Subscript and parent.value is chain and type(parent.ctx) is ast.Load:  # type: ignore[attr-defined]
+            continue  # an entry read
+        if type(parent) is ast.Call and parent.func is chain:  # type: ignore[attr-defined]
+            continue  # `module.function(...)`: a dict is not called
+        found.add(written)
     for node in source.nodes(ast.Global):
         found.update(name for name in node.names if name in imports)  # type: ignore[attr-defined]
     return sorted(found)

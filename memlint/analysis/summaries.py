@@ -47,7 +47,8 @@ A summary says, for each module-level function and each method of a module-level
   says it is to be overridden (`pass`, a docstring, `raise NotImplementedError`);
 - the file's `registries`: module-level dicts of names only its own module-level statements fill
   (`REGISTRY["q_learner"] = QLearner`: memlint.analysis.registries), name -> entries as written;
-  `fills`: the imported names the file adds entries to (another file's registry is then not known);
+  `fills`: the imported names (or `module.NAME` chains) the file uses other than reading an entry,
+  `NAME[key]` (it may fill or hand on another file's registry, which is then not known);
 - `calls`: its call sites of functions that may be the project's: the callee as written (a
   reference, below), the grad mode the code around the call sets, the loop around it and whether
   the call is behind an `if` or in an exception handler ("configured" where every such `if` picks
@@ -103,6 +104,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 50: 49 and the other 45 merged: the registries' uses below
 # 49: 48 without the tiles and flag chains (h-f013 backed out after review: unsound)
 # 48: 47 and the other 44 merged: the above and parameter history below
 # 47: 46 and the other 44 merged: the above and registries below
@@ -113,6 +115,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 #     or a chain of module methods does (`X.eval().requires_grad_(False)`)
 # 44: a function whose only step loops walk tiles of one input (`_tiles_one_input`) no longer has `pass`;
 #     a call in an `if` / `elif` chain of configuration flags (`configured_choices.flag_chain`) is "configured"
+# 45: `fills` holds every imported name or `module.NAME` chain the file uses other than reading an entry
 # 44: `registries` (module-level dicts of the project's classes or functions: registries.py), `fills` (imported
 #     names the file adds entries to), "REGISTRY[]" as an `i` constructor (an instance of one of its entries)
 # 44: ["g", position] among `returns` alternatives: a module-level function's parameter, never bound again,
@@ -205,7 +208,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 49
+FORMAT = 50
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -314,7 +317,7 @@ class _Summary:
         self._moved_parameters()
         self._passes()
         frameworks, reached = imported_frameworks(self.source)
-        fills = filled_imports(self.source, self.imports)
+        fills = [name for name in filled_imports(self.source, self.imports) if self._may_be_a_project_callee(name.partition(".")[0])]
         return {
             "format": FORMAT,
             "imports": self.imports,
@@ -1244,7 +1247,10 @@ class _Summary:
         if callee is None:
             # `learner = le_REGISTRY[args.learner](mac, ...)`: an instance of one of a registry dict's
             # classes ("le_REGISTRY[]"; the project pass reads the dict's entries, `registries`)
-            return self._registry_built(_unmoved(values[0].value).func)
+            registry = self._registry_built(_unmoved(values[0].value).func)
+            # the dict's name must be the module's binding: a parameter or local of that name
+            # (`def run(args, LEARNERS=EVALUATORS)`) holds whatever the caller hands
+            return registry if registry is None or registry[:-2].partition(".")[0] not in self._local_values(key) else None
         if callee.rpartition(".")[2][:1].isupper():
             return None
         if self._may_be_a_project_callee(callee.partition(".")[0]):

@@ -433,6 +433,7 @@ class Project:
         # and each call site of a picked class asks again
         self._picks_memo: dict[tuple[int, str], Optional[list[tuple]]] = {}
         self._filled: Optional[set[tuple[int, str]]] = None  # `_filled_registries`
+        self._registry_entries: dict[tuple[int, str], list[tuple]] = {}  # `_registry_classes`, per dict
         self._by_path: Optional[dict[str, int]] = None  # path without its suffix -> file (`_beside`)
         self._flag_count_memo: Optional[dict[tuple, tuple[int, dict[str, int]]]] = None  # `_flag_counts`
         self._frozen_memo: Optional[frozenset[tuple]] = None  # `_frozen_parameters`
@@ -734,13 +735,22 @@ class Project:
         found = self._registry(file, written)
         if found is None or found in self._filled_registries():
             return []
+        known = self._registry_entries.get(found)
+        if known is not None:
+            return known
+        self._registry_entries[found] = []  # (an entry that is the registry itself: `R[k]` picks no known class)
         owner = self.files[found[0]]
         classes: list[tuple] = []
+        seen: set[tuple] = set()
         for entry in owner.summary["registries"][found[1]]:  # type: ignore[union-attr]
             built = self._instances_built(owner, entry) if not entry.endswith("[]") else []  # type: ignore[arg-type]
             if not built:
                 return []
-            classes.extend(c for c in built if c not in classes)
+            for c in built:
+                if c not in seen:
+                    seen.add(c)
+                    classes.append(c)
+        self._registry_entries[found] = classes
         return classes
 
     def _registry(self, file: _File, written: str, depth: int = 0) -> Optional[tuple[int, str]]:

@@ -100,7 +100,8 @@ class TrainingWithoutMixedPrecision(Rule):
     `get_algorithm_class`, `create_model(opt)`), where every candidate class's method so named,
     overriding one method of a common base, does it, or a class taken from a registry dict
     (`learner = le_REGISTRY[args.learner](mac, ...)`, the project's module-level `REGISTRY = {}` filled
-    with `REGISTRY["q_learner"] = QLearner`, ...), where every entry's method does it. A factory may import the class of each branch
+    with `REGISTRY["q_learner"] = QLearner`, ..., and used by other files only to read an entry),
+    where every entry's method does it. A factory may import the class of each branch
     under one name (`from models.model_plain import ModelPlain as M`, `... import ModelGAN as M`,
     then `M(opt)`: KAIR's `define_Model` builds any of them); a method that hands its work to its
     base's (`super().optimize_parameters(step)`) does what that one does; and a placeholder its
@@ -108,8 +109,10 @@ class TrainingWithoutMixedPrecision(Rule):
     (deep-person-reid's `self.forward_backward(data)` in `Engine.train`), does what every override
     of it in the project's subclasses does on every call (with none, nothing is known). A backward in a loop nested in the one that
     steps (gradient accumulation over micro-batches) counts for the loop that steps, and a helper
-    that runs the model in a loop of its own that neither backpropagates nor steps (a meta-learner's
-    loss summed over the tasks of a batch) runs it for the loop that calls it.
+    that runs the model in a loop of its own that neither backpropagates nor steps, itself or
+    through a call it makes there (a meta-learner's loss summed over the tasks of a batch), runs it
+    for a loop that calls it with gradients on (not under `torch.no_grad()`, and not where every
+    run's output is detached at once: features extracted, not trained).
 
     Not reported: a script or notebook that never mentions an accelerator (no `cuda`, `device`,
     `gpu`, ... anywhere, or only to hide the GPUs with `os.environ["CUDA_VISIBLE_DEVICES"] = ""`:
@@ -187,6 +190,62 @@ class TrainingWithoutMixedPrecision(Rule):
     fix_safety = "none"
 
     VALID = [
+        Valid(  # a parameter named as a registry dict holds whatever the caller hands: here scorers only
+            """
+LEARNERS_PLACEHOLDER
+class Scorer(ValueLearner):
+    def train(self, batch):
+        with torch.no_grad():
+            print(self.net(batch.cuda()).mean())
+LEARNERS = {"value": ValueLearner, "policy": PolicyLearner}
+SCORERS = {"score": Scorer}
+def run(args, net, buffer, LEARNERS=SCORERS):
+    learner = LEARNERS[args.learner](net)
+    for batch in buffer:
+        learner.train(batch)
+""".replace("LEARNERS_PLACEHOLDER\n", _LEARNERS)
+        ),
+        Valid(  # a helper's loop runs the backbone, but the caller calls it under no_grad: features only
+            """
+import torch
+def embed(backbone, loader):
+    return torch.cat([backbone(x.cuda()) for x in loader])
+def embed_all(backbone, loader):
+    out = []
+    for x in loader:
+        out.append(backbone(x.cuda()))
+    return torch.cat(out)
+def fit_probe(backbone, loader, labels):
+    probe = torch.zeros(256, 10, device="cuda", requires_grad=True)
+    opt = torch.optim.SGD([probe], lr=0.1)
+    for epoch in range(5):
+        with torch.no_grad():
+            feats = embed_all(backbone, loader)
+        loss = torch.nn.functional.cross_entropy(feats @ probe, labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
+        Valid(  # a helper's loop detaches every backbone output: no graph leaves it for the caller's backward
+            """
+import torch
+def embed_all(backbone, loader):
+    out = []
+    for x in loader:
+        out.append(backbone(x.cuda()).detach())
+    return torch.cat(out)
+def fit_probe(backbone, loader, labels):
+    probe = torch.zeros(256, 10, device="cuda", requires_grad=True)
+    opt = torch.optim.SGD([probe], lr=0.1)
+    for epoch in range(5):
+        feats = embed_all(backbone, loader)
+        loss = torch.nn.functional.cross_entropy(feats @ probe, labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+        ),
         Valid(  # a registry dict one of whose learners only scores under no_grad: the loop may train nothing
             """
 LEARNERS_PLACEHOLDER
@@ -1619,6 +1678,26 @@ def train(model, opt, loader):
             line=3,
             column=5,
         ),
+        Invalid(  # the same, the helper's loop backpropagating and stepping through a call: reported once, there
+            """
+import torch
+def update(loss, opt):
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+def fit_tasks(model, opt, tasks):
+    for x, y in tasks:
+        update(model(x.cuda()).sub(y.cuda()).pow(2).mean(), opt)
+def train(model, opt, loader):
+    for batch in loader:
+        fit_tasks(model, opt, batch)
+        decay = sum(p.pow(2).sum() for p in model.parameters())
+        decay.backward()
+        opt.step()
+""",
+            line=7,
+            column=5,
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -1643,6 +1722,7 @@ def train(model, opt, loader):
         # model runs in a function's own loops: (its key, its def, the loops around the run, whether
         # a closure of that def counts it)
         self._looped_models: list[tuple[tuple, Optional[int], tuple[int, ...], bool]] = []
+        self._detached_runs: set[int] = set()  # id(call) of `call.detach()`: the run's graph is dropped at once
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
@@ -1651,6 +1731,8 @@ def train(model, opt, loader):
             self._mixed = True
         if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION_METHODS:
             self._mixed = True
+        if isinstance(func, cst.Attribute) and func.attr.value == "detach" and isinstance(func.value, cst.Call):
+            self._detached_runs.add(id(func.value))  # (seen before the inner call: visits go outside in)
         for kind in training_work(node, ctx):  # a helper of another file (`train_epoch(model, ...)`)
             if kind == "model":
                 self._note_model(ctx)
@@ -1661,7 +1743,7 @@ def train(model, opt, loader):
         if self._runs_model(node):
             # a method of `self` (`self.temperature_scale(logits)`) runs no module the closure can
             # name: a closure handed to a step runs the model only through one (`self.model(x)`)
-            self._note_model(ctx, for_closure=not self._runs_own_method(node))
+            self._note_model(ctx, for_closure=not self._runs_own_method(node), detached=id(node) in self._detached_runs)
         elif self._calls_optimizer_closure(node):
             # `closure()` in the loop, a callable the function hands to an optimizer's `step`:
             # by torch.optim's contract it runs the model and backpropagates (memlint.analysis.closures)
@@ -1732,7 +1814,7 @@ def train(model, opt, loader):
                 self._loops.setdefault(id(loop), loop)
             self._maybe_model.append((names, loops, None, None, ctx.function_chain))
 
-    def _note_model(self, ctx, for_closure: bool = True) -> None:
+    def _note_model(self, ctx, for_closure: bool = True, detached: bool = False) -> None:
         if ctx.grad_mode.records_graph is False:
             # a model run under `torch.no_grad()` saves no activations for backward: autocast has
             # nothing there to shrink (logits computed once, then a temperature fitted to them)
@@ -1742,8 +1824,9 @@ def train(model, opt, loader):
             self._note(loop, "model")
         if not ctx.in_loop and ctx.function_key is not None:
             self._note_function("model", for_closure)
-        elif ctx.function_key is not None:
-            # a helper that runs the model in a loop of its own (a meta-learner's loss summed over the
+        elif ctx.function_key is not None and not detached:
+            # a helper that runs the model in a loop of its own (not `model(x).detach()`: features
+            # kept without their graph) (a meta-learner's loss summed over the
             # tasks of a batch): the function's run, where that loop neither backpropagates nor steps
             # (one that does is a training loop of its own, reported where it is: `finish`)
             self._looped_models.append((ctx.function_key, self._def_id(), tuple(id(loop) for loop in ctx.loops), for_closure))
@@ -1826,10 +1909,20 @@ def train(model, opt, loader):
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
                     self._def_evidence.setdefault(definition, set()).add("model")
+        reached: dict[int, set[str]] = {}  # id(loop) -> what the helpers it calls do
+        if self._looped_models:
+            # what the helpers each loop calls do (`update(loss, opt)` that backpropagates and steps)
+            helpers = self._helper_evidence(facts)
+            for key, sites in facts.call_sites.items():
+                for site in sites:
+                    if site.loop is not None and key in helpers:
+                        reached.setdefault(id(site.loop), set()).update(helpers[key])
         for function, definition, loops, for_closure in self._looped_models:
-            if any(self._evidence.get(loop, set()) & {"backward", "step"} for loop in loops):
-                continue  # (the run is that training loop's own work)
-            self._evidence.setdefault(function, set()).add("model")
+            if any((self._evidence.get(loop, set()) | reached.get(loop, set())) & {"backward", "step"} for loop in loops):
+                continue  # (the run is that training loop's own work, written there or reached by a call)
+            # counted where a caller runs the helper with gradients on (`_helper_evidence`): under
+            # `torch.no_grad()` its loop only extracts features
+            self._evidence.setdefault(function, set()).add(_LOOPED_MODEL)
             if for_closure:
                 self._def_evidence.setdefault(definition, set()).add("model")
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
@@ -1879,7 +1972,7 @@ def train(model, opt, loader):
         for key, sites in facts.call_sites.items():
             for site in sites:
                 if site.loop is not None and key in helpers:
-                    called_in.setdefault(id(site.loop), set()).update(helpers[key])
+                    called_in.setdefault(id(site.loop), set()).update(_at_site(helpers[key], site))
                     self._loops.setdefault(id(site.loop), site.loop)
         for key, work in closure_work.items():
             called_in.setdefault(key, set()).update(work)
@@ -1909,10 +2002,27 @@ def train(model, opt, loader):
                     if caller is None or site.loop is not None:
                         continue
                     known = result.setdefault(caller, set())
-                    if not found <= known:
-                        known |= found
+                    passed = _at_site(found, site, keep=True)
+                    if not passed <= known:
+                        known |= passed
                         changed = True
         return result
+
+
+# A model run in a helper's own loop (`_looped_models`): counts as "model" for a loop that calls the
+# helper with gradients on, and for nothing where the call is under `torch.no_grad()`.
+_LOOPED_MODEL = "model in the helper's loop"
+
+
+def _at_site(work: set[str], site, keep: bool = False) -> set[str]:
+    """What a helper does, as the call `site` sees it: its looped model runs count only where the
+    call records a graph (as "model" at a loop, `keep` as they are for a calling function)."""
+    if _LOOPED_MODEL not in work:
+        return work
+    work = work - {_LOOPED_MODEL}
+    if site.grad.records_graph is False:
+        return work
+    return work | {_LOOPED_MODEL if keep else "model"}
 
 
 def _callees(func: cst.BaseExpression) -> list[str]:
