@@ -90,6 +90,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.deep_imports import imported_frameworks
 from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
+from memlint.analysis.given_history import given_history_ends, may_fall_through
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
@@ -254,6 +255,8 @@ class _Summary:
         self.configured = False
         self.class_of: dict[int, str] = {}  # id(method node) -> class name
         self.locals: dict[str, dict[str, list[ast.Assign]]] = {}  # key -> name -> its assignments
+        self.given: dict[tuple[str, str], Optional[int]] = {}  # (key, name) -> `_given_position`
+        self.plain_paths: dict[str, bool] = {}  # key -> `_keeps_given_history`
         self.backpropagated: dict[str, frozenset[str]] = {}  # key -> names backward is called on
         self.constructed: Optional[set[str]] = None
         self.self_attributes: Optional[tuple[set[str], dict[str, set[str]]]] = None
@@ -1679,13 +1682,31 @@ class _Summary:
         function passed around may be called in ways no site shows): its value is what the caller
         gave, so the caller's argument's history is the return's (["g", position], the project
         pass's `passes_history`).  None otherwise (a method: `self` and the callers' offsets)."""
+        if (key, name) not in self.given:  # once per (function, parameter): a helper of many returns
+            self.given[(key, name)] = self._find_given_position(key, name)
+        return self.given[(key, name)]
+
+    def _find_given_position(self, key: str, name: str) -> Optional[int]:
         if not key or "." in key or key == "?" or key in self._value_names():
             return None
         position = self._parameters(key).get(name)
-        if position is None or position < 0:
+        if position is None or position < 0 or not self._keeps_given_history(key):
             return None
         bindings = self.source.memo("summary-bindings", lambda: binding_lines(self.source.nodes(*BINDING_NODES)))
         return None if rebound(self.nodes[key], name, bindings) else position
+
+    def _keeps_given_history(self, key: str) -> bool:
+        """May the function `key` hand its parameter's history on?  No where some path ends without a
+        return (`None`), and no where it holds a form whose result has no history though the
+        alternatives above follow it (given_history_ends): an index output, a cast to an integer
+        dtype, a grad switch of its own.  Asked once per function; narrowing only."""
+        known = self.plain_paths.get(key)
+        if known is None:
+            function = self.nodes[key]
+            known = self.plain_paths[key] = not may_fall_through(function.body) and not any(
+                map(given_history_ends, ast.walk(function))
+            )
+        return known
 
     def _call_alternatives(self, call: ast.Call, key: str, depth: int) -> list:
         func = call.func
