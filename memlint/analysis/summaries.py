@@ -24,7 +24,8 @@ A summary says, for each module-level function and each method of a module-level
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
   history (every return must have one); absent when it never returns such a value; ["g", position]:
   the argument at that position of a module-level function, where that parameter is never bound
-  again (`return torch.div(x, norm)`: the caller's argument's history is the result's);
+  again (`return torch.div(x, norm)`: the caller's argument's history is the result's), and the
+  function holds no form that ends it and every path returns (given_history.py);
 - `keeps`: a method `update` / `add` that adds a parameter to `self` as it is (a running meter's:
   `self.sum += val * n`);
 - a class's `forwards`: the attribute holding the module its constructor is given, where its
@@ -99,6 +100,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 45: no ["g", position] in a helper that may end without a return or holds a form ending the history
+#     (an index output, an integer cast, a grad switch: memlint/analysis/given_history.py)
 # 44: ["g", position] among `returns` alternatives: a module-level function's parameter, never bound again,
 #     whose history the return carries (the project pass's `_passes_history`)
 # 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
@@ -189,7 +192,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 44
+FORMAT = 45
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
