@@ -3658,3 +3658,112 @@ def test_the_summary_marks_a_parameter_whose_history_the_return_carries():
     assert "returns" not in functions["as_numbers"]
     assert "returns" not in functions["scaled"]  # one return is a number
     assert "returns" not in functions["quiet"]
+
+
+# ---------------------------------------------------------------------------- the review of the history-through fact
+
+ENDINGS = """
+import torch
+
+def labels(scores):
+    _, best = torch.max(scores, 1)
+    return best
+
+def second(scores):
+    return torch.max(scores, 1)[1]
+
+def top(scores):
+    return torch.topk(scores, 3).indices
+
+def order(scores):
+    _, ranked = torch.sort(scores, descending=True)
+    return ranked
+
+def draw(probs):
+    return torch.multinomial(probs, 1)
+
+def as_bytes(images):
+    return (images * 255).to(torch.uint8)
+
+def same(a, b):
+    return torch.equal(a, b)
+
+def maybe(v, flag):
+    if flag:
+        return v * 2
+
+def switched(v, train=False):
+    with torch.set_grad_enabled(train):
+        out = torch.div(v, v.norm(2, 1, True))
+    return out
+
+def either(v, flag):
+    if flag:
+        return v * 2
+    else:
+        return v / 2
+"""
+
+
+def test_a_helper_whose_return_ends_its_arguments_history_is_not_marked():
+    from memlint.analysis.summaries import summarize
+    from memlint.prescreen.source import Source
+
+    functions = summarize(Source(ENDINGS))["functions"]
+    for name in ("labels", "second", "top", "order", "draw", "as_bytes", "same", "maybe", "switched"):
+        assert not any(
+            a is not True and a[0] == "g" for alternatives in functions[name].get("returns") or () for a in alternatives
+        ), name
+    assert functions["either"]["returns"] == [[["g", 0]], [["g", 0]]]  # an if/else whose every arm returns
+
+
+def test_no_history_through_helpers_that_end_it_or_a_name_two_star_imports_define(project):
+    write(project / "ends.py", ENDINGS)
+    write(project / "first.py", """
+        import torch
+        def l2_norm(v):
+            return torch.div(v, v.norm(2, 1, True))
+    """)
+    write(project / "second.py", """
+        import torch
+        def l2_norm(v):
+            return v.detach()
+    """)
+    write(project / "infer.py", """
+        import torch
+        from ends import labels, second, top, order, draw, as_bytes, same, maybe, switched
+        from first import *
+        from second import *
+
+        def evaluate(model, loader, ref):
+            a, b, c, d, e, f, g, h, i, j = [], [], [], [], [], [], [], [], [], []
+            for x, _ in loader:
+                out = model(x)
+                a.append(labels(out))
+                b.append(second(out))
+                c.append(top(out))
+                d.append(order(out))
+                e.append(draw(out))
+                f.append(as_bytes(out))
+                g.append(same(out, ref))
+                h.append(maybe(out, False))
+                i.append(switched(out))
+                j.append(l2_norm(out))
+            return a, b, c, d, e, f, g, h, i, j
+    """)
+    assert [f for f in _findings(".") if f[1] == "ML001"] == []
+
+
+def test_a_helper_of_many_returns_is_summarised_in_linear_time():
+    import time
+
+    from memlint.analysis.summaries import summarize
+    from memlint.prescreen.source import Source
+
+    returns = "".join(f"    if k == {i}:\n        return torch.maximum(x, x * {i})\n" for i in range(1500))
+    stubs = "".join(f"def g{i}(x):\n    pass\n" for i in range(1500))
+    text = f"import torch\ndef h(x, k):\n{returns}    return x\n{stubs}"
+    started = time.perf_counter()
+    summary = summarize(Source(text))
+    assert time.perf_counter() - started < 10
+    assert summary["functions"]["h"]["returns"][0] == [["g", 0]]

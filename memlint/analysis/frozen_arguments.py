@@ -23,6 +23,8 @@ frozen), so the helper's run builds none either, whoever calls it.  Two facts pe
 from __future__ import annotations
 
 import ast
+import itertools
+from bisect import bisect_left
 from typing import Iterator, Optional, Union
 
 from memlint.analysis import tables
@@ -63,6 +65,8 @@ def binding_lines(nodes) -> dict[str, list[tuple[int, int]]]:
             names = (name,)
         for name in names:
             found.setdefault(name, []).append((getattr(node, "lineno", 0), id(node)))
+    for lines in found.values():
+        lines.sort()  # by line: `rebound` bisects to a function's lines (a file of many functions)
     return found
 
 
@@ -75,7 +79,9 @@ def rebound(function: ast.AST, name: str, bindings: dict[str, list[tuple[int, in
     own = set(map(id, _own_arguments(function)))
     own.add(id(function))
     start, end = function.lineno, function.end_lineno or function.lineno  # type: ignore[attr-defined]
-    return any(start <= line <= end and node not in own for line, node in bindings.get(name, ()))
+    lines = bindings.get(name, ())
+    first = bisect_left(lines, (start, -1))
+    return any(node not in own for line, node in itertools.takewhile(lambda b: b[0] <= end, itertools.islice(lines, first, None)))
 
 
 def _own_arguments(function: ast.AST) -> list[ast.arg]:

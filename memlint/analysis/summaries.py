@@ -24,7 +24,8 @@ A summary says, for each module-level function and each method of a module-level
 - `returns`: per `return` statement, the alternatives that would make its value carry autograd
   history (every return must have one); absent when it never returns such a value; ["g", position]:
   the argument at that position of a module-level function, where that parameter is never bound
-  again (`return torch.div(x, norm)`: the caller's argument's history is the result's);
+  again (`return torch.div(x, norm)`: the caller's argument's history is the result's), and the
+  function holds no form that ends it and every path returns (given_history.py);
 - `keeps`: a method `update` / `add` that adds a parameter to `self` as it is (a running meter's:
   `self.sum += val * n`);
 - a class's `forwards`: the attribute holding the module its constructor is given, where its
@@ -95,6 +96,7 @@ from memlint.analysis.counted_loops import enumerate_start, first_bound
 from memlint.analysis.deep_imports import imported_frameworks
 from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
+from memlint.analysis.given_history import given_history_ends, may_fall_through
 from memlint.analysis.host_returns import returns_fresh_host_tensor
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
@@ -104,6 +106,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 51: 50 and the other 45 merged: the parameter history's narrowing below
 # 50: 49 and the other 45 merged: the registries' uses below
 # 49: 48 without the tiles and flag chains (h-f013 backed out after review: unsound)
 # 48: 47 and the other 44 merged: the above and parameter history below
@@ -118,6 +121,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 45: `fills` holds every imported name or `module.NAME` chain the file uses other than reading an entry
 # 44: `registries` (module-level dicts of the project's classes or functions: registries.py), `fills` (imported
 #     names the file adds entries to), "REGISTRY[]" as an `i` constructor (an instance of one of its entries)
+# 45: no ["g", position] in a helper that may end without a return or holds a form ending the history
+#     (an index output, an integer cast, a grad switch: memlint/analysis/given_history.py)
 # 44: ["g", position] among `returns` alternatives: a module-level function's parameter, never bound again,
 #     whose history the return carries (the project pass's `_passes_history`)
 # 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
@@ -208,7 +213,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 50
+FORMAT = 51
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -274,6 +279,8 @@ class _Summary:
         self.configured = False
         self.class_of: dict[int, str] = {}  # id(method node) -> class name
         self.locals: dict[str, dict[str, list[ast.Assign]]] = {}  # key -> name -> its assignments
+        self.given: dict[tuple[str, str], Optional[int]] = {}  # (key, name) -> `_given_position`
+        self.plain_paths: dict[str, bool] = {}  # key -> `_keeps_given_history`
         self.backpropagated: dict[str, frozenset[str]] = {}  # key -> names backward is called on
         self.constructed: Optional[set[str]] = None
         self.self_attributes: Optional[tuple[set[str], dict[str, set[str]]]] = None
@@ -1719,13 +1726,31 @@ class _Summary:
         function passed around may be called in ways no site shows): its value is what the caller
         gave, so the caller's argument's history is the return's (["g", position], the project
         pass's `passes_history`).  None otherwise (a method: `self` and the callers' offsets)."""
+        if (key, name) not in self.given:  # once per (function, parameter): a helper of many returns
+            self.given[(key, name)] = self._find_given_position(key, name)
+        return self.given[(key, name)]
+
+    def _find_given_position(self, key: str, name: str) -> Optional[int]:
         if not key or "." in key or key == "?" or key in self._value_names():
             return None
         position = self._parameters(key).get(name)
-        if position is None or position < 0:
+        if position is None or position < 0 or not self._keeps_given_history(key):
             return None
         bindings = self.source.memo("summary-bindings", lambda: binding_lines(self.source.nodes(*BINDING_NODES)))
         return None if rebound(self.nodes[key], name, bindings) else position
+
+    def _keeps_given_history(self, key: str) -> bool:
+        """May the function `key` hand its parameter's history on?  No where some path ends without a
+        return (`None`), and no where it holds a form whose result has no history though the
+        alternatives above follow it (given_history_ends): an index output, a cast to an integer
+        dtype, a grad switch of its own.  Asked once per function; narrowing only."""
+        known = self.plain_paths.get(key)
+        if known is None:
+            function = self.nodes[key]
+            known = self.plain_paths[key] = not may_fall_through(function.body) and not any(
+                map(given_history_ends, ast.walk(function))
+            )
+        return known
 
     def _call_alternatives(self, call: ast.Call, key: str, depth: int) -> list:
         func = call.func

@@ -1372,10 +1372,15 @@ class Project:
         """FileView.history_through: "callee:position" for the callees as file `index` writes them that
         resolve, at every site the file has of that name, to a function of `through`."""
         by_written: dict[str, Optional[frozenset[int]]] = {}
-        for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
+        summary = self.files[index].summary
+        several_stars = len(summary.get("stars", ())) > 1  # type: ignore[union-attr]
+        for key, record in summary["functions"].items():  # type: ignore[index]
             for ref, *_ in record.get("calls", ()):
                 if ref[0] not in ("n", "d"):
                     continue
+                root = ref[1].partition(".")[0]
+                if several_stars and root not in summary["defs"] and root not in summary["imports"]:  # type: ignore[index]
+                    continue  # brought by one of several star imports: `_member` takes the first, Python the last
                 callee = self.resolve(index, key, ref)
                 positions = self.through.get(callee) if callee is not None else None  # type: ignore[arg-type]
                 known = by_written.get(ref[1], positions) if ref[1] in by_written else positions

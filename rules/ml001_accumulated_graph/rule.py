@@ -1233,6 +1233,106 @@ def evaluate(model, loader):
     return torch.cat(feats)
 """
         ),
+        Valid(  # the helper returns the index output of a max (an integer tensor): no history
+            """
+import torch
+def labels(scores):
+    _, best = torch.max(scores, 1)
+    return best
+def evaluate(model, loader):
+    kept = []
+    for x, _ in loader:
+        kept.append(labels(model(x)))
+    return kept
+"""
+        ),
+        Valid(  # an indexed result of a sort: the positions, no history
+            """
+import torch
+def order(scores):
+    return torch.sort(scores, 1)[1]
+def evaluate(model, loader):
+    kept = []
+    for x, _ in loader:
+        kept.append(order(model(x)))
+    return kept
+"""
+        ),
+        Valid(  # `.indices` of a top-k: no history
+            """
+import torch
+def top(scores):
+    return torch.topk(scores, 3).indices
+def evaluate(model, loader):
+    kept = []
+    for x, _ in loader:
+        kept.append(top(model(x)))
+    return kept
+"""
+        ),
+        Valid(  # a draw from the probabilities: integer samples, no history
+            """
+import torch
+def draw(probs):
+    return torch.multinomial(probs, 1)
+def evaluate(model, loader):
+    kept = []
+    for x, _ in loader:
+        kept.append(draw(model(x)))
+    return kept
+"""
+        ),
+        Valid(  # a cast to an integer dtype ends the history
+            """
+import torch
+def as_bytes(images):
+    return (images * 255).to(torch.uint8)
+def evaluate(model, loader):
+    kept = []
+    for x, _ in loader:
+        kept.append(as_bytes(model(x)))
+    return kept
+"""
+        ),
+        Valid(  # a comparison of two tensors is a Python bool
+            """
+import torch
+def same(a, b):
+    return torch.equal(a, b)
+def evaluate(model, loader):
+    kept = []
+    for x, _ in loader:
+        kept.append(same(model(x), x))
+    return kept
+"""
+        ),
+        Valid(  # a path of the helper ends without a return: the call may give None
+            """
+import torch
+def doubled(v, flag):
+    if flag:
+        return v * 2
+def evaluate(model, loader):
+    kept = []
+    for x, _ in loader:
+        kept.append(doubled(model(x), False))
+    return kept
+"""
+        ),
+        Valid(  # the helper's grad mode depends on a parameter (off by default)
+            """
+import torch
+def unit(v, train=False):
+    with torch.set_grad_enabled(train):
+        out = torch.div(v, v.norm(2, 1, True))
+    return out
+def evaluate(model, loader):
+    kept = []
+    for x, _ in loader:
+        kept.append(unit(model(x)))
+    return kept
+"""
+        ),
         Valid(  # the helper binds its parameter again (to a detached copy): what it returns is not the caller's
             """
 import torch
