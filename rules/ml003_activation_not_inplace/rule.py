@@ -388,6 +388,8 @@ class Decoder(nn.Module):
         self.net = nn.ModuleList(list(self.convs.values()))
     def forward(self, x):
         return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
 net = Decoder(4)
 net.convs["squeeze"] = nn.Identity()
 """,
@@ -407,6 +409,8 @@ class Decoder(nn.Module):
         self.net = nn.ModuleList(list(self.convs.values()))
     def forward(self, x):
         return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
 """,
             config=_EXACT,
         ),
@@ -423,6 +427,8 @@ class Decoder(nn.Module):
         self.net = nn.ModuleList(list(self.convs.values()))
     def forward(self, x):
         return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
 Base = Decoder
 class Lite(Base):
     def __init__(self, c):
@@ -447,6 +453,8 @@ class Decoder(nn.Module):
         self.net = nn.ModuleList(list(self.convs.values()))
     def forward(self, x):
         return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
 Both = type("Both", (Decoder, Patch), {})
 """,
             config=_EXACT,
@@ -462,6 +470,8 @@ class Decoder(nn.Module):
         self.relu = nn.ReLU()
     def forward(self, x):
         return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
 def replace(module):
     for name, child in module.named_children():
         if isinstance(child, nn.Conv2d):
