@@ -61,6 +61,19 @@ def test_a_dict_changed_handed_on_or_hooked_holds_what_is_not_known():
     assert _dicts(_DICT + "for m in Dec(1).modules():\n    m.register_forward_hook(print)\n") == {}
 
 
+def test_a_dict_of_a_file_relating_classes_unseen_or_rebinding_unseen_holds_what_is_not_known():
+    # `Base = Dec` then `class Lite(Base)`: the subclass's `self.convs[...] = ...` may be Dec's dict
+    assert _dicts(_DICT + "Base = Dec\nclass Lite(Base):\n    def strip(self):\n        self.convs['a'] = nn.Identity()\n") == {}
+    assert _dicts(_DICT + "class Patch:\n    pass\nBoth = type('Both', (Dec, Patch), {})\n") == {}
+    assert _dicts(_DICT + "def swap(m, name):\n    m._modules[name] = nn.Identity()\n") == {}
+
+
+def test_references_of_an_unrelated_class_through_self_are_not_this_class_s():
+    other = "class Other(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.convs = [1]\n"
+    assert "convs" in _dicts(_DICT + other)  # another class's own `self.convs` is its own list
+    assert "convs" not in _dicts(_DICT + other + "Other().convs.append(2)\n")  # not through `self`: may be Dec's
+
+
 def test_a_library_subclass_answers_as_its_torch_class():
     ctx = _context("from torchmeta.modules import MetaSequential\nimport torchmeta.modules.linear as L\nfrom other import MetaConv2d\n")
     names = {n.value: n for n in code_descendants(ctx.module) if type(n) is cst.Name}

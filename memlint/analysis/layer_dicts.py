@@ -13,7 +13,10 @@ this class's is one of: that binding, an entry set in the constructor to such a 
 called (`<x>.<attribute>[key](...)`), or its `.values()` / `.keys()` read.  Anything else (an
 entry set elsewhere or to something else, `update`, `pop`, `del`, the dict handed on, an entry's
 attribute) leaves it unknown, and so does any hook in the file (the layers may be hooked under the
-name of another container that shares them).  ML003 asks it through class_layers: a fresh layer
+name of another container that shares them), and so does a file that relates classes in ways
+their plain-named bases do not show (`Base = Decoder` then `class Lite(Base)`: any class's
+`self.<attribute>` may be this one's) or names `_modules`, `__dict__`, `__setattr__` (an entry may be
+replaced unseen), as for the layers of a ModuleList (module_changes).  ML003 asks it through class_layers: a fresh layer
 output an activation may overwrite.
 """
 
@@ -44,7 +47,7 @@ def dict_layer_classes(ctx: "Context", class_node: cst.ClassDef, init: Optional[
     if not candidates:
         return {}
     changes = module_changes(ctx)
-    if changes.hooked_unknown or changes.hooked_names:
+    if changes.hooked_unknown or changes.hooked_names or changes.relations_unknown or changes.rebinds_unseen:
         return {}
     class_name = class_node.name.value
     related = changes.related(class_name)
@@ -55,7 +58,7 @@ def dict_layer_classes(ctx: "Context", class_node: cst.ClassDef, init: Optional[
         classes = _entry_classes(ctx, init, attribute)
         if not classes:
             continue
-        references, reads = _references(ctx, related, attribute)
+        references, reads = _references(_reference_counts(ctx), related, attribute)
         if references == 1 + _entry_count(init, attribute) + reads:
             found[attribute] = frozenset(classes)
     return found
@@ -111,26 +114,62 @@ def _entry_classes(ctx: "Context", init: cst.FunctionDef, attribute: str) -> Opt
     return classes
 
 
-def _references(ctx: "Context", related: set[str], attribute: str) -> tuple[int, int]:
+def _references(counts: "_ReferenceCounts", related: set[str], attribute: str) -> tuple[int, int]:
     """How many `.<attribute>` references of the file may name this class's dict (all but
     `self.<attribute>` in the methods of a class unrelated to it), and how many of those are entry
     calls or `.values()` / `.keys()` reads in the methods of the related classes."""
-    references = reads = 0
-    for statement in ctx.module.body:
-        own = type(statement) is cst.ClassDef and statement.name.value in related  # type: ignore[attr-defined]
-        other_class = type(statement) is cst.ClassDef and not own
+    references = counts.not_self.get(attribute, 0)
+    reads = 0
+    for class_name in related:
+        references += counts.self_in.get(class_name, {}).get(attribute, 0)
+        reads += counts.reads_in.get(class_name, {}).get(attribute, 0)
+    return references, reads
+
+
+class _ReferenceCounts:
+    """The file's `.<attribute>` references, counted for every attribute in one walk (asking per
+    candidate dict walked the file once per candidate: quadratic in large files).  `not_self`: the
+    references that count whichever class asks (outside classes, or not through `self`);
+    `self_in[class][attribute]`: the `self.<attribute>` ones in that top-level class's methods
+    (they count only for the classes related to it); `reads_in[class][attribute]`: entry calls and
+    `.values()` / `.keys()` reads there."""
+
+    __slots__ = ("not_self", "self_in", "reads_in")
+
+    def __init__(self) -> None:
+        self.not_self: dict[str, int] = {}
+        self.self_in: dict[str, dict[str, int]] = {}
+        self.reads_in: dict[str, dict[str, int]] = {}
+
+
+def _reference_counts(ctx: "Context") -> _ReferenceCounts:
+    return ctx.memo("layer-dict-references", lambda: _count_references(ctx.module))  # type: ignore[return-value]
+
+
+def _count_references(module: cst.Module) -> _ReferenceCounts:
+    counts = _ReferenceCounts()
+    not_self = counts.not_self
+    for statement in module.body:
+        class_name = statement.name.value if type(statement) is cst.ClassDef else None  # type: ignore[attr-defined]
+        own_self = counts.self_in.setdefault(class_name, {}) if class_name is not None else not_self
+        reads = counts.reads_in.setdefault(class_name, {}) if class_name is not None else None
         for node in code_descendants(statement):
             kind = type(node)
-            if kind is cst.Attribute and node.attr.value == attribute:  # type: ignore[attr-defined]
-                if not (other_class and type(node.value) is cst.Name and node.value.value == "self"):  # type: ignore[attr-defined]
-                    references += 1
-            elif own and kind is cst.Call:
+            if kind is cst.Attribute:
+                name = node.attr.value  # type: ignore[attr-defined]
+                value = node.value  # type: ignore[attr-defined]
+                target = own_self if type(value) is cst.Name and value.value == "self" else not_self
+                target[name] = target.get(name, 0) + 1
+            elif reads is not None and kind is cst.Call:
                 func = node.func  # type: ignore[attr-defined]
-                if type(func) is cst.Subscript and _single_key(func) and _named(func.value, attribute):  # type: ignore[attr-defined]
-                    reads += 1
-                elif type(func) is cst.Attribute and func.attr.value in _READS and not node.args and _named(func.value, attribute):  # type: ignore[attr-defined]
-                    reads += 1
-    return references, reads
+                if type(func) is cst.Subscript and _single_key(func) and type(func.value) is cst.Attribute:  # type: ignore[attr-defined]
+                    name = func.value.attr.value  # type: ignore[attr-defined]
+                elif type(func) is cst.Attribute and func.attr.value in _READS and not node.args and type(func.value) is cst.Attribute:  # type: ignore[attr-defined]
+                    name = func.value.attr.value  # type: ignore[attr-defined]
+                else:
+                    continue
+                reads[name] = reads.get(name, 0) + 1
+    return counts
 
 
 def _single_key(expr: cst.BaseExpression) -> bool:

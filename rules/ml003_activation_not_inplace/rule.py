@@ -388,6 +388,8 @@ class Decoder(nn.Module):
         self.net = nn.ModuleList(list(self.convs.values()))
     def forward(self, x):
         return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
 net = Decoder(4)
 net.convs["squeeze"] = nn.Identity()
 """,
@@ -407,6 +409,75 @@ class Decoder(nn.Module):
         self.net = nn.ModuleList(list(self.convs.values()))
     def forward(self, x):
         return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a subclass through a module-level alias of the class (`Base = Decoder`) replaces an entry by an Identity: the file relates classes its plain-named bases do not show, so any class's `self.convs` may be this one's
+            """
+from collections import OrderedDict
+from torch import nn
+class Decoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.convs = OrderedDict()
+        self.convs["squeeze"] = nn.Conv2d(c, c, 1)
+        self.relu = nn.ReLU()
+        self.net = nn.ModuleList(list(self.convs.values()))
+    def forward(self, x):
+        return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
+Base = Decoder
+class Lite(Base):
+    def __init__(self, c):
+        super().__init__(c)
+        self.convs["squeeze"] = nn.Identity()
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a class built by `type(...)` mixes in a class whose method replaces an entry by an Identity: which classes share an instance is unknown
+            """
+from collections import OrderedDict
+from torch import nn
+class Patch:
+    def strip(self):
+        self.convs["squeeze"] = nn.Identity()
+class Decoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.convs = OrderedDict()
+        self.convs["squeeze"] = nn.Conv2d(c, c, 1)
+        self.relu = nn.ReLU()
+        self.net = nn.ModuleList(list(self.convs.values()))
+    def forward(self, x):
+        return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
+Both = type("Both", (Decoder, Patch), {})
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a ModuleDict of layers whose entries a function may replace through `_modules`, unseen by the binding counts: an entry may be an Identity returning the caller's `x`
+            """
+from torch import nn
+class Decoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.convs = nn.ModuleDict()
+        self.convs["squeeze"] = nn.Conv2d(c, c, 1)
+        self.relu = nn.ReLU()
+    def forward(self, x):
+        return self.relu(self.convs["squeeze"](x))
+    def extra(self, a):
+        return self.relu(a + 1)
+def replace(module):
+    for name, child in module.named_children():
+        if isinstance(child, nn.Conv2d):
+            module._modules[name] = nn.Identity()
+        else:
+            replace(child)
 """,
             config=_EXACT,
         ),
