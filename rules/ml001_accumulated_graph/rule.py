@@ -90,9 +90,7 @@ class AccumulatedGraph(Rule):
     ones included (`running_loss, seen = 0.0, 0`), and averages started by their first value
     (`avg = loss if avg is None else 0.9 * avg + 0.1 * loss`). The values kept are those the
     analysis sees carry history, also through helpers of the project that return a model's output
-    or a loss; a run of a model frozen where it runs (every parameter `requires_grad_(False)`, as ML002
-    reads it: `sampler.eval().requires_grad_(False)`) fed only tensors without history and numbers
-    carries none.
+    or a loss.
 
     ## Why is this bad?
     The accumulator keeps a reference to every iteration's autograd graph until it is reset.
