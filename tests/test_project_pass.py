@@ -185,6 +185,30 @@ def test_a_helper_handed_a_model_frozen_behind_another_if_or_in_part_is_reported
     assert _findings(".") == [("helpers.py", "ML002", 9)]
 
 
+def test_a_helper_handed_a_model_frozen_then_changed_or_handed_on_is_reported(project):
+    # after the freeze the script gives the model a new head, or a loop over its parameters that may
+    # break early: either may leave parameters that ask for gradients
+    write(project / "helpers.py", FROZEN_HELPERS)
+    write(project / "script.py", """
+        import torch
+        from torch import nn
+        from helpers import run_mode
+
+        def partly(net, x):
+            for p in net.parameters():
+                p.requires_grad = False
+                break
+            return run_mode(net, x)
+
+        if __name__ == "__main__":
+            net = torch.load("net.pt")
+            net.requires_grad_(False)
+            net.fc = nn.Linear(4, 2)
+            outs = [run_mode(net, torch.zeros(2))]
+    """)
+    assert _findings(".") == [("helpers.py", "ML002", 9)]
+
+
 DATASETS = """
 import torch
 

@@ -22,9 +22,10 @@ gradients: the project pass's `frozen_parameters`, memlint.analysis.frozen_argum
 that froze it (a predictor freezing its model in `__init__`); a module-level name frozen by the module's
 own statements in every function that does not bind a local of that name; in module-level code, a name a
 statement before the run freezes in a block that holds the run, not bound again in between but to the same
-parameters (`X = X.cuda()`, `X = torch.jit.trace(X, ...)`: `frozen_before`).  A call of a frozen model
+parameters (`X = X.cuda()`, `X = torch.jit.trace(X, ...)`), nor used in between but by runs and `.eval()`,
+`.to()`, `.cuda()`, `.half()`, `.requires_grad_(False)` (`frozen_before`).  A call of a frozen model
 builds no graph when its inputs carry none, so an evaluation with it wastes no memory on autograd (ML002
-asks), and what it hands back has no history (values.py asks, for ML001 and ML014).  It is
+asks).  It is
 not a fact about the call's result in general: a frozen discriminator or perceptual network fed a
 generator's output still passes history through (GAN and style-transfer training)."""
 

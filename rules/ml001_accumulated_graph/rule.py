@@ -1224,6 +1224,51 @@ def train(gen, disc, loader, opt_d, criterion, reps):
     ]
 
     INVALID = [
+        Invalid(  # the model frozen, but its input made to require grad by a statement of its own (an adversarial attack): the run carries history
+            """
+import torch
+import torch.nn.functional as F
+def attack(net, x, y, steps):
+    for q in net.parameters():
+        q.requires_grad = False
+    start = x.clone().detach()
+    probe = start.clone()
+    history = []
+    for _ in range(steps):
+        probe.requires_grad = True
+        loss = F.cross_entropy(net(probe), y)
+        history.append(loss)
+        g, = torch.autograd.grad(loss, probe)
+        probe = (probe + 0.01 * g.sign()).detach()
+    return probe, history
+""",
+            line=12,
+            column=9,
+        ),
+        Invalid(  # frozen, then given a new trainable head (an assignment into it): its runs carry history
+            """
+import torch
+from torch import nn
+backbone = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 3))
+backbone.requires_grad_(False)
+backbone[2] = nn.Linear(8, 2)
+outputs = []
+for step in range(10):
+    outputs.append(backbone(torch.randn(4, 8)))
+""",
+            line=8,
+            column=5,
+            fixed="""
+import torch
+from torch import nn
+backbone = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 3))
+backbone.requires_grad_(False)
+backbone[2] = nn.Linear(8, 2)
+outputs = []
+for step in range(10):
+    outputs.append(backbone(torch.randn(4, 8)).detach())
+""",
+        ),
         Invalid(  # the per-step sums started as a repeated list (`[0] * n`: a list, as a display is); two fixed slots read back
             """
 import torch
