@@ -1244,6 +1244,24 @@ def attack(net, x, y, steps):
 """,
             line=12,
             column=9,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn.functional as F
+def attack(net, x, y, steps):
+    for q in net.parameters():
+        q.requires_grad = False
+    start = x.clone().detach()
+    probe = start.clone()
+    history = []
+    for _ in range(steps):
+        probe.requires_grad = True
+        loss = F.cross_entropy(net(probe), y)
+        history.append(loss.item())
+        g, = torch.autograd.grad(loss, probe)
+        probe = (probe + 0.01 * g.sign()).detach()
+    return probe, history
+""",
         ),
         Invalid(  # frozen, then given a new trainable head (an assignment into it): its runs carry history
             """
