@@ -96,6 +96,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 45: a `calls` site's frozen arguments only up to a later statement that does anything else with the
+#     model (a new head, handing it to a call), nor from a parameter loop that breaks or sets True
 # 44: a `calls` site's frozen arguments also where a nested block freezes the model before the call,
 #     or a chain of module methods does (`X.eval().requires_grad_(False)`)
 # 43: 42 and the other 42 merged: neither `norms` nor `inplace_on`
@@ -186,7 +188,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 44
+FORMAT = 45
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
