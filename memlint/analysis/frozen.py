@@ -149,6 +149,11 @@ def _ends_freeze(statement: cst.CSTNode, name: str, ctx: "Context") -> bool:
             if dotted_name(func) == name:
                 kept += 1  # a run
                 continue
+            if type(func) is cst.Name and func.value == "sum" and not any(type(n) is cst.Attribute and n.attr.value in ("requires_grad", "requires_grad_") for n in code_descendants(node)):  # type: ignore[attr-defined]
+                # `sum(p.numel() for p in X.parameters())`: counting them changes nothing
+                counted = [n for n in code_descendants(node) if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("parameters", "named_parameters") and dotted_name(n.func.value) == name]  # type: ignore[attr-defined]
+                links.update(id(n) for n in counted)
+                kept += len(counted)
             if id(node) in links:
                 continue
             value: cst.BaseExpression = node  # type: ignore[assignment]

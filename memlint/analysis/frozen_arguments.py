@@ -107,7 +107,10 @@ def freezes(scope: Scope) -> list[tuple[int, str, int]]:
             for other in list(held):
                 if other != name and _ends_freeze(statement, other):
                     start, last = held.pop(other)
-                    found.append((start, other, last if compound else (statement.end_lineno or last)))
+                    # a compound statement that only hands it to one call (`for img in paths: out =
+                    # test_mode(model, img)`) still hands it over frozen on the first turn as on the others
+                    sees = not compound or _ends_freeze(statement, other, handing=False) is False
+                    found.append((start, other, (statement.end_lineno or last) if sees else last))
             for other, (start, last) in held.items():
                 held[other] = (start, statement.end_lineno or last)
             if name is not None and name not in held and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
@@ -123,12 +126,14 @@ def freezes(scope: Scope) -> list[tuple[int, str, int]]:
 _KEEPS_FREEZE = frozenset({"eval", "to", "cuda", "half", "requires_grad_"})
 
 
-def _ends_freeze(statement: ast.stmt, name: str) -> bool:
+def _ends_freeze(statement: ast.stmt, name: str, handing: bool = True) -> bool:
     """Does `statement` mention `name` other than by running it (`name(x)`), by `name.eval()`,
     `.to(...)`, `.cuda()`, `.half()`, `.requires_grad_(False)` (also chained) or by `name =
     name.cuda()`?  Anything else (an assignment into it, handing it to a call, `.apply`,
-    `.parameters()`) may add or thaw parameters."""
+    `.parameters()`) may add or thaw parameters.  With `handing` False, one mention as an argument of
+    a call is also left out (the call it is handed to is the one asked about)."""
     mentions, kept = 0, 0
+    handed = 0
     links: set[int] = set()  # the inner calls of a chain seen from its outermost (ast.walk visits parents first)
     for node in ast.walk(statement):
         kind = type(node)
@@ -139,9 +144,15 @@ def _ends_freeze(statement: ast.stmt, name: str) -> bool:
                 kept += 1  # the target (the value's chain counts below)
         elif kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
+            arguments = [*node.args, *(keyword.value for keyword in node.keywords)]  # type: ignore[attr-defined]
+            handed += sum(1 for argument in arguments if type(argument) is ast.Name and argument.id == name)
             if type(func) is ast.Name and func.id == name:
                 kept += 1  # a run
                 continue
+            if type(func) is ast.Name and func.id == "sum" and not any(type(n) is ast.Attribute and n.attr in ("requires_grad", "requires_grad_") for n in ast.walk(node)):
+                # `sum(p.numel() for p in X.parameters())`: counting them changes nothing
+                links.update(id(n) for n in ast.walk(node) if _parameters_of(n) == name)
+                kept += len([n for n in ast.walk(node) if _parameters_of(n) == name])
             if id(node) in links:
                 continue
             value: ast.AST = node
@@ -153,6 +164,8 @@ def _ends_freeze(statement: ast.stmt, name: str) -> bool:
                 value = value.func.value  # type: ignore[attr-defined]
             if ok and type(value) is ast.Name and value.id == name:  # type: ignore[attr-defined]
                 kept += 1
+    if not handing and handed == 1:
+        kept += 1
     return mentions > kept
 
 
