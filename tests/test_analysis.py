@@ -241,13 +241,9 @@ def test_a_pick_with_gradients_on_reaches_a_function_otherwise_called_without(mo
         ("probe(prepare_model(net))", None, False),
         ("def f(x):\n    probe(x)", None, False),
         ("decode = self.wp_decode\nprobe(decode(ids))", None, False),
-        # a frozen model (every parameter `requires_grad_(False)`, before the run, in a block around it)
-        # fed inputs without history records nothing; any doubt about the freeze keeps the history
-        ("from torch import nn\nnet = nn.Linear(2, 2)\nnet.eval().requires_grad_(False).cuda()\nprobe(net(torch.zeros(2)))", False, False),
-        ("from torch import nn\nif __name__ == '__main__':\n    net = nn.Linear(2, 2)\n    net.requires_grad_(False)\n"
-         "    net = torch.jit.trace(net, torch.zeros(2))\n    probe(net(torch.zeros(2)))", False, False),
-        ("from torch import nn\ndef f(rows):\n    net = nn.Linear(2, 2)\n    net.requires_grad_(False)\n"
-         "    c = torch.from_numpy(rows).pin_memory().cuda()\n    probe(net(c))", False, False),
+        # a frozen model's run still hands back history to the valuation (an input may be made to require
+        # grad by a statement of its own: adversarial attacks; parameters added or thawed later)
+        ("from torch import nn\nnet = nn.Linear(2, 2)\nnet.eval().requires_grad_(False).cuda()\nprobe(net(torch.zeros(2)))", True, False),
         ("from torch import nn\nnet = nn.Linear(2, 2)\nnet.requires_grad_(False)\nprobe(net(x))", True, False),
         ("from torch import nn\nnet = nn.Sequential(nn.Linear(2, 2))\nnet[0].requires_grad_(False)\nnet.fc.requires_grad_(False)\nprobe(net(torch.zeros(2)))", True, False),
         ("from torch import nn\nnet = nn.Linear(2, 2)\nif flag:\n    net.requires_grad_(False)\nprobe(net(torch.zeros(2)))", True, False),

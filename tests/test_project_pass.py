@@ -185,6 +185,50 @@ def test_a_helper_handed_a_model_frozen_behind_another_if_or_in_part_is_reported
     assert _findings(".") == [("helpers.py", "ML002", 9)]
 
 
+def test_a_helper_handed_a_frozen_model_once_per_turn_after_counting_its_parameters_is_fine(project):
+    # counting the parameters and handing the model to one call in the loop leave it frozen
+    write(project / "helpers.py", FROZEN_HELPERS)
+    write(project / "script.py", """
+        import torch
+        from helpers import run_mode
+
+        def main(paths):
+            net = torch.load("net.pt")
+            net.eval()
+            for _, p in net.named_parameters():
+                p.requires_grad = False
+            net = net.cuda()
+            count = sum(map(lambda q: q.numel(), net.parameters()))
+            for path in paths:
+                out = run_mode(net, torch.load(path))
+    """)
+    assert _findings(".") == []
+
+
+def test_a_helper_handed_a_model_frozen_then_changed_or_handed_on_is_reported(project):
+    # after the freeze the script gives the model a new head, or a loop over its parameters that may
+    # break early: either may leave parameters that ask for gradients
+    write(project / "helpers.py", FROZEN_HELPERS)
+    write(project / "script.py", """
+        import torch
+        from torch import nn
+        from helpers import run_mode
+
+        def partly(net, x):
+            for p in net.parameters():
+                p.requires_grad = False
+                break
+            return run_mode(net, x)
+
+        if __name__ == "__main__":
+            net = torch.load("net.pt")
+            net.requires_grad_(False)
+            net.fc = nn.Linear(4, 2)
+            outs = [run_mode(net, torch.zeros(2))]
+    """)
+    assert _findings(".") == [("helpers.py", "ML002", 9)]
+
+
 DATASETS = """
 import torch
 

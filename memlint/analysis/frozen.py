@@ -22,9 +22,10 @@ gradients: the project pass's `frozen_parameters`, memlint.analysis.frozen_argum
 that froze it (a predictor freezing its model in `__init__`); a module-level name frozen by the module's
 own statements in every function that does not bind a local of that name; in module-level code, a name a
 statement before the run freezes in a block that holds the run, not bound again in between but to the same
-parameters (`X = X.cuda()`, `X = torch.jit.trace(X, ...)`: `frozen_before`).  A call of a frozen model
+parameters (`X = X.cuda()`, `X = torch.jit.trace(X, ...)`), nor used in between but by runs and `.eval()`,
+`.to()`, `.cuda()`, `.half()`, `.requires_grad_(False)` (`frozen_before`).  A call of a frozen model
 builds no graph when its inputs carry none, so an evaluation with it wastes no memory on autograd (ML002
-asks), and what it hands back has no history (values.py asks, for ML001 and ML014).  It is
+asks).  It is
 not a fact about the call's result in general: a frozen discriminator or perceptual network fed a
 generator's output still passes history through (GAN and style-transfer training)."""
 
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis import tables
-from memlint.analysis.bindings import NON_IMPORT_BINDERS, bound_by, target_names
+from memlint.analysis.bindings import target_names
 from memlint.analysis.constants import literal_bool
 from memlint.analysis.roles import enclosing_class
 from memlint.analysis.walk import code_descendants, dotted_name, nested_blocks
@@ -73,22 +74,99 @@ def frozen_before(name: str, at: cst.CSTNode, ctx: "Context") -> bool:
     """Is `name` frozen when the module-level code `at` runs: a statement of the module's code (in
     its body or a block nested in it, not in a function or class) before `at`, in a block that holds
     `at`, freezes it (`model.requires_grad_(False)`, also chained: `X.eval().requires_grad_(False)`,
-    or a loop setting `requires_grad = False` over its parameters), nothing between them and nothing
-    in the statement holding `at` binds the name again (but `X = X.to(device)`, or `X =
-    torch.jit.trace(X, ...)`: the same parameters), and nothing in the file thaws it?  A freeze behind
-    an `if` the run is not behind is no evidence."""
+    or a loop setting `requires_grad = False` over its parameters), nothing between them ends the
+    freeze (`_ends_freeze`: anything done with the name but running it, `.eval()`, `.to(...)`,
+    `.cuda()`, `.half()`, `.requires_grad_(False)` or `X = X.cuda()`, `X = torch.jit.trace(X, ...)`;
+    nor does the statement holding `at` where it is compound), and nothing in the file thaws it?  A
+    freeze behind an `if` the run is not behind is no evidence."""
+    if name in _thawed_anywhere(ctx):
+        return False
+    stretches = ctx.memo(("frozen stretches", name), lambda: _frozen_stretches(name, ctx))
+    if not stretches:
+        return False
+    own = indexed_subtree(at)
+    for statement, below in stretches:  # type: ignore[union-attr]
+        if own is not None and below is not None:
+            if below[2] < own[2] < below[1][below[2]]:
+                return True
+        elif _inside(at, statement):
+            return True
+    return False
+
+
+def _frozen_stretches(name: str, ctx: "Context") -> list:
+    """The module-level statements a run in which sees `name` frozen (see `frozen_before`), each with
+    its pre-order index: one pass over each block that freezes the name."""
     freezes = ctx.memo("module-level freezes", lambda: _module_freezes(ctx.module))
     candidates = freezes.get(name)  # type: ignore[union-attr]
-    if not candidates or name in _thawed_anywhere(ctx):
-        return False
+    if not candidates:
+        return []
+    by_block: dict[int, tuple] = {}
+    starts: set[tuple[int, int]] = set()
     for block, index in candidates:
-        for later in range(index + 1, len(block)):
-            statement = block[later]
-            if _inside(at, statement):
-                return not _rebinds(statement, name, ctx)
-            if _rebinds(statement, name, ctx):
-                break
-    return False
+        by_block[id(block)] = block
+        starts.add((id(block), index))
+    found = []
+    for key, block in by_block.items():
+        frozen = False
+        for index, statement in enumerate(block):
+            freezes_here = (key, index) in starts
+            if frozen:
+                ends = not freezes_here and _ends_freeze(statement, name, ctx)
+                simple = type(statement) is cst.SimpleStatementLine and len(statement.body) == 1  # type: ignore[attr-defined]
+                if simple or not ends:
+                    found.append((statement, indexed_subtree(statement)))
+                if ends:
+                    frozen = False
+            if freezes_here:
+                frozen = True
+    return found
+
+
+# What may follow a freeze and leave the module frozen: runs of it and these methods on it.
+_KEEPS_FREEZE = frozenset({"eval", "to", "cuda", "half", "requires_grad_"})
+
+
+def _ends_freeze(statement: cst.CSTNode, name: str, ctx: "Context") -> bool:
+    """Does `statement` mention `name` (its first part, anywhere) other than by running it, by
+    `X.eval()`, `.to(...)`, `.cuda()`, `.half()`, `.requires_grad_(False)` (also chained) or by `X =
+    X.cuda()`, `X = torch.jit.trace(X, ...)`?  Anything else (an assignment into it, handing it to a
+    call, `.apply`, `.parameters()`, a thaw of a submodule) may add or thaw parameters."""
+    first = name.partition(".")[0]
+    mentions, kept = 0, 0
+    links: set[int] = set()  # the inner calls of a chain seen from its outermost (parents come first)
+    for node in code_descendants(statement):
+        kind = type(node)
+        if kind is cst.Name and node.value == first:  # type: ignore[attr-defined]
+            mentions += 1
+        elif kind is cst.Assign and len(node.targets) == 1 and dotted_name(node.targets[0].target) == name:  # type: ignore[attr-defined]
+            if _same_module(node.value, name, ctx):  # type: ignore[attr-defined]
+                kept += 1  # the target
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is cst.Call and ctx.resolve(value.func) in _TRACERS:  # type: ignore[attr-defined]
+                    kept += 1  # the traced module (`X = X.cuda()`'s receiver counts as a chain below)
+        elif kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if dotted_name(func) == name:
+                kept += 1  # a run
+                continue
+            if type(func) is cst.Name and func.value == "sum" and not any(type(n) is cst.Attribute and n.attr.value in ("requires_grad", "requires_grad_") for n in code_descendants(node)):  # type: ignore[attr-defined]
+                # `sum(p.numel() for p in X.parameters())`: counting them changes nothing
+                counted = [n for n in code_descendants(node) if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("parameters", "named_parameters") and dotted_name(n.func.value) == name]  # type: ignore[attr-defined]
+                links.update(id(n) for n in counted)
+                kept += len(counted)
+            if id(node) in links:
+                continue
+            value: cst.BaseExpression = node  # type: ignore[assignment]
+            ok = True
+            while type(value) is cst.Call and type(value.func) is cst.Attribute:  # type: ignore[attr-defined]
+                method = value.func.attr.value  # type: ignore[attr-defined]
+                ok = ok and method in _KEEPS_FREEZE and (method != "requires_grad_" or _call_change(value) == _FREEZE)  # type: ignore[arg-type]
+                links.add(id(value))
+                value = value.func.value  # type: ignore[attr-defined]
+            if ok and value is not node and dotted_name(value) == name:
+                kept += 1
+    return mentions > kept
 
 
 def _module_freezes(module: cst.Module) -> dict[str, list[tuple[tuple, int]]]:
@@ -136,21 +214,6 @@ def _inside(node: cst.CSTNode, statement: cst.CSTNode) -> bool:
     return any(n is node for n in code_descendants(statement))
 
 
-def _rebinds(statement: cst.CSTNode, name: str, ctx: "Context") -> bool:
-    """Does `statement` bind `name` (its first part) to anything but the same module (`X =
-    X.cuda()`, `X = torch.jit.trace(X, example)`)?"""
-    first = name.partition(".")[0]
-    for node in code_descendants(statement):
-        if type(node) not in _BINDING_KINDS:
-            continue
-        if any(first in target_names(target) for target in bound_by(node, declarations=True)):
-            if type(node) is cst.Assign and len(node.targets) == 1 and _same_module(node.value, name, ctx):  # type: ignore[attr-defined]
-                continue
-            return True
-    return False
-
-
-_BINDING_KINDS = NON_IMPORT_BINDERS | {cst.ImportAlias}
 _TRACERS = frozenset({"torch.jit.trace", "torch.jit.script"})
 
 
@@ -266,6 +329,16 @@ def _parameter_loop(loop: cst.For) -> tuple[Optional[str], Optional[str]]:
         return None, None
     own = {id(small) for small in _small_statements(loop)}
     targets = set(target_names(loop.target))
+    if any(type(node) is cst.Break for node in code_descendants(loop.body)):
+        return None, None  # it may stop before the last parameter: neither a freeze nor a thaw we can read
+    thaws = any(
+        type(node) is cst.Assign
+        and any(type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad" for t in node.targets)  # type: ignore[attr-defined]
+        and not (type(node.value) is cst.Name and node.value.value == "False")  # type: ignore[attr-defined]
+        for node in code_descendants(loop.body)
+    )
+    if thaws:
+        return owner, _THAW  # `p.requires_grad = True` for some parameters (a head), wherever in the body
     for node in code_descendants(loop.body):
         if type(node) is cst.Assign and any(
             type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad" for t in node.targets  # type: ignore[attr-defined]

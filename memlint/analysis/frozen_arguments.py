@@ -92,25 +92,87 @@ def _own_arguments(function: ast.AST) -> list[ast.arg]:
 def freezes(scope: Scope) -> list[tuple[int, str, int]]:
     """The models `scope` freezes by a statement of its own body, or of a block nested in it (an
     `if`, a loop, a `with`, a `try`; not a nested function or class), and does not bind again after
-    it (see the module's docstring), each with the last line of that statement and the last line of
-    its block (the caller leaves out the names the file thaws: `thawed_names`).  A call after the
-    first line and within the block (the freeze ran before it: `if __name__ == "__main__":` then
-    `model.requires_grad_(False)` ... `evaluate(model)`) hands the model over frozen."""
+    it (see the module's docstring), each with the last line of that statement and the last line
+    the freeze holds to (the caller leaves out the names the file thaws: `thawed_names`).  A call
+    after the first line and up to the second (the freeze ran before it: `if __name__ ==
+    "__main__":` then `model.requires_grad_(False)` ... `evaluate(model)`) hands the model over
+    frozen.  The freeze holds to the end of its block, or up to the first later statement of the
+    block that does anything else with the name (`_ends_freeze`: `model.fc = nn.Linear(...)`,
+    `thaw(model)`): such a simple statement still sees it frozen, a compound one (a loop) not.  One
+    pass per block."""
     found: list[tuple[int, str, int]] = []
     blocks = [scope.body]
     while blocks:
         block = blocks.pop()
         if not block:
             continue
-        end = block[-1].end_lineno or 0
+        held: dict[str, tuple[int, int]] = {}  # name -> (its freeze's last line, the last line it holds to)
         for statement in block:
+            compound = hasattr(statement, "body")
             name = _freezes(statement)
-            if name is not None and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
-                found.append((statement.end_lineno, name, end))
+            for other in list(held):
+                if other != name and _ends_freeze(statement, other):
+                    start, last = held.pop(other)
+                    # a compound statement that only hands it to one call (`for img in paths: out =
+                    # test_mode(model, img)`) still hands it over frozen on the first turn as on the others
+                    sees = not compound or _ends_freeze(statement, other, handing=False) is False
+                    found.append((start, other, (statement.end_lineno or last) if sees else last))
+            for other, (start, last) in held.items():
+                held[other] = (start, statement.end_lineno or last)
+            if name is not None and name not in held and statement.end_lineno is not None and not _bound_after(scope, name, statement.end_lineno):
+                held[name] = (statement.end_lineno, statement.end_lineno)
             if type(statement) in _COMPOUND:
                 blocks.extend(_inner_blocks(statement))
+        found.extend((start, name, last) for name, (start, last) in held.items())
     found.sort()
     return found
+
+
+# What may follow a freeze and leave the module frozen: runs of it and these methods on it.
+_KEEPS_FREEZE = frozenset({"eval", "to", "cuda", "half", "requires_grad_"})
+
+
+def _ends_freeze(statement: ast.stmt, name: str, handing: bool = True) -> bool:
+    """Does `statement` mention `name` other than by running it (`name(x)`), by `name.eval()`,
+    `.to(...)`, `.cuda()`, `.half()`, `.requires_grad_(False)` (also chained) or by `name =
+    name.cuda()`?  Anything else (an assignment into it, handing it to a call, `.apply`,
+    `.parameters()`) may add or thaw parameters.  With `handing` False, one mention as an argument of
+    a call is also left out (the call it is handed to is the one asked about)."""
+    mentions, kept = 0, 0
+    handed = 0
+    links: set[int] = set()  # the inner calls of a chain seen from its outermost (ast.walk visits parents first)
+    for node in ast.walk(statement):
+        kind = type(node)
+        if kind is ast.Name and node.id == name:  # type: ignore[attr-defined]
+            mentions += 1
+        elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name and node.targets[0].id == name:  # type: ignore[attr-defined]
+            if _same_module(node.value, name):  # type: ignore[attr-defined]
+                kept += 1  # the target (the value's chain counts below)
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            arguments = [*node.args, *(keyword.value for keyword in node.keywords)]  # type: ignore[attr-defined]
+            handed += sum(1 for argument in arguments if type(argument) is ast.Name and argument.id == name)
+            if type(func) is ast.Name and func.id == name:
+                kept += 1  # a run
+                continue
+            if type(func) is ast.Name and func.id == "sum" and not any(type(n) is ast.Attribute and n.attr in ("requires_grad", "requires_grad_") for n in ast.walk(node)):
+                # `sum(p.numel() for p in X.parameters())`: counting them changes nothing
+                links.update(id(n) for n in ast.walk(node) if _parameters_of(n) == name)
+                kept += len([n for n in ast.walk(node) if _parameters_of(n) == name])
+            if id(node) in links:
+                continue
+            value: ast.AST = node
+            ok = True
+            while type(value) is ast.Call and type(value.func) is ast.Attribute:  # type: ignore[attr-defined]
+                method = value.func.attr  # type: ignore[attr-defined]
+                ok = ok and method in _KEEPS_FREEZE and (method != "requires_grad_" or _change(value) == "freeze")  # type: ignore[arg-type]
+                links.add(id(value))
+                value = value.func.value  # type: ignore[attr-defined]
+            if ok and type(value) is ast.Name and value.id == name:  # type: ignore[attr-defined]
+                kept += 1
+    if not handing and handed == 1:
+        kept += 1
+    return mentions > kept
 
 
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
@@ -134,7 +196,13 @@ def _freezes(statement: ast.stmt) -> Optional[str]:
         # behind an `if`: `if name not in ["fc.weight"]:` leaves the head trainable)
         owner = _parameters_of(statement.iter)
         targets = {node.id for node in ast.walk(statement.target) if type(node) is ast.Name}
-        if owner is not None and any(
+        if any(type(node) is ast.Break for node in _walk_body(statement)):
+            return None  # it may stop before the last parameter
+        if any(type(node) is ast.Assign and _sets_requires_grad(node) and not _is_false(node.value) for node in _walk_body(statement)):  # type: ignore[attr-defined]
+            return None  # some parameters (a head) set trainable again
+        if owner is not None and not any(type(node) is ast.Break for node in _walk_body(statement)) and not any(
+            type(node) is ast.Assign and _sets_requires_grad(node) and not _is_false(node.value) for node in _walk_body(statement)
+        ) and any(
             type(node) is ast.Assign and _sets_requires_grad(node) and _is_false(node.value)
             and all(type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id in targets for t in node.targets)
             for node in statement.body

@@ -454,12 +454,6 @@ class SemanticModel:
                 self._optimizers = constructed_optimizers(self.module, lambda written: _qualified(written, imports))
         return self._optimizers
 
-    def may_freeze(self) -> bool:
-        """Might the file freeze a model (`requires_grad`, `requires_grad_` or `freeze` in its text)?
-        Where it cannot, memlint.analysis.frozen need not look."""
-        text = self._text
-        return text is None or "requires_grad" in text or "freeze" in text
-
     def is_optimizer(self, receiver: cst.BaseExpression) -> bool:
         """Is `receiver` (of a `.step()`) bound to an optimizer's construction in this file?"""
         name = held_name(receiver)

@@ -106,6 +106,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 52: 51 and the other 45 merged: the frozen arguments' narrowing below
 # 51: 50 and the other 45 merged: the parameter history's narrowing below
 # 50: 49 and the other 45 merged: the registries' uses below
 # 49: 48 without the tiles and flag chains (h-f013 backed out after review: unsound)
@@ -114,6 +115,8 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 46: 45 and the other 44 merged: the fresh functions, frozen arguments, tiles and flag chains below
 # 45: 44 and the other 44 merged: both the fresh torch functions and the frozen arguments below
 # 44: `fresh` also for torch.sub / neg / sin / cos / log1p / erf (tables.FRESH_RESULT_FUNCTIONS grew with KEEPS_*)
+# 45: a `calls` site's frozen arguments only up to a later statement that does anything else with the
+#     model (a new head, handing it to a call), nor from a parameter loop that breaks or sets True
 # 44: a `calls` site's frozen arguments also where a nested block freezes the model before the call,
 #     or a chain of module methods does (`X.eval().requires_grad_(False)`)
 # 44: a function whose only step loops walk tiles of one input (`_tiles_one_input`) no longer has `pass`;
@@ -213,7 +216,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 51
+FORMAT = 52
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",

@@ -134,7 +134,7 @@ GRAPH_PRESERVING_METHODS: dict[str, object] = {
     "cpu": "same", "cuda": "same", "to": "same", "float": "same", "double": "same", "half": "same",
     "bfloat16": "same", "clone": "same", "contiguous": "same", "abs": "same", "neg": "same",
     "mul": "same", "div": "same", "add": "same", "sub": "same", "pow": "same", "sqrt": "same",
-    "log": "same", "exp": "same", "squeeze": "same", "type_as": "same", "pin_memory": "same",
+    "log": "same", "exp": "same", "squeeze": "same", "type_as": "same",
     "view": False, "reshape": False, "unsqueeze": False, "flatten": False, "permute": False,
     "transpose": False, "t": False, "expand": False, "expand_as": False, "repeat": False,
     "softmax": False, "log_softmax": False, "sigmoid": False, "tanh": False, "relu": False,

@@ -17,7 +17,6 @@ import libcst as cst
 from memlint.analysis import call_rules, tables
 from memlint.analysis.bindings import target_names
 from memlint.analysis.built_models import builds_model
-from memlint.analysis.frozen import is_frozen_model
 from memlint.analysis.naming import looks_like_class_name
 from memlint.analysis.project_facts import history_passed, returns_history
 from memlint.analysis.submodules import is_submodule, is_submodule_source
@@ -319,8 +318,6 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
     if callee.kind is Kind.MODULE and kind is cst.Name and names_a_module_class(func.value, ctx):
         return callee  # `Model(envs)` with `Model: nn.Module`: the annotation names a class; this builds one
     if callee.kind is Kind.MODULE:
-        if _frozen_run(call, ctx):
-            return tensor(False, scalar=callee.scalar)  # a frozen model fed values without history builds no graph
         if callee.is_loss and graph_free_arguments(call, ctx):
             return tensor(False, scalar=callee.scalar)  # `criterion(pred.detach(), y)`: a loss of values without history
         return _model_output(ctx, scalar=callee.scalar)
@@ -348,8 +345,6 @@ def _call(call: cst.Call, ctx: "Context") -> Value:
             return UNKNOWN  # a local helper named like a model: we can see it is not one
         if is_loss and not _on_self(func) and graph_free_arguments(call, ctx):
             return tensor(False)  # `criterion(pred.detach().cpu(), y.cpu())`: a loss of values without history
-        if _frozen_run(call, ctx):
-            return tensor(False)  # a frozen model (`sampler.eval().requires_grad_(False)`) fed values without history
         return _model_output(ctx)  # named like a loss: not known to be 0-d
     return UNKNOWN
 
@@ -482,21 +477,6 @@ def graph_free_arguments(call: cst.Call, ctx: "Context") -> bool:
         if value.graph is not False or value.kind not in (Kind.TENSOR, Kind.NUMBER):
             return False
     return True
-
-
-def _frozen_run(call: cst.Call, ctx: "Context") -> bool:
-    """Is `call` a run of a model frozen where it runs (memlint.analysis.frozen), fed only tensors
-    without history and numbers (keywords too)?  No parameter and no input asks for a gradient, so
-    autograd records nothing: the outputs carry no history."""
-    if not ctx.model.may_freeze() and not ctx.project.frozen_parameters:
-        return False
-    for arg in call.args:
-        if arg.star:
-            return False
-        value = evaluate(arg.value, ctx)
-        if value.graph is not False or value.kind not in (Kind.TENSOR, Kind.NUMBER):
-            return False
-    return is_frozen_model(call.func, ctx, call)
 
 
 def _on_self(func: cst.BaseExpression) -> bool:

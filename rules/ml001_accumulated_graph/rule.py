@@ -90,9 +90,7 @@ class AccumulatedGraph(Rule):
     ones included (`running_loss, seen = 0.0, 0`), and averages started by their first value
     (`avg = loss if avg is None else 0.9 * avg + 0.1 * loss`). The values kept are those the
     analysis sees carry history, also through helpers of the project that return a model's output
-    or a loss; a run of a model frozen where it runs (every parameter `requires_grad_(False)`, as ML002
-    reads it: `sampler.eval().requires_grad_(False)`) fed only tensors without history and numbers
-    carries none.
+    or a loss.
 
     ## Why is this bad?
     The accumulator keeps a reference to every iteration's autograd graph until it is reset.
@@ -1365,6 +1363,69 @@ def train(gen, disc, loader, opt_d, criterion, reps):
     ]
 
     INVALID = [
+        Invalid(  # the model frozen, but its input made to require grad by a statement of its own (an adversarial attack): the run carries history
+            """
+import torch
+import torch.nn.functional as F
+def attack(net, x, y, steps):
+    for q in net.parameters():
+        q.requires_grad = False
+    start = x.clone().detach()
+    probe = start.clone()
+    history = []
+    for _ in range(steps):
+        probe.requires_grad = True
+        loss = F.cross_entropy(net(probe), y)
+        history.append(loss)
+        g, = torch.autograd.grad(loss, probe)
+        probe = (probe + 0.01 * g.sign()).detach()
+    return probe, history
+""",
+            line=12,
+            column=9,
+            unsafe=True,
+            fixed="""
+import torch
+import torch.nn.functional as F
+def attack(net, x, y, steps):
+    for q in net.parameters():
+        q.requires_grad = False
+    start = x.clone().detach()
+    probe = start.clone()
+    history = []
+    for _ in range(steps):
+        probe.requires_grad = True
+        loss = F.cross_entropy(net(probe), y)
+        history.append(loss.item())
+        g, = torch.autograd.grad(loss, probe)
+        probe = (probe + 0.01 * g.sign()).detach()
+    return probe, history
+""",
+        ),
+        Invalid(  # frozen, then given a new trainable head (an assignment into it): its runs carry history
+            """
+import torch
+from torch import nn
+backbone = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 3))
+backbone.requires_grad_(False)
+backbone[2] = nn.Linear(8, 2)
+outputs = []
+for step in range(10):
+    outputs.append(backbone(torch.randn(4, 8)))
+""",
+            line=8,
+            column=5,
+            fixed="""
+import torch
+from torch import nn
+backbone = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 3))
+backbone.requires_grad_(False)
+backbone[2] = nn.Linear(8, 2)
+outputs = []
+for step in range(10):
+    outputs.append(backbone(torch.randn(4, 8)).detach())
+""",
+        ),
         Invalid(  # the per-step sums started as a repeated list (`[0] * n`: a list, as a display is); two fixed slots read back
             """
 import torch

@@ -133,11 +133,12 @@ class EvalWithoutNoGrad(Rule):
     `model.requires_grad_(False)`, also in a chain of module methods, `sampler.eval().requires_grad_(False)`,
     or chained onto its construction, `model = Net().eval().requires_grad_(False)`, or `p.requires_grad =
     False` over its parameters, by a statement of the loop's body, not behind an `if` that may keep a head
-    trainable; locally in the
+    trainable, in a loop that neither breaks nor sets `True` for some; locally in the
     function, for `self.model` anywhere in its class, for a module-level name frozen by the module's
     own statements in a function that binds no local of that name, or in module-level code by a statement
-    before the run in a block that holds it (not `model.backbone.requires_grad_(False)`, nor a freeze behind
-    an `if` the run is not behind); a parameter of a module-level function
+    before the run in a block that holds it, with nothing done to it in between but runs, `.eval()`, `.to()`,
+    `.cuda()`, `.half()` (not `model.backbone.requires_grad_(False)`, nor a freeze behind an `if` the run is
+    not behind, nor one followed by `model.fc = nn.Linear(...)` or `setattr`); a parameter of a module-level function
     that every call of it in the linted files hands a model its caller froze before the call (also in the
     blocks around the call), or makes
     without gradients, also through callers that pass their own such parameter on: KAIR's
@@ -451,6 +452,34 @@ net.eval()
 with torch.no_grad():
     for x in [torch.ones(3, 4)]:
         print(net(x).argmax(1).tolist())
+""",
+        ),
+        Invalid(  # frozen, then given a new head by `setattr` before the evaluation: the head asks for gradients
+            """
+import torch
+from torch import nn
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 4))
+    net.requires_grad_(False)
+    setattr(net, "head", nn.Linear(4, 2))
+    net.eval()
+    for x in [torch.ones(2, 8)]:
+        print(net(x).argmax(1).tolist())
+""",
+            line=9,
+            column=15,
+            unsafe=True,
+            fixed="""
+import torch
+from torch import nn
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 4))
+    net.requires_grad_(False)
+    setattr(net, "head", nn.Linear(4, 2))
+    net.eval()
+    with torch.no_grad():
+        for x in [torch.ones(2, 8)]:
+            print(net(x).argmax(1).tolist())
 """,
         ),
         Invalid(  # a freeze of a submodule (`net.backbone`) leaves the head's parameters asking for gradients
