@@ -1370,14 +1370,21 @@ class Project:
 
     def _through_calls(self, index: int) -> frozenset[str]:
         """FileView.history_through: "callee:position" for the callees as file `index` writes them that
-        resolve, at every site the file has of that name, to a function of `through`."""
+        resolve, at every site the file has of that name, to a function of `through`, and that the
+        file calls in a loop with gradients possibly on somewhere: a value kept across iterations
+        is what the history matters for (ML001), and every file given the fact is screened again
+        with it (`widens_screens`), so a helper only called straight through (timm's activations
+        in a `forward`) is left out rather than widen the screens of every file that calls it."""
         by_written: dict[str, Optional[frozenset[int]]] = {}
+        looped: set[str] = set()
         summary = self.files[index].summary
         several_stars = len(summary.get("stars", ())) > 1  # type: ignore[union-attr]
         for key, record in summary["functions"].items():  # type: ignore[index]
-            for ref, *_ in record.get("calls", ()):
+            for ref, grad, loop, *_ in record.get("calls", ()):
                 if ref[0] not in ("n", "d"):
                     continue
+                if loop is not None and grad != "off":
+                    looped.add(ref[1])
                 root = ref[1].partition(".")[0]
                 if several_stars and root not in summary["defs"] and root not in summary["imports"]:  # type: ignore[index]
                     continue  # brought by one of several star imports: `_member` takes the first, Python the last
@@ -1385,7 +1392,7 @@ class Project:
                 positions = self.through.get(callee) if callee is not None else None  # type: ignore[arg-type]
                 known = by_written.get(ref[1], positions) if ref[1] in by_written else positions
                 by_written[ref[1]] = known & positions if known is not None and positions is not None else None
-        return frozenset(f"{written}:{p}" for written, positions in by_written.items() if positions for p in positions)
+        return frozenset(f"{written}:{p}" for written, positions in by_written.items() if positions and written in looped for p in positions)
 
     def _holds(self, function: tuple, alternative, known: set[tuple]) -> bool:
         if alternative is True:
