@@ -1425,6 +1425,7 @@ outputs = []
 for step in range(10):
     outputs.append(backbone(torch.randn(4, 8)).detach())
 """,
+            harness=_run(),
         ),
         Invalid(  # the per-step sums started as a repeated list (`[0] * n`: a list, as a display is); two fixed slots read back
             """
