@@ -87,6 +87,11 @@ def test_resolution(source, expected, monkeypatch):
         ("with torch.no_grad():\n    with torch.enable_grad():\n        probe(x)", GradMode.ENABLED),
         ("with torch.set_grad_enabled(False):\n    probe(x)", GradMode.DISABLED),
         ("with torch.set_grad_enabled(training):\n    probe(x)", GradMode.UNKNOWN),
+        # a conditional expression may set either branch's mode (evaluation's `_under_grad_off` asks it too)
+        ("with (torch.enable_grad() if train else torch.no_grad()):\n    probe(x)", GradMode.UNKNOWN),
+        ("with torch.no_grad() if frozen else contextlib.nullcontext():\n    probe(x)", GradMode.UNKNOWN),
+        ("with torch.no_grad() if frozen else torch.inference_mode():\n    probe(x)", GradMode.DISABLED),
+        ("with contextlib.nullcontext() if a else contextlib.suppress(E):\n    probe(x)", GradMode.ENABLED),
         ("torch.set_grad_enabled(False)\nprobe(x)", GradMode.DISABLED),
         ("@torch.no_grad()\ndef f():\n    probe(x)", GradMode.DISABLED),
         ("@torch.no_grad\ndef f():\n    probe(x)", GradMode.DISABLED),

@@ -59,3 +59,29 @@ def test_a_test_implies_its_own_conjuncts():
 @pytest.mark.parametrize("code", ["flags()", "flags[0]", "a or b", "x.ready()", "len(x) > 1"])
 def test_tests_that_may_change_value_have_no_conjuncts(code):
     assert conjuncts(_test(code)) is None
+
+
+@pytest.mark.parametrize("statement, off", [
+    ("with torch.no_grad():\n    probe()", True),
+    ("with th.no_grad():\n    probe()", True),  # (an alias of torch)
+    ("with torch.set_grad_enabled(phase == 'train'):\n    probe()", True),  # may be off
+    ("with (torch.enable_grad() if train else torch.no_grad()):\n    probe()", True),  # may be off
+    ("with torch.no_grad() if frozen else contextlib.nullcontext():\n    probe()", True),
+    ("with open(path), torch.inference_mode():\n    probe()", True),
+    ("with torch.enable_grad():\n    probe()", False),
+    ("with torch.set_grad_enabled(True):\n    probe()", False),  # the word does not turn gradients off
+    ("with open(path):\n    probe()", False),
+])
+def test_a_call_under_a_with_that_may_turn_gradients_off(statement, off):
+    """evaluation's `_under_grad_off` asks the Context's grad mode of a `with` item (`grad_mode_set_by`),
+    read through the module's imports, for a call anywhere in the file."""
+    from memlint.analysis.evaluation import _under_grad_off
+    from memlint.analysis.walk import code_with_parents
+    from memlint.pipeline.traversal import Traversal
+
+    text = "import contextlib\nimport torch\nimport torch as th\ndef f(phase, train, frozen, path):\n" + textwrap.indent(statement, "    ") + "\n"
+    module = cst.parse_module(text)
+    ctx = Context(module, None, text)
+    Traversal(ctx, []).walk(module)
+    parents = next(p for n, p in code_with_parents(module) if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "probe")
+    assert _under_grad_off(parents, ctx) is off

@@ -33,6 +33,18 @@ def optimizer_closures(function: cst.FunctionDef, ctx: "Context") -> frozenset[s
     return ctx.memo(("optimizer-closures", id(function)), lambda: _closures(function, ctx.model.steps_optimizer))  # type: ignore[return-value]
 
 
+def calls_optimizer_closure(call: cst.Call, ctx: "Context") -> bool:
+    """`closure()` in a loop of a function that hands that name to an optimizer's `step`: by
+    torch.optim's contract the call runs the model and backpropagates (the Adam warm-up loop)."""
+    function = ctx.function_node
+    return (
+        ctx.loop is not None
+        and function is not None
+        and type(call.func) is cst.Name
+        and call.func.value in optimizer_closures(function, ctx)
+    )
+
+
 def handed_closure(call: cst.Call, ctx: "Context") -> tuple[cst.FunctionDef, ...]:
     """The defs, local to the function around `call`, that `call` may hand to an optimizer's
     `step` (`optimizer.step(closure)`, `step(closure=closure)`): torch.optim calls it on that step.

@@ -894,19 +894,19 @@ class Context:
         return None
 
     def _grad_mode_of_context(self, expr: cst.BaseExpression) -> Optional[GradMode]:
-        if not isinstance(expr, cst.Call):
-            return None
-        qualified = self.resolve(expr.func)
-        if qualified in tables.NO_GRAD_CONTEXTS:
-            if qualified.endswith("inference_mode") and expr.args:
-                return GradMode.DISABLED if _literal_flag(expr) is GradMode.ENABLED else (
-                    GradMode.ENABLED if _literal_flag(expr) is GradMode.DISABLED else GradMode.UNKNOWN
-                )
-            return GradMode.DISABLED
-        if qualified in tables.ENABLE_GRAD_CONTEXTS:
-            return GradMode.ENABLED
-        if qualified in tables.SET_GRAD_ENABLED:
-            return _literal_flag(expr) or GradMode.UNKNOWN
+        return grad_mode_set_by(expr, self.resolve)
+
+    def resolve_at_module_level(self, expr: cst.CSTNode) -> Optional[str]:
+        """`resolve` through the module's bindings only (imports seen so far, a star import's, a
+        notebook's globals), for code elsewhere in the file than the traversal: not cached, since
+        the node's own scope answers when the traversal reaches it."""
+        kind = type(expr)
+        if kind is cst.Name:
+            binding = self.module_binding(expr.value)  # type: ignore[attr-defined]
+            return binding.qualified if binding else None
+        if kind is cst.Attribute:
+            base = self.resolve_at_module_level(expr.value)  # type: ignore[attr-defined]
+            return f"{base}.{expr.attr.value}" if base else None  # type: ignore[attr-defined]
         return None
 
     def _note_no_grad_decorator_body(self, node: cst.With) -> None:
@@ -962,6 +962,32 @@ class Context:
                         changed = True
                         break
         return result
+
+
+def grad_mode_set_by(expr: cst.BaseExpression, resolve: Callable[[cst.CSTNode], Optional[str]]) -> Optional[GradMode]:
+    """The grad mode a context manager (a `with` item, a decorator) sets, by what `resolve` says it
+    names: `torch.no_grad()`, `torch.inference_mode()` (`(False)`: on), `torch.enable_grad()`,
+    `torch.set_grad_enabled(flag)` (UNKNOWN unless the flag is a literal); a conditional expression
+    whose branches set different modes, or one sets none (`torch.enable_grad() if train else
+    torch.no_grad()`, `torch.no_grad() if frozen else nullcontext()`), may set either: UNKNOWN.
+    None where it sets none (the mode around it goes on)."""
+    if type(expr) is cst.IfExp:
+        chosen = {grad_mode_set_by(expr.body, resolve), grad_mode_set_by(expr.orelse, resolve)}  # type: ignore[attr-defined]
+        return None if chosen == {None} else chosen.pop() if len(chosen) == 1 else GradMode.UNKNOWN
+    if not isinstance(expr, cst.Call):
+        return None
+    qualified = resolve(expr.func)
+    if qualified in tables.NO_GRAD_CONTEXTS:
+        if qualified.endswith("inference_mode") and expr.args:  # type: ignore[union-attr]
+            return GradMode.DISABLED if _literal_flag(expr) is GradMode.ENABLED else (
+                GradMode.ENABLED if _literal_flag(expr) is GradMode.DISABLED else GradMode.UNKNOWN
+            )
+        return GradMode.DISABLED
+    if qualified in tables.ENABLE_GRAD_CONTEXTS:
+        return GradMode.ENABLED
+    if qualified in tables.SET_GRAD_ENABLED:
+        return _literal_flag(expr) or GradMode.UNKNOWN
+    return None
 
 
 def _literal_flag(call: cst.Call) -> Optional[GradMode]:

@@ -30,6 +30,7 @@ from memlint.analysis.local_outputs import outputs_stay_local
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data, never_runs_module
 from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, binds_in_body, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.built_models import builds_model
+from memlint.analysis.context import GradMode, grad_mode_set_by
 from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
@@ -1391,7 +1392,16 @@ def _context_follows(function: cst.FunctionDef, parameter: str) -> bool:
 
 
 def _under_grad_off(parents, ctx: "Context") -> bool:
-    return any(type(p) is cst.With and any(_GRAD_OFF_WORDS.search(ctx.module.code_for_node(i.item)) for i in p.items) for p in parents)  # type: ignore[attr-defined]
+    """Is the code inside a `with` that may turn gradients off (`torch.no_grad()`,
+    `torch.set_grad_enabled(phase == "train")`)?  The Context's answer for a `with` item
+    (`grad_mode_set_by`), read through the module's imports: these calls are anywhere in the file."""
+    return any(
+        type(p) is cst.With and any(grad_mode_set_by(i.item, ctx.resolve_at_module_level) in _MAY_BE_OFF for i in p.items)  # type: ignore[attr-defined]
+        for p in parents
+    )
+
+
+_MAY_BE_OFF = (GradMode.DISABLED, GradMode.UNKNOWN)
 
 
 def _owning_class(function: cst.FunctionDef, ctx: "Context") -> Optional[cst.ClassDef]:
@@ -1594,9 +1604,6 @@ def factory_of(function: cst.FunctionDef, ctx: "Context") -> Optional[cst.Functi
     name = function.name.value
     returns = any(type(n) is cst.Return and type(n.value) is cst.Name and n.value.value == name for n in code_descendants(outer.body))  # type: ignore[attr-defined]
     return outer if returns else None
-
-
-_GRAD_OFF_WORDS = re.compile(r"no_grad|inference_mode|set_grad_enabled")
 
 
 def _outside_training(node: cst.CSTNode, training: str, ctx: "Context") -> list:

@@ -7,12 +7,12 @@ from typing import Optional
 
 import libcst as cst
 
-from memlint.analysis import Kind
-from memlint.analysis.closures import handed_closure, optimizer_closures
+from memlint.analysis.closures import calls_optimizer_closure, handed_closure
 from memlint.analysis.delegation import modules_handed_to_backpropagated_call
-from memlint.analysis.evaluation import is_model_call
 from memlint.analysis.frameworks import ignite_engine_run, lightning_fit, torchnet_engine_run, trains_unconditionally
 from memlint.analysis.iteration import optimizer_loop_target
+from memlint.analysis.looped_models import LoopedModels, helper_work, work_at_site
+from memlint.analysis.module_runs import MODULE_MARKERS, run_receivers, runs_module, runs_own_method
 from memlint.analysis.precision_api import LOW_PRECISION_DTYPES, mixed_precision_call
 from memlint.analysis.project_facts import training_work
 from memlint.analysis.tables import BACKWARD_METHODS
@@ -25,13 +25,6 @@ from memlint.rules.ml017_training_without_mixed_precision.meta import META
 _PRECISION_KEYWORDS = frozenset({"mixed_precision", "fp16", "bf16", "precision", "amp", "use_amp", "amp_dtype"})
 _PRECISION_STRING = re.compile(r"(?:16-mixed|bf16|fp16|float16|bfloat16|\bamp\b)", re.I)
 _LOW_PRECISION_METHODS = frozenset({"half", "bfloat16", "autocast"})
-# Methods only modules have (not tensors, not optimizers): a name they are called on is a module.
-_MODULE_MARKERS = frozenset({"train", "eval", "parameters", "named_parameters", "modules", "named_modules", "children", "apply"})
-# Module methods that run no forward pass.
-_MODULE_BOOKKEEPING = frozenset(
-    {"parameters", "buffers", "children", "modules", "state_dict", "load_state_dict", "train", "eval", "zero_grad",
-     "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "requires_grad_", "apply", "share_memory", "type"}
-)  # fmt: skip
 
 
 # Two learner classes whose `train` runs the net, backpropagates and steps (the registry examples).
@@ -1719,9 +1712,7 @@ def train(model, opt, loader):
         # `optimizer.step(closure)` with `closure` a def of the function: the step runs its body
         # (the defs the name may hold, the innermost loop around the step, else its function's key and def)
         self._closure_steps: list[tuple[tuple[cst.FunctionDef, ...], Optional[cst.CSTNode], Optional[tuple], Optional[int]]] = []
-        # model runs in a function's own loops: (its key, its def, the loops around the run, whether
-        # a closure of that def counts it)
-        self._looped_models: list[tuple[tuple, Optional[int], tuple[int, ...], bool]] = []
+        self._looped_models = LoopedModels()  # model runs in a function's own loops
         self._detached_runs: set[int] = set()  # id(call) of `call.detach()`: the run's graph is dropped at once
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -1740,17 +1731,17 @@ def train(model, opt, loader):
                 self._note(ctx.loop, kind)
             elif ctx.function_key is not None:
                 self._note_function(kind)
-        if self._runs_model(node):
+        if runs_module(node, ctx):
             # a method of `self` (`self.temperature_scale(logits)`) runs no module the closure can
             # name: a closure handed to a step runs the model only through one (`self.model(x)`)
-            self._note_model(ctx, for_closure=not self._runs_own_method(node), detached=id(node) in self._detached_runs)
-        elif self._calls_optimizer_closure(node):
+            self._note_model(ctx, for_closure=not runs_own_method(node, ctx), detached=id(node) in self._detached_runs)
+        elif calls_optimizer_closure(node, ctx):
             # `closure()` in the loop, a callable the function hands to an optimizer's `step`:
             # by torch.optim's contract it runs the model and backpropagates (memlint.analysis.closures)
             self._note_model(ctx)
             self._note(ctx.loop, "backward")
         else:
-            callees = _callees(func)
+            callees = run_receivers(func)
             if callees and ctx.grad_mode.records_graph is not False:  # (a model run under no_grad: above)
                 loops = tuple(id(loop) for loop in ctx.loops)
                 for loop in ctx.loops:
@@ -1765,7 +1756,7 @@ def train(model, opt, loader):
             self._engine_trains.append(node)  # torchnet's `engine.train(network, ...)`: the loop runs inside
         if method == "run" and (run := ignite_engine_run(node, ctx)) is not None:
             self._engine_runs.append((node, *run))  # ignite's loop: the process function once per batch
-        if method in _MODULE_MARKERS:
+        if method in MODULE_MARKERS:
             owner = held_name(func.value)  # `G.train()`, `state["model"].train()`
             if owner is not None and owner != "self":
                 self._module_names.add(owner)
@@ -1826,10 +1817,8 @@ def train(model, opt, loader):
             self._note_function("model", for_closure)
         elif ctx.function_key is not None and not detached:
             # a helper that runs the model in a loop of its own (not `model(x).detach()`: features
-            # kept without their graph) (a meta-learner's loss summed over the
-            # tasks of a batch): the function's run, where that loop neither backpropagates nor steps
-            # (one that does is a training loop of its own, reported where it is: `finish`)
-            self._looped_models.append((ctx.function_key, self._def_id(), tuple(id(loop) for loop in ctx.loops), for_closure))
+            # kept without their graph): its run, where that loop neither backpropagates nor steps
+            self._looped_models.note(ctx, for_closure)
 
     def _note_function(self, kind: str, for_closure: bool = True) -> None:
         """`kind` done by the current function outside its loops: under its key (a name, as the
@@ -1838,17 +1827,6 @@ def train(model, opt, loader):
         if for_closure:
             self._def_evidence.setdefault(self._def_id(), set()).add(kind)
 
-    def _runs_own_method(self, call: cst.Call) -> bool:
-        """`self.m(...)` that the model does not take for a module's run (`is_model_call`): a method of
-        the class (`self.temperature_scale(logits)`), which may fit one scalar."""
-        func = call.func
-        return (
-            type(func) is cst.Attribute
-            and type(func.value) is cst.Name
-            and func.value.value == "self"
-            and not is_model_call(call, self.ctx)
-        )
-
     def _def_id(self) -> Optional[int]:
         function = self.ctx.function_node
         return None if function is None else id(function)
@@ -1856,29 +1834,6 @@ def train(model, opt, loader):
     def _note(self, loop: cst.CSTNode, kind: str) -> None:
         self._loops[id(loop)] = loop
         self._evidence.setdefault(id(loop), set()).add(kind)
-
-    def _calls_optimizer_closure(self, call: cst.Call) -> bool:
-        function = self.ctx.function_node
-        return (
-            self.ctx.loop is not None
-            and function is not None
-            and type(call.func) is cst.Name
-            and call.func.value in optimizer_closures(function, self.ctx)
-        )
-
-    def _runs_model(self, call: cst.Call) -> bool:
-        """A model's forward (`model(x)`, `self.net(x)`) or another method of a module
-        (`agent.get_action_and_value(obs)`, `policy.act(s)`), not its bookkeeping (`.parameters()`)."""
-        if is_model_call(call, self.ctx):
-            return True
-        func = call.func
-        return (
-            isinstance(func, cst.Attribute)
-            and func.attr.value not in _MODULE_BOOKKEEPING
-            and not func.attr.value.startswith(("register_", "named_", "load_"))
-            and self.ctx.resolve(func) is None
-            and self.ctx.value_of(func.value).kind is Kind.MODULE
-        )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in ("float16", "half", "bfloat16") and self.ctx.resolve(node) in LOW_PRECISION_DTYPES:
@@ -1909,22 +1864,9 @@ def train(model, opt, loader):
                 if function is not None:
                     self._evidence.setdefault(function, set()).add("model")
                     self._def_evidence.setdefault(definition, set()).add("model")
-        reached: dict[int, set[str]] = {}  # id(loop) -> what the helpers it calls do
-        if self._looped_models:
-            # what the helpers each loop calls do (`update(loss, opt)` that backpropagates and steps)
-            helpers = self._helper_evidence(facts)
-            for key, sites in facts.call_sites.items():
-                for site in sites:
-                    if site.loop is not None and key in helpers:
-                        reached.setdefault(id(site.loop), set()).update(helpers[key])
-        for function, definition, loops, for_closure in self._looped_models:
-            if any((self._evidence.get(loop, set()) | reached.get(loop, set())) & {"backward", "step"} for loop in loops):
-                continue  # (the run is that training loop's own work, written there or reached by a call)
-            # counted where a caller runs the helper with gradients on (`_helper_evidence`): under
-            # `torch.no_grad()` its loop only extracts features
-            self._evidence.setdefault(function, set()).add(_LOOPED_MODEL)
-            if for_closure:
-                self._def_evidence.setdefault(definition, set()).add("model")
+        # a model run in a helper's own loop that neither backpropagates nor steps is the helper's
+        # work, for a loop that calls it with gradients on (memlint.analysis.looped_models)
+        self._looped_models.settle(self._evidence, self._def_evidence, facts)
         closure_work: dict[int, set[str]] = {}  # loop -> what the closures its steps run do
         works: dict[int, set[str]] = {}  # id(the defs a name may hold) -> what every one of them does
         for defs, loop, function, definition in self._closure_steps:
@@ -1967,12 +1909,12 @@ def train(model, opt, loader):
                         'process function under `torch.autocast("cuda", dtype=torch.bfloat16)` (or float16 with '
                         "a GradScaler) roughly halves the activation memory saved for backward",
                     )
-        helpers = self._helper_evidence(facts)
+        helpers = helper_work(self._evidence, facts)  # what each function does, with what it calls
         called_in: dict[int, set[str]] = {}
         for key, sites in facts.call_sites.items():
             for site in sites:
                 if site.loop is not None and key in helpers:
-                    called_in.setdefault(id(site.loop), set()).update(_at_site(helpers[key], site))
+                    called_in.setdefault(id(site.loop), set()).update(work_at_site(helpers[key], site))
                     self._loops.setdefault(id(site.loop), site.loop)
         for key, work in closure_work.items():
             called_in.setdefault(key, set()).update(work)
@@ -1985,51 +1927,3 @@ def train(model, opt, loader):
                     '`torch.autocast("cuda", dtype=torch.bfloat16)` (or float16 with a GradScaler) roughly '
                     "halves the activation memory saved for backward",
                 )
-
-    def _helper_evidence(self, facts) -> dict[tuple, set[str]]:
-        """What each function of the file does outside its own loops (backward, an optimizer step,
-        a model run), with what the functions it calls there do."""
-        result = {key: set(value) for key, value in self._evidence.items() if isinstance(key, tuple)}
-        changed = True
-        while changed:
-            changed = False
-            for key, sites in facts.call_sites.items():
-                found = result.get(key)
-                if not found:
-                    continue
-                for site in sites:
-                    caller = site.callers[-1] if site.callers else None
-                    if caller is None or site.loop is not None:
-                        continue
-                    known = result.setdefault(caller, set())
-                    passed = _at_site(found, site, keep=True)
-                    if not passed <= known:
-                        known |= passed
-                        changed = True
-        return result
-
-
-# A model run in a helper's own loop (`_looped_models`): counts as "model" for a loop that calls the
-# helper with gradients on, and for nothing where the call is under `torch.no_grad()`.
-_LOOPED_MODEL = "model in the helper's loop"
-
-
-def _at_site(work: set[str], site, keep: bool = False) -> set[str]:
-    """What a helper does, as the call `site` sees it: its looped model runs count only where the
-    call records a graph (as "model" at a loop, `keep` as they are for a calling function)."""
-    if _LOOPED_MODEL not in work:
-        return work
-    work = work - {_LOOPED_MODEL}
-    if site.grad.records_graph is False:
-        return work
-    return work | {_LOOPED_MODEL if keep else "model"}
-
-
-def _callees(func: cst.BaseExpression) -> list[str]:
-    """The names a call may run a module through: `G(z)` -> ["G"], `self.G(z)` -> ["self.G", "self"],
-    `policy.act(s)` -> ["policy.act", "policy"] (a module's own method runs it too)."""
-    whole = held_name(func)
-    if isinstance(func, cst.Attribute) and func.attr.value not in _MODULE_BOOKKEEPING:
-        receiver = held_name(func.value)  # (`state["model"].loss(sample)`: a model kept in a dict)
-        return [name for name in (whole, receiver) if name is not None]
-    return [whole] if isinstance(func, cst.Name) else []
