@@ -35,6 +35,7 @@ from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.eval_returns import returned_in_eval_mode
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
+from memlint.analysis.mode_wrappers import wrapper_eval_call, wrapper_trains
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, module_entries_key, nested_blocks, string_key
 
@@ -327,7 +328,7 @@ class _Scanner:
                     region = Region(statement, "eval-call", description, block=tuple(statements), receiver=receiver)
                     pending = []
                     continue
-            elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
+            elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx) or wrapper_trains(statement, self.ctx):
                 self._close(region, pending, others, covered)  # `model.train()` (even in a nested block) ends the region
                 region, pending, others = None, [], []
                 guards = []
@@ -389,7 +390,9 @@ class _Scanner:
         call = _eval_mode_call(statement, self.ctx, self.scope)
         if call is not None:
             description = f"after `{self.ctx.module.code_for_node(call)}`"
-            if not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
+            if call.func.attr.value not in ("eval", "train"):  # type: ignore[attr-defined]
+                description = f"after `{self.ctx.module.code_for_node(call)}` (which puts the models it holds in eval mode)"
+            elif not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
                 helper = self.ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
                 description = f"after `{helper}` (which calls `{self.ctx.module.code_for_node(call)}`)"
             opened = eval_receiver(call, statement)
@@ -432,7 +435,7 @@ class _Scanner:
             return None
         body = list(statement.body.body)  # type: ignore[attr-defined]
         for position in range(len(body) - 1, -1, -1):
-            if self._trains_inside(body[position]) or _train_mode_call(body[position]):
+            if self._trains_inside(body[position]) or _train_mode_call(body[position]) or wrapper_trains(body[position], self.ctx):
                 return None
             opening = self._opening(body[position])
             if opening is None:
@@ -453,7 +456,7 @@ class _Scanner:
         condition; drop the guards that `statement` ends (it rebinds a name of the test, or trains)."""
         if not guards:
             return guards
-        if _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
+        if _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx) or wrapper_trains(statement, self.ctx):
             return []
         kept = []
         touched = _names_touched(statement)
@@ -1145,7 +1148,7 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     if call is None:
         call = mode_helper_call(statement, ctx)  # `self.net_mode(train=False)`: a method of the class that calls `self.net.eval()`
         if call is None or call.func.attr.value != "eval":  # type: ignore[attr-defined]
-            return None
+            return _wrapper_eval_call(statement, ctx)
     receiver = eval_receiver(call, statement)  # `model.cuda().eval()`: `model`; `model = Net().eval()`: `model`
     if isinstance(receiver, cst.Name) and receiver.value == "self":
         return call if ctx.in_module_class else None
@@ -1165,6 +1168,19 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
 
 
+def _wrapper_eval_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
+    """`model.val_start()`, a method every project method so named of which only puts the models
+    its object holds in eval mode (mode_wrappers): the receiver is their holder, by the project's
+    evidence, unless the valuation knows it is something else (a tensor, a number) or an import."""
+    call = wrapper_eval_call(statement, ctx)
+    if call is None:
+        return None
+    receiver = call.func.value  # type: ignore[attr-defined]
+    if ctx.resolve(receiver) is not None or values.evaluate(receiver, ctx).kind not in (Kind.MODULE, Kind.UNKNOWN):
+        return None
+    return call
+
+
 def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[tuple[cst.Call, cst.CSTNode]]:
     """The `.eval()` call a loop leaves its model in: the last statement of the loop's own body that
     sets a mode (`for epoch in ...: model.train(); ...; model.eval(); <validate>`) puts it in eval
@@ -1175,13 +1191,13 @@ def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> 
     body = list(statement.body.body)
     for position in range(len(body) - 1, -1, -1):
         current = body[position]
-        if _train_mode_call(current):
+        if _train_mode_call(current) or wrapper_trains(current, ctx):
             return None
         call = _eval_mode_call(current, ctx, scope)
         if call is not None:
             later = body[position + 1 :]
             # (with its statement: `model = Net().eval()` leaves `model` in eval mode)
-            return None if any(_is_train_call(n) for s in later for n in code_descendants(s)) else (call, current)
+            return None if any(_is_train_call(n) for s in later for n in code_descendants(s)) or any(wrapper_trains(s, ctx) for s in later) else (call, current)
     return None
 
 

@@ -2,7 +2,8 @@
 
 A call that could run a model inside an evaluation region: in a function named as an evaluation,
 in a function (or the module) that calls `.eval()` / `.train(False)` or enters a project context
-manager that does (`with utils.eval_mode(agent):`, the project pass's `eval_contexts`), or in a loop over validation
+manager that does (`with utils.eval_mode(agent):`, the project pass's `eval_contexts`), or calls a
+project method that does for the models its object holds (`model.val_start()`: `mode_methods`), or in a loop over validation
 / test data (there also a method fed data of anything that is not an import: `D.feature_extraction(x)`),
 or torchnet's `engine.test(network, iterator)` (frameworks.torchnet_engine_run; loosened: the text
 names `Engine` or `torchnet`, and `test`).
@@ -22,6 +23,11 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if source.mentions("Engine", "torchnet") and source.mentions("test"):
         return True
     mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
+    # `model.val_start()`, a project method that only puts the models its object holds in eval mode
+    # (FileView.mode_methods: mode_wrappers.wrapper_eval_call; loosened: any receiver)
+    wrappers = source.project.eval_methods() if source.project is not None else frozenset()
+    if wrappers:
+        mode_calls += [call for call in source.nodes(ast.Call) if isinstance(call.func, ast.Attribute) and call.func.attr in wrappers]  # type: ignore[attr-defined]
     # `with utils.eval_mode(agent):` of a project class whose `__enter__` calls `agent.train(False)`
     contexts = _eval_contexts(source)
     mode_calls += contexts
