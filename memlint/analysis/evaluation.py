@@ -28,7 +28,7 @@ from memlint.analysis import evidence, tables, values
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.local_outputs import outputs_stay_local
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data, never_runs_module
-from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, binds_in_body, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
+from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, binds_in_body, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, helper_runs_through_methods, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.built_models import builds_model
 from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
 from memlint.analysis.inventory import PARAMETER_FREE, held_layer
@@ -901,6 +901,9 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if helper_runs(call, receiver, ctx):
         # (a helper whose own body is in the region of the module's `.eval()` is reported there)
         return not (type(func) is cst.Name and _module_evaluated(func.value, ctx))  # `G.eval()`, then `get_sample_image(G, n)` whose body runs `G(z)`; `self._process_one_batch(x)` runs `self.model`
+    if type(func) is cst.Name and helper_runs_through_methods(call, receiver, ctx, lambda c, held: _runs_held_method(c, held, ctx)):
+        # `model.eval()`, then `greedy_decode(model, src, ...)` whose body runs `model.encode(src, mask)`
+        return not _module_evaluated(func.value, ctx)
     aliased = _alias_of(func.value, ctx) if type(func) is cst.Name else ()
     if aliased and all(_alias_runs(value, call, receiver, ctx) for value in aliased):
         # `encoder = self.net.encoder` after `self.net_mode(train=False)`, then `encoder(x)`; at module
@@ -913,6 +916,17 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if is_model_call(call, ctx):
         return True  # `model.encoder(x)`, `model.forward(x)`
     return runs_method_of(call, (receiver,), ctx)
+
+
+def _runs_held_method(call: cst.Call, held: str, ctx: "Context") -> bool:
+    """In a helper's body: does `call` run the model the helper knows as `held` through one of its
+    methods, fed data (`model.encode(src, mask)`, `model.forward(x)`: `runs_method_of`)?"""
+    func = call.func
+    if type(func) is not cst.Attribute or type(func.value) is not cst.Name or func.value.value != held:
+        return False
+    if func.attr.value == "forward":
+        return _fed_data(call)
+    return runs_method_of(call, (held,), ctx)
 
 
 def _alias_runs(value: cst.Attribute, call: cst.Call, receiver: str, ctx: "Context") -> bool:
