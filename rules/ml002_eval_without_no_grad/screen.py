@@ -136,8 +136,9 @@ def _sets_eval_mode(call: ast.Call) -> bool:
 
 def _parameter_callers(source: Source, evaluated: frozenset) -> frozenset[str]:
     """Module-level functions of the file that call one of their parameters (`def f(G, n): G(z)`) or
-    a global put in eval mode (`def get_sample_image(): G(z)`), or apply replicas of a module
-    (delegation's `_replicates_and_applies`; loosened: any `parallel_apply` call)."""
+    a global put in eval mode (`def get_sample_image(): G(z)`), or a method of one whose name says
+    it runs a module (`model.encode(src)`: delegation's `helper_runs_through_methods`), or apply
+    replicas of a module (delegation's `_replicates_and_applies`; loosened: any `parallel_apply` call)."""
     if source.tree is None:
         return frozenset()
     names_of = {
@@ -151,7 +152,9 @@ def _parameter_callers(source: Source, evaluated: frozenset) -> frozenset[str]:
     # the module): the node index's parents, not a walk of every function
     for call in source.nodes(ast.Call):
         func = call.func  # type: ignore[attr-defined]
-        if not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and func.attr == "parallel_apply"):
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (func.attr == "forward" or method_runs_module(func.attr, _model_methods(source))):
+            func = func.value  # `model.encode(src)` runs the parameter `model`
+        elif not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and func.attr == "parallel_apply"):
             continue  # (`_calls_name` says no whatever the names)
         outermost = None
         for ancestor in source.ancestors(call):
