@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 def wrapper_eval_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
     """The call of a statement that is only `X.m()` (no arguments), X a name or an attribute chain
     other than `self`, m a method that puts the models its object holds in eval mode."""
+    if not ctx.project.mode_methods:
+        return None  # (most files: no such method in their program)
     call = _method_statement(statement)
     if call is None or call.args:
         return None
