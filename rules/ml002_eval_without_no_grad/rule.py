@@ -5450,6 +5450,28 @@ def demo(model, src):
     print(decode_greedy(model, src, 5))
 """
         ),
+        Valid(  # a method that puts only the normalisation layers in eval mode (`freeze_bn`), then a loop that trains: the region computes gradients
+            """
+import torch
+from torch import nn
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(8, 8)
+        self.bn = nn.BatchNorm1d(8)
+    def freeze_bn(self):
+        self.bn.eval()
+    def forward(self, x):
+        return self.bn(self.body(x))
+def fit(model, loader, optimizer):
+    model.freeze_bn()
+    for x, y in loader:
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
