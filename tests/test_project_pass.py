@@ -3819,3 +3819,73 @@ def test_a_helper_of_many_returns_asks_its_parameter_once(monkeypatch):
     summary = summaries.summarize(Source(text))
     assert asked.count("x") == 1
     assert summary["functions"]["h"]["returns"][0] == [["g", 0]]
+
+
+WRAPPER = """
+    import torch
+    from torch import nn
+
+    class Retrieval(object):
+        def __init__(self):
+            self.img_enc = nn.Linear(8, 4)
+            self.txt_enc = nn.Linear(8, 4)
+
+        def start_training(self):
+            self.img_enc.train()
+            self.txt_enc.train()
+
+        def start_validation(self):
+            '''Both encoders to evaluation mode.'''
+            {validation}
+
+        def embed_pair(self, images, captions):
+            return self.img_enc(images), self.txt_enc(captions)
+"""
+
+
+@pytest.mark.parametrize("validation", ["self.img_enc.eval()\n            self.txt_enc.eval()", "self.img_enc.eval()\n            self.txt_enc.train()", "self.img_enc.eval()\n            self.seen = 0"])
+@pytest.mark.parametrize("between", ["", "model.start_training()"])
+def test_a_method_of_another_files_class_that_puts_its_encoders_in_eval_mode(project, validation, between):
+    """kuanghuei/SCAN (issue 27): `model.val_start()`, a method of a plain class of model.py whose body
+    only calls `self.img_enc.eval()` and `self.txt_enc.eval()`, then `model.forward_emb(...)` per batch
+    with gradients on.  A body that also trains a model, or does anything else, is no such method;
+    the holder's method that trains them (`start_training`) ends the region."""
+    write(project / "model.py", WRAPPER.format(validation=validation))
+    write(project / "evaluation.py", f"""
+        import numpy as np
+        import torch
+
+        def encode_data(model, loader):
+            model.start_validation()
+            {between}
+            found = []
+            for images, captions in loader:
+                img, cap = model.embed_pair(images, captions)
+                found.append(img.detach().cpu().numpy())
+            return np.concatenate(found)
+    """)
+    write(project / "train.py", """
+        from model import Retrieval
+        from evaluation import encode_data
+
+        def main(loader):
+            model = Retrieval()
+            model.start_training()
+            return encode_data(model, loader)
+    """)
+    found = [f for f in _findings(".") if f[1] == "ML002"]
+    expected = [("evaluation.py", "ML002", 9)] if validation.endswith("txt_enc.eval()") and not between else []
+    assert found == expected
+
+
+def test_summaries_record_the_mode_a_method_sets():
+    from memlint.analysis.summaries import summarize
+    from memlint.prescreen import Source
+
+    summary = summarize(Source(textwrap.dedent(WRAPPER.format(validation="self.img_enc.eval()\n            self.txt_enc.eval()"))))
+    functions = summary["functions"]
+    assert functions["Retrieval.start_validation"]["mode"] == "eval"
+    assert functions["Retrieval.start_training"]["mode"] == "train"
+    assert "mode" not in functions["Retrieval.embed_pair"]
+    other = summarize(Source(textwrap.dedent(WRAPPER.format(validation="if self.img_enc:\n                self.img_enc.eval()"))))
+    assert "mode" not in other["functions"]["Retrieval.start_validation"]  # (a conditional switch is no certain one)

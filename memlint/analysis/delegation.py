@@ -205,12 +205,39 @@ def top_function(ctx: "Context", name: str) -> Optional[cst.FunctionDef]:
 
 
 def _function_runs(call: cst.Call, receiver: str, ctx: "Context") -> bool:
+    handed = _handed_parameter(call, receiver, ctx)
+    if handed is None:
+        return False
+    definition, parameter = handed
+    replicated = _replicates_and_applies(definition, parameter, ctx)
+    return _body_runs(definition, lambda c: (type(c.func) is cst.Name and c.func.value == parameter) or c is replicated, parameter, ctx)
+
+
+def helper_runs_through_methods(call: cst.Call, receiver: str, ctx: "Context", runs_method: Callable[[cst.Call, str], bool]) -> bool:
+    """Does `call`, a module-level function of the file handed the model put in eval mode
+    (`receiver`) or reading it as a global, run it through a method of what it holds
+    (`greedy_decode(model, src, ...)` whose body runs `model.encode(src, mask)`: `runs_method(c,
+    parameter)` decides), with the caller's grad mode: no grad switch, no gradient computation, no
+    rebinding of the parameter in its body (`_body_runs`)?"""
+    if type(call.func) is not cst.Name:
+        return False
+    handed = _handed_parameter(call, receiver, ctx)
+    if handed is None:
+        return False
+    definition, parameter = handed
+    return _body_runs(definition, lambda c: runs_method(c, parameter), parameter, ctx)
+
+
+def _handed_parameter(call: cst.Call, receiver: str, ctx: "Context") -> Optional[tuple[cst.FunctionDef, str]]:
+    """The module-level function `call` calls and the name its body knows `receiver` by: the
+    parameter the call hands it to (never bound again in the body), or the global itself where the
+    call does not hand it and the function binds no such name."""
     func = call.func
     if values.own_definition(func, ctx) != "function":
-        return False
+        return None
     definition = top_function(ctx, func.value)  # type: ignore[attr-defined]
     if definition is None:
-        return False
+        return None
     params = definition.params.params
     parameter = None
     for position, argument in enumerate(call.args):
@@ -224,12 +251,11 @@ def _function_runs(call: cst.Call, receiver: str, ctx: "Context") -> bool:
     if parameter is None:
         # `get_sample_image()` reading the module's `G` (a plain name the helper binds nowhere)
         if not receiver.isidentifier() or binds(definition, receiver):
-            return False
+            return None
         parameter = receiver
     elif binds_in_body(definition, parameter):
-        return False
-    replicated = _replicates_and_applies(definition, parameter, ctx)
-    return _body_runs(definition, lambda c: (type(c.func) is cst.Name and c.func.value == parameter) or c is replicated, parameter, ctx)
+        return None
+    return definition, parameter
 
 
 def _replicates_and_applies(definition: cst.FunctionDef, parameter: str, ctx: "Context") -> Optional[cst.Call]:

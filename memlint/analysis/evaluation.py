@@ -28,7 +28,7 @@ from memlint.analysis import evidence, tables, values
 from memlint.analysis.returned import hands_back_no_history
 from memlint.analysis.local_outputs import outputs_stay_local
 from memlint.analysis.naming import is_evaluation_function_name, is_sampling_function_name, method_runs_module, name_tokens, named_like_model, names_evaluation_data, never_runs_module
-from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, binds_in_body, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, mode_helper_call, top_function, train_call_shape
+from memlint.analysis.delegation import KEEPS_THE_MODULE, binds, binds_in_body, self_layers_helper_runs, computes_gradients, eval_call_shape, helper_runs, helper_runs_through_methods, mode_helper_call, top_function, train_call_shape
 from memlint.analysis.built_models import builds_model
 from memlint.analysis.context import GradMode, grad_mode_set_by
 from memlint.analysis.bindings import alternatives, bound_names, bound_targets, target_name_nodes
@@ -36,6 +36,7 @@ from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.eval_returns import returned_in_eval_mode
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
+from memlint.analysis.mode_wrappers import wrapper_eval_call, wrapper_trains
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, module_entries_key, nested_blocks, string_key
 
@@ -328,7 +329,7 @@ class _Scanner:
                     region = Region(statement, "eval-call", description, block=tuple(statements), receiver=receiver)
                     pending = []
                     continue
-            elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
+            elif _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx) or wrapper_trains(statement, self.ctx):
                 self._close(region, pending, others, covered)  # `model.train()` (even in a nested block) ends the region
                 region, pending, others = None, [], []
                 guards = []
@@ -390,7 +391,9 @@ class _Scanner:
         call = _eval_mode_call(statement, self.ctx, self.scope)
         if call is not None:
             description = f"after `{self.ctx.module.code_for_node(call)}`"
-            if not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
+            if call.func.attr.value not in ("eval", "train"):  # type: ignore[attr-defined]
+                description = f"after `{self.ctx.module.code_for_node(call)}` (which puts the models it holds in eval mode)"
+            elif not any(n is call for n in code_descendants(statement)):  # `self.net_mode(train=False)`
                 helper = self.ctx.module.code_for_node(statement.body[0]).strip()  # type: ignore[attr-defined]
                 description = f"after `{helper}` (which calls `{self.ctx.module.code_for_node(call)}`)"
             opened = eval_receiver(call, statement)
@@ -433,7 +436,7 @@ class _Scanner:
             return None
         body = list(statement.body.body)  # type: ignore[attr-defined]
         for position in range(len(body) - 1, -1, -1):
-            if self._trains_inside(body[position]) or _train_mode_call(body[position]):
+            if self._trains_inside(body[position]) or _train_mode_call(body[position]) or wrapper_trains(body[position], self.ctx):
                 return None
             opening = self._opening(body[position])
             if opening is None:
@@ -454,7 +457,7 @@ class _Scanner:
         condition; drop the guards that `statement` ends (it rebinds a name of the test, or trains)."""
         if not guards:
             return guards
-        if _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx):
+        if _train_mode_call(statement) or self._trains_inside(statement) or _mode_helper_trains(statement, self.ctx) or wrapper_trains(statement, self.ctx):
             return []
         kept = []
         touched = _names_touched(statement)
@@ -899,6 +902,9 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if helper_runs(call, receiver, ctx):
         # (a helper whose own body is in the region of the module's `.eval()` is reported there)
         return not (type(func) is cst.Name and _module_evaluated(func.value, ctx))  # `G.eval()`, then `get_sample_image(G, n)` whose body runs `G(z)`; `self._process_one_batch(x)` runs `self.model`
+    if type(func) is cst.Name and helper_runs_through_methods(call, receiver, ctx, lambda c, held: _runs_held_method(c, held, ctx)):
+        # `model.eval()`, then `greedy_decode(model, src, ...)` whose body runs `model.encode(src, mask)`
+        return not _module_evaluated(func.value, ctx)
     aliased = _alias_of(func.value, ctx) if type(func) is cst.Name else ()
     if aliased and all(_alias_runs(value, call, receiver, ctx) for value in aliased):
         # `encoder = self.net.encoder` after `self.net_mode(train=False)`, then `encoder(x)`; at module
@@ -911,6 +917,17 @@ def runs_evaluated_model(call: cst.Call, region: Region, ctx: "Context") -> bool
     if is_model_call(call, ctx):
         return True  # `model.encoder(x)`, `model.forward(x)`
     return runs_method_of(call, (receiver,), ctx)
+
+
+def _runs_held_method(call: cst.Call, held: str, ctx: "Context") -> bool:
+    """In a helper's body: does `call` run the model the helper knows as `held` through one of its
+    methods, fed data (`model.encode(src, mask)`, `model.forward(x)`: `runs_method_of`)?"""
+    func = call.func
+    if type(func) is not cst.Attribute or type(func.value) is not cst.Name or func.value.value != held:
+        return False
+    if func.attr.value == "forward":
+        return _fed_data(call)
+    return runs_method_of(call, (held,), ctx)
 
 
 def _alias_runs(value: cst.Attribute, call: cst.Call, receiver: str, ctx: "Context") -> bool:
@@ -1146,7 +1163,7 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     if call is None:
         call = mode_helper_call(statement, ctx)  # `self.net_mode(train=False)`: a method of the class that calls `self.net.eval()`
         if call is None or call.func.attr.value != "eval":  # type: ignore[attr-defined]
-            return None
+            return _wrapper_eval_call(statement, ctx)
     receiver = eval_receiver(call, statement)  # `model.cuda().eval()`: `model`; `model = Net().eval()`: `model`
     if isinstance(receiver, cst.Name) and receiver.value == "self":
         return call if ctx.in_module_class else None
@@ -1166,6 +1183,19 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
 
 
+def _wrapper_eval_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
+    """`model.val_start()`, a method every project method so named of which only puts the models
+    its object holds in eval mode (mode_wrappers): the receiver is their holder, by the project's
+    evidence, unless the valuation knows it is something else (a tensor, a number) or an import."""
+    call = wrapper_eval_call(statement, ctx)
+    if call is None:
+        return None
+    receiver = call.func.value  # type: ignore[attr-defined]
+    if ctx.resolve(receiver) is not None or values.evaluate(receiver, ctx).kind not in (Kind.MODULE, Kind.UNKNOWN):
+        return None
+    return call
+
+
 def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[tuple[cst.Call, cst.CSTNode]]:
     """The `.eval()` call a loop leaves its model in: the last statement of the loop's own body that
     sets a mode (`for epoch in ...: model.train(); ...; model.eval(); <validate>`) puts it in eval
@@ -1176,13 +1206,13 @@ def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> 
     body = list(statement.body.body)
     for position in range(len(body) - 1, -1, -1):
         current = body[position]
-        if _train_mode_call(current):
+        if _train_mode_call(current) or wrapper_trains(current, ctx):
             return None
         call = _eval_mode_call(current, ctx, scope)
         if call is not None:
             later = body[position + 1 :]
             # (with its statement: `model = Net().eval()` leaves `model` in eval mode)
-            return None if any(_is_train_call(n) for s in later for n in code_descendants(s)) else (call, current)
+            return None if any(_is_train_call(n) for s in later for n in code_descendants(s)) or any(wrapper_trains(s, ctx) for s in later) else (call, current)
     return None
 
 

@@ -14,6 +14,8 @@ A summary says, for each module-level function and each method of a module-level
   gradients anywhere in its own body, loops included (any form of backward, `torch.autograd.grad`:
   a forward that adapts its weights at test time, MAML-style); `evals`: does it put something in
   eval mode (`X.eval()`, `X.train(False)`: a context manager's `__enter__`, `utils.eval_mode`);
+  `mode`: a method that only puts the models its object holds in eval mode ("eval": SCAN's
+  `val_start`, `self.img_enc.eval()`), or that may put one in training mode ("train");
   `model_grad`: one of its model runs, or of its calls on `self` or `self.<attr>` (`self.model.act(obs)`:
   maybe a model run), is outside a `no_grad` block of its own (curl's `sample_action` runs its
   actor only under `with torch.no_grad():`); `subs`: the attributes of `self` a method calls as
@@ -98,6 +100,7 @@ from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, free
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.given_history import given_history_ends, may_fall_through
 from memlint.analysis.host_returns import returns_fresh_host_tensor
+from memlint.analysis.mode_setters import only_puts_held_models_in_eval
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.registries import filled_imports, registry_callee, registry_dicts
@@ -106,6 +109,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 53: a method's `mode`: "eval" where its body only puts the models self holds in eval mode, "train" where it may train one
 # 52: 51 and the other 45 merged: the frozen arguments' narrowing below
 # 51: 50 and the other 45 merged: the parameter history's narrowing below
 # 50: 49 and the other 45 merged: the registries' uses below
@@ -216,7 +220,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 52
+FORMAT = 53
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -324,6 +328,7 @@ class _Summary:
         self._factories(returns, generators)
         self._pickers(returns, generators)
         self._abstract_methods()
+        self._mode_methods()
         self._moved_parameters()
         self._passes()
         frameworks, reached = imported_frameworks(self.source)
@@ -745,7 +750,7 @@ class _Summary:
         tell nothing and are left after a few dictionary lookups."""
         func = call.func
         reference = model = flush = sub = None
-        trains = evals = False
+        trains = evals = to_train = False
         if type(func) is ast.Name:
             name = func.id
             if name == "self":
@@ -780,6 +785,8 @@ class _Summary:
                 evals = True
             elif attr == "train" and _literal_false(call):
                 evals = True
+            elif attr == "train":
+                to_train = True  # `X.train()`, `X.train(mode)`: maybe training mode (a method's `mode`)
             if type(receiver) is ast.Name:
                 root = receiver.id
                 if root == "self":
@@ -838,7 +845,7 @@ class _Summary:
         # the function's own `no_grad` it is `model_grad` (only a file that can turn gradients off
         # needs the fact: elsewhere every recognised run is outside such a block already)
         runs_own = type(func) is ast.Attribute and _self_or_its_attribute(func.value) and self._can_turn_grad_off
-        if reference is None and model is None and flush is None and sub is None and not trains and not evals and not runs_own:
+        if reference is None and model is None and flush is None and sub is None and not trains and not evals and not runs_own and not to_train:
             return
         where = self._where(call)
         if where is None:
@@ -912,6 +919,8 @@ class _Summary:
             record["grads"] = True  # (any form of backward, in a loop or not; not an optimizer's step)
         if evals:
             record["evals"] = True
+        if to_train and "." in key and key.count(".") == 1 and ":" not in key:
+            record["mode"] = "train"
         if flush is not None and loop is None and not self.periodic and key and "flush" not in record:
             record["flush"] = flush
         if key != "?" and "." not in key and ":" not in key and key and type(func) is ast.Name and func.id in self._parameters(key):
@@ -1536,6 +1545,17 @@ class _Summary:
                     self.functions[key]["unimplemented"] = True  # (a `pass` body is a working no-op)
             if any((dotted(d) or "").rpartition(".")[2] == "abstractmethod" for d in node.decorator_list):  # type: ignore[attr-defined]
                 self.functions[key]["unimplemented"] = True
+
+    def _mode_methods(self) -> None:
+        """`mode` of a method that sets the mode of the models its object holds: "eval" where its
+        body only puts them in eval mode (`def val_start(self): self.img_enc.eval()`), "train" where
+        it may put a model in training mode (memlint.analysis.mode_setters)."""
+        for key, node in self.nodes.items():
+            record = self.functions.get(key)
+            if record is None or not record.get("evals") or "mode" in record or "." not in key or key.count(".") != 1 or ":" in key:
+                continue  # (only a method that puts something in eval mode and trains nothing is read)
+            if isinstance(node, _FUNCTIONS) and only_puts_held_models_in_eval(node):
+                record["mode"] = "eval"
 
     def _constructor(self, value: Optional[ast.expr], local_imports: dict[str, list[list]]) -> Optional[list]:
         """The capitalised classes `value` constructs, as written, or None: no construction of a class
@@ -2660,6 +2680,8 @@ def _check_function(record: dict) -> None:
             _require(type(value) is list and len(value) == 3 and type(value[0]) is int and value[1] in ("cuda", "to") and type(value[2]) is int)
         elif field == "updates":
             _require(type(value) is list and all(kind in ("backward", "step") for kind in value))
+        elif field == "mode":
+            _require(value in ("eval", "train") and type(value) is str)
         elif field in ("flush", "closure"):
             _require(type(value) is str)
         elif field == "picks":

@@ -186,6 +186,13 @@ class FileView:
     # `torch.div(x, torch.norm(x, 2, 1, True))`; summaries' ["g", position] alternatives): the
     # argument's history is the result's (`Project._passes_history`, values asks it).
     history_through: frozenset[str] = frozenset()
+    # Methods this file calls on an object ("val_start:eval", "train_start:train"), by name, that set
+    # the mode of the models the object holds: "eval" where every project method so named (in the
+    # files connected to this one by imports) only puts the models self holds in eval mode (SCAN's
+    # `def val_start(self): self.img_enc.eval(); self.txt_enc.eval()`: `model.val_start()` is
+    # `model.eval()` for its caller), "train" where some method so named may put one in training mode
+    # (summaries' `mode`, memlint.analysis.mode_setters).
+    mode_methods: frozenset[str] = frozenset()
 
     @property
     def digest(self) -> str:
@@ -211,7 +218,15 @@ class FileView:
         every project nn.Module so named runs a model in (`model.loss(sample)`), or a context manager
         of the project that puts models in eval mode (`with utils.eval_mode(agent):`)?  ML002's screen
         reads both."""
-        return bool(self.model_methods or self.eval_contexts)
+        return bool(self.model_methods or self.eval_contexts or self.eval_methods())
+
+    def eval_methods(self) -> frozenset[str]:
+        """The method names of `mode_methods` that put the object's models in eval mode."""
+        return frozenset(entry[: -len(":eval")] for entry in self.mode_methods if entry.endswith(":eval"))
+
+    def train_methods(self) -> frozenset[str]:
+        """The method names of `mode_methods` that may put a model of the object in training mode."""
+        return frozenset(entry[: -len(":train")] for entry in self.mode_methods if entry.endswith(":train"))
 
     @property
     def steps_elsewhere(self) -> bool:
@@ -276,7 +291,8 @@ class FileView:
                 sorted(self.gradient_classes), sorted(self.model_methods), sorted(self.eval_contexts),
                 sorted(self.grad_free_methods), sorted(self.wrapper_classes), sorted(self.flags_on), sorted(self.unsaved_calls),
                 self.unimported, sorted(self.gradient_switches), sorted(self.gradient_factories), sorted(self.imported_modules),
-                sorted(self.gradient_methods), self.other_framework, sorted(self.frozen_parameters), sorted(self.history_through)]  # fmt: skip
+                sorted(self.gradient_methods), self.other_framework, sorted(self.frozen_parameters), sorted(self.history_through),
+                sorted(self.mode_methods)]  # fmt: skip
 
     def _star_data(self) -> Optional[list]:
         return None if self.star_torch is None else [list(p) for p in self.star_torch]
@@ -284,12 +300,12 @@ class FileView:
     @classmethod
     def from_data(cls, data: object) -> Optional["FileView"]:
         """The view `to_data` wrote, or None when `data` is not shaped like one (a damaged entry)."""
-        if type(data) is not list or len(data) != 32 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
+        if type(data) is not list or len(data) != 33 or any(type(data[i]) is not bool for i in (8, 16, 24, 29)):
             return None
         star = data[9]
         if star is not None and not (type(star) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in star)):
             return None
-        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30], data[31]], [data[2], data[3], data[10], data[11], data[14]]
+        sets, pairs = [data[0], data[1], data[4], data[5], data[6], data[7], data[12], data[13], data[15], data[17], data[18], data[19], data[20], data[21], data[22], data[23], data[25], data[26], data[27], data[28], data[30], data[31], data[32]], [data[2], data[3], data[10], data[11], data[14]]
         if not all(type(s) is list and all(type(x) is str for x in s) for s in sets):
             return None
         if not all(type(p) is list and all(type(x) is list and len(x) == 2 and all(type(y) is str for y in x) for x in p) for p in pairs):
@@ -301,7 +317,7 @@ class FileView:
                    frozenset(data[15]), data[16], frozenset(data[17]), frozenset(data[18]), frozenset(data[19]),
                    frozenset(data[20]), frozenset(data[21]), frozenset(data[22]), frozenset(data[23]), data[24],
                    frozenset(data[25]), frozenset(data[26]), frozenset(data[27]), frozenset(data[28]),
-                   data[29], frozenset(data[30]), frozenset(data[31]))  # fmt: skip
+                   data[29], frozenset(data[30]), frozenset(data[31]), frozenset(data[32]))  # fmt: skip
 
 
 EMPTY_VIEW = FileView()
@@ -1806,6 +1822,24 @@ class Project:
                 found.add(name)
         return frozenset(found)
 
+    def _mode_methods_called(self, index: int) -> frozenset[str]:
+        """FileView.mode_methods of file `index`: of the methods it calls on an object other than
+        `self` (under any grad mode), "name:eval" where every method so named in the files connected
+        to it by imports only puts the models its object holds in eval mode, "name:train" where
+        one may put a model in training mode (summaries' `mode`)."""
+        names = set()
+        for record in self.files[index].summary["functions"].values():  # type: ignore[union-attr]
+            names.update(ref[1] if ref[0] == "m" else ref[2] for ref, *_ in record.get("calls", ()) if ref[0] in ("m", "i"))
+            names.update(ref[1] if ref[0] == "u" else ref[2] for ref, *_ in record.get("may", ()))
+        found = set()
+        for name in names:
+            modes = [self.record(method).get("mode") for method in self._methods_named(index, name)]
+            if modes and all(mode == "eval" for mode in modes):
+                found.add(f"{name}:eval")
+            elif "train" in modes:
+                found.add(f"{name}:train")
+        return frozenset(found)
+
     def _methods_called_on_objects(self, index: int) -> set[str]:
         """The method names file `index` calls on something other than `self`: on a model
         (`model.loss(x)`), an instance of a known class, or an object of unknown class."""
@@ -2007,6 +2041,7 @@ class Project:
             flags_on=self._flags_on(index),
             frozen_parameters=frozenset(f"{key}:{name}" for where, key, name in self._frozen_parameters() if where == index),
             history_through=self._through_calls(index) if self.through else frozenset(),
+            mode_methods=self._mode_methods_called(index),
         )
 
     def _frozen_parameters(self) -> frozenset[tuple]:

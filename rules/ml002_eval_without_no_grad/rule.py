@@ -38,7 +38,10 @@ class EvalWithoutNoGrad(Rule):
     `detect.py`), after a method of the class that certainly puts the model in eval mode for the
     literal argument given (`self.net_mode(train=False)` whose body runs `self.net.eval()` in the
     `else` of `if train:`), in the body of `with X(model):` where X is a class of the project whose
-    `__enter__` puts models in eval mode (pytorch_sac's `utils.eval_mode`, calling `model.train(False)`), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
+    `__enter__` puts models in eval mode (pytorch_sac's `utils.eval_mode`, calling `model.train(False)`), after
+    `X.m()` where every project method `m` only puts the models its object holds in eval mode (SCAN's
+    `model.val_start()`, whose body is `self.img_enc.eval(); self.txt_enc.eval()`; a statement calling a
+    project method so named that may call `.train()`, `model.train_start()`, ends the region), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
     only run inside those) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
@@ -78,7 +81,8 @@ class EvalWithoutNoGrad(Rule):
     the program defining it runs a model in: protonets' `model.loss(sample)`, in a file that never
     names torch), or a function of the file handed
     X that calls it (`get_sample_image(G, n)` whose body runs `G(z)`, or `get_sample_image()` whose
-    body runs the global `G`, with no grad switch of its own), `nn.parallel.data_parallel(X, inputs, gpus)`, an object built around X and fed data
+    body runs the global `G`, with no grad switch of its own; or runs X through a method of it fed data,
+    `greedy_decode(model, src)` whose body runs `model.encode(src, mask)`), `nn.parallel.data_parallel(X, inputs, gpus)`, an object built around X and fed data
     (`elbo = SVI(model, ...)`, every binding of `elbo` in its scope so built, then `-elbo(x)`), a method of the class that runs
     `self.model` (`self._process_one_batch(x)` after `self.model.eval()`; its `if` blocks that the
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
@@ -5228,6 +5232,244 @@ class AdaptingLoop(Loop):
             self.opt.zero_grad()
             err.backward()
             self.opt.step()
+"""
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a method of a plain class that only puts the networks it holds in eval mode is `.eval()` for its caller (SCAN's `model.val_start()`); its method fed data runs them with gradients on
+            """
+import torch
+from torch import nn
+class Retrieval:
+    def __init__(self):
+        self.img_enc = nn.Linear(8, 4)
+        self.txt_enc = nn.Linear(8, 4)
+    def start_validation(self):
+        '''Both encoders to evaluation mode.'''
+        self.img_enc.eval()
+        self.txt_enc.eval()
+    def embed_pair(self, images, captions):
+        return self.img_enc(images), self.txt_enc(captions)
+def encode_all(model, loader):
+    model.start_validation()
+    found = []
+    for images, captions in loader:
+        img, cap = model.embed_pair(images, captions)
+        found.append(img.detach().cpu().numpy())
+    return found
+""",
+            line=17,
+            column=20,
+            unsafe=True,
+            message='after `model.start_validation()` (which puts the models it holds in eval mode)',
+            fixed="""
+import torch
+from torch import nn
+class Retrieval:
+    def __init__(self):
+        self.img_enc = nn.Linear(8, 4)
+        self.txt_enc = nn.Linear(8, 4)
+    def start_validation(self):
+        '''Both encoders to evaluation mode.'''
+        self.img_enc.eval()
+        self.txt_enc.eval()
+    def embed_pair(self, images, captions):
+        return self.img_enc(images), self.txt_enc(captions)
+@torch.no_grad()
+def encode_all(model, loader):
+    model.start_validation()
+    found = []
+    for images, captions in loader:
+        img, cap = model.embed_pair(images, captions)
+        found.append(img.detach().cpu().numpy())
+    return found
+""",
+        ),
+        Invalid(  # a helper handed the evaluated model runs it through its methods (`model.encode(src)`), with the caller's gradients on (the Annotated Transformer's `greedy_decode(model, ...)`)
+            """
+import torch
+def decode_greedy(model, src, steps):
+    memory = model.encode(src)
+    out = src
+    for _ in range(steps):
+        out = model.decode(memory, out)
+    return out.argmax(-1)
+def demo(model, src):
+    model.eval()
+    print(decode_greedy(model, src, 5))
+""",
+            line=10,
+            column=11,
+            unsafe=True,
+            message='after `model.eval()`',
+            fixed="""
+import torch
+def decode_greedy(model, src, steps):
+    memory = model.encode(src)
+    out = src
+    for _ in range(steps):
+        out = model.decode(memory, out)
+    return out.argmax(-1)
+@torch.no_grad()
+def demo(model, src):
+    model.eval()
+    print(decode_greedy(model, src, 5))
+""",
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the wrapper method also puts a model in training mode: no evaluation region
+            """
+import torch
+from torch import nn
+class Retrieval:
+    def __init__(self):
+        self.img_enc = nn.Linear(8, 4)
+        self.txt_enc = nn.Linear(8, 4)
+    def start_validation(self):
+        self.img_enc.eval()
+        self.txt_enc.train()
+    def embed_pair(self, images, captions):
+        return self.img_enc(images), self.txt_enc(captions)
+def encode_all(model, loader):
+    model.start_validation()
+    for images, captions in loader:
+        img, cap = model.embed_pair(images, captions)
+        print(img.sum().item())
+"""
+        ),
+        Valid(  # a method of the holder that puts its models back in training mode ends the region
+            """
+import torch
+from torch import nn
+class Retrieval:
+    def __init__(self):
+        self.img_enc = nn.Linear(8, 4)
+        self.txt_enc = nn.Linear(8, 4)
+    def start_validation(self):
+        self.img_enc.eval()
+        self.txt_enc.eval()
+    def start_training(self):
+        self.img_enc.train()
+        self.txt_enc.train()
+    def embed_pair(self, images, captions):
+        return self.img_enc(images), self.txt_enc(captions)
+def encode_all(model, loader):
+    model.start_validation()
+    model.start_training()
+    for images, captions in loader:
+        img, cap = model.embed_pair(images, captions)
+        print(img.sum().item())
+"""
+        ),
+        Valid(  # another class of the project has a method so named that does something else: which one runs is not known
+            """
+import torch
+from torch import nn
+class Retrieval:
+    def __init__(self):
+        self.img_enc = nn.Linear(8, 4)
+        self.txt_enc = nn.Linear(8, 4)
+    def start_validation(self):
+        self.img_enc.eval()
+        self.txt_enc.eval()
+    def embed_pair(self, images, captions):
+        return self.img_enc(images), self.txt_enc(captions)
+class Counter:
+    def start_validation(self):
+        self.seen = 0
+def encode_all(model, loader):
+    model.start_validation()
+    for images, captions in loader:
+        img, cap = model.embed_pair(images, captions)
+        print(img.sum().item())
+"""
+        ),
+        Valid(  # the holder's models run under no_grad
+            """
+import torch
+from torch import nn
+class Retrieval:
+    def __init__(self):
+        self.img_enc = nn.Linear(8, 4)
+        self.txt_enc = nn.Linear(8, 4)
+    def start_validation(self):
+        self.img_enc.eval()
+        self.txt_enc.eval()
+    def embed_pair(self, images, captions):
+        return self.img_enc(images), self.txt_enc(captions)
+def encode_all(model, loader):
+    model.start_validation()
+    with torch.no_grad():
+        for images, captions in loader:
+            img, cap = model.embed_pair(images, captions)
+            print(img.sum().item())
+"""
+        ),
+        Valid(  # the helper backpropagates through what the model computes: gradients are needed
+            """
+import torch
+def adapt_step(model, src, optimizer):
+    loss = model.encode(src).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+def adapt(model, src, optimizer):
+    model.eval()
+    adapt_step(model, src, optimizer)
+"""
+        ),
+        Valid(  # the helper is called under no_grad
+            """
+import torch
+def decode_greedy(model, src, steps):
+    memory = model.encode(src)
+    out = src
+    for _ in range(steps):
+        out = model.decode(memory, out)
+    return out.argmax(-1)
+def demo(model, src):
+    model.eval()
+    with torch.no_grad():
+        print(decode_greedy(model, src, 5))
+"""
+        ),
+        Valid(  # the helper runs the model under its own no_grad
+            """
+import torch
+def decode_greedy(model, src, steps):
+    with torch.no_grad():
+        memory = model.encode(src)
+        out = src
+        for _ in range(steps):
+            out = model.decode(memory, out)
+    return out.argmax(-1)
+def demo(model, src):
+    model.eval()
+    print(decode_greedy(model, src, 5))
+"""
+        ),
+        Valid(  # a method that puts only the normalisation layers in eval mode (`freeze_bn`), then a loop that trains: the region computes gradients
+            """
+import torch
+from torch import nn
+class Detector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(8, 8)
+        self.bn = nn.BatchNorm1d(8)
+    def freeze_bn(self):
+        self.bn.eval()
+    def forward(self, x):
+        return self.bn(self.body(x))
+def fit(model, loader, optimizer):
+    model.freeze_bn()
+    for x, y in loader:
+        loss = (model(x) - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 """
         ),
     ]

@@ -2,7 +2,8 @@
 
 A call that could run a model inside an evaluation region: in a function named as an evaluation,
 in a function (or the module) that calls `.eval()` / `.train(False)` or enters a project context
-manager that does (`with utils.eval_mode(agent):`, the project pass's `eval_contexts`), or in a loop over validation
+manager that does (`with utils.eval_mode(agent):`, the project pass's `eval_contexts`), or calls a
+project method that does for the models its object holds (`model.val_start()`: `mode_methods`), or in a loop over validation
 / test data (there also a method fed data of anything that is not an import: `D.feature_extraction(x)`),
 or torchnet's `engine.test(network, iterator)` (frameworks.torchnet_engine_run; loosened: the text
 names `Engine` or `torchnet`, and `test`).
@@ -22,6 +23,11 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
     if source.mentions("Engine", "torchnet") and source.mentions("test"):
         return True
     mode_calls = [call for call in source.nodes(ast.Call) if _sets_eval_mode(call)]  # type: ignore[arg-type]
+    # `model.val_start()`, a project method that only puts the models its object holds in eval mode
+    # (FileView.mode_methods: mode_wrappers.wrapper_eval_call; loosened: any receiver)
+    wrappers = source.project.eval_methods() if source.project is not None else frozenset()
+    if wrappers:
+        mode_calls += [call for call in source.nodes(ast.Call) if isinstance(call.func, ast.Attribute) and call.func.attr in wrappers]  # type: ignore[attr-defined]
     # `with utils.eval_mode(agent):` of a project class whose `__enter__` calls `agent.train(False)`
     contexts = _eval_contexts(source)
     mode_calls += contexts
@@ -130,8 +136,9 @@ def _sets_eval_mode(call: ast.Call) -> bool:
 
 def _parameter_callers(source: Source, evaluated: frozenset) -> frozenset[str]:
     """Module-level functions of the file that call one of their parameters (`def f(G, n): G(z)`) or
-    a global put in eval mode (`def get_sample_image(): G(z)`), or apply replicas of a module
-    (delegation's `_replicates_and_applies`; loosened: any `parallel_apply` call)."""
+    a global put in eval mode (`def get_sample_image(): G(z)`), or a method of one whose name says
+    it runs a module (`model.encode(src)`: delegation's `helper_runs_through_methods`), or apply
+    replicas of a module (delegation's `_replicates_and_applies`; loosened: any `parallel_apply` call)."""
     if source.tree is None:
         return frozenset()
     names_of = {
@@ -145,7 +152,9 @@ def _parameter_callers(source: Source, evaluated: frozenset) -> frozenset[str]:
     # the module): the node index's parents, not a walk of every function
     for call in source.nodes(ast.Call):
         func = call.func  # type: ignore[attr-defined]
-        if not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and func.attr == "parallel_apply"):
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (func.attr == "forward" or method_runs_module(func.attr, _model_methods(source))):
+            func = func.value  # `model.encode(src)` runs the parameter `model`
+        elif not isinstance(func, ast.Name) and not (isinstance(func, ast.Attribute) and func.attr == "parallel_apply"):
             continue  # (`_calls_name` says no whatever the names)
         outermost = None
         for ancestor in source.ancestors(call):
