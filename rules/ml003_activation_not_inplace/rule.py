@@ -8,7 +8,7 @@ from typing import Iterable, Optional, Union
 import libcst as cst
 
 from memlint.analysis import GradMode
-from memlint.analysis.activations import cannot_run_activation, inplace_argument, inplace_fix_safety, with_inplace
+from memlint.analysis.activations import cannot_run_activation, inplace_argument, inplace_fix_safety, tensor_method_activation, with_inplace
 from memlint.analysis.added_layers import AddedAfter, added_in_function, added_in_module
 from memlint.analysis.attribute_owners import attribute_uses, class_nodes, path_used_other_than_called, used_other_than_called
 from memlint.analysis.class_layers import final_name, self_attr
@@ -31,7 +31,7 @@ from memlint.analysis.sequences import (
     unpacked_into_sequential_only,
 )
 from memlint.analysis.statement_blocks import function_blocks, module_code_blocks
-from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, INPLACE_TWINS, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_descendants, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
@@ -56,9 +56,6 @@ _MESSAGES = {
         "forward-only pass (no_grad / inference_mode)"
     ),
 }
-# `torch` activations without an `inplace` parameter, and the in-place function that replaces each
-# (the same backward: relu's reads only its output).
-_TORCH_INPLACE_TWINS = {"relu": "relu_"}
 
 
 # The examples whose activation saves nothing a training step sees: reported when ML003 is selected by
@@ -7679,6 +7676,8 @@ def head(c, n):
                 self._module_calls.setdefault((owner, attribute), (module, bindings, []))[2].append(safe)
             elif self._functional_inplace(call):
                 self._check_call(call, statement, earlier, values, target if call is direct else None, call is direct)
+            elif (method := tensor_method_activation(call)) is not None:  # `self.w_1(x).relu()`
+                self._check_method(call, *method, statement, earlier, values, target if call is direct else None, call is direct)
             elif type(call.func) is cst.Call:  # `nn.ReLU()(1.0 - d_out)`: a module built and called at once
                 self._check_inline_module(call, statement, earlier, values, target if call is direct else None, call is direct)
 
@@ -7710,13 +7709,13 @@ def head(c, n):
         qualified = self.ctx.resolve(call.func) or ""
         module, _, function_name = qualified.rpartition(".")
         if module == "torch":  # `torch.relu(x)`: no `inplace` parameter, an in-place twin `torch.relu_`
-            return function_name in _TORCH_INPLACE_TWINS
+            return function_name in INPLACE_TWINS
         return module == "torch.nn.functional" and function_name in INPLACE_FUNCTIONS
 
     def _check_call(self, call: cst.Call, statement, earlier, values: FreshValues, target, is_direct: bool) -> None:
         qualified = self.ctx.resolve(call.func) or ""
         module, _, function_name = qualified.rpartition(".")
-        twin = _TORCH_INPLACE_TWINS.get(function_name) if module == "torch" else None
+        twin = INPLACE_TWINS.get(function_name) if module == "torch" else None
         if twin is None:
             if module != "torch.nn.functional" or function_name not in INPLACE_FUNCTIONS:
                 return
@@ -7742,6 +7741,21 @@ def head(c, n):
             message = f"`F.{function_name}` on {after} can run in place: `inplace=True` {effect}"
             fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`", safe=safe)
         self.report(call, message, fix)
+
+    def _check_method(self, call: cst.Call, name: str, receiver: cst.BaseExpression, statement, earlier, values: FreshValues, target, is_direct: bool) -> None:
+        """`h.relu()`: the Tensor-method form of `torch.relu(h)`, reported where that would be (the
+        receiver a fresh value nothing reads after it, which only a tensor is), fixed to `h.relu_()`."""
+        after = values.fresh_input(call, statement, earlier, target, is_direct, source=receiver)
+        if after is None:
+            return
+        effect = self._effect(name, forward_only=id(call) in self._no_grad_calls, next_keeps_input=False)
+        safe = inplace_fix_safety(name, call) if effect is not None else None
+        if safe is None:
+            return
+        twin = INPLACE_TWINS[name]
+        message = f"`.{name}()` on {after} can run in place: `.{twin}()` {effect}"
+        renamed = call.with_changes(func=call.func.with_changes(attr=cst.Name(twin)))  # type: ignore[attr-defined]
+        self.report(call, message, self.replace(call, renamed, f"Call `.{twin}()`", safe=safe))
 
     def _report_module_activations(self) -> None:
         """`self.relu = nn.ReLU()` whose every call is on a fresh value nothing reads again, and
