@@ -96,7 +96,7 @@ def _activation_attributes(source: Source) -> set[str]:
     held = {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
-        if isinstance(node.value, ast.Call) and final_name(node.value.func) in inplace  # type: ignore[attr-defined]
+        if any(isinstance(v, ast.Call) and final_name(v.func) in inplace for v in _choices(node.value))  # type: ignore[attr-defined]
         for t in node.targets  # type: ignore[attr-defined]
         if is_self_attribute(t)
     }
@@ -106,6 +106,14 @@ def _activation_attributes(source: Source) -> set[str]:
     # its own: analysis/attribute_owners.py); the screen asks only that it be called somewhere.
     called = {self_attribute(node.func) for node in source.nodes(ast.Call)}  # type: ignore[attr-defined]
     return held & called
+
+
+def _choices(value: ast.AST) -> list:
+    """`a if c else b` -> [a, b] (nested ones too: `self.act = nn.SiLU() if act else nn.Identity()`),
+    else [value]."""
+    if isinstance(value, ast.IfExp):
+        return [*_choices(value.body), *_choices(value.orelse)]
+    return [value]
 
 
 def _attributes_built_as_layers(source: Source) -> set[str]:
