@@ -1985,6 +1985,60 @@ class Head(nn.Module):
             config=_EXACT,
             harness=_runs("Head(True)", "2, 4, 6, 6"),
         ),
+        Valid(  # `.relu()` on a Linear output read again, on a parameter (the caller's tensor), and another object's `relu()`
+            """
+from torch import nn
+class Gate:
+    def relu(self):
+        return self
+class FeedForward(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.up = nn.Linear(d, d)
+        self.gate = Gate()
+    def forward(self, x):
+        h = self.up(x)
+        return h.relu() + h + x.relu()
+    def other(self):
+        return self.gate.relu()
+""",
+            config=_EXACT,
+            harness=_runs("FeedForward(4)", "2, 4"),
+        ),
+        Valid(  # activation attributes chosen by conditional expressions: one branch keeps its output (Sigmoid), one is no layer (None), two activations of different savings (LeakyReLU, ReLU); and a chosen ReLU called on a value read again
+            """
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, gate=True, leaky=True):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.a = nn.ReLU() if gate else nn.Sigmoid()
+        self.b = nn.ReLU() if gate else None
+        self.c = nn.LeakyReLU(0.1) if leaky else nn.ReLU()
+        self.d = nn.ReLU() if gate else nn.Identity()
+    def forward(self, x):
+        h = self.conv(x)
+        return self.a(self.conv(x)) + self.b(self.conv(x)) + self.c(self.conv(x)) + self.d(h) + h
+""",
+            config=_EXACT,
+            harness=_runs("Heads(4)", "2, 4, 6, 6"),
+        ),
+        Valid(  # a ModuleList whose concatenated parts hold a Sigmoid: its output is kept for backward
+            """
+import torch.nn.functional as F
+from torch import nn
+class Field(nn.Module):
+    def __init__(self, d, depth):
+        super().__init__()
+        self.linears = nn.ModuleList([nn.Linear(d, d)] + [nn.Linear(d, d) if i else nn.Sigmoid() for i in range(depth)])
+    def forward(self, x):
+        for i in range(len(self.linears)):
+            x = F.relu(self.linears[i](x))
+        return x
+""",
+            config=_EXACT,
+            harness=_runs("Field(4, 2)", "2, 4"),
+        ),
         Valid(  # an activation module built in a constructor branch, called on a value read again (issue 27)
             """
 from torch import nn
@@ -3573,6 +3627,141 @@ class Mlp(nn.Module):
         return self.features(x, params=params)
 """,
             harness=_runs("Mlp(4)", "2, 4", setup=_TORCHMETA),
+        ),
+        Invalid(  # the Tensor-method form `h.relu()` on a fresh Linear output: reported where `torch.relu(h)` would be, fixed to `.relu_()` (the annotated transformer's feed-forward; issue 27, the twenty-first part)
+            """
+from torch import nn
+class FeedForward(nn.Module):
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.up = nn.Linear(d, hidden)
+        self.down = nn.Linear(hidden, d)
+    def forward(self, x):
+        return self.down(self.up(x).relu())
+""",
+            line=8,
+            column=26,
+            config=_EXACT,
+            message="`.relu()` on the fresh output of `self.up` can run in place: `.relu_()`",
+            fixed="""
+from torch import nn
+class FeedForward(nn.Module):
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.up = nn.Linear(d, hidden)
+        self.down = nn.Linear(hidden, d)
+    def forward(self, x):
+        return self.down(self.up(x).relu_())
+""",
+            harness=_runs("FeedForward(4, 8)", "2, 4"),
+        ),
+        Invalid(  # default set: `h.relu()` in a forward-only pass, on a name the line before binds to a fresh conv output
+            """
+import torch
+from torch import nn
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+    @torch.no_grad()
+    def forward(self, x):
+        h = self.conv(x)
+        h = h.relu()
+        return h.mean()
+""",
+            line=10,
+            column=13,
+            message="saves up to one activation of this size in this forward-only pass",
+            fixed="""
+import torch
+from torch import nn
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+    @torch.no_grad()
+    def forward(self, x):
+        h = self.conv(x)
+        h = h.relu_()
+        return h.mean()
+""",
+            harness=_runs("Probe()", "2, 3, 6, 6"),
+        ),
+        Invalid(  # an activation attribute chosen by a conditional expression, one branch `nn.Identity`, inside a `try` whose handler falls back to `nn.Identity` (YOLOP's Conv; issue 27, the twenty-first part)
+            """
+from torch import nn
+class Conv(nn.Module):
+    def __init__(self, c, act=True):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        try:
+            self.act = nn.Hardswish() if act else nn.Identity()
+        except AttributeError:
+            self.act = nn.Identity()
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+    def fused(self, x):
+        return self.act(self.conv(x))
+""",
+            line=8,
+            column=24,
+            config=_EXACT,
+            message="`self.act = nn.Hardswish(...)` is only called on fresh values",
+            fixed="""
+from torch import nn
+class Conv(nn.Module):
+    def __init__(self, c, act=True):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        try:
+            self.act = nn.Hardswish(inplace=True) if act else nn.Identity()
+        except AttributeError:
+            self.act = nn.Identity()
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+    def fused(self, x):
+        return self.act(self.conv(x))
+""",
+            harness=_runs("Conv(4)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # a ModuleList built from a list plus a comprehension whose element is a conditional expression of two Linears: every element a Linear (nerf's pts_linears; issue 27, the twenty-first part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Field(nn.Module):
+    def __init__(self, d, w, depth, skips):
+        super().__init__()
+        self.skips = skips
+        self.linears = nn.ModuleList([nn.Linear(d, w)] + [nn.Linear(w, w) if i not in skips else nn.Linear(w + d, w) for i in range(depth - 1)])
+    def forward(self, x):
+        h = x
+        for i in range(len(self.linears)):
+            h = self.linears[i](h)
+            h = F.relu(h)
+        return h
+""",
+            line=12,
+            column=17,
+            config=_EXACT,
+            message="`F.relu` on the fresh output of a layer of `self.linears`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Field(nn.Module):
+    def __init__(self, d, w, depth, skips):
+        super().__init__()
+        self.skips = skips
+        self.linears = nn.ModuleList([nn.Linear(d, w)] + [nn.Linear(w, w) if i not in skips else nn.Linear(w + d, w) for i in range(depth - 1)])
+    def forward(self, x):
+        h = x
+        for i in range(len(self.linears)):
+            h = self.linears[i](h)
+            h = F.relu(h, inplace=True)
+        return h
+""",
+            harness=_runs("Field(4, 4, 3, [])", "2, 4"),
         ),
         Invalid(  # `self.norm = None`, then a norm in a branch: wherever `self.norm(out)` runs it is the norm, so either binding of `out` is fresh (deep-person-reid's OSBlock; issue 27, the nineteenth part)
             """
