@@ -229,8 +229,11 @@ class ActivationNotInplace(Rule):
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
       selection), that is not used again; `torch.relu(x)` is such an activation too (fixed to
-      `torch.relu_(x)`); a layer taken by index from a
-      `ModuleList` whose every element is such a layer (`self.layers[i]`, called), the loop
+      `torch.relu_(x)`), and so is the Tensor method `h.relu()` on such a value (`self.w_1(x).relu()`,
+      fixed to `.relu_()`); a layer taken by index from a
+      `ModuleList` whose every element is such a layer (`self.layers[i]`, called; also a list plus a
+      comprehension whose element is a conditional expression of such layers: nerf's
+      `[nn.Linear(d, w)] + [nn.Linear(w, w) if i not in skips else nn.Linear(w + d, w) for i in ...]`), the loop
       variable of `for l in self.layers:` (or of `zip(self.a, self.b)`) that nothing else binds in
       the function, and one the constructor
       builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`, or in each: `if self.maml:
@@ -244,7 +247,10 @@ class ActivationNotInplace(Rule):
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
       class of the file for its subclasses' methods, or built in a branch of the constructor whose
       branches are the attribute's only bindings: `if add_relu: self.relu = nn.ReLU()` / `else:
-      self.relu = lambda x: x`, every such module of the branches) when every use of
+      self.relu = lambda x: x`, every such module of the branches; the blocks of a `try` count as
+      branches; also chosen by a conditional expression whose every branch is such a module, all
+      of one saving, or `nn.Identity`: YOLOP's `self.act = nn.Hardswish() if act else
+      nn.Identity()`) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`, nor torch's
       `F.relu`) is a call
       of it in a method of the class on such a fresh value, or a call passing it two arguments or
