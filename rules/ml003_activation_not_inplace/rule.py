@@ -3691,7 +3691,10 @@ class Probe(nn.Module):
         h = h.relu_()
         return h.mean()
 """,
-            harness=_runs("Probe()", "2, 3, 6, 6"),
+            harness=Harness(
+                setup="import torch\n",
+                then="model = Probe()\nx = torch.randn(2, 3, 6, 6)\nresult = (model(x), x)\n",
+            ),
         ),
         Invalid(  # an activation attribute chosen by a conditional expression, one branch `nn.Identity`, inside a `try` whose handler falls back to `nn.Identity` (YOLOP's Conv; issue 27, the twenty-first part)
             """
