@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from memlint.analysis.constants import literal_bool
+from memlint.analysis.tables import INPLACE_TWINS
 
 
 def inplace_argument(call: cst.Call, position: int) -> tuple[Optional[cst.Arg], Optional[bool]]:
@@ -25,6 +26,17 @@ def inplace_argument(call: cst.Call, position: int) -> tuple[Optional[cst.Arg], 
             return argument, literal_bool(argument.value)
         positional += 1
     return None, False
+
+
+def tensor_method_activation(call: cst.Call) -> Optional[tuple[str, cst.BaseExpression]]:
+    """`h.relu()`, `self.fc(x).relu()`: the activation a Tensor method with an in-place twin runs (its
+    functional name) and the value it runs on (the receiver); None for any other call.  Whether the
+    receiver is a tensor is the caller's to prove (a fresh output of a torch layer or op, which ML003
+    asks for anyway, is one; another object's `relu()` is not this)."""
+    func = call.func
+    if type(func) is not cst.Attribute or call.args or func.attr.value not in INPLACE_TWINS:  # type: ignore[attr-defined]
+        return None
+    return func.attr.value, func.value  # type: ignore[attr-defined]
 
 
 def cannot_run_activation(call: cst.Call) -> bool:

@@ -18,6 +18,7 @@ import libcst as cst
 from memlint.analysis.attribute_owners import attribute_uses, inherited_owner
 from memlint.analysis.fresh_forwards import fresh_element_classes, fresh_output_classes
 from memlint.analysis.initialisers import resolve_global
+from memlint.analysis.inplace_savings import inplace_saving
 from memlint.analysis.inventory import Layer, inventory
 from memlint.analysis.layer_dicts import dict_layer_classes
 from memlint.analysis.module_changes import module_changes
@@ -70,11 +71,15 @@ class ClassLayers:
         # `self.relu` runs it, so it counts as one built unconditionally, when the constructor's
         # branches are the only bindings of the attribute in the file.  Every such module its
         # branches build counts (`if leaky: self.act = nn.LeakyReLU(0.1)` / `else: self.act =
-        # nn.ReLU()`): the calls are the same whichever it holds.
+        # nn.ReLU()`): the calls are the same whichever it holds.  One chosen by a conditional
+        # expression (YOLOP's `self.act = nn.Hardswish() if act else nn.Identity()`) counts only
+        # where every layer it may hold is such a module of one saving, or an `nn.Identity`.
         init = _constructor(described.node)
         for a, built in described.branches.items():
             capable = tuple(layer for layer in built if layer.kind in INPLACE_MODULES)
             if not capable or a in modules or changes.hooks_may_see([a]):
+                continue
+            if a in described.chosen and not _one_saving(built):
                 continue
             written = _self_bindings(init, a)
             if written and changes.class_bindings(a, ctx.class_name) == written:
@@ -325,6 +330,16 @@ def _class_level_names(class_node: cst.ClassDef) -> set[str]:
         else:
             found.add("*")  # (a compound statement at class level: its bindings are not read here)
     return found
+
+
+def _one_saving(layers: list) -> bool:
+    """Is every layer an in-place-capable module, all of them with what in place saves the same
+    (analysis/inplace_savings.py, as for a module: gradients may be on, its reader not known), or
+    an `nn.Identity`?"""
+    if any(layer.kind != "Identity" and layer.kind not in INPLACE_MODULES for layer in layers):
+        return False
+    savings = {inplace_saving(layer.kind, forward_only=False, next_keeps_input=False) for layer in layers if layer.kind != "Identity"}
+    return len(savings) == 1
 
 
 def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:

@@ -83,12 +83,19 @@ class FreshValues:
         # (a helper of the project returning `F.batch_norm(...)`: the project pass's `unsaved`)
         return makes_fresh_tensor(expr, self.ctx) or makes_unsaved_tensor(expr, self.ctx) is not None  # type: ignore[arg-type]
 
-    def fresh_input(self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool) -> Optional[str]:
-        """`_fresh_input`, its description saying where the activation acts on a reshape of the value."""
-        found = self._fresh_input(call, statement, earlier, target, is_direct)
-        if found is None or _reshaped_name(call.args[0].value) is None or self.fresh(call.args[0].value):
+    def fresh_input(
+        self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool, source: Optional[cst.BaseExpression] = None
+    ) -> Optional[str]:
+        """`_fresh_input`, its description saying where the activation acts on a reshape of the value.
+        `source`: the value the activation runs on where it is not the call's first argument (the
+        receiver of a Tensor method, `h.relu()`: analysis/activations.py)."""
+        found = self._fresh_input(call, statement, earlier, target, is_direct, source)
+        if found is None:
+            return None
+        value = source if source is not None else call.args[0].value
+        if _reshaped_name(value) is None or self.fresh(value):
             return found
-        return f"{found}, reshaped by `.{call.args[0].value.func.attr.value}`"  # type: ignore[attr-defined]
+        return f"{found}, reshaped by `.{value.func.attr.value}`"  # type: ignore[union-attr]
 
     def _left_first(self, statement: cst.If, name: str) -> Optional[int]:
         """Where the `if` leaves the function first (analysis/exits.py), how often it mentions
@@ -98,16 +105,19 @@ class FreshValues:
             self._leaving[key] = _occurrences(statement, name) if leaves_first(statement, name) else None
         return self._leaving[key]
 
-    def _fresh_input(self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool) -> Optional[str]:
+    def _fresh_input(
+        self, call: cst.Call, statement, earlier: list, target: Optional[str], is_direct: bool, source: Optional[cst.BaseExpression] = None
+    ) -> Optional[str]:
         """What makes the call's first argument a fresh value that nothing reads after it (its
         description for the message), or None: a temporary (`F.relu(self.bn(x))`, `F.relu(a + b)`),
         or a name bound to one on the line before (`x = self.conv(x)`, then `x = F.relu(x)`), also
         through an in-place sum on it (`out = self.bn2(...)`, `out += self.shortcut(x)`), that is not
         used again.  `earlier`: the statements of the block before `statement`; `target`: the name
         the statement binds the call's result to, where the call is its whole value (`is_direct`)."""
-        if not call.args or call.args[0].keyword or call.args[0].star:
-            return None
-        source = call.args[0].value
+        if source is None:
+            if not call.args or call.args[0].keyword or call.args[0].star:
+                return None
+            source = call.args[0].value
         if self.fresh(source):  # a temporary, also nested in another call
             return self.described(source)
         reshaped = _reshaped_name(source)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from memlint.analysis import tables
+from memlint.analysis.bindings import alternatives
 from memlint.analysis.constants import Env, after_counted_loops, fold, fold_int, function_env, literal_bool, module_env
 from memlint.analysis.initialisers import built_layer, resolve_global, unwrapped_layer
 from memlint.analysis.iteration import named_like_batch_size
@@ -68,6 +69,10 @@ class ModuleClass:
     # nn.LeakyReLU(0.1)` / `else: self.act = nn.ReLU()`): `conditional` holds the last of them; a rule
     # that must hold for whatever the attribute is asks for all
     branches: dict[str, list[Layer]] = field(default_factory=dict)
+    # the attributes a binding of which is a conditional expression whose every branch builds a
+    # layer (`self.act = nn.Hardswish() if act else nn.Identity()`): `branches` holds each branch's
+    # layer (one binding, several layers), `conditional` none of them
+    chosen: set[str] = field(default_factory=set)
 
 
 def inventory(ctx: "Context") -> dict[str, ModuleClass]:
@@ -281,21 +286,34 @@ class _Builder:
                 return None  # nn.Sequential subclasses, frameworks' own bases: not followed
         return total
 
-    def _conditional_layers(self, statement: cst.If, env: Env, described: ModuleClass) -> None:
-        """`self.<attr> = <layer>` lines in the branches of an `if` (nested `if`s too; not loops:
-        an attribute bound in a loop may be bound many times)."""
+    def _conditional_layers(self, statement: cst.BaseCompoundStatement, env: Env, described: ModuleClass) -> None:
+        """`self.<attr> = <layer>` lines in the branches of an `if`, or in the blocks of a `try` (its
+        body, handlers, `else` and `finally`: YOLOP's `try: self.act = ...` / `except: self.act =
+        nn.Identity()`; whichever ran last, the attribute holds one of the layers they bind), nested
+        `if`s and `try`s too; not loops: an attribute bound in a loop may be bound many times."""
         for block in nested_blocks(statement):
             for inner in block:
-                if isinstance(inner, cst.If):
+                if isinstance(inner, (cst.If, cst.Try)):
                     self._conditional_layers(inner, env, described)
                 if not isinstance(inner, cst.SimpleStatementLine):
                     continue
                 for small in inner.body:
                     if isinstance(small, cst.Assign) and len(small.targets) == 1 and _is_self_attribute(small.targets[0].target):
+                        if isinstance(small.value, cst.IfExp):
+                            self._chosen_layers(small.targets[0].target.attr.value, small.value, env, described)  # type: ignore[attr-defined]
+                            continue
                         layer = self.layer(small.value, env) if isinstance(small.value, cst.Call) else None
                         if layer is not None:
                             described.conditional[small.targets[0].target.attr.value] = layer  # type: ignore[attr-defined]
                             described.branches.setdefault(small.targets[0].target.attr.value, []).append(layer)  # type: ignore[attr-defined]
+
+    def _chosen_layers(self, attribute: str, value: cst.IfExp, env: Env, described: ModuleClass) -> None:
+        """`self.act = nn.Hardswish() if act else nn.Identity()`: where every branch of the
+        conditional expression (nested ones too) builds a layer, the attribute may hold each."""
+        layers = [self.layer(choice, env) if isinstance(choice, cst.Call) else None for choice in alternatives(value)]
+        if all(layer is not None for layer in layers):
+            described.branches.setdefault(attribute, []).extend(layers)  # type: ignore[arg-type]
+            described.chosen.add(attribute)
 
     def _init_layers(self, init: cst.FunctionDef, env: Env, described: ModuleClass) -> Optional[int]:
         total: Optional[int] = 0
@@ -304,7 +322,7 @@ class _Builder:
             if not isinstance(statement, cst.SimpleStatementLine):
                 if _assigns_self(statement):
                     total = None  # layers built in a loop or behind a condition: not counted
-                    if isinstance(statement, cst.If):
+                    if isinstance(statement, (cst.If, cst.Try)):
                         self._conditional_layers(statement, env, described)
                 continue
             for small in statement.body:
@@ -316,6 +334,9 @@ class _Builder:
                     value = small.value
                     if isinstance(value, cst.Name) and value.value in local_calls:
                         value = local_calls[value.value]
+                    if isinstance(value, cst.IfExp):
+                        for attr in attrs:
+                            self._chosen_layers(attr, value, env, described)
                     layer = self.layer(value, env) if isinstance(value, cst.Call) else None
                     if layer is not None:
                         for attr in attrs:

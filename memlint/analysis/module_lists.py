@@ -7,8 +7,10 @@
 or `self.batch_norms = nn.ModuleList()` filled by `self.batch_norms.append(nn.BatchNorm1d(h))` in a
 loop: every element is a layer of a known `torch.nn` class.  The classes are known when every way
 an element enters the list is seen: the constructor's argument (nothing, a list display or
-comprehension of layer calls, or a name the same function binds to one and only extends with
-`.append(layer)` / `.extend([...])`), and every `.append` / `.extend` on an attribute of that
+comprehension of layer calls, a `+` of such lists, or a name the same function binds to one and
+only extends with `.append(layer)` / `.extend([...])`; an element may be a conditional expression
+whose every branch is a layer call: nerf's `[nn.Linear(d, w)] + [nn.Linear(w, w) if i not in skips
+else nn.Linear(w + d, w) for i in range(n)]`), and every `.append` / `.extend` on an attribute of that
 name anywhere in the file.  Anything else the file does with the name's list (`+=`, `insert`, an
 element replaced, the list passed elsewhere) leaves them unknown (None).  Whether the attribute
 is bound once, and whether hooks see its elements, is module_changes' question.
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, erring_names
+from memlint.analysis.bindings import alternatives, bound_by, erring_names
 from memlint.analysis.initialisers import built_layer
 from memlint.analysis.inventory import torch_nn_name
 from memlint.analysis.walk import code_descendants
@@ -101,6 +103,8 @@ def _list_classes(
         return _classes_of([e.value for e in expr.elements], ctx, lists_of)  # type: ignore[attr-defined]
     if kind in (cst.ListComp, cst.GeneratorExp):
         return _classes_of([expr.elt], ctx, lists_of)  # type: ignore[attr-defined]
+    if kind is cst.BinaryOperation:  # `[nn.Linear(i, w)] + [nn.Linear(w, w) for _ in range(n)]`: both parts' elements
+        return _concatenated_classes(expr, scope, ctx, lists_of)  # type: ignore[arg-type]
     if kind is not cst.Name:
         return None
     name = expr.value  # type: ignore[attr-defined]
@@ -114,7 +118,7 @@ def _list_classes(
                 return None
             if type(value) is cst.Call and not value.args and torch_nn_name(ctx, value.func) == "ModuleList":  # type: ignore[attr-defined]
                 continue  # `bns = nn.ModuleList()`: only its extensions add elements
-            if type(value) not in (cst.List, cst.ListComp):
+            if type(value) not in (cst.List, cst.ListComp) and not _is_concatenation(value):
                 return None
             inner = _list_classes(value, scope, ctx, lists_of)
             if inner is None:
@@ -129,6 +133,30 @@ def _list_classes(
     added, count = extended
     # every use: its binding, its extensions, and the ModuleList's argument
     return classes | added if len(uses) == 1 + count + 1 else None
+
+
+def _is_concatenation(expr: cst.BaseExpression) -> bool:
+    """`a + b` of list displays and comprehensions (nested: `a + b + c`)."""
+    if type(expr) is not cst.BinaryOperation or type(expr.operator) is not cst.Add:  # type: ignore[attr-defined]
+        return False
+    return all(type(part) in (cst.List, cst.ListComp) or _is_concatenation(part) for part in (expr.left, expr.right))  # type: ignore[attr-defined]
+
+
+def _concatenated_classes(
+    expr: cst.BinaryOperation, scope: cst.FunctionDef, ctx: "Context", lists_of: Optional[cst.FunctionDef]
+) -> Optional[set[str]]:
+    """The layer classes of a `+` of list displays and comprehensions (nerf's `[nn.Linear(i, w)] +
+    [nn.Linear(w, w) ... for i in range(d - 1)]`): a list holding the elements of each part; None
+    where a part is anything else (a name, a call: what it holds is not read here)."""
+    if not _is_concatenation(expr):
+        return None
+    classes: set[str] = set()
+    for part in (expr.left, expr.right):
+        inner = _list_classes(part, scope, ctx, lists_of)
+        if inner is None:
+            return None
+        classes |= inner
+    return classes
 
 
 def _added_in_file(ctx: "Context", attribute: str, lists_of: Optional[cst.FunctionDef] = None) -> Optional[set[str]]:
@@ -182,12 +210,13 @@ def _classes_of(elements: list[cst.BaseExpression], ctx: "Context", lists_of: Op
                 return None
             classes |= inner
             continue
-        if type(element) is not cst.Call:
-            return None
-        kind = torch_nn_name(ctx, built_layer(ctx, element).func)  # type: ignore[arg-type]
-        if kind is None:
-            return None
-        classes.add(kind)
+        for choice in alternatives(element):  # `nn.Linear(w, w) if i not in skips else nn.Linear(w + d, w)`: either
+            if type(choice) is not cst.Call:
+                return None
+            kind = torch_nn_name(ctx, built_layer(ctx, choice).func)  # type: ignore[arg-type]
+            if kind is None:
+                return None
+            classes.add(kind)
     return classes
 
 

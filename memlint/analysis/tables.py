@@ -205,6 +205,10 @@ INPLACE_FUNCTIONS: dict[str, int] = {
     "hardswish": 1, "hardsigmoid": 1, "silu": 1, "mish": 1, "threshold": 3, "rrelu": 4,
     "dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3, "alpha_dropout": 3, "feature_alpha_dropout": 3,
 }  # fmt: skip
+# Activations torch offers with no `inplace` parameter, as a function (`torch.relu(x)`) and as a
+# Tensor method (`x.relu()`), and the in-place twin that replaces either (`torch.relu_`, `x.relu_()`:
+# the same backward, relu's reads only its output).
+INPLACE_TWINS: dict[str, str] = {"relu": "relu_"}
 
 # torch factories that build a tensor from sizes, on the CPU unless told otherwise; with `device=`
 # they allocate on the device directly.  Not the data constructors (`tensor`, `as_tensor`,

@@ -8,7 +8,7 @@ from typing import Iterable, Optional, Union
 import libcst as cst
 
 from memlint.analysis import GradMode
-from memlint.analysis.activations import cannot_run_activation, inplace_argument, inplace_fix_safety, with_inplace
+from memlint.analysis.activations import cannot_run_activation, inplace_argument, inplace_fix_safety, tensor_method_activation, with_inplace
 from memlint.analysis.added_layers import AddedAfter, added_in_function, added_in_module
 from memlint.analysis.attribute_owners import attribute_uses, class_nodes, path_used_other_than_called, used_other_than_called
 from memlint.analysis.class_layers import final_name, self_attr
@@ -31,7 +31,7 @@ from memlint.analysis.sequences import (
     unpacked_into_sequential_only,
 )
 from memlint.analysis.statement_blocks import function_blocks, module_code_blocks
-from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, INPLACE_TWINS, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_descendants, descendants
 from memlint.diagnostics import Severity
 from memlint.rule import MARIMO_STAND_IN, Harness, Invalid, Rule, Valid
@@ -56,9 +56,6 @@ _MESSAGES = {
         "forward-only pass (no_grad / inference_mode)"
     ),
 }
-# `torch` activations without an `inplace` parameter, and the in-place function that replaces each
-# (the same backward: relu's reads only its output).
-_TORCH_INPLACE_TWINS = {"relu": "relu_"}
 
 
 # The examples whose activation saves nothing a training step sees: reported when ML003 is selected by
@@ -232,8 +229,11 @@ class ActivationNotInplace(Rule):
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
       selection), that is not used again; `torch.relu(x)` is such an activation too (fixed to
-      `torch.relu_(x)`); a layer taken by index from a
-      `ModuleList` whose every element is such a layer (`self.layers[i]`, called), the loop
+      `torch.relu_(x)`), and so is the Tensor method `h.relu()` on such a value (`self.w_1(x).relu()`,
+      fixed to `.relu_()`); a layer taken by index from a
+      `ModuleList` whose every element is such a layer (`self.layers[i]`, called; also a list plus a
+      comprehension whose element is a conditional expression of such layers: nerf's
+      `[nn.Linear(d, w)] + [nn.Linear(w, w) if i not in skips else nn.Linear(w + d, w) for i in ...]`), the loop
       variable of `for l in self.layers:` (or of `zip(self.a, self.b)`) that nothing else binds in
       the function, and one the constructor
       builds in a branch (`if pos_enc: self.embed = nn.Linear(...)`, or in each: `if self.maml:
@@ -247,7 +247,10 @@ class ActivationNotInplace(Rule):
     - `self.relu = nn.ReLU()` (any in-place-capable module held by the class, or built by a base
       class of the file for its subclasses' methods, or built in a branch of the constructor whose
       branches are the attribute's only bindings: `if add_relu: self.relu = nn.ReLU()` / `else:
-      self.relu = lambda x: x`, every such module of the branches) when every use of
+      self.relu = lambda x: x`, every such module of the branches; the blocks of a `try` count as
+      branches; also chosen by a conditional expression whose every branch is such a module, all
+      of one saving, or `nn.Identity`: YOLOP's `self.act = nn.Hardswish() if act else
+      nn.Identity()`) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`, nor torch's
       `F.relu`) is a call
       of it in a method of the class on such a fresh value, or a call passing it two arguments or
@@ -1988,6 +1991,60 @@ class Head(nn.Module):
             config=_EXACT,
             harness=_runs("Head(True)", "2, 4, 6, 6"),
         ),
+        Valid(  # `.relu()` on a Linear output read again, on a parameter (the caller's tensor), and another object's `relu()`
+            """
+from torch import nn
+class Gate:
+    def relu(self):
+        return self
+class FeedForward(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.up = nn.Linear(d, d)
+        self.gate = Gate()
+    def forward(self, x):
+        h = self.up(x)
+        return h.relu() + h + x.relu()
+    def other(self):
+        return self.gate.relu()
+""",
+            config=_EXACT,
+            harness=_runs("FeedForward(4)", "2, 4"),
+        ),
+        Valid(  # activation attributes chosen by conditional expressions: one branch keeps its output (Sigmoid), one is no layer (None), two activations of different savings (LeakyReLU, ReLU); and a chosen ReLU called on a value read again
+            """
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, c, gate=True, leaky=True):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.a = nn.ReLU() if gate else nn.Sigmoid()
+        self.b = nn.ReLU() if gate else None
+        self.c = nn.LeakyReLU(0.1) if leaky else nn.ReLU()
+        self.d = nn.ReLU() if gate else nn.Identity()
+    def forward(self, x):
+        h = self.conv(x)
+        return self.a(self.conv(x)) + self.b(self.conv(x)) + self.c(self.conv(x)) + self.d(h) + h
+""",
+            config=_EXACT,
+            harness=_runs("Heads(4)", "2, 4, 6, 6"),
+        ),
+        Valid(  # a ModuleList whose concatenated parts hold a Sigmoid: its output is kept for backward
+            """
+import torch.nn.functional as F
+from torch import nn
+class Field(nn.Module):
+    def __init__(self, d, depth):
+        super().__init__()
+        self.linears = nn.ModuleList([nn.Linear(d, d)] + [nn.Linear(d, d) if i else nn.Sigmoid() for i in range(depth)])
+    def forward(self, x):
+        for i in range(len(self.linears)):
+            x = F.relu(self.linears[i](x))
+        return x
+""",
+            config=_EXACT,
+            harness=_runs("Field(4, 2)", "2, 4"),
+        ),
         Valid(  # an activation module built in a constructor branch, called on a value read again (issue 27)
             """
 from torch import nn
@@ -3576,6 +3633,144 @@ class Mlp(nn.Module):
         return self.features(x, params=params)
 """,
             harness=_runs("Mlp(4)", "2, 4", setup=_TORCHMETA),
+        ),
+        Invalid(  # the Tensor-method form `h.relu()` on a fresh Linear output: reported where `torch.relu(h)` would be, fixed to `.relu_()` (the annotated transformer's feed-forward; issue 27, the twenty-first part)
+            """
+from torch import nn
+class FeedForward(nn.Module):
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.up = nn.Linear(d, hidden)
+        self.down = nn.Linear(hidden, d)
+    def forward(self, x):
+        return self.down(self.up(x).relu())
+""",
+            line=8,
+            column=26,
+            config=_EXACT,
+            message="`.relu()` on the fresh output of `self.up` can run in place: `.relu_()`",
+            fixed="""
+from torch import nn
+class FeedForward(nn.Module):
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.up = nn.Linear(d, hidden)
+        self.down = nn.Linear(hidden, d)
+    def forward(self, x):
+        return self.down(self.up(x).relu_())
+""",
+            harness=_runs("FeedForward(4, 8)", "2, 4"),
+        ),
+        Invalid(  # default set: `h.relu()` in a forward-only pass, on a name the line before binds to a fresh conv output
+            """
+import torch
+from torch import nn
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+    @torch.no_grad()
+    def forward(self, x):
+        h = self.conv(x)
+        h = h.relu()
+        return h.mean()
+""",
+            line=10,
+            column=13,
+            message="saves up to one activation of this size in this forward-only pass",
+            fixed="""
+import torch
+from torch import nn
+class Probe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+    @torch.no_grad()
+    def forward(self, x):
+        h = self.conv(x)
+        h = h.relu_()
+        return h.mean()
+""",
+            harness=Harness(
+                setup="import torch\n",
+                then="model = Probe()\nx = torch.randn(2, 3, 6, 6)\nresult = (model(x), x)\n",
+            ),
+        ),
+        Invalid(  # an activation attribute chosen by a conditional expression, one branch `nn.Identity`, inside a `try` whose handler falls back to `nn.Identity` (YOLOP's Conv; issue 27, the twenty-first part)
+            """
+from torch import nn
+class Conv(nn.Module):
+    def __init__(self, c, act=True):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        try:
+            self.act = nn.Hardswish() if act else nn.Identity()
+        except AttributeError:
+            self.act = nn.Identity()
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+    def fused(self, x):
+        return self.act(self.conv(x))
+""",
+            line=8,
+            column=24,
+            config=_EXACT,
+            message="`self.act = nn.Hardswish(...)` is only called on fresh values",
+            fixed="""
+from torch import nn
+class Conv(nn.Module):
+    def __init__(self, c, act=True):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        try:
+            self.act = nn.Hardswish(inplace=True) if act else nn.Identity()
+        except AttributeError:
+            self.act = nn.Identity()
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+    def fused(self, x):
+        return self.act(self.conv(x))
+""",
+            harness=_runs("Conv(4)", "2, 4, 6, 6"),
+        ),
+        Invalid(  # a ModuleList built from a list plus a comprehension whose element is a conditional expression of two Linears: every element a Linear (nerf's pts_linears; issue 27, the twenty-first part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Field(nn.Module):
+    def __init__(self, d, w, depth, skips):
+        super().__init__()
+        self.skips = skips
+        self.linears = nn.ModuleList([nn.Linear(d, w)] + [nn.Linear(w, w) if i not in skips else nn.Linear(w + d, w) for i in range(depth - 1)])
+    def forward(self, x):
+        h = x
+        for i in range(len(self.linears)):
+            h = self.linears[i](h)
+            h = F.relu(h)
+        return h
+""",
+            line=12,
+            column=17,
+            config=_EXACT,
+            message="`F.relu` on the fresh output of a layer of `self.linears`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Field(nn.Module):
+    def __init__(self, d, w, depth, skips):
+        super().__init__()
+        self.skips = skips
+        self.linears = nn.ModuleList([nn.Linear(d, w)] + [nn.Linear(w, w) if i not in skips else nn.Linear(w + d, w) for i in range(depth - 1)])
+    def forward(self, x):
+        h = x
+        for i in range(len(self.linears)):
+            h = self.linears[i](h)
+            h = F.relu(h, inplace=True)
+        return h
+""",
+            harness=_runs("Field(4, 4, 3, [])", "2, 4"),
         ),
         Invalid(  # `self.norm = None`, then a norm in a branch: wherever `self.norm(out)` runs it is the norm, so either binding of `out` is fresh (deep-person-reid's OSBlock; issue 27, the nineteenth part)
             """
@@ -7679,6 +7874,8 @@ def head(c, n):
                 self._module_calls.setdefault((owner, attribute), (module, bindings, []))[2].append(safe)
             elif self._functional_inplace(call):
                 self._check_call(call, statement, earlier, values, target if call is direct else None, call is direct)
+            elif (method := tensor_method_activation(call)) is not None:  # `self.w_1(x).relu()`
+                self._check_method(call, *method, statement, earlier, values, target if call is direct else None, call is direct)
             elif type(call.func) is cst.Call:  # `nn.ReLU()(1.0 - d_out)`: a module built and called at once
                 self._check_inline_module(call, statement, earlier, values, target if call is direct else None, call is direct)
 
@@ -7710,13 +7907,13 @@ def head(c, n):
         qualified = self.ctx.resolve(call.func) or ""
         module, _, function_name = qualified.rpartition(".")
         if module == "torch":  # `torch.relu(x)`: no `inplace` parameter, an in-place twin `torch.relu_`
-            return function_name in _TORCH_INPLACE_TWINS
+            return function_name in INPLACE_TWINS
         return module == "torch.nn.functional" and function_name in INPLACE_FUNCTIONS
 
     def _check_call(self, call: cst.Call, statement, earlier, values: FreshValues, target, is_direct: bool) -> None:
         qualified = self.ctx.resolve(call.func) or ""
         module, _, function_name = qualified.rpartition(".")
-        twin = _TORCH_INPLACE_TWINS.get(function_name) if module == "torch" else None
+        twin = INPLACE_TWINS.get(function_name) if module == "torch" else None
         if twin is None:
             if module != "torch.nn.functional" or function_name not in INPLACE_FUNCTIONS:
                 return
@@ -7742,6 +7939,21 @@ def head(c, n):
             message = f"`F.{function_name}` on {after} can run in place: `inplace=True` {effect}"
             fix = self.replace(call, with_inplace(call, INPLACE_FUNCTIONS[function_name]), "Add `inplace=True`", safe=safe)
         self.report(call, message, fix)
+
+    def _check_method(self, call: cst.Call, name: str, receiver: cst.BaseExpression, statement, earlier, values: FreshValues, target, is_direct: bool) -> None:
+        """`h.relu()`: the Tensor-method form of `torch.relu(h)`, reported where that would be (the
+        receiver a fresh value nothing reads after it, which only a tensor is), fixed to `h.relu_()`."""
+        after = values.fresh_input(call, statement, earlier, target, is_direct, source=receiver)
+        if after is None:
+            return
+        effect = self._effect(name, forward_only=id(call) in self._no_grad_calls, next_keeps_input=False)
+        safe = inplace_fix_safety(name, call) if effect is not None else None
+        if safe is None:
+            return
+        twin = INPLACE_TWINS[name]
+        message = f"`.{name}()` on {after} can run in place: `.{twin}()` {effect}"
+        renamed = call.with_changes(func=call.func.with_changes(attr=cst.Name(twin)))  # type: ignore[attr-defined]
+        self.report(call, message, self.replace(call, renamed, f"Call `.{twin}()`", safe=safe))
 
     def _report_module_activations(self) -> None:
         """`self.relu = nn.ReLU()` whose every call is on a fresh value nothing reads again, and

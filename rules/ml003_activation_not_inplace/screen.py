@@ -14,7 +14,7 @@ import ast
 from typing import Any, Mapping
 
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, FRESH_RESULT_FUNCTIONS, FRESH_RESULT_METHODS
-from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, OUTPUT_NOT_SAVED
+from memlint.analysis.tables import INPLACE_FUNCTIONS, INPLACE_MODULES, INPLACE_TWINS, OUTPUT_NOT_SAVED
 from memlint.analysis.tables import NO_GRAD_FRAMEWORK_METHODS, NO_GRAD_HOOK_PREFIXES, NO_GRAD_HOOKS
 from memlint.analysis.tables import LIBRARY_SUBCLASS_NAMES, NORM_CLASS_NAME, NORM_PARAMETER_NAME, RESHAPE_METHODS
 from memlint.analysis.naming import dotted
@@ -55,14 +55,18 @@ def screen(source: Source, options: Mapping[str, Any]) -> bool:
             if function is not None and (exact or _may_run_without_grad(source, call, function)) \
                     and _applies_inplace_function(statement, previous, call, layers, function, unsaved):  # type: ignore[arg-type]
                 return True  # (as for a function: the default set reports it only where gradients may be off)
-        if final_name(func) not in functional or not call.args:
+        if isinstance(func, ast.Attribute) and func.attr in INPLACE_TWINS and not call.args:  # type: ignore[attr-defined]
+            first = func.value  # `self.w_1(x).relu()`: the Tensor method runs on its receiver
+        elif final_name(func) not in functional or not call.args:
             continue
-        if root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
+        elif root_name(call.func) == "self" and not self_rebound:  # type: ignore[attr-defined]
             continue  # `self.dropout(x)` is a module of this class, never torch.nn.functional's
+        else:
+            first = call.args[0]  # type: ignore[attr-defined]
         statement, previous, function = _statement_around(source, call)
         if function is None or (not exact and not _may_run_without_grad(source, call, function)):
             continue
-        if _applies_inplace_function(statement, previous, call, layers, function, unsaved):  # type: ignore[attr-defined]
+        if _applies_inplace_function(statement, previous, call, layers, function, unsaved, first):  # type: ignore[arg-type]
             return True
     return False
 
@@ -92,7 +96,7 @@ def _activation_attributes(source: Source) -> set[str]:
     held = {
         t.attr  # type: ignore[attr-defined]
         for node in source.nodes(ast.Assign)
-        if isinstance(node.value, ast.Call) and final_name(node.value.func) in inplace  # type: ignore[attr-defined]
+        if any(isinstance(v, ast.Call) and final_name(v.func) in inplace for v in _choices(node.value))  # type: ignore[attr-defined]
         for t in node.targets  # type: ignore[attr-defined]
         if is_self_attribute(t)
     }
@@ -102,6 +106,14 @@ def _activation_attributes(source: Source) -> set[str]:
     # its own: analysis/attribute_owners.py); the screen asks only that it be called somewhere.
     called = {self_attribute(node.func) for node in source.nodes(ast.Call)}  # type: ignore[attr-defined]
     return held & called
+
+
+def _choices(value: ast.AST) -> list:
+    """`a if c else b` -> [a, b] (nested ones too: `self.act = nn.SiLU() if act else nn.Identity()`),
+    else [value]."""
+    if isinstance(value, ast.IfExp):
+        return [*_choices(value.body), *_choices(value.orelse)]
+    return [value]
 
 
 def _attributes_built_as_layers(source: Source) -> set[str]:
@@ -371,10 +383,11 @@ def _layer_of(element: ast.AST) -> set:
     return names
 
 
-def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], function, unsaved=frozenset()) -> bool:
+def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[str], function, unsaved=frozenset(), first=None) -> bool:
     """The analysis's test, loosened: `F.relu(self.bn(x))` anywhere in an expression, assignment,
     augmented assignment or return, or
-    `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`."""
+    `x = F.relu(h)` / `return F.relu(h)` right after `h = self.bn(x)`.  `first`: the value the
+    activation runs on where it is not the call's first argument (`h.relu()`'s receiver)."""
     if isinstance(statement, ast.Assign):
         single_name = len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
         direct = statement.value if single_name else None
@@ -384,7 +397,8 @@ def _applies_inplace_function(statement, previous, call: ast.Call, layers: set[s
         direct = None
     else:
         return False
-    first = call.args[0]
+    if first is None:
+        first = call.args[0]
     if _layer_output(first, layers):
         return True
     if _fresh_result(first, unsaved):
