@@ -14,6 +14,7 @@ from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_proj
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
 from memlint.analysis.host_flow import EMPTY, Flow, factory_names, statement_flows
+from memlint.analysis.host_targets import follows_host_tensor
 from memlint.analysis.iteration import attribute_flag_off, configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass, step_loop_called_functions
 from memlint.analysis.moves import later_moves, through_reshapes
@@ -4242,6 +4243,8 @@ def mixed(loader, alpha):
         if target is None:
             return
         device, device_alone = target  # `device=` alone would not give the factory `x`'s dtype (`.type_as(x)`, `.to(x)`)
+        if follows_host_tensor(device, ctx):
+            return  # `.type_as(src)` with `src = torch.LongTensor([[1, 2]])`: a host tensor's device, nothing moves
         if self._assigned and statement_fills_cache(self._assigned[-1], ctx):  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
             return
         if any(self._opt_in(condition, node) for condition, _ in ctx.frame.conditions):
