@@ -4088,6 +4088,83 @@ def mixed(loader, alpha):
         ),
     ]
 
+    VALID += [
+        Valid(  # the target is a host tensor its function builds (`torch.LongTensor` of literal numbers, never rebound): `.type_as(src)` only casts
+            """
+import torch
+def decode(model, steps):
+    src = torch.LongTensor([[1, 2, 3, 4]])
+    out = torch.zeros(1, 1).type_as(src)
+    for i in range(steps):
+        logits = model(src, out, torch.ones(1, i + 1).type_as(src.data))
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(logits.argmax())], dim=1)
+    return out
+def run(model):
+    for _ in range(10):
+        decode(model, 9)
+"""
+        ),
+        Valid(  # `.to(w.device)` with `w = torch.tensor([...])` of literal numbers and no `device=`: the host's device, nothing moves
+            """
+import torch
+def smooth(model, loader, optimizer):
+    weights = torch.tensor([0.25, 0.5, 0.25])
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3).to(weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # the host-built target is rebound to its move: where it lives is no longer the host
+            """
+import torch
+def decode(model, steps):
+    src = torch.LongTensor([[1, 2, 3, 4]])
+    src = src.cuda()
+    out = src[:, :1]
+    for i in range(steps):
+        logits = model(src, out)
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(logits.argmax())], dim=1)
+    return out
+""",
+            line=8,
+            column=31,
+            message="on every loop iteration",
+        ),
+        Invalid(  # `torch.tensor(values)` of a parameter: the data may be a device tensor, whose device it keeps
+            """
+import torch
+def smooth(model, loader, optimizer, values):
+    weights = torch.tensor(values)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3).to(weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+            line=6,
+            column=17,
+            unsafe=True,
+            fixed="""
+import torch
+def smooth(model, loader, optimizer, values):
+    weights = torch.tensor(values)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3, device=weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
