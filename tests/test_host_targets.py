@@ -66,3 +66,42 @@ def test_a_file_that_moves_the_default_device_gets_no_answer(setting: str) -> No
 def test_the_tensor_a_target_names(target: str, root: str) -> None:
     found = host_targets._tensor_root(cst.parse_expression(target))
     assert (found.value if found is not None else None) == root
+
+
+def _given(code: str, unimported: bool = True) -> bool:
+    from memlint.pipeline.project import FileView
+
+    text = "import torch\n" + textwrap.dedent(code)
+    module = cst.parse_module(text)
+    ctx = Context(module, FileView(unimported=unimported), text)
+    Traversal(ctx, []).walk(module)
+    function = next(s for s in module.body if type(s) is cst.FunctionDef)
+    return host_targets._given_host_tensors("x", function, ctx)
+
+
+_CALLEE = "def f(m, x, n=1):\n    return x\n"
+
+
+@pytest.mark.parametrize("call", ["f(m, x)", "f(m, x=x, n=2)"])
+def test_a_parameter_every_call_gives_a_host_local(call: str) -> None:
+    assert _given(_CALLEE + f"def g(m):\n    x = torch.LongTensor([[1, 2]])\n    return {call}\n")
+
+
+@pytest.mark.parametrize("other", [
+    "def h(m, y):\n    return f(m, y)\n",  # a parameter of the caller
+    "def h(m):\n    return f(m, torch.zeros(2))\n",  # not a name
+    "def h(m, a):\n    return f(m, *a)\n",  # spread
+    "def h(m):\n    return f(m)\n",  # left to a default
+    "run = f\n",  # read otherwise than called
+    "y = torch.zeros(2)\nf(None, y)\n",  # a call at module level
+    "class C:\n    def f(self):\n        pass\n",  # another `f` defined
+])  # fmt: skip
+def test_a_call_that_may_give_anything_else_makes_it_unknown(other: str) -> None:
+    assert not _given(_CALLEE + "def g(m):\n    x = torch.LongTensor([[1, 2]])\n    return f(m, x)\n" + other)
+
+
+def test_a_parameter_bound_again_or_of_an_imported_module_is_unknown() -> None:
+    caller = "def g(m):\n    x = torch.LongTensor([[1, 2]])\n    return f(m, x)\n"
+    assert not _given("def f(m, x):\n    x = x.cuda()\n    return x\n" + caller)
+    assert not _given(_CALLEE + caller, unimported=False)
+    assert not _given("@cache\n" + _CALLEE + caller)

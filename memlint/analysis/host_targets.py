@@ -19,7 +19,12 @@ later `x = x.cuda()` is a binding of another kind, which makes the answer "unkno
 changes torch's default device (`torch.set_default_device`, `torch.set_default_tensor_type`,
 `with torch.device(...)`) gets no answer: its factories may build on the accelerator.
 
-Anything else (a parameter, an attribute, a batch) is unknown: the rules keep their behaviour.
+Or `x` is a parameter of a plain module-level `def` of a module no other file imports (nor reads
+by reflection: `script_globals.module_names_private`), whose name the file reads only as the callee
+of calls made inside functions, each giving the parameter (by position or keyword) a name that is
+such a local host tensor of its caller; nothing in the function binds the parameter again.
+
+Anything else (another parameter, an attribute, a batch) is unknown: the rules keep their behaviour.
 ML013 asks it (a host factory moved to a host tensor's device moves nothing).
 """
 
@@ -29,8 +34,9 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from memlint.analysis.bindings import bound_by, target_names
+from memlint.analysis.bindings import bound_by, exact_names_bound_by, target_names
 from memlint.analysis.precision_api import keyword
+from memlint.analysis.script_globals import module_names_private
 from memlint.analysis.tables import IN_PLACE_FILLS, LEGACY_SIZED_CONSTRUCTORS, TORCH_FACTORIES
 from memlint.analysis.walk import code_descendants, dotted_name
 
@@ -57,7 +63,9 @@ def follows_host_tensor(device: cst.BaseExpression, ctx: "Context") -> bool:
     root = _tensor_root(device.value)
     if function is None or root is None:
         return False
-    answer = ctx.remember("host target", root, lambda: _local_host_tensor(root.value, function, ctx))
+    answer = ctx.remember(
+        "host target", root, lambda: _local_host_tensor(root.value, function, ctx) or _given_host_tensors(root.value, function, ctx)
+    )
     return bool(answer)
 
 
@@ -89,6 +97,58 @@ def _local_host_tensor(name: str, function: cst.FunctionDef, ctx: "Context") -> 
             return False
         bound = True
     return bound and not ctx.memo("default device changed", lambda: _changes_default_device(ctx.module, ctx))
+
+
+def _given_host_tensors(name: str, function: cst.FunctionDef, ctx: "Context") -> bool:
+    """Is `name` a parameter of `function`, a plain module-level `def` of a module whose names only
+    its own code reads (`script_globals.module_names_private`), that every call in the file gives a
+    local host tensor of the calling function (`_local_host_tensor` there)?  The function's name is
+    read nowhere but as the callee of those calls (not passed on, not bound again, not an
+    attribute), each call is inside a function and gives the parameter by position or keyword
+    (no `*args`, no default left to fill it), and nothing in `function` binds the parameter again."""
+    if function.decorators or not any(s is function for s in ctx.module.body) or not module_names_private(ctx):
+        return False
+    params = function.params
+    position = next((i for i, p in enumerate((*params.posonly_params, *params.params)) if p.name.value == name), None)
+    if position is None and not any(p.name.value == name for p in params.kwonly_params):
+        return False
+    if sum(name in exact_names_bound_by(node, parameters=True, declarations=True) for node in code_descendants(function)) != 1:
+        return False  # bound again (or by a nested function's parameter): unknown
+    calls = ctx.memo(("calls by name", function.name.value), lambda: _calls_of(function.name.value, ctx.module))
+    if not calls:
+        return False
+    for call, caller in calls:  # type: ignore[attr-defined]
+        given = _argument(call, name, position)
+        if caller is None or caller is function or type(given) is not cst.Name or not _local_host_tensor(given.value, caller, ctx):
+            return False
+    return True
+
+
+def _calls_of(callee: str, module: cst.Module) -> list[tuple[cst.Call, Optional[cst.FunctionDef]]]:
+    """Each `callee(...)` of the module with the module-level function or method that holds it (None
+    at module level); empty where the module reads the name `callee` otherwise, or defines it twice."""
+    mentions = sum(type(node) is cst.Name and node.value == callee for node in code_descendants(module))
+    calls: list[tuple[cst.Call, Optional[cst.FunctionDef]]] = []
+    for statement in module.body:
+        holders = [statement] if type(statement) is cst.FunctionDef else []
+        if type(statement) is cst.ClassDef:
+            holders = [s for s in statement.body.body if type(s) is cst.FunctionDef]
+        for holder in holders or [statement]:
+            for node in code_descendants(holder):
+                if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == callee:
+                    calls.append((node, holder if holders else None))
+    return calls if mentions == len(calls) + 1 else []  # the calls and the `def`'s own name, nothing else
+
+
+def _argument(call: cst.Call, name: str, position: Optional[int]) -> Optional[cst.BaseExpression]:
+    """What `call` gives the parameter `name` (at `position`, None if keyword-only), as written."""
+    if any(a.star for a in call.args):
+        return None
+    named = keyword(call, name)
+    if named is not None:
+        return named.value
+    positional = [a.value for a in call.args if a.keyword is None]
+    return positional[position] if position is not None and position < len(positional) else None
 
 
 def _sets_attribute_of(target: cst.BaseExpression, name: str) -> bool:

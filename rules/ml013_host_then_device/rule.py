@@ -4121,7 +4121,59 @@ def smooth(model, loader, optimizer):
         ),
     ]
 
+    VALID += [
+        Valid(  # the target is a parameter that every call in the file (a private module) gives a host-built local
+            """
+import torch
+def decode(model, src, steps):
+    out = torch.zeros(1, 1).type_as(src)
+    for i in range(steps):
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(model(src, out).argmax())], dim=1)
+    return out
+def demo(model):
+    src = torch.LongTensor([[0, 1, 2, 3]])
+    print(decode(model, src, steps=4))
+"""
+        ),
+    ]
+
     INVALID += [
+        Invalid(  # one call gives the parameter a batch moved to the device: where the target lives is unknown
+            """
+import torch
+def decode(model, src, steps):
+    out = torch.zeros(1, 1).type_as(src)
+    for i in range(steps):
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(model(src, out).argmax())], dim=1)
+    return out
+def demo(model):
+    src = torch.LongTensor([[0, 1, 2, 3]])
+    print(decode(model, src, steps=4))
+def evaluate(model, loader):
+    for x in loader:
+        decode(model, x, 4)
+""",
+            line=5,
+            column=31,
+            message="on every loop iteration",
+        ),
+        Invalid(  # the function is read otherwise than called (`run = decode`): its callers are not all seen
+            """
+import torch
+def decode(model, src, steps):
+    out = src[:, :1]
+    for i in range(steps):
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(model(src, out).argmax())], dim=1)
+    return out
+def demo(model):
+    src = torch.LongTensor([[0, 1, 2, 3]])
+    print(decode(model, src, steps=4))
+run = decode
+""",
+            line=5,
+            column=31,
+            message="on every loop iteration",
+        ),
         Invalid(  # the host-built target is rebound to its move: where it lives is no longer the host
             """
 import torch
