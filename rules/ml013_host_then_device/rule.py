@@ -14,6 +14,7 @@ from memlint.analysis.device_targets import moves_nothing, moves_nothing_in_proj
 from memlint.analysis.host_factories import device_keyword_joins, factory_kind, factory_under, from_helper, holds_factory
 from memlint.analysis.host_factories import counts_range, made_on_host, same_values_on_device
 from memlint.analysis.host_flow import EMPTY, Flow, factory_names, statement_flows
+from memlint.analysis.host_targets import follows_host_tensor
 from memlint.analysis.iteration import attribute_flag_off, configured_branch, configured_overrides, flag_turned_on, opt_in_parameter
 from memlint.analysis.iteration import every_call, every_iteration, every_training_step, runs_own_pass, step_loop_called_functions
 from memlint.analysis.moves import later_moves, through_reshapes
@@ -190,7 +191,9 @@ class HostThenDevice(Rule):
     needs that data copied instead, one copy either way (measured slower on an H200). `.to(x)` with a
     tensor `x` moves to `x`'s device (and dtype), when the code reads `x` as a tensor (`x.shape`,
     `x.size(0)`, `x.device`: the model's `tensor_reads` fact; no fix, `device=` alone would keep the
-    dtype); `.to(other)` with an argument that may be a dtype is not reported. A cast to an
+    dtype); `.to(other)` with an argument that may be a dtype is not reported, nor is a move to the device
+    of a tensor its function builds on the host (`src = torch.LongTensor([[1, 2, 3]])`, never rebound, then
+    `torch.zeros(1, 1).type_as(src)`: a dtype cast, nothing moves). A cast to an
     accelerator's legacy type, `.type(torch.cuda.FloatTensor)`, is a move to the current GPU (no fix). Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
@@ -4087,6 +4090,135 @@ def mixed(loader, alpha):
         ),
     ]
 
+    VALID += [
+        Valid(  # the target is a host tensor its function builds (`torch.LongTensor` of literal numbers, never rebound): `.type_as(src)` only casts
+            """
+import torch
+def decode(model, steps):
+    src = torch.LongTensor([[1, 2, 3, 4]])
+    out = torch.zeros(1, 1).type_as(src)
+    for i in range(steps):
+        logits = model(src, out, torch.ones(1, i + 1).type_as(src.data))
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(logits.argmax())], dim=1)
+    return out
+def run(model):
+    for _ in range(10):
+        decode(model, 9)
+"""
+        ),
+        Valid(  # `.to(w.device)` with `w = torch.tensor([...])` of literal numbers and no `device=`: the host's device, nothing moves
+            """
+import torch
+def smooth(model, loader, optimizer):
+    weights = torch.tensor([0.25, 0.5, 0.25])
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3).to(weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the target is a parameter that every call in the file (a private module) gives a host-built local
+            """
+import torch
+def decode(model, src, steps):
+    out = torch.zeros(1, 1).type_as(src)
+    for i in range(steps):
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(model(src, out).argmax())], dim=1)
+    return out
+def demo(model):
+    src = torch.LongTensor([[0, 1, 2, 3]])
+    print(decode(model, src, steps=4))
+"""
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # one call gives the parameter a batch moved to the device: where the target lives is unknown
+            """
+import torch
+def decode(model, src, steps):
+    out = torch.zeros(1, 1).type_as(src)
+    for i in range(steps):
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(model(src, out).argmax())], dim=1)
+    return out
+def demo(model):
+    src = torch.LongTensor([[0, 1, 2, 3]])
+    print(decode(model, src, steps=4))
+def evaluate(model, loader):
+    for x in loader:
+        decode(model, x, 4)
+""",
+            line=5,
+            column=31,
+            message="on every loop iteration",
+        ),
+        Invalid(  # the function is read otherwise than called (`run = decode`): its callers are not all seen
+            """
+import torch
+def decode(model, src, steps):
+    out = src[:, :1]
+    for i in range(steps):
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(model(src, out).argmax())], dim=1)
+    return out
+def demo(model):
+    src = torch.LongTensor([[0, 1, 2, 3]])
+    print(decode(model, src, steps=4))
+run = decode
+""",
+            line=5,
+            column=31,
+            message="on every loop iteration",
+        ),
+        Invalid(  # the host-built target is rebound to its move: where it lives is no longer the host
+            """
+import torch
+def decode(model, steps):
+    src = torch.LongTensor([[1, 2, 3, 4]])
+    src = src.cuda()
+    out = src[:, :1]
+    for i in range(steps):
+        logits = model(src, out)
+        out = torch.cat([out, torch.empty(1, 1).type_as(src.data).fill_(logits.argmax())], dim=1)
+    return out
+""",
+            line=8,
+            column=31,
+            message="on every loop iteration",
+        ),
+        Invalid(  # `torch.tensor(values)` of a parameter: the data may be a device tensor, whose device it keeps
+            """
+import torch
+def smooth(model, loader, optimizer, values):
+    weights = torch.tensor(values)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3).to(weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+            line=6,
+            column=17,
+            unsafe=True,
+            fixed="""
+import torch
+def smooth(model, loader, optimizer, values):
+    weights = torch.tensor(values)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        noise = torch.randn(3, device=weights.device)
+        loss = model(x, weights + noise).mean()
+        loss.backward()
+        optimizer.step()
+""",
+        ),
+    ]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._in_helpers: list[_Candidate] = []
@@ -4242,6 +4374,8 @@ def mixed(loader, alpha):
         if target is None:
             return
         device, device_alone = target  # `device=` alone would not give the factory `x`'s dtype (`.type_as(x)`, `.to(x)`)
+        if follows_host_tensor(device, ctx):
+            return  # `.type_as(src)` with `src = torch.LongTensor([[1, 2]])`: a host tensor's device, nothing moves
         if self._assigned and statement_fills_cache(self._assigned[-1], ctx):  # `if self.mask is None: self.mask = torch.ones(n).cuda()`: once, then kept
             return
         if any(self._opt_in(condition, node) for condition, _ in ctx.frame.conditions):
