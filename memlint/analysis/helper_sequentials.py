@@ -104,12 +104,15 @@ def _returned_elements(ctx: "Context", method: cst.FunctionDef) -> Optional[froz
             if not (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == listed):
                 continue
             block = call.args[0].value if len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None else None
-            if func.attr.value != "append" or type(block) is not cst.Call or type(block.func) is not cst.Name:  # type: ignore[attr-defined]
+            if func.attr.value != "append" or type(block) is not cst.Call:
                 return None
-            if block.func.value in local:  # type: ignore[attr-defined]
-                return None  # `block(...)` of a parameter `block`: whatever the caller gives
             kind = torch_nn_name(ctx, block.func)  # type: ignore[attr-defined]
-            classes.add(kind if kind is not None else f"local:{block.func.value}")  # type: ignore[attr-defined]
+            if kind is None:
+                named = block.func  # type: ignore[attr-defined]
+                if type(named) is not cst.Name or named.value in local:
+                    return None  # a factory's result, or `block(...)` of a parameter: whatever the caller gives
+                kind = f"local:{named.value}"
+            classes.add(kind)
             appended += 1
     mentions = sum(1 for n in code_descendants(method.body) if type(n) is cst.Name and n.value == listed)  # type: ignore[attr-defined]
     if bindings != 1 or not appended or mentions != bindings + appended + returns:

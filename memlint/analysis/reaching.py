@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import libcst as cst
 
 from memlint.analysis.producers import bound_value
-from memlint.analysis.stable_tests import stable_test, test_key
+from memlint.analysis.stable_tests import stable_test, condition_key
 from memlint.analysis.walk import code_descendants
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def reaching_binding(function: cst.FunctionDef, statement: cst.CSTNode, name: st
         if not all(_only_harmless_reads(test, name, ctx) for test in branch.tests):
             return None
         if branch.guard is not None:
-            key = test_key(branch.guard)
+            key = condition_key(branch.guard)
             if key is not None:
                 guards.append(key)
     return None
@@ -92,7 +92,7 @@ def _bound_under_same_test(statement: cst.If, guards: list, name: str, function:
     (analysis/stable_tests.py): the branch ran, so its last binding of the name, a line of its own
     body after which the branch only reads the name harmlessly, is the one that reaches.  None
     where the branch mentions the name otherwise; `_NOT_BOUND` where it binds it nowhere."""
-    key = test_key(statement.test)
+    key = condition_key(statement.test)
     if key is None or key not in guards or type(statement.body) is not cst.IndentedBlock:
         return _NOT_BOUND
     lines = statement.body.body  # type: ignore[attr-defined]

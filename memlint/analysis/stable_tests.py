@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from memlint.analysis.context import Context
 
 
-def test_key(test: cst.BaseExpression) -> Optional[tuple[str, str]]:
+def condition_key(test: cst.BaseExpression) -> Optional[tuple[str, str]]:
     """("name", n) for a bare name, ("self", attr) for `self.<attr>`; None for any other test."""
     if type(test) is cst.Name:
         return ("name", test.value)  # type: ignore[attr-defined]
@@ -44,7 +44,7 @@ def test_key(test: cst.BaseExpression) -> Optional[tuple[str, str]]:
 
 
 def stable_test(key: tuple[str, str], function: cst.FunctionDef, ctx: "Context") -> bool:
-    """Is the test `key` (`test_key`) the same value wherever `function` evaluates it?"""
+    """Is the test `key` (`condition_key`) the same value wherever `function` evaluates it?"""
     kind, name = key
     if kind == "name":
         return name in parameter_names(function) and not _rebinds(function, name)

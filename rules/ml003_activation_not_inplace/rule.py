@@ -375,6 +375,102 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the flag is a parameter the function rebinds between the two tests: the branch that activates may run where the binding one did not, on the caller's tensor (issue 27, the twenty-first part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.fc = nn.Linear(d, n)
+        self.bn = nn.BatchNorm1d(n)
+    def forward(self, x, embed=False):
+        if embed:
+            x = self.fc(x)
+            x = self.bn(x)
+        embed = x.shape[1] > 4
+        if embed:
+            x = F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the norm's output is kept after its binding in the branch: the activation would overwrite what `self.kept` holds
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, d, n, embed=True):
+        super().__init__()
+        self.embed = embed
+        self.fc = nn.Linear(d, n)
+        self.bn = nn.BatchNorm1d(n)
+    def forward(self, x):
+        if self.embed:
+            x = self.bn(self.fc(x))
+            self.kept = x
+        if self.embed:
+            x = F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a stage of fresh blocks called on the caller's input: with no block it returns that input, which in place would overwrite
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stage(x)
+        h = F.relu(h)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a hook on the stage keeps its output: the activation would overwrite what the hook holds
+            """
+import torch.nn.functional as F
+from torch import nn
+kept = []
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+        self.stage.register_forward_hook(lambda m, i, o: kept.append(o))
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            config=_EXACT,
+        ),
         Valid(  # an entry of the dict of layers replaced by an Identity outside the constructor: `self.convs[...](x)` may return the caller's `x` (issue 27, the twentieth part)
             """
 from collections import OrderedDict
@@ -3470,6 +3566,171 @@ def probe(x):
     ]
 
     INVALID = [
+        Invalid(  # bound under `if self.embed:`, activated under `elif self.embed:`: the flag is set only by the constructor, so the branch that bound the norm's output ran (open-reid's heads; issue 27, the twenty-first part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, d, n, embed=True, norm=False):
+        super().__init__()
+        self.embed = embed
+        self.norm = norm
+        if self.embed:
+            self.fc = nn.Linear(d, n)
+            self.bn = nn.BatchNorm1d(n)
+    def forward(self, x):
+        x = x.flatten(1)
+        if self.embed:
+            x = self.fc(x)
+            x = self.bn(x)
+        if self.norm:
+            x = F.normalize(x)
+        elif self.embed:
+            x = F.relu(x)
+        return x
+""",
+            line=19,
+            column=17,
+            config=_EXACT,
+            message="on the fresh output of `self.bn`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, d, n, embed=True, norm=False):
+        super().__init__()
+        self.embed = embed
+        self.norm = norm
+        if self.embed:
+            self.fc = nn.Linear(d, n)
+            self.bn = nn.BatchNorm1d(n)
+    def forward(self, x):
+        x = x.flatten(1)
+        if self.embed:
+            x = self.fc(x)
+            x = self.bn(x)
+        if self.norm:
+            x = F.normalize(x)
+        elif self.embed:
+            x = F.relu(x, inplace=True)
+        return x
+""",
+            harness=_runs("Head(8, 6)", "4, 8"),
+        ),
+        Invalid(  # a stage a helper method fills with blocks whose `forward` returns a fresh sum: its output is the last block's, or, with no block, the stem's fresh output (fast-autoaugment's Shake-Shake; issue 27, the twenty-first part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            line=17,
+            column=13,
+            config=_EXACT,
+            message="on the fresh output of `self.stage`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h, inplace=True)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            harness=_runs("Net(4, 2)", "2, 3, 8, 8"),
+        ),
+        Invalid(  # the same stage built empty: it returns the stem's output, which nothing else holds
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            line=17,
+            column=13,
+            config=_EXACT,
+            message="on the fresh output of `self.stage`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h, inplace=True)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            harness=_runs("Net(4, 0)", "2, 3, 8, 8"),
+        ),
         Invalid(  # layers kept in a plain OrderedDict the constructor fills with convolutions and nothing else changes: an entry's call is a fresh conv output (monodepth2's PoseDecoder; issue 27, the twentieth part)
             """
 from collections import OrderedDict
