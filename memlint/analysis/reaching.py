@@ -9,8 +9,13 @@ Graph layers bind a value, check it, and use it under a flag:
         return F.elu(h_prime)
 
 Here the search walks back from the statement through its block, and out of the `if` / `elif` /
-`else` branches around it into the block that holds the `if`, until a statement binds the name
-(`name = value` alone on its line).  Every statement passed on the way (the `if` tests included)
+`else` branches around it into the block that holds the `if` (out of an `elif` or an `else`, past
+every test of the chain before it, not the branches those tests chose), until a statement binds the
+name (`name = value` alone on its line).  An earlier `if C:` whose test is one of those the
+statement runs under (the `if C:` / `elif C:` branches it was found in), a test the function
+cannot change (analysis/stable_tests.py: open-reid's `if self.has_embedding: x = self.feat_bn(x)`,
+then `elif self.has_embedding: x = F.relu(x)`), ran its branch: that branch's last binding of the
+name, on a line of its own body followed there only by harmless reads, is the one that reaches.  Every statement passed on the way (the `if` tests included)
 may mention the name only in reads that keep no reference to the tensor: its metadata
 (`h.shape`, `h.size()`, `h.dim()`), or a torch test that returns a new boolean tensor
 (`torch.isnan(h)`).  Anything else (a rebinding in a branch, `kept = h`, a call that may store it)

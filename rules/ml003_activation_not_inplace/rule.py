@@ -215,8 +215,11 @@ class ActivationNotInplace(Rule):
       between: `out += self.shortcut(x)`, where an `if` whose branch returns first (`if fake_relu:
       return FakeReLU.apply(out)`) is off the activation's path, or bound in every branch of an `if`/`else` just before,
       or bound further back when the activation's statement ends the name's life (`return
-      F.elu(h)`, `h = F.relu(h)`, also inside `if` branches) and the statements between read it
-      only for its metadata or a `torch.isnan` test, or rebound on the previous line where the
+      F.elu(h)`, `h = F.relu(h)`, also inside `if`, `elif` and `else` branches) and the statements between read it
+      only for its metadata or a `torch.isnan` test (a branch of an earlier `if C:` counts as run
+      where the activation runs under the same test `C`, a parameter the function never rebinds or a
+      `self.<flag>` bound only by constructors: open-reid's `if self.has_embedding: x =
+      self.feat_bn(x)`, then `elif self.has_embedding: x = F.relu(x)`), or rebound on the previous line where the
       activation's line, in the function's own body, is the name's last mention: `d1 =
       torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`, or bound by each turn of the loop
       just before, on the body's last line that mentions it, and before the loop to such a value or a
@@ -227,7 +230,12 @@ class ActivationNotInplace(Rule):
       (x - bias) / scale, logdet`; also the call of such an `nn.Sequential` class of the file whose
       constructor adds such a layer last for the construction's literal flags: `self.increase =
       _ConvBnReLU(..., False)` skips `if relu: self.add_module("relu", ...)`, so `h =
-      self.increase(h)` is the norm's output)
+      self.increase(h)` is the norm's output; also `h = self.layer3(h)` on the line after one
+      binding `h` to a fresh value, where a method of the class builds the stage as
+      `nn.Sequential(*layers)` from `layers = []` and `layers.append(Block(...))` alone, each block
+      such a layer or a class whose `forward` returns a fresh value (Shake-Shake's `return h + h0`),
+      the stage only ever called, no hook in the file: it returns its last block's output, or with no
+      block the fresh value it was given)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
