@@ -383,6 +383,20 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the `elif` test hands the value to a function that may keep it
+            """
+import torch
+from torch import nn
+def attend(a, b, mode):
+    attn = torch.bmm(a, b)
+    if mode == "softmax":
+        attn = torch.softmax(attn, 2)
+    elif keep(attn):
+        attn = nn.LeakyReLU(0.1)(attn)
+    return attn
+""",
+            config=_EXACT,
+        ),
         Valid(  # the flag is a parameter the function rebinds between the two tests: the branch that activates may run where the binding one did not, on the caller's tensor (issue 27, the twenty-first part)
             """
 import torch.nn.functional as F
@@ -3574,6 +3588,35 @@ def probe(x):
     ]
 
     INVALID = [
+        Invalid(  # bound before an `if` / `elif` chain whose tests do not read it, activated in an `elif` branch that ends its life: the branches before it did not run (SCAN's attention; issue 27, the twenty-first part)
+            """
+import torch
+from torch import nn
+def attend(a, b, mode):
+    attn = torch.bmm(a, b)
+    if mode == "softmax":
+        attn = torch.softmax(attn, 2)
+    elif mode == "clipped":
+        attn = nn.LeakyReLU(0.1)(attn)
+    return attn
+""",
+            line=8,
+            column=16,
+            config=_EXACT,
+            message="on the fresh result of `torch.bmm`",
+            fixed="""
+import torch
+from torch import nn
+def attend(a, b, mode):
+    attn = torch.bmm(a, b)
+    if mode == "softmax":
+        attn = torch.softmax(attn, 2)
+    elif mode == "clipped":
+        attn = nn.LeakyReLU(0.1, inplace=True)(attn)
+    return attn
+""",
+            harness=Harness(setup="import torch\n", then="\na = torch.randn(2, 3, 4, requires_grad=True)\nb = torch.randn(2, 4, 5, requires_grad=True)\nout = attend(a, b, 'clipped')\nout.sum().backward()\nresult = (out, a, b, a.grad, b.grad)\n"),
+        ),
         Invalid(  # bound under `if self.embed:`, activated under `elif self.embed:`: the flag is set only by the constructor, so the branch that bound the norm's output ran (open-reid's heads; issue 27, the twenty-first part)
             """
 import torch.nn.functional as F
