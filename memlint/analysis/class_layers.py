@@ -17,6 +17,7 @@ import libcst as cst
 
 from memlint.analysis.attribute_owners import attribute_uses, inherited_owner
 from memlint.analysis.fresh_forwards import fresh_element_classes, fresh_output_classes
+from memlint.analysis.helper_sequentials import helper_sequential_elements
 from memlint.analysis.initialisers import resolve_global
 from memlint.analysis.inplace_savings import inplace_saving
 from memlint.analysis.inventory import Layer, inventory
@@ -43,6 +44,7 @@ class ClassLayers:
         self._known: Optional[tuple[set[str], dict]] = None
         self._listed: Optional[set[ListElement]] = None
         self._dicts: Optional[set[str]] = None
+        self._stages: Optional[set[str]] = None
 
     def fresh_output_layers(self) -> set[str]:
         """The attributes whose call returns a fresh output that nobody else sees."""
@@ -172,6 +174,45 @@ class ClassLayers:
                 if memo[key]:
                     found.add(a)
         return found
+
+    def stage_layers(self) -> set[str]:
+        """The attributes holding an `nn.Sequential` a method of the class fills with blocks and
+        returns (analysis/helper_sequentials.py: fast-autoaugment's `self.layer3 =
+        self._make_layer(...)`) whose every block returns a fresh output (a torch layer that keeps
+        nothing of it, or a class of the file whose `forward` returns a fresh tensor: ShakeBlock's
+        `h + h0`): `self.layer3(h)` returns its last block's fresh output, or `h` itself where the
+        helper appended none (the asker checks that input).  Only where the file registers no hook
+        at all, binds the attribute once, derives no class from this one (a subclass may override
+        the helper), writes no attribute unseen, and names the attribute (on anything that may be
+        this class's instance) only at that binding and in calls `self.<attribute>(...)` of this
+        class's methods: nothing else reaches a block or the Sequential's elements."""
+        described, ctx = self.described, self.ctx
+        if described is None:
+            return set()
+        if self._stages is None:
+            self._stages = set()
+            changes = module_changes(ctx)
+            name = described.name
+            if changes.hooked or changes.rebinds_unseen or changes.subclasses.get(name):
+                return self._stages
+            stages = helper_sequential_elements(ctx, described.node)
+            if not stages:
+                return self._stages
+            local = {f"local:{c}" for c in (*fresh_output_classes(ctx), *owning_classes(ctx))}
+            called: dict[str, int] = {}
+            for node in code_descendants(described.node):
+                if type(node) is cst.Call:
+                    attribute = self_attr(node.func)  # type: ignore[attr-defined]
+                    if attribute in stages:
+                        called[attribute] = called.get(attribute, 0) + 1  # type: ignore[index]
+            for attribute, kinds in stages.items():
+                if not all(kind in FRESH_OUTPUT_LAYERS or kind in local for kind in kinds):
+                    continue
+                if not changes.bound_once(attribute, name) or changes.elements_changed(attribute, name):
+                    continue
+                if attribute_uses(ctx, name, attribute) == 1 + called.get(attribute, 0):
+                    self._stages.add(attribute)
+        return self._stages
 
     def sequence_only_layer(self, attribute: str) -> Optional[Layer]:
         """The torch layer `self.<attribute>` holds where the class keeps it only to list it once in

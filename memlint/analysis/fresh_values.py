@@ -40,6 +40,8 @@ _RESULT_NAMES = {
     cst.Add: "a fresh sum", cst.Subtract: "a fresh difference", cst.Multiply: "a fresh product",
     cst.Divide: "a fresh quotient", cst.MatrixMultiply: "a fresh matrix product",
 }  # fmt: skip
+# How many stages back `_binds_fresh` follows a chain of `name = self.<stage>(name)` lines.
+_STAGE_CHAIN = 8
 # Names never looked up as loop variables (the cheap test before a walk of the function).
 _CALLABLE_BUILTINS = frozenset({"zip", "len", "range", "list", "tuple", "dict", "enumerate", "getattr", "isinstance"})
 
@@ -143,7 +145,7 @@ class FreshValues:
             return _occurrences(self.code, name) - passed
 
         previous = earlier[-1] if earlier else None
-        producer = self._binds_fresh(previous, name)
+        producer = self._binds_fresh(earlier, len(earlier) - 1, name)
         if producer is not None:
             if target == name or mentions() == 2:
                 return self.described(producer)
@@ -155,7 +157,7 @@ class FreshValues:
             # where the activation's statement ends the name's life (else it is used again later).
             return self._reaching_fresh(statement, name, target, is_direct)
         if len(earlier) >= 2 and _adds_in_place(previous, name):
-            producer = self._binds_fresh(earlier[-2], name)  # `out = ...; out += y; F.relu(out)`
+            producer = self._binds_fresh(earlier, len(earlier) - 2, name)  # `out = ...; out += y; F.relu(out)`
             if producer is None or (target != name and mentions() != 3 and not _last_read(function, statement, name)):
                 return None
             return self.described(producer) + ", changed in place by `+=`"
@@ -197,10 +199,33 @@ class FreshValues:
                 return f"the fresh output of `{func.value}`, a layer of a ModuleList"  # type: ignore[attr-defined]
         return described(value)
 
-    def _binds_fresh(self, previous, name: str) -> Optional[cst.BaseExpression]:
-        """The fresh value `previous` binds `name` to (`name = self.conv(x)`), or None."""
-        value = bound_value(previous, name) if previous is not None else None
-        return value if value is not None and self.fresh(value) else None
+    def _binds_fresh(self, earlier: list, index: int, name: str, depth: int = 0) -> Optional[cst.BaseExpression]:
+        """The fresh value `earlier[index]` binds `name` to (`name = self.conv(x)`), or None.  Also
+        `name = self.layer3(name)`, a stage of blocks that each return a fresh output
+        (`ClassLayers.stage_layers`), where the line before binds `name` to a fresh value: the
+        stage returns its last block's output, or, with no block, that value itself, which no other
+        name holds (the chain followed back a few lines: `h = self.c_in(x)`, `h = self.layer1(h)`,
+        ..., `h = self.layer3(h)`)."""
+        if index < 0:
+            return None
+        value = bound_value(earlier[index], name)
+        if value is None:
+            return None
+        if self.fresh(value):
+            return value
+        if depth < _STAGE_CHAIN and self._stage_of(value, name) and self._binds_fresh(earlier, index - 1, name, depth + 1) is not None:
+            return value
+        return None
+
+    def _stage_of(self, value: cst.BaseExpression, name: str) -> bool:
+        """`self.<stage>(name)`: a stage layer of the class called on `name` alone."""
+        if type(value) is not cst.Call or len(value.args) != 1:  # type: ignore[attr-defined]
+            return False
+        arg = value.args[0]  # type: ignore[attr-defined]
+        if arg.star or arg.keyword is not None or type(arg.value) is not cst.Name or arg.value.value != name:
+            return False
+        attribute = self_attr(value.func)  # type: ignore[attr-defined]
+        return attribute is not None and attribute in self.layers.stage_layers()
 
 
 def calls_run_by(small: cst.BaseSmallStatement) -> Iterator[cst.Call]:

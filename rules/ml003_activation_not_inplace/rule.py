@@ -212,8 +212,11 @@ class ActivationNotInplace(Rule):
       between: `out += self.shortcut(x)`, where an `if` whose branch returns first (`if fake_relu:
       return FakeReLU.apply(out)`) is off the activation's path, or bound in every branch of an `if`/`else` just before,
       or bound further back when the activation's statement ends the name's life (`return
-      F.elu(h)`, `h = F.relu(h)`, also inside `if` branches) and the statements between read it
-      only for its metadata or a `torch.isnan` test, or rebound on the previous line where the
+      F.elu(h)`, `h = F.relu(h)`, also inside `if`, `elif` and `else` branches) and the statements between read it
+      only for its metadata or a `torch.isnan` test (a branch of an earlier `if C:` counts as run
+      where the activation runs under the same test `C`, a parameter the function never rebinds or a
+      `self.<flag>` bound only by constructors: open-reid's `if self.has_embedding: x =
+      self.feat_bn(x)`, then `elif self.has_embedding: x = F.relu(x)`), or rebound on the previous line where the
       activation's line, in the function's own body, is the name's last mention: `d1 =
       torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`, or bound by each turn of the loop
       just before, on the body's last line that mentions it, and before the loop to such a value or a
@@ -224,7 +227,12 @@ class ActivationNotInplace(Rule):
       (x - bias) / scale, logdet`; also the call of such an `nn.Sequential` class of the file whose
       constructor adds such a layer last for the construction's literal flags: `self.increase =
       _ConvBnReLU(..., False)` skips `if relu: self.add_module("relu", ...)`, so `h =
-      self.increase(h)` is the norm's output)
+      self.increase(h)` is the norm's output; also `h = self.layer3(h)` on the line after one
+      binding `h` to a fresh value, where a method of the class builds the stage as
+      `nn.Sequential(*layers)` from `layers = []` and `layers.append(Block(...))` alone, each block
+      such a layer or a class whose `forward` returns a fresh value (Shake-Shake's `return h + h0`),
+      the stage only ever called, no hook in the file: it returns its last block's output, or with no
+      block the fresh value it was given)
       or of `+`, `-`, `*` (`F.relu(a + b)`), or of an op that keeps nothing of its result for
       backward (`torch.cat`, `F.gelu`, `torch.mm`, `/`, pooling, the tensor methods `h.div(s)`,
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
@@ -378,6 +386,116 @@ class ActivationNotInplace(Rule):
     fix_safety = "mixed"  # unsafe for ELU, CELU, SELU and a slope that is not a literal
 
     VALID = [
+        Valid(  # the `elif` test hands the value to a function that may keep it
+            """
+import torch
+from torch import nn
+def attend(a, b, mode):
+    attn = torch.bmm(a, b)
+    if mode == "softmax":
+        attn = torch.softmax(attn, 2)
+    elif keep(attn):
+        attn = nn.LeakyReLU(0.1)(attn)
+    return attn
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the flag is a parameter the function rebinds between the two tests: the branch that activates may run where the binding one did not, on the caller's tensor (issue 27, the twenty-first part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.fc = nn.Linear(d, n)
+        self.bn = nn.BatchNorm1d(n)
+    def forward(self, x, embed=False):
+        if embed:
+            x = self.fc(x)
+            x = self.bn(x)
+        embed = x.shape[1] > 4
+        if embed:
+            x = F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # the norm's output is kept after its binding in the branch: the activation would overwrite what `self.kept` holds
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, d, n, embed=True):
+        super().__init__()
+        self.embed = embed
+        self.fc = nn.Linear(d, n)
+        self.bn = nn.BatchNorm1d(n)
+    def forward(self, x):
+        if self.embed:
+            x = self.bn(self.fc(x))
+            self.kept = x
+        if self.embed:
+            x = F.relu(x)
+        return x
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a stage of fresh blocks called on the caller's input: with no block it returns that input, which in place would overwrite
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stage(x)
+        h = F.relu(h)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            config=_EXACT,
+        ),
+        Valid(  # a hook on the stage keeps its output: the activation would overwrite what the hook holds
+            """
+import torch.nn.functional as F
+from torch import nn
+kept = []
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+        self.stage.register_forward_hook(lambda m, i, o: kept.append(o))
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            config=_EXACT,
+        ),
         Valid(  # an entry of the dict of layers replaced by an Identity outside the constructor: `self.convs[...](x)` may return the caller's `x` (issue 27, the twentieth part)
             """
 from collections import OrderedDict
@@ -3527,6 +3645,200 @@ def probe(x):
     ]
 
     INVALID = [
+        Invalid(  # bound before an `if` / `elif` chain whose tests do not read it, activated in an `elif` branch that ends its life: the branches before it did not run (SCAN's attention; issue 27, the twenty-first part)
+            """
+import torch
+from torch import nn
+def attend(a, b, mode):
+    attn = torch.bmm(a, b)
+    if mode == "softmax":
+        attn = torch.softmax(attn, 2)
+    elif mode == "clipped":
+        attn = nn.LeakyReLU(0.1)(attn)
+    return attn
+""",
+            line=8,
+            column=16,
+            config=_EXACT,
+            message="on the fresh result of `torch.bmm`",
+            fixed="""
+import torch
+from torch import nn
+def attend(a, b, mode):
+    attn = torch.bmm(a, b)
+    if mode == "softmax":
+        attn = torch.softmax(attn, 2)
+    elif mode == "clipped":
+        attn = nn.LeakyReLU(0.1, inplace=True)(attn)
+    return attn
+""",
+            harness=Harness(setup="import torch\n", then="\na = torch.randn(2, 3, 4, requires_grad=True)\nb = torch.randn(2, 4, 5, requires_grad=True)\nout = attend(a, b, 'clipped')\nout.sum().backward()\nresult = (out, a, b, a.grad, b.grad)\n"),
+        ),
+        Invalid(  # bound under `if self.embed:`, activated under `elif self.embed:`: the flag is set only by the constructor, so the branch that bound the norm's output ran (open-reid's heads; issue 27, the twenty-first part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, d, n, embed=True, norm=False):
+        super().__init__()
+        self.embed = embed
+        self.norm = norm
+        if self.embed:
+            self.fc = nn.Linear(d, n)
+            self.bn = nn.BatchNorm1d(n)
+    def forward(self, x):
+        x = x.flatten(1)
+        if self.embed:
+            x = self.fc(x)
+            x = self.bn(x)
+        if self.norm:
+            x = F.normalize(x)
+        elif self.embed:
+            x = F.relu(x)
+        return x
+""",
+            line=19,
+            column=17,
+            config=_EXACT,
+            message="on the fresh output of `self.bn`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Head(nn.Module):
+    def __init__(self, d, n, embed=True, norm=False):
+        super().__init__()
+        self.embed = embed
+        self.norm = norm
+        if self.embed:
+            self.fc = nn.Linear(d, n)
+            self.bn = nn.BatchNorm1d(n)
+    def forward(self, x):
+        x = x.flatten(1)
+        if self.embed:
+            x = self.fc(x)
+            x = self.bn(x)
+        if self.norm:
+            x = F.normalize(x)
+        elif self.embed:
+            x = F.relu(x, inplace=True)
+        return x
+""",
+            harness=_runs("Head(8, 6)", "4, 8"),
+        ),
+        Invalid(  # a stage a helper method fills with blocks whose `forward` returns a fresh sum: its output is the last block's, or, with no block, the stem's fresh output (fast-autoaugment's Shake-Shake; issue 27, the twenty-first part)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            line=17,
+            column=13,
+            config=_EXACT,
+            message="on the fresh output of `self.stage`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h, inplace=True)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            harness=_runs("Net(4, 2)", "2, 3, 8, 8"),
+        ),
+        Invalid(  # the same stage built empty: it returns the stem's output, which nothing else holds
+            """
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            line=17,
+            column=13,
+            config=_EXACT,
+            message="on the fresh output of `self.stage`",
+            fixed="""
+import torch.nn.functional as F
+from torch import nn
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+    def forward(self, x):
+        return self.conv(x) + x
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.relu(h, inplace=True)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Block(c))
+        return nn.Sequential(*layers)
+""",
+            harness=_runs("Net(4, 0)", "2, 3, 8, 8"),
+        ),
         Invalid(  # layers kept in a plain OrderedDict the constructor fills with convolutions and nothing else changes: an entry's call is a fresh conv output (monodepth2's PoseDecoder; issue 27, the twentieth part)
             """
 from collections import OrderedDict
