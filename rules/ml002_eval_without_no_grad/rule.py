@@ -4272,6 +4272,335 @@ for x in loader:
     ]
 
     INVALID += [
+        Invalid(  # a module-level helper called with the literal `None` for its optimizer after `model.eval()`: `if optimizer:` is false, so its backward never runs and the model runs with gradients on (fast-autoaugment's `run_epoch`)
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer, scheduler=None):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn, None)
+""",
+            line=16,
+            column=12,
+            unsafe=True,
+            fixed="""
+import torch
+def run_epoch(model, loader, loss_fn, optimizer, scheduler=None):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        total += loss.item()
+    return total
+@torch.no_grad()
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn, None)
+""",
+        ),
+        Invalid(  # the optimizer left at its default `None`: `if optimizer is not None:` is false, the helper only evaluates
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer=None):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer is not None:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn)
+""",
+            line=14,
+            column=12,
+            unsafe=True,
+            fixed="""
+import torch
+def run_epoch(model, loader, loss_fn, optimizer=None):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer is not None:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+@torch.no_grad()
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn)
+""",
+        ),
+        Invalid(  # a module-level helper called with `mode="eval"` after `model.eval()`: the backward under `if mode == "train" or mode == "train+log":` never runs, `model.forward(src)` does (the annotated transformer's `run_epoch`)
+            """
+import torch
+def run_epoch(batches, model, loss_fn, optimizer, mode="train"):
+    total = 0.0
+    for src, tgt in batches:
+        out = model.forward(src)
+        loss = loss_fn(out, tgt)
+        if mode == "train" or mode == "train+log":
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        total += loss.item()
+    return total
+def fit(model, train_batches, val_batches, loss_fn, optimizer):
+    for epoch in range(10):
+        model.train()
+        run_epoch(train_batches, model, loss_fn, optimizer, mode="train")
+        model.eval()
+        print(run_epoch(val_batches, model, loss_fn, None, mode="eval"))
+""",
+            line=18,
+            column=15,
+            unsafe=True,
+            fixed="""
+import torch
+def run_epoch(batches, model, loss_fn, optimizer, mode="train"):
+    total = 0.0
+    for src, tgt in batches:
+        out = model.forward(src)
+        loss = loss_fn(out, tgt)
+        if mode == "train" or mode == "train+log":
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        total += loss.item()
+    return total
+def fit(model, train_batches, val_batches, loss_fn, optimizer):
+    for epoch in range(10):
+        model.train()
+        run_epoch(train_batches, model, loss_fn, optimizer, mode="train")
+        model.eval()
+        with torch.no_grad():
+            print(run_epoch(val_batches, model, loss_fn, None, mode="eval"))
+""",
+        ),
+        Invalid(  # a mode switch the other way round, `if is_validate: model.eval()` / `else: model.train()`, beside set-up statements; the file calls it with `is_validate=True` outside no_grad and the backward sits under `if not is_validate:` (flownet2's `train`)
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        title = "Validating {}".format(len(loader))
+        batches = iter(loader)
+    else:
+        model.train()
+        title = "Training {}".format(len(loader))
+        batches = iter(loader)
+    total = 0.0
+    for x, y in batches:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    print(title)
+    return total
+def main(model, train_loader, val_loader, optimizer):
+    for epoch in range(10):
+        one_pass(model, val_loader, optimizer, is_validate=True)
+        one_pass(model, train_loader, optimizer)
+""",
+            line=13,
+            column=16,
+            message='after `model.eval()` (where `is_validate` is true)',
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the helper's evaluating call runs under no_grad
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn):
+    model.eval()
+    with torch.no_grad():
+        return run_epoch(model, loader, loss_fn, None)
+"""
+        ),
+        Valid(  # the literal `None` skips only the optimizer's step: the backward runs whatever the argument, the gradients are computed
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        if optimizer:
+            optimizer.step()
+            optimizer.zero_grad()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn, None)
+"""
+        ),
+        Valid(  # the optimizer handed on is a name, not a literal: the backward under `if optimizer:` may run
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn, optimizer):
+    model.eval()
+    return run_epoch(model, loader, loss_fn, optimizer)
+"""
+        ),
+        Valid(  # `mode == "train" or optimizer is not None` is not decided by the literal mode alone: the backward may run
+            """
+import torch
+def run_epoch(batches, model, loss_fn, optimizer, mode="train"):
+    total = 0.0
+    for src, tgt in batches:
+        out = model.forward(src)
+        loss = loss_fn(out, tgt)
+        if mode == "train" or optimizer is not None:
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def fit(model, val_batches, loss_fn, optimizer):
+    model.eval()
+    print(run_epoch(val_batches, model, loss_fn, optimizer, mode="eval"))
+"""
+        ),
+        Valid(  # the other-way-round mode switch's only evaluating call runs under no_grad
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        title = "Validating {}".format(len(loader))
+    else:
+        model.train()
+        title = "Training {}".format(len(loader))
+    total = 0.0
+    for x, y in loader:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, train_loader, val_loader, optimizer):
+    for epoch in range(10):
+        with torch.no_grad():
+            one_pass(model, val_loader, optimizer, is_validate=True)
+        one_pass(model, train_loader, optimizer)
+"""
+        ),
+        Valid(  # the function is handed to other code as a value (`run_later(one_pass, ...)`): it may run anywhere, its switch decides nothing
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        title = "Validating {}".format(len(loader))
+    else:
+        model.train()
+        title = "Training {}".format(len(loader))
+    total = 0.0
+    for x, y in loader:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, train_loader, val_loader, optimizer, run_later):
+    run_later(one_pass, model, val_loader, optimizer, True)
+    one_pass(model, val_loader, optimizer, is_validate=True)
+"""
+        ),
+        Valid(  # the eval branch turns gradients off itself (`torch.set_grad_enabled(False)` beside `model.eval()`): no set-up statement, no switch
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        torch.set_grad_enabled(False)
+    else:
+        model.train()
+        torch.set_grad_enabled(True)
+    total = 0.0
+    for x, y in loader:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, train_loader, val_loader, optimizer):
+    one_pass(model, val_loader, optimizer, is_validate=True)
+    one_pass(model, train_loader, optimizer)
+"""
+        ),
+        Valid(  # the other-way-round switch's eval branch still backpropagates (the backward is under no test of the flag)
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        title = "Validating"
+    else:
+        model.train()
+        title = "Training"
+    for x, y in loader:
+        loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+def main(model, val_loader, optimizer):
+    one_pass(model, val_loader, optimizer, is_validate=True)
+"""
+        ),
+    ]
+
+    INVALID += [
         Invalid(  # a second model's `.eval()` in a block of the first one's region opens that model's own region
             """
 import torch
