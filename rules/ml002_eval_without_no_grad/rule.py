@@ -40,7 +40,9 @@ class EvalWithoutNoGrad(Rule):
     `else` of `if train:`), in the body of `with X(model):` where X is a class of the project whose
     `__enter__` puts models in eval mode (pytorch_sac's `utils.eval_mode`, calling `model.train(False)`), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
-    only run inside those) when the file calls the function with another constant for that
+    only run inside those; also the other way round on a flag, `if is_validate: model.eval()` /
+    `else: model.train()` with backward under `if not is_validate:`, flownet2's `train`; either branch
+    may set the phase up beside its mode call, `progress = tqdm(loader)`, naming no grad switch) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
     returns it; for a method, its class calling `self.run_epoch('val', loader)`, every use of
     `self.run_epoch` such a call: CenterNet's trainer, whose eval branch may also pick the
@@ -84,7 +86,11 @@ class EvalWithoutNoGrad(Rule):
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
     under `if not cross_valid:`, `self._pass(loader, 'val')` the one under `if phase == 'train':` (also
     `!=`, `in`, `not in` a literal tuple; strings, integers, `True`/`False`/`None`, never compared across kinds;
-    positional-only parameters counted; not where another class of the file overrides the helper); in a function named as an
+    positional-only parameters counted; not where another class of the file overrides the helper; the
+    same for a function of the file handed X, `run_epoch(model, loader, loss_fn, None)` skipping `if
+    optimizer:` / `if optimizer is not None:`, `run_epoch(..., mode="eval")` the block under `if mode ==
+    "train" or mode == "train+log":`, where `model(x)` or `model.forward(x)` runs: a literal's truth,
+    `is None`, and `and` / `or` the decided sides settle); in a function named as an
     evaluation or a loop over evaluation data, a method that runs any model of `self`, in an
     nn.Module also through a method of self fed data whose name says it runs it: CloserLookFewShot's
     `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
