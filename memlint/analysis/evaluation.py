@@ -1281,13 +1281,21 @@ def _train_then_eval(training, evaluating, ctx: "Context", scope: Scope) -> tupl
     return train, (_eval_mode_call(_statement_of(evaluating, found), ctx, scope) if found is not None else None)
 
 
-# What a branch's set-up statement may not name: a grad switch, or a mode call of its own.
-_SWITCHING_NAMES = frozenset({"no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "backward", "train", "eval", "requires_grad_"})
+# What a branch's set-up statement may not name: a grad switch, or a mode call of its own; nor
+# anything whose name speaks of gradients or freezing (`set_requires_grad(net, False)`, `freeze(model)`:
+# a branch that freezes the model builds no graph after it).
+_SWITCHING_NAMES = frozenset({"inference_mode", "backward", "train", "eval"})
+_SWITCHING_WORDS = ("grad", "freeze")
+
+
+def _names_a_switch(name: str) -> bool:
+    lowered = name.lower()
+    return name in _SWITCHING_NAMES or any(word in lowered for word in _SWITCHING_WORDS)
 
 
 def _mode_beside_setup(statements, shape) -> Optional[cst.Call]:
     """The one mode call among statements of assignments and expressions that name no grad switch,
-    no backward and no other mode call (`title = 'Validating'.format(epoch)`, `args.n = ...`,
+    no freezing, no backward and no other mode call (`title = 'Validating'.format(epoch)`, `args.n = ...`,
     `progress = tqdm(loader)`); None for anything else (a loop, a `return`, an `if`)."""
     found = None
     for statement in statements:
@@ -1299,7 +1307,7 @@ def _mode_beside_setup(statements, shape) -> Optional[cst.Call]:
             continue
         if type(statement) is not cst.SimpleStatementLine or not all(type(small) in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr) for small in statement.body):  # type: ignore[attr-defined]
             return None
-        if any((type(n) is cst.Name and n.value in _SWITCHING_NAMES) or (type(n) is cst.Attribute and n.attr.value in _SWITCHING_NAMES) for n in code_descendants(statement)):  # type: ignore[attr-defined]
+        if any((type(n) is cst.Name and _names_a_switch(n.value)) or (type(n) is cst.Attribute and _names_a_switch(n.attr.value)) for n in code_descendants(statement)):  # type: ignore[attr-defined]
             return None
     return found
 

@@ -4585,6 +4585,31 @@ def main(model, train_loader, val_loader, optimizer):
     one_pass(model, train_loader, optimizer)
 """
         ),
+        Valid(  # the other-way-round switch's eval branch freezes the model beside its mode call (a helper of another file): no graph is built after it
+            """
+import torch
+from tools import set_requires_grad
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        set_requires_grad(model, False)
+    else:
+        model.train()
+        set_requires_grad(model, True)
+    total = 0.0
+    for x, y in loader:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, train_loader, val_loader, optimizer):
+    one_pass(model, val_loader, optimizer, is_validate=True)
+    one_pass(model, train_loader, optimizer)
+"""
+        ),
         Valid(  # the other-way-round switch's eval branch still backpropagates (the backward is under no test of the flag)
             """
 import torch
