@@ -43,7 +43,9 @@ class EvalWithoutNoGrad(Rule):
     `model.val_start()`, whose body is `self.img_enc.eval(); self.txt_enc.eval()`; a statement calling a
     project method so named that may call `.train()`, `model.train_start()`, ends the region), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
-    only run inside those) when the file calls the function with another constant for that
+    only run inside those; also the other way round on a flag, `if is_validate: model.eval()` /
+    `else: model.train()` with backward under `if not is_validate:`, flownet2's `train`; either branch
+    may set the phase up beside its mode call, `progress = tqdm(loader)`, naming no grad switch) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
     returns it; for a method, its class calling `self.run_epoch('val', loader)`, every use of
     `self.run_epoch` such a call: CenterNet's trainer, whose eval branch may also pick the
@@ -88,7 +90,11 @@ class EvalWithoutNoGrad(Rule):
     call's literal arguments rule out do not run: `self._run_one_epoch(cross_valid=True)` skips the backward
     under `if not cross_valid:`, `self._pass(loader, 'val')` the one under `if phase == 'train':` (also
     `!=`, `in`, `not in` a literal tuple; strings, integers, `True`/`False`/`None`, never compared across kinds;
-    positional-only parameters counted; not where another class of the file overrides the helper); in a function named as an
+    positional-only parameters counted; not where another class of the file overrides the helper; the
+    same for a function of the file handed X, `run_epoch(model, loader, loss_fn, None)` skipping `if
+    optimizer:` / `if optimizer is not None:`, `run_epoch(..., mode="eval")` the block under `if mode ==
+    "train" or mode == "train+log":`, where `model(x)` or `model.forward(x)` runs: a literal's truth,
+    `is None`, and `and` / `or` the decided sides settle); in a function named as an
     evaluation or a loop over evaluation data, a method that runs any model of `self`, in an
     nn.Module also through a method of self fed data whose name says it runs it: CloserLookFewShot's
     `self.correct(x)` over `test_loader`, whose body runs `self.set_forward(x)`), `self.feature.forward(x)`
@@ -4271,6 +4277,360 @@ encode = pair.gen_a.encode if a2b else other.encode
 for x in loader:
     codes = encode(x)
     print(codes.mean().item())
+"""
+        ),
+    ]
+
+    INVALID += [
+        Invalid(  # a module-level helper called with the literal `None` for its optimizer after `model.eval()`: `if optimizer:` is false, so its backward never runs and the model runs with gradients on (fast-autoaugment's `run_epoch`)
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer, scheduler=None):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn, None)
+""",
+            line=16,
+            column=12,
+            unsafe=True,
+            fixed="""
+import torch
+def run_epoch(model, loader, loss_fn, optimizer, scheduler=None):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        total += loss.item()
+    return total
+@torch.no_grad()
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn, None)
+""",
+        ),
+        Invalid(  # the optimizer left at its default `None`: `if optimizer is not None:` is false, the helper only evaluates
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer=None):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer is not None:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn)
+""",
+            line=14,
+            column=12,
+            unsafe=True,
+            fixed="""
+import torch
+def run_epoch(model, loader, loss_fn, optimizer=None):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer is not None:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+@torch.no_grad()
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn)
+""",
+        ),
+        Invalid(  # a module-level helper called with `mode="eval"` after `model.eval()`: the backward under `if mode == "train" or mode == "train+log":` never runs, `model.forward(src)` does (the annotated transformer's `run_epoch`)
+            """
+import torch
+def run_epoch(batches, model, loss_fn, optimizer, mode="train"):
+    total = 0.0
+    for src, tgt in batches:
+        out = model.forward(src)
+        loss = loss_fn(out, tgt)
+        if mode == "train" or mode == "train+log":
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        total += loss.item()
+    return total
+def fit(model, train_batches, val_batches, loss_fn, optimizer):
+    for epoch in range(10):
+        model.train()
+        run_epoch(train_batches, model, loss_fn, optimizer, mode="train")
+        model.eval()
+        print(run_epoch(val_batches, model, loss_fn, None, mode="eval"))
+""",
+            line=18,
+            column=15,
+            unsafe=True,
+            fixed="""
+import torch
+def run_epoch(batches, model, loss_fn, optimizer, mode="train"):
+    total = 0.0
+    for src, tgt in batches:
+        out = model.forward(src)
+        loss = loss_fn(out, tgt)
+        if mode == "train" or mode == "train+log":
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        total += loss.item()
+    return total
+def fit(model, train_batches, val_batches, loss_fn, optimizer):
+    for epoch in range(10):
+        model.train()
+        run_epoch(train_batches, model, loss_fn, optimizer, mode="train")
+        model.eval()
+        with torch.no_grad():
+            print(run_epoch(val_batches, model, loss_fn, None, mode="eval"))
+""",
+        ),
+        Invalid(  # a mode switch the other way round, `if is_validate: model.eval()` / `else: model.train()`, beside set-up statements; the file calls it with `is_validate=True` outside no_grad and the backward sits under `if not is_validate:` (flownet2's `train`)
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        title = "Validating {}".format(len(loader))
+        batches = iter(loader)
+    else:
+        model.train()
+        title = "Training {}".format(len(loader))
+        batches = iter(loader)
+    total = 0.0
+    for x, y in batches:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    print(title)
+    return total
+def main(model, train_loader, val_loader, optimizer):
+    for epoch in range(10):
+        one_pass(model, val_loader, optimizer, is_validate=True)
+        one_pass(model, train_loader, optimizer)
+""",
+            line=13,
+            column=16,
+            message='after `model.eval()` (where `is_validate` is true)',
+        ),
+    ]
+
+    VALID += [
+        Valid(  # the helper's evaluating call runs under no_grad
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn):
+    model.eval()
+    with torch.no_grad():
+        return run_epoch(model, loader, loss_fn, None)
+"""
+        ),
+        Valid(  # the literal `None` skips only the optimizer's step: the backward runs whatever the argument, the gradients are computed
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        if optimizer:
+            optimizer.step()
+            optimizer.zero_grad()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn):
+    model.eval()
+    return run_epoch(model, loader, loss_fn, None)
+"""
+        ),
+        Valid(  # the optimizer handed on is a name, not a literal: the backward under `if optimizer:` may run
+            """
+import torch
+def run_epoch(model, loader, loss_fn, optimizer):
+    total = 0.0
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if optimizer:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, loader, loss_fn, optimizer):
+    model.eval()
+    return run_epoch(model, loader, loss_fn, optimizer)
+"""
+        ),
+        Valid(  # `mode == "train" or optimizer is not None` is not decided by the literal mode alone: the backward may run
+            """
+import torch
+def run_epoch(batches, model, loss_fn, optimizer, mode="train"):
+    total = 0.0
+    for src, tgt in batches:
+        out = model.forward(src)
+        loss = loss_fn(out, tgt)
+        if mode == "train" or optimizer is not None:
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def fit(model, val_batches, loss_fn, optimizer):
+    model.eval()
+    print(run_epoch(val_batches, model, loss_fn, optimizer, mode="eval"))
+"""
+        ),
+        Valid(  # the other-way-round mode switch's only evaluating call runs under no_grad
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        title = "Validating {}".format(len(loader))
+    else:
+        model.train()
+        title = "Training {}".format(len(loader))
+    total = 0.0
+    for x, y in loader:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, train_loader, val_loader, optimizer):
+    for epoch in range(10):
+        with torch.no_grad():
+            one_pass(model, val_loader, optimizer, is_validate=True)
+        one_pass(model, train_loader, optimizer)
+"""
+        ),
+        Valid(  # the function is handed to other code as a value (`run_later(one_pass, ...)`): it may run anywhere, its switch decides nothing
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        title = "Validating {}".format(len(loader))
+    else:
+        model.train()
+        title = "Training {}".format(len(loader))
+    total = 0.0
+    for x, y in loader:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, train_loader, val_loader, optimizer, run_later):
+    run_later(one_pass, model, val_loader, optimizer, True)
+    one_pass(model, val_loader, optimizer, is_validate=True)
+"""
+        ),
+        Valid(  # the eval branch turns gradients off itself (`torch.set_grad_enabled(False)` beside `model.eval()`): no set-up statement, no switch
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        torch.set_grad_enabled(False)
+    else:
+        model.train()
+        torch.set_grad_enabled(True)
+    total = 0.0
+    for x, y in loader:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, train_loader, val_loader, optimizer):
+    one_pass(model, val_loader, optimizer, is_validate=True)
+    one_pass(model, train_loader, optimizer)
+"""
+        ),
+        Valid(  # the other-way-round switch's eval branch freezes the model beside its mode call (a helper of another file): no graph is built after it
+            """
+import torch
+from tools import set_requires_grad
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        set_requires_grad(model, False)
+    else:
+        model.train()
+        set_requires_grad(model, True)
+    total = 0.0
+    for x, y in loader:
+        loss = model(x, y)
+        if not is_validate:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        total += loss.item()
+    return total
+def main(model, train_loader, val_loader, optimizer):
+    one_pass(model, val_loader, optimizer, is_validate=True)
+    one_pass(model, train_loader, optimizer)
+"""
+        ),
+        Valid(  # the other-way-round switch's eval branch still backpropagates (the backward is under no test of the flag)
+            """
+import torch
+def one_pass(model, loader, optimizer, is_validate=False):
+    if is_validate:
+        model.eval()
+        title = "Validating"
+    else:
+        model.train()
+        title = "Training"
+    for x, y in loader:
+        loss = model(x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+def main(model, val_loader, optimizer):
+    one_pass(model, val_loader, optimizer, is_validate=True)
 """
         ),
     ]
