@@ -203,7 +203,7 @@ class SemanticModel:
         if self._callee_index is None:
             self._callee_index = returned_elements.CalleeIndex(self.module, self._instances())
         definitions = self._callee_index.definitions(call, caller, class_name, frozenset(module_classes))
-        return returned_elements.combined_sources(definitions) if definitions else None
+        return self._callee_index.combined_sources(definitions) if definitions else None
 
     def _instances(self) -> dict[str, Optional[str]]:
         """Names and `self.<attr>`s -> the class every assignment of them builds (one walk, whatever

@@ -152,6 +152,14 @@ class CalleeIndex:
             elif kind is cst.Name and node.value in self.functions and id(node) not in callees:  # type: ignore[attr-defined]
                 escaping.add(node.value)  # type: ignore[attr-defined]
         self._escaping = escaping  # read as a value somewhere (or as an attribute's name): callers not all seen
+        self._locals: dict[int, set[str]] = {}  # id(caller) -> the names it binds
+        self._sources: dict[int, Optional[tuple[Sources, ...]]] = {}  # id(def) -> element_sources
+
+    def element_sources(self, function: cst.FunctionDef) -> Optional[tuple[Sources, ...]]:
+        key = id(function)
+        if key not in self._sources:
+            self._sources[key] = element_sources(function)
+        return self._sources[key]
 
     def definitions(
         self, call: cst.Call, caller: Optional[cst.FunctionDef], class_name: Optional[str], module_classes: frozenset[str]
@@ -161,7 +169,9 @@ class CalleeIndex:
         func = call.func
         if type(func) is cst.Name:
             name = func.value
-            local = caller is not None and name in _local_names(caller)
+            if caller is not None and id(caller) not in self._locals:
+                self._locals[id(caller)] = _local_names(caller)
+            local = caller is not None and name in self._locals[id(caller)]
             if not local and name in self.functions and not self.functions[name].decorators:
                 return [(self.functions[name], 0)]
             if not local:
@@ -234,12 +244,16 @@ class CalleeIndex:
         return found or None
 
 
-def combined_sources(definitions: list[tuple[cst.FunctionDef, int]]) -> Optional[tuple[tuple[Sources, ...], list[tuple[cst.FunctionDef, int]]]]:
-    """Per position, what every definition's element there may carry history from (None where one
-    may carry its own), or None where they disagree on the tuple's length or one is not known."""
+    def combined_sources(self, definitions: list[tuple[cst.FunctionDef, int]]) -> Optional[tuple[tuple[Sources, ...], list[tuple[cst.FunctionDef, int]]]]:
+        """Per position, what every definition's element there may carry history from (None where
+        one may carry its own), or None where they disagree on the tuple's length or one is not known."""
+        return _combined(definitions, self.element_sources)
+
+
+def _combined(definitions: list[tuple[cst.FunctionDef, int]], read) -> Optional[tuple[tuple[Sources, ...], list[tuple[cst.FunctionDef, int]]]]:
     combined: Optional[list[Sources]] = None
     for function, _ in definitions:
-        sources = element_sources(function)
+        sources = read(function)
         if sources is None:
             return None
         if combined is None:
