@@ -130,3 +130,9 @@ def test_a_method_and_its_overrides_must_agree() -> None:
     assert _graphs(_METHODS)["acc"] is False
     weighted = "class Weighted(Classifier):\n    def step(self, x, y):\n        loss = self.criterion(self.model(x), y)\n        return loss, loss * 0.5\n"
     assert _graphs(_METHODS + weighted)["acc"] is True  # one override keeps history there: the guess stays
+
+
+def test_a_method_an_instance_may_replace() -> None:
+    replaced = _METHODS.replace("    def step(self, x, y):\n        raise", "    def __init__(self, fn):\n        self.step = fn\n\n    def step(self, x, y):\n        raise")
+    assert replaced != _METHODS
+    assert _graphs(replaced)["acc"] is True  # `self.step = fn`: the call may run anything

@@ -23,7 +23,9 @@ history it would otherwise have guessed, it reports nothing wrongly):
   F's name is read only as the callee of calls and every such call hands `C(...)` of one class of the
   file at that parameter (the annotated transformer's `run_epoch(..., SimpleLossCompute(...), ...)`);
 - `self.m(...)` in a class K of the file that defines `m`: K's `m` and every override of it in the
-  classes of the file deriving from K (an override that only raises is left out), all agreeing.
+  classes of the file deriving from K (an override that only raises is left out), all agreeing,
+  where no assignment of the file sets an attribute `m` on an object (`self.m = fn`) and none calls
+  `setattr`.
 Each definition must be an undecorated plain `def` taking `self` first where it is a method.
 """
 
@@ -144,8 +146,23 @@ class CalleeIndex:
         self.calls: dict[str, list[cst.Call]] = {}
         escaping: set[str] = set()
         callees = {id(f.name) for f in self.functions.values()}  # (a `def`'s own name is no read)
+        # Attribute names some assignment sets on an object (`self.step = fn`, `net.forward = f`):
+        # such a method may be replaced on an instance; with `setattr`, any may
+        self.replaced: set[str] = set()
         for node in code_descendants(module):
             kind = type(node)
+            if kind in (cst.Assign, cst.AugAssign, cst.AnnAssign):
+                targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]  # type: ignore[attr-defined]
+                while targets:
+                    target = targets.pop()
+                    if type(target) is cst.Attribute:
+                        self.replaced.add(target.attr.value)  # type: ignore[attr-defined]
+                    elif type(target) in (cst.Tuple, cst.List):
+                        targets.extend(e.value for e in target.elements)  # type: ignore[attr-defined]
+                    elif type(target) is cst.StarredElement:
+                        targets.append(target.value)  # type: ignore[attr-defined]
+            elif kind is cst.Name and node.value == "setattr":  # type: ignore[attr-defined]
+                self.replaced.add("*")
             if kind is cst.Call and type(node.func) is cst.Name and node.func.value in self.functions:  # type: ignore[attr-defined]
                 self.calls.setdefault(node.func.value, []).append(node)  # type: ignore[attr-defined]
                 callees.add(id(node.func))  # type: ignore[attr-defined]
@@ -189,7 +206,7 @@ class CalleeIndex:
         """What calling an instance of the file's class `built` runs: its `forward` (an nn.Module
         class) or its `__call__`, defined in its own body."""
         cls = self.classes.get(built or "")
-        if cls is None:
+        if cls is None or "*" in self.replaced:
             return None
         method = _method(cls, "forward" if built in module_classes else "__call__")
         return [(method, 1)] if method is not None else None
@@ -223,7 +240,7 @@ class CalleeIndex:
     def _method_and_overrides(self, class_name: str, method_name: str) -> Optional[list[tuple[cst.FunctionDef, int]]]:
         """`self.m(...)` in class K: K's own `m` and every override of it in the file's classes
         deriving from K; definitions that only raise (`raise NotImplementedError`) run nothing."""
-        if class_name not in self.classes:
+        if class_name not in self.classes or method_name in self.replaced or "*" in self.replaced:
             return None
         family = [class_name]
         changed = True
