@@ -136,3 +136,13 @@ def test_a_method_an_instance_may_replace() -> None:
     replaced = _METHODS.replace("    def step(self, x, y):\n        raise", "    def __init__(self, fn):\n        self.step = fn\n\n    def step(self, x, y):\n        raise")
     assert replaced != _METHODS
     assert _graphs(replaced)["acc"] is True  # `self.step = fn`: the call may run anything
+
+
+def test_an_override_that_is_no_plain_method() -> None:
+    assert _graphs(_METHODS + "class Odd(Classifier):\n    step = staticmethod(lambda x, y: (x, x))\n")["acc"] is True
+    assert _graphs(_METHODS + "class Odd(Classifier):\n    @property\n    def step(self):\n        return print\n")["acc"] is True
+
+
+def test_a_local_instance() -> None:
+    graphs = _graphs(_HANDED.replace("def run(batches, model, compute, opt):\n", "def run(batches, model, opt):\n    compute = Compute()\n"))
+    assert graphs["number argument"] is False

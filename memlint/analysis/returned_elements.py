@@ -142,6 +142,7 @@ class CalleeIndex:
             elif type(statement) is cst.ClassDef and counts.get(statement.name.value) == 1 and not statement.decorators:
                 self.classes[statement.name.value] = statement
         self.constructed = constructed
+        self._all_classes: list[cst.ClassDef] = []  # every class of the file, nested ones too
         # Each module-level function's calls, and the functions whose name is read otherwise too
         self.calls: dict[str, list[cst.Call]] = {}
         escaping: set[str] = set()
@@ -163,6 +164,8 @@ class CalleeIndex:
                         targets.append(target.value)  # type: ignore[attr-defined]
             elif kind is cst.Name and node.value == "setattr":  # type: ignore[attr-defined]
                 self.replaced.add("*")
+            elif kind is cst.ClassDef:
+                self._all_classes.append(node)  # type: ignore[arg-type]
             if kind is cst.Call and type(node.func) is cst.Name and node.func.value in self.functions:  # type: ignore[attr-defined]
                 self.calls.setdefault(node.func.value, []).append(node)  # type: ignore[attr-defined]
                 callees.add(id(node.func))  # type: ignore[attr-defined]
@@ -191,10 +194,9 @@ class CalleeIndex:
             local = caller is not None and name in self._locals[id(caller)]
             if not local and name in self.functions and not self.functions[name].decorators:
                 return [(self.functions[name], 0)]
-            if not local:
-                built = self.constructed.get(name)
-                return self._called_instance(built, module_classes)
-            return self._handed_instance(name, caller, module_classes)
+            if local and name in parameter_names(caller):  # type: ignore[arg-type]
+                return self._handed_instance(name, caller, module_classes)  # type: ignore[arg-type]
+            return self._called_instance(self.constructed.get(name), module_classes)
         if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" and class_name:
             return self._method_and_overrides(class_name, func.attr.value)
         if type(func) is cst.Attribute:
@@ -246,16 +248,20 @@ class CalleeIndex:
         changed = True
         while changed:
             changed = False
-            for name, cls in self.classes.items():
+            for cls in self._all_classes:
+                name = cls.name.value
                 if name not in family and any(dotted_name(b.value) in family for b in cls.bases):
+                    if self.classes.get(name) is not cls:
+                        return None  # a subclass bound twice or decorated: what it runs is not known
                     family.append(name)
                     changed = True
         found: list[tuple[cst.FunctionDef, int]] = []
-        own = _method(self.classes[class_name], method_name)
-        if own is None:
+        if _method(self.classes[class_name], method_name) is None:
             return None
         for name in family:
             method = _method(self.classes[name], method_name)
+            if method is None and _binds(self.classes[name], method_name):
+                return None  # overridden by something else than a plain method
             if method is not None and not _only_raises(method):
                 found.append((method, 1))
         return found or None
@@ -304,13 +310,20 @@ def _argument(call: cst.Call, name: str, index: Optional[int]) -> Optional[cst.B
     return None
 
 
+def _binds(cls: cst.ClassDef, name: str) -> bool:
+    """Does the class body bind `name` in any way (a `def`, an assignment, an import)?"""
+    return any(
+        name in exact_names_bound_by(node) for statement in cls.body.body for node in (statement, *code_descendants(statement, skip=SCOPES))
+    )
+
+
 def _method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     """The class body's one undecorated `def name(self, ...)`, or None (none, several, or another binding)."""
-    found = [
+    found = [s for s in cls.body.body if type(s) is cst.FunctionDef and s.name.value == name]
+    others = [
         s for s in cls.body.body
-        if type(s) is cst.FunctionDef and s.name.value == name
+        if type(s) is not cst.FunctionDef and any(name in exact_names_bound_by(x) for x in (s, *code_descendants(s, skip=SCOPES)))
     ]
-    others = [s for s in cls.body.body if type(s) is not cst.FunctionDef and name in {n for x in code_descendants(s, skip=SCOPES) for n in exact_names_bound_by(x)}]
     if len(found) != 1 or others or found[0].decorators:
         return None
     params = found[0].params.params
