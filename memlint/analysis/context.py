@@ -710,7 +710,7 @@ class Context:
             if value.graph and type(target.target) is cst.Tuple and type(node.value) is cst.Call:
                 if self._bind_module_elements(target.target, node.value, value):
                     continue
-            if value.graph is not False and type(target.target) in (cst.Tuple, cst.List) and type(node.value) is cst.Call:
+            if type(target.target) in (cst.Tuple, cst.List) and type(node.value) is cst.Call and self._may_guess_elements(node, value):
                 if self._bind_returned_elements(target.target, node.value, value, decided):
                     continue
             if type(target.target) in (cst.Tuple, cst.List) and _is_shape(node.value):
@@ -734,6 +734,14 @@ class Context:
         for element, graph_free in zip(elements, free):
             self._bind_target(element.value, values.tensor(False) if graph_free else values.element_of(value))
         return True
+
+    def _may_guess_elements(self, node: cst.Assign, value: Value) -> bool:
+        """Would the unpacked results of the call be given history without looking at the callee:
+        the call's value has history, or another result of it is backpropagated (the sibling
+        guess)?  Only then is the callee's `return` worth reading."""
+        if value.graph:
+            return True
+        return value.graph is None and any(e.kind == "sibling" for e in self.model.history_at(node).values())
 
     def _bind_returned_elements(self, target: cst.BaseExpression, call: cst.Call, value: Value, decided: set[str]) -> bool:
         """`loss, loss_node = loss_compute(out, y, n)` where the file shows every definition the

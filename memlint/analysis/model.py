@@ -201,7 +201,7 @@ class SemanticModel:
         one length: per position, the callee parameters an element may take history from (None:
         history of its own), with those definitions (analysis/returned_elements.py)."""
         if self._callee_index is None:
-            self._callee_index = returned_elements.CalleeIndex(self.module, self._instances())
+            self._callee_index = returned_elements.CalleeIndex(self.module, self._instances(), self._text)
         definitions = self._callee_index.definitions(call, caller, class_name, frozenset(module_classes))
         return self._callee_index.combined_sources(definitions) if definitions else None
 

@@ -125,13 +125,13 @@ class CalleeIndex:
     """The file's module-level functions and classes, and how their names are used: built once per
     file, on the first call the Context asks about."""
 
-    def __init__(self, module: cst.Module, constructed: dict[str, Optional[str]]) -> None:
+    def __init__(self, module: cst.Module, constructed: dict[str, Optional[str]], text: Optional[str] = None) -> None:
         counts: dict[str, int] = {}
         for node in code_descendants(module, skip=SCOPES):
             for name in exact_names_bound_by(node):
                 counts[name] = counts.get(name, 0) + 1
-        for node in code_descendants(module):
-            if type(node) is cst.Global:
+        for node in code_descendants(module) if text is None or "global" in text else ():
+            if type(node) is cst.Global:  # a function that rebinds a module name
                 for item in node.names:  # type: ignore[attr-defined]
                     counts[item.name.value] = counts.get(item.name.value, 0) + 2
         self.functions: dict[str, cst.FunctionDef] = {}
@@ -142,38 +142,48 @@ class CalleeIndex:
             elif type(statement) is cst.ClassDef and counts.get(statement.name.value) == 1 and not statement.decorators:
                 self.classes[statement.name.value] = statement
         self.constructed = constructed
-        self._all_classes: list[cst.ClassDef] = []  # every class of the file, nested ones too
-        # Each module-level function's calls, and the functions whose name is read otherwise too
-        self.calls: dict[str, list[cst.Call]] = {}
+        self._module = module
+        self._uses: Optional[tuple[dict[str, list[cst.Call]], set[str], set[str], list[cst.ClassDef]]] = None
+        self._locals: dict[int, set[str]] = {}  # id(caller) -> the names it binds
+        self._sources: dict[int, Optional[tuple[Sources, ...]]] = {}  # id(def) -> element_sources
+
+    def _file_uses(self) -> tuple[dict[str, list[cst.Call]], set[str], set[str], list[cst.ClassDef]]:
+        """One walk of the whole file, only when a call may reach a method or a handed instance:
+        each module-level function's calls; the functions whose name is read otherwise too (as a
+        value, or as an attribute's name: their callers are not all seen); the attribute names some
+        assignment sets on an object (`self.step = fn`: such a method may be replaced on an
+        instance; "*" with `setattr`, any may); every class of the file, nested ones too."""
+        if self._uses is not None:
+            return self._uses
+        calls: dict[str, list[cst.Call]] = {}
         escaping: set[str] = set()
+        replaced: set[str] = set()
+        classes: list[cst.ClassDef] = []
         callees = {id(f.name) for f in self.functions.values()}  # (a `def`'s own name is no read)
-        # Attribute names some assignment sets on an object (`self.step = fn`, `net.forward = f`):
-        # such a method may be replaced on an instance; with `setattr`, any may
-        self.replaced: set[str] = set()
-        for node in code_descendants(module):
+        for node in code_descendants(self._module):
             kind = type(node)
             if kind in (cst.Assign, cst.AugAssign, cst.AnnAssign):
                 targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]  # type: ignore[attr-defined]
                 while targets:
                     target = targets.pop()
                     if type(target) is cst.Attribute:
-                        self.replaced.add(target.attr.value)  # type: ignore[attr-defined]
+                        replaced.add(target.attr.value)  # type: ignore[attr-defined]
                     elif type(target) in (cst.Tuple, cst.List):
                         targets.extend(e.value for e in target.elements)  # type: ignore[attr-defined]
                     elif type(target) is cst.StarredElement:
                         targets.append(target.value)  # type: ignore[attr-defined]
-            elif kind is cst.Name and node.value == "setattr":  # type: ignore[attr-defined]
-                self.replaced.add("*")
             elif kind is cst.ClassDef:
-                self._all_classes.append(node)  # type: ignore[arg-type]
-            if kind is cst.Call and type(node.func) is cst.Name and node.func.value in self.functions:  # type: ignore[attr-defined]
-                self.calls.setdefault(node.func.value, []).append(node)  # type: ignore[attr-defined]
+                classes.append(node)  # type: ignore[arg-type]
+            elif kind is cst.Call and type(node.func) is cst.Name and node.func.value in self.functions:  # type: ignore[attr-defined]
+                calls.setdefault(node.func.value, []).append(node)  # type: ignore[attr-defined]
                 callees.add(id(node.func))  # type: ignore[attr-defined]
-            elif kind is cst.Name and node.value in self.functions and id(node) not in callees:  # type: ignore[attr-defined]
-                escaping.add(node.value)  # type: ignore[attr-defined]
-        self._escaping = escaping  # read as a value somewhere (or as an attribute's name): callers not all seen
-        self._locals: dict[int, set[str]] = {}  # id(caller) -> the names it binds
-        self._sources: dict[int, Optional[tuple[Sources, ...]]] = {}  # id(def) -> element_sources
+            elif kind is cst.Name:
+                if node.value == "setattr":  # type: ignore[attr-defined]
+                    replaced.add("*")
+                elif node.value in self.functions and id(node) not in callees:  # type: ignore[attr-defined]
+                    escaping.add(node.value)  # type: ignore[attr-defined]
+        self._uses = (calls, escaping, replaced, classes)
+        return self._uses
 
     def element_sources(self, function: cst.FunctionDef) -> Optional[tuple[Sources, ...]]:
         key = id(function)
@@ -198,7 +208,8 @@ class CalleeIndex:
                 return self._handed_instance(name, caller, module_classes)  # type: ignore[arg-type]
             return self._called_instance(self.constructed.get(name), module_classes)
         if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" and class_name:
-            return self._method_and_overrides(class_name, func.attr.value)
+            if class_name in self.classes and _binds(self.classes[class_name], func.attr.value):
+                return self._method_and_overrides(class_name, func.attr.value)
         if type(func) is cst.Attribute:
             built = self.constructed.get(dotted_name(func) or "")
             return self._called_instance(built, module_classes)
@@ -208,7 +219,7 @@ class CalleeIndex:
         """What calling an instance of the file's class `built` runs: its `forward` (an nn.Module
         class) or its `__call__`, defined in its own body."""
         cls = self.classes.get(built or "")
-        if cls is None or "*" in self.replaced:
+        if cls is None or "*" in self._file_uses()[2]:
             return None
         method = _method(cls, "forward" if built in module_classes else "__call__")
         return [(method, 1)] if method is not None else None
@@ -218,7 +229,10 @@ class CalleeIndex:
         function `caller`, never rebound, and every call of `caller` in the file hands it an
         instance of one class of the file."""
         owner = caller.name.value
-        if self.functions.get(owner) is not caller or owner in self._escaping or not self.calls.get(owner):
+        if self.functions.get(owner) is not caller:
+            return None
+        calls, escaping, _, _ = self._file_uses()
+        if owner in escaping or not calls.get(owner):
             return None
         params = caller.params
         if params.star_arg is not None and type(params.star_arg) is cst.Param or params.posonly_params:
@@ -230,7 +244,7 @@ class CalleeIndex:
         if any(name in exact_names_bound_by(node) for node in code_descendants(caller.body, skip=SCOPES)):
             return None  # rebound in the function: not only what the callers hand
         built: set[str] = set()
-        for site in self.calls[owner]:
+        for site in calls[owner]:
             argument = _argument(site, name, positional.index(name) if name in positional else None)
             if argument is None or type(argument) is not cst.Call or type(argument.func) is not cst.Name:  # type: ignore[attr-defined]
                 return None
@@ -242,13 +256,16 @@ class CalleeIndex:
     def _method_and_overrides(self, class_name: str, method_name: str) -> Optional[list[tuple[cst.FunctionDef, int]]]:
         """`self.m(...)` in class K: K's own `m` and every override of it in the file's classes
         deriving from K; definitions that only raise (`raise NotImplementedError`) run nothing."""
-        if class_name not in self.classes or method_name in self.replaced or "*" in self.replaced:
+        if class_name not in self.classes or _method(self.classes[class_name], method_name) is None:
+            return None
+        _, _, replaced, all_classes = self._file_uses()
+        if method_name in replaced or "*" in replaced:
             return None
         family = [class_name]
         changed = True
         while changed:
             changed = False
-            for cls in self._all_classes:
+            for cls in all_classes:
                 name = cls.name.value
                 if name not in family and any(dotted_name(b.value) in family for b in cls.bases):
                     if self.classes.get(name) is not cls:
@@ -256,8 +273,6 @@ class CalleeIndex:
                     family.append(name)
                     changed = True
         found: list[tuple[cst.FunctionDef, int]] = []
-        if _method(self.classes[class_name], method_name) is None:
-            return None
         for name in family:
             method = _method(self.classes[name], method_name)
             if method is None and _binds(self.classes[name], method_name):
