@@ -16,8 +16,8 @@ from typing import Callable, Optional, Union
 
 import libcst as cst
 
-from memlint.analysis import picked_functions, tables, values
-from memlint.analysis.bindings import declared_global_values
+from memlint.analysis import picked_functions, returned_elements, tables, values
+from memlint.analysis.bindings import declared_global_values, target_names
 from memlint.analysis.call_edits import dotted
 from memlint.analysis.constants import literal_bool
 from memlint.analysis.model import SemanticModel
@@ -692,6 +692,7 @@ class Context:
             self._pick_bindings.append((self.frame, pick[0], pick[2], keys))
         value = values.alias_value(node.value, self)
         alias = self.resolve(node.value)
+        decided: set[str] = set()  # names the callee's own `return` decides (no sibling guess for them)
         for target in node.targets:
             if _is_none(node.value) and type(target.target) is cst.Name:
                 existing = self.frame.names.get(target.target.value)
@@ -709,6 +710,9 @@ class Context:
             if value.graph and type(target.target) is cst.Tuple and type(node.value) is cst.Call:
                 if self._bind_module_elements(target.target, node.value, value):
                     continue
+            if type(target.target) in (cst.Tuple, cst.List) and type(node.value) is cst.Call and self._may_guess_elements(node, value):
+                if self._bind_returned_elements(target.target, node.value, value, decided):
+                    continue
             if type(target.target) in (cst.Tuple, cst.List) and _is_shape(node.value):
                 for element in target.target.elements:  # `B, H, L, D = v.shape`: each a Python int
                     self._bind_target(element.value, values.UNKNOWN if type(element.value) is cst.StarredElement else values.NUMBER)
@@ -717,7 +721,7 @@ class Context:
                 self._bind_target(target.target, values.NUMBER)  # `N = logits.shape[0]`: a Python int
                 continue
             self._bind_target(target.target, value)
-        self._give_evidenced_history(node)
+        self._give_evidenced_history(node, decided)
 
     def _bind_module_elements(self, target: cst.Tuple, call: cst.Call, value: Value) -> bool:
         """`action, dist = self.actor(state)` where the file's `Actor.forward` returns
@@ -731,7 +735,58 @@ class Context:
             self._bind_target(element.value, values.tensor(False) if graph_free else values.element_of(value))
         return True
 
-    def _give_evidenced_history(self, node: cst.Assign) -> None:
+    def _may_guess_elements(self, node: cst.Assign, value: Value) -> bool:
+        """Would the unpacked results of the call be given history without looking at the callee:
+        the call's value has history, or another result of it is backpropagated (the sibling
+        guess)?  Only then is the callee's `return` worth reading."""
+        if value.graph:
+            return True
+        return value.graph is None and any(e.kind == "sibling" for e in self.model.history_at(node).values())
+
+    def _bind_returned_elements(self, target: cst.BaseExpression, call: cst.Call, value: Value, decided: set[str]) -> bool:
+        """`loss, loss_node = loss_compute(out, y, n)` where the file shows every definition the
+        call may run and their `return`s put at some position a value with no history of its own
+        (`sloss.data * norm`: returned_elements.py): that element carries history only from the
+        arguments handed to the parameters it is built from; none where none of them has any,
+        unknown where one is unknown.  Such names are `decided`: the guess that every result of a
+        call producing a backpropagated value carries history does not apply to them.  False
+        where the file does not show the callee's elements."""
+        caller = next((f.node for f in reversed(self.frames) if f.kind != "class"), None)
+        found = self.model.returned_element_sources(
+            call, caller if type(caller) is cst.FunctionDef else None, self.frame.class_name, self.module_classes
+        )
+        elements = target.elements  # type: ignore[attr-defined]
+        if found is None or any(type(e.value) is cst.StarredElement for e in elements):
+            return False
+        sources, definitions = found
+        if len(sources) != len(elements) or all(source is None for source in sources):
+            return False
+        bound = [  # (every argument read before any name is bound: `x, y = f(x)`)
+            (element.value, None if source is None else self._history_from_arguments(call, definitions, source))
+            for element, source in zip(elements, sources)
+        ]
+        for element, handed in bound:
+            if handed is None or handed.graph:
+                self._bind_target(element, values.element_of(value))
+            else:
+                self._bind_target(element, handed)
+                decided.update(target_names(element))
+        return True
+
+    def _history_from_arguments(self, call: cst.Call, definitions: list, parameters: frozenset[str]) -> Value:
+        """The history an element built only from `parameters` of the callee takes from what the
+        call hands them: none where every argument is known to carry none, history where one
+        carries it, else unknown (a default, an argument the valuation cannot tell)."""
+        graphs = set()
+        for function, skipped in definitions:
+            for parameter in parameters:
+                argument = returned_elements.handed_argument(call, function, skipped, parameter)
+                graphs.add(None if argument is None else values.evaluate(argument, self).graph)
+        if True in graphs:
+            return values.tensor(True)
+        return values.tensor(False) if None not in graphs else values.UNKNOWN
+
+    def _give_evidenced_history(self, node: cst.Assign, decided: set[str] = frozenset()) -> None:  # type: ignore[assignment]
         """Direct evidence beats not knowing: a name the file backpropagates later (`loss.backward()`),
         or another result of the call that produced it, carries history even where its valuation
         cannot tell (a loss function of another file, a call the project pass summarised as returning
@@ -741,6 +796,8 @@ class Context:
             return
         names = self.frame.names
         for name, evidence in found.items():
+            if evidence.kind == "sibling" and name in decided:
+                continue  # the callee's `return` shows what this result carries: no guess
             binding = names.get(name)
             if binding is not None and binding.value.graph is None and binding.qualified is None:
                 value = values.tensor(True, scalar=evidence.scalar)

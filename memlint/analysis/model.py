@@ -50,7 +50,7 @@ from typing import Iterable, Iterator, Mapping, Optional, Union
 
 import libcst as cst
 
-from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, roles, tables
+from memlint.analysis import accelerators, evidence, forward_returns, frameworks, notebooks, placement, returned_elements, roles, tables
 from memlint.analysis.bindings import exact_names_bound_by, target_names
 from memlint.analysis.optimizer_bindings import constructed_optimizers
 from memlint.analysis.calling_helpers import parameter_for
@@ -158,6 +158,7 @@ class SemanticModel:
         self._kept_returns: Optional[Mapping[int, str]] = None
         # (the module classes asked about, their graph-free forward positions, what builds each name)
         self._forward_returns: Optional[tuple[frozenset[str], dict, dict]] = None
+        self._callee_index: Optional[returned_elements.CalleeIndex] = None  # (built on the first tuple-unpacking call asked)
 
     # ------------------------------------------------------------------ notebook semantics
 
@@ -192,6 +193,17 @@ class SemanticModel:
         written = dotted_name(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
         owner = built.get(written) if written is not None else None
         return positions.get(owner) if owner is not None else None
+
+    def returned_element_sources(
+        self, call: cst.Call, caller: Optional[cst.FunctionDef], class_name: Optional[str], module_classes: Iterable[str]
+    ) -> Optional[tuple[tuple[returned_elements.Sources, ...], list]]:
+        """Where the file shows every definition `call` may run and each returns a tuple display of
+        one length: per position, the callee parameters an element may take history from (None:
+        history of its own), with those definitions (analysis/returned_elements.py)."""
+        if self._callee_index is None:
+            self._callee_index = returned_elements.CalleeIndex(self.module, self._instances(), self._text)
+        definitions = self._callee_index.definitions(call, caller, class_name, frozenset(module_classes))
+        return self._callee_index.combined_sources(definitions) if definitions else None
 
     def _instances(self) -> dict[str, Optional[str]]:
         """Names and `self.<attr>`s -> the class every assignment of them builds (one walk, whatever

@@ -187,6 +187,74 @@ class AccumulatedGraph(Rule):
     fix_safety = "mixed"
 
     VALID = [
+        Valid(  # the callee every caller hands returns the detached value first: that result has no history of its own
+            """
+import torch
+class LossCompute:
+    def __init__(self, generator, criterion):
+        self.generator = generator
+        self.criterion = criterion
+    def __call__(self, x, y, norm):
+        scaled = self.criterion(self.generator(x), y) / norm
+        return scaled.data * norm, scaled
+def run_epoch(batches, model, compute, optimizer):
+    total_loss = 0
+    for batch in batches:
+        out = model(batch.src)
+        loss, loss_node = compute(out, batch.tgt, batch.ntokens)
+        loss_node.backward()
+        optimizer.step()
+        total_loss += loss
+    return total_loss
+def main(model, loader, generator, criterion, optimizer):
+    run_epoch(loader, model, LossCompute(generator, criterion), optimizer)
+"""
+        ),
+        Valid(  # the file's function returns the loss and its detached copy: only the loss is backpropagated
+            """
+import torch
+def objective(out, y):
+    loss = torch.nn.functional.cross_entropy(out, y)
+    return loss, loss.detach()
+def train(net, loader, optimizer):
+    seen = 0.0
+    for x, y in loader:
+        loss, value = objective(net(x), y)
+        loss.backward()
+        optimizer.step()
+        seen += value
+    return seen
+"""
+        ),
+        Valid(  # every override of the method returns a Python number second (`.item()`; the base only raises)
+            """
+import torch
+class Base:
+    def __init__(self, model, criterion):
+        self.model = model
+        self.criterion = criterion
+    def fit(self, loader, optimizer):
+        correct = 0.0
+        for x, y in loader:
+            loss, acc = self._step(x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            correct += acc
+        return correct
+    def _step(self, x, y):
+        raise NotImplementedError
+class Classifier(Base):
+    def _step(self, x, y):
+        out = self.model(x)
+        return self.criterion(out, y), (out.argmax(1) == y).float().mean().item()
+class Tagger(Base):
+    def _step(self, x, y):
+        out = self.model(x)
+        hits = (out.argmax(-1) == y).sum().item()
+        return self.criterion(out.flatten(0, 1), y.flatten()), hits / y.numel()
+"""
+        ),
         Valid(  # an evaluation sum made under no_grad carries no history, though the training branch backpropagates `loss`
             """
 import torch
@@ -1817,6 +1885,96 @@ def train(net, loader, optimizer):
         optimizer.step()
         running_ce += res[1].detach()
     return running_ce
+""",
+            unsafe=True,
+        ),
+        Invalid(  # one override keeps the loss's history in the second result: every override must agree
+            """
+import torch
+class Base:
+    def __init__(self, model, criterion):
+        self.model = model
+        self.criterion = criterion
+    def fit(self, loader, optimizer):
+        correct = 0.0
+        for x, y in loader:
+            loss, acc = self._step(x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            correct += acc
+        return correct
+    def _step(self, x, y):
+        out = self.model(x)
+        return self.criterion(out, y), (out.argmax(1) == y).float().mean().item()
+class Weighted(Base):
+    def _step(self, x, y):
+        out = self.model(x)
+        loss = self.criterion(out, y)
+        return loss, loss * 0.5
+""",
+            line=13,
+            column=13,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+class Base:
+    def __init__(self, model, criterion):
+        self.model = model
+        self.criterion = criterion
+    def fit(self, loader, optimizer):
+        correct = 0.0
+        for x, y in loader:
+            loss, acc = self._step(x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            correct += acc.detach()
+        return correct
+    def _step(self, x, y):
+        out = self.model(x)
+        return self.criterion(out, y), (out.argmax(1) == y).float().mean().item()
+class Weighted(Base):
+    def _step(self, x, y):
+        out = self.model(x)
+        loss = self.criterion(out, y)
+        return loss, loss * 0.5
+""",
+            unsafe=True,
+        ),
+        Invalid(  # the detached first result is scaled by an argument that carries history: so does the result
+            """
+import torch
+def objective(out, y, weight):
+    loss = torch.nn.functional.cross_entropy(out, y)
+    return loss.data * weight, loss * weight
+def train(net, loader, optimizer):
+    total = 0.0
+    for x, y in loader:
+        out = net(x)
+        value, loss = objective(out, y, out.mean())
+        loss.backward()
+        optimizer.step()
+        total += value
+    return total
+""",
+            line=12,
+            column=9,
+            message="can no longer be backpropagated",
+            fixed="""
+import torch
+def objective(out, y, weight):
+    loss = torch.nn.functional.cross_entropy(out, y)
+    return loss.data * weight, loss * weight
+def train(net, loader, optimizer):
+    total = 0.0
+    for x, y in loader:
+        out = net(x)
+        value, loss = objective(out, y, out.mean())
+        loss.backward()
+        optimizer.step()
+        total += value.detach()
+    return total
 """,
             unsafe=True,
         ),
