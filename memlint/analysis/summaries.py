@@ -106,6 +106,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 53: `configured` calls also behind a configuration dict's entry or key (`hyp['loss_ota'] == 1`, `'k' in hyp`)
 # 52: 51 and the other 45 merged: the frozen arguments' narrowing below
 # 51: 50 and the other 45 merged: the parameter history's narrowing below
 # 50: 49 and the other 45 merged: the registries' uses below
@@ -216,7 +217,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 52
+FORMAT = 53
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
