@@ -95,8 +95,9 @@ def _movers(source: Source) -> dict[str, int]:
 
 def _holds_factory(node: ast.AST, factories, helpers) -> bool:
     for factory in _candidates(node):
-        if helpers and dotted(factory.func) in helpers:
-            return True  # `causal_mask(n)`: a project helper's fresh host tensor
+        written = dotted(factory.func) if helpers else None
+        if written is not None and (written in helpers or written.startswith("self.") and any(h.endswith(written[4:]) for h in helpers)):
+            return True  # `causal_mask(n)`, `self.create_mask(H, W)`: a project helper's fresh host tensor
         if (
             final_name(factory.func) in factories
             and not any(k.arg in ("device", None) for k in factory.keywords)
