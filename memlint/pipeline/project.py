@@ -1658,6 +1658,8 @@ class Project:
         for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
             for ref, *_ in record.get("calls", ()):
                 if ref[0] == "s" and field == "fresh" and "." in key:
+                    if not self._every_method_has(index, ref[1], field):
+                        continue  # another class of the file (a subclass, say) has its own, which `self` may reach
                     written = f"{key.partition('.')[0]}.{ref[1]}"  # `self.create_mask(H, W)` in a method of the class
                 elif ref[0] in ("n", "d"):
                     written = ref[1]
@@ -1669,6 +1671,11 @@ class Project:
                 if callee is not None and self.record(callee).get(field):
                     found.add(written)
         return frozenset(found)
+
+    def _every_method_has(self, index: int, method: str, field: str) -> bool:
+        """Does every method named `method` of file `index`'s classes have `field` in its record?"""
+        functions = self.files[index].summary["functions"]  # type: ignore[union-attr]
+        return all(record.get(field) for key, record in functions.items() if key.count(".") == 1 and key.endswith(f".{method}"))
 
     def _reaching(self, own: Callable[[tuple, dict], bool]) -> set[tuple]:
         """The functions for which `own(function, record)` holds, or that call one (any call the

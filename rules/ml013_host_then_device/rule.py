@@ -3685,6 +3685,199 @@ class Net(nn.Module):
         ),
     ]
     INVALID += [
+        Invalid(  # a sort of a host draw: its values (`[0]`, `.values`) are new tensors on the host (an ONNX NMS stub's indices)
+            """
+import torch
+import torch.nn as nn
+class Nms(nn.Module):
+    def forward(self, boxes):
+        idx = torch.randint(0, boxes.shape[0], (8,)).sort()[0].to(boxes.device)
+        return boxes[idx]
+""",
+            line=5,
+            column=15,
+            message="torch.randint",
+        ),
+        Invalid(  # a comparison of a host factory with a number, wrapped in `Variable` under another name, moved in a device check
+            """
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class PairLoss(nn.Module):
+    def forward(self, scores):
+        mask = torch.eye(scores.size(0)) > .5
+        keep = Variable(mask)
+        if torch.cuda.is_available():
+            keep = keep.cuda()
+        return scores.masked_fill_(keep, 0).sum()
+""",
+            line=6,
+            column=16,
+        ),
+        Invalid(  # a method of the class builds the mask on the host: number fills of fixed slices, a reshaping helper, masked fills
+            """
+import torch
+import torch.nn as nn
+def split_windows(x, size):
+    b, h, w, c = x.shape
+    x = x.view(b, h // size, size, w // size, size, c)
+    return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, size, size, c)
+class ShiftedBlock(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+    def band_mask(self, h, w):
+        grid = torch.zeros((1, h, w, 1))
+        bands = (slice(0, -self.size), slice(-self.size, None))
+        label = 0
+        for rows in bands:
+            grid[:, rows, :, :] = label
+            label += 1
+        parts = split_windows(grid, self.size)
+        parts = parts.view(-1, self.size * self.size)
+        mask = parts.unsqueeze(1) - parts.unsqueeze(2)
+        mask = mask.masked_fill(mask != 0, float(-100.0))
+        return mask
+    def forward(self, x):
+        mask = self.band_mask(x.shape[1], x.shape[2]).to(x.device)
+        return x + mask.sum()
+""",
+            line=24,
+            column=16,
+            message="self.band_mask()",
+        ),
+        Invalid(  # a loss object called per step in the branch a configuration dict's entry picks (`hyp["loss_ota"]`, a key's presence)
+            """
+import torch
+class TargetLoss:
+    def __call__(self, preds, targets):
+        device = targets.device
+        layers = []
+        for i, p in enumerate(preds):
+            layers.append((torch.ones(size=(len(p),)) * i).to(device))
+        return sum(l.sum() for l in layers)
+class PlainLoss:
+    def __call__(self, preds, targets):
+        return preds[0].sum()
+def train(hyp, model, loader, optimizer):
+    loss_ota = TargetLoss()
+    loss_plain = PlainLoss()
+    for imgs, targets in loader:
+        preds = model(imgs)
+        if "loss_ota" not in hyp or hyp["loss_ota"] == 1:
+            loss = loss_ota(preds, targets)
+        else:
+            loss = loss_plain(preds, targets)
+        loss.backward()
+        optimizer.step()
+""",
+            line=7,
+            column=27,
+            fixed="""
+import torch
+class TargetLoss:
+    def __call__(self, preds, targets):
+        device = targets.device
+        layers = []
+        for i, p in enumerate(preds):
+            layers.append((torch.ones(size=(len(p),), device=device) * i))
+        return sum(l.sum() for l in layers)
+class PlainLoss:
+    def __call__(self, preds, targets):
+        return preds[0].sum()
+def train(hyp, model, loader, optimizer):
+    loss_ota = TargetLoss()
+    loss_plain = PlainLoss()
+    for imgs, targets in loader:
+        preds = model(imgs)
+        if "loss_ota" not in hyp or hyp["loss_ota"] == 1:
+            loss = loss_ota(preds, targets)
+        else:
+            loss = loss_plain(preds, targets)
+        loss.backward()
+        optimizer.step()
+""",
+        ),
+    ]
+    VALID += [
+        Valid(  # the helper writes the labels (data) into its zeros: made on the device, the labels would be copied instead
+            """
+import torch
+def one_hot(labels, n):
+    hot = torch.zeros(len(labels), n)
+    hot[torch.arange(len(labels)), labels] = 1
+    hot = hot.view(len(labels), n)
+    return hot
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = (model(x) - one_hot(y, 10).cuda()).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # the method rebinds its mask in a branch (it may return it moved), or a subclass has its own: cannot tell, silent
+            """
+import torch
+import torch.nn as nn
+class Block(nn.Module):
+    def band_mask(self, h, w, device=None):
+        mask = torch.zeros((1, h, w, 1))
+        if device is not None:
+            mask = mask.to(device)
+        return mask
+    def grid(self, h, w):
+        return torch.zeros((1, h, w, 1))
+    def forward(self, x):
+        mask = self.band_mask(x.shape[1], x.shape[2]).to(x.device)
+        grid = self.grid(x.shape[1], x.shape[2]).to(x.device)
+        return x + mask.sum() + grid.sum()
+class CachedBlock(Block):
+    def grid(self, h, w):
+        return self.cache[h]
+"""
+        ),
+        Valid(  # a comparison of two tensors, a sort of a tensor the model gave: where those are, not a fresh host tensor
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, x, scores):
+        keep = (torch.eye(x.size(0)) > scores).cuda()
+        order = scores.sort()[0].to(x.device)
+        return x.masked_fill(keep, 0) + order.sum()
+"""
+        ),
+        Valid(  # the wrapped mask is read again after the wrap: the host tensor itself is needed
+            """
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class PairLoss(nn.Module):
+    def forward(self, scores):
+        mask = torch.eye(scores.size(0)) > .5
+        keep = Variable(mask)
+        if torch.cuda.is_available():
+            keep = keep.cuda()
+        self.log(mask)
+        return scores.masked_fill_(keep, 0).sum()
+"""
+        ),
+        Valid(  # a flag of a configuration dict (`if hyp["mixup"]:`) opts in: the call behind it is no configured choice
+            """
+import torch
+def mixup(x):
+    return x + torch.rand(x.size(0)).to(x.device)
+def train(hyp, model, loader, optimizer):
+    for imgs, targets in loader:
+        if hyp["mixup"]:
+            imgs = mixup(imgs)
+        loss = model(imgs, targets)
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+    ]
+    INVALID += [
         Invalid(  # unpacked: `h` is the tuple's first element, a tensor
             """
 import torch
