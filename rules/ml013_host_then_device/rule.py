@@ -90,9 +90,12 @@ class HostThenDevice(Rule):
     `n * torch.distributed.get_rank()`; no fix with a number the code only reads as one: a loop's counter in
     `(torch.ones(n) * i).to(d)`, `self.fs` in `torch.linspace(...) / self.fs` where the class binds it from a constructor
     argument; not with a parameter or attribute nothing binds or sizes, which may be any tensor), elementwise math of it
-    (`torch.exp(torch.arange(h) * -c)`, `.cos()`; no fix), a local name bound earlier to such a tensor and read only
-    to compute others or to be moved (`n = torch.linspace(0, N, steps=N)` then `window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`
-    moved: the factory's line is reported; `mask` in `torch.ones(n, n) - mask`), `torch.diag(torch.ones(n)).cuda()` (a diagonal or a triangle of it), `torch.zeros(n, 1).type_as(x)` or
+    (`torch.exp(torch.arange(h) * -c)`, `.cos()`; no fix), a comparison of it with a number (`(torch.eye(n) > .5).cuda()`),
+    a sort of it (`torch.randint(0, b, (k,)).sort()[0].to(d)`, `.values`, `torch.sort(t)[0]`: the sorted values are
+    made where the draw is; no fix), a local name bound earlier to such a tensor and read only
+    to compute others, to be wrapped in `Variable` or to be moved (`n = torch.linspace(0, N, steps=N)` then `window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`
+    moved: the factory's line is reported; `mask` in `torch.ones(n, n) - mask`; `mask = torch.eye(n) > .5`, `I = Variable(mask)`,
+    `if torch.cuda.is_available(): I = I.cuda()`), `torch.diag(torch.ones(n)).cuda()` (a diagonal or a triangle of it), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` (or `z` bound in
     each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`, or of a chain
@@ -115,7 +118,12 @@ class HostThenDevice(Rule):
     factory without `device=`, through a local name, a cast, a reshape, a triangle, a comparison
     with a number: `torch.triu(torch.ones(1, n, n), diagonal=1) == 0`, an index of it: `torch.eye(n)[labels]`,
     an elementwise torch function of it or arithmetic with a number or a parameter defaulting to one:
-    `-torch.log(eps - torch.log(torch.rand(shape) + eps))` of `def sample_gumbel(shape, eps=1e-10)`; no fix, the `device=` belongs
+    `-torch.log(eps - torch.log(torch.rand(shape) + eps))` of `def sample_gumbel(shape, eps=1e-10)`; a name rebound in
+    straight-line code, `m = m.view(-1, k)`; numbers written into fixed slices of it, `img_mask[:, h, w, :] = cnt` over a
+    literal tuple of `slice(...)`s, but no data; the difference of two such tensors, a `masked_fill` of one by a comparison
+    with a number, a helper of the file that returns a reshape of its argument, `window_partition(img_mask, ws)`), or a method
+    of the class called on `self` that does (`self.create_mask(H, W).to(x.device)` of a Swin layer, where no other class of
+    the file has its own `create_mask`); no fix, the `device=` belongs
     in the helper; a helper that may return a tensor already on the device is not followed); the
     code run on every step:
 
@@ -134,7 +142,8 @@ class HostThenDevice(Rule):
       linted files leaves it off (`Glow(width, depth)` passing no `lu`: an opt-in instance's branch);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally or behind a choice among the run's configured alternatives (`if args.attack
-      == "pgd": attack_pgd(...)`) (in the same file, a function nested in the loop's own too: `def mix(x)`
+      == "pgd": attack_pgd(...)`; an entry of a configuration dict, or whether it has one: `if "loss_ota" not in
+      hyp or hyp["loss_ota"] == 1: loss = compute_loss_ota(...)`, a loss object whose `__call__` runs) (in the same file, a function nested in the loop's own too: `def mix(x)`
       in a generator over the loader, or in another file linted with it; `self.decoder.recognize_beam(...)`
       in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
@@ -4400,11 +4409,15 @@ def mixed(loader, alpha):
         # `(0.54 - 0.46 * torch.cos(n)).cuda()` needs the flow of the function's names; a name moved alone is `later_moves`'
         flows = type(through_reshapes(moved)) is not cst.Name and self._reads_names(moved)
         found = factory_under(moved, ctx, self._flow_here() if flows else EMPTY)
-        if found is not None:
+        earlier = self._bound_earlier.get(id(node), ())
+        if found is not None and not (found.through_name and earlier):  # a name moved alone: quoted as bound (`eps = ... .normal_()`)
             fixable = found.fixable and helper is None  # `device=` is a helper's to give, not this call's
             self._consider(node, found.call, fixable, found.call if found.through_name else None, helper, type_as)
             return
-        for at in self._bound_earlier.get(id(node), ()):  # `z = torch.rand(n)` ... `z = z.cuda()`
+        if found is not None and not any(factory_under(at, ctx, self._flow_of_bound(at) if self._reads_names(at) else EMPTY) for at in earlier):
+            self._consider(node, found.call, False, found.call, helper, type_as)
+            return
+        for at in earlier:  # `z = torch.rand(n)` ... `z = z.cuda()`
             inner = factory_under(at, ctx, self._flow_of_bound(at) if self._reads_names(at) else EMPTY)
             if inner is not None:
                 self._consider(node, inner.call, False, inner.call if inner.through_name else at, helper, type_as)  # no fix across statements
