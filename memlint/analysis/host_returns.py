@@ -268,6 +268,15 @@ class _NumberParameters:
         self.rebindings = _Rebindings(function)  # carried with the numbers: both are the function's
         self.passes: Optional[Passes] = None
 
+    def parameters(self) -> frozenset[str]:
+        """The names of the function's parameters."""
+        arguments = getattr(self._function, "args", None)
+        if arguments is None:
+            return frozenset()
+        found = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+        found += [a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        return frozenset(found)
+
     def __contains__(self, name: str) -> bool:
         if self._found is None:
             self._found = self._parameters()
@@ -291,6 +300,8 @@ def _fresh(expr: ast.AST, qualify: Qualify, bindings: Bindings, numbers: "_Numbe
         assigned = bindings.get(expr.id)  # type: ignore[attr-defined]
         if assigned and len(assigned) == 1 and type(assigned[0].targets[0]) is ast.Name:
             return _fresh(assigned[0].value, qualify, bindings, numbers, depth + 1)
+        if assigned is None or expr.id in numbers.parameters():  # type: ignore[attr-defined]
+            return False  # not bound here, or a parameter: whatever the caller gives (and no walk of the function for it)
         value = numbers.rebindings.before(expr)  # type: ignore[arg-type]  # `m = m.view(-1, n)`: straight-line code, maybe number fills
         if value is None:
             return False  # a parameter, a loop variable, a name bound in branches: it may hold anything
