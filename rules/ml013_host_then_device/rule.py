@@ -3763,7 +3763,7 @@ class TargetLoss:
         device = targets.device
         layers = []
         for i, p in enumerate(preds):
-            layers.append((torch.ones(size=(len(p),)) * i).to(device))
+            layers.append(torch.rand(len(p), 4).to(device))
         return sum(l.sum() for l in layers)
 class PlainLoss:
     def __call__(self, preds, targets):
@@ -3789,7 +3789,7 @@ class TargetLoss:
         device = targets.device
         layers = []
         for i, p in enumerate(preds):
-            layers.append((torch.ones(size=(len(p),), device=device) * i))
+            layers.append(torch.rand(len(p), 4, device=device))
         return sum(l.sum() for l in layers)
 class PlainLoss:
     def __call__(self, preds, targets):
@@ -3806,6 +3806,7 @@ def train(hyp, model, loader, optimizer):
         loss.backward()
         optimizer.step()
 """,
+            unsafe=True,
         ),
     ]
     VALID += [
