@@ -27,6 +27,13 @@ from memlint.analysis.summaries import _refines_one_input
         ("args.attack == other", False),  # no literal
         ("self.padding == 0", False),  # `self` alone is no configuration
         ("args.attack == 'pgd' and step > 3", False),
+        ("hyp['loss_ota'] == 1", True),  # an entry of a configuration dict
+        ("'loss_ota' not in hyp or hyp['loss_ota'] == 1", True),  # whether it has the key
+        ("self.cfg['mode'] == 'a'", True),
+        ("hyp['mixup']", False),  # a flag
+        ("'k' in cache", False),  # no configuration
+        ("cache['k'] == 1", False),
+        ("hyp[key] == 1", False),  # a key of unknown value
     ],
 )
 def test_configured_choice_agrees_with_the_rules_own(test: str, chosen: bool):

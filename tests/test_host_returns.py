@@ -26,6 +26,37 @@ FRESH = {
             return - torch.log(eps - torch.log(u + eps))
     """,
 }
+# (key, code): methods, and helpers of the file that return a reshape of their argument
+FRESH_KEYED = {
+    "a method": ("A.f", "class A:\n    def f(self, n):\n        return torch.ones(n)\n"),
+    "straight-line rebindings and the difference of two host tensors": ("f", """
+        def f(n):
+            m = torch.arange(n)
+            m = m.view(-1, 1)
+            m = m.unsqueeze(1) - m.unsqueeze(2)
+            return m
+    """),
+    "number fills of fixed slices, a reshaping helper and masked fills (a Swin window mask)": ("A.mask", """
+        def split(x, size):
+            b, h, w, c = x.shape
+            x = x.view(b, h // size, size, w // size, size, c)
+            return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, size, size, c)
+        class A:
+            def mask(self, h, w):
+                grid = torch.zeros((1, h, w, 1))
+                bands = (slice(0, -self.size), slice(-self.size, None))
+                count = 0
+                for rows in bands:
+                    for cols in bands:
+                        grid[:, rows, cols, :] = count
+                        count += 1
+                parts = split(grid, self.size)
+                parts = parts.view(-1, self.size * self.size)
+                mask = parts.unsqueeze(1) - parts.unsqueeze(2)
+                mask = mask.masked_fill(mask != 0, float(-100.0)).masked_fill(mask == 0, float(0.0))
+                return mask
+    """),
+}
 NOT_FRESH = {
     "made on the device": "def f(n, device):\n    return torch.ones(n, device=device)\n",
     "keywords that may hold a device": "def f(n, **kw):\n    return torch.ones(n, **kw)\n",
@@ -34,11 +65,19 @@ NOT_FRESH = {
     "a data constructor": "def f(rows):\n    return torch.tensor(rows)\n",
     "not torch's": "from mylib import ones\ndef f(n):\n    return ones(n)\n",
     "a generator": "def f(n):\n    yield torch.ones(n)\n",
-    "a method": "class A:\n    def f(self, n):\n        return torch.ones(n)\n",
     "an index of a parameter": "def f(table, labels):\n    return table[labels]\n",
     "arithmetic with a parameter without a number default": "def f(shape, scale):\n    return torch.rand(shape) * scale\n",
     "a parameter defaulting to a number, rebound": "def f(shape, eps=1e-10):\n    eps = eps.cuda()\n    return torch.rand(shape) + eps\n",
     "an elementwise function with keywords": "def f(n, out):\n    return torch.log(torch.rand(n), out=out)\n",
+    "data written into it": "def f(labels, n):\n    m = torch.zeros(len(labels), n)\n    m[labels] = 1\n    return m\n",
+    "a parameter written into it": "def f(v, n):\n    m = torch.zeros(n, 4)\n    m[:, 0:2] = v\n    return m\n",
+    "a counter started from data": "def f(x, n):\n    m = torch.zeros(n)\n    c = x[0]\n    for s in (slice(0, 1),):\n        m[s] = c\n    return m\n",
+    "rebound in a branch": "def f(n, flip):\n    m = torch.ones(n)\n    if flip:\n        m = -m\n    m = m.view(-1)\n    return m\n",
+    "a helper that moves its argument": "def g(x):\n    return x.cuda()\ndef f(n):\n    return g(torch.zeros(n))\n",
+    "a helper that reshapes a parameter rebound in a branch": (
+        "def g(x, d=None):\n    if d:\n        x = x.to(d)\n    return x.view(-1)\ndef f(n):\n    return g(torch.zeros(n))\n"
+    ),
+    "a masked fill with a tensor": "def f(n, v):\n    m = torch.zeros(n)\n    return m.masked_fill(m == 0, v)\n",
 }
 
 
@@ -52,6 +91,12 @@ def _fresh(code: str, key: str = "f") -> bool:
 @pytest.mark.parametrize("name", sorted(FRESH))
 def test_fresh_host_tensors(name):
     assert _fresh(FRESH[name]), name
+
+
+@pytest.mark.parametrize("name", sorted(FRESH_KEYED))
+def test_fresh_methods_and_straight_code(name):
+    key, code = FRESH_KEYED[name]
+    assert _fresh(code, key), name
 
 
 @pytest.mark.parametrize("name", sorted(NOT_FRESH))

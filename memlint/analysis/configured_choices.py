@@ -20,14 +20,33 @@ _CHOICE_OPERATORS = (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)
 
 
 def configured_choice(test: ast.AST) -> bool:
-    """`args.loss == "hinge"`, `self.args.padding == 0`, `cfg.mode in ("a", "b")`, and `and` / `or`
-    of such tests."""
+    """`args.loss == "hinge"`, `self.args.padding == 0`, `cfg.mode in ("a", "b")`, `hyp["loss_ota"] == 1`,
+    `"loss_ota" not in hyp` (iteration.condition_is_configured_choice's cases), and `and` / `or` of such tests."""
     if type(test) is ast.BoolOp:
         return all(configured_choice(value) for value in test.values)  # type: ignore[attr-defined]
     if type(test) is not ast.Compare or len(test.ops) != 1 or not isinstance(test.ops[0], _CHOICE_OPERATORS):  # type: ignore[attr-defined]
         return False
     sides = (test.left, test.comparators[0])  # type: ignore[attr-defined]
-    return any(configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
+    if type(test.ops[0]) in (ast.In, ast.NotIn) and _choice_constant(test.left, collection=True) and _configuration_root(sides[1]):  # type: ignore[attr-defined]
+        return True  # `"loss_ota" not in hyp`: whether the configuration has the key, fixed for the run
+    return any(configuration_value(side) or _configuration_entry(side) for side in sides) and any(_literal_choice(side) for side in sides)
+
+
+def _configuration_root(expr: ast.AST) -> bool:
+    """`hyp`, `cfg`, `self.cfg`, `args.train`: the run's configuration itself (a dict of it, say)."""
+    if type(expr) is ast.Name:
+        return expr.id in CONFIGURATION_ROOTS  # type: ignore[attr-defined]
+    if type(expr) is ast.Attribute and type(expr.value) is ast.Name and expr.value.id == "self":  # type: ignore[attr-defined]
+        return expr.attr in CONFIGURATION_ROOTS  # type: ignore[attr-defined]
+    return configuration_value(expr)
+
+
+def _configuration_entry(expr: ast.AST) -> bool:
+    """`hyp["loss_ota"]`, `self.cfg["mode"]`: an entry, by a string key, of the run's configuration."""
+    if type(expr) is not ast.Subscript:
+        return False
+    key = expr.slice  # type: ignore[attr-defined]
+    return type(key) is ast.Constant and type(key.value) is str and _configuration_root(expr.value)  # type: ignore[attr-defined]
 
 
 def configuration_value(expr: ast.AST) -> bool:

@@ -29,6 +29,13 @@ RANDOM_FACTORIES = frozenset({"rand", "randn", "randint", "randperm"})
 # `torch.diag(torch.ones(n))`, an identity mask): a new tensor where its argument is.
 _TRIANGLES = frozenset({"triu", "tril", "diag", "diag_embed", "diagflat"})
 _TRIANGLE_FUNCTIONS = frozenset({"torch.triu", "torch.tril", "torch.diag", "torch.diag_embed", "torch.diagflat"})
+# Sorting a tensor gives new tensors (its values, their indices) where it is: `torch.randint(0, b, (n,)).sort()[0]`
+# (`.values`, `torch.sort(t)[0]`) is as much the host's as the draw it sorts.
+_ORDERINGS = frozenset({"sort", "msort", "argsort"})
+_ORDERING_FUNCTIONS = frozenset({"torch.sort", "torch.msort", "torch.argsort"})
+_ORDERING_PARTS = frozenset({"values", "indices"})
+# What `factory_under` looks through: the expressions that may hold a host factory on the way to a move.
+_WALKED = (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation, cst.Name, cst.Comparison, cst.Attribute)
 
 
 class HostFactory(NamedTuple):
@@ -52,7 +59,7 @@ def factory_under(receiver: cst.BaseExpression, ctx: "Context", flow: Flow = EMP
     fixable = True
     named = False
     seen = 0
-    while isinstance(receiver, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation, cst.Name)):
+    while isinstance(receiver, _WALKED):
         seen += 1
         if seen > 40:
             return None
@@ -64,6 +71,17 @@ def factory_under(receiver: cst.BaseExpression, ctx: "Context", flow: Flow = EMP
             continue
         if isinstance(receiver, cst.UnaryOperation):  # `-torch.arange(n)`
             receiver = receiver.expression
+            continue
+        if isinstance(receiver, cst.Attribute):  # `t.sort().values`: a part of the sort's result, where `t` is
+            if receiver.attr.value not in _ORDERING_PARTS or _sorted_operand(receiver.value, ctx) is None:
+                return None
+            receiver = receiver.value
+            continue
+        if isinstance(receiver, cst.Comparison):  # `torch.eye(n) > .5`: a bool tensor where the compared one is
+            side = _compared_operand(receiver, ctx)
+            if side is None:
+                return None
+            receiver = side
             continue
         if isinstance(receiver, cst.Subscript):  # `torch.eye(d)[None, :, :]`, `torch.eye(n)[labels]`: a part of the host tensor, still on the host
             fixable = False  # an index computed on the host may not index the device tensor as written
@@ -97,6 +115,11 @@ def factory_under(receiver: cst.BaseExpression, ctx: "Context", flow: Flow = EMP
             if not receiver.args or receiver.args[0].keyword is not None or receiver.args[0].star:
                 return None
             receiver = receiver.args[0].value
+            continue
+        inner = _sorted_operand(receiver, ctx)
+        if inner is not None:  # `torch.randint(0, b, (n,)).sort()[0]`: sorted where it was drawn
+            fixable = False
+            receiver = inner
             continue
         inner = _elementwise_argument(receiver, ctx, flow)
         if inner is not None:  # `torch.exp(torch.arange(h) * -c)`, `t.cos()`: a new tensor where its argument is
@@ -142,6 +165,43 @@ def _host_operand(operation: cst.BinaryOperation, ctx: "Context", flow: Flow) ->
         if number_like(other, ctx, flow):
             return holds[0], False
     return None
+
+
+def _compared_operand(comparison: cst.Comparison, ctx: "Context") -> Optional[cst.BaseExpression]:
+    """The tensor of `t > .5` / `0 == t` (one comparison, with a number: `_numeric`), whose result,
+    a bool tensor, is made where `t` is; None for a comparison of two tensors or of a chain."""
+    if len(comparison.comparisons) != 1:
+        return None
+    target = comparison.comparisons[0]
+    if isinstance(target.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)):
+        return None
+    left, right = comparison.left, target.comparator
+    if _numeric(right, ctx):
+        return left
+    return right if _numeric(left, ctx) else None
+
+
+def _sorted_operand(call: cst.BaseExpression, ctx: "Context") -> Optional[cst.BaseExpression]:
+    """The tensor `t.sort()`, `t.argsort(dim=0)`, `torch.sort(t, descending=True)` orders, when every
+    other argument is a literal (a dimension, a direction): the sorted values and the indices are
+    new tensors where `t` is.  None for anything else."""
+    if not isinstance(call, cst.Call):
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _ORDERINGS and not _is_module(func.value, ctx):
+        operand, rest = func.value, call.args
+    elif ctx.resolve(func) in _ORDERING_FUNCTIONS and call.args and call.args[0].keyword is None and not call.args[0].star:
+        operand, rest = call.args[0].value, call.args[1:]
+    else:
+        return None
+    if any(a.star or not _literal_option(a.value) for a in rest):
+        return None
+    return operand
+
+
+def _literal_option(expr: cst.BaseExpression) -> bool:
+    """`0`, `-1`, `True`: a dimension or a flag written as a literal."""
+    return _is_number(expr) or (isinstance(expr, cst.Name) and expr.value in ("True", "False"))
 
 
 def _in_place_number(call: cst.Call, ctx: "Context", flow: Flow) -> Optional[bool]:
@@ -366,7 +426,7 @@ def same_values_on_device(factory: cst.Call, name: str) -> bool:
 def holds_factory(value: cst.BaseExpression, ctx: "Context", flow: Flow = EMPTY) -> bool:
     """Does `value` (a call, arithmetic, an index or a name `flow` knows) hold a tensor a factory made
     on the host (`factory_under`, `factory_kind`)?  A cheap test for `moves.later_moves`'s bindings."""
-    if not isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript, cst.UnaryOperation, cst.Name)):
+    if not isinstance(value, _WALKED):
         return False
     # Kept per node and flow: `factory_under` asks it of every part of a stack, then walks the first
     # part itself, so nested stacks (and sums of fresh tensors) would cost twice per level unkept.

@@ -26,7 +26,7 @@ import libcst as cst
 from memlint.analysis.bindings import bound_by
 from memlint.analysis.moves import single_binding
 from memlint.analysis.values import Kind, evaluate
-from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES
+from memlint.analysis.tables import ELEMENTWISE_FUNCTIONS, SHAPE_METHODS, TENSOR_CASTS, TORCH_FACTORIES, VARIABLE_CLASSES
 from memlint.analysis.walk import code_children, code_descendants
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def _after(statement: cst.BaseStatement, rest: Sequence[cst.BaseStatement], flow
         return flow
     name, value = single
     if holds_host(value, flow):
-        if _only_computed_on(rest, name):
+        if _only_computed_on(rest, name, ctx):
             return Flow({**flow.host, name: value}, flow.numbers)
         return flow
     if number_like(value, ctx, flow):
@@ -118,23 +118,24 @@ def _after(statement: cst.BaseStatement, rest: Sequence[cst.BaseStatement], flow
 _COMPUTING_METHODS = SHAPE_METHODS | TENSOR_CASTS | ELEMENTWISE_FUNCTIONS | {"cuda", "to", "type_as"}
 
 
-def _only_computed_on(statements: Sequence[cst.BaseStatement], name: str) -> bool:
+def _only_computed_on(statements: Sequence[cst.BaseStatement], name: str, ctx: "Context") -> bool:
     """Is the host tensor `name` holds read by `statements` (up to the first that rebinds the name,
     itself included) only to compute other tensors or to move it, and at least once: an operand of
     arithmetic (`torch.ones(n, n) - mask`), the receiver of a reshape, a cast, elementwise math or a
-    move (`mask.cuda()`)?  Then a tensor made on the device instead would serve every read; a read
+    move (`mask.cuda()`), or the tensor the legacy `Variable(mask)` wraps (the tensor itself since
+    PyTorch 0.4)?  Then a tensor made on the device instead would serve every read; a read
     that hands it to a call, returns or keeps it would need the host tensor."""
     reads = 0
     for statement in statements:
         targets = _targets_in(statement)
-        stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(statement, None)]
+        stack: list[tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(statement, None, None)]
         while stack:
-            node, parent = stack.pop()
+            node, parent, grandparent = stack.pop()
             if type(node) is cst.Name and node.value == name and id(node) not in targets:  # type: ignore[attr-defined]
-                if not _computes_on(parent):
+                if not (_computes_on(parent) or _wrapped(parent, grandparent, ctx)):
                     return False
                 reads += 1
-            stack.extend((child, node) for child in code_children(node))
+            stack.extend((child, node, parent) for child in code_children(node))
         if name in _bound_names(statement):
             break
     return reads > 0
@@ -145,6 +146,14 @@ def _computes_on(parent: Optional[cst.CSTNode]) -> bool:
     if kind in (cst.BinaryOperation, cst.UnaryOperation):
         return True
     return kind is cst.Attribute and parent.attr.value in _COMPUTING_METHODS  # type: ignore[union-attr]
+
+
+def _wrapped(parent: Optional[cst.CSTNode], grandparent: Optional[cst.CSTNode], ctx: "Context") -> bool:
+    """Is the read the first (positional) argument of `Variable(...)` (`tables.VARIABLE_CLASSES`)?"""
+    if type(parent) is not cst.Arg or type(grandparent) is not cst.Call:
+        return False
+    args = grandparent.args  # type: ignore[attr-defined]
+    return args[0] is parent and parent.keyword is None and not parent.star and ctx.resolve(grandparent.func) in VARIABLE_CLASSES  # type: ignore[attr-defined]
 
 
 def _forget(flow: Flow, names: frozenset[str]) -> Flow:

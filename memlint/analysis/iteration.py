@@ -119,7 +119,8 @@ _CHOICE_LITERALS = (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.F
 
 
 def condition_is_configured_choice(test: cst.BaseExpression) -> bool:
-    """`args.loss == "hinge"`, `self.args.padding == 0`, `cfg.mode in ("a", "b")`: a choice among the
+    """`args.loss == "hinge"`, `self.args.padding == 0`, `cfg.mode in ("a", "b")`, `hyp["loss_ota"] == 1`
+    or `"loss_ota" not in hyp` (an entry of a configuration dict, or whether it has one): a choice among the
     run's configured alternatives.  The configuration does not change while the run goes on, so the
     branch it selects (an `elif` or `else` of the chain included) runs on every iteration of that run,
     where a flag (`if args.log_images:`) opts in to extra work and a counter (`if step % 10 == 0:`)
@@ -133,7 +134,26 @@ def condition_is_configured_choice(test: cst.BaseExpression) -> bool:
     if not isinstance(target.operator, _CHOICE_OPERATORS):
         return False
     sides = (test.left, target.comparator)
-    return any(configuration_value(side) for side in sides) and any(_literal_choice(side) for side in sides)
+    if isinstance(target.operator, (cst.In, cst.NotIn)) and isinstance(test.left, _CHOICE_LITERALS) and _configuration_root(target.comparator):
+        return True  # `"loss_ota" not in hyp`: whether the configuration has the key, fixed for the run
+    return any(configuration_value(side) or _configuration_entry(side) for side in sides) and any(_literal_choice(side) for side in sides)
+
+
+def _configuration_root(expr: cst.BaseExpression) -> bool:
+    """`hyp`, `cfg`, `self.cfg`, `args.train`: the run's configuration itself (a dict of it, say)."""
+    if isinstance(expr, cst.Name):
+        return expr.value in _CONFIGURATION_ROOTS
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value in _CONFIGURATION_ROOTS
+    return configuration_value(expr)
+
+
+def _configuration_entry(expr: cst.BaseExpression) -> bool:
+    """`hyp["loss_ota"]`, `self.cfg["mode"]`: an entry, by a string key, of the run's configuration."""
+    if not isinstance(expr, cst.Subscript) or len(expr.slice) != 1:
+        return False
+    key = expr.slice[0].slice
+    return isinstance(key, cst.Index) and isinstance(key.value, (cst.SimpleString, cst.ConcatenatedString)) and _configuration_root(expr.value)
 
 
 def configuration_value(expr: cst.BaseExpression) -> bool:

@@ -110,9 +110,14 @@ def moved_argument(call: cst.Call, ctx: "Context") -> Optional[tuple[cst.BaseExp
 def makes_host_tensor(call: cst.Call, ctx: "Context") -> Optional[str]:
     """The callee as written ("causal_mask") when `call` runs a function of the project that returns
     a tensor it has just made on the host (`FileView.host_calls`: every return a torch size factory
-    without `device=`, here or in another file), else None."""
+    without `device=`, here or in another file; a method of the caller's class called on `self`), else None."""
     if not ctx.project.host_calls:
         return None
+    func = call.func
+    if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+        class_name = ctx.class_name  # `self.create_mask(H, W)`: the class's own method ("Class.create_mask")
+        found = class_name is not None and f"{class_name}.{func.attr.value}" in ctx.project.host_calls
+        return f"self.{func.attr.value}" if found else None
     written = _project_callee(call, ctx)
     return written if written is not None and written in ctx.project.host_calls else None
 

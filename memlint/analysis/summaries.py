@@ -35,7 +35,7 @@ A summary says, for each module-level function and each method of a module-level
 - `makes`: a module-level function without `builds` that returns a model it builds alone or as
   the first item of a tuple, moved (`.cuda()`) or wrapped in `DataParallel` on the way
   (robustness's `make_and_restore_model`): the constructors, as in `builds`;
-- `fresh`: a module-level function whose every return is a tensor it has just made on the host
+- `fresh`: a module-level function or a method whose every return is a tensor it has just made on the host
   (memlint.analysis.host_returns: `causal_mask(n)` returning `torch.triu(torch.ones(1, n, n)) == 0`);
 - `unsaved`: a module-level function whose every return is a new tensor that its producer keeps
   nothing of for backward (a torch function of `tables.FRESH_RESULT_FUNCTIONS`: `batch_norm(x,
@@ -99,7 +99,7 @@ from memlint.analysis.deep_imports import imported_frameworks
 from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, freezes, positions, rebound, thawed_names
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.given_history import given_history_ends, may_fall_through
-from memlint.analysis.host_returns import returns_fresh_host_tensor
+from memlint.analysis.host_returns import reshaped_parameter, returns_fresh_host_tensor
 from memlint.analysis.mode_setters import only_puts_held_models_in_eval
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
@@ -109,7 +109,10 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 54: both 53s merged: the method `mode` and the wider `fresh` / `configured` below
 # 53: a method's `mode`: "eval" where its body only puts the models self holds in eval mode, "train" where it may train one
+# 53: `fresh` also of methods, through straight-line rebindings, reshaping helpers and masked fills;
+#     `configured` calls also behind a configuration dict's entry or key (`hyp['loss_ota'] == 1`, `'k' in hyp`)
 # 52: 51 and the other 45 merged: the frozen arguments' narrowing below
 # 51: 50 and the other 45 merged: the parameter history's narrowing below
 # 50: 49 and the other 45 merged: the registries' uses below
@@ -220,7 +223,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 53
+FORMAT = 54
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -1372,12 +1375,32 @@ class _Summary:
     # ------------------------------------------------------------------ tensors made on the host
 
     def _fresh_returns(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:
-        """`fresh` of a module-level function that returns a tensor it has just made on the host on
-        every call (memlint.analysis.host_returns): `causal_mask(n)` building `torch.ones(1, n, n)`."""
+        """`fresh` of a module-level function or a method that returns a tensor it has just made on the host on
+        every call (memlint.analysis.host_returns): `causal_mask(n)` building `torch.ones(1, n, n)`, a
+        Swin layer's `create_mask(H, W)` building its window mask from `torch.zeros((1, H, W, 1))`."""
+        reshapers: dict[str, Optional[int]] = {}
+
+        def passes(call: ast.Call) -> Optional[ast.AST]:
+            """The argument a call of this file's module-level helper returns a reshape of
+            (`window_partition(img_mask, ws)`: host_returns.reshaped_parameter), or None."""
+            func = call.func
+            if type(func) is not ast.Name or func.id not in self.defs or func.id not in self.nodes or func.id in generators:  # type: ignore[attr-defined]
+                return None
+            name = func.id  # type: ignore[attr-defined]
+            if name not in reshapers:
+                reshapers[name] = None if _bound_more_than_once(self.source, name) else reshaped_parameter(self.nodes[name])
+            position = reshapers[name]
+            if position is None or position >= len(call.args) or any(type(a) is ast.Starred for a in call.args[: position + 1]):
+                return None
+            return call.args[position]
+
         for key, found in returns.items():
-            if not key or "." in key or key == "?" or key in generators:
+            # module-level functions, and methods (`self.create_mask(H, W)` of a Swin layer: "Class.method")
+            if not key or key == "?" or key in generators or key.count(".") > 1 or ":" in key:
                 continue
-            if returns_fresh_host_tensor(found, self.qualify, self._local_values(key), self.nodes.get(key)):
+            if "." in key and key.partition(".")[0] not in self.classes:
+                continue
+            if returns_fresh_host_tensor(found, self.qualify, self._local_values(key), self.nodes.get(key), passes):
                 self.functions[key]["fresh"] = True
 
     def _unsaved_returns(self, returns: dict[str, list[ast.Return]], generators: set[str]) -> None:

@@ -380,7 +380,7 @@ FRESH_OUTPUT_LAYERS = OUTPUT_NOT_SAVED | frozenset(
 # Names of a flag that says whether the accelerator is used (`if self.cuda:`, `if use_gpu:`,
 # `x.is_cuda`): a device check, not an opt-in (iteration.condition_is_device_check, flag_arguments).
 # Names that hold the run's configuration (`args.loss`, `opt.mode`, `self.args.padding`): fixed for the run.
-CONFIGURATION_ROOTS = frozenset({"args", "opt", "opts", "config", "cfg", "conf", "hparams", "hp", "settings", "flags", "FLAGS"})
+CONFIGURATION_ROOTS = frozenset({"args", "opt", "opts", "config", "cfg", "conf", "hparams", "hp", "hyp", "settings", "flags", "FLAGS"})
 DEVICE_FLAGS = frozenset({"is_cuda", "cuda", "use_cuda", "cuda_available", "has_cuda", "on_cuda", "gpu", "use_gpu", "on_gpu", "gpu_mode"})
 # Names of the accelerators a run was given, `None` for a run on the host (`self.device_id = device_id`
 # of face.evoLVe's heads, `args.gpu`): `if self.device_id is not None:` asks which device the run has

@@ -1668,17 +1668,30 @@ class Project:
     def _project_calls(self, index: int, field: str) -> frozenset[str]:
         """The callees as file `index` writes them that are functions of the project (here or in
         another file) whose summary record has `field`: "fresh" for FileView.host_calls (they return
-        a tensor just made on the host), "unsaved" for FileView.unsaved_calls (a new tensor nothing
+        a tensor just made on the host; a method called on `self` as "Class.method", Class the caller's), "unsaved" for FileView.unsaved_calls (a new tensor nothing
         keeps for backward)."""
         found: set[str] = set()
         for key, record in self.files[index].summary["functions"].items():  # type: ignore[union-attr]
             for ref, *_ in record.get("calls", ()):
-                if ref[0] not in ("n", "d") or ref[1] in found:
+                if ref[0] == "s" and field == "fresh" and "." in key:
+                    if not self._every_method_has(index, ref[1], field):
+                        continue  # another class of the file (a subclass, say) has its own, which `self` may reach
+                    written = f"{key.partition('.')[0]}.{ref[1]}"  # `self.create_mask(H, W)` in a method of the class
+                elif ref[0] in ("n", "d"):
+                    written = ref[1]
+                else:
+                    continue
+                if written in found:
                     continue
                 callee = self.resolve(index, key, ref)
                 if callee is not None and self.record(callee).get(field):
-                    found.add(ref[1])
+                    found.add(written)
         return frozenset(found)
+
+    def _every_method_has(self, index: int, method: str, field: str) -> bool:
+        """Does every method named `method` of file `index`'s classes have `field` in its record?"""
+        functions = self.files[index].summary["functions"]  # type: ignore[union-attr]
+        return all(record.get(field) for key, record in functions.items() if key.count(".") == 1 and key.endswith(f".{method}"))
 
     def _reaching(self, own: Callable[[tuple, dict], bool]) -> set[tuple]:
         """The functions for which `own(function, record)` holds, or that call one (any call the

@@ -91,9 +91,12 @@ class HostThenDevice(Rule):
     `n * torch.distributed.get_rank()`; no fix with a number the code only reads as one: a loop's counter in
     `(torch.ones(n) * i).to(d)`, `self.fs` in `torch.linspace(...) / self.fs` where the class binds it from a constructor
     argument; not with a parameter or attribute nothing binds or sizes, which may be any tensor), elementwise math of it
-    (`torch.exp(torch.arange(h) * -c)`, `.cos()`; no fix), a local name bound earlier to such a tensor and read only
-    to compute others or to be moved (`n = torch.linspace(0, N, steps=N)` then `window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`
-    moved: the factory's line is reported; `mask` in `torch.ones(n, n) - mask`), `torch.diag(torch.ones(n)).cuda()` (a diagonal or a triangle of it), `torch.zeros(n, 1).type_as(x)` or
+    (`torch.exp(torch.arange(h) * -c)`, `.cos()`; no fix), a comparison of it with a number (`(torch.eye(n) > .5).cuda()`),
+    a sort of it (`torch.randint(0, b, (k,)).sort()[0].to(d)`, `.values`, `torch.sort(t)[0]`: the sorted values are
+    made where the draw is; no fix), a local name bound earlier to such a tensor and read only
+    to compute others, to be wrapped in `Variable` or to be moved (`n = torch.linspace(0, N, steps=N)` then `window = 0.54 - 0.46 * torch.cos(2 * math.pi * n / N)`
+    moved: the factory's line is reported; `mask` in `torch.ones(n, n) - mask`; `mask = torch.eye(n) > .5`, `I = Variable(mask)`,
+    `if torch.cuda.is_available(): I = I.cuda()`), `torch.diag(torch.ones(n)).cuda()` (a diagonal or a triangle of it), `torch.zeros(n, 1).type_as(x)` or
     `.type(type(x.data))` (a cast to `x`'s type moves to `x`'s device too; no fix, `device=` alone keeps the dtype;
     a cast to a dtype, `.type(torch.int)`, is one more cast on the way), or `z = torch.rand(n)` (or `z` bound in
     each branch of an `if` / `elif` chain the configuration picks: `if args.padding == 0: z = torch.zeros(...)`, or of a chain
@@ -116,7 +119,12 @@ class HostThenDevice(Rule):
     factory without `device=`, through a local name, a cast, a reshape, a triangle, a comparison
     with a number: `torch.triu(torch.ones(1, n, n), diagonal=1) == 0`, an index of it: `torch.eye(n)[labels]`,
     an elementwise torch function of it or arithmetic with a number or a parameter defaulting to one:
-    `-torch.log(eps - torch.log(torch.rand(shape) + eps))` of `def sample_gumbel(shape, eps=1e-10)`; no fix, the `device=` belongs
+    `-torch.log(eps - torch.log(torch.rand(shape) + eps))` of `def sample_gumbel(shape, eps=1e-10)`; a name rebound in
+    straight-line code, `m = m.view(-1, k)`; numbers written into fixed slices of it, `img_mask[:, h, w, :] = cnt` over a
+    literal tuple of `slice(...)`s, but no data; the difference of two such tensors, a `masked_fill` of one by a comparison
+    with a number, a helper of the file that returns a reshape of its argument, `window_partition(img_mask, ws)`), or a method
+    of the class called on `self` that does (`self.create_mask(H, W).to(x.device)` of a Swin layer, where no other class of
+    the file has its own `create_mask`); no fix, the `device=` belongs
     in the helper; a helper that may return a tensor already on the device is not followed); the
     code run on every step:
 
@@ -135,7 +143,8 @@ class HostThenDevice(Rule):
       linted files leaves it off (`Glow(width, depth)` passing no `lu`: an opt-in instance's branch);
     - on every iteration of a training or evaluation loop, in its body or in a function the loop
       calls unconditionally or behind a choice among the run's configured alternatives (`if args.attack
-      == "pgd": attack_pgd(...)`) (in the same file, a function nested in the loop's own too: `def mix(x)`
+      == "pgd": attack_pgd(...)`; an entry of a configuration dict, or whether it has one: `if "loss_ota" not in
+      hyp or hyp["loss_ota"] == 1: loss = compute_loss_ota(...)`, a loss object whose `__call__` runs) (in the same file, a function nested in the loop's own too: `def mix(x)`
       in a generator over the loader, or in another file linted with it; `self.decoder.recognize_beam(...)`
       in a class that builds `self.decoder = Decoder(...)` calls that class's method; `model.loss(...)`
       on a receiver named like a model calls the `loss` method of the project's nn.Modules, as
@@ -3688,6 +3697,200 @@ class Net(nn.Module):
         ),
     ]
     INVALID += [
+        Invalid(  # a sort of a host draw: its values (`[0]`, `.values`) are new tensors on the host (an ONNX NMS stub's indices)
+            """
+import torch
+import torch.nn as nn
+class Nms(nn.Module):
+    def forward(self, boxes):
+        idx = torch.randint(0, boxes.shape[0], (8,)).sort()[0].to(boxes.device)
+        return boxes[idx]
+""",
+            line=5,
+            column=15,
+            message="torch.randint",
+        ),
+        Invalid(  # a comparison of a host factory with a number, wrapped in `Variable` under another name, moved in a device check
+            """
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class PairLoss(nn.Module):
+    def forward(self, scores):
+        mask = torch.eye(scores.size(0)) > .5
+        keep = Variable(mask)
+        if torch.cuda.is_available():
+            keep = keep.cuda()
+        return scores.masked_fill_(keep, 0).sum()
+""",
+            line=6,
+            column=16,
+        ),
+        Invalid(  # a method of the class builds the mask on the host: number fills of fixed slices, a reshaping helper, masked fills
+            """
+import torch
+import torch.nn as nn
+def split_windows(x, size):
+    b, h, w, c = x.shape
+    x = x.view(b, h // size, size, w // size, size, c)
+    return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, size, size, c)
+class ShiftedBlock(nn.Module):
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+    def band_mask(self, h, w):
+        grid = torch.zeros((1, h, w, 1))
+        bands = (slice(0, -self.size), slice(-self.size, None))
+        label = 0
+        for rows in bands:
+            grid[:, rows, :, :] = label
+            label += 1
+        parts = split_windows(grid, self.size)
+        parts = parts.view(-1, self.size * self.size)
+        mask = parts.unsqueeze(1) - parts.unsqueeze(2)
+        mask = mask.masked_fill(mask != 0, float(-100.0))
+        return mask
+    def forward(self, x):
+        mask = self.band_mask(x.shape[1], x.shape[2]).to(x.device)
+        return x + mask.sum()
+""",
+            line=24,
+            column=16,
+            message="self.band_mask()",
+        ),
+        Invalid(  # a loss object called per step in the branch a configuration dict's entry picks (`hyp["loss_ota"]`, a key's presence)
+            """
+import torch
+class TargetLoss:
+    def __call__(self, preds, targets):
+        device = targets.device
+        layers = []
+        for i, p in enumerate(preds):
+            layers.append(torch.rand(len(p), 4).to(device))
+        return sum(l.sum() for l in layers)
+class PlainLoss:
+    def __call__(self, preds, targets):
+        return preds[0].sum()
+def train(hyp, model, loader, optimizer):
+    loss_ota = TargetLoss()
+    loss_plain = PlainLoss()
+    for imgs, targets in loader:
+        preds = model(imgs)
+        if "loss_ota" not in hyp or hyp["loss_ota"] == 1:
+            loss = loss_ota(preds, targets)
+        else:
+            loss = loss_plain(preds, targets)
+        loss.backward()
+        optimizer.step()
+""",
+            line=7,
+            column=27,
+            fixed="""
+import torch
+class TargetLoss:
+    def __call__(self, preds, targets):
+        device = targets.device
+        layers = []
+        for i, p in enumerate(preds):
+            layers.append(torch.rand(len(p), 4, device=device))
+        return sum(l.sum() for l in layers)
+class PlainLoss:
+    def __call__(self, preds, targets):
+        return preds[0].sum()
+def train(hyp, model, loader, optimizer):
+    loss_ota = TargetLoss()
+    loss_plain = PlainLoss()
+    for imgs, targets in loader:
+        preds = model(imgs)
+        if "loss_ota" not in hyp or hyp["loss_ota"] == 1:
+            loss = loss_ota(preds, targets)
+        else:
+            loss = loss_plain(preds, targets)
+        loss.backward()
+        optimizer.step()
+""",
+            unsafe=True,
+        ),
+    ]
+    VALID += [
+        Valid(  # the helper writes the labels (data) into its zeros: made on the device, the labels would be copied instead
+            """
+import torch
+def one_hot(labels, n):
+    hot = torch.zeros(len(labels), n)
+    hot[torch.arange(len(labels)), labels] = 1
+    hot = hot.view(len(labels), n)
+    return hot
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = (model(x) - one_hot(y, 10).cuda()).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+        Valid(  # the method rebinds its mask in a branch (it may return it moved), or a subclass has its own: cannot tell, silent
+            """
+import torch
+import torch.nn as nn
+class Block(nn.Module):
+    def band_mask(self, h, w, device=None):
+        mask = torch.zeros((1, h, w, 1))
+        if device is not None:
+            mask = mask.to(device)
+        return mask
+    def grid(self, h, w):
+        return torch.zeros((1, h, w, 1))
+    def forward(self, x):
+        mask = self.band_mask(x.shape[1], x.shape[2]).to(x.device)
+        grid = self.grid(x.shape[1], x.shape[2]).to(x.device)
+        return x + mask.sum() + grid.sum()
+class CachedBlock(Block):
+    def grid(self, h, w):
+        return self.cache[h]
+"""
+        ),
+        Valid(  # a comparison of two tensors, a sort of a tensor the model gave: where those are, not a fresh host tensor
+            """
+import torch
+import torch.nn as nn
+class Head(nn.Module):
+    def forward(self, x, scores):
+        keep = (torch.eye(x.size(0)) > scores).cuda()
+        order = scores.sort()[0].to(x.device)
+        return x.masked_fill(keep, 0) + order.sum()
+"""
+        ),
+        Valid(  # the wrapped mask is read again after the wrap: the host tensor itself is needed
+            """
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+class PairLoss(nn.Module):
+    def forward(self, scores):
+        mask = torch.eye(scores.size(0)) > .5
+        keep = Variable(mask)
+        if torch.cuda.is_available():
+            keep = keep.cuda()
+        self.log(mask)
+        return scores.masked_fill_(keep, 0).sum()
+"""
+        ),
+        Valid(  # a flag of a configuration dict (`if hyp["mixup"]:`) opts in: the call behind it is no configured choice
+            """
+import torch
+def mixup(x):
+    return x + torch.rand(x.size(0)).to(x.device)
+def train(hyp, model, loader, optimizer):
+    for imgs, targets in loader:
+        if hyp["mixup"]:
+            imgs = mixup(imgs)
+        loss = model(imgs, targets)
+        loss.backward()
+        optimizer.step()
+"""
+        ),
+    ]
+    INVALID += [
         Invalid(  # unpacked: `h` is the tuple's first element, a tensor
             """
 import torch
@@ -4339,11 +4542,15 @@ def smooth(model, loader, optimizer, values):
         # `(0.54 - 0.46 * torch.cos(n)).cuda()` needs the flow of the function's names; a name moved alone is `later_moves`'
         flows = type(through_reshapes(moved)) is not cst.Name and self._reads_names(moved)
         found = factory_under(moved, ctx, self._flow_here() if flows else EMPTY)
-        if found is not None:
+        earlier = self._bound_earlier.get(id(node), ())
+        if found is not None and not (found.through_name and earlier):  # a name moved alone: quoted as bound (`eps = ... .normal_()`)
             fixable = found.fixable and helper is None  # `device=` is a helper's to give, not this call's
             self._consider(node, found.call, fixable, found.call if found.through_name else None, helper, type_as)
             return
-        for at in self._bound_earlier.get(id(node), ()):  # `z = torch.rand(n)` ... `z = z.cuda()`
+        if found is not None and not any(factory_under(at, ctx, self._flow_of_bound(at) if self._reads_names(at) else EMPTY) for at in earlier):
+            self._consider(node, found.call, False, found.call, helper, type_as)
+            return
+        for at in earlier:  # `z = torch.rand(n)` ... `z = z.cuda()`
             inner = factory_under(at, ctx, self._flow_of_bound(at) if self._reads_names(at) else EMPTY)
             if inner is not None:
                 self._consider(node, inner.call, False, inner.call if inner.through_name else at, helper, type_as)  # no fix across statements

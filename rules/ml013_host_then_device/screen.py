@@ -95,8 +95,9 @@ def _movers(source: Source) -> dict[str, int]:
 
 def _holds_factory(node: ast.AST, factories, helpers) -> bool:
     for factory in _candidates(node):
-        if helpers and dotted(factory.func) in helpers:
-            return True  # `causal_mask(n)`: a project helper's fresh host tensor
+        written = dotted(factory.func) if helpers else None
+        if written is not None and (written in helpers or written.startswith("self.") and any(h.endswith(written[4:]) for h in helpers)):
+            return True  # `causal_mask(n)`, `self.create_mask(H, W)`: a project helper's fresh host tensor
         if (
             final_name(factory.func) in factories
             and not any(k.arg in ("device", None) for k in factory.keywords)
@@ -125,10 +126,14 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
     rule's resolved `Variable`), arithmetic and the parts of a literal sequence a call joins
     (`torch.cat((zeros, x))`, looser than the rule's resolved `torch.cat`)."""
     found = []
-    while isinstance(node, (ast.Call, ast.BinOp, ast.Subscript, ast.UnaryOp)):
-        if isinstance(node, ast.Subscript):  # `torch.eye(d)[None, :, :]`: a part of what the factory made
+    while isinstance(node, (ast.Call, ast.BinOp, ast.Subscript, ast.UnaryOp, ast.Compare, ast.Attribute)):
+        if isinstance(node, (ast.Subscript, ast.Attribute)):  # `torch.eye(d)[None, :, :]`, `t.sort().values`: a part of what the factory made
             node = node.value
             continue
+        if isinstance(node, ast.Compare):  # `torch.eye(n) > .5`: either side (looser than the rule's number)
+            for side in (node.left, *node.comparators):
+                found += _candidates(side)
+            break
         if isinstance(node, ast.UnaryOp):  # `(-torch.arange(k)).cuda()`: a new tensor where the operand is
             node = node.operand
             continue
@@ -145,6 +150,7 @@ def _candidates(node: ast.AST) -> list[ast.Call]:
             # `torch.arange(k).float().cos()`: elementwise math of a computed receiver (not `torch.exp(x)`, whose tensor is its argument)
             or func.attr in ELEMENTWISE_FUNCTIONS and isinstance(func.value, (ast.Call, ast.BinOp, ast.Subscript, ast.UnaryOp))
             or func.attr in ("type_as", "type")
+            or func.attr in ("sort", "argsort", "msort")  # `torch.randint(...).sort()[0]`: sorted where it was drawn
         ):
             node = func.value
         elif node.args and isinstance(node.args[0], (ast.Tuple, ast.List)):  # `torch.cat((torch.zeros(b, 1), x))`: any part
