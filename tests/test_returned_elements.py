@@ -126,10 +126,10 @@ class Classifier(Base):
 """
 
 
-def test_a_method_and_its_overrides_must_agree() -> None:
-    assert _graphs(_METHODS)["acc"] is False
-    weighted = "class Weighted(Classifier):\n    def step(self, x, y):\n        loss = self.criterion(self.model(x), y)\n        return loss, loss * 0.5\n"
-    assert _graphs(_METHODS + weighted)["acc"] is True  # one override keeps history there: the guess stays
+def test_a_method_is_not_read() -> None:
+    # `self.step(...)`: which definition runs depends on the instance's class (a mixin earlier in the
+    # method order, an override in another file), which the file cannot show: the guess stays
+    assert _graphs(_METHODS)["acc"] is True
 
 
 def test_a_method_an_instance_may_replace() -> None:
@@ -146,3 +146,18 @@ def test_an_override_that_is_no_plain_method() -> None:
 def test_a_local_instance() -> None:
     graphs = _graphs(_HANDED.replace("def run(batches, model, compute, opt):\n", "def run(batches, model, opt):\n    compute = Compute()\n"))
     assert graphs["number argument"] is False
+
+
+def test_a_local_changed_in_place_is_not_known() -> None:
+    # found in review: `stats.mul_(loss)` / `stats[0] = loss` give the detached copy history again
+    for change in ("stats.mul_(loss)", "stats[0] = loss", "stats.data = loss"):
+        changed = _function(f"""
+            def f(out, y):
+                loss = crit(out, y)
+                stats = loss.detach()
+                {change}
+                return loss, stats
+        """)
+        assert element_sources(changed) == (None, None), change
+    kept = _function("def f(out, y):\n    loss = crit(out, y)\n    stats = loss.detach()\n    return loss, stats\n")
+    assert element_sources(kept) == (None, frozenset())

@@ -751,6 +751,8 @@ class Context:
         unknown where one is unknown.  Such names are `decided`: the guess that every result of a
         call producing a backpropagated value carries history does not apply to them.  False
         where the file does not show the callee's elements."""
+        if sum(1 for f in self.frames if f.kind == "function") > 1:
+            return False  # a nested function: an enclosing one may define the callee's name again
         caller = next((f.node for f in reversed(self.frames) if f.kind != "class"), None)
         found = self.model.returned_element_sources(
             call, caller if type(caller) is cst.FunctionDef else None, self.frame.class_name, self.module_classes

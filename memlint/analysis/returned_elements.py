@@ -22,11 +22,12 @@ history it would otherwise have guessed, it reports nothing wrongly):
 - `fn(...)` of a parameter `fn` of a module-level function F the caller is, never rebound in F, where
   F's name is read only as the callee of calls and every such call hands `C(...)` of one class of the
   file at that parameter (the annotated transformer's `run_epoch(..., SimpleLossCompute(...), ...)`);
-- `self.m(...)` in a class K of the file that defines `m`: K's `m` and every override of it in the
-  classes of the file deriving from K (an override that only raises is left out), all agreeing,
-  where no assignment of the file sets an attribute `m` on an object (`self.m = fn`) and none calls
-  `setattr`.
-Each definition must be an undecorated plain `def` taking `self` first where it is a method.
+Each definition must be an undecorated plain `def` taking `self` first where it is a method, with no
+positional-only parameters, in a file with no star import.  Not read: `self.m(...)` (a mixin earlier
+in the method order or an override in another file may run instead: a review found both), a call in
+a nested function (an enclosing one may define the name again).  A local changed in place
+(`stats.mul_(loss)`, `stats[0] = loss`) is not known.  An argument whose history the valuation
+cannot tell makes the element unknown (silent), not "history" by the sibling guess.
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ def element_sources(function: cst.FunctionDef) -> Optional[tuple[Sources, ...]]:
             return None
         elif kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:  # type: ignore[attr-defined]
             bindings.setdefault(node.targets[0].target.value, []).append(node.value)  # type: ignore[attr-defined]
+        elif kind is cst.Call and _writes_in_place(node.func):  # type: ignore[attr-defined]
+            # `stats.mul_(loss)`: the tensor a name holds is changed in place and may take history
+            bindings.setdefault(node.func.value.value, []).append(None)  # type: ignore[attr-defined]
+        elif kind in (cst.AssignTarget, cst.AugAssign) and type(node.target) in (cst.Subscript, cst.Attribute):  # type: ignore[attr-defined]
+            # `stats[0] = loss`, `stats.data = loss`: a store into what the name holds
+            root = node.target.value  # type: ignore[attr-defined]
+            while type(root) in (cst.Subscript, cst.Attribute):
+                root = root.value  # type: ignore[attr-defined]
+            if type(root) is cst.Name:
+                bindings.setdefault(root.value, []).append(None)
         else:
             for name in exact_names_bound_by(node, declarations=True):
                 bindings.setdefault(name, []).append(None)  # bound some other way: not known here
@@ -76,6 +87,16 @@ def element_sources(function: cst.FunctionDef) -> Optional[tuple[Sources, ...]]:
     return tuple(
         _union(_sources(r.value.elements[i].value, bindings, 0) for r in returns)  # type: ignore[union-attr]
         for i in range(widths.pop())
+    )
+
+
+def _writes_in_place(func: cst.BaseExpression) -> bool:
+    """`name.mul_(...)`: a tensor method of the `_` family (not a dunder) called on a plain name."""
+    return (
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name  # type: ignore[attr-defined]
+        and func.attr.value.endswith("_")  # type: ignore[attr-defined]
+        and not func.attr.value.startswith("__")  # type: ignore[attr-defined]
     )
 
 
@@ -203,13 +224,15 @@ class CalleeIndex:
                 self._locals[id(caller)] = _local_names(caller)
             local = caller is not None and name in self._locals[id(caller)]
             if not local and name in self.functions and not self.functions[name].decorators:
-                return [(self.functions[name], 0)]
+                # (a star import may bind the name again: `from losses import *` after the `def`)
+                return None if "*" in self._file_uses()[2] else [(self.functions[name], 0)]
             if local and name in parameter_names(caller):  # type: ignore[arg-type]
                 return self._handed_instance(name, caller, module_classes)  # type: ignore[arg-type]
             return self._called_instance(self.constructed.get(name), module_classes)
-        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" and class_name:
-            if class_name in self.classes and _binds(self.classes[class_name], func.attr.value):
-                return self._method_and_overrides(class_name, func.attr.value)
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+            # `self._forward(...)`: which definition runs depends on the instance's class, mixins
+            # and overrides in other files included; the file cannot show them all
+            return None
         if type(func) is cst.Attribute:
             built = self.constructed.get(dotted_name(func) or "")
             return self._called_instance(built, module_classes)
@@ -253,35 +276,6 @@ class CalleeIndex:
             return None
         return self._called_instance(built.pop(), module_classes)
 
-    def _method_and_overrides(self, class_name: str, method_name: str) -> Optional[list[tuple[cst.FunctionDef, int]]]:
-        """`self.m(...)` in class K: K's own `m` and every override of it in the file's classes
-        deriving from K; definitions that only raise (`raise NotImplementedError`) run nothing."""
-        if class_name not in self.classes or _method(self.classes[class_name], method_name) is None:
-            return None
-        _, _, replaced, all_classes = self._file_uses()
-        if method_name in replaced or "*" in replaced:
-            return None
-        family = [class_name]
-        changed = True
-        while changed:
-            changed = False
-            for cls in all_classes:
-                name = cls.name.value
-                if name not in family and any(dotted_name(b.value) in family for b in cls.bases):
-                    if self.classes.get(name) is not cls:
-                        return None  # a subclass bound twice or decorated: what it runs is not known
-                    family.append(name)
-                    changed = True
-        found: list[tuple[cst.FunctionDef, int]] = []
-        for name in family:
-            method = _method(self.classes[name], method_name)
-            if method is None and _binds(self.classes[name], method_name):
-                return None  # overridden by something else than a plain method
-            if method is not None and not _only_raises(method):
-                found.append((method, 1))
-        return found or None
-
-
     def combined_sources(self, definitions: list[tuple[cst.FunctionDef, int]]) -> Optional[tuple[tuple[Sources, ...], list[tuple[cst.FunctionDef, int]]]]:
         """Per position, what every definition's element there may carry history from (None where
         one may carry its own), or None where they disagree on the tuple's length or one is not known."""
@@ -306,6 +300,8 @@ def _combined(definitions: list[tuple[cst.FunctionDef, int]], read) -> Optional[
 def handed_argument(call: cst.Call, function: cst.FunctionDef, skipped: int, parameter: str) -> Optional[cst.BaseExpression]:
     """The argument `call` hands `function`'s `parameter` (the first `skipped` parameters are
     filled by the call itself: `self`), or None where it may be a default or cannot be told."""
+    if function.params.posonly_params:
+        return None  # (positional-only parameters come first: the mapping below would be off)
     names = [p.name.value for p in function.params.params][skipped:]
     index = names.index(parameter) if parameter in names else None
     return _argument(call, parameter, index)
@@ -325,13 +321,6 @@ def _argument(call: cst.Call, name: str, index: Optional[int]) -> Optional[cst.B
     return None
 
 
-def _binds(cls: cst.ClassDef, name: str) -> bool:
-    """Does the class body bind `name` in any way (a `def`, an assignment, an import)?"""
-    return any(
-        name in exact_names_bound_by(node) for statement in cls.body.body for node in (statement, *code_descendants(statement, skip=SCOPES))
-    )
-
-
 def _method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
     """The class body's one undecorated `def name(self, ...)`, or None (none, several, or another binding)."""
     found = [s for s in cls.body.body if type(s) is cst.FunctionDef and s.name.value == name]
@@ -343,11 +332,6 @@ def _method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
         return None
     params = found[0].params.params
     return found[0] if params and params[0].name.value == "self" else None
-
-
-def _only_raises(function: cst.FunctionDef) -> bool:
-    body = [s for s in function.body.body if not (type(s) is cst.SimpleStatementLine and type(s.body[0]) is cst.Expr and type(s.body[0].value) is cst.SimpleString)]  # type: ignore[attr-defined]
-    return len(body) == 1 and type(body[0]) is cst.SimpleStatementLine and type(body[0].body[0]) is cst.Raise  # type: ignore[attr-defined]
 
 
 def _local_names(function: cst.FunctionDef) -> set[str]:

@@ -226,35 +226,6 @@ def train(net, loader, optimizer):
     return seen
 """
         ),
-        Valid(  # every override of the method returns a Python number second (`.item()`; the base only raises)
-            """
-import torch
-class Base:
-    def __init__(self, model, criterion):
-        self.model = model
-        self.criterion = criterion
-    def fit(self, loader, optimizer):
-        correct = 0.0
-        for x, y in loader:
-            loss, acc = self._step(x, y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            correct += acc
-        return correct
-    def _step(self, x, y):
-        raise NotImplementedError
-class Classifier(Base):
-    def _step(self, x, y):
-        out = self.model(x)
-        return self.criterion(out, y), (out.argmax(1) == y).float().mean().item()
-class Tagger(Base):
-    def _step(self, x, y):
-        out = self.model(x)
-        hits = (out.argmax(-1) == y).sum().item()
-        return self.criterion(out.flatten(0, 1), y.flatten()), hits / y.numel()
-"""
-        ),
         Valid(  # an evaluation sum made under no_grad carries no history, though the training branch backpropagates `loss`
             """
 import torch
