@@ -210,7 +210,7 @@ def _function_runs(call: cst.Call, receiver: str, ctx: "Context") -> bool:
         return False
     definition, parameter = handed
     replicated = _replicates_and_applies(definition, parameter, ctx)
-    return _body_runs(definition, lambda c: _runs_name(c, parameter) or c is replicated, parameter, ctx, call, bound=False)
+    return _body_runs(definition, lambda c: (type(c.func) is cst.Name and c.func.value == parameter) or c is replicated, parameter, ctx)
 
 
 def helper_runs_through_methods(call: cst.Call, receiver: str, ctx: "Context", runs_method: Callable[[cst.Call, str], bool]) -> bool:
@@ -258,14 +258,6 @@ def _handed_parameter(call: cst.Call, receiver: str, ctx: "Context") -> Optional
     return definition, parameter
 
 
-def _runs_name(call: cst.Call, name: str) -> bool:
-    """`model(x)` or `model.forward(x)` for the name `model`."""
-    func = call.func
-    if type(func) is cst.Attribute and func.attr.value == "forward":
-        func = func.value
-    return type(func) is cst.Name and func.value == name
-
-
 def _replicates_and_applies(definition: cst.FunctionDef, parameter: str, ctx: "Context") -> Optional[cst.Call]:
     """The `torch.nn.parallel.replicate(parameter, ...)` call of a helper that also calls
     `torch.nn.parallel.parallel_apply`: the body of torch's own `data_parallel`, written out
@@ -286,20 +278,17 @@ def _replicates_and_applies(definition: cst.FunctionDef, parameter: str, ctx: "C
 
 
 def _body_runs(
-    definition: cst.FunctionDef, runs: Callable[[cst.Call], bool], name: str, ctx: "Context", call: Optional[cst.Call] = None, bound: bool = True
+    definition: cst.FunctionDef, runs: Callable[[cst.Call], bool], name: str, ctx: "Context", call: Optional[cst.Call] = None
 ) -> bool:
     """Does the helper's body (not its nested scopes) make a call that `runs` accepts, with no grad
     switch of its own, no gradient computation, and no rebinding of `name` (the model's name)?
     For a method called as `call`, the branches of `if flag:` / `if not flag:` that its literal
     arguments rule out do not run (`self._run_one_epoch(epoch, cross_valid=True)` skips the
-    `if not cross_valid:` block that backpropagates: Speech-Transformer's solver); so do those of a
-    module-level function (`bound` False) that its call's literals rule out (`run_epoch(model, loader,
-    loss_fn, None)` skips `if optimizer:`, `run_epoch(..., mode="eval")` the block under `if mode ==
-    "train" or mode == "train+log":`: fast-autoaugment's and the annotated transformer's)."""
+    `if not cross_valid:` block that backpropagates: Speech-Transformer's solver)."""
     if definition.decorators or definition.asynchronous is not None:
         return False
-    dead = _ruled_out_branches(definition, call, bound) if call is not None else set()
-    if dead and bound and defined_in_other_class(definition.name.value, ctx):
+    dead = _ruled_out_branches(definition, call) if call is not None else set()
+    if dead and defined_in_other_class(definition.name.value, ctx):
         dead = set()  # (a subclass's override, which `self` may run, need not have those branches)
     found = False
     for node in _live(definition.body, dead, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -330,15 +319,14 @@ def _live(block: cst.CSTNode, dead: set[int], skip: tuple) -> list[cst.CSTNode]:
     return found
 
 
-def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call, bound: bool = True) -> set[int]:
-    """Ids of the blocks of `if` statements of the method (`bound`: called through `self`) or
-    function that cannot run for the call's literal arguments (or the parameters' literal
-    defaults), where the body never rebinds the parameter: `if not cross_valid:` for
-    `cross_valid=True`, `if phase == 'train':` for `'val'`, the `else` of `if mode in ("val",
-    "test"):` for `"val"`, `if optimizer:` for `None` (literal_tests.outcome_of_test)."""
+def _ruled_out_branches(method: cst.FunctionDef, call: cst.Call) -> set[int]:
+    """Ids of the blocks of `if` statements of the method that cannot run for the call's literal
+    arguments (or the parameters' literal defaults), where the body never rebinds the parameter:
+    `if not cross_valid:` for `cross_valid=True`, `if phase == 'train':` for `'val'`, the `else`
+    of `if mode in ("val", "test"):` for `"val"` (literal_tests.outcome_of_test)."""
     # (positional-only parameters come first; a static method called through self has no self)
     params = [*method.params.posonly_params, *method.params.params]
-    if bound and not _static(method):
+    if not _static(method):
         params = params[1:]
     if any(argument.star for argument in call.args):
         return set()

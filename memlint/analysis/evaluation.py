@@ -313,15 +313,13 @@ class _Scanner:
                 switch = None if eval_only else _mode_switch(statement, self.ctx, self.scope)
                 # `if phase == TRAIN: gat.train()` / `else: gat.eval()` called with another phase, or
                 # `for phase in ["train", "val"]:` around it
-                callers = _evaluated_with_grad(self.scope, switch[2], self.ctx) if switch is not None and isinstance(self.scope, cst.FunctionDef) else None
+                callers = _evaluated_with_grad(self.scope, statement.test, self.ctx) if switch is not None and isinstance(self.scope, cst.FunctionDef) else None
                 if callers is None and switch is not None and isinstance(self.scope, cst.FunctionDef) and _loop_selects_eval(statement, self.scope):
                     callers = ()
                 if callers is not None:
-                    call, training, training_test = switch  # type: ignore[misc]
+                    call, training = switch  # type: ignore[misc]
                     test = self.ctx.module.code_for_node(statement.test)  # type: ignore[attr-defined]
-                    # (`if is_validate: model.eval()` chooses eval where its test holds)
-                    holds = "true" if training_test is not statement.test else "false"  # type: ignore[attr-defined]
-                    description = f"after `{self.ctx.module.code_for_node(call)}` (where `{test}` is {holds})"
+                    description = f"after `{self.ctx.module.code_for_node(call)}` (where `{test}` is false)"
                     receiver = _code(self.ctx, eval_receiver(call, statement))
                     region = Region(statement, "mode-branch", description, block=tuple(statements), receiver=receiver, training=training, callers=callers)
                     pending = []
@@ -1277,70 +1275,26 @@ def _is_train_call(node: cst.CSTNode) -> bool:
     return not (len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "False")
 
 
-def _mode_switch(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[tuple[cst.Call, str, cst.BaseExpression]]:
-    """`if T: X.train()` / `else: X.eval()` (pytorch-GAT's `main_loop(phase)`), or the other way
-    round with T a parameter alone, `if is_validate: X.eval()` / `else: X.train()` (flownet2's
-    `train(..., is_validate=False)`, whose training test is then `not is_validate`): the `.eval()`
-    call, the code of the test that selects training, and that test; X must be a model as for
-    `X.eval()`."""
+def _mode_switch(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[tuple[cst.Call, str]]:
+    """`if T: X.train()` / `else: X.eval()` (pytorch-GAT's `main_loop(phase)`): the `.eval()` call
+    and the code of T, the test that selects training; X must be a model as for `X.eval()`."""
     if type(statement) is not cst.If or type(statement.orelse) is not cst.Else:  # type: ignore[attr-defined]
         return None
     body, orelse = statement.body, statement.orelse.body  # type: ignore[attr-defined]
     if not (isinstance(body, cst.IndentedBlock) and isinstance(orelse, cst.IndentedBlock)):
         return None
-    training_test = statement.test  # type: ignore[attr-defined]
-    train, call = _train_then_eval(body.body, orelse.body, ctx, scope)
-    if (train is None or call is None) and type(training_test) is cst.Name:
-        train, call = _train_then_eval(orelse.body, body.body, ctx, scope)
-        training_test = cst.UnaryOperation(operator=cst.Not(), expression=training_test)
-    if train is None or call is None or _code(ctx, _module_of_chain(train.func.value)) != _code(ctx, eval_receiver(call)):  # type: ignore[attr-defined]
-        return None
-    return call, _test_key(ctx, training_test), training_test
-
-
-def _train_then_eval(training, evaluating, ctx: "Context", scope: Scope) -> tuple[Optional[cst.Call], Optional[cst.Call]]:
-    """The `X.train()` call of the statements of the training branch and the `X.eval()` call of
-    those of the eval branch, each alone in its branch among statements that set things up."""
     # (the training branch may do more before it, `if scheduler: scheduler.step()`: its last
     # statement is the switch; either branch may also note which step counter the phase uses,
-    # `step = global_test_step`, wavenet_vocoder's `__train_step`: plain assignments beside it, or
-    # set up the phase's progress bar, `progress = tqdm(loader)`: statements that switch nothing)
-    train = train_call_shape(training[-1]) or _mode_beside_assignments(training, train_call_shape) or _mode_beside_setup(training, train_call_shape)
-    if len(evaluating) == 1:
-        return train, _eval_mode_call(evaluating[0], ctx, scope)
-    found = _mode_beside_assignments(evaluating, eval_call_shape) or _mode_beside_setup(evaluating, eval_call_shape)
-    return train, (_eval_mode_call(_statement_of(evaluating, found), ctx, scope) if found is not None else None)
-
-
-# What a branch's set-up statement may not name: a grad switch, or a mode call of its own; nor
-# anything whose name speaks of gradients or freezing (`set_requires_grad(net, False)`, `freeze(model)`:
-# a branch that freezes the model builds no graph after it).
-_SWITCHING_NAMES = frozenset({"inference_mode", "backward", "train", "eval"})
-_SWITCHING_WORDS = ("grad", "freeze")
-
-
-def _names_a_switch(name: str) -> bool:
-    lowered = name.lower()
-    return name in _SWITCHING_NAMES or any(word in lowered for word in _SWITCHING_WORDS)
-
-
-def _mode_beside_setup(statements, shape) -> Optional[cst.Call]:
-    """The one mode call among statements of assignments and expressions that name no grad switch,
-    no freezing, no backward and no other mode call (`title = 'Validating'.format(epoch)`, `args.n = ...`,
-    `progress = tqdm(loader)`); None for anything else (a loop, a `return`, an `if`)."""
-    found = None
-    for statement in statements:
-        call = shape(statement)
-        if call is not None:
-            if found is not None:
-                return None
-            found = call
-            continue
-        if type(statement) is not cst.SimpleStatementLine or not all(type(small) in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr) for small in statement.body):  # type: ignore[attr-defined]
-            return None
-        if any((type(n) is cst.Name and _names_a_switch(n.value)) or (type(n) is cst.Attribute and _names_a_switch(n.attr.value)) for n in code_descendants(statement)):  # type: ignore[attr-defined]
-            return None
-    return found
+    # `step = global_test_step`, wavenet_vocoder's `__train_step`: plain assignments beside it)
+    train = train_call_shape(body.body[-1]) or _mode_beside_assignments(body.body, train_call_shape)
+    if len(orelse.body) == 1:
+        call = _eval_mode_call(orelse.body[0], ctx, scope)
+    else:
+        found = _mode_beside_assignments(orelse.body, eval_call_shape)
+        call = _eval_mode_call(_statement_of(orelse.body, found), ctx, scope) if found is not None else None
+    if train is None or call is None or _code(ctx, _module_of_chain(train.func.value)) != _code(ctx, eval_receiver(call)):  # type: ignore[attr-defined]
+        return None
+    return call, _test_key(ctx, statement.test)  # type: ignore[attr-defined]
 
 
 def _test_key(ctx: "Context", test: cst.BaseExpression) -> str:
@@ -1615,8 +1569,6 @@ def _phase_selector(test: cst.BaseExpression, function: cst.FunctionDef) -> Opti
     params = {p.name.value for p in function.params.params if not binds_in_body(function, p.name.value)}
     if type(test) is cst.Name and test.value in params:
         return test.value, "True"
-    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and type(test.expression) is cst.Name and test.expression.value in params:
-        return test.expression.value, "False"  # (`if is_validate: X.eval()` / `else: X.train()`)
     if type(test) is cst.Name:
         # `train = (phase == "train_no_dev")`, bound once in the function's own body, then `if train:`
         bound = _bound_once(function, test.value)

@@ -3,12 +3,9 @@
 A helper called with a literal argument (`self._run_epoch(cross_valid=True)`, `self.run('val',
 loader)`) runs only the branches that literal leaves live: `if not cross_valid:` and `if phase ==
 'train':` blocks are dead for those calls (delegation._ruled_out_branches, which ML002 asks).
-Only tests whose outcome is certain are decided: a parameter alone or negated (its literal's
-truth: `if optimizer:` is false for `None`, `if not is_validate:` for `True`), `is None` / `is not
-None`, `==`, `!=`, `in`, `not in` between the parameter and constants of the same kind (strings by
-value, `True`/`False`/`None`, integers), and `and` / `or` of such tests where the decided sides
-settle it; anything else is unknown (None).  A module-level function called with a literal
-(`run_epoch(model, loader, loss_fn, None)`, `run_epoch(..., mode="eval")`) is decided the same way.
+Only tests whose outcome is certain are decided: a parameter alone or negated (for `True` /
+`False`), and `==`, `!=`, `in`, `not in` between the parameter and constants of the same kind
+(strings by value, `True`/`False`/`None`, integers); anything else is unknown (None).
 """
 
 from __future__ import annotations
@@ -48,14 +45,10 @@ def outcome_of_test(test: cst.BaseExpression, known: Mapping[str, tuple[str, obj
         return None if inner is None else not inner
     if kind is cst.Name:
         value = known.get(test.value)  # type: ignore[attr-defined]
-        return _truth(value) if value is not None else None
-    if kind is cst.BooleanOperation:
-        return _either_or_both(test, known)  # type: ignore[arg-type]
+        return value[1] == "True" if value is not None and value[0] == "name" and value[1] in ("True", "False") else None
     if kind is not cst.Comparison or len(test.comparisons) != 1:  # type: ignore[attr-defined]
         return None
     left, operator, right = test.left, type(test.comparisons[0].operator), test.comparisons[0].comparator  # type: ignore[attr-defined]
-    if operator in (cst.Is, cst.IsNot):
-        return _identity(left, right, operator is cst.Is, known)
     if operator in (cst.In, cst.NotIn):
         value = known.get(left.value) if type(left) is cst.Name else None  # type: ignore[attr-defined]
         if value is None or type(right) not in (cst.Tuple, cst.List, cst.Set):
@@ -75,38 +68,3 @@ def outcome_of_test(test: cst.BaseExpression, known: Mapping[str, tuple[str, obj
         return None  # (`0 == False` holds in Python: only literals of one kind are compared)
     equal = value == other
     return equal if operator is cst.Equal else not equal
-
-
-def _truth(value: tuple[str, object]) -> bool:
-    """A literal's truth, certain in Python: `None` and `False` are false, `True` true, a string
-    or integer true where it is non-empty / non-zero (`if optimizer:` for `None`)."""
-    kind, literal = value
-    if kind == "name":
-        return literal == "True"
-    return bool(literal)
-
-
-def _either_or_both(test: cst.BooleanOperation, known: Mapping[str, tuple[str, object]]) -> Optional[bool]:
-    """`a or b` holds where either side certainly holds and fails where both certainly fail (`mode ==
-    "train" or mode == "train+log"` for `"eval"`); `a and b` fails where either side certainly fails
-    (`not is_validate and args.fp16` for `True`): one decided side may settle it."""
-    left, right = outcome_of_test(test.left, known), outcome_of_test(test.right, known)
-    if type(test.operator) is cst.Or:
-        if left is True or right is True:
-            return True
-        return False if left is False and right is False else None
-    if left is False or right is False:
-        return False
-    return True if left is True and right is True else None
-
-
-def _identity(left: cst.BaseExpression, right: cst.BaseExpression, is_: bool, known: Mapping[str, tuple[str, object]]) -> Optional[bool]:
-    """`optimizer is None` / `optimizer is not None` for a parameter holding a literal: only `None`
-    is `None` (identity with other literals is left unknown)."""
-    if type(left) is cst.Name and left.value == "None" and type(right) is cst.Name:
-        left, right = right, left  # (`None is optimizer`)
-    value = known.get(left.value) if type(left) is cst.Name else None  # type: ignore[attr-defined]
-    if value is None or not (type(right) is cst.Name and right.value == "None"):  # type: ignore[attr-defined]
-        return None
-    same = value == ("name", "None")
-    return same if is_ else not same
