@@ -8,7 +8,8 @@ of the method's body is a docstring, `pass`, or `self.X.eval()` / `self.X.train(
 `self.eval()` (X any attribute chain of self), one such call at least, and the method is neither
 decorated nor static: whatever its arguments, it leaves those models in eval mode and does
 nothing else.  An `async def` never is (its call only builds a coroutine).  Such a method stands
-for `model.eval()` only where it evals every model its class holds (`held_models_evaled`): a
+for `model.eval()` only where it evals every model its class holds (`held_models`,
+`held_models_evaled`): a
 `freeze_backbone` that evals one part of a model leaves the rest training.  (The summaries record the other side, a method that may train, from its calls of
 `.train()`: summaries' `mode` "train".)
 """
@@ -77,13 +78,11 @@ def _literal_false(call: ast.Call) -> bool:
     return len(arguments) == 1 and len(call.args) + len(call.keywords) == 1 and type(arguments[0]) is ast.Constant and arguments[0].value is False
 
 
-def held_models_evaled(wrapper: ast.AST, methods: Iterable[ast.AST]) -> bool:
+def held_models_evaled(wrapper: ast.AST, held: frozenset[str]) -> bool:
     """Does `wrapper` (a method `only_puts_held_models_in_eval` accepts) put every model its class
-    holds in eval mode?  `self.eval()` does; else the class must hold at least one model, by direct
-    evidence in its `methods` (an attribute of self it calls, `self.img_enc(images)`, or hands to
-    an optimizer, `self.txt_enc.parameters()`; a loss, `self.criterion(a, b)`, is none), and the
-    wrapper must eval each (`self.img_enc.eval()`).  Otherwise the caller cannot tell which of
-    them it runs in eval mode: stay silent."""
+    holds (`held`: `held_models`) in eval mode?  `self.eval()` does; else the class must hold at
+    least one model and the wrapper must eval each (`self.img_enc.eval()`).  Otherwise the caller
+    cannot tell which of them it runs in eval mode: stay silent."""
     self_name = _self_parameter(wrapper)
     evaled = set()
     for statement in wrapper.body:  # type: ignore[attr-defined]
@@ -94,6 +93,14 @@ def held_models_evaled(wrapper: ast.AST, methods: Iterable[ast.AST]) -> bool:
             while type(receiver.value) is ast.Attribute:
                 receiver = receiver.value
             evaled.add(receiver.attr)
+    return bool(held) and held <= evaled
+
+
+def held_models(methods: Iterable[ast.AST]) -> frozenset[str]:
+    """The attributes of self that a class's `methods` show to be models, by direct evidence: one it
+    calls (`self.img_enc(images)`) or hands to an optimizer (`self.txt_enc.parameters()`); a loss
+    (`self.criterion(a, b)`) and a method of the class are none."""
+    methods = list(methods)
     method_names = {getattr(m, "name", None) for m in methods}
     held = set()
     for method in methods:
@@ -118,4 +125,4 @@ def held_models_evaled(wrapper: ast.AST, methods: Iterable[ast.AST]) -> bool:
             if attribute in method_names or LOSS_NAME.match(attribute) or set(attribute.split("_")) & LOSS_CONTAINER_WORDS:
                 continue
             held.add(attribute)
-    return bool(held) and held <= evaled
+    return frozenset(held)

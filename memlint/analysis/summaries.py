@@ -100,7 +100,7 @@ from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, free
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.given_history import given_history_ends, may_fall_through
 from memlint.analysis.host_returns import returns_fresh_host_tensor
-from memlint.analysis.mode_setters import held_models_evaled, only_puts_held_models_in_eval
+from memlint.analysis.mode_setters import held_models, held_models_evaled, only_puts_held_models_in_eval
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.registries import filled_imports, registry_callee, registry_dicts
@@ -1560,11 +1560,14 @@ class _Summary:
                 classes.setdefault(owner, {})[name] = node
         for owner, methods in classes.items():
             self._train_through_own_methods(owner, methods)
+            held = None
             for name, node in methods.items():
                 record = self.functions.get(f"{owner}.{name}")
-                if record is None or not record.get("evals") or "mode" in record:
+                if record is None or not record.get("evals") or "mode" in record or not only_puts_held_models_in_eval(node):
                     continue  # (only a method that puts something in eval mode and trains nothing is read)
-                if only_puts_held_models_in_eval(node) and held_models_evaled(node, methods.values()):
+                if held is None:
+                    held = held_models(methods.values())  # (once per class: a class may have many wrappers)
+                if held_models_evaled(node, held):
                     record["mode"] = "eval"
 
     def _train_through_own_methods(self, owner: str, methods: dict[str, ast.AST]) -> None:

@@ -479,6 +479,8 @@ class Project:
         self._families: dict[tuple, Optional[tuple]] = {}  # method -> `_family`
         self._agreeing_memo: dict[tuple[int, str], list[tuple]] = {}  # (import component, name) -> `_agreeing`
         self._named_by_component: Optional[dict[tuple[int, str], list[tuple]]] = None  # (import component, name) -> `_methods_named`
+        self._named_mode: dict[tuple[int, str], Optional[str]] = {}  # (import component, name) -> its mode (`_mode_methods_called`)
+        self._named_backprop: dict[tuple[int, str], bool] = {}  # (import component, name) -> some method may backpropagate or step
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
@@ -1840,13 +1842,16 @@ class Project:
         for record in self.files[index].summary["functions"].values():  # type: ignore[union-attr]
             names.update(ref[1] if ref[0] == "m" else ref[2] for ref, *_ in record.get("calls", ()) if ref[0] in ("m", "i"))
             names.update(ref[1] if ref[0] == "u" else ref[2] for ref, *_ in record.get("may", ()))
+        component = self._component(index)
         found = set()
         for name in names:
-            modes = [self.record(method).get("mode") for method in self._methods_named(index, name)]
-            if modes and all(mode == "eval" for mode in modes):
-                found.add(f"{name}:eval")
-            elif "train" in modes:
-                found.add(f"{name}:train")
+            mode = self._named_mode.get((component, name), "")
+            if mode == "":
+                # (once per import component and name: every file of a program calls the same ones)
+                modes = [self.record(method).get("mode") for method in self._methods_named(index, name)]
+                mode = self._named_mode[(component, name)] = "eval" if modes and all(m == "eval" for m in modes) else "train" if "train" in modes else None
+            if mode is not None:
+                found.add(f"{name}:{mode}")
         if any(entry.endswith(":eval") for entry in found):
             # where the file has such a wrapper: the names it calls of which some method may
             # backpropagate or step (`gan.step_g(loss)`): a function calling one trains, whatever
@@ -1854,7 +1859,12 @@ class Project:
             if self._gradients is None:
                 self._gradients = self._gradient_work()
             for name in names:
-                if any(method in self._gradients or self.record(method).get("updates") for method in self._methods_named(index, name)):
+                steps = self._named_backprop.get((component, name))
+                if steps is None:
+                    steps = self._named_backprop[(component, name)] = any(
+                        method in self._gradients or self.record(method).get("updates") for method in self._methods_named(index, name)
+                    )  # fmt: skip
+                if steps:
                     found.add(f"{name}:backprop")
         return frozenset(found)
 

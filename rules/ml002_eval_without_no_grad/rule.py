@@ -39,9 +39,11 @@ class EvalWithoutNoGrad(Rule):
     literal argument given (`self.net_mode(train=False)` whose body runs `self.net.eval()` in the
     `else` of `if train:`), in the body of `with X(model):` where X is a class of the project whose
     `__enter__` puts models in eval mode (pytorch_sac's `utils.eval_mode`, calling `model.train(False)`), after
-    `X.m()` where every project method `m` only puts the models its object holds in eval mode (SCAN's
-    `model.val_start()`, whose body is `self.img_enc.eval(); self.txt_enc.eval()`; a statement calling a
-    project method so named that may call `.train()`, `model.train_start()`, ends the region), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
+    `X.m()` where every project method `m` only puts in eval mode every model its class holds (SCAN's
+    `model.val_start()`, whose body is `self.img_enc.eval(); self.txt_enc.eval()`; X a model by the
+    evidence `X.eval()` asks; not where the function also calls a method that may backpropagate or
+    step; a statement calling a project method so named that may call `.train()`, itself or through
+    `self.m()`, `model.train_start()`, ends the region), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
     only run inside those) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
