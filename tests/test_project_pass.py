@@ -3889,3 +3889,88 @@ def test_summaries_record_the_mode_a_method_sets():
     assert "mode" not in functions["Retrieval.embed_pair"]
     other = summarize(Source(textwrap.dedent(WRAPPER.format(validation="if self.img_enc:\n                self.img_enc.eval()"))))
     assert "mode" not in other["functions"]["Retrieval.start_validation"]  # (a conditional switch is no certain one)
+
+
+HOLDER = """
+    import torch
+    from torch import nn
+
+    class Holder(object):
+        def __init__(self):
+            self.enc = nn.Linear(8, 8)
+            self.head = nn.Linear(8, 2)
+            self.criterion = nn.MSELoss()
+            self.opt = torch.optim.SGD(self.head.parameters(), lr=0.1)
+
+        def quiet_both(self):
+            self.enc.eval()
+            self.head.eval()
+
+        def quiet_encoder(self):
+            self.enc.eval()
+
+        async def quiet_later(self):
+            self.enc.eval()
+            self.head.eval()
+
+        def wake(self):
+            self._set(True)
+
+        def _set(self, flag):
+            for part in (self.enc, self.head):
+                part.train(flag)
+
+        def embed(self, x):
+            return self.head(self.enc(x))
+
+        def loss(self, x, y):
+            return self.criterion(self.embed(x), y)
+"""
+
+
+def test_summaries_give_eval_mode_only_to_a_method_evaluating_every_held_model():
+    """Issue 27 (review of SCAN's `val_start`): a wrapper stands for `model.eval()` only where it evals
+    every model its class holds (a loss, `self.criterion`, is none); never an `async def`; a method
+    that trains through another method of its class (`self._set(True)`) has mode "train"."""
+    from memlint.analysis.summaries import summarize
+    from memlint.prescreen import Source
+
+    functions = summarize(Source(textwrap.dedent(HOLDER)))["functions"]
+    assert functions["Holder.quiet_both"]["mode"] == "eval"
+    assert "mode" not in functions["Holder.quiet_encoder"]
+    assert "mode" not in functions.get("Holder.quiet_later", {})
+    assert functions["Holder.wake"]["mode"] == "train"
+    assert functions["Holder._set"]["mode"] == "train"
+
+
+def test_a_wrapper_region_in_a_function_that_calls_a_backpropagating_method_is_no_evaluation(project):
+    """Issue 27: after `holder.quiet_both()`, a loop whose outputs go to `trainer.update(...)`, a
+    method that runs backward, is training (a frozen part of a larger model): silent; without that
+    call the same loop is evaluation."""
+    write(project / "model.py", HOLDER)
+    write(project / "run.py", """
+        from model import Holder
+
+        class Trainer:
+            def __init__(self, opt):
+                self.opt = opt
+
+            def update(self, loss):
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+
+        def fit(model, loader, trainer):
+            model.quiet_both()
+            for x, y in loader:
+                trainer.update((model.embed(x) - y).pow(2).mean())
+
+        def score(model, loader):
+            model.quiet_both()
+            total = 0.0
+            for x, y in loader:
+                total += model.embed(x).sum().item()
+            return total
+    """)
+    found = [f for f in _findings(".") if f[1] == "ML002"]
+    assert found == [("run.py", "ML002", 21)]

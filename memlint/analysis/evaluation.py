@@ -36,7 +36,7 @@ from memlint.analysis.inventory import PARAMETER_FREE, held_layer
 from memlint.analysis.notebooks import jupyter_cells
 from memlint.analysis.eval_returns import returned_in_eval_mode
 from memlint.analysis.model_wrappers import module_run_by_function, wraps_model
-from memlint.analysis.mode_wrappers import wrapper_eval_call, wrapper_trains
+from memlint.analysis.mode_wrappers import calls_backprop_method, wrapper_eval_call, wrapper_trains
 from memlint.analysis.values import Kind
 from memlint.analysis.walk import code_children, code_descendants, code_with_parents, dotted_name, module_entries_key, nested_blocks, string_key
 
@@ -1163,7 +1163,7 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     if call is None:
         call = mode_helper_call(statement, ctx)  # `self.net_mode(train=False)`: a method of the class that calls `self.net.eval()`
         if call is None or call.func.attr.value != "eval":  # type: ignore[attr-defined]
-            return _wrapper_eval_call(statement, ctx)
+            return _wrapper_eval_call(statement, ctx, scope)
     receiver = eval_receiver(call, statement)  # `model.cuda().eval()`: `model`; `model = Net().eval()`: `model`
     if isinstance(receiver, cst.Name) and receiver.value == "self":
         return call if ctx.in_module_class else None
@@ -1183,17 +1183,25 @@ def _eval_mode_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Opt
     return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
 
 
-def _wrapper_eval_call(statement: cst.CSTNode, ctx: "Context") -> Optional[cst.Call]:
+def _wrapper_eval_call(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[cst.Call]:
     """`model.val_start()`, a method every project method so named of which only puts the models
-    its object holds in eval mode (mode_wrappers): the receiver is their holder, by the project's
-    evidence, unless the valuation knows it is something else (a tensor, a number) or an import."""
+    its object holds in eval mode (mode_wrappers), on a receiver that is a model by the evidence
+    `X.eval()` asks (a module by the valuation, a model's name, the file's module evidence), in a
+    scope that calls no method that may backpropagate or step (`calls_backprop_method`)."""
     call = wrapper_eval_call(statement, ctx)
-    if call is None:
+    if call is None or calls_backprop_method(scope, ctx):
         return None
     receiver = call.func.value  # type: ignore[attr-defined]
-    if ctx.resolve(receiver) is not None or values.evaluate(receiver, ctx).kind not in (Kind.MODULE, Kind.UNKNOWN):
+    if ctx.resolve(receiver) is not None:
         return None
-    return call
+    kind = values.evaluate(receiver, ctx).kind
+    if kind is Kind.MODULE:
+        return call
+    if kind is not Kind.UNKNOWN:
+        return None
+    # the same evidence `X.eval()` asks of its receiver (`memory.reset()` is not `model.val_start()`)
+    name = receiver.value if isinstance(receiver, cst.Name) else receiver.attr.value if isinstance(receiver, cst.Attribute) else ""
+    return call if tables.MODEL_NAME.match(name) or ctx.model.module_evidence(dotted_name(receiver)) else None
 
 
 def _left_in_eval_mode(statement: cst.CSTNode, ctx: "Context", scope: Scope) -> Optional[tuple[cst.Call, cst.CSTNode]]:

@@ -100,7 +100,7 @@ from memlint.analysis.frozen_arguments import BINDING_NODES, binding_lines, free
 from memlint.analysis.flag_arguments import arguments_on, constructor_flags, default_false_flags
 from memlint.analysis.given_history import given_history_ends, may_fall_through
 from memlint.analysis.host_returns import reshaped_parameter, returns_fresh_host_tensor
-from memlint.analysis.mode_setters import only_puts_held_models_in_eval
+from memlint.analysis.mode_setters import held_models, held_models_evaled, only_puts_held_models_in_eval
 from memlint.analysis.naming import BATCH_SOURCE, DRAWS_DATA, OPTIMIZER_NAME, dotted, is_forward_name, named_like_model, steps_each_optimizer
 from memlint.analysis.optimizers import builds_optimizer
 from memlint.analysis.registries import filled_imports, registry_callee, registry_dicts
@@ -109,7 +109,9 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 
 # The summary format's version: summaries written under another are not read (`_require` below).
 # A bump adds one line to the top of this history, newest first (a merge of two bumps gets its own).
+# 55: the two 54s merged
 # 54: both 53s merged: the method `mode` and the wider `fresh` / `configured` below
+# 54: `mode` "eval" only where the method evals every model its class holds, "train" through `self.m()`, never an `async def`
 # 53: a method's `mode`: "eval" where its body only puts the models self holds in eval mode, "train" where it may train one
 # 53: `fresh` also of methods, through straight-line rebindings, reshaping helpers and masked fills;
 #     `configured` calls also behind a configuration dict's entry or key (`hyp['loss_ota'] == 1`, `'k' in hyp`)
@@ -223,7 +225,7 @@ from memlint.analysis.shared_branches_ast import done_in_every_branch_ast
 # 4: `updates`, `moves`
 # 3: `host`, a file that never mentions an accelerator
 # 2: `stars`, the modules a file star-imports
-FORMAT = 54
+FORMAT = 55
 
 EMPTY_CACHE = frozenset(
     {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.mps.empty_cache",
@@ -1571,14 +1573,52 @@ class _Summary:
 
     def _mode_methods(self) -> None:
         """`mode` of a method that sets the mode of the models its object holds: "eval" where its
-        body only puts them in eval mode (`def val_start(self): self.img_enc.eval()`), "train" where
-        it may put a model in training mode (memlint.analysis.mode_setters)."""
+        body only puts them in eval mode and they are every model its class holds (`def
+        val_start(self): self.img_enc.eval(); self.txt_enc.eval()`), "train" where it may put a
+        model in training mode, itself or through a method of its class it calls (`def
+        train_start(self): self._set(True)` whose body calls `m.train(flag)`; memlint.analysis.mode_setters)."""
+        classes: dict[str, dict[str, ast.AST]] = {}
         for key, node in self.nodes.items():
-            record = self.functions.get(key)
-            if record is None or not record.get("evals") or "mode" in record or "." not in key or key.count(".") != 1 or ":" in key:
-                continue  # (only a method that puts something in eval mode and trains nothing is read)
-            if isinstance(node, _FUNCTIONS) and only_puts_held_models_in_eval(node):
-                record["mode"] = "eval"
+            if "." in key and key.count(".") == 1 and ":" not in key and isinstance(node, _FUNCTIONS):
+                owner, _, name = key.partition(".")
+                classes.setdefault(owner, {})[name] = node
+        for owner, methods in classes.items():
+            self._train_through_own_methods(owner, methods)
+            held = None
+            for name, node in methods.items():
+                record = self.functions.get(f"{owner}.{name}")
+                if record is None or not record.get("evals") or "mode" in record or not only_puts_held_models_in_eval(node):
+                    continue  # (only a method that puts something in eval mode and trains nothing is read)
+                if held is None:
+                    held = held_models(methods.values())  # (once per class: a class may have many wrappers)
+                if held_models_evaled(node, held):
+                    record["mode"] = "eval"
+
+    def _train_through_own_methods(self, owner: str, methods: dict[str, ast.AST]) -> None:
+        """Give `mode` "train" to each method of class `owner` that calls (`self.m(...)`), directly or
+        through others, a method of the class that may train ("train" wins over anything else)."""
+        callees: dict[str, set[str]] = {}
+        for name, node in methods.items():
+            positional = [*node.args.posonlyargs, *node.args.args]  # type: ignore[attr-defined]
+            if not positional:
+                continue
+            own = positional[0].arg
+            callees[name] = {
+                n.func.attr for n in ast.walk(node)
+                if type(n) is ast.Call and type(n.func) is ast.Attribute and type(n.func.value) is ast.Name and n.func.value.id == own and n.func.attr in methods
+            }  # fmt: skip
+        trains = {name for name in methods if (self.functions.get(f"{owner}.{name}") or {}).get("mode") == "train"}
+        changed = bool(trains)
+        while changed:
+            changed = False
+            for name, called in callees.items():
+                if name not in trains and called & trains:
+                    trains.add(name)
+                    changed = True
+        for name in trains:
+            record = self.functions.get(f"{owner}.{name}")
+            if record is not None:
+                record["mode"] = "train"
 
     def _constructor(self, value: Optional[ast.expr], local_imports: dict[str, list[list]]) -> Optional[list]:
         """The capitalised classes `value` constructs, as written, or None: no construction of a class

@@ -191,7 +191,8 @@ class FileView:
     # files connected to this one by imports) only puts the models self holds in eval mode (SCAN's
     # `def val_start(self): self.img_enc.eval(); self.txt_enc.eval()`: `model.val_start()` is
     # `model.eval()` for its caller), "train" where some method so named may put one in training mode
-    # (summaries' `mode`, memlint.analysis.mode_setters).
+    # (summaries' `mode`, memlint.analysis.mode_setters); where it has an "eval" one, "name:backprop"
+    # for the names it calls of which some method may backpropagate or step (`gan.step_g(loss)`).
     mode_methods: frozenset[str] = frozenset()
 
     @property
@@ -223,6 +224,10 @@ class FileView:
     def eval_methods(self) -> frozenset[str]:
         """The method names of `mode_methods` that put the object's models in eval mode."""
         return frozenset(entry[: -len(":eval")] for entry in self.mode_methods if entry.endswith(":eval"))
+
+    def backprop_methods(self) -> frozenset[str]:
+        """The method names of `mode_methods` of which some project method may backpropagate or step."""
+        return frozenset(entry[: -len(":backprop")] for entry in self.mode_methods if entry.endswith(":backprop"))
 
     def train_methods(self) -> frozenset[str]:
         """The method names of `mode_methods` that may put a model of the object in training mode."""
@@ -473,7 +478,9 @@ class Project:
         self._all_methods_by_name: Optional[dict[str, list[tuple]]] = None
         self._families: dict[tuple, Optional[tuple]] = {}  # method -> `_family`
         self._agreeing_memo: dict[tuple[int, str], list[tuple]] = {}  # (import component, name) -> `_agreeing`
-        self._named_memo: dict[tuple[int, str], list[tuple]] = {}  # (import component, name) -> `_methods_named`
+        self._named_by_component: Optional[dict[tuple[int, str], list[tuple]]] = None  # (import component, name) -> `_methods_named`
+        self._named_mode: dict[tuple[int, str], Optional[str]] = {}  # (import component, name) -> its mode (`_mode_methods_called`)
+        self._named_backprop: dict[tuple[int, str], bool] = {}  # (import component, name) -> some method may backpropagate or step
         self._subclasses: Optional[dict[tuple, list[tuple]]] = None  # (file, class) -> its project subclasses
         self._components: Optional[list[int]] = None  # file -> its import component (`_component`)
         self._adam: dict[str, tuple[tuple[str, str], ...]] = {}  # directory -> FileView.adam_classes
@@ -1116,6 +1123,10 @@ class Project:
                 if method is not None and method[0] == "func":
                     found.append((method[1], method[2]))
             return found
+        return self._all_methods_named().get(reference[1], [])
+
+    def _all_methods_named(self) -> dict[str, list[tuple]]:
+        """Every method of the project's classes, by name, in the order the files come."""
         if self._all_methods_by_name is None:
             self._all_methods_by_name = {}
             for other in self.files:
@@ -1125,7 +1136,7 @@ class Project:
                     owner, _, name = key.partition(".")
                     if name and owner in other.summary["defs"]:
                         self._all_methods_by_name.setdefault(name, []).append((other.index, key))
-        return self._all_methods_by_name.get(reference[1], [])
+        return self._all_methods_by_name
 
     def _model_methods(self, name: str) -> list[tuple]:
         """The methods `name` that the project's nn.Module classes define themselves: what
@@ -1844,13 +1855,30 @@ class Project:
         for record in self.files[index].summary["functions"].values():  # type: ignore[union-attr]
             names.update(ref[1] if ref[0] == "m" else ref[2] for ref, *_ in record.get("calls", ()) if ref[0] in ("m", "i"))
             names.update(ref[1] if ref[0] == "u" else ref[2] for ref, *_ in record.get("may", ()))
+        component = self._component(index)
         found = set()
         for name in names:
-            modes = [self.record(method).get("mode") for method in self._methods_named(index, name)]
-            if modes and all(mode == "eval" for mode in modes):
-                found.add(f"{name}:eval")
-            elif "train" in modes:
-                found.add(f"{name}:train")
+            mode = self._named_mode.get((component, name), "")
+            if mode == "":
+                # (once per import component and name: every file of a program calls the same ones)
+                modes = [self.record(method).get("mode") for method in self._methods_named(index, name)]
+                mode = self._named_mode[(component, name)] = "eval" if modes and all(m == "eval" for m in modes) else "train" if "train" in modes else None
+            if mode is not None:
+                found.add(f"{name}:{mode}")
+        if any(entry.endswith(":eval") for entry in found):
+            # where the file has such a wrapper: the names it calls of which some method may
+            # backpropagate or step (`gan.step_g(loss)`): a function calling one trains, whatever
+            # the wrapper put in eval mode
+            if self._gradients is None:
+                self._gradients = self._gradient_work()
+            for name in names:
+                steps = self._named_backprop.get((component, name))
+                if steps is None:
+                    steps = self._named_backprop[(component, name)] = any(
+                        method in self._gradients or self.record(method).get("updates") for method in self._methods_named(index, name)
+                    )  # fmt: skip
+                if steps:
+                    found.add(f"{name}:backprop")
         return frozenset(found)
 
     def _methods_called_on_objects(self, index: int) -> set[str]:
@@ -1886,13 +1914,14 @@ class Project:
         """The project's methods `name` in the files connected to file `index` by imports (kept per
         import component and name: every call site so written asks it)."""
         component = self._component(index)
-        key = (component, name)
-        found = self._named_memo.get(key)
-        if found is None:
-            found = self._named_memo[key] = [
-                method for method in self._may_reach(self.files[index], ["u", name]) if self._component(method[0]) == component  # type: ignore[arg-type]
-            ]
-        return found
+        if self._named_by_component is None:
+            # one pass over the project's methods, grouped by import component and name: asking each
+            # component of each name would cost files x methods so named (many small programs)
+            self._named_by_component = {}
+            for method_name, methods in self._all_methods_named().items():
+                for method in methods:
+                    self._named_by_component.setdefault((self._component(method[0]), method_name), []).append(method)
+        return self._named_by_component.get((component, name), [])
 
     def _grad_free_methods(self, index: int, model_methods: frozenset[str]) -> frozenset[str]:
         """FileView.grad_free_methods of file `index`: of the methods of the files connected to it by

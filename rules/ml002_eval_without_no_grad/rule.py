@@ -39,9 +39,11 @@ class EvalWithoutNoGrad(Rule):
     literal argument given (`self.net_mode(train=False)` whose body runs `self.net.eval()` in the
     `else` of `if train:`), in the body of `with X(model):` where X is a class of the project whose
     `__enter__` puts models in eval mode (pytorch_sac's `utils.eval_mode`, calling `model.train(False)`), after
-    `X.m()` where every project method `m` only puts the models its object holds in eval mode (SCAN's
-    `model.val_start()`, whose body is `self.img_enc.eval(); self.txt_enc.eval()`; a statement calling a
-    project method so named that may call `.train()`, `model.train_start()`, ends the region), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
+    `X.m()` where every project method `m` only puts in eval mode every model its class holds (SCAN's
+    `model.val_start()`, whose body is `self.img_enc.eval(); self.txt_enc.eval()`; X a model by the
+    evidence `X.eval()` asks; not where the function also calls a method that may backpropagate or
+    step; a statement calling a project method so named that may call `.train()`, itself or through
+    `self.m()`, `model.train_start()`, ends the region), in the eval branch of a mode switch (`if phase == TRAIN: gat.train()` /
     `else: gat.eval()`: the code after it outside `if phase == TRAIN:` blocks, where backward may
     only run inside those) when the file calls the function with another constant for that
     parameter (`main_loop(phase=LoopPhase.TEST)`, also through the name bound to a factory that
@@ -5470,6 +5472,147 @@ def fit(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+"""
+        ),
+        Valid(  # a wrapper that evals one of the two networks its object holds (the critic), then a loop whose backward happens in a method of that object: training, no evaluation
+            """
+import torch
+from torch import nn
+class Adversarial(object):
+    def __init__(self):
+        self.maker = nn.Linear(4, 4)
+        self.critic = nn.Linear(4, 1)
+        self.maker_opt = torch.optim.SGD(self.maker.parameters(), lr=0.1)
+    def hold_critic(self):
+        self.critic.eval()
+    def maker_update(self, loss):
+        self.maker_opt.zero_grad()
+        loss.backward()
+        self.maker_opt.step()
+def train_maker(pair, noise_batches):
+    pair.hold_critic()
+    for noise in noise_batches:
+        sample = pair.maker(noise)
+        pair.maker_update(-pair.critic(sample).mean())
+"""
+        ),
+        Valid(  # a method that evals one part of an nn.Module (its trunk), then a loop handing the outputs to another object's method that steps: the rest of the model trains
+            """
+import torch
+from torch import nn
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(8, 8)
+        self.top = nn.Linear(8, 3)
+    def lock_trunk(self):
+        self.trunk.eval()
+    def forward(self, x):
+        return self.top(self.trunk(x))
+class Stepper:
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+    def apply(self, prediction, target):
+        loss = (prediction - target).abs().mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+def finetune(model, batches, stepper):
+    model.lock_trunk()
+    for x, y in batches:
+        prediction = model(x)
+        stepper.apply(prediction, y)
+"""
+        ),
+        Valid(  # a wrapper that evals every network its object holds, in a function that also calls a method that may backpropagate (`head.fit_step`): no evaluation region
+            """
+import torch
+from torch import nn
+class Featurizer(object):
+    def __init__(self):
+        self.encoder = nn.Linear(8, 8)
+        self.opt = torch.optim.SGD(self.encoder.parameters(), lr=0.1)
+    def settle(self):
+        self.encoder.eval()
+    def embed(self, obs):
+        return self.encoder(obs)
+class Head(object):
+    def __init__(self):
+        self.linear = nn.Linear(8, 2)
+        self.opt = torch.optim.SGD(self.linear.parameters(), lr=0.1)
+    def fit_step(self, feats, target):
+        loss = (self.linear(feats) - target).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+def probe(model, head, batches):
+    model.settle()
+    for obs, target in batches:
+        feats = model.embed(obs)
+        head.fit_step(feats, target)
+"""
+        ),
+        Valid(  # a method that trains through another method of its class (`self._switch(True)` whose body calls `part.train(on)`) ends the region
+            """
+import torch
+from torch import nn
+class Matcher(object):
+    def __init__(self):
+        self.left = nn.Linear(8, 4)
+        self.right = nn.Linear(8, 4)
+        self.opt = torch.optim.SGD(list(self.left.parameters()) + list(self.right.parameters()), lr=0.1)
+    def to_eval(self):
+        self.left.eval()
+        self.right.eval()
+    def to_train(self):
+        self._switch(True)
+    def _switch(self, on):
+        for part in (self.left, self.right):
+            part.train(on)
+    def forward_pair(self, a, b):
+        return self.left(a), self.right(b)
+def epoch(model, train_loader):
+    model.to_eval()
+    model.to_train()
+    sizes = []
+    for a, b in train_loader:
+        x, y = model.forward_pair(a, b)
+        sizes.append(x.shape[0])
+    return sizes
+"""
+        ),
+        Valid(  # a wrapper called on a receiver with no model evidence (`buffer.reset()`): not `model.eval()`
+            """
+import torch
+from torch import nn
+class Actor(object):
+    def __init__(self):
+        self.net = nn.Linear(4, 2)
+    def reset(self):
+        self.net.eval()
+    def act(self, obs):
+        return self.net(obs)
+def collect(buffer, actor, batch):
+    buffer.reset()
+    stored = buffer.encode(batch)
+    return actor.act(stored)
+"""
+        ),
+        Valid(  # an `async def` that evals only builds a coroutine when called: never a mode setter
+            """
+import torch
+from torch import nn
+class Service(object):
+    def __init__(self):
+        self.enc = nn.Linear(2, 2)
+    async def quiet(self):
+        self.enc.eval()
+    def embed(self, x):
+        return self.enc(x)
+def serve(model, items):
+    model.quiet()
+    for x in items:
+        print(model.embed(x).sum().item())
 """
         ),
     ]
