@@ -31,6 +31,7 @@ from memlint.analysis.sequences import (
     unpacked_into_sequential_only,
 )
 from memlint.analysis.statement_blocks import function_blocks, module_code_blocks
+from memlint.analysis.tensor_values import proven_tensor
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, INPLACE_TWINS, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_descendants, descendants
 from memlint.diagnostics import Severity
@@ -8254,7 +8255,11 @@ def head(c, n):
 
     def _check_method(self, call: cst.Call, name: str, receiver: cst.BaseExpression, statement, earlier, values: FreshValues, target, is_direct: bool) -> None:
         """`h.relu()`: the Tensor-method form of `torch.relu(h)`, reported where that would be (the
-        receiver a fresh value nothing reads after it, which only a tensor is), fixed to `h.relu_()`."""
+        receiver a fresh value nothing reads after it), fixed to `h.relu_()`; only where the receiver
+        is proven a tensor (analysis/tensor_values.py: another class's `relu()`, a micrograd `Value`'s,
+        has no `relu_()`)."""
+        if not proven_tensor(receiver, values):
+            return
         after = values.fresh_input(call, statement, earlier, target, is_direct, source=receiver)
         if after is None:
             return
