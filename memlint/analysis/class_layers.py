@@ -86,6 +86,11 @@ class ClassLayers:
             written = _self_bindings(init, a)
             if written and changes.class_bindings(a, ctx.class_name) == written:
                 modules[a] = (capable, written)
+        # One module bound to two attributes (`self.a = self.b = nn.ReLU()`, or `act = nn.ReLU()`,
+        # then `self.a = act` and `self.b = act`): the calls of either run it, but each attribute's
+        # calls are judged alone, so neither is known to be called only on fresh values.
+        for a in _sharing_attributes(described):
+            modules.pop(a, None)
         # `self.bn = BatchNorm(planes)` / `norm_layer(c)`: a norm the file names otherwise (analysis/norm_layers.py)
         normed = {
             a for a in norm_attributes(ctx, described.node)
@@ -381,6 +386,18 @@ def _one_saving(layers: list) -> bool:
         return False
     savings = {inplace_saving(layer.kind, forward_only=False, next_keeps_input=False) for layer in layers if layer.kind != "Identity"}
     return len(savings) == 1
+
+
+def _sharing_attributes(described) -> set[str]:
+    """The attributes of the class that may hold a module another attribute holds too: the same
+    layer call bound to both (directly, through a local name, or as a branch of a choice)."""
+    holders: dict[int, set[str]] = {}
+    for attribute, layer in described.attributes.items():
+        holders.setdefault(id(layer.call), set()).add(attribute)
+    for attribute, built in described.branches.items():
+        for layer in built:
+            holders.setdefault(id(layer.call), set()).add(attribute)
+    return {a for names in holders.values() if len(names) > 1 for a in names}
 
 
 def _constructor(class_node: cst.ClassDef) -> Optional[cst.FunctionDef]:

@@ -29,7 +29,7 @@ from memlint.analysis.project_facts import makes_unsaved_tensor
 from memlint.analysis.reaching import reaching_binding
 from memlint.analysis.saved import makes_fresh_tensor
 from memlint.analysis.tables import FRESH_RESULT_METHODS, RESHAPE_METHODS
-from memlint.analysis.walk import code_descendants
+from memlint.analysis.walk import code_descendants, code_with_parents
 
 # Ops whose output is a new tensor that their backward never reads (it reads only the operands):
 # an activation may overwrite it (`/` and `@` checked with PyTorch 2.13's saved tensors, also
@@ -125,7 +125,7 @@ class FreshValues:
         reshaped = _reshaped_name(source)
         if reshaped is not None:  # `F.relu(x.view(n, -1))`: the view's base is the name's value, rebound here or dead after
             source = reshaped
-        if not isinstance(source, cst.Name):
+        if not isinstance(source, cst.Name) or _runs_repeatedly(statement, call):
             return None
         name = source.value  # (not the statement's own value: `target` is None, the name must occur twice)
         function = self.function
@@ -276,6 +276,24 @@ def _reshaped_name(source: cst.BaseExpression) -> Optional[cst.Name]:
     if any(_occurrences(arg, func.value.value) for arg in source.args):  # type: ignore[attr-defined]
         return None
     return func.value  # type: ignore[return-value]
+
+
+# Code inside a statement that may run many times (or later) for one run of it: a comprehension's
+# element runs once per item, a lambda's body once per call, a `while` test once per turn.
+_REPEATED = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.Lambda)
+
+
+def _runs_repeatedly(statement, call: cst.Call) -> bool:
+    """Does `call` sit in a part of `statement` that may run more than once per run of it
+    (`[head(h.relu()) for head in self.heads]`, a lambda, a `while` test)?  A name bound outside
+    that part is then read again by each later run: an activation in place on it overwrites the
+    value the next run reads, and the tensor the first run's backward needs."""
+    if type(statement) is cst.While:
+        return True
+    for node, parents in code_with_parents(statement):
+        if node is call:
+            return any(type(parent) in _REPEATED for parent in parents)
+    return False
 
 
 def _adds_in_place(statement, name: str) -> bool:

@@ -31,6 +31,7 @@ from memlint.analysis.sequences import (
     unpacked_into_sequential_only,
 )
 from memlint.analysis.statement_blocks import function_blocks, module_code_blocks
+from memlint.analysis.tensor_values import proven_tensor
 from memlint.analysis.tables import FRESH_OUTPUT_LAYERS, INPLACE_FUNCTIONS, INPLACE_MODULES, INPLACE_TWINS, OUTPUT_NOT_SAVED
 from memlint.analysis.walk import code_descendants, descendants
 from memlint.diagnostics import Severity
@@ -221,7 +222,9 @@ class ActivationNotInplace(Rule):
       torch.cat([d1, skip], 1)`, then `d2 = self.up(F.relu(d1))`, or bound by each turn of the loop
       just before, on the body's last line that mentions it, and before the loop to such a value or a
       number: `skip = 0`, `for ...: skip = s + skip`, then `F.relu(skip)`; also a `.view` / `.reshape` /
-      `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))`; also an
+      `.flatten` of such a name: `x = self.pool(x)`, then `x = F.relu(x.view(n, -1))` (not a name
+      bound outside a comprehension or lambda that runs the activation: `[head(F.relu(h)) for head
+      in self.heads]` runs it once per element, each reading `h`); also an
       element, by a literal index, of what a module class of the file returns as a tuple whose
       element there is fresh in every `return`: Glow's `F.relu(self.actnorm(x)[0])` with `return
       (x - bias) / scale, logdet`; also the call of such an `nn.Sequential` class of the file whose
@@ -238,7 +241,9 @@ class ActivationNotInplace(Rule):
       `x.sum(1)`, `a.mm(b)` of a name or a computed value; `nn.GELU` in a Sequential, under exact
       selection), that is not used again; `torch.relu(x)` is such an activation too (fixed to
       `torch.relu_(x)`), and so is the Tensor method `h.relu()` on such a value (`self.w_1(x).relu()`,
-      fixed to `.relu_()`); a layer taken by index from a
+      fixed to `.relu_()`) where the receiver is proven a tensor (a torch layer's or function's
+      output, arithmetic on one, a name bound only to such values: another object's `relu()` has no
+      `relu_()`); a layer taken by index from a
       `ModuleList` whose every element is such a layer (`self.layers[i]`, called; also a list plus a
       comprehension whose element is a conditional expression of such layers: nerf's
       `[nn.Linear(d, w)] + [nn.Linear(w, w) if i not in skips else nn.Linear(w + d, w) for i in ...]`), the loop
@@ -258,7 +263,7 @@ class ActivationNotInplace(Rule):
       self.relu = lambda x: x`, every such module of the branches; the blocks of a `try` count as
       branches; also chosen by a conditional expression whose every branch is such a module, all
       of one saving, or `nn.Identity`: YOLOP's `self.act = nn.Hardswish() if act else
-      nn.Identity()`) when every use of
+      nn.Identity()`; not one module bound to two attributes, `self.a = self.b = nn.ReLU()`) when every use of
       `.relu` in the file that may be this class's (not another class's own `self.relu`, nor torch's
       `F.relu`) is a call
       of it in a method of the class on such a fresh value, or a call passing it two arguments or
@@ -2162,6 +2167,70 @@ class Field(nn.Module):
 """,
             config=_EXACT,
             harness=_runs("Field(4, 2)", "2, 4"),
+        ),
+        Valid(  # `.relu()` of an object that is no tensor (a scalar class of its own with `+`, `*`, `sum` and `relu`, as micrograd's `Value`): it has no `relu_()`, so only a receiver proven a tensor is reported
+            """
+from torch import nn
+class Scalar:
+    def __init__(self, v):
+        self.v = v
+    def __add__(self, other):
+        return Scalar(self.v + other.v)
+    def __mul__(self, other):
+        return Scalar(self.v * other.v)
+    def sum(self, dim):
+        return self
+    def relu(self):
+        return Scalar(max(0.0, self.v))
+def neuron(w, x, b):
+    return (w * x + b).relu()
+def norm(s):
+    return s.sum(1).relu()
+""",
+            config=_EXACT,
+            harness=Harness(setup="import torch\n", then="result = (neuron(Scalar(2.0), Scalar(3.0), Scalar(-1.0)).v, norm(Scalar(-1.0)).v)\n"),
+        ),
+        Valid(  # an activation inside a comprehension or a lambda on a name bound outside it: it runs once per element or call, each reading the same tensor (in place, the first run would overwrite what the next reads and its own backward needs)
+            """
+import torch
+import torch.nn.functional as F
+from torch import nn
+class Heads(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.heads = nn.ModuleList([nn.Linear(d, 1) for _ in range(3)])
+    def forward(self, x):
+        h = self.fc(x)
+        outs = [head(h.relu()) for head in self.heads]
+        g = self.fc(x)
+        outs += [head(F.relu(g)) for head in self.heads]
+        k = self.fc(x)
+        act = lambda: torch.relu(k)
+        return torch.cat(outs + [act(), act()], 1)
+""",
+            config=_EXACT,
+            harness=_runs("Heads(4)", "2, 4"),
+        ),
+        Valid(  # one activation module bound to two attributes (`self.a = self.b = ...`, or a local name bound to both): the calls through the other attribute run it too, on a value read again
+            """
+from torch import nn
+class Pair(nn.Module):
+    def __init__(self, c, act=True):
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1)
+        self.a = self.b = nn.ReLU() if act else nn.Identity()
+        self.e = self.f = nn.ReLU()
+        shared = nn.ReLU()
+        self.c = shared
+        self.d = shared
+    def forward(self, x):
+        h = self.conv(x)
+        y = self.a(self.conv(x)) + self.e(self.conv(x)) + self.c(self.conv(x))
+        return y + self.b(h) + self.f(h) + self.d(h) + h
+""",
+            config=_EXACT,
+            harness=_runs("Pair(4)", "2, 4, 6, 6"),
         ),
         Valid(  # an activation module built in a constructor branch, called on a value read again (issue 27)
             """
@@ -8254,7 +8323,11 @@ def head(c, n):
 
     def _check_method(self, call: cst.Call, name: str, receiver: cst.BaseExpression, statement, earlier, values: FreshValues, target, is_direct: bool) -> None:
         """`h.relu()`: the Tensor-method form of `torch.relu(h)`, reported where that would be (the
-        receiver a fresh value nothing reads after it, which only a tensor is), fixed to `h.relu_()`."""
+        receiver a fresh value nothing reads after it), fixed to `h.relu_()`; only where the receiver
+        is proven a tensor (analysis/tensor_values.py: another class's `relu()`, a micrograd `Value`'s,
+        has no `relu_()`)."""
+        if not proven_tensor(receiver, values):
+            return
         after = values.fresh_input(call, statement, earlier, target, is_direct, source=receiver)
         if after is None:
             return
