@@ -203,7 +203,7 @@ class ClassLayers:
             stages = helper_sequential_elements(ctx, described.node)
             if not stages:
                 return self._stages
-            local = {f"local:{c}" for c in (*fresh_output_classes(ctx), *owning_classes(ctx))}
+            local = {f"local:{c}" for c in fresh_output_classes(ctx)}  # (not owning classes: a block returning `self.body(x)` may end in a sigmoid, whose output autograd keeps)
             called: dict[str, int] = {}
             for node in code_descendants(described.node):
                 if type(node) is cst.Call:

@@ -471,6 +471,34 @@ class Net(nn.Module):
 """,
             config=_EXACT,
         ),
+        Valid(  # a stage of blocks that hand back their own Sequential's output, which ends in a sigmoid autograd keeps (review)
+            """
+import torch.nn.functional as F
+from torch import nn
+class Gate(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(c, c, 1), nn.Sigmoid())
+    def forward(self, x):
+        return self.body(x)
+class Net(nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3)
+        self.stage = self._stage(c, n)
+    def forward(self, x):
+        h = self.stem(x)
+        h = self.stage(h)
+        h = F.leaky_relu(h, 0.2)
+        return h
+    def _stage(self, c, n):
+        layers = []
+        for _ in range(n):
+            layers.append(Gate(c))
+        return nn.Sequential(*layers)
+""",
+            config=_EXACT,
+        ),
         Valid(  # a hook on the stage keeps its output: the activation would overwrite what the hook holds
             """
 import torch.nn.functional as F
