@@ -192,8 +192,8 @@ class HostThenDevice(Rule):
     tensor `x` moves to `x`'s device (and dtype), when the code reads `x` as a tensor (`x.shape`,
     `x.size(0)`, `x.device`: the model's `tensor_reads` fact; no fix, `device=` alone would keep the
     dtype); `.to(other)` with an argument that may be a dtype is not reported, nor is a move to the device
-    of a tensor its function builds on the host (`src = torch.LongTensor([[1, 2, 3]])`, never rebound, then
-    `torch.zeros(1, 1).type_as(src)`: a dtype cast, nothing moves). A cast to an
+    of a tensor its function builds on the host whatever the default device (`src = torch.LongTensor([[1, 2, 3]])`,
+    never rebound nor handed on, then `torch.zeros(1, 1).type_as(src)`: a dtype cast, nothing moves). A cast to an
     accelerator's legacy type, `.type(torch.cuda.FloatTensor)`, is a move to the current GPU (no fix). Code behind an `if` in a loop or a per-step
     function is not reported, unless the `if` only asks whether the accelerator is used
     (`if torch.cuda.is_available():`, `if self.cuda:`, `if use_gpu:`) or chooses among the run's
